@@ -1,0 +1,63 @@
+"""The `rlark` command line: global flags, one sub-command module per command group.
+
+Each module in COMMANDS exposes `register(subparsers, parents)`; its handlers return an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from rlark_tui.errors import RlarkError
+
+COMMANDS = (
+    "rlark_tui.commands.draft",
+)
+
+
+def _global_flags(suppress: bool) -> argparse.ArgumentParser:
+    """Flags accepted before or after the command, as kubectl accepts them.
+
+    On sub-parsers the defaults are suppressed so a flag given before the command survives.
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--kubeconfig", metavar="FILE", default=default,
+                        help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument("--context", metavar="NAME", default=default,
+                        help="kubeconfig context of the RLark control plane")
+    parser.add_argument("--readonly", action="store_true",
+                        default=argparse.SUPPRESS if suppress else False,
+                        help="refuse every mutation (stop, start, delete, submit)")
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlark",
+        description="Terminal console for RLark: create, watch and run-check RLinf jobs.",
+        parents=[_global_flags(suppress=False)],
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parents = [_global_flags(suppress=True)]
+    for name in COMMANDS:
+        importlib.import_module(name).register(subparsers, parents)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return handler(args)
+    except RlarkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
