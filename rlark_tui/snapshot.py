@@ -1,0 +1,39 @@
+"""The immutable picture of the cluster that the reconciler builds and every screen reads.
+
+Objects are kept as the API returned them (plain dicts); model/ wraps them in typed views.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+SourceStatus = Literal["connected", "stale", "disconnected", "unconfigured"]
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """Health of one data source (control plane, a data plane, the gateway, a Ray dashboard)."""
+
+    name: str
+    status: SourceStatus
+    reason: str = ""
+
+
+def _frozen(mapping: Mapping | None = None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything known at one instant. Keys: Job name; `namespace/name` for namespaced kinds."""
+
+    jobs: Mapping[str, dict] = field(default_factory=_frozen)
+    tasks: Mapping[str, dict] = field(default_factory=_frozen)
+    pods: Mapping[str, dict] = field(default_factory=_frozen)
+    nodes: Mapping[str, dict] = field(default_factory=_frozen)
+    domains: Mapping[str, dict] = field(default_factory=_frozen)
+    sources: Mapping[str, SourceState] = field(default_factory=_frozen)
+    ray: Mapping[str, dict] = field(default_factory=_frozen)
+    """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
