@@ -1,0 +1,36 @@
+"""Label and annotation keys of the RLark platform, plus the keys rlark-tui writes on a Job.
+
+Platform keys are facts of rlark-platform.md; the `rlark.io/launch-record` and `rlark.io/deployment-plan` keys are ours.
+"""
+
+GPU_RESOURCE = "nvidia.com/gpu"
+DEVICE_PREFIX = "rlinf.io/"
+
+JOB_LABEL = "rlinf.io/job"
+"""On every Task: the owning Job's name."""
+
+TASK_NAME_LABEL = "rlark.io/task-name"
+"""On every Pod CR: the name of its Task."""
+
+CLUSTER_ID_LABEL = "rlark.io/cluster-id"
+"""On Node CRs only (never on real nodes): the cluster namespace `rlark-<id>`."""
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+RAY_ROLE_ANNOTATION = "rlark.io/ray-role"
+RAY_TOTAL_NODES_ANNOTATION = "rlark.io/ray-total-nodes"
+RAY_RANK_START_ANNOTATION = "rlark.io/ray-node-rank-start"
+RAY_HEAD_TASK_ANNOTATION = "rlark.io/ray-head-task-name"
+
+DISPLAY_NAME_ANNOTATION = "rlark.io/display-name"
+GPU_MODEL_ANNOTATION = "rlark.io/gpu-model"
+
+LAUNCH_RECORD_ANNOTATION = "rlark.io/launch-record"
+"""JSON object: the draft's `record` (runId, codeRef, configRef, expectedNumNodes, progressPattern, ...)."""
+
+DEPLOYMENT_PLAN_ANNOTATION = "rlark.io/deployment-plan"
+"""JSON object: per role the planned task, cluster namespace, matched Node names, rank start and resources."""
+
+CLUSTER_NAMESPACE_PREFIX = "rlark-"
+WORKLOAD_NAMESPACE = "rlark-system"
+MAIN_CONTAINER = "main"

@@ -1,0 +1,47 @@
+"""Kubernetes resource quantities ("8", "64Gi", "500m", "1e3") read as plain numbers.
+
+Pure parsing only; an unreadable quantity is None, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_QUANTITY = re.compile(
+    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+)
+_SUFFIX = {
+    "": 1.0,
+    "n": 1e-9, "u": 1e-6, "m": 1e-3,
+    "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
+}
+
+
+def parse_quantity(value: object) -> float | None:
+    """The numeric value of a quantity (int, float or string), or None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.match(value.strip())
+    if not match:
+        return None
+    suffix = match.group("suffix") or ""
+    try:
+        if suffix[:1] in ("e", "E"):
+            number = float(match.group("num") + suffix)
+        else:
+            number = float(match.group("num")) * _SUFFIX[suffix]
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def is_quantity(value: object) -> bool:
+    """True for a value the Kubernetes API accepts as a quantity."""
+    return parse_quantity(value) is not None

@@ -1,0 +1,139 @@
+"""Redaction of secrets before anything is shown, saved or recorded (C8): env values, tokens, keys, passwords.
+
+Pure functions; they return redacted copies and never modify their input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MASK = "***"
+
+_SECRET_WORDS = frozenset({
+    "PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "SECRETS", "TOKEN", "TOKENS", "KEY", "KEYS", "APIKEY",
+    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE", "SIGNATURE", "DSN", "PAT",
+})
+_SECRET_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY")
+_NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_secret_name(env_name: object) -> bool:
+    """Whether a variable/field name looks like it holds a secret (HF_TOKEN, WANDB_API_KEY, dbPassword, ...).
+
+    `TOKENIZERS_PARALLELISM` or `KEYBOARD_LAYOUT` are not secret: whole words are compared.
+    """
+    if not isinstance(env_name, str) or not env_name:
+        return False
+    words = [w.upper() for w in _NAME_SPLIT.split(env_name) if w]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    joined = "".join(words)
+    return "PASSWORD" in joined or "SECRET" in joined or any(w.endswith(_SECRET_SUFFIXES) for w in words)
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
+_PEM = re.compile(r"(-----BEGIN ([A-Z0-9 ]+)-----)(.*?)(-----END \2-----)", re.S)
+_PEM_UNTERMINATED = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END).)*\Z", re.S)
+_URL_CREDENTIALS = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
+_BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/=-]{8,})", re.I)
+_ASSIGNMENT = re.compile(
+    r"(?P<prefix>(?P<name>" + _NAME + r")(?P<quote>[\"']?)\s*(?:=|:)\s*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;}]+)"
+)
+_FLAG = re.compile(r"(?P<prefix>--(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:=|\s+))(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
+_YAML_ENV = re.compile(
+    r"(?P<prefix>name:\s*[\"']?(?P<name>" + _NAME + r")[\"']?\s*\n\s*value:\s*)(?P<value>[^\n]+)")
+_JSON_ENV = re.compile(
+    r"(?P<prefix>\"name\"\s*:\s*\"(?P<name>" + _NAME + r")\"\s*,\s*\"value\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")")
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+)
+
+
+def _mask_value(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[0] + MASK + value[0]
+    return MASK
+
+
+def _mask_named(match: re.Match) -> str:
+    if not is_secret_name(match.group("name")) or match.group("value").strip("\"' ") in ("", MASK):
+        return match.group(0)
+    return match.group("prefix") + _mask_value(match.group("value"))
+
+
+def redact_text(text: str) -> str:
+    """Text with secrets masked: PEM blocks, `user:pass@` in URLs, bearer tokens, known token shapes,
+    and values assigned to secret-looking names (`HF_TOKEN=...`, `password: ...`, `--api-key ...`)."""
+    if not isinstance(text, str) or not text:
+        return text
+    text = _PEM.sub(lambda m: f"{m.group(1)}\n{MASK}\n{m.group(4)}", text)
+    text = _PEM_UNTERMINATED.sub(lambda m: f"{m.group(1)}\n{MASK}", text)
+    text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    text = _YAML_ENV.sub(_mask_named, text)
+    text = _JSON_ENV.sub(_mask_named, text)
+    text = _ASSIGNMENT.sub(_mask_named, text)
+    text = _FLAG.sub(_mask_named, text)
+    return _TOKEN_SHAPES.sub(MASK, text)
+
+
+def redact_env(env: Any) -> Any:
+    """A redacted copy of an env list (`[{name, value|valueFrom}]`) or mapping (`{NAME: value}`): values of
+    secret-looking names become `***`, other values have embedded secrets masked; `valueFrom` is kept."""
+    if isinstance(env, Mapping):
+        return {k: (MASK if is_secret_name(k) and v not in (None, "") else _redact_scalar(v))
+                for k, v in env.items()}
+    if isinstance(env, list):
+        result = []
+        for entry in env:
+            if isinstance(entry, Mapping) and isinstance(entry.get("value"), str):
+                entry = dict(entry)
+                entry["value"] = MASK if is_secret_name(entry.get("name")) and entry["value"] else \
+                    redact_text(entry["value"])
+                result.append(entry)
+            else:
+                result.append(redact_object(entry))
+        return result
+    return redact_object(env)
+
+
+def _redact_scalar(value: Any) -> Any:
+    return redact_text(value) if isinstance(value, str) else redact_object(value)
+
+
+def _redact_string(value: str) -> str:
+    stripped = value.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            decoded = json.loads(stripped)
+        except ValueError:
+            return redact_text(value)
+        return json.dumps(redact_object(decoded), separators=(",", ":"))
+    return redact_text(value)
+
+
+def redact_object(obj: Any) -> Any:
+    """A redacted deep copy of an API object (or any JSON-like value): every `env` list and every string
+    (scripts, annotations, JSON-in-annotations) redacted; a Secret's `data`/`stringData` values masked."""
+    if isinstance(obj, str):
+        return _redact_string(obj)
+    if isinstance(obj, list):
+        return [redact_object(item) for item in obj]
+    if not isinstance(obj, Mapping):
+        return obj
+    is_secret_kind = obj.get("kind") == "Secret"
+    result = {}
+    for key, value in obj.items():
+        if key == "env" and isinstance(value, (list, Mapping)):
+            result[key] = redact_env(value)
+        elif is_secret_kind and key in ("data", "stringData") and isinstance(value, Mapping):
+            result[key] = {k: MASK for k in value}
+        else:
+            result[key] = redact_object(value)
+    return result

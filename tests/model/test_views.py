@@ -1,0 +1,100 @@
+"""Typed views answer with plain values and never raise on missing, partial or mistyped fields."""
+
+import json
+
+import pytest
+
+from rlark_tui.model import Job, Node, Pod, Task
+
+JOB = {
+    "apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+    "metadata": {"name": "ppo", "creationTimestamp": "2026-01-01T00:00:00Z",
+                 "annotations": {"rlark.io/display-name": "PPO",
+                                 "rlark.io/launch-record": json.dumps({"runId": "r1"}),
+                                 "rlark.io/deployment-plan": "not json"}},
+    "spec": {"domain": "d", "tasks": [
+        {"name": "actor", "head": True, "role": "Actor", "kubernetes": {"workload": {
+            "kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                "containers": [{"name": "sidecar", "image": "x"},
+                               {"name": "main", "image": "img@sha256:ab",
+                                "env": [{"name": "RLARK_TASK_ROLE", "value": "Actor"}],
+                                "resources": {"requests": {"nvidia.com/gpu": "8", "rlinf.io/franka": 1},
+                                              "limits": {"nvidia.com/gpu": "8"}},
+                                "volumeMounts": [{"name": "d", "mountPath": "/data"},
+                                                 {"name": "c", "mountPath": "/ckpt"}]}],
+                "volumes": [{"name": "d", "hostPath": {"path": "/srv"}},
+                            {"name": "c", "persistentVolumeClaim": {"claimName": "pvc-1"}}]}}}}},
+        {"name": "env", "role": "Env", "kubernetes": {"workload": {"kind": "StatefulSet"}}},
+    ]},
+    "status": {"phase": "Running", "tasks": [{"name": "ppo-actor", "phase": "Running"},
+                                             {"name": "ppo-env", "phase": "Pending"}]},
+}
+
+
+def test_job_view_reads_roles_and_records():
+    job = Job(JOB)
+    assert (job.name, job.display_name, job.domain, job.job_type) == ("ppo", "PPO", "d", "RL")
+    head = job.head_task
+    assert head.name == "actor" and job.head_task_name == "ppo-actor"
+    assert head.image == "img@sha256:ab" and head.gpu == 8 and head.devices == {"rlinf.io/franka": 1}
+    assert head.mounts == [{"target": "/data", "type": "host", "source": "/srv", "volume": "d"},
+                           {"target": "/ckpt", "type": "storage", "source": "pvc-1", "volume": "c"}]
+    assert [t.replicas for t in job.tasks] == [1, 1] and job.total_nodes == 2
+    assert job.launch_record == {"runId": "r1"} and job.deployment_plan == {}
+    assert job.shown_status == "Running" and job.workers_running == 1
+
+
+@pytest.mark.parametrize("phase, stopped, task_phases, shown", [
+    ("Running", False, ["Running", "Failed"], "Failed"),
+    ("Running", False, ["Succeeded", "Succeeded"], "Succeeded"),
+    ("Running", False, ["Pending"], "Pending"),
+    ("Running", True, ["Running"], "Stopped"),
+    ("Stopped", False, [], "Stopped"),
+    ("", False, [], "Pending"),
+])
+def test_job_shown_status_as_console(phase, stopped, task_phases, shown):
+    raw = {"spec": {"stopped": stopped}, "status": {"phase": phase,
+                                                   "tasks": [{"phase": p} for p in task_phases]}}
+    assert Job(raw).shown_status == shown
+
+
+@pytest.mark.parametrize("raw", [
+    {}, None, "text", [], {"metadata": None, "spec": None, "status": None},
+    {"metadata": {"labels": "x", "annotations": [1]}, "spec": {"tasks": "nope"}, "status": {"tasks": [3, None]}},
+    {"spec": {"tasks": [None, {"kubernetes": {"workload": {"template": {"spec": {"containers": "x"}}}}}]}},
+])
+def test_views_never_raise_on_partial_objects(raw):
+    job, task, pod, node = Job(raw), Task(raw), Pod(raw), Node(raw)
+    values = [job.name, job.labels, job.annotations, job.tasks, job.head_task, job.shown_status,
+              job.launch_record, job.total_nodes, job.job_type,
+              task.job_name, task.rank_start, task.replicas, task.observed_nodes, task.is_head,
+              task.spec.image, task.spec.mounts, task.spec.gpu, task.spec.devices,
+              pod.task_name, pod.ordinal, pod.node, pod.ip, pod.phase,
+              node.cluster, node.online, node.schedulable, node.allocatable("nvidia.com/gpu"),
+              node.free("cpu"), node.resources, node.internal_ip]
+    assert values[0] == "" and values[3] in ([], values[3])
+    for t in job.tasks:
+        assert t.image == "" and t.replicas == 1
+
+
+def test_task_pod_node_views():
+    task = Task({"metadata": {"name": "ppo-env", "namespace": "rlark-edge",
+                              "labels": {"rlinf.io/job": "ppo"},
+                              "annotations": {"rlark.io/ray-role": "worker", "rlark.io/ray-node-rank-start": "1",
+                                              "rlark.io/ray-total-nodes": "3"}},
+                 "spec": {"kubernetes": {"workload": {"replicas": 2}}},
+                 "status": {"observedNodes": ["r1", "r2"]}})
+    assert (task.job_name, task.is_head, task.rank_start, task.total_nodes, task.replicas) == \
+        ("ppo", False, 1, 3, 2)
+    pod = Pod({"metadata": {"name": "uid-1", "namespace": "rlark-edge",
+                            "labels": {"rlark.io/task-name": "ppo-env"}},
+               "spec": {"podName": "ppo-env-1"}, "status": {"phase": "Running", "node": "r2", "ip": "10.0.0.2"}})
+    assert (pod.task_name, pod.ordinal, pod.cluster, pod.node) == ("ppo-env", 1, "rlark-edge", "r2")
+    assert Pod({"spec": {"podName": "ppo-env-7d9f8"}}).ordinal is None
+    node = Node({"metadata": {"name": "r2", "namespace": "rlark-edge"}, "spec": {"unschedulable": True},
+                 "status": {"phase": "Online", "allocatable": {"nvidia.com/gpu": "8", "memory": "64Gi",
+                                                                "rlinf.io/franka": 1},
+                            "used": {"nvidia.com/gpu": 6}}})
+    assert node.online and not node.schedulable
+    assert node.free("nvidia.com/gpu") == 2 and node.allocatable("memory") == 64 * 2**30
+    assert node.free("rlinf.io/other") is None and node.device_resources == ["rlinf.io/franka"]
