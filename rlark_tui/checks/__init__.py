@@ -1,0 +1,18 @@
+"""The run check (C0–C10): evidence about one Job in, six rows of pass / fail / pending out, rendered as a record.
+
+Pure except `gather` and `probe`, the I/O edge that collects the evidence.
+"""
+
+from rlark_tui.checks.evaluate import evaluate
+from rlark_tui.checks.evidence import (
+    MainContainer, OutputFile, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence,
+)
+from rlark_tui.checks.refs import resolve
+from rlark_tui.checks.render import conclusion, to_json, to_json_text, to_markdown, to_text
+from rlark_tui.checks.report import STAGES, CheckReport, CheckRow, EvidenceItem, Finding, HandOver
+
+__all__ = [
+    "STAGES", "CheckReport", "CheckRow", "EvidenceItem", "Finding", "HandOver", "MainContainer", "OutputFile",
+    "OutputProbe", "PodEvent", "PodLog", "RayStatus", "RunEvidence", "conclusion", "evaluate", "resolve",
+    "to_json", "to_json_text", "to_markdown", "to_text",
+]

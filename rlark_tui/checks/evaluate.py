@@ -1,0 +1,116 @@
+"""`evaluate(evidence) -> CheckReport`: the five checks, the summary row (C6) and the record's header facts (C8).
+
+Pure: the same evidence and hand-over always give the same report.
+"""
+
+from __future__ import annotations
+
+from rlark_tui.checks import logscan, rules
+from rlark_tui.checks.evidence import RunEvidence
+from rlark_tui.checks.refs import show
+from rlark_tui.checks.report import (
+    STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, Finding, HandOver, RecordFacts,
+)
+from rlark_tui.model.redact import redact_text
+
+DECISIONS = {
+    "continue": "continue running",
+    "stop": "stop (by an authorised person, after outputs persist)",
+    "keep": "keep the Job for debugging",
+}
+STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then confirm the Job's Pods reach 0. "
+                 "Stop scales replicas to 0; a later Start re-creates the processes and does not resume from a "
+                 "checkpoint.")
+
+
+def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckReport:
+    hand_over = hand_over or HandOver()
+    facts = rules._facts(evidence)
+    rows = [
+        rules.check_job(evidence),
+        rules.check_pods(evidence, facts),
+        rules.check_ray(evidence, facts),
+        rules.check_app(evidence, facts),
+        rules.check_outputs(evidence, facts),
+    ]
+    rows.append(summarize(rows, evidence, hand_over))
+    return CheckReport(evidence.job_name, evidence.now, tuple(rows), record_facts(evidence, facts), hand_over)
+
+
+def summarize(rows: list[CheckRow], evidence: RunEvidence, hand_over: HandOver) -> CheckRow:
+    """Check 6: pass when 1–5 pass, fail when any failed, else pending; what is open, for whom, and what next."""
+    items = tuple(EvidenceItem("check", f"check/{row.id}", row.result) for row in rows)
+    findings: list[Finding] = []
+    failing = [row for row in rows if row.result == "fail"]
+    if failing:
+        stages = [row.stage for row in failing if row.stage]
+        earliest = min(stages, key=STAGES.index) if stages else None
+        findings.append(Finding("fail", "failed: " + ", ".join(f"check {row.id}" for row in failing)
+                                + (f"; start at the earliest failing stage: {earliest}" if earliest else ""),
+                                earliest))
+    for row in rows:
+        for finding in row.findings:
+            if finding.result == "pending":
+                findings.append(Finding("pending", f"check {row.id}: {finding.message}",
+                                        owner=finding.owner or rules.JOB_OWNER))
+    notes = []
+    if hand_over.decision:
+        notes.append(f"decision: {DECISIONS[hand_over.decision]}")
+        if hand_over.decision == "stop" and rows[4].result != "pass":
+            notes.append("outputs are not confirmed persisted (check 5): do not stop yet")
+    else:
+        notes.append("decision not recorded (continue / stop / keep for debugging)")
+    if hand_over.recorder:
+        notes.append(f"recorder: {hand_over.recorder}")
+    if hand_over.contacts:
+        notes.append("contacts: " + ", ".join(hand_over.contacts))
+    if hand_over.retention:
+        notes.append(f"retention: {hand_over.retention}")
+    if hand_over.links:
+        notes.append("follow-up: " + ", ".join(hand_over.links))
+    if hand_over.notes:
+        notes.append(f"notes: {hand_over.notes}")
+    notes.append(STOP_GUIDANCE)
+    results = {row.result for row in rows}
+    result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
+    return CheckRow(6, TITLES[6], result, evidence.now, items, tuple(f for f in findings if result != "pass"),
+                    tuple(redact_text(n) for n in notes))
+
+
+def record_facts(evidence: RunEvidence, facts) -> RecordFacts:
+    """The record template's header (C8) from what the evidence shows; unknown fields stay empty."""
+    record = evidence.launch_record or {}
+    job = facts.job
+    num_nodes = f"{facts.expected_nodes} expected ({facts.expected_source})"
+    mode = ""
+    head = rules._head_log(evidence, facts)
+    if head is not None:
+        block = logscan.resolved_config(head.lines)
+        if block is not None:
+            cluster = block.config.get("cluster") or {}
+            num_nodes = f"{cluster.get('num_nodes')} (RLinf resolved config); {num_nodes}"
+            mode = logscan.placement_mode(cluster.get("component_placement")) or ""
+    placement = []
+    for spec in facts.specs:
+        task = facts.tasks.get(job.task_name(spec))
+        namespace = task.namespace if task else "?"
+        nodes = sorted({p.node for p in facts.pods.get(job.task_name(spec), []) if p.node})
+        resources = ", ".join(f"{k}: {v}" for k, v in sorted((spec.main_container.get("resources") or {})
+                                                              .get("limits", {}).items())) or "no GPU/devices"
+        placement.append(f"{spec.name}: {namespace} on {', '.join(nodes) or 'no Node yet'} "
+                         f"(replicas {spec.replicas}; {resources})")
+    images = tuple(f"{spec.name}: {spec.image}" for spec in facts.specs if spec.image)
+    head_spec = job.head_task
+    return RecordFacts(
+        run_id=str(record.get("runId") or ""),
+        code_ref=str(record.get("codeRef") or ""),
+        images=images,
+        config_ref=str(record.get("configRef") or ""),
+        run_script=show("runScript", head_spec.run_script) if head_spec else "",
+        num_nodes=num_nodes,
+        placement_mode=mode or str(record.get("placementMode") or ""),
+        placement=tuple(placement),
+        job_name=evidence.job_name,
+        submitted_yaml=evidence.submitted_yaml_path or "",
+        submitted_sha256=evidence.submitted_sha256 or "",
+    )

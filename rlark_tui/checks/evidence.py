@@ -1,0 +1,161 @@
+"""What the run check looks at: one immutable bundle of objects, logs, Ray status, records and output probes.
+
+Gathering it is I/O (checks/gather.py); everything that reads it is pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+DEFAULT_MAX_WAIT_SECONDS = 900.0
+"""The platform's own Ray cluster-check timeout, used when the launch record names no max wait."""
+
+
+@dataclass(frozen=True)
+class PodLog:
+    """The lines read from one container instance of one Pod (`main` unless said otherwise)."""
+
+    pod: str
+    """Data-plane Pod name, e.g. `demo-ppo-actor-0`."""
+    lines: tuple[str, ...] = ()
+    container: str = "main"
+    instance: int | None = None
+    """Restart count of that instance (0 = first); None when the source cannot tell."""
+    current: bool = True
+    source: str = ""
+    """Where the lines came from: `data-plane`, `gateway`, ..."""
+    error: str | None = None
+    """Why no lines could be read, if so."""
+
+
+@dataclass(frozen=True)
+class PodEvent:
+    type: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class MainContainer:
+    """State of a Pod's `main` container from the data plane (the control plane has no container state)."""
+
+    pod: str
+    restart_count: int = 0
+    state: str = ""
+    """running | waiting | terminated | '' (unknown)."""
+    reason: str = ""
+    exit_code: int | None = None
+    last_exit_code: int | None = None
+    last_reason: str = ""
+
+
+@dataclass(frozen=True)
+class RayStatus:
+    """What the Header's Ray dashboard said, or why it could not be read."""
+
+    alive_nodes: int | None = None
+    route: str = "/api/v0/nodes?filter_keys=state&filter_predicates=%3D&filter_values=ALIVE"
+    status_text: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: str
+    size: int
+    mtime: datetime
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class OutputProbe:
+    """A listing of the run's output location with sizes, modification times and checksums."""
+
+    location: str
+    files: tuple[OutputFile, ...] = ()
+    error: str | None = None
+    """Why the location could not be read from here (not visible, object storage, ...)."""
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """Everything one evaluation of the run check sees. Missing sources are None or empty, never invented."""
+
+    job_name: str
+    now: datetime
+    job: dict | None = None
+    tasks: tuple[dict, ...] = ()
+    pods: tuple[dict, ...] = ()
+    """Pod CRs (`rlinf.io`) of the Job's Tasks."""
+    nodes: tuple[dict, ...] = ()
+    logs: tuple[PodLog, ...] = ()
+    containers: tuple[MainContainer, ...] | None = None
+    """None when no data plane is reachable (restart counts and exit codes unknown)."""
+    events: dict[str, tuple[PodEvent, ...]] = field(default_factory=dict)
+    """Per Pod name: data-plane events, plus the Task's events while Pending."""
+    ray: RayStatus | None = None
+    launch_record: dict | None = None
+    plan: dict | None = None
+    submitted_spec: dict | None = None
+    submitted_sha256: str | None = None
+    submitted_yaml_path: str | None = None
+    outputs: OutputProbe | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per source (`data-plane`, `gateway`, `ray`): why it is not available, for the record's notes."""
+
+    def log_of(self, pod: str, current: bool = True) -> PodLog | None:
+        for log in self.logs:
+            if log.pod == pod and log.current == current:
+                return log
+        return None
+
+    def container_of(self, pod: str) -> MainContainer | None:
+        for container in self.containers or ():
+            if container.pod == pod:
+                return container
+        return None
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """RFC 3339 timestamps as the API writes them; None for anything else."""
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def max_wait_seconds(evidence: RunEvidence) -> float:
+    record = evidence.launch_record or {}
+    value = record.get("maxWaitSeconds")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return DEFAULT_MAX_WAIT_SECONDS
+
+
+def latest_start(evidence: RunEvidence) -> datetime | None:
+    """When the current run of the Job began: the latest of its start time, a restart, and its Pods' creation."""
+    job = evidence.job or {}
+    candidates = [
+        parse_time((job.get("status") or {}).get("startTime")),
+        parse_time(((job.get("metadata") or {}).get("annotations") or {}).get("rlark.io/restarted-at")),
+    ]
+    created = [parse_time((pod.get("metadata") or {}).get("creationTimestamp")) for pod in evidence.pods]
+    created = [t for t in created if t]
+    if created:
+        candidates.append(min(created))
+    known = [t for t in candidates if t]
+    if known:
+        return max(known)
+    return parse_time((job.get("metadata") or {}).get("creationTimestamp"))
+
+
+def deadline_passed(evidence: RunEvidence) -> bool:
+    """True once the max wait has run out since the latest start: what is still missing then is a fail."""
+    start = latest_start(evidence)
+    if start is None:
+        return False
+    return (evidence.now - start).total_seconds() >= max_wait_seconds(evidence)

@@ -1,0 +1,202 @@
+"""Reading the `main` container logs: the platform's start-script markers, RLinf's progress rows and config block.
+
+Facts from rlark-platform.md §2.4 and rlinf-runtime.md §2; all functions are pure over lists of lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+RANK_RE = re.compile(r"^RLINF_NODE_RANK: (\d+)\s*$")
+CHECK_PASSED = "Ray cluster check passed."
+CHECK_FAILED_IGNORED = "Warning: Ray cluster check failed, proceeding anyway."
+RUN_SCRIPT_STARTED = "Executing run script..."
+NO_RUN_SCRIPT = "No run script provided, keeping cluster alive."
+CLUSTER_READY_RE = re.compile(r"Cluster is ready: (\d+) nodes available \(required: (\d+)\)\.")
+SAVING_CHECKPOINT_RE = re.compile(r"Saving checkpoint at step (\d+)\.")
+
+EMBODIED_PROGRESS = r"│ Global Step:\s*(\d+)/(\d+) │"
+REASONING_PROGRESS = r"Global Step:\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \["
+
+ERROR_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+    ("image pull", re.compile(r"ErrImagePull|ImagePullBackOff|Failed to pull image")),
+    ("Ray CLI missing", re.compile(r"Error: Ray CLI is not found")),
+    ("command not found", re.compile(r"command not found")),
+    ("import ray", re.compile(r"No module named '?ray'?|ImportError: .*\bray\b|import ray.*(?:Error|failed)")),
+    ("network interface", re.compile(r"(?i)network interface|Cannot assign requested address|no such device")),
+    ("Ray address", re.compile(
+        r"(?i)failed to connect to (?:the )?gcs|unable to connect to (?:the )?gcs|could not connect to|"
+        r"Name or service not known|Temporary failure in name resolution|Connection refused")),
+    ("timeout", re.compile(r"(?i)did not become ready within|\btimed out\b|TimeoutError")),
+)
+"""C3's error scan: each (what, pattern) a line of any Pod's `main` log must not match."""
+
+HARD_FAILURES = re.compile(
+    r"Exiting main process due to a failure upon worker execution\.|Traceback \(most recent call last\):|"
+    r"Failed to (?:load|save) checkpoint")
+
+RUN_ID_RE = re.compile(r"(?i)\brun[ _-]?id\b\s*[:=]\s*(\S+)")
+CODE_REF_RE = re.compile(r"(?i)\b(?:code[ _-]?ref|commit(?: sha)?)\b\s*[:=]\s*([0-9a-f]{7,40})\b")
+CONFIG_SUM_RE = re.compile(r"(?i)\bconfig[ _-]?(?:checksum|sha256|hash)\b\s*[:=]\s*(?:sha256:)?([0-9a-f]{64})\b")
+
+
+@dataclass(frozen=True)
+class Hit:
+    line: int
+    """1-based line number in the log read."""
+    text: str
+
+
+def find(lines: tuple[str, ...] | list[str], needle: str, start: int = 0) -> Hit | None:
+    """First line at or after index `start` that equals `needle` once stripped."""
+    for index in range(start, len(lines)):
+        if lines[index].strip() == needle:
+            return Hit(index + 1, lines[index])
+    return None
+
+
+def find_last(lines, needle: str) -> Hit | None:
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip() == needle:
+            return Hit(index + 1, lines[index])
+    return None
+
+
+def search(lines, pattern: re.Pattern, start: int = 0) -> tuple[Hit, re.Match] | None:
+    for index in range(start, len(lines)):
+        match = pattern.search(lines[index])
+        if match:
+            return Hit(index + 1, lines[index]), match
+    return None
+
+
+def rank_line(lines) -> tuple[Hit, int] | None:
+    """The start script's `RLINF_NODE_RANK: <n>` line (the first of the instance)."""
+    for index, text in enumerate(lines):
+        match = RANK_RE.match(text.strip())
+        if match:
+            return Hit(index + 1, text), int(match.group(1))
+    return None
+
+
+def error_hits(lines) -> list[tuple[str, Hit]]:
+    hits = []
+    for index, text in enumerate(lines):
+        for what, pattern in ERROR_PATTERNS:
+            if pattern.search(text):
+                hits.append((what, Hit(index + 1, text)))
+                break
+    return hits
+
+
+def first_progress(lines, pattern: str | None, start: int = 0) -> Hit | None:
+    """The first line that shows the workload moving.
+
+    With a pattern from the launch record, its first match. By default RLinf's formats: an embodied
+    `│ Global Step: n/N │` row (n counts completed steps from 1), or a reasoning `Global Step` tqdm bar
+    whose count has risen above the value it was first drawn with.
+    """
+    if pattern:
+        compiled = re.compile(pattern)
+        for index in range(start, len(lines)):
+            if compiled.search(lines[index]):
+                return Hit(index + 1, lines[index])
+        return None
+    embodied = re.compile(EMBODIED_PROGRESS)
+    reasoning = re.compile(REASONING_PROGRESS)
+    first_count: int | None = None
+    for index in range(start, len(lines)):
+        for segment in lines[index].split("\r"):
+            match = embodied.search(segment)
+            if match and int(match.group(1)) >= 1:
+                return Hit(index + 1, segment)
+            match = reasoning.search(segment)
+            if match:
+                count = int(match.group(2))
+                if first_count is None:
+                    first_count = count
+                elif count > first_count:
+                    return Hit(index + 1, segment)
+    return None
+
+
+@dataclass(frozen=True)
+class ConfigBlock:
+    first_line: int
+    last_line: int
+    config: dict
+
+
+def resolved_config(lines, start: int = 0) -> ConfigBlock | None:
+    """RLinf's resolved config: JSON printed from a line that is exactly `{` to its matching `}`."""
+    index = start
+    while index < len(lines):
+        if lines[index].rstrip() == "{":
+            depth = 0
+            for end in range(index, len(lines)):
+                text = lines[end].rstrip()
+                depth += text.count("{") - text.count("}")
+                if depth <= 0:
+                    try:
+                        data = json.loads("\n".join(lines[index:end + 1]))
+                    except ValueError:
+                        break
+                    if isinstance(data, dict) and isinstance(data.get("cluster"), dict):
+                        return ConfigBlock(index + 1, end + 1, data)
+                    break
+        index += 1
+    return None
+
+
+def parse_ranks(expression) -> set[int] | None:
+    """RLinf rank expressions (`0-7`, `0,2,5-6`, an int); `all` and anything unreadable give None."""
+    if isinstance(expression, bool):
+        return None
+    if isinstance(expression, int):
+        return {expression}
+    if not isinstance(expression, str) or expression.strip() == "all":
+        return None
+    ranks: set[int] = set()
+    for part in expression.split(","):
+        part = part.strip()
+        if re.fullmatch(r"\d+", part):
+            ranks.add(int(part))
+        elif re.fullmatch(r"\d+-\d+", part):
+            low, high = (int(x) for x in part.split("-"))
+            if high < low:
+                return None
+            ranks.update(range(low, high + 1))
+        else:
+            return None
+    return ranks
+
+
+def placement_mode(component_placement) -> str | None:
+    """collocated / disaggregated / hybrid from the resource rank sets of `component_placement`.
+
+    RLinf's embodied placement always reports HYBRID, so the mode is derived from the sets here.
+    """
+    if not isinstance(component_placement, dict) or not component_placement:
+        return None
+    sets: list[set[int] | None] = []
+    for key, value in component_placement.items():
+        spec = value
+        if isinstance(value, dict):
+            spec = str(value.get("placement", "")).split(",")
+            spec = ",".join(part.split(":")[0] for part in spec)
+        ranks = parse_ranks(spec) if not (isinstance(spec, str) and spec.strip() == "all") else "all"
+        for _ in str(key).split(","):
+            sets.append(ranks)
+    if any(s is None for s in sets):
+        return None
+    if all(s == "all" for s in sets):
+        return "collocated"
+    concrete = [s for s in sets if s != "all"]
+    if len(concrete) < len(sets):
+        return "hybrid"
+    if all(s == concrete[0] for s in concrete):
+        return "collocated"
+    disjoint = all(not (a & b) for i, a in enumerate(concrete) for b in concrete[i + 1:])
+    return "disaggregated" if disjoint else "hybrid"

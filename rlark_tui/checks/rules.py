@@ -1,0 +1,686 @@
+"""The six checks of the run-check record (C1–C6) as pure functions of RunEvidence.
+
+Each check returns a CheckRow; a row only passes on evidence items it can show (never on absence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from rlark_tui.checks import logscan
+from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
+from rlark_tui.checks.refs import show
+from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Finding, Result
+from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, node_cluster, rank_start, task_namespace
+
+JOB_OWNER = "the Job's owner"
+ADMIN = "a platform admin with data-plane access"
+IMAGE_OWNER = "the image maintainer (build record or digest)"
+
+
+@dataclass
+class _Row:
+    """A row under construction: findings and evidence accumulate, the result follows from them."""
+
+    id: int
+    evidence: list[EvidenceItem] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, message: str, stage: str) -> None:
+        self.findings.append(Finding("fail", message, stage))
+
+    def pending(self, message: str, owner: str | None = None) -> None:
+        self.findings.append(Finding("pending", message, owner=owner))
+
+    def late(self, late: bool, message: str, stage: str, owner: str | None = None) -> None:
+        """Something expected is not there yet: pending within the max wait, a fail once it has passed."""
+        if late:
+            self.fail(message + " (max wait passed)", stage)
+        else:
+            self.pending(message, owner)
+
+    def build(self, evidence: RunEvidence) -> CheckRow:
+        results = {f.result for f in self.findings}
+        result: Result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
+        if result == "pass" and not self.evidence:
+            self.findings.append(Finding("pending", "no evidence found yet"))
+            result = "pending"
+        return CheckRow(self.id, TITLES[self.id], result, evidence.now, tuple(self.evidence),
+                        tuple(self.findings), tuple(self.notes))
+
+
+def _obj(ref: str, path: str, value, expected=None) -> EvidenceItem:
+    return EvidenceItem("object", ref, show(path, value), path=path,
+                        expected=None if expected is None else show(path, expected))
+
+
+def _log(log: PodLog, hit: logscan.Hit) -> EvidenceItem:
+    return EvidenceItem("log", log.pod, show("", hit.text), container=log.container,
+                        instance=log.instance, line=hit.line)
+
+
+def _record(ref: str, path: str, value) -> EvidenceItem:
+    return EvidenceItem("record", ref, show(path, value), path=path)
+
+
+def _ref(kind: str, obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    return f"{kind}/{namespace}/{meta.get('name', '')}" if kind != "Job" else f"Job/{meta.get('name', '')}"
+
+
+# ---------------------------------------------------------------- shared facts
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What several checks derive from the same evidence."""
+
+    job: Job
+    specs: tuple[TaskSpec, ...]
+    tasks: dict[str, Task]
+    pods: dict[str, list[Pod]]
+    """Per Task name, its Pod CRs in ordinal order."""
+    head_task: str
+    expected_nodes: int
+    expected_source: str
+    late: bool
+
+
+def _facts(evidence: RunEvidence) -> _Facts:
+    job = Job(evidence.job or {})
+    specs = tuple(job.tasks)
+    tasks = {Task(t).name: Task(t) for t in evidence.tasks}
+    pods: dict[str, list[Pod]] = {}
+    for raw in evidence.pods:
+        pod = Pod(raw)
+        pods.setdefault(pod.task_name, []).append(pod)
+    for group in pods.values():
+        group.sort(key=lambda p: (p.ordinal is None, p.ordinal or 0, p.pod_name))
+    record = evidence.launch_record or {}
+    expected = record.get("expectedNumNodes")
+    if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0:
+        expected_nodes, source = expected, "launch record expectedNumNodes"
+    else:
+        expected_nodes, source = sum(s.replicas for s in specs), "Σ replicas of the Job's tasks"
+    return _Facts(job, specs, tasks, pods, job.head_task_name, expected_nodes, source, deadline_passed(evidence))
+
+
+def _planned(plan: dict | None, task_name: str, short_name: str) -> tuple[str | None, list[str] | None]:
+    """(cluster namespace, Node names) the deployment plan gives a task, or (None, None) without a plan."""
+    if not isinstance(plan, dict):
+        return None, None
+    entries = plan.get("roles") if isinstance(plan.get("roles"), (list, dict)) else plan
+    if isinstance(entries, dict):
+        entries = [dict(v, task=v.get("task", k)) for k, v in entries.items() if isinstance(v, dict)]
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        if task_name in (entry.get("task"), entry.get("taskName")) or short_name in (
+                entry.get("task"), entry.get("taskName"), entry.get("name")):
+            namespace = entry.get("namespace") or entry.get("cluster")
+            nodes = entry.get("nodes") or entry.get("matchedNodes")
+            return (namespace if isinstance(namespace, str) else None,
+                    [n for n in nodes if isinstance(n, str)] if isinstance(nodes, list) else None)
+    return None, None
+
+
+# ---------------------------------------------------------------- check 1
+
+
+_COMPARED_TASK_FIELDS = (
+    ("selector", "nodeSelector"),
+    ("replicas", "kubernetes.workload.replicas"),
+    ("Header", "head"),
+    ("run script", "runScript"),
+    ("prepare script", "prepareScript"),
+    ("storage map", "kubernetes.workload.pvcStorageMap"),
+    ("volumes", "kubernetes.workload.template.spec.volumes"),
+)
+_COMPARED_CONTAINER_FIELDS = (
+    ("image", "image"), ("GPU/devices", "resources"), ("mounts", "volumeMounts"), ("env", "env"))
+
+
+def _normal(path: str, value):
+    """Values the platform treats as equal compare equal: nil replicas = 1, absent head = false, {} = absent."""
+    if path.endswith("workload.replicas"):
+        return 1 if value is None else value
+    if path == "head":
+        return bool(value)
+    return value if value not in ({}, [], "") else None
+
+
+def _dig(obj, dotted: str):
+    for step in dotted.split("."):
+        obj = obj.get(step) if isinstance(obj, dict) else None
+    return obj
+
+
+def check_job(evidence: RunEvidence) -> CheckRow:
+    row = _Row(1)
+    job = evidence.job
+    if job is None:
+        row.evidence.append(EvidenceItem("object", f"Job/{evidence.job_name}", "not found"))
+        row.fail(f"Job {evidence.job_name} does not exist", "job")
+        return row.build(evidence)
+    view = Job(job)
+    ref = f"Job/{view.name}"
+    row.evidence.append(_obj(ref, "status.phase", (job.get("status") or {}).get("phase")))
+    row.evidence.append(_obj(ref, "metadata.creationTimestamp", view.creation_timestamp))
+    if view.stopped:
+        row.evidence.append(_obj(ref, "spec.stopped", True))
+        row.fail("the Job is stopped (spec.stopped: true)", "job")
+    if view.phase in ("Failed", "Stopped"):
+        row.fail(f"the Job's phase is {view.phase}", "job")
+    submitted = evidence.submitted_spec
+    if not isinstance(submitted, dict):
+        row.pending("no submitted spec is stored on the Job (made elsewhere?): nothing to compare with", JOB_OWNER)
+        return row.build(evidence)
+    if evidence.submitted_sha256:
+        row.evidence.append(EvidenceItem("record", "submission", evidence.submitted_sha256, path="sha256"))
+    _compare_spec(row, ref, job.get("spec") or {}, submitted)
+    return row.build(evidence)
+
+
+def _compare_spec(row: _Row, ref: str, live: dict, submitted: dict) -> None:
+    live_tasks = {t.get("name"): (i, t) for i, t in enumerate(live.get("tasks") or []) if isinstance(t, dict)}
+    sub_tasks = [t for t in submitted.get("tasks") or [] if isinstance(t, dict)]
+    for name in set(live_tasks) - {t.get("name") for t in sub_tasks}:
+        row.evidence.append(_obj(ref, f"spec.tasks[{live_tasks[name][0]}].name", name))
+        row.fail(f"task {name} is in the live Job but was not submitted", "job")
+    mismatches = []
+    for sub in sub_tasks:
+        name = sub.get("name")
+        if name not in live_tasks:
+            row.evidence.append(_obj(ref, "spec.tasks", [t.get("name") for _, t in live_tasks.values()],
+                                     expected=[t.get("name") for t in sub_tasks]))
+            row.fail(f"submitted task {name} is missing from the live Job", "job")
+            continue
+        index, task = live_tasks[name]
+        pairs = [(label, f"spec.tasks[{index}].{path}", _dig(task, path), _dig(sub, path))
+                 for label, path in _COMPARED_TASK_FIELDS]
+        live_containers = _dig(task, "kubernetes.workload.template.spec.containers") or []
+        sub_containers = _dig(sub, "kubernetes.workload.template.spec.containers") or []
+        by_name = {c.get("name"): (j, c) for j, c in enumerate(live_containers) if isinstance(c, dict)}
+        for container in sub_containers:
+            if not isinstance(container, dict):
+                continue
+            if container.get("name") not in by_name:
+                row.evidence.append(_obj(ref, f"spec.tasks[{index}].kubernetes.workload.template.spec.containers",
+                                         [c.get("name") for c in live_containers if isinstance(c, dict)]))
+                row.fail(f"task {name}: container {container.get('name')} is missing", "job")
+                continue
+            j, live_container = by_name[container["name"]]
+            base = f"spec.tasks[{index}].kubernetes.workload.template.spec.containers[{j}]"
+            pairs += [(label, f"{base}.{path}", live_container.get(path), container.get(path))
+                      for label, path in _COMPARED_CONTAINER_FIELDS]
+        for label, path, live_value, sub_value in pairs:
+            short = path.rsplit(".", 1)[-1]
+            if _normal(short if short == "head" else path, live_value) == _normal(
+                    short if short == "head" else path, sub_value):
+                row.evidence.append(_obj(ref, path, live_value))
+            else:
+                row.evidence.append(_obj(ref, path, live_value, expected=sub_value))
+                mismatches.append(f"task {name}: {label} differs from the submitted spec")
+    for key, label in (("domain", "network domain"),):
+        if _normal(key, live.get(key)) != _normal(key, submitted.get(key)):
+            row.evidence.append(_obj(ref, f"spec.{key}", live.get(key), expected=submitted.get(key)))
+            mismatches.append(f"{label} differs from the submitted spec")
+    for message in mismatches:
+        row.fail(message, "job")
+
+
+# ---------------------------------------------------------------- check 2
+
+
+def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+    row = _Row(2)
+    if evidence.job is None:
+        row.fail("no Job, so no Pods", "job")
+        return row.build(evidence)
+    if facts.job.stopped:
+        row.fail("the Job is stopped: its Pods are scaled to 0", "pods")
+        return row.build(evidence)
+    total = 0
+    planned_source = "the deployment plan" if evidence.plan else "the Nodes each selector matches now"
+    if not evidence.plan:
+        row.notes.append("no deployment plan stored: Pods compared with the Nodes each selector matches now")
+    for index, spec in enumerate(facts.specs):
+        task_name = facts.job.task_name(spec)
+        planned_ns, planned_nodes = _planned(evidence.plan, task_name, spec.name)
+        if planned_nodes is None:
+            planned_nodes = [_node_name(n) for n in matching_nodes(spec.node_selector, evidence.nodes)]
+        if planned_ns is None:
+            planned_ns = task_namespace(spec.node_selector, evidence.nodes)
+        task = facts.tasks.get(task_name)
+        if task is None:
+            row.late(facts.late, f"Task {task_name} does not exist yet", "pods")
+            continue
+        task_ref = _ref("Task", task.raw)
+        row.evidence.append(_obj(task_ref, "metadata.namespace", task.namespace))
+        if task.namespace == "default":
+            row.fail(f"Task {task_name} is in namespace default, which no agent watches: it never runs", "pods")
+            continue
+        if planned_ns and task.namespace != planned_ns:
+            row.evidence[-1] = _obj(task_ref, "metadata.namespace", task.namespace, expected=planned_ns)
+            row.fail(f"Task {task_name} is in {task.namespace}, planned {planned_ns}", "pods")
+        pods = facts.pods.get(task_name, [])
+        total += len(pods)
+        wanted = spec.replicas
+        if spec.head and wanted != 1:
+            row.fail(f"the Header task {task_name} has {wanted} replicas: each would run its own Ray head",
+                     "pods")
+        if len(pods) < wanted:
+            row.evidence.append(_obj(task_ref, "spec.kubernetes.workload.replicas", task.spec.replicas))
+            if not pods:
+                row.late(facts.late, f"no Pod details yet for {task_name} — waiting for task sync", "pods")
+            else:
+                row.late(facts.late, f"{task_name}: {len(pods)} of {wanted} Pods exist", "pods")
+        elif len(pods) > wanted:
+            row.fail(f"{task_name}: {len(pods)} Pods for {wanted} replicas", "pods")
+        for pod in pods:
+            _check_pod(row, evidence, facts, pod, planned_nodes, planned_source)
+    head_pods = facts.pods.get(facts.head_task, [])
+    if facts.head_task and len(head_pods) > 1:
+        row.fail(f"the Header task has {len(head_pods)} Pods; it must have exactly 1", "pods")
+    if total > facts.expected_nodes:
+        row.fail(f"{total} Pods, expected {facts.expected_nodes} ({facts.expected_source})", "pods")
+    elif total < facts.expected_nodes and not row.findings:
+        row.late(facts.late, f"{total} Pods, expected {facts.expected_nodes} ({facts.expected_source})", "pods")
+    if evidence.containers is None:
+        row.notes.append("restart counts and exit codes need a data plane: "
+                         + evidence.sources.get("data-plane", "none configured"))
+    return row.build(evidence)
+
+
+def _node_name(node: dict) -> str:
+    return (node.get("metadata") or {}).get("name", "")
+
+
+def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planned_nodes: list[str],
+               planned_source: str) -> None:
+    ref = _ref("Pod", pod.raw)
+    name = pod.pod_name or pod.name
+    row.evidence.append(_obj(ref, "status.phase", pod.phase))
+    if pod.phase == "Running":
+        pass
+    elif pod.phase == "Pending" or not pod.phase:
+        row.late(facts.late, f"Pod {name} is Pending", "pods")
+    else:
+        row.fail(f"Pod {name} is {pod.phase}: its main container ended", "pods")
+    if pod.node:
+        if pod.node in planned_nodes:
+            row.evidence.append(_obj(ref, "status.node", pod.node))
+        else:
+            row.evidence.append(_obj(ref, "status.node", pod.node, expected=",".join(planned_nodes)))
+            row.fail(f"Pod {name} runs on {pod.node}, not on a Node of {planned_source}", "pods")
+    for event in evidence.events.get(name, ()):
+        if event.type == "Warning":
+            row.evidence.append(EvidenceItem("event", name, show("", f"{event.type} {event.reason}: "
+                                                                     f"{event.message}")))
+    container = evidence.container_of(name)
+    if container is None:
+        return
+    problem = None
+    if container.restart_count > 0:
+        problem = f"restarted {container.restart_count} time(s)"
+        if container.last_exit_code is not None:
+            problem += f", last exit code {container.last_exit_code}"
+    elif container.state == "terminated" and container.exit_code not in (None, 0):
+        problem = f"exited with code {container.exit_code}"
+    elif container.state == "waiting" and container.reason:
+        problem = f"is waiting ({container.reason})"
+    if problem:
+        previous = evidence.log_of(name, current=False) or evidence.log_of(name)
+        row.fail(f"Pod {name}: main container {problem}", _crash_stage(previous))
+        if previous:
+            for offset, text in enumerate(previous.lines[-5:]):
+                hit = logscan.Hit(len(previous.lines) - min(5, len(previous.lines)) + offset + 1, text)
+                row.evidence.append(_log(previous, hit))
+
+
+def _crash_stage(log: PodLog | None) -> str:
+    """Where a crashing container broke: in its run script (app), in the start sequence (ray), or before."""
+    lines = log.lines if log else ()
+    if logscan.find(lines, logscan.RUN_SCRIPT_STARTED):
+        return "app"
+    return "ray" if logscan.rank_line(lines) else "pods"
+
+
+# ---------------------------------------------------------------- check 3
+
+
+def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+    row = _Row(3)
+    if evidence.job is None:
+        row.fail("no Job, so no Ray cluster", "job")
+        return row.build(evidence)
+    ranks: dict[int, str] = {}
+    expected_ranks = set(range(facts.expected_nodes))
+    all_pods = [p for spec in facts.specs for p in facts.pods.get(facts.job.task_name(spec), [])]
+    for index, spec in enumerate(facts.specs):
+        task_name = facts.job.task_name(spec)
+        task = facts.tasks.get(task_name)
+        start = task.rank_start if task and task.rank_start is not None else rank_start(facts.specs, index)
+        for pod in facts.pods.get(task_name, []):
+            name = pod.pod_name
+            log = evidence.log_of(name)
+            if log is None or log.error or not log.lines:
+                why = log.error if log and log.error else "no log lines yet"
+                row.late(facts.late, f"{name}: {why}", "ray", ADMIN if log and log.error else None)
+                continue
+            found = logscan.rank_line(log.lines)
+            if found is None:
+                row.late(facts.late, f"{name}: no RLINF_NODE_RANK line yet", "ray")
+                continue
+            hit, rank = found
+            expected = start + pod.ordinal if pod.ordinal is not None else None
+            row.evidence.append(_log(log, hit))
+            if expected is not None and rank != expected:
+                row.fail(f"{name}: RLINF_NODE_RANK {rank}, expected {expected} (rank start {start} + ordinal "
+                         f"{pod.ordinal})", "ray")
+            if rank in ranks:
+                row.fail(f"RLINF_NODE_RANK {rank} is used by both {ranks[rank]} and {name}", "ray")
+            ranks[rank] = name
+            if rank not in expected_ranks:
+                row.fail(f"{name}: RLINF_NODE_RANK {rank} is outside 0..{facts.expected_nodes - 1}", "ray")
+    if all_pods and len(ranks) == len(all_pods) and set(ranks) != expected_ranks:
+        missing = sorted(expected_ranks - set(ranks))
+        row.late(facts.late, f"ranks {missing} are not held by any Pod", "ray")
+    _check_head_log(row, evidence, facts)
+    _check_alive_nodes(row, evidence, facts)
+    for log in evidence.logs:
+        for what, hit in logscan.error_hits(log.lines):
+            row.evidence.append(_log(log, hit))
+            row.fail(f"{log.pod}: {what} error in the log", "ray")
+    for pod_name, events in evidence.events.items():
+        for event in events:
+            if re.search(r"ErrImagePull|ImagePullBackOff|Failed to pull", f"{event.reason} {event.message}"):
+                row.evidence.append(EvidenceItem("event", pod_name, show("", f"{event.type} {event.reason}: "
+                                                                             f"{event.message}")))
+                row.fail(f"{pod_name}: image pull error", "pods")
+    return row.build(evidence)
+
+
+def _head_log(evidence: RunEvidence, facts: _Facts) -> PodLog | None:
+    pods = facts.pods.get(facts.head_task, [])
+    if not pods:
+        return None
+    log = evidence.log_of(pods[0].pod_name)
+    return log if log and log.lines else None
+
+
+def _check_head_log(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
+    if not facts.head_task:
+        row.fail("the Job has no Header task (head: true)", "job")
+        return
+    log = _head_log(evidence, facts)
+    if log is None:
+        row.late(facts.late, "no Header log yet", "ray")
+        return
+    failed = logscan.find_last(log.lines, logscan.CHECK_FAILED_IGNORED)
+    passed = logscan.find_last(log.lines, logscan.CHECK_PASSED)
+    if failed:
+        row.evidence.append(_log(log, failed))
+        row.fail("the Header's Ray cluster check failed and the start script went on anyway", "ray")
+    elif passed:
+        row.evidence.append(_log(log, passed))
+    else:
+        row.late(facts.late, "the Header has not printed `Ray cluster check passed.` yet", "ray")
+    started = logscan.find_last(log.lines, logscan.RUN_SCRIPT_STARTED)
+    no_script = logscan.find_last(log.lines, logscan.NO_RUN_SCRIPT)
+    if started:
+        row.evidence.append(_log(log, started))
+    elif no_script:
+        row.evidence.append(_log(log, no_script))
+        row.fail("the Header has no run script to execute", "ray")
+    else:
+        row.late(facts.late, "the Header has not printed `Executing run script...` yet", "ray")
+
+
+def _check_alive_nodes(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
+    want = facts.expected_nodes
+    ray = evidence.ray
+    if ray is not None and ray.error is None and ray.alive_nodes is not None:
+        row.evidence.append(EvidenceItem("ray", ray.route, str(ray.alive_nodes), path="aliveNodes",
+                                         expected=None if ray.alive_nodes == want else str(want)))
+        if ray.alive_nodes > want:
+            row.fail(f"the Ray dashboard shows {ray.alive_nodes} alive nodes, expected {want}", "ray")
+        elif ray.alive_nodes < want:
+            row.late(facts.late, f"the Ray dashboard shows {ray.alive_nodes} of {want} alive nodes", "ray")
+        return
+    reason = ray.error if ray is not None and ray.error else "no Ray dashboard status"
+    log = _head_log(evidence, facts)
+    found = None
+    if log is not None:
+        for index in range(len(log.lines) - 1, -1, -1):
+            match = logscan.CLUSTER_READY_RE.search(log.lines[index])
+            if match:
+                found = logscan.Hit(index + 1, log.lines[index]), int(match.group(1))
+                break
+    if found is None:
+        row.pending(f"alive Ray nodes unknown: {reason}", ADMIN)
+        return
+    hit, alive = found
+    row.evidence.append(_log(log, hit))
+    row.notes.append(f"alive Ray nodes from the Header's cluster check line ({reason})")
+    if alive != want:
+        row.fail(f"the Header's cluster check saw {alive} nodes, expected {want}", "ray")
+
+
+# ---------------------------------------------------------------- check 4
+
+_C4_FIELDS = (
+    ("runId", "run ID"), ("codeRef", "code repo and commit"), ("configRef", "resolved config and checksum"),
+    ("dataVersion", "data version"), ("outputPath", "output/checkpoint prefix"),
+    ("expectedNumNodes", "worker count (cluster.num_nodes)"), ("componentPlacement", "component_placement"),
+    ("nodeGroups", "node_groups"), ("placementMode", "placement mode"), ("runtimeVersions", "runtime versions"),
+)
+
+
+def _digest_pinned(image: str) -> bool:
+    return "@sha256:" in image
+
+
+def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+    row = _Row(4)
+    record = evidence.launch_record or {}
+    images = sorted({s.image for s in facts.specs if s.image})
+    for index, spec in enumerate(facts.specs):
+        path = "spec.tasks[{}].kubernetes.workload.template.spec.containers[{}].image"
+        containers = (spec.pod_spec.get("containers") or [])
+        j = next((k for k, c in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
+        if spec.image and evidence.job:
+            row.evidence.append(_obj(f"Job/{facts.job.name}", path.format(index, j), spec.image))
+    tagged = [image for image in images if not _digest_pinned(image)]
+    if tagged and not record.get("imageDigest"):
+        row.pending("image " + ", ".join(tagged) + " is a tag: a tag cannot prove what ran", IMAGE_OWNER)
+    if not record:
+        row.pending("no launch record stored with the Job: nothing to compare the application with", JOB_OWNER)
+    for key, label in _C4_FIELDS:
+        if record.get(key) in (None, "", [], {}):
+            row.notes.append(f"not compared: {label} (not in the launch record)")
+    log = _head_log(evidence, facts)
+    started = logscan.find_last(log.lines, logscan.RUN_SCRIPT_STARTED) if log else None
+    if log is None or started is None:
+        if record:
+            row.late(facts.late, "the run script has not started in the Header yet", "app")
+        return row.build(evidence)
+    after = started.line
+    compared = 0
+    for key, pattern, label in (("runId", logscan.RUN_ID_RE, "run ID"),
+                                ("codeRef", logscan.CODE_REF_RE, "code ref")):
+        want = record.get(key)
+        if not isinstance(want, str) or not want:
+            continue
+        compared += 1
+        row.evidence.append(_record("launch-record", key, want))
+        hit = _value_hit(log.lines, want, after)
+        other = logscan.search(log.lines, pattern, after)
+        if other and other[1].group(1) != want and not (key == "codeRef" and want.startswith(other[1].group(1))):
+            row.evidence.append(_log(log, other[0]))
+            row.fail(f"the application reports {label} {other[1].group(1)}, the launch record says {want}", "app")
+        elif hit:
+            row.evidence.append(_log(log, hit))
+        else:
+            row.late(facts.late, f"the application has not printed the {label} {want} yet", "app")
+    compared += _check_config(row, evidence, facts, log, after, record)
+    if record and not compared:
+        row.pending("the launch record names nothing the application reports (run ID, code ref, config)",
+                    JOB_OWNER)
+    return row.build(evidence)
+
+
+def _value_hit(lines, value: str, start: int) -> logscan.Hit | None:
+    for index in range(start, len(lines)):
+        if value in lines[index]:
+            return logscan.Hit(index + 1, lines[index])
+    return None
+
+
+def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+    """Compare RLinf's resolved config block, when printed, with the record and the Job; count comparisons."""
+    block = logscan.resolved_config(log.lines, after)
+    config_ref = record.get("configRef") if isinstance(record.get("configRef"), str) else ""
+    ref_sum = re.fullmatch(r"(?:sha256:)?([0-9a-f]{64})", config_ref.strip()) if config_ref else None
+    compared = 0
+    if block is None:
+        row.notes.append("RLinf's resolved config block was not printed: cluster.num_nodes, component_placement, "
+                         "node_groups not compared")
+        if ref_sum:
+            printed = logscan.search(log.lines, logscan.CONFIG_SUM_RE, after)
+            if printed:
+                compared += 1
+                row.evidence.append(_record("launch-record", "configRef", config_ref))
+                row.evidence.append(_log(log, printed[0]))
+                if printed[1].group(1) != ref_sum.group(1):
+                    row.fail("the application's config checksum differs from the launch record's configRef", "app")
+        return compared
+    cluster = block.config.get("cluster") or {}
+    row.evidence.append(_log(log, logscan.Hit(block.first_line, log.lines[block.first_line - 1])))
+    num_nodes = cluster.get("num_nodes")
+    compared += 1
+    if num_nodes != facts.expected_nodes:
+        row.fail(f"RLinf cluster.num_nodes is {num_nodes}, expected {facts.expected_nodes} "
+                 f"({facts.expected_source})", "app")
+    else:
+        row.notes.append(f"cluster.num_nodes = {num_nodes} matches {facts.expected_source}")
+    mode = logscan.placement_mode(cluster.get("component_placement"))
+    if mode:
+        row.notes.append(f"placement mode (derived from component_placement): {mode}")
+    if record.get("placementMode") and mode and record["placementMode"] != mode:
+        row.fail(f"placement mode is {mode}, the launch record says {record['placementMode']}", "app")
+    for key, config_key in (("componentPlacement", "component_placement"), ("nodeGroups", "node_groups")):
+        if record.get(key) not in (None, "", [], {}):
+            compared += 1
+            if record[key] != cluster.get(config_key):
+                row.fail(f"cluster.{config_key} differs from the launch record", "app")
+    for group in cluster.get("node_groups") or []:
+        ranks = logscan.parse_ranks(group.get("node_ranks")) if isinstance(group, dict) else None
+        if ranks and not ranks <= set(range(facts.expected_nodes)):
+            row.fail(f"node_groups {group.get('label')} names ranks outside 0..{facts.expected_nodes - 1}", "app")
+    if ref_sum:
+        compared += 1
+        printed = logscan.search(log.lines, logscan.CONFIG_SUM_RE, after)
+        if printed:
+            actual, source = printed[1].group(1), "printed config checksum"
+            row.evidence.append(_log(log, printed[0]))
+        else:
+            canonical = json.dumps(block.config, sort_keys=True, separators=(",", ":"))
+            actual, source = hashlib.sha256(canonical.encode()).hexdigest(), "sha256 of the printed config"
+        row.evidence.append(_record("launch-record", "configRef", config_ref))
+        if actual != ref_sum.group(1):
+            row.fail(f"{source} {actual[:12]}… differs from configRef", "app")
+    elif config_ref:
+        row.notes.append(f"configRef {config_ref} is not a checksum: compared by hand only")
+    return compared
+
+
+# ---------------------------------------------------------------- check 5
+
+
+def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+    row = _Row(5)
+    record = evidence.launch_record or {}
+    pattern = record.get("progressPattern") if isinstance(record.get("progressPattern"), str) else None
+    log = _head_log(evidence, facts)
+    started = logscan.find_last(log.lines, logscan.RUN_SCRIPT_STARTED) if log else None
+    if log is None or started is None:
+        row.late(facts.late, "no run script output yet to look for progress in", "progress")
+    else:
+        try:
+            hit = logscan.first_progress(log.lines, pattern, started.line)
+        except re.error as exc:
+            hit = None
+            row.fail(f"the launch record's progressPattern is not a valid regex: {exc}", "progress")
+        what = f"progress pattern {pattern!r}" if pattern else "RLinf's Global Step progress"
+        if hit:
+            row.evidence.append(_log(log, hit))
+        else:
+            row.late(facts.late, f"no {what} within the max wait ({max_wait_seconds(evidence):.0f} s) yet",
+                     "progress")
+        failure = logscan.search(log.lines, logscan.HARD_FAILURES, started.line)
+        if failure:
+            row.evidence.append(_log(log, failure[0]))
+            row.fail("the workload reports a failure", "progress")
+    _check_output_files(row, evidence, facts, log)
+    return row.build(evidence)
+
+
+def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog | None) -> None:
+    probe = evidence.outputs
+    record = evidence.launch_record or {}
+    if probe is None:
+        if record.get("outputPath"):
+            row.pending(f"output path {record['outputPath']} was not probed", JOB_OWNER)
+        else:
+            row.pending("no output path in the launch record: nothing to read back", JOB_OWNER)
+        return
+    if probe.error:
+        row.pending(f"output path {probe.location}: {probe.error}", ADMIN)
+        return
+    start = latest_start(evidence)
+    fresh = [f for f in probe.files if f.size > 0 and (start is None or f.mtime > start)]
+    stale = [f for f in probe.files if f.size > 0 and start is not None and f.mtime <= start]
+    for item in fresh[:20]:
+        row.evidence.append(EvidenceItem("file", item.path, size=item.size, mtime=item.mtime.isoformat(),
+                                         sha256=item.sha256))
+    if len(fresh) > 20:
+        row.notes.append(f"{len(fresh) - 20} more fresh files not listed")
+    if start is None:
+        row.notes.append("the Job's start time is unknown: file times not compared")
+    if not fresh:
+        saving = None
+        if log is not None:
+            saving = logscan.search(log.lines, logscan.SAVING_CHECKPOINT_RE)
+        if saving:
+            row.evidence.append(_log(log, saving[0]))
+            row.notes.append("the log says a checkpoint was saved, but no file shows it: a log line is not an "
+                             "output")
+        if stale:
+            for item in stale[:5]:
+                row.evidence.append(EvidenceItem("file", item.path, size=item.size, mtime=item.mtime.isoformat(),
+                                                 sha256=item.sha256))
+            message = (f"output files under {probe.location} are all older than the Job's latest start "
+                       f"({start.isoformat() if start else '?'})")
+        elif probe.files:
+            message = f"output files under {probe.location} are all empty"
+        else:
+            message = f"no output files under {probe.location}"
+        row.late(facts.late, message, "outputs")
+    else:
+        missing = [f.path for f in fresh if not f.sha256]
+        if missing:
+            row.pending(f"{len(missing)} output file(s) could not be read back for a checksum", ADMIN)
+    steps = sorted({int(m.group(1)) for f in probe.files
+                    for m in [re.search(r"checkpoints/global_step_(\d+)/actor/", f.path)] if m})
+    if steps:
+        row.notes.append(f"RLinf checkpoint layout found: global_step_{steps[-1]}/actor/ "
+                         f"({len(steps)} checkpoint(s)); loadability not tested here")
+    else:
+        row.notes.append("no RLinf checkpoint layout (checkpoints/global_step_<N>/actor/) under the output path "
+                         "(not required)")

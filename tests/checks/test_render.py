@@ -1,0 +1,82 @@
+"""The record as a user reads it: markdown per the seed's template (en / zh), JSON shape, terminal text (C7–C9)."""
+
+from __future__ import annotations
+
+import json
+
+from rlark_tui.checks import HandOver, evaluate, to_json, to_json_text, to_markdown, to_text
+
+from . import fixtures as fx
+from .scenarios import SCENARIOS
+
+ZH_FIELDS = ("# 任务运行检查记录", "- 运行 ID：ppo-demo-1", "- 代码版本、镜像地址和版本；实际 digest（如已记录）：",
+             "- Hydra 配置和命令来源：", "- RLinf `cluster.num_nodes` 和执行模式：", "- 目标集群、节点和资源信息：",
+             "- Job 名称：demo-ppo", "- 提交 YAML 记录：/state/submitted/demo-ppo.yaml", "- 记录人：Li Lei",
+             "| 检查项 | 结果（符合预期 / 未符合 / 待确认） | 检查时间 | 记录位置 | 备注/联系人 |")
+
+
+def test_zh_markdown_follows_the_seed_template_with_its_result_words():
+    report = evaluate(fx.healthy(), HandOver(recorder="Li Lei", contacts=("ops@example.com",), decision="continue"))
+    text = to_markdown(report, "zh")
+    for field in ZH_FIELDS:
+        assert field in text
+    assert "| 1. Job 已创建且配置一致 | 符合预期 | 2026-11-29T12:03:00+00:00 |" in text
+    assert "| 6. 结果已保存并明确后续处理 | 符合预期 |" in text
+    assert "ops@example.com" in text
+    assert "本次运行在 2026-11-29T12:03:00+00:00 完成" in text
+    assert "不能代替 RLinf 版本兼容表" in text
+
+
+def test_zh_words_for_fail_and_pending():
+    failing = to_markdown(evaluate(SCENARIOS["wrong rank"][0]), "zh")
+    assert "| 3. Ray 已按预期启动 | 未符合 |" in failing
+    assert "最早出现问题的环节：ray" in failing
+    pending = to_markdown(evaluate(SCENARIOS["no submitted spec"][0]), "zh")
+    assert "| 1. Job 已创建且配置一致 | 待确认 |" in pending
+
+
+def test_conclusion_only_when_all_six_pass():
+    for name, (evidence, expected, _) in SCENARIOS.items():
+        report = evaluate(evidence)
+        has = "This run was checked at" in to_markdown(report)
+        assert has == (expected == ["pass"] * 6), name
+        assert (to_json(report)["conclusion"] is not None) == has
+
+
+def test_english_markdown_names_every_template_field():
+    text = to_markdown(evaluate(fx.healthy()))
+    for label in ("- Run ID: ppo-demo-1", f"- Code version, image and version; actual digest (if recorded): code "
+                  f"{fx.CODE_REF}", "- Hydra config and command source: config sha256:", "cluster.num_nodes",
+                  "- Target cluster, nodes and resources: actor: rlark-gpu-a on gpu-a1", "- Job name: demo-ppo",
+                  "- Submitted YAML: /state/submitted/demo-ppo.yaml (sha256 ", "- Recorder: not recorded"):
+        assert label in text
+
+
+def test_json_has_exactly_the_documented_shape():
+    document = json.loads(to_json_text(evaluate(SCENARIOS["wrong rank"][0])))
+    assert set(document) == {"job", "checkedAt", "checks", "earliestFailingStage", "conclusion"}
+    assert document["job"] == "demo-ppo"
+    assert document["earliestFailingStage"] == "ray"
+    assert document["conclusion"] is None
+    assert [c["id"] for c in document["checks"]] == [1, 2, 3, 4, 5, 6]
+    for check in document["checks"]:
+        assert set(check) == {"id", "title", "result", "evidence", "checkedAt", "notes"}
+        assert check["result"] in ("pass", "fail", "pending")
+    rank = [e for e in document["checks"][2]["evidence"] if e["kind"] == "log" and e["ref"] == "demo-ppo-env-0"]
+    assert rank == [{"kind": "log", "ref": "demo-ppo-env-0", "container": "main", "instance": 0, "line": 1,
+                     "value": "RLINF_NODE_RANK: 1"}]
+
+
+def test_text_shows_each_row_with_its_reason():
+    text = to_text(evaluate(SCENARIOS["wrong rank"][0]))
+    assert "3. FAIL     Ray started as expected" in text
+    assert "demo-ppo-env-0: RLINF_NODE_RANK 1, expected 2 (rank start 2 + ordinal 0)" in text
+    assert "Earliest failing stage: ray" in text
+
+
+def test_stop_decision_before_outputs_persist_is_warned():
+    report = evaluate(SCENARIOS["no launch record"][0], HandOver(decision="stop"))
+    notes = report.row(6).all_notes()
+    assert "decision: stop (by an authorised person, after outputs persist)" in notes
+    assert "outputs are not confirmed persisted (check 5): do not stop yet" in notes
+    assert any("does not resume from a checkpoint" in n for n in notes)

@@ -1,0 +1,64 @@
+"""Table test of the six checks over named evidence scenarios, and the walk over every report (C7, C10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.checks import evaluate, resolve, to_json_text, to_markdown, to_text
+
+from .scenarios import SCENARIOS, late
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scenario_verdicts(name):
+    evidence, expected, stage = SCENARIOS[name]
+    report = evaluate(evidence)
+    assert [row.result for row in report.rows] == expected, [row.all_notes() for row in report.rows]
+    assert report.earliest_failing_stage == stage
+    assert report.exit_code == (1 if "fail" in expected else 3 if "pending" in expected else 0)
+
+
+def _every_report():
+    for name, (evidence, _, _) in SCENARIOS.items():
+        yield name, evidence, evaluate(evidence)
+        yield name + " (late)", late(evidence), evaluate(late(evidence))
+
+
+def test_no_row_ever_passes_without_evidence():
+    walked = 0
+    for name, _, report in _every_report():
+        for row in report.rows:
+            walked += 1
+            if row.result == "pass":
+                assert row.evidence, f"{name}: check {row.id} passes with no evidence"
+    assert walked == 6 * 2 * len(SCENARIOS)
+
+
+def test_every_evidence_item_resolves_to_what_it_says():
+    for name, evidence, report in _every_report():
+        for row in report.rows:
+            for item in row.evidence:
+                if item.kind == "object" and item.value == "not found":
+                    assert evidence.job is None
+                    continue
+                shown = resolve(evidence, item)
+                if item.kind == "file":
+                    assert shown == item.sha256, (name, item)
+                else:
+                    assert shown == item.value, (name, row.id, item)
+
+
+def test_failing_and_pending_rows_say_why():
+    for name, _, report in _every_report():
+        for row in report.rows:
+            if row.result != "pass":
+                assert any(f.result == row.result for f in row.findings), (name, row.id)
+            if row.result == "fail":
+                assert row.stage, (name, row.id)
+
+
+def test_no_secret_reaches_any_rendering():
+    for name, _, report in _every_report():
+        for text in (to_text(report), to_markdown(report), to_markdown(report, "zh"), to_json_text(report)):
+            assert "hf_secretvalue" not in text, name
+            assert "abcd1234secret" not in text, name
