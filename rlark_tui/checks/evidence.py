@@ -99,6 +99,8 @@ class RunEvidence:
     plan: dict | None = None
     submitted_spec: dict | None = None
     submitted_sha256: str | None = None
+    submitted_intact: bool = True
+    """The stored submitted spec hashes to the stored sha256."""
     submitted_yaml_path: str | None = None
     outputs: OutputProbe | None = None
     sources: dict[str, str] = field(default_factory=dict)

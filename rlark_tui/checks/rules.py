@@ -182,6 +182,8 @@ def check_job(evidence: RunEvidence) -> CheckRow:
         return row.build(evidence)
     if evidence.submitted_sha256:
         row.evidence.append(EvidenceItem("record", "submission", evidence.submitted_sha256, path="sha256"))
+        if not evidence.submitted_intact:
+            row.fail("the submitted spec stored on the Job does not hash to its stored sha256", "job")
     _compare_spec(row, ref, job.get("spec") or {}, submitted)
     return row.build(evidence)
 
@@ -673,9 +675,11 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
             message = f"no output files under {probe.location}"
         row.late(facts.late, message, "outputs")
     else:
-        missing = [f.path for f in fresh if not f.sha256]
-        if missing:
-            row.pending(f"{len(missing)} output file(s) could not be read back for a checksum", ADMIN)
+        unread = [f for f in fresh if not f.sha256]
+        if len(unread) == len(fresh):
+            row.pending("no output file could be read back for a checksum", ADMIN)
+        elif unread:
+            row.notes.append(f"{len(unread)} output file(s) not read back (checksum budget)")
     steps = sorted({int(m.group(1)) for f in probe.files
                     for m in [re.search(r"checkpoints/global_step_(\d+)/actor/", f.path)] if m})
     if steps:
