@@ -5,6 +5,8 @@ Pure: the same evidence and hand-over always give the same report.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.refs import show
@@ -25,6 +27,9 @@ STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then co
 
 def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckReport:
     hand_over = hand_over or HandOver()
+    recorder = (evidence.launch_record or {}).get("recorder")
+    if not hand_over.recorder and isinstance(recorder, str) and recorder:
+        hand_over = replace(hand_over, recorder=recorder)
     facts = rules._facts(evidence)
     rows = [
         rules.check_job(evidence),

@@ -124,8 +124,9 @@ def _planned(plan: dict | None, task_name: str, short_name: str) -> tuple[str | 
                 entry.get("task"), entry.get("taskName"), entry.get("name")):
             namespace = entry.get("namespace") or entry.get("cluster")
             nodes = entry.get("nodes") or entry.get("matchedNodes")
+            names = [n.get("name") if isinstance(n, dict) else n for n in nodes] if isinstance(nodes, list) else None
             return (namespace if isinstance(namespace, str) else None,
-                    [n for n in nodes if isinstance(n, str)] if isinstance(nodes, list) else None)
+                    [n for n in names if isinstance(n, str)] if names is not None else None)
     return None, None
 
 
@@ -499,7 +500,11 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         if spec.image and evidence.job:
             row.evidence.append(_obj(f"Job/{facts.job.name}", path.format(index, j), spec.image))
     tagged = [image for image in images if not _digest_pinned(image)]
-    if tagged and not record.get("imageDigest"):
+    if tagged and record.get("buildRecord"):
+        row.evidence.append(_record("launch-record", "buildRecord", record["buildRecord"]))
+        row.notes.append("tagged image(s) " + ", ".join(tagged) + " are vouched for by the launch record's build "
+                         "record only")
+    elif tagged:
         row.pending("image " + ", ".join(tagged) + " is a tag: a tag cannot prove what ran", IMAGE_OWNER)
     if not record:
         row.pending("no launch record stored with the Job: nothing to compare the application with", JOB_OWNER)

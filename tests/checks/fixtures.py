@@ -180,8 +180,11 @@ def record() -> dict:
 
 
 def plan() -> dict:
-    return {"roles": [{"role": t, "task": f"demo-ppo-{t}", "namespace": ns, "nodes": [n], "rankStart": i}
-                      for i, (t, _, ns, n, _) in enumerate(ROLES)]}
+    """The deployment plan as rlark_tui.model.render writes it."""
+    return {"version": 1, "job": "demo-ppo", "domain": "", "totalNodes": 3,
+            "roles": [{"name": t, "task": t, "role": r, "head": h, "cluster": ns,
+                       "nodes": [{"name": n, "namespace": ns}], "replicas": 1, "rankStart": i, "image": DIGEST}
+                      for i, (t, r, ns, n, h) in enumerate(ROLES)]}
 
 
 def outputs(mtime: datetime | None = None) -> OutputProbe:

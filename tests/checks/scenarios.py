@@ -133,6 +133,12 @@ def _workload_traceback():
     return fx.with_log(fx.healthy(), "demo-ppo-actor-0", lines)
 
 
+def _tag_with_build_record():
+    job = fx.job(image="registry.example.com/rlinf:v0.9")
+    record = dict(fx.record(), buildRecord="ci.example.com/builds/812 (sha256:" + "ab" * 32 + ")")
+    return fx.healthy(job=job, tasks=fx.tasks(job), submitted_spec=job["spec"], launch_record=record)
+
+
 def _no_job():
     return fx.healthy(job=None, tasks=(), pods=(), logs=(), submitted_spec=None, ray=None, outputs=None)
 
@@ -181,6 +187,7 @@ SCENARIOS = {
     "workload traceback": (_workload_traceback(), [P, P, P, P, F, F], "progress"),
     "config not printed": (_config_not_printed(), [P, P, P, P, P, P], None),
     "secret in a log": (_secret_in_log(), [P, P, P, P, P, P], None),
+    "tag image with a build record": (_tag_with_build_record(), [P, P, P, P, P, P], None),
 }
 
 
