@@ -1,0 +1,246 @@
+"""The one path every mutation takes (submit, stop, start, delete), from the CLI and the TUI alike.
+
+Owns --readonly enforcement, the platform's lifecycle rules, the submitted-spec record kept on the Job
+(annotations) and in the local state dir, and waiting for Pods to go or come back.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
+from rlark_tui.cluster.kinds import API_VERSION, JOBS
+from rlark_tui.config import state_dir as default_state_dir
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.model.redact import redact_object
+from rlark_tui.model.views import Job
+
+SUBMITTED_SPEC_ANNOTATION = "rlark.io/submitted-spec"
+"""Compact canonical JSON of the Job `spec` exactly as submitted."""
+SUBMITTED_SPEC_SHA256_ANNOTATION = "rlark.io/submitted-spec-sha256"
+"""sha256 (hex) of the canonical JSON in SUBMITTED_SPEC_ANNOTATION."""
+SUBMITTED_AT_ANNOTATION = "rlark.io/submitted-at"
+
+TERMINAL = ("Succeeded", "Failed")
+START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
+
+
+class ReadOnlyError(RlarkError):
+    """A mutation was attempted in --readonly mode."""
+
+
+class Refused(RlarkError):
+    """The platform would ignore this action (e.g. stop/start of a finished Job)."""
+
+
+class WaitTimeout(RlarkError):
+    """--wait gave up."""
+
+
+def canonical_spec(spec: dict) -> str:
+    """The spec as compact JSON with sorted keys: the text the sha256 covers."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_sha256(spec: dict) -> str:
+    return hashlib.sha256(canonical_spec(spec).encode("utf-8")).hexdigest()
+
+
+def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
+    """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan)."""
+    job = copy.deepcopy(manifest)
+    spec = job.get("spec") or {}
+    annotations = job.setdefault("metadata", {}).setdefault("annotations", {}) or {}
+    job["metadata"]["annotations"] = annotations
+    annotations[SUBMITTED_SPEC_ANNOTATION] = canonical_spec(spec)
+    annotations[SUBMITTED_SPEC_SHA256_ANNOTATION] = spec_sha256(spec)
+    annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return job
+
+
+@dataclass(frozen=True)
+class SubmittedRecord:
+    """What a Job says about its own submission, read back by describe and the run check."""
+
+    spec: dict | None
+    sha256: str | None
+    intact: bool
+    """The stored spec hashes to the stored sha256."""
+    matches_live: bool
+    """The live `spec` equals the stored one."""
+
+
+def submitted_record(job: dict) -> SubmittedRecord:
+    annotations = ((job or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(SUBMITTED_SPEC_ANNOTATION)
+    sha = annotations.get(SUBMITTED_SPEC_SHA256_ANNOTATION)
+    if not isinstance(text, str):
+        return SubmittedRecord(None, sha if isinstance(sha, str) else None, False, False)
+    try:
+        spec = json.loads(text)
+    except ValueError:
+        return SubmittedRecord(None, sha, False, False)
+    intact = isinstance(spec, dict) and sha == spec_sha256(spec)
+    live = (job or {}).get("spec")
+    return SubmittedRecord(spec if isinstance(spec, dict) else None, sha, intact,
+                           isinstance(live, dict) and isinstance(spec, dict)
+                           and canonical_spec(live) == canonical_spec(spec))
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    job: dict
+    dry_run: bool
+    sha256: str
+    saved: Path | None
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    done: bool
+    pods: int
+    expected: int
+    seconds: float
+
+
+class Actions:
+    """Mutations of one ClusterAccess; `readonly` refuses all of them here, for every caller."""
+
+    def __init__(self, access: ClusterAccess, readonly: bool = False, state_dir: Path | None = None) -> None:
+        self.access = access
+        self.readonly = readonly
+        self.state_dir = state_dir
+
+    def guard(self, what: str) -> None:
+        if self.readonly:
+            raise ReadOnlyError(f"read-only mode: refusing to {what} (started with --readonly)")
+
+    # -- submit ---------------------------------------------------------------------------------------------
+
+    def submit(self, manifest: dict, dry_run: bool = False) -> SubmitResult:
+        """Create the Job with its submission record; dry_run asks the server (dryRun=All) and writes nothing."""
+        name = _job_name(manifest)
+        if not dry_run:
+            self.guard(f"submit job {name}")
+        job = with_submission_record(manifest)
+        created = self.access.create(JOBS, job, dry_run=dry_run)
+        sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
+        saved = None if dry_run else self._save(job, sha)
+        return SubmitResult(created or job, dry_run, sha, saved)
+
+    def _save(self, job: dict, sha: str) -> Path | None:
+        """Keep the submitted YAML (secrets masked) under the state dir; a failure here never fails the submit."""
+        root = (self.state_dir or default_state_dir()) / "submitted"
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = root / f"{job['metadata']['name']}-{stamp}-{sha[:12]}.yaml"
+        text = ("# Submitted by rlark; secret-looking values are masked here (the Job holds the real ones).\n"
+                f"# spec sha256: {sha}\n" + yaml.safe_dump(redact_object(job), sort_keys=False))
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            return None
+        return path
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    def preflight(self, verb: str, name: str) -> None:
+        """Refuse early (before any confirmation): read-only mode, a missing Job, a finished Job for stop/start."""
+        self.guard(f"{verb} job {name}")
+        if verb in ("stop", "start"):
+            self._lifecycle_job(name, verb)
+        else:
+            self.access.get(JOBS, name)
+
+    def _lifecycle_job(self, name: str, verb: str) -> Job:
+        job = Job(self.access.get(JOBS, name))
+        if job.phase in TERMINAL:
+            raise Refused(f"job {name} is {job.phase}: the platform treats it as finished, so {verb} would do "
+                          f"nothing — delete and re-create it")
+        return job
+
+    def stop(self, name: str) -> str:
+        """`spec.stopped: true` (Task replicas to 0, Pods deleted); returns what happened."""
+        self.guard(f"stop job {name}")
+        job = self._lifecycle_job(name, "stop")
+        if job.stopped:
+            return f"job {name} is already stopped"
+        self.access.patch(JOBS, name, {"spec": {"stopped": True}})
+        return f"job {name} stopped: its Pods are being deleted (Tasks, PVCs and the head Service stay)"
+
+    def start(self, name: str) -> str:
+        """`spec.stopped: false` (replicas restored, new Pods)."""
+        self.guard(f"start job {name}")
+        job = self._lifecycle_job(name, "start")
+        if not job.stopped:
+            return f"job {name} is not stopped; nothing to start"
+        self.access.patch(JOBS, name, {"spec": {"stopped": False}})
+        return f"job {name} started. {START_NOTE}"
+
+    def delete(self, name: str) -> str:
+        self.guard(f"delete job {name}")
+        self.access.delete(JOBS, name)
+        return f"job {name} deleted (its Tasks, workloads, head Service and task PVCs go with it)"
+
+    # -- waiting --------------------------------------------------------------------------------------------
+
+    def wait_stopped(self, name: str, timeout: float, stop: threading.Event | None = None) -> WaitResult:
+        """Until the Job has no Pods left."""
+        return self._wait(name, timeout, stop, lambda pods, expected: pods == 0)
+
+    def wait_started(self, name: str, timeout: float, stop: threading.Event | None = None) -> WaitResult:
+        """Until the Job has a Pod for every replica again."""
+        return self._wait(name, timeout, stop, lambda pods, expected: expected > 0 and pods >= expected)
+
+    def wait_deleted(self, name: str, timeout: float, stop: threading.Event | None = None) -> WaitResult:
+        """Until the Job is gone."""
+        stop = stop or threading.Event()
+        began = time.monotonic()
+        while True:
+            try:
+                self.access.get(JOBS, name)
+            except NotFound:
+                return WaitResult(True, 0, 0, time.monotonic() - began)
+            except (ApiError, Unreachable):
+                pass
+            if time.monotonic() - began >= timeout or stop.wait(1.0):
+                return WaitResult(False, 0, 0, time.monotonic() - began)
+
+    def _wait(self, name, timeout, stop, done) -> WaitResult:
+        stop = stop or threading.Event()
+        began = time.monotonic()
+        pods = expected = 0
+        while True:
+            try:
+                job = Job(self.access.get(JOBS, name))
+                expected = job.total_nodes
+                pods = len(self.access.job_pods(name))
+                if done(pods, expected):
+                    return WaitResult(True, pods, expected, time.monotonic() - began)
+            except NotFound:
+                raise
+            except (ApiError, Unreachable):
+                pass
+            if time.monotonic() - began >= timeout or stop.wait(1.0):
+                return WaitResult(False, pods, expected, time.monotonic() - began)
+
+
+def _job_name(manifest: dict) -> str:
+    if not isinstance(manifest, dict):
+        raise UsageError("the manifest must be a mapping")
+    if manifest.get("apiVersion") != API_VERSION or manifest.get("kind") != "Job":
+        raise UsageError(f"not a Job manifest: expected apiVersion {API_VERSION} and kind Job")
+    name = (manifest.get("metadata") or {}).get("name")
+    if not isinstance(name, str) or not name:
+        raise UsageError("the Job manifest needs metadata.name")
+    return name

@@ -1,0 +1,374 @@
+"""ClusterAccess: every read and write rlark makes against an RLark installation, built from kubeconfig + config file.
+
+Owns the control plane (rlinf.io kinds: list, watch, get, create, patch, delete), the data-plane contexts
+(pods, events, `pods/log`), the gateway (job logs fallback, clusters) and the Ray dashboard of a Job.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from rlark_tui.cluster import kubeconfig as kc
+from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
+from rlark_tui.cluster.http import MERGE_PATCH, Http, LineStream, seg
+from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.config import RlarkConfig, load_config
+from rlark_tui.model import keys
+from rlark_tui.model.views import Job
+
+WATCH_SECONDS = 240
+BACKOFF_START = 0.5
+BACKOFF_MAX = 15.0
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[dict]
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One step of list+watch: RELIST (items = the full list), ADDED/MODIFIED/DELETED (obj), ERROR (error)."""
+
+    type: str
+    obj: dict | None = None
+    items: list[dict] = field(default_factory=list)
+    error: Exception | None = None
+
+
+class Backoff:
+    """Exponential reconnect delay: 0.5 s doubling to 15 s, reset after a success."""
+
+    def __init__(self, start: float = BACKOFF_START, ceiling: float = BACKOFF_MAX) -> None:
+        self.start = start
+        self.ceiling = ceiling
+        self.delay = start
+
+    def next(self) -> float:
+        delay = self.delay
+        self.delay = min(self.ceiling, self.delay * 2)
+        return delay
+
+    def reset(self) -> None:
+        self.delay = self.start
+
+
+class ClusterAccess:
+    """All I/O against one control-plane context, plus the data planes and gateway it can find."""
+
+    def __init__(self, kubeconfig: kc.Kubeconfig, context: str, config: RlarkConfig) -> None:
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self.config = config
+        self._client = kc.api_client(kubeconfig, context)
+        self.http = Http.for_client(self._client, "control plane")
+        self.server = self._client.configuration.host
+        self.namespace = kc.namespace_of(kubeconfig, context)
+        self.gateway = config.gateway or kubeconfig.gateway
+        self._planes: dict[str, Http] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, kubeconfig: str | None = None, context: str | None = None,
+             config: RlarkConfig | None = None) -> "ClusterAccess":
+        """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current."""
+        loaded = kc.load(kubeconfig)
+        name = kc.resolve_context(loaded, context)
+        return cls(loaded, name, config if config is not None else load_config())
+
+    @classmethod
+    def from_args(cls, args) -> "ClusterAccess":
+        """From the global CLI flags (`--kubeconfig`, `--context`)."""
+        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+
+    # -- sources -------------------------------------------------------------------------------------------
+
+    def data_plane_contexts(self) -> dict[str, tuple[str, str]]:
+        """Cluster namespace -> (context, where that mapping came from): config file, kubeconfig, or naming."""
+        found: dict[str, tuple[str, str]] = {}
+        prefix = f"{self.context}-"
+        for name in self.kubeconfig.contexts:
+            rest = name[len(prefix):] if name.startswith(prefix) else ""
+            if rest.startswith(keys.CLUSTER_NAMESPACE_PREFIX):
+                found[rest] = (name, "kubeconfig context name")
+        for cluster, ctx in self.kubeconfig.data_planes.items():
+            found[cluster] = (ctx, "kubeconfig extension")
+        for cluster, ctx in self.config.clusters.items():
+            found[cluster] = (ctx, f"config file {self.config.path}")
+        return found
+
+    def data_plane(self, cluster: str) -> Http | None:
+        """The data-plane API of one cluster namespace, or None when no context is configured for it."""
+        with self._lock:
+            if cluster in self._planes:
+                return self._planes[cluster]
+            entry = self.data_plane_contexts().get(cluster)
+            if entry is None:
+                return None
+            context = entry[0]
+            if context not in self.kubeconfig.contexts:
+                raise Unreachable(f"data plane {cluster}: context {context!r} is not in the kubeconfig", "config")
+            plane = Http.for_client(kc.api_client(self.kubeconfig, context), f"data plane {cluster}")
+            self._planes[cluster] = plane
+            return plane
+
+    def gateway_http(self) -> Http | None:
+        return self.http.sibling(self.gateway, "gateway") if self.gateway else None
+
+    def version(self, timeout: float = 5.0) -> dict:
+        result = self.http.json("GET", "/version", Request("get", "version"), timeout=timeout)
+        return result if isinstance(result, dict) else {}
+
+    # -- rlinf.io kinds ------------------------------------------------------------------------------------
+
+    def list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None, timeout: float = 30.0) -> ListResult:
+        query = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        body = self.http.json("GET", kind.path(namespace), Request("list", kind.plural, namespace=namespace),
+                              query, timeout=timeout)
+        if not isinstance(body, dict):
+            raise ApiError(f"control plane returned a non-JSON answer to list {kind.plural}")
+        items = [i for i in body.get("items") or [] if isinstance(i, dict)]
+        for item in items:
+            item.setdefault("kind", kind.kind)
+            item.setdefault("apiVersion", "rlinf.io/v1alpha1")
+        return ListResult(items, str((body.get("metadata") or {}).get("resourceVersion") or ""))
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+        return self._object("GET", kind, name, namespace, "get")
+
+    def create(self, kind: Kind, body: dict, namespace: str | None = None, dry_run: bool = False) -> dict:
+        name = (body.get("metadata") or {}).get("name")
+        query = [("dryRun", "All")] if dry_run else []
+        query.append(("fieldManager", "rlark"))
+        result = self.http.json("POST", kind.path(namespace), Request("create", kind.plural, name, namespace),
+                                query, body=body)
+        return result if isinstance(result, dict) else {}
+
+    def patch(self, kind: Kind, name: str, patch: dict, namespace: str | None = None) -> dict:
+        """JSON merge patch (the only patch the platform's gateway knows)."""
+        result = self.http.json("PATCH", kind.path(namespace, name), Request("patch", kind.plural, name, namespace),
+                                [("fieldManager", "rlark")], body=patch, content_type=MERGE_PATCH)
+        return result if isinstance(result, dict) else {}
+
+    def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+        result = self.http.json("DELETE", kind.path(namespace, name),
+                                Request("delete", kind.plural, name, namespace),
+                                body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                      "propagationPolicy": "Background"})
+        return result if isinstance(result, dict) else {}
+
+    def _object(self, method: str, kind: Kind, name: str, namespace: str | None, verb: str) -> dict:
+        result = self.http.json(method, kind.path(namespace, name), Request(verb, kind.plural, name, namespace))
+        return result if isinstance(result, dict) else {}
+
+    def watch_stream(self, kind: Kind, resource_version: str, namespace: str | None = None,
+                     label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS) -> LineStream:
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
+        if resource_version:
+            query.append(("resourceVersion", resource_version))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        return self.http.stream(kind.path(namespace), Request("watch", kind.plural, namespace=namespace), query,
+                                read_timeout=timeout_seconds + 15)
+
+    def list_watch(self, kind: Kind, stop: threading.Event, namespace: str | None = None,
+                   label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS,
+                   on_stream=None, backoff: Backoff | None = None) -> Iterator[WatchEvent]:
+        """List, then watch from the list's resourceVersion; relist on 410; reconnect with backoff on errors.
+
+        `on_stream(stream)` receives each open watch so another thread can close it to stop at once.
+        """
+        backoff = backoff or Backoff()
+        version: str | None = None
+        while not stop.is_set():
+            try:
+                if version is None:
+                    result = self.list(kind, namespace, label_selector)
+                    version = result.resource_version
+                    backoff.reset()
+                    yield WatchEvent("RELIST", items=result.items)
+                stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds)
+                if on_stream:
+                    on_stream(stream)
+                for line in stream:
+                    if stop.is_set():
+                        break
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    obj = event.get("object") or {}
+                    kind_of_event = event.get("type")
+                    if kind_of_event == "ERROR":
+                        code = int(obj.get("code") or 0)
+                        raise status_error(code, json.dumps(obj), Request("watch", kind.plural)) if code != 410 \
+                            else Gone("gone (410)", 410, "Expired")
+                    new_version = (obj.get("metadata") or {}).get("resourceVersion")
+                    if new_version:
+                        version = str(new_version)
+                    if kind_of_event in ("ADDED", "MODIFIED", "DELETED"):
+                        obj.setdefault("kind", kind.kind)
+                        backoff.reset()
+                        yield WatchEvent(kind_of_event, obj=obj)
+            except Gone:
+                version = None
+            except (ApiError, Unreachable, ValueError) as exc:
+                if isinstance(exc, ValueError):
+                    exc = Unreachable(f"control plane sent a broken watch event for {kind.plural}", "dropped")
+                yield WatchEvent("ERROR", error=exc)
+                stop.wait(backoff.next())
+
+    # -- Job helpers --------------------------------------------------------------------------------------
+
+    def job_tasks(self, job: str) -> list[dict]:
+        """The Tasks of a Job (label `rlinf.io/job`), in all namespaces."""
+        return self.list(TASKS, label_selector=f"{keys.JOB_LABEL}={job}").items
+
+    def job_pods(self, job: str, tasks: list[dict] | None = None) -> list[dict]:
+        """The Pod CRs of a Job's Tasks (label `rlark.io/task-name`), in the Tasks' namespaces."""
+        tasks = self.job_tasks(job) if tasks is None else tasks
+        pods: list[dict] = []
+        seen: set[str] = set()
+        for task in tasks:
+            meta = task.get("metadata") or {}
+            for pod in self.list(PODS, meta.get("namespace"),
+                                 label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items:
+                uid = (pod.get("metadata") or {}).get("name", "")
+                if uid not in seen:
+                    seen.add(uid)
+                    pods.append(pod)
+        return pods
+
+    def job(self, name: str) -> Job:
+        return Job(self.get(JOBS, name))
+
+    def nodes(self) -> list[dict]:
+        return self.list(NODES).items
+
+    def domains(self) -> list[dict]:
+        return self.list(DOMAINS).items
+
+    # -- data plane -----------------------------------------------------------------------------------------
+
+    def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict | None:
+        """The real pod (core/v1) behind a Pod CR, for restart counts; None without a data-plane context."""
+        plane = self.data_plane(cluster)
+        if plane is None:
+            return None
+        result = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}",
+                            Request("get", "pods", pod, namespace, plane.source), timeout=10)
+        return result if isinstance(result, dict) else None
+
+    def data_plane_events(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> list[dict]:
+        plane = self.data_plane(cluster)
+        if plane is None:
+            return []
+        result = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/events",
+                            Request("list", "events", namespace=namespace, source=plane.source),
+                            [("fieldSelector", f"involvedObject.name={pod}")], timeout=10)
+        return [e for e in (result.get("items") or [])] if isinstance(result, dict) else []
+
+    def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
+                container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
+                timestamps: bool = True, tail: int | None = None, since_seconds: int | None = None,
+                since_time: str | None = None, read_timeout: float | None = None) -> LineStream:
+        """`pods/log` of a data-plane pod (container `main` by default) as a line stream."""
+        plane = self.data_plane(cluster)
+        if plane is None:
+            raise Unreachable(f"logs: no data-plane context or gateway configured for cluster {cluster} "
+                              f"— see `rlark config`", "config")
+        query = [("container", container)]
+        if follow:
+            query.append(("follow", "true"))
+        if previous:
+            query.append(("previous", "true"))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        if tail is not None and tail >= 0:
+            query.append(("tailLines", str(tail)))
+        if since_time:
+            query.append(("sinceTime", since_time))
+        elif since_seconds:
+            query.append(("sinceSeconds", str(since_seconds)))
+        return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
+                            Request("logs", "pods", pod, namespace, plane.source), query,
+                            read_timeout=read_timeout, whole_lines=follow)
+
+    # -- gateway ------------------------------------------------------------------------------------------
+
+    def gateway_job_logs(self, job: str) -> list[dict]:
+        """The gateway's `jobs/<job>/logs`: [{taskName, podName, phase, node, logs}] (last 1000 lines per pod)."""
+        gateway = self.gateway_http()
+        if gateway is None:
+            raise Unreachable("logs: no gateway configured — see `rlark config`", "config")
+        result = gateway.json("GET", f"/api/v1/rlinf.io/v1alpha1/jobs/{seg(job)}/logs",
+                              Request("logs", "jobs", job, source="gateway"))
+        pods = result.get("pods") if isinstance(result, dict) else None
+        return [p for p in pods or [] if isinstance(p, dict)]
+
+    def gateway_clusters(self) -> object:
+        gateway = self.gateway_http()
+        if gateway is None:
+            raise Unreachable("no gateway configured — see `rlark config`", "config")
+        return gateway.json("GET", "/api/v1/clusters", Request("list", "clusters", source="gateway"), timeout=10)
+
+    # -- Ray ----------------------------------------------------------------------------------------------
+
+    def ray_dashboard(self, job: Job):
+        """The Ray dashboard of a Job: a configured URL, else the head Service proxy of the head's data plane."""
+        from rlark_tui.raydash.client import RayDashboard
+        token = self.config.ray_token
+        url = self.config.ray_urls.get(job.name)
+        if url:
+            return RayDashboard(Http(url, source=f"Ray dashboard of {job.name}"), token)
+        head = job.head_task
+        if head is None:
+            return None
+        cluster = self._head_cluster(job)
+        plane = self.data_plane(cluster) if cluster else None
+        if plane is None:
+            return None
+        service = f"{job.name}-{head.name}-ray-head"
+        base = (f"{plane.base}/api/v1/namespaces/{keys.WORKLOAD_NAMESPACE}/services/"
+                f"{seg(service)}:8265/proxy")
+        return RayDashboard(plane.sibling(base, f"Ray dashboard of {job.name} (via {cluster})"), token,
+                            via_proxy=True)
+
+    def ray_status(self, job: Job) -> dict:
+        """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed."""
+        from rlark_tui.raydash.client import unavailable
+        try:
+            dashboard = self.ray_dashboard(job)
+        except Unreachable as exc:
+            return unavailable(job, str(exc))
+        if dashboard is None:
+            cluster = self._head_cluster(job) or "unknown"
+            return unavailable(job, f"ray: no data-plane context or dashboard URL configured for cluster "
+                                    f"{cluster} — see `rlark config`")
+        return dashboard.status(expected=job.total_nodes)
+
+    def _head_cluster(self, job: Job) -> str | None:
+        """Cluster namespace of the Header role's Task (where its head Service lives), or None."""
+        if job.head_task is None:
+            return None
+        try:
+            tasks = self.job_tasks(job.name)
+        except (ApiError, Unreachable):
+            return None
+        for task in tasks:
+            meta = task.get("metadata") or {}
+            if meta.get("name") == job.head_task_name:
+                return meta.get("namespace")
+        return None
+
+    def close(self) -> None:
+        self._client.close()
+

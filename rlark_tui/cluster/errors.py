@@ -1,0 +1,177 @@
+"""API and transport failures turned into one clear line each (never a traceback, never a credential).
+
+Owns the error classes every cluster / raydash call raises and the mapping from HTTP status and socket errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import ssl
+from dataclasses import dataclass
+
+import urllib3.exceptions
+
+from rlark_tui.errors import RlarkError
+
+_BEARER = re.compile(r"(?i)(bearer\s+|token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/=-]{6,}")
+
+
+def scrub(text: str) -> str:
+    """Remove bearer tokens an error text might echo."""
+    return _BEARER.sub(lambda m: m.group(1) + "***", text)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What was attempted, for the message: verb (list, get, create, patch, delete, watch, logs) and resource."""
+
+    verb: str
+    resource: str
+    name: str | None = None
+    namespace: str | None = None
+    source: str = "control plane"
+    url: str = ""
+
+    def target(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f'{self.resource} "{self.name}"{where}' if self.name else f"{self.resource}{where}"
+
+
+class ApiError(RlarkError):
+    """The server answered with an error status."""
+
+    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+        super().__init__(scrub(message))
+        self.status = status
+        self.reason = reason
+
+
+class Unauthorized(ApiError):
+    """401: the credentials were rejected."""
+
+
+class Forbidden(ApiError):
+    """403: the credentials may not do this."""
+
+
+class NotFound(ApiError):
+    """404."""
+
+
+class Conflict(ApiError):
+    """409: already exists, or changed underneath."""
+
+
+class Gone(ApiError):
+    """410: the resourceVersion is too old; relist."""
+
+
+class Invalid(ApiError):
+    """422: the object breaks the schema; `causes` lists (field, message)."""
+
+    def __init__(self, message: str, causes: list[tuple[str, str]]) -> None:
+        super().__init__(message, 422, "Invalid")
+        self.causes = causes
+
+
+class Unreachable(RlarkError):
+    """No HTTP answer: refused, reset, DNS, TLS failure or timeout."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(scrub(message))
+        self.kind = kind
+
+
+def status_error(status: int, body: bytes | str | None, req: Request) -> ApiError:
+    """Map an HTTP error answer (Kubernetes Status body or plain text) to one line."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
+    payload = _json(text)
+    message = str(payload.get("message") or "").strip() if payload else text.strip()
+    message = message.splitlines()[0] if message else ""
+    reason = str(payload.get("reason") or "") if payload else ""
+    target = req.target()
+    if status == 401:
+        return Unauthorized(
+            f"unauthorized (401): the {req.source} rejected the credentials while trying to {req.verb} "
+            f"{target}; check the kubeconfig user / token", status, reason)
+    if status == 403:
+        detail = f": {message}" if message else ""
+        return Forbidden(f"forbidden (403): not allowed to {req.verb} {target} on the {req.source}{detail}",
+                         status, reason)
+    if status == 404:
+        return NotFound(f"not found (404): {target}" + (f" ({message})" if message and req.name is None else ""),
+                        status, reason)
+    if status == 409:
+        return Conflict(f"conflict (409) on {req.verb} {target}: {message or 'the server reported a conflict'}",
+                        status, reason)
+    if status == 410:
+        return Gone(f"gone (410): {message or 'resourceVersion too old'}", status, reason)
+    if status == 422:
+        causes = _causes(payload)
+        listed = "; ".join(f"{field}: {msg}" if field else msg for field, msg in causes)
+        return Invalid(f"invalid (422): {target} rejected: {listed or message or 'no details given'}", causes)
+    what = f"{reason or 'error'} ({status})" if status else "error"
+    return ApiError(f"{req.source} {what} on {req.verb} {target}: {message or 'no message'}", status, reason)
+
+
+def transport_error(exc: BaseException, req: Request, timeout: float | None = None) -> Unreachable:
+    """Map a socket / TLS / timeout failure to one line naming the source and URL."""
+    where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
+    root = _root(exc)
+    if isinstance(root, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
+        after = f" after {timeout:g}s" if timeout else ""
+        return Unreachable(f"timed out{after} waiting for {where} ({req.verb} {req.target()})", "timeout")
+    if isinstance(root, (ssl.SSLError, urllib3.exceptions.SSLError)) or "SSL" in type(root).__name__ \
+            or "ssl" in str(root).lower() or "certificate" in str(root).lower():
+        return Unreachable(f"TLS error talking to {where}: {_short(root)}", "tls")
+    if isinstance(root, ConnectionRefusedError) or "refused" in str(root).lower():
+        return Unreachable(f"cannot reach {where}: connection refused", "refused")
+    if isinstance(root, (ConnectionResetError, urllib3.exceptions.ProtocolError)) or "reset" in str(root).lower() \
+            or "aborted" in str(root).lower():
+        return Unreachable(f"connection to {where} was dropped: {_short(root)}", "dropped")
+    if isinstance(root, socket.gaierror) or "resolve" in str(root).lower():
+        return Unreachable(f"cannot resolve the host of {where}: {_short(root)}", "dns")
+    return Unreachable(f"cannot reach {where}: {_short(root)}", "other")
+
+
+def _root(exc: BaseException) -> BaseException:
+    seen = exc
+    for _ in range(6):
+        nxt = getattr(seen, "reason", None)
+        if isinstance(nxt, BaseException):
+            seen = nxt
+            continue
+        if seen.__cause__ is not None:
+            seen = seen.__cause__
+            continue
+        if seen.__context__ is not None and isinstance(seen, urllib3.exceptions.HTTPError):
+            seen = seen.__context__
+            continue
+        break
+    return seen
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[-1] if text else type(exc).__name__
+    return scrub(line[:200])
+
+
+def _json(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _causes(payload: dict) -> list[tuple[str, str]]:
+    details = payload.get("details") if payload else None
+    causes = details.get("causes") if isinstance(details, dict) else None
+    result = []
+    for cause in causes or []:
+        if isinstance(cause, dict):
+            result.append((str(cause.get("field") or ""), str(cause.get("message") or cause.get("reason") or "")))
+    return result

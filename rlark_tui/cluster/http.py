@@ -1,0 +1,167 @@
+"""Raw JSON and streaming HTTP over a kubernetes ApiClient (its TLS, auth and host) or a plain URL.
+
+Owns request building, the timeouts, line streaming, and turning every failure into a cluster.errors class.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from urllib.parse import quote, urlsplit
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException, OpenApiException
+
+from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
+
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 30.0
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def seg(value: str) -> str:
+    """One URL path segment, percent-encoded."""
+    return quote(str(value), safe="")
+
+
+class Http:
+    """Requests against one base URL, authenticated like the kubernetes client when it has one."""
+
+    def __init__(self, base: str, api_client: k8s.ApiClient | None = None, source: str = "control plane",
+                 headers: dict[str, str] | None = None, ca_certs: str | None = None) -> None:
+        self.base = base.rstrip("/")
+        self.source = source
+        self._client = api_client
+        self._headers = dict(headers or {})
+        self._pool = None if api_client else urllib3.PoolManager(
+            retries=False, ca_certs=ca_certs, cert_reqs="CERT_REQUIRED" if base.startswith("https") else None)
+
+    @classmethod
+    def for_client(cls, api_client: k8s.ApiClient, source: str) -> "Http":
+        return cls(api_client.configuration.host, api_client, source)
+
+    def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
+        """Another base URL; it shares this client's TLS and credentials only when it has the same origin."""
+        same = _origin(base) == _origin(self.base)
+        return Http(base, self._client if same else None, source, headers,
+                    ca_certs=self._client.configuration.ssl_ca_cert if (self._client and not same) else None)
+
+    def json(self, method: str, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+             body: object = None, content_type: str | None = None,
+             timeout: float = READ_TIMEOUT, headers: dict[str, str] | None = None) -> object:
+        """One request; returns the decoded JSON body (or text when not JSON)."""
+        resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers)
+        try:
+            data = resp.data if hasattr(resp, "data") else resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise transport_error(exc, self._req(req, path), timeout) from None
+        finally:
+            resp.release_conn()
+        if not 200 <= resp.status < 300:
+            raise status_error(resp.status, data, self._req(req, path))
+        text = data.decode("utf-8", "replace")
+        try:
+            return json.loads(text) if text.strip() else {}
+        except ValueError:
+            return text
+
+    def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+               read_timeout: float | None = None, whole_lines: bool = False) -> "LineStream":
+        """A streaming GET (watch, log follow); errors before the body arrive are raised here."""
+        resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
+        if not 200 <= resp.status < 300:
+            try:
+                data = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError):
+                data = b""
+            resp.release_conn()
+            raise status_error(resp.status, data, self._req(req, path))
+        return LineStream(resp, self._req(req, path), read_timeout, whole_lines)
+
+    def _req(self, req: Request, path: str) -> Request:
+        return Request(req.verb, req.resource, req.name, req.namespace, req.source or self.source,
+                       _display_url(self.base))
+
+    def _send(self, method, path, req, query, body, content_type, timeout, extra):
+        headers = {"Accept": "application/json", **self._headers, **(extra or {})}
+        if content_type:
+            headers["Content-Type"] = content_type
+        elif body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            if self._client is not None:
+                method_, url, hdrs, body_, post = self._client.param_serialize(
+                    method=method, resource_path=path, query_params=query or [], header_params=headers,
+                    body=body, auth_settings=["BearerToken"], _host=self.base)
+                return self._client.call_api(method_, url, hdrs, body_, post, _request_timeout=timeout).response
+            url = self.base + path
+            if query:
+                url += "?" + "&".join(f"{quote(k, safe='')}={quote(str(v), safe='')}" for k, v in query)
+            payload = json.dumps(body).encode() if body is not None else None
+            return self._pool.request(method, url, body=payload, headers=headers, preload_content=False,
+                                      timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+                                      retries=False)
+        except ApiException as exc:
+            raise transport_error(_ApiTransport(exc.reason or str(exc)), self._req(req, path), timeout[1]) from None
+        except OpenApiException as exc:
+            raise Unreachable(f"bad request to the {self.source}: {exc}", "other") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise transport_error(exc, self._req(req, path), timeout[1]) from None
+
+
+class LineStream:
+    """Lines of a streaming response; a dropped connection or read timeout raises Unreachable.
+
+    With `whole_lines` (live follows) an unterminated last line means the stream was cut: it is never yielded.
+    """
+
+    def __init__(self, resp, req: Request, timeout: float | None, whole_lines: bool = False) -> None:
+        self._resp = resp
+        self._req = req
+        self._timeout = timeout
+        self._whole_lines = whole_lines
+
+    def __iter__(self) -> Iterator[str]:
+        buffer = b""
+        try:
+            while True:
+                chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    yield line.decode("utf-8", "replace").rstrip("\r")
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
+            raise transport_error(exc, self._req, self._timeout) from None
+        finally:
+            self.close()
+        if buffer and self._whole_lines:
+            raise Unreachable(f"the {self._req.source} cut the stream in the middle of a line", "dropped")
+        if buffer:
+            yield buffer.decode("utf-8", "replace").rstrip("\r")
+
+    def close(self) -> None:
+        """Abort the response; safe from another thread and more than once."""
+        try:
+            self._resp.close()
+            self._resp.release_conn()
+        except (urllib3.exceptions.HTTPError, OSError, AttributeError):
+            pass
+
+
+class _ApiTransport(Exception):
+    """The kubernetes REST layer reports TLS failures as ApiException(status=0); carry its text."""
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
+
+
+def _display_url(base: str) -> str:
+    parts = urlsplit(base)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"

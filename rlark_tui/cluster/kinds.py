@@ -1,0 +1,49 @@
+"""The rlinf.io kinds rlark reads and writes, with their REST paths and the names users type for them.
+
+Owns kind lookup (`jobs`, `job`, `rljob`, ...) and path building for cluster-scoped and namespaced kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlark_tui.cluster.http import seg
+from rlark_tui.errors import UsageError
+
+GROUP = "rlinf.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    plural: str
+    namespaced: bool
+    aliases: tuple[str, ...] = ()
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """`/apis/rlinf.io/v1alpha1[/namespaces/NS]/PLURAL[/NAME]`; no namespace on a namespaced kind = all."""
+        base = f"/apis/{GROUP}/{VERSION}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{seg(namespace)}"
+        base += f"/{self.plural}"
+        return base + (f"/{seg(name)}" if name else "")
+
+
+JOBS = Kind("Job", "jobs", False, ("job", "rljob", "rljobs"))
+TASKS = Kind("Task", "tasks", True, ("task",))
+PODS = Kind("Pod", "pods", True, ("pod", "rlpod", "rlpods"))
+NODES = Kind("Node", "nodes", True, ("node", "rlnode", "rlnodes"))
+DOMAINS = Kind("Domain", "domains", False, ("domain", "rldomain", "rldomains"))
+
+ALL = (JOBS, TASKS, PODS, NODES, DOMAINS)
+
+
+def kind_named(name: str) -> Kind:
+    """The kind a user typed (`jobs`, `job`, `rljob`, `pods.rlinf.io`)."""
+    key = name.lower().removesuffix(f".{GROUP}")
+    for kind in ALL:
+        if key == kind.plural or key in kind.aliases or key == kind.kind.lower():
+            return kind
+    raise UsageError(f"unknown resource type {name!r} (use jobs, tasks, pods, nodes or domains)")

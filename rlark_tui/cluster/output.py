@@ -1,0 +1,153 @@
+"""Pure rendering of API objects for the headless commands: kubectl-style tables, `-o wide|json|yaml`.
+
+Objects are redacted before json/yaml output; table cells hold only values the platform reports.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import yaml
+
+from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.model import keys
+from rlark_tui.model.redact import redact_object
+from rlark_tui.model.views import Job, Node, Pod, Task, dig
+
+FORMATS = ("table", "wide", "json", "yaml", "name")
+
+
+def age(stamp: str, now: datetime | None = None) -> str:
+    """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no timestamp)."""
+    if not stamp:
+        return "<unknown>"
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return "<unknown>"
+    now = now or datetime.now(timezone.utc)
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60}m"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """Columns separated by three spaces, padded to the widest cell, like kubectl."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], len(cell))
+    lines = []
+    for row in [headers, *rows]:
+        cells = [cell.ljust(widths[index]) for index, cell in enumerate(row)]
+        lines.append("   ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _gpu(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _job_row(obj: dict, wide: bool, now) -> list[str]:
+    job = Job(obj)
+    roles = ",".join(t.name for t in job.tasks) or "-"
+    row = [job.name, job.shown_status, f"{job.workers_running}/{len(job.tasks)}", roles,
+           age(job.creation_timestamp, now)]
+    if wide:
+        row += [job.job_type, job.head_task.name if job.head_task else "-", str(job.total_nodes),
+                job.domain or "-", job.display_name or "-"]
+    return row
+
+
+def _task_row(obj: dict, wide: bool, now) -> list[str]:
+    task = Task(obj)
+    spec = task.spec
+    row = [task.name, task.job_name or "-", spec.role or "-", task.phase or "-", str(task.replicas),
+           age(task.creation_timestamp, now)]
+    if wide:
+        selector = ",".join(f"{k}={v}" for k, v in spec.node_selector.items()) or "-"
+        rank = task.rank_start
+        row += ["yes" if task.is_head else "no", "-" if rank is None else str(rank), selector, spec.image or "-"]
+    return row
+
+
+def _pod_row(obj: dict, wide: bool, now) -> list[str]:
+    pod = Pod(obj)
+    row = [pod.pod_name or pod.name, pod.task_name or "-", pod.phase or "-", pod.node or "-", pod.ip or "-",
+           age(pod.creation_timestamp, now)]
+    if wide:
+        row += [pod.name, pod.message or "-"]
+    return row
+
+
+def _node_row(obj: dict, wide: bool, now) -> list[str]:
+    node = Node(obj)
+    category = node.labels.get("rlark.io/node-category", "-")
+    row = [node.name, node.phase or "-", _gpu(node.allocatable(keys.GPU_RESOURCE)), category,
+           age(node.creation_timestamp, now)]
+    if wide:
+        row += [node.gpu_model or "-", _gpu(node.free(keys.GPU_RESOURCE)), node.internal_ip or "-",
+                ",".join(node.device_resources) or "-"]
+    return row
+
+
+def _domain_row(obj: dict, wide: bool, now) -> list[str]:
+    name = dig(obj, "metadata", "name", default="")
+    row = [name, str(dig(obj, "spec", "cidr", default="-")), age(dig(obj, "metadata", "creationTimestamp",
+                                                                    default=""), now)]
+    if wide:
+        row.append(str(len(dig(obj, "status", "ipAllocations", default=[]) or [])))
+    return row
+
+
+COLUMNS = {
+    JOBS.plural: (["NAME", "STATUS", "WORKERS", "ROLES", "AGE"],
+                  ["TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"], _job_row),
+    TASKS.plural: (["NAME", "JOB", "ROLE", "PHASE", "REPLICAS", "AGE"],
+                   ["HEAD", "RANK START", "NODE SELECTOR", "IMAGE"], _task_row),
+    PODS.plural: (["NAME", "TASK", "PHASE", "NODE", "IP", "AGE"], ["POD CR", "MESSAGE"], _pod_row),
+    NODES.plural: (["NAME", "PHASE", "GPU", "CATEGORY", "AGE"], ["GPU MODEL", "FREE GPU", "IP", "DEVICES"],
+                   _node_row),
+    DOMAINS.plural: (["NAME", "CIDR", "AGE"], ["ALLOCATIONS"], _domain_row),
+}
+
+
+def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
+                 now: datetime | None = None) -> str:
+    base, extra, row_of = COLUMNS[kind.plural]
+    headers = list(base) + (list(extra) if wide else [])
+    show_ns = all_namespaces and kind.namespaced
+    if show_ns:
+        headers.insert(0, "NAMESPACE")
+    rows = []
+    for obj in sort_items(items):
+        row = row_of(obj, wide, now)
+        if show_ns:
+            row.insert(0, dig(obj, "metadata", "namespace", default="") or "-")
+        rows.append(row)
+    return table(headers, rows)
+
+
+def sort_items(items: list[dict]) -> list[dict]:
+    return sorted(items, key=lambda o: (dig(o, "metadata", "namespace", default=""),
+                                        dig(o, "metadata", "name", default="")))
+
+
+def render_objects(kind: Kind, items: list[dict], fmt: str, single: bool = False) -> str:
+    """json / yaml / name output; secrets are masked. A single named object prints bare, else a List."""
+    redacted = [redact_object(obj) for obj in sort_items(items)]
+    if fmt == "name":
+        return "\n".join(f"{kind.plural[:-1]}.rlinf.io/{dig(o, 'metadata', 'name', default='')}" for o in redacted)
+    document = redacted[0] if single and len(redacted) == 1 else {
+        "apiVersion": "v1", "kind": "List", "items": redacted, "metadata": {"resourceVersion": ""}}
+    if fmt == "json":
+        return json.dumps(document, indent=4, ensure_ascii=False)
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True).rstrip("\n")

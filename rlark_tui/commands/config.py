@@ -1,0 +1,96 @@
+"""`rlark config`: show where rlark looks (config file, state dir, kubeconfig) and test every source.
+
+Owns the report; the sources themselves are reached through ClusterAccess. Secrets are never shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.config import EXAMPLE, config_path, load_config, state_dir
+from rlark_tui.errors import UsageError
+
+EXIT_CODES = """exit codes:
+  0  the control plane answered (other sources may still be missing; each is reported)
+  1  the control plane cannot be reached or refused the request
+  2  the config file or kubeconfig cannot be used"""
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "config", parents=parents, help="show the configuration and test each source",
+        description="Print the config file, state dir and kubeconfig in use, then test the control plane, "
+                    "each data-plane context and the gateway.",
+        epilog=EXIT_CODES + "\n\nconfig file format:\n" + EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-check", action="store_true", help="only print, do not contact any source")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = config_path()
+    config = load_config(path)
+    print(f"config file:  {path}" + ("" if config.exists else " (absent; optional)"))
+    print(f"state dir:    {state_dir()}")
+    try:
+        access = ClusterAccess.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config)
+    except UsageError as exc:
+        print(f"kubeconfig:   {exc}")
+        return 2
+    paths = ", ".join(str(p) for p in access.kubeconfig.paths) or "in-cluster service account"
+    print(f"kubeconfig:   {paths}")
+    print(f"context:      {access.context}")
+    print(f"server:       {access.server}")
+    print(f"gateway:      {access.gateway or '(not configured)'}"
+          + (f"  [{'config file' if config.gateway else 'kubeconfig extension'}]" if access.gateway else ""))
+    print(f"ray token:    {'set (hidden)' if config.ray_token else 'not set'}")
+    planes = access.data_plane_contexts()
+    print("data planes:" + ("" if planes else "  (none: logs fall back to the gateway)"))
+    for cluster, (context, origin) in sorted(planes.items()):
+        print(f"  {cluster:<20} context {context}  [{origin}]")
+    for job, url in sorted(config.ray_urls.items()):
+        print(f"ray dashboard {job}: {url}")
+    if args.no_check:
+        return 0
+    print("checks:")
+    ok = _check("control plane", lambda: _control(access))
+    for cluster in sorted(planes):
+        _check(f"data plane {cluster}", lambda c=cluster: _plane(access, c))
+    if access.gateway:
+        _check("gateway", lambda: _gateway(access))
+    return 0 if ok else 1
+
+
+def _check(name: str, probe) -> bool:
+    try:
+        detail = probe()
+    except (ApiError, Unreachable, UsageError) as exc:
+        print(f"  FAIL  {name}: {exc}")
+        return False
+    print(f"  ok    {name}: {detail}")
+    return True
+
+
+def _control(access: ClusterAccess) -> str:
+    version = access.version().get("gitVersion", "?")
+    jobs = len(access.list(JOBS, timeout=10).items)
+    return f"version {version}, {jobs} job(s) visible"
+
+
+def _plane(access: ClusterAccess, cluster: str) -> str:
+    plane = access.data_plane(cluster)
+    if plane is None:
+        raise Unreachable(f"no context for {cluster}", "config")
+    body = plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=plane.source),
+                      timeout=10)
+    count = len(body.get("items") or []) if isinstance(body, dict) else 0
+    return f"{count} pod(s) in rlark-system"
+
+
+def _gateway(access: ClusterAccess) -> str:
+    body = access.gateway_clusters()
+    data = body.get("data") if isinstance(body, dict) else None
+    return f"{len(data) if isinstance(data, list) else 0} cluster(s) listed"

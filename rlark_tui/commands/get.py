@@ -1,0 +1,65 @@
+"""`rlark get jobs|tasks|pods|nodes|domains [NAME...]`: list or show objects like kubectl get.
+
+Owns the flags (-A, -n, -l, -o) and printing; reading goes through ClusterAccess, rendering through cluster.output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import kind_named
+from rlark_tui.cluster.output import render_objects, render_table
+
+EXIT_CODES = """exit codes:
+  0  printed (an empty list prints "No resources found" on stderr)
+  1  API or connection error, or a named object was not found
+  2  usage error (bad flag, unknown resource type, unusable kubeconfig)"""
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "get", parents=parents, help="list jobs, tasks, pods, nodes or domains",
+        description="List rlinf.io objects of the control plane, like `kubectl get`.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes or domains")
+    parser.add_argument("names", metavar="NAME", nargs="*", help="only these objects")
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
+    parser.add_argument("-n", "--namespace", metavar="NS", help="namespace of tasks, pods or nodes")
+    parser.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector, e.g. rlinf.io/job=demo")
+    parser.add_argument("-o", "--output", default="table", choices=("table", "wide", "json", "yaml", "name"),
+                        help="output format (default: table)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kind = kind_named(args.resource)
+    access = ClusterAccess.from_args(args)
+    namespace = None
+    if kind.namespaced and not args.all_namespaces:
+        namespace = args.namespace or access.namespace or "default"
+    status = 0
+    if args.names:
+        items = []
+        for name in args.names:
+            try:
+                items.append(access.get(kind, name, namespace))
+            except NotFound:
+                where = f' in namespace "{namespace}"' if namespace else ""
+                print(f'error: {kind.plural} "{name}" not found{where}', file=sys.stderr)
+                status = 1
+    else:
+        items = access.list(kind, namespace, label_selector=args.selector).items
+    if not items:
+        if status == 0:
+            where = f" in {namespace} namespace" if namespace else ""
+            print(f"No resources found{where}.", file=sys.stderr)
+        return status
+    if args.output in ("table", "wide"):
+        print(render_table(kind, items, wide=args.output == "wide",
+                           all_namespaces=args.all_namespaces))
+    else:
+        print(render_objects(kind, items, args.output, single=len(args.names) == 1))
+    return status

@@ -1,0 +1,87 @@
+"""`rlark stop|start|delete JOB [--yes] [--wait]`: change a Job's lifecycle after a confirmation.
+
+Owns the prompts and messages; the mutation and the platform's rules live in actions.Actions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rlark_tui.actions import START_NOTE, Actions
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.errors import RlarkError
+
+EXIT_CODES = """exit codes:
+  0    done (with --wait: the Pods are gone / back, or the Job is gone)
+  1    refused (--readonly, a Succeeded/Failed Job, no confirmation), API / connection error, --wait timed out
+  2    usage error
+  130  interrupted"""
+
+PAST = {"stop": "stopped", "start": "started", "delete": "deleted"}
+CONSEQUENCES = {
+    "stop": "Stop sets spec.stopped: the Pods of every role are deleted (Tasks, PVCs and the head Service "
+            "stay). Persist outputs first.",
+    "start": f"Start clears spec.stopped: new Pods are created. {START_NOTE}",
+    "delete": "Delete removes the Job, its Tasks, workloads, head Service and task PVCs. This cannot be undone.",
+}
+
+
+def register(subparsers, parents) -> None:
+    for verb, summary in (("stop", "stop a job (its Pods are deleted)"),
+                          ("start", "start a stopped job (processes restart; no checkpoint resume)"),
+                          ("delete", "delete a job")):
+        parser = subparsers.add_parser(
+            verb, parents=parents, help=summary, description=CONSEQUENCES[verb],
+            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.add_argument("job", metavar="JOB")
+        parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+        parser.add_argument("--wait", action="store_true",
+                            help="return when the Pods are gone (stop), back (start) or the Job is gone (delete)")
+        parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                            help="how long --wait waits (default 300)")
+        parser.set_defaults(handler=_handler(verb))
+
+
+def _handler(verb: str):
+    def handler(args: argparse.Namespace) -> int:
+        return run(verb, args)
+    return handler
+
+
+def run(verb: str, args: argparse.Namespace) -> int:
+    access = ClusterAccess.from_args(args)
+    actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
+    actions.preflight(verb, args.job)
+    if not args.yes:
+        _confirm(verb, args.job)
+    message = getattr(actions, verb)(args.job)
+    print(message)
+    if not args.wait or "nothing to start" in message or "already stopped" in message:
+        return 0
+    if verb == "delete":
+        result = actions.wait_deleted(args.job, args.timeout)
+        done = f"job {args.job} is gone ({result.seconds:.0f}s)"
+    elif verb == "stop":
+        result = actions.wait_stopped(args.job, args.timeout)
+        done = f"all Pods of job {args.job} are gone ({result.seconds:.0f}s)"
+    else:
+        result = actions.wait_started(args.job, args.timeout)
+        done = f"job {args.job} has its {result.pods}/{result.expected} Pods back ({result.seconds:.0f}s)"
+    if not result.done:
+        raise RlarkError(f"--wait timed out after {args.timeout:g}s: job {args.job} has "
+                         f"{result.pods} Pod(s)" + (f" of {result.expected}" if verb == "start" else ""))
+    print(done)
+    return 0
+
+
+def _confirm(verb: str, job: str) -> None:
+    print(CONSEQUENCES[verb], file=sys.stderr)
+    if not sys.stdin or not sys.stdin.isatty():
+        raise RlarkError(f"not confirmed: stdin is not a terminal; pass --yes to {verb} job {job}")
+    try:
+        answer = input(f"{verb} job {job}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise RlarkError(f"not confirmed: job {job} was not {PAST[verb]}")

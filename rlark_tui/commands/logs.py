@@ -1,0 +1,86 @@
+"""`rlark logs JOB`: the `main` container logs of a Job's Pods, merged with `[role/pod]` prefixes, or followed.
+
+Owns the flags and printing; reading, merging and resuming live in cluster.logs and cluster.logmerge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.logmerge import LogLine, parse_since
+from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
+from rlark_tui.errors import UsageError
+from rlark_tui.model.redact import redact_text
+
+EXIT_CODES = """exit codes:
+  0    printed (or, with -f, every followed Pod is gone)
+  1    the Job does not exist, an API / connection error, or no source could give any logs
+  2    usage error (bad flag, unknown role or Pod)
+  130  interrupted (Ctrl-C)
+
+With -f a dropped stream prints "-- stream interrupted: <why>; reconnecting" on stderr and resumes
+where it stopped: no line is repeated or lost (lines are matched by timestamp and count, not content)."""
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "logs", parents=parents, help="print or follow a job's logs",
+        description="Logs of the `main` container of a Job's Pods, from the data-plane context of each "
+                    "cluster, or from the gateway (last 1000 lines, no follow) when none is configured.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("job", metavar="JOB")
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--role", metavar="ROLE", help="only this role (task name or platform role)")
+    who.add_argument("--pod", metavar="POD", help="only this Pod (e.g. demo-ppo-actor-0)")
+    parser.add_argument("--tail", metavar="N", type=int, default=None,
+                        help="last N lines per Pod (default: all; -f defaults to 1000)")
+    parser.add_argument("-f", "--follow", action="store_true", help="keep streaming new lines")
+    parser.add_argument("-p", "--previous", action="store_true", help="the previous container instance")
+    parser.add_argument("--timestamps", action="store_true", help="show each line's timestamp")
+    parser.add_argument("--since", metavar="DURATION", help="only lines newer than 30s, 5m, 1h ...")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.previous and args.follow:
+        raise UsageError("--previous cannot be combined with -f (a previous instance has ended)")
+    if args.tail is not None and args.tail < 0:
+        raise UsageError("--tail must be 0 or more")
+    since = parse_since(args.since) if args.since else None
+    tail = args.tail if args.tail is not None else (1000 if args.follow else None)
+    access = ClusterAccess.from_args(args)
+    targets = resolve_targets(access, args.job, args.role, args.pod)
+    prefix = args.pod is None
+    out_lock = threading.Lock()
+
+    def emit(item: LogLine | Notice) -> None:
+        with out_lock:
+            if isinstance(item, Notice):
+                print(item.text, file=sys.stderr, flush=True)
+            else:
+                print(redact_text(item.render(prefix, args.timestamps)), flush=True)
+
+    if not targets:
+        emit(Notice(f"-- job {args.job}: No Pod details yet — waiting for task sync"))
+        if not args.follow:
+            return 0
+    logs = JobLogs(access, args.job, targets, tail=tail, previous=args.previous, since_seconds=since,
+                   role=args.role, pod=args.pod)
+    lines, notices = logs.backlog()
+    for notice in notices:
+        emit(notice)
+    for line in lines:
+        emit(line)
+    if targets and notices and len(notices) == len(targets) and not lines:
+        return 1
+    if not args.follow:
+        return 0
+    try:
+        logs.follow(emit, emit)
+    except KeyboardInterrupt:
+        logs.close()
+        return 130
+    return 0
