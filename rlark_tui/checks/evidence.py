@@ -161,3 +161,40 @@ def deadline_passed(evidence: RunEvidence) -> bool:
     if start is None:
         return False
     return (evidence.now - start).total_seconds() >= max_wait_seconds(evidence)
+
+
+def evidence_to_dict(evidence: RunEvidence) -> dict:
+    """A JSON-ready copy of the evidence (times as ISO strings), e.g. to record a run once and judge it offline."""
+    def convert(value):
+        if isinstance(value, datetime):
+            return value.isoformat()
+        if hasattr(value, "__dataclass_fields__"):
+            return {name: convert(getattr(value, name)) for name in value.__dataclass_fields__}
+        if isinstance(value, (list, tuple)):
+            return [convert(v) for v in value]
+        if isinstance(value, dict):
+            return {k: convert(v) for k, v in value.items()}
+        return value
+    return convert(evidence)
+
+
+def evidence_from_dict(data: dict) -> RunEvidence:
+    """The inverse of evidence_to_dict."""
+    def many(cls, items):
+        return tuple(cls(**item) for item in items or ())
+    outputs = data.get("outputs")
+    if outputs is not None:
+        files = tuple(OutputFile(f["path"], f["size"], datetime.fromisoformat(f["mtime"]), f.get("sha256"))
+                      for f in outputs.get("files") or ())
+        outputs = OutputProbe(outputs["location"], files, outputs.get("error"))
+    fields = dict(data)
+    fields.update(
+        now=datetime.fromisoformat(data["now"]),
+        tasks=tuple(data.get("tasks") or ()), pods=tuple(data.get("pods") or ()), nodes=tuple(data.get("nodes") or ()),
+        logs=tuple(PodLog(**dict(log, lines=tuple(log.get("lines") or ()))) for log in data.get("logs") or ()),
+        containers=None if data.get("containers") is None else many(MainContainer, data["containers"]),
+        events={pod: many(PodEvent, items) for pod, items in (data.get("events") or {}).items()},
+        ray=None if data.get("ray") is None else RayStatus(**data["ray"]),
+        outputs=outputs,
+    )
+    return RunEvidence(**fields)

@@ -28,7 +28,7 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("network interface", re.compile(r"(?i)network interface|Cannot assign requested address|no such device")),
     ("Ray address", re.compile(
         r"(?i)failed to connect to (?:the )?gcs|unable to connect to (?:the )?gcs|could not connect to|"
-        r"Name or service not known|Temporary failure in name resolution|Connection refused")),
+        r"Name or service not known|Temporary failure in name resolution|Connection refused|is not reachable")),
     ("timeout", re.compile(r"(?i)did not become ready within|\btimed out\b|TimeoutError")),
 )
 """C3's error scan: each (what, pattern) a line of any Pod's `main` log must not match."""

@@ -62,3 +62,13 @@ def test_no_secret_reaches_any_rendering():
         for text in (to_text(report), to_markdown(report), to_markdown(report, "zh"), to_json_text(report)):
             assert "hf_secretvalue" not in text, name
             assert "abcd1234secret" not in text, name
+
+
+def test_evidence_round_trips_through_json_for_offline_judging():
+    import json
+
+    from rlark_tui.checks.evidence import evidence_from_dict, evidence_to_dict
+    for name, (evidence, expected, _) in SCENARIOS.items():
+        again = evidence_from_dict(json.loads(json.dumps(evidence_to_dict(evidence))))
+        assert again == evidence, name
+        assert [row.result for row in evaluate(again).rows] == expected
