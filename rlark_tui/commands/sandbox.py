@@ -1,0 +1,27 @@
+"""`rlark sandbox`: serve the embedded RLark sandbox in the foreground until SIGTERM/SIGINT.
+Prints exactly one line `ready kubeconfig=<path> gateway=<url>` once it serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "sandbox", parents=parents,
+        help="serve a local RLark sandbox (for trying and testing; real use points at an RLark control plane)")
+    parser.add_argument("--port", type=int, default=0, help="HTTPS port on 127.0.0.1 (0 = the last one or any free)")
+    parser.add_argument("--state-dir", type=Path, default=None,
+                        help="where objects, logs, certificates and the kubeconfig live (default: user state dir)")
+    parser.add_argument("--seed", default="demo", metavar="demo|none|scale:J:P",
+                        help="objects for an empty state dir (default: demo)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlark_tui.sandbox import main_foreground
+    from rlark_tui.sandbox.seed import parse
+    parse(args.seed)
+    return main_foreground(args.state_dir, args.port, args.seed)

@@ -1,0 +1,272 @@
+"""The embedded RLark sandbox: `Sandbox` owns one state dir, its HTTPS API server, kubeconfig and agent.
+Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in the foreground (`serve()`).
+
+    sb = Sandbox(state_dir, port=0, seed="demo").start()
+    sb.kubeconfig      # Path of the kubeconfig (mode 0600); contexts "rlark-sandbox", "rlark-sandbox-<ns>"
+    sb.gateway         # "https://127.0.0.1:<port>"
+    sb.context         # "rlark-sandbox"
+    sb.store, sb.logs, sb.faults, sb.proxies   # see store.py, logs.py, faults.py, proxy.py
+    sb.call(fn, *args) # run fn(*args) on the sandbox loop (await it if it returns a coroutine), get the result
+    sb.api_client(context=None)  # a kubernetes.client.ApiClient for that context
+    sb.stop()
+
+State dir layout: `objects/` (store), `logs/` (container logs), `tls/` (CA + server cert), `token` (0600),
+`port` (the last port, reused on restart when free so kubeconfigs stay valid), `kubeconfig`.
+Seeds (`seed.py`) only fill an empty store. Agent hook: if `rlark_tui.sandbox.agent` is importable,
+`Agent(store, logs, state_dir, settings)` is created on the sandbox loop, `start()` is called after the
+server listens and `await stop()` on shutdown. `settings` is a dict: the `agent_settings` passed to
+`Sandbox`, plus "proxies" (the ProxyRegistry), "gateway" (URL), "kubeconfig" (Path) and "faults".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import os
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from rlark_tui.errors import RlarkError
+from rlark_tui.sandbox import kubeconfig as kubeconfig_file
+from rlark_tui.sandbox import seed as seeds
+from rlark_tui.sandbox.faults import Faults
+from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.proxy import ProxyRegistry
+from rlark_tui.sandbox.server import SandboxServer
+from rlark_tui.sandbox.store import Store
+from rlark_tui.sandbox.tls import ensure_certificates, server_context
+
+__all__ = ["Sandbox", "default_state_dir"]
+
+
+def default_state_dir() -> Path:
+    import platformdirs
+    return Path(platformdirs.user_state_dir("rlark")) / "sandbox"
+
+
+def _read_token(path: Path) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token)
+    return token
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+class Sandbox:
+    context = kubeconfig_file.CONTEXT
+
+    def __init__(self, state_dir: Path | str | None = None, port: int = 0, seed: str = "demo",
+                 agent: bool = True, agent_settings: dict | None = None, history: int = 5000):
+        self.state_dir = Path(state_dir) if state_dir else default_state_dir()
+        self.requested_port = port
+        self.seed = seed
+        seeds.parse(seed)
+        self.use_agent = agent
+        self.agent_settings = dict(agent_settings or {})
+        self.history = history
+        self.port = 0
+        self.kubeconfig = self.state_dir / "kubeconfig"
+        self.gateway = ""
+        self.faults = Faults()
+        self.proxies = ProxyRegistry()
+        self.store: Store | None = None
+        self.logs: LogStore | None = None
+        self.agent = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._clusters: list[str] = []
+        self._watcher: asyncio.Task | None = None
+        self._token = ""
+
+    def __repr__(self) -> str:
+        return f"Sandbox(state_dir={str(self.state_dir)!r}, gateway={self.gateway!r})"
+
+    # ----- lifecycle on the loop -----
+    async def _open(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._token = _read_token(self.state_dir / "token")
+        ensure_certificates(self.state_dir / "tls")
+        self.store = Store(self.state_dir, history=self.history)
+        self.logs = LogStore(self.state_dir / "logs")
+        if self.store.resource_version == 0:
+            seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
+        server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token)
+        self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = await self._bind(server_context(self.state_dir / "tls"))
+        self.port = site._server.sockets[0].getsockname()[1]
+        (self.state_dir / "port").write_text(str(self.port))
+        self.gateway = f"https://127.0.0.1:{self.port}"
+        self._write_kubeconfig()
+        self._watcher = asyncio.get_running_loop().create_task(self._follow_clusters())
+        await self._start_agent()
+
+    async def _bind(self, ssl_context) -> web.TCPSite:
+        candidates = [self.requested_port]
+        remembered = self.state_dir / "port"
+        if self.requested_port == 0 and remembered.exists():
+            previous = int(remembered.read_text().strip() or 0)
+            if previous and _port_free(previous):
+                candidates.insert(0, previous)
+        error: OSError | None = None
+        for port in candidates:
+            site = web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=ssl_context, reuse_address=True)
+            try:
+                await site.start()
+                return site
+            except OSError as exc:
+                error = exc
+        raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{self.requested_port}: {error}")
+
+    def _write_kubeconfig(self) -> None:
+        self._clusters = self.store.clusters()
+        ca = (self.state_dir / "tls" / "ca.crt").read_bytes()
+        kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters))
+
+    async def _follow_clusters(self) -> None:
+        """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes)."""
+        sub = self.store.watch("nodes", since=str(self.store.resource_version))
+        try:
+            async for _event in sub:
+                if self.store.clusters() != self._clusters:
+                    self._write_kubeconfig()
+        finally:
+            sub.close()
+
+    async def _start_agent(self) -> None:
+        if not self.use_agent or importlib.util.find_spec("rlark_tui.sandbox.agent") is None:
+            return
+        module = importlib.import_module("rlark_tui.sandbox.agent")
+        settings = dict(self.agent_settings, proxies=self.proxies, gateway=self.gateway,
+                        kubeconfig=self.kubeconfig, faults=self.faults)
+        self.agent = module.Agent(self.store, self.logs, self.state_dir, settings)
+        result = self.agent.start()
+        if inspect.isawaitable(result):
+            await result
+
+    async def _close(self) -> None:
+        if self.agent is not None:
+            result = self.agent.stop()
+            if inspect.isawaitable(result):
+                await result
+            self.agent = None
+        if self._watcher:
+            self._watcher.cancel()
+        if self._runner:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ----- foreground -----
+    async def serve(self, ready: Callable[[Sandbox], None] | None = None) -> None:
+        """Serve until SIGTERM/SIGINT (or `request_stop()`); `ready` is called once it listens."""
+        self._stop_event = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, self._stop_event.set)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        try:
+            await self._open()
+            if ready:
+                ready(self)
+            await self._stop_event.wait()
+        finally:
+            await self._close()
+
+    def request_stop(self) -> None:
+        if self.loop and self._stop_event:
+            self.loop.call_soon_threadsafe(self._stop_event.set)
+
+    # ----- background thread -----
+    def start(self, timeout: float = 60.0) -> Sandbox:
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        async def main() -> None:
+            self._stop_event = asyncio.Event()
+            try:
+                await self._open()
+            except BaseException as exc:  # reported to the starting thread
+                failure.append(exc)
+                await self._close()
+                started.set()
+                return
+            started.set()
+            try:
+                await self._stop_event.wait()
+            finally:
+                await self._close()
+
+        self._thread = threading.Thread(target=lambda: asyncio.run(main()), name="rlark-sandbox", daemon=True)
+        self._thread.start()
+        if not started.wait(timeout):
+            raise RlarkError(f"sandbox did not start within {timeout:.0f} s")
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.request_stop()
+        if self._thread:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def call(self, fn: Callable, *args, timeout: float = 30.0):
+        """Run `fn(*args)` on the sandbox loop; await the result if it is awaitable; return it."""
+        async def run():
+            result = fn(*args)
+            return await result if inspect.isawaitable(result) else result
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def api_client(self, context: str | None = None):
+        from kubernetes import config
+        return config.new_client_from_config(config_file=str(self.kubeconfig), context=context or self.context,
+                                             persist_config=False)
+
+    @property
+    def token(self) -> str:
+        """The bearer token (tests only; never print it)."""
+        return self._token
+
+
+def main_foreground(state_dir: Path | None, port: int, seed: str) -> int:
+    sandbox = Sandbox(state_dir, port=port, seed=seed)
+
+    def ready(sb: Sandbox) -> None:
+        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)
+
+    try:
+        asyncio.run(sandbox.serve(ready))
+    except OSError as exc:
+        raise RlarkError(f"sandbox failed: {exc}") from None
+    return 0

@@ -1,0 +1,151 @@
+"""Fault switches for tests: forced error codes, slow responses, dropped watches, 410s, outages, cut logs.
+Set from Python (`sandbox.faults.<method>(...)`) or over HTTPS with the bearer token.
+
+Python API (`Faults`, thread-safe; `verb` is get|list|watch|create|update|patch|delete or "*";
+`resource` is a plural such as "jobs", a subresource such as "jobs/status" or "pods/log", or "*";
+`plane` is "root", a cluster namespace such as "rlark-gpu-a", "gateway", or "*"):
+- `fail(code, verb="*", resource="*", plane="*", times=None, message=None)`: answer matching requests with
+  a Kubernetes Status of that code (403 Forbidden, 409 Conflict, 422 Invalid, 500, 503 ...); `times` = how
+  many requests (None = until cleared).
+- `delay(seconds, verb="*", resource="*", plane="*")`: sleep before answering matching requests.
+- `close_watches_every(seconds)`: every open watch stream is ended after that many seconds (None = off).
+- `expire_watches(resource="*", times=1)`: the next matching watch gets an ERROR event with a 410 Expired
+  Status (the store also forgets its history, so resuming from an old resourceVersion keeps failing).
+- `outage(seconds, mode="drop")`: for that long every API request has its connection dropped without an
+  answer ("drop") or gets 503 ("503"); open watches and log follows are ended.
+- `cut_logs(after_lines=1, times=1)`: a matching `pods/log` stream sends `after_lines` lines, then half of
+  the next line without its newline, then drops the connection.
+- `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
+
+HTTP (same token as the API): `POST /_sandbox/faults` with `{"op": "<method>", "args": {...}}`, e.g.
+`{"op": "fail", "args": {"code": 403, "verb": "create", "resource": "jobs"}}`; `GET /_sandbox/faults`
+lists them; `DELETE /_sandbox/faults` clears them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class _Rule:
+    verb: str
+    resource: str
+    plane: str
+    code: int = 0
+    seconds: float = 0.0
+    times: int | None = None
+    message: str | None = None
+
+    def matches(self, verb: str, resource: str, plane: str) -> bool:
+        return (self.verb in ("*", verb) and self.resource in ("*", resource)
+                and self.plane in ("*", plane))
+
+
+class Faults:
+    OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "clear")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._fail: list[_Rule] = []
+            self._delay: list[_Rule] = []
+            self._gone: list[_Rule] = []
+            self.watch_close_seconds: float | None = None
+            self._outage_until = 0.0
+            self._outage_mode = "drop"
+            self._cut: _Rule | None = None
+
+    def fail(self, code: int, verb: str = "*", resource: str = "*", plane: str = "*",
+             times: int | None = None, message: str | None = None) -> None:
+        with self._lock:
+            self._fail.append(_Rule(verb, resource, plane, code=int(code), times=times, message=message))
+
+    def delay(self, seconds: float, verb: str = "*", resource: str = "*", plane: str = "*") -> None:
+        with self._lock:
+            self._delay.append(_Rule(verb, resource, plane, seconds=float(seconds)))
+
+    def close_watches_every(self, seconds: float | None) -> None:
+        with self._lock:
+            self.watch_close_seconds = float(seconds) if seconds else None
+
+    def expire_watches(self, resource: str = "*", times: int = 1) -> None:
+        with self._lock:
+            self._gone.append(_Rule("watch", resource, "*", code=410, times=times))
+
+    def outage(self, seconds: float, mode: str = "drop") -> None:
+        if mode not in ("drop", "503"):
+            raise ValueError("outage mode is 'drop' or '503'")
+        with self._lock:
+            self._outage_until = time.monotonic() + float(seconds)
+            self._outage_mode = mode
+
+    def cut_logs(self, after_lines: int = 1, times: int | None = 1) -> None:
+        with self._lock:
+            self._cut = _Rule("get", "pods/log", "*", code=int(after_lines), times=times)
+
+    # ----- queried by the server -----
+    @staticmethod
+    def _take(rules: list[_Rule], verb: str, resource: str, plane: str) -> _Rule | None:
+        for rule in rules:
+            if rule.matches(verb, resource, plane):
+                if rule.times is not None:
+                    rule.times -= 1
+                    if rule.times <= 0:
+                        rules.remove(rule)
+                return rule
+        return None
+
+    def forced(self, verb: str, resource: str, plane: str) -> _Rule | None:
+        with self._lock:
+            return self._take(self._fail, verb, resource, plane)
+
+    def delay_for(self, verb: str, resource: str, plane: str) -> float:
+        with self._lock:
+            return sum(r.seconds for r in self._delay if r.matches(verb, resource, plane))
+
+    def take_gone(self, resource: str) -> bool:
+        with self._lock:
+            return self._take(self._gone, "watch", resource, "*") is not None
+
+    def outage_mode(self) -> str | None:
+        with self._lock:
+            return self._outage_mode if time.monotonic() < self._outage_until else None
+
+    def take_cut(self) -> int | None:
+        """Lines to send before cutting the next log stream, or None."""
+        with self._lock:
+            rule = self._cut
+            if rule is None:
+                return None
+            if rule.times is not None:
+                rule.times -= 1
+                if rule.times <= 0:
+                    self._cut = None
+            return rule.code
+
+    def describe(self) -> dict:
+        with self._lock:
+            remaining = max(0.0, self._outage_until - time.monotonic())
+            return {
+                "fail": [asdict(r) for r in self._fail],
+                "delay": [asdict(r) for r in self._delay],
+                "expireWatches": [asdict(r) for r in self._gone],
+                "closeWatchesEvery": self.watch_close_seconds,
+                "outage": {"seconds": round(remaining, 3), "mode": self._outage_mode} if remaining else None,
+                "cutLogs": asdict(self._cut) if self._cut else None,
+            }
+
+    def apply(self, op: str, args: dict | None) -> None:
+        """Run one operation by name (the HTTP route's entry point); ValueError on a bad request."""
+        if op not in self.OPS:
+            raise ValueError(f"unknown fault op {op!r}; one of {', '.join(self.OPS)}")
+        try:
+            getattr(self, op)(**(args or {}))
+        except TypeError as exc:
+            raise ValueError(f"bad arguments for {op}: {exc}") from None

@@ -1,0 +1,84 @@
+"""The sandbox's kubeconfig (mode 0600): control-plane context, one context per data plane, and the
+RLark console extension that tells `rlark` where the gateway and the data-plane contexts are.
+
+Contexts and clusters (all with the sandbox CA in `certificate-authority-data` and user `rlark-sandbox`, a
+bearer token):
+- `rlark-sandbox` (current-context): server `https://127.0.0.1:<port>/clusters/root`, the control plane.
+- `rlark-sandbox-<cluster namespace>` (e.g. `rlark-sandbox-rlark-gpu-a`): server
+  `https://127.0.0.1:<port>/clusters/<cluster namespace>`, default namespace `rlark-system`, that data plane.
+
+Extension format (on the control-plane context, a standard kubeconfig `NamedExtension` that kubectl keeps
+and ignores):
+
+    contexts:
+    - name: rlark-sandbox
+      context:
+        cluster: rlark-sandbox
+        user: rlark-sandbox
+        extensions:
+        - name: rlark.io/console
+          extension:
+            gateway: https://127.0.0.1:<port>         # gateway base URL; routes start with /api/v1/
+            dataPlaneContexts:                        # cluster id (namespace) -> kubeconfig context
+              rlark-gpu-a: rlark-sandbox-rlark-gpu-a
+              rlark-edge-b: rlark-sandbox-rlark-edge-b
+            sandbox: true
+
+Gateway requests authenticate with the control-plane context's credentials (same token and CA).
+The same extension may be added by hand to a real installation's kubeconfig.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import yaml
+
+CONTEXT = "rlark-sandbox"
+EXTENSION = "rlark.io/console"
+
+
+def data_plane_context(cluster_ns: str) -> str:
+    return f"{CONTEXT}-{cluster_ns}"
+
+
+def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str]) -> dict:
+    ca = base64.b64encode(ca_pem).decode()
+
+    def cluster(name: str, prefix: str) -> dict:
+        return {"name": name, "cluster": {"server": f"{base_url}/clusters/{prefix}",
+                                          "certificate-authority-data": ca}}
+
+    control = {"name": CONTEXT, "context": {
+        "cluster": CONTEXT, "user": CONTEXT,
+        "extensions": [{"name": EXTENSION, "extension": {
+            "gateway": base_url,
+            "dataPlaneContexts": {ns: data_plane_context(ns) for ns in clusters},
+            "sandbox": True,
+        }}],
+    }}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "current-context": CONTEXT,
+        "clusters": [cluster(CONTEXT, "root")] + [cluster(data_plane_context(ns), ns) for ns in clusters],
+        "users": [{"name": CONTEXT, "user": {"token": token}}],
+        "contexts": [control] + [
+            {"name": data_plane_context(ns),
+             "context": {"cluster": data_plane_context(ns), "user": CONTEXT, "namespace": "rlark-system"}}
+            for ns in clusters],
+    }
+
+
+def write(path: Path, config: dict) -> None:
+    """Write atomically with mode 0600 (the file holds the bearer token)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        yaml.safe_dump(config, fh, sort_keys=False)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)

@@ -1,0 +1,166 @@
+"""Seeds for an empty sandbox store: `demo` (two clusters, five Nodes, Domain demo-net, Job demo-ppo),
+`scale:<jobs>:<pods>` (many objects, for benchmarks) and `none`.
+
+The demo Job is rendered from a JobDraft by `rlark_tui.model.render_job`, exactly as `rlark` would submit it
+(launch record and deployment plan annotations included).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from rlark_tui.errors import UsageError
+from rlark_tui.model import keys
+from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
+from rlark_tui.sandbox.store import Store
+
+DEMO_IMAGE = ("registry.rlark.local/rlinf/rlinf-sandbox@sha256:"
+              "4d7f0b3c9a1e2f5d6c8b7a9e0f1d2c3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d")
+DEMO_CODE_REF = "9c4e1f7a2b8d3e6f0a5c1b9d7e2f4a8c6b3d0e1f"
+DEMO_RUN_ID = "demo-ppo-001"
+DEMO_STEPS = 40
+RCLONE = "rclone.csi.veloxpack.io"
+
+
+def parse(seed: str) -> tuple[str, int, int]:
+    """("demo"|"none"|"scale", jobs, pods); UsageError for anything else."""
+    if seed in ("demo", "none"):
+        return seed, 0, 0
+    parts = seed.split(":")
+    if len(parts) == 3 and parts[0] == "scale" and parts[1].isdigit() and parts[2].isdigit():
+        return "scale", int(parts[1]), int(parts[2])
+    raise UsageError(f"unknown seed {seed!r}: use demo, none or scale:<jobs>:<pods>")
+
+
+def _node(name: str, cluster: str, labels: dict, capacity: dict, index: int) -> dict:
+    return {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Node",
+        "metadata": {
+            "name": name, "namespace": cluster,
+            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                       keys.CLUSTER_ID_LABEL: cluster, "rlark.io/agent-type": "Kubernetes", **labels},
+        },
+        "spec": {"agentType": "Kubernetes"},
+        "status": {
+            "phase": "Online", "diskPressure": False, "capacity": dict(capacity), "allocatable": dict(capacity),
+            "used": {},
+            "addresses": [{"type": "InternalIP", "address": f"10.20.0.{10 + index}"},
+                          {"type": "Hostname", "address": name}],
+            "nodeInfo": {"agentVersion": "sandbox", "architecture": "amd64", "kernelVersion": "6.8.0",
+                         "operatingSystem": "linux"},
+        },
+    }
+
+
+def demo_nodes() -> list[dict]:
+    gpu = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+    cloud = {"gpu-model": "h100", "rlark.io/node-category": "cloud"}
+    nodes = [_node(f"gpu-a{i}", "rlark-gpu-a", cloud, gpu, i) for i in (1, 2, 3)]
+    for node in nodes:
+        node["metadata"]["annotations"] = {keys.GPU_MODEL_ANNOTATION: "NVIDIA H100 80GB HBM3"}
+    nodes.append(_node("edge-b1", "rlark-edge-b", {"robot": "franka", "rlark.io/node-category": "robot"},
+                       {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "1",
+                        "rlinf.io/franka": "1"}, 4))
+    nodes.append(_node("edge-b2", "rlark-edge-b", {"rlark.io/node-category": "edge"},
+                       {"cpu": "8", "memory": "32Gi", "pods": "110"}, 5))
+    return nodes
+
+
+def demo_draft(output_dir: str) -> dict:
+    """The JobDraft mapping of demo-ppo (a user could write the same YAML by hand)."""
+    def role(name: str, platform_role: str, cluster: str, host: str) -> dict:
+        return {"name": name, "role": platform_role, "cluster": cluster,
+                "selector": {"kubernetes.io/hostname": host}, "gpu": 1, "image": DEMO_IMAGE}
+    return {
+        "name": "demo-ppo",
+        "displayName": "Demo PPO (sandbox)",
+        "type": "rl",
+        "header": "actor",
+        "roles": [role("actor", "Actor", "rlark-gpu-a", "gpu-a1"),
+                  role("rollout", "Rollout", "rlark-gpu-a", "gpu-a2"),
+                  role("env", "Env", "rlark-edge-b", "edge-b1")],
+        "domain": "demo-net",
+        "runScript": (f"python -m rlark_tui.sandbox.demo_workload --run-id {DEMO_RUN_ID} "
+                      f"--code-ref {DEMO_CODE_REF} --output {output_dir} --steps {DEMO_STEPS}"),
+        "record": {"runId": DEMO_RUN_ID, "codeRef": DEMO_CODE_REF, "configRef": "examples/sandbox/ppo_demo.yaml",
+                   "expectedNumNodes": 3, "progressPattern": r"Global Step:\s*(\d+)/(\d+)",
+                   "maxWaitSeconds": 600, "outputPath": output_dir},
+    }
+
+
+def demo_job(output_dir: str, nodes: list[dict]) -> dict:
+    from rlark_tui.model.draft import load_draft
+    from rlark_tui.model.render import render_job
+    draft, _findings = load_draft(demo_draft(output_dir))
+    return render_job(draft, nodes)
+
+
+def _storage_class(name: str, provisioner: str, parameters: dict | None = None, description: str = "") -> dict:
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+          "metadata": {"name": name, "annotations": {"description": description} if description else {}},
+          "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
+    if parameters:
+        sc["parameters"] = parameters
+    return sc
+
+
+def _base(store: Store) -> list[dict]:
+    nodes = demo_nodes()
+    for node in nodes:
+        store.create("nodes", node)
+    store.create("domains", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Domain",
+                             "metadata": {"name": "demo-net"}, "spec": {"cidr": "10.88.0.0/16"}})
+    store.create("storageclasses", _storage_class(
+        "s3-rclone", RCLONE, {"remote": "s3", "remotePath": "rlark-demo-ckpt", "s3-provider": "Minio",
+                              "s3-endpoint": "http://127.0.0.1:9000", "s3-region": "us-east-1",
+                              "s3-force-path-style": "true", "s3-access-key-id": "sandbox"},
+        "Sandbox object storage for checkpoints"), plane="rlark-gpu-a")
+    for cluster in ("rlark-gpu-a", "rlark-edge-b"):
+        store.create("storageclasses", _storage_class("local-path", "rancher.io/local-path"), plane=cluster)
+    return nodes
+
+
+def apply(store: Store, seed: str, output_dir: str = "/tmp/rlark-sandbox-outputs") -> None:
+    """Fill an empty store with `seed`."""
+    kind, jobs, pods = parse(seed)
+    if kind == "none":
+        return
+    nodes = _base(store)
+    if kind == "demo":
+        store.create("jobs", demo_job(f"{output_dir}/{DEMO_RUN_ID}", nodes))
+        return
+    _scale(store, jobs, pods)
+
+
+def _scale(store: Store, jobs: int, pods: int) -> None:
+    """`jobs` Jobs of one Docker-agent task each (the Kubernetes agent leaves them alone) and `pods` Pod CRs
+    spread over them, all Running."""
+    tasks = []
+    for index in range(jobs):
+        name = f"scale-{index:05d}"
+        task_spec = {"role": "Actor", "agentType": "Docker",
+                     "nodeSelector": {"kubernetes.io/hostname": f"gpu-a{1 + index % 3}"},
+                     "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {
+                         "spec": {"containers": [{"name": "main", "image": DEMO_IMAGE}]}}}}}
+        job = store.create("jobs", {"metadata": {"name": name},
+                                    "spec": {"tasks": [{"name": "worker", "head": True, **task_spec}]}})
+        store.update("jobs", {**job, "status": {"phase": "Running", "startTime": job["metadata"]["creationTimestamp"],
+                                                "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}},
+                     subresource="status")
+        task = store.create("tasks", {"metadata": {
+            "name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
+            "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,
+                                 "uid": job["metadata"]["uid"], "controller": True}]}, "spec": task_spec})
+        store.update("tasks", {**task, "status": {"phase": "Running"}}, subresource="status")
+        tasks.append(task)
+    for index in range(pods if tasks else 0):
+        task = tasks[index % len(tasks)]["metadata"]["name"]
+        ordinal = index // len(tasks)
+        pod = store.create("pods", {"metadata": {
+            "name": str(uuid.uuid4()), "namespace": "rlark-gpu-a",
+            "labels": {keys.TASK_NAME_LABEL: task, "rlark.io/local-pod-name": f"{task}-{ordinal}",
+                       "rlark.io/local-pod-namespace": DATA_NAMESPACE}},
+            "spec": {"taskNamespace": "rlark-gpu-a", "taskName": task, "podNamespace": DATA_NAMESPACE,
+                     "podName": f"{task}-{ordinal}"}}, ROOT)
+        store.update("pods", {**pod, "status": {"phase": "Running", "node": f"gpu-a{1 + index % 3}",
+                                                "ip": f"10.20.0.{11 + index % 3}"}}, subresource="status")

@@ -1,0 +1,115 @@
+"""`meta.k8s.io/v1` Table rendering for `kubectl get`: printer columns per kind, Age as kubectl shows it.
+Pure functions over API objects.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rlark_tui.sandbox.resources import ResourceType
+
+
+def human_age(timestamp: str | None, now: datetime | None = None) -> str:
+    """kubectl's HumanDuration of the time since `timestamp` ("<unknown>" if missing)."""
+    if not timestamp:
+        return "<unknown>"
+    try:
+        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return "<invalid>"
+    seconds = int(((now or datetime.now(timezone.utc)) - then).total_seconds())
+    if seconds < 0:
+        seconds = 0
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if seconds < 120:
+        return f"{seconds}s"
+    if minutes < 10:
+        rest = seconds % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 192:
+        rest = hours % 24
+        return f"{days}d{rest}h" if rest else f"{days}d"
+    if days < 365 * 2:
+        return f"{days}d"
+    years = days // 365
+    if years < 8:
+        rest = days % 365
+        return f"{years}y{rest}d" if rest else f"{years}y"
+    return f"{years}y"
+
+
+def _lookup(obj: dict, path: str):
+    cur = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _core_pod(obj: dict) -> list:
+    statuses = (obj.get("status") or {}).get("containerStatuses") or []
+    containers = (obj.get("spec") or {}).get("containers") or []
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    reason = (obj.get("status") or {}).get("phase") or "Pending"
+    for status in statuses:
+        waiting = (status.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason"):
+            reason = waiting["reason"]
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        reason = "Terminating"
+    return [f"{ready}/{len(containers)}", reason, restarts]
+
+
+def _columns(rtype: ResourceType) -> list[tuple[str, str]]:
+    """(title, type) of the columns after Name."""
+    if rtype.group == "" and rtype.plural == "pods":
+        return [("Ready", "string"), ("Status", "string"), ("Restarts", "integer"), ("Age", "string")]
+    return [(title, "string" if kind == "date" else kind) for title, _, kind in rtype.columns] or [
+        ("Age", "string")]
+
+
+def _cells(rtype: ResourceType, obj: dict, now: datetime) -> list:
+    name = (obj.get("metadata") or {}).get("name", "")
+    if rtype.group == "" and rtype.plural == "pods":
+        return [name, *_core_pod(obj), human_age((obj.get("metadata") or {}).get("creationTimestamp"), now)]
+    columns = rtype.columns or (("Age", "metadata.creationTimestamp", "date"),)
+    cells: list = [name]
+    for _, path, kind in columns:
+        value = _lookup(obj, path)
+        cells.append(human_age(value, now) if kind == "date" else ("" if value is None else value))
+    return cells
+
+
+def _row_object(obj: dict, include: str):
+    if include == "None":
+        return None
+    if include == "Object":
+        return obj
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata", {})}
+
+
+def table(rtype: ResourceType, items: list[dict], resource_version: str | None = None,
+          include: str = "Metadata") -> dict:
+    now = datetime.now(timezone.utc)
+    definitions = [{"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}]
+    definitions += [{"name": title, "type": kind, "format": "", "description": title, "priority": 0}
+                    for title, kind in _columns(rtype)]
+    rows = []
+    for obj in items:
+        row = {"cells": _cells(rtype, obj, now)}
+        embedded = _row_object(obj, include)
+        if embedded is not None:
+            row["object"] = embedded
+        rows.append(row)
+    meta = {"resourceVersion": resource_version} if resource_version else {}
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+            "columnDefinitions": definitions, "rows": rows}

@@ -1,0 +1,74 @@
+"""TLS material of one sandbox state dir: a private CA and a loopback server certificate signed by it.
+Generated once (files ca.crt, server.crt, server.key with mode 0600 keys) and reused across restarts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import ssl
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
+    """(ca.crt, server.crt, server.key) in `tls_dir`, created when missing."""
+    tls_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ca_crt, crt, key_path = tls_dir / "ca.crt", tls_dir / "server.crt", tls_dir / "server.key"
+    if ca_crt.exists() and crt.exists() and key_path.exists():
+        return ca_crt, crt, key_path
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rlark-sandbox-ca")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=3650))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                       content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False,
+                                       encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = (x509.CertificateBuilder()
+              .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rlark-sandbox")]))
+              .issuer_name(ca_name).public_key(server_key.public_key())
+              .serial_number(x509.random_serial_number())
+              .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=3650))
+              .add_extension(x509.SubjectAlternativeName([
+                  x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+              .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+              .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                             critical=False)
+              .sign(ca_key, hashes.SHA256()))
+    _write_private(key_path, _key_pem(server_key))
+    crt.write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    ca_crt.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    return ca_crt, crt, key_path
+
+
+def server_context(tls_dir: Path) -> ssl.SSLContext:
+    _, crt, key = ensure_certificates(tls_dir)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(crt, key)
+    return ctx

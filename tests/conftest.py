@@ -1,0 +1,34 @@
+"""Session-wide fixtures: one shared sandbox (demo seed, temporary state dir) for every cluster-side test.
+Tests reach it over real HTTPS through `sandbox.kubeconfig`; `sandbox.store` / `sandbox.faults` for setup.
+
+`sandbox` attributes: `.kubeconfig` (Path), `.gateway` (URL), `.state_dir`, `.context` ("rlark-sandbox"),
+`.store`, `.logs`, `.faults`, `.proxies`, `.call(fn, *args)`, `.api_client(context=None)`, `.token`.
+Tests that set faults must clear them (`sandbox.faults.clear()`), e.g. with the `faults` fixture.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Settings handed to the simulated agent (rlark_tui.sandbox.agent) of the shared sandbox.
+AGENT_SETTINGS: dict = {}
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory):
+    from rlark_tui.sandbox import Sandbox
+    sb = Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo", agent_settings=AGENT_SETTINGS).start()
+    try:
+        yield sb
+    finally:
+        sb.stop()
+
+
+@pytest.fixture
+def faults(sandbox):
+    """The shared sandbox's fault switches, cleared after the test."""
+    sandbox.faults.clear()
+    try:
+        yield sandbox.faults
+    finally:
+        sandbox.faults.clear()
