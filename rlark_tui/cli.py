@@ -15,6 +15,13 @@ from rlark_tui.errors import RlarkError
 COMMANDS = (
     "rlark_tui.commands.draft",
     "rlark_tui.commands.sandbox",
+    "rlark_tui.commands.get",
+    "rlark_tui.commands.describe",
+    "rlark_tui.commands.logs",
+    "rlark_tui.commands.submit",
+    "rlark_tui.commands.lifecycle",
+    "rlark_tui.commands.config",
+    "rlark_tui.commands.check",
 )
 
 
