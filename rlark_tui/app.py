@@ -1,0 +1,333 @@
+"""RlarkApp, the Textual TUI, and `run_tui(args)`, which `rlark` (no sub-command) and `rlark demo` call.
+
+Owns the screen stack, the reconciler worker (SnapshotChanged → every screen), `:` commands, the command
+palette, and the one path from a key to a mutation: confirm dialog → rlark_tui.actions (read-only aware).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from rlark_tui.errors import RlarkError
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.confirm import ConfirmScreen, consequences
+from rlark_tui.screens.help import HelpScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.logs import LogScreen, Scope
+from rlark_tui.screens.nodes import NodeListScreen, PickerScreen, namespaces
+from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
+from rlark_tui.snapshot import Snapshot
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+CHECK_SCREEN_MODULE = "rlark_tui.screens.check"
+NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
+                           "copy", "command_palette"})
+
+
+class RlarkCommands(Provider):
+    """Command palette entries: views, and per Job open / logs / stop-start / delete (not when read-only)."""
+
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.app
+        assert isinstance(app, RlarkApp)
+        commands: list[tuple[str, Callable[[], object], str]] = [
+            ("Jobs", partial(app.run_command, "jobs"), "the job list"),
+            ("Nodes", partial(app.run_command, "nodes"), "the Node list"),
+            ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
+            ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
+            ("Help", partial(app.show_help, app.screen), "keys of this screen"),
+        ]
+        for name in sorted(app.index.jobs) if app.index is not None else []:
+            commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
+            commands.append((f"Logs of {name}", partial(app.open_logs, name, None), "all Pods merged"))
+            commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
+            if not app.readonly:
+                commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
+                commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
+        return commands
+
+    async def discover(self) -> Hits:
+        for text, command, help_text in self._commands():
+            yield DiscoveryHit(text, command, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, command, help_text in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), command, help=help_text)
+
+
+class RlarkApp(App[int]):
+    """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
+
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss"]
+    TITLE = "rlark"
+    COMMANDS = App.COMMANDS | {RlarkCommands}
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
+
+    def __init__(self, access=None, readonly: bool = False) -> None:
+        super().__init__()
+        self.access = access
+        self.readonly = readonly
+        self.index: SnapshotIndex | None = None
+        self.namespace = ""
+        self.reconciler = None
+        self._ray_watch: dict[str, int] = {}
+
+    @property
+    def context_name(self) -> str:
+        return getattr(self.access, "context", "") or ""
+
+    def on_mount(self) -> None:
+        self.push_screen(JobListScreen())
+        if self.access is not None:
+            self._start_reconciler()
+
+    # ---- snapshots -------------------------------------------------------------------------------
+    def _start_reconciler(self) -> None:
+        from rlark_tui.reconciler import Reconciler
+
+        self.reconciler = Reconciler(self.access)
+        for job_name in self._ray_watch:
+            self.reconciler.watch_ray(job_name)
+        self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
+                        exit_on_error=False)
+
+    def on_snapshot_changed(self, message) -> None:
+        """Every SnapshotChanged (from the reconciler, or posted by a test) re-renders every screen."""
+        self.apply_snapshot(message.snapshot)
+
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        self.index = SnapshotIndex(snapshot)
+        for screen in self.screen_stack:
+            if isinstance(screen, RlarkScreen) and screen.is_mounted:
+                screen.show_snapshot(self.index)
+
+    def refresh_now(self) -> None:
+        if self.reconciler is not None and hasattr(self.reconciler, "resync"):
+            self.reconciler.resync()
+            self.notify("Refreshing from the control plane…", timeout=2)
+        elif self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
+
+    def watch_ray(self, job_name: str) -> None:
+        self._ray_watch[job_name] = self._ray_watch.get(job_name, 0) + 1
+        if self.reconciler is not None and self._ray_watch[job_name] == 1:
+            self.reconciler.watch_ray(job_name)
+
+    def unwatch_ray(self, job_name: str) -> None:
+        count = self._ray_watch.get(job_name, 0) - 1
+        if count > 0:
+            self._ray_watch[job_name] = count
+            return
+        self._ray_watch.pop(job_name, None)
+        if self.reconciler is not None:
+            self.reconciler.unwatch_ray(job_name)
+
+    def restart_counts(self, job) -> dict[str, str]:
+        """Pod key → restart count of `main`, when the snapshot carries data-plane pod status."""
+        if self.index is None:
+            return {}
+        counts = {}
+        for key, raw in self.index.snapshot.pods.items():
+            restarts = (raw.get("status") or {}).get("restarts")
+            if isinstance(restarts, int):
+                counts[key] = str(restarts)
+        return counts
+
+    # ---- navigation ------------------------------------------------------------------------------
+    def _base_screen(self) -> None:
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    def open_job(self, name: str, tab: str = "workers") -> None:
+        self.push_screen(JobDetailScreen(name, tab))
+
+    def open_logs(self, name: str, scope: Scope) -> None:
+        self.push_screen(LogScreen(name, scope))
+
+    def open_check(self, name: str) -> None:
+        if importlib.util.find_spec(CHECK_SCREEN_MODULE) is None:
+            self.notify("run check not available yet", severity="warning")
+            return
+        module = importlib.import_module(CHECK_SCREEN_MODULE)
+        self.push_screen(module.CheckScreen(name))
+
+    def show_help(self, screen) -> None:
+        """`?`: the keys live on `screen` (its own first, then the focused widget's), one line per action."""
+        grouped: dict[tuple[int, str], list[str]] = {}
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or not active.enabled or binding.system:
+                continue
+            if binding.action in NOISE_ACTIONS or binding.action.startswith("app.focus"):
+                continue
+            if isinstance(screen, RlarkScreen) and not screen.check_action(binding.action, ()):
+                continue
+            rank = 0 if active.node is screen else (2 if active.node is self else 1)
+            label = binding.key_display or self.get_key_display(binding)
+            labels = grouped.setdefault((rank, binding.description), [])
+            if label not in labels:
+                labels.append(label)
+        keys = [(" ".join(labels), description) for (_, description), labels in sorted(
+            grouped.items(), key=lambda item: item[0][0])]
+        self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
+
+    def run_command(self, text: str) -> None:
+        """`:` command mode: jobs, nodes, ns [NAME|all], ctx [NAME], q."""
+        words = text.strip().lstrip(":").split()
+        if not words:
+            return
+        command, args = words[0].lower(), words[1:]
+        if command in ("jobs", "job", "rljob", "j"):
+            self._base_screen()
+        elif command in ("nodes", "node", "no", "rlnode"):
+            self._base_screen()
+            self.push_screen(NodeListScreen())
+        elif command in ("ns", "namespace", "namespaces"):
+            self._command_ns(args)
+        elif command in ("ctx", "context", "contexts"):
+            self._command_ctx(args)
+        elif command in ("q", "quit", "exit"):
+            self.exit(0)
+        else:
+            self.notify(f"unknown command :{command} — try :jobs, :nodes, :ns, :ctx or :q", severity="warning")
+
+    def _command_ns(self, args: list[str]) -> None:
+        if args:
+            self._set_namespace(args[0])
+            return
+        choices = ["all"] + (namespaces(self.index) if self.index is not None else [])
+        self.push_screen(PickerScreen("Namespace (cluster)", choices, self.namespace or "all"),
+                         self._set_namespace)
+
+    def _set_namespace(self, name: str | None) -> None:
+        if name is None:
+            return
+        self.namespace = "" if name == "all" else name
+        self.notify(f"namespace: {name}", timeout=2)
+        if self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
+        for screen in self.screen_stack:
+            if isinstance(screen, RlarkScreen) and screen.is_mounted:
+                screen.update_header()
+
+    def _command_ctx(self, args: list[str]) -> None:
+        contexts = sorted(getattr(getattr(self.access, "kubeconfig", None), "contexts", {}) or [])
+        if not contexts:
+            self.notify("no kubeconfig contexts known", severity="warning")
+        elif args:
+            self._switch_context(args[0])
+        else:
+            self.push_screen(PickerScreen("Kubeconfig context", contexts, self.context_name),
+                             self._switch_context)
+
+    def _switch_context(self, name: str | None) -> None:
+        if name is None or name == self.context_name:
+            return
+        if name not in self.access.kubeconfig.contexts:
+            self.notify(f"no context {name!r} in the kubeconfig", severity="error")
+            return
+        self._open_context(name)
+
+    @work(thread=True, exclusive=True, group="context", exit_on_error=False)
+    def _open_context(self, name: str) -> None:
+        access = self.access
+        try:
+            new_access = type(access)(access.kubeconfig, name, access.config)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"context {name}: {exc}", severity="error")
+            return
+        self.call_from_thread(self._use_access, new_access)
+
+    def _use_access(self, access) -> None:
+        self.workers.cancel_group(self, "reconciler")
+        old, self.access = self.access, access
+        self.index = None
+        self._base_screen()
+        self._start_reconciler()
+        for screen in self.screen_stack:
+            if isinstance(screen, JobListScreen):
+                screen.rows = {}
+                screen.table.sync([])
+                screen.update_header()
+        self.notify(f"context: {access.context}")
+        if old is not None:
+            old.close()
+
+    # ---- mutations -------------------------------------------------------------------------------
+    def _refuse_readonly(self, what: str) -> bool:
+        if self.readonly:
+            self.notify(f"read-only mode: {what} refused", severity="error")
+        return self.readonly
+
+    def _job(self, name: str):
+        job = self.index.job(name) if self.index is not None else None
+        if job is None:
+            self.notify(f"Job {name} is not in the current snapshot", severity="warning")
+        return job
+
+    def request_stop_start(self, name: str) -> None:
+        if self._refuse_readonly("stop/start"):
+            return
+        job = self._job(name)
+        if job is None:
+            return
+        why_not = can_stop_or_start(job)
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
+            return
+        action = "start" if job.stopped else "stop"
+        title, body = consequences(action, name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
+                         partial(self._confirmed, action, name))
+
+    def request_delete(self, name: str) -> None:
+        if self._refuse_readonly("delete"):
+            return
+        job = self._job(name)
+        if job is None:
+            return
+        title, body = consequences("delete", name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
+                         partial(self._confirmed, "delete", name))
+
+    def _confirmed(self, action: str, name: str, answer: bool | None) -> None:
+        if answer:
+            self._mutate(action, name)
+        else:
+            self.notify(f"{action} of {name} cancelled", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _mutate(self, action: str, name: str) -> None:
+        from rlark_tui import actions
+
+        try:
+            message = getattr(actions, action)(self.access, name, readonly=self.readonly)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"{action} {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self.notify, str(message or f"{action} {name}: done"))
+
+
+def run_tui(args) -> int:
+    """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`)."""
+    from rlark_tui.cluster.access import ClusterAccess
+
+    access = ClusterAccess.from_args(args)
+    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)))
+    try:
+        app.run()
+    finally:
+        access.close()
+    return app.return_code or 0

@@ -1,0 +1,104 @@
+"""RlarkScreen: the shell every full screen shares — status header, body, `:` command bar, footer.
+
+Screens render the app's latest SnapshotIndex in `show_snapshot` and never call the API to render.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.widgets.status_header import StatusHeader
+
+if TYPE_CHECKING:
+    from rlark_tui.app import RlarkApp
+
+
+class CommandBar(Input):
+    """The k9s-style `:` prompt; Enter runs the command, esc closes it."""
+
+    BINDINGS = [Binding("escape", "close", "Close", show=True)]
+
+    def open(self) -> None:
+        self.value = ""
+        self.add_class("-open")
+        self.focus()
+
+    def action_close(self) -> None:
+        self.value = ""
+        self.remove_class("-open")
+        self.screen.focus_body()
+
+
+class RlarkScreen(Screen):
+    """Base of the job list, job detail, log and node screens."""
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("colon", "command_mode", "Command", key_display=":"),
+    ]
+    MUTATIONS: frozenset[str] = frozenset()
+    """Actions that change the cluster: hidden (and refused) in read-only mode."""
+    crumb = ""
+
+    @property
+    def rlark(self) -> "RlarkApp":
+        return cast("RlarkApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="status-header")
+        yield from self.compose_body()
+        yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        yield from ()
+
+    def focus_body(self) -> None:
+        """Give focus back to the screen's main widget after a bar closes."""
+
+    def on_mount(self) -> None:
+        self.update_header()
+        if self.rlark.index is not None:
+            self.show_snapshot(self.rlark.index)
+
+    def on_screen_resume(self) -> None:
+        self.update_header()
+        if self.rlark.index is not None:
+            self.show_snapshot(self.rlark.index)
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        """Render the latest snapshot (called on every SnapshotChanged while this screen exists)."""
+
+    def update_header(self) -> None:
+        app = self.rlark
+        snapshot = app.index.snapshot if app.index is not None else None
+        self.query_one(StatusHeader).update_state(
+            context=app.context_name, namespace=app.namespace,
+            sources=dict(snapshot.sources) if snapshot is not None else {},
+            readonly=app.readonly, waiting=snapshot is None, crumb=self.crumb)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MUTATIONS and self.rlark.readonly:
+            return False
+        return True
+
+    def action_help(self) -> None:
+        self.rlark.show_help(self)
+
+    def action_command_mode(self) -> None:
+        self.query_one(CommandBar).open()
+
+    @on(Input.Submitted, "#command-bar")
+    def _run_command(self, event: Input.Submitted) -> None:
+        event.stop()
+        bar = self.query_one(CommandBar)
+        text = event.value
+        bar.action_close()
+        self.rlark.run_command(text)

@@ -1,0 +1,67 @@
+"""Confirm dialogs for Stop, Start and Delete, and the pure text stating each one's consequences.
+
+The dialog answers True (confirm) or False; it never calls the API itself.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+def consequences(action: str, job_name: str, pods: int) -> tuple[str, str]:
+    """(title, body) of the confirm dialog for `stop`, `start` or `delete` of one Job."""
+    if action == "stop":
+        return (f"Stop Job {job_name}?", (
+            f"Sets spec.stopped: true. Every Task is scaled to 0 replicas and its {pods} Pod(s) are "
+            "deleted; running processes end now. Tasks, task PVCs and the Ray head Service are kept.\n"
+            "Persist outputs and checkpoints first. A later Start re-creates the processes from the "
+            "beginning: it does NOT resume from a checkpoint."))
+    if action == "start":
+        return (f"Start Job {job_name}?", (
+            "Sets spec.stopped: false. The Tasks get their replicas back and new Pods are created: "
+            "prepare script, Ray start-up and the run script all run again from the beginning.\n"
+            "Start does NOT resume from a checkpoint; the workload must load one itself."))
+    if action == "delete":
+        return (f"Delete Job {job_name}?", (
+            f"Deletes the Job. Its Tasks, workloads, {pods} Pod(s), the Ray head Service and the task "
+            "PVCs (object-storage mounts) are deleted with it. Host-directory data stays on the Nodes.\n"
+            "This cannot be undone: to run again, submit the Job again."))
+    raise ValueError(f"unknown action {action!r}")
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Modal yes/no dialog; `y` or Enter on the confirm button confirms, `n` / esc cancels."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Confirm"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, title: str, body: str, confirm_label: str, dangerous: bool = False) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body_text = body
+        self.confirm_label = confirm_label
+        self.dangerous = dangerous
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="-dangerous" if self.dangerous else ""):
+            yield Static(self.title_text, id="confirm-title", markup=False)
+            yield Static(self.body_text, id="confirm-body", markup=False)
+            with Horizontal(id="confirm-buttons"):
+                yield Button(f"{self.confirm_label} (y)", id="confirm-yes",
+                             variant="error" if self.dangerous else "warning")
+                yield Button("Cancel (n)", id="confirm-no", variant="default")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

@@ -1,0 +1,41 @@
+"""The `?` help screen: the keys of the screen it was opened from, global keys and `:` commands.
+
+Built from the live bindings, so it never lists a key that does nothing (read-only hides mutations).
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+COMMANDS_HELP = (
+    (":jobs", "the job list"),
+    (":nodes", "the Node list (of the current namespace)"),
+    (":ns [NAME|all]", "choose a namespace (cluster) for the Node list"),
+    (":ctx [NAME]", "list kubeconfig contexts / switch to one"),
+    (":q", "quit"),
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    """A modal table of keys; esc, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Close")]
+
+    def __init__(self, title: str, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        lines = [f"Keys — {self.title_text}", ""]
+        width = max((len(k) for k, _ in self.keys), default=4) + 2
+        lines += [f"  {key:<{width}}{description}" for key, description in self.keys]
+        lines += ["", "Command mode (press :)", ""]
+        lines += [f"  {command:<18}{description}" for command, description in COMMANDS_HELP]
+        lines += ["", "ctrl+p opens the command palette; esc goes back; ctrl+q quits."]
+        with VerticalScroll(id="help-dialog"):
+            yield Static("\n".join(lines), id="help-text", markup=False)

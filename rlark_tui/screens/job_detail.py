@@ -1,0 +1,258 @@
+"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray.
+
+Everything shown comes from the Snapshot (secrets as `***`); the Ray tab asks the reconciler to poll
+the Job's dashboard while the screen is open.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import yaml
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.highlight import highlight
+from textual.widgets import Static, TabbedContent, TabPane
+
+from rlark_tui.model import Job
+from rlark_tui.model.redact import redact_env, redact_object, redact_text
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.view_model import SnapshotIndex, age, expected_pods, role_rows, ssh_fingerprint
+from rlark_tui.widgets.workers import WorkersTree
+
+TABS = ("overview", "workers", "events", "yaml", "ray")
+
+
+class Section(Static):
+    """A Static whose label/heading styles come from tcss component classes."""
+
+    COMPONENT_CLASSES = {"section--heading", "section--label", "section--muted"}
+
+    def heading(self, text: Text, title: str) -> None:
+        text.append(title + "\n", self.get_component_rich_style("section--heading"))
+
+    def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
+        text.append(" " * indent + f"{label}: ", self.get_component_rich_style("section--label"))
+        text.append((value if value else "—") + "\n")
+
+    def muted(self, text: Text, value: str) -> None:
+        text.append(value + "\n", self.get_component_rich_style("section--muted"))
+
+
+class JobDetailScreen(RlarkScreen):
+    """Drill-down of one Job; esc goes back to the list."""
+
+    MUTATIONS = frozenset({"stop_start", "delete"})
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("l", "logs", "Logs"),
+        Binding("d", "tab('overview')", "Describe"),
+        Binding("w", "tab('workers')", "Workers"),
+        Binding("e", "tab('events')", "Events"),
+        Binding("y", "tab('yaml')", "YAML"),
+        Binding("r", "tab('ray')", "Ray"),
+        Binding("Y", "copy_yaml", "Copy YAML", show=False),
+        Binding("s", "stop_start", "Stop/Start"),
+        Binding("ctrl+d", "delete", "Delete"),
+        Binding("c", "check", "Run check"),
+    ]
+
+    def __init__(self, job_name: str, tab: str = "workers") -> None:
+        super().__init__()
+        self.job_name = job_name
+        self.initial_tab = tab if tab in TABS else "workers"
+        self.crumb = f"Jobs › {job_name}"
+        self.yaml_text = ""
+        self._yaml_version: str | None = None
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="job-summary", markup=False)
+        with TabbedContent(initial=self.initial_tab, id="job-tabs"):
+            with TabPane("Overview", id="overview"):
+                with VerticalScroll():
+                    yield Section("", id="overview-text", markup=False)
+            with TabPane("Workers", id="workers"):
+                yield WorkersTree(id="workers-tree")
+            with TabPane("Events", id="events"):
+                with VerticalScroll():
+                    yield Section("", id="events-text", markup=False)
+            with TabPane("YAML", id="yaml"):
+                with VerticalScroll(id="yaml-scroll"):
+                    yield Static("", id="yaml-text")
+            with TabPane("Ray", id="ray"):
+                with VerticalScroll():
+                    yield Section("", id="ray-text", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.rlark.watch_ray(self.job_name)
+        self.focus_body()
+
+    def on_unmount(self) -> None:
+        self.rlark.unwatch_ray(self.job_name)
+
+    def focus_body(self) -> None:
+        if self.query_one(TabbedContent).active == "workers":
+            self.query_one(WorkersTree).focus()
+
+    # ---- rendering -------------------------------------------------------------------------
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        job = index.job(self.job_name)
+        summary = self.query_one("#job-summary", Static)
+        if job is None:
+            summary.update(f"Job {self.job_name} no longer exists (deleted?). esc goes back to the list.")
+            summary.add_class("-gone")
+            return
+        summary.remove_class("-gone")
+        now = datetime.now(timezone.utc)
+        rows = role_rows(index, job)
+        running = sum(row.running for row in rows)
+        summary.update(
+            f"{job.name}" + (f" ({job.display_name})" if job.display_name else "")
+            + f" · {job.job_type} · {job.shown_status} · Pods {running} running / {expected_pods(index, job)} expected"
+            + f" · created {job.creation_timestamp or '—'}" + (f" ({age(job.creation_timestamp, now)} ago)"
+                                                                 if job.creation_timestamp else ""))
+        self.query_one(WorkersTree).sync(rows, self.rlark.restart_counts(job))
+        self._render_overview(index, job)
+        self._render_events(index, job)
+        self._render_yaml(job)
+        self._render_ray(index, job)
+
+    def _render_overview(self, index: SnapshotIndex, job: Job) -> None:
+        widget = self.query_one("#overview-text", Section)
+        text = Text()
+        widget.heading(text, f"Job {job.name}")
+        widget.field(text, "Created", job.creation_timestamp)
+        widget.field(text, "Phase", job.shown_status)
+        widget.field(text, "Type", job.job_type)
+        widget.field(text, "Display name", job.display_name)
+        widget.field(text, "Header role", job.head_task.name if job.head_task else "")
+        widget.field(text, "Network domain", job.domain)
+        widget.field(text, "SSH key", ssh_fingerprint(job.ssh_public_key))
+        widget.field(text, "Start time", job.start_time)
+        if job.end_time:
+            widget.field(text, "End time", job.end_time)
+        for spec in job.tasks:
+            task = index.task_for(job, spec)
+            text.append("\n")
+            widget.heading(text, f"Role {spec.role_display_name} — Task {job.task_name(spec)}"
+                                 + ("  [Header]" if spec.head else ""))
+            widget.field(text, "Platform role", spec.role, 2)
+            widget.field(text, "Image", spec.image, 2)
+            widget.field(text, "Node selector", ", ".join(f"{k}={v}" for k, v in spec.node_selector.items()), 2)
+            widget.field(text, "Replicas", str(task.replicas if task else spec.replicas), 2)
+            widget.field(text, "GPU per worker", _amount(spec.gpu), 2)
+            devices = ", ".join(f"{name}={_amount(amount)}" for name, amount in spec.devices.items())
+            widget.field(text, "Devices per worker", devices, 2)
+            mounts = "; ".join(f"{m['target']} ← {m['type']} {m['source']}".rstrip() for m in spec.mounts)
+            widget.field(text, "Mounts", mounts, 2)
+            env = redact_env(spec.env)
+            widget.field(text, "Env", ", ".join(
+                f"{e.get('name')}={e.get('value', '(from ' + str(e.get('valueFrom')) + ')')}" for e in env), 2)
+            widget.field(text, "Prepare script", redact_text(spec.prepare_script), 2)
+            if spec.head:
+                widget.field(text, "Run script", redact_text(spec.run_script), 2)
+            if spec.tensorboard_dir:
+                widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
+                proxy = task.tensorboard_proxy if task else ""
+                widget.field(text, "TensorBoard proxy", proxy or "not reported by the platform", 2)
+        widget.update(text)
+
+    def _render_events(self, index: SnapshotIndex, job: Job) -> None:
+        widget = self.query_one("#events-text", Section)
+        text = Text()
+        any_shown = False
+        for spec in job.tasks:
+            task = index.task_for(job, spec)
+            if task is None:
+                continue
+            if not task.events and not task.pull_progress:
+                continue
+            any_shown = True
+            widget.heading(text, f"Task {task.name} ({task.phase or 'no phase yet'})")
+            for pull in task.pull_progress:
+                widget.field(text, "Pulling " + str(pull.get("image", "")),
+                             " ".join(str(pull.get(k)) for k in ("status", "downloaded", "total", "speed",
+                                                                  "message") if pull.get(k)), 2)
+            for event in task.events:
+                count = f" ×{event.get('count')}" if event.get("count") else ""
+                widget.field(text, f"{event.get('type', '')} {event.get('reason', '')}{count}",
+                             f"{event.get('message', '')}  ({event.get('objectKind', '')} "
+                             f"{event.get('objectName', '')}, {event.get('lastTime', '')})", 2)
+        if not any_shown:
+            widget.muted(text, "No events. The platform reports Task events and image pull progress only "
+                               "while a Task is Pending.")
+        widget.update(text)
+
+    def _render_yaml(self, job: Job) -> None:
+        if job.resource_version == self._yaml_version and self.yaml_text:
+            return
+        self._yaml_version = job.resource_version
+        shown = redact_object(job.raw)
+        metadata = dict(shown.get("metadata") or {})
+        metadata.pop("managedFields", None)
+        shown["metadata"] = metadata
+        self.yaml_text = yaml.safe_dump(shown, sort_keys=False, allow_unicode=True)
+        self.query_one("#yaml-text", Static).update(highlight(self.yaml_text, language="yaml"))
+
+    def _render_ray(self, index: SnapshotIndex, job: Job) -> None:
+        widget = self.query_one("#ray-text", Section)
+        text = Text()
+        status = index.snapshot.ray.get(job.name)
+        expected = job.total_nodes if not job.stopped else 0
+        widget.heading(text, "Ray cluster")
+        if status is None:
+            widget.muted(text, "Waiting for the first poll of the Ray dashboard…")
+        else:
+            alive = status.get("alive_nodes")
+            widget.field(text, "Alive nodes", f"{alive} of {expected} expected" if alive is not None else "unknown")
+            if status.get("source"):
+                widget.field(text, "Source", str(status["source"]))
+            if status.get("error"):
+                widget.field(text, "Unavailable", str(status["error"]))
+            if status.get("status_text"):
+                text.append("\n")
+                widget.heading(text, "ray status")
+                text.append(str(status["status_text"]).rstrip() + "\n")
+            for ray_job in status.get("jobs") or []:
+                widget.field(text, f"Ray job {ray_job.get('submission_id') or ray_job.get('job_id')}",
+                             f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip(), 2)
+        widget.update(text)
+
+    # ---- keys ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.focus_body()
+
+    def action_logs(self) -> None:
+        ref = self.query_one(WorkersTree).selected_ref
+        active = self.query_one(TabbedContent).active
+        if active == "workers" and ref is not None and ref.kind == "pod":
+            self.rlark.open_logs(self.job_name, ("pod", ref.pod_key))
+        elif active == "workers" and ref is not None:
+            self.rlark.open_logs(self.job_name, ("role", ref.task_name))
+        else:
+            self.rlark.open_logs(self.job_name, None)
+
+    def action_copy_yaml(self) -> None:
+        self.app.copy_to_clipboard(self.yaml_text)
+        self.notify("YAML (secrets redacted) copied to the clipboard")
+
+    def action_stop_start(self) -> None:
+        self.rlark.request_stop_start(self.job_name)
+
+    def action_delete(self) -> None:
+        self.rlark.request_delete(self.job_name)
+
+    def action_check(self) -> None:
+        self.rlark.open_check(self.job_name)
+
+
+def _amount(value: float) -> str:
+    return "0" if not value else (str(int(value)) if float(value).is_integer() else str(value))

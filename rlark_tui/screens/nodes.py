@@ -1,0 +1,144 @@
+"""NodeListScreen (`:nodes`) and the `:ns` / `:ctx` pickers.
+
+Nodes are the platform's Node CRs of every member cluster (namespace `rlark-<id>`), filtered by the
+chosen namespace and the `/` filter; values shown are what the Node CR reports, nothing derived.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from rlark_tui.model import Node, keys
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.view_model import SnapshotIndex, age, parse_time
+from rlark_tui.widgets.filter_bar import FilterBar
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+NODE_COLUMNS = (
+    Column("name", "NAME"),
+    Column("cluster", "CLUSTER"),
+    Column("phase", "PHASE"),
+    Column("schedulable", "SCHEDULABLE"),
+    Column("gpu", "GPU FREE/ALLOC"),
+    Column("model", "GPU MODEL"),
+    Column("age", "AGE"),
+)
+
+
+def _amount(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def node_row(node: Node, now: datetime) -> Row:
+    allocatable = node.allocatable(keys.GPU_RESOURCE)
+    gpu = f"{_amount(node.free(keys.GPU_RESOURCE))}/{_amount(allocatable)}" if allocatable is not None else "-"
+    created = parse_time(node.creation_timestamp)
+    key = f"{node.namespace}/{node.name}"
+    cells = (key, node.cluster, node.phase, "yes" if node.schedulable else "no", gpu, node.gpu_model,
+             age(node.creation_timestamp, now))
+    return Row(key, cells, (key, node.cluster, node.phase, node.schedulable, allocatable, node.gpu_model,
+                            -created.timestamp() if created else None))
+
+
+def namespaces(index: SnapshotIndex) -> list[str]:
+    """Every namespace the snapshot knows Nodes, Tasks or Pods in."""
+    found = {n.namespace for n in index.nodes}
+    found |= {t.namespace for tasks in index.tasks_by_job.values() for t in tasks}
+    return sorted(ns for ns in found if ns)
+
+
+class NodeListScreen(RlarkScreen):
+    """The Node CRs; esc returns to the job list."""
+
+    crumb = "Nodes"
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("N", "sort('name')", "Sort name", show=False),
+        Binding("S", "sort('phase')", "Sort phase", show=False),
+        Binding("A", "sort('age')", "Sort age", show=False),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        yield FilterBar("filter Nodes: text or regex (esc clears)", id="node-filter")
+        yield LiveTable(NODE_COLUMNS, id="node-table")
+        yield Static("", id="node-list-message", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(FilterBar).on_close = self.focus_body
+        super().on_mount()
+        self.focus_body()
+
+    def focus_body(self) -> None:
+        self.query_one(LiveTable).focus()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        now = datetime.now(timezone.utc)
+        namespace = self.rlark.namespace
+        matcher = self.query_one(FilterBar).matcher
+        rows = [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
+        shown = [row for row in rows if matcher.matches_any(str(c) for c in row.cells)]
+        self.query_one(LiveTable).sync(shown)
+        message = ""
+        if not rows:
+            message = f"No Nodes in {namespace or 'any namespace'}."
+        elif not shown:
+            message = f"No Nodes match the filter {matcher.text!r}."
+        if matcher.error:
+            message = (message + "\n" if message else "") + f"filter: {matcher.error}"
+        widget = self.query_one("#node-list-message", Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
+    @on(FilterBar.Applied, "#node-filter")
+    def _filter_changed(self) -> None:
+        if self.rlark.index is not None:
+            self.show_snapshot(self.rlark.index)
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    def action_sort(self, column: str) -> None:
+        self.query_one(LiveTable).sort_by(column)
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """A small modal list (namespaces or contexts); Enter picks, esc cancels."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, choices: list[str], current: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = choices
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker-dialog"):
+            yield Static(self.title_text, id="picker-title", markup=False)
+            yield OptionList(*[Option(("● " if c == self.current else "  ") + c, id=c) for c in self.choices],
+                             id="picker-list")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,212 @@
+"""Pure view model of the screens: job list rows, Workers rows and Pod rows from one Snapshot.
+
+No Textual and no I/O here: every value shown comes from the Snapshot (L3: nothing invented).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.snapshot import Snapshot
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def parse_time(value: str) -> datetime | None:
+    """An RFC 3339 API timestamp as an aware datetime, or None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def age(created: str, now: datetime) -> str:
+    """kubectl-style age (`45s`, `12m`, `3h`, `2d`); empty when the time is unknown."""
+    start = parse_time(created)
+    if start is None:
+        return ""
+    seconds = max(0, int((now - start).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60}m"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+class SnapshotIndex:
+    """Jobs, their Tasks and the Tasks' Pods of one Snapshot, grouped once."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.jobs = {name: Job(raw) for name, raw in snapshot.jobs.items()}
+        self.tasks_by_job: dict[str, list[Task]] = defaultdict(list)
+        for raw in snapshot.tasks.values():
+            task = Task(raw)
+            self.tasks_by_job[task.job_name].append(task)
+        self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
+        seen: set[tuple[str, str]] = set()
+        for raw in snapshot.pods.values():
+            pod = Pod(raw)
+            identity = (pod.task_name, pod.pod_name or pod.name)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            self.pods_by_task[pod.task_name].append(pod)
+        for pods in self.pods_by_task.values():
+            pods.sort(key=lambda p: (p.ordinal if p.ordinal is not None else 1 << 30, p.pod_name, p.name))
+        self.nodes = [Node(raw) for raw in snapshot.nodes.values()]
+
+    def job(self, name: str) -> Job | None:
+        return self.jobs.get(name)
+
+    def task_for(self, job: Job, spec: TaskSpec) -> Task | None:
+        wanted = job.task_name(spec)
+        return next((t for t in self.tasks_by_job.get(job.name, []) if t.name == wanted), None)
+
+    def job_pods(self, job: Job) -> list[Pod]:
+        return [pod for spec in job.tasks for pod in self.pods_by_task.get(job.task_name(spec), [])]
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One line of the job list."""
+
+    name: str
+    display_name: str
+    job_type: str
+    phase: str
+    roles: str
+    pods_ready: int
+    pods_expected: int
+    header_node: str
+    created: str
+
+    @property
+    def pods(self) -> str:
+        return f"{self.pods_ready}/{self.pods_expected}"
+
+    def search_fields(self) -> tuple[str, ...]:
+        """What the `/` filter matches against, field by field (so `^` and `$` anchor to a field)."""
+        return (self.name, self.display_name, self.job_type, self.phase, self.roles, self.header_node)
+
+
+def expected_pods(index: SnapshotIndex, job: Job) -> int:
+    """Replicas the platform currently asks for: the Tasks' replicas (0 while stopped), else the Job spec."""
+    if job.stopped:
+        return 0
+    total = 0
+    for spec in job.tasks:
+        task = index.task_for(job, spec)
+        total += task.replicas if task is not None else spec.replicas
+    return total
+
+
+def job_row(index: SnapshotIndex, job: Job) -> JobRow:
+    pods = index.job_pods(job)
+    head_task = job.head_task_name
+    header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
+    roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in job.tasks))
+    return JobRow(
+        name=job.name,
+        display_name=job.display_name,
+        job_type=job.job_type,
+        phase=job.shown_status,
+        roles=roles,
+        pods_ready=sum(1 for p in pods if p.phase == "Running"),
+        pods_expected=expected_pods(index, job),
+        header_node=header_node,
+        created=job.creation_timestamp,
+    )
+
+
+def job_rows(index: SnapshotIndex) -> list[JobRow]:
+    return [job_row(index, job) for job in index.jobs.values()]
+
+
+@dataclass(frozen=True)
+class PodRow:
+    """One Pod of a role, as the Pod CR reports it."""
+
+    key: str
+    name: str
+    node: str
+    ip: str
+    phase: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RoleRow:
+    """One role (Task) of a Job in the Workers view: expected vs actual Pods and the Pods."""
+
+    task_name: str
+    role: str
+    head: bool
+    expected: int
+    phase: str
+    message: str
+    namespace: str
+    pods: tuple[PodRow, ...] = field(default_factory=tuple)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for p in self.pods if p.phase == "Running")
+
+
+def role_rows(index: SnapshotIndex, job: Job) -> list[RoleRow]:
+    """One row per role in `spec.tasks` order; Pods from the Pod CRs labelled with the Task name."""
+    status_by_task = {t.get("name"): t for t in job.status_tasks}
+    rows = []
+    for spec in job.tasks:
+        task_name = job.task_name(spec)
+        task = index.task_for(job, spec)
+        status = status_by_task.get(task_name, {})
+        pods = tuple(
+            PodRow(key=pod.namespace + "/" + pod.name, name=pod.pod_name or pod.name, node=pod.node,
+                   ip=pod.ip, phase=pod.phase, message=pod.message)
+            for pod in index.pods_by_task.get(task_name, [])
+        )
+        rows.append(RoleRow(
+            task_name=task_name,
+            role=spec.role_display_name,
+            head=spec.head,
+            expected=0 if job.stopped else (task.replicas if task else spec.replicas),
+            phase=(task.phase if task else "") or str(status.get("phase") or ""),
+            message=(task.message if task else "") or str(status.get("message") or ""),
+            namespace=task.namespace if task else "",
+            pods=pods,
+        ))
+    return rows
+
+
+def can_stop_or_start(job: Job) -> str:
+    """Empty when Stop/Start applies; otherwise why not (Succeeded/Failed Jobs are terminal)."""
+    if job.phase in TERMINAL_PHASES:
+        return (f"{job.name} is {job.phase}: a finished Job cannot be stopped or started on the "
+                "platform, only deleted (ctrl+d) and re-created")
+    return ""
+
+
+def ssh_fingerprint(public_key: str) -> str:
+    """`SHA256:<base64>` fingerprint and comment of an OpenSSH public key, as ssh-keygen -l prints it."""
+    parts = public_key.split()
+    if len(parts) < 2:
+        return "invalid key" if public_key.strip() else ""
+    try:
+        blob = base64.b64decode(parts[1], validate=True)
+    except (binascii.Error, ValueError):
+        return f"{parts[0]} (unreadable key data)"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    comment = " ".join(parts[2:])
+    return f"{parts[0]} SHA256:{digest}" + (f" {comment}" if comment else "")

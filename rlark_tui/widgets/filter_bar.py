@@ -1,0 +1,92 @@
+"""FilterBar: the `/` input of a list or log pane, and the pure matcher it builds.
+
+A filter is a case-insensitive regular expression; text that is not a valid regex is matched
+as a plain substring and the bar says why, so a typo never crashes the screen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual import on
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """A compiled filter: `matches(text)`, the spans to highlight, and an error for the user."""
+
+    text: str
+    pattern: re.Pattern[str] | None
+    error: str = ""
+
+    def matches(self, line: str) -> bool:
+        if self.pattern is None:
+            return True
+        return self.pattern.search(line) is not None
+
+    def matches_any(self, fields) -> bool:
+        return self.pattern is None or any(self.pattern.search(field) for field in fields)
+
+    def spans(self, line: str) -> list[tuple[int, int]]:
+        if self.pattern is None:
+            return []
+        return [m.span() for m in self.pattern.finditer(line) if m.end() > m.start()]
+
+
+def make_matcher(text: str) -> Matcher:
+    """Regex when it compiles, else a literal substring plus the reason in `error`."""
+    if not text:
+        return Matcher("", None)
+    try:
+        return Matcher(text, re.compile(text, re.IGNORECASE))
+    except re.error as exc:
+        literal = re.compile(re.escape(text), re.IGNORECASE)
+        return Matcher(text, literal, f"invalid regex ({exc.msg}); matching it as plain text")
+
+
+class FilterBar(Input):
+    """Hidden until opened; posts `FilterBar.Changed` while typing, closes on enter/escape."""
+
+    BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
+
+    class Applied(Message):
+        """The matcher to apply now (an empty matcher shows everything)."""
+
+        def __init__(self, bar: "FilterBar", matcher: Matcher) -> None:
+            super().__init__()
+            self.bar = bar
+            self.matcher = matcher
+
+        @property
+        def control(self) -> "FilterBar":
+            return self.bar
+
+    def __init__(self, placeholder: str, **kwargs) -> None:
+        super().__init__(placeholder=placeholder, **kwargs)
+        self.matcher = make_matcher("")
+        self.on_close: Callable[[], None] | None = None
+
+    def open(self) -> None:
+        self.add_class("-open")
+        self.focus()
+
+    def action_close(self, clear: bool = False) -> None:
+        if clear and self.value:
+            self.value = ""
+        self.remove_class("-open")
+        if self.on_close is not None:
+            self.on_close()
+
+    def watch_value(self, value: str) -> None:
+        self.matcher = make_matcher(value)
+        self.post_message(self.Applied(self, self.matcher))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_close()

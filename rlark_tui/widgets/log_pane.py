@@ -1,0 +1,352 @@
+"""The log pane: a bounded ring buffer of Pod log lines and a line-API view over it.
+
+LogBuffer is pure (capacity, drop count, sequence numbers); LogView renders only visible rows and
+owns follow, wrap, timestamps, prefixes, line filter, search with highlight and jump-to-error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from rlark_tui.widgets.filter_bar import Matcher, make_matcher
+
+ERROR_PATTERN = re.compile(
+    r"\b(error|exception|traceback|fatal|failed|errimagepull|imagepullbackoff|crashloopbackoff)\b"
+    r"|command not found",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line in the pane: from a Pod (`source` = `role/pod`) or a notice from rlark itself."""
+
+    seq: int
+    source: str
+    timestamp: str
+    text: str
+    notice: bool = False
+
+    @property
+    def is_error(self) -> bool:
+        return not self.notice and ERROR_PATTERN.search(self.text) is not None
+
+
+class LogBuffer:
+    """Keeps the newest `capacity` lines; counts what it had to drop."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._lines: deque[LogLine] = deque(maxlen=capacity)
+        self._next_seq = 0
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __iter__(self):
+        return iter(self._lines)
+
+    @property
+    def first_seq(self) -> int:
+        return self._lines[0].seq if self._lines else self._next_seq
+
+    def append(self, source: str, timestamp: str, text: str, notice: bool = False) -> LogLine:
+        if len(self._lines) == self.capacity:
+            self.dropped += 1
+        line = LogLine(self._next_seq, source, timestamp, text, notice)
+        self._next_seq += 1
+        self._lines.append(line)
+        return line
+
+    def clear(self) -> None:
+        self._lines.clear()
+        self.dropped = 0
+
+
+class LogView(ScrollView, can_focus=True):
+    """Virtual view of a LogBuffer: one cached Strip per visible row, nothing else rendered."""
+
+    COMPONENT_CLASSES = {
+        "log-view--prefix",
+        "log-view--timestamp",
+        "log-view--error",
+        "log-view--notice",
+        "log-view--match",
+        "log-view--current",
+    }
+
+    BINDINGS = [
+        Binding("up,k", "scroll_by(-1)", "Up", show=False),
+        Binding("down,j", "scroll_by(1)", "Down", show=False),
+        Binding("pageup", "scroll_by(-20)", "Page up", show=False),
+        Binding("pagedown", "scroll_by(20)", "Page down", show=False),
+        Binding("home,g", "scroll_home_line", "Top", show=False),
+        Binding("end,G", "scroll_end_line", "Bottom", show=False),
+    ]
+
+    class FollowChanged(Message):
+        """Follow mode was switched (by a key or by scrolling away from the end)."""
+
+        def __init__(self, follow: bool) -> None:
+            super().__init__()
+            self.follow = follow
+
+    def __init__(self, buffer: LogBuffer, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.buffer = buffer
+        self.follow = True
+        self.wrap = False
+        self.show_timestamps = False
+        self.show_prefix = True
+        self.line_filter: Matcher = make_matcher("")
+        self.search: Matcher = make_matcher("")
+        self.current_seq: int | None = None
+        self._rows: list[tuple[LogLine, int]] = []
+        self._content_width = 0
+        self._wrap_at = 0
+        self._cache: dict[tuple[int, int], Strip] = {}
+
+    # ---- content -------------------------------------------------------------------------
+    def line_text(self, line: LogLine) -> str:
+        """The text of one line as shown: optional timestamp, optional prefix, message."""
+        parts = []
+        if self.show_timestamps and line.timestamp:
+            parts.append(line.timestamp)
+        if self.show_prefix and line.source and not line.notice:
+            parts.append(f"[{line.source}]")
+        parts.append(line.text)
+        return " ".join(parts)
+
+    @property
+    def shown_lines(self) -> list[LogLine]:
+        """Lines that pass the line filter, oldest first (one entry per line, not per row)."""
+        seen: list[LogLine] = []
+        for line, start in self._rows:
+            if start == 0:
+                seen.append(line)
+        return seen
+
+    def add_lines(self, lines: Iterable[LogLine]) -> None:
+        """Append lines already stored in the buffer; evicted lines leave the view too."""
+        at_end = self.follow
+        new_rows: list[tuple[LogLine, int]] = []
+        for line in lines:
+            if line.notice or self.line_filter.matches(line.text):
+                new_rows.extend(self._rows_for(line))
+        evicted = self._evict()
+        if not new_rows and not evicted:
+            return
+        first_new = len(self._rows)
+        self._rows.extend(new_rows)
+        self._update_virtual_size()
+        if at_end:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.refresh()
+        elif evicted:
+            self.scroll_to(y=max(0, self.scroll_y - evicted), animate=False, immediate=True)
+            self.refresh()
+        elif first_new < self.scroll_offset.y + self.size.height:
+            self.refresh()
+
+    def rebuild(self) -> None:
+        """Recompute every row from the buffer (after a filter, wrap, width or timestamp change)."""
+        anchor = self._top_line_seq()
+        self._wrap_at = self._wrap_width()
+        self._cache.clear()
+        self._rows = []
+        for line in self.buffer:
+            if line.notice or self.line_filter.matches(line.text):
+                self._rows.extend(self._rows_for(line))
+        self._update_virtual_size()
+        if self.follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        elif anchor is not None:
+            self._scroll_to_seq(anchor, center=False)
+        self.refresh()
+
+    def clear(self) -> None:
+        self.buffer.clear()
+        self._rows = []
+        self._cache.clear()
+        self.current_seq = None
+        self._update_virtual_size()
+        self.refresh()
+
+    def set_option(self, *, wrap: bool | None = None, timestamps: bool | None = None,
+                   prefix: bool | None = None, line_filter: Matcher | None = None) -> None:
+        if wrap is not None:
+            self.wrap = wrap
+        if timestamps is not None:
+            self.show_timestamps = timestamps
+        if prefix is not None:
+            self.show_prefix = prefix
+        if line_filter is not None:
+            self.line_filter = line_filter
+        self.rebuild()
+
+    def set_follow(self, follow: bool) -> None:
+        if follow == self.follow:
+            return
+        self.follow = follow
+        if follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.post_message(self.FollowChanged(follow))
+
+    def set_search(self, matcher: Matcher) -> None:
+        self.search = matcher
+        self.current_seq = None
+        self._cache.clear()
+        self.refresh()
+
+    # ---- navigation ----------------------------------------------------------------------
+    def find(self, forward: bool) -> LogLine | None:
+        """Move to the next (or previous) line matching the search; None when nothing matches."""
+        if self.search.pattern is None:
+            return None
+        lines = self.shown_lines
+        if not lines:
+            return None
+        if self.current_seq is None:
+            top = self._top_line_seq()
+            pivot = (top - 1 if forward else top) if top is not None else -1
+        else:
+            pivot = self.current_seq
+        ordered = lines if forward else lines[::-1]
+        start = next(
+            (i for i, line in enumerate(ordered) if (line.seq > pivot if forward else line.seq < pivot)),
+            len(ordered),
+        )
+        for line in ordered[start:] + ordered[:start]:
+            if not line.notice and self.search.matches(self.line_text(line)):
+                self._goto(line)
+                return line
+        return None
+
+    def first_error(self) -> LogLine | None:
+        for line in self.shown_lines:
+            if line.is_error:
+                self._goto(line)
+                return line
+        return None
+
+    def _goto(self, line: LogLine) -> None:
+        self.set_follow(False)
+        self.current_seq = line.seq
+        self._cache.clear()
+        self._scroll_to_seq(line.seq, center=True)
+        self.refresh()
+
+    def action_scroll_by(self, rows: int) -> None:
+        if rows < 0:
+            self.set_follow(False)
+        self.scroll_to(y=self.scroll_y + rows, animate=False, immediate=True)
+        if rows > 0 and self.scroll_offset.y >= self.max_scroll_y and not self.follow:
+            self.refresh()
+
+    def action_scroll_home_line(self) -> None:
+        self.set_follow(False)
+        self.scroll_home(animate=False, immediate=True)
+
+    def action_scroll_end_line(self) -> None:
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def on_mouse_scroll_up(self) -> None:
+        self.set_follow(False)
+
+    # ---- rendering -----------------------------------------------------------------------
+    def on_resize(self) -> None:
+        if self.wrap and self._wrap_width() != self._wrap_at:
+            self.rebuild()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if index >= len(self._rows):
+            return Strip.blank(width, base)
+        line, start = self._rows[index]
+        key = (line.seq, start)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(line, start, base)
+            if len(self._cache) > 4000:
+                self._cache.clear()
+            self._cache[key] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, index)
+
+    def _render_row(self, line: LogLine, start: int, base: Style) -> Strip:
+        text = self._styled(line)
+        if self.wrap:
+            text = text[start:start + max(1, self._wrap_width())]
+        return Strip(list(text.render(self.app.console, end=""))).apply_style(base)
+
+    def _styled(self, line: LogLine) -> Text:
+        plain = self.line_text(line)
+        text = Text(plain, no_wrap=True, end="")
+        if line.notice:
+            text.stylize(self.get_component_rich_style("log-view--notice"))
+            return text
+        offset = 0
+        if self.show_timestamps and line.timestamp:
+            text.stylize(self.get_component_rich_style("log-view--timestamp"), 0, len(line.timestamp))
+            offset = len(line.timestamp) + 1
+        if self.show_prefix and line.source:
+            end = offset + len(line.source) + 2
+            text.stylize(self.get_component_rich_style("log-view--prefix"), offset, end)
+        if line.is_error:
+            text.stylize(self.get_component_rich_style("log-view--error"), len(plain) - len(line.text))
+        style_name = "log-view--current" if line.seq == self.current_seq else "log-view--match"
+        for begin, end in self.search.spans(plain):
+            text.stylize(self.get_component_rich_style(style_name), begin, end)
+        return text
+
+    # ---- rows ----------------------------------------------------------------------------
+    def _wrap_width(self) -> int:
+        return max(10, self.size.width or 80)
+
+    def _rows_for(self, line: LogLine) -> list[tuple[LogLine, int]]:
+        length = len(self.line_text(line))
+        if not self.wrap:
+            self._content_width = max(self._content_width, length)
+            return [(line, 0)]
+        width = self._wrap_width()
+        return [(line, start) for start in range(0, max(length, 1), width)]
+
+    def _evict(self) -> int:
+        first = self.buffer.first_seq
+        count = 0
+        while count < len(self._rows) and self._rows[count][0].seq < first:
+            count += 1
+        if count:
+            del self._rows[:count]
+        return count
+
+    def _update_virtual_size(self) -> None:
+        width = self._wrap_width() if self.wrap else self._content_width
+        self.virtual_size = Size(width, len(self._rows))
+
+    def _top_line_seq(self) -> int | None:
+        index = self.scroll_offset.y
+        if 0 <= index < len(self._rows):
+            return self._rows[index][0].seq
+        return None
+
+    def _scroll_to_seq(self, seq: int, center: bool) -> None:
+        for index, (line, _) in enumerate(self._rows):
+            if line.seq >= seq:
+                target = index - (self.size.height // 2 if center else 0)
+                self.scroll_to(y=max(0, target), animate=False, immediate=True)
+                return

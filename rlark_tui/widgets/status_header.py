@@ -1,0 +1,76 @@
+"""StatusHeader: the top line of every screen — context, namespace, source states, read-only flag.
+
+Each source shows connected / stale / disconnected / unconfigured and, when not connected, why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.widget import Widget
+
+from rlark_tui.snapshot import SourceState
+
+_STATUS_MARK = {"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"}
+
+
+class StatusHeader(Widget):
+    """One line; colours come from the component classes in styles/app.tcss."""
+
+    COMPONENT_CLASSES = {
+        "status-header--title",
+        "status-header--context",
+        "status-header--connected",
+        "status-header--stale",
+        "status-header--disconnected",
+        "status-header--unconfigured",
+        "status-header--readonly",
+    }
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.context = ""
+        self.namespace = ""
+        self.crumb = ""
+        self.readonly = False
+        self.sources: Mapping[str, SourceState] = {}
+        self.waiting = True
+
+    def update_state(self, *, context: str, namespace: str, sources: Mapping[str, SourceState],
+                     readonly: bool, waiting: bool, crumb: str | None = None) -> None:
+        self.context = context
+        self.namespace = namespace
+        self.sources = sources
+        self.readonly = readonly
+        self.waiting = waiting
+        if crumb is not None:
+            self.crumb = crumb
+        self.refresh()
+
+    def summary(self) -> str:
+        """The header as plain text (what a user reads)."""
+        return self.render().plain
+
+    def render(self) -> Text:
+        style = self.get_component_rich_style
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(" rlark ", style("status-header--title"))
+        if self.crumb:
+            text.append(f" {self.crumb} ")
+        text.append(" ctx ", style("status-header--context"))
+        text.append(self.context or "(default)")
+        if self.namespace:
+            text.append(f"  ns {self.namespace}")
+        if self.waiting and not self.sources:
+            text.append("  │ connecting…", style("status-header--stale"))
+        for name, state in self.sources.items():
+            status = state.status if state.status in _STATUS_MARK else "disconnected"
+            text.append("  │ ")
+            text.append(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
+            if state.reason and status != "connected":
+                text.append(f" ({state.reason})")
+        if self.readonly:
+            text.append("  ")
+            text.append(" READ-ONLY ", style("status-header--readonly"))
+        return text

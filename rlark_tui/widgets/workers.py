@@ -1,0 +1,117 @@
+"""WorkersTree: one row per role (expected vs actual Pods) expanding to its Pod subtable.
+
+Updated in place: role and Pod nodes are kept by key and relabelled only when their text changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from rlark_tui.screens.view_model import PodRow, RoleRow
+
+NO_PODS = "No Pod details yet — waiting for task sync"
+POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("RESTARTS", 8))
+
+
+@dataclass(frozen=True)
+class WorkerRef:
+    """What a tree node stands for: a role (Task) or one Pod of it."""
+
+    kind: str
+    task_name: str
+    pod_key: str = ""
+
+
+def _cols(values: tuple[str, ...]) -> str:
+    return "  ".join(value.ljust(width) for value, (_, width) in zip(values, POD_COLUMNS))
+
+
+def role_label(row: RoleRow) -> str:
+    header = "  [Header]" if row.head else ""
+    where = f"  in {row.namespace}" if row.namespace else ""
+    phase = f"  {row.phase}" if row.phase else ""
+    message = f" — {row.message}" if row.message else ""
+    return (f"{row.task_name} ({row.role}){header}  Pods {len(row.pods)}/{row.expected}"
+            f"  running {row.running}{phase}{where}{message}")
+
+
+def pod_label(pod: PodRow, restarts: str) -> str:
+    return _cols((pod.name, pod.node or "-", pod.ip or "-", pod.phase or "-", restarts))
+
+
+class WorkersTree(Tree[WorkerRef]):
+    """Roles are expanded by default so the Pods (Node, IP, phase) are visible at once."""
+
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {"workers-tree--header", "workers-tree--empty"}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("Workers", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self._roles: dict[str, TreeNode[WorkerRef]] = {}
+        self._pods: dict[str, dict[str, TreeNode[WorkerRef]]] = {}
+        self._placeholders: dict[str, TreeNode[WorkerRef]] = {}
+        self._labels: dict[int, str] = {}
+
+    def sync(self, rows: list[RoleRow], restarts: dict[str, str]) -> None:
+        """Show exactly `rows`; `restarts` maps a Pod key to its restart count when a data plane is known."""
+        wanted = {row.task_name for row in rows}
+        for task_name in [t for t in self._roles if t not in wanted]:
+            self._roles.pop(task_name).remove()
+            self._pods.pop(task_name, None)
+            self._placeholders.pop(task_name, None)
+        for row in rows:
+            node = self._roles.get(row.task_name)
+            if node is None:
+                node = self.root.add(role_label(row), WorkerRef("role", row.task_name), expand=True)
+                node.add_leaf(Text(_cols(tuple(name for name, _ in POD_COLUMNS)),
+                                   style=self.get_component_rich_style("workers-tree--header", partial=True)),
+                              WorkerRef("header", row.task_name))
+                self._roles[row.task_name] = node
+                self._pods[row.task_name] = {}
+            self._relabel(node, role_label(row))
+            self._sync_pods(node, row, restarts)
+
+    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, str]) -> None:
+        pods = self._pods[row.task_name]
+        wanted = {pod.key for pod in row.pods}
+        for key in [k for k in pods if k not in wanted]:
+            pods.pop(key).remove()
+        for pod in row.pods:
+            label = pod_label(pod, restarts.get(pod.key, "-"))
+            leaf = pods.get(pod.key)
+            if leaf is None:
+                pods[pod.key] = node.add_leaf(label, WorkerRef("pod", row.task_name, pod.key))
+                self._labels[pods[pod.key].id] = label
+            else:
+                self._relabel(leaf, label)
+        placeholder = self._placeholders.get(row.task_name)
+        if row.pods and placeholder is not None:
+            self._placeholders.pop(row.task_name).remove()
+        elif not row.pods and placeholder is None:
+            self._placeholders[row.task_name] = node.add_leaf(
+                Text(NO_PODS, style=self.get_component_rich_style("workers-tree--empty", partial=True)),
+                WorkerRef("empty", row.task_name))
+
+    def _relabel(self, node: TreeNode[WorkerRef], label: str) -> None:
+        if self._labels.get(node.id) != label:
+            self._labels[node.id] = label
+            node.set_label(label)
+
+    def shown_text(self) -> str:
+        """Every visible line as plain text (what the user reads), for tests and copy."""
+        lines = []
+        for node in self._roles.values():
+            lines.append(str(node.label))
+            if node.is_expanded:
+                lines.extend(str(child.label) for child in node.children)
+        return "\n".join(lines)
+
+    @property
+    def selected_ref(self) -> WorkerRef | None:
+        node = self.cursor_node
+        return node.data if node is not None else None

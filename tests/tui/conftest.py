@@ -1,0 +1,30 @@
+"""Fixtures for the TUI tests: deliver a Snapshot to the app the way the reconciler does.
+
+Snapshot builders live in tui_factories.py; the sandbox-backed tests live in test_sandbox_tui.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.message import Message
+
+from rlark_tui.snapshot import Snapshot
+
+class SnapshotChanged(Message):
+    """Same name as the reconciler's message, so RlarkApp.on_snapshot_changed receives it."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+
+@pytest.fixture
+def post_snapshot():
+    """`await post_snapshot(pilot, snapshot)`: deliver a snapshot the way the reconciler does."""
+
+    async def post(pilot, snapshot: Snapshot) -> None:
+        pilot.app.post_message(SnapshotChanged(snapshot))
+        await pilot.pause()
+        await pilot.pause()
+
+    return post

@@ -1,0 +1,292 @@
+"""Pilot tests of every screen fed with Snapshots (the reconciler's messages), no cluster needed.
+
+What is asserted is what a user sees: table cells, tree lines, header text, dialogs, notifications.
+"""
+
+from __future__ import annotations
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.help import HelpScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.logs import LogScreen
+from rlark_tui.screens.nodes import NodeListScreen
+from rlark_tui.widgets.status_header import StatusHeader
+from rlark_tui.widgets.workers import WorkersTree
+from tui_factories import build_snapshot, job_dict
+
+SIZE = (120, 40)
+
+
+def table_rows(app) -> list[list[str]]:
+    table = app.screen.table
+    return [[getattr(c, "plain", c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def footer_keys(app) -> set[str]:
+    return {active.binding.action for active in app.screen.active_bindings.values()
+            if active.binding.show and app.screen.check_action(active.binding.action, ())}
+
+
+def notifications(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_list_shows_job_columns_and_header_state(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        message = app.screen.query_one("#job-list-message").render()
+        assert "Connecting" in str(message)
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", display="PPO demo")]))
+        (row,) = table_rows(app)
+        assert row[:7] == ["demo-ppo", "PPO demo", "RL", "Running", "Actor, Rollout, Environment", "3/3", "gpu-a1"]
+        assert row[7].endswith(("s", "m", "h", "d"))
+        header = app.screen.query_one(StatusHeader).summary()
+        assert "control plane connected" in header
+
+
+async def test_selection_stays_on_the_same_job_across_updates_and_sorting(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        jobs = [job_dict(f"job-{n:02d}") for n in range(30)]
+        await post_snapshot(pilot, build_snapshot(jobs))
+        table = app.screen.table
+        table.move_cursor(row=20)
+        await pilot.pause()
+        assert table.selected_key == "job-20"
+        scroll_before = table.scroll_y
+        # a new job sorting before it, a removed one, and a phase change: cells update in place
+        changed = [job_dict("job-00a")] + jobs[1:20] + [job_dict("job-20", phase="Pending")] + jobs[21:]
+        await post_snapshot(pilot, build_snapshot(changed))
+        assert table.selected_key == "job-20"
+        assert table_rows(app)[table.cursor_row][3] == "Pending"
+        assert table.scroll_y == scroll_before
+        await pilot.press("S")
+        assert table.selected_key == "job-20"
+        await pilot.press("N")
+        await pilot.press("N")
+        assert table_rows(app)[0][0] == "job-29"
+        assert table.selected_key == "job-20"
+
+
+async def test_filter_substring_regex_and_invalid_regex(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"),
+                                                   job_dict("eval-x", phase="Pending")]))
+        await pilot.press("slash", *"pending")
+        assert [r[0] for r in table_rows(app)] == ["eval-x"]
+        await pilot.press("ctrl+u", *"^demo-(ppo|sac)$")
+        assert [r[0] for r in table_rows(app)] == ["demo-ppo", "demo-sac"]
+        await pilot.press("ctrl+u", *"demo-[")
+        await pilot.pause()
+        assert table_rows(app) == []
+        message = str(app.screen.query_one("#job-list-message").render())
+        assert "invalid regex" in message
+        await pilot.press("escape")
+        assert len(table_rows(app)) == 3
+
+
+async def test_empty_and_control_plane_error_states(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([]))
+        assert "No Jobs in context" in str(app.screen.query_one("#job-list-message").render())
+        await post_snapshot(pilot, build_snapshot([], control="disconnected", reason="connection refused"))
+        assert "Cannot reach the control plane: connection refused" in str(
+            app.screen.query_one("#job-list-message").render())
+        assert "control plane disconnected (connection refused)" in app.screen.query_one(StatusHeader).summary()
+
+
+async def test_enter_opens_workers_with_pods_and_esc_goes_back(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("enter")
+        assert isinstance(app.screen, JobDetailScreen)
+        text = app.screen.query_one(WorkersTree).shown_text()
+        for pod, node, ip in (("demo-ppo-actor-0", "gpu-a1", "10.0.0.1"), ("demo-ppo-rollout-0", "gpu-a2", "10.0.0.2"),
+                              ("demo-ppo-env-0", "edge-b1", "10.0.0.3")):
+            assert any(pod in line and node in line and ip in line for line in text.splitlines())
+        assert "demo-ppo-actor (Actor)  [Header]  Pods 1/1" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, JobListScreen)
+
+
+async def test_workers_without_pods_say_waiting_for_task_sync_then_fill_in_place(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", phase="Pending")], with_pods=False))
+        await pilot.press("enter")
+        tree = app.screen.query_one(WorkersTree)
+        assert tree.shown_text().count("No Pod details yet — waiting for task sync") == 3
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        assert "waiting for task sync" not in tree.shown_text()
+        assert "gpu-a2" in tree.shown_text()
+
+
+async def test_overview_and_yaml_mask_secrets(post_snapshot):
+    secret_env = ({"name": "WANDB_API_KEY", "value": "abc123supersecret"},)
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", env_extra=secret_env)]))
+        await pilot.press("d")
+        assert isinstance(app.screen, JobDetailScreen)
+        overview = str(app.screen.query_one("#overview-text").render())
+        assert "WANDB_API_KEY=***" in overview and "abc123supersecret" not in overview
+        assert "HF_TOKEN=***" in overview
+        assert "Node selector: kubernetes.io/hostname=gpu-a1" in overview
+        await pilot.press("y")
+        assert app.screen.query_one("#job-tabs").active == "yaml"
+        assert "abc123supersecret" not in app.screen.yaml_text
+        assert "value: '***'" in app.screen.yaml_text
+
+
+async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
+    ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": "Active:\n 2 node_x", "jobs": [],
+                        "error": None, "source": "Ray dashboard of demo-ppo"}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+        await pilot.press("enter", "r")
+        ray_text = str(app.screen.query_one("#ray-text").render())
+        assert "Alive nodes: 2 of 3 expected" in ray_text
+        assert "2 node_x" in ray_text
+        await pilot.press("e")
+        assert "only while a Task is Pending" in str(app.screen.query_one("#events-text").render())
+
+
+async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        body = str(app.screen.query_one("#confirm-body").render())
+        assert "3 Pod(s)" in body and "does NOT resume from a checkpoint" in body
+        await pilot.press("n")
+        assert isinstance(app.screen, JobListScreen)
+        assert "stop of demo-ppo cancelled" in notifications(app)
+        await pilot.press("ctrl+d")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "cannot be undone" in str(app.screen.query_one("#confirm-body").render())
+        await pilot.press("escape")
+
+
+async def test_stopped_job_offers_start_and_finished_job_refuses(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("a-stopped", phase="Stopped", stopped=True),
+                                                   job_dict("b-done", phase="Succeeded")]))
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.title_text == "Start Job a-stopped?"
+        await pilot.press("escape", "down", "s")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("cannot be stopped or started" in n for n in notifications(app))
+
+
+async def test_readonly_hides_and_refuses_mutations(post_snapshot):
+    app = RlarkApp(None, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        keys = footer_keys(app)
+        assert "logs" in keys and "stop_start" not in keys and "delete" not in keys
+        assert "READ-ONLY" in app.screen.query_one(StatusHeader).summary()
+        await pilot.press("s", "ctrl+d")
+        assert isinstance(app.screen, JobListScreen)
+        app.request_delete("demo-ppo")
+        await pilot.pause()
+        assert "read-only mode: delete refused" in notifications(app)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_help_lists_the_live_keys(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        for key, what in (("l", "Logs"), ("s", "Stop/Start"), ("^d", "Delete"), ("c", "Run check"), ("/", "Filter")):
+            assert any(line.split()[:1] == [key] and what in line for line in text.splitlines()), (key, text)
+        assert ":nodes" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, JobListScreen)
+
+
+async def test_help_in_readonly_mode_omits_mutations(post_snapshot):
+    app = RlarkApp(None, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("#help-text").render())
+        assert "Stop/Start" not in text and "Delete" not in text and "Logs" in text
+
+
+async def test_command_mode_switches_views_and_rejects_unknown(post_snapshot):
+    snapshot = build_snapshot([job_dict("demo-ppo")])
+    nodes = {f"rlark-gpu-a/{n}": {"metadata": {"name": n, "namespace": "rlark-gpu-a",
+                                               "labels": {"rlark.io/cluster-id": "rlark-gpu-a"}},
+                                  "status": {"phase": "Online", "allocatable": {"nvidia.com/gpu": "8"}}}
+             for n in ("gpu-a1", "gpu-a2")}
+    snapshot = type(snapshot)(jobs=snapshot.jobs, tasks=snapshot.tasks, pods=snapshot.pods, nodes=nodes,
+                              sources=snapshot.sources)
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        await pilot.press("colon", *"nodes", "enter")
+        assert isinstance(app.screen, NodeListScreen)
+        table = app.screen.query_one("#node-table")
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["rlark-gpu-a/gpu-a1",
+                                                                          "rlark-gpu-a/gpu-a2"]
+        assert table.get_row_at(0)[4] == "8/8"
+        await pilot.press("colon", *"ns rlark-edge-b", "enter")
+        assert table.row_count == 0
+        assert "ns rlark-edge-b" in app.screen.query_one(StatusHeader).summary()
+        await pilot.press("colon", *"jobs", "enter")
+        assert isinstance(app.screen, JobListScreen)
+        await pilot.press("colon", *"pods", "enter")
+        assert any("unknown command :pods" in n for n in notifications(app))
+
+
+async def test_run_check_key_says_not_available_without_the_check_screen(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("c")
+        assert "run check not available yet" in notifications(app)
+
+
+async def test_command_palette_offers_job_commands(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("ctrl+p")
+        await pilot.press(*"open demo")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "demo-ppo"
+
+
+async def test_logs_without_cluster_explain_why_in_the_pane(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("l")
+        assert isinstance(app.screen, LogScreen)
+        await pilot.pause(0.1)
+        lines = [line.text for line in app.screen.view.shown_lines]
+        assert any("not connected to a cluster" in line for line in lines)
+
+
+async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n}") for n in range(40)]))
+        assert app.screen.table.row_count == 40
+        await pilot.press("G", "enter")
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "job-9"
+        assert "job-9-env-0" in app.screen.query_one(WorkersTree).shown_text()

@@ -1,0 +1,124 @@
+"""Table tests of the pure parts behind the screens: rows, ages, filters, dialog texts, log buffer."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from rlark_tui.model import Job
+from rlark_tui.screens.confirm import consequences
+from rlark_tui.screens.view_model import (
+    SnapshotIndex, age, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
+from rlark_tui.snapshot import Snapshot
+from rlark_tui.widgets.filter_bar import make_matcher
+from rlark_tui.widgets.log_pane import LogBuffer
+from rlark_tui.widgets.workers import NO_PODS
+from tui_factories import build_snapshot, job_dict
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("created, expected", [
+    ("2026-11-29T11:59:30Z", "30s"),
+    ("2026-11-29T11:50:00Z", "10m"),
+    ("2026-11-29T07:00:00Z", "5h"),
+    ("2026-11-26T12:00:00Z", "3d"),
+    ("", ""),
+    ("not a time", ""),
+])
+def test_age_is_kubectl_style(created, expected):
+    assert age(created, NOW) == expected
+
+
+def test_job_row_counts_running_pods_against_task_replicas_and_names_the_header_node():
+    index = SnapshotIndex(build_snapshot([job_dict("demo-ppo", display="PPO demo")]))
+    (row,) = job_rows(index)
+    assert (row.name, row.display_name, row.job_type, row.phase) == ("demo-ppo", "PPO demo", "RL", "Running")
+    assert row.roles == "Actor, Rollout, Environment"
+    assert row.pods == "3/3"
+    assert row.header_node == "gpu-a1"
+
+
+def test_pending_pods_are_not_counted_ready_and_header_node_stays_empty_until_scheduled():
+    snapshot = build_snapshot([job_dict("j")])
+    pods = {key: dict(pod, status={"phase": "Pending", "node": "", "ip": ""})
+            for key, pod in snapshot.pods.items()}
+    index = SnapshotIndex(Snapshot(jobs=snapshot.jobs, tasks=snapshot.tasks, pods=pods))
+    (row,) = job_rows(index)
+    assert row.pods == "0/3"
+    assert row.header_node == ""
+
+
+def test_stopped_job_expects_zero_pods_and_offers_start():
+    index = SnapshotIndex(build_snapshot([job_dict("j", phase="Stopped", stopped=True)]))
+    (row,) = job_rows(index)
+    assert row.pods == "0/0"
+    assert row.phase == "Stopped"
+
+
+def test_role_rows_follow_spec_order_and_show_placeholder_without_pods():
+    index = SnapshotIndex(build_snapshot([job_dict("j")], with_pods=False))
+    rows = role_rows(index, index.job("j"))
+    assert [r.task_name for r in rows] == ["j-actor", "j-rollout", "j-env"]
+    assert [r.head for r in rows] == [True, False, False]
+    assert all(r.pods == () and r.expected == 1 for r in rows)
+    assert NO_PODS == "No Pod details yet — waiting for task sync"
+
+
+def test_role_rows_list_each_pod_with_node_and_ip():
+    index = SnapshotIndex(build_snapshot([job_dict("j")]))
+    rows = role_rows(index, index.job("j"))
+    assert [(p.name, p.node, p.ip) for r in rows for p in r.pods] == [
+        ("j-actor-0", "gpu-a1", "10.0.0.1"), ("j-rollout-0", "gpu-a2", "10.0.0.2"),
+        ("j-env-0", "edge-b1", "10.0.0.3")]
+
+
+@pytest.mark.parametrize("phase, allowed", [("Running", True), ("Pending", True), ("Stopped", True),
+                                            ("Succeeded", False), ("Failed", False)])
+def test_finished_jobs_cannot_be_stopped_or_started(phase, allowed):
+    reason = can_stop_or_start(Job(job_dict("j", phase=phase)))
+    assert (reason == "") is allowed
+    if not allowed:
+        assert "only deleted" in reason
+
+
+def test_ssh_fingerprint_matches_ssh_keygen_format():
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 alice@example"
+    assert ssh_fingerprint(key).startswith("ssh-ed25519 SHA256:")
+    assert ssh_fingerprint(key).endswith(" alice@example")
+    assert ssh_fingerprint("") == ""
+    assert "unreadable" in ssh_fingerprint("ssh-rsa !!!")
+
+
+@pytest.mark.parametrize("text, line, matches, error", [
+    ("ppo", "demo-PPO", True, False),
+    ("^demo-(ppo|sac)$", "demo-sac", True, False),
+    ("^demo-(ppo|sac)$", "demo-dqn", False, False),
+    ("ppo[", "x ppo[ y", True, True),
+    ("ppo[", "ppo", False, True),
+    ("", "anything", True, False),
+])
+def test_filter_is_regex_or_literal_with_a_message(text, line, matches, error):
+    matcher = make_matcher(text)
+    assert matcher.matches(line) is matches
+    assert bool(matcher.error) is error
+
+
+def test_confirm_texts_state_consequences():
+    _, stop = consequences("stop", "demo", 3)
+    assert "3 Pod(s)" in stop and "does NOT resume from a checkpoint" in stop
+    _, start = consequences("start", "demo", 0)
+    assert "does NOT resume from a checkpoint" in start
+    _, delete = consequences("delete", "demo", 3)
+    assert "cannot be undone" in delete and "PVCs" in delete
+
+
+def test_log_buffer_is_bounded_and_counts_drops():
+    buffer = LogBuffer(capacity=100)
+    for n in range(250):
+        buffer.append("actor/p-0", "", f"line {n}")
+    assert len(buffer) == 100
+    assert buffer.dropped == 150
+    assert [line.text for line in buffer][0] == "line 150"
+    assert buffer.first_seq == 150
