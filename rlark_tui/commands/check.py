@@ -1,0 +1,110 @@
+"""`rlark check JOB`: run the six checks (waiting for pending rows to settle), print the record, save it.
+
+Owns the flags, the wait loop and the record files; evidence gathering is checks/gather.py, judging checks/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import timezone
+from pathlib import Path
+
+from rlark_tui.checks import HandOver, evaluate
+from rlark_tui.checks.gather import gather
+from rlark_tui.checks.render import RENDERERS, to_json_text, to_markdown
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.config import state_dir
+from rlark_tui.errors import RlarkError, UsageError
+
+POLL_SECONDS = 3.0
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "check", parents=parents, help="run check of a Job: six checks, pass / fail / pending, saved record",
+        description="Check that a Job really runs (C1–C6). Exit 0 all pass, 1 any fail, 3 nothing failed but "
+                    "something pending. Every run saves its record (markdown and JSON) under the state dir.")
+    parser.add_argument("job", metavar="JOB", help="Job name")
+    parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="wait up to SECONDS for pending checks to settle (default 0: evaluate once)")
+    parser.add_argument("--format", choices=("text", "md", "json"), default="text", help="output format")
+    parser.add_argument("--output", metavar="FILE", help="also write the record (in --format) to FILE")
+    parser.add_argument("--recorder", metavar="NAME", help="who made this record")
+    parser.add_argument("--contact", action="append", default=[], metavar="TEXT",
+                        help="contact for outputs, checkpoints or follow-up (repeatable)")
+    parser.add_argument("--decision", choices=("continue", "stop", "keep"),
+                        help="what happens next: continue running, stop, or keep for debugging")
+    parser.add_argument("--notes", metavar="TEXT", help="free notes for the record")
+    parser.add_argument("--retention", metavar="TEXT", help="where logs/outputs are kept and for how long")
+    parser.add_argument("--link", action="append", default=[], metavar="URL", help="follow-up link (repeatable)")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="record language (zh: the seed's words)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.wait < 0:
+        raise UsageError("--wait must be 0 or more seconds")
+    hand_over = HandOver(recorder=args.recorder, contacts=tuple(args.contact), decision=args.decision,
+                         notes=args.notes, retention=args.retention, links=tuple(args.link))
+    root = state_dir()
+    access = ClusterAccess.from_args(args)
+    try:
+        report = _settle(access, args.job, args.wait, root, hand_over)
+    finally:
+        access.close()
+    text = RENDERERS[args.format](report, args.lang)
+    saved = save_record(root, report, args.lang)
+    print(f"record saved: {saved}", file=sys.stderr)
+    if args.output:
+        _write_private(Path(args.output), text)
+        print(f"record written: {args.output}", file=sys.stderr)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return report.exit_code
+
+
+def _settle(access: ClusterAccess, job: str, wait: float, root: Path, hand_over: HandOver):
+    """Evaluate until no check is pending, one fails, or `wait` seconds have passed."""
+    deadline = time.monotonic() + wait
+    while True:
+        report = evaluate(gather(access, job, root), hand_over)
+        pending = [row.id for row in report.rows[:5] if row.result == "pending"]
+        failed = any(row.result == "fail" for row in report.rows)
+        left = deadline - time.monotonic()
+        if not pending or failed or left <= 0:
+            return report
+        print(f"rlark check: check(s) {', '.join(map(str, pending))} pending; waiting ({left:.0f} s left)",
+              file=sys.stderr, flush=True)
+        time.sleep(min(POLL_SECONDS, max(left, 0.1)))
+
+
+def save_record(root: Path, report, lang: str) -> Path:
+    """Save the record as markdown + JSON under `<state dir>/checks/`, mode 0600, atomically; returns the .md."""
+    stamp = report.checked_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    base = root / "checks" / f"{report.job}-{stamp}"
+    markdown = base.parent / f"{base.name}.md"
+    _write_private(markdown, to_markdown(report, lang))
+    _write_private(base.parent / f"{base.name}.json", to_json_text(report, lang) + "\n")
+    return markdown
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write via a temp file in the same directory and rename: readers never see half a record."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp, 0o600)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as exc:
+        raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,108 @@
+"""`rlark check` against the sandbox over HTTPS: exit codes, one JSON document on stdout, saved private records."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+
+import pytest
+
+from rlark_tui import cli
+from rlark_tui.actions import Actions
+from rlark_tui.checks.gather import gather
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+
+UNSCHEDULABLE = "check-unscheduled"
+IMAGE = "registry.rlark.local/rlinf/rlinf-sandbox@sha256:" + "4d" * 32
+
+
+def _manifest(name: str) -> dict:
+    """A Job whose only Pod asks for more GPUs than its Node has: it can never start (no Ray, no logs)."""
+    return {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+        "spec": {"tasks": [{
+            "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-a3"},
+            "runScript": "echo never",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [{
+                "name": "main", "image": IMAGE,
+                "env": [{"name": "WANDB_API_KEY", "value": "wandb-secret-value-123"}],
+                "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}},
+            }]}}}},
+        }]},
+    }
+
+
+@pytest.fixture
+def access(sandbox):
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    yield access
+    access.close()
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def unscheduled(access, state):
+    Actions(access, state_dir=state).submit(_manifest(UNSCHEDULABLE))
+    yield UNSCHEDULABLE
+    access.delete(JOBS, UNSCHEDULABLE)
+
+
+def _run(sandbox, capsys, *args) -> tuple[int, str, str]:
+    code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "check", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_missing_job_fails_check_1_with_exit_1_and_one_json_document(sandbox, capsys, state):
+    code, out, err = _run(sandbox, capsys, "no-such-job", "--format", "json")
+    assert code == 1
+    document = json.loads(out)
+    assert document["job"] == "no-such-job"
+    assert document["checks"][0]["result"] == "fail"
+    assert document["checks"][0]["notes"] == ["Job no-such-job does not exist"]
+    assert document["earliestFailingStage"] == "job"
+    assert document["conclusion"] is None
+    saved = sorted((state / "checks").iterdir())
+    assert [p.suffix for p in saved] == [".json", ".md"]
+    for path in saved:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "record saved: " in err
+
+
+def test_job_whose_pods_cannot_start_is_pending_not_pass(sandbox, capsys, state, unscheduled):
+    started = time.monotonic()
+    code, out, err = _run(sandbox, capsys, unscheduled, "--wait", "2", "--format", "md", "--lang", "zh",
+                          "--recorder", "Han Meimei", "--decision", "keep", "--output", str(state / "copy.md"))
+    assert time.monotonic() - started < 30
+    assert code == 3
+    assert "| 1. Job 已创建且配置一致 | 符合预期 |" in out
+    assert "| 2. Pod 数量和所在节点正确 | 待确认 |" in out
+    assert "- 记录人：Han Meimei" in out
+    assert "本次运行在" not in out
+    assert "wandb-secret-value-123" not in out
+    assert "pending; waiting" in err
+    copy = state / "copy.md"
+    assert copy.read_text() == out
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+
+
+def test_gathered_evidence_carries_the_submission_record(sandbox, access, state, unscheduled):
+    evidence = gather(access, unscheduled, state)
+    assert evidence.submitted_spec == evidence.job["spec"]
+    assert evidence.submitted_intact
+    assert evidence.submitted_yaml_path and evidence.submitted_yaml_path.startswith(str(state / "submitted"))
+    assert evidence.launch_record is None
+
+
+def test_bad_wait_is_a_usage_error(sandbox, capsys, state):
+    code, _, err = _run(sandbox, capsys, "demo-ppo", "--wait", "-1")
+    assert code == 2
+    assert err.strip() == "error: --wait must be 0 or more seconds"
