@@ -13,6 +13,11 @@ from tests.sandbox.helpers import GROUP, VERSION, custom, job, raw, task
 
 
 @pytest.fixture(scope="module")
+def sandbox(bare_sandbox):
+    return bare_sandbox
+
+
+@pytest.fixture(scope="module")
 def api(sandbox):
     return custom(sandbox)
 

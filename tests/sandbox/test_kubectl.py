@@ -1,0 +1,157 @@
+"""Real kubectl v1.32 against the sandbox: get, apply (create, change, unchanged), patch, delete, get -w, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from tests.sandbox.helpers import job
+
+pytestmark = [pytest.mark.kubectl,
+              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+
+
+@pytest.fixture(scope="module")
+def kubectl(sandbox, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("kube-cache")
+    home = tmp_path_factory.mktemp("kube-home")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(sandbox.kubeconfig)}
+
+    def run(*args: str, stdin: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+        return subprocess.run(["kubectl", "--cache-dir", str(cache), *args], input=stdin, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    run.env = env
+    run.cache = cache
+    return run
+
+
+def test_get_jobs_table(kubectl):
+    out = kubectl("get", "rljob")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "PHASE", "AGE"]
+    assert any(line.split()[0] == "demo-ppo" for line in lines[1:])
+
+
+def test_get_nodes_all_namespaces(kubectl):
+    out = kubectl("get", "nodes.rlinf.io", "-A", "-l", "rlark.io/node-category=cloud")
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()]
+    assert rows[0][:2] == ["NAMESPACE", "NAME"]
+    assert sorted((r[0], r[1]) for r in rows[1:]) == [("rlark-gpu-a", f"gpu-a{i}") for i in (1, 2, 3)]
+
+
+def test_get_yaml_and_jsonpath(kubectl):
+    out = kubectl("get", "rljob", "demo-ppo", "-o", "yaml")
+    assert out.returncode == 0, out.stderr
+    obj = yaml.safe_load(out.stdout)
+    assert [t["name"] for t in obj["spec"]["tasks"]] == ["actor", "rollout", "env"]
+    names = kubectl("get", "rlnode", "-A", "-o", "jsonpath={.items[*].metadata.name}")
+    assert sorted(names.stdout.split()) == ["edge-b1", "edge-b2", "gpu-a1", "gpu-a2", "gpu-a3"]
+
+
+def test_apply_create_change_unchanged_patch_delete(kubectl, tmp_path):
+    manifest = job("kc-apply")
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    created = kubectl("apply", "-f", str(path))
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == "job.rlinf.io/kc-apply created"
+
+    manifest["spec"]["domain"] = "demo-net"
+    path.write_text(yaml.safe_dump(manifest))
+    changed = kubectl("apply", "-f", str(path))
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.strip() == "job.rlinf.io/kc-apply configured"
+    assert kubectl("get", "rljob", "kc-apply", "-o", "jsonpath={.spec.domain}").stdout == "demo-net"
+
+    same = kubectl("apply", "-f", str(path))
+    assert same.stdout.strip() == "job.rlinf.io/kc-apply unchanged"
+
+    patched = kubectl("patch", "rljob", "kc-apply", "--type", "merge", "-p", '{"spec":{"stopped":false}}')
+    assert patched.returncode == 0, patched.stderr
+    assert patched.stdout.strip() == "job.rlinf.io/kc-apply patched"
+    again = kubectl("patch", "rljob", "kc-apply", "--type", "merge", "-p", '{"spec":{"stopped":false}}')
+    assert again.stdout.strip() == "job.rlinf.io/kc-apply patched (no change)"
+    json_patched = kubectl("patch", "rljob", "kc-apply", "--type", "json",
+                           "-p", '[{"op":"replace","path":"/spec/domain","value":"other"}]')
+    assert json_patched.returncode == 0, json_patched.stderr
+    smp = kubectl("patch", "rljob", "kc-apply", "-p", '{"spec":{"stopped":true}}')
+    assert smp.returncode == 1 and "application/strategic-merge-patch+json is not supported" in smp.stderr
+
+    deleted = kubectl("delete", "rljob", "kc-apply")
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.strip() == 'job.rlinf.io "kc-apply" deleted'
+    gone = kubectl("get", "rljob", "kc-apply")
+    assert gone.returncode == 1
+    assert 'Error from server (NotFound): jobs.rlinf.io "kc-apply" not found' in gone.stderr
+
+
+def test_apply_namespaced_task(kubectl, tmp_path):
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "rlinf.io/v1alpha1", "kind": "Task",
+                                    "metadata": {"name": "kc-task", "namespace": "rlark-edge-b"},
+                                    "spec": {"role": "Env", "agentType": "Docker"}}))
+    out = kubectl("apply", "-f", str(path))
+    assert out.returncode == 0, out.stderr
+    listed = kubectl("get", "tasks.rlinf.io", "-n", "rlark-edge-b", "-o", "name")
+    assert "task.rlinf.io/kc-task" in listed.stdout.split()
+
+
+def test_duplicate_and_invalid_errors(kubectl, tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job("kc-dup")))
+    assert kubectl("create", "-f", str(path)).returncode == 0
+    dup = kubectl("create", "-f", str(path))
+    assert dup.returncode == 1
+    assert dup.stderr.strip() == (f'Error from server (AlreadyExists): error when creating "{path}": '
+                                  'jobs.rlinf.io "kc-dup" already exists')
+
+    bad = job("Bad_Name")
+    bad["spec"]["stopped"] = "yes"
+    path.write_text(yaml.safe_dump(bad))
+    invalid = kubectl("create", "-f", str(path))
+    assert invalid.returncode == 1
+    assert invalid.stderr.startswith('The Job "Bad_Name" is invalid: ')
+    assert '* metadata.name: Invalid value: "Bad_Name"' in invalid.stderr
+    assert '* spec.stopped: Invalid value: "string": spec.stopped in body must be of type boolean' in invalid.stderr
+
+    unknown = job("kc-unknown")
+    unknown["spec"]["colour"] = "blue"
+    path.write_text(yaml.safe_dump(unknown))
+    strict = kubectl("apply", "-f", str(path))
+    assert strict.returncode == 1 and 'unknown field "spec.colour"' in strict.stderr
+
+
+def test_get_watch_prints_changes(kubectl, sandbox):
+    proc = subprocess.Popen(["kubectl", "--cache-dir", str(kubectl.cache), "get", "rljob", "-w",
+                             "--request-timeout", "0"], env=kubectl.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        sandbox.store.create("jobs", job("kc-watch"))
+        sandbox.store.mutate("jobs", "kc-watch", lambda o: {**o, "status": {"phase": "Running"}})
+        time.sleep(1.5)
+    finally:
+        proc.terminate()
+    out, err = proc.communicate(timeout=10)
+    rows = [line.split() for line in out.splitlines()]
+    assert rows[0] == ["NAME", "PHASE", "AGE"]
+    watched = [r for r in rows[1:] if r[0] == "kc-watch"]
+    assert watched and watched[0] == ["kc-watch", "0s"], out + err
+    assert ["kc-watch", "Running", "0s"] in watched, out + err
+    assert sum(1 for r in rows[1:] if r[0] == "demo-ppo") == 1
+
+
+def test_data_plane_context(kubectl, sandbox):
+    contexts = kubectl("config", "get-contexts", "-o", "name").stdout.split()
+    assert {"rlark-sandbox", "rlark-sandbox-rlark-gpu-a", "rlark-sandbox-rlark-edge-b"} <= set(contexts)
+    out = kubectl("--context", "rlark-sandbox-rlark-gpu-a", "get", "pods", "-n", "rlark-system", "-o", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["kind"] == "List" or json.loads(out.stdout)["kind"] == "PodList"
