@@ -1,20 +1,120 @@
-"""`rlark draft`: render a job draft to the Job manifest and print starter drafts.
+"""`rlark draft`: render a job draft to the Job manifest (`render`) and print starter drafts (`new`).
 
-Owns argument parsing and file reading for drafts and Node lists; all logic lives in rlark_tui.model.
+Owns file reading and output for drafts and Node lists; every rule lives in rlark_tui.model.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, TextIO
+
+from rlark_tui.errors import UsageError
+from rlark_tui.model.build import build_job, parse_nodes
+from rlark_tui.model.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
+from rlark_tui.model.findings import Finding
+from rlark_tui.model.redact import redact_text
+from rlark_tui.model.starters import starter_draft
 
 
 def register(subparsers, parents) -> None:
-    parser = subparsers.add_parser("draft", parents=parents, help="job drafts: render, starters")
-    parser.set_defaults(handler=_usage(parser))
+    parser = subparsers.add_parser(
+        "draft", parents=parents, help="job drafts: render to a Job manifest, print starters",
+        description="Job drafts are the create-job wizard's state as a YAML file you can also write by hand.")
+    actions = parser.add_subparsers(dest="draft_command", metavar="ACTION")
+    parser.set_defaults(handler=_print_help(parser))
+
+    render = actions.add_parser(
+        "render", parents=parents, help="check a draft and print the Job YAML",
+        description="Print the Job manifest on stdout and findings on stderr. Exit 0: no errors "
+                    "(warnings allowed); 1: errors (nothing on stdout); 2: the input cannot be read.")
+    render.add_argument("draft", metavar="DRAFT.yaml", help="the job draft ('-' reads stdin)")
+    render.add_argument("--nodes", metavar="NODES.yaml",
+                        help="rlinf.io Node objects: a YAML list or a List (kubectl get nodes.rlinf.io -A -o yaml)")
+    render.set_defaults(handler=_render)
+
+    new = actions.add_parser("new", parents=parents, help="print a commented starter draft",
+                             description="Print a starter draft with the role presets of a job type.")
+    new.add_argument("--type", dest="draft_type", choices=DRAFT_TYPES, default="rl",
+                     help="job type: role presets (default rl)")
+    new.add_argument("--name", default="", help="Job name to put in the starter")
+    new.add_argument("--image", default="", help="image for every role (a digest: registry/name@sha256:...)")
+    new.set_defaults(handler=_new)
 
 
-def _usage(parser: argparse.ArgumentParser):
+def _print_help(parser: argparse.ArgumentParser):
     def handler(args: argparse.Namespace) -> int:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     return handler
+
+
+def read_input(path: str, what: str) -> bytes:
+    """The bytes of a file ('-' = stdin); UsageError (exit 2) with one clear line when it cannot be read."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_DRAFT_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_DRAFT_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path}: is a directory") from None
+    except PermissionError:
+        raise UsageError(f"{what} {path}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > MAX_DRAFT_BYTES:
+        raise UsageError(f"{what} {path}: larger than {MAX_DRAFT_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
+def finding_line(finding: Finding) -> str:
+    """One stderr line per finding: `error <field>: <message>` / `warning <field>: <message>`, redacted."""
+    return redact_text(str(finding).replace("\n", " "))
+
+
+def render_draft_file(path: str, nodes: Iterable[Mapping], *, existing_jobs: Iterable[Any] | None = None,
+                      storage_classes: Mapping[str, Collection[str]] | None = None,
+                      domains: Collection[str] | None = None,
+                      stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Render the draft at `path` ('-' = stdin) against `nodes` (Node dicts from a file or a live list).
+
+    Job YAML on stdout only when there is no error, findings on stderr; returns 0 or 1 and raises
+    UsageError (exit 2) when the draft cannot be used. Pass `existing_jobs`, `storage_classes` and
+    `domains` when they are known live (then unknown ones are errors instead of warnings)."""
+    return write_rendered(read_input(path, "draft"), nodes, existing_jobs=existing_jobs,
+                          storage_classes=storage_classes, domains=domains, stdout=stdout, stderr=stderr)
+
+
+def write_rendered(source: bytes | str, nodes: Iterable[Mapping], *, existing_jobs: Iterable[Any] | None = None,
+                   storage_classes: Mapping[str, Collection[str]] | None = None,
+                   domains: Collection[str] | None = None,
+                   stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """`render_draft_file` for draft text already read."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    result = build_job(source, nodes, existing_jobs, storage_classes=storage_classes, domains=domains)
+    for finding in result.findings:
+        print(finding_line(finding), file=stderr)
+    if not result.ok:
+        return 1
+    stdout.write(dump_yaml(result.manifest))
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    if args.nodes == "-" and args.draft == "-":
+        raise UsageError("the draft and --nodes cannot both be read from stdin")
+    source = read_input(args.draft, "draft")
+    if not args.nodes:
+        raise UsageError("--nodes NODES.yaml is required: the Node list the selectors are matched against")
+    nodes = parse_nodes(read_input(args.nodes, "Node list"))
+    return write_rendered(source, nodes)
+
+
+def _new(args: argparse.Namespace) -> int:
+    sys.stdout.write(starter_draft(args.draft_type, name=args.name, image=args.image))
+    return 0

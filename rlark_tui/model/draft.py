@@ -25,6 +25,8 @@ RECORD_FIELDS = ("runId", "codeRef", "configRef", "dataVersion", "expectedNumNod
                  "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes")
 _RECORD_INTS = ("expectedNumNodes", "maxWaitSeconds")
 MAX_DRAFT_BYTES = 4 * 1024 * 1024
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER_BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class DraftInputError(UsageError):
@@ -318,7 +320,7 @@ def parse_yaml(text: str | bytes, what: str = "draft") -> Any:
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftInputError(f"{what} is larger than {MAX_DRAFT_BYTES // (1024 * 1024)} MiB")
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -333,7 +335,7 @@ def parse_yaml(text: str | bytes, what: str = "draft") -> Any:
 def duplicate_keys(text: str) -> list[Finding]:
     """An error for every key given twice in one YAML mapping (YAML would silently keep the last)."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_LOADER)
     except (yaml.YAMLError, RecursionError):
         return []
     findings: list[Finding] = []
@@ -406,11 +408,11 @@ def draft_to_mapping(draft: JobDraft) -> dict:
     return {key: value for key, value in values if value}
 
 
-class _BlockDumper(yaml.SafeDumper):
+class _BlockDumper(_DUMPER_BASE):
     """Multi-line strings (scripts) as `|` blocks, so dumped YAML stays readable."""
 
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+def _represent_str(dumper: yaml.BaseDumper, value: str) -> yaml.Node:
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

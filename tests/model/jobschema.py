@@ -29,7 +29,7 @@ def _list_map(validator, list_type, instance, schema):
 
 @functools.cache
 def job_validator() -> jsonschema.protocols.Validator:
-    crd = yaml.safe_load(JOB_CRD.read_text())
+    crd = yaml.load(JOB_CRD.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     base = jsonschema.validators.validator_for(schema)
     kube = jsonschema.validators.extend(base, {"x-kubernetes-list-type": _list_map})
