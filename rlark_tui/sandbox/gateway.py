@@ -46,6 +46,14 @@ def resource_of(path: str) -> str:
     return parts[0] if parts else ""
 
 
+def crd_route(path: str) -> tuple[str, str | None] | None:
+    """(plural, name) for a gateway CRD route; None for every other gateway path (job logs included)."""
+    parts = [p for p in path.split("/") if p][2:]
+    if parts[:2] != ["rlinf.io", "v1alpha1"] or len(parts) not in (3, 4):
+        return None
+    return parts[2], (parts[3] if len(parts) == 4 else None)
+
+
 def _reply(data, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(data).encode(), status=status,
                         headers={"Content-Type": "application/json"})

@@ -130,8 +130,38 @@ class SandboxServer:
             raise not_found_path()
         if path.startswith("/api/v1/") or path == "/api/v1":
             await self._apply_faults(request, "gateway", gateway.resource_of(path))
+            crd = gateway.crd_route(path)
+            if crd is not None:
+                return await self._gateway_crd(request, *crd)
             return await self.gateway.handle(request, path)
         return await self.api(request, ROOT, path)
+
+    async def _gateway_crd(self, request: web.Request, plural: str, name: str | None) -> web.StreamResponse:
+        """Gateway CRD routes (`/api/v1/rlinf.io/v1alpha1/<plural>[/<name>]`, `?namespace=`): the control plane's
+        answers; PATCH is always a merge patch; Pod CRs only GET and PATCH; Tasks get `status.tensorBoardProxy`."""
+        rtype = CONTROL_PLANE.get(plural)
+        if rtype is None:
+            raise not_found_path()
+        if plural == "pods" and request.method not in ("GET", "PATCH"):
+            raise ApiError(405, "MethodNotAllowed", "pods support only GET and PATCH on the gateway")
+        namespace = request.query.get("namespace") if rtype.namespaced else None
+        if rtype.namespaced and name and not namespace:
+            found = [o for o in self.store.list(plural, fields=f"metadata.name={name}")[0]]
+            namespace = found[0]["metadata"]["namespace"] if found else "default"
+        if rtype.namespaced and request.method == "POST" and not namespace:
+            namespace = "default"
+        parts = (["namespaces", namespace] if namespace else []) + [plural] + ([name] if name else [])
+        if request.method == "PATCH":
+            request = request.clone(headers={**request.headers, "Content-Type": "application/merge-patch+json"})
+        response = await self._resource(request, ROOT, parts)
+        if plural == "tasks" and request.method == "GET" and response.status == 200:
+            data = json.loads(response.body)
+            for item in data.get("items", [data]):
+                if (item.get("spec") or {}).get("tensorBoardDir"):
+                    item.setdefault("status", {})["tensorBoardProxy"] = \
+                        f"/api/v1/rlinf.io/v1alpha1/tasks/{item['metadata']['name']}/tensorboard/"
+            return respond(data)
+        return response
 
     async def _faults(self, request: web.Request) -> web.Response:
         if request.method == "GET":
@@ -580,9 +610,9 @@ class SandboxServer:
 
 def _waiting_reason(pod: dict, container: str) -> str | None:
     for status in (pod.get("status") or {}).get("containerStatuses") or []:
-        if status.get("name") == container:
-            waiting = (status.get("state") or {}).get("waiting")
-            return (waiting or {}).get("reason") or ("ContainerCreating" if waiting is not None else None)
+        waiting = (status.get("state") or {}).get("waiting")
+        if status.get("name") == container and waiting is not None:
+            return waiting.get("reason") or "ContainerCreating"
     return "ContainerCreating" if (pod.get("status") or {}).get("phase", "Pending") == "Pending" else None
 
 
