@@ -39,6 +39,8 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     parser.add_argument("--readonly", action="store_true",
                         default=argparse.SUPPRESS if suppress else False,
                         help="refuse every mutation (stop, start, delete, submit)")
+    parser.add_argument("--request-timeout", metavar="SECONDS", type=float, default=default,
+                        help="give up on a single API request after this long (default 30)")
     return parser
 
 

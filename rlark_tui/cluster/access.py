@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
-from rlark_tui.cluster.http import MERGE_PATCH, Http, LineStream, seg
+from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.config import RlarkConfig, load_config
+from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.views import Job
 
@@ -60,8 +61,10 @@ class Backoff:
 class ClusterAccess:
     """All I/O against one control-plane context, plus the data planes and gateway it can find."""
 
-    def __init__(self, kubeconfig: kc.Kubeconfig, context: str, config: RlarkConfig) -> None:
+    def __init__(self, kubeconfig: kc.Kubeconfig, context: str, config: RlarkConfig,
+                 request_timeout: float | None = None) -> None:
         self.kubeconfig = kubeconfig
+        self.request_timeout = request_timeout or READ_TIMEOUT
         self.context = context
         self.config = config
         self._client = kc.api_client(kubeconfig, context)
@@ -74,16 +77,20 @@ class ClusterAccess:
 
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
-             config: RlarkConfig | None = None) -> "ClusterAccess":
+             config: RlarkConfig | None = None, request_timeout: float | None = None) -> "ClusterAccess":
         """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current."""
         loaded = kc.load(kubeconfig)
         name = kc.resolve_context(loaded, context)
-        return cls(loaded, name, config if config is not None else load_config())
+        return cls(loaded, name, config if config is not None else load_config(), request_timeout)
 
     @classmethod
     def from_args(cls, args) -> "ClusterAccess":
-        """From the global CLI flags (`--kubeconfig`, `--context`)."""
-        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+        """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`)."""
+        timeout = getattr(args, "request_timeout", None)
+        if timeout is not None and timeout <= 0:
+            raise UsageError("--request-timeout must be more than 0 seconds")
+        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None),
+                        request_timeout=timeout)
 
     # -- sources -------------------------------------------------------------------------------------------
 
@@ -126,14 +133,14 @@ class ClusterAccess:
     # -- rlinf.io kinds ------------------------------------------------------------------------------------
 
     def list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None, timeout: float = 30.0) -> ListResult:
+             field_selector: str | None = None, timeout: float | None = None) -> ListResult:
         query = []
         if label_selector:
             query.append(("labelSelector", label_selector))
         if field_selector:
             query.append(("fieldSelector", field_selector))
         body = self.http.json("GET", kind.path(namespace), Request("list", kind.plural, namespace=namespace),
-                              query, timeout=timeout)
+                              query, timeout=timeout or self.request_timeout)
         if not isinstance(body, dict):
             raise ApiError(f"control plane returned a non-JSON answer to list {kind.plural}")
         items = [i for i in body.get("items") or [] if isinstance(i, dict)]
@@ -150,24 +157,26 @@ class ClusterAccess:
         query = [("dryRun", "All")] if dry_run else []
         query.append(("fieldManager", "rlark"))
         result = self.http.json("POST", kind.path(namespace), Request("create", kind.plural, name, namespace),
-                                query, body=body)
+                                query, body=body, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
     def patch(self, kind: Kind, name: str, patch: dict, namespace: str | None = None) -> dict:
         """JSON merge patch (the only patch the platform's gateway knows)."""
         result = self.http.json("PATCH", kind.path(namespace, name), Request("patch", kind.plural, name, namespace),
-                                [("fieldManager", "rlark")], body=patch, content_type=MERGE_PATCH)
+                                [("fieldManager", "rlark")], body=patch, content_type=MERGE_PATCH,
+                                timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
         result = self.http.json("DELETE", kind.path(namespace, name),
                                 Request("delete", kind.plural, name, namespace),
                                 body={"kind": "DeleteOptions", "apiVersion": "v1",
-                                      "propagationPolicy": "Background"})
+                                      "propagationPolicy": "Background"}, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
     def _object(self, method: str, kind: Kind, name: str, namespace: str | None, verb: str) -> dict:
-        result = self.http.json(method, kind.path(namespace, name), Request(verb, kind.plural, name, namespace))
+        result = self.http.json(method, kind.path(namespace, name), Request(verb, kind.plural, name, namespace),
+                                timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
     def watch_stream(self, kind: Kind, resource_version: str, namespace: str | None = None,
@@ -300,7 +309,7 @@ class ClusterAccess:
             query.append(("sinceSeconds", str(since_seconds)))
         return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
                             Request("logs", "pods", pod, namespace, plane.source), query,
-                            read_timeout=read_timeout, whole_lines=follow)
+                            read_timeout=read_timeout, whole_lines=True)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

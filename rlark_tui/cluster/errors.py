@@ -5,6 +5,7 @@ Owns the error classes every cluster / raydash call raises and the mapping from 
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -101,8 +102,9 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
         return Forbidden(f"forbidden (403): not allowed to {req.verb} {target} on the {req.source}{detail}",
                          status, reason)
     if status == 404:
-        return NotFound(f"not found (404): {target}" + (f" ({message})" if message and req.name is None else ""),
-                        status, reason)
+        where = f" on the {req.source}" if req.source != "control plane" else ""
+        return NotFound(f"not found (404): {target}{where}" + (f" ({message})" if message and req.name is None
+                                                              else ""), status, reason)
     if status == 409:
         return Conflict(f"conflict (409) on {req.verb} {target}: {message or 'the server reported a conflict'}",
                         status, reason)
@@ -128,6 +130,8 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
         return Unreachable(f"TLS error talking to {where}: {_short(root)}", "tls")
     if isinstance(root, ConnectionRefusedError) or "refused" in str(root).lower():
         return Unreachable(f"cannot reach {where}: connection refused", "refused")
+    if isinstance(root, http.client.IncompleteRead) or "IncompleteRead" in str(root):
+        return Unreachable(f"connection to {where} was dropped in the middle of a response", "dropped")
     if isinstance(root, (ConnectionResetError, urllib3.exceptions.ProtocolError)) or "reset" in str(root).lower() \
             or "aborted" in str(root).lower():
         return Unreachable(f"connection to {where} was dropped: {_short(root)}", "dropped")

@@ -74,10 +74,8 @@ def run(args: argparse.Namespace) -> int:
         emit(notice)
     for line in lines:
         emit(line)
-    if targets and notices and len(notices) == len(targets) and not lines:
-        return 1
     if not args.follow:
-        return 0
+        return 1 if targets and len(notices) == len(targets) and not lines else 0
     try:
         logs.follow(emit, emit)
     except KeyboardInterrupt:

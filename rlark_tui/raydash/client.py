@@ -44,7 +44,7 @@ class RayDashboard:
 
     def alive_nodes(self) -> int:
         """ALIVE nodes: `num_filtered` of the state filter (dead nodes stay listed, so never total/len)."""
-        result = self._envelope("/api/v0/nodes", "nodes", ALIVE_QUERY).get("result")
+        result = self._envelope("/api/v0/nodes", "Ray nodes", ALIVE_QUERY).get("result")
         if isinstance(result, dict):
             if isinstance(result.get("num_filtered"), int):
                 return result["num_filtered"]
@@ -54,12 +54,12 @@ class RayDashboard:
 
     def cluster_status_text(self) -> str:
         """`ray status` as the dashboard renders it (`/api/cluster_status?format=1`), verbatim."""
-        text = self._envelope("/api/cluster_status", "cluster status", [("format", "1")]).get("clusterStatus")
+        text = self._envelope("/api/cluster_status", "Ray cluster status", [("format", "1")]).get("clusterStatus")
         return text if isinstance(text, str) else ""
 
     def jobs(self) -> list[dict]:
         """Ray jobs (`/api/jobs/`, a bare list)."""
-        body = self._get("/api/jobs/", "ray jobs")
+        body = self._get("/api/jobs/", "Ray jobs")
         return [j for j in body if isinstance(j, dict)] if isinstance(body, list) else []
 
     def status(self, expected: int | None = None) -> dict:

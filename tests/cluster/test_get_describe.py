@@ -1,0 +1,101 @@
+"""`rlark get` and `rlark describe` against the sandbox over HTTPS: tables, -o wide|json|yaml|name, -A, -l."""
+
+import json
+
+import yaml
+
+from tests.cluster.seeding import ROLES, seed_running_job
+
+
+def test_get_jobs_table_lists_the_demo_job(rl):
+    result = rl("get", "jobs")
+    assert result.code == 0, result.err
+    header, *rows = result.out.splitlines()
+    assert header.split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE"]
+    demo = next(r for r in rows if r.startswith("demo-ppo "))
+    assert demo.split()[1:4] == ["Pending", "0/3", "actor,rollout,env"]
+
+
+def test_get_jobs_wide_adds_type_header_nodes_domain(rl):
+    result = rl("get", "jobs", "demo-ppo", "-o", "wide")
+    assert result.code == 0, result.err
+    header, row = result.out.splitlines()
+    assert "TYPE" in header and "HEADER" in header and "DOMAIN" in header
+    assert row.split()[5:9] == ["RL", "actor", "3", "demo-net"]
+
+
+def test_get_nodes_all_namespaces_with_selector(rl):
+    result = rl("get", "nodes", "-A", "-l", "rlark.io/node-category=cloud")
+    assert result.code == 0, result.err
+    header, *rows = result.out.splitlines()
+    assert header.split()[:3] == ["NAMESPACE", "NAME", "PHASE"]
+    assert sorted(r.split()[1] for r in rows) == ["gpu-a1", "gpu-a2", "gpu-a3"]
+    assert {r.split()[0] for r in rows} == {"rlark-gpu-a"}
+
+
+def test_get_nodes_in_one_namespace_and_empty_namespace(rl):
+    result = rl("get", "nodes", "-n", "rlark-edge-b")
+    assert sorted(r.split()[0] for r in result.out.splitlines()[1:]) == ["edge-b1", "edge-b2"]
+    empty = rl("get", "nodes")
+    assert empty.code == 0 and empty.out == "" and empty.err == "No resources found in default namespace.\n"
+
+
+def test_get_json_and_yaml_are_lists_with_secrets_masked(rl, sb):
+    seed_running_job(sb, "get-out", ROLES)
+    as_json = rl("get", "jobs", "-o", "json")
+    document = json.loads(as_json.out)
+    assert document["kind"] == "List"
+    job = next(i for i in document["items"] if i["metadata"]["name"] == "get-out")
+    env = job["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "HF_TOKEN", "value": "***"} in env
+    assert "hf_supersecretvalue" not in as_json.out
+    single = yaml.safe_load(rl("get", "job", "get-out", "-o", "yaml").out)
+    assert single["kind"] == "Job" and single["metadata"]["name"] == "get-out"
+    names = rl("get", "tasks", "-A", "-l", "rlinf.io/job=get-out", "-o", "name").out.split()
+    assert names == ["task.rlinf.io/get-out-env", "task.rlinf.io/get-out-actor"]  # namespace, then name
+
+
+def test_get_pods_shows_node_ip_and_phase(rl, sb):
+    seed_running_job(sb, "get-pods", ROLES)
+    result = rl("get", "pods", "-A", "-l", "rlark.io/task-name=get-pods-env")
+    header, row = result.out.splitlines()
+    assert header.split() == ["NAMESPACE", "NAME", "TASK", "PHASE", "NODE", "IP", "AGE"]
+    assert row.split()[:6] == ["rlark-edge-b", "get-pods-env-0", "get-pods-env", "Running", "edge-b1", "10.0.0.11"]
+
+
+def test_get_missing_name_and_unknown_kind(rl):
+    missing = rl("get", "jobs", "nope")
+    assert missing.code == 1 and missing.err == 'error: jobs "nope" not found\n'
+    unknown = rl("get", "widgets")
+    assert unknown.code == 2
+    assert unknown.err == "error: unknown resource type 'widgets' (use jobs, tasks, pods, nodes or domains)\n"
+
+
+def test_bad_flag_is_argparse_usage_not_a_traceback(rl, capsys):
+    import pytest
+    with pytest.raises(SystemExit) as info:
+        rl("get", "jobs", "-o", "xml")
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'xml'" in err and "Traceback" not in err
+
+
+def test_describe_job_shows_roles_pods_restarts_and_masks_secrets(rl, sb):
+    seed_running_job(sb, "desc", ROLES)
+    result = rl("describe", "job", "desc")
+    assert result.code == 0, result.err
+    text = result.out
+    assert "Status:         Running (phase Running)" in text
+    assert "  actor (Header): role Actor, Task desc-actor in rlark-gpu-a, phase Running" in text
+    assert "    Env:            HF_TOKEN=***" in text
+    assert "hf_supersecretvalue" not in text
+    pods = text.split("Pods:\n", 1)[1].split("Ray:", 1)[0].splitlines()
+    assert pods[0].split() == ["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "AGE"]
+    assert pods[1].split()[:6] == ["actor", "desc-actor-0", "gpu-a1", "10.0.0.10", "Running", "2"]
+    assert pods[2].split()[:6] == ["env", "desc-env-0", "edge-b1", "10.0.0.11", "Running", "0"]
+    assert "Ray:\n  unavailable: " in text
+
+
+def test_describe_missing_job_is_one_line(rl):
+    result = rl("describe", "job", "ghost")
+    assert result.code == 1 and result.err == 'error: not found (404): jobs "ghost"\n'

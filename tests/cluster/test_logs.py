@@ -1,0 +1,152 @@
+"""`rlark logs` against the sandbox: merged prefixes, role/pod filters, tail, timestamps, previous, gateway
+fallback, and -f surviving a cut stream and a sandbox restart without duplicated or lost lines."""
+
+import threading
+import time
+
+import pytest
+import yaml
+
+from rlark_tui.cli import main
+from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
+
+
+@pytest.fixture
+def job(sb):
+    counter = getattr(job, "n", 0) + 1
+    job.n = counter
+    name = f"logs-{counter}"
+    pods = seed_running_job(sb, name, ROLES)
+    actor, env = pods["actor"], pods["env"]
+    write_log(sb, *actor, ["RLINF_NODE_RANK: 0", "Executing run script..."], when=at(1))
+    write_log(sb, *env, ["RLINF_NODE_RANK: 1"], when=at(2))
+    write_log(sb, *actor, ["Global Step: 1/40", "Global Step: 1/40"], when=at(3))
+    return name, pods
+
+
+def test_logs_merges_pods_by_time_with_role_pod_prefixes(rl, job):
+    name, _ = job
+    result = rl("logs", name)
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        f"[actor/{name}-actor-0] RLINF_NODE_RANK: 0",
+        f"[actor/{name}-actor-0] Executing run script...",
+        f"[env/{name}-env-0] RLINF_NODE_RANK: 1",
+        f"[actor/{name}-actor-0] Global Step: 1/40",
+        f"[actor/{name}-actor-0] Global Step: 1/40",
+    ]
+
+
+def test_logs_role_pod_tail_and_timestamps(rl, job):
+    name, _ = job
+    assert rl("logs", name, "--role", "env").out == f"[env/{name}-env-0] RLINF_NODE_RANK: 1\n"
+    assert rl("logs", name, "--role", "Actor", "--tail", "1").out == f"[actor/{name}-actor-0] Global Step: 1/40\n"
+    single = rl("logs", name, "--pod", f"{name}-env-0", "--timestamps")
+    assert single.out == "2026-11-29T10:00:02.000000000Z RLINF_NODE_RANK: 1\n"
+
+
+def test_logs_usage_errors_are_one_line(rl, job):
+    name, _ = job
+    bad_role = rl("logs", name, "--role", "critic")
+    assert bad_role.code == 2 and bad_role.err == f"error: job {name} has no role 'critic' (roles: actor, env)\n"
+    bad_since = rl("logs", name, "--since", "yesterday")
+    assert bad_since.code == 2 and "expected a duration like 30s" in bad_since.err
+    both = rl("logs", name, "-f", "--previous")
+    assert both.code == 2 and both.err.startswith("error: --previous cannot be combined with -f")
+    missing = rl("logs", "ghost")
+    assert missing.code == 1 and missing.err == 'error: not found (404): jobs "ghost"\n'
+
+
+def test_logs_previous_instance(rl, sb, job):
+    name, pods = job
+    cluster, pod = pods["env"]
+    sb.logs.end_instance(cluster, "rlark-system", pod, "main", 1)
+    sb.logs.start_instance(cluster, "rlark-system", pod, "main")
+    write_log(sb, cluster, pod, ["second instance"], when=at(10))
+    assert rl("logs", name, "--pod", pod).out == "second instance\n"
+    assert rl("logs", name, "--pod", pod, "--previous").out == "RLINF_NODE_RANK: 1\n"
+    no_previous = rl("logs", name, "--role", "actor", "--previous")
+    assert no_previous.code == 1
+    assert no_previous.err.startswith(f"-- [actor/{name}-actor-0] data plane rlark-gpu-a BadRequest (400)")
+
+
+def test_logs_fall_back_to_the_gateway_without_a_data_plane_context(sb, env, capsys, job):
+    name, _ = job
+    config = yaml.safe_load(sb.kubeconfig.read_text())
+    ext = config["contexts"][0]["context"]["extensions"][0]["extension"]
+    ext["dataPlaneContexts"] = {}
+    config["contexts"] = [c for c in config["contexts"] if c["name"] == "rlark-sandbox"]
+    path = env / "control-plane-only.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["--kubeconfig", str(path), "logs", name, "--role", "env"]) == 0
+    assert capsys.readouterr().out == f"[env/{name}-env-0] RLINF_NODE_RANK: 1\n"
+    assert main(["--kubeconfig", str(path), "logs", name, "--role", "env", "--previous"]) == 1
+    assert "the gateway has no previous-instance logs" in capsys.readouterr().err
+
+
+class Follow:
+    """`rlark logs -f` running in a thread; its stdout/stderr are read from capsys at the end."""
+
+    def __init__(self, kubeconfig, *argv):
+        self.code = None
+        self.thread = threading.Thread(target=self._run, args=(["--kubeconfig", str(kubeconfig), *argv],))
+        self.thread.start()
+
+    def _run(self, argv):
+        self.code = main(argv)
+
+    def join(self, timeout=60):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "rlark logs -f did not end"
+
+
+def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, job):
+    name, pods = job
+    cluster, pod = pods["actor"]
+    sb.faults.cut_logs(after_lines=2, times=2)  # the backlog read, then the first follow stream
+    follow = Follow(sb.kubeconfig, "logs", name, "--role", "actor", "-f")
+    time.sleep(1.0)
+    write_log(sb, cluster, pod, ["Global Step: 2/40", "Global Step: 2/40", "Global Step: 2/40"], when=at(4))
+    time.sleep(2.5)
+    remove_pod(sb, name, cluster, pod)
+    follow.join()
+    captured = capsys.readouterr()
+    assert follow.code == 0
+    prefix = f"[actor/{pod}] "
+    assert captured.out.splitlines() == [prefix + t for t in [
+        "RLINF_NODE_RANK: 0", "Executing run script...", "Global Step: 1/40", "Global Step: 1/40",
+        "Global Step: 2/40", "Global Step: 2/40", "Global Step: 2/40"]]
+    dropped = f"connection to the data plane rlark-gpu-a at {sb.gateway}/clusters/rlark-gpu-a was dropped"
+    assert f"-- [actor/{pod}] {dropped}" in captured.err
+    assert f"-- stream interrupted: [actor/{pod}] {dropped} in the middle of a response; reconnecting" in captured.err
+
+
+def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, env, capsys):
+    from rlark_tui.sandbox import Sandbox
+    state = tmp_path_factory.mktemp("restart-sandbox")
+    first = Sandbox(state, seed="demo", agent=False).start()
+    roles = [dict(ROLES[0], restarts=0)]
+    pods = seed_running_job(first, "restart", roles)
+    cluster, pod = pods["actor"]
+    write_log(first, cluster, pod, ["before 1", "same line", "same line"], when=at(1))
+    follow = Follow(first.kubeconfig, "logs", "restart", "-f")
+    time.sleep(1.5)
+    first.stop()
+    second = None
+    try:
+        time.sleep(1.0)
+        second = Sandbox(state, seed="demo", agent=False).start()
+        assert second.kubeconfig.read_text() == first.kubeconfig.read_text()
+        write_log(second, cluster, pod, ["same line", "after restart"], when=at(1))
+        write_log(second, cluster, pod, ["later"], when=at(5))
+        time.sleep(4)
+        remove_pod(second, "restart", cluster, pod)
+        follow.join()
+    finally:
+        (second or first).stop()
+    captured = capsys.readouterr()
+    prefix = f"[actor/{pod}] "
+    assert captured.out.splitlines() == [prefix + t for t in [
+        "before 1", "same line", "same line", "same line", "after restart", "later"]]
+    assert "-- stream interrupted: " in captured.err and "; reconnecting" in captured.err
+    assert "Traceback" not in captured.err
