@@ -23,7 +23,7 @@ from rlark_tui.model.draft import DRAFT_TYPES
 DATA = Path(__file__).parent / "model" / "data"
 DRAFT = DATA / "draft-rl.yaml"
 NODES = DATA / "nodes.yaml"
-FINDING_LINE = re.compile(r"^(error|warning) [^\s:][^:]*: \S")
+FINDING_LINE = re.compile(r"^(error|warning) \S.*: \S")
 USAGE_LINE = re.compile(r"^error: \S")
 
 

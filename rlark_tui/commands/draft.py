@@ -73,7 +73,7 @@ def read_input(path: str, what: str) -> bytes:
 
 def finding_line(finding: Finding) -> str:
     """One stderr line per finding: `error <field>: <message>` / `warning <field>: <message>`, redacted."""
-    return redact_text(str(finding).replace("\n", " "))
+    return redact_text(str(finding))
 
 
 def render_draft_file(path: str, nodes: Iterable[Mapping], *, existing_jobs: Iterable[Any] | None = None,

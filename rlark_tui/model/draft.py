@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from rlark_tui.errors import UsageError
-from rlark_tui.model.findings import Finding, error
+from rlark_tui.model.findings import Finding, error, field_path
 from rlark_tui.model.naming import derive_task_name, platform_role
 
 DRAFT_TYPES = ("rl", "data-collection", "evaluation", "custom")
@@ -135,7 +135,7 @@ class _Reader:
         for key in data:
             if key in known:
                 continue
-            where = f"{path}.{key}" if path else str(key)
+            where = field_path(path, key)
             hint = difflib.get_close_matches(str(key), list(known), n=1)
             if key in _FIELD_HINTS:
                 suffix = f": {_FIELD_HINTS[key]}"
@@ -182,7 +182,7 @@ class _Reader:
     def string_map(self, data: Mapping, key: str, path: str) -> dict[str, str]:
         result = {}
         for name, value in self.mapping(data, key, path).items():
-            where = f"{path}.{name}"
+            where = field_path(path, name)
             if not isinstance(name, str):
                 self.fail(path, f"key {name!r} must be text")
             elif value is None or isinstance(value, (list, dict)) or not _is_scalar(value):
@@ -212,7 +212,7 @@ class _Reader:
         role = self.text(data, "role", f"{path}.role")
         devices = {}
         for name, amount in self.mapping(data, "devices", f"{path}.devices").items():
-            devices[str(name)] = self.count({"v": amount}, "v", f"{path}.devices.{name}")
+            devices[str(name)] = self.count({"v": amount}, "v", field_path(f"{path}.devices", name))
         mounts = []
         raw_mounts = data.get("mounts")
         if raw_mounts is not None and not isinstance(raw_mounts, list):
@@ -350,7 +350,7 @@ def duplicate_keys(text: str) -> list[Finding]:
             keys_seen: set[str] = set()
             for key_node, value_node in node.value:
                 key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
-                where = f"{path}.{key}" if path else key
+                where = field_path(path, key)
                 if key in keys_seen:
                     findings.append(error(where, f"given twice (line {key_node.start_mark.line + 1})"))
                 keys_seen.add(key)

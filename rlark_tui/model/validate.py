@@ -14,7 +14,7 @@ from typing import Any
 
 from rlark_tui.model import keys
 from rlark_tui.model.draft import DRAFT_TYPES, MOUNT_TYPES, PLATFORM_ROLES, JobDraft, RoleDraft
-from rlark_tui.model.findings import Finding, error, ordered, warning
+from rlark_tui.model.findings import Finding, error, field_path, ordered, warning
 from rlark_tui.model.naming import (
     DNS_LABEL_MAX,
     STATEFULSET_NAME_MAX,
@@ -202,7 +202,7 @@ def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list
                                                   "kubernetes.io/hostname"))
         return findings
     for key, value in role.selector.items():
-        where = f"{path}.selector.{key}"
+        where = field_path(f"{path}.selector", key)
         if key == keys.CLUSTER_ID_LABEL:
             findings.append(error(where, "is a label of Node CRs only, not of real nodes: the pods would never "
                                          "schedule; use kubernetes.io/hostname or another node label"))
@@ -272,7 +272,7 @@ def _check_image(path: str, role: RoleDraft, first: RoleDraft) -> list[Finding]:
 def _check_env(path: str, role: RoleDraft) -> list[Finding]:
     findings = []
     for name, value in role.env.items():
-        where = f"{path}.env.{name}"
+        where = field_path(f"{path}.env", name)
         if not _ENV_NAME.match(name):
             findings.append(error(where, "is not a valid variable name (letters, digits, '_', '-', '.'; "
                                          "not starting with a digit)"))
@@ -376,7 +376,7 @@ def _check_requests(path: str, role: RoleDraft) -> list[Finding]:
     for name in role.devices:
         if not name.startswith(keys.DEVICE_PREFIX) or name == keys.DEVICE_PREFIX:
             hint = "; put GPUs in `gpu`" if name == keys.GPU_RESOURCE else ""
-            findings.append(error(f"{path}.devices.{name}", f"only rlinf.io/* device resources{hint}"))
+            findings.append(error(field_path(f"{path}.devices", name), f"only rlinf.io/* device resources{hint}"))
     return findings
 
 
@@ -387,7 +387,7 @@ def _demands(role: RoleDraft) -> dict[str, tuple[float, str]]:
         result[keys.GPU_RESOURCE] = (float(role.gpu), "gpu")
     for name, amount in role.devices.items():
         if amount > 0 and name.startswith(keys.DEVICE_PREFIX):
-            result[name] = (float(amount), f"devices.{name}")
+            result[name] = (float(amount), field_path("devices", name))
     for name, value in (("cpu", role.cpu), ("memory", role.memory)):
         amount = parse_quantity(value) if value else None
         if amount is not None and amount > 0:
