@@ -138,13 +138,23 @@ def _gateway_logs(access: ClusterAccess, job: str, sources: dict[str, str]) -> d
 
 
 def _ray(access: ClusterAccess, job: Job) -> RayStatus:
+    """Alive nodes and `ray status` text from the Header's dashboard; each read on its own, so a route the
+    dashboard lacks (e.g. jobs) never hides the node count."""
     try:
-        status = access.ray_status(job)
+        dashboard = access.ray_dashboard(job)
     except RlarkError as exc:
         return RayStatus(error=str(exc))
-    alive = status.get("alive_nodes")
-    return RayStatus(alive_nodes=alive if isinstance(alive, int) else None,
-                     status_text=str(status.get("status_text") or ""), error=status.get("error"))
+    if dashboard is None:
+        return RayStatus(error="no data-plane context or Ray dashboard URL configured for the Header's cluster")
+    try:
+        alive = dashboard.alive_nodes()
+    except RlarkError as exc:
+        return RayStatus(error=str(exc))
+    try:
+        text = dashboard.cluster_status_text()
+    except RlarkError:
+        text = ""
+    return RayStatus(alive_nodes=alive, status_text=text)
 
 
 def _saved_yaml(state_dir: Path | None, job: str, sha: str | None) -> str | None:

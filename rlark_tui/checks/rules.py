@@ -44,6 +44,7 @@ class _Row:
             self.pending(message, owner)
 
     def build(self, evidence: RunEvidence) -> CheckRow:
+        self.findings = list(dict.fromkeys(self.findings))
         results = {f.result for f in self.findings}
         result: Result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
         if result == "pass" and not self.evidence:

@@ -1,0 +1,110 @@
+"""Fault jobs judged from evidence recorded once on the live sandbox with real Ray (record_faults.py).
+
+Each recording is replayed as a pure function; output-probe variants are derived from the recorded tag-image run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from rlark_tui.checks import OutputFile, OutputProbe, evaluate, resolve
+from rlark_tui.checks.evidence import evidence_from_dict, latest_start, max_wait_seconds
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def recorded(name: str):
+    return evidence_from_dict(json.loads((DATA / f"{name}.json").read_text()))
+
+
+def _late(evidence):
+    return replace(evidence, now=latest_start(evidence) + timedelta(seconds=max_wait_seconds(evidence) + 1))
+
+
+def _notes(row) -> str:
+    return "\n".join(row.all_notes())
+
+
+def test_image_without_ray_cli():
+    report = evaluate(recorded("no-ray"))
+    ray = report.row(3)
+    assert ray.result == "fail"
+    assert "no-ray-actor-0: Ray CLI missing error in the log" in _notes(ray)
+    assert any(i.kind == "log" and i.value == "Error: Ray CLI is not found. Please ensure Ray is installed."
+               for i in ray.evidence)
+    assert "Pod no-ray-actor-0: main container restarted" in _notes(report.row(2))
+    assert report.earliest_failing_stage == "ray"
+    assert report.exit_code == 1
+
+
+def test_worker_whose_prepare_script_exits_1():
+    report = evaluate(recorded("worker-prepare-exit"))
+    pods = report.row(2)
+    assert pods.result == "fail"
+    assert "worker-prepare-exit-rollout-0: main container restarted" in _notes(pods)
+    assert "last exit code 1" in _notes(pods)
+    assert any(i.kind == "log" and i.value == "installing deps" and i.ref == "worker-prepare-exit-rollout-0"
+               for i in pods.evidence)
+    assert report.earliest_failing_stage == "ray"
+    assert report.row(1).result == "pass"
+
+
+def test_worker_that_cannot_reach_the_head():
+    report = evaluate(recorded("unreachable-head"))
+    ray = report.row(3)
+    assert ray.result == "fail"
+    assert "the Header's Ray cluster check failed and the start script went on anyway" in _notes(ray)
+    assert any(i.value == "Warning: Ray cluster check failed, proceeding anyway." for i in ray.evidence)
+    assert report.earliest_failing_stage == "ray"
+
+
+def test_run_script_that_never_prints_progress():
+    evidence = recorded("no-progress")
+    report = evaluate(evidence)
+    assert [row.result for row in report.rows[:4]] == ["pass"] * 4
+    assert report.row(5).result == "pending"
+    late = evaluate(_late(evidence))
+    assert late.row(5).result == "fail"
+    assert late.earliest_failing_stage == "progress"
+
+
+def test_tag_image_is_pending_on_check_4_only():
+    report = evaluate(recorded("tag-image"))
+    assert [row.result for row in report.rows] == ["pass", "pass", "pass", "pending", "pass", "pending"]
+    assert "a tag cannot prove what ran" in _notes(report.row(4))
+    assert report.exit_code == 3
+
+
+def test_no_output_written_is_not_pass():
+    evidence = recorded("tag-image")
+    empty = replace(evidence, outputs=OutputProbe(evidence.outputs.location))
+    assert evaluate(empty).row(5).result == "pending"
+    assert evaluate(_late(empty)).row(5).result == "fail"
+
+
+def test_outputs_older_than_the_jobs_start_are_not_pass():
+    evidence = recorded("tag-image")
+    before = latest_start(evidence) - timedelta(minutes=10)
+    old = tuple(OutputFile(f.path, f.size, before, f.sha256) for f in evidence.outputs.files)
+    stale = replace(evidence, outputs=OutputProbe(evidence.outputs.location, old))
+    row = evaluate(stale).row(5)
+    assert row.result == "pending"
+    assert "older than the Job's latest start" in _notes(row)
+    assert evaluate(_late(stale)).row(5).result == "fail"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA.glob("*.json")))
+def test_recorded_reports_pass_only_on_evidence_that_resolves(name):
+    evidence = recorded(name)
+    for variant in (evidence, _late(evidence)):
+        for row in evaluate(variant).rows:
+            if row.result == "pass":
+                assert row.evidence
+            for item in row.evidence:
+                expected = item.sha256 if item.kind == "file" else item.value
+                assert resolve(variant, item) == expected, (name, row.id, item)
