@@ -1,0 +1,125 @@
+"""`rlark sandbox` in the foreground: the ready line, kubeconfig (mode 0600, contexts, console extension),
+loopback only, SIGTERM, restart on the same state dir keeps every object; seeds."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import yaml
+from kubernetes import client, config
+
+from rlark_tui.sandbox import Sandbox
+from tests.sandbox.helpers import GROUP, VERSION, job
+
+READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+))$")
+
+
+def start(state_dir, *extra: str) -> tuple[subprocess.Popen, re.Match]:
+    proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "sandbox", "--state-dir", str(state_dir), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().rstrip("\n")
+    match = READY.match(line)
+    if not match:
+        proc.kill()
+        raise AssertionError(f"no ready line: {line!r} {proc.stderr.read()}")
+    return proc, match
+
+
+def stop(proc: subprocess.Popen) -> tuple[int, str]:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, proc.stdout.read()
+
+
+def test_foreground_restart_keeps_objects(tmp_path):
+    proc, ready = start(tmp_path, "--seed", "none")
+    kubeconfig, port = ready.group(1), ready.group(3)
+    try:
+        assert stat.S_IMODE(os.stat(kubeconfig).st_mode) == 0o600
+        api = client.CustomObjectsApi(config.new_client_from_config(config_file=kubeconfig))
+        api.create_cluster_custom_object(GROUP, VERSION, "jobs", job("kept"))
+        assert [j["metadata"]["name"] for j in api.list_cluster_custom_object(GROUP, VERSION, "jobs")["items"]] \
+            == ["kept"]
+    finally:
+        code, rest = stop(proc)
+    assert code == 0 and rest == ""
+
+    proc, ready = start(tmp_path)
+    try:
+        assert ready.group(3) == port
+        api = client.CustomObjectsApi(config.new_client_from_config(config_file=kubeconfig))
+        names = [j["metadata"]["name"] for j in api.list_cluster_custom_object(GROUP, VERSION, "jobs")["items"]]
+        assert names == ["kept"]
+    finally:
+        stop(proc)
+
+
+def test_bad_seed_is_a_usage_error(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "rlark_tui", "sandbox", "--state-dir", str(tmp_path),
+                          "--seed", "lots"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and out.stderr.strip() == \
+        "error: unknown seed 'lots': use demo, none or scale:<jobs>:<pods>"
+
+
+def test_kubeconfig_contexts_and_extension(sandbox):
+    assert stat.S_IMODE(os.stat(sandbox.kubeconfig).st_mode) == 0o600
+    doc = yaml.safe_load(sandbox.kubeconfig.read_text())
+    assert doc["current-context"] == "rlark-sandbox"
+    servers = {c["name"]: c["cluster"]["server"] for c in doc["clusters"]}
+    assert servers == {"rlark-sandbox": f"{sandbox.gateway}/clusters/root",
+                       "rlark-sandbox-rlark-edge-b": f"{sandbox.gateway}/clusters/rlark-edge-b",
+                       "rlark-sandbox-rlark-gpu-a": f"{sandbox.gateway}/clusters/rlark-gpu-a"}
+    control = next(c for c in doc["contexts"] if c["name"] == "rlark-sandbox")["context"]
+    extension = next(e["extension"] for e in control["extensions"] if e["name"] == "rlark.io/console")
+    assert extension == {"gateway": sandbox.gateway, "sandbox": True,
+                         "dataPlaneContexts": {"rlark-edge-b": "rlark-sandbox-rlark-edge-b",
+                                               "rlark-gpu-a": "rlark-sandbox-rlark-gpu-a"}}
+    assert all(c["cluster"]["server"].startswith("https://127.0.0.1:") for c in doc["clusters"])
+
+
+def test_new_cluster_gets_a_context(tmp_path):
+    with Sandbox(tmp_path, seed="none", agent=False) as sb:
+        node = {"metadata": {"name": "n1", "namespace": "rlark-new",
+                             "labels": {"rlark.io/cluster-id": "rlark-new"}}}
+        sb.store.create("nodes", node)
+        for _ in range(50):
+            doc = yaml.safe_load(sb.kubeconfig.read_text())
+            if any(c["name"] == "rlark-sandbox-rlark-new" for c in doc["contexts"]):
+                break
+            time.sleep(0.05)
+        assert any(c["name"] == "rlark-sandbox-rlark-new" for c in doc["contexts"])
+
+
+def test_scale_seed(tmp_path):
+    with Sandbox(tmp_path, seed="scale:4:10", agent=False) as sb:
+        assert len(sb.store.list("jobs")[0]) == 4
+        assert len(sb.store.list("tasks")[0]) == 4
+        pods = sb.store.list("pods")[0]
+        assert len(pods) == 10 and {p["status"]["phase"] for p in pods} == {"Running"}
+        assert len(sb.store.list("nodes")[0]) == 5
+
+
+def test_demo_seed_job(tmp_path):
+    with Sandbox(tmp_path, seed="demo", agent=False) as sb:
+        demo = sb.store.get("jobs", "demo-ppo")
+    tasks = demo["spec"]["tasks"]
+    assert [(t["name"], t["role"], t.get("head", False), t["nodeSelector"]["kubernetes.io/hostname"])
+            for t in tasks] == [("actor", "Actor", True, "gpu-a1"), ("rollout", "Rollout", False, "gpu-a2"),
+                                ("env", "Env", False, "edge-b1")]
+    assert demo["spec"]["domain"] == "demo-net"
+    for task in tasks:
+        main = task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+        assert "@sha256:" in main["image"] and main["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert "python -m rlark_tui.sandbox.demo_workload --run-id demo-ppo-001" in tasks[0]["runScript"]
+    assert str(tmp_path / "outputs") in tasks[0]["runScript"]
+    assert "rlark.io/launch-record" in demo["metadata"]["annotations"]
