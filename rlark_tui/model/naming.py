@@ -15,8 +15,6 @@ STATEFULSET_NAME_MAX = 52
 HEAD_SERVICE_SUFFIX = "-ray-head"
 
 _JOB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 JOB_TYPES = ("RL", "Evaluation", "DataCollection", "Custom")
 
@@ -70,14 +68,6 @@ def job_type(roles: Iterable) -> str:
 def is_job_name(name: object) -> bool:
     """1–63 chars of `[a-z0-9-]`, starting with a letter, not ending with `-` (W3 + head Service rule)."""
     return isinstance(name, str) and len(name) <= DNS_LABEL_MAX and bool(_JOB_NAME.match(name))
-
-
-def is_dns1123_label(name: object) -> bool:
-    return isinstance(name, str) and len(name) <= DNS_LABEL_MAX and bool(_DNS1123.match(name))
-
-
-def is_dns1035_label(name: object) -> bool:
-    return isinstance(name, str) and len(name) <= DNS_LABEL_MAX and bool(_DNS1035.match(name))
 
 
 def task_object_name(job_name: str, task_name: str) -> str:

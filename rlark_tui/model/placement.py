@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rlark_tui.model import keys
-from rlark_tui.model.views import Node, TaskSpec, dig
+from rlark_tui.model.views import Node, TaskSpec, cluster_of, dig
 
 N = TypeVar("N")
 
@@ -61,11 +61,7 @@ def matching_nodes(selector: Mapping, nodes: Iterable[N]) -> list[N]:
 
 def node_cluster(node: Any) -> str:
     """Cluster namespace `rlark-<id>` of a Node: its namespace, else its `rlark.io/cluster-id` label."""
-    namespace = dig(_raw(node), "metadata", "namespace")
-    if isinstance(namespace, str) and namespace:
-        return namespace
-    label = _labels(node).get(keys.CLUSTER_ID_LABEL)
-    return label if isinstance(label, str) else ""
+    return cluster_of(_raw(node))
 
 
 def task_namespace(selector: Mapping, nodes: Iterable[Any]) -> str:

@@ -41,7 +41,3 @@ def parse_quantity(value: object) -> float | None:
         return None
     return number if math.isfinite(number) else None
 
-
-def is_quantity(value: object) -> bool:
-    """True for a value the Kubernetes API accepts as a quantity."""
-    return parse_quantity(value) is not None

@@ -19,7 +19,6 @@ from rlark_tui.model.naming import (
     DNS_LABEL_MAX,
     STATEFULSET_NAME_MAX,
     head_service_name,
-    is_dns1123_label,
     job_type,
     task_object_name,
 )
@@ -83,9 +82,10 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
     findings += _check_type(draft)
     findings += _check_roles(draft)
     findings += _check_header(draft, matches)
+    clusters = sorted({n.cluster for n in nodes if n.cluster})
     for index, role in enumerate(draft.roles):
         path = f"roles[{index}]"
-        findings += _check_selector(path, role, matches[index], nodes)
+        findings += _check_selector(path, role, matches[index], nodes, clusters)
         findings += _check_image(path, role, draft.roles[0])
         findings += _check_env(path, role)
         findings += _check_mounts(path, role, draft, index, len(matches[index]), storage_classes)
@@ -187,9 +187,9 @@ def _check_header(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
     return []
 
 
-def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list[Node]) -> list[Finding]:
+def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list[Node],
+                    clusters: list[str]) -> list[Finding]:
     findings = []
-    clusters = sorted({n.cluster for n in nodes if n.cluster})
     if not role.cluster:
         findings.append(error(f"{path}.cluster", "required: the cluster namespace the role runs in "
                                                  f"(one of: {', '.join(clusters) or 'no Nodes known'})"))

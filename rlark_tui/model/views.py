@@ -20,11 +20,26 @@ def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
             if not isinstance(obj, list) or not -len(obj) <= step < len(obj):
                 return default
             obj = obj[step]
-        else:
-            if not isinstance(obj, Mapping) or step not in obj:
+        elif isinstance(obj, dict) or isinstance(obj, Mapping):
+            if step not in obj:
                 return default
             obj = obj[step]
+        else:
+            return default
     return default if obj is None else obj
+
+
+def cluster_of(raw: Any) -> str:
+    """Cluster namespace of a Node dict: `metadata.namespace`, else its `rlark.io/cluster-id` label, else ""."""
+    metadata = raw.get("metadata") if isinstance(raw, dict) else dig(raw, "metadata")
+    if not isinstance(metadata, Mapping):
+        return ""
+    namespace = metadata.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        return namespace
+    labels = metadata.get("labels")
+    label = labels.get(keys.CLUSTER_ID_LABEL) if isinstance(labels, Mapping) else None
+    return label if isinstance(label, str) else ""
 
 
 def _str(value: Any) -> str:
@@ -454,8 +469,8 @@ class Node(_View):
 
     @property
     def cluster(self) -> str:
-        from rlark_tui.model.placement import node_cluster
-        return node_cluster(self.raw)
+        """Cluster namespace `rlark-<id>`: the namespace, else the `rlark.io/cluster-id` label."""
+        return cluster_of(self.raw)
 
     @property
     def online(self) -> bool:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from rlark_tui.model import (
-    DEPLOYMENT_PLAN_ANNOTATION,
     LAUNCH_RECORD_ANNOTATION,
     Job,
     build_job,
