@@ -77,7 +77,8 @@ class JobDraft:
 
     name: str = ""
     display_name: str = ""
-    type: str = "custom"
+    type: str = ""
+    """rl | data-collection | evaluation | custom; empty = whatever the roles make it."""
     header: str = ""
     roles: tuple[RoleDraft, ...] = ()
     domain: str = ""
@@ -296,7 +297,7 @@ def draft_from_mapping(data: Mapping) -> tuple[JobDraft, list[Finding]]:
     draft = JobDraft(
         name=reader.text(data, "name", "name"),
         display_name=reader.text(data, "displayName", "displayName"),
-        type=reader.text(data, "type", "type") or "custom",
+        type=reader.text(data, "type", "type"),
         header=reader.text(data, "header", "header"),
         roles=tuple(roles),
         domain=reader.text(data, "domain", "domain"),

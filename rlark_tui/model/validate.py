@@ -137,6 +137,8 @@ def _check_name(draft: JobDraft, existing_jobs: Iterable[Any] | None) -> list[Fi
 
 
 def _check_type(draft: JobDraft) -> list[Finding]:
+    if not draft.type:
+        return []
     if draft.type not in DRAFT_TYPES:
         return [error("type", f"'{draft.type}' is not a job type; use one of: {', '.join(DRAFT_TYPES)}")]
     shown = job_type(role.platform_role for role in draft.roles)

@@ -156,6 +156,7 @@ GOOD = [
                    "selector": {"kubernetes.io/hostname": "robot-2"}, "image": DIGEST}],
         "record": DELETE}),
     ("W4 role mapped from its name", {"roles[1].role": DELETE}),
+    ("W4 type left to the roles", {"type": DELETE}),
     ("W5 several distinct keys", {"roles[1].selector": {"pool": "rollout", "site": "a",
                                                        "kubernetes.io/hostname": "gpu-a3"}}),
     ("W5 selector typed as key=value", {"roles[1].selector": ["pool=rollout", "site=a"]}),
