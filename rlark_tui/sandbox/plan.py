@@ -21,7 +21,9 @@ from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.model.views import Node, TaskSpec, dig
 
 AGENT_TYPE = "Kubernetes"
-WORKLOAD_KINDS = ("StatefulSet", "Deployment", "DaemonSet")
+RUN_KINDS = ("StatefulSet",)
+"""Workload kinds the sandbox agent runs (the platform also runs Deployments and DaemonSets; UI-made Jobs
+are always StatefulSets)."""
 MANAGEMENT_TASK_ANNOTATION = "rlark.io/management-task-name"
 MANAGEMENT_NAMESPACE_ANNOTATION = "rlark.io/management-task-namespace"
 MANAGEMENT_DOMAIN_ANNOTATION = "rlark.io/management-task-domain"
@@ -95,11 +97,11 @@ def task_changed(current: Mapping, desired: Mapping) -> bool:
 
 
 def runs_here(task: Mapping) -> bool:
-    """Whether an agent of the Task's cluster runs it: agentType Kubernetes, a known workload kind, and a
+    """Whether an agent of the Task's cluster runs it: agentType Kubernetes, a StatefulSet workload, and a
     namespace an agent watches (`rlark-<id>`, never `default`)."""
     spec = TaskSpec(task.get("spec"))
     namespace = dig(task, "metadata", "namespace", default="")
-    return (spec.agent_type == AGENT_TYPE and spec.workload_kind in WORKLOAD_KINDS
+    return (spec.agent_type == AGENT_TYPE and spec.workload_kind in RUN_KINDS
             and namespace.startswith(keys.CLUSTER_NAMESPACE_PREFIX))
 
 

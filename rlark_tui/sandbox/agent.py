@@ -1,0 +1,707 @@
+"""The simulated RLark agent of the sandbox: the Job controller (Jobs -> Tasks, Job status) and one cluster
+agent per data plane (Tasks -> StatefulSet pods, scheduling, Pod CR mirrors, Node usage, Task status).
+
+Runs on the sandbox's event loop, reads and writes the Store in-process, and runs each scheduled pod's `main`
+container for real through `runner.ContainerRunner`. Decisions come from the pure `plan` module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+from rlark_tui.model import keys
+from rlark_tui.model.views import TaskSpec, dig
+from rlark_tui.sandbox import plan
+from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.resources import ROOT
+from rlark_tui.sandbox.procs import reap_all, start_watchdog
+from rlark_tui.sandbox.runner import (
+    CONTAINER,
+    DATA_NAMESPACE,
+    ContainerRunner,
+    ContainerView,
+    Launch,
+    PortBlocks,
+    RunnerSettings,
+    host_ip,
+    image_fails_pull,
+    now_iso,
+    temp_dir_for,
+)
+from rlark_tui.sandbox.store import NotFound, Store, StoreError
+
+log = logging.getLogger(__name__)
+
+FINALIZER = "rlark.io/agent-cleanup"
+HEAD_SERVICE_PORTS = (("ray", 6379), ("dashboard", 8265), ("metrics", 8080))
+DASHBOARD_PORT = 8265
+MAX_TASK_EVENTS = 100
+
+
+def _quantity(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class Agent:
+    """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown)."""
+
+    def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: dict | None = None):
+        settings = dict(settings or {})
+        self.store = store
+        self.logs = logs
+        self.state_dir = Path(state_dir)
+        self.root = self.state_dir / "agent"
+        self.proxies = settings.get("proxies")
+        names = {f.name for f in dataclasses.fields(RunnerSettings)}
+        self.settings = RunnerSettings(**{k: v for k, v in settings.items() if k in names})
+        self.resync = float(settings.get("resync_seconds", 5.0))
+        self.ip = host_ip()
+        self.ports = PortBlocks(str(self.state_dir))
+        self.runners: dict[tuple[str, str], ContainerRunner] = {}
+        self._removing: dict[tuple[str, str], asyncio.Task] = {}
+        self._kick: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._hosts: dict[str, str] = {}
+        self._reaper = None
+
+    # ----- lifecycle -----
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._kick = asyncio.Event()
+        self._reap_previous_run()
+        sub = self.store.watch(resource=None, plane=None, since=str(self.store.resource_version))
+        self._tasks = [loop.create_task(self._watch(sub), name="agent watch"),
+                       loop.create_task(self._loop(), name="agent reconcile")]
+        self._sub = sub
+        self._kick.set()
+
+    async def stop(self) -> None:
+        """Stop every container this agent runs (whole process groups) and its loops."""
+        self._sub.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        runners = list(self.runners.values())
+        self.runners.clear()
+        await asyncio.gather(*(r.stop() for r in runners), *self._removing.values(), return_exceptions=True)
+        if self._reaper is not None:
+            self._reaper.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._reaper.wait(5)
+            self._reaper = None
+
+    def _reap_previous_run(self) -> None:
+        """Kill pod processes a previous sandbox process left (it died without stopping them), then start
+        the watchdog that does the same should this process die."""
+        pods_dir = self.root / "pods"
+        reap_all(pods_dir)
+        pods_dir.mkdir(parents=True, exist_ok=True)
+        self._reaper = start_watchdog(pods_dir)
+
+    async def _watch(self, sub) -> None:
+        async for _event in sub:
+            self._kick.set()
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._kick.wait(), self.resync)
+            await asyncio.sleep(0.05)
+            self._kick.clear()
+            try:
+                self.reconcile()
+            except Exception:
+                log.exception("sandbox agent reconcile failed")
+
+    # ----- one pass -----
+    def reconcile(self) -> None:
+        nodes, _ = self.store.list("nodes")
+        self._job_controller(nodes)
+        tasks, _ = self.store.list("tasks")
+        clusters = self.store.clusters()
+        for cluster in clusters:
+            self._cluster_agent(cluster, [n for n in nodes if dig(n, "metadata", "namespace") == cluster],
+                                [t for t in tasks if dig(t, "metadata", "namespace") == cluster], tasks)
+        pods_by_plane = {c: self.store.list("pods", DATA_NAMESPACE, plane=c)[0] for c in clusters}
+        for cluster in clusters:
+            self._write_hosts(cluster, tasks, pods_by_plane)
+        self._job_status()
+        self._domains()
+
+    # ----- Job controller (control plane) -----
+    def _job_controller(self, nodes: list[dict]) -> None:
+        jobs, _ = self.store.list("jobs")
+        tasks, _ = self.store.list("tasks")
+        by_name: dict[str, list[dict]] = {}
+        for task in tasks:
+            by_name.setdefault(task["metadata"]["name"], []).append(task)
+        for job in jobs:
+            if job["metadata"].get("deletionTimestamp") or dig(job, "status", "phase") in plan.TERMINAL_JOB_PHASES:
+                continue
+            for desired in plan.desired_tasks(job, nodes):
+                name, namespace = desired["metadata"]["name"], desired["metadata"]["namespace"]
+                current = [t for t in by_name.get(name, []) if t["metadata"].get("namespace") == namespace]
+                for stale in by_name.get(name, []):
+                    if stale["metadata"].get("namespace") != namespace:
+                        self._delete("tasks", name, stale["metadata"]["namespace"])
+                if not current:
+                    self._create("tasks", desired)
+                elif plan.task_changed(current[0], desired):
+                    updated = current[0]
+                    meta = updated["metadata"]
+                    for field in ("labels", "annotations"):
+                        meta[field] = {**(meta.get(field) or {}), **desired["metadata"][field]}
+                    meta["ownerReferences"] = desired["metadata"]["ownerReferences"]
+                    updated["spec"] = desired["spec"]
+                    meta.pop("resourceVersion", None)
+                    self._update("tasks", updated)
+
+    def _job_status(self) -> None:
+        jobs, _ = self.store.list("jobs")
+        tasks, _ = self.store.list("tasks")
+        for job in jobs:
+            if job["metadata"].get("deletionTimestamp"):
+                continue
+            name = job["metadata"]["name"]
+            phases = {t["metadata"]["name"]: (dig(t, "status", "phase", default="Pending"),
+                                              dig(t, "status", "message", default=""))
+                      for t in tasks if t["metadata"].get("labels", {}).get(keys.JOB_LABEL) == name}
+            status = plan.job_status(job, phases, now_iso())
+            if status != job.get("status"):
+                self._set_status("jobs", name, "", ROOT, status)
+
+    # ----- cluster agent (one data plane) -----
+    def _cluster_agent(self, cluster: str, nodes: list[dict], tasks: list[dict], all_tasks: list[dict]) -> None:
+        pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
+        managed = {t["metadata"]["name"]: t for t in tasks if plan.runs_here(t)}
+        pods_by_task: dict[str, list[dict]] = {}
+        for pod in pods:
+            owner = dig(pod, "metadata", "annotations", plan.MANAGEMENT_TASK_ANNOTATION, default="")
+            pods_by_task.setdefault(owner, []).append(pod)
+        for owner, owned in pods_by_task.items():
+            if owner not in managed:
+                for pod in owned:
+                    self._remove_pod(cluster, pod)
+        for name, task in managed.items():
+            owned = pods_by_task.get(name, [])
+            if task["metadata"].get("deletionTimestamp"):
+                self._finalize_task(cluster, task, owned)
+                continue
+            if FINALIZER not in (task["metadata"].get("finalizers") or []):
+                self._mutate("tasks", name, task["metadata"]["namespace"], ROOT, _add_finalizer)
+            self._sync_workload(cluster, task, owned, all_tasks)
+        pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
+        self._schedule(cluster, nodes, managed, pods)
+        pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
+        self._start_containers(cluster, managed, pods, all_tasks)
+        self._node_usage(cluster, nodes, tasks, pods)
+        self._mirror_pods(cluster, managed, tasks, pods)
+        self._task_status(cluster, managed, pods)
+
+    def _finalize_task(self, cluster: str, task: dict, owned: list[dict]) -> None:
+        for pod in owned:
+            self._remove_pod(cluster, pod)
+        name = task["metadata"]["name"]
+        service = f"{name}-ray-head"
+        if self.store.get("services", service, DATA_NAMESPACE, cluster):
+            self._delete("services", service, DATA_NAMESPACE, cluster)
+        if self.proxies is not None:
+            self.proxies.unregister(cluster, service)
+        if not owned and not any(key[0] == cluster and key[1].startswith(f"{name}-") for key in self._removing):
+            self._mutate("tasks", name, task["metadata"]["namespace"], ROOT, _drop_finalizer)
+
+    def _sync_workload(self, cluster: str, task: dict, owned: list[dict], all_tasks: list[dict]) -> None:
+        name = task["metadata"]["name"]
+        spec = TaskSpec(task.get("spec"))
+        want = spec.replicas
+        live = [p for p in owned if not p["metadata"].get("deletionTimestamp")]
+        for pod_name in plan.pods_to_delete(name, want, [p["metadata"]["name"] for p in live]):
+            self._remove_pod(cluster, next(p for p in live if p["metadata"]["name"] == pod_name))
+        existing = {p["metadata"]["name"]: bool(_ready(p)) for p in live}
+        for pod_name in plan.statefulset_pods_to_create(name, want, existing):
+            if (cluster, pod_name) not in self._removing:
+                self._create("pods", self._pod_object(cluster, task, pod_name, all_tasks), plane=cluster)
+        if _is_head(task) and want > 0:
+            self._ensure_head_service(cluster, task)
+        elif self.proxies is not None:
+            self.proxies.unregister(cluster, f"{name}-ray-head")
+
+    def _ensure_head_service(self, cluster: str, task: dict) -> None:
+        name = task["metadata"]["name"]
+        service = f"{name}-ray-head"
+        if self.store.get("services", service, DATA_NAMESPACE, cluster) is None:
+            self._create("services", {
+                "apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": service, "namespace": DATA_NAMESPACE, "labels": {"app": name}},
+                "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"app": name},
+                         "ports": [{"name": n, "port": p, "targetPort": p, "protocol": "TCP"}
+                                   for n, p in HEAD_SERVICE_PORTS]},
+            }, plane=cluster)
+        if self.proxies is not None:
+            ports = self.ports.claim(f"{cluster}/{name}-0")
+            self.proxies.register(cluster, service, DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
+
+    def _pod_env(self, task: dict, pod_name: str, all_tasks: list[dict]) -> list[dict]:
+        spec = TaskSpec(task.get("spec"))
+        env = []
+        for entry in spec.env:
+            if "value" in entry:
+                env.append({"name": entry["name"], "value": str(entry["value"])})
+            elif dig(entry, "valueFrom", "fieldRef", "fieldPath") == "metadata.name":
+                env.append({"name": entry["name"], "value": pod_name})
+        annotations = task["metadata"].get("annotations") or {}
+        platform = {"RLARK_RAY_PORT": "6379"}
+        if spec.prepare_script:
+            platform["RLARK_PREPARE_SCRIPT"] = spec.prepare_script
+        if _is_head(task) and spec.run_script:
+            platform["RLARK_RUN_SCRIPT"] = spec.run_script
+        ssh_key = spec.raw.get("sshPublicKey")
+        if isinstance(ssh_key, str) and ssh_key:
+            platform["RLARK_SSH_PUBLIC_KEY"] = ssh_key
+        platform["RLARK_NODE_RANK_START"] = annotations.get(keys.RAY_RANK_START_ANNOTATION, "0")
+        platform["POD_NAME"] = pod_name
+        if _is_head(task):
+            platform["RLARK_TOTAL_NODES"] = annotations.get(keys.RAY_TOTAL_NODES_ANNOTATION, "1")
+            platform["RLARK_NODE_IP"] = self.ip
+            if spec.domain:
+                platform["RLARK_DOMAIN"] = spec.domain
+        else:
+            head_task = annotations.get(keys.RAY_HEAD_TASK_ANNOTATION, "")
+            if head_task:
+                platform["RLARK_HEAD_ADDRESS"] = plan.head_address(head_task, spec.domain)
+        return env + [{"name": k, "value": v} for k, v in platform.items()]
+
+    def _pod_object(self, cluster: str, task: dict, pod_name: str, all_tasks: list[dict]) -> dict:
+        name = task["metadata"]["name"]
+        spec = TaskSpec(task.get("spec"))
+        head = _is_head(task)
+        main = dict(spec.main_container)
+        main.update({"name": CONTAINER, "command": ["bash", f"/rlark/scripts/{'ray_head' if head else 'ray_worker'}.sh"],
+                     "env": self._pod_env(task, pod_name, all_tasks),
+                     "securityContext": {"privileged": True}})
+        annotations = {plan.MANAGEMENT_TASK_ANNOTATION: name,
+                       plan.MANAGEMENT_NAMESPACE_ANNOTATION: task["metadata"]["namespace"]}
+        if spec.domain:
+            annotations[plan.MANAGEMENT_DOMAIN_ANNOTATION] = spec.domain
+        pod_spec = {"containers": [main], "restartPolicy": "Always", "hostname": pod_name,
+                    "nodeSelector": {k: v for k, v in spec.node_selector.items() if "," not in v}}
+        if not head:
+            pod_spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
+        return {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": pod_name, "namespace": DATA_NAMESPACE, "annotations": annotations,
+                "labels": {"app": name, "statefulset.kubernetes.io/pod-name": pod_name,
+                           "apps.kubernetes.io/pod-index": pod_name.rpartition("-")[2]},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name,
+                                     "uid": task["metadata"].get("uid", ""), "controller": True}],
+            },
+            "spec": pod_spec,
+            "status": {"phase": "Pending", "qosClass": "BestEffort",
+                       "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]},
+        }
+
+    def _schedule(self, cluster: str, nodes: list[dict], managed: dict[str, dict], pods: list[dict]) -> None:
+        used: dict[str, dict[str, float]] = {}
+        taken: dict[str, set[str]] = {}
+        for pod in pods:
+            node = dig(pod, "spec", "nodeName")
+            task = managed.get(_owner(pod))
+            if node and task is not None:
+                used[node] = plan.used_resources([used.get(node, {}), plan.pod_requests(task["spec"])])
+                taken.setdefault(task["metadata"]["name"], set()).add(node)
+        for pod in pods:
+            task = managed.get(_owner(pod))
+            if task is None or dig(pod, "spec", "nodeName") or pod["metadata"].get("deletionTimestamp"):
+                continue
+            spec = TaskSpec(task["spec"])
+            requests = plan.pod_requests(task["spec"])
+            placement = plan.schedule(spec.node_selector, requests, nodes, used,
+                                      taken.get(task["metadata"]["name"], set()))
+            name = pod["metadata"]["name"]
+            if placement.node is None:
+                message = placement.message
+                if dig(pod, "status", "conditions", 0, "message") != message:
+                    self._mutate("pods", name, DATA_NAMESPACE, cluster, lambda p, m=message: _unschedulable(p, m))
+                    self._event(cluster, pod, "Warning", "FailedScheduling", message, "default-scheduler")
+                continue
+            used[placement.node] = plan.used_resources([used.get(placement.node, {}), requests])
+            taken.setdefault(task["metadata"]["name"], set()).add(placement.node)
+            self._mutate("pods", name, DATA_NAMESPACE, cluster,
+                         lambda p, n=placement.node: _bind(p, n, self.ip))
+            self._event(cluster, pod, "Normal", "Scheduled",
+                        f"Successfully assigned {DATA_NAMESPACE}/{name} to {placement.node}", "default-scheduler")
+
+    def _start_containers(self, cluster: str, managed: dict[str, dict], pods: list[dict],
+                          all_tasks: list[dict]) -> None:
+        for pod in pods:
+            key = (cluster, pod["metadata"]["name"])
+            task = managed.get(_owner(pod))
+            node = dig(pod, "spec", "nodeName")
+            if task is None or not node or key in self.runners or key in self._removing:
+                continue
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            image = TaskSpec(task["spec"]).image
+            if image_fails_pull(image):
+                self._image_pull_failure(cluster, pod, image, node)
+                continue
+            self._event(cluster, pod, "Normal", "Pulled",
+                        f'Container image "{image}" already present on machine', "kubelet", node)
+            self._run(cluster, pod, task, image, all_tasks)
+
+    def _image_pull_failure(self, cluster: str, pod: dict, image: str, node: str) -> None:
+        if _waiting_reason(pod) == "ImagePullBackOff":
+            return
+        name = pod["metadata"]["name"]
+        message = f'Back-off pulling image "{image}"'
+        self._event(cluster, pod, "Normal", "Pulling", f'Pulling image "{image}"', "kubelet", node)
+        self._event(cluster, pod, "Warning", "Failed",
+                    f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
+                    f'image "{image}": not found', "kubelet", node)
+        self._event(cluster, pod, "Warning", "Failed", "Error: ErrImagePull", "kubelet", node)
+        self._event(cluster, pod, "Normal", "BackOff", message, "kubelet", node)
+        self._event(cluster, pod, "Warning", "Failed", "Error: ImagePullBackOff", "kubelet", node)
+        status = {"name": CONTAINER, "image": image, "imageID": "", "ready": False, "started": False,
+                  "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff", "message": message}}}
+        self._mutate("pods", name, DATA_NAMESPACE, cluster, lambda p: _container_status(p, status, False))
+
+    def _run(self, cluster: str, pod: dict, task: dict, image: str, all_tasks: list[dict]) -> None:
+        name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+        head = _is_head(task)
+        head_task = (task["metadata"].get("annotations") or {}).get(keys.RAY_HEAD_TASK_ANNOTATION, "")
+        head_cluster = next((t["metadata"]["namespace"] for t in all_tasks
+                             if t["metadata"]["name"] == head_task), cluster)
+        env = {e["name"]: e["value"] for e in dig(pod, "spec", "containers", 0, "env", default=[])}
+        launch = Launch(
+            cluster=cluster, pod=name, uid=uid, head=head, image=image, env=env,
+            workdir=self.root / "pods" / uid, temp_dir=temp_dir_for(uid, str(self.state_dir)),
+            ports=self.ports.claim(f"{cluster}/{name}"),
+            head_ports=self.ports.claim(f"{head_cluster}/{head_task}-0") if head_task else self.ports.claim(
+                f"{cluster}/{name}"),
+            hosts_file=self.root / "hosts" / cluster,
+            restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)))
+        node = dig(pod, "spec", "nodeName", default="")
+        runner = ContainerRunner(
+            launch, self.logs, self.settings, self.root,
+            on_status=lambda view: self._container_changed(cluster, name, uid, view),
+            on_event=lambda kind, reason, message: self._event(
+                cluster, self.store.get("pods", name, DATA_NAMESPACE, cluster) or pod, kind, reason, message,
+                "kubelet", node))
+        self.runners[(cluster, name)] = runner
+        runner.start()
+
+    def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
+        pod = self.store.get("pods", name, DATA_NAMESPACE, cluster)
+        if pod is None or pod["metadata"].get("uid") != uid:
+            return
+        self._mutate("pods", name, DATA_NAMESPACE, cluster, lambda p: _container_status(p, view.status, view.ready))
+
+    def _remove_pod(self, cluster: str, pod: dict) -> None:
+        key = (cluster, pod["metadata"]["name"])
+        if key in self._removing:
+            return
+        if not pod["metadata"].get("deletionTimestamp"):
+            self._mutate("pods", key[1], DATA_NAMESPACE, cluster, _terminating)
+        node = dig(pod, "spec", "nodeName", default="")
+        if key in self.runners:
+            self._event(cluster, pod, "Normal", "Killing", f"Stopping container {CONTAINER}", "kubelet", node)
+        self._removing[key] = asyncio.get_running_loop().create_task(self._finish_removal(cluster, pod))
+
+    async def _finish_removal(self, cluster: str, pod: dict) -> None:
+        name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+        key = (cluster, name)
+        try:
+            runner = self.runners.pop(key, None)
+            if runner is not None:
+                await runner.stop()
+            self.logs.remove_pod(cluster, DATA_NAMESPACE, name)
+            shutil.rmtree(temp_dir_for(uid, str(self.state_dir)), ignore_errors=True)
+            shutil.rmtree(self.root / "pods" / uid, ignore_errors=True)
+            self.ports.release(f"{cluster}/{name}")
+            current = self.store.get("pods", name, DATA_NAMESPACE, cluster)
+            if current is not None and current["metadata"].get("uid") == uid:
+                self._delete("pods", name, DATA_NAMESPACE, cluster)
+            events, _ = self.store.list("events", DATA_NAMESPACE, plane=cluster)
+            for event in events:
+                if dig(event, "involvedObject", "uid") == uid:
+                    self._delete("events", event["metadata"]["name"], DATA_NAMESPACE, cluster)
+        finally:
+            self._removing.pop(key, None)
+            if self._kick is not None:
+                self._kick.set()
+
+    def _node_usage(self, cluster: str, nodes: list[dict], tasks: list[dict], pods: list[dict]) -> None:
+        tasks = {t["metadata"]["name"]: t for t in tasks}
+        per_node: dict[str, list[dict[str, float]]] = {}
+        for pod in pods:
+            node = dig(pod, "spec", "nodeName")
+            task = tasks.get(_owner(pod))
+            if node and task is not None and dig(pod, "status", "phase") not in ("Succeeded", "Failed"):
+                per_node.setdefault(node, []).append(plan.pod_requests(task.get("spec") or {}))
+        for node in nodes:
+            name = node["metadata"]["name"]
+            used = {k: _quantity(v) for k, v in sorted(plan.used_resources(per_node.get(name, [])).items())}
+            status = dict(node.get("status") or {})
+            if status.get("used") != used or "phase" not in status:
+                status["used"] = used
+                status.setdefault("phase", "Online")
+                self._set_status("nodes", name, cluster, ROOT, status)
+
+    def _mirror_pods(self, cluster: str, managed: dict[str, dict], tasks: list[dict], pods: list[dict]) -> None:
+        mirrors, _ = self.store.list("pods", cluster)
+        by_name = {m["metadata"]["name"]: m for m in mirrors}
+        wanted = set()
+        for pod in pods:
+            task = managed.get(_owner(pod))
+            if task is None:
+                continue
+            uid = pod["metadata"]["uid"]
+            wanted.add(uid)
+            phase = dig(pod, "status", "phase", default="Pending")
+            status = {"phase": "Pending" if phase == "Unknown" else phase,
+                      "node": dig(pod, "spec", "nodeName", default=""),
+                      "ip": dig(pod, "status", "podIP", default="")}
+            message = dig(pod, "status", "conditions", 0, "message", default="") if phase == "Pending" else ""
+            if message:
+                status["message"] = message
+            mirror = {
+                "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+                "metadata": {"name": uid, "namespace": cluster, "labels": {
+                    keys.TASK_NAME_LABEL: task["metadata"]["name"],
+                    plan.LOCAL_POD_NAME_LABEL: pod["metadata"]["name"],
+                    plan.LOCAL_POD_NAMESPACE_LABEL: DATA_NAMESPACE}},
+                "spec": {"domain": TaskSpec(task["spec"]).domain, "taskNamespace": cluster,
+                         "taskName": task["metadata"]["name"], "podNamespace": DATA_NAMESPACE,
+                         "podName": pod["metadata"]["name"]},
+            }
+            current = by_name.get(uid)
+            if current is None:
+                created = self._create("pods", mirror)
+                if created is not None:
+                    self._set_status("pods", uid, cluster, ROOT, status)
+            elif current.get("status") != status:
+                self._set_status("pods", uid, cluster, ROOT, status)
+        existing = {t["metadata"]["name"] for t in tasks}
+        for name, mirror in by_name.items():
+            task_name = dig(mirror, "metadata", "labels", keys.TASK_NAME_LABEL, default="")
+            if name not in wanted and (task_name in managed or task_name not in existing):
+                self._delete("pods", name, cluster)
+
+    def _task_status(self, cluster: str, managed: dict[str, dict], pods: list[dict]) -> None:
+        events, _ = self.store.list("events", DATA_NAMESPACE, plane=cluster)
+        for name, task in managed.items():
+            if task["metadata"].get("deletionTimestamp"):
+                continue
+            spec = TaskSpec(task["spec"])
+            owned = [p for p in pods if _owner(p) == name and not p["metadata"].get("deletionTimestamp")]
+            ready = sum(1 for p in owned if _ready(p))
+            want = spec.replicas
+            phase = plan.task_phase(spec.workload_kind, want, ready, max(len(owned) - ready, 0))
+            message = "" if phase in ("Running", "Stopped") else f"{ready}/{want} pods ready"
+            status = dict(task.get("status") or {})
+            status["phase"] = phase
+            if message:
+                status["message"] = message
+            else:
+                status.pop("message", None)
+            status["observedNodes"] = sorted(dig(p, "spec", "nodeName") for p in owned
+                                             if dig(p, "spec", "nodeName"))
+            if phase == "Pending":
+                uids = {p["metadata"]["uid"]: p["metadata"]["name"] for p in owned}
+                status["events"] = _node_events(events, uids)
+            else:
+                status.pop("events", None)
+            if status != task.get("status"):
+                self._set_status("tasks", name, cluster, ROOT, status)
+
+    def _write_hosts(self, cluster: str, all_tasks: list[dict], pods_by_plane: dict[str, list[dict]]) -> None:
+        """Names the pods of this data plane resolve (the sandbox's /etc/hosts and cluster DNS): the head
+        Services of this cluster, and `<pod>.rlark-domain` of every scheduled pod of a job with a domain."""
+        lines = []
+        for task in all_tasks:
+            domain = TaskSpec(task.get("spec")).domain
+            task_cluster = task["metadata"].get("namespace")
+            local_head = task_cluster == cluster and _is_head(task)
+            if not domain and not local_head:
+                continue
+            for pod in pods_by_plane.get(task_cluster, []):
+                if _owner(pod) != task["metadata"]["name"] or not dig(pod, "spec", "nodeName"):
+                    continue
+                if domain:
+                    lines.append(f"{self.ip} {pod['metadata']['name']}{plan.DOMAIN_SUFFIX}")
+                if local_head and pod["metadata"]["name"] == f"{task['metadata']['name']}-0":
+                    lines.append(f"{self.ip} {task['metadata']['name']}-ray-head")
+        text = "".join(f"{line}\n" for line in sorted(set(lines)))
+        if self._hosts.get(cluster) != text:
+            path = self.root / "hosts" / cluster
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+            self._hosts[cluster] = text
+
+    def _domains(self) -> None:
+        domains, _ = self.store.list("domains")
+        if not domains:
+            return
+        mirrors, _ = self.store.list("pods", None)
+        for domain in domains:
+            name = domain["metadata"]["name"]
+            allocations = [{"ip": self.ip, "job": "", "task": "",
+                            "pod": f"{m['metadata']['namespace']}/{DATA_NAMESPACE}/{dig(m, 'spec', 'podName')}"}
+                           for m in mirrors if dig(m, "spec", "domain") == name
+                           and dig(m, "status", "phase") not in ("Succeeded", "Failed")]
+            status = dict(domain.get("status") or {})
+            if status.get("ipAllocations", []) != allocations:
+                status["ipAllocations"] = allocations
+                self._set_status("domains", name, "", ROOT, status)
+
+    # ----- events -----
+    def _event(self, cluster: str, pod: dict, kind: str, reason: str, message: str, component: str,
+               host: str = "") -> None:
+        """Record a core/v1 Event about a data-plane pod; a repeat raises `count` of the existing one."""
+        uid = pod["metadata"].get("uid", "")
+        now = now_iso()
+        events, _ = self.store.list("events", DATA_NAMESPACE, plane=cluster)
+        for event in events:
+            if (dig(event, "involvedObject", "uid") == uid and event.get("reason") == reason
+                    and event.get("message") == message):
+                def bump(e: dict) -> dict:
+                    e["count"] = int(e.get("count", 1)) + 1
+                    e["lastTimestamp"] = now
+                    return e
+                self._mutate("events", event["metadata"]["name"], DATA_NAMESPACE, cluster, bump)
+                return
+        source = {"component": component}
+        if host:
+            source["host"] = host
+        self._create("events", {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{pod['metadata']['name']}.{uuid.uuid4().hex[:16]}", "namespace": DATA_NAMESPACE},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": DATA_NAMESPACE,
+                               "name": pod["metadata"]["name"], "uid": uid},
+            "reason": reason, "message": message, "type": kind, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now, "source": source, "reportingComponent": component,
+        }, plane=cluster)
+
+    # ----- store helpers (a failed write is retried by the next pass) -----
+    def _create(self, resource: str, obj: dict, plane: str = ROOT) -> dict | None:
+        try:
+            return self.store.create(resource, obj, plane=plane)
+        except StoreError as exc:
+            log.debug("agent create %s failed: %s", resource, exc)
+            return None
+
+    def _update(self, resource: str, obj: dict, plane: str = ROOT) -> None:
+        with contextlib.suppress(StoreError):
+            self.store.update(resource, obj, plane=plane)
+
+    def _set_status(self, resource: str, name: str, namespace: str, plane: str, status: dict) -> None:
+        def apply(obj: dict) -> dict:
+            obj["status"] = status
+            return obj
+        self._mutate(resource, name, namespace, plane, apply)
+
+    def _mutate(self, resource: str, name: str, namespace: str, plane: str, fn) -> None:
+        with contextlib.suppress(NotFound):
+            self.store.mutate(resource, name, fn, namespace=namespace, plane=plane)
+
+    def _delete(self, resource: str, name: str, namespace: str = "", plane: str = ROOT) -> None:
+        with contextlib.suppress(NotFound):
+            self.store.delete(resource, name, namespace, plane)
+
+
+# ----- pure helpers over pod dicts -----
+
+def _owner(pod: dict) -> str:
+    return dig(pod, "metadata", "annotations", plan.MANAGEMENT_TASK_ANNOTATION, default="")
+
+
+def _is_head(task: dict) -> bool:
+    return dig(task, "metadata", "annotations", keys.RAY_ROLE_ANNOTATION) == "head"
+
+
+def _ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in dig(pod, "status", "conditions",
+                                                                                   default=[]))
+
+
+def _waiting_reason(pod: dict) -> str:
+    return dig(pod, "status", "containerStatuses", 0, "state", "waiting", "reason", default="")
+
+
+def _add_finalizer(task: dict) -> dict:
+    task["metadata"]["finalizers"] = [*(task["metadata"].get("finalizers") or []), FINALIZER]
+    return task
+
+
+def _drop_finalizer(task: dict) -> dict | None:
+    finalizers = task["metadata"].get("finalizers") or []
+    if FINALIZER not in finalizers:
+        return None
+    task["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
+    return task
+
+
+def _unschedulable(pod: dict, message: str) -> dict:
+    pod.setdefault("status", {})["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+         "lastTransitionTime": now_iso()}]
+    pod["status"]["phase"] = "Pending"
+    return pod
+
+
+def _bind(pod: dict, node: str, ip: str) -> dict:
+    now = now_iso()
+    pod["spec"]["nodeName"] = node
+    pod["status"] = {"phase": "Pending", "qosClass": "BestEffort", "hostIP": ip, "podIP": ip,
+                     "podIPs": [{"ip": ip}], "startTime": now,
+                     "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+                                    {"type": "Initialized", "status": "True", "lastTransitionTime": now},
+                                    {"type": "ContainersReady", "status": "False", "lastTransitionTime": now},
+                                    {"type": "Ready", "status": "False", "lastTransitionTime": now}]}
+    return pod
+
+
+def _container_status(pod: dict, status: dict, ready: bool) -> dict:
+    pod_status = pod.setdefault("status", {})
+    pod_status["containerStatuses"] = [status]
+    if "running" in status.get("state", {}) or pod_status.get("phase") == "Running":
+        pod_status["phase"] = "Running"
+    flag = "True" if ready else "False"
+    for condition in pod_status.get("conditions") or []:
+        if condition.get("type") in ("Ready", "ContainersReady") and condition.get("status") != flag:
+            condition["status"] = flag
+            condition["lastTransitionTime"] = now_iso()
+    return pod
+
+
+def _terminating(pod: dict) -> dict:
+    pod["metadata"]["deletionTimestamp"] = now_iso()
+    pod["metadata"]["deletionGracePeriodSeconds"] = 30
+    return pod
+
+
+def _node_events(events: list[dict], uids: dict[str, str]) -> list[dict]:
+    """Task `status.events` while Pending: the pods' events, newest first, at most 100."""
+    items = []
+    for event in events:
+        uid = dig(event, "involvedObject", "uid")
+        if uid in uids:
+            items.append({"type": event.get("type", "Normal"), "reason": event.get("reason", ""),
+                          "message": event.get("message", ""), "lastTime": event.get("lastTimestamp", ""),
+                          "count": int(event.get("count", 1)),
+                          "source": dig(event, "source", "component", default=""),
+                          "objectKind": "Pod", "objectName": uids[uid]})
+    items.sort(key=lambda e: e["lastTime"], reverse=True)
+    return items[:MAX_TASK_EVENTS]

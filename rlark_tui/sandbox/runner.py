@@ -1,0 +1,347 @@
+"""Runs the `main` container of sandbox pods for real: one local process group per container instance that
+executes the platform's start script (prepare, Ray head or worker, cluster check, run script).
+
+Restart-always with kubelet-like back-off, per-pod ports and a short Ray temp dir, logs per container instance
+through `LogStore`, and clean-up of the whole process group (Ray daemons included) by process group only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rlark_tui.sandbox import procs
+from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.procs import end_group
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+DATA_NAMESPACE = "rlark-system"
+CONTAINER = "main"
+
+
+@dataclass
+class RunnerSettings:
+    """Knobs of the simulated kubelet and of the sandbox's Ray (tests shorten the timeouts)."""
+
+    cluster_check_timeout: float = 900.0
+    cluster_check_interval: float = 2.0
+    head_wait_attempts: int = 120
+    backoff_base: float = 10.0
+    backoff_max: float = 300.0
+    backoff_reset_after: float = 600.0
+    stop_grace: float = 2.0
+    num_cpus: int = 1
+    object_store_bytes: int = 80_000_000
+
+
+def image_fails_pull(image: str) -> bool:
+    """Images are not pulled; a reference containing `invalid` fails as a pull would."""
+    return "invalid" in image
+
+
+def image_has_ray(image: str) -> bool:
+    return "no-ray" not in image
+
+
+def image_cuts_head(image: str) -> bool:
+    """A worker with such an image cannot reach its Ray head."""
+    return "unreachable-head" in image
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ----- ports -----
+
+@dataclass(frozen=True)
+class PodPorts:
+    """Ports of one pod's Ray node; each pod gets its own block so several nodes share this host."""
+
+    gcs: int
+    client: int
+    dashboard: int
+    agent: int
+    min_worker: int
+    max_worker: int
+
+
+class PortBlocks:
+    """Hands out per-pod port blocks between 20000 and 31999 (below the kernel's ephemeral range, above
+    Ray's default worker ports); a block is skipped while any of its fixed ports is bound on this host."""
+
+    BASE = 20000
+    WIDTH = 120
+    SLOTS = 100
+
+    def __init__(self, seed: str = "") -> None:
+        self._start = int(hashlib.sha1(seed.encode()).hexdigest(), 16) % self.SLOTS
+        self._by_key: dict[str, int] = {}
+
+    def claim(self, key: str) -> PodPorts:
+        if key not in self._by_key:
+            used = set(self._by_key.values())
+            for step in range(self.SLOTS):
+                slot = (self._start + step) % self.SLOTS
+                if slot not in used and _ports_free(self._ports(slot)):
+                    self._by_key[key] = slot
+                    break
+            else:
+                raise RuntimeError("no free port block for another sandbox pod")
+        return self._ports(self._by_key[key])
+
+    def release(self, key: str) -> None:
+        self._by_key.pop(key, None)
+
+    def _ports(self, slot: int) -> PodPorts:
+        base = self.BASE + slot * self.WIDTH
+        return PodPorts(gcs=base, client=base + 1, dashboard=base + 2, agent=base + 3,
+                        min_worker=base + 10, max_worker=base + self.WIDTH - 1)
+
+
+def _ports_free(ports: PodPorts) -> bool:
+    for port in (ports.gcs, ports.client, ports.dashboard, ports.agent):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("0.0.0.0", port))
+            except OSError:
+                return False
+    return True
+
+
+def host_ip() -> str:
+    """The address Ray reports for this host (the interface of the default route), else loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 80))
+            return sock.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def temp_dir_for(uid: str, state_dir: str) -> Path:
+    """Ray's temp dir of one pod: short (`/tmp/rlk-<hash>`) so Ray's socket paths stay under 107 bytes."""
+    digest = hashlib.sha1(f"{state_dir}:{uid}".encode()).hexdigest()[:10]
+    return Path("/tmp") / f"rlk-{digest}"
+
+
+# ----- one container -----
+
+@dataclass
+class Launch:
+    """Everything needed to run one pod's `main` container."""
+
+    cluster: str
+    pod: str
+    uid: str
+    head: bool
+    image: str
+    env: dict[str, str]
+    workdir: Path
+    temp_dir: Path
+    ports: PodPorts
+    head_ports: PodPorts
+    hosts_file: Path
+    restart_count: int = 0
+
+
+@dataclass
+class ContainerView:
+    """The container's state in Kubernetes terms (one `containerStatuses[]` entry)."""
+
+    status: dict
+    ready: bool
+    started: bool = field(default=False)
+
+
+def _bin_dirs() -> list[str]:
+    dirs = [os.path.dirname(sys.executable)]
+    ray = shutil.which("ray")
+    if ray and os.path.dirname(ray) not in dirs:
+        dirs.append(os.path.dirname(ray))
+    return dirs
+
+
+def _no_ray_bin(root: Path) -> str:
+    """A bin dir with `python`/`python3` but no `ray`: what an image without the Ray CLI offers."""
+    directory = root / "bin-noray"
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        path = directory / name
+        path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        path.chmod(0o755)
+    return str(directory)
+
+
+def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) -> dict[str, str]:
+    """Environment of the container process: a small base, the pod's env (user + platform), and the
+    sandbox's own RLARK_SANDBOX_* wiring (ports, temp dir, name resolution, timeouts)."""
+    system = "/usr/local/bin:/usr/bin:/bin"
+    path = ":".join(_bin_dirs()) if image_has_ray(launch.image) else _no_ray_bin(state_root)
+    env = {
+        "PATH": f"{path}:{system}", "HOME": str(launch.workdir / "home"), "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "TERM": "dumb",
+        "RAY_USAGE_STATS_ENABLED": "0", "USER": os.environ.get("USER", ""),
+    }
+    env.update(launch.env)
+    hosts = "/dev/null" if not launch.head and image_cuts_head(launch.image) else str(launch.hosts_file)
+    env.update({
+        "RAY_TEMP_DIR": str(launch.temp_dir),
+        "RLARK_RAY_PORT": str(launch.head_ports.gcs),
+        "RLARK_SANDBOX_HOSTS": hosts,
+        "RLARK_SANDBOX_CLIENT_PORT": str(launch.ports.client),
+        "RLARK_SANDBOX_DASHBOARD_PORT": str(launch.ports.dashboard),
+        "RLARK_SANDBOX_AGENT_PORT": str(launch.ports.agent),
+        "RLARK_SANDBOX_MIN_WORKER_PORT": str(launch.ports.min_worker),
+        "RLARK_SANDBOX_MAX_WORKER_PORT": str(launch.ports.max_worker),
+        "RLARK_SANDBOX_NUM_CPUS": str(settings.num_cpus),
+        "RLARK_SANDBOX_OBJECT_STORE_BYTES": str(settings.object_store_bytes),
+        "RLARK_SANDBOX_CHECK_TIMEOUT": f"{settings.cluster_check_timeout:g}",
+        "RLARK_SANDBOX_CHECK_INTERVAL": f"{settings.cluster_check_interval:g}",
+        "RLARK_SANDBOX_HEAD_WAIT_ATTEMPTS": str(settings.head_wait_attempts),
+        procs.POD_UID_ENV: launch.uid,
+    })
+    return env
+
+
+def backoff_delay(settings: RunnerSettings, failures: int) -> float:
+    """Kubelet's restart back-off: base, doubling per consecutive restart, capped."""
+    return min(settings.backoff_base * (2 ** max(failures - 1, 0)), settings.backoff_max)
+
+
+class ContainerRunner:
+    """Runs one pod's `main` container until stopped, restarting it like restartPolicy Always.
+
+    `on_status(view)` gets every container state change; `on_event(type, reason, message)` the events
+    kubelet would record. Both are called on the event loop that runs `start()`.
+    """
+
+    def __init__(self, launch: Launch, logs: LogStore, settings: RunnerSettings, state_root: Path,
+                 on_status: Callable[[ContainerView], None],
+                 on_event: Callable[[str, str, str], None]) -> None:
+        self.launch = launch
+        self.logs = logs
+        self.settings = settings
+        self.state_root = state_root
+        self.on_status = on_status
+        self.on_event = on_event
+        self.restart_count = launch.restart_count
+        self.pgid: int | None = None
+        self._task: asyncio.Task | None = None
+        self._stopping = False
+        self._last_terminated: dict | None = None
+
+    @property
+    def pgid_file(self) -> Path:
+        return self.launch.workdir / "pgid"
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name=f"pod {self.launch.pod}")
+
+    async def stop(self) -> None:
+        """End the container (its whole process group) and the restart loop; done within ~5 s."""
+        self._stopping = True
+        if self.pgid is not None:
+            await end_group(self.pgid, self.settings.stop_grace)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self.pgid_file.unlink(missing_ok=True)
+
+    def _status(self, state: dict, ready: bool, started: bool) -> None:
+        status = {"name": CONTAINER, "image": self.launch.image, "imageID": "",
+                  "ready": ready, "started": started, "restartCount": self.restart_count, "state": state}
+        if self.pgid is not None:
+            status["containerID"] = f"sandbox://{self.launch.uid}/{self.restart_count}"
+        if self._last_terminated:
+            status["lastState"] = {"terminated": dict(self._last_terminated)}
+        self.on_status(ContainerView(status, ready, started))
+
+    async def _loop(self) -> None:
+        failures = 0
+        while not self._stopping:
+            started = time.monotonic()
+            await self._run_once()
+            if self._stopping:
+                return
+            ran = time.monotonic() - started
+            failures = 1 if ran >= self.settings.backoff_reset_after else failures + 1
+            self.restart_count += 1
+            delay = backoff_delay(self.settings, failures)
+            pod = f"{self.launch.pod}_{DATA_NAMESPACE}({self.launch.uid})"
+            message = f"back-off {delay:g}s restarting failed container={CONTAINER} pod={pod}"
+            self._status({"waiting": {"reason": "CrashLoopBackOff", "message": message}}, False, False)
+            self.on_event("Warning", "BackOff", f"Back-off restarting failed container {CONTAINER} in pod {pod}")
+            await asyncio.sleep(delay)
+
+    async def _run_once(self) -> None:
+        launch = self.launch
+        launch.workdir.mkdir(parents=True, exist_ok=True)
+        (launch.workdir / "home").mkdir(exist_ok=True)
+        launch.temp_dir.mkdir(parents=True, exist_ok=True)
+        script = SCRIPTS / ("ray_head.sh" if launch.head else "ray_worker.sh")
+        self.logs.start_instance(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER)
+        started_at = now_iso()
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                ["bash", str(script)], cwd=str(launch.workdir / "home"), start_new_session=True, close_fds=True,
+                env=container_env(launch, self.settings, self.state_root),
+                stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd)
+        finally:
+            os.close(write_fd)
+        self.pgid = proc.pid
+        self.pgid_file.write_text(str(proc.pid))
+        self.on_event("Normal", "Created", f"Created container {CONTAINER}")
+        self.on_event("Normal", "Started", f"Started container {CONTAINER}")
+        self._status({"running": {"startedAt": started_at}}, True, True)
+        # The exit of `bash` is watched through a pidfd: daemons it started may keep the output pipe open.
+        exited = loop.create_future()
+        pidfd = os.pidfd_open(proc.pid)
+        loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+        reader = asyncio.StreamReader(limit=1 << 20)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                    os.fdopen(read_fd, "rb", 0))
+        pump = loop.create_task(self._pump(reader))
+        try:
+            await exited
+            returncode = proc.wait()
+            await asyncio.wait({pump}, timeout=1.0)
+            await end_group(proc.pid, self.settings.stop_grace)
+            await asyncio.wait({pump}, timeout=1.0)
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            pump.cancel()
+            transport.close()
+        exit_code = 128 - returncode if returncode < 0 else returncode
+        self.logs.end_instance(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER, exit_code)
+        self._last_terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+                                 "startedAt": started_at, "finishedAt": now_iso(),
+                                 "containerID": f"sandbox://{launch.uid}/{self.restart_count}"}
+        self._status({"terminated": dict(self._last_terminated)}, False, False)
+
+    async def _pump(self, reader: asyncio.StreamReader) -> None:
+        launch = self.launch
+        while True:
+            try:
+                raw = await reader.readline()
+            except ValueError:
+                raw = await reader.read(1 << 20)
+            if not raw:
+                return
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            self.logs.append(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER, text)

@@ -1,0 +1,59 @@
+"""Sandbox copy of the platform's Ray cluster check: wait until N Ray nodes are alive, with a timeout.
+
+Reads node states from the head's local dashboard (State API) and prints the platform's log lines.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+
+POLL_SECONDS = float(os.environ.get("RLARK_SANDBOX_CHECK_INTERVAL", "10"))
+
+
+def node_counts(port: str) -> tuple[int, int]:
+    """(total, alive) Ray nodes as the head's dashboard reports them; (0, 0) while it does not answer."""
+    url = f"http://127.0.0.1:{port}/api/v0/nodes?limit=10000"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            nodes = json.load(response)["data"]["result"]["result"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, 0
+    return len(nodes), sum(1 for node in nodes if node.get("state") == "ALIVE")
+
+
+def describe(seconds: float) -> str:
+    if seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds:g} seconds"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, required=True)
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+    port = os.environ.get("RLARK_SANDBOX_DASHBOARD_PORT", "8265")
+    print("Starting Ray cluster status check...", flush=True)
+    deadline = time.monotonic() + args.timeout
+    while True:
+        total, alive = node_counts(port)
+        print(f"Found {total} total nodes, {alive} of which are alive.", flush=True)
+        if alive >= args.nodes:
+            print(f"Cluster is ready: {alive} nodes available (required: {args.nodes}).", flush=True)
+            return 0
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            print(f"Error: Cluster did not become ready within {describe(args.timeout)} "
+                  f"(required {args.nodes} nodes).", flush=True)
+            return 1
+        print(f"Current node count: {alive}", flush=True)
+        print(f"Time remaining: {int(remaining)}s", flush=True)
+        time.sleep(min(POLL_SECONDS, remaining))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

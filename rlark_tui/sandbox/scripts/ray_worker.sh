@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Sandbox copy of the platform's Ray worker start sequence (rlark-platform.md §2.3/§2.4), same log lines.
+# Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables.
+set -e
+
+RAY_TEMP_DIR="${RAY_TEMP_DIR:-/tmp/ray}"
+RLARK_RAY_PORT="${RLARK_RAY_PORT:-6379}"
+HEAD_WAIT_ATTEMPTS="${RLARK_SANDBOX_HEAD_WAIT_ATTEMPTS:-120}"
+
+RLINF_NODE_RANK=$(( ${RLARK_NODE_RANK_START:-0} + ${POD_NAME##*-} ))
+export RLINF_NODE_RANK
+echo "RLINF_NODE_RANK: ${RLINF_NODE_RANK}"
+
+if [ -n "${RLARK_SSH_PUBLIC_KEY:-}" ]; then
+  mkdir -p "${HOME}/.ssh"
+  printf '%s\n' "${RLARK_SSH_PUBLIC_KEY}" >> "${HOME}/.ssh/authorized_keys"
+  chmod 600 "${HOME}/.ssh/authorized_keys"
+  echo "SSH public key injected into authorized_keys"
+fi
+
+if [ -n "${RLARK_PREPARE_SCRIPT:-}" ]; then
+  echo "Executing prepare script..."
+  bash -c "${RLARK_PREPARE_SCRIPT}"
+fi
+
+if ! command -v ray >/dev/null 2>&1; then
+  echo "Error: Ray CLI is not found. Please ensure Ray is installed."
+  exit 1
+fi
+
+resolve_host() {
+  awk -v name="$1" '$2 == name { print $1; exit }' "${RLARK_SANDBOX_HOSTS:-/dev/null}" 2>/dev/null
+}
+
+echo "Connecting to Ray head at ${RLARK_HEAD_ADDRESS}:${RLARK_RAY_PORT}..."
+HEAD_IP=""
+REACHABLE=0
+for attempt in $(seq 1 "${HEAD_WAIT_ATTEMPTS}"); do
+  HEAD_IP="$(resolve_host "${RLARK_HEAD_ADDRESS}")"
+  if [ -n "${HEAD_IP}" ] && timeout 1 bash -c "exec 3<>/dev/tcp/${HEAD_IP}/${RLARK_RAY_PORT}" 2>/dev/null; then
+    echo "HEAD IP: ${HEAD_IP}"
+    echo "Head is reachable at ${HEAD_IP}:${RLARK_RAY_PORT}"
+    REACHABLE=1
+    break
+  fi
+  echo "Waiting for head to be reachable at ${RLARK_HEAD_ADDRESS}:${RLARK_RAY_PORT}... (attempt ${attempt})"
+  sleep 1
+done
+if [ "${REACHABLE}" != 1 ]; then
+  echo "Error: Ray head at ${RLARK_HEAD_ADDRESS}:${RLARK_RAY_PORT} is not reachable."
+  exit 1
+fi
+
+set +e
+ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
+  --dashboard-agent-listen-port="${RLARK_SANDBOX_AGENT_PORT}" \
+  --min-worker-port="${RLARK_SANDBOX_MIN_WORKER_PORT}" \
+  --max-worker-port="${RLARK_SANDBOX_MAX_WORKER_PORT}" \
+  --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
+  --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
+  --temp-dir="${RAY_TEMP_DIR}" \
+  --disable-usage-stats --log-color=false \
+  --block
+WORKER_EXIT=$?
+set -e
+echo "Ray worker process exited with code ${WORKER_EXIT}"
+echo "Stopping Ray worker..."
+exit 0
