@@ -168,16 +168,18 @@ class Sandbox:
             await result
 
     async def _close(self) -> None:
-        if self.agent is not None:
-            result = self.agent.stop()
-            if inspect.isawaitable(result):
-                await result
-            self.agent = None
-        if self._watcher:
-            self._watcher.cancel()
-        if self._runner:
-            await self._runner.cleanup()
-            self._runner = None
+        try:
+            if self.agent is not None:
+                agent, self.agent = self.agent, None
+                result = agent.stop()
+                if inspect.isawaitable(result):
+                    await result
+        finally:
+            if self._watcher:
+                self._watcher.cancel()
+            if self._runner:
+                await self._runner.cleanup()
+                self._runner = None
 
     # ----- foreground -----
     async def serve(self, ready: Callable[[Sandbox], None] | None = None) -> None:

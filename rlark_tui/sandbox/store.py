@@ -120,7 +120,10 @@ class Subscription:
 
     def _offer(self, event: WatchEvent) -> None:
         if not self.closed and self._match(event):
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+            try:
+                self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+            except RuntimeError:
+                self.closed = True
 
     def close(self) -> None:
         if not self.closed:

@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.kubectl,
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
 
 
-@pytest.fixture(scope="module")
-def kubectl(sandbox, tmp_path_factory):
+def kubectl_for(sandbox, tmp_path_factory):
+    """A kubectl runner with its own cache dir and HOME, pointed at `sandbox` by KUBECONFIG only."""
     cache = tmp_path_factory.mktemp("kube-cache")
     home = tmp_path_factory.mktemp("kube-home")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(sandbox.kubeconfig)}
@@ -29,6 +29,11 @@ def kubectl(sandbox, tmp_path_factory):
     run.env = env
     run.cache = cache
     return run
+
+
+@pytest.fixture(scope="module")
+def kubectl(sandbox, tmp_path_factory):
+    return kubectl_for(sandbox, tmp_path_factory)
 
 
 def test_get_jobs_table(kubectl):
@@ -155,3 +160,28 @@ def test_data_plane_context(kubectl, sandbox):
     out = kubectl("--context", "rlark-sandbox-rlark-gpu-a", "get", "pods", "-n", "rlark-system", "-o", "json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["kind"] == "List" or json.loads(out.stdout)["kind"] == "PodList"
+
+
+def test_logs_and_pods_on_a_data_plane(bare_sandbox, tmp_path_factory):
+    """On the agent-less sandbox: the agent would remove a data-plane pod that no Task owns."""
+    sandbox, kubectl = bare_sandbox, kubectl_for(bare_sandbox, tmp_path_factory)
+    cluster, ns = "rlark-gpu-a", "rlark-system"
+    sandbox.store.create("pods", {
+        "metadata": {"name": "kc-logs-0", "namespace": ns},
+        "spec": {"containers": [{"name": "main", "image": "img"}, {"name": "tensorboard", "image": "tb"}]},
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": "main", "ready": True, "restartCount": 2, "state": {"running": {}}},
+            {"name": "tensorboard", "ready": True, "restartCount": 0, "state": {"running": {}}}]}},
+        plane=cluster)
+    sandbox.logs.append(cluster, ns, "kc-logs-0", "main", "RLINF_NODE_RANK: 0\nRay cluster check passed.")
+    context = f"rlark-sandbox-{cluster}"
+    logs = kubectl("logs", "-n", ns, "kc-logs-0", "-c", "main", "--context", context)
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout == "RLINF_NODE_RANK: 0\nRay cluster check passed.\n"
+    tail = kubectl("logs", "kc-logs-0", "-c", "main", "--tail", "1", "--context", context)
+    assert tail.stdout == "Ray cluster check passed.\n"
+    ambiguous = kubectl("logs", "kc-logs-0", "--context", context, "--default-container=false")
+    assert ambiguous.returncode == 1
+    pods = kubectl("get", "pods", "kc-logs-0", "--context", context)
+    assert pods.returncode == 0, pods.stderr
+    assert pods.stdout.splitlines()[1].split()[:4] == ["kc-logs-0", "2/2", "Running", "2"]
