@@ -188,6 +188,7 @@ PATHS = ["name", "displayName", "type", "header", "roles", "domain", "sshPublicK
          "roles.2.devices", "record.expectedNumNodes", "record.progressPattern", "record.maxWaitSeconds",
          "roles.1.selector.site", "roles.0.env.HF_HOME", "extra", "roles.0.extra", "record.extra"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**40), max_value=10**40),
+                    st.sampled_from([10**400, -(10**400), 2**31, 2**63]),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
                     st.sampled_from(["gpu-a1", "rlark-gpu-a", "/data", "Actor", "8", "64Gi", "a,b", "(", "*",
                                      "rlark.io/cluster-id", "\x00", "x" * 70_000]))

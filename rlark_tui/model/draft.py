@@ -25,6 +25,8 @@ RECORD_FIELDS = ("runId", "codeRef", "configRef", "dataVersion", "expectedNumNod
                  "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes")
 _RECORD_INTS = ("expectedNumNodes", "maxWaitSeconds")
 MAX_DRAFT_BYTES = 4 * 1024 * 1024
+MAX_COUNT = 2**31 - 1
+"""Largest GPU/device count or record number accepted (an int32, as Kubernetes counts replicas)."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER_BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -169,6 +171,9 @@ class _Reader:
         if value < 0:
             self.fail(path, "must be a whole number ≥ 0")
             return 0
+        if value > MAX_COUNT:
+            self.fail(path, f"is too large (at most {MAX_COUNT})")
+            return 0
         return value
 
     def mapping(self, data: Mapping, key: str, path: str) -> Mapping:
@@ -260,8 +265,8 @@ class _Reader:
                 if isinstance(value, bool) or not isinstance(value, int):
                     self.fail(f"record.{name}", f"must be a whole number ≥ 1, not {_type_name(value)}")
                     continue
-                if value < 1:
-                    self.fail(f"record.{name}", "must be a whole number ≥ 1")
+                if not 1 <= value <= MAX_COUNT:
+                    self.fail(f"record.{name}", f"must be a whole number from 1 to {MAX_COUNT}")
                     continue
                 result[name] = value
             else:

@@ -57,6 +57,11 @@ def _names(nodes: Iterable[Node], limit: int = 5) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """A user value as quoted in a message: cut to `limit` characters."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
@@ -122,7 +127,7 @@ def _check_name(draft: JobDraft, existing_jobs: Iterable[Any] | None) -> list[Fi
             continue
         statefulset = task_object_name(name, task)
         if len(statefulset) > STATEFULSET_NAME_MAX:
-            findings.append(error("name", f"too long with role '{role.name}': `{statefulset}` has "
+            findings.append(error("name", f"too long with role '{_shown(role.name)}': `{_shown(statefulset, 80)}` has "
                                           f"{len(statefulset)} characters, a StatefulSet name at most "
                                           f"{STATEFULSET_NAME_MAX}"))
     header = draft.header_index()
@@ -132,7 +137,7 @@ def _check_name(draft: JobDraft, existing_jobs: Iterable[Any] | None) -> list[Fi
             findings.append(error("name", f"too long: the head Service `{service}` has {len(service)} "
                                           f"characters, at most {DNS_LABEL_MAX}"))
     if existing_jobs is not None and name in _existing_names(existing_jobs):
-        findings.append(error("name", f"a Job named '{name}' already exists"))
+        findings.append(error("name", f"a Job named '{_shown(name)}' already exists"))
     return findings
 
 
@@ -140,7 +145,7 @@ def _check_type(draft: JobDraft) -> list[Finding]:
     if not draft.type:
         return []
     if draft.type not in DRAFT_TYPES:
-        return [error("type", f"'{draft.type}' is not a job type; use one of: {', '.join(DRAFT_TYPES)}")]
+        return [error("type", f"'{_shown(draft.type)}' is not a job type; use one of: {', '.join(DRAFT_TYPES)}")]
     shown = job_type(role.platform_role for role in draft.roles)
     wanted = _DRAFT_TYPE_TO_JOB_TYPE[draft.type]
     if draft.roles and shown != wanted:
@@ -168,7 +173,7 @@ def _check_roles(draft: JobDraft) -> list[Finding]:
         else:
             seen[role.task_name] = index
         if role.role and role.role not in PLATFORM_ROLES:
-            findings.append(error(f"{path}.role", f"'{role.role}' is not a platform role; use "
+            findings.append(error(f"{path}.role", f"'{_shown(role.role)}' is not a platform role; use "
                                                   f"{', '.join(PLATFORM_ROLES)}"))
     return findings
 
@@ -179,7 +184,7 @@ def _check_header(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
         return [error("header", f"required: name the Header role (one of: {known})")]
     index = draft.header_index()
     if index is None:
-        return [error("header", f"no role named '{draft.header}' (roles: {known})")]
+        return [error("header", f"no role named '{_shown(draft.header)}' (roles: {known})")]
     matched = matches[index]
     if draft.roles[index].selector and len(matched) != 1:
         found = f" ({_names(matched)})" if matched else ""
@@ -196,7 +201,7 @@ def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list
         findings.append(error(f"{path}.cluster", "required: the cluster namespace the role runs in "
                                                  f"(one of: {', '.join(clusters) or 'no Nodes known'})"))
     elif nodes and role.cluster not in clusters:
-        findings.append(error(f"{path}.cluster", f"no Node is in cluster '{role.cluster}' "
+        findings.append(error(f"{path}.cluster", f"no Node is in cluster '{_shown(role.cluster)}' "
                                                  f"(known: {', '.join(clusters)})"))
     if not role.selector:
         findings.append(error(f"{path}.selector", "empty: the Task would land in namespace `default`, where no "
@@ -230,7 +235,7 @@ def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list
                                                   f"add a label that confines the role to one cluster"))
     elif role.cluster and role.cluster in clusters and role.cluster not in by_cluster:
         findings.append(error(f"{path}.cluster", f"the selector matches Nodes in {next(iter(by_cluster))}, "
-                                                 f"not in '{role.cluster}'"))
+                                                 f"not in '{_shown(role.cluster)}'"))
     offline = [n for n in matched if not n.online]
     cordoned = [n for n in matched if n.online and n.unschedulable]
     for group, state in ((offline, "Offline"), (cordoned, "unschedulable")):
@@ -263,7 +268,7 @@ def _check_image(path: str, role: RoleDraft, first: RoleDraft) -> list[Finding]:
             findings.append(warning(where, "`latest` (or no tag) is mutable: the run cannot be tied to one "
                                            "build; pin a digest (@sha256:...)"))
         else:
-            findings.append(warning(where, f"tag '{tag}' is mutable; prefer a digest (@sha256:...) so the run "
+            findings.append(warning(where, f"tag '{_shown(tag)}' is mutable; prefer a digest (@sha256:...) so the run "
                                            f"check can verify the image"))
     if role is not first and first.image.strip() and image != first.image.strip():
         findings.append(warning(where, "differs from the image of roles[0]; RLark does not check that Ray, "
@@ -306,14 +311,14 @@ def _check_mounts(path: str, role: RoleDraft, draft: JobDraft, index: int, repli
     for number, mount in enumerate(role.mounts):
         where = f"{path}.mounts[{number}]"
         if mount.type not in MOUNT_TYPES:
-            findings.append(error(f"{where}.type", f"must be 'host' or 'storage', not '{mount.type}'"))
+            findings.append(error(f"{where}.type", f"must be 'host' or 'storage', not '{_shown(mount.type)}'"))
         target = mount.target.rstrip("/") or mount.target
         if not target:
             findings.append(error(f"{where}.target", "required: the path inside the container"))
         elif not target.startswith("/"):
             findings.append(error(f"{where}.target", "must be an absolute path"))
         elif target in targets:
-            findings.append(error(f"{where}.target", f"'{target}' is mounted twice"))
+            findings.append(error(f"{where}.target", f"'{_shown(target)}' is mounted twice"))
         else:
             targets.add(target)
             findings += _shadow_findings(f"{where}.target", target, scripts)
@@ -341,12 +346,12 @@ def _shadow_findings(field: str, target: str, scripts: list[tuple[str, str]]) ->
     inside = [t for t in SYSTEM_TREES if _under(target, t)]
     if covered or inside:
         what = covered[0] if covered else inside[0]
-        return [warning(field, f"mounting over '{target}' hides the image's {what}; code, config or the "
+        return [warning(field, f"mounting over '{_shown(target)}' hides the image's {what}; code, config or the "
                                f"platform's scripts there would disappear")]
     for script_name, script in scripts:
         for used in _code_paths(script):
             if _under(used, target):
-                return [warning(field, f"mounting over '{target}' hides '{used}' that the {script_name} uses "
+                return [warning(field, f"mounting over '{_shown(target)}' hides '{_shown(used)}' that the {script_name} uses "
                                        f"from the image")]
     return []
 
@@ -357,12 +362,12 @@ def _check_storage_class(where: str, role: RoleDraft, storage_class: str,
         return [error(f"{where}.storageClass", "required for a storage mount: a storage class of the role's "
                                                "cluster")]
     if storage_classes is None:
-        return [warning(f"{where}.storageClass", f"storage class '{storage_class}' cannot be checked offline; "
+        return [warning(f"{where}.storageClass", f"storage class '{_shown(storage_class)}' cannot be checked offline; "
                                                  f"confirm it exists in {role.cluster or 'the cluster'}")]
     available = storage_classes.get(role.cluster, ())
     if storage_class not in available:
         return [error(f"{where}.storageClass",
-                      f"cluster {role.cluster or '?'} has no storage class '{storage_class}' "
+                      f"cluster {role.cluster or '?'} has no storage class '{_shown(storage_class)}' "
                       f"(available: {', '.join(sorted(available)) or 'none'})")]
     return []
 
@@ -373,7 +378,7 @@ def _check_requests(path: str, role: RoleDraft) -> list[Finding]:
         if value:
             amount = parse_quantity(value)
             if amount is None or amount <= 0:
-                findings.append(error(f"{path}.{name}", f"'{value}' is not a positive quantity "
+                findings.append(error(f"{path}.{name}", f"'{_shown(value)}' is not a positive quantity "
                                                         f"(e.g. {'16 or 500m' if name == 'cpu' else '64Gi'})"))
     for name in role.devices:
         if not name.startswith(keys.DEVICE_PREFIX) or name == keys.DEVICE_PREFIX:
@@ -460,10 +465,10 @@ def _check_domain(draft: JobDraft, matches: list[list[Node]], domains: Collectio
         if len(draft.domain) > 253 or not _DOMAIN.match(draft.domain):
             findings.append(error("domain", "is not a valid Domain name (lowercase letters, digits, '-', '.')"))
         elif domains is None:
-            findings.append(warning("domain", f"network domain '{draft.domain}' cannot be checked offline; "
+            findings.append(warning("domain", f"network domain '{_shown(draft.domain)}' cannot be checked offline; "
                                               f"confirm it exists"))
         elif draft.domain not in domains:
-            findings.append(error("domain", f"no network domain '{draft.domain}' "
+            findings.append(error("domain", f"no network domain '{_shown(draft.domain)}' "
                                             f"(known: {', '.join(sorted(domains)) or 'none'})"))
     return findings
 
@@ -484,7 +489,7 @@ def ssh_key_problem(key: str) -> str:
         return "the key part is not valid base64"
     if len(blob) < 8 or int.from_bytes(blob[:4], "big") != len(parts[0]) or blob[4:4 + len(parts[0])] != \
             parts[0].encode():
-        return f"the key data does not match its type '{parts[0]}'"
+        return f"the key data does not match its type '{_shown(parts[0])}'"
     return ""
 
 

@@ -6,6 +6,7 @@ A view never raises on missing, partial or wrongly typed fields: it answers with
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,9 @@ def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
         else:
             return default
     return default if obj is None else obj
+
+
+_INTEGER = re.compile(r"^-?[0-9]+$")
 
 
 def cluster_of(raw: Any) -> str:
@@ -63,7 +67,7 @@ def _int_or_none(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and _INTEGER.match(value.strip()):
         return int(value.strip())
     return None
 
@@ -447,7 +451,7 @@ class Pod(_View):
     def ordinal(self) -> int | None:
         """The text after the pod name's last `-` as a number (a StatefulSet ordinal), or None."""
         tail = self.pod_name.rpartition("-")[2]
-        return int(tail) if tail.isdigit() and "-" in self.pod_name else None
+        return int(tail) if "-" in self.pod_name and _INTEGER.match(tail) else None
 
     @property
     def cluster(self) -> str:

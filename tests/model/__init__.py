@@ -1,0 +1,1 @@
+"""Tests of the pure model: views, placement, drafts, rendering, validation, redaction."""

@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlark_tui.model import Job, Node, Pod, Task
 
@@ -91,6 +93,8 @@ def test_task_pod_node_views():
                "spec": {"podName": "ppo-env-1"}, "status": {"phase": "Running", "node": "r2", "ip": "10.0.0.2"}})
     assert (pod.task_name, pod.ordinal, pod.cluster, pod.node) == ("ppo-env", 1, "rlark-edge", "r2")
     assert Pod({"spec": {"podName": "ppo-env-7d9f8"}}).ordinal is None
+    assert Pod({"spec": {"podName": "ppo-env-²"}}).ordinal is None
+    assert Task({"metadata": {"annotations": {"rlark.io/ray-node-rank-start": "--5"}}}).rank_start is None
     node = Node({"metadata": {"name": "r2", "namespace": "rlark-edge"}, "spec": {"unschedulable": True},
                  "status": {"phase": "Online", "allocatable": {"nvidia.com/gpu": "8", "memory": "64Gi",
                                                                 "rlinf.io/franka": 1},
@@ -98,3 +102,32 @@ def test_task_pod_node_views():
     assert node.online and not node.schedulable
     assert node.free("nvidia.com/gpu") == 2 and node.allocatable("memory") == 64 * 2**30
     assert node.free("rlinf.io/other") is None and node.device_resources == ["rlinf.io/franka"]
+
+
+json_like = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["metadata", "spec", "status", "name", "namespace", "labels", "annotations", "tasks",
+                         "kubernetes", "workload", "template", "containers", "env", "resources", "limits",
+                         "allocatable", "used", "phase", "replicas", "podName", "volumes", "volumeMounts",
+                         "rlark.io/launch-record", "nvidia.com/gpu", "head", "observedNodes"]),
+        inner, max_size=4),
+    max_leaves=20)
+
+
+def _read_every_property(view) -> None:
+    for cls in type(view).__mro__:
+        for name, member in vars(cls).items():
+            if isinstance(member, property):
+                getattr(view, name)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_like)
+def test_views_never_raise_on_arbitrary_objects(raw):
+    for view in (Job(raw), Task(raw), Pod(raw), Node(raw)):
+        _read_every_property(view)
+    for task in Job(raw).tasks + [Task(raw).spec]:
+        _read_every_property(task)
+    node = Node(raw)
+    assert isinstance(node.free("nvidia.com/gpu"), (float, type(None))) and isinstance(node.cluster, str)
