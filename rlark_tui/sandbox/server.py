@@ -210,8 +210,12 @@ class SandboxServer:
             return respond({"kind": "APIVersions", "versions": [] if control else ["v1"],
                             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
                                                             "serverAddress": request.host}]})
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(body=b"ok", headers={"Content-Type": "text/plain"})
         if path == "/apis":
             return respond(self._group_list(control))
+        if path == f"/apis/{GROUP}" and control:
+            return respond({"kind": "APIGroup", "apiVersion": "v1", **self._group_list(control)["groups"][0]})
         if path.startswith("/openapi/"):
             return self._openapi(path, control)
         parts = [p for p in path.split("/") if p]
@@ -311,7 +315,7 @@ class SandboxServer:
         if method == "PATCH" and name:
             return await self._patch(request, plane, rtype, namespace, name, sub)
         if method == "DELETE" and name:
-            return self._delete(request, plane, rtype, namespace, name)
+            return await self._delete(request, plane, rtype, namespace, name)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
     def _namespaces(self, request: web.Request, name: str | None) -> web.Response:
@@ -511,10 +515,14 @@ class SandboxServer:
             return respond(updated, 200, headers)
         raise ApiError(409, "Conflict", f'{qualified(rtype.plural, plane)} "{name}": too many concurrent changes')
 
-    def _delete(self, request: web.Request, plane: str, rtype: ResourceType, namespace: str | None,
-                name: str) -> web.Response:
+    async def _delete(self, request: web.Request, plane: str, rtype: ResourceType, namespace: str | None,
+                      name: str) -> web.Response:
         self._get(plane, rtype, namespace, name)
-        deleted = self.store.delete(rtype.plural, name, namespace or "", plane, dry_run=_dry_run(request))
+        options = await self._body(request) if request.can_read_body else None
+        policy = (options or {}).get("propagationPolicy") if isinstance(options, dict) else None
+        orphan = request.query.get("propagationPolicy", policy) == "Orphan"
+        deleted = self.store.delete(rtype.plural, name, namespace or "", plane, dry_run=_dry_run(request),
+                                    orphan=orphan)
         return respond(deleted)
 
     # ----- data plane: logs and service proxy -----

@@ -18,9 +18,9 @@ API (all methods are thread-safe and synchronous; they never await):
   when anything outside metadata/status changes; a no-op update returns the object unchanged (no new RV).
 - `mutate(resource, name, fn, namespace="", plane=ROOT) -> dict`: read-modify-write under the lock; `fn`
   gets a deep copy and returns the new object (or None for no change). Status and spec are both taken.
-- `delete(resource, name, namespace="", plane=ROOT, dry_run=False) -> dict`: with finalizers it only sets
-  `deletionTimestamp`; the object goes once its finalizers are emptied. Objects whose ownerReferences name
-  a deleted uid (same plane) are deleted in turn (garbage collection).
+- `delete(resource, name, namespace="", plane=ROOT, dry_run=False, orphan=False) -> dict`: with finalizers it
+  only sets `deletionTimestamp`; the object goes once its finalizers are emptied. Objects whose ownerReferences
+  name a deleted uid (same plane) are deleted in turn (garbage collection) unless `orphan`.
 - `watch(resource=None, plane=ROOT, namespace=None, since=None, labels=None, fields=None) -> Subscription`
   (call inside a running event loop): `async for event in sub` yields `WatchEvent(type, object, rv)` with
   type ADDED / MODIFIED / DELETED. `since=None` first replays ADDED for every current object; `since="N"`
@@ -347,7 +347,7 @@ class Store:
             return self._replace(key, old, new, False)
 
     def delete(self, resource: str, name: str, namespace: str = "", plane: str = ROOT,
-               dry_run: bool = False) -> dict:
+               dry_run: bool = False, orphan: bool = False) -> dict:
         with self._lock:
             key = (plane, resource, namespace or "", name)
             old = self._objects.get(key)
@@ -366,13 +366,15 @@ class Store:
                 self._persist(key, new)
                 self._emit("MODIFIED", key[0], key[1], new)
                 return copy.deepcopy(new)
-            return self._remove(key, old)
+            return self._remove(key, old, orphan)
 
-    def _remove(self, key: Key, obj: dict) -> dict:
+    def _remove(self, key: Key, obj: dict, orphan: bool = False) -> dict:
         self._objects.pop(key, None)
         obj["metadata"]["resourceVersion"] = self._next_rv()
         self._persist(key, None)
         self._emit("DELETED", key[0], key[1], obj)
+        if orphan:
+            return copy.deepcopy(obj)
         uid = obj["metadata"].get("uid")
         dependents = [k for k, o in self._objects.items() if k[0] == key[0] and any(
             ref.get("uid") == uid for ref in o.get("metadata", {}).get("ownerReferences") or [])]

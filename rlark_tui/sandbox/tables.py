@@ -69,10 +69,33 @@ def _core_pod(obj: dict) -> list:
     return [f"{ready}/{len(containers)}", reason, restarts]
 
 
+def _core_event(obj: dict, now: datetime) -> list:
+    involved = obj.get("involvedObject") or {}
+    seen = obj.get("lastTimestamp") or obj.get("eventTime") or (obj.get("metadata") or {}).get("creationTimestamp")
+    return [human_age(seen[:19] + "Z" if seen else None, now), obj.get("type", ""), obj.get("reason", ""),
+            f"{(involved.get('kind') or '').lower()}/{involved.get('name', '')}", obj.get("message", "")]
+
+
+def _core_service(obj: dict, now: datetime) -> list:
+    spec = obj.get("spec") or {}
+    ports = ",".join(f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or [])
+    return [spec.get("type", "ClusterIP"), spec.get("clusterIP", "None"), "<none>", ports or "<none>",
+            human_age((obj.get("metadata") or {}).get("creationTimestamp"), now)]
+
+
+CORE_COLUMNS = {
+    "pods": [("Ready", "string"), ("Status", "string"), ("Restarts", "integer"), ("Age", "string")],
+    "events": [("Last Seen", "string"), ("Type", "string"), ("Reason", "string"), ("Object", "string"),
+               ("Message", "string")],
+    "services": [("Type", "string"), ("Cluster-IP", "string"), ("External-IP", "string"), ("Port(s)", "string"),
+                 ("Age", "string")],
+}
+
+
 def _columns(rtype: ResourceType) -> list[tuple[str, str]]:
     """(title, type) of the columns after Name."""
-    if rtype.group == "" and rtype.plural == "pods":
-        return [("Ready", "string"), ("Status", "string"), ("Restarts", "integer"), ("Age", "string")]
+    if rtype.group == "" and rtype.plural in CORE_COLUMNS:
+        return CORE_COLUMNS[rtype.plural]
     return [(title, "string" if kind == "date" else kind) for title, _, kind in rtype.columns] or [
         ("Age", "string")]
 
@@ -81,6 +104,10 @@ def _cells(rtype: ResourceType, obj: dict, now: datetime) -> list:
     name = (obj.get("metadata") or {}).get("name", "")
     if rtype.group == "" and rtype.plural == "pods":
         return [name, *_core_pod(obj), human_age((obj.get("metadata") or {}).get("creationTimestamp"), now)]
+    if rtype.group == "" and rtype.plural == "events":
+        return [name, *_core_event(obj, now)]
+    if rtype.group == "" and rtype.plural == "services":
+        return [name, *_core_service(obj, now)]
     columns = rtype.columns or (("Age", "metadata.creationTimestamp", "date"),)
     cells: list = [name]
     for _, path, kind in columns:
@@ -100,7 +127,9 @@ def _row_object(obj: dict, include: str):
 def table(rtype: ResourceType, items: list[dict], resource_version: str | None = None,
           include: str = "Metadata") -> dict:
     now = datetime.now(timezone.utc)
-    definitions = [{"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}]
+    name_priority = 1 if rtype.group == "" and rtype.plural == "events" else 0
+    definitions = [{"name": "Name", "type": "string", "format": "name", "description": "Name",
+                    "priority": name_priority}]
     definitions += [{"name": title, "type": kind, "format": "", "description": title, "priority": 0}
                     for title, kind in _columns(rtype)]
     rows = []

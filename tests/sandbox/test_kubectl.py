@@ -182,6 +182,14 @@ def test_logs_and_pods_on_a_data_plane(bare_sandbox, tmp_path_factory):
     assert tail.stdout == "Ray cluster check passed.\n"
     ambiguous = kubectl("logs", "kc-logs-0", "--context", context, "--default-container=false")
     assert ambiguous.returncode == 1
+    sandbox.store.create("events", {
+        "metadata": {"name": "kc-logs-0.1", "namespace": ns}, "type": "Warning", "reason": "BackOff",
+        "message": "Back-off restarting failed container main",
+        "involvedObject": {"kind": "Pod", "name": "kc-logs-0", "namespace": ns}}, plane=cluster)
+    events = kubectl("get", "events", "--context", context)
+    assert events.returncode == 0, events.stderr
+    assert events.stdout.splitlines()[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert "pod/kc-logs-0" in events.stdout and "Back-off restarting failed container main" in events.stdout
     pods = kubectl("get", "pods", "kc-logs-0", "--context", context)
     assert pods.returncode == 0, pods.stderr
     assert pods.stdout.splitlines()[1].split()[:4] == ["kc-logs-0", "2/2", "Running", "2"]

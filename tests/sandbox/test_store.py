@@ -70,6 +70,12 @@ def test_finalizers_and_garbage_collection(tmp_path):
                  "rlark-gpu-a")
     assert store.get("tasks", "owned", "rlark-gpu-a") is None
 
+    keeper = store.create("jobs", {"metadata": {"name": "keeper"}})
+    store.create("tasks", {"metadata": {"name": "orphan", "namespace": "rlark-gpu-a", "ownerReferences": [
+        {**ref, "name": "keeper", "uid": keeper["metadata"]["uid"]}]}})
+    store.delete("jobs", "keeper", orphan=True)
+    assert store.get("tasks", "orphan", "rlark-gpu-a") is not None
+
 
 async def test_subscription_replays_history_and_follows(tmp_path):
     store = Store(tmp_path, history=3)
