@@ -146,7 +146,7 @@ class SandboxServer:
             raise ApiError(405, "MethodNotAllowed", "pods support only GET and PATCH on the gateway")
         namespace = request.query.get("namespace") if rtype.namespaced else None
         if rtype.namespaced and name and not namespace:
-            found = [o for o in self.store.list(plural, fields=f"metadata.name={name}")[0]]
+            found = self.store.list(plural, fields=f"metadata.name={name}")[0]
             namespace = found[0]["metadata"]["namespace"] if found else "default"
         if rtype.namespaced and request.method == "POST" and not namespace:
             namespace = "default"
@@ -478,6 +478,12 @@ class SandboxServer:
                       name: str, sub: str | None) -> web.Response:
         obj = self._check_identity(rtype, await self._body(request), namespace, name)
         self._get(plane, rtype, namespace, name)
+        if not obj["metadata"].get("resourceVersion"):
+            cause = {"reason": "FieldValueInvalid", "field": "metadata.resourceVersion",
+                     "message": "Invalid value: 0x0: must be specified for an update"}
+            raise ApiError(422, "Invalid", f'{rtype.kind}.{rtype.group} "{name}" is invalid: '
+                                           f'metadata.resourceVersion: {cause["message"]}',
+                           {"name": name, "group": rtype.group, "kind": rtype.kind, "causes": [cause]})
         obj, headers = self._validate(request, plane, rtype, obj)
         updated = self.store.update(rtype.plural, obj, plane, subresource=sub, dry_run=_dry_run(request))
         return respond(updated, 200, headers)

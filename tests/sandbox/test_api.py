@@ -93,6 +93,15 @@ def test_stale_resource_version_is_409_conflict(api):
     assert err.value.status == 409 and _error(err.value)["reason"] == "Conflict"
 
 
+def test_update_needs_a_resource_version(api):
+    created = api.create_cluster_custom_object(GROUP, VERSION, "jobs", job("api-norv"))
+    del created["metadata"]["resourceVersion"]
+    with pytest.raises(ApiException) as err:
+        api.replace_cluster_custom_object(GROUP, VERSION, "jobs", "api-norv", created)
+    body = _error(err.value)
+    assert err.value.status == 422 and body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+
+
 def test_invalid_job_is_422_with_causes(api):
     bad = job("Bad_Name")
     bad["spec"]["stopped"] = "yes"
