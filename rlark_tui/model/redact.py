@@ -55,6 +55,14 @@ _TOKEN_SHAPES = re.compile(
 )
 
 
+_MAYBE_SECRET = re.compile(
+    r"pass|pwd|secret|token|key|cred|auth|private|cookie|signature|dsn|pat(?![a-z])|bearer|basic|-----BEGIN"
+    r"|://[^\s/@]+:[^\s@/]+@|gh[pousr]_|hf_|sk-|xox|AKIA|eyJ",
+    re.I,
+)
+"""Cheap first pass: text without any of these cannot hold a secret the patterns below would mask."""
+
+
 def _mask_value(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[0] + MASK + value[0]
@@ -70,7 +78,7 @@ def _mask_named(match: re.Match) -> str:
 def redact_text(text: str) -> str:
     """Text with secrets masked: PEM blocks, `user:pass@` in URLs, bearer tokens, known token shapes,
     and values assigned to secret-looking names (`HF_TOKEN=...`, `password: ...`, `--api-key ...`)."""
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str) or not _MAYBE_SECRET.search(text):
         return text
     text = _PEM.sub(lambda m: f"{m.group(1)}\n{MASK}\n{m.group(4)}", text)
     text = _PEM_UNTERMINATED.sub(lambda m: f"{m.group(1)}\n{MASK}", text)

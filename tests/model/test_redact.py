@@ -30,6 +30,8 @@ def test_is_secret_name(name, secret):
     ('password = "hunter2"', "hunter2", "password"),
     ("token ghp_0123456789abcdefghijABCDEFGHIJ ok", "ghp_0123", " ok"),
     ("AKIAABCDEFGHIJKLMNOP", "AKIAABCDEFGHIJKLMNOP", ""),
+    ("githubPat: abc123xyz", "abc123xyz", "githubPat"),
+    ("dbPassword=s3cr3t", "s3cr3t", "dbPassword="),
 ])
 def test_redact_text_masks_secrets_and_keeps_the_rest(text, hidden, kept):
     redacted = redact_text(text)
@@ -38,7 +40,8 @@ def test_redact_text_masks_secrets_and_keeps_the_rest(text, hidden, kept):
 
 @pytest.mark.parametrize("text", [
     "cd /workspace/RLinf && bash examples/run.sh", "RLINF_NODE_RANK: 3", "Global Step: 5/100",
-    "Cluster is ready: 5 nodes available (required: 5).", "",
+    "Cluster is ready: 5 nodes available (required: 5).", "", "PATH=/usr/bin:/bin", "pattern=Global Step",
+    "see https://github.com/RLinf/RLinf for details",
 ])
 def test_redact_text_leaves_ordinary_lines_alone(text):
     assert redact_text(text) == text
