@@ -122,10 +122,14 @@ class LogStore:
             lines = lines[-tail:] if tail > 0 else []
         return lines
 
-    async def follow(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
-                     since: datetime | None = None, timestamps: bool = False,
-                     poll: float = 0.1) -> AsyncIterator[str]:
+    def follow(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
+               since: datetime | None = None, timestamps: bool = False, poll: float = 0.1) -> AsyncIterator[str]:
+        """Raises LogsNotFound at once (not at the first iteration) when there is nothing to follow."""
         path = self._pick(cluster, namespace, pod, container, False)
+        return self._follow(path, (cluster, namespace, pod, container), tail, since, timestamps, poll)
+
+    async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, since: datetime | None,
+                      timestamps: bool, poll: float) -> AsyncIterator[str]:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
             first = fh.read()
             complete, _, pending = first.rpartition("\n") if "\n" in first else ("", "", first)
@@ -145,6 +149,6 @@ class LogStore:
                     continue
                 if exit_marker.exists() or not path.exists():
                     return
-                if self.instances(cluster, namespace, pod, container)[-1:] != [int(path.stem)]:
+                if self.instances(*key)[-1:] != [int(path.stem)]:
                     return
                 await asyncio.sleep(poll)

@@ -43,11 +43,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rlark_tui.errors import RlarkError
 from rlark_tui.sandbox import selectors
 from rlark_tui.sandbox.resources import ROOT, resource_type
 
 __all__ = ["ROOT", "Store", "Subscription", "WatchEvent", "StoreError", "NotFound", "Conflict",
            "AlreadyExists", "Gone", "BadRequest"]
+
+
+class StateError(RlarkError):
+    """The state dir holds a file the store cannot read."""
 
 
 class StoreError(Exception):
@@ -175,9 +180,16 @@ class Store:
     def _load(self) -> None:
         meta = self._dir / "meta.json"
         if meta.exists():
-            self._rv = int(json.loads(meta.read_text())["resourceVersion"])
+            try:
+                self._rv = int(json.loads(meta.read_text())["resourceVersion"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise StateError(f"unreadable sandbox state {meta}: {exc}") from None
         for path in self._dir.glob("*/*/*/*.json"):
-            obj = json.loads(path.read_text())
+            try:
+                obj = json.loads(path.read_text())
+                obj["metadata"]["name"]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise StateError(f"unreadable sandbox object {path}: {exc}") from None
             plane, resource, namespace = path.parts[-4], path.parts[-3], path.parts[-2]
             key = (plane, resource, "" if namespace == "_cluster" else namespace, obj["metadata"]["name"])
             self._objects[key] = obj

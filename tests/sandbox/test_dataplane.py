@@ -90,6 +90,9 @@ def test_log_errors(core, sandbox, logged_pod):
     assert json.loads(err.value.body)["message"] == \
         'container "main" in pod "dp-fresh-0" is waiting to start: ContainerCreating'
     with pytest.raises(ApiException) as err:
+        core.read_namespaced_pod_log("dp-fresh-0", NS, container="main", follow=True)
+    assert err.value.status == 400 and "is waiting to start" in json.loads(err.value.body)["message"]
+    with pytest.raises(ApiException) as err:
         core.read_namespaced_pod_log("dp-missing-0", NS)
     assert err.value.status == 404
 

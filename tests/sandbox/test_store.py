@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore
-from rlark_tui.sandbox.store import AlreadyExists, Conflict, Gone, NotFound, Store
+from rlark_tui.sandbox.store import AlreadyExists, Conflict, Gone, NotFound, StateError, Store
 
 
 def test_objects_and_counter_survive_a_restart(tmp_path):
@@ -30,6 +30,15 @@ def test_objects_and_counter_survive_a_restart(tmp_path):
     assert again.get("jobs", "gone") is None
     created = again.create("jobs", {"metadata": {"name": "j2"}})
     assert int(created["metadata"]["resourceVersion"]) == last + 1
+
+
+def test_unreadable_state_is_one_clear_error(tmp_path):
+    Store(tmp_path).create("jobs", {"metadata": {"name": "j1"}})
+    broken = next((tmp_path / "objects").rglob("j1.json"))
+    broken.write_text("{not json")
+    with pytest.raises(StateError) as err:
+        Store(tmp_path)
+    assert str(err.value).startswith(f"unreadable sandbox object {broken}:")
 
 
 def test_create_update_semantics(tmp_path):
