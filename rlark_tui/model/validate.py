@@ -24,7 +24,7 @@ from rlark_tui.model.naming import (
 )
 from rlark_tui.model.placement import as_nodes
 from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.model.redact import is_secret_name
+from rlark_tui.model.redact import is_secret_name, redact_text
 from rlark_tui.model.render import role_matches
 from rlark_tui.model.views import Job, Node
 
@@ -286,7 +286,7 @@ def _check_env(path: str, role: RoleDraft) -> list[Finding]:
         elif name.upper().startswith(RESERVED_ENV_PREFIX) or name in RESERVED_ENV:
             findings.append(error(where, "is set by the platform (RLARK_*, POD_NAME, RLINF_NODE_RANK are "
                                          "reserved)"))
-        elif is_secret_name(name) and value:
+        elif value and (is_secret_name(name) or redact_text(value) != value):
             findings.append(warning(where, "looks like a secret: its value is stored in plain text in the Job, "
                                            "readable by everyone who can read Jobs"))
     return findings
@@ -532,6 +532,10 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
     if expected and expected != planned:
         findings.append(warning("record.expectedNumNodes", f"expects {expected} Ray nodes, but the roles match "
                                                            f"{planned} Nodes"))
+    for name, value in record.items():
+        if name != "progressPattern" and isinstance(value, str) and redact_text(value) != value:
+            findings.append(warning(f"record.{name}", "looks like it holds a secret; the record is stored on the "
+                                                      "Job in plain text"))
     output = record.get("outputPath")
     if output:
         if not output.startswith("/"):

@@ -29,6 +29,7 @@ def _list_map(validator, list_type, instance, schema):
 
 @functools.cache
 def job_validator() -> jsonschema.protocols.Validator:
+    assert JOB_CRD.is_file(), f"{JOB_CRD} is missing: the shared/ specs must sit beside the repository"
     crd = yaml.load(JOB_CRD.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     base = jsonschema.validators.validator_for(schema)
