@@ -12,8 +12,8 @@ API (thread-safe; appends from any thread or process, readers poll the file):
   instance (created as 0 if none); a trailing partial line is kept as its own line.
 - `end_instance(cluster, namespace, pod, container, exit_code)`: mark the current instance finished.
 - `read(..., previous=False, tail=None, since=None, timestamps=False) -> list[str]` (since = datetime, aware UTC).
-- `follow(..., tail=None, since=None, timestamps=False, poll=0.1)`: async iterator of lines; it ends when that
-  instance ends (or the pod's logs are removed).
+- `follow(..., tail=None, since=None, timestamps=False, poll=0.1, stop=None)`: async iterator of lines; it ends
+  when that instance ends, the pod's logs are removed, or `stop()` returns True.
 - `instances(...) -> list[int]`, `remove_pod(cluster, namespace, pod)` (a deleted pod's logs go with it),
   `path(cluster, namespace, pod, container, instance)` for a writer that wants the file itself.
 Raises `LogsNotFound` when the requested instance has no log.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -123,13 +123,15 @@ class LogStore:
         return lines
 
     def follow(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
-               since: datetime | None = None, timestamps: bool = False, poll: float = 0.1) -> AsyncIterator[str]:
-        """Raises LogsNotFound at once (not at the first iteration) when there is nothing to follow."""
+               since: datetime | None = None, timestamps: bool = False, poll: float = 0.1,
+               stop: Callable[[], bool] | None = None) -> AsyncIterator[str]:
+        """Raises LogsNotFound at once (not at the first iteration) when there is nothing to follow; `stop` is
+        asked while waiting for new lines and ends the stream when it returns True."""
         path = self._pick(cluster, namespace, pod, container, False)
-        return self._follow(path, (cluster, namespace, pod, container), tail, since, timestamps, poll)
+        return self._follow(path, (cluster, namespace, pod, container), tail, since, timestamps, poll, stop)
 
     async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, since: datetime | None,
-                      timestamps: bool, poll: float) -> AsyncIterator[str]:
+                      timestamps: bool, poll: float, stop: Callable[[], bool] | None) -> AsyncIterator[str]:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
             first = fh.read()
             complete, _, pending = first.rpartition("\n") if "\n" in first else ("", "", first)
@@ -149,6 +151,6 @@ class LogStore:
                     continue
                 if exit_marker.exists() or not path.exists():
                     return
-                if self.instances(*key)[-1:] != [int(path.stem)]:
+                if self.instances(*key)[-1:] != [int(path.stem)] or (stop is not None and stop()):
                     return
                 await asyncio.sleep(poll)

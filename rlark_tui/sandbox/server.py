@@ -103,8 +103,7 @@ class SandboxServer:
         if not request.path.startswith("/_sandbox/"):
             mode = self.faults.outage_mode()
             if mode == "drop":
-                if request.transport:
-                    request.transport.close()
+                _drop(request)
                 raise asyncio.CancelledError
             if mode == "503":
                 return respond(status_body(503, "ServiceUnavailable", "the server is currently unable to "
@@ -389,8 +388,8 @@ class SandboxServer:
                     break
                 mode = self.faults.outage_mode()
                 if mode:
-                    if mode == "drop" and request.transport:
-                        request.transport.close()
+                    if mode == "drop":
+                        _drop(request)
                     break
                 event = await sub.next(timeout=0.25)
                 if event is None:
@@ -560,7 +559,10 @@ class SandboxServer:
         args = (plane, namespace, name, container)
         try:
             if _flag(request, "follow") and not previous:
-                lines = self.logs.follow(*args, tail=tail, since=since, timestamps=timestamps)
+                def stop() -> bool:
+                    transport = request.transport
+                    return transport is None or transport.is_closing() or self.faults.outage_mode() is not None
+                lines = self.logs.follow(*args, tail=tail, since=since, timestamps=timestamps, stop=stop)
                 first = None
             else:
                 first = self.logs.read(*args, previous=previous, tail=tail, since=since, timestamps=timestamps)
@@ -575,25 +577,17 @@ class SandboxServer:
         cut = self.faults.take_cut()
         sent = 0
         try:
-            if first is not None:
-                for line in first:
-                    if cut is not None and sent >= cut:
-                        await response.write(line[: max(1, len(line) // 2)].encode())
-                        request.transport and request.transport.close()
-                        return response
-                    await response.write(line.encode() + b"\n")
-                    sent += 1
-            else:
-                async for line in lines:
-                    if cut is not None and sent >= cut:
-                        await response.write(line[: max(1, len(line) // 2)].encode())
-                        request.transport and request.transport.close()
-                        return response
-                    if self.faults.outage_mode():
-                        request.transport and request.transport.close()
-                        return response
-                    await response.write(line.encode() + b"\n")
-                    sent += 1
+            source = first if first is not None else lines
+            async for line in _aiter(source):
+                if cut is not None and sent >= cut:
+                    await response.write(line[: max(1, len(line) // 2)].encode())
+                    _drop(request)
+                    return response
+                await response.write(line.encode() + b"\n")
+                sent += 1
+            if self.faults.outage_mode():
+                _drop(request)
+                return response
             await response.write_eof()
         except (ConnectionError, RuntimeError):
             pass
@@ -620,6 +614,21 @@ class SandboxServer:
             return await forward(request, self._session, target, rest)
         except ProxyError as exc:
             raise ApiError(503, "ServiceUnavailable", str(exc)) from None
+
+
+async def _aiter(source):
+    if hasattr(source, "__aiter__"):
+        async for item in source:
+            yield item
+    else:
+        for item in source:
+            yield item
+
+
+def _drop(request: web.Request) -> None:
+    """End the connection without a proper end of the response (a dropped connection, for fault tests)."""
+    if request.transport is not None:
+        request.transport.close()
 
 
 def _waiting_reason(pod: dict, container: str) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 import time
 import urllib.error
 
@@ -116,3 +117,27 @@ def test_cut_logs(sandbox, faults):
     assert not err.value.partial.decode().endswith("\n")
     whole = raw(sandbox, "GET", f"/clusters/{cluster}/api/v1/namespaces/{ns}/pods/cut-0/log")
     assert whole.body.decode() == "complete line\nthis line gets cut\nnever sent\n"
+
+
+def test_outage_drops_an_idle_log_follow(sandbox, faults):
+    cluster, ns = "rlark-gpu-a", "rlark-system"
+    sandbox.store.create("pods", {"metadata": {"name": "idle-0", "namespace": ns},
+                                  "spec": {"containers": [{"name": "main"}]}, "status": {"phase": "Running"}},
+                         plane=cluster)
+    sandbox.logs.append(cluster, ns, "idle-0", "main", "only line")
+    outcome: list = []
+
+    def follow():
+        try:
+            outcome.append(raw(sandbox, "GET", f"/clusters/{cluster}/api/v1/namespaces/{ns}/pods/idle-0/log"
+                                               "?follow=true").body)
+        except (http.client.IncompleteRead, ConnectionError) as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    time.sleep(0.5)
+    assert outcome == []
+    faults.outage(1.0, mode="drop")
+    reader.join(3)
+    assert not reader.is_alive() and isinstance(outcome[0], (http.client.IncompleteRead, ConnectionError))
