@@ -246,3 +246,19 @@ def test_random_bytes_never_raise(content):
 @given(st.text(alphabet=st.sampled_from(list("abc:-[]{}'\"\n #&*!|>%@`,?0123456789")), max_size=120))
 def test_yaml_like_noise_never_raises(content):
     assert_outcome(*render_text(content.encode()))
+
+
+def test_help_documents_every_draft_field():
+    from rlark_tui.model import draft as model_draft
+    code, out, _ = run_help("draft", "--help")
+    documented = set(re.findall(r"[A-Za-z]+", out.split("draft fields", 1)[1]))
+    fields = (set(model_draft.TOP_FIELDS) | set(model_draft.ROLE_FIELDS) | set(model_draft.MOUNT_FIELDS)
+              | set(model_draft.RECORD_FIELDS))
+    assert code == 0 and fields <= documented, fields - documented
+
+
+def run_help(*argv: str) -> tuple[int, str, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    return exit_info.value.code, out.getvalue(), ""

@@ -18,10 +18,30 @@ from rlark_tui.model.redact import redact_text
 from rlark_tui.model.starters import starter_draft
 
 
+DRAFT_FIELDS = """\
+draft fields (rlark draft new prints a commented starter):
+  name, displayName        Job name ([a-z0-9-], starts with a letter); optional display name
+  type                     rl | data-collection | evaluation | custom (role presets)
+  header                   the Header role's name: its task gets head: true; its selector must match 1 Node
+  roles[]                  one role = one task; replicas = number of Nodes its selector matches
+    name, role             role name (task name derived from it); Actor | Rollout | Env
+    cluster, selector      cluster namespace rlark-<id>; single-value node labels, e.g. {kubernetes.io/hostname: n1}
+    gpu, devices           nvidia.com/gpu per worker; {rlinf.io/<device>: count}
+    cpu, memory            optional requests
+    image, prepareScript   the main container's image (prefer @sha256: digests); runs before Ray on every worker
+    env, mounts            {NAME: value}; [{type: host, source, target} | {type: storage, storageClass, target}]
+  domain, sshPublicKey     network domain (required across clusters); one OpenSSH public key
+  runScript, tensorboardDir  run on the Header role after the Ray cluster check; TensorBoard log dir
+  record                   launch record kept with the Job: runId, codeRef, configRef, dataVersion,
+                           expectedNumNodes, progressPattern, maxWaitSeconds, outputPath, buildRecord, recorder, notes
+"""
+
+
 def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
         "draft", parents=parents, help="job drafts: render to a Job manifest, print starters",
-        description="Job drafts are the create-job wizard's state as a YAML file you can also write by hand.")
+        description="Job drafts are the create-job wizard's state as a YAML file you can also write by hand.",
+        epilog=DRAFT_FIELDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(dest="draft_command", metavar="ACTION")
     parser.set_defaults(handler=_print_help(parser))
 

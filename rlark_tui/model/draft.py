@@ -100,12 +100,12 @@ class JobDraft:
         return None
 
 
-_TOP_FIELDS = {
+TOP_FIELDS = {
     "name": "name", "displayName": "display_name", "type": "type", "header": "header", "roles": "roles",
     "domain": "domain", "sshPublicKey": "ssh_public_key", "runScript": "run_script",
     "tensorboardDir": "tensorboard_dir", "record": "record",
 }
-_ROLE_FIELDS = {
+ROLE_FIELDS = {
     "name": "name", "role": "role", "cluster": "cluster", "selector": "selector", "gpu": "gpu",
     "devices": "devices", "cpu": "cpu", "memory": "memory", "image": "image",
     "prepareScript": "prepare_script", "env": "env", "mounts": "mounts",
@@ -115,7 +115,7 @@ _FIELD_HINTS = {
     "head": "name the Header role with the top-level `header:` field",
     "nodeSelector": "use `selector`",
 }
-_MOUNT_FIELDS = {"type": "type", "target": "target", "source": "source", "storageClass": "storage_class"}
+MOUNT_FIELDS = {"type": "type", "target": "target", "source": "source", "storageClass": "storage_class"}
 
 
 def _type_name(value: Any) -> str:
@@ -214,7 +214,7 @@ class _Reader:
         if not isinstance(data, Mapping):
             self.fail(path, f"must be a mapping with at least `name`, not {_type_name(data)}")
             return None
-        self.unknown_keys(data, _ROLE_FIELDS, path)
+        self.unknown_keys(data, ROLE_FIELDS, path)
         role = self.text(data, "role", f"{path}.role")
         devices = {}
         for name, amount in self.mapping(data, "devices", f"{path}.devices").items():
@@ -246,7 +246,7 @@ class _Reader:
         if not isinstance(data, Mapping):
             self.fail(path, f"must be a mapping {{type, target, source|storageClass}}, not {_type_name(data)}")
             return None
-        self.unknown_keys(data, _MOUNT_FIELDS, path)
+        self.unknown_keys(data, MOUNT_FIELDS, path)
         return Mount(type=self.text(data, "type", f"{path}.type"),
                      target=self.text(data, "target", f"{path}.target"),
                      source=self.text(data, "source", f"{path}.source"),
@@ -291,7 +291,7 @@ def _scalar_text(value: Any) -> str:
 def draft_from_mapping(data: Mapping) -> tuple[JobDraft, list[Finding]]:
     """A JobDraft from a parsed mapping, plus a Finding for every wrong type or unknown field."""
     reader = _Reader()
-    reader.unknown_keys(data, _TOP_FIELDS, "")
+    reader.unknown_keys(data, TOP_FIELDS, "")
     raw_roles = data.get("roles")
     roles = []
     if raw_roles is not None and not isinstance(raw_roles, list):
