@@ -3,7 +3,9 @@ Set from Python (`sandbox.faults.<method>(...)`) or over HTTPS with the bearer t
 
 Python API (`Faults`, thread-safe; `verb` is get|list|watch|create|update|patch|delete or "*";
 `resource` is a plural such as "jobs", a subresource such as "jobs/status" or "pods/log", or "*";
-`plane` is "root", a cluster namespace such as "rlark-gpu-a", "gateway", or "*"):
+`plane` is "root", a cluster namespace such as "rlark-gpu-a", "gateway", or "*"; on the gateway the verb comes
+from the HTTP method (GET = get) and the resource is "clusters", "storage", "ssh-user-keys", "jobs/logs" or a
+CRD plural):
 - `fail(code, verb="*", resource="*", plane="*", times=None, message=None)`: answer matching requests with
   a Kubernetes Status of that code (403 Forbidden, 409 Conflict, 422 Invalid, 500, 503 ...); `times` = how
   many requests (None = until cleared).

@@ -393,7 +393,7 @@ class SandboxServer:
                     break
                 event = await sub.next(timeout=0.25)
                 if event is None:
-                    if sub.closed:
+                    if sub.closed or request.transport is None or request.transport.is_closing():
                         break
                     continue
                 obj = tables.table(rtype, [event.object], include=include) if table else event.object
