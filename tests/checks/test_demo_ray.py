@@ -1,0 +1,58 @@
+"""End to end with real Ray: the sandbox's seeded demo-ppo job passes the run check within its max wait."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from rlark_tui import cli
+from rlark_tui.actions import SUBMITTED_SPEC_ANNOTATION
+from rlark_tui.checks import evaluate
+from rlark_tui.checks.gather import gather
+from rlark_tui.cluster import ClusterAccess
+
+JOB = "demo-ppo"
+WAIT = 300.0
+
+
+@pytest.mark.ray
+def test_demo_ppo_passes_all_six_within_its_wait(sandbox, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        deadline = time.monotonic() + WAIT
+        while True:
+            evidence = gather(access, JOB)
+            if all(row.result != "pending" for row in evaluate(evidence).rows[1:5]) or time.monotonic() > deadline:
+                break
+            time.sleep(3)
+    finally:
+        access.close()
+    seeded_with_submission = SUBMITTED_SPEC_ANNOTATION in ((evidence.job or {}).get("metadata") or {}).get(
+        "annotations", {})
+    code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "check", JOB,
+                     "--format", "json", "--decision", "continue", "--recorder", "ci"])
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    by_id = {c["id"]: c for c in document["checks"]}
+    results = [c["result"] for c in document["checks"]]
+    assert results[1:5] == ["pass"] * 4, [c["notes"] for c in document["checks"]]
+    ranks = sorted(int(m.group(1)) for e in by_id[3]["evidence"] if e["kind"] == "log"
+                   for m in [re.fullmatch(r"RLINF_NODE_RANK: (\d+)", e["value"])] if m)
+    assert ranks == [0, 1, 2]
+    assert any(e["kind"] == "ray" and e["value"] == "3" for e in by_id[3]["evidence"])
+    assert any(e["kind"] == "log" and "demo-ppo-001" in e["value"] for e in by_id[4]["evidence"])
+    files = [e for e in by_id[5]["evidence"] if e["kind"] == "file"]
+    assert files and all(e["size"] > 0 and e["sha256"] for e in files)
+    assert "record saved: " in err
+    if not seeded_with_submission:
+        assert by_id[1]["result"] == "pending"
+        assert by_id[1]["notes"][0].startswith("no submitted spec is stored on the Job")
+        pytest.xfail("the demo seed stores no submitted spec on demo-ppo, so check 1 cannot compare (sandbox seed)")
+    assert results == ["pass"] * 6
+    assert code == 0
+    assert document["earliestFailingStage"] is None
+    assert document["conclusion"].startswith("This run was checked at")
