@@ -14,7 +14,7 @@ from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
 from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Finding, Result
-from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, node_cluster, rank_start, task_namespace
+from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, rank_start, task_namespace
 
 JOB_OWNER = "the Job's owner"
 ADMIN = "a platform admin with data-plane access"
@@ -253,7 +253,7 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     planned_source = "the deployment plan" if evidence.plan else "the Nodes each selector matches now"
     if not evidence.plan:
         row.notes.append("no deployment plan stored: Pods compared with the Nodes each selector matches now")
-    for index, spec in enumerate(facts.specs):
+    for spec in facts.specs:
         task_name = facts.job.task_name(spec)
         planned_ns, planned_nodes = _planned(evidence.plan, task_name, spec.name)
         if planned_nodes is None:
@@ -279,7 +279,8 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
             row.fail(f"the Header task {task_name} has {wanted} replicas: each would run its own Ray head",
                      "pods")
         if len(pods) < wanted:
-            row.evidence.append(_obj(task_ref, "spec.kubernetes.workload.replicas", task.spec.replicas))
+            row.evidence.append(_obj(task_ref, "spec.kubernetes.workload.replicas",
+                                     _dig(task.raw.get("spec"), "kubernetes.workload.replicas")))
             if not pods:
                 row.late(facts.late, f"no Pod details yet for {task_name} — waiting for task sync", "pods")
             else:

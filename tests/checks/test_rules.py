@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rlark_tui.checks import evaluate, resolve, to_json_text, to_markdown, to_text
+from rlark_tui.checks.evidence import evidence_from_dict, evidence_to_dict
 
 from .scenarios import SCENARIOS, late
 
@@ -65,9 +68,6 @@ def test_no_secret_reaches_any_rendering():
 
 
 def test_evidence_round_trips_through_json_for_offline_judging():
-    import json
-
-    from rlark_tui.checks.evidence import evidence_from_dict, evidence_to_dict
     for name, (evidence, expected, _) in SCENARIOS.items():
         again = evidence_from_dict(json.loads(json.dumps(evidence_to_dict(evidence))))
         assert again == evidence, name
