@@ -34,7 +34,7 @@ def start(state_dir, *extra: str) -> tuple[subprocess.Popen, re.Match]:
 def stop(proc: subprocess.Popen) -> tuple[int, str]:
     proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(10)
+        proc.wait(30)
     finally:
         if proc.poll() is None:
             proc.kill()
