@@ -1,6 +1,6 @@
 """The run check (C0–C10): evidence about one Job in, six rows of pass / fail / pending out, rendered as a record.
 
-Pure except `gather` and `probe`, the I/O edge that collects the evidence.
+Pure except `gather`, `probe` and `records`: the I/O edge that collects evidence and saves records.
 """
 
 from rlark_tui.checks.evaluate import evaluate

@@ -6,19 +6,17 @@ Owns the flags, the wait loop and the record files; evidence gathering is checks
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
-from datetime import timezone
 from pathlib import Path
 
 from rlark_tui.checks import HandOver, evaluate
 from rlark_tui.checks.gather import gather
-from rlark_tui.checks.render import RENDERERS, to_json_text, to_markdown
+from rlark_tui.checks.records import save_record, write_private
+from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.config import state_dir
-from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.errors import UsageError
 
 POLL_SECONDS = 3.0
 
@@ -60,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     saved = save_record(root, report, args.lang)
     print(f"record saved: {saved}", file=sys.stderr)
     if args.output:
-        _write_private(Path(args.output), text)
+        write_private(Path(args.output), text)
         print(f"record written: {args.output}", file=sys.stderr)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return report.exit_code
@@ -79,32 +77,3 @@ def _settle(access: ClusterAccess, job: str, wait: float, root: Path, hand_over:
         print(f"rlark check: check(s) {', '.join(map(str, pending))} pending; waiting ({left:.0f} s left)",
               file=sys.stderr, flush=True)
         time.sleep(min(POLL_SECONDS, max(left, 0.1)))
-
-
-def save_record(root: Path, report, lang: str) -> Path:
-    """Save the record as markdown + JSON under `<state dir>/checks/`, mode 0600, atomically; returns the .md."""
-    stamp = report.checked_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    base = root / "checks" / f"{report.job}-{stamp}"
-    markdown = base.parent / f"{base.name}.md"
-    _write_private(markdown, to_markdown(report, lang))
-    _write_private(base.parent / f"{base.name}.json", to_json_text(report, lang) + "\n")
-    return markdown
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename: readers never see half a record."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, 0o600)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    except OSError as exc:
-        raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,239 @@
+"""CheckScreen: the live run-check report of one Job — six rows, their evidence, and the hand-over fields.
+
+Evidence is gathered off the UI thread every few seconds (checks/gather.py) and judged by the pure checks;
+Enter on a row lists its evidence, Enter on an evidence item jumps to the log, Pod or YAML it points at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate
+from rlark_tui.checks.records import save_record
+from rlark_tui.checks.render import RESULT_WORDS
+from rlark_tui.config import state_dir
+from rlark_tui.errors import RlarkError
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.view_model import SnapshotIndex
+
+STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
+REFRESH_SECONDS = 5.0
+DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),
+             ("keep for debugging", "keep"))
+
+
+def row_cells(report: CheckReport) -> list[tuple[str, ...]]:
+    """The table: id, title, result, checked at, where the evidence is, first reason or note."""
+    cells = []
+    for row in report.rows:
+        where = row.evidence[0].location() if row.evidence else ""
+        if len(row.evidence) > 1:
+            where += f" (+{len(row.evidence) - 1})"
+        notes = row.all_notes()
+        cells.append((str(row.id), row.title, RESULT_WORDS["en"][row.result].upper(),
+                      row.checked_at.strftime("%H:%M:%S"), where, notes[0] if notes else ""))
+    return cells
+
+
+def summary_line(job: str, report: CheckReport | None, error: str = "") -> str:
+    if report is None:
+        return f"Run check of {job}: gathering evidence…" + (f"  ({error})" if error else "")
+    counts = {word: sum(1 for row in report.rows if row.result == word) for word in ("pass", "fail", "pending")}
+    stage = report.earliest_failing_stage
+    text = (f"Run check of {job} at {report.checked_at:%H:%M:%S} — {counts['pass']} pass, {counts['fail']} fail, "
+            f"{counts['pending']} pending" + (f" · earliest failing stage: {stage}" if stage else ""))
+    return text + (f"  (last refresh failed: {error})" if error else "")
+
+
+class CheckScreen(RlarkScreen):
+    """`c` on a Job: the six checks, re-evaluated live; ctrl+s saves the record under the state dir."""
+
+    CSS_PATH = STYLES / "check.tcss"
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("ctrl+r", "recheck", "Re-check"),
+        Binding("ctrl+s", "save", "Save record"),
+    ]
+
+    def __init__(self, job_name: str, gatherer: Callable[[str], RunEvidence] | None = None,
+                 records_dir: Path | None = None) -> None:
+        super().__init__()
+        self.job_name = job_name
+        self.crumb = f"Jobs › {job_name} › run check"
+        self.gatherer = gatherer
+        self.records_dir = records_dir
+        self.evidence: RunEvidence | None = None
+        self.report: CheckReport | None = None
+        self.hand_over = HandOver()
+        self.error = ""
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(summary_line(self.job_name, None), id="check-summary")
+        table = DataTable(id="check-rows", cursor_type="row", zebra_stripes=True)
+        table.add_columns("#", "Check", "Result", "Checked", "Evidence", "Why / notes")
+        yield table
+        yield Static("", id="check-detail")
+        yield OptionList(id="check-evidence")
+        with Horizontal(id="check-hand-over"):
+            yield Input(placeholder="recorder", id="check-recorder")
+            yield Input(placeholder="contacts (comma-separated)", id="check-contacts")
+            yield Select(DECISIONS, prompt="decision", id="check-decision")
+            yield Input(placeholder="notes", id="check-notes")
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#check-rows", DataTable)
+
+    def focus_body(self) -> None:
+        self.table.focus()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.table.focus()
+        self.action_recheck()
+        self.set_interval(REFRESH_SECONDS, self.action_recheck)
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+
+    # ---- evidence ---------------------------------------------------------------------------------
+    def _gather(self) -> RunEvidence:
+        if self.gatherer is not None:
+            return self.gatherer(self.job_name)
+        access = self.rlark.access
+        if access is None:
+            raise RlarkError("not connected to a cluster: nothing to check")
+        from rlark_tui.checks.gather import gather
+        return gather(access, self.job_name, self._records_root())
+
+    def _records_root(self) -> Path:
+        return self.records_dir or state_dir()
+
+    def action_recheck(self) -> None:
+        self._refresh_evidence()
+
+    @work(thread=True, exclusive=True, group="check-evidence", exit_on_error=False)
+    def _refresh_evidence(self) -> None:
+        try:
+            evidence = self._gather()
+        except RlarkError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        self.app.call_from_thread(self._took, evidence)
+
+    def _failed(self, error: str) -> None:
+        self.error = error
+        self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, error))
+
+    def _took(self, evidence: RunEvidence) -> None:
+        self.evidence = evidence
+        self.error = ""
+        self._evaluate()
+
+    def _evaluate(self) -> None:
+        if self.evidence is None:
+            return
+        self.report = evaluate(self.evidence, self.hand_over)
+        self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report))
+        table = self.table
+        cursor = table.cursor_row
+        table.clear()
+        for cells in row_cells(self.report):
+            table.add_row(*cells, key=cells[0])
+        table.move_cursor(row=min(max(cursor, 0), 5))
+        self._show_row(table.cursor_row)
+
+    # ---- rows and evidence ------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#check-rows")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_row(event.cursor_row)
+
+    @on(DataTable.RowSelected, "#check-rows")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self._show_row(event.cursor_row)
+        evidence = self.query_one("#check-evidence", OptionList)
+        if evidence.option_count:
+            evidence.highlighted = 0
+            evidence.focus()
+
+    def _show_row(self, index: int) -> None:
+        if self.report is None or not 0 <= index < 6:
+            return
+        row = self.report.rows[index]
+        self.query_one("#check-detail", Static).update(
+            f"{row.id}. {row.title}: {row.result.upper()}\n" + "\n".join(f"• {n}" for n in row.all_notes()))
+        options = self.query_one("#check-evidence", OptionList)
+        options.clear_options()
+        options.add_options([Option(_item_label(item), id=str(i)) for i, item in enumerate(row.evidence)])
+
+    @on(OptionList.OptionSelected, "#check-evidence")
+    def _jump(self, event: OptionList.OptionSelected) -> None:
+        if self.report is None:
+            return
+        row = self.report.rows[self.table.cursor_row]
+        self.jump_to(row.evidence[int(event.option.id)])
+
+    def jump_to(self, item: EvidenceItem) -> None:
+        """Open what an evidence item points at: a Pod's log, the Job's Workers / YAML / Ray tab, a row."""
+        app = self.rlark
+        if item.kind == "log":
+            app.open_logs(self.job_name, self._pod_scope(item.ref))
+            app.notify(f"{item.ref} line {item.line}: {item.value}", timeout=8)
+        elif item.kind in ("object", "event"):
+            tab = "yaml" if item.ref.startswith("Job/") else "workers"
+            app.open_job(self.job_name, tab)
+        elif item.kind == "ray":
+            app.open_job(self.job_name, "ray")
+        elif item.kind == "check":
+            self.table.move_cursor(row=int(item.ref.split("/")[1]) - 1)
+            self.table.focus()
+        else:
+            app.notify(_item_label(item), timeout=8)
+
+    def _pod_scope(self, pod_name: str):
+        for pod in (self.evidence.pods if self.evidence else ()):
+            meta = pod.get("metadata") or {}
+            if (pod.get("spec") or {}).get("podName") == pod_name or meta.get("name") == pod_name:
+                return ("pod", f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        return None
+
+    # ---- hand-over fields -------------------------------------------------------------------------
+    @on(Input.Changed, "#check-recorder, #check-contacts, #check-notes")
+    @on(Select.Changed, "#check-decision")
+    def _hand_over_changed(self) -> None:
+        contacts = tuple(c.strip() for c in self.query_one("#check-contacts", Input).value.split(",") if c.strip())
+        decision = self.query_one("#check-decision", Select).value
+        self.hand_over = HandOver(
+            recorder=self.query_one("#check-recorder", Input).value.strip() or None, contacts=contacts,
+            decision=decision if isinstance(decision, str) else None,
+            notes=self.query_one("#check-notes", Input).value.strip() or None)
+        self._evaluate()
+
+    def action_save(self) -> None:
+        if self.report is None:
+            self.notify("nothing to save yet: no evidence gathered", severity="warning")
+            return
+        try:
+            path = save_record(self._records_root(), self.report)
+        except RlarkError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"record saved: {path}")
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def _item_label(item: EvidenceItem) -> str:
+    if item.kind == "file":
+        return f"file {item.ref} ({item.size} bytes, sha256 {(item.sha256 or '?')[:12]}…)"
+    text = f"{item.location()} = {item.value}"
+    return text + (f"  (expected {item.expected})" if item.expected is not None else "")

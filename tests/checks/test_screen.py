@@ -1,0 +1,87 @@
+"""The run-check report screen driven with Pilot: rows, evidence, jumps, hand-over fields and saving."""
+
+from __future__ import annotations
+
+import stat
+
+from textual.widgets import DataTable, Input, OptionList
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.screens.check import CheckScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.logs import LogScreen
+
+from .scenarios import SCENARIOS
+
+SIZE = (140, 45)
+
+
+def _rows(screen) -> list[list[str]]:
+    table = screen.query_one("#check-rows", DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def _open(pilot, app, evidence, records_dir):
+    screen = CheckScreen("demo-ppo", gatherer=lambda name: evidence, records_dir=records_dir)
+    app.push_screen(screen)
+    for _ in range(20):
+        await pilot.pause(0.05)
+        if screen.report is not None:
+            break
+    return screen
+
+
+async def test_report_rows_evidence_and_jump_to_a_log_line(tmp_path):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app, SCENARIOS["wrong rank"][0], tmp_path)
+        rows = _rows(screen)
+        assert [r[2] for r in rows] == ["PASS", "PASS", "FAIL", "PASS", "PASS", "FAIL"]
+        assert rows[2][5] == "demo-ppo-env-0: RLINF_NODE_RANK 1, expected 2 (rank start 2 + ordinal 0)"
+        assert "earliest failing stage: ray" in str(screen.query_one("#check-summary").render())
+        screen.query_one("#check-rows", DataTable).move_cursor(row=2)
+        await pilot.press("enter")
+        options = screen.query_one("#check-evidence", OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert "demo-ppo-env-0/main#0:1 = RLINF_NODE_RANK: 1" in labels
+        options.highlighted = labels.index("demo-ppo-env-0/main#0:1 = RLINF_NODE_RANK: 1")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, LogScreen)
+        assert app.screen.scope == ("pod", "rlark-robot-b/uid-env")
+
+
+async def test_object_evidence_opens_the_job_detail(tmp_path):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app, SCENARIOS["pod on a wrong node"][0], tmp_path)
+        screen.query_one("#check-rows", DataTable).move_cursor(row=1)
+        await pilot.press("enter")
+        options = screen.query_one("#check-evidence", OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        wrong = [i for i, text in enumerate(labels) if "status.node = gpu-a9" in text]
+        assert wrong and "(expected gpu-a2)" in labels[wrong[0]]
+        options.highlighted = wrong[0]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, JobDetailScreen)
+
+
+async def test_hand_over_fields_reach_the_saved_record(tmp_path):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app, SCENARIOS["healthy"][0], tmp_path)
+        assert [r[2] for r in _rows(screen)] == ["PASS"] * 6
+        screen.query_one("#check-recorder", Input).value = "Li Lei"
+        screen.query_one("#check-contacts", Input).value = "ops@example.com, ml@example.com"
+        await pilot.pause()
+        assert screen.report.hand_over.recorder == "Li Lei"
+        assert screen.report.hand_over.contacts == ("ops@example.com", "ml@example.com")
+        screen.focus_body()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        (saved,) = sorted((tmp_path / "checks").glob("*.md"))
+        text = saved.read_text()
+        assert "- Recorder: Li Lei" in text and "ops@example.com, ml@example.com" in text
+        assert "This run was checked at" in text
+        assert stat.S_IMODE(saved.stat().st_mode) == 0o600
