@@ -7,9 +7,11 @@ import stat
 import time
 
 import pytest
+import yaml
 
 from rlark_tui import cli
 from rlark_tui.actions import Actions
+from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
@@ -106,3 +108,25 @@ def test_bad_wait_is_a_usage_error(sandbox, capsys, state):
     code, _, err = _run(sandbox, capsys, "demo-ppo", "--wait", "-1")
     assert code == 2
     assert err.strip() == "error: --wait must be 0 or more seconds"
+
+
+def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are_unknown(
+        sandbox, tmp_path, state, unscheduled, monkeypatch):
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    config["contexts"] = [c for c in config["contexts"] if c["name"] == sandbox.context]
+    for extension in config["contexts"][0]["context"].get("extensions", []):
+        extension["extension"].pop("dataPlaneContexts", None)
+    control_only = tmp_path / "control-only.kubeconfig"
+    control_only.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "no-config.yaml"))
+    access = ClusterAccess.open(str(control_only), sandbox.context)
+    try:
+        evidence = gather(access, unscheduled, state)
+    finally:
+        access.close()
+    assert evidence.containers is None
+    assert "no data-plane context configured for cluster" in evidence.sources["data-plane"]
+    assert evidence.pods and all(log.source == "gateway" for log in evidence.logs)
+    pods = evaluate(evidence).row(2)
+    assert pods.result == "pending"
+    assert any(n.startswith("restart counts and exit codes need a data plane") for n in pods.all_notes())
