@@ -121,7 +121,8 @@ class Sandbox:
         (self.state_dir / "port").write_text(str(self.port))
         self.gateway = f"https://127.0.0.1:{self.port}"
         self._write_kubeconfig()
-        self._watcher = asyncio.get_running_loop().create_task(self._follow_clusters())
+        nodes = self.store.watch("nodes", since=str(self.store.resource_version))
+        self._watcher = asyncio.get_running_loop().create_task(self._follow_clusters(nodes))
         await self._start_agent()
 
     async def _bind(self, ssl_context) -> web.TCPSite:
@@ -146,9 +147,8 @@ class Sandbox:
         ca = (self.state_dir / "tls" / "ca.crt").read_bytes()
         kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters))
 
-    async def _follow_clusters(self) -> None:
+    async def _follow_clusters(self, sub) -> None:
         """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes)."""
-        sub = self.store.watch("nodes", since=str(self.store.resource_version))
         try:
             async for _event in sub:
                 if self.store.clusters() != self._clusters:
