@@ -28,9 +28,11 @@ def _list_map(validator, list_type, instance, schema):
 
 
 @functools.cache
-def job_validator() -> jsonschema.protocols.Validator:
-    assert JOB_CRD.is_file(), f"{JOB_CRD} is missing: the shared/ specs must sit beside the repository"
-    crd = yaml.load(JOB_CRD.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def crd_validator(plural: str) -> jsonschema.protocols.Validator:
+    """Validator for `rlinf.io_<plural>.yaml` (jobs, nodes, ...), Kubernetes list-map rule included."""
+    path = JOB_CRD.with_name(f"rlinf.io_{plural}.yaml")
+    assert path.is_file(), f"{path} is missing: the shared/ specs must sit beside the repository"
+    crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     base = jsonschema.validators.validator_for(schema)
     kube = jsonschema.validators.extend(base, {"x-kubernetes-list-type": _list_map})
@@ -39,7 +41,8 @@ def job_validator() -> jsonschema.protocols.Validator:
 
 def schema_errors(manifest: dict) -> list[str]:
     """Every schema violation of a Job manifest, as `path: message` lines (empty when valid)."""
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in job_validator().iter_errors(manifest)]
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in crd_validator("jobs").iter_errors(manifest)]
 
 
 def assert_valid_job(manifest: dict) -> None:

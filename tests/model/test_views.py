@@ -131,3 +131,9 @@ def test_views_never_raise_on_arbitrary_objects(raw):
         _read_every_property(task)
     node = Node(raw)
     assert isinstance(node.free("nvidia.com/gpu"), (float, type(None))) and isinstance(node.cluster, str)
+
+
+def test_sample_nodes_are_valid_node_crs(nodes):
+    from .jobschema import crd_validator
+    for node in nodes:
+        assert list(crd_validator("nodes").iter_errors(node)) == [], node["metadata"]["name"]
