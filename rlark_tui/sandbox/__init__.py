@@ -48,8 +48,9 @@ __all__ = ["Sandbox", "default_state_dir"]
 
 
 def default_state_dir() -> Path:
-    import platformdirs
-    return Path(platformdirs.user_state_dir("rlark")) / "sandbox"
+    """`sandbox/` under rlark's local state dir ($RLARK_STATE_DIR or the platform's user state dir)."""
+    from rlark_tui.config import state_dir
+    return state_dir() / "sandbox"
 
 
 def _read_token(path: Path) -> str:
