@@ -55,7 +55,7 @@ class RayStatus:
     """What the Header's Ray dashboard said, or why it could not be read."""
 
     alive_nodes: int | None = None
-    route: str = "/api/v0/nodes?filter_keys=state&filter_predicates=%3D&filter_values=ALIVE"
+    route: str = "Ray dashboard /api/v0/nodes (state = ALIVE)"
     status_text: str = ""
     error: str | None = None
 

@@ -174,8 +174,6 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
         if len(row.evidence) > 2:
             locations.append(f"+{len(row.evidence) - 2} {labels['more']}")
         notes = row.all_notes()
-        if row.id == 6 and report.hand_over.contacts:
-            notes = notes + [", ".join(report.hand_over.contacts)]
         lines.append(f"| {row.id}. {_cell(title(row, lang))} | {words[row.result]} | {_time(row.checked_at)} | "
                      f"{_cell('; '.join(locations))} | {_cell('; '.join(notes))} |")
     stage = report.earliest_failing_stage
