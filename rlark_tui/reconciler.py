@@ -92,7 +92,7 @@ class Reconciler:
         """Stop the watch threads and close their streams (run() returns)."""
         self._stop.set()
         for stream in list(self._streams.values()):
-            stream.close()
+            stream.abort()
         self._wake(("stop", None, None))
 
     def _wake(self, item) -> None:
@@ -165,6 +165,8 @@ class Reconciler:
         elif event.type == "DELETED":
             objects.pop(source_key(event.obj), None)
             self._changed.add(plural)
+        elif event.type == "CONNECTED":
+            self._errors.pop(plural, None)
         elif event.type == "ERROR":
             self._errors[plural] = str(event.error)
         self._update_control_plane(post)

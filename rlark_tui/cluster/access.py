@@ -33,7 +33,8 @@ class ListResult:
 
 @dataclass(frozen=True)
 class WatchEvent:
-    """One step of list+watch: RELIST (items = the full list), ADDED/MODIFIED/DELETED (obj), ERROR (error)."""
+    """One step of list+watch: RELIST (items = the full list), CONNECTED (a watch is open again),
+    ADDED/MODIFIED/DELETED (obj), ERROR (error)."""
 
     type: str
     obj: dict | None = None
@@ -208,6 +209,7 @@ class ClusterAccess:
                 stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds)
                 if on_stream:
                     on_stream(stream)
+                yield WatchEvent("CONNECTED")
                 for line in stream:
                     if stop.is_set():
                         break

@@ -6,6 +6,7 @@ Owns request building, the timeouts, line streaming, and turning every failure i
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from urllib.parse import quote, urlsplit
 
@@ -143,11 +144,22 @@ class LineStream:
             yield buffer.decode("utf-8", "replace").rstrip("\r")
 
     def close(self) -> None:
-        """Abort the response; safe from another thread and more than once."""
+        """Release the response; call it from the reading thread (safe more than once)."""
         try:
             self._resp.close()
             self._resp.release_conn()
         except (urllib3.exceptions.HTTPError, OSError, AttributeError):
+            pass
+
+    def abort(self) -> None:
+        """Stop a read blocked in another thread: shut the socket down (closing the response would deadlock
+        on the reader's buffer lock); the reader then ends with Unreachable and closes the response itself."""
+        sock = getattr(getattr(self._resp, "connection", None), "sock", None)
+        if sock is None:
+            return
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
             pass
 
 

@@ -257,7 +257,7 @@ class JobLogs:
         with self._lock:
             streams = list(self._streams)
         for stream in streams:
-            stream.close()
+            stream.abort()
 
 
 async def stream_logs(access: ClusterAccess, job: str, *, role: str | None = None, pod: str | None = None,

@@ -1,0 +1,100 @@
+"""The reconciler against the sandbox: watch-driven Snapshots, coalesced posts, relist after 410, stale and
+back to connected across an outage, Ray polling of watched Jobs, immutable Snapshots."""
+
+import asyncio
+import time
+
+import pytest
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.reconciler import Reconciler, SnapshotChanged, SourceChanged
+from tests.cluster.seeding import ROLES, job_manifest
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+async def until(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+async def running(sb, env):
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    posted = []
+    reconciler = Reconciler(access)
+    task = asyncio.create_task(reconciler.run(posted.append))
+    await until(lambda: reconciler.snapshot.sources["control plane"].status == "connected")
+    yield reconciler, posted
+    reconciler.stop()
+    await asyncio.wait_for(task, 10)
+
+
+def control(reconciler):
+    return reconciler.snapshot.sources["control plane"]
+
+
+async def test_first_snapshot_has_every_kind_and_source_states(running):
+    reconciler, posted = running
+    snap = reconciler.snapshot
+    assert "demo-ppo" in snap.jobs
+    assert "rlark-gpu-a/gpu-a1" in snap.nodes and "rlark-edge-b/edge-b1" in snap.nodes
+    assert "demo-net" in snap.domains
+    assert snap.sources["gateway"].status in ("stale", "connected")
+    assert any(isinstance(m, SnapshotChanged) for m in posted)
+    assert any(isinstance(m, SourceChanged) and m.source.status == "connected" for m in posted)
+    with pytest.raises(TypeError):
+        snap.jobs["x"] = {}
+    await until(lambda: reconciler.snapshot.sources["data plane rlark-gpu-a"].status == "connected")
+
+
+async def test_changes_arrive_by_watch_and_bursts_are_coalesced(running, sb):
+    reconciler, posted = running
+    before = len([m for m in posted if isinstance(m, SnapshotChanged)])
+    for index in range(40):
+        sb.store.create("jobs", job_manifest(f"burst-{index}", [ROLES[1]]))
+    await until(lambda: all(f"burst-{i}" in reconciler.snapshot.jobs for i in range(40)))
+    changes = [m for m in posted if isinstance(m, SnapshotChanged)][before:]
+    assert 1 <= len(changes) < 40
+    assert all("jobs" in m.changed for m in changes)
+    sb.store.delete("jobs", "burst-0")
+    await until(lambda: "burst-0" not in reconciler.snapshot.jobs)
+
+
+async def test_relists_after_410_and_keeps_up(running, sb):
+    reconciler, _ = running
+    sb.faults.expire_watches(resource="jobs", times=1)
+    sb.faults.close_watches_every(0.5)
+    await asyncio.sleep(1.5)
+    sb.faults.close_watches_every(None)
+    sb.store.create("jobs", job_manifest("after-410", [ROLES[1]]))
+    await until(lambda: "after-410" in reconciler.snapshot.jobs)
+    assert control(reconciler).status == "connected"
+
+
+async def test_outage_makes_the_control_plane_stale_then_connected_again(running, sb):
+    reconciler, posted = running
+    sb.faults.outage(2.0, mode="drop")
+    await until(lambda: control(reconciler).status == "stale")
+    assert control(reconciler).reason.endswith("; reconnecting")
+    await asyncio.sleep(2.2)
+    sb.store.create("jobs", job_manifest("after-outage", [ROLES[1]]))
+    await until(lambda: "after-outage" in reconciler.snapshot.jobs, timeout=30)
+    await until(lambda: control(reconciler).status == "connected")
+    states = [m.source.status for m in posted if isinstance(m, SourceChanged) and m.source.name == "control plane"]
+    assert "stale" in states and states[-1] == "connected"
+
+
+async def test_watched_job_gets_ray_status_or_a_reason(running):
+    reconciler, _ = running
+    reconciler.watch_ray("demo-ppo")
+    await until(lambda: "demo-ppo" in reconciler.snapshot.ray)
+    status = reconciler.snapshot.ray["demo-ppo"]
+    assert status["expected"] == 3 and status["alive_nodes"] is None
+    assert status["error"]
+    assert reconciler.snapshot.sources["ray demo-ppo"].status == "disconnected"
+    reconciler.unwatch_ray("demo-ppo")
