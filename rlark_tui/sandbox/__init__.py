@@ -113,7 +113,8 @@ class Sandbox:
         self.store = Store(self.state_dir, history=self.history)
         self.logs = LogStore(self.state_dir / "logs")
         if self.store.resource_version == 0:
-            seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
+            with self.store.batch():
+                seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token)
         self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
