@@ -22,8 +22,13 @@ DRAFT_TYPES = ("rl", "data-collection", "evaluation", "custom")
 PLATFORM_ROLES = ("Actor", "Rollout", "Env")
 MOUNT_TYPES = ("host", "storage")
 RECORD_FIELDS = ("runId", "codeRef", "configRef", "dataVersion", "expectedNumNodes", "progressPattern",
-                 "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes")
+                 "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes", "placementMode",
+                 "componentPlacement", "nodeGroups", "runtimeVersions")
 _RECORD_INTS = ("expectedNumNodes", "maxWaitSeconds")
+_RECORD_DATA = {"componentPlacement": dict, "nodeGroups": list, "runtimeVersions": dict}
+"""Record fields holding structured data, compared as-is with RLinf's resolved `cluster` config."""
+PLACEMENT_MODES = ("collocated", "disaggregated", "hybrid")
+_MAX_DATA_DEPTH = 8
 MAX_DRAFT_BYTES = 4 * 1024 * 1024
 MAX_COUNT = 2**31 - 1
 """Largest GPU/device count or record number accepted (an int32, as Kubernetes counts replicas)."""
@@ -260,6 +265,17 @@ class _Reader:
         for name in RECORD_FIELDS:
             if raw.get(name) is None:
                 continue
+            if name in _RECORD_DATA:
+                value = raw[name]
+                kind = _RECORD_DATA[name]
+                if not isinstance(value, kind):
+                    self.fail(f"record.{name}", f"must be {_type_name(kind())}, not {_type_name(value)}")
+                elif not _plain_data(value, _MAX_DATA_DEPTH):
+                    self.fail(f"record.{name}", "must hold only text, numbers, true/false, lists and mappings "
+                                                f"with text keys (at most {_MAX_DATA_DEPTH} levels)")
+                else:
+                    result[name] = value
+                continue
             if name in _RECORD_INTS:
                 value = raw[name]
                 if isinstance(value, bool) or not isinstance(value, int):
@@ -274,6 +290,21 @@ class _Reader:
                 if value:
                     result[name] = value
         return result
+
+
+def _plain_data(value: Any, depth: int) -> bool:
+    """JSON-representable data no deeper than `depth` (no dates, bytes, sets, NaN or recursion)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth <= 0:
+        return False
+    if isinstance(value, list):
+        return all(_plain_data(item, depth - 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_data(v, depth - 1) for k, v in value.items())
+    return False
 
 
 def _is_scalar(value: Any) -> bool:

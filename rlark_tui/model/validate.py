@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from rlark_tui.model import keys
-from rlark_tui.model.draft import DRAFT_TYPES, MOUNT_TYPES, PLATFORM_ROLES, JobDraft, RoleDraft
+from rlark_tui.model.draft import DRAFT_TYPES, MOUNT_TYPES, PLACEMENT_MODES, PLATFORM_ROLES, JobDraft, RoleDraft
 from rlark_tui.model.findings import Finding, error, field_path, ordered, warning
 from rlark_tui.model.naming import (
     DNS_LABEL_MAX,
@@ -527,6 +527,10 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
             re.compile(pattern)
         except (re.error, RecursionError, OverflowError) as exc:
             findings.append(error("record.progressPattern", f"is not a valid regular expression: {exc}"))
+    mode = record.get("placementMode")
+    if mode and mode not in PLACEMENT_MODES:
+        findings.append(warning("record.placementMode", f"'{_shown(mode)}' is not a placement mode the run check "
+                                                        f"derives ({', '.join(PLACEMENT_MODES)})"))
     expected = record.get("expectedNumNodes")
     planned = sum(len(m) for m in matches)
     if expected and expected != planned:

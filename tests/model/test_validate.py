@@ -136,6 +136,10 @@ BAD = [
     ("W14 record node count", {"record.expectedNumNodes": 4}, "warning", "record.expectedNumNodes"),
     ("W14 record wait not positive", {"record.maxWaitSeconds": 0}, "error", "record.maxWaitSeconds"),
     ("C5 output not persisted", {"record.outputPath": "/tmp/out"}, "warning", "record.outputPath"),
+    ("C4 placement mode unknown", {"record.placementMode": "packed"}, "warning", "record.placementMode"),
+    ("C4 node groups not a list", {"record.nodeGroups": "0-3"}, "error", "record.nodeGroups"),
+    ("C4 component placement too deep", {"record.componentPlacement": {"a": [[[[[[[[["x"]]]]]]]]]}}, "error",
+     "record.componentPlacement"),
     ("C5 output relative", {"record.outputPath": "out"}, "error", "record.outputPath"),
 ]
 
@@ -174,6 +178,11 @@ GOOD = [
     ("W12 no SSH key, no domain needed", {"sshPublicKey": DELETE}),
     ("W12 rsa key", {"sshPublicKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ== bob"}),
     ("W14 no record", {"record": DELETE}),
+    ("C4 RLinf placement in the record", {"record.placementMode": "disaggregated",
+                                          "record.componentPlacement": {"actor": "0", "rollout": "1-2",
+                                                                        "env": "3-4"},
+                                          "record.nodeGroups": [{"label": "franka", "node_ranks": "3-4"}],
+                                          "record.runtimeVersions": {"ray": "2.47.1", "python": "3.11"}}),
 ]
 
 
