@@ -185,7 +185,8 @@ PATHS = ["name", "displayName", "type", "header", "roles", "domain", "sshPublicK
          "roles.0.devices", "roles.0.cpu", "roles.0.memory", "roles.0.image", "roles.0.prepareScript",
          "roles.0.env", "roles.0.mounts", "roles.0.mounts.0", "roles.0.mounts.0.target", "roles.0.mounts.1.type",
          "roles.2.devices", "record.expectedNumNodes", "record.progressPattern", "record.maxWaitSeconds",
-         "roles.1.selector.site", "roles.0.env.HF_HOME", "extra", "roles.0.extra", "record.extra"]
+         "roles.1.selector.site", "roles.0.env.HF_HOME", "extra", "roles.0.extra", "record.extra",
+         "record.componentPlacement", "record.nodeGroups", "record.runtimeVersions", "record.placementMode"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**40), max_value=10**40),
                     st.sampled_from([10**400, -(10**400), 2**31, 2**63]),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
