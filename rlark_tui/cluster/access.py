@@ -325,6 +325,25 @@ class ClusterAccess:
         pods = result.get("pods") if isinstance(result, dict) else None
         return [p for p in pods or [] if isinstance(p, dict)]
 
+    def storage_classes(self) -> dict[str, list[str]] | None:
+        """Cluster namespace -> storage class names from the gateway; None when unknown (no gateway or error)."""
+        gateway = self.gateway_http()
+        if gateway is None:
+            return None
+        try:
+            body = gateway.json("GET", "/api/v1/storage/storageclass", Request("list", "storageclasses",
+                                                                               source="gateway"), timeout=10)
+        except (ApiError, Unreachable):
+            return None
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, dict):
+            return None
+        result: dict[str, list[str]] = {}
+        for name, entry in data.items():
+            for cluster in (entry or {}).get("clusters") or []:
+                result.setdefault(str(cluster), []).append(str(name))
+        return result
+
     def gateway_clusters(self) -> object:
         gateway = self.gateway_http()
         if gateway is None:

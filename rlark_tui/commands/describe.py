@@ -149,6 +149,8 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
                    f"  ({ray.get('source')})")
         for row in ray.get("jobs") or []:
             out.append(f"  ray job {row.get('submission_id') or row.get('job_id')}: {row.get('status')}")
+        if ray.get("jobs_error"):
+            out.append(f"  ray jobs unavailable: {ray['jobs_error']}")
     return "\n".join(out)
 
 

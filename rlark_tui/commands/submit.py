@@ -17,6 +17,7 @@ from rlark_tui.model.build import build_job
 from rlark_tui.model.draft import parse_yaml
 from rlark_tui.model.findings import Finding, error, has_errors, ordered, warning
 from rlark_tui.model.placement import matching_nodes
+from rlark_tui.model.redact import redact_text
 from rlark_tui.model.views import Job
 
 EXIT_CODES = """exit codes:
@@ -36,6 +37,38 @@ def register(subparsers, parents) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="validate locally and ask the server (dryRun=All); create nothing")
     parser.set_defaults(handler=run)
+    _attach_live_render(subparsers)
+
+
+def _attach_live_render(subparsers) -> None:
+    """Give `rlark draft render` (owned by commands/draft.py) live Nodes when --nodes is not given: the Nodes,
+    Jobs, Domains and storage classes of --context (or the current context) are read through ClusterAccess."""
+    draft = subparsers.choices.get("draft")
+    nested = [a for a in getattr(draft, "_actions", []) if isinstance(a, argparse._SubParsersAction)]
+    render = nested[0].choices.get("render") if nested else None
+    if render is None:
+        return
+    offline = render.get_default("handler")
+
+    def handler(args: argparse.Namespace) -> int:
+        if getattr(args, "nodes", None):
+            return offline(args)
+        from rlark_tui.commands.draft import render_draft_file
+        inputs = live_inputs(ClusterAccess.from_args(args))
+        return render_draft_file(args.draft, inputs["nodes"], existing_jobs=inputs["jobs"],
+                                 domains=inputs["domains"], storage_classes=inputs["storage_classes"])
+
+    render.set_defaults(handler=handler)
+    render.description = (render.description or "") + (
+        " Without --nodes the live Nodes, Jobs, Domains and storage classes of --context are used.")
+
+
+def live_inputs(access: ClusterAccess) -> dict:
+    """What a draft is validated against when it is submitted or rendered live."""
+    return {"nodes": access.nodes(), "jobs": access.list(JOBS).items,
+            "domains": [d.get("metadata", {}).get("name") for d in access.domains()
+                        if d.get("metadata", {}).get("name")],
+            "storage_classes": access.storage_classes()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,17 +76,16 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(data, Mapping):
         raise UsageError(f"{args.filename}: the top level must be a mapping (a Job manifest or a job draft)")
     access = ClusterAccess.from_args(args)
-    nodes = access.nodes()
-    jobs = access.list(JOBS).items
     if data.get("kind") == "Job" and str(data.get("apiVersion", "")) == API_VERSION:
         manifest = dict(data)
-        findings = manifest_findings(manifest, nodes, jobs)
+        findings = manifest_findings(manifest, access.nodes(), access.list(JOBS).items)
     else:
-        domains = [d.get("metadata", {}).get("name") for d in access.domains()]
-        result = build_job(data, nodes, jobs, domains=[d for d in domains if d])
+        inputs = live_inputs(access)
+        result = build_job(data, inputs["nodes"], inputs["jobs"], domains=inputs["domains"],
+                           storage_classes=inputs["storage_classes"])
         manifest, findings = result.manifest, result.findings
     for finding in findings:
-        print(str(finding), file=sys.stderr)
+        print(redact_text(str(finding)), file=sys.stderr)
     if has_errors(findings):
         print("error: not submitted: fix the errors above", file=sys.stderr)
         return 1

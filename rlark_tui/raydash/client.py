@@ -63,23 +63,29 @@ class RayDashboard:
         return [j for j in body if isinstance(j, dict)] if isinstance(body, list) else []
 
     def status(self, expected: int | None = None) -> dict:
-        """One poll: alive nodes vs expected, status text, jobs; a failure becomes `error` (one line)."""
+        """One poll: alive nodes vs expected, status text, jobs; a failure becomes `error` (one line).
+
+        The Ray jobs list is secondary: when only it fails, the counts stand and `jobs_error` says why.
+        """
         polled = time.time()
         try:
             alive = self.alive_nodes()
             text = self.cluster_status_text()
-            jobs = self.jobs()
         except (ApiError, Unreachable) as exc:
-            return {"alive_nodes": None, "expected": expected, "status_text": "", "jobs": [],
+            return {"alive_nodes": None, "expected": expected, "status_text": "", "jobs": [], "jobs_error": None,
                     "error": str(exc), "source": self.source, "polled_at": polled}
-        return {"alive_nodes": alive, "expected": expected, "status_text": text,
-                "jobs": [_job_row(j) for j in jobs], "error": None, "source": self.source, "polled_at": polled}
+        try:
+            jobs, jobs_error = [_job_row(j) for j in self.jobs()], None
+        except (ApiError, Unreachable) as exc:
+            jobs, jobs_error = [], str(exc)
+        return {"alive_nodes": alive, "expected": expected, "status_text": text, "jobs": jobs,
+                "jobs_error": jobs_error, "error": None, "source": self.source, "polled_at": polled}
 
 
 def unavailable(job, reason: str) -> dict:
     """A status entry for a Job whose dashboard cannot be reached at all."""
-    return {"alive_nodes": None, "expected": job.total_nodes, "status_text": "", "jobs": [], "error": reason,
-            "source": "", "polled_at": time.time()}
+    return {"alive_nodes": None, "expected": job.total_nodes, "status_text": "", "jobs": [], "jobs_error": None,
+            "error": reason, "source": "", "polled_at": time.time()}
 
 
 def _job_row(job: dict) -> dict:

@@ -58,6 +58,13 @@ def seed_running_job(sb, name: str, roles: list[dict], phase: str = "Running") -
             "status": {"phase": "Running", "containerStatuses": [
                 {"name": "main", "restartCount": role.get("restarts", 0), "ready": True,
                  "state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}}}]}}, plane=cluster)
+        if role.get("head"):
+            store.create("services", {
+                "apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": f"{task}-ray-head", "namespace": "rlark-system"},
+                "spec": {"clusterIP": "None", "selector": {"app": task},
+                         "ports": [{"name": "ray", "port": 6379}, {"name": "dashboard", "port": 8265}]}},
+                plane=cluster)
         sb.logs.start_instance(cluster, "rlark-system", pod_name, "main")
         pods[role["name"]] = (cluster, pod_name)
     return pods

@@ -1,0 +1,90 @@
+"""The Ray dashboard client: alive nodes from the ALIVE filter's num_filtered (never total), `ray status`
+text, jobs, token header, reached directly or through the sandbox's data-plane service proxy."""
+
+import pytest
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.http import Http
+from rlark_tui.model.views import Job
+from rlark_tui.raydash.client import RayDashboard
+from tests.cluster.ray_fake import STATUS_TEXT, FakeRayDashboard
+from tests.cluster.seeding import ROLES, seed_running_job
+
+
+@pytest.fixture
+def dashboard():
+    fake = FakeRayDashboard(alive=2, dead=1).start()
+    yield fake
+    fake.stop()
+
+
+def test_direct_status_counts_alive_not_total(dashboard):
+    status = RayDashboard(Http(dashboard.url, source="Ray dashboard")).status(expected=2)
+    assert status["alive_nodes"] == 2 and status["expected"] == 2 and status["error"] is None
+    assert status["status_text"] == STATUS_TEXT
+    assert status["jobs"][0]["submission_id"] == "probe-job-1" and status["jobs"][0]["status"] == "RUNNING"
+    path = dashboard.requests[0][0]
+    assert path.startswith("/api/v0/nodes?filter_keys=state&filter_predicates=%3D&filter_values=ALIVE")
+
+
+def test_token_header_and_token_errors():
+    fake = FakeRayDashboard(token="tok-123").start()
+    try:
+        missing = RayDashboard(Http(fake.url, source="Ray dashboard")).status()
+        assert missing["alive_nodes"] is None
+        assert missing["error"].startswith("unauthorized (401): the Ray dashboard rejected the credentials")
+        wrong = RayDashboard(Http(fake.url, source="Ray dashboard"), token="nope-999").status()
+        assert wrong["error"].startswith("forbidden (403): not allowed to get Ray nodes on the Ray dashboard")
+        assert "nope-999" not in wrong["error"]
+        good = RayDashboard(Http(fake.url, source="Ray dashboard"), token="tok-123").status()
+        assert good["alive_nodes"] == 2
+        assert fake.requests[-1][1]["Authorization"] == "Bearer tok-123"
+    finally:
+        fake.stop()
+
+
+def test_unreachable_dashboard_is_an_error_entry():
+    fake = FakeRayDashboard().start()
+    url = fake.url
+    fake.stop()
+    status = RayDashboard(Http(url, source="Ray dashboard of x"), timeout=1).status(expected=3)
+    assert status["alive_nodes"] is None and status["expected"] == 3
+    assert status["error"] == f"cannot reach the Ray dashboard of x at {url}: connection refused"
+
+
+def test_through_the_data_plane_service_proxy_with_token(sb, env, dashboard):
+    seed_running_job(sb, "ray-proxy", ROLES)
+    (env / "config.yaml").write_text("ray:\n  token: ray-secret-token\n")
+    sb.proxies.register("rlark-gpu-a", "ray-proxy-actor-ray-head", 8265, dashboard.url)
+    try:
+        access = ClusterAccess.open(str(sb.kubeconfig))
+        job = Job(sb.store.get("jobs", "ray-proxy"))
+        status = access.ray_status(job)
+    finally:
+        sb.proxies.unregister("rlark-gpu-a", "ray-proxy-actor-ray-head")
+    assert status["error"] is None, status["error"]
+    assert status["alive_nodes"] == 2 and status["expected"] == 2
+    assert status["source"] == "Ray dashboard of ray-proxy (via rlark-gpu-a)"
+    assert dashboard.requests[-1][1].get("X-Ray-Authorization") == "Bearer ray-secret-token"
+
+
+def test_describe_shows_alive_vs_expected(rl, sb, dashboard):
+    seed_running_job(sb, "ray-desc", ROLES)
+    sb.proxies.register("rlark-gpu-a", "ray-desc-actor-ray-head", 8265, dashboard.url)
+    try:
+        result = rl("describe", "job", "ray-desc")
+    finally:
+        sb.proxies.unregister("rlark-gpu-a", "ray-desc-actor-ray-head")
+    assert result.code == 0, result.err
+    ray = result.out.split("Ray:\n", 1)[1].splitlines()
+    assert ray[0] == "  alive nodes 2 / expected 2  (Ray dashboard of ray-desc (via rlark-gpu-a))"
+
+
+def test_configured_url_wins_over_the_proxy(rl, sb, env, dashboard):
+    seed_running_job(sb, "ray-url", ROLES)
+    (env / "config.yaml").write_text(f"ray:\n  urls:\n    ray-url: {dashboard.url}\n")
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    status = access.ray_status(Job(sb.store.get("jobs", "ray-url")))
+    assert status["alive_nodes"] == 2 and status["source"] == "Ray dashboard of ray-url"
+    ray = rl("describe", "job", "ray-url").out.split("Ray:\n", 1)[1].splitlines()
+    assert ray == ["  alive nodes 2 / expected 2  (Ray dashboard of ray-url)", "  ray job probe-job-1: RUNNING"]
