@@ -3,7 +3,7 @@
 Pure except `gather`, `probe` and `records`: the I/O edge that collects evidence and saves records.
 """
 
-from rlark_tui.checks.evaluate import evaluate
+from rlark_tui.checks.evaluate import evaluate, with_hand_over
 from rlark_tui.checks.evidence import (
     MainContainer, OutputFile, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence,
 )
@@ -14,5 +14,5 @@ from rlark_tui.checks.report import STAGES, CheckReport, CheckRow, EvidenceItem,
 __all__ = [
     "STAGES", "CheckReport", "CheckRow", "EvidenceItem", "Finding", "HandOver", "MainContainer", "OutputFile",
     "OutputProbe", "PodEvent", "PodLog", "RayStatus", "RunEvidence", "conclusion", "evaluate", "resolve",
-    "to_json", "to_json_text", "to_markdown", "to_text",
+    "to_json", "to_json_text", "to_markdown", "to_text", "with_hand_over",
 ]

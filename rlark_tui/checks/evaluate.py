@@ -6,6 +6,7 @@ Pure: the same evidence and hand-over always give the same report.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
@@ -38,11 +39,18 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckR
         rules.check_app(evidence, facts),
         rules.check_outputs(evidence, facts),
     ]
-    rows.append(summarize(rows, evidence, hand_over))
+    rows.append(summarize(rows, evidence.now, hand_over))
     return CheckReport(evidence.job_name, evidence.now, tuple(rows), record_facts(evidence, facts), hand_over)
 
 
-def summarize(rows: list[CheckRow], evidence: RunEvidence, hand_over: HandOver) -> CheckRow:
+def with_hand_over(report: CheckReport, hand_over: HandOver) -> CheckReport:
+    """The same report with other hand-over fields: only the summary row changes (cheap, for live typing)."""
+    rows = list(report.rows[:5])
+    rows.append(summarize(rows, report.checked_at, hand_over))
+    return replace(report, rows=tuple(rows), hand_over=hand_over)
+
+
+def summarize(rows: list[CheckRow], now: datetime, hand_over: HandOver) -> CheckRow:
     """Check 6: pass when 1–5 pass, fail when any failed, else pending; what is open, for whom, and what next."""
     items = tuple(EvidenceItem("check", f"check/{row.id}", row.result) for row in rows)
     findings: list[Finding] = []
@@ -78,7 +86,7 @@ def summarize(rows: list[CheckRow], evidence: RunEvidence, hand_over: HandOver) 
     notes.append(STOP_GUIDANCE)
     results = {row.result for row in rows}
     result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
-    return CheckRow(6, TITLES[6], result, evidence.now, items, tuple(f for f in findings if result != "pass"),
+    return CheckRow(6, TITLES[6], result, now, items, tuple(f for f in findings if result != "pass"),
                     tuple(redact_text(n) for n in notes))
 
 

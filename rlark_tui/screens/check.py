@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate
+from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
 from rlark_tui.checks.records import save_record
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
@@ -136,12 +136,12 @@ class CheckScreen(RlarkScreen):
     def _took(self, evidence: RunEvidence) -> None:
         self.evidence = evidence
         self.error = ""
-        self._evaluate()
+        self.report = evaluate(evidence, self.hand_over)
+        self._show_report()
 
-    def _evaluate(self) -> None:
-        if self.evidence is None:
+    def _show_report(self) -> None:
+        if self.report is None:
             return
-        self.report = evaluate(self.evidence, self.hand_over)
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report))
         table = self.table
         cursor = table.cursor_row
@@ -215,7 +215,9 @@ class CheckScreen(RlarkScreen):
             recorder=self.query_one("#check-recorder", Input).value.strip() or None, contacts=contacts,
             decision=decision if isinstance(decision, str) else None,
             notes=self.query_one("#check-notes", Input).value.strip() or None)
-        self._evaluate()
+        if self.report is not None:
+            self.report = with_hand_over(self.report, self.hand_over)
+            self._show_report()
 
     def action_save(self) -> None:
         if self.report is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rlark_tui.checks import HandOver, evaluate, to_json, to_json_text, to_markdown, to_text
+from rlark_tui.checks import HandOver, evaluate, to_json, to_json_text, to_markdown, to_text, with_hand_over
 
 from . import fixtures as fx
 from .scenarios import SCENARIOS
@@ -80,3 +80,9 @@ def test_stop_decision_before_outputs_persist_is_warned():
     assert "decision: stop (by an authorised person, after outputs persist)" in notes
     assert "outputs are not confirmed persisted (check 5): do not stop yet" in notes
     assert any("does not resume from a checkpoint" in n for n in notes)
+
+
+def test_changing_hand_over_fields_only_recomputes_the_summary():
+    hand_over = HandOver(recorder="Li Lei", contacts=("ops@example.com",), decision="keep", notes="flaky node")
+    for name, (evidence, _, _) in SCENARIOS.items():
+        assert with_hand_over(evaluate(evidence), hand_over) == evaluate(evidence, hand_over), name
