@@ -168,6 +168,7 @@ def test_starter_filled_with_real_nodes_renders(tmp_path, draft_type):
     code, out, err = run("draft", "render", write(tmp_path, "filled.yaml", filled), "--nodes", str(NODES))
     assert_outcome(code, out, err)
     assert code == 0, err
+    assert err == "", err
     job = yaml.safe_load(out)
     assert sum(1 for t in job["spec"]["tasks"] if t.get("head")) == 1
 

@@ -142,13 +142,14 @@ def _check_name(draft: JobDraft, existing_jobs: Iterable[Any] | None) -> list[Fi
 
 
 def _check_type(draft: JobDraft) -> list[Finding]:
+    """A stated type the roles contradict warns (the console derives the type); custom never can match."""
     if not draft.type:
         return []
     if draft.type not in DRAFT_TYPES:
         return [error("type", f"'{_shown(draft.type)}' is not a job type; use one of: {', '.join(DRAFT_TYPES)}")]
     shown = job_type(role.platform_role for role in draft.roles)
     wanted = _DRAFT_TYPE_TO_JOB_TYPE[draft.type]
-    if draft.roles and shown != wanted:
+    if draft.roles and shown != wanted and draft.type != "custom":
         return [warning("type", f"the console derives the type from the roles and will show this Job as "
                                 f"{shown}, not {wanted}")]
     return []
