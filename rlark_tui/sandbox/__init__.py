@@ -73,6 +73,25 @@ def _port_free(port: int) -> bool:
     return True
 
 
+async def _stop_agent(agent, patience: float = 3.0, limit: float = 30.0) -> None:
+    """`await agent.stop()`; if it has not returned after `patience` seconds, ask once more (a cancellation
+    that raced with a wake-up can be lost by asyncio.wait_for on Python 3.11), then wait up to `limit`."""
+    result = agent.stop()
+    if not inspect.isawaitable(result):
+        return
+    first = asyncio.ensure_future(result)
+    done, _ = await asyncio.wait({first}, timeout=patience)
+    if done:
+        first.result()
+        return
+    second = asyncio.ensure_future(agent.stop())
+    done, pending = await asyncio.wait({first, second}, timeout=limit)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        task.result()
+
+
 class Sandbox:
     context = kubeconfig_file.CONTEXT
 
@@ -173,9 +192,7 @@ class Sandbox:
         try:
             if self.agent is not None:
                 agent, self.agent = self.agent, None
-                result = agent.stop()
-                if inspect.isawaitable(result):
-                    await result
+                await _stop_agent(agent)
         finally:
             if self._watcher:
                 self._watcher.cancel()

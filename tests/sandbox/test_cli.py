@@ -14,6 +14,7 @@ import time
 import yaml
 from kubernetes import client, config
 
+from rlark_tui.cli import main
 from rlark_tui.sandbox import Sandbox
 from tests.sandbox.helpers import GROUP, VERSION, job
 
@@ -64,10 +65,9 @@ def test_foreground_restart_keeps_objects(tmp_path):
         stop(proc)
 
 
-def test_bad_seed_is_a_usage_error(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "rlark_tui", "sandbox", "--state-dir", str(tmp_path),
-                          "--seed", "lots"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 2 and out.stderr.strip() == \
+def test_bad_seed_is_a_usage_error(tmp_path, capsys):
+    code = main(["sandbox", "--state-dir", str(tmp_path), "--seed", "lots"])
+    assert code == 2 and capsys.readouterr().err.strip() == \
         "error: unknown seed 'lots': use demo, none or scale:<jobs>:<pods>"
 
 
@@ -125,3 +125,12 @@ def test_demo_seed_job(tmp_path):
     assert "python -m rlark_tui.sandbox.demo_workload --run-id demo-ppo-001" in tasks[0]["runScript"]
     assert str(tmp_path / "outputs") in tasks[0]["runScript"]
     assert "rlark.io/launch-record" in demo["metadata"]["annotations"]
+
+
+def test_agent_hook(tmp_path):
+    with Sandbox(tmp_path, seed="none", agent_settings={"resync_seconds": 1.0}) as sb:
+        started = sb.agent
+        assert type(started).__name__ == "Agent" and type(started).__module__ == "rlark_tui.sandbox.agent"
+    assert sb.agent is None
+    with Sandbox(tmp_path / "off", seed="none", agent=False) as sb:
+        assert sb.agent is None
