@@ -11,6 +11,8 @@ answer shapes: job logs, SSH user keys, storage classes, clusters. (CRD routes a
 - `GET /api/v1/storage/storageclass[?clusters=rlark-a,rlark-b]` -> `{success, data: {<name>: {name,
   clusters[], description, bucket, provider, endpoint, region, pathStyle, accessKeyId}}}` from the data planes'
   StorageClasses with provisioner `rclone.csi.veloxpack.io` (default/local-path/hostpath hidden).
+- `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
+  that pod, Warning plus Normal Pulling/Pulled, newest first.
 - `GET /api/v1/clusters[/<id>]` -> `{success, data}`: per `rlark.io/cluster-id` of the Node CRs
   `{id, name, phase Online|Degraded|Offline, type Cloud|Embodied|Hybrid, nodeCount, onlineNodeCount,
   offlineNodeCount, gpuCount}`.
@@ -47,7 +49,7 @@ def resource_of(path: str) -> str:
 
 
 def crd_route(path: str) -> tuple[str, str | None] | None:
-    """(plural, name) for a gateway CRD route; None for every other gateway path (job logs included)."""
+    """(plural, name) for a gateway CRD route; None for every other gateway path (job logs, pod events)."""
     parts = [p for p in path.split("/") if p][2:]
     if parts[:2] != ["rlinf.io", "v1alpha1"] or len(parts) not in (3, 4):
         return None
@@ -98,6 +100,9 @@ class Gateway:
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "jobs"] and parts[4] == "logs"
                 and method == "GET"):
             return self.job_logs(parts[3])
+        if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "pods"] and parts[4] == "events"
+                and method == "GET"):
+            return self.pod_events(parts[3])
         return _error(404, f"no route for {method} {path}")
 
     # ----- clusters -----
@@ -218,6 +223,30 @@ class Gateway:
             stamps.pop(index)
         self._save_keys(keys, added)
         return _reply({"success": True})
+
+    # ----- pod events -----
+    def pod_events(self, pod_cr: str) -> web.Response:
+        found, _ = self.store.list("pods", fields=f"metadata.name={pod_cr}")
+        if not found:
+            return _error(404, f"pod {pod_cr} not found")
+        pod = found[0]
+        cluster, spec = pod["metadata"]["namespace"], pod.get("spec") or {}
+        namespace = spec.get("podNamespace") or DATA_NAMESPACE
+        events, _ = self.store.list("events", namespace, plane=cluster,
+                                    fields=f"involvedObject.name={spec.get('podName', '')}")
+        out = []
+        for event in events:
+            kind, reason = event.get("type", ""), event.get("reason", "")
+            if kind != "Warning" and reason not in ("Pulling", "Pulled"):
+                continue
+            involved = event.get("involvedObject") or {}
+            out.append({"type": kind, "reason": reason, "message": event.get("message", ""),
+                        "lastTime": event.get("lastTimestamp") or event["metadata"].get("creationTimestamp", ""),
+                        "count": int(event.get("count") or 1),
+                        "source": (event.get("source") or {}).get("component", ""),
+                        "objectKind": involved.get("kind", ""), "objectName": involved.get("name", "")})
+        out.sort(key=lambda e: e["lastTime"], reverse=True)
+        return _reply({"events": out})
 
     # ----- job logs -----
     def job_logs(self, job: str) -> web.Response:

@@ -110,3 +110,20 @@ def test_crd_routes(sandbox):
     assert raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/pods/x?namespace=rlark-gpu-a").status == 405
     assert raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd").status == 200
     assert raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd").status == 404
+
+
+def test_pod_events(sandbox):
+    _pod_cr(sandbox, "uid-gwev-1", "gwev-actor", "gwev-actor-0", "Pending", node="")
+    for index, (kind, reason) in enumerate((("Warning", "FailedScheduling"), ("Normal", "Pulling"),
+                                            ("Normal", "Scheduled"))):
+        sandbox.store.create("events", {
+            "metadata": {"name": f"gwev-actor-0.{index}", "namespace": NS}, "type": kind, "reason": reason,
+            "message": f"{reason} message", "count": 2, "lastTimestamp": f"2026-01-01T00:00:0{index}Z",
+            "source": {"component": "default-scheduler"},
+            "involvedObject": {"kind": "Pod", "name": "gwev-actor-0", "namespace": NS}}, plane="rlark-gpu-a")
+    events = raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/pods/uid-gwev-1/events").json()["events"]
+    assert [(e["type"], e["reason"]) for e in events] == [("Normal", "Pulling"), ("Warning", "FailedScheduling")]
+    assert events[1] == {"type": "Warning", "reason": "FailedScheduling", "message": "FailedScheduling message",
+                         "lastTime": "2026-01-01T00:00:00Z", "count": 2, "source": "default-scheduler",
+                         "objectKind": "Pod", "objectName": "gwev-actor-0"}
+    assert raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/pods/nope/events").status == 404
