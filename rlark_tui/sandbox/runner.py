@@ -202,6 +202,7 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
         "RLARK_SANDBOX_HOSTS": hosts,
         "RLARK_SANDBOX_CLIENT_PORT": str(launch.ports.client),
         "RLARK_SANDBOX_DASHBOARD_PORT": str(launch.ports.dashboard),
+        "RLARK_SANDBOX_HEAD_DASHBOARD_PORT": str(launch.head_ports.dashboard),
         "RLARK_SANDBOX_AGENT_PORT": str(launch.ports.agent),
         "RLARK_SANDBOX_MIN_WORKER_PORT": str(launch.ports.min_worker),
         "RLARK_SANDBOX_MAX_WORKER_PORT": str(launch.ports.max_worker),

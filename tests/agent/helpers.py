@@ -101,6 +101,20 @@ def wait_for(predicate, timeout=60.0, interval=0.25, what="condition"):
     raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last_error})" if last_error else ""))
 
 
+def wait_log(api, cluster, pod, marker, timeout=60.0):
+    """The pod's `main` log once it contains `marker`; on timeout the failure shows the log's last lines."""
+    seen = [""]
+
+    def probe():
+        seen[0] = api.log(cluster, pod)
+        return marker in seen[0] and seen[0]
+    try:
+        return wait_for(probe, timeout, interval=1.0, what=f"{marker!r} in the log of {pod}")
+    except AssertionError as exc:
+        tail = "\n".join(seen[0].splitlines()[-40:])
+        raise AssertionError(f"{exc}; log so far:\n{tail}") from None
+
+
 def pod_processes(uids) -> list[int]:
     """Live processes that belong to sandbox pods with these uids (found by the agent's env marker)."""
     markers = {f"RLARK_SANDBOX_POD_UID={uid}".encode() for uid in uids}

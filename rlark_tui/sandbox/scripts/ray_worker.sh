@@ -37,7 +37,10 @@ HEAD_IP=""
 REACHABLE=0
 for attempt in $(seq 1 "${HEAD_WAIT_ATTEMPTS}"); do
   HEAD_IP="$(resolve_host "${RLARK_HEAD_ADDRESS}")"
-  if [ -n "${HEAD_IP}" ] && timeout 1 bash -c "exec 3<>/dev/tcp/${HEAD_IP}/${RLARK_RAY_PORT}" 2>/dev/null; then
+  # Sandbox: beyond the TCP probe, wait until the head's Ray node is registered (its local dashboard says so),
+  # since several Ray nodes start at once on one host and a worker that comes too early fails `ray start`.
+  if [ -n "${HEAD_IP}" ] && timeout 1 bash -c "exec 3<>/dev/tcp/${HEAD_IP}/${RLARK_RAY_PORT}" 2>/dev/null \
+      && python "$(dirname "$0")/ray_check.py" --head-registered "${RLARK_SANDBOX_HEAD_DASHBOARD_PORT}"; then
     echo "HEAD IP: ${HEAD_IP}"
     echo "Head is reachable at ${HEAD_IP}:${RLARK_RAY_PORT}"
     REACHABLE=1
