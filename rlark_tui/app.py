@@ -7,6 +7,7 @@ palette, and the one path from a key to a mutation: confirm dialog → rlark_tui
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -15,8 +16,11 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.worker import get_current_worker
 
+from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen, consequences
 from rlark_tui.screens.help import HelpScreen
@@ -24,11 +28,13 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen, Scope
 from rlark_tui.screens.nodes import NodeListScreen, PickerScreen, namespaces
+from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.snapshot import Snapshot
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 CHECK_SCREEN_MODULE = "rlark_tui.screens.check"
+RESTART_POLL_SECONDS = 3.0
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
 
@@ -82,7 +88,9 @@ class RlarkApp(App[int]):
         self.index: SnapshotIndex | None = None
         self.namespace = ""
         self.reconciler = None
+        self.actions = Actions(access, readonly=readonly)
         self._ray_watch: dict[str, int] = {}
+        self._restarts: dict[str, dict[str, int]] = {}
 
     @property
     def context_name(self) -> str:
@@ -95,22 +103,21 @@ class RlarkApp(App[int]):
 
     # ---- snapshots -------------------------------------------------------------------------------
     def _start_reconciler(self) -> None:
-        from rlark_tui.reconciler import Reconciler
-
         self.reconciler = Reconciler(self.access)
         for job_name in self._ray_watch:
             self.reconciler.watch_ray(job_name)
         self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
                         exit_on_error=False)
 
-    def on_snapshot_changed(self, message) -> None:
-        """Every SnapshotChanged (from the reconciler, or posted by a test) re-renders every screen."""
+    def on_snapshot_changed(self, message: SnapshotChanged) -> None:
+        """Every SnapshotChanged (from the reconciler) re-renders every screen."""
         self.apply_snapshot(message.snapshot)
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
-        self.index = SnapshotIndex(snapshot)
+        if self.index is None or self.index.snapshot is not snapshot:
+            self.index = SnapshotIndex(snapshot)
         for screen in self.screen_stack:
-            if isinstance(screen, RlarkScreen) and screen.is_mounted:
+            if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
 
     def refresh_now(self) -> None:
@@ -134,16 +141,47 @@ class RlarkApp(App[int]):
         if self.reconciler is not None:
             self.reconciler.unwatch_ray(job_name)
 
-    def restart_counts(self, job) -> dict[str, str]:
-        """Pod key → restart count of `main`, when the snapshot carries data-plane pod status."""
-        if self.index is None:
-            return {}
-        counts = {}
-        for key, raw in self.index.snapshot.pods.items():
-            restarts = (raw.get("status") or {}).get("restarts")
-            if isinstance(restarts, int):
-                counts[key] = str(restarts)
-        return counts
+    def restart_counts(self, job_name: str) -> dict[str, str]:
+        """Pod CR key → restart count of `main`, as the data plane last reported it (none without one)."""
+        return {key: str(count) for key, count in self._restarts.get(job_name, {}).items()}
+
+    def watch_restarts(self, job_name: str) -> None:
+        """Poll the data planes for the restart counts of this Job's Pods while a detail screen shows it."""
+        if self.access is not None and self.access.data_plane_contexts():
+            self._poll_restarts(job_name)
+
+    @work(thread=True, group="restarts", exclusive=True, exit_on_error=False)
+    def _poll_restarts(self, job_name: str) -> None:
+        worker = get_current_worker()
+        while not worker.is_cancelled and self._detail_open(job_name):
+            index = self.index
+            job = index.job(job_name) if index is not None else None
+            counts: dict[str, int] = {}
+            for pod in index.job_pods(job) if job is not None else []:
+                try:
+                    real = self.access.data_plane_pod(pod.namespace, pod.pod_name or pod.name,
+                                                      pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+                except RlarkError:
+                    continue
+                statuses = ((real or {}).get("status") or {}).get("containerStatuses") or []
+                main = next((st for st in statuses if st.get("name") == keys.MAIN_CONTAINER), None)
+                if main is not None and isinstance(main.get("restartCount"), int):
+                    counts[f"{pod.namespace}/{pod.name}"] = main["restartCount"]
+            if worker.is_cancelled:
+                return
+            if counts != self._restarts.get(job_name):
+                self._restarts[job_name] = counts
+                self.call_from_thread(self._rerender)
+            deadline = time.monotonic() + RESTART_POLL_SECONDS
+            while time.monotonic() < deadline and not worker.is_cancelled:
+                time.sleep(0.1)
+
+    def _detail_open(self, job_name: str) -> bool:
+        return any(isinstance(s, JobDetailScreen) and s.job_name == job_name for s in self.screen_stack)
+
+    def _rerender(self) -> None:
+        if self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
 
     # ---- navigation ------------------------------------------------------------------------------
     def _base_screen(self) -> None:
@@ -219,7 +257,7 @@ class RlarkApp(App[int]):
         if self.index is not None:
             self.apply_snapshot(self.index.snapshot)
         for screen in self.screen_stack:
-            if isinstance(screen, RlarkScreen) and screen.is_mounted:
+            if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.update_header()
 
     def _command_ctx(self, args: list[str]) -> None:
@@ -253,6 +291,7 @@ class RlarkApp(App[int]):
     def _use_access(self, access) -> None:
         self.workers.cancel_group(self, "reconciler")
         old, self.access = self.access, access
+        self.actions = Actions(access, readonly=self.readonly)
         self.index = None
         self._base_screen()
         self._start_reconciler()
@@ -267,9 +306,13 @@ class RlarkApp(App[int]):
 
     # ---- mutations -------------------------------------------------------------------------------
     def _refuse_readonly(self, what: str) -> bool:
-        if self.readonly:
-            self.notify(f"read-only mode: {what} refused", severity="error")
-        return self.readonly
+        """Ask the actions module (the one place read-only is enforced) before showing any dialog."""
+        try:
+            self.actions.guard(what)
+        except RlarkError as exc:
+            self.notify(str(exc), severity="error")
+            return True
+        return False
 
     def _job(self, name: str):
         job = self.index.job(name) if self.index is not None else None
@@ -278,7 +321,7 @@ class RlarkApp(App[int]):
         return job
 
     def request_stop_start(self, name: str) -> None:
-        if self._refuse_readonly("stop/start"):
+        if self._refuse_readonly(f"stop or start job {name}"):
             return
         job = self._job(name)
         if job is None:
@@ -293,7 +336,7 @@ class RlarkApp(App[int]):
                          partial(self._confirmed, action, name))
 
     def request_delete(self, name: str) -> None:
-        if self._refuse_readonly("delete"):
+        if self._refuse_readonly(f"delete job {name}"):
             return
         job = self._job(name)
         if job is None:
@@ -310,14 +353,13 @@ class RlarkApp(App[int]):
 
     @work(thread=True, group="mutations", exit_on_error=False)
     def _mutate(self, action: str, name: str) -> None:
-        from rlark_tui import actions
-
+        """Run the confirmed action through rlark_tui.actions; the result arrives by watch, not by polling."""
         try:
-            message = getattr(actions, action)(self.access, name, readonly=self.readonly)
+            message = getattr(self.actions, action)(name)
         except RlarkError as exc:
             self.call_from_thread(self.notify, f"{action} {name}: {exc}", severity="error", timeout=8)
             return
-        self.call_from_thread(self.notify, str(message or f"{action} {name}: done"))
+        self.call_from_thread(self.notify, message)
 
 
 def run_tui(args) -> int:

@@ -46,6 +46,8 @@ class RlarkScreen(Screen):
     MUTATIONS: frozenset[str] = frozenset()
     """Actions that change the cluster: hidden (and refused) in read-only mode."""
     crumb = ""
+    ready = False
+    """True once mounted with all widgets: only then does the app pass it snapshots."""
 
     @property
     def rlark(self) -> "RlarkApp":
@@ -64,11 +66,17 @@ class RlarkScreen(Screen):
         """Give focus back to the screen's main widget after a bar closes."""
 
     def on_mount(self) -> None:
+        self.ready = True
         self.update_header()
         if self.rlark.index is not None:
             self.show_snapshot(self.rlark.index)
 
+    def on_unmount(self) -> None:
+        self.ready = False
+
     def on_screen_resume(self) -> None:
+        if not self.ready:
+            return
         self.update_header()
         if self.rlark.index is not None:
             self.show_snapshot(self.rlark.index)

@@ -88,9 +88,11 @@ class JobDetailScreen(RlarkScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.rlark.watch_ray(self.job_name)
+        self.rlark.watch_restarts(self.job_name)
         self.focus_body()
 
     def on_unmount(self) -> None:
+        super().on_unmount()
         self.rlark.unwatch_ray(self.job_name)
 
     def focus_body(self) -> None:
@@ -115,7 +117,7 @@ class JobDetailScreen(RlarkScreen):
             + f" · {job.job_type} · {job.shown_status} · Pods {running} running / {expected_pods(index, job)} expected"
             + f" · created {job.creation_timestamp or '—'}" + (f" ({age(job.creation_timestamp, now)} ago)"
                                                                  if job.creation_timestamp else ""))
-        self.query_one(WorkersTree).sync(rows, self.rlark.restart_counts(job))
+        self.query_one(WorkersTree).sync(rows, self.rlark.restart_counts(job.name))
         self._render_overview(index, job)
         self._render_events(index, job)
         self._render_yaml(job)

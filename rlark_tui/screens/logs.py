@@ -109,6 +109,7 @@ class LogScreen(RlarkScreen):
         self._ready = True
 
     def on_unmount(self) -> None:
+        super().on_unmount()
         self._stop_streams()
 
     # ---- pods in scope -----------------------------------------------------------------------

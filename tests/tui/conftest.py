@@ -6,16 +6,9 @@ Snapshot builders live in tui_factories.py; the sandbox-backed tests live in tes
 from __future__ import annotations
 
 import pytest
-from textual.message import Message
 
+from rlark_tui.reconciler import SnapshotChanged
 from rlark_tui.snapshot import Snapshot
-
-class SnapshotChanged(Message):
-    """Same name as the reconciler's message, so RlarkApp.on_snapshot_changed receives it."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__()
-        self.snapshot = snapshot
 
 
 @pytest.fixture
@@ -23,7 +16,7 @@ def post_snapshot():
     """`await post_snapshot(pilot, snapshot)`: deliver a snapshot the way the reconciler does."""
 
     async def post(pilot, snapshot: Snapshot) -> None:
-        pilot.app.post_message(SnapshotChanged(snapshot))
+        pilot.app.post_message(SnapshotChanged(snapshot, frozenset({"jobs"})))
         await pilot.pause()
         await pilot.pause()
 

@@ -198,7 +198,7 @@ async def test_readonly_hides_and_refuses_mutations(post_snapshot):
         assert isinstance(app.screen, JobListScreen)
         app.request_delete("demo-ppo")
         await pilot.pause()
-        assert "read-only mode: delete refused" in notifications(app)
+        assert any("read-only mode: refusing to delete job demo-ppo" in n for n in notifications(app))
         assert not isinstance(app.screen, ConfirmScreen)
 
 
@@ -251,12 +251,14 @@ async def test_command_mode_switches_views_and_rejects_unknown(post_snapshot):
         assert any("unknown command :pods" in n for n in notifications(app))
 
 
-async def test_run_check_key_says_not_available_without_the_check_screen(post_snapshot):
+async def test_run_check_key_opens_the_run_check_screen(post_snapshot):
+    from rlark_tui.screens.check import CheckScreen
+
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
         await pilot.press("c")
-        assert "run check not available yet" in notifications(app)
+        assert isinstance(app.screen, CheckScreen) and app.screen.job_name == "demo-ppo"
 
 
 async def test_command_palette_offers_job_commands(post_snapshot):

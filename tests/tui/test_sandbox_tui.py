@@ -1,0 +1,221 @@
+"""Pilot tests of the TUI against the shared sandbox over real HTTPS: the reconciler feeds the screens,
+mutations go through the dialogs and rlark_tui.actions, logs stream from the sandbox's data planes.
+
+Jobs made here use images the sandbox does not run with Ray (`invalid` fails the pull, `no-ray` exits
+before Ray starts), so only the one test marked `ray` depends on demo-ppo's real Ray processes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.help import HelpScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.logs import LogScreen
+from rlark_tui.widgets.workers import WorkersTree
+
+SIZE = (120, 40)
+SECRET = "wandb-0123456789-secret"
+
+
+def manifest(name: str, image: str, node: str, prepare: str = "") -> dict:
+    return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"tasks": [{
+                "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+                "nodeSelector": {"kubernetes.io/hostname": node}, "prepareScript": prepare,
+                "runScript": "echo run",
+                "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                    "containers": [{"name": "main", "image": image, "env": [
+                        {"name": "RLARK_TASK_ROLE", "value": "Actor"},
+                        {"name": "WANDB_API_KEY", "value": SECRET}]}]}}}}}]}}
+
+
+@pytest.fixture
+def access(sandbox):
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    yield access
+    access.close()
+
+
+@pytest.fixture
+def make_job(access):
+    made = []
+
+    def make(body: dict) -> str:
+        access.create(JOBS, body)
+        made.append(body["metadata"]["name"])
+        return body["metadata"]["name"]
+
+    yield make
+    for name in made:
+        try:
+            access.delete(JOBS, name)
+        except NotFound:
+            pass
+
+
+async def wait_for(pilot, predicate, timeout: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        await pilot.pause(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def row_of(app, name: str) -> list[str] | None:
+    screen = app.screen
+    if not isinstance(screen, JobListScreen) or name not in screen.rows:
+        return None
+    table = screen.table
+    try:
+        index = table.get_row_index(name)
+    except Exception:
+        return None
+    return [getattr(cell, "plain", cell) for cell in table.get_row_at(index)]
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def select(pilot, app, name: str) -> None:
+    await wait_for(pilot, lambda: row_of(app, name), what=f"{name} in the list")
+    assert app.screen.table.select_key(name)
+    await pilot.pause()
+
+
+async def test_stop_start_delete_through_dialogs_update_the_list_live(access, make_job):
+    name = make_job(manifest("h5-life", "registry.example.com/rlinf:invalid", "edge-b1"))
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, name)
+        await wait_for(pilot, lambda: row_of(app, name)[5] == "0/1", what="1 expected Pod")
+        await wait_for(pilot, lambda: app.index.job_pods(app.index.job(name)), what="the Pod CR")
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "does NOT resume from a checkpoint" in str(app.screen.query_one("#confirm-body").render())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: row_of(app, name) and row_of(app, name)[3] == "Stopped", what="Stopped")
+        await wait_for(pilot, lambda: not app.index.job_pods(app.index.job(name)), what="Pods drained")
+        assert row_of(app, name)[5] == "0/0"
+        assert any("stopped" in n for n in notes(app))
+        await pilot.press("s")
+        assert app.screen.title_text == f"Start Job {name}?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: row_of(app, name)[3] != "Stopped" and row_of(app, name)[5] == "0/1",
+                       what="started again")
+        await pilot.press("ctrl+d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: name not in app.screen.rows, what="row removed after delete")
+        with pytest.raises(NotFound):
+            access.get(JOBS, name)
+
+
+async def test_readonly_refuses_and_filter_and_help_work_on_the_sandbox(access, make_job):
+    name = make_job(manifest("h5-ro", "registry.example.com/rlinf:invalid", "gpu-a2"))
+    app = RlarkApp(access, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, name)
+        await pilot.press("s", "ctrl+d")
+        assert isinstance(app.screen, JobListScreen)
+        app.request_stop_start(name)
+        await pilot.pause()
+        assert any("read-only mode" in n for n in notes(app))
+        assert access.get(JOBS, name)["spec"].get("stopped") is not True
+        await pilot.press("slash", *"^h5-r")
+        await wait_for(pilot, lambda: list(app.screen.table.rows) and
+                       [k.value for k in app.screen.table.rows] == [name], what="filtered list")
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = str(app.screen.query_one("#help-text").render())
+        assert "Logs" in help_text and "Delete" not in help_text
+
+
+async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make_job, tmp_path, monkeypatch):
+    """A `no-ray` image runs the prepare script, then exits 1 and restarts: real log lines, no Ray."""
+    prepare = (f"echo step one; echo WANDB_API_KEY={SECRET}; echo step two; "
+               "echo 'ERROR: dataset shard missing'; echo step three")
+    name = make_job(manifest("h5-logs", "registry.example.com/rlinf:no-ray", "gpu-a2", prepare))
+    monkeypatch.chdir(tmp_path)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, name)
+        await pilot.press("d")
+        assert isinstance(app.screen, JobDetailScreen)
+        overview = str(app.screen.query_one("#overview-text").render())
+        assert "WANDB_API_KEY=***" in overview and SECRET not in overview
+        await pilot.press("w")
+        tree = app.screen.query_one(WorkersTree)
+        await wait_for(pilot, lambda: "h5-logs-actor-0" in tree.shown_text(), what="the Pod row")
+        assert "gpu-a2" in tree.shown_text()
+        await pilot.press("l")
+        assert isinstance(app.screen, LogScreen)
+        view = app.screen.view
+        await wait_for(pilot, lambda: any("Ray CLI is not found" in l.text for l in view.shown_lines),
+                       what="the start script's error line")
+        texts = [line.text for line in view.shown_lines]
+        assert "RLINF_NODE_RANK: 0" in texts and "step two" in texts
+        await pilot.press("e")
+        assert view.current_seq is not None
+        first_error = next(l for l in view.shown_lines if l.seq == view.current_seq)
+        assert first_error.text == "ERROR: dataset shard missing"
+        assert view.follow is False
+        await pilot.press("slash", *"step", "enter", "n")
+        current = next(l for l in view.shown_lines if l.seq == view.current_seq)
+        assert current.text.startswith("step")
+        await pilot.press("ampersand", *"^step", "enter")
+        assert {l.text for l in view.shown_lines if not l.notice} == {"step one", "step two", "step three"}
+        await pilot.press("ampersand", "ctrl+u", "escape")
+        await pilot.press("t")
+        first = next(line for line in view.shown_lines if not line.notice)
+        assert view.line_text(first).startswith("20") and "[actor/h5-logs-actor-0]" in view.line_text(first)
+        await pilot.press("ctrl+s")
+        saved = app.screen.saved_path.read_text()
+        assert "WANDB_API_KEY=***" in saved and SECRET not in saved and "RLINF_NODE_RANK: 0" in saved
+        await pilot.press("escape")
+        def restarts() -> str:
+            line = next(l for l in tree.shown_text().splitlines() if l.startswith("h5-logs-actor-0"))
+            return line.split()[-1]
+
+        await wait_for(pilot, lambda: restarts() not in ("-", "0"), timeout=40,
+                       what="a restart count from the data plane")
+        await pilot.press("l", "p")
+        view = app.screen.view
+        await wait_for(pilot, lambda: any("end of the previous instance" in l.text for l in view.shown_lines),
+                       what="the previous instance")
+        assert any(l.text == "step one" for l in view.shown_lines)
+
+
+@pytest.mark.ray
+async def test_demo_ppo_workers_and_header_log(access):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "demo-ppo")
+        await pilot.press("enter")
+        tree = app.screen.query_one(WorkersTree)
+        expected = {"demo-ppo-actor-0": "gpu-a1", "demo-ppo-rollout-0": "gpu-a2", "demo-ppo-env-0": "edge-b1"}
+
+        def pods_shown():
+            lines = tree.shown_text().splitlines()
+            return all(any(pod in line and node in line for line in lines) for pod, node in expected.items())
+
+        await wait_for(pilot, pods_shown, timeout=60, what="three Pods on gpu-a1, gpu-a2, edge-b1")
+        for pod in expected:
+            line = next(line for line in tree.shown_text().splitlines() if line.startswith(pod))
+            assert line.split()[2].count(".") == 3, line
+        tree.select_node(next(n for n in tree.root.children if "[Header]" in str(n.label)))
+        await pilot.press("l")
+        assert isinstance(app.screen, LogScreen)
+        await wait_for(pilot, lambda: any(l.text == "RLINF_NODE_RANK: 0" for l in app.screen.view.shown_lines),
+                       timeout=60, what="RLINF_NODE_RANK: 0 in the Header log")
