@@ -61,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    if handler is None and getattr(args, "command", None) is None:
+        from rlark_tui.app import run_tui
+        handler = run_tui
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
