@@ -22,6 +22,7 @@ COMMANDS = (
     "rlark_tui.commands.lifecycle",
     "rlark_tui.commands.config",
     "rlark_tui.commands.check",
+    "rlark_tui.commands.demo",
 )
 
 

@@ -1,0 +1,200 @@
+"""`rlark demo [--keep] [--state-dir DIR]`: start the embedded sandbox (demo seed) in the background and open
+the TUI on it; quitting, SIGHUP or SIGTERM stops the sandbox and every process it started unless `--keep`.
+
+The sandbox runs as a child process (`python -m rlark_tui.commands.demo serve ...`) that records itself in
+`<state dir>/demo.json`; a kept sandbox is found there and reused by the next `rlark demo`. Without `--keep`
+the child also ends when its stdin closes, so it does not outlive a `rlark demo` that was killed outright.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from rlark_tui.errors import RlarkError
+
+RECORD = "demo.json"
+READY_TIMEOUT = 90.0
+STOP_TIMEOUT = 15.0
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "demo", parents=parents,
+        help="try rlark on a local sandbox: starts it (demo seed, real local Ray) and opens the TUI")
+    parser.add_argument("--keep", action="store_true",
+                        help="leave the sandbox running after the TUI quits; the next `rlark demo` reuses it")
+    parser.add_argument("--state-dir", type=Path, default=None,
+                        help="the sandbox's state dir (default: the user state dir, as `rlark sandbox`)")
+    parser.set_defaults(handler=run)
+
+
+# ----- the background sandbox -----
+
+class Background:
+    """A sandbox child process: started here, or a kept one found through its record."""
+
+    def __init__(self, state_dir: Path, pid: int, kubeconfig: Path, proc: subprocess.Popen | None):
+        self.state_dir = state_dir
+        self.pid = pid
+        self.kubeconfig = kubeconfig
+        self.proc = proc
+
+    @classmethod
+    def find_kept(cls, state_dir: Path) -> Background | None:
+        """The kept sandbox recorded in `state_dir`, if its process still runs."""
+        try:
+            record = json.loads((state_dir / RECORD).read_text())
+            pid, kubeconfig = int(record["pid"]), Path(record["kubeconfig"])
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmdline = fh.read().split(b"\0")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if b"rlark_tui.commands.demo" not in cmdline or not kubeconfig.exists():
+            return None
+        return cls(state_dir, pid, kubeconfig, None)
+
+    @classmethod
+    def start(cls, state_dir: Path, keep: bool) -> Background:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        log = open(state_dir / "demo.log", "ab")
+        command = [sys.executable, "-m", "rlark_tui.commands.demo", "serve", str(state_dir)]
+        if not keep:
+            command.append("--exit-with-stdin")
+        try:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL if keep else subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=log, start_new_session=True, close_fds=True)
+        finally:
+            log.close()
+        kubeconfig = _await_ready(proc, state_dir)
+        return cls(state_dir, proc.pid, kubeconfig, proc)
+
+    def stop(self) -> None:
+        """SIGTERM the sandbox (it stops every pod process it runs) and wait for it to exit."""
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc is not None:
+                if self.proc.poll() is not None:
+                    break
+            elif not _alive(self.pid):
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(self.pid, signal.SIGKILL)
+        (self.state_dir / RECORD).unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _await_ready(proc: subprocess.Popen, state_dir: Path) -> Path:
+    """Read the child's `ready kubeconfig=<path> gateway=<url>` line."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline().decode()), daemon=True)
+    reader.start()
+    reader.join(READY_TIMEOUT)
+    line = result[0] if result else ""
+    if not line.startswith("ready "):
+        proc.kill()
+        raise RlarkError(f"the sandbox did not start; see {state_dir / 'demo.log'}")
+    fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
+    return Path(fields["kubeconfig"])
+
+
+# ----- the command -----
+
+def run(args: argparse.Namespace) -> int:
+    from rlark_tui.sandbox import default_state_dir
+
+    state_dir = (args.state_dir or default_state_dir()).resolve()
+    background = Background.find_kept(state_dir)
+    if background is None:
+        print(f"starting the sandbox in {state_dir} ...", file=sys.stderr, flush=True)
+        background = Background.start(state_dir, args.keep)
+    else:
+        print(f"reusing the kept sandbox in {state_dir}", file=sys.stderr, flush=True)
+
+    finished = []
+
+    def finish() -> None:
+        if finished:
+            return
+        finished.append(True)
+        if args.keep:
+            print(f"sandbox kept running: KUBECONFIG={background.kubeconfig}", file=sys.stderr, flush=True)
+        else:
+            background.stop()
+
+    def on_signal(signum, _frame) -> None:
+        finish()
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _open_tui(args, background.kubeconfig)
+    finally:
+        finish()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _open_tui(args: argparse.Namespace, kubeconfig: Path) -> int:
+    tui_args = argparse.Namespace(kubeconfig=str(kubeconfig), context="rlark-sandbox",
+                                  readonly=bool(getattr(args, "readonly", False)))
+    try:
+        from rlark_tui.app import run_tui
+    except ImportError:
+        return _placeholder(tui_args)
+    return run_tui(tui_args)
+
+
+def _placeholder(tui_args: argparse.Namespace) -> int:
+    """Until the TUI exists: list the sandbox's Jobs and wait for Enter."""
+    from kubernetes import client, config
+    api = client.CustomObjectsApi(config.new_client_from_config(
+        config_file=tui_args.kubeconfig, context=tui_args.context, persist_config=False))
+    for job in api.list_cluster_custom_object("rlinf.io", "v1alpha1", "jobs")["items"]:
+        print(f"{job['metadata']['name']}\t{(job.get('status') or {}).get('phase', '')}")
+    input("press Enter to quit ")
+    return 0
+
+
+# ----- the child: `python -m rlark_tui.commands.demo serve <state dir> [--exit-with-stdin]` -----
+
+def serve(state_dir: Path, exit_with_stdin: bool) -> int:
+    import asyncio
+
+    from rlark_tui.sandbox import Sandbox
+
+    sandbox = Sandbox(state_dir, seed="demo")
+
+    def ready(sb: Sandbox) -> None:
+        record = {"pid": os.getpid(), "kubeconfig": str(sb.kubeconfig), "gateway": sb.gateway}
+        (state_dir / RECORD).write_text(json.dumps(record))
+        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)
+        if exit_with_stdin:
+            threading.Thread(target=lambda: (sys.stdin.buffer.read(), sandbox.request_stop()), daemon=True).start()
+
+    asyncio.run(sandbox.serve(ready))
+    (state_dir / RECORD).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__" and len(sys.argv) >= 3 and sys.argv[1] == "serve":
+    sys.exit(serve(Path(sys.argv[2]), "--exit-with-stdin" in sys.argv[3:]))
