@@ -144,11 +144,13 @@ class CheckScreen(RlarkScreen):
             return
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report))
         table = self.table
-        cursor = table.cursor_row
-        table.clear()
-        for cells in row_cells(self.report):
-            table.add_row(*cells, key=cells[0])
-        table.move_cursor(row=min(max(cursor, 0), 5))
+        for index, cells in enumerate(row_cells(self.report)):
+            if index >= table.row_count:
+                table.add_row(*cells, key=cells[0])
+                continue
+            for column, value in enumerate(cells):
+                if str(table.get_cell_at((index, column))) != value:
+                    table.update_cell_at((index, column), value)
         self._show_row(table.cursor_row)
 
     # ---- rows and evidence ------------------------------------------------------------------------
@@ -171,8 +173,14 @@ class CheckScreen(RlarkScreen):
         self.query_one("#check-detail", Static).update(
             f"{row.id}. {row.title}: {row.result.upper()}\n" + "\n".join(f"• {n}" for n in row.all_notes()))
         options = self.query_one("#check-evidence", OptionList)
+        labels = [_item_label(item) for item in row.evidence]
+        if labels == [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]:
+            return
+        highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(_item_label(item), id=str(i)) for i, item in enumerate(row.evidence)])
+        options.add_options([Option(label, id=str(i)) for i, label in enumerate(labels)])
+        if highlighted is not None and labels:
+            options.highlighted = min(highlighted, len(labels) - 1)
 
     @on(OptionList.OptionSelected, "#check-evidence")
     def _jump(self, event: OptionList.OptionSelected) -> None:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from rlark_tui.checks import (
-    MainContainer, OutputFile, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence,
+    MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
 )
 
 START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
@@ -225,5 +225,18 @@ def with_log(evidence: RunEvidence, pod: str, lines, **log_changes) -> RunEviden
     return replace(evidence, logs=new)
 
 
-def event(type_: str, reason: str, message: str) -> PodEvent:
-    return PodEvent(type_, reason, message)
+def unschedulable_job(name: str) -> dict:
+    """A Job whose only Pod asks for more GPUs than its Node has: it can never start (no Ray, no logs)."""
+    return {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+        "spec": {"tasks": [{
+            "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-a3"},
+            "runScript": "echo never",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [{
+                "name": "main", "image": DIGEST,
+                "env": [{"name": "WANDB_API_KEY", "value": "wandb-secret-value-123"}],
+                "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}},
+            }]}}}},
+        }]},
+    }

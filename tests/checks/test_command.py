@@ -16,25 +16,9 @@ from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 
+from . import fixtures as fx
+
 UNSCHEDULABLE = "check-unscheduled"
-IMAGE = "registry.rlark.local/rlinf/rlinf-sandbox@sha256:" + "4d" * 32
-
-
-def _manifest(name: str) -> dict:
-    """A Job whose only Pod asks for more GPUs than its Node has: it can never start (no Ray, no logs)."""
-    return {
-        "apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
-        "spec": {"tasks": [{
-            "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
-            "nodeSelector": {"kubernetes.io/hostname": "gpu-a3"},
-            "runScript": "echo never",
-            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [{
-                "name": "main", "image": IMAGE,
-                "env": [{"name": "WANDB_API_KEY", "value": "wandb-secret-value-123"}],
-                "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}},
-            }]}}}},
-        }]},
-    }
 
 
 @pytest.fixture
@@ -52,7 +36,7 @@ def state(tmp_path, monkeypatch):
 
 @pytest.fixture
 def unscheduled(access, state):
-    Actions(access, state_dir=state).submit(_manifest(UNSCHEDULABLE))
+    Actions(access, state_dir=state).submit(fx.unschedulable_job(UNSCHEDULABLE))
     yield UNSCHEDULABLE
     access.delete(JOBS, UNSCHEDULABLE)
 

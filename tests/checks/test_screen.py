@@ -6,11 +6,16 @@ import stat
 
 from textual.widgets import DataTable, Input, OptionList
 
+from rlark_tui.actions import Actions
 from rlark_tui.app import RlarkApp
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 
+from . import fixtures as fx
 from .scenarios import SCENARIOS
 
 SIZE = (140, 45)
@@ -21,13 +26,19 @@ def _rows(screen) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
-async def _open(pilot, app, evidence, records_dir):
-    screen = CheckScreen("demo-ppo", gatherer=lambda name: evidence, records_dir=records_dir)
-    app.push_screen(screen)
-    for _ in range(20):
+async def _settle(pilot, screen, done) -> None:
+    for _ in range(200):
         await pilot.pause(0.05)
-        if screen.report is not None:
-            break
+        if done():
+            return
+
+
+async def _open(pilot, app, evidence, records_dir, holder=None):
+    """Push the report screen; its gatherer returns `holder[0]` (or `evidence`) each time it refreshes."""
+    holder = holder if holder is not None else [evidence]
+    screen = CheckScreen("demo-ppo", gatherer=lambda name: holder[0], records_dir=records_dir)
+    app.push_screen(screen)
+    await _settle(pilot, screen, lambda: screen.report is not None)
     return screen
 
 
@@ -85,3 +96,51 @@ async def test_hand_over_fields_reach_the_saved_record(tmp_path):
         assert "- Recorder: Li Lei" in text and "ops@example.com, ml@example.com" in text
         assert "This run was checked at" in text
         assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+async def test_c_on_a_job_opens_the_live_report_from_the_sandbox(sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    Actions(access, state_dir=tmp_path).submit(fx.unschedulable_job("check-screen"))
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if app.index is not None and app.index.job("check-screen") is not None:
+                    break
+            screen = app.screen
+            assert isinstance(screen, JobListScreen)
+            screen.table.move_cursor(row=screen.table.get_row_index("check-screen"))
+            await pilot.press("c")
+            check = app.screen
+            assert isinstance(check, CheckScreen)
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if check.report is not None:
+                    break
+            rows = _rows(check)
+            assert [r[1] for r in rows][:2] == ["Job created and configured as submitted",
+                                                "Pods: count and Nodes as planned"]
+            assert rows[0][2] == "PASS" and rows[1][2] == "PENDING"
+            assert "Run check of check-screen" in str(check.query_one("#check-summary").render())
+    finally:
+        access.delete(JOBS, "check-screen")
+        access.close()
+
+
+async def test_a_live_refresh_keeps_the_cursor_and_the_evidence_highlight(tmp_path):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        holder = [SCENARIOS["healthy"][0]]
+        screen = await _open(pilot, app, None, tmp_path, holder)
+        screen.query_one("#check-rows", DataTable).move_cursor(row=2)
+        await pilot.press("enter")
+        options = screen.query_one("#check-evidence", OptionList)
+        options.highlighted = 2
+        holder[0] = SCENARIOS["2 of 3 alive"][0]
+        screen.action_recheck()
+        await _settle(pilot, screen, lambda: screen.report.rows[2].result == "pending")
+        assert screen.query_one("#check-rows", DataTable).cursor_row == 2
+        assert _rows(screen)[2][2] == "PENDING"
+        assert options.highlighted == 2 and app.focused is options
