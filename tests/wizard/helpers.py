@@ -1,0 +1,68 @@
+"""Helpers of the wizard's Pilot tests: open the wizard on a live RlarkApp and wait for what a user would see."""
+
+from __future__ import annotations
+
+import time
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.screens.wizard import WizardScreen
+
+SIZE = (120, 40)
+
+
+async def until(pilot, condition, timeout: float = 10.0, what: str = "condition") -> None:
+    """Pause the Pilot until `condition()` is true (live data arrives through the reconciler's watch)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+async def open_wizard(pilot, draft=None) -> WizardScreen:
+    """Wait for the first snapshot (Nodes, Jobs, Domains), push the wizard and let it settle."""
+    app = pilot.app
+    await until(pilot, lambda: app.index is not None and app.index.nodes, what="the first snapshot")
+    screen = WizardScreen(draft)
+    await app.push_screen(screen)
+    await pilot.pause()
+    await until(pilot, lambda: screen.gateway_note != "gateway: loading…", what="the gateway")
+    await pilot.pause()
+    return screen
+
+
+def message(screen, key: str) -> str:
+    """The text beside the field `key` (the `#m-<key>` area)."""
+    return str(screen.query_one(f"#m-{key}").render())
+
+
+def new_app(access, readonly: bool = False) -> RlarkApp:
+    return RlarkApp(access, readonly=readonly)
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.pause()
+
+
+DIGEST = "@sha256:" + "0123456789abcdef" * 4
+IMAGE = "registry.rlark.local/wizard-invalid-pull/rlinf" + DIGEST
+"""A pinned image the sandbox agent fails to pull on purpose (`invalid`), so no test Job starts real Ray."""
+
+
+def base_draft(name: str = "wiz-base"):
+    """A valid three-role RL draft for the demo sandbox (two clusters, hence the domain)."""
+    from rlark_tui.model.draft import JobDraft, RoleDraft
+
+    def role(role_name: str, cluster: str, host: str, gpu: int = 0) -> RoleDraft:
+        return RoleDraft(name=role_name, cluster=cluster, selector={"kubernetes.io/hostname": host}, gpu=gpu,
+                         image=IMAGE)
+
+    return JobDraft(name=name, type="rl", header="Actor",
+                    roles=(role("Actor", "rlark-gpu-a", "gpu-a3", 1), role("Rollout", "rlark-gpu-a", "gpu-a2", 1),
+                           role("Environment", "rlark-edge-b", "edge-b2")),
+                    domain="demo-net", run_script="cd /workspace && python train.py")
+
+
+def focused_id(app) -> str:
+    return getattr(app.focused, "id", "") or ""
