@@ -15,6 +15,7 @@ from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
 
 from . import fixtures as fx
 
@@ -114,3 +115,20 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     pods = evaluate(evidence).row(2)
     assert pods.result == "pending"
     assert any(n.startswith("restart counts and exit codes need a data plane") for n in pods.all_notes())
+
+
+def test_pods_still_pending_after_the_max_wait_fail_at_the_pods_stage(sandbox, capsys, state, access):
+    job = fx.unschedulable_job("check-timeout")
+    job["metadata"]["annotations"] = {LAUNCH_RECORD_ANNOTATION: json.dumps({"maxWaitSeconds": 1})}
+    Actions(access, state_dir=state).submit(job)
+    try:
+        time.sleep(3)
+        code, out, _ = _run(sandbox, capsys, "check-timeout", "--wait", "20", "--format", "json")
+        document = json.loads(out)
+        assert code == 1
+        assert document["earliestFailingStage"] == "pods"
+        pods = document["checks"][1]
+        assert pods["result"] == "fail"
+        assert any(n.endswith("(max wait passed)") for n in pods["notes"])
+    finally:
+        access.delete(JOBS, "check-timeout")
