@@ -7,10 +7,11 @@ so they stay fast; real Ray runs in test_ray.py.
 
 import shutil
 import subprocess
+import time
 
 import pytest
 
-from .helpers import delete_and_wait, job, pod_processes, task, wait_for
+from .helpers import Api, delete_and_wait, job, pod_processes, task, wait_for
 
 HOLD = "echo prepared; sleep 600"   # keeps `main` running before Ray starts
 
@@ -173,3 +174,34 @@ def test_kubectl_logs_shows_the_main_container(api, sandbox):
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["RLINF_NODE_RANK: 0", "Executing prepare script...", "prepared"]
     delete_and_wait(api, "h3-kubectl")
+
+
+def test_sandbox_exit_ends_pod_processes_and_a_restart_runs_persisted_pods_again(tmp_path):
+    from rlark_tui.sandbox import Sandbox, seed
+    state_dir = tmp_path / "sandbox"
+    first = Sandbox(state_dir, seed="none").start()
+    try:
+        for node in seed.demo_nodes():
+            first.store.create("nodes", node)
+        api = Api(first)
+        api.create_job(job("h3-restart", [task("actor", "gpu-a1", head=True, prepare=HOLD, run="true")]))
+        wait_for(lambda: "prepared" in api.log("rlark-gpu-a", "h3-restart-actor-0"), what="pod running")
+        uid = api.pod("rlark-gpu-a", "h3-restart-actor-0").metadata.uid
+        assert pod_processes([uid])
+    finally:
+        began = time.monotonic()
+        first.stop()
+    assert time.monotonic() - began < 10
+    assert not pod_processes([uid])
+
+    second = Sandbox(state_dir, seed="none").start()
+    try:
+        api = Api(second)
+        wait_for(lambda: pod_processes([uid]), what="persisted pod restarted")
+        assert api.pod("rlark-gpu-a", "h3-restart-actor-0").metadata.uid == uid
+        assert second.logs.instances("rlark-gpu-a", "rlark-system", "h3-restart-actor-0", "main") == [0, 1]
+        wait_for(lambda: "prepared" in api.log("rlark-gpu-a", "h3-restart-actor-0"), what="new instance log")
+        assert "prepared" in api.log("rlark-gpu-a", "h3-restart-actor-0", previous=True)
+    finally:
+        second.stop()
+    assert not pod_processes([uid])
