@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import logging
 import shutil
 import subprocess
@@ -198,7 +199,7 @@ class Agent:
                 continue
             if FINALIZER not in (task["metadata"].get("finalizers") or []):
                 self._mutate("tasks", name, task["metadata"]["namespace"], ROOT, _add_finalizer)
-            self._sync_workload(cluster, task, owned, all_tasks)
+            self._sync_workload(cluster, task, owned)
         pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
         self._schedule(cluster, nodes, managed, pods)
         pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
@@ -219,7 +220,7 @@ class Agent:
         if not owned and not any(key[0] == cluster and key[1].startswith(f"{name}-") for key in self._removing):
             self._mutate("tasks", name, task["metadata"]["namespace"], ROOT, _drop_finalizer)
 
-    def _sync_workload(self, cluster: str, task: dict, owned: list[dict], all_tasks: list[dict]) -> None:
+    def _sync_workload(self, cluster: str, task: dict, owned: list[dict]) -> None:
         name = task["metadata"]["name"]
         spec = TaskSpec(task.get("spec"))
         want = spec.replicas
@@ -229,7 +230,7 @@ class Agent:
         existing = {p["metadata"]["name"]: bool(_ready(p)) for p in live}
         for pod_name in plan.statefulset_pods_to_create(name, want, existing):
             if (cluster, pod_name) not in self._removing:
-                self._create("pods", self._pod_object(cluster, task, pod_name, all_tasks), plane=cluster)
+                self._create("pods", self._pod_object(task, pod_name), plane=cluster)
         if _is_head(task) and want > 0:
             self._ensure_head_service(cluster, task)
         elif self.proxies is not None:
@@ -250,7 +251,7 @@ class Agent:
             ports = self.ports.claim(f"{cluster}/{name}-0")
             self.proxies.register(cluster, service, DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
 
-    def _pod_env(self, task: dict, pod_name: str, all_tasks: list[dict]) -> list[dict]:
+    def _pod_env(self, task: dict, pod_name: str) -> list[dict]:
         spec = TaskSpec(task.get("spec"))
         env = []
         for entry in spec.env:
@@ -280,13 +281,13 @@ class Agent:
                 platform["RLARK_HEAD_ADDRESS"] = plan.head_address(head_task, spec.domain)
         return env + [{"name": k, "value": v} for k, v in platform.items()]
 
-    def _pod_object(self, cluster: str, task: dict, pod_name: str, all_tasks: list[dict]) -> dict:
+    def _pod_object(self, task: dict, pod_name: str) -> dict:
         name = task["metadata"]["name"]
         spec = TaskSpec(task.get("spec"))
         head = _is_head(task)
         main = dict(spec.main_container)
         main.update({"name": CONTAINER, "command": ["bash", f"/rlark/scripts/{'ray_head' if head else 'ray_worker'}.sh"],
-                     "env": self._pod_env(task, pod_name, all_tasks),
+                     "env": self._pod_env(task, pod_name),
                      "securityContext": {"privileged": True}})
         annotations = {plan.MANAGEMENT_TASK_ANNOTATION: name,
                        plan.MANAGEMENT_NAMESPACE_ANNOTATION: task["metadata"]["namespace"]}
@@ -551,16 +552,19 @@ class Agent:
             self._hosts[cluster] = text
 
     def _domains(self) -> None:
+        """Domain `status.ipAllocations`: one virtual IP of the Domain's CIDR per non-terminal Pod CR in it
+        (display only: inside the sandbox every `<pod>.rlark-domain` name resolves to this host)."""
         domains, _ = self.store.list("domains")
         if not domains:
             return
         mirrors, _ = self.store.list("pods", None)
         for domain in domains:
             name = domain["metadata"]["name"]
-            allocations = [{"ip": self.ip, "job": "", "task": "",
-                            "pod": f"{m['metadata']['namespace']}/{DATA_NAMESPACE}/{dig(m, 'spec', 'podName')}"}
-                           for m in mirrors if dig(m, "spec", "domain") == name
-                           and dig(m, "status", "phase") not in ("Succeeded", "Failed")]
+            members = sorted(f"{m['metadata']['namespace']}/{DATA_NAMESPACE}/{dig(m, 'spec', 'podName')}"
+                             for m in mirrors if dig(m, "spec", "domain") == name
+                             and dig(m, "status", "phase") not in ("Succeeded", "Failed"))
+            allocations = [{"ip": ip, "job": "", "task": "", "pod": pod}
+                           for pod, ip in zip(members, _virtual_ips(dig(domain, "spec", "cidr", default="")))]
             status = dict(domain.get("status") or {})
             if status.get("ipAllocations", []) != allocations:
                 status["ipAllocations"] = allocations
@@ -622,6 +626,17 @@ class Agent:
 
 
 # ----- pure helpers over pod dicts -----
+
+def _virtual_ips(cidr: str):
+    """Host addresses of a CIDR after the first (kept for the gateway), in order; none for a bad CIDR."""
+    try:
+        hosts = ipaddress.ip_network(cidr, strict=False).hosts()
+    except ValueError:
+        return
+    next(hosts, None)
+    for address in hosts:
+        yield str(address)
+
 
 def _owner(pod: dict) -> str:
     return dig(pod, "metadata", "annotations", plan.MANAGEMENT_TASK_ANNOTATION, default="")

@@ -205,3 +205,20 @@ def test_sandbox_exit_ends_pod_processes_and_a_restart_runs_persisted_pods_again
     finally:
         second.stop()
     assert not pod_processes([uid])
+
+
+def test_domain_lists_a_virtual_ip_per_pod(api):
+    api.create_job(job("h3-domain", [task("actor", "gpu-a3", head=True, prepare=HOLD, run="true")], domain="demo-net"))
+    pod = wait_for(lambda: api.pods("rlark-gpu-a", "h3-domain-actor"), what="pod")[0]
+    assert pod.metadata.annotations["rlark.io/management-task-domain"] == "demo-net"
+
+    def allocation():
+        domain = api.crd.get_cluster_custom_object("rlinf.io", "v1alpha1", "domains", "demo-net")
+        return next((a for a in domain.get("status", {}).get("ipAllocations", [])
+                     if a["pod"] == "rlark-gpu-a/rlark-system/h3-domain-actor-0"), None)
+    found = wait_for(allocation, what="ip allocation")
+    assert found["ip"].startswith("10.88.")
+    log = wait_for(lambda: "prepared" in (t := api.log("rlark-gpu-a", "h3-domain-actor-0")) and t, what="log")
+    assert log.splitlines()[:2] == ["RLINF_NODE_RANK: 0", "Executing prepare script..."]
+    delete_and_wait(api, "h3-domain")
+    wait_for(lambda: allocation() is None, what="allocation released")
