@@ -51,7 +51,11 @@ def _quantity(value: float) -> str:
 
 
 class Agent:
-    """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown)."""
+    """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown).
+
+    Settings (the `agent_settings` dict): every `RunnerSettings` field (e.g. `backoff_base`,
+    `cluster_check_timeout`, `head_wait_attempts`), `resync_seconds`, and `run_pods` (default True).
+    """
 
     def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: dict | None = None):
         settings = dict(settings or {})
@@ -63,6 +67,7 @@ class Agent:
         names = {f.name for f in dataclasses.fields(RunnerSettings)}
         self.settings = RunnerSettings(**{k: v for k, v in settings.items() if k in names})
         self.resync = float(settings.get("resync_seconds", 5.0))
+        self.run_pods = bool(settings.get("run_pods", True))
         self.ip = host_ip()
         self.ports = PortBlocks(str(self.state_dir))
         self.runners: dict[tuple[str, str], ContainerRunner] = {}
@@ -73,6 +78,13 @@ class Agent:
         self._reaper = None
 
     # ----- lifecycle -----
+    def set_run_pods(self, run: bool) -> None:
+        """Whether scheduled pods get their `main` container started (False: they wait in Pending, no
+        process, e.g. for a test session that needs no Ray). Call on the sandbox loop (`sandbox.call`)."""
+        self.run_pods = run
+        if self._kick is not None:
+            self._kick.set()
+
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._kick = asyncio.Event()
@@ -355,6 +367,8 @@ class Agent:
             image = TaskSpec(task["spec"]).image
             if image_fails_pull(image):
                 self._image_pull_failure(cluster, pod, image, node)
+                continue
+            if not self.run_pods:
                 continue
             self._event(cluster, pod, "Normal", "Pulled",
                         f'Container image "{image}" already present on machine', "kubelet", node)

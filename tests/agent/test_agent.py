@@ -222,3 +222,18 @@ def test_domain_lists_a_virtual_ip_per_pod(api):
     assert log.splitlines()[:2] == ["RLINF_NODE_RANK: 0", "Executing prepare script..."]
     delete_and_wait(api, "h3-domain")
     wait_for(lambda: allocation() is None, what="allocation released")
+
+
+def test_pods_wait_without_processes_while_running_pods_is_off(api, sandbox):
+    sandbox.call(sandbox.agent.set_run_pods, False)
+    try:
+        api.create_job(job("h3-hold", [task("actor", "gpu-a3", head=True, prepare=HOLD, run="true")]))
+        pod = wait_for(lambda: (p := api.pods("rlark-gpu-a", "h3-hold-actor")) and p[0].spec.node_name and p[0],
+                       what="scheduled pod")
+        time.sleep(1)
+        assert api.pod("rlark-gpu-a", "h3-hold-actor-0").status.phase == "Pending"
+        assert not pod_processes([pod.metadata.uid])
+    finally:
+        sandbox.call(sandbox.agent.set_run_pods, True)
+    wait_for(lambda: "prepared" in api.log("rlark-gpu-a", "h3-hold-actor-0"), what="pod started once allowed")
+    delete_and_wait(api, "h3-hold")
