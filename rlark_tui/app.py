@@ -54,7 +54,7 @@ class RlarkCommands(Provider):
         ]
         for name in sorted(app.index.jobs) if app.index is not None else []:
             commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
-            commands.append((f"Logs of {name}", partial(app.open_logs, name, None), "all Pods merged"))
+            commands.append((f"Logs of {name}", partial(app.open_logs, name, None), "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
             if not app.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
@@ -121,11 +121,13 @@ class RlarkApp(App[int]):
                 screen.show_snapshot(self.index)
 
     def refresh_now(self) -> None:
-        if self.reconciler is not None and hasattr(self.reconciler, "resync"):
-            self.reconciler.resync()
-            self.notify("Refreshing from the control plane…", timeout=2)
-        elif self.index is not None:
-            self.apply_snapshot(self.index.snapshot)
+        """Refresh by hand (ctrl+r): restart the reconciler, which lists every kind again."""
+        if self.access is None:
+            self.notify("not connected to a cluster: nothing to refresh", severity="warning")
+            return
+        self.workers.cancel_group(self, "reconciler")
+        self._start_reconciler()
+        self.notify("Listing everything again from the control plane…", timeout=2)
 
     def watch_ray(self, job_name: str) -> None:
         self._ray_watch[job_name] = self._ray_watch.get(job_name, 0) + 1
@@ -192,6 +194,10 @@ class RlarkApp(App[int]):
         self.push_screen(JobDetailScreen(name, tab))
 
     def open_logs(self, name: str, scope: Scope) -> None:
+        """Logs of `scope`; without one, the Header role's Pod (`a` in the pane merges all Pods)."""
+        job = self.index.job(name) if self.index is not None else None
+        if scope is None and job is not None and job.head_task_name:
+            scope = ("role", job.head_task_name)
         self.push_screen(LogScreen(name, scope))
 
     def open_check(self, name: str) -> None:

@@ -7,6 +7,7 @@ read the pane says why (no data plane or gateway, Pod not started, stream droppe
 
 from __future__ import annotations
 
+import socket
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -193,7 +194,7 @@ class LogScreen(RlarkScreen):
     def _stop_streams(self) -> None:
         self._stop.set()
         for stream in list(self._open.values()):
-            stream.close()
+            abort_stream(stream)
         self._open.clear()
         self._streams.clear()
         self.workers.cancel_group(self, "log-streams")
@@ -335,7 +336,7 @@ class LogScreen(RlarkScreen):
     def _search_changed(self, event: FilterBar.Applied) -> None:
         self.view.set_search(event.matcher)
         if event.matcher.pattern is not None:
-            self.view.find(True)
+            self.view.find(True, include_current=True)
         self._update_status()
 
     @on(FilterBar.Applied, "#log-filter")
@@ -385,6 +386,22 @@ class LogScreen(RlarkScreen):
             return
         self.saved_path = path
         self.notify(f"Saved {len(lines)} lines (secrets redacted) to {path}")
+
+
+def abort_stream(stream) -> None:
+    """Close a follow stream so that a thread blocked reading it wakes up now.
+
+    Closing the response alone does not interrupt a blocking `recv` in another thread on Linux; shutting
+    the socket down does. The socket is reached through the urllib3 response LineStream wraps.
+    """
+    connection = getattr(getattr(stream, "_resp", None), "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    stream.close()
 
 
 def _target(pod: Pod, key: str, role: str) -> PodTarget:

@@ -141,23 +141,24 @@ class LogView(ScrollView, can_focus=True):
     def add_lines(self, lines: Iterable[LogLine]) -> None:
         """Append lines already stored in the buffer; evicted lines leave the view too."""
         at_end = self.follow
+        first = self.buffer.first_seq
         new_rows: list[tuple[LogLine, int]] = []
         for line in lines:
-            if line.notice or self.line_filter.matches(line.text):
+            if line.seq >= first and (line.notice or self.line_filter.matches(line.text)):
                 new_rows.extend(self._rows_for(line))
+        first_new = len(self._rows)
+        self._rows.extend(new_rows)
         evicted = self._evict()
         if not new_rows and not evicted:
             return
-        first_new = len(self._rows)
-        self._rows.extend(new_rows)
         self._update_virtual_size()
         if at_end:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
             self.refresh()
         elif evicted:
-            self.scroll_to(y=max(0, self.scroll_y - evicted), animate=False, immediate=True)
+            self.scroll_to(y=max(0, self.scroll_y - evicted), animate=False, immediate=True, force=True)
             self.refresh()
-        elif first_new < self.scroll_offset.y + self.size.height:
+        elif first_new - evicted < self.scroll_offset.y + self.size.height:
             self.refresh()
 
     def rebuild(self) -> None:
@@ -171,7 +172,7 @@ class LogView(ScrollView, can_focus=True):
                 self._rows.extend(self._rows_for(line))
         self._update_virtual_size()
         if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         elif anchor is not None:
             self._scroll_to_seq(anchor, center=False)
         self.refresh()
@@ -201,18 +202,20 @@ class LogView(ScrollView, can_focus=True):
             return
         self.follow = follow
         if follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         self.post_message(self.FollowChanged(follow))
 
     def set_search(self, matcher: Matcher) -> None:
+        """New search text; the next `find` continues from the current match or error line."""
         self.search = matcher
-        self.current_seq = None
         self._cache.clear()
         self.refresh()
 
     # ---- navigation ----------------------------------------------------------------------
-    def find(self, forward: bool) -> LogLine | None:
-        """Move to the next (or previous) line matching the search; None when nothing matches."""
+    def find(self, forward: bool, include_current: bool = False) -> LogLine | None:
+        """Move to the next (or previous) line matching the search, wrapping around; None if none matches.
+
+        `include_current` lets the current line match again (incremental search while typing)."""
         if self.search.pattern is None:
             return None
         lines = self.shown_lines
@@ -223,6 +226,8 @@ class LogView(ScrollView, can_focus=True):
             pivot = (top - 1 if forward else top) if top is not None else -1
         else:
             pivot = self.current_seq
+            if include_current:
+                pivot += -1 if forward else 1
         ordered = lines if forward else lines[::-1]
         start = next(
             (i for i, line in enumerate(ordered) if (line.seq > pivot if forward else line.seq < pivot)),
@@ -260,7 +265,7 @@ class LogView(ScrollView, can_focus=True):
         self.scroll_home(animate=False, immediate=True)
 
     def action_scroll_end_line(self) -> None:
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
 
     def on_mouse_scroll_up(self) -> None:
         self.set_follow(False)
@@ -269,6 +274,8 @@ class LogView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.wrap and self._wrap_width() != self._wrap_at:
             self.rebuild()
+        elif self.follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -348,5 +355,5 @@ class LogView(ScrollView, can_focus=True):
         for index, (line, _) in enumerate(self._rows):
             if line.seq >= seq:
                 target = index - (self.size.height // 2 if center else 0)
-                self.scroll_to(y=max(0, target), animate=False, immediate=True)
+                self.scroll_to(y=max(0, target), animate=False, immediate=True, force=True)
                 return

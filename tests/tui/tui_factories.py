@@ -27,7 +27,7 @@ def job_dict(name: str, *, phase: str = "Running", stopped: bool = False, displa
                 "containers": [{"name": "main", "image": "rlinf/rlinf@sha256:" + "a" * 64, "env": env,
                                 "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}},
         })
-    meta = {"name": name, "creationTimestamp": created, "resourceVersion": "1"}
+    meta = {"name": name, "resourceVersion": "1", **({"creationTimestamp": created} if created else {})}
     if display:
         meta["annotations"] = {"rlark.io/display-name": display}
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": meta,

@@ -1,0 +1,89 @@
+"""The log pane widget on its own: bounded buffer in the view, follow, wrap, filter, search, errors."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from rlark_tui.widgets.filter_bar import make_matcher
+from rlark_tui.widgets.log_pane import LogBuffer, LogView
+
+
+class LogApp(App):
+    CSS = "LogView { height: 1fr; }"
+
+    def __init__(self, capacity: int = 1000) -> None:
+        super().__init__()
+        self.buffer = LogBuffer(capacity)
+
+    def compose(self) -> ComposeResult:
+        yield LogView(self.buffer)
+
+    def write(self, *texts: str, source: str = "actor/job-actor-0", stamp: str = "") -> None:
+        view = self.query_one(LogView)
+        view.add_lines([self.buffer.append(source, stamp, text) for text in texts])
+
+
+def visible(app) -> list[str]:
+    view = app.query_one(LogView)
+    return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+
+
+async def test_follow_shows_the_tail_and_scrolling_up_stops_following():
+    app = LogApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        app.write(*[f"line {n}" for n in range(100)])
+        await pilot.pause()
+        view = app.query_one(LogView)
+        assert visible(app)[-1] == "[actor/job-actor-0] line 99"
+        await pilot.press("pageup")
+        assert view.follow is False
+        app.write("line 100")
+        await pilot.pause()
+        assert "[actor/job-actor-0] line 100" not in visible(app)
+        view.set_follow(True)
+        await pilot.pause()
+        assert visible(app)[-1] == "[actor/job-actor-0] line 100"
+
+
+async def test_view_drops_what_the_ring_buffer_evicts():
+    app = LogApp(capacity=50)
+    async with app.run_test(size=(80, 12)) as pilot:
+        app.write(*[f"line {n}" for n in range(120)])
+        await pilot.pause()
+        view = app.query_one(LogView)
+        shown = [line.text for line in view.shown_lines]
+        assert len(shown) == 50 and shown[0] == "line 70" and app.buffer.dropped == 70
+
+
+async def test_wrap_splits_long_lines_and_timestamps_toggle():
+    app = LogApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        app.write("x" * 100, stamp="2026-11-29T10:00:00.000000000Z")
+        view = app.query_one(LogView)
+        view.set_option(prefix=False)
+        await pilot.pause()
+        assert view.virtual_size.height == 1
+        view.set_option(wrap=True)
+        await pilot.pause()
+        assert view.virtual_size.height == 3
+        assert visible(app)[:3] == ["x" * 40, "x" * 40, "x" * 20]
+        view.set_option(wrap=False, timestamps=True)
+        await pilot.pause()
+        assert visible(app)[0].startswith("2026-11-29T10:00:00.000000000Z xxx")
+
+
+async def test_filter_search_and_first_error():
+    app = LogApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        app.write("start", "loading shard 1", "Traceback (most recent call last):", "loading shard 2",
+                  *[f"step {n}" for n in range(40)])
+        view = app.query_one(LogView)
+        await pilot.pause()
+        assert view.first_error().text == "Traceback (most recent call last):"
+        view.set_search(make_matcher("shard"))
+        assert view.find(True).text == "loading shard 2"
+        assert view.find(True).text == "loading shard 1"
+        assert view.find(False).text == "loading shard 2"
+        view.set_option(line_filter=make_matcher("^step 1\\d$"))
+        await pilot.pause()
+        assert [line.text for line in view.shown_lines] == [f"step {n}" for n in range(10, 20)]
