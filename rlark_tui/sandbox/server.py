@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -32,6 +33,8 @@ KUBE_VERSION = {
     "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23.6", "compiler": "gc", "platform": "linux/amd64",
 }
 CONTROL_FIELDS = {"metadata.name", "metadata.namespace"}
+BOOKMARK_SECONDS = 10.0
+log = logging.getLogger(__name__)
 DATA_NAMESPACES = ("default", "kube-system", "rlark-system")
 
 
@@ -114,6 +117,11 @@ class SandboxServer:
             return error_response(exc)
         except StoreError as exc:
             return respond(status_body(exc.code, exc.reason, exc.message, exc.details), exc.code)
+        except (web.HTTPException, asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception as exc:
+            log.exception("sandbox request %s %s failed", request.method, request.path)
+            return respond(status_body(500, "InternalError", f"sandbox internal error: {exc}"), 500)
 
     # ----- routing -----
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -377,7 +385,8 @@ class SandboxServer:
             return response
         table = _wants_table(request)
         include = request.query.get("includeObject", "Metadata")
-        started = time.monotonic()
+        bookmarks = _flag(request, "allowWatchBookmarks") and not table
+        started = last_sent = time.monotonic()
         try:
             while True:
                 elapsed = time.monotonic() - started
@@ -391,13 +400,20 @@ class SandboxServer:
                     if mode == "drop":
                         _drop(request)
                     break
+                caught_up = self.store.resource_version
                 event = await sub.next(timeout=0.25)
                 if event is None:
                     if sub.closed or request.transport is None or request.transport.is_closing():
                         break
-                    continue
-                obj = tables.table(rtype, [event.object], include=include) if table else event.object
-                line = json.dumps({"type": event.type, "object": obj}).encode() + b"\n"
+                    if not (bookmarks and time.monotonic() - last_sent >= BOOKMARK_SECONDS):
+                        continue
+                    obj = {"kind": rtype.kind, "apiVersion": rtype.api_version,
+                           "metadata": {"resourceVersion": str(caught_up)}}
+                    line = json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n"
+                else:
+                    obj = tables.table(rtype, [event.object], include=include) if table else event.object
+                    line = json.dumps({"type": event.type, "object": obj}).encode() + b"\n"
+                last_sent = time.monotonic()
                 try:
                     await response.write(line)
                 except (ConnectionError, RuntimeError):

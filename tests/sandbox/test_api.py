@@ -292,3 +292,16 @@ def test_table_for_kubectl(sandbox):
     tasks = raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/tasks?includeObject=Object",
                 headers={"Accept": accept}).json()
     assert [c["name"] for c in tasks["columnDefinitions"]] == ["Name", "Agent", "Phase", "Age"]
+
+
+def test_watch_bookmarks_when_allowed(sandbox, api, monkeypatch):
+    from rlark_tui.sandbox import server
+    monkeypatch.setattr(server, "BOOKMARK_SECONDS", 0.3)
+    rv = api.list_cluster_custom_object(GROUP, VERSION, "domains")["metadata"]["resourceVersion"]
+    events = list(watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "domains",
+                                       resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=1))
+    assert events and {e["type"] for e in events} == {"BOOKMARK"}
+    assert int(events[-1]["raw_object"]["metadata"]["resourceVersion"]) >= int(rv)
+    plain = list(watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "domains",
+                                      resource_version=rv, timeout_seconds=1))
+    assert plain == []
