@@ -20,6 +20,7 @@ from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.screens.nodes import PickerScreen
 from rlark_tui.widgets.workers import WorkersTree
 
 SIZE = (120, 40)
@@ -101,6 +102,12 @@ async def test_stop_start_delete_through_dialogs_update_the_list_live(access, ma
         await select(pilot, app, name)
         await wait_for(pilot, lambda: row_of(app, name)[5] == "0/1", what="1 expected Pod")
         await wait_for(pilot, lambda: app.index.job_pods(app.index.job(name)), what="the Pod CR")
+        await pilot.press("enter", "e")
+        assert isinstance(app.screen, JobDetailScreen)
+        events = app.screen.query_one("#events-text")
+        await wait_for(pilot, lambda: "h5-life-actor-0" in str(events.render()), what="Pending events")
+        assert "Task h5-life-actor (Pending)" in str(events.render())
+        await pilot.press("escape")
         await pilot.press("s")
         assert isinstance(app.screen, ConfirmScreen)
         assert "does NOT resume from a checkpoint" in str(app.screen.query_one("#confirm-body").render())
@@ -140,6 +147,14 @@ async def test_readonly_refuses_and_filter_and_help_work_on_the_sandbox(access, 
         assert isinstance(app.screen, HelpScreen)
         help_text = str(app.screen.query_one("#help-text").render())
         assert "Logs" in help_text and "Delete" not in help_text
+        await pilot.press("escape", "colon", *"ctx", "enter")
+        assert isinstance(app.screen, PickerScreen)
+        assert "rlark-sandbox" in app.screen.choices
+        await pilot.press("escape")
+        first = app.reconciler
+        await pilot.press("ctrl+r")
+        assert app.reconciler is not first
+        await wait_for(pilot, lambda: app.reconciler.snapshot.jobs.get(name), what="relisted Job")
 
 
 async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make_job, tmp_path, monkeypatch):
