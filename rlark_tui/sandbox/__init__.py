@@ -11,7 +11,9 @@ Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in
     sb.stop()
 
 State dir layout: `objects/` (store), `logs/` (container logs), `tls/` (CA + server cert), `token` (0600),
-`port` (the last port, reused on restart when free so kubeconfigs stay valid), `kubeconfig`.
+`port` (the last port, reused on restart when free so kubeconfigs stay valid), `kubeconfig`, and `pid` while
+a sandbox serves it: a second sandbox on the same state dir is refused (`running_pid(state_dir)` tells
+whether one is up).
 Seeds (`seed.py`) only fill an empty store. Agent hook: if `rlark_tui.sandbox.agent` is importable,
 `Agent(store, logs, state_dir, settings)` is created on the sandbox loop, `start()` is called after the
 server listens and `await stop()` on shutdown. `settings` is a dict: the `agent_settings` passed to
@@ -44,7 +46,7 @@ from rlark_tui.sandbox.server import SandboxServer
 from rlark_tui.sandbox.store import Store
 from rlark_tui.sandbox.tls import ensure_certificates, server_context
 
-__all__ = ["Sandbox", "default_state_dir"]
+__all__ = ["Sandbox", "default_state_dir", "running_pid"]
 
 
 def default_state_dir() -> Path:
@@ -61,6 +63,16 @@ def _read_token(path: Path) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(token)
     return token
+
+
+def running_pid(state_dir: Path | str) -> int | None:
+    """The pid of the live process serving `state_dir`, or None (no pid file, or its process is gone)."""
+    try:
+        pid = int((Path(state_dir) / "pid").read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
 
 
 def _port_free(port: int) -> bool:
@@ -119,6 +131,7 @@ class Sandbox:
         self._clusters: list[str] = []
         self._watcher: asyncio.Task | None = None
         self._token = ""
+        self._owns_pid = False
 
     def __repr__(self) -> str:
         return f"Sandbox(state_dir={str(self.state_dir)!r}, gateway={self.gateway!r})"
@@ -127,6 +140,11 @@ class Sandbox:
     async def _open(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        owner = running_pid(self.state_dir)
+        if owner is not None:
+            raise RlarkError(f"a sandbox (pid {owner}) already serves {self.state_dir}")
+        (self.state_dir / "pid").write_text(str(os.getpid()))
+        self._owns_pid = True
         self._token = _read_token(self.state_dir / "token")
         ensure_certificates(self.state_dir / "tls")
         self.store = Store(self.state_dir, history=self.history)
@@ -199,6 +217,9 @@ class Sandbox:
             if self._runner:
                 await self._runner.cleanup()
                 self._runner = None
+            if self._owns_pid:
+                (self.state_dir / "pid").unlink(missing_ok=True)
+                self._owns_pid = False
 
     # ----- foreground -----
     async def serve(self, ready: Callable[[Sandbox], None] | None = None) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import yaml
 from kubernetes import client, config
 
@@ -134,3 +135,17 @@ def test_agent_hook(tmp_path):
     assert sb.agent is None
     with Sandbox(tmp_path / "off", seed="none", agent=False) as sb:
         assert sb.agent is None
+
+
+def test_one_sandbox_per_state_dir(tmp_path):
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.sandbox import running_pid
+    assert running_pid(tmp_path) is None
+    with Sandbox(tmp_path, seed="none", agent=False):
+        assert running_pid(tmp_path) == os.getpid()
+        with pytest.raises(RlarkError) as err:
+            Sandbox(tmp_path, seed="none", agent=False).start()
+        assert str(err.value) == f"a sandbox (pid {os.getpid()}) already serves {tmp_path}"
+    assert running_pid(tmp_path) is None
+    with Sandbox(tmp_path, seed="none", agent=False) as again:
+        assert again.port
