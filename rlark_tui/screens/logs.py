@@ -256,6 +256,9 @@ class LogScreen(RlarkScreen):
 
     def _gateway_fallback(self, target: PodTarget, reason: str) -> None:
         """No data-plane context: read the gateway's last-1000-lines snapshot once, if one is configured."""
+        if not self.rlark.access.gateway:
+            self._notice(reason)
+            return
         try:
             pods = self.rlark.access.gateway_job_logs(self.job_name)
         except (ApiError, Unreachable) as exc:

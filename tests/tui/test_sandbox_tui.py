@@ -234,3 +234,43 @@ async def test_demo_ppo_workers_and_header_log(access):
         assert isinstance(app.screen, LogScreen)
         await wait_for(pilot, lambda: any(l.text == "RLINF_NODE_RANK: 0" for l in app.screen.view.shown_lines),
                        timeout=60, what="RLINF_NODE_RANK: 0 in the Header log")
+
+
+def control_plane_only(sandbox, tmp_path, gateway: bool):
+    """A kubeconfig with the sandbox's control-plane context alone: no data planes, gateway optional."""
+    import yaml
+
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    config["clusters"] = [c for c in config["clusters"] if c["name"] == sandbox.context]
+    config["contexts"] = [c for c in config["contexts"] if c["name"] == sandbox.context]
+    extension = config["contexts"][0]["context"]["extensions"][0]["extension"]
+    extension.pop("dataPlaneContexts", None)
+    if not gateway:
+        extension.pop("gateway", None)
+    path = tmp_path / f"kubeconfig-{'gateway' if gateway else 'bare'}"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return ClusterAccess.open(str(path), sandbox.context)
+
+
+@pytest.mark.parametrize("gateway", [True, False])
+async def test_log_pane_says_why_logs_are_unavailable_without_a_data_plane(sandbox, tmp_path, gateway):
+    access = control_plane_only(sandbox, tmp_path, gateway)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await select(pilot, app, "demo-ppo")
+            await wait_for(pilot, lambda: any(p.phase == "Running" for p in
+                                              app.index.job_pods(app.index.job("demo-ppo"))), what="a Running Pod")
+            await pilot.press("l")
+            view = app.screen.view
+            if gateway:
+                await wait_for(pilot, lambda: any("from the gateway" in l.text for l in view.shown_lines),
+                               what="the gateway notice")
+                assert any(not l.notice for l in view.shown_lines)
+            else:
+                await wait_for(pilot, lambda: any("no data-plane context or gateway configured" in l.text
+                                                  for l in view.shown_lines), what="the missing-source notice")
+            assert "data plane" not in app.screen.query_one("#status-header").summary()
+    finally:
+        access.close()
