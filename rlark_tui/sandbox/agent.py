@@ -14,6 +14,7 @@ import ipaddress
 import logging
 import shutil
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -76,6 +77,9 @@ class Agent:
         self._tasks: list[asyncio.Task] = []
         self._hosts: dict[str, str] = {}
         self._reaper = None
+        self._sub = None
+        self._synced: dict[str, tuple] = {}
+        self._statused: dict[str, tuple] = {}
 
     # ----- lifecycle -----
     def set_run_pods(self, run: bool) -> None:
@@ -97,7 +101,8 @@ class Agent:
 
     async def stop(self) -> None:
         """Stop every container this agent runs (whole process groups) and its loops."""
-        self._sub.close()
+        if self._sub is not None:
+            self._sub.close()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -125,41 +130,63 @@ class Agent:
             self._kick.set()
 
     async def _loop(self) -> None:
+        """One pass per burst of changes (and every `resync` seconds); a pass that took long spaces out the
+        next one by as much, so a busy store does not keep the loop busy."""
+        spent = 0.0
         while True:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), self.resync)
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(max(0.05, spent))
             self._kick.clear()
+            began = time.monotonic()
             try:
                 self.reconcile()
             except Exception:
                 log.exception("sandbox agent reconcile failed")
+            spent = time.monotonic() - began
 
     # ----- one pass -----
     def reconcile(self) -> None:
-        nodes, _ = self.store.list("nodes")
-        self._job_controller(nodes)
-        tasks, _ = self.store.list("tasks")
-        clusters = self.store.clusters()
+        """One level-triggered pass over the whole store (lists are re-read only after this pass wrote)."""
+        store = self.store
+        nodes, _ = store.list("nodes")
+        jobs, rv = store.list("jobs")
+        tasks, _ = store.list("tasks")
+        self._job_controller(nodes, jobs, tasks)
+        if store.resource_version != rv:
+            tasks, rv = store.list("tasks")
+        clusters = store.clusters()
         for cluster in clusters:
             self._cluster_agent(cluster, [n for n in nodes if dig(n, "metadata", "namespace") == cluster],
                                 [t for t in tasks if dig(t, "metadata", "namespace") == cluster], tasks)
-        pods_by_plane = {c: self.store.list("pods", DATA_NAMESPACE, plane=c)[0] for c in clusters}
+        pods_by_plane = {c: store.list("pods", DATA_NAMESPACE, plane=c)[0] for c in clusters}
         for cluster in clusters:
             self._write_hosts(cluster, tasks, pods_by_plane)
-        self._job_status()
-        self._domains()
+        if store.resource_version != rv:
+            jobs, _ = store.list("jobs")
+            tasks, _ = store.list("tasks")
+        self._job_status(jobs, tasks)
+        self._domains(pods_by_plane)
 
     # ----- Job controller (control plane) -----
-    def _job_controller(self, nodes: list[dict]) -> None:
-        jobs, _ = self.store.list("jobs")
-        tasks, _ = self.store.list("tasks")
+    def _job_controller(self, nodes: list[dict], jobs: list[dict], tasks: list[dict]) -> None:
         by_name: dict[str, list[dict]] = {}
+        by_job: dict[str, list[tuple]] = {}
         for task in tasks:
-            by_name.setdefault(task["metadata"]["name"], []).append(task)
+            meta = task["metadata"]
+            by_name.setdefault(meta["name"], []).append(task)
+            by_job.setdefault((meta.get("labels") or {}).get(keys.JOB_LABEL, ""), []).append(
+                (meta["name"], meta.get("namespace"), meta.get("resourceVersion")))
+        nodes_key = tuple(sorted((dig(n, "metadata", "namespace", default=""), dig(n, "metadata", "name", default=""),
+                                  tuple(sorted((dig(n, "metadata", "labels") or {}).items()))) for n in nodes))
         for job in jobs:
             if job["metadata"].get("deletionTimestamp") or dig(job, "status", "phase") in plan.TERMINAL_JOB_PHASES:
                 continue
+            name = job["metadata"]["name"]
+            key = (job["metadata"].get("resourceVersion"), nodes_key, tuple(sorted(by_job.get(name, []))))
+            if self._synced.get(name) == key:
+                continue                                # nothing this Job's Tasks depend on has changed
+            self._synced[name] = key
             for desired in plan.desired_tasks(job, nodes):
                 name, namespace = desired["metadata"]["name"], desired["metadata"]["namespace"]
                 current = [t for t in by_name.get(name, []) if t["metadata"].get("namespace") == namespace]
@@ -178,16 +205,21 @@ class Agent:
                     meta.pop("resourceVersion", None)
                     self._update("tasks", updated)
 
-    def _job_status(self) -> None:
-        jobs, _ = self.store.list("jobs")
-        tasks, _ = self.store.list("tasks")
+    def _job_status(self, jobs: list[dict], tasks: list[dict]) -> None:
+        by_job: dict[str, dict[str, tuple[str, str]]] = {}
+        for t in tasks:
+            owner = (t["metadata"].get("labels") or {}).get(keys.JOB_LABEL, "")
+            by_job.setdefault(owner, {})[t["metadata"]["name"]] = (
+                dig(t, "status", "phase", default="Pending"), dig(t, "status", "message", default=""))
         for job in jobs:
             if job["metadata"].get("deletionTimestamp"):
                 continue
             name = job["metadata"]["name"]
-            phases = {t["metadata"]["name"]: (dig(t, "status", "phase", default="Pending"),
-                                              dig(t, "status", "message", default=""))
-                      for t in tasks if t["metadata"].get("labels", {}).get(keys.JOB_LABEL) == name}
+            phases = by_job.get(name, {})
+            key = (job["metadata"].get("resourceVersion"), tuple(sorted(phases.items())))
+            if self._statused.get(name) == key:
+                continue
+            self._statused[name] = key
             status = plan.job_status(job, phases, now_iso())
             if status != job.get("status"):
                 self._set_status("jobs", name, "", ROOT, status)
@@ -217,7 +249,7 @@ class Agent:
         pods, _ = self.store.list("pods", DATA_NAMESPACE, plane=cluster)
         self._start_containers(cluster, managed, pods, all_tasks)
         self._node_usage(cluster, nodes, tasks, pods)
-        self._mirror_pods(cluster, managed, tasks, pods)
+        self._mirror_pods(cluster, managed, pods)
         self._task_status(cluster, managed, pods)
 
     def _finalize_task(self, cluster: str, task: dict, owned: list[dict]) -> None:
@@ -230,6 +262,8 @@ class Agent:
         if self.proxies is not None:
             self.proxies.unregister(cluster, service)
         if not owned and not any(key[0] == cluster and key[1].startswith(f"{name}-") for key in self._removing):
+            for mirror in self.store.list("pods", cluster, labels=f"{keys.TASK_NAME_LABEL}={name}")[0]:
+                self._delete("pods", mirror["metadata"]["name"], cluster)
             self._mutate("tasks", name, task["metadata"]["namespace"], ROOT, _drop_finalizer)
 
     def _sync_workload(self, cluster: str, task: dict, owned: list[dict]) -> None:
@@ -472,8 +506,11 @@ class Agent:
                 status.setdefault("phase", "Online")
                 self._set_status("nodes", name, cluster, ROOT, status)
 
-    def _mirror_pods(self, cluster: str, managed: dict[str, dict], tasks: list[dict], pods: list[dict]) -> None:
-        mirrors, _ = self.store.list("pods", cluster)
+    def _mirror_pods(self, cluster: str, managed: dict[str, dict], pods: list[dict]) -> None:
+        if not managed:
+            return
+        selector = f"{keys.TASK_NAME_LABEL} in ({','.join(sorted(managed))})"
+        mirrors, _ = self.store.list("pods", cluster, labels=selector)
         by_name = {m["metadata"]["name"]: m for m in mirrors}
         wanted = set()
         for pod in pods:
@@ -506,10 +543,8 @@ class Agent:
                     self._set_status("pods", uid, cluster, ROOT, status)
             elif current.get("status") != status:
                 self._set_status("pods", uid, cluster, ROOT, status)
-        existing = {t["metadata"]["name"] for t in tasks}
-        for name, mirror in by_name.items():
-            task_name = dig(mirror, "metadata", "labels", keys.TASK_NAME_LABEL, default="")
-            if name not in wanted and (task_name in managed or task_name not in existing):
+        for name in by_name:
+            if name not in wanted:
                 self._delete("pods", name, cluster)
 
     def _task_status(self, cluster: str, managed: dict[str, dict], pods: list[dict]) -> None:
@@ -565,18 +600,16 @@ class Agent:
             tmp.replace(path)
             self._hosts[cluster] = text
 
-    def _domains(self) -> None:
-        """Domain `status.ipAllocations`: one virtual IP of the Domain's CIDR per non-terminal Pod CR in it
+    def _domains(self, pods_by_plane: dict[str, list[dict]]) -> None:
+        """Domain `status.ipAllocations`: one virtual IP of the Domain's CIDR per non-terminal pod in it
         (display only: inside the sandbox every `<pod>.rlark-domain` name resolves to this host)."""
         domains, _ = self.store.list("domains")
-        if not domains:
-            return
-        mirrors, _ = self.store.list("pods", None)
         for domain in domains:
             name = domain["metadata"]["name"]
-            members = sorted(f"{m['metadata']['namespace']}/{DATA_NAMESPACE}/{dig(m, 'spec', 'podName')}"
-                             for m in mirrors if dig(m, "spec", "domain") == name
-                             and dig(m, "status", "phase") not in ("Succeeded", "Failed"))
+            members = sorted(f"{cluster}/{DATA_NAMESPACE}/{pod['metadata']['name']}"
+                             for cluster, pods in pods_by_plane.items() for pod in pods
+                             if dig(pod, "metadata", "annotations", plan.MANAGEMENT_DOMAIN_ANNOTATION) == name
+                             and dig(pod, "status", "phase") not in ("Succeeded", "Failed"))
             allocations = [{"ip": ip, "job": "", "task": "", "pod": pod}
                            for pod, ip in zip(members, _virtual_ips(dig(domain, "spec", "cidr", default="")))]
             status = dict(domain.get("status") or {})
