@@ -380,7 +380,11 @@ class ClusterAccess:
         except Unreachable as exc:
             return unavailable(job, str(exc))
         if dashboard is None:
-            cluster = self._head_cluster(job) or "unknown"
+            if job.head_task is None:
+                return unavailable(job, "ray: the Job has no Header role, so no Ray head")
+            cluster = self._head_cluster(job)
+            if cluster is None:
+                return unavailable(job, f"ray: Task {job.head_task_name} does not exist yet")
             return unavailable(job, f"ray: no data-plane context or dashboard URL configured for cluster "
                                     f"{cluster} — see `rlark config`")
         return dashboard.status(expected=job.total_nodes)

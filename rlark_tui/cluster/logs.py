@@ -202,6 +202,7 @@ class JobLogs:
         resume = self.resume.setdefault(target.key, Resume())
         fresh = resume.last is None
         backoff = Backoff()
+        last_refusal = ""
         while not self.stop.is_set():
             try:
                 stream = self.access.pod_log(
@@ -211,7 +212,15 @@ class JobLogs:
                     since_time=resume.since(), read_timeout=None)
             except NotFound:
                 return
-            except (ApiError, Unreachable) as exc:
+            except ApiError as exc:
+                if exc.status == 400 and str(exc) != last_refusal:
+                    last_refusal = str(exc)
+                    on_notice(Notice(f"-- [{target.source}] {exc}; retrying"))
+                elif exc.status != 400:
+                    on_notice(Notice(f"-- stream interrupted: [{target.source}] {exc}; reconnecting"))
+                self.stop.wait(backoff.next())
+                continue
+            except Unreachable as exc:
                 on_notice(Notice(f"-- stream interrupted: [{target.source}] {exc}; reconnecting"))
                 self.stop.wait(backoff.next())
                 continue

@@ -57,7 +57,7 @@ def run(verb: str, args: argparse.Namespace) -> int:
         _confirm(verb, args.job)
     message = getattr(actions, verb)(args.job)
     print(message)
-    if not args.wait or "nothing to start" in message or "already stopped" in message:
+    if not args.wait:
         return 0
     if verb == "delete":
         result = actions.wait_deleted(args.job, args.timeout)
