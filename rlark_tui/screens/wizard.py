@@ -100,6 +100,7 @@ class WizardScreen(RlarkScreen):
         self.local_errors: dict[str, str] = {}
         self.findings: list[Finding] = []
         self.result = None
+        self.preview_yaml = ""
         self.storage_classes: dict[str, list[str]] | None = None
         self.ssh_keys: list[tuple[str, str]] = []
         self.gateway_note = "gateway: loading…"
@@ -283,19 +284,24 @@ class WizardScreen(RlarkScreen):
             widget.text = value
 
     async def _rebuild_roles(self) -> None:
-        """The role rows of step 1 (rebuilt when roles are added, removed or replaced by a preset)."""
+        """The role rows of step 1: rebuilt when the number of roles changes, otherwise refilled in place."""
         container = self.query_one("#w-roles", Vertical)
-        await container.remove_children()
-        rows = []
+        if self._roles_shown != len(self.draft.roles):
+            await container.remove_children()
+            rows = []
+            for index in range(len(self.draft.roles)):
+                rows.append(Horizontal(
+                    Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name"),
+                    Static("", id=f"task-{index}", classes="wizard-task", markup=False),
+                    Button("Remove", id=f"remove-role-{index}", classes="wizard-remove"),
+                    Static("", id=f"m-role-name-{index}", classes="wizard-msg", markup=False),
+                    classes="wizard-field wizard-role-row"))
+            await container.mount_all(rows)
+            self._roles_shown = len(self.draft.roles)
+            self._shown = {k: v for k, v in self._shown.items() if not str(k).startswith("m-role-name-")}
         for index, role in enumerate(self.draft.roles):
-            rows.append(Horizontal(
-                Input(role.name, placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name"),
-                Static(self._task_label(role), id=f"task-{index}", classes="wizard-task", markup=False),
-                Button("Remove", id=f"remove-role-{index}", classes="wizard-remove"),
-                Static("", id=f"m-role-name-{index}", classes="wizard-msg", markup=False),
-                classes="wizard-field wizard-role-row"))
-        await container.mount_all(rows)
-        self._roles_shown = len(self.draft.roles)
+            self._set_input(f"#w-role-name-{index}", role.name)
+            self.query_one(f"#task-{index}", Static).update(self._task_label(role))
         self.role_index = min(self.role_index, max(len(self.draft.roles) - 1, 0))
         self._fill_role_choices()
 
@@ -705,8 +711,8 @@ class WizardScreen(RlarkScreen):
     def _show_preview(self) -> None:
         manifest = redact_object(self.result.manifest)
         masked = manifest != self.result.manifest
-        self.query_one("#w-yaml", Static).update(Syntax(dump_yaml(manifest), "yaml", theme="ansi_dark",
-                                                        word_wrap=True))
+        self.preview_yaml = dump_yaml(manifest)
+        self.query_one("#w-yaml", Static).update(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True))
         errors = sum(f.level == "error" for f in self.findings)
         note = " Secret-looking values are masked here." if masked else ""
         self.query_one("#w-yaml-title", Static).update(

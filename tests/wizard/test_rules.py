@@ -61,9 +61,12 @@ async def test_each_rule_blocks_next_with_the_reason_beside_its_field(access):
         for rule, change, step, role, key, text in CASES:
             await screen.load(change(base_draft("wiz-rules")))
             await settle(pilot)
-            for _ in range(3):
+            while True:
+                before = screen.step
                 await pilot.press("ctrl+n")
-                await settle(pilot, 2)
+                await settle(pilot, 1)
+                if screen.step == before:
+                    break
             assert screen.step == step, f"{rule}: Next went on to step {screen.step}"
             assert str(screen.query_one("#wizard-title").render()).startswith(f"Step {step}/4"), rule
             if role is not None:
