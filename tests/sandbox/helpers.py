@@ -1,4 +1,6 @@
-"""Test helpers: raw HTTPS requests to a sandbox (verified against its CA) and kubernetes API objects."""
+"""Test helpers: raw HTTPS requests to a sandbox (verified against its CA) and kubernetes API objects.
+Requests carry the sandbox's bearer token unless a test asks for none or a wrong one.
+"""
 
 from __future__ import annotations
 

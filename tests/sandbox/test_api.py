@@ -1,4 +1,6 @@
-"""The control plane over real HTTPS with the real kubernetes client: CRUD, errors, selectors, status, watch."""
+"""The control plane over real HTTPS with the real kubernetes client: CRUD, errors, selectors, status, watch.
+Runs on the agent-less sandbox so status, generation and watch streams are exactly what the API did.
+"""
 
 from __future__ import annotations
 

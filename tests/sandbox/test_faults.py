@@ -1,4 +1,6 @@
-"""Fault switches: forced status codes, delays, closed and expired watches, outages, cut log streams."""
+"""Fault switches: forced status codes, delays, closed and expired watches, outages, cut log streams.
+Each test clears the switches it set; the store, logs and HTTPS path are the real ones.
+"""
 
 from __future__ import annotations
 
@@ -44,10 +46,9 @@ def test_forced_status(faults, api, code, reason):
 
 
 def test_admin_route(sandbox, faults, api):
-    assert raw(sandbox, "POST", "/_sandbox/faults", {"op": "fail", "args": {"code": 500, "verb": "list",
-                                                                            "resource": "nodes"}}, token=None).status == 401
-    set_reply = raw(sandbox, "POST", "/_sandbox/faults",
-                    {"op": "fail", "args": {"code": 500, "verb": "list", "resource": "nodes"}})
+    request = {"op": "fail", "args": {"code": 500, "verb": "list", "resource": "nodes"}}
+    assert raw(sandbox, "POST", "/_sandbox/faults", request, token=None).status == 401
+    set_reply = raw(sandbox, "POST", "/_sandbox/faults", request)
     assert set_reply.status == 200 and set_reply.json()["fail"][0]["code"] == 500
     with pytest.raises(ApiException) as err:
         api.list_cluster_custom_object(GROUP, VERSION, "nodes")

@@ -1,4 +1,6 @@
-"""Gateway routes with the platform's semantics: job logs, SSH user keys, storage classes, clusters, CRD routes."""
+"""Gateway routes with the platform's semantics: job logs, SSH user keys, storage classes, clusters, CRD routes.
+Pod CRs, Tasks and logs are seeded through the store and the log storage, as the agent writes them.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Real kubectl v1.32 against the sandbox: get, apply (create, change, unchanged), patch, delete, get -w, errors."""
+"""Real kubectl v1.32 against the sandbox: get, apply (create, change, unchanged), patch, delete, get -w, errors.
+Each runner has its own discovery cache and HOME; only KUBECONFIG points it at the sandbox.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The sandbox's own structural schema agrees with the real CRDs (../shared/spec/crds) on RLark's fields."""
+"""The sandbox's own structural schema agrees with the real CRDs (../shared/spec/crds) on RLark's fields.
+Types, formats, required fields, list-map keys and property sets are compared path by path.
+"""
 
 from __future__ import annotations
 
