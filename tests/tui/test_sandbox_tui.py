@@ -274,3 +274,26 @@ async def test_log_pane_says_why_logs_are_unavailable_without_a_data_plane(sandb
             assert "data plane" not in app.screen.query_one("#status-header").summary()
     finally:
         access.close()
+
+
+async def test_dropped_log_stream_reconnects_without_duplicates_or_gaps(access, make_job, faults):
+    ticks = "for i in $(seq 1 150); do echo tick $i; sleep 0.2; done"
+    name = make_job(manifest("h5-cut", "registry.example.com/rlinf:no-ray", "edge-b1", ticks))
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, name)
+        await wait_for(pilot, lambda: any(p.phase == "Running" for p in app.index.job_pods(app.index.job(name))),
+                       what="a Running Pod")
+        await pilot.pause(1.5)
+        faults.cut_logs(after_lines=3, times=1)
+        await pilot.press("l")
+        view = app.screen.view
+        await wait_for(pilot, lambda: any("dropped" in l.text and "reconnecting" in l.text
+                                          for l in view.shown_lines), what="the dropped-stream notice")
+
+        def ticks_seen() -> list[int]:
+            return [int(l.text.split()[1]) for l in view.shown_lines if l.text.startswith("tick ")]
+
+        await wait_for(pilot, lambda: len(ticks_seen()) >= 20, what="ticks after the reconnect")
+        seen = ticks_seen()
+        assert seen == list(range(1, len(seen) + 1)), seen
