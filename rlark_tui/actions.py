@@ -43,10 +43,6 @@ class Refused(RlarkError):
     """The platform would ignore this action (e.g. stop/start of a finished Job)."""
 
 
-class WaitTimeout(RlarkError):
-    """--wait gave up."""
-
-
 def canonical_spec(spec: dict) -> str:
     """The spec as compact JSON with sorted keys: the text the sha256 covers."""
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

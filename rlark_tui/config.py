@@ -48,7 +48,8 @@ def state_dir() -> Path:
 
 @dataclass(frozen=True)
 class RlarkConfig:
-    """What the config file says; every field is optional."""
+    """What the config file says; every field is optional. `ray_token` is never printed (`rlark config` says
+    only whether it is set)."""
 
     path: Path
     exists: bool = False
@@ -56,14 +57,6 @@ class RlarkConfig:
     clusters: dict[str, str] = field(default_factory=dict)
     ray_token: str | None = None
     ray_urls: dict[str, str] = field(default_factory=dict)
-
-    def shown(self) -> dict:
-        """The config as `rlark config` prints it: the token is never shown."""
-        return {
-            "gateway": self.gateway,
-            "clusters": dict(self.clusters),
-            "ray": {"token": "***" if self.ray_token else None, "urls": dict(self.ray_urls)},
-        }
 
 
 def load_config(path: Path | None = None) -> RlarkConfig:

@@ -11,7 +11,7 @@ import sys
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import kind_named
-from rlark_tui.cluster.output import render_objects, render_table
+from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 
 EXIT_CODES = """exit codes:
   0  printed (an empty list prints "No resources found" on stderr)
@@ -29,7 +29,7 @@ def register(subparsers, parents) -> None:
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
     parser.add_argument("-n", "--namespace", metavar="NS", help="namespace of tasks, pods or nodes")
     parser.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector, e.g. rlinf.io/job=demo")
-    parser.add_argument("-o", "--output", default="table", choices=("table", "wide", "json", "yaml", "name"),
+    parser.add_argument("-o", "--output", default="table", choices=FORMATS,
                         help="output format (default: table)")
     parser.set_defaults(handler=run)
 
