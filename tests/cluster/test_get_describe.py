@@ -99,3 +99,18 @@ def test_describe_job_shows_roles_pods_restarts_and_masks_secrets(rl, sb):
 def test_describe_missing_job_is_one_line(rl):
     result = rl("describe", "job", "ghost")
     assert result.code == 1 and result.err == 'error: not found (404): jobs "ghost"\n'
+
+
+def test_describe_pending_task_shows_events_and_pull_progress(rl, sb):
+    seed_running_job(sb, "desc-pending", ROLES, phase="Pending")
+    sb.store.mutate("tasks", "desc-pending-env", lambda task: {**task, "status": {
+        "phase": "Pending",
+        "pullProgress": [{"image": "registry.example/rlinf", "downloaded": "1.2GB", "total": "4.0GB",
+                          "status": "Downloading"}],
+        "events": [{"type": "Warning", "reason": "FailedScheduling", "message": "0/2 nodes are available",
+                    "count": 3}]}}, namespace="rlark-edge-b")
+    text = rl("describe", "job", "desc-pending").out
+    env_section = text.split("  env: ", 1)[1].split("Pods:", 1)[0]
+    assert "    Pulling:        registry.example/rlinf 1.2GB/4.0GB Downloading" in env_section
+    assert "    Event:          Warning FailedScheduling: 0/2 nodes are available (x3)" in env_section
+    assert "Pulling:" not in text.split("  env: ", 1)[0]

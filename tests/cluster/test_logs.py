@@ -150,3 +150,12 @@ def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, 
         "before 1", "same line", "same line", "same line", "after restart", "later"]]
     assert "-- stream interrupted: " in captured.err and "; reconnecting" in captured.err
     assert "Traceback" not in captured.err
+
+
+def test_logs_since_keeps_only_recent_lines(rl, sb, job):
+    from datetime import datetime, timezone
+    name, pods = job
+    write_log(sb, *pods["env"], ["fresh line"], when=datetime.now(timezone.utc))
+    result = rl("logs", name, "--since", "10m")
+    assert result.code == 0, result.err
+    assert result.out == f"[env/{name}-env-0] fresh line\n"
