@@ -252,7 +252,10 @@ class Reconciler:
                 if raw is None or now - last.get(name, 0.0) < self.ray_interval:
                     continue
                 last[name] = now
-                status = await asyncio.to_thread(self.access.ray_status, Job(raw))
+                job = Job(raw)
+                head = next((key.partition("/")[0] for key in self._objects[TASKS.plural]
+                             if key.partition("/")[2] == job.head_task_name), None)
+                status = await asyncio.to_thread(self.access.ray_status, job, head)
                 if name in self._ray_watched:
                     self._wake(("ray", name, status))
             await asyncio.sleep(0.5)

@@ -352,8 +352,11 @@ class ClusterAccess:
 
     # -- Ray ----------------------------------------------------------------------------------------------
 
-    def ray_dashboard(self, job: Job):
-        """The Ray dashboard of a Job: a configured URL, else the head Service proxy of the head's data plane."""
+    def ray_dashboard(self, job: Job, head_cluster: str | None = None):
+        """The Ray dashboard of a Job: a configured URL, else the head Service proxy of the head's data plane.
+
+        `head_cluster` (the Header Task's namespace) saves a Task lookup when the caller already knows it.
+        """
         from rlark_tui.raydash.client import RayDashboard
         token = self.config.ray_token
         url = self.config.ray_urls.get(job.name)
@@ -362,7 +365,7 @@ class ClusterAccess:
         head = job.head_task
         if head is None:
             return None
-        cluster = self._head_cluster(job)
+        cluster = head_cluster or self._head_cluster(job)
         plane = self.data_plane(cluster) if cluster else None
         if plane is None:
             return None
@@ -372,17 +375,17 @@ class ClusterAccess:
         return RayDashboard(plane.sibling(base, f"Ray dashboard of {job.name} (via {cluster})"), token,
                             via_proxy=True)
 
-    def ray_status(self, job: Job) -> dict:
+    def ray_status(self, job: Job, head_cluster: str | None = None) -> dict:
         """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed."""
         from rlark_tui.raydash.client import unavailable
         try:
-            dashboard = self.ray_dashboard(job)
+            dashboard = self.ray_dashboard(job, head_cluster)
         except Unreachable as exc:
             return unavailable(job, str(exc))
         if dashboard is None:
             if job.head_task is None:
                 return unavailable(job, "ray: the Job has no Header role, so no Ray head")
-            cluster = self._head_cluster(job)
+            cluster = head_cluster or self._head_cluster(job)
             if cluster is None:
                 return unavailable(job, f"ray: Task {job.head_task_name} does not exist yet")
             return unavailable(job, f"ray: no data-plane context or dashboard URL configured for cluster "

@@ -98,3 +98,29 @@ async def test_watched_job_gets_ray_status_or_a_reason(running):
     assert status["error"]
     assert reconciler.snapshot.sources["ray demo-ppo"].status == "disconnected"
     reconciler.unwatch_ray("demo-ppo")
+
+
+async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(running, sb):
+    from tests.cluster.ray_fake import FakeRayDashboard
+    from tests.cluster.seeding import seed_running_job
+    reconciler, _ = running
+    seed_running_job(sb, "rec-ray", ROLES)
+    fake = FakeRayDashboard(alive=2, dead=1).start()
+    sb.proxies.register("rlark-gpu-a", "rec-ray-actor-ray-head", 8265, fake.url)
+    try:
+        await until(lambda: "rlark-gpu-a/rec-ray-actor" in reconciler.snapshot.tasks)
+        reconciler.watch_ray("rec-ray")
+        await until(lambda: (reconciler.snapshot.ray.get("rec-ray") or {}).get("alive_nodes") == 2)
+        assert reconciler.snapshot.sources["ray rec-ray"].status == "connected"
+        started = len(fake.requests)
+        await asyncio.sleep(5)
+        polls = sum(1 for path, _ in fake.requests[started:] if path.startswith("/api/v0/nodes"))
+        assert 1 <= polls <= 3
+        reconciler.unwatch_ray("rec-ray")
+        await asyncio.sleep(2.5)
+        settled = len(fake.requests)
+        await asyncio.sleep(2.5)
+        assert len(fake.requests) == settled
+    finally:
+        sb.proxies.unregister("rlark-gpu-a", "rec-ray-actor-ray-head")
+        fake.stop()
