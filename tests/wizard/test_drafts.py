@@ -1,0 +1,166 @@
+"""Draft files: the autosave survives killing the app mid-wizard and is offered again; import (ctrl+o) and
+export (ctrl+s) use the `rlark draft render` format; scripts open in $EDITOR; writes are atomic and private.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+from dataclasses import replace
+
+import pytest
+
+from rlark_tui.commands.draft import write_rendered
+from rlark_tui.drafts import DraftStore, export_draft, import_draft
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.model.draft import load_draft
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.wizard import WizardScreen, edit_externally
+from rlark_tui.widgets.wizard_dialogs import PathScreen
+from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle, until
+
+
+async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, state):
+    app = new_app(access)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_wizard(pilot)
+        await pilot.press(*"wiz-restore")
+        screen.query_one("#w-header").value = 1
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen.query_one("#w-cluster").value = "rlark-gpu-a"
+        await pilot.press("tab")
+        await settle(pilot)
+        assert focused_id(app) == "w-selector"
+        await pilot.press(*"kubernetes.io/hostname=gpu-a3")
+        await settle(pilot)
+    # the app is gone without closing the wizard (as after a crash): only the autosave remains
+    saved = state / "drafts" / "wizard-autosave.yaml"
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert [p.name for p in saved.parent.iterdir()] == ["wizard-autosave.yaml"]
+
+    app = new_app(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.index is not None and app.index.nodes, what="the first snapshot")
+        screen = WizardScreen()
+        await app.push_screen(screen)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the resume offer")
+        body = str(app.screen.query_one("#confirm-body").render())
+        assert "wiz-restore · rl · roles: Actor, Rollout, Environment · step 2 of 4" in body
+        await pilot.press("y")
+        await until(pilot, lambda: screen.draft.name == "wiz-restore", what="the restored draft")
+        await settle(pilot)
+        assert screen.step == 2
+        assert screen.draft.header == "Rollout"
+        assert screen.query_one("#w-selector").value == "kubernetes.io/hostname=gpu-a3"
+        assert screen.draft.roles[0].selector == {"kubernetes.io/hostname": "gpu-a3"}
+        assert "Replicas (read-only) = matched Nodes: 1" in str(screen.query_one("#w-match-summary").render())
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        assert screen.query_one("#w-name").value == "wiz-restore"
+
+
+async def test_declining_the_offer_starts_a_new_draft(access, state):
+    DraftStore().save(base_draft("wiz-old"), 3)
+    app = new_app(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.index is not None and app.index.nodes, what="the first snapshot")
+        screen = WizardScreen()
+        await app.push_screen(screen)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the resume offer")
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.screen is screen and screen.step == 1 and screen.draft.name == ""
+        assert "required: the Job name" in message(screen, "name")
+
+
+async def test_export_and_import_use_the_draft_render_format(access, state, tmp_path):
+    path = tmp_path / "exported.yaml"
+    app = new_app(access)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_wizard(pilot, base_draft("wiz-export"))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the export prompt")
+        await pilot.press("ctrl+u", *str(path), "enter")
+        await until(pilot, path.exists, what="the exported file")
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        out, err = io.StringIO(), io.StringIO()
+        assert write_rendered(path.read_text(), access.nodes(), stdout=out, stderr=err) == 0, err.getvalue()
+
+        edited = path.read_text().replace("wiz-export", "wiz-imported")
+        path.write_text(edited)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
+        await pilot.press("ctrl+u", *str(path), "enter")
+        await until(pilot, lambda: screen.draft.name == "wiz-imported", what="the imported draft")
+        await settle(pilot)
+        assert screen.query_one("#w-name").value == "wiz-imported"
+        assert screen.draft == load_draft(edited)[0]
+
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
+        await pilot.press("ctrl+u", *str(tmp_path / "missing.yaml"), "enter")
+        await until(pilot, lambda: any("no such file" in n.message for n in app._notifications),
+                    what="the import error")
+        assert screen.draft.name == "wiz-imported"
+
+
+async def test_f4_on_a_headless_terminal_says_to_edit_inline(access, state):
+    app = new_app(access)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_wizard(pilot, base_draft("wiz-editor"))
+        await screen.load(screen.draft, step=3)
+        screen.query_one("#w-runScript").focus()
+        await pilot.press("f4")
+        await settle(pilot)
+        assert any("cannot hand over to $EDITOR" in n.message for n in app._notifications)
+        await pilot.press("end", *" --steps 5")
+        await settle(pilot)
+        assert screen.draft.run_script == "cd /workspace && python train.py --steps 5"
+
+
+def test_edit_externally_returns_what_the_editor_saved(tmp_path):
+    editor = tmp_path / "fake-editor"
+    editor.write_text(f"#!{sys.executable}\nimport sys\np = sys.argv[1]\n"
+                      "open(p, 'a').write('\\npython train.py\\n')\n")
+    editor.chmod(0o700)
+    assert edit_externally("cd /workspace", str(editor)) == "cd /workspace\npython train.py\n"
+    failing = tmp_path / "failing-editor"
+    failing.write_text("#!/bin/sh\nexit 3\n")
+    failing.chmod(0o700)
+    with pytest.raises(RlarkError, match="exited with code 3"):
+        edit_externally("x", str(failing))
+    with pytest.raises(RlarkError, match="not found"):
+        edit_externally("x", str(tmp_path / "no-editor"))
+
+
+def test_store_round_trip_atomic_and_private(tmp_path):
+    store = DraftStore(tmp_path)
+    assert store.load() is None
+    draft = base_draft("wiz-store")
+    store.save(draft, 3)
+    saved = store.load()
+    assert saved.draft == draft and saved.step == 3 and not saved.findings
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
+    store.save(replace(draft, name="wiz-store-2"), 1)
+    assert store.load().draft.name == "wiz-store-2"
+    assert sorted(os.listdir(store.path.parent)) == ["wizard-autosave.yaml"]
+    store.clear()
+    assert store.load() is None
+    store.path.write_text("name: [unclosed")
+    with pytest.raises(UsageError, match="not valid YAML"):
+        store.load()
+
+
+def test_import_errors_are_one_line(tmp_path):
+    with pytest.raises(UsageError, match="is a directory"):
+        import_draft(tmp_path)
+    with pytest.raises(UsageError, match="no such file"):
+        import_draft(tmp_path / "nope.yaml")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match=r"export to .*file/x.yaml"):
+        export_draft(tmp_path / "file" / "x.yaml", base_draft())
