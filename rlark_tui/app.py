@@ -6,7 +6,6 @@ palette, and the one path from a key to a mutation: confirm dialog → rlark_tui
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable
 from functools import partial
@@ -22,6 +21,7 @@ from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.confirm import ConfirmScreen, consequences
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
@@ -33,7 +33,6 @@ from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.snapshot import Snapshot
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
-CHECK_SCREEN_MODULE = "rlark_tui.screens.check"
 RESTART_POLL_SECONDS = 3.0
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
@@ -201,11 +200,7 @@ class RlarkApp(App[int]):
         self.push_screen(LogScreen(name, scope))
 
     def open_check(self, name: str) -> None:
-        if importlib.util.find_spec(CHECK_SCREEN_MODULE) is None:
-            self.notify("run check not available yet", severity="warning")
-            return
-        module = importlib.import_module(CHECK_SCREEN_MODULE)
-        self.push_screen(module.CheckScreen(name))
+        self.push_screen(CheckScreen(name))
 
     def show_help(self, screen) -> None:
         """`?`: the keys live on `screen` (its own first, then the focused widget's), one line per action."""

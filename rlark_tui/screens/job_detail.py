@@ -6,8 +6,6 @@ the Job's dashboard while the screen is open.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import yaml
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,7 +17,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import SnapshotIndex, age, expected_pods, role_rows, ssh_fingerprint
+from rlark_tui.screens.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
 from rlark_tui.widgets.workers import WorkersTree
 
 TABS = ("overview", "workers", "events", "yaml", "ray")
@@ -66,6 +64,8 @@ class JobDetailScreen(RlarkScreen):
         self.crumb = f"Jobs › {job_name}"
         self.yaml_text = ""
         self._yaml_version: str | None = None
+        self._rendered: tuple | None = None
+        """Versions of everything last rendered; an unrelated snapshot change skips the work."""
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="job-summary", markup=False)
@@ -109,15 +109,22 @@ class JobDetailScreen(RlarkScreen):
             summary.add_class("-gone")
             return
         summary.remove_class("-gone")
-        now = datetime.now(timezone.utc)
+        tasks = index.tasks_by_job.get(job.name, [])
+        pods = index.job_pods(job)
+        ray = index.snapshot.ray.get(job.name) or {}
+        restarts = self.rlark.restart_counts(job.name)
+        version = (job.resource_version, tuple(t.resource_version for t in tasks),
+                   tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()))
+        if version == self._rendered:
+            return
+        self._rendered = version
         rows = role_rows(index, job)
         running = sum(row.running for row in rows)
         summary.update(
             f"{job.name}" + (f" ({job.display_name})" if job.display_name else "")
             + f" · {job.job_type} · {job.shown_status} · Pods {running} running / {expected_pods(index, job)} expected"
-            + f" · created {job.creation_timestamp or '—'}" + (f" ({age(job.creation_timestamp, now)} ago)"
-                                                                 if job.creation_timestamp else ""))
-        self.query_one(WorkersTree).sync(rows, self.rlark.restart_counts(job.name))
+            + f" · created {job.creation_timestamp or '—'}")
+        self.query_one(WorkersTree).sync(rows, restarts)
         self._render_overview(index, job)
         self._render_events(index, job)
         self._render_yaml(job)
