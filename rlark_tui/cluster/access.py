@@ -313,6 +313,11 @@ class ClusterAccess:
                             Request("logs", "pods", pod, namespace, plane.source), query,
                             read_timeout=read_timeout, whole_lines=True)
 
+    def stream_logs(self, job: str, **options):
+        """Async iterator of a Job's log lines and notices (see cluster.logs.stream_logs for the options)."""
+        from rlark_tui.cluster.logs import stream_logs
+        return stream_logs(self, job, **options)
+
     # -- gateway ------------------------------------------------------------------------------------------
 
     def gateway_job_logs(self, job: str) -> list[dict]:
@@ -375,9 +380,13 @@ class ClusterAccess:
         return RayDashboard(plane.sibling(base, f"Ray dashboard of {job.name} (via {cluster})"), token,
                             via_proxy=True)
 
-    def ray_status(self, job: Job, head_cluster: str | None = None) -> dict:
-        """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed."""
+    def ray_status(self, job: Job | dict | str, head_cluster: str | None = None) -> dict:
+        """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed.
+
+        `job` is a Job view, a Job dict or a Job name (then it is read first).
+        """
         from rlark_tui.raydash.client import unavailable
+        job = self.job(job) if isinstance(job, str) else (Job(job) if isinstance(job, dict) else job)
         try:
             dashboard = self.ray_dashboard(job, head_cluster)
         except Unreachable as exc:

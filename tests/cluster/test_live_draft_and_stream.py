@@ -88,5 +88,5 @@ async def test_stream_logs_backlog_then_live_lines_then_end(sb, env):
 async def test_stream_logs_without_pods_says_so(sb, env):
     seed_running_job(sb, "stream-2", [])
     access = ClusterAccess.open(str(sb.kubeconfig))
-    items = [item async for item in stream_logs(access, "stream-2", follow=False)]
+    items = [item async for item in access.stream_logs("stream-2", follow=False)]
     assert items == [Notice("No Pod details yet — waiting for task sync")]

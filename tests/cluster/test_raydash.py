@@ -84,7 +84,7 @@ def test_configured_url_wins_over_the_proxy(rl, sb, env, dashboard):
     seed_running_job(sb, "ray-url", ROLES)
     (env / "config.yaml").write_text(f"ray:\n  urls:\n    ray-url: {dashboard.url}\n")
     access = ClusterAccess.open(str(sb.kubeconfig))
-    status = access.ray_status(Job(sb.store.get("jobs", "ray-url")))
+    status = access.ray_status("ray-url")
     assert status["alive_nodes"] == 2 and status["source"] == "Ray dashboard of ray-url"
     ray = rl("describe", "job", "ray-url").out.split("Ray:\n", 1)[1].splitlines()
     assert ray == ["  alive nodes 2 / expected 2  (Ray dashboard of ray-url)", "  ray job probe-job-1: RUNNING"]
