@@ -156,8 +156,12 @@ def format_env(env: Mapping[str, str]) -> str:
     return "\n".join(f"{name}={value}" for name, value in env.items())
 
 
+EMPTY = '""'
+_EMPTY_WORD = {EMPTY: "", "''": ""}
+
+
 def parse_mounts(text: str) -> tuple[Mount, ...]:
-    """One mount per line: `host <host dir> <target>` or `storage <storage class> <target>`."""
+    """One mount per line: `host <host dir> <target>` or `storage <storage class> <target>` (`""` = empty)."""
     mounts = []
     for number, line in enumerate(text.splitlines(), start=1):
         words = line.split()
@@ -166,6 +170,7 @@ def parse_mounts(text: str) -> tuple[Mount, ...]:
         kind = words[0].lower()
         if kind not in ("host", "storage") or len(words) != 3:
             raise FormError(f"line {number}: write `host <host dir> <target>` or `storage <class> <target>`")
+        words = [_EMPTY_WORD.get(word, word) for word in words]
         if kind == "host":
             mounts.append(Mount(type="host", source=words[1], target=words[2]))
         else:
@@ -177,7 +182,7 @@ def format_mounts(mounts: Iterable[Mount]) -> str:
     lines = []
     for mount in mounts:
         middle = mount.source if mount.type == "host" else mount.storage_class
-        lines.append(f"{mount.type} {middle or '?'} {mount.target or '?'}")
+        lines.append(f"{mount.type or 'host'} {middle or EMPTY} {mount.target or EMPTY}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,121 @@
+"""The wizard's text forms and field places, table-driven (pure, no app)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.model.draft import Mount
+from rlark_tui.model.findings import Finding
+from rlark_tui.model.views import Node
+from rlark_tui.screens import wizard_fields as wf
+
+
+@pytest.mark.parametrize("text, selector", [
+    ("kubernetes.io/hostname=gpu-a1", {"kubernetes.io/hostname": "gpu-a1"}),
+    ("a=1, b=2", {"a": "1", "b": "2"}),
+    ("a=1 b=2", {"a": "1", "b": "2"}),
+    ("host=x,y", {"host": "x,y"}),
+    ("host=x host=y", {"host": "x,y"}),
+    ("a=", {"a": ""}),
+    ("", {}),
+])
+def test_selector_text(text, selector):
+    assert wf.parse_selector(text) == selector
+    assert wf.parse_selector(wf.format_selector(selector)) == selector
+
+
+def test_selector_word_without_key_is_a_form_error():
+    with pytest.raises(wf.FormError, match="'gpu' is not key=value"):
+        wf.parse_selector("gpu")
+
+
+@pytest.mark.parametrize("text, devices, problem", [
+    ("rlinf.io/franka=1", {"rlinf.io/franka": 1}, None),
+    ("rlinf.io/a=1, rlinf.io/b=2", {"rlinf.io/a": 1, "rlinf.io/b": 2}, None),
+    ("rlinf.io/a", None, "is not name=count"),
+    ("rlinf.io/a=x", None, "whole number"),
+])
+def test_devices_text(text, devices, problem):
+    if problem:
+        with pytest.raises(wf.FormError, match=problem):
+            wf.parse_devices(text)
+    else:
+        assert wf.parse_devices(text) == devices
+        assert wf.parse_devices(wf.format_devices(devices)) == devices
+
+
+def test_env_lines_keep_spaces_and_refuse_bad_lines():
+    env = wf.parse_env("HF_HOME=/data/hf\n\n# comment\nMSG=hello world\n")
+    assert env == {"HF_HOME": "/data/hf", "MSG": "hello world"}
+    assert wf.parse_env(wf.format_env(env)) == env
+    with pytest.raises(wf.FormError, match="line 1: write NAME=value"):
+        wf.parse_env("nonsense")
+    with pytest.raises(wf.FormError, match="line 2: A is set twice"):
+        wf.parse_env("A=1\nA=2")
+
+
+def test_mount_lines():
+    mounts = wf.parse_mounts("host /data /mnt/data\nstorage s3-rclone /mnt/ckpt\n")
+    assert mounts == (Mount(type="host", source="/data", target="/mnt/data"),
+                      Mount(type="storage", storage_class="s3-rclone", target="/mnt/ckpt"))
+    assert wf.parse_mounts(wf.format_mounts(mounts)) == mounts
+    half_done = (Mount(type="host", source="", target="/mnt/data"), Mount(type="storage", target=""))
+    assert wf.format_mounts(half_done) == 'host "" /mnt/data\nstorage "" ""'
+    assert wf.parse_mounts(wf.format_mounts(half_done)) == half_done
+    with pytest.raises(wf.FormError, match="line 1: write `host"):
+        wf.parse_mounts("nfs /a /b")
+
+
+@pytest.mark.parametrize("field, place", [
+    ("name", wf.Place(1, None, "name")),
+    ("header", wf.Place(1, None, "header")),
+    ("roles", wf.Place(1, None, "roles")),
+    ("roles[2].name", wf.Place(1, 2, "role-name")),
+    ("roles[1].selector.kubernetes.io/hostname", wf.Place(2, 1, "selector", ".kubernetes.io/hostname")),
+    ("roles[0].mounts[1].target", wf.Place(2, 0, "mounts", "[1].target")),
+    ("roles[0].gpu", wf.Place(2, 0, "gpu")),
+    ("domain", wf.Place(3, None, "domain")),
+    ("runScript", wf.Place(3, None, "runScript")),
+    ("record.progressPattern", wf.Place(3, None, "record-progressPattern")),
+    ("metadata.name", wf.Place(4, None, "preview", "metadata.name")),
+])
+def test_place_of_finding_fields(field, place):
+    assert wf.place_of(field) == place
+
+
+def test_finding_line_names_the_sub_field():
+    finding = Finding("error", "roles[0].mounts[1].target", "must be an absolute path")
+    assert wf.finding_line(finding, wf.place_of(finding.field)) == "line 2 target: must be an absolute path"
+    finding = Finding("error", "roles[0].env.RLARK_X", "is set by the platform")
+    assert wf.finding_line(finding, wf.place_of(finding.field)) == "RLARK_X: is set by the platform"
+
+
+def node(name: str, cluster: str, labels: dict, allocatable: dict) -> Node:
+    return Node({"metadata": {"name": name, "namespace": cluster,
+                              "labels": {"kubernetes.io/hostname": name, "rlark.io/cluster-id": cluster, **labels}},
+                 "status": {"phase": "Online", "allocatable": allocatable}})
+
+
+NODES = [node("a1", "rlark-a", {"gpu-model": "h100"}, {"nvidia.com/gpu": "8"}),
+         node("a2", "rlark-a", {"gpu-model": "h100"}, {"nvidia.com/gpu": "4"}),
+         node("b1", "rlark-b", {}, {"rlinf.io/franka": "1"})]
+
+
+def test_node_facts_for_the_form():
+    assert wf.clusters_of(NODES) == ["rlark-a", "rlark-b"]
+    assert wf.label_choices(NODES, "rlark-a") == [
+        ("kubernetes.io/hostname", "a1", 1), ("kubernetes.io/hostname", "a2", 1), ("gpu-model", "h100", 2)]
+    assert wf.gpu_maximum(NODES[:2]) == 4
+    assert wf.gpu_maximum(NODES[2:]) is None
+    assert wf.device_summary(NODES, "rlark-b") == "rlinf.io/franka (b1: 1)"
+    assert wf.node_devices(NODES[2]) == "rlinf.io/franka=1"
+
+
+def test_gateway_answers():
+    answer = {"success": True, "data": {"s3": {"name": "s3", "clusters": ["rlark-a", "rlark-b"]},
+                                        "nas": {"name": "nas", "clusters": ["rlark-a"]}}}
+    assert wf.storage_class_map(answer) == {"rlark-a": ["nas", "s3"], "rlark-b": ["s3"]}
+    assert wf.storage_class_map({"success": False}) == {}
+    keys = wf.ssh_key_choices([{"user": "alice", "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h"},
+                               {"user": "bob"}])
+    assert keys == [("alice: ssh-ed25519 …AAAAIGu0 a@h", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h")]
