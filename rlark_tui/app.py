@@ -113,6 +113,8 @@ class RlarkApp(App[int]):
         self.apply_snapshot(message.snapshot)
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
+        if not self.is_running:
+            return
         if self.index is None or self.index.snapshot is not snapshot:
             self.index = SnapshotIndex(snapshot)
         for screen in self.screen_stack:

@@ -120,14 +120,16 @@ class LogView(ScrollView, can_focus=True):
 
     # ---- content -------------------------------------------------------------------------
     def line_text(self, line: LogLine) -> str:
-        """The text of one line as shown: optional timestamp, optional prefix, message."""
+        """The text of one line as shown: optional timestamp, optional prefix, message (tabs expanded)."""
+        return self._head(line) + line.text.expandtabs(8)
+
+    def _head(self, line: LogLine) -> str:
         parts = []
         if self.show_timestamps and line.timestamp:
             parts.append(line.timestamp)
         if self.show_prefix and line.source and not line.notice:
             parts.append(f"[{line.source}]")
-        parts.append(line.text)
-        return " ".join(parts)
+        return "".join(part + " " for part in parts)
 
     @property
     def shown_lines(self) -> list[LogLine]:
@@ -314,7 +316,7 @@ class LogView(ScrollView, can_focus=True):
             end = offset + len(line.source) + 2
             text.stylize(self.get_component_rich_style("log-view--prefix"), offset, end)
         if line.is_error:
-            text.stylize(self.get_component_rich_style("log-view--error"), len(plain) - len(line.text))
+            text.stylize(self.get_component_rich_style("log-view--error"), len(self._head(line)))
         style_name = "log-view--current" if line.seq == self.current_seq else "log-view--match"
         for begin, end in self.search.spans(plain):
             text.stylize(self.get_component_rich_style(style_name), begin, end)

@@ -70,6 +70,10 @@ async def test_wrap_splits_long_lines_and_timestamps_toggle():
         view.set_option(wrap=False, timestamps=True)
         await pilot.pause()
         assert visible(app)[0].startswith("2026-11-29T10:00:00.000000000Z xxx")
+        app.write("2026-11-29 10:00:01,000\tINFO ray started")
+        view.set_option(timestamps=False)
+        await pilot.pause()
+        assert "2026-11-29 10:00:01,000 INFO ray started" in visible(app)
 
 
 async def test_filter_search_and_first_error():
