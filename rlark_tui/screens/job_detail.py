@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import yaml
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.highlight import highlight
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane, Tree
 
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
@@ -248,6 +249,13 @@ class JobDetailScreen(RlarkScreen):
             self.rlark.open_logs(self.job_name, ("role", ref.task_name))
         else:
             self.rlark.open_logs(self.job_name, None)
+
+    @on(Tree.NodeSelected, "#workers-tree")
+    def _pod_selected(self, event: Tree.NodeSelected) -> None:
+        """Enter on a Pod row drills down to that Pod's log (on a role row it folds the Pods)."""
+        ref = event.node.data
+        if ref is not None and ref.kind == "pod":
+            self.rlark.open_logs(self.job_name, ("pod", ref.pod_key))
 
     def action_copy_yaml(self) -> None:
         self.app.copy_to_clipboard(self.yaml_text)

@@ -64,7 +64,7 @@ class StatusHeader(Widget):
             text.append(f"  ns {self.namespace}")
         if self.waiting and not self.sources:
             text.append("  │ connecting…", style("status-header--stale"))
-        for name, state in self.sources.items():
+        for name, state in shown_sources(self.sources):
             status = state.status if state.status in _STATUS_MARK else "disconnected"
             text.append("  │ ")
             text.append(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
@@ -74,3 +74,20 @@ class StatusHeader(Widget):
             text.append("  ")
             text.append(" READ-ONLY ", style("status-header--readonly"))
         return text
+
+
+def shown_sources(sources: Mapping[str, SourceState]) -> list[tuple[str, SourceState]]:
+    """Sources for the header: data planes folded into one entry while all are connected; Ray dashboards
+    are left to the Ray tab of the Job they belong to."""
+    planes = [state for name, state in sources.items() if name.startswith("data plane ")]
+    folded = bool(planes) and all(state.status == "connected" for state in planes)
+    shown = []
+    for name, state in sources.items():
+        if name.startswith("ray "):
+            continue
+        if name.startswith("data plane ") and folded:
+            if state is planes[0]:
+                shown.append((f"{len(planes)} data plane{'s' if len(planes) > 1 else ''}", state))
+            continue
+        shown.append((name, state))
+    return shown

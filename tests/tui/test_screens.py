@@ -110,7 +110,12 @@ async def test_enter_opens_workers_with_pods_and_esc_goes_back(post_snapshot):
                               ("demo-ppo-env-0", "edge-b1", "10.0.0.3")):
             assert any(pod in line and node in line and ip in line for line in text.splitlines())
         assert "demo-ppo-actor (Actor)  [Header]  Pods 1/1" in text
-        await pilot.press("escape")
+        tree = app.screen.query_one(WorkersTree)
+        tree.cursor_line = 2
+        await pilot.press("enter")
+        assert isinstance(app.screen, LogScreen)
+        assert app.screen.scope == ("pod", "rlark-gpu-a/uid-demo-ppo-actor-0")
+        await pilot.press("escape", "escape")
         assert isinstance(app.screen, JobListScreen)
 
 

@@ -122,3 +122,18 @@ def test_log_buffer_is_bounded_and_counts_drops():
     assert buffer.dropped == 150
     assert [line.text for line in buffer][0] == "line 150"
     assert buffer.first_seq == 150
+
+
+def test_header_folds_connected_data_planes_and_leaves_ray_to_its_tab():
+    from rlark_tui.snapshot import SourceState
+    from rlark_tui.widgets.status_header import shown_sources
+
+    sources = {"control plane": SourceState("control plane", "connected"),
+               "data plane rlark-gpu-a": SourceState("data plane rlark-gpu-a", "connected"),
+               "data plane rlark-edge-b": SourceState("data plane rlark-edge-b", "connected"),
+               "gateway": SourceState("gateway", "unconfigured", "no gateway configured"),
+               "ray demo-ppo": SourceState("ray demo-ppo", "disconnected", "503")}
+    assert [name for name, _ in shown_sources(sources)] == ["control plane", "2 data planes", "gateway"]
+    sources["data plane rlark-edge-b"] = SourceState("data plane rlark-edge-b", "disconnected", "refused")
+    assert [name for name, _ in shown_sources(sources)] == [
+        "control plane", "data plane rlark-gpu-a", "data plane rlark-edge-b", "gateway"]
