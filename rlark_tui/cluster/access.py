@@ -181,18 +181,22 @@ class ClusterAccess:
         return result if isinstance(result, dict) else {}
 
     def watch_stream(self, kind: Kind, resource_version: str, namespace: str | None = None,
-                     label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS) -> LineStream:
+                     label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS,
+                     field_selector: str | None = None) -> LineStream:
         query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
         if resource_version:
             query.append(("resourceVersion", resource_version))
         if label_selector:
             query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         return self.http.stream(kind.path(namespace), Request("watch", kind.plural, namespace=namespace), query,
                                 read_timeout=timeout_seconds + 15)
 
     def list_watch(self, kind: Kind, stop: threading.Event, namespace: str | None = None,
                    label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS,
-                   on_stream=None, backoff: Backoff | None = None) -> Iterator[WatchEvent]:
+                   on_stream=None, backoff: Backoff | None = None,
+                   field_selector: str | None = None) -> Iterator[WatchEvent]:
         """List, then watch from the list's resourceVersion; relist on 410; reconnect with backoff on errors.
 
         `on_stream(stream)` receives each open watch so another thread can close it to stop at once.
@@ -202,11 +206,12 @@ class ClusterAccess:
         while not stop.is_set():
             try:
                 if version is None:
-                    result = self.list(kind, namespace, label_selector)
+                    result = self.list(kind, namespace, label_selector, field_selector)
                     version = result.resource_version
                     backoff.reset()
                     yield WatchEvent("RELIST", items=result.items)
-                stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds)
+                stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds,
+                                           field_selector)
                 if on_stream:
                     on_stream(stream)
                 yield WatchEvent("CONNECTED")

@@ -6,17 +6,25 @@ Owns the flags (-A, -n, -l, -o) and printing; reading goes through ClusterAccess
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import threading
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import kind_named
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
+from rlark_tui.errors import UsageError
+from rlark_tui.model.redact import redact_object
 
 EXIT_CODES = """exit codes:
-  0  printed (an empty list prints "No resources found" on stderr)
-  1  API or connection error, or a named object was not found
-  2  usage error (bad flag, unknown resource type, unusable kubeconfig)"""
+  0    printed (an empty list prints "No resources found" on stderr); -w: ended by --request-timeout
+  1    API or connection error, or a named object was not found
+  2    usage error (bad flag, unknown resource type, unusable kubeconfig)
+  130  -w interrupted (Ctrl-C)
+
+With -w a dropped watch prints "-- watch interrupted: <why>; reconnecting" on stderr and resumes from the
+last resourceVersion (a full relist after 410 Gone)."""
 
 
 def register(subparsers, parents) -> None:
@@ -31,6 +39,9 @@ def register(subparsers, parents) -> None:
     parser.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector, e.g. rlinf.io/job=demo")
     parser.add_argument("-o", "--output", default="table", choices=FORMATS,
                         help="output format (default: table)")
+    parser.add_argument("-w", "--watch", action="store_true",
+                        help="after the list, print each change as it happens (Ctrl-C ends; so does "
+                             "--request-timeout)")
     parser.set_defaults(handler=run)
 
 
@@ -40,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     namespace = None
     if kind.namespaced and not args.all_namespaces:
         namespace = args.namespace or access.namespace or "default"
+    if args.watch:
+        return watch(access, kind, namespace, args)
     status = 0
     if args.names:
         items = []
@@ -63,3 +76,42 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status
+
+
+def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Namespace) -> int:
+    """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
+    if len(args.names) > 1:
+        raise UsageError("--watch takes at most one NAME")
+    stop = threading.Event()
+    streams = []
+    if args.request_timeout:
+        timer = threading.Timer(args.request_timeout, lambda: (stop.set(), [s.abort() for s in streams]))
+        timer.daemon = True
+        timer.start()
+    field = f"metadata.name={args.names[0]}" if args.names else None
+    header = True
+    try:
+        for event in access.list_watch(kind, stop, namespace, args.selector, on_stream=streams.append,
+                                       field_selector=field):
+            if event.type == "ERROR":
+                print(f"-- watch interrupted: {event.error}; reconnecting", file=sys.stderr, flush=True)
+                continue
+            items = event.items if event.type == "RELIST" else [event.obj] if event.obj else []
+            if not items:
+                continue
+            if args.output in ("table", "wide"):
+                text = render_table(kind, items, wide=args.output == "wide", all_namespaces=args.all_namespaces)
+                lines = text.splitlines()
+                print("\n".join(lines if header else lines[1:]), flush=True)
+                header = False
+            elif args.output == "json":
+                for item in items:
+                    print(json.dumps(redact_object(item), ensure_ascii=False), flush=True)
+            else:
+                print(render_objects(kind, items, args.output) + ("\n---" if args.output == "yaml" else ""),
+                      flush=True)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        stop.set()
+    return 0

@@ -114,3 +114,24 @@ def test_describe_pending_task_shows_events_and_pull_progress(rl, sb):
     assert "    Pulling:        registry.example/rlinf 1.2GB/4.0GB Downloading" in env_section
     assert "    Event:          Warning FailedScheduling: 0/2 nodes are available (x3)" in env_section
     assert "Pulling:" not in text.split("  env: ", 1)[0]
+
+
+def test_get_watch_prints_the_list_then_each_change_until_the_request_timeout(sb, env, capsys):
+    import threading
+    import time
+
+    from rlark_tui.cli import main
+    from tests.cluster.seeding import job_manifest
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("code", main(
+        ["--kubeconfig", str(sb.kubeconfig), "get", "jobs", "-w", "--request-timeout", "4"])))
+    thread.start()
+    time.sleep(1.5)
+    sb.store.create("jobs", job_manifest("watched-1", [ROLES[1]]))
+    thread.join(20)
+    assert not thread.is_alive() and box["code"] == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE"]
+    assert any(line.startswith("demo-ppo ") for line in lines[1:])
+    assert lines[-1].split()[:4] == ["watched-1", "Pending", "0/1", "env"]
+    assert sum(1 for line in lines if line.startswith("NAME")) == 1
