@@ -159,3 +159,26 @@ def test_logs_since_keeps_only_recent_lines(rl, sb, job):
     result = rl("logs", name, "--since", "10m")
     assert result.code == 0, result.err
     assert result.out == f"[env/{name}-env-0] fresh line\n"
+
+
+def test_control_plane_only_names_the_missing_sources(sb, env, capsys, job):
+    name, _ = job
+    config = yaml.safe_load(sb.kubeconfig.read_text())
+    config["contexts"] = [c for c in config["contexts"] if c["name"] == "rlark-sandbox"]
+    del config["contexts"][0]["context"]["extensions"]
+    path = env / "bare.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["--kubeconfig", str(path), "logs", name]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"-- [actor/{name}-actor-0] logs: no data-plane context or gateway configured for cluster rlark-gpu-a "
+        f"— see `rlark config`",
+        f"-- [env/{name}-env-0] logs: no data-plane context or gateway configured for cluster rlark-edge-b "
+        f"— see `rlark config`"]
+    assert main(["--kubeconfig", str(path), "describe", "job", name]) == 0
+    text = capsys.readouterr().out
+    pod_rows = text.split("Pods:\n", 1)[1].split("Ray:", 1)[0].splitlines()[1:]
+    assert [row.split()[5] for row in pod_rows] == ["-", "-"]
+    assert text.endswith("Ray:\n  unavailable: ray: no data-plane context or dashboard URL configured for cluster "
+                         "rlark-gpu-a — see `rlark config`\n")
