@@ -65,7 +65,7 @@ ray start --head \
   --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
-  --disable-usage-stats --log-color=false
+  --include-log-monitor=false --disable-usage-stats --log-color=false
 export RAY_ADDRESS="127.0.0.1:${RLARK_RAY_PORT}"
 
 echo "Waiting for ${RLARK_TOTAL_NODES:-1} nodes to join the Ray cluster..."

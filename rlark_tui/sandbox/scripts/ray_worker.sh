@@ -62,7 +62,7 @@ ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
   --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
-  --disable-usage-stats --log-color=false \
+  --include-log-monitor=false --disable-usage-stats --log-color=false \
   --block
 WORKER_EXIT=$?
 set -e
