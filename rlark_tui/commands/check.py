@@ -6,6 +6,7 @@ Owns the flags, the wait loop and the record files; evidence gathering is checks
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -60,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         write_private(Path(args.output), text)
         print(f"record written: {args.output}", file=sys.stderr)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    try:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return report.exit_code
 
 
