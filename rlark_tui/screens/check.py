@@ -1,7 +1,6 @@
 """CheckScreen: the live run-check report of one Job — six rows, their evidence, and the hand-over fields.
 
-Evidence is gathered off the UI thread every few seconds (checks/gather.py) and judged by the pure checks;
-Enter on a row lists its evidence, Enter on an evidence item jumps to the log, Pod or YAML it points at.
+Evidence is gathered off the UI thread every few seconds; Enter on an evidence item jumps to its log or Pod.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fault cases of issue 8 as pure functions on recorded evidence: right verdict, right stage, right evidence."""
+"""The fault cases of issue 8 as pure functions on evidence written from the specs' log lines: verdict, stage, evidence."""
 
 from __future__ import annotations
 
