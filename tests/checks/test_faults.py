@@ -1,4 +1,4 @@
-"""The fault cases of issue 8 as pure functions on evidence written from the specs' log lines: verdict, stage, evidence."""
+"""Issue 8's fault cases as pure functions on evidence written from the specs' log lines: verdict, stage, evidence."""
 
 from __future__ import annotations
 
