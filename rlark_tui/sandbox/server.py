@@ -305,6 +305,8 @@ class SandboxServer:
         if sub == "log":
             return await self._pod_log(request, plane, namespace or "default", name)
         if sub == "proxy":
+            if request.path.endswith("/"):
+                rest += "/"
             return await self._proxy(request, plane, namespace or "default", name, rest)
         if method == "GET":
             if name is None:

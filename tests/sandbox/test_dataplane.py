@@ -168,6 +168,8 @@ def test_service_proxy_forwards_to_registered_backend(core, sandbox):
         sandbox.proxies.register(CLUSTER, "dp-job-actor-ray-head", 8265, f"http://127.0.0.1:{server.server_port}")
         reply = raw(sandbox, "GET", path)
         assert reply.status == 200 and reply.json() == {"ray_version": "2.60.0", "path": "/api/version?x=1"}
+        jobs_path = path.replace("api/version?x=1", "api/jobs/")
+        assert raw(sandbox, "GET", jobs_path).json()["path"] == "/api/jobs/"
         via_client = core.connect_get_namespaced_service_proxy_with_path(
             "dp-job-actor-ray-head:8265", NS, "api/version")
         assert "2.60.0" in str(via_client)
