@@ -297,3 +297,32 @@ async def test_dropped_log_stream_reconnects_without_duplicates_or_gaps(access, 
         await wait_for(pilot, lambda: len(ticks_seen()) >= 20, what="ticks after the reconnect")
         seen = ticks_seen()
         assert seen == list(range(1, len(seen) + 1)), seen
+
+
+async def test_unreachable_control_plane_is_an_error_state_not_a_crash(sandbox, tmp_path):
+    import socket
+
+    import yaml
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    for cluster in config["clusters"]:
+        server = cluster["cluster"]["server"]
+        cluster["cluster"]["server"] = server.replace(server.split("/")[2], f"127.0.0.1:{dead_port}")
+    path = tmp_path / "kubeconfig-dead"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    access = ClusterAccess.open(str(path), sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            message = app.screen.query_one("#job-list-message")
+            await wait_for(pilot, lambda: "Cannot reach the control plane" in str(message.render()),
+                           what="the control-plane error state")
+            assert "control plane disconnected" in app.screen.query_one("#status-header").summary()
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+    finally:
+        access.close()
