@@ -89,10 +89,12 @@ def demo_draft(output_dir: str) -> dict:
 
 
 def demo_job(output_dir: str, nodes: list[dict]) -> dict:
+    """demo-ppo as `rlark submit` would send it: rendered, with its submitted-spec record."""
+    from rlark_tui.actions import with_submission_record
     from rlark_tui.model.draft import load_draft
     from rlark_tui.model.render import render_job
     draft, _findings = load_draft(demo_draft(output_dir))
-    return render_job(draft, nodes)
+    return with_submission_record(render_job(draft, nodes))
 
 
 def _storage_class(name: str, provisioner: str, parameters: dict | None = None, description: str = "") -> dict:

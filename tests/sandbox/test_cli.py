@@ -15,6 +15,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 
+from rlark_tui.actions import submitted_record
 from rlark_tui.cli import main
 from rlark_tui.sandbox import Sandbox
 from tests.sandbox.helpers import GROUP, VERSION, job
@@ -126,6 +127,8 @@ def test_demo_seed_job(tmp_path):
     assert "python -m rlark_tui.sandbox.demo_workload --run-id demo-ppo-001" in tasks[0]["runScript"]
     assert str(tmp_path / "outputs") in tasks[0]["runScript"]
     assert "rlark.io/launch-record" in demo["metadata"]["annotations"]
+    record = submitted_record(demo)
+    assert record.intact and record.matches_live
 
 
 def test_agent_hook(tmp_path):
