@@ -208,13 +208,13 @@ class LogScreen(RlarkScreen):
         worker = get_current_worker()
         resume = Resume()
         delay = 1.0
-        first = True
         while not stop.is_set() and not worker.is_cancelled:
+            since = resume.since()
             try:
                 stream = access.pod_log(
                     target.cluster, target.pod_name, namespace=target.pod_namespace, follow=not previous,
-                    previous=previous, timestamps=True, tail=TAIL_LINES if first else None,
-                    since_time=None if first else resume.since())
+                    previous=previous, timestamps=True, tail=TAIL_LINES if since is None else None,
+                    since_time=since)
             except Unreachable as exc:
                 if exc.kind == "config":
                     self._gateway_fallback(target, str(exc))
@@ -249,7 +249,6 @@ class LogScreen(RlarkScreen):
                                      f"reconnecting in {delay:.0f}s")
                 finally:
                     self._open.pop(target.key, None)
-            first = False
             if stop.wait(delay):
                 return
             delay = min(15.0, delay * 2)
