@@ -299,6 +299,8 @@ class LogScreen(RlarkScreen):
                  f"follow {'on' if view.follow else 'off'}", f"wrap {'on' if view.wrap else 'off'}",
                  f"timestamps {'on' if view.show_timestamps else 'off'}",
                  f"{len(self.buffer)} lines" + (f", {self.buffer.dropped} dropped" if self.buffer.dropped else "")]
+        if view.new_below:
+            parts.append(f"{view.new_below} new below (s or G follows)")
         if view.search.text:
             parts.append(f"search {view.search.text!r}")
         if view.line_filter.text:

@@ -113,6 +113,8 @@ class LogView(ScrollView, can_focus=True):
         self.line_filter: Matcher = make_matcher("")
         self.search: Matcher = make_matcher("")
         self.current_seq: int | None = None
+        self.new_below = 0
+        """Lines that arrived while not following (shown as a badge by the screen)."""
         self._rows: list[tuple[LogLine, int]] = []
         self._content_width = 0
         self._wrap_at = 0
@@ -150,6 +152,8 @@ class LogView(ScrollView, can_focus=True):
                 new_rows.extend(self._rows_for(line))
         first_new = len(self._rows)
         self._rows.extend(new_rows)
+        if not at_end:
+            self.new_below += sum(1 for _, start in new_rows if start == 0)
         evicted = self._evict()
         if not new_rows and not evicted:
             return
@@ -204,6 +208,7 @@ class LogView(ScrollView, can_focus=True):
             return
         self.follow = follow
         if follow:
+            self.new_below = 0
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         self.post_message(self.FollowChanged(follow))
 
@@ -267,6 +272,8 @@ class LogView(ScrollView, can_focus=True):
         self.scroll_home(animate=False, immediate=True)
 
     def action_scroll_end_line(self) -> None:
+        """End / G: back to the tail, following again."""
+        self.set_follow(True)
         self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
 
     def on_mouse_scroll_up(self) -> None:

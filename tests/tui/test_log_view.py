@@ -40,8 +40,9 @@ async def test_follow_shows_the_tail_and_scrolling_up_stops_following():
         app.write("line 100")
         await pilot.pause()
         assert "[actor/job-actor-0] line 100" not in visible(app)
-        view.set_follow(True)
-        await pilot.pause()
+        assert view.new_below == 1
+        await pilot.press("G")
+        assert view.follow is True and view.new_below == 0
         assert visible(app)[-1] == "[actor/job-actor-0] line 100"
 
 
