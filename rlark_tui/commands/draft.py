@@ -10,6 +10,8 @@ import sys
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.commands.submit import live_inputs
 from rlark_tui.errors import UsageError
 from rlark_tui.model.build import build_job, parse_nodes
 from rlark_tui.model.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
@@ -52,7 +54,8 @@ def register(subparsers, parents) -> None:
                     "(warnings allowed); 1: errors (nothing on stdout); 2: the input cannot be read.")
     render.add_argument("draft", metavar="DRAFT.yaml", help="the job draft ('-' reads stdin)")
     render.add_argument("--nodes", metavar="NODES.yaml",
-                        help="rlinf.io Node objects: a YAML list or a List (kubectl get nodes.rlinf.io -A -o yaml)")
+                        help="rlinf.io Node objects: a YAML list or a List (kubectl get nodes.rlinf.io -A -o yaml); "
+                             "without it the live Nodes, Jobs, Domains and storage classes of --context are used")
     render.set_defaults(handler=_render)
 
     new = actions.add_parser("new", parents=parents, help="print a commented starter draft",
@@ -130,10 +133,11 @@ def _render(args: argparse.Namespace) -> int:
     if args.nodes == "-" and args.draft == "-":
         raise UsageError("the draft and --nodes cannot both be read from stdin")
     source = read_input(args.draft, "draft")
-    if not args.nodes:
-        raise UsageError("--nodes NODES.yaml is required: the Node list the selectors are matched against")
-    nodes = parse_nodes(read_input(args.nodes, "Node list"))
-    return write_rendered(source, nodes)
+    if args.nodes:
+        return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list")))
+    inputs = live_inputs(ClusterAccess.from_args(args))
+    return write_rendered(source, inputs["nodes"], existing_jobs=inputs["jobs"], domains=inputs["domains"],
+                          storage_classes=inputs["storage_classes"])
 
 
 def _new(args: argparse.Namespace) -> int:

@@ -37,30 +37,6 @@ def register(subparsers, parents) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="validate locally and ask the server (dryRun=All); create nothing")
     parser.set_defaults(handler=run)
-    _attach_live_render(subparsers)
-
-
-def _attach_live_render(subparsers) -> None:
-    """Give `rlark draft render` (owned by commands/draft.py) live Nodes when --nodes is not given: the Nodes,
-    Jobs, Domains and storage classes of --context (or the current context) are read through ClusterAccess."""
-    draft = subparsers.choices.get("draft")
-    nested = [a for a in getattr(draft, "_actions", []) if isinstance(a, argparse._SubParsersAction)]
-    render = nested[0].choices.get("render") if nested else None
-    if render is None:
-        return
-    offline = render.get_default("handler")
-
-    def handler(args: argparse.Namespace) -> int:
-        if getattr(args, "nodes", None):
-            return offline(args)
-        from rlark_tui.commands.draft import render_draft_file
-        inputs = live_inputs(ClusterAccess.from_args(args))
-        return render_draft_file(args.draft, inputs["nodes"], existing_jobs=inputs["jobs"],
-                                 domains=inputs["domains"], storage_classes=inputs["storage_classes"])
-
-    render.set_defaults(handler=handler)
-    render.description = (render.description or "") + (
-        " Without --nodes the live Nodes, Jobs, Domains and storage classes of --context are used.")
 
 
 def live_inputs(access: ClusterAccess) -> dict:
