@@ -146,6 +146,8 @@ async def test_overview_and_yaml_mask_secrets(post_snapshot):
         assert app.screen.query_one("#job-tabs").active == "yaml"
         assert "abc123supersecret" not in app.screen.yaml_text
         assert "value: '***'" in app.screen.yaml_text
+        await pilot.press("Y")
+        assert app.clipboard == app.screen.yaml_text and "kind: Job" in app.clipboard
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
