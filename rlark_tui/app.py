@@ -15,7 +15,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
@@ -185,6 +185,13 @@ class RlarkApp(App[int]):
     def _rerender(self) -> None:
         if self.index is not None:
             self.apply_snapshot(self.index.snapshot)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A background job that failed unexpectedly becomes one line on screen, never a traceback."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.name or event.worker.group} failed: {error}", severity="error",
+                        timeout=10)
 
     # ---- navigation ------------------------------------------------------------------------------
     def _base_screen(self) -> None:

@@ -299,3 +299,15 @@ async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):
         await pilot.press("G", "enter")
         assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "job-9"
         assert "job-9-env-0" in app.screen.query_one(WorkersTree).shown_text()
+
+
+async def test_a_failing_background_job_is_one_line_on_screen():
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        def fails() -> None:
+            raise ValueError("connection reset by peer")
+
+        app.run_worker(fails, thread=True, name="log stream", exit_on_error=False)
+        await pilot.pause(0.5)
+        assert "log stream failed: connection reset by peer" in notifications(app)
+        assert isinstance(app.screen, JobListScreen)
