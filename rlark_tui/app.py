@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
+from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.confirm import ConfirmScreen, consequences
@@ -28,7 +29,6 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen, Scope
 from rlark_tui.screens.nodes import NodeListScreen, PickerScreen, namespaces
-from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.snapshot import Snapshot
 
@@ -49,11 +49,12 @@ class RlarkCommands(Provider):
             ("Nodes", partial(app.run_command, "nodes"), "the Node list"),
             ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
             ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
-            ("Help", partial(app.show_help, app.screen), "keys of this screen"),
+            ("Help", lambda: app.show_help(app.screen), "keys of this screen"),
         ]
         for name in sorted(app.index.jobs) if app.index is not None else []:
             commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
-            commands.append((f"Logs of {name}", partial(app.open_logs, name, None), "the Header role; a merges all Pods"))
+            commands.append((f"Logs of {name}", partial(app.open_logs, name, None),
+                             "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
             if not app.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))

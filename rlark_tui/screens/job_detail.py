@@ -121,10 +121,9 @@ class JobDetailScreen(RlarkScreen):
         self._rendered = version
         rows = role_rows(index, job)
         running = sum(row.running for row in rows)
-        summary.update(
-            f"{job.name}" + (f" ({job.display_name})" if job.display_name else "")
-            + f" · {job.job_type} · {job.shown_status} · Pods {running} running / {expected_pods(index, job)} expected"
-            + f" · created {job.creation_timestamp or '—'}")
+        title = job.name + (f" ({job.display_name})" if job.display_name else "")
+        summary.update(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
+                       f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}")
         self.query_one(WorkersTree).sync(rows, restarts)
         self._render_overview(index, job)
         self._render_events(index, job)
