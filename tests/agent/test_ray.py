@@ -17,7 +17,7 @@ def dashboard(api, service, path):
     """GET a Ray dashboard route through the data plane's service proxy (real kubernetes client)."""
     core = api.core("rlark-gpu-a")
     response = core.connect_get_namespaced_service_proxy_with_path_with_http_info(
-        f"{service}:8265", "rlark-system", path, _preload_content=False)[0]
+        f"{service}:8265", "rlark-system", path, _preload_content=False)
     return json.loads(response.data)
 
 
@@ -102,9 +102,9 @@ def test_unreachable_head_fails_the_cluster_check_which_the_head_ignores(api, sa
     assert "Ray cluster check passed." not in lines
     assert "Found 1 total nodes, 1 of which are alive." in lines
     assert lines.index("Ray cluster is ready. Printing cluster information:") > failed
-    worker_log = api.log("rlark-gpu-a", "h3-cut-rollout-0")
+    worker_log = wait_for(lambda: api.log("rlark-gpu-a", "h3-cut-rollout-0", previous=True), what="a worker restart")
     assert "Waiting for head to be reachable at h3-cut-actor-ray-head:" in worker_log
-    assert "is not reachable." in worker_log
+    assert worker_log.splitlines()[-1].endswith("is not reachable.")
     uids = [p.metadata.uid for p in api.pods("rlark-gpu-a", "h3-cut-actor") + api.pods("rlark-gpu-a", "h3-cut-rollout")]
     delete_and_wait(api, "h3-cut")
     wait_for(lambda: not pod_processes(uids), timeout=10, what="no process left")
