@@ -33,9 +33,10 @@ from rlark_tui.model.redact import redact_object
 from rlark_tui.model.render import role_matches
 from rlark_tui.model.views import Node
 from rlark_tui.screens import wizard_fields as wf
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.wizard_dialogs import PathScreen
 
 STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
@@ -106,7 +107,7 @@ class WizardScreen(RlarkScreen):
         self.gateway_note = "gateway: loading…"
         self.last_path = "job-draft.yaml"
         self._roles_shown = -1
-        self._label_options: list = []
+        self._options: dict[str, list] = {}
         self._shown: dict[str, object] = {}
 
     @property
@@ -114,6 +115,26 @@ class WizardScreen(RlarkScreen):
         return f"New Job · Step {self.step}/4 {wf.STEP_NAMES[self.step - 1]}"
 
     # ---- layout ---------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        """The shared shell, with a key bar per step instead of the Footer (which re-renders on every focus move,
+        too slow for a form of ~200 widgets)."""
+        yield StatusHeader(id="status-header")
+        yield from self.compose_body()
+        yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
+        yield Static("", id="wizard-keys", markup=False)
+
+    def _key_bar(self) -> str:
+        keys = [("ctrl+b", "Back")] if self.step > 1 else []
+        if self.step < 4:
+            keys.append(("ctrl+n", "Next"))
+        else:
+            keys += [("ctrl+t", "Dry run"), ("ctrl+g", "Submit (refused: read-only)" if self.rlark.readonly
+                                               else "Submit")]
+        if self.step in (2, 3):
+            keys.append(("f4", "$EDITOR on a script"))
+        keys += [("ctrl+o", "Import"), ("ctrl+s", "Export"), ("esc", "Close (draft kept)"), ("?", "Help")]
+        return "  ".join(f"{key} {label}" for key, label in keys)
+
     def compose_body(self) -> ComposeResult:
         yield Static("", id="wizard-title", markup=False)
         with ContentSwitcher(initial="step-1", id="wizard-steps"):
@@ -331,9 +352,9 @@ class WizardScreen(RlarkScreen):
         wanted = [(c, c) for c in clusters]
         if role is not None and role.cluster and role.cluster not in clusters:
             wanted.append((f"{role.cluster} (no Nodes)", role.cluster))
-        if [v for _, v in wanted] != [v for _, v in getattr(cluster_select, "_wizard_options", [])]:
+        if self._options.get("cluster") != wanted:
+            self._options["cluster"] = wanted
             cluster_select.set_options(wanted)
-            cluster_select._wizard_options = wanted  # type: ignore[attr-defined]
             if role is not None and role.cluster:
                 cluster_select.value = role.cluster
         self._fill_labels()
@@ -343,9 +364,9 @@ class WizardScreen(RlarkScreen):
         options = [(d, d) for d in domains]
         if self.draft.domain and self.draft.domain not in domains:
             options.append((f"{self.draft.domain} (unknown)", self.draft.domain))
-        if options != getattr(domain_select, "_wizard_options", None):
+        if self._options.get("domain") != options:
+            self._options["domain"] = options
             domain_select.set_options(options)
-            domain_select._wizard_options = options  # type: ignore[attr-defined]
             if self.draft.domain:
                 domain_select.value = self.draft.domain
 
@@ -353,8 +374,8 @@ class WizardScreen(RlarkScreen):
         role = self._role()
         choices = wf.label_choices(self.nodes, role.cluster) if role is not None else []
         options = [(f"{k}={v}  ({n} Node{'s' if n != 1 else ''})", f"{k}={v}") for k, v, n in choices]
-        if options != self._label_options:
-            self._label_options = options
+        if self._options.get("labels") != options:
+            self._options["labels"] = options
             self.query_one("#w-label-pick", Select).set_options(options)
 
     def _fill_role(self) -> None:
@@ -374,7 +395,7 @@ class WizardScreen(RlarkScreen):
         else:
             platform.clear()
         cluster = self.query_one("#w-cluster", Select)
-        if role.cluster and role.cluster in [v for _, v in getattr(cluster, "_wizard_options", [])]:
+        if role.cluster and role.cluster in [v for _, v in self._options.get("cluster", [])]:
             cluster.value = role.cluster
         else:
             cluster.clear()
@@ -711,7 +732,11 @@ class WizardScreen(RlarkScreen):
     def _show_preview(self) -> None:
         manifest = redact_object(self.result.manifest)
         masked = manifest != self.result.manifest
-        self.preview_yaml = dump_yaml(manifest)
+        state = (dump_yaml(manifest), tuple(self.findings))
+        if self._shown.get("#preview") == state:
+            return
+        self._shown["#preview"] = state
+        self.preview_yaml = state[0]
         self.query_one("#w-yaml", Static).update(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True))
         errors = sum(f.level == "error" for f in self.findings)
         note = " Secret-looking values are masked here." if masked else ""
@@ -730,6 +755,7 @@ class WizardScreen(RlarkScreen):
     # ---- navigation -----------------------------------------------------------------------------------
     def _show_step(self) -> None:
         self.query_one("#wizard-steps", ContentSwitcher).current = f"step-{self.step}"
+        self.query_one("#wizard-keys", Static).update(self._key_bar())
         self._show_title()
         self.update_header()
         self.refresh_bindings()
@@ -875,17 +901,17 @@ class WizardScreen(RlarkScreen):
         area = self.focused
         key = (area.id or "").removeprefix("w-") if isinstance(area, TextArea) else ""
         if key not in SCRIPT_AREAS:
-            self.notify("f4 opens $EDITOR on the focused script, env or mounts box", severity="warning")
+            self._status("f4 opens $EDITOR on the focused script, env or mounts box")
             return
         command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.app.suspend():
                 text = edit_externally(area.text, command)
         except SuspendNotSupported:
-            self.notify("this terminal cannot hand over to $EDITOR; edit inline", severity="warning")
+            self._status("this terminal cannot hand over to $EDITOR; edit the script inline")
             return
         except RlarkError as exc:
-            self.notify(str(exc), severity="error")
+            self._status(str(exc))
             return
         area.text = text[:-1] if text.endswith("\n") else text
 

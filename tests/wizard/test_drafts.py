@@ -116,7 +116,7 @@ async def test_f4_on_a_headless_terminal_says_to_edit_inline(access, state):
         screen.query_one("#w-runScript").focus()
         await pilot.press("f4")
         await settle(pilot)
-        assert any("cannot hand over to $EDITOR" in n.message for n in app._notifications)
+        assert "cannot hand over to $EDITOR" in str(screen.query_one("#wizard-status").render())
         await pilot.press("end", *" --steps 5")
         await settle(pilot)
         assert screen.draft.run_script == "cd /workspace && python train.py --steps 5"

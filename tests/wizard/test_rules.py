@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rlark_tui.model.draft import Mount, RoleDraft
+from rlark_tui.model.draft import Mount
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle
 
 
@@ -22,35 +22,44 @@ def top(**changes):
     return lambda draft: replace(draft, **changes)
 
 
-# (rule, change, step where Next stops, role shown in step 2, field key beside which the message is, text)
-CASES = [
-    ("W1 at least one role", top(roles=(), header=""), 1, None, "roles", "add at least one role"),
-    ("W2 a Header role", top(header=""), 1, None, "header", "required: name the Header role"),
-    ("W3 name rule", top(name="Bad_Name"), 1, None, "name", "lowercase letters"),
-    ("W3 name unique", top(name="demo-ppo"), 1, None, "name", "a Job named 'demo-ppo' already exists"),
-    ("W4 role names unique ignoring case", role_change(1, name="ACTOR"), 1, None, "role-name-1",
-     "unique ignoring case"),
-    ("W4 role name non-empty", role_change(2, name=""), 1, None, "role-name-2", "required: a role name"),
-    ("W5 cluster required", role_change(1, cluster=""), 2, 1, "cluster", "required: the cluster namespace"),
-    ("W5 one value per key", role_change(1, selector={"kubernetes.io/hostname": "gpu-a2,gpu-a3"}), 2, 1,
-     "selector", "one value per key"),
-    ("W5 at least one match", role_change(2, selector={"kubernetes.io/hostname": "nowhere"}), 2, 2, "selector",
-     "matches no Node"),
-    ("W6 Header matches exactly 1", role_change(0, selector={"gpu-model": "h100"}), 2, 0, "selector",
-     "must match exactly 1"),
-    ("W7 GPU above allocatable", role_change(0, gpu=9), 2, 0, "gpu", "has only 8 allocatable"),
-    ("W8 image required", role_change(1, image=""), 2, 1, "image", "required: the image"),
-    ("W9 host mount source", role_change(2, mounts=(Mount(type="host", source="data", target="/mnt/data"),)),
-     2, 2, "mounts", "must be an absolute host path"),
-    ("W10 cpu request", role_change(1, cpu="lots"), 2, 1, "cpu", "not a positive quantity"),
-    ("W11 selector spans clusters", role_change(2, selector={"kubernetes.io/os": "linux"}), 2, 2, "selector",
-     "clusters"),
-    ("W11b domain across clusters", top(domain=""), 3, None, "domain", "without a network domain"),
-    ("W12 run script required", top(run_script=""), 3, None, "runScript", "required: the command"),
-    ("W12 SSH key validated", top(ssh_public_key="ssh-ed25519 not-base64!"), 3, None, "sshPublicKey",
-     "not valid base64"),
-    ("W14 launch record pattern", top(record={"progressPattern": "step (\\d+"}), 3, None, "record-progressPattern",
-     "not a valid regular expression"),
+# Each group breaks several rules at once: (change, step where Next stops, field focused there,
+# [(rule, role shown in step 2 or None, field key beside which the message is, text)]).
+GROUPS = [
+    (top(name="Bad_Name", roles=(), header=""), 1, "w-name", [
+        ("W1 at least one role", None, "roles", "add at least one role"),
+        ("W3 name rule", None, "name", "lowercase letters"),
+    ]),
+    (lambda d: role_change(2, name="")(role_change(1, name="ACTOR")(top(name="demo-ppo", header="")(d))),
+     1, "w-name", [
+        ("W3 name unique", None, "name", "a Job named 'demo-ppo' already exists"),
+        ("W2 a Header role", None, "header", "required: name the Header role"),
+        ("W4 role names unique ignoring case", None, "role-name-1", "unique ignoring case"),
+        ("W4 role name non-empty", None, "role-name-2", "required: a role name"),
+    ]),
+    (lambda d: role_change(0, selector={"gpu-model": "h100"}, gpu=9)(
+        role_change(1, cluster="", selector={"kubernetes.io/hostname": "gpu-a2,gpu-a3"}, image="", cpu="lots")(
+            role_change(2, selector={"kubernetes.io/os": "linux"},
+                        mounts=(Mount(type="host", source="data", target="/mnt/data"),))(d))),
+     2, "w-selector", [
+        ("W6 Header matches exactly 1", 0, "selector", "must match exactly 1"),
+        ("W7 GPU above allocatable", 0, "gpu", "has only 8 allocatable"),
+        ("W5 cluster required", 1, "cluster", "required: the cluster namespace"),
+        ("W5 one value per key", 1, "selector", "one value per key"),
+        ("W8 image required", 1, "image", "required: the image"),
+        ("W10 cpu request", 1, "cpu", "not a positive quantity"),
+        ("W11 selector spans clusters", 2, "selector", "matches Nodes in 2 clusters"),
+        ("W9 host mount source", 2, "mounts", "must be an absolute host path"),
+    ]),
+    (role_change(2, selector={"kubernetes.io/hostname": "nowhere"}), 2, "w-selector", [
+        ("W5 at least one match", 2, "selector", "matches no Node"),
+    ]),
+    (top(domain="", run_script="", ssh_public_key="ssh-ed25519 not-base64!",
+         record={"progressPattern": "step (\\d+"}), 3, "w-domain", [
+        ("W11b domain across clusters", None, "domain", "without a network domain"),
+        ("W12 run script required", None, "runScript", "required: the command"),
+        ("W12 SSH key validated", None, "sshPublicKey", "not valid base64"),
+        ("W14 launch record pattern", None, "record-progressPattern", "not a valid regular expression"),
+    ]),
 ]
 
 
@@ -58,23 +67,24 @@ async def test_each_rule_blocks_next_with_the_reason_beside_its_field(access):
     app = new_app(access)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_wizard(pilot)
-        for rule, change, step, role, key, text in CASES:
+        for change, step, focused, rules in GROUPS:
             await screen.load(change(base_draft("wiz-rules")))
-            await settle(pilot)
             while True:
                 before = screen.step
                 await pilot.press("ctrl+n")
                 await settle(pilot, 1)
                 if screen.step == before:
                     break
-            assert screen.step == step, f"{rule}: Next went on to step {screen.step}"
-            assert str(screen.query_one("#wizard-title").render()).startswith(f"Step {step}/4"), rule
-            if role is not None:
-                assert screen.role_index == role, rule
-            assert text in message(screen, key), f"{rule}: beside {key}: {message(screen, key)!r}"
-            assert "Next is blocked" in str(screen.query_one("#wizard-status").render()), rule
-            wanted = "add-role" if key == "roles" else f"w-{key}"
-            assert focused_id(app) == wanted, f"{rule}: focus on {focused_id(app)}"
+            names = ", ".join(rule for rule, *_ in rules)
+            assert screen.step == step, f"{names}: Next went on to step {screen.step}"
+            assert str(screen.query_one("#wizard-title").render()).startswith(f"Step {step}/4"), names
+            assert "Next is blocked" in str(screen.query_one("#wizard-status").render()), names
+            assert focused_id(app) == focused, f"{names}: focus on {focused_id(app)}"
+            for rule, role, key, text in rules:
+                if role is not None and role != screen.role_index:
+                    screen.query_one("#w-role-pick").value = role
+                    await settle(pilot, 1)
+                assert text in message(screen, key), f"{rule}: beside {key}: {message(screen, key)!r}"
 
 
 async def test_warnings_do_not_block_and_header_is_confirmed_on_step_3(access):
