@@ -117,7 +117,7 @@ class RlarkApp(App[int]):
         if not self.is_running:
             return
         if self.index is None or self.index.snapshot is not snapshot:
-            self.index = SnapshotIndex(snapshot)
+            self.index = SnapshotIndex(snapshot, self.index)
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)

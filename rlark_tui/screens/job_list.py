@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import JobRow, SnapshotIndex, age, job_rows, parse_time
+from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex, age, job_rows, parse_time
 from rlark_tui.widgets.filter_bar import FilterBar
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -63,6 +63,8 @@ class JobListScreen(RlarkScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, JobRow] = {}
+        self._row_cache: RowCache = {}
+        self._table_rows: dict[str, tuple[JobRow, str, Row]] = {}
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
@@ -85,23 +87,35 @@ class JobListScreen(RlarkScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        self.rows = {row.name: row for row in job_rows(index)}
+        self.rows = {row.name: row for row in job_rows(index, self._row_cache)}
+        for gone in [name for name in self._table_rows if name not in self.rows]:
+            del self._table_rows[gone]
         self._render_rows()
 
     def _render_rows(self) -> None:
         now = datetime.now(timezone.utc)
         matcher = self.query_one(FilterBar).matcher
         shown = [row for row in self.rows.values() if matcher.matches_any(row.search_fields())]
-        self.table.sync(Row(row.name, self._cells(row, now), self._sort_values(row)) for row in shown)
+        self.table.sync(self._table_row(row, now) for row in shown)
         self._update_message(len(shown))
 
-    def _cells(self, row: JobRow, now: datetime) -> tuple:
+    def _table_row(self, row: JobRow, now: datetime) -> Row:
+        """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged."""
+        shown_age = age(row.created, now)
+        cached = self._table_rows.get(row.name)
+        if cached is not None and cached[0] is row and cached[1] == shown_age:
+            return cached[2]
+        table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row))
+        self._table_rows[row.name] = (row, shown_age, table_row)
+        return table_row
+
+    def _cells(self, row: JobRow, shown_age: str) -> tuple:
         lowered = row.phase.lower()
         style = (self.table.get_component_rich_style(f"job-table--phase-{lowered}", partial=True)
                  if lowered in PHASES else "")
         phase = Text(row.phase, style=style)
         return (row.name, row.display_name, row.job_type, phase, row.roles, row.pods,
-                row.header_node, age(row.created, now))
+                row.header_node, shown_age)
 
     @staticmethod
     def _sort_values(row: JobRow) -> tuple:

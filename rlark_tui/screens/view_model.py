@@ -45,34 +45,55 @@ def age(created: str, now: datetime) -> str:
 
 
 class SnapshotIndex:
-    """Jobs, their Tasks and the Tasks' Pods of one Snapshot, grouped once."""
+    """Jobs, their Tasks and the Tasks' Pods of one Snapshot, grouped once.
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    Given the previous index, objects that are the very same dicts as before (the reconciler keeps
+    unchanged objects) reuse their views and derived keys, so a small change costs little.
+    """
+
+    def __init__(self, snapshot: Snapshot, previous: "SnapshotIndex | None" = None) -> None:
         self.snapshot = snapshot
         self.jobs = {name: Job(raw) for name, raw in snapshot.jobs.items()}
+        old_tasks = previous._task_entries if previous is not None else {}
+        old_pods = previous._pod_entries if previous is not None else {}
+        self._task_entries: dict[str, tuple[dict, Task, str, str]] = {}
         self.tasks_by_job: dict[str, list[Task]] = defaultdict(list)
-        for raw in snapshot.tasks.values():
-            task = Task(raw)
-            self.tasks_by_job[task.job_name].append(task)
-        self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
+        self.tasks_by_name: dict[str, Task] = {}
+        for key, raw in snapshot.tasks.items():
+            entry = old_tasks.get(key)
+            if entry is None or entry[0] is not raw:
+                task = Task(raw)
+                entry = (raw, task, task.job_name, task.name)
+            self._task_entries[key] = entry
+            self.tasks_by_job[entry[2]].append(entry[1])
+            self.tasks_by_name[entry[3]] = entry[1]
+        self._pod_entries: dict[str, tuple[dict, tuple[int, str, str], str, Pod]] = {}
+        grouped: dict[str, list[tuple[tuple[int, str, str], Pod]]] = defaultdict(list)
         seen: set[tuple[str, str]] = set()
-        for raw in snapshot.pods.values():
-            pod = Pod(raw)
-            identity = (pod.task_name, pod.pod_name or pod.name)
-            if identity in seen:
+        for key, raw in snapshot.pods.items():
+            entry = old_pods.get(key)
+            if entry is None or entry[0] is not raw:
+                pod = Pod(raw)
+                shown = pod.pod_name or pod.name
+                tail = shown.rpartition("-")[2]
+                entry = (raw, (int(tail) if tail.isdigit() else 1 << 30, shown, pod.name), pod.task_name, pod)
+            self._pod_entries[key] = entry
+            sort_key, task_name = entry[1], entry[2]
+            if (task_name, sort_key[1]) in seen:
                 continue
-            seen.add(identity)
-            self.pods_by_task[pod.task_name].append(pod)
-        for pods in self.pods_by_task.values():
-            pods.sort(key=lambda p: (p.ordinal if p.ordinal is not None else 1 << 30, p.pod_name, p.name))
+            seen.add((task_name, sort_key[1]))
+            grouped[task_name].append((sort_key, entry[3]))
+        self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
+        for task_name, pods in grouped.items():
+            pods.sort(key=lambda item: item[0])
+            self.pods_by_task[task_name] = [pod for _, pod in pods]
         self.nodes = [Node(raw) for raw in snapshot.nodes.values()]
 
     def job(self, name: str) -> Job | None:
         return self.jobs.get(name)
 
     def task_for(self, job: Job, spec: TaskSpec) -> Task | None:
-        wanted = job.task_name(spec)
-        return next((t for t in self.tasks_by_job.get(job.name, []) if t.name == wanted), None)
+        return self.tasks_by_name.get(job.task_name(spec))
 
     def job_pods(self, job: Job) -> list[Pod]:
         return [pod for spec in job.tasks for pod in self.pods_by_task.get(job.task_name(spec), [])]
@@ -130,8 +151,28 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
     )
 
 
-def job_rows(index: SnapshotIndex) -> list[JobRow]:
-    return [job_row(index, job) for job in index.jobs.values()]
+RowCache = dict[str, tuple[tuple, JobRow]]
+
+
+def job_rows(index: SnapshotIndex, cache: RowCache | None = None) -> list[JobRow]:
+    """Rows of every Job; with a cache, a Job whose Job, Task and Pod objects are the very same objects
+    as last time (snapshots share unchanged dicts) reuses its row instead of deriving it again."""
+    if cache is None:
+        return [job_row(index, job) for job in index.jobs.values()]
+    rows = []
+    for name, job in index.jobs.items():
+        sources = (job.raw, *(t.raw for t in index.tasks_by_job.get(name, ())), *(p.raw for p in index.job_pods(job)))
+        cached = cache.get(name)
+        if cached is not None and len(cached[0]) == len(sources) and all(
+                a is b for a, b in zip(cached[0], sources)):
+            rows.append(cached[1])
+            continue
+        row = job_row(index, job)
+        cache[name] = (sources, row)
+        rows.append(row)
+    for gone in [name for name in cache if name not in index.jobs]:
+        del cache[gone]
+    return rows
 
 
 @dataclass(frozen=True)

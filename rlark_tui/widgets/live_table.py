@@ -77,6 +77,8 @@ class LiveTable(DataTable):
         sort_index = self._sort_index()
         for key, row in wanted.items():
             old = self._cells.get(key)
+            if old is row.cells:
+                continue
             if old is None:
                 self.add_row(*row.cells, key=key)
                 resort = True
