@@ -137,3 +137,17 @@ def test_header_folds_connected_data_planes_and_leaves_ray_to_its_tab():
     sources["data plane rlark-edge-b"] = SourceState("data plane rlark-edge-b", "disconnected", "refused")
     assert [name for name, _ in shown_sources(sources)] == [
         "control plane", "data plane rlark-gpu-a", "data plane rlark-edge-b", "gateway"]
+
+
+def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
+    first = build_snapshot([job_dict("a"), job_dict("b")])
+    cache = {}
+    index = SnapshotIndex(first)
+    before = {row.name: row for row in job_rows(index, cache)}
+    jobs = dict(first.jobs, b=job_dict("b", phase="Pending"))
+    second = SnapshotIndex(Snapshot(jobs=jobs, tasks=first.tasks, pods=first.pods), index)
+    after = {row.name: row for row in job_rows(second, cache)}
+    assert after["a"] is before["a"]
+    assert after["b"] is not before["b"] and after["b"].phase == "Pending"
+    third = SnapshotIndex(Snapshot(jobs={"a": jobs["a"]}, tasks=first.tasks, pods=first.pods), second)
+    assert [row.name for row in job_rows(third, cache)] == ["a"] and set(cache) == {"a"}
