@@ -1,4 +1,7 @@
-"""`rlark` without a sub-command opens the TUI through run_tui; connection problems are one-line errors."""
+"""`rlark` without a sub-command opens the TUI through run_tui.
+
+Connection problems before the TUI starts are one-line errors, never tracebacks.
+"""
 
 from __future__ import annotations
 

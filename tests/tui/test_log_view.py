@@ -1,4 +1,7 @@
-"""The log pane widget on its own: bounded buffer in the view, follow, wrap, filter, search, errors."""
+"""The log pane widget on its own, hosted in a tiny App.
+
+Covers the bounded buffer as the view sees it, follow, wrap, timestamps, tabs, filter, search, errors.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Table tests of the pure parts behind the screens: rows, ages, filters, dialog texts, log buffer."""
+"""Table tests of the pure parts behind the screens.
+
+Rows, ages, filters, dialog texts, header folding, row caching and the log ring buffer.
+"""
 
 from __future__ import annotations
 
