@@ -77,14 +77,14 @@ async def test_declining_the_offer_starts_a_new_draft(access, state):
         assert "required: the Job name" in message(screen, "name")
 
 
-async def test_export_and_import_use_the_draft_render_format(access, state, tmp_path):
+async def test_export_import_and_script_editing(access, state, tmp_path):
     path = tmp_path / "exported.yaml"
     app = new_app(access)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_wizard(pilot, base_draft("wiz-export"))
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the export prompt")
-        await pilot.press("ctrl+u", *str(path), "enter")
+        await answer(pilot, path)
         await until(pilot, path.exists, what="the exported file")
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         out, err = io.StringIO(), io.StringIO()
@@ -94,7 +94,7 @@ async def test_export_and_import_use_the_draft_render_format(access, state, tmp_
         path.write_text(edited)
         await pilot.press("ctrl+o")
         await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
-        await pilot.press("ctrl+u", *str(path), "enter")
+        await answer(pilot, path)
         await until(pilot, lambda: screen.draft.name == "wiz-imported", what="the imported draft")
         await settle(pilot)
         assert screen.query_one("#w-name").value == "wiz-imported"
@@ -102,24 +102,26 @@ async def test_export_and_import_use_the_draft_render_format(access, state, tmp_
 
         await pilot.press("ctrl+o")
         await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
-        await pilot.press("ctrl+u", *str(tmp_path / "missing.yaml"), "enter")
+        await answer(pilot, tmp_path / "missing.yaml")
         await until(pilot, lambda: any("no such file" in n.message for n in app._notifications),
                     what="the import error")
         assert screen.draft.name == "wiz-imported"
 
-
-async def test_f4_on_a_headless_terminal_says_to_edit_inline(access, state):
-    app = new_app(access)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_wizard(pilot, base_draft("wiz-editor"))
         await screen.load(screen.draft, step=3)
         screen.query_one("#w-runScript").focus()
         await pilot.press("f4")
         await settle(pilot)
         assert "cannot hand over to $EDITOR" in str(screen.query_one("#wizard-status").render())
-        await pilot.press("end", *" --steps 5")
+        await pilot.press("end", *" -x")
         await settle(pilot)
-        assert screen.draft.run_script == "cd /workspace && python train.py --steps 5"
+        assert screen.draft.run_script == "cd /workspace && python train.py -x"
+
+
+async def answer(pilot, path) -> None:
+    """Type the path into the file prompt (paste-like: set the text, then Enter as a user would)."""
+    prompt = pilot.app.screen.query_one("#wizard-path-input")
+    prompt.value = str(path)
+    await pilot.press("enter")
 
 
 def test_edit_externally_returns_what_the_editor_saved(tmp_path):
