@@ -85,6 +85,11 @@ def row_of(app, name: str) -> list[str] | None:
     return [getattr(cell, "plain", cell) for cell in table.get_row_at(index)]
 
 
+def cell(app, name: str, column: int) -> str | None:
+    row = row_of(app, name)
+    return row[column] if row else None
+
+
 def notes(app) -> list[str]:
     return [n.message for n in app._notifications]
 
@@ -100,7 +105,7 @@ async def test_stop_start_delete_through_dialogs_update_the_list_live(access, ma
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, app, name)
-        await wait_for(pilot, lambda: row_of(app, name)[5] == "0/1", what="1 expected Pod")
+        await wait_for(pilot, lambda: cell(app, name, 5) == "0/1", what="1 expected Pod")
         await wait_for(pilot, lambda: app.index.job_pods(app.index.job(name)), what="the Pod CR")
         await pilot.press("enter", "e")
         assert isinstance(app.screen, JobDetailScreen)
@@ -112,14 +117,14 @@ async def test_stop_start_delete_through_dialogs_update_the_list_live(access, ma
         assert isinstance(app.screen, ConfirmScreen)
         assert "does NOT resume from a checkpoint" in str(app.screen.query_one("#confirm-body").render())
         await pilot.press("y")
-        await wait_for(pilot, lambda: row_of(app, name) and row_of(app, name)[3] == "Stopped", what="Stopped")
+        await wait_for(pilot, lambda: cell(app, name, 3) == "Stopped", what="Stopped")
         await wait_for(pilot, lambda: not app.index.job_pods(app.index.job(name)), what="Pods drained")
         assert row_of(app, name)[5] == "0/0"
         assert any("stopped" in n for n in notes(app))
         await pilot.press("s")
         assert app.screen.title_text == f"Start Job {name}?"
         await pilot.press("y")
-        await wait_for(pilot, lambda: row_of(app, name)[3] != "Stopped" and row_of(app, name)[5] == "0/1",
+        await wait_for(pilot, lambda: cell(app, name, 3) not in (None, "Stopped") and cell(app, name, 5) == "0/1",
                        what="started again")
         await pilot.press("ctrl+d")
         assert isinstance(app.screen, ConfirmScreen)
