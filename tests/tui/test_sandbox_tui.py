@@ -331,3 +331,20 @@ async def test_unreachable_control_plane_is_an_error_state_not_a_crash(sandbox, 
             assert isinstance(app.screen, HelpScreen)
     finally:
         access.close()
+
+
+async def test_small_terminal_80x24_on_the_sandbox(access, make_job):
+    name = make_job(manifest("h5-small", "registry.example.com/rlinf:invalid", "gpu-a1"))
+    app = RlarkApp(access)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await select(pilot, app, name)
+        await pilot.press("enter")
+        tree = app.screen.query_one(WorkersTree)
+        await wait_for(pilot, lambda: any(line.startswith("h5-small-actor-0") and "gpu-a1" in line
+                                          for line in tree.shown_text().splitlines()), what="the Pod row")
+        await pilot.press("l")
+        assert isinstance(app.screen, LogScreen)
+        await wait_for(pilot, lambda: any("has not started" in l.text for l in app.screen.view.shown_lines),
+                       what="the Pod-not-started message")
+        await pilot.press("escape", "escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
