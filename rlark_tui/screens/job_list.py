@@ -51,6 +51,7 @@ class JobListScreen(RlarkScreen):
         Binding("s", "stop_start", "Stop/Start"),
         Binding("ctrl+d", "delete", "Delete"),
         Binding("c", "check", "Run check"),
+        Binding("n", "new_job", "New job"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("ctrl+r", "refresh", "Refresh"),
         Binding("N", "sort('name')", "Sort name", show=False),
@@ -194,6 +195,12 @@ class JobListScreen(RlarkScreen):
         name = self._need_job()
         if name:
             self.rlark.open_check(name)
+
+    def action_new_job(self) -> None:
+        """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""
+        from rlark_tui.screens.wizard import WizardScreen
+
+        self.app.push_screen(WizardScreen())
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()

@@ -311,3 +311,14 @@ async def test_a_failing_background_job_is_one_line_on_screen():
         await pilot.pause(0.5)
         assert "log stream failed: connection reset by peer" in notifications(app)
         assert isinstance(app.screen, JobListScreen)
+
+
+async def test_n_opens_the_create_job_wizard(post_snapshot):
+    from rlark_tui.screens.wizard import WizardScreen
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, WizardScreen)
