@@ -40,7 +40,7 @@ class RunnerSettings:
     backoff_base: float = 10.0
     backoff_max: float = 300.0
     backoff_reset_after: float = 600.0
-    stop_grace: float = 2.0
+    stop_grace: float = 1.0
     num_cpus: int = 1
     object_store_bytes: int = 80_000_000
 
