@@ -50,6 +50,7 @@ class RlarkCommands(Provider):
             ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
             ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
             ("Help", lambda: app.show_help(app.screen), "keys of this screen"),
+            ("New job", app.open_wizard, "the create-job wizard"),
         ]
         for name in sorted(app.index.jobs) if app.index is not None else []:
             commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
@@ -208,6 +209,11 @@ class RlarkApp(App[int]):
         if scope is None and job is not None and job.head_task_name:
             scope = ("role", job.head_task_name)
         self.push_screen(LogScreen(name, scope))
+
+    def open_wizard(self) -> None:
+        from rlark_tui.screens.wizard import WizardScreen
+
+        self.push_screen(WizardScreen())
 
     def open_check(self, name: str) -> None:
         self.push_screen(CheckScreen(name))

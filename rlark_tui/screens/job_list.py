@@ -198,9 +198,7 @@ class JobListScreen(RlarkScreen):
 
     def action_new_job(self) -> None:
         """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""
-        from rlark_tui.screens.wizard import WizardScreen
-
-        self.app.push_screen(WizardScreen())
+        self.rlark.open_wizard()
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()
