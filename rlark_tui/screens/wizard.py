@@ -41,6 +41,7 @@ from rlark_tui.widgets.wizard_dialogs import PathScreen
 
 STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
 SCRIPT_AREAS = ("prepareScript", "runScript", "env", "mounts")
+MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")
 
@@ -201,7 +202,7 @@ class WizardScreen(RlarkScreen):
 
     async def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#w-matches", DataTable).add_columns("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
+        self.query_one("#w-matches", DataTable).add_columns(*MATCH_COLUMNS)
         await self._fill_all()
         self._focus_first()
         self._load_gateway()
@@ -726,7 +727,8 @@ class WizardScreen(RlarkScreen):
         self._shown["#matches"] = (summary, rows)
         self.query_one("#w-match-summary", Static).update(summary)
         table = self.query_one("#w-matches", DataTable)
-        table.clear()
+        table.clear(columns=True)
+        table.add_columns(*MATCH_COLUMNS)
         table.add_rows(rows)
 
     def _show_preview(self) -> None:
