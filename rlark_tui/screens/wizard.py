@@ -561,6 +561,9 @@ class WizardScreen(RlarkScreen):
         header = self.draft.header if any(r.task_name == RoleDraft(name=self.draft.header).task_name
                                            for r in roles) else ""
         self.draft = replace(self.draft, type=draft_type, roles=roles, header=header)
+        label = dict((value, name) for name, value in wf.JOB_TYPES)[draft_type]
+        self._status(f"Job type {label}: roles set to its presets "
+                     f"({', '.join(r.name for r in roles) or 'none: add roles with Add role'})")
         await self._rebuild_roles()
         self._fill_role()
         self._recheck()

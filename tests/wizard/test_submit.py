@@ -50,6 +50,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
     assert screen.draft.type == job_type
     if job_type == "custom":
         assert screen.draft.roles == ()
+        assert "Job type Custom: roles set to its presets (none" in str(screen.query_one("#wizard-status").render())
         screen.query_one("#add-role").focus()
         await pilot.press("enter")
         await settle(pilot)
