@@ -6,7 +6,9 @@ Gathering it is I/O (checks/gather.py); everything that reads it is pure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
+
+from rlark_tui.model.timefmt import parse_time
 
 DEFAULT_MAX_WAIT_SECONDS = 900.0
 """The platform's own Ray cluster-check timeout, used when the launch record names no max wait."""
@@ -117,17 +119,6 @@ class RunEvidence:
             if container.pod == pod:
                 return container
         return None
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """RFC 3339 timestamps as the API writes them; None for anything else."""
-    if not text or not isinstance(text, str):
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def max_wait_seconds(evidence: RunEvidence) -> float:

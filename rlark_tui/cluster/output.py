@@ -13,28 +13,16 @@ import yaml
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.views import Job, Node, Pod, Task, dig
 
 FORMATS = ("table", "wide", "json", "yaml", "name")
 
 
 def age(stamp: str, now: datetime | None = None) -> str:
-    """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no timestamp)."""
-    if not stamp:
-        return "<unknown>"
-    try:
-        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    now = now or datetime.now(timezone.utc)
-    seconds = max(0, int((now - then).total_seconds()))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 2 * 3600:
-        return f"{seconds // 60}m"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
+    """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no readable timestamp)."""
+    start = parse_time(stamp)
+    return short_age(start, now or datetime.now(timezone.utc)) if start else "<unknown>"
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:

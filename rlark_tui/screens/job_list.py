@@ -15,7 +15,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex, age, job_rows, parse_time
+from rlark_tui.model.timefmt import parse_time
+from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex, age, job_rows
 from rlark_tui.widgets.filter_bar import FilterBar
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

@@ -10,38 +10,19 @@ import binascii
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.snapshot import Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
-def parse_time(value: str) -> datetime | None:
-    """An RFC 3339 API timestamp as an aware datetime, or None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
 def age(created: str, now: datetime) -> str:
     """kubectl-style age (`45s`, `12m`, `3h`, `2d`); empty when the time is unknown."""
     start = parse_time(created)
-    if start is None:
-        return ""
-    seconds = max(0, int((now - start).total_seconds()))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 2 * 3600:
-        return f"{seconds // 60}m"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
+    return short_age(start, now) if start else ""
 
 
 class SnapshotIndex:

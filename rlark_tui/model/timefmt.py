@@ -1,0 +1,31 @@
+"""API timestamps and kubectl-style ages, shared by the CLI tables, the screens and the run check.
+
+Pure: RFC 3339 text in, aware datetimes and short age strings out.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An RFC 3339 timestamp as the API writes it, as an aware datetime; None when absent or unreadable."""
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def short_age(start: datetime, now: datetime) -> str:
+    """kubectl's short age of `start` at `now`: 45s, 12m, 5h, 3d."""
+    seconds = max(0, int((now - start).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60}m"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
