@@ -3,34 +3,8 @@
 # Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables.
 set -e
 
-RAY_TEMP_DIR="${RAY_TEMP_DIR:-/tmp/ray}"
-RLARK_RAY_PORT="${RLARK_RAY_PORT:-6379}"
+. "$(dirname "$0")/pod_common.sh"
 HEAD_WAIT_ATTEMPTS="${RLARK_SANDBOX_HEAD_WAIT_ATTEMPTS:-120}"
-
-RLINF_NODE_RANK=$(( ${RLARK_NODE_RANK_START:-0} + ${POD_NAME##*-} ))
-export RLINF_NODE_RANK
-echo "RLINF_NODE_RANK: ${RLINF_NODE_RANK}"
-
-if [ -n "${RLARK_SSH_PUBLIC_KEY:-}" ]; then
-  mkdir -p "${HOME}/.ssh"
-  printf '%s\n' "${RLARK_SSH_PUBLIC_KEY}" >> "${HOME}/.ssh/authorized_keys"
-  chmod 600 "${HOME}/.ssh/authorized_keys"
-  echo "SSH public key injected into authorized_keys"
-fi
-
-if [ -n "${RLARK_PREPARE_SCRIPT:-}" ]; then
-  echo "Executing prepare script..."
-  bash -c "${RLARK_PREPARE_SCRIPT}"
-fi
-
-if ! command -v ray >/dev/null 2>&1; then
-  echo "Error: Ray CLI is not found. Please ensure Ray is installed."
-  exit 1
-fi
-
-resolve_host() {
-  awk -v name="$1" '$2 == name { print $1; exit }' "${RLARK_SANDBOX_HOSTS:-/dev/null}" 2>/dev/null
-}
 
 echo "Connecting to Ray head at ${RLARK_HEAD_ADDRESS}:${RLARK_RAY_PORT}..."
 HEAD_IP=""

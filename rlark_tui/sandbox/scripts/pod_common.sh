@@ -1,0 +1,30 @@
+# Shared first steps of the sandbox's head and worker start sequences (rlark-platform.md §2.3/§2.4):
+# rank, SSH key, prepare script, Ray CLI check. Sourced by ray_head.sh and ray_worker.sh.
+
+RAY_TEMP_DIR="${RAY_TEMP_DIR:-/tmp/ray}"
+RLARK_RAY_PORT="${RLARK_RAY_PORT:-6379}"
+
+RLINF_NODE_RANK=$(( ${RLARK_NODE_RANK_START:-0} + ${POD_NAME##*-} ))
+export RLINF_NODE_RANK
+echo "RLINF_NODE_RANK: ${RLINF_NODE_RANK}"
+
+if [ -n "${RLARK_SSH_PUBLIC_KEY:-}" ]; then
+  mkdir -p "${HOME}/.ssh"
+  printf '%s\n' "${RLARK_SSH_PUBLIC_KEY}" >> "${HOME}/.ssh/authorized_keys"
+  chmod 600 "${HOME}/.ssh/authorized_keys"
+  echo "SSH public key injected into authorized_keys"
+fi
+
+if [ -n "${RLARK_PREPARE_SCRIPT:-}" ]; then
+  echo "Executing prepare script..."
+  bash -c "${RLARK_PREPARE_SCRIPT}"
+fi
+
+if ! command -v ray >/dev/null 2>&1; then
+  echo "Error: Ray CLI is not found. Please ensure Ray is installed."
+  exit 1
+fi
+
+resolve_host() {
+  awk -v name="$1" '$2 == name { print $1; exit }' "${RLARK_SANDBOX_HOSTS:-/dev/null}" 2>/dev/null
+}
