@@ -96,9 +96,14 @@ class LogStore:
     def _pick(self, cluster: str, namespace: str, pod: str, container: str, previous: bool) -> Path:
         found = self.instances(cluster, namespace, pod, container)
         if previous:
-            if len(found) < 2:
+            # The instance before the current one, or the current one itself once it has exited and waits in
+            # back-off to be restarted (restartCount has already counted that restart), as the kubelet answers.
+            latest_ended = bool(found) and self.path(cluster, namespace, pod, container, found[-1]).with_suffix(
+                ".exit").exists()
+            candidates = found if latest_ended else found[:-1]
+            if not candidates:
                 raise LogsNotFound(f'previous terminated container "{container}" in pod "{pod}" not found')
-            return self.path(cluster, namespace, pod, container, found[-2])
+            return self.path(cluster, namespace, pod, container, candidates[-1])
         if not found:
             raise LogsNotFound(f'container "{container}" in pod "{pod}" has no logs yet')
         return self.path(cluster, namespace, pod, container, found[-1])

@@ -148,6 +148,7 @@ async def test_logs_instances_and_follow(tmp_path):
     with pytest.raises(LogsNotFound):
         logs.read(*args, previous=True)
     logs.end_instance(*args, 1)
+    assert logs.read(*args, previous=True) == ["one", "two", "three"], "waiting in back-off: the ended instance"
     assert logs.start_instance(*args) == 1
     logs.append(*args, "after restart")
     assert logs.read(*args, previous=True) == ["one", "two", "three"]
