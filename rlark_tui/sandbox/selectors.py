@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rlark_tui.model.views import dig
+
 _SET = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
 _EQ = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$")
 
@@ -58,15 +60,6 @@ def parse_labels(selector: str | None) -> Callable[[dict], bool]:
     return lambda labels: all(req(labels) for req in reqs)
 
 
-def _field(obj: dict, path: str):
-    cur = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
-
-
 def parse_fields(selector: str | None, allowed: set[str] | None = None) -> Callable[[dict], bool]:
     """A predicate over an object; `allowed` limits the field paths (others raise ValueError)."""
     reqs: list[Callable[[dict], bool]] = []
@@ -79,7 +72,7 @@ def parse_fields(selector: str | None, allowed: set[str] | None = None) -> Calla
             raise ValueError(f'field label not supported: {path}')
 
         def get(obj: dict, p=path) -> str:
-            found = _field(obj, p)
+            found = dig(obj, *p.split("."))
             return "" if found is None else str(found)
         if op == "!=":
             reqs.append(lambda obj, g=get, v=value: g(obj) != v)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from rlark_tui.model.views import dig
 from rlark_tui.sandbox.resources import ResourceType
 
 
@@ -43,15 +44,6 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
         rest = days % 365
         return f"{years}y{rest}d" if rest else f"{years}y"
     return f"{years}y"
-
-
-def _lookup(obj: dict, path: str):
-    cur = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
 
 
 def _core_pod(obj: dict) -> list:
@@ -111,7 +103,7 @@ def _cells(rtype: ResourceType, obj: dict, now: datetime) -> list:
     columns = rtype.columns or (("Age", "metadata.creationTimestamp", "date"),)
     cells: list = [name]
     for _, path, kind in columns:
-        value = _lookup(obj, path)
+        value = dig(obj, *path.split("."))
         cells.append(human_age(value, now) if kind == "date" else ("" if value is None else value))
     return cells
 
