@@ -106,6 +106,9 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "no-config.yaml"))
     access = ClusterAccess.open(str(control_only), sandbox.context)
     try:
+        deadline = time.monotonic() + 30
+        while not access.job_pods(unscheduled) and time.monotonic() < deadline:
+            time.sleep(0.2)
         evidence = gather(access, unscheduled, state)
     finally:
         access.close()
