@@ -60,7 +60,7 @@ async def test_changes_arrive_by_watch_and_bursts_are_coalesced(running, sb):
     await until(lambda: all(f"burst-{i}" in reconciler.snapshot.jobs for i in range(40)))
     changes = [m for m in posted if isinstance(m, SnapshotChanged)][before:]
     assert 1 <= len(changes) < 40
-    assert all("jobs" in m.changed for m in changes)
+    assert any("jobs" in m.changed for m in changes)
     sb.store.delete("jobs", "burst-0")
     await until(lambda: "burst-0" not in reconciler.snapshot.jobs)
 
