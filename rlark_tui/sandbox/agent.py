@@ -134,8 +134,11 @@ class Agent:
         next one by as much, so a busy store does not keep the loop busy."""
         spent = 0.0
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self.resync)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that lands as the wait ends,
+            # and stop() would then wait forever.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.resync):
+                    await self._kick.wait()
             await asyncio.sleep(max(0.05, spent))
             self._kick.clear()
             began = time.monotonic()
