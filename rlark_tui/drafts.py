@@ -15,7 +15,8 @@ from pathlib import Path
 
 from rlark_tui.config import state_dir
 from rlark_tui.errors import UsageError
-from rlark_tui.model.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
+from rlark_tui.commands.draft import read_input
+from rlark_tui.model.draft import JobDraft, dump_draft, load_draft
 from rlark_tui.model.findings import Finding
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
@@ -98,13 +99,4 @@ def export_draft(path: Path, draft: JobDraft) -> None:
 
 def import_draft(path: Path) -> tuple[JobDraft, list[Finding]]:
     """A draft file in the `rlark draft render` format; UsageError (one line) when it cannot be used."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DRAFT_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"import {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"import {path}: is a directory") from None
-    except OSError as exc:
-        raise UsageError(f"import {path}: {exc.strerror or exc}") from None
-    return load_draft(data)
+    return load_draft(read_input(str(path), "import"))
