@@ -32,3 +32,12 @@ def faults(sandbox):
         yield sandbox.faults
     finally:
         sandbox.faults.clear()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """No user config file, a private state dir, and no stray kubeconfig from the environment."""
+    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "config.yaml"))
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    return tmp_path

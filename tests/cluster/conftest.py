@@ -6,18 +6,9 @@ The shared session `sandbox` runs the agent; these tests stop, delete and break 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from rlark_tui.cli import main
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+from tests.clirun import cli_runner
 
 
 @pytest.fixture(scope="session")
@@ -40,18 +31,5 @@ def sb(cluster_sandbox):
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """No user config file, a private state dir, and no stray kubeconfig from the environment."""
-    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "config.yaml"))
-    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    return tmp_path
-
-
-@pytest.fixture
 def rl(sb, env, capsys):
-    def run(*argv: str) -> Result:
-        code = main(["--kubeconfig", str(sb.kubeconfig), *argv])
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-    return run
+    return cli_runner(sb.kubeconfig, capsys)
