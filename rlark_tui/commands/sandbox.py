@@ -17,6 +17,8 @@ def register(subparsers, parents) -> None:
                         help="where objects, logs, certificates and the kubeconfig live (default: user state dir)")
     parser.add_argument("--seed", default="demo", metavar="demo|none|scale:J:P",
                         help="objects for an empty state dir (default: demo)")
+    parser.add_argument("--no-agent", dest="agent", action="store_false",
+                        help="serve the objects only: no agent moves Jobs or starts Ray (for scale seeds, benchmarks)")
     parser.set_defaults(handler=run)
 
 
@@ -24,4 +26,4 @@ def run(args: argparse.Namespace) -> int:
     from rlark_tui.sandbox import main_foreground
     from rlark_tui.sandbox.seed import parse
     parse(args.seed)
-    return main_foreground(args.state_dir, args.port, args.seed)
+    return main_foreground(args.state_dir, args.port, args.seed, agent=args.agent)

@@ -301,8 +301,8 @@ class Sandbox:
         return self._token
 
 
-def main_foreground(state_dir: Path | None, port: int, seed: str) -> int:
-    sandbox = Sandbox(state_dir, port=port, seed=seed)
+def main_foreground(state_dir: Path | None, port: int, seed: str, agent: bool = True) -> int:
+    sandbox = Sandbox(state_dir, port=port, seed=seed, agent=agent)
 
     def ready(sb: Sandbox) -> None:
         print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)

@@ -1,0 +1,110 @@
+"""Shared helpers for the benchmarks: a sandbox in its own process, RSS of a process, percentiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "percentile", "REPO"]
+
+REPO = Path(__file__).resolve().parent.parent
+_READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+)$")
+
+
+@dataclass
+class SandboxProc:
+    kubeconfig: Path
+    context: str
+    gateway: str
+    state_dir: Path
+    process: subprocess.Popen
+
+    def stop(self) -> None:
+        """SIGTERM, wait up to 10 s, then SIGKILL."""
+        if self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def post(self, path: str, body: dict) -> dict:
+        """An authenticated HTTPS POST of `body` (JSON) to the sandbox, e.g. "/_sandbox/faults"; the decoded reply."""
+        token = (self.state_dir / "token").read_text().strip()
+        context = ssl.create_default_context(cafile=str(self.state_dir / "tls" / "ca.crt"))
+        request = urllib.request.Request(
+            self.gateway + path, data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, context=context, timeout=60) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else {}
+
+
+def _slug(seed: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", seed).strip("-")
+
+
+def start_sandbox(workdir: Path, seed: str, *, agent: bool = False, timeout: float = 600) -> SandboxProc:
+    """Run `python -m rlark_tui sandbox` for `seed` in its own process (state under workdir/sandbox-<seed>) and
+    wait for its ready line. Its stderr goes to workdir/sandbox-<seed>.log."""
+    workdir = Path(workdir)
+    state_dir = workdir / f"sandbox-{_slug(seed)}"
+    argv = [sys.executable, "-m", "rlark_tui", "sandbox", "--state-dir", str(state_dir), "--seed", seed]
+    if not agent:
+        argv.append("--no-agent")
+    log = open(workdir / f"sandbox-{_slug(seed)}.log", "ab")
+    process = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    log.close()
+    ready: list[re.Match] = []
+    seen = threading.Event()
+
+    def drain() -> None:
+        for raw in process.stdout:
+            match = _READY.match(raw.decode(errors="replace").strip())
+            if match and not ready:
+                ready.append(match)
+                seen.set()
+        seen.set()
+
+    threading.Thread(target=drain, name=f"sandbox-{_slug(seed)}-stdout", daemon=True).start()
+    if not seen.wait(timeout) or not ready:
+        sandbox_failed = process.poll() is not None
+        if not sandbox_failed:
+            process.kill()
+            process.wait()
+        raise RuntimeError(f"sandbox {seed} {'exited' if sandbox_failed else 'not ready'} "
+                           f"(see {workdir / f'sandbox-{_slug(seed)}.log'})")
+    return SandboxProc(kubeconfig=Path(ready[0].group(1)), context="rlark-sandbox", gateway=ready[0].group(2),
+                       state_dir=state_dir, process=process)
+
+
+def rss_mb(pid: int) -> float:
+    """VmRSS of process `pid` in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (q in 0..100) of `values`, linear interpolation between closest ranks."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
