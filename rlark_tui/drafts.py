@@ -1,47 +1,25 @@
 """The create-job wizard's draft files: the autosave (offered again after a restart or crash) and import/export.
 
-Every file is written atomically (temp file in the same directory + rename) with mode 0600, in the
+Every file is written by rlark_tui.fsutil.write_private (atomic, fsynced, mode 0600), in the
 `rlark draft render` format; the autosave lives under the state dir of rlark_tui.config.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rlark_tui.config import state_dir
 from rlark_tui.errors import UsageError
+from rlark_tui.fsutil import remove_quietly, write_private
 from rlark_tui.commands.draft import read_input
 from rlark_tui.model.draft import JobDraft, dump_draft, load_draft
 from rlark_tui.model.findings import Finding
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
 _HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically with mode 0600 (a crash leaves the old file or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-
-
-def remove_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 @dataclass(frozen=True)
@@ -86,7 +64,7 @@ class DraftStore:
         return SavedDraft(draft, min(max(step, 1), 4), header.group(2) if header else "?", findings)
 
     def clear(self) -> None:
-        remove_quietly(str(self.path))
+        remove_quietly(self.path)
 
 
 def export_draft(path: Path, draft: JobDraft) -> None:

@@ -5,11 +5,10 @@ The I/O edge shared by `rlark check` and the TUI report screen.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import timezone
 from pathlib import Path
 
+from rlark_tui import fsutil
 from rlark_tui.checks.render import to_json_text, to_markdown
 from rlark_tui.checks.report import CheckReport
 from rlark_tui.errors import RlarkError
@@ -26,19 +25,8 @@ def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename: readers never see half a record."""
+    """Write atomically and privately (rlark_tui.fsutil): readers never see half a record."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, 0o600)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
+        fsutil.write_private(path, text)
     except OSError as exc:
         raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None

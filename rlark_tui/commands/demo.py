@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.fsutil import write_private
 
 RECORD = "demo.json"
 READY_TIMEOUT = 90.0
@@ -186,7 +187,7 @@ def serve(state_dir: Path, exit_with_stdin: bool) -> int:
 
     def ready(sb: Sandbox) -> None:
         record = {"pid": os.getpid(), "kubeconfig": str(sb.kubeconfig), "gateway": sb.gateway}
-        (state_dir / RECORD).write_text(json.dumps(record))
+        write_private(state_dir / RECORD, json.dumps(record))
         print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)
         if exit_with_stdin:
             threading.Thread(target=lambda: (sys.stdin.buffer.read(), sandbox.request_stop()), daemon=True).start()

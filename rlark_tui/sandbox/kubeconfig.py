@@ -31,10 +31,11 @@ The same extension may be added by hand to a real installation's kubeconfig.
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from rlark_tui.fsutil import write_private
 
 CONTEXT = "rlark-sandbox"
 EXTENSION = "rlark.io/console"
@@ -75,10 +76,4 @@ def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str]) -> dict
 
 def write(path: Path, config: dict) -> None:
     """Write atomically with mode 0600 (the file holds the bearer token)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        yaml.safe_dump(config, fh, sort_keys=False)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    write_private(path, yaml.safe_dump(config, sort_keys=False))

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import threading
 import uuid
 from collections import deque
@@ -45,6 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.fsutil import write_private
 from rlark_tui.sandbox import selectors
 from rlark_tui.sandbox.resources import ROOT, resource_type
 
@@ -199,10 +199,7 @@ class Store:
         self._floor = self._rv
 
     def _write(self, path: Path, data: dict) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")))
-        os.replace(tmp, path)
+        write_private(path, json.dumps(data, separators=(",", ":")), durable=False)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import ssl
 from pathlib import Path
 
@@ -15,13 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-
-def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+from rlark_tui.fsutil import write_private
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -61,7 +54,7 @@ def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
                              critical=False)
               .sign(ca_key, hashes.SHA256()))
-    _write_private(key_path, _key_pem(server_key))
+    write_private(key_path, _key_pem(server_key))
     crt.write_bytes(server.public_bytes(serialization.Encoding.PEM))
     ca_crt.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     return ca_crt, crt, key_path

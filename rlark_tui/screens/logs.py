@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import Resume, split_line
+from rlark_tui.fsutil import write_private
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.base import RlarkScreen
@@ -384,7 +385,7 @@ class LogScreen(RlarkScreen):
         lines = [self.view.line_text(line) for line in self.view.shown_lines if not line.notice]
         path = Path.cwd() / f"{self.job_name}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
         try:
-            path.write_text(redact_text("\n".join(lines)) + "\n" if lines else "", encoding="utf-8")
+            write_private(path, redact_text("\n".join(lines)) + "\n" if lines else "")
         except OSError as exc:
             self.notify(f"Cannot save the log: {exc.strerror or exc}", severity="error")
             return

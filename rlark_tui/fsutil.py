@@ -1,0 +1,56 @@
+"""Private, atomic file writes: the one way rlark saves what the user must not lose or others must not read.
+
+`write_private` writes a temp file in the target's directory (created 0600 by mkstemp), fsyncs it, renames it
+over the target and fsyncs the directory: a crash at any point leaves the previous file or the new one, never
+half of either. Drafts, run-check records, exports, saved logs, tokens, keys and kubeconfigs go through it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically, mode 0600; parent directories are created 0700.
+
+    `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
+    state rewritten often and rebuilt anyway, like the sandbox's object store. Raises OSError.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def remove_quietly(path: Path | str) -> None:
+    """Delete `path` if it is there; a missing file or a failed delete is not an error."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

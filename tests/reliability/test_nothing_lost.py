@@ -1,0 +1,185 @@
+"""Nothing lost: every file rlark writes for the user (drafts, exports, run-check records, saved submissions,
+sandbox credentials) goes through rlark_tui.fsutil.write_private: mode 0600, no temp file left behind, and a
+crash at any point (an error before the rename, a SIGKILL mid-write) leaves the last good copy.
+
+The wizard's autosave surviving a killed app is tests/wizard/test_drafts.py
+(test_killed_mid_wizard_then_started_again_restores_the_draft).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlark_tui import fsutil
+from rlark_tui.drafts import DraftStore, export_draft
+from rlark_tui.model.draft import JobDraft, load_draft
+from rlark_tui.sandbox.seed import demo_draft
+
+SIZE = 4 * 1024 * 1024
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_new_file_is_private_in_a_private_dir_and_no_temp_is_left(tmp_path):
+    target = tmp_path / "new" / "notes.md"
+    fsutil.write_private(target, "first\n")
+    fsutil.write_private(target, b"second\n")
+    assert target.read_text() == "second\n"
+    assert mode(target) == 0o600 and mode(target.parent) == 0o700
+    assert leftovers(target.parent) == []
+
+
+def test_replacing_a_world_readable_file_makes_it_private(tmp_path):
+    target = tmp_path / "export.yaml"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    fsutil.write_private(target, "new\n")
+    assert target.read_text() == "new\n" and mode(target) == 0o600
+
+
+def test_failure_before_the_rename_keeps_the_old_copy_and_removes_the_temp(tmp_path, monkeypatch):
+    target = tmp_path / "draft.yaml"
+    fsutil.write_private(target, "good\n")
+
+    def crash(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsutil.os, "replace", crash)
+    with pytest.raises(OSError):
+        fsutil.write_private(target, "half-new\n")
+    assert target.read_text() == "good\n" and leftovers(tmp_path) == []
+
+
+def test_unencodable_text_keeps_the_old_copy(tmp_path):
+    target = tmp_path / "draft.yaml"
+    fsutil.write_private(target, "good\n")
+    with pytest.raises(UnicodeEncodeError):
+        fsutil.write_private(target, "bad \udcff surrogate")
+    assert target.read_text() == "good\n" and leftovers(tmp_path) == []
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from rlark_tui import fsutil
+    path, size = sys.argv[1], int(sys.argv[2])
+    count = 0
+    while True:
+        fsutil.write_private(path, (b"AB"[count % 2:count % 2 + 1]) * size)
+        count += 1
+        if count == 2:
+            print("writing", flush=True)
+""")
+
+
+def test_sigkill_at_any_moment_leaves_one_whole_copy(tmp_path):
+    """A child rewrites a 4 MB file in a loop (all A, then all B, ...) and is SIGKILLed at several moments:
+    the file is always one whole version, and what a killed write left is at most a private temp file."""
+    target = tmp_path / "autosave.yaml"
+    for delay in (0.0, 0.01, 0.03, 0.07, 0.15):
+        child = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(SIZE)], stdout=subprocess.PIPE)
+        assert child.stdout.readline() == b"writing\n"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        data = target.read_bytes()
+        assert len(data) == SIZE and data.count(data[:1]) == SIZE, (delay, len(data))
+        assert mode(target) == 0o600
+        assert all(mode(tmp_path / name) == 0o600 for name in leftovers(tmp_path))
+
+
+KILLED_BEFORE_RENAME = textwrap.dedent("""
+    import os, sys, time
+    from rlark_tui import fsutil
+    def hang(src, dst):
+        print("temp written", flush=True)
+        time.sleep(60)
+    os.replace = hang
+    fsutil.write_private(sys.argv[1], "new draft\\n")
+""")
+
+
+def test_sigkill_between_the_temp_write_and_the_rename_keeps_the_last_good_copy(tmp_path):
+    target = tmp_path / "wizard-autosave.yaml"
+    fsutil.write_private(target, "last good draft\n")
+    child = subprocess.Popen([sys.executable, "-c", KILLED_BEFORE_RENAME, str(target)], stdout=subprocess.PIPE)
+    assert child.stdout.readline() == b"temp written\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    assert target.read_text() == "last good draft\n"
+    [temp] = leftovers(tmp_path)
+    assert (tmp_path / temp).read_text() == "new draft\n" and mode(tmp_path / temp) == 0o600
+    fsutil.write_private(target, "next draft\n")
+    assert target.read_text() == "next draft\n"
+
+
+def test_wizard_autosave_and_export_are_private(tmp_path):
+    store = DraftStore(tmp_path / "state")
+    draft, _ = load_draft(b"name: kept\ntype: rl\n")
+    store.save(draft, 2)
+    assert mode(store.path) == 0o600 and mode(store.path.parent) == 0o700
+    assert store.load().draft.name == "kept" and store.load().step == 2
+    exported = tmp_path / "exports" / "kept.yaml"
+    export_draft(exported, draft)
+    assert mode(exported) == 0o600 and yaml.safe_load(exported.read_text())["name"] == "kept"
+    assert leftovers(store.path.parent) == [] and leftovers(exported.parent) == []
+
+
+def test_export_to_an_unwritable_place_is_one_line_and_keeps_nothing_half_written(tmp_path):
+    from rlark_tui.errors import UsageError
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(UsageError) as info:
+        export_draft(blocker / "draft.yaml", JobDraft())
+    assert str(info.value).startswith(f"export to {blocker / 'draft.yaml'}:") and "\n" not in str(info.value)
+
+
+def test_check_record_and_its_export_are_private(rl, env, tmp_path):
+    output = tmp_path / "exports" / "record.md"
+    result = rl("check", "demo-ppo", "--format", "md", "--output", str(output))
+    assert "record saved:" in result.err and "Traceback" not in result.err
+    saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
+    for path in (saved, saved.with_suffix(".json"), output):
+        assert mode(path) == 0o600, path
+    assert output.read_text().startswith("#") and leftovers(saved.parent) == []
+
+
+def test_submitted_yaml_is_saved_private(rl, rel, env, tmp_path):
+    name = "nothing-lost-saved"
+    draft = {**demo_draft("/tmp/rlark-nothing-lost"), "name": name}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(draft))
+    try:
+        result = rl("submit", "-f", str(path))
+        assert result.code == 0, result.err
+        saved = Path(result.out.split("submitted YAML saved to ", 1)[1].splitlines()[0])
+        assert mode(saved) == 0o600 and mode(saved.parent) == 0o700
+    finally:
+        rl("delete", name, "-y")
+
+
+def test_sandbox_credentials_and_objects_are_private(rel):
+    state = Path(rel.state_dir)
+    assert mode(Path(rel.kubeconfig)) == 0o600
+    keys = list(state.rglob("*.key"))
+    assert keys and all(mode(key) == 0o600 for key in keys)
+    objects = list((state / "objects").rglob("*.json"))
+    assert objects and all(mode(path) == 0o600 for path in objects)
+    assert not list((state / "objects").rglob("*.tmp"))
