@@ -5,9 +5,13 @@ Every layer raises these; cli.main turns them into a message and an exit code.
 
 
 class RlarkError(Exception):
-    """A failure the user can act on; exit code 1."""
+    """A failure the user can act on; exit code 1. Its text is redacted: a message never shows a secret."""
 
     exit_code = 1
+
+    def __str__(self) -> str:
+        from rlark_tui.model.redact import redact_text  # here, not at the top: rlark_tui.model imports this module
+        return redact_text(super().__str__())
 
 
 class UsageError(RlarkError):

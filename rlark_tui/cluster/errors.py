@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import urllib3.exceptions
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.redact import redact_text
 
 _BEARER = re.compile(r"(?i)(bearer\s+|token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/=-]{6,}")
 
 
 def scrub(text: str) -> str:
-    """Remove bearer tokens an error text might echo."""
-    return _BEARER.sub(lambda m: m.group(1) + "***", text)
+    """Remove bearer tokens and any other secret (model.redact) an error text might echo."""
+    return redact_text(_BEARER.sub(lambda m: m.group(1) + "***", text))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ Owns the kubernetes client configuration per context and the RLark hints a kubec
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from kubernetes.config.incluster_config import load_incluster_config
 from kubernetes.config.kube_config import KubeConfigMerger, load_kube_config
 
 from rlark_tui.errors import UsageError
+from rlark_tui.model.redact import redact_text
 
 IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
@@ -62,7 +64,7 @@ def load(flag: str | None = None) -> Kubeconfig:
                          "with `rlark sandbox` (or `rlark demo`)")
     try:
         merged = _plain(KubeConfigMerger(_SEPARATOR.join(str(p) for p in paths)).config.value)
-    except (OSError, ValueError, ConfigException) as exc:
+    except (OSError, ValueError, ConfigException, yaml.YAMLError) as exc:
         raise UsageError(f"kubeconfig {paths[0]}: cannot read it ({_first_line(exc)})") from None
     if not isinstance(merged, dict):
         raise UsageError(f"kubeconfig {paths[0]}: not a kubeconfig mapping")
@@ -92,16 +94,29 @@ def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
     return name
 
 
+class _RedactedRecords(logging.Filter):
+    """The kubernetes client logs exec-plugin failures, with the plugin's stderr, on the root logger: redact them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact_text(record.getMessage()), ()
+        return True
+
+
+_REDACTED_RECORDS = _RedactedRecords()
+
+
 def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     """A kubernetes ApiClient for one context; no urllib3 retries (errors surface at once, callers back off)."""
     configuration = k8s.Configuration()
+    if _REDACTED_RECORDS not in logging.getLogger().filters:
+        logging.getLogger().addFilter(_REDACTED_RECORDS)
     try:
         if kubeconfig.in_cluster:
             load_incluster_config(client_configuration=configuration)
         else:
             load_kube_config(config_file=_SEPARATOR.join(str(p) for p in kubeconfig.paths), context=context,
                              client_configuration=configuration, persist_config=False)
-    except (ConfigException, OSError, ValueError) as exc:
+    except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"context {context}: unusable kubeconfig entry ({_first_line(exc)})") from None
     configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
     return k8s.ApiClient(configuration)

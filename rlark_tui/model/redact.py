@@ -13,10 +13,15 @@ from typing import Any
 MASK = "***"
 
 _SECRET_WORDS = frozenset({
-    "PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "SECRETS", "TOKEN", "TOKENS", "KEY", "KEYS", "APIKEY",
-    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE", "SIGNATURE", "DSN", "PAT",
+    "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "SECRET", "SECRETS", "TOKEN", "KEY", "APIKEY",
+    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER", "PRIVATE", "COOKIE",
+    "SIGNATURE", "DSN", "PAT",
 })
-_SECRET_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY")
+_SECRET_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY",
+                    "SSHKEY", "AUTHKEY", "MASTERKEY", "SIGNINGKEY", "ENCRYPTIONKEY", "CREDENTIALS", "CREDENTIAL")
+_PUBLIC_WORDS = frozenset({"PUBLIC", "PUBKEY"})
+"""`sshPublicKey`, `RLARK_SSH_PUBLIC_KEY`: a public key is not a secret (unless the name also says token/secret)."""
+_STRONG = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "CREDENTIAL")
 _NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -28,9 +33,11 @@ def is_secret_name(env_name: object) -> bool:
     if not isinstance(env_name, str) or not env_name:
         return False
     words = [w.upper() for w in _NAME_SPLIT.split(env_name) if w]
+    joined = "".join(words)
+    if _PUBLIC_WORDS & set(words) and not any(strong in joined for strong in _STRONG):
+        return False
     if any(w in _SECRET_WORDS for w in words):
         return True
-    joined = "".join(words)
     return "PASSWORD" in joined or "SECRET" in joined or any(w.endswith(_SECRET_SUFFIXES) for w in words)
 
 
@@ -39,10 +46,15 @@ _PEM = re.compile(r"(-----BEGIN ([A-Z0-9 ]+)-----)(.*?)(-----END \2-----)", re.S
 _PEM_UNTERMINATED = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END).)*\Z", re.S)
 _URL_CREDENTIALS = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
 _BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/=-]{8,})", re.I)
+_VALUE = r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"',;}]+)"
+"""A quoted value, an unterminated quote (the rest of the line), or a bare word."""
 _ASSIGNMENT = re.compile(
-    r"(?P<prefix>(?P<name>" + _NAME + r")(?P<quote>[\"']?)\s*(?:=|:)\s*)"
-    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;}]+)"
-)
+    r"(?P<prefix>(?P<name>" + _NAME + r")(?P<quote>[\"']?)[ \t]*(?P<sep>=|:)[ \t]*)" + _VALUE)
+_YAML_BLOCK = re.compile(
+    r"(?P<prefix>^(?P<indent>[ \t]*)(?:- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*[|>][-+0-9]*[ \t]*\n)"
+    r"(?P<value>(?:(?P=indent)[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)", re.M)
+"""A YAML block scalar (`password: |` + indented lines) under a secret-looking name."""
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
 _FLAG = re.compile(r"(?P<prefix>--(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:=|\s+))(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
 _YAML_ENV = re.compile(
     r"(?P<prefix>name:\s*[\"']?(?P<name>" + _NAME + r")[\"']?\s*\n\s*value:\s*)(?P<value>[^\n]+)")
@@ -50,14 +62,17 @@ _JSON_ENV = re.compile(
     r"(?P<prefix>\"name\"\s*:\s*\"(?P<name>" + _NAME + r")\"\s*,\s*\"value\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")")
 _TOKEN_SHAPES = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{30,}"
+    r"|AIza[0-9A-Za-z_-]{35}|pypi-[A-Za-z0-9_-]{40,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
 )
+"""Well-known token shapes, wherever they appear: GitHub, Hugging Face, OpenAI/Anthropic, GitLab, Slack, AWS key
+ids, npm, Google API keys, PyPI, JWTs."""
 
 
 _MAYBE_SECRET = re.compile(
     r"pass|pwd|secret|token|key|cred|auth|private|cookie|signature|dsn|pat(?![a-z])|bearer|basic|-----BEGIN"
-    r"|://[^\s/@]+:[^\s@/]+@|gh[pousr]_|hf_|sk-|xox|AKIA|eyJ",
+    r"|://[^\s/@]+:[^\s@/]+@|gh[pousr]_|hf_|sk-|xox|AKIA|eyJ|npm_|AIza|pypi-",
     re.I,
 )
 """Cheap first pass: text without any of these cannot hold a secret the patterns below would mask."""
@@ -70,9 +85,31 @@ def _mask_value(value: str) -> str:
 
 
 def _mask_named(match: re.Match) -> str:
-    if not is_secret_name(match.group("name")) or match.group("value").strip("\"' ") in ("", MASK):
+    value = match.group("value")
+    if not is_secret_name(match.group("name")) or value.strip("\"' ") in ("", MASK) \
+            or value.lower() in _AUTH_SCHEMES or _names_a_field(match):
         return match.group(0)
-    return match.group("prefix") + _mask_value(match.group("value"))
+    return match.group("prefix") + _mask_value(value)
+
+
+_PROSE = re.compile(r"\b(?:a|an|the|no|your|this)\s+\Z", re.I)
+
+
+def _names_a_field(match: re.Match) -> bool:
+    """`name: value` that is not an assignment: a finding about a field (`roles[0].env.HF_TOKEN: looks like...`),
+    prose (`looks like a secret: its value`), or a selector / reference term (`key: rlark.io/cluster-id`)."""
+    if "sep" not in match.re.groupindex or match.group("sep") != ":" or match.group("value")[:1] in "\"'":
+        return False
+    before = match.string[max(0, match.start() - 8):match.start()]
+    return before[-1:] in (".", "]") or "." in match.group("name") or match.group("name").lower() in ("key", "keys") \
+        or bool(_PROSE.search(before))
+
+
+def _mask_block(match: re.Match) -> str:
+    if not is_secret_name(match.group("name")) or not match.group("value").strip():
+        return match.group(0)
+    indent = match.group("indent") + "  "
+    return match.group("prefix") + indent + MASK + ("\n" if match.group("value").endswith("\n") else "")
 
 
 def redact_text(text: str) -> str:
@@ -84,6 +121,7 @@ def redact_text(text: str) -> str:
     text = _PEM_UNTERMINATED.sub(lambda m: f"{m.group(1)}\n{MASK}", text)
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
     text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    text = _YAML_BLOCK.sub(_mask_block, text)
     text = _YAML_ENV.sub(_mask_named, text)
     text = _JSON_ENV.sub(_mask_named, text)
     text = _ASSIGNMENT.sub(_mask_named, text)
@@ -126,9 +164,24 @@ def _redact_string(value: str) -> str:
     return redact_text(value)
 
 
+_REFERENCE_WORDS = frozenset({"NAME", "NAMES", "REF", "PATH", "FILE", "DIR", "KIND", "TYPE", "MOUNT"})
+"""A field named `secretName`, `secretKeyRef`, `tokenPath` or `client-key` ... `File` names a secret, it is not one."""
+
+
+def _is_secret_field(key: object) -> bool:
+    """Object field whose string value is masked whole: `token`, `client-key-data`, `password`, `access-token`.
+
+    Not `key`/`keys` (selector terms, secretKeyRef, volume items) and not names of references (`secretName`)."""
+    if not isinstance(key, str) or key.lower() in ("key", "keys") or not is_secret_name(key):
+        return False
+    words = [w.upper() for w in _NAME_SPLIT.split(key) if w]
+    return words[-1] not in _REFERENCE_WORDS
+
+
 def redact_object(obj: Any) -> Any:
-    """A redacted deep copy of an API object (or any JSON-like value): every `env` list and every string
-    (scripts, annotations, JSON-in-annotations) redacted; a Secret's `data`/`stringData` values masked."""
+    """A redacted deep copy of an API object (or any JSON-like value, e.g. a parsed kubeconfig): every `env`
+    list and every string (scripts, annotations, JSON-in-annotations) redacted; string values of secret-looking
+    fields (`token`, `client-key-data`, `password`) and a Secret's `data`/`stringData` values masked."""
     if isinstance(obj, str):
         return _redact_string(obj)
     if isinstance(obj, list):
@@ -142,6 +195,9 @@ def redact_object(obj: Any) -> Any:
             result[key] = redact_env(value)
         elif is_secret_kind and key in ("data", "stringData") and isinstance(value, Mapping):
             result[key] = {k: MASK for k in value}
+        elif _is_secret_field(key) and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+                and value != "":
+            result[key] = MASK
         else:
             result[key] = redact_object(value)
     return result

@@ -69,3 +69,116 @@ def test_redact_object_walks_scripts_env_and_json_annotations():
     assert job["spec"]["tasks"][0]["prepareScript"].startswith("export HF_TOKEN=t0k")
     secret = redact_object({"kind": "Secret", "data": {"u": "YWRtaW4=", "p": "cGFzcw=="}})
     assert secret["data"] == {"u": "***", "p": "***"}
+
+
+# ---- every shape issue 10 names: env names, script / log text, token shapes, kubeconfig credentials ----------
+
+@pytest.mark.parametrize("name, secret", [
+    ("GITHUB_AUTH", True), ("HTTP_AUTHORIZATION", True), ("GOOGLE_APPLICATION_CREDENTIALS", True),
+    ("awsCredentials", True), ("ssh_passphrase", True), ("SSH_KEY", True), ("api-key", True), ("Api_Key", True),
+    ("client-key-data", True), ("access-token", True), ("refresh_token", True), ("id-token", True),
+    ("client-secret", True), ("mySecret", True), ("OAUTH_CLIENT", True), ("hf_token", True), ("Password", True),
+    ("PUBLIC_TOKEN", True), ("sshPublicKey", False), ("RLARK_SSH_PUBLIC_KEY", False), ("max_tokens", False),
+    ("num_keys", False), ("AUTHOR", False), ("tokenizer", False), ("KEYBOARD_LAYOUT", False),
+])
+def test_is_secret_name_any_case_and_spelling(name, secret):
+    assert is_secret_name(name) is secret
+
+
+PEM_BODY = "MIIEowIBAAKCAQEAsecretbody0123456789abcdef"
+
+SHAPES = [
+    # (what, text, the secret that must go, text that must stay)
+    ("bearer header", "curl -H 'Authorization: Bearer abcDEF123456789' https://x", "abcDEF123456789", "curl -H"),
+    ("raw authorization header", "Authorization: rawTok3n0123456", "rawTok3n0123456", "Authorization:"),
+    ("basic auth header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "Basic"),
+    ("RSA key", f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----", PEM_BODY, "END RSA"),
+    ("EC key", f"-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}\n-----END EC PRIVATE KEY-----", PEM_BODY, "EC PRIVATE"),
+    ("PKCS8 key", f"x\n-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----\ny", PEM_BODY, "\ny"),
+    ("encrypted key", f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{PEM_BODY}\n-----END ENCRYPTED PRIVATE KEY-----",
+     PEM_BODY, "ENCRYPTED"),
+    ("key in a JSON log line", '{"k": "-----BEGIN PRIVATE KEY-----\\n' + PEM_BODY + '\\n-----END PRIVATE KEY-----"}',
+     PEM_BODY, '{"k"'),
+    ("_KEY= assignment", "export MY_SERVICE_KEY=abc123def456; echo ok", "abc123def456", "echo ok"),
+    ("TOKEN= assignment", "GHTOKEN=tok987654 make", "tok987654", " make"),
+    ("PASSWORD= assignment", "DB_PASSWORD=hunter2 psql", "hunter2", " psql"),
+    ("quoted assignment", 'export OPENAI_API_KEY="two words"', "two words", "export OPENAI_API_KEY="),
+    ("single-quoted", "WANDB_API_KEY='wb-0123'", "wb-0123", "WANDB_API_KEY="),
+    ("unterminated quote", 'SECRET="abc def', "abc def", "SECRET="),
+    ("python assignment", 'hf_token = "hftok42"', "hftok42", "hf_token = "),
+    ("docker -e", "docker run -e HF_TOKEN=hftok43 img", "hftok43", " img"),
+    ("flag with =", "python x.py --hf-token=hftok44 --lr 1", "hftok44", "--lr 1"),
+    ("flag with space", "mysql --password s3cr3t -h db", "s3cr3t", "-h db"),
+    ("JSON field", '{"password": "pa ss", "user": "bob"}', "pa ss", '"user": "bob"'),
+    ("JSON env entry", '{"name": "HF_TOKEN", "value": "hftok45"}', "hftok45", '"name": "HF_TOKEN"'),
+    ("YAML block scalar", "password: |\n  line-one-secret\n  line-two-secret\nuser: bob", "line-one-secret",
+     "user: bob"),
+    ("OpenAI key", "using sk-proj-AbCdEf0123456789AbCdEf0123 now", "sk-proj-AbCd", " now"),
+    ("Anthropic key", "key sk-ant-api03-AbCdEf0123456789AbCdEf", "sk-ant-api03", "key "),
+    ("HF token", "login hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "hf_AbCd", "login "),
+    ("GitHub PAT", "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 x", "ghp_AbCd", " x"),
+    ("GitHub OAuth", "gho_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "gho_AbCd", ""),
+    ("GitHub fine-grained", "github_pat_11AbCdEfG0123456789_abcdefghij", "github_pat_11", ""),
+    ("GitLab", "glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-AbCd", ""),
+    ("Slack", "xoxb-123456789012-abcdefghij", "xoxb-1234", ""),
+    ("AWS key id", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", ""),
+    ("npm", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_AbCd", ""),
+    ("Google API key", "AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYz0123456", "AIzaSyAbCd", ""),
+    ("PyPI", "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0", "pypi-AgEI", ""),
+    ("JWT", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "dozjgNryP4J3", ""),
+    ("kubeconfig token", "users:\n- name: u\n  user:\n    token: kubetok0123\n", "kubetok0123", "- name: u"),
+    ("kubeconfig client key", "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=\n",
+     "LS0tLS1CRUdJTiBSU0E", "client-key-data: "),
+    ("kubeconfig password", "    username: admin\n    password: kubepw99\n", "kubepw99", "username: admin"),
+    ("kubeconfig auth-provider", "      access-token: ya29.abcdef\n      refresh-token: 1//rt0123\n"
+     "      client-secret: cs0123\n      id-token: idt0123\n", "ya29.abcdef", "access-token: "),
+    ("URL credentials", "pip install --index-url https://user:pw0123@pypi.example/simple x", "pw0123", "@pypi"),
+]
+
+
+@pytest.mark.parametrize("what, text, secret, kept", SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_secret_shape_is_masked(what, text, secret, kept):
+    redacted = redact_text(text)
+    assert secret not in redacted and "***" in redacted, redacted
+    assert kept in redacted, redacted
+
+
+@pytest.mark.parametrize("text", [
+    "max_tokens=512 num_keys=3", "sshPublicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE user@host",
+    "warning roles[0].env.HF_TOKEN: looks like a secret: its value is stored in plain text",
+    "KEYBOARD_LAYOUT=us tokenizer: /models/tok author: bob", "Authorization failed: check the kubeconfig user",
+    "key: rlark.io/cluster-id", "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host",
+])
+def test_lines_that_only_look_secret_stay(text):
+    assert redact_text(text) == text
+
+
+def test_redact_object_masks_kubeconfig_credentials_but_not_references():
+    kubeconfig = {"users": [{"name": "u", "user": {
+        "token": "kubetok0123", "client-key-data": "LS0tkey", "password": "kubepw99", "username": "admin",
+        "auth-provider": {"name": "oidc", "config": {"id-token": "idt0123", "refresh-token": "rt0123",
+                                                    "client-id": "rlark"}},
+        "exec": {"command": "aws", "env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "awss3cr3t"}]}}}]}
+    out = json.dumps(redact_object(kubeconfig))
+    for secret in ("kubetok0123", "LS0tkey", "kubepw99", "idt0123", "rt0123", "awss3cr3t"):
+        assert secret not in out
+    for kept in ('"username": "admin"', '"client-id": "rlark"', '"name": "oidc"', '"command": "aws"'):
+        assert kept in out
+    job = {"spec": {"sshPublicKey": "ssh-ed25519 AAAA", "tasks": [{"kubernetes": {"workload": {"template": {"spec": {
+        "volumes": [{"name": "v", "secret": {"secretName": "creds", "items": [{"key": "token", "path": "t"}]}}],
+        "affinity": {"nodeAffinity": {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In"}]}},
+        "containers": [{"name": "main", "env": [
+            {"name": "T", "valueFrom": {"secretKeyRef": {"name": "s", "key": "hf-token"}}}]}]}}}}}]}}
+    assert redact_object(job) == job
+
+
+def test_error_messages_are_redacted_wherever_they_are_shown():
+    from rlark_tui.cluster.errors import Request, status_error
+    from rlark_tui.errors import RlarkError
+    body = json.dumps({"kind": "Status", "message": "token hf_AbCdEfGhIjKlMnOpQrStUvWx rejected; "
+                                                   "password=hunter2 Authorization: Bearer zzzzzzzzzz"})
+    message = str(status_error(403, body, Request("create", "jobs", "x")))
+    assert "forbidden (403)" in message
+    for secret in ("hf_AbCd", "hunter2", "zzzzzzzzzz"):
+        assert secret not in message
+    assert str(RlarkError("bad value for HF_TOKEN=hftok46")) == "bad value for HF_TOKEN=***"
