@@ -20,6 +20,7 @@ from aiohttp import web
 
 from rlark_tui.sandbox import gateway, schema, selectors, tables
 from rlark_tui.sandbox.faults import Faults
+from rlark_tui.sandbox.loadgen import LoadGen, parse_args as parse_loadgen
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore, parse_ts
 from rlark_tui.sandbox.patch import PatchError, json_patch, merge_patch
 from rlark_tui.sandbox.proxy import ProxyError, ProxyRegistry, forward
@@ -86,6 +87,7 @@ class SandboxServer:
         self._token = token
         self._session: aiohttp.ClientSession | None = None
         self.gateway = gateway.Gateway(store, logs)
+        self.loadgen = LoadGen(store, logs)
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024 * 1024)
@@ -94,6 +96,7 @@ class SandboxServer:
         return app
 
     async def _cleanup(self, _app: web.Application) -> None:
+        self.loadgen.stop()
         if self._session:
             await self._session.close()
 
@@ -128,6 +131,8 @@ class SandboxServer:
         path = request.path
         if path == "/_sandbox/faults":
             return await self._faults(request)
+        if path == "/_sandbox/loadgen":
+            return await self._loadgen(request)
         if path.startswith("/clusters/"):
             workspace, _, rest = path[len("/clusters/"):].partition("/")
             if workspace == ROOT:
@@ -184,6 +189,19 @@ class SandboxServer:
         except (ValueError, AttributeError) as exc:
             raise ApiError(400, "BadRequest", str(exc)) from None
         return respond(self.faults.describe())
+
+    async def _loadgen(self, request: web.Request) -> web.Response:
+        if request.method == "GET":
+            return respond(self.loadgen.status())
+        if request.method == "DELETE":
+            self.loadgen.stop()
+            return respond(self.loadgen.status())
+        if request.method != "POST":
+            raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
+        try:
+            return respond(self.loadgen.start(**parse_loadgen(await request.json())))
+        except ValueError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
 
     async def _apply_faults(self, request: web.Request, plane: str, resource: str, verb: str | None = None) -> None:
         verb = verb or {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
