@@ -116,8 +116,8 @@ async def _drive(kubeconfig: str, context: str, job: str) -> None:
 
     access = ClusterAccess.open(kubeconfig, context)
     app = RlarkApp(access)
-    loop = asyncio.get_running_loop()
-    quit_asked = loop.run_in_executor(None, sys.stdin.readline)
+    quit_asked = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), quit_asked.set()), daemon=True).start()
     async with app.run_test(size=SIZE) as pilot:
         while app.index is None or app.index.job(job) is None:
             await pilot.pause(0.1)
@@ -126,7 +126,7 @@ async def _drive(kubeconfig: str, context: str, job: str) -> None:
         while len(screen._open) < PODS:
             await pilot.pause(0.1)
         _say({"ready": True})
-        while not quit_asked.done():
+        while not quit_asked.is_set():
             await asyncio.sleep(SAMPLE)
             _say(_sample(screen))
     access.close()

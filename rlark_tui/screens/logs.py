@@ -1,6 +1,7 @@
 """LogScreen: the `main` container logs of one Pod, one role, or all Pods of a Job merged with prefixes.
 
-One thread worker per Pod streams through ClusterAccess (last 1000 lines, then follow; resume after a
+One daemon thread per Pod (not a Textual thread worker: those share the loop's default executor, which has
+only cpu_count + 4 threads, so a Job of 10 Pods on 2 cores would follow 6 and starve the app's other work) streams through ClusterAccess (last 1000 lines, then follow; resume after a
 drop by timestamp); lines are batched and drained into the LogView every 50 ms. When logs cannot be
 read the pane says why (no data plane or gateway, Pod not started, stream dropped — reconnecting).
 """
@@ -13,11 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import Resume, split_line
@@ -83,7 +83,6 @@ class LogScreen(RlarkScreen):
         self._streams: dict[str, PodTarget] = {}
         self._open: dict[str, object] = {}
         self._stop = threading.Event()
-        self._generation = 0
         self.saved_path: Path | None = None
         self._ready = False
 
@@ -169,7 +168,6 @@ class LogScreen(RlarkScreen):
     def _restart_streams(self) -> None:
         self._stop_streams()
         self._stop = threading.Event()
-        self._generation += 1
         self.view.clear()
         self.view.show_prefix = self.scope is None or self.scope[0] == "role"
         if self.rlark.access is None:
@@ -190,7 +188,8 @@ class LogScreen(RlarkScreen):
             self._notice(f"logs: Pod {target.pod_name} is {target.phase or 'Pending'} — its container has "
                          "not started; the log appears when it runs")
             return
-        self._stream(target, self.previous, self._stop, self._generation)
+        threading.Thread(target=self._stream, args=(target, self.previous, self._stop),
+                         name=f"log-{target.pod_name}", daemon=True).start()
 
     def _stop_streams(self) -> None:
         self._stop.set()
@@ -198,18 +197,22 @@ class LogScreen(RlarkScreen):
             abort_stream(stream)
         self._open.clear()
         self._streams.clear()
-        self.workers.cancel_group(self, "log-streams")
         with self._lock:
             self._pending.clear()
 
-    @work(thread=True, group="log-streams", exit_on_error=False)
-    def _stream(self, target: PodTarget, previous: bool, stop: threading.Event, generation: int) -> None:
+    def _stream(self, target: PodTarget, previous: bool, stop: threading.Event) -> None:
         """Read one Pod's log: tail, then follow; reconnect from the last timestamp after a drop."""
+        try:
+            self._follow(target, previous, stop)
+        except Exception as exc:  # the thread's last word goes into the pane, not to stderr
+            if not stop.is_set():
+                self._notice(f"logs: reading {target.pod_name} failed: {exc}")
+
+    def _follow(self, target: PodTarget, previous: bool, stop: threading.Event) -> None:
         access = self.rlark.access
-        worker = get_current_worker()
         resume = Resume()
         delay = 1.0
-        while not stop.is_set() and not worker.is_cancelled:
+        while not stop.is_set():
             since = resume.since()
             try:
                 stream = access.pod_log(
