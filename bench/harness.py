@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import ssl
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "percentile", "REPO"]
+__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "percentile", "PtyApp", "REPO"]
 
 REPO = Path(__file__).resolve().parent.parent
 _READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+)$")
@@ -108,3 +110,74 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+_ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[@-Z\\-_])")
+
+
+class PtyApp:
+    """`python -m rlark_tui ARGV` on a pseudo-terminal (TERM=xterm-256color, `size` columns x rows), as a user
+    runs it. `wait_for(pattern)` reads its output until the text (escape sequences removed) matches."""
+
+    def __init__(self, argv: Sequence[str], workdir: Path, size: tuple[int, int] = (160, 50)):
+        import fcntl
+        import pty
+        import struct
+        import termios
+        self.master, slave = pty.openpty()
+        columns, rows = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(rows),
+                   RLARK_CONFIG=str(Path(workdir) / "config.yaml"), RLARK_STATE_DIR=str(Path(workdir) / "state"))
+        env.pop("TEXTUAL", None)
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv], cwd=REPO, stdin=slave,
+                                        stdout=slave, stderr=slave, env=env, start_new_session=True)
+        os.close(slave)
+        self.text = b""
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], max(0.0, timeout))
+        if not ready:
+            return False
+        try:
+            chunk = os.read(self.master, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise RuntimeError(f"the app exited (code {self.process.poll()}): {self.tail()}")
+        self.text += _ESCAPES.sub(b"", chunk)
+        return True
+
+    def wait_for(self, pattern: bytes, timeout: float, since: int = 0) -> float:
+        """Seconds since the process started when `pattern` (a regex) first matches the output after offset
+        `since`; RuntimeError on timeout or exit."""
+        regex = re.compile(pattern)
+        deadline = time.perf_counter() + timeout
+        while not regex.search(self.text, since):
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"{pattern.decode()!r} not shown within {timeout:.0f} s: {self.tail()}")
+            self._read(deadline - time.perf_counter())
+        return time.perf_counter() - self.started
+
+    def drain(self, seconds: float) -> None:
+        """Keep reading output for `seconds` (an app blocked on a full pty would stall)."""
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            self._read(deadline - time.perf_counter())
+
+    def send(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def tail(self, chars: int = 300) -> str:
+        return " ".join(self.text[-chars:].decode(errors="replace").split())
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        os.close(self.master)

@@ -1,0 +1,127 @@
+"""`python -m bench [--quick] [--json FILE] [--only MODULE,...]`: run every benchmark, print the table of
+key, value, target and whether it is met, and write all keys (null for a module that failed) as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+MODULES = ("startup", "cli_get", "checkeval", "tui", "logs")
+# key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
+TARGETS: dict[str, tuple[str, float | None, str | None]] = {
+    "startup_first_list_s": ("startup", 1.0, "max"),
+    "list_rss_mb": ("startup", 400, "max"),
+    "kubectl_get_jobs_s": ("cli_get", None, None),
+    "rlark_get_jobs_s": ("cli_get", None, None),
+    "get_jobs_ratio": ("cli_get", None, None),
+    "check_eval_ms": ("checkeval", 100, "max"),
+    "watch_update_latency_ms_p50": ("tui", None, None),
+    "watch_update_latency_ms_p95": ("tui", 500, "max"),
+    "filter_keystroke_ms_p95": ("tui", 50, "max"),
+    "key_latency_ms_p95": ("tui", 100, "max"),
+    "log_follow_lines_per_s": ("logs", 20000, "min"),
+    "log_lag_s": ("logs", 1.0, "max"),
+    "log_rss_mb": ("logs", 150, "max"),
+}
+
+
+def machine() -> dict:
+    model = ""
+    try:
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+        textual = version("textual")
+    except Exception:
+        textual = "unknown"
+    return {"cores": os.cpu_count(), "cpu": model or platform.processor(), "python": platform.python_version(),
+            "textual": textual, "platform": platform.platform()}
+
+
+def run_module(name: str, workdir: Path, quick: bool) -> tuple[dict, str]:
+    """(its keys, "") or ({}, a one-line reason)."""
+    try:
+        module = importlib.import_module(f"bench.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"bench.{name}":
+            return {}, f"bench.{name} does not exist yet"
+        raise
+    return module.run(workdir, quick), ""
+
+
+def verdict(value, target, sense) -> str:
+    if value is None:
+        return "n/a"
+    if target is None:
+        return ""
+    met = value <= target if sense == "max" else value >= target
+    return "yes" if met else "NO"
+
+
+def table(results: dict) -> str:
+    lines = [f"{'key':<30} {'value':>12} {'target':>10}  met"]
+    for key, (_module, target, sense) in TARGETS.items():
+        value = results.get(key)
+        shown = "null" if value is None else f"{value:g}"
+        goal = "" if target is None else f"{'≤' if sense == 'max' else '≥'} {target:g}"
+        lines.append(f"{key:<30} {shown:>12} {goal:>10}  {verdict(value, target, sense)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, the CI smoke test (< 90 s)")
+    parser.add_argument("--json", metavar="FILE", type=Path, help="write every key (null when a module failed)")
+    parser.add_argument("--only", metavar="MODULE,...", help=f"run only these of {', '.join(MODULES)}")
+    args = parser.parse_args(argv)
+    selected = MODULES
+    if args.only:
+        selected = tuple(name.strip() for name in args.only.split(",") if name.strip())
+        unknown = [name for name in selected if name not in MODULES]
+        if unknown:
+            parser.error(f"unknown module {unknown[0]!r}: choose from {', '.join(MODULES)}")
+    results: dict = {key: None for key in TARGETS}
+    errors: dict[str, str] = {}
+    missing: list[str] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="rlark-bench-") as root:
+        for name in selected:
+            workdir = Path(root) / name
+            workdir.mkdir()
+            began = time.perf_counter()
+            try:
+                values, reason = run_module(name, workdir, args.quick)
+            except Exception as exc:
+                values, reason = {}, f"{type(exc).__name__}: {exc}".splitlines()[0]
+                if os.environ.get("BENCH_TRACEBACK"):
+                    traceback.print_exc()
+            if reason.endswith("does not exist yet"):
+                missing.append(name)
+            if reason:
+                errors[name] = reason
+                print(f"bench {name}: failed: {reason}", file=sys.stderr, flush=True)
+            else:
+                print(f"bench {name}: done in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
+            results.update(values)
+    elapsed = time.perf_counter() - started
+    print(table(results))
+    print(f"({'quick' if args.quick else 'full'} run, {elapsed:.0f} s)")
+    if args.json:
+        document = dict(results, machine=machine(), quick=args.quick, seconds=round(elapsed, 1), errors=errors)
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    return 1 if set(errors) - set(missing) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
