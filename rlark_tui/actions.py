@@ -77,7 +77,7 @@ class SubmittedRecord:
 
 
 def submitted_record(job: dict) -> SubmittedRecord:
-    annotations = ((job or {}).get("metadata") or {}).get("annotations") or {}
+    annotations = Job(job).annotations
     text = annotations.get(SUBMITTED_SPEC_ANNOTATION)
     sha = annotations.get(SUBMITTED_SPEC_SHA256_ANNOTATION)
     if not isinstance(text, str):

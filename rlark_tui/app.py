@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
+from rlark_tui.model.views import main_container_status, restart_count
 from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.check import CheckScreen
@@ -168,10 +169,9 @@ class RlarkApp(App[int]):
                                                       pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
                 except RlarkError:
                     continue
-                statuses = ((real or {}).get("status") or {}).get("containerStatuses") or []
-                main = next((st for st in statuses if st.get("name") == keys.MAIN_CONTAINER), None)
-                if main is not None and isinstance(main.get("restartCount"), int):
-                    counts[f"{pod.namespace}/{pod.name}"] = main["restartCount"]
+                count = restart_count(main_container_status(real))
+                if count is not None:
+                    counts[f"{pod.namespace}/{pod.name}"] = count
             if worker.is_cancelled:
                 return
             if counts != self._restarts.get(job_name):

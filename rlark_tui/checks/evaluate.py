@@ -108,8 +108,7 @@ def record_facts(evidence: RunEvidence, facts) -> RecordFacts:
         task = facts.tasks.get(job.task_name(spec))
         namespace = task.namespace if task else "?"
         nodes = sorted({p.node for p in facts.pods.get(job.task_name(spec), []) if p.node})
-        resources = ", ".join(f"{k}: {v}" for k, v in sorted((spec.main_container.get("resources") or {})
-                                                              .get("limits", {}).items())) or "no GPU/devices"
+        resources = ", ".join(f"{k}: {v}" for k, v in sorted(spec.limits.items())) or "no GPU/devices"
         placement.append(f"{spec.name}: {namespace} on {', '.join(nodes) or 'no Node yet'} "
                          f"(replicas {spec.replicas}; {resources})")
     images = tuple(f"{spec.name}: {spec.image}" for spec in facts.specs if spec.image)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rlark_tui.model.timefmt import parse_time
+from rlark_tui.model.views import dig
 
 DEFAULT_MAX_WAIT_SECONDS = 900.0
 """The platform's own Ray cluster-check timeout, used when the launch record names no max wait."""
@@ -133,17 +134,17 @@ def latest_start(evidence: RunEvidence) -> datetime | None:
     """When the current run of the Job began: the latest of its start time, a restart, and its Pods' creation."""
     job = evidence.job or {}
     candidates = [
-        parse_time((job.get("status") or {}).get("startTime")),
-        parse_time(((job.get("metadata") or {}).get("annotations") or {}).get("rlark.io/restarted-at")),
+        parse_time(dig(job, "status", "startTime")),
+        parse_time(dig(job, "metadata", "annotations", "rlark.io/restarted-at")),
     ]
-    created = [parse_time((pod.get("metadata") or {}).get("creationTimestamp")) for pod in evidence.pods]
+    created = [parse_time(dig(pod, "metadata", "creationTimestamp")) for pod in evidence.pods]
     created = [t for t in created if t]
     if created:
         candidates.append(min(created))
     known = [t for t in candidates if t]
     if known:
         return max(known)
-    return parse_time((job.get("metadata") or {}).get("creationTimestamp"))
+    return parse_time(dig(job, "metadata", "creationTimestamp"))
 
 
 def deadline_passed(evidence: RunEvidence) -> bool:

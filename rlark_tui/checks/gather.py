@@ -16,7 +16,7 @@ from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.views import Job, Pod
+from rlark_tui.model.views import Job, Pod, dig, main_container_status, restart_count
 
 LOG_TAIL = 1000
 
@@ -91,16 +91,29 @@ def _main_container(access: ClusterAccess, cluster: str, pod: str, namespace: st
         real = access.data_plane_pod(cluster, pod, namespace)
     except RlarkError:
         return None
-    statuses = ((real or {}).get("status") or {}).get("containerStatuses") or []
-    for status in statuses:
-        if isinstance(status, dict) and status.get("name") == keys.MAIN_CONTAINER:
-            state = status.get("state") or {}
-            kind = next(iter(state), "")
-            last = (status.get("lastState") or {}).get("terminated") or {}
-            return MainContainer(
-                pod, int(status.get("restartCount") or 0), kind, (state.get(kind) or {}).get("reason") or "",
-                (state.get("terminated") or {}).get("exitCode"), last.get("exitCode"), last.get("reason") or "")
-    return None
+    return main_container(pod, real)
+
+
+def main_container(pod: str, real: dict | None) -> MainContainer | None:
+    """The `main` container's state from a data-plane pod (any field may be missing or wrongly typed)."""
+    status = main_container_status(real)
+    if not status:
+        return None
+    state = dig(status, "state", default={})
+    kind = next(iter(state), "") if isinstance(state, dict) else ""
+    return MainContainer(
+        pod, restart_count(status) or 0, kind, _text(dig(state, kind, "reason")) if kind else "",
+        _exit_code(dig(state, "terminated", "exitCode")),
+        _exit_code(dig(status, "lastState", "terminated", "exitCode")),
+        _text(dig(status, "lastState", "terminated", "reason")))
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _exit_code(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _events(access: ClusterAccess, cluster: str, pod: str, namespace: str) -> tuple[PodEvent, ...]:

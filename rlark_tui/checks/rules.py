@@ -15,6 +15,7 @@ from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, late
 from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Finding, Result
 from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, rank_start, task_namespace
+from rlark_tui.model.views import dig
 
 JOB_OWNER = "the Job's owner"
 ADMIN = "a platform admin with data-plane access"
@@ -69,9 +70,8 @@ def _record(ref: str, path: str, value) -> EvidenceItem:
 
 
 def _ref(kind: str, obj: dict) -> str:
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace") or ""
-    return f"{kind}/{namespace}/{meta.get('name', '')}" if kind != "Job" else f"Job/{meta.get('name', '')}"
+    namespace, name = dig(obj, "metadata", "namespace", default=""), dig(obj, "metadata", "name", default="")
+    return f"{kind}/{namespace}/{name}" if kind != "Job" else f"Job/{name}"
 
 
 # ---------------------------------------------------------------- shared facts
@@ -171,7 +171,7 @@ def check_job(evidence: RunEvidence) -> CheckRow:
         return row.build(evidence)
     view = Job(job)
     ref = f"Job/{view.name}"
-    row.evidence.append(_obj(ref, "status.phase", (job.get("status") or {}).get("phase")))
+    row.evidence.append(_obj(ref, "status.phase", dig(job, "status", "phase")))
     row.evidence.append(_obj(ref, "metadata.creationTimestamp", view.creation_timestamp))
     if view.stopped:
         row.evidence.append(_obj(ref, "spec.stopped", True))
@@ -303,7 +303,8 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
 
 
 def _node_name(node: dict) -> str:
-    return (node.get("metadata") or {}).get("name", "")
+    name = dig(node, "metadata", "name")
+    return name if isinstance(name, str) else ""
 
 
 def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planned_nodes: list[str],
@@ -497,7 +498,8 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     images = sorted({s.image for s in facts.specs if s.image})
     for index, spec in enumerate(facts.specs):
         path = "spec.tasks[{}].kubernetes.workload.template.spec.containers[{}].image"
-        containers = (spec.pod_spec.get("containers") or [])
+        containers = spec.pod_spec.get("containers")
+        containers = containers if isinstance(containers, list) else []
         j = next((k for k, c in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
         if spec.image and evidence.job:
             row.evidence.append(_obj(f"Job/{facts.job.name}", path.format(index, j), spec.image))

@@ -26,7 +26,8 @@ def age(stamp: str, now: datetime | None = None) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    """Columns separated by three spaces, padded to the widest cell, like kubectl."""
+    """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str())."""
+    rows = [[str(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for index, cell in enumerate(row):
@@ -125,8 +126,8 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
 
 
 def sort_items(items: list[dict]) -> list[dict]:
-    return sorted(items, key=lambda o: (dig(o, "metadata", "namespace", default=""),
-                                        dig(o, "metadata", "name", default="")))
+    return sorted(items, key=lambda o: (str(dig(o, "metadata", "namespace", default="")),
+                                        str(dig(o, "metadata", "name", default=""))))
 
 
 def render_objects(kind: Kind, items: list[dict], fmt: str, single: bool = False) -> str:

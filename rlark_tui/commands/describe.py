@@ -16,7 +16,7 @@ from rlark_tui.cluster.output import age, table
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
-from rlark_tui.model.views import Job, Pod, Task
+from rlark_tui.model.views import Job, Pod, Task, main_container_status, restart_count
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)
@@ -55,10 +55,11 @@ def _restarts(access: ClusterAccess, pod: Pod) -> str:
         return "?"
     if real is None:
         return "-"
-    for status in (real.get("status") or {}).get("containerStatuses") or []:
-        if status.get("name") == keys.MAIN_CONTAINER:
-            return str(status.get("restartCount", 0))
-    return "0"
+    status = main_container_status(real)
+    if not status:
+        return "0"
+    count = restart_count(status)
+    return "?" if count is None and "restartCount" in status else str(count or 0)
 
 
 def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict[str, str],

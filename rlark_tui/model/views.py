@@ -72,6 +72,20 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
+def main_container_status(pod: Any) -> dict:
+    """The `main` container's entry of a data-plane pod's `status.containerStatuses`, or {}."""
+    for status in _list(dig(pod, "status", "containerStatuses")):
+        if isinstance(status, Mapping) and status.get("name") == keys.MAIN_CONTAINER:
+            return dict(status)
+    return {}
+
+
+def restart_count(container_status: Any) -> int | None:
+    """`restartCount` of a container status as a number; None when absent or not a number."""
+    value = container_status.get("restartCount") if isinstance(container_status, Mapping) else None
+    return _int_or_none(value) if not isinstance(value, str) else None
+
+
 class _View:
     """Common metadata accessors; `raw` is the API dict as received (never modified)."""
 
@@ -326,8 +340,9 @@ class Job(_View):
 
     @property
     def status_tasks(self) -> list[dict]:
-        """`status.tasks` entries: {name, phase, message}."""
-        return [dict(t) for t in _list(dig(self.raw, "status", "tasks")) if isinstance(t, Mapping)]
+        """`status.tasks` entries as {name, phase, message} strings ("" for a missing or wrongly typed field)."""
+        return [{key: _str(t.get(key)) for key in ("name", "phase", "message")}
+                for t in _list(dig(self.raw, "status", "tasks")) if isinstance(t, Mapping)]
 
     @property
     def start_time(self) -> str:

@@ -1,0 +1,167 @@
+"""Issue 10's fault matrix, data half: malformed objects, 10,000 Nodes, a log stream cut mid-line, non-UTF-8 and
+1 MB log lines, the Ray dashboard down, and a 40x10 terminal — each seen through the CLI and the TUI.
+
+What a user must get: a clear state (in the output, the header or the pane), recovery by itself once the fault
+goes, and never a traceback, a crash or keys that stop answering.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from rlark_tui.actions import with_submission_record
+from rlark_tui.app import RlarkApp
+from rlark_tui.checks.evaluate import evaluate
+from rlark_tui.checks.evidence import RunEvidence
+from rlark_tui.checks.gather import main_container
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
+from rlark_tui.cluster.output import render_objects, render_table
+from rlark_tui.commands.describe import describe_text
+from rlark_tui.model.views import Job, Node
+from rlark_tui.sandbox.seed import demo_nodes
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.nodes import node_row
+from rlark_tui.screens.view_model import SnapshotIndex, job_rows, role_rows
+from rlark_tui.snapshot import Snapshot
+from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
+from tests.tui.tui_factories import job_dict, pod_dict, task_dict
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+SIZE = (120, 40)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def screen_text(app) -> str:
+    """Every character on the screen, row by row: what the user reads."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        await pilot.pause(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{screen_text(pilot.app)}")
+
+
+def no_traceback(result) -> None:
+    assert "Traceback" not in result.err and "Traceback" not in result.out, result.err
+
+
+@pytest.fixture
+def access(rel, env):
+    access = ClusterAccess.open(str(rel.kubeconfig), rel.context)
+    yield access
+    access.close()
+
+
+# ---------------------------------------------------------------- malformed objects: every reader, every field
+
+
+def _well_formed() -> dict:
+    job = with_submission_record(job_dict("j"))
+    job["metadata"]["annotations"]["rlark.io/launch-record"] = '{"runId": "r", "expectedNumNodes": 3}'
+    real = {"metadata": {"name": "j-actor-0"}, "status": {"containerStatuses": [{
+        "name": "main", "restartCount": 2, "state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}
+    return {"job": job, "task": task_dict("j", "actor", "rlark-gpu-a"),
+            "pod": pod_dict("j", "actor", "rlark-gpu-a", "gpu-a1", "10.0.0.1"), "node": demo_nodes()[0],
+            "real": real}
+
+
+def _read_everything(objects: dict) -> None:
+    """Everything the CLI and the TUI derive from API objects, without I/O."""
+    job, tasks, pods, nodes = objects["job"], [objects["task"]], [objects["pod"]], [objects["node"]]
+    describe_text(job, tasks, pods, {}, None, NOW)
+    for kind, items in ((JOBS, [job]), (TASKS, tasks), (PODS, pods), (NODES, nodes)):
+        render_table(kind, items, wide=True, all_namespaces=True)
+        render_objects(kind, items, "yaml")
+    main_container("j-actor-0", objects["real"])
+    evaluate(RunEvidence("j", NOW, job=job, tasks=tuple(tasks), pods=tuple(pods), nodes=tuple(nodes)))
+    index = SnapshotIndex(Snapshot(jobs={"j": job}, tasks={"rlark-gpu-a/j-actor": tasks[0]},
+                                   pods={"rlark-gpu-a/p": pods[0]}, nodes={"rlark-gpu-a/n": nodes[0]}))
+    job_rows(index)
+    role_rows(index, Job(job))
+    node_row(Node(nodes[0]), NOW)
+
+
+@pytest.mark.parametrize("which", ["job", "task", "pod", "node", "real"])
+def test_every_reader_survives_any_field_of_the_wrong_type(which):
+    objects = _well_formed()
+    failures = []
+    for description, spoiled in variants(objects[which]):
+        try:
+            _read_everything({**objects, which: spoiled})
+        except Exception as exc:  # noqa: BLE001 - the test lists every crash, not just the first
+            failures.append(f"{which} {description}: {type(exc).__name__}: {exc}")
+    assert not failures, "\n".join(failures[:20])
+
+
+# ---------------------------------------------------------------- malformed objects in the sandbox
+
+
+@pytest.fixture
+def malformed(rel):
+    """Malformed Jobs, Nodes and a Pod CR stored directly (the API's validation would refuse them)."""
+    store = rel.store
+    jobs = sandbox_jobs()
+    nodes = sandbox_nodes("rlark-gpu-a")
+    pod = sandbox_pod("rlark-gpu-a", "bad-no-status-actor")
+    for job in jobs:
+        store.create("jobs", job)
+    for node in nodes:
+        store.create("nodes", node)
+    store.create("pods", pod)
+    try:
+        yield [j["metadata"]["name"] for j in jobs]
+    finally:
+        for job in jobs:
+            store.delete("jobs", job["metadata"]["name"])
+        for node in nodes:
+            store.delete("nodes", node["metadata"]["name"], "rlark-gpu-a")
+        store.delete("pods", pod["metadata"]["name"], "rlark-gpu-a")
+
+
+def test_cli_lists_describes_and_checks_malformed_objects(rl, malformed):
+    for argv in (("get", "jobs"), ("get", "jobs", "-o", "wide"), ("get", "jobs", "-o", "yaml"),
+                 ("get", "nodes", "-A", "-o", "wide"), ("get", "pods", "-A")):
+        result = rl(*argv)
+        no_traceback(result)
+        assert result.code == 0, (argv, result.err)
+    listed = rl("get", "jobs").out
+    assert all(name in listed for name in malformed)
+    assert "bad-node-types" in rl("get", "nodes", "-A").out
+    for name in malformed:
+        described = rl("describe", "job", name)
+        no_traceback(described)
+        assert described.code == 0 and f"Name:           {name}" in described.out, described.err
+        checked = rl("check", name)
+        no_traceback(checked)
+        assert checked.code in (0, 1, 3) and f"Run check of {name}" in checked.out, checked.err
+        logs = rl("logs", name)
+        no_traceback(logs)
+        assert logs.code == 0 and "No Pod details yet" in logs.err
+
+
+async def test_tui_lists_and_opens_malformed_jobs(access, malformed):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: all(n in screen_text(app) for n in malformed[:3]), what="malformed rows")
+        for name in malformed:  # every tab renders on each snapshot; y shows the YAML with its 10 KB labels
+            app.open_job(name, "overview")
+            await pilot.press("y")
+            assert isinstance(app.screen, JobDetailScreen)
+            assert f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app)
+            await pilot.press("escape")
+            assert isinstance(app.screen, JobListScreen)
+        await pilot.press("colon", *"nodes", "enter")
+        await wait_for(pilot, lambda: "bad-node-types" in screen_text(app), what="the malformed Node row")
