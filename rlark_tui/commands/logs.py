@@ -6,6 +6,7 @@ Owns the flags and printing; reading, merging and resuming live in cluster.logs 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import threading
 
@@ -13,7 +14,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.errors import UsageError
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.redact import LineRedactor
 
 EXIT_CODES = """exit codes:
   0    printed (or, with -f, every followed Pod is gone)
@@ -55,13 +56,15 @@ def run(args: argparse.Namespace) -> int:
     targets = resolve_targets(access, args.job, args.role, args.pod)
     prefix = args.pod is None
     out_lock = threading.Lock()
+    redact = LineRedactor()
 
     def emit(item: LogLine | Notice) -> None:
         with out_lock:
             if isinstance(item, Notice):
                 print(item.text, file=sys.stderr, flush=True)
             else:
-                print(redact_text(item.render(prefix, args.timestamps)), flush=True)
+                line = dataclasses.replace(item, text=redact(item.text, item.source))
+                print(line.render(prefix, args.timestamps), flush=True)
 
     if not targets:
         emit(Notice(f"-- job {args.job}: No Pod details yet — waiting for task sync"))

@@ -88,7 +88,8 @@ def _mask_named(match: re.Match) -> str:
     value = match.group("value")
     if not is_secret_name(match.group("name")) or value.strip("\"' ") in ("", MASK) \
             or value.lower() in _AUTH_SCHEMES or _names_a_field(match):
-        return match.group(0)
+        # The value may hold an assignment of its own: `notes: HF_TOKEN=...`.
+        return match.group("prefix") + match.re.sub(_mask_named, value)
     return match.group("prefix") + _mask_value(value)
 
 
@@ -127,6 +128,32 @@ def redact_text(text: str) -> str:
     text = _ASSIGNMENT.sub(_mask_named, text)
     text = _FLAG.sub(_mask_named, text)
     return _TOKEN_SHAPES.sub(MASK, text)
+
+
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+
+
+class LineRedactor:
+    """redact_text for a stream of lines (`rlark logs`): a private key spans lines, so the lines between a
+    `-----BEGIN ... PRIVATE KEY-----` line and its END line are masked whole; one state per source (Pod)."""
+
+    def __init__(self) -> None:
+        self._in_key: set[str] = set()
+
+    def __call__(self, line: str, source: str = "") -> str:
+        if source in self._in_key:
+            end = _KEY_END.search(line)
+            if end is None:
+                return MASK
+            self._in_key.discard(source)
+            return MASK + line[end.start():]
+        begins = list(_KEY_BEGIN.finditer(line))
+        if not begins or _KEY_END.search(line, begins[-1].end()):
+            return redact_text(line)
+        self._in_key.add(source)
+        begin = begins[-1]
+        return redact_text(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
 
 
 def redact_env(env: Any) -> Any:

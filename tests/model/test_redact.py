@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rlark_tui.model.redact import is_secret_name, redact_env, redact_object, redact_text
+from rlark_tui.model.redact import LineRedactor, is_secret_name, redact_env, redact_object, redact_text
 
 
 @pytest.mark.parametrize("name, secret", [
@@ -132,6 +132,7 @@ SHAPES = [
     ("kubeconfig password", "    username: admin\n    password: kubepw99\n", "kubepw99", "username: admin"),
     ("kubeconfig auth-provider", "      access-token: ya29.abcdef\n      refresh-token: 1//rt0123\n"
      "      client-secret: cs0123\n      id-token: idt0123\n", "ya29.abcdef", "access-token: "),
+    ("assignment inside a value", "notes: HF_TOKEN=hftok47 rotated", "hftok47", "notes: HF_TOKEN="),
     ("URL credentials", "pip install --index-url https://user:pw0123@pypi.example/simple x", "pw0123", "@pypi"),
 ]
 
@@ -182,3 +183,15 @@ def test_error_messages_are_redacted_wherever_they_are_shown():
     for secret in ("hf_AbCd", "hunter2", "zzzzzzzzzz"):
         assert secret not in message
     assert str(RlarkError("bad value for HF_TOKEN=hftok46")) == "bad value for HF_TOKEN=***"
+
+
+def test_line_redactor_masks_a_private_key_spread_over_lines_per_source():
+    redact = LineRedactor()
+    lines = [("a", "-----BEGIN RSA PRIVATE KEY-----"), ("b", "b: step 1"), ("a", "MIIEpAIBAAKCAQEA"),
+             ("a", "moreKeyBody"), ("b", "b: HF_TOKEN=hftok48"), ("a", "-----END RSA PRIVATE KEY-----"),
+             ("a", "a: after the key")]
+    out = [redact(text, source) for source, text in lines]
+    assert out == ["-----BEGIN RSA PRIVATE KEY-----", "b: step 1", "***", "***", "b: HF_TOKEN=***",
+                   "***-----END RSA PRIVATE KEY-----", "a: after the key"]
+    assert redact("-----BEGIN PRIVATE KEY----- x -----END PRIVATE KEY-----", "c") != "***"
+    assert redact("plain line", "c") == "plain line"

@@ -1,0 +1,334 @@
+"""No output path shows a secret: a Job in the sandbox carries every secret shape (env values, scripts, log lines,
+annotations) and every CLI output, saved file and TUI screen that shows it is searched for each secret string.
+
+Also: scripts are data. A Job whose scripts would leave a marker file if anything ran them on this machine is
+rendered, submitted, described, fetched and checked; the marker never appears (this sandbox has no agent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from textual.css.query import NoMatches
+
+from rlark_tui.actions import with_submission_record
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.draft import dump_draft
+from rlark_tui.screens.check import CheckScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.logs import LogScreen
+from tests.cluster.seeding import ROLES, seed_running_job, write_log
+from tests.wizard.helpers import SIZE, base_draft, settle
+
+NAME = "sec-demo"
+
+ENV = {
+    "HF_TOKEN": "zqEnvHfToken01", "WANDB_API_KEY": "zqEnvWandb02", "DB_PASSWORD": "zqEnvDbPw03",
+    "AWS_SECRET_ACCESS_KEY": "zqEnvAws04", "GOOGLE_APPLICATION_CREDENTIALS": "zqEnvGcp05", "MY_AUTH": "zqEnvAuth06",
+    "githubToken": "zqEnvGh07", "Api_Key": "zqEnvApi08", "ssh_passphrase": "zqEnvPass09",
+}
+SCRIPT_SECRETS = {
+    "sk- key": "sk-zqScriptOpenai0123456789ab",
+    "bearer": "zqScriptBearer0123456789",
+    "PEM body": "zqScriptPemBody0123456789",
+    "_KEY=": "zqScriptServiceKey10",
+    "TOKEN=": "zqScriptGhtoken11",
+    "PASSWORD=": "zqScriptAdminPw12",
+    "hf_ token": "hf_zqScriptAbCdEfGhIjKlMnOp",
+    "ghp_ token": "ghp_zqScriptAbCdEfGhIjKlMnOpQrStUv",
+    "kubeconfig token": "zqScriptKubeToken13",
+    "kubeconfig client key": "zqScriptClientKeyData14",
+    "kubeconfig password": "zqScriptKubePw15",
+}
+PREPARE = f"""export OPENAI_API_KEY={SCRIPT_SECRETS['sk- key']}
+curl -H 'Authorization: Bearer {SCRIPT_SECRETS['bearer']}' https://hub.example/models
+cat > /root/.ssh/id_rsa <<'EOF'
+-----BEGIN OPENSSH PRIVATE KEY-----
+{SCRIPT_SECRETS['PEM body']}
+-----END OPENSSH PRIVATE KEY-----
+EOF
+MY_SERVICE_KEY={SCRIPT_SECRETS['_KEY=']} python fetch.py
+export GHTOKEN={SCRIPT_SECRETS['TOKEN=']}
+ADMIN_PASSWORD={SCRIPT_SECRETS['PASSWORD=']} ./setup.sh
+huggingface-cli login --token {SCRIPT_SECRETS['hf_ token']}
+git clone https://x:{SCRIPT_SECRETS['ghp_ token']}@github.com/o/r
+cat > /root/.kube/config <<EOF
+users:
+- name: u
+  user:
+    token: {SCRIPT_SECRETS['kubeconfig token']}
+    client-key-data: {SCRIPT_SECRETS['kubeconfig client key']}
+    password: {SCRIPT_SECRETS['kubeconfig password']}
+EOF
+pip install -r requirements.txt"""
+RUN = f"WANDB_API_KEY={ENV['WANDB_API_KEY']} python train.py --hf-token={SCRIPT_SECRETS['hf_ token']} --lr 3e-4"
+LOG_SECRETS = {
+    "token=": "zqLogToken16", "bearer": "zqLogBearer0123456789", "PEM": "zqLogPemBody17",
+    "sk- key": "sk-zqLogOpenai0123456789abcdef", "API_KEY:": "zqLogWandb18",
+}
+LOG_LINES = [
+    "RLINF_NODE_RANK: 0", f"INFO fetching weights with token={LOG_SECRETS['token=']}",
+    f"DEBUG request headers: Authorization: Bearer {LOG_SECRETS['bearer']}",
+    "-----BEGIN RSA PRIVATE KEY-----", LOG_SECRETS["PEM"], "-----END RSA PRIVATE KEY-----",
+    f"OPENAI_API_KEY={LOG_SECRETS['sk- key']}", f"WANDB_API_KEY: {LOG_SECRETS['API_KEY:']}",
+    "Global Step: 1/100",
+]
+SEEDED = "hf_supersecretvalue0123456789"
+"""The HF_TOKEN tests.cluster.seeding puts in every seeded Task."""
+SECRETS = [*ENV.values(), *SCRIPT_SECRETS.values(), *LOG_SECRETS.values(), SEEDED]
+
+
+def leaked(text: str) -> list[str]:
+    return [secret for secret in SECRETS if secret in text]
+
+
+def secret_tasks() -> list[dict]:
+    tasks = []
+    for role in ROLES:
+        env = [{"name": "RLARK_TASK_ROLE", "value": role["name"]}] + [{"name": k, "value": v} for k, v in ENV.items()]
+        tasks.append({
+            "name": role["name"], "head": role.get("head", False), "role": role["role"], "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": role["node"]}, "prepareScript": PREPARE,
+            **({"runScript": RUN} if role.get("head") else {}),
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                "containers": [{"name": "main", "image": "registry.example/rlinf:v1", "env": env}]}}}}})
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def access(reliability_sandbox):
+    """A running Job (Tasks, Pods, logs) whose spec, submission record and logs carry every secret shape."""
+    sb = reliability_sandbox
+    pods = seed_running_job(sb, NAME, ROLES)
+    access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
+    spec = {"tasks": secret_tasks()}
+    record = with_submission_record({"metadata": {"name": NAME}, "spec": spec})["metadata"]["annotations"]
+    access.patch(JOBS, NAME, {"metadata": {"annotations": record}, "spec": spec})
+    for cluster, pod in pods.values():
+        write_log(sb, cluster, pod, LOG_LINES)
+    yield access
+    access.delete(JOBS, NAME)
+    access.close()
+
+
+def test_the_job_really_holds_every_secret(access):
+    """The server keeps the real values (by design); only what rlark shows or saves is redacted."""
+    assert not set(SECRETS) - {SEEDED, *LOG_SECRETS.values()} - set(leaked(json.dumps(access.get(JOBS, NAME))))
+
+
+# ---- CLI output --------------------------------------------------------------------------------------------
+
+def test_describe_shows_env_names_but_no_secret(rl, access):
+    result = rl("describe", "job", NAME)
+    assert result.code == 0, result.err
+    assert "HF_TOKEN" in result.out and "***" in result.out and "pip install -r requirements.txt" in result.out
+    assert leaked(result.out + result.err) == []
+
+
+@pytest.mark.parametrize("argv", [("jobs", NAME, "-o", "yaml"), ("jobs", "-o", "json"), ("tasks", "-A", "-o", "yaml"),
+                                  ("jobs", NAME, "-o", "wide")])
+def test_get_output_has_no_secret(rl, access, argv):
+    result = rl("get", *argv)
+    assert result.code == 0, result.err
+    assert NAME in result.out and leaked(result.out + result.err) == []
+    if argv[0] == "jobs" and ("yaml" in argv or "json" in argv):
+        assert "rlark.io/submitted-spec" in result.out and "***" in result.out
+
+
+def test_check_record_shown_saved_and_exported_has_no_secret(rl, access, env):
+    outputs = {}
+    for fmt in ("text", "md", "json"):
+        out_file = env / f"record.{fmt}"
+        result = rl("check", NAME, "--format", fmt, "--output", str(out_file),
+                    "--notes", f"rotated HF_TOKEN={ENV['HF_TOKEN']}", "--recorder", "ops",
+                    "--link", f"https://ops:{ENV['DB_PASSWORD']}@wiki.example/run")
+        assert result.code in (0, 1, 3), result.err
+        outputs[fmt] = result.out + result.err + out_file.read_text()
+        assert NAME in result.out
+    saved = sorted((env / "state" / "checks").glob(f"{NAME}-*"))
+    assert {p.suffix for p in saved} == {".md", ".json"}
+    for fmt, text in {**outputs, **{p.name: p.read_text() for p in saved}}.items():
+        assert leaked(text) == [], fmt
+    assert "rotated HF_TOKEN=***" in outputs["text"]
+
+
+def test_logs_cli_has_no_secret(rl, access):
+    result = rl("logs", NAME, "--role", "actor")
+    assert result.code == 0, result.err
+    assert "Global Step: 1/100" in result.out and leaked(result.out + result.err) == []
+
+
+def test_submitted_copy_and_submit_output_have_no_secret(rl, access, env):
+    name = f"sec-sub-{uuid.uuid4().hex[:6]}"
+    path = env / "job.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+                                    "spec": {"tasks": secret_tasks()[:1]}}))
+    result = rl("submit", "-f", str(path))
+    try:
+        assert result.code == 0, result.err
+        saved = list((env / "state" / "submitted").glob(f"{name}-*.yaml"))
+        assert len(saved) == 1
+        assert leaked(result.out + result.err + saved[0].read_text()) == []
+        assert ENV["HF_TOKEN"] in json.dumps(access.get(JOBS, name))
+    finally:
+        access.delete(JOBS, name)
+
+
+# ---- error messages ----------------------------------------------------------------------------------------
+
+def test_an_api_error_echoing_secrets_is_redacted(rl, rel, access, env):
+    rel.faults.fail(403, verb="create", resource="jobs",
+                    message=f"denied for Authorization: Bearer {LOG_SECRETS['bearer']} "
+                            f"(password={ENV['DB_PASSWORD']}, key {SCRIPT_SECRETS['hf_ token']})")
+    path = env / "job.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+                                    "metadata": {"name": "sec-denied"}, "spec": {"tasks": secret_tasks()[:1]}}))
+    result = rl("submit", "-f", str(path))
+    assert result.code == 1 and "forbidden (403)" in result.err
+    assert leaked(result.out + result.err) == []
+
+
+def kubeconfig_with(user: dict, tail: str = "") -> str:
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": user}]}) + tail
+
+
+@pytest.mark.parametrize("what, text", [
+    ("malformed YAML", kubeconfig_with({"token": ENV["HF_TOKEN"]}, f"  password: {ENV['DB_PASSWORD']}: [\n")),
+    ("bad client key", kubeconfig_with({"client-key-data": ENV["AWS_SECRET_ACCESS_KEY"] + "!!",
+                                        "client-certificate-data": "bm90IGEgY2VydA=="})),
+    ("exec plugin echoing", kubeconfig_with({"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "sh",
+        "args": ["-c", f"echo 'denied token={ENV['MY_AUTH']} Authorization: Bearer {LOG_SECRETS['bearer']}' >&2; "
+                       "exit 1"]}})),
+])
+def test_kubeconfig_errors_show_no_credential(what, text, tmp_path, capsys, caplog, env):
+    from rlark_tui.cli import main
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with caplog.at_level(logging.ERROR):
+        code = main(["--kubeconfig", str(path), "--request-timeout", "3", "get", "jobs"])
+    captured = capsys.readouterr()
+    assert code in (1, 2) and captured.err.startswith("error: ") and "Traceback" not in captured.err
+    assert leaked(captured.out + captured.err + caplog.text) == []
+
+
+# ---- TUI ---------------------------------------------------------------------------------------------------
+
+async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
+    import time
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def screen_text(app) -> str:
+    """Everything the current screen renders (every widget's text, scrolled out of view or not)."""
+    parts = []
+    for widget in app.screen.walk_children():
+        try:
+            rendered = widget.render()
+        except Exception:
+            continue
+        parts.append(getattr(rendered, "plain", None) or str(rendered))
+    return "\n".join(parts)
+
+
+async def test_tui_detail_overview_and_yaml_tab_show_no_secret(access):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        app.open_job(NAME, "overview")
+        await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        await wait_until(pilot, lambda: "HF_TOKEN" in screen_text(app), "the env in the overview")
+        assert leaked(screen_text(app)) == []
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "rlark.io/submitted-spec" in app.screen.yaml_text, "the YAML tab")
+        await settle(pilot)
+        assert leaked(app.screen.yaml_text) == [] and leaked(screen_text(app)) == []
+        assert "prepareScript" in app.screen.yaml_text
+
+
+async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        app.open_logs(NAME, None)
+        await wait_until(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
+        screen = app.screen
+
+        def shown() -> str:
+            try:
+                return "\n".join(screen.view.line_text(line) for line in screen.view.shown_lines)
+            except NoMatches:
+                return ""
+
+        await wait_until(pilot, lambda: "Global Step" in shown(), "the log lines")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: getattr(screen, "saved_path", None), "the saved file")
+        text = Path(screen.saved_path).read_text()
+    assert "Global Step: 1/100" in text and "-----BEGIN RSA PRIVATE KEY-----" in text
+    assert leaked(text) == []
+
+
+async def test_tui_check_screen_and_saved_record_show_no_secret(access, env):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        app.open_check(NAME)
+        await wait_until(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
+                         "the report")
+        screen = app.screen
+        await pilot.click("#check-notes")
+        await pilot.press(*f"HF_TOKEN={ENV['HF_TOKEN']}")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert screen.query_one("#check-notes").value == f"HF_TOKEN={ENV['HF_TOKEN']}"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: list((env / "state" / "checks").glob(f"{NAME}-*.md")), "the record")
+    saved = "\n".join(p.read_text() for p in (env / "state" / "checks").glob(f"{NAME}-*"))
+    assert NAME in shown and NAME in saved and "HF_TOKEN=***" in saved
+    assert leaked(shown) == [] and leaked(saved) == []
+
+
+# ---- scripts are data --------------------------------------------------------------------------------------
+
+def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
+    marker = tmp_path / "marker"
+    script = (f"touch {marker}\necho $(touch {marker}) `touch {marker}`\n"
+              f"python -c 'open(\"{marker}\", \"w\")'")
+    name = f"sec-marker-{uuid.uuid4().hex[:6]}"
+    draft = base_draft(name)
+    draft = type(draft)(**{**draft.__dict__, "run_script": script,
+                           "roles": tuple(type(r)(**{**r.__dict__, "prepare_script": script}) for r in draft.roles)})
+    path = env / "draft.yaml"
+    path.write_text(dump_draft(draft))
+    assert rl("draft", "render", str(path)).code == 0
+    assert rl("submit", "-f", str(path), "--dry-run").code == 0
+    try:
+        assert rl("submit", "-f", str(path)).code == 0
+        described = rl("describe", "job", name)
+        assert f"touch {marker}" in described.out
+        assert rl("get", "jobs", name, "-o", "yaml").code == 0
+        assert rl("check", name).code in (0, 1, 3)
+    finally:
+        try:
+            access.delete(JOBS, name)
+        except NotFound:
+            pass
+    assert not marker.exists()
