@@ -598,7 +598,7 @@ class SandboxServer:
                 def stop() -> bool:
                     transport = request.transport
                     return transport is None or transport.is_closing() or self.faults.outage_mode() is not None
-                lines = self.logs.follow(*args, tail=tail, since=since, timestamps=timestamps, stop=stop)
+                lines = self.logs.follow_batches(*args, tail=tail, since=since, timestamps=timestamps, stop=stop)
                 first = None
             else:
                 first = self.logs.read(*args, previous=previous, tail=tail, since=since, timestamps=timestamps)
@@ -613,14 +613,17 @@ class SandboxServer:
         cut = self.faults.take_cut()
         sent = 0
         try:
-            source = first if first is not None else lines
-            async for line in _aiter(source):
-                if cut is not None and sent >= cut:
-                    await response.write(line[: max(1, len(line) // 2)].encode())
+            source = [first] if first is not None else lines
+            async for batch in _aiter(source):
+                if cut is not None and sent + len(batch) > cut:
+                    line = batch[cut - sent]
+                    head = "".join(f"{kept}\n" for kept in batch[:cut - sent])
+                    await response.write((head + line[: max(1, len(line) // 2)]).encode())
                     _drop(request)
                     return response
-                await response.write(line.encode() + b"\n")
-                sent += 1
+                if batch:
+                    await response.write("".join(f"{line}\n" for line in batch).encode())
+                sent += len(batch)
             if self.faults.outage_mode():
                 _drop(request)
                 return response
