@@ -26,6 +26,9 @@ ERROR_PATTERN = re.compile(
     r"|command not found",
     re.IGNORECASE,
 )
+SHOWN_CHARS = 16 * 1024
+"""A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
+render thousands of rows and freeze the keys."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,13 @@ class LogView(ScrollView, can_focus=True):
     def line_text(self, line: LogLine) -> str:
         """The text of one line as shown: optional timestamp, optional prefix, message (tabs expanded)."""
         return self._head(line) + line.text.expandtabs(8)
+
+    def _shown_text(self, line: LogLine) -> str:
+        """`line_text` cut at SHOWN_CHARS, saying how much more there is."""
+        text = self.line_text(line)
+        if len(text) <= SHOWN_CHARS:
+            return text
+        return f"{text[:SHOWN_CHARS]} … [{len(text) - SHOWN_CHARS:,} more characters; ctrl+s saves the whole line]"
 
     def _head(self, line: LogLine) -> str:
         parts = []
@@ -310,7 +320,7 @@ class LogView(ScrollView, can_focus=True):
         return Strip(list(text.render(self.app.console, end=""))).apply_style(base)
 
     def _styled(self, line: LogLine) -> Text:
-        plain = self.line_text(line)
+        plain = self._shown_text(line)
         text = Text(plain, no_wrap=True, end="")
         if line.notice:
             text.stylize(self.get_component_rich_style("log-view--notice"))
@@ -322,7 +332,7 @@ class LogView(ScrollView, can_focus=True):
         if self.show_prefix and line.source:
             end = offset + len(line.source) + 2
             text.stylize(self.get_component_rich_style("log-view--prefix"), offset, end)
-        if line.is_error:
+        if ERROR_PATTERN.search(plain, len(self._head(line))):
             text.stylize(self.get_component_rich_style("log-view--error"), len(self._head(line)))
         style_name = "log-view--current" if line.seq == self.current_seq else "log-view--match"
         for begin, end in self.search.spans(plain):
@@ -334,7 +344,7 @@ class LogView(ScrollView, can_focus=True):
         return max(10, self.size.width or 80)
 
     def _rows_for(self, line: LogLine) -> list[tuple[LogLine, int]]:
-        length = len(self.line_text(line))
+        length = len(self._shown_text(line))
         if not self.wrap:
             self._content_width = max(self._content_width, length)
             return [(line, 0)]
