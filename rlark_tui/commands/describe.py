@@ -95,7 +95,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         field("Submitted spec", "not recorded (not submitted through rlark)")
     field("Launch record", "present" if job.launch_record else "-")
 
-    by_task = {Task(t).name: Task(t) for t in tasks}
+    by_task = {Task(t).name: Task(t) for t in map(redact_object, tasks)}
     out.append("Roles:")
     for spec in job.tasks:
         task = by_task.get(job.task_name(spec))

@@ -184,12 +184,12 @@ class JobDetailScreen(RlarkScreen):
             widget.heading(text, f"Task {task.name} ({task.phase or 'no phase yet'})")
             for pull in task.pull_progress:
                 widget.field(text, "Pulling " + str(pull.get("image", "")),
-                             " ".join(str(pull.get(k)) for k in ("status", "downloaded", "total", "speed",
-                                                                  "message") if pull.get(k)), 2)
+                             redact_text(" ".join(str(pull.get(k)) for k in ("status", "downloaded", "total",
+                                                                             "speed", "message") if pull.get(k))), 2)
             for event in task.events:
                 count = f" ×{event.get('count')}" if event.get("count") else ""
                 widget.field(text, f"{event.get('type', '')} {event.get('reason', '')}{count}",
-                             f"{event.get('message', '')}  ({event.get('objectKind', '')} "
+                             f"{redact_text(str(event.get('message', '')))}  ({event.get('objectKind', '')} "
                              f"{event.get('objectName', '')}, {event.get('lastTime', '')})", 2)
         if not any_shown:
             widget.muted(text, "No events. The platform reports Task events and image pull progress only "

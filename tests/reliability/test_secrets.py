@@ -81,9 +81,11 @@ LOG_LINES = [
     f"OPENAI_API_KEY={LOG_SECRETS['sk- key']}", f"WANDB_API_KEY: {LOG_SECRETS['API_KEY:']}",
     "Global Step: 1/100",
 ]
+EVENT_SECRET = "zqEventPw19"
+EVENT = f"pull from https://robot:{EVENT_SECRET}@registry.example/rlinf failed: unauthorized"
 SEEDED = "hf_supersecretvalue0123456789"
 """The HF_TOKEN tests.cluster.seeding puts in every seeded Task."""
-SECRETS = [*ENV.values(), *SCRIPT_SECRETS.values(), *LOG_SECRETS.values(), SEEDED]
+SECRETS = [*ENV.values(), *SCRIPT_SECRETS.values(), *LOG_SECRETS.values(), EVENT_SECRET, SEEDED]
 
 
 def leaked(text: str) -> list[str]:
@@ -114,6 +116,12 @@ def access(reliability_sandbox):
     access.patch(JOBS, NAME, {"metadata": {"annotations": record}, "spec": spec})
     for cluster, pod in pods.values():
         write_log(sb, cluster, pod, LOG_LINES)
+    env_role = next(r for r in ROLES if not r.get("head"))
+    task = sb.store.get("tasks", f"{NAME}-{env_role['name']}", env_role["cluster"])
+    sb.store.update("tasks", {**task, "status": {"phase": "Pending", "events": [
+        {"type": "Warning", "reason": "Failed", "objectKind": "Pod", "objectName": "x", "count": 2,
+         "message": EVENT}], "pullProgress": [
+        {"image": "registry.example/rlinf:v1", "status": "Pulling", "message": EVENT}]}}, subresource="status")
     yield access
     access.delete(JOBS, NAME)
     access.close()
@@ -121,7 +129,7 @@ def access(reliability_sandbox):
 
 def test_the_job_really_holds_every_secret(access):
     """The server keeps the real values (by design); only what rlark shows or saves is redacted."""
-    assert not set(SECRETS) - {SEEDED, *LOG_SECRETS.values()} - set(leaked(json.dumps(access.get(JOBS, NAME))))
+    assert not set(SECRETS) - {SEEDED, EVENT_SECRET, *LOG_SECRETS.values()} - set(leaked(json.dumps(access.get(JOBS, NAME))))
 
 
 # ---- CLI output --------------------------------------------------------------------------------------------
@@ -130,6 +138,7 @@ def test_describe_shows_env_names_but_no_secret(rl, access):
     result = rl("describe", "job", NAME)
     assert result.code == 0, result.err
     assert "HF_TOKEN" in result.out and "***" in result.out and "pip install -r requirements.txt" in result.out
+    assert "Event:" in result.out and "registry.example/rlinf failed: unauthorized" in result.out
     assert leaked(result.out + result.err) == []
 
 
@@ -247,13 +256,16 @@ def screen_text(app) -> str:
     return "\n".join(parts)
 
 
-async def test_tui_detail_overview_and_yaml_tab_show_no_secret(access):
+async def test_tui_detail_overview_events_and_yaml_tab_show_no_secret(access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
         app.open_job(NAME, "overview")
         await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
         await wait_until(pilot, lambda: "HF_TOKEN" in screen_text(app), "the env in the overview")
+        assert leaked(screen_text(app)) == []
+        await pilot.press("e")
+        await wait_until(pilot, lambda: "failed: unauthorized" in screen_text(app), "the events tab")
         assert leaked(screen_text(app)) == []
         await pilot.press("y")
         await wait_until(pilot, lambda: "rlark.io/submitted-spec" in app.screen.yaml_text, "the YAML tab")
