@@ -15,6 +15,7 @@ from rlark_tui.errors import UsageError
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+MAX_SINCE_SECONDS = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ def merge_by_time(streams: list[list[LogLine]]) -> list[LogLine]:
 
 
 def parse_since(value: str) -> int:
-    """`--since 90s|5m|1h30m` (Go duration, as kubectl) -> whole seconds (at least 1)."""
+    """`--since 90s|5m|1h30m` (Go duration, as kubectl) -> whole seconds (at least 1, at most MAX_SINCE_SECONDS:
+    anything longer means every line)."""
     text = value.strip()
     pos = 0
     total = 0.0
@@ -119,8 +121,9 @@ def parse_since(value: str) -> int:
         total += float(match.group(1)) * _UNITS[match.group(2)]
         pos = match.end()
     if not text or pos != len(text):
-        raise UsageError(f"--since {value!r}: expected a duration like 30s, 5m or 1h30m")
-    return max(1, int(total + 0.999))
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise UsageError(f"--since {shown!r}: expected a duration like 30s, 5m or 1h30m")
+    return max(1, int(min(total, MAX_SINCE_SECONDS) + 0.999))
 
 
 def source_name(role: str, pod: str) -> str:

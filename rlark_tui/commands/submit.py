@@ -96,6 +96,11 @@ def manifest_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
         findings.append(error("metadata.name", "a Job needs a name"))
     elif any(Job(j).name == job.name for j in jobs):
         findings.append(error("metadata.name", f"a Job named {job.name} already exists"))
+    metadata = manifest.get("metadata")
+    for field in ("labels", "annotations"):
+        value = metadata.get(field) if isinstance(metadata, Mapping) else None
+        if value is not None and not isinstance(value, Mapping):
+            findings.append(error(f"metadata.{field}", "must be a mapping of name: value"))
     if not job.tasks:
         findings.append(error("spec.tasks", "a Job needs at least one task (role)"))
     heads = [t for t in job.tasks if t.head]
