@@ -22,6 +22,7 @@ from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import API_VERSION, JOBS
 from rlark_tui.config import state_dir as default_state_dir
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.fsutil import write_private
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.views import Job
 
@@ -142,8 +143,7 @@ class Actions:
         text = ("# Submitted by rlark; secret-looking values are masked here (the Job holds the real ones).\n"
                 f"# spec sha256: {sha}\n" + yaml.safe_dump(redact_object(job), sort_keys=False))
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_private(path, text)
         except OSError:
             return None
         return path
