@@ -37,6 +37,7 @@ from pathlib import Path
 from aiohttp import web
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.fsutil import write_private
 from rlark_tui.sandbox import kubeconfig as kubeconfig_file
 from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.faults import Faults
@@ -59,9 +60,7 @@ def _read_token(path: Path) -> str:
     if path.exists():
         return path.read_text().strip()
     token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token)
+    write_private(path, token)
     return token
 
 

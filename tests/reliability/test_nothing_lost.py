@@ -177,7 +177,7 @@ def test_submitted_yaml_is_saved_private(rl, rel, env, tmp_path):
 
 def test_sandbox_credentials_and_objects_are_private(rel):
     state = Path(rel.state_dir)
-    assert mode(Path(rel.kubeconfig)) == 0o600
+    assert mode(Path(rel.kubeconfig)) == 0o600 and mode(state / "token") == 0o600
     keys = list(state.rglob("*.key"))
     assert keys and all(mode(key) == 0o600 for key in keys)
     objects = list((state / "objects").rglob("*.json"))
