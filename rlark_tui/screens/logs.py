@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,11 +28,13 @@ from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.view_model import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar
-from rlark_tui.widgets.log_pane import LogBuffer, LogView
+from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 
 TAIL_LINES = 1000
 BUFFER_LINES = 20_000
 DRAIN_SECONDS = 0.05
+STATUS_SECONDS = 0.5
+"""While lines stream, the status line (a layout refresh) is redrawn at most this often; keys redraw it at once."""
 STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
 Scope = tuple[str, str] | None
@@ -78,8 +81,9 @@ class LogScreen(RlarkScreen):
         self.previous = False
         self.crumb = f"Jobs › {job_name} › logs"
         self.buffer = LogBuffer(BUFFER_LINES)
-        self._lock = threading.Lock()
-        self._pending: list[tuple[str, str, str, bool]] = []
+        self._pending = PendingLines(BUFFER_LINES)
+        self._status_at = 0.0
+        self._status_stale = False
         self._streams: dict[str, PodTarget] = {}
         self._open: dict[str, object] = {}
         self._stop = threading.Event()
@@ -197,8 +201,7 @@ class LogScreen(RlarkScreen):
             abort_stream(stream)
         self._open.clear()
         self._streams.clear()
-        with self._lock:
-            self._pending.clear()
+        self._pending.clear()
 
     def _stream(self, target: PodTarget, previous: bool, stop: threading.Event) -> None:
         """Read one Pod's log: tail, then follow; reconnect from the last timestamp after a drop."""
@@ -280,29 +283,30 @@ class LogScreen(RlarkScreen):
                      "no data-plane context); ctrl+r fetches again")
 
     def _push(self, source: str, stamp: str, text: str) -> None:
-        with self._lock:
-            self._pending.append((source, stamp, text, False))
+        self._pending.push(source, stamp, text)
 
     def _notice(self, text: str) -> None:
-        with self._lock:
-            self._pending.append(("", "", f"-- {text}", True))
+        self._pending.push("", "", f"-- {text}", True)
 
     def _drain(self) -> None:
-        with self._lock:
-            batch, self._pending = self._pending, []
-        if not batch:
-            return
-        lines = [self.buffer.append(source, stamp, text, notice) for source, stamp, text, notice in batch]
-        self.view.add_lines(lines)
-        self._update_status()
+        batch = self._pending.take()
+        if batch:
+            self.view.add_lines(self.buffer.extend(batch))
+            self._status_stale = True
+        if self._status_stale and (not batch or time.monotonic() - self._status_at >= STATUS_SECONDS):
+            self._update_status()
 
     # ---- status --------------------------------------------------------------------------------
     def _update_status(self) -> None:
+        self._status_at = time.monotonic()
+        self._status_stale = False
         view = self.view
         parts = [f"{self.job_name} › {self.scope_label()}" + (" (previous instance)" if self.previous else ""),
                  f"follow {'on' if view.follow else 'off'}", f"wrap {'on' if view.wrap else 'off'}",
                  f"timestamps {'on' if view.show_timestamps else 'off'}",
                  f"{len(self.buffer)} lines" + (f", {self.buffer.dropped} dropped" if self.buffer.dropped else "")]
+        if self._pending.skipped:
+            parts.append(f"{self._pending.skipped} skipped (arriving faster than shown)")
         if view.new_below:
             parts.append(f"{view.new_below} new below (s or G follows)")
         if view.search.text:
