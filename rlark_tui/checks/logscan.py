@@ -81,10 +81,30 @@ def rank_line(lines) -> tuple[Hit, int] | None:
     return None
 
 
+def _prefilter(pattern: re.Pattern) -> re.Pattern | None:
+    """A cheap superset of `pattern` for the whole log lower-cased and joined by newlines: case-sensitive (the
+    lower-cased source) and without word boundaries. None when lower-casing or joining could lose a match
+    (upper-case escapes such as \\S, anchors, lookbehinds)."""
+    source = pattern.pattern.removeprefix("(?i)")
+    if re.search(r"\\[A-Z]|\^|\$|\(\?<|\(\?[a-z]", source):
+        return None
+    return re.compile(source.lower().replace(r"\b", ""))
+
+
+_ERROR_PREFILTERS = tuple(_prefilter(pattern) for _what, pattern in ERROR_PATTERNS)
+
+
 def error_hits(lines) -> list[tuple[str, Hit]]:
+    """Per line, the first ERROR_PATTERNS entry it matches. Case-insensitive regexes are slow in `re`, so each
+    pattern is first tried once on the whole log (lower-cased) and skipped when even its superset finds nothing."""
+    joined = "\n".join(lines).lower()
+    active = tuple((what, pattern) for (what, pattern), quick in zip(ERROR_PATTERNS, _ERROR_PREFILTERS)
+                   if quick is None or quick.search(joined))
     hits = []
+    if not active:
+        return hits
     for index, text in enumerate(lines):
-        for what, pattern in ERROR_PATTERNS:
+        for what, pattern in active:
             if pattern.search(text):
                 hits.append((what, Hit(index + 1, text)))
                 break

@@ -1,0 +1,45 @@
+"""kubectl_get_jobs_s, rlark_get_jobs_s, get_jobs_ratio: `kubectl get rljob -A` vs `rlark get jobs -A`
+against the same 5,000-Job sandbox (200 quick), in the same run; median of 3 each, runs interleaved."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.harness import REPO, start_sandbox
+
+
+def _timed(argv: list[str], expect_lines: int) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}… exited {result.returncode}: "
+                           f"{result.stderr.strip().splitlines()[-1:] or ''}")
+    lines = len(result.stdout.splitlines())
+    if lines != expect_lines:
+        raise RuntimeError(f"{' '.join(argv[:3])}… printed {lines} lines, expected {expect_lines}")
+    return elapsed
+
+
+def run(workdir: Path, quick: bool) -> dict[str, float]:
+    jobs = 200 if quick else 5000
+    sandbox = start_sandbox(workdir, f"scale:{jobs}:{jobs * 10}")
+    kubectl = ["kubectl", "--kubeconfig", str(sandbox.kubeconfig), "get", "rljob", "-A"]
+    rlark = [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), "get", "jobs", "-A"]
+    expected_lines = jobs + 1
+    try:
+        _timed(kubectl, expected_lines)  # warm-up (disk cache, sandbox first list); not counted
+        _timed(rlark, expected_lines)
+        kubectl_times, rlark_times = [], []
+        for _ in range(3):
+            kubectl_times.append(_timed(kubectl, expected_lines))
+            rlark_times.append(_timed(rlark, expected_lines))
+    finally:
+        sandbox.stop()
+    kubectl_s, rlark_s = statistics.median(kubectl_times), statistics.median(rlark_times)
+    return {"kubectl_get_jobs_s": round(kubectl_s, 3), "rlark_get_jobs_s": round(rlark_s, 3),
+            "get_jobs_ratio": round(kubectl_s / rlark_s, 2)}
