@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
 from tests.cluster.seeding import ROLES, seed_running_job, write_log
-from tests.wizard.helpers import SIZE, base_draft, settle
+from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
 
 NAME = "sec-demo"
 
@@ -318,6 +319,21 @@ async def test_tui_check_screen_and_saved_record_show_no_secret(access, env):
     assert leaked(shown) == [] and leaked(saved) == []
 
 
+async def test_tui_wizard_yaml_preview_shows_no_secret(access):
+    draft = base_draft(f"sec-wiz-{uuid.uuid4().hex[:6]}")
+    roles = tuple(replace(role, env={**role.env, **ENV}, prepare_script=PREPARE) for role in draft.roles)
+    draft = replace(draft, roles=roles, run_script=RUN)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_wizard(pilot, draft)
+        await screen.load(screen.draft, step=4)
+        await settle(pilot)
+        await wait_until(pilot, lambda: "prepareScript" in screen.preview_yaml, "the preview")
+        assert "HF_TOKEN" in screen.preview_yaml and "pip install -r requirements.txt" in screen.preview_yaml
+        assert leaked(screen.preview_yaml) == [] and leaked(screen_text(app)) == []
+        assert "looks like a secret" in screen_text(app)
+
+
 # ---- scripts are data --------------------------------------------------------------------------------------
 
 def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
@@ -326,8 +342,8 @@ def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
               f"python -c 'open(\"{marker}\", \"w\")'")
     name = f"sec-marker-{uuid.uuid4().hex[:6]}"
     draft = base_draft(name)
-    draft = type(draft)(**{**draft.__dict__, "run_script": script,
-                           "roles": tuple(type(r)(**{**r.__dict__, "prepare_script": script}) for r in draft.roles)})
+    draft = replace(draft, run_script=script,
+                    roles=tuple(replace(role, prepare_script=script) for role in draft.roles))
     path = env / "draft.yaml"
     path.write_text(dump_draft(draft))
     assert rl("draft", "render", str(path)).code == 0
