@@ -12,6 +12,7 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.config import EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.errors import UsageError
+from rlark_tui.model.redact import redact_text
 
 EXIT_CODES = """exit codes:
   0  the control plane answered (other sources may still be missing; each is reported)
@@ -43,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     paths = ", ".join(str(p) for p in access.kubeconfig.paths) or "in-cluster service account"
     print(f"kubeconfig:   {paths}")
     print(f"context:      {access.context}")
-    print(f"server:       {access.server}")
-    print(f"gateway:      {access.gateway or '(not configured)'}"
+    print(f"server:       {redact_text(access.server)}")
+    print(f"gateway:      {redact_text(access.gateway or '(not configured)')}"
           + (f"  [{'config file' if config.gateway else 'kubeconfig extension'}]" if access.gateway else ""))
     print(f"ray token:    {'set (hidden)' if config.ray_token else 'not set'}")
     planes = access.data_plane_contexts()
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for cluster, (context, origin) in sorted(planes.items()):
         print(f"  {cluster:<20} context {context}  [{origin}]")
     for job, url in sorted(config.ray_urls.items()):
-        print(f"ray dashboard {job}: {url}")
+        print(f"ray dashboard {job}: {redact_text(url)}")
     if args.no_check:
         return 0
     print("checks:")

@@ -234,6 +234,18 @@ def test_kubeconfig_errors_show_no_credential(what, text, tmp_path, capsys, capl
     assert leaked(captured.out + captured.err + caplog.text) == []
 
 
+def test_config_report_shows_no_credential_of_the_kubeconfig(tmp_path, capsys, env):
+    from rlark_tui.cli import main
+    path = tmp_path / "kubeconfig"
+    text = kubeconfig_with({"token": ENV["HF_TOKEN"], "password": ENV["DB_PASSWORD"]})
+    path.write_text(text.replace("https://127.0.0.1:9", f"https://admin:{ENV['MY_AUTH']}@127.0.0.1:9/?token="
+                                                      f"{ENV['Api_Key']}"))
+    code = main(["--kubeconfig", str(path), "config", "--no-check"])
+    captured = capsys.readouterr()
+    assert code == 0 and "server:       https://admin:***@127.0.0.1:9" in captured.out
+    assert leaked(captured.out + captured.err) == []
+
+
 # ---- TUI ---------------------------------------------------------------------------------------------------
 
 async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
