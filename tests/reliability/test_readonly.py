@@ -164,6 +164,11 @@ async def refused_in_tui(access, name: str, key: str, screen: str) -> None:
         await settle(pilot)
         assert f"read-only mode: refusing to {verb} job {name} (started with --readonly)" in notes(app)
         assert not isinstance(app.screen, ConfirmScreen)
+        # Even a confirmed dialog (were one shown) goes through rlark_tui.actions, which refuses.
+        action = "delete" if key == "ctrl+d" else ("start" if name == STOPPED else "stop")
+        app._confirmed(action, name, True)
+        refused = f"{action} {name}: read-only mode: refusing to {action} job {name} (started with --readonly)"
+        await wait_until(pilot, lambda: refused in notes(app), "the refusal from actions")
     assert version(access, name) == before
 
 
