@@ -36,6 +36,14 @@ class SnapshotChanged(Message):
         self.snapshot = snapshot
         self.changed = changed
 
+    def can_replace(self, message: Message) -> bool:
+        """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app
+        applies one Snapshot per turn however many arrived."""
+        if not isinstance(message, SnapshotChanged):
+            return False
+        message.changed = message.changed | self.changed
+        return True
+
 
 class SourceChanged(Message):
     """One source's health changed (connected / stale / disconnected / unconfigured, with the reason)."""
@@ -70,6 +78,7 @@ class Reconciler:
         self._ray: dict[str, dict] = {}
         self._ray_watched: set[str] = set()
         self._changed: set[str] = set()
+        self._delta: dict[str, set[str] | None] = {}
         self._snapshot = Snapshot(sources=MappingProxyType(dict(self._sources)))
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
@@ -158,18 +167,27 @@ class Reconciler:
             self._listed.add(plural)
             self._errors.pop(plural, None)
             self._changed.add(plural)
+            self._delta[plural] = None
         elif event.type in ("ADDED", "MODIFIED"):
-            objects[source_key(event.obj)] = event.obj
+            key = source_key(event.obj)
+            objects[key] = event.obj
             self._errors.pop(plural, None)
-            self._changed.add(plural)
+            self._note(plural, key)
         elif event.type == "DELETED":
-            objects.pop(source_key(event.obj), None)
-            self._changed.add(plural)
+            key = source_key(event.obj)
+            objects.pop(key, None)
+            self._note(plural, key)
         elif event.type == "CONNECTED":
             self._errors.pop(plural, None)
         elif event.type == "ERROR":
             self._errors[plural] = str(event.error)
         self._update_control_plane(post)
+
+    def _note(self, plural: str, key: str) -> None:
+        self._changed.add(plural)
+        keys = self._delta.setdefault(plural, set())
+        if keys is not None:
+            keys.add(key)
 
     def _update_control_plane(self, post) -> None:
         if self._errors:
@@ -192,17 +210,27 @@ class Reconciler:
     def _publish(self, post) -> None:
         if not self._changed and self._snapshot.sources:
             return
+        previous = self._snapshot
+
+        def part(name: str, current: dict) -> MappingProxyType:
+            """A frozen copy of what changed; the previous Snapshot's very mapping for what did not."""
+            return MappingProxyType(dict(current)) if name in self._changed else getattr(previous, name)
+
         self._snapshot = Snapshot(
-            jobs=MappingProxyType(dict(self._objects[JOBS.plural])),
-            tasks=MappingProxyType(dict(self._objects[TASKS.plural])),
-            pods=MappingProxyType(dict(self._objects[PODS.plural])),
-            nodes=MappingProxyType(dict(self._objects[NODES.plural])),
-            domains=MappingProxyType(dict(self._objects[DOMAINS.plural])),
-            sources=MappingProxyType(dict(self._sources)),
-            ray=MappingProxyType(dict(self._ray)),
+            jobs=part(JOBS.plural, self._objects[JOBS.plural]),
+            tasks=part(TASKS.plural, self._objects[TASKS.plural]),
+            pods=part(PODS.plural, self._objects[PODS.plural]),
+            nodes=part(NODES.plural, self._objects[NODES.plural]),
+            domains=part(DOMAINS.plural, self._objects[DOMAINS.plural]),
+            sources=part("sources", self._sources),
+            ray=part("ray", self._ray),
+            version=previous.version + 1,
+            changes=MappingProxyType({plural: frozenset(keys) for plural, keys in self._delta.items()
+                                      if keys is not None}),
         )
         changed = frozenset(self._changed)
         self._changed.clear()
+        self._delta.clear()
         post(SnapshotChanged(self._snapshot, changed))
 
     # -- sources other than the control plane ---------------------------------------------------------------

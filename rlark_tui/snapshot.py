@@ -37,3 +37,8 @@ class Snapshot:
     sources: Mapping[str, SourceState] = field(default_factory=_frozen)
     ray: Mapping[str, dict] = field(default_factory=_frozen)
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
+    version: int = 0
+    """Counts the reconciler's snapshots (0: not from a reconciler)."""
+    changes: Mapping[str, frozenset[str]] = field(default_factory=_frozen)
+    """Per kind (jobs, tasks, pods, nodes, domains): the keys added, modified or deleted since snapshot
+    `version - 1`; a kind missing here is unknown (e.g. after a relist) and is compared object by object."""

@@ -12,12 +12,12 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.model.timefmt import parse_time
-from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex, age, job_rows
-from rlark_tui.widgets.filter_bar import FilterBar
+from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -65,8 +65,10 @@ class JobListScreen(RlarkScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, JobRow] = {}
-        self._row_cache: RowCache = {}
+        self._row_cache = RowCache()
         self._table_rows: dict[str, tuple[JobRow, str, Row]] = {}
+        self._created: dict[str, tuple[str, datetime | None]] = {}
+        self._message: str | None = None
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
@@ -82,34 +84,46 @@ class JobListScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one(FilterBar).on_close = self.focus_body
+        bar = self.query_one(FilterBar)
+        bar.on_close = self.focus_body
+        bar.on_change = self._filter_changed
         self.table.focus()
-        self._update_message(0)
+        self._update_message()
         self.set_interval(5, self._tick_ages)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
+        """Only the Jobs the index names as changed are looked at (all of them after a relist)."""
         self.update_header()
-        self.rows = {row.name: row for row in job_rows(index, self._row_cache)}
-        for gone in [name for name in self._table_rows if name not in self.rows]:
-            del self._table_rows[gone]
-        self._render_rows()
-
-    def _render_rows(self) -> None:
+        changed = self._row_cache.refresh(index)
+        self.rows = self._row_cache.rows
         now = datetime.now(timezone.utc)
-        matcher = self.query_one(FilterBar).matcher
-        shown = [row for row in self.rows.values() if matcher.matches_any(row.search_fields())]
-        self.table.sync(self._table_row(row, now) for row in shown)
-        self._update_message(len(shown))
+        if changed is None:
+            self._table_rows = {name: cached for name, cached in self._table_rows.items() if name in self.rows}
+            self.table.sync([self._table_row(row, now) for row in self.rows.values()])
+        elif changed:
+            for name in changed:
+                if name not in self.rows:
+                    self._table_rows.pop(name, None)
+                    self._created.pop(name, None)
+            self.table.update([self._table_row(self.rows[name], now) for name in changed if name in self.rows],
+                              [name for name in changed if name not in self.rows])
+        self._update_message()
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged."""
-        shown_age = age(row.created, now)
+        shown_age = self._age(row, now)
         cached = self._table_rows.get(row.name)
         if cached is not None and cached[0] is row and cached[1] == shown_age:
             return cached[2]
-        table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row))
+        table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row), row.search_fields())
         self._table_rows[row.name] = (row, shown_age, table_row)
         return table_row
+
+    def _age(self, row: JobRow, now: datetime) -> str:
+        created = self._created.get(row.name)
+        if created is None or created[0] != row.created:
+            created = self._created[row.name] = (row.created, parse_time(row.created))
+        return short_age(created[1], now) if created[1] else ""
 
     def _cells(self, row: JobRow, shown_age: str) -> tuple:
         lowered = row.phase.lower()
@@ -127,12 +141,17 @@ class JobListScreen(RlarkScreen):
                 -created.timestamp() if created else None)
 
     def _tick_ages(self) -> None:
-        if self.rows:
-            self._render_rows()
+        """Ages move on by themselves: only rows whose age text changed are updated."""
+        now = datetime.now(timezone.utc)
+        moved = [self._table_row(row, now) for row in self.rows.values()
+                 if self._table_rows.get(row.name, (None, None))[1] != self._age(row, now)]
+        if moved:
+            self.table.update(moved)
 
-    def _update_message(self, shown: int) -> None:
+    def _update_message(self) -> None:
         message = self.query_one("#job-list-message", Static)
         app = self.rlark
+        matcher = self.query_one(FilterBar).matcher
         text = ""
         if app.index is None:
             text = f"Connecting to {app.context_name or 'the control plane'}…"
@@ -143,13 +162,14 @@ class JobListScreen(RlarkScreen):
             elif not self.rows:
                 text = (f"No Jobs in context {app.context_name}. Submit one with `rlark submit -f FILE`; "
                         "the list updates by itself.")
-            elif not shown:
-                text = f"No Jobs match the filter {self.query_one(FilterBar).value!r} (esc in the filter clears it)."
-        matcher = self.query_one(FilterBar).matcher
+            elif not self.table.row_count:
+                text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."
         if matcher.error:
             text = (text + "\n" if text else "") + f"filter: {matcher.error}"
-        message.update(text)
-        message.set_class(bool(text), "-shown")
+        if self._message != text:
+            self._message = text
+            message.update(text)
+            message.set_class(bool(text), "-shown")
 
     # ---- keys ------------------------------------------------------------------------------
     @property
@@ -162,8 +182,8 @@ class JobListScreen(RlarkScreen):
             self.notify("No Job selected", severity="warning")
         return name
 
-    @on(DataTable.RowSelected, "#job-table")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(LiveTable.RowSelected, "#job-table")
+    def _row_selected(self, event: LiveTable.RowSelected) -> None:
         self.action_open()
 
     def action_open(self, tab: str = "workers") -> None:
@@ -212,6 +232,7 @@ class JobListScreen(RlarkScreen):
         direction = "descending" if self.table.sort_reverse else "ascending"
         self.notify(f"sorted by {column} ({direction})", timeout=2)
 
-    @on(FilterBar.Applied, "#job-filter")
-    def _filter_changed(self, event: FilterBar.Applied) -> None:
-        self._render_rows()
+    def _filter_changed(self, matcher: Matcher) -> None:
+        """Runs in the filter's value watcher, so the narrowed list is painted with the echo of the key."""
+        self.table.set_filter(matcher)
+        self._update_message()

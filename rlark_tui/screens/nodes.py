@@ -20,7 +20,7 @@ from rlark_tui.model import Node, keys
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.screens.view_model import SnapshotIndex, age
-from rlark_tui.widgets.filter_bar import FilterBar
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 NODE_COLUMNS = (
@@ -76,7 +76,9 @@ class NodeListScreen(RlarkScreen):
         yield Static("", id="node-list-message", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(FilterBar).on_close = self.focus_body
+        bar = self.query_one(FilterBar)
+        bar.on_close = self.focus_body
+        bar.on_change = self._filter_changed
         super().on_mount()
         self.focus_body()
 
@@ -87,25 +89,27 @@ class NodeListScreen(RlarkScreen):
         self.update_header()
         now = datetime.now(timezone.utc)
         namespace = self.rlark.namespace
+        self.query_one(LiveTable).sync(node_row(node, now) for node in index.nodes
+                                       if not namespace or node.namespace == namespace)
+        self._update_message()
+
+    def _filter_changed(self, matcher: Matcher) -> None:
+        self.query_one(LiveTable).set_filter(matcher)
+        self._update_message()
+
+    def _update_message(self) -> None:
+        table = self.query_one(LiveTable)
         matcher = self.query_one(FilterBar).matcher
-        rows = [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
-        shown = [row for row in rows if matcher.matches_any(str(c) for c in row.cells)]
-        self.query_one(LiveTable).sync(shown)
         message = ""
-        if not rows:
-            message = f"No Nodes in {namespace or 'any namespace'}."
-        elif not shown:
+        if not table.total_count:
+            message = f"No Nodes in {self.rlark.namespace or 'any namespace'}."
+        elif not table.row_count:
             message = f"No Nodes match the filter {matcher.text!r}."
         if matcher.error:
             message = (message + "\n" if message else "") + f"filter: {matcher.error}"
         widget = self.query_one("#node-list-message", Static)
         widget.update(message)
         widget.set_class(bool(message), "-shown")
-
-    @on(FilterBar.Applied, "#node-filter")
-    def _filter_changed(self) -> None:
-        if self.rlark.index is not None:
-            self.show_snapshot(self.rlark.index)
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()

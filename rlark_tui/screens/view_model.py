@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,50 +26,162 @@ def age(created: str, now: datetime) -> str:
     return short_age(start, now) if start else ""
 
 
+def _task_entry(raw: dict) -> tuple[dict, Task, str, str]:
+    task = Task(raw)
+    return raw, task, task.job_name, task.name
+
+
+def _pod_entry(raw: dict) -> tuple[dict, tuple[int, str, str], str, Pod]:
+    pod = Pod(raw)
+    shown = pod.pod_name or pod.name
+    tail = shown.rpartition("-")[2]
+    return raw, (int(tail) if tail.isdigit() else 1 << 30, shown, pod.name), pod.task_name, pod
+
+
 class SnapshotIndex:
     """Jobs, their Tasks and the Tasks' Pods of one Snapshot, grouped once.
 
-    Given the previous index, objects that are the very same dicts as before (the reconciler keeps
-    unchanged objects) reuse their views and derived keys, so a small change costs little.
+    Given the previous index, only the objects that changed are looked at again: the Snapshot's `changes`
+    name them when it directly follows the previous one, else they are found by identity (the reconciler
+    keeps unchanged objects as the very same dicts). `changed_jobs` names the Jobs whose rows may differ
+    from the previous index (None: all of them). The previous index is never modified.
     """
+
+    _serials = itertools.count(1)
 
     def __init__(self, snapshot: Snapshot, previous: "SnapshotIndex | None" = None) -> None:
         self.snapshot = snapshot
+        self.serial = next(self._serials)
+        self.base = previous.serial if previous is not None else 0
+        """Serial of the index this one was derived from (0: built from scratch)."""
+        if previous is None:
+            self._build()
+        else:
+            self._derive(previous)
+        self.nodes = ([Node(raw) for raw in snapshot.nodes.values()]
+                      if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
+
+    def _changed_keys(self, kind: str, previous: "SnapshotIndex") -> set[str]:
+        new, old = getattr(self.snapshot, kind), getattr(previous.snapshot, kind)
+        if new is old:
+            return set()
+        hint = self.snapshot.changes.get(kind) if self.snapshot.version == previous.snapshot.version + 1 else None
+        if hint is not None:
+            return set(hint)
+        return {key for key, raw in new.items() if old.get(key) is not raw} | {key for key in old if key not in new}
+
+    def _build(self) -> None:
+        snapshot = self.snapshot
+        self.changed_jobs: frozenset[str] | None = None
         self.jobs = {name: Job(raw) for name, raw in snapshot.jobs.items()}
-        old_tasks = previous._task_entries if previous is not None else {}
-        old_pods = previous._pod_entries if previous is not None else {}
+        self._job_by_task = {job.task_name(spec): name for name, job in self.jobs.items() for spec in job.tasks}
         self._task_entries: dict[str, tuple[dict, Task, str, str]] = {}
+        self._task_keys_by_job: dict[str, dict[str, None]] = defaultdict(dict)
+        for key, raw in snapshot.tasks.items():
+            entry = self._task_entries[key] = _task_entry(raw)
+            self._task_keys_by_job[entry[2]][key] = None
         self.tasks_by_job: dict[str, list[Task]] = defaultdict(list)
         self.tasks_by_name: dict[str, Task] = {}
-        for key, raw in snapshot.tasks.items():
-            entry = old_tasks.get(key)
-            if entry is None or entry[0] is not raw:
-                task = Task(raw)
-                entry = (raw, task, task.job_name, task.name)
-            self._task_entries[key] = entry
+        for key, entry in self._task_entries.items():
             self.tasks_by_job[entry[2]].append(entry[1])
             self.tasks_by_name[entry[3]] = entry[1]
         self._pod_entries: dict[str, tuple[dict, tuple[int, str, str], str, Pod]] = {}
-        grouped: dict[str, list[tuple[tuple[int, str, str], Pod]]] = defaultdict(list)
-        seen: set[tuple[str, str]] = set()
+        self._pod_keys_by_task: dict[str, dict[str, None]] = defaultdict(dict)
         for key, raw in snapshot.pods.items():
-            entry = old_pods.get(key)
-            if entry is None or entry[0] is not raw:
-                pod = Pod(raw)
-                shown = pod.pod_name or pod.name
-                tail = shown.rpartition("-")[2]
-                entry = (raw, (int(tail) if tail.isdigit() else 1 << 30, shown, pod.name), pod.task_name, pod)
-            self._pod_entries[key] = entry
-            sort_key, task_name = entry[1], entry[2]
-            if (task_name, sort_key[1]) in seen:
-                continue
-            seen.add((task_name, sort_key[1]))
-            grouped[task_name].append((sort_key, entry[3]))
+            entry = self._pod_entries[key] = _pod_entry(raw)
+            self._pod_keys_by_task[entry[2]][key] = None
         self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
-        for task_name, pods in grouped.items():
-            pods.sort(key=lambda item: item[0])
-            self.pods_by_task[task_name] = [pod for _, pod in pods]
-        self.nodes = [Node(raw) for raw in snapshot.nodes.values()]
+        for task_name, keys in self._pod_keys_by_task.items():
+            self.pods_by_task[task_name] = self._group_pods(keys)
+
+    def _derive(self, previous: "SnapshotIndex") -> None:
+        snapshot = self.snapshot
+        affected_jobs: set[str] = set()
+        affected_tasks: set[str] = set()
+        self.jobs = dict(previous.jobs)
+        self._job_by_task = dict(previous._job_by_task)
+        for name in self._changed_keys("jobs", previous):
+            affected_jobs.add(name)
+            old = self.jobs.pop(name, None)
+            if old is not None:
+                for spec in old.tasks:
+                    self._job_by_task.pop(old.task_name(spec), None)
+            raw = snapshot.jobs.get(name)
+            if raw is not None:
+                job = self.jobs[name] = Job(raw)
+                for spec in job.tasks:
+                    self._job_by_task[job.task_name(spec)] = name
+        self._task_entries = dict(previous._task_entries)
+        self._task_keys_by_job = defaultdict(dict, previous._task_keys_by_job)
+        self.tasks_by_job = defaultdict(list, previous.tasks_by_job)
+        self.tasks_by_name = dict(previous.tasks_by_name)
+        regroup_jobs: set[str] = set()
+        for key in self._changed_keys("tasks", previous):
+            old = self._task_entries.pop(key, None)
+            raw = snapshot.tasks.get(key)
+            new = _task_entry(raw) if raw is not None else None
+            if new is not None:
+                self._task_entries[key] = new
+            for entry in (old, new):
+                if entry is not None:
+                    regroup_jobs.add(entry[2])
+                    affected_tasks.add(entry[3])
+            if old is not None and (new is None or new[2] != old[2]):
+                keys = self._task_keys_by_job[old[2]] = dict(self._task_keys_by_job[old[2]])
+                keys.pop(key, None)
+            if new is not None and key not in self._task_keys_by_job.get(new[2], ()):
+                self._task_keys_by_job[new[2]] = {**self._task_keys_by_job.get(new[2], {}), key: None}
+        for job_name in regroup_jobs:
+            entries = [self._task_entries[key] for key in self._task_keys_by_job.get(job_name, ())]
+            if entries:
+                self.tasks_by_job[job_name] = [entry[1] for entry in entries]
+            else:
+                self.tasks_by_job.pop(job_name, None)
+                self._task_keys_by_job.pop(job_name, None)
+            affected_jobs.add(job_name)
+        for task_name in affected_tasks:
+            self.tasks_by_name.pop(task_name, None)
+        for key, entry in self._task_entries.items() if affected_tasks else ():
+            if entry[3] in affected_tasks:
+                self.tasks_by_name[entry[3]] = entry[1]
+        self._pod_entries = dict(previous._pod_entries)
+        self._pod_keys_by_task = defaultdict(dict, previous._pod_keys_by_task)
+        self.pods_by_task = defaultdict(list, previous.pods_by_task)
+        regroup_tasks: set[str] = set()
+        for key in self._changed_keys("pods", previous):
+            old = self._pod_entries.pop(key, None)
+            raw = snapshot.pods.get(key)
+            new = _pod_entry(raw) if raw is not None else None
+            if new is not None:
+                self._pod_entries[key] = new
+            if old is not None and (new is None or new[2] != old[2]):
+                keys = self._pod_keys_by_task[old[2]] = dict(self._pod_keys_by_task[old[2]])
+                keys.pop(key, None)
+            if new is not None and key not in self._pod_keys_by_task.get(new[2], ()):
+                self._pod_keys_by_task[new[2]] = {**self._pod_keys_by_task.get(new[2], {}), key: None}
+            regroup_tasks.update(entry[2] for entry in (old, new) if entry is not None)
+        for task_name in regroup_tasks:
+            keys = self._pod_keys_by_task.get(task_name)
+            if keys:
+                self.pods_by_task[task_name] = self._group_pods(keys)
+            else:
+                self.pods_by_task.pop(task_name, None)
+                self._pod_keys_by_task.pop(task_name, None)
+        affected_tasks |= regroup_tasks
+        affected_jobs.update(self._job_by_task[name] for name in affected_tasks if name in self._job_by_task)
+        self.changed_jobs = frozenset(affected_jobs)
+
+    def _group_pods(self, keys) -> list[Pod]:
+        """The Pods of one Task by ordinal, the first of each shown name only."""
+        seen: set[str] = set()
+        found = []
+        for key in keys:
+            _raw, sort_key, _task, pod = self._pod_entries[key]
+            if sort_key[1] not in seen:
+                seen.add(sort_key[1])
+                found.append((sort_key, pod))
+        found.sort(key=lambda item: item[0])
+        return [pod for _, pod in found]
 
     def job(self, name: str) -> Job | None:
         return self.jobs.get(name)
@@ -132,28 +245,38 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
     )
 
 
-RowCache = dict[str, tuple[tuple, JobRow]]
+class RowCache:
+    """The job list's rows, kept up to date index by index: only `changed_jobs` are derived again when the
+    index was derived from the one the rows reflect."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, JobRow] = {}
+        self.serial = 0
+
+    def refresh(self, index: SnapshotIndex) -> frozenset[str] | None:
+        """Bring the rows up to `index`; the names whose rows were derived again or dropped (None: all)."""
+        if index.serial == self.serial:
+            return frozenset()
+        incremental = self.serial and index.base == self.serial and index.changed_jobs is not None
+        self.serial = index.serial
+        if not incremental:
+            self.rows = {name: job_row(index, job) for name, job in index.jobs.items()}
+            return None
+        for name in index.changed_jobs:
+            job = index.jobs.get(name)
+            if job is None:
+                self.rows.pop(name, None)
+            else:
+                self.rows[name] = job_row(index, job)
+        return index.changed_jobs
 
 
 def job_rows(index: SnapshotIndex, cache: RowCache | None = None) -> list[JobRow]:
-    """Rows of every Job; with a cache, a Job whose Job, Task and Pod objects are the very same objects
-    as last time (snapshots share unchanged dicts) reuses its row instead of deriving it again."""
+    """Rows of every Job; with a cache, only the Jobs the index names as changed are derived again."""
     if cache is None:
         return [job_row(index, job) for job in index.jobs.values()]
-    rows = []
-    for name, job in index.jobs.items():
-        sources = (job.raw, *(t.raw for t in index.tasks_by_job.get(name, ())), *(p.raw for p in index.job_pods(job)))
-        cached = cache.get(name)
-        if cached is not None and len(cached[0]) == len(sources) and all(
-                a is b for a, b in zip(cached[0], sources)):
-            rows.append(cached[1])
-            continue
-        row = job_row(index, job)
-        cache[name] = (sources, row)
-        rows.append(row)
-    for gone in [name for name in cache if name not in index.jobs]:
-        del cache[gone]
-    return rows
+    cache.refresh(index)
+    return list(cache.rows.values())
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ from textual.message import Message
 from textual.widgets import Input
 
 
+REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
 @dataclass(frozen=True)
 class Matcher:
     """A compiled filter: `matches(text)`, the spans to highlight, and an error for the user."""
@@ -23,6 +26,8 @@ class Matcher:
     text: str
     pattern: re.Pattern[str] | None
     error: str = ""
+    literal: str | None = None
+    """The lowercased text when it is matched as plain text (no regex syntax, or an invalid regex)."""
 
     def matches(self, line: str) -> bool:
         if self.pattern is None:
@@ -31,6 +36,15 @@ class Matcher:
 
     def matches_any(self, fields) -> bool:
         return self.pattern is None or any(self.pattern.search(field) for field in fields)
+
+    def matches_row(self, lowered: str, fields) -> bool:
+        """Does a row match? `lowered` is its fields joined by newlines and lowercased, computed once per row:
+        plain text is a substring test on it; a regex searches field by field (so `^` and `$` anchor to a field)."""
+        if self.pattern is None:
+            return True
+        if self.literal is not None:
+            return self.literal in lowered
+        return any(self.pattern.search(field) for field in fields)
 
     def spans(self, line: str) -> list[tuple[int, int]]:
         if self.pattern is None:
@@ -43,14 +57,19 @@ def make_matcher(text: str) -> Matcher:
     if not text:
         return Matcher("", None)
     try:
-        return Matcher(text, re.compile(text, re.IGNORECASE))
+        return Matcher(text, re.compile(text, re.IGNORECASE),
+                       literal=None if REGEX_SYNTAX.intersection(text) else text.lower())
     except re.error as exc:
-        literal = re.compile(re.escape(text), re.IGNORECASE)
-        return Matcher(text, literal, f"invalid regex ({exc.msg}); matching it as plain text")
+        reason = exc.msg
+    except (OverflowError, RecursionError):
+        reason = "too large or nested too deeply"
+    literal = re.compile(re.escape(text), re.IGNORECASE)
+    return Matcher(text, literal, f"invalid regex ({reason}); matching it as plain text", text.lower())
 
 
 class FilterBar(Input):
-    """Hidden until opened; posts `FilterBar.Changed` while typing, closes on enter/escape."""
+    """Hidden until opened; while typing calls `on_change(matcher)` at once (so the list lands in the same
+    frame as the echo) and posts `FilterBar.Applied`; closes on enter/escape."""
 
     BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
 
@@ -70,6 +89,7 @@ class FilterBar(Input):
         super().__init__(placeholder=placeholder, **kwargs)
         self.matcher = make_matcher("")
         self.on_close: Callable[[], None] | None = None
+        self.on_change: Callable[[Matcher], None] | None = None
 
     def open(self) -> None:
         self.add_class("-open")
@@ -84,6 +104,8 @@ class FilterBar(Input):
 
     def watch_value(self, value: str) -> None:
         self.matcher = make_matcher(value)
+        if self.on_change is not None:
+            self.on_change(self.matcher)
         self.post_message(self.Applied(self, self.matcher))
 
     @on(Input.Submitted)

@@ -1,7 +1,8 @@
-"""LiveTable: a DataTable that is updated in place by row key, never rebuilt.
+"""LiveTable: a virtual list (ScrollView + render_line) updated in place by row key, never rebuilt.
 
-Owns the diff (remove gone rows, update changed cells, add new ones), the sort order and the
-selection, which stays on the same row key across updates, filters and re-sorts.
+Only the visible rows are rendered, each from one cached Strip; a changed row repaints its own line.
+The table owns the sort order, the `/` filter (over precomputed lowercase keys) and the selection, which
+stays on the same row key across updates, filters and re-sorts.
 """
 
 from __future__ import annotations
@@ -10,14 +11,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
-from textual.widgets import DataTable
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from rlark_tui.widgets.filter_bar import Matcher, make_matcher
+
+GAP = 2
+MAX_WIDTH = 48
 
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its key, header label and whether it may be used as a sort key."""
+    """One column: its key and header label; `width` fixes the width (else it fits the content)."""
 
     key: str
     label: str
@@ -26,80 +39,153 @@ class Column:
 
 @dataclass(frozen=True)
 class Row:
-    """One row: a unique key, its cells (same order as the columns) and per-column sort values."""
+    """One row: a unique key, its cells (same order as the columns), per-column sort values and the fields
+    the filter matches (default: the cells' text)."""
 
     key: str
     cells: tuple[str | Text, ...]
     sort_values: tuple[Any, ...]
+    search: tuple[str, ...] | None = None
 
 
-class LiveTable(DataTable):
-    """DataTable with `sync(rows)`: in-place diff, stable selection, optional sort column."""
+def _plain(cell: str | Text) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
 
+
+def _fit(text: str, width: int) -> str:
+    """`text` padded or cut (with an ellipsis) to exactly `width` terminal cells."""
+    return set_cell_size(text, width) if cell_len(text) <= width else set_cell_size(text, width - 1) + "…"
+
+
+class LiveTable(ScrollView, can_focus=True):
+    """Rows by key: `sync(rows)` replaces them all, `update(rows, removed)` touches only those given."""
+
+    COMPONENT_CLASSES = {"live-table--header", "live-table--cursor"}
+    DEFAULT_CSS = """
+    LiveTable {
+        background: $surface;
+        color: $foreground;
+        & > .live-table--header { background: $panel; color: $foreground; text-style: bold; }
+        & > .live-table--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .live-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+    }
+    """
     BINDINGS = [
-        Binding("g", "scroll_top", "First row", show=False),
-        Binding("G", "scroll_bottom", "Last row", show=False),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("enter", "select_cursor", "Select", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("home,g", "cursor_first", "First row", show=False),
+        Binding("end,G", "cursor_last", "Last row", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
     ]
 
+    class RowSelected(Message):
+        """Enter (or a click on the cursor row) on a row."""
+
+        def __init__(self, table: "LiveTable", row_key: str, cursor_row: int) -> None:
+            super().__init__()
+            self.table = table
+            self.row_key = row_key
+            self.cursor_row = cursor_row
+
+        @property
+        def control(self) -> "LiveTable":
+            return self.table
+
     def __init__(self, columns: Sequence[Column], **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(**kwargs)
         self._columns = tuple(columns)
-        self._cells: dict[str, tuple[str | Text, ...]] = {}
-        self._sort_values: dict[str, tuple[Any, ...]] = {}
+        self._widths = [column.width or len(column.label) for column in self._columns]
+        self._rows: dict[str, Row] = {}
+        self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._strips: dict[str, Strip] = {}
+        self._shown: list[str] = []
+        self._position: dict[str, int] = {}
+        self._matcher: Matcher = make_matcher("")
+        self._cursor = 0
+        self._wanted: str | None = None
         self.sort_column: str | None = None
         self.sort_reverse = False
 
-    def on_mount(self) -> None:
-        for column in self._columns:
-            self.add_column(column.label, key=column.key, width=column.width)
+    # ---- what the screens and tests read ---------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        """Rows shown (after the filter)."""
+        return len(self._shown)
+
+    @property
+    def total_count(self) -> int:
+        """Rows held, shown or filtered out."""
+        return len(self._rows)
+
+    @property
+    def cursor_row(self) -> int:
+        return self._cursor
 
     @property
     def selected_key(self) -> str | None:
-        """Row key under the cursor, or None when the table is empty."""
-        if not self.row_count:
-            return None
-        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
-        return row_key.value
+        """Row key under the cursor, or None when no row is shown."""
+        return self._shown[self._cursor] if self._shown else None
 
+    def get_row_at(self, index: int) -> tuple[str | Text, ...]:
+        return self._rows[self._shown[index]].cells
+
+    def get_row_index(self, key: str) -> int:
+        """Position of `key` among the shown rows; KeyError when it is not shown."""
+        return self._position[key]
+
+    # ---- changing rows ---------------------------------------------------------------------------
     def sync(self, rows: Iterable[Row]) -> bool:
-        """Make the table show exactly `rows`; returns True when anything changed."""
-        selected = self.selected_key
+        """Make the table hold exactly `rows`; returns True when anything changed."""
         wanted = {row.key: row for row in rows}
-        changed = False
-        resort = False
-        for key in [key for key in self._cells if key not in wanted]:
-            self.remove_row(key)
-            del self._cells[key]
-            del self._sort_values[key]
-            changed = True
+        return self.update(wanted.values(), [key for key in self._rows if key not in wanted])
+
+    def update(self, rows: Iterable[Row], removed: Iterable[str] = ()) -> bool:
+        """Add or replace `rows` and drop `removed`; costs O(rows given) unless the order or filter result moves."""
+        reorder = False
+        repaint: list[str] = []
+        for key in removed:
+            if self._rows.pop(key, None) is not None:
+                del self._keys[key]
+                self._strips.pop(key, None)
+                reorder = True
+        widened = False
         sort_index = self._sort_index()
-        for key, row in wanted.items():
-            old = self._cells.get(key)
-            if old is row.cells:
+        for row in rows:
+            old = self._rows.get(row.key)
+            if old is row:
                 continue
-            if old is None:
-                self.add_row(*row.cells, key=key)
-                resort = True
-            elif old != row.cells:
-                for column, before, after in zip(self._columns, old, row.cells):
-                    if before != after:
-                        self.update_cell(key, column.key, after)
-                if sort_index is not None and (
-                    self._sort_values[key][sort_index] != row.sort_values[sort_index]
-                ):
-                    resort = True
-            else:
-                continue
-            self._cells[key] = row.cells
-            self._sort_values[key] = row.sort_values
-            changed = True
-        if resort:
-            self._apply_sort()
-        if changed:
-            self._restore_selection(selected)
-        return changed
+            self._rows[row.key] = row
+            fields = row.search if row.search is not None else tuple(_plain(cell) for cell in row.cells)
+            self._keys[row.key] = ("\n".join(fields).lower(), fields)
+            self._strips.pop(row.key, None)
+            widened |= self._widen(row)
+            if (old is None or (sort_index is not None and old.sort_values[sort_index] != row.sort_values[sort_index])
+                    or (row.key in self._position) != self._matches(row.key)):
+                reorder = True
+            elif row.key in self._position:
+                repaint.append(row.key)
+        if widened:
+            self._strips.clear()
+        if reorder:
+            self._reshow()
+        elif widened:
+            self._resize()
+            self.refresh()
+        else:
+            for key in repaint:
+                self.refresh_line(self._position[key] + 1)
+        return reorder or widened or bool(repaint)
+
+    def set_filter(self, matcher: Matcher) -> None:
+        """Show only rows whose search fields match (an empty matcher shows all)."""
+        self._matcher = matcher
+        self._reshow()
 
     def sort_by(self, column_key: str) -> None:
         """Sort by `column_key`; asking again for the same column flips the direction."""
@@ -108,38 +194,183 @@ class LiveTable(DataTable):
         else:
             self.sort_column = column_key
             self.sort_reverse = False
-        selected = self.selected_key
-        self._apply_sort()
-        self._restore_selection(selected)
+        self._reshow()
+
+    # ---- cursor ------------------------------------------------------------------------------------
+    def move_cursor(self, *, row: int | None = None, scroll: bool = True, **_: Any) -> None:
+        """Put the cursor on shown row `row` (clamped) and remember its key as the selection."""
+        if row is None or not self._shown:
+            return
+        self._set_cursor(max(0, min(row, len(self._shown) - 1)), scroll)
+        self._wanted = self._shown[self._cursor]
 
     def select_key(self, key: str) -> bool:
         """Move the cursor to the row `key`; False when no such row is shown."""
-        if key not in self._cells:
+        if key not in self._position:
             return False
-        self.move_cursor(row=self.get_row_index(key))
+        self.move_cursor(row=self._position[key])
         return True
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(row=self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(row=self._cursor + 1)
+
+    def action_cursor_first(self) -> None:
+        self.move_cursor(row=0)
+
+    def action_cursor_last(self) -> None:
+        self.move_cursor(row=len(self._shown) - 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(row=self._cursor - self._page())
+
+    def action_page_down(self) -> None:
+        self.move_cursor(row=self._cursor + self._page())
+
+    def action_select_cursor(self) -> None:
+        if self._shown:
+            self.post_message(self.RowSelected(self, self._shown[self._cursor], self._cursor))
+
+    def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            column = self._column_at(offset.x + int(self.scroll_x))
+            if column is not None:
+                self.sort_by(column.key)
+            return
+        row = int(self.scroll_y) + offset.y - 1
+        if row >= len(self._shown):
+            return
+        if row == self._cursor:
+            self.action_select_cursor()
+        else:
+            self.move_cursor(row=row)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._refresh_row(self._cursor)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._refresh_row(self._cursor)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+
+    # ---- rendering ---------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        scroll_x, scroll_y = self.scroll_offset
+        base = self.rich_style
+        if y == 0:
+            style = base + self.get_component_rich_style("live-table--header")
+            strip = self._line([(column.label, None) for column in self._columns], style)
+            return strip.crop_extend(scroll_x, scroll_x + width, style)
+        index = scroll_y + y - 1
+        if index >= len(self._shown):
+            return Strip.blank(width, base)
+        key = self._shown[index]
+        if index == self._cursor:
+            style = base + self.get_component_rich_style("live-table--cursor")
+            return self._line(self._cells(key), style).crop_extend(scroll_x, scroll_x + width, style)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._strips[key] = self._line(self._cells(key), base)
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def _cells(self, key: str) -> list[tuple[str, Style | None]]:
+        cells = []
+        for cell in self._rows[key].cells:
+            if isinstance(cell, Text):
+                style = cell.style
+                cells.append((cell.plain, Style.parse(style) if isinstance(style, str) else style))
+            else:
+                cells.append((cell, None))
+        return cells
+
+    def _line(self, cells: list[tuple[str, Style | None]], style: Style) -> Strip:
+        segments = [Segment(" ", style)]
+        for (text, cell_style), width in zip(cells, self._widths):
+            segments.append(Segment(_fit(text, width), style + cell_style if cell_style else style))
+            segments.append(Segment(" " * GAP, style))
+        return Strip(segments)
+
+    # ---- internals ---------------------------------------------------------------------------------
+    def _matches(self, key: str) -> bool:
+        lowered, fields = self._keys[key]
+        return self._matcher.matches_row(lowered, fields)
 
     def _sort_index(self) -> int | None:
         if self.sort_column is None:
             return None
         return [column.key for column in self._columns].index(self.sort_column)
 
-    def _apply_sort(self) -> None:
+    def _reshow(self) -> None:
+        """Filter and sort again, keep the cursor on the selected key, repaint."""
+        matcher = self._matcher
+        if matcher.pattern is None:
+            shown = list(self._rows)
+        else:
+            keys = self._keys
+            shown = [key for key in self._rows if matcher.matches_row(*keys[key])]
         index = self._sort_index()
-        key_column = self._columns[0].key
         if index is None:
-            self.sort(key_column, key=lambda key: key.plain if isinstance(key, Text) else key)
-            return
-        values = self._sort_values
-        self.sort(
-            key_column,
-            key=lambda key: _sortable(values[key.plain if isinstance(key, Text) else key][index]),
-            reverse=self.sort_reverse,
-        )
+            shown.sort(reverse=self.sort_reverse)
+        else:
+            rows = self._rows
+            shown.sort(key=lambda key: (_sortable(rows[key].sort_values[index]), key), reverse=self.sort_reverse)
+        self._shown = shown
+        self._position = {key: position for position, key in enumerate(shown)}
+        wanted = self._position.get(self._wanted) if self._wanted is not None else None
+        self._cursor = wanted if wanted is not None else max(0, min(self._cursor, len(shown) - 1))
+        if shown and (self._wanted is None or self._wanted not in self._rows):
+            self._wanted = shown[self._cursor]
+        self._resize()
+        self.refresh()
 
-    def _restore_selection(self, key: str | None) -> None:
-        if key is not None and key in self._cells:
-            self.move_cursor(row=self.get_row_index(key), scroll=False)
+    def _resize(self) -> None:
+        width = 1 + sum(width + GAP for width in self._widths)
+        self.virtual_size = Size(width, len(self._shown) + 1)
+
+    def _widen(self, row: Row) -> bool:
+        grew = False
+        for position, (column, cell) in enumerate(zip(self._columns, row.cells)):
+            if column.width is None:
+                needed = min(cell_len(_plain(cell)), MAX_WIDTH)
+                if needed > self._widths[position]:
+                    self._widths[position] = needed
+                    grew = True
+        return grew
+
+    def _column_at(self, x: int) -> Column | None:
+        edge = 1
+        for column, width in zip(self._columns, self._widths):
+            edge += width + GAP
+            if x < edge:
+                return column
+        return None
+
+    def _page(self) -> int:
+        return max(1, self.size.height - 2)
+
+    def _set_cursor(self, row: int, scroll: bool) -> None:
+        old, self._cursor = self._cursor, row
+        self._refresh_row(old)
+        self._refresh_row(row)
+        if scroll:
+            visible = max(1, self.size.height - 1)
+            top = int(self.scroll_y)
+            if row < top:
+                self.scroll_to(y=row, animate=False)
+            elif row >= top + visible:
+                self.scroll_to(y=row - visible + 1, animate=False)
+
+    def _refresh_row(self, row: int) -> None:
+        if 0 <= row < len(self._shown):
+            self.refresh_line(row + 1)
 
 
 def _sortable(value: Any) -> tuple:

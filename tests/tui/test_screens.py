@@ -313,7 +313,7 @@ async def test_a_failing_background_job_is_one_line_on_screen():
         assert isinstance(app.screen, JobListScreen)
 
 
-async def test_n_opens_the_create_job_wizard(post_snapshot):
+async def test_n_opens_the_create_job_wizard(post_snapshot, env):
     from rlark_tui.screens.wizard import WizardScreen
 
     app = RlarkApp(None)

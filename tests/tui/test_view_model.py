@@ -12,7 +12,7 @@ import pytest
 from rlark_tui.model import Job
 from rlark_tui.screens.confirm import consequences
 from rlark_tui.screens.view_model import (
-    SnapshotIndex, age, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
+    RowCache, SnapshotIndex, age, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
 from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
@@ -144,7 +144,7 @@ def test_header_folds_connected_data_planes_and_leaves_ray_to_its_tab():
 
 def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
     first = build_snapshot([job_dict("a"), job_dict("b")])
-    cache = {}
+    cache = RowCache()
     index = SnapshotIndex(first)
     before = {row.name: row for row in job_rows(index, cache)}
     jobs = dict(first.jobs, b=job_dict("b", phase="Pending"))
@@ -153,4 +153,34 @@ def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
     assert after["a"] is before["a"]
     assert after["b"] is not before["b"] and after["b"].phase == "Pending"
     third = SnapshotIndex(Snapshot(jobs={"a": jobs["a"]}, tasks=first.tasks, pods=first.pods), second)
-    assert [row.name for row in job_rows(third, cache)] == ["a"] and set(cache) == {"a"}
+    assert [row.name for row in job_rows(third, cache)] == ["a"] and set(cache.rows) == {"a"}
+
+
+def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
+    from tui_factories import pod_dict
+
+    snapshot = build_snapshot([job_dict(name) for name in ("a", "b", "c")])
+    index = SnapshotIndex(snapshot)
+    cache = RowCache()
+    job_rows(index, cache)
+    gone = next(key for key in snapshot.pods if "uid-b-rollout" in key)
+    pods = {key: pod for key, pod in snapshot.pods.items() if key != gone}
+    jobs = {**snapshot.jobs, "b": job_dict("b", phase="Failed")}
+    steps = [
+        ({"jobs": jobs}, {"jobs": {"b"}}),
+        ({"pods": pods}, {"pods": {gone}}),
+        ({"pods": {**pods, "rlark-gpu-a/uid-c-actor-1": pod_dict("c", "actor", "rlark-gpu-a", "gpu-a1", "10.0.0.9",
+                                                                  ordinal=1, phase="Pending")}}, None),
+        ({"tasks": {k: v for k, v in snapshot.tasks.items() if "/a-" not in k},
+          "jobs": {k: v for k, v in jobs.items() if k != "a"}}, {"tasks": None, "jobs": {"a"}}),
+    ]
+    for version, (parts, changes) in enumerate(steps, start=1):
+        snapshot = Snapshot(**{**{kind: getattr(snapshot, kind) for kind in ("jobs", "tasks", "pods", "sources")},
+                               **parts}, version=version,
+                            changes={kind: frozenset(keys) for kind, keys in (changes or {}).items() if keys})
+        index = SnapshotIndex(snapshot, index)
+        fresh = SnapshotIndex(snapshot)
+        assert sorted(job_rows(index, cache), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
+        assert {k: [p.name for p in v] for k, v in index.pods_by_task.items() if v} == {
+            k: [p.name for p in v] for k, v in fresh.pods_by_task.items() if v}
+        assert index.changed_jobs is not None and len(index.changed_jobs) <= 1

@@ -1,0 +1,210 @@
+"""TUI list benchmarks (issue 9): the real RlarkApp, headless (`run_test`, 160x50), against a scale sandbox.
+
+A frame counts as shown when Textual hands it to the driver: `App._display` is wrapped and each frame's
+terminal output is built (as a real driver must) and searched for the text we wait for.
+
+- watch_update_latency_ms_p50/p95: a thread patches one visible Job's display name ~5 times/s; each sample
+  is the time from just before the PATCH to the first frame that paints the new name;
+- filter_keystroke_ms_p95: `/`, then keys that narrow and widen the list; key → first frame painting the
+  first row that moved;
+- key_latency_ms_p95: j/k while the writes go on; key → first frame painting the row the cursor moved to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from pathlib import Path
+
+from bench.harness import percentile, start_sandbox
+
+SIZE = (160, 50)
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+FILTER_KEYS = ("4", "2", "1", "backspace", "backspace", "backspace", "7", "backspace", "3", "backspace")
+
+
+class FrameLog:
+    """Every frame's plain text and time, from the app's `_display` (the hand-over to the driver)."""
+
+    def __init__(self, app) -> None:
+        self.frames: list[tuple[float, str]] = []
+        self.changed = asyncio.Event()
+        original = app._display
+
+        def display(screen, renderable) -> None:
+            original(screen, renderable)
+            if renderable is None:
+                return
+            stamp = time.perf_counter()
+            text = ESCAPES.sub("", renderable.render_segments(app.console))
+            self.frames.append((stamp, text))
+            self.changed.set()
+
+        app._display = display
+
+    async def first(self, token: str, since: float, timeout: float = 10.0) -> float | None:
+        """Seconds from `since` to the first frame at or after it that contains `token` (None on timeout)."""
+        deadline = time.perf_counter() + timeout
+        checked = 0
+        while True:
+            for stamp, text in self.frames[checked:]:
+                if stamp >= since and token in text:
+                    return stamp - since
+            checked = len(self.frames)
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return None
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return None
+
+
+class Writer(threading.Thread):
+    """Patches the display name of `names` in turn at `rate`/s; records (time before the PATCH, new name)."""
+
+    def __init__(self, access, names: list[str], rate: float, count: int) -> None:
+        super().__init__(name="bench-writer", daemon=True)
+        self.access, self.names, self.rate, self.count = access, names, rate, count
+        self.sent: list[tuple[float, str]] = []
+        self.errors: list[str] = []
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        from rlark_tui.cluster.kinds import JOBS
+        from rlark_tui.model import keys
+
+        for n in range(self.count):
+            if self.stop_event.is_set():
+                return
+            name = self.names[n % len(self.names)]
+            shown = f"b{n:03d}-{name[-5:]}"
+            stamp = time.perf_counter()
+            try:
+                self.access.patch(JOBS, name, {"metadata": {"annotations": {keys.DISPLAY_NAME_ANNOTATION: shown}}})
+            except Exception as exc:  # noqa: BLE001 - recorded and reported, the run goes on
+                self.errors.append(str(exc))
+                continue
+            self.sent.append((stamp, shown))
+            self.stop_event.wait(max(0.0, stamp + 1 / self.rate - time.perf_counter()))
+
+
+def _expected_first_rows(screen, text: str, count: int) -> list[str]:
+    from rlark_tui.widgets.filter_bar import make_matcher
+
+    matcher = make_matcher(text)
+    return sorted(name for name, row in screen.rows.items() if matcher.matches_any(row.search_fields()))[:count]
+
+
+async def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples: int) -> dict[str, float]:
+    from rlark_tui.app import RlarkApp
+    from rlark_tui.cluster.access import ClusterAccess
+
+    access = ClusterAccess.open(str(kubeconfig), context)
+    writer_access = ClusterAccess.open(str(kubeconfig), context)
+    app = RlarkApp(access)
+    results: dict[str, float] = {}
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            frames = FrameLog(app)
+            screen = app.screen
+            await _wait(lambda: len(screen.rows) == jobs and sum(r.pods_ready for r in screen.rows.values()) == pods,
+                        900, f"{jobs} Jobs with {pods} Pods in the list")
+            await pilot.pause(0.5)
+            visible = sorted(screen.rows)[:40]
+
+            # 1. API write → row repainted, ~5 writes/s
+            writer = Writer(writer_access, visible[20:40], rate=5, count=samples)
+            writer.start()
+            latencies = []
+            for index in range(samples):
+                await _wait(lambda: len(writer.sent) > index or not writer.is_alive(), 30, "the next write")
+                if len(writer.sent) <= index:
+                    break
+                stamp, shown = writer.sent[index]
+                took = await frames.first(shown, stamp, timeout=5)
+                if took is not None:
+                    latencies.append(took * 1000)
+            writer.join()
+            if writer.errors:
+                raise RuntimeError(f"writes failed: {writer.errors[0]}")
+            results["watch_update_latency_ms_p50"] = percentile(latencies, 50)
+            results["watch_update_latency_ms_p95"] = percentile(latencies, 95)
+
+            # 2. key latency: j/k while writes stream in
+            writer = Writer(writer_access, visible[20:40], rate=5, count=10 * samples)
+            writer.start()
+            key_times = []
+            cursor_names = visible[:6]
+            for index in range(2 * samples):
+                key = "j" if (index // 5) % 2 == 0 else "k"
+                row = screen.table.cursor_row + (1 if key == "j" else -1)
+                stamp = time.perf_counter()
+                await pilot.press(key)
+                took = await frames.first(cursor_names[row], stamp, timeout=5)
+                if took is not None:
+                    key_times.append(took * 1000)
+                await asyncio.sleep(0.05)
+            writer.stop_event.set()
+            writer.join()
+            results["key_latency_ms_p95"] = percentile(key_times, 95)
+
+            # 3. filter keystrokes: narrow and widen; each key must move the first rows
+            await pilot.press("slash")
+            await pilot.pause(0.2)
+            bar = screen.query_one("#job-filter")
+            typed = ""
+            filter_times = []
+            for _round in range(max(1, samples // len(FILTER_KEYS))):
+                for key in FILTER_KEYS:
+                    before = _expected_first_rows(screen, typed, 10)
+                    typed = typed[:-1] if key == "backspace" else typed + key
+                    after = _expected_first_rows(screen, typed, 10)
+                    moved = next((name for old, name in zip(before + [""] * 10, after) if old != name), None)
+                    stamp = time.perf_counter()
+                    await pilot.press(key)
+                    if moved is None:
+                        continue
+                    took = await frames.first(moved, stamp)
+                    if took is not None:
+                        filter_times.append(took * 1000)
+                    await asyncio.sleep(0.1)
+            if bar.value != typed:
+                raise RuntimeError(f"filter shows {bar.value!r}, expected {typed!r}")
+            results["filter_keystroke_ms_p95"] = percentile(filter_times, 95)
+    finally:
+        access.close()
+        writer_access.close()
+    return results
+
+
+def run(workdir: Path, quick: bool) -> dict[str, float]:
+    jobs, pods = (200, 2000) if quick else (5000, 50000)
+    sandbox = start_sandbox(workdir, f"scale:{jobs}:{pods}")
+    try:
+        return asyncio.run(_measure(sandbox.kubeconfig, sandbox.context, jobs, pods, 20))
+    finally:
+        sandbox.stop()
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="TUI list benchmarks only")
+    parser.add_argument("--quick", action="store_true")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as tmp:
+        print(json.dumps(run(Path(tmp), options.quick), indent=1))
