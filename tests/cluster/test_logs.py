@@ -9,6 +9,7 @@ import yaml
 
 from rlark_tui.cli import main
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
+from tests.sandbox.helpers import raw
 
 
 @pytest.fixture
@@ -182,3 +183,46 @@ def test_control_plane_only_names_the_missing_sources(sb, env, capsys, job):
     assert [row.split()[5] for row in pod_rows] == ["-", "-"]
     assert text.endswith("Ray:\n  unavailable: ray: no data-plane context or dashboard URL configured for cluster "
                          "rlark-gpu-a — see `rlark config`\n")
+
+
+def _loadgen_done(sb, name: str) -> dict:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = raw(sb, "GET", "/_sandbox/loadgen").json()
+        if status["job"] == name and not status["running"]:
+            return status
+        time.sleep(0.05)
+    raise AssertionError("the load generator did not finish")
+
+
+def test_loadgen_op_writes_sequenced_lines_round_robin_to_its_pods(rl, sb):
+    start = raw(sb, "POST", "/_sandbox/loadgen", {"pods": 3, "lines_per_s": 600, "seconds": 0.25, "job": "lg-a"})
+    assert start.status == 200, start.body
+    assert start.json()["pods"] == ["lg-a-load-0", "lg-a-load-1", "lg-a-load-2"]
+    assert _loadgen_done(sb, "lg-a")["written"] == 150
+    result = rl("logs", "lg-a", "--tail", "1000")
+    assert result.code == 0, result.err
+    seen = []
+    for line in result.out.splitlines():
+        prefix, _, text = line.partition(" ")
+        fields = dict(part.split("=", 1) for part in text.split()[1:5])
+        seq, pod, number = int(fields["seq"]), int(fields["pod"]), int(fields["n"])
+        assert prefix == f"[load/lg-a-load-{pod}]" and pod == seq % 3 and number == seq // 3
+        assert float(fields["t"]) > 0 and len(text) == 100
+        seen.append(seq)
+    assert sorted(seen) == list(range(150))
+    again = raw(sb, "POST", "/_sandbox/loadgen", {"pods": 3, "lines_per_s": 40, "seconds": 0.1, "job": "lg-a"})
+    assert again.status == 200 and _loadgen_done(sb, "lg-a")["written"] == 4
+    assert rl("logs", "lg-a", "--pod", "lg-a-load-0", "--tail", "1").out.startswith("load seq=3 pod=0 n=1 ")
+
+
+@pytest.mark.parametrize("body,error", [
+    ({"pods": 0}, "loadgen pods must be a number from 1 to 1000"),
+    ({"lines_per_s": "fast"}, "loadgen lines_per_s must be a number from 1 to 1000000"),
+    ({"rate": 5}, "unknown loadgen field(s): rate; known: job, lines_per_s, pods, seconds, width"),
+    ([1], "loadgen expects a JSON object"),
+])
+def test_loadgen_op_refuses_bad_requests_in_one_line(sb, body, error):
+    reply = raw(sb, "POST", "/_sandbox/loadgen", body)
+    assert reply.status == 400 and reply.json()["message"] == error
+    assert raw(sb, "POST", "/_sandbox/loadgen", {"pods": 1}, token=None).status == 401

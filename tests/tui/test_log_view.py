@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from rlark_tui.widgets.filter_bar import make_matcher
-from rlark_tui.widgets.log_pane import LogBuffer, LogView
+from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 
 
 class LogApp(App):
@@ -95,3 +95,36 @@ async def test_filter_search_and_first_error():
         view.set_option(line_filter=make_matcher("^step 1\\d$"))
         await pilot.pause()
         assert [line.text for line in view.shown_lines] == [f"step {n}" for n in range(10, 20)]
+
+
+def test_buffer_extend_keeps_the_newest_lines_and_counts_the_rest():
+    buffer = LogBuffer(5)
+    buffer.append("a/p", "", "first")
+    kept = buffer.extend([("a/p", "", f"x{n}", False) for n in range(7)])
+    assert [line.text for line in kept] == ["x2", "x3", "x4", "x5", "x6"]
+    assert [line.seq for line in buffer] == [3, 4, 5, 6, 7] and buffer.dropped == 3
+    kept = buffer.extend([("", "", "-- note", True)])
+    assert kept[0].seq == 8 and kept[0].notice and buffer.first_seq == 4 and buffer.dropped == 4
+
+
+def test_pending_lines_skip_the_oldest_when_the_pane_falls_a_buffer_behind():
+    pending = PendingLines(3)
+    for n in range(5):
+        pending.push("a/p", "", f"line {n}")
+    assert pending.skipped == 2
+    assert [text for _, _, text, _ in pending.take()] == ["line 2", "line 3", "line 4"]
+    assert pending.take() == [] and len(pending) == 0
+    pending.clear()
+    assert pending.skipped == 0
+
+
+async def test_rows_are_as_wide_as_the_widest_line_shown():
+    app = LogApp()
+    async with app.run_test(size=(40, 8)) as pilot:
+        app.write("short", "a\tb", "x" * 70)
+        await pilot.pause()
+        view = app.query_one(LogView)
+        assert view.virtual_size.width == len("[actor/job-actor-0] ") + 70
+        view.scroll_to(x=view.max_scroll_x, animate=False, immediate=True)
+        await pilot.pause()
+        assert visible(app)[2] == "x" * view.size.width

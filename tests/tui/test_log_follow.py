@@ -1,0 +1,96 @@
+"""The log pane following a Job of 10 Pods written by the sandbox's load generator (Ray-free sandbox of its own).
+
+Every Pod is followed at once (the streams must not wait for one another), every line arrives once, and the
+status line counts them; a pane that falls a whole buffer behind says how many lines it skipped.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
+from tests.sandbox.helpers import raw
+
+SIZE = (120, 30)
+PODS = 10
+
+
+@pytest.fixture(scope="module")
+def load_sandbox(tmp_path_factory):
+    from rlark_tui.sandbox import Sandbox
+    sb = Sandbox(tmp_path_factory.mktemp("log-follow-sandbox"), seed="scale:1:0", agent=False).start()
+    try:
+        yield sb
+    finally:
+        sb.stop()
+
+
+async def wait_for(pilot, predicate, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def status(app) -> str:
+    found = app.screen.query("#log-status")
+    return str(found.first().render()) if found else ""
+
+
+def last_row(screen: LogScreen) -> str:
+    """The bottom row the user sees (above the horizontal scrollbar, if any)."""
+    view = screen.view
+    return view.render_line(view.scrollable_content_region.height - 1).text
+
+
+async def open_load_pane(pilot, app, job: str) -> LogScreen:
+    await wait_for(pilot, lambda: app.index is not None and app.index.job(job) is not None, "the load Job")
+    screen = LogScreen(job, None)
+    app.push_screen(screen)
+    await wait_for(pilot, lambda: "follow on" in status(app), "the pane")
+    return screen
+
+
+async def test_ten_pods_are_followed_at_once_and_every_line_arrives_once(load_sandbox):
+    reply = raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": PODS, "lines_per_s": 1, "seconds": 0.1,
+                                                             "job": "follow"})
+    assert reply.status == 200, reply.body
+    access = ClusterAccess.open(str(load_sandbox.kubeconfig), load_sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_load_pane(pilot, app, "follow")
+            raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": PODS, "lines_per_s": 2000, "seconds": 1,
+                                                            "job": "follow"})
+            await wait_for(pilot, lambda: "2000 lines" in status(app), "2000 lines in the status")
+            lines = [line.text for line in screen.view.shown_lines if not line.notice]
+            seqs = sorted(int(text.split()[1].removeprefix("seq=")) for text in lines)
+            assert seqs == list(range(2000))
+            assert {line.source for line in screen.view.shown_lines} == {f"load/follow-load-{n}" for n in range(PODS)}
+            bottom = last_row(screen)
+            assert bottom.startswith("[load/follow-load-") and " load seq=" in bottom
+    finally:
+        access.close()
+
+
+async def test_a_pane_a_whole_buffer_behind_says_how_many_lines_it_skipped(load_sandbox):
+    raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": 1, "lines_per_s": 1, "seconds": 0.1, "job": "behind"})
+    access = ClusterAccess.open(str(load_sandbox.kubeconfig), load_sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_load_pane(pilot, app, "behind")
+            for n in range(BUFFER_LINES + 250):
+                screen._push("load/behind-load-0", "", f"burst {n}")
+            await wait_for(pilot, lambda: "250 skipped (arriving faster than shown)" in status(app), "the count")
+            assert f"{BUFFER_LINES} lines" in status(app)
+            assert screen.view.shown_lines[0].text == "burst 250"
+            assert last_row(screen).rstrip() == f"[load/behind-load-0] burst {BUFFER_LINES + 249}"
+    finally:
+        access.close()
