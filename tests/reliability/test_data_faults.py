@@ -7,6 +7,7 @@ goes, and never a traceback, a crash or keys that stop answering.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from datetime import datetime, timezone
 
@@ -21,13 +22,17 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.cluster.output import render_objects, render_table
 from rlark_tui.commands.describe import describe_text
-from rlark_tui.model.views import Job, Node
+from rlark_tui.model.views import Job, Node, dig
+from rlark_tui.sandbox.store import ROOT, NotFound
 from rlark_tui.sandbox.seed import demo_nodes
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import node_row
 from rlark_tui.screens.view_model import SnapshotIndex, job_rows, role_rows
 from rlark_tui.snapshot import Snapshot
+from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
+from tests.cluster.test_logs import Follow
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
 
@@ -165,3 +170,96 @@ async def test_tui_lists_and_opens_malformed_jobs(access, malformed):
             assert isinstance(app.screen, JobListScreen)
         await pilot.press("colon", *"nodes", "enter")
         await wait_for(pilot, lambda: "bad-node-types" in screen_text(app), what="the malformed Node row")
+
+
+# ---------------------------------------------------------------- logs: cut mid-line, non-UTF-8, 1 MB lines
+
+
+HEAD_ROLE = [{"name": "actor", "role": "Actor", "head": True, "cluster": "rlark-gpu-a", "node": "gpu-a1"}]
+MEGABYTE_LINE = "M" * (1024 * 1024) + " end of the long line"
+
+
+@pytest.fixture
+def running_job(rel):
+    """A Running Job `rel-<n>` with one Header Pod and its log, as the agent would leave it; removed after."""
+    counter = getattr(running_job, "n", 0) + 1
+    running_job.n = counter
+    name = f"rel-data-{counter}"
+    pods = seed_running_job(rel, name, HEAD_ROLE)
+    cluster, pod = pods["actor"]
+    try:
+        yield name, cluster, pod
+    finally:
+        store = rel.store
+        doomed = [("jobs", name, "", ROOT), ("tasks", f"{name}-actor", cluster, ROOT),
+                  ("pods", pod, "rlark-system", cluster),
+                  ("services", f"{name}-actor-ray-head", "rlark-system", cluster)]
+        doomed += [("pods", cr["metadata"]["name"], cluster, ROOT) for cr in store.list("pods", cluster)[0]
+                   if dig(cr, "spec", "taskName") == f"{name}-actor"]
+        for resource, object_name, namespace, plane in doomed:
+            with contextlib.suppress(NotFound):
+                store.delete(resource, object_name, namespace, plane=plane)
+        rel.logs.remove_pod(cluster, "rlark-system", pod)
+
+
+def write_raw(rel, cluster: str, pod: str, data: bytes, second: int) -> None:
+    """Bytes as the container wrote them (the log store adds nothing but the timestamp)."""
+    with rel.logs.path(cluster, "rlark-system", pod, "main", 0).open("ab") as fh:
+        fh.write(at(second).strftime("%Y-%m-%dT%H:%M:%S.000000000Z ").encode() + data + b"\n")
+
+
+def test_cli_logs_print_non_utf8_and_megabyte_lines(rl, rel, running_job):
+    name, cluster, pod = running_job
+    write_log(rel, cluster, pod, ["first"], when=at(1))
+    write_raw(rel, cluster, pod, b"bad bytes \xff\xfe\xc3( end", 2)
+    write_raw(rel, cluster, pod, MEGABYTE_LINE.encode(), 3)
+    write_log(rel, cluster, pod, ["last"], when=at(4))
+    result = rl("logs", name, "--pod", pod)
+    no_traceback(result)
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == ["first", "bad bytes \ufffd\ufffd\ufffd( end", MEGABYTE_LINE, "last"]
+
+
+def test_cli_follow_cut_mid_line_reconnects_without_a_half_line(rel, env, capsys, running_job):
+    name, cluster, pod = running_job
+    write_log(rel, cluster, pod, ["one", "two", "three is long enough to be cut in half"], when=at(1))
+    rel.faults.cut_logs(after_lines=2, times=2)  # the backlog read, then the first follow stream
+    follow = Follow(rel.kubeconfig, "logs", name, "--pod", pod, "-f")
+    time.sleep(1.5)
+    write_log(rel, cluster, pod, ["four"], when=at(2))
+    time.sleep(1.5)
+    remove_pod(rel, name, cluster, pod)
+    follow.join()
+    captured = capsys.readouterr()
+    assert follow.code == 0
+    assert captured.out.splitlines() == ["one", "two", "three is long enough to be cut in half", "four"]
+    assert "was dropped" in captured.err and "reconnecting" in captured.err
+    assert "Traceback" not in captured.err
+
+
+async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access, running_job):
+    name, cluster, pod = running_job
+    write_log(rel, cluster, pod, ["first", "second", "third"], when=at(1))
+    write_raw(rel, cluster, pod, b"bad bytes \xff\xfe\xc3( end", 2)
+    write_raw(rel, cluster, pod, MEGABYTE_LINE.encode(), 3)
+    rel.faults.cut_logs(after_lines=2, times=1)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: name in screen_text(app), what="the Job row")
+        app.open_logs(name, None)
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and "dropped" in screen_text(app),
+                       what="the dropped-stream notice")
+        view = app.screen.view
+        assert any(line.notice and f"stream of {pod} dropped" in line.text for line in view.shown_lines)
+        await wait_for(pilot, lambda: any(line.text == MEGABYTE_LINE for line in view.shown_lines),
+                       what="the 1 MB line")
+        texts = [line.text for line in view.shown_lines if not line.notice]
+        assert texts == ["first", "second", "third", "bad bytes \ufffd\ufffd\ufffd( end", MEGABYTE_LINE]
+        await pilot.press("w")  # wrapped, the long line ends in a note instead of 8,700 rows
+        assert view.wrap
+        await wait_for(pilot, lambda: "more characters; ctrl+s saves" in screen_text(app),
+                       what="the cut note")
+        write_log(rel, cluster, pod, ["after the cut"], when=at(5))
+        await wait_for(pilot, lambda: "after the cut" in screen_text(app), what="a line after the reconnect")
+        await pilot.press("escape")
+        assert isinstance(app.screen, JobListScreen)
