@@ -23,6 +23,7 @@ from rlark_tui.model.views import Job
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
 BACKOFF_MAX = 15.0
+MAX_REQUEST_TIMEOUT = 30 * 86400.0  # a month outlasts any request or watch; past ~292 years a socket timeout overflows
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,9 @@ class ClusterAccess:
     def from_args(cls, args) -> "ClusterAccess":
         """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`)."""
         timeout = getattr(args, "request_timeout", None)
-        if timeout is not None and timeout <= 0:
-            raise UsageError("--request-timeout must be more than 0 seconds")
+        if timeout is not None and not 0 < timeout <= MAX_REQUEST_TIMEOUT:
+            raise UsageError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:.0f} seconds "
+                             "(30 days)")
         return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None),
                         request_timeout=timeout)
 

@@ -45,7 +45,7 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.wait < 0:
+    if not 0 <= args.wait < float("inf"):
         raise UsageError("--wait must be 0 or more seconds")
     hand_over = HandOver(recorder=args.recorder, contacts=tuple(args.contact), decision=args.decision,
                          notes=args.notes, retention=args.retention, links=tuple(args.link))

@@ -10,7 +10,7 @@ import sys
 
 from rlark_tui.actions import START_NOTE, Actions
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.errors import RlarkError
+from rlark_tui.errors import RlarkError, UsageError
 
 EXIT_CODES = """exit codes:
   0    done (with --wait: the Pods are gone / back, or the Job is gone)
@@ -50,6 +50,8 @@ def _handler(verb: str):
 
 
 def run(verb: str, args: argparse.Namespace) -> int:
+    if not 0 < args.timeout < float("inf"):
+        raise UsageError("--timeout must be a number of seconds more than 0")
     access = ClusterAccess.from_args(args)
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     actions.preflight(verb, args.job)

@@ -6,8 +6,9 @@ never an exception out of `main` (argparse's own usage exit, SystemExit 2, count
 
 tests/test_draft_cli.py already fuzzes `draft render` with mutated fields, random bytes and YAML-like noise;
 this file adds JSON drafts, env names, SSH keys, node selectors, the wizard's import/export, `submit -f
---dry-run`, `/` filter regexes, `get -l` selectors and `logs --since` durations. Case counts per target are in
-CASES (hypothesis may stop a target early when it has tried every distinct input).
+--dry-run`, `/` filter regexes, `get -l` selectors, `logs --since` durations and numeric flags (timeouts,
+waits). Case counts per target are in CASES (hypothesis may stop a target early when it has tried every
+distinct input).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150}
+         "logs-since": 150, "request-timeout": 60}
 
 
 def fuzz(target: str):
@@ -314,3 +315,23 @@ durations = st.one_of(
 @given(durations)
 def test_logs_since_durations(cluster, since):
     assert_message(*cluster("logs", "demo-ppo", f"--since={since}"))
+
+
+# --- numeric flags: --request-timeout (every command), check --wait, stop/start/delete --timeout ---------------
+
+seconds = st.one_of(st.floats(), st.text(max_size=12), st.sampled_from(["nan", "inf", "-inf", "1e300", "1e-300", "0",
+                                                                        "-0.0", "2592000", "0x10", "1_0"]))
+
+
+@fuzz("request-timeout")
+@given(seconds)
+def test_request_timeout_values(cluster, value):
+    assert_message(*cluster(f"--request-timeout={value}", "get", "jobs"))
+
+
+@pytest.mark.parametrize("argv", [("check", "demo-ppo", "--wait"), ("stop", "demo-ppo", "--wait", "-y", "--timeout"),
+                                  ("delete", "demo-ppo", "--wait", "-y", "--timeout")], ids=["check", "stop", "delete"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "-inf"])
+def test_waits_that_would_never_end_or_never_start_are_usage_errors(cluster, argv, value):
+    code, out, err = cluster(*argv[:-1], f"{argv[-1]}={value}")
+    assert code == 2 and out == "" and err.startswith("error: --") and len(err.splitlines()) == 1, err
