@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
@@ -23,15 +24,15 @@ from rlark_tui.model import keys
 from rlark_tui.model.views import main_container_status, restart_count
 from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.check import CheckScreen
-from rlark_tui.screens.confirm import ConfirmScreen, consequences
-from rlark_tui.screens.help import HelpScreen
-from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
-from rlark_tui.screens.logs import LogScreen, Scope
-from rlark_tui.screens.nodes import NodeListScreen, PickerScreen, namespaces
 from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from rlark_tui.screens.logs import Scope
+
+# The other screens (and the run check they pull in) are imported when first opened: the job list paints
+# without them (startup_first_list_s, bench/startup.py).
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 RESTART_POLL_SECONDS = 3.0
@@ -182,6 +183,8 @@ class RlarkApp(App[int]):
                 time.sleep(0.1)
 
     def _detail_open(self, job_name: str) -> bool:
+        from rlark_tui.screens.job_detail import JobDetailScreen
+
         return any(isinstance(s, JobDetailScreen) and s.job_name == job_name for s in self.screen_stack)
 
     def _rerender(self) -> None:
@@ -201,6 +204,8 @@ class RlarkApp(App[int]):
             self.pop_screen()
 
     def open_job(self, name: str, tab: str = "workers") -> None:
+        from rlark_tui.screens.job_detail import JobDetailScreen
+
         self.push_screen(JobDetailScreen(name, tab))
 
     def open_logs(self, name: str, scope: Scope) -> None:
@@ -208,6 +213,8 @@ class RlarkApp(App[int]):
         job = self.index.job(name) if self.index is not None else None
         if scope is None and job is not None and job.head_task_name:
             scope = ("role", job.head_task_name)
+        from rlark_tui.screens.logs import LogScreen
+
         self.push_screen(LogScreen(name, scope))
 
     def open_wizard(self) -> None:
@@ -216,6 +223,8 @@ class RlarkApp(App[int]):
         self.push_screen(WizardScreen())
 
     def open_check(self, name: str) -> None:
+        from rlark_tui.screens.check import CheckScreen
+
         self.push_screen(CheckScreen(name))
 
     def show_help(self, screen) -> None:
@@ -236,6 +245,8 @@ class RlarkApp(App[int]):
                 labels.append(label)
         keys = [(" ".join(labels), description) for (_, description), labels in sorted(
             grouped.items(), key=lambda item: item[0][0])]
+        from rlark_tui.screens.help import HelpScreen
+
         self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
 
     def run_command(self, text: str) -> None:
@@ -247,6 +258,8 @@ class RlarkApp(App[int]):
         if command in ("jobs", "job", "rljob", "j"):
             self._base_screen()
         elif command in ("nodes", "node", "no", "rlnode"):
+            from rlark_tui.screens.nodes import NodeListScreen
+
             self._base_screen()
             self.push_screen(NodeListScreen())
         elif command in ("ns", "namespace", "namespaces"):
@@ -262,6 +275,8 @@ class RlarkApp(App[int]):
         if args:
             self._set_namespace(args[0])
             return
+        from rlark_tui.screens.nodes import PickerScreen, namespaces
+
         choices = ["all"] + (namespaces(self.index) if self.index is not None else [])
         self.push_screen(PickerScreen("Namespace (cluster)", choices, self.namespace or "all"),
                          self._set_namespace)
@@ -284,6 +299,8 @@ class RlarkApp(App[int]):
         elif args:
             self._switch_context(args[0])
         else:
+            from rlark_tui.screens.nodes import PickerScreen
+
             self.push_screen(PickerScreen("Kubeconfig context", contexts, self.context_name),
                              self._switch_context)
 
@@ -347,6 +364,8 @@ class RlarkApp(App[int]):
         if why_not:
             self.notify(why_not, severity="warning", timeout=8)
             return
+        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+
         action = "start" if job.stopped else "stop"
         title, body = consequences(action, name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
@@ -358,6 +377,8 @@ class RlarkApp(App[int]):
         job = self._job(name)
         if job is None:
             return
+        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+
         title, body = consequences("delete", name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
                          partial(self._confirmed, "delete", name))

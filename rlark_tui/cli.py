@@ -58,9 +58,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tui_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The global flags when `argv` holds nothing else (the TUI), else None. Opening the TUI this way does not
+    import every command module (startup time, see bench/startup.py)."""
+    parser = _global_flags(suppress=False)
+    parser.exit_on_error = False
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None
+    return None if rest else args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = None
+    args = _tui_args(argv)
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None and getattr(args, "command", None) is None:
         from rlark_tui.app import run_tui
