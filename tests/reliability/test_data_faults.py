@@ -32,6 +32,7 @@ from rlark_tui.screens.nodes import node_row
 from rlark_tui.screens.view_model import SnapshotIndex, job_rows, role_rows
 from rlark_tui.snapshot import Snapshot
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
+from tests.cluster.ray_fake import FakeRayDashboard
 from tests.cluster.test_logs import Follow
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
@@ -263,3 +264,64 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
         await wait_for(pilot, lambda: "after the cut" in screen_text(app), what="a line after the reconnect")
         await pilot.press("escape")
         assert isinstance(app.screen, JobListScreen)
+
+
+# ---------------------------------------------------------------- the Ray dashboard down, then back
+
+
+@pytest.fixture
+def ray_dashboard(rel, running_job):
+    """`up()` starts a fake Ray dashboard behind the Job's head Service; `down()` stops it (connection refused)."""
+    name, cluster, _pod = running_job
+    service = f"{name}-actor-ray-head"
+    running: list[FakeRayDashboard] = []
+
+    def up() -> None:
+        running.append(FakeRayDashboard(alive=1, dead=0).start())
+        rel.proxies.register(cluster, service, 8265, running[-1].url)
+
+    def down() -> None:
+        running.pop().stop()
+
+    yield up, down
+    while running:
+        down()
+    rel.proxies.unregister(cluster, service)
+
+
+def test_cli_describe_and_check_say_the_ray_dashboard_is_down_then_recover(rl, running_job, ray_dashboard):
+    name = running_job[0]
+    up, down = ray_dashboard
+    up()
+    assert "Ray:\n  alive nodes 1 / expected 1" in rl("describe", "job", name).out
+    down()
+    described = rl("describe", "job", name)
+    no_traceback(described)
+    assert described.code == 0
+    ray = described.out.split("Ray:\n", 1)[1]
+    assert ray.startswith("  unavailable: ") and "Ray dashboard of" in ray, ray
+    checked = rl("check", name)
+    no_traceback(checked)
+    assert "alive Ray nodes unknown" in checked.out
+    up()
+    assert "Ray:\n  alive nodes 1 / expected 1" in rl("describe", "job", name).out
+
+
+async def test_tui_ray_tab_shows_the_dashboard_down_then_recovers(access, running_job, ray_dashboard):
+    name = running_job[0]
+    up, down = ray_dashboard
+    up()
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: name in screen_text(app), what="the Job row")
+        app.open_job(name, "ray")
+        await wait_for(pilot, lambda: "1 of 1 expected" in screen_text(app), what="alive Ray nodes")
+        down()
+        await wait_for(pilot, lambda: "Unavailable" in screen_text(app), what="the dashboard-down state")
+        shown = screen_text(app)  # the header leaves Ray to this tab, by design
+        assert "Alive nodes: unknown" in shown and f"Unavailable: Ray dashboard of {name}" in shown, shown
+        await pilot.press("w", "r")  # keys still answer while the dashboard is down
+        assert isinstance(app.screen, JobDetailScreen)
+        up()
+        await wait_for(pilot, lambda: "1 of 1 expected" in screen_text(app) and "Unavailable" not in screen_text(app),
+                       what="recovery once the dashboard is back")
