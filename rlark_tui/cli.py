@@ -12,18 +12,21 @@ from collections.abc import Sequence
 
 from rlark_tui.errors import RlarkError
 
-COMMANDS = (
-    "rlark_tui.commands.draft",
-    "rlark_tui.commands.sandbox",
-    "rlark_tui.commands.get",
-    "rlark_tui.commands.describe",
-    "rlark_tui.commands.logs",
-    "rlark_tui.commands.submit",
-    "rlark_tui.commands.lifecycle",
-    "rlark_tui.commands.config",
-    "rlark_tui.commands.check",
-    "rlark_tui.commands.demo",
-)
+# Each command module and the command names it registers: a command line names one, and only that module is
+# imported (startup time); help, no command or an unknown one imports them all.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "rlark_tui.commands.draft": ("draft",),
+    "rlark_tui.commands.sandbox": ("sandbox",),
+    "rlark_tui.commands.get": ("get",),
+    "rlark_tui.commands.describe": ("describe",),
+    "rlark_tui.commands.logs": ("logs",),
+    "rlark_tui.commands.submit": ("submit",),
+    "rlark_tui.commands.lifecycle": ("stop", "start", "delete"),
+    "rlark_tui.commands.config": ("config",),
+    "rlark_tui.commands.check": ("check",),
+    "rlark_tui.commands.demo": ("demo",),
+}
+VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout"})
 
 
 def _global_flags(suppress: bool) -> argparse.ArgumentParser:
@@ -45,7 +48,8 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (with `command`) one that knows only the module registering that command."""
     parser = argparse.ArgumentParser(
         prog="rlark",
         description="Terminal console for RLark: create, watch and run-check RLinf jobs.",
@@ -53,9 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     parents = [_global_flags(suppress=True)]
-    for name in COMMANDS:
-        importlib.import_module(name).register(subparsers, parents)
+    for name, words in COMMANDS.items():
+        if command is None or command in words:
+            importlib.import_module(name).register(subparsers, parents)
     return parser
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command `argv` names when it is a known one and no help flag comes before it, else None."""
+    known = {word for words in COMMANDS.values() for word in words}
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in ("-h", "--help", "--"):
+            return None
+        elif word.startswith("-"):
+            skip = word in VALUE_FLAGS
+        else:
+            return word if word in known else None
+    return None
 
 
 def _tui_args(argv: Sequence[str]) -> argparse.Namespace | None:
@@ -75,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = None
     args = _tui_args(argv)
     if args is None:
-        parser = build_parser()
+        parser = build_parser(_command_word(argv))
         args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None and getattr(args, "command", None) is None:

@@ -47,12 +47,13 @@ def _gpu(value: float | None) -> str:
 
 def _job_row(obj: dict, wide: bool, now) -> list[str]:
     job = Job(obj)
-    roles = ",".join(t.name for t in job.tasks) or "-"
-    row = [job.name, job.shown_status, f"{job.workers_running}/{len(job.tasks)}", roles,
+    tasks = job.tasks  # each view property re-reads the dict: read the tasks once per row (5,000-Job lists)
+    running = sum(1 for t in job.status_tasks if t["phase"] == "Running")
+    row = [job.name, job.shown_status, f"{running}/{len(tasks)}", ",".join(t.name for t in tasks) or "-",
            age(job.creation_timestamp, now)]
     if wide:
-        row += [job.job_type, job.head_task.name if job.head_task else "-", str(job.total_nodes),
-                job.domain or "-", job.display_name or "-"]
+        head = next((t.name for t in tasks if t.head), "-")
+        row += [job.job_type, head, str(sum(t.replicas for t in tasks)), job.domain or "-", job.display_name or "-"]
     return row
 
 
@@ -112,6 +113,7 @@ COLUMNS = {
 def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
                  now: datetime | None = None) -> str:
     base, extra, row_of = COLUMNS[kind.plural]
+    now = now or datetime.now(timezone.utc)
     headers = list(base) + (list(extra) if wide else [])
     show_ns = all_namespaces and kind.namespaced
     if show_ns:
