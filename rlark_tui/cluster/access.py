@@ -239,6 +239,8 @@ class ClusterAccess:
             except Gone:
                 version = None
             except (ApiError, Unreachable, ValueError) as exc:
+                if stop.is_set():
+                    return
                 if isinstance(exc, ValueError):
                     exc = Unreachable(f"control plane sent a broken watch event for {kind.plural}", "dropped")
                 yield WatchEvent("ERROR", error=exc)

@@ -133,6 +133,8 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
         return Unreachable(f"cannot reach {where}: connection refused", "refused")
     if isinstance(root, http.client.IncompleteRead) or "IncompleteRead" in str(root):
         return Unreachable(f"connection to {where} was dropped in the middle of a response", "dropped")
+    if isinstance(root, http.client.RemoteDisconnected):
+        return Unreachable(f"connection to {where} was dropped: the server closed it without answering", "dropped")
     if isinstance(root, (ConnectionResetError, urllib3.exceptions.ProtocolError)) or "reset" in str(root).lower() \
             or "aborted" in str(root).lower():
         return Unreachable(f"connection to {where} was dropped: {_short(root)}", "dropped")
@@ -153,6 +155,11 @@ def _root(exc: BaseException) -> BaseException:
             continue
         if seen.__context__ is not None and isinstance(seen, urllib3.exceptions.HTTPError):
             seen = seen.__context__
+            continue
+        wrapped = [arg for arg in seen.args[1:] if isinstance(arg, BaseException)] \
+            if isinstance(seen, urllib3.exceptions.ProtocolError) else []
+        if wrapped:
+            seen = wrapped[0]
             continue
         break
     return seen

@@ -19,12 +19,12 @@ from rlark_tui.model.redact import redact_object
 
 EXIT_CODES = """exit codes:
   0    printed (an empty list prints "No resources found" on stderr); -w: ended by --request-timeout
-  1    API or connection error, or a named object was not found
+  1    API or connection error, or a named object was not found (-w: only when the first list fails)
   2    usage error (bad flag, unknown resource type, unusable kubeconfig)
   130  -w interrupted (Ctrl-C)
 
 With -w a dropped watch prints "-- watch interrupted: <why>; reconnecting" on stderr and resumes from the
-last resourceVersion (a full relist after 410 Gone)."""
+last resourceVersion (a full relist after 410 Gone, which prints only the objects that changed meanwhile)."""
 
 
 def register(subparsers, parents) -> None:
@@ -90,13 +90,21 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
         timer.start()
     field = f"metadata.name={args.names[0]}" if args.names else None
     header = True
+    printed: dict[tuple[str, str], str] | None = None
     try:
         for event in access.list_watch(kind, stop, namespace, args.selector, on_stream=streams.append,
                                        field_selector=field):
             if event.type == "ERROR":
+                if printed is None:
+                    raise event.error
                 print(f"-- watch interrupted: {event.error}; reconnecting", file=sys.stderr, flush=True)
                 continue
-            items = event.items if event.type == "RELIST" else [event.obj] if event.obj else []
+            if event.type == "RELIST":
+                before, printed = printed or {}, {_key(item): _version(item) for item in event.items}
+                items = [item for item in event.items if before.get(_key(item)) != _version(item)]
+            else:
+                items = [event.obj] if event.obj else []
+                printed.update({_key(item): _version(item) for item in items})
             if not items:
                 continue
             if args.output in ("table", "wide"):
@@ -115,3 +123,12 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
     finally:
         stop.set()
     return 0
+
+
+def _key(obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _version(obj: dict) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")

@@ -1,10 +1,11 @@
-"""StatusHeader: the top line of every screen — context, namespace, source states, read-only flag.
+"""StatusHeader: the top line of every screen — context, namespace, read-only flag, source states.
 
 Each source shows connected / stale / disconnected / unconfigured and, when not connected, why.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from rich.text import Text
@@ -13,6 +14,7 @@ from textual.widget import Widget
 from rlark_tui.snapshot import SourceState
 
 _STATUS_MARK = {"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"}
+_URL = re.compile(r" at https?://\S*?(?=[:;,)]?(?:\s|$))")
 
 
 class StatusHeader(Widget):
@@ -62,6 +64,9 @@ class StatusHeader(Widget):
         text.append(self.context or "(default)")
         if self.namespace:
             text.append(f"  ns {self.namespace}")
+        if self.readonly:
+            text.append("  ")
+            text.append(" READ-ONLY ", style("status-header--readonly"))
         if self.waiting and not self.sources:
             text.append("  │ connecting…", style("status-header--stale"))
         for name, state in shown_sources(self.sources):
@@ -69,16 +74,19 @@ class StatusHeader(Widget):
             text.append("  │ ")
             text.append(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
             if state.reason and status != "connected":
-                text.append(f" ({state.reason})")
-        if self.readonly:
-            text.append("  ")
-            text.append(" READ-ONLY ", style("status-header--readonly"))
+                text.append(f" ({short_reason(state.reason)})")
         return text
 
 
+def short_reason(reason: str) -> str:
+    """A source's reason for the one-line header: without the server URL (the kubeconfig has it)."""
+    return _URL.sub("", reason)
+
+
 def shown_sources(sources: Mapping[str, SourceState]) -> list[tuple[str, SourceState]]:
-    """Sources for the header: data planes folded into one entry while all are connected; Ray dashboards
-    are left to the Ray tab of the Job they belong to."""
+    """Sources for the header: the control plane first, then the others that are not connected (their reasons
+    matter most when the line is cut), then the rest; data planes folded into one entry while all are
+    connected; Ray dashboards are left to the Ray tab of the Job they belong to."""
     planes = [state for name, state in sources.items() if name.startswith("data plane ")]
     folded = bool(planes) and all(state.status == "connected" for state in planes)
     shown = []
@@ -90,4 +98,4 @@ def shown_sources(sources: Mapping[str, SourceState]) -> list[tuple[str, SourceS
                 shown.append((f"{len(planes)} data plane{'s' if len(planes) > 1 else ''}", state))
             continue
         shown.append((name, state))
-    return shown
+    return sorted(shown, key=lambda item: (item[0] != "control plane", item[1].status == "connected"))
