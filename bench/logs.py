@@ -6,8 +6,8 @@ Job open on all Pods, following. Every SAMPLE seconds the app process prints wha
 (the newest line's `seq` and send time `t`) and how many lines the pane has taken in; this process adds the app's
 RSS. Keys:
 - `log_follow_lines_per_s`: lines taken in by the pane per second from 2 s after the load starts to its end;
-- `log_lag_s`: worst (sample time - send time of the newest line shown) while the load runs, and until the pane
-  has caught up with the last line written (or CATCH_UP seconds more);
+- `log_lag_s`: worst (sample time - send time of the newest line shown) while the load runs, and after it until
+  the pane has taken in every line written (or CATCH_UP seconds more);
 - `log_rss_mb`: the app process's largest RSS over the run.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -46,12 +47,16 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
         samples.wait_ready(120)
         sandbox.post("/_sandbox/loadgen", {"pods": PODS, "lines_per_s": rate, "seconds": seconds, "job": JOB})
         start = time.time()
+        cpu = _cpu_seconds(app.pid)
         total = int(rate * seconds)
         end = start + seconds
         while time.time() < end + CATCH_UP:
             sample = samples.next(10)
+            if sample["time"] <= end:
+                busy = (_cpu_seconds(app.pid) - cpu) / (sample["time"] - start)
             if sample["taken"] >= total and sample["time"] >= end:
                 break
+        print(f"logs: the app process used {busy:.0%} of one core during the load", file=sys.stderr)
         return samples.keys(start, end, total)
     finally:
         if app is not None:
@@ -85,16 +90,23 @@ class _Samples:
 
     def keys(self, start: float, end: float, total: int) -> dict[str, float]:
         during = [s for s in self.taken if s["time"] >= start]
-        lags = [s["time"] - s["t"] for s in during if s["t"] is not None]
+        lags = [s["time"] - s["t"] for s in during
+                if s["t"] is not None and (s["time"] <= end or s["taken"] < total)]
         steady = [s for s in during if start + WARMUP <= s["time"] <= end]
         rate = 0.0
         if len(steady) >= 2:
             rate = (steady[-1]["taken"] - steady[0]["taken"]) / (steady[-1]["time"] - steady[0]["time"])
         last = self.taken[-1] if self.taken else {"seq": -1, "taken": 0}
         print(f"logs: {total} lines written, newest shown seq {last['seq']}, pane took in {last['taken']} "
-              f"(dropped by the app: {last.get('dropped', 0)})", file=sys.stderr)
+              f"(skipped by the pane: {last.get('skipped', 0)})", file=sys.stderr)
         return {"log_follow_lines_per_s": round(rate, 1), "log_lag_s": round(max(lags, default=float("nan")), 3),
                 "log_rss_mb": round(max(s["rss"] for s in self.taken), 1)}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _quit(app: subprocess.Popen) -> None:
@@ -123,7 +135,7 @@ async def _drive(kubeconfig: str, context: str, job: str) -> None:
             await pilot.pause(0.1)
         screen = LogScreen(job, None)
         app.push_screen(screen)
-        while len(screen._open) < PODS:
+        while screen.open_streams < PODS:
             await pilot.pause(0.1)
         _say({"ready": True})
         while not quit_asked.is_set():
@@ -142,7 +154,7 @@ def _sample(screen) -> dict:
             break
     buffer = screen.buffer
     return {"time": time.time(), "seq": seq, "t": sent, "taken": len(buffer) + buffer.dropped,
-            "dropped": getattr(screen, "dropped", 0)}
+            "skipped": screen.skipped}
 
 
 def _say(data: dict) -> None:

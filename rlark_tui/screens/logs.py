@@ -34,7 +34,8 @@ TAIL_LINES = 1000
 BUFFER_LINES = 20_000
 DRAIN_SECONDS = 0.05
 STATUS_SECONDS = 0.5
-"""While lines stream, the status line (a layout refresh) is redrawn at most this often; keys redraw it at once."""
+"""While lines stream, the status line is redrawn at most this often; keys redraw it at once. Its height is fixed
+(styles: `#log-status`), so an update needs no layout pass (which repaints the whole screen)."""
 STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
 Scope = tuple[str, str] | None
@@ -99,6 +100,16 @@ class LogScreen(RlarkScreen):
     @property
     def view(self) -> LogView:
         return self.query_one(LogView)
+
+    @property
+    def open_streams(self) -> int:
+        """Pods whose log is being read right now."""
+        return len(self._open)
+
+    @property
+    def skipped(self) -> int:
+        """Lines never shown because the pane fell a whole buffer behind the streams."""
+        return self._pending.skipped
 
     def focus_body(self) -> None:
         self.view.focus()
@@ -305,8 +316,8 @@ class LogScreen(RlarkScreen):
                  f"follow {'on' if view.follow else 'off'}", f"wrap {'on' if view.wrap else 'off'}",
                  f"timestamps {'on' if view.show_timestamps else 'off'}",
                  f"{len(self.buffer)} lines" + (f", {self.buffer.dropped} dropped" if self.buffer.dropped else "")]
-        if self._pending.skipped:
-            parts.append(f"{self._pending.skipped} skipped (arriving faster than shown)")
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped (arriving faster than shown)")
         if view.new_below:
             parts.append(f"{view.new_below} new below (s or G follows)")
         if view.search.text:
@@ -316,7 +327,7 @@ class LogScreen(RlarkScreen):
         for bar in self.query(FilterBar):
             if bar.matcher.error:
                 parts.append(bar.matcher.error)
-        self.query_one("#log-status", Static).update(" · ".join(parts))
+        self.query_one("#log-status", Static).update(" · ".join(parts), layout=False)
 
     @on(LogView.FollowChanged)
     def _follow_changed(self) -> None:
