@@ -38,6 +38,7 @@ from aiohttp import web
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.fsutil import write_private
+from rlark_tui.model.views import dig
 from rlark_tui.sandbox import kubeconfig as kubeconfig_file
 from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.faults import Faults
@@ -48,6 +49,9 @@ from rlark_tui.sandbox.store import Store
 from rlark_tui.sandbox.tls import ensure_certificates, server_context
 
 __all__ = ["Sandbox", "default_state_dir", "running_pid"]
+
+CLUSTER_BURST_SECONDS = 0.2
+"""Node changes this close together are one burst for the kubeconfig's cluster list."""
 
 
 def default_state_dir() -> Path:
@@ -186,9 +190,17 @@ class Sandbox:
         kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters))
 
     async def _follow_clusters(self, sub) -> None:
-        """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes)."""
+        """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes).
+
+        Listing the clusters walks every stored object, so a burst of Node changes (10,000 Nodes in a scale
+        test) is read to its end first and looked at once; a Node added to a known cluster changes nothing."""
         try:
-            async for _event in sub:
+            while (event := await sub.next()) is not None:
+                namespace = dig(event.object, "metadata", "namespace", default="")
+                if event.type == "MODIFIED" or (event.type == "ADDED" and namespace in self._clusters):
+                    continue
+                while await sub.next(timeout=CLUSTER_BURST_SECONDS) is not None:
+                    pass
                 if self.store.clusters() != self._clusters:
                     self._write_kubeconfig()
         finally:
