@@ -12,7 +12,7 @@ import uuid
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
-from rlark_tui.sandbox.store import Store
+from rlark_tui.sandbox.store import Store, now_iso
 
 DEMO_IMAGE = ("registry.rlark.local/rlinf/rlinf-sandbox@sha256:"
               "4d7f0b3c9a1e2f5d6c8b7a9e0f1d2c3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d")
@@ -136,7 +136,9 @@ def apply(store: Store, seed: str, output_dir: str = "/tmp/rlark-sandbox-outputs
 
 def _scale(store: Store, jobs: int, pods: int) -> None:
     """`jobs` Jobs of one Docker-agent task each (the Kubernetes agent leaves them alone) and `pods` Pod CRs
-    spread over them, all Running."""
+    spread over them round-robin (Job i gets Pods i, i+jobs, ...), all Running. Each object is created with its
+    status in place (one write per object, not a create and a status update)."""
+    started = now_iso()
     tasks = []
     for index in range(jobs):
         name = f"scale-{index:05d}"
@@ -145,24 +147,23 @@ def _scale(store: Store, jobs: int, pods: int) -> None:
                      "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {
                          "spec": {"containers": [{"name": "main", "image": DEMO_IMAGE}]}}}}}
         job = store.create("jobs", {"metadata": {"name": name},
-                                    "spec": {"tasks": [{"name": "worker", "head": True, **task_spec}]}})
-        store.update("jobs", {**job, "status": {"phase": "Running", "startTime": job["metadata"]["creationTimestamp"],
-                                                "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}},
-                     subresource="status")
-        task = store.create("tasks", {"metadata": {
+                                    "spec": {"tasks": [{"name": "worker", "head": True, **task_spec}]},
+                                    "status": {"phase": "Running", "startTime": started,
+                                               "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}})
+        store.create("tasks", {"metadata": {
             "name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
             "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,
-                                 "uid": job["metadata"]["uid"], "controller": True}]}, "spec": task_spec})
-        store.update("tasks", {**task, "status": {"phase": "Running"}}, subresource="status")
-        tasks.append(task)
+                                 "uid": job["metadata"]["uid"], "controller": True}]}, "spec": task_spec,
+            "status": {"phase": "Running"}})
+        tasks.append(f"{name}-worker")
     for index in range(pods if tasks else 0):
-        task = tasks[index % len(tasks)]["metadata"]["name"]
+        task = tasks[index % len(tasks)]
         ordinal = index // len(tasks)
-        pod = store.create("pods", {"metadata": {
+        store.create("pods", {"metadata": {
             "name": str(uuid.uuid4()), "namespace": "rlark-gpu-a",
             "labels": {keys.TASK_NAME_LABEL: task, "rlark.io/local-pod-name": f"{task}-{ordinal}",
                        "rlark.io/local-pod-namespace": DATA_NAMESPACE}},
             "spec": {"taskNamespace": "rlark-gpu-a", "taskName": task, "podNamespace": DATA_NAMESPACE,
-                     "podName": f"{task}-{ordinal}"}}, ROOT)
-        store.update("pods", {**pod, "status": {"phase": "Running", "node": f"gpu-a{1 + index % 3}",
-                                                "ip": f"10.20.0.{11 + index % 3}"}}, subresource="status")
+                     "podName": f"{task}-{ordinal}"},
+            "status": {"phase": "Running", "node": f"gpu-a{1 + index % 3}", "ip": f"10.20.0.{11 + index % 3}"}},
+            ROOT)
