@@ -191,8 +191,10 @@ class Reconciler:
 
     def _update_control_plane(self, post) -> None:
         if self._errors:
-            why = next(iter(self._errors.values()))
-            if self._listed:
+            # a kind never listed has no data at all (disconnected, not stale); Jobs' error first
+            failing = sorted(self._errors, key=lambda plural: (plural in self._listed, plural != JOBS.plural))
+            why = self._errors[failing[0]]
+            if failing[0] in self._listed:
                 self._set_source(CONTROL_PLANE, "stale", f"{why}; reconnecting", post)
             else:
                 self._set_source(CONTROL_PLANE, "disconnected", why, post)

@@ -158,7 +158,7 @@ class JobListScreen(RlarkScreen):
         else:
             control = app.index.snapshot.sources.get("control plane")
             if control is not None and control.status == "disconnected":
-                text = f"Cannot reach the control plane: {control.reason or 'no answer'} — retrying."
+                text = f"Cannot list Jobs from the control plane: {control.reason or 'no answer'} — retrying."
             elif not self.rows:
                 text = (f"No Jobs in context {app.context_name}. Submit one with `rlark submit -f FILE`; "
                         "the list updates by itself.")

@@ -324,7 +324,7 @@ async def test_unreachable_control_plane_is_an_error_state_not_a_crash(sandbox, 
     try:
         async with app.run_test(size=SIZE) as pilot:
             message = app.screen.query_one("#job-list-message")
-            await wait_for(pilot, lambda: "Cannot reach the control plane" in str(message.render()),
+            await wait_for(pilot, lambda: "Cannot list Jobs from the control plane" in str(message.render()),
                            what="the control-plane error state")
             assert "control plane disconnected" in app.screen.query_one("#status-header").summary()
             await pilot.press("question_mark")

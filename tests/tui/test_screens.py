@@ -94,7 +94,7 @@ async def test_empty_and_control_plane_error_states(post_snapshot):
         await post_snapshot(pilot, build_snapshot([]))
         assert "No Jobs in context" in str(app.screen.query_one("#job-list-message").render())
         await post_snapshot(pilot, build_snapshot([], control="disconnected", reason="connection refused"))
-        assert "Cannot reach the control plane: connection refused" in str(
+        assert "Cannot list Jobs from the control plane: connection refused" in str(
             app.screen.query_one("#job-list-message").render())
         assert "control plane disconnected (connection refused)" in app.screen.query_one(StatusHeader).summary()
 
