@@ -8,8 +8,9 @@ namespace "". One global, monotonic resourceVersion counter spans all planes, as
 
 API (all methods are thread-safe and synchronous; they never await):
 - `get(resource, name, namespace="", plane=ROOT) -> dict | None` (a deep copy)
-- `list(resource, namespace=None, plane=ROOT, labels=None, fields=None) -> (items, resourceVersion)`;
-  `labels` / `fields` are selector strings (see `selectors.py`); namespace None = all namespaces.
+- `list(resource, namespace=None, plane=ROOT, labels=None, fields=None, copy=True) -> (items, resourceVersion)`;
+  `labels` / `fields` are selector strings (see `selectors.py`); namespace None = all namespaces; `copy=False`
+  hands out the stored objects to read at once (no deep copy).
 - `create(resource, obj, plane=ROOT, dry_run=False)`; sets uid, resourceVersion, generation 1,
   creationTimestamp (and kind/apiVersion for known resources). Raises `Conflict` (AlreadyExists).
 - `update(resource, obj, plane=ROOT, subresource=None, dry_run=False)`: replaces the object; with
@@ -285,11 +286,14 @@ class Store:
                 yield key, obj
 
     def list(self, resource: str, namespace: str | None = None, plane: str = ROOT,
-             labels: str | None = None, fields: str | None = None) -> tuple[list[dict], int]:
+             labels: str | None = None, fields: str | None = None,
+             copy: bool = True) -> tuple[list[dict], int]:
+        """`copy=False` returns the stored objects themselves, for a caller that only reads them at once (the
+        server serializing a list of 50,000 Pods): stored objects are replaced on change, never edited."""
         match = selectors.object_matcher(labels, fields)
         with self._lock:
-            items = [_clone(obj) for _, obj in sorted(self._iter(resource, plane, namespace))
-                     if match(obj)]
+            found = (obj for _, obj in sorted(self._iter(resource, plane, namespace)) if match(obj))
+            items = [_clone(obj) for obj in found] if copy else list(found)
             return items, self._rv
 
     def clusters(self) -> list[str]:
