@@ -4,11 +4,14 @@ The sandbox runs in its own process with its load generator (`POST /_sandbox/loa
 (`run_test`) in a second process of its own (`python -m bench.logs --app ...`), with the log pane of the load
 Job open on all Pods, following. Every SAMPLE seconds the app process prints what its pane shows at the bottom
 (the newest line's `seq` and send time `t`) and how many lines the pane has taken in; this process adds the app's
-RSS. Keys:
-- `log_follow_lines_per_s`: lines taken in by the pane per second from 2 s after the load starts to its end;
-- `log_lag_s`: worst (sample time - send time of the newest line shown) while the load runs, and after it until
-  the pane has taken in every line written (or CATCH_UP seconds more);
-- `log_rss_mb`: the app process's largest RSS over the run.
+RSS. Two phases: the load itself, then a PROBE at twice the rate (the pane either keeps up or shows its limit).
+Keys:
+- `log_follow_lines_per_s`: lines taken in by the pane per second during the probe, from WARMUP s (a third of a
+  short probe) after it starts to its end: the rate the pane sustains (at least the load's own rate when it keeps up; the load alone cannot
+  show headroom, since a pane cannot show more lines than are written);
+- `log_lag_s`: worst (sample time - send time of the newest line shown) during the load, and after it until the
+  pane has taken in every line written (or CATCH_UP seconds more);
+- `log_rss_mb`: the app process's largest RSS during the load.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.harness import REPO, rss_mb, start_sandbox
@@ -35,7 +39,7 @@ _LINE = re.compile(r"seq=(\d+) pod=\d+ n=\d+ t=(\d+\.\d+)")
 
 
 def run(workdir: Path, quick: bool) -> dict[str, float]:
-    rate, seconds = (2_000, 3.0) if quick else (20_000, 60.0)
+    rate, seconds, probe_seconds = (2_000, 3.0, 3.0) if quick else (20_000, 60.0, 12.0)
     sandbox = start_sandbox(workdir, "scale:1:0")
     app = None
     try:
@@ -45,29 +49,68 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
                                stderr=open(workdir / "logs-app.log", "ab"), text=True, bufsize=1)
         samples = _Samples(app)
         samples.wait_ready(120)
-        sandbox.post("/_sandbox/loadgen", {"pods": PODS, "lines_per_s": rate, "seconds": seconds, "job": JOB})
-        start = time.time()
-        cpu = _cpu_seconds(app.pid)
-        total = int(rate * seconds)
-        end = start + seconds
-        while time.time() < end + CATCH_UP:
-            sample = samples.next(10)
-            if sample["time"] <= end:
-                busy = (_cpu_seconds(app.pid) - cpu) / (sample["time"] - start)
-            if sample["taken"] >= total and sample["time"] >= end:
-                break
-        print(f"logs: the app process used {busy:.0%} of one core during the load", file=sys.stderr)
-        return samples.keys(start, end, total)
+        load = _phase(sandbox, samples, rate, seconds)
+        probe = _phase(sandbox, samples, 2 * rate, probe_seconds)
+        print(f"logs: {load.written} lines at {rate}/s, the pane took in {load.last['taken'] - load.base} "
+              f"(skipped {load.last['skipped']}), app CPU {load.cpu:.0%} of one core; probe at {2 * rate}/s: "
+              f"{probe.rate():.0f} lines/s shown, app CPU {probe.cpu:.0%}", file=sys.stderr)
+        return {"log_follow_lines_per_s": round(probe.rate(), 1), "log_lag_s": round(load.worst_lag(), 3),
+                "log_rss_mb": round(max(s["rss"] for s in load.samples), 1)}
     finally:
         if app is not None:
             _quit(app)
         sandbox.stop()
 
 
+@dataclass
+class _Phase:
+    start: float
+    end: float
+    base: int
+    written: int
+    samples: list[dict] = field(default_factory=list)
+    cpu: float = 0.0
+
+    @property
+    def last(self) -> dict:
+        return self.samples[-1]
+
+    def caught_up(self, sample: dict) -> bool:
+        return sample["taken"] - self.base >= self.written
+
+    def rate(self) -> float:
+        warmup = min(WARMUP, (self.end - self.start) / 3)
+        steady = [s for s in self.samples if self.start + warmup <= s["time"] <= self.end]
+        if len(steady) < 2:
+            return 0.0
+        return (steady[-1]["taken"] - steady[0]["taken"]) / (steady[-1]["time"] - steady[0]["time"])
+
+    def worst_lag(self) -> float:
+        lags = [s["time"] - s["t"] for s in self.samples
+                if s["t"] is not None and (s["time"] <= self.end or not self.caught_up(s))]
+        return max(lags, default=float("nan"))
+
+
+def _phase(sandbox, samples: "_Samples", rate: float, seconds: float) -> _Phase:
+    """Write `rate` lines/s for `seconds`; sample until the pane has taken in every line (or CATCH_UP s more)."""
+    base = samples.next(10)["taken"]
+    sandbox.post("/_sandbox/loadgen", {"pods": PODS, "lines_per_s": rate, "seconds": seconds, "job": JOB})
+    start = time.time()
+    phase = _Phase(start, start + seconds, base, int(rate * seconds))
+    cpu = _cpu_seconds(samples.app.pid)
+    while time.time() < phase.end + CATCH_UP:
+        sample = samples.next(10)
+        phase.samples.append(sample)
+        if sample["time"] <= phase.end:
+            phase.cpu = (_cpu_seconds(samples.app.pid) - cpu) / (sample["time"] - start)
+        if phase.caught_up(sample) and sample["time"] >= phase.end:
+            break
+    return phase
+
+
 class _Samples:
     def __init__(self, app: subprocess.Popen) -> None:
         self.app = app
-        self.taken: list[dict] = []
 
     def _line(self, timeout: float) -> dict:
         result: list[str] = []
@@ -85,22 +128,7 @@ class _Samples:
     def next(self, timeout: float) -> dict:
         sample = self._line(timeout)
         sample["rss"] = rss_mb(self.app.pid)
-        self.taken.append(sample)
         return sample
-
-    def keys(self, start: float, end: float, total: int) -> dict[str, float]:
-        during = [s for s in self.taken if s["time"] >= start]
-        lags = [s["time"] - s["t"] for s in during
-                if s["t"] is not None and (s["time"] <= end or s["taken"] < total)]
-        steady = [s for s in during if start + WARMUP <= s["time"] <= end]
-        rate = 0.0
-        if len(steady) >= 2:
-            rate = (steady[-1]["taken"] - steady[0]["taken"]) / (steady[-1]["time"] - steady[0]["time"])
-        last = self.taken[-1] if self.taken else {"seq": -1, "taken": 0}
-        print(f"logs: {total} lines written, newest shown seq {last['seq']}, pane took in {last['taken']} "
-              f"(skipped by the pane: {last.get('skipped', 0)})", file=sys.stderr)
-        return {"log_follow_lines_per_s": round(rate, 1), "log_lag_s": round(max(lags, default=float("nan")), 3),
-                "log_rss_mb": round(max(s["rss"] for s in self.taken), 1)}
 
 
 def _cpu_seconds(pid: int) -> float:
