@@ -53,7 +53,8 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
         probe = _phase(sandbox, samples, 2 * rate, probe_seconds)
         print(f"logs: {load.written} lines at {rate}/s, the pane took in {load.last['taken'] - load.base} "
               f"(skipped {load.last['skipped']}), app CPU {load.cpu:.0%} of one core; probe at {2 * rate}/s: "
-              f"{probe.rate():.0f} lines/s shown, app CPU {probe.cpu:.0%}", file=sys.stderr)
+              f"{probe.rate():.0f} lines/s shown (skipped {probe.last['skipped'] - load.last['skipped']}), "
+              f"app CPU {probe.cpu:.0%}", file=sys.stderr)
         return {"log_follow_lines_per_s": round(probe.rate(), 1), "log_lag_s": round(load.worst_lag(), 3),
                 "log_rss_mb": round(max(s["rss"] for s in load.samples), 1)}
     finally:
@@ -76,7 +77,8 @@ class _Phase:
         return self.samples[-1]
 
     def caught_up(self, sample: dict) -> bool:
-        return sample["taken"] - self.base >= self.written
+        """Every line written has reached the pane (shown, or skipped because the pane fell a buffer behind)."""
+        return sample["taken"] + sample["skipped"] - self.base >= self.written
 
     def rate(self) -> float:
         warmup = min(WARMUP, (self.end - self.start) / 3)
@@ -93,7 +95,8 @@ class _Phase:
 
 def _phase(sandbox, samples: "_Samples", rate: float, seconds: float) -> _Phase:
     """Write `rate` lines/s for `seconds`; sample until the pane has taken in every line (or CATCH_UP s more)."""
-    base = samples.next(10)["taken"]
+    first = samples.next(10)
+    base = first["taken"] + first["skipped"]
     sandbox.post("/_sandbox/loadgen", {"pods": PODS, "lines_per_s": rate, "seconds": seconds, "job": JOB})
     start = time.time()
     phase = _Phase(start, start + seconds, base, int(rate * seconds))
