@@ -98,9 +98,13 @@ class SnapshotIndex:
         snapshot = self.snapshot
         affected_jobs: set[str] = set()
         affected_tasks: set[str] = set()
-        self.jobs = dict(previous.jobs)
-        self._job_by_task = dict(previous._job_by_task)
-        for name in self._changed_keys("jobs", previous):
+        job_keys = self._changed_keys("jobs", previous)
+        task_keys = self._changed_keys("tasks", previous)
+        pod_keys = self._changed_keys("pods", previous)
+        # unchanged parts are shared with the previous index (neither is ever modified afterwards)
+        self.jobs = dict(previous.jobs) if job_keys else previous.jobs
+        self._job_by_task = dict(previous._job_by_task) if job_keys else previous._job_by_task
+        for name in job_keys:
             affected_jobs.add(name)
             old = self.jobs.pop(name, None)
             if old is not None:
@@ -111,12 +115,13 @@ class SnapshotIndex:
                 job = self.jobs[name] = Job(raw)
                 for spec in job.tasks:
                     self._job_by_task[job.task_name(spec)] = name
-        self._task_entries = dict(previous._task_entries)
-        self._task_keys_by_job = defaultdict(dict, previous._task_keys_by_job)
-        self.tasks_by_job = defaultdict(list, previous.tasks_by_job)
-        self.tasks_by_name = dict(previous.tasks_by_name)
+        copy = bool(task_keys)
+        self._task_entries = dict(previous._task_entries) if copy else previous._task_entries
+        self._task_keys_by_job = defaultdict(dict, previous._task_keys_by_job) if copy else previous._task_keys_by_job
+        self.tasks_by_job = defaultdict(list, previous.tasks_by_job) if copy else previous.tasks_by_job
+        self.tasks_by_name = dict(previous.tasks_by_name) if copy else previous.tasks_by_name
         regroup_jobs: set[str] = set()
-        for key in self._changed_keys("tasks", previous):
+        for key in task_keys:
             old = self._task_entries.pop(key, None)
             raw = snapshot.tasks.get(key)
             new = _task_entry(raw) if raw is not None else None
@@ -144,11 +149,12 @@ class SnapshotIndex:
         for key, entry in self._task_entries.items() if affected_tasks else ():
             if entry[3] in affected_tasks:
                 self.tasks_by_name[entry[3]] = entry[1]
-        self._pod_entries = dict(previous._pod_entries)
-        self._pod_keys_by_task = defaultdict(dict, previous._pod_keys_by_task)
-        self.pods_by_task = defaultdict(list, previous.pods_by_task)
+        copy = bool(pod_keys)
+        self._pod_entries = dict(previous._pod_entries) if copy else previous._pod_entries
+        self._pod_keys_by_task = defaultdict(dict, previous._pod_keys_by_task) if copy else previous._pod_keys_by_task
+        self.pods_by_task = defaultdict(list, previous.pods_by_task) if copy else previous.pods_by_task
         regroup_tasks: set[str] = set()
-        for key in self._changed_keys("pods", previous):
+        for key in pod_keys:
             old = self._pod_entries.pop(key, None)
             raw = snapshot.pods.get(key)
             new = _pod_entry(raw) if raw is not None else None

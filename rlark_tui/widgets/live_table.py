@@ -104,8 +104,11 @@ class LiveTable(ScrollView, can_focus=True):
         self._rows: dict[str, Row] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._strips: dict[str, Strip] = {}
+        self._order: list[str] | None = []
+        """Every row key in sort order (None: to be sorted again)."""
         self._shown: list[str] = []
-        self._position: dict[str, int] = {}
+        self._positions: dict[str, int] | None = {}
+        self._base: Style | None = None
         self._matcher: Matcher = make_matcher("")
         self._cursor = 0
         self._wanted: str | None = None
@@ -139,6 +142,12 @@ class LiveTable(ScrollView, can_focus=True):
         """Position of `key` among the shown rows; KeyError when it is not shown."""
         return self._position[key]
 
+    @property
+    def _position(self) -> dict[str, int]:
+        if self._positions is None:
+            self._positions = {key: position for position, key in enumerate(self._shown)}
+        return self._positions
+
     # ---- changing rows ---------------------------------------------------------------------------
     def sync(self, rows: Iterable[Row]) -> bool:
         """Make the table hold exactly `rows`; returns True when anything changed."""
@@ -147,13 +156,13 @@ class LiveTable(ScrollView, can_focus=True):
 
     def update(self, rows: Iterable[Row], removed: Iterable[str] = ()) -> bool:
         """Add or replace `rows` and drop `removed`; costs O(rows given) unless the order or filter result moves."""
-        reorder = False
+        reorder = resort = False
         repaint: list[str] = []
         for key in removed:
             if self._rows.pop(key, None) is not None:
                 del self._keys[key]
                 self._strips.pop(key, None)
-                reorder = True
+                reorder = resort = True
         widened = False
         sort_index = self._sort_index()
         for row in rows:
@@ -165,13 +174,16 @@ class LiveTable(ScrollView, can_focus=True):
             self._keys[row.key] = ("\n".join(fields).lower(), fields)
             self._strips.pop(row.key, None)
             widened |= self._widen(row)
-            if (old is None or (sort_index is not None and old.sort_values[sort_index] != row.sort_values[sort_index])
-                    or (row.key in self._position) != self._matches(row.key)):
+            if old is None or (sort_index is not None and old.sort_values[sort_index] != row.sort_values[sort_index]):
+                reorder = resort = True
+            elif (row.key in self._position) != self._matches(row.key):
                 reorder = True
             elif row.key in self._position:
                 repaint.append(row.key)
         if widened:
             self._strips.clear()
+        if resort:
+            self._order = None
         if reorder:
             self._reshow()
         elif widened:
@@ -183,9 +195,12 @@ class LiveTable(ScrollView, can_focus=True):
         return reorder or widened or bool(repaint)
 
     def set_filter(self, matcher: Matcher) -> None:
-        """Show only rows whose search fields match (an empty matcher shows all)."""
+        """Show only rows whose search fields match (an empty matcher shows all). Typing on narrows: a
+        plain text that extends the previous one only looks at the rows shown now."""
+        narrower = (self._matcher.literal is not None and matcher.literal is not None
+                    and self._matcher.literal in matcher.literal and self._order is not None)
         self._matcher = matcher
-        self._reshow()
+        self._reshow(self._shown if narrower else None)
 
     def sort_by(self, column_key: str) -> None:
         """Sort by `column_key`; asking again for the same column flips the direction."""
@@ -194,6 +209,7 @@ class LiveTable(ScrollView, can_focus=True):
         else:
             self.sort_column = column_key
             self.sort_reverse = False
+        self._order = None
         self._reshow()
 
     # ---- cursor ------------------------------------------------------------------------------------
@@ -259,12 +275,15 @@ class LiveTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
+        self._base = None
 
     # ---- rendering ---------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         scroll_x, scroll_y = self.scroll_offset
-        base = self.rich_style
+        base = self._base
+        if base is None:
+            base = self._base = self.rich_style
         if y == 0:
             style = base + self.get_component_rich_style("live-table--header")
             strip = self._line([(column.label, None) for column in self._columns], style)
@@ -308,28 +327,40 @@ class LiveTable(ScrollView, can_focus=True):
             return None
         return [column.key for column in self._columns].index(self.sort_column)
 
-    def _reshow(self) -> None:
-        """Filter and sort again, keep the cursor on the selected key, repaint."""
+    def _reshow(self, candidates: list[str] | None = None) -> None:
+        """Filter (among `candidates`, already in order, when given) and sort again; keep the cursor on the
+        selected key; repaint."""
         matcher = self._matcher
+        if candidates is None:
+            candidates = self._sorted()
         if matcher.pattern is None:
-            shown = list(self._rows)
+            shown = list(candidates)
+        elif matcher.literal is not None:
+            literal, keys = matcher.literal, self._keys
+            shown = [key for key in candidates if literal in keys[key][0]]
         else:
             keys = self._keys
-            shown = [key for key in self._rows if matcher.matches_row(*keys[key])]
-        index = self._sort_index()
-        if index is None:
-            shown.sort(reverse=self.sort_reverse)
-        else:
-            rows = self._rows
-            shown.sort(key=lambda key: (_sortable(rows[key].sort_values[index]), key), reverse=self.sort_reverse)
+            shown = [key for key in candidates if matcher.matches_row(*keys[key])]
         self._shown = shown
-        self._position = {key: position for position, key in enumerate(shown)}
+        self._positions = None
         wanted = self._position.get(self._wanted) if self._wanted is not None else None
         self._cursor = wanted if wanted is not None else max(0, min(self._cursor, len(shown) - 1))
         if shown and (self._wanted is None or self._wanted not in self._rows):
             self._wanted = shown[self._cursor]
         self._resize()
         self.refresh()
+
+    def _sorted(self) -> list[str]:
+        if self._order is None:
+            order = list(self._rows)
+            index = self._sort_index()
+            if index is None:
+                order.sort(reverse=self.sort_reverse)
+            else:
+                rows = self._rows
+                order.sort(key=lambda key: (_sortable(rows[key].sort_values[index]), key), reverse=self.sort_reverse)
+            self._order = order
+        return self._order
 
     def _resize(self) -> None:
         width = 1 + sum(width + GAP for width in self._widths)
