@@ -22,6 +22,7 @@ from rlark_tui.model.redact import redact_text
 
 IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
+WRONG_TYPE = "not a kubeconfig (a section or entry has the wrong type)"
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,19 @@ def load(flag: str | None = None) -> Kubeconfig:
         merged = _plain(KubeConfigMerger(_SEPARATOR.join(str(p) for p in paths)).config.value)
     except (OSError, ValueError, ConfigException, yaml.YAMLError) as exc:
         raise UsageError(f"kubeconfig {paths[0]}: cannot read it ({_first_line(exc)})") from None
+    except (TypeError, AttributeError, KeyError):
+        raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
     if not isinstance(merged, dict):
         raise UsageError(f"kubeconfig {paths[0]}: not a kubeconfig mapping")
     contexts = {}
-    for entry in merged.get("contexts") or []:
-        if isinstance(entry, dict) and entry.get("name"):
-            contexts[str(entry["name"])] = entry.get("context") or {}
-    gateway, data_planes = _rlark_extensions(merged, contexts)
+    try:
+        for entry in merged.get("contexts") or []:
+            if isinstance(entry, dict) and entry.get("name"):
+                context = entry.get("context") or {}
+                contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
+        gateway, data_planes = _rlark_extensions(merged, contexts)
+    except (TypeError, AttributeError):
+        raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
     return Kubeconfig(
         paths=tuple(paths),
         contexts=contexts,
@@ -118,6 +125,8 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
                              client_configuration=configuration, persist_config=False)
     except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"context {context}: unusable kubeconfig entry ({_first_line(exc)})") from None
+    except (TypeError, AttributeError, KeyError):
+        raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
     configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
     return k8s.ApiClient(configuration)
 

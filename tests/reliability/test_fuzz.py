@@ -43,7 +43,7 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60}
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80}
 
 
 def fuzz(target: str):
@@ -335,3 +335,26 @@ def test_request_timeout_values(cluster, value):
 def test_waits_that_would_never_end_or_never_start_are_usage_errors(cluster, argv, value):
     code, out, err = cluster(*argv[:-1], f"{argv[-1]}={value}")
     assert code == 2 and out == "" and err.startswith("error: --") and len(err.splitlines()) == 1, err
+
+
+# --- kubeconfig files (--kubeconfig) -------------------------------------------------------------------------------
+
+KUBECONFIG_PATHS = ["apiVersion", "kind", "clusters", "clusters.0", "clusters.0.name", "clusters.0.cluster",
+                    "clusters.0.cluster.server", "clusters.0.cluster.certificate-authority-data", "contexts",
+                    "contexts.0", "contexts.0.name", "contexts.0.context", "contexts.0.context.cluster",
+                    "contexts.0.context.user", "contexts.0.context.namespace", "current-context", "users",
+                    "users.0", "users.0.name", "users.0.user", "users.0.user.token", "extensions", "preferences"]
+
+
+@fuzz("kubeconfig")
+@given(st.lists(st.tuples(st.sampled_from(KUBECONFIG_PATHS), values), min_size=1, max_size=3))
+def test_kubeconfig_files(reliability_sandbox, cluster, changes):
+    data = yaml.safe_load(Path(reliability_sandbox.kubeconfig).read_text())
+    for path, value in changes:
+        data = mutate(data, path, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kubeconfig"
+        path.write_text(yaml.safe_dump(data, allow_unicode=True))
+        code, out, err = run("--kubeconfig", str(path), "--request-timeout=5", "get", "jobs")
+    assert_message(code, out, err)
+    assert reliability_sandbox.token not in out + err
