@@ -43,7 +43,7 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80}
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80}
 
 
 def fuzz(target: str):
@@ -358,3 +358,30 @@ def test_kubeconfig_files(reliability_sandbox, cluster, changes):
         code, out, err = run("--kubeconfig", str(path), "--request-timeout=5", "get", "jobs")
     assert_message(code, out, err)
     assert reliability_sandbox.token not in out + err
+
+
+# --- the rlark config file ($RLARK_CONFIG) ---------------------------------------------------------------------
+
+CONFIG = {"gateway": "https://rlark.example.com", "clusters": {"rlark-gpu-a": "gpu-a-admin"},
+          "ray": {"token": "ray-secret-token-value", "urls": {"demo-ppo": "http://127.0.0.1:8265"}}}
+CONFIG_PATHS = ["gateway", "clusters", "clusters.rlark-gpu-a", "clusters.x", "ray", "ray.token", "ray.urls",
+                "ray.urls.demo-ppo", "extra"]
+
+
+@fuzz("config-file")
+@given(st.lists(st.tuples(st.sampled_from(CONFIG_PATHS), values), min_size=1, max_size=3),
+       st.booleans())
+def test_config_files(reliability_sandbox, cluster, changes, as_bytes_noise):
+    data = CONFIG
+    for path, value in changes:
+        data = mutate(data, path, value)
+    text = yaml.safe_dump(data, allow_unicode=True).encode()
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        path = Path(tmp) / "config.yaml"
+        path.write_bytes(text[: len(text) // 2] if as_bytes_noise else text)
+        patch.setenv("RLARK_CONFIG", str(path))
+        code, out, err = cluster("config", "--no-check")
+    assert_message(code, out, err)
+    token = (data.get("ray") or {}).get("token") if isinstance(data.get("ray"), dict) else None
+    if isinstance(token, str) and len(token) > 8:
+        assert token not in out + err
