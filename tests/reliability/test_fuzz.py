@@ -43,7 +43,7 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80}
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80}
 
 
 def fuzz(target: str):
@@ -65,7 +65,7 @@ def assert_message(code: int, out: str, err: str) -> None:
     """Exit code in {0,1,2,3}; stderr only short message lines; no traceback anywhere."""
     assert code in EXIT_CODES, (code, err)
     assert "Traceback" not in out and "Traceback" not in err, err
-    for line in err.splitlines():
+    for line in filter(None, err.split("\n")):
         assert len(line) <= MAX_LINE and MESSAGE_LINE.match(line), line[:300]
     if code == 2:
         assert err.strip(), "a usage error says why"
@@ -385,3 +385,18 @@ def test_config_files(reliability_sandbox, cluster, changes, as_bytes_noise):
     token = (data.get("ray") or {}).get("token") if isinstance(data.get("ray"), dict) else None
     if isinstance(token, str) and len(token) > 8:
         assert token not in out + err
+
+
+# --- object names, roles and Pods typed on the command line --------------------------------------------------------
+
+names = st.one_of(st.text(min_size=1, max_size=40),
+                  st.sampled_from(["../x", "a/b", "%2e%2e", "demo-ppo/../demo-ppo", "?watch=1", "#", "a" * 300,
+                                   "demo-ppo\x00", " demo-ppo", "ДЕМО", "demo-ppo;rm -rf", "$(id)"]))
+
+
+@fuzz("object-names")
+@given(names, st.sampled_from(["get", "describe", "logs-role", "logs-pod"]))
+def test_names_roles_and_pods(cluster, name, command):
+    argv = {"get": ("get", "jobs", f"--namespace={name}", name), "describe": ("describe", "job", name),
+            "logs-role": ("logs", "demo-ppo", f"--role={name}"), "logs-pod": ("logs", name, f"--pod={name}")}
+    assert_message(*cluster(*argv[command]))
