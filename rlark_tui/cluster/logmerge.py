@@ -9,10 +9,12 @@ import heapq
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from rlark_tui.errors import UsageError
 
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
+_BASE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 MAX_SINCE_SECONDS = 2**31 - 1
@@ -39,26 +41,45 @@ class LogLine:
 
 def parse_timestamp(stamp: str) -> int | None:
     """RFC 3339 (nanosecond fraction allowed) -> epoch nanoseconds; None if it is not one."""
+    if len(stamp) == 30 and stamp[19] == "." and stamp[29] == "Z" and stamp[20:29].isdecimal():
+        seconds = _epoch_seconds(stamp[:19], "+00:00")
+        return None if seconds is None else seconds * 1_000_000_000 + int(stamp[20:29])
     match = _TS.match(stamp)
     if not match:
         return None
     base, fraction, zone = match.groups()
-    zone = "+00:00" if zone == "Z" else zone
+    seconds = _epoch_seconds(base, "+00:00" if zone == "Z" else zone)
+    if seconds is None:
+        return None
+    return seconds * 1_000_000_000 + (int(fraction.ljust(9, "0")) if fraction else 0)
+
+
+@lru_cache(maxsize=256)
+def _epoch_seconds(base: str, zone: str) -> int | None:
+    """Consecutive lines mostly share their second: a follow at thousands of lines/s parses each second once.
+    The fast path of parse_timestamp (kubelet's own shape, nanoseconds and Z) checks `base` only here."""
+    if not _BASE.fullmatch(base):
+        return None
     try:
-        moment = datetime.fromisoformat(base + zone)
+        return int(datetime.fromisoformat(base + zone).timestamp())
     except ValueError:
         return None
-    nanos = int((fraction or "0").ljust(9, "0"))
-    return int(moment.timestamp()) * 1_000_000_000 + nanos
+
+
+def split_raw(raw: str) -> tuple[str, int | None, str]:
+    """A line read with `timestamps=true` -> (stamp, epoch ns, text); ("", None, raw) without a leading timestamp.
+    The per-line step of a live follow (no LogLine built)."""
+    stamp, sep, rest = raw.partition(" ")
+    ts = parse_timestamp(stamp) if sep or stamp else None
+    if ts is None:
+        return "", None, raw
+    return stamp, ts, rest
 
 
 def split_line(raw: str, source: str) -> LogLine:
     """A line read with `timestamps=true` -> LogLine; a line without a leading timestamp keeps ts None."""
-    stamp, sep, rest = raw.partition(" ")
-    ts = parse_timestamp(stamp) if sep or stamp else None
-    if ts is None:
-        return LogLine(source, raw)
-    return LogLine(source, rest, ts, stamp)
+    stamp, ts, text = split_raw(raw)
+    return LogLine(source, text, ts, stamp)
 
 
 def since_time(ts: int) -> str:
@@ -83,14 +104,18 @@ class Resume:
         self._replayed_at_last = 0
 
     def admit(self, line: LogLine) -> bool:
-        if line.ts is None:
+        return self.admit_ts(line.ts)
+
+    def admit_ts(self, ts: int | None) -> bool:
+        """`admit` for a line known by its timestamp only."""
+        if ts is None:
             return True
-        if self.last is None or line.ts > self.last:
-            self.last = line.ts
+        if self.last is None or ts > self.last:
+            self.last = ts
             self.count_at_last = 1
             self._replayed_at_last = 1
             return True
-        if line.ts < self.last:
+        if ts < self.last:
             return False
         self._replayed_at_last += 1
         if self._replayed_at_last <= self.count_at_last:

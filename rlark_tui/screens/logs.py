@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.logmerge import Resume, split_line
+from rlark_tui.cluster.logmerge import Resume, split_line, split_raw
 from rlark_tui.fsutil import write_private
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
@@ -249,12 +249,13 @@ class LogScreen(RlarkScreen):
                 self._open[target.key] = stream
                 resume.restart()
                 try:
+                    push, source = self._pending.push, target.source
                     for raw in stream:
                         if stop.is_set():
                             return
-                        line = split_line(raw, target.source)
-                        if resume.admit(line):
-                            self._push(target.source, line.stamp, line.text)
+                        stamp, ts, text = split_raw(raw)
+                        if resume.admit_ts(ts):
+                            push(source, stamp, text)
                     if previous:
                         self._notice(f"logs: end of the previous instance of {target.pod_name}")
                         return
