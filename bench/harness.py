@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "percentile", "PtyApp", "REPO"]
+__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "cpu_seconds", "percentile", "PtyApp", "REPO"]
 
 REPO = Path(__file__).resolve().parent.parent
 _READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+)$")
@@ -101,6 +101,12 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time process `pid` has used so far (under load, wall times grow; this does less)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-th percentile (q in 0..100) of `values`, linear interpolation between closest ranks."""
     if not values:
@@ -161,10 +167,13 @@ class PtyApp:
         return time.perf_counter() - self.started
 
     def drain(self, seconds: float) -> None:
-        """Keep reading output for `seconds` (an app blocked on a full pty would stall)."""
+        """Keep reading output for `seconds` (an app blocked on a full pty would stall), or until it exits."""
         deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            self._read(deadline - time.perf_counter())
+        while time.perf_counter() < deadline and self.process.poll() is None:
+            try:
+                self._read(deadline - time.perf_counter())
+            except RuntimeError:
+                return
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
