@@ -1,7 +1,8 @@
 """The one background worker that owns refresh: list+watch of every kind, Ray polling, source health.
 
 Blocking client calls run in threads; events are applied on the event loop, coalesced to at most one
-immutable Snapshot per frame, and posted as SnapshotChanged messages. Screens never call the API to render.
+immutable Snapshot per frame (the first change after a quiet frame is posted at once), and posted as
+SnapshotChanged messages. Screens never call the API to render.
 """
 
 from __future__ import annotations
@@ -121,18 +122,22 @@ class Reconciler:
                              daemon=True).start()
         helpers = [asyncio.create_task(self._ray_loop()), asyncio.create_task(self._probe_loop())]
         self._publish(post)
+        published = self._loop.time()
         try:
             while not self._stop.is_set():
                 item = await self._queue.get()
                 self._apply(item, post)
-                deadline = self._loop.time() + self.frame
-                while (remaining := deadline - self._loop.time()) > 0:
+                # at most one Snapshot per frame, but the first change after a quiet frame goes out at once
+                deadline = published + self.frame
+                while (remaining := deadline - self._loop.time()) > 0 or not self._queue.empty():
                     try:
-                        item = await asyncio.wait_for(self._queue.get(), remaining)
-                    except asyncio.TimeoutError:
+                        item = (self._queue.get_nowait() if remaining <= 0 or not self._queue.empty()
+                                else await asyncio.wait_for(self._queue.get(), remaining))
+                    except (asyncio.TimeoutError, asyncio.QueueEmpty):
                         break
                     self._apply(item, post)
                 self._publish(post)
+                published = self._loop.time()
         finally:
             for task in helpers:
                 task.cancel()
