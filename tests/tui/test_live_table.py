@@ -1,0 +1,123 @@
+"""LiveTable, the virtual list under the job and Node lists: what it paints, keys, mouse, filter, sort and a
+selection that follows its row key."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from rlark_tui.widgets.filter_bar import make_matcher
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+COLUMNS = (Column("name", "NAME"), Column("phase", "PHASE"), Column("n", "N"))
+
+
+def row(name: str, phase: str = "Running", n: int = 0) -> Row:
+    return Row(name, (name, Text(phase, style="green"), str(n)), (name, phase, n))
+
+
+class TableApp(App):
+    def __init__(self, rows: list[Row]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.selected: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield LiveTable(COLUMNS)
+
+    def on_mount(self) -> None:
+        table = self.query_one(LiveTable)
+        table.sync(self.rows)
+        table.focus()
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        self.selected.append(event.row_key)
+
+
+def painted(table: LiveTable) -> list[str]:
+    """The widget's lines as painted now (header first), trailing blanks dropped."""
+    lines = [table.render_line(y).text.rstrip() for y in range(table.size.height)]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+async def test_header_rows_and_a_row_update_repaint_only_that_text():
+    app = TableApp([row("b-job"), row("a-job", "Pending", 12)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        assert [line.split() for line in painted(table)] == [["NAME", "PHASE", "N"], ["a-job", "Pending", "12"],
+                                                              ["b-job", "Running", "0"]]
+        table.update([row("b-job", "Failed", 3)])
+        await pilot.pause()
+        assert painted(table)[2].split() == ["b-job", "Failed", "3"]
+        table.update([row("a-much-longer-job-name-than-before")], removed=["a-job"])
+        await pilot.pause()
+        assert [line.split()[0] for line in painted(table)[1:]] == ["a-much-longer-job-name-than-before", "b-job"]
+
+
+async def test_keys_move_the_cursor_and_enter_selects():
+    app = TableApp([row(f"job-{n:02d}") for n in range(30)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        await pilot.press("j", "j", "down", "k")
+        assert table.selected_key == "job-02"
+        await pilot.press("G")
+        assert table.selected_key == "job-29" and table.scroll_y > 0
+        assert painted(table)[-1].split()[0] == "job-29"
+        await pilot.press("g", "pagedown")
+        assert table.cursor_row > 3
+        await pilot.press("pageup", "enter")
+        assert table.cursor_row == 0 and app.selected == ["job-00"]
+
+
+async def test_mouse_click_moves_the_cursor_clicking_it_again_selects_and_the_header_sorts():
+    app = TableApp([row("a", n=2), row("b", n=10), row("c", n=1)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        await pilot.click(LiveTable, offset=(2, 2))
+        assert table.selected_key == "b"
+        await pilot.click(LiveTable, offset=(2, 2))
+        assert app.selected == ["b"]
+        n_column = painted(table)[0].rindex("N")
+        await pilot.click(LiveTable, offset=(n_column, 0))
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["c", "a", "b"]
+        assert table.selected_key == "b"
+
+
+async def test_filter_narrows_and_widens_keeping_order_and_the_selected_row():
+    app = TableApp([row(f"job-{n:02d}", "Pending" if n % 3 else "Running") for n in range(30)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        table.select_key("job-12")
+        for text, count in (("job-1", 10), ("job-12", 1), ("job-1", 10), ("running", 10), ("^job-0[12]$", 2)):
+            table.set_filter(make_matcher(text))
+            await pilot.pause()
+            assert table.row_count == count, text
+        assert [table.get_row_at(i)[0] for i in range(2)] == ["job-01", "job-02"]
+        table.set_filter(make_matcher(""))
+        await pilot.pause()
+        assert table.row_count == 30 and table.selected_key == "job-12"
+        assert [table.get_row_at(i)[0] for i in range(3)] == ["job-00", "job-01", "job-02"]
+
+
+async def test_a_row_leaving_the_filter_on_update_disappears_and_a_new_matching_row_appears():
+    app = TableApp([row("a"), row("b")])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        table.set_filter(make_matcher("running"))
+        table.update([row("a", "Failed"), row("c")])
+        await pilot.pause()
+        assert [line.split()[0] for line in painted(table)[1:]] == ["b", "c"]
+
+
+async def test_long_cells_end_in_an_ellipsis_and_wide_characters_keep_columns_aligned():
+    app = TableApp([row("x" * 80), row("训练任务")])
+    async with app.run_test(size=(80, 10)):
+        table = app.query_one(LiveTable)
+        header, long_row, wide_row = painted(table)
+        assert "…" in long_row and "x" * 80 not in long_row
+        phase_at = cell_len(header[:header.index("PHASE")])
+        for line in (long_row, wide_row):
+            assert cell_len(line[:line.index("Running")]) == phase_at
