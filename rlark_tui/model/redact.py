@@ -5,6 +5,7 @@ Pure functions; they return redacted copies and never modify their input.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -30,9 +31,12 @@ def is_secret_name(env_name: object) -> bool:
 
     `TOKENIZERS_PARALLELISM` or `KEYBOARD_LAYOUT` are not secret: whole words are compared.
     """
-    if not isinstance(env_name, str) or not env_name:
-        return False
-    words = [w.upper() for w in _NAME_SPLIT.split(env_name) if w]
+    return isinstance(env_name, str) and bool(env_name) and _secret_name(env_name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name(name: str) -> bool:
+    words = [w.upper() for w in _NAME_SPLIT.split(name) if w]
     joined = "".join(words)
     if _PUBLIC_WORDS & set(words) and not any(strong in joined for strong in _STRONG):
         return False
@@ -42,33 +46,42 @@ def is_secret_name(env_name: object) -> bool:
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
-_PEM = re.compile(r"(-----BEGIN ([A-Z0-9 ]+)-----)(.*?)(-----END \2-----)", re.S)
-_PEM_UNTERMINATED = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END).)*\Z", re.S)
-_URL_CREDENTIALS = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
+_NAME_START = r"(?:(?<![A-Za-z0-9_.-])|(?<=\]\.))"
+"""A name starts a word (or follows `].`), never in the middle of one."""
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]+-----")
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_URL_CREDENTIALS = re.compile(r"((?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
 _BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/=-]{8,})", re.I)
-_VALUE = r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"',;}]+)"
-"""A quoted value, an unterminated quote (the rest of the line), or a bare word."""
-_ASSIGNMENT = re.compile(
-    r"(?P<prefix>(?P<name>" + _NAME + r")(?P<quote>[\"']?)[ \t]*(?P<sep>=|:)[ \t]*)" + _VALUE)
 _YAML_BLOCK = re.compile(
     r"(?P<prefix>^(?P<indent>[ \t]*)(?:- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*[|>][-+0-9]*[ \t]*\n)"
     r"(?P<value>(?:(?P=indent)[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)", re.M)
 """A YAML block scalar (`password: |` + indented lines) under a secret-looking name."""
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
-_FLAG = re.compile(r"(?P<prefix>--(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:=|\s+))(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
-_YAML_ENV = re.compile(
-    r"(?P<prefix>name:\s*[\"']?(?P<name>" + _NAME + r")[\"']?\s*\n\s*value:\s*)(?P<value>[^\n]+)")
-_JSON_ENV = re.compile(
-    r"(?P<prefix>\"name\"\s*:\s*\"(?P<name>" + _NAME + r")\"\s*,\s*\"value\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")")
+
+# A name and what assigns to it, each with the pattern of the value that follows; the value is read only for a
+# secret-looking name, so text full of ordinary `a=b:c` costs one pass.
+_ASSIGNMENT = re.compile(_NAME_START + r"(?P<name>" + _NAME + r")(?P<quote>[\"']?)[ \t]*(?P<sep>[=:])[ \t]*")
+_ASSIGNED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"',;}]+")
+"""A quoted value, an unterminated quote (the rest of the line), or a bare word."""
+_FLAG = re.compile(r"(?<![A-Za-z0-9-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+)")
+_FLAG_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
+_YAML_ENV = re.compile(r"name:[ \t]*[\"']?(?P<name>" + _NAME + r")[\"']?[ \t]*\n[ \t]*value:[ \t]*")
+_YAML_ENV_VALUE = re.compile(r"[^\n]+")
+_JSON_ENV = re.compile(r"\"name\"\s*:\s*\"(?P<name>" + _NAME + r")\"\s*,\s*\"value\"\s*:\s*")
+_JSON_ENV_VALUE = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+_NAMED = ((_YAML_ENV, _YAML_ENV_VALUE), (_JSON_ENV, _JSON_ENV_VALUE), (_ASSIGNMENT, _ASSIGNED_VALUE),
+          (_FLAG, _FLAG_VALUE))
+
 _TOKEN_SHAPES = re.compile(
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{30,}"
-    r"|AIza[0-9A-Za-z_-]{35}|pypi-[A-Za-z0-9_-]{40,}"
+    r"(?<![A-Za-z0-9_-])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}"
+    r"|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|npm_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35}|pypi-[A-Za-z0-9_-]{40,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
 )
 """Well-known token shapes, wherever they appear: GitHub, Hugging Face, OpenAI/Anthropic, GitLab, Slack, AWS key
 ids, npm, Google API keys, PyPI, JWTs."""
-
 
 _MAYBE_SECRET = re.compile(
     r"pass|pwd|secret|token|key|cred|auth|private|cookie|signature|dsn|pat(?![a-z])|bearer|basic|-----BEGIN"
@@ -77,6 +90,8 @@ _MAYBE_SECRET = re.compile(
 )
 """Cheap first pass: text without any of these cannot hold a secret the patterns below would mask."""
 
+_PROSE = re.compile(r"\b(?:a|an|the|no|your|this)\s+\Z", re.I)
+
 
 def _mask_value(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -84,26 +99,47 @@ def _mask_value(value: str) -> str:
     return MASK
 
 
-def _mask_named(match: re.Match) -> str:
-    value = match.group("value")
-    if not is_secret_name(match.group("name")) or value.strip("\"' ") in ("", MASK) \
-            or value.lower() in _AUTH_SCHEMES or _names_a_field(match):
-        # The value may hold an assignment of its own: `notes: HF_TOKEN=...`.
-        return match.group("prefix") + match.re.sub(_mask_named, value)
-    return match.group("prefix") + _mask_value(value)
-
-
-_PROSE = re.compile(r"\b(?:a|an|the|no|your|this)\s+\Z", re.I)
-
-
 def _names_a_field(match: re.Match) -> bool:
     """`name: value` that is not an assignment: a finding about a field (`roles[0].env.HF_TOKEN: looks like...`),
     prose (`looks like a secret: its value`), or a selector / reference term (`key: rlark.io/cluster-id`)."""
-    if "sep" not in match.re.groupindex or match.group("sep") != ":" or match.group("value")[:1] in "\"'":
+    text = match.string
+    if match.re is not _ASSIGNMENT or match.group("sep") != ":" or text[match.end():match.end() + 1] in ("\"", "'"):
         return False
-    before = match.string[max(0, match.start() - 8):match.start()]
-    return before[-1:] in (".", "]") or "." in match.group("name") or match.group("name").lower() in ("key", "keys") \
-        or bool(_PROSE.search(before))
+    before = text[max(0, match.start() - 8):match.start()]
+    name = match.group("name")
+    return before[-1:] in (".", "]") or "." in name or name.lower() in ("key", "keys") or bool(_PROSE.search(before))
+
+
+def _sub_named(pattern: re.Pattern, value_pattern: re.Pattern, text: str) -> str:
+    """Mask the values `pattern` assigns to secret-looking names. After any other name the search goes on right
+    after its `=` / `:`: the value may hold an assignment of its own (`notes: HF_TOKEN=...`)."""
+    parts, copied, search_from = [], 0, 0
+    while (match := pattern.search(text, search_from)) is not None:
+        search_from = match.end()
+        if not is_secret_name(match.group("name")) or _names_a_field(match):
+            continue
+        value = value_pattern.match(text, match.end())
+        if value is None or value.group(0).strip("\"' ") in ("", MASK) or value.group(0).lower() in _AUTH_SCHEMES:
+            continue
+        parts += [text[copied:match.end()], _mask_value(value.group(0))]
+        copied = search_from = value.end()
+    return "".join(parts) + text[copied:]
+
+
+def _mask_pem(text: str) -> str:
+    """PEM bodies become `***`; a private key without its END line is masked to the end of the text."""
+    parts, copied = [], 0
+    while (begin := _PEM_BEGIN.search(text, copied)) is not None:
+        end = _PEM_END.search(text, begin.end())
+        if end is None:
+            key = _KEY_BEGIN.search(text, begin.start())
+            if key is not None:
+                parts += [text[copied:key.end()], f"\n{MASK}"]
+                copied = len(text)
+            break
+        parts += [text[copied:begin.end()], f"\n{MASK}\n", end.group(0)]
+        copied = end.end()
+    return "".join(parts) + text[copied:]
 
 
 def _mask_block(match: re.Match) -> str:
@@ -115,23 +151,19 @@ def _mask_block(match: re.Match) -> str:
 
 def redact_text(text: str) -> str:
     """Text with secrets masked: PEM blocks, `user:pass@` in URLs, bearer tokens, known token shapes,
-    and values assigned to secret-looking names (`HF_TOKEN=...`, `password: ...`, `--api-key ...`)."""
+    and values assigned to secret-looking names (`HF_TOKEN=...`, `password: ...`, `--api-key ...`).
+
+    Linear in the length of the text: a name never starts inside a word and a value is read only when it is
+    masked, so a 1 MB log line costs a few passes."""
     if not isinstance(text, str) or not _MAYBE_SECRET.search(text):
         return text
-    text = _PEM.sub(lambda m: f"{m.group(1)}\n{MASK}\n{m.group(4)}", text)
-    text = _PEM_UNTERMINATED.sub(lambda m: f"{m.group(1)}\n{MASK}", text)
+    text = _mask_pem(text)
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
     text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
     text = _YAML_BLOCK.sub(_mask_block, text)
-    text = _YAML_ENV.sub(_mask_named, text)
-    text = _JSON_ENV.sub(_mask_named, text)
-    text = _ASSIGNMENT.sub(_mask_named, text)
-    text = _FLAG.sub(_mask_named, text)
+    for pattern, value_pattern in _NAMED:
+        text = _sub_named(pattern, value_pattern, text)
     return _TOKEN_SHAPES.sub(MASK, text)
-
-
-_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 
 
 class LineRedactor:

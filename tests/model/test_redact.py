@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlark_tui.model.redact import LineRedactor, is_secret_name, redact_env, redact_object, redact_text
 
@@ -195,3 +197,65 @@ def test_line_redactor_masks_a_private_key_spread_over_lines_per_source():
                    "***-----END RSA PRIVATE KEY-----", "a: after the key"]
     assert redact("-----BEGIN PRIVATE KEY----- x -----END PRIVATE KEY-----", "c") != "***"
     assert redact("plain line", "c") == "plain line"
+
+
+# ---- properties (hypothesis): whatever surrounds it, a secret assigned to a secret name never survives ----------
+
+SECRET_NAMES = ["HF_TOKEN", "WANDB_API_KEY", "db_password", "AWS_SECRET_ACCESS_KEY", "GithubToken", "MY_AUTH",
+                "GOOGLE_APPLICATION_CREDENTIALS", "api-key", "client-secret", "SSH_PASSPHRASE", "MY_SERVICE_KEY"]
+SECRET_VALUES = st.from_regex(r"[A-Za-z0-9+/_.~-]{6,40}", fullmatch=True)
+AROUND = st.text(alphabet="abcxyz XYZ0123456789_.,;:=()[]{}/\n\t-", max_size=40)
+PROPERTIES = settings(max_examples=300, deadline=None)
+
+
+@PROPERTIES
+@given(before=AROUND, name=st.sampled_from(SECRET_NAMES), value=SECRET_VALUES, after=AROUND,
+       form=st.sampled_from(["{n}={v}", "export {n}={v}", '{n}="{v}"', "{n}='{v}'", "\n  {n}: {v}",
+                             '"{n}": "{v}"', "--{n}={v}", "--{n} {v}", "-e {n}={v}", "{n} = {v}",
+                             "- name: {n}\n  value: {v}", '{{"name": "{n}", "value": "{v}"}}']))
+def test_a_value_assigned_to_a_secret_name_never_survives(before, name, value, after, form):
+    text = f"{before} {form.format(n=name, v=value)}\n{after}"
+    if value in before or value in after or value in name:
+        return
+    assert value not in redact_text(text)
+
+
+@PROPERTIES
+@given(before=AROUND, after=AROUND, shape=st.sampled_from([
+    "hf_{a}", "ghp_{a}", "sk-{a}", "sk-proj-{a}", "github_pat_{a}", "glpat-{a}", "npm_{a}",
+    "Bearer {a}", "Authorization: Bearer {a}", "https://user:{a}@host/x",
+    "-----BEGIN PRIVATE KEY-----\n{a}\n-----END PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----\n{a}"]),
+       token=st.from_regex(r"[A-Za-z0-9]{30,40}", fullmatch=True))
+def test_token_shapes_never_survive(before, after, shape, token):
+    text = f"{before} {shape.format(a=token)} {after}"
+    assert token not in redact_text(text)
+
+
+@PROPERTIES
+@given(st.text(max_size=300))
+def test_any_text_is_redacted_without_error_and_twice_is_once(text):
+    once = redact_text(text)
+    assert isinstance(once, str) and redact_text(once) == once
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["token", "password", "name", "env", "value", "key", "client-key-data", "x"]) | st.text(max_size=8),
+        inner, max_size=4),
+    max_leaves=20)
+
+
+@PROPERTIES
+@given(json_values, SECRET_VALUES)
+def test_redact_object_never_fails_and_hides_secret_fields(obj, value):
+    holder = {"users": [{"user": {"token": value, "password": value, "client-key-data": value}}], "other": obj}
+    out = redact_object(holder)
+    assert value not in json.dumps(out["users"]) and redact_object(obj) == redact_object(redact_object(obj))
+
+
+def test_a_megabyte_line_is_redacted():
+    """Linear time: no pattern starts a name inside a word or reads the value of an ordinary name."""
+    for line in ("a" * 1_000_000 + " HF_TOKEN=hftok49", "a=" * 500_000 + " password=hftok49",
+                 "x." * 500_000 + " secret: hftok49", "-----BEGIN X-----" * 50_000 + " token=hftok49"):
+        assert "hftok49" not in redact_text(line)
