@@ -287,6 +287,16 @@ async def test_tui_detail_overview_events_and_yaml_tab_show_no_secret(access):
         assert "prepareScript" in app.screen.yaml_text
 
 
+async def test_tui_api_error_echoing_secrets_is_redacted_in_list_and_header(rel, access):
+    rel.faults.fail(403, verb="list", resource="jobs",
+                    message=f"token {LOG_SECRETS['token=']} Authorization: Bearer {LOG_SECRETS['bearer']} denied")
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "forbidden (403)" in screen_text(app), "the 403 state")
+        text = screen_text(app)
+        assert "denied" in text and "Bearer ***" in text and leaked(text) == []
+
+
 async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = RlarkApp(access)
