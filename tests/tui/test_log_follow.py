@@ -1,7 +1,8 @@
 """The log pane following a Job of 10 Pods written by the sandbox's load generator (Ray-free sandbox of its own).
 
 Every Pod is followed at once (the streams must not wait for one another), every line arrives once, and the
-status line counts them; a pane that falls a whole buffer behind says how many lines it skipped.
+status line counts them; streams cut mid-line resume without duplicates or gaps; a pane that falls a whole buffer
+behind says how many lines it skipped.
 """
 
 from __future__ import annotations
@@ -93,4 +94,28 @@ async def test_a_pane_a_whole_buffer_behind_says_how_many_lines_it_skipped(load_
             assert screen.view.shown_lines[0].text == "burst 250"
             assert last_row(screen).rstrip() == f"[load/behind-load-0] burst {BUFFER_LINES + 249}"
     finally:
+        access.close()
+
+
+def load_seqs(screen: LogScreen) -> list[int]:
+    return sorted(int(line.text.split()[1].removeprefix("seq=")) for line in screen.view.shown_lines
+                  if not line.notice)
+
+
+async def test_cut_streams_resume_without_duplicates_or_gaps(load_sandbox):
+    raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": 2, "lines_per_s": 1, "seconds": 0.1, "job": "cut"})
+    load_sandbox.faults.cut_logs(after_lines=5, times=2)
+    access = ClusterAccess.open(str(load_sandbox.kubeconfig), load_sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_load_pane(pilot, app, "cut")
+            await wait_for(pilot, lambda: screen.open_streams == 2, "2 open streams")
+            raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": 2, "lines_per_s": 400, "seconds": 1,
+                                                            "job": "cut"})
+            await wait_for(pilot, lambda: load_seqs(screen) == list(range(400)), "all 400 lines")
+            notices = [line.text for line in screen.view.shown_lines if line.notice]
+            assert sum("dropped" in text and "reconnecting" in text for text in notices) == 2, notices
+    finally:
+        load_sandbox.faults.clear()
         access.close()
