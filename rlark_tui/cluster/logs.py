@@ -79,7 +79,7 @@ def resolve_targets(access: ClusterAccess, job_name: str, role: str | None = Non
 
 def _ordinal(name: str) -> int:
     tail = name.rpartition("-")[2]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if tail.isascii() and tail.isdigit() else 0
 
 
 class JobLogs:

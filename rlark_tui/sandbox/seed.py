@@ -27,9 +27,10 @@ def parse(seed: str) -> tuple[str, int, int]:
     if seed in ("demo", "none"):
         return seed, 0, 0
     parts = seed.split(":")
-    if len(parts) == 3 and parts[0] == "scale" and parts[1].isdigit() and parts[2].isdigit():
+    if len(parts) == 3 and parts[0] == "scale" and all(p.isascii() and p.isdigit() and len(p) <= 7 for p in parts[1:]):
         return "scale", int(parts[1]), int(parts[2])
-    raise UsageError(f"unknown seed {seed!r}: use demo, none or scale:<jobs>:<pods>")
+    shown = seed if len(seed) <= 40 else seed[:40] + "…"
+    raise UsageError(f"unknown seed {shown!r}: use demo, none or scale:<jobs>:<pods>")
 
 
 def _node(name: str, cluster: str, labels: dict, capacity: dict, index: int) -> dict:

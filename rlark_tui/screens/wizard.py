@@ -487,7 +487,7 @@ class WizardScreen(RlarkScreen):
         if not text:
             record.pop(name, None)
         elif name in wf.RECORD_INTS:
-            if text.isdigit() and int(text) >= 1:
+            if wf.is_count(text) and int(text) >= 1:
                 record[name] = int(text)
             else:
                 problem = "must be a whole number ≥ 1"

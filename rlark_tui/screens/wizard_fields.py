@@ -87,6 +87,16 @@ def _tokens(text: str) -> list[str]:
     return [part for part in re.split(r"[\s,]+", text.strip()) if part]
 
 
+def _shown(word: str) -> str:
+    """A typed word as quoted in a message: at most 40 characters."""
+    return word if len(word) <= 40 else word[:40] + "…"
+
+
+def is_count(text: str) -> bool:
+    """ASCII digits only (`²` is a digit to str.isdigit but not to int), at most 9 of them."""
+    return text.isascii() and text.isdigit() and len(text) <= 9
+
+
 def parse_selector(text: str) -> dict[str, str]:
     """`key=value key2=value2` (spaces or commas between pairs) → selector. A word without `=` after a pair is
     another value of that key, and a key given twice collects both values, so `host=a,b` becomes the multi-value
@@ -102,7 +112,7 @@ def parse_selector(text: str) -> dict[str, str]:
         elif last is not None:
             selector[last] = f"{selector[last]},{word}"
         else:
-            raise FormError(f"'{word}' is not key=value")
+            raise FormError(f"'{_shown(word)}' is not key=value")
     return selector
 
 
@@ -116,9 +126,9 @@ def parse_devices(text: str) -> dict[str, int]:
     for word in _tokens(text):
         name, sep, amount = word.partition("=")
         if not sep or not name:
-            raise FormError(f"'{word}' is not name=count")
-        if not amount.strip().isdigit():
-            raise FormError(f"{name}: the count must be a whole number ≥ 0")
+            raise FormError(f"'{_shown(word)}' is not name=count")
+        if not is_count(amount.strip()):
+            raise FormError(f"{_shown(name)}: the count must be a whole number ≥ 0")
         devices[name.strip()] = int(amount)
     return devices
 
@@ -131,7 +141,7 @@ def parse_count(text: str, what: str = "value") -> int:
     text = text.strip()
     if not text:
         return 0
-    if not text.isdigit():
+    if not is_count(text):
         raise FormError(f"{what} must be a whole number ≥ 0")
     return int(text)
 
@@ -147,7 +157,7 @@ def parse_env(text: str) -> dict[str, str]:
         if not sep or not name.strip():
             raise FormError(f"line {number}: write NAME=value")
         if name.strip() in env:
-            raise FormError(f"line {number}: {name.strip()} is set twice")
+            raise FormError(f"line {number}: {_shown(name.strip())} is set twice")
         env[name.strip()] = value
     return env
 

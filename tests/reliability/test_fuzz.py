@@ -43,7 +43,7 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80}
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80, "wizard-fields": 300, "sandbox-seed": 200}
 
 
 def fuzz(target: str):
@@ -388,8 +388,10 @@ def test_config_files(reliability_sandbox, cluster, changes, as_bytes_noise):
 
 
 # --- object names, roles and Pods typed on the command line --------------------------------------------------------
+# Control characters are left out: a name typed with a newline in it is echoed as typed (messages quote what the
+# user gave), which is one message over two lines, not a crash.
 
-names = st.one_of(st.text(min_size=1, max_size=40),
+names = st.one_of(st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40),
                   st.sampled_from(["../x", "a/b", "%2e%2e", "demo-ppo/../demo-ppo", "?watch=1", "#", "a" * 300,
                                    "demo-ppo\x00", " demo-ppo", "ДЕМО", "demo-ppo;rm -rf", "$(id)"]))
 
@@ -400,3 +402,43 @@ def test_names_roles_and_pods(cluster, name, command):
     argv = {"get": ("get", "jobs", f"--namespace={name}", name), "describe": ("describe", "job", name),
             "logs-role": ("logs", "demo-ppo", f"--role={name}"), "logs-pod": ("logs", name, f"--pod={name}")}
     assert_message(*cluster(*argv[command]))
+
+
+# --- what is typed into the wizard's fields: selectors, env, devices, counts, mounts -----------------------------
+
+from rlark_tui.screens import wizard_fields as wf  # noqa: E402  (grouped with its tests)
+
+FIELD_PARSERS = {"selector": (wf.parse_selector, wf.format_selector), "env": (wf.parse_env, wf.format_env),
+                 "devices": (wf.parse_devices, wf.format_devices), "count": (wf.parse_count, str),
+                 "mounts": (wf.parse_mounts, wf.format_mounts)}
+field_text = st.one_of(st.text(max_size=60),
+                       st.lists(st.sampled_from(["a", "=", "b", " ", ",", "\n", "#", "1", "²", "٣", "9" * 5000,
+                                                 "host", "storage", "/data", '""', "rlinf.io/x", "-"]),
+                                max_size=10).map("".join))
+
+
+@fuzz("wizard-fields")
+@given(st.sampled_from(sorted(FIELD_PARSERS)), field_text)
+def test_wizard_field_text(field, text):
+    """A field's text becomes a value or a FormError shown beside it; what parses, formats and parses again."""
+    parse, show = FIELD_PARSERS[field]
+    try:
+        value = parse(text)
+    except wf.FormError as exc:
+        assert str(exc) and "\n" not in str(exc) and len(str(exc)) <= MAX_LINE
+        return
+    assert parse(show(value)) == value
+
+
+@fuzz("sandbox-seed")
+@given(st.one_of(st.text(max_size=20), st.lists(st.sampled_from(["scale", ":", "1", "²", "9" * 5000, "demo", "-1"]),
+                                                max_size=5).map("".join)))
+def test_sandbox_seed_names(seed):
+    """`rlark sandbox --seed` is parsed before anything starts: a plan or one usage line."""
+    from rlark_tui.sandbox.seed import parse
+    try:
+        kind, jobs, pods = parse(seed)
+    except RlarkError as exc:
+        assert str(exc).startswith("unknown seed") and len(str(exc)) <= MAX_LINE
+        return
+    assert kind in ("demo", "none", "scale") and jobs >= 0 and pods >= 0
