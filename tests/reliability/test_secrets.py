@@ -358,7 +358,7 @@ async def test_tui_wizard_yaml_preview_shows_no_secret(access):
 
 # ---- scripts are data --------------------------------------------------------------------------------------
 
-def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
+async def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
     marker = tmp_path / "marker"
     script = (f"touch {marker}\necho $(touch {marker}) `touch {marker}`\n"
               f"python -c 'open(\"{marker}\", \"w\")'")
@@ -376,6 +376,21 @@ def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
         assert f"touch {marker}" in described.out
         assert rl("get", "jobs", name, "-o", "yaml").code == 0
         assert rl("check", name).code in (0, 1, 3)
+        app = RlarkApp(access)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.index is not None and app.index.job(name), "the Job")
+            app.open_job(name, "overview")
+            await wait_until(pilot, lambda: f"touch {marker}" in screen_text(app), "the scripts in the overview")
+            await pilot.press("y")
+            await wait_until(pilot, lambda: "prepareScript" in app.screen.yaml_text, "the YAML tab")
+            app.open_check(name)
+            await wait_until(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
+                             "the run check")
+            screen = await open_wizard(pilot, draft)
+            await screen.load(screen.draft, step=4)
+            await wait_until(pilot, lambda: f"touch {marker}" in screen.preview_yaml, "the wizard preview")
+            await pilot.press("ctrl+t")
+            await wait_until(pilot, lambda: "Dry run" in str(screen.query_one("#w-result").render()), "the dry run")
     finally:
         try:
             access.delete(JOBS, name)
