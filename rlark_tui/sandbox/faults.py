@@ -6,9 +6,10 @@ Python API (`Faults`, thread-safe; `verb` is get|list|watch|create|update|patch|
 `plane` is "root", a cluster namespace such as "rlark-gpu-a", "gateway", or "*"; on the gateway the verb comes
 from the HTTP method (GET = get) and the resource is "clusters", "storage", "ssh-user-keys", "jobs/logs" or a
 CRD plural):
-- `fail(code, verb="*", resource="*", plane="*", times=None, message=None)`: answer matching requests with
-  a Kubernetes Status of that code (403 Forbidden, 409 Conflict, 422 Invalid, 500, 503 ...); `times` = how
-  many requests (None = until cleared).
+- `fail(code, verb="*", resource="*", plane="*", times=None, message=None, causes=None)`: answer matching
+  requests with a Kubernetes Status of that code (403 Forbidden, 409 Conflict, 422 Invalid, 500, 503 ...);
+  `times` = how many requests (None = until cleared); `causes` = the 422's `details.causes`, a list of
+  {"field", "message", "reason"} (default: one cause on `spec`).
 - `delay(seconds, verb="*", resource="*", plane="*")`: sleep before answering matching requests.
 - `close_watches_every(seconds)`: every open watch stream is ended after that many seconds (None = off).
 - `expire_watches(resource="*", times=1)`: the next matching watch gets an ERROR event with a 410 Expired
@@ -40,6 +41,7 @@ class _Rule:
     seconds: float = 0.0
     times: int | None = None
     message: str | None = None
+    causes: list[dict] | None = None
 
     def matches(self, verb: str, resource: str, plane: str) -> bool:
         return (self.verb in ("*", verb) and self.resource in ("*", resource)
@@ -64,9 +66,12 @@ class Faults:
             self._cut: _Rule | None = None
 
     def fail(self, code: int, verb: str = "*", resource: str = "*", plane: str = "*",
-             times: int | None = None, message: str | None = None) -> None:
+             times: int | None = None, message: str | None = None, causes: list[dict] | None = None) -> None:
+        if causes is not None and not (isinstance(causes, list) and all(isinstance(c, dict) for c in causes)):
+            raise ValueError("causes is a list of {field, message, reason} objects")
         with self._lock:
-            self._fail.append(_Rule(verb, resource, plane, code=int(code), times=times, message=message))
+            self._fail.append(_Rule(verb, resource, plane, code=int(code), times=times, message=message,
+                                    causes=causes))
 
     def delay(self, seconds: float, verb: str = "*", resource: str = "*", plane: str = "*") -> None:
         with self._lock:

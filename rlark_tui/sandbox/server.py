@@ -223,8 +223,8 @@ class SandboxServer:
             }.get(rule.code, f"sandbox fault: {rule.code} for {verb} {resource}")
             details = {"kind": resource}
             if rule.code == 422:
-                details["causes"] = [{"reason": "FieldValueInvalid", "message": "Invalid value: sandbox fault",
-                                      "field": "spec"}]
+                details["causes"] = rule.causes or [{"reason": "FieldValueInvalid",
+                                                     "message": "Invalid value: sandbox fault", "field": "spec"}]
             raise ApiError(rule.code, reason, message, details)
 
     async def api(self, request: web.Request, plane: str, path: str) -> web.StreamResponse:
@@ -375,7 +375,7 @@ class SandboxServer:
 
     def _list(self, request: web.Request, plane: str, rtype: ResourceType, namespace: str | None) -> web.Response:
         labels, fields = self._selectors(request, plane)
-        items, rv = self.store.list(rtype.plural, namespace, plane, labels, fields)
+        items, rv = self.store.list(rtype.plural, namespace, plane, labels, fields, copy=False)
         if _wants_table(request):
             return respond(tables.table(rtype, items, str(rv), request.query.get("includeObject", "Metadata")))
         return respond({"apiVersion": rtype.api_version, "kind": f"{rtype.kind}List",

@@ -153,17 +153,16 @@ class JobListScreen(RlarkScreen):
         app = self.rlark
         matcher = self.query_one(FilterBar).matcher
         text = ""
-        if app.index is None:
+        control = app.index.snapshot.sources.get("control plane") if app.index is not None else None
+        if app.index is None or (not self.rows and control is not None and control.status == "stale"):
             text = f"Connecting to {app.context_name or 'the control plane'}…"
-        else:
-            control = app.index.snapshot.sources.get("control plane")
-            if control is not None and control.status == "disconnected":
-                text = f"Cannot list Jobs from the control plane: {control.reason or 'no answer'} — retrying."
-            elif not self.rows:
-                text = (f"No Jobs in context {app.context_name}. Submit one with `rlark submit -f FILE`; "
-                        "the list updates by itself.")
-            elif not self.table.row_count:
-                text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."
+        elif control is not None and control.status == "disconnected":
+            text = f"Cannot list Jobs from the control plane: {control.reason or 'no answer'} — retrying."
+        elif not self.rows:
+            text = (f"No Jobs in context {app.context_name}. Submit one with `rlark submit -f FILE`; "
+                    "the list updates by itself.")
+        elif not self.table.row_count:
+            text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."
         if matcher.error:
             text = (text + "\n" if text else "") + f"filter: {matcher.error}"
         if self._message != text:

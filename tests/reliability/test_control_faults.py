@@ -1,0 +1,376 @@
+"""Issue 10's fault matrix, control-plane half: the API server down then back, watches closed every second,
+410 Gone on watch, 403 on listing Jobs, 409 and 422 (with causes) on submit and on stop/delete, 2 s responses,
+and a kubeconfig pointing at a closed port — each seen through the CLI and the TUI.
+
+What a user must get: one clear line and a non-zero exit (CLI), a clear header / pane state (TUI), recovery by
+itself once the fault goes (watching commands resume, the list comes back without a key press), keys that still
+answer during the fault, never a traceback. The sandbox is Ray-free (tests/reliability/conftest.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+import yaml
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.cli import main
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.sandbox.store import ROOT, NotFound
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.help import HelpScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.widgets.status_header import StatusHeader
+from tests.clirun import Result
+from tests.cluster.seeding import at, job_manifest, remove_pod, seed_running_job, write_log
+from tests.wizard.helpers import base_draft, open_wizard
+
+SIZE = (120, 30)
+DEMO = "demo-ppo"
+ROLE = [{"name": "actor", "role": "Actor", "head": True, "cluster": "rlark-gpu-a", "node": "gpu-a1"}]
+CAUSES = [{"field": "spec.tasks[0].image", "reason": "FieldValueRequired", "message": "Required value"},
+          {"field": "metadata.name", "reason": "FieldValueInvalid", "message": "must be a DNS-1123 label"}]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def screen_text(app) -> str:
+    """Every character on the screen, row by row: what the user reads."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def header(app) -> str:
+    return app.screen.query_one(StatusHeader).summary()
+
+
+def list_message(app) -> str:
+    return str(app.screen.query_one("#job-list-message").render())
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        await pilot.pause(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{header(pilot.app)}\n"
+                         f"{screen_text(pilot.app)}")
+
+
+async def keys_answer(pilot) -> None:
+    """`?` opens the help screen and esc closes it: the UI is not frozen by the fault."""
+    app = pilot.app
+    await pilot.press("question_mark")
+    await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), timeout=5, what="the help screen")
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen), timeout=5, what="the job list")
+
+
+def one_line_error(result, *parts: str) -> None:
+    assert result.code == 1, (result.code, result.out, result.err)
+    assert "Traceback" not in result.err + result.out
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.err
+    for part in parts:
+        assert part in lines[0], lines[0]
+
+
+def add_job(rel, name: str) -> None:
+    rel.store.create("jobs", job_manifest(name, ROLE))
+
+
+def drop_job(rel, name: str) -> None:
+    with contextlib.suppress(NotFound):
+        rel.store.delete("jobs", name, "", plane=ROOT)
+
+
+class Background:
+    """`rlark ARGV` in a thread (watching commands); its output is read from capsys after `join`."""
+
+    def __init__(self, kubeconfig, *argv: str) -> None:
+        self.code = None
+        self.thread = threading.Thread(target=self._run, args=(["--kubeconfig", str(kubeconfig), *argv],))
+        self.thread.start()
+
+    def _run(self, argv) -> None:
+        self.code = main(argv)
+
+    def join(self, timeout: float = 60) -> int:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the command did not end"
+        return self.code
+
+
+@pytest.fixture
+def access(rel, env):
+    access = ClusterAccess.open(str(rel.kubeconfig), rel.context)
+    yield access
+    access.close()
+
+
+@pytest.fixture
+def closed_port_kubeconfig(rel, tmp_path):
+    """The sandbox's kubeconfig with every server moved to a port nobody listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = yaml.safe_load(rel.kubeconfig.read_text())
+    for cluster in config["clusters"]:
+        server = cluster["cluster"]["server"]
+        cluster["cluster"]["server"] = server.replace(server.split("/")[2], f"127.0.0.1:{port}")
+    path = tmp_path / "kubeconfig-closed-port"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_closed_port_is_one_line_and_exit_1(closed_port_kubeconfig, env, capsys):
+    """Done-when: a kubeconfig at a closed port gives a clear error and a non-zero exit (get -w included:
+    it does not retry forever when it never listed anything)."""
+    for argv in (["get", "jobs"], ["--request-timeout", "10", "get", "jobs", "-w"], ["logs", "-f", DEMO],
+                 ["describe", "job", DEMO]):
+        code = main(["--kubeconfig", str(closed_port_kubeconfig), *argv])
+        captured = capsys.readouterr()
+        one_line_error(Result(code, captured.out, captured.err), "cannot reach the control plane",
+                       "connection refused")
+
+
+@pytest.mark.parametrize("mode, says", [("drop", "the server closed it without answering"),
+                                        ("503", "ServiceUnavailable (503)")])
+def test_cli_outage_fails_in_one_line_then_works_again(rl, rel, mode, says):
+    rel.faults.outage(30, mode)
+    one_line_error(rl("get", "jobs"), "control plane", says)
+    rel.faults.clear()
+    result = rl("get", "jobs")
+    assert result.code == 0 and DEMO in result.out, result.err
+
+
+def test_cli_watch_and_follow_resume_after_an_outage(rel, env, capsys):
+    """`get jobs -w` and `logs -f` say the stream was interrupted, reconnect by themselves and print what
+    happened after the outage (no line lost or repeated)."""
+    pods = seed_running_job(rel, "rel-cp-follow", ROLE)
+    cluster, pod = pods["actor"]
+    try:
+        write_log(rel, cluster, pod, ["before"], when=at(1))
+        watch = Background(rel.kubeconfig, "--request-timeout", "9", "get", "jobs", "-w")
+        follow = Background(rel.kubeconfig, "logs", "rel-cp-follow", "-f")
+        time.sleep(1.5)
+        rel.faults.outage(2)
+        time.sleep(0.5)
+        write_log(rel, cluster, pod, ["during"], when=at(2))
+        time.sleep(2)
+        add_job(rel, "rel-cp-after-outage")
+        write_log(rel, cluster, pod, ["after"], when=at(3))
+        time.sleep(3)
+        remove_pod(rel, "rel-cp-follow", cluster, pod)
+        assert follow.join() == 0
+        assert watch.join() == 0
+    finally:
+        drop_job(rel, "rel-cp-follow")
+        drop_job(rel, "rel-cp-after-outage")
+        rel.logs.remove_pod(cluster, "rlark-system", pod)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    out = captured.out.splitlines()
+    prefix = f"[actor/{pod}] "
+    assert [line for line in out if line.startswith(prefix)] == [prefix + w for w in ("before", "during", "after")]
+    assert sum(line.startswith("rel-cp-after-outage ") for line in out) == 1
+    assert "-- watch interrupted: " in captured.err and "-- stream interrupted: " in captured.err
+    interrupted = [line for line in captured.err.splitlines() if "interrupted" in line]
+    assert all(line.endswith("; reconnecting") for line in interrupted), interrupted
+
+
+def test_cli_watch_survives_closed_watches_and_410(rel, env, capsys):
+    """Watches ended every second and two 410s: get -w relists quietly and prints each row once."""
+    rel.faults.close_watches_every(1)
+    rel.faults.expire_watches("jobs", times=2)
+    watch = Background(rel.kubeconfig, "--request-timeout", "6", "get", "jobs", "-w")
+    try:
+        time.sleep(3.5)
+        add_job(rel, "rel-cp-after-410")
+        assert watch.join() == 0
+    finally:
+        drop_job(rel, "rel-cp-after-410")
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert "Traceback" not in captured.err
+    assert sum(line.startswith(f"{DEMO} ") for line in out) == 1, captured.out
+    assert sum(line.startswith("rel-cp-after-410 ") for line in out) == 1, captured.out
+
+
+def test_cli_403_on_listing_jobs(rl, rel):
+    rel.faults.fail(403, "list", "jobs")
+    one_line_error(rl("get", "jobs"), "forbidden (403): not allowed to list jobs")
+    one_line_error(rl("--request-timeout", "10", "get", "jobs", "-w"), "forbidden (403)")
+    rel.faults.clear()
+    assert rl("get", "jobs").code == 0
+
+
+def test_cli_409_and_422_on_submit_stop_and_delete(rl, rel, tmp_path):
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(yaml.safe_dump(job_manifest("rel-cp-submit", ROLE)))
+    rel.faults.fail(409, "create", "jobs", message='jobs.rlinf.io "rel-cp-submit" already exists')
+    one_line_error(rl("submit", "-f", str(manifest)), "conflict (409) on create jobs",
+                   '"rel-cp-submit" already exists')
+    rel.faults.clear()
+    rel.faults.fail(422, "create", "jobs", causes=CAUSES)
+    one_line_error(rl("submit", "-f", str(manifest)), "invalid (422)",
+                   "spec.tasks[0].image: Required value; metadata.name: must be a DNS-1123 label")
+    rel.faults.clear()
+    assert "not found" in rl("get", "jobs", "rel-cp-submit").err
+    rel.faults.fail(409, "patch", "jobs")
+    one_line_error(rl("stop", DEMO, "--yes"), "conflict (409) on patch jobs")
+    rel.faults.fail(422, "delete", "jobs", causes=CAUSES[:1])
+    one_line_error(rl("delete", DEMO, "--yes"), "invalid (422)", "spec.tasks[0].image: Required value")
+    rel.faults.clear()
+    assert rl("get", "jobs", DEMO).code == 0
+
+
+def test_cli_slow_responses(rl, rel):
+    """2 s answers: the command waits and succeeds; with --request-timeout 1 it says it timed out."""
+    rel.faults.delay(2, verb="list", resource="jobs")
+    result = rl("get", "jobs")
+    assert result.code == 0 and DEMO in result.out
+    one_line_error(rl("--request-timeout", "1", "get", "jobs"), "timed out after 1s waiting for the control plane")
+
+
+# ---------------------------------------------------------------- TUI
+
+
+async def test_tui_closed_port_shows_the_error_and_keys_answer(closed_port_kubeconfig, env):
+    access = ClusterAccess.open(str(closed_port_kubeconfig), None)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: "Cannot list Jobs from the control plane" in list_message(app),
+                           what="the control-plane error state")
+            assert "connection refused" in list_message(app) and "retrying" in list_message(app)
+            assert "control plane disconnected (cannot reach the control plane: connection refused)" in header(app)
+            await keys_answer(pilot)
+    finally:
+        access.close()
+
+
+@pytest.mark.parametrize("mode, says", [("drop", "dropped"), ("503", "ServiceUnavailable (503)")])
+async def test_tui_outage_goes_stale_then_comes_back_by_itself(rel, access, mode, says):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: DEMO in screen_text(app) and "control plane connected" in header(app),
+                       what="the list")
+        rel.faults.outage(2, mode)
+        await wait_for(pilot, lambda: "control plane stale" in header(app), what="the stale header")
+        assert says in header(app) and "reconnecting" in header(app)
+        assert DEMO in screen_text(app)  # the last list stays on screen
+        await keys_answer(pilot)
+        await wait_for(pilot, lambda: "control plane connected" in header(app), what="recovery")
+        add_job(rel, "rel-cp-tui-outage")
+        try:
+            await wait_for(pilot, lambda: "rel-cp-tui-outage" in screen_text(app), what="a Job made after")
+        finally:
+            drop_job(rel, "rel-cp-tui-outage")
+
+
+async def test_tui_closed_watches_and_410_keep_the_list_live(rel, access):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: DEMO in screen_text(app), what="the list")
+        rel.faults.close_watches_every(1)
+        rel.faults.expire_watches("jobs", times=2)
+        await pilot.pause(2.5)
+        add_job(rel, "rel-cp-tui-410")
+        try:
+            await wait_for(pilot, lambda: "rel-cp-tui-410" in screen_text(app), what="a Job made meanwhile")
+            await keys_answer(pilot)
+            assert "control plane connected" in header(app)
+        finally:
+            drop_job(rel, "rel-cp-tui-410")
+        await wait_for(pilot, lambda: "rel-cp-tui-410" not in screen_text(app), what="the deletion")
+
+
+async def test_tui_403_on_listing_jobs_says_so_then_lists(rel, access):
+    rel.faults.fail(403, "list", "jobs")
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "forbidden (403)" in list_message(app), what="the 403 state")
+        assert "Cannot list Jobs from the control plane: forbidden (403): not allowed to list jobs" in \
+            list_message(app)
+        assert "control plane disconnected (forbidden (403)" in header(app)
+        await keys_answer(pilot)
+        rel.faults.clear()
+        await wait_for(pilot, lambda: DEMO in screen_text(app) and "control plane connected" in header(app),
+                       what="the list after the 403 goes")
+        assert not list_message(app)
+
+
+async def test_tui_slow_responses_keep_keys_answering(rel, access):
+    rel.faults.delay(2)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "Connecting to rlark-sandbox" in list_message(app)
+        await keys_answer(pilot)
+        await wait_for(pilot, lambda: DEMO in screen_text(app), what="the slow list")
+
+
+async def test_tui_stop_and_delete_refused_409_422_say_why(rel, access):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: DEMO in screen_text(app), what="the list")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.selected_job == DEMO, what="the selected row")
+        rel.faults.fail(409, "patch", "jobs")
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("conflict (409)" in n for n in notes(app)), what="the 409 message")
+        assert f'stop {DEMO}: conflict (409) on patch jobs "{DEMO}"' in notes(app)[-1]
+        rel.faults.fail(422, "delete", "jobs", causes=CAUSES)
+        await pilot.press("ctrl+d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("invalid (422)" in n for n in notes(app)), what="the 422 message")
+        assert "spec.tasks[0].image: Required value; metadata.name: must be a DNS-1123 label" in notes(app)[-1]
+        assert all("\n" not in n for n in notes(app))
+        assert DEMO in screen_text(app) and "control plane connected" in header(app)
+
+
+async def test_tui_wizard_submit_409_422_keeps_the_draft(rel, access):
+    name = "rel-cp-wizard"
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_wizard(pilot, replace(base_draft(name)))
+        await screen.load(screen.draft, step=4)
+        draft = screen.draft
+        result = screen.query_one("#w-result")
+        rel.faults.fail(409, "create", "jobs", message=f'jobs.rlinf.io "{name}" already exists')
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: "Submit refused: conflict (409)" in str(result.render()), what="409")
+        assert f'"{name}" already exists' in str(result.render())
+        rel.faults.clear()
+        rel.faults.fail(422, "create", "jobs", causes=CAUSES)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: "Submit refused: invalid (422)" in str(result.render()), what="422")
+        assert "spec.tasks[0].image: Required value; metadata.name: must be a DNS-1123 label" in \
+            str(result.render())
+        assert app.screen is screen and screen.step == 4 and screen.draft == draft
+        rel.faults.clear()
+        try:
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: not isinstance(app.screen, WizardScreen), what="the submit")
+            assert rel.store.get("jobs", name, "", plane=ROOT)
+        finally:
+            drop_job(rel, name)
