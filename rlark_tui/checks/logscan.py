@@ -81,14 +81,26 @@ def rank_line(lines) -> tuple[Hit, int] | None:
     return None
 
 
-def _prefilter(pattern: re.Pattern) -> re.Pattern | None:
+def _prefilter(pattern: re.Pattern) -> re.Pattern | tuple[str, ...] | None:
     """A cheap superset of `pattern` for the whole log lower-cased and joined by newlines: case-sensitive (the
-    lower-cased source) and without word boundaries. None when lower-casing or joining could lose a match
-    (upper-case escapes such as \\S, anchors, lookbehinds)."""
+    lower-cased source) and without word boundaries; plain substrings when every alternative is a literal.
+    None when lower-casing or joining could lose a match (upper-case escapes such as \\S, anchors, lookbehinds)."""
     source = pattern.pattern.removeprefix("(?i)")
     if re.search(r"\\[A-Z]|\^|\$|\(\?<|\(\?[a-z]", source):
         return None
-    return re.compile(source.lower().replace(r"\b", ""))
+    source = source.lower().replace(r"\b", "")
+    literals = tuple(source.split("|"))
+    if not any(char in ".^$*+?{}[]\\()" for literal in literals for char in literal):
+        return literals
+    return re.compile(source)
+
+
+def _may_match(quick: re.Pattern | tuple[str, ...] | None, joined: str) -> bool:
+    if quick is None:
+        return True
+    if isinstance(quick, tuple):
+        return any(literal in joined for literal in quick)
+    return quick.search(joined) is not None
 
 
 _ERROR_PREFILTERS = tuple(_prefilter(pattern) for _what, pattern in ERROR_PATTERNS)
@@ -99,7 +111,7 @@ def error_hits(lines) -> list[tuple[str, Hit]]:
     pattern is first tried once on the whole log (lower-cased) and skipped when even its superset finds nothing."""
     joined = "\n".join(lines).lower()
     active = tuple((what, pattern) for (what, pattern), quick in zip(ERROR_PATTERNS, _ERROR_PREFILTERS)
-                   if quick is None or quick.search(joined))
+                   if _may_match(quick, joined))
     hits = []
     if not active:
         return hits
