@@ -117,9 +117,9 @@ class Reconciler:
         self._queue = asyncio.Queue()
         self._stop.clear()
         self._initial_sources()
-        for kind in self.kinds:
-            threading.Thread(target=self._watch_thread, args=(kind,), name=f"watch-{kind.plural}",
-                             daemon=True).start()
+        # the first kind (Jobs) is listed alone: the first list paints without waiting behind, or competing
+        # with, the decoding of every Pod; the other kinds start once it answered (listed or failed)
+        self._start_watches(self.kinds[:1], then=self.kinds[1:])
         helpers = [asyncio.create_task(self._ray_loop()), asyncio.create_task(self._probe_loop())]
         self._publish(post)
         published = self._loop.time()
@@ -143,7 +143,12 @@ class Reconciler:
                 task.cancel()
             self.stop()
 
-    def _watch_thread(self, kind: Kind) -> None:
+    def _start_watches(self, kinds: tuple[Kind, ...], then: tuple[Kind, ...] = ()) -> None:
+        for kind in kinds:
+            threading.Thread(target=self._watch_thread, args=(kind, then), name=f"watch-{kind.plural}",
+                             daemon=True).start()
+
+    def _watch_thread(self, kind: Kind, then: tuple[Kind, ...] = ()) -> None:
         def keep(stream) -> None:
             self._streams[kind.plural] = stream
 
@@ -151,6 +156,9 @@ class Reconciler:
             if self._stop.is_set():
                 return
             self._wake(("watch", kind.plural, event))
+            if then:
+                self._start_watches(then)
+                then = ()
 
     def _apply(self, item, post) -> None:
         what, name, payload = item
