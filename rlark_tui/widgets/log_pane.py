@@ -11,7 +11,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rich.control import strip_control_codes
 from rich.segment import Segment
@@ -35,12 +35,11 @@ SHOWN_CHARS = 16 * 1024
 render thousands of rows and freeze the keys."""
 
 
-@dataclass(slots=True)
-class LogLine:
+class LogLine(NamedTuple):
     """One line in the pane: from a Pod (`source` = `role/pod`) or a notice from rlark itself.
 
-    Not frozen (never changed after the buffer makes it): a frozen dataclass costs 4x as much to build, and
-    the pane builds one per line at 20,000 lines/s."""
+    A named tuple, not a frozen dataclass: the pane builds one per line (20,000/s and more) and a tuple is built
+    ~10x faster (LogBuffer.extend)."""
 
     seq: int
     source: str
@@ -85,7 +84,8 @@ class LogBuffer:
         larger than the capacity only the newest `capacity` are built (the rest would be dropped at once)."""
         skip = max(0, len(items) - self.capacity)
         seq = self._next_seq + skip
-        lines = [LogLine(seq + i, *item) for i, item in enumerate(items[skip:] if skip else items)]
+        make = tuple.__new__
+        lines = [make(LogLine, (seq + i, *item)) for i, item in enumerate(items[skip:] if skip else items)]
         self.dropped += skip + max(0, len(self._lines) + len(lines) - self.capacity)
         self._next_seq += len(items)
         self._lines.extend(lines)
