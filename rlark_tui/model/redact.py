@@ -90,7 +90,7 @@ _MAYBE_SECRET = re.compile(
 )
 """Cheap first pass: text without any of these cannot hold a secret the patterns below would mask."""
 
-_PROSE = re.compile(r"\b(?:a|an|the|no|your|this)\s+\Z", re.I)
+_PROSE = re.compile(r"\b(?:a|an|the|no|your|this)[ \t]+\Z", re.I)
 
 
 def _mask_value(value: str) -> str:

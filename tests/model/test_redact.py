@@ -134,6 +134,7 @@ SHAPES = [
     ("kubeconfig password", "    username: admin\n    password: kubepw99\n", "kubepw99", "username: admin"),
     ("kubeconfig auth-provider", "      access-token: ya29.abcdef\n      refresh-token: 1//rt0123\n"
      "      client-secret: cs0123\n      id-token: idt0123\n", "ya29.abcdef", "access-token: "),
+    ("YAML key after a line ending in a word", "a \n  HF_TOKEN: 000000\n", "000000", "HF_TOKEN: "),
     ("assignment inside a value", "notes: HF_TOKEN=hftok47 rotated", "hftok47", "notes: HF_TOKEN="),
     ("URL credentials", "pip install --index-url https://user:pw0123@pypi.example/simple x", "pw0123", "@pypi"),
 ]
