@@ -107,7 +107,8 @@ def _names_a_field(match: re.Match) -> bool:
         return False
     before = text[max(0, match.start() - 8):match.start()]
     name = match.group("name")
-    return before[-1:] in (".", "]") or "." in name or name.lower() in ("key", "keys") or bool(_PROSE.search(before))
+    return before[-1:] in (".", "]", "/") or "." in name or name.lower() in ("key", "keys") \
+        or bool(_PROSE.search(before))
 
 
 def _sub_named(pattern: re.Pattern, value_pattern: re.Pattern, text: str) -> str:
