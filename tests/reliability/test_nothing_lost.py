@@ -183,3 +183,59 @@ def test_sandbox_credentials_and_objects_are_private(rel):
     objects = list((state / "objects").rglob("*.json"))
     assert objects and all(mode(path) == 0o600 for path in objects)
     assert not list((state / "objects").rglob("*.tmp"))
+
+
+def test_wizard_draft_survives_a_sigkilled_tui(rel, env):
+    """The real `rlark` TUI in a terminal: open the wizard (n), type a name, SIGKILL the process; the autosave
+    holds what was typed, whole and private (tests/wizard/test_drafts.py shows it is offered again on restart)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    state = env / "state"
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    screen = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            screen.extend(chunk)
+
+    child = subprocess.Popen([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(rel.kubeconfig)],
+                             stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                             env={**os.environ, "TERM": "xterm-256color", "RLARK_STATE_DIR": str(state)})
+    os.close(slave)
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    autosave = DraftStore(state).path
+    try:
+        wait_for(lambda: b"demo-ppo" in screen, "the job list")
+        os.write(master, b"n")
+        wait_for(lambda: b"Step 1/4" in screen, "the wizard")
+        os.write(master, b"wiz-killed")
+        wait_for(lambda: autosave.exists() and b"name: wiz-killed\n" in autosave.read_bytes(),
+                 "the typed name in the autosave")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        os.close(master)
+        reader.join(timeout=5)
+    saved = DraftStore(state).load()
+    assert saved is not None and saved.draft.name == "wiz-killed"
+    assert mode(autosave) == 0o600 and mode(autosave.parent) == 0o700
+
+
+def wait_for(predicate, what: str, limit: float = 90.0) -> None:
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)
