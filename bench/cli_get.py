@@ -9,19 +9,19 @@ import sys
 import time
 from pathlib import Path
 
-from bench.harness import REPO, start_sandbox
+from bench.harness import REPO, app_env, start_sandbox
 
 
-def _timed(argv: list[str], expect_lines: int) -> float:
+def _timed(argv: list[str], expected_lines: int, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])}… exited {result.returncode}: "
                            f"{result.stderr.strip().splitlines()[-1:] or ''}")
     lines = len(result.stdout.splitlines())
-    if lines != expect_lines:
-        raise RuntimeError(f"{' '.join(argv[:3])}… printed {lines} lines, expected {expect_lines}")
+    if lines != expected_lines:
+        raise RuntimeError(f"{' '.join(argv[:3])}… printed {lines} lines, expected {expected_lines}")
     return elapsed
 
 
@@ -31,13 +31,14 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
     kubectl = ["kubectl", "--kubeconfig", str(sandbox.kubeconfig), "get", "rljob", "-A"]
     rlark = [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), "get", "jobs", "-A"]
     expected_lines = jobs + 1
+    env = app_env(workdir)
     try:
-        _timed(kubectl, expected_lines)  # warm-up (disk cache, sandbox first list); not counted
-        _timed(rlark, expected_lines)
+        _timed(kubectl, expected_lines, env)  # warm-up (disk cache, sandbox first list); not counted
+        _timed(rlark, expected_lines, env)
         kubectl_times, rlark_times = [], []
         for _ in range(3):
-            kubectl_times.append(_timed(kubectl, expected_lines))
-            rlark_times.append(_timed(rlark, expected_lines))
+            kubectl_times.append(_timed(kubectl, expected_lines, env))
+            rlark_times.append(_timed(rlark, expected_lines, env))
     finally:
         sandbox.stop()
     kubectl_s, rlark_s = statistics.median(kubectl_times), statistics.median(rlark_times)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "cpu_seconds", "percentile", "PtyApp", "REPO"]
+__all__ = ["SandboxProc", "start_sandbox", "rss_mb", "cpu_seconds", "percentile", "PtyApp", "app_env", "REPO"]
 
 REPO = Path(__file__).resolve().parent.parent
 _READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+)$")
@@ -118,6 +118,17 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def app_env(workdir: Path) -> dict[str, str]:
+    """The environment for an rlark process under test: private config and state dirs, and bytecode cached in
+    a private dir (an installed rlark has compiled bytecode; with PYTHONDONTWRITEBYTECODE set, every edited
+    module would be compiled from source on each start). Its first run fills the cache: warm up before timing."""
+    env = dict(os.environ, RLARK_CONFIG=str(Path(workdir) / "config.yaml"),
+               RLARK_STATE_DIR=str(Path(workdir) / "state"),
+               PYTHONPYCACHEPREFIX=str(Path(workdir).parent / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 _ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[@-Z\\-_])")
 
 
@@ -133,8 +144,7 @@ class PtyApp:
         self.master, slave = pty.openpty()
         columns, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(rows),
-                   RLARK_CONFIG=str(Path(workdir) / "config.yaml"), RLARK_STATE_DIR=str(Path(workdir) / "state"))
+        env = dict(app_env(workdir), TERM="xterm-256color", COLUMNS=str(columns), LINES=str(rows))
         env.pop("TEXTUAL", None)
         self.started = time.perf_counter()
         self.process = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv], cwd=REPO, stdin=slave,
