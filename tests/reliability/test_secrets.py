@@ -26,7 +26,7 @@ from rlark_tui.model.draft import dump_draft
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
-from tests.cluster.seeding import ROLES, seed_running_job, write_log
+from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
 
 NAME = "sec-demo"
@@ -125,6 +125,12 @@ def access(reliability_sandbox):
         {"image": "registry.example/rlinf:v1", "status": "Pulling", "message": EVENT}]}}, subresource="status")
     yield access
     access.delete(JOBS, NAME)
+    for role in ROLES:
+        cluster, pod = pods[role["name"]]
+        remove_pod(sb, NAME, cluster, pod)
+        sb.store.delete("tasks", f"{NAME}-{role['name']}", cluster)
+        if role.get("head"):
+            sb.store.delete("services", f"{NAME}-{role['name']}-ray-head", "rlark-system", plane=cluster)
     access.close()
 
 
