@@ -1,0 +1,43 @@
+"""python -m bench: the printed table and the JSON keys (no benchmark is run here)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.__main__ import TARGETS, main, table, verdict
+
+
+def test_verdict_reads_each_target_the_right_way():
+    assert verdict(0.8, 1.0, "max") == "yes"
+    assert verdict(1.2, 1.0, "max") == "NO"
+    assert verdict(25000, 20000, "min") == "yes"
+    assert verdict(None, 1.0, "max") == "n/a"
+    assert verdict(3.0, None, None) == ""
+
+
+def test_table_lists_every_key_with_null_for_missing_values():
+    text = table({"startup_first_list_s": 0.9})
+    lines = text.splitlines()
+    assert len(lines) == len(TARGETS) + 1
+    assert "startup_first_list_s" in lines[1] and "0.9" in lines[1] and lines[1].endswith("yes")
+    assert all(key in text for key in TARGETS)
+    assert "null" in text
+
+
+def test_only_an_unknown_module_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--only", "nope"])
+    assert exit_info.value.code == 2
+    assert "unknown module 'nope'" in capsys.readouterr().err
+
+
+def test_checkeval_alone_writes_every_key(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["--quick", "--only", "checkeval", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(TARGETS) <= set(data)
+    assert data["check_eval_ms"] > 0 and data["startup_first_list_s"] is None
+    assert data["machine"]["cores"] >= 1 and data["machine"]["python"]
+    assert "check_eval_ms" in capsys.readouterr().out
