@@ -16,6 +16,7 @@ from rlark_tui.checks.gather import gather
 from rlark_tui.checks.records import save_record, write_private
 from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.config import state_dir
 from rlark_tui.errors import UsageError
 
@@ -70,10 +71,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _settle(access: ClusterAccess, job: str, wait: float, root: Path, hand_over: HandOver):
-    """Evaluate until no check is pending, one fails, or `wait` seconds have passed."""
+    """Evaluate until no check is pending, one fails, or `wait` seconds have passed. Once a first evaluation
+    worked, an API or connection error while waiting is reported and retried until the deadline."""
     deadline = time.monotonic() + wait
+    report = None
     while True:
-        report = evaluate(gather(access, job, root), hand_over)
+        try:
+            report = evaluate(gather(access, job, root), hand_over)
+        except (ApiError, Unreachable) as exc:
+            left = deadline - time.monotonic()
+            if report is None or isinstance(exc, NotFound) or left <= 0:
+                raise
+            print(f"rlark check: {exc}; retrying ({left:.0f} s left)", file=sys.stderr, flush=True)
+            time.sleep(min(POLL_SECONDS, max(left, 0.1)))
+            continue
         pending = [row.id for row in report.rows[:5] if row.result == "pending"]
         failed = any(row.result == "fail" for row in report.rows)
         left = deadline - time.monotonic()

@@ -195,6 +195,24 @@ def test_cli_watch_and_follow_resume_after_an_outage(rel, env, capsys):
     assert all(line.endswith("; reconnecting") for line in interrupted), interrupted
 
 
+def test_cli_check_wait_rides_out_a_failed_request(rel, env, capsys):
+    """`check --wait` reports a failed request while waiting, retries, and ends with its normal verdict."""
+    check = Background(rel.kubeconfig, "check", DEMO, "--wait", "8")
+    err = ""
+    while "pending; waiting" not in err:  # the first evaluation is done: the wait loop runs
+        assert check.thread.is_alive(), err
+        time.sleep(0.1)
+        err += capsys.readouterr().err
+    rel.faults.fail(503, "get", "jobs", times=1)  # the next evaluation's first request (an outage could
+    # also hit requests whose errors the checks keep as evidence, which makes the verdict timing-dependent)
+    assert check.join() == 3  # demo-ppo has no Pods in the Ray-free sandbox: pending, not failed
+    captured = capsys.readouterr()
+    err += captured.err
+    assert "Traceback" not in err
+    assert "rlark check: control plane ServiceUnavailable (503) on get jobs" in err and "retrying" in err
+    assert f"Run check of {DEMO}" in captured.out
+
+
 def test_cli_watch_survives_closed_watches_and_410(rel, env, capsys):
     """Watches ended every second and two 410s: get -w relists quietly and prints each row once."""
     rel.faults.close_watches_every(1)
