@@ -2,13 +2,15 @@
 annotations) and every CLI output, saved file and TUI screen that shows it is searched for each secret string.
 
 Also: scripts are data. A Job whose scripts would leave a marker file if anything ran them on this machine is
-rendered, submitted, described, fetched and checked; the marker never appears (this sandbox has no agent).
+rendered, submitted, described, fetched and checked from the CLI and the TUI; the marker never appears (this
+sandbox has no agent, so nothing at all should run them).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -256,7 +258,6 @@ def test_config_report_shows_no_credential_of_the_kubeconfig(tmp_path, capsys, e
 # ---- TUI ---------------------------------------------------------------------------------------------------
 
 async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
-    import time
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
