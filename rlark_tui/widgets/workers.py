@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.view_model import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
@@ -34,7 +35,7 @@ def role_label(row: RoleRow) -> str:
     header = "  [Header]" if row.head else ""
     where = f"  in {row.namespace}" if row.namespace else ""
     phase = f"  {row.phase}" if row.phase else ""
-    message = f" — {row.message}" if row.message else ""
+    message = f" — {redact_text(row.message)}" if row.message else ""
     return (f"{row.task_name} ({row.role}){header}  Pods {len(row.pods)}/{row.expected}"
             f"  running {row.running}{phase}{where}{message}")
 

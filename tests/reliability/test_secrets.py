@@ -28,6 +28,7 @@ from rlark_tui.model.draft import dump_draft
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.widgets.workers import WorkersTree
 from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
 
@@ -121,7 +122,7 @@ def access(reliability_sandbox):
         write_log(sb, cluster, pod, LOG_LINES)
     env_role = next(r for r in ROLES if not r.get("head"))
     task = sb.store.get("tasks", f"{NAME}-{env_role['name']}", env_role["cluster"])
-    sb.store.update("tasks", {**task, "status": {"phase": "Pending", "events": [
+    sb.store.update("tasks", {**task, "status": {"phase": "Pending", "message": EVENT, "events": [
         {"type": "Warning", "reason": "Failed", "objectKind": "Pod", "objectName": "x", "count": 2,
          "message": EVENT}], "pullProgress": [
         {"image": "registry.example/rlinf:v1", "status": "Pulling", "message": EVENT}]}}, subresource="status")
@@ -277,12 +278,23 @@ def screen_text(app) -> str:
     return "\n".join(parts)
 
 
-async def test_tui_detail_overview_events_and_yaml_tab_show_no_secret(access):
+async def test_tui_detail_workers_overview_events_and_yaml_tab_show_no_secret(access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
-        app.open_job(NAME, "overview")
+        app.open_job(NAME, "workers")
         await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+
+
+        def role_rows() -> str:
+            try:
+                return " ".join(str(node.label) for node in app.screen.query_one(WorkersTree).root.children)
+            except NoMatches:
+                return ""
+
+        await wait_until(pilot, lambda: "failed: unauthorized" in role_rows(), "the role message in the Workers tab")
+        assert leaked(role_rows()) == []
+        await pilot.press("d")
         await wait_until(pilot, lambda: "HF_TOKEN" in screen_text(app), "the env in the overview")
         assert leaked(screen_text(app)) == []
         await pilot.press("e")
