@@ -15,7 +15,7 @@ from rlark_tui.cluster.kinds import JOBS, kind_named
 from rlark_tui.cluster.output import age, table
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
-from rlark_tui.model.redact import redact_object
+from rlark_tui.model.redact import redact_object, redact_text
 from rlark_tui.model.views import Job, Pod, Task, main_container_status, restart_count
 
 EXIT_CODES = """exit codes:
@@ -144,14 +144,14 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
     if ray is None:
         out.append("  no Header role: no Ray cluster")
     elif ray.get("error"):
-        out.append(f"  unavailable: {ray['error']}")
+        out.append(f"  unavailable: {redact_text(str(ray['error']))}")
     else:
         out.append(f"  alive nodes {ray.get('alive_nodes')} / expected {ray.get('expected')}"
                    f"  ({ray.get('source')})")
         for row in ray.get("jobs") or []:
             out.append(f"  ray job {row.get('submission_id') or row.get('job_id')}: {row.get('status')}")
         if ray.get("jobs_error"):
-            out.append(f"  ray jobs unavailable: {ray['jobs_error']}")
+            out.append(f"  ray jobs unavailable: {redact_text(str(ray['jobs_error']))}")
     return "\n".join(out)
 
 

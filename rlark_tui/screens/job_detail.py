@@ -221,14 +221,14 @@ class JobDetailScreen(RlarkScreen):
             if status.get("source"):
                 widget.field(text, "Source", str(status["source"]))
             if status.get("error"):
-                widget.field(text, "Unavailable", str(status["error"]))
+                widget.field(text, "Unavailable", redact_text(str(status["error"])))
             if status.get("status_text"):
                 text.append("\n")
                 widget.heading(text, "ray status")
-                text.append(str(status["status_text"]).rstrip() + "\n")
+                text.append(redact_text(str(status["status_text"])).rstrip() + "\n")
             for ray_job in status.get("jobs") or []:
                 widget.field(text, f"Ray job {ray_job.get('submission_id') or ray_job.get('job_id')}",
-                             f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip(), 2)
+                             redact_text(f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()), 2)
         widget.update(text)
 
     # ---- keys ------------------------------------------------------------------------------

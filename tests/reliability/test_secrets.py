@@ -25,9 +25,11 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.draft import dump_draft
+from rlark_tui.reconciler import SnapshotChanged
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.workers import WorkersTree
 from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
@@ -151,6 +153,14 @@ def test_describe_shows_env_names_but_no_secret(rl, access):
     assert "HF_TOKEN" in result.out and "***" in result.out and "pip install -r requirements.txt" in result.out
     assert "Event:" in result.out and "registry.example/rlinf failed: unauthorized" in result.out
     assert leaked(result.out + result.err) == []
+
+
+def test_describe_ray_errors_show_no_secret(access):
+    from rlark_tui.commands.describe import describe_text
+    for ray in ({"error": f"dashboard said: Authorization: Bearer {LOG_SECRETS['bearer']}"},
+                {"alive_nodes": 1, "expected": 2, "source": "x", "jobs_error": f"token={ENV['MY_AUTH']} rejected"}):
+        text = describe_text(access.get(JOBS, NAME), [], [], {}, ray)
+        assert "unavailable" in text and leaked(text) == []
 
 
 @pytest.mark.parametrize("argv", [("jobs", NAME, "-o", "yaml"), ("jobs", "-o", "json"), ("tasks", "-A", "-o", "yaml"),
@@ -315,6 +325,21 @@ async def test_tui_api_error_echoing_secrets_is_redacted_in_list_and_header(rel,
         await wait_until(pilot, lambda: "forbidden (403)" in screen_text(app), "the 403 state")
         text = screen_text(app)
         assert "denied" in text and "Bearer ***" in text and leaked(text) == []
+
+
+async def test_tui_ray_tab_shows_no_secret(access):
+    """The Ray dashboard's answers (status text, job entrypoints, errors) as the reconciler delivers them."""
+    ray = {NAME: {"alive_nodes": 2, "source": "dashboard via the sandbox", "error": f"retrying: token={ENV['MY_AUTH']}",
+                  "status_text": f"Resources\n 8.0 GPU\n env HF_TOKEN={ENV['HF_TOKEN']}",
+                  "jobs": [{"submission_id": "raysubmit_sec", "status": "RUNNING", "entrypoint": RUN}]}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(SnapshotChanged(Snapshot(jobs={NAME: access.get(JOBS, NAME)}, ray=ray), frozenset({"jobs"})))
+        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the snapshot")
+        app.open_job(NAME, "ray")
+        await wait_until(pilot, lambda: "raysubmit_sec" in screen_text(app), "the Ray tab")
+        text = screen_text(app)
+        assert "python train.py" in text and "8.0 GPU" in text and leaked(text) == []
 
 
 async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
