@@ -17,6 +17,7 @@ import contextlib
 import copy
 import io
 import json
+import os
 import re
 import string
 import tempfile
@@ -46,8 +47,12 @@ CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60
          "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80, "wizard-fields": 300, "sandbox-seed": 200}
 
 
+SCALE = int(os.environ.get("RLARK_FUZZ_SCALE", "1"))
+"""RLARK_FUZZ_SCALE=10 runs ten times the cases of every target (a deeper run by hand; CI keeps 1)."""
+
+
 def fuzz(target: str):
-    return settings(max_examples=CASES[target], deadline=None, database=None,
+    return settings(max_examples=CASES[target] * SCALE, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
