@@ -193,7 +193,9 @@ class JobLogs:
         except NotFound:
             on_notice(Notice(f"-- job {self.job} was deleted"))
             return None
-        except (ApiError, Unreachable, UsageError):
+        except UsageError:
+            return []  # the --role / --pod asked for has no Pod any more: nothing is left to follow
+        except (ApiError, Unreachable):
             return list(self.targets)
         self.targets = found
         return found

@@ -168,7 +168,7 @@ def test_cli_watch_and_follow_resume_after_an_outage(rel, env, capsys):
     try:
         write_log(rel, cluster, pod, ["before"], when=at(1))
         watch = Background(rel.kubeconfig, "--request-timeout", "9", "get", "jobs", "-w")
-        follow = Background(rel.kubeconfig, "logs", "rel-cp-follow", "-f")
+        follow = Background(rel.kubeconfig, "logs", "rel-cp-follow", "--pod", pod, "-f")
         time.sleep(1.5)
         rel.faults.outage(2)
         time.sleep(0.5)
@@ -187,8 +187,8 @@ def test_cli_watch_and_follow_resume_after_an_outage(rel, env, capsys):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err + captured.out
     out = captured.out.splitlines()
-    prefix = f"[actor/{pod}] "
-    assert [line for line in out if line.startswith(prefix)] == [prefix + w for w in ("before", "during", "after")]
+    assert [line for line in out if line in ("before", "during", "after")] == ["before", "during", "after"]
+    assert "-- no Pods left to follow for job rel-cp-follow" in captured.err  # --pod ends once the Pod is gone
     assert sum(line.startswith("rel-cp-after-outage ") for line in out) == 1
     assert "-- watch interrupted: " in captured.err and "-- stream interrupted: " in captured.err
     interrupted = [line for line in captured.err.splitlines() if "interrupted" in line]
