@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.css.query import NoMatches
+from textual.widgets import DataTable, OptionList, Tree
 
 from rlark_tui.actions import with_submission_record
 from rlark_tui.app import RlarkApp
@@ -277,14 +278,26 @@ async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
 
 
 def screen_text(app) -> str:
-    """Everything the current screen renders (every widget's text, scrolled out of view or not)."""
+    """Everything the current screen shows: every widget's text, table cells, list options and tree labels,
+    scrolled out of view or not."""
     parts = []
     for widget in app.screen.walk_children():
-        try:
-            rendered = widget.render()
-        except Exception:
-            continue
-        parts.append(getattr(rendered, "plain", None) or str(rendered))
+        if isinstance(widget, DataTable):
+            parts += [str(cell) for key in widget.rows for cell in widget.get_row(key)]
+        elif isinstance(widget, OptionList):
+            parts += [str(widget.get_option_at_index(i).prompt) for i in range(widget.option_count)]
+        elif isinstance(widget, Tree):
+            nodes = [widget.root]
+            while nodes:
+                node = nodes.pop()
+                parts.append(str(node.label))
+                nodes += node.children
+        else:
+            try:
+                rendered = widget.render()
+            except Exception:
+                continue
+            parts.append(getattr(rendered, "plain", None) or str(rendered))
     return "\n".join(parts)
 
 
@@ -377,12 +390,18 @@ async def test_tui_check_screen_and_saved_record_show_no_secret(access, env):
         await pilot.press(*f"HF_TOKEN={ENV['HF_TOKEN']}")
         await pilot.press("ctrl+r")
         await settle(pilot)
-        shown = screen_text(app)
+        shown = [screen_text(app)]
+        screen.table.focus()
+        for row in range(screen.table.row_count):
+            screen.table.move_cursor(row=row)
+            await settle(pilot, 2)
+            shown.append(screen_text(app))
+        shown = "\n".join(shown)
         assert screen.query_one("#check-notes").value == f"HF_TOKEN={ENV['HF_TOKEN']}"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: list((env / "state" / "checks").glob(f"{NAME}-*.md")), "the record")
     saved = "\n".join(p.read_text() for p in (env / "state" / "checks").glob(f"{NAME}-*"))
-    assert NAME in shown and NAME in saved and "HF_TOKEN=***" in saved
+    assert "notes: HF_TOKEN=***" in shown and NAME in saved and "HF_TOKEN=***" in saved
     assert leaked(shown) == [] and leaked(saved) == []
 
 
