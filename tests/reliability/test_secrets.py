@@ -301,10 +301,11 @@ def screen_text(app) -> str:
     return "\n".join(parts)
 
 
-async def test_tui_detail_workers_overview_events_and_yaml_tab_show_no_secret(access):
+async def test_tui_list_and_detail_workers_overview_events_and_yaml_show_no_secret(access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        await wait_until(pilot, lambda: NAME in screen_text(app), "the Job in the list")
+        assert leaked(screen_text(app)) == []
         app.open_job(NAME, "workers")
         await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
 
