@@ -1,7 +1,8 @@
 """The create-job wizard's draft files: the autosave (offered again after a restart or crash) and import/export.
 
-Every file is written by rlark_tui.fsutil.write_private (atomic, fsynced, mode 0600), in the
-`rlark draft render` format; the autosave lives under the state dir of rlark_tui.config.
+Every file is written by rlark_tui.fsutil.write_private (atomic, mode 0600), in the `rlark draft render`
+format; exports are fsynced, the autosave (written at every change, on the UI thread) is not: a killed app
+leaves it whole, only a power cut can lose its last seconds. It lives under the state dir of rlark_tui.config.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class DraftStore:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_private(self.path, f"# rlark wizard autosave: step {step} of 4, saved {stamp}\n"
                                  f"# Render it with `rlark draft render {self.path.name} --nodes NODES.yaml`.\n"
-                                 + dump_draft(draft))
+                                 + dump_draft(draft), durable=False)
 
     def load(self) -> SavedDraft | None:
         """The autosaved draft, or None when there is none. Raises UsageError when it cannot be read."""

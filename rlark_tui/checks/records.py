@@ -1,16 +1,20 @@
-"""Saving run-check records: markdown + JSON under `<state dir>/checks/`, private (0600) and atomic.
+"""Saving run-check records: markdown + JSON under `<state dir>/checks/`, private (0600) and atomic; and the
+report screen's hand-over fields as they are typed (`<state dir>/checks/hand-over/<job>.json`), so a crash
+before the record is saved loses none of them.
 
 The I/O edge shared by `rlark check` and the TUI report screen.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from datetime import timezone
 from pathlib import Path
 
 from rlark_tui import fsutil
 from rlark_tui.checks.render import to_json_text, to_markdown
-from rlark_tui.checks.report import CheckReport
+from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
 
 
@@ -30,3 +34,44 @@ def write_private(path: Path, text: str) -> None:
         fsutil.write_private(path, text)
     except OSError as exc:
         raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None
+
+
+def hand_over_path(root: Path, job: str) -> Path:
+    return root / "checks" / "hand-over" / f"{job}.json"
+
+
+def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:
+    """Keep what was typed into the hand-over fields (atomic, 0600; not fsynced: it is written at every
+    keystroke); RlarkError when it cannot be written."""
+    path = hand_over_path(root, job)
+    try:
+        fsutil.write_private(path, json.dumps(asdict(hand_over), ensure_ascii=False) + "\n", durable=False)
+    except OSError as exc:
+        raise RlarkError(f"cannot keep the hand-over fields in {path}: {exc.strerror or exc}") from None
+
+
+def load_hand_over(root: Path, job: str) -> HandOver:
+    """The hand-over fields kept for `job`; empty when there are none or the file cannot be used."""
+    try:
+        data = json.loads(hand_over_path(root, job).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return HandOver()
+    if not isinstance(data, dict):
+        return HandOver()
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    def texts(key: str) -> tuple[str, ...]:
+        value = data.get(key)
+        return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
+
+    decision = data.get("decision")
+    return HandOver(recorder=text("recorder"), contacts=texts("contacts"),
+                    decision=decision if decision in ("continue", "stop", "keep") else None,
+                    notes=text("notes"), retention=text("retention"), links=texts("links"))
+
+
+def clear_hand_over(root: Path, job: str) -> None:
+    fsutil.remove_quietly(hand_over_path(root, job))

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
-from rlark_tui.checks.records import save_record
+from rlark_tui.checks.records import clear_hand_over, load_hand_over, save_hand_over, save_record
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
 from rlark_tui.errors import RlarkError
@@ -73,6 +73,7 @@ class CheckScreen(RlarkScreen):
         self.report: CheckReport | None = None
         self.hand_over = HandOver()
         self.error = ""
+        self._keep_failed = False
 
     def compose_body(self) -> ComposeResult:
         yield Static(summary_line(self.job_name, None), id="check-summary")
@@ -96,6 +97,7 @@ class CheckScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self._restore_hand_over()
         self.table.focus()
         self.action_recheck()
         self.set_interval(REFRESH_SECONDS, self.action_recheck)
@@ -213,6 +215,16 @@ class CheckScreen(RlarkScreen):
         return None
 
     # ---- hand-over fields -------------------------------------------------------------------------
+    def _restore_hand_over(self) -> None:
+        """What was typed last time for this Job (kept at every keystroke until a record is saved)."""
+        kept = load_hand_over(self._records_root(), self.job_name)
+        self.query_one("#check-recorder", Input).value = kept.recorder or ""
+        self.query_one("#check-contacts", Input).value = ", ".join(kept.contacts)
+        self.query_one("#check-notes", Input).value = kept.notes or ""
+        if kept.decision:
+            self.query_one("#check-decision", Select).value = kept.decision
+        self.hand_over = kept
+
     @on(Input.Changed, "#check-recorder, #check-contacts, #check-notes")
     @on(Select.Changed, "#check-decision")
     def _hand_over_changed(self) -> None:
@@ -225,6 +237,12 @@ class CheckScreen(RlarkScreen):
         if self.report is not None:
             self.report = with_hand_over(self.report, self.hand_over)
             self._show_report()
+        try:
+            save_hand_over(self._records_root(), self.job_name, self.hand_over)
+        except RlarkError as exc:
+            if not self._keep_failed:
+                self.notify(str(exc), severity="warning")
+            self._keep_failed = True
 
     def action_save(self) -> None:
         if self.report is None:
@@ -235,6 +253,7 @@ class CheckScreen(RlarkScreen):
         except RlarkError as exc:
             self.notify(str(exc), severity="error")
             return
+        clear_hand_over(self._records_root(), self.job_name)
         self.notify(f"record saved: {path}")
 
     def action_back(self) -> None:

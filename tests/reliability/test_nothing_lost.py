@@ -239,3 +239,47 @@ def wait_for(predicate, what: str, limit: float = 90.0) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"gave up waiting for {what}")
         time.sleep(0.05)
+
+
+async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp_path):
+    """Notes typed into the report screen survive the app going away before ctrl+s; saving the record takes
+    them and drops the kept copy."""
+    from textual.widgets import Input
+
+    from rlark_tui.app import RlarkApp
+    from rlark_tui.checks.records import hand_over_path
+    from rlark_tui.screens.check import CheckScreen
+    from tests.checks.scenarios import SCENARIOS
+
+    evidence = SCENARIOS["healthy"][0]
+    kept = hand_over_path(tmp_path, "demo-ppo")
+
+    async def open_report(pilot, app) -> CheckScreen:
+        screen = CheckScreen("demo-ppo", gatherer=lambda name: evidence, records_dir=tmp_path)
+        app.push_screen(screen)
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if screen.report is not None:
+                return screen
+        pytest.fail("the report never arrived")
+
+    app = RlarkApp(None)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_report(pilot, app)
+        screen.query_one("#check-recorder", Input).value = "Li Lei"
+        screen.query_one("#check-notes", Input).value = "night shift: outputs on /data/ppo"
+        await pilot.pause()
+    assert mode(kept) == 0o600 and "night shift" in kept.read_text()
+
+    app = RlarkApp(None)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_report(pilot, app)
+        assert screen.query_one("#check-notes", Input).value == "night shift: outputs on /data/ppo"
+        assert screen.query_one("#check-recorder", Input).value == "Li Lei"
+        await pilot.pause()
+        assert screen.report.hand_over.notes == "night shift: outputs on /data/ppo"
+        screen.focus_body()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    (record,) = sorted((tmp_path / "checks").glob("*.md"))
+    assert "night shift: outputs on /data/ppo" in record.read_text() and not kept.exists()
