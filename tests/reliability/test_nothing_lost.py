@@ -36,10 +36,11 @@ def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
 
 
-def test_new_file_is_private_in_a_private_dir_and_no_temp_is_left(tmp_path):
+@pytest.mark.parametrize("durable", [True, False], ids=["fsynced", "not-fsynced"])
+def test_new_file_is_private_in_a_private_dir_and_no_temp_is_left(tmp_path, durable):
     target = tmp_path / "new" / "notes.md"
-    fsutil.write_private(target, "first\n")
-    fsutil.write_private(target, b"second\n")
+    fsutil.write_private(target, "first\n", durable=durable)
+    fsutil.write_private(target, b"second\n", durable=durable)
     assert target.read_text() == "second\n"
     assert mode(target) == 0o600 and mode(target.parent) == 0o700
     assert leftovers(target.parent) == []
@@ -172,7 +173,8 @@ def test_submitted_yaml_is_saved_private(rl, rel, env, tmp_path):
         saved = Path(result.out.split("submitted YAML saved to ", 1)[1].splitlines()[0])
         assert mode(saved) == 0o600 and mode(saved.parent) == 0o700
     finally:
-        rl("delete", name, "-y")
+        rl("delete", name, "-y", "--wait", "--timeout=30")
+    assert name not in rl("get", "jobs").out
 
 
 def test_sandbox_credentials_and_objects_are_private(rel):
