@@ -31,6 +31,7 @@ from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.snapshot import Snapshot
+from rlark_tui.widgets.live_table import LiveTable
 from rlark_tui.widgets.workers import WorkersTree
 from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
@@ -284,6 +285,8 @@ def screen_text(app) -> str:
     for widget in app.screen.walk_children():
         if isinstance(widget, DataTable):
             parts += [str(cell) for key in widget.rows for cell in widget.get_row(key)]
+        elif isinstance(widget, LiveTable):
+            parts += [str(cell) for index in range(widget.row_count) for cell in widget.get_row_at(index)]
         elif isinstance(widget, OptionList):
             parts += [str(widget.get_option_at_index(i).prompt) for i in range(widget.option_count)]
         elif isinstance(widget, Tree):
