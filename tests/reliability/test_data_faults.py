@@ -8,6 +8,8 @@ goes, and never a traceback, a crash or keys that stop answering.
 from __future__ import annotations
 
 import contextlib
+import copy
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -18,6 +20,7 @@ from rlark_tui.app import RlarkApp
 from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.gather import main_container
+from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.cluster.output import render_objects, render_table
@@ -33,7 +36,6 @@ from rlark_tui.screens.view_model import SnapshotIndex, job_rows, role_rows
 from rlark_tui.snapshot import Snapshot
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.cluster.ray_fake import FakeRayDashboard
-from tests.cluster.test_logs import Follow
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
 
@@ -203,6 +205,23 @@ def running_job(rel):
         rel.logs.remove_pod(cluster, "rlark-system", pod)
 
 
+class Follow:
+    """`rlark logs -f` in a daemon thread (a hung follow fails the test instead of hanging the run)."""
+
+    def __init__(self, kubeconfig, *argv: str) -> None:
+        self.code = None
+        self.thread = threading.Thread(target=self._run, args=(["--kubeconfig", str(kubeconfig), *argv],),
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self, argv: list[str]) -> None:
+        self.code = main(argv)
+
+    def join(self, timeout: float = 30) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "rlark logs -f did not end"
+
+
 def write_raw(rel, cluster: str, pod: str, data: bytes, second: int) -> None:
     """Bytes as the container wrote them (the log store adds nothing but the timestamp)."""
     with rel.logs.path(cluster, "rlark-system", pod, "main", 0).open("ab") as fh:
@@ -325,3 +344,83 @@ async def test_tui_ray_tab_shows_the_dashboard_down_then_recovers(access, runnin
         up()
         await wait_for(pilot, lambda: "1 of 1 expected" in screen_text(app) and "Unavailable" not in screen_text(app),
                        what="recovery once the dashboard is back")
+
+
+# ---------------------------------------------------------------- 10,000 Nodes
+
+
+NODE_COUNT = 10_000
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_nodes(reliability_sandbox):
+    """Made once for the CLI and the TUI test (storing 10,000 Nodes takes seconds); removed after both."""
+    rel = reliability_sandbox
+    base = demo_nodes()[0]
+    names = [f"scale-node-{index:05d}" for index in range(NODE_COUNT)]
+    with rel.store.batch():
+        for name in names:
+            node = copy.deepcopy(base)
+            node["metadata"]["name"] = name
+            node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+            rel.store.create("nodes", node)
+    try:
+        yield names
+    finally:
+        with rel.store.batch():  # orphan: Nodes own nothing, and looking for dependents is a scan per Node
+            for name in names:
+                rel.store.delete("nodes", name, "rlark-gpu-a", orphan=True)
+
+
+def test_cli_lists_ten_thousand_nodes(rl, ten_thousand_nodes):
+    result = rl("get", "nodes", "-A")
+    no_traceback(result)
+    assert result.code == 0, result.err
+    rows = result.out.splitlines()[1:]
+    assert len(rows) == NODE_COUNT + len(demo_nodes())
+    assert rows[-1].split()[:3] == ["rlark-gpu-a", "scale-node-09999", "Online"]
+    assert rl("get", "jobs").code == 0
+
+
+async def test_tui_job_list_and_node_list_with_ten_thousand_nodes(access, ten_thousand_nodes):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "demo-ppo" in screen_text(app), timeout=30, what="the job list")
+        await pilot.press("colon", *"nodes", "enter")
+        await wait_for(pilot, lambda: "scale-node-0" in screen_text(app), timeout=30, what="the Node list")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "scale-node-09999" in screen_text(app), what="the last Node")
+        await pilot.press("slash", *"gpu-a2", "enter")
+        await wait_for(pilot, lambda: "scale-node-0" not in screen_text(app) and "gpu-a2" in screen_text(app),
+                       what="the filtered Node list")
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen), what="back to the job list")
+
+
+# ---------------------------------------------------------------- a 40x10 terminal and back
+
+
+async def test_tui_shrunk_to_40x10_and_back_keeps_rendering_and_answering_keys(rel, access, running_job):
+    name = running_job[0]
+    app = RlarkApp(access)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await wait_for(pilot, lambda: "demo-ppo" in screen_text(app), what="the list at 40x10")
+        assert len(screen_text(app).splitlines()) == 10
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, lambda: "DISPLAY NAME" in screen_text(app) and name in screen_text(app),
+                       what="the list back at 120x40")
+        app.screen.table.select_key(name)
+        await pilot.press("enter")
+        assert isinstance(app.screen, JobDetailScreen)
+        await pilot.resize_terminal(40, 10)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: "Jobs" in screen_text(app), what="the detail at 40x10")
+        await pilot.press("l")
+        assert isinstance(app.screen, LogScreen)
+        write_log(rel, *running_job[1:], ["written while small"], when=at(1))
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, lambda: "written while small" in screen_text(app), what="the log pane back at 120x40")
+        await pilot.press("escape", "escape")
+        assert isinstance(app.screen, JobListScreen)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: "Help" in screen_text(app), what="help after the resizes")
