@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import socket
 import threading
 import time
 from datetime import datetime, timezone
@@ -424,3 +425,16 @@ async def test_tui_shrunk_to_40x10_and_back_keeps_rendering_and_answering_keys(r
         assert isinstance(app.screen, JobListScreen)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: "Help" in screen_text(app), what="help after the resizes")
+
+
+def test_cli_ray_dashboard_url_at_a_closed_port_is_named_unavailable(rl, env, running_job):
+    name = running_job[0]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    (env / "config.yaml").write_text(f"ray:\n  urls:\n    {name}: http://127.0.0.1:{closed}\n")
+    described = rl("describe", "job", name)
+    no_traceback(described)
+    assert described.code == 0, described.err
+    ray = described.out.split("Ray:\n", 1)[1]
+    assert ray.startswith("  unavailable: ") and f"127.0.0.1:{closed}" in ray, ray
