@@ -123,6 +123,9 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
     """Map a socket / TLS / timeout failure to one line naming the source and URL."""
     where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
     root = _root(exc)
+    if any(type(e) is urllib3.exceptions.ConnectTimeoutError for e in _chain(exc)) or (
+            isinstance(root, (socket.timeout, TimeoutError)) and "handshake" in str(root).lower()):
+        return Unreachable(f"timed out connecting to {where} ({req.verb} {req.target()})", "timeout")
     if isinstance(root, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
         after = f" after {timeout:g}s" if timeout else ""
         return Unreachable(f"timed out{after} waiting for {where} ({req.verb} {req.target()})", "timeout")
@@ -144,25 +147,25 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
 
 
 def _root(exc: BaseException) -> BaseException:
-    seen = exc
+    return _chain(exc)[-1]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and what it wraps (urllib3 reasons, causes, protocol errors), outermost first."""
+    chain = [exc]
     for _ in range(6):
+        seen = chain[-1]
         nxt = getattr(seen, "reason", None)
-        if isinstance(nxt, BaseException):
-            seen = nxt
-            continue
-        if seen.__cause__ is not None:
-            seen = seen.__cause__
-            continue
-        if seen.__context__ is not None and isinstance(seen, urllib3.exceptions.HTTPError):
-            seen = seen.__context__
-            continue
-        wrapped = [arg for arg in seen.args[1:] if isinstance(arg, BaseException)] \
-            if isinstance(seen, urllib3.exceptions.ProtocolError) else []
-        if wrapped:
-            seen = wrapped[0]
-            continue
-        break
-    return seen
+        if not isinstance(nxt, BaseException):
+            nxt = seen.__cause__
+        if nxt is None and isinstance(seen, urllib3.exceptions.HTTPError):
+            nxt = seen.__context__
+        if nxt is None and isinstance(seen, urllib3.exceptions.ProtocolError):
+            nxt = next((arg for arg in seen.args[1:] if isinstance(arg, BaseException)), None)
+        if nxt is None:
+            break
+        chain.append(nxt)
+    return chain
 
 
 def _short(exc: BaseException) -> str:

@@ -120,20 +120,24 @@ def access(rel, env):
     access.close()
 
 
+def kubeconfig_at(rel, port: int, path):
+    """The sandbox's kubeconfig with every server moved to 127.0.0.1:`port`, written to `path`."""
+    config = yaml.safe_load(rel.kubeconfig.read_text())
+    for cluster in config["clusters"]:
+        server = cluster["cluster"]["server"]
+        cluster["cluster"]["server"] = server.replace(server.split("/")[2], f"127.0.0.1:{port}")
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
 @pytest.fixture
 def closed_port_kubeconfig(rel, tmp_path):
     """The sandbox's kubeconfig with every server moved to a port nobody listens on."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = yaml.safe_load(rel.kubeconfig.read_text())
-    for cluster in config["clusters"]:
-        server = cluster["cluster"]["server"]
-        cluster["cluster"]["server"] = server.replace(server.split("/")[2], f"127.0.0.1:{port}")
-    path = tmp_path / "kubeconfig-closed-port"
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
+    return kubeconfig_at(rel, port, tmp_path / "kubeconfig-closed-port")
 
 
 # ---------------------------------------------------------------- CLI
@@ -148,6 +152,18 @@ def test_cli_closed_port_is_one_line_and_exit_1(closed_port_kubeconfig, env, cap
         captured = capsys.readouterr()
         one_line_error(Result(code, captured.out, captured.err), "cannot reach the control plane",
                        "connection refused")
+
+
+def test_cli_silent_port_times_out_connecting_in_one_line(rel, env, capsys, tmp_path):
+    """A server that takes the connection and never answers (a firewalled or hung API server): the connect
+    timeout (5 s, TLS handshake included) ends it with a line that says so, not a 30 s read timeout."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        path = kubeconfig_at(rel, silent.getsockname()[1], tmp_path / "kubeconfig-silent")
+        code = main(["--kubeconfig", str(path), "get", "jobs"])
+    captured = capsys.readouterr()
+    one_line_error(Result(code, captured.out, captured.err), "timed out connecting to the control plane")
 
 
 @pytest.mark.parametrize("mode, says", [("drop", "the server closed it without answering"),
