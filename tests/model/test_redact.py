@@ -151,7 +151,7 @@ def test_every_secret_shape_is_masked(what, text, secret, kept):
     "max_tokens=512 num_keys=3", "sshPublicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE user@host",
     "warning roles[0].env.HF_TOKEN: looks like a secret: its value is stored in plain text",
     "KEYBOARD_LAYOUT=us tokenizer: /models/tok author: bob", "Authorization failed: check the kubeconfig user",
-    "key: rlark.io/cluster-id", "kubeconfig /home/u/my-token: cannot read it",
+    "key: rlark.io/cluster-id", "kubeconfig /home/u/my-token: cannot read it", "loaded the token\nProcessing shard 3",
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host",
 ])
 def test_lines_that_only_look_secret_stay(text):
