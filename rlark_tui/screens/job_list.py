@@ -30,6 +30,9 @@ COLUMNS = (
     Column("header", "HEADER NODE"),
     Column("age", "AGE"),
 )
+AGE = len(COLUMNS) - 1
+AGE_SECONDS = 5
+AGE_STEPS = 10
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
 
 
@@ -69,6 +72,8 @@ class JobListScreen(RlarkScreen):
         self._table_rows: dict[str, tuple[JobRow, str, Row]] = {}
         self._created: dict[str, tuple[str, datetime | None]] = {}
         self._message: str | None = None
+        self._table: JobTable | None = None
+        self._age_cursor = 0
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
@@ -77,7 +82,9 @@ class JobListScreen(RlarkScreen):
 
     @property
     def table(self) -> JobTable:
-        return self.query_one(JobTable)
+        if self._table is None:
+            self._table = self.query_one(JobTable)
+        return self._table
 
     def focus_body(self) -> None:
         self.table.focus()
@@ -89,7 +96,7 @@ class JobListScreen(RlarkScreen):
         bar.on_change = self._filter_changed
         self.table.focus()
         self._update_message()
-        self.set_interval(5, self._tick_ages)
+        self.set_interval(AGE_SECONDS / AGE_STEPS, self._tick_ages)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """Only the Jobs the index names as changed are looked at (all of them after a relist)."""
@@ -110,12 +117,17 @@ class JobListScreen(RlarkScreen):
         self._update_message()
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
-        """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged."""
+        """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age
+        alone only replaces the age cell)."""
         shown_age = self._age(row, now)
         cached = self._table_rows.get(row.name)
-        if cached is not None and cached[0] is row and cached[1] == shown_age:
-            return cached[2]
-        table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row), row.search_fields())
+        if cached is not None and cached[0] is row:
+            if cached[1] == shown_age:
+                return cached[2]
+            old = cached[2]
+            table_row = Row(old.key, old.cells[:AGE] + (shown_age,), old.sort_values, old.search)
+        else:
+            table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row), row.search_fields())
         self._table_rows[row.name] = (row, shown_age, table_row)
         return table_row
 
@@ -141,10 +153,18 @@ class JobListScreen(RlarkScreen):
                 -created.timestamp() if created else None)
 
     def _tick_ages(self) -> None:
-        """Ages move on by themselves: only rows whose age text changed are updated."""
+        """Ages move on by themselves: each tick looks at the next tenth of the rows (every row within
+        AGE_SECONDS, and no stall when thousands of ages change at once); only changed ones are updated."""
+        names = list(self.rows)
+        if not names:
+            return
+        chunk = -(-len(names) // AGE_STEPS)
+        start = self._age_cursor if self._age_cursor < len(names) else 0
+        self._age_cursor = start + chunk
         now = datetime.now(timezone.utc)
-        moved = [self._table_row(row, now) for row in self.rows.values()
-                 if self._table_rows.get(row.name, (None, None))[1] != self._age(row, now)]
+        cached = self._table_rows
+        moved = [self._table_row(row, now) for row in (self.rows[name] for name in names[start:start + chunk])
+                 if cached.get(row.name, (None, None))[1] != self._age(row, now)]
         if moved:
             self.table.update(moved)
 

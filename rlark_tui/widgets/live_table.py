@@ -171,10 +171,11 @@ class LiveTable(ScrollView, can_focus=True):
             if old is row or old == row:
                 continue
             self._rows[row.key] = row
-            fields = row.search if row.search is not None else tuple(_plain(cell) for cell in row.cells)
-            self._keys[row.key] = ("\n".join(fields).lower(), fields)
+            if old is None or row.search is None or old.search != row.search:
+                fields = row.search if row.search is not None else tuple(_plain(cell) for cell in row.cells)
+                self._keys[row.key] = ("\n".join(fields).lower(), fields)
             self._strips.pop(row.key, None)
-            widened |= self._widen(row)
+            widened |= self._widen(row, old)
             if old is None or (sort_index is not None and old.sort_values[sort_index] != row.sort_values[sort_index]):
                 reorder = resort = True
             elif (row.key in self._position) != self._matches(row.key):
@@ -191,8 +192,11 @@ class LiveTable(ScrollView, can_focus=True):
             self._resize()
             self.refresh()
         else:
+            top, height = int(self.scroll_y), self.size.height
             for key in repaint:
-                self.refresh_line(self._position[key] + 1)
+                position = self._position[key]
+                if top <= position < top + height:
+                    self.refresh_line(position + 1)
         return reorder or widened or bool(repaint)
 
     def set_filter(self, matcher: Matcher) -> None:
@@ -372,10 +376,11 @@ class LiveTable(ScrollView, can_focus=True):
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
 
-    def _widen(self, row: Row) -> bool:
+    def _widen(self, row: Row, old: Row | None) -> bool:
         grew = False
-        for position, (column, cell) in enumerate(zip(self._columns, row.cells)):
-            if column.width is None:
+        before = old.cells if old is not None else (None,) * len(row.cells)
+        for position, (column, cell, was) in enumerate(zip(self._columns, row.cells, before)):
+            if column.width is None and cell is not was:
                 needed = min(cell_len(_plain(cell)), MAX_WIDTH)
                 if needed > self._widths[position]:
                     self._widths[position] = needed
