@@ -39,12 +39,12 @@ DRAFT = yaml.safe_load((DATA / "draft-rl.yaml").read_text())
 NODES = DATA / "nodes.yaml"
 EXIT_CODES = {0, 1, 2, 3}
 MAX_LINE = 2000
-MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|\s)")
+MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|record (saved|written): |\s)")
 
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80, "wizard-fields": 300, "sandbox-seed": 200}
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80, "wizard-fields": 300, "sandbox-seed": 200, "any-argv": 200}
 
 
 SCALE = int(os.environ.get("RLARK_FUZZ_SCALE", "1"))
@@ -70,6 +70,8 @@ def assert_message(code: int, out: str, err: str) -> None:
     """Exit code in {0,1,2,3}; stderr only short message lines; no traceback anywhere."""
     assert code in EXIT_CODES, (code, err)
     assert "Traceback" not in out and "Traceback" not in err, err
+    if err.startswith("usage:"):
+        return  # argparse's usage, or a command's help when an action is missing
     for line in filter(None, err.split("\n")):
         assert len(line) <= MAX_LINE and MESSAGE_LINE.match(line), line[:300]
     if code == 2:
@@ -447,3 +449,28 @@ def test_sandbox_seed_names(seed):
         assert str(exc).startswith("unknown seed") and len(str(exc)) <= MAX_LINE
         return
     assert kind in ("demo", "none", "scale") and jobs >= 0 and pods >= 0
+
+
+# --- any command line: random words from rlark's own vocabulary -------------------------------------------------
+# Always --readonly (nothing in the shared sandbox changes) and never a command that serves or follows forever
+# (sandbox, demo, no command = the TUI, logs -f, get -w).
+
+COMMANDS = [("draft", "render"), ("draft", "new"), ("draft",), ("get",), ("describe",), ("logs",), ("submit",),
+            ("stop",), ("start",), ("delete",), ("config", "--no-check"), ("check",)]
+WORDS = ["jobs", "job", "pods", "nodes", "tasks", "domains", "demo-ppo", "x", "", "²", "../x", "-", "--",
+         "-A", "-n", "rlark-gpu-a", "-l", "rlinf.io/job=demo-ppo", "-o", "json", "yaml", "wide", "name", "--tail",
+         "3", "-1", "--since", "5m", "--role", "actor", "--pod", "demo-ppo-actor-0", "--timestamps", "-p",
+         "--nodes", "--filename", "--dry-run", "-y", "--wait", "--timeout", "0.5", "--format", "md", "--output",
+         "--notes", "--lang", "zh", "--type", "rl", "--name", "--image", "--context", "rlark-sandbox", "--help"]
+
+
+@fuzz("any-argv")
+@given(st.sampled_from(COMMANDS), st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(["DRAFT", "NODES",
+                                                                                                 "DIR", "MISSING"])),
+                                           max_size=6))
+def test_any_command_line(cluster, command, words):
+    files = {"DRAFT": str(DATA / "draft-rl.yaml"), "NODES": str(NODES), "DIR": str(DATA), "MISSING": "/nonexistent"}
+    argv = [files.get(word, word) for word in (*command, *words)]
+    if "--output" in argv:
+        argv = [word for word in argv if word != "--output"]
+    assert_message(*cluster("--readonly", "--request-timeout=10", *argv))
