@@ -20,6 +20,7 @@ from rlark_tui.checks.records import clear_hand_over, load_hand_over, save_hand_
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.views import Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.view_model import SnapshotIndex
 
@@ -208,10 +209,9 @@ class CheckScreen(RlarkScreen):
             app.notify(_item_label(item), timeout=8)
 
     def _pod_scope(self, pod_name: str):
-        for pod in (self.evidence.pods if self.evidence else ()):
-            meta = pod.get("metadata") or {}
-            if (pod.get("spec") or {}).get("podName") == pod_name or meta.get("name") == pod_name:
-                return ("pod", f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        for pod in (Pod(raw) for raw in (self.evidence.pods if self.evidence else ())):
+            if pod_name in (pod.pod_name, pod.name):
+                return ("pod", f"{pod.namespace}/{pod.name}")
         return None
 
     # ---- hand-over fields -------------------------------------------------------------------------

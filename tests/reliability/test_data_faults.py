@@ -172,6 +172,9 @@ async def test_tui_lists_and_opens_malformed_jobs(access, malformed):
             assert f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app)
             await pilot.press("escape")
             assert isinstance(app.screen, JobListScreen)
+        app.open_check("bad-types")
+        await wait_for(pilot, lambda: "Run check of bad-types at" in screen_text(app), what="the check report")
+        await pilot.press("escape")
         await pilot.press("colon", *"nodes", "enter")
         await wait_for(pilot, lambda: "bad-node-types" in screen_text(app), what="the malformed Node row")
 
