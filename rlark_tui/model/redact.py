@@ -53,7 +53,9 @@ _PEM_END = re.compile(r"-----END [A-Z0-9 ]+-----")
 _KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 _URL_CREDENTIALS = re.compile(r"((?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
-_BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)[ \t]+)([A-Za-z0-9._~+/=-]{8,})", re.I)
+_BEARER = re.compile(
+    r"(\b(?:Bearer|Basic)[ \t]+|\bToken[ \t]+(?=[A-Za-z._~+/=-]*[0-9]))([A-Za-z0-9._~+/=-]{8,})", re.I)
+"""`Bearer x`, `Basic x`, and `token x` when x has a digit (`token generation` in a training log is prose)."""
 _YAML_BLOCK = re.compile(
     r"(?P<prefix>^(?P<indent>[ \t]*)(?:- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*[|>][-+0-9]*[ \t]*\n)"
     r"(?P<value>(?:(?P=indent)[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)", re.M)

@@ -93,6 +93,7 @@ SHAPES = [
     # (what, text, the secret that must go, text that must stay)
     ("bearer header", "curl -H 'Authorization: Bearer abcDEF123456789' https://x", "abcDEF123456789", "curl -H"),
     ("raw authorization header", "Authorization: rawTok3n0123456", "rawTok3n0123456", "Authorization:"),
+    ("token scheme", "Authorization: token 0123abcdef4567", "0123abcdef4567", "token "),
     ("basic auth header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "Basic"),
     ("RSA key", f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----", PEM_BODY, "END RSA"),
     ("EC key", f"-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}\n-----END EC PRIVATE KEY-----", PEM_BODY, "EC PRIVATE"),
@@ -152,6 +153,7 @@ def test_every_secret_shape_is_masked(what, text, secret, kept):
     "warning roles[0].env.HF_TOKEN: looks like a secret: its value is stored in plain text",
     "KEYBOARD_LAYOUT=us tokenizer: /models/tok author: bob", "Authorization failed: check the kubeconfig user",
     "key: rlark.io/cluster-id", "kubeconfig /home/u/my-token: cannot read it", "loaded the token\nProcessing shard 3",
+    "Token throughput: 1234 tokens/s, token generation finished",
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host",
 ])
 def test_lines_that_only_look_secret_stay(text):
