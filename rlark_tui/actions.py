@@ -130,7 +130,13 @@ class Actions:
         if not dry_run:
             self.guard(f"submit job {name}")
         job = with_submission_record(manifest)
-        created = self.access.create(JOBS, job, dry_run=dry_run)
+        try:
+            created = self.access.create(JOBS, job, dry_run=dry_run)
+        except Unreachable as exc:
+            if dry_run or exc.kind not in ("dropped", "timeout"):
+                raise
+            raise Unreachable(f"{exc}; the request may have reached the server: check with `rlark get jobs "
+                              f"{name}` before submitting again", exc.kind) from None
         sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
         saved = None if dry_run else self._save(job, sha)
         return SubmitResult(created or job, dry_run, sha, saved)

@@ -275,6 +275,17 @@ def test_cli_409_and_422_on_submit_stop_and_delete(rl, rel, tmp_path):
     assert rl("get", "jobs", DEMO).code == 0
 
 
+def test_cli_submit_cut_off_says_the_job_may_exist(rl, rel, tmp_path):
+    """A create whose answer is lost may still have happened: the message says how to find out."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(yaml.safe_dump(job_manifest("rel-cp-cut", ROLE)))
+    rel.faults.delay(1, verb="create", resource="jobs")
+    one_line_error(rl("--request-timeout", "0.5", "submit", "-f", str(manifest)), "timed out",
+                   "may have reached the server: check with `rlark get jobs rel-cp-cut`")
+    time.sleep(1)  # past the delay: a create the server went on with after the client left is there now
+    drop_job(rel, "rel-cp-cut")
+
+
 def test_cli_slow_responses(rl, rel):
     """2 s answers: the command waits and succeeds; with --request-timeout 1 it says it timed out."""
     rel.faults.delay(2, verb="list", resource="jobs")
