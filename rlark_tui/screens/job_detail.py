@@ -201,9 +201,8 @@ class JobDetailScreen(RlarkScreen):
             return
         self._yaml_version = job.resource_version
         shown = redact_object(job.raw)
-        metadata = dict(shown.get("metadata") or {})
-        metadata.pop("managedFields", None)
-        shown["metadata"] = metadata
+        if isinstance(shown.get("metadata"), dict):
+            shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
         self.yaml_text = yaml.safe_dump(shown, sort_keys=False, allow_unicode=True)
         self.query_one("#yaml-text", Static).update(highlight(self.yaml_text, language="yaml"))
 

@@ -441,3 +441,29 @@ def test_cli_ray_dashboard_url_at_a_closed_port_is_named_unavailable(rl, env, ru
     assert described.code == 0, described.err
     ray = described.out.split("Ray:\n", 1)[1]
     assert ray.startswith("  unavailable: ") and f"127.0.0.1:{closed}" in ray, ray
+
+
+async def test_tui_detail_renders_every_spoiled_field_of_a_job():
+    """The detail screen (all five tabs render on each snapshot) fed one spoiled Job after another."""
+    objects = _well_formed()
+    app = RlarkApp()
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_snapshot(_detail_snapshot(objects["job"], objects))
+        app.open_job("j", "overview")
+        await pilot.pause()
+        for number, (description, spoiled) in enumerate(variants(objects["job"])):
+            if isinstance(spoiled.get("metadata"), dict):  # a new version, or the screen skips the render
+                spoiled["metadata"]["resourceVersion"] = str(100 + number)
+            app.apply_snapshot(_detail_snapshot(spoiled, objects))  # renders synchronously: a crash raises here
+            if number % 25 == 0:
+                await pilot.pause()
+            assert isinstance(app.screen, JobDetailScreen), description
+        await pilot.pause()
+        assert "Jobs › j" in screen_text(app)
+
+
+def _detail_snapshot(job: dict, objects: dict) -> Snapshot:
+    return Snapshot(jobs={"j": job}, tasks={"rlark-gpu-a/j-actor": objects["task"]},
+                    pods={"rlark-gpu-a/p": objects["pod"]},
+                    ray={"j": {"alive_nodes": 1, "expected": 3, "status_text": "text", "jobs": [], "jobs_error": None,
+                               "error": None, "source": "fake", "polled_at": 1.0}})
