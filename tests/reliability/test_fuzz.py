@@ -1,16 +1,17 @@
 """Bad input: hypothesis fuzzing of everything a user can type or hand to rlark, in-process through the CLI's
-`main(argv)` (or the wizard's import function), against the Ray-free reliability sandbox where a server is needed.
+`main(argv)` (or the wizard's import and field parsers), against the Ray-free reliability sandbox where a server
+is needed.
 
 Property everywhere: an exit code in {0, 1, 2, 3}, stderr made of short message lines, never a traceback and
 never an exception out of `main` (argparse's own usage exit, SystemExit 2, counts as exit code 2).
 
 tests/test_draft_cli.py already fuzzes `draft render` with mutated fields, random bytes and YAML-like noise;
-this file adds JSON drafts, env names, SSH keys, node selectors, the wizard's import/export, `submit -f
---dry-run`, `/` filter regexes, `get -l` selectors, `logs --since` durations and numeric flags (timeouts,
-waits). Case counts per target are in CASES (hypothesis may stop a target early when it has tried every
-distinct input).
+this file adds JSON drafts, env names, SSH keys, node selectors, the wizard's import/export and typed fields,
+`submit -f --dry-run`, `/` filter regexes, `get -l` selectors, `logs --since` durations, numeric flags
+(timeouts, waits), kubeconfig and config files, object names, `sandbox --seed` and whole command lines.
+Case counts per target are in CASES (hypothesis may stop a target early when it has tried every distinct
+input); RLARK_FUZZ_SCALE multiplies them.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -32,6 +33,7 @@ from rlark_tui.cli import main
 from rlark_tui.drafts import export_draft, import_draft
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.draft import load_draft
+from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.widgets.filter_bar import make_matcher
 
 DATA = Path(__file__).parent.parent / "model" / "data"
@@ -44,9 +46,8 @@ MESSAGE_LINE = re.compile(r"^(error|warning|usage:|rlark|-- |No resources found|
 CASES = {"draft-json": 40, "env-names": 60, "ssh-keys": 60, "node-selectors": 60, "wizard-import-bytes": 150,
          "wizard-import-yaml": 150, "submit-dry-run-draft": 30, "submit-dry-run-manifest": 30,
          "submit-dry-run-bytes": 30, "filter-regex": 400, "filter-regex-text": 300, "get-selector": 60,
-         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80, "wizard-fields": 300, "sandbox-seed": 200, "any-argv": 200}
-
-
+         "logs-since": 150, "request-timeout": 60, "kubeconfig": 80, "config-file": 80, "object-names": 80,
+         "wizard-fields": 300, "sandbox-seed": 200, "any-argv": 200}
 SCALE = int(os.environ.get("RLARK_FUZZ_SCALE", "1"))
 """RLARK_FUZZ_SCALE=10 runs ten times the cases of every target (a deeper run by hand; CI keeps 1)."""
 
@@ -412,8 +413,6 @@ def test_names_roles_and_pods(cluster, name, command):
 
 
 # --- what is typed into the wizard's fields: selectors, env, devices, counts, mounts -----------------------------
-
-from rlark_tui.screens import wizard_fields as wf  # noqa: E402  (grouped with its tests)
 
 FIELD_PARSERS = {"selector": (wf.parse_selector, wf.format_selector), "env": (wf.parse_env, wf.format_env),
                  "devices": (wf.parse_devices, wf.format_devices), "count": (wf.parse_count, str),
