@@ -138,33 +138,33 @@ def apply(store: Store, seed: str, output_dir: str = "/tmp/rlark-sandbox-outputs
 def _scale(store: Store, jobs: int, pods: int) -> None:
     """`jobs` Jobs of one Docker-agent task each (the Kubernetes agent leaves them alone) and `pods` Pod CRs
     spread over them round-robin (Job i gets Pods i, i+jobs, ...), all Running. Each object is created with its
-    status in place (one write per object, not a create and a status update)."""
+    status in place and handed to the store without copies (`create_many`)."""
     started = now_iso()
-    tasks = []
-    for index in range(jobs):
-        name = f"scale-{index:05d}"
-        task_spec = {"role": "Actor", "agentType": "Docker",
-                     "nodeSelector": {"kubernetes.io/hostname": f"gpu-a{1 + index % 3}"},
-                     "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {
-                         "spec": {"containers": [{"name": "main", "image": DEMO_IMAGE}]}}}}}
-        job = store.create("jobs", {"metadata": {"name": name},
-                                    "spec": {"tasks": [{"name": "worker", "head": True, **task_spec}]},
-                                    "status": {"phase": "Running", "startTime": started,
-                                               "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}})
-        store.create("tasks", {"metadata": {
-            "name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
-            "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,
-                                 "uid": job["metadata"]["uid"], "controller": True}]}, "spec": task_spec,
-            "status": {"phase": "Running"}})
-        tasks.append(f"{name}-worker")
-    for index in range(pods if tasks else 0):
-        task = tasks[index % len(tasks)]
-        ordinal = index // len(tasks)
-        store.create("pods", {"metadata": {
-            "name": str(uuid.uuid4()), "namespace": "rlark-gpu-a",
-            "labels": {keys.TASK_NAME_LABEL: task, "rlark.io/local-pod-name": f"{task}-{ordinal}",
-                       "rlark.io/local-pod-namespace": DATA_NAMESPACE}},
-            "spec": {"taskNamespace": "rlark-gpu-a", "taskName": task, "podNamespace": DATA_NAMESPACE,
-                     "podName": f"{task}-{ordinal}"},
-            "status": {"phase": "Running", "node": f"gpu-a{1 + index % 3}", "ip": f"10.20.0.{11 + index % 3}"}},
-            ROOT)
+    names = [f"scale-{index:05d}" for index in range(jobs)]
+
+    def task_spec(index: int) -> dict:
+        return {"role": "Actor", "agentType": "Docker",
+                "nodeSelector": {"kubernetes.io/hostname": f"gpu-a{1 + index % 3}"},
+                "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {
+                    "spec": {"containers": [{"name": "main", "image": DEMO_IMAGE}]}}}}}
+
+    created = store.create_many("jobs", ({
+        "metadata": {"name": name}, "spec": {"tasks": [{"name": "worker", "head": True, **task_spec(index)}]},
+        "status": {"phase": "Running", "startTime": started,
+                   "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}} for index, name in enumerate(names)))
+    store.create_many("tasks", ({
+        "metadata": {"name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
+                     "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,
+                                          "uid": job["metadata"]["uid"], "controller": True}]},
+        "spec": task_spec(index), "status": {"phase": "Running"}}
+        for index, (name, job) in enumerate(zip(names, created))))
+    tasks = [f"{name}-worker" for name in names]
+    store.create_many("pods", ({
+        "metadata": {"name": str(uuid.uuid4()), "namespace": "rlark-gpu-a",
+                     "labels": {keys.TASK_NAME_LABEL: tasks[index % len(tasks)],
+                                "rlark.io/local-pod-name": f"{tasks[index % len(tasks)]}-{index // len(tasks)}",
+                                "rlark.io/local-pod-namespace": DATA_NAMESPACE}},
+        "spec": {"taskNamespace": "rlark-gpu-a", "taskName": tasks[index % len(tasks)],
+                 "podNamespace": DATA_NAMESPACE, "podName": f"{tasks[index % len(tasks)]}-{index // len(tasks)}"},
+        "status": {"phase": "Running", "node": f"gpu-a{1 + index % 3}", "ip": f"10.20.0.{11 + index % 3}"}}
+        for index in range(pods if tasks else 0)), ROOT)
