@@ -443,18 +443,23 @@ def test_cli_ray_dashboard_url_at_a_closed_port_is_named_unavailable(rl, env, ru
     assert ray.startswith("  unavailable: ") and f"127.0.0.1:{closed}" in ray, ray
 
 
-async def test_tui_detail_renders_every_spoiled_field_of_a_job():
-    """The detail screen (all five tabs render on each snapshot) fed one spoiled Job after another."""
+@pytest.mark.parametrize("which", ["job", "task", "pod"])
+async def test_tui_detail_renders_every_spoiled_field(which):
+    """The detail screen (all five tabs render on each snapshot) fed one spoiled object after another."""
     objects = _well_formed()
+    objects["task"]["status"] = {"phase": "Pending", "events": [
+        {"type": "Warning", "reason": "Failed", "message": "pull failed", "count": 2, "objectKind": "Pod",
+         "objectName": "j-actor-0", "lastTime": "2026-11-29T10:00:00Z"}],
+        "pullProgress": [{"image": "img", "status": "Downloading", "downloaded": "1Gi", "total": "2Gi"}]}
     app = RlarkApp()
     async with app.run_test(size=SIZE) as pilot:
-        app.apply_snapshot(_detail_snapshot(objects["job"], objects))
+        app.apply_snapshot(_detail_snapshot(objects))
         app.open_job("j", "overview")
         await pilot.pause()
-        for number, (description, spoiled) in enumerate(variants(objects["job"])):
+        for number, (description, spoiled) in enumerate(variants(objects[which])):
             if isinstance(spoiled.get("metadata"), dict):  # a new version, or the screen skips the render
                 spoiled["metadata"]["resourceVersion"] = str(100 + number)
-            app.apply_snapshot(_detail_snapshot(spoiled, objects))  # renders synchronously: a crash raises here
+            app.apply_snapshot(_detail_snapshot({**objects, which: spoiled}))  # synchronous: a crash raises here
             if number % 25 == 0:
                 await pilot.pause()
             assert isinstance(app.screen, JobDetailScreen), description
@@ -462,8 +467,8 @@ async def test_tui_detail_renders_every_spoiled_field_of_a_job():
         assert "Jobs › j" in screen_text(app)
 
 
-def _detail_snapshot(job: dict, objects: dict) -> Snapshot:
-    return Snapshot(jobs={"j": job}, tasks={"rlark-gpu-a/j-actor": objects["task"]},
+def _detail_snapshot(objects: dict) -> Snapshot:
+    return Snapshot(jobs={"j": objects["job"]}, tasks={"rlark-gpu-a/j-actor": objects["task"]},
                     pods={"rlark-gpu-a/p": objects["pod"]},
                     ray={"j": {"alive_nodes": 1, "expected": 3, "status_text": "text", "jobs": [], "jobs_error": None,
                                "error": None, "source": "fake", "polled_at": 1.0}})
