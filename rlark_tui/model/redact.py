@@ -60,7 +60,10 @@ _YAML_BLOCK = re.compile(
     r"(?P<prefix>^(?P<indent>[ \t]*)(?:- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*[|>][-+0-9]*[ \t]*\n)"
     r"(?P<value>(?:(?P=indent)[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)", re.M)
 """A YAML block scalar (`password: |` + indented lines) under a secret-looking name."""
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
+_NOT_SECRET_VALUES = frozenset({"", MASK, "bearer", "basic", "token", "digest", "negotiate",
+                                "true", "false", "none", "null", "yes", "no", "on", "off"})
+"""Values never worth masking: an auth scheme (its credential follows and is masked on its own), a boolean, nothing
+(`private=false`, `PASSWORD_AUTH: yes`)."""
 
 # A name and what assigns to it, each with the pattern of the value that follows; the value is read only for a
 # secret-looking name, so text full of ordinary `a=b:c` costs one pass.
@@ -122,7 +125,7 @@ def _sub_named(pattern: re.Pattern, value_pattern: re.Pattern, text: str) -> str
         if not is_secret_name(match.group("name")) or _names_a_field(match):
             continue
         value = value_pattern.match(text, match.end())
-        if value is None or value.group(0).strip("\"' ") in ("", MASK) or value.group(0).lower() in _AUTH_SCHEMES:
+        if value is None or value.group(0).strip("\"' )]").lower() in _NOT_SECRET_VALUES:
             continue
         parts += [text[copied:match.end()], _mask_value(value.group(0))]
         copied = search_from = value.end()

@@ -153,7 +153,7 @@ def test_every_secret_shape_is_masked(what, text, secret, kept):
     "warning roles[0].env.HF_TOKEN: looks like a secret: its value is stored in plain text",
     "KEYBOARD_LAYOUT=us tokenizer: /models/tok author: bob", "Authorization failed: check the kubeconfig user",
     "key: rlark.io/cluster-id", "kubeconfig /home/u/my-token: cannot read it", "loaded the token\nProcessing shard 3",
-    "Token throughput: 1234 tokens/s, token generation finished",
+    "Token throughput: 1234 tokens/s, token generation finished", "push_to_hub(private=True) PASSWORD_AUTH: no",
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host",
 ])
 def test_lines_that_only_look_secret_stay(text):
