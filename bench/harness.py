@@ -87,8 +87,9 @@ def start_sandbox(workdir: Path, seed: str, *, agent: bool = False, timeout: flo
         if not sandbox_failed:
             process.kill()
             process.wait()
-        raise RuntimeError(f"sandbox {seed} {'exited' if sandbox_failed else 'not ready'} "
-                           f"(see {workdir / f'sandbox-{_slug(seed)}.log'})")
+        log_path = workdir / f"sandbox-{_slug(seed)}.log"
+        last = (log_path.read_text(errors="replace").strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"sandbox {seed} {'exited' if sandbox_failed else 'not ready'}: {last} (see {log_path})")
     return SandboxProc(kubeconfig=Path(ready[0].group(1)), context="rlark-sandbox", gateway=ready[0].group(2),
                        state_dir=state_dir, process=process)
 
