@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 from dataclasses import dataclass, field
 
 from rlark_tui.cluster import kubeconfig as kc
@@ -23,6 +25,9 @@ from rlark_tui.model.views import Job
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
 BACKOFF_MAX = 15.0
+PARALLEL_REQUESTS = 8
+T = TypeVar("T")
+R = TypeVar("R")
 MAX_REQUEST_TIMEOUT = 30 * 86400.0  # a month outlasts any request or watch; past ~292 years a socket timeout overflows
 
 
@@ -58,6 +63,15 @@ class Backoff:
 
     def reset(self) -> None:
         self.delay = self.start
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int = PARALLEL_REQUESTS) -> list[R]:
+    """`[fn(item) for item in items]` with up to `workers` calls in flight (blocking I/O); the first error raises."""
+    items = list(items)
+    if len(items) < 2:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="rlark-io") as pool:
+        return list(pool.map(fn, items))
 
 
 class ClusterAccess:
@@ -253,14 +267,19 @@ class ClusterAccess:
         return self.list(TASKS, label_selector=f"{keys.JOB_LABEL}={job}").items
 
     def job_pods(self, job: str, tasks: list[dict] | None = None) -> list[dict]:
-        """The Pod CRs of a Job's Tasks (label `rlark.io/task-name`), in the Tasks' namespaces."""
+        """The Pod CRs of a Job's Tasks (label `rlark.io/task-name`), in the Tasks' namespaces; one list per
+        Task, sent together (a slow API server costs one round trip, not one per Task)."""
         tasks = self.job_tasks(job) if tasks is None else tasks
+
+        def of(task: dict) -> list[dict]:
+            meta = task.get("metadata") or {}
+            return self.list(PODS, meta.get("namespace"),
+                             label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items
+
         pods: list[dict] = []
         seen: set[str] = set()
-        for task in tasks:
-            meta = task.get("metadata") or {}
-            for pod in self.list(PODS, meta.get("namespace"),
-                                 label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items:
+        for found in parallel_map(of, tasks):
+            for pod in found:
                 uid = (pod.get("metadata") or {}).get("name", "")
                 if uid not in seen:
                     seen.add(uid)

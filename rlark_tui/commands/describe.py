@@ -9,7 +9,7 @@ import argparse
 from datetime import datetime, timezone
 
 from rlark_tui.actions import submitted_record
-from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.kinds import JOBS, kind_named
 from rlark_tui.cluster.output import age, table
@@ -42,8 +42,11 @@ def run(args: argparse.Namespace) -> int:
     raw = access.get(JOBS, args.name)
     tasks = access.job_tasks(args.name)
     pods = access.job_pods(args.name, tasks)
-    restarts = {Pod(p).name: _restarts(access, Pod(p)) for p in pods}
-    ray = access.ray_status(Job(raw)) if Job(raw).head_task else None
+    counts = parallel_map(lambda pod: _restarts(access, Pod(pod)), pods)
+    restarts = {Pod(pod).name: count for pod, count in zip(pods, counts)}
+    job = Job(raw)
+    head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
+    ray = access.ray_status(job, head) if job.head_task else None
     print(describe_text(raw, tasks, pods, restarts, ray))
     return 0
 
