@@ -7,6 +7,7 @@ behind says how many lines it skipped.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -70,6 +71,8 @@ async def test_ten_pods_are_followed_at_once_and_every_line_arrives_once(load_sa
             raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": PODS, "lines_per_s": 2000, "seconds": 1,
                                                             "job": "follow"})
             await wait_for(pilot, lambda: "2000 lines" in status(app), "2000 lines in the status")
+            assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), 10) == "free", \
+                "10 streams must leave the default executor (thread workers, reconciler probes) free"
             lines = [line.text for line in screen.view.shown_lines if not line.notice]
             seqs = sorted(int(text.split()[1].removeprefix("seq=")) for text in lines)
             assert seqs == list(range(2000))
