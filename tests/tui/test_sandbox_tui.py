@@ -146,8 +146,9 @@ async def test_readonly_refuses_and_filter_and_help_work_on_the_sandbox(access, 
         assert any("read-only mode" in n for n in notes(app))
         assert access.get(JOBS, name)["spec"].get("stopped") is not True
         await pilot.press("slash", *"^h5-r")
-        await wait_for(pilot, lambda: list(app.screen.table.rows) and
-                       [k.value for k in app.screen.table.rows] == [name], what="filtered list")
+        table = app.screen.table
+        await wait_for(pilot, lambda: [table.get_row_at(i)[0] for i in range(table.row_count)] == [name],
+                       what="filtered list")
         await pilot.press("escape", "question_mark")
         assert isinstance(app.screen, HelpScreen)
         help_text = str(app.screen.query_one("#help-text").render())
