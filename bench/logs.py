@@ -44,9 +44,10 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
     app = None
     try:
         sandbox.post("/_sandbox/loadgen", {"pods": PODS, "lines_per_s": 1, "seconds": 0.1, "job": JOB})
-        app = subprocess.Popen([sys.executable, "-m", "bench.logs", "--app", str(sandbox.kubeconfig),
-                                sandbox.context, JOB], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=open(workdir / "logs-app.log", "ab"), text=True, bufsize=1)
+        with open(workdir / "logs-app.log", "ab") as errors:
+            app = subprocess.Popen([sys.executable, "-m", "bench.logs", "--app", str(sandbox.kubeconfig),
+                                    sandbox.context, JOB], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=errors, text=True, bufsize=1)
         samples = _Samples(app)
         samples.wait_ready(120)
         load = _phase(sandbox, samples, rate, seconds)
