@@ -107,6 +107,8 @@ def parse_selector(text: str) -> dict[str, str]:
         if "=" in word:
             key, _, value = word.partition("=")
             key, value = key.strip(), value.strip()
+            if not key:
+                raise FormError(f"'{_shown(word)}' has no label key before =")
             selector[key] = f"{selector[key]},{value}" if key in selector else value
             last = key
         elif last is not None:
