@@ -84,7 +84,11 @@ class RlarkApp(App[int]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss"]
     TITLE = "rlark"
     COMMANDS = App.COMMANDS | {RlarkCommands}
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("s", "refused('stop or start')", show=False),
+        Binding("ctrl+d", "refused('delete')", show=False),
+    ]
 
     def __init__(self, access=None, readonly: bool = False) -> None:
         super().__init__()
@@ -346,6 +350,14 @@ class RlarkApp(App[int]):
             old.close()
 
     # ---- mutations -------------------------------------------------------------------------------
+    def action_refused(self, verb: str) -> None:
+        """`s` / `ctrl+d` reach the app only when the screen's own key is off: in read-only mode, say why."""
+        screen = self.screen
+        if not self.readonly or not getattr(screen, "MUTATIONS", None):
+            return
+        name = getattr(screen, "job_name", None) or getattr(getattr(screen, "table", None), "selected_key", None)
+        self._refuse_readonly(f"{verb} job {name}" if name else f"{verb} jobs")
+
     def _refuse_readonly(self, what: str) -> bool:
         """Ask the actions module (the one place read-only is enforced) before showing any dialog."""
         try:
