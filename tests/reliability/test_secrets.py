@@ -236,7 +236,7 @@ def kubeconfig_with(user: dict, tail: str = "") -> str:
         "users": [{"name": "u", "user": user}]}) + tail
 
 
-@pytest.mark.parametrize("what, text", [
+KUBECONFIG_ERRORS = [
     ("malformed YAML", kubeconfig_with({"token": ENV["HF_TOKEN"]}, f"  password: {ENV['DB_PASSWORD']}: [\n")),
     ("bad client key", kubeconfig_with({"client-key-data": ENV["AWS_SECRET_ACCESS_KEY"] + "!!",
                                         "client-certificate-data": "bm90IGEgY2VydA=="})),
@@ -244,7 +244,10 @@ def kubeconfig_with(user: dict, tail: str = "") -> str:
         "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "sh",
         "args": ["-c", f"echo 'denied token={ENV['MY_AUTH']} Authorization: Bearer {LOG_SECRETS['bearer']}' >&2; "
                        "exit 1"]}})),
-])
+]
+
+
+@pytest.mark.parametrize("what, text", KUBECONFIG_ERRORS, ids=[what for what, _ in KUBECONFIG_ERRORS])
 def test_kubeconfig_errors_show_no_credential(what, text, tmp_path, capsys, caplog, env):
     from rlark_tui.cli import main
     path = tmp_path / "kubeconfig"
@@ -254,6 +257,8 @@ def test_kubeconfig_errors_show_no_credential(what, text, tmp_path, capsys, capl
     captured = capsys.readouterr()
     assert code in (1, 2) and captured.err.startswith("error: ") and "Traceback" not in captured.err
     assert leaked(captured.out + captured.err + caplog.text) == []
+    if what == "exec plugin echoing":
+        assert "denied token=*** Authorization: Bearer ***" in caplog.text
 
 
 def test_config_report_shows_no_credential_of_the_kubeconfig(tmp_path, capsys, env):
