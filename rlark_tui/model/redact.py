@@ -203,10 +203,9 @@ def redact_env(env: Any) -> Any:
     if isinstance(env, list):
         result = []
         for entry in env:
-            if isinstance(entry, Mapping) and isinstance(entry.get("value"), str):
+            if isinstance(entry, Mapping) and entry.get("value") not in (None, ""):
                 entry = dict(entry)
-                entry["value"] = MASK if is_secret_name(entry.get("name")) and entry["value"] else \
-                    redact_text(entry["value"])
+                entry["value"] = MASK if is_secret_name(entry.get("name")) else _redact_scalar(entry["value"])
                 result.append(entry)
             else:
                 result.append(redact_object(entry))

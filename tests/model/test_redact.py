@@ -60,6 +60,12 @@ def test_redact_env_list_and_mapping():
     assert redact_env({"WANDB_API_KEY": "k1", "SEED": "1"}) == {"WANDB_API_KEY": "***", "SEED": "1"}
 
 
+@pytest.mark.parametrize("value", [7300421, 3.5, ["s3cr3t-part"], {"inner": "s3cr3t"}, True])
+def test_redact_env_masks_secret_names_whatever_the_value_type(value):
+    assert redact_env([{"name": "API_KEY", "value": value}]) == [{"name": "API_KEY", "value": "***"}]
+    assert redact_env({"API_KEY": value}) == {"API_KEY": "***"}
+
+
 def test_redact_object_walks_scripts_env_and_json_annotations():
     job = {"metadata": {"annotations": {"record": json.dumps({"env": [{"name": "HF_TOKEN", "value": "t0k"}]})}},
            "spec": {"tasks": [{"prepareScript": "export HF_TOKEN=t0k\npip install x",
