@@ -14,6 +14,10 @@ from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
 
 
+_MAPPING = (dict, Mapping)
+"""isinstance(x, _MAPPING): a plain dict is answered without the (much slower) ABC check."""
+
+
 def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
     """The value at `path` inside nested dicts/lists, or `default` when any step is missing."""
     for step in path:
@@ -21,7 +25,7 @@ def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
             if not isinstance(obj, list) or not -len(obj) <= step < len(obj):
                 return default
             obj = obj[step]
-        elif isinstance(obj, dict) or isinstance(obj, Mapping):
+        elif isinstance(obj, _MAPPING):
             if step not in obj:
                 return default
             obj = obj[step]
@@ -36,13 +40,13 @@ _INTEGER = re.compile(r"^-?[0-9]+$")
 def cluster_of(raw: Any) -> str:
     """Cluster namespace of a Node dict: `metadata.namespace`, else its `rlark.io/cluster-id` label, else ""."""
     metadata = raw.get("metadata") if isinstance(raw, dict) else dig(raw, "metadata")
-    if not isinstance(metadata, Mapping):
+    if not isinstance(metadata, _MAPPING):
         return ""
     namespace = metadata.get("namespace")
     if isinstance(namespace, str) and namespace:
         return namespace
     labels = metadata.get("labels")
-    label = labels.get(keys.CLUSTER_ID_LABEL) if isinstance(labels, Mapping) else None
+    label = labels.get(keys.CLUSTER_ID_LABEL) if isinstance(labels, _MAPPING) else None
     return label if isinstance(label, str) else ""
 
 
@@ -51,7 +55,7 @@ def _str(value: Any) -> str:
 
 
 def _dict(value: Any) -> dict:
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if isinstance(value, _MAPPING) else {}
 
 
 def _list(value: Any) -> list:
@@ -75,14 +79,14 @@ def _int_or_none(value: Any) -> int | None:
 def main_container_status(pod: Any) -> dict:
     """The `main` container's entry of a data-plane pod's `status.containerStatuses`, or {}."""
     for status in _list(dig(pod, "status", "containerStatuses")):
-        if isinstance(status, Mapping) and status.get("name") == keys.MAIN_CONTAINER:
+        if isinstance(status, _MAPPING) and status.get("name") == keys.MAIN_CONTAINER:
             return dict(status)
     return {}
 
 
 def restart_count(container_status: Any) -> int | None:
     """`restartCount` of a container status as a number; None when absent or not a number."""
-    value = container_status.get("restartCount") if isinstance(container_status, Mapping) else None
+    value = container_status.get("restartCount") if isinstance(container_status, _MAPPING) else None
     return _int_or_none(value) if not isinstance(value, str) else None
 
 
@@ -92,7 +96,7 @@ class _View:
     __slots__ = ("raw",)
 
     def __init__(self, raw: Any) -> None:
-        self.raw = raw if isinstance(raw, Mapping) else {}
+        self.raw = raw if isinstance(raw, _MAPPING) else {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.namespace + '/' if self.namespace else ''}{self.name})"
@@ -146,7 +150,7 @@ class TaskSpec:
     __slots__ = ("raw",)
 
     def __init__(self, raw: Any) -> None:
-        self.raw = raw if isinstance(raw, Mapping) else {}
+        self.raw = raw if isinstance(raw, _MAPPING) else {}
 
     def __repr__(self) -> str:
         return f"TaskSpec({self.name})"
@@ -213,7 +217,7 @@ class TaskSpec:
     def main_container(self) -> dict:
         """The container named `main` (the only one the platform wraps with Ray), or {}."""
         for container in _list(self.pod_spec.get("containers")):
-            if isinstance(container, Mapping) and container.get("name") == keys.MAIN_CONTAINER:
+            if isinstance(container, _MAPPING) and container.get("name") == keys.MAIN_CONTAINER:
                 return dict(container)
         return {}
 
@@ -228,7 +232,7 @@ class TaskSpec:
     @property
     def env(self) -> list[dict]:
         """The `main` container's env entries (dicts with `name` and `value` or `valueFrom`)."""
-        return [dict(e) for e in _list(self.main_container.get("env")) if isinstance(e, Mapping)]
+        return [dict(e) for e in _list(self.main_container.get("env")) if isinstance(e, _MAPPING)]
 
     @property
     def role_display_name(self) -> str:
@@ -266,7 +270,7 @@ class TaskSpec:
 
     @property
     def volumes(self) -> list[dict]:
-        return [dict(v) for v in _list(self.pod_spec.get("volumes")) if isinstance(v, Mapping)]
+        return [dict(v) for v in _list(self.pod_spec.get("volumes")) if isinstance(v, _MAPPING)]
 
     @property
     def mounts(self) -> list[dict]:
@@ -274,12 +278,12 @@ class TaskSpec:
         by_name = {_str(v.get("name")): v for v in self.volumes}
         result = []
         for mount in _list(self.main_container.get("volumeMounts")):
-            if not isinstance(mount, Mapping):
+            if not isinstance(mount, _MAPPING):
                 continue
             volume = by_name.get(_str(mount.get("name")), {})
-            if isinstance(volume.get("hostPath"), Mapping):
+            if isinstance(volume.get("hostPath"), _MAPPING):
                 kind, source = "host", _str(volume["hostPath"].get("path"))
-            elif isinstance(volume.get("persistentVolumeClaim"), Mapping):
+            elif isinstance(volume.get("persistentVolumeClaim"), _MAPPING):
                 kind, source = "storage", _str(volume["persistentVolumeClaim"].get("claimName"))
             else:
                 kind, source = "other", ""
@@ -312,7 +316,7 @@ class Job(_View):
 
     @property
     def tasks(self) -> list[TaskSpec]:
-        return [TaskSpec(t) for t in _list(dig(self.raw, "spec", "tasks")) if isinstance(t, Mapping)]
+        return [TaskSpec(t) for t in _list(dig(self.raw, "spec", "tasks")) if isinstance(t, _MAPPING)]
 
     @property
     def head_task(self) -> TaskSpec | None:
@@ -342,7 +346,7 @@ class Job(_View):
     def status_tasks(self) -> list[dict]:
         """`status.tasks` entries as {name, phase, message} strings ("" for a missing or wrongly typed field)."""
         return [{key: _str(t.get(key)) for key in ("name", "phase", "message")}
-                for t in _list(dig(self.raw, "status", "tasks")) if isinstance(t, Mapping)]
+                for t in _list(dig(self.raw, "status", "tasks")) if isinstance(t, _MAPPING)]
 
     @property
     def start_time(self) -> str:
@@ -428,11 +432,11 @@ class Task(_View):
 
     @property
     def events(self) -> list[dict]:
-        return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, Mapping)]
+        return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, _MAPPING)]
 
     @property
     def pull_progress(self) -> list[dict]:
-        return [dict(e) for e in _list(dig(self.raw, "status", "pullProgress")) if isinstance(e, Mapping)]
+        return [dict(e) for e in _list(dig(self.raw, "status", "pullProgress")) if isinstance(e, _MAPPING)]
 
     @property
     def tensorboard_proxy(self) -> str:
@@ -514,7 +518,7 @@ class Node(_View):
 
     def _amount(self, section: str, resource: str) -> float | None:
         section_map = dig(self.raw, "status", section)
-        if not isinstance(section_map, Mapping) or resource not in section_map:
+        if not isinstance(section_map, _MAPPING) or resource not in section_map:
             return None
         return parse_quantity(section_map[resource])
 
@@ -544,7 +548,7 @@ class Node(_View):
 
     @property
     def addresses(self) -> list[dict]:
-        return [dict(a) for a in _list(dig(self.raw, "status", "addresses")) if isinstance(a, Mapping)]
+        return [dict(a) for a in _list(dig(self.raw, "status", "addresses")) if isinstance(a, _MAPPING)]
 
     @property
     def internal_ip(self) -> str:
@@ -555,4 +559,4 @@ class Node(_View):
 
     @property
     def events(self) -> list[dict]:
-        return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, Mapping)]
+        return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, _MAPPING)]
