@@ -178,7 +178,6 @@ class Reconciler:
         if event.type == "RELIST":
             self._objects[plural] = {source_key(obj): obj for obj in event.items}
             self._listed.add(plural)
-            self._errors.pop(plural, None)
             self._changed.add(plural)
             self._delta[plural] = None
         elif event.type in ("ADDED", "MODIFIED"):

@@ -20,7 +20,7 @@ from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
-from rlark_tui.model.views import Job
+from rlark_tui.model.views import Job, dig
 
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
@@ -215,6 +215,9 @@ class ClusterAccess:
                    field_selector: str | None = None) -> Iterator[WatchEvent]:
         """List, then watch from the list's resourceVersion; relist on 410; reconnect with backoff on errors.
 
+        A dropped connection resumes the watch from the last resourceVersion; an error answer (403 on watch,
+        5xx) lists again first, so a watch the server refuses still refreshes, at the backoff's pace (the
+        backoff resets only once a watch is open again).
         `on_stream(stream)` receives each open watch so another thread can close it to stop at once.
         """
         backoff = backoff or Backoff()
@@ -224,12 +227,12 @@ class ClusterAccess:
                 if version is None:
                     result = self.list(kind, namespace, label_selector, field_selector)
                     version = result.resource_version
-                    backoff.reset()
                     yield WatchEvent("RELIST", items=result.items)
                 stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds,
                                            field_selector)
                 if on_stream:
                     on_stream(stream)
+                backoff.reset()
                 yield WatchEvent("CONNECTED")
                 for line in stream:
                     if stop.is_set():
@@ -237,13 +240,15 @@ class ClusterAccess:
                     if not line.strip():
                         continue
                     event = json.loads(line)
-                    obj = event.get("object") or {}
+                    obj = event.get("object") if isinstance(event, dict) else None
+                    if not isinstance(obj, dict):
+                        raise ValueError("a watch event without an object")
                     kind_of_event = event.get("type")
                     if kind_of_event == "ERROR":
                         code = int(obj.get("code") or 0)
                         raise status_error(code, json.dumps(obj), Request("watch", kind.plural)) if code != 410 \
                             else Gone("gone (410)", 410, "Expired")
-                    new_version = (obj.get("metadata") or {}).get("resourceVersion")
+                    new_version = dig(obj, "metadata", "resourceVersion")
                     if new_version:
                         version = str(new_version)
                     if kind_of_event in ("ADDED", "MODIFIED", "DELETED"):
@@ -257,6 +262,8 @@ class ClusterAccess:
                     return
                 if isinstance(exc, ValueError):
                     exc = Unreachable(f"control plane sent a broken watch event for {kind.plural}", "dropped")
+                if isinstance(exc, ApiError):
+                    version = None
                 yield WatchEvent("ERROR", error=exc)
                 stop.wait(backoff.next())
 

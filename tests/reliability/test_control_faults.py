@@ -255,6 +255,24 @@ def test_cli_403_on_listing_jobs(rl, rel):
     assert rl("get", "jobs").code == 0
 
 
+def test_cli_watch_refused_403_keeps_listing(rel, env, capsys):
+    """List allowed, watch forbidden: get -w says why, lists again at the backoff's pace and prints new rows."""
+    rel.faults.fail(403, "watch", "jobs")
+    watch = Background(rel.kubeconfig, "--request-timeout", "7", "get", "jobs", "-w")
+    try:
+        time.sleep(1.5)
+        add_job(rel, "rel-cp-no-watch")
+        assert watch.join() == 0
+    finally:
+        drop_job(rel, "rel-cp-no-watch")
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert "Traceback" not in captured.err
+    assert "-- watch interrupted: forbidden (403): not allowed to watch jobs" in captured.err
+    assert sum(line.startswith(f"{DEMO} ") for line in out) == 1, captured.out
+    assert sum(line.startswith("rel-cp-no-watch ") for line in out) == 1, captured.out
+
+
 def test_cli_409_and_422_on_submit_stop_and_delete(rl, rel, tmp_path):
     manifest = tmp_path / "job.yaml"
     manifest.write_text(yaml.safe_dump(job_manifest("rel-cp-submit", ROLE)))
@@ -360,6 +378,24 @@ async def test_tui_403_on_listing_jobs_says_so_then_lists(rel, access):
         await wait_for(pilot, lambda: DEMO in screen_text(app) and "control plane connected" in header(app),
                        what="the list after the 403 goes")
         assert not list_message(app)
+
+
+async def test_tui_watch_refused_403_stays_stale_and_still_refreshes(rel, access):
+    rel.faults.fail(403, "watch", "jobs")
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: DEMO in screen_text(app) and "not allowed to watch" in header(app),
+                       what="the list with a stale header")
+        assert "control plane stale (forbidden (403): not allowed to watch jobs" in header(app)
+        add_job(rel, "rel-cp-tui-no-watch")
+        try:
+            await wait_for(pilot, lambda: "rel-cp-tui-no-watch" in screen_text(app), what="a relisted Job")
+            await keys_answer(pilot)
+            rel.faults.clear()
+            await wait_for(pilot, lambda: "control plane connected" in header(app), what="the watch back")
+        finally:
+            drop_job(rel, "rel-cp-tui-no-watch")
+        await wait_for(pilot, lambda: "rel-cp-tui-no-watch" not in screen_text(app), what="the deletion")
 
 
 async def test_tui_slow_responses_keep_keys_answering(rel, access):
