@@ -8,6 +8,7 @@ The I/O edge shared by `rlark check` and the TUI report screen.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from datetime import timezone
 from pathlib import Path
@@ -21,7 +22,7 @@ from rlark_tui.errors import RlarkError
 def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
     """Save the record as markdown + JSON under `<root>/checks/`, mode 0600, atomically; returns the .md path."""
     stamp = report.checked_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    base = f"{report.job}-{stamp}"
+    base = f"{file_stem(report.job)}-{stamp}"
     markdown = root / "checks" / f"{base}.md"
     write_private(markdown, to_markdown(report, lang))
     write_private(root / "checks" / f"{base}.json", to_json_text(report, lang) + "\n")
@@ -36,8 +37,14 @@ def write_private(path: Path, text: str) -> None:
         raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None
 
 
+def file_stem(job: str) -> str:
+    """The Job name as typed, made a plain file name: a name like `../x` or `/tmp/x` (which no Job has, but
+    `rlark check` accepts) must not put a record outside `<state dir>/checks/`."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", job).lstrip(".")[:200] or "job"
+
+
 def hand_over_path(root: Path, job: str) -> Path:
-    return root / "checks" / "hand-over" / f"{job}.json"
+    return root / "checks" / "hand-over" / f"{file_stem(job)}.json"
 
 
 def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:

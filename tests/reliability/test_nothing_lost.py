@@ -162,6 +162,16 @@ def test_check_record_and_its_export_are_private(rl, env, tmp_path):
     assert output.read_text().startswith("#") and leftovers(saved.parent) == []
 
 
+@pytest.mark.parametrize("job", ["../../escaped", "/tmp/rlark-escaped", ".hidden"])
+def test_check_records_of_any_typed_name_stay_in_the_state_dir(rl, env, job):
+    """`rlark check ../../x` once wrote its record two directories above <state>/checks (and `/tmp/x` to /tmp)."""
+    result = rl("check", job)
+    assert result.code == 1 and "Traceback" not in result.err
+    saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
+    assert saved.parent == env / "state" / "checks" and not saved.name.startswith(".")
+    assert not list(Path("/tmp").glob("rlark-escaped-*")) and not list(env.glob("escaped-*"))
+
+
 def test_submitted_yaml_is_saved_private(rl, rel, env, tmp_path):
     name = "nothing-lost-saved"
     draft = {**demo_draft("/tmp/rlark-nothing-lost"), "name": name}
