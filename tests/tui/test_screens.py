@@ -322,3 +322,14 @@ async def test_n_opens_the_create_job_wizard(post_snapshot, env):
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, WizardScreen)
+
+
+async def test_the_list_catches_up_with_changes_made_while_a_detail_screen_covered_it(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac")]))
+        await pilot.press("enter")
+        assert isinstance(app.screen, JobDetailScreen)
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", phase="Pending"), job_dict("new-run")]))
+        await pilot.press("escape")
+        assert [(row[0], row[3]) for row in table_rows(app)] == [("demo-ppo", "Pending"), ("new-run", "Running")]
