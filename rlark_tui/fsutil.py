@@ -13,17 +13,23 @@ from pathlib import Path
 
 
 def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
-    """Replace `path` with `data` atomically, mode 0600; parent directories are created 0700.
+    """Replace `path` with `data` atomically, mode 0600; parent directories are created 0700. A path that is
+    not a regular file (a FIFO, a terminal, /dev/stdout) is written through instead; a directory is an OSError.
 
     `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
     state rewritten often and rebuilt anyway, like the sandbox's object store. Raises OSError.
     """
-    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path = Path(os.path.realpath(path))  # through a symlink: its target is replaced, the link stays
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as handle:  # a pipe or terminal (--output /dev/stdout): written through, not replaced
+            handle.write(payload)
+        return
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            handle.write(payload)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -295,3 +295,32 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
         await pilot.pause()
     (record,) = sorted((tmp_path / "checks").glob("*.md"))
     assert "night shift: outputs on /data/ppo" in record.read_text() and not kept.exists()
+
+
+def test_a_symlinked_export_path_updates_its_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "real" / "draft.yaml"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "draft.yaml"
+    link.symlink_to(target)
+    fsutil.write_private(link, "new\n")
+    assert link.is_symlink() and target.read_text() == "new\n" and mode(target) == 0o600
+
+
+def test_a_pipe_as_the_output_path_is_written_through_not_replaced(tmp_path):
+    """`rlark check JOB --output /dev/stdout` (or a FIFO): the special file stays what it was."""
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    fsutil.write_private(fifo, "record\n")
+    reader.join(timeout=10)
+    assert received == [b"record\n"] and stat.S_ISFIFO(fifo.stat().st_mode) and leftovers(tmp_path) == []
+
+
+def test_a_directory_as_the_output_path_is_an_error_and_stays_a_directory(tmp_path):
+    with pytest.raises(IsADirectoryError):
+        fsutil.write_private(tmp_path, "x")
+    assert tmp_path.is_dir() and leftovers(tmp_path) == []
