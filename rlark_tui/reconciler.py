@@ -24,6 +24,8 @@ from rlark_tui.snapshot import Snapshot, SourceState
 FRAME_SECONDS = 1 / 30
 RAY_SECONDS = 2.0
 PROBE_SECONDS = 30.0
+PROBE_RETRY_SECONDS = 3.0
+"""While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
@@ -261,9 +263,11 @@ class Reconciler:
 
     async def _probe_loop(self) -> None:
         while not self._stop.is_set():
-            for name, status, reason in await asyncio.to_thread(self._probe):
+            results = await asyncio.to_thread(self._probe)
+            for name, status, reason in results:
                 self._wake(("source", name, (status, reason)))
-            await asyncio.sleep(self.probe_interval)
+            healthy = all(status == "connected" for _, status, _ in results)
+            await asyncio.sleep(self.probe_interval if healthy else min(self.probe_interval, PROBE_RETRY_SECONDS))
 
     def _probe(self) -> list[tuple[str, str, str]]:
         """Contact each data plane and the gateway once (blocking; runs in a thread)."""

@@ -348,6 +348,21 @@ async def test_tui_outage_goes_stale_then_comes_back_by_itself(rel, access, mode
             drop_job(rel, "rel-cp-tui-outage")
 
 
+async def test_tui_started_during_an_outage_comes_up_by_itself(rel, access):
+    """Every source fails at start (control plane, data planes, gateway); all of them recover on their own."""
+    rel.faults.outage(3)
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "Cannot list Jobs from the control plane" in list_message(app),
+                       what="the outage state")
+        assert "control plane disconnected (connection to the control plane was dropped" in header(app)
+        await keys_answer(pilot)
+        await wait_for(pilot, lambda: DEMO in screen_text(app), what="the list after the outage")
+        await wait_for(pilot, lambda: "stale" not in header(app) and "disconnected" not in header(app),
+                       what="every source connected again")
+        assert "● control plane connected  │ ● 2 data planes connected  │ ● gateway connected" in header(app)
+
+
 async def test_tui_closed_watches_and_410_keep_the_list_live(rel, access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
