@@ -1,6 +1,7 @@
-"""Issue 10's fault matrix, control-plane half: the API server down then back, watches closed every second,
-410 Gone on watch, 403 on listing Jobs, 409 and 422 (with causes) on submit and on stop/delete, 2 s responses,
-and a kubeconfig pointing at a closed port — each seen through the CLI and the TUI.
+"""Issue 10's fault matrix, control-plane half: the API server down (dropped connections or 503) then back,
+watches closed every second, 410 Gone on watch, 403 on listing (and on watching) Jobs, 409 and 422 with causes
+on submit, stop, delete and the wizard, 2 s responses, and a kubeconfig pointing at a closed port (or at a port
+that never answers) — each seen through the CLI and the TUI.
 
 What a user must get: one clear line and a non-zero exit (CLI), a clear header / pane state (TUI), recovery by
 itself once the fault goes (watching commands resume, the list comes back without a key press), keys that still
@@ -13,7 +14,6 @@ import contextlib
 import socket
 import threading
 import time
-from dataclasses import replace
 
 import pytest
 import yaml
@@ -448,7 +448,7 @@ async def test_tui_wizard_submit_409_422_keeps_the_draft(rel, access):
     name = "rel-cp-wizard"
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_wizard(pilot, replace(base_draft(name)))
+        screen = await open_wizard(pilot, base_draft(name))
         await screen.load(screen.draft, step=4)
         draft = screen.draft
         result = screen.query_one("#w-result")
