@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.widgets import Input
 
 
@@ -72,6 +74,9 @@ class FilterBar(Input):
     frame as the echo) and posts `FilterBar.Applied`; closes on enter/escape."""
 
     BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
+    virtual_size = Reactive(Size(0, 0))
+    """As Input's, but without a layout pass: Input sets it to the text's width on every key, which made
+    each keystroke lay out (and repaint) the whole screen; the bar's own size never depends on it."""
 
     class Applied(Message):
         """The matcher to apply now (an empty matcher shows everything)."""
