@@ -95,6 +95,8 @@ class RunEvidence:
     logs: tuple[PodLog, ...] = ()
     containers: tuple[MainContainer, ...] | None = None
     """None when no data plane is reachable (restart counts and exit codes unknown)."""
+    unread_containers: tuple[str, ...] = ()
+    """Pods whose data-plane pod could not be read although a data plane is configured (an API error)."""
     events: dict[str, tuple[PodEvent, ...]] = field(default_factory=dict)
     """Per Pod name: data-plane events, plus the Task's events while Pending."""
     ray: RayStatus | None = None
@@ -185,6 +187,7 @@ def evidence_from_dict(data: dict) -> RunEvidence:
         tasks=tuple(data.get("tasks") or ()), pods=tuple(data.get("pods") or ()), nodes=tuple(data.get("nodes") or ()),
         logs=tuple(PodLog(**dict(log, lines=tuple(log.get("lines") or ()))) for log in data.get("logs") or ()),
         containers=None if data.get("containers") is None else many(MainContainer, data["containers"]),
+        unread_containers=tuple(data.get("unread_containers") or ()),
         events={pod: many(PodEvent, items) for pod, items in (data.get("events") or {}).items()},
         ray=None if data.get("ray") is None else RayStatus(**data["ray"]),
         outputs=outputs,

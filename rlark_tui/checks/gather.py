@@ -36,6 +36,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
     containers: list[MainContainer] | None = []
     events: dict[str, tuple[PodEvent, ...]] = {}
     logs: list[PodLog] = []
+    unread: list[str] = []
     gateway_logs: dict[str, list[str]] | None = None
     for raw in pods:
         pod = Pod(raw)
@@ -49,7 +50,12 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
             logs.append(PodLog(name, tuple(lines or ()), source="gateway",
                                error=None if lines is not None else sources.get("gateway", "no gateway logs")))
             continue
-        container = _main_container(access, cluster, name, namespace)
+        try:
+            container = main_container(name, access.data_plane_pod(cluster, name, namespace))
+        except RlarkError as exc:
+            container = None
+            unread.append(name)
+            sources["data-plane"] = f"cannot read Pod {name} from cluster {cluster}: {exc}"
         if containers is not None and container is not None:
             containers.append(container)
         events[name] = _events(access, cluster, name, namespace)
@@ -73,6 +79,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         nodes=tuple(nodes),
         logs=tuple(logs),
         containers=tuple(containers) if containers is not None else None,
+        unread_containers=tuple(unread),
         events=events,
         ray=_ray(access, view) if view.head_task and pods else None,
         launch_record=record,
@@ -84,14 +91,6 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         outputs=probe_output(output_path) if isinstance(output_path, str) and output_path else None,
         sources=sources,
     )
-
-
-def _main_container(access: ClusterAccess, cluster: str, pod: str, namespace: str) -> MainContainer | None:
-    try:
-        real = access.data_plane_pod(cluster, pod, namespace)
-    except RlarkError:
-        return None
-    return main_container(pod, real)
 
 
 def main_container(pod: str, real: dict | None) -> MainContainer | None:

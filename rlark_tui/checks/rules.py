@@ -328,6 +328,10 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
         if event.type == "Warning":
             row.evidence.append(EvidenceItem("event", name, show("", f"{event.type} {event.reason}: "
                                                                      f"{event.message}")))
+    if name in evidence.unread_containers:
+        row.pending(f"Pod {name}: restart count and exit code unknown — "
+                    + evidence.sources.get("data-plane", "its data plane did not answer"), ADMIN)
+        return
     container = evidence.container_of(name)
     if container is None:
         return

@@ -110,6 +110,13 @@ def _no_data_plane():
     return fx.healthy(containers=None, sources={"data-plane": "no data-plane context for rlark-gpu-a"})
 
 
+def _data_plane_unreadable():
+    containers = tuple(c for c in fx.healthy().containers if c.pod != "demo-ppo-actor-0")
+    return fx.healthy(containers=containers, unread_containers=("demo-ppo-actor-0",),
+                      sources={"data-plane": "cannot read Pod demo-ppo-actor-0 from cluster rlark-gpu-a: "
+                                             "ServiceUnavailable (503)"})
+
+
 def _reasoning_progress():
     lines = fx.head_lines(steps=0)
     bar = "Global Step:   0%|          | 0/10 [00:00<?, ?it/s]"
@@ -181,6 +188,7 @@ SCENARIOS = {
     "2 of 3 alive after max wait": (_two_of_three_alive(LATE), [P, P, F, P, P, F], "ray"),
     "restarted during the run": (_restarted_during_run(), [P, F, P, P, P, F], "app"),
     "no data plane": (_no_data_plane(), [P, P, P, P, P, P], None),
+    "data plane unreadable": (_data_plane_unreadable(), [P, W, P, P, P, W], None),
     "reasoning progress": (_reasoning_progress(), [P, P, P, P, P, P], None),
     "reasoning bar not moved": (_reasoning_not_moved(), [P, P, P, P, W, W], None),
     "custom progress pattern": (_custom_pattern(), [P, P, P, P, P, P], None),
