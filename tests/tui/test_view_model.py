@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlark_tui.model import Job
 from rlark_tui.screens.confirm import consequences
@@ -184,3 +186,52 @@ def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
         assert {k: [p.name for p in v] for k, v in index.pods_by_task.items() if v} == {
             k: [p.name for p in v] for k, v in fresh.pods_by_task.items() if v}
         assert index.changed_jobs is not None and len(index.changed_jobs) <= 1
+
+
+def _task_for(job: str, role: tuple) -> tuple[str, dict]:
+    from tui_factories import task_dict
+
+    task = task_dict(job, role[0], role[4])
+    return f"{role[4]}/{job}-{role[0]}", task
+
+
+def _pod_for(job: str, role: tuple, ordinal: int, phase: str) -> tuple[str, dict]:
+    from tui_factories import pod_dict
+
+    pod = pod_dict(job, role[0], role[4], role[3], "10.0.0.1", ordinal=ordinal, phase=phase)
+    return f"{role[4]}/{pod['metadata']['name']}", pod
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["job", "task", "pod", "pod", "pod"]), st.sampled_from("abc"),
+                          st.integers(0, 2), st.integers(0, 2), st.booleans(), st.booleans()),
+                min_size=1, max_size=25))
+def test_random_changes_derive_the_same_index_as_building_it_afresh(steps):
+    from tui_factories import ROLES
+
+    jobs, tasks, pods = {}, {}, {}
+    index = SnapshotIndex(Snapshot())
+    cache = RowCache()
+    job_rows(index, cache)
+    for version, (kind, job, role_at, ordinal, delete, hinted) in enumerate(steps, start=1):
+        role = ROLES[role_at]
+        if kind == "job":
+            target, key, value = jobs, job, job_dict(job, phase="Pending" if ordinal else "Running")
+        elif kind == "task":
+            target, (key, value) = tasks, _task_for(job, role)
+        else:
+            target, (key, value) = pods, _pod_for(job, role, ordinal, "Running" if ordinal % 2 else "Pending")
+        if delete:
+            target.pop(key, None)
+        else:
+            target[key] = value
+        changes = {kind + "s": frozenset({key})} if hinted else {}
+        snapshot = Snapshot(jobs=dict(jobs), tasks=dict(tasks), pods=dict(pods), version=version, changes=changes)
+        index = SnapshotIndex(snapshot, index)
+        fresh = SnapshotIndex(snapshot)
+        assert sorted(job_rows(index, cache), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
+        assert {k: [p.name for p in v] for k, v in index.pods_by_task.items() if v} == {
+            k: [p.name for p in v] for k, v in fresh.pods_by_task.items() if v}
+        assert {k: sorted(t.name for t in v) for k, v in index.tasks_by_job.items() if v} == {
+            k: sorted(t.name for t in v) for k, v in fresh.tasks_by_job.items() if v}
+        assert {k: v.name for k, v in index.tasks_by_name.items()} == {k: v.name for k, v in fresh.tasks_by_name.items()}
