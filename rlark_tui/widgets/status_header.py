@@ -84,9 +84,9 @@ def short_reason(reason: str) -> str:
 
 
 def shown_sources(sources: Mapping[str, SourceState]) -> list[tuple[str, SourceState]]:
-    """Sources for the header: the control plane first, then the others that are not connected (their reasons
-    matter most when the line is cut), then the rest; data planes folded into one entry while all are
-    connected; Ray dashboards are left to the Ray tab of the Job they belong to."""
+    """Sources for the header: the control plane first, then the stale or disconnected ones (their reasons
+    matter most when the line is cut), then the connected ones, then the unconfigured; data planes folded into
+    one entry while all are connected; Ray dashboards are left to the Ray tab of the Job they belong to."""
     planes = [state for name, state in sources.items() if name.startswith("data plane ")]
     folded = bool(planes) and all(state.status == "connected" for state in planes)
     shown = []
@@ -98,4 +98,5 @@ def shown_sources(sources: Mapping[str, SourceState]) -> list[tuple[str, SourceS
                 shown.append((f"{len(planes)} data plane{'s' if len(planes) > 1 else ''}", state))
             continue
         shown.append((name, state))
-    return sorted(shown, key=lambda item: (item[0] != "control plane", item[1].status == "connected"))
+    order = {"stale": 0, "disconnected": 0, "connected": 1, "unconfigured": 2}
+    return sorted(shown, key=lambda item: (item[0] != "control plane", order.get(item[1].status, 0)))

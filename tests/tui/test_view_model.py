@@ -129,7 +129,7 @@ def test_log_buffer_is_bounded_and_counts_drops():
     assert buffer.first_seq == 150
 
 
-def test_header_folds_connected_data_planes_puts_unhealthy_sources_first_and_leaves_ray_to_its_tab():
+def test_header_folds_connected_data_planes_puts_unhealthy_first_unconfigured_last_and_leaves_ray_out():
     from rlark_tui.snapshot import SourceState
     from rlark_tui.widgets.status_header import shown_sources
 
@@ -138,10 +138,10 @@ def test_header_folds_connected_data_planes_puts_unhealthy_sources_first_and_lea
                "data plane rlark-edge-b": SourceState("data plane rlark-edge-b", "connected"),
                "gateway": SourceState("gateway", "unconfigured", "no gateway configured"),
                "ray demo-ppo": SourceState("ray demo-ppo", "disconnected", "503")}
-    assert [name for name, _ in shown_sources(sources)] == ["control plane", "gateway", "2 data planes"]
+    assert [name for name, _ in shown_sources(sources)] == ["control plane", "2 data planes", "gateway"]
     sources["data plane rlark-edge-b"] = SourceState("data plane rlark-edge-b", "disconnected", "refused")
     assert [name for name, _ in shown_sources(sources)] == [
-        "control plane", "data plane rlark-edge-b", "gateway", "data plane rlark-gpu-a"]
+        "control plane", "data plane rlark-edge-b", "data plane rlark-gpu-a", "gateway"]
 
 
 def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
