@@ -51,8 +51,12 @@ def last_row(screen: LogScreen) -> str:
     return view.render_line(view.scrollable_content_region.height - 1).text
 
 
-async def open_load_pane(pilot, app, job: str) -> LogScreen:
-    await wait_for(pilot, lambda: app.index is not None and app.index.job(job) is not None, "the load Job")
+async def open_load_pane(pilot, app, job: str, pods: int) -> LogScreen:
+    """The pane of `job` once the app knows all its Pods (opened earlier, it says it waits for task sync)."""
+    def known() -> bool:
+        found = app.index.job(job) if app.index is not None else None
+        return found is not None and len(app.index.job_pods(found)) == pods
+    await wait_for(pilot, known, "the load Job and its Pods")
     screen = LogScreen(job, None)
     app.push_screen(screen)
     await wait_for(pilot, lambda: "follow on" in status(app), "the pane")
@@ -67,7 +71,7 @@ async def test_ten_pods_are_followed_at_once_and_every_line_arrives_once(load_sa
     app = RlarkApp(access)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            screen = await open_load_pane(pilot, app, "follow")
+            screen = await open_load_pane(pilot, app, "follow", PODS)
             raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": PODS, "lines_per_s": 2000, "seconds": 1,
                                                             "job": "follow"})
             await wait_for(pilot, lambda: "2000 lines" in status(app), "2000 lines in the status")
@@ -89,7 +93,7 @@ async def test_a_pane_a_whole_buffer_behind_says_how_many_lines_it_skipped(load_
     app = RlarkApp(access)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            screen = await open_load_pane(pilot, app, "behind")
+            screen = await open_load_pane(pilot, app, "behind", 1)
             for n in range(BUFFER_LINES + 250):
                 screen._push("load/behind-load-0", "", f"burst {n}")
             await wait_for(pilot, lambda: "250 skipped (arriving faster than shown)" in status(app), "the count")
@@ -112,7 +116,7 @@ async def test_cut_streams_resume_without_duplicates_or_gaps(load_sandbox):
     app = RlarkApp(access)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            screen = await open_load_pane(pilot, app, "cut")
+            screen = await open_load_pane(pilot, app, "cut", 2)
             await wait_for(pilot, lambda: screen.open_streams == 2, "2 open streams")
             raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": 2, "lines_per_s": 400, "seconds": 1,
                                                             "job": "cut"})
