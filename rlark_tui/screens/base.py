@@ -1,4 +1,4 @@
-"""RlarkScreen: the shell every full screen shares — status header, body, `:` command bar, footer.
+"""RlarkScreen: the shell every full screen shares — status header, body, `:` command bar, key bar.
 
 Screens render the app's latest SnapshotIndex in `show_snapshot` and never call the API to render.
 """
@@ -11,9 +11,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class RlarkScreen(Screen):
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
         yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
-        yield Footer()
+        yield KeyBar(id="key-bar")
 
     def compose_body(self) -> ComposeResult:
         yield from ()
