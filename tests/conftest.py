@@ -17,21 +17,15 @@ AGENT_SETTINGS: dict = {}
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory):
     from rlark_tui.sandbox import Sandbox
-    sb = Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo", agent_settings=AGENT_SETTINGS).start()
-    try:
+    with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo", agent_settings=AGENT_SETTINGS) as sb:
         yield sb
-    finally:
-        sb.stop()
 
 
 @pytest.fixture
 def faults(sandbox):
     """The shared sandbox's fault switches, cleared after the test."""
-    sandbox.faults.clear()
-    try:
-        yield sandbox.faults
-    finally:
-        sandbox.faults.clear()
+    with sandbox.faults.cleared() as faults:
+        yield faults
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ CRD plural):
   Status (the store also forgets its history, so resuming from an old resourceVersion keeps failing).
 - `outage(seconds, mode="drop")`: for that long every API request has its connection dropped without an
   answer ("drop") or gets 503 ("503"); open watches and log follows are ended.
+- `cleared()`: a context manager; every switch is off when it starts and when it ends.
 - `cut_logs(after_lines=1, times=1)`: a matching `pods/log` stream sends `after_lines` lines, then half of
   the next line without its newline, then drops the connection.
 - `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
@@ -29,6 +30,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 
@@ -64,6 +67,15 @@ class Faults:
             self._outage_until = 0.0
             self._outage_mode = "drop"
             self._cut: _Rule | None = None
+
+    @contextmanager
+    def cleared(self) -> Iterator[Faults]:
+        """No switch set while the block runs (one test's faults never reach the next), none left after it."""
+        self.clear()
+        try:
+            yield self
+        finally:
+            self.clear()
 
     def fail(self, code: int, verb: str = "*", resource: str = "*", plane: str = "*",
              times: int | None = None, message: str | None = None, causes: list[dict] | None = None) -> None:

@@ -14,20 +14,14 @@ from tests.clirun import cli_runner
 @pytest.fixture(scope="session")
 def cluster_sandbox(tmp_path_factory):
     from rlark_tui.sandbox import Sandbox
-    sb = Sandbox(tmp_path_factory.mktemp("cluster-sandbox"), seed="demo", agent=False).start()
-    try:
+    with Sandbox(tmp_path_factory.mktemp("cluster-sandbox"), seed="demo", agent=False) as sb:
         yield sb
-    finally:
-        sb.stop()
 
 
 @pytest.fixture
 def sb(cluster_sandbox):
-    cluster_sandbox.faults.clear()
-    try:
+    with cluster_sandbox.faults.cleared():
         yield cluster_sandbox
-    finally:
-        cluster_sandbox.faults.clear()
 
 
 @pytest.fixture

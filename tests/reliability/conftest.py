@@ -15,20 +15,14 @@ from tests.clirun import cli_runner
 @pytest.fixture(scope="session")
 def reliability_sandbox(tmp_path_factory):
     from rlark_tui.sandbox import Sandbox
-    sb = Sandbox(tmp_path_factory.mktemp("reliability-sandbox"), seed="demo", agent=False).start()
-    try:
+    with Sandbox(tmp_path_factory.mktemp("reliability-sandbox"), seed="demo", agent=False) as sb:
         yield sb
-    finally:
-        sb.stop()
 
 
 @pytest.fixture
 def rel(reliability_sandbox):
-    reliability_sandbox.faults.clear()
-    try:
+    with reliability_sandbox.faults.cleared():
         yield reliability_sandbox
-    finally:
-        reliability_sandbox.faults.clear()
 
 
 @pytest.fixture

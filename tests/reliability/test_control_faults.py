@@ -30,6 +30,7 @@ from rlark_tui.widgets.status_header import StatusHeader
 from tests.clirun import Result
 from tests.cluster.seeding import at, job_manifest, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import base_draft, open_wizard
+from tests.pilot import wait_for as pilot_wait_for
 
 SIZE = (120, 30)
 DEMO = "demo-ppo"
@@ -58,15 +59,8 @@ def notes(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        await pilot.pause(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{header(pilot.app)}\n"
-                         f"{screen_text(pilot.app)}")
+def wait_for(pilot, predicate, what: str = "condition", timeout: float = 20.0):
+    return pilot_wait_for(pilot, predicate, what, timeout, show=lambda app: f"{header(app)}\n{screen_text(app)}")
 
 
 async def keys_answer(pilot) -> None:

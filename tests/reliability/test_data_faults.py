@@ -39,6 +39,7 @@ from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.cluster.ray_fake import FakeRayDashboard
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
+from tests.pilot import wait_for as pilot_wait_for
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 SIZE = (120, 40)
@@ -52,14 +53,8 @@ def screen_text(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        await pilot.pause(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{screen_text(pilot.app)}")
+def wait_for(pilot, predicate, what: str = "condition", timeout: float = 20.0):
+    return pilot_wait_for(pilot, predicate, what, timeout, show=screen_text)
 
 
 def no_traceback(result) -> None:

@@ -6,7 +6,6 @@ Job back over HTTPS to prove nothing changed (same resourceVersion, or still no 
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -24,6 +23,7 @@ from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.widgets.status_header import StatusHeader
 from tests.cluster.seeding import job_manifest
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle, until
+from tests.pilot import wait_for
 
 RUNNING = "ro-running"
 STOPPED = "ro-stopped"
@@ -112,13 +112,6 @@ def test_cli_lifecycle_is_refused_before_any_prompt(rl, access, verb, name):
 
 # ---- TUI -----------------------------------------------------------------------------------------------------
 
-async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-
 
 def shown_keys(app) -> str:
     """The key labels the footer shows on the current screen."""
@@ -135,7 +128,7 @@ def notes(app) -> list[str]:
 
 
 async def on_list(pilot, app, name: str) -> None:
-    await wait_until(pilot, lambda: isinstance(app.screen, JobListScreen) and name in app.screen.rows,
+    await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen) and name in app.screen.rows,
                      f"{name} in the job list")
     assert app.screen.table.select_key(name)
     await pilot.pause()
@@ -144,7 +137,7 @@ async def on_list(pilot, app, name: str) -> None:
 async def on_detail(pilot, app, name: str) -> None:
     await on_list(pilot, app, name)
     await pilot.press("enter")
-    await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the job detail")
+    await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the job detail")
 
 
 async def refused_in_tui(access, name: str, key: str, screen: str) -> None:
@@ -165,7 +158,7 @@ async def refused_in_tui(access, name: str, key: str, screen: str) -> None:
         action = "delete" if key == "ctrl+d" else ("start" if name == STOPPED else "stop")
         app._confirmed(action, name, True)
         refused = f"{action} {name}: read-only mode: refusing to {action} job {name} (started with --readonly)"
-        await wait_until(pilot, lambda: refused in notes(app), "the refusal from actions")
+        await wait_for(pilot, lambda: refused in notes(app), "the refusal from actions")
     assert version(access, name) == before
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +34,7 @@ from rlark_tui.widgets.live_table import LiveTable
 from rlark_tui.widgets.workers import WorkersTree
 from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
 from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
+from tests.pilot import wait_for
 
 NAME = "sec-demo"
 
@@ -275,13 +275,6 @@ def test_config_report_shows_no_credential_of_the_kubeconfig(tmp_path, capsys, e
 
 # ---- TUI ---------------------------------------------------------------------------------------------------
 
-async def wait_until(pilot, predicate, what: str, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-
 
 def screen_text(app) -> str:
     """Everything the current screen shows: every widget's text, table cells, list options and tree labels,
@@ -312,10 +305,10 @@ def screen_text(app) -> str:
 async def test_tui_list_and_detail_workers_overview_events_and_yaml_show_no_secret(access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: NAME in screen_text(app), "the Job in the list")
+        await wait_for(pilot, lambda: NAME in screen_text(app), "the Job in the list")
         assert leaked(screen_text(app)) == []
         app.open_job(NAME, "workers")
-        await wait_until(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
 
 
         def role_rows() -> str:
@@ -324,16 +317,16 @@ async def test_tui_list_and_detail_workers_overview_events_and_yaml_show_no_secr
             except NoMatches:
                 return ""
 
-        await wait_until(pilot, lambda: "failed: unauthorized" in role_rows(), "the role message in the Workers tab")
+        await wait_for(pilot, lambda: "failed: unauthorized" in role_rows(), "the role message in the Workers tab")
         assert leaked(role_rows()) == []
         await pilot.press("d")
-        await wait_until(pilot, lambda: "HF_TOKEN" in screen_text(app), "the env in the overview")
+        await wait_for(pilot, lambda: "HF_TOKEN" in screen_text(app), "the env in the overview")
         assert leaked(screen_text(app)) == []
         await pilot.press("e")
-        await wait_until(pilot, lambda: "failed: unauthorized" in screen_text(app), "the events tab")
+        await wait_for(pilot, lambda: "failed: unauthorized" in screen_text(app), "the events tab")
         assert leaked(screen_text(app)) == []
         await pilot.press("y")
-        await wait_until(pilot, lambda: "rlark.io/submitted-spec" in app.screen.yaml_text, "the YAML tab")
+        await wait_for(pilot, lambda: "rlark.io/submitted-spec" in app.screen.yaml_text, "the YAML tab")
         await settle(pilot)
         assert leaked(app.screen.yaml_text) == [] and leaked(screen_text(app)) == []
         assert "prepareScript" in app.screen.yaml_text
@@ -344,7 +337,7 @@ async def test_tui_api_error_echoing_secrets_is_redacted_in_list_and_header(rel,
                     message=f"token {LOG_SECRETS['token=']} Authorization: Bearer {LOG_SECRETS['bearer']} denied")
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "forbidden (403)" in screen_text(app), "the 403 state")
+        await wait_for(pilot, lambda: "forbidden (403)" in screen_text(app), "the 403 state")
         text = screen_text(app)
         assert "denied" in text and "Bearer ***" in text and leaked(text) == []
 
@@ -357,9 +350,9 @@ async def test_tui_ray_tab_shows_no_secret(access):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(SnapshotChanged(Snapshot(jobs={NAME: access.get(JOBS, NAME)}, ray=ray), frozenset({"jobs"})))
-        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the snapshot")
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the snapshot")
         app.open_job(NAME, "ray")
-        await wait_until(pilot, lambda: "raysubmit_sec" in screen_text(app), "the Ray tab")
+        await wait_for(pilot, lambda: "raysubmit_sec" in screen_text(app), "the Ray tab")
         text = screen_text(app)
         assert "python train.py" in text and "8.0 GPU" in text and leaked(text) == []
 
@@ -368,9 +361,9 @@ async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
         app.open_logs(NAME, None)
-        await wait_until(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
         screen = app.screen
 
         def shown() -> str:
@@ -379,9 +372,9 @@ async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
             except NoMatches:
                 return ""
 
-        await wait_until(pilot, lambda: "Global Step" in shown(), "the log lines")
+        await wait_for(pilot, lambda: "Global Step" in shown(), "the log lines")
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: getattr(screen, "saved_path", None), "the saved file")
+        await wait_for(pilot, lambda: getattr(screen, "saved_path", None), "the saved file")
         text = Path(screen.saved_path).read_text()
     assert "Global Step: 1/100" in text and "-----BEGIN RSA PRIVATE KEY-----" in text
     assert leaked(text) == []
@@ -390,9 +383,9 @@ async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
 async def test_tui_check_screen_and_saved_record_show_no_secret(access, env):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
         app.open_check(NAME)
-        await wait_until(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
                          "the report")
         screen = app.screen
         await pilot.click("#check-notes")
@@ -408,7 +401,7 @@ async def test_tui_check_screen_and_saved_record_show_no_secret(access, env):
         shown = "\n".join(shown)
         assert screen.query_one("#check-notes").value == f"HF_TOKEN={ENV['HF_TOKEN']}"
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: list((env / "state" / "checks").glob(f"{NAME}-*.md")), "the record")
+        await wait_for(pilot, lambda: list((env / "state" / "checks").glob(f"{NAME}-*.md")), "the record")
     saved = "\n".join(p.read_text() for p in (env / "state" / "checks").glob(f"{NAME}-*"))
     assert "notes: HF_TOKEN=***" in shown and NAME in saved and "HF_TOKEN=***" in saved
     assert leaked(shown) == [] and leaked(saved) == []
@@ -423,7 +416,7 @@ async def test_tui_wizard_yaml_preview_shows_no_secret(access):
         screen = await open_wizard(pilot, draft)
         await screen.load(screen.draft, step=4)
         await settle(pilot)
-        await wait_until(pilot, lambda: "prepareScript" in screen.preview_yaml, "the preview")
+        await wait_for(pilot, lambda: "prepareScript" in screen.preview_yaml, "the preview")
         assert "HF_TOKEN" in screen.preview_yaml and "pip install -r requirements.txt" in screen.preview_yaml
         assert leaked(screen.preview_yaml) == [] and leaked(screen_text(app)) == []
         assert "looks like a secret" in screen_text(app)
@@ -451,19 +444,19 @@ async def test_scripts_are_never_run_on_this_machine(rl, access, env, tmp_path):
         assert rl("check", name).code in (0, 1, 3)
         app = RlarkApp(access)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.index is not None and app.index.job(name), "the Job")
+            await wait_for(pilot, lambda: app.index is not None and app.index.job(name), "the Job")
             app.open_job(name, "overview")
-            await wait_until(pilot, lambda: f"touch {marker}" in screen_text(app), "the scripts in the overview")
+            await wait_for(pilot, lambda: f"touch {marker}" in screen_text(app), "the scripts in the overview")
             await pilot.press("y")
-            await wait_until(pilot, lambda: "prepareScript" in app.screen.yaml_text, "the YAML tab")
+            await wait_for(pilot, lambda: "prepareScript" in app.screen.yaml_text, "the YAML tab")
             app.open_check(name)
-            await wait_until(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
+            await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
                              "the run check")
             screen = await open_wizard(pilot, draft)
             await screen.load(screen.draft, step=4)
-            await wait_until(pilot, lambda: f"touch {marker}" in screen.preview_yaml, "the wizard preview")
+            await wait_for(pilot, lambda: f"touch {marker}" in screen.preview_yaml, "the wizard preview")
             await pilot.press("ctrl+t")
-            await wait_until(pilot, lambda: "Dry run" in str(screen.query_one("#w-result").render()), "the dry run")
+            await wait_for(pilot, lambda: "Dry run" in str(screen.query_one("#w-result").render()), "the dry run")
     finally:
         try:
             access.delete(JOBS, name)

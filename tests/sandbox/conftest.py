@@ -9,8 +9,5 @@ import pytest
 @pytest.fixture(scope="session")
 def bare_sandbox(tmp_path_factory):
     from rlark_tui.sandbox import Sandbox
-    sb = Sandbox(tmp_path_factory.mktemp("bare-sandbox"), seed="demo", agent=False).start()
-    try:
+    with Sandbox(tmp_path_factory.mktemp("bare-sandbox"), seed="demo", agent=False) as sb:
         yield sb
-    finally:
-        sb.stop()

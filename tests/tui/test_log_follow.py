@@ -8,7 +8,6 @@ behind says how many lines it skipped.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
 from tests.sandbox.helpers import raw
+from tests.pilot import wait_for
 
 SIZE = (120, 30)
 PODS = 10
@@ -24,20 +24,8 @@ PODS = 10
 @pytest.fixture(scope="module")
 def load_sandbox(tmp_path_factory):
     from rlark_tui.sandbox import Sandbox
-    sb = Sandbox(tmp_path_factory.mktemp("log-follow-sandbox"), seed="scale:1:0", agent=False).start()
-    try:
+    with Sandbox(tmp_path_factory.mktemp("log-follow-sandbox"), seed="scale:1:0", agent=False) as sb:
         yield sb
-    finally:
-        sb.stop()
-
-
-async def wait_for(pilot, predicate, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def status(app) -> str:

@@ -7,7 +7,6 @@ before Ray starts), so only the one test marked `ray` depends on demo-ppo's real
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -22,6 +21,7 @@ from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import PickerScreen
 from rlark_tui.widgets.workers import WorkersTree
+from tests.pilot import wait_for
 
 SIZE = (120, 40)
 SECRET = "wandb-0123456789-secret"
@@ -61,16 +61,6 @@ def make_job(access):
             access.delete(JOBS, name)
         except NotFound:
             pass
-
-
-async def wait_for(pilot, predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        await pilot.pause(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def row_of(app, name: str) -> list[str] | None:
