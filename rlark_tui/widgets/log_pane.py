@@ -174,6 +174,21 @@ class LogView(ScrollView, can_focus=True):
         self._content_width = 0
         self._wrap_at = 0
         self._cache: dict[tuple[int, int], Strip] = {}
+        self._base: tuple[str, Style] | None = None
+
+    def notify_style_update(self) -> None:
+        self._base = None
+        self._cache.clear()
+        super().notify_style_update()
+
+    @property
+    def base_style(self) -> Style:
+        """`rich_style`, kept until this widget's styles or the theme change: it walks every ancestor's styles
+        and was a sixth of each frame's cost while a log flowed (every row is new on every frame)."""
+        theme = self.app.theme
+        if self._base is None or self._base[0] != theme:
+            self._base = (theme, self.rich_style)
+        return self._base[1]
 
     # ---- content -------------------------------------------------------------------------
     def line_text(self, line: LogLine) -> str:
@@ -358,7 +373,7 @@ class LogView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
-        base = self.rich_style
+        base = self.base_style
         if index >= len(self._rows):
             return Strip.blank(width, base)
         line, start = self._rows[index]
