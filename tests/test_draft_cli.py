@@ -4,7 +4,6 @@ and never a traceback whatever the draft holds (hypothesis)."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 import os
 import re
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from model.jobschema import assert_valid_job
 from rlark_tui.cli import main
 from rlark_tui.model.draft import DRAFT_TYPES
+from tests.mutation import mutate
 
 DATA = Path(__file__).parent / "model" / "data"
 DRAFT = DATA / "draft-rl.yaml"
@@ -198,23 +198,6 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
 
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def mutate(mapping: dict, path: str, value) -> dict:
-    data = copy.deepcopy(mapping)
-    steps = [int(s) if s.isdigit() else s for s in path.split(".")]
-    target = data
-    for step in steps[:-1]:
-        try:
-            target = target[step]
-        except (KeyError, IndexError, TypeError):
-            return data
-    if isinstance(target, list) and isinstance(steps[-1], int):
-        if steps[-1] < len(target):
-            target[steps[-1]] = value
-    elif isinstance(target, dict):
-        target[steps[-1]] = value
-    return data
 
 
 def render_text(content: bytes) -> tuple[int, str, str]:

@@ -35,6 +35,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model.draft import load_draft
 from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.widgets.filter_bar import make_matcher
+from tests.mutation import mutate
 
 DATA = Path(__file__).parent.parent / "model" / "data"
 DRAFT = yaml.safe_load((DATA / "draft-rl.yaml").read_text())
@@ -216,22 +217,6 @@ def sandbox_manifest() -> dict:
     from rlark_tui.sandbox.seed import demo_nodes
     draft, _ = load_draft(sandbox_draft())
     return render_job(draft, demo_nodes())
-
-
-def mutate(data: dict, path: str, value) -> dict:
-    data = copy.deepcopy(data)
-    steps = [int(s) if s.isdigit() else s for s in path.split(".")]
-    target = data
-    for step in steps[:-1]:
-        try:
-            target = target[step]
-        except (KeyError, IndexError, TypeError):
-            return data
-    if isinstance(target, list) and isinstance(steps[-1], int) and steps[-1] < len(target):
-        target[steps[-1]] = value
-    elif isinstance(target, dict):
-        target[steps[-1]] = value
-    return data
 
 
 DRAFT_PATHS = ["name", "roles", "roles.0", "roles.0.selector", "roles.0.env", "roles.0.gpu", "roles.0.cluster",
