@@ -10,7 +10,6 @@ reconnecting).
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -213,7 +212,7 @@ class LogScreen(RlarkScreen):
     def _stop_streams(self) -> None:
         self._stop.set()
         for stream in list(self._open.values()):
-            abort_stream(stream)
+            stream.abort()
         self._open.clear()
         self._streams.clear()
         self._pending.clear()
@@ -251,6 +250,8 @@ class LogScreen(RlarkScreen):
                     return
             else:
                 self._open[target.key] = stream
+                if stop.is_set():  # stopped while connecting: _stop_streams did not see this stream
+                    stream.abort()
                 resume.restart()
                 try:
                     push, source = self._pending.push, target.source
@@ -271,7 +272,8 @@ class LogScreen(RlarkScreen):
                         self._notice(f"logs: stream of {target.pod_name} dropped ({exc}) — "
                                      f"reconnecting in {delay:.0f}s")
                 finally:
-                    self._open.pop(target.key, None)
+                    if self._open.get(target.key) is stream:  # a restarted screen may have a newer one
+                        del self._open[target.key]
             if stop.wait(delay):
                 return
             delay = min(15.0, delay * 2)
@@ -414,22 +416,6 @@ class LogScreen(RlarkScreen):
             return
         self.saved_path = path
         self.notify(f"Saved {len(lines)} lines (secrets redacted) to {path}")
-
-
-def abort_stream(stream) -> None:
-    """Close a follow stream so that a thread blocked reading it wakes up now.
-
-    Closing the response alone does not interrupt a blocking `recv` in another thread on Linux; shutting
-    the socket down does. The socket is reached through the urllib3 response LineStream wraps.
-    """
-    connection = getattr(getattr(stream, "_resp", None), "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-    stream.close()
 
 
 def _target(pod: Pod, key: str, role: str) -> PodTarget:
