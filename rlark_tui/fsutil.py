@@ -8,8 +8,11 @@ half of either. Drafts, run-check records, exports, saved logs, tokens, keys and
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
+
+STANDARD_STREAMS = {"/dev/stdout": "stdout", "/dev/stderr": "stderr"}
 
 
 def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
@@ -20,12 +23,23 @@ def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) 
     state rewritten often and rebuilt anyway, like the sandbox's object store. Raises OSError.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    path = Path(os.path.realpath(path))  # through a symlink: its target is replaced, the link stays
-    if path.exists() and not path.is_file():
-        with open(path, "wb") as handle:  # a pipe or terminal (--output /dev/stdout): written through, not replaced
+    given = Path(path)
+    stream = STANDARD_STREAMS.get(str(given))
+    if stream is not None:
+        # Through our own stdout/stderr: the shell may have redirected it to a file, which a second open would
+        # replace, truncate or overwrite at the wrong offset.
+        out = getattr(sys, stream)
+        out.flush()
+        out.buffer.write(payload)
+        out.flush()
+        return
+    if given.exists() and not given.is_file():  # a pipe or a terminal: written through, not replaced
+        with open(given, "ab") as handle:
             handle.write(payload)
         return
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = Path(os.path.realpath(given))  # through a symlink: its target is replaced, the link stays
+    for parent in reversed([p for p in path.parents if not p.exists()]):
+        parent.mkdir(mode=0o700, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

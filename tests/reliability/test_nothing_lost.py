@@ -320,6 +320,23 @@ def test_a_pipe_as_the_output_path_is_written_through_not_replaced(tmp_path):
     assert received == [b"record\n"] and stat.S_ISFIFO(fifo.stat().st_mode) and leftovers(tmp_path) == []
 
 
+def test_dev_stdout_redirected_to_a_file_adds_to_that_file(tmp_path):
+    """`rlark check JOB --output /dev/stdout > out.md`: the record lands between what was printed before and
+    after; the shell's file is neither replaced nor truncated."""
+    out = tmp_path / "out.md"
+    code = ("import sys; from rlark_tui import fsutil; print('before', flush=True); "
+            "fsutil.write_private('/dev/stdout', 'RECORD\\n'); print('after')")
+    with open(out, "w") as handle:
+        subprocess.run([sys.executable, "-c", code], stdout=handle, check=True, timeout=60)
+    assert out.read_text() == "before\nRECORD\nafter\n" and out.is_file() and leftovers(tmp_path) == []
+
+
+def test_new_parent_directories_are_all_private(tmp_path):
+    target = tmp_path / "a" / "b" / "notes.md"
+    fsutil.write_private(target, "x")
+    assert mode(tmp_path / "a") == 0o700 and mode(tmp_path / "a" / "b") == 0o700
+
+
 def test_a_directory_as_the_output_path_is_an_error_and_stays_a_directory(tmp_path):
     with pytest.raises(IsADirectoryError):
         fsutil.write_private(tmp_path, "x")
