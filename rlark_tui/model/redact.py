@@ -56,10 +56,15 @@ _URL_CREDENTIALS = re.compile(r"((?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^
 _BEARER = re.compile(
     r"(\b(?:Bearer|Basic)[ \t]+|\bToken[ \t]+(?=[A-Za-z._~+/=-]*[0-9]))([A-Za-z0-9._~+/=-]{8,})", re.I)
 """`Bearer x`, `Basic x`, and `token x` when x has a digit (`token generation` in a training log is prose)."""
+_BLOCK_LINES = r"[|>][-+0-9]*[ \t]*\n)(?P<value>(?:(?P=indent)(?(dash)  )[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)"
 _YAML_BLOCK = re.compile(
-    r"(?P<prefix>^(?P<indent>[ \t]*)(?:- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*[|>][-+0-9]*[ \t]*\n)"
-    r"(?P<value>(?:(?P=indent)[ \t]+[^\n]*(?:\n|\Z)|[ \t]*\n)+)", re.M)
-"""A YAML block scalar (`password: |` + indented lines) under a secret-looking name."""
+    r"(?P<prefix>^(?P<indent>[ \t]*)(?P<dash>- )?[\"']?(?P<name>" + _NAME + r")[\"']?:[ \t]*" + _BLOCK_LINES,
+    re.M)
+"""A YAML block scalar (`password: |` + lines indented deeper than the key) under a secret-looking name."""
+_YAML_ENV_BLOCK = re.compile(
+    r"(?P<prefix>^[ \t]*(?:- )?name:[ \t]*[\"']?(?P<name>" + _NAME + r")[\"']?[ \t]*\n"
+    r"(?P<indent>[ \t]*)(?P<dash>(?!))?value:[ \t]*" + _BLOCK_LINES, re.M)
+"""The same as an env entry's value: `- name: DB_PASSWORD` then `value: |` and its lines."""
 _NOT_SECRET_VALUES = frozenset({"", MASK, "bearer", "basic", "token", "digest", "negotiate",
                                 "true", "false", "none", "null", "yes", "no", "on", "off"})
 """Values never worth masking: an auth scheme (its credential follows and is masked on its own), a boolean, nothing
@@ -112,7 +117,7 @@ def _names_a_field(match: re.Match) -> bool:
         return False
     before = text[max(0, match.start() - 8):match.start()]
     name = match.group("name")
-    return before[-1:] in (".", "]", "/") or "." in name or name.lower() in ("key", "keys") \
+    return before[-1:] in (".", "]", "/") or name.lower() in ("key", "keys") \
         or bool(_PROSE.search(before))
 
 
@@ -151,7 +156,7 @@ def _mask_pem(text: str) -> str:
 def _mask_block(match: re.Match) -> str:
     if not is_secret_name(match.group("name")) or not match.group("value").strip():
         return match.group(0)
-    indent = match.group("indent") + "  "
+    indent = match.group("indent") + ("  " if match.group("dash") else "") + "  "
     return match.group("prefix") + indent + MASK + ("\n" if match.group("value").endswith("\n") else "")
 
 
@@ -167,6 +172,7 @@ def redact_text(text: str) -> str:
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
     text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
     text = _YAML_BLOCK.sub(_mask_block, text)
+    text = _YAML_ENV_BLOCK.sub(_mask_block, text)
     for pattern, value_pattern in _NAMED:
         text = _sub_named(pattern, value_pattern, text)
     return _TOKEN_SHAPES.sub(MASK, text)

@@ -34,6 +34,9 @@ def test_is_secret_name(name, secret):
     ("AKIAABCDEFGHIJKLMNOP", "AKIAABCDEFGHIJKLMNOP", ""),
     ("githubPat: abc123xyz", "abc123xyz", "githubPat"),
     ("dbPassword=s3cr3t", "s3cr3t", "dbPassword="),
+    ("env:\n- name: DB_PASSWORD\n  value: |\n    s3cr3t\n  other: 1\n", "s3cr3t", "  other: 1"),
+    ("- password: |\n    aaa-secret\n  user: bob\n", "aaa-secret", "  user: bob"),
+    ("spring.datasource.password: hunter2", "hunter2", "spring.datasource.password:"),
 ])
 def test_redact_text_masks_secrets_and_keeps_the_rest(text, hidden, kept):
     redacted = redact_text(text)
@@ -206,6 +209,9 @@ def test_line_redactor_masks_a_private_key_spread_over_lines_per_source():
     assert out == ["-----BEGIN RSA PRIVATE KEY-----", "b: step 1", "***", "***", "b: HF_TOKEN=***",
                    "***-----END RSA PRIVATE KEY-----", "a: after the key"]
     assert redact("-----BEGIN PRIVATE KEY----- x -----END PRIVATE KEY-----", "c") != "***"
+    assert redact("-----BEGIN PRIVATE KEY----- x -----END PRIVATE KEY-----", "c") == \
+        "-----BEGIN PRIVATE KEY-----\n***\n-----END PRIVATE KEY-----"
+    assert redact("next", "c") == "next"
     assert redact("plain line", "c") == "plain line"
 
 
