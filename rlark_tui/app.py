@@ -111,8 +111,8 @@ class RlarkApp(App[int]):
             self._start_reconciler()
 
     # ---- snapshots -------------------------------------------------------------------------------
-    def _start_reconciler(self) -> None:
-        self.reconciler = Reconciler(self.access)
+    def _start_reconciler(self, start: Snapshot | None = None) -> None:
+        self.reconciler = Reconciler(self.access, start=start)
         for job_name in self._ray_watch:
             self.reconciler.watch_ray(job_name)
         self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
@@ -142,7 +142,7 @@ class RlarkApp(App[int]):
             self.notify("not connected to a cluster: nothing to refresh", severity="warning")
             return
         self.workers.cancel_group(self, "reconciler")
-        self._start_reconciler()
+        self._start_reconciler(start=self.reconciler.snapshot if self.reconciler is not None else None)
         self.notify("Listing everything again from the control plane…", timeout=2)
 
     def watch_ray(self, job_name: str) -> None:

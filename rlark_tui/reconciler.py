@@ -11,6 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from types import MappingProxyType
 
 from textual.message import Message
@@ -66,7 +67,10 @@ class Reconciler:
     """Keeps the latest Snapshot of one ClusterAccess and posts it; call `run(post)` once (e.g. as a worker)."""
 
     def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS, ray_interval: float = RAY_SECONDS,
-                 probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS) -> None:
+                 probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
+                 start: Snapshot | None = None) -> None:
+        """`start`: the last Snapshot of a reconciler of the same access (ctrl+r); its objects stay published
+        until each kind is listed again, instead of the screens going blank meanwhile."""
         self.access = access
         self.frame = frame
         self.ray_interval = max(RAY_SECONDS, ray_interval)
@@ -83,6 +87,10 @@ class Reconciler:
         self._changed: set[str] = set()
         self._delta: dict[str, set[str] | None] = {}
         self._snapshot = Snapshot(sources=MappingProxyType(dict(self._sources)))
+        if start is not None:
+            self._objects = {plural: dict(getattr(start, plural)) for plural in self._objects}
+            self._ray = dict(start.ray)
+            self._snapshot = replace(start, sources=self._snapshot.sources)
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
         self._queue: asyncio.Queue | None = None

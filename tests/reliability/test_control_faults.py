@@ -342,6 +342,26 @@ async def test_tui_outage_goes_stale_then_comes_back_by_itself(rel, access, mode
             drop_job(rel, "rel-cp-tui-outage")
 
 
+async def test_tui_ctrl_r_relists_without_blanking_the_list(rel, access):
+    """ctrl+r lists everything again; until the new list answers (slowed to 1 s here) the rows stay shown."""
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: DEMO in screen_text(app) and "control plane connected" in header(app),
+                       what="the list")
+        add_job(rel, "rel-cp-ctrl-r")
+        try:
+            await wait_for(pilot, lambda: "rel-cp-ctrl-r" in screen_text(app), what="the new Job")
+            rel.faults.delay(1, verb="list", resource="jobs")
+            await pilot.press("ctrl+r")
+            for _ in range(10):
+                await pilot.pause(0.05)
+                assert DEMO in screen_text(app) and "rel-cp-ctrl-r" in screen_text(app)
+        finally:
+            drop_job(rel, "rel-cp-ctrl-r")
+        await wait_for(pilot, lambda: "rel-cp-ctrl-r" not in screen_text(app), what="the deleted Job gone")
+        assert DEMO in screen_text(app)
+
+
 async def test_tui_started_during_an_outage_comes_up_by_itself(rel, access):
     """Every source fails at start (control plane, data planes, gateway); all of them recover on their own."""
     rel.faults.outage(3)
