@@ -156,24 +156,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open_tui(args: argparse.Namespace, kubeconfig: Path) -> int:
-    tui_args = argparse.Namespace(kubeconfig=str(kubeconfig), context="rlark-sandbox",
-                                  readonly=bool(getattr(args, "readonly", False)))
-    try:
-        from rlark_tui.app import run_tui
-    except ImportError:
-        return _placeholder(tui_args)
-    return run_tui(tui_args)
-
-
-def _placeholder(tui_args: argparse.Namespace) -> int:
-    """Until the TUI exists: list the sandbox's Jobs and wait for Enter."""
-    from kubernetes import client, config
-    api = client.CustomObjectsApi(config.new_client_from_config(
-        config_file=tui_args.kubeconfig, context=tui_args.context, persist_config=False))
-    for job in api.list_cluster_custom_object("rlinf.io", "v1alpha1", "jobs")["items"]:
-        print(f"{job['metadata']['name']}\t{(job.get('status') or {}).get('phase', '')}")
-    input("press Enter to quit ")
-    return 0
+    from rlark_tui.app import run_tui
+    return run_tui(argparse.Namespace(kubeconfig=str(kubeconfig), context="rlark-sandbox",
+                                      readonly=bool(getattr(args, "readonly", False))))
 
 
 # ----- the child: `python -m rlark_tui.commands.demo serve <state dir> [--exit-with-stdin]` -----

@@ -10,8 +10,6 @@ import sys
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
-from rlark_tui.cluster import ClusterAccess
-from rlark_tui.commands.submit import live_inputs
 from rlark_tui.errors import UsageError
 from rlark_tui.model.build import build_job, parse_nodes
 from rlark_tui.model.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
@@ -135,6 +133,9 @@ def _render(args: argparse.Namespace) -> int:
     source = read_input(args.draft, "draft")
     if args.nodes:
         return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list")))
+    from rlark_tui.cluster import ClusterAccess  # the kubernetes client only when Nodes are read live
+    from rlark_tui.commands.submit import live_inputs
+
     inputs = live_inputs(ClusterAccess.from_args(args))
     return write_rendered(source, inputs["nodes"], existing_jobs=inputs["jobs"], domains=inputs["domains"],
                           storage_classes=inputs["storage_classes"])

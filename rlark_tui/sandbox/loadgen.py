@@ -118,7 +118,7 @@ class LoadGen:
                 "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": job,
                                      "uid": created["metadata"]["uid"], "controller": True}]}, "spec": spec})
             store.update("tasks", {**made, "status": {"phase": "Running"}}, subresource="status")
-        have = {p["spec"].get("podName") for p in store.list("pods", namespace=cluster)[0]
+        have = {p["spec"].get("podName") for p in store.list("pods", namespace=cluster, copy=False)[0]
                 if p["spec"].get("taskName") == task}
         for name in names:
             if name not in have:

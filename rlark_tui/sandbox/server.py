@@ -120,7 +120,7 @@ class SandboxServer:
             return error_response(exc)
         except StoreError as exc:
             return respond(status_body(exc.code, exc.reason, exc.message, exc.details), exc.code)
-        except (web.HTTPException, asyncio.CancelledError, ConnectionError):
+        except (web.HTTPException, ConnectionError):
             raise
         except Exception as exc:
             log.exception("sandbox request %s %s failed", request.method, request.path)
