@@ -28,7 +28,7 @@ from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.view_model import SnapshotIndex
-from rlark_tui.widgets.filter_bar import FilterBar
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 
 TAIL_LINES = 1000
@@ -120,6 +120,8 @@ class LogScreen(RlarkScreen):
     def on_mount(self) -> None:
         for bar in self.query(FilterBar):
             bar.on_close = self.focus_body
+        self.query_one("#log-search", FilterBar).on_change = self._search_changed
+        self.query_one("#log-filter", FilterBar).on_change = self._filter_changed
         self.view.show_prefix = self.scope is None or self.scope[0] == "role"
         self.set_interval(DRAIN_SECONDS, self._drain)
         super().on_mount()
@@ -362,16 +364,14 @@ class LogScreen(RlarkScreen):
     def action_line_filter(self) -> None:
         self.query_one("#log-filter", FilterBar).open()
 
-    @on(FilterBar.Applied, "#log-search")
-    def _search_changed(self, event: FilterBar.Applied) -> None:
-        self.view.set_search(event.matcher)
-        if event.matcher.pattern is not None:
+    def _search_changed(self, matcher: Matcher) -> None:
+        self.view.set_search(matcher)
+        if matcher.pattern is not None:
             self.view.find(True, include_current=True)
         self._update_status()
 
-    @on(FilterBar.Applied, "#log-filter")
-    def _filter_changed(self, event: FilterBar.Applied) -> None:
-        self.view.set_option(line_filter=event.matcher)
+    def _filter_changed(self, matcher: Matcher) -> None:
+        self.view.set_option(line_filter=matcher)
         self._update_status()
 
     def action_find(self, forward: bool) -> None:

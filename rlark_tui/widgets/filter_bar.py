@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from textual import on
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.message import Message
 from textual.reactive import Reactive
 from textual.widgets import Input
 
@@ -35,9 +34,6 @@ class Matcher:
         if self.pattern is None:
             return True
         return self.pattern.search(line) is not None
-
-    def matches_any(self, fields) -> bool:
-        return self.pattern is None or any(self.pattern.search(field) for field in fields)
 
     def matches_row(self, lowered: str, fields) -> bool:
         """Does a row match? `lowered` is its fields joined by newlines and lowercased, computed once per row:
@@ -71,24 +67,12 @@ def make_matcher(text: str) -> Matcher:
 
 class FilterBar(Input):
     """Hidden until opened; while typing calls `on_change(matcher)` at once (so the list lands in the same
-    frame as the echo) and posts `FilterBar.Applied`; closes on enter/escape."""
+    frame as the echo); closes on enter/escape."""
 
     BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
     virtual_size = Reactive(Size(0, 0))
     """As Input's, but without a layout pass: Input sets it to the text's width on every key, which made
     each keystroke lay out (and repaint) the whole screen; the bar's own size never depends on it."""
-
-    class Applied(Message):
-        """The matcher to apply now (an empty matcher shows everything)."""
-
-        def __init__(self, bar: "FilterBar", matcher: Matcher) -> None:
-            super().__init__()
-            self.bar = bar
-            self.matcher = matcher
-
-        @property
-        def control(self) -> "FilterBar":
-            return self.bar
 
     def __init__(self, placeholder: str, **kwargs) -> None:
         super().__init__(placeholder=placeholder, **kwargs)
@@ -111,7 +95,6 @@ class FilterBar(Input):
         self.matcher = make_matcher(value)
         if self.on_change is not None:
             self.on_change(self.matcher)
-        self.post_message(self.Applied(self, self.matcher))
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
