@@ -117,6 +117,7 @@ class JobListScreen(RlarkScreen):
         now = datetime.now(timezone.utc)
         if pending is None:
             self._table_rows = {name: cached for name, cached in self._table_rows.items() if name in self.rows}
+            self._created = {name: created for name, created in self._created.items() if name in self.rows}
             self.table.sync([self._table_row(row, now) for row in self.rows.values()])
         elif pending:
             for name in pending:
@@ -173,9 +174,12 @@ class JobListScreen(RlarkScreen):
         start = self._age_cursor if self._age_cursor < len(names) else 0
         self._age_cursor = start + chunk
         now = datetime.now(timezone.utc)
-        cached = self._table_rows
-        moved = [self._table_row(row, now) for row in (self.rows[name] for name in names[start:start + chunk])
-                 if cached.get(row.name, (None, None))[1] != self._age(row, now)]
+        moved = []
+        for name in names[start:start + chunk]:
+            before = self._table_rows.get(name)
+            table_row = self._table_row(self.rows[name], now)  # the same Row while its age text is the same
+            if before is None or before[2] is not table_row:
+                moved.append(table_row)
         if moved:
             self.table.update(moved)
 

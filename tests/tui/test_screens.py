@@ -333,3 +333,16 @@ async def test_the_list_catches_up_with_changes_made_while_a_detail_screen_cover
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", phase="Pending"), job_dict("new-run")]))
         await pilot.press("escape")
         assert [(row[0], row[3]) for row in table_rows(app)] == [("demo-ppo", "Pending"), ("new-run", "Running")]
+
+
+async def test_ages_move_on_by_themselves(post_snapshot):
+    from datetime import datetime, timedelta, timezone
+
+    created = (datetime.now(timezone.utc) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("aging", created=created)]))
+        first = table_rows(app)[0][7]
+        await pilot.pause(3.5)  # no new snapshot: the periodic tick alone updates the age column
+        later = table_rows(app)[0][7]
+        assert first.endswith("s") and later.endswith("s") and int(later[:-1]) >= int(first[:-1]) + 2
