@@ -294,10 +294,7 @@ def screen_text(app) -> str:
                 parts.append(str(node.label))
                 nodes += node.children
         else:
-            try:
-                rendered = widget.render()
-            except Exception:
-                continue
+            rendered = widget.render()
             parts.append(getattr(rendered, "plain", None) or str(rendered))
     return "\n".join(parts)
 
