@@ -96,6 +96,7 @@ class JobListScreen(RlarkScreen):
         bar = self.query_one(FilterBar)
         bar.on_close = self.focus_body
         bar.on_change = self._filter_changed
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.table.focus()
         self._update_message()
         self.set_interval(AGE_SECONDS / AGE_STEPS, self._tick_ages)
@@ -127,6 +128,13 @@ class JobListScreen(RlarkScreen):
             self.table.update([self._table_row(self.rows[name], now) for name in pending if name in self.rows],
                               [name for name in pending if name not in self.rows])
         self._update_message()
+
+    def _theme_changed(self, _theme) -> None:
+        """The phase colours are baked into the cells: build every row again in the new theme's colours."""
+        self._table_rows.clear()
+        self._pending = None
+        if self.rlark.index is not None:
+            self.show_snapshot(self.rlark.index)
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age

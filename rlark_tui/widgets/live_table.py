@@ -168,7 +168,7 @@ class LiveTable(ScrollView, can_focus=True):
         sort_index = self._sort_index()
         for row in rows:
             old = self._rows.get(row.key)
-            if old is row or old == row:
+            if old is row or (old is not None and _same(old, row)):
                 continue
             self._rows[row.key] = row
             if old is None or row.search is None or old.search != row.search:
@@ -413,6 +413,13 @@ class LiveTable(ScrollView, can_focus=True):
     def _refresh_row(self, row: int) -> None:
         if 0 <= row < len(self._shown):
             self.refresh_line(row + 1)
+
+
+def _same(old: Row, new: Row) -> bool:
+    """Equal rows, each cell's own style included (rich's Text equality ignores it: a phase recoloured for a
+    new theme would otherwise never be repainted)."""
+    return old == new and all(getattr(a, "style", None) == getattr(b, "style", None)
+                              for a, b in zip(old.cells, new.cells))
 
 
 def _sortable(value: Any) -> tuple:

@@ -346,3 +346,22 @@ async def test_ages_move_on_by_themselves(post_snapshot):
         await pilot.pause(3.5)  # no new snapshot: the periodic tick alone updates the age column
         later = table_rows(app)[0][7]
         assert first.endswith("s") and later.endswith("s") and int(later[:-1]) >= int(first[:-1]) + 2
+
+
+async def test_phase_colours_follow_a_theme_change(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        table = app.screen.table
+
+        def phase_colour():
+            return table.get_row_at(0)[3].style.color
+
+        def running_colour():
+            return table.get_component_rich_style("job-table--phase-running", partial=True).color
+
+        before = phase_colour()
+        assert before == running_colour()
+        app.theme = "solarized-light" if app.theme != "solarized-light" else "nord"
+        await pilot.pause(0.2)
+        assert running_colour() != before and phase_colour() == running_colour()
