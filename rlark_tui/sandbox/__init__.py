@@ -52,6 +52,9 @@ __all__ = ["Sandbox", "default_state_dir", "running_pid"]
 
 CLUSTER_BURST_SECONDS = 0.2
 """Node changes this close together are one burst for the kubeconfig's cluster list."""
+CLUSTER_BURST_MAX_SECONDS = 1.0
+"""A burst is read for at most this long before the clusters are compared (steady Node status writes must not
+keep a new cluster out of the kubeconfig)."""
 
 
 def default_state_dir() -> Path:
@@ -193,13 +196,16 @@ class Sandbox:
         """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes).
 
         Listing the clusters walks every stored object, so a burst of Node changes (10,000 Nodes in a scale
-        test) is read to its end first and looked at once; a Node added to a known cluster changes nothing."""
+        test) is read to its end (or for CLUSTER_BURST_MAX_SECONDS) first and looked at once; a Node added to a
+        known cluster changes nothing."""
         try:
             while (event := await sub.next()) is not None:
                 namespace = dig(event.object, "metadata", "namespace", default="")
                 if event.type == "MODIFIED" or (event.type == "ADDED" and namespace in self._clusters):
                     continue
-                while await sub.next(timeout=CLUSTER_BURST_SECONDS) is not None:
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + CLUSTER_BURST_MAX_SECONDS
+                while loop.time() < deadline and await sub.next(timeout=CLUSTER_BURST_SECONDS) is not None:
                     pass
                 if self.store.clusters() != self._clusters:
                     self._write_kubeconfig()
