@@ -125,13 +125,14 @@ class RlarkApp(App[int]):
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         if not self.is_running:
             return
-        if self.index is None or self.index.snapshot is not snapshot:
+        fresh = self.index is None or self.index.snapshot is not snapshot
+        if fresh:
             self.index = SnapshotIndex(snapshot, self.index)
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
         changed = self.index.changed_jobs
-        if changed is None or len(changed) >= FREEZE_AFTER_JOBS:
+        if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
             # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
             # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
             gc.freeze()
