@@ -9,9 +9,9 @@ class RlarkError(Exception):
 
     exit_code = 1
 
-    def __str__(self) -> str:
+    def __init__(self, *args) -> None:
         from rlark_tui.model.redact import redact_text  # here, not at the top: rlark_tui.model imports this module
-        return redact_text(super().__str__())
+        super().__init__(*(redact_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class UsageError(RlarkError):
