@@ -198,6 +198,7 @@ def test_error_messages_are_redacted_wherever_they_are_shown():
     for secret in ("hf_AbCd", "hunter2", "zzzzzzzzzz"):
         assert secret not in message
     assert str(RlarkError("bad value for HF_TOKEN=hftok46")) == "bad value for HF_TOKEN=***"
+    assert "hftok46" not in repr(RlarkError("bad value for HF_TOKEN=hftok46"))
 
 
 def test_line_redactor_masks_a_private_key_spread_over_lines_per_source():
