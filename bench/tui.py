@@ -124,7 +124,8 @@ def _expected_first_rows(screen, text: str, count: int) -> list[str]:
     from rlark_tui.widgets.filter_bar import make_matcher
 
     matcher = make_matcher(text)
-    return sorted(name for name, row in screen.rows.items() if matcher.matches_any(row.search_fields()))[:count]
+    return sorted(name for name, row in screen.rows.items()
+                  if matcher.matches_row("\n".join(row.search_fields()).lower(), row.search_fields()))[:count]
 
 
 async def _wait(predicate, timeout: float, what: str) -> None:
