@@ -114,7 +114,8 @@ class Http:
 class LineStream:
     """Lines of a streaming response; a dropped connection or read timeout raises Unreachable.
 
-    With `whole_lines` (live follows) an unterminated last line means the stream was cut: it is never yielded.
+    With `whole_lines` (live follows) an unterminated last line means the stream was cut: it is never yielded,
+    unless it holds a `\r` (a progress bar redrawn in place, e.g. tqdm, never ends its line).
     """
 
     def __init__(self, resp, req: Request, timeout: float | None, whole_lines: bool = False) -> None:
@@ -138,7 +139,7 @@ class LineStream:
             raise transport_error(exc, self._req, self._timeout) from None
         finally:
             self.close()
-        if buffer and self._whole_lines:
+        if buffer and self._whole_lines and b"\r" not in buffer:
             raise Unreachable(f"the {self._req.source} cut the stream in the middle of a line", "dropped")
         if buffer:
             yield buffer.decode("utf-8", "replace").rstrip("\r")

@@ -1,0 +1,38 @@
+"""The line streamer and progress bars: a tqdm bar redrawn with `\r` never ends its line, so the last redraw
+of a log read must come through; a plain line cut short must still not."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from rlark_tui.cluster.errors import Request, Unreachable
+from rlark_tui.cluster.http import LineStream
+from rlark_tui.model.progress import latest_progress
+
+
+class _Body(io.BytesIO):
+    """What urllib3 hands LineStream: read1 plus release_conn."""
+
+    def release_conn(self) -> None:
+        pass
+
+
+def _lines(data: bytes, whole_lines: bool = True) -> list[str]:
+    return list(LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, whole_lines))
+
+
+def test_tqdm_tail_is_yielded_and_parsed():
+    bar = "Global Step:  {0}%|█ | {0}/100 [00:0{0}<01:30, 1.00s/it]"
+    data = ("2026-12-01T03:00:00.000000000Z start\n2026-12-01T03:00:01.000000000Z "
+            + "\r".join(bar.format(n) for n in (1, 2, 3))).encode()
+    lines = _lines(data)
+    assert lines[0].endswith("start") and lines[1].endswith(bar.format(3))
+    assert latest_progress([(None, line) for line in lines]).step == 3
+
+
+def test_plain_cut_line_still_refused():
+    with pytest.raises(Unreachable, match="middle of a line"):
+        _lines(b"whole\nhalf a li")
+    assert _lines(b"whole\nhalf a li", whole_lines=False) == ["whole", "half a li"]

@@ -1,0 +1,78 @@
+"""Progress rows and metric series parsed from Header logs: embodied tables (the demo workload's own printer)
+and reasoning tqdm bars with `\r` redraws, plus the bad inputs (half a table, NaN/inf, no progress)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rlark_tui.model.progress import Progress, finite, latest_progress, metric_series
+from rlark_tui.sandbox.demo_workload import metric_table
+
+METRICS = {"Time": {"step": 1.0}, "Environment": {"return": 5.0}, "Rollout": {"rewards": 0.5},
+           "Training/Actor": {"actor/policy_loss": 0.25, "actor/grad_norm": 0.75, "actor/lr": 1e-4},
+           "Training/Other": {"a_very_long_metric_name_tha…": 2.0}}
+
+
+def table_lines(step: int, total: int = 40, at: float = 100.0, step_time: float = 1.0) -> list[tuple[float, str]]:
+    return [(at, line) for line in metric_table(step, total, step * step_time, step_time, METRICS).splitlines()]
+
+
+TQDM = ("Global Step:  {pct}%|██        | {n}/100 [00:{e:02d}<01:30, 1.00s/it, step_time=1.5, "
+        "actor/training_time=0.5, rewards=0.{n}]")
+
+
+@pytest.mark.parametrize("lines, expected", [
+    (table_lines(3), Progress(3, 40, 7.5, 37.0, 1.0, 100.0, "table")),
+    (table_lines(3) + table_lines(4, at=101.0), Progress(4, 40, 10.0, 36.0, 1.0, 101.0, "table")),
+    ([(5.0, "\r".join(TQDM.format(pct=n, n=n, e=n) for n in (1, 2, 3)))],
+     Progress(3, 100, 3.0, 90.0, 1.5, 5.0, "tqdm")),
+    ([(5.0, TQDM.format(pct=1, n=1, e=1) + "\r")], Progress(1, 100, 1.0, 90.0, 1.5, 5.0, "tqdm")),
+    (table_lines(3)[:2], Progress(3, 40, 7.5, None, None, 100.0, "table")),
+    ([(None, "plain line"), (None, "Global Step: nonsense")], None),
+    ([], None),
+])
+def test_latest_progress(lines, expected):
+    assert latest_progress(lines) == expected
+
+
+def test_stale_after_three_step_times():
+    row = latest_progress(table_lines(3, step_time=2.0))
+    assert not row.stale(100.0 + 5.9) and row.stale(100.0 + 6.1)
+    assert row.render(106.1) == "3/40 8% ETA 01:14 (stale)"
+    assert row.render(101.0) == "3/40 8% ETA 01:14"
+    finished = latest_progress(table_lines(40))
+    assert not finished.stale(10_000.0) and finished.render(10_000.0) == "40/40 100%"
+
+
+def test_series_from_tables_map_certain_names_only():
+    series = metric_series(table_lines(1, at=10.0) + table_lines(2, at=11.0))
+    assert series.tables == 2 and not series.partial
+    assert series.points["rollout/rewards"] == [(10.0, 1, 0.5), (11.0, 2, 0.5)]
+    assert series.points["train/actor/policy_loss"][0] == (10.0, 1, 0.25)
+    assert "env/return" in series.points and "time/step" in series.points
+    assert "a_very_long_metric_name_tha…" in series.points  # uncertain: the log's own name
+
+
+def test_half_a_table_is_left_out_and_reported():
+    lines = table_lines(1) + table_lines(2)[:4]
+    series = metric_series(lines)
+    assert series.partial and series.tables == 1
+    assert [p[1] for p in series.points["rollout/rewards"]] == [1]
+
+
+def test_tqdm_postfix_series_one_point_per_step():
+    redraws = "\r".join(TQDM.format(pct=n, n=n, e=n) for n in (1, 1, 2))
+    series = metric_series([(7.0, redraws), (8.0, TQDM.format(pct=3, n=3, e=3))])
+    assert series.points["rewards"] == [(7.0, 2, 0.2), (8.0, 3, 0.3)]
+    assert series.points["step_time"][-1] == (8.0, 3, 1.5)
+
+
+def test_nan_and_inf_cells_are_kept_then_filtered():
+    lines = [(1.0, line.replace("rewards=0.5000", "rewards=nan")) for _, line in table_lines(1)]
+    lines += [(2.0, line.replace("rewards=0.5000", "rewards=inf")) for _, line in table_lines(2)]
+    lines += table_lines(3, at=3.0)
+    points = metric_series(lines).points["rollout/rewards"]
+    assert math.isnan(points[0][2]) and math.isinf(points[1][2])
+    assert finite(points) == [(3.0, 3, 0.5)]
