@@ -1,5 +1,9 @@
-"""Session-wide fixtures: one shared sandbox (demo seed, temporary state dir) for every cluster-side test.
-Tests reach it over real HTTPS through `sandbox.kubeconfig`; `sandbox.store` / `sandbox.faults` for setup.
+"""Session-wide fixtures: the shared sandboxes (demo seed, temporary state dir) for every cluster-side test.
+Tests reach them over real HTTPS through `sandbox.kubeconfig`; `sandbox.store` / `sandbox.faults` for setup.
+
+`sandbox` is the shared sandbox whose Pods run without Ray (their containers exit after the prepare script, as
+an image without the Ray CLI would); tests marked `ray` get the shared sandbox that runs demo-ppo's real Ray
+instead, and run last, so Ray starts only when such a test is selected and never slows the others down.
 
 `sandbox` attributes: `.kubeconfig` (Path), `.gateway` (URL), `.state_dir`, `.context` ("rlark-sandbox"),
 `.store`, `.logs`, `.faults`, `.proxies`, `.call(fn, *args)`, `.api_client(context=None)`, `.token`.
@@ -10,15 +14,41 @@ from __future__ import annotations
 
 import pytest
 
-# Settings handed to the simulated agent (rlark_tui.sandbox.agent) of the shared sandbox.
-AGENT_SETTINGS: dict = {}
+# Settings handed to the simulated agent (rlark_tui.sandbox.agent) of each shared sandbox.
+AGENT_SETTINGS: dict = {"ray": False}
+RAY_AGENT_SETTINGS: dict = {"ray": True}
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked `ray` run after all others (stable order otherwise): Ray's processes then share the two
+    cores with nothing but Ray tests."""
+    items.sort(key=lambda item: item.get_closest_marker("ray") is not None)
+
+
+def _shared_sandbox(tmp_path_factory, name: str, settings: dict):
+    from rlark_tui.sandbox import Sandbox
+    return Sandbox(tmp_path_factory.mktemp(name), seed="demo", agent_settings=settings)
 
 
 @pytest.fixture(scope="session")
-def sandbox(tmp_path_factory):
-    from rlark_tui.sandbox import Sandbox
-    with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo", agent_settings=AGENT_SETTINGS) as sb:
+def plain_sandbox(tmp_path_factory):
+    """The shared sandbox without Ray: the agent schedules and runs Pods, none starts Ray."""
+    with _shared_sandbox(tmp_path_factory, "sandbox", AGENT_SETTINGS) as sb:
         yield sb
+
+
+@pytest.fixture(scope="session")
+def ray_sandbox(tmp_path_factory):
+    """The shared sandbox with real Ray (demo-ppo's three Ray nodes), for tests marked `ray`."""
+    with _shared_sandbox(tmp_path_factory, "ray-sandbox", RAY_AGENT_SETTINGS) as sb:
+        yield sb
+
+
+@pytest.fixture
+def sandbox(request):
+    """`ray_sandbox` for a test marked `ray`, else `plain_sandbox`."""
+    name = "ray_sandbox" if request.node.get_closest_marker("ray") else "plain_sandbox"
+    return request.getfixturevalue(name)
 
 
 @pytest.fixture

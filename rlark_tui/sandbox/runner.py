@@ -43,6 +43,9 @@ class RunnerSettings:
     stop_grace: float = 1.0
     num_cpus: int = 1
     object_store_bytes: int = 80_000_000
+    ray: bool = True
+    """False: every container runs as an image without the Ray CLI would (it exits after its prepare script),
+    so a sandbox for tests that never look at Ray starts no Ray processes."""
 
 
 def image_fails_pull(image: str) -> bool:
@@ -188,7 +191,8 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
     """Environment of the container process: a small base, the pod's env (user + platform), and the
     sandbox's own RLARK_SANDBOX_* wiring (ports, temp dir, name resolution, timeouts)."""
     system = "/usr/local/bin:/usr/bin:/bin"
-    path = ":".join(_bin_dirs()) if image_has_ray(launch.image) else _no_ray_bin(state_root)
+    with_ray = settings.ray and image_has_ray(launch.image)
+    path = ":".join(_bin_dirs()) if with_ray else _no_ray_bin(state_root)
     env = {
         "PATH": f"{path}:{system}", "HOME": str(launch.workdir / "home"), "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "TERM": "dumb",
