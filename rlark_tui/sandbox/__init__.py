@@ -17,7 +17,8 @@ whether one is up).
 Seeds (`seed.py`) only fill an empty store. Agent hook: if `rlark_tui.sandbox.agent` is importable,
 `Agent(store, logs, state_dir, settings)` is created on the sandbox loop, `start()` is called after the
 server listens and `await stop()` on shutdown. `settings` is a dict: the `agent_settings` passed to
-`Sandbox`, plus "proxies" (the ProxyRegistry), "gateway" (URL), "kubeconfig" (Path) and "faults".
+`Sandbox`, plus "proxies" (the ProxyRegistry), "gateway" (URL), "kubeconfig" (Path), "faults" and
+"tensorboards" (sandbox/tensorboard.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.proxy import ProxyRegistry
 from rlark_tui.sandbox.server import SandboxServer
 from rlark_tui.sandbox.store import Store
+from rlark_tui.sandbox.tensorboard import TensorBoards
 from rlark_tui.sandbox.tls import ensure_certificates, server_context
 
 __all__ = ["Sandbox", "default_state_dir", "running_pid"]
@@ -127,6 +129,7 @@ class Sandbox:
         self.gateway = ""
         self.faults = Faults()
         self.proxies = ProxyRegistry()
+        self.tensorboards = TensorBoards(self.faults)
         self.store: Store | None = None
         self.logs: LogStore | None = None
         self.agent = None
@@ -158,7 +161,8 @@ class Sandbox:
         if self.store.resource_version == 0:
             with self.store.batch():
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
-        server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token)
+        server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
+                               tensorboards=self.tensorboards)
         self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = await self._bind(server_context(self.state_dir / "tls"))
@@ -217,7 +221,8 @@ class Sandbox:
             return
         module = importlib.import_module("rlark_tui.sandbox.agent")
         settings = dict(self.agent_settings, proxies=self.proxies, gateway=self.gateway,
-                        kubeconfig=self.kubeconfig, faults=self.faults)
+                        kubeconfig=self.kubeconfig, faults=self.faults,
+                        tensorboards=self.tensorboards)
         self.agent = module.Agent(self.store, self.logs, self.state_dir, settings)
         result = self.agent.start()
         if inspect.isawaitable(result):

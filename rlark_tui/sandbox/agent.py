@@ -65,6 +65,7 @@ class Agent:
         self.state_dir = Path(state_dir)
         self.root = self.state_dir / "agent"
         self.proxies = settings.get("proxies")
+        self.tensorboards = settings.get("tensorboards")
         names = {f.name for f in dataclasses.fields(RunnerSettings)}
         self.settings = RunnerSettings(**{k: v for k, v in settings.items() if k in names})
         self.resync = float(settings.get("resync_seconds", 5.0))
@@ -111,6 +112,8 @@ class Agent:
         runners = list(self.runners.values())
         self.runners.clear()
         await asyncio.gather(*(r.stop() for r in runners), *self._removing.values(), return_exceptions=True)
+        if self.tensorboards is not None:
+            await self.tensorboards.close()
         if self._reaper is not None:
             self._reaper.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -450,6 +453,9 @@ class Agent:
                 cluster, self.store.get("pods", name, DATA_NAMESPACE, cluster) or pod, kind, reason, message,
                 "kubelet", node))
         self.runners[(cluster, name)] = runner
+        logdir = TaskSpec(task["spec"]).tensorboard_dir
+        if head and logdir and self.tensorboards is not None:
+            self.tensorboards.declare(cluster, name, uid, logdir, launch.ports.tensorboard, self.root / "pods")
         runner.start()
 
     def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
@@ -476,6 +482,8 @@ class Agent:
             runner = self.runners.pop(key, None)
             if runner is not None:
                 await runner.stop()
+            if self.tensorboards is not None:
+                await self.tensorboards.forget(cluster, name)
             self.logs.remove_pod(cluster, DATA_NAMESPACE, name)
             shutil.rmtree(temp_dir_for(uid, str(self.state_dir)), ignore_errors=True)
             shutil.rmtree(self.root / "pods" / uid, ignore_errors=True)

@@ -94,6 +94,29 @@ def write_checkpoint(output: Path, step: int, weights: list[float]) -> Path:
     return actor
 
 
+def _event_writer(logdir: Path):
+    """A tensorboardX writer on RLinf's `<log_path>/tensorboard/` (None without tensorboardX: no event files)."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError:
+        _log("WARNING", "tensorboardX is not installed; no TensorBoard event files are written.")
+        return None
+    return SummaryWriter(str(logdir), flush_secs=1)
+
+
+def _write_scalars(writer, step: int, step_time: float, reward: float, loss: float, rng: random.Random) -> None:
+    """RLinf's metric keys (rlinf-runtime.md §2.4) at TensorBoard step `step`, with noise so curves look real."""
+    noisy = reward + rng.gauss(0, 0.08)
+    for tag, value in (("rollout/rewards", noisy), ("env/return", noisy * 10 + rng.gauss(0, 0.5)),
+                       ("env/success_once", min(1.0, max(0.0, noisy))),
+                       ("train/actor/policy_loss", loss + rng.gauss(0, 0.02)),
+                       ("train/critic/value_loss", 2 * loss + rng.gauss(0, 0.05)),
+                       ("train/actor/grad_norm", loss * 3 + abs(rng.gauss(0, 0.1))),
+                       ("time/step", step_time)):
+        writer.add_scalar(tag, value, step)
+    writer.flush()
+
+
 def _wait_for_nodes(ray, num_nodes: int) -> list[dict]:
     while True:
         alive = [n for n in ray.nodes() if n.get("Alive")]
@@ -155,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     (output / "tensorboard" / "config.yaml").write_text(json.dumps(config, indent=2) + "\n")
     metrics_log = output / "metrics.log"
     metrics_log.write_text("")
+    events = _event_writer(output / "tensorboard")
     started = time.monotonic()
     weights = [0.0] * 8
     for step in range(1, args.steps + 1):
@@ -172,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             "Training/Actor": {"actor/policy_loss": loss, "actor/grad_norm": loss * 3, "actor/lr": 1e-4},
         })
         print(table, flush=True)
+        if events is not None:
+            _write_scalars(events, step, step_time, reward, loss, random.Random(step))
         with metrics_log.open("a", encoding="utf-8") as fh:
             fh.write(table + "\n")
         if args.save_interval > 0 and (step % args.save_interval == 0 or step == args.steps):

@@ -19,6 +19,8 @@ CRD plural):
 - `cleared()`: a context manager; every switch is off when it starts and when it ends.
 - `cut_logs(after_lines=1, times=1)`: a matching `pods/log` stream sends `after_lines` lines, then half of
   the next line without its newline, then drops the connection.
+- `stop_tensorboard(pod)`: that Pod's TensorBoard sidecar is stopped and stays down (the gateway's
+  TensorBoard route then answers 502, as for a dead upstream) until cleared; `pod` is the local Pod name.
 - `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
 
 HTTP (same token as the API): `POST /_sandbox/faults` with `{"op": "<method>", "args": {...}}`, e.g.
@@ -52,7 +54,8 @@ class _Rule:
 
 
 class Faults:
-    OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "clear")
+    OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "stop_tensorboard",
+           "clear")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -67,6 +70,7 @@ class Faults:
             self._outage_until = 0.0
             self._outage_mode = "drop"
             self._cut: _Rule | None = None
+            self._tensorboards_down: set[str] = set()
 
     @contextmanager
     def cleared(self) -> Iterator[Faults]:
@@ -107,6 +111,14 @@ class Faults:
     def cut_logs(self, after_lines: int = 1, times: int | None = 1) -> None:
         with self._lock:
             self._cut = _Rule("get", "pods/log", "*", code=int(after_lines), times=times)
+
+    def stop_tensorboard(self, pod: str) -> None:
+        with self._lock:
+            self._tensorboards_down.add(str(pod))
+
+    def tensorboard_stopped(self, pod: str) -> bool:
+        with self._lock:
+            return pod in self._tensorboards_down
 
     # ----- queried by the server -----
     @staticmethod
@@ -158,6 +170,7 @@ class Faults:
                 "closeWatchesEvery": self.watch_close_seconds,
                 "outage": {"seconds": round(remaining, 3), "mode": self._outage_mode} if remaining else None,
                 "cutLogs": asdict(self._cut) if self._cut else None,
+                "tensorboardsStopped": sorted(self._tensorboards_down),
             }
 
     def apply(self, op: str, args: dict | None) -> None:

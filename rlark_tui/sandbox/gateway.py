@@ -13,6 +13,7 @@ answer shapes: job logs, SSH user keys, storage classes, clusters. (CRD routes a
   StorageClasses with provisioner `rclone.csi.veloxpack.io` (default/local-path/hostpath hidden).
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
   that pod, Warning plus Normal Pulling/Pulled, newest first.
+- `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (sandbox/tensorboard.py).
 - `GET /api/v1/clusters[/<id>]` -> `{success, data}`: per `rlark.io/cluster-id` of the Node CRs
   `{id, name, phase Online|Degraded|Offline, type Cloud|Embodied|Hybrid, nodeCount, onlineNodeCount,
   offlineNodeCount, gpuCount}`.
@@ -27,6 +28,7 @@ import re
 
 from aiohttp import web
 
+from rlark_tui.sandbox import tensorboard
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore
 from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
 from rlark_tui.sandbox.store import Store, now_iso
@@ -80,8 +82,9 @@ def valid_public_key(text: str) -> bool:
 
 
 class Gateway:
-    def __init__(self, store: Store, logs: LogStore):
+    def __init__(self, store: Store, logs: LogStore, tensorboards: tensorboard.TensorBoards | None = None):
         self.store, self.logs = store, logs
+        self.tensorboards = tensorboards if tensorboards is not None else tensorboard.TensorBoards()
 
     async def handle(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p][2:]
@@ -100,6 +103,9 @@ class Gateway:
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "jobs"] and parts[4] == "logs"
                 and method == "GET"):
             return self.job_logs(parts[3])
+        if len(parts) >= 5 and parts[:3] == ["rlinf.io", "v1alpha1", "tasks"] and parts[4] == "tensorboard":
+            rest = path.split("/tensorboard", 1)[1]
+            return await tensorboard.proxy(request, self.store, self.tensorboards, parts[3], rest)
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "pods"] and parts[4] == "events"
                 and method == "GET"):
             return self.pod_events(parts[3])

@@ -76,6 +76,8 @@ class PodPorts:
     client: int
     dashboard: int
     agent: int
+    tensorboard: int
+    """The Pod's port 6006 (its TensorBoard sidecar, sandbox/tensorboard.py)."""
     min_worker: int
     max_worker: int
 
@@ -109,12 +111,12 @@ class PortBlocks:
 
     def _ports(self, slot: int) -> PodPorts:
         base = self.BASE + slot * self.WIDTH
-        return PodPorts(gcs=base, client=base + 1, dashboard=base + 2, agent=base + 3,
+        return PodPorts(gcs=base, client=base + 1, dashboard=base + 2, agent=base + 3, tensorboard=base + 4,
                         min_worker=base + 10, max_worker=base + self.WIDTH - 1)
 
 
 def _ports_free(ports: PodPorts) -> bool:
-    for port in (ports.gcs, ports.client, ports.dashboard, ports.agent):
+    for port in (ports.gcs, ports.client, ports.dashboard, ports.agent, ports.tensorboard):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
                 sock.bind(("0.0.0.0", port))

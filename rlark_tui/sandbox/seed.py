@@ -81,6 +81,7 @@ def demo_draft(output_dir: str) -> dict:
                   role("rollout", "Rollout", "rlark-gpu-a", "gpu-a2"),
                   role("env", "Env", "rlark-edge-b", "edge-b1")],
         "domain": "demo-net",
+        "tensorboardDir": f"{output_dir}/tensorboard",
         "runScript": (f"python -m rlark_tui.sandbox.demo_workload --run-id {DEMO_RUN_ID} "
                       f"--code-ref {DEMO_CODE_REF} --output {output_dir} --steps {DEMO_STEPS}"),
         "record": {"runId": DEMO_RUN_ID, "codeRef": DEMO_CODE_REF, "configRef": "examples/sandbox/ppo_demo.yaml",

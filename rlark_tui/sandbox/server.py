@@ -20,6 +20,7 @@ from aiohttp import web
 
 from rlark_tui.sandbox import gateway, schema, selectors, tables
 from rlark_tui.sandbox.faults import Faults
+from rlark_tui.sandbox.tensorboard import TensorBoards
 from rlark_tui.sandbox.loadgen import LoadGen, parse_args as parse_loadgen
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore, parse_ts
 from rlark_tui.sandbox.patch import PatchError, json_patch, merge_patch
@@ -82,11 +83,12 @@ def _int(request: web.Request, name: str) -> int | None:
 
 
 class SandboxServer:
-    def __init__(self, store: Store, logs: LogStore, faults: Faults, proxies: ProxyRegistry, token: str):
+    def __init__(self, store: Store, logs: LogStore, faults: Faults, proxies: ProxyRegistry, token: str,
+                 tensorboards: TensorBoards | None = None):
         self.store, self.logs, self.faults, self.proxies = store, logs, faults, proxies
         self._token = token
         self._session: aiohttp.ClientSession | None = None
-        self.gateway = gateway.Gateway(store, logs)
+        self.gateway = gateway.Gateway(store, logs, tensorboards)
         self.loadgen = LoadGen(store, logs)
 
     def app(self) -> web.Application:

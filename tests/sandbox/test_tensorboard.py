@@ -1,0 +1,79 @@
+"""The gateway's Task TensorBoard route against a real `tensorboard` process on real tensorboardX event files
+(no Ray): tags and scalars through the proxy, the platform's rewriting, 503 without a Pod, 502 when stopped."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+
+import pytest
+
+from rlark_tui.model import keys
+from rlark_tui.sandbox.tensorboard import rewrite_css, rewrite_html
+from tests.sandbox.helpers import raw
+
+pytest.importorskip("tensorboardX")
+pytest.importorskip("tensorboard")
+
+PREFIX = "/api/v1/rlinf.io/v1alpha1/tasks/tb-task/tensorboard"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def board(bare_sandbox, tmp_path_factory):
+    from tensorboardX import SummaryWriter
+    logdir = tmp_path_factory.mktemp("tb")
+    with SummaryWriter(str(logdir)) as writer:
+        for step in range(1, 6):
+            writer.add_scalar("rollout/rewards", step / 10, step)
+    uid = str(uuid.uuid4())
+    bare_sandbox.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": "rlark-gpu-a", "labels": {keys.TASK_NAME_LABEL: "tb-task"}},
+        "spec": {"taskName": "tb-task", "taskNamespace": "rlark-gpu-a", "podName": "tb-task-0"},
+        "status": {"phase": "Running"}})
+    boards = bare_sandbox.tensorboards
+    bare_sandbox.call(boards.declare, "rlark-gpu-a", "tb-task-0", uid, str(logdir), _free_port(),
+                      bare_sandbox.state_dir / "tb-pods")
+    yield boards
+    bare_sandbox.call(boards.forget, "rlark-gpu-a", "tb-task-0")
+    bare_sandbox.store.delete("pods", uid, "rlark-gpu-a")
+
+
+def test_tags_and_scalars_through_the_gateway(bare_sandbox, board):
+    tags = raw(bare_sandbox, "GET", PREFIX + "/data/plugin/scalars/tags", timeout=90)
+    assert tags.status == 200, tags.body[:200]
+    runs = tags.json()
+    assert any("rollout/rewards" in run_tags for run_tags in runs.values())
+    run = next(iter(runs))
+    scalars = raw(bare_sandbox, "GET", PREFIX + f"/data/plugin/scalars/scalars?run={run}&tag=rollout/rewards")
+    assert [point[1] for point in scalars.json()] == [1, 2, 3, 4, 5]
+    page = raw(bare_sandbox, "GET", PREFIX + "/")
+    assert page.status == 200 and b"<" in page.body
+
+
+def test_stopped_tensorboard_answers_502_then_comes_back(bare_sandbox, board):
+    with bare_sandbox.faults.cleared() as faults:
+        faults.stop_tensorboard("tb-task-0")
+        assert raw(bare_sandbox, "GET", PREFIX + "/data/runs").status == 502
+        assert board.running() == []
+    assert raw(bare_sandbox, "GET", PREFIX + "/data/runs", timeout=90).status == 200
+
+
+def test_no_pod_for_the_task_is_503(bare_sandbox):
+    reply = raw(bare_sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/tasks/nobody/tensorboard/data/runs")
+    assert reply.status == 503 and reply.json() == {"error": "no pod found for task nobody"}
+
+
+def test_absolute_paths_are_rewritten_like_the_platform():
+    prefix = "/api/v1/rlinf.io/v1alpha1/tasks/t/tensorboard"
+    html = '<link href="/index.css"><img src=\'/a.png\'><a href="//cdn/x"><a href="rel"><div style="x:url(/f.woff)">'
+    assert rewrite_html(html, prefix) == (f'<link href="{prefix}/index.css"><img src=\'{prefix}/a.png\'>'
+                                          f'<a href="//cdn/x"><a href="rel"><div style="x:url({prefix}/f.woff)">')
+    assert rewrite_css('@import "/b.css"; a{background:url("/i.png")}', prefix) == \
+        f'@import "{prefix}/b.css"; a{{background:url({prefix}/i.png)}}'
