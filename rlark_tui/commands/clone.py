@@ -1,0 +1,55 @@
+"""`rlark clone JOB [--name N] [-o draft] [--file FILE]`: the draft of a copy of a Job, for job-as-code.
+
+Owns reading the Job and the other Job names, and writing the draft; rebuilding it is model/clone.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.fsutil import write_private
+from rlark_tui.model.clone import clone_of
+from rlark_tui.model.draft import dump_draft
+from rlark_tui.model.redact import redact_text
+
+EXIT_CODES = """exit codes:
+  0  the draft was written
+  1  the Job does not exist, or an API / connection error
+  2  usage error"""
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "clone", parents=parents, help="write the draft of a copy of a job",
+        description="Rebuild a Job as a job draft named <JOB>-copy (or the next free name), with a new run id and "
+                    "an output prefix of its own, so the copy never overwrites the original's checkpoints. Edit "
+                    "it, then `rlark submit -f` it. What the Job does not say (a Job made outside rlark) is "
+                    "listed on stderr.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("job", metavar="JOB")
+    parser.add_argument("--name", metavar="NAME", help="the copy's name (default: <JOB>-copy, or the next free one)")
+    parser.add_argument("-o", "--output", choices=("draft",), default="draft", help="what to write (a job draft)")
+    parser.add_argument("--file", metavar="FILE",
+                        help="write the draft to FILE (mode 0600, secret values kept so it can be submitted); "
+                             "on stdout secret-looking values are masked")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    access = ClusterAccess.from_args(args)
+    job = access.get(JOBS, args.job)
+    taken = [str((j.get("metadata") or {}).get("name", "")) for j in access.list(JOBS).items]
+    recovered = clone_of(job, taken, datetime.now(timezone.utc), name=args.name)
+    for note in recovered.notes:
+        print(f"note: {redact_text(note)}", file=sys.stderr)
+    text = dump_draft(recovered.draft)
+    if args.file:
+        write_private(args.file, text)
+        print(f"draft of {recovered.draft.name} written to {args.file}", file=sys.stderr)
+    else:
+        sys.stdout.write(redact_text(text))
+    return 0
