@@ -19,10 +19,11 @@ import yaml
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.kinds import API_VERSION, JOBS
+from rlark_tui.cluster.kinds import API_VERSION, JOBS, WORKFLOWS
 from rlark_tui.config import state_dir as default_state_dir
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.fsutil import write_private
+from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.views import Job
 
@@ -141,6 +142,13 @@ class Actions:
         saved = None if dry_run else self._save(job, sha)
         return SubmitResult(created or job, dry_run, sha, saved)
 
+    def submit_workflow(self, manifest: dict, dry_run: bool = False) -> dict:
+        """Create a Workflow (its controller creates the Jobs); dry_run asks the server and writes nothing."""
+        name = _manifest_name(manifest, "Workflow")
+        if not dry_run:
+            self.guard(f"submit workflow {name}")
+        return self.access.create(WORKFLOWS, manifest, dry_run=dry_run) or manifest
+
     def _save(self, job: dict, sha: str) -> Path | None:
         """Keep the submitted YAML (secrets masked) under the state dir; a failure here never fails the submit."""
         root = (self.state_dir or default_state_dir()) / "submitted"
@@ -159,7 +167,7 @@ class Actions:
     def preflight(self, verb: str, name: str) -> None:
         """Refuse early (before any confirmation): read-only mode, a missing Job, a finished Job for stop/start."""
         self.guard(f"{verb} job {name}")
-        if verb in ("stop", "start"):
+        if verb in ("stop", "start", "restart"):
             self._lifecycle_job(name, verb)
         else:
             self.access.get(JOBS, name)
@@ -188,6 +196,18 @@ class Actions:
             return f"job {name} is not stopped; nothing to start"
         self.access.patch(JOBS, name, {"spec": {"stopped": False}})
         return f"job {name} started. {START_NOTE}"
+
+    def restart(self, name: str) -> str:
+        """What the console's Restart does: annotation `rlark.io/restarted-at` and `spec.stopped: false`, one
+        merge patch. It only un-stops: on a Job that is not stopped no controller reads it."""
+        self.guard(f"restart job {name}")
+        job = self._lifecycle_job(name, "restart")
+        self.access.patch(JOBS, name, {"metadata": {"annotations": {keys.RESTARTED_AT_ANNOTATION: _now_iso()}},
+                                       "spec": {"stopped": False}})
+        if job.stopped:
+            return f"job {name} restarted: new Pods are being created. {START_NOTE}"
+        return (f"job {name} was not stopped: the restart time is recorded, but no controller reads it on a "
+                "running Job, so nothing restarts")
 
     def delete(self, name: str) -> str:
         self.guard(f"delete job {name}")
@@ -237,12 +257,20 @@ class Actions:
                 return WaitResult(False, pods, expected, time.monotonic() - began)
 
 
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _job_name(manifest: dict) -> str:
+    return _manifest_name(manifest, "Job")
+
+
+def _manifest_name(manifest: dict, kind: str) -> str:
     if not isinstance(manifest, dict):
         raise UsageError("the manifest must be a mapping")
-    if manifest.get("apiVersion") != API_VERSION or manifest.get("kind") != "Job":
-        raise UsageError(f"not a Job manifest: expected apiVersion {API_VERSION} and kind Job")
+    if manifest.get("apiVersion") != API_VERSION or manifest.get("kind") != kind:
+        raise UsageError(f"not a {kind} manifest: expected apiVersion {API_VERSION} and kind {kind}")
     name = (manifest.get("metadata") or {}).get("name")
     if not isinstance(name, str) or not name:
-        raise UsageError("the Job manifest needs metadata.name")
+        raise UsageError(f"the {kind} manifest needs metadata.name")
     return name

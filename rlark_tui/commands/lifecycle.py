@@ -1,4 +1,4 @@
-"""`rlark stop|start|delete JOB [--yes] [--wait]`: change a Job's lifecycle after a confirmation.
+"""`rlark stop|start|restart|delete JOB [--yes] [--wait]`: change a Job's lifecycle after a confirmation.
 
 Owns the prompts and messages; the mutation and the platform's rules live in actions.Actions.
 """
@@ -18,11 +18,13 @@ EXIT_CODES = """exit codes:
   2    usage error
   130  interrupted"""
 
-PAST = {"stop": "stopped", "start": "started", "delete": "deleted"}
+PAST = {"stop": "stopped", "start": "started", "restart": "restarted", "delete": "deleted"}
 CONSEQUENCES = {
     "stop": "Stop sets spec.stopped: the Pods of every role are deleted (Tasks, PVCs and the head Service "
             "stay). Persist outputs first.",
     "start": f"Start clears spec.stopped: new Pods are created. {START_NOTE}",
+    "restart": "Restart does what the console's Restart does: it records the restart time and clears "
+               f"spec.stopped. It only un-stops a stopped Job: {START_NOTE} On a running Job it does nothing.",
     "delete": "Delete removes the Job, its Tasks, workloads, head Service and task PVCs. This cannot be undone.",
 }
 
@@ -30,6 +32,7 @@ CONSEQUENCES = {
 def register(subparsers, parents) -> None:
     for verb, summary in (("stop", "stop a job (its Pods are deleted)"),
                           ("start", "start a stopped job (processes restart; no checkpoint resume)"),
+                          ("restart", "the console's Restart: un-stop a job, recording the restart time"),
                           ("delete", "delete a job")):
         parser = subparsers.add_parser(
             verb, parents=parents, help=summary, description=CONSEQUENCES[verb],
@@ -37,7 +40,8 @@ def register(subparsers, parents) -> None:
         parser.add_argument("job", metavar="JOB")
         parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
         parser.add_argument("--wait", action="store_true",
-                            help="return when the Pods are gone (stop), back (start) or the Job is gone (delete)")
+                            help="return when the Pods are gone (stop), back (start, restart) or the Job is gone "
+                                 "(delete)")
         parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                             help="how long --wait waits (default 300)")
         parser.set_defaults(handler=_handler(verb))
@@ -72,7 +76,7 @@ def run(verb: str, args: argparse.Namespace) -> int:
         done = f"job {args.job} has its {result.pods}/{result.expected} Pods back ({result.seconds:.0f}s)"
     if not result.done:
         raise RlarkError(f"--wait timed out after {args.timeout:g}s: job {args.job} has "
-                         f"{result.pods} Pod(s)" + (f" of {result.expected}" if verb == "start" else ""))
+                         f"{result.pods} Pod(s)" + (f" of {result.expected}" if verb in ("start", "restart") else ""))
     print(done)
     return 0
 

@@ -23,6 +23,8 @@ RAY_RANK_START_ANNOTATION = "rlark.io/ray-node-rank-start"
 RAY_HEAD_TASK_ANNOTATION = "rlark.io/ray-head-task-name"
 
 DISPLAY_NAME_ANNOTATION = "rlark.io/display-name"
+RESTARTED_AT_ANNOTATION = "rlark.io/restarted-at"
+"""Set by the console's Restart and Edit-and-restart (an ISO time) together with `spec.stopped: false`."""
 GPU_MODEL_ANNOTATION = "rlark.io/gpu-model"
 
 LAUNCH_RECORD_ANNOTATION = "rlark.io/launch-record"
