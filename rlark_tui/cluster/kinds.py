@@ -36,8 +36,9 @@ TASKS = Kind("Task", "tasks", True, ("task",))
 PODS = Kind("Pod", "pods", True, ("pod", "rlpod", "rlpods"))
 NODES = Kind("Node", "nodes", True, ("node", "rlnode", "rlnodes"))
 DOMAINS = Kind("Domain", "domains", False, ("domain", "rldomain", "rldomains"))
+WORKFLOWS = Kind("Workflow", "workflows", False, ("workflow", "rlwf", "rlwfs"))
 
-ALL = (JOBS, TASKS, PODS, NODES, DOMAINS)
+ALL = (JOBS, TASKS, PODS, NODES, DOMAINS, WORKFLOWS)
 
 
 def kind_named(name: str) -> Kind:
@@ -46,4 +47,4 @@ def kind_named(name: str) -> Kind:
     for kind in ALL:
         if key == kind.plural or key in kind.aliases or key == kind.kind.lower():
             return kind
-    raise UsageError(f"unknown resource type {name!r} (use jobs, tasks, pods, nodes or domains)")
+    raise UsageError(f"unknown resource type {name!r} (use jobs, tasks, pods, nodes, domains or workflows)")

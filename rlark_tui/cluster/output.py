@@ -10,11 +10,12 @@ from datetime import datetime, timezone
 
 import yaml
 
-from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.views import Job, Node, Pod, Task, dig
+from rlark_tui.model.workflow import templates as workflow_templates
 
 FORMATS = ("table", "wide", "json", "yaml", "name")
 
@@ -98,6 +99,17 @@ def _domain_row(obj: dict, wide: bool, now) -> list[str]:
     return row
 
 
+def _workflow_row(obj: dict, wide: bool, now) -> list[str]:
+    entries = [e for e in dig(obj, "status", "jobs", default=[]) or [] if isinstance(e, dict)]
+    listed = workflow_templates(obj)
+    created = sum(1 for e in entries if e.get("phase"))
+    row = [str(dig(obj, "metadata", "name", default="")), str(dig(obj, "status", "phase", default="") or "-"),
+           f"{created}/{len(listed)}", age(str(dig(obj, "metadata", "creationTimestamp", default="") or ""), now)]
+    if wide:
+        row.append(",".join(str(t.get("name", "")) for t in listed) or "-")
+    return row
+
+
 COLUMNS = {
     JOBS.plural: (["NAME", "STATUS", "WORKERS", "ROLES", "AGE"],
                   ["TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"], _job_row),
@@ -107,6 +119,7 @@ COLUMNS = {
     NODES.plural: (["NAME", "PHASE", "GPU", "CATEGORY", "AGE"], ["GPU MODEL", "FREE GPU", "IP", "DEVICES"],
                    _node_row),
     DOMAINS.plural: (["NAME", "CIDR", "AGE"], ["ALLOCATIONS"], _domain_row),
+    WORKFLOWS.plural: (["NAME", "PHASE", "JOBS", "AGE"], ["TEMPLATES"], _workflow_row),
 }
 
 

@@ -1,4 +1,4 @@
-"""`rlark get jobs|tasks|pods|nodes|domains [NAME...]`: list or show objects like kubectl get.
+"""`rlark get jobs|tasks|pods|nodes|domains|workflows [NAME...]`: list or show objects like kubectl get.
 
 Owns the flags (-A, -n, -l, -o) and printing; reading goes through ClusterAccess, rendering through cluster.output.
 """
@@ -29,10 +29,10 @@ last resourceVersion (a full relist after 410 Gone, which prints only the object
 
 def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
-        "get", parents=parents, help="list jobs, tasks, pods, nodes or domains",
+        "get", parents=parents, help="list jobs, tasks, pods, nodes, domains or workflows",
         description="List rlinf.io objects of the control plane, like `kubectl get`.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes or domains")
+    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes, domains or workflows")
     parser.add_argument("names", metavar="NAME", nargs="*", help="only these objects")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
     parser.add_argument("-n", "--namespace", metavar="NS", help="namespace of tasks, pods or nodes")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rlark_tui.model import keys
 from rlark_tui.model.views import TaskSpec, dig
-from rlark_tui.sandbox import plan
+from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.resources import ROOT
 from rlark_tui.sandbox.procs import reap_all, start_watchdog
@@ -155,6 +155,7 @@ class Agent:
     def reconcile(self) -> None:
         """One level-triggered pass over the whole store (lists are re-read only after this pass wrote)."""
         store = self.store
+        self._workflow_controller()
         nodes, _ = store.list("nodes")
         jobs, rv = store.list("jobs")
         tasks, _ = store.list("tasks")
@@ -173,6 +174,21 @@ class Agent:
             tasks, _ = store.list("tasks")
         self._job_status(jobs, tasks)
         self._domains(pods_by_plane)
+
+    # ----- Workflow controller (control plane) -----
+    def _workflow_controller(self) -> None:
+        found, _ = self.store.list("workflows")
+        if not found:
+            return
+        jobs = {j["metadata"]["name"]: j for j in self.store.list("jobs")[0]}
+        for workflow in found:
+            if workflow["metadata"].get("deletionTimestamp"):
+                continue
+            status, create = workflows.next_state(workflow, jobs, now_iso())
+            for job in create:
+                self._create("jobs", job)
+            if status is not None:
+                self._set_status("workflows", workflow["metadata"]["name"], "", ROOT, status)
 
     # ----- Job controller (control plane) -----
     def _job_controller(self, nodes: list[dict], jobs: list[dict], tasks: list[dict]) -> None:

@@ -49,6 +49,7 @@ CONTROL_PLANE = {
                      columns=(("Domain", "spec.domain", "string"), ("Node", "spec.node", "string"), PHASE, AGE)),
         ResourceType("nodes", "Node", GROUP, VERSION, True, ("rlnode",), columns=(AGE,)),
         ResourceType("domains", "Domain", GROUP, VERSION, False, ("rldomain",), columns=(AGE,)),
+        ResourceType("workflows", "Workflow", GROUP, VERSION, False, ("rlwf",), columns=(PHASE, AGE)),
     )
 }
 

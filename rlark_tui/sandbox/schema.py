@@ -93,10 +93,12 @@ def top(spec: dict, status: dict) -> dict:
     return obj({"apiVersion": STR, "kind": STR, "metadata": obj(open=True), "spec": spec, "status": status})
 
 
+JOB_SPEC = obj({"domain": STR, "sshPublicKey": STR, "stopped": BOOL,
+               "tasks": arr(obj({"name": STR, "head": BOOL, **TASK_FIELDS}, required=("role",)))})
+
 SCHEMAS = {
     "jobs": top(
-        obj({"domain": STR, "sshPublicKey": STR, "stopped": BOOL,
-             "tasks": arr(obj({"name": STR, "head": BOOL, **TASK_FIELDS}, required=("role",)))}),
+        JOB_SPEC,
         obj({"conditions": arr(CONDITION), "endTime": DATE, "phase": STR, "startTime": DATE,
              "tasks": arr(obj({"message": STR, "name": STR, "phase": STR}))})),
     "tasks": top(
@@ -115,6 +117,10 @@ SCHEMAS = {
              "nodeInfo": obj({"agentVersion": STR, "architecture": STR, "kernelVersion": STR,
                               "operatingSystem": STR}),
              "phase": STR, "pullProgress": arr(PULL_PROGRESS), "reason": STR, "used": RESOURCE_LIST})),
+    "workflows": top(
+        obj({"jobTemplates": arr(obj({"dependencies": arr(STR), "name": STR, "spec": JOB_SPEC}))}),
+        obj({"conditions": arr(CONDITION), "endTime": DATE,
+             "jobs": arr(obj({"message": STR, "name": STR, "phase": STR})), "phase": STR, "startTime": DATE})),
     "domains": top(
         obj({"cidr": STR}),
         obj({"ipAllocations": arr(obj({"ip": STR, "job": STR, "pod": STR, "task": STR}))})),

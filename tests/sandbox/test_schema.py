@@ -49,7 +49,7 @@ def compare(ours: dict, theirs: dict, path: str, problems: list[str]) -> None:
                 compare(ours[key], theirs[key], f"{path}[]" if key == "items" else f"{path}{{}}", problems)
 
 
-@pytest.mark.parametrize("plural", ["jobs", "tasks", "pods", "nodes", "domains"])
+@pytest.mark.parametrize("plural", ["jobs", "tasks", "pods", "nodes", "domains", "workflows"])
 def test_schema_matches_crd(plural):
     problems: list[str] = []
     compare(schema.SCHEMAS[plural], crd_schema(plural), plural, problems)
