@@ -21,10 +21,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.describe": ("describe",),
     "rlark_tui.commands.logs": ("logs",),
     "rlark_tui.commands.submit": ("submit",),
-    "rlark_tui.commands.lifecycle": ("stop", "start", "delete"),
+    "rlark_tui.commands.lifecycle": ("stop", "start", "restart", "delete"),
     "rlark_tui.commands.config": ("config",),
     "rlark_tui.commands.check": ("check",),
     "rlark_tui.commands.demo": ("demo",),
+    "rlark_tui.commands.diff": ("diff",),
+    "rlark_tui.commands.clone": ("clone",),
 }
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout"})
 
