@@ -10,7 +10,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from dataclasses import dataclass, field
 
 from rlark_tui.cluster import kubeconfig as kc
@@ -21,6 +21,9 @@ from rlark_tui.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.views import Job, dig
+
+if TYPE_CHECKING:
+    from kubernetes import client as k8s
 
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
@@ -139,6 +142,11 @@ class ClusterAccess:
             plane = Http.for_client(kc.api_client(self.kubeconfig, context), f"data plane {cluster}")
             self._planes[cluster] = plane
             return plane
+
+    def data_plane_api_client(self, cluster: str) -> k8s.ApiClient | None:
+        """The `kubernetes` ApiClient of one cluster's data plane (for its own calls, e.g. exec), or None."""
+        plane = self.data_plane(cluster)
+        return plane.api_client if plane is not None else None
 
     def gateway_http(self) -> Http | None:
         return self.http.sibling(self.gateway, "gateway") if self.gateway else None

@@ -42,6 +42,10 @@ class Http:
     def for_client(cls, api_client: k8s.ApiClient, source: str) -> "Http":
         return cls(api_client.configuration.host, api_client, source)
 
+    @property
+    def api_client(self) -> k8s.ApiClient | None:
+        return self._client
+
     def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
         """Another base URL; it shares this client's TLS and credentials only when it has the same origin."""
         same = _origin(base) == _origin(self.base)

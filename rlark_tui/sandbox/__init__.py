@@ -163,6 +163,7 @@ class Sandbox:
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
                                tensorboards=self.tensorboards)
+        server.exec_target = lambda cluster, pod: self.agent.exec_target(cluster, pod) if self.agent else None
         self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = await self._bind(server_context(self.state_dir / "tls"))

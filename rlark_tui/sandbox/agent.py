@@ -22,6 +22,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.views import TaskSpec, dig
 from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.podexec import ExecTarget
 from rlark_tui.sandbox.resources import ROOT
 from rlark_tui.sandbox.procs import reap_all, start_watchdog
 from rlark_tui.sandbox.runner import (
@@ -32,6 +33,7 @@ from rlark_tui.sandbox.runner import (
     Launch,
     PortBlocks,
     RunnerSettings,
+    container_env,
     host_ip,
     image_fails_pull,
     now_iso,
@@ -473,6 +475,14 @@ class Agent:
         if head and logdir and self.tensorboards is not None:
             self.tensorboards.declare(cluster, name, uid, logdir, launch.ports.tensorboard, self.root / "pods")
         runner.start()
+
+    def exec_target(self, cluster: str, name: str) -> ExecTarget | None:
+        """Where an exec in that pod's running `main` runs: its working directory and environment."""
+        runner = self.runners.get((cluster, name))
+        if runner is None or runner.pgid is None:
+            return None
+        launch = runner.launch
+        return ExecTarget(launch.workdir / "home", container_env(launch, self.settings, self.root))
 
     def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
         pod = self.store.get("pods", name, DATA_NAMESPACE, cluster)

@@ -58,6 +58,14 @@ def crd_route(path: str) -> tuple[str, str | None] | None:
     return parts[2], (parts[3] if len(parts) == 4 else None)
 
 
+def terminal_route(path: str) -> str | None:
+    """The Pod CR name of a console terminal path (`/api/v1/rlinf.io/v1alpha1/pods/<pod CR>/terminal`), else None."""
+    parts = [p for p in path.split("/") if p][2:]
+    if len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "pods"] and parts[4] == "terminal":
+        return parts[3]
+    return None
+
+
 def _reply(data, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(data).encode(), status=status,
                         headers={"Content-Type": "application/json"})

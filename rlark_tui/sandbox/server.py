@@ -13,12 +13,13 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import aiohttp
 from aiohttp import web
 
-from rlark_tui.sandbox import gateway, schema, selectors, tables
+from rlark_tui.sandbox import gateway, podexec, schema, selectors, tables
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.tensorboard import TensorBoards
 from rlark_tui.sandbox.loadgen import LoadGen, parse_args as parse_loadgen
@@ -90,6 +91,8 @@ class SandboxServer:
         self._session: aiohttp.ClientSession | None = None
         self.gateway = gateway.Gateway(store, logs, tensorboards)
         self.loadgen = LoadGen(store, logs)
+        self.exec_target: Callable[[str, str], podexec.ExecTarget | None] = lambda _cluster, _pod: None
+        """Where a running pod's processes run (set by `Sandbox` to its agent's answer)."""
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024 * 1024)
@@ -147,6 +150,9 @@ class SandboxServer:
             crd = gateway.crd_route(path)
             if crd is not None:
                 return await self._gateway_crd(request, *crd)
+            terminal = gateway.terminal_route(path)
+            if terminal is not None:
+                return await self._gateway_terminal(request, terminal)
             return await self.gateway.handle(request, path)
         return await self.api(request, ROOT, path)
 
@@ -274,6 +280,8 @@ class SandboxServer:
             elif rtype.plural == "pods":
                 resources.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod",
                                   "verbs": ["get"]})
+                resources.append({"name": "pods/exec", "singularName": "", "namespaced": True,
+                                  "kind": "PodExecOptions", "verbs": ["create", "get"]})
             elif rtype.plural == "services":
                 resources.append({"name": "services/proxy", "singularName": "", "namespaced": True,
                                   "kind": "ServiceProxyOptions",
@@ -312,18 +320,21 @@ class SandboxServer:
         rtype = resource_type(plane, plural)
         if rtype is None or rtype.group != ("" if core else group) or (namespace and not rtype.namespaced):
             raise not_found_path()
-        if sub and (not name or (control and sub != "status") or (not control and sub not in ("log", "proxy"))):
+        if sub and (not name or (control and sub != "status") or
+                    (not control and sub not in ("log", "proxy", "exec"))):
             raise not_found_path()
         method = request.method
         watching = method == "GET" and name is None and _flag(request, "watch")
         verb = ("watch" if watching else "list" if name is None else "get") if method == "GET" else {
             "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, method.lower())
-        if verb not in rtype.verbs and not (sub in ("log", "proxy")):
+        if verb not in rtype.verbs and not (sub in ("log", "proxy", "exec")):
             raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested "
                                                     f"resource ({verb} {qualified(plural, plane)})")
         await self._apply_faults(request, plane, f"{plural}/{sub}" if sub else plural, verb)
         if sub == "log":
             return await self._pod_log(request, plane, namespace or "default", name)
+        if sub == "exec" and plural == "pods":
+            return await self._exec(request, plane, namespace or "default", name)
         if sub == "proxy":
             if request.path.endswith("/"):
                 rest += "/"
@@ -636,6 +647,58 @@ class SandboxServer:
             if lines is not None:
                 await lines.aclose()
         return response
+
+    # ----- data plane: exec, and the console's terminal over it -----
+    def _exec_target(self, plane: str, namespace: str, name: str, container: str | None):
+        """(target, pod still there?) of a pod that can take an exec, else the API server's error."""
+        pod = self._get(plane, DATA_PLANE["pods"], namespace, name)
+        container = podexec.check_pod(pod, container)
+        target = self.exec_target(plane, name)
+        if target is None:
+            raise podexec.ExecRefused(500, "InternalError", f'container not found ("{container}")')
+        uid = pod["metadata"]["uid"]
+
+        def alive() -> bool:
+            current = self.store.get("pods", name, namespace, plane)
+            return (current is not None and current["metadata"].get("uid") == uid
+                    and not current["metadata"].get("deletionTimestamp"))
+        return target, alive
+
+    async def _exec(self, request: web.Request, plane: str, namespace: str, name: str) -> web.StreamResponse:
+        if plane == ROOT:
+            raise not_found_path()
+        try:
+            target, alive = self._exec_target(plane, namespace, name, request.query.get("container"))
+            options = podexec.exec_options(request.query)
+        except podexec.ExecRefused as exc:
+            raise ApiError(exc.code, exc.reason, exc.message) from None
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            raise ApiError(400, "BadRequest", "Upgrade request required")
+        return await podexec.serve_exec(request, options, target, alive)
+
+    async def _gateway_terminal(self, request: web.Request, pod_cr: str) -> web.StreamResponse:
+        """The gateway's `pods/<pod CR>/terminal` (terminal.go): find the data-plane pod, then the terminal."""
+        found = self.store.list("pods", fields=f"metadata.name={pod_cr}")[0]
+        if not found:
+            return respond({"error": f"pod {pod_cr} not found"}, 404)
+        cr = found[0]
+        cluster = cr["metadata"].get("namespace", "")
+        spec = cr.get("spec") or {}
+        if not cluster.startswith("rlark-"):
+            return respond({"error": "pod is not in an agent namespace"}, 400)
+        if not spec.get("podNamespace") or not spec.get("podName"):
+            return respond({"error": "pod namespace or name is empty"}, 400)
+        return await self.terminal(request, cluster, spec["podNamespace"], spec["podName"],
+                                   request.query.get("container") or "main", request.query.get("command") or "/bin/sh")
+
+    async def terminal(self, request: web.Request, cluster: str, namespace: str, name: str, container: str,
+                       command: str) -> web.StreamResponse:
+        """The agent's terminal (agent/terminal.go): a tty exec; a pod that cannot take one gets an error frame."""
+        try:
+            target, alive = self._exec_target(cluster, namespace, name, container)
+        except (podexec.ExecRefused, ApiError, StoreError) as exc:
+            return await podexec.refuse_terminal(request, str(getattr(exc, "message", exc)))
+        return await podexec.serve_terminal(request, command, target, alive)
 
     async def _proxy(self, request: web.Request, plane: str, namespace: str, name: str,
                      rest: str) -> web.StreamResponse:

@@ -1,0 +1,269 @@
+"""Exec in a Pod's `main` container over the data plane's `pods/<pod>/exec` WebSocket (v5, else v4), with the
+`kubernetes` client's WebSocket transport: `run_command` for fixed commands, `ExecSession` for interactive use.
+
+`run_command` collects bounded output and the exit code (rlark's own read-only probes use it); `ExecSession`
+is one open exec (stdin, resize, stdin close, output by channel, the exit code from the status channel), and
+`relay` connects it to local file descriptors (raw terminal, SIGWINCH) for `rlark exec` and the TUI's shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import ssl
+import termios
+import threading
+import time
+import tty as ttymode
+from dataclasses import dataclass
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+from kubernetes.stream import stream
+from kubernetes.stream.ws_client import V5_CHANNEL_PROTOCOL
+
+from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+
+CONTAINER = "main"
+STDIN, STDOUT, STDERR, STATUS, RESIZE = 0, 1, 2, 3, 4
+CHUNK = 32 * 1024
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """A finished fixed command: exit code (None: no status came, e.g. timed out), bounded output."""
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+
+
+class ExecFailed(RlarkError):
+    """The exec ended without an exit code: the connection dropped, the Pod went away, or the runtime refused."""
+
+
+def exit_code_of(status: dict | None) -> int | None:
+    """The exit code a status-channel metav1.Status carries (Success 0, NonZeroExitCode its cause), else None."""
+    if not isinstance(status, dict):
+        return None
+    if status.get("status") == "Success":
+        return 0
+    if status.get("reason") == "NonZeroExitCode":
+        for cause in (status.get("details") or {}).get("causes") or []:
+            if isinstance(cause, dict) and cause.get("reason") == "ExitCode":
+                with contextlib.suppress(TypeError, ValueError):
+                    return int(cause.get("message"))
+    return None
+
+
+class ExecSession:
+    """One open exec WebSocket. Not thread-safe: one thread reads and writes it."""
+
+    def __init__(self, ws, pod: str) -> None:
+        self._ws = ws
+        self.pod = pod
+        self.status: dict | None = None
+
+    @classmethod
+    def open(cls, api_client: k8s.ApiClient, pod: str, argv: list[str], *, namespace: str = keys.WORKLOAD_NAMESPACE,
+             stdin: bool = False, tty: bool = False, source: str = "data plane") -> "ExecSession":
+        """Connect; a refusal (Pod not Running, unknown container, 403 ...) or no connection raises one line.
+
+        `api_client` is only read: the exec runs on its own copy, since the `kubernetes` client's WebSocket
+        call briefly swaps the client's transport."""
+        req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
+        own = k8s.ApiClient(api_client.configuration)
+        try:
+            ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
+                        container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
+                        _preload_content=False, binary=True)
+        except ApiException as exc:
+            raise _connect_error(exc, req) from None
+        finally:
+            own.close()
+        return cls(ws, pod)
+
+    @property
+    def v5(self) -> bool:
+        return self._ws.subprotocol == V5_CHANNEL_PROTOCOL
+
+    def fileno(self) -> int:
+        return self._ws.sock.sock.fileno()
+
+    def pending(self) -> bool:
+        """Bytes already read off the socket (TLS record buffer) that select() would not report."""
+        sock = self._ws.sock.sock
+        return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+
+    @property
+    def is_open(self) -> bool:
+        return self._ws.is_open()
+
+    def write(self, data: bytes) -> None:
+        self._ws.write_channel(STDIN, data)
+
+    def close_stdin(self) -> None:
+        """End of input: v5's CLOSE frame (v4 has none; an empty stdin frame says the same to the sandbox)."""
+        if self.v5:
+            self._ws.close_channel(STDIN)
+        else:
+            self._ws.write_channel(STDIN, b"")
+
+    def resize(self, cols: int, rows: int) -> None:
+        self._ws.write_channel(RESIZE, json.dumps({"Width": cols, "Height": rows}).encode())
+
+    def read(self, timeout: float = 0) -> list[tuple[int, bytes]]:
+        """Wait up to `timeout` for frames; (channel, bytes) of stdout/stderr output. A status ends the session."""
+        try:
+            self._ws.update(timeout=timeout)
+        except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
+            self.close()
+            raise ExecFailed(f"the connection to pod {self.pod} was dropped: {scrub(str(exc)) or type(exc).__name__}") \
+                from None
+        out = []
+        for channel in (STDOUT, STDERR):
+            data = self._ws.read_channel(channel)
+            if data:
+                out.append((channel, data))
+        raw = self._ws.read_channel(STATUS)
+        if raw:
+            with contextlib.suppress(ValueError):
+                self.status = json.loads(raw)
+        return out
+
+    def exit_code(self) -> int:
+        """The command's exit code once the session closed; a missing or error status raises ExecFailed."""
+        code = exit_code_of(self.status)
+        if code is not None:
+            return code
+        if self.status:
+            raise ExecFailed(f"exec in pod {self.pod} failed: {scrub(str(self.status.get('message') or self.status))}")
+        raise ExecFailed(f"the connection to pod {self.pod} closed before the command reported its exit code")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._ws.close()
+
+
+def _connect_error(exc: ApiException, req: Request) -> RlarkError:
+    """The refusal behind the `kubernetes` client's wrapped WebSocket error (its status and body), else the
+    transport failure."""
+    cause = exc.__context__
+    status = getattr(cause, "status_code", None)
+    if status:
+        return status_error(status, getattr(cause, "resp_body", None) or b"", req)
+    if isinstance(cause, BaseException):
+        return transport_error(cause, req)
+    return Unreachable(f"cannot exec in pod {req.name}: {exc.reason}", "other")
+
+
+def data_plane_client(access, cluster: str) -> k8s.ApiClient:
+    """The `kubernetes` ApiClient of a cluster's data plane, or one line saying none is configured."""
+    client = access.data_plane_api_client(cluster)
+    if client is None:
+        raise Unreachable(f"no data-plane access for cluster {cluster} — see `rlark config`", "config")
+    return client
+
+
+def run_command(access, cluster_ns: str, pod: str, argv: list[str], *, stdin: bytes | None = None,
+                timeout: float = 30, max_output: int = 1 << 20,
+                namespace: str = keys.WORKLOAD_NAMESPACE) -> ExecResult:
+    """Run a fixed command (no terminal) in a Pod's `main` and collect its output, at most `max_output` bytes
+    per stream (then `truncated`, and the command is hung up on). `exit_code` is None when it did not finish
+    within `timeout` seconds or the connection dropped."""
+    session = ExecSession.open(data_plane_client(access, cluster_ns), pod, argv, namespace=namespace,
+                               stdin=stdin is not None, source=f"data plane {cluster_ns}")
+    buffers = {STDOUT: bytearray(), STDERR: bytearray()}
+    truncated = False
+    deadline = time.monotonic() + timeout
+    try:
+        if stdin is not None:
+            for start in range(0, len(stdin), CHUNK):
+                session.write(stdin[start:start + CHUNK])
+            session.close_stdin()
+        while session.is_open and not truncated:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                frames = session.read(timeout=min(left, 1.0))
+            except ExecFailed:
+                break
+            for channel, data in frames:
+                buf = buffers[channel]
+                room = max_output - len(buf)
+                buf += data[:room]
+                truncated = truncated or len(data) > room
+    finally:
+        session.close()
+    code = exit_code_of(session.status) if not session.is_open and not truncated else None
+    return ExecResult(code, bytes(buffers[STDOUT]), bytes(buffers[STDERR]), truncated)
+
+
+def _terminal_size(fd: int) -> tuple[int, int]:
+    size = os.get_terminal_size(fd)
+    return size.columns, size.lines
+
+
+def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_fd: int, tty: bool,
+          size_fd: int | None = None) -> int:
+    """Connect an open session to local descriptors until the command ends; its exit code.
+
+    With `tty` the local terminal (`stdin_fd`) is raw for the session and restored afterwards, and its size
+    (read from `size_fd`, default `stdin_fd`) is sent at the start and on every SIGWINCH (main thread only).
+    Local stdin EOF closes the remote stdin. A dropped connection raises ExecFailed (terminal restored)."""
+    size_fd = stdin_fd if size_fd is None else size_fd
+    saved = termios.tcgetattr(stdin_fd) if tty and stdin_fd is not None and os.isatty(stdin_fd) else None
+    resized = threading.Event()
+    previous_handler = None
+    if tty and size_fd is not None and threading.current_thread() is threading.main_thread():
+        previous_handler = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
+    try:
+        if saved is not None:
+            ttymode.setraw(stdin_fd, termios.TCSANOW)
+        if tty and size_fd is not None:
+            with contextlib.suppress(OSError):
+                session.resize(*_terminal_size(size_fd))
+        reading = stdin_fd is not None
+        while session.is_open:
+            if resized.is_set():
+                resized.clear()
+                with contextlib.suppress(OSError):
+                    session.resize(*_terminal_size(size_fd))
+            watched = [session.fileno()] + ([stdin_fd] if reading else [])
+            try:
+                ready = [session.fileno()] if session.pending() else select.select(watched, [], [], 0.2)[0]
+            except InterruptedError:
+                continue
+            if reading and stdin_fd in ready:
+                data = os.read(stdin_fd, CHUNK)
+                if data:
+                    session.write(data)
+                else:
+                    reading = False
+                    session.close_stdin()
+            if session.fileno() in ready:
+                for channel, data in session.read(timeout=0):
+                    _write_all(stdout_fd if channel == STDOUT else stderr_fd, data)
+        return session.exit_code()
+    finally:
+        if saved is not None:
+            termios.tcsetattr(stdin_fd, termios.TCSADRAIN, saved)
+        if previous_handler is not None:
+            signal.signal(signal.SIGWINCH, previous_handler)
+        session.close()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)

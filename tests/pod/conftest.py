@@ -1,0 +1,53 @@
+"""Fixtures for exec tests: Job `shell` in the shared sandbox, whose Pods run without Ray (their prepare script
+sleeps, so `main` stays Running), and a ClusterAccess to that sandbox.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.config import RlarkConfig
+
+JOB = "shell"
+IMAGE = "registry.example/rlinf:no-ray"
+HEAD = ("rlark-gpu-a", "shell-actor-0")
+WORKER = ("rlark-edge-b", "shell-env-0")
+
+
+def _role(name: str, head: bool, host: str) -> dict:
+    return {"name": name, "head": head, "role": "Actor" if head else "Env", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": host}, "prepareScript": "sleep 3600",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [
+                {"name": "main", "image": IMAGE, "env": [{"name": "RLARK_TASK_ROLE", "value": name}]}]}}}}}
+
+
+def wait_running(sandbox, cluster: str, pod: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = sandbox.store.get("pods", pod, "rlark-system", cluster)
+        if found and (found.get("status") or {}).get("phase") == "Running" and \
+                sandbox.call(lambda: sandbox.agent.exec_target(cluster, pod)) is not None:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"pod {pod} did not start")
+
+
+@pytest.fixture
+def shell_job(sandbox):
+    """Job `shell`: Header role `actor` on gpu-a1 and role `env` on edge-b1, both Running without Ray."""
+    if sandbox.store.get("jobs", JOB, "") is None:
+        sandbox.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": JOB},
+                                      "spec": {"tasks": [_role("actor", True, "gpu-a1"), _role("env", False, "edge-b1")]}})
+    for cluster, pod in (HEAD, WORKER):
+        wait_running(sandbox, cluster, pod)
+    return sandbox
+
+
+@pytest.fixture
+def access(shell_job):
+    acc = ClusterAccess.open(str(shell_job.kubeconfig), config=RlarkConfig(None))
+    yield acc
+    acc.close()
