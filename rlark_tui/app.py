@@ -10,7 +10,6 @@ import gc
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -24,6 +23,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.views import main_container_status, restart_count
 from rlark_tui.reconciler import Reconciler, SnapshotChanged
+from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
 
-STYLES = Path(__file__).resolve().parent.parent / "styles"
 RESTART_POLL_SECONDS = 3.0
 FREEZE_AFTER_JOBS = 500
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
@@ -81,7 +80,7 @@ class RlarkCommands(Provider):
 class RlarkApp(App[int]):
     """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
 
-    CSS_PATH = [STYLES / "app.tcss", STYLES / "screens.tcss"]
+    CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss")]
     TITLE = "rlark"
     COMMANDS = App.COMMANDS | {RlarkCommands}
     BINDINGS = [

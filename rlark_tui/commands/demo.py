@@ -121,6 +121,8 @@ def _await_ready(proc: subprocess.Popen, state_dir: Path) -> Path:
 # ----- the command -----
 
 def run(args: argparse.Namespace) -> int:
+    from rlark_tui.commands.sandbox import require_sandbox_extra
+    require_sandbox_extra("demo")
     from rlark_tui.sandbox import default_state_dir
 
     state_dir = (args.state_dir or default_state_dir()).resolve()

@@ -5,7 +5,28 @@ Prints exactly one line `ready kubeconfig=<path> gateway=<url>` once it serves.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
+
+from rlark_tui.errors import UsageError
+
+SANDBOX_EXTRA = ("aiohttp", "ray")
+"""The modules the `[sandbox]` extra brings (the console core never imports them)."""
+
+
+def require_sandbox_extra(command: str) -> None:
+    """A usage error naming the install command when the `[sandbox]` extra is not installed."""
+    missing = [name for name in SANDBOX_EXTRA if not _installed(name)]
+    if missing:
+        raise UsageError(f"rlark {command} needs the sandbox extra ({', '.join(missing)} not installed): "
+                         "pip install 'rlark-tui[sandbox]'")
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def register(subparsers, parents) -> None:
@@ -23,6 +44,7 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_sandbox_extra("sandbox")
     from rlark_tui.sandbox import main_foreground
     from rlark_tui.sandbox.seed import parse
     parse(args.seed)

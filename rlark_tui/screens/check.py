@@ -21,10 +21,10 @@ from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.views import Pod
+from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.view_model import SnapshotIndex
 
-STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
 REFRESH_SECONDS = 5.0
 DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),
              ("keep for debugging", "keep"))
@@ -56,7 +56,7 @@ def summary_line(job: str, report: CheckReport | None, error: str = "") -> str:
 class CheckScreen(RlarkScreen):
     """`c` on a Job: the six checks, re-evaluated live; ctrl+s saves the record under the state dir."""
 
-    CSS_PATH = STYLES / "check.tcss"
+    CSS_PATH = stylesheet("check.tcss")
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+r", "recheck", "Re-check"),

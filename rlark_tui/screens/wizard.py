@@ -32,6 +32,7 @@ from rlark_tui.model.findings import Finding, error, ordered
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.render import role_matches
 from rlark_tui.model.views import Node
+from rlark_tui.resources import stylesheet
 from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
@@ -39,7 +40,6 @@ from rlark_tui.screens.view_model import SnapshotIndex
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.wizard_dialogs import PathScreen
 
-STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
 SCRIPT_AREAS = ("prepareScript", "runScript", "env", "mounts")
 MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
@@ -80,7 +80,7 @@ def _option_value(select: Select):
 class WizardScreen(RlarkScreen):
     """Create a Job in four steps. `draft` starts from that draft; otherwise an autosave is offered."""
 
-    CSS_PATH = STYLES / "wizard.tcss"
+    CSS_PATH = stylesheet("wizard.tcss")
     BINDINGS = [
         Binding("ctrl+n", "next", "Next"),
         Binding("ctrl+b", "back", "Back"),
