@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.lifecycle": ("stop", "start", "restart", "delete"),
     "rlark_tui.commands.config": ("config",),
     "rlark_tui.commands.check": ("check",),
+    "rlark_tui.commands.metrics": ("metrics",),
     "rlark_tui.commands.demo": ("demo",),
     "rlark_tui.commands.diff": ("diff",),
     "rlark_tui.commands.clone": ("clone",),

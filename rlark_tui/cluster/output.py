@@ -124,16 +124,20 @@ COLUMNS = {
 
 
 def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
-                 now: datetime | None = None) -> str:
+                 now: datetime | None = None, progress: dict[str, str] | None = None) -> str:
+    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table."""
     base, extra, row_of = COLUMNS[kind.plural]
     now = now or datetime.now(timezone.utc)
-    headers = list(base) + (list(extra) if wide else [])
+    progress = progress if wide and kind is JOBS else None
+    headers = list(base) + (list(extra) if wide else []) + (["PROGRESS"] if progress is not None else [])
     show_ns = all_namespaces and kind.namespaced
     if show_ns:
         headers.insert(0, "NAMESPACE")
     rows = []
     for obj in sort_items(items):
         row = row_of(obj, wide, now)
+        if progress is not None:
+            row.append(progress.get(dig(obj, "metadata", "name", default=""), "-"))
         if show_ns:
             row.insert(0, dig(obj, "metadata", "namespace", default="") or "-")
         rows.append(row)

@@ -12,7 +12,8 @@ import threading
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import kind_named
+from rlark_tui.cluster.kinds import JOBS, kind_named
+from rlark_tui.cluster.metrics import job_progress
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_object
@@ -71,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"No resources found{where}.", file=sys.stderr)
         return status
     if args.output in ("table", "wide"):
+        progress = job_progress(access, items) if args.output == "wide" and kind is JOBS else None
         print(render_table(kind, items, wide=args.output == "wide",
-                           all_namespaces=args.all_namespaces))
+                           all_namespaces=args.all_namespaces, progress=progress))
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status

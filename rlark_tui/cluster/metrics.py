@@ -1,0 +1,228 @@
+"""Reading a Job's training numbers: the progress row of its Header Pod's log, and scalar series from the
+Header Task's TensorBoard through the gateway (`tasks/<task>/tensorboard/data/...`) or else from that log.
+
+I/O only; the parsing is model/progress.py. Every failure is a one-line MetricsUnavailable (an RlarkError).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from rlark_tui.cluster.access import parallel_map
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.http import seg
+from rlark_tui.cluster.logmerge import split_raw
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.cluster.kinds import PODS
+from rlark_tui.model.progress import Point, Progress, latest_progress, metric_series
+from rlark_tui.model.views import Job
+
+MAX_ANSWER_BYTES = 8 << 20
+"""A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
+MAX_POINTS = 2000
+"""Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
+PROGRESS_TAIL_LINES = 200
+"""An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
+SERIES_TAIL_LINES = 20000
+SOURCES = ("auto", "tensorboard", "log")
+
+
+class MetricsUnavailable(RlarkError):
+    """No numbers from the asked source, with the reason in one line."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """Where a Job's numbers live: its Header Task and that Task's Pod (cluster namespace, local name)."""
+    job: str
+    task: str
+    cluster: str
+    pod: str
+    tensorboard_dir: str = ""
+
+
+@dataclass
+class MetricsResult:
+    job: str
+    source: str
+    """tensorboard or log"""
+    series: dict[str, list[Point]]
+    fetched_at: float = field(default_factory=time.time)
+    note: str = ""
+    """Why the log was used instead of TensorBoard, or that the log ended inside a table."""
+    thinned: bool = False
+
+    def to_json(self) -> dict:
+        return {"job": self.job, "source": self.source,
+                "series": {tag: [[_json_number(w), s, _json_number(v)] for w, s, v in points]
+                           for tag, points in self.series.items()}}
+
+
+def _json_number(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def header_pod(pods: list[dict], task: str) -> dict | None:
+    """The Pod CR the platform's TensorBoard route picks: the Task's first Running Pod with a local name,
+    else the first with one."""
+    named = [p for p in pods if (p.get("metadata") or {}).get("labels", {}).get(keys.TASK_NAME_LABEL) == task
+             and (p.get("spec") or {}).get("podName")]
+    running = [p for p in named if (p.get("status") or {}).get("phase") == "Running"]
+    return (running or named or [None])[0]
+
+
+def find_header(access, job_name: str) -> Header:
+    job = access.job(job_name)
+    head = job.head_task
+    if head is None:
+        raise MetricsUnavailable(f"metrics: Job {job_name} has no Header role, so no Header log or TensorBoard")
+    task_name = job.head_task_name
+    tasks = [t for t in access.job_tasks(job_name) if (t.get("metadata") or {}).get("name") == task_name]
+    if not tasks:
+        raise MetricsUnavailable(f"metrics: Task {task_name} of Job {job_name} does not exist yet")
+    pod = header_pod(access.job_pods(job_name, tasks), task_name)
+    if pod is None:
+        raise MetricsUnavailable(f"metrics: the Header Task {task_name} has no Pod yet")
+    return Header(job_name, task_name, pod["metadata"].get("namespace", ""), pod["spec"]["podName"],
+                  head.tensorboard_dir)
+
+
+def read_log(access, cluster: str, pod: str, tail: int, since_seconds: int | None = None) -> list[tuple[float | None, str]]:
+    """The newest `tail` lines of the Pod's `main` log (with `sinceSeconds`), as (epoch seconds, text)."""
+    stream = access.pod_log(cluster, pod, tail=tail, since_seconds=since_seconds, timestamps=True, read_timeout=30)
+    lines = []
+    for raw in stream:
+        _stamp, ns, text = split_raw(raw)
+        lines.append((ns / 1e9 if ns is not None else None, text))
+    return lines
+
+
+def read_progress(access, cluster: str, pod: str, since_seconds: int | None = None) -> Progress | None:
+    return latest_progress(read_log(access, cluster, pod, PROGRESS_TAIL_LINES, since_seconds))
+
+
+def job_progress(access, jobs: list[dict]) -> dict[str, str]:
+    """Job name -> its progress text (`step/total percent ETA`, `(stale)`), for the Running Jobs among `jobs`
+    whose Header log has a progress row: one list of Pod CRs, then one log read per Running Job."""
+    running = [Job(j) for j in jobs if Job(j).phase == "Running" and Job(j).head_task is not None]
+    if not running:
+        return {}
+    try:
+        pods = access.list(PODS).items
+    except (ApiError, Unreachable):
+        return {}
+
+    def one(job: Job) -> tuple[str, str]:
+        pod = header_pod(pods, job.head_task_name)
+        if pod is None:
+            return job.name, ""
+        try:
+            row = read_progress(access, pod["metadata"].get("namespace", ""), pod["spec"]["podName"])
+        except (ApiError, Unreachable):
+            return job.name, "?"
+        return job.name, row.render(time.time()) if row else ""
+
+    return {name: text for name, text in parallel_map(one, running) if text}
+
+
+def thin(points: list[Point], limit: int = MAX_POINTS) -> list[Point]:
+    if len(points) <= limit:
+        return points
+    stride = len(points) / (limit - 1)
+    kept = [points[int(i * stride)] for i in range(limit - 1)]
+    return kept + [points[-1]]
+
+
+def _get(gateway, path: str, what: str) -> object:
+    """One TensorBoard data request through the gateway, bounded in size; JSON or MetricsUnavailable."""
+    try:
+        stream = gateway.stream(path, Request("get", "tensorboard", source="gateway"), read_timeout=30)
+        chunks, size = [], 0
+        for line in stream:
+            size += len(line) + 1
+            if size > MAX_ANSWER_BYTES:
+                stream.close()
+                raise MetricsUnavailable(f"TensorBoard's answer for {what} is larger than "
+                                         f"{MAX_ANSWER_BYTES >> 20} MB; not read")
+            chunks.append(line)
+    except ApiError as exc:
+        raise MetricsUnavailable(f"TensorBoard via the gateway answered {exc.status or 'an error'} for {what}")
+    except Unreachable as exc:
+        raise MetricsUnavailable(f"TensorBoard via the gateway: {exc}")
+    text = "\n".join(chunks).strip()
+    if text.startswith("<"):
+        raise MetricsUnavailable(f"TensorBoard via the gateway answered HTML, not data, for {what}")
+    try:
+        return json.loads(text, parse_constant=float)
+    except ValueError:
+        raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}")
+
+
+def tensorboard_series(access, task: str, tags: list[str] | None = None) -> dict[str, list[Point]]:
+    """Scalar series of every run of the Task's TensorBoard (run `.` is the log dir itself; other runs get a
+    `run/` prefix), only `tags` when given."""
+    gateway = access.gateway_http()
+    if gateway is None:
+        raise MetricsUnavailable("TensorBoard: no gateway configured — see `rlark config`")
+    base = f"/api/v1/rlinf.io/v1alpha1/tasks/{seg(task)}/tensorboard/data/plugin/scalars"
+    runs = _get(gateway, base + "/tags", "the tag list")
+    if not isinstance(runs, dict):
+        raise MetricsUnavailable("TensorBoard's tag list is not a mapping of runs to tags")
+    series: dict[str, list[Point]] = {}
+    for run, run_tags in sorted(runs.items()):
+        for tag in sorted(run_tags if isinstance(run_tags, dict) else []):
+            name = tag if run == "." else f"{run}/{tag}"
+            if tags and name not in tags:
+                continue
+            points = _get(gateway, f"{base}/scalars?run={quote(run, safe='')}&tag={quote(tag, safe='')}", tag)
+            series[name] = [(float(p[0]), int(p[1]), float(p[2])) for p in points if _is_point(p)] \
+                if isinstance(points, list) else []
+    return series
+
+
+def _is_point(item: object) -> bool:
+    return (isinstance(item, list) and len(item) == 3 and all(isinstance(x, (int, float)) for x in item)
+            and not isinstance(item[1], bool))
+
+
+def fetch_metrics(access, job_name: str, source: str = "auto", tags: list[str] | None = None,
+                  header: Header | None = None) -> MetricsResult:
+    """The Job's series from the asked source; `auto` is TensorBoard when the Header Task has a
+    `tensorBoardDir` and the proxy answers, else the Header log (the note says why)."""
+    header = header or find_header(access, job_name)
+    note = ""
+    if source in ("auto", "tensorboard"):
+        if not header.tensorboard_dir:
+            if source == "tensorboard":
+                raise MetricsUnavailable(f"metrics: the Header Task {header.task} has no tensorBoardDir")
+            note = "no tensorBoardDir on the Header Task"
+        else:
+            try:
+                series = tensorboard_series(access, header.task, tags)
+                if series or source == "tensorboard":
+                    return _result(job_name, "tensorboard", series, "")
+                note = "TensorBoard has no scalars yet"
+            except MetricsUnavailable as exc:
+                if source == "tensorboard":
+                    raise
+                note = str(exc)
+    try:
+        lines = read_log(access, header.cluster, header.pod, SERIES_TAIL_LINES)
+    except (ApiError, Unreachable) as exc:
+        raise MetricsUnavailable(f"metrics: {exc}" + (f" (and {note})" if note else ""))
+    parsed = metric_series(lines)
+    series = {tag: points for tag, points in parsed.points.items() if not tags or tag in tags}
+    if parsed.partial:
+        note = "; ".join(filter(None, [note, "the log ends inside a metric table (left out)"]))
+    return _result(job_name, "log", series, note)
+
+
+def _result(job: str, source: str, series: dict[str, list[Point]], note: str) -> MetricsResult:
+    thinned = {tag: thin(points) for tag, points in series.items()}
+    changed = any(len(thinned[t]) != len(series[t]) for t in series)
+    return MetricsResult(job, source, thinned, note=note, thinned=changed)

@@ -1,0 +1,122 @@
+"""`rlark metrics` and `get jobs -o wide` PROGRESS against the sandbox, no Ray: a Job whose Header Pod has a
+log with metric tables and a real TensorBoard on real event files; the fallback to the log with the fault
+switch, and the bad inputs (missing tag, 502 answers, half a table) as one-line errors or notes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+
+from rlark_tui.model import keys
+from rlark_tui.sandbox.demo_workload import metric_table
+from tests.clirun import cli_runner
+from tests.sandbox.helpers import job, task
+
+pytest.importorskip("tensorboardX")
+
+CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "tb-run"
+POD = f"{JOB}-main-0"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _table(step: int) -> str:
+    return metric_table(step, 20, step * 1.0, 1.0, {"Rollout": {"rewards": step / 10},
+                                                   "Training/Actor": {"actor/policy_loss": 1 / step}})
+
+
+@pytest.fixture(scope="module")
+def run(bare_sandbox, tmp_path_factory):
+    from tensorboardX import SummaryWriter
+    sb = bare_sandbox
+    logdir = tmp_path_factory.mktemp("tb-run") / "tensorboard"
+    with SummaryWriter(str(logdir)) as writer:
+        for step in range(1, 8):
+            writer.add_scalar("rollout/rewards", step / 10, step)
+            writer.add_scalar("train/actor/policy_loss", float("nan") if step == 3 else 1 / step, step)
+    spec = job(JOB)
+    spec["spec"]["tasks"][0]["tensorBoardDir"] = str(logdir)
+    spec["status"] = {"phase": "Running"}
+    sb.store.create("jobs", spec)
+    sb.store.create("tasks", task(f"{JOB}-main", CLUSTER, {keys.JOB_LABEL: JOB}))
+    uid = str(uuid.uuid4())
+    sb.store.create("pods", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+                             "metadata": {"name": uid, "namespace": CLUSTER,
+                                          "labels": {keys.TASK_NAME_LABEL: f"{JOB}-main"}},
+                             "spec": {"taskName": f"{JOB}-main", "taskNamespace": CLUSTER, "podName": POD},
+                             "status": {"phase": "Running"}})
+    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD, "namespace": NS},
+                             "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                             "status": {"phase": "Running"}}, plane=CLUSTER)
+    sb.logs.start_instance(CLUSTER, NS, POD, "main")
+    for step in range(1, 6):
+        sb.logs.append(CLUSTER, NS, POD, "main", _table(step))
+    sb.call(sb.tensorboards.declare, CLUSTER, POD, uid, str(logdir), _free_port(), sb.state_dir / "tb-pods")
+    yield sb
+    sb.call(sb.tensorboards.forget, CLUSTER, POD)
+
+
+@pytest.fixture
+def rlark(run, capsys):
+    return cli_runner(run.kubeconfig, capsys)
+
+
+def test_json_from_tensorboard_with_growing_steps(rlark):
+    result = rlark("metrics", JOB, "--format", "json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["job"] == JOB and data["source"] == "tensorboard"
+    steps = [point[1] for point in data["series"]["rollout/rewards"]]
+    assert steps == sorted(steps) and steps[-1] == 7
+    loss = {point[1]: point[2] for point in data["series"]["train/actor/policy_loss"]}
+    assert loss[2] == 0.5 and loss.get(3) is None  # NaN: left out on the way, or null in JSON (never NaN)
+    assert "NaN" not in result.out
+
+
+def test_fallback_to_the_log_when_tensorboard_is_stopped(run, rlark):
+    with run.faults.cleared() as faults:
+        faults.stop_tensorboard(POD)
+        result = rlark("metrics", JOB, "--format", "json")
+        assert result.code == 0, result.err
+        data = json.loads(result.out)
+        assert data["source"] == "log"
+        assert [p[1] for p in data["series"]["rollout/rewards"]] == [1, 2, 3, 4, 5]
+        assert "502" in result.err  # the note says why
+        forced = rlark("metrics", JOB, "--source", "tensorboard")
+        assert forced.code == 1 and forced.out == ""
+        assert forced.err.strip().count("\n") == 0 and "502" in forced.err
+
+
+def test_table_and_csv_and_a_missing_tag(rlark):
+    table = rlark("metrics", JOB, "--tag", "rollout/rewards")
+    assert table.code == 0 and "source: tensorboard" in table.out and "rollout/rewards" in table.out
+    csv = rlark("metrics", JOB, "--format", "csv", "--source", "log", "--tag", "rollout/rewards")
+    assert csv.out.splitlines()[0] == "tag,wall_time,step,value" and len(csv.out.splitlines()) == 6
+    missing = rlark("metrics", JOB, "--tag", "no/such")
+    assert missing.code == 1 and missing.err.startswith("error: metrics: no tag no/such")
+    assert "\n" not in missing.err.strip() and "Traceback" not in missing.err
+
+
+def test_half_a_table_is_a_note(run, rlark):
+    run.logs.append(CLUSTER, NS, POD, "main", "\n".join(_table(6).splitlines()[:4]))
+    result = rlark("metrics", JOB, "--source", "log", "--format", "json")
+    assert result.code == 0 and "inside a metric table" in result.err
+    assert [p[1] for p in json.loads(result.out)["series"]["rollout/rewards"]][-1] == 5
+
+
+def test_get_wide_shows_progress(run, rlark):
+    run.logs.append(CLUSTER, NS, POD, "main", _table(6), when=datetime.now(timezone.utc))
+    result = rlark("get", "jobs", "-o", "wide")
+    assert result.code == 0
+    header, *rows = result.out.splitlines()
+    assert "PROGRESS" in header
+    row = next(r for r in rows if r.startswith(JOB + " "))
+    assert "6/20 30%" in row
