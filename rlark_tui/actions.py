@@ -142,6 +142,26 @@ class Actions:
         saved = None if dry_run else self._save(job, sha)
         return SubmitResult(created or job, dry_run, sha, saved)
 
+    def edit_restart(self, manifest: dict) -> SubmitResult:
+        """The console's Edit-and-restart: a PUT of the regenerated Job with `rlark.io/restarted-at` and
+        `spec.stopped: false`, the name locked. Unlike the console's PUT, the Job's other annotations and
+        labels stay, and rlark's submission record is renewed for the new spec (the run check compares
+        against it)."""
+        name = _job_name(manifest)
+        self.guard(f"edit and restart job {name}")
+        live = self._lifecycle_job(name, "edit and restart")
+        job = copy.deepcopy(manifest)
+        job["spec"] = {**(job.get("spec") or {}), "stopped": False}
+        metadata = job.setdefault("metadata", {})
+        metadata["labels"] = {**live.labels, **(metadata.get("labels") or {})}
+        metadata["annotations"] = {**live.annotations, **(metadata.get("annotations") or {}),
+                                   keys.RESTARTED_AT_ANNOTATION: _now_iso()}
+        metadata["resourceVersion"] = str((live.raw.get("metadata") or {}).get("resourceVersion") or "")
+        job = with_submission_record(job)
+        updated = self.access.replace(JOBS, job)
+        sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
+        return SubmitResult(updated or job, False, sha, self._save(job, sha))
+
     def submit_workflow(self, manifest: dict, dry_run: bool = False) -> dict:
         """Create a Workflow (its controller creates the Jobs); dry_run asks the server and writes nothing."""
         name = _manifest_name(manifest, "Workflow")
@@ -167,7 +187,7 @@ class Actions:
     def preflight(self, verb: str, name: str) -> None:
         """Refuse early (before any confirmation): read-only mode, a missing Job, a finished Job for stop/start."""
         self.guard(f"{verb} job {name}")
-        if verb in ("stop", "start", "restart"):
+        if verb in ("stop", "start", "restart", "edit and restart"):
             self._lifecycle_job(name, verb)
         else:
             self.access.get(JOBS, name)
@@ -176,7 +196,7 @@ class Actions:
         job = Job(self.access.get(JOBS, name))
         if job.phase in TERMINAL:
             raise Refused(f"job {name} is {job.phase}: the platform treats it as finished, so {verb} would do "
-                          f"nothing — delete and re-create it")
+                          f"nothing — delete and re-create it, or start a copy with `rlark clone {name}`")
         return job
 
     def stop(self, name: str) -> str:

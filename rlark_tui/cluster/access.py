@@ -192,6 +192,13 @@ class ClusterAccess:
                                 timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
+    def replace(self, kind: Kind, body: dict, namespace: str | None = None) -> dict:
+        """PUT of a whole object (its `metadata.resourceVersion` guards against a concurrent change: 409)."""
+        name = (body.get("metadata") or {}).get("name")
+        result = self.http.json("PUT", kind.path(namespace, name), Request("update", kind.plural, name, namespace),
+                                [("fieldManager", "rlark")], body=body, timeout=self.request_timeout)
+        return result if isinstance(result, dict) else {}
+
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
         result = self.http.json("DELETE", kind.path(namespace, name),
                                 Request("delete", kind.plural, name, namespace),

@@ -60,7 +60,7 @@ def run(verb: str, args: argparse.Namespace) -> int:
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     actions.preflight(verb, args.job)
     if not args.yes:
-        _confirm(verb, args.job)
+        confirm(CONSEQUENCES[verb], f"{verb} job {args.job}", f"job {args.job} was not {PAST[verb]}")
     message = getattr(actions, verb)(args.job)
     print(message)
     if not args.wait:
@@ -81,13 +81,14 @@ def run(verb: str, args: argparse.Namespace) -> int:
     return 0
 
 
-def _confirm(verb: str, job: str) -> None:
-    print(CONSEQUENCES[verb], file=sys.stderr)
+def confirm(consequence: str, question: str, refused: str) -> None:
+    """Say what will happen, then ask `question? [y/N]` on the terminal; anything but yes raises `refused`."""
+    print(consequence, file=sys.stderr)
     if not sys.stdin or not sys.stdin.isatty():
-        raise RlarkError(f"not confirmed: stdin is not a terminal; pass --yes to {verb} job {job}")
+        raise RlarkError(f"not confirmed: stdin is not a terminal; pass --yes to {question}")
     try:
-        answer = input(f"{verb} job {job}? [y/N] ")
+        answer = input(f"{question}? [y/N] ")
     except EOFError:
         answer = ""
     if answer.strip().lower() not in ("y", "yes"):
-        raise RlarkError(f"not confirmed: job {job} was not {PAST[verb]}")
+        raise RlarkError(f"not confirmed: {refused}")

@@ -98,3 +98,61 @@ def test_workflow_manifests_are_checked_before_they_are_sent(rl, sb, env):
     listed = rl("get", "workflows", "-o", "wide")
     assert listed.code == 0 and listed.out.split("\n")[0].split() == ["NAME", "PHASE", "JOBS", "AGE", "TEMPLATES"]
     assert any(line.split()[0] == "wf-ok" and line.split()[-1] == "prep,train" for line in listed.out.splitlines())
+
+
+def edited_demo_copy(rl, sb, env, name: str) -> tuple[dict, object]:
+    """A stopped copy of demo-ppo named `name` (submitted through rlark), and its draft as a file to edit."""
+    draft_file = env / f"{name}.yaml"
+    assert rl("clone", "demo-ppo", "--name", name, "--file", str(draft_file)).code == 0
+    assert rl("submit", "-f", str(draft_file)).code == 0
+    sb.store.mutate("jobs", name, lambda j: {**j, "spec": {**j["spec"], "stopped": True}})
+    sb.store.mutate("jobs", name, lambda j: {**j, "metadata": {**j["metadata"], "annotations": {
+        **j["metadata"]["annotations"], "team.example/owner": "alice"}}})
+    return yaml.safe_load(draft_file.read_text()), draft_file
+
+
+def test_edit_and_restart_keeps_annotations_and_renews_the_submission_record(rl, sb, env):
+    from rlark_tui.actions import submitted_record
+    draft, path = edited_demo_copy(rl, sb, env, "ed-1")
+    draft["roles"][1]["env"] = {"ROLLOUT_BATCH": "64"}
+    path.write_text(yaml.safe_dump(draft))
+    assert rl("--readonly", "edit", "ed-1", "-f", str(path), "--yes").code == 1
+    assert sb.store.get("jobs", "ed-1")["spec"]["stopped"] is True
+    result = rl("edit", "ed-1", "-f", str(path), "--yes")
+    assert result.code == 0, result.err
+    live = sb.store.get("jobs", "ed-1")
+    assert live["spec"]["stopped"] is False
+    env_of_rollout = live["spec"]["tasks"][1]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "ROLLOUT_BATCH", "value": "64"} in env_of_rollout
+    annotations = live["metadata"]["annotations"]
+    assert annotations["team.example/owner"] == "alice" and keys.RESTARTED_AT_ANNOTATION in annotations
+    record = submitted_record(live)
+    assert record.intact and record.matches_live
+    check = rl("check", "ed-1", "--format", "json")
+    rows = {row["id"]: row for row in __import__("json").loads(check.out)["checks"]}
+    assert rows[1]["result"] == "pass", rows[1]
+
+
+def test_edit_sends_nothing_unchanged_and_refuses_a_rename_keeping_the_draft(rl, sb, env, monkeypatch):
+    _draft, _path = edited_demo_copy(rl, sb, env, "ed-2")
+    before = sb.store.get("jobs", "ed-2")["metadata"]["resourceVersion"]
+    editor = env / "editor.sh"
+    editor.write_text("#!/bin/sh\nexit 0\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    result = rl("edit", "ed-2", "--yes")
+    assert result.code == 0 and "unchanged; nothing was sent" in result.out
+    assert sb.store.get("jobs", "ed-2")["metadata"]["resourceVersion"] == before
+    editor.write_text("#!/bin/sh\nsed -i 's/^name: ed-2$/name: ed-2b/' \"$1\"\n")
+    result = rl("edit", "ed-2", "--yes")
+    assert result.code == 1 and "the name is locked to ed-2" in result.err
+    kept = result.err.strip().splitlines()[-1].rsplit(" ", 1)[-1]
+    assert "name: ed-2b" in open(kept).read() and stat.S_IMODE(os.stat(kept).st_mode) == 0o600
+    assert sb.store.get("jobs", "ed-2b") is None
+
+
+def test_edit_of_a_finished_job_is_refused_and_offers_clone(rl, sb):
+    job = sb.store.create("jobs", job_manifest("ed-done", [dict(ROLES[0], node="gpu-a3")]))
+    sb.store.update("jobs", {**job, "status": {"phase": "Failed"}}, subresource="status")
+    result = rl("edit", "ed-done", "--yes")
+    assert result.code == 1 and "ed-done is Failed" in result.err and "rlark clone ed-done" in result.err

@@ -193,7 +193,7 @@ def test_stop_and_start_refuse_a_finished_job(rl, sb):
         result = rl(verb, "life-done", "--yes")
         assert result.code == 1
         assert result.err == (f"error: job life-done is Succeeded: the platform treats it as finished, so {verb} "
-                              f"would do nothing — delete and re-create it\n")
+                              f"would do nothing — delete and re-create it, or start a copy with `rlark clone life-done`\n")
 
 
 def test_confirmation_is_required_without_yes(rl, sb, monkeypatch):
