@@ -33,8 +33,8 @@ draft fields (rlark draft new prints a commented starter):
   domain, sshPublicKey     network domain (required across clusters); one OpenSSH public key
   runScript, tensorboardDir  run on the Header role after the Ray cluster check; TensorBoard log dir
   record                   launch record kept with the Job: runId, codeRef, configRef, dataVersion,
-                           expectedNumNodes, progressPattern, maxWaitSeconds, outputPath, buildRecord, recorder, notes,
-                           placementMode, componentPlacement, nodeGroups, runtimeVersions (RLinf cluster config)
+                           expectedNumNodes, progressPattern, startupMarker, stopCondition (the agreements),
+                           maxWaitSeconds, outputPath, buildRecord, recorder, notes, placementMode, componentPlacement, nodeGroups, runtimeVersions (RLinf cluster config)
 """
 
 

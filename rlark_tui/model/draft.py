@@ -22,7 +22,7 @@ DRAFT_TYPES = ("rl", "data-collection", "evaluation", "custom")
 PLATFORM_ROLES = ("Actor", "Rollout", "Env")
 MOUNT_TYPES = ("host", "storage")
 RECORD_FIELDS = ("runId", "codeRef", "configRef", "dataVersion", "expectedNumNodes", "progressPattern",
-                 "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes", "placementMode",
+                 "startupMarker", "stopCondition", "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes", "placementMode",
                  "componentPlacement", "nodeGroups", "runtimeVersions")
 _RECORD_INTS = ("expectedNumNodes", "maxWaitSeconds")
 _RECORD_DATA = {"componentPlacement": dict, "nodeGroups": list, "runtimeVersions": dict}

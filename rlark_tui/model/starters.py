@@ -84,8 +84,10 @@ def starter_draft(draft_type: str, *, name: str = "", image: str = "") -> str:
         '  runId: ""            # e.g. ppo-7',
         '  codeRef: ""          # full commit SHA of the code the image runs',
         '  configRef: ""        # config path or checksum',
-        "  progressPattern: 'Global Step:\\s*(\\d+)/(\\d+)'",
+        "  progressPattern: 'Global Step:\\s*(\\d+)/(\\d+)'   # the agreed minimum progress signal (regex)",
+        '  startupMarker: ""    # regex the run script prints once the workload has started (check 3)',
+        '  stopCondition: ""    # when the run is to be stopped, e.g. "after global step 1000 or 12 h"',
         "  maxWaitSeconds: 1800",
-        '  outputPath: ""       # checkpoint/output prefix on a storage mount',
+        '  outputPath: ""       # checkpoint/output prefix on a storage mount, naming the run (runId)',
     ]
     return "\n".join(lines) + "\n"

@@ -522,12 +522,13 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
     if code_ref and not _FULL_SHA.match(code_ref):
         findings.append(warning("record.codeRef", "not a full commit SHA (40 hex digits); the run check "
                                                   "compares the full SHA"))
-    pattern = record.get("progressPattern")
-    if pattern:
-        try:
-            re.compile(pattern)
-        except (re.error, RecursionError, OverflowError) as exc:
-            findings.append(error("record.progressPattern", f"is not a valid regular expression: {exc}"))
+    for name in ("progressPattern", "startupMarker"):
+        pattern = record.get(name)
+        if pattern:
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                findings.append(error(f"record.{name}", f"is not a valid regular expression: {exc}"))
     mode = record.get("placementMode")
     if mode and mode not in PLACEMENT_MODES:
         findings.append(warning("record.placementMode", f"'{_shown(mode)}' is not a placement mode the run check "
@@ -538,7 +539,7 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
         findings.append(warning("record.expectedNumNodes", f"expects {expected} Ray nodes, but the roles match "
                                                            f"{planned} Nodes"))
     for name, value in record.items():
-        if name != "progressPattern" and isinstance(value, str) and redact_text(value) != value:
+        if name not in ("progressPattern", "startupMarker") and isinstance(value, str) and redact_text(value) != value:
             findings.append(warning(f"record.{name}", "looks like it holds a secret; the record is stored on the "
                                                       "Job in plain text"))
     output = record.get("outputPath")

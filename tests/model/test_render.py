@@ -65,6 +65,8 @@ def test_launch_record_and_plan_are_json_annotations_the_views_read_back(good_ma
     annotations = job.annotations
     assert json.loads(annotations[LAUNCH_RECORD_ANNOTATION]) == good_mapping["record"]
     assert job.launch_record["progressPattern"] == r"Global Step:\s*(\d+)/(\d+)"
+    assert job.launch_record["startupMarker"] == "Starting the embodied runner"
+    assert job.launch_record["stopCondition"] == "after global step 1000, or 12 h"
     plan = job.deployment_plan
     assert plan["totalNodes"] == 5 == job.total_nodes
     roles = {r["task"]: r for r in plan["roles"]}

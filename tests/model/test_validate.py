@@ -133,6 +133,7 @@ BAD = [
     ("W14 record unknown field", {"record.commit": "abc"}, "error", "record.commit"),
     ("W14 record short SHA", {"record.codeRef": "8803065"}, "warning", "record.codeRef"),
     ("W14 record bad pattern", {"record.progressPattern": "Step: ("}, "error", "record.progressPattern"),
+    ("W14 record bad startup marker", {"record.startupMarker": "started ("}, "error", "record.startupMarker"),
     ("W14 record node count", {"record.expectedNumNodes": 4}, "warning", "record.expectedNumNodes"),
     ("W14 record wait not positive", {"record.maxWaitSeconds": 0}, "error", "record.maxWaitSeconds"),
     ("C5 output not persisted", {"record.outputPath": "/tmp/out"}, "warning", "record.outputPath"),
