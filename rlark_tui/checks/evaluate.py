@@ -6,7 +6,6 @@ Pure: the same evidence and hand-over always give the same report.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
 
 from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
@@ -21,6 +20,7 @@ DECISIONS = {
     "stop": "stop (by an authorised person, after outputs persist)",
     "keep": "keep the Job for debugging",
 }
+OPERATOR = "the operator recording the check"
 STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then confirm the Job's Pods reach 0. "
                  "Stop scales replicas to 0; a later Start re-creates the processes and does not resume from a "
                  "checkpoint.")
@@ -39,19 +39,33 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckR
         rules.check_app(evidence, facts),
         rules.check_outputs(evidence, facts),
     ]
-    rows.append(summarize(rows, evidence.now, hand_over))
-    return CheckReport(evidence.job_name, evidence.now, tuple(rows), record_facts(evidence, facts), hand_over)
+    header = record_facts(evidence, facts)
+    rows.append(summarize(rows, hand_over, header))
+    return CheckReport(evidence.job_name, evidence.now, tuple(rows), header, hand_over)
 
 
 def with_hand_over(report: CheckReport, hand_over: HandOver) -> CheckReport:
     """The same report with other hand-over fields: only the summary row changes (cheap, for live typing)."""
     rows = list(report.rows[:5])
-    rows.append(summarize(rows, report.checked_at, hand_over))
+    rows.append(summarize(rows, hand_over, report.facts))
     return replace(report, rows=tuple(rows), hand_over=hand_over)
 
 
-def summarize(rows: list[CheckRow], now: datetime, hand_over: HandOver) -> CheckRow:
-    """Check 6: pass when 1–5 pass, fail when any failed, else pending; what is open, for whom, and what next."""
+def carry_settled(previous: CheckReport | None, report: CheckReport) -> CheckReport:
+    """The new report with each of rows 1–5 keeping the time it first showed its present result (in a wait loop
+    or a live view), so row 6 — and the conclusion — carry the time the last row settled, not the check time."""
+    if previous is None or previous.job != report.job:
+        return report
+    rows = [replace(row, checked_at=old.checked_at) if old.result == row.result else row
+            for row, old in zip(report.rows[:5], previous.rows[:5])]
+    rows.append(summarize(rows, report.hand_over, report.facts))
+    return replace(report, rows=tuple(rows))
+
+
+def summarize(rows: list[CheckRow], hand_over: HandOver, facts: RecordFacts | None = None) -> CheckRow:
+    """Check 6: fail when any of 1–5 failed; pass only when 1–5 pass and a recorder and a decision are recorded;
+    else pending. Its time is when the last of rows 1–5 settled."""
+    settled = max(row.checked_at for row in rows)
     items = tuple(EvidenceItem("check", f"check/{row.id}", row.result) for row in rows)
     findings: list[Finding] = []
     failing = [row for row in rows if row.result == "fail"]
@@ -72,9 +86,15 @@ def summarize(rows: list[CheckRow], now: datetime, hand_over: HandOver) -> Check
         if hand_over.decision == "stop" and rows[4].result != "pass":
             notes.append("outputs are not confirmed persisted (check 5): do not stop yet")
     else:
-        notes.append("decision not recorded (continue / stop / keep for debugging)")
+        findings.append(Finding("pending", "decision not recorded (continue / stop / keep for debugging)",
+                                owner=OPERATOR))
     if hand_over.recorder:
         notes.append(f"recorder: {hand_over.recorder}")
+    else:
+        findings.append(Finding("pending", "no recorder named", owner=OPERATOR))
+    if facts is not None and facts.stop_condition:
+        notes.append(f"agreed stop condition: {facts.stop_condition}")
+    notes.append(("[x]" if hand_over.cleaned_up else "[ ]") + " temporary access and secrets cleaned up")
     if hand_over.contacts:
         notes.append("contacts: " + ", ".join(hand_over.contacts))
     if hand_over.retention:
@@ -84,9 +104,9 @@ def summarize(rows: list[CheckRow], now: datetime, hand_over: HandOver) -> Check
     if hand_over.notes:
         notes.append(f"notes: {hand_over.notes}")
     notes.append(STOP_GUIDANCE)
-    results = {row.result for row in rows}
+    results = {row.result for row in rows} | {f.result for f in findings}
     result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
-    return CheckRow(6, TITLES[6], result, now, items, tuple(f for f in findings if result != "pass"),
+    return CheckRow(6, TITLES[6], result, settled, items, tuple(f for f in findings if result != "pass"),
                     tuple(redact_text(n) for n in notes))
 
 
@@ -111,12 +131,18 @@ def record_facts(evidence: RunEvidence, facts) -> RecordFacts:
         resources = ", ".join(f"{k}: {v}" for k, v in sorted(spec.limits.items())) or "no GPU/devices"
         placement.append(f"{spec.name}: {namespace} on {', '.join(nodes) or 'no Node yet'} "
                          f"(replicas {spec.replicas}; {resources})")
-    images = tuple(f"{spec.name}: {spec.image}" for spec in facts.specs if spec.image)
+    images = []
+    for spec in facts.specs:
+        if not spec.image:
+            continue
+        pulled = sorted({c.image_id for pod in facts.pods.get(job.task_name(spec), [])
+                         for c in [evidence.container_of(pod.pod_name)] if c and c.image_id})
+        images.append(f"{spec.name}: {spec.image}" + (f" (pulled {', '.join(pulled)})" if pulled else ""))
     head_spec = job.head_task
     return RecordFacts(
         run_id=str(record.get("runId") or ""),
         code_ref=str(record.get("codeRef") or ""),
-        images=images,
+        images=tuple(images),
         config_ref=str(record.get("configRef") or ""),
         run_script=show("runScript", head_spec.run_script) if head_spec else "",
         num_nodes=num_nodes,
@@ -125,4 +151,5 @@ def record_facts(evidence: RunEvidence, facts) -> RecordFacts:
         job_name=evidence.job_name,
         submitted_yaml=evidence.submitted_yaml_path or "",
         submitted_sha256=evidence.submitted_sha256 or "",
+        stop_condition=str(record.get("stopCondition") or ""),
     )

@@ -51,6 +51,8 @@ class MainContainer:
     exit_code: int | None = None
     last_exit_code: int | None = None
     last_reason: str = ""
+    image_id: str = ""
+    """`status.containerStatuses[].imageID`: the digest the kubelet pulled (`<repo>@sha256:<hex>`)."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,11 @@ class OutputProbe:
 
     location: str
     files: tuple[OutputFile, ...] = ()
+    """Paths as the run's Pods see them (object keys mapped back under their mount target)."""
     error: str | None = None
-    """Why the location could not be read from here (not visible, object storage, ...)."""
+    """Why the location could not be read (no Pod to read in, exec refused, presigned URL unreachable, ...)."""
+    source: str = ""
+    """Where it was read, for the record: `in Pod demo-ppo-actor-0 (exec)`, `from object storage <class>/<cluster>`."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +185,7 @@ def evidence_from_dict(data: dict) -> RunEvidence:
     if outputs is not None:
         files = tuple(OutputFile(f["path"], f["size"], datetime.fromisoformat(f["mtime"]), f.get("sha256"))
                       for f in outputs.get("files") or ())
-        outputs = OutputProbe(outputs["location"], files, outputs.get("error"))
+        outputs = OutputProbe(outputs["location"], files, outputs.get("error"), outputs.get("source") or "")
     fields = dict(data)
     fields.update(
         now=datetime.fromisoformat(data["now"]),

@@ -17,8 +17,6 @@ NO_RUN_SCRIPT = "No run script provided, keeping cluster alive."
 CLUSTER_READY_RE = re.compile(r"Cluster is ready: (\d+) nodes available \(required: (\d+)\)\.")
 SAVING_CHECKPOINT_RE = re.compile(r"Saving checkpoint at step (\d+)\.")
 
-EMBODIED_PROGRESS = r"│ Global Step:\s*(\d+)/(\d+) │"
-REASONING_PROGRESS = r"Global Step:\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \["
 
 ERROR_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("image pull", re.compile(r"ErrImagePull|ImagePullBackOff|Failed to pull image")),
@@ -39,7 +37,16 @@ HARD_FAILURES = re.compile(
 
 RUN_ID_RE = re.compile(r"(?i)\brun[ _-]?id\b\s*[:=]\s*(\S+)")
 CODE_REF_RE = re.compile(r"(?i)\b(?:code[ _-]?ref|commit(?: sha)?)\b\s*[:=]\s*([0-9a-f]{7,40})\b")
+DATA_VERSION_RE = re.compile(r"(?i)\bdata[ _-]?version\b\s*[:=]\s*(\S+)")
+OUTPUT_RE = re.compile(r"(?i)\boutput[ _-]?(?:dir|path|prefix)\b\s*[:=]\s*(/\S*|\w+://\S+)")
+RUNNING_ON_RE = re.compile(r"RLinf is running on a cluster with (\d+) nodes")
 CONFIG_SUM_RE = re.compile(r"(?i)\bconfig[ _-]?(?:checksum|sha256|hash)\b\s*[:=]\s*(?:sha256:)?([0-9a-f]{64})\b")
+
+
+def version_re(name: str) -> re.Pattern:
+    """`<name> version: X`, `<name>_version=X` or `<name>==X`, as an application prints a runtime version."""
+    quoted = re.escape(name)
+    return re.compile(rf"(?i)(?<![\w-])(?:{quoted}[ _-]?version\s*[:=]\s*|{quoted}==)v?([\w.+-]+)")
 
 
 @dataclass(frozen=True)
@@ -123,34 +130,20 @@ def error_hits(lines) -> list[tuple[str, Hit]]:
     return hits
 
 
-def first_progress(lines, pattern: str | None, start: int = 0) -> Hit | None:
-    """The first line that shows the workload moving.
-
-    With a pattern from the launch record, its first match. By default RLinf's formats: an embodied
-    `│ Global Step: n/N │` row (n counts completed steps from 1), or a reasoning `Global Step` tqdm bar
-    whose count has risen above the value it was first drawn with.
+def first_progress(lines, pattern: str, start: int = 0) -> Hit | None:
+    """The first line where the agreed progress pattern shows the workload moving: its first match whose first
+    numeric group is above 0 (`Global Step: 0/10` and a tqdm bar at 0% are where it starts, not progress); a
+    pattern without a numeric group counts its first match. Only the agreed pattern counts: no generic fallback.
     """
-    if pattern:
-        compiled = re.compile(pattern)
-        for index in range(start, len(lines)):
-            if compiled.search(lines[index]):
-                return Hit(index + 1, lines[index])
-        return None
-    embodied = re.compile(EMBODIED_PROGRESS)
-    reasoning = re.compile(REASONING_PROGRESS)
-    first_count: int | None = None
+    compiled = re.compile(pattern)
     for index in range(start, len(lines)):
         for segment in lines[index].split("\r"):
-            match = embodied.search(segment)
-            if match and int(match.group(1)) >= 1:
+            match = compiled.search(segment)
+            if not match:
+                continue
+            numbers = [g for g in match.groups() if g is not None and g.isdigit()]
+            if not numbers or int(numbers[0]) > 0:
                 return Hit(index + 1, segment)
-            match = reasoning.search(segment)
-            if match:
-                count = int(match.group(2))
-                if first_count is None:
-                    first_count = count
-                elif count > first_count:
-                    return Hit(index + 1, segment)
     return None
 
 

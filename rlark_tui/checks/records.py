@@ -77,7 +77,8 @@ def load_hand_over(root: Path, job: str) -> HandOver:
     decision = data.get("decision")
     return HandOver(recorder=text("recorder"), contacts=texts("contacts"),
                     decision=decision if decision in ("continue", "stop", "keep") else None,
-                    notes=text("notes"), retention=text("retention"), links=texts("links"))
+                    notes=text("notes"), retention=text("retention"), links=texts("links"),
+                    cleaned_up=data.get("cleaned_up") is True)
 
 
 def clear_hand_over(root: Path, job: str) -> None:

@@ -82,6 +82,9 @@ def resolve(evidence: RunEvidence, item: EvidenceItem) -> str | None:
             if probe_file.path == item.ref:
                 return probe_file.sha256 if item.sha256 else str(probe_file.size)
         return None
+    if item.kind == "container":
+        container = evidence.container_of(item.ref)
+        return container.image_id if container and item.path == "imageID" else None
     if item.kind == "ray":
         if evidence.ray is None or evidence.ray.route != item.ref:
             return None

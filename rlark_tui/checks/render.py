@@ -74,7 +74,7 @@ def conclusion(report: CheckReport, lang: str = "en") -> str | None:
     yaml_ref = facts.submitted_yaml or _LABELS[lang]["unknown"]
     if facts.submitted_sha256:
         yaml_ref += f" (sha256 {facts.submitted_sha256})"
-    when = _time(report.checked_at)
+    when = _time(report.settled_at)
     if lang == "zh":
         text = (f"本次运行在 {when} 完成，使用代码和镜像 {version}、配置 {config}，并提交了 Job YAML {yaml_ref}。\n"
                 "本次已确认 Job 创建、Pod 位于预期节点、Ray 启动、应用与配置版本一致，并看到了任务预期的最小业务进展和"

@@ -36,6 +36,7 @@ class EvidenceItem:
     kind "ray": `ref` = the Ray dashboard route read, `path` = field, `value`.
     kind "record": `ref` = "launch-record" | "deployment-plan" | "submitted-spec" | "submission" (sha256, yaml).
     kind "event": `ref` = Pod name, `value` = "<type> <reason>: <message>".
+    kind "container": `ref` = data-plane Pod name, `path` = the `main` container status field (`imageID`), `value`.
     kind "check": `ref` = "check/<id>", `value` = that row's result.
     """
 
@@ -65,7 +66,7 @@ class EvidenceItem:
         if self.kind == "log":
             instance = "" if self.instance is None else f"#{self.instance}"
             return f"{self.ref}/{self.container or 'main'}{instance}:{self.line}"
-        if self.kind in ("object", "record", "ray") and self.path:
+        if self.kind in ("object", "record", "ray", "container") and self.path:
             return f"{self.ref} {self.path}"
         return self.ref
 
@@ -115,6 +116,8 @@ class HandOver:
     notes: str | None = None
     retention: str | None = None
     links: tuple[str, ...] = ()
+    cleaned_up: bool = False
+    """The seed's checkbox: temporary access and secrets used for the run were cleaned up."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ class RecordFacts:
     job_name: str = ""
     submitted_yaml: str = ""
     submitted_sha256: str = ""
+    stop_condition: str = ""
+    """The agreed stop condition (launch record `stopCondition`)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,11 @@ class CheckReport:
     rows: tuple[CheckRow, ...]
     facts: RecordFacts = field(default_factory=RecordFacts)
     hand_over: HandOver = field(default_factory=HandOver)
+
+    @property
+    def settled_at(self) -> datetime:
+        """When the last row reached its present result: the conclusion's time (row 6 carries it)."""
+        return self.rows[-1].checked_at if self.rows else self.checked_at
 
     @property
     def earliest_failing_stage(self) -> str | None:

@@ -15,6 +15,7 @@ from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, late
 from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Finding, Result
 from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, rank_start, task_namespace
+from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.views import dig
 
 JOB_OWNER = "the Job's owner"
@@ -302,6 +303,10 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     return row.build(evidence)
 
 
+_POD_FAILURE_EVENTS = tuple(r for r in FAILURE_EVENTS if r != "Failed")
+"""Events that fail check 2 (an image pull's `Failed` is check 3's)."""
+
+
 def _node_name(node: dict) -> str:
     name = dig(node, "metadata", "name")
     return name if isinstance(name, str) else ""
@@ -324,10 +329,18 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
         else:
             row.evidence.append(_obj(ref, "status.node", pod.node, expected=",".join(planned_nodes)))
             row.fail(f"Pod {name} runs on {pod.node}, not on a Node of {planned_source}", "pods")
+    if pod.ip:
+        row.evidence.append(_obj(ref, "status.ip", pod.ip))
+    elif pod.phase == "Running":
+        row.late(facts.late, f"Pod {name} is Running but has no IP yet", "pods")
     for event in evidence.events.get(name, ()):
         if event.type == "Warning":
             row.evidence.append(EvidenceItem("event", name, show("", f"{event.type} {event.reason}: "
                                                                      f"{event.message}")))
+            if event.reason in _POD_FAILURE_EVENTS:
+                log = evidence.log_of(name, current=False) or evidence.log_of(name)
+                stage = _crash_stage(log) if event.reason == "BackOff" else "pods"
+                row.fail(f"Pod {name}: {event.reason}: {event.message}", stage)
     if name in evidence.unread_containers:
         row.pending(f"Pod {name}: restart count and exit code unknown — "
                     + evidence.sources.get("data-plane", "its data plane did not answer"), ADMIN)
@@ -338,10 +351,12 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
     problem = None
     if container.restart_count > 0:
         problem = f"restarted {container.restart_count} time(s)"
-        if container.last_exit_code is not None:
-            problem += f", last exit code {container.last_exit_code}"
+        if container.last_exit_code is not None or container.last_reason:
+            problem += f", last {container.last_reason or 'exit'}"
+            if container.last_exit_code is not None:
+                problem += f" (exit code {container.last_exit_code})"
     elif container.state == "terminated" and container.exit_code not in (None, 0):
-        problem = f"exited with code {container.exit_code}"
+        problem = f"{container.reason or 'exited'} (exit code {container.exit_code})"
     elif container.state == "waiting" and container.reason:
         problem = f"is waiting ({container.reason})"
     if problem:
@@ -402,6 +417,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         missing = sorted(expected_ranks - set(ranks))
         row.late(facts.late, f"ranks {missing} are not held by any Pod", "ray")
     _check_head_log(row, evidence, facts)
+    _check_startup_marker(row, evidence, facts)
     _check_alive_nodes(row, evidence, facts)
     for log in evidence.logs:
         for what, hit in logscan.error_hits(log.lines):
@@ -452,6 +468,29 @@ def _check_head_log(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
         row.late(facts.late, "the Header has not printed `Executing run script...` yet", "ray")
 
 
+def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
+    """The user-agreed startup marker (`record.startupMarker`, a regex) in the Header's run script output."""
+    marker = (evidence.launch_record or {}).get("startupMarker")
+    if not isinstance(marker, str) or not marker:
+        row.notes.append("no startup marker agreed (record.startupMarker): the run script's own start not checked")
+        return
+    log = _head_log(evidence, facts)
+    started = logscan.find_last(log.lines, logscan.RUN_SCRIPT_STARTED) if log else None
+    if log is None or started is None:
+        row.late(facts.late, f"startup marker {marker!r}: the run script has not started yet", "ray")
+        return
+    try:
+        hit = logscan.search(log.lines, re.compile(marker), started.line)
+    except re.error as exc:
+        row.fail(f"the launch record's startupMarker is not a valid regex: {exc}", "ray")
+        return
+    row.evidence.append(_record("launch-record", "startupMarker", marker))
+    if hit:
+        row.evidence.append(_log(log, hit[0]))
+    else:
+        row.late(facts.late, f"the Header has not printed the startup marker {marker!r} yet", "app")
+
+
 def _check_alive_nodes(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
     want = facts.expected_nodes
     ray = evidence.ray
@@ -492,28 +531,20 @@ _C4_FIELDS = (
 )
 
 
-def _digest_pinned(image: str) -> bool:
-    return "@sha256:" in image
+_SHA256 = re.compile(r"sha256:([0-9a-f]{64})")
+_FULL_SHA = re.compile(r"(?<![0-9a-f])([0-9a-f]{40})(?![0-9a-f])")
+
+
+def _digest(text: str) -> str | None:
+    """The `sha256:` digest a reference, an imageID or a build record names, or None."""
+    match = _SHA256.search(text or "")
+    return match.group(1) if match else None
 
 
 def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     row = _Row(4)
     record = evidence.launch_record or {}
-    images = sorted({s.image for s in facts.specs if s.image})
-    for index, spec in enumerate(facts.specs):
-        path = "spec.tasks[{}].kubernetes.workload.template.spec.containers[{}].image"
-        containers = spec.pod_spec.get("containers")
-        containers = containers if isinstance(containers, list) else []
-        j = next((k for k, c in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
-        if spec.image and evidence.job:
-            row.evidence.append(_obj(f"Job/{facts.job.name}", path.format(index, j), spec.image))
-    tagged = [image for image in images if not _digest_pinned(image)]
-    if tagged and record.get("buildRecord"):
-        row.evidence.append(_record("launch-record", "buildRecord", record["buildRecord"]))
-        row.notes.append("tagged image(s) " + ", ".join(tagged) + " are vouched for by the launch record's build "
-                         "record only")
-    elif tagged:
-        row.pending("image " + ", ".join(tagged) + " is a tag: a tag cannot prove what ran", IMAGE_OWNER)
+    _check_images(row, evidence, facts, record)
     if not record:
         row.pending("no launch record stored with the Job: nothing to compare the application with", JOB_OWNER)
     for key, label in _C4_FIELDS:
@@ -527,27 +558,184 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         return row.build(evidence)
     after = started.line
     compared = 0
-    for key, pattern, label in (("runId", logscan.RUN_ID_RE, "run ID"),
-                                ("codeRef", logscan.CODE_REF_RE, "code ref")):
-        want = record.get(key)
-        if not isinstance(want, str) or not want:
-            continue
+    if isinstance(record.get("runId"), str) and record["runId"]:
         compared += 1
-        row.evidence.append(_record("launch-record", key, want))
-        hit = _value_hit(log.lines, want, after)
-        other = logscan.search(log.lines, pattern, after)
-        if other and other[1].group(1) != want and not (key == "codeRef" and want.startswith(other[1].group(1))):
-            row.evidence.append(_log(log, other[0]))
-            row.fail(f"the application reports {label} {other[1].group(1)}, the launch record says {want}", "app")
-        elif hit:
-            row.evidence.append(_log(log, hit))
-        else:
-            row.late(facts.late, f"the application has not printed the {label} {want} yet", "app")
+        _compare_reported(row, facts, log, after, record, "runId", "run ID", logscan.RUN_ID_RE)
+    compared += _check_code_ref(row, facts, log, after, record)
+    if isinstance(record.get("dataVersion"), str) and record["dataVersion"]:
+        compared += 1
+        _compare_reported(row, facts, log, after, record, "dataVersion", "data version", logscan.DATA_VERSION_RE)
+    versions = record.get("runtimeVersions")
+    for name, want in (versions.items() if isinstance(versions, dict) else ()):
+        if isinstance(name, str) and re.fullmatch(r"[\w-]+", name) and isinstance(want, (str, int, float)):
+            compared += 1
+            _compare_reported(row, facts, log, after, record, f"runtimeVersions.{name}", f"{name} version",
+                              logscan.version_re(name))
+    compared += _check_reported_nodes(row, facts, log, after)
+    compared += _check_output_prefix(row, facts, log, after, record)
     compared += _check_config(row, evidence, facts, log, after, record)
+    _check_env_overrides(row, facts, log, after)
     if record and not compared:
         row.pending("the launch record names nothing the application reports (run ID, code ref, config)",
                     JOB_OWNER)
     return row.build(evidence)
+
+
+def _check_images(row: _Row, evidence: RunEvidence, facts: _Facts, record: dict) -> None:
+    """Each role's image against the digest its Pods pulled (`imageID`): a digest reference must match it; a tag
+    passes only when the launch record's build record names that same digest."""
+    build = record.get("buildRecord") if isinstance(record.get("buildRecord"), str) else ""
+    built = _digest(build)
+    if build:
+        row.evidence.append(_record("launch-record", "buildRecord", build))
+    for index, spec in enumerate(facts.specs):
+        if not spec.image:
+            continue
+        containers = spec.pod_spec.get("containers")
+        containers = containers if isinstance(containers, list) else []
+        j = next((k for k, c in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
+        if evidence.job:
+            path = f"spec.tasks[{index}].kubernetes.workload.template.spec.containers[{j}].image"
+            row.evidence.append(_obj(f"Job/{facts.job.name}", path, spec.image))
+        wanted = _digest(spec.image) if "@sha256:" in spec.image else built
+        pulled = [(pod.pod_name, container.image_id) for pod in facts.pods.get(facts.job.task_name(spec), [])
+                  for container in [evidence.container_of(pod.pod_name)] if container and container.image_id]
+        for pod_name, image_id in pulled:
+            row.evidence.append(EvidenceItem("container", pod_name, image_id, path="imageID",
+                                             expected=None if wanted is None or _digest(image_id) == wanted
+                                             else f"sha256:{wanted}"))
+        tag = "@sha256:" not in spec.image
+        if any(wanted and _digest(image_id) != wanted for _, image_id in pulled):
+            source = "the build record's digest" if tag else "the image reference's digest"
+            row.fail(f"{spec.name}: the pulled image digest (imageID) differs from {source}", "app")
+        elif tag and not wanted:
+            shown = pulled[0][1] if pulled else "not read yet"
+            row.pending(f"image {spec.image} is a tag: a tag cannot prove what ran without a build record naming "
+                        f"the pulled digest ({shown})", IMAGE_OWNER)
+        elif not pulled:
+            row.pending(f"{spec.name}: the digest its Pods pulled (imageID) is not known yet: image {spec.image} "
+                        f"not compared with {'the build record' if tag else 'its digest'}",
+                        ADMIN if evidence.containers is None else IMAGE_OWNER)
+        elif tag:
+            row.notes.append(f"tagged image {spec.image}: the build record's digest is the pulled one")
+
+
+def _compare_reported(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict, key: str, label: str,
+                      pattern: re.Pattern) -> None:
+    """The value the application prints for `key` (pattern group 1, or the record's value anywhere) against the
+    launch record's."""
+    want = str(_dig(record, key))
+    row.evidence.append(_record("launch-record", key, _dig(record, key)))
+    found = logscan.search(log.lines, pattern, after)
+    if found and found[1].group(1) != want:
+        row.evidence.append(_log(log, found[0]))
+        row.fail(f"the application reports {label} {found[1].group(1)}, the launch record says {want}", "app")
+        return
+    hit = found[0] if found else _value_hit(log.lines, want, after)
+    if hit:
+        row.evidence.append(_log(log, hit))
+    else:
+        row.late(facts.late, f"the application has not printed the {label} {want} yet", "app")
+
+
+def _check_code_ref(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+    """The code ref must name a full commit SHA (a tag only as resolved and recorded, `<tag>@<sha>`), and the
+    application must report that same full SHA."""
+    ref = record.get("codeRef")
+    if not isinstance(ref, str) or not ref:
+        return 0
+    row.evidence.append(_record("launch-record", "codeRef", ref))
+    full = _FULL_SHA.search(ref)
+    if not full:
+        row.pending(f"code ref {ref} is not a full commit SHA (a tag counts only resolved and recorded as "
+                    "<tag>@<40-hex SHA>)", JOB_OWNER)
+        return 1
+    want = full.group(1)
+    found = logscan.search(log.lines, logscan.CODE_REF_RE, after)
+    if found is None:
+        hit = _value_hit(log.lines, want, after)
+        if hit:
+            row.evidence.append(_log(log, hit))
+        else:
+            row.late(facts.late, f"the application has not printed the code ref {want} yet", "app")
+        return 1
+    row.evidence.append(_log(log, found[0]))
+    got = found[1].group(1)
+    if got == want:
+        return 1
+    if len(got) < 40 and want.startswith(got):
+        row.pending(f"the application reports only a short SHA {got}: a short SHA does not prove the commit",
+                    JOB_OWNER)
+    else:
+        row.fail(f"the application reports code ref {got}, the launch record says {want}", "app")
+    return 1
+
+
+def _check_reported_nodes(row: _Row, facts: _Facts, log: PodLog, after: int) -> int:
+    """The node count the application itself reports (RLinf's start line) against the Job's Pods."""
+    found = logscan.search(log.lines, logscan.RUNNING_ON_RE, after)
+    if not found:
+        return 0
+    row.evidence.append(_log(log, found[0]))
+    reported = int(found[1].group(1))
+    pods = sum(len(group) for group in facts.pods.values())
+    if reported != pods:
+        row.fail(f"the application reports {reported} nodes, the Job has {pods} Pods", "app")
+    return 1
+
+
+def under(path: str, prefix: str) -> bool:
+    """`path` is `prefix` or below it, on path-segment boundaries (`/out/run-1` is not under `/out/run`)."""
+    path, prefix = path.rstrip("/"), prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+    """The output path the application reports (RLinf's runner.logger.log_path, or an `output_dir:` line) must lie
+    under the launch record's outputPath."""
+    want = record.get("outputPath")
+    if not isinstance(want, str) or not want:
+        return 0
+    block = logscan.resolved_config(log.lines, after)
+    reported = _dig(block.config, "runner.logger.log_path") if block else None
+    hit = None
+    if isinstance(reported, str):
+        hit = _value_hit(log.lines, '"log_path"', block.first_line - 1)
+    else:
+        found = logscan.search(log.lines, logscan.OUTPUT_RE, after)
+        if found:
+            hit, reported = found[0], found[1].group(1)
+    if not isinstance(reported, str) or hit is None:
+        row.notes.append("the application reports no output path: output prefix not compared")
+        return 0
+    row.evidence.append(_record("launch-record", "outputPath", want))
+    row.evidence.append(_log(log, hit))
+    if not under(reported, want):
+        row.fail(f"the application writes to {reported}, outside the launch record's output prefix {want}", "app")
+    return 1
+
+
+def _check_env_overrides(row: _Row, facts: _Facts, log: PodLog, after: int) -> None:
+    """Env vars whose names spell a key of the printed config (`RUNNER__MAX_STEPS` = runner.max_steps): a
+    warning with the env entry as evidence, since the printed config may not be what the record names."""
+    block = logscan.resolved_config(log.lines, after)
+    if block is None:
+        return
+    for index, spec in enumerate(facts.specs):
+        containers = spec.pod_spec.get("containers")
+        for j, container in enumerate(containers if isinstance(containers, list) else []):
+            env = container.get("env") if isinstance(container, dict) else None
+            for k, entry in enumerate(env if isinstance(env, list) else []):
+                name = entry.get("name") if isinstance(entry, dict) else None
+                if not isinstance(name, str) or "__" not in name:
+                    continue
+                key = name.lower().replace("__", ".")
+                if _dig(block.config, key) is None:
+                    continue
+                path = f"spec.tasks[{index}].kubernetes.workload.template.spec.containers[{j}].env[{k}].name"
+                row.evidence.append(_obj(f"Job/{facts.job.name}", path, name))
+                row.notes.append(f"warning: config key {key} is overridden by env var {name} in role {spec.name}; "
+                                 "the printed config shows the value in effect")
 
 
 def _value_hit(lines, value: str, start: int) -> logscan.Hit | None:
@@ -624,7 +812,10 @@ def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     pattern = record.get("progressPattern") if isinstance(record.get("progressPattern"), str) else None
     log = _head_log(evidence, facts)
     started = logscan.find_last(log.lines, logscan.RUN_SCRIPT_STARTED) if log else None
-    if log is None or started is None:
+    if not pattern:
+        row.pending("no agreed progress signal (record.progressPattern): progress is not judged by a generic "
+                    "pattern", JOB_OWNER)
+    elif log is None or started is None:
         row.late(facts.late, "no run script output yet to look for progress in", "progress")
     else:
         try:
@@ -632,12 +823,13 @@ def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         except re.error as exc:
             hit = None
             row.fail(f"the launch record's progressPattern is not a valid regex: {exc}", "progress")
-        what = f"progress pattern {pattern!r}" if pattern else "RLinf's Global Step progress"
         if hit:
+            row.evidence.append(_record("launch-record", "progressPattern", pattern))
             row.evidence.append(_log(log, hit))
         else:
-            row.late(facts.late, f"no {what} within the max wait ({max_wait_seconds(evidence):.0f} s) yet",
-                     "progress")
+            row.late(facts.late, f"no progress matching {pattern!r} within the max wait "
+                                 f"({max_wait_seconds(evidence):.0f} s) yet", "progress")
+    if log is not None and started is not None:
         failure = logscan.search(log.lines, logscan.HARD_FAILURES, started.line)
         if failure:
             row.evidence.append(_log(log, failure[0]))
@@ -655,20 +847,31 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
         else:
             row.pending("no output path in the launch record: nothing to read back", JOB_OWNER)
         return
+    if probe.source:
+        row.notes.append(f"outputs read {probe.source}")
     if probe.error:
         row.pending(f"output path {probe.location}: {probe.error}", ADMIN)
         return
+    run_id = record.get("runId")
+    prefix = record.get("outputPath") if isinstance(record.get("outputPath"), str) else probe.location
+    if isinstance(run_id, str) and run_id and run_id not in prefix.split("/"):
+        row.pending(f"output prefix {prefix} does not name run {run_id}: checkpoints must use a per-run prefix, "
+                    "or another run's outputs could be taken for this one's", JOB_OWNER)
+    outside = [f for f in probe.files if not under(f.path, prefix)]
+    if outside:
+        row.notes.append(f"{len(outside)} file(s) outside the run's prefix {prefix} ignored, e.g. {outside[0].path}")
+    files = [f for f in probe.files if f not in outside]
     start = latest_start(evidence)
-    fresh = [f for f in probe.files if f.size > 0 and (start is None or f.mtime > start)]
-    stale = [f for f in probe.files if f.size > 0 and start is not None and f.mtime <= start]
+    if start is None:
+        row.pending("the Job's start time is unknown: no output can be shown to come from this run", JOB_OWNER)
+    fresh = [f for f in files if f.size > 0 and start is not None and f.mtime > start]
+    stale = [f for f in files if f.size > 0 and start is not None and f.mtime <= start]
     for item in fresh[:20]:
         row.evidence.append(EvidenceItem("file", item.path, size=item.size, mtime=item.mtime.isoformat(),
                                          sha256=item.sha256))
     if len(fresh) > 20:
         row.notes.append(f"{len(fresh) - 20} more fresh files not listed")
-    if start is None:
-        row.notes.append("the Job's start time is unknown: file times not compared")
-    if not fresh:
+    if not fresh and start is not None:
         saving = None
         if log is not None:
             saving = logscan.search(log.lines, logscan.SAVING_CHECKPOINT_RE)
@@ -682,18 +885,18 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
                                                  sha256=item.sha256))
             message = (f"output files under {probe.location} are all older than the Job's latest start "
                        f"({start.isoformat() if start else '?'})")
-        elif probe.files:
+        elif files:
             message = f"output files under {probe.location} are all empty"
         else:
             message = f"no output files under {probe.location}"
         row.late(facts.late, message, "outputs")
-    else:
+    elif fresh:
         unread = [f for f in fresh if not f.sha256]
         if len(unread) == len(fresh):
             row.pending("no output file could be read back for a checksum", ADMIN)
         elif unread:
             row.notes.append(f"{len(unread)} output file(s) not read back (checksum budget)")
-    steps = sorted({int(m.group(1)) for f in probe.files
+    steps = sorted({int(m.group(1)) for f in files
                     for m in [re.search(r"checkpoints/global_step_(\d+)/actor/", f.path)] if m})
     if steps:
         row.notes.append(f"RLinf checkpoint layout found: global_step_{steps[-1]}/actor/ "

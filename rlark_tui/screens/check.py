@@ -12,10 +12,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Input, OptionList, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
+from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.records import clear_hand_over, load_hand_over, save_hand_over, save_record
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
@@ -88,6 +89,10 @@ class CheckScreen(RlarkScreen):
             yield Input(placeholder="contacts (comma-separated)", id="check-contacts")
             yield Select(DECISIONS, prompt="decision", id="check-decision")
             yield Input(placeholder="notes", id="check-notes")
+        with Horizontal(id="check-hand-over-2"):
+            yield Input(placeholder="retention (where outputs/logs are kept, how long)", id="check-retention")
+            yield Input(placeholder="links (comma-separated)", id="check-links")
+            yield Checkbox("temporary access and secrets cleaned up", id="check-cleaned-up")
 
     @property
     def table(self) -> DataTable:
@@ -138,7 +143,7 @@ class CheckScreen(RlarkScreen):
     def _took(self, evidence: RunEvidence) -> None:
         self.evidence = evidence
         self.error = ""
-        self.report = evaluate(evidence, self.hand_over)
+        self.report = carry_settled(self.report, evaluate(evidence, self.hand_over))
         self._show_report()
 
     def _show_report(self) -> None:
@@ -221,19 +226,29 @@ class CheckScreen(RlarkScreen):
         self.query_one("#check-recorder", Input).value = kept.recorder or ""
         self.query_one("#check-contacts", Input).value = ", ".join(kept.contacts)
         self.query_one("#check-notes", Input).value = kept.notes or ""
+        self.query_one("#check-retention", Input).value = kept.retention or ""
+        self.query_one("#check-links", Input).value = ", ".join(kept.links)
+        self.query_one("#check-cleaned-up", Checkbox).value = kept.cleaned_up
         if kept.decision:
             self.query_one("#check-decision", Select).value = kept.decision
         self.hand_over = kept
 
-    @on(Input.Changed, "#check-recorder, #check-contacts, #check-notes")
+    @on(Input.Changed, "#check-recorder, #check-contacts, #check-notes, #check-retention, #check-links")
     @on(Select.Changed, "#check-decision")
+    @on(Checkbox.Changed, "#check-cleaned-up")
     def _hand_over_changed(self) -> None:
-        contacts = tuple(c.strip() for c in self.query_one("#check-contacts", Input).value.split(",") if c.strip())
+        def field(name: str) -> str | None:
+            return self.query_one(f"#check-{name}", Input).value.strip() or None
+
+        def items(name: str) -> tuple[str, ...]:
+            return tuple(c.strip() for c in (field(name) or "").split(",") if c.strip())
+
         decision = self.query_one("#check-decision", Select).value
         self.hand_over = HandOver(
-            recorder=self.query_one("#check-recorder", Input).value.strip() or None, contacts=contacts,
-            decision=decision if isinstance(decision, str) else None,
-            notes=self.query_one("#check-notes", Input).value.strip() or None)
+            recorder=field("recorder"), contacts=items("contacts"),
+            decision=decision if isinstance(decision, str) else None, notes=field("notes"),
+            retention=field("retention"), links=items("links"),
+            cleaned_up=self.query_one("#check-cleaned-up", Checkbox).value)
         if self.report is not None:
             self.report = with_hand_over(self.report, self.hand_over)
             self._show_report()

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from rlark_tui.checks import (
-    MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
+    HandOver, MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
 )
 
 START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
@@ -20,6 +20,9 @@ NOW = START + timedelta(minutes=3)
 DIGEST = "registry.example.com/rlinf@sha256:" + "ab" * 32
 CODE_REF = "0123456789abcdef0123456789abcdef01234567"
 RUN_ID = "ppo-demo-1"
+PROGRESS = r"Global Step:\s*(\d+)/(\d+)"
+DECIDED = HandOver(recorder="me", decision="continue")
+"""A hand-over with what check 6 needs to pass."""
 
 ROLES = (
     # task, role, cluster namespace, node, head
@@ -176,7 +179,7 @@ def logs(name: str = "demo-ppo") -> tuple[PodLog, ...]:
 
 def record() -> dict:
     return {"runId": RUN_ID, "codeRef": CODE_REF, "configRef": "sha256:" + CONFIG_SUM, "expectedNumNodes": 3,
-            "maxWaitSeconds": 600, "outputPath": "/out/ppo-demo-1"}
+            "maxWaitSeconds": 600, "outputPath": "/out/ppo-demo-1", "progressPattern": PROGRESS}
 
 
 def plan() -> dict:
@@ -206,7 +209,7 @@ def healthy(**changes) -> RunEvidence:
         pods=pods(),
         nodes=nodes(),
         logs=logs(),
-        containers=tuple(MainContainer(f"demo-ppo-{t}-0", 0, "running") for t, *_ in ROLES),
+        containers=tuple(MainContainer(f"demo-ppo-{t}-0", 0, "running", image_id=DIGEST) for t, *_ in ROLES),
         ray=RayStatus(alive_nodes=3),
         launch_record=record(),
         plan=plan(),

@@ -17,7 +17,7 @@ def _results(report) -> list[str]:
 
 
 def test_healthy_demo_passes_all_six_with_exit_0():
-    report = evaluate(fx.healthy())
+    report = evaluate(fx.healthy(), fx.DECIDED)
     assert _results(report) == ["pass"] * 6
     assert report.exit_code == 0
     assert report.earliest_failing_stage is None
@@ -39,7 +39,7 @@ def test_worker_prepare_script_exiting_1_fails_in_the_start_sequence():
     report = evaluate(evidence)
     pods = report.row(2)
     assert pods.result == "fail"
-    assert any("demo-ppo-env-0: main container restarted 2 time(s), last exit code 1" in n for n in pods.all_notes())
+    assert any("demo-ppo-env-0: main container restarted 2 time(s), last exit (exit code 1)" in n for n in pods.all_notes())
     assert any(i.kind == "log" and i.value == "install step failed" and i.instance == 1 for i in pods.evidence)
     assert report.earliest_failing_stage == "ray"
     assert report.exit_code == 1
@@ -56,7 +56,7 @@ def test_run_script_without_progress_is_pending_then_fails_at_the_max_wait():
     late = evaluate(replace(evidence, now=LATE))
     assert late.row(5).result == "fail"
     assert late.earliest_failing_stage == "progress"
-    assert any("Global Step progress" in n and "max wait passed" in n for n in late.row(5).all_notes())
+    assert any("no progress matching" in n and "max wait passed" in n for n in late.row(5).all_notes())
 
 
 def test_image_without_ray_cli_fails_check_3_with_the_log_line():
@@ -96,7 +96,9 @@ def test_tag_image_leaves_check_4_pending_not_pass():
     evidence = fx.healthy(job=job, tasks=fx.tasks(job), submitted_spec=job["spec"])
     report = evaluate(evidence)
     assert report.row(4).result == "pending"
-    assert any("a tag cannot prove what ran" in n for n in report.row(4).all_notes())
+    assert any("a tag cannot prove what ran without a build record naming the pulled digest "
+               f"({fx.DIGEST})" in n for n in report.row(4).all_notes())
+    assert any(i.kind == "container" and i.path == "imageID" and i.value == fx.DIGEST for i in report.row(4).evidence)
     assert report.row(6).result == "pending"
     assert report.exit_code == 3
     assert report.earliest_failing_stage is None

@@ -48,10 +48,14 @@ def test_fresh_local_outputs_pass_check_5_and_stale_ones_do_not(tmp_path):
     _write(tmp_path / "fresh" / "ckpt.pt", b"x" * 10, start + timedelta(minutes=1))
     _write(tmp_path / "stale" / "ckpt.pt", b"x" * 10, start - timedelta(hours=1))
     base = fx.healthy(job=job, pods=pods, now=start + timedelta(minutes=5))
-    fresh = evaluate(replace(base, outputs=probe_output(str(tmp_path / "fresh")))).row(5)
+
+    def judged(where: str):
+        record = {k: v for k, v in fx.record().items() if k != "runId"} | {"outputPath": str(tmp_path / where)}
+        return evaluate(replace(base, launch_record=record, outputs=probe_output(str(tmp_path / where)))).row(5)
+    fresh = judged("fresh")
     assert fresh.result == "pass"
     item = [i for i in fresh.evidence if i.kind == "file"][0]
     assert item.sha256 == hashlib.sha256(b"x" * 10).hexdigest() and item.size == 10
-    stale = evaluate(replace(base, outputs=probe_output(str(tmp_path / "stale")))).row(5)
+    stale = judged("stale")
     assert stale.result == "pending"
     assert any("older than the Job's latest start" in n for n in stale.all_notes())

@@ -47,7 +47,7 @@ def test_worker_whose_prepare_script_exits_1():
     pods = report.row(2)
     assert pods.result == "fail"
     assert "worker-prepare-exit-rollout-0: main container restarted" in _notes(pods)
-    assert "last exit code 1" in _notes(pods)
+    assert "last Error (exit code 1)" in _notes(pods)
     assert any(i.kind == "log" and i.value == "installing deps" and i.ref == "worker-prepare-exit-rollout-0"
                for i in pods.evidence)
     assert report.earliest_failing_stage == "ray"
@@ -66,7 +66,8 @@ def test_worker_that_cannot_reach_the_head():
 def test_run_script_that_never_prints_progress():
     evidence = recorded("no-progress")
     report = evaluate(evidence)
-    assert [row.result for row in report.rows[:4]] == ["pass"] * 4
+    assert [row.result for row in report.rows[:3]] == ["pass"] * 3
+    assert "imageID) is not known yet" in _notes(report.row(4))  # recorded before the sandbox reported imageID
     assert report.row(5).result == "pending"
     late = evaluate(_late(evidence))
     assert late.row(5).result == "fail"
@@ -75,8 +76,9 @@ def test_run_script_that_never_prints_progress():
 
 def test_tag_image_is_pending_on_check_4_only():
     report = evaluate(recorded("tag-image"))
-    assert [row.result for row in report.rows] == ["pass", "pass", "pass", "pending", "pass", "pending"]
+    assert [row.result for row in report.rows] == ["pass", "pass", "pass", "pending", "pending", "pending"]
     assert "a tag cannot prove what ran" in _notes(report.row(4))
+    assert "does not name run tag-image-001: checkpoints must use a per-run prefix" in _notes(report.row(5))
     assert report.exit_code == 3
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import timedelta
 
 from rlark_tui.checks import HandOver, evaluate, to_json, to_json_text, to_markdown, to_text, with_hand_over
+
+from rlark_tui.checks.evaluate import carry_settled
 
 from . import fixtures as fx
 from .scenarios import SCENARIOS
@@ -37,7 +41,7 @@ def test_zh_words_for_fail_and_pending():
 
 def test_conclusion_only_when_all_six_pass():
     for name, (evidence, expected, _) in SCENARIOS.items():
-        report = evaluate(evidence)
+        report = evaluate(evidence, fx.DECIDED)
         has = "This run was checked at" in to_markdown(report)
         assert has == (expected == ["pass"] * 6), name
         assert (to_json(report)["conclusion"] is not None) == has
@@ -86,3 +90,18 @@ def test_changing_hand_over_fields_only_recomputes_the_summary():
     hand_over = HandOver(recorder="Li Lei", contacts=("ops@example.com",), decision="keep", notes="flaky node")
     for name, (evidence, _, _) in SCENARIOS.items():
         assert with_hand_over(evaluate(evidence), hand_over) == evaluate(evidence, hand_over), name
+
+
+def test_conclusion_time_is_when_the_last_row_settled():
+    lines = fx.head_lines(steps=0)
+    waiting = evaluate(fx.with_log(fx.healthy(), "demo-ppo-actor-0", lines), fx.DECIDED)
+    assert waiting.row(5).result == "pending"
+    settled_at = fx.NOW + timedelta(minutes=1)
+    moved = carry_settled(waiting, evaluate(fx.healthy(now=settled_at), fx.DECIDED))
+    later = carry_settled(moved, evaluate(fx.healthy(now=settled_at + timedelta(minutes=5)), fx.DECIDED))
+    assert [row.checked_at for row in later.rows] == [fx.NOW] * 4 + [settled_at] * 2
+    assert later.settled_at == settled_at and later.checked_at == settled_at + timedelta(minutes=5)
+    assert f"This run was checked at {settled_at.isoformat(timespec='seconds')}" in to_markdown(later)
+    undecided = carry_settled(later, evaluate(fx.healthy(now=settled_at), replace(fx.DECIDED, decision=None)))
+    assert undecided.row(6).result == "pending"
+    assert "decision not recorded" in "\n".join(undecided.row(6).all_notes())

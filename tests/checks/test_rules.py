@@ -9,22 +9,29 @@ import pytest
 from rlark_tui.checks import evaluate, resolve, to_json_text, to_markdown, to_text
 from rlark_tui.checks.evidence import evidence_from_dict, evidence_to_dict
 
-from .scenarios import SCENARIOS, late
+from . import fixtures as fx
+from .scenarios import NO_HAND_OVER, SCENARIOS, late
+
+ALL = {**SCENARIOS, **NO_HAND_OVER}
 
 
-@pytest.mark.parametrize("name", list(SCENARIOS))
+def _judge(name, evidence):
+    return evaluate(evidence, None if name in NO_HAND_OVER else fx.DECIDED)
+
+
+@pytest.mark.parametrize("name", list(ALL))
 def test_scenario_verdicts(name):
-    evidence, expected, stage = SCENARIOS[name]
-    report = evaluate(evidence)
+    evidence, expected, stage = ALL[name]
+    report = _judge(name, evidence)
     assert [row.result for row in report.rows] == expected, [row.all_notes() for row in report.rows]
     assert report.earliest_failing_stage == stage
     assert report.exit_code == (1 if "fail" in expected else 3 if "pending" in expected else 0)
 
 
 def _every_report():
-    for name, (evidence, _, _) in SCENARIOS.items():
-        yield name, evidence, evaluate(evidence)
-        yield name + " (late)", late(evidence), evaluate(late(evidence))
+    for name, (evidence, _, _) in ALL.items():
+        yield name, evidence, _judge(name, evidence)
+        yield name + " (late)", late(evidence), _judge(name, late(evidence))
 
 
 def test_no_row_ever_passes_without_evidence():
@@ -34,7 +41,7 @@ def test_no_row_ever_passes_without_evidence():
             walked += 1
             if row.result == "pass":
                 assert row.evidence, f"{name}: check {row.id} passes with no evidence"
-    assert walked == 6 * 2 * len(SCENARIOS)
+    assert walked == 6 * 2 * len(ALL)
 
 
 def test_every_evidence_item_resolves_to_what_it_says():
@@ -68,7 +75,7 @@ def test_no_secret_reaches_any_rendering():
 
 
 def test_evidence_round_trips_through_json_for_offline_judging():
-    for name, (evidence, expected, _) in SCENARIOS.items():
+    for name, (evidence, expected, _) in ALL.items():
         again = evidence_from_dict(json.loads(json.dumps(evidence_to_dict(evidence))))
         assert again == evidence, name
-        assert [row.result for row in evaluate(again).rows] == expected
+        assert [row.result for row in _judge(name, again).rows] == expected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import stat
 
-from textual.widgets import DataTable, Input, OptionList
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Select
 
 from rlark_tui.actions import Actions
 from rlark_tui.app import RlarkApp
@@ -82,10 +82,17 @@ async def test_hand_over_fields_reach_the_saved_record(tmp_path):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, app, SCENARIOS["healthy"][0], tmp_path)
-        assert [r[2] for r in _rows(screen)] == ["PASS"] * 6
+        assert [r[2] for r in _rows(screen)] == ["PASS"] * 5 + ["PENDING"]
         screen.query_one("#check-recorder", Input).value = "Li Lei"
         screen.query_one("#check-contacts", Input).value = "ops@example.com, ml@example.com"
         await pilot.pause()
+        assert [r[2] for r in _rows(screen)][5] == "PENDING"  # no decision yet
+        screen.query_one("#check-decision", Select).value = "continue"
+        screen.query_one("#check-retention", Input).value = "30 days in s3://ckpt/ppo-demo-1"
+        screen.query_one("#check-links", Input).value = "https://tracker.example.com/42"
+        screen.query_one("#check-cleaned-up", Checkbox).value = True
+        await pilot.pause()
+        assert [r[2] for r in _rows(screen)] == ["PASS"] * 6
         assert screen.report.hand_over.recorder == "Li Lei"
         assert screen.report.hand_over.contacts == ("ops@example.com", "ml@example.com")
         screen.focus_body()
@@ -94,6 +101,8 @@ async def test_hand_over_fields_reach_the_saved_record(tmp_path):
         (saved,) = sorted((tmp_path / "checks").glob("*.md"))
         text = saved.read_text()
         assert "- Recorder: Li Lei" in text and "ops@example.com, ml@example.com" in text
+        assert "30 days in s3://ckpt/ppo-demo-1" in text and "https://tracker.example.com/42" in text
+        assert "[x] temporary access and secrets cleaned up" in text
         assert "This run was checked at" in text
         assert stat.S_IMODE(saved.stat().st_mode) == 0o600
 

@@ -1,0 +1,63 @@
+"""Why a data-plane Pod is unwell, in one short phrase: the `main` container's lastState / state and live events.
+
+Pure: shared by the run check (check 2), the job detail's Workers rows, `describe` and the Pod lists.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rlark_tui.model.views import dig, main_container_status, restart_count
+
+FAILURE_EVENTS = ("BackOff", "FailedMount", "Unhealthy", "OOMKilling", "Failed")
+"""Data-plane event reasons a kubelet writes when a Pod cannot start or keep running."""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def container_reason(status: Any) -> str:
+    """`OOMKilled (exit 137)`, `CrashLoopBackOff`, `Error (exit 1)`… from a container status; '' when healthy."""
+    if not isinstance(status, dict):
+        return ""
+    parts = []
+    waiting = _text(dig(status, "state", "waiting", "reason"))
+    if waiting and waiting not in ("ContainerCreating", "PodInitializing"):
+        parts.append(waiting)
+    for where in (("state", "terminated"), ("lastState", "terminated")):
+        reason = _text(dig(status, *where, "reason"))
+        code = _int(dig(status, *where, "exitCode"))
+        if where[0] == "state" and code == 0:
+            continue
+        if reason or code is not None:
+            text = reason or "exited"
+            parts.append(text + (f" (exit {code})" if code is not None else ""))
+            break
+    return ", ".join(dict.fromkeys(parts))
+
+
+def event_reasons(events: Iterable[Any]) -> list[str]:
+    """The failure event reasons among a Pod's events (Warning events of FAILURE_EVENTS), newest last, unique."""
+    found = []
+    for event in events:
+        if not isinstance(event, dict):
+            event = {"type": getattr(event, "type", ""), "reason": getattr(event, "reason", "")}
+        if event.get("type") == "Warning" and event.get("reason") in FAILURE_EVENTS:
+            found.append(event["reason"])
+    return list(dict.fromkeys(found))
+
+
+def failure_reason(pod: Any, events: Iterable[Any] = ()) -> str:
+    """One phrase for a data-plane pod: container reason, restarts and failure events; '' when nothing is wrong."""
+    status = main_container_status(pod)
+    parts = [container_reason(status)] if status else []
+    restarts = restart_count(status) if status else None
+    if restarts:
+        parts.append(f"{restarts} restart{'s' if restarts != 1 else ''}")
+    parts += [r for r in event_reasons(events) if not any(r in p for p in parts)]
+    return ", ".join(p for p in parts if p)
