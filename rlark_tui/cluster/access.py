@@ -363,11 +363,6 @@ class ClusterAccess:
                             Request("logs", "pods", pod, namespace, plane.source), query,
                             read_timeout=read_timeout, whole_lines=True)
 
-    def stream_logs(self, job: str, **options):
-        """Async iterator of a Job's log lines and notices (see cluster.logs.stream_logs for the options)."""
-        from rlark_tui.cluster.logs import stream_logs
-        return stream_logs(self, job, **options)
-
     # -- gateway ------------------------------------------------------------------------------------------
 
     def gateway_job_logs(self, job: str) -> list[dict]:

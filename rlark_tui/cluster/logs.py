@@ -1,25 +1,27 @@
-"""Job logs: which Pods a Job has, their `main` container logs (data plane, else gateway), and live follow.
+"""Job logs: which Pods a Job has, their `main` container logs (data plane, else gateway), and the one follower.
 
-Owns reading the last lines of several Pods, merging them by time, and following them across dropped
-streams: a dropped stream is announced, reconnected with backoff and resumed without duplicates.
+Owns reading the last lines of several Pods, merging them by time, and following them across dropped streams
+(LogFollower, used by `rlark logs -f` and the TUI log pane): announced, reconnected with back-off, resumed
+without duplicates.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, source_name, split_line
+from rlark_tui.cluster.http import LineStream
+from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, source_name, split_line, split_raw
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.views import Job, Pod, Task
 
 DISCOVER_SECONDS = 5.0
+GATEWAY_LINES = 1000
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ def _ordinal(name: str) -> int:
 
 
 class JobLogs:
-    """The logs of a set of Pods: a merged backlog, then a live follow that resumes where each Pod was."""
+    """The logs of a Job's Pods for `rlark logs`: a merged backlog, then a live follow that resumes where each Pod
+    was and picks up new or replaced Pods."""
 
     def __init__(self, access: ClusterAccess, job: str, targets: list[LogTarget], *, tail: int | None = None,
                  previous: bool = False, since_seconds: int | None = None, role: str | None = None,
@@ -98,9 +101,8 @@ class JobLogs:
         self.pod = pod
         self.resume: dict[tuple[str, str, str], Resume] = {}
         self.stop = threading.Event()
-        self._streams: set = set()
-        self._lock = threading.Lock()
-        self._gateway_cache: list[dict] | None = None
+        self._follower: LogFollower | None = None
+        self._gateway_cache: dict[str, list[dict]] = {}
 
     # -- backlog --------------------------------------------------------------------------------------------
 
@@ -120,27 +122,11 @@ class JobLogs:
 
     def _read(self, target: LogTarget) -> list[LogLine]:
         if self.access.data_plane(target.cluster) is None:
-            return self._gateway_lines(target)
+            return gateway_lines(self.access, self.job, target, self.tail, self.previous, self._gateway_cache)
         stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace,
                                      previous=self.previous, tail=self.tail, since_seconds=self.since_seconds,
                                      read_timeout=30)
         return [split_line(raw, target.source) for raw in stream if raw]
-
-    def _gateway_lines(self, target: LogTarget) -> list[LogLine]:
-        if self.access.gateway is None:
-            raise Unreachable(f"logs: no data-plane context or gateway configured for cluster {target.cluster} "
-                              f"— see `rlark config`", "config")
-        if self.previous:
-            raise Unreachable("logs: the gateway has no previous-instance logs; configure a data-plane context "
-                              f"for cluster {target.cluster} (see `rlark config`)", "config")
-        if self._gateway_cache is None:
-            self._gateway_cache = self.access.gateway_job_logs(self.job)
-        for entry in self._gateway_cache:
-            if entry.get("podName") == target.pod:
-                text = entry.get("logs") or ""
-                lines = [LogLine(target.source, raw) for raw in str(text).splitlines()]
-                return lines[-self.tail:] if self.tail is not None and self.tail >= 0 else lines
-        raise Unreachable(f"logs: the gateway returned nothing for pod {target.pod}", "other")
 
     # -- follow ---------------------------------------------------------------------------------------------
 
@@ -149,21 +135,19 @@ class JobLogs:
 
         Every few seconds the Job's Pods are listed again, so new or replaced Pods are picked up.
         """
-        threads: dict[tuple[str, str, str], threading.Thread] = {}
+        follower = LogFollower(self.access, lambda source, stamp, text: on_line(LogLine(source, text, None, stamp)),
+                               lambda text: on_notice(Notice(f"-- {text}")), tail=self.tail,
+                               since_seconds=self.since_seconds, resume=self.resume)
+        self._follower = follower
+        if self.stop.is_set():
+            follower.close()
         warned: set[tuple[str, str, str]] = set()
         present = list(self.targets)
         while not self.stop.is_set():
             for target in present:
-                running = threads.get(target.key)
-                if running is not None and running.is_alive():
-                    continue
-                if self._plane_missing(target, on_notice, warned):
-                    continue
-                thread = threading.Thread(target=self._follow_one, args=(target, on_line, on_notice),
-                                          name=f"logs-{target.pod}", daemon=True)
-                threads[target.key] = thread
-                thread.start()
-            if not any(t.is_alive() for t in threads.values()):
+                if not follower.following(target) and not self._plane_missing(target, on_notice, warned):
+                    follower.add(target, self.job)
+            if not follower.any_alive():
                 on_notice(Notice(f"-- no Pods left to follow for job {self.job}"))
                 break
             if self.stop.wait(DISCOVER_SECONDS):
@@ -177,8 +161,8 @@ class JobLogs:
     def _plane_missing(self, target: LogTarget, on_notice, warned: set) -> bool:
         try:
             missing = self.access.data_plane(target.cluster) is None
-            why = (f"cannot follow: no data-plane context for cluster {target.cluster} (the gateway only gives "
-                   f"the last 1000 lines) — see `rlark config`")
+            why = (f"cannot follow: no data plane for cluster {target.cluster} (the gateway only gives "
+                   f"the last {GATEWAY_LINES} lines) — see `rlark config`")
         except Unreachable as exc:
             missing, why = True, str(exc)
         if missing and target.key not in warned:
@@ -200,57 +184,159 @@ class JobLogs:
         self.targets = found
         return found
 
-    def _follow_one(self, target: LogTarget, on_line, on_notice) -> None:
+    def close(self) -> None:
+        self.stop.set()
+        if self._follower is not None:
+            self._follower.close()
+
+
+def gateway_lines(access: ClusterAccess, job: str, target: LogTarget, tail: int | None, previous: bool,
+                  cache: dict[str, list[dict]]) -> list[LogLine]:
+    """A Pod's last lines from the gateway's `jobs/<job>/logs` (read once per job into `cache`)."""
+    if access.gateway is None:
+        raise Unreachable(f"logs: no data-plane context or gateway configured for cluster {target.cluster} "
+                          f"— see `rlark config`", "config")
+    if previous:
+        raise Unreachable("logs: the gateway has no previous-instance logs; rlark-server is needed for "
+                          f"cluster {target.cluster} (see `rlark config`)", "config")
+    if job not in cache:
+        cache[job] = access.gateway_job_logs(job)
+    for entry in cache[job]:
+        if entry.get("podName") == target.pod:
+            text = entry.get("logs") or ""
+            lines = [LogLine(target.source, raw) for raw in str(text).splitlines()]
+            return lines[max(0, len(lines) - tail):] if tail is not None and tail >= 0 else lines
+    raise Unreachable(f"logs: the gateway returned nothing for pod {target.pod}", "other")
+
+
+class LogFollower:
+    """Follows the `main` log of Pods, each on its own daemon thread (a slow Pod never holds another back).
+
+    A Pod is read from its last `tail` lines (or `since_seconds`), then live; a dropped stream is announced,
+    reconnected with back-off and resumed by timestamp plus count, so no line is repeated or lost. Lines go to
+    `on_line(source, stamp, text)` (the hot path: no object per line), notices to `on_notice(text)`; both are
+    called on the reading threads. With `previous` each Pod's previous instance is read once, without follow.
+    Without a data plane for a Pod's cluster, the gateway's last lines are given once instead (no follow).
+    """
+
+    def __init__(self, access: ClusterAccess, on_line: Callable[[str, str, str], None],
+                 on_notice: Callable[[str], None], *, tail: int | None = None, since_seconds: int | None = None,
+                 previous: bool = False, resume: dict[tuple[str, str, str], Resume] | None = None) -> None:
+        self.access = access
+        self.on_line = on_line
+        self.on_notice = on_notice
+        self.tail = tail
+        self.since_seconds = since_seconds
+        self.previous = previous
+        self.resume = resume if resume is not None else {}
+        self.stop = threading.Event()
+        self._threads: dict[tuple[str, str, str], threading.Thread] = {}
+        self._open: dict[tuple[str, str, str], LineStream] = {}
+        self._lock = threading.Lock()
+        self._gateway_cache: dict[str, list[dict]] = {}
+
+    @property
+    def open_streams(self) -> int:
+        """Pods whose log stream is open right now."""
+        return len(self._open)
+
+    def following(self, target: LogTarget) -> bool:
+        thread = self._threads.get(target.key)
+        return thread is not None and thread.is_alive()
+
+    def any_alive(self) -> bool:
+        return any(thread.is_alive() for thread in list(self._threads.values()))
+
+    def add(self, target: LogTarget, job: str = "") -> None:
+        """Start following `target` unless it is followed already (`job` names it for the gateway fallback)."""
+        if self.stop.is_set() or self.following(target):
+            return
+        thread = threading.Thread(target=self._run, args=(target, job), name=f"logs-{target.pod}", daemon=True)
+        self._threads[target.key] = thread
+        thread.start()
+
+    def close(self) -> None:
+        """Stop every reader now (safe from any thread, more than once)."""
+        self.stop.set()
+        with self._lock:
+            streams = list(self._open.values())
+        for stream in streams:
+            stream.abort()
+
+    def _run(self, target: LogTarget, job: str) -> None:
+        try:
+            self._follow(target, job)
+        except Exception as exc:  # a reader's last word goes to the user, never to stderr as a traceback
+            if not self.stop.is_set():
+                self.on_notice(f"[{target.source}] reading the log failed: {exc}")
+
+    def _follow(self, target: LogTarget, job: str) -> None:
         resume = self.resume.setdefault(target.key, Resume())
-        fresh = resume.last is None
         backoff = Backoff()
         last_refusal = ""
+        source, on_line = target.source, self.on_line
         while not self.stop.is_set():
             try:
                 stream = self.access.pod_log(
-                    target.cluster, target.pod, namespace=target.namespace, follow=True,
-                    tail=self.tail if fresh and resume.last is None else None,
+                    target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,
+                    previous=self.previous, tail=self.tail if resume.last is None else None,
                     since_seconds=self.since_seconds if resume.last is None else None,
                     since_time=resume.since(), read_timeout=None)
             except NotFound:
+                self.on_notice(f"[{source}] Pod {target.pod} is gone (stopped or replaced)")
                 return
-            except ApiError as exc:
-                if exc.status == 400 and str(exc) != last_refusal:
-                    last_refusal = str(exc)
-                    on_notice(Notice(f"-- [{target.source}] {exc}; retrying"))
-                elif exc.status != 400:
-                    on_notice(Notice(f"-- stream interrupted: [{target.source}] {exc}; reconnecting"))
-                self.stop.wait(backoff.next())
-                continue
             except Unreachable as exc:
-                on_notice(Notice(f"-- stream interrupted: [{target.source}] {exc}; reconnecting"))
+                if exc.kind == "config":
+                    self._gateway_snapshot(target, job, str(exc))
+                    return
+                self.on_notice(f"stream interrupted: [{source}] {exc}; reconnecting")
                 self.stop.wait(backoff.next())
                 continue
-            fresh = False
+            except ApiError as exc:
+                if self.previous:
+                    self.on_notice(f"[{source}] {exc}")
+                    return
+                if exc.status != 400:
+                    self.on_notice(f"stream interrupted: [{source}] {exc}; reconnecting")
+                elif str(exc) != last_refusal:  # e.g. "container is waiting to start": said once, retried quietly
+                    last_refusal = str(exc)
+                    self.on_notice(f"[{source}] {exc}; retrying")
+                self.stop.wait(backoff.next())
+                continue
             with self._lock:
-                self._streams.add(stream)
+                self._open[target.key] = stream
+            if self.stop.is_set():  # closed while connecting: close() did not see this stream
+                stream.abort()
             resume.restart()
+            shown = False
             try:
                 for raw in stream:
                     if self.stop.is_set():
                         return
                     if not raw:
                         continue
-                    line = split_line(raw, target.source)
-                    if resume.admit(line):
-                        on_line(line)
-                        backoff.reset()
+                    stamp, ts, text = split_raw(raw)
+                    if resume.admit_ts(ts):
+                        on_line(source, stamp, text)
+                        shown = True
                 why = "the server ended the stream"
             except Unreachable as exc:
                 why = str(exc)
             finally:
                 with self._lock:
-                    self._streams.discard(stream)
+                    if self._open.get(target.key) is stream:
+                        del self._open[target.key]
             if self.stop.is_set():
                 return
-            if not self._still_there(target):
+            if self.previous:
+                self.on_notice(f"[{source}] end of the previous instance of {target.pod}")
                 return
-            on_notice(Notice(f"-- stream interrupted: [{target.source}] {why}; reconnecting"))
+            if shown:
+                backoff.reset()
+            if not self._still_there(target):
+                self.on_notice(f"[{source}] Pod {target.pod} is gone (stopped or replaced)")
+                return
+            self.on_notice(f"stream interrupted: [{source}] {why}; reconnecting")
             self.stop.wait(backoff.next())
 
     def _still_there(self, target: LogTarget) -> bool:
@@ -263,51 +349,14 @@ class JobLogs:
             return True
         return True
 
-    def close(self) -> None:
-        self.stop.set()
-        with self._lock:
-            streams = list(self._streams)
-        for stream in streams:
-            stream.abort()
-
-
-async def stream_logs(access: ClusterAccess, job: str, *, role: str | None = None, pod: str | None = None,
-                      tail: int | None = 1000, previous: bool = False, follow: bool = True,
-                      since_seconds: int | None = None) -> AsyncIterator[LogLine | Notice]:
-    """For the TUI: the merged backlog, then (with follow) live lines and notices; blocking I/O runs in threads."""
-    loop = asyncio.get_running_loop()
-    targets = await asyncio.to_thread(resolve_targets, access, job, role, pod)
-    logs = JobLogs(access, job, targets, tail=tail, previous=previous, since_seconds=since_seconds, role=role,
-                   pod=pod)
-    if not targets:
-        yield Notice("No Pod details yet — waiting for task sync")
-    lines, notices = await asyncio.to_thread(logs.backlog)
-    for notice in notices:
-        yield notice
-    for line in lines:
-        yield line
-    if not follow or previous:
-        return
-    queue: asyncio.Queue = asyncio.Queue()
-    done = object()
-
-    def push(item) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, item)
-
-    def run() -> None:
+    def _gateway_snapshot(self, target: LogTarget, job: str, reason: str) -> None:
+        """No data plane for this Pod's cluster: the gateway's last 1000 lines, once, when it has them."""
         try:
-            logs.follow(push, push)
-        finally:
-            push(done)
-
-    thread = threading.Thread(target=run, name=f"logs-{job}", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = await queue.get()
-            if item is done:
-                return
-            yield item
-    finally:
-        logs.close()
-
+            lines = gateway_lines(self.access, job, target, self.tail, self.previous, self._gateway_cache)
+        except (ApiError, Unreachable) as exc:
+            self.on_notice(f"[{target.source}] {reason}; gateway: {exc}" if self.access.gateway else
+                           f"[{target.source}] {exc}")
+            return
+        for line in lines:
+            self.on_line(line.source, line.stamp, line.text)
+        self.on_notice(f"[{target.source}] from the gateway: its last {GATEWAY_LINES} lines, no follow ({reason})")

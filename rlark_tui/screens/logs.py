@@ -1,16 +1,12 @@
 """LogScreen: the `main` container logs of one Pod, one role, or all Pods of a Job merged with prefixes.
 
-One daemon thread per Pod streams through ClusterAccess (last 1000 lines, then follow; resume after a drop by
-timestamp). Not Textual thread workers: those share the loop's default executor of cpu_count + 4 threads, so a Job
-of 10 Pods on 2 cores followed only 6 and starved the app's other work. The threads hand lines to a bounded
-PendingLines; the pane takes them in one batch per DRAIN_SECONDS (one repaint per batch, however fast lines come).
-When logs cannot be read the pane says why (no data plane or gateway, Pod not started, stream dropped —
-reconnecting).
+The screen picks the Pods (from the snapshot) and the options; cluster.logs.LogFollower reads them (one thread
+per Pod, last 1000 lines then follow, resumed by timestamp after a drop) into the pane's bounded hand-off queue,
+which the pane drains once per tenth of a second. When logs cannot be read the pane says why.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,8 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.logmerge import Resume, split_line, split_raw
+from rlark_tui.cluster.logs import LogFollower, LogTarget
 from rlark_tui.fsutil import write_private
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
@@ -34,8 +29,8 @@ from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 TAIL_LINES = 1000
 BUFFER_LINES = 20_000
 DRAIN_SECONDS = 0.1
-"""10 repaints/s while lines flow: at 20,000 lines/s each repaint renders every visible row anew, so 0.05 s cost the
-UI thread a fifth more CPU for no visible gain."""
+"""The pane takes waiting lines 10 times/s (one repaint per batch): at 20,000 lines/s each repaint renders every
+visible row anew, so 0.05 s cost the UI thread a fifth more CPU for no visible gain."""
 STATUS_SECONDS = 0.5
 """While lines stream, the status line is redrawn at most this often; keys redraw it at once. Its height is fixed
 (styles: `#log-status`), so an update needs no layout pass (which repaints the whole screen)."""
@@ -47,13 +42,10 @@ Scope = tuple[str, str] | None
 
 @dataclass(frozen=True)
 class PodTarget:
-    """One Pod whose log is read: where it runs and the prefix its lines get."""
+    """One Pod of the scope: its Pod CR key (`namespace/name`), what the follower reads, and its phase."""
 
     key: str
-    cluster: str
-    pod_name: str
-    pod_namespace: str
-    source: str
+    log: LogTarget
     phase: str
 
 
@@ -89,8 +81,8 @@ class LogScreen(RlarkScreen):
         self._status_at = 0.0
         self._status_stale = False
         self._streams: dict[str, PodTarget] = {}
-        self._open: dict[str, object] = {}
-        self._stop = threading.Event()
+        self._follower: LogFollower | None = None
+        self._slow = ""
         self.saved_path: Path | None = None
         self._ready = False
 
@@ -98,7 +90,7 @@ class LogScreen(RlarkScreen):
         yield Static("", id="log-status", markup=False)
         yield FilterBar("search: text or regex, n / N to step (esc clears)", id="log-search")
         yield FilterBar("show only lines matching: text or regex (esc clears)", id="log-filter")
-        yield LogView(self.buffer, id="log-view")
+        yield LogView(self.buffer, self._pending, DRAIN_SECONDS, id="log-view")
 
     @property
     def view(self) -> LogView:
@@ -107,7 +99,7 @@ class LogScreen(RlarkScreen):
     @property
     def open_streams(self) -> int:
         """Pods whose log is being read right now."""
-        return len(self._open)
+        return self._follower.open_streams if self._follower is not None else 0
 
     @property
     def skipped(self) -> int:
@@ -123,7 +115,6 @@ class LogScreen(RlarkScreen):
         self.query_one("#log-search", FilterBar).on_change = self._search_changed
         self.query_one("#log-filter", FilterBar).on_change = self._filter_changed
         self.view.show_prefix = self.scope is None or self.scope[0] == "role"
-        self.set_interval(DRAIN_SECONDS, self._drain)
         super().on_mount()
         self.focus_body()
         self._restart_streams()
@@ -172,7 +163,7 @@ class LogScreen(RlarkScreen):
         if self.scope[0] == "role":
             return f"role {self.scope[1]}"
         target = self._streams.get(self.scope[1])
-        return f"Pod {target.pod_name if target else self.scope[1]}"
+        return f"Pod {target.log.pod if target else self.scope[1]}"
 
     # ---- streams -----------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
@@ -187,11 +178,14 @@ class LogScreen(RlarkScreen):
 
     def _restart_streams(self) -> None:
         self._stop_streams()
-        self._stop = threading.Event()
         self.view.clear()
         self.view.show_prefix = self.scope is None or self.scope[0] == "role"
-        if self.rlark.access is None:
+        access = self.rlark.access
+        if access is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
+        else:
+            self._follower = LogFollower(access, self._pending.push, self._notice, tail=TAIL_LINES,
+                                         previous=self.previous)
         targets = self.targets(self.rlark.index)
         if not targets and self.rlark.index is not None:
             self._notice(f"logs: {self.job_name} has no Pods in {self.scope_label()} yet — "
@@ -202,105 +196,20 @@ class LogScreen(RlarkScreen):
 
     def _start(self, target: PodTarget) -> None:
         self._streams[target.key] = target
-        if self.rlark.access is None:
+        if self._follower is None:
             return
         if target.phase not in STARTED_PHASES:
-            self._notice(f"logs: Pod {target.pod_name} is {target.phase or 'Pending'} — its container has "
+            self._notice(f"logs: Pod {target.log.pod} is {target.phase or 'Pending'} — its container has "
                          "not started; the log appears when it runs")
             return
-        threading.Thread(target=self._stream, args=(target, self.previous, self._stop),
-                         name=f"log-{target.pod_name}", daemon=True).start()
+        self._follower.add(target.log, self.job_name)
 
     def _stop_streams(self) -> None:
-        self._stop.set()
-        for stream in list(self._open.values()):
-            stream.abort()
-        self._open.clear()
+        if self._follower is not None:
+            self._follower.close()
+            self._follower = None
         self._streams.clear()
         self._pending.clear()
-
-    def _stream(self, target: PodTarget, previous: bool, stop: threading.Event) -> None:
-        """Read one Pod's log: tail, then follow; reconnect from the last timestamp after a drop."""
-        try:
-            self._follow(target, previous, stop)
-        except Exception as exc:  # the thread's last word goes into the pane, not to stderr
-            if not stop.is_set():
-                self._notice(f"logs: reading {target.pod_name} failed: {exc}")
-
-    def _follow(self, target: PodTarget, previous: bool, stop: threading.Event) -> None:
-        access = self.rlark.access
-        resume = Resume()
-        delay = 1.0
-        while not stop.is_set():
-            since = resume.since()
-            try:
-                stream = access.pod_log(
-                    target.cluster, target.pod_name, namespace=target.pod_namespace, follow=not previous,
-                    previous=previous, timestamps=True, tail=TAIL_LINES if since is None else None,
-                    since_time=since)
-            except Unreachable as exc:
-                if exc.kind == "config":
-                    self._gateway_fallback(target, str(exc))
-                    return
-                self._notice(f"logs: {target.pod_name}: {exc} — reconnecting in {delay:.0f}s")
-            except NotFound:
-                self._notice(f"logs: Pod {target.pod_name} is gone (stopped or replaced)")
-                return
-            except ApiError as exc:
-                self._notice(f"logs: {target.pod_name}: {exc}")
-                if previous:
-                    return
-            else:
-                self._open[target.key] = stream
-                if stop.is_set():  # stopped while connecting: _stop_streams did not see this stream
-                    stream.abort()
-                resume.restart()
-                try:
-                    push, source = self._pending.push, target.source
-                    for raw in stream:
-                        if stop.is_set():
-                            return
-                        stamp, ts, text = split_raw(raw)
-                        if resume.admit_ts(ts):
-                            push(source, stamp, text)
-                    if previous:
-                        self._notice(f"logs: end of the previous instance of {target.pod_name}")
-                        return
-                    if not stop.is_set():
-                        self._notice(f"logs: stream of {target.pod_name} ended — reconnecting")
-                    delay = 1.0
-                except Unreachable as exc:
-                    if not stop.is_set():
-                        self._notice(f"logs: stream of {target.pod_name} dropped ({exc}) — "
-                                     f"reconnecting in {delay:.0f}s")
-                finally:
-                    if self._open.get(target.key) is stream:  # a restarted screen may have a newer one
-                        del self._open[target.key]
-            if stop.wait(delay):
-                return
-            delay = min(15.0, delay * 2)
-
-    def _gateway_fallback(self, target: PodTarget, reason: str) -> None:
-        """No data-plane context: read the gateway's last-1000-lines snapshot once, if one is configured."""
-        if not self.rlark.access.gateway:
-            self._notice(reason)
-            return
-        try:
-            pods = self.rlark.access.gateway_job_logs(self.job_name)
-        except (ApiError, Unreachable) as exc:
-            self._notice(f"{reason}; gateway: {exc}")
-            return
-        entry = next((p for p in pods if p.get("podName") == target.pod_name), None)
-        if entry is None:
-            self._notice(f"{reason}; the gateway has no log for {target.pod_name}")
-            return
-        logs = entry.get("logs")
-        lines = logs.splitlines() if isinstance(logs, str) else [str(x) for x in logs or []]
-        for raw in lines:
-            line = split_line(raw, target.source)
-            self._push(target.source, line.stamp, line.text)
-        self._notice(f"logs of {target.pod_name} from the gateway (last {TAIL_LINES} lines, no follow: "
-                     "no data-plane context); ctrl+r fetches again")
 
     def _push(self, source: str, stamp: str, text: str) -> None:
         self._pending.push(source, stamp, text)
@@ -308,12 +217,12 @@ class LogScreen(RlarkScreen):
     def _notice(self, text: str) -> None:
         self._pending.push("", "", f"-- {text}", True)
 
-    def _drain(self) -> None:
-        batch = self._pending.take()
-        if batch:
-            self.view.add_lines(self.buffer.extend(batch))
+    @on(LogView.Drained)
+    def _drained(self, event: LogView.Drained) -> None:
+        """Lines arrived: the status is redrawn at most every STATUS_SECONDS while they flow, at once after."""
+        if event.lines:
             self._status_stale = True
-        if self._status_stale and (not batch or time.monotonic() - self._status_at >= STATUS_SECONDS):
+        if self._status_stale and (not event.lines or time.monotonic() - self._status_at >= STATUS_SECONDS):
             self._update_status()
 
     # ---- status --------------------------------------------------------------------------------
@@ -336,7 +245,15 @@ class LogScreen(RlarkScreen):
         for bar in self.query(FilterBar):
             if bar.matcher.error:
                 parts.append(bar.matcher.error)
+        if self._slow:
+            parts.append(self._slow)
         self.query_one("#log-status", Static).update(" · ".join(parts), layout=False)
+
+    @on(LogView.SlowPattern)
+    def _slow_pattern(self, event: LogView.SlowPattern) -> None:
+        self._slow = f"pattern too slow: {event.text!r} (the {event.kind} is off; try a simpler one)"
+        self.notify(self._slow, severity="warning")
+        self._update_status()
 
     @on(LogView.FollowChanged)
     def _follow_changed(self) -> None:
@@ -365,12 +282,14 @@ class LogScreen(RlarkScreen):
         self.query_one("#log-filter", FilterBar).open()
 
     def _search_changed(self, matcher: Matcher) -> None:
+        self._slow = ""
         self.view.set_search(matcher)
         if matcher.pattern is not None:
             self.view.find(True, include_current=True)
         self._update_status()
 
     def _filter_changed(self, matcher: Matcher) -> None:
+        self._slow = ""
         self.view.set_option(line_filter=matcher)
         self._update_status()
 
@@ -419,7 +338,6 @@ class LogScreen(RlarkScreen):
 
 
 def _target(pod: Pod, key: str, role: str) -> PodTarget:
-    name = pod.pod_name or pod.name
-    return PodTarget(key=key, cluster=pod.namespace, pod_name=name,
-                     pod_namespace=pod.pod_namespace or keys.WORKLOAD_NAMESPACE, source=f"{role}/{name}",
-                     phase=pod.phase)
+    log = LogTarget(role, pod.pod_name or pod.name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE,
+                    pod.phase)
+    return PodTarget(key, log, pod.phase)

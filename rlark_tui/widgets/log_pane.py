@@ -7,12 +7,14 @@ owns follow, wrap, timestamps, prefixes, line filter, search with highlight and 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
+import regex
 from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
@@ -30,6 +32,9 @@ ERROR_PATTERN = re.compile(
     r"|command not found",
     re.IGNORECASE,
 )
+PATTERN_SECONDS = 0.1
+"""A search or line-filter regex may spend this long on one line; a slower one (catastrophic backtracking, such as
+`(a+)+$` on a long line) is dropped and the pane says it is too slow, instead of freezing the keys."""
 SHOWN_CHARS = 16 * 1024
 """A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
 render thousands of rows and freeze the keys."""
@@ -50,6 +55,40 @@ class LogLine(NamedTuple):
     @property
     def is_error(self) -> bool:
         return not self.notice and ERROR_PATTERN.search(self.text) is not None
+
+
+class PatternTooSlow(Exception):
+    """A regex spent more than PATTERN_SECONDS on one line."""
+
+
+class _TimedPattern:
+    """A regex (the `regex` package, which can stop a match) with the search and finditer the pane uses."""
+
+    def __init__(self, compiled) -> None:
+        self._compiled = compiled
+
+    def search(self, text: str):
+        try:
+            return self._compiled.search(text, timeout=PATTERN_SECONDS)
+        except TimeoutError:
+            raise PatternTooSlow from None
+
+    def finditer(self, text: str):
+        try:
+            return list(self._compiled.finditer(text, timeout=PATTERN_SECONDS))
+        except TimeoutError:
+            raise PatternTooSlow from None
+
+
+def timed(matcher: Matcher) -> Matcher:
+    """The matcher with its regex stopped after PATTERN_SECONDS per line (plain text needs no limit)."""
+    if matcher.pattern is None or matcher.literal is not None:
+        return matcher
+    try:
+        compiled = regex.compile(matcher.text, regex.IGNORECASE | regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError):
+        return matcher
+    return dataclasses.replace(matcher, pattern=_TimedPattern(compiled))
 
 
 class LogBuffer:
@@ -151,6 +190,21 @@ class LogView(ScrollView, can_focus=True):
         Binding("end,G", "scroll_end_line", "Bottom", show=False),
     ]
 
+    class Drained(Message):
+        """The pane took `lines` waiting lines (0: the flow has just stopped)."""
+
+        def __init__(self, lines: int) -> None:
+            super().__init__()
+            self.lines = lines
+
+    class SlowPattern(Message):
+        """A search or line-filter regex took too long on a line and was dropped (`kind`: search or filter)."""
+
+        def __init__(self, kind: str, text: str) -> None:
+            super().__init__()
+            self.kind = kind
+            self.text = text
+
     class FollowChanged(Message):
         """Follow mode was switched (by a key or by scrolling away from the end)."""
 
@@ -158,9 +212,13 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.follow = follow
 
-    def __init__(self, buffer: LogBuffer, **kwargs) -> None:
+    def __init__(self, buffer: LogBuffer, pending: PendingLines, drain_seconds: float, **kwargs) -> None:
         super().__init__(**kwargs)
         self.buffer = buffer
+        self.pending = pending
+        """Filled by reader threads (cluster.logs.LogFollower), taken in one batch every `drain_seconds`."""
+        self._drain_seconds = drain_seconds
+        self._flowing = False
         self.follow = True
         self.wrap = False
         self.show_timestamps = False
@@ -175,6 +233,18 @@ class LogView(ScrollView, can_focus=True):
         self._wrap_at = 0
         self._cache: dict[tuple[int, int], Strip] = {}
         self._base: tuple[str, Style] | None = None
+
+    def on_mount(self) -> None:
+        self.set_interval(self._drain_seconds, self.drain)
+
+    def drain(self) -> None:
+        """Show every waiting line at once (one repaint however many arrived)."""
+        batch = self.pending.take()
+        if batch:
+            self.add_lines(self.buffer.extend(batch))
+        if batch or self._flowing:
+            self._flowing = bool(batch)
+            self.post_message(self.Drained(len(batch)))
 
     def notify_style_update(self) -> None:
         self._base = None
@@ -225,12 +295,16 @@ class LogView(ScrollView, can_focus=True):
         first = self.buffer.first_seq
         new_rows: list[tuple[LogLine, int]] = []
         matches = self.line_filter.matches if self.line_filter.pattern is not None else None
-        for line in lines:
-            if line.seq >= first and (line.notice or matches is None or matches(line.text)):
-                if self.wrap:
-                    new_rows.extend(self._rows_for(line))
-                else:
-                    new_rows.append((line, 0))
+        try:
+            for line in lines:
+                if line.seq >= first and (line.notice or matches is None or matches(line.text)):
+                    if self.wrap:
+                        new_rows.extend(self._rows_for(line))
+                    else:
+                        new_rows.append((line, 0))
+        except PatternTooSlow:
+            self._drop_slow("filter")
+            return
         if not self.wrap and new_rows:
             self._content_width = max(self._content_width, max(self._shown_length(line) for line, _ in new_rows))
         first_new = len(self._rows)
@@ -256,9 +330,13 @@ class LogView(ScrollView, can_focus=True):
         self._wrap_at = self._wrap_width()
         self._cache.clear()
         self._rows = []
-        for line in self.buffer:
-            if line.notice or self.line_filter.matches(line.text):
-                self._rows.extend(self._rows_for(line))
+        try:
+            for line in self.buffer:
+                if line.notice or self.line_filter.matches(line.text):
+                    self._rows.extend(self._rows_for(line))
+        except PatternTooSlow:
+            self._drop_slow("filter")
+            return
         self._update_virtual_size()
         if self.follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
@@ -283,7 +361,7 @@ class LogView(ScrollView, can_focus=True):
         if prefix is not None:
             self.show_prefix = prefix
         if line_filter is not None:
-            self.line_filter = line_filter
+            self.line_filter = timed(line_filter)
         self.rebuild()
 
     def set_follow(self, follow: bool) -> None:
@@ -297,7 +375,7 @@ class LogView(ScrollView, can_focus=True):
 
     def set_search(self, matcher: Matcher) -> None:
         """New search text; the next `find` continues from the current match or error line."""
-        self.search = matcher
+        self.search = timed(matcher)
         self._cache.clear()
         self.refresh()
 
@@ -323,10 +401,13 @@ class LogView(ScrollView, can_focus=True):
             (i for i, line in enumerate(ordered) if (line.seq > pivot if forward else line.seq < pivot)),
             len(ordered),
         )
-        for line in ordered[start:] + ordered[:start]:
-            if not line.notice and self.search.matches(self.line_text(line)):
-                self._goto(line)
-                return line
+        try:
+            for line in ordered[start:] + ordered[:start]:
+                if not line.notice and self.search.matches(self.line_text(line)):
+                    self._goto(line)
+                    return line
+        except PatternTooSlow:
+            self._drop_slow("search")
         return None
 
     def first_error(self) -> LogLine | None:
@@ -426,9 +507,25 @@ class LogView(ScrollView, can_focus=True):
         if ERROR_PATTERN.search(plain, len(self._head(line))):
             text.stylize(self.get_component_rich_style("log-view--error"), len(self._head(line)))
         style_name = "log-view--current" if line.seq == self.current_seq else "log-view--match"
-        for begin, end in self.search.spans(plain):
+        try:
+            spans = self.search.spans(plain)
+        except PatternTooSlow:
+            self._drop_slow("search")
+            spans = []
+        for begin, end in spans:
             text.stylize(self.get_component_rich_style(style_name), begin, end)
         return text
+
+    def _drop_slow(self, kind: str) -> None:
+        """Stop using a regex that took too long (the whole view is redrawn without it) and say so."""
+        if kind == "filter":
+            text, self.line_filter = self.line_filter.text, make_matcher("")
+            self.rebuild()
+        else:
+            text, self.search = self.search.text, make_matcher("")
+            self._cache.clear()
+            self.refresh()
+        self.post_message(self.SlowPattern(kind, text))
 
     # ---- rows ----------------------------------------------------------------------------
     def _wrap_width(self) -> int:

@@ -1,13 +1,13 @@
-"""`rlark draft render --context` against live Nodes, and the async `stream_logs` the TUI log pane uses."""
+"""`rlark draft render --context` against live Nodes, and the log follower (backlog, live lines, end)."""
 
-import asyncio
+import threading
+import time
 
-import pytest
 import yaml
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.logmerge import LogLine
-from rlark_tui.cluster.logs import Notice, stream_logs
+from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
 
 DRAFT = """\
@@ -55,38 +55,31 @@ def test_draft_render_with_unknown_context_is_one_line(rl, env):
     assert result.code == 2 and result.err.startswith("error: context 'nope' is not in the kubeconfig")
 
 
-in_session_loop = pytest.mark.asyncio(loop_scope="session")
-
-
-@in_session_loop
-async def test_stream_logs_backlog_then_live_lines_then_end(sb, env):
+def test_follower_gives_backlog_then_live_lines_then_ends_when_the_pods_go(sb, env):
     pods = seed_running_job(sb, "stream-1", ROLES)
     cluster, pod = pods["actor"]
     write_log(sb, cluster, pod, ["RLINF_NODE_RANK: 0"], when=at(1))
     write_log(sb, *pods["env"], ["RLINF_NODE_RANK: 1"], when=at(2))
     access = ClusterAccess.open(str(sb.kubeconfig))
-    seen: list = []
-
-    async def consume():
-        async for item in stream_logs(access, "stream-1"):
-            seen.append(item)
-
-    task = asyncio.create_task(consume())
-    await asyncio.sleep(1.5)
+    logs = JobLogs(access, "stream-1", resolve_targets(access, "stream-1"), tail=1000)
+    lines, notices = logs.backlog()
+    seen: list = [*notices, *lines]
+    thread = threading.Thread(target=logs.follow, args=(seen.append, seen.append), daemon=True)
+    thread.start()
+    time.sleep(1.5)
     write_log(sb, cluster, pod, ["Global Step: 1/40"], when=at(3))
-    await asyncio.sleep(1.5)
+    time.sleep(1.5)
     remove_pod(sb, "stream-1", cluster, pod)
     remove_pod(sb, "stream-1", *pods["env"])
-    await asyncio.wait_for(task, 30)
+    thread.join(30)
+    assert not thread.is_alive()
     lines = [(i.source, i.text) for i in seen if isinstance(i, LogLine)]
     assert lines == [("actor/stream-1-actor-0", "RLINF_NODE_RANK: 0"), ("env/stream-1-env-0", "RLINF_NODE_RANK: 1"),
                      ("actor/stream-1-actor-0", "Global Step: 1/40")]
     assert isinstance(seen[-1], Notice) and seen[-1].text == "-- no Pods left to follow for job stream-1"
 
 
-@in_session_loop
-async def test_stream_logs_without_pods_says_so(sb, env):
+def test_logs_of_a_job_without_pods_says_so(rl, sb, env):
     seed_running_job(sb, "stream-2", [])
-    access = ClusterAccess.open(str(sb.kubeconfig))
-    items = [item async for item in access.stream_logs("stream-2", follow=False)]
-    assert items == [Notice("No Pod details yet — waiting for task sync")]
+    result = rl("logs", "stream-2")
+    assert result.code == 0 and result.err == "-- job stream-2: No Pod details yet — waiting for task sync\n"

@@ -19,7 +19,7 @@ class LogApp(App):
         self.buffer = LogBuffer(capacity)
 
     def compose(self) -> ComposeResult:
-        yield LogView(self.buffer)
+        yield LogView(self.buffer, PendingLines(1000), 0.1)
 
     def write(self, *texts: str, source: str = "actor/job-actor-0", stamp: str = "") -> None:
         view = self.query_one(LogView)

@@ -1,0 +1,43 @@
+"""A catastrophic regex typed into the log pane's `&` line filter or `/` search must not freeze the UI.
+
+`(a+)+$` on a long line of `a`s backtracks for minutes; the pane gives a pattern PATTERN_SECONDS per line, then
+drops it and says "pattern too slow", and the keys keep working. No cluster needed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.screens.logs import LogScreen
+from tests.pilot import wait_for
+
+SLOW = "(a+)+$"
+LINE = "a" * 20_000 + "!"
+
+
+def status(app) -> str:
+    found = app.screen.query("#log-status")
+    return str(found.first().render()) if found else ""
+
+
+@pytest.mark.parametrize("key", ["ampersand", "slash"])
+async def test_a_catastrophic_pattern_is_dropped_as_too_slow_and_keys_keep_working(key):
+    app = RlarkApp(None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = LogScreen("slow-job")
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: "follow on" in status(app), "the pane")
+        screen._push("actor/slow-job-actor-0", "", "step 1 ok")
+        screen._push("actor/slow-job-actor-0", "", LINE)
+        await wait_for(pilot, lambda: len(screen.buffer) >= 3, "the lines in the pane")
+        started = time.monotonic()
+        await pilot.press(key, *SLOW)
+        await wait_for(pilot, lambda: "pattern too slow" in status(app), "the too-slow notice", timeout=10)
+        await pilot.press("enter", "w")
+        await wait_for(pilot, lambda: "wrap on" in status(app), "the wrap key answered")
+        assert time.monotonic() - started < 5, "the pane was frozen by the pattern"
+        assert f"pattern too slow: {SLOW!r}" in status(app)
+        assert any(line.text == LINE for line in screen.view.shown_lines), "the filter is off: every line shows"
