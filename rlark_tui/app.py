@@ -80,7 +80,7 @@ class RlarkCommands(Provider):
 class RlarkApp(App[int]):
     """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
 
-    CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss")]
+    CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss"), stylesheet("metrics.tcss")]
     TITLE = "rlark"
     COMMANDS = App.COMMANDS | {RlarkCommands}
     BINDINGS = [

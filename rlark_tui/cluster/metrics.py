@@ -7,9 +7,8 @@ I/O only; the parsing is model/progress.py. Every failure is a one-line MetricsU
 from __future__ import annotations
 
 import json
-import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from rlark_tui.cluster.access import parallel_map
@@ -19,6 +18,7 @@ from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.cluster.kinds import PODS
+from rlark_tui.model.curves import MetricsResult
 from rlark_tui.model.progress import Point, Progress, latest_progress, metric_series
 from rlark_tui.model.views import Job
 
@@ -44,27 +44,6 @@ class Header:
     cluster: str
     pod: str
     tensorboard_dir: str = ""
-
-
-@dataclass
-class MetricsResult:
-    job: str
-    source: str
-    """tensorboard or log"""
-    series: dict[str, list[Point]]
-    fetched_at: float = field(default_factory=time.time)
-    note: str = ""
-    """Why the log was used instead of TensorBoard, or that the log ended inside a table."""
-    thinned: bool = False
-
-    def to_json(self) -> dict:
-        return {"job": self.job, "source": self.source,
-                "series": {tag: [[_json_number(w), s, _json_number(v)] for w, s, v in points]
-                           for tag, points in self.series.items()}}
-
-
-def _json_number(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def header_pod(pods: list[dict], task: str) -> dict | None:

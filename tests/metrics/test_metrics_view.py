@@ -1,0 +1,122 @@
+"""The Metrics view with fixed data (no cluster): curves, tag list and filter, smoothing, x axis, the source and
+age line, compare with a legend, and the bad inputs (nothing read, an error, NaN/inf, no such tag) as states.
+SVG snapshots of the tab at 80x24 and of compare."""
+
+from __future__ import annotations
+
+import math
+
+from textual.app import App, ComposeResult
+from textual.widgets import Input, SelectionList, Static
+
+from rlark_tui.model.curves import MetricsResult, MetricsState, ema
+from rlark_tui.resources import stylesheet
+from rlark_tui.widgets.metrics_view import MetricsView, Run
+
+NOW = 1_000_000.0
+
+
+def result(job: str, scale: float = 1.0, source: str = "tensorboard", note: str = "", nan: bool = False):
+    series = {
+        "rollout/rewards": [(NOW - 100 + s, s, scale * math.tanh(s / 10) + (0.05 if s % 2 else -0.05))
+                            for s in range(1, 41)],
+        "train/actor/policy_loss": [(NOW - 100 + s, s, (float("nan") if nan and s == 5 else 1 / s))
+                                    for s in range(1, 41)],
+        "time/step": [(NOW - 100 + s, s, 1.0) for s in range(1, 41)],
+    }
+    return MetricsResult(job, source, series, fetched_at=NOW - 12, note=note)
+
+
+class ViewApp(App):
+    CSS_PATH = [stylesheet("app.tcss"), stylesheet("metrics.tcss")]
+
+    def __init__(self, runs, compare=False):
+        super().__init__()
+        self.runs, self.compare = runs, compare
+
+    def compose(self) -> ComposeResult:
+        yield MetricsView(id="metrics", compare=self.compare)
+
+    def on_mount(self) -> None:
+        self.query_one(MetricsView).show(self.runs, NOW)
+
+
+def text(app, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+def test_ema_is_tensorboards_debiased_average():
+    assert ema([1.0, 1.0, 1.0], 0.9) == [1.0, 1.0, 1.0]
+    smoothed = ema([0.0, 10.0, float("nan"), 10.0], 0.5)
+    assert smoothed[0] == 0.0 and math.isclose(smoothed[1], 5 / 0.75) and math.isnan(smoothed[2])
+    assert ema([3.0, 4.0], 0.0) == [3.0, 4.0]
+
+
+async def test_one_job_source_age_tags_and_stats():
+    app = ViewApp([Run("demo-ppo", MetricsState(result("demo-ppo")))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        view = app.query_one(MetricsView)
+        assert "from TensorBoard via the gateway, 12s old" in text(app, "#metrics-status")
+        assert view.chosen == ["rollout/rewards"]
+        assert "rollout/rewards: last 0.9493  min 0.1474  max 1.049  40 pts" in text(app, "#metrics-stats")
+        tags = app.query_one("#metrics-tags", SelectionList)
+        assert tags.option_count == 3
+        tags.focus()
+        await pilot.press("slash")
+        await pilot.press(*"loss")
+        await pilot.pause()
+        assert tags.option_count == 1
+        tags.select("train/actor/policy_loss")
+        await pilot.pause()
+        assert view.chosen == ["rollout/rewards", "train/actor/policy_loss"]  # the filtered-out choice stays
+        assert "train/actor/policy_loss: last 0.025" in text(app, "#metrics-stats")
+        tags.focus()
+        await pilot.press("t", "greater_than_sign")
+        assert view.by == "wall" and view.smoothing == 0.8
+        assert "wall time" in text(app, "#metrics-status")
+
+
+async def test_bad_inputs_are_states():
+    runs = [Run("empty", MetricsState(MetricsResult("empty", "log", {}, fetched_at=NOW)))]
+    app = ViewApp(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        view = app.query_one(MetricsView)
+        assert view._empty_reason(view.chosen) == "the run has no scalars yet"
+        view.show([Run("bad", MetricsState(None, "TensorBoard via the gateway answered HTML, not data"))], NOW)
+        await pilot.pause()
+        assert "no numbers: TensorBoard via the gateway answered HTML" in text(app, "#metrics-status")
+        view.show([Run("nan", MetricsState(result("nan", nan=True), "timed out"))], NOW)
+        view._chosen = {"train/actor/policy_loss"}
+        view._draw()
+        await pilot.pause()
+        assert "(1 NaN/inf left out)" in text(app, "#metrics-stats")
+        assert "latest read failed: timed out" in text(app, "#metrics-status")
+        view.show([Run("slow", None)], NOW)
+        await pilot.pause()
+        assert "reading…" in text(app, "#metrics-status")
+
+
+def compare_runs():
+    return [Run("ppo-a", MetricsState(result("ppo-a"))),
+            Run("ppo-b", MetricsState(result("ppo-b", scale=0.5, source="log", note="TensorBoard answered 502"))),
+            Run("ppo-c", MetricsState(MetricsResult("ppo-c", "log", {"time/step": [(NOW, 1, 1.0)]}, NOW)))]
+
+
+async def test_compare_overlays_one_tag_per_job_with_a_legend():
+    app = ViewApp(compare_runs(), compare=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        stats = text(app, "#metrics-stats")
+        assert "ppo-a: last" in stats and "ppo-b: last" in stats and "ppo-c  rollout/rewards: no such tag" in stats
+        status = text(app, "#metrics-status")
+        assert "ppo-b: from the Header log" in status and "TensorBoard answered 502" in status
+
+
+def test_metrics_tab_snapshot_80x24(snap_compare):
+    assert snap_compare(ViewApp([Run("demo-ppo", MetricsState(result("demo-ppo")))]), terminal_size=(80, 24))
+
+
+def test_compare_snapshot(snap_compare):
+    assert snap_compare(ViewApp(compare_runs(), compare=True), terminal_size=(100, 30))
