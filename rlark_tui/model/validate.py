@@ -448,10 +448,17 @@ def _fmt(resource: str, amount: float) -> str:
     return _number(round(amount, 3))
 
 
-def _check_domain(draft: JobDraft, matches: list[list[Node]], domains: Collection[str] | None) -> list[Finding]:
-    clusters = set()
+def role_clusters(draft: JobDraft, matches: list[list[Node]]) -> set[str]:
+    """The clusters the roles run in (a role matching no Node counts its `cluster`); more than one needs a
+    network domain (W11b). `matches`: the Nodes each role's selector matches."""
+    clusters: set[str] = set()
     for role, matched in zip(draft.roles, matches):
         clusters |= {n.cluster for n in matched} if matched else ({role.cluster} if role.cluster else set())
+    return clusters
+
+
+def _check_domain(draft: JobDraft, matches: list[list[Node]], domains: Collection[str] | None) -> list[Finding]:
+    clusters = role_clusters(draft, matches)
     findings = []
     if len(clusters) > 1 and not draft.domain:
         head = draft.header_index()

@@ -1,7 +1,8 @@
 """WizardScreen: the four-step create-job wizard (`n` on the job list) over a JobDraft, autosaved on every change.
 
-Owns the form and keyboard flow only: findings come from rlark_tui.model.validate, the YAML from render_job
-(via build_job, as `rlark draft render`), dry-run and Submit from rlark_tui.actions.Actions (as `rlark submit`).
+Owns the draft, the step and the keyboard flow: every widget change goes through the field table's one handler
+(rlark_tui.screens.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
+draft render`), dry run and Submit from the app's rlark_tui.actions.Actions (as `rlark submit`).
 """
 
 from __future__ import annotations
@@ -17,33 +18,30 @@ from rich.syntax import Syntax
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widget import Widget
-from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, Select, Static, TextArea
-from textual.widgets.option_list import Option
+from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, Static, TextArea
 
-from rlark_tui.actions import Actions
 from rlark_tui.cluster.errors import Request
 from rlark_tui.drafts import DraftStore, SavedDraft, export_draft, import_draft
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.build import build_job
-from rlark_tui.model.draft import PLATFORM_ROLES, JobDraft, RoleDraft, dump_yaml
+from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
 from rlark_tui.model.findings import Finding, error, ordered
 from rlark_tui.model.redact import redact_object
-from rlark_tui.model.render import role_matches
-from rlark_tui.model.views import Node
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens import wizard_fields as wf
+from rlark_tui.screens import wizard_view as wv
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.screens.wizard_steps import (CommonStep, JobStep, PreviewStep, WorkerStep, select_value,
+                                            set_choices, set_text)
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.wizard_dialogs import PathScreen
 
-SCRIPT_AREAS = ("prepareScript", "runScript", "env", "mounts")
-MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")
+FIRST_FIELD = {1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"}
+LOADING = "gateway: loading…"
 
 
 def edit_externally(text: str, command: str) -> str:
@@ -66,19 +64,9 @@ def edit_externally(text: str, command: str) -> str:
             pass
 
 
-def _field(label: str, key: str, widget: Widget) -> Horizontal:
-    """One form row: label, the input, and the message area beside it (`#m-<key>`)."""
-    return Horizontal(Label(label, classes="wizard-label"), widget,
-                      Static("", id=f"m-{key}", classes="wizard-msg", markup=False), classes="wizard-field")
-
-
-def _option_value(select: Select):
-    value = select.value
-    return None if value is Select.NULL or value is Select.BLANK else value
-
-
 class WizardScreen(RlarkScreen):
-    """Create a Job in four steps. `draft` starts from that draft; otherwise an autosave is offered."""
+    """Create a Job in four steps. `draft` prefills the form (clone, edit); without one the autosave is offered.
+    `lock_name` keeps the Job name as given (edit): its field is read-only and imports keep it."""
 
     CSS_PATH = stylesheet("wizard.tcss")
     BINDINGS = [
@@ -92,119 +80,61 @@ class WizardScreen(RlarkScreen):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, draft: JobDraft | None = None, *, store: DraftStore | None = None) -> None:
+    def __init__(self, draft: JobDraft | None = None, *, store: DraftStore | None = None,
+                 lock_name: bool = False) -> None:
         super().__init__()
         self.store = store or DraftStore()
         self.offer_saved = draft is None
         self.draft = draft or JobDraft(type="rl", roles=tuple(RoleDraft(name=n) for n in wf.PRESET_ROLES["rl"]))
+        self.locked_name = self.draft.name if lock_name else None
         self.step = 1
         self.role_index = 0
         self.local_errors: dict[str, str] = {}
         self.findings: list[Finding] = []
         self.result = None
         self.preview_yaml = ""
-        self.storage_classes: dict[str, list[str]] | None = None
-        self.ssh_keys: list[tuple[str, str]] = []
-        self.gateway_note = "gateway: loading…"
+        self.gateway: tuple[dict | None, tuple, str] = (None, (), LOADING)
         self.last_path = "job-draft.yaml"
-        self._roles_shown = -1
-        self._options: dict[str, list] = {}
         self._shown: dict[str, object] = {}
 
     @property
     def crumb(self) -> str:  # type: ignore[override]
         return f"New Job · Step {self.step}/4 {wf.STEP_NAMES[self.step - 1]}"
 
+    @property
+    def gateway_note(self) -> str:
+        return self.gateway[2]
+
+    @property
+    def facts(self) -> wf.WizardFacts:
+        """What the checks and choices use: the app's latest snapshot and the gateway's answers."""
+        index = self.rlark.index
+        classes, keys, note = self.gateway
+        if index is None:
+            return wf.WizardFacts(storage_classes=classes, ssh_keys=keys, gateway_note=note)
+        snapshot = index.snapshot
+        return wf.WizardFacts(tuple(index.nodes), tuple(snapshot.jobs), tuple(snapshot.domains), classes, keys, note)
+
     # ---- layout ---------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         """The shared shell, with a key bar per step instead of the Footer (which re-renders on every focus move,
         too slow for a form of ~200 widgets)."""
         yield StatusHeader(id="status-header")
-        yield from self.compose_body()
+        yield Static("", id="wizard-title", markup=False)
+        with ContentSwitcher(initial="step-1", id="wizard-steps"):
+            yield JobStep(id="step-1")
+            yield WorkerStep(id="step-2")
+            yield CommonStep(id="step-3")
+            yield PreviewStep(id="step-4")
+        yield Static("", id="wizard-status", markup=False)
         yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
         yield Static("", id="wizard-keys", markup=False)
 
-    def _key_bar(self) -> str:
-        keys = [("ctrl+b", "Back")] if self.step > 1 else []
-        if self.step < 4:
-            keys.append(("ctrl+n", "Next"))
-        else:
-            keys += [("ctrl+t", "Dry run"), ("ctrl+g", "Submit (refused: read-only)" if self.rlark.readonly
-                                               else "Submit")]
-        if self.step in (2, 3):
-            keys.append(("f4", "$EDITOR on a script"))
-        keys += [("ctrl+o", "Import"), ("ctrl+s", "Export"), ("esc", "Close (draft kept)"), ("?", "Help")]
-        return "  ".join(f"{key} {label}" for key, label in keys)
-
-    def compose_body(self) -> ComposeResult:
-        yield Static("", id="wizard-title", markup=False)
-        with ContentSwitcher(initial="step-1", id="wizard-steps"):
-            with VerticalScroll(id="step-1"):
-                yield _field("Job name", "name", Input(placeholder="lowercase letters, digits, '-'", id="w-name"))
-                yield _field("Display name", "displayName", Input(placeholder="optional", id="w-displayName"))
-                yield _field("Job type", "type", Select(wf.JOB_TYPES, allow_blank=False, value="rl", id="w-type"))
-                yield Static("Roles (one role = one task; the task name is derived from the role name)",
-                             classes="wizard-heading")
-                yield Vertical(id="w-roles")
-                yield Horizontal(Button("Add role", id="add-role"),
-                                 Static("", id="m-roles", classes="wizard-msg", markup=False),
-                                 classes="wizard-field")
-                yield _field("Header role", "header", Select([], prompt="choose the Header role", id="w-header"))
-            with VerticalScroll(id="step-2"):
-                yield _field("Role", "role-pick", Select([], prompt="no roles yet", id="w-role-pick"))
-                yield _field("Platform role", "role", Select([(r, r) for r in PLATFORM_ROLES],
-                                                               prompt="from the role name", id="w-role"))
-                yield _field("Cluster", "cluster", Select([], prompt="choose the cluster", id="w-cluster"))
-                yield _field("Node selector", "selector",
-                             Input(placeholder="key=value key2=value2 (one value per key)", id="w-selector"))
-                yield _field("Add a label", "label-pick",
-                             Select([], prompt="pick a label of this cluster's Nodes", id="w-label-pick"))
-                yield Static("", id="w-match-summary", markup=False)
-                yield DataTable(id="w-matches", cursor_type="row", zebra_stripes=True)
-                yield _field("GPU per worker", "gpu", Input("0", type="integer", id="w-gpu"))
-                yield _field("Devices", "devices", Input(placeholder="rlinf.io/<device>=<count>", id="w-devices"))
-                yield _field("Image", "image", Input(placeholder="registry/name@sha256:<digest>", id="w-image"))
-                yield _field("Prepare script", "prepareScript",
-                             TextArea(id="w-prepareScript", classes="wizard-script", soft_wrap=False,
-                                      placeholder="runs on every worker before Ray starts (f4: $EDITOR)"))
-                yield _field("Env", "env", TextArea(id="w-env", classes="wizard-lines", soft_wrap=False,
-                                                    placeholder="NAME=value, one per line"))
-                yield _field("Mounts", "mounts",
-                             TextArea(id="w-mounts", classes="wizard-lines", soft_wrap=False,
-                                      placeholder="host <host dir> <target>  |  storage <class> <target>"))
-                yield _field("CPU request", "cpu", Input(placeholder="optional, e.g. 16 or 500m", id="w-cpu"))
-                yield _field("Memory request", "memory", Input(placeholder="optional, e.g. 64Gi", id="w-memory"))
-            with VerticalScroll(id="step-3"):
-                yield _field("Header role", "header3", Select([], prompt="choose the Header role", id="w-header3"))
-                yield _field("Network domain", "domain", Select([], prompt="(no domain)", id="w-domain"))
-                yield _field("SSH key (gateway)", "ssh-pick", Select([], prompt="pick a registered key",
-                                                                    id="w-ssh-pick"))
-                yield _field("SSH public key", "sshPublicKey",
-                             Input(placeholder="optional: ssh-ed25519 AAAA... user@host", id="w-sshPublicKey"))
-                yield _field("Run script", "runScript",
-                             TextArea(id="w-runScript", classes="wizard-script", soft_wrap=False,
-                                      placeholder="required: runs on the Header role after the Ray check (f4)"))
-                yield _field("TensorBoard dir", "tensorboardDir",
-                             Input(placeholder="optional, inside a mount", id="w-tensorboardDir"))
-                yield Static("Launch record (optional; kept on the Job for the run check)", classes="wizard-heading")
-                for name, label in wf.RECORD_INPUTS:
-                    yield _field(label, f"record-{name}",
-                                 Input(type="integer" if name in wf.RECORD_INTS else "text", id=f"w-record-{name}"))
-            with Vertical(id="step-4"):
-                yield Static("", id="w-yaml-title", markup=False)
-                with VerticalScroll(id="w-yaml-scroll"):
-                    yield Static("", id="w-yaml")
-                yield OptionList(id="w-findings")
-                yield Horizontal(Button("Dry run (ctrl+t)", id="dry-run"),
-                                 Button("Submit (ctrl+g)", id="submit", variant="success"),
-                                 Static("", id="w-result", markup=False), id="w-actions")
-        yield Static("", id="wizard-status", markup=False)
-
     async def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#w-matches", DataTable).add_columns(*MATCH_COLUMNS)
-        await self._fill_all()
-        self._focus_first()
+        if self.locked_name is not None:
+            self.query_one("#w-name", Input).disabled = True
+        await self.load(self.draft)
         self._load_gateway()
         if self.offer_saved:
             self._offer_saved()
@@ -230,396 +160,147 @@ class WizardScreen(RlarkScreen):
                         severity="warning", timeout=8)
 
     async def load(self, draft: JobDraft, step: int = 1) -> None:
-        """Replace the whole draft (resume, import) and show `step`; not autosaved until the next change."""
-        self.draft = draft
-        self.step = step
-        self.role_index = 0
-        await self._fill_all()
+        """Prefill the whole form from `draft` (resume, import, clone, edit) and show `step`; not autosaved
+        until the next change. A locked name stays."""
+        if self.locked_name is not None:
+            draft = replace(draft, name=self.locked_name)
+        self.draft, self.step, self.role_index = draft, step, 0
+        self.local_errors.clear()
+        for step_widget in (self.query_one(JobStep), self.query_one(CommonStep)):
+            step_widget.fill(draft, 0, role_fields=False)
+        await self.query_one(JobStep).show_roles(draft)
+        self._show_role()
+        self._show_step()
         self._status("")
         self._focus_first()
 
     # ---- live data ------------------------------------------------------------------------------------
-    @property
-    def nodes(self) -> list[Node]:
-        index = self.rlark.index
-        return index.nodes if index is not None else []
-
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        if not self.is_mounted:
-            return
-        self._fill_choices()
-        self._recheck(save=False)
+        if self.is_mounted:
+            self._recheck(save=False)
 
     @work(thread=True, exclusive=True, group="wizard-gateway", exit_on_error=False)
     def _load_gateway(self) -> None:
         access = self.rlark.access
         gateway = access.gateway_http() if access is not None else None
         if gateway is None:
-            self.app.call_from_thread(self._gateway_loaded, None, [], "no gateway configured: storage classes "
+            self.app.call_from_thread(self._gateway_loaded, None, (), "no gateway configured: storage classes "
                                       "and registered SSH keys are not offered")
             return
         try:
-            classes = gateway.json("GET", "/api/v1/storage/storageclass", Request("list", "storageclasses",
-                                   source="gateway"), timeout=10)
             keys = gateway.json("GET", "/api/v1/ssh-user-keys", Request("list", "ssh-user-keys", source="gateway"),
                                 timeout=10)
         except RlarkError as exc:
-            self.app.call_from_thread(self._gateway_loaded, None, [], f"gateway: {exc}")
+            self.app.call_from_thread(self._gateway_loaded, None, (), f"gateway: {exc}")
             return
-        self.app.call_from_thread(self._gateway_loaded, wf.storage_class_map(classes), wf.ssh_key_choices(keys), "")
+        self.app.call_from_thread(self._gateway_loaded, access.storage_classes(), tuple(wf.ssh_key_choices(keys)),
+                                  "")
 
-    def _gateway_loaded(self, classes: dict[str, list[str]] | None, keys: list[tuple[str, str]], note: str) -> None:
-        self.storage_classes, self.ssh_keys, self.gateway_note = classes, keys, note
+    def _gateway_loaded(self, classes: dict | None, keys: tuple, note: str) -> None:
+        self.gateway = (classes, keys, note)
         if self.is_mounted:
-            self.query_one("#w-ssh-pick", Select).set_options(keys)
             self._recheck(save=False)
 
-    # ---- filling widgets from the draft ---------------------------------------------------------------
-    async def _fill_all(self) -> None:
-        draft = self.draft
-        self.local_errors.clear()
-        self._set_input("#w-name", draft.name)
-        self._set_input("#w-displayName", draft.display_name)
-        if draft.type in dict(wf.JOB_TYPES).values():
-            self.query_one("#w-type", Select).value = draft.type
-        await self._rebuild_roles()
-        self._set_input("#w-sshPublicKey", draft.ssh_public_key)
-        self._set_text("#w-runScript", draft.run_script)
-        self._set_input("#w-tensorboardDir", draft.tensorboard_dir)
-        for name, _ in wf.RECORD_INPUTS:
-            value = draft.record.get(name)
-            self._set_input(f"#w-record-{name}", "" if value is None else str(value))
-        self._fill_choices()
-        self._fill_role()
-        self._show_step()
-        self._recheck(save=False)
-
-    def _set_input(self, selector: str, value: str) -> None:
-        widget = self.query_one(selector, Input)
-        if widget.value != value:
-            widget.value = value
-
-    def _set_text(self, selector: str, value: str) -> None:
-        widget = self.query_one(selector, TextArea)
-        if widget.text != value:
-            widget.text = value
-
-    async def _rebuild_roles(self) -> None:
-        """The role rows of step 1: rebuilt when the number of roles changes, otherwise refilled in place."""
-        container = self.query_one("#w-roles", Vertical)
-        if self._roles_shown != len(self.draft.roles):
-            await container.remove_children()
-            rows = []
-            for index in range(len(self.draft.roles)):
-                rows.append(Horizontal(
-                    Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name"),
-                    Static("", id=f"task-{index}", classes="wizard-task", markup=False),
-                    Button("Remove", id=f"remove-role-{index}", classes="wizard-remove"),
-                    Static("", id=f"m-role-name-{index}", classes="wizard-msg", markup=False),
-                    classes="wizard-field wizard-role-row"))
-            await container.mount_all(rows)
-            self._roles_shown = len(self.draft.roles)
-            self._shown = {k: v for k, v in self._shown.items() if not str(k).startswith("m-role-name-")}
-        for index, role in enumerate(self.draft.roles):
-            self._set_input(f"#w-role-name-{index}", role.name)
-            self.query_one(f"#task-{index}", Static).update(self._task_label(role))
-        self.role_index = min(self.role_index, max(len(self.draft.roles) - 1, 0))
-        self._fill_role_choices()
-
-    @staticmethod
-    def _task_label(role: RoleDraft) -> str:
-        return f"task: {role.task_name or '?'} · {role.platform_role}"
-
-    def _fill_role_choices(self) -> None:
-        options = [(role.name or f"(role {i + 1})", i) for i, role in enumerate(self.draft.roles)]
-        header = self.draft.header_index()
-        for selector in ("#w-header", "#w-header3"):
-            select = self.query_one(selector, Select)
-            select.set_options(options)
-            if header is not None:
-                select.value = header
-        pick = self.query_one("#w-role-pick", Select)
-        pick.set_options(options)
-        if options:
-            pick.value = self.role_index
-
-    def _fill_choices(self) -> None:
-        """Options that come from live data: clusters, labels of the role's cluster, domains."""
-        nodes = self.nodes
-        clusters = wf.clusters_of(nodes)
-        cluster_select = self.query_one("#w-cluster", Select)
-        role = self._role()
-        wanted = [(c, c) for c in clusters]
-        if role is not None and role.cluster and role.cluster not in clusters:
-            wanted.append((f"{role.cluster} (no Nodes)", role.cluster))
-        if self._options.get("cluster") != wanted:
-            self._options["cluster"] = wanted
-            cluster_select.set_options(wanted)
-            if role is not None and role.cluster:
-                cluster_select.value = role.cluster
-        self._fill_labels()
-        index = self.rlark.index
-        domains = sorted(index.snapshot.domains) if index is not None else []
-        domain_select = self.query_one("#w-domain", Select)
-        options = [(d, d) for d in domains]
-        if self.draft.domain and self.draft.domain not in domains:
-            options.append((f"{self.draft.domain} (unknown)", self.draft.domain))
-        if self._options.get("domain") != options:
-            self._options["domain"] = options
-            domain_select.set_options(options)
-            if self.draft.domain:
-                domain_select.value = self.draft.domain
-
-    def _fill_labels(self) -> None:
-        role = self._role()
-        choices = wf.label_choices(self.nodes, role.cluster) if role is not None else []
-        options = [(f"{k}={v}  ({n} Node{'s' if n != 1 else ''})", f"{k}={v}") for k, v, n in choices]
-        if self._options.get("labels") != options:
-            self._options["labels"] = options
-            self.query_one("#w-label-pick", Select).set_options(options)
-
-    def _fill_role(self) -> None:
-        """Step 2's widgets from the current role."""
-        role = self._role()
-        for key in ("gpu", "devices", "env", "mounts", "selector"):
-            self.local_errors.pop(f"roles[{self.role_index}].{key}", None)
-        self.query_one("#step-2").set_class(role is None, "-no-roles")
-        if role is None:
-            return
-        pick = self.query_one("#w-role-pick", Select)
-        if _option_value(pick) != self.role_index and self.draft.roles:
-            pick.value = self.role_index
-        platform = self.query_one("#w-role", Select)
-        if role.role in PLATFORM_ROLES:
-            platform.value = role.role
-        else:
-            platform.clear()
-        cluster = self.query_one("#w-cluster", Select)
-        if role.cluster and role.cluster in [v for _, v in self._options.get("cluster", [])]:
-            cluster.value = role.cluster
-        else:
-            cluster.clear()
-        self._set_input("#w-selector", wf.format_selector(role.selector))
-        self._set_input("#w-gpu", str(role.gpu))
-        self._set_input("#w-devices", wf.format_devices(role.devices))
-        self._set_input("#w-image", role.image)
-        self._set_text("#w-prepareScript", role.prepare_script)
-        self._set_text("#w-env", wf.format_env(role.env))
-        self._set_text("#w-mounts", wf.format_mounts(role.mounts))
-        self._set_input("#w-cpu", role.cpu)
-        self._set_input("#w-memory", role.memory)
-        self._fill_labels()
-
-    def _role(self) -> RoleDraft | None:
-        roles = self.draft.roles
-        return roles[self.role_index] if 0 <= self.role_index < len(roles) else None
-
-    # ---- edits ----------------------------------------------------------------------------------------
-    def _commit(self, draft: JobDraft, path: str | None = None, problem: str | None = None) -> None:
-        """Take a new draft (and the parse problem of `path`, if any); re-check and autosave on a change."""
-        changed = draft != self.draft
-        if path is not None:
-            before = self.local_errors.get(path)
-            if problem:
-                self.local_errors[path] = problem
-            else:
-                self.local_errors.pop(path, None)
-            changed = changed or before != problem
-        if not changed:
-            return
-        self.draft = draft
-        self._recheck()
-
-    def _edit_role(self, index: int, **changes) -> JobDraft:
-        roles = list(self.draft.roles)
-        roles[index] = replace(roles[index], **changes)
-        return replace(self.draft, roles=tuple(roles))
-
+    # ---- the one handler ------------------------------------------------------------------------------
     @on(Input.Changed)
-    def _input_changed(self, event: Input.Changed) -> None:
-        key = (event.input.id or "").removeprefix("w-")
-        value = event.value
-        draft, i = self.draft, self.role_index
-        if key in ("name", "displayName", "sshPublicKey", "tensorboardDir"):
-            attr = {"name": "name", "displayName": "display_name", "sshPublicKey": "ssh_public_key",
-                    "tensorboardDir": "tensorboard_dir"}[key]
-            self._commit(replace(draft, **{attr: value}))
-        elif key.startswith("role-name-"):
-            self._rename_role(int(key.removeprefix("role-name-")), value)
-        elif key.startswith("record-"):
-            self._edit_record(key.removeprefix("record-"), value)
-        elif self._role() is None:
-            return
-        elif key in ("image", "cpu", "memory"):
-            self._commit(self._edit_role(i, **{key: value.strip() if key != "image" else value}))
-        elif key == "selector":
-            self._parsed(f"roles[{i}].selector", lambda: self._edit_role(i, selector=wf.parse_selector(value)))
-        elif key == "gpu":
-            self._parsed(f"roles[{i}].gpu", lambda: self._edit_role(i, gpu=wf.parse_count(value, "GPU")))
-        elif key == "devices":
-            self._parsed(f"roles[{i}].devices", lambda: self._edit_role(i, devices=wf.parse_devices(value)))
-
-    def _parsed(self, path: str, build) -> None:
-        try:
-            draft = build()
-        except wf.FormError as exc:
-            self._commit(self.draft, path, str(exc))
-            return
-        self._commit(draft, path, None)
-
-    def _rename_role(self, index: int, name: str) -> None:
-        if index >= len(self.draft.roles):
-            return
-        was_header = self.draft.header_index() == index
-        draft = self._edit_role(index, name=name)
-        if was_header:
-            draft = replace(draft, header=name)
-        self._commit(draft)
-        self.query_one(f"#task-{index}", Static).update(self._task_label(self.draft.roles[index]))
-        self._fill_role_choices()
-
-    def _edit_record(self, name: str, value: str) -> None:
-        record = dict(self.draft.record)
-        path = f"record.{name}"
-        problem = None
-        text = value.strip()
-        if not text:
-            record.pop(name, None)
-        elif name in wf.RECORD_INTS:
-            if wf.is_count(text) and int(text) >= 1:
-                record[name] = int(text)
-            else:
-                problem = "must be a whole number ≥ 1"
-        else:
-            record[name] = text
-        self._commit(replace(self.draft, record=record), path, problem)
-
     @on(TextArea.Changed)
-    def _text_changed(self, event: TextArea.Changed) -> None:
-        key = (event.text_area.id or "").removeprefix("w-")
-        text = event.text_area.text
-        if key == "runScript":
-            self._commit(replace(self.draft, run_script=text))
-            return
-        if self._role() is None:
-            return
-        i = self.role_index
-        if key == "prepareScript":
-            self._commit(self._edit_role(i, prepare_script=text))
-        elif key == "env":
-            self._parsed(f"roles[{i}].env", lambda: self._edit_role(i, env=wf.parse_env(text)))
-        elif key == "mounts":
-            self._parsed(f"roles[{i}].mounts", lambda: self._edit_role(i, mounts=wf.parse_mounts(text)))
-
     @on(Select.Changed)
-    async def _select_changed(self, event: Select.Changed) -> None:
-        key = (event.select.id or "").removeprefix("w-")
-        value = _option_value(event.select)
-        if key == "type" and value is not None and value != self.draft.type:
-            await self._apply_type(value)
-        elif key in ("header", "header3") and value is not None and value < len(self.draft.roles):
-            self._commit(replace(self.draft, header=self.draft.roles[value].name))
-            other = self.query_one("#w-header3" if key == "header" else "#w-header", Select)
-            if _option_value(other) != value:
-                other.value = value
-        elif key == "role-pick" and value is not None and value != self.role_index:
-            self.role_index = value
-            self._fill_role()
-            self._recheck(save=False)
-        elif key == "domain":
-            index = self.rlark.index
-            if value is None and self.draft.domain and index is not None and self.draft.domain in \
-                    index.snapshot.domains:
-                self._commit(replace(self.draft, domain=""))
-            elif value is not None:
-                self._commit(replace(self.draft, domain=value))
-        elif key == "ssh-pick" and value is not None:
-            self.query_one("#w-sshPublicKey", Input).value = value
-        elif self._role() is None:
+    async def _changed(self, event: Input.Changed | TextArea.Changed | Select.Changed) -> None:
+        widget = event.control
+        key = (widget.id or "").removeprefix("w-")
+        if isinstance(widget, TextArea):
+            value = widget.text
+        elif isinstance(widget, Select):
+            value = select_value(widget)
+        else:
+            value = widget.value
+        if key.startswith("role-name-"):
+            self._commit(wf.Change(wf.rename_role(self.draft, int(key.removeprefix("role-name-")), value)))
+            self.query_one(JobStep).show_tasks(self.draft)
             return
-        elif key == "role":
-            current = self._role().role
-            if (value or "") != current and (value is not None or current in PLATFORM_ROLES):
-                self._commit(self._edit_role(self.role_index, role=value or ""))
-                self.query_one(f"#task-{self.role_index}", Static).update(self._task_label(self._role()))
-        elif key == "cluster" and value is not None and value != self._role().cluster:
-            self._commit(self._edit_role(self.role_index, cluster=value))
-            self._fill_labels()
-        elif key == "label-pick" and value is not None:
-            label_key, _, label_value = value.partition("=")
-            selector = dict(self._role().selector)
-            selector[label_key] = label_value
-            self.query_one("#w-selector", Input).value = wf.format_selector(selector)
-            event.select.clear()
+        field = wf.BY_KEY.get(key)
+        if field is None:
+            return
+        if key == "role-pick":
+            if value is not None and value != self.role_index:
+                self.role_index = value
+                self._show_role()
+                self._recheck(save=False)
+            return
+        roles_before = (self.draft.type, len(self.draft.roles))
+        change = wf.apply(field, self.draft, self.role_index, value, self.facts)
+        if change.fill:
+            set_text(self.query_one(f"#w-{change.fill}"), change.text)
+            widget.clear()
+            return
+        self._commit(change)
+        if (self.draft.type, len(self.draft.roles)) != roles_before:
+            await self._roles_changed()
+            if key == "type":
+                label = dict((value, name) for name, value in wf.JOB_TYPES)[self.draft.type]
+                self._status(f"Job type {label}: roles set to its presets "
+                             f"({', '.join(r.name for r in self.draft.roles) or 'none: add roles with Add role'})")
+        else:
+            self.query_one(JobStep).show_tasks(self.draft)
 
-    async def _apply_type(self, draft_type: str) -> None:
-        """W4: a type replaces the roles by its presets (a role of the same name keeps its settings)."""
-        existing = {role.task_name: role for role in self.draft.roles}
-        roles = tuple(existing.get(RoleDraft(name=n).task_name, RoleDraft(name=n))
-                      for n in wf.PRESET_ROLES[draft_type])
-        header = self.draft.header if any(r.task_name == RoleDraft(name=self.draft.header).task_name
-                                           for r in roles) else ""
-        self.draft = replace(self.draft, type=draft_type, roles=roles, header=header)
-        label = dict((value, name) for name, value in wf.JOB_TYPES)[draft_type]
-        self._status(f"Job type {label}: roles set to its presets "
-                     f"({', '.join(r.name for r in roles) or 'none: add roles with Add role'})")
-        await self._rebuild_roles()
-        self._fill_role()
-        self._recheck()
+    def _commit(self, change: wf.Change) -> None:
+        """Take the new draft (and the parse problem of `change.path`); re-check and autosave on a change."""
+        changed = change.draft != self.draft
+        if change.path:
+            before = self.local_errors.pop(change.path, "")
+            if change.problem:
+                self.local_errors[change.path] = change.problem
+            changed = changed or before != change.problem
+        if changed:
+            self.draft = change.draft
+            self._recheck()
+
+    async def _roles_changed(self) -> None:
+        await self.query_one(JobStep).show_roles(self.draft)
+        self.role_index = min(self.role_index, max(len(self.draft.roles) - 1, 0))
+        self._show_role()
+        self._recheck(save=False)
 
     @on(Button.Pressed)
     async def _button(self, event: Button.Pressed) -> None:
         button = event.button.id or ""
         if button == "add-role":
-            await self.add_role()
+            self._commit(wf.Change(wf.add_role(self.draft)))
+            await self._roles_changed()
+            self.query_one(f"#w-role-name-{len(self.draft.roles) - 1}", Input).focus()
         elif button.startswith("remove-role-"):
-            await self.remove_role(int(button.removeprefix("remove-role-")))
+            self._commit(wf.Change(wf.remove_role(self.draft, int(button.removeprefix("remove-role-")))))
+            await self._roles_changed()
         elif button == "dry-run":
             self.action_dry_run()
         elif button == "submit":
             self.action_submit()
 
-    async def add_role(self) -> None:
-        taken = {role.task_name for role in self.draft.roles}
-        number, name = 1, "New role"
-        while RoleDraft(name=name).task_name in taken:
-            number += 1
-            name = f"New role {number}"
-        self.draft = replace(self.draft, roles=self.draft.roles + (RoleDraft(name=name),))
-        await self._rebuild_roles()
-        self._recheck()
-        self.query_one(f"#w-role-name-{len(self.draft.roles) - 1}", Input).focus()
-
-    async def remove_role(self, index: int) -> None:
-        roles = list(self.draft.roles)
-        if not 0 <= index < len(roles):
-            return
-        header = "" if self.draft.header_index() == index else self.draft.header
-        del roles[index]
-        self.draft = replace(self.draft, roles=tuple(roles), header=header)
-        await self._rebuild_roles()
-        self._fill_role()
-        self._recheck()
+    def _show_role(self) -> None:
+        """Step 2's widgets from the role it shows."""
+        prefix = f"roles[{self.role_index}]."
+        self.local_errors = {k: v for k, v in self.local_errors.items() if not k.startswith(prefix)}
+        self.query_one(WorkerStep).set_class(wf.role_at(self.draft, self.role_index) is None, "-no-roles")
+        self.query_one(WorkerStep).fill(self.draft, self.role_index, role_fields=True)
+        self._shown = {k: v for k, v in self._shown.items() if not k.startswith("choices-")}
+        self._show_choices()
 
     # ---- checking and showing -------------------------------------------------------------------------
-    def _validation_inputs(self) -> dict:
-        index = self.rlark.index
-        return {"existing_jobs": list(index.snapshot.jobs) if index is not None else None,
-                "storage_classes": self.storage_classes,
-                "domains": list(index.snapshot.domains) if index is not None else None}
-
     def _recheck(self, save: bool = True) -> None:
         """Validate (same rules as `rlark draft render`), show every message, autosave."""
-        inputs = self._validation_inputs()
-        self.result = build_job(self.draft, list(self.rlark.index.snapshot.nodes.values())
-                                if self.rlark.index is not None else [], inputs["existing_jobs"],
-                                storage_classes=inputs["storage_classes"], domains=inputs["domains"])
+        facts = self.facts
+        self.result = build_job(self.draft, list(facts.nodes), list(facts.jobs) if facts.jobs is not None else None,
+                                storage_classes=facts.storage_classes,
+                                domains=list(facts.domains) if facts.domains is not None else None)
         local = [error(path, message) for path, message in self.local_errors.items()]
         self.findings = ordered(local + self.result.findings)
-        self._show_messages()
-        self._show_matches()
-        self._show_title()
+        self._show_choices(facts)
+        self._show_messages(facts)
+        self._show_once("matches", wv.match_view(self.draft, self.role_index, facts),
+                        lambda view: self.query_one(WorkerStep).show_matches(*view))
+        self._show_once("title", wv.title(self.step, self.draft, self.role_index, self.rlark.index is not None),
+                        self.query_one("#wizard-title", Static).update)
         if self.step == 4:
             self._show_preview()
         if save:
@@ -628,131 +309,50 @@ class WizardScreen(RlarkScreen):
             except OSError as exc:
                 self._status(f"autosave failed: {exc.strerror or exc}")
 
-    def _show_title(self) -> None:
-        title = f"Step {self.step}/4 · {wf.STEP_NAMES[self.step - 1]}"
-        role = self._role()
-        if self.step == 2 and role is not None:
-            title += f" — role {self.role_index + 1}/{len(self.draft.roles)}: {role.name}"
-        if self.rlark.index is None:
-            title += "   (waiting for the control plane: Nodes and Jobs not loaded yet)"
-        if self._shown.get("#title") != title:
-            self._shown["#title"] = title
-            self.query_one("#wizard-title", Static).update(title)
+    def _show_once(self, key: str, state, show) -> None:
+        """Call `show(state)` unless `state` is what was shown under `key` last time."""
+        if self._shown.get(key) != state:
+            self._shown[key] = state
+            show(state)
 
-    def _messages_by_key(self) -> dict[str, list[tuple[str, str]]]:
-        """Widget key → [(level, text)] for the current view (step 2 shows the current role only)."""
-        shown: dict[str, list[tuple[str, str]]] = {}
-        header = self.draft.header_index()
-        for finding in self.findings:
-            place = wf.place_of(finding.field)
-            line = (finding.level, wf.finding_line(finding, place))
-            if place.step == 1 and place.role is not None:
-                shown.setdefault(f"role-name-{place.role}", []).append(line)
+    def _show_choices(self, facts: wf.WizardFacts | None = None) -> None:
+        """The options of every select from the live facts and the draft, and the draft's value in them."""
+        facts = facts or self.facts
+        role = wf.role_at(self.draft, self.role_index)
+        for field in wf.FIELDS:
+            if field.kind != "select" or field.key == "type":
                 continue
-            if place.role is not None and place.role != self.role_index:
-                if place.role == header and place.key == "selector":
-                    shown.setdefault("header3", []).append(line)
-                continue
-            shown.setdefault(place.key, []).append(line)
-            if place.role is not None and place.role == header and place.key == "selector":
-                shown.setdefault("header3", []).append(line)
-            if place.key == "header":
-                shown.setdefault("header3", []).append(line)
-        return shown
+            options = wf.choices_of(field, facts, self.draft, self.role_index)
+            value = self.role_index if field.key == "role-pick" else field.read(self.draft, role)
+            select = self.query_one(f"#w-{field.key}", Select)
+            self._show_once(f"choices-{field.key}", (options, value), lambda state: set_choices(select, *state))
+        self._show_once("choices-type", self.draft.type, self._show_type)
 
-    def _hints(self) -> dict[str, str]:
-        """Facts shown beside fields even without a finding: GPU maximum, devices, mount scope, header matches."""
-        hints: dict[str, str] = {}
-        nodes = self.nodes
-        role = self._role()
-        if role is not None:
-            matched = role_matches(role, nodes)
-            maximum = wf.gpu_maximum(matched)
-            hints["gpu"] = (f"max {maximum} (smallest allocatable among the matched Nodes)" if maximum is not None
-                            else "no maximum known: keep 0 unless an admin confirmed the GPUs")
-            devices = wf.device_summary(nodes, role.cluster) if role.cluster else ""
-            hints["devices"] = f"reported: {devices}" if devices else "the cluster reports no rlinf.io/* devices"
-            mount_notes = []
-            for number, mount in enumerate(role.mounts, start=1):
-                if mount.type == "host" and mount.source:
-                    where = ", ".join(n.name for n in matched) or "no matched Node yet"
-                    mount_notes.append(f"line {number}: {mount.source} must exist on {where}")
-            if self.storage_classes is not None:
-                classes = ", ".join(self.storage_classes.get(role.cluster, [])) or "none"
-                mount_notes.append(f"storage classes in {role.cluster or '?'}: {classes}")
-            elif self.gateway_note:
-                mount_notes.append(self.gateway_note)
-            hints["mounts"] = "\n".join(mount_notes)
-        header = self.draft.header_index()
-        if header is not None:
-            head = self.draft.roles[header]
-            matched = role_matches(head, nodes)
-            where = ", ".join(f"{n.name} ({n.cluster})" for n in matched) or "none"
-            hints["header3"] = (f"{head.name}: selector {wf.format_selector(head.selector) or '(empty)'} matches "
-                                f"{len(matched)} Node(s) globally: {where}")
-        clusters = sorted({n.cluster for r in self.draft.roles for n in role_matches(r, nodes)})
-        if len(clusters) > 1:
-            hints["domain"] = (f"roles span {len(clusters)} clusters ({', '.join(clusters)}): a domain is required, "
-                               f"workers reach the head's Service only inside its own cluster")
-        if self.gateway_note and not self.ssh_keys:
-            hints["ssh-pick"] = self.gateway_note
-        return hints
+    def _show_type(self, value: str) -> None:
+        if value in dict(wf.JOB_TYPES).values():
+            self.query_one("#w-type", Select).value = value
 
-    def _show_messages(self) -> None:
-        messages = self._messages_by_key()
-        hints = self._hints()
+    def _show_messages(self, facts: wf.WizardFacts) -> None:
+        shown = wv.field_messages(self.findings, self.draft, self.role_index, facts)
         for widget in self.query(".wizard-msg"):
-            key = (widget.id or "").removeprefix("m-")
-            lines = messages.get(key, [])
-            text = "\n".join(("✗ " if level == "error" else "! ") + message for level, message in lines)
-            shown = "\n".join(part for part in (text, hints.get(key, "")) if part)
-            levels = {level for level, _ in lines}
-            state = (shown, "error" if "error" in levels else "warning" if levels else "")
-            if self._shown.get(widget.id) != state:
-                self._shown[widget.id] = state
-                widget.update(shown)
-                widget.set_classes(f"wizard-msg -{state[1]}" if state[1] else "wizard-msg")
+            text, level = shown.get((widget.id or "").removeprefix("m-"), ("", ""))
+            self._show_once(widget.id, (text, level), lambda state: self._message(widget, *state))
 
-    def _show_matches(self) -> None:
-        role = self._role()
-        matched = role_matches(role, self.nodes) if role is not None else []
-        rows = [(node.name, node.cluster, "Online" if node.online else node.phase or "Offline",
-                 "-" if node.allocatable("nvidia.com/gpu") is None else f"{node.allocatable('nvidia.com/gpu'):g}",
-                 wf.node_devices(node) or "-") for node in matched]
-        if role is None:
-            summary = "No roles yet: add them in step 1."
-        else:
-            clusters = sorted({n.cluster for n in matched})
-            summary = (f"Replicas (read-only) = matched Nodes: {len(matched)} — the full selector matched across "
-                       f"all clusters ({', '.join(clusters) or 'none'})")
-        if (summary, rows) == self._shown.get("#matches"):
-            return
-        self._shown["#matches"] = (summary, rows)
-        self.query_one("#w-match-summary", Static).update(summary)
-        table = self.query_one("#w-matches", DataTable)
-        table.clear(columns=True)
-        table.add_columns(*MATCH_COLUMNS)
-        table.add_rows(rows)
+    @staticmethod
+    def _message(widget: Static, text: str, level: str) -> None:
+        widget.update(text)
+        widget.set_classes(f"wizard-msg -{level}" if level else "wizard-msg")
+        widget.display = bool(text)
 
     def _show_preview(self) -> None:
         manifest = redact_object(self.result.manifest)
-        masked = manifest != self.result.manifest
         state = (dump_yaml(manifest), tuple(self.findings))
-        if self._shown.get("#preview") == state:
+        if self._shown.get("preview") == state:
             return
-        self._shown["#preview"] = state
+        self._shown["preview"] = state
         self.preview_yaml = state[0]
-        self.query_one("#w-yaml", Static).update(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True))
-        errors = sum(f.level == "error" for f in self.findings)
-        note = " Secret-looking values are masked here." if masked else ""
-        self.query_one("#w-yaml-title", Static).update(
-            f"The Job YAML to submit (submitted-spec annotations are added at submit).{note} "
-            f"{errors} error(s), {len(self.findings) - errors} warning(s); Enter on a finding jumps to its field.")
-        options = self.query_one("#w-findings", OptionList)
-        options.clear_options()
-        options.add_options([Option(f"{'✗ error' if f.level == 'error' else '! warning'}  {f.field}: {f.message}",
-                                    id=str(i)) for i, f in enumerate(self.findings)]
-                            or [Option("no findings: ready to submit", id="none", disabled=True)])
+        self.query_one(PreviewStep).show(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True),
+                                         manifest != self.result.manifest, self.findings)
 
     def _status(self, text: str) -> None:
         self.query_one("#wizard-status", Static).update(text)
@@ -760,15 +360,12 @@ class WizardScreen(RlarkScreen):
     # ---- navigation -----------------------------------------------------------------------------------
     def _show_step(self) -> None:
         self.query_one("#wizard-steps", ContentSwitcher).current = f"step-{self.step}"
-        self.query_one("#wizard-keys", Static).update(self._key_bar())
-        self._show_title()
+        self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.rlark.readonly))
         self.update_header()
         self.refresh_bindings()
+        self._recheck(save=False)
         if self.step == 4:
-            self._show_preview()
-            readonly = self.rlark.readonly
-            self.query_one("#submit", Button).label = "Submit refused: read-only" if readonly else "Submit (ctrl+g)"
-            self.query_one("#submit", Button).disabled = readonly
+            self.query_one(PreviewStep).show_submit(self.rlark.readonly)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next":
@@ -791,23 +388,21 @@ class WizardScreen(RlarkScreen):
             self._status(f"Next is blocked by {len(blocking)} error(s); first: {first.field}: {first.message}")
             self.jump_to(first.field)
             return
-        self.step += 1
+        self._go(self.step + 1)
+
+    def action_back(self) -> None:
+        if self.step > 1:
+            self._go(self.step - 1)
+
+    def _go(self, step: int) -> None:
+        self.step = step
         self._status("")
         self._show_step()
         self._recheck()
         self._focus_first()
 
-    def action_back(self) -> None:
-        if self.step > 1:
-            self.step -= 1
-            self._status("")
-            self._show_step()
-            self._recheck()
-            self._focus_first()
-
     def _focus_first(self) -> None:
-        first = {1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"}[self.step]
-        self.query_one(first).focus()
+        self.query_one(FIRST_FIELD[self.step]).focus()
 
     def focus_body(self) -> None:
         self._focus_first()
@@ -821,17 +416,12 @@ class WizardScreen(RlarkScreen):
         if place.step == 2 and place.role is not None and place.role != self.role_index \
                 and place.role < len(self.draft.roles):
             self.role_index = place.role
-            self._fill_role()
+            self._show_role()
         self._recheck(save=False)
-        if place.key == "roles":
-            targets = self.query("#add-role")
-        else:
-            key = f"role-name-{place.role}" if place.key == "role-name" else place.key
-            targets = self.query(f"#w-{key}")
+        key = f"role-name-{place.role}" if place.key == "role-name" else place.key
+        targets = self.query("#add-role" if key == "roles" else f"#w-{key}")
         if targets:
-            widget = targets.first()
-            widget.focus()
-            self.call_after_refresh(widget.scroll_visible)
+            targets.first().focus()
 
     @on(OptionList.OptionSelected, "#w-findings")
     def _finding_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -850,7 +440,6 @@ class WizardScreen(RlarkScreen):
         if errors:
             self._result(f"{what} blocked by {len(errors)} error(s); first: {errors[0].field}: {errors[0].message}",
                          error=True)
-            self._show_preview()
             return False
         if self.rlark.access is None:
             self._result(f"{what}: not connected to a control plane", error=True)
@@ -858,9 +447,7 @@ class WizardScreen(RlarkScreen):
         return True
 
     def _result(self, text: str, error: bool = False) -> None:
-        widget = self.query_one("#w-result", Static)
-        widget.update(text)
-        widget.set_class(error, "-error")
+        self.query_one(PreviewStep).show_result(text, error)
         self._status(text)
 
     def action_dry_run(self) -> None:
@@ -881,9 +468,8 @@ class WizardScreen(RlarkScreen):
 
     @work(thread=True, exclusive=True, group="wizard-submit", exit_on_error=False)
     def _send(self, manifest: dict, dry_run: bool) -> None:
-        actions = Actions(self.rlark.access, readonly=self.rlark.readonly)
         try:
-            result = actions.submit(manifest, dry_run=dry_run)
+            result = self.rlark.actions.submit(manifest, dry_run=dry_run)
         except RlarkError as exc:
             self.app.call_from_thread(self._result, f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
             return
@@ -905,7 +491,7 @@ class WizardScreen(RlarkScreen):
     def action_editor(self) -> None:
         area = self.focused
         key = (area.id or "").removeprefix("w-") if isinstance(area, TextArea) else ""
-        if key not in SCRIPT_AREAS:
+        if key not in wf.SCRIPT_KEYS:
             self._status("f4 opens $EDITOR on the focused script, env or mounts box")
             return
         command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"

@@ -111,11 +111,7 @@ def test_node_facts_for_the_form():
     assert wf.node_devices(NODES[2]) == "rlinf.io/franka=1"
 
 
-def test_gateway_answers():
-    answer = {"success": True, "data": {"s3": {"name": "s3", "clusters": ["rlark-a", "rlark-b"]},
-                                        "nas": {"name": "nas", "clusters": ["rlark-a"]}}}
-    assert wf.storage_class_map(answer) == {"rlark-a": ["nas", "s3"], "rlark-b": ["s3"]}
-    assert wf.storage_class_map({"success": False}) == {}
+def test_gateway_ssh_keys():
     keys = wf.ssh_key_choices([{"user": "alice", "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h"},
                                {"user": "bob"}])
     assert keys == [("alice: ssh-ed25519 …AAAAIGu0 a@h", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h")]

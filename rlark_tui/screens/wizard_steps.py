@@ -1,0 +1,198 @@
+"""The create-job wizard's four step widgets, built from the field table (rlark_tui.screens.wizard_fields):
+one compact row per field (a label that truncates, the widget, the message below it), plus each step's own
+parts: the role rows (step 1), the matched Nodes (step 2), the YAML preview and findings (step 4).
+
+Widgets only: they show what the screen hands them and post the widgets' own Changed and Pressed messages.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets.option_list import Option
+
+from rlark_tui.model.draft import JobDraft
+from rlark_tui.model.findings import Finding
+from rlark_tui.screens import wizard_fields as wf
+from rlark_tui.screens.wizard_view import MATCH_COLUMNS, finding_option
+
+
+def field_widget(field: wf.Field) -> Widget:
+    """The compact one-line (or short text box) widget of a field row, `#w-<key>`."""
+    wid = f"w-{field.key}"
+    if field.kind in ("script", "lines"):
+        return TextArea(id=wid, classes=f"wizard-{field.kind}", soft_wrap=False, compact=True,
+                        placeholder=field.placeholder)
+    if field.kind == "select":
+        static = field.choices(wf.WizardFacts(), JobDraft(), None) if field.key == "type" else []
+        if not field.placeholder:
+            return Select(static, allow_blank=False, value=static[0][1], id=wid, compact=True)
+        return Select([], prompt=field.placeholder, id=wid, compact=True)
+    return Input(placeholder=field.placeholder, type="integer" if field.kind == "count" else "text", id=wid,
+                 compact=True)
+
+
+def message_area(key: str) -> Static:
+    """The messages and hints of field `key` (`#m-<key>`), shown below it when there are any."""
+    return Static("", id=f"m-{key}", classes="wizard-msg", markup=False)
+
+
+class FieldRow(Horizontal):
+    """Label, then the field and its message area below it."""
+
+    def __init__(self, label: str, *children: Widget, **kwargs) -> None:
+        super().__init__(Label(label, classes="wizard-label"), Vertical(*children, classes="wizard-cell"),
+                         classes="wizard-field", **kwargs)
+
+
+class FormStep(VerticalScroll):
+    """One step of the form: a row per field of the table with `step`, `extra` blocks after named rows."""
+
+    STEP = 0
+
+    def compose(self) -> ComposeResult:
+        for field in wf.step_fields(self.STEP):
+            yield from self.before(field.key)
+            if field.heading:
+                yield Static(field.heading, classes="wizard-heading", markup=False)
+            yield FieldRow(field.label, field_widget(field), message_area(field.key))
+            yield from self.after(field.key)
+
+    def before(self, key: str) -> ComposeResult:
+        yield from ()
+
+    def after(self, key: str) -> ComposeResult:
+        yield from ()
+
+    def fill(self, draft: JobDraft, role_index: int, *, role_fields: bool) -> None:
+        """Show the draft's values (the role fields from role `role_index` only when `role_fields`)."""
+        role = wf.role_at(draft, role_index)
+        for field in wf.step_fields(self.STEP):
+            if field.into or field.kind == "select" or field.role != role_fields:
+                continue
+            if not field.role or role is not None:
+                set_text(self.query_one(f"#w-{field.key}"), field.read(draft, role))
+
+    def on_descendant_focus(self, event) -> None:
+        """Keep the focused field's whole row (with its messages) in view."""
+        row = next((node for node in event.widget.ancestors if isinstance(node, FieldRow)), None)
+        if row is not None:
+            self.call_after_refresh(self.scroll_to_widget, row, animate=False)
+
+
+def set_text(widget: Widget, text: str) -> None:
+    """Put `text` into an input or text box unless it already holds it (a change is posted as if typed)."""
+    if isinstance(widget, TextArea):
+        if widget.text != text:
+            widget.text = text
+    elif isinstance(widget, Input) and widget.value != text:
+        widget.value = text
+
+
+def set_choices(select: Select, options: list, value) -> None:
+    """New options for a select, keeping `value` chosen when it is one of them."""
+    select.set_options(options)
+    if value is not None and value in [v for _, v in options]:
+        select.value = value
+
+
+def select_value(select: Select):
+    value = select.value
+    return None if value is Select.NULL or value is Select.BLANK else value
+
+
+class JobStep(FormStep):
+    """Step 1: name, type, the roles (one row each: name, derived task, Remove) and the Header role."""
+
+    STEP = 1
+
+    def before(self, key: str) -> ComposeResult:
+        if key == "header":
+            yield Static("Roles (one role = one task; the task name is derived from the role name)",
+                         classes="wizard-heading")
+            yield Vertical(id="w-roles")
+            yield FieldRow("", Button("Add role", id="add-role", compact=True), message_area("roles"))
+
+    async def show_roles(self, draft: JobDraft) -> None:
+        """The role rows: rebuilt when the number of roles changed, else refilled in place."""
+        container = self.query_one("#w-roles", Vertical)
+        if len(container.children) != len(draft.roles):
+            await container.remove_children()
+            await container.mount_all([Vertical(
+                Horizontal(Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name",
+                                 compact=True),
+                           Static("", id=f"task-{index}", classes="wizard-task", markup=False),
+                           Button("Remove", id=f"remove-role-{index}", classes="wizard-remove", compact=True),
+                           classes="wizard-role-line"),
+                message_area(f"role-name-{index}"), classes="wizard-role-row") for index in range(len(draft.roles))])
+        for index, role in enumerate(draft.roles):
+            set_text(self.query_one(f"#w-role-name-{index}", Input), role.name)
+        self.show_tasks(draft)
+
+    def show_tasks(self, draft: JobDraft) -> None:
+        for index, role in enumerate(draft.roles):
+            self.query_one(f"#task-{index}", Static).update(wf.task_label(role))
+
+
+class WorkerStep(FormStep):
+    """Step 2: the fields of one role (picked at the top) and the Nodes its selector matches."""
+
+    STEP = 2
+
+    def after(self, key: str) -> ComposeResult:
+        if key == "label-pick":
+            yield Static("", id="w-match-summary", markup=False)
+            yield DataTable(id="w-matches", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#w-matches", DataTable).add_columns(*MATCH_COLUMNS)
+
+    def show_matches(self, summary: str, rows: list[tuple[str, ...]]) -> None:
+        self.query_one("#w-match-summary", Static).update(summary)
+        table = self.query_one("#w-matches", DataTable)
+        table.clear()
+        table.add_rows(rows)
+        table.display = bool(rows)
+
+
+class CommonStep(FormStep):
+    """Step 3: the Header role again, network domain, SSH key, run script, TensorBoard and the launch record."""
+
+    STEP = 3
+
+
+class PreviewStep(Vertical):
+    """Step 4: the YAML to submit, the findings (Enter jumps to a field), Dry run and Submit."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="w-yaml-title", markup=False)
+        with VerticalScroll(id="w-yaml-scroll"):
+            yield Static("", id="w-yaml")
+        yield OptionList(id="w-findings", compact=True)
+        yield Horizontal(Button("Dry run (ctrl+t)", id="dry-run", compact=True),
+                         Button("Submit (ctrl+g)", id="submit", variant="success", compact=True),
+                         Static("", id="w-result", markup=False), id="w-actions")
+
+    def show(self, yaml_view, masked: bool, findings: list[Finding]) -> None:
+        self.query_one("#w-yaml", Static).update(yaml_view)
+        errors = sum(f.level == "error" for f in findings)
+        note = " Secret-looking values are masked here." if masked else ""
+        self.query_one("#w-yaml-title", Static).update(
+            f"The Job YAML to submit (submitted-spec annotations are added at submit).{note} "
+            f"{errors} error(s), {len(findings) - errors} warning(s); Enter on a finding jumps to its field.")
+        options = self.query_one("#w-findings", OptionList)
+        options.clear_options()
+        options.add_options([Option(finding_option(f), id=str(i)) for i, f in enumerate(findings)]
+                            or [Option("no findings: ready to submit", id="none", disabled=True)])
+
+    def show_submit(self, readonly: bool) -> None:
+        button = self.query_one("#submit", Button)
+        button.label = "Submit refused: read-only" if readonly else "Submit (ctrl+g)"
+        button.disabled = readonly
+
+    def show_result(self, text: str, error: bool) -> None:
+        widget = self.query_one("#w-result", Static)
+        widget.update(text)
+        widget.set_class(error, "-error")
