@@ -7,10 +7,6 @@ draft render`), dry run and Submit from the app's rlark_tui.actions.Actions (as 
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +18,7 @@ from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, 
 
 from rlark_tui.cluster.errors import Request
 from rlark_tui.drafts import DraftStore, SavedDraft, export_draft, import_draft
+from rlark_tui.editor import edit_text, editor_command
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.build import build_job
 from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
@@ -42,26 +39,6 @@ RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training
                 "run check.")
 FIRST_FIELD = {1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"}
 LOADING = "gateway: loading…"
-
-
-def edit_externally(text: str, command: str) -> str:
-    """Open `text` in the editor `command` (e.g. `$EDITOR`) on a private temp file and return what was saved."""
-    fd, path = tempfile.mkstemp(prefix="rlark-script-", suffix=".sh")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        finished = subprocess.run([*shlex.split(command), path], check=False)
-        if finished.returncode != 0:
-            raise RlarkError(f"editor `{command}` exited with code {finished.returncode}; the script is unchanged")
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise RlarkError(f"editor `{command}` not found; set $EDITOR") from None
-    finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
 
 
 class WizardScreen(RlarkScreen):
@@ -494,10 +471,9 @@ class WizardScreen(RlarkScreen):
         if key not in wf.SCRIPT_KEYS:
             self._status("f4 opens $EDITOR on the focused script, env or mounts box")
             return
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.app.suspend():
-                text = edit_externally(area.text, command)
+                text = edit_text(area.text, editor_command(), suffix=".sh")
         except SuspendNotSupported:
             self._status("this terminal cannot hand over to $EDITOR; edit the script inline")
             return

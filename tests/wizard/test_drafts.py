@@ -17,7 +17,8 @@ from rlark_tui.drafts import DraftStore, export_draft, import_draft
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.draft import load_draft
 from rlark_tui.screens.confirm import ConfirmScreen
-from rlark_tui.screens.wizard import WizardScreen, edit_externally
+from rlark_tui.editor import edit_text
+from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.widgets.wizard_dialogs import PathScreen
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle, until
 
@@ -124,19 +125,19 @@ async def answer(pilot, path) -> None:
     await pilot.press("enter")
 
 
-def test_edit_externally_returns_what_the_editor_saved(tmp_path):
+def test_script_editor_returns_what_the_editor_saved(tmp_path):
     editor = tmp_path / "fake-editor"
     editor.write_text(f"#!{sys.executable}\nimport sys\np = sys.argv[1]\n"
                       "open(p, 'a').write('\\npython train.py\\n')\n")
     editor.chmod(0o700)
-    assert edit_externally("cd /workspace", str(editor)) == "cd /workspace\npython train.py\n"
+    assert edit_text("cd /workspace", str(editor)) == "cd /workspace\npython train.py\n"
     failing = tmp_path / "failing-editor"
     failing.write_text("#!/bin/sh\nexit 3\n")
     failing.chmod(0o700)
     with pytest.raises(RlarkError, match="exited with code 3"):
-        edit_externally("x", str(failing))
+        edit_text("x", str(failing))
     with pytest.raises(RlarkError, match="not found"):
-        edit_externally("x", str(tmp_path / "no-editor"))
+        edit_text("x", str(tmp_path / "no-editor"))
 
 
 def test_store_round_trip_atomic_and_private(tmp_path):
