@@ -1,21 +1,26 @@
 """Finding and loading kubeconfig contexts the way kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster).
 
 Owns the kubernetes client configuration per context and the RLark hints a kubeconfig can carry in `extensions`.
+Plain contexts (token, token file, basic auth, client certificate; files or inline data) are turned into a client
+Configuration here, field for field what the `kubernetes` loader sets (tests/cluster/test_kubeconfig_fast.py
+compares them); exec plugins, auth providers, in-cluster and anything irregular go through the `kubernetes`
+loader itself, imported only then (it pulls in google-auth, requests-oauthlib and pydantic: ~0.4 s of start-up).
 """
 
 from __future__ import annotations
 
+import atexit
+import base64
+import copy
 import logging
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import urllib3
 import yaml
 from kubernetes import client as k8s
-from kubernetes.config import ConfigException
-from kubernetes.config.incluster_config import load_incluster_config
-from kubernetes.config.kube_config import KubeConfigMerger, load_kube_config
 
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_text
@@ -35,6 +40,10 @@ class Kubeconfig:
     gateway: str | None = None
     data_planes: dict[str, str] = field(default_factory=dict)
     """Cluster namespace (`rlark-<id>`) -> kubeconfig context of that data plane."""
+    merged: dict = field(default_factory=dict, repr=False)
+    """The merged document, as the `kubernetes` loader merges the files (first entry of a name wins)."""
+    origins: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    """(section, entry name) -> the file that entry came from (relative paths in it are relative to that file)."""
 
     @property
     def in_cluster(self) -> bool:
@@ -64,8 +73,9 @@ def load(flag: str | None = None) -> Kubeconfig:
         raise UsageError("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or start a sandbox "
                          "with `rlark sandbox` (or `rlark demo`)")
     try:
-        merged = _plain(KubeConfigMerger(_SEPARATOR.join(str(p) for p in paths)).config.value)
-    except (OSError, ValueError, ConfigException, yaml.YAMLError) as exc:
+        documents = [(str(path), _read(path)) for path in paths]
+        merged, origins = merge(documents)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"kubeconfig {paths[0]}: cannot read it ({_first_line(exc)})") from None
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
@@ -83,9 +93,11 @@ def load(flag: str | None = None) -> Kubeconfig:
     return Kubeconfig(
         paths=tuple(paths),
         contexts=contexts,
-        current_context=_first_current_context(paths) or merged.get("current-context") or None,
+        current_context=_first_current_context(documents) or merged.get("current-context") or None,
         gateway=gateway,
         data_planes=data_planes,
+        merged=merged,
+        origins=origins,
     )
 
 
@@ -114,9 +126,22 @@ _REDACTED_RECORDS = _RedactedRecords()
 
 def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     """A kubernetes ApiClient for one context; no urllib3 retries (errors surface at once, callers back off)."""
-    configuration = k8s.Configuration()
     if _REDACTED_RECORDS not in logging.getLogger().filters:
         logging.getLogger().addFilter(_REDACTED_RECORDS)
+    configuration = None if kubeconfig.in_cluster else plain_configuration(kubeconfig, context)
+    if configuration is None:
+        configuration = _loader_configuration(kubeconfig, context)
+    configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
+    return k8s.ApiClient(configuration)
+
+
+def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration:
+    """The `kubernetes` loader's Configuration: in-cluster, exec plugins, auth providers, irregular entries."""
+    from kubernetes.config import ConfigException
+    from kubernetes.config.incluster_config import load_incluster_config
+    from kubernetes.config.kube_config import load_kube_config
+
+    configuration = k8s.Configuration()
     try:
         if kubeconfig.in_cluster:
             load_incluster_config(client_configuration=configuration)
@@ -127,8 +152,155 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
         raise UsageError(f"context {context}: unusable kubeconfig entry ({_first_line(exc)})") from None
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
-    configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
-    return k8s.ApiClient(configuration)
+    return configuration
+
+
+# -- the plain contexts, without the kubernetes loader ---------------------------------------------------------
+
+_STRING_KEYS = {
+    "cluster": ("server", "certificate-authority", "certificate-authority-data", "tls-server-name", "proxy-url"),
+    "user": ("token", "tokenFile", "username", "password", "client-certificate", "client-certificate-data",
+             "client-key", "client-key-data"),
+}
+_LOADER_ONLY = ("exec", "auth-provider")
+_temp_files: dict[bytes, str] = {}
+
+
+class _NotPlain(Exception):
+    """This context needs the kubernetes loader (its own errors and messages included)."""
+
+
+def plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration | None:
+    """The Configuration the `kubernetes` loader would build for `context`, or None when the context is not a
+    plain one (exec plugin, auth provider, a missing file, a wrongly typed field, ...): then use the loader."""
+    try:
+        return _plain_configuration(kubeconfig, context)
+    except (_NotPlain, OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration:
+    merged = kubeconfig.merged
+    entry = _entry(merged, "contexts", context)
+    ctx = entry.get("context")
+    if not isinstance(ctx, dict) or not isinstance(ctx.get("cluster"), str):
+        raise _NotPlain
+    user = user_origin = None
+    if ctx.get("user") and merged.get("users"):
+        named = _entry(merged, "users", ctx["user"], required=False)
+        if named is not None:
+            user, user_origin = named.get("user"), kubeconfig.origins[("users", ctx["user"])]
+            if not isinstance(user, dict) or any(key in user for key in _LOADER_ONLY):
+                raise _NotPlain
+    cluster = _entry(merged, "clusters", ctx["cluster"]).get("cluster")
+    cluster_origin = kubeconfig.origins[("clusters", ctx["cluster"])]
+    if not isinstance(cluster, dict):
+        raise _NotPlain
+    for section, values in (("cluster", cluster), ("user", user or {})):
+        if any(key in values and not isinstance(values[key], str) for key in _STRING_KEYS[section]):
+            raise _NotPlain
+    if "insecure-skip-tls-verify" in cluster and not isinstance(cluster["insecure-skip-tls-verify"], bool):
+        raise _NotPlain
+
+    configuration = k8s.Configuration()
+    # The loader's order: a token (inline, else its file), else username and password.
+    token = None
+    if user:
+        token = _FileOrData(user, "tokenFile", "token", _base_path(user_origin)).as_data(base64_file=False)
+        if not token and "username" in user and "password" in user:
+            token = urllib3.util.make_headers(basic_auth=user["username"] + ":" + user["password"]).get(
+                "authorization")
+        elif token:
+            token = f"Bearer {token}"
+    if token:
+        configuration.api_key["BearerToken"] = token
+    if "server" in cluster:
+        configuration.host = cluster["server"].rstrip("/")
+        if configuration.host.startswith("https"):
+            # The loader resolves the client certificate and key relative to the cluster's file, too.
+            base = _base_path(cluster_origin)
+            configuration.ssl_ca_cert = _FileOrData(cluster, "certificate-authority", None, base).as_file()
+            configuration.cert_file = _FileOrData(user, "client-certificate", None, base).as_file()
+            configuration.key_file = _FileOrData(user, "client-key", None, base).as_file()
+    if "insecure-skip-tls-verify" in cluster:
+        configuration.verify_ssl = not cluster["insecure-skip-tls-verify"]
+    if "tls-server-name" in cluster:
+        configuration.tls_server_name = cluster["tls-server-name"]
+    if "proxy-url" in cluster:
+        configuration.proxy = cluster["proxy-url"]
+    return configuration
+
+
+def _entry(merged: dict, section: str, name: str, required: bool = True) -> dict | None:
+    entries = merged.get(section)
+    if not isinstance(entries, list):
+        raise _NotPlain
+    found = [item for item in entries if isinstance(item, dict) and item.get("name") == name]
+    if len(found) > 1 or (required and not found):
+        raise _NotPlain
+    return found[0] if found else None
+
+
+def _base_path(origin: str) -> str:
+    return os.path.abspath(os.path.dirname(origin))
+
+
+@dataclass
+class _FileOrData:
+    """One credential given inline (`<key>-data`, or `token`) or as a file, with the loader's precedence: the
+    inline key, when present at all, wins, even empty; a file path is joined to `base` (no `~` expansion)."""
+
+    values: dict | None
+    file_key: str
+    data_key: str | None
+    base: str
+
+    def _sources(self) -> tuple[str | None, object]:
+        if not self.values:
+            return None, None
+        data_key = self.data_key or f"{self.file_key}-data"
+        if data_key in self.values:
+            return None, self.values[data_key]
+        if self.file_key in self.values:
+            return os.path.normpath(os.path.join(self.base, self.values[self.file_key])), None
+        return None, None
+
+    def as_data(self, base64_file: bool) -> str | None:
+        path, data = self._sources()
+        if not data and path:
+            with open(path) as handle:
+                text = handle.read()
+            return base64.standard_b64encode(text.encode()).decode() if base64_file else text
+        return data
+
+    def as_file(self) -> str | None:
+        path, data = self._sources()
+        if not path and data:
+            path = _temp_file(base64.standard_b64decode(data.encode()))
+        if path and not os.path.isfile(path):
+            raise _NotPlain
+        return path
+
+
+def _temp_file(content: bytes) -> str:
+    """A private (0600) temporary copy of inline certificate data, one per content, removed at exit."""
+    if content not in _temp_files or not os.path.isfile(_temp_files[content]):
+        if not _temp_files:
+            atexit.register(_remove_temp_files)
+        handle, name = tempfile.mkstemp(prefix="rlark-kubeconfig-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        _temp_files[content] = name
+    return _temp_files[content]
+
+
+def _remove_temp_files() -> None:
+    for name in _temp_files.values():
+        try:
+            os.remove(name)
+        except OSError:
+            pass
+    _temp_files.clear()
 
 
 def namespace_of(kubeconfig: Kubeconfig, context: str) -> str | None:
@@ -171,26 +343,40 @@ def _rlark_extensions(merged: dict, contexts: dict[str, dict]) -> tuple[str | No
     return gateway, planes
 
 
-def _first_current_context(paths: list[Path]) -> str | None:
+def _read(path: Path) -> object:
+    with open(path, encoding="utf-8") as handle:
+        document = yaml.safe_load(handle)
+    if document is None:
+        raise ValueError(f"Invalid kube-config. {path} file is empty")
+    return document
+
+
+def merge(documents: list[tuple[str, object]]) -> tuple[dict, dict[tuple[str, str], str]]:
+    """The files merged as the `kubernetes` loader (and kubectl) merge them: the first file's other keys, and for
+    clusters, contexts and users the first entry of each name; plus which file each entry came from."""
+    merged: dict = {}
+    origins: dict[tuple[str, str], str] = {}
+    for number, (path, document) in enumerate(documents):
+        if number == 0:
+            merged = copy.deepcopy(document)
+            for section in ("clusters", "contexts", "users"):
+                merged[section] = []
+        for section in ("clusters", "contexts", "users"):
+            for item in document.get(section, []) or []:
+                if not any(existing["name"] == item["name"] for existing in merged[section]):
+                    merged[section].append(copy.deepcopy(item))
+                    origins.setdefault((section, item["name"]), path)
+        if "current-context" in document:
+            merged["current-context"] = document["current-context"]
+    return merged, origins
+
+
+def _first_current_context(documents: list[tuple[str, object]]) -> str | None:
     """kubectl's rule: the first file that sets current-context wins."""
-    for path in paths:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
+    for _path, data in documents:
         if isinstance(data, dict) and data.get("current-context"):
             return str(data["current-context"])
     return None
-
-
-def _plain(value):
-    """The merger wraps merged list entries in ConfigNode; unwrap to plain dicts and lists."""
-    value = getattr(value, "value", value)
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _first_line(exc: Exception) -> str:
