@@ -674,7 +674,13 @@ class SandboxServer:
             raise ApiError(exc.code, exc.reason, exc.message) from None
         if request.headers.get("Upgrade", "").lower() != "websocket":
             raise ApiError(400, "BadRequest", "Upgrade request required")
-        return await podexec.serve_exec(request, options, target, alive)
+
+        def alive_and_connected() -> bool:
+            if self.faults.outage_mode() == "drop":
+                _drop(request)
+                return False
+            return alive()
+        return await podexec.serve_exec(request, options, target, alive_and_connected)
 
     async def _gateway_terminal(self, request: web.Request, pod_cr: str) -> web.StreamResponse:
         """The gateway's `pods/<pod CR>/terminal` (terminal.go): find the data-plane pod, then the terminal."""

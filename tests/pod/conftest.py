@@ -35,12 +35,17 @@ def wait_running(sandbox, cluster: str, pod: str, timeout: float = 30) -> None:
     raise AssertionError(f"pod {pod} did not start")
 
 
+def create_job(sandbox, name: str, roles: list[tuple[str, bool, str]]) -> None:
+    """A Job of (role, head, host) roles whose Pods run without Ray, unless it exists."""
+    if sandbox.store.get("jobs", name, "") is None:
+        sandbox.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+                                      "spec": {"tasks": [_role(*role) for role in roles]}})
+
+
 @pytest.fixture
 def shell_job(sandbox):
     """Job `shell`: Header role `actor` on gpu-a1 and role `env` on edge-b1, both Running without Ray."""
-    if sandbox.store.get("jobs", JOB, "") is None:
-        sandbox.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": JOB},
-                                      "spec": {"tasks": [_role("actor", True, "gpu-a1"), _role("env", False, "edge-b1")]}})
+    create_job(sandbox, JOB, [("actor", True, "gpu-a1"), ("env", False, "edge-b1")])
     for cluster, pod in (HEAD, WORKER):
         wait_running(sandbox, cluster, pod)
     return sandbox

@@ -1,0 +1,97 @@
+"""`rlark exec` and `rlark cp`: a command or a shell in a Job's Pod (`main`), and files in and out of it by tar.
+
+Owns the flags, choosing the Pod (the Header Pod unless --role / --pod / JOB:pod) and the local terminal side;
+the exec itself is cluster.podexec, the read-only refusal actions.Actions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from rlark_tui.actions import Actions
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.logs import LogTarget, resolve_targets
+from rlark_tui.cluster.podexec import ExecSession, data_plane_client, relay
+from rlark_tui.errors import UsageError
+from rlark_tui.model.views import Job
+
+SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
+"""An interactive shell: bash where the image has it, else sh."""
+
+EXEC_EXIT = """exit codes:
+  N    the command's own exit code (0 when it succeeded)
+  1    refused (--readonly), the Job or Pod does not exist or is not running, the connection dropped
+  2    usage error
+  130  interrupted (Ctrl-C)"""
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "exec", parents=parents, help="run a command or a shell in a Job's Pod",
+        description="Run COMMAND in the `main` container of a Job's Pod (the Header Pod unless --role or --pod "
+                    "says otherwise), through the data plane's exec. With no command on a terminal: an "
+                    "interactive shell (bash, else sh). Piped input is passed on; the exit code is the command's.",
+        epilog=EXEC_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _exec_flags(parser)
+    parser.add_argument("job", metavar="JOB")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    parser.set_defaults(handler=run_exec)
+
+
+def _exec_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--role", metavar="ROLE", help="a Pod of this role (task name or platform role)")
+    who.add_argument("--pod", metavar="POD", help="this Pod (e.g. demo-ppo-rollout-0)")
+    parser.add_argument("-i", "--stdin", action="store_true", help="pass stdin to the command")
+    parser.add_argument("-t", "--tty", action="store_true", help="allocate a terminal (stdin must be one)")
+    return parser
+
+
+def _split_command(args: argparse.Namespace) -> list[str]:
+    """The command. argparse drops a `--` right after JOB; flags after JOB stay in front of the command with
+    their `--`, and are read here."""
+    words = list(args.command)
+    if not words or not words[0].startswith("-"):
+        return words
+    cut = words.index("--") if "--" in words else len(words)
+    flags = _exec_flags(argparse.ArgumentParser(prog="rlark exec", add_help=False, exit_on_error=False))
+    try:
+        _, rest = flags.parse_known_args(words[:cut], namespace=args)
+    except argparse.ArgumentError as exc:
+        raise UsageError(str(exc)) from None
+    if rest:
+        raise UsageError(f"unexpected {' '.join(rest)!r}: put the command after --, e.g. rlark exec JOB -- ls")
+    return words[cut + 1:]
+
+
+def pick_pod(access: ClusterAccess, job_name: str, role: str | None = None, pod: str | None = None) -> LogTarget:
+    """The Pod to exec in: the given Pod, else the first Pod of the given role, else of the Header role."""
+    if role is None and pod is None:
+        head = Job(access.get(JOBS, job_name)).head_task
+        role = head.name if head else None
+    targets = resolve_targets(access, job_name, role, pod)
+    if not targets:
+        raise UsageError(f"job {job_name} has no Pods" + (f" of role {role}" if role else "") + " yet")
+    return targets[0]
+
+
+def run_exec(args: argparse.Namespace) -> int:
+    command = _split_command(args)
+    access = ClusterAccess.from_args(args)
+    Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("run a command in a Pod (exec)")
+    target = pick_pod(access, args.job, args.role, args.pod)
+    terminal = os.isatty(sys.stdin.fileno())
+    tty = (args.tty or not command) and terminal
+    if args.tty and not terminal:
+        print("warning: stdin is not a terminal, so no terminal is allocated", file=sys.stderr)
+    if not command and not terminal:
+        command = ["sh"]
+    stdin = args.stdin or tty or not terminal
+    session = ExecSession.open(data_plane_client(access, target.cluster), target.pod, command or SHELL,
+                               namespace=target.namespace, stdin=stdin, tty=tty,
+                               source=f"data plane {target.cluster}")
+    return relay(session, stdin_fd=sys.stdin.fileno() if stdin else None, stdout_fd=sys.stdout.fileno(),
+                 stderr_fd=sys.stderr.fileno(), tty=tty)

@@ -1,0 +1,127 @@
+"""`rlark exec` as a user runs it (a child process): exit codes, pipes, the Header Pod by default, --role,
+--readonly, and an interactive shell in a pseudo-terminal (prompt, `stty size`, resize, `exit 3`); faults: the
+connection dropped mid-session and the Pod deleted mid-session.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+from tests.pod.conftest import HEAD, JOB
+
+
+def rlark(sandbox, *argv: str, stdin: bytes | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), *argv],
+                          input=stdin if stdin is not None else b"", capture_output=True, timeout=timeout,
+                          env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+
+
+def test_command_exit_code_and_header_pod(shell_job):
+    done = rlark(shell_job, "exec", JOB, "--", "sh", "-c", 'echo $RLARK_TASK_ROLE; exit 7')
+    assert (done.returncode, done.stdout, done.stderr) == (7, b"actor\n", b"")
+
+
+def test_pipe_and_role(shell_job):
+    done = rlark(shell_job, "exec", JOB, "--", "cat", stdin=b"hi\n")
+    assert (done.returncode, done.stdout) == (0, b"hi\n")
+    done = rlark(shell_job, "exec", JOB, "--role", "env", "--", "sh", "-c", "echo $RLARK_TASK_ROLE")
+    assert (done.returncode, done.stdout) == (0, b"env\n")
+
+
+def test_readonly_refuses_exec(shell_job):
+    done = rlark(shell_job, "--readonly", "exec", JOB, "--", "touch", "/tmp/rlark-readonly-probe")
+    assert done.returncode == 1
+    assert done.stderr.decode().strip().splitlines() == [
+        "error: read-only mode: refusing to run a command in a Pod (exec) (started with --readonly)"]
+
+
+def test_unknown_job_and_role(shell_job):
+    done = rlark(shell_job, "exec", "no-such-job", "--", "true")
+    assert done.returncode == 1 and done.stderr.decode().count("\n") == 1 and "no-such-job" in done.stderr.decode()
+    done = rlark(shell_job, "exec", JOB, "--role", "nope", "--", "true")
+    assert done.returncode == 2 and "has no role 'nope'" in done.stderr.decode()
+
+
+class Pty:
+    """`rlark` on a pseudo-terminal of its own (its controlling terminal, like a shell would start it)."""
+
+    def __init__(self, sandbox, *argv: str, rows: int = 24, cols: int = 80):
+        self.master, slave = pty.openpty()
+        self.resize(rows, cols)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), *argv],
+            stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm"})
+        os.close(slave)
+        self.seen = b""
+
+    def resize(self, rows: int, cols: int) -> None:
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def send(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def expect(self, needle: bytes, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.seen:
+            assert time.monotonic() < deadline, f"{needle!r} not seen; got {self.seen[-500:]!r}"
+            if select.select([self.master], [], [], 0.2)[0]:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:
+                    break
+        assert needle in self.seen, self.seen[-500:]
+
+    def mode(self) -> list:
+        return termios.tcgetattr(self.master)
+
+    def wait(self, timeout: float = 15) -> int:
+        code = self.proc.wait(timeout)
+        os.close(self.master)
+        return code
+
+
+def test_interactive_shell_size_resize_and_exit_code(shell_job):
+    term = Pty(shell_job, "exec", JOB, rows=33, cols=101)
+    before = term.mode()
+    term.send(b"echo ready-$((6*7))\n")
+    term.expect(b"ready-42")
+    term.send(b"stty size\n")
+    term.expect(b"33 101")
+    term.resize(40, 120)
+    time.sleep(0.5)
+    term.send(b"stty size\n")
+    term.expect(b"40 120")
+    term.send(b"exit 3\n")
+    assert term.wait() == 3
+
+
+def test_dropped_connection_restores_terminal(shell_job, faults):
+    term = Pty(shell_job, "exec", JOB)
+    term.send(b"echo up-$((1+1))\n")
+    term.expect(b"up-2")
+    faults.outage(3)
+    term.expect(b"error: ")
+    assert term.wait() == 1
+    assert b"dropped" in term.seen or b"closed before" in term.seen
+
+
+def test_pod_deleted_mid_session(shell_job):
+    """The Job is deleted under an open shell: its Pod goes, the shell ends as a killed process (137)."""
+    from tests.pod.conftest import create_job, wait_running
+    create_job(shell_job, "shell-gone", [("actor", True, "gpu-a3")])
+    wait_running(shell_job, "rlark-gpu-a", "shell-gone-actor-0")
+    term = Pty(shell_job, "exec", "shell-gone")
+    term.send(b"echo in-$((2+2))\n")
+    term.expect(b"in-4")
+    shell_job.store.delete("jobs", "shell-gone", "")
+    assert term.wait(timeout=30) == 137
