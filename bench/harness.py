@@ -20,7 +20,7 @@ from pathlib import Path
 __all__ = ["SandboxProc", "start_sandbox", "rss_mb", "cpu_seconds", "percentile", "PtyApp", "app_env", "REPO"]
 
 REPO = Path(__file__).resolve().parent.parent
-_READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+)$")
+_READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(\S+) server=\S+$")
 
 
 @dataclass

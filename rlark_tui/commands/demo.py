@@ -105,7 +105,7 @@ def _alive(pid: int) -> bool:
 
 
 def _await_ready(proc: subprocess.Popen, state_dir: Path) -> Path:
-    """Read the child's `ready kubeconfig=<path> gateway=<url>` line."""
+    """Read the child's `ready kubeconfig=<path> gateway=<url> server=<url>` line."""
     result: list[str] = []
     reader = threading.Thread(target=lambda: result.append(proc.stdout.readline().decode()), daemon=True)
     reader.start()
@@ -173,9 +173,10 @@ def serve(state_dir: Path, exit_with_stdin: bool) -> int:
     sandbox = Sandbox(state_dir, seed="demo")
 
     def ready(sb: Sandbox) -> None:
-        record = {"pid": os.getpid(), "kubeconfig": str(sb.kubeconfig), "gateway": sb.gateway}
+        record = {"pid": os.getpid(), "kubeconfig": str(sb.kubeconfig), "gateway": sb.gateway,
+                  "server": sb.server_url}
         write_private(state_dir / RECORD, json.dumps(record))
-        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)
+        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway} server={sb.server_url}", flush=True)
         if exit_with_stdin:
             threading.Thread(target=lambda: (sys.stdin.buffer.read(), sandbox.request_stop()), daemon=True).start()
 

@@ -1,5 +1,6 @@
 """`rlark sandbox`: serve the embedded RLark sandbox in the foreground until SIGTERM/SIGINT.
-Prints exactly one line `ready kubeconfig=<path> gateway=<url>` once it serves.
+Prints exactly one line `ready kubeconfig=<path> gateway=<url> server=<url>` once it serves (server: the
+mutual-TLS rlark-server port).
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in
     sb = Sandbox(state_dir, port=0, seed="demo").start()
     sb.kubeconfig      # Path of the kubeconfig (mode 0600); contexts "rlark-sandbox", "rlark-sandbox-<ns>"
     sb.gateway         # "https://127.0.0.1:<port>"
+    sb.server_url      # "https://127.0.0.1:<server port>": rlark-server, mutual TLS (rlark_server.py)
+    sb.ca_path         # Path of the sandbox CA (PEM): signs both ports' certificates and client certificates
+    sb.issue_client_cert({"permission:agent-proxy": "gpu-a"}, days=365, not_before=None)  # (cert, key) PEM
+    sb.revoke(cert_pem)  # rlark-server answers that certificate 401 from now on
+    sb.unknown_routes  # ["METHOD /path", ...]: requests on either port that matched no platform route
     sb.context         # "rlark-sandbox"
     sb.store, sb.logs, sb.faults, sb.proxies   # see store.py, logs.py, faults.py, proxy.py
     sb.call(fn, *args) # run fn(*args) on the sandbox loop (await it if it returns a coroutine), get the result
@@ -11,7 +16,8 @@ Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in
     sb.stop()
 
 State dir layout: `objects/` (store), `logs/` (container logs), `tls/` (CA + server cert), `token` (0600),
-`port` (the last port, reused on restart when free so kubeconfigs stay valid), `kubeconfig`, and `pid` while
+`port` and `server-port` (the last ports, reused on restart when free so kubeconfigs stay valid),
+`kubeconfig`, and `pid` while
 a sandbox serves it: a second sandbox on the same state dir is refused (`running_pid(state_dir)` tells
 whether one is up).
 Seeds (`seed.py`) only fill an empty store. Agent hook: if `rlark_tui.sandbox.agent` is importable,
@@ -44,7 +50,9 @@ from rlark_tui.sandbox import kubeconfig as kubeconfig_file
 from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox import certs, rlark_server
 from rlark_tui.sandbox.proxy import ProxyRegistry
+from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.server import SandboxServer
 from rlark_tui.sandbox.store import Store
 from rlark_tui.sandbox.tensorboard import TensorBoards
@@ -116,9 +124,15 @@ class Sandbox:
     context = kubeconfig_file.CONTEXT
 
     def __init__(self, state_dir: Path | str | None = None, port: int = 0, seed: str = "demo",
-                 agent: bool = True, agent_settings: dict | None = None, history: int = 5000):
+                 agent: bool = True, agent_settings: dict | None = None, history: int = 5000,
+                 server_port: int = 0):
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
         self.requested_port = port
+        self.requested_server_port = server_port
+        self.server_url = ""
+        self.ca_path = self.state_dir / "tls" / "ca.crt"
+        self.routes = RouteLog()
+        self.revocations = certs.Revocations()
         self.seed = seed
         seeds.parse(seed)
         self.use_agent = agent
@@ -135,6 +149,8 @@ class Sandbox:
         self.agent = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
+        self._server_runner: web.AppRunner | None = None
+        self._lease: asyncio.Task | None = None
         self._thread: threading.Thread | None = None
         self._stop_event: asyncio.Event | None = None
         self._clusters: list[str] = []
@@ -161,41 +177,53 @@ class Sandbox:
         if self.store.resource_version == 0:
             with self.store.batch():
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
+        tls = self.state_dir / "tls"
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
-                               tensorboards=self.tensorboards)
+                               tensorboards=self.tensorboards, routes=self.routes)
         server.exec_target = lambda cluster, pod: self.agent.exec_target(cluster, pod) if self.agent else None
         self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = await self._bind(server_context(self.state_dir / "tls"))
-        self.port = site._server.sockets[0].getsockname()[1]
-        (self.state_dir / "port").write_text(str(self.port))
+        self.port = await self._bind(self._runner, server_context(tls), self.requested_port, "port")
         self.gateway = f"https://127.0.0.1:{self.port}"
+        self._server_runner = web.AppRunner(rlark_server.RlarkServer(server, self.revocations).app(),
+                                            access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._server_runner.setup()
+        server_port = await self._bind(self._server_runner, server_context(tls, client_certificates=True),
+                                       self.requested_server_port, "server-port")
+        self.server_url = f"https://127.0.0.1:{server_port}"
+        rlark_server.publish(self.store, tls)
+        self._lease = asyncio.get_running_loop().create_task(rlark_server.renew_lease(self.store, "127.0.0.1"))
         self._write_kubeconfig()
         nodes = self.store.watch("nodes", since=str(self.store.resource_version))
         self._watcher = asyncio.get_running_loop().create_task(self._follow_clusters(nodes))
         await self._start_agent()
 
-    async def _bind(self, ssl_context) -> web.TCPSite:
-        candidates = [self.requested_port]
-        remembered = self.state_dir / "port"
-        if self.requested_port == 0 and remembered.exists():
+    async def _bind(self, runner: web.AppRunner, ssl_context, requested: int, remember: str) -> int:
+        """Listen on 127.0.0.1:`requested` (0: the port in file `remember` when free, else any); the port."""
+        candidates = [requested]
+        remembered = self.state_dir / remember
+        if requested == 0 and remembered.exists():
             previous = int(remembered.read_text().strip() or 0)
             if previous and _port_free(previous):
                 candidates.insert(0, previous)
         error: OSError | None = None
         for port in candidates:
-            site = web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=ssl_context, reuse_address=True)
+            site = web.TCPSite(runner, "127.0.0.1", port, ssl_context=ssl_context, reuse_address=True)
             try:
                 await site.start()
-                return site
             except OSError as exc:
                 error = exc
-        raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{self.requested_port}: {error}")
+                continue
+            port = site._server.sockets[0].getsockname()[1]
+            remembered.write_text(str(port))
+            return port
+        raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{requested}: {error}")
 
     def _write_kubeconfig(self) -> None:
         self._clusters = self.store.clusters()
         ca = (self.state_dir / "tls" / "ca.crt").read_bytes()
-        kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters))
+        kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters,
+                                                                     self.server_url))
 
     async def _follow_clusters(self, sub) -> None:
         """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes).
@@ -237,6 +265,11 @@ class Sandbox:
         finally:
             if self._watcher:
                 self._watcher.cancel()
+            if self._lease:
+                self._lease.cancel()
+            if self._server_runner:
+                await self._server_runner.cleanup()
+                self._server_runner = None
             if self._runner:
                 await self._runner.cleanup()
                 self._runner = None
@@ -318,6 +351,20 @@ class Sandbox:
         return config.new_client_from_config(config_file=str(self.kubeconfig), context=context or self.context,
                                              persist_config=False)
 
+    def issue_client_cert(self, metadata: dict[str, str], *, days: float = 365,
+                          not_before=None) -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) signed by the sandbox CA with `metadata` as its permissions (tests)."""
+        return certs.issue(self.state_dir / "tls", metadata, days=days, not_before=not_before)
+
+    def revoke(self, cert_pem: bytes) -> None:
+        """rlark-server answers requests with this certificate 401 `client certificate revoked` from now on."""
+        self.revocations.revoke(cert_pem)
+
+    @property
+    def unknown_routes(self) -> list[str]:
+        """Requests on either port that matched no platform route, as "METHOD /path"."""
+        return self.routes.unknown
+
     @property
     def token(self) -> str:
         """The bearer token (tests only; never print it)."""
@@ -328,7 +375,7 @@ def main_foreground(state_dir: Path | None, port: int, seed: str, agent: bool = 
     sandbox = Sandbox(state_dir, port=port, seed=seed, agent=agent)
 
     def ready(sb: Sandbox) -> None:
-        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway}", flush=True)
+        print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway} server={sb.server_url}", flush=True)
 
     try:
         asyncio.run(sandbox.serve(ready))

@@ -23,7 +23,7 @@ from rlark_tui.model.views import TaskSpec, dig
 from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.podexec import ExecTarget
-from rlark_tui.sandbox.resources import ROOT
+from rlark_tui.sandbox.resources import CONTROL_KUBE, ROOT
 from rlark_tui.sandbox.procs import reap_all, start_watchdog
 from rlark_tui.sandbox.runner import (
     CONTAINER,
@@ -131,8 +131,9 @@ class Agent:
         self._reaper = start_watchdog(pods_dir)
 
     async def _watch(self, sub) -> None:
-        async for _event in sub:
-            self._kick.set()
+        async for event in sub:
+            if event.resource not in CONTROL_KUBE:
+                self._kick.set()
 
     async def _loop(self) -> None:
         """One pass per burst of changes (and every `resync` seconds); a pass that took long spaces out the
@@ -320,6 +321,7 @@ class Agent:
         if self.proxies is not None:
             ports = self.ports.claim(f"{cluster}/{name}-0")
             self.proxies.register(cluster, service, DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
+            self.proxies.register_pod(cluster, f"{name}-0", DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
 
     def _pod_env(self, task: dict, pod_name: str) -> list[dict]:
         spec = TaskSpec(task.get("spec"))
@@ -514,6 +516,8 @@ class Agent:
             shutil.rmtree(temp_dir_for(uid, str(self.state_dir)), ignore_errors=True)
             shutil.rmtree(self.root / "pods" / uid, ignore_errors=True)
             self.ports.release(f"{cluster}/{name}")
+            if self.proxies is not None:
+                self.proxies.unregister_pod(cluster, name)
             current = self.store.get("pods", name, DATA_NAMESPACE, cluster)
             if current is not None and current["metadata"].get("uid") == uid:
                 self._delete("pods", name, DATA_NAMESPACE, cluster)

@@ -16,6 +16,10 @@ CRD plural):
   Status (the store also forgets its history, so resuming from an old resourceVersion keeps failing).
 - `outage(seconds, mode="drop")`: for that long every API request has its connection dropped without an
   answer ("drop") or gets 503 ("503"); open watches and log follows are ended.
+- `server_down(on=True)`: rlark-server's port drops every connection (new requests and open streams) while
+  the control plane and gateway port stay up.
+- `agent_offline(agent, on=True)`: that agent (e.g. "gpu-a") has no tunnel to rlark-server, whose proxy
+  routes for it answer 502 as the platform's reverse proxy does.
 - `cleared()`: a context manager; every switch is off when it starts and when it ends.
 - `cut_logs(after_lines=1, times=1)`: a matching `pods/log` stream sends `after_lines` lines, then half of
   the next line without its newline, then drops the connection.
@@ -55,7 +59,7 @@ class _Rule:
 
 class Faults:
     OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "stop_tensorboard",
-           "clear")
+           "server_down", "agent_offline", "clear")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -71,6 +75,8 @@ class Faults:
             self._outage_mode = "drop"
             self._cut: _Rule | None = None
             self._tensorboards_down: set[str] = set()
+            self._server_down = False
+            self._offline: set[str] = set()
 
     @contextmanager
     def cleared(self) -> Iterator[Faults]:
@@ -120,7 +126,26 @@ class Faults:
         with self._lock:
             return pod in self._tensorboards_down
 
+    def server_down(self, on: bool = True) -> None:
+        with self._lock:
+            self._server_down = bool(on)
+
+    def agent_offline(self, agent: str, on: bool = True) -> None:
+        with self._lock:
+            if on:
+                self._offline.add(agent)
+            else:
+                self._offline.discard(agent)
+
     # ----- queried by the server -----
+    def is_server_down(self) -> bool:
+        with self._lock:
+            return self._server_down
+
+    def is_offline(self, agent: str) -> bool:
+        with self._lock:
+            return agent in self._offline
+
     @staticmethod
     def _take(rules: list[_Rule], verb: str, resource: str, plane: str) -> _Rule | None:
         for rule in rules:
@@ -171,6 +196,8 @@ class Faults:
                 "outage": {"seconds": round(remaining, 3), "mode": self._outage_mode} if remaining else None,
                 "cutLogs": asdict(self._cut) if self._cut else None,
                 "tensorboardsStopped": sorted(self._tensorboards_down),
+                "serverDown": self._server_down,
+                "agentsOffline": sorted(self._offline),
             }
 
     def apply(self, op: str, args: dict | None) -> None:

@@ -31,6 +31,7 @@ from aiohttp import web
 from rlark_tui.sandbox import tensorboard
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore
 from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
+from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.store import Store, now_iso
 
 KEYS_SECRET = ("default", "rlark-ssh-keys")
@@ -90,8 +91,9 @@ def valid_public_key(text: str) -> bool:
 
 
 class Gateway:
-    def __init__(self, store: Store, logs: LogStore, tensorboards: tensorboard.TensorBoards | None = None):
-        self.store, self.logs = store, logs
+    def __init__(self, store: Store, logs: LogStore, routes: RouteLog,
+                 tensorboards: tensorboard.TensorBoards | None = None):
+        self.store, self.logs, self.routes = store, logs, routes
         self.tensorboards = tensorboards if tensorboards is not None else tensorboard.TensorBoards()
 
     async def handle(self, request: web.Request, path: str) -> web.StreamResponse:
@@ -117,6 +119,7 @@ class Gateway:
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "pods"] and parts[4] == "events"
                 and method == "GET"):
             return self.pod_events(parts[3])
+        self.routes.record(request)
         return _error(404, f"no route for {method} {path}")
 
     # ----- clusters -----

@@ -26,6 +26,20 @@ and ignores):
 
 Gateway requests authenticate with the control-plane context's credentials (same token and CA).
 The same extension may be added by hand to a real installation's kubeconfig.
+
+The control plane's cluster entry also carries where rlark-server is (rlark-platform.md §0b), for zero-config
+clients; its CA signs the server's certificate (client certificates come from Secret `rlark-admin-cert`):
+
+    clusters:
+    - name: rlark-sandbox
+      cluster:
+        server: https://127.0.0.1:<port>/clusters/root
+        certificate-authority-data: <base64 PEM>
+        extensions:
+        - name: rlark.io/server
+          extension:
+            server: https://127.0.0.1:<server port>
+            certificate-authority-data: <base64 PEM>
 """
 
 from __future__ import annotations
@@ -39,19 +53,23 @@ from rlark_tui.fsutil import write_private
 
 CONTEXT = "rlark-sandbox"
 EXTENSION = "rlark.io/console"
+SERVER_EXTENSION = "rlark.io/server"
 
 
 def data_plane_context(cluster_ns: str) -> str:
     return f"{CONTEXT}-{cluster_ns}"
 
 
-def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str]) -> dict:
+def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str], server_url: str) -> dict:
     ca = base64.b64encode(ca_pem).decode()
 
     def cluster(name: str, prefix: str) -> dict:
         return {"name": name, "cluster": {"server": f"{base_url}/clusters/{prefix}",
                                           "certificate-authority-data": ca}}
 
+    control_cluster = cluster(CONTEXT, "root")
+    control_cluster["cluster"]["extensions"] = [{"name": SERVER_EXTENSION, "extension": {
+        "server": server_url, "certificate-authority-data": ca}}]
     control = {"name": CONTEXT, "context": {
         "cluster": CONTEXT, "user": CONTEXT,
         "extensions": [{"name": EXTENSION, "extension": {
@@ -65,7 +83,7 @@ def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str]) -> dict
         "kind": "Config",
         "preferences": {},
         "current-context": CONTEXT,
-        "clusters": [cluster(CONTEXT, "root")] + [cluster(data_plane_context(ns), ns) for ns in clusters],
+        "clusters": [control_cluster] + [cluster(data_plane_context(ns), ns) for ns in clusters],
         "users": [{"name": CONTEXT, "user": {"token": token}}],
         "contexts": [control] + [
             {"name": data_plane_context(ns),

@@ -1,10 +1,13 @@
 """Service proxy targets of the data planes: which local URL answers for `<service>:<port>` in a cluster,
-and the forwarding the `services/<name>:<port>/proxy/...` route does.
+and the forwarding the `services/<name>:<port>/proxy/...` route does. Pods' own ports too: sandbox Pods
+share the host's network, so a Pod's port (8265 of a Ray head) is another local port.
 
 The agent registers a target once a service has a backend, e.g. a Ray head's dashboard:
     proxies.register("rlark-gpu-a", "demo-ppo-actor-ray-head", 8265, "http://127.0.0.1:52713")
 and removes it with `proxies.unregister(cluster, service, port)` (or `unregister(cluster, service)` for
-every port). `namespace` defaults to "rlark-system". Thread-safe. Not persisted: targets are processes.
+every port). `namespace` defaults to "rlark-system". Pod ports: `register_pod(cluster, pod, port, url)`,
+`pod_target(cluster, pod, port)` (rlark-server's podproxy and taskproxy), `unregister_pod(cluster, pod)`.
+Thread-safe. Not persisted: targets are processes.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class ProxyRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._targets: dict[tuple[str, str, str, int], str] = {}
+        self._pods: dict[tuple[str, str, int], str] = {}
 
     def register(self, cluster: str, service: str, port: int, url: str, namespace: str = DATA_NAMESPACE) -> None:
         with self._lock:
@@ -43,6 +47,19 @@ class ProxyRegistry:
                 return self._targets.get((cluster, namespace, service, port))
             found = [url for key, url in self._targets.items() if key[:3] == (cluster, namespace, service)]
             return found[0] if len(found) == 1 else None
+
+    def register_pod(self, cluster: str, pod: str, port: int, url: str) -> None:
+        with self._lock:
+            self._pods[(cluster, pod, int(port))] = url.rstrip("/")
+
+    def unregister_pod(self, cluster: str, pod: str) -> None:
+        with self._lock:
+            for key in [k for k in self._pods if k[:2] == (cluster, pod)]:
+                del self._pods[key]
+
+    def pod_target(self, cluster: str, pod: str, port: int) -> str | None:
+        with self._lock:
+            return self._pods.get((cluster, pod, int(port)))
 
     def targets(self) -> dict[str, str]:
         with self._lock:

@@ -1,5 +1,9 @@
 """The resource types the sandbox serves: rlinf.io kinds on the control plane, core/v1 kinds on data planes.
 Names, scopes, short names and printer columns follow ../shared/spec/crds (rlark-platform.md §1).
+
+The control plane also serves the two Kubernetes kinds rlark-server keeps there (rlark-platform.md §0b):
+core/v1 Secrets (`default/rlark-admin-cert`, `default/rlark-ui-auth`) and coordination.k8s.io/v1 Leases
+(`default/rlark-server-peer-<host>`); they are in CONTROL_KUBE, apart from the rlinf.io kinds.
 """
 
 from __future__ import annotations
@@ -53,6 +57,15 @@ CONTROL_PLANE = {
     )
 }
 
+COORDINATION = "coordination.k8s.io"
+CONTROL_KUBE = {
+    r.plural: r for r in (
+        ResourceType("secrets", "Secret", "", "v1", True, (), columns=(("Type", "type", "string"), AGE)),
+        ResourceType("leases", "Lease", COORDINATION, "v1", True, (),
+                     columns=(("Holder", "spec.holderIdentity", "string"), AGE)),
+    )
+}
+
 DATA_PLANE = {
     r.plural: r for r in (
         ResourceType("pods", "Pod", "", "v1", True, ("po",), tuple(READ)),
@@ -65,5 +78,6 @@ DATA_PLANE = {
 
 
 def resource_type(plane: str, resource: str) -> ResourceType | None:
-    table = CONTROL_PLANE if plane == ROOT else DATA_PLANE
-    return table.get(resource)
+    if plane == ROOT:
+        return CONTROL_PLANE.get(resource) or CONTROL_KUBE.get(resource)
+    return DATA_PLANE.get(resource)

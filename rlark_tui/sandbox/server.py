@@ -1,5 +1,6 @@
 """The sandbox's aiohttp application: control plane (`/clusters/root` and un-prefixed), data planes
 (`/clusters/<cluster namespace>`), gateway (`/api/v1/...`, see gateway.py) and the fault admin route.
+`api(request, plane, path)` and `answer(request, call)` are also what rlark_server.py dispatches to in-process.
 
 Wire behaviour follows ../shared/spec/kubectl-compat.md: plain discovery, /version v1.32, OpenAPI v3 + v2,
 Tables for `kubectl get`, Status bodies for errors, newline-delimited watch streams. Every request needs the
@@ -26,8 +27,9 @@ from rlark_tui.sandbox.loadgen import LoadGen, parse_args as parse_loadgen
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore, parse_ts
 from rlark_tui.sandbox.patch import PatchError, json_patch, merge_patch
 from rlark_tui.sandbox.proxy import ProxyError, ProxyRegistry, forward
-from rlark_tui.sandbox.resources import (CONTROL_PLANE, DATA_PLANE, GROUP, GROUP_VERSION, ROOT, VERSION,
-                                         ResourceType, resource_type)
+from rlark_tui.sandbox.resources import (CONTROL_KUBE, CONTROL_PLANE, COORDINATION, DATA_PLANE, GROUP,
+                                         GROUP_VERSION, ROOT, VERSION, ResourceType, resource_type)
+from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.store import Gone, Store, StoreError, qualified
 
 KUBE_VERSION = {
@@ -65,8 +67,12 @@ def error_response(exc: ApiError) -> web.Response:
     return respond(status_body(exc.code, exc.reason, exc.message, exc.details), exc.code)
 
 
+class UnknownRoute(ApiError):
+    """No route of the platform matches the request's path (recorded in `RouteLog`)."""
+
+
 def not_found_path() -> ApiError:
-    return ApiError(404, "NotFound", "the server could not find the requested resource")
+    return UnknownRoute(404, "NotFound", "the server could not find the requested resource")
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -85,11 +91,12 @@ def _int(request: web.Request, name: str) -> int | None:
 
 class SandboxServer:
     def __init__(self, store: Store, logs: LogStore, faults: Faults, proxies: ProxyRegistry, token: str,
-                 tensorboards: TensorBoards | None = None):
+                 tensorboards: TensorBoards | None = None, routes: RouteLog | None = None):
         self.store, self.logs, self.faults, self.proxies = store, logs, faults, proxies
         self._token = token
         self._session: aiohttp.ClientSession | None = None
-        self.gateway = gateway.Gateway(store, logs, tensorboards)
+        self.routes = routes or RouteLog()
+        self.gateway = gateway.Gateway(store, logs, self.routes, tensorboards)
         self.loadgen = LoadGen(store, logs)
         self.exec_target: Callable[[str, str], podexec.ExecTarget | None] = lambda _cluster, _pod: None
         """Where a running pod's processes run (set by `Sandbox` to its agent's answer)."""
@@ -111,7 +118,11 @@ class SandboxServer:
         if not (auth.startswith("Bearer ") and hmac.compare_digest(auth[7:].strip().encode(),
                                                                    self._token.encode())):
             return respond(status_body(401, "Unauthorized", "Unauthorized"), 401)
-        if not request.path.startswith("/_sandbox/"):
+        return await self.answer(request, lambda: handler(request), outage=not request.path.startswith("/_sandbox/"))
+
+    async def answer(self, request: web.Request, call, outage: bool = True) -> web.StreamResponse:
+        """`await call()` with the outage fault applied first and errors turned into Status answers."""
+        if outage:
             mode = self.faults.outage_mode()
             if mode == "drop":
                 _drop(request)
@@ -120,7 +131,10 @@ class SandboxServer:
                 return respond(status_body(503, "ServiceUnavailable", "the server is currently unable to "
                                            "handle the request"), 503)
         try:
-            return await handler(request)
+            return await call()
+        except UnknownRoute as exc:
+            self.routes.record(request)
+            return error_response(exc)
         except ApiError as exc:
             return error_response(exc)
         except StoreError as exc:
@@ -240,21 +254,24 @@ class SandboxServer:
         if path == "/version" or path == "/version/":
             return respond(KUBE_VERSION)
         if path == "/api":
-            return respond({"kind": "APIVersions", "versions": [] if control else ["v1"],
+            return respond({"kind": "APIVersions", "versions": ["v1"],
                             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
                                                             "serverAddress": request.host}]})
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(body=b"ok", headers={"Content-Type": "text/plain"})
         if path == "/apis":
             return respond(self._group_list(control))
-        if path == f"/apis/{GROUP}" and control:
-            return respond({"kind": "APIGroup", "apiVersion": "v1", **self._group_list(control)["groups"][0]})
+        groups = {g["name"]: g for g in self._group_list(control)["groups"]}
+        if path.startswith("/apis/") and path[len("/apis/"):] in groups:
+            return respond({"kind": "APIGroup", "apiVersion": "v1", **groups[path[len("/apis/"):]]})
         if path.startswith("/openapi/"):
             return self._openapi(path, control)
         parts = [p for p in path.split("/") if p]
         if control and parts[:3] == ["apis", GROUP, VERSION]:
             return await self._resource(request, plane, parts[3:])
-        if not control and parts[:2] == ["api", "v1"]:
+        if control and parts[:3] == ["apis", COORDINATION, "v1"]:
+            return await self._resource(request, plane, parts[3:], group=COORDINATION)
+        if parts[:2] == ["api", "v1"]:
             return await self._resource(request, plane, parts[2:], core=True)
         if not control and parts[:3] == ["apis", "storage.k8s.io", "v1"]:
             return await self._resource(request, plane, parts[3:], group="storage.k8s.io")
@@ -263,10 +280,12 @@ class SandboxServer:
     # ----- discovery -----
     @staticmethod
     def _group_list(control: bool) -> dict:
-        group, version = (GROUP, VERSION) if control else ("storage.k8s.io", "v1")
-        gv = {"groupVersion": f"{group}/{version}", "version": version}
-        return {"kind": "APIGroupList", "apiVersion": "v1",
-                "groups": [{"name": group, "versions": [gv], "preferredVersion": gv}]}
+        served = [(GROUP, VERSION), (COORDINATION, "v1")] if control else [("storage.k8s.io", "v1")]
+        groups = []
+        for group, version in served:
+            gv = {"groupVersion": f"{group}/{version}", "version": version}
+            groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
     @staticmethod
     def _resource_list(group_version: str, types: list[ResourceType]) -> dict:
@@ -304,16 +323,14 @@ class SandboxServer:
                         group: str = GROUP) -> web.StreamResponse:
         control = plane == ROOT
         if not parts:
-            if control:
-                return respond(self._resource_list(GROUP_VERSION, list(CONTROL_PLANE.values())))
-            if core:
-                return respond(self._resource_list("v1", [t for t in DATA_PLANE.values() if t.group == ""]))
-            return respond(self._resource_list("storage.k8s.io/v1",
-                                               [t for t in DATA_PLANE.values() if t.group == "storage.k8s.io"]))
+            wanted = "" if core else group
+            types = [*CONTROL_PLANE.values(), *CONTROL_KUBE.values()] if control else list(DATA_PLANE.values())
+            served = [t for t in types if t.group == wanted]
+            return respond(self._resource_list(served[0].api_version, served))
         namespace = None
         if parts[0] == "namespaces" and len(parts) >= 3:
             namespace, parts = parts[1], parts[2:]
-        elif core and parts[0] == "namespaces":
+        elif core and parts[0] == "namespaces" and not control:
             return self._namespaces(request, parts[1] if len(parts) == 2 else None)
         plural, name, sub, rest = parts[0], (parts[1] if len(parts) > 1 else None), \
             (parts[2] if len(parts) > 2 else None), "/".join(parts[3:])
@@ -321,7 +338,7 @@ class SandboxServer:
         if rtype is None or rtype.group != ("" if core else group) or (namespace and not rtype.namespaced):
             raise not_found_path()
         if sub and (not name or (control and sub != "status") or
-                    (not control and sub not in ("log", "proxy", "exec"))):
+                    (not control and sub not in ("log", "proxy", "exec")) or (control and rtype.group != GROUP)):
             raise not_found_path()
         method = request.method
         watching = method == "GET" and name is None and _flag(request, "watch")
@@ -463,7 +480,7 @@ class SandboxServer:
 
     def _validate(self, request: web.Request, plane: str, rtype: ResourceType, obj: dict) -> tuple[dict, dict]:
         """Schema check for rlinf.io kinds; returns (pruned object, extra response headers)."""
-        if plane != ROOT:
+        if plane != ROOT or rtype.group != GROUP:
             return obj, {}
         checked = schema.check(rtype.plural, obj)
         mode = request.query.get("fieldValidation", "Warn")

@@ -1,5 +1,6 @@
 """TLS material of one sandbox state dir: a private CA and a loopback server certificate signed by it.
-Generated once (files ca.crt, server.crt, server.key with mode 0600 keys) and reused across restarts.
+Generated once (files ca.crt, ca.key, server.crt, server.key; keys mode 0600) and reused across restarts;
+a state dir from before ca.key was kept gets a new CA. The CA also signs client certificates (certs.py).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 
 
 def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
-    """(ca.crt, server.crt, server.key) in `tls_dir`, created when missing."""
+    """(ca.crt, server.crt, server.key) in `tls_dir`, created when missing (with ca.key next to them)."""
     tls_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     ca_crt, crt, key_path = tls_dir / "ca.crt", tls_dir / "server.crt", tls_dir / "server.key"
-    if ca_crt.exists() and crt.exists() and key_path.exists():
+    if all(p.exists() for p in (ca_crt, tls_dir / "ca.key", crt, key_path)):
         return ca_crt, crt, key_path
     now = dt.datetime.now(dt.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -54,14 +55,22 @@ def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
                              critical=False)
               .sign(ca_key, hashes.SHA256()))
+    write_private(tls_dir / "ca.key", _key_pem(ca_key))
     write_private(key_path, _key_pem(server_key))
     crt.write_bytes(server.public_bytes(serialization.Encoding.PEM))
     ca_crt.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     return ca_crt, crt, key_path
 
 
-def server_context(tls_dir: Path) -> ssl.SSLContext:
-    _, crt, key = ensure_certificates(tls_dir)
+def server_context(tls_dir: Path, client_certificates: bool = False) -> ssl.SSLContext:
+    """The listener's context; with `client_certificates`, mutual TLS: a client without a certificate signed
+    by the sandbox CA fails in the handshake (rlark-server's `RequireAndVerifyClientCert`)."""
+    ca, crt, key = ensure_certificates(tls_dir)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(crt, key)
+    if client_certificates:
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_verify_locations(ca)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.set_alpn_protocols(["http/1.1"])
     return ctx

@@ -20,7 +20,7 @@ from rlark_tui.cli import main
 from rlark_tui.sandbox import Sandbox
 from tests.sandbox.helpers import GROUP, VERSION, job
 
-READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+))$")
+READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=https://127\.0\.0\.1:\d+$")
 
 
 def start(state_dir, *extra: str) -> tuple[subprocess.Popen, re.Match]:

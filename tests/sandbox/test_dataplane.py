@@ -184,5 +184,7 @@ def test_data_plane_discovery(sandbox):
     assert raw(sandbox, "GET", f"/clusters/{CLUSTER}/api").json()["versions"] == ["v1"]
     names = [r["name"] for r in raw(sandbox, "GET", f"/clusters/{CLUSTER}/api/v1").json()["resources"]]
     assert {"pods", "pods/log", "events", "services", "services/proxy"} <= set(names)
-    assert raw(sandbox, "GET", "/clusters/root/api").json()["versions"] == []
+    assert raw(sandbox, "GET", "/clusters/root/api").json()["versions"] == ["v1"]
+    control = [r["name"] for r in raw(sandbox, "GET", "/clusters/root/api/v1").json()["resources"]]
+    assert control == ["secrets"]
     assert raw(sandbox, "GET", f"/clusters/{CLUSTER}/version").json()["minor"] == "32"

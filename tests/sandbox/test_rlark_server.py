@@ -1,0 +1,258 @@
+"""The sandbox's rlark-server over real mutual TLS: certificates and permissions, the routes of platform §0b
+(control plane, member clusters, Pod and Task ports), faults, the admin Secret, the Lease, the kubeconfig
+extension, unknown routes, and real kubectl through `/api/proxy/gpu-a/api/kubernetes`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import http.server
+import os
+import shutil
+import ssl
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+from kubernetes import client
+
+from rlark_tui.sandbox.rlark_server import lease_name
+from tests.sandbox.helpers import Reply
+
+ADMIN = {"cert-role": "admin", "permission:admin": "true", "kubernetes-impersonation": "-"}
+
+
+@pytest.fixture(scope="module")
+def admin_files(plain_sandbox, tmp_path_factory):
+    """client.crt / client.key taken from Secret default/rlark-admin-cert through the control plane."""
+    secret = client.CoreV1Api(plain_sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
+    assert set(secret.data) == {"client.crt", "client.key"}
+    folder = tmp_path_factory.mktemp("admin-cert")
+    crt, key = folder / "c.crt", folder / "c.key"
+    crt.write_bytes(base64.b64decode(secret.data["client.crt"]))
+    key.write_bytes(base64.b64decode(secret.data["client.key"]))
+    key.chmod(0o600)
+    return crt, key
+
+
+def cert_files(tmp_path, pem: tuple[bytes, bytes]):
+    crt, key = tmp_path / f"c{len(list(tmp_path.iterdir()))}.crt", tmp_path / f"k{len(list(tmp_path.iterdir()))}.key"
+    crt.write_bytes(pem[0])
+    key.write_bytes(pem[1])
+    key.chmod(0o600)
+    return crt, key
+
+
+def mtls(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0) -> Reply:
+    """One request to rlark-server, verified against the sandbox CA, with the client certificate `files`."""
+    ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
+    if files is not None:
+        ctx.load_cert_chain(*files)
+    request = urllib.request.Request(sandbox.server_url + path, method=method)
+    try:
+        with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
+            return Reply(resp.status, dict(resp.headers), resp.read())
+    except urllib.error.HTTPError as err:
+        return Reply(err.code, dict(err.headers), err.read())
+
+
+def wait_for(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_no_client_certificate_fails_in_the_handshake(sandbox):
+    with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
+        mtls(sandbox, "/api/kubernetes/version")
+
+
+def test_admin_certificate_reaches_control_plane_and_member_cluster(sandbox, admin_files):
+    jobs = mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", admin_files)
+    assert jobs.status == 200
+    assert "demo-ppo" in [j["metadata"]["name"] for j in jobs.json()["items"]]
+    pods = wait_for(lambda: mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+                                 admin_files).json()["items"])
+    assert any(p["metadata"]["name"].startswith("demo-ppo-") for p in pods)
+
+
+def test_agent_limited_certificate(sandbox, tmp_path):
+    only_edge = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "edge-b"}))
+    refused = mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", only_edge)
+    assert refused.status == 403
+    assert refused.json() == {"error": "client certificate does not have proxy permission for the target"}
+    assert mtls(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+                only_edge).status == 200
+    assert mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", only_edge).status == 403
+    every = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "*"}))
+    assert mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", every).status == 200
+
+
+def test_revoked_certificate_gets_401(sandbox, tmp_path):
+    pem = sandbox.issue_client_cert(ADMIN)
+    files = cert_files(tmp_path, pem)
+    assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+    sandbox.revoke(pem[0])
+    reply = mtls(sandbox, "/api/kubernetes/version", files)
+    assert (reply.status, reply.json()) == (401, {"error": "client certificate revoked"})
+
+
+def test_expired_certificate_fails_in_the_handshake(sandbox, tmp_path):
+    past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=3)
+    files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN, days=1, not_before=past))
+    with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
+        mtls(sandbox, "/api/kubernetes/version", files)
+
+
+def test_offline_and_unknown_agents_get_502(sandbox, faults, admin_files):
+    path = "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods"
+    faults.agent_offline("gpu-a")
+    offline = mtls(sandbox, path, admin_files)
+    assert (offline.status, offline.body) == (502, b"")
+    assert mtls(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+                admin_files).status == 200
+    faults.agent_offline("gpu-a", on=False)
+    assert mtls(sandbox, path, admin_files).status == 200
+    assert mtls(sandbox, "/api/proxy/nowhere/api/kubernetes/api/v1/pods", admin_files).status == 502
+
+
+def test_server_down_while_control_plane_stays_up(sandbox, faults, admin_files):
+    faults.server_down()
+    with pytest.raises((ConnectionError, urllib.error.URLError, ssl.SSLError, OSError)):
+        mtls(sandbox, "/api/kubernetes/version", admin_files, timeout=5)
+    assert client.VersionApi(sandbox.api_client()).get_code().minor == "32"
+    faults.server_down(on=False)
+    assert mtls(sandbox, "/api/kubernetes/version", admin_files).status == 200
+
+
+@pytest.fixture
+def pod_cr(sandbox):
+    """A Pod CR of Task `probe-job-actor` on gpu-a (no agent manages it); removed afterwards."""
+    store = sandbox.store
+    made = []
+
+    def make(uid: str, ip: str) -> dict:
+        obj = store.create("pods", {
+            "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+            "metadata": {"name": uid, "namespace": "rlark-gpu-a"},
+            "spec": {"taskName": "probe-job-actor", "taskNamespace": "rlark-gpu-a", "podName": "probe-job-actor-0",
+                     "podNamespace": "rlark-system"}})
+        made.append(uid)
+        if ip:
+            obj = store.mutate("pods", uid, lambda p: {**p, "status": {"ip": ip, "phase": "Running"}},
+                               "rlark-gpu-a")
+        return obj
+    yield make
+    for uid in made:
+        store.delete("pods", uid, "rlark-gpu-a")
+
+
+@pytest.fixture
+def backend():
+    """A local HTTP server answering `<path>` with its own path, standing in for a process in a Pod."""
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = f"echo {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def test_task_and_pod_proxy(sandbox, admin_files, pod_cr, backend, tmp_path):
+    missing = mtls(sandbox, "/api/taskproxy/no-such-task:8265/", admin_files)
+    assert (missing.status, missing.json()) == (404, {"error": "task no-such-task not found"})
+    assert mtls(sandbox, "/api/podproxy/no-such-pod:80/", admin_files).json() == {"error": "pod no-such-pod not found"}
+    assert mtls(sandbox, "/api/taskproxy/probe-job-actor/", admin_files).status == 400
+    pod_cr("probe-uid-1", "")
+    waiting = mtls(sandbox, "/api/taskproxy/probe-job-actor:8265/", admin_files)
+    assert (waiting.status, waiting.json()) == (503, {"error": "pod probe-job-actor-0 not ready"})
+    pod_cr("probe-uid-2", "127.0.0.1")
+    reached = mtls(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/api/version?x=1", admin_files)
+    assert (reached.status, reached.body) == (200, b"echo /api/version?x=1")
+    sandbox.proxies.register_pod("rlark-gpu-a", "probe-job-actor-0", 8265, f"http://127.0.0.1:{backend}")
+    try:
+        assert mtls(sandbox, "/api/podproxy/probe-job-actor-0:8265/", admin_files).body == b"echo /"
+    finally:
+        sandbox.proxies.unregister_pod("rlark-gpu-a", "probe-job-actor-0")
+    direct = mtls(sandbox, f"/api/proxy/gpu-a/api/proxy/http://127.0.0.1:{backend}/logs/x", admin_files)
+    assert direct.body == b"echo /logs/x"
+    only_edge = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "edge-b"}))
+    assert mtls(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/", only_edge).status == 403
+
+
+def test_unknown_routes_are_recorded_on_both_ports(sandbox, admin_files):
+    from tests.sandbox.helpers import raw
+    before = len(sandbox.unknown_routes)
+    assert mtls(sandbox, "/api/invented/route", admin_files).status == 404
+    assert mtls(sandbox, "/api/proxy/gpu-a/api/invented", admin_files).status == 404
+    assert raw(sandbox, "GET", "/api/v1/invented-gateway-route").status == 404
+    assert raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/nosuchkinds").status == 404
+    assert raw(sandbox, "GET", "/_sandbox/faults").status == 200
+    assert sandbox.unknown_routes[before:] == [
+        "GET /api/invented/route", "GET /api/proxy/gpu-a/api/invented", "GET /api/v1/invented-gateway-route",
+        "GET /clusters/root/apis/rlinf.io/v1alpha1/nosuchkinds"]
+    assert mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs/no-such-job", admin_files).status == 404
+    assert len(sandbox.unknown_routes) == before + 4
+
+
+def test_admin_secret_lease_and_kubeconfig_extension(sandbox):
+    from cryptography import x509
+
+    from rlark_tui.sandbox import certs
+    core = client.CoreV1Api(sandbox.api_client())
+    secret = core.read_namespaced_secret("rlark-admin-cert", "default")
+    cert = x509.load_pem_x509_certificate(base64.b64decode(secret.data["client.crt"]))
+    assert certs.metadata(cert) == ADMIN
+    lease = client.CoordinationV1Api(sandbox.api_client()).read_namespaced_lease(lease_name(), "default")
+    ip, peer_id, token = lease.spec.holder_identity.split("/")
+    assert ip == "127.0.0.1" and peer_id and len(token) >= 16
+    age = dt.datetime.now(dt.timezone.utc) - lease.spec.renew_time
+    assert age.total_seconds() < lease.spec.lease_duration_seconds
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    control = next(c for c in config["clusters"] if c["name"] == config["current-context"])
+    extension = control["cluster"]["extensions"][0]
+    assert extension["name"] == "rlark.io/server"
+    assert extension["extension"]["server"] == sandbox.server_url
+    assert base64.b64decode(extension["extension"]["certificate-authority-data"]) == sandbox.ca_path.read_bytes()
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_real_kubectl_through_the_route(sandbox, tmp_path):
+    """The issue's line: the admin certificate from the Secret with kubectl, then kubectl through rlark-server."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(sandbox.kubeconfig)}
+
+    def kubectl(*args: str) -> str:
+        out = subprocess.run(["kubectl", "--cache-dir", str(tmp_path / "cache"), *args], env=env,
+                             capture_output=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.decode()
+
+    for field, name in (("client\\.crt", "c.crt"), ("client\\.key", "c.key")):
+        data = kubectl("get", "secret", "rlark-admin-cert", "-n", "default", "-o", f"jsonpath={{.data.{field}}}")
+        (tmp_path / name).write_bytes(base64.b64decode(data))
+    assert lease_name() in kubectl("get", "lease", "-A")
+    wait_for(lambda: any(p["metadata"]["name"].startswith("demo-ppo-")
+                         for p in sandbox.store.list("pods", "rlark-system", plane="rlark-gpu-a")[0]))
+    listed = kubectl("--kubeconfig", "/dev/null", "--server", f"{sandbox.server_url}/api/proxy/gpu-a/api/kubernetes",
+                     "--client-certificate", str(tmp_path / "c.crt"), "--client-key", str(tmp_path / "c.key"),
+                     "--certificate-authority", str(sandbox.ca_path), "get", "pods", "-n", "rlark-system")
+    assert "demo-ppo-actor-0" in listed.split()
+
