@@ -16,6 +16,7 @@ from rlark_tui.cluster.output import age, table
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object, redact_text
+from rlark_tui.model.podstate import failure_reason
 from rlark_tui.model.views import Job, Pod, Task, main_container_status, restart_count
 
 EXIT_CODES = """exit codes:
@@ -28,7 +29,7 @@ def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
         "describe", parents=parents, help="show one job in detail",
         description="Roles, selectors, replicas, images, env (secrets as ***), scripts, Pods with Node / IP / "
-                    "phase / restarts, task events and pull progress while Pending, Ray alive nodes vs expected.",
+                    "phase / restarts / failure reason (lastState, BackOff/FailedMount/Unhealthy events), task events and pull progress while Pending, Ray alive nodes vs expected.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("resource", metavar="job", help="the resource type: job")
     parser.add_argument("name", metavar="NAME")
@@ -42,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     raw = access.get(JOBS, args.name)
     tasks = access.job_tasks(args.name)
     pods = access.job_pods(args.name, tasks)
-    counts = parallel_map(lambda pod: _restarts(access, Pod(pod)), pods)
-    restarts = {Pod(pod).name: count for pod, count in zip(pods, counts)}
+    states = parallel_map(lambda pod: _pod_state(access, Pod(pod)), pods)
+    restarts = {Pod(pod).name: state for pod, state in zip(pods, states)}
     job = Job(raw)
     head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
     ray = access.ray_status(job, head) if job.head_task else None
@@ -51,21 +52,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _restarts(access: ClusterAccess, pod: Pod) -> str:
+def _pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:
+    """(restart count, failure reason) of the Pod's `main` container from its data plane: lastState and events."""
+    namespace = pod.pod_namespace or keys.WORKLOAD_NAMESPACE
     try:
-        real = access.data_plane_pod(pod.namespace, pod.pod_name, pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+        real = access.data_plane_pod(pod.namespace, pod.pod_name, namespace)
     except (ApiError, Unreachable):
-        return "?"
+        return "?", ""
     if real is None:
-        return "-"
+        return "-", ""
+    try:
+        events = access.data_plane_events(pod.namespace, pod.pod_name, namespace)
+    except (ApiError, Unreachable):
+        events = []
+    reason = failure_reason(real, events)
     status = main_container_status(real)
     if not status:
-        return "0"
+        return "0", reason
     count = restart_count(status)
-    return "?" if count is None and "restartCount" in status else str(count or 0)
+    return ("?" if count is None and "restartCount" in status else str(count or 0)), reason
 
 
-def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict[str, str],
+def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict[str, tuple[str, str]],
                   ray: dict | None, now: datetime | None = None) -> str:
     """The page, from already-fetched objects (pure)."""
     now = now or datetime.now(timezone.utc)
@@ -138,11 +146,11 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         rows = []
         roles = {job.task_name(s): s.name for s in job.tasks}
         for pod in sorted((Pod(p) for p in pods), key=lambda p: (p.task_name, p.pod_name)):
+            count, reason = restarts.get(pod.name, ("-", ""))
             rows.append([roles.get(pod.task_name, pod.task_name), pod.pod_name or pod.name, pod.node or "-",
-                         pod.ip or "-", pod.phase or "-", restarts.get(pod.name, "-"),
-                         age(pod.creation_timestamp, now)])
-        out.extend("  " + line for line in table(["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "AGE"],
-                                                rows).splitlines())
+                         pod.ip or "-", pod.phase or "-", count, reason or "-", age(pod.creation_timestamp, now)])
+        out.extend("  " + line for line in table(["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "REASON",
+                                                 "AGE"], rows).splitlines())
     out.append("Ray:")
     if ray is None:
         out.append("  no Header role: no Ray cluster")

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 from rlark_tui.model import keys
+from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.model.views import TaskSpec, dig
 from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
@@ -464,7 +465,8 @@ class Agent:
             head_ports=self.ports.claim(f"{head_cluster}/{head_task}-0") if head_task else self.ports.claim(
                 f"{cluster}/{name}"),
             hosts_file=self.root / "hosts" / cluster,
-            restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)))
+            restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)),
+            memory_limit=_memory_limit(pod))
         node = dig(pod, "spec", "nodeName", default="")
         runner = ContainerRunner(
             launch, self.logs, self.settings, self.root,
@@ -762,6 +764,15 @@ def _unschedulable(pod: dict, message: str) -> dict:
          "lastTransitionTime": now_iso()}]
     pod["status"]["phase"] = "Pending"
     return pod
+
+
+def _memory_limit(pod: dict) -> int | None:
+    """`resources.limits.memory` of the pod's `main` container in bytes, if it has a usable one."""
+    for container in dig(pod, "spec", "containers", default=[]) or []:
+        if isinstance(container, dict) and container.get("name") == CONTAINER:
+            amount = parse_quantity(dig(container, "resources", "limits", "memory"))
+            return int(amount) if amount and amount > 0 else None
+    return None
 
 
 def _bind(pod: dict, node: str, ip: str) -> dict:

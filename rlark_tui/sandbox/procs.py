@@ -36,6 +36,19 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def group_rss(pgid: int) -> int:
+    """Resident memory of a process group in bytes (the sum over its live members)."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in group_members(pgid):
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                total += int(fh.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 async def end_group(pgid: int, grace: float) -> None:
     """SIGTERM the process group, SIGKILL what is left after `grace` seconds, wait until it is empty."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):

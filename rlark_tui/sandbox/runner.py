@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,10 +25,12 @@ from pathlib import Path
 from rlark_tui.sandbox import procs
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.procs import end_group
+from rlark_tui.sandbox.registry import image_id
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 DATA_NAMESPACE = "rlark-system"
 CONTAINER = "main"
+MEMORY_POLL_SECONDS = 0.2
 
 
 @dataclass
@@ -159,6 +162,8 @@ class Launch:
     head_ports: PodPorts
     hosts_file: Path
     restart_count: int = 0
+    memory_limit: int | None = None
+    """`resources.limits.memory` of `main` in bytes: the process group is OOM-killed above it."""
 
 
 @dataclass
@@ -248,6 +253,7 @@ class ContainerRunner:
         self._task: asyncio.Task | None = None
         self._stopping = False
         self._last_terminated: dict | None = None
+        self._oom_killed = False
 
     @property
     def pgid_file(self) -> Path:
@@ -268,7 +274,7 @@ class ContainerRunner:
         self.pgid_file.unlink(missing_ok=True)
 
     def _status(self, state: dict, ready: bool, started: bool) -> None:
-        status = {"name": CONTAINER, "image": self.launch.image, "imageID": "",
+        status = {"name": CONTAINER, "image": self.launch.image, "imageID": image_id(self.launch.image),
                   "ready": ready, "started": started, "restartCount": self.restart_count, "state": state}
         if self.pgid is not None:
             status["containerID"] = f"sandbox://{self.launch.uid}/{self.restart_count}"
@@ -323,6 +329,8 @@ class ContainerRunner:
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
                                                     os.fdopen(read_fd, "rb", 0))
         pump = loop.create_task(self._pump(reader))
+        self._oom_killed = False
+        watch = loop.create_task(self._watch_memory(proc.pid)) if launch.memory_limit else None
         try:
             await exited
             returncode = proc.wait()
@@ -333,13 +341,29 @@ class ContainerRunner:
             loop.remove_reader(pidfd)
             os.close(pidfd)
             pump.cancel()
+            if watch is not None:
+                watch.cancel()
             transport.close()
         exit_code = 128 - returncode if returncode < 0 else returncode
+        if self._oom_killed:
+            exit_code = 137
+        reason = "OOMKilled" if self._oom_killed else "Completed" if exit_code == 0 else "Error"
         self.logs.end_instance(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER, exit_code)
-        self._last_terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+        self._last_terminated = {"exitCode": exit_code, "reason": reason,
                                  "startedAt": started_at, "finishedAt": now_iso(),
                                  "containerID": f"sandbox://{launch.uid}/{self.restart_count}"}
         self._status({"terminated": dict(self._last_terminated)}, False, False)
+
+    async def _watch_memory(self, pgid: int) -> None:
+        """The cgroup limit of a kubelet, on the process group: SIGKILL all of it once its RSS passes the limit."""
+        limit = self.launch.memory_limit or 0
+        while True:
+            await asyncio.sleep(MEMORY_POLL_SECONDS)
+            if procs.group_rss(pgid) > limit:
+                self._oom_killed = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+                return
 
     async def _pump(self, reader: asyncio.StreamReader) -> None:
         launch = self.launch

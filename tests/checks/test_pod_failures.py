@@ -1,0 +1,81 @@
+"""Pod failure reasons end to end on the shared sandbox: a Job over its memory limit is OOM-killed the way a kubelet
+does it (exit 137, lastState OOMKilled, back-off, BackOff event), and `describe` and check 2 show why; the
+data-plane Pod reports the pulled imageID as a kubelet does."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlark_tui import cli
+from rlark_tui.actions import Actions
+from rlark_tui.checks import evaluate
+from rlark_tui.checks.gather import gather
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.views import main_container_status
+
+NAME = "check-oom"
+TAG = "registry.example.com/rlinf/rlinf:v0.2"
+PULLED = "registry.example.com/rlinf/rlinf@sha256:2e3d15b1c4c7d5197c93beda3d87897e65423cfa66fd2224ec347107e05acb58"
+
+
+def _job() -> dict:
+    return {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
+        "spec": {"tasks": [{
+            "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-a3"},
+            "prepareScript": "python3 -c \"b = b'x' * (256 << 20); import time; time.sleep(30)\"",
+            "runScript": "echo never",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [{
+                "name": "main", "image": TAG,
+                "resources": {"limits": {"memory": "64Mi"}, "requests": {"memory": "64Mi"}},
+            }]}}}},
+        }]},
+    }
+
+
+@pytest.fixture
+def oom_job(sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    Actions(access, state_dir=tmp_path / "state").submit(_job())
+    try:
+        yield access
+    finally:
+        access.delete(JOBS, NAME)
+        access.close()
+
+
+def _main(access) -> dict:
+    try:
+        return main_container_status(access.data_plane_pod("rlark-gpu-a", f"{NAME}-actor-0", "rlark-system"))
+    except NotFound:
+        return {}
+
+
+def test_a_job_over_its_memory_limit_is_oom_killed_and_every_view_says_so(sandbox, oom_job, capsys):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = _main(oom_job)
+        if status.get("lastState"):
+            break
+        time.sleep(0.3)
+    assert status["lastState"]["terminated"]["reason"] == "OOMKilled"
+    assert status["lastState"]["terminated"]["exitCode"] == 137
+    assert status["restartCount"] >= 1 and status["imageID"] == PULLED
+    events = oom_job.data_plane_events("rlark-gpu-a", f"{NAME}-actor-0", "rlark-system")
+    assert any(e.get("reason") == "BackOff" and e.get("type") == "Warning" for e in events)
+
+    pods = evaluate(gather(oom_job, NAME)).row(2)
+    assert pods.result == "fail"
+    assert any("OOMKilled (exit code 137)" in note for note in pods.all_notes()), pods.all_notes()
+
+    code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "describe", "job", NAME])
+    out = capsys.readouterr().out
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.split()[:2] == ["actor", f"{NAME}-actor-0"])
+    assert "OOMKilled (exit 137)" in row and "REASON" in out
