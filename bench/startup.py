@@ -2,6 +2,8 @@
 
 startup_first_list_s: process start → a Job name painted, 1,000 Jobs (10,000 Pods); median of 5 (3 quick);
 startup_first_list_cpu_s: the CPU time the app used until then (less sensitive to a loaded machine).
+startup_first_list_delay100_s: the same first list while the sandbox's delay switch holds every answer 100 ms
+(a per-request server delay, as a bastion far from its cluster sees); median of 3 (1 quick).
 list_rss_mb: RSS of the app on 5,000 Jobs / 50,000 Pods once the first and the last Job rows show all their
 Pods counted (`G` moves to the last row).
 """
@@ -62,6 +64,8 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
     try:
         _first_list(sandbox.kubeconfig, workdir)  # warm the disk cache; not counted
         samples = [_first_list(sandbox.kubeconfig, workdir) for _ in range(runs)]
+        sandbox.post("/_sandbox/faults", {"op": "delay", "args": {"seconds": 0.1}})
+        delayed = [_first_list(sandbox.kubeconfig, workdir)[0] for _ in range(1 if quick else 3)]
     finally:
         sandbox.stop()
     jobs, pods = (200, 2000) if quick else (5000, 50000)
@@ -72,4 +76,5 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
         sandbox.stop()
     return {"startup_first_list_s": round(statistics.median(wall for wall, _ in samples), 3),
             "startup_first_list_cpu_s": round(statistics.median(cpu for _, cpu in samples), 3),
+            "startup_first_list_delay100_s": round(statistics.median(delayed), 3),
             "list_rss_mb": round(rss, 1)}
