@@ -39,6 +39,24 @@ def register(subparsers, parents) -> None:
     parser.add_argument("job", metavar="JOB")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     parser.set_defaults(handler=run_exec)
+    _register_cp(subparsers, parents)
+
+
+CP_EXIT = """exit codes:
+  0    copied
+  1    refused (--readonly, an archive path escaping the destination), no such Job, Pod or path, connection
+  2    usage error (neither or both sides in a Pod)"""
+
+
+def _register_cp(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "cp", parents=parents, help="copy files and directories to or from a Job's Pod",
+        description="Copy a file or directory between this machine and the `main` container of a Job's Pod "
+                    "(tar over exec, like kubectl cp). One side is JOB:/path (the Header Pod) or JOB:POD:/path.",
+        epilog=CP_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("src", metavar="SRC")
+    parser.add_argument("dst", metavar="DST")
+    parser.set_defaults(handler=run_cp)
 
 
 def _exec_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -95,3 +113,33 @@ def run_exec(args: argparse.Namespace) -> int:
                                source=f"data plane {target.cluster}")
     return relay(session, stdin_fd=sys.stdin.fileno() if stdin else None, stdout_fd=sys.stdout.fileno(),
                  stderr_fd=sys.stderr.fileno(), tty=tty)
+
+
+def remote_spec(spec: str) -> tuple[str, str | None, str] | None:
+    """(job, pod or None, path) of `JOB:/path` or `JOB:POD:/path`; None for a local path."""
+    if ":" not in spec or spec.startswith(("/", ".", "~")):
+        return None
+    parts = spec.split(":", 2)
+    if len(parts) == 3:
+        return parts[0], parts[1] or None, parts[2]
+    return parts[0], None, parts[1]
+
+
+def run_cp(args: argparse.Namespace) -> int:
+    from rlark_tui.cluster import podcopy
+    src, dst = remote_spec(args.src), remote_spec(args.dst)
+    if (src is None) == (dst is None):
+        raise UsageError("one side of rlark cp must be in a Pod (JOB:/path or JOB:POD:/path), the other here")
+    remote = src or dst
+    if not remote[0] or not remote[2]:
+        raise UsageError(f"{args.src if src else args.dst!r}: name a Job and a path, e.g. demo-ppo:/tmp/file")
+    access = ClusterAccess.from_args(args)
+    Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("copy files to or from a Pod (cp)")
+    target = pick_pod(access, remote[0], pod=remote[1])
+    if src is not None:
+        written = podcopy.download(access, target.cluster, target.pod, src[2], args.dst, target.namespace)
+        print(f"copied {target.pod}:{src[2]} to {written[0] if written else args.dst} ({len(written)} entries)")
+    else:
+        size = podcopy.upload(access, target.cluster, target.pod, args.src, dst[2], target.namespace)
+        print(f"copied {args.src} to {target.pod}:{dst[2]} ({size} bytes of tar)")
+    return 0
