@@ -344,9 +344,20 @@ class Job(_View):
 
     @property
     def status_tasks(self) -> list[dict]:
-        """`status.tasks` entries as {name, phase, message} strings ("" for a missing or wrongly typed field)."""
-        return [{key: _str(t.get(key)) for key in ("name", "phase", "message")}
-                for t in _list(dig(self.raw, "status", "tasks")) if isinstance(t, _MAPPING)]
+        """`status.tasks` entries as {name, phase, message} strings ("" for a missing or wrongly typed field).
+        `name` is the Task's object name `<job>-<task>`: the platform's controller writes the short role name
+        (`actor`), older writers the long one; both forms are read."""
+        specs = self.tasks
+        long_names = {self.task_name(t) for t in specs}
+        short_names = {t.name: self.task_name(t) for t in specs}
+        entries = []
+        for t in _list(dig(self.raw, "status", "tasks")):
+            if isinstance(t, _MAPPING):
+                entry = {key: _str(t.get(key)) for key in ("name", "phase", "message")}
+                if entry["name"] not in long_names and entry["name"] in short_names:
+                    entry["name"] = short_names[entry["name"]]
+                entries.append(entry)
+        return entries
 
     @property
     def start_time(self) -> str:

@@ -112,7 +112,7 @@ class LoadGen:
                                             "metadata": {"name": job},
                                             "spec": {"tasks": [{"name": "load", "head": True, **spec}]}})
             store.update("jobs", {**created, "status": {"phase": "Running", "tasks": [
-                {"name": task, "phase": "Running"}]}}, subresource="status")
+                {"name": "load", "phase": "Running"}]}}, subresource="status")
             made = store.create("tasks", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Task", "metadata": {
                 "name": task, "namespace": cluster, "labels": {keys.JOB_LABEL: job},
                 "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": job,

@@ -225,12 +225,17 @@ def job_status(job: Mapping, task_phases: Mapping[str, tuple[str, str]], now: st
         return status
     meta = job.get("metadata") or {}
     spec = job.get("spec") or {}
+    job_name = meta.get("name", "")
+    short_names = [t.get("name", "") for t in spec.get("tasks") or [] if isinstance(t, Mapping)]
     if "tasks" not in status:
-        status["tasks"] = [{"name": job_task_name(meta.get("name", ""), t.get("name", "")), "phase": "Pending"}
-                           for t in spec.get("tasks") or [] if isinstance(t, Mapping)]
+        status["tasks"] = [{"name": name, "phase": "Pending"} for name in short_names]
     for entry in status["tasks"]:
-        if entry.get("name") in task_phases:
-            entry["phase"], message = task_phases[entry["name"]]
+        name = entry.get("name", "")
+        if name not in short_names and name.startswith(f"{job_name}-") and name[len(job_name) + 1:] in short_names:
+            entry["name"] = name = name[len(job_name) + 1:]
+        task = job_task_name(job_name, name)
+        if task in task_phases:
+            entry["phase"], message = task_phases[task]
             if message:
                 entry["message"] = message
             else:

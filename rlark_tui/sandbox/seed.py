@@ -152,7 +152,7 @@ def _scale(store: Store, jobs: int, pods: int) -> None:
     created = store.create_many("jobs", ({
         "metadata": {"name": name}, "spec": {"tasks": [{"name": "worker", "head": True, **task_spec(index)}]},
         "status": {"phase": "Running", "startTime": started,
-                   "tasks": [{"name": f"{name}-worker", "phase": "Running"}]}} for index, name in enumerate(names)))
+                   "tasks": [{"name": "worker", "phase": "Running"}]}} for index, name in enumerate(names)))
     store.create_many("tasks", ({
         "metadata": {"name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
                      "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,

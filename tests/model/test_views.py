@@ -46,6 +46,19 @@ def test_job_view_reads_roles_and_records():
     assert job.shown_status == "Running" and job.workers_running == 1
 
 
+@pytest.mark.parametrize("written, read", [
+    (["actor", "env"], ["ppo-actor", "ppo-env"]),             # the platform's controller: short role names
+    (["ppo-actor", "ppo-env"], ["ppo-actor", "ppo-env"]),     # older writers: the Task object names
+    (["actor", "ppo-env"], ["ppo-actor", "ppo-env"]),         # mixed
+    (["other", ""], ["other", ""]),                           # no such role: left as written
+])
+def test_status_task_names_in_both_forms(written, read):
+    raw = {**JOB, "status": {"phase": "Running", "tasks": [{"name": n, "phase": "Running"} for n in written]}}
+    job = Job(raw)
+    assert [t["name"] for t in job.status_tasks] == read
+    assert job.workers_running == 2
+
+
 @pytest.mark.parametrize("phase, stopped, task_phases, shown", [
     ("Running", False, ["Running", "Failed"], "Failed"),
     ("Running", False, ["Succeeded", "Succeeded"], "Succeeded"),
