@@ -1,13 +1,13 @@
 """RlarkApp, the Textual TUI, and `run_tui(args)`, which `rlark` (no sub-command) and `rlark demo` call.
 
-Owns the screen stack, the reconciler worker (SnapshotChanged → every screen), `:` commands, the command
-palette, and the one path from a key to a mutation: confirm dialog → rlark_tui.actions (read-only aware).
+Owns the screen stack, the reconciler worker (SnapshotChanged → every screen), the screens' Services, the
+navigation messages (rlark_tui.messages), `:` commands, the command palette, and the one path from a key to a
+mutation: confirm dialog → rlark_tui.actions (read-only aware).
 """
 
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -16,17 +16,17 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
+from rlark_tui import messages
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
-from rlark_tui.model import keys
-from rlark_tui.model.views import main_container_status, restart_count
+from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
-from rlark_tui.screens.view_model import SnapshotIndex, can_stop_or_start
+from rlark_tui.services import Services
 from rlark_tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
 
-RESTART_POLL_SECONDS = 3.0
 FREEZE_AFTER_JOBS = 500
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
@@ -93,12 +92,17 @@ class RlarkApp(App[int]):
         super().__init__()
         self.access = access
         self.readonly = readonly
-        self.index: SnapshotIndex | None = None
         self.namespace = ""
         self.reconciler = None
-        self.actions = Actions(access, readonly=readonly)
-        self._ray_watch: dict[str, int] = {}
-        self._restarts: dict[str, dict[str, int]] = {}
+        self.services = Services(Actions(access, readonly=readonly))
+
+    @property
+    def index(self) -> SnapshotIndex | None:
+        return self.services.index
+
+    @property
+    def actions(self) -> Actions:
+        return self.services.actions
 
     @property
     def context_name(self) -> str:
@@ -112,8 +116,7 @@ class RlarkApp(App[int]):
     # ---- snapshots -------------------------------------------------------------------------------
     def _start_reconciler(self, start: Snapshot | None = None) -> None:
         self.reconciler = Reconciler(self.access, start=start)
-        for job_name in self._ray_watch:
-            self.reconciler.watch_ray(job_name)
+        self.services.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
                         exit_on_error=False)
 
@@ -126,7 +129,7 @@ class RlarkApp(App[int]):
             return
         fresh = self.index is None or self.index.snapshot is not snapshot
         if fresh:
-            self.index = SnapshotIndex(snapshot, self.index)
+            self.services.index = SnapshotIndex(snapshot, self.index)
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
@@ -145,63 +148,6 @@ class RlarkApp(App[int]):
         self._start_reconciler(start=self.reconciler.snapshot if self.reconciler is not None else None)
         self.notify("Listing everything again from the control plane…", timeout=2)
 
-    def watch_ray(self, job_name: str) -> None:
-        self._ray_watch[job_name] = self._ray_watch.get(job_name, 0) + 1
-        if self.reconciler is not None and self._ray_watch[job_name] == 1:
-            self.reconciler.watch_ray(job_name)
-
-    def unwatch_ray(self, job_name: str) -> None:
-        count = self._ray_watch.get(job_name, 0) - 1
-        if count > 0:
-            self._ray_watch[job_name] = count
-            return
-        self._ray_watch.pop(job_name, None)
-        if self.reconciler is not None:
-            self.reconciler.unwatch_ray(job_name)
-
-    def restart_counts(self, job_name: str) -> dict[str, str]:
-        """Pod CR key → restart count of `main`, as the data plane last reported it (none without one)."""
-        return {key: str(count) for key, count in self._restarts.get(job_name, {}).items()}
-
-    def watch_restarts(self, job_name: str) -> None:
-        """Poll the data planes for the restart counts of this Job's Pods while a detail screen shows it."""
-        if self.access is not None and self.access.data_plane_contexts():
-            self._poll_restarts(job_name)
-
-    @work(thread=True, group="restarts", exclusive=True, exit_on_error=False)
-    def _poll_restarts(self, job_name: str) -> None:
-        worker = get_current_worker()
-        while not worker.is_cancelled and self._detail_open(job_name):
-            index = self.index
-            job = index.job(job_name) if index is not None else None
-            counts: dict[str, int] = {}
-            for pod in index.job_pods(job) if job is not None else []:
-                try:
-                    real = self.access.data_plane_pod(pod.namespace, pod.pod_name or pod.name,
-                                                      pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
-                except RlarkError:
-                    continue
-                count = restart_count(main_container_status(real))
-                if count is not None:
-                    counts[f"{pod.namespace}/{pod.name}"] = count
-            if worker.is_cancelled:
-                return
-            if counts != self._restarts.get(job_name):
-                self._restarts[job_name] = counts
-                self.call_from_thread(self._rerender)
-            deadline = time.monotonic() + RESTART_POLL_SECONDS
-            while time.monotonic() < deadline and not worker.is_cancelled:
-                time.sleep(0.1)
-
-    def _detail_open(self, job_name: str) -> bool:
-        from rlark_tui.screens.job_detail import JobDetailScreen
-
-        return any(isinstance(s, JobDetailScreen) and s.job_name == job_name for s in self.screen_stack)
-
-    def _rerender(self) -> None:
-        if self.index is not None:
-            self.apply_snapshot(self.index.snapshot)
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A background job that failed unexpectedly becomes one line on screen, never a traceback."""
         if event.state == WorkerState.ERROR:
@@ -210,6 +156,30 @@ class RlarkApp(App[int]):
                         timeout=10)
 
     # ---- navigation ------------------------------------------------------------------------------
+    def on_open_job(self, message: messages.OpenJob) -> None:
+        self.open_job(message.name, message.tab)
+
+    def on_open_logs(self, message: messages.OpenLogs) -> None:
+        self.open_logs(message.name, message.scope)
+
+    def on_open_check(self, message: messages.OpenCheck) -> None:
+        self.open_check(message.name)
+
+    def on_open_wizard(self, _message: messages.OpenWizard) -> None:
+        self.open_wizard()
+
+    def on_stop_start_job(self, message: messages.StopStartJob) -> None:
+        self.request_stop_start(message.name)
+
+    def on_delete_job(self, message: messages.DeleteJob) -> None:
+        self.request_delete(message.name)
+
+    def on_job_submitted(self, message: messages.JobSubmitted) -> None:
+        """Back on the job list, the new Job is selected as soon as a Snapshot lists it."""
+        self.services.wanted_job = message.name
+        if self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
+
     def _base_screen(self) -> None:
         while len(self.screen_stack) > 2:
             self.pop_screen()
@@ -336,15 +306,12 @@ class RlarkApp(App[int]):
     def _use_access(self, access) -> None:
         self.workers.cancel_group(self, "reconciler")
         old, self.access = self.access, access
-        self.actions = Actions(access, readonly=self.readonly)
-        self.index = None
+        self.services.actions = Actions(access, readonly=self.readonly)
+        self.services.index = None
         self._base_screen()
         self._start_reconciler()
         for screen in self.screen_stack:
-            if isinstance(screen, JobListScreen):
-                screen.rows = {}
-                screen.table.sync([])
-                screen.update_header()
+            screen.post_message(messages.ContextChanged(access.context))
         self.notify(f"context: {access.context}")
         if old is not None:
             old.close()

@@ -1,4 +1,5 @@
-"""The one background worker that owns refresh: list+watch of every kind, Ray polling, source health.
+"""The one background worker that owns refresh: list+watch of every kind, the subscriptions' periodic reads
+(rlark_tui.polls: Ray status, restart counts, run-check evidence, gateway lookups), source health.
 
 Blocking client calls run in threads; events are applied on the event loop, coalesced to at most one
 immutable Snapshot per frame (the first change after a quiet frame is posted at once), and posted as
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -19,11 +20,11 @@ from textual.message import Message
 from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
-from rlark_tui.model.views import Job
+from rlark_tui.polls import TOPICS, Topic
 from rlark_tui.snapshot import Snapshot, SourceState
 
 FRAME_SECONDS = 1 / 30
-RAY_SECONDS = 2.0
+POLL_TICK_SECONDS = 0.25
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
 """While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
@@ -33,28 +34,16 @@ KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
 
 
 class SnapshotChanged(Message):
-    """A new Snapshot; `changed` names the parts that differ (jobs, tasks, pods, nodes, domains, sources, ray)."""
+    """A new Snapshot (`snapshot.changes` names the objects that differ from the previous one)."""
 
-    def __init__(self, snapshot: Snapshot, changed: frozenset[str]) -> None:
+    def __init__(self, snapshot: Snapshot) -> None:
         super().__init__()
         self.snapshot = snapshot
-        self.changed = changed
 
     def can_replace(self, message: Message) -> bool:
         """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app
         applies one Snapshot per turn however many arrived."""
-        if not isinstance(message, SnapshotChanged):
-            return False
-        message.changed = message.changed | self.changed
-        return True
-
-
-class SourceChanged(Message):
-    """One source's health changed (connected / stale / disconnected / unconfigured, with the reason)."""
-
-    def __init__(self, source: SourceState) -> None:
-        super().__init__()
-        self.source = source
+        return isinstance(message, SnapshotChanged)
 
 
 def source_key(obj: dict) -> str:
@@ -66,14 +55,15 @@ def source_key(obj: dict) -> str:
 class Reconciler:
     """Keeps the latest Snapshot of one ClusterAccess and posts it; call `run(post)` once (e.g. as a worker)."""
 
-    def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS, ray_interval: float = RAY_SECONDS,
+    def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS,
                  probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
-                 start: Snapshot | None = None) -> None:
-        """`start`: the last Snapshot of a reconciler of the same access (ctrl+r); its objects stay published
-        until each kind is listed again, instead of the screens going blank meanwhile."""
+                 start: Snapshot | None = None, topics: Mapping[str, Topic] = TOPICS) -> None:
+        """`start`: the last Snapshot of a reconciler of the same access (ctrl+r); its objects and results stay
+        published until read again, instead of the screens going blank meanwhile. `topics`: the periodic reads
+        a subscription can name (rlark_tui.polls.TOPICS)."""
         self.access = access
         self.frame = frame
-        self.ray_interval = max(RAY_SECONDS, ray_interval)
+        self.topics = topics
         self.probe_interval = probe_interval
         self.kinds = kinds
         self._objects: dict[str, dict[str, dict]] = {kind.plural: {} for kind in KINDS}
@@ -82,14 +72,17 @@ class Reconciler:
         self._sources: dict[str, SourceState] = {
             CONTROL_PLANE: SourceState(CONTROL_PLANE, "stale", "connecting"),
         }
-        self._ray: dict[str, dict] = {}
-        self._ray_watched: set[str] = set()
+        self._results: dict[str, dict[str, object]] = {name: {} for name in topics}
+        self._subscribed: set[tuple[str, str]] = set()
+        self._polled_at: dict[tuple[str, str], float] = {}
+        self._in_flight: set[tuple[str, str]] = set()
+        self._polls: set[asyncio.Task] = set()
         self._changed: set[str] = set()
         self._delta: dict[str, set[str] | None] = {}
         self._snapshot = Snapshot(sources=MappingProxyType(dict(self._sources)))
         if start is not None:
             self._objects = {plural: dict(getattr(start, plural)) for plural in self._objects}
-            self._ray = dict(start.ray)
+            self._results = {name: dict(getattr(start, name)) for name in topics}
             self._snapshot = replace(start, sources=self._snapshot.sources)
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
@@ -101,12 +94,27 @@ class Reconciler:
         """The latest published Snapshot."""
         return self._snapshot
 
-    def watch_ray(self, job_name: str) -> None:
-        """Poll this Job's Ray dashboard (every ≥ 2 s) while it is watched."""
-        self._ray_watched.add(job_name)
+    # -- subscriptions -------------------------------------------------------------------------------------
 
-    def unwatch_ray(self, job_name: str) -> None:
-        self._ray_watched.discard(job_name)
+    def subscribe(self, topic: str, key: str) -> None:
+        """Run topic's read for `key` (a Job name; polls.GATEWAY_KEY for lookups) every `interval` seconds
+        until unsubscribed; results land in `snapshot.<topic>[key]`. Subscribing twice is one subscription
+        (`Services` counts its subscribers)."""
+        if topic not in self.topics:
+            raise KeyError(f"unknown topic {topic!r}")
+        self._subscribed.add((topic, key))
+
+    def unsubscribe(self, topic: str, key: str) -> None:
+        """Stop reading (a read under way still publishes its result)."""
+        self._subscribed.discard((topic, key))
+
+    def poll_now(self, topic: str, key: str) -> None:
+        """Read a subscribed topic again at the next tick instead of waiting for its interval (ctrl+r)."""
+        self._polled_at.pop((topic, key), None)
+
+    @property
+    def subscriptions(self) -> frozenset[tuple[str, str]]:
+        return frozenset(self._subscribed)
 
     def stop(self) -> None:
         """Stop the watch threads and close their streams (run() returns)."""
@@ -130,7 +138,7 @@ class Reconciler:
         # the first kind (Jobs) is listed alone: the first list paints without waiting behind, or competing
         # with, the decoding of every Pod; the other kinds start once it answered (listed or failed)
         self._start_watches(self.kinds[:1], then=self.kinds[1:])
-        helpers = [asyncio.create_task(self._ray_loop()), asyncio.create_task(self._probe_loop())]
+        helpers = [asyncio.create_task(self._poll_loop()), asyncio.create_task(self._probe_loop())]
         self._publish(post)
         published = self._loop.time()
         try:
@@ -149,7 +157,7 @@ class Reconciler:
                 self._publish(post)
                 published = self._loop.time()
         finally:
-            for task in helpers:
+            for task in [*helpers, *self._polls]:
                 task.cancel()
             self.stop()
 
@@ -174,12 +182,13 @@ class Reconciler:
         what, name, payload = item
         if what == "watch":
             self._apply_watch(name, payload, post)
-        elif what == "ray":
-            self._ray[name] = payload
-            self._changed.add("ray")
-            ok = not payload.get("error")
-            self._set_source(f"ray {name}", "connected" if ok else "disconnected", payload.get("error") or "",
-                             post)
+        elif what == "poll":
+            topic, key = name
+            self._results[topic][key] = payload
+            self._changed.add(topic)
+            source = self.topics[topic].source
+            if source is not None:
+                self._set_source(*source(key, payload), post)
         elif what == "source":
             self._set_source(name, payload[0], payload[1], post)
 
@@ -229,7 +238,6 @@ class Reconciler:
             return
         self._sources[name] = state
         self._changed.add("sources")
-        post(SourceChanged(state))
 
     def _publish(self, post) -> None:
         if not self._changed and self._snapshot.sources:
@@ -247,15 +255,14 @@ class Reconciler:
             nodes=part(NODES.plural, self._objects[NODES.plural]),
             domains=part(DOMAINS.plural, self._objects[DOMAINS.plural]),
             sources=part("sources", self._sources),
-            ray=part("ray", self._ray),
+            **{name: part(name, results) for name, results in self._results.items()},
             version=previous.version + 1,
             changes=MappingProxyType({plural: frozenset(keys) for plural, keys in self._delta.items()
                                       if keys is not None}),
         )
-        changed = frozenset(self._changed)
         self._changed.clear()
         self._delta.clear()
-        post(SnapshotChanged(self._snapshot, changed))
+        post(SnapshotChanged(self._snapshot))
 
     # -- sources other than the control plane ---------------------------------------------------------------
 
@@ -297,19 +304,26 @@ class Reconciler:
                 results.append((GATEWAY, "disconnected", str(exc)))
         return results
 
-    async def _ray_loop(self) -> None:
-        last: dict[str, float] = {}
+    async def _poll_loop(self) -> None:
+        """Start each subscription's read when its interval has passed (one read per subscription at a time)."""
         while not self._stop.is_set():
             now = time.monotonic()
-            for name in sorted(self._ray_watched):
-                raw = self._objects[JOBS.plural].get(name)
-                if raw is None or now - last.get(name, 0.0) < self.ray_interval:
-                    continue
-                last[name] = now
-                job = Job(raw)
-                head = next((key.partition("/")[0] for key in self._objects[TASKS.plural]
-                             if key.partition("/")[2] == job.head_task_name), None)
-                status = await asyncio.to_thread(self.access.ray_status, job, head)
-                if name in self._ray_watched:
-                    self._wake(("ray", name, status))
-            await asyncio.sleep(0.5)
+            for topic, key in sorted(self._subscribed - self._in_flight):
+                if now - self._polled_at.get((topic, key), float("-inf")) >= self.topics[topic].interval:
+                    self._in_flight.add((topic, key))
+                    self._polled_at[(topic, key)] = now
+                    task = asyncio.create_task(self._poll(self.topics[topic], key))
+                    self._polls.add(task)
+                    task.add_done_callback(self._polls.discard)
+            await asyncio.sleep(POLL_TICK_SECONDS)
+
+    async def _poll(self, topic: Topic, key: str) -> None:
+        try:
+            result = await asyncio.to_thread(topic.fetch, self.access, self._snapshot, key)
+        finally:
+            self._in_flight.discard((topic.name, key))
+        if result is None:
+            self._polled_at.pop((topic.name, key), None)
+            return
+        if (topic.name, key) in self._subscribed:
+            self._wake(("poll", (topic.name, key), result))

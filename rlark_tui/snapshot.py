@@ -1,6 +1,7 @@
 """The immutable picture of the cluster that the reconciler builds and every screen reads.
 
-Objects are kept as the API returned them (plain dicts); model/ wraps them in typed views.
+Objects are kept as the API returned them (plain dicts); model/ wraps them in typed views. The results of
+subscriptions (rlark_tui.polls) sit in the field named after their topic, per key.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ class Snapshot:
     sources: Mapping[str, SourceState] = field(default_factory=_frozen)
     ray: Mapping[str, dict] = field(default_factory=_frozen)
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
+    restarts: Mapping[str, Mapping[str, int]] = field(default_factory=_frozen)
+    """Per Job name: Pod CR key -> restart count of `main`, as the data planes last reported it."""
+    evidence: Mapping[str, object] = field(default_factory=_frozen)
+    """Per Job name: its last run-check evidence (`polls.Gathered`)."""
+    lookups: Mapping[str, object] = field(default_factory=_frozen)
+    """`polls.GATEWAY_KEY` -> what the gateway offers a new Job (`polls.GatewayLookups`)."""
     version: int = 0
     """Counts the reconciler's snapshots (0: not from a reconciler)."""
     changes: Mapping[str, frozenset[str]] = field(default_factory=_frozen)

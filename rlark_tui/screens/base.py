@@ -13,7 +13,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.services import Services
 from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.status_header import StatusHeader
 
@@ -54,6 +55,11 @@ class RlarkScreen(Screen):
     def rlark(self) -> "RlarkApp":
         return cast("RlarkApp", self.app)
 
+    @property
+    def services(self) -> Services:
+        """The latest index, the actions and the subscriptions (rlark_tui.services)."""
+        return self.rlark.services
+
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
@@ -69,8 +75,8 @@ class RlarkScreen(Screen):
     def on_mount(self) -> None:
         self.ready = True
         self.update_header()
-        if self.rlark.index is not None:
-            self.show_snapshot(self.rlark.index)
+        if self.services.index is not None:
+            self.show_snapshot(self.services.index)
 
     def on_unmount(self) -> None:
         self.ready = False
@@ -79,8 +85,8 @@ class RlarkScreen(Screen):
         if not self.ready:
             return
         self.update_header()
-        if self.rlark.index is not None:
-            self.show_snapshot(self.rlark.index)
+        if self.services.index is not None:
+            self.show_snapshot(self.services.index)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """Render the latest snapshot (called on every SnapshotChanged while this screen exists)."""

@@ -1,14 +1,14 @@
 """CheckScreen: the live run-check report of one Job — six rows, their evidence, and the hand-over fields.
 
-Evidence is gathered off the UI thread every few seconds; Enter on an evidence item jumps to its log or Pod.
+Evidence comes from the reconciler (a subscription to the Job's run-check evidence, re-gathered every few
+seconds); Enter on an evidence item jumps to its log or Pod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -21,12 +21,13 @@ from rlark_tui.checks.records import clear_hand_over, load_hand_over, save_hand_
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
 from rlark_tui.errors import RlarkError
+from rlark_tui.messages import OpenJob, OpenLogs
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
+from rlark_tui.polls import EVIDENCE, Gathered
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import SnapshotIndex
 
-REFRESH_SECONDS = 5.0
 DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),
              ("keep for debugging", "keep"))
 
@@ -64,14 +65,13 @@ class CheckScreen(RlarkScreen):
         Binding("ctrl+s", "save", "Save record"),
     ]
 
-    def __init__(self, job_name: str, gatherer: Callable[[str], RunEvidence] | None = None,
-                 records_dir: Path | None = None) -> None:
+    def __init__(self, job_name: str, records_dir: Path | None = None) -> None:
         super().__init__()
         self.job_name = job_name
         self.crumb = f"Jobs › {job_name} › run check"
-        self.gatherer = gatherer
         self.records_dir = records_dir
         self.evidence: RunEvidence | None = None
+        self.gathered: Gathered | None = None
         self.report: CheckReport | None = None
         self.hand_over = HandOver()
         self.error = ""
@@ -105,46 +105,31 @@ class CheckScreen(RlarkScreen):
         super().on_mount()
         self._restore_hand_over()
         self.table.focus()
-        self.action_recheck()
-        self.set_interval(REFRESH_SECONDS, self.action_recheck)
+        self.services.subscribe(EVIDENCE, self.job_name)
 
-    def show_snapshot(self, index: SnapshotIndex) -> None:
-        self.update_header()
+    def on_unmount(self) -> None:
+        super().on_unmount()
+        self.services.unsubscribe(EVIDENCE, self.job_name)
 
     # ---- evidence ---------------------------------------------------------------------------------
-    def _gather(self) -> RunEvidence:
-        if self.gatherer is not None:
-            return self.gatherer(self.job_name)
-        access = self.rlark.access
-        if access is None:
-            raise RlarkError("not connected to a cluster: nothing to check")
-        from rlark_tui.checks.gather import gather
-        return gather(access, self.job_name, self._records_root())
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        gathered = index.snapshot.evidence.get(self.job_name)
+        if gathered is self.gathered or not isinstance(gathered, Gathered):
+            return
+        self.gathered = gathered
+        self.error = gathered.error
+        if gathered.evidence is not None and gathered.evidence is not self.evidence:
+            self.evidence = gathered.evidence
+            self.report = carry_settled(self.report, evaluate(gathered.evidence, self.hand_over))
+            self._show_report()
+        self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, self.error))
 
     def _records_root(self) -> Path:
         return self.records_dir or state_dir()
 
     def action_recheck(self) -> None:
-        self._refresh_evidence()
-
-    @work(thread=True, exclusive=True, group="check-evidence", exit_on_error=False)
-    def _refresh_evidence(self) -> None:
-        try:
-            evidence = self._gather()
-        except RlarkError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
-            return
-        self.app.call_from_thread(self._took, evidence)
-
-    def _failed(self, error: str) -> None:
-        self.error = error
-        self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, error))
-
-    def _took(self, evidence: RunEvidence) -> None:
-        self.evidence = evidence
-        self.error = ""
-        self.report = carry_settled(self.report, evaluate(evidence, self.hand_over))
-        self._show_report()
+        self.services.poll_now(EVIDENCE, self.job_name)
 
     def _show_report(self) -> None:
         if self.report is None:
@@ -198,15 +183,15 @@ class CheckScreen(RlarkScreen):
 
     def jump_to(self, item: EvidenceItem) -> None:
         """Open what an evidence item points at: a Pod's log, the Job's Workers / YAML / Ray tab, a row."""
-        app = self.rlark
+        app = self.app
         if item.kind == "log":
-            app.open_logs(self.job_name, self._pod_scope(item.ref))
+            self.post_message(OpenLogs(self.job_name, self._pod_scope(item.ref)))
             app.notify(f"{item.ref} line {item.line}: {item.value}", timeout=8)
         elif item.kind in ("object", "event"):
             tab = "yaml" if item.ref.startswith("Job/") else "workers"
-            app.open_job(self.job_name, tab)
+            self.post_message(OpenJob(self.job_name, tab))
         elif item.kind == "ray":
-            app.open_job(self.job_name, "ray")
+            self.post_message(OpenJob(self.job_name, "ray"))
         elif item.kind == "check":
             self.table.move_cursor(row=int(item.ref.split("/")[1]) - 1)
             self.table.focus()

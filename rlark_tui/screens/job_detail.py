@@ -1,7 +1,7 @@
 """JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray.
 
-Everything shown comes from the Snapshot (secrets as `***`); the Ray tab asks the reconciler to poll
-the Job's dashboard while the screen is open.
+Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
+Job's Ray status and its Pods' restart counts (rlark_tui.polls).
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
+from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, StopStartJob
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
+from rlark_tui.model.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
+from rlark_tui.polls import RAY, RESTARTS
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
 from rlark_tui.widgets.workers import WorkersTree
 
 TABS = ("overview", "workers", "events", "yaml", "ray")
@@ -88,13 +90,14 @@ class JobDetailScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.rlark.watch_ray(self.job_name)
-        self.rlark.watch_restarts(self.job_name)
+        for topic in (RAY, RESTARTS):
+            self.services.subscribe(topic, self.job_name)
         self.focus_body()
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        self.rlark.unwatch_ray(self.job_name)
+        for topic in (RAY, RESTARTS):
+            self.services.unsubscribe(topic, self.job_name)
 
     def focus_body(self) -> None:
         if self.query_one(TabbedContent).active == "workers":
@@ -113,7 +116,7 @@ class JobDetailScreen(RlarkScreen):
         tasks = index.tasks_by_job.get(job.name, [])
         pods = index.job_pods(job)
         ray = index.snapshot.ray.get(job.name) or {}
-        restarts = self.rlark.restart_counts(job.name)
+        restarts = {key: str(count) for key, count in (index.snapshot.restarts.get(job.name) or {}).items()}
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()))
         if version == self._rendered:
@@ -242,31 +245,31 @@ class JobDetailScreen(RlarkScreen):
         ref = self.query_one(WorkersTree).selected_ref
         active = self.query_one(TabbedContent).active
         if active == "workers" and ref is not None and ref.kind == "pod":
-            self.rlark.open_logs(self.job_name, ("pod", ref.pod_key))
+            self.post_message(OpenLogs(self.job_name, ("pod", ref.pod_key)))
         elif active == "workers" and ref is not None:
-            self.rlark.open_logs(self.job_name, ("role", ref.task_name))
+            self.post_message(OpenLogs(self.job_name, ("role", ref.task_name)))
         else:
-            self.rlark.open_logs(self.job_name, None)
+            self.post_message(OpenLogs(self.job_name))
 
     @on(Tree.NodeSelected, "#workers-tree")
     def _pod_selected(self, event: Tree.NodeSelected) -> None:
         """Enter on a Pod row drills down to that Pod's log (on a role row it folds the Pods)."""
         ref = event.node.data
         if ref is not None and ref.kind == "pod":
-            self.rlark.open_logs(self.job_name, ("pod", ref.pod_key))
+            self.post_message(OpenLogs(self.job_name, ("pod", ref.pod_key)))
 
     def action_copy_yaml(self) -> None:
         self.app.copy_to_clipboard(self.yaml_text)
         self.notify("YAML (secrets redacted) copied to the clipboard")
 
     def action_stop_start(self) -> None:
-        self.rlark.request_stop_start(self.job_name)
+        self.post_message(StopStartJob(self.job_name))
 
     def action_delete(self) -> None:
-        self.rlark.request_delete(self.job_name)
+        self.post_message(DeleteJob(self.job_name))
 
     def action_check(self) -> None:
-        self.rlark.open_check(self.job_name)
+        self.post_message(OpenCheck(self.job_name))
 
 
 def _amount(value: float) -> str:

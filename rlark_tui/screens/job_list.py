@@ -14,9 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.messages import ContextChanged, DeleteJob, OpenCheck, OpenJob, OpenLogs, OpenWizard, StopStartJob
 from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.screens.view_model import JobRow, RowCache, SnapshotIndex
+from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
+from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -128,13 +129,26 @@ class JobListScreen(RlarkScreen):
             self.table.update([self._table_row(self.rows[name], now) for name in pending if name in self.rows],
                               [name for name in pending if name not in self.rows])
         self._update_message()
+        wanted = self.services.wanted_job
+        if wanted is not None and self.table.select_key(wanted):
+            self.services.wanted_job = None
+
+    def on_context_changed(self, _message: ContextChanged) -> None:
+        """Another context: nothing of the previous one stays listed."""
+        self.rows = {}
+        self._row_cache = RowCache()
+        self._table_rows.clear()
+        self._created.clear()
+        self._pending = set()
+        self.table.sync([])
+        self.update_header()
 
     def _theme_changed(self, _theme) -> None:
         """The phase colours are baked into the cells: build every row again in the new theme's colours."""
         self._table_rows.clear()
         self._pending = None
-        if self.rlark.index is not None:
-            self.show_snapshot(self.rlark.index)
+        if self.services.index is not None:
+            self.show_snapshot(self.services.index)
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age
@@ -231,12 +245,12 @@ class JobListScreen(RlarkScreen):
     def action_open(self, tab: str = "workers") -> None:
         name = self._need_job()
         if name:
-            self.rlark.open_job(name, tab)
+            self.post_message(OpenJob(name, tab))
 
     def action_logs(self) -> None:
         name = self._need_job()
         if name:
-            self.rlark.open_logs(name, None)
+            self.post_message(OpenLogs(name))
 
     def action_yaml(self) -> None:
         self.action_open("yaml")
@@ -247,21 +261,21 @@ class JobListScreen(RlarkScreen):
     def action_stop_start(self) -> None:
         name = self._need_job()
         if name:
-            self.rlark.request_stop_start(name)
+            self.post_message(StopStartJob(name))
 
     def action_delete(self) -> None:
         name = self._need_job()
         if name:
-            self.rlark.request_delete(name)
+            self.post_message(DeleteJob(name))
 
     def action_check(self) -> None:
         name = self._need_job()
         if name:
-            self.rlark.open_check(name)
+            self.post_message(OpenCheck(name))
 
     def action_new_job(self) -> None:
         """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""
-        self.rlark.open_wizard()
+        self.post_message(OpenWizard())
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()

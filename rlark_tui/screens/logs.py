@@ -22,7 +22,7 @@ from rlark_tui.fsutil import write_private
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 

@@ -29,7 +29,7 @@ from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.screens import wizard_view as wv
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
-from rlark_tui.screens.view_model import SnapshotIndex
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.wizard_steps import (CommonStep, JobStep, PreviewStep, WorkerStep, select_value,
                                             set_choices, set_text)
 from rlark_tui.widgets.status_header import StatusHeader

@@ -12,7 +12,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from rlark_tui.model.redact import redact_text
-from rlark_tui.screens.view_model import PodRow, RoleRow
+from rlark_tui.model.view_model import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
 POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("RESTARTS", 8))

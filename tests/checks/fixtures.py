@@ -243,3 +243,14 @@ def unschedulable_job(name: str) -> dict:
             }]}}}},
         }]},
     }
+
+
+def post_evidence(app, job_name: str, evidence) -> None:
+    """Deliver run-check evidence to a running app the way the reconciler does: in a new Snapshot."""
+    from types import MappingProxyType
+
+    from rlark_tui.polls import Gathered
+    from rlark_tui.reconciler import SnapshotChanged
+    from rlark_tui.snapshot import Snapshot
+
+    app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: Gathered(evidence)}))))

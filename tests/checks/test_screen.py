@@ -33,11 +33,12 @@ async def _settle(pilot, screen, done) -> None:
             return
 
 
-async def _open(pilot, app, evidence, records_dir, holder=None):
-    """Push the report screen; its gatherer returns `holder[0]` (or `evidence`) each time it refreshes."""
-    holder = holder if holder is not None else [evidence]
-    screen = CheckScreen("demo-ppo", gatherer=lambda name: holder[0], records_dir=records_dir)
+async def _open(pilot, app, evidence, records_dir):
+    """Push the report screen, then deliver `evidence` the way the reconciler does (in a Snapshot)."""
+    screen = CheckScreen("demo-ppo", records_dir=records_dir)
     app.push_screen(screen)
+    await pilot.pause()
+    fx.post_evidence(app, "demo-ppo", evidence)
     await _settle(pilot, screen, lambda: screen.report is not None)
     return screen
 
@@ -141,14 +142,12 @@ async def test_c_on_a_job_opens_the_live_report_from_the_sandbox(sandbox, tmp_pa
 async def test_a_live_refresh_keeps_the_cursor_and_the_evidence_highlight(tmp_path):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        holder = [SCENARIOS["healthy"][0]]
-        screen = await _open(pilot, app, None, tmp_path, holder)
+        screen = await _open(pilot, app, SCENARIOS["healthy"][0], tmp_path)
         screen.query_one("#check-rows", DataTable).move_cursor(row=2)
         await pilot.press("enter")
         options = screen.query_one("#check-evidence", OptionList)
         options.highlighted = 2
-        holder[0] = SCENARIOS["2 of 3 alive"][0]
-        screen.action_recheck()
+        fx.post_evidence(app, "demo-ppo", SCENARIOS["2 of 3 alive"][0])
         await _settle(pilot, screen, lambda: screen.report.rows[2].result == "pending")
         assert screen.query_one("#check-rows", DataTable).cursor_row == 2
         assert _rows(screen)[2][2] == "PENDING"

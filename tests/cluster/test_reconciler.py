@@ -7,7 +7,8 @@ import time
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.reconciler import Reconciler, SnapshotChanged, SourceChanged
+from rlark_tui.polls import RAY
+from rlark_tui.reconciler import Reconciler, SnapshotChanged
 from tests.cluster.seeding import ROLES, job_manifest
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -46,7 +47,7 @@ async def test_first_snapshot_has_every_kind_and_source_states(running):
     assert "demo-net" in snap.domains
     assert snap.sources["gateway"].status in ("stale", "connected")
     assert any(isinstance(m, SnapshotChanged) for m in posted)
-    assert any(isinstance(m, SourceChanged) and m.source.status == "connected" for m in posted)
+    assert any(m.snapshot.sources["control plane"].status == "connected" for m in posted)
     with pytest.raises(TypeError):
         snap.jobs["x"] = {}
     await until(lambda: reconciler.snapshot.sources["data plane rlark-gpu-a"].status == "connected")
@@ -60,7 +61,7 @@ async def test_changes_arrive_by_watch_and_bursts_are_coalesced(running, sb):
     await until(lambda: all(f"burst-{i}" in reconciler.snapshot.jobs for i in range(40)))
     changes = [m for m in posted if isinstance(m, SnapshotChanged)][before:]
     assert 1 <= len(changes) < 40
-    assert any("jobs" in m.changed for m in changes)
+    assert any("burst-1" in m.snapshot.changes.get("jobs", ()) for m in changes)
     sb.store.delete("jobs", "burst-0")
     await until(lambda: "burst-0" not in reconciler.snapshot.jobs)
 
@@ -85,19 +86,19 @@ async def test_outage_makes_the_control_plane_stale_then_connected_again(running
     sb.store.create("jobs", job_manifest("after-outage", [ROLES[1]]))
     await until(lambda: "after-outage" in reconciler.snapshot.jobs, timeout=30)
     await until(lambda: control(reconciler).status == "connected")
-    states = [m.source.status for m in posted if isinstance(m, SourceChanged) and m.source.name == "control plane"]
+    states = [m.snapshot.sources["control plane"].status for m in posted]
     assert "stale" in states and states[-1] == "connected"
 
 
 async def test_watched_job_gets_ray_status_or_a_reason(running):
     reconciler, _ = running
-    reconciler.watch_ray("demo-ppo")
+    reconciler.subscribe(RAY, "demo-ppo")
     await until(lambda: "demo-ppo" in reconciler.snapshot.ray)
     status = reconciler.snapshot.ray["demo-ppo"]
     assert status["expected"] == 3 and status["alive_nodes"] is None
     assert status["error"]
     assert reconciler.snapshot.sources["ray demo-ppo"].status == "disconnected"
-    reconciler.unwatch_ray("demo-ppo")
+    reconciler.unsubscribe(RAY, "demo-ppo")
 
 
 async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(running, sb):
@@ -109,14 +110,14 @@ async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(runnin
     sb.proxies.register("rlark-gpu-a", "rec-ray-actor-ray-head", 8265, fake.url)
     try:
         await until(lambda: "rlark-gpu-a/rec-ray-actor" in reconciler.snapshot.tasks)
-        reconciler.watch_ray("rec-ray")
+        reconciler.subscribe(RAY, "rec-ray")
         await until(lambda: (reconciler.snapshot.ray.get("rec-ray") or {}).get("alive_nodes") == 2)
         assert reconciler.snapshot.sources["ray rec-ray"].status == "connected"
         started = len(fake.requests)
         await asyncio.sleep(5)
         polls = sum(1 for path, _ in fake.requests[started:] if path.startswith("/api/v0/nodes"))
         assert 1 <= polls <= 3
-        reconciler.unwatch_ray("rec-ray")
+        reconciler.unsubscribe(RAY, "rec-ray")
         await asyncio.sleep(2.5)
         settled = len(fake.requests)
         await asyncio.sleep(2.5)

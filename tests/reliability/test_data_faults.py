@@ -33,7 +33,7 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import node_row
-from rlark_tui.screens.view_model import SnapshotIndex, job_rows, role_rows
+from rlark_tui.model.view_model import SnapshotIndex, job_rows, role_rows
 from rlark_tui.snapshot import Snapshot
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.cluster.ray_fake import FakeRayDashboard

@@ -261,14 +261,17 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
     from rlark_tui.app import RlarkApp
     from rlark_tui.checks.records import hand_over_path
     from rlark_tui.screens.check import CheckScreen
+    from tests.checks.fixtures import post_evidence
     from tests.checks.scenarios import SCENARIOS
 
     evidence = SCENARIOS["healthy"][0]
     kept = hand_over_path(tmp_path, "demo-ppo")
 
     async def open_report(pilot, app) -> CheckScreen:
-        screen = CheckScreen("demo-ppo", gatherer=lambda name: evidence, records_dir=tmp_path)
+        screen = CheckScreen("demo-ppo", records_dir=tmp_path)
         app.push_screen(screen)
+        await pilot.pause()
+        post_evidence(app, "demo-ppo", evidence)
         for _ in range(400):
             await pilot.pause(0.05)
             if screen.report is not None:

@@ -346,7 +346,7 @@ async def test_tui_ray_tab_shows_no_secret(access):
                   "jobs": [{"submission_id": "raysubmit_sec", "status": "RUNNING", "entrypoint": RUN}]}}
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        app.post_message(SnapshotChanged(Snapshot(jobs={NAME: access.get(JOBS, NAME)}, ray=ray), frozenset({"jobs"})))
+        app.post_message(SnapshotChanged(Snapshot(jobs={NAME: access.get(JOBS, NAME)}, ray=ray)))
         await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the snapshot")
         app.open_job(NAME, "ray")
         await wait_for(pilot, lambda: "raysubmit_sec" in screen_text(app), "the Ray tab")

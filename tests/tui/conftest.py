@@ -16,7 +16,7 @@ def post_snapshot():
     """`await post_snapshot(pilot, snapshot)`: deliver a snapshot the way the reconciler does."""
 
     async def post(pilot, snapshot: Snapshot) -> None:
-        pilot.app.post_message(SnapshotChanged(snapshot, frozenset({"jobs"})))
+        pilot.app.post_message(SnapshotChanged(snapshot))
         await pilot.pause()
         await pilot.pause()
 

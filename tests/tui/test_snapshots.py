@@ -18,7 +18,7 @@ def snapshot_app():
     app = RlarkApp(None)
 
     async def deliver(pilot):
-        app.post_message(SnapshotChanged(build_snapshot(jobs), frozenset({"jobs"})))
+        app.post_message(SnapshotChanged(build_snapshot(jobs)))
         await pilot.pause()
         await pilot.pause()
 

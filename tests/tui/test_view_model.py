@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rlark_tui.model import Job
 from rlark_tui.screens.confirm import consequences
-from rlark_tui.screens.view_model import (
+from rlark_tui.model.view_model import (
     RowCache, SnapshotIndex, age, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
 from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher

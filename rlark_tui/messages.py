@@ -1,0 +1,61 @@
+"""Navigation and intent messages: screens post these and the app acts on them (opens a screen, asks before a
+mutation), so no screen reaches into the app's internals or into another screen.
+
+Posted from a screen or a widget they bubble up to the app; the app broadcasts ContextChanged to its screens.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class JobMessage(Message):
+    """An intent about one Job."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class OpenJob(JobMessage):
+    """Open the Job's detail screen on `tab` (workers, overview, events, yaml, ray)."""
+
+    def __init__(self, name: str, tab: str = "workers") -> None:
+        super().__init__(name)
+        self.tab = tab
+
+
+class OpenLogs(JobMessage):
+    """Open the Job's logs of `scope` (screens.logs.Scope; None: the Header role)."""
+
+    def __init__(self, name: str, scope: tuple[str, str] | None = None) -> None:
+        super().__init__(name)
+        self.scope = scope
+
+
+class OpenCheck(JobMessage):
+    """Open the Job's run-check report."""
+
+
+class StopStartJob(JobMessage):
+    """Ask to stop (or start) the Job: a confirm dialog, then rlark_tui.actions."""
+
+
+class DeleteJob(JobMessage):
+    """Ask to delete the Job: a confirm dialog, then rlark_tui.actions."""
+
+
+class JobSubmitted(JobMessage):
+    """A new Job was created: back on the job list it is selected as soon as it is listed."""
+
+
+class OpenWizard(Message):
+    """Open the create-job wizard."""
+
+
+class ContextChanged(Message):
+    """The app now shows another kubeconfig context: screens forget what they showed of the previous one."""
+
+    def __init__(self, context: str) -> None:
+        super().__init__()
+        self.context = context

@@ -1,0 +1,158 @@
+"""The periodic reads the reconciler runs per subscription (topic + key): Ray status, restart counts, run-check
+evidence and gateway lookups. Each result lands in the Snapshot field named after its topic, under its key.
+
+Adding a topic (e.g. progress polling): a blocking `fetch(access, snapshot, key)` here, a `Topic` entry in
+TOPICS, and a Snapshot field of the same name; screens subscribe through `Services.subscribe(topic, key)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.model.views import Job, Pod, main_container_status, restart_count
+from rlark_tui.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from rlark_tui.checks import RunEvidence
+    from rlark_tui.cluster.access import ClusterAccess
+
+RAY = "ray"
+RESTARTS = "restarts"
+EVIDENCE = "evidence"
+LOOKUPS = "lookups"
+GATEWAY_KEY = "gateway"
+"""The one key of the LOOKUPS topic (the gateway is one per context)."""
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Run-check evidence of one Job: the last gathered, and why the latest gathering failed (if it did)."""
+
+    evidence: RunEvidence | None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class GatewayLookups:
+    """What the gateway offers a new Job: clusters (its `clusters` answer as sent), storage classes per cluster namespace
+    (None: unknown; parsed as `ClusterAccess.storage_classes`, the same data `rlark submit` validates against)
+    and registered SSH keys (the gateway's `ssh-user-keys` entries). `notes` say what could not be read.
+    Domains are watched objects: `Snapshot.domains`."""
+
+    clusters: object = None
+    storage_classes: Mapping[str, list[str]] | None = None
+    ssh_keys: tuple[dict, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One kind of periodic read. `fetch` blocks (it runs in a worker thread) and returns the result to publish,
+    or None when the Snapshot does not hold what it needs yet (tried again soon); `source` optionally maps a
+    result to the health of a source named in `Snapshot.sources`."""
+
+    name: str
+    interval: float
+    fetch: Callable[[ClusterAccess, Snapshot, str], object]
+    source: Callable[[str, object], tuple[str, str, str]] | None = None
+
+
+def _job_tasks(snapshot: Snapshot, job: Job) -> dict[str, str]:
+    """Task name -> its cluster namespace, for the Tasks of `job` in the Snapshot."""
+    names = {job.task_name(spec) for spec in job.tasks}
+    found = {}
+    for key in snapshot.tasks:
+        namespace, _, name = key.partition("/")
+        if name in names:
+            found[name] = namespace
+    return found
+
+
+def fetch_ray(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> dict | None:
+    raw = snapshot.jobs.get(job_name)
+    if raw is None:
+        return None
+    job = Job(raw)
+    return access.ray_status(job, _job_tasks(snapshot, job).get(job.head_task_name))
+
+
+def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
+    error = status.get("error") if isinstance(status, dict) else "no status"
+    return f"ray {job_name}", "disconnected" if error else "connected", error or ""
+
+
+def job_pods(snapshot: Snapshot, job_name: str) -> list[Pod]:
+    """The Pod CRs of one Job's Tasks in the Snapshot."""
+    raw = snapshot.jobs.get(job_name)
+    if raw is None:
+        return []
+    tasks = _job_tasks(snapshot, Job(raw))
+    return [pod for pod in map(Pod, snapshot.pods.values()) if pod.task_name in tasks]
+
+
+def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, int] | None:
+    """Pod CR key -> restart count of `main`, from each Pod's data plane (Pods it cannot read are left out)."""
+    if job_name not in snapshot.jobs or not access.data_plane_contexts():
+        return None
+    counts: dict[str, int] = {}
+    for pod in job_pods(snapshot, job_name):
+        try:
+            real = access.data_plane_pod(pod.namespace, pod.pod_name or pod.name,
+                                         pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+        except RlarkError:
+            continue
+        count = restart_count(main_container_status(real))
+        if count is not None:
+            counts[f"{pod.namespace}/{pod.name}"] = count
+    return counts
+
+
+def fetch_evidence(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Gathered:
+    from rlark_tui.checks.gather import gather
+    from rlark_tui.config import state_dir
+
+    previous = snapshot.evidence.get(job_name)
+    try:
+        return Gathered(gather(access, job_name, state_dir()))
+    except RlarkError as exc:
+        return Gathered(previous.evidence if previous is not None else None, str(exc))
+
+
+def fetch_lookups(access: ClusterAccess, snapshot: Snapshot, key: str) -> GatewayLookups:
+    gateway = access.gateway_http()
+    if gateway is None:
+        return GatewayLookups(notes=("no gateway configured: storage classes and registered SSH keys are not "
+                                     "offered",))
+    notes = []
+    clusters: object = None
+    ssh_keys: object = []
+    try:
+        clusters = access.gateway_clusters()
+    except (ApiError, Unreachable) as exc:
+        notes.append(f"gateway clusters: {exc}")
+    classes = access.storage_classes()
+    if classes is None:
+        notes.append("gateway: storage classes unknown")
+    try:
+        ssh_keys = gateway.json("GET", "/api/v1/ssh-user-keys", Request("list", "ssh-user-keys", source="gateway"),
+                                timeout=10)
+    except (ApiError, Unreachable) as exc:
+        notes.append(f"gateway: {exc}")
+    return GatewayLookups(
+        clusters=clusters,
+        storage_classes=classes,
+        ssh_keys=tuple(entry for entry in ssh_keys if isinstance(entry, dict)) if isinstance(ssh_keys, list) else (),
+        notes=tuple(notes))
+
+
+TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
+    Topic(RAY, 2.0, fetch_ray, ray_source),
+    Topic(RESTARTS, 3.0, fetch_restarts),
+    Topic(EVIDENCE, 5.0, fetch_evidence),
+    Topic(LOOKUPS, 60.0, fetch_lookups),
+)}

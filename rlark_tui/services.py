@@ -1,0 +1,60 @@
+"""Services: what screens use instead of the app's internals — the latest SnapshotIndex, the Actions (the one
+mutation path) and subscriptions to the reconciler's periodic reads (rlark_tui.polls).
+
+Screens subscribe on mount and unsubscribe on unmount; results arrive in the Snapshot (`snapshot.<topic>[key]`).
+Subscriptions are counted (two screens on one Job share one read) and survive a restarted reconciler (ctrl+r,
+a context switch): `attach` hands them to the new one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlark_tui.actions import Actions
+
+if TYPE_CHECKING:
+    from rlark_tui.model.view_model import SnapshotIndex
+    from rlark_tui.reconciler import Reconciler
+
+
+class Services:
+    def __init__(self, actions: Actions) -> None:
+        self.actions = actions
+        self.index: SnapshotIndex | None = None
+        """The latest SnapshotIndex the app applied (None before the first Snapshot)."""
+        self.wanted_job: str | None = None
+        """A Job the job list selects once it is listed (set on JobSubmitted)."""
+        self._counts: dict[tuple[str, str], int] = {}
+        self._reconciler: Reconciler | None = None
+
+    @property
+    def readonly(self) -> bool:
+        return self.actions.readonly
+
+    def attach(self, reconciler: Reconciler | None) -> None:
+        """Serve the subscriptions from `reconciler` from now on (None: no cluster, nothing is read)."""
+        self._reconciler = reconciler
+        for topic, key in self._counts:
+            if reconciler is not None:
+                reconciler.subscribe(topic, key)
+
+    def subscribe(self, topic: str, key: str) -> None:
+        """Read `topic` for `key` periodically (rlark_tui.polls.TOPICS); results in `snapshot.<topic>[key]`."""
+        count = self._counts.get((topic, key), 0) + 1
+        self._counts[(topic, key)] = count
+        if count == 1 and self._reconciler is not None:
+            self._reconciler.subscribe(topic, key)
+
+    def unsubscribe(self, topic: str, key: str) -> None:
+        count = self._counts.get((topic, key), 0) - 1
+        if count > 0:
+            self._counts[(topic, key)] = count
+            return
+        self._counts.pop((topic, key), None)
+        if self._reconciler is not None:
+            self._reconciler.unsubscribe(topic, key)
+
+    def poll_now(self, topic: str, key: str) -> None:
+        """Read a subscribed topic again now instead of at its next interval."""
+        if self._reconciler is not None:
+            self._reconciler.poll_now(topic, key)
