@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +31,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.diff": ("diff",),
     "rlark_tui.commands.clone": ("clone",),
     "rlark_tui.commands.edit": ("edit",),
+    "rlark_tui.commands.version": ("version",),
+    "rlark_tui.commands.completion": ("completion",),
 }
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout"})
 
@@ -97,6 +100,9 @@ def _tui_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
+        from rlark_tui.commands.completion import complete
+        complete(build_parser())
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = None
     args = _tui_args(argv)

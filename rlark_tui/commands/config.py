@@ -10,7 +10,7 @@ import argparse
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.config import EXAMPLE, config_path, load_config, state_dir
+from rlark_tui.config import CONFIG_ENV, EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_text
 
@@ -28,10 +28,15 @@ def register(subparsers, parents) -> None:
         epilog=EXIT_CODES + "\n\nconfig file format:\n" + EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-check", action="store_true", help="only print, do not contact any source")
+    parser.add_argument("--example", action="store_true",
+                        help="print a commented example config file (e.g. rlark config --example > FILE)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.example:
+        print(f"# Save as {config_path()} (or point ${CONFIG_ENV} at it); every key is optional.\n{EXAMPLE}", end="")
+        return 0
     path = config_path()
     config = load_config(path)
     print(f"config file:  {path}" + ("" if config.exists else " (absent; optional)"))
