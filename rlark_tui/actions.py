@@ -1,14 +1,12 @@
 """The one path every mutation takes (submit, stop, start, delete), from the CLI and the TUI alike.
 
-Owns --readonly enforcement, the platform's lifecycle rules, the submitted-spec record kept on the Job
-(annotations) and in the local state dir, and waiting for Pods to go or come back.
+Owns --readonly enforcement, the platform's lifecycle rules, writing the submitted-spec record
+(model/submission.py) on the Job and in the local state dir, and waiting for Pods to go or come back.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -25,13 +23,8 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.fsutil import write_private
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.model.views import Job
-
-SUBMITTED_SPEC_ANNOTATION = "rlark.io/submitted-spec"
-"""Compact canonical JSON of the Job `spec` exactly as submitted."""
-SUBMITTED_SPEC_SHA256_ANNOTATION = "rlark.io/submitted-spec-sha256"
-"""sha256 (hex) of the canonical JSON in SUBMITTED_SPEC_ANNOTATION."""
-SUBMITTED_AT_ANNOTATION = "rlark.io/submitted-at"
 
 TERMINAL = ("Succeeded", "Failed")
 START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
@@ -43,56 +36,6 @@ class ReadOnlyError(RlarkError):
 
 class Refused(RlarkError):
     """The platform would ignore this action (e.g. stop/start of a finished Job)."""
-
-
-def canonical_spec(spec: dict) -> str:
-    """The spec as compact JSON with sorted keys: the text the sha256 covers."""
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def spec_sha256(spec: dict) -> str:
-    return hashlib.sha256(canonical_spec(spec).encode("utf-8")).hexdigest()
-
-
-def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
-    """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan)."""
-    job = copy.deepcopy(manifest)
-    spec = job.get("spec") or {}
-    annotations = job.setdefault("metadata", {}).setdefault("annotations", {}) or {}
-    job["metadata"]["annotations"] = annotations
-    annotations[SUBMITTED_SPEC_ANNOTATION] = canonical_spec(spec)
-    annotations[SUBMITTED_SPEC_SHA256_ANNOTATION] = spec_sha256(spec)
-    annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return job
-
-
-@dataclass(frozen=True)
-class SubmittedRecord:
-    """What a Job says about its own submission, read back by describe and the run check."""
-
-    spec: dict | None
-    sha256: str | None
-    intact: bool
-    """The stored spec hashes to the stored sha256."""
-    matches_live: bool
-    """The live `spec` equals the stored one."""
-
-
-def submitted_record(job: dict) -> SubmittedRecord:
-    annotations = Job(job).annotations
-    text = annotations.get(SUBMITTED_SPEC_ANNOTATION)
-    sha = annotations.get(SUBMITTED_SPEC_SHA256_ANNOTATION)
-    if not isinstance(text, str):
-        return SubmittedRecord(None, sha if isinstance(sha, str) else None, False, False)
-    try:
-        spec = json.loads(text)
-    except ValueError:
-        return SubmittedRecord(None, sha, False, False)
-    intact = isinstance(spec, dict) and sha == spec_sha256(spec)
-    live = (job or {}).get("spec")
-    return SubmittedRecord(spec if isinstance(spec, dict) else None, sha, intact,
-                           isinstance(live, dict) and isinstance(spec, dict)
-                           and canonical_spec(live) == canonical_spec(spec))
 
 
 @dataclass(frozen=True)

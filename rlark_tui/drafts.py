@@ -14,9 +14,8 @@ from pathlib import Path
 
 from rlark_tui.config import state_dir
 from rlark_tui.errors import UsageError
-from rlark_tui.fsutil import remove_quietly, write_private
-from rlark_tui.commands.draft import read_input
-from rlark_tui.model.draft import JobDraft, dump_draft, load_draft
+from rlark_tui.fsutil import read_input, remove_quietly, write_private
+from rlark_tui.model.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
 from rlark_tui.model.findings import Finding
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
@@ -78,4 +77,4 @@ def export_draft(path: Path, draft: JobDraft) -> None:
 
 def import_draft(path: Path) -> tuple[JobDraft, list[Finding]]:
     """A draft file in the `rlark draft render` format; UsageError (one line) when it cannot be used."""
-    return load_draft(read_input(str(path), "import"))
+    return load_draft(read_input(str(path), "import", MAX_DRAFT_BYTES))

@@ -1,4 +1,5 @@
-"""Private, atomic file writes: the one way rlark saves what the user must not lose or others must not read.
+"""Private, atomic file writes (the one way rlark saves what the user must not lose or others must not read),
+and `read_input`, the one bounded read of a user-named input file or stdin.
 
 `write_private` writes a temp file in the target's directory (created 0600 by mkstemp), fsyncs it, renames it
 over the target and fsyncs the directory: a crash at any point leaves the previous file or the new one, never
@@ -11,6 +12,8 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+
+from rlark_tui.errors import UsageError
 
 STANDARD_STREAMS = {"/dev/stdout": "stdout", "/dev/stderr": "stderr"}
 
@@ -74,3 +77,25 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_input(path: str, what: str, limit: int) -> bytes:
+    """The bytes of a file ('-' = stdin), at most `limit`; UsageError (exit 2) with one clear line when it cannot
+    be read or is larger."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path}: is a directory") from None
+    except PermissionError:
+        raise UsageError(f"{what} {path}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise UsageError(f"{what} {path}: larger than {limit // (1024 * 1024)} MiB")
+    return data

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rlark_tui.actions import submitted_record
+from rlark_tui.model.submission import submitted_record
 from rlark_tui.checks.evidence import MainContainer, PodEvent, PodLog, RayStatus, RunEvidence
 from rlark_tui.checks.probe import probe_output
 from rlark_tui.cluster import ClusterAccess

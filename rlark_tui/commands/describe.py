@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from rlark_tui.actions import submitted_record
+from rlark_tui.model.submission import submitted_record
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.kinds import JOBS, kind_named

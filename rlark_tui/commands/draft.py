@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
 from rlark_tui.errors import UsageError
+from rlark_tui.fsutil import read_input
 from rlark_tui.model.build import build_job, parse_nodes
 from rlark_tui.model.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
 from rlark_tui.model.findings import Finding
@@ -72,27 +73,6 @@ def _print_help(parser: argparse.ArgumentParser):
     return handler
 
 
-def read_input(path: str, what: str) -> bytes:
-    """The bytes of a file ('-' = stdin); UsageError (exit 2) with one clear line when it cannot be read."""
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read(MAX_DRAFT_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_DRAFT_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {path}: is a directory") from None
-    except PermissionError:
-        raise UsageError(f"{what} {path}: permission denied") from None
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > MAX_DRAFT_BYTES:
-        raise UsageError(f"{what} {path}: larger than {MAX_DRAFT_BYTES // (1024 * 1024)} MiB")
-    return data
-
-
 def finding_line(finding: Finding) -> str:
     """One stderr line per finding: `error <field>: <message>` / `warning <field>: <message>`, redacted."""
     return redact_text(str(finding))
@@ -107,7 +87,7 @@ def render_draft_file(path: str, nodes: Iterable[Mapping], *, existing_jobs: Ite
     Job YAML on stdout only when there is no error, findings on stderr; returns 0 or 1 and raises
     UsageError (exit 2) when the draft cannot be used. Pass `existing_jobs`, `storage_classes` and
     `domains` when they are known live (then unknown ones are errors instead of warnings)."""
-    return write_rendered(read_input(path, "draft"), nodes, existing_jobs=existing_jobs,
+    return write_rendered(read_input(path, "draft", MAX_DRAFT_BYTES), nodes, existing_jobs=existing_jobs,
                           storage_classes=storage_classes, domains=domains, stdout=stdout, stderr=stderr)
 
 
@@ -130,9 +110,9 @@ def write_rendered(source: bytes | str, nodes: Iterable[Mapping], *, existing_jo
 def _render(args: argparse.Namespace) -> int:
     if args.nodes == "-" and args.draft == "-":
         raise UsageError("the draft and --nodes cannot both be read from stdin")
-    source = read_input(args.draft, "draft")
+    source = read_input(args.draft, "draft", MAX_DRAFT_BYTES)
     if args.nodes:
-        return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list")))
+        return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list", MAX_DRAFT_BYTES)))
     from rlark_tui.cluster import ClusterAccess  # the kubernetes client only when Nodes are read live
     from rlark_tui.commands.submit import live_inputs
 

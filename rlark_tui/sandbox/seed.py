@@ -92,7 +92,7 @@ def demo_draft(output_dir: str) -> dict:
 
 def demo_job(output_dir: str, nodes: list[dict]) -> dict:
     """demo-ppo as `rlark submit` would send it: rendered, with its submitted-spec record."""
-    from rlark_tui.actions import with_submission_record
+    from rlark_tui.model.submission import with_submission_record
     from rlark_tui.model.draft import load_draft
     from rlark_tui.model.render import render_job
     draft, _findings = load_draft(demo_draft(output_dir))

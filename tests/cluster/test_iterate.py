@@ -112,7 +112,7 @@ def edited_demo_copy(rl, sb, env, name: str) -> tuple[dict, object]:
 
 
 def test_edit_and_restart_keeps_annotations_and_renews_the_submission_record(rl, sb, env):
-    from rlark_tui.actions import submitted_record
+    from rlark_tui.model.submission import submitted_record
     draft, path = edited_demo_copy(rl, sb, env, "ed-1")
     draft["roles"][1]["env"] = {"ROLLOUT_BATCH": "64"}
     path.write_text(yaml.safe_dump(draft))

@@ -7,7 +7,7 @@ import time
 
 import yaml
 
-from rlark_tui.actions import SUBMITTED_SPEC_SHA256_ANNOTATION, spec_sha256, submitted_record
+from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, spec_sha256, submitted_record
 from rlark_tui.cli import main
 from tests.cluster.seeding import ROLES, job_manifest, remove_pod, seed_running_job
 

@@ -5,8 +5,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rlark_tui.actions import (SUBMITTED_AT_ANNOTATION, SUBMITTED_SPEC_ANNOTATION, SUBMITTED_SPEC_SHA256_ANNOTATION,
-                               canonical_spec, spec_sha256, submitted_record, with_submission_record)
+from rlark_tui.model.submission import (SUBMITTED_AT_ANNOTATION, SUBMITTED_SPEC_ANNOTATION,
+                                        SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec, spec_sha256, submitted_record,
+                                        with_submission_record)
 from rlark_tui.model.manifest import manifest_findings
 from tests.cluster.seeding import ROLES, job_manifest
 

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rlark_tui.actions import with_submission_record
+from rlark_tui.model.submission import with_submission_record
 from rlark_tui.app import RlarkApp
 from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import RunEvidence

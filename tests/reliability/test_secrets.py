@@ -19,7 +19,7 @@ import yaml
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, OptionList, Tree
 
-from rlark_tui.actions import with_submission_record
+from rlark_tui.model.submission import with_submission_record
 from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound

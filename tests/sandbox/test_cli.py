@@ -15,7 +15,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from rlark_tui.actions import submitted_record
+from rlark_tui.model.submission import submitted_record
 from rlark_tui.cli import main
 from rlark_tui.sandbox import Sandbox
 from tests.sandbox.helpers import GROUP, VERSION, job

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import yaml
 
-from rlark_tui.actions import (SUBMITTED_SPEC_ANNOTATION, SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec,
-                               spec_sha256)
+from rlark_tui.model.submission import (SUBMITTED_SPEC_ANNOTATION, SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec,
+                                        spec_sha256)
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.commands.draft import write_rendered

@@ -1,0 +1,69 @@
+"""The submission record a Job carries: its spec exactly as submitted (canonical JSON), that text's sha256 and
+the submission time, as annotations; written by rlark_tui.actions, read back by describe and the run check.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from rlark_tui.model.views import Job
+
+SUBMITTED_SPEC_ANNOTATION = "rlark.io/submitted-spec"
+"""Compact canonical JSON of the Job `spec` exactly as submitted."""
+SUBMITTED_SPEC_SHA256_ANNOTATION = "rlark.io/submitted-spec-sha256"
+"""sha256 (hex) of the canonical JSON in SUBMITTED_SPEC_ANNOTATION."""
+SUBMITTED_AT_ANNOTATION = "rlark.io/submitted-at"
+
+
+def canonical_spec(spec: dict) -> str:
+    """The spec as compact JSON with sorted keys: the text the sha256 covers."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_sha256(spec: dict) -> str:
+    return hashlib.sha256(canonical_spec(spec).encode("utf-8")).hexdigest()
+
+
+def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
+    """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan)."""
+    job = copy.deepcopy(manifest)
+    spec = job.get("spec") or {}
+    annotations = job.setdefault("metadata", {}).setdefault("annotations", {}) or {}
+    job["metadata"]["annotations"] = annotations
+    annotations[SUBMITTED_SPEC_ANNOTATION] = canonical_spec(spec)
+    annotations[SUBMITTED_SPEC_SHA256_ANNOTATION] = spec_sha256(spec)
+    annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return job
+
+
+@dataclass(frozen=True)
+class SubmittedRecord:
+    """What a Job says about its own submission, read back by describe and the run check."""
+
+    spec: dict | None
+    sha256: str | None
+    intact: bool
+    """The stored spec hashes to the stored sha256."""
+    matches_live: bool
+    """The live `spec` equals the stored one."""
+
+
+def submitted_record(job: dict) -> SubmittedRecord:
+    annotations = Job(job).annotations
+    text = annotations.get(SUBMITTED_SPEC_ANNOTATION)
+    sha = annotations.get(SUBMITTED_SPEC_SHA256_ANNOTATION)
+    if not isinstance(text, str):
+        return SubmittedRecord(None, sha if isinstance(sha, str) else None, False, False)
+    try:
+        spec = json.loads(text)
+    except ValueError:
+        return SubmittedRecord(None, sha, False, False)
+    intact = isinstance(spec, dict) and sha == spec_sha256(spec)
+    live = (job or {}).get("spec")
+    return SubmittedRecord(spec if isinstance(spec, dict) else None, sha, intact,
+                           isinstance(live, dict) and isinstance(spec, dict)
+                           and canonical_spec(live) == canonical_spec(spec))
