@@ -66,6 +66,10 @@ class Actions:
         if self.readonly:
             raise ReadOnlyError(f"read-only mode: refusing to {what} (started with --readonly)")
 
+    def tunnel_methods(self) -> frozenset[str] | None:
+        """The HTTP methods a tunnel to a Job's web ports passes: all, or in read-only mode only GET and HEAD."""
+        return READ_ONLY_METHODS if self.readonly else None
+
     # -- submit ---------------------------------------------------------------------------------------------
 
     def submit(self, manifest: dict, dry_run: bool = False) -> SubmitResult:

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.metrics": ("metrics",),
     "rlark_tui.commands.demo": ("demo",),
     "rlark_tui.commands.pod": ("exec", "cp"),
+    "rlark_tui.commands.portforward": ("port-forward",),
     "rlark_tui.commands.diff": ("diff",),
     "rlark_tui.commands.clone": ("clone",),
     "rlark_tui.commands.edit": ("edit",),

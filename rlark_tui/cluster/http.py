@@ -46,6 +46,11 @@ class Http:
     def api_client(self) -> k8s.ApiClient | None:
         return self._client
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers every request of this base carries (e.g. a Ray dashboard token)."""
+        return dict(self._headers)
+
     def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
         """Another base URL; it shares this client's TLS and credentials only when it has the same origin."""
         same = _origin(base) == _origin(self.base)

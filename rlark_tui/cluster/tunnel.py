@@ -1,0 +1,210 @@
+"""Local HTTP tunnels to a Job's web ports (the Ray dashboard, TensorBoard, any Pod port): a byte-relaying
+forwarder on 127.0.0.1 that adds rlark's credentials, for `rlark port-forward` and the TUI.
+
+Only requests whose path starts with the tunnel's random token (`/<token>/...`) pass: other local users of a
+shared machine cannot borrow rlark's certificate through it. One request per connection (`Connection: close`
+upstream): plain requests and streaming answers are relayed as bytes, a WebSocket upgrade stays open both ways.
+With `methods` set (read-only mode: GET and HEAD) other methods get 405. asyncio streams and `ssl` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import ssl
+import threading
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from rlark_tui.cluster.http import Http
+
+HEAD_LIMIT = 64 * 1024
+CHUNK = 64 * 1024
+READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
+_DROPPED = {"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where a tunnel's requests go: scheme, host, port, path prefix, TLS and the headers that authenticate."""
+
+    host: str
+    port: int
+    prefix: str
+    tls: ssl.SSLContext | None
+    headers: dict[str, str] = field(default_factory=dict)
+    server_hostname: str | None = None
+
+    @classmethod
+    def of(cls, http: Http) -> "Upstream":
+        """The base URL of an Http with its client's TLS (CA, client certificate) and bearer token."""
+        url = urlsplit(http.base)
+        https = url.scheme == "https"
+        tls, headers, name = None, {}, None
+        client = http.api_client
+        conf = client.configuration if client is not None else None
+        if https:
+            tls = ssl.create_default_context(cafile=conf.ssl_ca_cert if conf is not None else None)
+            if conf is not None and conf.cert_file:
+                tls.load_cert_chain(conf.cert_file, conf.key_file)
+            if conf is not None and not conf.verify_ssl:
+                tls.check_hostname = False
+                tls.verify_mode = ssl.CERT_NONE
+            name = (conf.tls_server_name if conf is not None else None) or url.hostname
+        if conf is not None:
+            bearer = conf.auth_settings().get("BearerToken")
+            if bearer and bearer.get("value"):
+                headers["Authorization"] = bearer["value"]
+        headers.update(http.headers)
+        return cls(url.hostname or "127.0.0.1", url.port or (443 if https else 80), url.path.rstrip("/"), tls,
+                   headers, name)
+
+
+class Tunnel:
+    """One listening forwarder; `start()` serves it on a thread of its own until `stop()`."""
+
+    def __init__(self, upstream: Upstream, *, local_port: int = 0, methods: frozenset[str] | None = None,
+                 name: str = "") -> None:
+        self.upstream = upstream
+        self.token = secrets.token_urlsafe(18)
+        self.methods = methods
+        self.name = name
+        self.local_port = local_port
+        self._server: asyncio.AbstractServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.local_port}/{self.token}/"
+
+    async def listen(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.local_port, limit=HEAD_LIMIT)
+        self.local_port = self._server.sockets[0].getsockname()[1]
+
+    async def serve_forever(self) -> None:
+        if self._server is None:
+            await self.listen()
+        async with self._server:
+            await self._server.serve_forever()
+
+    def start(self) -> "Tunnel":
+        """Listen now (errors raise here), then serve on a daemon thread."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.listen())
+            except OSError as exc:
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                loop.run_until_complete(self.serve_forever())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name=f"tunnel {self.name}", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._server is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._server.close)
+                for task in asyncio.all_tasks(self._loop):
+                    self._loop.call_soon_threadsafe(task.cancel)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    # ----- one connection -----
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                return
+            request = _parse_head(head)
+            if request is None:
+                await _answer(writer, 400, "bad request")
+                return
+            method, target, headers = request
+            prefix = f"/{self.token}"
+            if target != prefix and not target.startswith(prefix + "/") and not target.startswith(prefix + "?"):
+                await _answer(writer, 403, "this tunnel needs its token in the path: use the URL rlark printed")
+                return
+            if self.methods is not None and method not in self.methods:
+                await _answer(writer, 405, "read-only mode: this tunnel passes only GET and HEAD")
+                return
+            rest = target[len(prefix):] or "/"
+            await self._relay(reader, writer, method, self.upstream.prefix + rest, headers)
+        except (ConnectionError, ssl.SSLError, OSError) as exc:
+            with contextlib.suppress(Exception):
+                await _answer(writer, 502, f"upstream {self.upstream.host}:{self.upstream.port}: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _relay(self, reader, writer, method: str, path: str, headers: list[tuple[str, str]]) -> None:
+        up = self.upstream
+        upgrade = any(k.lower() == "upgrade" for k, _ in headers)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {up.host}:{up.port}"]
+        lines += [f"{k}: {v}" for k, v in headers if k.lower() not in _DROPPED]
+        lines += [f"{k}: {v}" for k, v in up.headers.items()]
+        lines.append("Connection: Upgrade" if upgrade else "Connection: close")
+        up_reader, up_writer = await asyncio.open_connection(up.host, up.port, ssl=up.tls,
+                                                             server_hostname=up.server_hostname if up.tls else None)
+        try:
+            up_writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            await up_writer.drain()
+            outbound = asyncio.ensure_future(_pipe(reader, up_writer, half_close=not up.tls))
+            await _pipe(up_reader, writer)
+            outbound.cancel()
+        finally:
+            with contextlib.suppress(Exception):
+                up_writer.close()
+
+
+def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]] | None:
+    try:
+        text = head.decode("latin-1")
+    except UnicodeDecodeError:
+        return None
+    first, *rest = text.split("\r\n")
+    parts = first.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        return None
+    headers = []
+    for line in rest:
+        if not line:
+            continue
+        name, colon, value = line.partition(":")
+        if not colon:
+            return None
+        headers.append((name.strip(), value.strip()))
+    return parts[0], parts[1], headers
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, half_close: bool = True) -> None:
+    with contextlib.suppress(ConnectionError, OSError, ssl.SSLError):
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+        if half_close and writer.can_write_eof():
+            writer.write_eof()
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, message: str) -> None:
+    reasons = {400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 502: "Bad Gateway"}
+    body = (message + "\n").encode()
+    writer.write(f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\nContent-Type: text/plain\r\n"
+                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    await writer.drain()

@@ -1,0 +1,114 @@
+"""The local HTTP tunnel (cluster.tunnel) over the sandbox's HTTPS with rlark's credentials: the token in the
+path is required, read-only mode passes only GET/HEAD, a streaming answer arrives as it is written, a WebSocket
+upgrade (an exec through the tunnel) works both ways; `rlark port-forward` prints its URL and serves it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import websocket
+
+from rlark_tui.cluster.tunnel import READ_ONLY_METHODS, Tunnel, Upstream
+from tests.pod.conftest import HEAD
+
+
+@pytest.fixture
+def tunnel(access):
+    tun = Tunnel(Upstream.of(access.gateway_http()), name="gateway").start()
+    yield tun
+    tun.stop()
+
+
+def _get(tun: Tunnel, path: str, method: str = "GET") -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", tun.local_port, timeout=10)
+    conn.request(method, path)
+    resp = conn.getresponse()
+    try:
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def test_token_required_and_credentials_added(tunnel):
+    status, body = _get(tunnel, f"/{tunnel.token}/api/v1/clusters")
+    assert status == 200 and json.loads(body)["success"] is True
+    for path in ("/api/v1/clusters", f"/{tunnel.token[:-1]}/api/v1/clusters", f"/x{tunnel.token}/api/v1/clusters"):
+        status, body = _get(tunnel, path)
+        assert status == 403 and b"needs its token" in body
+    assert tunnel.url == f"http://127.0.0.1:{tunnel.local_port}/{tunnel.token}/"
+
+
+def test_read_only_passes_get_and_head_only(access):
+    tun = Tunnel(Upstream.of(access.gateway_http()), methods=READ_ONLY_METHODS).start()
+    try:
+        assert _get(tun, f"/{tun.token}/api/v1/clusters")[0] == 200
+        assert _get(tun, f"/{tun.token}/api/v1/clusters", "HEAD")[0] != 405
+        status, body = _get(tun, f"/{tun.token}/api/v1/ssh-user-keys", "POST")
+        assert status == 405 and b"read-only" in body
+    finally:
+        tun.stop()
+
+
+def test_streaming_answer(tunnel, shell_job):
+    conn = http.client.HTTPConnection("127.0.0.1", tunnel.local_port, timeout=10)
+    conn.request("GET", f"/{tunnel.token}/clusters/root/apis/rlinf.io/v1alpha1/jobs?watch=true&resourceVersion=0"
+                        "&timeoutSeconds=30")
+    resp = conn.getresponse()
+    assert resp.status == 200
+    first = json.loads(resp.readline())
+    assert first["type"] == "ADDED"
+    shell_job.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+                                    "metadata": {"name": "tunnel-stream"}, "spec": {"tasks": []}})
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            event = json.loads(resp.readline())
+            if event["object"]["metadata"]["name"] == "tunnel-stream":
+                break
+        assert event["object"]["metadata"]["name"] == "tunnel-stream"
+    finally:
+        conn.close()
+        shell_job.store.delete("jobs", "tunnel-stream", "")
+
+
+def test_websocket_upgrade_through_the_tunnel(tunnel):
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{tunnel.local_port}/{tunnel.token}/clusters/{HEAD[0]}/api/v1/namespaces/rlark-system/pods/"
+        f"{HEAD[1]}/exec?command=cat&container=main&stdin=true&stdout=true", subprotocols=["v5.channel.k8s.io"],
+        timeout=10)
+    try:
+        ws.send_binary(b"\x00through the tunnel")
+        ws.send_binary(bytes([255, 0]))
+        got = b""
+        while b"through the tunnel" not in got:
+            got += ws.recv()[1:]
+    finally:
+        ws.close()
+
+
+def test_port_forward_command(shell_job):
+    proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(shell_job.kubeconfig),
+                             "port-forward", "shell", "tensorboard"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+    try:
+        line = proc.stdout.readline().decode()
+        assert line.startswith("Forwarding shell tensorboard at http://127.0.0.1:"), line
+        url = line.split(" at ")[1].strip()
+        port, token = url.split(":")[2].split("/")[0], url.split("/")[3]
+        assert len(token) >= 24
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 403
+    finally:
+        proc.send_signal(2)
+        assert proc.wait(10) == 0
+    done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(shell_job.kubeconfig),
+                           "port-forward", "shell", "nonsense"], capture_output=True, timeout=30,
+                          env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+    assert done.returncode == 2 and b"use ray, tensorboard or a port number" in done.stderr
