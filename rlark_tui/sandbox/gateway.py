@@ -14,6 +14,10 @@ answer shapes: job logs, SSH user keys, storage classes, clusters. (CRD routes a
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
   that pod, Warning plus Normal Pulling/Pulled, newest first.
 - `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (sandbox/tensorboard.py).
+- `GET /api/v1/system-config` -> `{sshJumpHost, sshJumpPort}` (strings, "" when unset); `PUT` the same shape:
+  Secret `default/rlark-system-config` on the control plane (systemconfig_handler.go).
+- `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/terminal` (WebSocket, `?container=main&command=/bin/sh`): the
+  console's terminal on that Pod CR's data-plane pod (server.py, podexec.py).
 - `GET /api/v1/clusters[/<id>]` -> `{success, data}`: per `rlark.io/cluster-id` of the Node CRs
   `{id, name, phase Online|Degraded|Offline, type Cloud|Embodied|Hybrid, nodeCount, onlineNodeCount,
   offlineNodeCount, gpuCount}`.
@@ -35,6 +39,8 @@ from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.store import Store, now_iso
 
 KEYS_SECRET = ("default", "rlark-ssh-keys")
+SYSTEM_CONFIG_SECRET = ("default", "rlark-system-config")
+SYSTEM_CONFIG_KEYS = ("sshJumpHost", "sshJumpPort")
 ADDED_AT = "rlark.io/ssh-keys-added-at"
 RCLONE = "rclone.csi.veloxpack.io"
 HIDDEN_CLASSES = {"default", "local-path", "hostpath"}
@@ -103,6 +109,8 @@ class Gateway:
             return self.clusters(parts[1] if len(parts) == 2 else None)
         if parts == ["storage", "storageclass"] and method == "GET":
             return self.storage_classes(request.query.get("clusters"))
+        if parts == ["system-config"] and method in ("GET", "PUT"):
+            return self.system_config() if method == "GET" else await self.set_system_config(request)
         if parts[:1] == ["ssh-user-keys"]:
             if len(parts) == 1 and method == "GET":
                 return self.list_keys(request.query.get("user"))
@@ -175,6 +183,35 @@ class Gateway:
                 entry["clusters"].append(cluster)
         return _reply({"success": True, "data": data})
 
+    # ----- system config -----
+    def system_config(self) -> web.Response:
+        secret = self.store.get("secrets", SYSTEM_CONFIG_SECRET[1], SYSTEM_CONFIG_SECRET[0], ROOT) or {}
+        data = secret.get("data") or {}
+        return _reply({key: base64.b64decode(data.get(key, "")).decode("utf-8", "replace")
+                       for key in SYSTEM_CONFIG_KEYS})
+
+    async def set_system_config(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return _reply({"error": "invalid request body"}, 400)
+        values = {key: str(body.get(key) or "") for key in SYSTEM_CONFIG_KEYS}
+        secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                  "metadata": {"name": SYSTEM_CONFIG_SECRET[1], "namespace": SYSTEM_CONFIG_SECRET[0]},
+                  "data": {key: base64.b64encode(value.encode()).decode() for key, value in values.items()}}
+        self._put_secret(secret)
+        return _reply(values)
+
+    def _put_secret(self, secret: dict) -> None:
+        """Create or replace a control-plane Secret."""
+        meta = secret["metadata"]
+        if self.store.get("secrets", meta["name"], meta["namespace"], ROOT) is None:
+            self.store.create("secrets", secret, ROOT)
+        else:
+            self.store.update("secrets", secret, ROOT, keep_status=False)
+
     # ----- ssh keys -----
     def _keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         secret = self.store.get("secrets", KEYS_SECRET[1], KEYS_SECRET[0], ROOT) or {}
@@ -189,10 +226,7 @@ class Gateway:
                                "annotations": {ADDED_AT: json.dumps(added)}},
                   "data": {user: base64.b64encode("\n".join(values).encode()).decode()
                            for user, values in keys.items() if values}}
-        if self.store.get("secrets", KEYS_SECRET[1], KEYS_SECRET[0], ROOT) is None:
-            self.store.create("secrets", secret, ROOT)
-        else:
-            self.store.update("secrets", secret, ROOT, keep_status=False)
+        self._put_secret(secret)
 
     def list_keys(self, user: str | None) -> web.Response:
         keys, added = self._keys()

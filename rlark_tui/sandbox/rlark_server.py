@@ -16,6 +16,8 @@ podproxy/taskproxy 404 and 503 bodies, 400 on a target without a port), auth/per
   `spec.podName` (or the most recently updated one with that `spec.taskName`), then its agent's proxy to
   `http://<status.ip>:<port>`; sandbox Pods share the host, so a port the agent registered for that Pod
   (`ProxyRegistry.register_pod`, e.g. a Ray head's 8265) is used instead.
+- `GET /api/terminal/<agentID>/<namespace>/<pod>` (WebSocket): the console's terminal on that pod (a tty exec,
+  sandbox/podexec.py), agent-proxy permission needed.
 Anything else is recorded as an unknown route and gets gin's `404 page not found`.
 
 `publish(store, tls_dir)` writes Secret `default/rlark-admin-cert` (a fresh admin certificate, no CA);
@@ -138,6 +140,10 @@ class RlarkServer:
         path = request.path
         if path == "/api/kubernetes" or path.startswith("/api/kubernetes/"):
             return await self._kubernetes(request, meta, path[len("/api/kubernetes"):] or "/")
+        if path.startswith("/api/terminal/") and request.method == "GET":
+            parts = path[len("/api/terminal/"):].split("/")
+            if len(parts) == 3 and all(parts):
+                return await self._terminal(request, meta, *parts)
         routes = {"/api/proxy/": self._proxy, "/api/podproxy/": self._podproxy, "/api/taskproxy/": self._taskproxy}
         for prefix, route in routes.items():
             if path.startswith(prefix):
@@ -165,6 +171,15 @@ class RlarkServer:
             scheme, host, tail = address.groups()
             return await self._forward(request, f"{scheme}://{host}", tail or "/")
         return self._unknown(request)
+
+    async def _terminal(self, request: web.Request, meta: dict[str, str], agent: str, namespace: str,
+                        pod: str) -> web.StreamResponse:
+        """`/api/terminal/<agentID>/<namespace>/<pod>` (handle_terminal.go): the agent's terminal on that pod."""
+        if not may_proxy(meta, agent):
+            return _error(403, FORBIDDEN)
+        return await self.api.terminal(request, AGENT_PREFIX + agent, namespace, pod,
+                                       request.query.get("container") or "main",
+                                       request.query.get("command") or "/bin/bash")
 
     async def _podproxy(self, request: web.Request, meta: dict[str, str], target: str,
                         rest: str) -> web.StreamResponse:
