@@ -1,75 +1,76 @@
 """The evidence gatherer: reads one Job's objects, logs, events, Ray status, records and outputs into RunEvidence.
 
-The I/O edge of the run check (through ClusterAccess and the output probe); a missing source is recorded, not fatal.
+The I/O edge of the run check (through ClusterAccess, the in-Pod exec and the gateway's storage API); a missing
+source is recorded, not fatal. Nothing is read from this machine's disk but rlark's own saved submissions.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rlark_tui.model.submission import submitted_record
-from rlark_tui.checks.evidence import MainContainer, PodEvent, PodLog, RayStatus, RunEvidence
-from rlark_tui.checks.probe import probe_output
+from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence
+from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
+from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
-from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.errors import NotFound, Request
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.podexec import run_command
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.views import Job, Pod, dig, main_container_status, restart_count
+from rlark_tui.model.submission import submitted_record
+from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, restart_count
 
 LOG_TAIL = 1000
+PARALLEL_READS = 16
 
 
 def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
            now: datetime | None = None) -> RunEvidence:
-    """One snapshot of everything the run check looks at; control-plane failures other than 404 raise."""
+    """One snapshot of everything the run check looks at; control-plane failures other than 404 raise.
+
+    Independent reads run concurrently: the Nodes beside the Tasks, then every Pod's data-plane state, events and
+    logs, the Ray dashboard and the output probe at once (a slow server costs a few round trips, not dozens)."""
     try:
         job = access.get(JOBS, job_name)
     except NotFound:
         return RunEvidence(job_name=job_name, now=now or datetime.now(timezone.utc))
     view = Job(job)
-    tasks = access.job_tasks(job_name)
-    pods = access.job_pods(job_name, tasks)
-    nodes = access.nodes()
-    sources: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=PARALLEL_READS, thread_name_prefix="rlark-check") as pool:
+        nodes_read = pool.submit(access.nodes)
+        ray_read = pool.submit(_ray, access, view) if view.head_task else None
+        tasks = access.job_tasks(job_name)
+        pods = access.job_pods(job_name, tasks)
+        record = view.launch_record or None
+        output_path = (record or {}).get("outputPath")
+        outputs_read = (pool.submit(_outputs, access, view, tasks, pods, output_path)
+                        if isinstance(output_path, str) and output_path else None)
+        sources: dict[str, str] = {}
+        planes = access.data_plane_contexts()
+        gateway_logs: dict[str, list[str]] | None = None
+        if any(planes.get(Pod(raw).namespace) is None for raw in pods):
+            gateway_logs = _gateway_logs(access, job_name, sources)
+        reads = _pod_reads(pool, access, pods, planes, gateway_logs, sources)
+        nodes = nodes_read.result()
+        ray = ray_read.result() if ray_read and pods else None
+        outputs = outputs_read.result() if outputs_read else None
     containers: list[MainContainer] | None = []
     events: dict[str, tuple[PodEvent, ...]] = {}
     logs: list[PodLog] = []
     unread: list[str] = []
-    gateway_logs: dict[str, list[str]] | None = None
-    for raw in pods:
-        pod = Pod(raw)
-        name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
-        if access.data_plane_contexts().get(cluster) is None:
+    for read in reads:
+        if read.no_plane:
             containers = None
-            sources["data-plane"] = f"no data-plane context configured for cluster {cluster}"
-            if gateway_logs is None:
-                gateway_logs = _gateway_logs(access, job_name, sources)
-            lines = gateway_logs.get(name)
-            logs.append(PodLog(name, tuple(lines or ()), source="gateway",
-                               error=None if lines is not None else sources.get("gateway", "no gateway logs")))
-            continue
-        try:
-            container = main_container(name, access.data_plane_pod(cluster, name, namespace))
-        except RlarkError as exc:
-            container = None
-            unread.append(name)
-            sources["data-plane"] = f"cannot read Pod {name} from cluster {cluster}: {exc}"
-        if containers is not None and container is not None:
-            containers.append(container)
-        events[name] = _events(access, cluster, name, namespace)
-        instance = container.restart_count if container else None
-        if pod.phase not in ("Running", "Succeeded", "Failed"):
-            logs.append(PodLog(name, instance=instance, source="data-plane",
-                               error=f"Pod is {pod.phase or 'Pending'}: no logs yet"))
-            continue
-        logs.append(_log(access, cluster, name, namespace, instance, current=True))
-        if container and container.restart_count > 0:
-            logs.append(_log(access, cluster, name, namespace, container.restart_count - 1, current=False))
+        elif read.container is not None and containers is not None:
+            containers.append(read.container)
+        if read.unread:
+            unread.append(read.name)
+        if read.events is not None:
+            events[read.name] = read.events
+        logs.extend(read.logs)
     submitted = submitted_record(job)
-    record = view.launch_record or None
-    output_path = (record or {}).get("outputPath")
     return RunEvidence(
         job_name=job_name,
         now=now or datetime.now(timezone.utc),
@@ -81,16 +82,116 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         containers=tuple(containers) if containers is not None else None,
         unread_containers=tuple(unread),
         events=events,
-        ray=_ray(access, view) if view.head_task and pods else None,
+        ray=ray,
         launch_record=record,
         plan=view.deployment_plan or None,
         submitted_spec=submitted.spec,
         submitted_sha256=submitted.sha256,
         submitted_intact=submitted.intact or submitted.spec is None,
         submitted_yaml_path=_saved_yaml(state_dir, job_name, submitted.sha256),
-        outputs=probe_output(output_path) if isinstance(output_path, str) and output_path else None,
+        outputs=outputs,
         sources=sources,
     )
+
+
+@dataclass
+class _PodRead:
+    """What was read about one Pod from its data plane (or the gateway)."""
+
+    name: str
+    container: MainContainer | None = None
+    events: tuple[PodEvent, ...] | None = None
+    logs: list[PodLog] = field(default_factory=list)
+    unread: bool = False
+    no_plane: bool = False
+
+
+def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict], planes: dict,
+               gateway_logs: dict[str, list[str]] | None, sources: dict[str, str]) -> list[_PodRead]:
+    """Every Pod's `main` state, events and current log read at once; then the previous instance's log of the Pods
+    that restarted (its number is only known from the state)."""
+    reads, pending = [], []
+    for raw in pods:
+        pod = Pod(raw)
+        name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
+        read = _PodRead(name)
+        reads.append(read)
+        if planes.get(cluster) is None:
+            read.no_plane = True
+            sources["data-plane"] = f"no data-plane context configured for cluster {cluster}"
+            lines = (gateway_logs or {}).get(name)
+            read.logs.append(PodLog(name, tuple(lines or ()), source="gateway",
+                                    error=None if lines is not None else sources.get("gateway", "no gateway logs")))
+            continue
+        has_log = pod.phase in ("Running", "Succeeded", "Failed")
+        pending.append((read, pod, pool.submit(access.data_plane_pod, cluster, name, namespace),
+                        pool.submit(_events, access, cluster, name, namespace),
+                        pool.submit(_log, access, cluster, name, namespace, None, True) if has_log else None))
+    previous = []
+    for read, pod, container, events, log in pending:
+        name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
+        try:
+            read.container = main_container(name, container.result())
+        except RlarkError as exc:
+            read.unread = True
+            sources["data-plane"] = f"cannot read Pod {name} from cluster {cluster}: {exc}"
+        read.events = events.result()
+        instance = read.container.restart_count if read.container else None
+        if log is None:
+            read.logs.append(PodLog(name, instance=instance, source="data-plane",
+                                    error=f"Pod is {pod.phase or 'Pending'}: no logs yet"))
+            continue
+        read.logs.append(replace(log.result(), instance=instance))
+        if read.container and read.container.restart_count > 0:
+            previous.append((read, pool.submit(_log, access, cluster, name, namespace,
+                                               read.container.restart_count - 1, False)))
+    for read, log in previous:
+        read.logs.append(log.result())
+    return reads
+
+
+def output_source(job: Job, tasks: list[dict], pods: list[dict], location: str) -> tuple[str, ...] | None:
+    """Where the run's output path lives (pure): ("storage", class, cluster, mount target) when a role mounts
+    object storage over it, else ("pod", cluster, pod name, pod namespace) for a Running Pod (the Header's first)
+    to read it in; None when there is no such Pod."""
+    namespaces = {Task(t).name: Task(t).namespace for t in tasks}
+    specs = sorted(job.tasks, key=lambda spec: not spec.head)
+    for spec in specs:
+        for mount in spec.mounts:
+            if mount["type"] == "storage" and mount["target"].startswith("/") and under(location, mount["target"]):
+                storage_class = spec.pvc_storage_map.get(mount["source"]) or "default"
+                cluster = namespaces.get(job.task_name(spec), "")
+                return "storage", storage_class, cluster.removeprefix(keys.CLUSTER_NAMESPACE_PREFIX), mount["target"]
+    order = {job.task_name(spec): index for index, spec in enumerate(specs)}
+    running = sorted((Pod(p) for p in pods if Pod(p).phase == "Running"),
+                     key=lambda p: (order.get(p.task_name, len(order)), p.ordinal or 0, p.pod_name))
+    for pod in running:
+        return "pod", pod.namespace, pod.pod_name, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
+    return None
+
+
+def _outputs(access: ClusterAccess, job: Job, tasks: list[dict], pods: list[dict], location: str) -> OutputProbe:
+    """The run's outputs read where they live: object storage through the gateway, else inside a Running Pod."""
+    if not location.startswith("/"):
+        return OutputProbe(location, error="not an absolute path in the Pods: nothing to read")
+    where = output_source(job, tasks, pods, location)
+    if where is None:
+        return OutputProbe(location, error="no Running Pod to read it in, and no object-storage mount covers it")
+    if where[0] == "storage":
+        _, storage_class, cluster, target = where
+        gateway = access.gateway_http()
+        if gateway is None:
+            return OutputProbe(location, error="no gateway configured to list object storage — see `rlark config`")
+
+        def get_json(path: str, query: list[tuple[str, str]]):
+            return gateway.json("GET", path, Request("list", "storage objects", storage_class, source="gateway"),
+                                query=query)
+        return probe_object_storage(get_json, storage_class, cluster, target, location)
+    _, cluster, pod, namespace = where
+
+    def run(argv: list[str], timeout: float, max_output: int):
+        return run_command(access, cluster, pod, argv, timeout=timeout, max_output=max_output, namespace=namespace)
+    return probe_in_pod(run, location, pod)
 
 
 def main_container(pod: str, real: dict | None) -> MainContainer | None:

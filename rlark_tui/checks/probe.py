@@ -1,62 +1,177 @@
-"""The output probe: list a run's output path visible to this machine with sizes, modification times and sha256.
+"""The output probe: a run's outputs read where they live — inside a Pod with fixed read-only commands (`find`
+with sizes and mtimes, `sha256sum` of the newest files) or in object storage through the gateway's file API.
 
-I/O (reads files only, never writes); the run check judges the listing (checks/rules.py, check 5).
+I/O edge of the run check (never opens an output path on this machine); check 5 judges the listing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
+from rlark_tui.errors import RlarkError
 
 MAX_FILES = 2000
-HASH_BUDGET_BYTES = 512 * 1024 * 1024
-"""Read back (sha256) the newest files first, up to this many bytes in total; larger trees get partial checksums."""
+HASH_FILES = 20
+"""Read back (sha256) at most this many of the newest files…"""
+HASH_BUDGET_BYTES = 256 * 1024 * 1024
+"""…and at most this many bytes in total; larger trees get partial checksums (noted by check 5)."""
+LIST_TIMEOUT = 20.0
+HASH_TIMEOUT = 60.0
+MAX_LISTING = 1 << 20
+PAGE_KEYS = 1000
+MAX_PAGES = 5
+URL_TIMEOUT = 15.0
+
+Runner = Callable[[list[str], float, int], "object"]
+"""`run(argv, timeout, max_output) -> ExecResult` in the chosen Pod (cluster/podexec.run_command bound to it)."""
 
 
-def _sha256(path: Path) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1024 * 1024), b""):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
+def list_argv(location: str) -> list[str]:
+    """Every regular file under `location` (or the file itself): `<mtime> <size> <path>` NUL-terminated."""
+    return ["find", location, "-type", "f", "-printf", "%T@ %s %p\\0"]
 
 
-def probe_output(location: str) -> OutputProbe:
-    """List the files under a local output path (or the single file it names), newest first, read back."""
-    if "://" in location or not location.startswith("/"):
-        return OutputProbe(location, error="not a local path visible to this machine; object-storage listings "
-                                           "through the gateway are not read by rlark check")
-    root = Path(location)
-    if not root.exists():
-        return OutputProbe(location)
-    if not os.access(root, os.R_OK):
-        return OutputProbe(location, error="not readable by this user")
-    found: list[tuple[Path, os.stat_result]] = []
-    paths = [root] if root.is_file() else (Path(d) / f for d, _, files in os.walk(root) for f in files)
-    for path in paths:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        if path.is_file():
-            found.append((path, stat))
-        if len(found) >= MAX_FILES:
-            break
-    found.sort(key=lambda item: item[1].st_mtime, reverse=True)
-    budget = HASH_BUDGET_BYTES
+def hash_argv(paths: list[str]) -> list[str]:
+    return ["sha256sum", "--", *paths]
+
+
+def parse_listing(data: bytes) -> list[OutputFile]:
     files = []
-    for path, stat in found:
-        checksum = None
-        if stat.st_size <= budget:
-            checksum = _sha256(path)
-            budget -= stat.st_size
-        files.append(OutputFile(str(path), stat.st_size,
-                                datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc), checksum))
-    return OutputProbe(location, tuple(files))
+    for entry in data.split(b"\0"):
+        parts = entry.decode("utf-8", "replace").split(" ", 2)
+        if len(parts) != 3:
+            continue
+        try:
+            mtime = datetime.fromtimestamp(float(parts[0]), tz=timezone.utc)
+            size = int(parts[1])
+        except (ValueError, OverflowError, OSError):
+            continue
+        files.append(OutputFile(parts[2], size, mtime))
+    return files
+
+
+def parse_sums(data: bytes) -> dict[str, str]:
+    """`sha256sum` lines (`<hex>  <path>`) as path -> hex."""
+    sums = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        digest, _, path = line.partition("  ")
+        if len(digest) == 64 and path:
+            sums[path] = digest
+    return sums
+
+
+def _newest_to_hash(files: list[OutputFile]) -> list[str]:
+    chosen, budget = [], HASH_BUDGET_BYTES
+    for item in files:
+        if len(chosen) >= HASH_FILES:
+            break
+        if 0 < item.size <= budget:
+            chosen.append(item.path)
+            budget -= item.size
+    return chosen
+
+
+def probe_in_pod(run: Runner, location: str, where: str) -> OutputProbe:
+    """List `location` inside a Pod and checksum its newest files; `where` names the Pod for the record."""
+    source = f"in Pod {where} (exec: find, sha256sum)"
+    try:
+        listed = run(list_argv(location), LIST_TIMEOUT, MAX_LISTING)
+    except RlarkError as exc:
+        return OutputProbe(location, error=f"cannot exec in Pod {where}: {exc}", source=source)
+    if listed.exit_code is None and not listed.truncated:
+        return OutputProbe(location, error=f"listing in Pod {where} did not finish within {LIST_TIMEOUT:g} s",
+                           source=source)
+    files = sorted(parse_listing(listed.stdout), key=lambda f: f.mtime, reverse=True)[:MAX_FILES]
+    if not files:
+        return OutputProbe(location, source=source)
+    wanted = _newest_to_hash(files)
+    sums: dict[str, str] = {}
+    if wanted:
+        try:
+            hashed = run(hash_argv(wanted), HASH_TIMEOUT, 64 * 1024 + 100 * len(wanted))
+            sums = parse_sums(hashed.stdout)
+        except RlarkError:
+            sums = {}
+    files = [OutputFile(f.path, f.size, f.mtime, sums.get(f.path)) for f in files]
+    if listed.truncated:
+        source += f"; listing cut at {MAX_LISTING} bytes"
+    return OutputProbe(location, tuple(files), source=source)
+
+
+GetJson = Callable[[str, list[tuple[str, str]]], object]
+"""`get_json(path, query)`: one GET to the gateway, its decoded JSON (RlarkError when it fails)."""
+
+
+def probe_object_storage(get_json: GetJson, storage_class: str, cluster: str, target: str,
+                         location: str) -> OutputProbe:
+    """List the objects under `location` (a path below the storage mount `target`) through the gateway's storage
+    file API, then read the newest back through their presigned URLs for a checksum. An unreachable URL leaves the
+    file without a checksum (check 5 stays pending), never a failure."""
+    source = f"from object storage {storage_class}/{cluster} (gateway file API)"
+    relative = location[len(target):].strip("/")
+    prefix = relative + "/" if relative else ""
+    base = f"/api/v1/storage/storageclass/{urllib.parse.quote(storage_class)}/{urllib.parse.quote(cluster)}"
+    files, marker = [], ""
+    for _ in range(MAX_PAGES):
+        query = [("prefix", prefix), ("delimiter", ""), ("maxKeys", str(PAGE_KEYS))]
+        if marker:
+            query.append(("marker", marker))
+        try:
+            page = get_json(f"{base}/list", query)
+        except RlarkError as exc:
+            return OutputProbe(location, error=f"cannot list {storage_class}/{cluster}: {exc}", source=source)
+        page = page if isinstance(page, dict) else {}
+        for obj in page.get("objects") or []:
+            item = _object_file(obj, target)
+            if item is not None:
+                files.append(item)
+        marker = str(page.get("next_marker") or "")
+        if not page.get("is_truncated") or not marker:
+            break
+    files.sort(key=lambda f: f.mtime, reverse=True)
+    errors: list[str] = []
+    wanted = set(_newest_to_hash(files))
+    result = []
+    for item in files:
+        digest = None
+        if item.path in wanted:
+            digest = _read_back(get_json, base, item.path[len(target):].lstrip("/"), errors)
+        result.append(OutputFile(item.path, item.size, item.mtime, digest))
+    if errors:
+        source += f"; read-back failed: {errors[0]}"
+    return OutputProbe(location, tuple(result), source=source)
+
+
+def _object_file(obj, target: str) -> OutputFile | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
+        return None
+    try:
+        mtime = datetime.fromisoformat(str(obj.get("last_modified")).replace("Z", "+00:00"))
+        size = int(obj.get("size"))
+    except (TypeError, ValueError):
+        return None
+    if mtime.tzinfo is None:
+        mtime = mtime.replace(tzinfo=timezone.utc)
+    return OutputFile(target.rstrip("/") + "/" + obj["key"], size, mtime)
+
+
+def _read_back(get_json: GetJson, base: str, key: str, errors: list[str]) -> str | None:
+    try:
+        answer = get_json(f"{base}/object/{urllib.parse.quote(key)}", [])
+        url = answer.get("url") if isinstance(answer, dict) else None
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise RlarkError("no presigned URL in the answer")
+        digest = hashlib.sha256()
+        with urllib.request.urlopen(url, timeout=URL_TIMEOUT) as response:  # noqa: S310 - http(s) only, checked
+            for chunk in iter(lambda: response.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except (RlarkError, urllib.error.URLError, OSError, ValueError) as exc:
+        errors.append(f"{key}: {getattr(exc, 'reason', None) or exc}")
+        return None

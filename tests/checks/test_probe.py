@@ -1,61 +1,94 @@
-"""The output probe on real files: sizes, mtimes and checksums read back, and how check 5 judges the listing."""
+"""Outputs read where they live: inside a sandbox Pod over the data plane's exec (find, sha256sum), judged by check 5,
+and never opened on this machine (an audit hook watches every open and directory scan during the check)."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+import sys
+import time
+from pathlib import Path
 
+import pytest
+
+from rlark_tui.actions import Actions
 from rlark_tui.checks import evaluate
-from rlark_tui.checks.probe import probe_output
+from rlark_tui.checks.gather import gather
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
 
 from . import fixtures as fx
 
-
-def _write(path, data: bytes, when: datetime):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    os.utime(path, (when.timestamp(), when.timestamp()))
+NAME = "check-in-pod"
+RUN = "run-7"
 
 
-def test_probe_lists_files_newest_first_with_checksums(tmp_path):
-    now = datetime.now(timezone.utc)
-    weights = tmp_path / "ppo" / "checkpoints" / "global_step_2" / "actor" / "model_state_dict" / "full_weights.pt"
-    _write(weights, b"w" * 100, now)
-    _write(tmp_path / "metrics.log", b"step 1\n", now - timedelta(minutes=1))
-    _write(tmp_path / "empty.txt", b"", now - timedelta(minutes=2))
-    probe = probe_output(str(tmp_path))
-    assert probe.error is None
-    assert [f.path for f in probe.files] == [str(weights), str(tmp_path / "metrics.log"), str(tmp_path / "empty.txt")]
-    assert probe.files[0].size == 100
-    assert probe.files[0].sha256 == hashlib.sha256(b"w" * 100).hexdigest()
-    assert abs((probe.files[0].mtime - now).total_seconds()) < 1
+def _job(out: Path) -> dict:
+    job = fx.unschedulable_job(NAME)
+    task = job["spec"]["tasks"][0]
+    task["nodeSelector"] = {"kubernetes.io/hostname": "gpu-a3"}
+    container = task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+    container["resources"] = {}
+    old = out / RUN / "old.bin"
+    task["prepareScript"] = (
+        f"mkdir -p {out}/{RUN}/ckpt {out}/{RUN}-other && printf 'weights' > {out}/{RUN}/ckpt/model.pt && "
+        f"printf 'log' > {out}/{RUN}/metrics.log && : > {out}/{RUN}/empty && printf x > {out}/{RUN}-other/x && "
+        f"printf o > {old} && touch -d '2020-01-01' {old} && sleep 120")
+    job["metadata"]["annotations"] = {"rlark.io/launch-record": (
+        '{"runId": "%s", "outputPath": "%s/%s", "progressPattern": "never"}' % (RUN, out, RUN))}
+    return job
 
 
-def test_probe_of_missing_remote_and_relative_paths(tmp_path):
-    assert probe_output(str(tmp_path / "nothing")).files == ()
-    assert "object-storage" in probe_output("s3://bucket/run").error
-    assert probe_output("relative/dir").error
+@pytest.fixture
+def in_pod(sandbox, tmp_path):
+    out = tmp_path / "out"
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    Actions(access, state_dir=tmp_path / "state").submit(_job(out))
+    try:
+        yield access, out
+    finally:
+        access.delete(JOBS, NAME)
+        access.close()
 
 
-def test_fresh_local_outputs_pass_check_5_and_stale_ones_do_not(tmp_path):
-    start = datetime.now(timezone.utc) - timedelta(minutes=5)
-    job = fx.job()
-    job["status"]["startTime"] = start.strftime("%Y-%m-%dT%H:%M:%SZ")
-    pods = tuple(dict(p, metadata=dict(p["metadata"], creationTimestamp=job["status"]["startTime"]))
-                 for p in fx.pods())
-    _write(tmp_path / "fresh" / "ckpt.pt", b"x" * 10, start + timedelta(minutes=1))
-    _write(tmp_path / "stale" / "ckpt.pt", b"x" * 10, start - timedelta(hours=1))
-    base = fx.healthy(job=job, pods=pods, now=start + timedelta(minutes=5))
+def _audited(location: Path, fn):
+    """fn() while recording every open / scandir / listdir of a path under `location` in this process."""
+    seen: list[str] = []
+    watched = str(location)
 
-    def judged(where: str):
-        record = {k: v for k, v in fx.record().items() if k != "runId"} | {"outputPath": str(tmp_path / where)}
-        return evaluate(replace(base, launch_record=record, outputs=probe_output(str(tmp_path / where)))).row(5)
-    fresh = judged("fresh")
-    assert fresh.result == "pass"
-    item = [i for i in fresh.evidence if i.kind == "file"][0]
-    assert item.sha256 == hashlib.sha256(b"x" * 10).hexdigest() and item.size == 10
-    stale = judged("stale")
-    assert stale.result == "pending"
-    assert any("older than the Job's latest start" in n for n in stale.all_notes())
+    def hook(event, args):
+        if event in ("open", "os.scandir", "os.listdir") and args and isinstance(args[0], (str, bytes, Path)):
+            path = str(args[0] if not isinstance(args[0], bytes) else args[0].decode(errors="replace"))
+            if path.startswith(watched):
+                seen.append(f"{event} {path}")
+    active = [True]
+    sys.addaudithook(lambda event, args: hook(event, args) if active[0] else None)
+    try:
+        return fn(), seen
+    finally:
+        active[0] = False
+
+
+def test_outputs_are_read_inside_the_pod_and_never_on_this_machine(in_pod):
+    access, out = in_pod
+    deadline = time.monotonic() + 30
+    while True:
+        evidence, opened = _audited(out, lambda: gather(access, NAME))
+        if evidence.outputs and evidence.outputs.files or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert opened == []
+    _, local = _audited(out, lambda: list((out / RUN).iterdir()) + [(out / RUN / "metrics.log").read_bytes()])
+    assert local and all(str(out) in entry for entry in local)  # the hook does see a local read
+    probe = evidence.outputs
+    assert probe.error is None and probe.source.startswith(f"in Pod {NAME}-actor-0 (exec")
+    by_path = {f.path: f for f in probe.files}
+    model = by_path[f"{out}/{RUN}/ckpt/model.pt"]
+    assert model.size == 7 and model.sha256 == hashlib.sha256(b"weights").hexdigest()
+    assert f"{out}/{RUN}-other/x" not in by_path and by_path[f"{out}/{RUN}/old.bin"].mtime.year == 2020
+
+    row = evaluate(evidence).row(5)
+    files = {item.ref: item for item in row.evidence if item.kind == "file"}
+    assert set(files) == {f"{out}/{RUN}/ckpt/model.pt", f"{out}/{RUN}/metrics.log"}  # not the empty or old one
+    assert files[f"{out}/{RUN}/ckpt/model.pt"].sha256 == hashlib.sha256(b"weights").hexdigest()
+    assert f"outputs read in Pod {NAME}-actor-0 (exec: find, sha256sum)" in row.all_notes()
+    assert row.result == "pending"  # the agreed progress pattern never matches: outputs alone do not pass
