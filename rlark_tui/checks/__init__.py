@@ -9,10 +9,10 @@ from rlark_tui.checks.evidence import (
 )
 from rlark_tui.checks.refs import resolve
 from rlark_tui.checks.render import conclusion, to_json, to_json_text, to_markdown, to_text
-from rlark_tui.checks.report import STAGES, CheckReport, CheckRow, EvidenceItem, Finding, HandOver
+from rlark_tui.checks.report import STAGES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason
 
 __all__ = [
-    "STAGES", "CheckReport", "CheckRow", "EvidenceItem", "Finding", "HandOver", "MainContainer", "OutputFile",
-    "OutputProbe", "PodEvent", "PodLog", "RayStatus", "RunEvidence", "conclusion", "evaluate", "resolve",
-    "to_json", "to_json_text", "to_markdown", "to_text", "with_hand_over",
+    "STAGES", "CheckReport", "CheckRow", "EvidenceItem", "HandOver", "MainContainer", "OutputFile",
+    "OutputProbe", "PodEvent", "PodLog", "RayStatus", "Reason", "RunEvidence", "conclusion", "evaluate",
+    "resolve", "to_json", "to_json_text", "to_markdown", "to_text", "with_hand_over",
 ]

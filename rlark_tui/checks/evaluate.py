@@ -11,7 +11,7 @@ from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import (
-    STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, Finding, HandOver, RecordFacts,
+    STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason, RecordFacts,
 )
 from rlark_tui.model.redact import redact_text
 
@@ -67,18 +67,18 @@ def summarize(rows: list[CheckRow], hand_over: HandOver, facts: RecordFacts | No
     else pending. Its time is when the last of rows 1–5 settled."""
     settled = max(row.checked_at for row in rows)
     items = tuple(EvidenceItem("check", f"check/{row.id}", row.result) for row in rows)
-    findings: list[Finding] = []
+    findings: list[Reason] = []
     failing = [row for row in rows if row.result == "fail"]
     if failing:
         stages = [row.stage for row in failing if row.stage]
         earliest = min(stages, key=STAGES.index) if stages else None
-        findings.append(Finding("fail", "failed: " + ", ".join(f"check {row.id}" for row in failing)
+        findings.append(Reason("fail", "failed: " + ", ".join(f"check {row.id}" for row in failing)
                                 + (f"; start at the earliest failing stage: {earliest}" if earliest else ""),
                                 earliest))
     for row in rows:
         for finding in row.findings:
             if finding.result == "pending":
-                findings.append(Finding("pending", f"check {row.id}: {finding.message}",
+                findings.append(Reason("pending", f"check {row.id}: {finding.message}",
                                         owner=finding.owner or rules.JOB_OWNER))
     notes = []
     if hand_over.decision:
@@ -86,12 +86,12 @@ def summarize(rows: list[CheckRow], hand_over: HandOver, facts: RecordFacts | No
         if hand_over.decision == "stop" and rows[4].result != "pass":
             notes.append("outputs are not confirmed persisted (check 5): do not stop yet")
     else:
-        findings.append(Finding("pending", "decision not recorded (continue / stop / keep for debugging)",
+        findings.append(Reason("pending", "decision not recorded (continue / stop / keep for debugging)",
                                 owner=OPERATOR))
     if hand_over.recorder:
         notes.append(f"recorder: {hand_over.recorder}")
     else:
-        findings.append(Finding("pending", "no recorder named", owner=OPERATOR))
+        findings.append(Reason("pending", "no recorder named", owner=OPERATOR))
     if facts is not None and facts.stop_condition:
         notes.append(f"agreed stop condition: {facts.stop_condition}")
     notes.append(("[x]" if hand_over.cleaned_up else "[ ]") + " temporary access and secrets cleaned up")

@@ -24,13 +24,14 @@ def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
     stamp = report.checked_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     base = f"{file_stem(report.job)}-{stamp}"
     markdown = root / "checks" / f"{base}.md"
-    write_private(markdown, to_markdown(report, lang))
-    write_private(root / "checks" / f"{base}.json", to_json_text(report, lang) + "\n")
+    write_record(markdown, to_markdown(report, lang))
+    write_record(root / "checks" / f"{base}.json", to_json_text(report, lang) + "\n")
     return markdown
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write atomically and privately (rlark_tui.fsutil): readers never see half a record."""
+def write_record(path: Path, text: str) -> None:
+    """Write a record or report atomically and privately (rlark_tui.fsutil.write_private): readers never see half
+    of it; an OSError becomes one RlarkError line."""
     try:
         fsutil.write_private(path, text)
     except OSError as exc:

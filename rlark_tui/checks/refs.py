@@ -12,6 +12,7 @@ from typing import Any
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.report import EvidenceItem
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
+from rlark_tui.model.views import dig
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -27,16 +28,7 @@ def show(path: str, value: Any) -> str:
 
 def dig_path(obj: Any, path: str) -> Any:
     """The value at a dotted path with [i] indexes (`spec.tasks[0].nodeSelector`); None when absent."""
-    for name, index in _STEP.findall(path):
-        if name:
-            if not isinstance(obj, dict) or name not in obj:
-                return None
-            obj = obj[name]
-        else:
-            if not isinstance(obj, list) or int(index) >= len(obj):
-                return None
-            obj = obj[int(index)]
-    return obj
+    return dig(obj, *(name or int(index) for name, index in _STEP.findall(path)))
 
 
 def object_of(evidence: RunEvidence, ref: str) -> dict | None:

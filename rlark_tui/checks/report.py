@@ -72,7 +72,7 @@ class EvidenceItem:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Reason:
     """One reason behind a row's result; fail and pending reasons name a stage and who can act."""
 
     result: Result
@@ -89,7 +89,7 @@ class CheckRow:
     result: Result
     checked_at: datetime
     evidence: tuple[EvidenceItem, ...] = ()
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Reason, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
-from rlark_tui.checks.refs import show
-from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Finding, Result
+from rlark_tui.checks.refs import dig_path, show
+from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
 from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, rank_start, task_namespace
 from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.views import dig
@@ -29,14 +29,14 @@ class _Row:
 
     id: int
     evidence: list[EvidenceItem] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Reason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def fail(self, message: str, stage: str) -> None:
-        self.findings.append(Finding("fail", message, stage))
+        self.findings.append(Reason("fail", message, stage))
 
     def pending(self, message: str, owner: str | None = None) -> None:
-        self.findings.append(Finding("pending", message, owner=owner))
+        self.findings.append(Reason("pending", message, owner=owner))
 
     def late(self, late: bool, message: str, stage: str, owner: str | None = None) -> None:
         """Something expected is not there yet: pending within the max wait, a fail once it has passed."""
@@ -50,7 +50,7 @@ class _Row:
         results = {f.result for f in self.findings}
         result: Result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
         if result == "pass" and not self.evidence:
-            self.findings.append(Finding("pending", "no evidence found yet"))
+            self.findings.append(Reason("pending", "no evidence found yet"))
             result = "pending"
         return CheckRow(self.id, TITLES[self.id], result, evidence.now, tuple(self.evidence),
                         tuple(self.findings), tuple(self.notes))
@@ -157,12 +157,6 @@ def _normal(path: str, value):
     return value if value not in ({}, [], "") else None
 
 
-def _dig(obj, dotted: str):
-    for step in dotted.split("."):
-        obj = obj.get(step) if isinstance(obj, dict) else None
-    return obj
-
-
 def check_job(evidence: RunEvidence) -> CheckRow:
     row = _Row(1)
     job = evidence.job
@@ -206,10 +200,10 @@ def _compare_spec(row: _Row, ref: str, live: dict, submitted: dict) -> None:
             row.fail(f"submitted task {name} is missing from the live Job", "job")
             continue
         index, task = live_tasks[name]
-        pairs = [(label, f"spec.tasks[{index}].{path}", _dig(task, path), _dig(sub, path))
+        pairs = [(label, f"spec.tasks[{index}].{path}", dig_path(task, path), dig_path(sub, path))
                  for label, path in _COMPARED_TASK_FIELDS]
-        live_containers = _dig(task, "kubernetes.workload.template.spec.containers") or []
-        sub_containers = _dig(sub, "kubernetes.workload.template.spec.containers") or []
+        live_containers = dig_path(task, "kubernetes.workload.template.spec.containers") or []
+        sub_containers = dig_path(sub, "kubernetes.workload.template.spec.containers") or []
         by_name = {c.get("name"): (j, c) for j, c in enumerate(live_containers) if isinstance(c, dict)}
         for container in sub_containers:
             if not isinstance(container, dict):
@@ -281,7 +275,7 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
                      "pods")
         if len(pods) < wanted:
             row.evidence.append(_obj(task_ref, "spec.kubernetes.workload.replicas",
-                                     _dig(task.raw.get("spec"), "kubernetes.workload.replicas")))
+                                     dig_path(task.raw.get("spec"), "kubernetes.workload.replicas")))
             if not pods:
                 row.late(facts.late, f"no Pod details yet for {task_name} — waiting for task sync", "pods")
             else:
@@ -624,8 +618,8 @@ def _compare_reported(row: _Row, facts: _Facts, log: PodLog, after: int, record:
                       pattern: re.Pattern) -> None:
     """The value the application prints for `key` (pattern group 1, or the record's value anywhere) against the
     launch record's."""
-    want = str(_dig(record, key))
-    row.evidence.append(_record("launch-record", key, _dig(record, key)))
+    want = str(dig_path(record, key))
+    row.evidence.append(_record("launch-record", key, dig_path(record, key)))
     found = logscan.search(log.lines, pattern, after)
     if found and found[1].group(1) != want:
         row.evidence.append(_log(log, found[0]))
@@ -697,7 +691,7 @@ def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, reco
     if not isinstance(want, str) or not want:
         return 0
     block = logscan.resolved_config(log.lines, after)
-    reported = _dig(block.config, "runner.logger.log_path") if block else None
+    reported = dig_path(block.config, "runner.logger.log_path") if block else None
     hit = None
     if isinstance(reported, str):
         hit = _value_hit(log.lines, '"log_path"', block.first_line - 1)
@@ -730,7 +724,7 @@ def _check_env_overrides(row: _Row, facts: _Facts, log: PodLog, after: int) -> N
                 if not isinstance(name, str) or "__" not in name:
                     continue
                 key = name.lower().replace("__", ".")
-                if _dig(block.config, key) is None:
+                if dig_path(block.config, key) is None:
                     continue
                 path = f"spec.tasks[{index}].kubernetes.workload.template.spec.containers[{j}].env[{k}].name"
                 row.evidence.append(_obj(f"Job/{facts.job.name}", path, name))

@@ -13,17 +13,16 @@ import yaml
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
-from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.model import timefmt
 from rlark_tui.model.views import Job, Node, Pod, Task, dig
 from rlark_tui.model.workflow import templates as workflow_templates
 
 FORMATS = ("table", "wide", "json", "yaml", "name")
 
 
-def age(stamp: str, now: datetime | None = None) -> str:
+def kubectl_age(stamp: str, now: datetime | None = None) -> str:
     """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no readable timestamp)."""
-    start = parse_time(stamp)
-    return short_age(start, now or datetime.now(timezone.utc)) if start else "<unknown>"
+    return timefmt.age(stamp, now, unknown="<unknown>")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -51,7 +50,7 @@ def _job_row(obj: dict, wide: bool, now) -> list[str]:
     tasks = job.tasks  # each view property re-reads the dict: read the tasks once per row (5,000-Job lists)
     running = sum(1 for t in job.status_tasks if t["phase"] == "Running")
     row = [job.name, job.shown_status, f"{running}/{len(tasks)}", ",".join(t.name for t in tasks) or "-",
-           age(job.creation_timestamp, now)]
+           kubectl_age(job.creation_timestamp, now)]
     if wide:
         head = next((t.name for t in tasks if t.head), "-")
         row += [job.job_type, head, str(sum(t.replicas for t in tasks)), job.domain or "-", job.display_name or "-"]
@@ -62,7 +61,7 @@ def _task_row(obj: dict, wide: bool, now) -> list[str]:
     task = Task(obj)
     spec = task.spec
     row = [task.name, task.job_name or "-", spec.role or "-", task.phase or "-", str(task.replicas),
-           age(task.creation_timestamp, now)]
+           kubectl_age(task.creation_timestamp, now)]
     if wide:
         selector = ",".join(f"{k}={v}" for k, v in spec.node_selector.items()) or "-"
         rank = task.rank_start
@@ -73,7 +72,7 @@ def _task_row(obj: dict, wide: bool, now) -> list[str]:
 def _pod_row(obj: dict, wide: bool, now) -> list[str]:
     pod = Pod(obj)
     row = [pod.pod_name or pod.name, pod.task_name or "-", pod.phase or "-", pod.node or "-", pod.ip or "-",
-           age(pod.creation_timestamp, now)]
+           kubectl_age(pod.creation_timestamp, now)]
     if wide:
         row += [pod.name, pod.message or "-"]
     return row
@@ -83,7 +82,7 @@ def _node_row(obj: dict, wide: bool, now) -> list[str]:
     node = Node(obj)
     category = node.labels.get("rlark.io/node-category", "-")
     row = [node.name, node.phase or "-", _gpu(node.allocatable(keys.GPU_RESOURCE)), category,
-           age(node.creation_timestamp, now)]
+           kubectl_age(node.creation_timestamp, now)]
     if wide:
         row += [node.gpu_model or "-", _gpu(node.free(keys.GPU_RESOURCE)), node.internal_ip or "-",
                 ",".join(node.device_resources) or "-"]
@@ -92,8 +91,8 @@ def _node_row(obj: dict, wide: bool, now) -> list[str]:
 
 def _domain_row(obj: dict, wide: bool, now) -> list[str]:
     name = dig(obj, "metadata", "name", default="")
-    row = [name, str(dig(obj, "spec", "cidr", default="-")), age(dig(obj, "metadata", "creationTimestamp",
-                                                                    default=""), now)]
+    row = [name, str(dig(obj, "spec", "cidr", default="-")),
+           kubectl_age(dig(obj, "metadata", "creationTimestamp", default=""), now)]
     if wide:
         row.append(str(len(dig(obj, "status", "ipAllocations", default=[]) or [])))
     return row
@@ -104,7 +103,8 @@ def _workflow_row(obj: dict, wide: bool, now) -> list[str]:
     listed = workflow_templates(obj)
     created = sum(1 for e in entries if e.get("phase"))
     row = [str(dig(obj, "metadata", "name", default="")), str(dig(obj, "status", "phase", default="") or "-"),
-           f"{created}/{len(listed)}", age(str(dig(obj, "metadata", "creationTimestamp", default="") or ""), now)]
+           f"{created}/{len(listed)}",
+           kubectl_age(str(dig(obj, "metadata", "creationTimestamp", default="") or ""), now)]
     if wide:
         row.append(",".join(str(t.get("name", "")) for t in listed) or "-")
     return row

@@ -14,7 +14,7 @@ from pathlib import Path
 from rlark_tui.checks import HandOver, evaluate
 from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.gather import gather
-from rlark_tui.checks.records import save_record, write_private
+from rlark_tui.checks.records import save_record, write_record
 from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     saved = save_record(root, report, args.lang)
     print(f"record saved: {saved}", file=sys.stderr)
     if args.output:
-        write_private(Path(args.output), text)
+        write_record(Path(args.output), text)
         print(f"record written: {args.output}", file=sys.stderr)
     try:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

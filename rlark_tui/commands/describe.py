@@ -12,7 +12,7 @@ from rlark_tui.model.submission import submitted_record
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.kinds import JOBS, kind_named
-from rlark_tui.cluster.output import age, table
+from rlark_tui.cluster.output import kubectl_age, table
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object, redact_text
@@ -89,7 +89,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         field("Display name", job.display_name)
     field("Type", job.job_type)
     field("Status", f"{job.shown_status} (phase {job.phase or 'none yet'})")
-    field("Created", f"{job.creation_timestamp or '-'} ({age(job.creation_timestamp, now)} ago)")
+    field("Created", f"{job.creation_timestamp or '-'} ({kubectl_age(job.creation_timestamp, now)} ago)")
     if job.start_time:
         field("Started", job.start_time)
     if job.end_time:
@@ -148,7 +148,8 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         for pod in sorted((Pod(p) for p in pods), key=lambda p: (p.task_name, p.pod_name)):
             count, reason = restarts.get(pod.name, ("-", ""))
             rows.append([roles.get(pod.task_name, pod.task_name), pod.pod_name or pod.name, pod.node or "-",
-                         pod.ip or "-", pod.phase or "-", count, reason or "-", age(pod.creation_timestamp, now)])
+                         pod.ip or "-", pod.phase or "-", count, reason or "-",
+                         kubectl_age(pod.creation_timestamp, now)])
         out.extend("  " + line for line in table(["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "REASON",
                                                  "AGE"], rows).splitlines())
     out.append("Ray:")

@@ -89,7 +89,8 @@ def number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def age(seconds: float) -> str:
+def elapsed(seconds: float) -> str:
+    """A short elapsed time: 45s, 12m."""
     seconds = max(0, int(seconds))
     return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m"
 

@@ -19,6 +19,13 @@ def parse_time(text: str | None) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+def age(created: str | None, now: datetime | None = None, unknown: str = "") -> str:
+    """kubectl-style age of an API timestamp at `now` (default: the current time); `unknown` when it is absent
+    or unreadable (kubectl's tables show `<unknown>`, the screens leave the cell empty)."""
+    start = parse_time(created)
+    return short_age(start, now or datetime.now(timezone.utc)) if start else unknown
+
+
 def short_age(start: datetime, now: datetime) -> str:
     """kubectl's short age of `start` at `now`: 45s, 12m, 5h, 3d."""
     seconds = max(0, int((now - start).total_seconds()))

@@ -11,19 +11,11 @@ import hashlib
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
-from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.snapshot import Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
-def age(created: str, now: datetime) -> str:
-    """kubectl-style age (`45s`, `12m`, `3h`, `2d`); empty when the time is unknown."""
-    start = parse_time(created)
-    return short_age(start, now) if start else ""
 
 
 def _task_entry(raw: dict) -> tuple[dict, Task, str, str]:

@@ -19,7 +19,8 @@ from textual.widgets.option_list import Option
 from rlark_tui.model import Node, keys
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.model.timefmt import parse_time
-from rlark_tui.model.view_model import SnapshotIndex, age
+from rlark_tui.model.timefmt import age
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import pytest
 
 from rlark_tui.cluster.kinds import JOBS, NODES
-from rlark_tui.cluster.output import age, render_objects, render_table, table
+from rlark_tui.cluster.output import kubectl_age, render_objects, render_table, table
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -15,7 +15,7 @@ NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
     ("2026-11-26T12:00:00Z", "3d"), ("", "<unknown>"), ("garbage", "<unknown>"),
 ])
 def test_age(stamp, shown):
-    assert age(stamp, NOW) == shown
+    assert kubectl_age(stamp, NOW) == shown
 
 
 def test_table_pads_columns_with_three_spaces():

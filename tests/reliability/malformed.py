@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
+from rlark_tui.model.views import dig
+
 BIG = "x" * 10 * 1024
 WRONG_TYPES = ("text", 7, [], {"unexpected": 1}, None)
 
@@ -36,14 +38,8 @@ def variants(obj: dict) -> Iterator[tuple[str, dict]]:
         if path == ("metadata", "name"):
             continue
         for value in WRONG_TYPES:
-            if type(value) is not type(dig_path(obj, path)):
+            if type(value) is not type(dig(obj, *path)):
                 yield f"{'.'.join(map(str, path))}={value!r}", _replaced(obj, path, value)
-
-
-def dig_path(obj, path: tuple):
-    for step in path:
-        obj = obj[step]
-    return obj
 
 
 def sandbox_jobs() -> list[dict]:

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from rlark_tui.model import Job
 from rlark_tui.screens.confirm import consequences
+from rlark_tui.model.timefmt import age
 from rlark_tui.model.view_model import (
-    RowCache, SnapshotIndex, age, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
+    RowCache, SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
 from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
