@@ -1,6 +1,8 @@
 """A child process for the install tests: block the [sandbox] extra's packages (Ray, aiohttp, TensorBoard), then
-run the console and report as JSON. `tui KUBECONFIG NAME`: import every console module, build the whole parser, paint the TUI's first screen until NAME
-shows; `cli ARGS...`: run `rlark ARGS...`. The last stdout line is the JSON report.
+run the console and report as JSON (the last stdout line).
+
+`tui KUBECONFIG NAME`: import every console module, build the whole parser, paint the TUI's first screen until
+NAME shows; `cli ARGS...`: run `rlark ARGS...`.
 """
 
 from __future__ import annotations
