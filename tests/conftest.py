@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import pytest
 
-# Settings handed to the simulated agent (rlark_tui.sandbox.agent) of each shared sandbox.
-AGENT_SETTINGS: dict = {"ray": False}
-RAY_AGENT_SETTINGS: dict = {"ray": True}
 
 
 def pytest_collection_modifyitems(items):
@@ -25,22 +22,23 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("ray") is not None)
 
 
-def _shared_sandbox(tmp_path_factory, name: str, settings: dict):
+def _shared_sandbox(tmp_path_factory, name: str, ray: bool):
     from rlark_tui.sandbox import Sandbox
-    return Sandbox(tmp_path_factory.mktemp(name), seed="demo", agent_settings=settings)
+    from rlark_tui.sandbox.agent import AgentSettings
+    return Sandbox(tmp_path_factory.mktemp(name), seed="demo", agent_settings=AgentSettings(ray=ray))
 
 
 @pytest.fixture(scope="session")
 def plain_sandbox(tmp_path_factory):
     """The shared sandbox without Ray: the agent schedules and runs Pods, none starts Ray."""
-    with _shared_sandbox(tmp_path_factory, "sandbox", AGENT_SETTINGS) as sb:
+    with _shared_sandbox(tmp_path_factory, "sandbox", ray=False) as sb:
         yield sb
 
 
 @pytest.fixture(scope="session")
 def ray_sandbox(tmp_path_factory):
     """The shared sandbox with real Ray (demo-ppo's three Ray nodes), for tests marked `ray`."""
-    with _shared_sandbox(tmp_path_factory, "ray-sandbox", RAY_AGENT_SETTINGS) as sb:
+    with _shared_sandbox(tmp_path_factory, "ray-sandbox", ray=True) as sb:
         yield sb
 
 

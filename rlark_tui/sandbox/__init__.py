@@ -20,18 +20,14 @@ State dir layout: `objects/` (store), `logs/` (container logs), `tls/` (CA + ser
 `kubeconfig`, and `pid` while
 a sandbox serves it: a second sandbox on the same state dir is refused (`running_pid(state_dir)` tells
 whether one is up).
-Seeds (`seed.py`) only fill an empty store. Agent hook: if `rlark_tui.sandbox.agent` is importable,
-`Agent(store, logs, state_dir, settings)` is created on the sandbox loop, `start()` is called after the
-server listens and `await stop()` on shutdown. `settings` is a dict: the `agent_settings` passed to
-`Sandbox`, plus "proxies" (the ProxyRegistry), "gateway" (URL), "kubeconfig" (Path), "faults" and
-"tensorboards" (sandbox/tensorboard.py).
+Seeds (`seed.py`) only fill an empty store. Unless `agent=False`, the simulated agent (`sandbox.agent.Agent`,
+with the `agent_settings` passed to `Sandbox`, an `AgentSettings`) is created on the sandbox loop, started
+after the server listens and stopped on shutdown.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.util
 import inspect
 import os
 import secrets
@@ -48,6 +44,7 @@ from rlark_tui.fsutil import write_private
 from rlark_tui.model.views import dig
 from rlark_tui.sandbox import kubeconfig as kubeconfig_file
 from rlark_tui.sandbox import seed as seeds
+from rlark_tui.sandbox.agent import Agent, AgentSettings
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox import certs, rlark_server
@@ -101,13 +98,10 @@ def _port_free(port: int) -> bool:
     return True
 
 
-async def _stop_agent(agent, patience: float = 3.0, limit: float = 30.0) -> None:
+async def _stop_agent(agent: Agent, patience: float = 3.0, limit: float = 30.0) -> None:
     """`await agent.stop()`; if it has not returned after `patience` seconds, ask once more (a cancellation
     that raced with a wake-up can be lost by asyncio.wait_for on Python 3.11), then wait up to `limit`."""
-    result = agent.stop()
-    if not inspect.isawaitable(result):
-        return
-    first = asyncio.ensure_future(result)
+    first = asyncio.ensure_future(agent.stop())
     done, _ = await asyncio.wait({first}, timeout=patience)
     if done:
         first.result()
@@ -124,7 +118,7 @@ class Sandbox:
     context = kubeconfig_file.CONTEXT
 
     def __init__(self, state_dir: Path | str | None = None, port: int = 0, seed: str = "demo",
-                 agent: bool = True, agent_settings: dict | None = None, history: int = 5000,
+                 agent: bool = True, agent_settings: AgentSettings | None = None, history: int = 5000,
                  server_port: int = 0):
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
         self.requested_port = port
@@ -136,7 +130,7 @@ class Sandbox:
         self.seed = seed
         seeds.parse(seed)
         self.use_agent = agent
-        self.agent_settings = dict(agent_settings or {})
+        self.agent_settings = agent_settings if agent_settings is not None else AgentSettings()
         self.history = history
         self.port = 0
         self.kubeconfig = self.state_dir / "kubeconfig"
@@ -246,16 +240,11 @@ class Sandbox:
             sub.close()
 
     async def _start_agent(self) -> None:
-        if not self.use_agent or importlib.util.find_spec("rlark_tui.sandbox.agent") is None:
+        if not self.use_agent:
             return
-        module = importlib.import_module("rlark_tui.sandbox.agent")
-        settings = dict(self.agent_settings, proxies=self.proxies, gateway=self.gateway,
-                        kubeconfig=self.kubeconfig, faults=self.faults,
-                        tensorboards=self.tensorboards)
-        self.agent = module.Agent(self.store, self.logs, self.state_dir, settings)
-        result = self.agent.start()
-        if inspect.isawaitable(result):
-            await result
+        self.agent = Agent(self.store, self.logs, self.state_dir, self.agent_settings, proxies=self.proxies,
+                           tensorboards=self.tensorboards)
+        self.agent.start()
 
     async def _close(self) -> None:
         try:

@@ -54,25 +54,30 @@ def _quantity(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+@dataclasses.dataclass
+class AgentSettings(RunnerSettings):
+    """The agent's knobs: the simulated kubelet's and Ray's (RunnerSettings: `backoff_base`, `ray`, ...), how
+    often it reconciles without a change, and whether scheduled Pods get their container started."""
+
+    resync_seconds: float = 5.0
+    run_pods: bool = True
+
+
 class Agent:
-    """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown).
+    """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown). `proxies` (the
+    sandbox's ProxyRegistry) and `tensorboards` (sandbox/tensorboard.py) are the sandbox's own registries."""
 
-    Settings (the `agent_settings` dict): every `RunnerSettings` field (e.g. `backoff_base`,
-    `cluster_check_timeout`, `head_wait_attempts`), `resync_seconds`, and `run_pods` (default True).
-    """
-
-    def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: dict | None = None):
-        settings = dict(settings or {})
+    def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: AgentSettings | None = None,
+                 *, proxies=None, tensorboards=None):
         self.store = store
         self.logs = logs
         self.state_dir = Path(state_dir)
         self.root = self.state_dir / "agent"
-        self.proxies = settings.get("proxies")
-        self.tensorboards = settings.get("tensorboards")
-        names = {f.name for f in dataclasses.fields(RunnerSettings)}
-        self.settings = RunnerSettings(**{k: v for k, v in settings.items() if k in names})
-        self.resync = float(settings.get("resync_seconds", 5.0))
-        self.run_pods = bool(settings.get("run_pods", True))
+        self.proxies = proxies
+        self.tensorboards = tensorboards
+        self.settings = settings if settings is not None else AgentSettings()
+        self.resync = self.settings.resync_seconds
+        self.run_pods = self.settings.run_pods
         self.ip = host_ip()
         self.ports = PortBlocks(str(self.state_dir))
         self.runners: dict[tuple[str, str], ContainerRunner] = {}

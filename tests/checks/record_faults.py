@@ -21,9 +21,10 @@ from rlark_tui.cluster.kinds import JOBS, NODES
 from rlark_tui.model.draft import load_draft
 from rlark_tui.model.render import render_job
 from rlark_tui.sandbox import Sandbox, seed
+from rlark_tui.sandbox.agent import AgentSettings
 
 DATA = Path(__file__).resolve().parent / "data"
-SETTINGS = {"cluster_check_timeout": 20.0, "backoff_base": 2.0, "head_wait_attempts": 40}
+SETTINGS = AgentSettings(cluster_check_timeout=20.0, backoff_base=2.0, head_wait_attempts=40)
 NO_PROGRESS = "echo 'run_id: {run}'; echo 'code_ref: {code}'; echo 'loading model...'; sleep 3600"
 
 

@@ -15,9 +15,10 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from rlark_tui.model.submission import submitted_record
 from rlark_tui.cli import main
+from rlark_tui.model.submission import submitted_record
 from rlark_tui.sandbox import Sandbox
+from rlark_tui.sandbox.agent import Agent, AgentSettings
 from tests.sandbox.helpers import GROUP, VERSION, job
 
 READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=https://127\.0\.0\.1:\d+$")
@@ -131,10 +132,10 @@ def test_demo_seed_job(tmp_path):
     assert record.intact and record.matches_live
 
 
-def test_agent_hook(tmp_path):
-    with Sandbox(tmp_path, seed="none", agent_settings={"resync_seconds": 1.0}) as sb:
+def test_agent_runs_with_its_settings_unless_off(tmp_path):
+    with Sandbox(tmp_path, seed="none", agent_settings=AgentSettings(resync_seconds=1.0)) as sb:
         started = sb.agent
-        assert type(started).__name__ == "Agent" and type(started).__module__ == "rlark_tui.sandbox.agent"
+        assert isinstance(started, Agent) and started.resync == 1.0
     assert sb.agent is None
     with Sandbox(tmp_path / "off", seed="none", agent=False) as sb:
         assert sb.agent is None
