@@ -77,7 +77,8 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
              domains: Collection[str] | None = None) -> list[Finding]:
     """All findings for a draft against the current Node list (dicts or Node views), errors first.
 
-    `existing_jobs` (names, Job dicts or views), `storage_classes` (cluster namespace → class names) and
+    `existing_jobs` (names, Job dicts or views), `storage_classes` (cluster → class names; the cluster as its
+    namespace `rlark-gpu-a` or as the gateway's agent ID `gpu-a`: both are matched) and
     `domains` (Domain names) are checked when known (live); None means offline: those checks only warn.
     """
     nodes = as_nodes(nodes)
@@ -365,7 +366,8 @@ def _check_storage_class(where: str, role: RoleDraft, storage_class: str,
     if storage_classes is None:
         return [warning(f"{where}.storageClass", f"storage class '{_shown(storage_class)}' cannot be checked offline; "
                                                  f"confirm it exists in {role.cluster or 'the cluster'}")]
-    available = storage_classes.get(role.cluster, ())
+    agent = role.cluster.removeprefix("rlark-")
+    available = {*storage_classes.get(role.cluster, ()), *storage_classes.get(agent, ())}
     if storage_class not in available:
         return [error(f"{where}.storageClass",
                       f"cluster {role.cluster or '?'} has no storage class '{_shown(storage_class)}' "

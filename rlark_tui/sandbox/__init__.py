@@ -47,7 +47,7 @@ from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.agent import Agent, AgentSettings
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.logs import LogStore
-from rlark_tui.sandbox import certs, rlark_server
+from rlark_tui.sandbox import certs, gateway_console, rlark_server
 from rlark_tui.sandbox.proxy import ProxyRegistry
 from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.server import SandboxServer
@@ -171,6 +171,7 @@ class Sandbox:
         if self.store.resource_version == 0:
             with self.store.batch():
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
+        gateway_console.ensure_ui_auth(self.store)
         tls = self.state_dir / "tls"
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
                                tensorboards=self.tensorboards, routes=self.routes)

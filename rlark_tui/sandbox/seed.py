@@ -55,11 +55,13 @@ def _node(name: str, cluster: str, labels: dict, capacity: dict, index: int) -> 
 
 def demo_nodes() -> list[dict]:
     gpu = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
-    cloud = {"gpu-model": "h100", "rlark.io/node-category": "cloud"}
+    cloud = {"gpu-model": "h100", "rlark.io/node-category": "cloud", "rlark.io/model": "H100",
+             "rlark.io/region": "sandbox"}
     nodes = [_node(f"gpu-a{i}", "rlark-gpu-a", cloud, gpu, i) for i in (1, 2, 3)]
     for node in nodes:
         node["metadata"]["annotations"] = {keys.GPU_MODEL_ANNOTATION: "NVIDIA H100 80GB HBM3"}
-    nodes.append(_node("edge-b1", "rlark-edge-b", {"robot": "franka", "rlark.io/node-category": "robot"},
+    nodes.append(_node("edge-b1", "rlark-edge-b", {"robot": "franka", "rlark.io/node-category": "robot",
+                                                   "rlark.io/model": "franka"},
                        {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "1",
                         "rlinf.io/franka": "1"}, 4))
     nodes.append(_node("edge-b2", "rlark-edge-b", {"rlark.io/node-category": "edge"},
@@ -101,7 +103,7 @@ def demo_job(output_dir: str, nodes: list[dict]) -> dict:
 
 def _storage_class(name: str, provisioner: str, parameters: dict | None = None, description: str = "") -> dict:
     sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-          "metadata": {"name": name, "annotations": {"description": description} if description else {}},
+          "metadata": {"name": name, "annotations": {"rlark.io/description": description} if description else {}},
           "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
     if parameters:
         sc["parameters"] = parameters

@@ -172,12 +172,12 @@ class SandboxServer:
 
     async def _gateway_crd(self, request: web.Request, plural: str, name: str | None) -> web.StreamResponse:
         """Gateway CRD routes (`/api/v1/rlinf.io/v1alpha1/<plural>[/<name>]`, `?namespace=`): the control plane's
-        answers; PATCH is always a merge patch; Pod CRs only GET and PATCH; Tasks get `status.tensorBoardProxy`."""
+        objects; PATCH is always a merge patch; Pod CRs only GET and PATCH; Tasks get `status.tensorBoardProxy`.
+        Failures are `{"error": message}` with kube_handler.go's codes (get 404, a body that is not JSON 400,
+        others 500); a delete answers `{"message": "deleted"}`."""
         rtype = CONTROL_PLANE.get(plural)
-        if rtype is None:
-            raise not_found_path()
-        if plural == "pods" and request.method not in ("GET", "PATCH"):
-            raise ApiError(405, "MethodNotAllowed", "pods support only GET and PATCH on the gateway")
+        if rtype is None or (plural == "pods" and request.method not in ("GET", "PATCH")):
+            return self.gateway.unknown(request)
         namespace = request.query.get("namespace") if rtype.namespaced else None
         if rtype.namespaced and name and not namespace:
             found = self.store.list(plural, fields=f"metadata.name={name}")[0]
@@ -187,7 +187,15 @@ class SandboxServer:
         parts = (["namespaces", namespace] if namespace else []) + [plural] + ([name] if name else [])
         if request.method == "PATCH":
             request = request.clone(headers={**request.headers, "Content-Type": "application/merge-patch+json"})
-        response = await self._resource(request, ROOT, parts)
+        try:
+            response = await self._resource(request, ROOT, parts)
+        except UnknownRoute:
+            raise
+        except (ApiError, StoreError) as exc:
+            code = 404 if request.method == "GET" and name else 400 if "not valid JSON" in exc.message else 500
+            return respond({"error": exc.message}, code)
+        if request.method == "DELETE":
+            return respond({"message": "deleted"})
         if plural == "tasks" and request.method == "GET" and response.status == 200:
             data = json.loads(response.body)
             for item in data.get("items", [data]):

@@ -219,3 +219,10 @@ def test_findings_list_errors_first(good_mapping, nodes):
     findings = findings_for(mapping, nodes)
     levels = [f.level for f in findings]
     assert levels == sorted(levels, key=lambda level: level != "error") and "warning" in levels
+
+
+@pytest.mark.parametrize("storage_classes", [{"rlark-gpu-a": ["oss-standard"]}, {"gpu-a": ["oss-standard"]}])
+def test_storage_classes_keyed_by_namespace_or_agent_id(storage_classes, good_mapping, nodes):
+    """The real gateway lists a class's clusters as agent IDs (`gpu-a`); the draft names `rlark-gpu-a`."""
+    findings = findings_for(good_mapping, nodes, storage_classes=storage_classes, domains=["team-a"])
+    assert not [f for f in findings if f.field.endswith("storageClass")], "\n".join(map(str, findings))

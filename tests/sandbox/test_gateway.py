@@ -20,25 +20,49 @@ def sandbox(bare_sandbox):
 
 def test_clusters_aggregated_from_node_crs(sandbox):
     reply = raw(sandbox, "GET", "/api/v1/clusters")
-    assert reply.status == 200
-    data = {c["id"]: c for c in reply.json()["data"]}
-    assert reply.json()["success"] is True
-    assert data["rlark-gpu-a"] == {"id": "rlark-gpu-a", "name": "rlark-gpu-a", "phase": "Online", "type": "Cloud",
-                                   "nodeCount": 3, "onlineNodeCount": 3, "offlineNodeCount": 0, "gpuCount": 24}
-    assert data["rlark-edge-b"]["type"] == "Embodied" and data["rlark-edge-b"]["nodeCount"] == 2
+    assert reply.status == 200 and reply.json()["success"] is True
+    data = reply.json()["data"]
+    assert [c["id"] for c in data] == ["rlark-edge-b", "rlark-gpu-a"]
+    assert data[1] == {"id": "rlark-gpu-a", "name": "rlark-gpu-a", "type": "Cloud", "region": "sandbox",
+                       "location": "", "phase": "Online", "totalNodes": 3, "onlineNodes": 3, "offlineNodes": 0,
+                       "cloudNodes": 3, "embodiedNodes": 0, "robots": 0, "gpuModels": ["H100"], "robotModels": [],
+                       "cpuUsage": 0, "gpuUsage": 0, "robotUsage": 0, "runningJobs": 0, "description": ""}
+    edge = data[0]
+    assert (edge["type"], edge["embodiedNodes"], edge["robots"], edge["robotModels"]) == ("Embodied", 1, 1, ["franka"])
     one = raw(sandbox, "GET", "/api/v1/clusters/rlark-edge-b").json()
-    assert one["data"]["gpuCount"] == 1
-    assert raw(sandbox, "GET", "/api/v1/clusters/rlark-nowhere").status == 404
+    assert one["success"] is True and sorted(n["metadata"]["name"] for n in one["data"]["nodes"]) == \
+        ["edge-b1", "edge-b2"]
+    assert {k: v for k, v in one["data"].items() if k != "nodes"} == edge
+    missing = raw(sandbox, "GET", "/api/v1/clusters/rlark-nowhere")
+    assert (missing.status, missing.json()) == (404, {"success": False, "message": "cluster not found"})
+
+
+@pytest.mark.parametrize("phases, categories, phase, kind", [
+    (["Online", "Offline"], ["cloud", "edge"], "Degraded", "Hybrid"),
+    (["Offline"], ["robot"], "Offline", "Embodied"),
+    (["Online"], [None], "Online", "Hybrid"),
+])
+def test_cluster_phase_and_type(phases, categories, phase, kind):
+    from rlark_tui.sandbox.gateway_console import cluster_info
+    nodes = [{"metadata": {"labels": {"rlark.io/node-category": c} if c else {}}, "status": {"phase": p}}
+             for p, c in zip(phases, categories)]
+    info = cluster_info("rlark-x", nodes)
+    assert (info["phase"], info["type"], info["totalNodes"]) == (phase, kind, len(nodes))
 
 
 def test_storage_classes(sandbox):
     everything = raw(sandbox, "GET", "/api/v1/storage/storageclass").json()
     assert everything["success"] is True and list(everything["data"]) == ["s3-rclone"]
-    entry = everything["data"]["s3-rclone"]
-    assert entry["clusters"] == ["rlark-gpu-a"] and entry["bucket"] == "rlark-demo-ckpt"
-    assert entry["pathStyle"] is True
-    edge = raw(sandbox, "GET", "/api/v1/storage/storageclass?clusters=rlark-edge-b").json()
-    assert edge["data"] == {}
+    assert everything["data"]["s3-rclone"] == {
+        "name": "s3-rclone", "clusters": ["gpu-a"], "description": "Sandbox object storage for checkpoints",
+        "bucket": "rlark-demo-ckpt", "provider": "Minio", "endpoint": "http://127.0.0.1:9000",
+        "region": "us-east-1", "pathStyle": True, "accessKeyId": "sandbox"}
+    assert raw(sandbox, "GET", "/api/v1/storage/storageclass?clusters=rlark-edge-b").json()["data"] == {}
+    assert raw(sandbox, "GET", "/api/v1/storage/storageclass?clusters=gpu-a").json()["data"] == {}
+    picked = raw(sandbox, "GET", "/api/v1/storage/storageclass?clusters=rlark-edge-b,rlark-gpu-a").json()
+    assert picked["data"]["s3-rclone"]["clusters"] == ["gpu-a"]
+    providers = raw(sandbox, "GET", "/api/v1/storage/storageclass/provider").json()
+    assert {"name": "MinIO", "value": "Minio"} in providers["data"]
 
 
 def _public_key(comment: str) -> str:
@@ -50,20 +74,46 @@ def _public_key(comment: str) -> str:
 def test_ssh_user_keys(sandbox):
     first, second = _public_key("alice@laptop"), _public_key("alice@desk")
     created = raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": first})
-    assert created.status == 201 and created.json()["index"] == 0
-    assert raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": second}).status == 201
-    assert raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "bob", "public_key": _public_key("b")}).status == 201
-    duplicate = raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": first})
-    assert duplicate.status == 409
+    assert (created.status, created.json()) == (200, {"ok": True, "user": "alice"})
+    assert raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": second}).status == 200
+    assert raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "bob", "public_key": _public_key("b")}).status == 200
+    duplicate = raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": first.rsplit(" ", 1)[0]})
+    assert (duplicate.status, duplicate.json()) == (409, {"error": "public key already exists for this user"})
     invalid = raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"user": "alice", "public_key": "ssh-ed25519 AAAAnope"})
-    assert invalid.status == 400
+    assert invalid.status == 400 and invalid.json()["error"].startswith("invalid public key")
+    assert raw(sandbox, "POST", "/api/v1/ssh-user-keys", {"public_key": first}).json() == {
+        "error": "invalid request body"}
     listed = raw(sandbox, "GET", "/api/v1/ssh-user-keys?user=alice").json()
-    assert [(k["index"], k["public_key"]) for k in listed] == [(0, first), (1, second)]
+    stored = [" ".join(k.split()[:2]) for k in (first, second)]
+    assert [(k["index"], k["public_key"]) for k in listed] == [(0, stored[0]), (1, stored[1])]
     assert all(k["user"] == "alice" and k["added_at"].endswith("Z") for k in listed)
     assert {k["user"] for k in raw(sandbox, "GET", "/api/v1/ssh-user-keys").json()} == {"alice", "bob"}
-    assert raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/0?user=alice").status == 200
-    assert [k["public_key"] for k in raw(sandbox, "GET", "/api/v1/ssh-user-keys?user=alice").json()] == [second]
-    assert raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/5?user=alice").status == 404
+    deleted = raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/0?user=alice")
+    assert (deleted.status, deleted.json()) == (200, {"ok": True})
+    assert [k["public_key"] for k in raw(sandbox, "GET", "/api/v1/ssh-user-keys?user=alice").json()] == [stored[1]]
+    out_of_range = raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/5?user=alice")
+    assert (out_of_range.status, out_of_range.json()) == (400, {"error": "key index out of range"})
+    assert raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/0?user=carol").json() == {"error": "no keys found for user"}
+    assert raw(sandbox, "DELETE", "/api/v1/ssh-user-keys/0").status == 400
+    assert raw(sandbox, "GET", "/api/v1/ssh-user-keys?user=nobody").json() is None
+
+
+def test_login_against_the_ui_auth_secret(sandbox):
+    import base64
+    secret = sandbox.store.get("secrets", "rlark-ui-auth", "default")
+    password = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert len(password["admin-password"]) >= 16 and password["admin-password"] != password["user-password"]
+    for username in ("admin", "user"):
+        ok = raw(sandbox, "POST", "/api/v1/auth/login", {"username": username,
+                                                        "password": password[f"{username}-password"]})
+        assert (ok.status, ok.json()) == (200, {"ok": True, "role": username})
+    for body in ({"username": "admin", "password": "wrong"}, {"username": "root", "password": "x"},
+                 {"username": "user", "password": password["admin-password"]}):
+        refused = raw(sandbox, "POST", "/api/v1/auth/login", body)
+        assert (refused.status, refused.json()) == (401, {"error": "invalid credentials"})
+    assert raw(sandbox, "POST", "/api/v1/auth/login", {"username": "admin"}).json() == {
+        "error": "username and password are required"}
+    assert raw(sandbox, "POST", "/api/v1/auth/login", b"not json").json() == {"error": "invalid request body"}
 
 
 def _pod_cr(sandbox, name: str, task: str, local: str, phase: str, node: str = "gpu-a1") -> None:
@@ -109,9 +159,13 @@ def test_crd_routes(sandbox):
                                    "spec": {"role": "Actor", "tensorBoardDir": "/tb"}})
     task = raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/tasks/gw-crd-main?namespace=rlark-gpu-a").json()
     assert task["status"]["tensorBoardProxy"] == "/api/v1/rlinf.io/v1alpha1/tasks/gw-crd-main/tensorboard/"
-    assert raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/pods/x?namespace=rlark-gpu-a").status == 405
-    assert raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd").status == 200
-    assert raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd").status == 404
+    assert raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/pods/x?namespace=rlark-gpu-a").body == \
+        b"404 page not found"
+    assert raw(sandbox, "POST", "/api/v1/rlinf.io/v1alpha1/jobs", job("gw-crd")).status == 500
+    deleted = raw(sandbox, "DELETE", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd")
+    assert (deleted.status, deleted.json()) == (200, {"message": "deleted"})
+    gone = raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/jobs/gw-crd")
+    assert (gone.status, gone.json()) == (404, {"error": 'jobs.rlinf.io "gw-crd" not found'})
 
 
 def test_pod_events(sandbox):
