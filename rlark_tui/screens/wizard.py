@@ -24,14 +24,14 @@ from rlark_tui.model.build import build_job
 from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
 from rlark_tui.model.findings import Finding, error, ordered
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.screens import wizard_view as wv
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.screens.wizard_steps import (CommonStep, JobStep, PreviewStep, WorkerStep, select_value,
-                                            set_choices, set_text)
+from rlark_tui.screens.wizard_steps import (CommonStep, FormStep, JobStep, PreviewStep, WorkerStep,
+                                            select_value, set_text)
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.wizard_dialogs import PathScreen
 
@@ -258,10 +258,7 @@ class WizardScreen(RlarkScreen):
         """Step 2's widgets from the role it shows."""
         prefix = f"roles[{self.role_index}]."
         self.local_errors = {k: v for k, v in self.local_errors.items() if not k.startswith(prefix)}
-        self.query_one(WorkerStep).set_class(wf.role_at(self.draft, self.role_index) is None, "-no-roles")
         self.query_one(WorkerStep).fill(self.draft, self.role_index, role_fields=True)
-        self._shown = {k: v for k, v in self._shown.items() if not k.startswith("choices-")}
-        self._show_choices()
 
     # ---- checking and showing -------------------------------------------------------------------------
     def _recheck(self, save: bool = True) -> None:
@@ -272,12 +269,13 @@ class WizardScreen(RlarkScreen):
                                 domains=list(facts.domains) if facts.domains is not None else None)
         local = [error(path, message) for path, message in self.local_errors.items()]
         self.findings = ordered(local + self.result.findings)
-        self._show_choices(facts)
-        self._show_messages(facts)
-        self._show_once("matches", wv.match_view(self.draft, self.role_index, facts),
-                        lambda view: self.query_one(WorkerStep).show_matches(*view))
-        self._show_once("title", wv.title(self.step, self.draft, self.role_index, self.rlark.index is not None),
-                        self.query_one("#wizard-title", Static).update)
+        messages = wv.field_messages(self.findings, self.draft, self.role_index, facts)
+        for step in self.query(FormStep):
+            step.show(self.draft, self.role_index, facts, messages)
+        title = wv.title(self.step, self.draft, self.role_index, self.rlark.index is not None)
+        if self._shown.get("title") != title:
+            self._shown["title"] = title
+            self.query_one("#wizard-title", Static).update(title)
         if self.step == 4:
             self._show_preview()
         if save:
@@ -285,41 +283,6 @@ class WizardScreen(RlarkScreen):
                 self.store.save(self.draft, self.step)
             except OSError as exc:
                 self._status(f"autosave failed: {exc.strerror or exc}")
-
-    def _show_once(self, key: str, state, show) -> None:
-        """Call `show(state)` unless `state` is what was shown under `key` last time."""
-        if self._shown.get(key) != state:
-            self._shown[key] = state
-            show(state)
-
-    def _show_choices(self, facts: wf.WizardFacts | None = None) -> None:
-        """The options of every select from the live facts and the draft, and the draft's value in them."""
-        facts = facts or self.facts
-        role = wf.role_at(self.draft, self.role_index)
-        for field in wf.FIELDS:
-            if field.kind != "select" or field.key == "type":
-                continue
-            options = wf.choices_of(field, facts, self.draft, self.role_index)
-            value = self.role_index if field.key == "role-pick" else field.read(self.draft, role)
-            select = self.query_one(f"#w-{field.key}", Select)
-            self._show_once(f"choices-{field.key}", (options, value), lambda state: set_choices(select, *state))
-        self._show_once("choices-type", self.draft.type, self._show_type)
-
-    def _show_type(self, value: str) -> None:
-        if value in dict(wf.JOB_TYPES).values():
-            self.query_one("#w-type", Select).value = value
-
-    def _show_messages(self, facts: wf.WizardFacts) -> None:
-        shown = wv.field_messages(self.findings, self.draft, self.role_index, facts)
-        for widget in self.query(".wizard-msg"):
-            text, level = shown.get((widget.id or "").removeprefix("m-"), ("", ""))
-            self._show_once(widget.id, (text, level), lambda state: self._message(widget, *state))
-
-    @staticmethod
-    def _message(widget: Static, text: str, level: str) -> None:
-        widget.update(text)
-        widget.set_classes(f"wizard-msg -{level}" if level else "wizard-msg")
-        widget.display = bool(text)
 
     def _show_preview(self) -> None:
         manifest = redact_object(self.result.manifest)

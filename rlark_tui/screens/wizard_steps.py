@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from rlark_tui.model.draft import JobDraft
 from rlark_tui.model.findings import Finding
 from rlark_tui.screens import wizard_fields as wf
-from rlark_tui.screens.wizard_view import MATCH_COLUMNS, finding_option
+from rlark_tui.screens.wizard_view import MATCH_COLUMNS, finding_option, match_view
 
 
 def field_widget(field: wf.Field) -> Widget:
@@ -48,9 +48,34 @@ class FieldRow(Horizontal):
 
 
 class FormStep(VerticalScroll):
-    """One step of the form: a row per field of the table with `step`, `extra` blocks after named rows."""
+    """One step of the form: a row per field of the table with `STEP`, and the step's own blocks `before` or
+    `after` named rows. Shows only what changed since it last showed it."""
 
     STEP = 0
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._shown: dict[str, object] = {}
+
+    def show_once(self, key: str, state, show) -> None:
+        """Call `show(state)` unless `state` is what was shown under `key` last time."""
+        if self._shown.get(key) != state:
+            self._shown[key] = state
+            show(state)
+
+    def show(self, draft: JobDraft, role_index: int, facts: wf.WizardFacts,
+             messages: dict[str, tuple[str, str]]) -> None:
+        """The options and choice of every select, and the messages beside every field ((text, level) by key)."""
+        role = wf.role_at(draft, role_index)
+        for field in wf.step_fields(self.STEP):
+            if field.kind == "select":
+                select = self.query_one(f"#w-{field.key}", Select)
+                value = role_index if field.key == "role-pick" else field.read(draft, role)
+                self.show_once(field.key, (wf.choices_of(field, facts, draft, role_index), value),
+                               lambda state: set_choices(select, *state))
+        for widget in self.query(".wizard-msg"):
+            key = (widget.id or "").removeprefix("m-")
+            self.show_once(widget.id or "", messages.get(key, ("", "")), lambda state: show_message(widget, *state))
 
     def compose(self) -> ComposeResult:
         for field in wf.step_fields(self.STEP):
@@ -75,12 +100,6 @@ class FormStep(VerticalScroll):
             if not field.role or role is not None:
                 set_text(self.query_one(f"#w-{field.key}"), field.read(draft, role))
 
-    def on_descendant_focus(self, event) -> None:
-        """Keep the focused field's whole row (with its messages) in view."""
-        row = next((node for node in event.widget.ancestors if isinstance(node, FieldRow)), None)
-        if row is not None:
-            self.call_after_refresh(self.scroll_to_widget, row, animate=False)
-
 
 def set_text(widget: Widget, text: str) -> None:
     """Put `text` into an input or text box unless it already holds it (a change is posted as if typed)."""
@@ -89,6 +108,12 @@ def set_text(widget: Widget, text: str) -> None:
             widget.text = text
     elif isinstance(widget, Input) and widget.value != text:
         widget.value = text
+
+
+def show_message(widget: Static, text: str, level: str) -> None:
+    widget.update(text)
+    widget.set_classes(f"wizard-msg -{level}" if level else "wizard-msg")
+    widget.display = bool(text)
 
 
 def set_choices(select: Select, options: list, value) -> None:
@@ -120,6 +145,7 @@ class JobStep(FormStep):
         container = self.query_one("#w-roles", Vertical)
         if len(container.children) != len(draft.roles):
             await container.remove_children()
+            self._shown = {k: v for k, v in self._shown.items() if not k.startswith("m-role-name-")}
             await container.mount_all([Vertical(
                 Horizontal(Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name",
                                  compact=True),
@@ -148,6 +174,12 @@ class WorkerStep(FormStep):
 
     def on_mount(self) -> None:
         self.query_one("#w-matches", DataTable).add_columns(*MATCH_COLUMNS)
+
+    def show(self, draft: JobDraft, role_index: int, facts: wf.WizardFacts,
+             messages: dict[str, tuple[str, str]]) -> None:
+        super().show(draft, role_index, facts, messages)
+        self.set_class(wf.role_at(draft, role_index) is None, "-no-roles")
+        self.show_once("matches", match_view(draft, role_index, facts), lambda view: self.show_matches(*view))
 
     def show_matches(self, summary: str, rows: list[tuple[str, ...]]) -> None:
         self.query_one("#w-match-summary", Static).update(summary)

@@ -1,10 +1,12 @@
-"""The wizard's text forms and field places, table-driven (pure, no app)."""
+"""The wizard's field table, its one handler, the text forms and the places of findings (pure, no app)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from rlark_tui.model.draft import Mount
+from rlark_tui.model.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.model.findings import Finding
 from rlark_tui.model.views import Node
 from rlark_tui.screens import wizard_fields as wf
@@ -115,3 +117,62 @@ def test_gateway_ssh_keys():
     keys = wf.ssh_key_choices([{"user": "alice", "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h"},
                                {"user": "bob"}])
     assert keys == [("alice: ssh-ed25519 …AAAAIGu0 a@h", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0 a@h")]
+
+
+# ---- the field table and its one handler ------------------------------------------------------------------------
+
+FACTS = wf.WizardFacts(nodes=tuple(NODES), jobs=(), domains=("team-a",))
+
+
+def draft_of(*roles: str, **top) -> JobDraft:
+    return JobDraft(type="rl", roles=tuple(RoleDraft(name=r, cluster="rlark-a") for r in roles), **top)
+
+
+@pytest.mark.parametrize("row", wf.FIELDS, ids=lambda row: row.key)
+def test_every_row_is_where_its_findings_show(row):
+    """A finding on a field's path shows beside that field, in its step: a new row needs nothing else."""
+    if row.into or row.key in ("role-pick", "header3"):
+        return
+    place = wf.place_of(row.path(1))
+    assert (place.step, place.key, place.role) == (row.step, row.key, 1 if row.role else None)
+
+
+def test_the_handler_parses_or_keeps_the_problem():
+    draft = draft_of("Actor", "Rollout")
+    change = wf.apply(wf.BY_KEY["selector"], draft, 1, "pool=a pool2=b", FACTS)
+    assert change.draft.roles[1].selector == {"pool": "a", "pool2": "b"} and change.path == "roles[1].selector"
+    assert not change.problem
+    change = wf.apply(wf.BY_KEY["gpu"], draft, 0, "x", FACTS)
+    assert change.draft == draft and change.path == "roles[0].gpu" and "whole number" in change.problem
+    change = wf.apply(wf.BY_KEY["record-maxWaitSeconds"], draft, 0, "0", FACTS)
+    assert change.path == "record.maxWaitSeconds" and change.problem == "must be a whole number ≥ 1"
+    assert wf.apply(wf.BY_KEY["record-maxWaitSeconds"], draft, 0, "60", FACTS).draft.record == {"maxWaitSeconds": 60}
+    assert wf.apply(wf.BY_KEY["name"], draft, 0, "ppo-1", FACTS).draft.name == "ppo-1"
+
+
+def test_pickers_fill_another_field_and_only_clearable_selects_clear():
+    draft = draft_of("Actor")
+    draft = wf.apply(wf.BY_KEY["selector"], draft, 0, "gpu-model=h100", FACTS).draft
+    change = wf.apply(wf.BY_KEY["label-pick"], draft, 0, "kubernetes.io/hostname=a1", FACTS)
+    assert (change.fill, change.text) == ("selector", "gpu-model=h100 kubernetes.io/hostname=a1")
+    assert change.draft == draft
+    assert wf.apply(wf.BY_KEY["label-pick"], draft, 0, None, FACTS) == wf.Change(draft)
+    assert wf.apply(wf.BY_KEY["cluster"], draft, 0, None, FACTS).draft.roles[0].cluster == ""
+    with_domain = replace(draft, domain="team-a")
+    assert wf.apply(wf.BY_KEY["domain"], with_domain, 0, None, FACTS).draft.domain == ""
+    assert wf.apply(wf.BY_KEY["header"], draft, 0, None, FACTS).draft == draft
+
+
+def test_roles_type_presets_rename_add_remove():
+    draft = wf.apply(wf.BY_KEY["type"], draft_of("Actor", "Rollout", "Environment", header="Actor"), 0,
+                     "evaluation", FACTS).draft
+    assert [r.name for r in draft.roles] == ["Rollout", "Environment"] and draft.header == ""
+    assert draft.roles[0].cluster == "rlark-a", "a preset role of the same name keeps its settings"
+    draft = wf.apply(wf.BY_KEY["header"], draft, 0, 1, FACTS).draft
+    assert draft.header == "Environment"
+    draft = wf.rename_role(draft, 1, "Env2")
+    assert draft.header == "Env2"
+    draft = wf.add_role(wf.add_role(draft))
+    assert [r.name for r in draft.roles] == ["Rollout", "Env2", "New role", "New role 2"]
+    assert wf.remove_role(draft, 1).header == "" and len(wf.remove_role(draft, 9).roles) == 4
+    assert wf.task_label(draft.roles[1]) == "task: env2 · Env"

@@ -1,0 +1,61 @@
+"""The wizard at 80x24 as a new user meets it: every role of step 1 on one line each with its task label,
+and tabbing through steps 2 and 3 keeps the focused field (with its messages) in view.
+"""
+
+from __future__ import annotations
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.model.draft import load_draft
+from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.screens.wizard_steps import FieldRow
+from wizard.test_snapshots import DATA, snapshot
+
+
+def visible(widget, within) -> bool:
+    return within.region.contains_region(widget.region)
+
+
+async def test_step_1_shows_every_role_on_one_line(state):
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SnapshotChanged(snapshot(), frozenset()))
+        await pilot.pause()
+        screen = WizardScreen()
+        await app.push_screen(screen)
+        await pilot.pause()
+        await pilot.click("#add-role")
+        await pilot.pause()
+        step = screen.query_one("#step-1")
+        for index in range(4):
+            label = screen.query_one(f"#task-{index}")
+            assert label.region.height == 1 and visible(label, step), f"role {index}"
+        assert str(screen.query_one("#task-0").render()) == "task: actor · Actor"
+        assert str(screen.query_one("#task-3").render()).startswith("task: new-role")
+        assert visible(screen.query_one("#w-header"), step)
+
+
+async def test_tabbing_keeps_the_focused_field_and_its_messages_in_view(state):
+    draft = load_draft((DATA / "draft-rl.yaml").read_text())[0]
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SnapshotChanged(snapshot(), frozenset()))
+        await pilot.pause()
+        screen = WizardScreen(draft)
+        await app.push_screen(screen)
+        await pilot.pause()
+        for step_number, last in ((2, "w-memory"), (3, "w-record-outputPath")):
+            await pilot.press("ctrl+n")
+            await pilot.pause()
+            assert screen.step == step_number
+            step = screen.query_one(f"#step-{step_number}")
+            seen = []
+            while app.focused.id != last:
+                await pilot.press("tab")
+                await pilot.pause()
+                focused = app.focused
+                seen.append(focused.id)
+                row = next((n for n in focused.ancestors if isinstance(n, FieldRow)), focused)
+                assert visible(row, step), f"step {step_number}: {focused.id} (row {row.region}) out of view"
+                assert len(seen) < 40, seen
+            assert len(seen) >= 10, seen
