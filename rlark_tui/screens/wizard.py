@@ -2,7 +2,8 @@
 
 Owns the draft, the step and the keyboard flow: every widget change goes through the field table's one handler
 (rlark_tui.screens.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
-draft render`), dry run and Submit from the app's rlark_tui.actions.Actions (as `rlark submit`).
+draft render`) over the Snapshot and the gateway lookups it subscribes to; dry run and Submit go through the
+services' rlark_tui.actions.Actions (as `rlark submit`), then JobSubmitted selects the new Job on the list.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, Static, TextArea
 
-from rlark_tui.cluster.errors import Request
 from rlark_tui.drafts import DraftStore, SavedDraft, export_draft, import_draft
 from rlark_tui.editor import edit_text, editor_command
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.build import build_job
 from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
 from rlark_tui.model.findings import Finding, error, ordered
+from rlark_tui.messages import JobSubmitted
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens import wizard_fields as wf
 from rlark_tui.screens import wizard_view as wv
@@ -70,7 +72,6 @@ class WizardScreen(RlarkScreen):
         self.findings: list[Finding] = []
         self.result = None
         self.preview_yaml = ""
-        self.gateway: tuple[dict | None, tuple, str] = (None, (), LOADING)
         self.last_path = "job-draft.yaml"
         self._shown: dict[str, object] = {}
 
@@ -80,17 +81,21 @@ class WizardScreen(RlarkScreen):
 
     @property
     def gateway_note(self) -> str:
-        return self.gateway[2]
+        return self.facts.gateway_note
 
     @property
     def facts(self) -> wf.WizardFacts:
-        """What the checks and choices use: the app's latest snapshot and the gateway's answers."""
-        index = self.rlark.index
-        classes, keys, note = self.gateway
+        """What the checks and choices use: the latest Snapshot and the gateway lookups in it."""
+        index = self.services.index
         if index is None:
-            return wf.WizardFacts(storage_classes=classes, ssh_keys=keys, gateway_note=note)
+            return wf.WizardFacts(gateway_note=LOADING)
         snapshot = index.snapshot
-        return wf.WizardFacts(tuple(index.nodes), tuple(snapshot.jobs), tuple(snapshot.domains), classes, keys, note)
+        lookups = snapshot.lookups.get(GATEWAY_KEY)
+        if not isinstance(lookups, GatewayLookups):
+            lookups = GatewayLookups(notes=(LOADING,))
+        return wf.WizardFacts(tuple(index.nodes), tuple(snapshot.jobs), tuple(snapshot.domains),
+                              lookups.storage_classes, tuple(wf.ssh_key_choices(list(lookups.ssh_keys))),
+                              "; ".join(lookups.notes))
 
     # ---- layout ---------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -112,9 +117,13 @@ class WizardScreen(RlarkScreen):
         if self.locked_name is not None:
             self.query_one("#w-name", Input).disabled = True
         await self.load(self.draft)
-        self._load_gateway()
+        self.services.subscribe(LOOKUPS, GATEWAY_KEY)
         if self.offer_saved:
             self._offer_saved()
+
+    def on_unmount(self) -> None:
+        super().on_unmount()
+        self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
     def _offer_saved(self) -> None:
         try:
@@ -154,28 +163,6 @@ class WizardScreen(RlarkScreen):
     # ---- live data ------------------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        if self.is_mounted:
-            self._recheck(save=False)
-
-    @work(thread=True, exclusive=True, group="wizard-gateway", exit_on_error=False)
-    def _load_gateway(self) -> None:
-        access = self.rlark.access
-        gateway = access.gateway_http() if access is not None else None
-        if gateway is None:
-            self.app.call_from_thread(self._gateway_loaded, None, (), "no gateway configured: storage classes "
-                                      "and registered SSH keys are not offered")
-            return
-        try:
-            keys = gateway.json("GET", "/api/v1/ssh-user-keys", Request("list", "ssh-user-keys", source="gateway"),
-                                timeout=10)
-        except RlarkError as exc:
-            self.app.call_from_thread(self._gateway_loaded, None, (), f"gateway: {exc}")
-            return
-        self.app.call_from_thread(self._gateway_loaded, access.storage_classes(), tuple(wf.ssh_key_choices(keys)),
-                                  "")
-
-    def _gateway_loaded(self, classes: dict | None, keys: tuple, note: str) -> None:
-        self.gateway = (classes, keys, note)
         if self.is_mounted:
             self._recheck(save=False)
 
@@ -272,7 +259,7 @@ class WizardScreen(RlarkScreen):
         messages = wv.field_messages(self.findings, self.draft, self.role_index, facts)
         for step in self.query(FormStep):
             step.show(self.draft, self.role_index, facts, messages)
-        title = wv.title(self.step, self.draft, self.role_index, self.rlark.index is not None)
+        title = wv.title(self.step, self.draft, self.role_index, self.services.index is not None)
         if self._shown.get("title") != title:
             self._shown["title"] = title
             self.query_one("#wizard-title", Static).update(title)
@@ -300,12 +287,12 @@ class WizardScreen(RlarkScreen):
     # ---- navigation -----------------------------------------------------------------------------------
     def _show_step(self) -> None:
         self.query_one("#wizard-steps", ContentSwitcher).current = f"step-{self.step}"
-        self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.rlark.readonly))
+        self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.services.readonly))
         self.update_header()
         self.refresh_bindings()
         self._recheck(save=False)
         if self.step == 4:
-            self.query_one(PreviewStep).show_submit(self.rlark.readonly)
+            self.query_one(PreviewStep).show_submit(self.services.readonly)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next":
@@ -381,8 +368,9 @@ class WizardScreen(RlarkScreen):
             self._result(f"{what} blocked by {len(errors)} error(s); first: {errors[0].field}: {errors[0].message}",
                          error=True)
             return False
-        if self.rlark.access is None:
-            self._result(f"{what}: not connected to a control plane", error=True)
+        source = self.services.index.snapshot.sources.get("control plane") if self.services.index else None
+        if source is None or source.status != "connected":
+            self._result(f"{what}: the control plane is not connected", error=True)
             return False
         return True
 
@@ -398,7 +386,7 @@ class WizardScreen(RlarkScreen):
     def action_submit(self) -> None:
         if self.step != 4:
             return
-        if self.rlark.readonly:
+        if self.services.readonly:
             self._result("read-only mode: Submit refused (dry run is allowed)", error=True)
             self.notify("read-only mode: Submit refused", severity="error")
             return
@@ -409,7 +397,7 @@ class WizardScreen(RlarkScreen):
     @work(thread=True, exclusive=True, group="wizard-submit", exit_on_error=False)
     def _send(self, manifest: dict, dry_run: bool) -> None:
         try:
-            result = self.rlark.actions.submit(manifest, dry_run=dry_run)
+            result = self.services.actions.submit(manifest, dry_run=dry_run)
         except RlarkError as exc:
             self.app.call_from_thread(self._result, f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
             return
@@ -421,11 +409,10 @@ class WizardScreen(RlarkScreen):
             self._result(f"Dry run: the server accepts Job {name} (nothing was created).")
             return
         self.store.clear()
-        app = self.rlark
-        self.dismiss()
+        self.app.post_message(JobSubmitted(name))
         note = f" Submitted YAML saved to {saved}." if saved else ""
-        app.notify(f"Job {name} created (spec sha256 {sha[:12]}…).{note} {RUNNING_HINT}", timeout=20)
-        select_when_listed(app, name)
+        self.app.notify(f"Job {name} created (spec sha256 {sha[:12]}…).{note} {RUNNING_HINT}", timeout=20)
+        self.dismiss()
 
     # ---- scripts, import, export ----------------------------------------------------------------------
     def action_editor(self) -> None:
@@ -480,17 +467,3 @@ class WizardScreen(RlarkScreen):
             return
         self.last_path = path
         self.notify(f"draft exported to {path}", timeout=4)
-
-
-def select_when_listed(app, name: str, tries: int = 40) -> None:
-    """Select Job `name` on the job list once the watch has delivered it (up to ~10 s)."""
-    from rlark_tui.screens.job_list import JobListScreen
-
-    def attempt(left: int) -> None:
-        screen = app.screen
-        if isinstance(screen, JobListScreen) and screen.table.select_key(name):
-            return
-        if left > 0:
-            app.set_timer(0.25, lambda: attempt(left - 1))
-
-    attempt(tries)

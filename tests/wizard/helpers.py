@@ -1,11 +1,19 @@
-"""Helpers of the wizard's Pilot tests: open the wizard on a live RlarkApp and wait for what a user would see."""
+"""Helpers of the wizard's Pilot tests: open the wizard on a live RlarkApp (sandbox) or on an offline one fed
+the Snapshot of tests/wizard/data, and wait for what a user would see."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+import yaml
 
 from rlark_tui.app import RlarkApp
+from rlark_tui.model.draft import load_draft
+from rlark_tui.polls import GATEWAY_KEY, GatewayLookups
+from rlark_tui.reconciler import SnapshotChanged
 from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.snapshot import Snapshot
 
 SIZE = (120, 40)
 
@@ -66,3 +74,31 @@ def base_draft(name: str = "wiz-base"):
 
 def focused_id(app) -> str:
     return getattr(app.focused, "id", "") or ""
+
+
+DATA = Path(__file__).resolve().parent / "data"
+ALICE_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHXg0Mu1Gs4+0nYJ8c2b8pI1l7lRk1vT0H1uHj8yqf3L alice@bastion"
+
+
+def data_draft():
+    """The valid three-role draft of tests/wizard/data over its Nodes."""
+    return load_draft((DATA / "draft-rl.yaml").read_text())[0]
+
+
+def offline_snapshot() -> Snapshot:
+    """Nodes, a Domain and the gateway lookups, as the reconciler publishes them to a subscribed wizard."""
+    items = yaml.safe_load((DATA / "nodes.yaml").read_text())["items"]
+    nodes = {f"{n['metadata']['namespace']}/{n['metadata']['name']}": n for n in items}
+    lookups = GatewayLookups(storage_classes={"rlark-gpu-a": ["oss-standard"], "rlark-edge": []},
+                             ssh_keys=({"user": "alice", "public_key": ALICE_KEY},))
+    return Snapshot(nodes=nodes, domains={"team-a": {}}, lookups={GATEWAY_KEY: lookups})
+
+
+async def open_offline(pilot, draft=None) -> WizardScreen:
+    """Deliver offline_snapshot() to an app without a cluster and push the wizard on `draft`."""
+    pilot.app.post_message(SnapshotChanged(offline_snapshot()))
+    await pilot.pause()
+    screen = WizardScreen(draft)
+    await pilot.app.push_screen(screen)
+    await pilot.pause()
+    return screen

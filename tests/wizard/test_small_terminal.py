@@ -5,11 +5,8 @@ and tabbing through steps 2 and 3 keeps the focused field (with its messages) in
 from __future__ import annotations
 
 from rlark_tui.app import RlarkApp
-from rlark_tui.model.draft import load_draft
-from rlark_tui.reconciler import SnapshotChanged
-from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_steps import FieldRow
-from wizard.test_snapshots import DATA, snapshot
+from wizard.helpers import data_draft, open_offline
 
 
 def visible(widget, within) -> bool:
@@ -19,11 +16,7 @@ def visible(widget, within) -> bool:
 async def test_step_1_shows_every_role_on_one_line(state):
     app = RlarkApp(None)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(SnapshotChanged(snapshot(), frozenset()))
-        await pilot.pause()
-        screen = WizardScreen()
-        await app.push_screen(screen)
-        await pilot.pause()
+        screen = await open_offline(pilot)
         await pilot.click("#add-role")
         await pilot.pause()
         step = screen.query_one("#step-1")
@@ -36,14 +29,9 @@ async def test_step_1_shows_every_role_on_one_line(state):
 
 
 async def test_tabbing_keeps_the_focused_field_and_its_messages_in_view(state):
-    draft = load_draft((DATA / "draft-rl.yaml").read_text())[0]
     app = RlarkApp(None)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(SnapshotChanged(snapshot(), frozenset()))
-        await pilot.pause()
-        screen = WizardScreen(draft)
-        await app.push_screen(screen)
-        await pilot.pause()
+        screen = await open_offline(pilot, data_draft())
         for step_number, last in ((2, "w-memory"), (3, "w-record-outputPath")):
             await pilot.press("ctrl+n")
             await pilot.pause()
