@@ -180,7 +180,7 @@ class Sandbox:
         await self._runner.setup()
         self.port = await self._bind(self._runner, server_context(tls), self.requested_port, "port")
         self.gateway = f"https://127.0.0.1:{self.port}"
-        self._server_runner = web.AppRunner(rlark_server.RlarkServer(server, self.revocations).app(),
+        self._server_runner = web.AppRunner(rlark_server.RlarkServer(server, self.revocations, tls).app(),
                                             access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._server_runner.setup()
         server_port = await self._bind(self._server_runner, server_context(tls, client_certificates=True),

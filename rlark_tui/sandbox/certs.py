@@ -83,8 +83,11 @@ class Revocations:
         self._revoked: set[tuple[str, str]] = set()
 
     def revoke(self, cert_pem: bytes) -> None:
+        self.revoke_identity(*identity(x509.load_pem_x509_certificate(cert_pem)))
+
+    def revoke_identity(self, serial: str, subject_key_id: str) -> None:
         with self._lock:
-            self._revoked.add(identity(x509.load_pem_x509_certificate(cert_pem)))
+            self._revoked.add((serial, subject_key_id))
 
     def revoked(self, cert: x509.Certificate) -> bool:
         with self._lock:

@@ -17,7 +17,11 @@ podproxy/taskproxy 404 and 503 bodies, 400 on a target without a port), auth/per
   `http://<status.ip>:<port>`; sandbox Pods share the host, so a port the agent registered for that Pod
   (`ProxyRegistry.register_pod`, e.g. a Ray head's 8265) is used instead.
 - `GET /api/terminal/<agentID>/<namespace>/<pod>` (WebSocket): the console's terminal on that pod (a tty exec,
-  sandbox/podexec.py), agent-proxy permission needed.
+  sandbox/podexec.py), agent-proxy permission needed; the agent's own route
+  `/api/proxy/<agentID>/api/terminal/<namespace>/<pod>` (agent/local_http.go) reaches the same terminal.
+- `POST /api/sign {role: admin|agent, client_id}` -> `{cert_type, serial_number, subject_key_id, cert_pem,
+  key_pem}` and `POST /api/revoke {cert_type, serial_number, subject_key_id}` (admin only, 403 otherwise;
+  server/sign.go). The SSH roles (domain, ssh-guest) are not served.
 Anything else is recorded as an unknown route and gets gin's `404 page not found`.
 
 `publish(store, tls_dir)` writes Secret `default/rlark-admin-cert` (a fresh admin certificate, no CA);
@@ -73,13 +77,24 @@ def may_proxy(meta: dict[str, str], agent: str) -> bool:
     return "*" in allowed or agent in allowed
 
 
+async def _admin_body(request: web.Request, meta: dict[str, str]) -> dict | web.Response:
+    """The JSON body of an admin-only request (sign.go), or the 403 / 400 answer."""
+    if not is_admin(meta):
+        return _error(403, "admin permission required")
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None
+    return body if isinstance(body, dict) else _error(400, "invalid request body")
+
+
 def _micro_time(when: datetime | None = None) -> str:
     return (when or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class RlarkServer:
-    def __init__(self, api: SandboxServer, revocations: certs.Revocations) -> None:
-        self.api = api
+    def __init__(self, api: SandboxServer, revocations: certs.Revocations, tls_dir: Path) -> None:
+        self.api, self.tls_dir = api, tls_dir
         self.store, self.faults, self.proxies = api.store, api.faults, api.proxies
         self.revocations = revocations
         self._open: set[asyncio.BaseTransport] = set()
@@ -144,6 +159,11 @@ class RlarkServer:
             parts = path[len("/api/terminal/"):].split("/")
             if len(parts) == 3 and all(parts):
                 return await self._terminal(request, meta, *parts)
+        if path in ("/api/sign", "/api/revoke") and request.method == "POST":
+            body = await _admin_body(request, meta)
+            if isinstance(body, web.Response):
+                return body
+            return self._sign(body) if path == "/api/sign" else self._revoke(body)
         routes = {"/api/proxy/": self._proxy, "/api/podproxy/": self._podproxy, "/api/taskproxy/": self._taskproxy}
         for prefix, route in routes.items():
             if path.startswith(prefix):
@@ -166,6 +186,9 @@ class RlarkServer:
             return web.Response(status=502)
         if rest == "/api/kubernetes" or rest.startswith("/api/kubernetes/"):
             return await self.api.api(request, cluster, rest[len("/api/kubernetes"):] or "/")
+        terminal = rest.split("/")[3:]
+        if rest.startswith("/api/terminal/") and len(terminal) == 2 and all(terminal) and request.method == "GET":
+            return await self._terminal(request, meta, agent, terminal[0], terminal[1])
         address = _AGENT_URL.match(rest)
         if address:
             scheme, host, tail = address.groups()
@@ -180,6 +203,30 @@ class RlarkServer:
         return await self.api.terminal(request, AGENT_PREFIX + agent, namespace, pod,
                                        request.query.get("container") or "main",
                                        request.query.get("command") or "/bin/bash")
+
+    def _sign(self, body: dict) -> web.Response:
+        role, client_id = body.get("role"), str(body.get("client_id") or "")
+        if role == "admin":
+            wanted = certs.ADMIN_METADATA
+        elif role == "agent" and client_id:
+            namespace = AGENT_PREFIX + client_id
+            wanted = {"cert-role": "agent", "agent-id": client_id, "namespace": namespace,
+                      "remote-dialer-client-id": client_id,
+                      "kubernetes-impersonation": f"system:serviceaccount:{namespace}:rlark-agent"}
+        elif role == "agent":
+            return _error(400, "client_id is required for agent role")
+        else:
+            return _error(400, f"unsupported role: {role}")
+        crt, key = certs.issue(self.tls_dir, wanted)
+        serial, ski = certs.identity(x509.load_pem_x509_certificate(crt))
+        return respond({"cert_type": "x509", "serial_number": serial, "subject_key_id": ski,
+                        "cert_pem": crt.decode(), "key_pem": key.decode()})
+
+    def _revoke(self, body: dict) -> web.Response:
+        if body.get("cert_type") == "x509":
+            self.revocations.revoke_identity(str(body.get("serial_number") or ""),
+                                             str(body.get("subject_key_id") or ""))
+        return web.Response(status=200)
 
     async def _podproxy(self, request: web.Request, meta: dict[str, str], target: str,
                         rest: str) -> web.StreamResponse:

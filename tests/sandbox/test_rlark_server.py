@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import http.server
+import json
 import os
 import shutil
 import ssl
@@ -48,12 +49,14 @@ def cert_files(tmp_path, pem: tuple[bytes, bytes]):
     return crt, key
 
 
-def mtls(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0) -> Reply:
+def mtls(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0, body=None) -> Reply:
     """One request to rlark-server, verified against the sandbox CA, with the client certificate `files`."""
     ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
     if files is not None:
         ctx.load_cert_chain(*files)
-    request = urllib.request.Request(sandbox.server_url + path, method=method)
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(sandbox.server_url + path, method=method, data=data,
+                                     headers={"Content-Type": "application/json"} if data else {})
     try:
         with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
             return Reply(resp.status, dict(resp.headers), resp.read())
@@ -195,6 +198,38 @@ def test_task_and_pod_proxy(sandbox, admin_files, pod_cr, backend, tmp_path):
     assert direct.body == b"echo /logs/x"
     only_edge = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "edge-b"}))
     assert mtls(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/", only_edge).status == 403
+
+
+def test_sign_and_revoke_over_the_api(sandbox, admin_files, tmp_path):
+    signed = mtls(sandbox, "/api/sign", admin_files, "POST", body={"role": "admin"})
+    assert signed.status == 200 and signed.json()["cert_type"] == "x509"
+    answer = signed.json()
+    files = cert_files(tmp_path, (answer["cert_pem"].encode(), answer["key_pem"].encode()))
+    assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+    limited = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "*"}))
+    assert mtls(sandbox, "/api/sign", limited, "POST", body={"role": "admin"}).json() == {
+        "error": "admin permission required"}
+    assert mtls(sandbox, "/api/sign", admin_files, "POST", body={"role": "agent"}).status == 400
+    revoke = {"cert_type": "x509", "serial_number": answer["serial_number"], "subject_key_id": answer["subject_key_id"]}
+    assert mtls(sandbox, "/api/revoke", admin_files, "POST", body=revoke).status == 200
+    assert mtls(sandbox, "/api/kubernetes/version", files).json() == {"error": "client certificate revoked"}
+
+
+def test_agent_local_terminal_route(sandbox, admin_files):
+    """`/api/proxy/<agent>/api/terminal/<ns>/<pod>` (agent/local_http.go) reaches the same terminal as
+    `/api/terminal/<agent>/<ns>/<pod>` (tests/pod/test_terminal.py)."""
+    import asyncio
+
+    import aiohttp
+
+    async def first_frame(path: str) -> dict:
+        ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
+        ctx.load_cert_chain(*admin_files)
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(sandbox.server_url + path, ssl=ctx) as ws:
+                return json.loads((await ws.receive(timeout=10)).data)
+    frame = asyncio.run(first_frame("/api/proxy/gpu-a/api/terminal/rlark-system/no-such-pod"))
+    assert frame["type"] == "error" and "no-such-pod" in frame["message"]
 
 
 def test_unknown_routes_are_recorded_on_both_ports(sandbox, admin_files):
