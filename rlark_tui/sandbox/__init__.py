@@ -47,7 +47,8 @@ from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.agent import Agent, AgentSettings
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.logs import LogStore
-from rlark_tui.sandbox import certs, gateway_console, rlark_server
+from rlark_tui.sandbox import certs, gateway_console, objectstore, rlark_server
+from rlark_tui.sandbox.objectstore import ObjectStore
 from rlark_tui.sandbox.proxy import ProxyRegistry
 from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.server import SandboxServer
@@ -144,6 +145,8 @@ class Sandbox:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._server_runner: web.AppRunner | None = None
+        self._objects_runner: web.AppRunner | None = None
+        self.objects: ObjectStore | None = None
         self._lease: asyncio.Task | None = None
         self._thread: threading.Thread | None = None
         self._stop_event: asyncio.Event | None = None
@@ -176,6 +179,12 @@ class Sandbox:
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
                                tensorboards=self.tensorboards, routes=self.routes)
         server.exec_target = lambda cluster, pod: self.agent.exec_target(cluster, pod) if self.agent else None
+        self.objects = ObjectStore(self.state_dir / objectstore.STORAGE_DIR, self._token)
+        self._objects_runner = web.AppRunner(self.objects.app(), access_log=None, handle_signals=False,
+                                             shutdown_timeout=1.0)
+        await self._objects_runner.setup()
+        self.objects.endpoint = f"http://127.0.0.1:{await self._bind(self._objects_runner, None, 0, 'objects-port')}"
+        server.gateway.objects = self.objects
         self._runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         self.port = await self._bind(self._runner, server_context(tls), self.requested_port, "port")
@@ -260,6 +269,9 @@ class Sandbox:
             if self._server_runner:
                 await self._server_runner.cleanup()
                 self._server_runner = None
+            if self._objects_runner:
+                await self._objects_runner.cleanup()
+                self._objects_runner = None
             if self._runner:
                 await self._runner.cleanup()
                 self._runner = None

@@ -23,6 +23,7 @@ from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.model.views import TaskSpec, dig
 from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.objectstore import STORAGE_DIR
 from rlark_tui.sandbox.podexec import ExecTarget
 from rlark_tui.sandbox.resources import CONTROL_KUBE, ROOT
 from rlark_tui.sandbox.procs import reap_all, start_watchdog
@@ -456,6 +457,29 @@ class Agent:
                   "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff", "message": message}}}
         self._mutate("pods", name, DATA_NAMESPACE, cluster, lambda p: _container_status(p, status, False))
 
+    def _mount_storage(self, cluster: str, pod: dict, task: dict, node: str) -> None:
+        """Each storage mount of `main` makes its storage class's bucket appear at the mount target for the Pod's
+        processes: a symlink when the target path is free (one already linked to that bucket is kept); a target
+        that is something else gets a FailedMount event, as a kubelet reports a mount it cannot set up."""
+        spec = TaskSpec(task["spec"])
+        for mount in spec.mounts:
+            if mount["type"] != "storage" or not mount["target"].startswith("/"):
+                continue
+            storage_class = spec.pvc_storage_map.get(mount["source"]) or "default"
+            bucket = self.state_dir / STORAGE_DIR / storage_class
+            bucket.mkdir(parents=True, exist_ok=True)
+            target = Path(mount["target"])
+            try:
+                if target.is_symlink() and target.resolve() == bucket.resolve():
+                    continue
+                if target.exists() or target.is_symlink():
+                    raise FileExistsError(f"{target} exists and is not volume {mount['volume']}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.symlink_to(bucket, target_is_directory=True)
+            except OSError as exc:
+                self._event(cluster, pod, "Warning", "FailedMount",
+                            f'MountVolume.SetUp failed for volume "{mount["volume"]}" : {exc}', "kubelet", node)
+
     def _run(self, cluster: str, pod: dict, task: dict, image: str, all_tasks: list[dict]) -> None:
         name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
         head = _is_head(task)
@@ -473,6 +497,7 @@ class Agent:
             restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)),
             memory_limit=_memory_limit(pod))
         node = dig(pod, "spec", "nodeName", default="")
+        self._mount_storage(cluster, pod, task, node)
         runner = ContainerRunner(
             launch, self.logs, self.settings, self.root,
             on_status=lambda view: self._container_changed(cluster, name, uid, view),

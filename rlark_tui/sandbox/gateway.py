@@ -6,6 +6,8 @@ gateway_console.py; CRD routes in server.py. A path no platform route has gets g
   (`{"pods": null}` when the job has no Pod CRs): Tasks labelled `rlinf.io/job=<job>` in `rlark-*` namespaces,
   their Pod CRs by `rlark.io/task-name`; Running/Succeeded/Failed pods get the last 1000 lines of container
   `main` (current instance, no timestamps), others `pod is <phase>, no logs available`.
+- `/api/v1/storage/storageclass/<name>/<cluster>/list|upload|object/<key>`: the storage file API over each
+  class's local bucket (sandbox/objectstore.py).
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
   that pod, Warning plus Normal Pulling/Pulled, newest first.
 - `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (sandbox/tensorboard.py).
@@ -23,7 +25,7 @@ import json
 from aiohttp import web
 
 from rlark_tui.sandbox import gateway_console as console
-from rlark_tui.sandbox import tensorboard
+from rlark_tui.sandbox import objectstore, tensorboard
 from rlark_tui.sandbox.logs import LogsNotFound, LogStore
 from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
 from rlark_tui.sandbox.routes import RouteLog
@@ -72,10 +74,16 @@ class Gateway:
                  tensorboards: tensorboard.TensorBoards | None = None):
         self.store, self.logs, self.routes = store, logs, routes
         self.tensorboards = tensorboards if tensorboards is not None else tensorboard.TensorBoards()
+        self.objects: objectstore.ObjectStore | None = None
+        """The storage classes' buckets (set by `Sandbox`): the storage file routes, sandbox/objectstore.py."""
 
     async def handle(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p][2:]
         method = request.method
+        if parts[:2] == ["storage", "storageclass"] and self.objects is not None:
+            answer = await objectstore.handle(request, self.store, self.objects, parts)
+            if answer is not None:
+                return answer
         if parts == ["system-config"] and method in ("GET", "PUT"):
             return self.system_config() if method == "GET" else await self.set_system_config(request)
         answer = await self._console(request, parts, method)
