@@ -8,9 +8,10 @@ a context switch): `attach` hands them to the new one.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
-from rlark_tui.actions import Actions
+from rlark_tui.actions import Actions, SubmitResult
 
 if TYPE_CHECKING:
     from rlark_tui.model.view_model import SnapshotIndex
@@ -53,6 +54,10 @@ class Services:
         self._counts.pop((topic, key), None)
         if self._reconciler is not None:
             self._reconciler.unsubscribe(topic, key)
+
+    async def submit(self, manifest: dict, *, dry_run: bool = False) -> SubmitResult:
+        """`Actions.submit` off the UI thread, for a screen's Dry run and Submit (read-only refused there)."""
+        return await asyncio.to_thread(self.actions.submit, manifest, dry_run)
 
     def poll_now(self, topic: str, key: str) -> None:
         """Read a subscribed topic again now instead of at its next interval."""

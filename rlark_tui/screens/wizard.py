@@ -394,17 +394,14 @@ class WizardScreen(RlarkScreen):
             self._result("Submitting…")
             self._send(self.result.manifest, False)
 
-    @work(thread=True, exclusive=True, group="wizard-submit", exit_on_error=False)
-    def _send(self, manifest: dict, dry_run: bool) -> None:
+    @work(exclusive=True, group="wizard-submit", exit_on_error=False)
+    async def _send(self, manifest: dict, dry_run: bool) -> None:
         try:
-            result = self.services.actions.submit(manifest, dry_run=dry_run)
+            result = await self.services.submit(manifest, dry_run=dry_run)
         except RlarkError as exc:
-            self.app.call_from_thread(self._result, f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
+            self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
             return
-        self.app.call_from_thread(self._sent, manifest["metadata"]["name"], dry_run, result.sha256,
-                                  str(result.saved) if result.saved else "")
-
-    def _sent(self, name: str, dry_run: bool, sha: str, saved: str) -> None:
+        name, sha, saved = manifest["metadata"]["name"], result.sha256, str(result.saved) if result.saved else ""
         if dry_run:
             self._result(f"Dry run: the server accepts Job {name} (nothing was created).")
             return
