@@ -45,7 +45,8 @@ LOADING = "gateway: loading…"
 
 class WizardScreen(RlarkScreen):
     """Create a Job in four steps. `draft` prefills the form (clone, edit); without one the autosave is offered.
-    `lock_name` keeps the Job name as given (edit): its field is read-only and imports keep it."""
+    `lock_name` keeps the Job name as given (edit): its field is read-only, imports keep it, and the Job of that
+    name is not counted as taken."""
 
     CSS_PATH = stylesheet("wizard.tcss")
     BINDINGS = [
@@ -93,7 +94,8 @@ class WizardScreen(RlarkScreen):
         lookups = snapshot.lookups.get(GATEWAY_KEY)
         if not isinstance(lookups, GatewayLookups):
             lookups = GatewayLookups(notes=(LOADING,))
-        return wf.WizardFacts(tuple(index.nodes), tuple(snapshot.jobs), tuple(snapshot.domains),
+        jobs = tuple(name for name in snapshot.jobs if name != self.locked_name)
+        return wf.WizardFacts(tuple(index.nodes), jobs, tuple(snapshot.domains),
                               lookups.storage_classes, tuple(wf.ssh_key_choices(list(lookups.ssh_keys))),
                               "; ".join(lookups.notes))
 
