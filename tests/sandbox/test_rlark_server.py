@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import http.client
 import http.server
 import json
 import os
@@ -291,3 +292,46 @@ def test_real_kubectl_through_the_route(sandbox, tmp_path):
                      "--certificate-authority", str(sandbox.ca_path), "get", "pods", "-n", "rlark-system")
     assert "demo-ppo-actor-0" in listed.split()
 
+
+
+def test_log_follow_through_the_server_ends_when_it_goes_down(bare_sandbox, tmp_path):
+    """A `follow` stream through `/api/proxy/<agent>/api/kubernetes` is dropped by fault `server_down`; the
+    control plane stays up; the server answers again once the fault is cleared."""
+    sandbox = bare_sandbox
+    files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN))
+    sandbox.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": "follow-me", "namespace": "rlark-system"},
+                                  "spec": {"containers": [{"name": "main", "image": "x"}]}}, plane="rlark-gpu-a")
+    sandbox.logs.start_instance("rlark-gpu-a", "rlark-system", "follow-me", "main")
+    sandbox.logs.append("rlark-gpu-a", "rlark-system", "follow-me", "main", "first line")
+    ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
+    ctx.load_cert_chain(*files)
+    url = (f"{sandbox.server_url}/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods/follow-me/log"
+           "?container=main&follow=true")
+    with sandbox.faults.cleared():
+        with urllib.request.urlopen(url, context=ctx, timeout=10) as stream:
+            assert stream.readline() == b"first line\n"
+            sandbox.faults.server_down()
+            started = time.monotonic()
+            try:
+                while stream.read(1):
+                    pass
+            except (OSError, http.client.HTTPException):
+                pass
+            assert time.monotonic() - started < 5
+        assert client.VersionApi(sandbox.api_client()).get_code().minor == "32"
+        sandbox.faults.server_down(on=False)
+        assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+
+
+@pytest.mark.ray
+def test_ray_dashboard_through_taskproxy(sandbox, tmp_path):
+    files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN))
+
+    def alive() -> int:
+        reply = mtls(sandbox, "/api/taskproxy/demo-ppo-actor:8265/api/v0/nodes", files)
+        if reply.status != 200:
+            return 0
+        rows = reply.json()["data"]["result"]["result"]
+        return sum(1 for row in rows if row["state"] == "ALIVE")
+    assert wait_for(alive, timeout=300) >= 1
