@@ -21,7 +21,7 @@ from rlark_tui.sandbox import Sandbox
 from rlark_tui.sandbox.agent import Agent, AgentSettings
 from tests.sandbox.helpers import GROUP, VERSION, job
 
-READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=https://127\.0\.0\.1:\d+$")
+READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=(https://127\.0\.0\.1:\d+)$")
 
 
 def start(state_dir, *extra: str) -> tuple[subprocess.Popen, re.Match]:
@@ -47,7 +47,7 @@ def stop(proc: subprocess.Popen) -> tuple[int, str]:
 
 def test_foreground_restart_keeps_objects(tmp_path):
     proc, ready = start(tmp_path, "--seed", "none")
-    kubeconfig, port = ready.group(1), ready.group(3)
+    kubeconfig, port, server = ready.group(1), ready.group(3), ready.group(4)
     try:
         assert stat.S_IMODE(os.stat(kubeconfig).st_mode) == 0o600
         api = client.CustomObjectsApi(config.new_client_from_config(config_file=kubeconfig))
@@ -60,7 +60,7 @@ def test_foreground_restart_keeps_objects(tmp_path):
 
     proc, ready = start(tmp_path)
     try:
-        assert ready.group(3) == port
+        assert (ready.group(3), ready.group(4)) == (port, server)   # clients keep both URLs across a restart
         api = client.CustomObjectsApi(config.new_client_from_config(config_file=kubeconfig))
         names = [j["metadata"]["name"] for j in api.list_cluster_custom_object(GROUP, VERSION, "jobs")["items"]]
         assert names == ["kept"]

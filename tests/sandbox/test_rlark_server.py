@@ -335,3 +335,20 @@ def test_ray_dashboard_through_taskproxy(sandbox, tmp_path):
         rows = reply.json()["data"]["result"]["result"]
         return sum(1 for row in rows if row["state"] == "ALIVE")
     assert wait_for(alive, timeout=300) >= 1
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_real_kubectl_exec_through_the_route(sandbox, admin_files, tmp_path):
+    """Exec's WebSocket upgrade passes through `/api/proxy/<agent>/api/kubernetes` (Job `shell` of tests/pod)."""
+    from tests.pod.conftest import HEAD, JOB, create_job, wait_running
+    create_job(sandbox, JOB, [("actor", True, "gpu-a1"), ("env", False, "edge-b1")])
+    wait_running(sandbox, *HEAD)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", "/dev/null", "--server", f"{sandbox.server_url}/api/proxy/gpu-a/api/kubernetes",
+         "--client-certificate", str(admin_files[0]), "--client-key", str(admin_files[1]),
+         "--certificate-authority", str(sandbox.ca_path), "-n", "rlark-system",
+         "exec", HEAD[1], "-c", "main", "--", "sh", "-c", "echo $RLARK_TASK_ROLE; exit 3"],
+        env=env, capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (3, b"actor\n"), done.stderr
