@@ -35,6 +35,9 @@ def register(subparsers, parents) -> None:
         "sandbox", parents=parents,
         help="serve a local RLark sandbox (for trying and testing; real use points at an RLark control plane)")
     parser.add_argument("--port", type=int, default=0, help="HTTPS port on 127.0.0.1 (0 = the last one or any free)")
+    parser.add_argument("--server-port", type=int, default=0,
+                        help="rlark-server's mutual-TLS port on 127.0.0.1 (0 = the last one or any free; the platform "
+                             "uses 8443)")
     parser.add_argument("--state-dir", type=Path, default=None,
                         help="where objects, logs, certificates and the kubeconfig live (default: user state dir)")
     parser.add_argument("--seed", default="demo", metavar="demo|none|scale:J:P",
@@ -49,4 +52,4 @@ def run(args: argparse.Namespace) -> int:
     from rlark_tui.sandbox import main_foreground
     from rlark_tui.sandbox.seed import parse
     parse(args.seed)
-    return main_foreground(args.state_dir, args.port, args.seed, agent=args.agent)
+    return main_foreground(args.state_dir, args.port, args.seed, agent=args.agent, server_port=args.server_port)

@@ -373,8 +373,8 @@ class Sandbox:
         return self._token
 
 
-def main_foreground(state_dir: Path | None, port: int, seed: str, agent: bool = True) -> int:
-    sandbox = Sandbox(state_dir, port=port, seed=seed, agent=agent)
+def main_foreground(state_dir: Path | None, port: int, seed: str, agent: bool = True, server_port: int = 0) -> int:
+    sandbox = Sandbox(state_dir, port=port, seed=seed, agent=agent, server_port=server_port)
 
     def ready(sb: Sandbox) -> None:
         print(f"ready kubeconfig={sb.kubeconfig} gateway={sb.gateway} server={sb.server_url}", flush=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -64,6 +65,17 @@ def test_foreground_restart_keeps_objects(tmp_path):
         api = client.CustomObjectsApi(config.new_client_from_config(config_file=kubeconfig))
         names = [j["metadata"]["name"] for j in api.list_cluster_custom_object(GROUP, VERSION, "jobs")["items"]]
         assert names == ["kept"]
+    finally:
+        stop(proc)
+
+
+def test_server_port_flag(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        wanted = probe.getsockname()[1]
+    proc, ready = start(tmp_path, "--seed", "none", "--no-agent", "--server-port", str(wanted))
+    try:
+        assert ready.group(4) == f"https://127.0.0.1:{wanted}"
     finally:
         stop(proc)
 
