@@ -283,7 +283,7 @@ def _of_role(attr: str, parse: Callable[[Any], Any] = lambda value: value, show:
             "write": lambda draft, index, value: edit_role(draft, index, **{attr: parse(value)})}
 
 
-def _record(name: str, label: str, count: bool = False, heading: str = "") -> Field:
+def _record(name: str, label: str, placeholder: str = "", count: bool = False, heading: str = "") -> Field:
     """A launch-record field (`record.<name>`): text, or a whole number ≥ 1 when `count`."""
 
     def write(draft: JobDraft, index: int, value: str) -> JobDraft:
@@ -301,7 +301,7 @@ def _record(name: str, label: str, count: bool = False, heading: str = "") -> Fi
 
     return Field(f"record-{name}", label, 3, "count" if count else "input",
                  read=lambda draft, role: "" if draft.record.get(name) is None else str(draft.record[name]),
-                 write=write, heading=heading)
+                 write=write, placeholder=placeholder, heading=heading)
 
 
 def role_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
@@ -374,7 +374,8 @@ FIELDS: tuple[Field, ...] = (
     Field("domain", "Network domain", 3, "select", read=lambda draft, role: draft.domain or None,
           write=lambda draft, index, value: replace(draft, domain=value or ""), placeholder="(no domain)",
           choices=_domain_choices, clearable=True),
-    Field("ssh-pick", "SSH key (gateway)", 3, "select", placeholder="pick a registered key", into="sshPublicKey",
+    Field("ssh-pick", "Registered key", 3, "select", placeholder="pick a key registered on the gateway",
+          into="sshPublicKey",
           read=lambda draft, role: None, write=lambda draft, index, value: value,
           choices=lambda facts, draft, role: list(facts.ssh_keys)),
     Field("sshPublicKey", "SSH public key", 3, placeholder="optional: ssh-ed25519 AAAA... user@host",
@@ -382,13 +383,14 @@ FIELDS: tuple[Field, ...] = (
     Field("runScript", "Run script", 3, "script", placeholder="required: runs on the Header role after the Ray "
           "check (f4)", **_top("run_script")),
     Field("tensorboardDir", "TensorBoard dir", 3, placeholder="optional, inside a mount", **_top("tensorboard_dir")),
-    _record("runId", "Run ID", heading="Launch record (optional; kept on the Job for the run check)"),
-    _record("codeRef", "Code ref (full commit SHA)"),
-    _record("configRef", "Config ref"),
-    _record("expectedNumNodes", "Expected cluster.num_nodes", count=True),
-    _record("progressPattern", "Progress pattern (regex)"),
-    _record("maxWaitSeconds", "Max wait (s)", count=True),
-    _record("outputPath", "Output path"),
+    _record("runId", "Run ID", "e.g. ppo-7",
+            heading="Launch record (optional; kept on the Job for the run check)"),
+    _record("codeRef", "Code ref", "full commit SHA of the code the image runs"),
+    _record("configRef", "Config ref", "config path or checksum"),
+    _record("expectedNumNodes", "Expected nodes", "cluster.num_nodes: Ray nodes RLinf should see", count=True),
+    _record("progressPattern", "Progress regex", r"the agreed progress signal, e.g. Global Step:\s*(\d+)/(\d+)"),
+    _record("maxWaitSeconds", "Max wait (s)", "seconds the run check waits", count=True),
+    _record("outputPath", "Output path", "checkpoint/output prefix on a storage mount"),
 )
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
 SCRIPT_KEYS = tuple(f.key for f in FIELDS if f.kind in ("script", "lines"))
