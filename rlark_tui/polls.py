@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
+from rlark_tui.model.podstate import PodHealth, failure_reason
 from rlark_tui.model.views import Job, Pod, main_container_status, restart_count
 from rlark_tui.snapshot import Snapshot
 
@@ -95,21 +96,24 @@ def job_pods(snapshot: Snapshot, job_name: str) -> list[Pod]:
     return [pod for pod in map(Pod, snapshot.pods.values()) if pod.task_name in tasks]
 
 
-def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, int] | None:
-    """Pod CR key -> restart count of `main`, from each Pod's data plane (Pods it cannot read are left out)."""
+def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
+    """Pod CR key -> restart count of `main` and why it is unwell (lastState, failure events), from each Pod's data
+    plane (Pods it cannot read are left out)."""
     if job_name not in snapshot.jobs or not access.data_plane_contexts():
         return None
-    counts: dict[str, int] = {}
+    health: dict[str, PodHealth] = {}
     for pod in job_pods(snapshot, job_name):
+        cluster, name = pod.namespace, pod.pod_name or pod.name
+        namespace = pod.pod_namespace or keys.WORKLOAD_NAMESPACE
         try:
-            real = access.data_plane_pod(pod.namespace, pod.pod_name or pod.name,
-                                         pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+            real = access.data_plane_pod(cluster, name, namespace)
+            events = access.data_plane_events(cluster, name, namespace) if real is not None else []
         except RlarkError:
             continue
         count = restart_count(main_container_status(real))
         if count is not None:
-            counts[f"{pod.namespace}/{pod.name}"] = count
-    return counts
+            health[f"{pod.namespace}/{pod.name}"] = PodHealth(count, failure_reason(real, events, restarts=False))
+    return health
 
 
 def fetch_evidence(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Gathered:

@@ -38,8 +38,9 @@ class Snapshot:
     sources: Mapping[str, SourceState] = field(default_factory=_frozen)
     ray: Mapping[str, dict] = field(default_factory=_frozen)
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
-    restarts: Mapping[str, Mapping[str, int]] = field(default_factory=_frozen)
-    """Per Job name: Pod CR key -> restart count of `main`, as the data planes last reported it."""
+    restarts: Mapping[str, Mapping[str, object]] = field(default_factory=_frozen)
+    """Per Job name: Pod CR key -> `model.podstate.PodHealth` of `main` (restart count, failure reason), as the
+    data planes last reported it."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
     lookups: Mapping[str, object] = field(default_factory=_frozen)

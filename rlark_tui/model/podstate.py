@@ -5,6 +5,7 @@ Pure: shared by the run check (check 2), the job detail's Workers rows, `describ
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from rlark_tui.model.views import dig, main_container_status, restart_count
@@ -52,12 +53,21 @@ def event_reasons(events: Iterable[Any]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def failure_reason(pod: Any, events: Iterable[Any] = ()) -> str:
-    """One phrase for a data-plane pod: container reason, restarts and failure events; '' when nothing is wrong."""
+@dataclass(frozen=True)
+class PodHealth:
+    """A Pod's `main` restart count and failure reason ('' when none), as the job detail's Workers rows show them."""
+
+    restarts: int
+    reason: str = ""
+
+
+def failure_reason(pod: Any, events: Iterable[Any] = (), restarts: bool = True) -> str:
+    """One phrase for a data-plane pod: container reason, restarts (unless `restarts` is False) and failure
+    events; '' when nothing is wrong."""
     status = main_container_status(pod)
     parts = [container_reason(status)] if status else []
-    restarts = restart_count(status) if status else None
-    if restarts:
-        parts.append(f"{restarts} restart{'s' if restarts != 1 else ''}")
+    count = restart_count(status) if status else None
+    if count and restarts:
+        parts.append(f"{count} restart{'s' if count != 1 else ''}")
     parts += [r for r in event_reasons(events) if not any(r in p for p in parts)]
     return ", ".join(p for p in parts if p)

@@ -116,7 +116,7 @@ class JobDetailScreen(RlarkScreen):
         tasks = index.tasks_by_job.get(job.name, [])
         pods = index.job_pods(job)
         ray = index.snapshot.ray.get(job.name) or {}
-        restarts = {key: str(count) for key, count in (index.snapshot.restarts.get(job.name) or {}).items()}
+        restarts = dict(index.snapshot.restarts.get(job.name) or {})
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()))
         if version == self._rendered:

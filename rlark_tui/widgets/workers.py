@@ -11,11 +11,12 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.redact import redact_text
 from rlark_tui.model.view_model import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
-POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("RESTARTS", 8))
+POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8))
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,11 @@ def role_label(row: RoleRow) -> str:
             f"  running {row.running}{phase}{where}{message}")
 
 
-def pod_label(pod: PodRow, restarts: str) -> str:
-    return _cols((pod.name, pod.node or "-", pod.ip or "-", pod.phase or "-", restarts))
+def pod_label(pod: PodRow, health: PodHealth | None) -> str:
+    """One Pod row; restart count and failure reason are "-" until a data plane reported them."""
+    reason = (health.reason or "-") if health else "-"
+    return _cols((pod.name, pod.node or "-", pod.ip or "-", pod.phase or "-", reason,
+                  str(health.restarts) if health else "-"))
 
 
 class WorkersTree(Tree[WorkerRef]):
@@ -58,8 +62,9 @@ class WorkersTree(Tree[WorkerRef]):
         self._placeholders: dict[str, TreeNode[WorkerRef]] = {}
         self._labels: dict[int, str] = {}
 
-    def sync(self, rows: list[RoleRow], restarts: dict[str, str]) -> None:
-        """Show exactly `rows`; `restarts` maps a Pod key to its restart count when a data plane is known."""
+    def sync(self, rows: list[RoleRow], restarts: dict[str, PodHealth]) -> None:
+        """Show exactly `rows`; `restarts` maps a Pod key to its restart count and failure reason when a data plane
+        is known."""
         wanted = {row.task_name for row in rows}
         for task_name in [t for t in self._roles if t not in wanted]:
             self._roles.pop(task_name).remove()
@@ -77,13 +82,13 @@ class WorkersTree(Tree[WorkerRef]):
             self._relabel(node, role_label(row))
             self._sync_pods(node, row, restarts)
 
-    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, str]) -> None:
+    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, PodHealth]) -> None:
         pods = self._pods[row.task_name]
         wanted = {pod.key for pod in row.pods}
         for key in [k for k in pods if k not in wanted]:
             pods.pop(key).remove()
         for pod in row.pods:
-            label = pod_label(pod, restarts.get(pod.key, "-"))
+            label = pod_label(pod, restarts.get(pod.key))
             leaf = pods.get(pod.key)
             if leaf is None:
                 pods[pod.key] = node.add_leaf(label, WorkerRef("pod", row.task_name, pod.key))

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from rlark_tui import cli
+from rlark_tui.app import RlarkApp
 from rlark_tui.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
@@ -16,6 +17,9 @@ from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.views import main_container_status
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.widgets.workers import WorkersTree
+from tests.pilot import wait_for
 
 NAME = "check-oom"
 TAG = "registry.example.com/rlinf/rlinf:v0.2"
@@ -79,3 +83,17 @@ def test_a_job_over_its_memory_limit_is_oom_killed_and_every_view_says_so(sandbo
     assert code == 0
     row = next(line for line in out.splitlines() if line.split()[:2] == ["actor", f"{NAME}-actor-0"])
     assert "OOMKilled (exit 137)" in row and "REASON" in out
+
+
+async def test_the_job_details_workers_row_says_oomkilled(oom_job):
+    app = RlarkApp(oom_job)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.screen.table.select_key(NAME), what=f"{NAME} in the list")
+        await pilot.press("d")
+        assert isinstance(app.screen, JobDetailScreen)
+        await pilot.press("w")
+        tree = app.screen.query_one(WorkersTree)
+        await wait_for(pilot, lambda: "OOMKilled (exit 137)" in tree.shown_text(), timeout=40,
+                       what="the OOM-killed Pod's reason in its Workers row")
+        row = next(line for line in tree.shown_text().splitlines() if line.startswith(f"{NAME}-actor-0"))
+        assert "REASON" in tree.shown_text() and row.split()[-1] not in ("-", "0")
