@@ -25,13 +25,13 @@ def test_demo_ppo_passes_all_six_within_its_wait(sandbox, tmp_path, monkeypatch,
         deadline = time.monotonic() + WAIT
         while True:
             evidence = gather(access, JOB)
-            if all(row.result != "pending" for row in evaluate(evidence).rows[1:5]) or time.monotonic() > deadline:
+            if all(row.result != "pending" for row in evaluate(evidence).rows[:5]) or time.monotonic() > deadline:
                 break
             time.sleep(3)
     finally:
         access.close()
     code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "check", JOB,
-                     "--format", "json", "--decision", "continue", "--recorder", "ci"])
+                     "--format", "json", "--decision", "continue", "--recorder", "me"])
     out, err = capsys.readouterr()
     document = json.loads(out)
     by_id = {c["id"]: c for c in document["checks"]}
@@ -48,10 +48,18 @@ def test_demo_ppo_passes_all_six_within_its_wait(sandbox, tmp_path, monkeypatch,
     files = [e for e in by_id[5]["evidence"] if e["kind"] == "file"]
     assert files and all(e["size"] > 0 and e["sha256"] for e in files)
     assert "record saved: " in err
+    assert any(n.startswith("outputs read in Pod demo-ppo-actor-0 (exec") for n in by_id[5]["notes"])
     assert results == ["pass"] * 6
     assert code == 0
     assert document["earliestFailingStage"] is None
     assert document["conclusion"].startswith("This run was checked at")
+    assert any(e["kind"] == "container" and e["path"] == "imageID" for e in by_id[4]["evidence"])
+
+    undecided = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "check", JOB,
+                          "--format", "json"])
+    again = json.loads(capsys.readouterr().out)
+    assert undecided == 3 and [c["result"] for c in again["checks"]] == ["pass"] * 5 + ["pending"]
+    assert any("decision not recorded" in note for note in again["checks"][5]["notes"])
 
 
 
