@@ -59,6 +59,11 @@ class RlarkCommands(Provider):
             commands.append((f"Logs of {name}", partial(app.open_logs, name, None),
                              "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
+            commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
+                             "local URLs of the Ray dashboard and TensorBoard (F)"))
+            if not app.readonly:
+                commands.append((f"Shell in {name}", partial(app.open_shell, name, None),
+                                 "a shell in the Header Pod (x)"))
             if not app.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
                 commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
@@ -86,6 +91,7 @@ class RlarkApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("s", "refused('stop or start')", show=False),
         Binding("ctrl+d", "refused('delete')", show=False),
+        Binding("x", "refused('open a shell in a Pod of')", show=False),
     ]
 
     def __init__(self, access=None, readonly: bool = False) -> None:
@@ -95,6 +101,8 @@ class RlarkApp(App[int]):
         self.namespace = ""
         self.reconciler = None
         self.services = Services(Actions(access, readonly=readonly))
+        self.tunnels: dict = {}
+        """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
 
     @property
     def index(self) -> SnapshotIndex | None:
@@ -173,6 +181,12 @@ class RlarkApp(App[int]):
 
     def on_delete_job(self, message: messages.DeleteJob) -> None:
         self.request_delete(message.name)
+
+    def on_open_shell(self, message: messages.OpenShell) -> None:
+        self.open_shell(message.name, message.scope)
+
+    def on_open_tunnels(self, message: messages.OpenTunnels) -> None:
+        self.open_tunnels(message.name)
 
     def on_job_submitted(self, message: messages.JobSubmitted) -> None:
         """Back on the job list, the new Job is selected as soon as a Snapshot lists it."""
@@ -315,6 +329,49 @@ class RlarkApp(App[int]):
         self.notify(f"context: {access.context}")
         if old is not None:
             old.close()
+
+    # ---- into the Pod ----------------------------------------------------------------------------
+    def open_shell(self, name: str, scope: Scope = None) -> None:
+        """`x`: a shell in the scope's Pod (podshell); Textual is suspended until it exits."""
+        from textual.app import SuspendNotSupported
+
+        from rlark_tui.podshell import run_shell, shell_pod
+
+        if self._refuse_readonly(f"open a shell in a Pod of job {name}"):
+            return
+        pod = shell_pod(self.index, name, scope) if self.index is not None else None
+        if pod is None or self.access is None:
+            self.notify(f"job {name} has no Pod to open a shell in yet", severity="warning")
+            return
+        try:
+            self.notify(run_shell(self, pod), timeout=4)
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand itself over to a shell; use `rlark exec` instead",
+                        severity="error")
+        except RlarkError as exc:
+            self.notify(f"shell: {exc}", severity="error", timeout=10)
+
+    @work(thread=True, group="tunnels", exit_on_error=False)
+    def open_tunnels(self, name: str) -> None:
+        """`F`: tunnels to the Job's Ray dashboard and TensorBoard (kept until the app exits), then their URLs."""
+        from rlark_tui.podshell import open_tunnels
+
+        try:
+            shown = open_tunnels(self.access, self.actions, name, self.tunnels)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"tunnels of {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self._show_tunnels, name, shown)
+
+    def _show_tunnels(self, name: str, shown: list) -> None:
+        from rlark_tui.screens.tunnels import TunnelsScreen
+
+        self.push_screen(TunnelsScreen(name, shown, self.readonly))
+
+    def on_unmount(self) -> None:
+        for tunnel in self.tunnels.values():
+            tunnel.stop()
+        self.tunnels.clear()
 
     # ---- mutations -------------------------------------------------------------------------------
     def action_refused(self, verb: str) -> None:

@@ -59,3 +59,16 @@ class ContextChanged(Message):
     def __init__(self, context: str) -> None:
         super().__init__()
         self.context = context
+
+
+class OpenShell(JobMessage):
+    """Open a shell in `main` of the Pod `scope` names (screens.logs.Scope: a Pod, a role's first Pod, None: the
+    Header Pod): the app hands the terminal over and takes it back when the shell exits."""
+
+    def __init__(self, name: str, scope: tuple[str, str] | None = None) -> None:
+        super().__init__(name)
+        self.scope = scope
+
+
+class OpenTunnels(JobMessage):
+    """Open local tunnels to the Job's Ray dashboard and TensorBoard and show their URLs."""

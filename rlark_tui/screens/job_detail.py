@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
-from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, StopStartJob
+from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels, StopStartJob
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
@@ -45,7 +45,7 @@ class Section(Static):
 class JobDetailScreen(RlarkScreen):
     """Drill-down of one Job; esc goes back to the list."""
 
-    MUTATIONS = frozenset({"stop_start", "delete"})
+    MUTATIONS = frozenset({"stop_start", "delete", "shell"})
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("l", "logs", "Logs"),
@@ -58,6 +58,8 @@ class JobDetailScreen(RlarkScreen):
         Binding("s", "stop_start", "Stop/Start"),
         Binding("ctrl+d", "delete", "Delete"),
         Binding("c", "check", "Run check"),
+        Binding("x", "shell", "Shell"),
+        Binding("F", "tunnels", "Tunnels"),
     ]
 
     def __init__(self, job_name: str, tab: str = "workers") -> None:
@@ -241,15 +243,21 @@ class JobDetailScreen(RlarkScreen):
         self.query_one(TabbedContent).active = tab
         self.focus_body()
 
-    def action_logs(self) -> None:
+    def _selected_scope(self) -> tuple[str, str] | None:
+        """The Workers tab's selection as a scope: its Pod, its role, or None (the Header role)."""
         ref = self.query_one(WorkersTree).selected_ref
-        active = self.query_one(TabbedContent).active
-        if active == "workers" and ref is not None and ref.kind == "pod":
-            self.post_message(OpenLogs(self.job_name, ("pod", ref.pod_key)))
-        elif active == "workers" and ref is not None:
-            self.post_message(OpenLogs(self.job_name, ("role", ref.task_name)))
-        else:
-            self.post_message(OpenLogs(self.job_name))
+        if self.query_one(TabbedContent).active != "workers" or ref is None:
+            return None
+        return ("pod", ref.pod_key) if ref.kind == "pod" else ("role", ref.task_name)
+
+    def action_logs(self) -> None:
+        self.post_message(OpenLogs(self.job_name, self._selected_scope()))
+
+    def action_shell(self) -> None:
+        self.post_message(OpenShell(self.job_name, self._selected_scope()))
+
+    def action_tunnels(self) -> None:
+        self.post_message(OpenTunnels(self.job_name))
 
     @on(Tree.NodeSelected, "#workers-tree")
     def _pod_selected(self, event: Tree.NodeSelected) -> None:

@@ -14,7 +14,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import ContextChanged, DeleteJob, OpenCheck, OpenJob, OpenLogs, OpenWizard, StopStartJob
+from rlark_tui.messages import (ContextChanged, DeleteJob, OpenCheck, OpenJob, OpenLogs, OpenShell, OpenTunnels,
+                                OpenWizard, StopStartJob)
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
@@ -47,7 +48,7 @@ class JobListScreen(RlarkScreen):
     """The first screen: the job list of the current context."""
 
     crumb = "Jobs"
-    MUTATIONS = frozenset({"stop_start", "delete"})
+    MUTATIONS = frozenset({"stop_start", "delete", "shell"})
     BINDINGS = [
         Binding("enter", "open", "Detail", show=False),
         Binding("l", "logs", "Logs"),
@@ -56,6 +57,8 @@ class JobListScreen(RlarkScreen):
         Binding("s", "stop_start", "Stop/Start"),
         Binding("ctrl+d", "delete", "Delete"),
         Binding("c", "check", "Run check"),
+        Binding("x", "shell", "Shell"),
+        Binding("F", "tunnels", "Tunnels"),
         Binding("n", "new_job", "New job"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("ctrl+r", "refresh", "Refresh"),
@@ -272,6 +275,16 @@ class JobListScreen(RlarkScreen):
         name = self._need_job()
         if name:
             self.post_message(OpenCheck(name))
+
+    def action_shell(self) -> None:
+        name = self._need_job()
+        if name:
+            self.post_message(OpenShell(name))
+
+    def action_tunnels(self) -> None:
+        name = self._need_job()
+        if name:
+            self.post_message(OpenTunnels(name))
 
     def action_new_job(self) -> None:
         """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""

@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from rlark_tui.cluster.logs import LogFollower, LogTarget
 from rlark_tui.fsutil import write_private
+from rlark_tui.messages import OpenShell
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.redact import redact_text
 from rlark_tui.screens.base import RlarkScreen
@@ -68,7 +69,9 @@ class LogScreen(RlarkScreen):
         Binding("right_square_bracket", "scope_step(1)", "Next source", key_display="]"),
         Binding("left_square_bracket", "scope_step(-1)", "Prev source", key_display="[", show=False),
         Binding("ctrl+r", "reconnect", "Reconnect", show=False),
+        Binding("x", "shell", "Shell"),
     ]
+    MUTATIONS = frozenset({"shell"})
 
     def __init__(self, job_name: str, scope: Scope = None) -> None:
         super().__init__()
@@ -323,6 +326,10 @@ class LogScreen(RlarkScreen):
 
     def action_reconnect(self) -> None:
         self._restart_streams()
+
+    def action_shell(self) -> None:
+        """A shell in the current source's Pod (its first Pod for a role; the Header Pod for all Pods)."""
+        self.post_message(OpenShell(self.job_name, self.scope))
 
     def action_save(self) -> None:
         """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted."""

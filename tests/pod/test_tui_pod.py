@@ -1,0 +1,120 @@
+"""The TUI's way into Pods: `F` opens tunnels and shows their URLs as selectable text (copy with `c`), read-only
+refuses `x` with one line, help and the palette list the keys; `x` itself (a real terminal hand-over) runs the
+real app in tmux: a shell in the selected Pod, `stty size` after a pane resize, and the TUI back as it was."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.tunnels import TunnelsScreen
+from tests.pilot import wait_for
+from tests.pod.conftest import JOB
+
+SIZE = (120, 40)
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_tunnels_key_shows_urls_and_copies(access):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
+        app.open_job(JOB)
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
+        await pilot.press("F")
+        await wait_for(pilot, lambda: isinstance(app.screen, TunnelsScreen), what="the tunnels")
+        screen = app.screen
+        text = str(screen.query_one("#tunnels-text").render())
+        assert len(screen.urls) == 2 and all(url in text for url in screen.urls)
+        assert "Ray dashboard:" in text and "TensorBoard:" in text
+        port = int(screen.urls[1].split(":")[2].split("/")[0])
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/no-token/")
+        assert conn.getresponse().status == 403
+        copied = []
+        app.copy_to_clipboard = copied.append
+        await pilot.press("c")
+        assert copied == [screen.urls[0]]
+        await pilot.press("escape")
+        assert isinstance(app.screen, JobDetailScreen)
+    assert not app.tunnels
+
+
+async def test_readonly_refuses_shell_and_help_lists_keys(access):
+    app = RlarkApp(access, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
+        app.open_job(JOB)
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
+        await pilot.press("x")
+        assert any(n == f"read-only mode: refusing to open a shell in a Pod of job {JOB} (started with --readonly)"
+                   for n in _notes(app))
+        await pilot.press("question_mark")
+        help_text = str(app.screen.query_one("#help-text").render())
+        assert "Tunnels" in help_text and "Shell" not in help_text
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
+        app.open_job(JOB)
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
+        await pilot.press("question_mark")
+        help_text = str(app.screen.query_one("#help-text").render())
+        assert "x" in help_text and "Shell" in help_text and "F" in help_text
+
+
+def _tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-S", socket, *args], capture_output=True, text=True, timeout=20).stdout
+
+
+def _wait_pane(socket: str, needle: str, timeout: float = 30, absent: str | None = None) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = _tmux(socket, "capture-pane", "-p", "-t", "t")
+        if needle in shown and (absent is None or absent not in shown):
+            return shown
+        assert time.monotonic() < deadline, f"{needle!r} not on the pane:\n{shown}"
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_shell_key_in_tmux(shell_job, tmp_path):
+    socket = str(tmp_path / "tmux.sock")
+    command = (f"{sys.executable} -m rlark_tui --kubeconfig {shell_job.kubeconfig}")
+    env = {**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm-256color"}
+    subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
+                    "40", command], env=env, check=True, timeout=20)
+    try:
+        _wait_pane(socket, "demo-ppo")
+        _tmux(socket, "send-keys", "-t", "t", "/")
+        _wait_pane(socket, "Filter")
+        _tmux(socket, "send-keys", "-t", "t", "-l", f"^{JOB}$")
+        _wait_pane(socket, "actor, env", absent="demo-ppo")
+        _tmux(socket, "send-keys", "-t", "t", "Enter")
+        time.sleep(0.3)
+        _tmux(socket, "send-keys", "-t", "t", "Enter")
+        _wait_pane(socket, "shell-actor (")
+        _tmux(socket, "send-keys", "-t", "t", "x")
+        _wait_pane(socket, "Shell in shell-actor-0")
+        _tmux(socket, "send-keys", "-t", "t", "-l", "echo role=$RLARK_TASK_ROLE; stty size\n")
+        _wait_pane(socket, "40 120")
+        _tmux(socket, "resize-window", "-t", "t", "-x", "100", "-y", "30")
+        time.sleep(0.5)
+        _tmux(socket, "send-keys", "-t", "t", "-l", "stty size\n")
+        shown = _wait_pane(socket, "30 100")
+        assert "role=actor" in shown
+        _tmux(socket, "send-keys", "-t", "t", "-l", "exit 5\n")
+        shown = _wait_pane(socket, "exited with code 5")
+        assert "shell-actor (" in shown and "Shell in shell-actor-0" not in shown
+    finally:
+        _tmux(socket, "kill-server")
