@@ -389,6 +389,8 @@ FIELDS: tuple[Field, ...] = (
     _record("configRef", "Config ref", "config path or checksum"),
     _record("expectedNumNodes", "Expected nodes", "cluster.num_nodes: Ray nodes RLinf should see", count=True),
     _record("progressPattern", "Progress regex", r"the agreed progress signal, e.g. Global Step:\s*(\d+)/(\d+)"),
+    _record("startupMarker", "Startup marker", "regex the run script prints once the workload has started"),
+    _record("stopCondition", "Stop condition", "when the run is to be stopped, e.g. after global step 1000 or 12 h"),
     _record("maxWaitSeconds", "Max wait (s)", "seconds the run check waits", count=True),
     _record("outputPath", "Output path", "checkpoint/output prefix on a storage mount"),
 )
