@@ -173,6 +173,11 @@ class RlarkApp(App[int]):
     def on_open_check(self, message: messages.OpenCheck) -> None:
         self.open_check(message.name)
 
+    def on_open_compare(self, message: messages.OpenCompare) -> None:
+        from rlark_tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(message.names))
+
     def on_open_wizard(self, _message: messages.OpenWizard) -> None:
         self.open_wizard()
 

@@ -72,3 +72,11 @@ class OpenShell(JobMessage):
 
 class OpenTunnels(JobMessage):
     """Open local tunnels to the Job's Ray dashboard and TensorBoard and show their URLs."""
+
+
+class OpenCompare(Message):
+    """Open the curves of these Jobs overlaid (the job list's marked Jobs)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.names = list(names)

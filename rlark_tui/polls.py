@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.metrics import poll_metrics, poll_progress
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.podstate import PodHealth, failure_reason
@@ -26,6 +27,10 @@ RAY = "ray"
 RESTARTS = "restarts"
 EVIDENCE = "evidence"
 LOOKUPS = "lookups"
+PROGRESS = "progress"
+"""A Running Job's newest progress row (the job list subscribes the Running Jobs on screen)."""
+METRICS = "metrics"
+"""A Job's scalar series (the Metrics tab while shown, the compare screen)."""
 GATEWAY_KEY = "gateway"
 """The one key of the LOOKUPS topic (the gateway is one per context)."""
 
@@ -159,4 +164,6 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(RESTARTS, 3.0, fetch_restarts),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
+    Topic(PROGRESS, 10.0, poll_progress),
+    Topic(METRICS, 5.0, poll_metrics),
 )}

@@ -25,6 +25,8 @@ class Services:
         """The latest SnapshotIndex the app applied (None before the first Snapshot)."""
         self.wanted_job: str | None = None
         """A Job the job list selects once it is listed (set on JobSubmitted)."""
+        self.marked: list[str] = []
+        """Jobs marked in the job list (`space`), in marking order: compare (#16) and diff (#20) read them."""
         self._counts: dict[tuple[str, str], int] = {}
         self._reconciler: Reconciler | None = None
 

@@ -43,6 +43,10 @@ class Snapshot:
     data planes last reported it."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
+    progress: Mapping[str, object] = field(default_factory=_frozen)
+    """Per Job name: the newest progress row of its Header log (`model.progress.ProgressState`)."""
+    metrics: Mapping[str, object] = field(default_factory=_frozen)
+    """Per Job name: its scalar series for the Metrics tab and compare (`model.curves.MetricsState`)."""
     lookups: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.GATEWAY_KEY` -> what the gateway offers a new Job (`polls.GatewayLookups`)."""
     version: int = 0

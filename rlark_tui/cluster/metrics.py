@@ -7,6 +7,7 @@ I/O only; the parsing is model/progress.py. Every failure is a one-line MetricsU
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -18,8 +19,8 @@ from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.cluster.kinds import PODS
-from rlark_tui.model.curves import MetricsResult
-from rlark_tui.model.progress import Point, Progress, latest_progress, metric_series
+from rlark_tui.model.curves import MetricsResult, MetricsState
+from rlark_tui.model.progress import Point, Progress, ProgressState, latest_progress, metric_series
 from rlark_tui.model.views import Job
 
 MAX_ANSWER_BYTES = 8 << 20
@@ -28,6 +29,8 @@ MAX_POINTS = 2000
 """Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
+PROGRESS_SINCE_SECONDS = 600
+"""A poll reads only this recent log (`sinceSeconds`); without a row in it the last one found is kept (stale)."""
 SERIES_TAIL_LINES = 20000
 SOURCES = ("auto", "tensorboard", "log")
 
@@ -205,3 +208,69 @@ def _result(job: str, source: str, series: dict[str, list[Point]], note: str) ->
     thinned = {tag: thin(points) for tag, points in series.items()}
     changed = any(len(thinned[t]) != len(series[t]) for t in series)
     return MetricsResult(job, source, thinned, note=note, thinned=changed)
+
+
+_by_task_lock = threading.Lock()
+_by_task: tuple[object, dict[str, list[dict]]] = (None, {})
+
+
+def _pods_by_task(pods) -> dict[str, list[dict]]:
+    """Pod CRs by Task name for one Snapshot's pods mapping, built once per mapping (the reconciler keeps the
+    same mapping while no Pod changes: 50,000 Pods are not scanned again for every poll)."""
+    global _by_task
+    with _by_task_lock:
+        if _by_task[0] is pods:
+            return _by_task[1]
+        grouped: dict[str, list[dict]] = {}
+        for pod in pods.values():
+            task = ((pod.get("metadata") or {}).get("labels") or {}).get(keys.TASK_NAME_LABEL)
+            if task:
+                grouped.setdefault(task, []).append(pod)
+        _by_task = (pods, grouped)
+        return grouped
+
+
+def snapshot_header(snapshot, job_name: str) -> Header | None:
+    """The Job's Header from the reconciler's Snapshot (its Tasks and Pod CRs), without a request."""
+    raw = snapshot.jobs.get(job_name)
+    if raw is None:
+        return None
+    job = Job(raw)
+    if job.head_task is None:
+        return None
+    pod = header_pod(_pods_by_task(snapshot.pods).get(job.head_task_name, []), job.head_task_name)
+    if pod is None:
+        return None
+    return Header(job_name, job.head_task_name, pod["metadata"].get("namespace", ""), pod["spec"]["podName"],
+                  job.head_task.tensorboard_dir)
+
+
+def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
+    """The reconciler's progress read of a Running Job: the newest row of the last 10 minutes of its Header log
+    (`tailLines` + `sinceSeconds`), else the row read before (it then turns stale). None (no request made) while
+    the Job is not Running or its Header Pod is not in the Snapshot."""
+    raw = snapshot.jobs.get(job_name)
+    if raw is None or Job(raw).phase != "Running":
+        return None
+    header = snapshot_header(snapshot, job_name)
+    if header is None:
+        return None
+    previous = snapshot.progress.get(job_name)
+    kept = previous.row if isinstance(previous, ProgressState) else None
+    try:
+        return ProgressState(read_progress(access, header.cluster, header.pod, PROGRESS_SINCE_SECONDS) or kept)
+    except (ApiError, Unreachable) as exc:
+        return ProgressState(kept, str(exc))
+
+
+def poll_metrics(access, snapshot, job_name: str) -> MetricsState:
+    """The reconciler's Metrics read of an opened Job (source auto); a failed read keeps the last result."""
+    previous = snapshot.metrics.get(job_name)
+    kept = previous.result if isinstance(previous, MetricsState) else None
+    header = snapshot_header(snapshot, job_name)
+    if header is None:
+        return MetricsState(kept, f"Job {job_name} has no Header Pod yet")
+    try:
+        return MetricsState(fetch_metrics(access, job_name, "auto", header=header))
+    except RlarkError as exc:
+        return MetricsState(kept, str(exc))

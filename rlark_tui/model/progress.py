@@ -56,6 +56,19 @@ class Progress:
         return text
 
 
+@dataclass(frozen=True)
+class ProgressState:
+    """What the reconciler last knew of a Running Job's progress: the newest row found (kept when a later read
+    finds none) and the error of the latest read, if it failed."""
+    row: Progress | None = None
+    error: str = ""
+
+    def render(self, now: float) -> str:
+        if self.row is not None:
+            return self.row.render(now)
+        return "?" if self.error else ""
+
+
 @dataclass
 class Series:
     """Per tag, points in log order; `partial` says the log ended inside a table (that table is left out)."""

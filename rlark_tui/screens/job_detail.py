@@ -1,10 +1,12 @@
-"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray.
+"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
-Job's Ray status and its Pods' restart counts (rlark_tui.polls).
+Job's Ray status and its Pods' restart counts (rlark_tui.polls), and to its METRICS while that tab is shown.
 """
 
 from __future__ import annotations
+
+import time
 
 import yaml
 from rich.text import Text
@@ -19,11 +21,12 @@ from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, OpenShell, OpenTu
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
-from rlark_tui.polls import RAY, RESTARTS
+from rlark_tui.polls import METRICS, RAY, RESTARTS
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
 
-TABS = ("overview", "workers", "events", "yaml", "ray")
+TABS = ("overview", "workers", "events", "yaml", "ray", "metrics")
 
 
 class Section(Static):
@@ -54,6 +57,7 @@ class JobDetailScreen(RlarkScreen):
         Binding("e", "tab('events')", "Events"),
         Binding("y", "tab('yaml')", "YAML"),
         Binding("r", "tab('ray')", "Ray"),
+        Binding("m", "tab('metrics')", "Metrics"),
         Binding("Y", "copy_yaml", "Copy YAML", show=False),
         Binding("s", "stop_start", "Stop/Start"),
         Binding("ctrl+d", "delete", "Delete"),
@@ -71,6 +75,7 @@ class JobDetailScreen(RlarkScreen):
         self._yaml_version: str | None = None
         self._rendered: tuple | None = None
         """Versions of everything last rendered; an unrelated snapshot change skips the work."""
+        self._metrics_watched = False
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="job-summary", markup=False)
@@ -89,21 +94,47 @@ class JobDetailScreen(RlarkScreen):
             with TabPane("Ray", id="ray"):
                 with VerticalScroll():
                     yield Section("", id="ray-text", markup=False)
+            with TabPane("Metrics", id="metrics"):
+                yield MetricsView(id="job-metrics")
 
     def on_mount(self) -> None:
         super().on_mount()
         for topic in (RAY, RESTARTS):
             self.services.subscribe(topic, self.job_name)
+        self._watch_metrics(self.initial_tab == "metrics")
         self.focus_body()
 
     def on_unmount(self) -> None:
         super().on_unmount()
         for topic in (RAY, RESTARTS):
             self.services.unsubscribe(topic, self.job_name)
+        self._watch_metrics(False)
 
     def focus_body(self) -> None:
-        if self.query_one(TabbedContent).active == "workers":
+        active = self.query_one(TabbedContent).active
+        if active == "workers":
             self.query_one(WorkersTree).focus()
+        elif active == "metrics":
+            self.query_one("#metrics-tags").focus()
+
+    @on(TabbedContent.TabActivated, "#job-tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._watch_metrics(event.pane.id == "metrics")
+        if self.services.index is not None:
+            self._render_metrics(self.services.index)
+
+    def _watch_metrics(self, shown: bool) -> None:
+        """The Metrics tab reads (every 5 s) only while it is shown."""
+        if shown and not self._metrics_watched:
+            self.services.subscribe(METRICS, self.job_name)
+        elif not shown and self._metrics_watched:
+            self.services.unsubscribe(METRICS, self.job_name)
+        self._metrics_watched = shown
+
+    def _render_metrics(self, index: SnapshotIndex) -> None:
+        if self._metrics_watched:
+            state = index.snapshot.metrics.get(self.job_name)
+            self.query_one(MetricsView).show([Run(self.job_name, state)], time.time())
 
     # ---- rendering -------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
@@ -115,6 +146,7 @@ class JobDetailScreen(RlarkScreen):
             summary.add_class("-gone")
             return
         summary.remove_class("-gone")
+        self._render_metrics(index)
         tasks = index.tasks_by_job.get(job.name, [])
         pods = index.job_pods(job)
         ray = index.snapshot.ray.get(job.name) or {}

@@ -1,7 +1,9 @@
 """JobListScreen: every Job of the context, live from the reconciler, updated in place by row key.
 
-Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, age; `/` filters,
+Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, progress, age; `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
+PROGRESS comes from the reconciler's PROGRESS reads, subscribed for the Running Jobs on screen only. `space`
+marks Jobs (kept in `services.marked`); `m` compares the marked Jobs' curves, or opens the Metrics tab.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import (ContextChanged, DeleteJob, OpenCheck, OpenJob, OpenLogs, OpenShell, OpenTunnels,
-                                OpenWizard, StopStartJob)
+from rlark_tui.messages import (ContextChanged, DeleteJob, OpenCheck, OpenCompare, OpenJob, OpenLogs, OpenShell,
+                                OpenTunnels, OpenWizard, StopStartJob)
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
+from rlark_tui.polls import PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -30,9 +33,12 @@ COLUMNS = (
     Column("roles", "ROLES"),
     Column("pods", "PODS"),
     Column("header", "HEADER NODE"),
+    Column("progress", "PROGRESS"),
     Column("age", "AGE"),
 )
 AGE = len(COLUMNS) - 1
+PROGRESS_CELL = AGE - 1
+MARK = "● "
 AGE_SECONDS = 5
 AGE_STEPS = 10
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
@@ -41,7 +47,8 @@ PHASES = ("running", "pending", "stopped", "failed", "succeeded")
 class JobTable(LiveTable):
     """The job list table; phase colours come from its component classes."""
 
-    COMPONENT_CLASSES = LiveTable.COMPONENT_CLASSES | {f"job-table--phase-{p}" for p in PHASES}
+    COMPONENT_CLASSES = LiveTable.COMPONENT_CLASSES | {f"job-table--phase-{p}" for p in PHASES} | {
+        "job-table--marked"}
 
 
 class JobListScreen(RlarkScreen):
@@ -59,6 +66,8 @@ class JobListScreen(RlarkScreen):
         Binding("c", "check", "Run check"),
         Binding("x", "shell", "Shell", show=False),
         Binding("F", "tunnels", "Tunnels", show=False),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("m", "metrics", "Metrics/compare", show=False),
         Binding("n", "new_job", "New job"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("ctrl+r", "refresh", "Refresh"),
@@ -73,7 +82,11 @@ class JobListScreen(RlarkScreen):
         super().__init__()
         self.rows: dict[str, JobRow] = {}
         self._row_cache = RowCache()
-        self._table_rows: dict[str, tuple[JobRow, str, Row]] = {}
+        self._table_rows: dict[str, tuple[JobRow, tuple[str, str], Row]] = {}
+        self._progress: dict[str, object] = {}
+        """The Snapshot's progress results last shown (Job name -> ProgressState)."""
+        self._watched: set[str] = set()
+        """Jobs whose PROGRESS this screen subscribed (the Running ones on screen)."""
         self._created: dict[str, tuple[str, datetime | None]] = {}
         self._message: str | None = None
         self._table: JobTable | None = None
@@ -115,6 +128,11 @@ class JobListScreen(RlarkScreen):
             self._pending = None
         else:
             self._pending |= changed
+        progress = index.snapshot.progress
+        if progress is not self._progress and self._pending is not None:
+            self._pending |= {name for name in set(progress) | set(self._progress)
+                              if name in self.rows and progress.get(name) is not self._progress.get(name)}
+        self._progress = progress
         if not self.is_current:
             return
         self.update_header()
@@ -156,17 +174,21 @@ class JobListScreen(RlarkScreen):
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age
         alone only replaces the age cell)."""
-        shown_age = self._age(row, now)
+        shown = (self._progress_text(row, now), self._age(row, now))
         cached = self._table_rows.get(row.name)
         if cached is not None and cached[0] is row:
-            if cached[1] == shown_age:
+            if cached[1] == shown:
                 return cached[2]
             old = cached[2]
-            table_row = Row(old.key, old.cells[:AGE] + (shown_age,), old.sort_values, old.search)
+            table_row = Row(old.key, old.cells[:PROGRESS_CELL] + shown, old.sort_values, old.search)
         else:
-            table_row = Row(row.name, self._cells(row, shown_age), self._sort_values(row), row.search_fields())
-        self._table_rows[row.name] = (row, shown_age, table_row)
+            table_row = Row(row.name, self._cells(row, shown), self._sort_values(row), row.search_fields())
+        self._table_rows[row.name] = (row, shown, table_row)
         return table_row
+
+    def _progress_text(self, row: JobRow, now: datetime) -> str:
+        state = self._progress.get(row.name) if row.phase == "Running" else None
+        return state.render(now.timestamp()) if state is not None else ""
 
     def _age(self, row: JobRow, now: datetime) -> str:
         created = self._created.get(row.name)
@@ -174,24 +196,28 @@ class JobListScreen(RlarkScreen):
             created = self._created[row.name] = (row.created, parse_time(row.created))
         return short_age(created[1], now) if created[1] else ""
 
-    def _cells(self, row: JobRow, shown_age: str) -> tuple:
+    def _cells(self, row: JobRow, shown: tuple[str, str]) -> tuple:
         lowered = row.phase.lower()
         style = (self.table.get_component_rich_style(f"job-table--phase-{lowered}", partial=True)
                  if lowered in PHASES else "")
         phase = Text(row.phase, style=style)
-        return (row.name, row.display_name, row.job_type, phase, row.roles, row.pods,
-                row.header_node, shown_age)
+        name = row.name
+        if row.name in self.services.marked:
+            name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
+                                                                                   partial=True))
+        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, row.header_node, *shown)
 
     @staticmethod
     def _sort_values(row: JobRow) -> tuple:
         created = parse_time(row.created)
         return (row.name, row.display_name, row.job_type, row.phase, row.roles,
-                (row.pods_ready, row.pods_expected), row.header_node,
+                (row.pods_ready, row.pods_expected), row.header_node, None,
                 -created.timestamp() if created else None)
 
     def _tick_ages(self) -> None:
         """Ages move on by themselves: each tick looks at the next tenth of the rows (every row within
         AGE_SECONDS, and no stall when thousands of ages change at once); only changed ones are updated."""
+        self._watch_progress()
         names = list(self.rows)
         if not names or not self.is_current:
             return
@@ -207,6 +233,31 @@ class JobListScreen(RlarkScreen):
                 moved.append(table_row)
         if moved:
             self.table.update(moved)
+
+    def _watch_progress(self) -> None:
+        """Subscribe PROGRESS for the Running Jobs on screen, and only while this screen is shown."""
+        if self.app.screen is not self:
+            return
+        wanted = {name for name in self.table.visible_keys
+                  if (row := self.rows.get(name)) is not None and row.phase == "Running"}
+        for name in self._watched - wanted:
+            self.services.unsubscribe(PROGRESS, name)
+        for name in wanted - self._watched:
+            self.services.subscribe(PROGRESS, name)
+        self._watched = wanted
+
+    def _unwatch_progress(self) -> None:
+        for name in self._watched:
+            self.services.unsubscribe(PROGRESS, name)
+        self._watched = set()
+
+    def on_screen_suspend(self) -> None:
+        """Another screen covers the list: its rows are not on screen, so nothing is polled for them."""
+        self._unwatch_progress()
+
+    def on_unmount(self) -> None:
+        self._unwatch_progress()
+        super().on_unmount()
 
     def _update_message(self) -> None:
         message = self.query_one("#job-list-message", Static)
@@ -285,6 +336,29 @@ class JobListScreen(RlarkScreen):
         name = self._need_job()
         if name:
             self.post_message(OpenTunnels(name))
+
+    def action_mark(self) -> None:
+        """k9s's space: mark or unmark the Job under the cursor, then move down."""
+        name = self._need_job()
+        if not name:
+            return
+        marked = self.services.marked
+        if name in marked:
+            marked.remove(name)
+        else:
+            marked.append(name)
+        self._table_rows.pop(name, None)
+        if name in self.rows:
+            self.table.update([self._table_row(self.rows[name], datetime.now(timezone.utc))])
+        self.table.action_cursor_down()
+
+    def action_metrics(self) -> None:
+        """Compare the marked Jobs' curves; with none marked, the Metrics tab of the Job under the cursor."""
+        marked = [name for name in self.services.marked if name in self.rows]
+        if marked:
+            self.post_message(OpenCompare(marked))
+        else:
+            self.action_open("metrics")
 
     def action_new_job(self) -> None:
         """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""

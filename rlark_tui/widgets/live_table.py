@@ -136,6 +136,12 @@ class LiveTable(ScrollView, can_focus=True):
         """Row key under the cursor, or None when no row is shown."""
         return self._shown[self._cursor] if self._shown else None
 
+    @property
+    def visible_keys(self) -> list[str]:
+        """Keys of the shown rows scrolled into view, top to bottom."""
+        start = int(self.scroll_offset.y)
+        return self._shown[start:start + max(0, self.size.height - 1)]
+
     def get_row_at(self, index: int) -> tuple[str | Text, ...]:
         return self._rows[self._shown[index]].cells
 

@@ -120,3 +120,44 @@ def test_get_wide_shows_progress(run, rlark):
     assert "PROGRESS" in header
     row = next(r for r in rows if r.startswith(JOB + " "))
     assert "6/20 30%" in row
+
+
+async def test_reconciler_reads_progress_and_metrics_when_subscribed(run, env):
+    import asyncio
+    import time
+
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.polls import METRICS, PROGRESS
+    from rlark_tui.reconciler import Reconciler
+
+    access = ClusterAccess.open(str(run.kubeconfig))
+    reads = []
+    pod_log = access.pod_log
+    access.pod_log = lambda *a, **k: (reads.append(time.monotonic()), pod_log(*a, **k))[1]
+    reconciler = Reconciler(access)
+    task = asyncio.create_task(reconciler.run(lambda _message: None))
+
+    async def until(predicate, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not predicate():
+            assert time.monotonic() < deadline, what
+            await asyncio.sleep(0.05)
+
+    try:
+        await until(lambda: any(p.get("spec", {}).get("podName") == POD for p in reconciler.snapshot.pods.values()),
+                    "the Header Pod CR in the Snapshot")
+        reconciler.subscribe(PROGRESS, JOB)
+        reconciler.subscribe(METRICS, JOB)
+        await until(lambda: reconciler.snapshot.progress.get(JOB) is not None, "a progress result")
+        await until(lambda: reconciler.snapshot.metrics.get(JOB) is not None, "a metrics result")
+        state = reconciler.snapshot.progress[JOB]
+        assert state.row is not None and state.row.total == 20 and state.row.step >= 5
+        metrics = reconciler.snapshot.metrics[JOB]
+        assert metrics.result.source == "tensorboard" and "rollout/rewards" in metrics.result.series
+        first = len(reads)
+        await asyncio.sleep(2)
+        assert len(reads) == first  # progress: one read per 10 s; metrics from TensorBoard read no log
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
+        access.close()
