@@ -116,14 +116,15 @@ def title(step: int, draft: JobDraft, role_index: int, loaded: bool) -> str:
 
 
 def key_bar(step: int, readonly: bool) -> str:
+    """The keys of `step`, most needed first: at 80 columns only Import and Export may be cut (`?` lists all)."""
     keys = [("ctrl+b", "Back")] if step > 1 else []
     if step < 4:
         keys.append(("ctrl+n", "Next"))
     else:
         keys += [("ctrl+t", "Dry run"), ("ctrl+g", "Submit (refused: read-only)" if readonly else "Submit")]
     if step in (2, 3):
-        keys.append(("f4", "$EDITOR on a script"))
-    keys += [("ctrl+o", "Import"), ("ctrl+s", "Export"), ("esc", "Close (draft kept)"), ("?", "Help")]
+        keys.append(("f4", "$EDITOR"))
+    keys += [("esc", "Close"), ("?", "Help"), ("ctrl+o", "Import"), ("ctrl+s", "Export")]
     return "  ".join(f"{key} {label}" for key, label in keys)
 
 
