@@ -184,6 +184,8 @@ class Reconciler:
             self._apply_watch(name, payload, post)
         elif what == "poll":
             topic, key = name
+            if self._results[topic].get(key) == payload:
+                return
             self._results[topic][key] = payload
             self._changed.add(topic)
             source = self.topics[topic].source

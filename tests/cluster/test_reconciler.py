@@ -125,3 +125,19 @@ async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(runnin
     finally:
         sb.proxies.unregister("rlark-gpu-a", "rec-ray-actor-ray-head")
         fake.stop()
+
+
+async def test_gateway_lookups_subscription_reads_what_rlark_submit_validates_against(running, sb):
+    from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
+    reconciler, _ = running
+    reconciler.subscribe(LOOKUPS, GATEWAY_KEY)
+    await until(lambda: GATEWAY_KEY in reconciler.snapshot.lookups)
+    lookups = reconciler.snapshot.lookups[GATEWAY_KEY]
+    assert isinstance(lookups, GatewayLookups) and lookups.notes == ()
+    assert lookups.storage_classes == reconciler.access.storage_classes()
+    assert lookups.storage_classes and all(isinstance(names, list) for names in lookups.storage_classes.values())
+    assert all("public_key" in entry for entry in lookups.ssh_keys)
+    assert lookups.clusters
+    reconciler.unsubscribe(LOOKUPS, GATEWAY_KEY)
+    with pytest.raises(KeyError):
+        reconciler.subscribe("no-such-topic", "x")
