@@ -13,7 +13,6 @@ import threading
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, kind_named
-from rlark_tui.cluster.metrics import job_progress
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_object
@@ -72,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"No resources found{where}.", file=sys.stderr)
         return status
     if args.output in ("table", "wide"):
-        progress = job_progress(access, items) if args.output == "wide" and kind is JOBS else None
+        progress = None
+        if args.output == "wide" and kind is JOBS:
+            from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
+            progress = job_progress(access, items)
         print(render_table(kind, items, wide=args.output == "wide",
                            all_namespaces=args.all_namespaces, progress=progress))
     else:
