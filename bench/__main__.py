@@ -31,6 +31,8 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "watch_update_latency_ms_p95": ("tui", 500, "max"),
     "filter_keystroke_ms_p95": ("tui", 50, "max"),
     "key_latency_ms_p95": ("tui", 100, "max"),
+    "progress_requests_per_s": ("tui", None, None),
+    "progress_reads_per_job_per_10s": ("tui", 1, "max"),
     "log_follow_lines_per_s": ("logs", 20000, "min"),
     "log_lag_s": ("logs", 1.0, "max"),
     "log_rss_mb": ("logs", 150, "max"),

@@ -10,6 +10,9 @@ terminal output is built (as a real driver must) and searched for the text we wa
 - key_latency_ms_p95: j/k on the list while the writes go on (key → first frame painting the row the cursor
   moved to), and `/` on a log pane following 10 Pods at 20,000 lines/s (quick: 2,000) over the list while the
   writes go on (key → first frame painting the search bar's hint); p95 of both sets.
+- progress_requests_per_s: the PROGRESS column's Header-log reads (`pods/log`) per second while the list is shown
+  (the three measures above), every Job Running: only the Jobs on screen are polled (~48 rows; the filter brings
+  others on screen); progress_reads_per_job_per_10s: the most reads of one Job within 10 s (target 1).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from pathlib import Path
 
 from bench.harness import percentile, start_sandbox
+from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS
 
 SIZE = (160, 50)
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -120,6 +124,21 @@ def _stamp_arrivals(app) -> dict[str, float]:
     return arrivals
 
 
+def _most_per_window(reads: list[tuple[float, str]], window: float) -> int:
+    """The most reads of one Pod within any `window` seconds."""
+    by_pod: dict[str, list[float]] = {}
+    for stamp, pod in reads:
+        by_pod.setdefault(pod, []).append(stamp)
+    most = 0
+    for stamps in by_pod.values():
+        start = 0
+        for end, stamp in enumerate(stamps):
+            while stamp - stamps[start] >= window:
+                start += 1
+            most = max(most, end - start + 1)
+    return most
+
+
 def _expected_first_rows(screen, text: str, count: int) -> list[str]:
     from rlark_tui.widgets.filter_bar import make_matcher
 
@@ -176,6 +195,15 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
     writer_access = ClusterAccess.open(str(kubeconfig), context)
     app = RlarkApp(access)
     results: dict[str, float] = {}
+    reads: list[float] = []
+    pod_log = access.pod_log
+
+    def counted_pod_log(*args, **kwargs):
+        if kwargs.get("since_seconds") == PROGRESS_SINCE_SECONDS:  # the PROGRESS polls, not the log pane's reads
+            reads.append((time.perf_counter(), args[1]))
+        return pod_log(*args, **kwargs)
+
+    access.pod_log = counted_pod_log
     try:
         async with app.run_test(size=SIZE) as pilot:
             frames = FrameLog(app)
@@ -185,6 +213,8 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
                         900, f"{jobs} Jobs with {pods} Pods in the list")
             await pilot.pause(0.5)
             visible = sorted(screen.rows)[:40]
+            reads.clear()
+            polled_from = time.perf_counter()
 
             # 1. API write → row repainted, ~5 writes/s
             writer = Writer(writer_access, visible[20:40], rate=5, count=samples)
@@ -252,6 +282,11 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
                 raise RuntimeError(f"filter shows {bar.value!r}, expected {typed!r}")
             results["filter_keystroke_ms_p95"] = percentile(filter_times, 95)
             await pilot.press("escape")
+            listed_for = time.perf_counter() - polled_from
+            results["progress_requests_per_s"] = len(reads) / listed_for
+            results["progress_reads_per_job_per_10s"] = _most_per_window(reads, 10.0)
+            print(f"tui: {len(reads)} progress reads of {len({pod for _, pod in reads})} Jobs in {listed_for:.0f} s "
+                  f"with the list shown (filtering brings other Jobs on screen)", file=sys.stderr)
 
             # 4. key latency with a log pane streaming 10 Pods over the list while the writes go on
             log_times = await _keys_while_logs_stream(app, pilot, frames, post, writer_access, visible[20:40],
