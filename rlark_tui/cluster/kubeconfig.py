@@ -15,6 +15,7 @@ import copy
 import logging
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,6 +165,7 @@ _STRING_KEYS = {
 }
 _LOADER_ONLY = ("exec", "auth-provider")
 _temp_files: dict[bytes, str] = {}
+_temp_files_lock = threading.Lock()
 
 
 class _NotPlain(Exception):
@@ -284,14 +286,15 @@ class _FileOrData:
 
 def _temp_file(content: bytes) -> str:
     """A private (0600) temporary copy of inline certificate data, one per content, removed at exit."""
-    if content not in _temp_files or not os.path.isfile(_temp_files[content]):
-        if not _temp_files:
-            atexit.register(_remove_temp_files)
-        handle, name = tempfile.mkstemp(prefix="rlark-kubeconfig-")
-        with os.fdopen(handle, "wb") as out:
-            out.write(content)
-        _temp_files[content] = name
-    return _temp_files[content]
+    with _temp_files_lock:
+        if content not in _temp_files or not os.path.isfile(_temp_files[content]):
+            if not _temp_files:
+                atexit.register(_remove_temp_files)
+            handle, name = tempfile.mkstemp(prefix="rlark-kubeconfig-")
+            with os.fdopen(handle, "wb") as out:
+                out.write(content)
+            _temp_files[content] = name
+        return _temp_files[content]
 
 
 def _remove_temp_files() -> None:
