@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.model.view_model import SnapshotIndex, first_pod
 from rlark_tui.model.views import Pod
 
 TUNNEL_TARGETS = (("Ray dashboard", "ray"), ("TensorBoard", "tensorboard"))
@@ -30,11 +31,7 @@ def shell_pod(index: SnapshotIndex, job_name: str, scope: tuple[str, str] | None
         names = [scope[1]]
     else:
         names = [job.head_task_name] + [job.task_name(spec) for spec in job.tasks]
-    for name in names:
-        pods = sorted(index.pods_by_task.get(name, []), key=lambda p: p.pod_name or p.name)
-        if pods:
-            return pods[0]
-    return None
+    return next((pod for pod in map(partial(first_pod, index), names) if pod is not None), None)
 
 
 def run_shell(app, pod: Pod) -> str:

@@ -47,13 +47,16 @@ class Gathered:
 class GatewayLookups:
     """What the gateway offers a new Job: clusters (its `clusters` answer as sent), storage classes per cluster namespace
     (None: unknown; parsed as `ClusterAccess.storage_classes`, the same data `rlark submit` validates against)
-    and registered SSH keys (the gateway's `ssh-user-keys` entries). `notes` say what could not be read.
+    and registered SSH keys (the gateway's `ssh-user-keys` entries), and its system config (the SSH jump host).
+    `notes` say what could not be read.
     Domains are watched objects: `Snapshot.domains`."""
 
     clusters: object = None
     storage_classes: Mapping[str, list[str]] | None = None
     ssh_keys: tuple[dict, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    system_config: Mapping[str, str] | None = None
+    """The gateway's `system-config` (`sshJumpHost`, `sshJumpPort`) for the `ssh -J` line; None: unknown."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,14 @@ def fetch_lookups(access: ClusterAccess, snapshot: Snapshot, key: str) -> Gatewa
                                 timeout=10)
     except (ApiError, Unreachable) as exc:
         notes.append(f"gateway: {exc}")
+    system_config = None
+    try:
+        system_config = gateway.json("GET", "/api/v1/system-config",
+                                     Request("get", "system-config", source="gateway"), timeout=10)
+    except (ApiError, Unreachable) as exc:
+        notes.append(f"gateway: {exc}")
     return GatewayLookups(
+        system_config=system_config if isinstance(system_config, dict) else None,
         clusters=clusters,
         storage_classes=classes,
         ssh_keys=tuple(entry for entry in ssh_keys if isinstance(entry, dict)) if isinstance(ssh_keys, list) else (),

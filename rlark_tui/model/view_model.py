@@ -341,6 +341,23 @@ def can_stop_or_start(job: Job) -> str:
     return ""
 
 
+def first_pod(index: SnapshotIndex, task_name: str) -> Pod | None:
+    """The Pod CR of a Task with the lowest data-plane name (the StatefulSet's `-0`), or None."""
+    pods = index.pods_by_task.get(task_name, [])
+    return min(pods, key=lambda p: p.pod_name or p.name) if pods else None
+
+
+def ssh_jump_command(system_config: object, pod_name: str, user: str = "<ssh-user>") -> str:
+    """The console's SSH line for a Pod: `ssh -J <user>@<sshJumpHost>[:<sshJumpPort>] root@<pod>`; "" when the
+    gateway's system config names no jump host."""
+    config = system_config if isinstance(system_config, dict) else {}
+    host = str(config.get("sshJumpHost") or "").strip()
+    if not host or not pod_name:
+        return ""
+    port = str(config.get("sshJumpPort") or "").strip()
+    return f"ssh -J {user}@{host}{':' + port if port else ''} root@{pod_name}"
+
+
 def ssh_fingerprint(public_key: str) -> str:
     """`SHA256:<base64>` fingerprint and comment of an OpenSSH public key, as ssh-keygen -l prints it."""
     parts = public_key.split()

@@ -20,8 +20,9 @@ from textual.widgets import Static, TabbedContent, TabPane, Tree
 from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels, StopStartJob
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
-from rlark_tui.model.view_model import SnapshotIndex, expected_pods, role_rows, ssh_fingerprint
-from rlark_tui.polls import METRICS, RAY, RESTARTS
+from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
+                                        ssh_jump_command)
+from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, METRICS, RAY, RESTARTS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
@@ -64,6 +65,7 @@ class JobDetailScreen(RlarkScreen):
         Binding("c", "check", "Run check"),
         Binding("x", "shell", "Shell"),
         Binding("F", "tunnels", "Tunnels"),
+        Binding("J", "copy_ssh", "Copy ssh -J", show=False),
     ]
 
     def __init__(self, job_name: str, tab: str = "workers") -> None:
@@ -72,6 +74,8 @@ class JobDetailScreen(RlarkScreen):
         self.initial_tab = tab if tab in TABS else "workers"
         self.crumb = f"Jobs › {job_name}"
         self.yaml_text = ""
+        self.ssh_line = ""
+        """The console's `ssh -J ...` line for the Header Pod ("" without an SSH key or jump host)."""
         self._yaml_version: str | None = None
         self._rendered: tuple | None = None
         """Versions of everything last rendered; an unrelated snapshot change skips the work."""
@@ -102,6 +106,7 @@ class JobDetailScreen(RlarkScreen):
         for topic in (RAY, RESTARTS):
             self.services.subscribe(topic, self.job_name)
         self._watch_metrics(self.initial_tab == "metrics")
+        self.services.subscribe(LOOKUPS, GATEWAY_KEY)
         self.focus_body()
 
     def on_unmount(self) -> None:
@@ -109,6 +114,7 @@ class JobDetailScreen(RlarkScreen):
         for topic in (RAY, RESTARTS):
             self.services.unsubscribe(topic, self.job_name)
         self._watch_metrics(False)
+        self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
     def focus_body(self) -> None:
         active = self.query_one(TabbedContent).active
@@ -151,8 +157,14 @@ class JobDetailScreen(RlarkScreen):
         pods = index.job_pods(job)
         ray = index.snapshot.ray.get(job.name) or {}
         restarts = dict(index.snapshot.restarts.get(job.name) or {})
+        lookups = index.snapshot.lookups.get(GATEWAY_KEY)
+        header = first_pod(index, job.head_task_name)
+        self.ssh_line = ssh_jump_command(getattr(lookups, "system_config", None),
+                                         (header.pod_name or header.name) if header else "") \
+            if job.ssh_public_key else ""
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
-                   tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()))
+                   tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
+                   self.ssh_line)
         if version == self._rendered:
             return
         self._rendered = version
@@ -178,6 +190,9 @@ class JobDetailScreen(RlarkScreen):
         widget.field(text, "Header role", job.head_task.name if job.head_task else "")
         widget.field(text, "Network domain", job.domain)
         widget.field(text, "SSH key", ssh_fingerprint(job.ssh_public_key))
+        if job.ssh_public_key:
+            widget.field(text, "SSH", self.ssh_line + "  (J copies it)" if self.ssh_line else
+                         "no SSH jump host in the gateway's system config (yet)")
         widget.field(text, "Start time", job.start_time)
         if job.end_time:
             widget.field(text, "End time", job.end_time)
@@ -297,6 +312,13 @@ class JobDetailScreen(RlarkScreen):
         ref = event.node.data
         if ref is not None and ref.kind == "pod":
             self.post_message(OpenLogs(self.job_name, ("pod", ref.pod_key)))
+
+    def action_copy_ssh(self) -> None:
+        if self.ssh_line:
+            self.app.copy_to_clipboard(self.ssh_line)
+            self.notify(f"copied: {self.ssh_line}", timeout=4)
+        else:
+            self.notify("no ssh -J line: the Job has no SSH key, or the gateway names no jump host", timeout=4)
 
     def action_copy_yaml(self) -> None:
         self.app.copy_to_clipboard(self.yaml_text)

@@ -35,11 +35,12 @@ def wait_running(sandbox, cluster: str, pod: str, timeout: float = 30) -> None:
     raise AssertionError(f"pod {pod} did not start")
 
 
-def create_job(sandbox, name: str, roles: list[tuple[str, bool, str]]) -> None:
-    """A Job of (role, head, host) roles whose Pods run without Ray, unless it exists."""
+def create_job(sandbox, name: str, roles: list[tuple[str, bool, str]], **spec) -> None:
+    """A Job of (role, head, host) roles whose Pods run without Ray (and any other `spec` fields), unless it
+    exists."""
     if sandbox.store.get("jobs", name, "") is None:
         sandbox.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
-                                      "spec": {"tasks": [_role(*role) for role in roles]}})
+                                      "spec": {"tasks": [_role(*role) for role in roles], **spec}})
 
 
 @pytest.fixture

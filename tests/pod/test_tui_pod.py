@@ -4,6 +4,7 @@ real app in tmux: a shell in the selected Pod, `stty size` after a pane resize, 
 
 from __future__ import annotations
 
+import base64
 import http.client
 import os
 import shutil
@@ -71,6 +72,40 @@ async def test_readonly_refuses_shell_and_help_lists_keys(access):
         await pilot.press("question_mark")
         help_text = str(app.screen.query_one("#help-text").render())
         assert "x" in help_text and "Shell" in help_text and "F" in help_text
+
+
+def _public_key() -> str:
+    blob = b"".join(len(part).to_bytes(4, "big") + part for part in (b"ssh-ed25519", bytes(range(32))))
+    return "ssh-ed25519 " + base64.b64encode(blob).decode() + " op@bastion"
+
+
+async def test_ssh_jump_line_and_copy(shell_job, access):
+    from rlark_tui.cluster.errors import Request
+    from tests.pod.conftest import create_job, wait_running
+    create_job(shell_job, "shell-ssh", [("actor", True, "gpu-a3")], sshPublicKey=_public_key())
+    wait_running(shell_job, "rlark-gpu-a", "shell-ssh-actor-0")
+    access.gateway_http().json("PUT", "/api/v1/system-config", Request("update", "system-config"),
+                               body={"sshJumpHost": "jump.example", "sshJumpPort": "2222"})
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job("shell-ssh"), what="the Job")
+        app.open_job("shell-ssh", "overview")
+        line = "ssh -J <ssh-user>@jump.example:2222 root@shell-ssh-actor-0"
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready and
+                       line in str(app.screen.query_one("#overview-text").render()), what="the ssh -J line")
+        copied = []
+        app.copy_to_clipboard = copied.append
+        await pilot.press("J")
+        assert copied == [line]
+    shell_job.store.delete("jobs", "shell-ssh", "")
+
+
+def test_ssh_jump_command_shapes():
+    from rlark_tui.model.view_model import ssh_jump_command
+    assert ssh_jump_command({"sshJumpHost": "j", "sshJumpPort": "22"}, "p-0", "me") == "ssh -J me@j:22 root@p-0"
+    assert ssh_jump_command({"sshJumpHost": "j", "sshJumpPort": ""}, "p-0") == "ssh -J <ssh-user>@j root@p-0"
+    assert ssh_jump_command({"sshJumpHost": "", "sshJumpPort": "22"}, "p-0") == ""
+    assert ssh_jump_command(None, "p-0") == ssh_jump_command({"sshJumpHost": "j"}, "") == ""
 
 
 def _tmux(socket: str, *args: str) -> str:
