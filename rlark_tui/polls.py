@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.metrics import poll_metrics, poll_progress
+from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.podstate import PodHealth, failure_reason
-from rlark_tui.model.views import Job, Pod, main_container_status, restart_count
+from rlark_tui.model.podstate import PodHealth
+from rlark_tui.model.views import Job, Pod
 from rlark_tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -109,19 +110,10 @@ def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> 
     plane (Pods it cannot read are left out)."""
     if job_name not in snapshot.jobs or not access.data_plane_contexts():
         return None
-    health: dict[str, PodHealth] = {}
-    for pod in job_pods(snapshot, job_name):
-        cluster, name = pod.namespace, pod.pod_name or pod.name
-        namespace = pod.pod_namespace or keys.WORKLOAD_NAMESPACE
-        try:
-            real = access.data_plane_pod(cluster, name, namespace)
-            events = access.data_plane_events(cluster, name, namespace) if real is not None else []
-        except RlarkError:
-            continue
-        count = restart_count(main_container_status(real))
-        if count is not None:
-            health[f"{pod.namespace}/{pod.name}"] = PodHealth(count, failure_reason(real, events, restarts=False))
-    return health
+    pods = job_pods(snapshot, job_name)
+    states = pod_states(access, [pod.raw for pod in pods])
+    return {f"{pod.namespace}/{pod.name}": PodHealth(int(count), reason)
+            for pod in pods for count, reason in [states[pod.name]] if count.isdigit()}
 
 
 def fetch_evidence(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Gathered:

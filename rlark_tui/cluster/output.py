@@ -124,12 +124,16 @@ COLUMNS = {
 
 
 def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
-                 now: datetime | None = None, progress: dict[str, str] | None = None) -> str:
-    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table."""
+                 now: datetime | None = None, progress: dict[str, str] | None = None,
+                 health: dict[str, tuple[str, str]] | None = None) -> str:
+    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table; `health`
+    (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
     base, extra, row_of = COLUMNS[kind.plural]
     now = now or datetime.now(timezone.utc)
     progress = progress if wide and kind is JOBS else None
+    health = health if wide and kind is PODS else None
     headers = list(base) + (list(extra) if wide else []) + (["PROGRESS"] if progress is not None else [])
+    headers += ["RESTARTS", "REASON"] if health is not None else []
     show_ns = all_namespaces and kind.namespaced
     if show_ns:
         headers.insert(0, "NAMESPACE")
@@ -138,6 +142,9 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
         row = row_of(obj, wide, now)
         if progress is not None:
             row.append(progress.get(dig(obj, "metadata", "name", default=""), "-"))
+        if health is not None:
+            restarts, reason = health.get(dig(obj, "metadata", "name", default=""), ("-", ""))
+            row += [restarts, reason or "-"]
         if show_ns:
             row.insert(0, dig(obj, "metadata", "namespace", default="") or "-")
         rows.append(row)

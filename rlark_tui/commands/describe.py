@@ -9,15 +9,14 @@ import argparse
 from datetime import datetime, timezone
 
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.cluster.access import ClusterAccess, parallel_map
-from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, kind_named
 from rlark_tui.cluster.output import kubectl_age, table
+from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object, redact_text
-from rlark_tui.model.podstate import failure_reason
-from rlark_tui.model.views import Job, Pod, Task, main_container_status, restart_count
+from rlark_tui.model.views import Job, Pod, Task
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)
@@ -43,34 +42,12 @@ def run(args: argparse.Namespace) -> int:
     raw = access.get(JOBS, args.name)
     tasks = access.job_tasks(args.name)
     pods = access.job_pods(args.name, tasks)
-    states = parallel_map(lambda pod: _pod_state(access, Pod(pod)), pods)
-    restarts = {Pod(pod).name: state for pod, state in zip(pods, states)}
+    restarts = pod_states(access, pods)
     job = Job(raw)
     head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
     ray = access.ray_status(job, head) if job.head_task else None
     print(describe_text(raw, tasks, pods, restarts, ray))
     return 0
-
-
-def _pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:
-    """(restart count, failure reason) of the Pod's `main` container from its data plane: lastState and events."""
-    namespace = pod.pod_namespace or keys.WORKLOAD_NAMESPACE
-    try:
-        real = access.data_plane_pod(pod.namespace, pod.pod_name, namespace)
-    except (ApiError, Unreachable):
-        return "?", ""
-    if real is None:
-        return "-", ""
-    try:
-        events = access.data_plane_events(pod.namespace, pod.pod_name, namespace)
-    except (ApiError, Unreachable):
-        events = []
-    reason = failure_reason(real, events)
-    status = main_container_status(real)
-    if not status:
-        return "0", reason
-    count = restart_count(status)
-    return ("?" if count is None and "restartCount" in status else str(count or 0)), reason
 
 
 def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict[str, tuple[str, str]],

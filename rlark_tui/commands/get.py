@@ -12,8 +12,9 @@ import threading
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS, kind_named
+from rlark_tui.cluster.kinds import JOBS, PODS, kind_named
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
+from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_object
 
@@ -75,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "wide" and kind is JOBS:
             from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
             progress = job_progress(access, items)
+        health = pod_states(access, items) if args.output == "wide" and kind is PODS else None
         print(render_table(kind, items, wide=args.output == "wide",
-                           all_namespaces=args.all_namespaces, progress=progress))
+                           all_namespaces=args.all_namespaces, progress=progress, health=health))
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status

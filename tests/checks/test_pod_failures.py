@@ -84,6 +84,12 @@ def test_a_job_over_its_memory_limit_is_oom_killed_and_every_view_says_so(sandbo
     row = next(line for line in out.splitlines() if line.split()[:2] == ["actor", f"{NAME}-actor-0"])
     assert "OOMKilled (exit 137)" in row and "REASON" in out
 
+    code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "get", "pods", "-A",
+                     "-o", "wide", "-l", f"rlark.io/task-name={NAME}-actor"])
+    listed = capsys.readouterr().out
+    assert code == 0 and "RESTARTS" in listed.splitlines()[0] and "REASON" in listed.splitlines()[0]
+    assert "OOMKilled (exit 137)" in listed.splitlines()[1]
+
 
 async def test_the_job_details_workers_row_says_oomkilled(oom_job):
     app = RlarkApp(oom_job)

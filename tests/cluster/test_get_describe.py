@@ -90,9 +90,9 @@ def test_describe_job_shows_roles_pods_restarts_and_masks_secrets(rl, sb):
     assert "    Env:            HF_TOKEN=***" in text
     assert "hf_supersecretvalue" not in text
     pods = text.split("Pods:\n", 1)[1].split("Ray:", 1)[0].splitlines()
-    assert pods[0].split() == ["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "AGE"]
+    assert pods[0].split() == ["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "REASON", "AGE"]
     assert pods[1].split()[:6] == ["actor", "desc-actor-0", "gpu-a1", "10.0.0.10", "Running", "2"]
-    assert pods[2].split()[:6] == ["env", "desc-env-0", "edge-b1", "10.0.0.11", "Running", "0"]
+    assert pods[2].split()[:7] == ["env", "desc-env-0", "edge-b1", "10.0.0.11", "Running", "0", "-"]
     assert "Ray:\n  unavailable: " in text
 
 

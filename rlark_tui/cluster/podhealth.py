@@ -1,0 +1,42 @@
+"""A Pod CR's `main` container health read from its data plane: restart count and failure reason (lastState,
+waiting reason, BackOff/FailedMount/Unhealthy events), for `describe`, `get pods -o wide` and the job detail.
+
+I/O: one data-plane pod read and one events read per Pod; the phrase itself is model/podstate.py (pure).
+"""
+
+from __future__ import annotations
+
+from rlark_tui.cluster.access import ClusterAccess, parallel_map
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.model import keys
+from rlark_tui.model.podstate import failure_reason
+from rlark_tui.model.views import Pod, main_container_status, restart_count
+
+
+def pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:
+    """(restart count, failure reason) as text: "?" when the data plane did not answer, "-" without a data-plane
+    pod; the reason is "" when nothing is wrong."""
+    namespace = pod.pod_namespace or keys.WORKLOAD_NAMESPACE
+    name = pod.pod_name or pod.name
+    try:
+        real = access.data_plane_pod(pod.namespace, name, namespace)
+    except (ApiError, Unreachable):
+        return "?", ""
+    if real is None:
+        return "-", ""
+    try:
+        events = access.data_plane_events(pod.namespace, name, namespace)
+    except (ApiError, Unreachable):
+        events = []
+    reason = failure_reason(real, events, restarts=False)
+    status = main_container_status(real)
+    if not status:
+        return "0", reason
+    count = restart_count(status)
+    return ("?" if count is None and "restartCount" in status else str(count or 0)), reason
+
+
+def pod_states(access: ClusterAccess, pods: list[dict]) -> dict[str, tuple[str, str]]:
+    """Pod CR name -> pod_state, read for all Pods at once."""
+    states = parallel_map(lambda raw: pod_state(access, Pod(raw)), pods)
+    return {Pod(raw).name: state for raw, state in zip(pods, states)}
