@@ -62,3 +62,32 @@ def task(name: str, namespace: str, labels: dict | None = None) -> dict:
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Task",
             "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
             "spec": {"role": "Env", "agentType": "Docker"}}
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tensorboard_pod(sandbox, task_name: str, pod: str, logdir, cluster: str = "rlark-gpu-a") -> str:
+    """A Running Pod CR of `task_name` (local name `pod`) whose TensorBoard sidecar serves `logdir`, as the agent
+    declares it for a head Pod with a tensorBoardDir; returns the Pod CR's name (undo with `forget_pod`)."""
+    import uuid
+
+    from rlark_tui.model import keys
+    uid = str(uuid.uuid4())
+    sandbox.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": cluster, "labels": {keys.TASK_NAME_LABEL: task_name}},
+        "spec": {"taskName": task_name, "taskNamespace": cluster, "podName": pod},
+        "status": {"phase": "Running"}})
+    sandbox.call(sandbox.tensorboards.declare, cluster, pod, uid, str(logdir), free_port(),
+                 sandbox.state_dir / "tb-pods")
+    return uid
+
+
+def forget_pod(sandbox, uid: str, pod: str, cluster: str = "rlark-gpu-a") -> None:
+    sandbox.call(sandbox.tensorboards.forget, cluster, pod)
+    sandbox.store.delete("pods", uid, cluster)

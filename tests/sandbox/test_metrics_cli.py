@@ -5,8 +5,6 @@ switch, and the bad inputs (missing tag, 502 answers, half a table) as one-line 
 from __future__ import annotations
 
 import json
-import socket
-import uuid
 from datetime import datetime, timezone
 
 import pytest
@@ -14,18 +12,12 @@ import pytest
 from rlark_tui.model import keys
 from rlark_tui.sandbox.demo_workload import metric_table
 from tests.clirun import cli_runner
-from tests.sandbox.helpers import job, task
+from tests.sandbox.helpers import forget_pod, job, task, tensorboard_pod
 
 pytest.importorskip("tensorboardX")
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "tb-run"
 POD = f"{JOB}-main-0"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _table(step: int) -> str:
@@ -47,21 +39,15 @@ def run(bare_sandbox, tmp_path_factory):
     spec["status"] = {"phase": "Running"}
     sb.store.create("jobs", spec)
     sb.store.create("tasks", task(f"{JOB}-main", CLUSTER, {keys.JOB_LABEL: JOB}))
-    uid = str(uuid.uuid4())
-    sb.store.create("pods", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
-                             "metadata": {"name": uid, "namespace": CLUSTER,
-                                          "labels": {keys.TASK_NAME_LABEL: f"{JOB}-main"}},
-                             "spec": {"taskName": f"{JOB}-main", "taskNamespace": CLUSTER, "podName": POD},
-                             "status": {"phase": "Running"}})
+    uid = tensorboard_pod(sb, f"{JOB}-main", POD, logdir)
     sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD, "namespace": NS},
                              "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
                              "status": {"phase": "Running"}}, plane=CLUSTER)
     sb.logs.start_instance(CLUSTER, NS, POD, "main")
     for step in range(1, 6):
         sb.logs.append(CLUSTER, NS, POD, "main", _table(step))
-    sb.call(sb.tensorboards.declare, CLUSTER, POD, uid, str(logdir), _free_port(), sb.state_dir / "tb-pods")
     yield sb
-    sb.call(sb.tensorboards.forget, CLUSTER, POD)
+    forget_pod(sb, uid, POD)
 
 
 @pytest.fixture

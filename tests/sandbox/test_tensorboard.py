@@ -3,25 +3,15 @@
 
 from __future__ import annotations
 
-import socket
-import uuid
-
 import pytest
 
-from rlark_tui.model import keys
 from rlark_tui.sandbox.tensorboard import rewrite_css, rewrite_html
-from tests.sandbox.helpers import raw
+from tests.sandbox.helpers import forget_pod, raw, tensorboard_pod
 
 pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")
 
 PREFIX = "/api/v1/rlinf.io/v1alpha1/tasks/tb-task/tensorboard"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -31,18 +21,9 @@ def board(bare_sandbox, tmp_path_factory):
     with SummaryWriter(str(logdir)) as writer:
         for step in range(1, 6):
             writer.add_scalar("rollout/rewards", step / 10, step)
-    uid = str(uuid.uuid4())
-    bare_sandbox.store.create("pods", {
-        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
-        "metadata": {"name": uid, "namespace": "rlark-gpu-a", "labels": {keys.TASK_NAME_LABEL: "tb-task"}},
-        "spec": {"taskName": "tb-task", "taskNamespace": "rlark-gpu-a", "podName": "tb-task-0"},
-        "status": {"phase": "Running"}})
-    boards = bare_sandbox.tensorboards
-    bare_sandbox.call(boards.declare, "rlark-gpu-a", "tb-task-0", uid, str(logdir), _free_port(),
-                      bare_sandbox.state_dir / "tb-pods")
-    yield boards
-    bare_sandbox.call(boards.forget, "rlark-gpu-a", "tb-task-0")
-    bare_sandbox.store.delete("pods", uid, "rlark-gpu-a")
+    uid = tensorboard_pod(bare_sandbox, "tb-task", "tb-task-0", logdir)
+    yield bare_sandbox.tensorboards
+    forget_pod(bare_sandbox, uid, "tb-task-0")
 
 
 def test_tags_and_scalars_through_the_gateway(bare_sandbox, board):
