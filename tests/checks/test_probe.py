@@ -4,12 +4,14 @@ and never opened on this machine (an audit hook watches every open and directory
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from rlark_tui import cli
 from rlark_tui.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
@@ -92,3 +94,16 @@ def test_outputs_are_read_inside_the_pod_and_never_on_this_machine(in_pod):
     assert files[f"{out}/{RUN}/ckpt/model.pt"].sha256 == hashlib.sha256(b"weights").hexdigest()
     assert f"outputs read in Pod {NAME}-actor-0 (exec: find, sha256sum)" in row.all_notes()
     assert row.result == "pending"  # the agreed progress pattern never matches: outputs alone do not pass
+
+
+def test_read_only_mode_still_runs_the_fixed_in_pod_probes(sandbox, in_pod, capsys):
+    access, out = in_pod
+    deadline = time.monotonic() + 30
+    while not (gather(access, NAME).outputs.files or time.monotonic() > deadline):
+        time.sleep(0.5)
+    code = cli.main(["--readonly", "--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "check",
+                     NAME, "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    outputs = next(c for c in document["checks"] if c["id"] == 5)
+    assert code == 3 and f"outputs read in Pod {NAME}-actor-0 (exec: find, sha256sum)" in outputs["notes"]
+    assert any(e["kind"] == "file" and e["ref"] == f"{out}/{RUN}/ckpt/model.pt" for e in outputs["evidence"])
