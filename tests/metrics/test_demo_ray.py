@@ -44,3 +44,41 @@ def test_demo_metrics_and_progress(sandbox, env, capsys):
     assert fallback.code == 0, fallback.err
     data = json.loads(fallback.out)
     assert data["source"] == "log" and data["series"]["rollout/rewards"][-1][1] >= steps[-1]
+
+
+@pytest.mark.ray
+async def test_demo_tui_progress_and_growing_curves(sandbox, env):
+    import re
+
+    from rlark_tui.app import RlarkApp
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.screens.job_detail import JobDetailScreen
+    from tests.pilot import wait_for
+
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            def progress() -> str:
+                table = app.screen.table
+                try:
+                    return str(table.get_row_at(table.get_row_index(JOB))[7])
+                except KeyError:
+                    return ""
+
+            await wait_for(pilot, lambda: "/40 " in progress(), "demo-ppo's PROGRESS", timeout=120)
+            assert app.screen.table.select_key(JOB)
+            await pilot.press("m")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the job detail")
+            stats = app.screen.query_one("#metrics-stats")
+
+            def points() -> int:
+                found = re.search(r"rollout/rewards: last \S+ .* (\d+) pts", str(stats.render()))
+                return int(found.group(1)) if found else 0
+
+            first = await wait_for(pilot, points, "the reward curve", timeout=60)
+            assert "from TensorBoard via the gateway" in str(app.screen.query_one("#metrics-status").render())
+            if first < 40:  # still training: the curve grows with the next reads (every 5 s)
+                await wait_for(pilot, lambda: points() > first, "a longer reward curve", timeout=30)
+    finally:
+        access.close()
