@@ -68,7 +68,7 @@ def test_get_missing_name_and_unknown_kind(rl):
     assert missing.code == 1 and missing.err == 'error: jobs "nope" not found\n'
     unknown = rl("get", "widgets")
     assert unknown.code == 2
-    assert unknown.err == "error: unknown resource type 'widgets' (use jobs, tasks, pods, nodes or domains)\n"
+    assert unknown.err == "error: unknown resource type 'widgets' (use jobs, tasks, pods, nodes, domains or workflows)\n"
 
 
 def test_bad_flag_is_argparse_usage_not_a_traceback(rl, capsys):
