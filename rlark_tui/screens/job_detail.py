@@ -22,7 +22,7 @@ from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
-from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, METRICS, RAY, RESTARTS
+from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, METRICS, PROGRESS, RAY, RESTARTS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
@@ -103,7 +103,7 @@ class JobDetailScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        for topic in (RAY, RESTARTS):
+        for topic in (RAY, RESTARTS, PROGRESS):
             self.services.subscribe(topic, self.job_name)
         self._watch_metrics(self.initial_tab == "metrics")
         self.services.subscribe(LOOKUPS, GATEWAY_KEY)
@@ -111,7 +111,7 @@ class JobDetailScreen(RlarkScreen):
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        for topic in (RAY, RESTARTS):
+        for topic in (RAY, RESTARTS, PROGRESS):
             self.services.unsubscribe(topic, self.job_name)
         self._watch_metrics(False)
         self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
@@ -162,17 +162,20 @@ class JobDetailScreen(RlarkScreen):
         self.ssh_line = ssh_jump_command(getattr(lookups, "system_config", None),
                                          (header.pod_name or header.name) if header else "") \
             if job.ssh_public_key else ""
+        progress = index.snapshot.progress.get(job.name) if job.phase == "Running" else None
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
-                   self.ssh_line)
+                   self.ssh_line, id(progress))
         if version == self._rendered:
             return
         self._rendered = version
         rows = role_rows(index, job)
         running = sum(row.running for row in rows)
         title = job.name + (f" ({job.display_name})" if job.display_name else "")
+        shown_progress = progress.render(time.time()) if progress is not None else ""
         summary.update(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
-                       f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}")
+                       f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
+                       + (f" · step {shown_progress}" if shown_progress else ""))
         self.query_one(WorkersTree).sync(rows, restarts)
         self._render_overview(index, job)
         self._render_events(index, job)

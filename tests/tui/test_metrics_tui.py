@@ -56,8 +56,11 @@ async def test_progress_column_and_only_running_jobs_on_screen_are_polled(post_s
         assert cells(app, "ppo-b")[7] == "5/40 12% ETA 01:10 (stale)"
         assert cells(app, "old")[7] == ""
         await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-a", "ppo-b"}, "progress subscriptions")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: not subscribed(app, PROGRESS), "no list polling under the detail")
+        app.screen.table.select_key("ppo-a")
+        await pilot.press("enter")  # the opened Job alone is polled, and its summary shows the progress
+        await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-a"}, "only the opened Job polled")
+        await post_snapshot(pilot, snapshot(progress))
+        assert "· step 12/40 30% ETA 00:28" in str(app.screen.query_one("#job-summary").render())
 
 
 async def test_marks_and_compare(post_snapshot):
