@@ -101,18 +101,27 @@ def run_exec(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("run a command in a Pod (exec)")
     target = pick_pod(access, args.job, args.role, args.pod)
-    terminal = os.isatty(sys.stdin.fileno())
+    stdin_fd = _fileno(sys.stdin)
+    terminal = stdin_fd is not None and os.isatty(stdin_fd)
     tty = (args.tty or not command) and terminal
     if args.tty and not terminal:
         print("warning: stdin is not a terminal, so no terminal is allocated", file=sys.stderr)
     if not command and not terminal:
         command = ["sh"]
-    stdin = args.stdin or tty or not terminal
+    stdin = stdin_fd is not None and (args.stdin or tty or not terminal)
     session = ExecSession.open(data_plane_client(access, target.cluster), target.pod, command or SHELL,
                                namespace=target.namespace, stdin=stdin, tty=tty,
                                source=f"data plane {target.cluster}")
-    return relay(session, stdin_fd=sys.stdin.fileno() if stdin else None, stdout_fd=sys.stdout.fileno(),
+    return relay(session, stdin_fd=stdin_fd if stdin else None, stdout_fd=sys.stdout.fileno(),
                  stderr_fd=sys.stderr.fileno(), tty=tty)
+
+
+def _fileno(stream) -> int | None:
+    """The stream's descriptor, or None when it has none (a closed or replaced stdin)."""
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def remote_spec(spec: str) -> tuple[str, str | None, str] | None:

@@ -1,5 +1,5 @@
 """Fixtures for exec tests: Job `shell` in the shared sandbox, whose Pods run without Ray (their prepare script
-sleeps, so `main` stays Running), and a ClusterAccess to that sandbox.
+sleeps, so `main` stays Running), a ClusterAccess to that sandbox, and `run`, which runs `rlark` in-process.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.config import RlarkConfig
 
@@ -57,3 +58,13 @@ def access(shell_job):
     acc = ClusterAccess.open(str(shell_job.kubeconfig), config=RlarkConfig(None))
     yield acc
     acc.close()
+
+
+@pytest.fixture
+def run(shell_job, env, capfd):
+    """`rlark` in this process, its output read at the descriptors: (exit code, stdout bytes, stderr text)."""
+    def call(*argv: str) -> tuple[int, bytes, str]:
+        code = main(["--kubeconfig", str(shell_job.kubeconfig), *argv])
+        out, err = capfd.readouterr()
+        return code, out.encode(), err
+    return call

@@ -13,46 +13,43 @@ import pytest
 from rlark_tui.cluster.podcopy import CopyRefused, extract
 from rlark_tui.cluster.podexec import run_command
 from tests.pod.conftest import HEAD, JOB
-from tests.pod.test_exec_cli import rlark
 
 
-def test_file_round_trip(shell_job, tmp_path):
+def test_file_round_trip(run, tmp_path):
     data = os.urandom(300_000)
     (tmp_path / "weights.bin").write_bytes(data)
-    up = rlark(shell_job, "cp", str(tmp_path / "weights.bin"), f"{JOB}:/tmp/rlark-cp-test.bin")
-    assert up.returncode == 0, up.stderr
-    down = rlark(shell_job, "cp", f"{JOB}:shell-actor-0:/tmp/rlark-cp-test.bin", str(tmp_path / "back.bin"))
-    assert down.returncode == 0, down.stderr
+    code, out, err = run("cp", str(tmp_path / "weights.bin"), f"{JOB}:/tmp/rlark-cp-test.bin")
+    assert code == 0 and out.startswith(b"copied "), err
+    code, _, err = run("cp", f"{JOB}:shell-actor-0:/tmp/rlark-cp-test.bin", str(tmp_path / "back.bin"))
+    assert code == 0, err
     assert (tmp_path / "back.bin").read_bytes() == data
 
 
-def test_directory_round_trip_into_directories(shell_job, access, tmp_path):
+def test_directory_round_trip_into_directories(run, access, tmp_path):
     src = tmp_path / "ckpt"
     (src / "sub").mkdir(parents=True)
     (src / "a.txt").write_text("alpha\n")
     (src / "sub" / "b.txt").write_text("beta\n")
     os.symlink("a.txt", src / "link")
     run_command(access, *HEAD, ["sh", "-c", "rm -rf /tmp/rlark-cp-dir && mkdir -p /tmp/rlark-cp-dir"])
-    assert rlark(shell_job, "cp", str(src), f"{JOB}:/tmp/rlark-cp-dir").returncode == 0
+    assert run("cp", str(src), f"{JOB}:/tmp/rlark-cp-dir")[0] == 0
     listing = run_command(access, *HEAD, ["sh", "-c", "cd /tmp/rlark-cp-dir && find . | sort && cat ckpt/sub/b.txt"])
     assert listing.stdout.decode().split() == [".", "./ckpt", "./ckpt/a.txt", "./ckpt/link", "./ckpt/sub",
                                                "./ckpt/sub/b.txt", "beta"]
     out = tmp_path / "out"
     out.mkdir()
-    done = rlark(shell_job, "cp", f"{JOB}:/tmp/rlark-cp-dir/ckpt", str(out))
-    assert done.returncode == 0, done.stderr
+    code, _, err = run("cp", f"{JOB}:/tmp/rlark-cp-dir/ckpt", str(out))
+    assert code == 0, err
     assert (out / "ckpt" / "sub" / "b.txt").read_text() == "beta\n"
     assert os.readlink(out / "ckpt" / "link") == "a.txt"
 
 
-def test_escaping_link_refused(shell_job, access, tmp_path):
+def test_escaping_link_refused(run, access, tmp_path):
     run_command(access, *HEAD, ["sh", "-c", "rm -rf /tmp/rlark-evil && mkdir /tmp/rlark-evil && "
                                             "echo ok > /tmp/rlark-evil/fine && ln -s ../../../../etc/passwd "
                                             "/tmp/rlark-evil/evil"])
-    done = rlark(shell_job, "cp", f"{JOB}:/tmp/rlark-evil", str(tmp_path / "got"))
-    assert done.returncode == 1
-    assert done.stderr.decode().strip() == ("error: refusing archive link 'rlark-evil/evil' -> '../../../../etc/passwd':"
-                                            " it escapes the destination")
+    assert run("cp", f"{JOB}:/tmp/rlark-evil", str(tmp_path / "got")) == (1, b"", (
+        "error: refusing archive link 'rlark-evil/evil' -> '../../../../etc/passwd': it escapes the destination\n"))
     assert not (tmp_path / "got").exists()
 
 
@@ -85,10 +82,9 @@ def test_archive_entries_that_escape(tmp_path, entry, message):
     assert not (tmp_path / "dest").exists()
 
 
-def test_readonly_and_usage(shell_job, tmp_path):
+def test_readonly_and_usage(run, tmp_path):
     (tmp_path / "f").write_text("x")
-    done = rlark(shell_job, "--readonly", "cp", str(tmp_path / "f"), f"{JOB}:/tmp/f")
-    assert done.returncode == 1 and done.stderr.decode().strip() == (
-        "error: read-only mode: refusing to copy files to or from a Pod (cp) (started with --readonly)")
-    done = rlark(shell_job, "cp", str(tmp_path / "f"), str(tmp_path / "g"))
-    assert done.returncode == 2 and "one side of rlark cp must be in a Pod" in done.stderr.decode()
+    assert run("--readonly", "cp", str(tmp_path / "f"), f"{JOB}:/tmp/f") == (
+        1, b"", "error: read-only mode: refusing to copy files to or from a Pod (cp) (started with --readonly)\n")
+    code, _, err = run("cp", str(tmp_path / "f"), str(tmp_path / "g"))
+    assert code == 2 and "one side of rlark cp must be in a Pod" in err

@@ -15,39 +15,39 @@ import sys
 import termios
 import time
 
-from tests.pod.conftest import HEAD, JOB
+from tests.pod.conftest import JOB
 
 
 def rlark(sandbox, *argv: str, stdin: bytes | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+    """`rlark` as a child process (for stdin and terminals)."""
     return subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), *argv],
                           input=stdin if stdin is not None else b"", capture_output=True, timeout=timeout,
                           env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
 
 
-def test_command_exit_code_and_header_pod(shell_job):
-    done = rlark(shell_job, "exec", JOB, "--", "sh", "-c", 'echo $RLARK_TASK_ROLE; exit 7')
-    assert (done.returncode, done.stdout, done.stderr) == (7, b"actor\n", b"")
+def test_command_exit_code_and_header_pod(run):
+    assert run("exec", JOB, "--", "sh", "-c", 'echo $RLARK_TASK_ROLE; exit 7') == (7, b"actor\n", "")
 
 
-def test_pipe_and_role(shell_job):
+def test_pipe(shell_job):
     done = rlark(shell_job, "exec", JOB, "--", "cat", stdin=b"hi\n")
     assert (done.returncode, done.stdout) == (0, b"hi\n")
-    done = rlark(shell_job, "exec", JOB, "--role", "env", "--", "sh", "-c", "echo $RLARK_TASK_ROLE")
-    assert (done.returncode, done.stdout) == (0, b"env\n")
 
 
-def test_readonly_refuses_exec(shell_job):
-    done = rlark(shell_job, "--readonly", "exec", JOB, "--", "touch", "/tmp/rlark-readonly-probe")
-    assert done.returncode == 1
-    assert done.stderr.decode().strip().splitlines() == [
-        "error: read-only mode: refusing to run a command in a Pod (exec) (started with --readonly)"]
+def test_role(run):
+    assert run("exec", JOB, "--role", "env", "--", "sh", "-c", "echo $RLARK_TASK_ROLE") == (0, b"env\n", "")
 
 
-def test_unknown_job_and_role(shell_job):
-    done = rlark(shell_job, "exec", "no-such-job", "--", "true")
-    assert done.returncode == 1 and done.stderr.decode().count("\n") == 1 and "no-such-job" in done.stderr.decode()
-    done = rlark(shell_job, "exec", JOB, "--role", "nope", "--", "true")
-    assert done.returncode == 2 and "has no role 'nope'" in done.stderr.decode()
+def test_readonly_refuses_exec(run):
+    assert run("--readonly", "exec", JOB, "--", "touch", "/tmp/rlark-readonly-probe") == (
+        1, b"", "error: read-only mode: refusing to run a command in a Pod (exec) (started with --readonly)\n")
+
+
+def test_unknown_job_and_role(run):
+    code, _, err = run("exec", "no-such-job", "--", "true")
+    assert code == 1 and err.count("\n") == 1 and "no-such-job" in err
+    code, _, err = run("exec", JOB, "--role", "nope", "--", "true")
+    assert code == 2 and "has no role 'nope'" in err
 
 
 class Pty:
