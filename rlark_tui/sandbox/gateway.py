@@ -143,6 +143,12 @@ class Gateway:
             return console.storage_classes(store, query.get("clusters"))
         if parts == ["storage", "storageclass", "provider"] and method == "GET":
             return console.providers()
+        if parts == ["storage", "storageclass"] and method == "POST":
+            return console.create_storage_class(store, await _json_body(request))
+        if parts[:2] == ["storage", "storageclass"] and len(parts) == 3 and method == "PUT":
+            return console.update_storage_class(store, parts[2], await _json_body(request))
+        if parts[:2] == ["storage", "storageclass"] and len(parts) == 3 and method == "DELETE":
+            return console.delete_storage_class(store, parts[2], query.get("clusters"), query.get("namespace"))
         if parts == ["ssh-user-keys"] and method == "GET":
             return console.list_keys(store, query.get("user"))
         if parts == ["ssh-user-keys"] and method == "POST":

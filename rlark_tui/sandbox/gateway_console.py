@@ -11,7 +11,14 @@ auth_handler.go; secrets in namespace `default` (pkg/common/constants.go).
 - `GET /api/v1/storage/storageclass[?clusters=rlark-a,rlark-b]` -> `{success, data: {<name>: {name, clusters,
   description, bucket, provider, endpoint, region, pathStyle, accessKeyId}}}`; `clusters` holds agent IDs
   (`gpu-a`, no `rlark-`); a requested id without `rlark-` is skipped, as the platform does.
+  Provider, endpoint, region, path style and access key id come from the rclone Secret the class references
+  (`csi.storage.k8s.io/node-publish-secret-name`/`-namespace`, `configData` INI section `[s3]`).
   `GET /api/v1/storage/storageclass/provider` -> `{success, data: [{name, value}]}`.
+  `POST /api/v1/storage/storageclass {name, namespace?, description, clusters, provider, endpoint, access_key_id,
+  access_key_secret, bucket, region, path_style}` writes, on each cluster, Secret `<namespace>/<name>-secret`
+  (remote, remotePath, configData) and the StorageClass; `PUT .../<name>` the same, removing it from clusters no
+  longer listed (an empty access_key_secret keeps the stored one); `DELETE .../<name>[?clusters=a,b&namespace=]`
+  removes both. Each answers `{success: true}`, or 400 / 500 `{error}`.
 - `GET /api/v1/ssh-user-keys[?user=u]` -> `[{index, user, public_key, added_at}]` (null when a Secret exists but
   no key matches); `POST {user, public_key}` -> 200 `{ok: true, user}` (the key stored as `<type> <base64>`),
   400 / 409 `{error}`; `DELETE /api/v1/ssh-user-keys/<index>?user=u` -> `{ok: true}`, 400 / 404 `{error}`.
@@ -140,13 +147,155 @@ def storage_classes(store: Store, requested: str | None) -> Answer:
                 "Default StorageClass" if annotations.get("storageclass.kubernetes.io/is-default-class") == "true"
                 else "")
             params = sc.get("parameters") or {}
+            config = _secret_config(store, cluster_id, params)
             data[name] = {"name": name, "clusters": [agent], "description": description,
                           "bucket": params.get("remotePath") or params.get("bucket", ""),
-                          "provider": params.get("s3-provider", ""), "endpoint": params.get("s3-endpoint", ""),
-                          "region": params.get("s3-region", ""),
-                          "pathStyle": params.get("s3-force-path-style", "") == "true",
-                          "accessKeyId": params.get("s3-access-key-id", "")}
+                          "provider": config.get("provider", ""), "endpoint": config.get("endpoint", ""),
+                          "region": config.get("region", ""), "pathStyle": config.get("force_path_style") == "true",
+                          "accessKeyId": config.get("access_key_id", "")}
     return 200, {"data": data, "success": True}
+
+
+def _secret_config(store: Store, cluster: str, params: dict) -> dict[str, str]:
+    """The `[s3]` keys of the rclone Secret a storage class references ({} when there is none)."""
+    name = params.get("csi.storage.k8s.io/node-publish-secret-name", "")
+    namespace = params.get("csi.storage.k8s.io/node-publish-secret-namespace", "")
+    secret = store.get("secrets", name, namespace, cluster) if name and namespace else None
+    raw = ((secret or {}).get("data") or {}).get("configData", "")
+    config, section = {}, ""
+    for line in base64.b64decode(raw).decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+        elif section == "s3" and "=" in line and not line.startswith(("#", ";")):
+            key, _, value = line.partition("=")
+            config[key.strip()] = value.strip()
+    return config
+
+
+def _agent_ids(values: list) -> list[str]:
+    return [str(v).strip().removeprefix(AGENT_PREFIX) for v in values if str(v).strip()]
+
+
+def _classes_on(store: Store, name: str) -> list[str]:
+    """Agent IDs of the clusters that have storage class `name`."""
+    return [c.removeprefix(AGENT_PREFIX) for c in store.clusters() if store.get("storageclasses", name, "", c)]
+
+
+def _apply_class(store: Store, agent: str, req: dict) -> str | None:
+    """Create or replace the rclone Secret and the StorageClass on one cluster; an error message or None."""
+    cluster = AGENT_PREFIX + agent
+    if cluster not in store.clusters():
+        return f"cluster {agent}: create {req['name']}-secret: server proxy returned HTTP 502"
+    secret_name, namespace = f"{req['name']}-secret", req["namespace"]
+    if not req["access_key_secret"]:
+        current = store.get("secrets", secret_name, namespace, cluster)
+        if current is None:
+            return f"cluster {agent}: access_key_secret is required when the existing secret cannot be found"
+        req = {**req, "access_key_secret": _secret_config(store, cluster, {
+            "csi.storage.k8s.io/node-publish-secret-name": secret_name,
+            "csi.storage.k8s.io/node-publish-secret-namespace": namespace}).get("secret_access_key", "")}
+    lines = ["[s3]", "type = s3", f"provider = {req['provider']}", f"endpoint = {req['endpoint']}",
+             f"access_key_id = {req['access_key_id']}", f"secret_access_key = {req['access_key_secret']}"]
+    lines += [f"region = {req['region']}"] if req["region"] else []
+    lines += [f"force_path_style = {str(bool(req['path_style'])).lower()}", "no_check_bucket = true"]
+    data = {"remote": "s3", "remotePath": req["bucket"], "configData": "\n".join(lines) + "\n"}
+    _put(store, cluster, "secrets", {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": secret_name, "namespace": namespace, "labels": {"controller": "rlark"}},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}})
+    _put(store, cluster, "storageclasses", {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": req["name"], "labels": {"controller": "rlark"},
+                     "annotations": {"rlark.io/description": req["description"]}},
+        "provisioner": RCLONE, "reclaimPolicy": "Retain", "volumeBindingMode": "Immediate",
+        "parameters": {"remote": "s3", "remotePath": req["bucket"],
+                       "csi.storage.k8s.io/node-publish-secret-name": secret_name,
+                       "csi.storage.k8s.io/node-publish-secret-namespace": namespace},
+        "mountOptions": ["vfs-cache-mode=writes", "dir-cache-time=5m", "attr-timeout=1m", "poll-interval=5s",
+                         "vfs-write-back=1s", "vfs-cache-max-age=10m", "buffer-size=64M", "transfers=8",
+                         "checkers=16", "fast-list"]})
+    return None
+
+
+def _put(store: Store, cluster: str, resource: str, obj: dict) -> None:
+    meta = obj["metadata"]
+    current = store.get(resource, meta["name"], meta.get("namespace", ""), cluster)
+    if current is None:
+        store.create(resource, obj, plane=cluster)
+    else:
+        meta["resourceVersion"] = current["metadata"]["resourceVersion"]
+        store.update(resource, obj, plane=cluster)
+
+
+def _remove_class(store: Store, agent: str, name: str, namespace: str) -> None:
+    cluster = AGENT_PREFIX + agent
+    sc = store.get("storageclasses", name, "", cluster)
+    if sc is None:
+        return
+    params = sc.get("parameters") or {}
+    secret = params.get("csi.storage.k8s.io/node-publish-secret-name") or f"{name}-secret"
+    secret_ns = params.get("csi.storage.k8s.io/node-publish-secret-namespace") or namespace or "default"
+    store.delete("storageclasses", name, "", cluster)
+    if store.get("secrets", secret, secret_ns, cluster) is not None:
+        store.delete("secrets", secret, secret_ns, cluster)
+
+
+def _class_request(body: object, name: str = "") -> dict | str:
+    """The storage class request with defaults (storage_handler.go CreateStorageClassRequest), or an error."""
+    if not isinstance(body, dict):
+        return "invalid request body"
+    fields = ("name", "namespace", "description", "provider", "endpoint", "access_key_id", "access_key_secret",
+              "bucket", "region")
+    req = {key: str(body.get(key) or "") for key in fields}
+    req["path_style"] = body.get("path_style") is True
+    req["clusters"] = body.get("clusters") if isinstance(body.get("clusters"), list) else []
+    req["name"] = req["name"] or name
+    if name and req["name"] != name:
+        return "storage class name cannot be changed"
+    if not req["name"] or not req["bucket"]:
+        return "name and bucket are required"
+    if not name and not req["access_key_secret"]:
+        return "access_key_secret is required"
+    if not _agent_ids(req["clusters"]):
+        return "clusters is required"
+    req["namespace"] = req["namespace"] or "default"
+    if req["provider"].lower() == "alibaba":
+        req["endpoint"] = f"{req['bucket']}.oss-{req['region']}.aliyuncs.com"
+    return req
+
+
+def create_storage_class(store: Store, body: object) -> Answer:
+    req = _class_request(body)
+    if isinstance(req, str):
+        return 400, {"error": req}
+    for agent in _agent_ids(req["clusters"]):
+        error = _apply_class(store, agent, req)
+        if error:
+            return 500, {"error": error}
+    return 200, {"success": True}
+
+
+def update_storage_class(store: Store, name: str, body: object) -> Answer:
+    req = _class_request(body, name)
+    if isinstance(req, str):
+        return 400, {"error": req}
+    desired = _agent_ids(req["clusters"])
+    for agent in _classes_on(store, name):
+        if agent not in desired:
+            _remove_class(store, agent, name, req["namespace"])
+    for agent in desired:
+        error = _apply_class(store, agent, req)
+        if error:
+            return 500, {"error": error}
+    return 200, {"success": True}
+
+
+def delete_storage_class(store: Store, name: str, clusters: str | None, namespace: str | None) -> Answer:
+    agents = _agent_ids(clusters.split(",")) if clusters else _classes_on(store, name)
+    for agent in agents:
+        _remove_class(store, agent, name, namespace or "default")
+    return 200, {"success": True}
 
 
 def providers() -> Answer:

@@ -72,6 +72,7 @@ DATA_PLANE = {
         ResourceType("events", "Event", "", "v1", True, ("ev",), tuple(READ)),
         ResourceType("services", "Service", "", "v1", True, ("svc",), tuple(READ)),
         ResourceType("namespaces", "Namespace", "", "v1", False, ("ns",), ("get", "list")),
+        ResourceType("secrets", "Secret", "", "v1", True, (), tuple(READ), columns=(("Type", "type", "string"), AGE)),
         ResourceType("storageclasses", "StorageClass", "storage.k8s.io", "v1", False, ("sc",), tuple(READ)),
     )
 }

@@ -11,6 +11,7 @@ import uuid
 
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
+from rlark_tui.sandbox import gateway_console
 from rlark_tui.sandbox.resources import DATA_NAMESPACE, ROOT
 from rlark_tui.sandbox.store import Store, now_iso
 
@@ -19,7 +20,6 @@ DEMO_IMAGE = ("registry.rlark.local/rlinf/rlinf-sandbox@sha256:"
 DEMO_CODE_REF = "9c4e1f7a2b8d3e6f0a5c1b9d7e2f4a8c6b3d0e1f"
 DEMO_RUN_ID = "demo-ppo-001"
 DEMO_STEPS = 40
-RCLONE = "rclone.csi.veloxpack.io"
 
 
 def parse(seed: str) -> tuple[str, int, int]:
@@ -101,13 +101,9 @@ def demo_job(output_dir: str, nodes: list[dict]) -> dict:
     return with_submission_record(render_job(draft, nodes))
 
 
-def _storage_class(name: str, provisioner: str, parameters: dict | None = None, description: str = "") -> dict:
-    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-          "metadata": {"name": name, "annotations": {"rlark.io/description": description} if description else {}},
-          "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
-    if parameters:
-        sc["parameters"] = parameters
-    return sc
+def _storage_class(name: str, provisioner: str) -> dict:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+            "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
 
 
 def _base(store: Store) -> list[dict]:
@@ -116,11 +112,11 @@ def _base(store: Store) -> list[dict]:
         store.create("nodes", node)
     store.create("domains", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Domain",
                              "metadata": {"name": "demo-net"}, "spec": {"cidr": "10.88.0.0/16"}})
-    store.create("storageclasses", _storage_class(
-        "s3-rclone", RCLONE, {"remote": "s3", "remotePath": "rlark-demo-ckpt", "s3-provider": "Minio",
-                              "s3-endpoint": "http://127.0.0.1:9000", "s3-region": "us-east-1",
-                              "s3-force-path-style": "true", "s3-access-key-id": "sandbox"},
-        "Sandbox object storage for checkpoints"), plane="rlark-gpu-a")
+    gateway_console.create_storage_class(store, {
+        "name": "s3-rclone", "description": "Sandbox object storage for checkpoints", "clusters": ["rlark-gpu-a"],
+        "provider": "Minio", "endpoint": "http://127.0.0.1:9000", "access_key_id": "sandbox",
+        "access_key_secret": "sandbox-secret", "bucket": "rlark-demo-ckpt", "region": "us-east-1",
+        "path_style": True})
     for cluster in ("rlark-gpu-a", "rlark-edge-b"):
         store.create("storageclasses", _storage_class("local-path", "rancher.io/local-path"), plane=cluster)
     return nodes

@@ -4,6 +4,9 @@ Pod CRs, Tasks and logs are seeded through the store and the log storage, as the
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
@@ -65,6 +68,39 @@ def test_storage_classes(sandbox):
     assert {"name": "MinIO", "value": "Minio"} in providers["data"]
 
 
+def test_storage_class_create_update_delete(sandbox):
+    body = {"name": "team-oss", "description": "team bucket", "clusters": ["rlark-gpu-a", "edge-b"],
+            "provider": "Alibaba", "access_key_id": "AKID", "access_key_secret": "s3cr3t", "bucket": "team",
+            "region": "cn-beijing", "path_style": False}
+    created = raw(sandbox, "POST", "/api/v1/storage/storageclass", body)
+    assert (created.status, created.json()) == (200, {"success": True})
+    listed = raw(sandbox, "GET", "/api/v1/storage/storageclass").json()["data"]["team-oss"]
+    assert listed == {"name": "team-oss", "clusters": ["edge-b", "gpu-a"], "description": "team bucket",
+                      "bucket": "team", "provider": "Alibaba", "endpoint": "team.oss-cn-beijing.aliyuncs.com",
+                      "region": "cn-beijing", "pathStyle": False, "accessKeyId": "AKID"}
+    secret = sandbox.store.get("secrets", "team-oss-secret", "default", "rlark-gpu-a")
+    assert "s3cr3t" not in json.dumps(listed) and secret["data"]["remotePath"]
+    moved = raw(sandbox, "PUT", "/api/v1/storage/storageclass/team-oss",
+                {**body, "clusters": ["gpu-a"], "access_key_secret": "", "provider": "Minio", "endpoint": "http://m"})
+    assert moved.json() == {"success": True}
+    assert sandbox.store.get("storageclasses", "team-oss", "", "rlark-edge-b") is None
+    assert sandbox.store.get("secrets", "team-oss-secret", "default", "rlark-edge-b") is None
+    kept = base64.b64decode(sandbox.store.get("secrets", "team-oss-secret", "default", "rlark-gpu-a")["data"][
+        "configData"]).decode()
+    assert "secret_access_key = s3cr3t" in kept and "endpoint = http://m" in kept
+    for bad, error in (({**body, "bucket": ""}, "name and bucket are required"),
+                       ({**body, "access_key_secret": ""}, "access_key_secret is required"),
+                       ({**body, "clusters": []}, "clusters is required")):
+        refused = raw(sandbox, "POST", "/api/v1/storage/storageclass", bad)
+        assert (refused.status, refused.json()) == (400, {"error": error})
+    renamed = raw(sandbox, "PUT", "/api/v1/storage/storageclass/team-oss", {**body, "name": "other"})
+    assert renamed.json() == {"error": "storage class name cannot be changed"}
+    assert raw(sandbox, "POST", "/api/v1/storage/storageclass", {**body, "clusters": ["nowhere"]}).status == 500
+    assert raw(sandbox, "DELETE", "/api/v1/storage/storageclass/team-oss").json() == {"success": True}
+    assert "team-oss" not in raw(sandbox, "GET", "/api/v1/storage/storageclass").json()["data"]
+    assert sandbox.store.get("secrets", "team-oss-secret", "default", "rlark-gpu-a") is None
+
+
 def _public_key(comment: str) -> str:
     key = ed25519.Ed25519PrivateKey.generate().public_key()
     return key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode() + \
@@ -99,7 +135,6 @@ def test_ssh_user_keys(sandbox):
 
 
 def test_login_against_the_ui_auth_secret(sandbox):
-    import base64
     secret = sandbox.store.get("secrets", "rlark-ui-auth", "default")
     password = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert len(password["admin-password"]) >= 16 and password["admin-password"] != password["user-password"]
