@@ -10,6 +10,7 @@ gateway_console.py; CRD routes in server.py. A path no platform route has gets g
   class's local bucket (sandbox/objectstore.py).
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
   that pod, Warning plus Normal Pulling/Pulled, newest first.
+- `GET /api/v1/rlinf.io/v1alpha1/jobs/<job>/metrics` -> 501 `{"message": "not implemented"}`, as router.go has it.
 - `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (sandbox/tensorboard.py).
 - `GET /api/v1/system-config` -> `{sshJumpHost, sshJumpPort}` (strings, "" when unset); `PUT` the same shape:
   Secret `default/rlark-system-config` on the control plane (systemconfig_handler.go).
@@ -92,6 +93,9 @@ class Gateway:
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "jobs"] and parts[4] == "logs"
                 and method == "GET"):
             return self.job_logs(parts[3])
+        if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "jobs"] and parts[4] == "metrics"
+                and method == "GET"):
+            return _reply({"message": "not implemented"}, 501)
         if len(parts) >= 5 and parts[:3] == ["rlinf.io", "v1alpha1", "tasks"] and parts[4] == "tensorboard":
             rest = path.split("/tensorboard", 1)[1]
             return await tensorboard.proxy(request, self.store, self.tensorboards, parts[3], rest)

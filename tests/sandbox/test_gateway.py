@@ -180,6 +180,8 @@ def test_job_logs(sandbox):
     assert len(lines) == 1000 and lines[0] == "line 5" and lines[-1] == "line 1004"
     assert by_task["gwlog-rollout"]["logs"] == "pod is Pending, no logs available"
     assert raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/jobs/nothing/logs").json() == {"pods": None}
+    metrics = raw(sandbox, "GET", "/api/v1/rlinf.io/v1alpha1/jobs/gwlog/metrics")
+    assert (metrics.status, metrics.json()) == (501, {"message": "not implemented"})
 
 
 def test_crd_routes(sandbox):
