@@ -63,6 +63,8 @@ class Pty:
             env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm"})
         os.close(slave)
         self.seen = b""
+        self.before = self.mode()
+        self.after: list | None = None
 
     def resize(self, rows: int, cols: int) -> None:
         fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -85,14 +87,15 @@ class Pty:
         return termios.tcgetattr(self.master)
 
     def wait(self, timeout: float = 15) -> int:
+        """rlark's exit code; the terminal must be back in the mode it had before rlark made it raw."""
         code = self.proc.wait(timeout)
+        self.after = self.mode()
         os.close(self.master)
         return code
 
 
 def test_interactive_shell_size_resize_and_exit_code(shell_job):
     term = Pty(shell_job, "exec", JOB, rows=33, cols=101)
-    before = term.mode()
     term.send(b"echo ready-$((6*7))\n")
     term.expect(b"ready-42")
     term.send(b"stty size\n")
@@ -103,6 +106,7 @@ def test_interactive_shell_size_resize_and_exit_code(shell_job):
     term.expect(b"40 120")
     term.send(b"exit 3\n")
     assert term.wait() == 3
+    assert term.after == term.before
 
 
 def test_dropped_connection_restores_terminal(shell_job, faults):
@@ -113,6 +117,7 @@ def test_dropped_connection_restores_terminal(shell_job, faults):
     term.expect(b"error: ")
     assert term.wait() == 1
     assert b"dropped" in term.seen or b"closed before" in term.seen
+    assert term.after == term.before
 
 
 def test_pod_deleted_mid_session(shell_job):
