@@ -48,8 +48,8 @@ class ExecTarget:
     env: dict[str, str]
 
 
-class ExecRefused(Exception):
-    """Exec cannot start: the Kubernetes status code, reason and message."""
+class Refused(Exception):
+    """The API server refuses the request on this pod: the Kubernetes status code, reason and message."""
 
     def __init__(self, code: int, reason: str, message: str):
         super().__init__(message)
@@ -76,29 +76,36 @@ def exec_options(query) -> ExecOptions:
     stdin, stdout = _flag(query, "stdin"), _flag(query, "stdout")
     stderr = _flag(query, "stderr") and not tty
     if not command:
-        raise ExecRefused(400, "BadRequest", "you must specify at least one command for the container")
+        raise Refused(400, "BadRequest", "you must specify at least one command for the container")
     if not (stdin or stdout or stderr):
-        raise ExecRefused(400, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr")
+        raise Refused(400, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr")
     return ExecOptions(command, stdin, stdout, stderr, tty)
+
+
+def pod_container(pod: dict, container: str | None) -> str:
+    """The container a request names (or the only one), else the API server's 400 (logs and exec alike)."""
+    name = pod["metadata"]["name"]
+    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    if not container:
+        if len(containers) != 1:
+            raise Refused(400, "BadRequest", f"a container name must be specified for pod {name}, choose one "
+                                             f"of: [{' '.join(containers)}]")
+        return containers[0]
+    if container not in containers:
+        raise Refused(400, "BadRequest", f"container {container} is not valid for pod {name}")
+    return container
 
 
 def check_pod(pod: dict, container: str | None) -> str:
     """The container to exec in, or the error the API server gives for this pod (not running, wrong container)."""
     name = pod["metadata"]["name"]
-    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-    if not container:
-        if len(containers) != 1:
-            raise ExecRefused(400, "BadRequest", f"a container name must be specified for pod {name}, choose one "
-                                                 f"of: [{' '.join(containers)}]")
-        container = containers[0]
-    elif container not in containers:
-        raise ExecRefused(400, "BadRequest", f"container {container} is not valid for pod {name}")
+    container = pod_container(pod, container)
     phase = (pod.get("status") or {}).get("phase", "Pending")
     if phase in ("Succeeded", "Failed"):
-        raise ExecRefused(400, "BadRequest", f"cannot exec into a container in a completed pod; current phase is "
+        raise Refused(400, "BadRequest", f"cannot exec into a container in a completed pod; current phase is "
                                              f"{phase}")
     if not (pod.get("spec") or {}).get("nodeName"):
-        raise ExecRefused(400, "BadRequest", f"pod {name} does not have a host assigned")
+        raise Refused(400, "BadRequest", f"pod {name} does not have a host assigned")
     return container
 
 

@@ -609,15 +609,10 @@ class SandboxServer:
         if plane == ROOT:
             raise not_found_path()
         pod = self._get(plane, DATA_PLANE["pods"], namespace, name)
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        container = request.query.get("container")
-        if not container:
-            if len(containers) != 1:
-                raise ApiError(400, "BadRequest", f"a container name must be specified for pod {name}, choose "
-                                                  f"one of: [{' '.join(containers)}]")
-            container = containers[0]
-        elif container not in containers:
-            raise ApiError(400, "BadRequest", f"container {container} is not valid for pod {name}")
+        try:
+            container = podexec.pod_container(pod, request.query.get("container"))
+        except podexec.Refused as exc:
+            raise ApiError(exc.code, exc.reason, exc.message) from None
         tail = _int(request, "tailLines")
         since_seconds = _int(request, "sinceSeconds")
         since = None
@@ -680,7 +675,7 @@ class SandboxServer:
         container = podexec.check_pod(pod, container)
         target = self.exec_target(plane, name)
         if target is None:
-            raise podexec.ExecRefused(500, "InternalError", f'container not found ("{container}")')
+            raise podexec.Refused(500, "InternalError", f'container not found ("{container}")')
         uid = pod["metadata"]["uid"]
 
         def alive() -> bool:
@@ -695,7 +690,7 @@ class SandboxServer:
         try:
             target, alive = self._exec_target(plane, namespace, name, request.query.get("container"))
             options = podexec.exec_options(request.query)
-        except podexec.ExecRefused as exc:
+        except podexec.Refused as exc:
             raise ApiError(exc.code, exc.reason, exc.message) from None
         if request.headers.get("Upgrade", "").lower() != "websocket":
             raise ApiError(400, "BadRequest", "Upgrade request required")
@@ -727,7 +722,7 @@ class SandboxServer:
         """The agent's terminal (agent/terminal.go): a tty exec; a pod that cannot take one gets an error frame."""
         try:
             target, alive = self._exec_target(cluster, namespace, name, container)
-        except (podexec.ExecRefused, ApiError, StoreError) as exc:
+        except (podexec.Refused, ApiError, StoreError) as exc:
             return await podexec.refuse_terminal(request, str(getattr(exc, "message", exc)))
         return await podexec.serve_terminal(request, command, target, alive)
 
