@@ -8,7 +8,6 @@ is written.
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import tarfile
@@ -26,29 +25,26 @@ class CopyRefused(RlarkError):
     """The copy cannot be done safely or at all (an escaping archive path, a missing source)."""
 
 
-def _remote_error(result, what: str) -> CopyRefused:
-    detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip().splitlines()
-    return CopyRefused(f"{what}: {detail[-1] if detail else f'exit code {result.exit_code}'}")
-
-
 def upload(access, cluster: str, pod: str, local: str, remote: str,
            namespace: str = keys.WORKLOAD_NAMESPACE) -> int:
-    """Copy a local file or directory to `remote` in the Pod (into it, when it is a directory); bytes sent."""
+    """Copy a local file or directory to `remote` in the Pod (into it, when it is a directory); bytes sent.
+    The tar is spooled to a private temporary file and streamed, so its size does not matter."""
     if not os.path.exists(local):
         raise CopyRefused(f"{local}: no such file or directory")
     remote = posixpath.normpath(remote) if remote not in ("", ".") else "."
     check = run_command(access, cluster, pod, ["test", "-d", remote], namespace=namespace)
     if check.exit_code == 0:
         remote = posixpath.join(remote, os.path.basename(os.path.normpath(local)))
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(local, arcname=posixpath.basename(remote) or ".", recursive=True)
-    data = buffer.getvalue()
-    result = run_command(access, cluster, pod, ["tar", "-xmf", "-", "-C", posixpath.dirname(remote) or "."],
-                         stdin=data, timeout=COPY_TIMEOUT, namespace=namespace)
-    if result.exit_code != 0:
-        raise _remote_error(result, f"copy to {pod}:{remote} failed")
-    return len(data)
+    with tempfile.TemporaryFile() as spool:
+        with tarfile.open(fileobj=spool, mode="w") as tar:
+            tar.add(local, arcname=posixpath.basename(remote) or ".", recursive=True)
+        size = spool.tell()
+        spool.seek(0)
+        code, errors = _exec_stream(access, cluster, pod, ["tar", "-xmf", "-", "-C", posixpath.dirname(remote) or "."],
+                                    namespace, stdin=spool)
+    if code != 0:
+        raise CopyRefused(f"copy to {pod}:{remote} failed: {_last_line(errors, code)}")
+    return size
 
 
 def download(access, cluster: str, pod: str, remote: str, local: str,
@@ -61,34 +57,49 @@ def download(access, cluster: str, pod: str, remote: str, local: str,
     if os.path.isdir(local):
         local = os.path.join(local, name)
     with tempfile.TemporaryFile() as spool:
-        code, errors = _stream_tar(access, cluster, pod, ["tar", "cf", "-", "-C", posixpath.dirname(remote) or "/",
-                                                          name], spool, namespace)
+        code, errors = _exec_stream(access, cluster, pod, ["tar", "cf", "-", "-C", posixpath.dirname(remote) or "/",
+                                                           name], namespace, out=spool)
         if code != 0:
-            detail = errors.decode("utf-8", "replace").strip().splitlines()
-            raise CopyRefused(f"copy from {pod}:{remote} failed: {detail[-1] if detail else f'exit code {code}'}")
+            raise CopyRefused(f"copy from {pod}:{remote} failed: {_last_line(errors, code)}")
         spool.seek(0)
         with tarfile.open(fileobj=spool, mode="r:") as tar:
             return extract(tar, name, local)
 
 
-def _stream_tar(access, cluster: str, pod: str, argv: list[str], out, namespace: str) -> tuple[int, bytes]:
+def _exec_stream(access, cluster: str, pod: str, argv: list[str], namespace: str, *, stdin=None,
+                 out=None) -> tuple[int, bytes]:
+    """Run `argv` with `stdin` (a file, sent in chunks, then closed) and its stdout into `out`; (exit code,
+    the start of stderr)."""
     session = ExecSession.open(data_plane_client(access, cluster), pod, argv, namespace=namespace,
-                               source=f"data plane {cluster}")
+                               stdin=stdin is not None, source=f"data plane {cluster}")
     errors = bytearray()
+
+    def take(frames) -> None:
+        for channel, data in frames:
+            if channel == 1 and out is not None:
+                out.write(data)
+            elif channel == 2 and len(errors) < CHUNK:
+                errors.extend(data)
+
     deadline = time.monotonic() + COPY_TIMEOUT
     try:
+        if stdin is not None:
+            while chunk := stdin.read(CHUNK):
+                session.write(chunk)
+                take(session.read(timeout=0))
+            session.close_stdin()
         while session.is_open and time.monotonic() < deadline:
-            for channel, data in session.read(timeout=1.0):
-                if channel == 1:
-                    out.write(data)
-                elif len(errors) < CHUNK:
-                    errors += data
-    finally:
-        session.close()
-    try:
+            take(session.read(timeout=1.0))
         return session.exit_code(), bytes(errors)
     except ExecFailed as exc:
         raise CopyRefused(str(exc)) from None
+    finally:
+        session.close()
+
+
+def _last_line(errors: bytes, code: int) -> str:
+    lines = errors.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"exit code {code}"
 
 
 def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarfile.TarInfo, str]]:
