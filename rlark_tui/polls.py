@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
-from rlark_tui.cluster.metrics import poll_metrics, poll_progress
+from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
@@ -166,6 +166,6 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(RESTARTS, 3.0, fetch_restarts),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
-    Topic(PROGRESS, 10.0, poll_progress),
+    Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
     Topic(METRICS, 5.0, poll_metrics),
 )}

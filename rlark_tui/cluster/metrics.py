@@ -29,6 +29,9 @@ MAX_POINTS = 2000
 """Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
+PROGRESS_SECONDS = 10.0
+"""At most one progress read per Job this often (the reconciler's interval, also kept when its thread pool
+starts a read late and the next one on time)."""
 PROGRESS_SINCE_SECONDS = 600
 """A poll reads only this recent log (`sinceSeconds`); without a row in it the last one found is kept (stale)."""
 SERIES_TAIL_LINES = 20000
@@ -210,6 +213,8 @@ def _result(job: str, source: str, series: dict[str, list[Point]], note: str) ->
     return MetricsResult(job, source, thinned, note=note, thinned=changed)
 
 
+_reads_lock = threading.Lock()
+_last_reads: dict[tuple[int, str], float] = {}
 _by_task_lock = threading.Lock()
 _by_task: tuple[object, dict[str, list[dict]]] = (None, {})
 
@@ -256,6 +261,11 @@ def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
     if header is None:
         return None
     previous = snapshot.progress.get(job_name)
+    with _reads_lock:
+        now = time.monotonic()
+        if now - _last_reads.get((id(access), job_name), float("-inf")) < PROGRESS_SECONDS:
+            return previous
+        _last_reads[(id(access), job_name)] = now
     kept = previous.row if isinstance(previous, ProgressState) else None
     try:
         return ProgressState(read_progress(access, header.cluster, header.pod, PROGRESS_SINCE_SECONDS) or kept)
