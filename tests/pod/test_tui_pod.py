@@ -153,3 +153,29 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
         assert "shell-actor (" in shown and "Shell in shell-actor-0" not in shown
     finally:
         _tmux(socket, "kill-server")
+
+
+async def test_shell_key_targets_the_selection(access):
+    """`x` asks the app for a shell in what is selected: the Workers tab's Pod row, the log pane's source."""
+    from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.widgets.workers import WorkersTree
+
+    app = RlarkApp(access)
+    asked = []
+    app.open_shell = lambda name, scope=None: asked.append((name, scope))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
+        app.open_job(JOB)
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready and
+                       "shell-env-0" in app.screen.query_one(WorkersTree).shown_text(), what="the Pods")
+        tree = app.screen.query_one(WorkersTree)
+        env_row = next(i for i in range(tree.last_line + 1)
+                       if "shell-env-0" in str(tree.get_node_at_line(i).label))
+        tree.cursor_line = env_row
+        await pilot.press("x")
+        ref = tree.get_node_at_line(env_row).data
+        assert asked[-1] == (JOB, ("pod", ref.pod_key))
+        app.open_logs(JOB, ("role", "shell-env"))
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.ready, what="the logs")
+        await pilot.press("x")
+        assert asked[-1] == (JOB, ("role", "shell-env"))
