@@ -155,7 +155,10 @@ class JobListScreen(RlarkScreen):
             self.services.wanted_job = None
 
     def on_context_changed(self, _message: ContextChanged) -> None:
-        """Another context: nothing of the previous one stays listed."""
+        """Another context: nothing of the previous one stays listed (nor marked, nor polled)."""
+        self.services.marked.clear()
+        self._unwatch_progress()
+        self._progress = {}
         self.rows = {}
         self._row_cache = RowCache()
         self._table_rows.clear()

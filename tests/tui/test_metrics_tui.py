@@ -9,6 +9,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from rlark_tui.app import RlarkApp
+from rlark_tui.messages import ContextChanged
 from rlark_tui.model.curves import MetricsResult, MetricsState
 from rlark_tui.model.progress import Progress, ProgressState
 from rlark_tui.polls import METRICS, PROGRESS
@@ -84,6 +85,8 @@ async def test_marks_and_compare(post_snapshot):
         await pilot.press("escape")
         await wait_for(pilot, lambda: not subscribed(app, METRICS), "compare reads stopped")
         assert app.services.marked == ["ppo-a", "ppo-b"]  # the marks stay for the next compare (or diff)
+        app.screen.post_message(ContextChanged("another"))
+        await wait_for(pilot, lambda: not app.services.marked, "marks dropped with the context")
 
 
 async def test_metrics_tab_reads_only_while_shown(post_snapshot):
