@@ -1,5 +1,5 @@
 """Services: what screens use instead of the app's internals — the latest SnapshotIndex, the Actions (the one
-mutation path) and subscriptions to the reconciler's periodic reads (rlark_tui.polls).
+mutation path), subscriptions to the reconciler's periodic reads (rlark_tui.polls) and the log follower.
 
 Screens subscribe on mount and unsubscribe on unmount; results arrive in the Snapshot (`snapshot.<topic>[key]`).
 Subscriptions are counted (two screens on one Job share one read) and survive a restarted reconciler (ctrl+r,
@@ -9,11 +9,13 @@ a context switch): `attach` hands them to the new one.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rlark_tui.actions import Actions, SubmitResult
 
 if TYPE_CHECKING:
+    from rlark_tui.cluster.logs import LogFollower
     from rlark_tui.model.view_model import SnapshotIndex
     from rlark_tui.reconciler import Reconciler
 
@@ -65,3 +67,13 @@ class Services:
         """Read a subscribed topic again now instead of at its next interval."""
         if self._reconciler is not None:
             self._reconciler.poll_now(topic, key)
+
+    def follow_logs(self, on_line: Callable[[str, str, str], None], on_notice: Callable[[str], None], *,
+                    tail: int | None = None, previous: bool = False) -> LogFollower | None:
+        """The one log follower (cluster.logs.LogFollower, its own threads) for a log view; None when not
+        connected to a cluster. The caller adds LogTargets to it and closes it."""
+        access = self.actions.access
+        if access is None:
+            return None
+        from rlark_tui.cluster.logs import LogFollower
+        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous)

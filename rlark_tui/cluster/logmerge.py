@@ -149,8 +149,3 @@ def parse_since(value: str) -> int:
         shown = value if len(value) <= 40 else value[:40] + "…"
         raise UsageError(f"--since {shown!r}: expected a duration like 30s, 5m or 1h30m")
     return max(1, int(min(total, MAX_SINCE_SECONDS) + 0.999))
-
-
-def source_name(role: str, pod: str) -> str:
-    """The prefix shown before each line: `role/pod`."""
-    return f"{role}/{pod}" if role else pod

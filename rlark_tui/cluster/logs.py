@@ -15,32 +15,14 @@ from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.http import LineStream
-from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, source_name, split_line, split_raw
+from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, split_line, split_raw
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
+from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.views import Job, Pod, Task
 
 DISCOVER_SECONDS = 5.0
 GATEWAY_LINES = 1000
-
-
-@dataclass(frozen=True)
-class LogTarget:
-    """One Pod whose `main` container is read: its role (task name inside the Job) and where it runs."""
-
-    role: str
-    pod: str
-    cluster: str
-    namespace: str
-    phase: str = ""
-
-    @property
-    def source(self) -> str:
-        return source_name(self.role, self.pod)
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return self.cluster, self.namespace, self.pod
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """LogScreen: the `main` container logs of one Pod, one role, or all Pods of a Job merged with prefixes.
 
-The screen picks the Pods (from the snapshot) and the options; cluster.logs.LogFollower reads them (one thread
-per Pod, last 1000 lines then follow, resumed by timestamp after a drop) into the pane's bounded hand-off queue,
-which the pane drains once per tenth of a second. When logs cannot be read the pane says why.
+The screen picks the Pods (from the snapshot) and the options; the follower from services.follow_logs
+(cluster.logs.LogFollower) reads them (one thread per Pod, last 1000 lines then follow, resumed by timestamp
+after a drop) into the pane's bounded hand-off queue, which the pane drains once per tenth of a second. When
+logs cannot be read the pane says why.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.cluster.logs import LogFollower, LogTarget
 from rlark_tui.fsutil import write_private
 from rlark_tui.messages import OpenShell
 from rlark_tui.model import Pod, keys
+from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.redact import redact_text
-from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 
@@ -84,7 +85,8 @@ class LogScreen(RlarkScreen):
         self._status_at = 0.0
         self._status_stale = False
         self._streams: dict[str, PodTarget] = {}
-        self._follower: LogFollower | None = None
+        self._follower = None
+        """The log follower from services.follow_logs (None: not following)."""
         self._slow = ""
         self.saved_path: Path | None = None
         self._ready = False
@@ -149,7 +151,7 @@ class LogScreen(RlarkScreen):
 
     def scopes(self) -> list[Scope]:
         """Every source the `[` / `]` keys step through: all Pods, each role, each Pod."""
-        index = self.rlark.index
+        index = self.services.index
         job = index.job(self.job_name) if index is not None else None
         if job is None:
             return [None]
@@ -183,14 +185,12 @@ class LogScreen(RlarkScreen):
         self._stop_streams()
         self.view.clear()
         self.view.show_prefix = self.scope is None or self.scope[0] == "role"
-        access = self.rlark.access
-        if access is None:
+        self._follower = self.services.follow_logs(self._pending.push, self._notice, tail=TAIL_LINES,
+                                                   previous=self.previous)
+        if self._follower is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
-        else:
-            self._follower = LogFollower(access, self._pending.push, self._notice, tail=TAIL_LINES,
-                                         previous=self.previous)
-        targets = self.targets(self.rlark.index)
-        if not targets and self.rlark.index is not None:
+        targets = self.targets(self.services.index)
+        if not targets and self.services.index is not None:
             self._notice(f"logs: {self.job_name} has no Pods in {self.scope_label()} yet — "
                          "waiting for task sync")
         for target in targets:
