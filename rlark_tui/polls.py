@@ -28,6 +28,9 @@ RAY = "ray"
 RESTARTS = "restarts"
 EVIDENCE = "evidence"
 LOOKUPS = "lookups"
+HEALTH = "health"
+"""A Job's Pods' restart counts and failure reasons, every 10 s (the job list subscribes the Running Jobs on screen;
+the same read as RESTARTS, which the detail polls every 3 s)."""
 PROGRESS = "progress"
 """A Running Job's newest progress row (the job list subscribes the Running Jobs on screen)."""
 METRICS = "metrics"
@@ -167,5 +170,6 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
     Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
+    Topic(HEALTH, 10.0, fetch_restarts),
     Topic(METRICS, 5.0, poll_metrics),
 )}

@@ -43,6 +43,8 @@ class Snapshot:
     data planes last reported it."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
+    health: Mapping[str, Mapping[str, object]] = field(default_factory=_frozen)
+    """Per Job name: like `restarts`, polled less often for the job list's REASON column."""
     progress: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: the newest progress row of its Header log (`model.progress.ProgressState`)."""
     metrics: Mapping[str, object] = field(default_factory=_frozen)

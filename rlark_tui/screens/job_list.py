@@ -1,8 +1,9 @@
 """JobListScreen: every Job of the context, live from the reconciler, updated in place by row key.
 
-Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, progress, age; `/` filters,
+Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, reason, progress, age; `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
-PROGRESS comes from the reconciler's PROGRESS reads, subscribed for the Running Jobs on screen only. `space`
+PROGRESS and REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads,
+subscribed for the Running Jobs on screen only. `space`
 marks Jobs (kept in `services.marked`); `m` compares the marked Jobs' curves, or opens the Metrics tab.
 """
 
@@ -20,7 +21,7 @@ from rlark_tui.messages import (ContextChanged, DeleteJob, OpenCheck, OpenCompar
                                 OpenTunnels, OpenWizard, StopStartJob)
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
-from rlark_tui.polls import PROGRESS
+from rlark_tui.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -33,15 +34,19 @@ COLUMNS = (
     Column("roles", "ROLES"),
     Column("pods", "PODS"),
     Column("header", "HEADER NODE"),
+    Column("reason", "REASON"),
     Column("progress", "PROGRESS"),
     Column("age", "AGE"),
 )
 AGE = len(COLUMNS) - 1
-PROGRESS_CELL = AGE - 1
+LIVE_CELLS = AGE - 2
+"""REASON, PROGRESS and AGE: the cells that change without the Job changing."""
 MARK = "● "
 AGE_SECONDS = 5
 AGE_STEPS = 10
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
+UNSETTLED = ("Running", "Pending", "Failed")
+"""Phases whose Pods may exist and be unwell: the REASON column reads them."""
 
 
 class JobTable(LiveTable):
@@ -82,11 +87,15 @@ class JobListScreen(RlarkScreen):
         super().__init__()
         self.rows: dict[str, JobRow] = {}
         self._row_cache = RowCache()
-        self._table_rows: dict[str, tuple[JobRow, tuple[str, str], Row]] = {}
+        self._table_rows: dict[str, tuple[JobRow, tuple[str, ...], Row]] = {}
         self._progress: dict[str, object] = {}
         """The Snapshot's progress results last shown (Job name -> ProgressState)."""
+        self._health: dict[str, object] = {}
+        """The Snapshot's health results last shown (Job name -> Pod key -> PodHealth)."""
         self._watched: set[str] = set()
         """Jobs whose PROGRESS this screen subscribed (the Running ones on screen)."""
+        self._watched_health: set[str] = set()
+        """Jobs whose HEALTH this screen subscribed (the Running, Pending and Failed ones on screen)."""
         self._created: dict[str, tuple[str, datetime | None]] = {}
         self._message: str | None = None
         self._table: JobTable | None = None
@@ -128,11 +137,12 @@ class JobListScreen(RlarkScreen):
             self._pending = None
         else:
             self._pending |= changed
-        progress = index.snapshot.progress
-        if progress is not self._progress and self._pending is not None:
-            self._pending |= {name for name in set(progress) | set(self._progress)
-                              if name in self.rows and progress.get(name) is not self._progress.get(name)}
-        self._progress = progress
+        for attribute in ("_progress", "_health"):
+            polled, shown = getattr(index.snapshot, attribute[1:]), getattr(self, attribute)
+            if polled is not shown and self._pending is not None:
+                self._pending |= {name for name in set(polled) | set(shown)
+                                  if name in self.rows and polled.get(name) is not shown.get(name)}
+            setattr(self, attribute, polled)
         if not self.is_current:
             return
         self.update_header()
@@ -177,17 +187,23 @@ class JobListScreen(RlarkScreen):
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age
         alone only replaces the age cell)."""
-        shown = (self._progress_text(row, now), self._age(row, now))
+        shown = (self._reason_text(row), self._progress_text(row, now), self._age(row, now))
         cached = self._table_rows.get(row.name)
         if cached is not None and cached[0] is row:
             if cached[1] == shown:
                 return cached[2]
             old = cached[2]
-            table_row = Row(old.key, old.cells[:PROGRESS_CELL] + shown, old.sort_values, old.search)
+            table_row = Row(old.key, old.cells[:LIVE_CELLS] + shown, old.sort_values, old.search)
         else:
             table_row = Row(row.name, self._cells(row, shown), self._sort_values(row), row.search_fields())
         self._table_rows[row.name] = (row, shown, table_row)
         return table_row
+
+    def _reason_text(self, row: JobRow) -> str:
+        """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one."""
+        health = self._health.get(row.name) if row.phase in UNSETTLED else None
+        reasons = [h.reason for h in (health or {}).values() if h.reason]
+        return "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
 
     def _progress_text(self, row: JobRow, now: datetime) -> str:
         state = self._progress.get(row.name) if row.phase == "Running" else None
@@ -199,7 +215,7 @@ class JobListScreen(RlarkScreen):
             created = self._created[row.name] = (row.created, parse_time(row.created))
         return short_age(created[1], now) if created[1] else ""
 
-    def _cells(self, row: JobRow, shown: tuple[str, str]) -> tuple:
+    def _cells(self, row: JobRow, shown: tuple[str, ...]) -> tuple:
         lowered = row.phase.lower()
         style = (self.table.get_component_rich_style(f"job-table--phase-{lowered}", partial=True)
                  if lowered in PHASES else "")
@@ -214,7 +230,7 @@ class JobListScreen(RlarkScreen):
     def _sort_values(row: JobRow) -> tuple:
         created = parse_time(row.created)
         return (row.name, row.display_name, row.job_type, row.phase, row.roles,
-                (row.pods_ready, row.pods_expected), row.header_node, None,
+                (row.pods_ready, row.pods_expected), row.header_node, None, None,
                 -created.timestamp() if created else None)
 
     def _tick_ages(self) -> None:
@@ -241,18 +257,22 @@ class JobListScreen(RlarkScreen):
         """Subscribe PROGRESS for the Running Jobs on screen, and only while this screen is shown."""
         if self.app.screen is not self:
             return
-        wanted = {name for name in self.table.visible_keys
-                  if (row := self.rows.get(name)) is not None and row.phase == "Running"}
-        for name in self._watched - wanted:
-            self.services.unsubscribe(PROGRESS, name)
-        for name in wanted - self._watched:
-            self.services.subscribe(PROGRESS, name)
-        self._watched = wanted
+        phases = {name: row.phase for name in self.table.visible_keys if (row := self.rows.get(name)) is not None}
+        for topic, watched, wanted in (
+                (PROGRESS, self._watched, {name for name, phase in phases.items() if phase == "Running"}),
+                (HEALTH, self._watched_health, {name for name, phase in phases.items() if phase in UNSETTLED})):
+            for name in watched - wanted:
+                self.services.unsubscribe(topic, name)
+            for name in wanted - watched:
+                self.services.subscribe(topic, name)
+            watched.clear()
+            watched.update(wanted)
 
     def _unwatch_progress(self) -> None:
-        for name in self._watched:
-            self.services.unsubscribe(PROGRESS, name)
-        self._watched = set()
+        for topic, watched in ((PROGRESS, self._watched), (HEALTH, self._watched_health)):
+            for name in watched:
+                self.services.unsubscribe(topic, name)
+            watched.clear()
 
     def on_screen_suspend(self) -> None:
         """Another screen covers the list: its rows are not on screen, so nothing is polled for them."""

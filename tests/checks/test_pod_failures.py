@@ -91,10 +91,17 @@ def test_a_job_over_its_memory_limit_is_oom_killed_and_every_view_says_so(sandbo
     assert "OOMKilled (exit 137)" in listed.splitlines()[1]
 
 
-async def test_the_job_details_workers_row_says_oomkilled(oom_job):
+async def test_the_job_list_and_the_details_workers_row_say_oomkilled(oom_job):
     app = RlarkApp(oom_job)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.table.select_key(NAME), what=f"{NAME} in the list")
+        table = app.screen.table
+
+        def listed() -> list[str]:
+            rows = [[getattr(c, "plain", c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            return next(row for row in rows if row[0] == NAME)
+        await wait_for(pilot, lambda: listed()[7].startswith("OOMKilled (exit 137)"), timeout=40,
+                       what="the list's REASON column")
         await pilot.press("d")
         assert isinstance(app.screen, JobDetailScreen)
         await pilot.press("w")

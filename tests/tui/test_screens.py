@@ -41,7 +41,7 @@ async def test_list_shows_job_columns_and_header_state(post_snapshot):
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", display="PPO demo")]))
         (row,) = table_rows(app)
         assert row[:7] == ["demo-ppo", "PPO demo", "RL", "Running", "Actor, Rollout, Environment", "3/3", "gpu-a1"]
-        assert row[7] == "" and row[8].endswith(("s", "m", "h", "d"))  # no PROGRESS polled yet, then AGE
+        assert row[7:9] == ["", ""] and row[9].endswith(("s", "m", "h", "d"))  # no REASON or PROGRESS polled yet
         header = app.screen.query_one(StatusHeader).summary()
         assert "control plane connected" in header
 
@@ -342,9 +342,9 @@ async def test_ages_move_on_by_themselves(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("aging", created=created)]))
-        first = table_rows(app)[0][8]
+        first = table_rows(app)[0][9]
         await pilot.pause(3.5)  # no new snapshot: the periodic tick alone updates the age column
-        later = table_rows(app)[0][8]
+        later = table_rows(app)[0][9]
         assert first.endswith("s") and later.endswith("s") and int(later[:-1]) >= int(first[:-1]) + 2
 
 
