@@ -62,9 +62,30 @@ def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
     return ca_crt, crt, key_path
 
 
+class _AlertBeforeClose(ssl.SSLObject):
+    """A server-side TLS object whose failed handshake lets the peer read the TLS alert, as Go's server does.
+
+    asyncio closes the connection at once on a handshake error and drops the alert OpenSSL wrote (the client
+    then sees only "connection closed"); this answers "want more data" instead, so asyncio sends the alert and
+    waits; the client reads it (`certificate required`, `certificate expired`) and hangs up."""
+
+    _failure: ssl.SSLError | None = None
+
+    def do_handshake(self) -> None:
+        if self._failure is not None:
+            raise ssl.SSLWantReadError()
+        try:
+            super().do_handshake()
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise
+        except ssl.SSLError as exc:
+            self._failure = exc
+            raise ssl.SSLWantReadError() from None
+
+
 def server_context(tls_dir: Path, client_certificates: bool = False) -> ssl.SSLContext:
     """The listener's context; with `client_certificates`, mutual TLS: a client without a certificate signed
-    by the sandbox CA fails in the handshake (rlark-server's `RequireAndVerifyClientCert`)."""
+    by the sandbox CA fails in the handshake with a TLS alert (rlark-server's `RequireAndVerifyClientCert`)."""
     ca, crt, key = ensure_certificates(tls_dir)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(crt, key)
@@ -73,4 +94,5 @@ def server_context(tls_dir: Path, client_certificates: bool = False) -> ssl.SSLC
         ctx.load_verify_locations(ca)
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.set_alpn_protocols(["http/1.1"])
+        ctx.sslobject_class = _AlertBeforeClose
     return ctx
