@@ -38,6 +38,7 @@ from rlark_tui.sandbox.runner import (
     container_env,
     host_ip,
     image_fails_pull,
+    image_has_ray,
     now_iso,
     temp_dir_for,
 )
@@ -516,7 +517,11 @@ class Agent:
         if runner is None or runner.pgid is None:
             return None
         launch = runner.launch
-        return ExecTarget(launch.workdir / "home", container_env(launch, self.settings, self.root))
+        env = container_env(launch, self.settings, self.root)
+        if image_has_ray(launch.image):
+            # A real Pod's `ray status` finds its cluster in Ray's default temp dir; sandbox Pods each have their own.
+            env["RAY_ADDRESS"] = f"127.0.0.1:{launch.head_ports.gcs}"
+        return ExecTarget(launch.workdir / "home", env)
 
     def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
         pod = self.store.get("pods", name, DATA_NAMESPACE, cluster)

@@ -51,6 +51,12 @@ def test_exec_and_port_forward_on_demo_ppo(sandbox):
             time.sleep(2)
             alive = _alive_nodes(port, token)
         assert alive == 3
+        deadline = time.monotonic() + 120
+        status = rlark(sandbox, "exec", "demo-ppo", "--role", "env", "--", "ray", "status", timeout=60)
+        while b"Active:" not in status.stdout and time.monotonic() < deadline:  # the autoscaler reports late
+            time.sleep(3)
+            status = rlark(sandbox, "exec", "demo-ppo", "--role", "env", "--", "ray", "status", timeout=60)
+        assert status.returncode == 0 and b"Active:" in status.stdout, status.stdout + status.stderr
     finally:
         proc.send_signal(2)
         proc.wait(10)
