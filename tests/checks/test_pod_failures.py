@@ -5,6 +5,7 @@ data-plane Pod reports the pulled imageID as a kubelet does."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -74,9 +75,21 @@ def test_a_job_over_its_memory_limit_is_oom_killed_and_every_view_says_so(sandbo
     events = oom_job.data_plane_events("rlark-gpu-a", f"{NAME}-actor-0", "rlark-system")
     assert any(e.get("reason") == "BackOff" and e.get("type") == "Warning" for e in events)
 
-    pods = evaluate(gather(oom_job, NAME)).row(2)
+    evidence = gather(oom_job, NAME)
+    pods = evaluate(evidence).row(2)
     assert pods.result == "fail"
     assert any("OOMKilled (exit code 137)" in note for note in pods.all_notes()), pods.all_notes()
+    assert any(item.path == "status.ip" and item.value for item in pods.evidence)
+
+    def image_findings(record: dict) -> list[str]:
+        report = evaluate(replace(evidence, launch_record=record))
+        return [f.message for f in report.row(4).findings if TAG in f.message or "imageID" in f.message]
+    assert any("a tag cannot prove what ran" in m and PULLED in m for m in image_findings({}))
+    built = {"buildRecord": "ci/build 812 sha256:" + PULLED.split("sha256:")[1]}
+    assert image_findings(built) == []
+    assert f"actor: {TAG} (pulled {PULLED})" in evaluate(replace(evidence, launch_record=built)).facts.images
+    wrong = {"buildRecord": "sha256:" + "0" * 64}
+    assert any("differs from the build record's digest" in m for m in image_findings(wrong))
 
     code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, "describe", "job", NAME])
     out = capsys.readouterr().out
