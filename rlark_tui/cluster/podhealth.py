@@ -28,7 +28,7 @@ def pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:
         events = access.data_plane_events(pod.namespace, name, namespace)
     except (ApiError, Unreachable):
         events = []
-    reason = failure_reason(real, events, restarts=False)
+    reason = failure_reason(real, events)
     status = main_container_status(real)
     if not status:
         return "0", reason

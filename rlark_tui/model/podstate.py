@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from rlark_tui.model.views import dig, main_container_status, restart_count
+from rlark_tui.model.views import dig, main_container_status
 
 FAILURE_EVENTS = ("BackOff", "FailedMount", "Unhealthy", "OOMKilling", "Failed")
 """Data-plane event reasons a kubelet writes when a Pod cannot start or keep running."""
@@ -46,9 +46,7 @@ def event_reasons(events: Iterable[Any]) -> list[str]:
     """The failure event reasons among a Pod's events (Warning events of FAILURE_EVENTS), newest last, unique."""
     found = []
     for event in events:
-        if not isinstance(event, dict):
-            event = {"type": getattr(event, "type", ""), "reason": getattr(event, "reason", "")}
-        if event.get("type") == "Warning" and event.get("reason") in FAILURE_EVENTS:
+        if isinstance(event, dict) and event.get("type") == "Warning" and event.get("reason") in FAILURE_EVENTS:
             found.append(event["reason"])
     return list(dict.fromkeys(found))
 
@@ -61,13 +59,10 @@ class PodHealth:
     reason: str = ""
 
 
-def failure_reason(pod: Any, events: Iterable[Any] = (), restarts: bool = True) -> str:
-    """One phrase for a data-plane pod: container reason, restarts (unless `restarts` is False) and failure
-    events; '' when nothing is wrong."""
+def failure_reason(pod: Any, events: Iterable[Any] = ()) -> str:
+    """One phrase for a data-plane pod: its `main` container's reason and the failure events; '' when nothing is
+    wrong (the restart count is shown on its own)."""
     status = main_container_status(pod)
     parts = [container_reason(status)] if status else []
-    count = restart_count(status) if status else None
-    if count and restarts:
-        parts.append(f"{count} restart{'s' if count != 1 else ''}")
     parts += [r for r in event_reasons(events) if not any(r in p for p in parts)]
     return ", ".join(p for p in parts if p)
