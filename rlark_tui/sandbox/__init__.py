@@ -189,8 +189,8 @@ class Sandbox:
         await self._runner.setup()
         self.port = await self._bind(self._runner, server_context(tls), self.requested_port, "port")
         self.gateway = f"https://127.0.0.1:{self.port}"
-        self._server_runner = web.AppRunner(rlark_server.RlarkServer(server, self.revocations, tls).app(),
-                                            access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        rlark = rlark_server.RlarkServer(server, self.revocations, tls, on_down=self._server_listening)
+        self._server_runner = web.AppRunner(rlark.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._server_runner.setup()
         server_port = await self._bind(self._server_runner, server_context(tls, client_certificates=True),
                                        self.requested_server_port, "server-port")
@@ -222,6 +222,18 @@ class Sandbox:
             remembered.write_text(str(port))
             return port
         raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{requested}: {error}")
+
+    async def _server_listening(self, down: bool) -> None:
+        """Fault `server_down`: rlark-server's port stops listening (connections are refused), and listens again
+        on the same port once the fault is cleared."""
+        if down:
+            for site in list(self._server_runner.sites):
+                await site.stop()
+            return
+        port = int(self.server_url.rsplit(":", 1)[1])
+        tls = self.state_dir / "tls"
+        await web.TCPSite(self._server_runner, "127.0.0.1", port, reuse_address=True,
+                          ssl_context=server_context(tls, client_certificates=True)).start()
 
     def _write_kubeconfig(self) -> None:
         self._clusters = self.store.clusters()

@@ -16,8 +16,8 @@ CRD plural):
   Status (the store also forgets its history, so resuming from an old resourceVersion keeps failing).
 - `outage(seconds, mode="drop")`: for that long every API request has its connection dropped without an
   answer ("drop") or gets 503 ("503"); open watches and log follows are ended.
-- `server_down(on=True)`: rlark-server's port drops every connection (new requests and open streams) while
-  the control plane and gateway port stay up.
+- `server_down(on=True)`: rlark-server's port refuses connections and drops open ones (log follows, watches)
+  within 0.2 s, while the control plane and gateway port stay up; it listens again on the same port when off.
 - `agent_offline(agent, on=True)`: that agent (e.g. "gpu-a") has no tunnel to rlark-server, whose proxy
   routes for it answer 502 as the platform's reverse proxy does.
 - `cleared()`: a context manager; every switch is off when it starts and when it ends.

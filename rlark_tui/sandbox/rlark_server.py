@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Awaitable, Callable
 import re
 import secrets
 import socket
@@ -93,8 +94,9 @@ def _micro_time(when: datetime | None = None) -> str:
 
 
 class RlarkServer:
-    def __init__(self, api: SandboxServer, revocations: certs.Revocations, tls_dir: Path) -> None:
-        self.api, self.tls_dir = api, tls_dir
+    def __init__(self, api: SandboxServer, revocations: certs.Revocations, tls_dir: Path,
+                 on_down: Callable[[bool], Awaitable[None]] | None = None) -> None:
+        self.api, self.tls_dir, self.on_down = api, tls_dir, on_down
         self.store, self.faults, self.proxies = api.store, api.faults, api.proxies
         self.revocations = revocations
         self._open: set[asyncio.BaseTransport] = set()
@@ -118,12 +120,18 @@ class RlarkServer:
             await self._session.close()
 
     async def _drop_while_down(self) -> None:
-        """Fault `server_down`: end the connections of requests in flight (log follows, watches)."""
+        """Fault `server_down`: end the connections of requests in flight (log follows, watches) and tell
+        `on_down` (the Sandbox stops and restarts listening) when it is set or cleared."""
+        was_down = False
         while True:
             await asyncio.sleep(0.2)
-            if self.faults.is_server_down():
+            down = self.faults.is_server_down()
+            if down:
                 for transport in list(self._open):
                     transport.close()
+            if down != was_down and self.on_down is not None:
+                await self.on_down(down)
+            was_down = down
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """sign.go handleCertCheck (the handshake already required a certificate signed by the CA), then route."""
