@@ -77,3 +77,8 @@ class Services:
             return None
         from rlark_tui.cluster.logs import LogFollower
         return LogFollower(access, on_line, on_notice, tail=tail, previous=previous)
+
+    @property
+    def connected(self) -> bool:
+        """Whether a cluster is open (False: the app only renders the Snapshots posted to it)."""
+        return self.actions.access is not None

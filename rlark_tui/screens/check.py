@@ -106,6 +106,9 @@ class CheckScreen(RlarkScreen):
         self._restore_hand_over()
         self.table.focus()
         self.services.subscribe(EVIDENCE, self.job_name)
+        if not self.services.connected:
+            self.error = "not connected to a cluster: nothing to check"
+            self.query_one("#check-summary", Static).update(summary_line(self.job_name, None, self.error))
 
     def on_unmount(self) -> None:
         super().on_unmount()

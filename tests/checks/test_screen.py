@@ -152,3 +152,13 @@ async def test_a_live_refresh_keeps_the_cursor_and_the_evidence_highlight(tmp_pa
         assert screen.query_one("#check-rows", DataTable).cursor_row == 2
         assert _rows(screen)[2][2] == "PENDING"
         assert options.highlighted == 2 and app.focused is options
+
+
+async def test_without_a_cluster_the_report_says_there_is_nothing_to_check(tmp_path):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = CheckScreen("demo-ppo", records_dir=tmp_path)
+        app.push_screen(screen)
+        await pilot.pause()
+        summary = str(screen.query_one("#check-summary").render())
+        assert "gathering evidence" in summary and "not connected to a cluster: nothing to check" in summary
