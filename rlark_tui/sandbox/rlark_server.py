@@ -266,8 +266,7 @@ class RlarkServer:
 
     def _newest_pod(self, field: str, name: str) -> dict | None:
         """The Pod CR with `spec.<field>` = name and the highest resourceVersion (server/caches/pod_cache.go)."""
-        pods, _ = self.store.list("pods", copy=False)
-        found = [p for p in pods if dig(p, "spec", field) == name]
+        found = self.store.scan("pods", ROOT, lambda p: dig(p, "spec", field) == name)
         newest = max(found, key=lambda p: int(p["metadata"].get("resourceVersion") or 0), default=None)
         return None if newest is None else self.store.get("pods", newest["metadata"]["name"],
                                                           newest["metadata"]["namespace"])

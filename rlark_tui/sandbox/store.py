@@ -28,6 +28,7 @@ API (all methods are thread-safe and synchronous; they never await):
   type ADDED / MODIFIED / DELETED. `since=None` first replays ADDED for every current object; `since="N"`
   replays history after N and raises `Gone` when N is older than the kept history (the ring holds the last
   `history` events; after a restart it starts empty). `sub.close()` ends it. resource/plane None = all.
+- `scan(resource, plane, predicate) -> list[dict]`: matching stored objects, unsorted and uncopied (fast lookups).
 - `batch()`: a context manager that holds the lock and writes each changed object once at its end.
 - `resource_version` (int) property; `clusters()` lists the data-plane namespaces known from Node CRs.
 """
@@ -289,6 +290,13 @@ class Store:
             found = (obj for _, obj in sorted(self._iter(resource, plane, namespace)) if match(obj))
             items = [_clone(obj) for obj in found] if copy else list(found)
             return items, self._rv
+
+    def scan(self, resource: str, plane: str, predicate: Callable[[dict], bool]) -> list[dict]:
+        """The stored objects of `resource` on `plane` for which `predicate` holds, unsorted and not copied (read
+        them at once): a lookup by any field without `list`'s sorting and selector parsing."""
+        with self._lock:
+            return [obj for key, obj in self._objects.items()
+                    if key[0] == plane and key[1] == resource and predicate(obj)]
 
     def clusters(self) -> list[str]:
         """Data-plane cluster namespaces: the namespaces of Node CRs."""

@@ -41,6 +41,16 @@ def test_unreadable_state_is_one_clear_error(tmp_path):
     assert str(err.value).startswith(f"unreadable sandbox object {broken}:")
 
 
+def test_scan_finds_by_any_field_on_one_plane(tmp_path):
+    store = Store(tmp_path)
+    for name, task in (("a", "t1"), ("b", "t2"), ("c", "t1")):
+        store.create("pods", {"metadata": {"name": name, "namespace": "rlark-x"}, "spec": {"taskName": task}})
+    store.create("pods", {"metadata": {"name": "d", "namespace": "rlark-system"}, "spec": {"taskName": "t1"}},
+                 plane="rlark-x")
+    found = store.scan("pods", "root", lambda p: p["spec"]["taskName"] == "t1")
+    assert sorted(p["metadata"]["name"] for p in found) == ["a", "c"]
+
+
 def test_create_update_semantics(tmp_path):
     store = Store(tmp_path)
     job = store.create("jobs", {"metadata": {"name": "j"}, "spec": {"a": 1}})
