@@ -36,8 +36,7 @@ def shell_pod(index: SnapshotIndex, job_name: str, scope: tuple[str, str] | None
 
 def run_shell(app, pod: Pod) -> str:
     """Suspend the app, run an interactive shell in the Pod's `main` on this terminal, resume; what happened."""
-    from rlark_tui.cluster.podexec import ExecSession, data_plane_client, relay
-    from rlark_tui.commands.pod import SHELL
+    from rlark_tui.cluster.podexec import SHELL, ExecSession, data_plane_client, relay
 
     name = pod.pod_name or pod.name
     session = ExecSession.open(data_plane_client(app.access, pod.namespace), name, SHELL,
@@ -62,8 +61,7 @@ def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunn
     """Tunnels to the Job's Ray dashboard and TensorBoard (kept in `tunnels`, one per target, reused); for
     each target its URL, or why there is none. Blocking (run in a worker thread)."""
     from rlark_tui.cluster.kinds import JOBS
-    from rlark_tui.cluster.tunnel import Tunnel, Upstream
-    from rlark_tui.commands.portforward import upstream_http
+    from rlark_tui.cluster.tunnel import Tunnel, Upstream, job_http
     from rlark_tui.model.views import Job
 
     job = Job(access.get(JOBS, job_name))
@@ -72,7 +70,7 @@ def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunn
         key = (job_name, target)
         try:
             if key not in tunnels:
-                tunnels[key] = Tunnel(Upstream.of(upstream_http(access, job, target)),
+                tunnels[key] = Tunnel(Upstream.of(job_http(access, job, target)),
                                       methods=actions.tunnel_methods(), name=f"{job_name} {target}").start()
             shown.append(OpenTunnel(label, tunnels[key].url))
         except (RlarkError, OSError) as exc:

@@ -1,5 +1,6 @@
-"""Local HTTP tunnels to a Job's web ports (the Ray dashboard, TensorBoard, any Pod port): a byte-relaying
-forwarder on 127.0.0.1 that adds rlark's credentials, for `rlark port-forward` and the TUI.
+"""Local HTTP tunnels to a Job's web ports (the Ray dashboard, TensorBoard, any Pod port): where each goes
+(`job_http`) and a byte-relaying forwarder on 127.0.0.1 that adds rlark's credentials, for `rlark
+port-forward` and the TUI.
 
 Only requests whose path starts with the tunnel's random token (`/<token>/...`) pass: other local users of a
 shared machine cannot borrow rlark's certificate through it. One request per connection (`Connection: close`
@@ -17,7 +18,10 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from rlark_tui.cluster.http import Http
+from rlark_tui.cluster.errors import Unreachable
+from rlark_tui.cluster.http import Http, seg
+from rlark_tui.errors import UsageError
+from rlark_tui.model.views import Job
 
 HEAD_LIMIT = 64 * 1024
 CHUNK = 64 * 1024
@@ -59,6 +63,29 @@ class Upstream:
         headers.update(http.headers)
         return cls(url.hostname or "127.0.0.1", url.port or (443 if https else 80), url.path.rstrip("/"), tls,
                    headers, name)
+
+
+def job_http(access, job: Job, target: str) -> Http:
+    """The Http a tunnel to `target` of `job` relays to; one line when there is no route."""
+    head = job.head_task
+    if head is None:
+        raise UsageError(f"job {job.name} has no Header role, so no Header Pod to forward to")
+    if target == "ray" or target == "8265":
+        dashboard = access.ray_dashboard(job)
+        if dashboard is None:
+            raise Unreachable(f"no route to the Ray dashboard of {job.name} — see `rlark config`", "config")
+        return dashboard.http
+    if target == "tensorboard":
+        gateway = access.gateway_http()
+        if gateway is None:
+            raise Unreachable("TensorBoard goes through the gateway, and none is configured — see `rlark config`",
+                              "config")
+        return gateway.sibling(f"{gateway.base}/api/v1/rlinf.io/v1alpha1/tasks/{seg(job.head_task_name)}/tensorboard",
+                               f"TensorBoard of {job.name} (gateway)")
+    if target.isdigit():
+        raise Unreachable(f"port {target} of a Pod is reached through rlark-server's task proxy, which this "
+                          "connection has not got — see `rlark config`", "config")
+    raise UsageError(f"unknown target {target!r}: use ray, tensorboard or a port number")
 
 
 class Tunnel:

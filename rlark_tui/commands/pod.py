@@ -14,12 +14,9 @@ from rlark_tui.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logs import LogTarget, resolve_targets
-from rlark_tui.cluster.podexec import ExecSession, data_plane_client, relay
+from rlark_tui.cluster.podexec import SHELL, ExecSession, data_plane_client, relay
 from rlark_tui.errors import UsageError
 from rlark_tui.model.views import Job
-
-SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
-"""An interactive shell: bash where the image has it, else sh."""
 
 EXEC_EXIT = """exit codes:
   N    the command's own exit code (0 when it succeeded)
