@@ -1,4 +1,5 @@
-"""Real kubectl 1.32 `exec` and `cp` against a sandbox Pod through the data-plane route (WebSocket, v5)."""
+"""Real kubectl 1.32 `exec` and `cp` against a sandbox Pod through the member cluster's API on rlark-server
+(`/api/proxy/gpu-a/api/kubernetes`, a client certificate; WebSocket, v5)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import subprocess
 
 import pytest
 
-from rlark_tui.sandbox.kubeconfig import data_plane_context
 from tests.pod.conftest import HEAD
 
 pytestmark = [pytest.mark.kubectl,
@@ -17,11 +17,18 @@ pytestmark = [pytest.mark.kubectl,
 
 @pytest.fixture
 def kubectl(shell_job, tmp_path):
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(shell_job.kubeconfig)}
+    cert, key = shell_job.issue_client_cert({"permission:agent-proxy": "gpu-a"})
+    (tmp_path / "c.crt").write_bytes(cert)
+    (tmp_path / "c.key").write_bytes(key)
+    (tmp_path / "c.key").chmod(0o600)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    server = ["--kubeconfig", "/dev/null", "--server", f"{shell_job.server_url}/api/proxy/gpu-a/api/kubernetes",
+              "--client-certificate", "c.crt", "--client-key", "c.key",
+              "--certificate-authority", str(shell_job.ca_path), "-n", "rlark-system"]
 
     def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(["kubectl", "--context", data_plane_context(HEAD[0]), "-n", "rlark-system", *args],
-                              input=stdin, env=env, capture_output=True, timeout=60, cwd=tmp_path)
+        return subprocess.run(["kubectl", *server, *args], input=stdin, env=env, capture_output=True, timeout=60,
+                              cwd=tmp_path)
     return run
 
 
