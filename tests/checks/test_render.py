@@ -105,3 +105,12 @@ def test_conclusion_time_is_when_the_last_row_settled():
     undecided = carry_settled(later, evaluate(fx.healthy(now=settled_at), replace(fx.DECIDED, decision=None)))
     assert undecided.row(6).result == "pending"
     assert "decision not recorded" in "\n".join(undecided.row(6).all_notes())
+
+
+def test_the_agreed_stop_condition_and_the_clean_up_box_are_in_the_record():
+    evidence = fx.healthy(launch_record=dict(fx.record(), stopCondition="after global step 1000, or 12 h"))
+    unticked = to_markdown(evaluate(evidence, fx.DECIDED))
+    assert "agreed stop condition: after global step 1000, or 12 h" in unticked
+    assert "[ ] temporary access and secrets cleaned up" in unticked
+    ticked = to_markdown(evaluate(evidence, replace(fx.DECIDED, cleaned_up=True)))
+    assert "[x] temporary access and secrets cleaned up" in ticked
