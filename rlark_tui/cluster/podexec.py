@@ -34,6 +34,7 @@ SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
 """An interactive shell: bash where the image has it, else sh."""
 STDIN, STDOUT, STDERR, STATUS, RESIZE = 0, 1, 2, 3, 4
 CHUNK = 32 * 1024
+BROKEN_PIPE = 128 + 13
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,8 @@ def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_
 
     With `tty` the local terminal (`stdin_fd`) is raw for the session and restored afterwards, and its size
     (read from `size_fd`, default `stdin_fd`) is sent at the start and on every SIGWINCH (main thread only).
-    Local stdin EOF closes the remote stdin. A dropped connection raises ExecFailed (terminal restored)."""
+    Local stdin EOF closes the remote stdin. A dropped connection raises ExecFailed (terminal restored). When
+    the local reader goes away (`| head`), the session ends with 141, as a shell pipeline's writer does."""
     size_fd = stdin_fd if size_fd is None else size_fd
     saved = termios.tcgetattr(stdin_fd) if tty and stdin_fd is not None and os.isatty(stdin_fd) else None
     resized = threading.Event()
@@ -251,8 +253,11 @@ def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_
                     reading = False
                     session.close_stdin()
             if session.fileno() in ready:
-                for channel, data in session.read(timeout=0):
-                    _write_all(stdout_fd if channel == STDOUT else stderr_fd, data)
+                try:
+                    for channel, data in session.read(timeout=0):
+                        _write_all(stdout_fd if channel == STDOUT else stderr_fd, data)
+                except BrokenPipeError:
+                    return BROKEN_PIPE
         return session.exit_code()
     finally:
         if saved is not None:

@@ -34,6 +34,18 @@ def test_pipe(shell_job):
     assert (done.returncode, done.stdout) == (0, b"hi\n")
 
 
+def test_reader_going_away_ends_quietly(shell_job):
+    """`rlark exec ... | head -c 5`: rlark stops at the closed pipe (141, like a shell's writer), no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(shell_job.kubeconfig), "exec",
+                             JOB, "--", "sh", "-c", "yes | head -c 20000000"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+    assert proc.stdout.read(5) == b"y\ny\ny"
+    proc.stdout.close()
+    assert proc.wait(30) == 141
+    assert proc.stderr.read() == b""
+
+
 def test_role(run):
     assert run("exec", JOB, "--role", "env", "--", "sh", "-c", "echo $RLARK_TASK_ROLE") == (0, b"env\n", "")
 
