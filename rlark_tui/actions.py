@@ -89,13 +89,14 @@ class Actions:
         saved = None if dry_run else self._save(job, sha)
         return SubmitResult(created or job, dry_run, sha, saved)
 
-    def edit_restart(self, manifest: dict) -> SubmitResult:
+    def edit_restart(self, manifest: dict, dry_run: bool = False) -> SubmitResult:
         """The console's Edit-and-restart: a PUT of the regenerated Job with `rlark.io/restarted-at` and
         `spec.stopped: false`, the name locked. Unlike the console's PUT, the Job's other annotations and
         labels stay, and rlark's submission record is renewed for the new spec (the run check compares
         against it)."""
         name = _job_name(manifest)
-        self.guard(f"edit and restart job {name}")
+        if not dry_run:
+            self.guard(f"edit and restart job {name}")
         live = self._lifecycle_job(name, "edit and restart")
         job = copy.deepcopy(manifest)
         job["spec"] = {**(job.get("spec") or {}), "stopped": False}
@@ -105,9 +106,9 @@ class Actions:
                                    keys.RESTARTED_AT_ANNOTATION: _now_iso()}
         metadata["resourceVersion"] = str((live.raw.get("metadata") or {}).get("resourceVersion") or "")
         job = with_submission_record(job)
-        updated = self.access.replace(JOBS, job)
+        updated = self.access.replace(JOBS, job, dry_run=dry_run)
         sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
-        return SubmitResult(updated or job, False, sha, self._save(job, sha))
+        return SubmitResult(updated or job, dry_run, sha, None if dry_run else self._save(job, sha))
 
     def submit_workflow(self, manifest: dict, dry_run: bool = False) -> dict:
         """Create a Workflow (its controller creates the Jobs); dry_run asks the server and writes nothing."""

@@ -49,6 +49,7 @@ class RlarkCommands(Provider):
         commands: list[tuple[str, Callable[[], object], str]] = [
             ("Jobs", partial(app.run_command, "jobs"), "the job list"),
             ("Nodes", partial(app.run_command, "nodes"), "the Node list"),
+            ("Workflows", partial(app.run_command, "workflows"), "each template's Job, or why it waits"),
             ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
             ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
             ("Help", lambda: app.show_help(app.screen), "keys of this screen"),
@@ -59,6 +60,7 @@ class RlarkCommands(Provider):
             commands.append((f"Logs of {name}", partial(app.open_logs, name, None),
                              "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
+            commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
             commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
                              "local URLs of the Ray dashboard and TensorBoard (F)"))
             if not app.readonly:
@@ -67,6 +69,8 @@ class RlarkCommands(Provider):
             if not app.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
                 commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
+                commands.append((f"Edit and restart {name}", partial(app.open_edit, name), "the wizard, name locked (E)"))
+                commands.append((f"Restart {name}", partial(app.request_restart, name), "only un-stops; asks first (R)"))
         return commands
 
     async def discover(self) -> Hits:
@@ -92,6 +96,8 @@ class RlarkApp(App[int]):
         Binding("s", "refused('stop or start')", show=False),
         Binding("ctrl+d", "refused('delete')", show=False),
         Binding("x", "refused('open a shell in a Pod of')", show=False),
+        Binding("E", "refused('edit and restart')", show=False),
+        Binding("R", "refused('restart')", show=False),
     ]
 
     def __init__(self, access=None, readonly: bool = False) -> None:
@@ -187,6 +193,20 @@ class RlarkApp(App[int]):
     def on_delete_job(self, message: messages.DeleteJob) -> None:
         self.request_delete(message.name)
 
+    def on_clone_job(self, message: messages.CloneJob) -> None:
+        self.open_clone(message.name)
+
+    def on_edit_job(self, message: messages.EditJob) -> None:
+        self.open_edit(message.name)
+
+    def on_restart_job(self, message: messages.RestartJob) -> None:
+        self.request_restart(message.name)
+
+    def on_open_diff(self, message: messages.OpenDiff) -> None:
+        from rlark_tui.screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(message.first, message.second))
+
     def on_open_shell(self, message: messages.OpenShell) -> None:
         self.open_shell(message.name, message.scope)
 
@@ -222,6 +242,42 @@ class RlarkApp(App[int]):
 
         self.push_screen(WizardScreen())
 
+    def open_clone(self, name: str) -> None:
+        """The wizard on a copy of the Job (model/clone.py: a free `<name>-copy`, a new run id and prefix)."""
+        from datetime import datetime, timezone
+
+        from rlark_tui.model.clone import clone_of
+        from rlark_tui.screens.wizard import WizardScreen
+
+        job = self._job(name)
+        if job is None:
+            return
+        recovered = clone_of(job.raw, self.index.snapshot.jobs, datetime.now(timezone.utc))
+        self.push_screen(WizardScreen(recovered.draft))
+        self._say_notes(f"Clone of {name} as {recovered.draft.name}", recovered.notes)
+
+    def open_edit(self, name: str) -> None:
+        """The wizard on the Job's own draft, its name locked: Submit is the console's Edit-and-restart."""
+        from rlark_tui.model.clone import draft_of
+        from rlark_tui.screens.wizard import WizardScreen
+
+        if self._refuse_readonly(f"edit and restart job {name}"):
+            return
+        job = self._job(name)
+        if job is None:
+            return
+        if job.phase in ("Succeeded", "Failed"):
+            self.notify(f"job {name} is {job.phase}: the platform treats it as finished, so an edit would do "
+                        f"nothing — clone it (C) instead", severity="warning", timeout=8)
+            return
+        recovered = draft_of(job.raw)
+        self.push_screen(WizardScreen(recovered.draft, lock_name=True))
+        self._say_notes(f"Edit of {name}: Submit replaces its spec and restarts it", recovered.notes)
+
+    def _say_notes(self, what: str, notes: tuple[str, ...]) -> None:
+        self.notify(what + ("" if not notes else ". Not recovered: " + "; ".join(notes)),
+                    severity="warning" if notes else "information", timeout=12 if notes else 4)
+
     def open_check(self, name: str) -> None:
         from rlark_tui.screens.check import CheckScreen
 
@@ -250,7 +306,7 @@ class RlarkApp(App[int]):
         self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
 
     def run_command(self, text: str) -> None:
-        """`:` command mode: jobs, nodes, ns [NAME|all], ctx [NAME], q."""
+        """`:` command mode: jobs, nodes, workflows, ns [NAME|all], ctx [NAME], q."""
         words = text.strip().lstrip(":").split()
         if not words:
             return
@@ -262,6 +318,11 @@ class RlarkApp(App[int]):
 
             self._base_screen()
             self.push_screen(NodeListScreen())
+        elif command in ("workflows", "workflow", "wf", "rlwf"):
+            from rlark_tui.screens.workflows import WorkflowsScreen
+
+            self._base_screen()
+            self.push_screen(WorkflowsScreen())
         elif command in ("ns", "namespace", "namespaces"):
             self._command_ns(args)
         elif command in ("ctx", "context", "contexts"):
@@ -269,7 +330,8 @@ class RlarkApp(App[int]):
         elif command in ("q", "quit", "exit"):
             self.exit(0)
         else:
-            self.notify(f"unknown command :{command} — try :jobs, :nodes, :ns, :ctx or :q", severity="warning")
+            self.notify(f"unknown command :{command} — try :jobs, :nodes, :workflows, :ns, :ctx or :q",
+                        severity="warning")
 
     def _command_ns(self, args: list[str]) -> None:
         if args:
@@ -418,6 +480,22 @@ class RlarkApp(App[int]):
         title, body = consequences(action, name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
                          partial(self._confirmed, action, name))
+
+    def request_restart(self, name: str) -> None:
+        """The console's Restart after a confirm dialog that says it only un-stops."""
+        if self._refuse_readonly(f"restart job {name}"):
+            return
+        job = self._job(name)
+        if job is None:
+            return
+        if job.phase in ("Succeeded", "Failed"):
+            self.notify(f"job {name} is {job.phase}: the platform treats it as finished, so restart would do "
+                        "nothing — clone it (C) instead", severity="warning", timeout=8)
+            return
+        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+
+        title, body = consequences("restart", name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, "Restart"), partial(self._confirmed, "restart", name))
 
     def request_delete(self, name: str) -> None:
         if self._refuse_readonly(f"delete job {name}"):

@@ -80,3 +80,24 @@ class OpenCompare(Message):
     def __init__(self, names: list[str]) -> None:
         super().__init__()
         self.names = list(names)
+
+
+class CloneJob(JobMessage):
+    """Open the wizard on a copy of the Job: `<name>-copy` (or the next free name), a new run id and prefix."""
+
+
+class EditJob(JobMessage):
+    """Open the wizard on the Job's draft, its name locked; Submit is the console's Edit-and-restart."""
+
+
+class RestartJob(JobMessage):
+    """Ask to restart the Job (the console's Restart: it only un-stops): a confirm dialog, then actions."""
+
+
+class OpenDiff(Message):
+    """Show what changed between two Jobs (the job list's two marked Jobs, or the marked one and the cursor)."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__()
+        self.first = first
+        self.second = second

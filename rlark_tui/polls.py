@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import RlarkError
@@ -35,6 +36,9 @@ PROGRESS = "progress"
 """A Running Job's newest progress row (the job list subscribes the Running Jobs on screen)."""
 METRICS = "metrics"
 """A Job's scalar series (the Metrics tab while shown, the compare screen)."""
+WORKFLOWS = "workflows"
+"""Every Workflow of the control plane (the Workflows view while open), under ALL_KEY."""
+ALL_KEY = "all"
 GATEWAY_KEY = "gateway"
 """The one key of the LOOKUPS topic (the gateway is one per context)."""
 
@@ -61,6 +65,14 @@ class GatewayLookups:
     notes: tuple[str, ...] = field(default=())
     system_config: Mapping[str, str] | None = None
     """The gateway's `system-config` (`sshJumpHost`, `sshJumpPort`) for the `ssh -J` line; None: unknown."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """Objects of one kind as last listed, or why the list failed (the objects of the last good list stay)."""
+
+    items: tuple[dict, ...] = ()
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,14 @@ def fetch_lookups(access: ClusterAccess, snapshot: Snapshot, key: str) -> Gatewa
         notes=tuple(notes))
 
 
+def fetch_workflows(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed:
+    try:
+        return Listed(tuple(access.list(WORKFLOW_KIND).items))
+    except (ApiError, Unreachable) as exc:
+        previous = snapshot.workflows.get(key)
+        return Listed(previous.items if previous is not None else (), str(exc))
+
+
 TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(RAY, 2.0, fetch_ray, ray_source),
     Topic(RESTARTS, 3.0, fetch_restarts),
@@ -172,4 +192,5 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
     Topic(HEALTH, 10.0, fetch_restarts),
     Topic(METRICS, 5.0, poll_metrics),
+    Topic(WORKFLOWS, 2.0, fetch_workflows),
 )}

@@ -63,6 +63,10 @@ class Services:
         """`Actions.submit` off the UI thread, for a screen's Dry run and Submit (read-only refused there)."""
         return await asyncio.to_thread(self.actions.submit, manifest, dry_run)
 
+    async def edit_restart(self, manifest: dict, *, dry_run: bool = False) -> SubmitResult:
+        """`Actions.edit_restart` off the UI thread, for the wizard opened to edit a Job (its name locked)."""
+        return await asyncio.to_thread(self.actions.edit_restart, manifest, dry_run)
+
     def poll_now(self, topic: str, key: str) -> None:
         """Read a subscribed topic again now instead of at its next interval."""
         if self._reconciler is not None:

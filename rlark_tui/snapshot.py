@@ -49,6 +49,8 @@ class Snapshot:
     """Per Job name: the newest progress row of its Header log (`model.progress.ProgressState`)."""
     metrics: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its scalar series for the Metrics tab and compare (`model.curves.MetricsState`)."""
+    workflows: Mapping[str, object] = field(default_factory=_frozen)
+    """`polls.ALL_KEY` -> every Workflow as last listed (`polls.Listed`), while the Workflows view is open."""
     lookups: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.GATEWAY_KEY` -> what the gateway offers a new Job (`polls.GatewayLookups`)."""
     version: int = 0

@@ -192,11 +192,13 @@ class ClusterAccess:
                                 timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
-    def replace(self, kind: Kind, body: dict, namespace: str | None = None) -> dict:
+    def replace(self, kind: Kind, body: dict, namespace: str | None = None, dry_run: bool = False) -> dict:
         """PUT of a whole object (its `metadata.resourceVersion` guards against a concurrent change: 409)."""
         name = (body.get("metadata") or {}).get("name")
+        query = [("dryRun", "All")] if dry_run else []
+        query.append(("fieldManager", "rlark"))
         result = self.http.json("PUT", kind.path(namespace, name), Request("update", kind.plural, name, namespace),
-                                [("fieldManager", "rlark")], body=body, timeout=self.request_timeout)
+                                query, body=body, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict:

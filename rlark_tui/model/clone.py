@@ -14,9 +14,12 @@ from typing import Any
 
 from rlark_tui.model.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.model.naming import DNS_LABEL_MAX
+from rlark_tui.model.validate import DRAFT_TYPE_TO_JOB_TYPE
 from rlark_tui.model.views import Job, TaskSpec
 
 ROLE_ENV = "RLARK_TASK_ROLE"
+DRAFT_TYPE = {job_type: draft_type for draft_type, job_type in DRAFT_TYPE_TO_JOB_TYPE.items()}
+"""The console's Job type (derived from the roles) -> the draft's `type`."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ def draft_of(raw: Mapping) -> Recovered:
     roles = tuple(_role(task, planned.get(task.name, {}), notes) for task in job.tasks)
     header = next((r.name for r, t in zip(roles, job.tasks) if t.head), "")
     draft = JobDraft(
-        name=job.name, display_name=job.display_name, header=header, roles=roles, domain=job.domain,
+        name=job.name, display_name=job.display_name, type=DRAFT_TYPE.get(job.job_type, ""), header=header,
+        roles=roles, domain=job.domain,
         ssh_public_key=job.ssh_public_key, run_script=head.run_script if head else "",
         tensorboard_dir=head.tensorboard_dir if head else "", record=dict(record))
     return Recovered(draft, tuple(notes))

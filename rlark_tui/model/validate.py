@@ -35,7 +35,7 @@ SHADOWED_PATHS = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/opt", "/r
 """Image code/config paths (and the platform's own `/rlark/scripts`, `/sshd`) a mount target must not cover."""
 SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/opt", "/rlark")
 
-_DRAFT_TYPE_TO_JOB_TYPE = {"rl": "RL", "data-collection": "DataCollection", "evaluation": "Evaluation",
+DRAFT_TYPE_TO_JOB_TYPE = {"rl": "RL", "data-collection": "DataCollection", "evaluation": "Evaluation",
                            "custom": "Custom"}
 _JOB_NAME_CHARS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
@@ -149,7 +149,7 @@ def _check_type(draft: JobDraft) -> list[Finding]:
     if draft.type not in DRAFT_TYPES:
         return [error("type", f"'{_shown(draft.type)}' is not a job type; use one of: {', '.join(DRAFT_TYPES)}")]
     shown = job_type(role.platform_role for role in draft.roles)
-    wanted = _DRAFT_TYPE_TO_JOB_TYPE[draft.type]
+    wanted = DRAFT_TYPE_TO_JOB_TYPE[draft.type]
     if draft.roles and shown != wanted and draft.type != "custom":
         return [warning("type", f"the console derives the type from the roles and will show this Job as "
                                 f"{shown}, not {wanted}")]

@@ -63,7 +63,7 @@ class RlarkScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
-        yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
+        yield CommandBar(placeholder=":jobs  :nodes  :workflows  :ns NAME  :ctx NAME  :q", id="command-bar")
         yield KeyBar(id="key-bar")
 
     def compose_body(self) -> ComposeResult:

@@ -1,4 +1,4 @@
-"""Confirm dialogs for Stop, Start and Delete, and the pure text stating each one's consequences.
+"""Confirm dialogs for Stop, Start, Restart and Delete, and the pure text stating each one's consequences.
 
 The dialog answers True (confirm) or False; it never calls the API itself.
 """
@@ -13,7 +13,7 @@ from textual.widgets import Button, Static
 
 
 def consequences(action: str, job_name: str, pods: int) -> tuple[str, str]:
-    """(title, body) of the confirm dialog for `stop`, `start` or `delete` of one Job."""
+    """(title, body) of the confirm dialog for `stop`, `start`, `restart` or `delete` of one Job."""
     if action == "stop":
         return (f"Stop Job {job_name}?", (
             f"Sets spec.stopped: true. Every Task is scaled to 0 replicas and its {pods} Pod(s) are "
@@ -25,6 +25,12 @@ def consequences(action: str, job_name: str, pods: int) -> tuple[str, str]:
             "Sets spec.stopped: false. The Tasks get their replicas back and new Pods are created: "
             "prepare script, Ray start-up and the run script all run again from the beginning.\n"
             "Start does NOT resume from a checkpoint; the workload must load one itself."))
+    if action == "restart":
+        return (f"Restart Job {job_name}?", (
+            "What the console's Restart does: records the restart time (annotation rlark.io/restarted-at) and "
+            "sets spec.stopped: false. It only un-stops a stopped Job: new Pods are created and the prepare "
+            "script, Ray start-up and the run script run again from the beginning. It does NOT resume from a "
+            "checkpoint. On a Job that is not stopped it does nothing: no controller reads the annotation."))
     if action == "delete":
         return (f"Delete Job {job_name}?", (
             f"Deletes the Job. Its Tasks, workloads, {pods} Pod(s), the Ray head Service and the task "

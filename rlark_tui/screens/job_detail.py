@@ -17,7 +17,8 @@ from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
-from rlark_tui.messages import DeleteJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels, StopStartJob
+from rlark_tui.messages import (CloneJob, DeleteJob, EditJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels,
+                                RestartJob, StopStartJob)
 from rlark_tui.model import Job
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
@@ -49,7 +50,7 @@ class Section(Static):
 class JobDetailScreen(RlarkScreen):
     """Drill-down of one Job; esc goes back to the list."""
 
-    MUTATIONS = frozenset({"stop_start", "delete", "shell"})
+    MUTATIONS = frozenset({"stop_start", "delete", "shell", "edit", "restart"})
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("l", "logs", "Logs"),
@@ -66,6 +67,9 @@ class JobDetailScreen(RlarkScreen):
         Binding("x", "shell", "Shell"),
         Binding("F", "tunnels", "Tunnels"),
         Binding("J", "copy_ssh", "Copy ssh -J", show=False),
+        Binding("C", "clone", "Clone", show=False),
+        Binding("E", "edit", "Edit & restart", show=False),
+        Binding("R", "restart", "Restart", show=False),
     ]
 
     def __init__(self, job_name: str, tab: str = "workers") -> None:
@@ -332,6 +336,15 @@ class JobDetailScreen(RlarkScreen):
 
     def action_delete(self) -> None:
         self.post_message(DeleteJob(self.job_name))
+
+    def action_clone(self) -> None:
+        self.post_message(CloneJob(self.job_name))
+
+    def action_edit(self) -> None:
+        self.post_message(EditJob(self.job_name))
+
+    def action_restart(self) -> None:
+        self.post_message(RestartJob(self.job_name))
 
     def action_check(self) -> None:
         self.post_message(OpenCheck(self.job_name))

@@ -17,8 +17,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import (ContextChanged, DeleteJob, OpenCheck, OpenCompare, OpenJob, OpenLogs, OpenShell,
-                                OpenTunnels, OpenWizard, StopStartJob)
+from rlark_tui.messages import (CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
+                                OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
 from rlark_tui.polls import HEALTH, PROGRESS
@@ -60,7 +60,7 @@ class JobListScreen(RlarkScreen):
     """The first screen: the job list of the current context."""
 
     crumb = "Jobs"
-    MUTATIONS = frozenset({"stop_start", "delete", "shell"})
+    MUTATIONS = frozenset({"stop_start", "delete", "shell", "edit", "restart"})
     BINDINGS = [
         Binding("enter", "open", "Detail", show=False),
         Binding("l", "logs", "Logs"),
@@ -73,6 +73,10 @@ class JobListScreen(RlarkScreen):
         Binding("F", "tunnels", "Tunnels", show=False),
         Binding("space", "mark", "Mark", show=False),
         Binding("m", "metrics", "Metrics/compare", show=False),
+        Binding("D", "diff", "Diff marked", show=False),
+        Binding("C", "clone", "Clone", show=False),
+        Binding("E", "edit", "Edit & restart", show=False),
+        Binding("R", "restart", "Restart", show=False),
         Binding("n", "new_job", "New job"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("ctrl+r", "refresh", "Refresh"),
@@ -382,6 +386,33 @@ class JobListScreen(RlarkScreen):
             self.post_message(OpenCompare(marked))
         else:
             self.action_open("metrics")
+
+    def action_diff(self) -> None:
+        """What changed between the two marked Jobs, or the one marked Job and the Job under the cursor."""
+        marked = [name for name in self.services.marked if name in self.rows]
+        current = self.table.selected_key
+        if len(marked) == 1 and current and current != marked[0]:
+            marked.append(current)
+        if len(marked) != 2:
+            self.notify("diff: mark two Jobs with space (or one, then put the cursor on the other)",
+                        severity="warning")
+            return
+        self.post_message(OpenDiff(*marked))
+
+    def action_clone(self) -> None:
+        name = self._need_job()
+        if name:
+            self.post_message(CloneJob(name))
+
+    def action_edit(self) -> None:
+        name = self._need_job()
+        if name:
+            self.post_message(EditJob(name))
+
+    def action_restart(self) -> None:
+        name = self._need_job()
+        if name:
+            self.post_message(RestartJob(name))
 
     def action_new_job(self) -> None:
         """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""

@@ -78,7 +78,8 @@ class WizardScreen(RlarkScreen):
 
     @property
     def crumb(self) -> str:  # type: ignore[override]
-        return f"New Job · Step {self.step}/4 {wf.STEP_NAMES[self.step - 1]}"
+        title = f"Edit Job {self.locked_name}" if self.locked_name is not None else "New Job"
+        return f"{title} · Step {self.step}/4 {wf.STEP_NAMES[self.step - 1]}"
 
     @property
     def gateway_note(self) -> str:
@@ -398,19 +399,23 @@ class WizardScreen(RlarkScreen):
 
     @work(exclusive=True, group="wizard-submit", exit_on_error=False)
     async def _send(self, manifest: dict, dry_run: bool) -> None:
+        editing = self.locked_name is not None
+        send = self.services.edit_restart if editing else self.services.submit
         try:
-            result = await self.services.submit(manifest, dry_run=dry_run)
+            result = await send(manifest, dry_run=dry_run)
         except RlarkError as exc:
             self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
             return
         name, sha, saved = manifest["metadata"]["name"], result.sha256, str(result.saved) if result.saved else ""
         if dry_run:
-            self._result(f"Dry run: the server accepts Job {name} (nothing was created).")
+            changed = "nothing was changed" if editing else "nothing was created"
+            self._result(f"Dry run: the server accepts Job {name} ({changed}).")
             return
         self.store.clear()
         self.app.post_message(JobSubmitted(name))
         note = f" Submitted YAML saved to {saved}." if saved else ""
-        self.app.notify(f"Job {name} created (spec sha256 {sha[:12]}…).{note} {RUNNING_HINT}", timeout=20)
+        done = "replaced and restarted" if editing else "created"
+        self.app.notify(f"Job {name} {done} (spec sha256 {sha[:12]}…).{note} {RUNNING_HINT}", timeout=20)
         self.dismiss()
 
     # ---- scripts, import, export ----------------------------------------------------------------------

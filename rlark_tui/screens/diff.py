@@ -1,0 +1,80 @@
+"""DiffScreen: what changed between two Jobs (the job list's marks), per role, as `rlark diff` prints it,
+kept current while either Job changes; `v` switches unified / side by side.
+
+The comparison is model/jobdiff.py (pure, secrets masked); the Jobs come from the Snapshot.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from rlark_tui.model.jobdiff import diff_jobs, render_side_by_side, render_unified
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.screens.base import RlarkScreen
+
+STYLES = {"-": "red", "+": "green", "@": "bold", "[": "bold"}
+
+
+def styled(text: str) -> Text:
+    """Diff text with removed lines red, added lines green and section lines bold."""
+    out = Text()
+    for line in text.splitlines(keepends=True):
+        out.append(line, style=STYLES.get(line.lstrip()[:1], ""))
+    return out
+
+
+class DiffScreen(RlarkScreen):
+    """esc goes back."""
+
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("v", "toggle", "Side by side / unified")]
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__()
+        self.first, self.second = first, second
+        self.crumb = f"Jobs › diff {first} {second}"
+        self.side_by_side = False
+        self._shown: tuple | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="diff-scroll"):
+            yield Static("", id="diff-text")
+
+    def focus_body(self) -> None:
+        self.query_one("#diff-scroll").focus()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.focus_body()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        jobs = (index.snapshot.jobs.get(self.first), index.snapshot.jobs.get(self.second))
+        key = (*map(id, jobs), self.side_by_side, self.size.width)
+        if key == self._shown:
+            return
+        self._shown = key
+        widget = self.query_one("#diff-text", Static)
+        missing = [name for name, job in zip((self.first, self.second), jobs) if job is None]
+        if missing:
+            widget.update(f"Job {missing[0]} is not in the snapshot (deleted, or not listed yet).")
+            return
+        changes = diff_jobs(*jobs)
+        if not changes:
+            widget.update(f"{self.first} and {self.second} are the same in everything compared: roles, images, "
+                          "selectors, env, scripts, resources, mounts and the launch record.")
+        elif self.side_by_side:
+            widget.update(styled(render_side_by_side(changes, self.first, self.second, max(60, self.size.width))))
+        else:
+            widget.update(styled(render_unified(changes, self.first, self.second)))
+
+    def action_toggle(self) -> None:
+        self.side_by_side = not self.side_by_side
+        if self.services.index is not None:
+            self.show_snapshot(self.services.index)
+
+    def action_back(self) -> None:
+        self.dismiss()
