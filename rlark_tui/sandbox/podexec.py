@@ -8,8 +8,10 @@ the pod's environment, in its own session (with a pseudo-terminal when `tty=true
 pod goes away or the command ends, its whole process group is ended.
 
 Terminal (platform `agent/terminal.go`): binary frames are terminal bytes, text frames JSON (`{"type":"resize",
-"rows","cols"}` in, `{"type":"error","message"}` out); the close message reads `terminal exited with code N`
-or `terminal session ended`.
+"rows","cols"}` in, `{"type":"error","message"}` out, and the file messages: `file-upload` {path, size, mode}
+then the file's frames then `file-upload-end`; `file-download` {path} answered by `file-download-start` {size,
+name}, the file's frames, `file-download-end`; `file-transfer-done` {success, error}); the close message reads
+`terminal exited with code N` or `terminal session ended`.
 """
 
 from __future__ import annotations
@@ -318,13 +320,19 @@ async def serve_terminal(request: web.Request, command: str, target: ExecTarget,
                 with contextlib.suppress(ConnectionError, RuntimeError):
                     await ws.send_bytes(data)
 
+    async def send_json(message: dict) -> None:
+        async with lock:
+            if not ws.closed:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await ws.send_str(json.dumps(message))
+
     try:
         await proc.start()
     except OSError as exc:
-        await ws.send_str(json.dumps({"type": "error", "message": f"exec error: {exc}"}))
+        await send_json({"type": "error", "message": f"exec error: {exc}"})
         await ws.close()
         return ws
-    reader = asyncio.ensure_future(_read_terminal(ws, proc))
+    reader = asyncio.ensure_future(_read_terminal(ws, proc, send_json))
     runner = asyncio.ensure_future(proc.run(send, pod_alive))
     try:
         done, _ = await asyncio.wait({reader, runner}, return_when=asyncio.FIRST_COMPLETED)
@@ -338,15 +346,67 @@ async def serve_terminal(request: web.Request, command: str, target: ExecTarget,
     return ws
 
 
-async def _read_terminal(ws: web.WebSocketResponse, proc: Process) -> None:
+async def _read_terminal(ws: web.WebSocketResponse, proc: Process, send_json) -> None:
+    """Client frames: terminal bytes, and the JSON controls `resize`, `file-upload` (binary frames up to
+    `file-upload-end` become the file) and `file-download` (agent/terminal.go)."""
     async for msg in ws:
         if msg.type == WSMsgType.BINARY:
             await proc.write(msg.data)
-        elif msg.type == WSMsgType.TEXT and msg.data.startswith("{"):
-            with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-                control = json.loads(msg.data)
-                if control.get("type") == "resize":
-                    proc.resize(int(control["rows"]), int(control["cols"]))
+            continue
+        if msg.type != WSMsgType.TEXT or not msg.data.startswith("{"):
+            continue
+        try:
+            control = json.loads(msg.data)
+            kind = control.get("type")
+            if kind == "resize":
+                proc.resize(int(control["rows"]), int(control["cols"]))
+            elif kind == "file-upload":
+                await _upload(ws, proc.target, str(control.get("path") or ""), send_json)
+            elif kind == "file-download":
+                await _download(proc.target, str(control.get("path") or ""), send_json, ws)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+
+
+async def _run_once(target: ExecTarget, argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    """A non-interactive command in the pod: (exit code, stdout, stderr)."""
+    child = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(target.cwd), env=dict(target.env), start_new_session=True,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await child.communicate(stdin)
+    return child.returncode, out, err
+
+
+async def _upload(ws: web.WebSocketResponse, target: ExecTarget, path: str, send_json) -> None:
+    data = bytearray()
+    async for msg in ws:
+        if msg.type == WSMsgType.TEXT and msg.data.startswith("{"):
+            with contextlib.suppress(ValueError, AttributeError):
+                if json.loads(msg.data).get("type") == "file-upload-end":
+                    break
+        if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+            data += msg.data.encode() if isinstance(msg.data, str) else msg.data
+    else:
+        return
+    code, _, err = await _run_once(target, ["sh", "-c", f"cat > '{path}'"], bytes(data))
+    await send_json({"type": "file-transfer-done", "success": code == 0} if code == 0 else
+                    {"type": "file-transfer-done", "success": False,
+                     "error": f"copy to pod: exec stream: command terminated with exit code {code} "
+                              f"(stderr: {err.decode('utf-8', 'replace')})"})
+
+
+async def _download(target: ExecTarget, path: str, send_json, ws: web.WebSocketResponse) -> None:
+    code, out, err = await _run_once(target, ["cat", path])
+    if code != 0:
+        await send_json({"type": "file-transfer-done", "success": False,
+                         "error": f"copy from pod: exec stream: command terminated with exit code {code} "
+                                  f"(stderr: {err.decode('utf-8', 'replace')})"})
+        return
+    await send_json({"type": "file-download-start", "size": len(out), "name": os.path.basename(path)})
+    for start in range(0, len(out), CHUNK):
+        await ws.send_bytes(out[start:start + CHUNK])
+    await send_json({"type": "file-download-end"})
 
 
 async def refuse_terminal(request: web.Request, message: str) -> web.StreamResponse:

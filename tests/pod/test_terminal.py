@@ -90,3 +90,38 @@ def test_system_config(shell_job):
     body = {"sshJumpHost": "jump.example", "sshJumpPort": "2222"}
     assert gateway.json("PUT", "/api/v1/system-config", req, body=body) == body
     assert gateway.json("GET", "/api/v1/system-config", req) == body
+
+
+def test_terminal_file_upload_and_download(shell_job):
+    url = shell_job.gateway.replace("https://", "wss://")
+    ws = websocket.create_connection(f"{url}/api/v1/rlinf.io/v1alpha1/pods/{_pod_cr(shell_job, HEAD[1])}/terminal",
+                                     header=[f"Authorization: Bearer {shell_job.token}"],
+                                     sslopt={"ca_certs": str(shell_job.ca_path)}, timeout=15)
+
+    def next_json() -> dict:
+        while True:
+            opcode, data = ws.recv_data()
+            if opcode == websocket.ABNF.OPCODE_TEXT:
+                return json.loads(data)
+
+    payload = b"weights " * 10000
+    ws.send(json.dumps({"type": "file-upload", "path": "/tmp/rlark-terminal-up.bin", "size": len(payload),
+                        "mode": 0o644}))
+    ws.send_binary(payload[:40000])
+    ws.send_binary(payload[40000:])
+    ws.send(json.dumps({"type": "file-upload-end"}))
+    assert next_json() == {"type": "file-transfer-done", "success": True}
+    ws.send(json.dumps({"type": "file-download", "path": "/tmp/rlark-terminal-up.bin"}))
+    assert next_json() == {"type": "file-download-start", "size": len(payload), "name": "rlark-terminal-up.bin"}
+    got = b""
+    while True:
+        opcode, data = ws.recv_data()
+        if opcode == websocket.ABNF.OPCODE_TEXT:
+            assert json.loads(data) == {"type": "file-download-end"}
+            break
+        got += data
+    assert got == payload
+    ws.send(json.dumps({"type": "file-download", "path": "/tmp/no-such-file-here"}))
+    done = next_json()
+    assert done["type"] == "file-transfer-done" and done["success"] is False and "No such file" in done["error"]
+    ws.close()
