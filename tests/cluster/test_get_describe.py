@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from tests.cluster.seeding import ROLES, seed_running_job
+from tests.cluster.seeding import ROLES, job_manifest, seed_running_job
 
 
 def test_get_jobs_table_lists_the_demo_job(rl):
@@ -135,3 +135,22 @@ def test_get_watch_prints_the_list_then_each_change_until_the_request_timeout(sb
     assert any(line.startswith("demo-ppo ") for line in lines[1:])
     assert lines[-1].split()[:4] == ["watched-1", "Pending", "0/1", "env"]
     assert sum(1 for line in lines if line.startswith("NAME")) == 1
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(sb, env):
+    """`rlark get ... | head -c 10`: rlark stops quietly (exit 141, as a shell reports SIGPIPE), no traceback."""
+    import subprocess
+    import sys
+    made = [sb.store.create("jobs", job_manifest(f"pipe-{i}", [dict(ROLES[0], node="gpu-a3")]))["metadata"]["name"]
+            for i in range(150)]
+    code = ("import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
+            "stderr=subprocess.PIPE); p.stdout.read(10); p.stdout.close(); err = p.stderr.read(); "
+            "print(p.wait()); print(err.decode())")
+    result = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "rlark_tui", "--kubeconfig",
+                             str(sb.kubeconfig), "get", "jobs", "-o", "yaml"], capture_output=True, text=True,
+                            timeout=60)
+    for name in made:
+        sb.store.delete("jobs", name)
+    rc, _, err = result.stdout.partition("\n")
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert rc == "141"
