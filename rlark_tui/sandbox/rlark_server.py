@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+import logging
 import re
 import secrets
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -60,6 +61,7 @@ RENEW_SECONDS = 10.0
 AGENT_PREFIX = "rlark-"
 FORBIDDEN = "client certificate does not have proxy permission for the target"
 _AGENT_URL = re.compile(r"^/api/proxy/(https?):/+([^/]+)(/.*)?$")
+log = logging.getLogger(__name__)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -130,7 +132,11 @@ class RlarkServer:
                 for transport in list(self._open):
                     transport.close()
             if down != was_down and self.on_down is not None:
-                await self.on_down(down)
+                try:
+                    await self.on_down(down)
+                except OSError as exc:
+                    log.warning("rlark-server could not %s: %s; trying again", "stop" if down else "listen", exc)
+                    continue
             was_down = down
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
