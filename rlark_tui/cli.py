@@ -35,7 +35,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.version": ("version",),
     "rlark_tui.commands.completion": ("completion",),
 }
-VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout"})
+VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
+                         "--client-cert", "--client-key", "--ca-cert"})
 
 
 def _global_flags(suppress: bool) -> argparse.ArgumentParser:
@@ -54,6 +55,20 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
                         help="refuse every mutation (stop, start, delete, submit)")
     parser.add_argument("--request-timeout", metavar="SECONDS", type=float, default=default,
                         help="give up on a single API request after this long (default 30)")
+    server = parser.add_argument_group(
+        "rlark-server (logs, events, Ray of the member clusters; these concern rlark-server only, unlike "
+        "kubectl's flags of the same names)")
+    server.add_argument("--server-address", metavar="URL", default=default,
+                        help="rlark-server URL (https://HOST:8443; https://:PORT finds the host from its Lease)")
+    server.add_argument("--server-hostname", metavar="NAME", default=default,
+                        help="the name in rlark-server's certificate, when the address differs")
+    server.add_argument("--client-cert", metavar="FILE", default=default,
+                        help="client certificate for rlark-server (default: Secret rlark-admin-cert)")
+    server.add_argument("--client-key", metavar="FILE", default=default, help="its private key")
+    server.add_argument("--ca-cert", metavar="FILE", default=default, help="CA that signed rlark-server's certificate")
+    server.add_argument("--server-insecure-skip-tls-verify", action="store_true",
+                        default=argparse.SUPPRESS if suppress else False,
+                        help="do not verify rlark-server's certificate (only when no CA can be had)")
     return parser
 
 

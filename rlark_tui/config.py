@@ -17,11 +17,23 @@ from rlark_tui.errors import UsageError
 APP_NAME = "rlark"
 CONFIG_ENV = "RLARK_CONFIG"
 STATE_DIR_ENV = "RLARK_STATE_DIR"
+SERVER_KEYS = ("server-address", "server-hostname", "client-cert", "client-key", "ca-cert",
+               "server-insecure-skip-tls-verify")
+"""rlark-server settings: config keys named like the global flags (rlarkctl's names); `_` may stand for `-`."""
 
 EXAMPLE = """\
 # rlark config: what the kubeconfig cannot say about an RLark installation.
 gateway: https://rlark.example.com          # RLark gateway base URL (job logs fallback)
-clusters:                                   # cluster namespace -> data-plane kubeconfig context
+gateway_ca: /etc/rlark/gateway-ca.pem       # CA of the gateway's certificate (default: the system's CAs)
+gateway_headers:                            # sent with every gateway request (values are never shown)
+  X-Auth-Token: <token of an authenticating proxy in front of the gateway>
+# rlark-server (mutual TLS; logs, events, Ray). Default: the kubeconfig extension, else discovery.
+server-address: https://rlark-server.example.com:8443
+ca-cert: /etc/rlark/ca.pem                  # the platform CA; or server-insecure-skip-tls-verify: true
+client-cert: ~/.rlark/client.crt            # default: Secret rlark-admin-cert through the control plane
+client-key: ~/.rlark/client.key
+server-hostname: rlark-server               # the name in the server's certificate, when the address differs
+clusters:                                   # cluster namespace -> data-plane kubeconfig context (explicit only)
   rlark-gpu-a: gpu-a-admin
 ray:
   token: <Ray dashboard token, if the dashboards use RAY_AUTH_MODE=token>
@@ -57,6 +69,11 @@ class RlarkConfig:
     clusters: dict[str, str] = field(default_factory=dict)
     ray_token: str | None = None
     ray_urls: dict[str, str] = field(default_factory=dict)
+    gateway_ca: str | None = None
+    gateway_headers: dict[str, str] = field(default_factory=dict)
+    """Header name -> value, sent to the gateway; values are secrets (shown as ***)."""
+    server: dict[str, str | bool] = field(default_factory=dict)
+    """SERVER_KEYS that are set (strings; the skip-verify key a bool)."""
 
 
 def load_config(path: Path | None = None) -> RlarkConfig:
@@ -80,6 +97,9 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         raise UsageError(f"config file {path}: `gateway` must be a URL string")
     if token is not None and not isinstance(token, str):
         raise UsageError(f"config file {path}: `ray.token` must be a string")
+    gateway_ca = data.get("gateway_ca")
+    if gateway_ca is not None and not isinstance(gateway_ca, str):
+        raise UsageError(f"config file {path}: `gateway_ca` must be a file path")
     return RlarkConfig(
         path=path,
         exists=True,
@@ -87,7 +107,27 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         clusters=clusters,
         ray_token=token or None,
         ray_urls=_string_map(path, ray.get("urls"), "ray.urls"),
+        gateway_ca=str(Path(gateway_ca).expanduser()) if gateway_ca else None,
+        gateway_headers=_string_map(path, data.get("gateway_headers"), "gateway_headers"),
+        server=_server_keys(path, data),
     )
+
+
+def _server_keys(path: Path, data: dict) -> dict[str, str | bool]:
+    found: dict[str, str | bool] = {}
+    for key in SERVER_KEYS:
+        value = data.get(key, data.get(key.replace("-", "_")))
+        if value is None:
+            continue
+        if key == "server-insecure-skip-tls-verify":
+            if not isinstance(value, bool):
+                raise UsageError(f"config file {path}: `{key}` must be true or false")
+        elif not isinstance(value, str) or not value:
+            raise UsageError(f"config file {path}: `{key}` must be a string")
+        elif key in ("client-cert", "client-key", "ca-cert"):
+            value = str(Path(value).expanduser())
+        found[key] = value
+    return found
 
 
 def _string_map(path: Path, value, name: str, nested_key: str | None = None) -> dict[str, str]:

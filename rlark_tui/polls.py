@@ -123,7 +123,7 @@ def job_pods(snapshot: Snapshot, job_name: str) -> list[Pod]:
 def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
     """Pod CR key -> restart count of `main` and why it is unwell (lastState, failure events), from each Pod's data
     plane (Pods it cannot read are left out)."""
-    if job_name not in snapshot.jobs or not access.data_plane_contexts():
+    if job_name not in snapshot.jobs or (access.server_endpoint() is None and not access.config.clusters):
         return None
     pods = job_pods(snapshot, job_name)
     states = pod_states(access, [pod.raw for pod in pods])

@@ -238,7 +238,10 @@ class Reconciler:
         state = SourceState(name, status, reason)
         if self._sources.get(name) == state:
             return
+        known = name in self._sources
         self._sources[name] = state
+        if not known:  # data planes are found by the first probe: keep the header's order (gateway last)
+            self._sources = dict(sorted(self._sources.items(), key=lambda item: item[0] == GATEWAY))
         self._changed.add("sources")
 
     def _publish(self, post) -> None:
@@ -269,10 +272,6 @@ class Reconciler:
     # -- sources other than the control plane ---------------------------------------------------------------
 
     def _initial_sources(self) -> None:
-        planes = self.access.data_plane_contexts()
-        for cluster, (context, _origin) in planes.items():
-            self._sources[f"data plane {cluster}"] = SourceState(f"data plane {cluster}", "stale",
-                                                                 f"context {context}, not contacted yet")
         self._sources[GATEWAY] = (SourceState(GATEWAY, "stale", "not contacted yet") if self.access.gateway
                                   else SourceState(GATEWAY, "unconfigured", "no gateway configured — see "
                                                                             "`rlark config`"))
@@ -287,16 +286,19 @@ class Reconciler:
             await asyncio.sleep(self.probe_interval if healthy else min(self.probe_interval, PROBE_RETRY_SECONDS))
 
     def _probe(self) -> list[tuple[str, str, str]]:
-        """Contact each data plane and the gateway once (blocking; runs in a thread)."""
+        """Contact each member cluster's data plane (through rlark-server) and the gateway once (blocking; runs in a
+        thread)."""
         results = []
-        for cluster in sorted(self.access.data_plane_contexts()):
+        for cluster in self.access.member_clusters():
             name = f"data plane {cluster}"
             try:
                 plane = self.access.data_plane(cluster)
+                if plane is None:
+                    raise Unreachable(self.access.server_problem or "no rlark-server", "config")
                 plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=name),
                            [("limit", "1")], timeout=5)
                 results.append((name, "connected", ""))
-            except (ApiError, Unreachable, AttributeError) as exc:
+            except (ApiError, Unreachable) as exc:
                 results.append((name, "disconnected", str(exc)))
         if self.access.gateway:
             try:

@@ -48,7 +48,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         outputs_read = (pool.submit(_outputs, access, view, tasks, pods, output_path)
                         if isinstance(output_path, str) and output_path else None)
         sources: dict[str, str] = {}
-        planes = access.data_plane_contexts()
+        planes = {cluster: access.data_plane(cluster) for cluster in {Pod(raw).namespace for raw in pods}}
         gateway_logs: dict[str, list[str]] | None = None
         if any(planes.get(Pod(raw).namespace) is None for raw in pods):
             gateway_logs = _gateway_logs(access, job_name, sources)
@@ -118,7 +118,8 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
         reads.append(read)
         if planes.get(cluster) is None:
             read.no_plane = True
-            sources["data-plane"] = f"no data-plane context configured for cluster {cluster}"
+            sources["data-plane"] = (f"no data plane for cluster {cluster}: "
+                                     f"{access.server_problem or 'no rlark-server'}")
             lines = (gateway_logs or {}).get(name)
             read.logs.append(PodLog(name, tuple(lines or ()), source="gateway",
                                     error=None if lines is not None else sources.get("gateway", "no gateway logs")))

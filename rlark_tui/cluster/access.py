@@ -1,7 +1,9 @@
-"""ClusterAccess: every read and write rlark makes against an RLark installation, built from kubeconfig + config file.
+"""ClusterAccess: every read and write rlark makes against an RLark installation (kubeconfig, flags, config file).
 
-Owns the control plane (rlinf.io kinds: list, watch, get, create, patch, delete), the data-plane contexts
-(pods, events, `pods/log`), the gateway (job logs fallback, clusters) and the Ray dashboard of a Job.
+Owns the control plane (rlinf.io kinds: list, watch, get, create, patch, delete), the member clusters' data planes
+(pods, events, `pods/log`) and Pods reached through rlark-server (`/api/proxy/<agent>/api/kubernetes`,
+`/api/podproxy`, `/api/taskproxy`) or a context the config file names, the gateway (job logs fallback,
+clusters) and the Ray dashboard of a Job.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import TYPE_CHECKING, TypeVar
 from dataclasses import dataclass, field
 
 from rlark_tui.cluster import kubeconfig as kc
+from rlark_tui.cluster import server as srv
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
-from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, seg
+from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
@@ -78,78 +81,155 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int = PARALL
 
 
 class ClusterAccess:
-    """All I/O against one control-plane context, plus the data planes and gateway it can find."""
+    """All I/O against one control plane, plus the data planes (through rlark-server) and gateway it can find.
 
-    def __init__(self, kubeconfig: kc.Kubeconfig, context: str, config: RlarkConfig,
-                 request_timeout: float | None = None) -> None:
+    With a kubeconfig the control plane is its context; in server-only mode (`kubeconfig` None: a server address
+    and a client certificate from flags or config) it is rlark-server's `/api/kubernetes`.
+    """
+
+    def __init__(self, kubeconfig: kc.Kubeconfig | None, context: str, config: RlarkConfig,
+                 request_timeout: float | None = None, server_options: srv.ServerOptions | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.request_timeout = request_timeout or READ_TIMEOUT
         self.context = context
         self.config = config
-        self._client = kc.api_client(kubeconfig, context)
+        self.server_options = server_options or srv.ServerOptions.from_sources(None, config)
+        self._files = srv.RuntimeFiles()
+        self._endpoint: srv.ServerEndpoint | None = None
+        self.server_problem = ""
+        """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
+        if kubeconfig is None:
+            self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE, self._files)
+            self._client = srv.api_client(self._endpoint, f"{self._endpoint.url}/api/kubernetes")
+            self.namespace = None
+            self.gateway = config.gateway
+        else:
+            self._client = kc.api_client(kubeconfig, context)
+            self.namespace = kc.namespace_of(kubeconfig, context)
+            self.gateway = config.gateway or kubeconfig.gateway
         self.http = Http.for_client(self._client, "control plane")
         self.server = self._client.configuration.host
-        self.namespace = kc.namespace_of(kubeconfig, context)
-        self.gateway = config.gateway or kubeconfig.gateway
         self._planes: dict[str, Http] = {}
+        self._server_clients: dict[str, k8s.ApiClient] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
-             config: RlarkConfig | None = None, request_timeout: float | None = None) -> "ClusterAccess":
-        """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current."""
-        loaded = kc.load(kubeconfig)
+             config: RlarkConfig | None = None, request_timeout: float | None = None,
+             server_options: srv.ServerOptions | None = None) -> "ClusterAccess":
+        """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current.
+        Without any kubeconfig, a complete set of rlark-server options (address and certificate) is enough."""
+        config = config if config is not None else load_config()
+        options = server_options or srv.ServerOptions.from_sources(None, config)
+        try:
+            loaded = kc.load(kubeconfig)
+        except UsageError:
+            if kubeconfig is None and options.complete:
+                return cls(None, "rlark-server", config, request_timeout, options)
+            raise
         name = kc.resolve_context(loaded, context)
-        return cls(loaded, name, config if config is not None else load_config(), request_timeout)
+        return cls(loaded, name, config, request_timeout, options)
 
     @classmethod
     def from_args(cls, args) -> "ClusterAccess":
-        """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`)."""
+        """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`, rlark-server's flags)."""
         timeout = getattr(args, "request_timeout", None)
         if timeout is not None and not 0 < timeout <= MAX_REQUEST_TIMEOUT:
             raise UsageError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:.0f} seconds "
                              "(30 days)")
-        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None),
-                        request_timeout=timeout)
+        config = load_config()
+        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config,
+                        request_timeout=timeout, server_options=srv.ServerOptions.from_sources(args, config))
 
     # -- sources -------------------------------------------------------------------------------------------
 
-    def data_plane_contexts(self) -> dict[str, tuple[str, str]]:
-        """Cluster namespace -> (context, where that mapping came from): config file, kubeconfig, or naming."""
-        found: dict[str, tuple[str, str]] = {}
-        prefix = f"{self.context}-"
-        for name in self.kubeconfig.contexts:
-            rest = name[len(prefix):] if name.startswith(prefix) else ""
-            if rest.startswith(keys.CLUSTER_NAMESPACE_PREFIX):
-                found[rest] = (name, "kubeconfig context name")
-        for cluster, ctx in self.kubeconfig.data_planes.items():
-            found[cluster] = (ctx, "kubeconfig extension")
-        for cluster, ctx in self.config.clusters.items():
-            found[cluster] = (ctx, f"config file {self.config.path}")
-        return found
+    def server_endpoint(self) -> srv.ServerEndpoint | None:
+        """rlark-server as resolved from flags, config, the kubeconfig extension or discovery (found once, then
+        kept); None, with `server_problem` saying why, when it cannot be used."""
+        with self._lock:
+            if self._endpoint is not None:
+                return self._endpoint
+            extension = self.kubeconfig.server_extension(self.context) if self.kubeconfig is not None else None
+            try:
+                self._endpoint = srv.resolve(self.server_options, extension, self.http,
+                                             self.namespace or keys.DEFAULT_NAMESPACE, self._files)
+            except Unreachable as exc:
+                self.server_problem = str(exc)
+                return None
+            self.server_problem = ""
+            return self._endpoint
+
+    def _server_http(self, path: str, source: str) -> Http | None:
+        """A URL under rlark-server with the client certificate (one ApiClient per base, kept)."""
+        endpoint = self.server_endpoint()
+        if endpoint is None:
+            return None
+        base = f"{endpoint.url}{path}"
+        with self._lock:
+            client = self._server_clients.get(base)
+            if client is None:
+                client = self._server_clients[base] = srv.api_client(endpoint, base)
+        if endpoint.lease_ip:
+            source += f", address from a Lease: if {endpoint.lease_ip} cannot be reached, pass --server-address"
+        return Http.for_client(client, source)
 
     def data_plane(self, cluster: str) -> Http | None:
-        """The data-plane API of one cluster namespace, or None when no context is configured for it."""
+        """The Kubernetes API of one member cluster (by cluster namespace): a context the config file's `clusters`
+        maps it to, else rlark-server's `/api/proxy/<agent>/api/kubernetes`; None (`server_problem` says why)."""
         with self._lock:
             if cluster in self._planes:
                 return self._planes[cluster]
-            entry = self.data_plane_contexts().get(cluster)
-            if entry is None:
-                return None
-            context = entry[0]
-            if context not in self.kubeconfig.contexts:
+        context = self.config.clusters.get(cluster)
+        if context is not None:
+            if self.kubeconfig is None or context not in self.kubeconfig.contexts:
                 raise Unreachable(f"data plane {cluster}: context {context!r} is not in the kubeconfig", "config")
             plane = Http.for_client(kc.api_client(self.kubeconfig, context), f"data plane {cluster}")
-            self._planes[cluster] = plane
-            return plane
+        else:
+            plane = self._server_http(f"/api/proxy/{seg(srv.agent_id(cluster))}/api/kubernetes",
+                                      f"data plane {cluster} (rlark-server)") or self._implicit_plane(cluster)
+            if plane is None:
+                return None
+        with self._lock:
+            return self._planes.setdefault(cluster, plane)
+
+    def _implicit_plane(self, cluster: str) -> Http | None:
+        """A `<context>-<cluster namespace>` kubeconfig context (the sandbox's, until it serves rlark-server)."""
+        name = f"{self.context}-{cluster}"
+        if self.kubeconfig is None or name not in self.kubeconfig.contexts:
+            return None
+        return Http.for_client(kc.api_client(self.kubeconfig, name), f"data plane {cluster}")
 
     def data_plane_api_client(self, cluster: str) -> k8s.ApiClient | None:
         """The `kubernetes` ApiClient of one cluster's data plane (for its own calls, e.g. exec), or None."""
         plane = self.data_plane(cluster)
         return plane.api_client if plane is not None else None
 
+    def pod_proxy(self, pod: str, port: int) -> Http | None:
+        """A port of a data-plane pod (by its pod name) through rlark-server's `/api/podproxy/<pod>:<port>`."""
+        return self._server_http(f"/api/podproxy/{seg(pod)}:{int(port)}", f"pod {pod}:{port} (rlark-server)")
+
+    def task_proxy(self, task: str, port: int) -> Http | None:
+        """A port of the newest Pod of a Task (`<job>-<role>`) through rlark-server's `/api/taskproxy`."""
+        return self._server_http(f"/api/taskproxy/{seg(task)}:{int(port)}", f"task {task}:{port} (rlark-server)")
+
+    def member_clusters(self) -> list[str]:
+        """Cluster namespaces of the member clusters: the config file's `clusters` plus those Node CRs live in."""
+        found = set(self.config.clusters)
+        try:
+            found.update(str((node.get("metadata") or {}).get("namespace") or "") for node in self.nodes())
+        except (ApiError, Unreachable):
+            pass
+        return sorted(cluster for cluster in found if cluster)
+
     def gateway_http(self) -> Http | None:
-        return self.http.sibling(self.gateway, "gateway") if self.gateway else None
+        """The gateway, verified against the system CAs (or `gateway_ca`) and sent `gateway_headers`; it shares the
+        control plane's TLS and credentials only at the same origin (the sandbox)."""
+        if not self.gateway:
+            return None
+        headers = self.config.gateway_headers
+        if self.config.gateway_ca is None and same_origin(self.gateway, self.http.base):
+            return self.http.sibling(self.gateway, "gateway", headers)
+        return Http(self.gateway, source="gateway", headers=headers, ca_certs=self.config.gateway_ca)
 
     def version(self, timeout: float = 5.0) -> dict:
         result = self.http.json("GET", "/version", Request("get", "version"), timeout=timeout)
@@ -346,8 +426,8 @@ class ClusterAccess:
         """`pods/log` of a data-plane pod (container `main` by default) as a line stream."""
         plane = self.data_plane(cluster)
         if plane is None:
-            raise Unreachable(f"logs: no data-plane context or gateway configured for cluster {cluster} "
-                              f"— see `rlark config`", "config")
+            raise Unreachable(f"logs: no data plane for cluster {cluster}: {self.server_problem or 'no rlark-server'}"
+                              " — see `rlark config`", "config")
         query = [("container", container)]
         if follow:
             query.append(("follow", "true"))
@@ -392,8 +472,10 @@ class ClusterAccess:
             return None
         result: dict[str, list[str]] = {}
         for name, entry in data.items():
-            for cluster in (entry or {}).get("clusters") or []:
-                result.setdefault(str(cluster), []).append(str(name))
+            for cluster in (entry or {}).get("clusters") or [] if isinstance(entry, dict) else []:
+                agent = srv.agent_id(str(cluster))  # the gateway lists agent IDs (gpu-a); Jobs name rlark-gpu-a
+                for key in {agent, keys.CLUSTER_NAMESPACE_PREFIX + agent}:
+                    result.setdefault(key, []).append(str(name))
         return result
 
     def gateway_clusters(self) -> object:
@@ -405,7 +487,8 @@ class ClusterAccess:
     # -- Ray ----------------------------------------------------------------------------------------------
 
     def ray_dashboard(self, job: Job, head_cluster: str | None = None):
-        """The Ray dashboard of a Job: a configured URL, else the head Service proxy of the head's data plane.
+        """The Ray dashboard of a Job: a configured URL, else port 8265 of the Header Task through rlark-server's
+        `/api/taskproxy/<job>-<head>:8265`, else the head Service proxy of an explicitly configured context.
 
         `head_cluster` (the Header Task's namespace) saves a Task lookup when the caller already knows it.
         """
@@ -417,6 +500,9 @@ class ClusterAccess:
         head = job.head_task
         if head is None:
             return None
+        proxy = self.task_proxy(job.head_task_name, 8265)
+        if proxy is not None:
+            return RayDashboard(proxy, token)
         cluster = head_cluster or self._head_cluster(job)
         plane = self.data_plane(cluster) if cluster else None
         if plane is None:
@@ -444,8 +530,8 @@ class ClusterAccess:
             cluster = head_cluster or self._head_cluster(job)
             if cluster is None:
                 return unavailable(job, f"ray: Task {job.head_task_name} does not exist yet")
-            return unavailable(job, f"ray: no data-plane context or dashboard URL configured for cluster "
-                                    f"{cluster} — see `rlark config`")
+            return unavailable(job, f"ray: no way to the dashboard in cluster {cluster} "
+                                    f"({self.server_problem or 'no rlark-server'}) — see `rlark config`")
         return dashboard.status(expected=job.total_nodes)
 
     def _head_cluster(self, job: Job) -> str | None:
@@ -464,4 +550,7 @@ class ClusterAccess:
 
     def close(self) -> None:
         self._client.close()
+        for client in list(self._server_clients.values()):
+            client.close()
+        self._files.remove()
 

@@ -90,10 +90,14 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
     """Map an HTTP error answer (Kubernetes Status body or plain text) to one line."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
     payload = _json(text)
-    message = str(payload.get("message") or "").strip() if payload else text.strip()
+    message = str(payload.get("message") or payload.get("error") or "").strip() if payload else text.strip()
     message = message.splitlines()[0] if message else ""
     reason = str(payload.get("reason") or "") if payload else ""
     target = req.target()
+    if status == 401 and "rlark-server" in req.source:
+        return Unauthorized(f"unauthorized (401): rlark-server refused the client certificate "
+                            f"({message or 'no reason given'}) while trying to {req.verb} {target} on the {req.source}",
+                            status, reason)
     if status == 401:
         return Unauthorized(
             f"unauthorized (401): the {req.source} rejected the credentials while trying to {req.verb} "

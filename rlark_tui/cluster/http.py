@@ -177,6 +177,11 @@ class _ApiTransport(Exception):
     """The kubernetes REST layer reports TLS failures as ApiException(status=0); carry its text."""
 
 
+def same_origin(one: str, other: str) -> bool:
+    """Same scheme, host and port."""
+    return _origin(one) == _origin(other)
+
+
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme, parts.netloc

@@ -28,6 +28,7 @@ from rlark_tui.model.redact import redact_text
 
 IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
+SERVER_EXTENSION = "rlark.io/server"
 WRONG_TYPE = "not a kubeconfig (a section or entry has the wrong type)"
 
 
@@ -45,6 +46,12 @@ class Kubeconfig:
     """The merged document, as the `kubernetes` loader merges the files (first entry of a name wins)."""
     origins: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     """(section, entry name) -> the file that entry came from (relative paths in it are relative to that file)."""
+    servers: dict[str, dict] = field(default_factory=dict)
+    """Kubeconfig cluster name -> its `rlark.io/server` extension (`server`, `certificate-authority-data`)."""
+
+    def server_extension(self, context: str) -> dict | None:
+        """The rlark-server extension of the cluster entry a context uses, if it carries one."""
+        return self.servers.get(str(self.contexts.get(context, {}).get("cluster") or ""))
 
     @property
     def in_cluster(self) -> bool:
@@ -89,6 +96,7 @@ def load(flag: str | None = None) -> Kubeconfig:
                 context = entry.get("context") or {}
                 contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
         gateway, data_planes = _rlark_extensions(merged, contexts)
+        servers = _server_extensions(merged)
     except (TypeError, AttributeError):
         raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
     return Kubeconfig(
@@ -99,6 +107,7 @@ def load(flag: str | None = None) -> Kubeconfig:
         data_planes=data_planes,
         merged=merged,
         origins=origins,
+        servers=servers,
     )
 
 
@@ -372,6 +381,17 @@ def merge(documents: list[tuple[str, object]]) -> tuple[dict, dict[tuple[str, st
         if "current-context" in document:
             merged["current-context"] = document["current-context"]
     return merged, origins
+
+
+def _server_extensions(merged: dict) -> dict[str, dict]:
+    """Cluster entries' `rlark.io/server` extensions, by cluster name."""
+    found: dict[str, dict] = {}
+    for entry in merged.get("clusters") or []:
+        cluster = entry.get("cluster") if isinstance(entry, dict) else None
+        for ext in (cluster or {}).get("extensions") or []:
+            if isinstance(ext, dict) and ext.get("name") == SERVER_EXTENSION and isinstance(ext.get("extension"), dict):
+                found[str(entry.get("name"))] = ext["extension"]
+    return found
 
 
 def _first_current_context(documents: list[tuple[str, object]]) -> str | None:

@@ -176,8 +176,9 @@ def gateway_lines(access: ClusterAccess, job: str, target: LogTarget, tail: int 
                   cache: dict[str, list[dict]]) -> list[LogLine]:
     """A Pod's last lines from the gateway's `jobs/<job>/logs` (read once per job into `cache`)."""
     if access.gateway is None:
-        raise Unreachable(f"logs: no data-plane context or gateway configured for cluster {target.cluster} "
-                          f"— see `rlark config`", "config")
+        raise Unreachable(f"logs: no data plane for cluster {target.cluster} "
+                          f"({access.server_problem or 'no rlark-server'}) and no gateway — see `rlark config`",
+                          "config")
     if previous:
         raise Unreachable("logs: the gateway has no previous-instance logs; rlark-server is needed for "
                           f"cluster {target.cluster} (see `rlark config`)", "config")

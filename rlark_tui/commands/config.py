@@ -1,4 +1,4 @@
-"""`rlark config`: show where rlark looks (config file, state dir, kubeconfig) and test every source.
+"""`rlark config`: show where rlark looks (config file, state dir, kubeconfig, rlark-server) and test every source.
 
 Owns the report; the sources themselves are reached through ClusterAccess. Secrets are never shown.
 """
@@ -10,6 +10,7 @@ import argparse
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.server import ServerOptions
 from rlark_tui.config import CONFIG_ENV, EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_text
@@ -23,8 +24,9 @@ EXIT_CODES = """exit codes:
 def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
         "config", parents=parents, help="show the configuration and test each source",
-        description="Print the config file, state dir and kubeconfig in use, then test the control plane, "
-                    "each data-plane context and the gateway.",
+        description="Print where each source comes from (config file, state dir, kubeconfig, rlark-server with "
+                    "its address, certificate and CA, gateway), then test the control plane, each member "
+                    "cluster's data plane (through rlark-server) and the gateway.",
         epilog=EXIT_CODES + "\n\nconfig file format:\n" + EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-check", action="store_true", help="only print, do not contact any source")
@@ -42,41 +44,62 @@ def run(args: argparse.Namespace) -> int:
     print(f"config file:  {path}" + ("" if config.exists else " (absent; optional)"))
     print(f"state dir:    {state_dir()}")
     try:
-        access = ClusterAccess.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config)
+        options = ServerOptions.from_sources(args, config)
+        access = ClusterAccess.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config,
+                                    server_options=options)
     except UsageError as exc:
         print(f"kubeconfig:   {exc}")
         return 2
-    paths = ", ".join(str(p) for p in access.kubeconfig.paths) or "in-cluster service account"
-    print(f"kubeconfig:   {paths}")
-    print(f"context:      {access.context}")
-    print(f"server:       {redact_text(access.server)}")
-    print(f"gateway:      {redact_text(access.gateway or '(not configured)')}"
-          + (f"  [{'config file' if config.gateway else 'kubeconfig extension'}]" if access.gateway else ""))
+    except Unreachable as exc:
+        print(f"rlark-server: {exc}")
+        return 2
+    if access.kubeconfig is None:
+        print("kubeconfig:   none (server-only mode: the control plane through rlark-server)")
+    else:
+        paths = ", ".join(str(p) for p in access.kubeconfig.paths) or "in-cluster service account"
+        print(f"kubeconfig:   {paths}")
+        print(f"context:      {access.context}")
+    print(f"control plane: {redact_text(access.server)}")
+    endpoint = None if args.no_check and access.kubeconfig is not None and not options.complete \
+        else access.server_endpoint()
+    if endpoint is not None:
+        print(f"rlark-server: {redact_text(endpoint.describe())}")
+    else:
+        print(f"rlark-server: {access.server_problem or 'not looked for (--no-check)'}")
+    gateway = access.gateway_http()
+    if gateway is not None:
+        where = "config file" if config.gateway else "kubeconfig extension"
+        trust = (f"CA {config.gateway_ca}" if config.gateway_ca else
+                 "the control plane's TLS" if gateway.api_client is not None else "system CAs")
+        print(f"gateway:      {redact_text(access.gateway)}  [{where}; verified against {trust}]")
+        for name in sorted(config.gateway_headers):
+            print(f"  header {name}: ***")
+    else:
+        print("gateway:      (not configured)")
     print(f"ray token:    {'set (hidden)' if config.ray_token else 'not set'}")
-    planes = access.data_plane_contexts()
-    print("data planes:" + ("" if planes else "  (none: logs fall back to the gateway)"))
-    for cluster, (context, origin) in sorted(planes.items()):
-        print(f"  {cluster:<20} context {context}  [{origin}]")
+    for cluster, context in sorted(config.clusters.items()):
+        print(f"  {cluster:<20} context {context}  [config file {config.path}]")
     for job, url in sorted(config.ray_urls.items()):
         print(f"ray dashboard {job}: {redact_text(url)}")
     if args.no_check:
         return 0
     print("checks:")
-    ok = _check("control plane", lambda: _control(access))
-    for cluster in sorted(planes):
-        _check(f"data plane {cluster}", lambda c=cluster: _plane(access, c))
-    if access.gateway:
-        _check("gateway", lambda: _gateway(access))
+    ok = _check("control plane", access.server, lambda: _control(access))
+    for cluster in access.member_clusters():
+        plane = _plane_or_none(access, cluster)
+        _check(f"data plane {cluster}", plane.base if plane else "-", lambda c=cluster: _plane(access, c))
+    if gateway is not None:
+        _check("gateway", access.gateway, lambda: _gateway(access))
     return 0 if ok else 1
 
 
-def _check(name: str, probe) -> bool:
+def _check(name: str, url: str, probe) -> bool:
     try:
         detail = probe()
     except (ApiError, Unreachable, UsageError) as exc:
-        print(f"  FAIL  {name}: {exc}")
+        print(f"  FAIL  {name} ({redact_text(url)}): {exc}")
         return False
-    print(f"  ok    {name}: {detail}")
+    print(f"  ok    {name} ({redact_text(url)}): {detail}")
     return True
 
 
@@ -86,10 +109,17 @@ def _control(access: ClusterAccess) -> str:
     return f"version {version}, {jobs} job(s) visible"
 
 
+def _plane_or_none(access: ClusterAccess, cluster: str):
+    try:
+        return access.data_plane(cluster)
+    except Unreachable:
+        return None
+
+
 def _plane(access: ClusterAccess, cluster: str) -> str:
     plane = access.data_plane(cluster)
     if plane is None:
-        raise Unreachable(f"no context for {cluster}", "config")
+        raise Unreachable(access.server_problem or f"no way to the data plane of {cluster}", "config")
     body = plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=plane.source),
                       timeout=10)
     count = len(body.get("items") or []) if isinstance(body, dict) else 0

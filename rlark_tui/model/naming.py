@@ -80,6 +80,15 @@ def head_service_name(job_name: str, head_task_name: str) -> str:
     return f"{job_name}-{head_task_name}{HEAD_SERVICE_SUFFIX}"
 
 
+def tensorboard_url(gateway: str | None, task_name: str, reported: str = "") -> str:
+    """L6: the TensorBoard link of a Task, on the gateway: the proxy path the gateway's Task answer reports
+    (`status.tensorBoardProxy`), else its fixed route `/api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/`."""
+    path = reported or f"/api/v1/rlinf.io/v1alpha1/tasks/{task_name}/tensorboard/"
+    if path.startswith(("http://", "https://")) or not gateway:
+        return path
+    return gateway.rstrip("/") + "/" + path.lstrip("/")
+
+
 def volume_name(mount_path: str) -> str:
     """Volume name of a mount as the console derives it (`/mnt/ckpt` → `mnt-ckpt`, `vol` if empty), made a
     valid DNS-1123 label: lower-cased, other characters → `-`, at most 63 characters."""

@@ -225,8 +225,10 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, "Run script", redact_text(spec.run_script), 2)
             if spec.tensorboard_dir:
                 widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
-                proxy = task.tensorboard_proxy if task else ""
-                widget.field(text, "TensorBoard proxy", proxy or "not reported by the platform", 2)
+                access = self.rlark.access
+                widget.field(text, "TensorBoard", tensorboard_url(access.gateway if access else None,
+                                                                  job.task_name(spec),
+                                                                  task.tensorboard_proxy if task else ""), 2)
         widget.update(text)
 
     def _render_events(self, index: SnapshotIndex, job: Job) -> None:

@@ -113,7 +113,7 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     finally:
         access.close()
     assert evidence.containers is None
-    assert "no data-plane context configured for cluster" in evidence.sources["data-plane"]
+    assert "no data plane for cluster rlark-gpu-a: no rlark-server" in evidence.sources["data-plane"]
     assert evidence.pods and all(log.source == "gateway" for log in evidence.logs)
     pods = evaluate(evidence).row(2)
     assert pods.result == "pending"

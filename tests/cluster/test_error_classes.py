@@ -91,14 +91,14 @@ def _other_ca() -> bytes:
 def test_config_reports_each_source_and_fails_on_the_control_plane(rl, sb):
     ok = rl("config")
     assert ok.code == 0, ok.err
-    assert "  ok    control plane: version v1.32" in ok.out
-    assert "  ok    data plane rlark-gpu-a: " in ok.out and "  ok    gateway: 2 cluster(s) listed" in ok.out
-    assert "rlark-gpu-a          context rlark-sandbox-rlark-gpu-a  [kubeconfig extension]" in ok.out
+    assert f"  ok    control plane ({sb.gateway}/clusters/root): version v1.32" in ok.out
+    assert "  ok    data plane rlark-gpu-a (" in ok.out and "  ok    data plane rlark-edge-b (" in ok.out
+    assert f"  ok    gateway ({sb.gateway}): 2 cluster(s) listed" in ok.out
     assert sb.token not in ok.out
     sb.faults.fail(403, verb="list", resource="jobs", times=1)
     failed = rl("config")
     assert failed.code == 1
-    assert "  FAIL  control plane: forbidden (403): not allowed to list jobs" in failed.out
+    assert f"  FAIL  control plane ({sb.gateway}/clusters/root): forbidden (403): not allowed to list jobs" in failed.out
 
 
 def test_config_file_maps_clusters_and_hides_the_ray_token(rl, env):

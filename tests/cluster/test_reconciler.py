@@ -50,7 +50,8 @@ async def test_first_snapshot_has_every_kind_and_source_states(running):
     assert any(m.snapshot.sources["control plane"].status == "connected" for m in posted)
     with pytest.raises(TypeError):
         snap.jobs["x"] = {}
-    await until(lambda: reconciler.snapshot.sources["data plane rlark-gpu-a"].status == "connected")
+    await until(lambda: "data plane rlark-gpu-a" in reconciler.snapshot.sources
+                and reconciler.snapshot.sources["data plane rlark-gpu-a"].status == "connected")
 
 
 async def test_changes_arrive_by_watch_and_bursts_are_coalesced(running, sb):

@@ -265,9 +265,11 @@ async def test_log_pane_says_why_logs_are_unavailable_without_a_data_plane(sandb
                                what="the gateway notice")
                 assert any(not l.notice for l in view.shown_lines)
             else:
-                await wait_for(pilot, lambda: any("no data-plane context or gateway configured" in l.text
+                await wait_for(pilot, lambda: any("no data plane for cluster rlark-gpu-a (" in l.text
+                                                  and "and no gateway" in l.text
                                                   for l in view.shown_lines), what="the missing-source notice")
-            assert "data plane" not in app.screen.query_one("#status-header").summary()
+            await wait_for(pilot, lambda: "data plane rlark-gpu-a disconnected (no rlark-server" in
+                           app.screen.query_one("#status-header").summary(), what="the header saying why")
     finally:
         access.close()
 

@@ -1,0 +1,143 @@
+"""Finding rlark-server: flags over config keys, the kubeconfig extension, Lease discovery, and the refusals
+(no CA, half a certificate, an expired certificate) as one line each. No network: what is resolved is checked
+before any connection."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from rlark_tui.cli import main
+from rlark_tui.cluster.errors import Unreachable
+from rlark_tui.cluster.server import RuntimeFiles, ServerOptions, agent_id, live_lease_ips, resolve
+from rlark_tui.config import load_config
+from rlark_tui.errors import UsageError
+
+NOW = datetime.now(timezone.utc)
+
+
+def pem_pair(tmp_path, name: str, *, days: float = 30, start: datetime | None = None) -> tuple[str, str]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    start = start or NOW - timedelta(days=1)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(start)
+            .not_valid_after(start + timedelta(days=days)).sign(key, hashes.SHA256()))
+    crt, pem = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    pem.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                      serialization.NoEncryption()))
+    return str(crt), str(pem)
+
+
+def options(**values) -> ServerOptions:
+    values = {key.replace("_", "-"): value for key, value in values.items()}
+    return ServerOptions(values, {key: f"--{key}" for key in values})
+
+
+def lease(name: str, holder, renewed: datetime, seconds=15) -> dict:
+    return {"metadata": {"name": name}, "spec": {"holderIdentity": holder, "leaseDurationSeconds": seconds,
+                                                "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}}
+
+
+def test_live_leases_give_only_ips_and_skip_expired_foreign_and_malformed_ones():
+    leases = [lease("rlark-server-peer-a", "10.0.0.7/peer-a/sekret-token", NOW),
+              lease("rlark-server-peer-b", "10.0.0.8/peer-b/tok", NOW - timedelta(seconds=60)),
+              lease("kube-scheduler", "10.0.0.9/x/y", NOW),
+              lease("rlark-server-peer-c", "not-an-ip/x/y", NOW),
+              lease("rlark-server-peer-d", None, NOW)]
+    assert live_lease_ips(leases, NOW) == ["10.0.0.7"]
+    assert agent_id("rlark-gpu-a") == "gpu-a" and agent_id("gpu-a") == "gpu-a"
+
+
+def test_flags_give_the_server_and_a_missing_ca_is_refused_naming_both_options(tmp_path):
+    crt, key = pem_pair(tmp_path, "admin")
+    files = RuntimeFiles()
+    given = dict(server_address="https://rlark.example:8443", client_cert=crt, client_key=key)
+    with pytest.raises(Unreachable) as refused:
+        resolve(options(**given), None, None, "default", files)
+    assert str(refused.value) == ("no CA to verify rlark-server https://rlark.example:8443: pass --ca-cert FILE (the "
+                                  "platform CA), or --server-insecure-skip-tls-verify to skip verifying it")
+    ca, _ = pem_pair(tmp_path, "ca")
+    endpoint = resolve(options(**given, ca_cert=ca), None, None, "default", files)
+    assert (endpoint.url, endpoint.cert_file, endpoint.ca_file, endpoint.verified) == (
+        "https://rlark.example:8443", crt, ca, True)
+    assert endpoint.describe() == (f"https://rlark.example:8443  [address: --server-address; certificate: "
+                                   f"--client-cert; CA from --ca-cert]")
+    unverified = resolve(options(**given, server_insecure_skip_tls_verify=True), None, None, "default", files)
+    assert unverified.ca_file is None and "UNVERIFIED" in unverified.describe()
+
+
+def test_the_kubeconfig_extension_gives_address_and_ca_and_flags_still_win(tmp_path):
+    crt, key = pem_pair(tmp_path, "admin")
+    ca_pem = pem_pair(tmp_path, "ca")[0]
+    extension = {"server": "https://127.0.0.1:9443/",
+                 "certificate-authority-data": base64.b64encode(open(ca_pem, "rb").read()).decode()}
+    files = RuntimeFiles()
+    try:
+        endpoint = resolve(options(client_cert=crt, client_key=key), extension, None, "default", files)
+        assert endpoint.url == "https://127.0.0.1:9443" and endpoint.url_origin == "kubeconfig extension"
+        assert open(endpoint.ca_file, "rb").read() == open(ca_pem, "rb").read()
+        assert oct(__import__("os").stat(endpoint.ca_file).st_mode & 0o777) == "0o600"
+        flagged = resolve(options(client_cert=crt, client_key=key, server_address="https://other:8443"),
+                          extension, None, "default", files)
+        assert flagged.url == "https://other:8443" and flagged.ca_origin == "kubeconfig extension"
+    finally:
+        path = endpoint.ca_file
+        files.remove()
+    assert not __import__("os").path.exists(path), "runtime files are removed"
+
+
+def test_an_expired_certificate_names_its_date(tmp_path):
+    start = datetime(2025, 1, 2, 3, 4, tzinfo=timezone.utc)
+    crt, key = pem_pair(tmp_path, "old", days=10, start=start)
+    ca, _ = pem_pair(tmp_path, "ca")
+    with pytest.raises(Unreachable) as expired:
+        resolve(options(server_address="https://s:8443", client_cert=crt, client_key=key, ca_cert=ca), None, None,
+                "default", RuntimeFiles())
+    assert str(expired.value) == ("the client certificate for rlark-server (from --client-cert) expired on "
+                                  "2025-01-12 03:04 UTC; get a new one")
+
+
+def test_flags_win_over_config_keys_and_half_a_certificate_is_a_usage_error(tmp_path, monkeypatch):
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("server-address: https://from-config:8443\nclient_cert: /c.crt\nclient-key: /c.key\n"
+                           "server-insecure-skip-tls-verify: true\n")
+    config = load_config(config_file)
+    args = argparse.Namespace(server_address="https://from-flag:8443", client_cert=None, client_key=None,
+                              ca_cert=None, server_hostname=None, server_insecure_skip_tls_verify=False)
+    merged = ServerOptions.from_sources(args, config)
+    assert merged.get("server-address") == "https://from-flag:8443" and merged.get("client-cert") == "/c.crt"
+    assert merged.origins["client-cert"] == f"config file {config_file}" and merged.insecure
+    assert merged.complete
+    with pytest.raises(UsageError, match="^rlark-server needs a certificate and its key: pass --client-cert with --client-key$"):
+        ServerOptions.from_sources(argparse.Namespace(client_cert="/x.crt"), load_config(tmp_path / "none.yaml"))
+
+
+def test_config_shows_gateway_headers_masked_and_rejects_a_bad_server_key(tmp_path, monkeypatch, capsys):
+    config_file = tmp_path / "config.yaml"
+    monkeypatch.setenv("RLARK_CONFIG", str(config_file))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    crt, key = pem_pair(tmp_path, "admin")
+    config_file.write_text(f"gateway: https://gw.example\ngateway_headers:\n  X-Auth-Token: tok-very-secret-1\n"
+                           f"server-address: https://127.0.0.1:1\nclient-cert: {crt}\nclient-key: {key}\n"
+                           "server-insecure-skip-tls-verify: true\n")
+    assert main(["config", "--no-check"]) == 0
+    out = capsys.readouterr().out
+    assert "tok-very-secret-1" not in out and "  header X-Auth-Token: ***" in out
+    assert "kubeconfig:   none (server-only mode: the control plane through rlark-server)" in out
+    assert "control plane: https://127.0.0.1:1/api/kubernetes" in out
+    assert "gateway:      https://gw.example  [config file; verified against system CAs]" in out
+    assert "rlark-server: https://127.0.0.1:1  [address: config file" in out and "UNVERIFIED" in out
+    config_file.write_text("server-insecure-skip-tls-verify: yes please\n")
+    assert main(["config", "--no-check"]) == 2
+    assert capsys.readouterr().err == (f"error: config file {config_file}: `server-insecure-skip-tls-verify` must "
+                                       "be true or false\n")
