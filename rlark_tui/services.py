@@ -36,6 +36,12 @@ class Services:
     def readonly(self) -> bool:
         return self.actions.readonly
 
+    @property
+    def gateway(self) -> str | None:
+        """The gateway's base URL, for links shown to the user (L6 TensorBoard); None without one."""
+        access = self.actions.access
+        return access.gateway if access is not None else None
+
     def attach(self, reconciler: Reconciler | None) -> None:
         """Serve the subscriptions from `reconciler` from now on (None: no cluster, nothing is read)."""
         self._reconciler = reconciler

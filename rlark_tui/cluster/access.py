@@ -204,13 +204,14 @@ class ClusterAccess:
         plane = self.data_plane(cluster)
         return plane.api_client if plane is not None else None
 
-    def pod_proxy(self, pod: str, port: int) -> Http | None:
+    def pod_proxy(self, pod: str, port: int, source: str = "") -> Http | None:
         """A port of a data-plane pod (by its pod name) through rlark-server's `/api/podproxy/<pod>:<port>`."""
-        return self._server_http(f"/api/podproxy/{seg(pod)}:{int(port)}", f"pod {pod}:{port} (rlark-server)")
+        return self._server_http(f"/api/podproxy/{seg(pod)}:{int(port)}", source or f"pod {pod}:{port} (rlark-server)")
 
-    def task_proxy(self, task: str, port: int) -> Http | None:
+    def task_proxy(self, task: str, port: int, source: str = "") -> Http | None:
         """A port of the newest Pod of a Task (`<job>-<role>`) through rlark-server's `/api/taskproxy`."""
-        return self._server_http(f"/api/taskproxy/{seg(task)}:{int(port)}", f"task {task}:{port} (rlark-server)")
+        return self._server_http(f"/api/taskproxy/{seg(task)}:{int(port)}",
+                                 source or f"task {task}:{port} (rlark-server)")
 
     def member_clusters(self) -> list[str]:
         """Cluster namespaces of the member clusters: the config file's `clusters` plus those Node CRs live in."""
@@ -500,9 +501,9 @@ class ClusterAccess:
         head = job.head_task
         if head is None:
             return None
-        proxy = self.task_proxy(job.head_task_name, 8265)
+        proxy = self.task_proxy(job.head_task_name, 8265, f"Ray dashboard of {job.name} (rlark-server)")
         if proxy is not None:
-            return RayDashboard(proxy, token)
+            return RayDashboard(proxy, token, via_proxy=True)
         cluster = head_cluster or self._head_cluster(job)
         plane = self.data_plane(cluster) if cluster else None
         if plane is None:

@@ -20,6 +20,7 @@ from textual.widgets import Static, TabbedContent, TabPane, Tree
 from rlark_tui.messages import (CloneJob, DeleteJob, EditJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels,
                                 RestartJob, StopStartJob)
 from rlark_tui.model import Job
+from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
@@ -225,9 +226,7 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, "Run script", redact_text(spec.run_script), 2)
             if spec.tensorboard_dir:
                 widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
-                access = self.rlark.access
-                widget.field(text, "TensorBoard", tensorboard_url(access.gateway if access else None,
-                                                                  job.task_name(spec),
+                widget.field(text, "TensorBoard", tensorboard_url(self.services.gateway, job.task_name(spec),
                                                                   task.tensorboard_proxy if task else ""), 2)
         widget.update(text)
 

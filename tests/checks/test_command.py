@@ -101,6 +101,8 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     config["contexts"] = [c for c in config["contexts"] if c["name"] == sandbox.context]
     for extension in config["contexts"][0]["context"].get("extensions", []):
         extension["extension"].pop("dataPlaneContexts", None)
+    for entry in config["clusters"]:  # no rlark.io/server extension: discovery finds no CA and refuses
+        entry["cluster"].pop("extensions", None)
     control_only = tmp_path / "control-only.kubeconfig"
     control_only.write_text(yaml.safe_dump(config))
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "no-config.yaml"))
@@ -113,7 +115,7 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     finally:
         access.close()
     assert evidence.containers is None
-    assert "no data plane for cluster rlark-gpu-a: no rlark-server" in evidence.sources["data-plane"]
+    assert "no data plane for cluster rlark-gpu-a: no CA to verify rlark-server" in evidence.sources["data-plane"]
     assert evidence.pods and all(log.source == "gateway" for log in evidence.logs)
     pods = evaluate(evidence).row(2)
     assert pods.result == "pending"

@@ -68,14 +68,21 @@ def test_logs_previous_instance(rl, sb, job):
     assert rl("logs", name, "--pod", pod, "--previous").out == "RLINF_NODE_RANK: 1\n"
     no_previous = rl("logs", name, "--role", "actor", "--previous")
     assert no_previous.code == 1
-    assert no_previous.err.startswith(f"-- [actor/{name}-actor-0] data plane rlark-gpu-a BadRequest (400)")
+    assert no_previous.err.startswith(f"-- [actor/{name}-actor-0] data plane rlark-gpu-a (rlark-server) BadRequest "
+                                      "(400)")
 
 
-def test_logs_fall_back_to_the_gateway_without_a_data_plane_context(sb, env, capsys, job):
+def without_server_extension(config: dict) -> dict:
+    """The kubeconfig without its rlark.io/server extension: discovery then finds the server's Lease and the
+    admin Secret, but no CA, so it refuses to use it."""
+    for entry in config["clusters"]:
+        entry["cluster"].pop("extensions", None)
+    return config
+
+
+def test_logs_fall_back_to_the_gateway_without_a_data_plane(sb, env, capsys, job):
     name, _ = job
-    config = yaml.safe_load(sb.kubeconfig.read_text())
-    ext = config["contexts"][0]["context"]["extensions"][0]["extension"]
-    ext["dataPlaneContexts"] = {}
+    config = without_server_extension(yaml.safe_load(sb.kubeconfig.read_text()))
     config["contexts"] = [c for c in config["contexts"] if c["name"] == "rlark-sandbox"]
     path = env / "control-plane-only.kubeconfig"
     path.write_text(yaml.safe_dump(config))
@@ -117,7 +124,8 @@ def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, j
     assert captured.out.splitlines() == [prefix + t for t in [
         "RLINF_NODE_RANK: 0", "Executing run script...", "Global Step: 1/40", "Global Step: 1/40",
         "Global Step: 2/40", "Global Step: 2/40", "Global Step: 2/40"]]
-    dropped = f"connection to the data plane rlark-gpu-a at {sb.gateway}/clusters/rlark-gpu-a was dropped"
+    dropped = (f"connection to the data plane rlark-gpu-a (rlark-server) at {sb.server_url}/api/proxy/gpu-a/api/kubernetes "
+               "was dropped")
     assert f"-- [actor/{pod}] {dropped}" in captured.err
     assert f"-- stream interrupted: [actor/{pod}] {dropped} in the middle of a response; reconnecting" in captured.err
 
@@ -164,7 +172,7 @@ def test_logs_since_keeps_only_recent_lines(rl, sb, job):
 
 def test_control_plane_only_names_the_missing_sources(sb, env, capsys, job):
     name, _ = job
-    config = yaml.safe_load(sb.kubeconfig.read_text())
+    config = without_server_extension(yaml.safe_load(sb.kubeconfig.read_text()))
     config["contexts"] = [c for c in config["contexts"] if c["name"] == "rlark-sandbox"]
     del config["contexts"][0]["context"]["extensions"]
     path = env / "bare.kubeconfig"
@@ -175,7 +183,8 @@ def test_control_plane_only_names_the_missing_sources(sb, env, capsys, job):
     actor, env_line = captured.err.splitlines()
     assert actor.startswith(f"-- [actor/{name}-actor-0] logs: no data plane for cluster rlark-gpu-a (")
     assert env_line.startswith(f"-- [env/{name}-env-0] logs: no data plane for cluster rlark-edge-b (")
-    assert "pass --server-address" in actor and actor.endswith(") and no gateway — see `rlark config`")
+    assert "no CA to verify rlark-server https://127.0.0.1:8443: pass --ca-cert FILE" in actor
+    assert actor.endswith(") and no gateway — see `rlark config`")
     assert main(["--kubeconfig", str(path), "describe", "job", name]) == 0
     text = capsys.readouterr().out
     pod_rows = text.split("Pods:\n", 1)[1].split("Ray:", 1)[0].splitlines()[1:]

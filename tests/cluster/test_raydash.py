@@ -1,5 +1,5 @@
 """The Ray dashboard client: alive nodes from the ALIVE filter's num_filtered (never total), `ray status`
-text, jobs, token header, reached directly or through the sandbox's data-plane service proxy."""
+text, jobs, token header, reached directly or through rlark-server's `/api/taskproxy/<job>-<head>:8265`."""
 
 import pytest
 
@@ -52,32 +52,32 @@ def test_unreachable_dashboard_is_an_error_entry():
     assert status["error"] == f"cannot reach the Ray dashboard of x at {url}: connection refused"
 
 
-def test_through_the_data_plane_service_proxy_with_token(sb, env, dashboard):
-    seed_running_job(sb, "ray-proxy", ROLES)
+def test_through_rlark_server_taskproxy_with_token(sb, env, dashboard):
+    pods = seed_running_job(sb, "ray-proxy", ROLES)
     (env / "config.yaml").write_text("ray:\n  token: ray-secret-token\n")
-    sb.proxies.register("rlark-gpu-a", "ray-proxy-actor-ray-head", 8265, dashboard.url)
+    sb.proxies.register_pod(*pods["actor"], 8265, dashboard.url)
     try:
         access = ClusterAccess.open(str(sb.kubeconfig))
         job = Job(sb.store.get("jobs", "ray-proxy"))
         status = access.ray_status(job)
     finally:
-        sb.proxies.unregister("rlark-gpu-a", "ray-proxy-actor-ray-head")
+        sb.proxies.unregister_pod(*pods["actor"])
     assert status["error"] is None, status["error"]
     assert status["alive_nodes"] == 2 and status["expected"] == 2
-    assert status["source"] == "Ray dashboard of ray-proxy (via rlark-gpu-a)"
+    assert status["source"] == "Ray dashboard of ray-proxy (rlark-server)"
     assert dashboard.requests[-1][1].get("X-Ray-Authorization") == "Bearer ray-secret-token"
 
 
 def test_describe_shows_alive_vs_expected(rl, sb, dashboard):
-    seed_running_job(sb, "ray-desc", ROLES)
-    sb.proxies.register("rlark-gpu-a", "ray-desc-actor-ray-head", 8265, dashboard.url)
+    pods = seed_running_job(sb, "ray-desc", ROLES)
+    sb.proxies.register_pod(*pods["actor"], 8265, dashboard.url)
     try:
         result = rl("describe", "job", "ray-desc")
     finally:
-        sb.proxies.unregister("rlark-gpu-a", "ray-desc-actor-ray-head")
+        sb.proxies.unregister_pod(*pods["actor"])
     assert result.code == 0, result.err
     ray = result.out.split("Ray:\n", 1)[1].splitlines()
-    assert ray[0] == "  alive nodes 2 / expected 2  (Ray dashboard of ray-desc (via rlark-gpu-a))"
+    assert ray[0] == "  alive nodes 2 / expected 2  (Ray dashboard of ray-desc (rlark-server))"
 
 
 def test_configured_url_wins_over_the_proxy(rl, sb, env, dashboard):

@@ -102,13 +102,13 @@ async def test_watched_job_gets_ray_status_or_a_reason(running):
     reconciler.unsubscribe(RAY, "demo-ppo")
 
 
-async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(running, sb):
+async def test_ray_polling_through_rlark_server_is_at_most_every_two_seconds(running, sb):
     from tests.cluster.ray_fake import FakeRayDashboard
     from tests.cluster.seeding import seed_running_job
     reconciler, _ = running
-    seed_running_job(sb, "rec-ray", ROLES)
+    pods = seed_running_job(sb, "rec-ray", ROLES)
     fake = FakeRayDashboard(alive=2, dead=1).start()
-    sb.proxies.register("rlark-gpu-a", "rec-ray-actor-ray-head", 8265, fake.url)
+    sb.proxies.register_pod(*pods["actor"], 8265, fake.url)
     try:
         await until(lambda: "rlark-gpu-a/rec-ray-actor" in reconciler.snapshot.tasks)
         reconciler.subscribe(RAY, "rec-ray")
@@ -124,7 +124,7 @@ async def test_ray_polling_through_the_proxy_is_at_most_every_two_seconds(runnin
         await asyncio.sleep(2.5)
         assert len(fake.requests) == settled
     finally:
-        sb.proxies.unregister("rlark-gpu-a", "rec-ray-actor-ray-head")
+        sb.proxies.unregister_pod(*pods["actor"])
         fake.stop()
 
 

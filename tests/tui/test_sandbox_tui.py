@@ -233,11 +233,13 @@ async def test_demo_ppo_workers_and_header_log(access):
 
 
 def control_plane_only(sandbox, tmp_path, gateway: bool):
-    """A kubeconfig with the sandbox's control-plane context alone: no data planes, gateway optional."""
+    """A kubeconfig with the sandbox's control-plane context alone: no rlark-server extension (so no data planes:
+    discovery finds the server but no CA), gateway optional."""
     import yaml
 
     config = yaml.safe_load(sandbox.kubeconfig.read_text())
     config["clusters"] = [c for c in config["clusters"] if c["name"] == sandbox.context]
+    config["clusters"][0]["cluster"].pop("extensions", None)  # no rlark.io/server: discovery finds no CA
     config["contexts"] = [c for c in config["contexts"] if c["name"] == sandbox.context]
     extension = config["contexts"][0]["context"]["extensions"][0]["extension"]
     extension.pop("dataPlaneContexts", None)
@@ -268,7 +270,7 @@ async def test_log_pane_says_why_logs_are_unavailable_without_a_data_plane(sandb
                 await wait_for(pilot, lambda: any("no data plane for cluster rlark-gpu-a (" in l.text
                                                   and "and no gateway" in l.text
                                                   for l in view.shown_lines), what="the missing-source notice")
-            await wait_for(pilot, lambda: "data plane rlark-gpu-a disconnected (no rlark-server" in
+            await wait_for(pilot, lambda: "data plane rlark-gpu-a disconnected (no CA to verify rlark-server" in
                            app.screen.query_one("#status-header").summary(), what="the header saying why")
     finally:
         access.close()
