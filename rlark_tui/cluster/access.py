@@ -186,18 +186,11 @@ class ClusterAccess:
             plane = Http.for_client(kc.api_client(self.kubeconfig, context), f"data plane {cluster}")
         else:
             plane = self._server_http(f"/api/proxy/{seg(srv.agent_id(cluster))}/api/kubernetes",
-                                      f"data plane {cluster} (rlark-server)") or self._implicit_plane(cluster)
+                                      f"data plane {cluster} (rlark-server)")
             if plane is None:
                 return None
         with self._lock:
             return self._planes.setdefault(cluster, plane)
-
-    def _implicit_plane(self, cluster: str) -> Http | None:
-        """A `<context>-<cluster namespace>` kubeconfig context (the sandbox's, until it serves rlark-server)."""
-        name = f"{self.context}-{cluster}"
-        if self.kubeconfig is None or name not in self.kubeconfig.contexts:
-            return None
-        return Http.for_client(kc.api_client(self.kubeconfig, name), f"data plane {cluster}")
 
     def data_plane_api_client(self, cluster: str) -> k8s.ApiClient | None:
         """The `kubernetes` ApiClient of one cluster's data plane (for its own calls, e.g. exec), or None."""

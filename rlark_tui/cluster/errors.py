@@ -119,6 +119,8 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
         causes = _causes(payload)
         listed = "; ".join(f"{field}: {msg}" if field else msg for field, msg in causes)
         return Invalid(f"invalid (422): {target} rejected: {listed or message or 'no details given'}", causes)
+    if not reason and status in (502, 503, 504):  # a proxy's answer (rlark-server, an agent offline) has no reason
+        reason = http.client.responses[status]
     what = f"{reason or 'error'} ({status})" if status else "error"
     return ApiError(f"{req.source} {what} on {req.verb} {target}: {message or 'no message'}", status, reason)
 

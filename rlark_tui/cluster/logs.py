@@ -94,7 +94,13 @@ class JobLogs:
         notices: list[Notice] = []
         for target in self.targets:
             try:
-                lines = self._read(target)
+                if self.access.data_plane(target.cluster) is None:
+                    lines = gateway_lines(self.access, self.job, target, self.tail, self.previous,
+                                          self._gateway_cache)
+                    notices.append(Notice(f"-- [{target.source}] from the gateway: its last {GATEWAY_LINES} lines "
+                                          f"({self.access.server_problem or 'no rlark-server'})"))
+                else:
+                    lines = self._read(target)
             except (ApiError, Unreachable) as exc:
                 notices.append(Notice(f"-- [{target.source}] {exc}"))
                 continue
@@ -103,8 +109,6 @@ class JobLogs:
         return merge_by_time(streams), notices
 
     def _read(self, target: LogTarget) -> list[LogLine]:
-        if self.access.data_plane(target.cluster) is None:
-            return gateway_lines(self.access, self.job, target, self.tail, self.previous, self._gateway_cache)
         stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace,
                                      previous=self.previous, tail=self.tail, since_seconds=self.since_seconds,
                                      read_timeout=30)

@@ -292,14 +292,14 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
 
 @pytest.fixture
 def ray_dashboard(rel, running_job):
-    """`up()` starts a fake Ray dashboard behind the Job's head Service; `down()` stops it (connection refused)."""
-    name, cluster, _pod = running_job
-    service = f"{name}-actor-ray-head"
+    """`up()` starts a fake Ray dashboard on port 8265 of the Job's head Pod (rlark-server's taskproxy reaches it);
+    `down()` stops it (connection refused)."""
+    name, cluster, pod = running_job
     running: list[FakeRayDashboard] = []
 
     def up() -> None:
         running.append(FakeRayDashboard(alive=1, dead=0).start())
-        rel.proxies.register(cluster, service, 8265, running[-1].url)
+        rel.proxies.register_pod(cluster, pod, 8265, running[-1].url)
 
     def down() -> None:
         running.pop().stop()
@@ -307,7 +307,7 @@ def ray_dashboard(rel, running_job):
     yield up, down
     while running:
         down()
-    rel.proxies.unregister(cluster, service)
+    rel.proxies.unregister_pod(cluster, pod)
 
 
 def test_cli_describe_and_check_say_the_ray_dashboard_is_down_then_recover(rl, running_job, ray_dashboard):

@@ -269,7 +269,7 @@ def test_config_report_shows_no_credential_of_the_kubeconfig(tmp_path, capsys, e
                                                       f"{ENV['Api_Key']}"))
     code = main(["--kubeconfig", str(path), "config", "--no-check"])
     captured = capsys.readouterr()
-    assert code == 0 and "server:       https://admin:***@127.0.0.1:9" in captured.out
+    assert code == 0 and "control plane: https://admin:***@127.0.0.1:9" in captured.out
     assert leaked(captured.out + captured.err) == []
 
 
