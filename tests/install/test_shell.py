@@ -49,10 +49,10 @@ def test_bash_completes_commands_flags_contexts_jobs_and_pods_live(sandbox, tmp_
 
 
 def test_live_names_give_up_after_a_second_and_errors_complete_nothing_silently(sandbox, faults, tmp_path):
-    faults.delay(5, verb="list", resource="jobs")
+    faults.delay(20, verb="list", resource="jobs")
     words, err, seconds = complete(f"rlark --kubeconfig {sandbox.kubeconfig} describe job ", tmp_path)
     assert words == [] and err == ""
-    assert seconds < 5, "completion waited for the slow answer"
+    assert seconds < 12, "completion waited for the slow answer"  # 1 s cap plus bash and Python start-up
     broken = tmp_path / "broken.yaml"
     broken.write_text("clusters: [\n")
     assert complete(f"rlark --kubeconfig {broken} describe job ", tmp_path)[:2] == ([], "")
