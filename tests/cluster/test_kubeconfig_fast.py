@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from kubernetes import client as k8s
 from kubernetes.config.kube_config import KubeConfigMerger, load_kube_config
 
 from rlark_tui.cluster import kubeconfig as kc
+from tests.mutation import mutate
 
 CA, CERT, KEY = b"-----BEGIN CERTIFICATE-----\nCA\n", b"-----BEGIN CERTIFICATE-----\nCLIENT\n", b"KEY\n"
 CREDENTIAL_FILES = ("ssl_ca_cert", "cert_file", "key_file")
@@ -99,7 +102,7 @@ def write_case(root: Path, files: dict) -> str:
     return os.pathsep.join(paths)
 
 
-def settings(configuration: k8s.Configuration, root: Path) -> dict:
+def fields_of(configuration: k8s.Configuration, root: Path) -> dict:
     """Every field of the Configuration, credential files by path when they are the user's own and by content
     and mode when they are private temporary copies of inline data, and the auth header actually sent."""
     fields = {key: value for key, value in vars(configuration).items() if key not in OBJECT_FIELDS}
@@ -122,7 +125,7 @@ def test_fast_path_sets_exactly_what_the_kubernetes_loader_sets(case, tmp_path, 
     expected = k8s.Configuration()
     load_kube_config(config_file=os.environ["KUBECONFIG"], context=context, client_configuration=expected,
                      persist_config=False)
-    assert settings(fast, tmp_path) == settings(expected, tmp_path)
+    assert fields_of(fast, tmp_path) == fields_of(expected, tmp_path)
     merger = KubeConfigMerger(os.environ["KUBECONFIG"]).config
     assert kc.merge([(p, yaml.safe_load(Path(p).read_text())) for p in os.environ["KUBECONFIG"].split(os.pathsep)]
                     )[0] == yaml.safe_load(yaml.safe_dump(_plain(merger.value)))
@@ -159,3 +162,42 @@ def test_exec_plugins_auth_providers_and_irregular_entries_go_through_the_loader
     assert client.configuration.auth_settings()["BearerToken"]["value"] == "Bearer from-plugin"
     with pytest.raises(kc.UsageError, match="unusable kubeconfig entry .*absent.crt"):
         kc.api_client(kc.load(str(tmp_path / "missing CA file.yaml")), "c")
+
+
+BASE = doc({"server": HTTPS, "certificate-authority": "pki/ca.crt", "insecure-skip-tls-verify": False},
+           {"token": "t", "client-certificate-data": b64(CERT), "client-key": "pki/client.key"})
+FIELDS = ["clusters.0.cluster." + key for key in ("server", "certificate-authority", "certificate-authority-data",
+                                                  "insecure-skip-tls-verify", "tls-server-name", "proxy-url")]
+FIELDS += ["users.0.user." + key for key in ("token", "tokenFile", "username", "password", "client-certificate",
+                                             "client-certificate-data", "client-key", "client-key-data", "exec")]
+FIELDS += ["contexts.0.context.user", "contexts.0.context.cluster", "users.0.user", "clusters.0.cluster"]
+VALUES = st.one_of(st.sampled_from(["", "pki/ca.crt", "secret/token", "missing", "~/token", "http://h:1",
+                                    "https://h:2/", b64(CA), "not base64!", "c", "ghost", None, True, False, 0,
+                                    [], {}]), st.text(max_size=8))
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(FIELDS), VALUES), min_size=1, max_size=3))
+def test_fast_path_never_disagrees_with_the_loader_on_mutated_kubeconfigs(tmp_path_factory, changes):
+    """Whatever the fast path accepts, the loader accepts too and sets the same; the rest goes to the loader."""
+    root = tmp_path_factory.mktemp("mutated")
+    document = BASE
+    for path, value in changes:
+        document = mutate(document, path, value)
+    previous = os.getcwd()
+    os.chdir(root)
+    try:
+        config_file = write_case(root, {"a.yaml": document})
+        try:
+            loaded = kc.load(config_file)
+        except kc.UsageError:
+            return  # not a kubeconfig at all: one line, before any context is loaded
+        fast = kc.plain_configuration(loaded, "c")
+        event("fast path" if fast is not None else "loader")
+        if fast is None:
+            return
+        expected = k8s.Configuration()
+        load_kube_config(config_file=config_file, context="c", client_configuration=expected, persist_config=False)
+        assert fields_of(fast, root) == fields_of(expected, root)
+    finally:
+        os.chdir(previous)
