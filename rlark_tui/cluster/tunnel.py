@@ -66,7 +66,9 @@ class Upstream:
 
 
 def job_http(access, job: Job, target: str) -> Http:
-    """The Http a tunnel to `target` of `job` relays to; one line when there is no route."""
+    """The Http a tunnel to `target` of `job` relays to: the Ray dashboard (ClusterAccess.ray_dashboard), the
+    gateway's TensorBoard route of the Header Task, or a port of the Header Task's Pod through rlark-server's
+    `/api/taskproxy/<task>:<port>`; one line when there is no route."""
     head = job.head_task
     if head is None:
         raise UsageError(f"job {job.name} has no Header role, so no Header Pod to forward to")
@@ -82,9 +84,15 @@ def job_http(access, job: Job, target: str) -> Http:
                               "config")
         return gateway.sibling(f"{gateway.base}/api/v1/rlinf.io/v1alpha1/tasks/{seg(job.head_task_name)}/tensorboard",
                                f"TensorBoard of {job.name} (gateway)")
-    if target.isdigit():
-        raise Unreachable(f"port {target} of a Pod is reached through rlark-server's task proxy, which this "
-                          "connection has not got — see `rlark config`", "config")
+    if target.isascii() and target.isdigit():
+        port = int(target)
+        if not 0 < port < 65536:
+            raise UsageError(f"port {target} is not a TCP port")
+        proxy = access.task_proxy(job.head_task_name, port, f"port {port} of {job.name}'s Header Pod (rlark-server)")
+        if proxy is None:
+            raise Unreachable(f"port {port} of a Pod is reached through rlark-server, which is not configured or "
+                              "found — see `rlark config`", "config")
+        return proxy
     raise UsageError(f"unknown target {target!r}: use ray, tensorboard or a port number")
 
 

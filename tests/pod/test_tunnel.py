@@ -112,3 +112,27 @@ def test_port_forward_command(shell_job):
                            "port-forward", "shell", "nonsense"], capture_output=True, timeout=30,
                           env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
     assert done.returncode == 2 and b"use ray, tensorboard or a port number" in done.stderr
+
+
+def test_port_of_the_header_pod_through_rlark_server(shell_job, access):
+    """`PORT`: rlark-server's task proxy to the Header Pod's port, here a web server started in the Pod."""
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.cluster.podexec import ExecSession
+    from rlark_tui.cluster.tunnel import job_http
+    from rlark_tui.model.views import Job
+    ip = shell_job.store.get("pods", HEAD[1], "rlark-system", HEAD[0])["status"]["podIP"]
+    server = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], [
+        "sh", "-c", f"echo served-by-the-pod > index.html && exec python3 -m http.server 18265 --bind {ip}"])
+    try:
+        tun = Tunnel(Upstream.of(job_http(access, Job(access.get(JOBS, "shell")), "18265"))).start()
+        try:
+            deadline = time.monotonic() + 15
+            status, body = _get(tun, f"/{tun.token}/index.html")
+            while status != 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                status, body = _get(tun, f"/{tun.token}/index.html")
+            assert (status, body) == (200, b"served-by-the-pod\n")
+        finally:
+            tun.stop()
+    finally:
+        server.close()
