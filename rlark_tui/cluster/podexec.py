@@ -170,7 +170,8 @@ def data_plane_client(access, cluster: str) -> k8s.ApiClient:
     """The `kubernetes` ApiClient of a cluster's data plane, or one line saying none is configured."""
     client = access.data_plane_api_client(cluster)
     if client is None:
-        raise Unreachable(f"no data-plane access for cluster {cluster} — see `rlark config`", "config")
+        why = access.server_problem or "no rlark-server"
+        raise Unreachable(f"no route to cluster {cluster}'s Pods: {why} — see `rlark config`", "config")
     return client
 
 

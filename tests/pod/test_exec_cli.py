@@ -142,3 +142,13 @@ def test_pod_deleted_mid_session(shell_job):
     term.expect(b"in-4")
     shell_job.store.delete("jobs", "shell-gone", "")
     assert term.wait(timeout=30) == 137
+
+
+def test_no_route_to_the_pods(run):
+    """Without usable rlark-server access: one line naming why, exit 1."""
+    assert run("--client-cert", "/nonexistent.crt", "--client-key", "/nonexistent.key", "exec", JOB, "--", "true") == (
+        1, b"", "error: no route to cluster rlark-gpu-a's Pods: --client-cert /nonexistent.crt: no such file — see "
+                "`rlark config`\n")
+    assert run("--server-address", "https://127.0.0.1:1", "exec", JOB, "--", "true") == (
+        1, b"", "error: cannot reach the data plane rlark-gpu-a at https://127.0.0.1:1/api/proxy/gpu-a/api/kubernetes: "
+                "connection refused\n")
