@@ -136,3 +136,23 @@ def test_port_of_the_header_pod_through_rlark_server(shell_job, access):
             tun.stop()
     finally:
         server.close()
+
+
+def test_pod_flows_use_only_platform_routes(run, shell_job, access, tmp_path):
+    """exec, cp, tunnels (Ray dashboard, TensorBoard, a port) and the ssh -J lookup add no unknown route."""
+    from rlark_tui.cluster.errors import Request
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.cluster.tunnel import job_http
+    from rlark_tui.model.views import Job
+    before = len(shell_job.unknown_routes)
+    assert run("exec", "shell", "--", "true")[0] == 0
+    assert run("cp", "shell:/etc/hostname", str(tmp_path / "hostname"))[0] == 0
+    job = Job(access.get(JOBS, "shell"))
+    for target in ("ray", "tensorboard", "18266"):
+        tun = Tunnel(Upstream.of(job_http(access, job, target))).start()
+        try:
+            _get(tun, f"/{tun.token}/")
+        finally:
+            tun.stop()
+    access.gateway_http().json("GET", "/api/v1/system-config", Request("get", "system-config", source="gateway"))
+    assert shell_job.unknown_routes[before:] == []
