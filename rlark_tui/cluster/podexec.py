@@ -24,6 +24,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import V5_CHANNEL_PROTOCOL
+from websocket import ABNF
 
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
 from rlark_tui.errors import RlarkError
@@ -72,6 +73,8 @@ class ExecSession:
         self._ws = ws
         self.pod = pod
         self.status: dict | None = None
+        self._open = True
+        self._status_raw = b""
 
     @classmethod
     def open(cls, api_client: k8s.ApiClient, pod: str, argv: list[str], *, namespace: str = keys.WORKLOAD_NAMESPACE,
@@ -106,7 +109,7 @@ class ExecSession:
 
     @property
     def is_open(self) -> bool:
-        return self._ws.is_open()
+        return self._open and self._ws.sock.connected
 
     def write(self, data: bytes) -> None:
         self._ws.write_channel(STDIN, data)
@@ -122,22 +125,33 @@ class ExecSession:
         self._ws.write_channel(RESIZE, json.dumps({"Width": cols, "Height": rows}).encode())
 
     def read(self, timeout: float = 0) -> list[tuple[int, bytes]]:
-        """Wait up to `timeout` for frames; (channel, bytes) of stdout/stderr output. A status ends the session."""
+        """Wait up to `timeout` for frames, then take every frame already there: (channel, bytes) of stdout and
+        stderr in order. The frames are read here, not through WSClient.update, which keeps a copy of all output
+        and joins a burst of frames by repeated concatenation."""
+        if not self.is_open:
+            return []
+        sock = self._ws.sock
+        out: list[tuple[int, bytes]] = []
         try:
-            self._ws.update(timeout=timeout)
+            ready = self.pending() or bool(select.select([sock.sock], [], [], timeout)[0])
+            while ready and self._open:
+                opcode, frame = sock.recv_data_frame(True)
+                if opcode == ABNF.OPCODE_CLOSE:
+                    self._open = False
+                elif opcode in (ABNF.OPCODE_BINARY, ABNF.OPCODE_TEXT) and frame.data:
+                    data = frame.data if isinstance(frame.data, bytes) else frame.data.encode()
+                    if data[0] in (STDOUT, STDERR) and len(data) > 1:
+                        out.append((data[0], data[1:]))
+                    elif data[0] == STATUS:
+                        self._status_raw += data[1:]
+                ready = self.pending() or bool(select.select([sock.sock], [], [], 0)[0])
         except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
             self.close()
             raise ExecFailed(f"the connection to pod {self.pod} was dropped: {scrub(str(exc)) or type(exc).__name__}") \
                 from None
-        out = []
-        for channel in (STDOUT, STDERR):
-            data = self._ws.read_channel(channel)
-            if data:
-                out.append((channel, data))
-        raw = self._ws.read_channel(STATUS)
-        if raw:
+        if self._status_raw and self.status is None:
             with contextlib.suppress(ValueError):
-                self.status = json.loads(raw)
+                self.status = json.loads(self._status_raw)
         return out
 
     def exit_code(self) -> int:
@@ -150,6 +164,7 @@ class ExecSession:
         raise ExecFailed(f"the connection to pod {self.pod} closed before the command reported its exit code")
 
     def close(self) -> None:
+        self._open = False
         with contextlib.suppress(Exception):
             self._ws.close()
 

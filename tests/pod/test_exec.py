@@ -45,6 +45,8 @@ def test_stdin_close_ends_input(access):
 
 
 def test_output_cap_and_timeout(access):
+    whole = run_command(access, *HEAD, ["head", "-c", str(16 << 20), "/dev/zero"], max_output=32 << 20)
+    assert (whole.exit_code, len(whole.stdout), whole.truncated) == (0, 16 << 20, False)
     capped = run_command(access, *HEAD, ["sh", "-c", "yes | head -c 3000000"], max_output=1000)
     assert capped.truncated and len(capped.stdout) == 1000 and capped.exit_code is None
     started = time.monotonic()
