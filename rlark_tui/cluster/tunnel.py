@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import secrets
 import ssl
 import threading
@@ -172,14 +173,13 @@ class Tunnel:
                 await _answer(writer, 400, "bad request")
                 return
             method, target, headers = request
-            prefix = f"/{self.token}"
-            if target != prefix and not target.startswith(prefix + "/") and not target.startswith(prefix + "?"):
+            token, rest = _split_token(target)
+            if not hmac.compare_digest(token.encode(), self.token.encode()):
                 await _answer(writer, 403, "this tunnel needs its token in the path: use the URL rlark printed")
                 return
             if self.methods is not None and method not in self.methods:
                 await _answer(writer, 405, "read-only mode: this tunnel passes only GET and HEAD")
                 return
-            rest = target[len(prefix):] or "/"
             await self._relay(reader, writer, method, self.upstream.prefix + rest, headers)
         except (ConnectionError, ssl.SSLError, OSError) as exc:
             with contextlib.suppress(Exception):
@@ -206,6 +206,14 @@ class Tunnel:
         finally:
             with contextlib.suppress(Exception):
                 up_writer.close()
+
+
+def _split_token(target: str) -> tuple[str, str]:
+    """(first path segment, the rest of the target starting with `/` or `?`) of `/<token>/rest`."""
+    body = target[1:] if target.startswith("/") else ""
+    cut = min((i for i in (body.find("/"), body.find("?")) if i >= 0), default=len(body))
+    rest = body[cut:]
+    return body[:cut], rest if rest.startswith("/") else "/" + rest
 
 
 def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]] | None:
