@@ -1,6 +1,7 @@
 """The one path every mutation takes (submit, stop, start, delete), from the CLI and the TUI alike.
 
-Owns --readonly enforcement, the platform's lifecycle rules, writing the submitted-spec record
+Owns --readonly enforcement (also for user-typed exec, cp and the TUI shell, and the methods tunnels pass),
+the platform's lifecycle rules, writing the submitted-spec record
 (model/submission.py) on the Job and in the local state dir, and waiting for Pods to go or come back.
 """
 
