@@ -297,7 +297,9 @@ class Reconciler:
                     raise Unreachable(self.access.server_problem or "no rlark-server", "config")
                 plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=name),
                            [("limit", "1")], timeout=5)
-                results.append((name, "connected", ""))
+                endpoint = self.access.server_endpoint()
+                unverified = endpoint is not None and not endpoint.verified
+                results.append((name, "connected", "rlark-server unverified" if unverified else ""))
             except (ApiError, Unreachable) as exc:
                 results.append((name, "disconnected", str(exc)))
         if self.access.gateway:

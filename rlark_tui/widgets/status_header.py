@@ -73,7 +73,7 @@ class StatusHeader(Widget):
             status = state.status if state.status in _STATUS_MARK else "disconnected"
             text.append("  │ ")
             text.append(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
-            if state.reason and status != "connected":
+            if state.reason:  # a connected source has one only to warn (an unverified rlark-server)
                 text.append(f" ({short_reason(state.reason)})")
         return text
 

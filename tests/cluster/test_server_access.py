@@ -141,3 +141,51 @@ def test_config_shows_gateway_headers_masked_and_rejects_a_bad_server_key(tmp_pa
     assert main(["config", "--no-check"]) == 2
     assert capsys.readouterr().err == (f"error: config file {config_file}: `server-insecure-skip-tls-verify` must "
                                        "be true or false\n")
+
+
+def bare_kubeconfig(sandbox, path) -> str:
+    """The sandbox kubeconfig without its rlark.io/server extension (an admin kubeconfig of a real install)."""
+    import yaml
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    for entry in config["clusters"]:
+        entry["cluster"].pop("extensions", None)
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return str(path)
+
+
+def test_discovery_from_the_secret_and_the_lease_with_the_port_of_the_address(sandbox, env, capsys):
+    kubeconfig = bare_kubeconfig(sandbox, env / "bare.kubeconfig")
+    port = sandbox.server_url.rsplit(":", 1)[1]
+    argv = ["--kubeconfig", kubeconfig, "--server-address", f"https://:{port}", "--ca-cert", str(sandbox.ca_path)]
+    assert main([*argv, "logs", "demo-ppo", "--role", "actor", "--tail", "1"]) in (0, 1)
+    assert main([*argv, "config"]) == 0
+    out = capsys.readouterr().out
+    assert (f"rlark-server: https://127.0.0.1:{port}  [address: Lease rlark-server-peer-* in default (IP 127.0.0.1); "
+            f"certificate: Secret default/rlark-admin-cert; CA from --ca-cert]") in out
+    assert "  ok    data plane rlark-gpu-a (" in out and "/api/proxy/gpu-a/api/kubernetes): " in out
+    assert "holderIdentity" not in out and out.count("127.0.0.1/") == 0
+
+
+def test_an_unreachable_discovered_address_says_pass_server_address(sandbox, env, capsys):
+    kubeconfig = bare_kubeconfig(sandbox, env / "bare.kubeconfig")
+    assert main(["--kubeconfig", kubeconfig, "--ca-cert", str(sandbox.ca_path), "config"]) == 0
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("  FAIL  data plane rlark-gpu-a")]
+    assert len(failed) == 1 and "127.0.0.1:8443" in failed[0] and "pass --server-address" in failed[0], out
+
+
+def test_server_only_mode_reaches_the_control_plane_through_api_kubernetes(sandbox, env, tmp_path, capsys,
+                                                                          monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    crt, key = sandbox.issue_client_cert({"cert-role": "admin", "permission:admin": "true",
+                                          "kubernetes-impersonation": "-"})
+    (tmp_path / "c.crt").write_bytes(crt)
+    (tmp_path / "c.key").write_bytes(key)
+    argv = ["--server-address", sandbox.server_url, "--client-cert", str(tmp_path / "c.crt"),
+            "--client-key", str(tmp_path / "c.key"), "--ca-cert", str(sandbox.ca_path)]
+    assert main([*argv, "get", "jobs"]) == 0
+    assert "demo-ppo" in capsys.readouterr().out
+    assert main([*argv, "logs", "demo-ppo", "--role", "actor", "--tail", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("[actor/demo-ppo-actor-0] ") and captured.err == ""

@@ -156,3 +156,22 @@ def test_logs_follow_with_kubeconfig_alone_across_a_sandbox_restart(tmp_path, en
     finally:
         second.__exit__(None, None, None)
     follow.join(15)
+
+
+async def test_the_header_marks_an_unverified_rlark_server(rel, env, monkeypatch):
+    import yaml
+    config = yaml.safe_load(rel.kubeconfig.read_text())
+    for entry in config["clusters"]:
+        for extension in entry["cluster"].get("extensions", []):
+            extension["extension"].pop("certificate-authority-data", None)
+    path = env / "no-ca.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    (env / "config.yaml").write_text("server-insecure-skip-tls-verify: true\n")
+    access = ClusterAccess.open(str(path), rel.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: "2 data planes connected (rlark-server unverified)" in header(app),
+                           "the unverified mark", timeout=30, show=header)
+    finally:
+        access.close()
