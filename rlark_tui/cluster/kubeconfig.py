@@ -40,8 +40,6 @@ class Kubeconfig:
     contexts: dict[str, dict]
     current_context: str | None
     gateway: str | None = None
-    data_planes: dict[str, str] = field(default_factory=dict)
-    """Cluster namespace (`rlark-<id>`) -> kubeconfig context of that data plane."""
     merged: dict = field(default_factory=dict, repr=False)
     """The merged document, as the `kubernetes` loader merges the files (first entry of a name wins)."""
     origins: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
@@ -95,7 +93,7 @@ def load(flag: str | None = None) -> Kubeconfig:
             if isinstance(entry, dict) and entry.get("name"):
                 context = entry.get("context") or {}
                 contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
-        gateway, data_planes = _rlark_extensions(merged, contexts)
+        gateway = _gateway_extension(merged, contexts)
         servers = _server_extensions(merged)
     except (TypeError, AttributeError):
         raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
@@ -104,7 +102,6 @@ def load(flag: str | None = None) -> Kubeconfig:
         contexts=contexts,
         current_context=_first_current_context(documents) or merged.get("current-context") or None,
         gateway=gateway,
-        data_planes=data_planes,
         merged=merged,
         origins=origins,
         servers=servers,
@@ -321,10 +318,10 @@ def namespace_of(kubeconfig: Kubeconfig, context: str) -> str | None:
     return str(value) if value else None
 
 
-def _rlark_extensions(merged: dict, contexts: dict[str, dict]) -> tuple[str | None, dict[str, str]]:
-    """Read RLark hints from any extension whose name mentions rlark (top level, preferences or contexts)."""
+def _gateway_extension(merged: dict, contexts: dict[str, dict]) -> str | None:
+    """The gateway URL from any extension whose name mentions rlark (top level, preferences or contexts).
+    Member-cluster contexts are never read from here: only the config file's `clusters` maps them."""
     gateway: str | None = None
-    planes: dict[str, str] = {}
     sources = list(merged.get("extensions") or [])
     sources += list((merged.get("preferences") or {}).get("extensions") or [])
     for ctx in contexts.values():
@@ -338,21 +335,7 @@ def _rlark_extensions(merged: dict, contexts: dict[str, dict]) -> tuple[str | No
         value = ext.get("gateway") or ext.get("gatewayURL") or ext.get("gatewayUrl")
         if isinstance(value, str) and value and gateway is None:
             gateway = value.rstrip("/")
-        for key in ("dataPlanes", "dataPlaneContexts", "clusters", "data_planes"):
-            mapping = ext.get(key)
-            if isinstance(mapping, dict):
-                for cluster, ctx in mapping.items():
-                    if isinstance(ctx, dict):
-                        ctx = ctx.get("context")
-                    if isinstance(ctx, str):
-                        planes.setdefault(str(cluster), ctx)
-            elif isinstance(mapping, list):
-                for item in mapping:
-                    if isinstance(item, dict) and isinstance(item.get("context"), str):
-                        cluster = item.get("cluster") or item.get("namespace") or item.get("name")
-                        if cluster:
-                            planes.setdefault(str(cluster), item["context"])
-    return gateway, planes
+    return gateway
 
 
 def _read(path: Path) -> object:

@@ -2,7 +2,7 @@
 Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in the foreground (`serve()`).
 
     sb = Sandbox(state_dir, port=0, seed="demo").start()
-    sb.kubeconfig      # Path of the kubeconfig (mode 0600); contexts "rlark-sandbox", "rlark-sandbox-<ns>"
+    sb.kubeconfig      # Path of the kubeconfig (mode 0600); one context, "rlark-sandbox" (the control plane)
     sb.gateway         # "https://127.0.0.1:<port>"
     sb.server_url      # "https://127.0.0.1:<server port>": rlark-server, mutual TLS (rlark_server.py)
     sb.ca_path         # Path of the sandbox CA (PEM): signs both ports' certificates and client certificates
@@ -41,7 +41,6 @@ from aiohttp import web
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.fsutil import write_private
-from rlark_tui.model.views import dig
 from rlark_tui.sandbox import kubeconfig as kubeconfig_file
 from rlark_tui.sandbox import seed as seeds
 from rlark_tui.sandbox.agent import Agent, AgentSettings
@@ -58,11 +57,6 @@ from rlark_tui.sandbox.tls import ensure_certificates, server_context
 
 __all__ = ["Sandbox", "default_state_dir", "running_pid"]
 
-CLUSTER_BURST_SECONDS = 0.2
-"""Node changes this close together are one burst for the kubeconfig's cluster list."""
-CLUSTER_BURST_MAX_SECONDS = 1.0
-"""A burst is read for at most this long before the clusters are compared (steady Node status writes must not
-keep a new cluster out of the kubeconfig)."""
 
 
 def default_state_dir() -> Path:
@@ -150,8 +144,6 @@ class Sandbox:
         self._lease: asyncio.Task | None = None
         self._thread: threading.Thread | None = None
         self._stop_event: asyncio.Event | None = None
-        self._clusters: list[str] = []
-        self._watcher: asyncio.Task | None = None
         self._token = ""
         self._owns_pid = False
 
@@ -198,8 +190,6 @@ class Sandbox:
         rlark_server.publish(self.store, tls)
         self._lease = asyncio.get_running_loop().create_task(rlark_server.renew_lease(self.store, "127.0.0.1"))
         self._write_kubeconfig()
-        nodes = self.store.watch("nodes", since=str(self.store.resource_version))
-        self._watcher = asyncio.get_running_loop().create_task(self._follow_clusters(nodes))
         await self._start_agent()
 
     async def _bind(self, runner: web.AppRunner, ssl_context, requested: int, remember: str) -> int:
@@ -236,30 +226,8 @@ class Sandbox:
                           ssl_context=server_context(tls, client_certificates=True)).start()
 
     def _write_kubeconfig(self) -> None:
-        self._clusters = self.store.clusters()
         ca = (self.state_dir / "tls" / "ca.crt").read_bytes()
-        kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self._clusters,
-                                                                     self.server_url))
-
-    async def _follow_clusters(self, sub) -> None:
-        """Rewrite the kubeconfig when Node CRs bring a new cluster namespace (or the last one goes).
-
-        Listing the clusters walks every stored object, so a burst of Node changes (10,000 Nodes in a scale
-        test) is read to its end (or for CLUSTER_BURST_MAX_SECONDS) first and looked at once; a Node added to a
-        known cluster changes nothing."""
-        try:
-            while (event := await sub.next()) is not None:
-                namespace = dig(event.object, "metadata", "namespace", default="")
-                if event.type == "MODIFIED" or (event.type == "ADDED" and namespace in self._clusters):
-                    continue
-                loop = asyncio.get_running_loop()
-                deadline = loop.time() + CLUSTER_BURST_MAX_SECONDS
-                while loop.time() < deadline and await sub.next(timeout=CLUSTER_BURST_SECONDS) is not None:
-                    pass
-                if self.store.clusters() != self._clusters:
-                    self._write_kubeconfig()
-        finally:
-            sub.close()
+        kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self.server_url))
 
     async def _start_agent(self) -> None:
         if not self.use_agent:
@@ -274,8 +242,6 @@ class Sandbox:
                 agent, self.agent = self.agent, None
                 await _stop_agent(agent)
         finally:
-            if self._watcher:
-                self._watcher.cancel()
             if self._lease:
                 self._lease.cancel()
             if self._server_runner:

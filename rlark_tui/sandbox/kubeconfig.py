@@ -1,14 +1,9 @@
-"""The sandbox's kubeconfig (mode 0600): control-plane context, one context per data plane, and the
-RLark console extension that tells `rlark` where the gateway and the data-plane contexts are.
+"""The sandbox's kubeconfig (mode 0600): one context, the control plane, like a real admin kubeconfig, with the
+RLark console extension that tells `rlark` where the gateway is and, on its cluster entry, where rlark-server is.
 
-Contexts and clusters (all with the sandbox CA in `certificate-authority-data` and user `rlark-sandbox`, a
-bearer token):
-- `rlark-sandbox` (current-context): server `https://127.0.0.1:<port>/clusters/root`, the control plane.
-- `rlark-sandbox-<cluster namespace>` (e.g. `rlark-sandbox-rlark-gpu-a`): server
-  `https://127.0.0.1:<port>/clusters/<cluster namespace>`, default namespace `rlark-system`, that data plane.
-
-Extension format (on the control-plane context, a standard kubeconfig `NamedExtension` that kubectl keeps
-and ignores):
+Context `rlark-sandbox` (current-context), user `rlark-sandbox` (a bearer token), cluster `rlark-sandbox`: server
+`https://127.0.0.1:<port>/clusters/root` with the sandbox CA in `certificate-authority-data`. There are no
+member-cluster contexts: data planes are reached through rlark-server (platform §0b).
 
     contexts:
     - name: rlark-sandbox
@@ -19,27 +14,19 @@ and ignores):
         - name: rlark.io/console
           extension:
             gateway: https://127.0.0.1:<port>         # gateway base URL; routes start with /api/v1/
-            dataPlaneContexts:                        # cluster id (namespace) -> kubeconfig context
-              rlark-gpu-a: rlark-sandbox-rlark-gpu-a
-              rlark-edge-b: rlark-sandbox-rlark-edge-b
             sandbox: true
-
-Gateway requests authenticate with the control-plane context's credentials (same token and CA).
-The same extension may be added by hand to a real installation's kubeconfig.
-
-The control plane's cluster entry also carries where rlark-server is (rlark-platform.md §0b), for zero-config
-clients; its CA signs the server's certificate (client certificates come from Secret `rlark-admin-cert`):
-
     clusters:
     - name: rlark-sandbox
       cluster:
         server: https://127.0.0.1:<port>/clusters/root
         certificate-authority-data: <base64 PEM>
         extensions:
-        - name: rlark.io/server
-          extension:
-            server: https://127.0.0.1:<server port>
+        - name: rlark.io/server                       # rlark-server, for zero-config clients; its CA signs the
+          extension:                                  # server's certificate (client certificates come from
+            server: https://127.0.0.1:<server port>   # Secret rlark-admin-cert)
             certificate-authority-data: <base64 PEM>
+
+Gateway requests authenticate with the context's credentials (same token and CA).
 """
 
 from __future__ import annotations
@@ -56,39 +43,21 @@ EXTENSION = "rlark.io/console"
 SERVER_EXTENSION = "rlark.io/server"
 
 
-def data_plane_context(cluster_ns: str) -> str:
-    return f"{CONTEXT}-{cluster_ns}"
-
-
-def build(base_url: str, token: str, ca_pem: bytes, clusters: list[str], server_url: str) -> dict:
+def build(base_url: str, token: str, ca_pem: bytes, server_url: str) -> dict:
     ca = base64.b64encode(ca_pem).decode()
-
-    def cluster(name: str, prefix: str) -> dict:
-        return {"name": name, "cluster": {"server": f"{base_url}/clusters/{prefix}",
-                                          "certificate-authority-data": ca}}
-
-    control_cluster = cluster(CONTEXT, "root")
-    control_cluster["cluster"]["extensions"] = [{"name": SERVER_EXTENSION, "extension": {
-        "server": server_url, "certificate-authority-data": ca}}]
-    control = {"name": CONTEXT, "context": {
-        "cluster": CONTEXT, "user": CONTEXT,
-        "extensions": [{"name": EXTENSION, "extension": {
-            "gateway": base_url,
-            "dataPlaneContexts": {ns: data_plane_context(ns) for ns in clusters},
-            "sandbox": True,
-        }}],
-    }}
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "preferences": {},
         "current-context": CONTEXT,
-        "clusters": [control_cluster] + [cluster(data_plane_context(ns), ns) for ns in clusters],
+        "clusters": [{"name": CONTEXT, "cluster": {
+            "server": f"{base_url}/clusters/root", "certificate-authority-data": ca,
+            "extensions": [{"name": SERVER_EXTENSION, "extension": {"server": server_url,
+                                                                      "certificate-authority-data": ca}}]}}],
         "users": [{"name": CONTEXT, "user": {"token": token}}],
-        "contexts": [control] + [
-            {"name": data_plane_context(ns),
-             "context": {"cluster": data_plane_context(ns), "user": CONTEXT, "namespace": "rlark-system"}}
-            for ns in clusters],
+        "contexts": [{"name": CONTEXT, "context": {
+            "cluster": CONTEXT, "user": CONTEXT,
+            "extensions": [{"name": EXTENSION, "extension": {"gateway": base_url, "sandbox": True}}]}}],
     }
 
 

@@ -1,6 +1,6 @@
-"""The sandbox's aiohttp application: control plane (`/clusters/root` and un-prefixed), data planes
-(`/clusters/<cluster namespace>`), gateway (`/api/v1/...`, see gateway.py) and the fault admin route.
-`api(request, plane, path)` and `answer(request, call)` are also what rlark_server.py dispatches to in-process.
+"""The sandbox's aiohttp application: control plane (`/clusters/root` and un-prefixed), gateway (`/api/v1/...`,
+see gateway.py) and the fault admin route. The member clusters' data planes have no route here: rlark_server.py
+reaches them in-process through `api(request, plane, path)` and `answer(request, call)`.
 
 Wire behaviour follows ../shared/spec/kubectl-compat.md: plain discovery, /version v1.32, OpenAPI v3 + v2,
 Tables for `kubectl get`, Status bodies for errors, newline-delimited watch streams. Every request needs the
@@ -156,9 +156,7 @@ class SandboxServer:
             workspace, _, rest = path[len("/clusters/"):].partition("/")
             if workspace == ROOT:
                 return await self.api(request, ROOT, "/" + rest)
-            if workspace in self.store.clusters():
-                return await self.api(request, workspace, "/" + rest)
-            raise not_found_path()
+            raise not_found_path()  # member clusters only through rlark-server's /api/proxy/<agent>/api/kubernetes
         if path.startswith("/api/v1/") or path == "/api/v1":
             await self._apply_faults(request, "gateway", gateway.resource_of(path))
             crd = gateway.crd_route(path)

@@ -8,6 +8,8 @@ import time
 
 from kubernetes import client
 
+from tests.sandbox.helpers import data_plane_api
+
 GROUP, VERSION = "rlinf.io", "v1alpha1"
 SYSTEM = "rlark-system"
 IMAGE = "registry.rlark.local/rlinf/rlinf-sandbox@sha256:" + "ab" * 32
@@ -45,7 +47,7 @@ class Api:
 
     def core(self, cluster: str) -> client.CoreV1Api:
         if cluster not in self._core:
-            self._core[cluster] = client.CoreV1Api(self.sandbox.api_client(f"rlark-sandbox-{cluster}"))
+            self._core[cluster] = client.CoreV1Api(data_plane_api(self.sandbox, cluster))
         return self._core[cluster]
 
     def create_job(self, manifest):

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from tests.sandbox.helpers import data_plane_kubeconfig
+
 from .helpers import Api, delete_and_wait, job, pod_processes, task, wait_for
 
 HOLD = "echo prepared; sleep 600"   # keeps `main` running before Ray starts
@@ -164,12 +166,12 @@ def test_invalid_image_fails_like_an_image_pull(api):
 
 @pytest.mark.kubectl
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
-def test_kubectl_logs_shows_the_main_container(api, sandbox):
+def test_kubectl_logs_shows_the_main_container(api, sandbox, tmp_path):
     api.create_job(job("h3-kubectl", [task("actor", "gpu-a3", head=True, prepare=HOLD, run="true")]))
     wait_for(lambda: "prepared" in api.log("rlark-gpu-a", "h3-kubectl-actor-0"), what="log line")
     result = subprocess.run(
         ["kubectl", "logs", "-n", "rlark-system", "h3-kubectl-actor-0", "-c", "main",
-         "--context", "rlark-sandbox-rlark-gpu-a", "--kubeconfig", str(sandbox.kubeconfig)],
+         "--kubeconfig", data_plane_kubeconfig(sandbox, "rlark-gpu-a", tmp_path)],
         capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["RLINF_NODE_RANK: 0", "Executing prepare script...", "prepared"]

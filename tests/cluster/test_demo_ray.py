@@ -8,6 +8,8 @@ import time
 import pytest
 from kubernetes import client
 
+from tests.sandbox.helpers import data_plane_api
+
 from rlark_tui.cli import main
 from rlark_tui.cluster import ClusterAccess
 
@@ -22,7 +24,7 @@ def run(sandbox, capsys, *argv):
 
 def alive_by_rows(sandbox) -> int:
     """ALIVE nodes counted from the rows, fetched with the kubernetes client's own service-proxy call."""
-    core = client.CoreV1Api(sandbox.api_client("rlark-sandbox-rlark-gpu-a"))
+    core = client.CoreV1Api(data_plane_api(sandbox, "rlark-gpu-a"))
     response = core.connect_get_namespaced_service_proxy_with_path(
         "demo-ppo-actor-ray-head:8265", "rlark-system", "api/v0/nodes", _preload_content=False)
     rows = json.loads(response.data)["data"]["result"]["result"]

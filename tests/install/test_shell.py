@@ -41,7 +41,7 @@ def test_bash_completes_commands_flags_contexts_jobs_and_pods_live(sandbox, tmp_
     kc = f"rlark --kubeconfig {sandbox.kubeconfig} "
     assert complete("rlark ver", tmp_path)[0] == ["version"]
     assert complete("rlark logs --ro", tmp_path)[0] == ["--role"]
-    assert complete(kc + "--context rlark-sandbox-rlark-g", tmp_path)[0] == ["rlark-sandbox-rlark-gpu-a"]
+    assert complete(kc + "--context rlark-sand", tmp_path)[0] == ["rlark-sandbox"]
     assert "demo-ppo" in complete(kc + "describe job ", tmp_path)[0]
     assert complete(kc + "check demo-p", tmp_path)[0] == ["demo-ppo"]
     pods = complete(kc + "logs demo-ppo --pod ", tmp_path)[0]

@@ -91,3 +91,52 @@ def tensorboard_pod(sandbox, task_name: str, pod: str, logdir, cluster: str = "r
 def forget_pod(sandbox, uid: str, pod: str, cluster: str = "rlark-gpu-a") -> None:
     sandbox.call(sandbox.tensorboards.forget, cluster, pod)
     sandbox.store.delete("pods", uid, cluster)
+
+
+def data_plane_api(sandbox, cluster: str) -> client.ApiClient:
+    """A kubernetes ApiClient for one member cluster, through rlark-server (`/api/proxy/<agent>/api/kubernetes`)
+    with the admin certificate of Secret rlark-admin-cert, as rlark itself reaches it."""
+    from kubernetes import config
+    directory = sandbox.state_dir / "test-data-planes"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return config.new_client_from_config(config_file=data_plane_kubeconfig(sandbox, cluster, directory),
+                                         persist_config=False)
+
+
+def data_plane_kubeconfig(sandbox, cluster: str, directory) -> str:
+    """A kubeconfig for kubectl on one member cluster through rlark-server, with the admin certificate (tests)."""
+    import base64
+
+    import yaml
+    secret = client.CoreV1Api(sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
+    (directory / "admin.crt").write_bytes(base64.b64decode(secret.data["client.crt"]))
+    (directory / "admin.key").write_bytes(base64.b64decode(secret.data["client.key"]))
+    (directory / "admin.key").chmod(0o600)
+    agent = cluster.removeprefix("rlark-")
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": cluster,
+              "clusters": [{"name": cluster, "cluster": {
+                  "server": f"{sandbox.server_url}/api/proxy/{agent}/api/kubernetes",
+                  "certificate-authority": str(sandbox.ca_path)}}],
+              "users": [{"name": "admin", "user": {"client-certificate": str(directory / "admin.crt"),
+                                                   "client-key": str(directory / "admin.key")}}],
+              "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": "admin",
+                                                         "namespace": "rlark-system"}}]}
+    path = directory / f"{cluster}.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return str(path)
+
+
+def plane_raw(sandbox, cluster: str, method: str, path: str) -> Reply:
+    """One request to a member cluster's Kubernetes API `path` through rlark-server, with the admin certificate."""
+    directory = sandbox.state_dir / "test-data-planes"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    data_plane_kubeconfig(sandbox, cluster, directory)
+    ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
+    ctx.load_cert_chain(str(directory / "admin.crt"), str(directory / "admin.key"))
+    url = f"{sandbox.server_url}/api/proxy/{cluster.removeprefix('rlark-')}/api/kubernetes{path}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), context=ctx, timeout=10) as resp:
+            return Reply(resp.status, dict(resp.headers), resp.read())
+    except urllib.error.HTTPError as err:
+        return Reply(err.code, dict(err.headers), err.read())

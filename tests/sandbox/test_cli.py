@@ -20,7 +20,7 @@ from rlark_tui.cli import main
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.sandbox import Sandbox
 from rlark_tui.sandbox.agent import Agent, AgentSettings
-from tests.sandbox.helpers import GROUP, VERSION, job
+from tests.sandbox.helpers import GROUP, VERSION, job, raw
 
 READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=(https://127\.0\.0\.1:\d+)$")
 
@@ -86,35 +86,26 @@ def test_bad_seed_is_a_usage_error(tmp_path, capsys):
         "error: unknown seed 'lots': use demo, none or scale:<jobs>:<pods>"
 
 
-def test_kubeconfig_contexts_and_extension(bare_sandbox):
+def test_kubeconfig_has_one_context_and_the_extensions(bare_sandbox):
     sandbox = bare_sandbox
     assert stat.S_IMODE(os.stat(sandbox.kubeconfig).st_mode) == 0o600
     doc = yaml.safe_load(sandbox.kubeconfig.read_text())
     assert doc["current-context"] == "rlark-sandbox"
-    servers = {c["name"]: c["cluster"]["server"] for c in doc["clusters"]}
-    assert servers == {"rlark-sandbox": f"{sandbox.gateway}/clusters/root",
-                       "rlark-sandbox-rlark-edge-b": f"{sandbox.gateway}/clusters/rlark-edge-b",
-                       "rlark-sandbox-rlark-gpu-a": f"{sandbox.gateway}/clusters/rlark-gpu-a"}
-    control = next(c for c in doc["contexts"] if c["name"] == "rlark-sandbox")["context"]
+    assert [c["name"] for c in doc["contexts"]] == ["rlark-sandbox"] and len(doc["clusters"]) == 1
+    (cluster,) = doc["clusters"]
+    assert cluster["cluster"]["server"] == f"{sandbox.gateway}/clusters/root"
+    server = next(e["extension"] for e in cluster["cluster"]["extensions"] if e["name"] == "rlark.io/server")
+    assert server["server"] == sandbox.server_url
+    assert server["certificate-authority-data"] == cluster["cluster"]["certificate-authority-data"]
+    control = doc["contexts"][0]["context"]
     extension = next(e["extension"] for e in control["extensions"] if e["name"] == "rlark.io/console")
-    assert extension == {"gateway": sandbox.gateway, "sandbox": True,
-                         "dataPlaneContexts": {"rlark-edge-b": "rlark-sandbox-rlark-edge-b",
-                                               "rlark-gpu-a": "rlark-sandbox-rlark-gpu-a"}}
-    assert all(c["cluster"]["server"].startswith("https://127.0.0.1:") for c in doc["clusters"])
+    assert extension == {"gateway": sandbox.gateway, "sandbox": True}
 
 
-def test_new_cluster_gets_a_context(tmp_path):
-    with Sandbox(tmp_path, seed="none", agent=False) as sb:
-        node = {"metadata": {"name": "n1", "namespace": "rlark-new",
-                             "labels": {"rlark.io/cluster-id": "rlark-new"}}}
-        sb.store.create("nodes", node)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            doc = yaml.safe_load(sb.kubeconfig.read_text())
-            if any(c["name"] == "rlark-sandbox-rlark-new" for c in doc["contexts"]):
-                break
-            time.sleep(0.05)
-        assert any(c["name"] == "rlark-sandbox-rlark-new" for c in doc["contexts"])
+def test_member_clusters_have_no_route_of_their_own(bare_sandbox):
+    before = len(bare_sandbox.unknown_routes)
+    assert raw(bare_sandbox, "GET", "/clusters/rlark-gpu-a/api/v1/namespaces/rlark-system/pods").status == 404
+    assert bare_sandbox.unknown_routes[before:] == ["GET /clusters/rlark-gpu-a/api/v1/namespaces/rlark-system/pods"]
 
 
 def test_scale_seed(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from tests.sandbox.helpers import raw
+from tests.sandbox.helpers import data_plane_api, plane_raw, raw
 
 CLUSTER = "rlark-gpu-a"
 NS = "rlark-system"
@@ -26,7 +26,7 @@ def sandbox(bare_sandbox):
 
 @pytest.fixture(scope="module")
 def core(sandbox):
-    return client.CoreV1Api(sandbox.api_client(f"rlark-sandbox-{CLUSTER}"))
+    return client.CoreV1Api(data_plane_api(sandbox, CLUSTER))
 
 
 def data_pod(name: str, restarts: int = 0, phase: str = "Running") -> dict:
@@ -162,29 +162,28 @@ def test_service_proxy_forwards_to_registered_backend(core, sandbox):
         sandbox.store.create("services", {
             "apiVersion": "v1", "kind": "Service", "metadata": {"name": "dp-job-actor-ray-head", "namespace": NS},
             "spec": {"clusterIP": "None", "ports": [{"name": "dashboard", "port": 8265}]}}, plane=CLUSTER)
-        path = (f"/clusters/{CLUSTER}/api/v1/namespaces/{NS}/services/dp-job-actor-ray-head:8265/proxy/"
-                "api/version?x=1")
-        assert raw(sandbox, "GET", path).status == 503
+        path = f"/api/v1/namespaces/{NS}/services/dp-job-actor-ray-head:8265/proxy/api/version?x=1"
+        assert plane_raw(sandbox, CLUSTER, "GET", path).status == 503
         sandbox.proxies.register(CLUSTER, "dp-job-actor-ray-head", 8265, f"http://127.0.0.1:{server.server_port}")
-        reply = raw(sandbox, "GET", path)
+        reply = plane_raw(sandbox, CLUSTER, "GET", path)
         assert reply.status == 200 and reply.json() == {"ray_version": "2.60.0", "path": "/api/version?x=1"}
         jobs_path = path.replace("api/version?x=1", "api/jobs/")
-        assert raw(sandbox, "GET", jobs_path).json()["path"] == "/api/jobs/"
+        assert plane_raw(sandbox, CLUSTER, "GET", jobs_path).json()["path"] == "/api/jobs/"
         via_client = core.connect_get_namespaced_service_proxy_with_path(
             "dp-job-actor-ray-head:8265", NS, "api/version")
         assert "2.60.0" in str(via_client)
         assert core.read_namespaced_service("dp-job-actor-ray-head", NS).spec.ports[0].port == 8265
         sandbox.proxies.unregister(CLUSTER, "dp-job-actor-ray-head")
-        assert raw(sandbox, "GET", path).status == 503
+        assert plane_raw(sandbox, CLUSTER, "GET", path).status == 503
     finally:
         server.shutdown()
 
 
 def test_data_plane_discovery(sandbox):
-    assert raw(sandbox, "GET", f"/clusters/{CLUSTER}/api").json()["versions"] == ["v1"]
-    names = [r["name"] for r in raw(sandbox, "GET", f"/clusters/{CLUSTER}/api/v1").json()["resources"]]
+    assert plane_raw(sandbox, CLUSTER, "GET", "/api").json()["versions"] == ["v1"]
+    names = [r["name"] for r in plane_raw(sandbox, CLUSTER, "GET", "/api/v1").json()["resources"]]
     assert {"pods", "pods/log", "events", "services", "services/proxy"} <= set(names)
     assert raw(sandbox, "GET", "/clusters/root/api").json()["versions"] == ["v1"]
     control = [r["name"] for r in raw(sandbox, "GET", "/clusters/root/api/v1").json()["resources"]]
     assert control == ["secrets"]
-    assert raw(sandbox, "GET", f"/clusters/{CLUSTER}/version").json()["minor"] == "32"
+    assert plane_raw(sandbox, CLUSTER, "GET", "/version").json()["minor"] == "32"

@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from tests.sandbox.helpers import job
+from tests.sandbox.helpers import job, data_plane_kubeconfig
 
 pytestmark = [pytest.mark.kubectl,
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
@@ -161,15 +161,15 @@ def test_get_watch_prints_changes(kubectl, sandbox):
     assert sum(1 for r in rows[1:] if r[0] == "demo-ppo") == 1
 
 
-def test_data_plane_context(kubectl, sandbox):
-    contexts = kubectl("config", "get-contexts", "-o", "name").stdout.split()
-    assert {"rlark-sandbox", "rlark-sandbox-rlark-gpu-a", "rlark-sandbox-rlark-edge-b"} <= set(contexts)
-    out = kubectl("--context", "rlark-sandbox-rlark-gpu-a", "get", "pods", "-n", "rlark-system", "-o", "json")
+def test_one_context_and_a_data_plane_through_rlark_server(kubectl, sandbox, tmp_path):
+    assert kubectl("config", "get-contexts", "-o", "name").stdout.split() == ["rlark-sandbox"]
+    path = data_plane_kubeconfig(sandbox, "rlark-gpu-a", tmp_path)
+    out = kubectl("--kubeconfig", path, "get", "pods", "-n", "rlark-system", "-o", "json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["kind"] in ("List", "PodList")
 
 
-def test_logs_and_pods_on_a_data_plane(kubectl, sandbox):
+def test_logs_and_pods_on_a_data_plane(kubectl, sandbox, tmp_path):
     cluster, ns = "rlark-gpu-a", "rlark-system"
     sandbox.store.create("pods", {
         "metadata": {"name": "kc-logs-0", "namespace": ns},
@@ -179,22 +179,22 @@ def test_logs_and_pods_on_a_data_plane(kubectl, sandbox):
             {"name": "tensorboard", "ready": True, "restartCount": 0, "state": {"running": {}}}]}},
         plane=cluster)
     sandbox.logs.append(cluster, ns, "kc-logs-0", "main", "RLINF_NODE_RANK: 0\nRay cluster check passed.")
-    context = f"rlark-sandbox-{cluster}"
-    logs = kubectl("logs", "-n", ns, "kc-logs-0", "-c", "main", "--context", context)
+    context = data_plane_kubeconfig(sandbox, cluster, tmp_path)
+    logs = kubectl("logs", "-n", ns, "kc-logs-0", "-c", "main", "--kubeconfig", context)
     assert logs.returncode == 0, logs.stderr
     assert logs.stdout == "RLINF_NODE_RANK: 0\nRay cluster check passed.\n"
-    tail = kubectl("logs", "kc-logs-0", "-c", "main", "--tail", "1", "--context", context)
+    tail = kubectl("logs", "kc-logs-0", "-c", "main", "--tail", "1", "--kubeconfig", context)
     assert tail.stdout == "Ray cluster check passed.\n"
-    ambiguous = kubectl("logs", "kc-logs-0", "--context", context, "--default-container=false")
+    ambiguous = kubectl("logs", "kc-logs-0", "--kubeconfig", context, "--default-container=false")
     assert ambiguous.returncode == 1
     sandbox.store.create("events", {
         "metadata": {"name": "kc-logs-0.1", "namespace": ns}, "type": "Warning", "reason": "BackOff",
         "message": "Back-off restarting failed container main",
         "involvedObject": {"kind": "Pod", "name": "kc-logs-0", "namespace": ns}}, plane=cluster)
-    events = kubectl("get", "events", "--context", context)
+    events = kubectl("get", "events", "--kubeconfig", context)
     assert events.returncode == 0, events.stderr
     assert events.stdout.splitlines()[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert "pod/kc-logs-0" in events.stdout and "Back-off restarting failed container main" in events.stdout
-    pods = kubectl("get", "pods", "kc-logs-0", "--context", context)
+    pods = kubectl("get", "pods", "kc-logs-0", "--kubeconfig", context)
     assert pods.returncode == 0, pods.stderr
     assert pods.stdout.splitlines()[1].split()[:4] == ["kc-logs-0", "2/2", "Running", "2"]
