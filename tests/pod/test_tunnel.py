@@ -77,9 +77,10 @@ def test_streaming_answer(tunnel, shell_job):
         shell_job.store.delete("jobs", "tunnel-stream", "")
 
 
-def test_websocket_upgrade_through_the_tunnel(tunnel):
+def test_websocket_upgrade_through_the_tunnel(access):
+    tunnel = Tunnel(Upstream.of(access.data_plane(HEAD[0])), name="data plane").start()  # rlark-server, mTLS
     ws = websocket.create_connection(
-        f"ws://127.0.0.1:{tunnel.local_port}/{tunnel.token}/clusters/{HEAD[0]}/api/v1/namespaces/rlark-system/pods/"
+        f"ws://127.0.0.1:{tunnel.local_port}/{tunnel.token}/api/v1/namespaces/rlark-system/pods/"
         f"{HEAD[1]}/exec?command=cat&container=main&stdin=true&stdout=true", subprotocols=["v5.channel.k8s.io"],
         timeout=10)
     try:
@@ -90,6 +91,7 @@ def test_websocket_upgrade_through_the_tunnel(tunnel):
             got += ws.recv()[1:]
     finally:
         ws.close()
+        tunnel.stop()
 
 
 def test_port_forward_command(shell_job):
