@@ -53,16 +53,19 @@ async def test_demo_tui_progress_and_growing_curves(sandbox, env):
     from rlark_tui.app import RlarkApp
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.job_detail import JobDetailScreen
+    from rlark_tui.screens.job_list import COLUMNS
     from tests.pilot import wait_for
 
     access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
     app = RlarkApp(access)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
+            progress_column = [column.key for column in COLUMNS].index("progress")
+
             def progress() -> str:
                 table = app.screen.table
                 try:
-                    return str(table.get_row_at(table.get_row_index(JOB))[7])
+                    return str(table.get_row_at(table.get_row_index(JOB))[progress_column])
                 except KeyError:
                     return ""
 
