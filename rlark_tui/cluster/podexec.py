@@ -112,17 +112,28 @@ class ExecSession:
         return self._open and self._ws.sock.connected
 
     def write(self, data: bytes) -> None:
-        self._ws.write_channel(STDIN, data)
+        self._send(self._ws.write_channel, STDIN, data)
 
     def close_stdin(self) -> None:
         """End of input: v5's CLOSE frame (v4 has none; an empty stdin frame says the same to the sandbox)."""
         if self.v5:
-            self._ws.close_channel(STDIN)
+            self._send(self._ws.close_channel, STDIN)
         else:
-            self._ws.write_channel(STDIN, b"")
+            self._send(self._ws.write_channel, STDIN, b"")
 
     def resize(self, cols: int, rows: int) -> None:
-        self._ws.write_channel(RESIZE, json.dumps({"Width": cols, "Height": rows}).encode())
+        self._send(self._ws.write_channel, RESIZE, json.dumps({"Width": cols, "Height": rows}).encode())
+
+    def _send(self, call, *args) -> None:
+        try:
+            call(*args)
+        except Exception as exc:  # websocket-client's own classes, OSError and SSL errors on a drop
+            self._dropped(exc)
+
+    def _dropped(self, exc: Exception) -> None:
+        self.close()
+        raise ExecFailed(f"the connection to pod {self.pod} was dropped: {scrub(str(exc)) or type(exc).__name__}") \
+            from None
 
     def read(self, timeout: float = 0) -> list[tuple[int, bytes]]:
         """Wait up to `timeout` for frames, then take every frame already there: (channel, bytes) of stdout and
@@ -146,9 +157,7 @@ class ExecSession:
                         self._status_raw += data[1:]
                 ready = self.pending() or bool(select.select([sock.sock], [], [], 0)[0])
         except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
-            self.close()
-            raise ExecFailed(f"the connection to pod {self.pod} was dropped: {scrub(str(exc)) or type(exc).__name__}") \
-                from None
+            self._dropped(exc)
         if self._status_raw and self.status is None:
             with contextlib.suppress(ValueError):
                 self.status = json.loads(self._status_raw)
@@ -201,24 +210,30 @@ def run_command(access, cluster_ns: str, pod: str, argv: list[str], *, stdin: by
     buffers = {STDOUT: bytearray(), STDERR: bytearray()}
     truncated = False
     deadline = time.monotonic() + timeout
+
+    def take(frames: list[tuple[int, bytes]]) -> bool:
+        """Keep output up to the cap; True once a stream went past it."""
+        over = False
+        for channel, data in frames:
+            buf = buffers[channel]
+            room = max_output - len(buf)
+            buf += data[:room]
+            over = over or len(data) > room
+        return over
+
     try:
         if stdin is not None:
             for start in range(0, len(stdin), CHUNK):
                 session.write(stdin[start:start + CHUNK])
+                truncated = take(session.read(timeout=0)) or truncated
             session.close_stdin()
         while session.is_open and not truncated:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            try:
-                frames = session.read(timeout=min(left, 1.0))
-            except ExecFailed:
-                break
-            for channel, data in frames:
-                buf = buffers[channel]
-                room = max_output - len(buf)
-                buf += data[:room]
-                truncated = truncated or len(data) > room
+            truncated = take(session.read(timeout=min(left, 1.0)))
+    except ExecFailed:
+        pass
     finally:
         session.close()
     code = exit_code_of(session.status) if not session.is_open and not truncated else None
@@ -230,32 +245,30 @@ def _terminal_size(fd: int) -> tuple[int, int]:
     return size.columns, size.lines
 
 
-def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_fd: int, tty: bool,
-          size_fd: int | None = None) -> int:
+def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_fd: int, tty: bool) -> int:
     """Connect an open session to local descriptors until the command ends; its exit code.
 
-    With `tty` the local terminal (`stdin_fd`) is raw for the session and restored afterwards, and its size
-    (read from `size_fd`, default `stdin_fd`) is sent at the start and on every SIGWINCH (main thread only).
+    With `tty` the local terminal (`stdin_fd`) is raw for the session and restored afterwards, and its size is
+    sent at the start and on every SIGWINCH (main thread only).
     Local stdin EOF closes the remote stdin. A dropped connection raises ExecFailed (terminal restored). When
     the local reader goes away (`| head`), the session ends with 141, as a shell pipeline's writer does."""
-    size_fd = stdin_fd if size_fd is None else size_fd
     saved = termios.tcgetattr(stdin_fd) if tty and stdin_fd is not None and os.isatty(stdin_fd) else None
     resized = threading.Event()
     previous_handler = None
-    if tty and size_fd is not None and threading.current_thread() is threading.main_thread():
+    if tty and stdin_fd is not None and threading.current_thread() is threading.main_thread():
         previous_handler = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
     try:
         if saved is not None:
             ttymode.setraw(stdin_fd, termios.TCSANOW)
-        if tty and size_fd is not None:
+        if tty and stdin_fd is not None:
             with contextlib.suppress(OSError):
-                session.resize(*_terminal_size(size_fd))
+                session.resize(*_terminal_size(stdin_fd))
         reading = stdin_fd is not None
         while session.is_open:
             if resized.is_set():
                 resized.clear()
                 with contextlib.suppress(OSError):
-                    session.resize(*_terminal_size(size_fd))
+                    session.resize(*_terminal_size(stdin_fd))
             watched = [session.fileno()] + ([stdin_fd] if reading else [])
             try:
                 ready = [session.fileno()] if session.pending() else select.select(watched, [], [], 0.2)[0]
