@@ -103,22 +103,42 @@ def data_plane_api(sandbox, cluster: str) -> client.ApiClient:
                                          persist_config=False)
 
 
-def data_plane_kubeconfig(sandbox, cluster: str, directory) -> str:
-    """A kubeconfig for kubectl on one member cluster through rlark-server, with the admin certificate (tests)."""
+def admin_cert_files(sandbox, directory) -> tuple:
+    """(admin.crt, admin.key) in `directory`, taken from Secret default/rlark-admin-cert (key mode 0600)."""
     import base64
-
-    import yaml
     secret = client.CoreV1Api(sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
     (directory / "admin.crt").write_bytes(base64.b64decode(secret.data["client.crt"]))
     (directory / "admin.key").write_bytes(base64.b64decode(secret.data["client.key"]))
     (directory / "admin.key").chmod(0o600)
+    return directory / "admin.crt", directory / "admin.key"
+
+
+def server_raw(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0, body=None) -> Reply:
+    """One request to rlark-server, verified against the sandbox CA, with the client certificate `files`
+    ((cert, key) paths; None = no certificate)."""
+    ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
+    if files is not None:
+        ctx.load_cert_chain(*files)
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(sandbox.server_url + path, method=method, data=data,
+                                     headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
+            return Reply(resp.status, dict(resp.headers), resp.read())
+    except urllib.error.HTTPError as err:
+        return Reply(err.code, dict(err.headers), err.read())
+
+
+def data_plane_kubeconfig(sandbox, cluster: str, directory) -> str:
+    """A kubeconfig for kubectl on one member cluster through rlark-server, with the admin certificate (tests)."""
+    import yaml
+    crt, key = admin_cert_files(sandbox, directory)
     agent = cluster.removeprefix("rlark-")
     config = {"apiVersion": "v1", "kind": "Config", "current-context": cluster,
               "clusters": [{"name": cluster, "cluster": {
                   "server": f"{sandbox.server_url}/api/proxy/{agent}/api/kubernetes",
                   "certificate-authority": str(sandbox.ca_path)}}],
-              "users": [{"name": "admin", "user": {"client-certificate": str(directory / "admin.crt"),
-                                                   "client-key": str(directory / "admin.key")}}],
+              "users": [{"name": "admin", "user": {"client-certificate": str(crt), "client-key": str(key)}}],
               "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": "admin",
                                                          "namespace": "rlark-system"}}]}
     path = directory / f"{cluster}.kubeconfig"

@@ -14,7 +14,7 @@ import pytest
 from kubernetes import watch
 from kubernetes.client.rest import ApiException
 
-from tests.sandbox.helpers import GROUP, VERSION, custom, job, raw
+from tests.sandbox.helpers import GROUP, VERSION, admin_cert_files, custom, job, raw, server_raw
 
 
 @pytest.fixture(scope="module")
@@ -105,33 +105,39 @@ def test_outage(sandbox, faults):
     assert raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/jobs").status == 200
 
 
-def test_cut_logs(sandbox, faults):
+def data_plane(cluster: str) -> str:
+    """The member cluster's core/v1 API through rlark-server."""
+    return f"/api/proxy/{cluster.removeprefix('rlark-')}/api/kubernetes/api/v1"
+
+
+def test_cut_logs(sandbox, faults, tmp_path):
     cluster, ns = "rlark-gpu-a", "rlark-system"
     sandbox.store.create("pods", {"metadata": {"name": "cut-0", "namespace": ns},
                                   "spec": {"containers": [{"name": "main"}]}, "status": {"phase": "Running"}},
                          plane=cluster)
     sandbox.logs.append(cluster, ns, "cut-0", "main", "complete line\nthis line gets cut\nnever sent")
     faults.cut_logs(after_lines=1)
+    files, path = admin_cert_files(sandbox, tmp_path), f"{data_plane(cluster)}/namespaces/{ns}/pods/cut-0/log"
     with pytest.raises(http.client.IncompleteRead) as err:
-        raw(sandbox, "GET", f"/clusters/{cluster}/api/v1/namespaces/{ns}/pods/cut-0/log")
+        server_raw(sandbox, path, files)
     assert err.value.partial.decode().startswith("complete line\nthis line")
     assert not err.value.partial.decode().endswith("\n")
-    whole = raw(sandbox, "GET", f"/clusters/{cluster}/api/v1/namespaces/{ns}/pods/cut-0/log")
+    whole = server_raw(sandbox, path, files)
     assert whole.body.decode() == "complete line\nthis line gets cut\nnever sent\n"
 
 
-def test_outage_drops_an_idle_log_follow(sandbox, faults):
+def test_outage_drops_an_idle_log_follow(sandbox, faults, tmp_path):
     cluster, ns = "rlark-gpu-a", "rlark-system"
     sandbox.store.create("pods", {"metadata": {"name": "idle-0", "namespace": ns},
                                   "spec": {"containers": [{"name": "main"}]}, "status": {"phase": "Running"}},
                          plane=cluster)
     sandbox.logs.append(cluster, ns, "idle-0", "main", "only line")
-    outcome: list = []
+    files, outcome = admin_cert_files(sandbox, tmp_path), []
 
     def follow():
         try:
-            outcome.append(raw(sandbox, "GET", f"/clusters/{cluster}/api/v1/namespaces/{ns}/pods/idle-0/log"
-                                               "?follow=true").body)
+            outcome.append(server_raw(sandbox, f"{data_plane(cluster)}/namespaces/{ns}/pods/idle-0/log?follow=true",
+                                      files).body)
         except (http.client.IncompleteRead, ConnectionError) as exc:
             outcome.append(exc)
 

@@ -25,22 +25,17 @@ import yaml
 from kubernetes import client
 
 from rlark_tui.sandbox.rlark_server import lease_name
-from tests.sandbox.helpers import Reply
+from tests.sandbox.helpers import admin_cert_files, server_raw
 
 ADMIN = {"cert-role": "admin", "permission:admin": "true", "kubernetes-impersonation": "-"}
 
 
 @pytest.fixture(scope="module")
 def admin_files(plain_sandbox, tmp_path_factory):
-    """client.crt / client.key taken from Secret default/rlark-admin-cert through the control plane."""
+    """client.crt / client.key taken from Secret default/rlark-admin-cert (only those two keys) through kcp."""
     secret = client.CoreV1Api(plain_sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
     assert set(secret.data) == {"client.crt", "client.key"}
-    folder = tmp_path_factory.mktemp("admin-cert")
-    crt, key = folder / "c.crt", folder / "c.key"
-    crt.write_bytes(base64.b64decode(secret.data["client.crt"]))
-    key.write_bytes(base64.b64decode(secret.data["client.key"]))
-    key.chmod(0o600)
-    return crt, key
+    return admin_cert_files(plain_sandbox, tmp_path_factory.mktemp("admin-cert"))
 
 
 def cert_files(tmp_path, pem: tuple[bytes, bytes]):
@@ -49,21 +44,6 @@ def cert_files(tmp_path, pem: tuple[bytes, bytes]):
     key.write_bytes(pem[1])
     key.chmod(0o600)
     return crt, key
-
-
-def mtls(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0, body=None) -> Reply:
-    """One request to rlark-server, verified against the sandbox CA, with the client certificate `files`."""
-    ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
-    if files is not None:
-        ctx.load_cert_chain(*files)
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(sandbox.server_url + path, method=method, data=data,
-                                     headers={"Content-Type": "application/json"} if data else {})
-    try:
-        with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
-            return Reply(resp.status, dict(resp.headers), resp.read())
-    except urllib.error.HTTPError as err:
-        return Reply(err.code, dict(err.headers), err.read())
 
 
 def wait_for(predicate, timeout: float = 30.0):
@@ -78,36 +58,36 @@ def wait_for(predicate, timeout: float = 30.0):
 
 def test_no_client_certificate_fails_in_the_handshake(sandbox):
     with pytest.raises((ssl.SSLError, urllib.error.URLError), match="CERTIFICATE_REQUIRED"):
-        mtls(sandbox, "/api/kubernetes/version")
+        server_raw(sandbox, "/api/kubernetes/version")
 
 
 def test_admin_certificate_reaches_control_plane_and_member_cluster(sandbox, admin_files):
-    jobs = mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", admin_files)
+    jobs = server_raw(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", admin_files)
     assert jobs.status == 200
     assert "demo-ppo" in [j["metadata"]["name"] for j in jobs.json()["items"]]
-    pods = wait_for(lambda: mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+    pods = wait_for(lambda: server_raw(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods",
                                  admin_files).json()["items"])
     assert any(p["metadata"]["name"].startswith("demo-ppo-") for p in pods)
 
 
 def test_agent_limited_certificate(sandbox, tmp_path):
     only_edge = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "edge-b"}))
-    refused = mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", only_edge)
+    refused = server_raw(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", only_edge)
     assert refused.status == 403
     assert refused.json() == {"error": "client certificate does not have proxy permission for the target"}
-    assert mtls(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+    assert server_raw(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
                 only_edge).status == 200
-    assert mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", only_edge).status == 403
+    assert server_raw(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs", only_edge).status == 403
     every = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "*"}))
-    assert mtls(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", every).status == 200
+    assert server_raw(sandbox, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods", every).status == 200
 
 
 def test_revoked_certificate_gets_401(sandbox, tmp_path):
     pem = sandbox.issue_client_cert(ADMIN)
     files = cert_files(tmp_path, pem)
-    assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+    assert server_raw(sandbox, "/api/kubernetes/version", files).status == 200
     sandbox.revoke(pem[0])
-    reply = mtls(sandbox, "/api/kubernetes/version", files)
+    reply = server_raw(sandbox, "/api/kubernetes/version", files)
     assert (reply.status, reply.json()) == (401, {"error": "client certificate revoked"})
 
 
@@ -115,19 +95,19 @@ def test_expired_certificate_fails_in_the_handshake(sandbox, tmp_path):
     past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=3)
     files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN, days=1, not_before=past))
     with pytest.raises((ssl.SSLError, urllib.error.URLError), match="CERTIFICATE_EXPIRED"):
-        mtls(sandbox, "/api/kubernetes/version", files)
+        server_raw(sandbox, "/api/kubernetes/version", files)
 
 
 def test_offline_and_unknown_agents_get_502(sandbox, faults, admin_files):
     path = "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods"
     faults.agent_offline("gpu-a")
-    offline = mtls(sandbox, path, admin_files)
+    offline = server_raw(sandbox, path, admin_files)
     assert (offline.status, offline.body) == (502, b"")
-    assert mtls(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
+    assert server_raw(sandbox, "/api/proxy/edge-b/api/kubernetes/api/v1/namespaces/rlark-system/pods",
                 admin_files).status == 200
     faults.agent_offline("gpu-a", on=False)
-    assert mtls(sandbox, path, admin_files).status == 200
-    assert mtls(sandbox, "/api/proxy/nowhere/api/kubernetes/api/v1/pods", admin_files).status == 502
+    assert server_raw(sandbox, path, admin_files).status == 200
+    assert server_raw(sandbox, "/api/proxy/nowhere/api/kubernetes/api/v1/pods", admin_files).status == 502
 
 
 def refused(sandbox) -> bool:
@@ -145,7 +125,7 @@ def test_server_down_while_control_plane_stays_up(sandbox, faults, admin_files):
     assert client.VersionApi(sandbox.api_client()).get_code().minor == "32"
     faults.server_down(on=False)
     wait_for(lambda: not refused(sandbox), timeout=5)
-    assert mtls(sandbox, "/api/kubernetes/version", admin_files).status == 200
+    assert server_raw(sandbox, "/api/kubernetes/version", admin_files).status == 200
 
 
 @pytest.fixture
@@ -190,40 +170,40 @@ def backend():
 
 
 def test_task_and_pod_proxy(sandbox, admin_files, pod_cr, backend, tmp_path):
-    missing = mtls(sandbox, "/api/taskproxy/no-such-task:8265/", admin_files)
+    missing = server_raw(sandbox, "/api/taskproxy/no-such-task:8265/", admin_files)
     assert (missing.status, missing.json()) == (404, {"error": "task no-such-task not found"})
-    assert mtls(sandbox, "/api/podproxy/no-such-pod:80/", admin_files).json() == {"error": "pod no-such-pod not found"}
-    assert mtls(sandbox, "/api/taskproxy/probe-job-actor/", admin_files).status == 400
+    assert server_raw(sandbox, "/api/podproxy/no-such-pod:80/", admin_files).json() == {"error": "pod no-such-pod not found"}
+    assert server_raw(sandbox, "/api/taskproxy/probe-job-actor/", admin_files).status == 400
     pod_cr("probe-uid-1", "")
-    waiting = mtls(sandbox, "/api/taskproxy/probe-job-actor:8265/", admin_files)
+    waiting = server_raw(sandbox, "/api/taskproxy/probe-job-actor:8265/", admin_files)
     assert (waiting.status, waiting.json()) == (503, {"error": "pod probe-job-actor-0 not ready"})
     pod_cr("probe-uid-2", "127.0.0.1")
-    reached = mtls(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/api/version?x=1", admin_files)
+    reached = server_raw(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/api/version?x=1", admin_files)
     assert (reached.status, reached.body) == (200, b"echo /api/version?x=1")
     sandbox.proxies.register_pod("rlark-gpu-a", "probe-job-actor-0", 8265, f"http://127.0.0.1:{backend}")
     try:
-        assert mtls(sandbox, "/api/podproxy/probe-job-actor-0:8265/", admin_files).body == b"echo /"
+        assert server_raw(sandbox, "/api/podproxy/probe-job-actor-0:8265/", admin_files).body == b"echo /"
     finally:
         sandbox.proxies.unregister_pod("rlark-gpu-a", "probe-job-actor-0")
-    direct = mtls(sandbox, f"/api/proxy/gpu-a/api/proxy/http://127.0.0.1:{backend}/logs/x", admin_files)
+    direct = server_raw(sandbox, f"/api/proxy/gpu-a/api/proxy/http://127.0.0.1:{backend}/logs/x", admin_files)
     assert direct.body == b"echo /logs/x"
     only_edge = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "edge-b"}))
-    assert mtls(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/", only_edge).status == 403
+    assert server_raw(sandbox, f"/api/taskproxy/probe-job-actor:{backend}/", only_edge).status == 403
 
 
 def test_sign_and_revoke_over_the_api(sandbox, admin_files, tmp_path):
-    signed = mtls(sandbox, "/api/sign", admin_files, "POST", body={"role": "admin"})
+    signed = server_raw(sandbox, "/api/sign", admin_files, "POST", body={"role": "admin"})
     assert signed.status == 200 and signed.json()["cert_type"] == "x509"
     answer = signed.json()
     files = cert_files(tmp_path, (answer["cert_pem"].encode(), answer["key_pem"].encode()))
-    assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+    assert server_raw(sandbox, "/api/kubernetes/version", files).status == 200
     limited = cert_files(tmp_path, sandbox.issue_client_cert({"permission:agent-proxy": "*"}))
-    assert mtls(sandbox, "/api/sign", limited, "POST", body={"role": "admin"}).json() == {
+    assert server_raw(sandbox, "/api/sign", limited, "POST", body={"role": "admin"}).json() == {
         "error": "admin permission required"}
-    assert mtls(sandbox, "/api/sign", admin_files, "POST", body={"role": "agent"}).status == 400
+    assert server_raw(sandbox, "/api/sign", admin_files, "POST", body={"role": "agent"}).status == 400
     revoke = {"cert_type": "x509", "serial_number": answer["serial_number"], "subject_key_id": answer["subject_key_id"]}
-    assert mtls(sandbox, "/api/revoke", admin_files, "POST", body=revoke).status == 200
-    assert mtls(sandbox, "/api/kubernetes/version", files).json() == {"error": "client certificate revoked"}
+    assert server_raw(sandbox, "/api/revoke", admin_files, "POST", body=revoke).status == 200
+    assert server_raw(sandbox, "/api/kubernetes/version", files).json() == {"error": "client certificate revoked"}
 
 
 def test_agent_local_terminal_route(sandbox, admin_files):
@@ -246,15 +226,15 @@ def test_agent_local_terminal_route(sandbox, admin_files):
 def test_unknown_routes_are_recorded_on_both_ports(sandbox, admin_files):
     from tests.sandbox.helpers import raw
     before = len(sandbox.unknown_routes)
-    assert mtls(sandbox, "/api/invented/route", admin_files).status == 404
-    assert mtls(sandbox, "/api/proxy/gpu-a/api/invented", admin_files).status == 404
+    assert server_raw(sandbox, "/api/invented/route", admin_files).status == 404
+    assert server_raw(sandbox, "/api/proxy/gpu-a/api/invented", admin_files).status == 404
     assert raw(sandbox, "GET", "/api/v1/invented-gateway-route").status == 404
     assert raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/nosuchkinds").status == 404
     assert raw(sandbox, "GET", "/_sandbox/faults").status == 200
     assert sandbox.unknown_routes[before:] == [
         "GET /api/invented/route", "GET /api/proxy/gpu-a/api/invented", "GET /api/v1/invented-gateway-route",
         "GET /clusters/root/apis/rlinf.io/v1alpha1/nosuchkinds"]
-    assert mtls(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs/no-such-job", admin_files).status == 404
+    assert server_raw(sandbox, "/api/kubernetes/apis/rlinf.io/v1alpha1/jobs/no-such-job", admin_files).status == 404
     assert len(sandbox.unknown_routes) == before + 4
 
 
@@ -332,7 +312,7 @@ def test_log_follow_through_the_server_ends_when_it_goes_down(bare_sandbox, tmp_
         assert client.VersionApi(sandbox.api_client()).get_code().minor == "32"
         sandbox.faults.server_down(on=False)
         wait_for(lambda: not refused(sandbox), timeout=5)
-        assert mtls(sandbox, "/api/kubernetes/version", files).status == 200
+        assert server_raw(sandbox, "/api/kubernetes/version", files).status == 200
 
 
 @pytest.mark.ray
@@ -340,7 +320,7 @@ def test_ray_dashboard_through_taskproxy(sandbox, tmp_path):
     files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN))
 
     def alive() -> int:
-        reply = mtls(sandbox, "/api/taskproxy/demo-ppo-actor:8265/api/v0/nodes", files)
+        reply = server_raw(sandbox, "/api/taskproxy/demo-ppo-actor:8265/api/v0/nodes", files)
         if reply.status != 200:
             return 0
         rows = reply.json()["data"]["result"]["result"]
