@@ -521,7 +521,7 @@ class Agent:
         if image_has_ray(launch.image):
             # A real Pod's `ray status` finds its cluster in Ray's default temp dir; sandbox Pods each have their own.
             env["RAY_ADDRESS"] = f"127.0.0.1:{launch.head_ports.gcs}"
-        return ExecTarget(launch.workdir / "home", env)
+        return ExecTarget(launch.workdir / "home", env, launch.workdir)
 
     def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
         pod = self.store.get("pods", name, DATA_NAMESPACE, cluster)

@@ -44,10 +44,12 @@ END_GRACE = 0.5
 
 @dataclass(frozen=True)
 class ExecTarget:
-    """Where a pod's processes run: its working directory and environment."""
+    """Where a pod's processes run: its working directory and environment; `records` (the pod's state dir)
+    holds an `exec-<pgid>.pgid` file per running exec, so the sandbox's watchdog ends them should it die."""
 
     cwd: Path
     env: dict[str, str]
+    records: Path | None = None
 
 
 class Refused(Exception):
@@ -147,6 +149,16 @@ class Process:
                 *self.argv, cwd=cwd, env=env, start_new_session=True,
                 stdin=asyncio.subprocess.PIPE if self.wants_stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        if self.record is not None:
+            with contextlib.suppress(OSError):
+                self.record.write_text(str(self.proc.pid))
+
+    @property
+    def record(self) -> Path | None:
+        """The watchdog's record of this process group (procs.reap_all)."""
+        if self.target.records is None or self.proc is None:
+            return None
+        return self.target.records / f"exec-{self.proc.pid}.pgid"
 
     async def write(self, data: bytes) -> None:
         if self.master is not None:
@@ -217,6 +229,8 @@ class Process:
             await end_group(self.proc.pid, END_GRACE)
             with contextlib.suppress(ProcessLookupError):
                 await self.proc.wait()
+            if self.record is not None:
+                self.record.unlink(missing_ok=True)
         if self.master is not None:
             os.close(self.master)
             self.master = None

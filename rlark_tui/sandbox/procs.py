@@ -2,7 +2,8 @@
 sandbox process dies without stopping its pods. Standard library only, so the watchdog starts small.
 
 Watchdog: `python procs.py <pods dir>` waits for EOF on stdin (the sandbox holds the pipe), then kills the
-process group recorded in each `<pods dir>/<pod uid>/pgid` whose processes carry that pod's uid marker.
+process group recorded in each `<pods dir>/<pod uid>/pgid` (and `exec-<pgid>.pgid`) whose processes carry that
+pod's uid marker.
 """
 
 from __future__ import annotations
@@ -85,10 +86,12 @@ def reap_stale_group(pgid_file: Path) -> None:
 
 
 def reap_all(pods_dir: Path) -> None:
-    """Kill every pod process group recorded under `pods_dir`."""
+    """Kill every pod process group recorded under `pods_dir`: containers (`<uid>/pgid`) and execs
+    (`<uid>/exec-<pgid>.pgid`)."""
     if pods_dir.is_dir():
-        for pgid_file in pods_dir.glob("*/pgid"):
-            reap_stale_group(pgid_file)
+        for pattern in ("*/pgid", "*/exec-*.pgid"):
+            for pgid_file in pods_dir.glob(pattern):
+                reap_stale_group(pgid_file)
 
 
 def start_watchdog(pods_dir: Path) -> subprocess.Popen:

@@ -140,3 +140,29 @@ def test_status_frame_shape(access):
     assert session.status["status"] == "Failure" and session.status["reason"] == "NonZeroExitCode"
     assert session.status["details"]["causes"] == [{"reason": "ExitCode", "message": "7"}]
     assert json.loads(json.dumps(session.status)) == session.status
+
+
+def test_exec_recorded_for_the_watchdog(access, shell_job):
+    """A running exec leaves `exec-<pgid>.pgid` in its Pod's state dir (gone when it ends), so the watchdog that
+    outlives a killed sandbox (procs.reap_all) ends it too."""
+    from rlark_tui.sandbox.procs import reap_all
+    session = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], ["sh", "-c", "echo $$; sleep 300"])
+    line = b""
+    while b"\n" not in line:
+        line += b"".join(data for _, data in session.read(timeout=5))
+    pid = int(line)
+    pods_dir = shell_job.state_dir / "agent" / "pods"
+    record = next(pods_dir.glob(f"*/exec-{pid}.pgid"))
+    reap_all(pods_dir)
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid) and not record.exists()
+    session.close()
+    session = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], ["true"])
+    _collect(session)
+    assert session.exit_code() == 0
+    deadline = time.monotonic() + 5
+    while list(pods_dir.glob("*/exec-*.pgid")) and time.monotonic() < deadline:  # removed once the group ended
+        time.sleep(0.05)
+    assert not list(pods_dir.glob("*/exec-*.pgid"))
