@@ -189,3 +189,22 @@ def test_server_only_mode_reaches_the_control_plane_through_api_kubernetes(sandb
     assert main([*argv, "logs", "demo-ppo", "--role", "actor", "--tail", "1"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("[actor/demo-ppo-actor-0] ") and captured.err == ""
+
+
+def test_storage_classes_match_both_cluster_key_forms(sandbox, env):
+    """The gateway lists agent IDs (`gpu-a`); Jobs name cluster namespaces (`rlark-gpu-a`): both find the class."""
+    from rlark_tui.cluster.access import ClusterAccess
+    access = ClusterAccess.open(str(sandbox.kubeconfig))
+    try:
+        classes = access.storage_classes()
+    finally:
+        access.close()
+    assert classes is not None and classes["gpu-a"] and classes["rlark-gpu-a"] == classes["gpu-a"]
+
+
+def test_the_tensorboard_link_is_on_the_gateway():
+    from rlark_tui.model.naming import tensorboard_url
+    reported = "/api/v1/rlinf.io/v1alpha1/tasks/demo-ppo-actor/tensorboard/"
+    assert tensorboard_url("https://gw.example/", "demo-ppo-actor", reported) == f"https://gw.example{reported}"
+    assert tensorboard_url("https://gw.example", "demo-ppo-actor") == f"https://gw.example{reported}"
+    assert tensorboard_url(None, "demo-ppo-actor") == reported
