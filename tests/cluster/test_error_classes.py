@@ -98,7 +98,8 @@ def test_config_reports_each_source_and_fails_on_the_control_plane(rl, sb):
     sb.faults.fail(403, verb="list", resource="jobs", times=1)
     failed = rl("config")
     assert failed.code == 1
-    assert f"  FAIL  control plane ({sb.gateway}/clusters/root): forbidden (403): not allowed to list jobs" in failed.out
+    control = f"  FAIL  control plane ({sb.gateway}/clusters/root)"
+    assert f"{control}: forbidden (403): not allowed to list jobs" in failed.out
 
 
 def test_config_file_maps_clusters_and_hides_the_ray_token(rl, env):

@@ -124,8 +124,8 @@ def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, j
     assert captured.out.splitlines() == [prefix + t for t in [
         "RLINF_NODE_RANK: 0", "Executing run script...", "Global Step: 1/40", "Global Step: 1/40",
         "Global Step: 2/40", "Global Step: 2/40", "Global Step: 2/40"]]
-    dropped = (f"connection to the data plane rlark-gpu-a (rlark-server) at {sb.server_url}/api/proxy/gpu-a/api/kubernetes "
-               "was dropped")
+    dropped = (f"connection to the data plane rlark-gpu-a (rlark-server) at "
+               f"{sb.server_url}/api/proxy/gpu-a/api/kubernetes was dropped")
     assert f"-- [actor/{pod}] {dropped}" in captured.err
     assert f"-- stream interrupted: [actor/{pod}] {dropped} in the middle of a response; reconnecting" in captured.err
 

@@ -117,7 +117,8 @@ def test_flags_win_over_config_keys_and_half_a_certificate_is_a_usage_error(tmp_
     assert merged.get("server-address") == "https://from-flag:8443" and merged.get("client-cert") == "/c.crt"
     assert merged.origins["client-cert"] == f"config file {config_file}" and merged.insecure
     assert merged.complete
-    with pytest.raises(UsageError, match="^rlark-server needs a certificate and its key: pass --client-cert with --client-key$"):
+    with pytest.raises(UsageError, match="^rlark-server needs a certificate and its key: pass --client-cert "
+                                         "with --client-key$"):
         ServerOptions.from_sources(argparse.Namespace(client_cert="/x.crt"), load_config(tmp_path / "none.yaml"))
 
 
