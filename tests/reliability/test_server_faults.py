@@ -101,8 +101,8 @@ def header(app) -> str:
 async def test_server_down_while_the_control_plane_is_up_the_header_says_why_and_all_recovers(rel, env, job,
                                                                                           monkeypatch):
     name, _ = job
-    # the sources are probed every 30 s when healthy; 2 s here so the test need not wait for it
-    monkeypatch.setattr("rlark_tui.app.Reconciler", functools.partial(Reconciler, probe_interval=2.0))
+    # the sources are probed every 30 s when healthy; 1 s here so the test need not wait for it
+    monkeypatch.setattr("rlark_tui.app.Reconciler", functools.partial(Reconciler, probe_interval=1.0))
     access = ClusterAccess.open(str(rel.kubeconfig), rel.context)
     app = RlarkApp(access)
     try:
@@ -123,6 +123,16 @@ async def test_server_down_while_the_control_plane_is_up_the_header_says_why_and
         access.close()
 
 
+def read_lines(capsys, count: int, timeout: float = 30) -> list[str]:
+    """The next `count` lines `rlark logs -f` prints (fewer after `timeout` seconds)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while len(lines) < count and time.monotonic() < deadline:
+        time.sleep(0.2)
+        lines += capsys.readouterr().out.splitlines()
+    return lines
+
+
 def test_logs_follow_with_kubeconfig_alone_across_a_sandbox_restart(tmp_path, env, monkeypatch, capsys):
     from rlark_tui.sandbox import Sandbox
     from tests.sandbox.helpers import raw
@@ -135,27 +145,21 @@ def test_logs_follow_with_kubeconfig_alone_across_a_sandbox_restart(tmp_path, en
         monkeypatch.setenv("KUBECONFIG", str(first.kubeconfig))
         follow = threading.Thread(target=lambda: main(["logs", "restart", "-f"]), daemon=True)
         follow.start()
-        time.sleep(3)
+        lines = read_lines(capsys, 50)
     finally:
         first.__exit__(None, None, None)
-    time.sleep(1)
     second = Sandbox(state, seed="scale:1:0", agent=False).__enter__()
     try:
         assert second.server_url == first.server_url and second.gateway == first.gateway
         raw(second, "POST", "/_sandbox/loadgen", {"pods": 1, "lines_per_s": 50, "seconds": 1, "job": "restart"})
-        deadline = time.monotonic() + 40
-        lines: list[str] = []
-        while time.monotonic() < deadline:
-            lines += capsys.readouterr().out.splitlines()
-            if len(lines) >= 100:
-                break
-            time.sleep(0.5)
+        lines += read_lines(capsys, 50)
         second.store.delete("jobs", "restart")
         assert len(lines) == 100 and len(set(lines)) == 100, [line[:70] for line in lines]
         assert [line.split()[2] for line in lines] == [f"seq={n}" for n in range(50)] * 2
     finally:
         second.__exit__(None, None, None)
     follow.join(15)
+    assert not follow.is_alive(), "rlark logs -f ends once its Job is gone"
 
 
 async def test_the_header_marks_an_unverified_rlark_server(rel, env, monkeypatch):
