@@ -51,7 +51,7 @@ def test_demo_ppo_pods_logs_and_ray_alive_nodes(sandbox, env, capsys):
         if before == alive_by_rows(sandbox):
             break
     assert code == 0, err
-    assert f"  alive nodes {before} / expected 3  (Ray dashboard of demo-ppo (via rlark-gpu-a))" in out
+    assert f"  alive nodes {before} / expected 3  (Ray dashboard of demo-ppo (rlark-server))" in out
     pods = {line.split()[1]: line.split() for line in out.split("Pods:\n", 1)[1].split("Ray:", 1)[0].splitlines()[1:]}
     assert pods["demo-ppo-actor-0"][2] == "gpu-a1"
 
