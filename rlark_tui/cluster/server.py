@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import ipaddress
 import shutil
 import tempfile
 import threading
@@ -242,7 +243,8 @@ def _certificate(options: ServerOptions, control, namespace: str, files: Runtime
 
 
 def _check_validity(cert_file: str, origin: str) -> None:
-    """An expired (or not yet valid) client certificate fails the handshake with no date: name it here."""
+    """An expired (or not yet valid) client certificate fails the handshake with no date: name it here.
+    (cryptography is imported here, not at start-up: only a resolved rlark-server needs it.)"""
     from cryptography import x509
     try:
         certificate = x509.load_pem_x509_certificate(Path(cert_file).read_bytes())
@@ -262,7 +264,6 @@ def _with_scheme(address: str) -> str:
 
 
 def _is_ip(text: str) -> bool:
-    import ipaddress
     try:
         ipaddress.ip_address(text)
     except ValueError:

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     ok = _check("control plane", access.server, lambda: _control(access))
     for cluster in access.member_clusters():
         plane = _plane_or_none(access, cluster)
-        _check(f"data plane {cluster}", plane.base if plane else "-", lambda c=cluster: _plane(access, c))
+        _check(f"data plane {cluster}", plane.base if plane else "no route", lambda c=cluster: _plane(access, c))
     if gateway is not None:
         _check("gateway", access.gateway, lambda: _gateway(access))
     return 0 if ok else 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -85,14 +86,14 @@ def test_the_kubeconfig_extension_gives_address_and_ca_and_flags_still_win(tmp_p
         endpoint = resolve(options(client_cert=crt, client_key=key), extension, None, "default", files)
         assert endpoint.url == "https://127.0.0.1:9443" and endpoint.url_origin == "kubeconfig extension"
         assert open(endpoint.ca_file, "rb").read() == open(ca_pem, "rb").read()
-        assert oct(__import__("os").stat(endpoint.ca_file).st_mode & 0o777) == "0o600"
+        assert oct(os.stat(endpoint.ca_file).st_mode & 0o777) == "0o600"
         flagged = resolve(options(client_cert=crt, client_key=key, server_address="https://other:8443"),
                           extension, None, "default", files)
         assert flagged.url == "https://other:8443" and flagged.ca_origin == "kubeconfig extension"
     finally:
         path = endpoint.ca_file
         files.remove()
-    assert not __import__("os").path.exists(path), "runtime files are removed"
+    assert not os.path.exists(path), "runtime files are removed"
 
 
 def test_an_expired_certificate_names_its_date(tmp_path):
