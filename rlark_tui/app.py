@@ -378,7 +378,8 @@ class RlarkApp(App[int]):
     def _open_context(self, name: str) -> None:
         access = self.access
         try:
-            new_access = type(access)(access.kubeconfig, name, access.config)
+            new_access = type(access)(access.kubeconfig, name, access.config, access.request_timeout,
+                                      access.server_options)
         except RlarkError as exc:
             self.call_from_thread(self.notify, f"context {name}: {exc}", severity="error")
             return

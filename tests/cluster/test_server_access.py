@@ -210,3 +210,27 @@ def test_the_tensorboard_link_is_on_the_gateway():
     assert tensorboard_url("https://gw.example/", "demo-ppo-actor", reported) == f"https://gw.example{reported}"
     assert tensorboard_url("https://gw.example", "demo-ppo-actor") == f"https://gw.example{reported}"
     assert tensorboard_url(None, "demo-ppo-actor") == reported
+
+
+async def test_server_only_tui_lists_jobs_and_says_there_is_no_context_to_switch_to(sandbox, env, tmp_path):
+    from rlark_tui.app import RlarkApp
+    from rlark_tui.cluster.access import ClusterAccess
+    from tests.pilot import wait_for
+    crt, key = sandbox.issue_client_cert({"cert-role": "admin", "permission:admin": "true",
+                                          "kubernetes-impersonation": "-"})
+    (tmp_path / "c.crt").write_bytes(crt)
+    (tmp_path / "c.key").write_bytes(key)
+    args = argparse.Namespace(server_address=sandbox.server_url, client_cert=str(tmp_path / "c.crt"),
+                              client_key=str(tmp_path / "c.key"), ca_cert=str(sandbox.ca_path),
+                              server_hostname=None, server_insecure_skip_tls_verify=False)
+    access = ClusterAccess(None, "rlark-server", load_config(tmp_path / "none.yaml"), None,
+                           ServerOptions.from_sources(args, load_config(tmp_path / "none.yaml")))
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job("demo-ppo") is not None, "jobs")
+            await pilot.press("colon", *"ctx other", "enter")
+            await wait_for(pilot, lambda: any("no kubeconfig contexts known" in n.message for n in app._notifications),
+                           "the refusal")
+    finally:
+        access.close()
