@@ -35,6 +35,8 @@ SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
 """An interactive shell: bash where the image has it, else sh."""
 STDIN, STDOUT, STDERR, STATUS, RESIZE = 0, 1, 2, 3, 4
 CHUNK = 32 * 1024
+CONNECT_TIMEOUT = 10.0
+"""Seconds for the WebSocket's connection and upgrade (not for the session)."""
 BROKEN_PIPE = 128 + 13
 
 
@@ -85,15 +87,35 @@ class ExecSession:
         call briefly swaps the client's transport."""
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
         own = k8s.ApiClient(api_client.configuration)
-        try:
-            ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
-                        container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
-                        _preload_content=False, binary=True)
-        except ApiException as exc:
-            raise _connect_error(exc, req) from None
-        finally:
-            own.close()
-        return cls(ws, pod)
+        outcome: dict[str, object] = {}
+        abandoned = threading.Event()
+
+        def connect() -> None:
+            # The kubernetes client's WebSocket call has no connect timeout: it runs here, and a silent server is
+            # given up on after CONNECT_TIMEOUT (a late connection is then closed).
+            try:
+                ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
+                            container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
+                            _preload_content=False, binary=True)
+            except ApiException as exc:
+                outcome["error"] = _connect_error(exc, req)
+                return
+            finally:
+                own.close()
+            outcome["ws"] = ws
+            if abandoned.is_set():
+                ws.close()
+
+        worker = threading.Thread(target=connect, name=f"exec connect {pod}", daemon=True)
+        worker.start()
+        worker.join(CONNECT_TIMEOUT)
+        if worker.is_alive():
+            abandoned.set()
+            raise Unreachable(f"timed out after {CONNECT_TIMEOUT:g}s connecting to the {source} at {req.url} "
+                              f"(exec in pod {pod})", "timeout")
+        if "error" in outcome:
+            raise outcome["error"]
+        return cls(outcome["ws"], pod)
 
     @property
     def v5(self) -> bool:

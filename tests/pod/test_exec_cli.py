@@ -152,3 +152,18 @@ def test_no_route_to_the_pods(run):
     assert run("--server-address", "https://127.0.0.1:1", "exec", JOB, "--", "true") == (
         1, b"", "error: cannot reach the data plane rlark-gpu-a at https://127.0.0.1:1/api/proxy/gpu-a/api/kubernetes: "
                 "connection refused\n")
+
+
+def test_silent_server_is_given_up_on(run, monkeypatch):
+    """A server that takes the connection but never answers: one line after the connect timeout, exit 1."""
+    import socket
+    from rlark_tui.cluster import podexec
+    monkeypatch.setattr(podexec, "CONNECT_TIMEOUT", 0.5)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        started = time.monotonic()
+        code, out, err = run("--server-address", f"https://127.0.0.1:{silent.getsockname()[1]}", "exec", JOB, "--",
+                             "true")
+    assert (code, out) == (1, b"") and "timed out" in err and err.count("\n") == 1, err
+    assert time.monotonic() - started < 5
