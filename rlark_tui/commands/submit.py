@@ -65,10 +65,7 @@ def run(args: argparse.Namespace) -> int:
         result = build_job(data, inputs["nodes"], inputs["jobs"], domains=inputs["domains"],
                            storage_classes=inputs["storage_classes"])
         manifest, findings = result.manifest, result.findings
-    for finding in findings:
-        print(redact_text(str(finding)), file=sys.stderr)
-    if has_errors(findings):
-        print("error: not submitted: fix the errors above", file=sys.stderr)
+    if not _sendable(findings):
         return 1
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     result = actions.submit(manifest, dry_run=args.dry_run)
@@ -86,11 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def _submit_workflow(manifest: dict, access: ClusterAccess, args: argparse.Namespace) -> int:
     """A Workflow: every template checked like a Job (and its dependencies as the controller reads them)
     before anything is sent."""
-    findings = workflow_findings(manifest, access.nodes(), access.list(JOBS).items)
-    for finding in findings:
-        print(redact_text(str(finding)), file=sys.stderr)
-    if has_errors(findings):
-        print("error: not submitted: fix the errors above", file=sys.stderr)
+    if not _sendable(workflow_findings(manifest, access.nodes(), access.list(JOBS).items)):
         return 1
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     actions.submit_workflow(manifest, dry_run=args.dry_run)
@@ -101,6 +94,16 @@ def _submit_workflow(manifest: dict, access: ClusterAccess, args: argparse.Names
     print(f"workflow.rlinf.io/{name} created: its controller creates each template's Job once its dependencies "
           f"succeeded (see `rlark get workflows {name}` and `rlark get jobs -l rlinf.io/workflow={name}`)")
     return 0
+
+
+def _sendable(findings) -> bool:
+    """Print each finding on stderr (redacted); False, with the refusal, when any is an error."""
+    for finding in findings:
+        print(redact_text(str(finding)), file=sys.stderr)
+    if has_errors(findings):
+        print("error: not submitted: fix the errors above", file=sys.stderr)
+        return False
+    return True
 
 
 def _read(filename: str) -> bytes:

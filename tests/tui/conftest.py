@@ -1,12 +1,13 @@
 """Fixtures for the TUI tests: deliver a Snapshot to the app the way the reconciler does.
 
-Snapshot builders live in tui_factories.py; the sandbox-backed tests live in test_sandbox_tui.py.
+Snapshot builders live in tui_factories.py; `access` is a ClusterAccess on the shared sandbox over HTTPS.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.reconciler import SnapshotChanged
 from rlark_tui.snapshot import Snapshot
 
@@ -21,3 +22,10 @@ def post_snapshot():
         await pilot.pause()
 
     return post
+
+
+@pytest.fixture
+def access(sandbox):
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    yield access
+    access.close()

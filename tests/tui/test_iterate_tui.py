@@ -13,7 +13,6 @@ import pytest
 
 from rlark_tui.actions import Actions
 from rlark_tui.app import RlarkApp
-from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
 from rlark_tui.model import keys
@@ -39,13 +38,6 @@ def draft(name: str, lr: str = "3e-4") -> dict:
                        "selector": {"kubernetes.io/hostname": "gpu-a3"}, "image": IMAGE, "env": {"LR": lr}}],
             "runScript": "python train.py",
             "record": {"runId": f"{name}-r1", "outputPath": f"/tmp/rlark-iterate/{name}-r1"}}
-
-
-@pytest.fixture
-def access(sandbox):
-    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
-    yield access
-    access.close()
 
 
 @pytest.fixture

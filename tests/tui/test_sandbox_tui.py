@@ -40,13 +40,6 @@ def manifest(name: str, image: str, node: str, prepare: str = "") -> dict:
 
 
 @pytest.fixture
-def access(sandbox):
-    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
-    yield access
-    access.close()
-
-
-@pytest.fixture
 def make_job(access):
     made = []
 
