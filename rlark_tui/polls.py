@@ -111,20 +111,38 @@ def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
     return f"ray {job_name}", "disconnected" if error else "connected", error or ""
 
 
+_grouped: tuple[Mapping, dict[str, list[Pod]]] | None = None
+"""The last Snapshot's Pods grouped by task name (reads of many Jobs from one Snapshot group them once)."""
+
+
+def _pods_by_task(pods: Mapping[str, dict]) -> dict[str, list[Pod]]:
+    global _grouped
+    cached = _grouped
+    if cached is not None and cached[0] is pods:
+        return cached[1]
+    grouped: dict[str, list[Pod]] = {}
+    for pod in map(Pod, pods.values()):
+        grouped.setdefault(pod.task_name, []).append(pod)
+    _grouped = (pods, grouped)
+    return grouped
+
+
 def job_pods(snapshot: Snapshot, job_name: str) -> list[Pod]:
     """The Pod CRs of one Job's Tasks in the Snapshot."""
     raw = snapshot.jobs.get(job_name)
     if raw is None:
         return []
-    tasks = _job_tasks(snapshot, Job(raw))
-    return [pod for pod in map(Pod, snapshot.pods.values()) if pod.task_name in tasks]
+    grouped = _pods_by_task(snapshot.pods)
+    return [pod for task in _job_tasks(snapshot, Job(raw)) for pod in grouped.get(task, ())]
 
 
 def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
     """Pod CR key -> restart count of `main` and why it is unwell (lastState, failure events), from each Pod's data
     plane (Pods it cannot read are left out)."""
-    if job_name not in snapshot.jobs or (access.server_endpoint() is None and not access.config.clusters):
+    if job_name not in snapshot.jobs:
         return None
+    if access.server_endpoint() is None and not access.config.clusters:
+        return {}
     pods = job_pods(snapshot, job_name)
     states = pod_states(access, [pod.raw for pod in pods])
     return {f"{pod.namespace}/{pod.name}": PodHealth(int(count), reason)

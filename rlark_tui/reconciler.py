@@ -25,6 +25,12 @@ from rlark_tui.snapshot import Snapshot, SourceState
 
 FRAME_SECONDS = 1 / 30
 POLL_TICK_SECONDS = 0.25
+NOT_READY_SECONDS = 1.0
+"""A subscription whose read found nothing to read yet is tried again after this long."""
+MAX_PARALLEL_POLLS = 4
+"""At most this many subscription reads at once (the longest-waiting first): dozens of Jobs' reads falling due
+together must not crowd the UI thread out of the interpreter."""
+"""A subscription whose read found nothing to read yet is tried again after this long."""
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
 """While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
@@ -311,16 +317,18 @@ class Reconciler:
         return results
 
     async def _poll_loop(self) -> None:
-        """Start each subscription's read when its interval has passed (one read per subscription at a time)."""
+        """Start each subscription's read when its interval has passed (one read per subscription at a time, at
+        most MAX_PARALLEL_POLLS in all, the longest-waiting first)."""
         while not self._stop.is_set():
             now = time.monotonic()
-            for topic, key in sorted(self._subscribed - self._in_flight):
-                if now - self._polled_at.get((topic, key), float("-inf")) >= self.topics[topic].interval:
-                    self._in_flight.add((topic, key))
-                    self._polled_at[(topic, key)] = now
-                    task = asyncio.create_task(self._poll(self.topics[topic], key))
-                    self._polls.add(task)
-                    task.add_done_callback(self._polls.discard)
+            due = [(self._polled_at.get(sub, float("-inf")), sub) for sub in self._subscribed - self._in_flight
+                   if now - self._polled_at.get(sub, float("-inf")) >= self.topics[sub[0]].interval]
+            for _, (topic, key) in sorted(due)[:max(0, MAX_PARALLEL_POLLS - len(self._in_flight))]:
+                self._in_flight.add((topic, key))
+                self._polled_at[(topic, key)] = now
+                task = asyncio.create_task(self._poll(self.topics[topic], key))
+                self._polls.add(task)
+                task.add_done_callback(self._polls.discard)
             await asyncio.sleep(POLL_TICK_SECONDS)
 
     async def _poll(self, topic: Topic, key: str) -> None:
@@ -329,7 +337,10 @@ class Reconciler:
         finally:
             self._in_flight.discard((topic.name, key))
         if result is None:
-            self._polled_at.pop((topic.name, key), None)
+            # not ready yet (e.g. the Job is not listed): try again after NOT_READY_SECONDS, not at every tick,
+            # so many such subscriptions do not keep the thread pool busy
+            retry = min(topic.interval, NOT_READY_SECONDS)
+            self._polled_at[(topic.name, key)] = time.monotonic() - topic.interval + retry
             return
         if (topic.name, key) in self._subscribed:
             self._wake(("poll", (topic.name, key), result))
