@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
-from rlark_tui.cluster.podhealth import pod_states
+from rlark_tui.cluster.podhealth import pod_states, pods_health
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.podstate import PodHealth
@@ -149,6 +149,15 @@ def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> 
             for pod in pods for count, reason in [states[pod.name]] if count.isdigit()}
 
 
+def fetch_health(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
+    """The job list's REASON: like fetch_restarts, but one pod list per data plane and no events."""
+    if job_name not in snapshot.jobs:
+        return None
+    if access.server_endpoint() is None and not access.config.clusters:
+        return {}
+    return pods_health(access, job_pods(snapshot, job_name))
+
+
 def fetch_evidence(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Gathered:
     from rlark_tui.checks.gather import gather
     from rlark_tui.config import state_dir
@@ -208,7 +217,7 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
     Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
-    Topic(HEALTH, 10.0, fetch_restarts),
+    Topic(HEALTH, 10.0, fetch_health),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
 )}

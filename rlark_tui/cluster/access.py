@@ -404,6 +404,18 @@ class ClusterAccess:
                             Request("get", "pods", pod, namespace, plane.source), timeout=10)
         return result if isinstance(result, dict) else None
 
+    def data_plane_pods(self, cluster: str, label_selector: str,
+                        namespace: str = keys.WORKLOAD_NAMESPACE) -> list[dict] | None:
+        """The real pods (core/v1) of one data plane that `label_selector` matches; None without a route to it."""
+        plane = self.data_plane(cluster)
+        if plane is None:
+            return None
+        result = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/pods",
+                            Request("list", "pods", None, namespace, plane.source),
+                            [("labelSelector", label_selector)], timeout=10)
+        items = result.get("items") if isinstance(result, dict) else None
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
     def data_plane_events(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> list[dict]:
         plane = self.data_plane(cluster)
         if plane is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.model import keys
-from rlark_tui.model.podstate import failure_reason
+from rlark_tui.model.podstate import PodHealth, failure_reason
 from rlark_tui.model.views import Pod, main_container_status, restart_count
 
 
@@ -34,6 +34,32 @@ def pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:
         return "0", reason
     count = restart_count(status)
     return ("?" if count is None and "restartCount" in status else str(count or 0)), reason
+
+
+def pods_health(access: ClusterAccess, pods: list[Pod]) -> dict[str, PodHealth]:
+    """Pod CR key -> restart count and reason of `main`, from ONE pod list per data plane (the platform labels
+    every workload pod `app=<task>`), without events: the job list's REASON column for many Jobs at once.
+    Data planes that do not answer are left out."""
+    by_cluster: dict[str, list[Pod]] = {}
+    for pod in pods:
+        by_cluster.setdefault(pod.namespace, []).append(pod)
+
+    def read(cluster: str) -> dict[str, dict]:
+        tasks = sorted({pod.task_name for pod in by_cluster[cluster] if pod.task_name})
+        try:
+            found = access.data_plane_pods(cluster, f"app in ({','.join(tasks)})") if tasks else None
+        except (ApiError, Unreachable):
+            found = None
+        return {str((item.get("metadata") or {}).get("name", "")): item for item in found or []}
+
+    real = dict(zip(by_cluster, parallel_map(read, list(by_cluster))))
+    health = {}
+    for pod in pods:
+        found = real[pod.namespace].get(pod.pod_name or pod.name)
+        if found is not None:
+            count = restart_count(main_container_status(found))
+            health[f"{pod.namespace}/{pod.name}"] = PodHealth(count or 0, failure_reason(found))
+    return health
 
 
 def pod_states(access: ClusterAccess, pods: list[dict]) -> dict[str, tuple[str, str]]:

@@ -59,10 +59,21 @@ class PodHealth:
     reason: str = ""
 
 
+def unschedulable(pod: Any) -> str:
+    """`Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu…` for a Pod the scheduler cannot
+    place (its PodScheduled condition), else ''."""
+    for condition in dig(pod, "status", "conditions", default=None) or []:
+        if (isinstance(condition, dict) and condition.get("type") == "PodScheduled"
+                and condition.get("status") == "False" and condition.get("reason") == "Unschedulable"):
+            message = _text(condition.get("message")).removesuffix(".")
+            return "Unschedulable" + (f": {message}" if message else "")
+    return ""
+
+
 def failure_reason(pod: Any, events: Iterable[Any] = ()) -> str:
-    """One phrase for a data-plane pod: its `main` container's reason and the failure events; '' when nothing is
-    wrong (the restart count is shown on its own)."""
+    """One phrase for a data-plane pod: why it cannot be scheduled, its `main` container's reason and the failure
+    events; '' when nothing is wrong (the restart count is shown on its own)."""
     status = main_container_status(pod)
-    parts = [container_reason(status)] if status else []
+    parts = [unschedulable(pod)] + ([container_reason(status)] if status else [])
     parts += [r for r in event_reasons(events) if not any(r in p for p in parts)]
     return ", ".join(p for p in parts if p)

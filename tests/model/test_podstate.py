@@ -33,3 +33,12 @@ def test_failure_reason(status, events, expected):
 def test_no_main_container_has_no_reason_but_its_events():
     assert failure_reason({"status": {}}, [{"type": "Warning", "reason": "FailedMount"}]) == "FailedMount"
     assert failure_reason(None) == ""
+
+
+def test_a_pod_the_scheduler_cannot_place_says_why():
+    pod = {"status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+         "message": "0/2 nodes are available: 1 Insufficient nvidia.com/gpu."}]}}
+    assert failure_reason(pod) == "Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu"
+    pod["status"]["conditions"][0]["status"] = "True"
+    assert failure_reason(pod) == ""
