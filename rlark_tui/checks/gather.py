@@ -17,7 +17,7 @@ from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.podexec import run_command
+from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.submission import submitted_record
@@ -190,8 +190,8 @@ def _outputs(access: ClusterAccess, job: Job, tasks: list[dict], pods: list[dict
         return probe_object_storage(get_json, storage_class, cluster, target, location)
     _, cluster, pod, namespace = where
 
-    def run(argv: list[str], timeout: float, max_output: int):
-        return run_command(access, cluster, pod, argv, timeout=timeout, max_output=max_output, namespace=namespace)
+    def run(name: str, *params: str):
+        return run_fixed(access, cluster, pod, name, *params, namespace=namespace)
     return probe_in_pod(run, location, pod)
 
 

@@ -1,5 +1,6 @@
-"""The output probe: a run's outputs read where they live — inside a Pod with fixed read-only commands (`find`
-with sizes and mtimes, `sha256sum` of the newest files) or in object storage through the gateway's file API.
+"""The output probe: a run's outputs read where they live — inside a Pod with fixed read-only commands
+(model/fixed_commands.py: `list-files`, a `find` with sizes and mtimes, and `hash-files`, `sha256sum` of the newest
+files) or in object storage through the gateway's file API.
 
 I/O edge of the run check (never opens an output path on this machine); check 5 judges the listing.
 """
@@ -15,30 +16,19 @@ from datetime import datetime, timezone
 
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.fixed_commands import command
 
 MAX_FILES = 2000
 HASH_FILES = 20
 """Read back (sha256) at most this many of the newest files…"""
 HASH_BUDGET_BYTES = 256 * 1024 * 1024
 """…and at most this many bytes in total; larger trees get partial checksums (noted by check 5)."""
-LIST_TIMEOUT = 20.0
-HASH_TIMEOUT = 60.0
-MAX_LISTING = 1 << 20
 PAGE_KEYS = 1000
 MAX_PAGES = 5
 URL_TIMEOUT = 15.0
 
-Runner = Callable[[list[str], float, int], "object"]
-"""`run(argv, timeout, max_output) -> ExecResult` in the chosen Pod (cluster/podexec.run_command bound to it)."""
-
-
-def list_argv(location: str) -> list[str]:
-    """Every regular file under `location` (or the file itself): `<mtime> <size> <path>` NUL-terminated."""
-    return ["find", location, "-type", "f", "-printf", "%T@ %s %p\\0"]
-
-
-def hash_argv(paths: list[str]) -> list[str]:
-    return ["sha256sum", "--", *paths]
+Runner = Callable[..., "object"]
+"""`run(name, *params) -> ExecResult`: a fixed command in the chosen Pod (cluster/podexec.run_fixed bound to it)."""
 
 
 def parse_listing(data: bytes) -> list[OutputFile]:
@@ -80,12 +70,13 @@ def _newest_to_hash(files: list[OutputFile]) -> list[str]:
 def probe_in_pod(run: Runner, location: str, where: str) -> OutputProbe:
     """List `location` inside a Pod and checksum its newest files; `where` names the Pod for the record."""
     source = f"in Pod {where} (exec: find, sha256sum)"
+    listing = command("list-files")
     try:
-        listed = run(list_argv(location), LIST_TIMEOUT, MAX_LISTING)
+        listed = run("list-files", location)
     except RlarkError as exc:
         return OutputProbe(location, error=f"cannot exec in Pod {where}: {exc}", source=source)
     if listed.exit_code is None and not listed.truncated:
-        return OutputProbe(location, error=f"listing in Pod {where} did not finish within {LIST_TIMEOUT:g} s",
+        return OutputProbe(location, error=f"listing in Pod {where} did not finish within {listing.timeout:g} s",
                            source=source)
     files = sorted(parse_listing(listed.stdout), key=lambda f: f.mtime, reverse=True)[:MAX_FILES]
     if not files:
@@ -94,13 +85,13 @@ def probe_in_pod(run: Runner, location: str, where: str) -> OutputProbe:
     sums: dict[str, str] = {}
     if wanted:
         try:
-            hashed = run(hash_argv(wanted), HASH_TIMEOUT, 64 * 1024 + 100 * len(wanted))
+            hashed = run("hash-files", *wanted)
             sums = parse_sums(hashed.stdout)
         except RlarkError:
             sums = {}
     files = [OutputFile(f.path, f.size, f.mtime, sums.get(f.path)) for f in files]
     if listed.truncated:
-        source += f"; listing cut at {MAX_LISTING} bytes"
+        source += f"; listing cut at {listing.max_output} bytes"
     return OutputProbe(location, tuple(files), source=source)
 
 

@@ -1,7 +1,9 @@
 """Exec in a Pod's `main` container over the data plane's `pods/<pod>/exec` WebSocket (v5, else v4), with the
-`kubernetes` client's WebSocket transport: `run_command` for fixed commands, `ExecSession` for interactive use.
+`kubernetes` client's WebSocket transport: `run_fixed` for rlark's own read-only commands, `run_command` under it,
+`ExecSession` for interactive use.
 
-`run_command` collects bounded output and the exit code (rlark's own read-only probes use it); `ExecSession`
+`run_fixed` runs only the allow-list of `model/fixed_commands.py` (allowed under `--readonly`); `run_command`
+collects bounded output and the exit code of any argv (user-typed ones pass `actions.py` first); `ExecSession`
 is one open exec (stdin, resize, stdin close, output by channel, the exit code from the status channel), and
 `relay` connects it to local file descriptors (raw terminal, SIGWINCH) for `rlark exec` and the TUI's shell.
 """
@@ -28,7 +30,7 @@ from websocket import ABNF
 
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
 from rlark_tui.errors import RlarkError
-from rlark_tui.model import keys
+from rlark_tui.model import fixed_commands, keys
 
 CONTAINER = "main"
 SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
@@ -260,6 +262,18 @@ def run_command(access, cluster_ns: str, pod: str, argv: list[str], *, stdin: by
         session.close()
     code = exit_code_of(session.status) if not session.is_open and not truncated else None
     return ExecResult(code, bytes(buffers[STDOUT]), bytes(buffers[STDERR]), truncated)
+
+
+def run_fixed(access, cluster_ns: str, pod: str, name: str, *params: str, timeout: float | None = None,
+              max_output: int | None = None, namespace: str = keys.WORKLOAD_NAMESPACE) -> ExecResult:
+    """Run fixed read-only command `name` (model/fixed_commands.py) in a Pod's `main`, under its own time and output
+    bounds unless tighter ones are given. Anything not on the list raises FixedCommandError before any I/O."""
+    spec = fixed_commands.command(name)
+    argv = fixed_commands.argv(name, *params)
+    return run_command(access, cluster_ns, pod, argv,
+                       timeout=min(timeout, spec.timeout) if timeout is not None else spec.timeout,
+                       max_output=min(max_output, spec.max_output) if max_output is not None else spec.max_output,
+                       namespace=namespace)
 
 
 def _terminal_size(fd: int) -> tuple[int, int]:

@@ -1,0 +1,84 @@
+"""The one allow-list of fixed read-only commands rlark itself runs inside a Pod's `main` container.
+
+Each entry is a name, an argv builder that checks its parameters, and the time and output bounds it runs under.
+`cluster/podexec.run_fixed` runs only these (also under `--readonly`, which refuses every user-typed exec); a
+parameter comes from a Job or the cluster, so a builder never lets one become an option or a shell word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlark_tui.errors import RlarkError
+
+
+class FixedCommandError(RlarkError):
+    """An unknown fixed command, or a parameter its builder refuses."""
+
+
+@dataclass(frozen=True)
+class FixedCommand:
+    name: str
+    what: str
+    """One line for the README and `--help`: what it reads."""
+    build: Callable[..., list[str]]
+    timeout: float
+    max_output: int
+
+
+def _path(value: object, what: str) -> str:
+    """An absolute path as one argv word: never an option (`find -delete`), never NUL."""
+    if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
+        raise FixedCommandError(f"{what} must be an absolute path, not {value!r}"[:200])
+    return value
+
+
+def _list_files(location: str) -> list[str]:
+    """Every regular file under `location` (or the file itself): `<mtime> <size> <path>` NUL-terminated."""
+    return ["find", _path(location, "the output location"), "-type", "f", "-printf", "%T@ %s %p\\0"]
+
+
+def _hash_files(*paths: str) -> list[str]:
+    if not paths:
+        raise FixedCommandError("sha256sum needs at least one path")
+    return ["sha256sum", "--", *(_path(p, "a file to checksum") for p in paths)]
+
+
+RAY_TOKEN_SCRIPT = (
+    'if [ -n "${RAY_AUTH_TOKEN:-}" ]; then printf %s "$RAY_AUTH_TOKEN"; '
+    'elif [ -n "${RAY_AUTH_TOKEN_PATH:-}" ]; then cat -- "$RAY_AUTH_TOKEN_PATH"; '
+    'else cat -- "${HOME:-/root}/.ray/auth_token"; fi')
+"""Ray's own order: `RAY_AUTH_TOKEN`, else the file `RAY_AUTH_TOKEN_PATH` names, else Ray's default token file."""
+
+
+def _ray_token() -> list[str]:
+    return ["sh", "-c", RAY_TOKEN_SCRIPT]
+
+
+FIXED: dict[str, FixedCommand] = {c.name: c for c in (
+    FixedCommand("list-files", "`find <output path> -type f -printf '%T@ %s %p\\0'`: the run check's output listing "
+                 "(sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
+    FixedCommand("hash-files", "`sha256sum -- <files>`: checksums of the newest output files (run check 5)",
+                 _hash_files, timeout=60.0, max_output=160 * 1024),
+    FixedCommand("ray-token", "the Ray token of the Header Pod (`$RAY_AUTH_TOKEN`, else the file "
+                 "`$RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`), only after Ray answered 401; never shown or "
+                 "stored", _ray_token, timeout=15.0, max_output=4096),
+)}
+
+
+def command(name: str) -> FixedCommand:
+    try:
+        return FIXED[name]
+    except KeyError:
+        raise FixedCommandError(f"{name!r} is not one of rlark's fixed read-only commands "
+                                f"({', '.join(sorted(FIXED))})") from None
+
+
+def argv(name: str, *params: str) -> list[str]:
+    """The argv of fixed command `name` with `params`; FixedCommandError for an unknown name or a refused parameter."""
+    spec = command(name)
+    try:
+        return spec.build(*params)
+    except TypeError:
+        raise FixedCommandError(f"fixed command {name} takes other parameters") from None
