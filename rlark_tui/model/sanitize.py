@@ -1,0 +1,84 @@
+"""Cluster-supplied text made safe for a terminal: no escape sequence, no control character (issue 26 item 6).
+
+A Job's display name, image, env values, scripts, log lines, event messages and error bodies are written by
+whoever runs Pods on the cluster. Printed raw, `ESC ] 52 ; c ; <base64> BEL` writes the user's clipboard (tmux
+`set-clipboard on` forwards it), `ESC ] 0 ;` sets the window title, CSI sequences move the cursor over earlier
+output and DCS strings talk to the terminal itself. Every such string goes through `clean` (or `clean_log`) on
+its way to a terminal; `markup_safe` escapes Rich markup for the TUI, where `[red]` or `[@click=...]` in a name
+would otherwise be styling or an action.
+
+Pure functions, linear in the length of the text: a string without any control character is returned as is
+after one search.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from rich.markup import escape
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Every character a sequence starts with, and every other control but `\\n` and `\\t`."""
+
+_STRING_END = r"[^\x07\x1b\x9c\x90\x98\x9d\x9e\x9f\n]*(?:\x07|\x1b\\|\x9c)"
+_SEQUENCE = re.compile(
+    r"(?P<csi>(?:\x1b\[|\x9b)(?P<params>[0-?]*)[ -/]*(?P<final>[@-~]))"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])" + _STRING_END +
+    r"|\x1b[ -/]*[0-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+"""CSI (7- and 8-bit), terminated OSC / DCS / SOS / PM / APC strings (an unterminated one loses only its
+introducer, so its text stays visible: a terminal never sees a sequence start), two-character and nF escapes,
+and any stray control character. String bodies stop at a newline and at any other string introducer, so each
+character is scanned a bounded number of times."""
+
+_SGR_PARAMS = re.compile(r"[0-9;:]*")
+
+
+def clean(text: str) -> str:
+    """`text` without escape sequences or control characters; `\\n` and `\\t` stay, `\\r\\n` becomes `\\n`."""
+    if not isinstance(text, str):
+        text = str(text)
+    if _CONTROL.search(text) is None:
+        return text
+    return _SEQUENCE.sub("", text.replace("\r\n", "\n"))
+
+
+def _keep_sgr(match: re.Match) -> str:
+    if match.group("csi") and match.group(0)[0] == "\x1b" and match.group("final") == "m" \
+            and _SGR_PARAMS.fullmatch(match.group("params")):
+        return match.group(0)
+    return ""
+
+
+def clean_log(line: str, keep_sgr: bool) -> str:
+    """A log line for a terminal: `clean`, but with `keep_sgr` SGR colour sequences (`ESC [ 1;31 m`) stay, as
+    kubectl prints them to a terminal. Cursor movement, OSC (clipboard, title, hyperlinks), DCS and C1 controls
+    are removed either way."""
+    if _CONTROL.search(line) is None:
+        return line
+    if not keep_sgr:
+        return _SEQUENCE.sub("", line.replace("\r\n", "\n"))
+    return _SEQUENCE.sub(_keep_sgr, line.replace("\r\n", "\n"))
+
+
+def has_control(text: str) -> bool:
+    """Whether `text` holds any character `clean` would remove (or change)."""
+    return _CONTROL.search(text) is not None
+
+
+_C1_IN_JSON = re.compile(r"[\x7f-\x9f]")
+
+
+def json_dumps(value, **kwargs) -> str:
+    """`json.dumps` whose output is safe on a terminal even with `ensure_ascii=False`: C0 controls are escaped by
+    json itself, DEL and C1 controls (`\\x9b` is CSI on some terminals) are escaped here. The text still parses
+    to the same value."""
+    text = json.dumps(value, **kwargs)
+    return _C1_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def markup_safe(text: str) -> str:
+    """`clean` text with Rich markup escaped, for a Textual widget that parses markup (`[red]`, `[@click=...]`)."""
+    return escape(clean(text))
