@@ -1,7 +1,7 @@
 """WizardScreen: the four-step create-job wizard (`n` on the job list) over a JobDraft, autosaved on every change.
 
 Owns the draft, the step and the keyboard flow: every widget change goes through the field table's one handler
-(rlark_tui.screens.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
+(rlark_tui.model.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
 draft render`) over the Snapshot and the gateway lookups it subscribes to; dry run and Submit go through the
 services' rlark_tui.actions.Actions (as `rlark submit`), then JobSubmitted selects the new Job on the list.
 """
@@ -26,10 +26,10 @@ from rlark_tui.model.findings import Finding, error, ordered
 from rlark_tui.messages import JobSubmitted
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.model import wizard_fields as wf
+from rlark_tui.model import wizard_view as wv
 from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
 from rlark_tui.resources import stylesheet
-from rlark_tui.screens import wizard_fields as wf
-from rlark_tui.screens import wizard_view as wv
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard_steps import (CommonStep, FormStep, JobStep, PreviewStep, WorkerStep,

@@ -1,4 +1,4 @@
-"""The create-job wizard's four step widgets, built from the field table (rlark_tui.screens.wizard_fields):
+"""The create-job wizard's four step widgets, built from the field table (rlark_tui.model.wizard_fields):
 one compact row per field (a label that truncates, the widget, the message below it), plus each step's own
 parts: the role rows (step 1), the matched Nodes (step 2), the YAML preview and findings (step 4).
 
@@ -15,8 +15,8 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.model.draft import JobDraft
 from rlark_tui.model.findings import Finding
-from rlark_tui.screens import wizard_fields as wf
-from rlark_tui.screens.wizard_view import MATCH_COLUMNS, finding_option, match_view
+from rlark_tui.model import wizard_fields as wf
+from rlark_tui.model.wizard_view import MATCH_COLUMNS, finding_option, match_view
 
 
 def field_widget(field: wf.Field) -> Widget:

@@ -33,7 +33,7 @@ from rlark_tui.cli import main
 from rlark_tui.drafts import export_draft, import_draft
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.draft import load_draft
-from rlark_tui.screens import wizard_fields as wf
+from rlark_tui.model import wizard_fields as wf
 from rlark_tui.widgets.filter_bar import make_matcher
 from tests.mutation import mutate
 

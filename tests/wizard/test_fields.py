@@ -9,7 +9,7 @@ import pytest
 from rlark_tui.model.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.model.findings import Finding
 from rlark_tui.model.views import Node
-from rlark_tui.screens import wizard_fields as wf
+from rlark_tui.model import wizard_fields as wf
 
 
 @pytest.mark.parametrize("text, selector", [

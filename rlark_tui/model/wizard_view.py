@@ -10,7 +10,7 @@ from rlark_tui.model.draft import JobDraft
 from rlark_tui.model.findings import Finding
 from rlark_tui.model.render import role_matches
 from rlark_tui.model.validate import role_clusters
-from rlark_tui.screens import wizard_fields as wf
+from rlark_tui.model import wizard_fields as wf
 
 MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 Lines = dict[str, list[tuple[str, str]]]
