@@ -35,7 +35,7 @@ from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard_steps import (CommonStep, FormStep, JobStep, PreviewStep, WorkerStep,
                                             select_value, set_text)
 from rlark_tui.widgets.status_header import StatusHeader
-from rlark_tui.widgets.wizard_dialogs import PathScreen
+from rlark_tui.screens.wizard_dialogs import PathScreen
 
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")

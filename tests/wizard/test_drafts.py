@@ -19,7 +19,7 @@ from rlark_tui.model.draft import load_draft
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.editor import edit_text
 from rlark_tui.screens.wizard import WizardScreen
-from rlark_tui.widgets.wizard_dialogs import PathScreen
+from rlark_tui.screens.wizard_dialogs import PathScreen
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle, until
 
 
