@@ -1,6 +1,6 @@
 """RlarkApp, the Textual TUI, and `run_tui(args)`, which `rlark` (no sub-command) and `rlark demo` call.
 
-Owns the screen stack, the reconciler worker (SnapshotChanged → every screen), the screens' Services, the
+Owns the screen stack, the reconciler worker (messages.SnapshotChanged → every screen), the screens' Services, the
 navigation messages (rlark_tui.messages), `:` commands, the command palette, and the one path from a key to a
 mutation: confirm dialog → rlark_tui.actions (read-only aware).
 """
@@ -22,7 +22,7 @@ from rlark_tui import messages
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
-from rlark_tui.reconciler import Reconciler, SnapshotChanged
+from rlark_tui.reconciler import Reconciler
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
@@ -134,7 +134,7 @@ class RlarkApp(App[int]):
         self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
                         exit_on_error=False)
 
-    def on_snapshot_changed(self, message: SnapshotChanged) -> None:
+    def on_snapshot_changed(self, message: messages.SnapshotChanged) -> None:
         """Every SnapshotChanged (from the reconciler) re-renders every screen."""
         self.apply_snapshot(message.snapshot)
 

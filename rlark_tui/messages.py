@@ -6,7 +6,25 @@ Posted from a screen or a widget they bubble up to the app; the app broadcasts C
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from rlark_tui.snapshot import Snapshot
+
+
+class SnapshotChanged(Message):
+    """A new Snapshot from the reconciler (`snapshot.changes` names the objects that differ from the previous one)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app
+        applies one Snapshot per turn however many arrived."""
+        return isinstance(message, SnapshotChanged)
 
 
 class JobMessage(Message):

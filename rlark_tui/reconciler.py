@@ -20,6 +20,7 @@ from textual.message import Message
 from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.messages import SnapshotChanged
 from rlark_tui.polls import TOPICS, Topic
 from rlark_tui.snapshot import Snapshot, SourceState
 
@@ -37,19 +38,6 @@ PROBE_RETRY_SECONDS = 3.0
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
-
-
-class SnapshotChanged(Message):
-    """A new Snapshot (`snapshot.changes` names the objects that differ from the previous one)."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-
-    def can_replace(self, message: Message) -> bool:
-        """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app
-        applies one Snapshot per turn however many arrived."""
-        return isinstance(message, SnapshotChanged)
 
 
 def source_key(obj: dict) -> str:

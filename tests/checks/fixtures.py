@@ -250,7 +250,7 @@ def post_evidence(app, job_name: str, evidence) -> None:
     from types import MappingProxyType
 
     from rlark_tui.polls import Gathered
-    from rlark_tui.reconciler import SnapshotChanged
+    from rlark_tui.messages import SnapshotChanged
     from rlark_tui.snapshot import Snapshot
 
     app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: Gathered(evidence)}))))

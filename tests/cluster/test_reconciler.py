@@ -7,8 +7,9 @@ import time
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.messages import SnapshotChanged
 from rlark_tui.polls import RAY
-from rlark_tui.reconciler import Reconciler, SnapshotChanged
+from rlark_tui.reconciler import Reconciler
 from tests.cluster.seeding import ROLES, job_manifest
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -25,7 +25,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.draft import dump_draft
-from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.messages import SnapshotChanged
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen

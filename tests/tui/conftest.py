@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.messages import SnapshotChanged
 from rlark_tui.snapshot import Snapshot
 
 

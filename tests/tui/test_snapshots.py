@@ -7,7 +7,7 @@ refresh with --snapshot-update after an intended visual change.
 from __future__ import annotations
 
 from rlark_tui.app import RlarkApp
-from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.messages import SnapshotChanged
 from tui_factories import build_snapshot, job_dict
 
 

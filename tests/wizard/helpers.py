@@ -11,7 +11,7 @@ import yaml
 from rlark_tui.app import RlarkApp
 from rlark_tui.model.draft import load_draft
 from rlark_tui.polls import GATEWAY_KEY, GatewayLookups
-from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.messages import SnapshotChanged
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.snapshot import Snapshot
 

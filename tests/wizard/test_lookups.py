@@ -10,7 +10,7 @@ from dataclasses import replace
 from rlark_tui.app import RlarkApp
 from rlark_tui.model.draft import Mount
 from rlark_tui.polls import GATEWAY_KEY, GatewayLookups
-from rlark_tui.reconciler import SnapshotChanged
+from rlark_tui.messages import SnapshotChanged
 from wizard.helpers import ALICE_KEY, data_draft, message, offline_snapshot, open_offline
 
 
