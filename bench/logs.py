@@ -156,6 +156,7 @@ def _quit(app: subprocess.Popen) -> None:
 async def _drive(kubeconfig: str, context: str, job: str) -> None:
     from rlark_tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens.logs import LogScreen
 
     access = ClusterAccess.open(kubeconfig, context)
@@ -165,7 +166,7 @@ async def _drive(kubeconfig: str, context: str, job: str) -> None:
     async with app.run_test(size=SIZE) as pilot:
         while app.index is None or app.index.job(job) is None:
             await pilot.pause(0.1)
-        screen = LogScreen(job, None)
+        screen = LogScreen(job, Scope.ALL)
         app.push_screen(screen)
         while screen.open_streams < PODS:
             await pilot.pause(0.1)

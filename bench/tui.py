@@ -159,11 +159,12 @@ async def _keys_while_logs_stream(app, pilot, frames: FrameLog, post, writer_acc
                                   rate: int, samples: int) -> list[float]:
     """`/` on the log pane of the sandbox's load Job (10 Pods at `rate` lines/s) while the list behind it
     takes 5 writes/s: key → first frame painting the search bar's hint."""
+    from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens.logs import LogScreen
 
     post("/_sandbox/loadgen", {"pods": LOG_PODS, "lines_per_s": 1, "seconds": 0.1, "job": LOG_JOB})
     await _wait(lambda: app.index is not None and app.index.job(LOG_JOB) is not None, 60, "the load Job")
-    screen = LogScreen(LOG_JOB, None)
+    screen = LogScreen(LOG_JOB, Scope.ALL)
     app.push_screen(screen)
     await _wait(lambda: screen.open_streams >= LOG_PODS, 60, f"{LOG_PODS} log streams")
     post("/_sandbox/loadgen", {"pods": LOG_PODS, "lines_per_s": rate, "seconds": LOG_SECONDS, "job": LOG_JOB})

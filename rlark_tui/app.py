@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
@@ -21,6 +20,7 @@ from textual.worker import Worker, WorkerState
 from rlark_tui import messages
 from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.reconciler import Reconciler
 from rlark_tui.resources import stylesheet
@@ -28,9 +28,6 @@ from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.services import Services
 from rlark_tui.snapshot import Snapshot
-
-if TYPE_CHECKING:
-    from rlark_tui.screens.logs import Scope
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
@@ -57,14 +54,14 @@ class RlarkCommands(Provider):
         ]
         for name in sorted(app.index.jobs) if app.index is not None else []:
             commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
-            commands.append((f"Logs of {name}", partial(app.open_logs, name, None),
+            commands.append((f"Logs of {name}", partial(app.open_logs, name, Scope.HEADER),
                              "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
             commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
             commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
                              "local URLs of the Ray dashboard and TensorBoard (F)"))
             if not app.readonly:
-                commands.append((f"Shell in {name}", partial(app.open_shell, name, None),
+                commands.append((f"Shell in {name}", partial(app.open_shell, name, Scope.HEADER),
                                  "a shell in the Header Pod (x)"))
             if not app.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
@@ -229,11 +226,12 @@ class RlarkApp(App[int]):
         self.push_screen(JobDetailScreen(name, tab))
 
     def open_logs(self, name: str, scope: Scope) -> None:
-        """Logs of `scope`; without one, the Header role's Pod (`a` in the pane merges all Pods)."""
-        job = self.index.job(name) if self.index is not None else None
-        if scope is None and job is not None and job.head_task_name:
-            scope = ("role", job.head_task_name)
+        """Logs of `scope`; the Header role is its task's Pods (all Pods without one; `a` in the pane merges all)."""
         from rlark_tui.screens.logs import LogScreen
+
+        if scope.kind == "header":
+            job = self.index.job(name) if self.index is not None else None
+            scope = Scope.role(job.head_task_name) if job is not None and job.head_task_name else Scope.ALL
 
         self.push_screen(LogScreen(name, scope))
 
@@ -399,7 +397,7 @@ class RlarkApp(App[int]):
             old.close()
 
     # ---- into the Pod ----------------------------------------------------------------------------
-    def open_shell(self, name: str, scope: Scope = None) -> None:
+    def open_shell(self, name: str, scope: Scope) -> None:
         """`x`: a shell in the scope's Pod (podshell); Textual is suspended until it exits."""
         from textual.app import SuspendNotSupported
 

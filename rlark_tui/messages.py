@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from rlark_tui.model.logtarget import Scope
+
 if TYPE_CHECKING:
     from rlark_tui.snapshot import Snapshot
 
@@ -44,9 +46,9 @@ class OpenJob(JobMessage):
 
 
 class OpenLogs(JobMessage):
-    """Open the Job's logs of `scope` (screens.logs.Scope; None: the Header role)."""
+    """Open the Job's logs of `scope` (model.logtarget.Scope; the Header role unless told)."""
 
-    def __init__(self, name: str, scope: tuple[str, str] | None = None) -> None:
+    def __init__(self, name: str, scope: Scope = Scope.HEADER) -> None:
         super().__init__(name)
         self.scope = scope
 
@@ -80,10 +82,10 @@ class ContextChanged(Message):
 
 
 class OpenShell(JobMessage):
-    """Open a shell in `main` of the Pod `scope` names (screens.logs.Scope: a Pod, a role's first Pod, None: the
+    """Open a shell in `main` of the Pod `scope` names (model.logtarget.Scope: a Pod, a role's first Pod, else the
     Header Pod): the app hands the terminal over and takes it back when the shell exits."""
 
-    def __init__(self, name: str, scope: tuple[str, str] | None = None) -> None:
+    def __init__(self, name: str, scope: Scope = Scope.HEADER) -> None:
         super().__init__(name)
         self.scope = scope
 

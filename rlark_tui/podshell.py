@@ -12,23 +12,24 @@ from functools import partial
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex, first_pod
 from rlark_tui.model.views import Pod
 
 TUNNEL_TARGETS = (("Ray dashboard", "ray"), ("TensorBoard", "tensorboard"))
 
 
-def shell_pod(index: SnapshotIndex, job_name: str, scope: tuple[str, str] | None) -> Pod | None:
-    """The Pod a shell opens in: the scope's Pod, else the first Pod of the scope's role (of the Header role
-    when there is no scope, else of the first role that has one)."""
-    if scope is not None and scope[0] == "pod":
-        raw = index.snapshot.pods.get(scope[1])
+def shell_pod(index: SnapshotIndex, job_name: str, scope: Scope) -> Pod | None:
+    """The Pod a shell opens in: the scope's Pod, else the first Pod of the scope's role (for the Header role
+    or all Pods: of the Header role, else of the first role that has one)."""
+    if scope.kind == "pod":
+        raw = index.snapshot.pods.get(scope.name)
         return Pod(raw) if raw is not None else None
     job = index.job(job_name)
     if job is None:
         return None
-    if scope is not None:
-        names = [scope[1]]
+    if scope.kind == "role":
+        names = [scope.name]
     else:
         names = [job.head_task_name] + [job.task_name(spec) for spec in job.tasks]
     return next((pod for pod in map(partial(first_pod, index), names) if pod is not None), None)

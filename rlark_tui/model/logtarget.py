@@ -5,6 +5,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+
+class Scope(NamedTuple):
+    """Which Pods of a Job a log view or a shell means, one member per meaning: `Scope.HEADER` (the Header role's
+    Pods: what `l` opens), `Scope.ALL` (every Pod, merged), `Scope.role(task name)`, `Scope.pod(Pod CR key)`."""
+
+    kind: Literal["header", "all", "role", "pod"]
+    name: str = ""
+
+    @classmethod
+    def role(cls, task_name: str) -> Scope:
+        return cls("role", task_name)
+
+    @classmethod
+    def pod(cls, key: str) -> Scope:
+        return cls("pod", key)
+
+
+Scope.HEADER = Scope("header")  # type: ignore[attr-defined]  (a NamedTuple takes no ClassVar)
+Scope.ALL = Scope("all")  # type: ignore[attr-defined]
 
 
 def source_name(role: str, pod: str) -> str:

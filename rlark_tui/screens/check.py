@@ -22,6 +22,7 @@ from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.config import state_dir
 from rlark_tui.errors import RlarkError
 from rlark_tui.messages import OpenJob, OpenLogs
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
 from rlark_tui.polls import EVIDENCE, Gathered
@@ -201,11 +202,11 @@ class CheckScreen(RlarkScreen):
         else:
             app.notify(_item_label(item), timeout=8)
 
-    def _pod_scope(self, pod_name: str):
+    def _pod_scope(self, pod_name: str) -> Scope:
         for pod in (Pod(raw) for raw in (self.evidence.pods if self.evidence else ())):
             if pod_name in (pod.pod_name, pod.name):
-                return ("pod", f"{pod.namespace}/{pod.name}")
-        return None
+                return Scope.pod(f"{pod.namespace}/{pod.name}")
+        return Scope.HEADER
 
     # ---- hand-over fields -------------------------------------------------------------------------
     def _restore_hand_over(self) -> None:

@@ -20,6 +20,7 @@ from textual.widgets import Static, TabbedContent, TabPane, Tree
 from rlark_tui.messages import (CloneJob, DeleteJob, EditJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels,
                                 RestartJob, StopStartJob)
 from rlark_tui.model import Job
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
@@ -298,12 +299,12 @@ class JobDetailScreen(RlarkScreen):
         self.query_one(TabbedContent).active = tab
         self.focus_body()
 
-    def _selected_scope(self) -> tuple[str, str] | None:
-        """The Workers tab's selection as a scope: its Pod, its role, or None (the Header role)."""
+    def _selected_scope(self) -> Scope:
+        """The Workers tab's selection as a scope: its Pod, its role, else the Header role."""
         ref = self.query_one(WorkersTree).selected_ref
         if self.query_one(TabbedContent).active != "workers" or ref is None:
-            return None
-        return ("pod", ref.pod_key) if ref.kind == "pod" else ("role", ref.task_name)
+            return Scope.HEADER
+        return Scope.pod(ref.pod_key) if ref.kind == "pod" else Scope.role(ref.task_name)
 
     def action_logs(self) -> None:
         self.post_message(OpenLogs(self.job_name, self._selected_scope()))
@@ -319,7 +320,7 @@ class JobDetailScreen(RlarkScreen):
         """Enter on a Pod row drills down to that Pod's log (on a role row it folds the Pods)."""
         ref = event.node.data
         if ref is not None and ref.kind == "pod":
-            self.post_message(OpenLogs(self.job_name, ("pod", ref.pod_key)))
+            self.post_message(OpenLogs(self.job_name, Scope.pod(ref.pod_key)))
 
     def action_copy_ssh(self) -> None:
         if self.ssh_line:

@@ -21,7 +21,7 @@ from textual.widgets import Static
 from rlark_tui.fsutil import write_private
 from rlark_tui.messages import OpenShell
 from rlark_tui.model import Pod, keys
-from rlark_tui.model.logtarget import LogTarget
+from rlark_tui.model.logtarget import LogTarget, Scope
 from rlark_tui.model.redact import redact_text
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
@@ -37,10 +37,6 @@ STATUS_SECONDS = 0.5
 """While lines stream, the status line is redrawn at most this often; keys redraw it at once. Its height is fixed
 (styles: `#log-status`), so an update needs no layout pass (which repaints the whole screen)."""
 STARTED_PHASES = ("Running", "Succeeded", "Failed")
-
-Scope = tuple[str, str] | None
-"""None = all Pods of the Job; ("role", task name); ("pod", Pod CR key `namespace/name`)."""
-
 
 @dataclass(frozen=True)
 class PodTarget:
@@ -74,7 +70,7 @@ class LogScreen(RlarkScreen):
     ]
     MUTATIONS = frozenset({"shell"})
 
-    def __init__(self, job_name: str, scope: Scope = None) -> None:
+    def __init__(self, job_name: str, scope: Scope = Scope.ALL) -> None:
         super().__init__()
         self.job_name = job_name
         self.scope: Scope = scope
@@ -119,7 +115,7 @@ class LogScreen(RlarkScreen):
             bar.on_close = self.focus_body
         self.query_one("#log-search", FilterBar).on_change = self._search_changed
         self.query_one("#log-filter", FilterBar).on_change = self._filter_changed
-        self.view.show_prefix = self.scope is None or self.scope[0] == "role"
+        self.view.show_prefix = self.scope.kind in ("all", "role")
         super().on_mount()
         self.focus_body()
         self._restart_streams()
@@ -140,11 +136,11 @@ class LogScreen(RlarkScreen):
         found = []
         for spec in job.tasks:
             task_name = job.task_name(spec)
-            if self.scope is not None and self.scope[0] == "role" and self.scope[1] != task_name:
+            if self.scope.kind == "role" and self.scope.name != task_name:
                 continue
             for pod in index.pods_by_task.get(task_name, []):
                 key = f"{pod.namespace}/{pod.name}"
-                if self.scope is not None and self.scope[0] == "pod" and self.scope[1] != key:
+                if self.scope.kind == "pod" and self.scope.name != key:
                     continue
                 found.append(_target(pod, key, spec.name))
         return found
@@ -154,21 +150,21 @@ class LogScreen(RlarkScreen):
         index = self.services.index
         job = index.job(self.job_name) if index is not None else None
         if job is None:
-            return [None]
-        result: list[Scope] = [None]
-        result += [("role", job.task_name(spec)) for spec in job.tasks]
+            return [Scope.ALL]
+        result: list[Scope] = [Scope.ALL]
+        result += [Scope.role(job.task_name(spec)) for spec in job.tasks]
         for spec in job.tasks:
-            result += [("pod", f"{pod.namespace}/{pod.name}")
+            result += [Scope.pod(f"{pod.namespace}/{pod.name}")
                        for pod in index.pods_by_task.get(job.task_name(spec), [])]
         return result
 
     def scope_label(self) -> str:
-        if self.scope is None:
-            return "all Pods"
-        if self.scope[0] == "role":
-            return f"role {self.scope[1]}"
-        target = self._streams.get(self.scope[1])
-        return f"Pod {target.log.pod if target else self.scope[1]}"
+        if self.scope.kind == "role":
+            return f"role {self.scope.name}"
+        if self.scope.kind == "pod":
+            target = self._streams.get(self.scope.name)
+            return f"Pod {target.log.pod if target else self.scope.name}"
+        return "all Pods"
 
     # ---- streams -----------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
@@ -184,7 +180,7 @@ class LogScreen(RlarkScreen):
     def _restart_streams(self) -> None:
         self._stop_streams()
         self.view.clear()
-        self.view.show_prefix = self.scope is None or self.scope[0] == "role"
+        self.view.show_prefix = self.scope.kind in ("all", "role")
         self._follower = self.services.follow_logs(self._pending.push, self._notice, tail=TAIL_LINES,
                                                    previous=self.previous)
         if self._follower is None:
@@ -315,7 +311,7 @@ class LogScreen(RlarkScreen):
         self._restart_streams()
 
     def action_scope_all(self) -> None:
-        self.scope = None
+        self.scope = Scope.ALL
         self._restart_streams()
 
     def action_scope_step(self, step: int) -> None:

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from rlark_tui.app import RlarkApp
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.tunnels import TunnelsScreen
 from tests.pilot import wait_for
@@ -175,7 +176,7 @@ async def test_shell_key_targets_the_selection(access):
         await pilot.press("x")
         ref = tree.get_node_at_line(env_row).data
         assert asked[-1] == (JOB, ("pod", ref.pod_key))
-        app.open_logs(JOB, ("role", "shell-env"))
+        app.open_logs(JOB, Scope.role("shell-env"))
         await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.ready, what="the logs")
         await pilot.press("x")
         assert asked[-1] == (JOB, ("role", "shell-env"))

@@ -18,6 +18,7 @@ import pytest
 
 from rlark_tui.model.submission import with_submission_record
 from rlark_tui.app import RlarkApp
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.gather import main_container
@@ -265,7 +266,7 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: name in screen_text(app), what="the Job row")
-        app.open_logs(name, None)
+        app.open_logs(name, Scope.HEADER)
         await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view"),
                        what="the log pane")
         view = app.screen.view

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, OptionList, Tree
 
 from rlark_tui.model.submission import with_submission_record
 from rlark_tui.app import RlarkApp
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
@@ -359,7 +360,7 @@ async def test_tui_saved_log_has_no_secret(access, tmp_path, monkeypatch):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
-        app.open_logs(NAME, None)
+        app.open_logs(NAME, Scope.HEADER)
         await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
         screen = app.screen
 

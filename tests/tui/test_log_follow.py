@@ -13,6 +13,7 @@ import pytest
 
 from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
 from tests.sandbox.helpers import raw
 from tests.pilot import wait_for
@@ -45,7 +46,7 @@ async def open_load_pane(pilot, app, job: str, pods: int) -> LogScreen:
         found = app.index.job(job) if app.index is not None else None
         return found is not None and len(app.index.job_pods(found)) == pods
     await wait_for(pilot, known, "the load Job and its Pods")
-    screen = LogScreen(job, None)
+    screen = LogScreen(job, Scope.ALL)
     app.push_screen(screen)
     await wait_for(pilot, lambda: "follow on" in status(app), "the pane")
     return screen
