@@ -49,7 +49,8 @@ class RlarkScreen(Screen):
     """Actions that change the cluster: hidden (and refused) in read-only mode."""
     crumb = ""
     ready = False
-    """True once mounted with all widgets: only then does the app pass it snapshots."""
+    """True once mounted with all widgets, False again once unmounted: only a ready screen is given snapshots (the
+    one meaning of `ready` in the UI)."""
 
     @property
     def rlark(self) -> "RlarkApp":

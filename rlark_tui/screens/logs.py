@@ -85,7 +85,8 @@ class LogScreen(RlarkScreen):
         """The log follower from services.follow_logs (None: not following)."""
         self._slow = ""
         self.saved_path: Path | None = None
-        self._ready = False
+        self._streams_started = False
+        """Set once on_mount started the streams: a Snapshot shown before that (from RlarkScreen.on_mount) waits."""
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="log-status", markup=False)
@@ -119,7 +120,7 @@ class LogScreen(RlarkScreen):
         super().on_mount()
         self.focus_body()
         self._restart_streams()
-        self._ready = True
+        self._streams_started = True
 
     def on_unmount(self) -> None:
         super().on_unmount()
@@ -169,7 +170,7 @@ class LogScreen(RlarkScreen):
     # ---- streams -----------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        if not self._ready:
+        if not self._streams_started:
             return
         for target in self.targets(index):
             known = self._streams.get(target.key)

@@ -364,7 +364,8 @@ class WizardScreen(RlarkScreen):
         self.dismiss()
 
     # ---- dry run and submit ---------------------------------------------------------------------------
-    def _ready(self, what: str) -> bool:
+    def _may_send(self, what: str) -> bool:
+        """Whether Dry run or Submit may go ahead: no error finding and a connected control plane (else says why)."""
         self._recheck(save=False)
         errors = [f for f in self.findings if f.level == "error"]
         if errors:
@@ -382,7 +383,7 @@ class WizardScreen(RlarkScreen):
         self._status(text)
 
     def action_dry_run(self) -> None:
-        if self.step == 4 and self._ready("Dry run"):
+        if self.step == 4 and self._may_send("Dry run"):
             self._result("Dry run: asking the server…")
             self._send(self.result.manifest, True)
 
@@ -393,7 +394,7 @@ class WizardScreen(RlarkScreen):
             self._result("read-only mode: Submit refused (dry run is allowed)", error=True)
             self.notify("read-only mode: Submit refused", severity="error")
             return
-        if self._ready("Submit"):
+        if self._may_send("Submit"):
             self._result("Submitting…")
             self._send(self.result.manifest, False)
 
