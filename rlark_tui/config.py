@@ -13,6 +13,7 @@ import platformdirs
 import yaml
 
 from rlark_tui.errors import UsageError
+from rlark_tui.model.alerts import Thresholds, thresholds_from
 
 APP_NAME = "rlark"
 CONFIG_ENV = "RLARK_CONFIG"
@@ -39,6 +40,17 @@ ray:
   token: <Ray dashboard token, if the dashboards use RAY_AUTH_MODE=token>
   urls:                                     # Job name -> Ray dashboard URL (instead of the service proxy)
     ppo-demo: http://127.0.0.1:8265
+alerts:                                     # thresholds of the alert rules (also `rlark watch` flags)
+  start_seconds: 900                        # run script started, no progress row yet (start-stalled)
+  unschedulable_seconds: 120                # a Pod Pending and unscheduled this long (pod-unschedulable)
+  stall_factor: 3                           # progress-stalled after max(stall_factor x step time,
+  stall_min_seconds: 300                    #   stall_min_seconds) without a new progress row
+  gpu_idle_percent: 5                       # every GPU of a Running Pod below this ...
+  gpu_idle_seconds: 600                     #   ... this long (gpu-idle)
+  ray_missing_seconds: 60                   # Ray alive nodes below the expected count (ray-nodes-missing)
+  source_seconds: 60                        # a data plane or the gateway unreachable (source-unreachable)
+  bell: true                                # the TUI rings the terminal bell on a new warning/critical alert
+  notify: false                             # and sends an OSC 9/777 desktop notification
 """
 
 
@@ -74,6 +86,8 @@ class RlarkConfig:
     """Header name -> value, sent to the gateway; values are secrets (shown as ***)."""
     server: dict[str, str | bool] = field(default_factory=dict)
     """SERVER_KEYS that are set (strings; the skip-verify key a bool)."""
+    alerts: Thresholds = field(default_factory=Thresholds)
+    """The `alerts:` section: thresholds of the alert rules, the bell and desktop notifications."""
 
 
 def load_config(path: Path | None = None) -> RlarkConfig:
@@ -97,6 +111,10 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         raise UsageError(f"config file {path}: `gateway` must be a URL string")
     if token is not None and not isinstance(token, str):
         raise UsageError(f"config file {path}: `ray.token` must be a string")
+    try:
+        alerts = thresholds_from(data.get("alerts"))
+    except ValueError as exc:
+        raise UsageError(f"config file {path}: {exc}") from None
     gateway_ca = data.get("gateway_ca")
     if gateway_ca is not None and not isinstance(gateway_ca, str):
         raise UsageError(f"config file {path}: `gateway_ca` must be a file path")
@@ -110,6 +128,7 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         gateway_ca=str(Path(gateway_ca).expanduser()) if gateway_ca else None,
         gateway_headers=_string_map(path, data.get("gateway_headers"), "gateway_headers"),
         server=_server_keys(path, data),
+        alerts=alerts,
     )
 
 

@@ -1,0 +1,301 @@
+"""The alert rules (model/alerts.py) over recorded log text and platform objects, and the book that fires each
+alert once, resolves it and keeps acknowledged ones silent."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from rlark_tui.model import alerts as A
+from rlark_tui.model.progress import latest_progress
+from rlark_tui.model.usage import GpuSample, PodUsage, parse_nvidia_smi
+
+DATA = Path(__file__).parent / "data"
+T0 = datetime.fromisoformat("2026-12-01T03:00:00+00:00").timestamp()
+
+
+def recorded(name: str) -> list[tuple[float, str]]:
+    lines = []
+    for raw in (DATA / name).read_text().splitlines():
+        stamp, _, text = raw.partition(" ")
+        lines.append((datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp(), text))
+    return lines
+
+
+def job(name="ppo", phase="Running", stopped=False, message="", uid="u-1"):
+    return {"metadata": {"name": name, "uid": uid},
+            "spec": {"stopped": stopped, "tasks": [{"name": "actor", "head": True, "replicas": 1},
+                                                   {"name": "rollout", "replicas": 1}]},
+            "status": {"phase": phase, "message": message}}
+
+
+def task(name, phase, namespace="rlark-gpu-a"):
+    return {"metadata": {"name": name, "namespace": namespace}, "status": {"phase": phase}}
+
+
+def pod_cr(name, task_name, phase="Running", pod_name=None, namespace="rlark-gpu-a"):
+    return {"metadata": {"name": name, "namespace": namespace, "labels": {"rlark.io/task-name": task_name}},
+            "spec": {"podName": pod_name or f"{task_name}-0"}, "status": {"phase": phase}}
+
+
+def plane_pod(restarts=0, waiting=None, last=None, phase="Running", reason=None, conditions=None, created=None):
+    status = {"name": "main", "restartCount": restarts, "state": {"running": {}}}
+    if waiting:
+        status["state"] = {"waiting": {"reason": waiting, "message": "back-off 10s restarting failed container"}}
+    if last:
+        status["lastState"] = {"terminated": {"reason": last, "exitCode": 137,
+                                              "finishedAt": "2026-12-01T03:09:00Z"}}
+    pod = {"metadata": {"name": "x", "creationTimestamp": created or "2026-12-01T03:00:00Z"},
+           "spec": {"nodeName": "" if phase == "Pending" else "n1"},
+           "status": {"phase": phase, "containerStatuses": [status], "conditions": conditions or []}}
+    if reason:
+        pod["status"]["reason"] = reason
+        pod["status"]["message"] = "The node was low on resource: memory."
+    return pod
+
+
+HEAD_KEY = "rlark-gpu-a/uid-head"
+
+
+def inputs(**extra):
+    base = dict(job=job(), tasks=(task("ppo-actor", "Running"), task("ppo-rollout", "Running")),
+                pods=(pod_cr("uid-head", "ppo-actor"), pod_cr("uid-roll", "ppo-rollout")),
+                header_pod=HEAD_KEY)
+    base.update(extra)
+    return A.JobInputs(**base)
+
+
+def rules(evaluation):
+    return sorted((f.rule, f.object) for f in evaluation.findings)
+
+
+TH = A.Thresholds()
+
+
+# -- the log --------------------------------------------------------------------------------------------------
+
+def test_crash_chain_evidence_is_the_first_failure_not_the_ray_kill_echoes():
+    facts = A.scan_log(recorded("rlinf-crash.log"), instance="p#0")
+    assert facts.crash[1].startswith("Exception occurred while running EmbodiedFSDPActor's function run_training")
+    assert "ray.kill" not in facts.crash[1]
+    assert facts.oom[1].startswith("torch.OutOfMemoryError: CUDA out of memory")
+    assert facts.run_started is not None and facts.progressed
+    found = A.job_findings(inputs(log=facts), TH, T0 + 600)
+    crashed = next(f for f in found.findings if f.rule == "run-crashed")
+    assert crashed.evidence.startswith("2026-12-01T03:07:19Z Exception occurred while running EmbodiedFSDPActor")
+    assert crashed.pod == HEAD_KEY
+    assert ("run-oom", HEAD_KEY) in rules(found)
+
+
+def test_echoes_alone_still_say_crashed_and_later_reads_keep_the_first_failure():
+    lines = recorded("rlinf-crash.log")
+    echo_only = A.scan_log(lines[12:], instance="p#0")
+    assert echo_only.crash[1].startswith("Exiting main process")
+    assert "MultiStepRolloutWorker" in echo_only.crash_echo[1]
+    facts = A.scan_log(lines[:12], instance="p#0")
+    again = A.scan_log(lines[10:], facts, instance="p#0")
+    assert "EmbodiedFSDPActor" in again.first_failure[1]
+    assert A.scan_log(lines[12:], again, instance="p#1").crash[1].startswith("Exiting main process")
+    assert A.scan_log([], again, instance=None).crash == again.crash
+
+
+@pytest.mark.parametrize("line, fact", [
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", "oom"),
+    ("CUresult error result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103", "oom"),
+    ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "oom"),
+    ("(raylet) 3 worker(s) were killed due to the node running low on memory.", "oom"),
+    ("Error: Cluster did not become ready within 5 minutes (required 2 nodes).", "ray_not_ready"),
+    ("Warning: Ray cluster check failed, proceeding anyway.", "ray_not_ready"),
+    ("Step limit given by max_steps=40 reached. Stopping run", "finished"),
+    ("Time limit given by run_timer=2:00:00 reached. Stopping run", "finished"),
+])
+def test_log_marks(line, fact):
+    assert getattr(A.scan_log([(T0, line)]), fact) == (T0, line)
+
+
+def test_start_stalled_waits_for_start_seconds_from_the_run_script_line():
+    facts = A.scan_log([(T0, "Executing run script..."), (T0 + 1, "[INFO 03:00:01 RLinf] Waiting for 2 nodes")])
+    found = A.job_findings(inputs(log=facts), TH, T0 + 10)
+    stalled = next(f for f in found.findings if f.rule == "start-stalled")
+    assert stalled.hold == 900 and stalled.since == T0
+    book = A.step(A.Book(), found, T0 + 10)
+    assert not book.alerts
+    book = A.step(book, A.job_findings(inputs(log=facts), TH, T0 + 901), T0 + 901)
+    assert [e.alert.rule for e in book.events] == ["start-stalled"]
+
+
+# -- progress ---------------------------------------------------------------------------------------------------
+
+def test_progress_stalled_uses_max_of_factor_times_step_time_and_the_minimum():
+    row = latest_progress(recorded("rlinf-crash.log")[:8])
+    assert row.step == 1 and row.step_seconds == 141.0
+    limit = max(3 * 141.0, 300)
+    at = row.at
+    quiet = A.job_findings(inputs(progress=row, log=A.LogFacts(progressed=True)), TH, at + limit - 1)
+    assert "progress-stalled" not in [f.rule for f in quiet.findings]
+    late = A.job_findings(inputs(progress=row, log=A.LogFacts(progressed=True)), TH, at + limit + 1)
+    assert ("progress-stalled", "ppo") in rules(late)
+    small = A.Thresholds(stall_factor=0.1, stall_min_seconds=5)
+    assert "progress-stalled" in [f.rule for f in A.job_findings(inputs(progress=row), small, at + 16).findings]
+
+
+def test_last_step_is_finished_whatever_the_phase_and_never_stalled():
+    from rlark_tui.model.progress import Progress
+    row = Progress(40, 40, 100.0, 0, 3.0, T0)
+    found = A.job_findings(inputs(progress=row), TH, T0 + 10_000)
+    assert rules(found) == [("run-finished", "ppo")]
+
+
+# -- platform state ---------------------------------------------------------------------------------------------
+
+def test_job_failed_and_stopped():
+    assert ("job-failed", "ppo") in rules(A.job_findings(inputs(job=job(phase="Failed", message="x")), TH, T0))
+    assert rules(A.job_findings(inputs(job=job(phase="Stopped", stopped=True)), TH, T0)) == [("job-stopped", "ppo")]
+
+
+def test_phase_mismatch_running_job_with_pending_header_task_or_no_running_pod():
+    pending = inputs(tasks=(task("ppo-actor", "Pending"),))
+    assert ("phase-mismatch", "ppo-actor") in rules(A.job_findings(pending, TH, T0))
+    no_pod = inputs(pods=(pod_cr("uid-head", "ppo-actor", phase="Pending"),))
+    finding = next(f for f in A.job_findings(no_pod, TH, T0).findings if f.rule == "phase-mismatch")
+    assert "no Running Pod" in finding.message and finding.hold == A.MISMATCH_SECONDS
+    failed = inputs(job=job(phase="Pending"), tasks=(task("ppo-actor", "Failed"),))
+    assert ("phase-mismatch", "ppo-actor") in rules(A.job_findings(failed, TH, T0))
+    assert "phase-mismatch" not in [f.rule for f in A.job_findings(inputs(), TH, T0).findings]
+
+
+def test_pod_rules():
+    planes = {HEAD_KEY: plane_pod(restarts=2, waiting="CrashLoopBackOff", last="OOMKilled"),
+              "rlark-gpu-a/uid-roll": plane_pod(waiting="ImagePullBackOff")}
+    found = A.job_findings(inputs(plane_pods=planes), TH, T0)
+    assert rules(found) == [("pod-backoff", "ppo-actor-0"), ("pod-image", "ppo-rollout-0"),
+                            ("pod-oomkilled", "ppo-actor-0")]
+    oom = next(f for f in found.findings if f.rule == "pod-oomkilled")
+    assert oom.previous and oom.pod == HEAD_KEY and "exit 137" in oom.message
+    evicted = A.job_findings(inputs(plane_pods={HEAD_KEY: plane_pod(phase="Failed", reason="Evicted")}), TH, T0)
+    assert ("pod-evicted", "ppo-actor-0") in rules(evicted)
+
+
+def test_pod_unschedulable_counts_from_the_pods_creation():
+    cond = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+             "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."}]
+    planes = {HEAD_KEY: plane_pod(phase="Pending", conditions=cond, created="2026-12-01T03:00:00Z")}
+    evaluation = A.job_findings(inputs(plane_pods=planes), TH, T0 + 30)
+    assert not A.step(A.Book(), evaluation, T0 + 30).alerts
+    book = A.step(A.Book(), A.job_findings(inputs(plane_pods=planes), TH, T0 + 121), T0 + 121)
+    (alert,) = book.alerts.values()
+    assert alert.rule == "pod-unschedulable" and "Insufficient nvidia.com/gpu" in alert.message
+
+
+def test_pod_restarted_when_the_count_rises_and_resolves_after_quiet():
+    memory = A.RestartMemory()
+    first, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=1)}), memory, T0)
+    assert not first.findings
+    rose, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=2)}), memory, T0 + 5)
+    assert [(f.rule, f.message) for f in rose.findings] == [("pod-restarted", "Pod ppo-actor-0 restarted (2 "
+                                                                              "restarts, was 1)")]
+    quiet, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=2)}), memory,
+                                       T0 + 5 + A.RESTART_QUIET_SECONDS)
+    assert not quiet.findings
+
+
+def test_gpu_idle_needs_every_gpu_below_the_percent_for_the_hold():
+    idle = PodUsage(HEAD_KEY, T0, parse_nvidia_smi("0, GPU-a, 1, 500, 81920\n1, GPU-b, 3, 500, 81920\n"))
+    busy = PodUsage(HEAD_KEY, T0, (GpuSample(0, "GPU-a", 1, 1, 2), GpuSample(1, "GPU-b", 60, 1, 2)))
+    none = PodUsage(HEAD_KEY, T0, None)
+    assert ("gpu-idle", "ppo-actor-0") in rules(A.job_findings(inputs(usage={HEAD_KEY: idle}), TH, T0))
+    assert not A.job_findings(inputs(usage={HEAD_KEY: busy}), TH, T0).findings
+    assert not A.job_findings(inputs(usage={HEAD_KEY: none}), TH, T0).findings
+    assert idle.gpu_percent == 2.0 and idle.gpu_mem_total_mib == 163840
+
+
+def test_ray_nodes_missing_and_sources():
+    found = A.job_findings(inputs(ray={"alive_nodes": 1, "expected": 2, "error": None}), TH, T0)
+    assert ("ray-nodes-missing", "ppo") in rules(found)
+    failed_read = A.job_findings(inputs(ray={"alive_nodes": None, "expected": 2, "error": "ray: 502"}), TH, T0)
+    assert ("ppo", "ray-nodes-missing") not in failed_read.covered
+
+    from rlark_tui.snapshot import SourceState
+    sources = {"data plane rlark-gpu-a": SourceState("data plane rlark-gpu-a", "disconnected", "timed out"),
+               "ray ppo": SourceState("ray ppo", "disconnected", "x"),
+               "gateway": SourceState("gateway", "connected")}
+    (finding,) = A.source_findings(sources, TH).findings
+    assert finding.object == "data plane rlark-gpu-a" and finding.hold == 60
+
+
+# -- the book ---------------------------------------------------------------------------------------------------
+
+def test_one_alert_per_job_rule_object_until_it_resolves_and_resolving_is_an_event():
+    failed = A.job_findings(inputs(job=job(phase="Failed")), TH, T0)
+    book = A.step(A.Book(), failed, T0)
+    book = A.step(book, failed, T0 + 2)
+    assert [(e.seq, e.state, e.alert.rule) for e in book.events] == [(1, "firing", "job-failed")]
+    assert book.counts() == {"critical": 1, "warning": 0, "info": 0} and book.jobs_firing() == {"ppo": "critical"}
+    book = A.step(book, A.merge([A.job_findings(inputs(), TH, T0 + 4)], jobs=["ppo"]), T0 + 4)
+    assert [(e.seq, e.state) for e in book.events_after(1)] == [(2, "resolved")]
+    assert book.history[-1].state == "resolved" and not book.alerts
+    record = book.events[-1].record()
+    assert set(record) == {"time", "severity", "rule", "job", "namespace", "object", "message", "state"}
+    assert record["namespace"] == "rlark-gpu-a" and record["state"] == "resolved"
+
+
+def test_unknown_data_neither_fires_nor_resolves():
+    planes = {HEAD_KEY: plane_pod(waiting="CrashLoopBackOff")}
+    book = A.step(A.Book(), A.job_findings(inputs(plane_pods=planes), TH, T0), T0)
+    assert [a.rule for a in book.alerts.values()] == ["pod-backoff"]
+    book = A.step(book, A.merge([A.job_findings(inputs(plane_pods=None), TH, T0 + 5)], jobs=["ppo"]), T0 + 5)
+    assert [a.rule for a in book.alerts.values()] == ["pod-backoff"]
+    book = A.step(book, A.merge([], jobs=[]), T0 + 6)
+    assert not book.alerts and book.events[-1].state == "resolved"
+
+
+def test_acknowledged_alerts_fire_silently_after_a_restart():
+    failed = A.job_findings(inputs(job=job(phase="Failed")), TH, T0)
+    first = A.step(A.Book(), failed, T0)
+    (alert,) = first.alerts.values()
+    assert alert.ack_key == "u-1/job-failed/ppo"
+    acked = A.step(first, failed, T0 + 1, acks={alert.ack_key})
+    assert acked.counts()["critical"] == 0 and list(acked.alerts.values())[0].state == "acknowledged"
+    restarted = A.step(A.Book(), failed, T0 + 10, acks={alert.ack_key})
+    assert not restarted.events and list(restarted.alerts.values())[0].state == "acknowledged"
+
+
+def test_held_finding_that_goes_away_starts_over():
+    facts = A.LogFacts()
+    ray = {"alive_nodes": 1, "expected": 2, "error": None}
+    book = A.step(A.Book(), A.job_findings(inputs(ray=ray, log=facts), TH, T0), T0)
+    book = A.step(book, A.job_findings(inputs(ray={**ray, "alive_nodes": 2}, log=facts), TH, T0 + 30), T0 + 30)
+    book = A.step(book, A.job_findings(inputs(ray=ray, log=facts), TH, T0 + 70), T0 + 70)
+    assert not book.alerts
+    book = A.step(book, A.job_findings(inputs(ray=ray, log=facts), TH, T0 + 131), T0 + 131)
+    assert [a.rule for a in book.alerts.values()] == ["ray-nodes-missing"]
+
+
+def test_cluster_text_is_one_clean_line():
+    facts = A.scan_log([(T0, "Exception occurred while running X's function f: exception is \x1b]52;c;aGk=\x07 boom\t!")])
+    (finding,) = [f for f in A.job_findings(inputs(log=facts), TH, T0).findings if f.rule == "run-crashed"]
+    assert "\x1b" not in finding.message and "\x07" not in finding.message and "\t" not in finding.message
+
+
+def test_thresholds_from_config():
+    assert A.thresholds_from({"stall_min_seconds": 5, "gpu-idle-seconds": 30, "bell": False}) == A.Thresholds(
+        stall_min_seconds=5.0, gpu_idle_seconds=30.0, bell=False)
+    assert A.FLAGS["stall_min_seconds"] == "--stall-min-seconds"
+    for bad in ({"stall_min_seconds": "x"}, {"bell": 1}, {"nope": 1}, [1], {"start_seconds": -1}):
+        with pytest.raises(ValueError):
+            A.thresholds_from(bad)
+
+
+def test_the_config_files_alerts_section(tmp_path):
+    from rlark_tui.config import EXAMPLE, load_config
+    from rlark_tui.errors import UsageError
+    path = tmp_path / "config.yaml"
+    path.write_text(EXAMPLE)
+    assert load_config(path).alerts == A.Thresholds()
+    path.write_text("alerts:\n  stall_min_seconds: 5\n  bell: false\n")
+    assert load_config(path).alerts == A.Thresholds(stall_min_seconds=5.0, bell=False)
+    path.write_text("alerts:\n  stall_min_seconds: soon\n")
+    with pytest.raises(UsageError, match="alerts.stall_min_seconds"):
+        load_config(path)
