@@ -1,4 +1,5 @@
-"""The one path every mutation takes (submit, stop, start, delete), from the CLI and the TUI alike.
+"""The one path every mutation takes (submit, stop, start, delete, storage uploads and deletes, SSH keys), from the
+CLI and the TUI alike.
 
 Owns --readonly enforcement (also for user-typed exec, cp and the TUI shell, and the methods tunnels pass),
 the platform's lifecycle rules, writing the submitted-spec record
@@ -182,6 +183,31 @@ class Actions:
         self.guard(f"delete job {name}")
         self.access.delete(JOBS, name)
         return f"job {name} deleted (its Tasks, workloads, head Service and task PVCs go with it)"
+
+    # -- storage objects and SSH keys (the gateway) -----------------------------------------------------------
+
+    def upload_object(self, storage_class: str, cluster: str, key: str, data: bytes) -> str:
+        """The console's Storage upload: `POST .../upload` with the key as the file name."""
+        self.guard(f"upload {storage_class}:{key}")
+        answer = self.access.storage_upload(storage_class, cluster, key, data)
+        stored = answer.get("key") if isinstance(answer, dict) else None
+        return f"uploaded {len(data)} bytes to {storage_class}:{stored or key} on {cluster}"
+
+    def delete_object(self, storage_class: str, cluster: str, key: str) -> str:
+        self.guard(f"delete {storage_class}:{key}")
+        self.access.storage_delete(storage_class, cluster, key)
+        return f"deleted {storage_class}:{key} on {cluster}"
+
+    def add_ssh_key(self, user: str, public_key: str) -> str:
+        """Register one OpenSSH public key for `user` (the console's SSH keys page, `POST /api/v1/ssh-user-keys`)."""
+        self.guard(f"add an SSH key for {user}")
+        self.access.add_ssh_key(user, public_key)
+        return f"SSH key added for {user}"
+
+    def delete_ssh_key(self, user: str, index: int) -> str:
+        self.guard(f"delete SSH key {index} of {user}")
+        self.access.delete_ssh_key(index, user)
+        return f"SSH key {index} of {user} deleted"
 
     # -- waiting --------------------------------------------------------------------------------------------
 

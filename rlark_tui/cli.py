@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.edit": ("edit",),
     "rlark_tui.commands.version": ("version",),
     "rlark_tui.commands.completion": ("completion",),
+    "rlark_tui.commands.storage": ("storage",),
+    "rlark_tui.commands.sshkeys": ("sshkeys",),
 }
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

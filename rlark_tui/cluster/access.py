@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from urllib.parse import quote
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
@@ -489,6 +490,74 @@ class ClusterAccess:
         if gateway is None:
             raise Unreachable("no gateway configured — see `rlark config`", "config")
         return gateway.json("GET", "/api/v1/clusters", Request("list", "clusters", source="gateway"), timeout=10)
+
+    def _gateway(self, what: str) -> Http:
+        gateway = self.gateway_http()
+        if gateway is None:
+            raise Unreachable(f"{what}: no gateway configured — see `rlark config`", "config")
+        return gateway
+
+    def storage_class_clusters(self) -> dict[str, list[str]]:
+        """Storage class name -> the agent IDs (`gpu-a`) of the clusters that have it, as the gateway lists them."""
+        body = self._gateway("storage").json("GET", "/api/v1/storage/storageclass",
+                                             Request("list", "storageclasses", source="gateway"), timeout=10)
+        data = body.get("data") if isinstance(body, dict) else None
+        return {str(name): [srv.agent_id(str(c)) for c in (entry.get("clusters") or []) if isinstance(c, str)]
+                for name, entry in (data or {}).items() if isinstance(entry, dict)}
+
+    @staticmethod
+    def _storage_path(storage_class: str, cluster: str) -> str:
+        return f"/api/v1/storage/storageclass/{seg(storage_class)}/{seg(cluster)}"
+
+    def storage_list(self, storage_class: str, cluster: str, prefix: str = "", *, delimiter: str = "/",
+                     marker: str = "", max_keys: int = 100) -> object:
+        """One page of the gateway's `.../list` (`{objects, common_prefixes, is_truncated, next_marker, ...}`);
+        `marker` is the previous page's `next_marker`."""
+        query = [("prefix", prefix), ("delimiter", delimiter), ("maxKeys", str(max_keys))]
+        if marker:
+            query.append(("marker", marker))
+        return self._gateway("storage").json(
+            "GET", f"{self._storage_path(storage_class, cluster)}/list",
+            Request("list", "objects", f"{storage_class}/{cluster}", source="gateway"), query, timeout=30)
+
+    def storage_object_url(self, storage_class: str, cluster: str, key: str, expire: int = 900) -> str:
+        """The presigned download URL the gateway answers for `GET .../object/<key>`."""
+        answer = self._gateway("storage").json(
+            "GET", f"{self._storage_path(storage_class, cluster)}/object/{quote(key, safe='/')}",
+            Request("get", "objects", key, source="gateway"), [("expire", str(expire))], timeout=30)
+        url = answer.get("url") if isinstance(answer, dict) else None
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            raise Unreachable(f"the gateway gave no download URL for {key}", "other")
+        return url
+
+    def storage_upload(self, storage_class: str, cluster: str, key: str, data: bytes) -> object:
+        """`POST .../upload`, multipart field `file` whose file name is the whole key (as the console sends it)."""
+        return self._gateway("storage").json(
+            "POST", f"{self._storage_path(storage_class, cluster)}/upload",
+            Request("upload", "objects", key, source="gateway"), timeout=300,
+            fields=[("file", (key, data, "application/octet-stream"))])
+
+    def storage_delete(self, storage_class: str, cluster: str, key: str) -> object:
+        return self._gateway("storage").json(
+            "DELETE", f"{self._storage_path(storage_class, cluster)}/object/{quote(key, safe='/')}",
+            Request("delete", "objects", key, source="gateway"), timeout=30)
+
+    def ssh_keys(self) -> list[dict]:
+        """The gateway's `ssh-user-keys`: [{index, user, public_key, added_at}] of every user."""
+        body = self._gateway("ssh keys").json("GET", "/api/v1/ssh-user-keys",
+                                              Request("list", "ssh-user-keys", source="gateway"), timeout=10)
+        return [k for k in body or [] if isinstance(k, dict)] if isinstance(body, list) else []
+
+    def add_ssh_key(self, user: str, public_key: str, notes: str = "") -> object:
+        body = {"user": user, "public_key": public_key, **({"notes": notes} if notes else {})}
+        return self._gateway("ssh keys").json("POST", "/api/v1/ssh-user-keys",
+                                              Request("add", "ssh-user-keys", user, source="gateway"), body=body,
+                                              timeout=10)
+
+    def delete_ssh_key(self, index: int, user: str) -> object:
+        return self._gateway("ssh keys").json("DELETE", f"/api/v1/ssh-user-keys/{index}",
+                                              Request("delete", "ssh-user-keys", f"{user}/{index}",
+                                                      source="gateway"), [("user", user)], timeout=10)
 
     # -- Ray ----------------------------------------------------------------------------------------------
 

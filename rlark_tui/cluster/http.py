@@ -59,9 +59,12 @@ class Http:
 
     def json(self, method: str, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              body: object = None, content_type: str | None = None,
-             timeout: float = READ_TIMEOUT, headers: dict[str, str] | None = None) -> object:
-        """One request; returns the decoded JSON body (or text when not JSON)."""
-        resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers)
+             timeout: float = READ_TIMEOUT, headers: dict[str, str] | None = None,
+             fields: list[tuple[str, tuple[str, bytes, str]]] | None = None) -> object:
+        """One request; returns the decoded JSON body (or text when not JSON). `fields` sends a multipart form
+        instead of a body: `[(name, (filename, data, mime type))]` (the gateway's storage upload)."""
+        resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers,
+                          fields)
         try:
             data = resp.data if hasattr(resp, "data") else resp.read()
         except (urllib3.exceptions.HTTPError, OSError) as exc:
@@ -93,9 +96,11 @@ class Http:
         return Request(req.verb, req.resource, req.name, req.namespace, req.source or self.source,
                        _display_url(self.base))
 
-    def _send(self, method, path, req, query, body, content_type, timeout, extra):
+    def _send(self, method, path, req, query, body, content_type, timeout, extra, fields=None):
         headers = {"Accept": "application/json", **self._headers, **(extra or {})}
-        if content_type:
+        if fields is not None:
+            headers["Content-Type"] = "multipart/form-data"  # urllib3 writes it with the boundary
+        elif content_type:
             headers["Content-Type"] = content_type
         elif body is not None:
             headers["Content-Type"] = "application/json"
@@ -103,11 +108,16 @@ class Http:
             if self._client is not None:
                 method_, url, hdrs, body_, post = self._client.param_serialize(
                     method=method, resource_path=path, query_params=query or [], header_params=headers,
-                    body=body, auth_settings=["BearerToken"], _host=self.base)
+                    body=body, post_params=fields, auth_settings=["BearerToken"], _host=self.base)
                 return self._client.call_api(method_, url, hdrs, body_, post, _request_timeout=timeout).response
             url = self.base + path
             if query:
                 url += "?" + "&".join(f"{quote(k, safe='')}={quote(str(v), safe='')}" for k, v in query)
+            if fields is not None:
+                headers.pop("Content-Type")
+                return self._pool.request(method, url, fields=fields, headers=headers, preload_content=False,
+                                          timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+                                          retries=False)
             payload = json.dumps(body).encode() if body is not None else None
             return self._pool.request(method, url, body=payload, headers=headers, preload_content=False,
                                       timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),

@@ -1,0 +1,153 @@
+"""Object storage as the console's Storage page sees it (gateway storage file API, rlark-platform.md §5): the
+`CLASS:KEY` / `CLASS[/PREFIX]` arguments, listing pages turned into rows, and where a downloaded key may land.
+
+Pure. Keys and sizes come from the cluster: every string is sanitised for the terminal, and a key only becomes a
+local path through `local_target`, which refuses anything that would leave the chosen directory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from rlark_tui.errors import UsageError
+from rlark_tui.model.sanitize import clean
+
+CLASS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+"""A StorageClass name (a DNS-1123 subdomain)."""
+MAX_KEY_BYTES = 1024
+"""S3's longest object key."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    storage_class: str
+    key: str
+
+
+def is_remote(text: str) -> bool:
+    """`CLASS:KEY` with a storage class name before the first colon (a local path with a colon has a `/` or a
+    character no class name has before it: `./a:b`, `/tmp/x:y`)."""
+    head, colon, _ = text.partition(":")
+    return bool(colon) and CLASS_NAME.match(head) is not None
+
+
+def parse_remote(text: str, *, key_required: bool = True) -> Remote:
+    """`CLASS:KEY` (a UsageError names what is wrong)."""
+    head, colon, key = text.partition(":")
+    if not colon or CLASS_NAME.match(head) is None:
+        raise UsageError(f"{text!r} is not CLASS:KEY (a storage class name, a colon, an object key)")
+    key = key.lstrip("/")
+    check_key(key, required=key_required)
+    return Remote(head, key)
+
+
+def parse_location(text: str) -> Remote:
+    """`CLASS[/PREFIX]` for a listing (also `CLASS:PREFIX`); a non-empty prefix is a folder and ends with `/`."""
+    head, sep, prefix = text.partition(":") if ":" in text.split("/", 1)[0] else text.partition("/")
+    if CLASS_NAME.match(head) is None:
+        raise UsageError(f"{head!r} is not a storage class name (lower-case letters, digits, '-' and '.')")
+    prefix = prefix.lstrip("/")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    check_key(prefix, required=False)
+    return Remote(head, prefix)
+
+
+def check_key(key: str, *, required: bool = True) -> None:
+    if required and not key:
+        raise UsageError("an object key is required (CLASS:KEY)")
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        raise UsageError(f"object key longer than {MAX_KEY_BYTES} bytes")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
+        raise UsageError("object key with a control character")
+
+
+# ----- listing -----
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of a folder: a sub-folder (`folder`, key ends with `/`) or an object. `name` is relative to the
+    listed prefix; every text field is sanitised."""
+
+    key: str
+    name: str
+    folder: bool
+    size: int | None = None
+    modified: str = ""
+    etag: str = ""
+
+    @property
+    def md5(self) -> str | None:
+        """The ETag as an MD5 hex digest when it is one (S3 single-part uploads); None for multipart ETags."""
+        tag = self.etag.strip('"').lower()
+        return tag if re.fullmatch(r"[0-9a-f]{32}", tag) else None
+
+
+@dataclass(frozen=True)
+class Page:
+    entries: tuple[Entry, ...]
+    truncated: bool
+    next_marker: str
+
+
+def parse_page(body: object, prefix: str) -> Page:
+    """One answer of `GET .../list` (`{objects, common_prefixes, is_truncated, next_marker, max_keys}`)."""
+    body = body if isinstance(body, dict) else {}
+    entries: list[Entry] = []
+    for common in body.get("common_prefixes") or []:
+        if isinstance(common, str) and common.startswith(prefix) and common != prefix:
+            entries.append(Entry(common, clean(common[len(prefix):]), True))
+    for obj in body.get("objects") or []:
+        if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
+            continue
+        key = obj["key"]
+        if not key.startswith(prefix) or key == prefix:
+            continue
+        size = obj.get("size")
+        entries.append(Entry(key, clean(key[len(prefix):]), False,
+                             size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+                             clean(str(obj.get("last_modified") or "")), clean(str(obj.get("etag") or ""))))
+    marker = body.get("next_marker")
+    return Page(tuple(entries), body.get("is_truncated") is True, marker if isinstance(marker, str) else "")
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(size)
+
+
+# ----- local paths -----
+
+def local_target(root: Path, key: str, base: str = "") -> Path:
+    """Where object `key` lands under directory `root` when the folder `base` (a prefix of `key`) is downloaded:
+    its path below `base`, part by part. A key that is empty there, absolute, or holds `..`, `.`, a backslash or
+    a NUL is refused (UsageError), so nothing is ever written outside `root`."""
+    if base and not key.startswith(base):
+        raise UsageError(f"object key {clean(key)!r} is not under {clean(base)!r}")
+    relative = key[len(base):]
+    parts = PurePosixPath(relative).parts if relative else ()
+    if (not parts or relative.startswith("/") or "\\" in relative or "\x00" in relative
+            or any(part in ("..", ".") for part in relative.split("/")) or relative.endswith("/")):
+        raise UsageError(f"object key {clean(key)!r} cannot be a local file name below {root}")
+    target = root.joinpath(*parts)
+    resolved_root = root.resolve()
+    if resolved_root not in target.resolve().parents:
+        raise UsageError(f"object key {clean(key)!r} would be written outside {root}")
+    return target
+
+
+def download_target(dest: Path, key: str) -> Path:
+    """`rlark storage cp CLASS:KEY DEST`: DEST itself, or DEST/<last part of the key> when DEST is a directory
+    (or ends with `/`)."""
+    if dest.is_dir() or str(dest).endswith("/"):
+        name = key.rstrip("/").rsplit("/", 1)[-1]
+        return local_target(dest, name)
+    return dest

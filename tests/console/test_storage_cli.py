@@ -1,0 +1,114 @@
+"""`rlark storage ls|cp|rm` against the shared sandbox's gateway (the platform's storage file routes): the demo's
+checkpoint layout (written by the demo workload's own writer) goes up with `cp`, is listed page by page, comes
+back with a checksum that matches the listing, and is deleted; read-only refuses both mutations; curl sees what
+`ls` shows."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+
+import pytest
+
+from rlark_tui.sandbox.demo_workload import EXPERIMENT, write_checkpoint
+from tests.clirun import cli_runner
+
+PREFIX = "demo-ppo-console"
+
+
+@pytest.fixture
+def rlark(sandbox, capsys, env):
+    return cli_runner(sandbox.kubeconfig, capsys)
+
+
+@pytest.fixture
+def checkpoint(tmp_path, rlark):
+    """The demo's checkpoint of step 2 under s3-rclone:demo-ppo-console/ (uploaded by `rlark storage cp`)."""
+    root = tmp_path / "out"
+    write_checkpoint(root, 2, [0.5, 0.25, 0.125])
+    files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
+    for relative, path in files.items():
+        up = rlark("storage", "cp", str(path), f"s3-rclone:{PREFIX}/{relative}")
+        assert up.code == 0, up.err
+        assert f"to s3-rclone:{PREFIX}/{relative} on gpu-a" in up.out
+    yield files
+    for relative in files:
+        rlark("storage", "rm", f"s3-rclone:{PREFIX}/{relative}", "--yes")
+
+
+def test_ls_pages_and_cp_checksum_matches_listing(rlark, checkpoint, tmp_path, sandbox):
+    before = len(sandbox.unknown_routes)
+    top = rlark("storage", "ls", "s3-rclone", "--cluster", "gpu-a")
+    assert top.code == 0, top.err
+    assert any(line.split()[0] == f"{PREFIX}/" for line in top.out.splitlines()[1:])
+
+    listed = rlark("storage", "ls", f"s3-rclone/{PREFIX}", "--cluster", "rlark-gpu-a", "-r", "--page-size", "2")
+    assert listed.code == 0, listed.err
+    rows = {line.split()[0]: line.split() for line in listed.out.splitlines()[1:]}
+    assert set(rows) == set(checkpoint)  # 4 objects over pages of 2: the marker was followed
+    weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
+    assert weights in rows
+
+    dest = tmp_path / "down"
+    dest.mkdir()
+    got = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(dest) + "/", "--cluster", "gpu-a")
+    assert got.code == 0, got.err
+    local = dest / "full_weights.pt"
+    data = local.read_bytes()
+    assert data == checkpoint[weights].read_bytes()
+    assert f"sha256 {hashlib.sha256(data).hexdigest()}" in got.out
+    md5 = hashlib.md5(data).hexdigest()
+    assert f"md5    {md5}  matches the listing's ETag" in got.out
+    assert rows[weights][-1] == f'"{md5}"'
+    assert not list(dest.glob(".*.part"))
+    assert sandbox.unknown_routes[before:] == []
+
+    curl = shutil.which("curl")
+    if curl:  # the same listing through the route, as any HTTP client sees it
+        answer = subprocess.run(
+            [curl, "-sS", "--cacert", str(sandbox.state_dir / "tls" / "ca.crt"), "-H",
+             f"Authorization: Bearer {sandbox.token}",
+             f"{sandbox.gateway}/api/v1/storage/storageclass/s3-rclone/gpu-a/list?prefix={PREFIX}/&delimiter="],
+            capture_output=True, text=True, timeout=20, check=True).stdout
+        assert f'"key": "{PREFIX}/{weights}"' in answer.replace('":"', '": "')
+
+
+def test_readonly_refuses_upload_and_delete(rlark, checkpoint, tmp_path):
+    relative = next(iter(checkpoint))
+    before = rlark("storage", "ls", f"s3-rclone/{PREFIX}", "-r").out
+    local = tmp_path / "new.bin"
+    local.write_bytes(b"x")
+    up = rlark("--readonly", "storage", "cp", str(local), f"s3-rclone:{PREFIX}/new.bin")
+    rm = rlark("storage", "rm", f"s3-rclone:{PREFIX}/{relative}", "--yes", "--readonly")
+    for result in (up, rm):
+        assert result.code == 1 and "read-only mode: refusing" in result.err
+        assert len(result.err.strip().splitlines()) == 1
+    assert rlark("storage", "ls", f"s3-rclone/{PREFIX}", "-r").out == before
+
+
+def test_rm_asks_and_errors_are_one_line(rlark, checkpoint, tmp_path, monkeypatch):
+    relative = next(iter(checkpoint))
+    monkeypatch.setattr("sys.stdin", None)
+    refused = rlark("storage", "rm", f"s3-rclone:{PREFIX}/{relative}")
+    assert refused.code == 1 and "pass --yes" in refused.err
+    assert relative in rlark("storage", "ls", f"s3-rclone/{PREFIX}", "-r").out
+    missing = rlark("storage", "cp", "s3-rclone:no/such/key", str(tmp_path))
+    assert missing.code == 1 and missing.err.strip() == "error: no object s3-rclone:no/such/key on gpu-a"
+    unknown = rlark("storage", "ls", "nope-class")
+    assert unknown.code == 1 and "not listed by the gateway" in unknown.err
+    both_local = rlark("storage", "cp", "a", "b")
+    assert both_local.code == 2
+
+
+def test_cut_download_resumes_with_range(rlark, checkpoint, tmp_path):
+    weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
+    data = checkpoint[weights].read_bytes()
+    dest = tmp_path / "resume"
+    dest.mkdir()
+    part = dest / f".w.pt.{hashlib.md5(data).hexdigest()[:16]}.part"
+    part.write_bytes(data[:7])  # what a dropped connection left
+    got = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(dest / "w.pt"))
+    assert got.code == 0, got.err
+    assert "resumed at byte 7" in got.out and "matches the listing's ETag" in got.out
+    assert (dest / "w.pt").read_bytes() == data and not part.exists()
