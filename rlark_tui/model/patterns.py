@@ -1,0 +1,200 @@
+"""Regular expressions from outside rlark (a Job, a launch record, a config file, the user), run under a time budget.
+
+Every such pattern is compiled here (`compile_pattern`, the `regex` package in its `re`-compatible VERSION0) and
+matched here (`search`, `finditer`), with the `regex` package's `timeout=`: a catastrophic pattern such as
+`(a|aa)+$` against a long line stops after the budget with PatternTooSlow instead of freezing the caller.
+A `Deadline` shares one budget across many calls (a pattern over every line of a log).
+`has_nested_quantifier` finds the shape behind most catastrophic backtracking, for `draft render` to warn about.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from functools import lru_cache
+
+import regex
+
+Pattern = regex.Pattern
+Match = regex.Match
+
+BUDGET_SECONDS = 1.0
+"""What one pattern may spend on one text, or (with a Deadline) over all of a log's lines."""
+MAX_PATTERN_CHARS = 4096
+"""A longer pattern is refused: no agreed signal or filter needs one, and compiling it is work of its own."""
+
+
+class PatternError(ValueError):
+    """The text is not a usable regular expression; the message is one line."""
+
+
+class PatternTooSlow(Exception):
+    """Matching spent more than its budget (catastrophic backtracking); the message names the pattern."""
+
+    def __init__(self, pattern: str, budget: float) -> None:
+        super().__init__(f"pattern {pattern!r} is too slow (stopped after {budget:g} s)")
+        self.pattern = pattern
+        self.budget = budget
+
+
+class Deadline:
+    """One budget shared by many matches: each gets what is left of it."""
+
+    def __init__(self, seconds: float = BUDGET_SECONDS) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self._end - time.monotonic()
+
+
+def compile_pattern(text: str, ignore_case: bool = False) -> Pattern:
+    """`text` compiled (as Python's `re` reads it); PatternError with one line when it is not a regex."""
+    if not isinstance(text, str):
+        raise PatternError(f"a pattern must be text, not {type(text).__name__}")
+    return _compile(text, ignore_case)
+
+
+@lru_cache(maxsize=256)
+def _compile(text: str, ignore_case: bool) -> Pattern:
+    if len(text) > MAX_PATTERN_CHARS:
+        raise PatternError(f"is longer than {MAX_PATTERN_CHARS} characters")
+    flags = regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0)
+    try:
+        return regex.compile(text, flags)
+    except regex.error as exc:
+        raise PatternError(f"is not a valid regular expression: {_one_line(str(exc))}") from None
+    except (OverflowError, RecursionError, MemoryError):
+        raise PatternError("is not a usable regular expression: too large or nested too deeply") from None
+
+
+def _timeout(pattern: Pattern, budget: float | Deadline) -> float:
+    seconds = budget.left() if isinstance(budget, Deadline) else budget
+    if seconds <= 0:
+        raise PatternTooSlow(pattern.pattern, budget.seconds if isinstance(budget, Deadline) else budget)
+    return seconds
+
+
+def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
+    return PatternTooSlow(pattern.pattern, budget.seconds if isinstance(budget, Deadline) else budget)
+
+
+def search(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_SECONDS,
+           pos: int = 0) -> Match | None:
+    """`pattern.search(text, pos)` stopped after `budget` seconds (PatternTooSlow)."""
+    compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+    try:
+        return compiled.search(text, pos, timeout=_timeout(compiled, budget))
+    except TimeoutError:
+        raise _too_slow(compiled, budget) from None
+
+
+def match(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_SECONDS) -> Match | None:
+    """`pattern.match(text)` stopped after `budget` seconds (PatternTooSlow)."""
+    compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+    try:
+        return compiled.match(text, timeout=_timeout(compiled, budget))
+    except TimeoutError:
+        raise _too_slow(compiled, budget) from None
+
+
+def finditer(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_SECONDS) -> list[Match]:
+    """Every match of `pattern` in `text` (a list: the whole scan runs under the budget)."""
+    compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+    try:
+        return list(compiled.finditer(text, timeout=_timeout(compiled, budget)))
+    except TimeoutError:
+        raise _too_slow(compiled, budget) from None
+
+
+def search_lines(pattern: Pattern | str, lines: Iterable[str],
+                 budget: float | Deadline = BUDGET_SECONDS) -> Iterable[tuple[int, Match]]:
+    """(index, match) for every line that matches, all lines sharing one budget (PatternTooSlow past it)."""
+    deadline = budget if isinstance(budget, Deadline) else Deadline(budget)
+    for index, line in enumerate(lines):
+        found = search(pattern, line, deadline)
+        if found is not None:
+            yield index, found
+
+
+_QUANTIFIERS = "*+?{"
+
+
+def has_nested_quantifier(text: str) -> bool:
+    """Does a repeated group (`(...)*`, `(...)+`, `(...){2,}`) hold a repeat itself, as `(a+)+` or `(\\w*,)*`
+    do? That shape backtracks exponentially on a near-miss. A scan of the pattern's text: escapes and
+    character classes are skipped, `?` alone (0 or 1) does not count as repeating."""
+    stack: list[bool] = []
+    repeated_inside = False
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            after, repeat = _quantifier_at(text, index)
+            repeated_inside = repeated_inside or repeat
+            index = after
+            continue
+        if char == "[":
+            index = _class_end(text, index)
+            after, repeat = _quantifier_at(text, index)
+            repeated_inside = repeated_inside or repeat
+            index = after
+            continue
+        if char == "(":
+            stack.append(repeated_inside)
+            repeated_inside = False
+            index += 1
+            continue
+        if char == ")":
+            inner = repeated_inside
+            repeated_inside = stack.pop() if stack else False
+            after, repeat = _quantifier_at(text, index + 1)
+            if repeat and inner:
+                return True
+            repeated_inside = repeated_inside or inner or repeat
+            index = after
+            continue
+        after, repeat = _quantifier_at(text, index + 1)
+        repeated_inside = repeated_inside or repeat
+        index = after
+    return False
+
+
+def _quantifier_at(text: str, index: int) -> tuple[int, bool]:
+    """Past the quantifier at `index` (if any) and whether it repeats (more than once)."""
+    if index >= len(text) or text[index] not in _QUANTIFIERS:
+        return index, False
+    char = text[index]
+    if char == "{":
+        end = text.find("}", index)
+        body = text[index + 1:end] if end > 0 else ""
+        low, comma, high = body.partition(",")
+        if end < 0 or not low.strip().isdigit() and low.strip():
+            return index, False
+        repeat = (comma and (not high.strip() or (high.strip().isdigit() and int(high) > 1))) or \
+            (not comma and low.strip().isdigit() and int(low) > 1)
+        index = end + 1
+    else:
+        repeat = char in "*+"
+        index += 1
+    if index < len(text) and text[index] in "?+":
+        index += 1
+    return index, bool(repeat)
+
+
+def _class_end(text: str, index: int) -> int:
+    """The index after the character class starting at `index` (`[`)."""
+    index += 1
+    if index < len(text) and text[index] == "^":
+        index += 1
+    if index < len(text) and text[index] == "]":
+        index += 1
+    while index < len(text) and text[index] != "]":
+        index += 2 if text[index] == "\\" else 1
+    return index + 1
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
