@@ -95,12 +95,11 @@ class ClusterAccess:
         self.context = context
         self.config = config
         self.server_options = server_options or srv.ServerOptions.from_sources(None, config)
-        self._files = srv.RuntimeFiles()
         self._endpoint: srv.ServerEndpoint | None = None
         self.server_problem = ""
         """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
         if kubeconfig is None:
-            self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE, self._files)
+            self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE)
             self._client = srv.api_client(self._endpoint, f"{self._endpoint.url}/api/kubernetes")
             self.namespace = None
             self.gateway = config.gateway
@@ -153,7 +152,7 @@ class ClusterAccess:
             extension = self.kubeconfig.server_extension(self.context) if self.kubeconfig is not None else None
             try:
                 self._endpoint = srv.resolve(self.server_options, extension, self.http,
-                                             self.namespace or keys.DEFAULT_NAMESPACE, self._files)
+                                             self.namespace or keys.DEFAULT_NAMESPACE)
             except Unreachable as exc:
                 self.server_problem = str(exc)
                 return None
@@ -627,5 +626,4 @@ class ClusterAccess:
         self._client.close()
         for client in list(self._server_clients.values()):
             client.close()
-        self._files.remove()
 

@@ -14,6 +14,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException, OpenApiException
 
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
 
 CONNECT_TIMEOUT = 5.0
@@ -30,13 +31,21 @@ class Http:
     """Requests against one base URL, authenticated like the kubernetes client when it has one."""
 
     def __init__(self, base: str, api_client: k8s.ApiClient | None = None, source: str = "control plane",
-                 headers: dict[str, str] | None = None, ca_certs: str | None = None) -> None:
+                 headers: dict[str, str] | None = None, ca_certs: str | None = None,
+                 ssl_context=None) -> None:
         self.base = base.rstrip("/")
         self.source = source
         self._client = api_client
         self._headers = dict(headers or {})
-        self._pool = None if api_client else urllib3.PoolManager(
-            retries=False, ca_certs=ca_certs, cert_reqs="CERT_REQUIRED" if base.startswith("https") else None)
+        self.ssl_context = ssl_context
+        """The shared TLS context of a plain (not ApiClient) base, if it has one."""
+        if api_client is not None:
+            self._pool = None
+        elif ssl_context is not None:
+            self._pool = tls.pool_manager(ssl_context, retries=False)
+        else:
+            self._pool = urllib3.PoolManager(retries=False, ca_certs=ca_certs,
+                                             cert_reqs="CERT_REQUIRED" if base.startswith("https") else None)
 
     @classmethod
     def for_client(cls, api_client: k8s.ApiClient, source: str) -> "Http":
@@ -52,10 +61,14 @@ class Http:
         return dict(self._headers)
 
     def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
-        """Another base URL; it shares this client's TLS and credentials only when it has the same origin."""
-        same = _origin(base) == _origin(self.base)
-        return Http(base, self._client if same else None, source, headers,
-                    ca_certs=self._client.configuration.ssl_ca_cert if (self._client and not same) else None)
+        """Another base URL; it shares this client's TLS and credentials only when it has the same origin, else
+        only the CA that verifies it."""
+        if self._client is None or _origin(base) == _origin(self.base):
+            return Http(base, self._client, source, headers)
+        context = tls.context_of(self._client.configuration)
+        if context is not None:
+            return Http(base, None, source, headers, ssl_context=tls.server_only(context))
+        return Http(base, None, source, headers, ca_certs=self._client.configuration.ssl_ca_cert)
 
     def json(self, method: str, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              body: object = None, content_type: str | None = None,

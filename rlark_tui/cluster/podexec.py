@@ -21,13 +21,15 @@ import threading
 import time
 import tty as ttymode
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
-from kubernetes.stream.ws_client import V5_CHANNEL_PROTOCOL
-from websocket import ABNF
+from kubernetes.stream.ws_client import V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL, get_websocket_url
+from websocket import ABNF, WebSocket, WebSocketBadStatusException
 
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
@@ -86,15 +88,28 @@ class ExecSession:
         """Connect; a refusal (Pod not Running, unknown container, 403 ...) or no connection raises one line.
 
         `api_client` is only read: the exec runs on its own copy, since the `kubernetes` client's WebSocket
-        call briefly swaps the client's transport."""
+        call briefly swaps the client's transport. A client with a shared TLS context (cluster/tls.py) connects
+        with that context instead, as the `kubernetes` client's WebSocket can only read certificate files."""
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
-        own = k8s.ApiClient(api_client.configuration)
+        sslopt = tls.websocket_sslopt(api_client.configuration)
+        own = k8s.ApiClient(api_client.configuration) if sslopt is None else None
         outcome: dict[str, object] = {}
         abandoned = threading.Event()
 
         def connect() -> None:
             # The kubernetes client's WebSocket call has no connect timeout: it runs here, and a silent server is
             # given up on after CONNECT_TIMEOUT (a late connection is then closed).
+            if own is None:
+                try:
+                    outcome["ws"] = _Channels.connect(api_client.configuration, sslopt, pod, namespace, argv,
+                                                      stdin=stdin, tty=tty)
+                except WebSocketBadStatusException as exc:
+                    outcome["error"] = status_error(exc.status_code, exc.resp_body or b"", req)
+                except Exception as exc:  # websocket-client's own classes, OSError and SSL errors
+                    outcome["error"] = transport_error(exc, req)
+                if abandoned.is_set() and "ws" in outcome:
+                    outcome["ws"].close()
+                return
             try:
                 ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
                             container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
@@ -200,6 +215,44 @@ class ExecSession:
         self._open = False
         with contextlib.suppress(Exception):
             self._ws.close()
+
+
+class _Channels:
+    """An exec WebSocket opened with a shared TLS context: the channel calls ExecSession makes on the
+    `kubernetes` client's WSClient (`sock`, `subprotocol`, `write_channel`, `close_channel`, `close`)."""
+
+    CLOSE_CHANNEL = 255
+
+    def __init__(self, sock: WebSocket) -> None:
+        self.sock = sock
+        self.subprotocol = sock.getsubprotocol() or (sock.getheaders() or {}).get("sec-websocket-protocol")
+
+    @classmethod
+    def connect(cls, configuration, sslopt: dict, pod: str, namespace: str, argv: list[str], *, stdin: bool,
+                tty: bool) -> "_Channels":
+        flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
+        query = [("command", list(argv)), ("container", CONTAINER)] + \
+            [(name, "true" if value else "false") for name, value in flags.items()]
+        url = get_websocket_url(f"{configuration.host}/api/v1/namespaces/{quote(namespace, safe='')}/pods/"
+                                f"{quote(pod, safe='')}/exec", query)
+        header = [f"sec-websocket-protocol: {V5_CHANNEL_PROTOCOL},{V4_CHANNEL_PROTOCOL}"]
+        bearer = configuration.get_api_key_with_prefix("BearerToken")
+        if bearer:
+            header.append(f"authorization: {bearer}")
+        sock = WebSocket(sslopt=sslopt, skip_utf8_validation=False)
+        sock.connect(url, header=header, timeout=CONNECT_TIMEOUT)
+        sock.settimeout(None)
+        return cls(sock)
+
+    def write_channel(self, channel: int, data: bytes) -> None:
+        self.sock.send(bytes([channel]) + data, opcode=ABNF.OPCODE_BINARY)
+
+    def close_channel(self, channel: int) -> None:
+        if self.subprotocol == V5_CHANNEL_PROTOCOL:
+            self.sock.send(bytes([self.CLOSE_CHANNEL, channel]), opcode=ABNF.OPCODE_BINARY)
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 def _connect_error(exc: ApiException, req: Request) -> RlarkError:

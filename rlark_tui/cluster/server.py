@@ -1,18 +1,16 @@
 """rlark-server: where it is and how rlark reaches it (flags and config keys, kubeconfig extension, discovery).
 
-Owns resolving its address, client certificate and CA in that order (as the platform CLI rlarkctl finds them), the
-0600 runtime files a certificate read from the control plane needs (Python's ssl wants paths), and the kubernetes
-ApiClient that speaks mutual TLS to it.
+Owns resolving its address, client certificate and CA in that order (as the platform CLI rlarkctl finds them) into
+one TLS context (cluster/tls.py: the admin key from Secret `rlark-admin-cert` is loaded from memory and never
+written to disk), and the kubernetes ApiClients that speak mutual TLS to it with that context.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
+import binascii
 import ipaddress
-import shutil
-import tempfile
-import threading
+import ssl
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,10 +19,10 @@ from urllib.parse import urlsplit
 import urllib3
 from kubernetes import client as k8s
 
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
 from rlark_tui.config import SERVER_KEYS, RlarkConfig
 from rlark_tui.errors import UsageError
-from rlark_tui.fsutil import write_private
 
 DEFAULT_PORT = 8443
 ADMIN_CERT_SECRET = "rlark-admin-cert"
@@ -39,6 +37,9 @@ class ServerOptions:
 
     values: dict[str, str | bool] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
+    pems: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """The files flags name, read (capped) when the flags are: a missing or non-PEM file is a usage error (exit 2)
+    before anything connects. Files a config file names are read when rlark-server is first needed."""
 
     @classmethod
     def from_sources(cls, args, config: RlarkConfig) -> "ServerOptions":
@@ -52,7 +53,18 @@ class ServerOptions:
                 values[key], origins[key] = config.server[key], f"config file {config.path}"
         if ("client-cert" in values) != ("client-key" in values):
             raise UsageError("rlark-server needs a certificate and its key: pass --client-cert with --client-key")
-        return cls(values, origins)
+        pems = {key: tls.read_pem(str(values[key]), f"{_FILES[key]} (--{key})") for key in _FILES
+                if origins.get(key) == f"--{key}"}
+        return cls(values, origins, pems)
+
+    def pem(self, key: str) -> bytes:
+        """The bytes of file option `key` (read now when a config file named it; Unreachable when unusable)."""
+        if key in self.pems:
+            return self.pems[key]
+        try:
+            return tls.read_pem(str(self.values[key]), f"{_FILES[key]} ({key} from {self.origins[key]})")
+        except tls.TLSError as exc:
+            raise Unreachable(str(exc), "config") from None
 
     def get(self, key: str) -> str | None:
         value = self.values.get(key)
@@ -69,17 +81,16 @@ class ServerOptions:
         return bool(address and urlsplit(_with_scheme(address)).hostname and self.get("client-cert"))
 
 
-_FILES = ("client-cert", "client-key", "ca-cert")
+_FILES = {"client-cert": "client certificate", "client-key": "client key", "ca-cert": "CA certificate"}
 
 
 @dataclass(frozen=True)
 class ServerEndpoint:
-    """A resolved rlark-server: URL, credentials, verification, and where each came from (for `rlark config`)."""
+    """A resolved rlark-server: URL, its TLS context (client certificate, CA or none), and where each came from
+    (for `rlark config`)."""
 
     url: str
-    cert_file: str
-    key_file: str
-    ca_file: str | None
+    context: ssl.SSLContext = field(repr=False)
     insecure: bool
     hostname: str | None
     url_origin: str
@@ -97,70 +108,46 @@ class ServerEndpoint:
         return f"{self.url}  [address: {self.url_origin}; certificate: {self.cert_origin}; {check}]"
 
 
-class RuntimeFiles:
-    """A private directory (0700) of 0600 files for key material read from the control plane, removed on exit."""
-
-    def __init__(self) -> None:
-        self._dir: Path | None = None
-        self._lock = threading.Lock()
-
-    def write(self, name: str, data: bytes) -> str:
-        with self._lock:
-            if self._dir is None:
-                self._dir = Path(tempfile.mkdtemp(prefix="rlark-server-"))
-                atexit.register(self.remove)
-            path = self._dir / name
-            write_private(path, data, durable=False)
-            return str(path)
-
-    def remove(self) -> None:
-        with self._lock:
-            if self._dir is not None:
-                shutil.rmtree(self._dir, ignore_errors=True)
-                self._dir = None
-
-
-def resolve(options: ServerOptions, extension: dict | None, control, namespace: str,
-            files: RuntimeFiles) -> ServerEndpoint:
+def resolve(options: ServerOptions, extension: dict | None, control, namespace: str) -> ServerEndpoint:
     """rlark-server in the issue's order: flags and config keys, then the kubeconfig extension, then discovery
     through the control plane `control` (an Http, or None in server-only mode): Secret `rlark-admin-cert` in
     `namespace` for the certificate, a live Lease `rlark-server-peer-*` for the address. Raises Unreachable
     (kind "config") with one line saying what to pass."""
     extension = extension if isinstance(extension, dict) else {}
     url, url_origin, lease_ip = _address(options, extension, control, namespace)
-    cert, key, cert_origin = _certificate(options, control, namespace, files)
-    ca, ca_origin = options.get("ca-cert"), options.origins.get("ca-cert", "")
-    if ca is None and extension.get("certificate-authority-data"):
+    cert, key, cert_origin = _certificate(options, control, namespace)
+    ca, ca_origin = None, options.origins.get("ca-cert", "")
+    if options.get("ca-cert"):
+        ca = options.pem("ca-cert")
+    elif extension.get("certificate-authority-data"):
         try:
-            ca = files.write("ca.crt", base64.b64decode(str(extension["certificate-authority-data"])))
-        except ValueError:
+            ca = base64.b64decode(str(extension["certificate-authority-data"]), validate=True)
+        except (ValueError, binascii.Error):
             raise Unreachable("the kubeconfig's rlark.io/server extension has a certificate-authority-data that "
                               "is not base64", "config") from None
         ca_origin = "kubeconfig extension"
     if ca is None and not options.insecure:
         raise Unreachable(NO_CA.format(url=url), "config")
-    for path, what in ((cert, "--client-cert"), (key, "--client-key"), (ca, "--ca-cert")):
-        if path is not None and not Path(path).is_file():
-            raise Unreachable(f"{what} {path}: no such file", "config")
     _check_validity(cert, cert_origin)
-    return ServerEndpoint(url, cert, key, None if options.insecure else ca, options.insecure,
-                          options.get("server-hostname"), url_origin, cert_origin, ca_origin or "(none)", lease_ip)
+    try:
+        context = tls.client_context(None if options.insecure else ca, cert, key, verify=not options.insecure,
+                                     what=f"the client certificate from {cert_origin}")
+    except tls.TLSError as exc:
+        raise Unreachable(str(exc), "config") from None
+    return ServerEndpoint(url, context, options.insecure, options.get("server-hostname"), url_origin,
+                          cert_origin, ca_origin or "(none)", lease_ip)
 
 
 def api_client(endpoint: ServerEndpoint, host: str) -> k8s.ApiClient:
-    """A kubernetes ApiClient for `host` (a URL under the server) with the client certificate; no retries."""
+    """A kubernetes ApiClient for `host` (a URL under the server) with the endpoint's TLS context; no retries."""
     configuration = k8s.Configuration()
     configuration.host = host
-    configuration.cert_file = endpoint.cert_file
-    configuration.key_file = endpoint.key_file
-    configuration.ssl_ca_cert = endpoint.ca_file
-    configuration.verify_ssl = endpoint.verified
     if endpoint.hostname:
         configuration.tls_server_name = endpoint.hostname
     if endpoint.insecure:
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
     configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
-    return k8s.ApiClient(configuration)
+    return tls.api_client(configuration, endpoint.context)
 
 
 def agent_id(cluster_namespace: str) -> str:
@@ -217,10 +204,10 @@ def _address(options: ServerOptions, extension: dict, control, namespace: str) -
     return f"https://{host}:{port}", f"Lease {LEASE_PREFIX}* in {namespace} (IP {ip})", ip
 
 
-def _certificate(options: ServerOptions, control, namespace: str, files: RuntimeFiles) -> tuple[str, str, str]:
+def _certificate(options: ServerOptions, control, namespace: str) -> tuple[bytes, bytes, str]:
     cert, key = options.get("client-cert"), options.get("client-key")
     if cert and key:
-        return cert, key, options.origins["client-cert"]
+        return options.pem("client-cert"), options.pem("client-key"), options.origins["client-cert"]
     if control is None:
         raise Unreachable("no client certificate for rlark-server: pass --client-cert and --client-key", "config")
     try:
@@ -234,21 +221,21 @@ def _certificate(options: ServerOptions, control, namespace: str, files: Runtime
                           "config") from None
     data = secret.get("data") if isinstance(secret, dict) else None
     try:
-        crt = base64.b64decode(str((data or {})["client.crt"]))
-        pem = base64.b64decode(str((data or {})["client.key"]))
-    except (KeyError, ValueError):
+        crt = base64.b64decode(str((data or {})["client.crt"]), validate=True)
+        pem = base64.b64decode(str((data or {})["client.key"]), validate=True)
+    except (KeyError, ValueError, binascii.Error):
         raise Unreachable(f"Secret {namespace}/{ADMIN_CERT_SECRET} lacks client.crt or client.key; pass "
                           "--client-cert and --client-key", "config") from None
-    return files.write("client.crt", crt), files.write("client.key", pem), f"Secret {namespace}/{ADMIN_CERT_SECRET}"
+    return crt, pem, f"Secret {namespace}/{ADMIN_CERT_SECRET}"
 
 
-def _check_validity(cert_file: str, origin: str) -> None:
+def _check_validity(cert: bytes, origin: str) -> None:
     """An expired (or not yet valid) client certificate fails the handshake with no date: name it here.
     (cryptography is imported here, not at start-up: only a resolved rlark-server needs it.)"""
     from cryptography import x509
     try:
-        certificate = x509.load_pem_x509_certificate(Path(cert_file).read_bytes())
-    except (OSError, ValueError):
+        certificate = x509.load_pem_x509_certificate(cert)
+    except (ValueError, TypeError):
         raise Unreachable(f"client certificate from {origin} is not a PEM certificate", "config") from None
     now = datetime.now(timezone.utc)
     if certificate.not_valid_after_utc < now:

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from rlark_tui.cluster import tls as shared_tls
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.http import Http, seg
 from rlark_tui.errors import UsageError
@@ -49,7 +50,11 @@ class Upstream:
         tls, headers, name = None, {}, None
         client = http.api_client
         conf = client.configuration if client is not None else None
-        if https:
+        shared = shared_tls.context_of(conf) if conf is not None else http.ssl_context
+        if https and shared is not None:
+            tls = shared
+            name = (conf.tls_server_name if conf is not None else None) or url.hostname
+        elif https:
             tls = ssl.create_default_context(cafile=conf.ssl_ca_cert if conf is not None else None)
             if conf is not None and conf.cert_file:
                 tls.load_cert_chain(conf.cert_file, conf.key_file)

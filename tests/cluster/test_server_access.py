@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -17,7 +16,7 @@ from cryptography.x509.oid import NameOID
 
 from rlark_tui.cli import main
 from rlark_tui.cluster.errors import Unreachable
-from rlark_tui.cluster.server import RuntimeFiles, ServerOptions, agent_id, live_lease_ips, resolve
+from rlark_tui.cluster.server import ServerOptions, agent_id, live_lease_ips, resolve
 from rlark_tui.config import load_config
 from rlark_tui.errors import UsageError
 
@@ -60,20 +59,19 @@ def test_live_leases_give_only_ips_and_skip_expired_foreign_and_malformed_ones()
 
 def test_flags_give_the_server_and_a_missing_ca_is_refused_naming_both_options(tmp_path):
     crt, key = pem_pair(tmp_path, "admin")
-    files = RuntimeFiles()
     given = dict(server_address="https://rlark.example:8443", client_cert=crt, client_key=key)
     with pytest.raises(Unreachable) as refused:
-        resolve(options(**given), None, None, "default", files)
+        resolve(options(**given), None, None, "default")
     assert str(refused.value) == ("no CA to verify rlark-server https://rlark.example:8443: pass --ca-cert FILE (the "
                                   "platform CA), or --server-insecure-skip-tls-verify to skip verifying it")
     ca, _ = pem_pair(tmp_path, "ca")
-    endpoint = resolve(options(**given, ca_cert=ca), None, None, "default", files)
-    assert (endpoint.url, endpoint.cert_file, endpoint.ca_file, endpoint.verified) == (
-        "https://rlark.example:8443", crt, ca, True)
+    endpoint = resolve(options(**given, ca_cert=ca), None, None, "default")
+    assert (endpoint.url, endpoint.verified) == ("https://rlark.example:8443", True)
+    assert endpoint.context.cert_store_stats()["x509"] == 1
     assert endpoint.describe() == (f"https://rlark.example:8443  [address: --server-address; certificate: "
                                    f"--client-cert; CA from --ca-cert]")
-    unverified = resolve(options(**given, server_insecure_skip_tls_verify=True), None, None, "default", files)
-    assert unverified.ca_file is None and "UNVERIFIED" in unverified.describe()
+    unverified = resolve(options(**given, server_insecure_skip_tls_verify=True), None, None, "default")
+    assert unverified.context.cert_store_stats()["x509"] == 0 and "UNVERIFIED" in unverified.describe()
 
 
 def test_the_kubeconfig_extension_gives_address_and_ca_and_flags_still_win(tmp_path):
@@ -81,19 +79,12 @@ def test_the_kubeconfig_extension_gives_address_and_ca_and_flags_still_win(tmp_p
     ca_pem = pem_pair(tmp_path, "ca")[0]
     extension = {"server": "https://127.0.0.1:9443/",
                  "certificate-authority-data": base64.b64encode(open(ca_pem, "rb").read()).decode()}
-    files = RuntimeFiles()
-    try:
-        endpoint = resolve(options(client_cert=crt, client_key=key), extension, None, "default", files)
-        assert endpoint.url == "https://127.0.0.1:9443" and endpoint.url_origin == "kubeconfig extension"
-        assert open(endpoint.ca_file, "rb").read() == open(ca_pem, "rb").read()
-        assert oct(os.stat(endpoint.ca_file).st_mode & 0o777) == "0o600"
-        flagged = resolve(options(client_cert=crt, client_key=key, server_address="https://other:8443"),
-                          extension, None, "default", files)
-        assert flagged.url == "https://other:8443" and flagged.ca_origin == "kubeconfig extension"
-    finally:
-        path = endpoint.ca_file
-        files.remove()
-    assert not os.path.exists(path), "runtime files are removed"
+    endpoint = resolve(options(client_cert=crt, client_key=key), extension, None, "default")
+    assert endpoint.url == "https://127.0.0.1:9443" and endpoint.url_origin == "kubeconfig extension"
+    assert endpoint.context.cert_store_stats()["x509"] == 1
+    flagged = resolve(options(client_cert=crt, client_key=key, server_address="https://other:8443"),
+                      extension, None, "default")
+    assert flagged.url == "https://other:8443" and flagged.ca_origin == "kubeconfig extension"
 
 
 def test_an_expired_certificate_names_its_date(tmp_path):
@@ -102,7 +93,7 @@ def test_an_expired_certificate_names_its_date(tmp_path):
     ca, _ = pem_pair(tmp_path, "ca")
     with pytest.raises(Unreachable) as expired:
         resolve(options(server_address="https://s:8443", client_cert=crt, client_key=key, ca_cert=ca), None, None,
-                "default", RuntimeFiles())
+                "default")
     assert str(expired.value) == ("the client certificate for rlark-server (from --client-cert) expired on "
                                   "2025-01-12 03:04 UTC; get a new one")
 

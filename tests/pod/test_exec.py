@@ -16,6 +16,7 @@ from kubernetes.stream import stream
 from rlark_tui.cluster.errors import ApiError, NotFound
 from rlark_tui.cluster.podexec import ExecSession, run_command
 from tests.pod.conftest import HEAD, WORKER
+from tests.sandbox.helpers import data_plane_api
 
 
 def _collect(session: ExecSession, timeout: float = 10) -> tuple[bytes, bytes]:
@@ -54,16 +55,18 @@ def test_output_cap_and_timeout(access):
     assert slow.exit_code is None and time.monotonic() - started < 5
 
 
-def test_v4_protocol_stdin_eof(access):
-    """A client offering only v4 gets v4; an empty stdin frame is its end of input."""
-    api = k8s.CoreV1Api(k8s.ApiClient(access.data_plane_api_client(HEAD[0]).configuration))
+def test_v4_protocol_stdin_eof(sandbox):
+    """A client offering only v4 gets v4; an empty stdin frame is its end of input. The `kubernetes` client's
+    own WebSocket (certificate files, as a kubeconfig context gives them), not rlark's shared TLS context."""
+    client = data_plane_api(sandbox, HEAD[0])
+    api = k8s.CoreV1Api(client)
     ws = stream(api.connect_get_namespaced_pod_exec, HEAD[1], "rlark-system", command=["cat"], container="main",
                 stdin=True, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
                 _request_timeout=10)
     assert ws.subprotocol == "v5.channel.k8s.io"
     ws.close()
     from kubernetes.stream import ws_client
-    config = access.data_plane_api_client(HEAD[0]).configuration
+    config = client.configuration
     url = ws_client.get_websocket_url(f"{config.host}/api/v1/namespaces/rlark-system/pods/{HEAD[1]}/exec?"
                                       "command=cat&container=main&stdin=true&stdout=true")
     headers = {"sec-websocket-protocol": "v4.channel.k8s.io"}

@@ -145,10 +145,10 @@ def test_pod_deleted_mid_session(shell_job):
 
 
 def test_no_route_to_the_pods(run):
-    """Without usable rlark-server access: one line naming why, exit 1."""
+    """Without usable rlark-server access: one line naming why, exit 1; a certificate flag naming no file is a
+    usage error (exit 2) before anything connects."""
     assert run("--client-cert", "/nonexistent.crt", "--client-key", "/nonexistent.key", "exec", JOB, "--", "true") == (
-        1, b"", "error: no route to cluster rlark-gpu-a's Pods: --client-cert /nonexistent.crt: no such file — see "
-                "`rlark config`\n")
+        2, b"", "error: client certificate (--client-cert) /nonexistent.crt: no such file\n")
     assert run("--server-address", "https://127.0.0.1:1", "exec", JOB, "--", "true") == (
         1, b"", "error: cannot reach the data plane rlark-gpu-a at https://127.0.0.1:1/api/proxy/gpu-a/api/kubernetes: "
                 "connection refused\n")
