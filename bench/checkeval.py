@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rlark_tui.checks import MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence, evaluate
+from rlark_tui.sandbox.demo_workload import metric_table
 
 PODS = 10
 LINES = 1000
@@ -56,10 +57,8 @@ def _head_lines() -> list[str]:
     step = 0
     while len(lines) < LINES - 1:
         step += 1
-        lines += ["╭" + "─" * 50 + " Metric Table " + "─" * 50 + "╮",
-                  f"│ Global Step:    {step}/500 │ Progress: {'█' * (step * 40 // 500)} │ {step / 5:.1f}% │",
-                  f"│ Elapsed: 00:{step:02d} │ ETA: 10:00 │ Step Time: 1.20s │",
-                  f"[INFO 12:{step % 60:02d}:00 RLinf] actor/loss={1 / step:.4f} rollout/reward={step / 100:.3f}"]
+        lines += metric_table(step, 500, 1.2 * step, {"train/actor/policy_loss": 1 / step,
+                                                      "rollout/rewards": step / 100}).splitlines()
     return lines[:LINES - 1] + ["Saving checkpoint at step 1."]
 
 

@@ -1,7 +1,12 @@
 """Training progress and metric series read from a Header Pod's log: RLinf's embodied metric tables and the
 reasoning runners' tqdm `Global Step` bar (rlinf-runtime.md §2.4), as pure functions over timestamped lines.
 
-Input lines are (epoch seconds or None, text) pairs; a text may hold `\\r` redraws (only the last one counts).
+Input lines are (epoch seconds or None, text) pairs. The table is RLinf's `print_metrics_table` layout: a plain
+top border, a `├── Metric Table ──┤` title row, the Global Step and time rows, per section a title row, a blank
+row, rows of three `name=value` cells and a blank row, then the bottom border. A tqdm bar never ends its line
+while it runs: one text holds every `\\r` redraw so far, and may end inside a redraw (a log API hands out an
+unterminated line in 16 KiB pieces); the last redraw that parses wins. A redraw's time is the line's timestamp
+(when its first piece was written) plus the bar's own elapsed time.
 """
 
 from __future__ import annotations
@@ -14,13 +19,16 @@ from dataclasses import dataclass, field
 TABLE_PROGRESS = re.compile(r"│ Global Step:\s*(\d+)/(\d+) │(?:.*?│\s*([\d.]+)%)?")
 TABLE_TIME = re.compile(r"│ Elapsed: (\S+) │ ETA: (\S+) │ Step Time: ([\d.]+)s")
 TABLE_TITLE = " Metric Table "
+TABLE_TITLE_ROW = re.compile(r"^[├╭]─+ Metric Table ─+[┤╮]$")
 TABLE_SECTION = re.compile(r"^├─+ (.+?) ─+┤")
 TABLE_END = "╰"
 TQDM = re.compile(r"Global Step:\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[([^\]]*)\]")
 CELL = re.compile(r"^\s*([^=│]+?)=(\S+)\s*$")
 SECTION_PREFIX = {"Time": "time/", "Environment": "env/", "Rollout": "rollout/", "Evaluation": "eval/",
-                  "Training/Actor": "train/", "Training/Critic": "train/critic/"}
-"""Log section -> TensorBoard tag prefix where the mapping is certain (the actor section keeps `actor/`)."""
+                  "Training/Actor": "train/", "Training/Critic": "train/", "Training/Other": "train/"}
+"""Log section -> TensorBoard tag prefix where the mapping is certain: RLinf drops the category from the name
+but the actor and critic sections keep `actor/` and `critic/`. Replay Buffer names come from `replay_buffer/`
+or `train/replay_buffer/` keys alike, so they keep the log's own name."""
 STALE_FACTOR = 3.0
 
 Line = tuple[float | None, str]
@@ -97,13 +105,30 @@ def clock(seconds: float) -> str:
     return f"{hours:d}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
-def _last_segment(text: str) -> str:
-    if "\r" not in text:
-        return text
-    for segment in reversed(text.split("\r")):
-        if segment.strip():
-            return segment
-    return ""
+def _redraws(text: str) -> list[str]:
+    """The non-blank `\\r` redraws of a line, in order."""
+    return [segment for segment in text.split("\r") if segment.strip()] if "\r" in text else [text]
+
+
+def _last_tqdm(text: str) -> re.Match | None:
+    """The last redraw of a line that is a whole tqdm `Global Step` bar (a cut-off last redraw is skipped)."""
+    for segment in reversed(_redraws(text)):
+        match = TQDM.search(segment)
+        if match:
+            return match
+    return None
+
+
+def _tqdm_times(inner: str) -> tuple[float | None, float | None]:
+    """(elapsed, remaining) seconds from tqdm's `[elapsed<remaining, rate, postfix]`."""
+    times = inner.split(",")[0].split("<")
+    elapsed = clock_seconds(times[0])
+    return elapsed, clock_seconds(times[1]) if len(times) == 2 else None
+
+
+def _tqdm_at(stamp: float | None, inner: str) -> float | None:
+    elapsed = _tqdm_times(inner)[0]
+    return stamp + elapsed if stamp is not None and elapsed is not None else stamp
 
 
 def _number(text: str) -> float | None:
@@ -135,11 +160,11 @@ def _tqdm_postfix(inner: str) -> dict[str, float]:
     return values
 
 
-def _tqdm_progress(match: re.Match, at: float | None) -> Progress:
+def _tqdm_progress(match: re.Match, stamp: float | None) -> Progress:
     step, total = int(match.group(2)), int(match.group(3))
     inner = match.group(4)
-    times = inner.split(",")[0].split("<")
-    eta = clock_seconds(times[1]) if len(times) == 2 else None
+    eta = _tqdm_times(inner)[1]
+    at = _tqdm_at(stamp, inner)
     step_seconds = _tqdm_postfix(inner).get("step_time") or _tqdm_rate(inner)
     percent = 100.0 * step / total if total else float(match.group(1))
     return Progress(step, total, percent, eta, step_seconds, at, "tqdm")
@@ -151,20 +176,19 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
     found: Progress | None = None
     pending: Progress | None = None
     for at, raw in lines:
-        text = _last_segment(raw)
-        if "Global Step" in text:
-            match = TABLE_PROGRESS.search(text)
+        if "Global Step" in raw:
+            tqdm = _last_tqdm(raw) if "%|" in raw else None
+            if tqdm is not None:
+                found, pending = _tqdm_progress(tqdm, at), None
+                continue
+            match = TABLE_PROGRESS.search(raw)
             if match:
                 step, total = int(match.group(1)), int(match.group(2))
                 percent = float(match.group(3)) if match.group(3) else (100.0 * step / total if total else 0.0)
                 found = pending = Progress(step, total, percent, at=at)
                 continue
-            match = TQDM.search(text)
-            if match:
-                found, pending = _tqdm_progress(match, at), None
-                continue
-        if pending is not None and "Elapsed:" in text:
-            match = TABLE_TIME.search(text)
+        if pending is not None and "Elapsed:" in raw:
+            match = TABLE_TIME.search(raw)
             if match:
                 found = Progress(pending.step, pending.total, pending.percent, clock_seconds(match.group(2)),
                                  float(match.group(3)), pending.at)
@@ -179,14 +203,14 @@ def metric_series(lines: Iterable[Line]) -> Series:
     series = Series()
     table: dict[str, float] | None = None
     step, at, prefix, truncated = 0, 0.0, "", False
-    last_tqdm: tuple[int, float] | None = None
+    last_tqdm: int | None = None
     for stamp, raw in lines:
-        text = _last_segment(raw)
-        if TABLE_TITLE in text and text.lstrip().startswith("╭"):
+        text = raw.strip()
+        if TABLE_TITLE in text and TABLE_TITLE_ROW.match(text):
             table, step, at, prefix = {}, 0, stamp or 0.0, ""
             continue
         if table is not None:
-            if text.lstrip().startswith(TABLE_END):
+            if text.startswith(TABLE_END):
                 if step:
                     for tag, value in table.items():
                         series.add(tag, (at, step, value))
@@ -197,13 +221,13 @@ def metric_series(lines: Iterable[Line]) -> Series:
             if match:
                 step = int(match.group(1))
                 continue
-            match = TABLE_SECTION.match(text.strip())
+            match = TABLE_SECTION.match(text)
             if match:
                 prefix = SECTION_PREFIX.get(match.group(1), "")
                 truncated = match.group(1) not in SECTION_PREFIX
                 continue
-            if text.lstrip().startswith("│") and "=" in text:
-                for cell in text.strip().strip("│").split("│"):
+            if text.startswith("│") and "=" in text:
+                for cell in text.strip("│").split("│"):
                     cell_match = CELL.match(cell)
                     if not cell_match:
                         continue
@@ -213,15 +237,18 @@ def metric_series(lines: Iterable[Line]) -> Series:
                     certain = not truncated and "…" not in name and prefix
                     table[(prefix + name) if certain else name] = value
             continue
-        if "Global Step" in text:
-            match = TQDM.search(text)
-            if match:
-                count = int(match.group(2))
-                if last_tqdm and last_tqdm[0] == count:
+        if "Global Step" in raw and "%|" in raw:
+            for segment in _redraws(raw):
+                match = TQDM.search(segment)
+                if not match:
                     continue
-                last_tqdm = (count, stamp or 0.0)
+                count = int(match.group(2))
+                if last_tqdm == count:
+                    continue
+                last_tqdm = count
+                when = _tqdm_at(stamp, match.group(4)) or 0.0
                 for name, value in _tqdm_postfix(match.group(4)).items():
-                    series.add(name, (stamp or 0.0, count, value))
+                    series.add(name, (when, count, value))
     series.partial = table is not None
     return series
 

@@ -1,7 +1,9 @@
 """The sandbox demo's run script: a tiny RLinf-like PPO run on the job's real Ray cluster.
 
-Prints its run ID and code ref, RLinf's start-up banner, resolved config and progress rows, uses one Ray actor
-per node, writes checkpoints in RLinf's layout under the output path, then stays alive (as a pod must).
+Prints its run ID and code ref, RLinf's start-up banner, resolved config and progress: the embodied runners'
+metric table after every step, or with `--reasoning` the reasoning runners' `Global Step` tqdm bar on stderr
+(redrawn with `\\r`, no newline until it closes). Uses one Ray actor per node, writes checkpoints in RLinf's
+layout under the output path, then stays alive (as a pod must).
 """
 
 from __future__ import annotations
@@ -27,39 +29,108 @@ def _log(level: str, message: str) -> None:
 
 
 def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
+    hours, rest = divmod(int(seconds), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours:02d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
-def _row(cells: list[str]) -> str:
-    text = "│ " + " │ ".join(cells) + " │"
-    return text if len(text) >= WIDTH else text[:-1] + " " * (WIDTH - len(text)) + "│"
+SECTIONS = ("Time", "Environment", "Rollout", "Evaluation", "Replay Buffer", "Training/Actor", "Training/Critic",
+            "Training/Other")
+"""The table's sections in RLinf's order (rlinf-runtime.md §2.4)."""
+_CATEGORY = {"time": "Time", "env": "Environment", "rollout": "Rollout", "eval": "Evaluation",
+             "replay_buffer": "Replay Buffer"}
+CELL_WIDTHS = (39, 39, 38)
+"""Three cells per row: 116 columns between the four `│`, the two extra columns going to the first two cells."""
 
 
-def _rule(left: str, title: str, right: str) -> str:
-    label = f" {title} " if title else ""
-    side = (WIDTH - 2 - len(label)) // 2
-    return left + "─" * side + label + "─" * (WIDTH - 2 - side - len(label)) + right
+def section_of(key: str) -> tuple[str, str] | None:
+    """(section, name shown) of a metric key: the category is dropped from the name; `train/` keys go to
+    Training/Actor (`actor/...`), Training/Critic (`critic/...`), Replay Buffer (`replay_buffer/` dropped) or
+    Training/Other. A key without a known category is not shown."""
+    category, slash, name = key.partition("/")
+    if not slash:
+        return None
+    if category in _CATEGORY:
+        return _CATEGORY[category], name
+    if category != "train":
+        return None
+    for prefix, section in (("actor/", "Training/Actor"), ("critic/", "Training/Critic")):
+        if name.startswith(prefix):
+            return section, name
+    if name.startswith("replay_buffer/"):
+        return "Replay Buffer", name.replace("replay_buffer/", "")
+    return "Training/Other", name
 
 
-def metric_table(step: int, total: int, elapsed: float, step_time: float, metrics: dict[str, dict[str, float]]) -> str:
-    """RLinf's per-step box table (print_metrics_table): title, progress row, time row, one section per
-    metric category with three `name=value` cells per row."""
-    done = int(40 * step / total)
-    percent = 100.0 * step / total
-    eta = step_time * (total - step)
-    lines = [_rule("╭", "Metric Table", "╮"),
-             f"│ Global Step: {step:>4}/{total} │ Progress: {'█' * done}{'░' * (40 - done)} │ {percent:5.1f}% │",
-             _row([f"Elapsed: {_clock(elapsed)}", f"ETA: {_clock(eta)}", f"Step Time: {step_time:.2f}s"])]
-    for section, values in metrics.items():
-        lines.append(_rule("├", section, "┤"))
-        cells = [f"{name}={value:.4f}" for name, value in values.items()]
+def format_value(value: object) -> str:
+    """A cell's number as RLinf writes it: floats by size (`.2e` tiny or huge, `.4f` small, `.1f` large, else
+    `.3f`), anything else with str()."""
+    if not isinstance(value, float):
+        return str(value)
+    size = abs(value)
+    if size < 0.001 and value != 0:
+        return f"{value:.2e}"
+    if size < 0.01:
+        return f"{value:.4f}"
+    if size > 10000:
+        return f"{value:.2e}"
+    if size > 100:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def _fit(text: str, width: int) -> str:
+    """Padded to `width`, or cut to it with a closing `…`."""
+    if len(text) <= width:
+        return text.ljust(width)
+    return text[:width] if width <= 1 else text[:width - 1] + "…"
+
+
+def _title(title: str) -> str:
+    label = f" {title} "
+    left = (WIDTH - 2 - len(label)) // 2
+    return "├" + "─" * left + label + "─" * (WIDTH - 2 - len(label) - left) + "┤"
+
+
+def metric_table(step: int, total: int, elapsed: float, metrics: dict[str, object], start_step: int = 0) -> str:
+    """The text RLinf's `print_metrics_table` prints after completed step `step` (1-based) of `total`, `elapsed`
+    seconds after the run (resumed at `start_step`) began: an empty line, a plain top border, the `Metric Table`
+    title, the Global Step and time rows, per non-empty section its title, a blank row, rows of three cells and
+    another blank row, the bottom border and an empty line. `print()` it as RLinf does."""
+    progress = step / total * 100
+    done = step - start_step
+    per_step = elapsed / done if done > 0 else 0.0
+    filled = int(40 * progress / 100)
+    blank = "│" + " " * (WIDTH - 2) + "│"
+    rows = ["", "╭" + "─" * (WIDTH - 2) + "╮", _title("Metric Table"),
+            _fit(f"│ Global Step: {step:4d}/{total} │ Progress: {'█' * filled}{'░' * (40 - filled)} │ "
+                 f"{progress:5.1f}%", WIDTH - 2) + " │",
+            _fit(f"│ Elapsed: {_clock(elapsed)} │ ETA: {_clock(per_step * (total - step))} │ "
+                 f"Step Time: {per_step:.3f}s", WIDTH - 2) + " │"]
+    grouped: dict[str, dict[str, object]] = {section: {} for section in SECTIONS}
+    for key, value in metrics.items():
+        placed = section_of(key)
+        if placed is not None:
+            grouped[placed[0]][placed[1]] = value
+    for section, values in grouped.items():
+        if not values:
+            continue
+        rows += [_title(section), blank]
+        cells = [f"{name}={format_value(value)}" for name, value in sorted(values.items())]
         for start in range(0, len(cells), 3):
-            lines.append(_row(cells[start:start + 3]))
-    lines.append(_rule("╰", "", "╯"))
-    return "\n".join(lines)
+            row = (cells[start:start + 3] + ["", ""])[:3]
+            rows.append("│" + "│".join(_fit(cell, width) for cell, width in zip(row, CELL_WIDTHS)) + "│")
+        rows.append(blank)
+    rows += ["╰" + "─" * (WIDTH - 2) + "╯", ""]
+    return "\n".join(rows)
+
+
+def tqdm_bar(steps: int, initial: int = 0, stream=None):
+    """The reasoning runners' progress bar (rlinf-runtime.md §2.4): `Global Step`, `total=max_steps`,
+    `ncols=1650`, on stderr; `set_postfix(metrics, refresh=False)` then `update(1)` per step, and no newline
+    until it is closed."""
+    from tqdm import tqdm
+    return tqdm(initial=initial, total=steps, desc="Global Step", ncols=1650, file=stream or sys.stderr)
 
 
 def resolved_config(args: argparse.Namespace, num_nodes: int) -> dict:
@@ -134,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--save-interval", type=int, default=10)
     parser.add_argument("--step-seconds", type=float, default=1.0)
+    parser.add_argument("--reasoning", action="store_true",
+                        help="draw the reasoning runners' `Global Step` tqdm bar on stderr instead of metric tables")
     parser.add_argument("--nodes", type=int, default=int(os.environ.get("RLARK_TOTAL_NODES", "1")))
     args = parser.parse_args(argv)
 
@@ -179,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics_log = output / "metrics.log"
     metrics_log.write_text("")
     events = _event_writer(output / "tensorboard")
+    bar = tqdm_bar(args.steps) if args.reasoning else None
     started = time.monotonic()
     weights = [0.0] * 8
     for step in range(1, args.steps + 1):
@@ -189,20 +263,29 @@ def main(argv: list[str] | None = None) -> int:
         weights = [w + loss / 10 for w in weights]
         time.sleep(max(0.0, args.step_seconds - (time.monotonic() - step_start)))
         step_time = time.monotonic() - step_start
-        table = metric_table(step, args.steps, time.monotonic() - started, step_time, {
-            "Time": {"step": step_time, "generate_rollouts": step_time * 0.4, "actor_training": step_time * 0.3},
-            "Environment": {"success_once": min(1.0, reward), "return": reward * 10},
-            "Rollout": {"rewards": reward},
-            "Training/Actor": {"actor/policy_loss": loss, "actor/grad_norm": loss * 3, "actor/lr": 1e-4},
-        })
-        print(table, flush=True)
+        if bar is not None:
+            bar.set_postfix({"step_time": step_time, "rollout_time": step_time * 0.4,
+                             "actor/training_time": step_time * 0.3, "rewards": reward,
+                             "actor/policy_loss": loss}, refresh=False)
+            bar.update(1)
+        else:
+            table = metric_table(step, args.steps, time.monotonic() - started, {
+                "time/step": step_time, "time/generate_rollouts": step_time * 0.4,
+                "time/actor_training": step_time * 0.3, "env/success_once": min(1.0, reward),
+                "env/return": reward * 10, "rollout/rewards": reward, "train/actor/policy_loss": loss,
+                "train/actor/grad_norm": loss * 3, "train/actor/lr": 1e-4, "train/critic/value_loss": 2 * loss})
+            print(table, flush=True)
+            with metrics_log.open("a", encoding="utf-8") as fh:
+                fh.write(table + "\n")
         if events is not None:
             _write_scalars(events, step, step_time, reward, loss, random.Random(step))
-        with metrics_log.open("a", encoding="utf-8") as fh:
-            fh.write(table + "\n")
         if args.save_interval > 0 and (step % args.save_interval == 0 or step == args.steps):
-            print(f"Saving checkpoint at step {step}.", flush=True)
+            if bar is None:
+                print(f"Saving checkpoint at step {step}.", flush=True)
             write_checkpoint(output, step, weights)
+    if bar is not None:
+        bar.close()
+        _log("INFO", f"Step limit given by max_steps={args.steps} reached. Stopping run")
     _log("INFO", f"Training finished after {args.steps} steps; keeping the driver alive.")
     while True:
         time.sleep(3600)

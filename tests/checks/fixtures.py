@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from rlark_tui.checks import (
     HandOver, MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
 )
+from rlark_tui.sandbox.demo_workload import metric_table
 
 START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
 NOW = START + timedelta(minutes=3)
@@ -147,12 +148,8 @@ def head_lines(num_nodes: int = 3, run_id: str = RUN_ID, code_ref: str = CODE_RE
     ]
     lines += json.dumps(CONFIG, indent=2).splitlines()
     for step in range(1, steps + 1):
-        lines += [
-            "╭" + "─" * 50 + " Metric Table " + "─" * 50 + "╮",
-            f"│ Global Step:    {step}/10 │ Progress: {'█' * (4 * step)}{'░' * (40 - 4 * step)} │"
-            f"   {step * 10:.1f}% │",
-            f"│ Elapsed: 00:0{step} │ ETA: 00:1{step} │ Step Time: 1.20s │",
-        ]
+        lines += metric_table(step, 10, 1.2 * step, {"rollout/rewards": step / 10, "env/success_once": 0.5,
+                                                    "train/actor/policy_loss": 1 / step}).splitlines()
     lines.append("Saving checkpoint at step 1.")
     return lines
 

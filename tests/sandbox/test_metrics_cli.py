@@ -21,8 +21,7 @@ POD = f"{JOB}-main-0"
 
 
 def _table(step: int) -> str:
-    return metric_table(step, 20, step * 1.0, 1.0, {"Rollout": {"rewards": step / 10},
-                                                   "Training/Actor": {"actor/policy_loss": 1 / step}})
+    return metric_table(step, 20, step * 1.0, {"rollout/rewards": step / 10, "train/actor/policy_loss": 1 / step})
 
 
 @pytest.fixture(scope="module")
