@@ -6,6 +6,7 @@ Each module in COMMANDS exposes `register(subparsers, parents)`; its handlers re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -128,21 +129,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(_command_word(argv))
         args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
-    if handler is None and getattr(args, "command", None) is None:
+    tui = handler is None and getattr(args, "command", None) is None
+    if tui:
         from rlark_tui.app import run_tui
         handler = run_tui
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
-    try:
-        return handler(args)
-    except RlarkError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader went away (`rlark ... | head`): stop quietly like other Unix tools, and keep Python from
-        # reporting the same broken pipe again when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    # Cluster text reaches the terminal cleaned of escapes; the TUI and `logs` (SGR colours, --raw) see to it.
+    if tui or getattr(args, "cleans_own_output", False):
+        streams = contextlib.nullcontext()
+    else:
+        from rlark_tui.terminal import clean_streams
+        streams = clean_streams()
+    with streams:
+        try:
+            return handler(args)
+        except RlarkError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            # The reader went away (`rlark ... | head`): stop quietly like other Unix tools, and keep Python from
+            # reporting the same broken pipe again when it flushes stdout at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141

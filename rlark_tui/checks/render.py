@@ -1,15 +1,16 @@
 """Renderers of a CheckReport: terminal text, the seed's markdown record template (en / zh) and JSON.
 
-Pure; every string that leaves here has passed through redaction (C8).
+Pure; every string that leaves here has passed through redaction (C8) and, text and markdown, `clean` (no
+escape sequence from the cluster); JSON escapes them.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
 from rlark_tui.model.redact import redact_object, redact_text
+from rlark_tui.model.sanitize import clean, json_dumps
 
 RESULT_WORDS = {
     "en": {"pass": "pass", "fail": "fail", "pending": "pending"},
@@ -111,7 +112,7 @@ def to_json(report: CheckReport, lang: str = "en") -> dict:
 
 
 def to_json_text(report: CheckReport, lang: str = "en") -> str:
-    return json.dumps(to_json(report, lang), ensure_ascii=False, indent=2)
+    return json_dumps(to_json(report, lang), ensure_ascii=False, indent=2)
 
 
 def to_text(report: CheckReport, lang: str = "en") -> str:
@@ -132,7 +133,7 @@ def to_text(report: CheckReport, lang: str = "en") -> str:
     text = conclusion(report, lang)
     if text:
         lines += ["", text]
-    return redact_text("\n".join(lines) + "\n")
+    return clean(redact_text("\n".join(lines) + "\n"))
 
 
 def _cell(text: str) -> str:
@@ -187,7 +188,7 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
     text = conclusion(report, lang)
     if text:
         lines += ["", labels["conclusion"], "", "```text", text, "```"]
-    return redact_text("\n".join(lines) + "\n")
+    return clean(redact_text("\n".join(lines) + "\n"))
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json_text}

@@ -1,11 +1,11 @@
 """Pure rendering of API objects for the headless commands: kubectl-style tables, `-o wide|json|yaml`.
 
-Objects are redacted before json/yaml output; table cells hold only values the platform reports.
+Objects are redacted before json/yaml output; table cells hold only values the platform reports, cleaned of
+escape sequences and control characters (a cell is one line); json/yaml escape them instead.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import yaml
@@ -13,6 +13,7 @@ import yaml
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.sanitize import clean, json_dumps
 from rlark_tui.model import timefmt
 from rlark_tui.model.views import Job, Node, Pod, Task, dig
 from rlark_tui.model.workflow import templates as workflow_templates
@@ -26,8 +27,9 @@ def kubectl_age(stamp: str, now: datetime | None = None) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str())."""
-    rows = [[str(cell) for cell in row] for row in rows]
+    """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str(), on one
+    line, without escape sequences: the padding counts what the terminal shows)."""
+    rows = [[_cell(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for index, cell in enumerate(row):
@@ -37,6 +39,10 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
         cells = [cell.ljust(widths[index]) for index, cell in enumerate(row)]
         lines.append("   ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    return clean(str(value)).replace("\n", " ").replace("\t", " ")
 
 
 def _gpu(value: float | None) -> str:
@@ -164,5 +170,5 @@ def render_objects(kind: Kind, items: list[dict], fmt: str, single: bool = False
     document = redacted[0] if single and len(redacted) == 1 else {
         "apiVersion": "v1", "kind": "List", "items": redacted, "metadata": {"resourceVersion": ""}}
     if fmt == "json":
-        return json.dumps(document, indent=4, ensure_ascii=False)
+        return json_dumps(document, indent=4, ensure_ascii=False)
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True).rstrip("\n")

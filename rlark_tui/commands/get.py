@@ -6,7 +6,6 @@ Owns the flags (-A, -n, -l, -o) and printing; reading goes through ClusterAccess
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 
@@ -17,6 +16,7 @@ from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.sanitize import json_dumps
 
 EXIT_CODES = """exit codes:
   0    printed (an empty list prints "No resources found" on stderr); -w: ended by --request-timeout
@@ -120,7 +120,7 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
                 header = False
             elif args.output == "json":
                 for item in items:
-                    print(json.dumps(redact_object(item), ensure_ascii=False), flush=True)
+                    print(json_dumps(redact_object(item), ensure_ascii=False), flush=True)
             else:
                 print(render_objects(kind, items, args.output) + ("\n---" if args.output == "yaml" else ""),
                       flush=True)

@@ -15,6 +15,7 @@ from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import LineRedactor
+from rlark_tui.model.sanitize import clean, clean_log
 
 EXIT_CODES = """exit codes:
   0    printed (or, with -f, every followed Pod is gone)
@@ -42,7 +43,10 @@ def register(subparsers, parents) -> None:
     parser.add_argument("-p", "--previous", action="store_true", help="the previous container instance")
     parser.add_argument("--timestamps", action="store_true", help="show each line's timestamp")
     parser.add_argument("--since", metavar="DURATION", help="only lines newer than 30s, 5m, 1h ...")
-    parser.set_defaults(handler=run)
+    parser.add_argument("--raw", action="store_true",
+                        help="print lines as the Pod wrote them, escape sequences included (default: only SGR "
+                             "colours, and only on a terminal; secrets are masked either way)")
+    parser.set_defaults(handler=run, cleans_own_output=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,13 +61,15 @@ def run(args: argparse.Namespace) -> int:
     prefix = args.pod is None
     out_lock = threading.Lock()
     redact = LineRedactor()
+    keep_sgr = sys.stdout.isatty()
 
     def emit(item: LogLine | Notice) -> None:
         with out_lock:
             if isinstance(item, Notice):
-                print(item.text, file=sys.stderr, flush=True)
+                print(clean(item.text), file=sys.stderr, flush=True)
             else:
-                line = dataclasses.replace(item, text=redact(item.text, item.source))
+                text = redact(item.text, item.source)
+                line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
                 print(line.render(prefix, args.timestamps), flush=True)
 
     if not targets:

@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import re
 
-from rich.markup import escape
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Every character a sequence starts with, and every other control but `\\n` and `\\t`."""
 
@@ -81,4 +79,5 @@ def json_dumps(value, **kwargs) -> str:
 
 def markup_safe(text: str) -> str:
     """`clean` text with Rich markup escaped, for a Textual widget that parses markup (`[red]`, `[@click=...]`)."""
+    from rich.markup import escape  # the TUI has rich loaded; the headless commands never need it (startup time)
     return escape(clean(text))

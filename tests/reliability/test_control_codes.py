@@ -1,0 +1,191 @@
+"""No control code from the cluster reaches a terminal (issue 26 item 6).
+
+A Job on the shared sandbox carries OSC 52 (clipboard), OSC 0 (title), CSI cursor movement, DCS, C1 controls and
+Rich markup in its display name, image, env values, scripts and log lines; its Pod really runs (the sandbox's
+agent, no Ray) and prints them. `describe`, `get -o wide`, `get pods -o wide`, `logs` (to a pipe and to a pty),
+`check` and the TUI (Pilot screen text, and the real app on a pty, its output bytes scanned) show the text with
+no escape sequence; `logs --raw` passes the bytes through for whoever asks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from tests.agent.helpers import IMAGE
+from tests.clirun import cli_runner
+
+OSC52 = "\x1b]52;c;cHduZWQ=\x07"
+OSC0 = "\x1b]0;pwned-title\x1b\\"
+CSI = "\x1b[2J\x1b[H\x1b[1A"
+DCS = "\x1bP+q544e\x1b\\"
+C1 = "\x9b2J\x9d0;c1-title\x9c"
+MARKUP = "[red]red[/red][@click=app.quit]quit[/]"
+HOSTILE = OSC52 + OSC0 + CSI + DCS + C1 + MARKUP
+"""Everything a hostile Pod writes; what must reach the terminal of it is `red` and `quit` in brackets."""
+SHELL_HOSTILE = r"\033]52;c;cHduZWQ=\007\033]0;pwned-title\033\\\033[2J\033[H\033[1A\033P+q544e\033\\"
+"""The same escapes as printf writes them (C1 and markup are added as literal bytes by the script)."""
+
+NAME = f"ctl-{uuid.uuid4().hex[:6]}"
+DISPLAY = f"pwn{OSC52}{OSC0}{MARKUP}"
+MARKER = "ctl-log-line"
+SCRIPT = (f"printf '{MARKER} {SHELL_HOSTILE}\\302\\2332J sgr \\033[31mred\\033[0m end\\n'\n"
+          f"echo 'markup {MARKUP} env '\"$CTL_NOTE\"\n"
+          "sleep 600")
+
+ESCAPE = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\xc2[\x80-\x9f]")
+"""An OSC sequence (either terminator), or a C1 control encoded in UTF-8 (which some terminals obey)."""
+
+
+def manifest() -> dict:
+    env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}, {"name": "CTL_NOTE", "value": f"note{HOSTILE}"}]
+    head = {"name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": "edge-b1"}, "prepareScript": SCRIPT,
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                "containers": [{"name": "main", "image": IMAGE, "env": env}]}}}}}
+    hostile_image = {"name": "env", "role": "Env", "agentType": "Kubernetes",
+                     "nodeSelector": {"kubernetes.io/hostname": "edge-b2"},
+                     "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                         "containers": [{"name": "main", "image": f"registry.example/x{OSC52}:v1{C1}",
+                                         "env": env}]}}}}}
+    return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+            "metadata": {"name": NAME, "annotations": {"rlark.io/display-name": DISPLAY}},
+            "spec": {"tasks": [head, hostile_image]}}
+
+
+def no_escape(text: str | bytes) -> bool:
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    return b"\x1b" not in data and ESCAPE.search(data) is None
+
+
+@pytest.fixture(scope="module")
+def hostile(plain_sandbox):
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    access.create(JOBS, manifest())
+    deadline = time.monotonic() + 60
+    while MARKER not in _log(access) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert MARKER in _log(access), "the hostile Pod printed nothing"
+    yield plain_sandbox
+    try:
+        access.delete(JOBS, NAME)
+    except NotFound:
+        pass
+    access.close()
+
+
+def _log(access) -> str:
+    try:
+        return "\n".join(access.pod_log("rlark-edge-b", f"{NAME}-actor-0", timestamps=False))
+    except Exception:  # not scheduled yet
+        return ""
+
+
+@pytest.fixture
+def rl(hostile, env, capsys):
+    return cli_runner(hostile.kubeconfig, capsys)
+
+
+@pytest.mark.parametrize("argv, shows", [
+    (("describe", "job", NAME), ["[red]red[/red][@click=app.quit]quit[/]", "registry.example/x", "note"]),
+    (("get", "jobs", NAME, "-o", "wide"), [NAME, "pwn"]),
+    (("get", "tasks", "-A", "-o", "wide"), [f"{NAME}-env", "registry.example/x"]),
+    (("get", "pods", "-A", "-o", "wide"), [f"{NAME}-actor-0"]),
+    (("get", "jobs", NAME, "-o", "json"), ["\\u001b]52;c;cHduZWQ=\\u0007", "\\u009b2J"]),
+    (("get", "jobs", NAME, "-o", "yaml"), ["\\e]52;c;cHduZWQ=\\a"]),
+], ids=["describe", "get-wide", "get-tasks-wide", "get-pods-wide", "get-json", "get-yaml"])
+def test_cli_output_has_no_escape(rl, argv, shows):
+    result = rl(*argv)
+    assert result.code == 0, result.err
+    assert no_escape(result.out) and no_escape(result.err)
+    for text in shows:
+        assert text in result.out, (text, result.out)
+    if argv[-1] == "json":
+        assert json.loads(result.out)["metadata"]["annotations"]["rlark.io/display-name"] == DISPLAY
+
+
+def test_get_wide_columns_stay_aligned(rl):
+    lines = rl("get", "jobs", NAME, "-o", "wide").out.splitlines()
+    assert lines[1].index("pwn") == lines[0].index("DISPLAY NAME")
+
+
+def test_logs_to_a_pipe_has_no_escape_and_raw_keeps_them(rl):
+    result = rl("logs", NAME, "--role", "actor")
+    assert result.code == 0, result.err
+    assert f"{MARKER} " in result.out and " sgr red end" in result.out and "[@click=app.quit]" in result.out
+    assert no_escape(result.out)
+    raw = rl("logs", NAME, "--role", "actor", "--raw")
+    assert OSC52 in raw.out and "\x1b[31mred" in raw.out
+
+
+def test_check_reports_have_no_escape(rl, env):
+    for fmt in ("text", "md", "json"):
+        out = env / f"r.{fmt}"
+        result = rl("check", NAME, "--format", fmt, "--output", str(out))
+        assert result.code in (0, 1, 3), result.err
+        assert NAME in result.out
+        assert no_escape(result.out) and no_escape(result.err) and no_escape(out.read_bytes())
+        if fmt == "json":
+            json.loads(out.read_text())
+    for saved in (env / "state" / "checks").glob(f"{NAME}-*"):
+        assert no_escape(saved.read_bytes()), saved.name
+
+
+def _pty_run(argv: list[str], env: dict, until: bytes, timeout: float = 30.0, keys: bytes = b"") -> bytes:
+    """Run `python -m rlark_tui argv` on a pseudo-terminal; its output until `until` shows (then `keys` are
+    typed and a little more is read) or the process ends."""
+    main, child = pty.openpty()
+    os.set_blocking(main, False)
+    process = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv], stdin=child, stdout=child, stderr=child,
+                               env=env, close_fds=True, start_new_session=True)
+    os.close(child)
+    out = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if until in out:
+                if not keys:
+                    break
+                os.write(main, keys)
+                until, keys, deadline = b"\x00never", b"", min(deadline, time.monotonic() + 3)
+            elif process.poll() is not None and not ready:
+                break
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        os.close(main)
+    return out
+
+
+def _pty_env(env) -> dict:
+    return {**os.environ, "RLARK_CONFIG": str(env / "config.yaml"), "RLARK_STATE_DIR": str(env / "state"),
+            "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50"}
+
+
+def test_logs_on_a_terminal_keep_only_sgr(hostile, env):
+    out = _pty_run(["--kubeconfig", str(hostile.kubeconfig), "logs", NAME, "--role", "actor"], _pty_env(env),
+                   until=b"env note")
+    assert MARKER.encode() in out and b"\x1b[31mred\x1b[0m" in out
+    assert ESCAPE.search(out) is None and b"\x1b[2J" not in out and b"\x1bP" not in out
