@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.cluster.kinds import JOBS, kind_named
+from rlark_tui.cluster.kinds import JOBS, NODES, kind_named
 from rlark_tui.cluster.output import kubectl_age, table
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
@@ -26,18 +26,22 @@ EXIT_CODES = """exit codes:
 
 def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
-        "describe", parents=parents, help="show one job in detail",
+        "describe", parents=parents, help="show one job or node in detail",
         description="Roles, selectors, replicas, images, env (secrets as ***), scripts, Pods with Node / IP / "
                     "phase / restarts / failure reason (lastState, BackOff/FailedMount/Unhealthy events), task events and pull progress while Pending, Ray alive nodes vs expected.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("resource", metavar="job", help="the resource type: job")
+    parser.add_argument("resource", metavar="job|node", help="the resource type: job, or node (a Node CR: labels, resources reserved by its "
+                             "Workers, conditions, image pulls, the Workers on it)")
     parser.add_argument("name", metavar="NAME")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if kind_named(args.resource) is NODES:
+        from rlark_tui.commands.nodeinfo import describe_node
+        return describe_node(args)
     if kind_named(args.resource) is not JOBS:
-        raise UsageError("describe supports jobs only: rlark describe job NAME")
+        raise UsageError("describe supports jobs and nodes only: rlark describe job|node NAME")
     access = ClusterAccess.from_args(args)
     raw = access.get(JOBS, args.name)
     tasks = access.job_tasks(args.name)

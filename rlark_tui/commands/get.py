@@ -30,10 +30,11 @@ last resourceVersion (a full relist after 410 Gone, which prints only the object
 
 def register(subparsers, parents) -> None:
     parser = subparsers.add_parser(
-        "get", parents=parents, help="list jobs, tasks, pods, nodes, domains or workflows",
+        "get", parents=parents, help="list jobs, tasks, pods, nodes, domains, workflows or clusters",
         description="List rlinf.io objects of the control plane, like `kubectl get`.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes, domains or workflows")
+    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes, domains, workflows, or clusters (the member clusters: "
+                             "nodes online, GPUs free/total by model, running Jobs, region)")
     parser.add_argument("names", metavar="NAME", nargs="*", help="only these objects")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
     parser.add_argument("-n", "--namespace", metavar="NS", help="namespace of tasks, pods or nodes")
@@ -47,6 +48,9 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.resource in ("clusters", "cluster"):
+        from rlark_tui.commands.nodeinfo import get_clusters
+        return get_clusters(args)
     kind = kind_named(args.resource)
     access = ClusterAccess.from_args(args)
     namespace = None

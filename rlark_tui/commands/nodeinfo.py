@@ -1,0 +1,42 @@
+"""`rlark describe node NAME` and `rlark get clusters`: the console's node detail and cluster overview from the
+control plane's Node CRs, Tasks, Pod CRs and Jobs (model/nodeinfo.py has the rules and the layout)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import nodeinfo
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.views import Job, Node
+
+
+def describe_node(args: argparse.Namespace) -> int:
+    access = ClusterAccess.from_args(args)
+    found = [Node(raw) for raw in access.list(NODES, None).items if Node(raw).name == args.name]
+    if not found:
+        raise RlarkError(f'nodes "{clean(args.name)}" not found in any cluster')
+    tasks = nodeinfo.tasks_by_name(access.list(TASKS, None).items)
+    pods = access.list(PODS, None).items
+    print("\n\n".join(nodeinfo.describe_node_text(nodeinfo.node_detail(node, pods, tasks)) for node in found))
+    return 0
+
+
+def get_clusters(args: argparse.Namespace) -> int:
+    access = ClusterAccess.from_args(args)
+    nodes = [Node(raw) for raw in access.list(NODES, None).items]
+    rows = nodeinfo.cluster_rows(nodes, [Job(raw) for raw in access.list(JOBS).items], access.list(TASKS, None).items)
+    if args.names:
+        rows = [r for r in rows if r.cluster in args.names or r.cluster.removeprefix("rlark-") in args.names]
+    if not rows:
+        raise RlarkError("no member clusters found (no Node CRs)")
+    if args.output == "json":
+        print(json.dumps([{"cluster": r.cluster, "nodesOnline": r.nodes_online, "nodesTotal": r.nodes_total,
+                           "gpus": [{"model": m, "free": f, "total": t} for m, f, t in r.gpus],
+                           "runningJobs": r.running_jobs, "region": r.region} for r in rows], indent=2))
+    else:
+        print(nodeinfo.clusters_table(rows))
+    return 0
