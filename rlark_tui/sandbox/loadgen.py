@@ -163,8 +163,8 @@ class LoadGen:
                     chunks: list[list[str]] = [[] for _ in range(count)]
                     for seq in range(run.written, due):
                         pod = seq % count
-                        head = f"{stamp} load seq={seq} pod={pod} n={seq // count} t={now:.6f} "
-                        chunks[pod].append(head.ljust(len(stamp) + 1 + run.width, "x") + "\n")
+                        head = f"{stamp} stdout F load seq={seq} pod={pod} n={seq // count} t={now:.6f} "
+                        chunks[pod].append(head.ljust(len(stamp) + 10 + run.width, "x") + "\n")
                     for handle, lines in zip(handles, chunks):
                         if lines:
                             handle.write("".join(lines))

@@ -1,21 +1,35 @@
-"""Container logs of data-plane pods: one file per container instance, each line prefixed with its timestamp.
-The agent's runner (or a test) appends; the `pods/log` route and the gateway read tail / follow / previous / since.
+"""Container logs of data-plane pods, written and served as a CRI runtime and the kubelet do.
 
 Layout: `<root>/<cluster>/<namespace>/<pod>/<container>/<instance>.log`, instance 0, 1, 2 ... (a container
-restart starts the next instance; the one before it is "previous"). A line is stored as
-`<RFC3339 timestamp with nanoseconds> <text>\\n`, exactly what kubelet returns with `timestamps=true`.
+restart starts the next instance; the one before it is "previous"). Files are 0600 in 0700 directories.
 `<instance>.exit` holds the exit code once that instance has ended (a follow then stops).
 
-API (thread-safe; appends from any thread or process, readers poll the file):
+Writing follows containerd's CRI logger (`internal/cri/io/logger.go`, `NewCRILogger` / `redirectLogs`): each entry
+is one file line `<RFC3339Nano time> <stdout|stderr> <P|F> <content>`, written with one `write(2)` as it is made
+(nothing is held in this process, so a crash loses no entry). `F` ends a line (its `\\n`, or `\\r\\n`, dropped);
+a line longer than MAX_LINE (containerd's `max_container_log_line_size`, 16 KiB) is cut into `P` entries of
+exactly that size before its `F`, and output without a newline waits in the stream's buffer until a newline
+comes or more than 16 KiB has gathered; output still unterminated when the stream ends is written as `P`. The
+two streams are read on their own and their entries land in the order they are read.
+
+Reading follows the kubelet (`pkg/kubelet/kuberuntime/logs/logs.go`, `ReadLogs` / `parseCRILog` /
+`logWriter.write`): each entry's content is written, a `\\n` after an `F` entry and nothing after a `P` entry;
+with `timestamps` the time of a line's first entry (RFC3339Nano with all nine digits) and a space precede the
+line, continuation entries get none; `tail` counts entries from the end of the file, `since` compares each
+entry's time, `limit_bytes` cuts the answer.
+
+API (thread-safe; appends from any thread, readers read the file):
 - `start_instance(cluster, namespace, pod, container) -> int`: begin a new instance (first call -> 0).
-- `append(cluster, namespace, pod, container, text, when=None)`: append the lines of `text` to the current
-  instance (created as 0 if none); a trailing partial line is kept as its own line.
+- `writer(cluster, namespace, pod, container) -> EntryWriter`: the runtime side for the current instance:
+  `feed(stream, data)` as bytes arrive, `close()` when the container's streams end.
+- `append(cluster, namespace, pod, container, text, when=None, stream="stdout")`: each line of `text` as a
+  whole line (tests and the load generator).
 - `end_instance(cluster, namespace, pod, container, exit_code)`: mark the current instance finished.
-- `read(..., previous=False, tail=None, since=None, timestamps=False) -> list[str]` (since = datetime, aware UTC).
-- `follow(..., tail=None, since=None, timestamps=False, poll=0.1, stop=None)`: async iterator of lines; it ends
-  when that instance ends, the pod's logs are removed, or `stop()` returns True. `follow_batches(...)` (same
-  arguments) yields the same lines as lists, one list per read of the file (the HTTP route writes each list at
-  once: a write per line costs a TLS record and a chunk each, which capped a 20,000 lines/s follow).
+- `read_bytes(..., previous=False, tail=None, since=None, timestamps=False, limit_bytes=None) -> bytes`: the log
+  API's answer; `read(...)` the same as lines of text (a last unterminated line included).
+- `follow(..., tail=None, since=None, timestamps=False, limit_bytes=None, poll=0.1, stop=None)`: async
+  iterator of the answer's pieces (bytes) as entries land, partial content included; it ends when that instance ends, the pod's logs are
+  removed, or `stop()` returns True. `follow_lines(...)` yields whole lines only (a test's view).
 - `instances(...) -> list[int]`, `remove_pod(cluster, namespace, pod)` (a deleted pod's logs go with it),
   `path(cluster, namespace, pod, container, instance)` for a writer that wants the file itself.
 Raises `LogsNotFound` when the requested instance has no log.
@@ -24,11 +38,19 @@ Raises `LogsNotFound` when the requested instance has no log.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from pathlib import Path
+
+MAX_LINE = 16 * 1024
+"""containerd's `max_container_log_line_size` default: the most content one entry carries."""
+STREAMS = ("stdout", "stderr")
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
 class LogsNotFound(Exception):
@@ -36,8 +58,18 @@ class LogsNotFound(Exception):
 
 
 def format_ts(when: datetime) -> str:
+    """RFC 3339 with all nine fraction digits, UTC: the kubelet's output form (RFC3339NanoFixed)."""
     when = when.astimezone(timezone.utc)
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond * 1000:09d}Z"
+
+
+def runtime_ts(ns: int) -> str:
+    """Go's RFC3339Nano of an epoch-nanosecond time in UTC, as containerd stamps entries (trailing zeros of the
+    fraction dropped, no fraction at all on a whole second)."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    fraction = f"{nanos:09d}".rstrip("0")
+    return f"{base}.{fraction}Z" if fraction else f"{base}Z"
 
 
 def parse_ts(text: str) -> datetime:
@@ -46,10 +78,157 @@ def parse_ts(text: str) -> datetime:
     return base.replace(microsecond=int((frac or "0")[:6].ljust(6, "0")))
 
 
+def _ns(text: str) -> int | None:
+    """Epoch nanoseconds of an entry's RFC3339Nano time (UTC `Z`, any number of fraction digits), else None."""
+    if len(text) < 20 or text[-1] != "Z" or text[4] != "-" or text[10] != "T":
+        return None
+    head, _, frac = text[:-1].partition(".")
+    if frac and not frac.isdigit():
+        return None
+    seconds = _whole_seconds(head)
+    return None if seconds is None else seconds * 1_000_000_000 + int(frac.ljust(9, "0")[:9] or "0")
+
+
+_SECONDS: dict[str, int] = {}
+
+
+def _whole_seconds(head: str) -> int | None:
+    """`YYYY-MM-DDTHH:MM:SS` -> epoch seconds, cached: consecutive entries mostly share their second."""
+    found = _SECONDS.get(head)
+    if found is None:
+        try:
+            found = int(datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+        except ValueError:
+            return None
+        if len(_SECONDS) > 4096:
+            _SECONDS.clear()
+        _SECONDS[head] = found
+    return found
+
+
+def _fixed(stamp: bytes) -> bytes:
+    """An entry's time with all nine fraction digits (the kubelet's RFC3339NanoFixed output)."""
+    head, dot, frac = stamp[:-1].partition(b".")
+    return head + b"." + frac.ljust(9, b"0") + b"Z"
+
+
+class Renderer:
+    """The kubelet's logWriter over the file's lines: since, timestamps at line starts, limitBytes."""
+
+    def __init__(self, since: datetime | None, timestamps: bool, limit_bytes: int | None) -> None:
+        self.since = None if since is None else (
+            int(since.replace(microsecond=0).timestamp()) * 1_000_000_000 + since.microsecond * 1000)
+        self.timestamps = timestamps
+        self.remain = limit_bytes if limit_bytes is not None and limit_bytes >= 0 else None
+        self.line_start = True
+
+    @property
+    def done(self) -> bool:
+        return self.remain is not None and self.remain <= 0
+
+    def render(self, lines: list[bytes]) -> bytes:
+        """What the log API writes for these file lines (lines that are no CRI entry are skipped)."""
+        parts = []
+        since, timestamps = self.since, self.timestamps
+        for line in lines:
+            if self.done:
+                break
+            fields = line.split(b" ", 3)
+            if len(fields) != 4 or fields[1] not in (b"stdout", b"stderr") or fields[0][-1:] != b"Z":
+                continue
+            stamp, _stream, tag, content = fields
+            if since is not None:
+                ns = _ns(stamp.decode("ascii", "replace"))
+                if ns is None or ns < since:
+                    continue
+            full = tag != b"P" and not tag.startswith(b"P:")
+            if full:
+                content += b"\n"
+            if timestamps and self.line_start:
+                content = _fixed(stamp) + b" " + content
+            self.line_start = full
+            if self.remain is not None:
+                if len(content) > self.remain:
+                    content = content[:self.remain]
+                self.remain -= len(content)
+            parts.append(content)
+        return b"".join(parts)
+
+
+def _split(content: bytes) -> list[bytes]:
+    """A line's content as containerd writes it: `P` pieces of exactly MAX_LINE while more is left, then the rest."""
+    pieces = []
+    while len(content) > MAX_LINE:
+        pieces.append(content[:MAX_LINE])
+        content = content[MAX_LINE:]
+    pieces.append(content)
+    return pieces
+
+
+class EntryWriter:
+    """containerd's redirectLogs for both streams of one container instance into its log file."""
+
+    def __init__(self, path: Path, lock: threading.Lock) -> None:
+        self.path = path
+        self._lock = lock
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        self._pending = {stream: b"" for stream in STREAMS}
+
+    def _write(self, stream: str, tag: str, contents: list[bytes], ns: int | None = None) -> None:
+        stamp = runtime_ts(ns if ns is not None else time.time_ns())
+        head = f"{stamp} {stream} ".encode()
+        if len(contents) > 1:
+            data = b"".join(head + b"P " + piece + b"\n" for piece in contents[:-1])
+            data += head + tag.encode() + b" " + contents[-1] + b"\n"
+        else:
+            data = head + tag.encode() + b" " + contents[0] + b"\n"
+        with self._lock:
+            os.write(self._fd, data)
+
+    def feed(self, stream: str, data: bytes) -> None:
+        """Bytes read from the container's `stream`: every line they end, and 16 KiB pieces of a long
+        unterminated one, are written at once; the rest waits for more."""
+        buffer = self._pending[stream] + data
+        lines = buffer.split(b"\n")
+        buffer = lines.pop()
+        for line in lines:
+            self._write(stream, "F", _split(line[:-1] if line.endswith(b"\r") else line))
+        if len(buffer) > MAX_LINE:
+            pieces = _split(buffer)
+            buffer = pieces.pop()
+            self._write(stream, "P", pieces)
+        self._pending[stream] = buffer
+
+    def entry(self, stream: str, content: bytes, ns: int | None = None) -> None:
+        """One whole line, given at once (split as a long line is)."""
+        self._write(stream, "F", _split(content), ns)
+
+    def close(self) -> None:
+        """The streams ended: output still without a newline is written as a `P` entry."""
+        for stream in STREAMS:
+            if self._pending[stream]:
+                self._write(stream, "P", [self._pending[stream]])
+                self._pending[stream] = b""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def _private_dirs(root: Path, directory: Path) -> None:
+    """`directory` and its parents below `root` created 0700."""
+    directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    current = directory
+    while current != root and root in current.parents:
+        os.chmod(current, DIR_MODE)
+        current = current.parent
+
+
 class LogStore:
     def __init__(self, root: Path | str):
         self.root = Path(root)
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
 
     def _dir(self, cluster: str, namespace: str, pod: str, container: str) -> Path:
         return self.root / cluster / namespace / pod / container
@@ -63,33 +242,49 @@ class LogStore:
             return []
         return sorted(int(p.stem) for p in directory.glob("*.log"))
 
+    def _create(self, path: Path) -> None:
+        self.root.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _private_dirs(self.root, path.parent)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+
     def start_instance(self, cluster: str, namespace: str, pod: str, container: str) -> int:
         with self._lock:
             found = self.instances(cluster, namespace, pod, container)
             number = found[-1] + 1 if found else 0
-            path = self.path(cluster, namespace, pod, container, number)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
+            self._create(self.path(cluster, namespace, pod, container, number))
             return number
 
-    def append(self, cluster: str, namespace: str, pod: str, container: str, text: str,
-               when: datetime | None = None) -> None:
-        stamp = format_ts(when or datetime.now(timezone.utc))
-        lines = text.splitlines() or [""]
-        data = "".join(f"{stamp} {line}\n" for line in lines)
+    def _current(self, cluster: str, namespace: str, pod: str, container: str) -> Path:
         with self._lock:
             found = self.instances(cluster, namespace, pod, container)
             path = self.path(cluster, namespace, pod, container, found[-1] if found else 0)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(data)
+            if not found:
+                self._create(path)
+            return path
+
+    def writer(self, cluster: str, namespace: str, pod: str, container: str) -> EntryWriter:
+        return EntryWriter(self._current(cluster, namespace, pod, container), self._write_lock)
+
+    def append(self, cluster: str, namespace: str, pod: str, container: str, text: str,
+               when: datetime | None = None, stream: str = "stdout") -> None:
+        ns = None
+        if when is not None:
+            when = when.astimezone(timezone.utc)
+            ns = int(when.replace(microsecond=0).timestamp()) * 1_000_000_000 + when.microsecond * 1000
+        writer = self.writer(cluster, namespace, pod, container)
+        try:
+            for line in text.splitlines() or [""]:
+                writer.entry(stream, line.encode("utf-8", "surrogateescape"), ns)
+        finally:
+            writer.close()
 
     def end_instance(self, cluster: str, namespace: str, pod: str, container: str, exit_code: int) -> None:
         with self._lock:
             found = self.instances(cluster, namespace, pod, container)
             if found:
-                self.path(cluster, namespace, pod, container, found[-1]).with_suffix(".exit").write_text(
-                    str(exit_code))
+                marker = self.path(cluster, namespace, pod, container, found[-1]).with_suffix(".exit")
+                marker.write_text(str(exit_code))
+                os.chmod(marker, FILE_MODE)
 
     def remove_pod(self, cluster: str, namespace: str, pod: str) -> None:
         with self._lock:
@@ -111,59 +306,64 @@ class LogStore:
         return self.path(cluster, namespace, pod, container, found[-1])
 
     @staticmethod
-    def _render(raw: list[str], since: datetime | None, timestamps: bool) -> list[str]:
-        out = []
-        for line in raw:
-            stamp, _, text = line.partition(" ")
-            if since is not None and parse_ts(stamp) < since:
-                continue
-            out.append(line if timestamps else text)
-        return out
+    def _file_lines(path: Path) -> list[bytes]:
+        """The file's complete lines (an entry still being written is not one yet)."""
+        return _split_lines(path.read_bytes())
+
+    def read_bytes(self, cluster: str, namespace: str, pod: str, container: str, *, previous: bool = False,
+                   tail: int | None = None, since: datetime | None = None, timestamps: bool = False,
+                   limit_bytes: int | None = None) -> bytes:
+        """The log API's answer for the current (or previous) instance."""
+        path = self._pick(cluster, namespace, pod, container, previous)
+        lines = self._file_lines(path)
+        if tail is not None:
+            lines = lines[-tail:] if tail > 0 else []
+        return Renderer(since, timestamps, limit_bytes).render(lines)
 
     def read(self, cluster: str, namespace: str, pod: str, container: str, *, previous: bool = False,
              tail: int | None = None, since: datetime | None = None, timestamps: bool = False) -> list[str]:
-        path = self._pick(cluster, namespace, pod, container, previous)
-        raw = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        lines = self._render(raw, since, timestamps)
-        if tail is not None:
-            lines = lines[-tail:] if tail > 0 else []
-        return lines
+        """`read_bytes` as lines of text; a last unterminated line is kept as one."""
+        data = self.read_bytes(cluster, namespace, pod, container, previous=previous, tail=tail, since=since,
+                               timestamps=timestamps)
+        return data.decode("utf-8", "replace").splitlines()
 
     def follow(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
-               since: datetime | None = None, timestamps: bool = False, poll: float = 0.1,
-               stop: Callable[[], bool] | None = None) -> AsyncIterator[str]:
+               since: datetime | None = None, timestamps: bool = False, limit_bytes: int | None = None,
+               poll: float = 0.1, stop: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
         """Raises LogsNotFound at once (not at the first iteration) when there is nothing to follow; `stop` is
-        asked while waiting for new lines and ends the stream when it returns True."""
-        batches = self.follow_batches(cluster, namespace, pod, container, tail=tail, since=since,
-                                      timestamps=timestamps, poll=poll, stop=stop)
-        return _flatten(batches)
-
-    def follow_batches(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
-                       since: datetime | None = None, timestamps: bool = False, poll: float = 0.1,
-                       stop: Callable[[], bool] | None = None) -> AsyncIterator[list[str]]:
-        """`follow`, one non-empty list of lines per read."""
+        asked while waiting for new entries and ends the stream when it returns True. Yields non-empty pieces of
+        the answer (partial content included), one per read of the file."""
         path = self._pick(cluster, namespace, pod, container, False)
-        return self._follow(path, (cluster, namespace, pod, container), tail, since, timestamps, poll, stop)
+        renderer = Renderer(since, timestamps, limit_bytes)
+        return self._follow(path, (cluster, namespace, pod, container), tail, renderer, poll, stop)
 
-    async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, since: datetime | None,
-                      timestamps: bool, poll: float, stop: Callable[[], bool] | None) -> AsyncIterator[list[str]]:
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
+    def follow_lines(self, cluster: str, namespace: str, pod: str, container: str, **options) -> AsyncIterator[str]:
+        """`follow` cut into whole lines of text (the last piece of a line waits for its end)."""
+        return _lines(self.follow(cluster, namespace, pod, container, **options))
+
+    async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, renderer: Renderer,
+                      poll: float, stop: Callable[[], bool] | None) -> AsyncIterator[bytes]:
+        with path.open("rb") as fh:
             first = fh.read()
-            complete, _, pending = first.rpartition("\n") if "\n" in first else ("", "", first)
-            lines = self._render(complete.splitlines(), since, timestamps)
+            cut = first.rfind(b"\n") + 1
+            pending = first[cut:]
+            lines = _split_lines(first[:cut])
             if tail is not None:
                 lines = lines[-tail:] if tail > 0 else []
-            if lines:
-                yield lines
+            data = renderer.render(lines)
+            if data:
+                yield data
             exit_marker = path.with_suffix(".exit")
-            while True:
+            while not renderer.done:
                 chunk = fh.read()
                 if chunk:
                     pending += chunk
-                    *done, pending = pending.split("\n")
-                    lines = self._render(done, since, timestamps)
-                    if lines:
-                        yield lines
+                    cut = pending.rfind(b"\n") + 1
+                    if cut:
+                        data = renderer.render(_split_lines(pending[:cut]))
+                        pending = pending[cut:]
+                        if data:
+                            yield data
                     continue
                 if exit_marker.exists() or not path.exists():
                     return
@@ -172,10 +372,20 @@ class LogStore:
                 await asyncio.sleep(poll)
 
 
-async def _flatten(batches: AsyncIterator[list[str]]) -> AsyncIterator[str]:
+def _split_lines(data: bytes) -> list[bytes]:
+    """The complete `\\n`-ended lines of `data` (content may hold `\\r`: bytes.splitlines would cut there)."""
+    lines = data.split(b"\n")
+    lines.pop()
+    return lines
+
+
+async def _lines(pieces: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    pending = b""
     try:
-        async for batch in batches:
-            for line in batch:
-                yield line
+        async for piece in pieces:
+            pending += piece
+            *done, pending = pending.split(b"\n")
+            for line in done:
+                yield line.decode("utf-8", "replace")
     finally:
-        await batches.aclose()
+        await pieces.aclose()

@@ -2,7 +2,7 @@
 executes the platform's start script (prepare, Ray head or worker, cluster check, run script).
 
 Restart-always with kubelet-like back-off, per-pod ports and a short Ray temp dir, logs per container instance
-through `LogStore`, and clean-up of the whole process group (Ray daemons included) by process group only.
+through `LogStore` (stdout and stderr on their own pipes, written as a CRI runtime writes them), and clean-up of the whole process group (Ray daemons included) by process group only.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rlark_tui.sandbox import procs
-from rlark_tui.sandbox.logs import LogStore
+from rlark_tui.sandbox.logs import EntryWriter, LogStore
 from rlark_tui.sandbox.procs import end_group
 from rlark_tui.sandbox.registry import image_id
 
@@ -308,14 +308,16 @@ class ContainerRunner:
         self.logs.start_instance(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER)
         started_at = now_iso()
         loop = asyncio.get_running_loop()
-        read_fd, write_fd = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
         try:
             proc = subprocess.Popen(
                 ["bash", str(script)], cwd=str(launch.workdir / "home"), start_new_session=True, close_fds=True,
                 env=container_env(launch, self.settings, self.state_root),
-                stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd)
+                stdin=subprocess.DEVNULL, stdout=out_write, stderr=err_write)
         finally:
-            os.close(write_fd)
+            os.close(out_write)
+            os.close(err_write)
         self.pgid = proc.pid
         self.pgid_file.write_text(str(proc.pid))
         self.on_event("Normal", "Created", f"Created container {CONTAINER}")
@@ -325,25 +327,33 @@ class ContainerRunner:
         exited = loop.create_future()
         pidfd = os.pidfd_open(proc.pid)
         loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
-        reader = asyncio.StreamReader(limit=1 << 20)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                                    os.fdopen(read_fd, "rb", 0))
-        pump = loop.create_task(self._pump(reader))
+        writer = self.logs.writer(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER)
+        pumps = set()
+        transports = []
+        for stream, read_fd in (("stdout", out_read), ("stderr", err_read)):
+            reader = asyncio.StreamReader(limit=1 << 20)
+            transport, _ = await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r),
+                                                        os.fdopen(read_fd, "rb", 0))
+            transports.append(transport)
+            pumps.add(loop.create_task(_pump(reader, stream, writer)))
         self._oom_killed = False
         watch = loop.create_task(self._watch_memory(proc.pid)) if launch.memory_limit else None
         try:
             await exited
             returncode = proc.wait()
-            await asyncio.wait({pump}, timeout=1.0)
+            await asyncio.wait(pumps, timeout=1.0)
             await end_group(proc.pid, self.settings.stop_grace)
-            await asyncio.wait({pump}, timeout=1.0)
+            await asyncio.wait(pumps, timeout=1.0)
         finally:
             loop.remove_reader(pidfd)
             os.close(pidfd)
-            pump.cancel()
+            for pump in pumps:
+                pump.cancel()
             if watch is not None:
                 watch.cancel()
-            transport.close()
+            for transport in transports:
+                transport.close()
+            writer.close()
         exit_code = 128 - returncode if returncode < 0 else returncode
         if self._oom_killed:
             exit_code = 137
@@ -365,14 +375,11 @@ class ContainerRunner:
                     os.killpg(pgid, signal.SIGKILL)
                 return
 
-    async def _pump(self, reader: asyncio.StreamReader) -> None:
-        launch = self.launch
-        while True:
-            try:
-                raw = await reader.readline()
-            except ValueError:
-                raw = await reader.read(1 << 20)
-            if not raw:
-                return
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            self.logs.append(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER, text)
+
+async def _pump(reader: asyncio.StreamReader, stream: str, writer: EntryWriter) -> None:
+    """One of the container's streams into its CRI log as bytes arrive (containerd reads each on its own)."""
+    while True:
+        data = await reader.read(1 << 16)
+        if not data:
+            return
+        writer.feed(stream, data)

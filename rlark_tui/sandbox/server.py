@@ -612,15 +612,8 @@ class SandboxServer:
         except podexec.Refused as exc:
             raise ApiError(exc.code, exc.reason, exc.message) from None
         tail = _int(request, "tailLines")
-        since_seconds = _int(request, "sinceSeconds")
-        since = None
-        if since_seconds is not None:
-            since = datetime.now(timezone.utc) - timedelta(seconds=since_seconds)
-        elif request.query.get("sinceTime"):
-            try:
-                since = parse_ts(request.query["sinceTime"])
-            except ValueError:
-                raise ApiError(400, "BadRequest", "invalid sinceTime") from None
+        limit = _int(request, "limitBytes")
+        since = _since(request)
         timestamps = _flag(request, "timestamps")
         previous = _flag(request, "previous")
         args = (plane, namespace, name, container)
@@ -629,11 +622,13 @@ class SandboxServer:
                 def stop() -> bool:
                     transport = request.transport
                     return transport is None or transport.is_closing() or self.faults.outage_mode() is not None
-                lines = self.logs.follow_batches(*args, tail=tail, since=since, timestamps=timestamps, stop=stop)
+                pieces = self.logs.follow(*args, tail=tail, since=since, timestamps=timestamps, limit_bytes=limit,
+                                          stop=stop)
                 first = None
             else:
-                first = self.logs.read(*args, previous=previous, tail=tail, since=since, timestamps=timestamps)
-                lines = None
+                first = self.logs.read_bytes(*args, previous=previous, tail=tail, since=since, timestamps=timestamps,
+                                             limit_bytes=limit)
+                pieces = None
         except LogsNotFound as exc:
             waiting = _waiting_reason(pod, container)
             message = (f'container "{container}" in pod "{name}" is waiting to start: {waiting}'
@@ -644,17 +639,20 @@ class SandboxServer:
         cut = self.faults.take_cut()
         sent = 0
         try:
-            source = [first] if first is not None else lines
-            async for batch in _aiter(source):
-                if cut is not None and sent + len(batch) > cut:
-                    line = batch[cut - sent]
-                    head = "".join(f"{kept}\n" for kept in batch[:cut - sent])
-                    await response.write((head + line[: max(1, len(line) // 2)]).encode())
+            async for piece in _aiter([first] if first is not None else pieces):
+                lines = piece.count(b"\n")
+                if cut is not None and sent + lines > cut:
+                    # the stream drops in the middle of the line after the first `cut` lines
+                    start = 0
+                    for _ in range(cut - sent):
+                        start = piece.index(b"\n", start) + 1
+                    line_end = piece.index(b"\n", start)
+                    await response.write(piece[:start + max(1, (line_end - start) // 2)])
                     _drop(request)
                     return response
-                if batch:
-                    await response.write("".join(f"{line}\n" for line in batch).encode())
-                sent += len(batch)
+                if piece:
+                    await response.write(piece)
+                sent += lines
             if self.faults.outage_mode():
                 _drop(request)
                 return response
@@ -662,8 +660,8 @@ class SandboxServer:
         except (ConnectionError, RuntimeError):
             pass
         finally:
-            if lines is not None:
-                await lines.aclose()
+            if pieces is not None:
+                await pieces.aclose()
         return response
 
     # ----- data plane: exec, and the console's terminal over it -----
@@ -757,6 +755,22 @@ def _drop(request: web.Request) -> None:
     """End the connection without a proper end of the response (a dropped connection, for fault tests)."""
     if request.transport is not None:
         request.transport.close()
+
+
+def _since(request: web.Request) -> datetime | None:
+    """The later of `sinceSeconds` and `sinceTime`, as the kubelet's NewLogOptions takes them."""
+    since = None
+    since_seconds = _int(request, "sinceSeconds")
+    if since_seconds is not None:
+        since = datetime.now(timezone.utc) - timedelta(seconds=since_seconds)
+    if request.query.get("sinceTime"):
+        try:
+            since_time = parse_ts(request.query["sinceTime"])
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid sinceTime") from None
+        if since is None or since_time > since:
+            since = since_time
+    return since
 
 
 def _waiting_reason(pod: dict, container: str) -> str | None:

@@ -71,7 +71,7 @@ def read(logs, instance=None):
     if instance is None:
         return logs.read("rlark-test", "rlark-system", "t-worker-0", "main")
     path = logs.path("rlark-test", "rlark-system", "t-worker-0", "main", instance)
-    return [line.partition(" ")[2] for line in path.read_text().splitlines()]
+    return [line.split(" ", 3)[3] for line in path.read_text().splitlines()]  # <time> <stream> <tag> <content>
 
 
 async def wait_until(predicate, timeout=20.0):

@@ -223,9 +223,9 @@ class Follow:
 
 
 def write_raw(rel, cluster: str, pod: str, data: bytes, second: int) -> None:
-    """Bytes as the container wrote them (the log store adds nothing but the timestamp)."""
+    """Bytes as the container wrote them, as one CRI entry (the runtime adds its time, stream and tag)."""
     with rel.logs.path(cluster, "rlark-system", pod, "main", 0).open("ab") as fh:
-        fh.write(at(second).strftime("%Y-%m-%dT%H:%M:%S.000000000Z ").encode() + data + b"\n")
+        fh.write(at(second).strftime("%Y-%m-%dT%H:%M:%SZ stdout F ").encode() + data + b"\n")
 
 
 def test_cli_logs_print_non_utf8_and_megabyte_lines(rl, rel, running_job):

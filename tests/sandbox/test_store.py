@@ -167,7 +167,7 @@ async def test_logs_instances_and_follow(tmp_path):
     got = []
 
     async def follow():
-        async for line in logs.follow(*args, tail=0, poll=0.02):
+        async for line in logs.follow_lines(*args, tail=0, poll=0.02):
             got.append(line)
 
     task = asyncio.create_task(follow())
