@@ -37,6 +37,9 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.completion": ("completion",),
     "rlark_tui.commands.storage": ("storage",),
     "rlark_tui.commands.sshkeys": ("sshkeys",),
+    "rlark_tui.commands.watch": ("watch",),
+    "rlark_tui.commands.wait": ("wait",),
+    "rlark_tui.commands.status": ("status",),
 }
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

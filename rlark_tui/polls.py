@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rlark_tui import alertpoll
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
@@ -220,4 +221,5 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(HEALTH, 10.0, fetch_health),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
+    Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, alertpoll.fetch_alerts),
 )}

@@ -51,6 +51,9 @@ class Snapshot:
     """Per Job name: its scalar series for the Metrics tab and compare (`model.curves.MetricsState`)."""
     workflows: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.ALL_KEY` -> every Workflow as last listed (`polls.Listed`), while the Workflows view is open."""
+    alerts: Mapping[str, object] = field(default_factory=_frozen)
+    """Scope key (`alertpoll.ALL_KEY` or Job names) -> the alert book and what its next round needs
+    (`alertpoll.AlertsState`)."""
     lookups: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.GATEWAY_KEY` -> what the gateway offers a new Job (`polls.GatewayLookups`)."""
     version: int = 0

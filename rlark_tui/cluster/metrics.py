@@ -250,6 +250,26 @@ def snapshot_header(snapshot, job_name: str) -> Header | None:
                   job.head_task.tensorboard_dir)
 
 
+_header_reads: dict[tuple[int, str], tuple[float, str, list]] = {}
+
+
+def header_log(access, header: Header, max_age: float = PROGRESS_SECONDS) -> list[tuple[float | None, str]]:
+    """The newest lines of the Header Pod's log (`tailLines` 200, `sinceSeconds` 600, timestamps), read at most once
+    per `max_age` per Job and Pod: the progress topic and the alert rules share one read."""
+    key = (id(access), header.job)
+    with _reads_lock:
+        hit = _header_reads.get(key)
+        if hit is not None and hit[1] == header.pod and time.monotonic() - hit[0] < max_age:
+            return hit[2]
+    lines = read_log(access, header.cluster, header.pod, PROGRESS_TAIL_LINES, PROGRESS_SINCE_SECONDS)
+    with _reads_lock:
+        now = time.monotonic()
+        for old in [k for k, (at, _, _) in _header_reads.items() if now - at > PROGRESS_SINCE_SECONDS]:
+            del _header_reads[old]
+        _header_reads[key] = (now, header.pod, lines)
+    return lines
+
+
 def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
     """The reconciler's progress read of a Running Job: the newest row of the last 10 minutes of its Header log
     (`tailLines` + `sinceSeconds`), else the row read before (it then turns stale). None (no request made) while
@@ -268,7 +288,7 @@ def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
         _last_reads[(id(access), job_name)] = now
     kept = previous.row if isinstance(previous, ProgressState) else None
     try:
-        return ProgressState(read_progress(access, header.cluster, header.pod, PROGRESS_SINCE_SECONDS) or kept)
+        return ProgressState(latest_progress(header_log(access, header)) or kept)
     except (ApiError, Unreachable) as exc:
         return ProgressState(kept, str(exc))
 

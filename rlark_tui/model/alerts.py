@@ -20,6 +20,7 @@ from types import MappingProxyType
 
 from rlark_tui.model.podstate import unschedulable
 from rlark_tui.model.progress import Line, Progress
+from rlark_tui.model.redact import redact_text
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.usage import PodUsage
 from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, restart_count
@@ -122,8 +123,9 @@ def thresholds_from(section: object, where: str = "alerts") -> Thresholds:
 
 
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
-    """Cluster text made safe for a terminal and a payload: no control characters, one line, bounded."""
-    flat = " ".join(clean(text).split())
+    """Cluster text made safe for a terminal and a payload: secrets masked, no control characters, one line,
+    bounded."""
+    flat = " ".join(clean(redact_text(text[:8 * limit])).split())
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
@@ -361,12 +363,13 @@ def _mismatch(job: Job, inputs: JobInputs, add) -> None:
 def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None:
     facts = inputs.log
     pod = inputs.header_pod
-    where = pod.rpartition("/")[2] or "the Header Pod"
+    where = next((Pod(raw).pod_name for raw in inputs.pods
+                  if f"{Pod(raw).namespace}/{Pod(raw).name}" == pod and Pod(raw).pod_name), "") or "the Header Pod"
     failure = facts.first_failure
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)
     if facts.oom is not None:
-        add("run-oom", pod or job.name, f"out of memory in {where}: {facts.oom[1].strip()}", _evidence(facts.oom),
+        add("run-oom", where, f"out of memory in {where}: {facts.oom[1].strip()}", _evidence(facts.oom),
             pod=pod)
     if facts.ray_not_ready is not None:
         add("ray-not-ready", job.name, f"the Ray cluster did not become ready: {facts.ray_not_ready[1].strip()}",

@@ -86,7 +86,7 @@ def test_crash_chain_evidence_is_the_first_failure_not_the_ray_kill_echoes():
     crashed = next(f for f in found.findings if f.rule == "run-crashed")
     assert crashed.evidence.startswith("2026-12-01T03:07:19Z Exception occurred while running EmbodiedFSDPActor")
     assert crashed.pod == HEAD_KEY
-    assert ("run-oom", HEAD_KEY) in rules(found)
+    assert ("run-oom", "ppo-actor-0") in rules(found)
 
 
 def test_echoes_alone_still_say_crashed_and_later_reads_keep_the_first_failure():
@@ -299,3 +299,10 @@ def test_the_config_files_alerts_section(tmp_path):
     path.write_text("alerts:\n  stall_min_seconds: soon\n")
     with pytest.raises(UsageError, match="alerts.stall_min_seconds"):
         load_config(path)
+
+
+def test_secrets_in_log_lines_never_reach_an_alert():
+    line = "Exception occurred while running X's function f: exception is auth failed for HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456"
+    (finding,) = [f for f in A.job_findings(inputs(log=A.scan_log([(T0, line)])), TH, T0).findings
+                  if f.rule == "run-crashed"]
+    assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in finding.message + finding.evidence

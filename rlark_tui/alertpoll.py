@@ -1,0 +1,187 @@
+"""The `alerts` subscription topic: the reconciler evaluates the alert rules (model/alerts.py) for every Job in
+scope, whether or not a screen shows it, every ROUND_SECONDS.
+
+Reads, each bounded and shared where a screen already reads the same thing:
+- the data-plane pods: ONE list per member cluster (label `app`, as the platform labels workload pods) every
+  PLANE_SECONDS, for every Job at once;
+- the Header log of each Running Job (`cluster.metrics.header_log`, the read the progress topic makes: tail 200,
+  last 10 minutes, timestamps), at most once per LOG_SECONDS per Job and LOG_READS_PER_ROUND in all per round,
+  the longest-unread first;
+- Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
+  RAY_SECONDS per Job;
+- the acknowledgements file (acks.py), when it changed.
+The result (AlertsState) carries everything the next round needs, so that the rules themselves stay pure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from rlark_tui import acks
+from rlark_tui.cluster.access import parallel_map
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.metrics import header_log, snapshot_header
+from rlark_tui.model import alerts as rules
+from rlark_tui.model.progress import Progress, latest_progress
+from rlark_tui.model.views import Job, Pod
+from rlark_tui.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+
+ALERTS = "alerts"
+ALL_KEY = "all"
+ROUND_SECONDS = 2.0
+PLANE_SECONDS = 5.0
+LOG_SECONDS = 10.0
+LOG_READS_PER_ROUND = 6
+"""At most this many Header-log reads per round (3 per second): with many Running Jobs each is read less often."""
+RAY_SECONDS = 30.0
+RAY_READS_PER_ROUND = 4
+APP_SELECTOR = "app"
+
+
+def _frozen(mapping=None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class AlertsState:
+    """The book of alerts and what the next round needs: log facts and progress per Job, the data planes' pods
+    per cluster (None: the last list failed), Ray results, when each was read (monotonic seconds)."""
+
+    book: rules.Book = field(default_factory=rules.Book)
+    restarts: rules.RestartMemory = field(default_factory=rules.RestartMemory)
+    facts: Mapping[str, rules.LogFacts] = field(default_factory=_frozen)
+    progress: Mapping[str, Progress] = field(default_factory=_frozen)
+    planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=_frozen)
+    ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=_frozen)
+    log_read: Mapping[str, float] = field(default_factory=_frozen)
+    errors: tuple[str, ...] = ()
+    """What could not be read this round (one line each)."""
+
+
+def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
+    """The subscription key of a scope: ALL_KEY, or the Job names (`rlark watch JOB…`)."""
+    return ",".join(sorted(set(jobs))) if jobs else ALL_KEY
+
+
+def in_scope(key: str, job: str) -> bool:
+    return key == ALL_KEY or job in key.split(",")
+
+
+def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | None:
+    try:
+        found = access.data_plane_pods(cluster, APP_SELECTOR)
+    except (ApiError, Unreachable):
+        return None
+    if found is None:
+        return None
+    return MappingProxyType({str((pod.get("metadata") or {}).get("name", "")): pod for pod in found})
+
+
+def fetch_alerts(access: ClusterAccess, snapshot: Snapshot, key: str) -> AlertsState:
+    from rlark_tui.config import state_dir
+    from rlark_tui.polls import _pods_by_task
+
+    previous = snapshot.alerts.get(key)
+    if not isinstance(previous, AlertsState):
+        previous = AlertsState()
+    now, mono = time.time(), time.monotonic()
+    thresholds = access.config.alerts
+    jobs = {name: raw for name, raw in snapshot.jobs.items() if in_scope(key, name)}
+    task_keys: dict[str, list[str]] = {}
+    for task_key in snapshot.tasks:
+        task_keys.setdefault(task_key.partition("/")[2], []).append(task_key)
+    by_task = _pods_by_task(snapshot.pods)
+    names = {name: [n for n in (Job(raw).task_name(spec) for spec in Job(raw).tasks) if n in task_keys]
+             for name, raw in jobs.items()}
+    pods = {name: [pod for task in names[name] for pod in by_task.get(task, ())] for name in jobs}
+    errors: list[str] = []
+
+    # data planes: one list per member cluster holding Pods of the Jobs in scope
+    clusters = sorted({pod.namespace for found in pods.values() for pod in found if pod.namespace})
+    planes = {cluster: previous.planes[cluster] for cluster in clusters if cluster in previous.planes}
+    due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
+    for cluster, answer in zip(due, parallel_map(lambda c: _plane_pods(access, c), due)):
+        planes[cluster] = (mono, answer)
+        if answer is None:
+            errors.append(f"data plane {cluster}: pods not listed")
+
+    def plane_pods(name: str) -> dict[str, dict] | None:
+        found = {}
+        for pod in pods[name]:
+            listed = planes.get(pod.namespace, (0.0, None))[1]
+            if listed is None:
+                return None
+            real = listed.get(pod.pod_name or pod.name)
+            if real is not None:
+                found[f"{pod.namespace}/{pod.name}"] = real
+        return found
+
+    # Header logs of Running Jobs, the longest-unread first
+    facts, progress, log_read = dict(previous.facts), dict(previous.progress), dict(previous.log_read)
+    headers = {name: snapshot_header(snapshot, name) for name, raw in jobs.items() if Job(raw).phase == "Running"}
+    readable = sorted((log_read.get(name, float("-inf")), name) for name, header in headers.items()
+                      if header is not None and mono - log_read.get(name, float("-inf")) >= LOG_SECONDS)
+    chosen = [name for _, name in readable[:LOG_READS_PER_ROUND]]
+
+    def read(name: str):
+        try:
+            return header_log(access, headers[name], LOG_SECONDS)
+        except (ApiError, Unreachable) as exc:
+            return exc
+
+    for name, lines in zip(chosen, parallel_map(read, chosen)):
+        log_read[name] = mono
+        if isinstance(lines, Exception):
+            errors.append(f"{name}: {lines}")
+            continue
+        header = headers[name]
+        pod_key = f"{header.cluster}/{_pod_cr_name(pods[name], header.pod)}"
+        plane = (plane_pods(name) or {}).get(pod_key)
+        facts[name] = rules.scan_log(lines, facts.get(name), rules.header_instance(plane, pod_key))
+        row = latest_progress(lines)
+        if row is not None:
+            progress[name] = row
+
+    # Ray: the Ray tab's result when subscribed, else a read of our own now and then
+    ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
+    wanted = [name for name in headers if name not in snapshot.ray
+              and mono - ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS][:RAY_READS_PER_ROUND]
+    for name, status in zip(wanted, parallel_map(lambda n: access.ray_status(Job(jobs[n])), wanted)):
+        ray[name] = (mono, status)
+
+    evaluations = [rules.source_findings(snapshot.sources, thresholds)]
+    restarts = previous.restarts
+    for name, raw in jobs.items():
+        header = headers.get(name) or snapshot_header(snapshot, name)
+        inputs = rules.JobInputs(
+            job=raw,
+            tasks=tuple(snapshot.tasks[k] for task in names[name] for k in task_keys[task]),
+            pods=tuple(pod.raw for pod in pods[name]),
+            plane_pods=plane_pods(name),
+            log=facts.get(name),
+            header_pod=f"{header.cluster}/{_pod_cr_name(pods[name], header.pod)}" if header else "",
+            progress=progress.get(name),
+            ray=snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None),
+            usage=None,
+        )
+        evaluations.append(rules.job_findings(inputs, thresholds, now))
+        restart_eval, restarts = rules.restart_findings(inputs, restarts, now)
+        evaluations.append(restart_eval)
+    book = rules.step(previous.book, rules.merge(evaluations, jobs=list(snapshot.jobs)), now,
+                      acks.load(state_dir()))
+    return AlertsState(book, restarts, _frozen({n: f for n, f in facts.items() if n in jobs}),
+                       _frozen({n: p for n, p in progress.items() if n in jobs}), _frozen(planes), _frozen(ray),
+                       _frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors))
+
+
+def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:
+    """The Pod CR name (a uid) of the data-plane pod `pod_name`."""
+    return next((pod.name for pod in pods if pod.pod_name == pod_name), pod_name)
+

@@ -1,0 +1,156 @@
+"""`rlark status [--tmux]`: Jobs Running / Failed and firing alerts in one short segment for tmux's `status-right`
+(`rlark ▶3 ✗1 ⚠2`), answered at once from a cache in the state dir and never hanging.
+
+The answer comes from `status-cache.json`; when it is older than FRESH_SECONDS a detached `rlark status --refresh`
+lists the Jobs (and reads the alert counts a running TUI or `rlark watch` leaves in `alerts-summary.json`) for the
+next call, so a slow or unreachable cluster only makes the segment older (`?` after STALE_SECONDS), never slow.
+Only the standard library is imported on the answering path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CACHE = "status-cache.json"
+SUMMARY = "alerts-summary.json"
+"""Firing alert counts, written by every running alert evaluator (TUI, `rlark watch`): acks.write_summary."""
+LOCK = "status-refresh.lock"
+"""Holds the running refresher's pid; younger than REFRESH_TIMEOUT means one is under way."""
+FRESH_SECONDS = 10.0
+STALE_SECONDS = 120.0
+SUMMARY_SECONDS = 120.0
+REFRESH_TIMEOUT = 10.0
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "status", parents=parents, help="Running / Failed Jobs and firing alerts in one line (tmux status-right)",
+        description="Jobs Running (▶), Failed (✗) and firing warning/critical alerts (⚠, from a running TUI or "
+                    "`rlark watch`), from a cache refreshed in the background: it answers at once and never hangs.",
+        epilog="tmux.conf:  set -g status-right '#(rlark status --tmux)'  (with set -g status-interval 15)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tmux", action="store_true", help="only the short segment, for status-right")
+    parser.add_argument("--refresh", action="store_true", help=argparse.SUPPRESS)
+    parser.set_defaults(handler=run)
+
+
+def _state_dir() -> Path:
+    override = os.environ.get("RLARK_STATE_DIR")
+    if override:
+        return Path(override)
+    from rlark_tui.config import state_dir
+    return state_dir()
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _count(data: dict, key: str) -> int | None:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def segment(cache: dict, summary: dict, now: float) -> str:
+    """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `?` when the Job counts are old or missing."""
+    running, failed = _count(cache, "running"), _count(cache, "failed")
+    at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
+    parts = ["rlark"]
+    if running is None or failed is None:
+        parts.append("?")
+    else:
+        parts += [f"▶{running}", f"✗{failed}"]
+    summary_at = summary.get("time") if isinstance(summary.get("time"), (int, float)) else None
+    alerts = _count(summary, "alerts")
+    if alerts is not None and summary_at is not None and now - summary_at <= SUMMARY_SECONDS:
+        parts.append(f"⚠{alerts}")
+    if running is not None and (at is None or now - at > STALE_SECONDS):
+        parts.append("?")
+    return " ".join(parts)
+
+
+def _spawn_refresh(root: Path, argv: list[str]) -> None:
+    """Start one detached refresher unless one started within REFRESH_TIMEOUT."""
+    lock = root / LOCK
+    try:
+        if time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
+            return
+    except OSError:
+        pass
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        lock.write_text(str(os.getpid()))
+        child = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv, "--refresh"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        lock.write_text(str(child.pid))
+    except OSError:
+        pass
+
+
+def _global_argv(args: argparse.Namespace) -> list[str]:
+    argv = []
+    for flag in ("kubeconfig", "context", "request_timeout", "server_address", "server_hostname", "client_cert",
+                 "client_key", "ca_cert"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(value)]
+    if getattr(args, "server_insecure_skip_tls_verify", False):
+        argv.append("--server-insecure-skip-tls-verify")
+    return argv + ["status"]
+
+
+def refresh(args: argparse.Namespace, root: Path) -> int:
+    """List the Jobs (bounded in time) and write the cache; the lock goes when done."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.fsutil import remove_quietly, write_private
+    from rlark_tui.model.views import Job
+
+    try:
+        if getattr(args, "request_timeout", None) is None:
+            args.request_timeout = REFRESH_TIMEOUT
+        access = ClusterAccess.from_args(args)
+        try:
+            jobs = [Job(raw) for raw in access.list(JOBS).items]
+        finally:
+            access.close()
+        phases = [job.phase for job in jobs]
+        root.mkdir(parents=True, exist_ok=True)
+        write_private(root / CACHE, json.dumps({"time": time.time(), "running": phases.count("Running"),
+                                                "failed": phases.count("Failed")}), durable=False)
+        return 0
+    except Exception:  # noqa: BLE001 - a refresher that cannot list leaves the old answer (shown as old)
+        return 1
+    finally:
+        remove_quietly(root / LOCK)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = _state_dir()
+    if args.refresh:
+        return refresh(args, root)
+    now = time.time()
+    cache = _read(root / CACHE)
+    at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
+    if at is None or now - at > FRESH_SECONDS:
+        _spawn_refresh(root, _global_argv(args))
+    summary = _read(root / SUMMARY)
+    text = segment(cache, summary, now)
+    if args.tmux:
+        print(text)
+        return 0
+    when = time.strftime("%H:%M:%S", time.localtime(at)) if at is not None else "never"
+    counts = summary.get("counts") if isinstance(summary.get("counts"), dict) else {}
+    detail = ", ".join(f"{name} {value}" for name, value in counts.items() if isinstance(value, int))
+    print(f"{text}    (Jobs as of {when}" + (f"; firing alerts: {detail}" if detail else "") + ")")
+    return 0

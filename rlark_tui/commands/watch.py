@@ -1,0 +1,175 @@
+"""`rlark watch [JOB…] [-A] [-o json]`: one timestamped line per alert fired or resolved and per Job phase change,
+until interrupted; hooks per event (`--exec`, `--webhook`).
+
+The TUI's own reconciler runs headless: the same list+watch, the same `alerts` topic (alertpoll.py) and the same
+rules, thresholds from the config file's `alerts:` section, overridden by the flags of the same names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import signal
+import sys
+import time
+
+from rlark_tui import acks, alertpoll, hooks
+from rlark_tui.config import state_dir
+from rlark_tui.errors import UsageError
+from rlark_tui.model import alerts as rules
+from rlark_tui.model.views import Job
+
+EXIT_CODES = """exit codes:
+  0    interrupted after watching (Ctrl-C, SIGTERM)
+  1    cannot reach the cluster (no kubeconfig, a bad context)
+  2    usage error
+
+Lines: `<time> <severity> <rule> <job> <firing|resolved>: <message>` and `<time> phase <job> <old> -> <new>`.
+-o json: one object per line, {"time", "severity", "rule", "job", "namespace", "object", "message", "state"}
+(a phase change has rule "phase" and its new phase as state). Acknowledged alerts (`a` in the TUI's :alerts)
+stay quiet. --exec runs COMMAND (split like a shell would, never through one) per event with RLARK_ALERT_TIME,
+_SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE set; --webhook POSTs each event. Both retry with
+back-off on their own thread and never hold up the reads; a failing hook is reported on stderr once a minute."""
+
+
+SUMMARY_SECONDS = 30.0
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "watch", parents=parents, help="print alerts and phase changes as they happen (hooks, webhooks)",
+        description="Evaluate the alert rules for every Job in scope and print each alert fired or resolved "
+                    "and each phase change, until interrupted.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("jobs", metavar="JOB", nargs="*", help="only these Jobs (default: all)")
+    parser.add_argument("-A", "--all-namespaces", action="store_true",
+                        help="every Job (the default without JOB; Jobs are cluster-scoped)")
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument("--exec", dest="exec_command", metavar="COMMAND", action="append", default=[],
+                        help="run COMMAND per event (RLARK_ALERT_* variables; no shell)")
+    parser.add_argument("--webhook", metavar="URL", action="append", default=[], help="POST each event to URL")
+    parser.add_argument("--webhook-format", choices=hooks.FORMATS, default="json",
+                        help="the webhook body: the JSON line, or a Slack / Feishu / DingTalk text message")
+    for name, flag in rules.FLAGS.items():
+        parser.add_argument(flag, dest=f"alert_{name}", metavar="N", type=float, default=None,
+                            help=f"alerts.{name} (default {getattr(rules.Thresholds(), name):g})")
+    parser.set_defaults(handler=run)
+
+
+def thresholds(args: argparse.Namespace, base: rules.Thresholds) -> rules.Thresholds:
+    changed = {}
+    for name, flag in rules.FLAGS.items():
+        value = getattr(args, f"alert_{name}", None)
+        if value is None:
+            continue
+        if not 0 <= value < 1e9:
+            raise UsageError(f"{flag}: must be a number of 0 or more")
+        changed[name] = value
+    return dataclasses.replace(base, **changed)
+
+
+class Printer:
+    """Turns Snapshots into lines: new events of the alert book, phase changes of the Jobs in scope."""
+
+    def __init__(self, key: str, as_json: bool, hook_list: list[hooks.Hook], out=None) -> None:
+        self.key = key
+        self.as_json = as_json
+        self.hooks = hook_list
+        self.out = out or sys.stdout
+        self.seq = 0
+        self.phases: dict[str, str] | None = None
+        self._jobs = None
+        self._counts: dict[str, int] | None = None
+        self._summary_at = float("-inf")
+
+    def snapshot(self, snapshot) -> None:
+        if snapshot.jobs is not self._jobs and "jobs" in _listed(snapshot):
+            self._jobs = snapshot.jobs
+            self._phases(snapshot)
+        state = snapshot.alerts.get(self.key)
+        if isinstance(state, alertpoll.AlertsState):
+            for event in state.book.events_after(self.seq):
+                self.emit(event.record(), event.line())
+            self.seq = state.book.seq
+            self._summary(state.book.counts())
+
+    def _summary(self, counts: dict[str, int]) -> None:
+        """Leave the counts for `rlark status` when they change, and every SUMMARY_SECONDS."""
+        now = time.monotonic()
+        if counts != self._counts or now - self._summary_at >= SUMMARY_SECONDS:
+            self._counts, self._summary_at = counts, now
+            try:
+                acks.write_summary(state_dir(), counts)
+            except OSError:
+                pass
+
+    def _phases(self, snapshot) -> None:
+        now = {name: Job(raw).phase or "Pending" for name, raw in snapshot.jobs.items()
+               if alertpoll.in_scope(self.key, name)}
+        if self.phases is not None:
+            for name, phase in now.items():
+                old = self.phases.get(name, "")
+                if phase != old:
+                    self._phase(snapshot, name, old, phase)
+        self.phases = now
+
+    def _phase(self, snapshot, name: str, old: str, new: str) -> None:
+        at = time.time()
+        namespace = next((key.partition("/")[0] for key in snapshot.tasks
+                          if key.partition("/")[2] == Job(snapshot.jobs[name]).head_task_name), "")
+        record = {"time": rules.iso(at), "severity": "info", "rule": "phase", "job": name, "namespace": namespace,
+                  "object": name, "message": f"phase {old or '-'} -> {new}", "state": new}
+        self.emit(record, f"{rules.iso(at)} phase {name} {old or '-'} -> {new}")
+
+    def emit(self, record: dict, line: str) -> None:
+        self.out.write((json.dumps(record, ensure_ascii=False) if self.as_json else line) + "\n")
+        self.out.flush()
+        for hook in self.hooks:
+            hook.post(record, line)
+
+
+def _listed(snapshot) -> set[str]:
+    """The kinds the control plane has listed: Jobs are known once the source is connected or stale."""
+    state = snapshot.sources.get("control plane")
+    return {"jobs"} if state is not None and (state.status == "connected" or snapshot.jobs) else set()
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.messages import SnapshotChanged
+    from rlark_tui.reconciler import Reconciler
+
+    def report(text: str) -> None:
+        print(f"rlark watch: {text}", file=sys.stderr, flush=True)
+
+    if args.jobs and args.all_namespaces:
+        raise UsageError("give Job names or -A, not both")
+    access = ClusterAccess.from_args(args)
+    access.config = dataclasses.replace(access.config, alerts=thresholds(args, access.config.alerts))
+    hook_list = [hooks.webhook(url, args.webhook_format, report) for url in args.webhook]
+    hook_list += [hooks.command(text, report) for text in args.exec_command]
+    key = alertpoll.scope_key(args.jobs)
+    printer = Printer(key, args.output == "json", hook_list)
+    reconciler = Reconciler(access)
+    reconciler.subscribe(alertpoll.ALERTS, key)
+
+    def post(message) -> None:
+        if isinstance(message, SnapshotChanged):
+            printer.snapshot(message.snapshot)
+
+    def interrupted(_signum, _frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        asyncio.run(reconciler.run(post))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        reconciler.stop()
+        for hook in hook_list:
+            hook.close()
+        access.close()
+    return 0

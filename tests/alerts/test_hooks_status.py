@@ -1,0 +1,132 @@
+"""Hooks of `rlark watch` (no shell, bounded queue, a failing hook reported once) and `rlark status --tmux` (an
+answer from the cache at once, refreshed in the background, also when the cluster does not answer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from rlark_tui import acks, hooks
+from rlark_tui.commands.status import CACHE, segment
+
+RECORD = {"time": "2026-12-01T03:07:19Z", "severity": "critical", "rule": "run-crashed", "job": "ppo",
+          "namespace": "rlark-gpu-a", "object": "ppo", "message": "boom $(touch PWNED); `touch PWNED2` 'q\"",
+          "state": "firing"}
+
+
+def test_exec_hook_gets_variables_and_no_shell(tmp_path):
+    out = tmp_path / "env.json"
+    script = tmp_path / "hook.py"
+    script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() "
+                      "if k.startswith('RLARK_ALERT_')}, open(sys.argv[1], 'w'))\n")
+    hook = hooks.command(f"{sys.executable} {script} {out}", report=lambda text: None)
+    hook.post(RECORD, "line")
+    hook.close()
+    got = json.loads(out.read_text())
+    assert got["RLARK_ALERT_RULE"] == "run-crashed" and got["RLARK_ALERT_MESSAGE"] == RECORD["message"]
+    assert set(got) == {f"RLARK_ALERT_{k.upper()}" for k in RECORD}
+    assert not list(tmp_path.glob("PWNED*")) and not os.path.exists("PWNED")
+
+
+def test_a_failing_hook_is_reported_once_and_never_blocks():
+    reports, started = [], threading.Event()
+
+    def deliver(record, line):
+        started.set()
+        time.sleep(0.01)
+        raise RuntimeError("HTTP 500")
+
+    hook = hooks.Hook("webhook http://127.0.0.1:9", deliver, reports.append, backoff=(0.0,))
+    begin = time.monotonic()
+    for _ in range(hooks.QUEUE_SIZE * 2):
+        hook.post(RECORD, "line")
+    posting = time.monotonic() - begin
+    assert started.wait(5)
+    hook.close(wait=0.5)
+    assert posting < 2.0
+    assert len(reports) == 2  # the first failure, then what was left at close; not one per event
+    assert reports[0].startswith("webhook http://127.0.0.1:9: 1 event(s) not delivered (HTTP 500)")
+    assert any("dropped (queue full)" in report for report in reports)
+    assert "event(s) not delivered (HTTP 500)" in reports[1]
+
+
+def test_webhook_formats_and_a_refused_url_says_only_the_host():
+    line = "2026-12-01T03:07:19Z critical run-crashed ppo firing: boom"
+    assert hooks.payload(RECORD, line, "slack") == {"text": line}
+    assert hooks.payload(RECORD, line, "feishu") == {"msg_type": "text", "content": {"text": line}}
+    assert hooks.payload(RECORD, line, "dingtalk") == {"msgtype": "text", "text": {"content": line}}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    reports = []
+    hook = hooks.webhook(f"http://127.0.0.1:{port}/hook?access_token=SECRETTOKEN", "dingtalk", reports.append)
+    hook._backoff = (0.0,)
+    hook.post(RECORD, line)
+    hook.close(wait=3)
+    assert reports and all("SECRETTOKEN" not in r for r in reports)
+    assert reports[0].startswith(f"webhook http://127.0.0.1:{port}: 1 event(s) not delivered")
+
+
+def test_segment():
+    now = 1000.0
+    assert segment({"time": now, "running": 3, "failed": 1}, {"time": now, "alerts": 2}, now) == "rlark ▶3 ✗1 ⚠2"
+    assert segment({"time": now, "running": 3, "failed": 1}, {"time": now - 500, "alerts": 2}, now) == "rlark ▶3 ✗1"
+    assert segment({"time": now - 500, "running": 3, "failed": 0}, {}, now) == "rlark ▶3 ✗0 ?"
+    assert segment({}, {}, now) == "rlark ?"
+
+
+def _status(env, *argv):
+    return subprocess.run([sys.executable, "-m", "rlark_tui", *argv, "status", "--tmux"], env=env,
+                          capture_output=True, text=True, timeout=10)
+
+
+def test_status_tmux_answers_from_the_cache_and_refreshes_in_the_background(plain_sandbox, tmp_path):
+    state = tmp_path / "state"
+    env = {**os.environ, "KUBECONFIG": str(plain_sandbox.kubeconfig), "RLARK_STATE_DIR": str(state),
+           "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    first = _status(env)
+    assert first.returncode == 0 and first.stdout == "rlark ?\n"
+    deadline = time.monotonic() + 30
+    while not (state / CACHE).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    acks.write_summary(state, {"critical": 1, "warning": 1, "info": 3})
+    second = _status(env)
+    assert second.returncode == 0
+    assert second.stdout.startswith("rlark ▶") and second.stdout.strip().endswith("⚠2")
+    assert oct((state / CACHE).stat().st_mode & 0o777) == "0o600"
+
+
+def test_status_tmux_does_not_hang_on_a_silent_cluster(tmp_path):
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{silent.getsockname()[1]}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / CACHE).write_text(json.dumps({"time": time.time() - 30, "running": 2, "failed": 0}))
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "RLARK_STATE_DIR": str(state),
+           "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    try:
+        answer = _status(env)
+        assert answer.returncode == 0 and answer.stdout == "rlark ▶2 ✗0\n"
+    finally:
+        silent.close()
+        lock = state / "status-refresh.lock"
+        if lock.exists():  # the refresher it started would give up by itself; end it now
+            try:
+                os.kill(int(lock.read_text()), signal.SIGTERM)
+            except (ProcessLookupError, ValueError):
+                pass

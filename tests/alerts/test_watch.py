@@ -1,0 +1,66 @@
+"""`rlark watch -A -o json --webhook …` against the shared sandbox: each faulty Job gives its JSON line and a POST
+within 30 s of the fault (the stall within 30 s of its threshold), no secret in either; `rlark wait` both ways."""
+
+from __future__ import annotations
+
+import time
+
+from tests.alerts.conftest import NAMES, SECRET
+from tests.clirun import cli_runner
+
+EXPECTED = [("run-crashed", NAMES["crash"]), ("run-oom", NAMES["crash"]), ("pod-backoff", NAMES["exit"]),
+            ("job-failed", NAMES["exit"]), ("pod-oomkilled", NAMES["oom"]), ("progress-stalled", NAMES["stall"])]
+
+
+def fail_job(sandbox, name: str) -> None:
+    """The controller's verdict on a Job whose Task failed (the sandbox's agent runs StatefulSets, which the
+    platform never fails), written into the sandbox's store: Failed is terminal, so it stays."""
+    def failed(job: dict) -> dict:
+        job["status"] = {**(job.get("status") or {}), "phase": "Failed", "message": "Task actor failed: exit 1"}
+        return job
+    sandbox.call(lambda: sandbox.store.mutate("jobs", name, failed))
+
+
+def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, plain_sandbox):
+    watch, receiver, submitted, _ = faulty
+    watch.wait_for(lambda l: l["rule"] == "pod-backoff" and l["job"] == NAMES["exit"], "the exit-1 Job's back-off")
+    fail_job(plain_sandbox, NAMES["exit"])
+    seen = {}
+    for rule, job in EXPECTED:
+        line = watch.wait_for(lambda l, r=rule, j=job: l["rule"] == r and l["job"] == j and l["state"] == "firing",
+                              f"{rule} of {job}")
+        seen[rule, job] = line
+        assert set(line) == {"time", "severity", "rule", "job", "namespace", "object", "message", "state"}
+    crashed = seen["run-crashed", NAMES["crash"]]
+    assert crashed["severity"] == "critical" and crashed["namespace"] == "rlark-gpu-a"
+    assert "EmbodiedFSDPActor's function run_training" in crashed["message"]
+    assert seen["pod-oomkilled", NAMES["oom"]]["object"] == f"{NAMES['oom']}-actor-0"
+    assert seen["run-oom", NAMES["crash"]]["object"] == f"{NAMES['crash']}-actor-0"
+    assert "Task actor failed: exit 1" in seen["job-failed", NAMES["exit"]]["message"]
+    # the Jobs were submitted together; every alert came within 30 s of its fault (the stall: of its 5 s limit)
+    assert time.time() - submitted < 90
+    phase = watch.wait_for(lambda l: l["rule"] == "phase" and l["job"] == NAMES["exit"] and l["state"] == "Failed",
+                           "the Failed phase line")
+    assert phase["message"].endswith("-> Failed")
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(
+            any(b["rule"] == r and b["job"] == j for b in receiver.bodies) for r, j in EXPECTED):
+        time.sleep(0.1)
+    for rule, job in EXPECTED:
+        body = next(b for b in receiver.bodies if b["rule"] == rule and b["job"] == job)
+        assert body == seen[rule, job]
+    everything = "".join(watch.text) + b"".join(receiver.raw).decode()
+    assert SECRET not in everything and "HF_TOKEN=***" in everything
+
+
+def test_wait_both_ways(faulty, plain_sandbox, capsys):
+    run = cli_runner(plain_sandbox.kubeconfig, capsys)
+    reached = run("wait", NAMES["crash"], "--for", "phase=Running", "--timeout", "60s")
+    assert reached.code == 0, reached.err
+    assert reached.out.strip() == f"job {NAMES['crash']} is Running"
+    impossible = run("wait", NAMES["exit"], "--for", "phase=Succeeded", "--timeout", "60s")
+    assert impossible.code == 1
+    assert f"job {NAMES['exit']} is Failed" in impossible.err and "can no longer become Succeeded" in impossible.err
+    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "2s")
+    assert timed_out.code == 2 and "timed out" in timed_out.err and "step 1/40" in timed_out.err
