@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 
 from rlark_tui import messages
 from rlark_tui.actions import Actions
+from rlark_tui.app_console import ConsoleViews
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
@@ -82,7 +83,7 @@ class RlarkCommands(Provider):
                 yield Hit(score, matcher.highlight(text), command, help=help_text)
 
 
-class RlarkApp(App[int]):
+class RlarkApp(ConsoleViews, App[int]):
     """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
 
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss"), stylesheet("metrics.tcss")]
@@ -304,7 +305,7 @@ class RlarkApp(App[int]):
         self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
 
     def run_command(self, text: str) -> None:
-        """`:` command mode: jobs, nodes, workflows, ns [NAME|all], ctx [NAME], q."""
+        """`:` command mode: jobs, nodes, clusters, workflows, storage, sshkeys, ns [NAME|all], ctx [NAME], q."""
         words = text.strip().lstrip(":").split()
         if not words:
             return
@@ -327,9 +328,9 @@ class RlarkApp(App[int]):
             self._command_ctx(args)
         elif command in ("q", "quit", "exit"):
             self.exit(0)
-        else:
-            self.notify(f"unknown command :{command} — try :jobs, :nodes, :workflows, :ns, :ctx or :q",
-                        severity="warning")
+        elif not self.console_command(command):
+            self.notify(f"unknown command :{command} — try :jobs, :nodes, :clusters, :workflows, :storage, "
+                        ":sshkeys, :ns, :ctx or :q", severity="warning")
 
     def _command_ns(self, args: list[str]) -> None:
         if args:

@@ -121,3 +121,39 @@ class OpenDiff(Message):
         super().__init__()
         self.first = first
         self.second = second
+
+
+class OpenNode(Message):
+    """Open the detail of Node CR `key` (`<cluster namespace>/<name>`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+
+class OpenNodes(Message):
+    """Open `:nodes`, filtered to one cluster namespace (empty: all)."""
+
+    def __init__(self, cluster: str = "") -> None:
+        super().__init__()
+        self.cluster = cluster
+
+
+class DownloadObject(Message):
+    """Ask where to download a storage object (or a whole folder, `key` ending in `/`) and download it there."""
+
+    def __init__(self, storage_class: str, cluster: str, key: str, size: int | None = None) -> None:
+        super().__init__()
+        self.storage_class, self.cluster, self.key, self.size = storage_class, cluster, key, size
+
+
+class AddSshKey(Message):
+    """Ask for a `.pub` file and register its key (rlark_tui.actions)."""
+
+
+class DeleteSshKey(Message):
+    """Ask to delete registered SSH key `index` of `user` (a confirm dialog, then rlark_tui.actions)."""
+
+    def __init__(self, user: str, index: int, label: str) -> None:
+        super().__init__()
+        self.user, self.index, self.label = user, index, label

@@ -39,6 +39,12 @@ METRICS = "metrics"
 """A Job's scalar series (the Metrics tab while shown, the compare screen)."""
 WORKFLOWS = "workflows"
 """Every Workflow of the control plane (the Workflows view while open), under ALL_KEY."""
+STORAGE = "storage"
+"""Storage classes (key ALL_KEY: `Listed` of {storageClass, cluster}) and folders (key `storage_key(...)`: a
+`Folder`) of the gateway's storage file API, while the Storage view is open."""
+SSH_KEYS = "sshkeys"
+"""The gateway's registered SSH keys (`Listed` of its entries) under ALL_KEY, while the SSH keys view is open."""
+MAX_FOLDER_ENTRIES = 2000
 ALL_KEY = "all"
 GATEWAY_KEY = "gateway"
 """The one key of the LOOKUPS topic (the gateway is one per context)."""
@@ -204,6 +210,55 @@ def fetch_lookups(access: ClusterAccess, snapshot: Snapshot, key: str) -> Gatewa
         notes=tuple(notes))
 
 
+@dataclass(frozen=True)
+class Folder:
+    """One folder of a storage class as last listed (`model.storage.Entry`s, every page up to MAX_FOLDER_ENTRIES),
+    or why the listing failed (the last good entries stay)."""
+
+    entries: tuple = ()
+    truncated: bool = False
+    error: str = ""
+
+
+def storage_key(storage_class: str, cluster: str, prefix: str) -> str:
+    """The STORAGE key of a folder (class names and agent IDs hold no `|`; the prefix may)."""
+    return f"{storage_class}|{cluster}|{prefix}"
+
+
+def fetch_storage(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed | Folder:
+    previous = snapshot.storage.get(key)
+    if key == ALL_KEY:
+        try:
+            classes = access.storage_class_clusters()
+        except (ApiError, Unreachable) as exc:
+            return Listed(previous.items if isinstance(previous, Listed) else (), str(exc))
+        return Listed(tuple({"storageClass": name, "cluster": cluster}
+                            for name, clusters in sorted(classes.items()) for cluster in clusters))
+    from rlark_tui.model.storage import parse_page
+
+    storage_class, cluster, prefix = key.split("|", 2)
+    entries, marker = [], ""
+    try:
+        while len(entries) < MAX_FOLDER_ENTRIES:
+            page = parse_page(access.storage_list(storage_class, cluster, prefix, marker=marker, max_keys=500),
+                              prefix)
+            entries.extend(page.entries)
+            if not page.truncated or not page.next_marker or page.next_marker == marker:
+                return Folder(tuple(entries))
+            marker = page.next_marker
+    except (ApiError, Unreachable) as exc:
+        return Folder(previous.entries if isinstance(previous, Folder) else (), error=str(exc))
+    return Folder(tuple(entries[:MAX_FOLDER_ENTRIES]), truncated=True)
+
+
+def fetch_ssh_keys(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed:
+    try:
+        return Listed(tuple(access.ssh_keys()))
+    except (ApiError, Unreachable) as exc:
+        previous = snapshot.sshkeys.get(key)
+        return Listed(previous.items if previous is not None else (), str(exc))
+
+
 def fetch_workflows(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed:
     try:
         return Listed(tuple(access.list(WORKFLOW_KIND).items))
@@ -222,4 +277,6 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, alertpoll.fetch_alerts),
+    Topic(STORAGE, 15.0, fetch_storage),
+    Topic(SSH_KEYS, 10.0, fetch_ssh_keys),
 )}

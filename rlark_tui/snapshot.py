@@ -54,6 +54,11 @@ class Snapshot:
     alerts: Mapping[str, object] = field(default_factory=_frozen)
     """Scope key (`alertpoll.ALL_KEY` or Job names) -> the alert book and what its next round needs
     (`alertpoll.AlertsState`)."""
+    storage: Mapping[str, object] = field(default_factory=_frozen)
+    """`polls.ALL_KEY` -> the storage classes and their clusters (`polls.Listed`); `polls.storage_key(...)` -> one
+    folder (`polls.Folder`), while the Storage view shows it."""
+    sshkeys: Mapping[str, object] = field(default_factory=_frozen)
+    """`polls.ALL_KEY` -> the gateway's registered SSH keys (`polls.Listed`), while the SSH keys view is open."""
     lookups: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.GATEWAY_KEY` -> what the gateway offers a new Job (`polls.GatewayLookups`)."""
     version: int = 0

@@ -64,7 +64,8 @@ class RlarkScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
-        yield CommandBar(placeholder=":jobs  :nodes  :workflows  :ns NAME  :ctx NAME  :q", id="command-bar")
+        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :ns NAME  :ctx NAME  :q",
+                         id="command-bar")
         yield KeyBar(id="key-bar")
 
     def compose_body(self) -> ComposeResult:
@@ -118,3 +119,16 @@ class RlarkScreen(Screen):
         text = event.value
         bar.action_close()
         self.rlark.run_command(text)
+
+
+class TableScreen(RlarkScreen):
+    """A screen whose body is one LiveTable: focused on mount and whenever a bar closes."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.focus_body()
+
+    def focus_body(self) -> None:
+        from rlark_tui.widgets.live_table import LiveTable
+
+        self.query_one(LiveTable).focus()

@@ -13,7 +13,10 @@ from textual.widgets import Static
 
 COMMANDS_HELP = (
     (":jobs", "the job list"),
-    (":nodes", "the Node list (of the current namespace)"),
+    (":nodes", "the Node list (of the current namespace); enter opens a Node's detail"),
+    (":clusters", "member clusters: nodes online, GPUs free/total by model, running Jobs; enter: their Nodes"),
+    (":storage", "storage classes, their folders and objects; enter opens / downloads, w downloads a folder"),
+    (":sshkeys", "registered SSH keys; a adds a .pub file, ctrl+d deletes"),
     (":ns [NAME|all]", "choose a namespace (cluster) for the Node list"),
     (":ctx [NAME]", "list kubeconfig contexts / switch to one"),
     (":q", "quit"),

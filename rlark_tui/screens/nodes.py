@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from rlark_tui.messages import OpenNode
 from rlark_tui.model import Node, keys
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.model.timefmt import parse_time
@@ -60,7 +61,7 @@ def namespaces(index: SnapshotIndex) -> list[str]:
 
 
 class NodeListScreen(RlarkScreen):
-    """The Node CRs; esc returns to the job list."""
+    """The Node CRs (of one cluster when opened from `:clusters`); enter opens a Node, esc returns to the job list."""
 
     crumb = "Nodes"
     BINDINGS = [
@@ -70,6 +71,13 @@ class NodeListScreen(RlarkScreen):
         Binding("S", "sort('phase')", "Sort phase", show=False),
         Binding("A", "sort('age')", "Sort age", show=False),
     ]
+
+    def __init__(self, cluster: str = "") -> None:
+        super().__init__()
+        self.cluster = cluster
+        """Only this cluster namespace's Nodes (empty: the chosen namespace's, or all)."""
+        if cluster:
+            self.crumb = f"Nodes of {cluster}"
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Nodes: text or regex (esc clears)", id="node-filter")
@@ -89,7 +97,7 @@ class NodeListScreen(RlarkScreen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         now = datetime.now(timezone.utc)
-        namespace = self.rlark.namespace
+        namespace = self.cluster or self.rlark.namespace
         self.query_one(LiveTable).sync(node_row(node, now) for node in index.nodes
                                        if not namespace or node.namespace == namespace)
         self._update_message()
@@ -103,7 +111,7 @@ class NodeListScreen(RlarkScreen):
         matcher = self.query_one(FilterBar).matcher
         message = ""
         if not table.total_count:
-            message = f"No Nodes in {self.rlark.namespace or 'any namespace'}."
+            message = f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}."
         elif not table.row_count:
             message = f"No Nodes match the filter {matcher.text!r}."
         if matcher.error:
@@ -114,6 +122,10 @@ class NodeListScreen(RlarkScreen):
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        self.post_message(OpenNode(event.row_key))
 
     def action_sort(self, column: str) -> None:
         self.query_one(LiveTable).sort_by(column)

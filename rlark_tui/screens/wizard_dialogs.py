@@ -17,17 +17,18 @@ class PathScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, hint: str, value: str = "") -> None:
+    def __init__(self, title: str, hint: str, value: str = "", placeholder: str = "path/to/draft.yaml") -> None:
         super().__init__()
         self.title_text = title
         self.hint = hint
         self.value = value
+        self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
         with Vertical(id="wizard-path-dialog"):
             yield Static(self.title_text, id="wizard-path-title", markup=False)
             yield Static(self.hint, id="wizard-path-hint", markup=False)
-            yield Input(self.value, placeholder="path/to/draft.yaml", id="wizard-path-input")
+            yield Input(self.value, placeholder=self.placeholder, id="wizard-path-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -1,0 +1,83 @@
+"""NodeDetailScreen (`:nodes` → enter): one Node CR as the console's NodeDetailReal shows it — metadata (city,
+category, GPU and device models), conditions, capacity / allocatable / reserved / free, image pull progress, labels,
+events, and the Workers on it across Jobs (enter opens the Job). model/nodeinfo.py derives it from the Snapshot."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from rlark_tui.messages import OpenJob
+from rlark_tui.model import nodeinfo
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.model.views import Node
+from rlark_tui.screens.base import TableScreen
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+WORKER_COLUMNS = (
+    Column("worker", "WORKER"),
+    Column("job", "JOB"),
+    Column("role", "ROLE"),
+    Column("phase", "PHASE"),
+    Column("ip", "IP"),
+    Column("requests", "REQUESTS"),
+)
+
+
+class NodeDetailScreen(TableScreen):
+    crumb = "Node"
+    BINDINGS = [Binding("escape", "back", "Back")]
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.node_key = key
+        self.detail: nodeinfo.NodeDetail | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="node-detail-summary"):
+            yield Static("", id="node-detail-text", markup=False)
+        yield Static("Workers", id="node-detail-workers-title", markup=False)
+        yield LiveTable(WORKER_COLUMNS, id="node-worker-table")
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        raw = index.snapshot.nodes.get(self.node_key)
+        text = self.query_one("#node-detail-text", Static)
+        if raw is None:
+            text.update(f"Node {self.node_key} is not in the current snapshot (deleted, or another context).")
+            self.query_one(LiveTable).sync([])
+            return
+        snapshot = index.snapshot
+        detail = nodeinfo.node_detail(Node(raw), snapshot.pods.values(),
+                                      nodeinfo.tasks_by_name(snapshot.tasks.values()))
+        self.detail = detail
+        self.crumb = f"Node {detail.name}"
+        text.update(self._summary(detail))
+        self.query_one("#node-detail-workers-title", Static).update(
+            f"Workers on {detail.name} ({len(detail.workers)}; enter opens the Job)")
+        self.query_one(LiveTable).sync(
+            Row(w.key, (w.name, w.job, w.role, w.phase, w.ip, ", ".join(f"{k}={v}" for k, v in w.requests) or "-"),
+                (w.name, w.job, w.role, w.phase, w.ip, "")) for w in detail.workers)
+
+    @staticmethod
+    def _summary(detail: nodeinfo.NodeDetail) -> str:
+        text = nodeinfo.describe_node_text(detail)
+        before, marker, after = text.partition("\nWorkers (")
+        if not marker:
+            return text
+        rest = after.split("\n")
+        i = 1
+        while i < len(rest) and rest[i].startswith("  "):
+            i += 1
+        return "\n".join([before, *rest[i:]])
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        worker = next((w for w in (self.detail.workers if self.detail else ()) if w.key == event.row_key), None)
+        if worker is not None:
+            self.post_message(OpenJob(worker.job))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,77 @@
+"""SSHKeysScreen (`:sshkeys`): the SSH public keys the console registers (`ssh-user-keys`, SSHKeys.tsx), with
+their fingerprints; `a` adds the key of a `.pub` file (checked before it is sent), `ctrl+d` deletes the selected
+one after a confirmation. Both through the app and rlark_tui.actions: in read-only mode the keys stay listed
+and say the refusal."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from rlark_tui.messages import AddSshKey, DeleteSshKey
+from rlark_tui.model.sshkey import KeyRow, key_rows
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.polls import ALL_KEY, SSH_KEYS
+from rlark_tui.screens.base import TableScreen
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+COLUMNS = (Column("user", "USER"), Column("index", "INDEX"), Column("type", "TYPE"),
+           Column("fingerprint", "FINGERPRINT"), Column("comment", "COMMENT"), Column("added", "ADDED"))
+
+
+class SSHKeysScreen(TableScreen):
+    crumb = "SSH keys"
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("a", "add_key", "Add key (.pub)"),
+        Binding("ctrl+d", "delete_key", "Delete key"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: dict[str, KeyRow] = {}
+
+    def compose_body(self) -> ComposeResult:
+        yield LiveTable(COLUMNS, id="sshkey-table")
+        yield Static("", id="sshkey-message", markup=False)
+
+    def on_mount(self) -> None:
+        self.services.subscribe(SSH_KEYS, ALL_KEY)
+        super().on_mount()
+
+    def on_unmount(self) -> None:
+        self.services.unsubscribe(SSH_KEYS, ALL_KEY)
+        super().on_unmount()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        listed = index.snapshot.sshkeys.get(ALL_KEY)
+        rows = key_rows(list(listed.items)) if listed is not None else []
+        self._rows = {f"{r.raw_user}\x1f{r.index}": r for r in rows}
+        self.query_one(LiveTable).sync(
+            Row(key, (r.user, str(r.index), r.type, r.fingerprint, r.comment or "-", r.added_at or "-"),
+                (r.user, r.index, r.type, r.fingerprint, r.comment, r.added_at)) for key, r in self._rows.items())
+        if listed is None:
+            message = "Listing SSH keys…"
+        elif listed.error:
+            message = f"ssh keys: {listed.error}"
+        elif not rows:
+            message = "No SSH keys registered: `a` adds one from a .pub file."
+        else:
+            message = ""
+        self.query_one("#sshkey-message", Static).update(message)
+
+    def action_add_key(self) -> None:
+        self.post_message(AddSshKey())
+
+    def action_delete_key(self) -> None:
+        row = self._rows.get(self.query_one(LiveTable).selected_key or "")
+        if row is None:
+            self.notify("no key selected", severity="warning")
+            return
+        self.post_message(DeleteSshKey(row.raw_user, row.index, f"{row.user}'s key {row.index} ({row.type} "
+                                                                  f"{row.fingerprint})"))
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
