@@ -79,6 +79,13 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
              max_bytes: int = MAX_DOWNLOAD, on_progress: Callable[[int, int | None], None] | None = None,
              pool: urllib3.PoolManager | None = None) -> Downloaded:
     """Stream object `entry` to `target` (its directory must exist). Raises DownloadError (one line)."""
+    try:
+        return _download(access, storage_class, cluster, entry, target, max_bytes, on_progress, pool)
+    except OSError as exc:  # the local side: a directory we may not write, a full disk
+        raise DownloadError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
+
+
+def _download(access, storage_class, cluster, entry, target, max_bytes, on_progress, pool) -> Downloaded:
     if entry.size is not None and entry.size > max_bytes:
         raise DownloadError(f"{clean(entry.key)} is {entry.size} bytes, more than the limit of {max_bytes} "
                             "(--max-size)")
@@ -125,7 +132,7 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
                     digest_md5.update(chunk)
                     if on_progress:
                         on_progress(size, entry.size)
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
+            except urllib3.exceptions.HTTPError as exc:
                 out.flush()
                 raise DownloadError(f"download of {clean(entry.key)} cut after {size} of "
                                     f"{entry.size if entry.size is not None else '?'} bytes "

@@ -82,6 +82,7 @@ async def test_node_detail_and_clusters(access):
 async def test_storage_browse_and_download(access, tmp_path):
     data = b"checkpoint-bytes" * 1000
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt", data)
+    Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin", b"opt")
     app = RlarkApp(access)
     try:
         async with app.run_test(size=(150, 45)) as pilot:
@@ -108,10 +109,20 @@ async def test_storage_browse_and_download(access, tmp_path):
             assert (tmp_path / "got.pt").read_bytes() == data
             assert hashlib.sha256(data).hexdigest()[:16] in notes(app)
             await pilot.press("backspace")
-            await wait_for(pilot, lambda: "tui-browse/ckpt/" in app.screen.query_one("#storage-folder-table").visible_keys,
-                           "up one folder")
+            table = app.screen.query_one("#storage-folder-table")
+            await wait_for(pilot, lambda: "tui-browse/ckpt/" in table.visible_keys, "up one folder")
+            table.select_key("tui-browse/ckpt/")
+            await pilot.press("w")  # the whole folder, keys kept as paths below the chosen directory
+            await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the folder download dialog")
+            app.screen.query_one("Input").value = str(tmp_path / "folder")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: (tmp_path / "folder" / "actor" / "opt.bin").exists(), "the folder copy",
+                           show=notes)
+            assert (tmp_path / "folder" / "model.pt").read_bytes() == data
+            assert (tmp_path / "folder" / "actor" / "opt.bin").read_bytes() == b"opt"
     finally:
         Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt")
+        Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin")
 
 
 def _pub(tmp_path) -> str:

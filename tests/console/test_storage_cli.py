@@ -112,3 +112,15 @@ def test_cut_download_resumes_with_range(rlark, checkpoint, tmp_path):
     assert got.code == 0, got.err
     assert "resumed at byte 7" in got.out and "matches the listing's ETag" in got.out
     assert (dest / "w.pt").read_bytes() == data and not part.exists()
+
+
+def test_download_bounds_and_local_errors_are_one_line(rlark, checkpoint, tmp_path):
+    weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
+    big = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(tmp_path / "w.pt"), "--max-size", "10")
+    assert big.code == 1 and "more than the limit of 10 (--max-size)" in big.err
+    assert len(big.err.strip().splitlines()) == 1 and not (tmp_path / "w.pt").exists()
+    data = checkpoint[weights].read_bytes()
+    (tmp_path / f".w.pt.{hashlib.md5(data).hexdigest()[:16]}.part").mkdir()  # the part file cannot be written
+    denied = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(tmp_path / "w.pt"))
+    assert denied.code == 1 and denied.err.startswith("error: cannot write ")
+    assert len(denied.err.strip().splitlines()) == 1 and not (tmp_path / "w.pt").exists()
