@@ -20,7 +20,8 @@ from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import server as srv
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
-from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
+from rlark_tui.cluster.transport import request_timeout
 from rlark_tui.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
@@ -35,13 +36,6 @@ BACKOFF_MAX = 15.0
 PARALLEL_REQUESTS = 8
 T = TypeVar("T")
 R = TypeVar("R")
-MAX_REQUEST_TIMEOUT = 30 * 86400.0  # a month outlasts any request or watch; past ~292 years a socket timeout overflows
-
-
-@dataclass(frozen=True)
-class ListResult:
-    items: list[dict]
-    resource_version: str
 
 
 @dataclass(frozen=True)
@@ -133,10 +127,7 @@ class ClusterAccess:
     @classmethod
     def from_args(cls, args) -> "ClusterAccess":
         """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`, rlark-server's flags)."""
-        timeout = getattr(args, "request_timeout", None)
-        if timeout is not None and not 0 < timeout <= MAX_REQUEST_TIMEOUT:
-            raise UsageError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:.0f} seconds "
-                             "(30 days)")
+        timeout = request_timeout(args)
         config = load_config()
         return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config,
                         request_timeout=timeout, server_options=srv.ServerOptions.from_sources(args, config))
@@ -233,20 +224,9 @@ class ClusterAccess:
 
     def list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None, timeout: float | None = None) -> ListResult:
-        query = []
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
         body = self.http.json("GET", kind.path(namespace), Request("list", kind.plural, namespace=namespace),
-                              query, timeout=timeout or self.request_timeout)
-        if not isinstance(body, dict):
-            raise ApiError(f"control plane returned a non-JSON answer to list {kind.plural}")
-        items = [i for i in body.get("items") or [] if isinstance(i, dict)]
-        for item in items:
-            item.setdefault("kind", kind.kind)
-            item.setdefault("apiVersion", "rlinf.io/v1alpha1")
-        return ListResult(items, str((body.get("metadata") or {}).get("resourceVersion") or ""))
+                              selector_query(label_selector, field_selector), timeout=timeout or self.request_timeout)
+        return list_result(body, kind)
 
     def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
         return self._object("GET", kind, name, namespace, "get")
@@ -293,10 +273,7 @@ class ClusterAccess:
         query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
         if resource_version:
             query.append(("resourceVersion", resource_version))
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
+        query += selector_query(label_selector, field_selector)
         return self.http.stream(kind.path(namespace), Request("watch", kind.plural, namespace=namespace), query,
                                 read_timeout=timeout_seconds + 15)
 

@@ -10,9 +10,8 @@ import json
 import re
 import socket
 import ssl
+import sys
 from dataclasses import dataclass
-
-import urllib3.exceptions
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.redact import redact_text
@@ -125,17 +124,19 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
     return ApiError(f"{req.source} {what} on {req.verb} {target}: {message or 'no message'}", status, reason)
 
 
-def transport_error(exc: BaseException, req: Request, timeout: float | None = None) -> Unreachable:
-    """Map a socket / TLS / timeout failure to one line naming the source and URL."""
+def transport_error(exc: BaseException, req: Request, timeout: float | None = None,
+                    connecting: bool = False) -> Unreachable:
+    """Map a socket / TLS / timeout failure to one line naming the source and URL. `connecting`: `exc` came
+    from opening the connection (a plain socket's timeout does not say so; urllib3's ConnectTimeoutError does)."""
     where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
     root = _root(exc)
-    if any(type(e) is urllib3.exceptions.ConnectTimeoutError for e in _chain(exc)) or (
-            isinstance(root, (socket.timeout, TimeoutError)) and "handshake" in str(root).lower()):
+    if any(_is_urllib3(e, "ConnectTimeoutError", exactly=True) for e in _chain(exc)) or (
+            isinstance(root, (socket.timeout, TimeoutError)) and (connecting or "handshake" in str(root).lower())):
         return Unreachable(f"timed out connecting to {where} ({req.verb} {req.target()})", "timeout")
-    if isinstance(root, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
+    if isinstance(root, (socket.timeout, TimeoutError)) or _is_urllib3(root, "TimeoutError"):
         after = f" after {timeout:g}s" if timeout else ""
         return Unreachable(f"timed out{after} waiting for {where} ({req.verb} {req.target()})", "timeout")
-    if isinstance(root, (ssl.SSLError, urllib3.exceptions.SSLError)) or "SSL" in type(root).__name__ \
+    if isinstance(root, ssl.SSLError) or _is_urllib3(root, "SSLError") or "SSL" in type(root).__name__ \
             or "ssl" in str(root).lower() or "certificate" in str(root).lower():
         return Unreachable(f"TLS error talking to {where}: {_short(root)}", "tls")
     if isinstance(root, ConnectionRefusedError) or "refused" in str(root).lower():
@@ -144,12 +145,22 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
         return Unreachable(f"connection to {where} was dropped in the middle of a response", "dropped")
     if isinstance(root, http.client.RemoteDisconnected):
         return Unreachable(f"connection to {where} was dropped: the server closed it without answering", "dropped")
-    if isinstance(root, (ConnectionResetError, urllib3.exceptions.ProtocolError)) or "reset" in str(root).lower() \
+    if isinstance(root, ConnectionResetError) or _is_urllib3(root, "ProtocolError") or "reset" in str(root).lower() \
             or "aborted" in str(root).lower():
         return Unreachable(f"connection to {where} was dropped: {_short(root)}", "dropped")
     if isinstance(root, socket.gaierror) or "resolve" in str(root).lower():
         return Unreachable(f"cannot resolve the host of {where}: {_short(root)}", "dns")
     return Unreachable(f"cannot reach {where}: {_short(root)}", "other")
+
+
+def _is_urllib3(exc: BaseException, name: str, exactly: bool = False) -> bool:
+    """Whether `exc` is urllib3's exception `name` (or, unless `exactly`, a subclass). urllib3 is not imported
+    for this: when nothing loaded it (the lean path of `rlark get`), none of its exceptions can exist."""
+    module = sys.modules.get("urllib3.exceptions")
+    cls = getattr(module, name, None) if module is not None else None
+    if cls is None:
+        return False
+    return type(exc) is cls if exactly else isinstance(exc, cls)
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -164,9 +175,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
         nxt = getattr(seen, "reason", None)
         if not isinstance(nxt, BaseException):
             nxt = seen.__cause__
-        if nxt is None and isinstance(seen, urllib3.exceptions.HTTPError):
+        if nxt is None and _is_urllib3(seen, "HTTPError"):
             nxt = seen.__context__
-        if nxt is None and isinstance(seen, urllib3.exceptions.ProtocolError):
+        if nxt is None and _is_urllib3(seen, "ProtocolError"):
             nxt = next((arg for arg in seen.args[1:] if isinstance(arg, BaseException)), None)
         if nxt is None:
             break

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import urllib3
 from kubernetes import client as k8s
@@ -16,15 +16,10 @@ from kubernetes.client.exceptions import ApiException, OpenApiException
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
+from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, seg
 
-CONNECT_TIMEOUT = 5.0
-READ_TIMEOUT = 30.0
+__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "LineStream", "same_origin", "seg"]
 MERGE_PATCH = "application/merge-patch+json"
-
-
-def seg(value: str) -> str:
-    """One URL path segment, percent-encoded."""
-    return quote(str(value), safe="")
 
 
 class Http:
@@ -107,7 +102,7 @@ class Http:
 
     def _req(self, req: Request, path: str) -> Request:
         return Request(req.verb, req.resource, req.name, req.namespace, req.source or self.source,
-                       _display_url(self.base))
+                       display_url(self.base))
 
     def _send(self, method, path, req, query, body, content_type, timeout, extra, fields=None):
         headers = {"Accept": "application/json", **self._headers, **(extra or {})}
@@ -125,7 +120,7 @@ class Http:
                 return self._client.call_api(method_, url, hdrs, body_, post, _request_timeout=timeout).response
             url = self.base + path
             if query:
-                url += "?" + "&".join(f"{quote(k, safe='')}={quote(str(v), safe='')}" for k, v in query)
+                url += "?" + query_string(query)
             if fields is not None:
                 headers.pop("Content-Type")
                 return self._pool.request(method, url, fields=fields, headers=headers, preload_content=False,
@@ -208,10 +203,3 @@ def same_origin(one: str, other: str) -> bool:
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme, parts.netloc
-
-
-def _display_url(base: str) -> str:
-    parts = urlsplit(base)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"

@@ -1,13 +1,15 @@
 """The rlinf.io kinds rlark reads and writes, with their REST paths and the names users type for them.
 
-Owns kind lookup (`jobs`, `job`, `rljob`, ...) and path building for cluster-scoped and namespaced kinds.
+Owns kind lookup (`jobs`, `job`, `rljob`, ...), path building for cluster-scoped and namespaced kinds, and what a
+list answer means (its items and resourceVersion), whichever client read it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlark_tui.cluster.http import seg
+from rlark_tui.cluster.errors import ApiError
+from rlark_tui.cluster.transport import seg
 from rlark_tui.errors import UsageError
 
 GROUP = "rlinf.io"
@@ -48,3 +50,31 @@ def kind_named(name: str) -> Kind:
         if key == kind.plural or key in kind.aliases or key == kind.kind.lower():
             return kind
     raise UsageError(f"unknown resource type {name!r} (use jobs, tasks, pods, nodes, domains or workflows)")
+
+
+def selector_query(label_selector: str | None, field_selector: str | None) -> list[tuple[str, str]]:
+    """The query parameters of a list or watch narrowed by a label and/or field selector."""
+    query = []
+    if label_selector:
+        query.append(("labelSelector", label_selector))
+    if field_selector:
+        query.append(("fieldSelector", field_selector))
+    return query
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[dict]
+    resource_version: str
+
+
+def list_result(body: object, kind: Kind) -> ListResult:
+    """A decoded list answer: its object items, each with the kind and apiVersion a list's items inherit."""
+    if not isinstance(body, dict):
+        raise ApiError(f"control plane returned a non-JSON answer to list {kind.plural}")
+    items = [i for i in body.get("items") or [] if isinstance(i, dict)]
+    for item in items:
+        item.setdefault("kind", kind.kind)
+        item.setdefault("apiVersion", API_VERSION)
+    metadata = body.get("metadata")
+    return ListResult(items, str((metadata if isinstance(metadata, dict) else {}).get("resourceVersion") or ""))

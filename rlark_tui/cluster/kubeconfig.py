@@ -1,8 +1,9 @@
 """Finding and loading kubeconfig contexts the way kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster).
 
 Owns the kubernetes client configuration per context and the RLark hints a kubeconfig can carry in `extensions`.
-Plain contexts (token, token file, basic auth, client certificate; files or inline data) are turned into a client
-Configuration here, field for field what the `kubernetes` loader sets (tests/cluster/test_kubeconfig_fast.py
+Plain contexts (token, token file, basic auth, client certificate; files or inline data) are resolved here without
+importing `kubernetes` (a PlainContext: what the lean client path, cluster/lean.py, connects with) and turned into a
+client Configuration field for field what the `kubernetes` loader sets (tests/cluster/test_kubeconfig_fast.py
 compares them); exec plugins, auth providers, in-cluster and anything irregular go through the `kubernetes`
 loader itself, imported only then (it pulls in google-auth, requests-oauthlib and pydantic: ~0.4 s of start-up).
 """
@@ -18,13 +19,15 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import urllib3
 import yaml
-from kubernetes import client as k8s
 
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_text
+
+if TYPE_CHECKING:
+    from kubernetes import client as k8s
 
 IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
@@ -133,6 +136,9 @@ _REDACTED_RECORDS = _RedactedRecords()
 
 def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     """A kubernetes ApiClient for one context; no urllib3 retries (errors surface at once, callers back off)."""
+    import urllib3
+    from kubernetes import client as k8s
+
     if _REDACTED_RECORDS not in logging.getLogger().filters:
         logging.getLogger().addFilter(_REDACTED_RECORDS)
     configuration = None if kubeconfig.in_cluster else plain_configuration(kubeconfig, context)
@@ -144,6 +150,7 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
 
 def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration:
     """The `kubernetes` loader's Configuration: in-cluster, exec plugins, auth providers, irregular entries."""
+    from kubernetes import client as k8s
     from kubernetes.config import ConfigException
     from kubernetes.config.incluster_config import load_incluster_config
     from kubernetes.config.kube_config import load_kube_config
@@ -178,16 +185,72 @@ class _NotPlain(Exception):
     """This context needs the kubernetes loader (its own errors and messages included)."""
 
 
-def plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration | None:
-    """The Configuration the `kubernetes` loader would build for `context`, or None when the context is not a
-    plain one (exec plugin, auth provider, a missing file, a wrongly typed field, ...): then use the loader."""
+@dataclass(frozen=True)
+class Credential:
+    """A CA, client certificate or key: the user's file (`path`) or inline data (`data`, decoded), or neither."""
+
+    path: str | None = None
+    data: bytes | None = None
+
+    def as_file(self) -> str | None:
+        """A path to it: the user's file, else a private temporary copy of the inline data (for urllib3)."""
+        return self.path or (_temp_file(self.data) if self.data is not None else None)
+
+
+@dataclass(frozen=True)
+class PlainContext:
+    """A context that needs no exec plugin, auth provider or in-cluster config, resolved as the `kubernetes`
+    loader resolves it: the server, the Authorization header, and the TLS material (read only for https)."""
+
+    host: str | None
+    """The server URL without a trailing `/`; None when the cluster entry names none (the loader then leaves
+    the client's default, http://localhost)."""
+    authorization: str | None = None
+    ca: Credential = Credential()
+    cert: Credential = Credential()
+    key: Credential = Credential()
+    verify: bool = True
+    tls_server_name: str | None = None
+    proxy: str | None = None
+
+
+def plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext | None:
+    """`context` resolved without the `kubernetes` package, or None when it is not a plain one (exec plugin,
+    auth provider, in-cluster, a missing file, a wrongly typed field, ...): then use the loader."""
+    if kubeconfig.in_cluster:
+        return None
     try:
-        return _plain_configuration(kubeconfig, context)
+        return _plain_context(kubeconfig, context)
     except (_NotPlain, OSError, UnicodeDecodeError, ValueError):
         return None
 
 
-def _plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration:
+def plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration | None:
+    """The Configuration the `kubernetes` loader would build for `context`, or None when the context is not a
+    plain one: then use the loader."""
+    from kubernetes import client as k8s
+
+    plain = plain_context(kubeconfig, context)
+    if plain is None:
+        return None
+    configuration = k8s.Configuration()
+    if plain.authorization:
+        configuration.api_key["BearerToken"] = plain.authorization
+    if plain.host is not None:
+        configuration.host = plain.host
+        if plain.host.startswith("https"):
+            configuration.ssl_ca_cert = plain.ca.as_file()
+            configuration.cert_file = plain.cert.as_file()
+            configuration.key_file = plain.key.as_file()
+    configuration.verify_ssl = plain.verify
+    if plain.tls_server_name is not None:
+        configuration.tls_server_name = plain.tls_server_name
+    if plain.proxy is not None:
+        configuration.proxy = plain.proxy
+    return configuration
+
+
+def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
     merged = kubeconfig.merged
     entry = _entry(merged, "contexts", context)
     ctx = entry.get("context")
@@ -210,33 +273,28 @@ def _plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configurat
     if "insecure-skip-tls-verify" in cluster and not isinstance(cluster["insecure-skip-tls-verify"], bool):
         raise _NotPlain
 
-    configuration = k8s.Configuration()
     # The loader's order: a token (inline, else its file), else username and password.
     token = None
     if user:
         token = _FileOrData(user, "tokenFile", "token", _base_path(user_origin)).as_data(base64_file=False)
         if not token and "username" in user and "password" in user:
-            token = urllib3.util.make_headers(basic_auth=user["username"] + ":" + user["password"]).get(
-                "authorization")
+            basic = f"{user['username']}:{user['password']}".encode("latin-1")
+            token = f"Basic {base64.b64encode(basic).decode()}"
         elif token:
             token = f"Bearer {token}"
-    if token:
-        configuration.api_key["BearerToken"] = token
+    host, ca, cert, key = None, Credential(), Credential(), Credential()
     if "server" in cluster:
-        configuration.host = cluster["server"].rstrip("/")
-        if configuration.host.startswith("https"):
+        host = cluster["server"].rstrip("/")
+        if host.startswith("https"):
             # The loader resolves the client certificate and key relative to the cluster's file, too.
             base = _base_path(cluster_origin)
-            configuration.ssl_ca_cert = _FileOrData(cluster, "certificate-authority", None, base).as_file()
-            configuration.cert_file = _FileOrData(user, "client-certificate", None, base).as_file()
-            configuration.key_file = _FileOrData(user, "client-key", None, base).as_file()
-    if "insecure-skip-tls-verify" in cluster:
-        configuration.verify_ssl = not cluster["insecure-skip-tls-verify"]
-    if "tls-server-name" in cluster:
-        configuration.tls_server_name = cluster["tls-server-name"]
-    if "proxy-url" in cluster:
-        configuration.proxy = cluster["proxy-url"]
-    return configuration
+            ca = _FileOrData(cluster, "certificate-authority", None, base).credential()
+            cert = _FileOrData(user, "client-certificate", None, base).credential()
+            key = _FileOrData(user, "client-key", None, base).credential()
+    return PlainContext(
+        host=host, authorization=token or None, ca=ca, cert=cert, key=key,
+        verify=not cluster.get("insecure-skip-tls-verify", False),
+        tls_server_name=cluster.get("tls-server-name"), proxy=cluster.get("proxy-url"))
 
 
 def _entry(merged: dict, section: str, name: str, required: bool = True) -> dict | None:
@@ -281,13 +339,14 @@ class _FileOrData:
             return base64.standard_b64encode(text.encode()).decode() if base64_file else text
         return data
 
-    def as_file(self) -> str | None:
+    def credential(self) -> Credential:
+        """The file (it must exist) or the decoded inline data the loader would use."""
         path, data = self._sources()
         if not path and data:
-            path = _temp_file(base64.standard_b64decode(data.encode()))
+            return Credential(data=base64.standard_b64decode(data.encode()))
         if path and not os.path.isfile(path):
             raise _NotPlain
-        return path
+        return Credential(path=path)
 
 
 def _temp_file(content: bytes) -> str:

@@ -14,15 +14,16 @@ import ssl
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import urllib3
-from kubernetes import client as k8s
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
 from rlark_tui.config import SERVER_KEYS, RlarkConfig
 from rlark_tui.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubernetes import client as k8s
 
 DEFAULT_PORT = 8443
 ADMIN_CERT_SECRET = "rlark-admin-cert"
@@ -140,6 +141,9 @@ def resolve(options: ServerOptions, extension: dict | None, control, namespace: 
 
 def api_client(endpoint: ServerEndpoint, host: str) -> k8s.ApiClient:
     """A kubernetes ApiClient for `host` (a URL under the server) with the endpoint's TLS context; no retries."""
+    import urllib3
+    from kubernetes import client as k8s
+
     configuration = k8s.Configuration()
     configuration.host = host
     if endpoint.hostname:

@@ -18,12 +18,14 @@ import ssl
 import tempfile
 import threading
 import weakref
-
-import urllib3
-from kubernetes import client as k8s
+from typing import TYPE_CHECKING
 
 from rlark_tui.errors import UsageError
 from rlark_tui.fsutil import read_input
+
+if TYPE_CHECKING:  # imported where used: the lean path of `rlark get` (cluster/lean.py) loads neither
+    import urllib3
+    from kubernetes import client as k8s
 
 MAX_PEM_BYTES = 1 << 20
 """A CA bundle, certificate or key file larger than this is refused (a real one is a few KiB)."""
@@ -94,6 +96,8 @@ def read_pem(path: str, what: str) -> bytes:
 
 def pool_manager(context: ssl.SSLContext, **pool_args) -> urllib3.PoolManager:
     """A urllib3 pool that uses `context` (and no certificate files) for every HTTPS connection."""
+    import urllib3
+
     verify = context.verify_mode != ssl.CERT_NONE
     return urllib3.PoolManager(ssl_context=context, cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE,
                                **pool_args)
@@ -102,6 +106,8 @@ def pool_manager(context: ssl.SSLContext, **pool_args) -> urllib3.PoolManager:
 def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s.ApiClient:
     """A kubernetes ApiClient whose pool uses `context`; the configuration names no certificate files, and
     `context_of(configuration)` finds the context again (for the exec WebSocket, a tunnel, a copy)."""
+    from kubernetes import client as k8s
+
     configuration.ssl_ca_cert = configuration.cert_file = configuration.key_file = None
     configuration.verify_ssl = context.verify_mode != ssl.CERT_NONE
     _by_configuration[configuration] = context

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.model import build_job, load_draft, validate
+from rlark_tui.model import build_job, load_draft
+from rlark_tui.model.validate import validate
 from rlark_tui.model.findings import has_errors
 
 from .conftest import DELETE, set_path
