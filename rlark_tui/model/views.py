@@ -292,6 +292,26 @@ class TaskSpec:
         return result
 
 
+def task_phases(raw: Any) -> list[str]:
+    """A Job dict's `status.tasks` phases, one per entry ("" when missing or wrongly typed)."""
+    return [_str(t.get("phase")) for t in _list(dig(raw, "status", "tasks")) if isinstance(t, _MAPPING)]
+
+
+def shown_status(stopped: bool, phase: str, phases: list[str]) -> str:
+    """The status the console shows for a Job: Stopped if stopped (`spec.stopped` or the phase); a Running phase
+    refined by its Tasks' phases (Failed, all Succeeded, none Running yet: Pending); else the phase, or Pending."""
+    if stopped or phase == "Stopped":
+        return "Stopped"
+    if phase == "Running":
+        if "Failed" in phases:
+            return "Failed"
+        if phases and all(p == "Succeeded" for p in phases):
+            return "Succeeded"
+        if "Running" not in phases:
+            return "Pending"
+    return phase or "Pending"
+
+
 class Job(_View):
     """A `rlinf.io/v1alpha1` Job (cluster-scoped): roles as `spec.tasks`, phase, records kept with it."""
 
@@ -368,23 +388,18 @@ class Job(_View):
         return _str(dig(self.raw, "status", "endTime"))
 
     @property
+    def task_phases(self) -> list[str]:
+        """The phase of each `status.tasks` entry ("" when missing or wrongly typed)."""
+        return task_phases(self.raw)
+
+    @property
     def shown_status(self) -> str:
         """The status the console shows: Stopped if stopped; a Running phase refined by task phases."""
-        if self.stopped or self.phase == "Stopped":
-            return "Stopped"
-        if self.phase == "Running":
-            phases = [_str(t.get("phase")) for t in self.status_tasks]
-            if any(p == "Failed" for p in phases):
-                return "Failed"
-            if phases and all(p == "Succeeded" for p in phases):
-                return "Succeeded"
-            if not any(p == "Running" for p in phases):
-                return "Pending"
-        return self.phase or "Pending"
+        return shown_status(self.stopped, self.phase, self.task_phases)
 
     @property
     def workers_running(self) -> int:
-        return sum(1 for t in self.status_tasks if t.get("phase") == "Running")
+        return self.task_phases.count("Running")
 
     def _json_annotation(self, key: str) -> dict:
         try:
