@@ -1,6 +1,9 @@
 """`rlark get jobs|tasks|pods|nodes|domains|workflows [NAME...]`: list or show objects like kubectl get.
 
-Owns the flags (-A, -n, -l, -o) and printing; reading goes through ClusterAccess, rendering through cluster.output.
+Owns the flags (-A, -n, -l, -o) and printing; rendering goes through cluster.output (one table per kind there).
+Reading goes through the lean client (cluster/lean.py: no `kubernetes` import) when the context is a plain one
+and the command reads only the control plane; `-w`, `-o wide` of jobs and pods (progress, restarts through
+rlark-server) and contexts with exec plugins or auth providers go through ClusterAccess.
 """
 
 from __future__ import annotations
@@ -9,14 +12,18 @@ import argparse
 import sys
 import threading
 
-from rlark_tui.cluster.access import ClusterAccess
+from typing import TYPE_CHECKING
+
 from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS, PODS, kind_named
+from rlark_tui.cluster.kinds import JOBS, PODS, Kind, kind_named
+from rlark_tui.cluster.lean import LeanClient
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
-from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.sanitize import json_dumps
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 EXIT_CODES = """exit codes:
   0    printed (an empty list prints "No resources found" on stderr); -w: ended by --request-timeout
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         from rlark_tui.commands.nodeinfo import get_clusters
         return get_clusters(args)
     kind = kind_named(args.resource)
-    access = ClusterAccess.from_args(args)
+    access = reader(args, kind)
     namespace = None
     if kind.namespaced and not args.all_namespaces:
         namespace = args.namespace or access.namespace or "default"
@@ -80,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "wide" and kind is JOBS:
             from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
             progress = job_progress(access, items)
-        health = pod_states(access, items) if args.output == "wide" and kind is PODS else None
+        health = None
+        if args.output == "wide" and kind is PODS:
+            from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
+            health = pod_states(access, items)
         print(render_table(kind, items, wide=args.output == "wide",
                            all_namespaces=args.all_namespaces, progress=progress, health=health))
     else:
@@ -88,7 +98,17 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Namespace) -> int:
+def reader(args: argparse.Namespace, kind: Kind) -> "LeanClient | ClusterAccess":
+    """The lean client when it can answer the whole command, else ClusterAccess."""
+    if not args.watch and not (args.output == "wide" and kind in (JOBS, PODS)):
+        lean = LeanClient.from_args(args)
+        if lean is not None:
+            return lean
+    from rlark_tui.cluster.access import ClusterAccess
+    return ClusterAccess.from_args(args)
+
+
+def watch(access: "ClusterAccess", kind, namespace: str | None, args: argparse.Namespace) -> int:
     """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")

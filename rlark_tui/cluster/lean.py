@@ -1,0 +1,170 @@
+"""The lean client path of `rlark get`, `rlark status --tmux` and shell completion: reads of the control plane with
+no `kubernetes` import and no ApiClient.
+
+A plain kubeconfig context (token, token file, basic auth, client certificate; cluster/kubeconfig.py resolves it
+as the `kubernetes` loader does) is reached over one HTTPS connection (http.client) with one TLS context, and
+answers are decoded with orjson. `LeanClient.open` answers None when the context needs the full client (exec
+plugin, auth provider, in-cluster, a proxy, no kubeconfig at all): the caller then uses ClusterAccess. Requests,
+answers and errors are the ones ClusterAccess makes and raises (the same paths, queries and one-line messages).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+from urllib.parse import urlsplit
+
+import orjson
+
+from rlark_tui.cluster import kubeconfig as kc
+from rlark_tui.cluster.errors import Request, status_error, transport_error
+from rlark_tui.cluster.kinds import Kind, ListResult, list_result, selector_query
+from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
+from rlark_tui.config import load_config
+
+SOURCE = "control plane"
+
+
+def decode(data: bytes) -> object:
+    """A JSON answer as ClusterAccess decodes it: orjson, else (invalid UTF-8, NaN, huge integers) the standard
+    library on the text with bad bytes replaced; an answer that is not JSON stays text, an empty one is {}."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        text = data.decode("utf-8", "replace")
+        try:
+            return json.loads(text) if text.strip() else {}
+        except ValueError:
+            return text
+
+
+class LeanClient:
+    """Reads of one control plane over one kept-alive connection; `list` and `get` as ClusterAccess has them."""
+
+    def __init__(self, plain: kc.PlainContext, namespace: str | None, timeout: float | None = None) -> None:
+        parts = urlsplit(plain.host)
+        self.base = plain.host
+        self.namespace = namespace
+        self.request_timeout = timeout or READ_TIMEOUT
+        self._prefix = parts.path.rstrip("/")
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if self._https else 80)
+        self._headers = {"Accept": "application/json", "User-Agent": "rlark"}
+        if plain.authorization:
+            self._headers["Authorization"] = plain.authorization
+        self._server_name = plain.tls_server_name or self._host
+        self._tls = tls_context(plain) if self._https else None
+        self._conn: http.client.HTTPConnection | None = None
+        self._url = display_url(self.base)
+
+    @classmethod
+    def open(cls, kubeconfig: str | None = None, context: str | None = None,
+             timeout: float | None = None) -> "LeanClient | None":
+        """The client for the context the flags name (--kubeconfig / $KUBECONFIG / ~/.kube/config, --context or
+        current), or None when that context needs the full client. Unusable flags and kubeconfigs raise the
+        same UsageError ClusterAccess raises."""
+        try:
+            loaded = kc.load(kubeconfig)
+        except kc.UsageError:
+            return None  # ClusterAccess knows the rest: in-cluster, server-only mode, or the same one line
+        name = kc.resolve_context(loaded, context)
+        plain = kc.plain_context(loaded, name)
+        if plain is None or plain.host is None or plain.proxy is not None \
+                or not plain.host.startswith(("https://", "http://")):
+            return None
+        try:
+            return cls(plain, kc.namespace_of(loaded, name), timeout)
+        except (OSError, ValueError, ssl.SSLError):
+            return None  # a CA or key the standard library cannot load: the full client says why
+
+    @classmethod
+    def from_args(cls, args) -> "LeanClient | None":
+        """From the global CLI flags, checked as ClusterAccess.from_args checks them (--request-timeout, the
+        config file, rlark-server's certificate and key given together)."""
+        from rlark_tui.cluster.server import ServerOptions
+
+        timeout = request_timeout(args)
+        ServerOptions.from_sources(args, load_config())
+        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), timeout)
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None, timeout: float | None = None) -> ListResult:
+        body = self.json(kind.path(namespace), Request("list", kind.plural, namespace=namespace),
+                         selector_query(label_selector, field_selector), timeout or self.request_timeout)
+        return list_result(body, kind)
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+        result = self.json(kind.path(namespace, name), Request("get", kind.plural, name, namespace))
+        return result if isinstance(result, dict) else {}
+
+    def json(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+             timeout: float | None = None) -> object:
+        """One GET; the decoded body. Error answers and transport failures raise as cluster.errors classes."""
+        req = Request(req.verb, req.resource, req.name, req.namespace, req.source or SOURCE, self._url)
+        timeout = timeout or self.request_timeout
+        target = self._prefix + path + ("?" + query_string(query) if query else "")
+        conn = self._connection(req)
+        try:
+            conn.sock.settimeout(timeout)
+            conn.request("GET", target, headers=self._headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        except (http.client.HTTPException, OSError) as exc:
+            self.close()
+            raise transport_error(exc, req, timeout) from None
+        if resp.will_close:
+            self.close()
+        if not 200 <= resp.status < 300:
+            raise status_error(resp.status, data, req)
+        return decode(data)
+
+    def _connection(self, req: Request) -> http.client.HTTPConnection:
+        """The kept connection, opened (TCP and TLS handshake within CONNECT_TIMEOUT) when there is none."""
+        if self._conn is not None:
+            return self._conn
+        try:
+            sock = socket.create_connection((self._host, self._port), CONNECT_TIMEOUT)
+            if self._tls is not None:
+                try:
+                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                except BaseException:
+                    sock.close()
+                    raise
+        except OSError as exc:
+            raise transport_error(exc, req, CONNECT_TIMEOUT, connecting=True) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = http.client.HTTPConnection(self._host, self._port)
+        conn.sock = sock
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def tls_context(plain: kc.PlainContext) -> ssl.SSLContext:
+    """The TLS settings the `kubernetes` client (urllib3) uses for the context: its CA (inline data stays in
+    memory), else certifi's bundle; the client certificate; no verification with insecure-skip-tls-verify."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if plain.verify:
+        if plain.ca.data is not None:
+            context.load_verify_locations(cadata=plain.ca.data.decode("ascii", "replace"))
+        elif plain.ca.path:
+            context.load_verify_locations(cafile=plain.ca.path)
+        else:
+            import certifi
+            context.load_verify_locations(cafile=certifi.where())
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if plain.cert.path or plain.cert.data is not None:
+        context.load_cert_chain(plain.cert.as_file(), plain.key.as_file())
+    return context
