@@ -14,11 +14,13 @@ import http.client
 import json
 import socket
 import ssl
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import orjson
 
 from rlark_tui.cluster import kubeconfig as kc
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, status_error, transport_error
 from rlark_tui.cluster.kinds import Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
@@ -77,8 +79,8 @@ class LeanClient:
             return None
         try:
             return cls(plain, kc.namespace_of(loaded, name), timeout)
-        except (OSError, ValueError, ssl.SSLError):
-            return None  # a CA or key the standard library cannot load: the full client says why
+        except (OSError, ValueError, tls.TLSError):
+            return None  # a CA or key that cannot be loaded: the full client says why, as ever
 
     @classmethod
     def from_args(cls, args) -> "LeanClient | None":
@@ -150,21 +152,16 @@ class LeanClient:
 
 
 def tls_context(plain: kc.PlainContext) -> ssl.SSLContext:
-    """The TLS settings the `kubernetes` client (urllib3) uses for the context: its CA (inline data stays in
-    memory), else certifi's bundle; the client certificate; no verification with insecure-skip-tls-verify."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if plain.verify:
-        if plain.ca.data is not None:
-            context.load_verify_locations(cadata=plain.ca.data.decode("ascii", "replace"))
-        elif plain.ca.path:
-            context.load_verify_locations(cafile=plain.ca.path)
-        else:
-            import certifi
-            context.load_verify_locations(cafile=certifi.where())
-    else:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if plain.cert.path or plain.cert.data is not None:
-        context.load_cert_chain(plain.cert.as_file(), plain.key.as_file())
-    return context
+    """The context's TLS (cluster/tls.py: built from bytes, key material never on disk): its CA, else certifi's
+    bundle as the `kubernetes` client uses; the client certificate; no verification with insecure-skip-tls-verify."""
+    ca = _material(plain.ca)
+    if ca is None and plain.verify:
+        import certifi
+        ca = Path(certifi.where()).read_bytes()
+    return tls.client_context(ca, _material(plain.cert), _material(plain.key), verify=plain.verify)
+
+
+def _material(credential: kc.Credential) -> bytes | None:
+    if credential.data is not None:
+        return credential.data
+    return tls.read_pem(credential.path, "a kubeconfig certificate file") if credential.path else None

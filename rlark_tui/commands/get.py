@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import NotFound
