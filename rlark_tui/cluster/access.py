@@ -478,8 +478,9 @@ class ClusterAccess:
         body = self._gateway("storage").json("GET", "/api/v1/storage/storageclass",
                                              Request("list", "storageclasses", source="gateway"), timeout=10)
         data = body.get("data") if isinstance(body, dict) else None
-        return {str(name): [srv.agent_id(str(c)) for c in (entry.get("clusters") or []) if isinstance(c, str)]
-                for name, entry in (data or {}).items() if isinstance(entry, dict)}
+        return {str(name): [srv.agent_id(c) for c in entry["clusters"] if isinstance(c, str)]
+                for name, entry in (data if isinstance(data, dict) else {}).items()
+                if isinstance(entry, dict) and isinstance(entry.get("clusters"), list)}
 
     @staticmethod
     def _storage_path(storage_class: str, cluster: str) -> str:

@@ -143,6 +143,7 @@ def node_detail(node: Node, pods: Iterable[dict], tasks: dict[str, dict]) -> Nod
     metadata += [(key, clean(value)) for key, value in sorted(labels.items())
                  if key == CATEGORY_LABEL or key.startswith(CATEGORY_LABEL + "-")]
     disk = dig(node.raw, "status", "diskPressure")
+    disk = disk if isinstance(disk, bool) else None
     conditions = [("Phase", clean(node.phase or "Offline")),
                   ("Schedulable", "yes" if node.schedulable else ("no (cordoned)" if node.unschedulable else "no")),
                   ("DiskPressure", "unknown" if disk is None else ("yes" if disk is True else "no"))]
@@ -150,7 +151,8 @@ def node_detail(node: Node, pods: Iterable[dict], tasks: dict[str, dict]) -> Nod
     if isinstance(reason, str) and reason:
         conditions.append(("Reason", clean(reason)))
     pulls = []
-    for entry in dig(node.raw, "status", "pullProgress", default=[]) or []:
+    progress = dig(node.raw, "status", "pullProgress", default=[])
+    for entry in progress if isinstance(progress, list) else []:
         if isinstance(entry, dict):
             pulls.append(clean(" ".join(str(entry.get(k)) for k in ("image", "status", "downloaded", "total",
                                                                    "speed", "message") if entry.get(k))))

@@ -96,10 +96,11 @@ def parse_page(body: object, prefix: str) -> Page:
     """One answer of `GET .../list` (`{objects, common_prefixes, is_truncated, next_marker, max_keys}`)."""
     body = body if isinstance(body, dict) else {}
     entries: list[Entry] = []
-    for common in body.get("common_prefixes") or []:
+    commons, objects = body.get("common_prefixes"), body.get("objects")
+    for common in commons if isinstance(commons, list) else []:
         if isinstance(common, str) and common.startswith(prefix) and common != prefix:
             entries.append(Entry(common, clean(common[len(prefix):]), True))
-    for obj in body.get("objects") or []:
+    for obj in objects if isinstance(objects, list) else []:
         if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
             continue
         key = obj["key"]

@@ -66,3 +66,35 @@ def test_clusters_gpus_by_model_and_running_jobs():
     assert c.region == "north / Beijing"
     assert rows["rlark-r"].gpus == (("A100", 1, 1),)
     assert "rlark-c 2/3   A100 13/24      1" in nodeinfo.clusters_table(list(rows.values()))
+
+
+def test_malformed_objects_never_break_the_views():
+    """Every field of a Node, Task, Pod CR, storage page and SSH key entry replaced by a value of the wrong type:
+    the node detail, clusters, listing rows and key rows still come out (values missing, never an exception)."""
+    from rlark_tui.model import storage, sshkey
+    from tests.reliability.malformed import variants
+
+    node, task, pod = _node(used={"nvidia.com/gpu": "1"}), _task("a", "Actor", "2"), _pod("a-actor", "n1", "u1")
+    job = {"metadata": {"name": "a"}, "status": {"phase": "Running", "tasks": [{"name": "actor"}]}}
+    count = 0
+    for _, bad in variants(node):
+        nodeinfo.describe_node_text(nodeinfo.node_detail(Node(bad), [pod], nodeinfo.tasks_by_name([task])))
+        nodeinfo.cluster_rows([Node(bad)], [Job(job)], [task])
+        count += 1
+    for _, bad in variants(task):
+        nodeinfo.node_detail(Node(node), [pod], nodeinfo.tasks_by_name([bad]))
+        nodeinfo.cluster_rows([Node(node)], [Job(job)], [bad])
+        count += 1
+    for _, bad in variants(pod):
+        nodeinfo.node_detail(Node(node), [bad], nodeinfo.tasks_by_name([task]))
+        count += 1
+    page = {"objects": [{"key": "p/a", "size": 1, "etag": "x", "last_modified": "t"}], "common_prefixes": ["p/b/"],
+            "is_truncated": False, "next_marker": ""}
+    for _, bad in variants(page):
+        storage.parse_page(bad, "p/")
+        count += 1
+    entry = {"index": 0, "user": "u", "public_key": "ssh-ed25519 AAAA", "added_at": "t"}
+    for _, bad in variants(entry):
+        sshkey.key_rows([bad])
+        count += 1
+    assert count > 150
