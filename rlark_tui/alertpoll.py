@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,8 @@ from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.metrics import header_log, snapshot_header
 from rlark_tui.model import alerts as rules
-from rlark_tui.model.progress import Progress, latest_progress
+from rlark_tui.model.alerts import AlertsState, frozen
+from rlark_tui.model.progress import latest_progress
 from rlark_tui.model.views import Job, Pod
 from rlark_tui.snapshot import Snapshot
 
@@ -43,26 +43,6 @@ LOG_READS_PER_ROUND = 6
 RAY_SECONDS = 30.0
 RAY_READS_PER_ROUND = 4
 APP_SELECTOR = "app"
-
-
-def _frozen(mapping=None) -> Mapping:
-    return MappingProxyType(dict(mapping or {}))
-
-
-@dataclass(frozen=True)
-class AlertsState:
-    """The book of alerts and what the next round needs: log facts and progress per Job, the data planes' pods
-    per cluster (None: the last list failed), Ray results, when each was read (monotonic seconds)."""
-
-    book: rules.Book = field(default_factory=rules.Book)
-    restarts: rules.RestartMemory = field(default_factory=rules.RestartMemory)
-    facts: Mapping[str, rules.LogFacts] = field(default_factory=_frozen)
-    progress: Mapping[str, Progress] = field(default_factory=_frozen)
-    planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=_frozen)
-    ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=_frozen)
-    log_read: Mapping[str, float] = field(default_factory=_frozen)
-    errors: tuple[str, ...] = ()
-    """What could not be read this round (one line each)."""
 
 
 def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
@@ -176,9 +156,9 @@ def fetch_alerts(access: ClusterAccess, snapshot: Snapshot, key: str) -> AlertsS
         evaluations.append(restart_eval)
     book = rules.step(previous.book, rules.merge(evaluations, jobs=list(snapshot.jobs)), now,
                       acks.load(state_dir()))
-    return AlertsState(book, restarts, _frozen({n: f for n, f in facts.items() if n in jobs}),
-                       _frozen({n: p for n, p in progress.items() if n in jobs}), _frozen(planes), _frozen(ray),
-                       _frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors))
+    return AlertsState(book, restarts, frozen({n: f for n, f in facts.items() if n in jobs}),
+                       frozen({n: p for n, p in progress.items() if n in jobs}), frozen(planes), frozen(ray),
+                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors))
 
 
 def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:

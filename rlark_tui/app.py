@@ -8,6 +8,7 @@ mutation: confirm dialog → rlark_tui.actions (read-only aware).
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable
 from functools import partial
 
@@ -17,12 +18,14 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
-from rlark_tui import messages
+from rlark_tui import acks, messages
 from rlark_tui.actions import Actions
 from rlark_tui.app_console import ConsoleViews
+from rlark_tui.model import alerts as alert_rules
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
+from rlark_tui.polls import ALERTS, ALL_KEY
 from rlark_tui.reconciler import Reconciler
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
@@ -34,6 +37,10 @@ from rlark_tui.snapshot import Snapshot
 # without them (startup_first_list_s, bench/startup.py).
 
 FREEZE_AFTER_JOBS = 500
+TOASTS_AT_ONCE = 3
+"""New alerts toasted at once; more in the same round are counted in one more toast (`:alerts` lists them all)."""
+SUMMARY_SECONDS = 30.0
+"""The alert counts for `rlark status` are written when they change, and at least this often."""
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
 
@@ -107,6 +114,9 @@ class RlarkApp(ConsoleViews, App[int]):
         self.services = Services(Actions(access, readonly=readonly))
         self.tunnels: dict = {}
         """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
+        self._alerts_seen: object = None
+        self._alert_seq = 0
+        self._summary: tuple[dict | None, float] = (None, float("-inf"))
 
     @property
     def index(self) -> SnapshotIndex | None:
@@ -122,6 +132,7 @@ class RlarkApp(ConsoleViews, App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(JobListScreen())
+        self.services.subscribe(ALERTS, ALL_KEY)
         if self.access is not None:
             self._start_reconciler()
 
@@ -145,11 +156,72 @@ class RlarkApp(ConsoleViews, App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
+        self._new_alerts(snapshot)
         changed = self.index.changed_jobs
         if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
             # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
             # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
             gc.freeze()
+
+    @property
+    def alert_thresholds(self) -> alert_rules.Thresholds:
+        config = getattr(self.access, "config", None)
+        return getattr(config, "alerts", None) or alert_rules.Thresholds()
+
+    def _new_alerts(self, snapshot: Snapshot) -> None:
+        """A new warning or critical alert raises a toast and rings the bell (`alerts.bell`), optionally with an
+        OSC 9 / OSC 777 desktop notification (`alerts.notify`); the counts go to the state dir for `rlark status`."""
+        state = snapshot.alerts.get(ALL_KEY)
+        if not isinstance(state, alert_rules.AlertsState) or state is self._alerts_seen:
+            return
+        self._alerts_seen = state
+        book = state.book
+        new = [event for event in book.events_after(self._alert_seq) if event.state == alert_rules.FIRING
+               and event.alert.severity in (alert_rules.CRITICAL, alert_rules.WARNING)]
+        self._alert_seq = book.seq
+        for event in new[:TOASTS_AT_ONCE]:
+            alert = event.alert
+            self.notify(f"{alert.job or alert.object}: {alert.message}", title=f"{alert.severity} {alert.rule}",
+                        severity="error" if alert.severity == alert_rules.CRITICAL else "warning", timeout=10)
+        if len(new) > TOASTS_AT_ONCE:
+            self.notify(f"{len(new) - TOASTS_AT_ONCE} more new alerts: see :alerts", severity="warning", timeout=10)
+        thresholds = self.alert_thresholds
+        if new and thresholds.bell:
+            self.bell()
+        if new and thresholds.notify:
+            self._desktop_notify(f"rlark: {new[0].alert.job or new[0].alert.object} {new[0].alert.rule}"
+                                 + (f" (+{len(new) - 1})" if len(new) > 1 else ""))
+        self._write_summary(book.counts())
+
+    def _desktop_notify(self, text: str) -> None:
+        """OSC 9 (iTerm2, Windows Terminal, kitty…) and OSC 777 (VTE, rxvt) notifications; the text is already
+        free of control characters."""
+        driver = getattr(self, "_driver", None)
+        if driver is not None:
+            safe = text.replace(";", ",")
+            driver.write(f"\x1b]9;{safe}\x07\x1b]777;notify;rlark;{safe}\x07")
+
+    def _write_summary(self, counts: dict[str, int]) -> None:
+        last, at = self._summary
+        now = time.monotonic()
+        if counts == last and now - at < SUMMARY_SECONDS:
+            return
+        self._summary = (counts, now)
+        from rlark_tui.config import state_dir
+        try:
+            acks.write_summary(state_dir(), counts)
+        except OSError:
+            pass
+
+    def on_acknowledge_alert(self, message: messages.AcknowledgeAlert) -> None:
+        from rlark_tui.config import state_dir
+        try:
+            acks.acknowledge(state_dir(), *message.keys)
+        except OSError as exc:
+            self.notify(f"could not keep the acknowledgement: {exc}", severity="error")
+            return
+        self.services.poll_now(ALERTS, ALL_KEY)
+        self.notify("acknowledged: it stays quiet, also after a restart", timeout=3)
 
     def refresh_now(self) -> None:
         """Refresh by hand (ctrl+r): restart the reconciler, which lists every kind again."""
@@ -172,7 +244,7 @@ class RlarkApp(ConsoleViews, App[int]):
         self.open_job(message.name, message.tab)
 
     def on_open_logs(self, message: messages.OpenLogs) -> None:
-        self.open_logs(message.name, message.scope)
+        self.open_logs(message.name, message.scope, message.previous)
 
     def on_open_check(self, message: messages.OpenCheck) -> None:
         self.open_check(message.name)
@@ -226,7 +298,7 @@ class RlarkApp(ConsoleViews, App[int]):
 
         self.push_screen(JobDetailScreen(name, tab))
 
-    def open_logs(self, name: str, scope: Scope) -> None:
+    def open_logs(self, name: str, scope: Scope, previous: bool = False) -> None:
         """Logs of `scope`; the Header role is its task's Pods (all Pods without one; `a` in the pane merges all)."""
         from rlark_tui.screens.logs import LogScreen
 
@@ -234,7 +306,7 @@ class RlarkApp(ConsoleViews, App[int]):
             job = self.index.job(name) if self.index is not None else None
             scope = Scope.role(job.head_task_name) if job is not None and job.head_task_name else Scope.ALL
 
-        self.push_screen(LogScreen(name, scope))
+        self.push_screen(LogScreen(name, scope, previous))
 
     def open_wizard(self) -> None:
         from rlark_tui.screens.wizard import WizardScreen
@@ -322,6 +394,11 @@ class RlarkApp(ConsoleViews, App[int]):
 
             self._base_screen()
             self.push_screen(WorkflowsScreen())
+        elif command in ("alerts", "alert", "al"):
+            from rlark_tui.screens.alerts import AlertsScreen
+
+            self._base_screen()
+            self.push_screen(AlertsScreen())
         elif command in ("ns", "namespace", "namespaces"):
             self._command_ns(args)
         elif command in ("ctx", "context", "contexts"):
@@ -330,7 +407,7 @@ class RlarkApp(ConsoleViews, App[int]):
             self.exit(0)
         elif not self.console_command(command):
             self.notify(f"unknown command :{command} — try :jobs, :nodes, :clusters, :workflows, :storage, "
-                        ":sshkeys, :ns, :ctx or :q", severity="warning")
+                        ":sshkeys, :alerts, :ns, :ctx or :q", severity="warning")
 
     def _command_ns(self, args: list[str]) -> None:
         if args:

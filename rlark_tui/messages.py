@@ -48,9 +48,19 @@ class OpenJob(JobMessage):
 class OpenLogs(JobMessage):
     """Open the Job's logs of `scope` (model.logtarget.Scope; the Header role unless told)."""
 
-    def __init__(self, name: str, scope: Scope = Scope.HEADER) -> None:
+    def __init__(self, name: str, scope: Scope = Scope.HEADER, previous: bool = False) -> None:
         super().__init__(name)
         self.scope = scope
+        self.previous = previous
+        """Open at the previous container instance (an OOMKilled Pod's evidence)."""
+
+
+class AcknowledgeAlert(Message):
+    """Acknowledge alerts (`a` in :alerts) by their `ack_key`s: they stay quiet, also after a restart."""
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__()
+        self.keys = keys
 
 
 class OpenCheck(JobMessage):

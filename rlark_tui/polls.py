@@ -45,7 +45,9 @@ STORAGE = "storage"
 SSH_KEYS = "sshkeys"
 """The gateway's registered SSH keys (`Listed` of its entries) under ALL_KEY, while the SSH keys view is open."""
 MAX_FOLDER_ENTRIES = 2000
-ALL_KEY = "all"
+ALL_KEY = alertpoll.ALL_KEY
+ALERTS = alertpoll.ALERTS
+"""The alert book of every Job in scope (the app subscribes ALL_KEY for as long as it runs; `rlark watch` its scope)."""
 GATEWAY_KEY = "gateway"
 """The one key of the LOOKUPS topic (the gateway is one per context)."""
 

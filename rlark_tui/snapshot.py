@@ -53,7 +53,7 @@ class Snapshot:
     """`polls.ALL_KEY` -> every Workflow as last listed (`polls.Listed`), while the Workflows view is open."""
     alerts: Mapping[str, object] = field(default_factory=_frozen)
     """Scope key (`alertpoll.ALL_KEY` or Job names) -> the alert book and what its next round needs
-    (`alertpoll.AlertsState`)."""
+    (`model.alerts.AlertsState`)."""
     storage: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.ALL_KEY` -> the storage classes and their clusters (`polls.Listed`); `polls.storage_key(...)` -> one
     folder (`polls.Folder`), while the Storage view shows it."""

@@ -62,7 +62,8 @@ def _count(data: dict, key: str) -> int | None:
 
 
 def segment(cache: dict, summary: dict, now: float) -> str:
-    """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `?` when the Job counts are old or missing."""
+    """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `?` when the Job counts are old or
+    missing."""
     running, failed = _count(cache, "running"), _count(cache, "failed")
     at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
     parts = ["rlark"]

@@ -89,7 +89,7 @@ class Printer:
             self._jobs = snapshot.jobs
             self._phases(snapshot)
         state = snapshot.alerts.get(self.key)
-        if isinstance(state, alertpoll.AlertsState):
+        if isinstance(state, rules.AlertsState):
             for event in state.book.events_after(self.seq):
                 self.emit(event.record(), event.line())
             self.seq = state.book.seq

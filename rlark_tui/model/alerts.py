@@ -27,6 +27,8 @@ from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, re
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITIES = (CRITICAL, WARNING, INFO)
+MARKS: Mapping[str, str] = MappingProxyType({CRITICAL: "✗", WARNING: "⚠", INFO: "·"})
+"""How the header, the job list and `rlark status` mark a severity."""
 RULES: Mapping[str, str] = MappingProxyType({
     "run-crashed": CRITICAL,
     "job-failed": CRITICAL,
@@ -436,8 +438,8 @@ def _pod_rules(inputs: JobInputs, thresholds: Thresholds, add) -> None:
             add("pod-image", shown, f"Pod {shown} cannot pull its image ({waiting})",
                 f"state.waiting {waiting} {waiting_message}", pod=key)
         if dig(real, "status", "reason") == "Evicted":
-            add("pod-evicted", shown, f"Pod {shown} was evicted", f"Evicted: {dig(real, 'status', 'message', default='')}",
-                pod=key)
+            add("pod-evicted", shown, f"Pod {shown} was evicted",
+                f"Evicted: {dig(real, 'status', 'message', default='')}", pod=key)
         reason = unschedulable(real)
         if reason or (dig(real, "status", "phase") == "Pending" and not dig(real, "spec", "nodeName")):
             created = _stamp(dig(real, "metadata", "creationTimestamp", default="") or cr.creation_timestamp)
@@ -680,3 +682,22 @@ def header_instance(plane_pod: Mapping | None, pod_key: str) -> str | None:
     count = restart_count(main_container_status(plane_pod)) if plane_pod is not None else None
     return f"{pod_key}#{count}" if count is not None else None
 
+
+def frozen(mapping=None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class AlertsState:
+    """The book of alerts and what the next round needs: log facts and progress per Job, the data planes' pods
+    per cluster (None: the last list failed), Ray results, when each was read (monotonic seconds)."""
+
+    book: Book = field(default_factory=Book)
+    restarts: RestartMemory = field(default_factory=RestartMemory)
+    facts: Mapping[str, LogFacts] = field(default_factory=frozen)
+    progress: Mapping[str, Progress] = field(default_factory=frozen)
+    planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=frozen)
+    ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=frozen)
+    log_read: Mapping[str, float] = field(default_factory=frozen)
+    errors: tuple[str, ...] = ()
+    """What could not be read this round (one line each)."""

@@ -13,13 +13,21 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
+from rlark_tui.model.alerts import AlertsState
 from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.polls import ALL_KEY
 from rlark_tui.services import Services
 from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
     from rlark_tui.app import RlarkApp
+
+
+def alert_counts(snapshot) -> dict[str, int] | None:
+    """Firing alerts per severity of the app's book; None before the first evaluation."""
+    state = snapshot.alerts.get(ALL_KEY) if snapshot is not None else None
+    return state.book.counts() if isinstance(state, AlertsState) else None
 
 
 class CommandBar(Input):
@@ -64,7 +72,8 @@ class RlarkScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
-        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :ns NAME  :ctx NAME  :q",
+        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :alerts  :ns NAME  "
+                                     ":ctx NAME  :q",
                          id="command-bar")
         yield KeyBar(id="key-bar")
 
@@ -99,7 +108,8 @@ class RlarkScreen(Screen):
         self.query_one(StatusHeader).update_state(
             context=app.context_name, namespace=app.namespace,
             sources=dict(snapshot.sources) if snapshot is not None else {},
-            readonly=app.readonly, waiting=snapshot is None, crumb=self.crumb)
+            readonly=app.readonly, waiting=snapshot is None, crumb=self.crumb,
+            alerts=alert_counts(snapshot))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.MUTATIONS and self.rlark.readonly:

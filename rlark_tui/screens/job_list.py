@@ -19,9 +19,10 @@ from textual.widgets import Static
 
 from rlark_tui.messages import (CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
                                 OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
+from rlark_tui.model.alerts import MARKS, AlertsState
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
-from rlark_tui.polls import HEALTH, PROGRESS
+from rlark_tui.polls import ALL_KEY, HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -47,6 +48,19 @@ AGE_STEPS = 10
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
 UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the REASON column reads them."""
+
+
+def job_alert_marks(alerts) -> dict[str, str]:
+    """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from the app's book."""
+    state = alerts.get(ALL_KEY)
+    if not isinstance(state, AlertsState):
+        return {}
+    firing: dict[str, list] = {}
+    for alert in state.book.firing():
+        if alert.job:
+            firing.setdefault(alert.job, []).append(alert)
+    return {job: f"{MARKS[found[0].severity]} {found[0].rule}" + (f" +{len(found) - 1}" if len(found) > 1 else "")
+            for job, found in firing.items()}
 
 
 class JobTable(LiveTable):
@@ -96,6 +110,9 @@ class JobListScreen(RlarkScreen):
         """The Snapshot's progress results last shown (Job name -> ProgressState)."""
         self._health: dict[str, object] = {}
         """The Snapshot's health results last shown (Job name -> Pod key -> PodHealth)."""
+        self._alerts_seen: object = None
+        self._alert_marks: dict[str, str] = {}
+        """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
         self._watched: set[str] = set()
         """Jobs whose PROGRESS this screen subscribed (the Running ones on screen)."""
         self._watched_health: set[str] = set()
@@ -141,6 +158,14 @@ class JobListScreen(RlarkScreen):
             self._pending = None
         else:
             self._pending |= changed
+        alerts = index.snapshot.alerts
+        if alerts is not self._alerts_seen:
+            self._alerts_seen = alerts
+            marks = job_alert_marks(alerts)
+            if self._pending is not None:
+                self._pending |= {name for name in set(marks) | set(self._alert_marks)
+                                  if name in self.rows and marks.get(name) != self._alert_marks.get(name)}
+            self._alert_marks = marks
         for attribute in ("_progress", "_health"):
             polled, shown = getattr(index.snapshot, attribute[1:]), getattr(self, attribute)
             if polled is not shown and self._pending is not None:
@@ -204,10 +229,13 @@ class JobListScreen(RlarkScreen):
         return table_row
 
     def _reason_text(self, row: JobRow) -> str:
-        """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one."""
+        """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one;
+        a Job with a firing alert is marked first (`✗ run-crashed`, `⚠ progress-stalled`)."""
         health = self._health.get(row.name) if row.phase in UNSETTLED else None
         reasons = [h.reason for h in (health or {}).values() if h.reason]
-        return "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
+        text = "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
+        mark = self._alert_marks.get(row.name)
+        return f"{mark} {text}".strip() if mark else text
 
     def _progress_text(self, row: JobRow, now: datetime) -> str:
         state = self._progress.get(row.name) if row.phase == "Running" else None

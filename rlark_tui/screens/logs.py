@@ -70,11 +70,11 @@ class LogScreen(RlarkScreen):
     ]
     MUTATIONS = frozenset({"shell"})
 
-    def __init__(self, job_name: str, scope: Scope = Scope.ALL) -> None:
+    def __init__(self, job_name: str, scope: Scope = Scope.ALL, previous: bool = False) -> None:
         super().__init__()
         self.job_name = job_name
         self.scope: Scope = scope
-        self.previous = False
+        self.previous = previous
         self.crumb = f"Jobs › {job_name} › logs"
         self.buffer = LogBuffer(BUFFER_LINES)
         self._pending = PendingLines(BUFFER_LINES)
@@ -117,6 +117,8 @@ class LogScreen(RlarkScreen):
         self.query_one("#log-search", FilterBar).on_change = self._search_changed
         self.query_one("#log-filter", FilterBar).on_change = self._filter_changed
         self.view.show_prefix = self.scope.kind in ("all", "role")
+        if self.previous:
+            self.view.set_follow(False)
         super().on_mount()
         self.focus_body()
         self._restart_streams()

@@ -1,4 +1,5 @@
-"""StatusHeader: the top line of every screen — context, namespace, read-only flag, source states.
+"""StatusHeader: the top line of every screen — context, namespace, read-only flag, firing alerts by severity,
+source states.
 
 Each source shows connected / stale / disconnected / unconfigured and, when not connected, why.
 """
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widget import Widget
 
+from rlark_tui.model.alerts import MARKS
 from rlark_tui.snapshot import SourceState
 
 _STATUS_MARK = {"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"}
@@ -28,6 +30,9 @@ class StatusHeader(Widget):
         "status-header--disconnected",
         "status-header--unconfigured",
         "status-header--readonly",
+        "status-header--alert-critical",
+        "status-header--alert-warning",
+        "status-header--alert-info",
     }
 
     def __init__(self, **kwargs) -> None:
@@ -38,9 +43,13 @@ class StatusHeader(Widget):
         self.readonly = False
         self.sources: Mapping[str, SourceState] = {}
         self.waiting = True
+        self.alerts: Mapping[str, int] | None = None
 
     def update_state(self, *, context: str, namespace: str, sources: Mapping[str, SourceState],
-                     readonly: bool, waiting: bool, crumb: str | None = None) -> None:
+                     readonly: bool, waiting: bool, crumb: str | None = None,
+                     alerts: Mapping[str, int] | None = None) -> None:
+        """`alerts`: firing alerts per severity (critical, warning, info); None before the first evaluation."""
+        self.alerts = alerts
         self.context = context
         self.namespace = namespace
         self.sources = sources
@@ -67,6 +76,12 @@ class StatusHeader(Widget):
         if self.readonly:
             text.append("  ")
             text.append(" READ-ONLY ", style("status-header--readonly"))
+        firing = [(severity, count) for severity, count in (self.alerts or {}).items() if count]
+        if firing:
+            text.append("  │ alerts")
+            for severity, count in firing:
+                text.append(f" {MARKS.get(severity, '')}{count} {severity}",
+                            style(f"status-header--alert-{severity}"))
         if self.waiting and not self.sources:
             text.append("  │ connecting…", style("status-header--stale"))
         for name, state in shown_sources(self.sources):

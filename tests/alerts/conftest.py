@@ -22,9 +22,12 @@ from rlark_tui.cluster.kinds import JOBS
 SECRET = "hf_Zq8ShouldNeverLeaveThePod0000000000"
 CRASH_CHAIN = f"""\
 [INFO 03:05:01 RLinf] RLinf is running on a cluster with 1 node and 1 accelerator.
-Exception occurred while running EmbodiedFSDPActor's function run_training: exception is ray::EmbodiedFSDPActor.run_training() (pid=4121, ip=10.244.1.7) HF_TOKEN={SECRET}
-torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB.
-Exception occurred while running EnvWorker's function interact: exception is The actor died unexpectedly before finishing this task.
+Exception occurred while running EmbodiedFSDPActor's function run_training: exception is \
+ray::EmbodiedFSDPActor.run_training() (pid=4121, ip=10.244.1.7) HF_TOKEN={SECRET}
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 79.15 GiB.
+Exception occurred while running EnvWorker's function interact: exception is \
+The actor died unexpectedly before finishing this task.
 The actor is dead because it was killed by `ray.kill`.
 Exiting main process due to a failure upon worker execution.
 """

@@ -64,3 +64,68 @@ def test_wait_both_ways(faulty, plain_sandbox, capsys):
     assert f"job {NAMES['exit']} is Failed" in impossible.err and "can no longer become Succeeded" in impossible.err
     timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "2s")
     assert timed_out.code == 2 and "timed out" in timed_out.err and "step 1/40" in timed_out.err
+
+
+async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_sandbox, tmp_path, monkeypatch):
+    import dataclasses
+    import json
+
+    from rlark_tui.app import RlarkApp
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.model.alerts import Thresholds
+    from rlark_tui.screens.alerts import AlertsScreen
+    from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.widgets.live_table import LiveTable
+    from rlark_tui.widgets.status_header import StatusHeader
+    from tests.pilot import wait_for
+
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    access.config = dataclasses.replace(access.config, alerts=Thresholds(stall_min_seconds=5, stall_factor=1))
+    app = RlarkApp(access)
+    bells = []
+    app.bell = lambda: bells.append(1)
+    try:
+        async with app.run_test(size=(180, 40)) as pilot:
+            header = lambda: app.screen.query_one(StatusHeader).summary()  # noqa: E731
+            await wait_for(pilot, lambda: "critical" in header(), what="alert counts in the header", timeout=40)
+            table = app.screen.table
+
+            def reason(name: str) -> str:
+                rows = [[getattr(c, "plain", c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+                return next((row[7] for row in rows if row[0] == name), "")
+            await wait_for(pilot, lambda: reason(NAMES["crash"]).startswith("✗ run-crashed"),
+                           what="the crashed Job's mark in the list", timeout=40)
+            assert bells, "a new critical alert rings the bell"
+
+            await pilot.press("colon", *"alerts", "enter")
+            assert isinstance(app.screen, AlertsScreen)
+            alerts = app.screen.query_one(LiveTable)
+
+            def row_of(rule: str, job: str) -> str | None:
+                return next((key for key, alert in app.screen.alerts.items()
+                             if alert.rule == rule and alert.job == job), None)
+            await wait_for(pilot, lambda: all(row_of(r, j) for r, j in EXPECTED if r != "job-failed"),
+                           what="every alert in :alerts", timeout=40)
+            shown = [[getattr(c, "plain", c) for c in alerts.get_row_at(i)] for i in range(alerts.row_count)]
+            crash = next(row for row in shown if row[3] == "run-crashed" and row[2] == NAMES["crash"])
+            assert crash[1] == "critical" and crash[5] == "firing" and "EmbodiedFSDPActor" in crash[4]
+            assert SECRET not in str(shown)
+
+            alerts.select_key(row_of("pod-oomkilled", NAMES["oom"]))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), what="the OOM-killed Pod's logs")
+            assert app.screen.previous and app.screen.scope.kind == "pod"
+            await pilot.press("escape")
+            assert isinstance(app.screen, AlertsScreen)
+
+            alerts.select_key(row_of("run-crashed", NAMES["crash"]))
+            await pilot.press("a")
+            await wait_for(pilot, lambda: any(a.rule == "run-crashed" and a.state == "acknowledged"
+                                              for a in app.screen.alerts.values()),
+                           what="the acknowledged alert", timeout=20)
+            saved = json.loads((tmp_path / "state" / "alert-acks.json").read_text())
+            assert any(key.endswith(f"/run-crashed/{NAMES['crash']}") for key in saved["acks"])
+            assert oct((tmp_path / "state" / "alert-acks.json").stat().st_mode & 0o777) == "0o600"
+    finally:
+        access.close()

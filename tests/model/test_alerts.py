@@ -274,7 +274,8 @@ def test_held_finding_that_goes_away_starts_over():
 
 
 def test_cluster_text_is_one_clean_line():
-    facts = A.scan_log([(T0, "Exception occurred while running X's function f: exception is \x1b]52;c;aGk=\x07 boom\t!")])
+    facts = A.scan_log([(T0, "Exception occurred while running X's function f: exception is "
+                              "\x1b]52;c;aGk=\x07 boom\t!")])
     (finding,) = [f for f in A.job_findings(inputs(log=facts), TH, T0).findings if f.rule == "run-crashed"]
     assert "\x1b" not in finding.message and "\x07" not in finding.message and "\t" not in finding.message
 
@@ -302,7 +303,8 @@ def test_the_config_files_alerts_section(tmp_path):
 
 
 def test_secrets_in_log_lines_never_reach_an_alert():
-    line = "Exception occurred while running X's function f: exception is auth failed for HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456"
+    line = ("Exception occurred while running X's function f: exception is auth failed for "
+            "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456")
     (finding,) = [f for f in A.job_findings(inputs(log=A.scan_log([(T0, line)])), TH, T0).findings
                   if f.rule == "run-crashed"]
     assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in finding.message + finding.evidence

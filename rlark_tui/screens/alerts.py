@@ -1,0 +1,115 @@
+"""AlertsScreen (`:alerts`): every alert of the reconciler's book, current ones first (firing, acknowledged), then
+the resolved ones, newest first: time, severity, Job, rule, message, state. `enter` opens the Job at the evidence
+(the Pod's previous-instance logs for an OOMKill or a back-off, the Header log for a log rule, else the Job's
+Workers); `a` acknowledges the alert under the cursor."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from rlark_tui.messages import AcknowledgeAlert, OpenJob, OpenLogs
+from rlark_tui.model.alerts import FIRING, Alert, AlertsState
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.polls import ALERTS, ALL_KEY
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+COLUMNS = (
+    Column("time", "TIME"),
+    Column("severity", "SEVERITY"),
+    Column("job", "JOB"),
+    Column("rule", "RULE"),
+    Column("message", "MESSAGE"),
+    Column("state", "STATE"),
+)
+LOG_RULES = ("run-crashed", "run-oom", "ray-not-ready", "start-stalled", "run-finished", "progress-stalled")
+
+
+def alert_state(index: SnapshotIndex | None) -> AlertsState | None:
+    state = index.snapshot.alerts.get(ALL_KEY) if index is not None else None
+    return state if isinstance(state, AlertsState) else None
+
+
+def _row_key(alert: Alert) -> str:
+    """The table orders rows by key: current alerts, then resolved ones, newest first. Stable while the alert
+    lasts, so the cursor stays on it while others fire."""
+    group, when = ("1", alert.resolved_at) if alert.resolved_at is not None else ("0", alert.fired_at)
+    return f"{group}{1e10 - when:017.3f}|{'|'.join(alert.key)}"
+
+
+def alert_rows(state: AlertsState | None) -> tuple[list[Row], dict[str, Alert]]:
+    rows, by_key = [], {}
+    for position, alert in enumerate(state.book.listing() if state is not None else []):
+        when = alert.resolved_at if alert.resolved_at is not None else alert.fired_at
+        key = _row_key(alert)
+        by_key[key] = alert
+        cells = (datetime.fromtimestamp(when).strftime("%H:%M:%S"), alert.severity, alert.job or "-", alert.rule,
+                 alert.message, alert.state)
+        rows.append(Row(key, cells, (position, alert.severity, alert.job, alert.rule, alert.message, alert.state)))
+    return rows, by_key
+
+
+class AlertsScreen(RlarkScreen):
+    """esc returns to the job list."""
+
+    crumb = "Alerts"
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("a", "acknowledge", "Acknowledge")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alerts: dict[str, Alert] = {}
+
+    def compose_body(self) -> ComposeResult:
+        yield LiveTable(COLUMNS, id="alert-table")
+        yield Static("", id="alert-message", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.focus_body()
+
+    def focus_body(self) -> None:
+        self.query_one(LiveTable).focus()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        state = alert_state(index)
+        rows, self.alerts = alert_rows(state)
+        self.query_one(LiveTable).sync(rows)
+        message = ("Evaluating the alert rules…" if state is None else
+                   "No alerts: every Job in scope looks healthy." if not rows else "")
+        widget = self.query_one("#alert-message", Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
+    def _current(self) -> Alert | None:
+        key = self.query_one(LiveTable).selected_key
+        return self.alerts.get(key) if key is not None else None
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        alert = self.alerts.get(event.row_key)
+        if alert is None or not alert.job:
+            self.notify("this alert is about a source, not a Job: the header shows its state", severity="warning")
+        elif alert.pod and alert.rule not in LOG_RULES:
+            self.post_message(OpenLogs(alert.job, Scope.pod(alert.pod), previous=alert.previous))
+        elif alert.rule in LOG_RULES:
+            self.post_message(OpenLogs(alert.job, Scope.pod(alert.pod) if alert.pod else Scope.HEADER))
+        else:
+            self.post_message(OpenJob(alert.job))
+
+    def action_acknowledge(self) -> None:
+        alert = self._current()
+        if alert is None:
+            return
+        if alert.state != FIRING:
+            self.notify(f"{alert.rule} of {alert.job or alert.object} is {alert.state}", timeout=3)
+            return
+        self.post_message(AcknowledgeAlert([alert.ack_key]))
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
