@@ -1,4 +1,5 @@
-"""`rlark get jobs|tasks|pods|nodes|domains|workflows [NAME...]`: list or show objects like kubectl get.
+"""`rlark get jobs|tasks|pods|nodes|domains|workflows|clusters [NAME...]`: list or show objects like kubectl get
+(clusters: the member clusters summed from Node CRs, commands/nodeinfo.py).
 
 Owns the flags (-A, -n, -l, -o) and printing; rendering goes through cluster.output (one table per kind there).
 Reading goes through the lean client (cluster/lean.py: no `kubernetes` import) when the context is a plain one
@@ -14,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS, PODS, Kind, kind_named
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, Kind, kind_named
 from rlark_tui.cluster.lean import LeanClient
 from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 from rlark_tui.errors import UsageError
@@ -39,8 +40,9 @@ def register(subparsers, parents) -> None:
         "get", parents=parents, help="list jobs, tasks, pods, nodes, domains, workflows or clusters",
         description="List rlinf.io objects of the control plane, like `kubectl get`.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("resource", metavar="RESOURCE", help="jobs, tasks, pods, nodes, domains, workflows, or clusters (the member clusters: "
-                             "nodes online, GPUs free/total by model, running Jobs, region)")
+    parser.add_argument("resource", metavar="RESOURCE",
+                        help="jobs, tasks, pods, nodes, domains, workflows, or clusters (the member clusters: nodes "
+                             "online, GPUs free/total by model, running Jobs, region)")
     parser.add_argument("names", metavar="NAME", nargs="*", help="only these objects")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
     parser.add_argument("-n", "--namespace", metavar="NS", help="namespace of tasks, pods or nodes")
@@ -56,7 +58,7 @@ def register(subparsers, parents) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.resource in ("clusters", "cluster"):
         from rlark_tui.commands.nodeinfo import get_clusters
-        return get_clusters(args)
+        return get_clusters(args, reader(args, NODES))
     kind = kind_named(args.resource)
     access = reader(args, kind)
     namespace = None

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from rlark_tui.cluster.access import ClusterAccess
+import yaml
+
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import nodeinfo
@@ -15,6 +16,8 @@ from rlark_tui.model.views import Job, Node
 
 
 def describe_node(args: argparse.Namespace) -> int:
+    from rlark_tui.cluster.access import ClusterAccess
+
     access = ClusterAccess.from_args(args)
     found = [Node(raw) for raw in access.list(NODES, None).items if Node(raw).name == args.name]
     if not found:
@@ -25,18 +28,21 @@ def describe_node(args: argparse.Namespace) -> int:
     return 0
 
 
-def get_clusters(args: argparse.Namespace) -> int:
-    access = ClusterAccess.from_args(args)
+def get_clusters(args: argparse.Namespace, access) -> int:
+    """`access`: ClusterAccess or the lean client (`commands/get.py` `reader`)."""
     nodes = [Node(raw) for raw in access.list(NODES, None).items]
     rows = nodeinfo.cluster_rows(nodes, [Job(raw) for raw in access.list(JOBS).items], access.list(TASKS, None).items)
     if args.names:
         rows = [r for r in rows if r.cluster in args.names or r.cluster.removeprefix("rlark-") in args.names]
     if not rows:
         raise RlarkError("no member clusters found (no Node CRs)")
-    if args.output == "json":
-        print(json.dumps([{"cluster": r.cluster, "nodesOnline": r.nodes_online, "nodesTotal": r.nodes_total,
-                           "gpus": [{"model": m, "free": f, "total": t} for m, f, t in r.gpus],
-                           "runningJobs": r.running_jobs, "region": r.region} for r in rows], indent=2))
+    if args.output in ("json", "yaml"):
+        data = [{"cluster": r.cluster, "nodesOnline": r.nodes_online, "nodesTotal": r.nodes_total,
+                 "gpus": [{"model": m, "free": f, "total": t} for m, f, t in r.gpus],
+                 "runningJobs": r.running_jobs, "region": r.region} for r in rows]
+        print(json.dumps(data, indent=2) if args.output == "json" else yaml.safe_dump(data, sort_keys=False).rstrip())
+    elif args.output == "name":
+        print("\n".join(f"cluster/{r.cluster}" for r in rows))
     else:
         print(nodeinfo.clusters_table(rows))
     return 0

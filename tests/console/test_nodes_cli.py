@@ -61,3 +61,4 @@ def test_get_clusters_gpus_free_total(rlark):
     gpus = data["rlark-gpu-a"]["gpus"][0]
     assert gpus["free"] < gpus["total"]  # the demo's actor and rollout reserve some
     assert data["rlark-edge-b"]["nodesTotal"] == 2
+    assert rlark("get", "clusters", "gpu-a", "-o", "name").out.split() == ["cluster/rlark-gpu-a"]
