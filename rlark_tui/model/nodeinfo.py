@@ -43,6 +43,8 @@ class NodeWorker:
     phase: str
     ip: str
     requests: tuple[tuple[str, str], ...]
+    task: str = ""
+    """The Task's name as the Pod CR gives it (not for display)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ def node_workers(node: Node, pods: Iterable[dict], tasks: dict[str, dict]) -> li
         requests = requests if isinstance(requests, dict) else {}
         workers.append(NodeWorker(f"{pod.namespace}/{pod.name}", clean(pod.pod_name or pod.name), clean(job),
                                   clean(task.spec.role or "-"), clean(pod.phase or "Pending"), clean(pod.ip or "-"),
-                                  tuple(sorted((clean(str(k)), clean(str(v))) for k, v in requests.items()))))
+                                  tuple(sorted((clean(str(k)), clean(str(v))) for k, v in requests.items())),
+                                  pod.task_name))
     return sorted(workers, key=lambda w: w.name)
 
 
@@ -156,6 +159,11 @@ def node_detail(node: Node, pods: Iterable[dict], tasks: dict[str, dict]) -> Nod
         if isinstance(entry, dict):
             pulls.append(clean(" ".join(str(entry.get(k)) for k in ("image", "status", "downloaded", "total",
                                                                    "speed", "message") if entry.get(k))))
+    for worker in workers:  # a Pending Worker's pulls, as the control plane copies them onto its Task
+        task_raw = tasks.get(worker.task)
+        for entry in Task(task_raw).pull_progress if task_raw is not None and worker.phase == "Pending" else []:
+            pulls.append(clean(f"{worker.name}: " + " ".join(str(entry.get(k)) for k in (
+                "image", "status", "downloaded", "total", "speed", "message") if entry.get(k))))
     events = [clean(f"{e.get('type', '')} {e.get('reason', '')}: {e.get('message', '')}") for e in node.events]
     return NodeDetail(clean(node.name), clean(node.cluster), clean(node.phase or "Offline"), node.schedulable,
                       clean(node.internal_ip or "-"), tuple(metadata),

@@ -131,7 +131,10 @@ class NodeListScreen(RlarkScreen):
         self.query_one(LiveTable).sort_by(column)
 
     def action_back(self) -> None:
-        self.rlark.run_command("jobs")
+        if self.cluster:  # opened from :clusters: back there
+            self.app.pop_screen()
+        else:
+            self.rlark.run_command("jobs")
 
 
 class PickerScreen(ModalScreen[str | None]):

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.messages import DownloadObject
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.storage import Entry, human_size
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY, STORAGE, Folder, Listed, storage_key
@@ -86,7 +87,7 @@ class StorageScreen(RlarkScreen):
             title.update("Storage classes (enter opens one)")
             listed = result if isinstance(result, Listed) else None
             self.query_one("#storage-class-table", LiveTable).sync(
-                Row(f"{item['storageClass']}|{item['cluster']}", (item["storageClass"], item["cluster"]),
+                Row(f"{item['storageClass']}|{item['cluster']}", (clean(item["storageClass"]), clean(item["cluster"])),
                     (item["storageClass"], item["cluster"])) for item in (listed.items if listed else ()))
             if listed is None:
                 message = "Listing storage classes…"
@@ -96,7 +97,7 @@ class StorageScreen(RlarkScreen):
                 message = "The gateway lists no storage classes (only rclone CSI classes are shown)."
         else:
             storage_class, cluster, prefix = self.location
-            title.update(f"{storage_class} on {cluster}: /{prefix}   (enter: open / download, w: download folder, "
+            title.update(f"{clean(storage_class)} on {clean(cluster)}: /{clean(prefix)}   (enter: open / download, w: download folder, "
                          "backspace: up)")
             folder = result if isinstance(result, Folder) else None
             self._entries = {e.key: e for e in (folder.entries if folder else ())}

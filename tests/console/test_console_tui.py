@@ -77,6 +77,8 @@ async def test_node_detail_and_clusters(access):
         await wait_for(pilot, lambda: isinstance(app.screen, NodeListScreen), "the nodes of rlark-edge-b")
         await wait_for(pilot, lambda: "edge-b1" in screen_text(app), "edge-b1 listed")
         assert "gpu-a1" not in screen_text(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClustersScreen), "back on :clusters")
 
 
 async def test_storage_browse_and_download(access, tmp_path):

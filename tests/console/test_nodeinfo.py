@@ -48,6 +48,17 @@ def test_workers_and_reserved_from_requests_when_no_used():
     assert "\x1b" not in text and "rlark.io/region=north\n" in text + "\n"
 
 
+def test_pending_worker_pulls_from_its_task():
+    task = _task("a", "Actor", "1")
+    task["status"] = {"pullProgress": [{"image": "rlinf:2", "status": "Downloading", "downloaded": "2GB",
+                                        "total": "9GB", "speed": "50MB/s"}]}
+    detail = nodeinfo.node_detail(Node(_node()), [_pod("a-actor", "n1", "u1", phase="Pending")],
+                                  nodeinfo.tasks_by_name([task]))
+    assert "a-actor-0: rlinf:2 Downloading 2GB 9GB 50MB/s" in detail.pull_progress
+    running = nodeinfo.node_detail(Node(_node()), [_pod("a-actor", "n1", "u1")], nodeinfo.tasks_by_name([task]))
+    assert not any(line.startswith("a-actor-0") for line in running.pull_progress)
+
+
 def test_reported_used_wins():
     detail = nodeinfo.node_detail(Node(_node(used={"nvidia.com/gpu": "3"})), [], {})
     assert nodeinfo.reserved_gpus(detail) == "3/8" and detail.reserved_source == "Node CR status.used"
