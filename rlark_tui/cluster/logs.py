@@ -200,7 +200,8 @@ class LogFollower:
     """Follows the `main` log of Pods, each on its own daemon thread (a slow Pod never holds another back).
 
     A Pod is read from its last `tail` lines (or `since_seconds`), then live; a dropped stream is announced,
-    reconnected with back-off and resumed by timestamp plus count, so no line is repeated or lost. Lines go to
+    reconnected with back-off and resumed by timestamp plus count, so no line is repeated or lost, the end of
+    an instance that was replaced meanwhile included (read with `previous` before following the new one). Lines go to
     `on_line(source, stamp, text)` (the hot path: no object per line), notices to `on_notice(text)`; both are
     called on the reading threads. With `previous` each Pod's previous instance is read once, without follow.
     Without a data plane for a Pod's cluster, the gateway's last lines are given once instead (no follow).
@@ -262,7 +263,10 @@ class LogFollower:
         backoff = Backoff()
         last_refusal = ""
         source, on_line = target.source, self.on_line
+        dropped = False
         while not self.stop.is_set():
+            if dropped and resume.last is not None and not self.previous:
+                self._previous_instance(target, resume)
             try:
                 stream = self.access.pod_log(
                     target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,
@@ -324,7 +328,27 @@ class LogFollower:
                 self.on_notice(f"[{source}] Pod {target.pod} is gone (stopped or replaced)")
                 return
             self.on_notice(f"stream interrupted: [{source}] {why}; reconnecting")
+            dropped = True
             self.stop.wait(backoff.next())
+
+    def _previous_instance(self, target: LogTarget, resume: Resume) -> None:
+        """After a dropped stream, before following again: what the container instance before the current one
+        wrote after the resume point. The container may have been restarted meanwhile (the runtime or its node
+        crashed), and a follow of the current instance never shows the end of the old one. Lines already shown
+        are dropped by timestamp and count; no previous instance, or none newer, shows nothing."""
+        try:
+            stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace, previous=True,
+                                         since_time=resume.since(), read_timeout=30)
+            resume.restart()
+            for raw in stream:
+                if self.stop.is_set():
+                    return
+                if raw:
+                    stamp, ts, text = split_raw(raw)
+                    if resume.admit_ts(ts):
+                        self.on_line(target.source, stamp, text)
+        except (ApiError, Unreachable):
+            return
 
     def _still_there(self, target: LogTarget) -> bool:
         """After a stream ends: False only when the data plane says the pod is gone."""
