@@ -27,14 +27,14 @@ from rlark_tui.cluster.metrics import header_log, snapshot_header
 from rlark_tui.model import alerts as rules
 from rlark_tui.model.alerts import AlertsState, frozen
 from rlark_tui.model.progress import latest_progress
-from rlark_tui.model.views import Job, Pod
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.model.views import Pod
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
 
 ALERTS = "alerts"
-ALL_KEY = "all"
+ALL_KEY = rules.ALL_KEY
 ROUND_SECONDS = 2.0
 PLANE_SECONDS = 5.0
 LOG_SECONDS = 10.0
@@ -64,23 +64,17 @@ def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | Non
     return MappingProxyType({str((pod.get("metadata") or {}).get("name", "")): pod for pod in found})
 
 
-def fetch_alerts(access: ClusterAccess, snapshot: Snapshot, key: str) -> AlertsState:
+def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
     from rlark_tui.config import state_dir
-    from rlark_tui.polls import _pods_by_task
 
+    snapshot = index.snapshot
     previous = snapshot.alerts.get(key)
     if not isinstance(previous, AlertsState):
         previous = AlertsState()
     now, mono = time.time(), time.monotonic()
     thresholds = access.config.alerts
-    jobs = {name: raw for name, raw in snapshot.jobs.items() if in_scope(key, name)}
-    task_keys: dict[str, list[str]] = {}
-    for task_key in snapshot.tasks:
-        task_keys.setdefault(task_key.partition("/")[2], []).append(task_key)
-    by_task = _pods_by_task(snapshot.pods)
-    names = {name: [n for n in (Job(raw).task_name(spec) for spec in Job(raw).tasks) if n in task_keys]
-             for name, raw in jobs.items()}
-    pods = {name: [pod for task in names[name] for pod in by_task.get(task, ())] for name in jobs}
+    jobs = {name: job for name, job in index.jobs.items() if in_scope(key, name)}
+    pods = {name: index.job_pods(job) for name, job in jobs.items()}
     errors: list[str] = []
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
@@ -105,7 +99,7 @@ def fetch_alerts(access: ClusterAccess, snapshot: Snapshot, key: str) -> AlertsS
 
     # Header logs of Running Jobs, the longest-unread first
     facts, progress, log_read = dict(previous.facts), dict(previous.progress), dict(previous.log_read)
-    headers = {name: snapshot_header(snapshot, name) for name, raw in jobs.items() if Job(raw).phase == "Running"}
+    headers = {name: snapshot_header(index, name) for name, job in jobs.items() if job.phase == "Running"}
     readable = sorted((log_read.get(name, float("-inf")), name) for name, header in headers.items()
                       if header is not None and mono - log_read.get(name, float("-inf")) >= LOG_SECONDS)
     chosen = [name for _, name in readable[:LOG_READS_PER_ROUND]]
@@ -133,16 +127,16 @@ def fetch_alerts(access: ClusterAccess, snapshot: Snapshot, key: str) -> AlertsS
     ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
     wanted = [name for name in headers if name not in snapshot.ray
               and mono - ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS][:RAY_READS_PER_ROUND]
-    for name, status in zip(wanted, parallel_map(lambda n: access.ray_status(Job(jobs[n])), wanted)):
+    for name, status in zip(wanted, parallel_map(lambda n: access.ray_status(jobs[n]), wanted)):
         ray[name] = (mono, status)
 
     evaluations = [rules.source_findings(snapshot.sources, thresholds)]
     restarts = previous.restarts
-    for name, raw in jobs.items():
-        header = headers.get(name) or snapshot_header(snapshot, name)
+    for name, job in jobs.items():
+        header = headers.get(name) or snapshot_header(index, name)
         inputs = rules.JobInputs(
-            job=raw,
-            tasks=tuple(snapshot.tasks[k] for task in names[name] for k in task_keys[task]),
+            job=job.raw,
+            tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
             pods=tuple(pod.raw for pod in pods[name]),
             plane_pods=plane_pods(name),
             log=facts.get(name),

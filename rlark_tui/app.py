@@ -137,7 +137,7 @@ class RlarkApp(ConsoleViews, App[int]):
             self._start_reconciler()
 
     # ---- snapshots -------------------------------------------------------------------------------
-    def _start_reconciler(self, start: Snapshot | None = None) -> None:
+    def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
         self.reconciler = Reconciler(self.access, start=start)
         self.services.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
@@ -145,19 +145,21 @@ class RlarkApp(ConsoleViews, App[int]):
 
     def on_snapshot_changed(self, message: messages.SnapshotChanged) -> None:
         """Every SnapshotChanged (from the reconciler) re-renders every screen."""
-        self.apply_snapshot(message.snapshot)
+        self.apply_snapshot(message.snapshot, message.index)
 
-    def apply_snapshot(self, snapshot: Snapshot) -> None:
+    def apply_snapshot(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
+        """Show `snapshot` on every screen, with its index (built here, from the previous one, when not given)."""
         if not self.is_running:
             return
-        fresh = self.index is None or self.index.snapshot is not snapshot
+        old = self.index
+        fresh = old is None or old.snapshot is not snapshot
         if fresh:
-            self.services.index = SnapshotIndex(snapshot, self.index)
+            self.services.index = index if index is not None else SnapshotIndex(snapshot, old)
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
         self._new_alerts(snapshot)
-        changed = self.index.changed_jobs
+        changed = self.index.rows_changed_since(old.serial) if old is not None else None
         if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
             # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
             # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
@@ -229,7 +231,7 @@ class RlarkApp(ConsoleViews, App[int]):
             self.notify("not connected to a cluster: nothing to refresh", severity="warning")
             return
         self.workers.cancel_group(self, "reconciler")
-        self._start_reconciler(start=self.reconciler.snapshot if self.reconciler is not None else None)
+        self._start_reconciler(start=self.reconciler.index if self.reconciler is not None else None)
         self.notify("Listing everything again from the control plane…", timeout=2)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -13,15 +13,18 @@ from textual.message import Message
 from rlark_tui.model.logtarget import Scope
 
 if TYPE_CHECKING:
+    from rlark_tui.model.view_model import SnapshotIndex
     from rlark_tui.snapshot import Snapshot
 
 
 class SnapshotChanged(Message):
-    """A new Snapshot from the reconciler (`snapshot.changes` names the objects that differ from the previous one)."""
+    """A new Snapshot and the reconciler's index of it (None: the app indexes it; a Snapshot posted by a test or
+    a replay). `snapshot.changes` names the objects that differ from the previous one."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.index = index
 
     def can_replace(self, message: Message) -> bool:
         """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app

@@ -1,8 +1,10 @@
-"""The periodic reads the reconciler runs per subscription (topic + key): Ray status, restart counts, run-check
-evidence and gateway lookups. Each result lands in the Snapshot field named after its topic, under its key.
+"""The periodic reads the reconciler runs per subscription (topic + key): Ray status, Pod health, run-check
+evidence, gateway lookups, progress, metrics, Workflows. Each result lands in the Snapshot field named after its
+topic, under its key.
 
-Adding a topic (e.g. progress polling): a blocking `fetch(access, snapshot, key)` here, a `Topic` entry in
-TOPICS, and a Snapshot field of the same name; screens subscribe through `Services.subscribe(topic, key)`.
+Adding a topic: a blocking `fetch(access, index, key)` here (the index is the reconciler's latest SnapshotIndex:
+what a read needs of the Snapshot it takes from there, e.g. `index.job_pods(job)`), a `Topic` entry in TOPICS,
+and a Snapshot field of the same name; screens subscribe through `Services.subscribe(topic, key)`.
 """
 
 from __future__ import annotations
@@ -17,22 +19,20 @@ from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
 from rlark_tui.cluster.podhealth import pod_states, pods_health
 from rlark_tui.errors import RlarkError
-from rlark_tui.model import keys
 from rlark_tui.model.podstate import PodHealth
-from rlark_tui.model.views import Job, Pod
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.model.view_model import SnapshotIndex
 
 if TYPE_CHECKING:
     from rlark_tui.checks import RunEvidence
     from rlark_tui.cluster.access import ClusterAccess
 
 RAY = "ray"
-RESTARTS = "restarts"
 EVIDENCE = "evidence"
 LOOKUPS = "lookups"
 HEALTH = "health"
-"""A Job's Pods' restart counts and failure reasons, every 10 s (the job list subscribes the Running Jobs on screen;
-the same read as RESTARTS, which the detail polls every 3 s)."""
+"""A Job's Pods' restart counts and failure reasons (Pod CR key -> PodHealth). In brief (the job list's REASON for
+the Running, Pending and Failed Jobs on screen): one pod list per data plane every 10 s. In detail (the job
+detail's Workers): each Pod and its events every 3 s."""
 PROGRESS = "progress"
 """A Running Job's newest progress row (the job list subscribes the Running Jobs on screen)."""
 METRICS = "metrics"
@@ -84,35 +84,36 @@ class Listed:
     error: str = ""
 
 
+Fetch = Callable[["ClusterAccess", SnapshotIndex, str], object]
+
+
 @dataclass(frozen=True)
 class Topic:
     """One kind of periodic read. `fetch` blocks (it runs in a worker thread) and returns the result to publish,
     or None when the Snapshot does not hold what it needs yet (tried again soon); `source` optionally maps a
-    result to the health of a source named in `Snapshot.sources`."""
+    result to the health of a source named in `Snapshot.sources`. A topic with a `detailed` read runs that one
+    instead (every `detail_interval`) while any subscriber asks for detail."""
 
     name: str
     interval: float
-    fetch: Callable[[ClusterAccess, Snapshot, str], object]
+    fetch: Fetch
     source: Callable[[str, object], tuple[str, str, str]] | None = None
+    detailed: Fetch | None = None
+    detail_interval: float | None = None
+
+    def read(self, detail: bool) -> tuple[Fetch, float]:
+        """The fetch and interval of a subscription with (or without) detail."""
+        if detail and self.detailed is not None:
+            return self.detailed, self.detail_interval or self.interval
+        return self.fetch, self.interval
 
 
-def _job_tasks(snapshot: Snapshot, job: Job) -> dict[str, str]:
-    """Task name -> its cluster namespace, for the Tasks of `job` in the Snapshot."""
-    names = {job.task_name(spec) for spec in job.tasks}
-    found = {}
-    for key in snapshot.tasks:
-        namespace, _, name = key.partition("/")
-        if name in names:
-            found[name] = namespace
-    return found
-
-
-def fetch_ray(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> dict | None:
-    raw = snapshot.jobs.get(job_name)
-    if raw is None:
+def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dict | None:
+    job = index.job(job_name)
+    if job is None:
         return None
-    job = Job(raw)
-    return access.ray_status(job, _job_tasks(snapshot, job).get(job.head_task_name))
+    head = index.tasks_by_name.get(job.head_task_name)
+    return access.ray_status(job, head.namespace if head is not None else None)
 
 
 def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
@@ -120,65 +121,44 @@ def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
     return f"ray {job_name}", "disconnected" if error else "connected", error or ""
 
 
-_grouped: tuple[Mapping, dict[str, list[Pod]]] | None = None
-"""The last Snapshot's Pods grouped by task name (reads of many Jobs from one Snapshot group them once)."""
-
-
-def _pods_by_task(pods: Mapping[str, dict]) -> dict[str, list[Pod]]:
-    global _grouped
-    cached = _grouped
-    if cached is not None and cached[0] is pods:
-        return cached[1]
-    grouped: dict[str, list[Pod]] = {}
-    for pod in map(Pod, pods.values()):
-        grouped.setdefault(pod.task_name, []).append(pod)
-    _grouped = (pods, grouped)
-    return grouped
-
-
-def job_pods(snapshot: Snapshot, job_name: str) -> list[Pod]:
-    """The Pod CRs of one Job's Tasks in the Snapshot."""
-    raw = snapshot.jobs.get(job_name)
-    if raw is None:
-        return []
-    grouped = _pods_by_task(snapshot.pods)
-    return [pod for task in _job_tasks(snapshot, Job(raw)) for pod in grouped.get(task, ())]
-
-
-def fetch_restarts(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
-    """Pod CR key -> restart count of `main` and why it is unwell (lastState, failure events), from each Pod's data
-    plane (Pods it cannot read are left out)."""
-    if job_name not in snapshot.jobs:
+def fetch_health(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> Mapping[str, PodHealth] | None:
+    """In brief: the restart count and reason of each Pod of the Job from ONE pod list per data plane, no events
+    (Pods the data planes do not list are left out)."""
+    job = index.job(job_name)
+    if job is None:
         return None
     if access.server_endpoint() is None and not access.config.clusters:
         return {}
-    pods = job_pods(snapshot, job_name)
+    return pods_health(access, index.job_pods(job))
+
+
+def fetch_health_detail(access: ClusterAccess, index: SnapshotIndex,
+                        job_name: str) -> Mapping[str, PodHealth] | None:
+    """In detail: each Pod's data-plane pod and its events (lastState, BackOff, FailedMount, Unhealthy); Pods it
+    cannot read are left out."""
+    job = index.job(job_name)
+    if job is None:
+        return None
+    if access.server_endpoint() is None and not access.config.clusters:
+        return {}
+    pods = index.job_pods(job)
     states = pod_states(access, [pod.raw for pod in pods])
     return {f"{pod.namespace}/{pod.name}": PodHealth(int(count), reason)
             for pod in pods for count, reason in [states[pod.name]] if count.isdigit()}
 
 
-def fetch_health(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Mapping[str, PodHealth] | None:
-    """The job list's REASON: like fetch_restarts, but one pod list per data plane and no events."""
-    if job_name not in snapshot.jobs:
-        return None
-    if access.server_endpoint() is None and not access.config.clusters:
-        return {}
-    return pods_health(access, job_pods(snapshot, job_name))
-
-
-def fetch_evidence(access: ClusterAccess, snapshot: Snapshot, job_name: str) -> Gathered:
+def fetch_evidence(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> Gathered:
     from rlark_tui.checks.gather import gather
     from rlark_tui.config import state_dir
 
-    previous = snapshot.evidence.get(job_name)
+    previous = index.snapshot.evidence.get(job_name)
     try:
         return Gathered(gather(access, job_name, state_dir()))
     except RlarkError as exc:
         return Gathered(previous.evidence if previous is not None else None, str(exc))
 
 
-def fetch_lookups(access: ClusterAccess, snapshot: Snapshot, key: str) -> GatewayLookups:
+def fetch_lookups(access: ClusterAccess, index: SnapshotIndex, key: str) -> GatewayLookups:
     gateway = access.gateway_http()
     if gateway is None:
         return GatewayLookups(notes=("no gateway configured: storage classes and registered SSH keys are not "
@@ -227,8 +207,8 @@ def storage_key(storage_class: str, cluster: str, prefix: str) -> str:
     return f"{storage_class}|{cluster}|{prefix}"
 
 
-def fetch_storage(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed | Folder:
-    previous = snapshot.storage.get(key)
+def fetch_storage(access: ClusterAccess, index: SnapshotIndex, key: str) -> Listed | Folder:
+    previous = index.snapshot.storage.get(key)
     if key == ALL_KEY:
         try:
             classes = access.storage_class_clusters()
@@ -253,29 +233,28 @@ def fetch_storage(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed
     return Folder(tuple(entries[:MAX_FOLDER_ENTRIES]), truncated=True)
 
 
-def fetch_ssh_keys(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed:
+def fetch_ssh_keys(access: ClusterAccess, index: SnapshotIndex, key: str) -> Listed:
     try:
         return Listed(tuple(access.ssh_keys()))
     except (ApiError, Unreachable) as exc:
-        previous = snapshot.sshkeys.get(key)
+        previous = index.snapshot.sshkeys.get(key)
         return Listed(previous.items if previous is not None else (), str(exc))
 
 
-def fetch_workflows(access: ClusterAccess, snapshot: Snapshot, key: str) -> Listed:
+def fetch_workflows(access: ClusterAccess, index: SnapshotIndex, key: str) -> Listed:
     try:
         return Listed(tuple(access.list(WORKFLOW_KIND).items))
     except (ApiError, Unreachable) as exc:
-        previous = snapshot.workflows.get(key)
+        previous = index.snapshot.workflows.get(key)
         return Listed(previous.items if previous is not None else (), str(exc))
 
 
 TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(RAY, 2.0, fetch_ray, ray_source),
-    Topic(RESTARTS, 3.0, fetch_restarts),
+    Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
     Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
-    Topic(HEALTH, 10.0, fetch_health),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, alertpoll.fetch_alerts),

@@ -1,9 +1,10 @@
 """The one background worker that owns refresh: list+watch of every kind, the subscriptions' periodic reads
-(rlark_tui.polls: Ray status, restart counts, run-check evidence, gateway lookups), source health.
+(rlark_tui.polls: Ray status, Pod health, run-check evidence, gateway lookups, …), source health.
 
 Blocking client calls run in threads; events are applied on the event loop, coalesced to at most one
-immutable Snapshot per frame (the first change after a quiet frame is posted at once), and posted as
-SnapshotChanged messages. Screens never call the API to render.
+immutable Snapshot per frame (the first change after a quiet frame is posted at once), indexed once
+(model.view_model.SnapshotIndex, derived from the previous one) and posted with its index as SnapshotChanged.
+Topic reads get the latest index. Screens never call the API to render.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.messages import SnapshotChanged
+from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import TOPICS, Topic
 from rlark_tui.snapshot import Snapshot, SourceState
 
@@ -31,7 +33,6 @@ NOT_READY_SECONDS = 1.0
 MAX_PARALLEL_POLLS = 4
 """At most this many subscription reads at once (the longest-waiting first): dozens of Jobs' reads falling due
 together must not crowd the UI thread out of the interpreter."""
-"""A subscription whose read found nothing to read yet is tried again after this long."""
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
 """While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
@@ -51,10 +52,10 @@ class Reconciler:
 
     def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS,
                  probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
-                 start: Snapshot | None = None, topics: Mapping[str, Topic] = TOPICS) -> None:
-        """`start`: the last Snapshot of a reconciler of the same access (ctrl+r); its objects and results stay
-        published until read again, instead of the screens going blank meanwhile. `topics`: the periodic reads
-        a subscription can name (rlark_tui.polls.TOPICS)."""
+                 start: SnapshotIndex | None = None, topics: Mapping[str, Topic] = TOPICS) -> None:
+        """`start`: the last index of a reconciler of the same access (ctrl+r); its objects and results stay
+        published until read again, instead of the screens going blank meanwhile, and the new indexes derive
+        from it. `topics`: the periodic reads a subscription can name (rlark_tui.polls.TOPICS)."""
         self.access = access
         self.frame = frame
         self.topics = topics
@@ -67,7 +68,8 @@ class Reconciler:
             CONTROL_PLANE: SourceState(CONTROL_PLANE, "stale", "connecting"),
         }
         self._results: dict[str, dict[str, object]] = {name: {} for name in topics}
-        self._subscribed: set[tuple[str, str]] = set()
+        self._subscribed: dict[tuple[str, str], bool] = {}
+        """Each subscription and whether it asks for detail (polls.Topic.detailed)."""
         self._polled_at: dict[tuple[str, str], float] = {}
         self._in_flight: set[tuple[str, str]] = set()
         self._polls: set[asyncio.Task] = set()
@@ -75,9 +77,10 @@ class Reconciler:
         self._delta: dict[str, set[str] | None] = {}
         self._snapshot = Snapshot(sources=MappingProxyType(dict(self._sources)))
         if start is not None:
-            self._objects = {plural: dict(getattr(start, plural)) for plural in self._objects}
-            self._results = {name: dict(getattr(start, name)) for name in topics}
-            self._snapshot = replace(start, sources=self._snapshot.sources)
+            self._objects = {plural: dict(getattr(start.snapshot, plural)) for plural in self._objects}
+            self._results = {name: dict(getattr(start.snapshot, name)) for name in topics}
+            self._snapshot = replace(start.snapshot, sources=self._snapshot.sources)
+        self._index = SnapshotIndex(self._snapshot, start)
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
         self._queue: asyncio.Queue | None = None
@@ -88,19 +91,27 @@ class Reconciler:
         """The latest published Snapshot."""
         return self._snapshot
 
+    @property
+    def index(self) -> SnapshotIndex:
+        """The latest published Snapshot's index."""
+        return self._index
+
     # -- subscriptions -------------------------------------------------------------------------------------
 
-    def subscribe(self, topic: str, key: str) -> None:
+    def subscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
         """Run topic's read for `key` (a Job name; polls.GATEWAY_KEY for lookups) every `interval` seconds
-        until unsubscribed; results land in `snapshot.<topic>[key]`. Subscribing twice is one subscription
-        (`Services` counts its subscribers)."""
+        until unsubscribed; results land in `snapshot.<topic>[key]`. Subscribing again sets the detail level of
+        the one subscription (`Services` counts its subscribers); more detail is read at once."""
         if topic not in self.topics:
             raise KeyError(f"unknown topic {topic!r}")
-        self._subscribed.add((topic, key))
+        before = self._subscribed.get((topic, key))
+        self._subscribed[(topic, key)] = detail
+        if detail and before is False:
+            self._polled_at.pop((topic, key), None)
 
     def unsubscribe(self, topic: str, key: str) -> None:
         """Stop reading (a read under way still publishes its result)."""
-        self._subscribed.discard((topic, key))
+        self._subscribed.pop((topic, key), None)
 
     def poll_now(self, topic: str, key: str) -> None:
         """Read a subscribed topic again at the next tick instead of waiting for its interval (ctrl+r)."""
@@ -247,7 +258,7 @@ class Reconciler:
             """A frozen copy of what changed; the previous Snapshot's very mapping for what did not."""
             return MappingProxyType(dict(current)) if name in self._changed else getattr(previous, name)
 
-        self._snapshot = Snapshot(
+        snapshot = Snapshot(
             jobs=part(JOBS.plural, self._objects[JOBS.plural]),
             tasks=part(TASKS.plural, self._objects[TASKS.plural]),
             pods=part(PODS.plural, self._objects[PODS.plural]),
@@ -261,7 +272,9 @@ class Reconciler:
         )
         self._changed.clear()
         self._delta.clear()
-        post(SnapshotChanged(self._snapshot))
+        self._index = SnapshotIndex(snapshot, self._index)
+        self._snapshot = snapshot
+        post(SnapshotChanged(snapshot, self._index))
 
     # -- sources other than the control plane ---------------------------------------------------------------
 
@@ -309,26 +322,35 @@ class Reconciler:
         most MAX_PARALLEL_POLLS in all, the longest-waiting first)."""
         while not self._stop.is_set():
             now = time.monotonic()
-            due = [(self._polled_at.get(sub, float("-inf")), sub) for sub in self._subscribed - self._in_flight
-                   if now - self._polled_at.get(sub, float("-inf")) >= self.topics[sub[0]].interval]
+            due = [(self._polled_at.get(sub, float("-inf")), sub) for sub, detail in self._subscribed.items()
+                   if sub not in self._in_flight
+                   and now - self._polled_at.get(sub, float("-inf")) >= self.topics[sub[0]].read(detail)[1]]
             for _, (topic, key) in sorted(due)[:max(0, MAX_PARALLEL_POLLS - len(self._in_flight))]:
                 self._in_flight.add((topic, key))
                 self._polled_at[(topic, key)] = now
-                task = asyncio.create_task(self._poll(self.topics[topic], key))
+                task = asyncio.create_task(self._poll(self.topics[topic], key, self._subscribed[(topic, key)]))
                 self._polls.add(task)
                 task.add_done_callback(self._polls.discard)
             await asyncio.sleep(POLL_TICK_SECONDS)
 
-    async def _poll(self, topic: Topic, key: str) -> None:
+    async def _poll(self, topic: Topic, key: str, detail: bool) -> None:
+        fetch, interval = topic.read(detail)
+
+        def read() -> object:
+            # the interval runs from when the read starts: one started late by a busy thread pool does not let
+            # the next one follow it sooner than `interval`
+            self._polled_at[(topic.name, key)] = time.monotonic()
+            return fetch(self.access, self._index, key)
+
         try:
-            result = await asyncio.to_thread(topic.fetch, self.access, self._snapshot, key)
+            result = await asyncio.to_thread(read)
         finally:
             self._in_flight.discard((topic.name, key))
         if result is None:
             # not ready yet (e.g. the Job is not listed): try again after NOT_READY_SECONDS, not at every tick,
             # so many such subscriptions do not keep the thread pool busy
-            retry = min(topic.interval, NOT_READY_SECONDS)
-            self._polled_at[(topic.name, key)] = time.monotonic() - topic.interval + retry
+            retry = min(interval, NOT_READY_SECONDS)
+            self._polled_at[(topic.name, key)] = time.monotonic() - interval + retry
             return
         if (topic.name, key) in self._subscribed:
             self._wake(("poll", (topic.name, key), result))

@@ -36,6 +36,8 @@ class Services:
         self.marked: list[str] = []
         """Jobs marked in the job list (`space`), in marking order: compare (#16) and diff (#20) read them."""
         self._counts: dict[tuple[str, str], int] = {}
+        self._detailed: dict[tuple[str, str], int] = {}
+        """Of those subscribers, how many asked for detail."""
         self._reconciler: Reconciler | None = None
 
     @property
@@ -53,21 +55,32 @@ class Services:
         self._reconciler = reconciler
         for topic, key in self._counts:
             if reconciler is not None:
-                reconciler.subscribe(topic, key)
+                reconciler.subscribe(topic, key, detail=(topic, key) in self._detailed)
 
-    def subscribe(self, topic: str, key: str) -> None:
-        """Read `topic` for `key` periodically (rlark_tui.polls.TOPICS); results in `snapshot.<topic>[key]`."""
-        count = self._counts.get((topic, key), 0) + 1
-        self._counts[(topic, key)] = count
-        if count == 1 and self._reconciler is not None:
-            self._reconciler.subscribe(topic, key)
+    def subscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
+        """Read `topic` for `key` periodically (rlark_tui.polls.TOPICS); results in `snapshot.<topic>[key]`.
+        `detail`: the topic's detailed read while any subscriber asks for it (polls.HEALTH)."""
+        sub = (topic, key)
+        self._counts[sub] = self._counts.get(sub, 0) + 1
+        if detail:
+            self._detailed[sub] = self._detailed.get(sub, 0) + 1
+        if (self._counts[sub] == 1 or self._detailed.get(sub) == 1) and self._reconciler is not None:
+            self._reconciler.subscribe(topic, key, detail=sub in self._detailed)
 
-    def unsubscribe(self, topic: str, key: str) -> None:
-        count = self._counts.get((topic, key), 0) - 1
+    def unsubscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
+        """Undo one `subscribe` (with the same `detail`)."""
+        sub = (topic, key)
+        if detail and sub in self._detailed:
+            self._detailed[sub] -= 1
+            if not self._detailed[sub]:
+                del self._detailed[sub]
+        count = self._counts.get(sub, 0) - 1
         if count > 0:
-            self._counts[(topic, key)] = count
+            self._counts[sub] = count
+            if detail and sub not in self._detailed and self._reconciler is not None:
+                self._reconciler.subscribe(topic, key, detail=False)
             return
-        self._counts.pop((topic, key), None)
+        self._counts.pop(sub, None)
         if self._reconciler is not None:
             self._reconciler.unsubscribe(topic, key)
 

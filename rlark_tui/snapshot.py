@@ -6,7 +6,7 @@ subscriptions (rlark_tui.polls) sit in the field named after their topic, per ke
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Literal, Mapping
 
@@ -38,13 +38,11 @@ class Snapshot:
     sources: Mapping[str, SourceState] = field(default_factory=_frozen)
     ray: Mapping[str, dict] = field(default_factory=_frozen)
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
-    restarts: Mapping[str, Mapping[str, object]] = field(default_factory=_frozen)
-    """Per Job name: Pod CR key -> `model.podstate.PodHealth` of `main` (restart count, failure reason), as the
-    data planes last reported it."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
     health: Mapping[str, Mapping[str, object]] = field(default_factory=_frozen)
-    """Per Job name: like `restarts`, polled less often for the job list's REASON column."""
+    """Per Job name: Pod CR key -> `model.podstate.PodHealth` of `main` (restart count, failure reason), as the
+    data planes last reported it (in brief for the job list's REASON, in detail for the job detail)."""
     progress: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: the newest progress row of its Header log (`model.progress.ProgressState`)."""
     metrics: Mapping[str, object] = field(default_factory=_frozen)
@@ -66,3 +64,9 @@ class Snapshot:
     changes: Mapping[str, frozenset[str]] = field(default_factory=_frozen)
     """Per kind (jobs, tasks, pods, nodes, domains): the keys added, modified or deleted since snapshot
     `version - 1`; a kind missing here is unknown (e.g. after a relist) and is compared object by object."""
+
+
+KINDS = ("jobs", "tasks", "pods", "nodes", "domains")
+"""The watched kinds' fields of a Snapshot."""
+RESULTS = tuple(f.name for f in fields(Snapshot) if f.name not in (*KINDS, "sources", "version", "changes"))
+"""The subscription results' fields of a Snapshot, one per topic (rlark_tui.polls.TOPICS): ray, health, …"""

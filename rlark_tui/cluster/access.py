@@ -21,6 +21,7 @@ from rlark_tui.cluster import server as srv
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
+from rlark_tui.cluster.recent import RecentReads
 from rlark_tui.cluster.transport import request_timeout
 from rlark_tui.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
@@ -90,6 +91,8 @@ class ClusterAccess:
         self.config = config
         self.server_options = server_options or srv.ServerOptions.from_sources(None, config)
         self._endpoint: srv.ServerEndpoint | None = None
+        self.recent_reads = RecentReads()
+        """Answers several topics share (cluster/recent.py), for this context only."""
         self.server_problem = ""
         """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
         if kubeconfig is None:

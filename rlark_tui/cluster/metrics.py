@@ -1,13 +1,13 @@
 """Reading a Job's training numbers: the progress row of its Header Pod's log, and scalar series from the
 Header Task's TensorBoard through the gateway (`tasks/<task>/tensorboard/data/...`) or else from that log.
 
-I/O only; the parsing is model/progress.py. Every failure is a one-line MetricsUnavailable (an RlarkError).
+I/O only; the parsing is model/progress.py, and which Pod is the Header's comes from a SnapshotIndex (the
+reconciler's, or one built from a live list). Every failure is a one-line MetricsUnavailable (an RlarkError).
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -16,12 +16,13 @@ from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.http import seg
 from rlark_tui.cluster.logmerge import split_raw
-from rlark_tui.errors import RlarkError
-from rlark_tui.model import keys
 from rlark_tui.cluster.kinds import PODS
+from rlark_tui.errors import RlarkError
 from rlark_tui.model.curves import MetricsResult, MetricsState
 from rlark_tui.model.progress import Point, Progress, ProgressState, latest_progress, metric_series
-from rlark_tui.model.views import Job
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.model.views import Job, Pod
+from rlark_tui.snapshot import Snapshot
 
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
@@ -30,8 +31,7 @@ MAX_POINTS = 2000
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
 PROGRESS_SECONDS = 10.0
-"""At most one progress read per Job this often (the reconciler's interval, also kept when its thread pool
-starts a read late and the next one on time)."""
+"""The reconciler reads a Running Job's progress this often."""
 PROGRESS_SINCE_SECONDS = 600
 """A poll reads only this recent log (`sinceSeconds`); without a row in it the last one found is kept (stale)."""
 SERIES_TAIL_LINES = 20000
@@ -52,13 +52,17 @@ class Header:
     tensorboard_dir: str = ""
 
 
-def header_pod(pods: list[dict], task: str) -> dict | None:
-    """The Pod CR the platform's TensorBoard route picks: the Task's first Running Pod with a local name,
-    else the first with one."""
-    named = [p for p in pods if (p.get("metadata") or {}).get("labels", {}).get(keys.TASK_NAME_LABEL) == task
-             and (p.get("spec") or {}).get("podName")]
-    running = [p for p in named if (p.get("status") or {}).get("phase") == "Running"]
+def header_pod(pods: list[Pod]) -> Pod | None:
+    """The Pod CR the platform's TensorBoard route picks among one Task's Pods (`SnapshotIndex.pods_by_task`):
+    the first Running Pod with a local name, else the first with one."""
+    named = [pod for pod in pods if pod.pod_name]
+    running = [pod for pod in named if pod.phase == "Running"]
     return (running or named or [None])[0]
+
+
+def _header(job: Job, pod: Pod) -> Header:
+    return Header(job.name, job.head_task_name, pod.namespace, pod.pod_name,
+                  job.head_task.tensorboard_dir if job.head_task is not None else "")
 
 
 def find_header(access, job_name: str) -> Header:
@@ -70,11 +74,10 @@ def find_header(access, job_name: str) -> Header:
     tasks = [t for t in access.job_tasks(job_name) if (t.get("metadata") or {}).get("name") == task_name]
     if not tasks:
         raise MetricsUnavailable(f"metrics: Task {task_name} of Job {job_name} does not exist yet")
-    pod = header_pod(access.job_pods(job_name, tasks), task_name)
+    pod = header_pod([pod for pod in map(Pod, access.job_pods(job_name, tasks)) if pod.task_name == task_name])
     if pod is None:
         raise MetricsUnavailable(f"metrics: the Header Task {task_name} has no Pod yet")
-    return Header(job_name, task_name, pod["metadata"].get("namespace", ""), pod["spec"]["podName"],
-                  head.tensorboard_dir)
+    return _header(job, pod)
 
 
 def read_log(access, cluster: str, pod: str, tail: int, since_seconds: int | None = None) -> list[tuple[float | None, str]]:
@@ -101,13 +104,14 @@ def job_progress(access, jobs: list[dict]) -> dict[str, str]:
         pods = access.list(PODS).items
     except (ApiError, Unreachable):
         return {}
+    index = SnapshotIndex(Snapshot(pods={f"{Pod(p).namespace}/{Pod(p).name}": p for p in pods}))
 
     def one(job: Job) -> tuple[str, str]:
-        pod = header_pod(pods, job.head_task_name)
+        pod = header_pod(index.pods_by_task.get(job.head_task_name, []))
         if pod is None:
             return job.name, ""
         try:
-            row = read_progress(access, pod["metadata"].get("namespace", ""), pod["spec"]["podName"])
+            row = read_progress(access, pod.namespace, pod.pod_name)
         except (ApiError, Unreachable):
             return job.name, "?"
         return job.name, row.render(time.time()) if row else ""
@@ -213,79 +217,35 @@ def _result(job: str, source: str, series: dict[str, list[Point]], note: str) ->
     return MetricsResult(job, source, thinned, note=note, thinned=changed)
 
 
-_reads_lock = threading.Lock()
-_last_reads: dict[tuple[int, str], float] = {}
-_by_task_lock = threading.Lock()
-_by_task: tuple[object, dict[str, list[dict]]] = (None, {})
-
-
-def _pods_by_task(pods) -> dict[str, list[dict]]:
-    """Pod CRs by Task name for one Snapshot's pods mapping, built once per mapping (the reconciler keeps the
-    same mapping while no Pod changes: 50,000 Pods are not scanned again for every poll)."""
-    global _by_task
-    with _by_task_lock:
-        if _by_task[0] is pods:
-            return _by_task[1]
-        grouped: dict[str, list[dict]] = {}
-        for pod in pods.values():
-            task = ((pod.get("metadata") or {}).get("labels") or {}).get(keys.TASK_NAME_LABEL)
-            if task:
-                grouped.setdefault(task, []).append(pod)
-        _by_task = (pods, grouped)
-        return grouped
-
-
-def snapshot_header(snapshot, job_name: str) -> Header | None:
-    """The Job's Header from the reconciler's Snapshot (its Tasks and Pod CRs), without a request."""
-    raw = snapshot.jobs.get(job_name)
-    if raw is None:
+def snapshot_header(index: SnapshotIndex, job_name: str) -> Header | None:
+    """The Job's Header from the reconciler's index (its Header Task's Pod CRs), without a request."""
+    job = index.job(job_name)
+    if job is None or job.head_task is None:
         return None
-    job = Job(raw)
-    if job.head_task is None:
-        return None
-    pod = header_pod(_pods_by_task(snapshot.pods).get(job.head_task_name, []), job.head_task_name)
-    if pod is None:
-        return None
-    return Header(job_name, job.head_task_name, pod["metadata"].get("namespace", ""), pod["spec"]["podName"],
-                  job.head_task.tensorboard_dir)
-
-
-_header_reads: dict[tuple[int, str], tuple[float, str, list]] = {}
+    pod = header_pod(index.pods_by_task.get(job.head_task_name, []))
+    return _header(job, pod) if pod is not None else None
 
 
 def header_log(access, header: Header, max_age: float = PROGRESS_SECONDS) -> list[tuple[float | None, str]]:
     """The newest lines of the Header Pod's log (`tailLines` 200, `sinceSeconds` 600, timestamps), read at most once
-    per `max_age` per Job and Pod: the progress topic and the alert rules share one read."""
-    key = (id(access), header.job)
-    with _reads_lock:
-        hit = _header_reads.get(key)
-        if hit is not None and hit[1] == header.pod and time.monotonic() - hit[0] < max_age:
-            return hit[2]
-    lines = read_log(access, header.cluster, header.pod, PROGRESS_TAIL_LINES, PROGRESS_SINCE_SECONDS)
-    with _reads_lock:
-        now = time.monotonic()
-        for old in [k for k, (at, _, _) in _header_reads.items() if now - at > PROGRESS_SINCE_SECONDS]:
-            del _header_reads[old]
-        _header_reads[key] = (now, header.pod, lines)
-    return lines
+    per `max_age` per Job and Pod (the context's `recent_reads`): the progress topic and the alert rules share one
+    read."""
+    return access.recent_reads.get(
+        ("header log", header.job, header.cluster, header.pod), max_age,
+        lambda: read_log(access, header.cluster, header.pod, PROGRESS_TAIL_LINES, PROGRESS_SINCE_SECONDS))
 
 
-def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
+def poll_progress(access, index: SnapshotIndex, job_name: str) -> ProgressState | None:
     """The reconciler's progress read of a Running Job: the newest row of the last 10 minutes of its Header log
     (`tailLines` + `sinceSeconds`), else the row read before (it then turns stale). None (no request made) while
     the Job is not Running or its Header Pod is not in the Snapshot."""
-    raw = snapshot.jobs.get(job_name)
-    if raw is None or Job(raw).phase != "Running":
+    job = index.job(job_name)
+    if job is None or job.phase != "Running":
         return None
-    header = snapshot_header(snapshot, job_name)
+    header = snapshot_header(index, job_name)
     if header is None:
         return None
-    previous = snapshot.progress.get(job_name)
-    with _reads_lock:
-        now = time.monotonic()
-        if now - _last_reads.get((id(access), job_name), float("-inf")) < PROGRESS_SECONDS:
-            return previous
-        _last_reads[(id(access), job_name)] = now
+    previous = index.snapshot.progress.get(job_name)
     kept = previous.row if isinstance(previous, ProgressState) else None
     try:
         return ProgressState(latest_progress(header_log(access, header)) or kept)
@@ -293,11 +253,11 @@ def poll_progress(access, snapshot, job_name: str) -> ProgressState | None:
         return ProgressState(kept, str(exc))
 
 
-def poll_metrics(access, snapshot, job_name: str) -> MetricsState:
+def poll_metrics(access, index: SnapshotIndex, job_name: str) -> MetricsState:
     """The reconciler's Metrics read of an opened Job (source auto); a failed read keeps the last result."""
-    previous = snapshot.metrics.get(job_name)
+    previous = index.snapshot.metrics.get(job_name)
     kept = previous.result if isinstance(previous, MetricsState) else None
-    header = snapshot_header(snapshot, job_name)
+    header = snapshot_header(index, job_name)
     if header is None:
         return MetricsState(kept, f"Job {job_name} has no Header Pod yet")
     try:

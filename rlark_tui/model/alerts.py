@@ -28,6 +28,8 @@ from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, re
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITIES = (CRITICAL, WARNING, INFO)
 MARKS: Mapping[str, str] = MappingProxyType({CRITICAL: "✗", WARNING: "⚠", INFO: "·"})
+ALL_KEY = "all"
+"""The scope of every Job: the alerts topic's key for the TUI (and `rlark watch` without Job names)."""
 """How the header, the job list and `rlark status` mark a severity."""
 RULES: Mapping[str, str] = MappingProxyType({
     "run-crashed": CRITICAL,

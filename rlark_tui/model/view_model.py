@@ -1,5 +1,7 @@
 """Pure view model of the screens: job list rows, Workers rows and Pod rows from one Snapshot.
 
+`SnapshotIndex` is the one place that derives data from a Snapshot (Pods by Task, a Job's Pods, the job list's
+complete rows, which rows and topic results changed): the reconciler's topic reads and every screen use it.
 No Textual and no I/O here: every value shown comes from the Snapshot (L3: nothing invented).
 """
 
@@ -11,11 +13,18 @@ import hashlib
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.model.alerts import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
+from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.snapshot import RESULTS, Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+UNSETTLED = ("Running", "Pending", "Failed")
+"""Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
+HISTORY = 32
+"""Derivations an index remembers: a screen that skipped up to this many indexes still updates only what changed."""
 
 
 def _task_entry(raw: dict) -> tuple[dict, Task, str, str]:
@@ -35,8 +44,11 @@ class SnapshotIndex:
 
     Given the previous index, only the objects that changed are looked at again: the Snapshot's `changes`
     name them when it directly follows the previous one, else they are found by identity (the reconciler
-    keeps unchanged objects as the very same dicts). `changed_jobs` names the Jobs whose rows may differ
-    from the previous index (None: all of them). The previous index is never modified.
+    keeps unchanged objects as the very same dicts). `changed_jobs` names the Jobs whose objects may differ
+    from the previous index (None: all of them); `changed_results[topic]` the keys whose subscription result
+    differs; `rows` holds every Job's complete JobRow (derived again only for changed Jobs and results) and
+    `rows_changed_since(serial)` names the rows that differ from an earlier index's. The previous index is never
+    modified.
     """
 
     _serials = itertools.count(1)
@@ -52,6 +64,61 @@ class SnapshotIndex:
             self._derive(previous)
         self.nodes = ([Node(raw) for raw in snapshot.nodes.values()]
                       if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
+        self.changed_results: dict[str, frozenset[str] | None] = {
+            name: self._changed_results(name, previous) for name in RESULTS}
+        self.alert_marks: dict[str, str] = (
+            previous.alert_marks if previous is not None and not self.changed_results["alerts"]
+            else job_alert_marks(self.snapshot.alerts.get(ALERT_SCOPE)))
+        """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
+        self.rows, self.changed_rows = self._derive_rows(previous)
+        self._history: tuple[tuple[int, int, frozenset[str] | None], ...] = (
+            (previous._history[1 - HISTORY:] if previous is not None else ())
+            + ((self.base, self.serial, self.changed_rows),))
+
+    def _changed_results(self, name: str, previous: "SnapshotIndex | None") -> frozenset[str] | None:
+        """The keys of topic `name` whose result is not the previous index's very object (None: no previous)."""
+        if previous is None:
+            return None
+        new, old = getattr(self.snapshot, name), getattr(previous.snapshot, name)
+        if new is old:
+            return frozenset()
+        return frozenset({key for key, value in new.items() if old.get(key) is not value}
+                         | {key for key in old if key not in new})
+
+    def _derive_rows(self, previous: "SnapshotIndex | None") -> tuple[dict[str, JobRow], frozenset[str] | None]:
+        """Every Job's row; from a previous index only the Jobs whose objects, health or progress changed are
+        derived again. Returns the rows and the names derived again or dropped (None: all)."""
+        if previous is None or self.changed_jobs is None:
+            return {name: job_row(self, job) for name, job in self.jobs.items()}, None
+        marks, before = self.alert_marks, previous.alert_marks
+        names = {name for name in (self.changed_jobs | self.changed_results["health"]
+                                   | self.changed_results["progress"]
+                                   | {n for n in marks.keys() | before.keys() if marks.get(n) != before.get(n)})
+                 if name in self.jobs or name in previous.rows}
+        if not names:
+            return previous.rows, frozenset()
+        rows = dict(previous.rows)
+        for name in names:
+            job = self.jobs.get(name)
+            if job is None:
+                rows.pop(name, None)
+            else:
+                rows[name] = job_row(self, job)
+        return rows, frozenset(names)
+
+    def rows_changed_since(self, serial: int) -> frozenset[str] | None:
+        """The Jobs whose rows differ from those of index `serial` (an earlier index of this chain); None when
+        that index is too far back or was not an ancestor (then every row may differ)."""
+        if serial == self.serial:
+            return frozenset()
+        names: set[str] = set()
+        for base, _serial, changed in reversed(self._history):
+            if changed is None:
+                return None
+            names |= changed
+            if base == serial:
+                return frozenset(names)
+        return None
 
     def _changed_keys(self, kind: str, previous: "SnapshotIndex") -> set[str]:
         new, old = getattr(self.snapshot, kind), getattr(previous.snapshot, kind)
@@ -193,7 +260,9 @@ class SnapshotIndex:
 
 @dataclass(frozen=True)
 class JobRow:
-    """One line of the job list."""
+    """One line of the job list, complete: the screen maps it to cells and derives nothing. A new column (an
+    alert mark, GPU%) is a field here, filled in `job_row` from the index (its topic result in the Snapshot),
+    and its topic named in `SnapshotIndex._derive_rows` so a new result derives the row again."""
 
     name: str
     display_name: str
@@ -204,10 +273,28 @@ class JobRow:
     pods_expected: int
     header_node: str
     created: str
+    created_at: datetime | None = None
+    reason: str = ""
+    """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one."""
+    progress: object | None = None
+    """The Running Job's `model.progress.ProgressState` (rendered against the clock: `progress_text`)."""
+    alert: str = ""
+    """The mark and rule of the Job's most severe firing alert (`✗ run-crashed`, `+N` when more fire)."""
 
     @property
     def pods(self) -> str:
         return f"{self.pods_ready}/{self.pods_expected}"
+
+    @property
+    def reason_cell(self) -> str:
+        """The REASON column: the alert mark first, then the Pods' failure reason."""
+        return f"{self.alert} {self.reason}".strip() if self.alert else self.reason
+
+    def progress_text(self, now: float) -> str:
+        return self.progress.render(now) if self.progress is not None else ""
+
+    def age(self, now: datetime) -> str:
+        return short_age(self.created_at, now) if self.created_at is not None else ""
 
     def search_fields(self) -> tuple[str, ...]:
         """What the `/` filter matches against, field by field (so `^` and `$` anchor to a field)."""
@@ -225,56 +312,51 @@ def expected_pods(index: SnapshotIndex, job: Job) -> int:
     return total
 
 
+def job_alert_marks(state: object) -> dict[str, str]:
+    """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from an alert book."""
+    if not isinstance(state, AlertsState):
+        return {}
+    firing: dict[str, list] = {}
+    for alert in state.book.firing():
+        if alert.job:
+            firing.setdefault(alert.job, []).append(alert)
+    return {job: f"{MARKS[found[0].severity]} {found[0].rule}" + (f" +{len(found) - 1}" if len(found) > 1 else "")
+            for job, found in firing.items()}
+
+
+def failure_reason(health: object) -> str:
+    """The first failure reason of a health result (Pod key -> PodHealth), `+N` when more Pods have one."""
+    reasons = [h.reason for h in (health or {}).values() if h.reason]
+    return "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
+
+
 def job_row(index: SnapshotIndex, job: Job) -> JobRow:
     pods = index.job_pods(job)
     head_task = job.head_task_name
     header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
     roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in job.tasks))
+    phase = job.shown_status
+    results = index.snapshot
     return JobRow(
         name=job.name,
         display_name=job.display_name,
         job_type=job.job_type,
-        phase=job.shown_status,
+        phase=phase,
         roles=roles,
         pods_ready=sum(1 for p in pods if p.phase == "Running"),
         pods_expected=expected_pods(index, job),
         header_node=header_node,
         created=job.creation_timestamp,
+        created_at=parse_time(job.creation_timestamp),
+        reason=failure_reason(results.health.get(job.name)) if phase in UNSETTLED else "",
+        progress=results.progress.get(job.name) if phase == "Running" else None,
+        alert=index.alert_marks.get(job.name, ""),
     )
 
 
-class RowCache:
-    """The job list's rows, kept up to date index by index: only `changed_jobs` are derived again when the
-    index was derived from the one the rows reflect."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, JobRow] = {}
-        self.serial = 0
-
-    def refresh(self, index: SnapshotIndex) -> frozenset[str] | None:
-        """Bring the rows up to `index`; the names whose rows were derived again or dropped (None: all)."""
-        if index.serial == self.serial:
-            return frozenset()
-        incremental = self.serial and index.base == self.serial and index.changed_jobs is not None
-        self.serial = index.serial
-        if not incremental:
-            self.rows = {name: job_row(index, job) for name, job in index.jobs.items()}
-            return None
-        for name in index.changed_jobs:
-            job = index.jobs.get(name)
-            if job is None:
-                self.rows.pop(name, None)
-            else:
-                self.rows[name] = job_row(index, job)
-        return index.changed_jobs
-
-
-def job_rows(index: SnapshotIndex, cache: RowCache | None = None) -> list[JobRow]:
-    """Rows of every Job; with a cache, only the Jobs the index names as changed are derived again."""
-    if cache is None:
-        return [job_row(index, job) for job in index.jobs.values()]
-    cache.refresh(index)
-    return list(cache.rows.values())
+def job_rows(index: SnapshotIndex) -> list[JobRow]:
+    """Rows of every Job (the index's own)."""
+    return list(index.rows.values())
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
-from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, METRICS, PROGRESS, RAY, RESTARTS
+from rlark_tui.polls import GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
@@ -109,16 +109,18 @@ class JobDetailScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        for topic in (RAY, RESTARTS, PROGRESS):
+        for topic in (RAY, PROGRESS):
             self.services.subscribe(topic, self.job_name)
+        self.services.subscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(self.initial_tab == "metrics")
         self.services.subscribe(LOOKUPS, GATEWAY_KEY)
         self.focus_body()
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        for topic in (RAY, RESTARTS, PROGRESS):
+        for topic in (RAY, PROGRESS):
             self.services.unsubscribe(topic, self.job_name)
+        self.services.unsubscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(False)
         self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
@@ -162,7 +164,7 @@ class JobDetailScreen(RlarkScreen):
         tasks = index.tasks_by_job.get(job.name, [])
         pods = index.job_pods(job)
         ray = index.snapshot.ray.get(job.name) or {}
-        restarts = dict(index.snapshot.restarts.get(job.name) or {})
+        restarts = dict(index.snapshot.health.get(job.name) or {})
         lookups = index.snapshot.lookups.get(GATEWAY_KEY)
         header = first_pod(index, job.head_task_name)
         self.ssh_line = ssh_jump_command(getattr(lookups, "system_config", None),

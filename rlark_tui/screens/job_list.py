@@ -2,9 +2,10 @@
 
 Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, reason, progress, age; `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
-PROGRESS and REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads,
-subscribed for the Running Jobs on screen only. `space`
-marks Jobs (kept in `services.marked`); `m` compares the marked Jobs' curves, or opens the Metrics tab.
+The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
+REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads, subscribed
+for the Jobs on screen only (`_follow_screen`). `space` marks Jobs (kept in `services.marked`); `m` compares the
+marked Jobs' curves, or opens the Metrics tab.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from textual.widgets import Static
 
 from rlark_tui.messages import (CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
                                 OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
-from rlark_tui.model.alerts import MARKS, AlertsState
-from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.model.view_model import JobRow, RowCache, SnapshotIndex
-from rlark_tui.polls import ALL_KEY, HEALTH, PROGRESS
+from rlark_tui.model.view_model import UNSETTLED, JobRow, SnapshotIndex
+from rlark_tui.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -39,28 +38,12 @@ COLUMNS = (
     Column("progress", "PROGRESS"),
     Column("age", "AGE"),
 )
-AGE = len(COLUMNS) - 1
-LIVE_CELLS = AGE - 2
-"""REASON, PROGRESS and AGE: the cells that change without the Job changing."""
+CLOCK_CELLS = len(COLUMNS) - 2
+"""PROGRESS and AGE: the cells that change with the clock alone (an ETA, `(stale)`, an age)."""
 MARK = "● "
 AGE_SECONDS = 5
 AGE_STEPS = 10
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
-UNSETTLED = ("Running", "Pending", "Failed")
-"""Phases whose Pods may exist and be unwell: the REASON column reads them."""
-
-
-def job_alert_marks(alerts) -> dict[str, str]:
-    """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from the app's book."""
-    state = alerts.get(ALL_KEY)
-    if not isinstance(state, AlertsState):
-        return {}
-    firing: dict[str, list] = {}
-    for alert in state.book.firing():
-        if alert.job:
-            firing.setdefault(alert.job, []).append(alert)
-    return {job: f"{MARKS[found[0].severity]} {found[0].rule}" + (f" +{len(found) - 1}" if len(found) > 1 else "")
-            for job, found in firing.items()}
 
 
 class JobTable(LiveTable):
@@ -104,20 +87,13 @@ class JobListScreen(RlarkScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, JobRow] = {}
-        self._row_cache = RowCache()
-        self._table_rows: dict[str, tuple[JobRow, tuple[str, ...], Row]] = {}
-        self._progress: dict[str, object] = {}
-        """The Snapshot's progress results last shown (Job name -> ProgressState)."""
-        self._health: dict[str, object] = {}
-        """The Snapshot's health results last shown (Job name -> Pod key -> PodHealth)."""
-        self._alerts_seen: object = None
-        self._alert_marks: dict[str, str] = {}
-        """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
-        self._watched: set[str] = set()
-        """Jobs whose PROGRESS this screen subscribed (the Running ones on screen)."""
-        self._watched_health: set[str] = set()
-        """Jobs whose HEALTH this screen subscribed (the Running, Pending and Failed ones on screen)."""
-        self._created: dict[str, tuple[str, datetime | None]] = {}
+        """The rows of the latest index given (the index's own mapping)."""
+        self._seen = 0
+        """Serial of that index."""
+        self._table_rows: dict[str, tuple[JobRow, tuple[str, str], Row]] = {}
+        """Per Job: the JobRow, the clock-driven texts (progress, age) and the table Row made of them."""
+        self._watched: dict[str, set[str]] = {PROGRESS: set(), HEALTH: set()}
+        """Jobs this screen subscribed per topic (those on screen)."""
         self._message: str | None = None
         self._table: JobTable | None = None
         self._age_cursor = 0
@@ -152,26 +128,13 @@ class JobListScreen(RlarkScreen):
         """Only the Jobs the index names as changed are looked at (all of them after a relist). While another
         screen covers this one, the rows are kept up to date but the table waits: repainting a hidden table
         makes Textual repaint those regions of the screen on top (a log pane at 20,000 lines/s)."""
-        changed = self._row_cache.refresh(index)
-        self.rows = self._row_cache.rows
+        changed = index.rows_changed_since(self._seen) if self._seen else None
+        self._seen = index.serial
+        self.rows = index.rows
         if changed is None or self._pending is None:
             self._pending = None
         else:
             self._pending |= changed
-        alerts = index.snapshot.alerts
-        if alerts is not self._alerts_seen:
-            self._alerts_seen = alerts
-            marks = job_alert_marks(alerts)
-            if self._pending is not None:
-                self._pending |= {name for name in set(marks) | set(self._alert_marks)
-                                  if name in self.rows and marks.get(name) != self._alert_marks.get(name)}
-            self._alert_marks = marks
-        for attribute in ("_progress", "_health"):
-            polled, shown = getattr(index.snapshot, attribute[1:]), getattr(self, attribute)
-            if polled is not shown and self._pending is not None:
-                self._pending |= {name for name in set(polled) | set(shown)
-                                  if name in self.rows and polled.get(name) is not shown.get(name)}
-            setattr(self, attribute, polled)
         if not self.is_current:
             return
         self.update_header()
@@ -179,16 +142,15 @@ class JobListScreen(RlarkScreen):
         now = datetime.now(timezone.utc)
         if pending is None:
             self._table_rows = {name: cached for name, cached in self._table_rows.items() if name in self.rows}
-            self._created = {name: created for name, created in self._created.items() if name in self.rows}
             self.table.sync([self._table_row(row, now) for row in self.rows.values()])
         elif pending:
             for name in pending:
                 if name not in self.rows:
                     self._table_rows.pop(name, None)
-                    self._created.pop(name, None)
             self.table.update([self._table_row(self.rows[name], now) for name in pending if name in self.rows],
                               [name for name in pending if name not in self.rows])
         self._update_message()
+        self._follow_screen()
         wanted = self.services.wanted_job
         if wanted is not None and self.table.select_key(wanted):
             self.services.wanted_job = None
@@ -196,12 +158,10 @@ class JobListScreen(RlarkScreen):
     def on_context_changed(self, _message: ContextChanged) -> None:
         """Another context: nothing of the previous one stays listed (nor marked, nor polled)."""
         self.services.marked.clear()
-        self._unwatch_progress()
-        self._progress = {}
+        self._follow_screen(shown=False)
         self.rows = {}
-        self._row_cache = RowCache()
+        self._seen = 0
         self._table_rows.clear()
-        self._created.clear()
         self._pending = set()
         self.table.sync([])
         self.update_header()
@@ -214,40 +174,21 @@ class JobListScreen(RlarkScreen):
             self.show_snapshot(self.services.index)
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
-        """The table row of a JobRow; reused as long as the JobRow and its age text are unchanged (a new age
-        alone only replaces the age cell)."""
-        shown = (self._reason_text(row), self._progress_text(row, now), self._age(row, now))
+        """The table row of a JobRow; reused as long as the JobRow and its clock-driven texts are unchanged (a new
+        age alone only replaces the clock cells)."""
+        clock = (row.progress_text(now.timestamp()), row.age(now))
         cached = self._table_rows.get(row.name)
         if cached is not None and cached[0] is row:
-            if cached[1] == shown:
+            if cached[1] == clock:
                 return cached[2]
             old = cached[2]
-            table_row = Row(old.key, old.cells[:LIVE_CELLS] + shown, old.sort_values, old.search)
+            table_row = Row(old.key, old.cells[:CLOCK_CELLS] + clock, old.sort_values, old.search)
         else:
-            table_row = Row(row.name, self._cells(row, shown), self._sort_values(row), row.search_fields())
-        self._table_rows[row.name] = (row, shown, table_row)
+            table_row = Row(row.name, self._cells(row, clock), self._sort_values(row), row.search_fields())
+        self._table_rows[row.name] = (row, clock, table_row)
         return table_row
 
-    def _reason_text(self, row: JobRow) -> str:
-        """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one;
-        a Job with a firing alert is marked first (`✗ run-crashed`, `⚠ progress-stalled`)."""
-        health = self._health.get(row.name) if row.phase in UNSETTLED else None
-        reasons = [h.reason for h in (health or {}).values() if h.reason]
-        text = "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
-        mark = self._alert_marks.get(row.name)
-        return f"{mark} {text}".strip() if mark else text
-
-    def _progress_text(self, row: JobRow, now: datetime) -> str:
-        state = self._progress.get(row.name) if row.phase == "Running" else None
-        return state.render(now.timestamp()) if state is not None else ""
-
-    def _age(self, row: JobRow, now: datetime) -> str:
-        created = self._created.get(row.name)
-        if created is None or created[0] != row.created:
-            created = self._created[row.name] = (row.created, parse_time(row.created))
-        return short_age(created[1], now) if created[1] else ""
-
-    def _cells(self, row: JobRow, shown: tuple[str, ...]) -> tuple:
+    def _cells(self, row: JobRow, clock: tuple[str, str]) -> tuple:
         lowered = row.phase.lower()
         style = (self.table.get_component_rich_style(f"job-table--phase-{lowered}", partial=True)
                  if lowered in PHASES else "")
@@ -256,11 +197,12 @@ class JobListScreen(RlarkScreen):
         if row.name in self.services.marked:
             name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
                                                                                    partial=True))
-        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, row.header_node, *shown)
+        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, row.header_node, row.reason_cell,
+                *clock)
 
     @staticmethod
     def _sort_values(row: JobRow) -> tuple:
-        created = parse_time(row.created)
+        created = row.created_at
         return (row.name, row.display_name, row.job_type, row.phase, row.roles,
                 (row.pods_ready, row.pods_expected), row.header_node, None, None,
                 -created.timestamp() if created else None)
@@ -268,7 +210,6 @@ class JobListScreen(RlarkScreen):
     def _tick_ages(self) -> None:
         """Ages move on by themselves: each tick looks at the next tenth of the rows (every row within
         AGE_SECONDS, and no stall when thousands of ages change at once); only changed ones are updated."""
-        self._watch_progress()
         names = list(self.rows)
         if not names or not self.is_current:
             return
@@ -285,33 +226,34 @@ class JobListScreen(RlarkScreen):
         if moved:
             self.table.update(moved)
 
-    def _watch_progress(self) -> None:
-        """Subscribe PROGRESS for the Running Jobs on screen, and only while this screen is shown."""
-        if self.app.screen is not self:
-            return
-        phases = {name: row.phase for name in self.table.visible_keys if (row := self.rows.get(name)) is not None}
-        for topic, watched, wanted in (
-                (PROGRESS, self._watched, {name for name, phase in phases.items() if phase == "Running"}),
-                (HEALTH, self._watched_health, {name for name, phase in phases.items() if phase in UNSETTLED})):
+    def _follow_screen(self, shown: bool | None = None) -> None:
+        """The one place subscriptions follow what is on screen: PROGRESS for the Running Jobs in view, HEALTH (in
+        brief) for the Running, Pending and Failed ones, and nothing while another screen covers this one. Runs
+        whenever that may have changed: a new index, the table's window (rows, filter, sort, scroll, size), this
+        screen covered or shown again."""
+        if shown is None:
+            shown = self.app.screen is self
+        phases = {name: row.phase for name in self.table.visible_keys
+                  if (row := self.rows.get(name)) is not None} if shown else {}
+        for topic, wanted in ((PROGRESS, {name for name, phase in phases.items() if phase == "Running"}),
+                              (HEALTH, {name for name, phase in phases.items() if phase in UNSETTLED})):
+            watched = self._watched[topic]
             for name in watched - wanted:
                 self.services.unsubscribe(topic, name)
             for name in wanted - watched:
                 self.services.subscribe(topic, name)
-            watched.clear()
-            watched.update(wanted)
+            self._watched[topic] = wanted
 
-    def _unwatch_progress(self) -> None:
-        for topic, watched in ((PROGRESS, self._watched), (HEALTH, self._watched_health)):
-            for name in watched:
-                self.services.unsubscribe(topic, name)
-            watched.clear()
+    @on(LiveTable.WindowChanged, "#job-table")
+    def _window_changed(self, _event: LiveTable.WindowChanged) -> None:
+        self._follow_screen()
 
     def on_screen_suspend(self) -> None:
         """Another screen covers the list: its rows are not on screen, so nothing is polled for them."""
-        self._unwatch_progress()
+        self._follow_screen(shown=False)
 
     def on_unmount(self) -> None:
-        self._unwatch_progress()
+        self._follow_screen(shown=False)
         super().on_unmount()
 
     def _update_message(self) -> None:

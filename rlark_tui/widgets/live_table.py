@@ -98,6 +98,21 @@ class LiveTable(ScrollView, can_focus=True):
         def control(self) -> "LiveTable":
             return self.table
 
+    class WindowChanged(Message):
+        """The rows in view may be others now (rows, filter, sort, scroll or size changed): a screen that reads
+        per visible row (the job list's subscriptions) looks at `visible_keys` again. A newer one supersedes."""
+
+        def __init__(self, table: "LiveTable") -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> "LiveTable":
+            return self.table
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LiveTable.WindowChanged) and message.table is self.table
+
     def __init__(self, columns: Sequence[Column], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._columns = tuple(columns)
@@ -360,6 +375,15 @@ class LiveTable(ScrollView, can_focus=True):
             self._wanted = shown[self._cursor]
         self._resize()
         self.refresh()
+        self.post_message(self.WindowChanged(self))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if int(old_value) != int(new_value):
+            self.post_message(self.WindowChanged(self))
+
+    def on_resize(self) -> None:
+        self.post_message(self.WindowChanged(self))
 
     def _sorted(self) -> list[str]:
         if self._order is None:

@@ -5,6 +5,7 @@ Rows, ages, filters, dialog texts, header folding, row caching and the log ring 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -15,7 +16,7 @@ from rlark_tui.model import Job
 from rlark_tui.screens.confirm import consequences
 from rlark_tui.model.timefmt import age
 from rlark_tui.model.view_model import (
-    RowCache, SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
+    SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
 from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
@@ -147,16 +148,34 @@ def test_header_folds_connected_data_planes_puts_unhealthy_first_unconfigured_la
 
 def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
     first = build_snapshot([job_dict("a"), job_dict("b")])
-    cache = RowCache()
     index = SnapshotIndex(first)
-    before = {row.name: row for row in job_rows(index, cache)}
+    before = index.rows
     jobs = dict(first.jobs, b=job_dict("b", phase="Pending"))
     second = SnapshotIndex(Snapshot(jobs=jobs, tasks=first.tasks, pods=first.pods), index)
-    after = {row.name: row for row in job_rows(second, cache)}
+    after = second.rows
     assert after["a"] is before["a"]
     assert after["b"] is not before["b"] and after["b"].phase == "Pending"
+    assert second.rows_changed_since(index.serial) == {"b"}
     third = SnapshotIndex(Snapshot(jobs={"a": jobs["a"]}, tasks=first.tasks, pods=first.pods), second)
-    assert [row.name for row in job_rows(third, cache)] == ["a"] and set(cache.rows) == {"a"}
+    assert [row.name for row in job_rows(third)] == ["a"]
+    assert third.rows_changed_since(index.serial) == {"b"} and third.rows_changed_since(third.serial) == set()
+    assert SnapshotIndex(first).rows_changed_since(index.serial) is None
+
+
+def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_progress():
+    from rlark_tui.model.podstate import PodHealth
+    from rlark_tui.model.progress import Progress, ProgressState
+
+    first = build_snapshot([job_dict("a"), job_dict("b")])
+    index = SnapshotIndex(first)
+    state = ProgressState(Progress(3, 10, 30.0, 20.0, 1.0, at=1000.0))
+    health = {"a": {"x/p0": PodHealth(2, "OOMKilled (exit 137)"), "x/p1": PodHealth(1, "Error")}}
+    second = SnapshotIndex(replace(first, health=health, progress={"a": state}), index)
+    assert second.changed_results["health"] == {"a"} and second.changed_results["ray"] == set()
+    assert second.rows_changed_since(index.serial) == {"a"} and second.rows["b"] is index.rows["b"]
+    row = second.rows["a"]
+    assert row.reason == "OOMKilled (exit 137) +1" and row.progress_text(1000.0) == state.render(1000.0)
+    assert row.age(row.created_at) == "0s"
 
 
 def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
@@ -164,8 +183,6 @@ def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
 
     snapshot = build_snapshot([job_dict(name) for name in ("a", "b", "c")])
     index = SnapshotIndex(snapshot)
-    cache = RowCache()
-    job_rows(index, cache)
     gone = next(key for key in snapshot.pods if "uid-b-rollout" in key)
     pods = {key: pod for key, pod in snapshot.pods.items() if key != gone}
     jobs = {**snapshot.jobs, "b": job_dict("b", phase="Failed")}
@@ -183,7 +200,7 @@ def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
                             changes={kind: frozenset(keys) for kind, keys in (changes or {}).items() if keys})
         index = SnapshotIndex(snapshot, index)
         fresh = SnapshotIndex(snapshot)
-        assert sorted(job_rows(index, cache), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
+        assert sorted(job_rows(index), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
         assert {k: [p.name for p in v] for k, v in index.pods_by_task.items() if v} == {
             k: [p.name for p in v] for k, v in fresh.pods_by_task.items() if v}
         assert index.changed_jobs is not None and len(index.changed_jobs) <= 1
@@ -212,8 +229,6 @@ def test_random_changes_derive_the_same_index_as_building_it_afresh(steps):
 
     jobs, tasks, pods = {}, {}, {}
     index = SnapshotIndex(Snapshot())
-    cache = RowCache()
-    job_rows(index, cache)
     for version, (kind, job, role_at, ordinal, delete, hinted) in enumerate(steps, start=1):
         role = ROLES[role_at]
         if kind == "job":
@@ -230,7 +245,7 @@ def test_random_changes_derive_the_same_index_as_building_it_afresh(steps):
         snapshot = Snapshot(jobs=dict(jobs), tasks=dict(tasks), pods=dict(pods), version=version, changes=changes)
         index = SnapshotIndex(snapshot, index)
         fresh = SnapshotIndex(snapshot)
-        assert sorted(job_rows(index, cache), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
+        assert sorted(job_rows(index), key=lambda r: r.name) == sorted(job_rows(fresh), key=lambda r: r.name)
         assert {k: [p.name for p in v] for k, v in index.pods_by_task.items() if v} == {
             k: [p.name for p in v] for k, v in fresh.pods_by_task.items() if v}
         assert {k: sorted(t.name for t in v) for k, v in index.tasks_by_job.items() if v} == {

@@ -1,0 +1,46 @@
+"""Subscriptions as the app keeps them (rlark_tui.services) and the topic read they choose (polls.Topic): one
+HEALTH topic read in brief by the job list and in detail while the job detail also asks."""
+
+from __future__ import annotations
+
+from rlark_tui.actions import Actions
+from rlark_tui.polls import HEALTH, TOPICS, fetch_health, fetch_health_detail
+from rlark_tui.services import Services
+
+
+class Recorder:
+    """Stands in for the Reconciler's subscription calls (our own interface, not a client library)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def subscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
+        self.calls.append(("subscribe", topic, key, detail))
+
+    def unsubscribe(self, topic: str, key: str) -> None:
+        self.calls.append(("unsubscribe", topic, key))
+
+
+def test_health_is_read_in_brief_every_10_s_and_in_detail_every_3_s():
+    topic = TOPICS[HEALTH]
+    assert topic.read(False) == (fetch_health, 10.0)
+    assert topic.read(True) == (fetch_health_detail, 3.0)
+    assert TOPICS["ray"].read(True) == TOPICS["ray"].read(False)
+
+
+def test_detail_is_asked_while_any_subscriber_wants_it_and_dropped_after():
+    services, reconciler = Services(Actions(None)), Recorder()
+    services.attach(reconciler)
+    services.subscribe(HEALTH, "job-a")
+    services.subscribe(HEALTH, "job-a", detail=True)
+    services.subscribe(HEALTH, "job-a", detail=True)
+    services.unsubscribe(HEALTH, "job-a", detail=True)
+    assert reconciler.calls == [("subscribe", HEALTH, "job-a", False), ("subscribe", HEALTH, "job-a", True)]
+    services.unsubscribe(HEALTH, "job-a", detail=True)
+    assert reconciler.calls[-1] == ("subscribe", HEALTH, "job-a", False)
+    services.unsubscribe(HEALTH, "job-a")
+    assert reconciler.calls[-1] == ("unsubscribe", HEALTH, "job-a")
+    services.subscribe(HEALTH, "job-b", detail=True)
+    later = Recorder()
+    services.attach(later)
+    assert later.calls == [("subscribe", HEALTH, "job-b", True)]
