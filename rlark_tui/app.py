@@ -24,6 +24,7 @@ from rlark_tui.app_console import ConsoleViews
 from rlark_tui.model import alerts as alert_rules
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
 from rlark_tui.polls import ALERTS, ALL_KEY
 from rlark_tui.reconciler import Reconciler
@@ -32,6 +33,7 @@ from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.services import Services
 from rlark_tui.snapshot import Snapshot
+from rlark_tui.widgets import safe_output
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
@@ -107,6 +109,7 @@ class RlarkApp(ConsoleViews, App[int]):
 
     def __init__(self, access=None, readonly: bool = False) -> None:
         super().__init__()
+        safe_output.install()
         self.access = access
         self.readonly = readonly
         self.namespace = ""
@@ -117,6 +120,12 @@ class RlarkApp(ConsoleViews, App[int]):
         self._alerts_seen: object = None
         self._alert_seq = 0
         self._summary: tuple[dict | None, float] = (None, float("-inf"))
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """A toast; never markup unless asked (messages quote Job names, log lines and API errors, where
+        `[@click=...]` would be an action), and without control characters."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
 
     @property
     def index(self) -> SnapshotIndex | None:

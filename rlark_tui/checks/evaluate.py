@@ -13,7 +13,7 @@ from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import (
     STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason, RecordFacts,
 )
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.redact import KnownSecrets, redact_text, secret_values
 
 DECISIONS = {
     "continue": "continue running",
@@ -26,7 +26,20 @@ STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then co
                  "checkpoint.")
 
 
+def without_job_secrets(evidence: RunEvidence) -> RunEvidence:
+    """The evidence with the Job's own secret env values masked in its logs and events: a run script that echoes
+    `$WANDB_API_KEY` prints a value no pattern recognises, but the Job says it is a secret (C8)."""
+    known = KnownSecrets(secret_values(evidence.job))
+    if not known:
+        return evidence
+    logs = tuple(replace(log, lines=tuple(map(known.mask, log.lines))) for log in evidence.logs)
+    events = {ref: tuple(replace(event, message=known.mask(event.message)) for event in found)
+              for ref, found in evidence.events.items()}
+    return replace(evidence, logs=logs, events=events)
+
+
 def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckReport:
+    evidence = without_job_secrets(evidence)
     hand_over = hand_over or HandOver()
     recorder = (evidence.launch_record or {}).get("recorder")
     if not hand_over.recorder and isinstance(recorder, str) and recorder:

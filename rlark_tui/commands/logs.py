@@ -11,10 +11,11 @@ import sys
 import threading
 
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.errors import UsageError
-from rlark_tui.model.redact import LineRedactor
+from rlark_tui.model.redact import LineRedactor, secret_values
 from rlark_tui.model.sanitize import clean, clean_log
 
 EXIT_CODES = """exit codes:
@@ -60,17 +61,19 @@ def run(args: argparse.Namespace) -> int:
     targets = resolve_targets(access, args.job, args.role, args.pod)
     prefix = args.pod is None
     out_lock = threading.Lock()
-    redact = LineRedactor()
+    redact = LineRedactor(secret_values(access.get(JOBS, args.job)))
     keep_sgr = sys.stdout.isatty()
+
+    def show(item: LogLine, text: str) -> None:
+        line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
+        print(line.render(prefix, args.timestamps), flush=True)
 
     def emit(item: LogLine | Notice) -> None:
         with out_lock:
             if isinstance(item, Notice):
                 print(clean(item.text), file=sys.stderr, flush=True)
             else:
-                text = redact(item.text, item.source)
-                line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
-                print(line.render(prefix, args.timestamps), flush=True)
+                show(item, redact(item.text, item.source))
 
     if not targets:
         emit(Notice(f"-- job {args.job}: No Pod details yet — waiting for task sync"))
@@ -81,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
     lines, notices = logs.backlog()
     for notice in notices:
         emit(notice)
-    for line in lines:
-        emit(line)
+    # the backlog as a whole: a --tail that starts inside a private key masks the key lines before its END
+    for line, text in zip(lines, redact.backlog([(line.source, line.text) for line in lines])):
+        show(line, text)
     if not args.follow:
         return 1 if targets and len(notices) == len(targets) and not lines else 0
     try:

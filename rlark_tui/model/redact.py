@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
@@ -69,18 +69,30 @@ _NOT_SECRET_VALUES = frozenset({"", MASK, "bearer", "basic", "token", "digest", 
                                 "true", "false", "none", "null", "yes", "no", "on", "off"})
 """Values never worth masking: an auth scheme (its credential follows and is masked on its own), a boolean, nothing
 (`private=false`, `PASSWORD_AUTH: yes`)."""
+_PLACEHOLDER = re.compile(r"<[^<>\s]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^()\s]*\)|\.\.\.|\*+|value")
+"""Not a value but a stand-in for one: `key=value` in a usage message, `--token=$HF_TOKEN` or `$(cat f)` in a
+script, `<token>` in help text, `***` already masked."""
+
+
+def is_plain_value(value: str) -> bool:
+    """A value a secret-looking name may hold that is no secret: a mode or scheme word (`RAY_AUTH_MODE=token`), a
+    boolean, a placeholder or variable reference, nothing."""
+    stripped = value.strip("\"'\\ )]`")
+    return stripped.lower() in _NOT_SECRET_VALUES or _PLACEHOLDER.fullmatch(stripped) is not None
 
 # A name and what assigns to it, each with the pattern of the value that follows; the value is read only for a
 # secret-looking name, so text full of ordinary `a=b:c` costs one pass.
-_ASSIGNMENT = re.compile(_NAME_START + r"(?P<name>" + _NAME + r")(?P<quote>[\"']?)[ \t]*(?P<sep>[=:])[ \t]*")
-_ASSIGNED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"',;}]+")
-"""A quoted value, an unterminated quote (the rest of the line), or a bare word."""
+_ASSIGNMENT = re.compile(_NAME_START + r"(?P<name>" + _NAME + r")(?P<quote>\\*[\"']?)[ \t]*(?P<sep>[=:])[ \t]*")
+_ASSIGNED_VALUE = re.compile(r"(?P<escaped>\\+)[\"'][^\"'\n]*?(?P=escaped)[\"']|\\+[\"'][^\s,;}]*"
+                             r"|\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"'`,;}]+")
+"""An escaped quoted value (`\"pw\"` in a script holding JSON, deeper in JSON of that script), a quoted value, an
+unterminated quote (the rest of the line), or a bare word (a backtick ends it: `key=value` in a message)."""
 _FLAG = re.compile(r"(?<![A-Za-z0-9-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+)")
 _FLAG_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
 _YAML_ENV = re.compile(r"name:[ \t]*[\"']?(?P<name>" + _NAME + r")[\"']?[ \t]*\n[ \t]*value:[ \t]*")
 _YAML_ENV_VALUE = re.compile(r"[^\n]+")
-_JSON_ENV = re.compile(r"\"name\"\s*:\s*\"(?P<name>" + _NAME + r")\"\s*,\s*\"value\"\s*:\s*")
-_JSON_ENV_VALUE = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+_JSON_ENV = re.compile(r"\\*\"name\\*\"\s*:\s*\\*\"(?P<name>" + _NAME + r")\\*\"\s*,\s*\\*\"value\\*\"\s*:\s*")
+_JSON_ENV_VALUE = re.compile(r"(?P<escaped>\\+)\"[^\"\n]*?(?P=escaped)\"|\"(?:[^\"\\]|\\.)*\"")
 _NAMED = ((_YAML_ENV, _YAML_ENV_VALUE), (_JSON_ENV, _JSON_ENV_VALUE), (_ASSIGNMENT, _ASSIGNED_VALUE),
           (_FLAG, _FLAG_VALUE))
 
@@ -103,10 +115,13 @@ _MAYBE_SECRET = re.compile(
 _PROSE = re.compile(r"\b(?:a|an|the|no|your|this)[ \t]+\Z", re.I)
 
 
+_QUOTED = re.compile(r"(?P<open>\\*[\"'])(?s:.*)(?P=open)")
+
+
 def _mask_value(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[0] + MASK + value[0]
-    return MASK
+    """The masked value in the quotes it came in, escaped ones too (`\"***\"`)."""
+    quoted = _QUOTED.fullmatch(value) if len(value) >= 2 else None
+    return quoted.group("open") + MASK + quoted.group("open") if quoted else MASK
 
 
 def _names_a_field(match: re.Match) -> bool:
@@ -130,27 +145,96 @@ def _sub_named(pattern: re.Pattern, value_pattern: re.Pattern, text: str) -> str
         if not is_secret_name(match.group("name")) or _names_a_field(match):
             continue
         value = value_pattern.match(text, match.end())
-        if value is None or value.group(0).strip("\"' )]").lower() in _NOT_SECRET_VALUES:
+        if value is None or is_plain_value(value.group(0)):
             continue
         parts += [text[copied:match.end()], _mask_value(value.group(0))]
         copied = search_from = value.end()
     return "".join(parts) + text[copied:]
 
 
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}(?=\s|\\|\Z)")
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}|[A-Za-z0-9+/]+={1,2}")
+_PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Comment):")
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{64}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _is_key_line(line: str) -> bool:
+    """A line that can be part of a private key's body: base64 (a whole line of it, or a long run first), or a
+    PEM header (`Proc-Type:`, `DEK-Info:`). Blank lines are neither: see _key_lines."""
+    stripped = line.strip()
+    return bool(_BASE64_LINE.fullmatch(stripped) or _BASE64_RUN.match(stripped) or _PEM_HEADER.match(stripped))
+
+
+def _is_body_line(line: str) -> bool:
+    """A line only a PEM body has: exactly 64 base64 characters, not all hex (a sha256 digest is 64 hex)."""
+    stripped = line.strip()
+    return _BODY_LINE.fullmatch(stripped) is not None and _HEX.fullmatch(stripped) is None
+
+
+def _key_lines(lines: list[str]) -> int:
+    """How many of `lines` (those after a key's BEGIN line) belong to its body: key lines and blank lines between
+    them, up to the first other line (an unterminated key masks at most its base64, never the rest of a log)."""
+    count = 0
+    for index, line in enumerate(lines):
+        if _is_key_line(line):
+            count = index + 1
+        elif line.strip():
+            break
+    return count
+
+
+def _mask_unterminated(rest: str) -> str:
+    """`rest` follows a private key's BEGIN with no END after it: the rest of the BEGIN line and the key lines
+    after it become `***`; what follows them stays."""
+    first, newline, tail = rest.partition("\n")
+    lines = tail.split("\n") if newline else []
+    body = _key_lines(lines)
+    masked = MASK if first.strip() else first
+    if body:
+        return masked + "\n" + MASK + "".join("\n" + line for line in lines[body:])
+    return masked + newline + tail
+
+
+def _mask_before_end(text: str) -> str:
+    """The key lines right before an END line that has no BEGIN in `text` (the text starts inside a key)."""
+    end = _KEY_END.search(text)
+    if end is None:
+        return text
+    line_start = text.rfind("\n", 0, end.start()) + 1
+    before = text[:line_start].split("\n")[:-1]
+    count = 0
+    for line in reversed(before):
+        if not _is_key_line(line):
+            break
+        count += 1
+    prefix = text[line_start:end.start()]
+    if not count and not prefix.strip():
+        return text
+    kept = before[:len(before) - count]
+    return "".join(line + "\n" for line in kept) + MASK + ("\n" if count and not prefix.strip() else "") \
+        + text[end.start():]
+
+
 def _mask_pem(text: str) -> str:
-    """PEM bodies become `***`; a private key without its END line is masked to the end of the text."""
+    """PEM bodies between BEGIN and END become `***`. A private key without END masks its base64 lines only; a
+    text that starts inside a key (an END with no BEGIN) masks the key lines before the END."""
     parts, copied = [], 0
     while (begin := _PEM_BEGIN.search(text, copied)) is not None:
         end = _PEM_END.search(text, begin.end())
         if end is None:
-            key = _KEY_BEGIN.search(text, begin.start())
-            if key is not None:
-                parts += [text[copied:key.end()], f"\n{MASK}"]
-                copied = len(text)
             break
-        parts += [text[copied:begin.end()], f"\n{MASK}\n", end.group(0)]
+        parts += [_mask_before_end(text[copied:begin.start()]) if not parts else text[copied:begin.start()],
+                  begin.group(0), f"\n{MASK}\n", end.group(0)]
         copied = end.end()
-    return "".join(parts) + text[copied:]
+    rest = text[copied:]
+    key = _KEY_BEGIN.search(rest)
+    if key is not None:
+        head = rest[:key.start()]
+        rest = (head if parts else _mask_before_end(head)) + key.group(0) + _mask_unterminated(rest[key.end():])
+    elif not parts:
+        rest = _mask_before_end(rest)
+    return "".join(parts) + rest
 
 
 def _mask_block(match: re.Match) -> str:
@@ -179,44 +263,175 @@ def redact_text(text: str) -> str:
 
 
 class LineRedactor:
-    """redact_text for a stream of lines (`rlark logs`): a private key spans lines, so the lines between a
-    `-----BEGIN ... PRIVATE KEY-----` line and its END line are masked whole; one state per source (Pod)."""
+    """redact_text for a stream of lines (`rlark logs`, the log pane): one state per source (Pod).
 
-    def __init__(self) -> None:
+    A private key spans lines: after a `-----BEGIN ... PRIVATE KEY-----` line, its key lines are masked up to END,
+    or up to the first line that is not base64 when END never comes. A read that starts inside a key (`--tail`)
+    sees body lines first: a 64-character base64 line starts the same state. `known` values (the Job's own
+    secrets, see secret_values) are masked wherever they appear."""
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
         self._in_key: set[str] = set()
+        self.known = KnownSecrets(known)
 
     def __call__(self, line: str, source: str = "") -> str:
+        line = self.known.mask(line)
         if source in self._in_key:
             end = _KEY_END.search(line)
-            if end is None:
+            if end is not None:
+                self._in_key.discard(source)
+                return MASK + line[end.start():]
+            if not line.strip():
+                return line
+            if _is_key_line(line):
                 return MASK
             self._in_key.discard(source)
-            return MASK + line[end.start():]
         begins = list(_KEY_BEGIN.finditer(line))
-        if not begins or _KEY_END.search(line, begins[-1].end()):
-            return redact_text(line)
-        self._in_key.add(source)
-        begin = begins[-1]
-        return redact_text(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
+        if begins and not _KEY_END.search(line, begins[-1].end()):
+            self._in_key.add(source)
+            begin = begins[-1]
+            return redact_text(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
+        if not begins and _is_body_line(line):
+            self._in_key.add(source)
+            return MASK
+        return redact_text(line)
+
+    def backlog(self, lines: list[tuple[str, str]]) -> list[str]:
+        """A whole read at once (`(source, text)` pairs, oldest first): as line by line, and a source's key lines
+        before its first END with no BEGIN before it (the read started inside a key) are masked too."""
+        orphan: set[int] = set()
+        by_source: dict[str, list[int]] = {}
+        for index, (source, _) in enumerate(lines):
+            by_source.setdefault(source, []).append(index)
+        for indexes in by_source.values():
+            for position, index in enumerate(indexes):
+                text = lines[index][1]
+                if _KEY_BEGIN.search(text):
+                    break
+                if _KEY_END.search(text):
+                    for before in reversed(indexes[:position]):
+                        if not _is_key_line(lines[before][1]):
+                            break
+                        orphan.add(before)
+                    break
+        return [MASK if index in orphan else self(text, source) for index, (source, text) in enumerate(lines)]
+
+
+def redact_lines(lines: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """The lines of one source (a Pod's log) redacted as a whole read: keys across lines, known values."""
+    return LineRedactor(known).backlog([("", line) for line in lines])
+
+
+class KnownSecrets:
+    """Exact values to mask wherever they appear (and their JSON-escaped form): longest first, so a value that
+    holds another is masked whole. A line without any costs one substring search per value."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        forms = set()
+        for value in values:
+            forms.add(value)
+            forms.add(json.dumps(value)[1:-1])
+        self.values = tuple(sorted(forms, key=len, reverse=True))
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def mask(self, text: str) -> str:
+        for value in self.values:
+            if value in text:
+                text = text.replace(value, MASK)
+        return text
+
+
+_MIN_KNOWN = 4
+"""A shorter value of a secret-looking env entry is not masked in free text: `DB_PASSWORD=x` would hide every x."""
+
+
+def _known_value(name: object, value: object) -> str | None:
+    if not isinstance(value, str) or len(value) < _MIN_KNOWN or not is_secret_name(name) or is_plain_value(value):
+        return None
+    words = [w.upper() for w in _NAME_SPLIT.split(name) if w]
+    if words[-1] in _REFERENCE_WORDS or value.startswith(("/", "~/", "./")):
+        return None  # PRIVATE_KEY_PATH=/etc/key: where the secret is, not the secret
+    return value
+
+
+def secret_values(obj: Any, secrets: Mapping[str, Mapping[str, str]] | None = None) -> frozenset[str]:
+    """The values of every secret-looking env entry in `obj` (a Job, Task or Pod: `env` lists and mappings at any
+    depth) and, with `secrets` (Secret name -> {key: value}, decoded), of the Secret keys those entries reference
+    (`valueFrom.secretKeyRef`, `envFrom.secretRef`), whatever the entry's name. Plain words (`RAY_AUTH_MODE:
+    token`), paths and values shorter than 4 characters are left out: masking them would hide ordinary text."""
+    secrets = secrets or {}
+    found: set[str] = set()
+
+    def referenced(ref: object, key: object = None) -> None:
+        if isinstance(ref, Mapping) and isinstance(secrets.get(ref.get("name")), Mapping):
+            data = secrets[ref["name"]]
+            for k, v in data.items():
+                if (key is None or k == key) and isinstance(v, str) and len(v) >= _MIN_KNOWN \
+                        and not is_plain_value(v):
+                    found.add(v)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, Mapping):
+            for key, value in node.items():
+                if key == "env" and isinstance(value, list):
+                    for entry in value:
+                        if isinstance(entry, Mapping):
+                            if (known := _known_value(entry.get("name"), entry.get("value"))) is not None:
+                                found.add(known)
+                            ref = dig_mapping(entry, "valueFrom", "secretKeyRef")
+                            if ref is not None:
+                                referenced(ref, ref.get("key"))
+                elif key == "env" and isinstance(value, Mapping):
+                    found.update(known for k, v in value.items() if (known := _known_value(k, v)) is not None)
+                elif key == "envFrom" and isinstance(value, list):
+                    for entry in value:
+                        if isinstance(entry, Mapping):
+                            referenced(entry.get("secretRef"))
+                else:
+                    walk(value)
+        elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
+            try:
+                walk(json.loads(node))  # the submitted-spec and launch-record annotations hold the spec as JSON
+            except ValueError:
+                pass
+
+    walk(obj)
+    return frozenset(found)
+
+
+def dig_mapping(obj: Mapping, *keys: str) -> Mapping | None:
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj if isinstance(obj, Mapping) else None
 
 
 def redact_env(env: Any) -> Any:
     """A redacted copy of an env list (`[{name, value|valueFrom}]`) or mapping (`{NAME: value}`): values of
     secret-looking names become `***`, other values have embedded secrets masked; `valueFrom` is kept."""
     if isinstance(env, Mapping):
-        return {k: (MASK if is_secret_name(k) and v not in (None, "") else _redact_scalar(v))
-                for k, v in env.items()}
+        return {k: (MASK if is_secret_name(k) and _maskable(v) else _redact_scalar(v)) for k, v in env.items()}
     if isinstance(env, list):
         result = []
         for entry in env:
             if isinstance(entry, Mapping) and entry.get("value") not in (None, ""):
                 entry = dict(entry)
-                entry["value"] = MASK if is_secret_name(entry.get("name")) else _redact_scalar(entry["value"])
+                entry["value"] = MASK if is_secret_name(entry.get("name")) and _maskable(entry["value"]) \
+                    else _redact_scalar(entry["value"])
                 result.append(entry)
             else:
                 result.append(redact_object(entry))
         return result
     return redact_object(env)
+
+
+def _maskable(value: Any) -> bool:
+    """A secret-looking name's value is masked whole unless it is nothing or a plain word (`token`, `true`)."""
+    return value not in (None, "") and not (isinstance(value, str) and is_plain_value(value))
 
 
 def _redact_scalar(value: Any) -> Any:
@@ -266,7 +481,7 @@ def redact_object(obj: Any) -> Any:
         elif is_secret_kind and key in ("data", "stringData") and isinstance(value, Mapping):
             result[key] = {k: MASK for k in value}
         elif _is_secret_field(key) and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
-                and value != "":
+                and _maskable(value):
             result[key] = MASK
         else:
             result[key] = redact_object(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -79,11 +80,11 @@ class CheckScreen(RlarkScreen):
         self._keep_failed = False
 
     def compose_body(self) -> ComposeResult:
-        yield Static(summary_line(self.job_name, None), id="check-summary")
+        yield Static(summary_line(self.job_name, None), id="check-summary", markup=False)
         table = DataTable(id="check-rows", cursor_type="row", zebra_stripes=True)
         table.add_columns("#", "Check", "Result", "Checked", "Evidence", "Why / notes")
         yield table
-        yield Static("", id="check-detail")
+        yield Static("", id="check-detail", markup=False)
         yield OptionList(id="check-evidence")
         with Horizontal(id="check-hand-over"):
             yield Input(placeholder="recorder", id="check-recorder")
@@ -142,11 +143,11 @@ class CheckScreen(RlarkScreen):
         table = self.table
         for index, cells in enumerate(row_cells(self.report)):
             if index >= table.row_count:
-                table.add_row(*cells, key=cells[0])
+                table.add_row(*map(Text, cells), key=cells[0])  # Text: a cell is never markup
                 continue
             for column, value in enumerate(cells):
                 if str(table.get_cell_at((index, column))) != value:
-                    table.update_cell_at((index, column), value)
+                    table.update_cell_at((index, column), Text(value))
         self._show_row(table.cursor_row)
 
     # ---- rows and evidence ------------------------------------------------------------------------
@@ -174,7 +175,7 @@ class CheckScreen(RlarkScreen):
             return
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(label, id=str(i)) for i, label in enumerate(labels)])
+        options.add_options([Option(Text(label), id=str(i)) for i, label in enumerate(labels)])
         if highlighted is not None and labels:
             options.highlighted = min(highlighted, len(labels) - 1)
 

@@ -22,7 +22,8 @@ from rlark_tui.fsutil import write_private
 from rlark_tui.messages import OpenShell
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.logtarget import LogTarget, Scope
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.redact import LineRedactor, redact_text, secret_values
+from rlark_tui.model.sanitize import clean, clean_log
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
@@ -184,7 +185,7 @@ class LogScreen(RlarkScreen):
         self._stop_streams()
         self.view.clear()
         self.view.show_prefix = self.scope.kind in ("all", "role")
-        self._follower = self.services.follow_logs(self._pending.push, self._notice, tail=TAIL_LINES,
+        self._follower = self.services.follow_logs(self._line_taker(), self._notice, tail=TAIL_LINES,
                                                    previous=self.previous)
         if self._follower is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
@@ -216,8 +217,21 @@ class LogScreen(RlarkScreen):
     def _push(self, source: str, stamp: str, text: str) -> None:
         self._pending.push(source, stamp, text)
 
+    def _line_taker(self):
+        """The follower's line callback (run on its reading threads, not the UI's): each line has the Job's own
+        secret values and every other secret masked (a private key across lines too) and no escape sequence
+        (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or ctrl+s sees it."""
+        index = self.services.index
+        job = index.job(self.job_name) if index is not None else None
+        redact = LineRedactor(secret_values(job.raw) if job is not None else ())
+        push = self._pending.push
+
+        def take(source: str, stamp: str, text: str) -> None:
+            push(source, stamp, clean_log(redact(text, source), keep_sgr=False))
+        return take
+
     def _notice(self, text: str) -> None:
-        self._pending.push("", "", f"-- {text}", True)
+        self._pending.push("", "", f"-- {clean(text)}", True)
 
     @on(LogView.Drained)
     def _drained(self, event: LogView.Drained) -> None:

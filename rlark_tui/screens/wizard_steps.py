@@ -7,6 +7,7 @@ Widgets only: they show what the screen hands them and post the widgets' own Cha
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
@@ -185,7 +186,7 @@ class WorkerStep(FormStep):
         self.query_one("#w-match-summary", Static).update(summary)
         table = self.query_one("#w-matches", DataTable)
         table.clear()
-        table.add_rows(rows)
+        table.add_rows([tuple(map(Text, row)) for row in rows])  # node names from the cluster: never markup
         table.display = bool(rows)
 
 

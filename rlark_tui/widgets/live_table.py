@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from rlark_tui.model.sanitize import clean
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 GAP = 2
@@ -331,9 +332,9 @@ class LiveTable(ScrollView, can_focus=True):
         for cell in self._rows[key].cells:
             if isinstance(cell, Text):
                 style = cell.style
-                cells.append((cell.plain, Style.parse(style) if isinstance(style, str) else style))
+                cells.append((clean(cell.plain), Style.parse(style) if isinstance(style, str) else style))
             else:
-                cells.append((cell, None))
+                cells.append((clean(cell), None))  # no escape from the cluster; the width counts what shows
         return cells
 
     def _line(self, cells: list[tuple[str, Style | None]], style: Style) -> Strip:

@@ -13,6 +13,7 @@ from textual.widgets.tree import TreeNode
 
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.redact import redact_text
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
@@ -30,6 +31,12 @@ class WorkerRef:
 
 def _cols(values: tuple[str, ...]) -> str:
     return "  ".join(value.ljust(width) for value, (_, width) in zip(values, POD_COLUMNS))
+
+
+def _plain(label: str) -> Text:
+    """A tree label as text: a str label would be Rich markup, and a Task message from the cluster could hold
+    `[@click=...]`."""
+    return Text(clean(label))
 
 
 def role_label(row: RoleRow) -> str:
@@ -73,7 +80,7 @@ class WorkersTree(Tree[WorkerRef]):
         for row in rows:
             node = self._roles.get(row.task_name)
             if node is None:
-                node = self.root.add(role_label(row), WorkerRef("role", row.task_name), expand=True)
+                node = self.root.add(_plain(role_label(row)), WorkerRef("role", row.task_name), expand=True)
                 node.add_leaf(Text(_cols(tuple(name for name, _ in POD_COLUMNS)),
                                    style=self.get_component_rich_style("workers-tree--header", partial=True)),
                               WorkerRef("header", row.task_name))
@@ -91,7 +98,7 @@ class WorkersTree(Tree[WorkerRef]):
             label = pod_label(pod, restarts.get(pod.key))
             leaf = pods.get(pod.key)
             if leaf is None:
-                pods[pod.key] = node.add_leaf(label, WorkerRef("pod", row.task_name, pod.key))
+                pods[pod.key] = node.add_leaf(_plain(label), WorkerRef("pod", row.task_name, pod.key))
                 self._labels[pods[pod.key].id] = label
             else:
                 self._relabel(leaf, label)
@@ -106,7 +113,7 @@ class WorkersTree(Tree[WorkerRef]):
     def _relabel(self, node: TreeNode[WorkerRef], label: str) -> None:
         if self._labels.get(node.id) != label:
             self._labels[node.id] = label
-            node.set_label(label)
+            node.set_label(_plain(label))
 
     def shown_text(self) -> str:
         """Every visible line as plain text (what the user reads), for tests and copy."""

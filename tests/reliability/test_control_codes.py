@@ -9,13 +9,17 @@ no escape sequence; `logs --raw` passes the bytes through for whoever asks.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import re
 import select
+import shlex
+import struct
 import subprocess
 import sys
+import termios
 import time
 import uuid
 
@@ -47,6 +51,8 @@ SCRIPT = (f"printf '{MARKER} {SHELL_HOSTILE}\\302\\2332J sgr \\033[31mred\\033[0
 
 ESCAPE = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\xc2[\x80-\x9f]")
 """An OSC sequence (either terminator), or a C1 control encoded in UTF-8 (which some terminals obey)."""
+TUI_ESCAPE = re.compile(rb"\x1b\](?!22;)[^\x07\x1b]*(?:\x07|\x1b\\)|\xc2[\x80-\x9f]")
+"""The same in the TUI's output but OSC 22 (the mouse pointer's shape), which Textual writes itself."""
 
 
 def manifest() -> dict:
@@ -143,40 +149,44 @@ def test_check_reports_have_no_escape(rl, env):
         assert no_escape(saved.read_bytes()), saved.name
 
 
-def _pty_run(argv: list[str], env: dict, until: bytes, timeout: float = 30.0, keys: bytes = b"") -> bytes:
-    """Run `python -m rlark_tui argv` on a pseudo-terminal; its output until `until` shows (then `keys` are
-    typed and a little more is read) or the process ends."""
-    main, child = pty.openpty()
-    os.set_blocking(main, False)
-    process = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv], stdin=child, stdout=child, stderr=child,
-                               env=env, close_fds=True, start_new_session=True)
-    os.close(child)
-    out = b""
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([main], [], [], 0.2)
+class Terminal:
+    """`python -m rlark_tui ARGV` on a pseudo-terminal of 160 x 50; `raw` holds every byte it wrote."""
+
+    PLAIN = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[^\[]")
+
+    def __init__(self, argv: list[str], env: dict) -> None:
+        main, child = pty.openpty()
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+        self.main = main
+        self.process = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv], stdin=child, stdout=child,
+                                        stderr=child, env=env, start_new_session=True)
+        os.close(child)
+        self.raw = b""
+
+    def wait_for(self, text: bytes, timeout: float = 30.0) -> None:
+        """Read until `text` shows (escape sequences aside) or the app exits; AssertionError on timeout."""
+        deadline = time.monotonic() + timeout
+        while text not in self.PLAIN.sub(b"", self.raw):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} not shown: {self.PLAIN.sub(b'', self.raw)[-400:]!r}")
+            ready, _, _ = select.select([self.main], [], [], 0.2)
             if ready:
                 try:
-                    chunk = os.read(main, 65536)
+                    chunk = os.read(self.main, 65536)
                 except OSError:
-                    break
+                    chunk = b""
                 if not chunk:
-                    break
-                out += chunk
-            if until in out:
-                if not keys:
-                    break
-                os.write(main, keys)
-                until, keys, deadline = b"\x00never", b"", min(deadline, time.monotonic() + 3)
-            elif process.poll() is not None and not ready:
-                break
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        os.close(main)
-    return out
+                    return
+                self.raw += chunk
+
+    def send(self, keys: bytes) -> None:
+        os.write(self.main, keys)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        os.close(self.main)
 
 
 def _pty_env(env) -> dict:
@@ -185,7 +195,83 @@ def _pty_env(env) -> dict:
 
 
 def test_logs_on_a_terminal_keep_only_sgr(hostile, env):
-    out = _pty_run(["--kubeconfig", str(hostile.kubeconfig), "logs", NAME, "--role", "actor"], _pty_env(env),
-                   until=b"env note")
-    assert MARKER.encode() in out and b"\x1b[31mred\x1b[0m" in out
-    assert ESCAPE.search(out) is None and b"\x1b[2J" not in out and b"\x1bP" not in out
+    term = Terminal(["--kubeconfig", str(hostile.kubeconfig), "logs", NAME, "--role", "actor"], _pty_env(env))
+    try:
+        term.wait_for(b"env note")
+    finally:
+        term.close()
+    assert MARKER.encode() in term.raw and b"\x1b[31mred\x1b[0m" in term.raw
+    assert ESCAPE.search(term.raw) is None and b"\x1b[2J" not in term.raw and b"\x1bP" not in term.raw
+
+
+class Tmux:
+    """The real app in a tmux pane (its own server, `set-clipboard on` as the README recommends): `screen()` is
+    what the pane shows, `raw()` every byte the app wrote (pipe-pane, attached before the app starts)."""
+
+    def __init__(self, argv: list[str], env: dict, workdir) -> None:
+        self.socket = f"rlark-ctl-{uuid.uuid4().hex[:8]}"
+        self.log = workdir / "pane.bin"
+        self.log.touch()
+        command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "rlark_tui", *argv])
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "-s", "ctl",
+                  f"read go; exec {command}", env=env)
+        self.tmux("set-option", "-g", "set-clipboard", "on")
+        self.tmux("pipe-pane", "-o", "-t", "ctl", f"cat >> {shlex.quote(str(self.log))}")
+        self.send("Enter")
+
+    def tmux(self, *args: str, env: dict | None = None) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], env=env, capture_output=True, text=True,
+                              timeout=20).stdout
+
+    def send(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "ctl", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "ctl")
+
+    def wait_for(self, text: str, timeout: float = 30.0, gone: bool = False) -> None:
+        deadline = time.monotonic() + timeout
+        while (text in self.screen()) is gone:
+            assert time.monotonic() < deadline, f"{text!r} not shown:\n{self.screen()}"
+            time.sleep(0.2)
+
+    def raw(self) -> bytes:
+        return self.log.read_bytes()
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+def test_tui_on_a_terminal_writes_no_osc_from_the_cluster(hostile, env):
+    """The real app in tmux: the list, the detail's overview, events and workers, the log pane. The bytes it
+    wrote hold no OSC sequence and no C1 control, tmux's clipboard and the pane title stay untouched, and the
+    markup in the names shows as text."""
+    term = Tmux(["--kubeconfig", str(hostile.kubeconfig)], _pty_env(env), env)
+    try:
+        term.wait_for(NAME)
+        term.send("/")
+        term.wait_for("filter Jobs")
+        term.send("-l", NAME)
+        term.wait_for(f"▊  {NAME}")
+        term.send("Enter")
+        term.wait_for("▔▔▔", gone=True)
+        term.send("Enter")
+        term.wait_for("Pods 1/1")
+        term.send("d")
+        term.wait_for("Prepare script")
+        overview = term.screen()
+        term.send("e")
+        term.wait_for("Events")
+        term.send("l")
+        term.wait_for("env note")
+        logs = term.screen()
+        clipboard = term.tmux("show-buffer")
+        title = term.tmux("display-message", "-p", "-t", "ctl", "#{pane_title}")
+        raw = term.raw()
+    finally:
+        term.close()
+    found = TUI_ESCAPE.search(raw)
+    assert found is None, raw[max(0, found.start() - 40):][:120]
+    assert "pwned" not in clipboard and "pwned" not in title
+    assert "[@click=app.quit]quit" in overview and "pwn" in overview
+    assert MARKER in logs and "[red]red[/red]" in logs

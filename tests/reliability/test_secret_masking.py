@@ -1,0 +1,179 @@
+"""Secrets are masked exactly where they are (issue 26 item 4).
+
+A Job on the shared sandbox (its Pod really runs, no Ray) echoes its own secret env values, prints escaped JSON
+with a password, a private key with its END and one without, then ordinary lines. `logs`, `logs --tail` starting
+inside the key, `logs -f`, the TUI log pane and its saved file, and `check` (output and records) never show a
+secret; `RAY_AUTH_MODE=token` and the lines after the unterminated key stay readable.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.screens.logs import LogScreen
+from tests.agent.helpers import IMAGE
+from tests.clirun import cli_runner
+from tests.pilot import wait_for
+from tests.wizard.helpers import SIZE
+
+NAME = f"mask-{uuid.uuid4().hex[:6]}"
+ENV = {"AWS_SECRET_ACCESS_KEY": "zqMaskAws0123", "WANDB_API_KEY": "zqMaskWandb4567", "DB_PASSWORD": "zqMaskDbPw89",
+       "RAY_AUTH_MODE": "token"}
+ESCAPED_PW = "zqMaskEscPw42"
+BODY = [base64.b64encode(hashlib.sha512(f"{NAME}{i}".encode()).digest()[:48]).decode() for i in range(6)]
+"""Six 64-character base64 lines, as a private key's body has."""
+LOOSE = base64.b64encode(hashlib.sha512(b"loose").digest()[:30]).decode()
+SECRETS = [v for k, v in ENV.items() if k != "RAY_AUTH_MODE"] + [ESCAPED_PW, LOOSE, *BODY]
+AFTER_KEY = 12
+AFTER_LOOSE = 20
+DONE = "mask-demo done"
+SCRIPT = "\n".join([
+    'echo "RAY_AUTH_MODE=$RAY_AUTH_MODE"',
+    'echo "aws: $AWS_SECRET_ACCESS_KEY"',
+    'echo "$WANDB_API_KEY"',
+    'echo "ERROR: login to wandb failed with key $WANDB_API_KEY"',
+    f"echo 'cfg={{\\\"password\\\": \\\"{ESCAPED_PW}\\\"}}'",
+    'echo "db=$DB_PASSWORD"',
+    "echo '-----BEGIN OPENSSH PRIVATE KEY-----'",
+    f"echo '{LOOSE}'",
+    f"for i in $(seq 1 {AFTER_LOOSE}); do echo \"after the loose key $i\"; done",
+    "echo '-----BEGIN RSA PRIVATE KEY-----'",
+    *[f"echo '{line}'" for line in BODY],
+    "echo '-----END RSA PRIVATE KEY-----'",
+    f"for i in $(seq 1 {AFTER_KEY}); do echo \"after the key $i\"; done",
+    f"echo '{DONE}'",
+    "sleep 600",
+])
+CRASH = "\n".join(['echo "env: $AWS_SECRET_ACCESS_KEY"', 'echo "$WANDB_API_KEY"', 'echo "db $DB_PASSWORD"',
+                   "exit 3"])
+"""A second role that prints secrets and exits: the run check quotes a crashed container's last lines."""
+
+
+def leaked(text: str) -> list[str]:
+    return [secret for secret in SECRETS if secret in text]
+
+
+@pytest.fixture(scope="module")
+def job(plain_sandbox):
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}] + [{"name": k, "value": v} for k, v in ENV.items()]
+    def task(name: str, host: str, script: str, head: bool = False) -> dict:
+        return {"name": name, "head": head, "role": "Actor" if head else "Env", "agentType": "Kubernetes",
+                "nodeSelector": {"kubernetes.io/hostname": host}, "prepareScript": script,
+                "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
+                    "containers": [{"name": "main", "image": IMAGE, "env": env}]}}}}}
+
+    access.create(JOBS, {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
+                         "spec": {"tasks": [task("actor", "edge-b1", SCRIPT, head=True),
+                                            task("env", "edge-b2", CRASH)]}})
+    deadline = time.monotonic() + 60
+    while not (DONE in _log(access, "actor") and "db " in _log(access, "env")) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert DONE in _log(access, "actor") and "db " in _log(access, "env"), "the Pods printed nothing"
+    yield plain_sandbox
+    try:
+        access.delete(JOBS, NAME)
+    except NotFound:
+        pass
+    access.close()
+
+
+def _log(access, role: str) -> str:
+    try:
+        return "\n".join(access.pod_log("rlark-edge-b", f"{NAME}-{role}-0", timestamps=False))
+    except Exception:  # not scheduled yet
+        return ""
+
+
+@pytest.fixture
+def rl(job, env, capsys):
+    return cli_runner(job.kubeconfig, capsys)
+
+
+def test_logs_mask_the_jobs_own_secrets_and_nothing_else(rl):
+    result = rl("logs", NAME, "--role", "actor")
+    assert result.code == 0, result.err
+    assert leaked(result.out + result.err) == []
+    lines = result.out.splitlines()
+    assert "RAY_AUTH_MODE=token" in result.out and "aws: ***" in result.out and DONE in result.out
+    assert 'cfg={\\"password\\": \\"***\\"}' in result.out
+    assert sum("after the loose key" in line for line in lines) == AFTER_LOOSE
+    assert sum("after the key" in line for line in lines) == AFTER_KEY
+    assert any(line.endswith("-----END RSA PRIVATE KEY-----") for line in lines)
+
+
+@pytest.mark.parametrize("inside", [1, 5])
+def test_a_tail_that_starts_inside_the_key_shows_none_of_it(rl, inside):
+    """--tail from the 2nd body line, or from the last (which alone is no longer than others)."""
+    tail = len(BODY) - inside + 1 + AFTER_KEY + 1
+    result = rl("logs", NAME, "--role", "actor", "--tail", str(tail))
+    assert result.code == 0, result.err
+    assert leaked(result.out) == [] and result.out.count("after the key") == AFTER_KEY
+
+
+def test_logs_follow_masks_them_too(job, env):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(job.kubeconfig), "logs", "-f", NAME],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "RLARK_CONFIG": str(env / "config.yaml"), "RLARK_STATE_DIR": str(env / "state")})
+    seen = []
+    try:
+        for line in process.stdout:
+            seen.append(line)
+            if DONE in line:
+                break
+    finally:
+        process.kill()
+        process.wait()
+    text = "".join(seen)
+    assert DONE in text and "RAY_AUTH_MODE=token" in text and leaked(text) == []
+
+
+def test_check_output_and_records_have_none(rl, env):
+    outputs = []
+    for fmt in ("text", "json"):
+        result = rl("check", NAME, "--format", fmt, "--output", str(env / f"r.{fmt}"))
+        assert result.code in (0, 1, 3), result.err
+        outputs.append(result.out + result.err + (env / f"r.{fmt}").read_text())
+    saved = [p.read_text() for p in (env / "state" / "checks").glob(f"{NAME}-*")]
+    assert "env: ***" in outputs[1]  # the crashed role's last lines are quoted, masked
+    assert saved and leaked("\n".join(outputs + saved)) == []
+
+
+async def test_tui_log_pane_and_saved_log_have_none(job, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    access = ClusterAccess.open(str(job.kubeconfig), job.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+            app.open_logs(NAME, Scope.ALL)
+            await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
+            screen = app.screen
+
+            def shown() -> str:
+                return "\n".join(screen.view.line_text(line) for line in screen.buffer)
+
+            await wait_for(pilot, lambda: DONE in shown(), "the log lines")
+            text = shown()
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: getattr(screen, "saved_path", None), "the saved file")
+            saved = Path(screen.saved_path).read_text()
+    finally:
+        access.close()
+    assert "RAY_AUTH_MODE=token" in text and text.count("after the loose key") == AFTER_LOOSE
+    assert leaked(text) == [] and leaked(saved) == [] and DONE in saved
