@@ -25,11 +25,8 @@ import uuid
 
 import pytest
 
-from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS
-from tests.agent.helpers import IMAGE
 from tests.clirun import cli_runner
+from tests.reliability.running_job import edge_task, running_job
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"
 OSC0 = "\x1b]0;pwned-title\x1b\\"
@@ -57,18 +54,10 @@ TUI_ESCAPE = re.compile(rb"\x1b\](?!22;)[^\x07\x1b]*(?:\x07|\x1b\\)|\xc2[\x80-\x
 
 def manifest() -> dict:
     env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}, {"name": "CTL_NOTE", "value": f"note{HOSTILE}"}]
-    head = {"name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
-            "nodeSelector": {"kubernetes.io/hostname": "edge-b1"}, "prepareScript": SCRIPT,
-            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
-                "containers": [{"name": "main", "image": IMAGE, "env": env}]}}}}}
-    hostile_image = {"name": "env", "role": "Env", "agentType": "Kubernetes",
-                     "nodeSelector": {"kubernetes.io/hostname": "edge-b2"},
-                     "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
-                         "containers": [{"name": "main", "image": f"registry.example/x{OSC52}:v1{C1}",
-                                         "env": env}]}}}}}
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
             "metadata": {"name": NAME, "annotations": {"rlark.io/display-name": DISPLAY}},
-            "spec": {"tasks": [head, hostile_image]}}
+            "spec": {"tasks": [edge_task("actor", "edge-b1", SCRIPT, env, head=True),
+                               edge_task("env", "edge-b2", "", env, image=f"registry.example/x{OSC52}:v1{C1}")]}}
 
 
 def no_escape(text: str | bytes) -> bool:
@@ -78,25 +67,8 @@ def no_escape(text: str | bytes) -> bool:
 
 @pytest.fixture(scope="module")
 def hostile(plain_sandbox):
-    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
-    access.create(JOBS, manifest())
-    deadline = time.monotonic() + 60
-    while MARKER not in _log(access) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    assert MARKER in _log(access), "the hostile Pod printed nothing"
-    yield plain_sandbox
-    try:
-        access.delete(JOBS, NAME)
-    except NotFound:
-        pass
-    access.close()
-
-
-def _log(access) -> str:
-    try:
-        return "\n".join(access.pod_log("rlark-edge-b", f"{NAME}-actor-0", timestamps=False))
-    except Exception:  # not scheduled yet
-        return ""
+    with running_job(plain_sandbox, manifest(), {f"{NAME}-actor-0": MARKER}):
+        yield plain_sandbox
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -21,13 +20,11 @@ import pytest
 
 from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
-from tests.agent.helpers import IMAGE
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
+from tests.reliability.running_job import edge_task, running_job
 from tests.wizard.helpers import SIZE
 
 NAME = f"mask-{uuid.uuid4().hex[:6]}"
@@ -69,34 +66,12 @@ def leaked(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def job(plain_sandbox):
-    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
     env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}] + [{"name": k, "value": v} for k, v in ENV.items()]
-    def task(name: str, host: str, script: str, head: bool = False) -> dict:
-        return {"name": name, "head": head, "role": "Actor" if head else "Env", "agentType": "Kubernetes",
-                "nodeSelector": {"kubernetes.io/hostname": host}, "prepareScript": script,
-                "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {
-                    "containers": [{"name": "main", "image": IMAGE, "env": env}]}}}}}
-
-    access.create(JOBS, {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
-                         "spec": {"tasks": [task("actor", "edge-b1", SCRIPT, head=True),
-                                            task("env", "edge-b2", CRASH)]}})
-    deadline = time.monotonic() + 60
-    while not (DONE in _log(access, "actor") and "db " in _log(access, "env")) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    assert DONE in _log(access, "actor") and "db " in _log(access, "env"), "the Pods printed nothing"
-    yield plain_sandbox
-    try:
-        access.delete(JOBS, NAME)
-    except NotFound:
-        pass
-    access.close()
-
-
-def _log(access, role: str) -> str:
-    try:
-        return "\n".join(access.pod_log("rlark-edge-b", f"{NAME}-{role}-0", timestamps=False))
-    except Exception:  # not scheduled yet
-        return ""
+    manifest = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
+                "spec": {"tasks": [edge_task("actor", "edge-b1", SCRIPT, env, head=True),
+                                   edge_task("env", "edge-b2", CRASH, env)]}}
+    with running_job(plain_sandbox, manifest, {f"{NAME}-actor-0": DONE, f"{NAME}-env-0": "db "}):
+        yield plain_sandbox
 
 
 @pytest.fixture
