@@ -30,6 +30,11 @@ class PodLog:
     """Where the lines came from: `data-plane`, `gateway`, ..."""
     error: str | None = None
     """Why no lines could be read, if so."""
+    tail_start: int | None = None
+    """When only part of a long log was read: the index in `lines` where its last lines begin (after the first
+    part, read from the start up to the byte budget); None when `lines` is the whole log."""
+    read: str = ""
+    """Which part of the log `lines` holds, for the report (empty when the source does not say)."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,11 @@ from rlark_tui.model import keys
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, restart_count
 
+LOG_HEAD_BYTES = 64 << 20
+"""Per container instance, how much of its log is read from the start."""
 LOG_TAIL = 1000
+"""Lines read from the end when the log is longer than LOG_HEAD_BYTES."""
+LOG_READ_SECONDS = 30
 PARALLEL_READS = 16
 
 
@@ -228,13 +232,31 @@ def _events(access: ClusterAccess, cluster: str, pod: str, namespace: str) -> tu
 
 def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance: int | None,
          current: bool) -> PodLog:
+    """One container instance's log read from its start (start-up markers, ranks and versions are near the top),
+    streamed up to LOG_HEAD_BYTES; past that budget the read stops and the last LOG_TAIL lines (progress, the
+    latest failure) are read on their own. `read` says which part the check saw."""
     try:
         stream = access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
-                                tail=LOG_TAIL, read_timeout=15)
-        lines = tuple(stream)
+                                read_timeout=LOG_READ_SECONDS)
+        lines, size, cut = [], 0, False
+        for line in stream:
+            size += len(line) + 1
+            if size > LOG_HEAD_BYTES:
+                cut = True
+                break
+            lines.append(line)
+        if not cut:
+            return PodLog(pod, tuple(lines), instance=instance, current=current, source="data-plane",
+                          read=f"the whole log ({len(lines):,} lines)")
+        stream.close()
+        tail = tuple(access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
+                                    tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS))
     except RlarkError as exc:
         return PodLog(pod, instance=instance, current=current, source="data-plane", error=str(exc))
-    return PodLog(pod, lines, instance=instance, current=current, source="data-plane")
+    return PodLog(pod, tuple(lines) + tail, instance=instance, current=current, source="data-plane",
+                  tail_start=len(lines),
+                  read=f"its first {LOG_HEAD_BYTES / 2**20:g} MiB ({len(lines):,} lines: the read budget) and "
+                       f"its last {len(tail):,} lines")
 
 
 def _gateway_logs(access: ClusterAccess, job: str, sources: dict[str, str]) -> dict[str, list[str]]:

@@ -410,6 +410,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     if all_pods and len(ranks) == len(all_pods) and set(ranks) != expected_ranks:
         missing = sorted(expected_ranks - set(ranks))
         row.late(facts.late, f"ranks {missing} are not held by any Pod", "ray")
+    _read_notes(row, evidence.logs)
     _check_head_log(row, evidence, facts)
     _check_startup_marker(row, evidence, facts)
     _check_alive_nodes(row, evidence, facts)
@@ -424,6 +425,13 @@ def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
                                                                              f"{event.message}")))
                 row.fail(f"{pod_name}: image pull error", "pods")
     return row.build(evidence)
+
+
+def _read_notes(row: _Row, logs) -> None:
+    """Which part of each log the row looked at (the whole log, or its start up to the read budget and its end)."""
+    for log in logs:
+        if log.read and not log.error:
+            row.notes.append(f"{log.pod}{'' if log.current else ' (previous instance)'}: read {log.read}")
 
 
 def _head_log(evidence: RunEvidence, facts: _Facts) -> PodLog | None:
@@ -550,6 +558,7 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         if record:
             row.late(facts.late, "the run script has not started in the Header yet", "app")
         return row.build(evidence)
+    _read_notes(row, [log])
     after = started.line
     compared = 0
     if isinstance(record.get("runId"), str) and record["runId"]:

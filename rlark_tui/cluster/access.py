@@ -409,7 +409,9 @@ class ClusterAccess:
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 timestamps: bool = True, tail: int | None = None, since_seconds: int | None = None,
                 since_time: str | None = None, read_timeout: float | None = None) -> LineStream:
-        """`pods/log` of a data-plane pod (container `main` by default) as a line stream."""
+        """`pods/log` of a data-plane pod (container `main` by default) as a line stream. A read that ends cleanly
+        may end inside a line (the container's output still unterminated, served as the runtime's partial
+        entry): that last piece is a line too; a follow refuses it, as only a cut stream ends there."""
         plane = self.data_plane(cluster)
         if plane is None:
             raise Unreachable(f"logs: no data plane for cluster {cluster}: {self.server_problem or 'no rlark-server'}"
@@ -429,7 +431,7 @@ class ClusterAccess:
             query.append(("sinceSeconds", str(since_seconds)))
         return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
                             Request("logs", "pods", pod, namespace, plane.source), query,
-                            read_timeout=read_timeout, whole_lines=True)
+                            read_timeout=read_timeout, whole_lines=follow)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

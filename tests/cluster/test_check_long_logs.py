@@ -1,0 +1,72 @@
+"""The run check reads the whole log it needs: a healthy run whose Header printed 20,000 lines, its start-up
+markers, rank, run ID, code ref and resolved config in the first 100 (the check used to read the last 1000
+lines only and failed check 3). Gathered from the sandbox over HTTPS; checks 3 and 4 judged on what was read;
+a log longer than the read budget is read from the start up to the budget and from the end, and the report
+says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.checks import evaluate
+from rlark_tui.checks import gather as gathering
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.sandbox.demo_workload import metric_table
+from tests.checks import fixtures as fx
+from tests.cluster.seeding import seed_running_job, write_log
+
+NAME = "long-run"
+LINES = 20_000
+ROLES = [
+    {"name": "actor", "role": "Actor", "head": True, "cluster": "rlark-gpu-a", "node": "gpu-a1"},
+    {"name": "rollout", "role": "Rollout", "cluster": "rlark-gpu-a", "node": "gpu-a2"},
+]
+
+
+@pytest.fixture(scope="module")
+def long_run(cluster_sandbox):
+    pods = seed_running_job(cluster_sandbox, NAME, ROLES)
+    head = fx.head_lines(steps=0)
+    assert len(head) < 100 and "Ray cluster check passed." in head
+    lines, step = list(head), 0
+    while len(lines) < LINES:
+        step += 1
+        lines += [f"(RolloutWorker pid=4242) generated batch {step}"] * 30
+        lines += metric_table(step, 10_000, 3.0 * step, {"rollout/rewards": step / 1e4}).splitlines()
+    write_log(cluster_sandbox, *pods["actor"], lines[:LINES])
+    write_log(cluster_sandbox, *pods["rollout"], fx.worker_lines(1, f"{NAME}-actor-ray-head"))
+    access = ClusterAccess.open(str(cluster_sandbox.kubeconfig), cluster_sandbox.context)
+    yield access, lines[:LINES]
+    access.close()
+
+
+def _judged(header) -> tuple:
+    evidence = fx.with_log(fx.healthy(), "demo-ppo-actor-0", header.lines, read=header.read,
+                           tail_start=header.tail_start)
+    report = evaluate(evidence)
+    return report.row(3), report.row(4)
+
+
+def test_checks_3_and_4_pass_on_a_20000_line_run(long_run):
+    access, written = long_run
+    evidence = gathering.gather(access, NAME)
+    header = evidence.log_of(f"{NAME}-actor-0")
+    assert header.lines == tuple(written) and header.tail_start is None
+    assert header.read == "the whole log (20,000 lines)"
+    ray, app = _judged(header)
+    assert ray.result == "pass", ray.all_notes()
+    assert app.result == "pass", app.all_notes()
+    assert "demo-ppo-actor-0: read the whole log (20,000 lines)" in ray.all_notes()
+
+
+def test_a_log_over_the_budget_is_read_from_both_ends_and_said_so(long_run, monkeypatch):
+    access, written = long_run
+    monkeypatch.setattr(gathering, "LOG_HEAD_BYTES", 64 << 10)
+    header = gathering.gather(access, NAME).log_of(f"{NAME}-actor-0")
+    kept = header.tail_start
+    assert 100 < kept < LINES - gathering.LOG_TAIL and header.lines[:kept] == tuple(written[:kept])
+    assert header.lines[kept:] == tuple(written[-gathering.LOG_TAIL:])
+    assert header.read == f"its first 0.0625 MiB ({kept:,} lines: the read budget) and its last 1,000 lines"
+    ray, app = _judged(header)
+    assert ray.result == "pass" and app.result == "pass", ray.all_notes() + app.all_notes()
+    assert f"demo-ppo-actor-0: read {header.read}" in ray.all_notes()
