@@ -120,7 +120,7 @@ def _download(access, storage_class, cluster, entry, target, max_bytes, on_progr
         size = have
         with os.fdopen(fd, "ab" if have else "wb") as out:
             try:
-                for chunk in resp.stream(CHUNK):
+                for chunk in iter(lambda: resp.read1(CHUNK), b""):  # what arrived, so a cut keeps every byte
                     size += len(chunk)
                     if size > max_bytes or (entry.size is not None and size > entry.size):
                         out.close()

@@ -40,6 +40,9 @@ class ObjectStore:
         self.secret = secret.encode()
         self.endpoint = ""
         """`http://127.0.0.1:<port>` of the object endpoint once it listens."""
+        self.cut_after: int | None = None
+        """Test switch: the next object read sends this many bytes of the body and then drops the connection
+        (a cut download); reset after one use."""
 
     def bucket(self, storage_class: str) -> Path:
         path = self.root / storage_class
@@ -130,7 +133,15 @@ class ObjectStore:
             return web.Response(status=403, text="AccessDenied")
         if not target.is_file():
             return web.Response(status=404, text="NoSuchKey")
-        return web.FileResponse(target)
+        cut, self.cut_after = self.cut_after, None
+        if cut is None:
+            return web.FileResponse(target)
+        data = target.read_bytes()
+        response = web.StreamResponse(headers={"Content-Length": str(len(data))})
+        await response.prepare(request)
+        await response.write(data[:cut])
+        request.transport.close()
+        return response
 
 
 def _encode_token(key: str) -> str:

@@ -124,3 +124,21 @@ def test_download_bounds_and_local_errors_are_one_line(rlark, checkpoint, tmp_pa
     denied = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(tmp_path / "w.pt"))
     assert denied.code == 1 and denied.err.startswith("error: cannot write ")
     assert len(denied.err.strip().splitlines()) == 1 and not (tmp_path / "w.pt").exists()
+
+
+def test_dropped_download_is_one_line_and_resumes(rlark, checkpoint, tmp_path, sandbox):
+    weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
+    data = checkpoint[weights].read_bytes()
+    target = tmp_path / "w.pt"
+    sandbox.objects.cut_after = 9  # the object endpoint drops the connection after 9 bytes
+    try:
+        cut = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(target))
+    finally:
+        sandbox.objects.cut_after = None
+    assert cut.code == 1 and len(cut.err.strip().splitlines()) == 1, cut.err
+    assert "cut after 9 of" in cut.err and "run the same command again to resume" in cut.err
+    assert not target.exists()
+    again = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(target))
+    assert again.code == 0, again.err
+    assert "resumed at byte 9" in again.out and "matches the listing's ETag" in again.out
+    assert target.read_bytes() == data
