@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence
 from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.checks.rules import under
@@ -75,7 +76,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
             events[read.name] = read.events
         logs.extend(read.logs)
     submitted = submitted_record(job)
-    return RunEvidence(
+    evidence = RunEvidence(
         job_name=job_name,
         now=now or datetime.now(timezone.utc),
         job=job,
@@ -96,6 +97,11 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         outputs=outputs,
         sources=sources,
     )
+    if record and any(isinstance(record.get(name), str) for name in ("progressPattern", "startupMarker")):
+        # Judge once here, in the gathering (I/O) thread: a launch-record pattern too slow for its budget is
+        # then known (model/patterns.py remembers it) and refused at once when the TUI judges on its UI thread.
+        evaluate(evidence)
+    return evidence
 
 
 @dataclass

@@ -9,6 +9,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from rlark_tui.model import patterns
+
 RANK_RE = re.compile(r"^RLINF_NODE_RANK: (\d+)\s*$")
 CHECK_PASSED = "Ray cluster check passed."
 CHECK_FAILED_IGNORED = "Warning: Ray cluster check failed, proceeding anyway."
@@ -71,9 +73,12 @@ def find_last(lines, needle: str) -> Hit | None:
     return None
 
 
-def search(lines, pattern: re.Pattern, start: int = 0) -> tuple[Hit, re.Match] | None:
+def search(lines, pattern: re.Pattern, start: int = 0,
+           budget: patterns.Deadline | None = None) -> tuple[Hit, re.Match] | None:
+    """The first line at or after `start` that `pattern` matches. A pattern from outside (the launch record)
+    comes with a `budget` shared by all lines (patterns.PatternTooSlow past it)."""
     for index in range(start, len(lines)):
-        match = pattern.search(lines[index])
+        match = pattern.search(lines[index]) if budget is None else patterns.search(pattern, lines[index], budget)
         if match:
             return Hit(index + 1, lines[index]), match
     return None
@@ -134,11 +139,14 @@ def first_progress(lines, pattern: str, start: int = 0) -> Hit | None:
     """The first line where the agreed progress pattern shows the workload moving: its first match whose first
     numeric group is above 0 (`Global Step: 0/10` and a tqdm bar at 0% are where it starts, not progress); a
     pattern without a numeric group counts its first match. Only the agreed pattern counts: no generic fallback.
+    The pattern comes from the launch record: patterns.PatternError when it is not a regex, PatternTooSlow when
+    the whole scan spends more than the budget.
     """
-    compiled = re.compile(pattern)
+    compiled = patterns.compile_pattern(pattern)
+    deadline = patterns.Deadline()
     for index in range(start, len(lines)):
         for segment in lines[index].split("\r"):
-            match = compiled.search(segment)
+            match = patterns.search(compiled, segment, deadline)
             if not match:
                 continue
             numbers = [g for g in match.groups() if g is not None and g.isdigit()]

@@ -14,7 +14,7 @@ from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
 from rlark_tui.checks.refs import dig_path, show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
-from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, rank_start, task_namespace
+from rlark_tui.model import Job, Pod, Task, TaskSpec, matching_nodes, patterns, rank_start, task_namespace
 from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.views import dig
 
@@ -482,9 +482,12 @@ def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts) -> No
         row.late(facts.late, f"startup marker {marker!r}: the run script has not started yet", "ray")
         return
     try:
-        hit = logscan.search(log.lines, re.compile(marker), started.line)
-    except re.error as exc:
-        row.fail(f"the launch record's startupMarker is not a valid regex: {exc}", "ray")
+        hit = logscan.search(log.lines, patterns.compile_pattern(marker), started.line, patterns.Deadline())
+    except patterns.PatternError as exc:
+        row.fail(f"the launch record's startupMarker {exc}", "ray")
+        return
+    except patterns.PatternTooSlow as exc:
+        row.fail(f"the launch record's startupMarker: {exc}; agree a simpler one", "ray")
         return
     row.evidence.append(_record("launch-record", "startupMarker", marker))
     if hit:
@@ -823,13 +826,16 @@ def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     else:
         try:
             hit = logscan.first_progress(log.lines, pattern, started.line)
-        except re.error as exc:
+        except patterns.PatternError as exc:
             hit = None
-            row.fail(f"the launch record's progressPattern is not a valid regex: {exc}", "progress")
+            row.fail(f"the launch record's progressPattern {exc}", "progress")
+        except patterns.PatternTooSlow as exc:
+            hit = None
+            row.fail(f"the launch record's progressPattern: {exc}; agree a simpler one", "progress")
         if hit:
             row.evidence.append(_record("launch-record", "progressPattern", pattern))
             row.evidence.append(_log(log, hit))
-        else:
+        elif not row.findings:
             row.late(facts.late, f"no progress matching {pattern!r} within the max wait "
                                  f"({max_wait_seconds(evidence):.0f} s) yet", "progress")
     if log is not None and started is not None:

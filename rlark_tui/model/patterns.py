@@ -69,15 +69,27 @@ def _compile(text: str, ignore_case: bool) -> Pattern:
         raise PatternError("is not a usable regular expression: too large or nested too deeply") from None
 
 
+_known_slow: dict[tuple[str, int], float] = {}
+"""(pattern, flags) -> the budget it overran: it is refused at once from then on, so a screen that judges the
+same log again (the TUI's run check on every snapshot) pays the budget once, not on every redraw."""
+KNOWN_SLOW_MAX = 256
+
+
 def _timeout(pattern: Pattern, budget: float | Deadline) -> float:
+    overran = _known_slow.get((pattern.pattern, pattern.flags))
+    if overran is not None:
+        raise PatternTooSlow(pattern.pattern, overran)
     seconds = budget.left() if isinstance(budget, Deadline) else budget
     if seconds <= 0:
-        raise PatternTooSlow(pattern.pattern, budget.seconds if isinstance(budget, Deadline) else budget)
+        raise _too_slow(pattern, budget)
     return seconds
 
 
 def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
-    return PatternTooSlow(pattern.pattern, budget.seconds if isinstance(budget, Deadline) else budget)
+    seconds = budget.seconds if isinstance(budget, Deadline) else budget
+    if len(_known_slow) < KNOWN_SLOW_MAX:
+        _known_slow[(pattern.pattern, pattern.flags)] = seconds
+    return PatternTooSlow(pattern.pattern, seconds)
 
 
 def search(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_SECONDS,

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from rlark_tui.model import keys
+from rlark_tui.model import keys, patterns
 from rlark_tui.model.draft import DRAFT_TYPES, MOUNT_TYPES, PLACEMENT_MODES, PLATFORM_ROLES, JobDraft, RoleDraft
 from rlark_tui.model.findings import Finding, error, field_path, ordered, warning
 from rlark_tui.model.naming import (
@@ -535,9 +535,15 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
         pattern = record.get(name)
         if pattern:
             try:
-                re.compile(pattern)
-            except (re.error, RecursionError, OverflowError) as exc:
-                findings.append(error(f"record.{name}", f"is not a valid regular expression: {exc}"))
+                patterns.compile_pattern(pattern)
+            except patterns.PatternError as exc:
+                findings.append(error(f"record.{name}", str(exc)))
+                continue
+            if patterns.has_nested_quantifier(pattern):
+                findings.append(warning(f"record.{name}", "has a repeated group that repeats inside (as `(a+)+`): "
+                                                          "such a pattern can take exponential time on a line that "
+                                                          "almost matches; the run check gives up on it after "
+                                                          f"{patterns.BUDGET_SECONDS:g} s"))
     mode = record.get("placementMode")
     if mode and mode not in PLACEMENT_MODES:
         findings.append(warning("record.placementMode", f"'{_shown(mode)}' is not a placement mode the run check "

@@ -1,39 +1,45 @@
 """FilterBar: the `/` input of a list or log pane, and the pure matcher it builds.
 
-A filter is a case-insensitive regular expression; text that is not a valid regex is matched
-as a plain substring and the bar says why, so a typo never crashes the screen.
+A filter is a case-insensitive regular expression (model/patterns.py: every match runs under a time budget and
+raises PatternTooSlow past it); text that is not a valid regex is matched as a plain substring and the bar says
+why, so a typo never crashes the screen.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import regex
 from textual import on
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widgets import Input
 
+from rlark_tui.model import patterns
 
 REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+ROW_SECONDS = 0.05
+"""What a list filter may spend on one row's fields (they are short; a slower pattern is too slow)."""
 
 
 @dataclass(frozen=True)
 class Matcher:
-    """A compiled filter: `matches(text)`, the spans to highlight, and an error for the user."""
+    """A compiled filter: `matches(text)`, the spans to highlight, and an error for the user. A regex that
+    spends more than `budget` seconds on one text raises patterns.PatternTooSlow."""
 
     text: str
-    pattern: re.Pattern[str] | None
+    pattern: patterns.Pattern | None
     error: str = ""
     literal: str | None = None
     """The lowercased text when it is matched as plain text (no regex syntax, or an invalid regex)."""
+    budget: float = ROW_SECONDS
 
     def matches(self, line: str) -> bool:
         if self.pattern is None:
             return True
-        return self.pattern.search(line) is not None
+        return patterns.search(self.pattern, line, self.budget) is not None
 
     def matches_row(self, lowered: str, fields) -> bool:
         """Does a row match? `lowered` is its fields joined by newlines and lowercased, computed once per row:
@@ -42,12 +48,17 @@ class Matcher:
             return True
         if self.literal is not None:
             return self.literal in lowered
-        return any(self.pattern.search(field) for field in fields)
+        return any(patterns.search(self.pattern, field, self.budget) for field in fields)
 
     def spans(self, line: str) -> list[tuple[int, int]]:
         if self.pattern is None:
             return []
-        return [m.span() for m in self.pattern.finditer(line) if m.end() > m.start()]
+        return [m.span() for m in patterns.finditer(self.pattern, line, self.budget) if m.end() > m.start()]
+
+    def as_text(self, reason: str) -> "Matcher":
+        """The same text matched as plain text, `reason` saying why."""
+        return Matcher(self.text, patterns.compile_pattern(regex.escape(self.text), ignore_case=True),
+                       f"{reason}; matching it as plain text", self.text.lower(), self.budget)
 
 
 def make_matcher(text: str) -> Matcher:
@@ -55,14 +66,11 @@ def make_matcher(text: str) -> Matcher:
     if not text:
         return Matcher("", None)
     try:
-        return Matcher(text, re.compile(text, re.IGNORECASE),
+        return Matcher(text, patterns.compile_pattern(text, ignore_case=True),
                        literal=None if REGEX_SYNTAX.intersection(text) else text.lower())
-    except re.error as exc:
-        reason = exc.msg
-    except (OverflowError, RecursionError):
-        reason = "too large or nested too deeply"
-    literal = re.compile(re.escape(text), re.IGNORECASE)
-    return Matcher(text, literal, f"invalid regex ({reason}); matching it as plain text", text.lower())
+    except patterns.PatternError as exc:
+        reason = str(exc).removeprefix("is not a valid regular expression: ")
+    return Matcher(text, None).as_text(f"invalid regex ({reason})")
 
 
 class FilterBar(Input):

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from rlark_tui.model.patterns import PatternTooSlow
 from rlark_tui.model.sanitize import clean
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
@@ -347,7 +348,16 @@ class LiveTable(ScrollView, can_focus=True):
     # ---- internals ---------------------------------------------------------------------------------
     def _matches(self, key: str) -> bool:
         lowered, fields = self._keys[key]
-        return self._matcher.matches_row(lowered, fields)
+        try:
+            return self._matcher.matches_row(lowered, fields)
+        except PatternTooSlow as exc:
+            self._too_slow(exc)
+            return self._matcher.literal in lowered
+
+    def _too_slow(self, exc: PatternTooSlow) -> None:
+        """A filter regex over its budget on a row: match its text as plain text from now on, and say so."""
+        self._matcher = self._matcher.as_text(str(exc))
+        self.notify(f"{exc}: matching it as plain text", severity="warning")
 
     def _sort_index(self) -> int | None:
         if self.sort_column is None:
@@ -367,7 +377,12 @@ class LiveTable(ScrollView, can_focus=True):
             shown = [key for key in candidates if literal in keys[key][0]]
         else:
             keys = self._keys
-            shown = [key for key in candidates if matcher.matches_row(*keys[key])]
+            try:
+                shown = [key for key in candidates if matcher.matches_row(*keys[key])]
+            except PatternTooSlow as exc:
+                self._too_slow(exc)
+                literal = self._matcher.literal
+                shown = [key for key in candidates if literal in keys[key][0]]
         self._shown = shown
         self._positions = None
         wanted = self._position.get(self._wanted) if self._wanted is not None else None

@@ -14,7 +14,6 @@ from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
-import regex
 from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
@@ -25,6 +24,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from rlark_tui.model.patterns import PatternTooSlow
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 ERROR_PATTERN = re.compile(
@@ -57,38 +57,9 @@ class LogLine(NamedTuple):
         return not self.notice and ERROR_PATTERN.search(self.text) is not None
 
 
-class PatternTooSlow(Exception):
-    """A regex spent more than PATTERN_SECONDS on one line."""
-
-
-class _TimedPattern:
-    """A regex (the `regex` package, which can stop a match) with the search and finditer the pane uses."""
-
-    def __init__(self, compiled) -> None:
-        self._compiled = compiled
-
-    def search(self, text: str):
-        try:
-            return self._compiled.search(text, timeout=PATTERN_SECONDS)
-        except TimeoutError:
-            raise PatternTooSlow from None
-
-    def finditer(self, text: str):
-        try:
-            return list(self._compiled.finditer(text, timeout=PATTERN_SECONDS))
-        except TimeoutError:
-            raise PatternTooSlow from None
-
-
 def timed(matcher: Matcher) -> Matcher:
-    """The matcher with its regex stopped after PATTERN_SECONDS per line (plain text needs no limit)."""
-    if matcher.pattern is None or matcher.literal is not None:
-        return matcher
-    try:
-        compiled = regex.compile(matcher.text, regex.IGNORECASE | regex.VERSION0)
-    except (regex.error, OverflowError, RecursionError):
-        return matcher
-    return dataclasses.replace(matcher, pattern=_TimedPattern(compiled))
+    """The matcher with its regex stopped after PATTERN_SECONDS per line."""
+    return dataclasses.replace(matcher, budget=PATTERN_SECONDS)
 
 
 class LogBuffer:
