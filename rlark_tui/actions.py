@@ -25,6 +25,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.fsutil import write_private
 from rlark_tui.model import keys
 from rlark_tui.model.redact import redact_object
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.model.views import Job
 
@@ -190,8 +191,8 @@ class Actions:
         """The console's Storage upload: `POST .../upload` with the key as the file name."""
         self.guard(f"upload {storage_class}:{key}")
         answer = self.access.storage_upload(storage_class, cluster, key, data)
-        stored = answer.get("key") if isinstance(answer, dict) else None
-        return f"uploaded {len(data)} bytes to {storage_class}:{stored or key} on {cluster}"
+        stored = answer.get("key") if isinstance(answer, dict) and isinstance(answer.get("key"), str) else key
+        return f"uploaded {len(data)} bytes to {storage_class}:{clean(stored)} on {cluster}"
 
     def delete_object(self, storage_class: str, cluster: str, key: str) -> str:
         self.guard(f"delete {storage_class}:{key}")

@@ -122,6 +122,12 @@ async def test_storage_browse_and_download(access, tmp_path):
                            show=notes)
             assert (tmp_path / "folder" / "model.pt").read_bytes() == data
             assert (tmp_path / "folder" / "actor" / "opt.bin").read_bytes() == b"opt"
+            await pilot.press("question_mark")  # the help screen lists the view's keys and the new commands
+            await wait_for(pilot, lambda: "Download folder" in screen_text(app), "the help screen")
+            help_text = screen_text(app)
+            assert "Up a folder" in help_text and ":storage" in help_text and ":sshkeys" in help_text
+            assert ":clusters" in help_text
+            await pilot.press("escape")
     finally:
         Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt")
         Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin")
