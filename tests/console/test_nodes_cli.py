@@ -33,6 +33,7 @@ def _actor_scheduled(rlark) -> str:
 
 
 def test_describe_node_shows_workers_and_reserved_gpus(rlark, sandbox):
+    before = len(sandbox.unknown_routes)
     out = _actor_scheduled(rlark)
     worker = next(line for line in out.splitlines() if "demo-ppo-actor-0" in line).split()
     assert worker[1:3] == ["demo-ppo", "Actor"] and "nvidia.com/gpu=1" in worker[-1]
@@ -49,6 +50,8 @@ def test_describe_node_shows_workers_and_reserved_gpus(rlark, sandbox):
             "nvidia.com/gpu"] in (gpu[2], int(gpu[2]))
     missing = rlark("describe", "node", "nowhere")
     assert missing.code == 1 and "not found" in missing.err
+    assert rlark("get", "clusters").code == 0
+    assert sandbox.unknown_routes[before:] == []
 
 
 def test_get_clusters_gpus_free_total(rlark):
