@@ -5,6 +5,7 @@ the dialogs, through rlark_tui.actions. RlarkApp mixes it in."""
 from __future__ import annotations
 
 import getpass
+import time
 from functools import partial
 from pathlib import Path
 
@@ -13,10 +14,13 @@ from textual import work
 from rlark_tui import messages
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.sanitize import clean
+from rlark_tui.model.storage import human_size
 
 COMMANDS = {"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
             "sshkeys": ("sshkeys", "sshkey", "keys", "ssh")}
 DEFAULT_PUB = "~/.ssh/id_ed25519.pub"
+PROGRESS_SECONDS = 3.0
+"""A running download says how far it got at most this often."""
 
 
 class ConsoleViews:
@@ -73,8 +77,16 @@ class ConsoleViews:
 
     @work(thread=True, group="downloads", exit_on_error=False)
     def _download(self, storage_class: str, cluster: str, key: str, dest: Path) -> None:
+        said = [time.monotonic()]
+
+        def progress(done: int, total: int | None) -> None:
+            if time.monotonic() - said[0] >= PROGRESS_SECONDS:
+                said[0] = time.monotonic()
+                of = f" of {human_size(total)}" if total is not None else ""
+                self.call_from_thread(self.notify, f"downloading {clean(key)}: {human_size(done)}{of}", timeout=3)
+
         try:
-            lines = self.services.download_object(storage_class, cluster, key, dest)
+            lines = self.services.download_object(storage_class, cluster, key, dest, progress)
         except (RlarkError, OSError) as exc:
             self.call_from_thread(self.notify, f"download {storage_class}:{clean(key)}: {exc}", severity="error",
                                   timeout=10)

@@ -107,7 +107,8 @@ class Services:
         from rlark_tui.cluster.logs import LogFollower
         return LogFollower(access, on_line, on_notice, tail=tail, previous=previous)
 
-    def download_object(self, storage_class: str, cluster: str, key: str, dest: Path) -> list[str]:
+    def download_object(self, storage_class: str, cluster: str, key: str, dest: Path,
+                        on_progress: Callable[[int, int | None], None] | None = None) -> list[str]:
         """Blocking (the app runs it on a worker thread): download object `key` to `dest` (a file, or a directory
         that gets the key's last part), or, for a folder key ending in `/`, every object below it to directory
         `dest` with the keys' paths below the folder (a key that would land outside `dest` is skipped and named).
@@ -125,7 +126,8 @@ class Services:
             target = storage.download_target(dest, key)
             if not target.parent.is_dir():
                 raise RlarkError(f"{target.parent} is not a directory")
-            return [_downloaded_line(objects.download(access, storage_class, cluster, entry, target), entry)]
+            return [_downloaded_line(objects.download(access, storage_class, cluster, entry, target,
+                                                      on_progress=on_progress), entry)]
         if dest.exists() and not dest.is_dir():
             raise RlarkError(f"{dest} is not a directory")
         lines, marker = [], ""
@@ -140,8 +142,8 @@ class Services:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    lines.append(_downloaded_line(objects.download(access, storage_class, cluster, entry, target),
-                                                  entry))
+                    lines.append(_downloaded_line(objects.download(access, storage_class, cluster, entry, target,
+                                                                   on_progress=on_progress), entry))
                 except RlarkError as exc:
                     lines.append(f"failed: {exc}")
             if len(lines) >= MAX_FOLDER_OBJECTS:

@@ -81,7 +81,8 @@ async def test_node_detail_and_clusters(access):
         await wait_for(pilot, lambda: isinstance(app.screen, ClustersScreen), "back on :clusters")
 
 
-async def test_storage_browse_and_download(access, tmp_path):
+async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
+    monkeypatch.setattr("rlark_tui.app_console.PROGRESS_SECONDS", 0.0)  # say the progress at every chunk
     data = b"checkpoint-bytes" * 1000
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt", data)
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin", b"opt")
@@ -109,6 +110,7 @@ async def test_storage_browse_and_download(access, tmp_path):
             await pilot.press("enter")
             await wait_for(pilot, lambda: "md5 matches the ETag" in notes(app), "the download", show=notes)
             assert (tmp_path / "got.pt").read_bytes() == data
+            assert "downloading tui-browse/ckpt/model.pt: 15.6 KiB of 15.6 KiB" in notes(app)
             assert hashlib.sha256(data).hexdigest()[:16] in notes(app)
             await pilot.press("backspace")
             table = app.screen.query_one("#storage-folder-table")
