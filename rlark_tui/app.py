@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 from rlark_tui import acks, messages
 from rlark_tui.actions import Actions
 from rlark_tui.app_console import ConsoleViews
+from rlark_tui.app_work import AppWork
 from rlark_tui.model import alerts as alert_rules
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.logtarget import Scope
@@ -92,7 +93,7 @@ class RlarkCommands(Provider):
                 yield Hit(score, matcher.highlight(text), command, help=help_text)
 
 
-class RlarkApp(ConsoleViews, App[int]):
+class RlarkApp(AppWork, ConsoleViews, App[int]):
     """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
 
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss"), stylesheet("metrics.tcss")]

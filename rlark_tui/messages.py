@@ -6,9 +6,11 @@ Posted from a screen or a widget they bubble up to the app; the app broadcasts C
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 from rlark_tui.model.logtarget import Scope
 
@@ -170,3 +172,159 @@ class DeleteSshKey(Message):
     def __init__(self, user: str, index: int, label: str) -> None:
         super().__init__()
         self.user, self.index, self.label = user, index, label
+
+
+# ---- work the app does for a screen (rlark_tui.app_work): an intent, then its result posted to `requester` ----
+@dataclass
+class Work(Message):
+    """An intent the app carries out on its own worker; the result message goes to `requester` (a screen)."""
+
+    requester: MessagePump
+
+
+@dataclass
+class SendManifest(Work):
+    """Submit (or dry-run) a Job manifest; `edit`: the console's Edit-and-restart of the Job of that name."""
+
+    manifest: dict
+    dry_run: bool = False
+    edit: bool = False
+
+
+@dataclass
+class ManifestSent(Message):
+    """What the platform answered to a SendManifest: `result` (actions.SubmitResult), or why it refused."""
+
+    manifest: dict
+    dry_run: bool
+    edit: bool
+    result: object | None = None
+    error: str = ""
+
+
+@dataclass
+class LoadAutosave(Work):
+    """Read the wizard's autosaved draft."""
+
+
+@dataclass
+class AutosaveLoaded(Message):
+    saved: object | None = None
+    """A `drafts.SavedDraft`, None when there is none (or it could not be read: `error`)."""
+    error: str = ""
+
+
+@dataclass
+class AutosaveDraft(Work):
+    """Keep the wizard's draft in the autosave file; a newer one waiting supersedes this one."""
+
+    draft: object
+    step: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, AutosaveDraft)
+
+
+@dataclass
+class AutosaveFailed(Message):
+    error: str
+
+
+@dataclass
+class ImportDraft(Work):
+    path: str
+
+
+@dataclass
+class DraftImported(Message):
+    path: str
+    draft: object | None = None
+    findings: tuple = ()
+    error: str = ""
+
+
+@dataclass
+class ExportDraft(Work):
+    path: str
+    draft: object
+
+
+@dataclass
+class DraftExported(Message):
+    path: str
+    error: str = ""
+
+
+@dataclass
+class EditText(Work):
+    """Hand the terminal to $EDITOR on `text` (a temporary file with `suffix`); `target` names the field."""
+
+    target: str
+    text: str
+    suffix: str = ".sh"
+
+
+@dataclass
+class TextEdited(Message):
+    target: str
+    text: str | None = None
+    error: str = ""
+
+
+@dataclass
+class SaveLog(Work):
+    """Write log lines (secrets redacted here) to `path`, mode 0600."""
+
+    path: str
+    lines: tuple[str, ...]
+
+
+@dataclass
+class LogSaved(Message):
+    path: str
+    lines: int
+    error: str = ""
+
+
+@dataclass
+class LoadHandOver(Work):
+    root: str
+    """The records folder ("": the state dir); the same for SaveHandOver and SaveRecord."""
+    job: str
+
+
+@dataclass
+class HandOverLoaded(Message):
+    hand_over: object
+
+
+@dataclass
+class SaveHandOver(Work):
+    """Keep a run check's hand-over fields until its record is saved; a newer one waiting supersedes this one."""
+
+    root: str
+    job: str
+    hand_over: object
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SaveHandOver) and (message.root, message.job) == (self.root, self.job)
+
+
+@dataclass
+class HandOverSaveFailed(Message):
+    error: str
+
+
+@dataclass
+class SaveRecord(Work):
+    """Save a run-check record (and drop the kept hand-over fields)."""
+
+    root: str
+    job: str
+    report: object
+
+
+@dataclass
+class RecordSaved(Message):
+    path: str = ""
+    error: str = ""

@@ -8,12 +8,11 @@ a context switch): `attach` hands them to the new one.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlark_tui.actions import Actions, SubmitResult
+from rlark_tui.actions import Actions
 from rlark_tui.errors import RlarkError
 
 if TYPE_CHECKING:
@@ -83,14 +82,6 @@ class Services:
         self._counts.pop(sub, None)
         if self._reconciler is not None:
             self._reconciler.unsubscribe(topic, key)
-
-    async def submit(self, manifest: dict, *, dry_run: bool = False) -> SubmitResult:
-        """`Actions.submit` off the UI thread, for a screen's Dry run and Submit (read-only refused there)."""
-        return await asyncio.to_thread(self.actions.submit, manifest, dry_run)
-
-    async def edit_restart(self, manifest: dict, *, dry_run: bool = False) -> SubmitResult:
-        """`Actions.edit_restart` off the UI thread, for the wizard opened to edit a Job (its name locked)."""
-        return await asyncio.to_thread(self.actions.edit_restart, manifest, dry_run)
 
     def poll_now(self, topic: str, key: str) -> None:
         """Read a subscribed topic again now instead of at its next interval."""

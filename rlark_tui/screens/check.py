@@ -18,11 +18,9 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
 from rlark_tui.checks.evaluate import carry_settled
-from rlark_tui.checks.records import clear_hand_over, load_hand_over, save_hand_over, save_record
 from rlark_tui.checks.render import RESULT_WORDS
-from rlark_tui.config import state_dir
-from rlark_tui.errors import RlarkError
-from rlark_tui.messages import OpenJob, OpenLogs
+from rlark_tui.messages import (HandOverLoaded, HandOverSaveFailed, LoadHandOver, OpenJob, OpenLogs, RecordSaved,
+                                SaveHandOver, SaveRecord)
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
@@ -105,7 +103,7 @@ class CheckScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self._restore_hand_over()
+        self.post_message(LoadHandOver(self, self._records_root(), self.job_name))
         self.table.focus()
         self.services.subscribe(EVIDENCE, self.job_name)
         if not self.services.connected:
@@ -130,8 +128,9 @@ class CheckScreen(RlarkScreen):
             self._show_report()
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, self.error))
 
-    def _records_root(self) -> Path:
-        return self.records_dir or state_dir()
+    def _records_root(self) -> str:
+        """Where records and kept hand-over fields go ("": the state dir, which the app resolves)."""
+        return str(self.records_dir) if self.records_dir else ""
 
     def action_recheck(self) -> None:
         self.services.poll_now(EVIDENCE, self.job_name)
@@ -210,9 +209,12 @@ class CheckScreen(RlarkScreen):
         return Scope.HEADER
 
     # ---- hand-over fields -------------------------------------------------------------------------
-    def _restore_hand_over(self) -> None:
-        """What was typed last time for this Job (kept at every keystroke until a record is saved)."""
-        kept = load_hand_over(self._records_root(), self.job_name)
+    def on_hand_over_loaded(self, message: HandOverLoaded) -> None:
+        """What was typed last time for this Job (kept at every keystroke until a record is saved); not over what
+        was typed since the screen opened."""
+        kept = message.hand_over
+        if self.hand_over != HandOver() or kept == HandOver():
+            return
         self.query_one("#check-recorder", Input).value = kept.recorder or ""
         self.query_one("#check-contacts", Input).value = ", ".join(kept.contacts)
         self.query_one("#check-notes", Input).value = kept.notes or ""
@@ -242,24 +244,24 @@ class CheckScreen(RlarkScreen):
         if self.report is not None:
             self.report = with_hand_over(self.report, self.hand_over)
             self._show_report()
-        try:
-            save_hand_over(self._records_root(), self.job_name, self.hand_over)
-        except RlarkError as exc:
-            if not self._keep_failed:
-                self.notify(str(exc), severity="warning")
-            self._keep_failed = True
+        self.post_message(SaveHandOver(self, self._records_root(), self.job_name, self.hand_over))
+
+    def on_hand_over_save_failed(self, message: HandOverSaveFailed) -> None:
+        if not self._keep_failed:
+            self.notify(message.error, severity="warning")
+        self._keep_failed = True
 
     def action_save(self) -> None:
         if self.report is None:
             self.notify("nothing to save yet: no evidence gathered", severity="warning")
             return
-        try:
-            path = save_record(self._records_root(), self.report)
-        except RlarkError as exc:
-            self.notify(str(exc), severity="error")
+        self.post_message(SaveRecord(self, self._records_root(), self.job_name, self.report))
+
+    def on_record_saved(self, message: RecordSaved) -> None:
+        if message.error:
+            self.notify(message.error, severity="error")
             return
-        clear_hand_over(self._records_root(), self.job_name)
-        self.notify(f"record saved: {path}")
+        self.notify(f"record saved: {message.path}")
 
     def action_back(self) -> None:
         self.app.pop_screen()

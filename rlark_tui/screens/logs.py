@@ -18,11 +18,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.fsutil import write_private
-from rlark_tui.messages import OpenShell
+from rlark_tui.messages import LogSaved, OpenShell, SaveLog
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.logtarget import LogTarget, Scope
-from rlark_tui.model.redact import LineRedactor, redact_text, secret_values
+from rlark_tui.model.redact import LineRedactor, secret_values
 from rlark_tui.model.sanitize import clean, clean_log
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
@@ -348,13 +347,15 @@ class LogScreen(RlarkScreen):
         """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted."""
         lines = [self.view.line_text(line) for line in self.view.shown_lines if not line.notice]
         path = Path.cwd() / f"{self.job_name}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
-        try:
-            write_private(path, redact_text("\n".join(lines)) + "\n" if lines else "")
-        except OSError as exc:
-            self.notify(f"Cannot save the log: {exc.strerror or exc}", severity="error")
+        self.post_message(SaveLog(self, str(path), tuple(lines)))
+
+    def on_log_saved(self, message: LogSaved) -> None:
+        """The app wrote the file (secrets redacted there)."""
+        if message.error:
+            self.notify(message.error, severity="error")
             return
-        self.saved_path = path
-        self.notify(f"Saved {len(lines)} lines (secrets redacted) to {path}")
+        self.saved_path = Path(message.path)
+        self.notify(f"Saved {message.lines} lines (secrets redacted) to {message.path}")
 
 
 def _target(pod: Pod, key: str, role: str) -> PodTarget:

@@ -9,21 +9,19 @@ services' rlark_tui.actions.Actions (as `rlark submit`), then JobSubmitted selec
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from rich.syntax import Syntax
 from textual import on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, Static, TextArea
 
-from rlark_tui.drafts import DraftStore, SavedDraft, export_draft, import_draft
-from rlark_tui.editor import edit_text, editor_command
-from rlark_tui.errors import RlarkError
 from rlark_tui.model.build import build_job
 from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
 from rlark_tui.model.findings import Finding, error, ordered
-from rlark_tui.messages import JobSubmitted
+from rlark_tui.messages import (AutosaveDraft, AutosaveFailed, AutosaveLoaded, DraftExported, DraftImported,
+                                EditText, ExportDraft, ImportDraft, JobSubmitted, LoadAutosave, ManifestSent,
+                                SendManifest, TextEdited)
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model import wizard_fields as wf
@@ -60,10 +58,8 @@ class WizardScreen(RlarkScreen):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, draft: JobDraft | None = None, *, store: DraftStore | None = None,
-                 lock_name: bool = False) -> None:
+    def __init__(self, draft: JobDraft | None = None, *, lock_name: bool = False) -> None:
         super().__init__()
-        self.store = store or DraftStore()
         self.offer_saved = draft is None
         self.draft = draft or JobDraft(type="rl", roles=tuple(RoleDraft(name=n) for n in wf.PRESET_ROLES["rl"]))
         self.locked_name = self.draft.name if lock_name else None
@@ -122,18 +118,18 @@ class WizardScreen(RlarkScreen):
         await self.load(self.draft)
         self.services.subscribe(LOOKUPS, GATEWAY_KEY)
         if self.offer_saved:
-            self._offer_saved()
+            self.post_message(LoadAutosave(self))
 
     def on_unmount(self) -> None:
         super().on_unmount()
         self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
-    def _offer_saved(self) -> None:
-        try:
-            saved = self.store.load()
-        except RlarkError as exc:
-            self.notify(f"{exc}; starting a new draft", severity="warning", timeout=8)
+    def on_autosave_loaded(self, message: AutosaveLoaded) -> None:
+        """The autosaved draft (the app read it): offer to resume it."""
+        if message.error:
+            self.notify(f"{message.error}; starting a new draft", severity="warning", timeout=8)
             return
+        saved = message.saved
         if saved is None:
             return
         body = (f"{saved.summary()}\n\nResume it, or start a new draft (the saved one is overwritten at the "
@@ -142,7 +138,7 @@ class WizardScreen(RlarkScreen):
                              lambda answer: self._resume(saved) if answer else None)
 
     @work(exclusive=True, group="wizard-resume")
-    async def _resume(self, saved: SavedDraft) -> None:
+    async def _resume(self, saved) -> None:
         await self.load(saved.draft, saved.step)
         if saved.findings:
             self.notify(f"the saved draft has {len(saved.findings)} problem(s): {saved.findings[0]}",
@@ -269,10 +265,10 @@ class WizardScreen(RlarkScreen):
         if self.step == 4:
             self._show_preview()
         if save:
-            try:
-                self.store.save(self.draft, self.step)
-            except OSError as exc:
-                self._status(f"autosave failed: {exc.strerror or exc}")
+            self.post_message(AutosaveDraft(self, self.draft, self.step))
+
+    def on_autosave_failed(self, message: AutosaveFailed) -> None:
+        self._status(message.error)
 
     def _show_preview(self) -> None:
         manifest = redact_object(self.result.manifest)
@@ -385,7 +381,7 @@ class WizardScreen(RlarkScreen):
     def action_dry_run(self) -> None:
         if self.step == 4 and self._may_send("Dry run"):
             self._result("Dry run: asking the server…")
-            self._send(self.result.manifest, True)
+            self.post_message(SendManifest(self, self.result.manifest, True, self.locked_name is not None))
 
     def action_submit(self) -> None:
         if self.step != 4:
@@ -396,23 +392,20 @@ class WizardScreen(RlarkScreen):
             return
         if self._may_send("Submit"):
             self._result("Submitting…")
-            self._send(self.result.manifest, False)
+            self.post_message(SendManifest(self, self.result.manifest, False, self.locked_name is not None))
 
-    @work(exclusive=True, group="wizard-submit", exit_on_error=False)
-    async def _send(self, manifest: dict, dry_run: bool) -> None:
-        editing = self.locked_name is not None
-        send = self.services.edit_restart if editing else self.services.submit
-        try:
-            result = await send(manifest, dry_run=dry_run)
-        except RlarkError as exc:
-            self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {exc}", True)
+    def on_manifest_sent(self, message: ManifestSent) -> None:
+        """The platform's answer to Dry run or Submit (the app sent it through rlark_tui.actions)."""
+        dry_run, editing = message.dry_run, message.edit
+        if message.error:
+            self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {message.error}", True)
             return
+        result, manifest = message.result, message.manifest
         name, sha, saved = manifest["metadata"]["name"], result.sha256, str(result.saved) if result.saved else ""
         if dry_run:
             changed = "nothing was changed" if editing else "nothing was created"
             self._result(f"Dry run: the server accepts Job {name} ({changed}).")
             return
-        self.store.clear()
         self.app.post_message(JobSubmitted(name))
         note = f" Submitted YAML saved to {saved}." if saved else ""
         done = "replaced and restarted" if editing else "created"
@@ -426,31 +419,28 @@ class WizardScreen(RlarkScreen):
         if key not in wf.SCRIPT_KEYS:
             self._status("f4 opens $EDITOR on the focused script, env or mounts box")
             return
-        try:
-            with self.app.suspend():
-                text = edit_text(area.text, editor_command(), suffix=".sh")
-        except SuspendNotSupported:
-            self._status("this terminal cannot hand over to $EDITOR; edit the script inline")
+        self.post_message(EditText(self, area.id or "", area.text, ".sh"))
+
+    def on_text_edited(self, message: TextEdited) -> None:
+        """What $EDITOR saved (the app handed it the terminal), back into its box."""
+        if message.error or message.text is None:
+            self._status(message.error)
             return
-        except RlarkError as exc:
-            self._status(str(exc))
-            return
-        area.text = text[:-1] if text.endswith("\n") else text
+        text = message.text
+        self.query_one(f"#{message.target}", TextArea).text = text[:-1] if text.endswith("\n") else text
 
     def action_import_draft(self) -> None:
         self.app.push_screen(PathScreen("Import a draft (ctrl+o)", "A draft file in the `rlark draft render` "
                                         "format; it replaces the current draft.", self.last_path),
-                             self._import_from)
+                             lambda path: self.post_message(ImportDraft(self, path)) if path else None)
 
     @work(exclusive=True, group="wizard-import")
-    async def _import_from(self, path: str | None) -> None:
-        if not path:
+    async def on_draft_imported(self, message: DraftImported) -> None:
+        """The draft file the app read: it replaces the current draft."""
+        if message.error:
+            self.notify(message.error, severity="error", timeout=8)
             return
-        try:
-            draft, findings = import_draft(Path(path).expanduser())
-        except RlarkError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return
+        path, draft, findings = message.path, message.draft, message.findings
         self.last_path = path
         await self.load(draft)
         self._recheck()
@@ -460,15 +450,11 @@ class WizardScreen(RlarkScreen):
     def action_export_draft(self) -> None:
         self.app.push_screen(PathScreen("Export the draft (ctrl+s)", "Written with mode 0600; render it with "
                                         "`rlark draft render FILE --nodes NODES.yaml`.", self.last_path),
-                             self._export_to)
+                             lambda path: self.post_message(ExportDraft(self, path, self.draft)) if path else None)
 
-    def _export_to(self, path: str | None) -> None:
-        if not path:
+    def on_draft_exported(self, message: DraftExported) -> None:
+        if message.error:
+            self.notify(message.error, severity="error", timeout=8)
             return
-        try:
-            export_draft(Path(path).expanduser(), self.draft)
-        except RlarkError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return
-        self.last_path = path
-        self.notify(f"draft exported to {path}", timeout=4)
+        self.last_path = message.path
+        self.notify(f"draft exported to {message.path}", timeout=4)
