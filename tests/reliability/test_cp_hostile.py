@@ -1,0 +1,163 @@
+"""`rlark cp` from a hostile Pod cannot create or change anything outside its destination.
+
+The Pod's PATH starts with a `tar` of its own (a Python script) that ignores its arguments and sends an archive the
+test crafted with tarfile: a symlink chain (`s -> .`, `e1 -> s/..`, `e2 -> e1/..`, then `e2/x`), a hard link
+through such a chain, a path through a link, a FIFO. `rlark` runs as a real process; each copy exits non-zero
+naming the refused entry, and a snapshot of the destination's parent tree is unchanged. A symlink swapped into the
+destination during extraction is not followed; an upload does not read outside its source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from rlark_tui.cluster.podcopy import CopyRefused, extract, pack
+from tests.pod.conftest import _role, wait_running
+
+JOB = "hostile-cp"
+POD = ("rlark-gpu-a", "hostile-cp-actor-0")
+
+
+def snapshot(root) -> dict:
+    """Every path under `root` (links not followed): its kind, link target or content hash, mode and mtime."""
+    seen = {}
+    for directory, dirs, files in os.walk(root):
+        for entry in dirs + files:
+            path = os.path.join(directory, entry)
+            info = os.lstat(path)
+            if os.path.islink(path):
+                what = ("link", os.readlink(path))
+            elif os.path.isfile(path):
+                what = ("file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+            else:
+                what = ("dir", "")
+            seen[os.path.relpath(path, root)] = (*what, info.st_mode, info.st_mtime_ns, info.st_nlink)
+    return seen
+
+
+def entry(name: str, kind=tarfile.REGTYPE, link: str = "", data: bytes = b"owned\n") -> tuple:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode = kind, link, 0o644
+    info.size = len(data) if kind == tarfile.REGTYPE else 0
+    return info, data
+
+
+def archive(*entries) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def hostile(plain_sandbox, tmp_path_factory):
+    """Job `hostile-cp`, whose Pod's `tar` sends the bytes of `<bin>/archive.tar`; yields that path."""
+    bin_dir = tmp_path_factory.mktemp("hostile-bin")
+    (bin_dir / "tar").write_text(f"#!{sys.executable}\nimport sys\n"
+                                 f"sys.stdout.buffer.write(open({str(bin_dir / 'archive.tar')!r}, 'rb').read())\n")
+    (bin_dir / "tar").chmod(0o755)
+    role = _role("actor", True, "gpu-a3")
+    container = role["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+    container["env"].append({"name": "PATH", "value": f"{bin_dir}:/usr/bin:/bin"})
+    plain_sandbox.store.create("jobs", {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": JOB},
+                                        "spec": {"tasks": [role]}})
+    wait_running(plain_sandbox, *POD)
+    yield bin_dir / "archive.tar"
+    plain_sandbox.store.delete("jobs", JOB, "")
+
+
+def rlark_cp(sandbox, *argv) -> subprocess.CompletedProcess:
+    return subprocess.run(["timeout", "60", sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig),
+                           "cp", *argv], capture_output=True, text=True, env=os.environ.copy())
+
+
+CHAIN = (entry("loot/", tarfile.DIRTYPE), entry("loot/s", tarfile.SYMTYPE, "."),
+         entry("loot/e1", tarfile.SYMTYPE, "s/.."), entry("loot/e2", tarfile.SYMTYPE, "e1/.."), entry("loot/e2/x"))
+
+
+HARD = " (a hard link must name a file extracted before it)"
+UP = ((entry("loot/", tarfile.DIRTYPE), entry("loot/f"), entry("loot/s", tarfile.SYMTYPE, "."),
+       entry("loot/h", tarfile.LNKTYPE, "loot/s/../../victim")),
+      "refusing archive link 'loot/h' -> 'loot/s/../../victim': it escapes the destination" + HARD)
+THROUGH = ((entry("loot/", tarfile.DIRTYPE), entry("loot/f"), entry("loot/s", tarfile.SYMTYPE, "."),
+            entry("loot/h", tarfile.LNKTYPE, "loot/s/f")),
+           "refusing archive link 'loot/h' -> 'loot/s/f': it escapes the destination" + HARD)
+PATH_LINK = ((entry("loot/", tarfile.DIRTYPE), entry("loot/l", tarfile.SYMTYPE, "."), entry("loot/l/x")),
+             "refusing archive entry 'loot/l/x': it goes through a link (loot/l)")
+FIFO = ((entry("loot/", tarfile.DIRTYPE), entry("loot/fifo", tarfile.FIFOTYPE)),
+        "refusing archive entry 'loot/fifo': not a file, directory or link")
+
+
+def _outer(tmp_path):
+    outer = tmp_path / "outer"
+    (outer / "dest").mkdir(parents=True)
+    (outer / "victim").write_text("untouched\n")
+    return outer, snapshot(tmp_path)
+
+
+@pytest.mark.parametrize("entries, refused", [
+    (CHAIN, "refusing archive link 'loot/e1' -> 's/..': it escapes the destination"), UP, FIFO,
+], ids=["symlink-chain", "hard-link-up", "fifo"])
+def test_a_hostile_tar_in_the_pod_writes_nothing_outside(plain_sandbox, hostile, env, tmp_path, entries, refused):
+    hostile.write_bytes(archive(*entries))
+    outer, before = _outer(tmp_path)
+    done = rlark_cp(plain_sandbox, f"{JOB}:/data/loot", str(outer / "dest"))
+    assert (done.returncode, done.stderr) == (1, f"error: {refused}\n"), done.stderr
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("entries, refused", [THROUGH, PATH_LINK], ids=["hard-link-through-link", "path-through-link"])
+def test_more_hostile_archives_refused_in_process(tmp_path, entries, refused):
+    outer, before = _outer(tmp_path)
+    with tarfile.open(fileobj=io.BytesIO(archive(*entries)), mode="r:") as tar:
+        with pytest.raises(CopyRefused) as stopped:
+            extract(tar, "loot", str(outer / "dest" / "loot"))
+    assert str(stopped.value) == refused and snapshot(tmp_path) == before
+
+
+def test_a_link_swapped_in_during_extraction_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+
+    class Swapping(tarfile.TarFile):
+        """Another process swaps `dest/sub` for a link to `outside` once the first file is being written."""
+
+        swapped = False
+
+        def extractfile(self, member):
+            if not Swapping.swapped and member.name == "d/first":
+                Swapping.swapped = True
+                os.rmdir(dest / "sub")
+                os.symlink(outside, dest / "sub")
+            return super().extractfile(member)
+
+    data = archive(entry("d/", tarfile.DIRTYPE), entry("d/sub/", tarfile.DIRTYPE), entry("d/first"),
+                   entry("d/sub/x"))
+    with Swapping.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        with pytest.raises(CopyRefused, match=r"^refusing archive entry 'd/sub/x': 'sub' on the way is a link"):
+            extract(tar, "d", str(dest))
+    assert Swapping.swapped and os.listdir(outside) == []
+
+
+def test_an_upload_reads_nothing_outside_its_source(tmp_path):
+    src = tmp_path / "src"
+    (src / "in").mkdir(parents=True)
+    (src / "in" / "a").write_text("a\n")
+    os.symlink("in/a", src / "inside-link")
+    (tmp_path / "secret").write_text("not for the Pod\n")
+    with tarfile.open(fileobj=io.BytesIO(), mode="w") as tar:
+        pack(tar, str(src), "src")
+        assert sorted(tar.getnames()) == ["src", "src/in", "src/in/a", "src/inside-link"]
+    os.symlink("../secret", src / "out-link")
+    with tarfile.open(fileobj=io.BytesIO(), mode="w") as tar, \
+            pytest.raises(CopyRefused, match=r"refusing to send link .*out-link -> \.\./secret: it points outside"):
+        pack(tar, str(src), "src")
