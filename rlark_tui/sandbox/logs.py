@@ -23,13 +23,13 @@ API (thread-safe; appends from any thread, readers read the file):
 - `writer(cluster, namespace, pod, container) -> EntryWriter`: the runtime side for the current instance:
   `feed(stream, data)` as bytes arrive, `close()` when the container's streams end.
 - `append(cluster, namespace, pod, container, text, when=None, stream="stdout")`: each line of `text` as a
-  whole line (tests and the load generator).
+  whole line (tests and fixtures).
 - `end_instance(cluster, namespace, pod, container, exit_code)`: mark the current instance finished.
 - `read_bytes(..., previous=False, tail=None, since=None, timestamps=False, limit_bytes=None) -> bytes`: the log
   API's answer; `read(...)` the same as lines of text (a last unterminated line included).
 - `follow(..., tail=None, since=None, timestamps=False, limit_bytes=None, poll=0.1, stop=None)`: async
-  iterator of the answer's pieces (bytes) as entries land, partial content included; it ends when that instance ends, the pod's logs are
-  removed, or `stop()` returns True. `follow_lines(...)` yields whole lines only (a test's view).
+  iterator of the answer's pieces (bytes) as entries land, partial content included; it ends when that
+  instance ends, the pod's logs are removed, or `stop()` returns True. `follow_lines(...)` yields whole lines only (a test's view).
 - `instances(...) -> list[int]`, `remove_pod(cluster, namespace, pod)` (a deleted pod's logs go with it),
   `path(cluster, namespace, pod, container, instance)` for a writer that wants the file itself.
 Raises `LogsNotFound` when the requested instance has no log.

@@ -22,7 +22,8 @@ from kubernetes import client, config
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.logs import LogFollower
 from rlark_tui.model.logtarget import LogTarget
-from tests.agent.helpers import GROUP, VERSION, job, task
+from tests.agent.helpers import GROUP, VERSION, job, task, wait_for
+from tests.reliability.test_sandbox_restart import stop
 
 JOB, CLUSTER = "crash-follow", "rlark-gpu-a"
 POD = f"{JOB}-actor-0"
@@ -50,32 +51,10 @@ def start(state: Path) -> tuple[subprocess.Popen, Path]:
     return proc, Path(line.split()[1])
 
 
-def stop(proc: subprocess.Popen, how=signal.SIGTERM) -> None:
-    proc.send_signal(how)
-    try:
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
-
-
 def instance_lines(state: Path, instance: int) -> list[str]:
     path = state / "logs" / CLUSTER / "rlark-system" / POD / "main" / f"{instance}.log"
     return [line.split(" ", 3)[3] for line in path.read_text().splitlines()
             if line.split(" ", 3)[1] == "stdout" and " line " in line]
-
-
-def wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_follow_keeps_the_old_instances_last_line_across_a_sigkill(tmp_path, env):
@@ -98,16 +77,17 @@ def test_follow_keeps_the_old_instances_last_line_across_a_sigkill(tmp_path, env
         notices: list[str] = []
         follower = LogFollower(access, on_line, notices.append)
         target = LogTarget("actor", POD, CLUSTER, "rlark-system", "Running")
-        wait(lambda: state.joinpath("logs", CLUSTER, "rlark-system", POD, "main", "0.log").exists(), 60,
-             "the Pod's first instance")
+        first = state / "logs" / CLUSTER / "rlark-system" / POD / "main" / "0.log"
+        wait_for(first.exists, 60, interval=0.1, what="the Pod's first instance")
         follower.add(target, JOB)
-        wait(lambda: len(seen) >= 20, 60, "20 lines followed")
+        wait_for(lambda: len(seen) >= 20, 60, interval=0.1, what="20 lines followed")
         stop(proc, signal.SIGKILL)
         old = instance_lines(state, 0)
-        wait(lambda: any("connection refused" in n for n in notices), 30, "a reconnect refused while it is down")
+        wait_for(lambda: any("connection refused" in n for n in notices), 30, interval=0.1,
+                 what="a reconnect refused while it is down")
         proc, _ = start(state)
-        wait(lambda: any(" line " in text and text.split()[0] != old[0].split()[0] for _, text in seen), 60,
-             "a line of the container's new instance")
+        wait_for(lambda: any(" line " in text and text.split()[0] != old[0].split()[0] for _, text in seen), 60,
+                 interval=0.1, what="a line of the container's new instance")
         time.sleep(0.5)
         follower.close()
         texts = [text for _, text in seen if " line " in text]
