@@ -145,7 +145,7 @@ class Renderer:
             if full:
                 content += b"\n"
             if timestamps and self.line_start:
-                content = _fixed(stamp) + b" " + content
+                content = (stamp if len(stamp) == 30 else _fixed(stamp)) + b" " + content
             self.line_start = full
             if self.remain is not None:
                 if len(content) > self.remain:
