@@ -5,6 +5,7 @@ the dialogs, through rlark_tui.actions. RlarkApp mixes it in."""
 from __future__ import annotations
 
 import getpass
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -73,10 +74,10 @@ class ConsoleViews:
         if not answer:
             return
         self.notify(f"downloading {message.storage_class}:{message.key} …", timeout=3)
-        self._download(message.storage_class, message.cluster, message.key, Path(answer).expanduser())
+        self._download(message.storage_class, message.cluster, message.key, os.path.expanduser(answer))
 
     @work(thread=True, group="downloads", exit_on_error=False)
-    def _download(self, storage_class: str, cluster: str, key: str, dest: Path) -> None:
+    def _download(self, storage_class: str, cluster: str, key: str, dest: str) -> None:
         said = [time.monotonic()]
 
         def progress(done: int, total: int | None) -> None:

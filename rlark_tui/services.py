@@ -98,7 +98,7 @@ class Services:
         from rlark_tui.cluster.logs import LogFollower
         return LogFollower(access, on_line, on_notice, tail=tail, previous=previous)
 
-    def download_object(self, storage_class: str, cluster: str, key: str, dest: Path,
+    def download_object(self, storage_class: str, cluster: str, key: str, dest: str,
                         on_progress: Callable[[int, int | None], None] | None = None) -> list[str]:
         """Blocking (the app runs it on a worker thread): download object `key` to `dest` (a file, or a directory
         that gets the key's last part), or, for a folder key ending in `/`, every object below it to directory
@@ -114,12 +114,15 @@ class Services:
             entry = objects.find_object(access, storage_class, cluster, key)
             if entry is None:
                 raise RlarkError(f"no object {storage_class}:{key} on {cluster}")
+            if dest.endswith("/"):  # a directory, as typed: made when missing
+                Path(dest).mkdir(parents=True, exist_ok=True)
             target = storage.download_target(dest, key)
             if not target.parent.is_dir():
                 raise RlarkError(f"{target.parent} is not a directory")
             return [_downloaded_line(objects.download(access, storage_class, cluster, entry, target,
                                                       on_progress=on_progress), entry)]
-        if dest.exists() and not dest.is_dir():
+        root = Path(dest)
+        if root.exists() and not root.is_dir():
             raise RlarkError(f"{dest} is not a directory")
         lines, marker = [], ""
         while True:
@@ -127,7 +130,7 @@ class Services:
                                                           max_keys=500), key)
             for entry in page.entries:
                 try:
-                    target = storage.local_target(dest, entry.key, key)
+                    target = storage.local_target(root, entry.key, key)
                 except RlarkError as exc:
                     lines.append(f"skipped: {exc}")
                     continue

@@ -128,7 +128,7 @@ def run_cp(args: argparse.Namespace) -> int:
     entry = objects.find_object(access, remote.storage_class, cluster, remote.key)
     if entry is None:
         raise RlarkError(f"no object {remote.storage_class}:{clean(remote.key)} on {cluster}")
-    target = st.download_target(Path(args.dest), remote.key)
+    target = st.download_target(args.dest, remote.key)
     if not target.parent.is_dir():
         raise UsageError(f"{target.parent} is not a directory")
     done = objects.download(access, remote.storage_class, cluster, entry, target, max_bytes=args.max_size)

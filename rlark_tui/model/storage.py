@@ -145,10 +145,11 @@ def local_target(root: Path, key: str, base: str = "") -> Path:
     return target
 
 
-def download_target(dest: Path, key: str) -> Path:
+def download_target(dest: str, key: str) -> Path:
     """`rlark storage cp CLASS:KEY DEST`: DEST itself, or DEST/<last part of the key> when DEST is a directory
-    (or ends with `/`)."""
-    if dest.is_dir() or str(dest).endswith("/"):
+    (or, as typed, ends with `/`)."""
+    path = Path(dest)
+    if path.is_dir() or dest.endswith("/"):
         name = key.rstrip("/").rsplit("/", 1)[-1]
-        return local_target(dest, name)
-    return dest
+        return local_target(path, name)
+    return path

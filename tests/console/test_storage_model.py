@@ -46,7 +46,8 @@ def test_key_below_folder_and_symlink_escape(tmp_path):
     (dest / "link").symlink_to(tmp_path)
     with pytest.raises(UsageError):
         st.local_target(dest, "run/link/x", "run/")
-    assert st.download_target(dest, "run/../../etc/passwd") == dest / "passwd"
-    assert st.download_target(dest / "named.bin", "run/a") == dest / "named.bin"
+    assert st.download_target(str(dest), "run/../../etc/passwd") == dest / "passwd"
+    assert st.download_target(str(dest / "named.bin"), "run/a") == dest / "named.bin"
+    assert st.download_target(str(dest / "new") + "/", "run/a") == dest / "new" / "a"
     with pytest.raises(UsageError):
-        st.download_target(dest, "run/..")
+        st.download_target(str(dest), "run/..")
