@@ -13,8 +13,8 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.fsutil import write_private
 from rlark_tui.model.clone import clone_of
-from rlark_tui.model.draft import dump_draft
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.draft import draft_to_mapping, dump_draft, dump_yaml
+from rlark_tui.model.redact import PLACEHOLDER, redact_text, with_placeholders
 
 EXIT_CODES = """exit codes:
   0  the draft was written
@@ -35,7 +35,7 @@ def register(subparsers, parents) -> None:
     parser.add_argument("-o", "--output", choices=("draft",), default="draft", help="what to write (a job draft)")
     parser.add_argument("--file", metavar="FILE",
                         help="write the draft to FILE (mode 0600, secret values kept so it can be submitted); "
-                             "on stdout secret-looking values are masked")
+                             f"on stdout secret-looking values are {PLACEHOLDER!r}, which submit refuses")
     parser.set_defaults(handler=run)
 
 
@@ -46,10 +46,13 @@ def run(args: argparse.Namespace) -> int:
     recovered = clone_of(job, taken, datetime.now(timezone.utc), name=args.name)
     for note in recovered.notes:
         print(f"note: {redact_text(note)}", file=sys.stderr)
-    text = dump_draft(recovered.draft)
     if args.file:
-        write_private(args.file, text)
+        write_private(args.file, dump_draft(recovered.draft))
         print(f"draft of {recovered.draft.name} written to {args.file}", file=sys.stderr)
     else:
-        sys.stdout.write(redact_text(text))
+        shown = dump_yaml(with_placeholders(draft_to_mapping(recovered.draft)))
+        sys.stdout.write(shown)
+        if PLACEHOLDER in shown:
+            print(f"note: secret values are shown as {PLACEHOLDER!r}; put the real ones in before submitting, "
+                  "or use --file FILE to keep them", file=sys.stderr)
     return 0

@@ -19,11 +19,12 @@ from rlark_tui.model.draft import parse_yaml
 from rlark_tui.model.findings import has_errors
 from rlark_tui.model.manifest import manifest_findings
 from rlark_tui.model.workflow import workflow_findings
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.redact import PLACEHOLDER, placeholder_fields, redact_text
 
 EXIT_CODES = """exit codes:
   0  submitted (or, with --dry-run, accepted by local validation and by the server's dry run)
-  1  findings with errors, or the server refused (403 / 409 already exists / 422 invalid), or unreachable
+  1  findings with errors (a secret `rlark clone` masked as '***masked***' among them), or the server refused
+     (403 / 409 already exists / 422 invalid), or unreachable
   2  the file cannot be used (unreadable, not YAML, not a mapping), or a bad flag"""
 
 
@@ -54,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
     data = parse_yaml(_read(args.filename), what=args.filename)
     if not isinstance(data, Mapping):
         raise UsageError(f"{args.filename}: the top level must be a mapping (a Job manifest or a job draft)")
+    masked = placeholder_fields(data)
+    if masked:
+        for path in masked:
+            print(f"error {path}: holds {PLACEHOLDER!r}, a secret `rlark clone` masked: put the real value "
+                  "there (or clone again with --file FILE, which keeps it)", file=sys.stderr)
+        print("error: not submitted: fix the errors above", file=sys.stderr)
+        return 1
     access = ClusterAccess.from_args(args)
     if data.get("kind") == "Workflow" and str(data.get("apiVersion", "")) == API_VERSION:
         return _submit_workflow(dict(data), access, args)

@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
+PLACEHOLDER = "***masked***"
+"""What `rlark clone` prints instead of a secret value: YAML quotes it (`'***masked***'`, a bare `*` starts an
+alias), and `submit` refuses a draft or manifest that still holds it, naming the field (see placeholder_fields)."""
 
 _SECRET_WORDS = frozenset({
     "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "SECRET", "SECRETS", "TOKEN", "KEY", "APIKEY",
@@ -78,7 +81,7 @@ def is_plain_value(value: str) -> bool:
     """A value a secret-looking name may hold that is no secret: a mode or scheme word (`RAY_AUTH_MODE=token`), a
     boolean, a placeholder or variable reference, nothing."""
     stripped = value.strip("\"'\\ )]`")
-    return stripped.lower() in _NOT_SECRET_VALUES or _PLACEHOLDER.fullmatch(stripped) is not None
+    return stripped.lower() in _NOT_SECRET_VALUES or stripped == PLACEHOLDER or _PLACEHOLDER.fullmatch(stripped) is not None
 
 # A name and what assigns to it, each with the pattern of the value that follows; the value is read only for a
 # secret-looking name, so text full of ordinary `a=b:c` costs one pass.
@@ -486,3 +489,31 @@ def redact_object(obj: Any) -> Any:
         else:
             result[key] = redact_object(value)
     return result
+
+
+def with_placeholders(value: Any) -> Any:
+    """A redacted copy of a job draft (as a mapping) for `rlark clone` on stdout: where redact_object masks a
+    whole value, or part of a string that held no `***` of its own, the mask is PLACEHOLDER, so that a submit of
+    the copy is refused instead of sending `***` as a password."""
+    if isinstance(value, str):
+        masked = _redact_string(value)
+        return masked.replace(MASK, PLACEHOLDER) if masked != value and MASK not in value else masked
+    if isinstance(value, list):
+        return [with_placeholders(item) for item in value]
+    if isinstance(value, Mapping):
+        redacted = redact_object(value)
+        return {key: PLACEHOLDER if redacted[key] == MASK != item else with_placeholders(item)
+                for key, item in value.items()}
+    return value
+
+
+def placeholder_fields(data: Any, path: str = "") -> list[str]:
+    """The dotted paths (`roles[0].env.HF_TOKEN`, `spec.tasks[0].prepareScript`) whose string holds PLACEHOLDER."""
+    if isinstance(data, str):
+        return [path or "(top level)"] if PLACEHOLDER in data else []
+    if isinstance(data, list):
+        return [found for index, item in enumerate(data) for found in placeholder_fields(item, f"{path}[{index}]")]
+    if isinstance(data, Mapping):
+        return [found for key, item in data.items()
+                for found in placeholder_fields(item, f"{path}.{key}" if path else str(key))]
+    return []

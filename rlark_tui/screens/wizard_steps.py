@@ -7,7 +7,6 @@ Widgets only: they show what the screen hands them and post the widgets' own Cha
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
@@ -17,6 +16,7 @@ from textual.widgets.option_list import Option
 from rlark_tui.model.draft import JobDraft
 from rlark_tui.model.findings import Finding
 from rlark_tui.model import wizard_fields as wf
+from rlark_tui.model.sanitize import markup_safe
 from rlark_tui.model.wizard_view import MATCH_COLUMNS, finding_option, match_view
 
 
@@ -186,7 +186,7 @@ class WorkerStep(FormStep):
         self.query_one("#w-match-summary", Static).update(summary)
         table = self.query_one("#w-matches", DataTable)
         table.clear()
-        table.add_rows([tuple(map(Text, row)) for row in rows])  # node names from the cluster: never markup
+        table.add_rows([tuple(map(markup_safe, row)) for row in rows])  # names from the cluster: never markup
         table.display = bool(rows)
 
 

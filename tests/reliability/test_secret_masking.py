@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
@@ -152,3 +153,24 @@ async def test_tui_log_pane_and_saved_log_have_none(job, tmp_path, monkeypatch):
         access.close()
     assert "RAY_AUTH_MODE=token" in text and text.count("after the loose key") == AFTER_LOOSE
     assert leaked(text) == [] and leaked(saved) == [] and DONE in saved
+
+
+def test_clone_prints_valid_yaml_that_submit_refuses_naming_the_field(rl, env):
+    result = rl("clone", NAME)
+    assert result.code == 0, result.err
+    draft = yaml.safe_load(result.out)
+    actor_env = draft["roles"][0]["env"]
+    assert actor_env["AWS_SECRET_ACCESS_KEY"] == "***masked***" and actor_env["RAY_AUTH_MODE"] == "token"
+    assert leaked(result.out) == [] and "'***masked***'" in result.out
+    path = env / "copy.yaml"
+    path.write_text(result.out)
+    refused = rl("submit", "-f", str(path), "--dry-run")
+    assert refused.code == 1
+    assert "error roles[0].env.AWS_SECRET_ACCESS_KEY: holds '***masked***'" in refused.err
+    assert "roles[0].env.RAY_AUTH_MODE" not in refused.err
+
+    kept = env / "kept.yaml"
+    assert rl("clone", NAME, "--file", str(kept)).code == 0
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert yaml.safe_load(kept.read_text())["roles"][0]["env"]["AWS_SECRET_ACCESS_KEY"] == ENV["AWS_SECRET_ACCESS_KEY"]
+    assert "***masked***" not in rl("submit", "-f", str(kept), "--dry-run").err

@@ -1,0 +1,112 @@
+"""Secrets masked exactly where they are, nowhere else (issue 26 item 4): private keys however a read cuts them,
+escaped JSON and YAML strings, the Job's own secret values; and what stays readable."""
+
+import base64
+import hashlib
+
+import pytest
+import yaml
+
+from rlark_tui.model.redact import (
+    PLACEHOLDER, KnownSecrets, LineRedactor, is_plain_value, placeholder_fields, redact_env, redact_lines,
+    redact_text, secret_values, with_placeholders,
+)
+
+BODY = [base64.b64encode(hashlib.sha512(str(i).encode()).digest()[:48]).decode() for i in range(5)] + ["Zm9vYmFy=="]
+KEY = ["-----BEGIN RSA PRIVATE KEY-----", *BODY, "-----END RSA PRIVATE KEY-----"]
+LOG = [f"Global Step: {i}/255 loss=0.{i}" for i in range(250)]
+
+
+def shows_key(text: str) -> bool:
+    return any(line in text for line in BODY)
+
+
+def test_an_unterminated_key_masks_its_base64_lines_not_the_rest_of_the_log():
+    text = "\n".join(["start", KEY[0], *BODY[:3], *LOG])
+    out = redact_text(text)
+    assert not shows_key(out) and out.count("Global Step") == len(LOG) and out.startswith("start\n" + KEY[0])
+    streamed = [LineRedactor()(line) for line in [KEY[0], *BODY[:3], *LOG]]
+    assert streamed[1:4] == ["***"] * 3 and streamed[4:] == LOG
+
+
+@pytest.mark.parametrize("start", range(0, len(BODY)))
+def test_a_read_that_starts_inside_a_key_shows_none_of_it(start):
+    lines = [*BODY[start:], KEY[-1], *LOG[:3]]
+    assert not shows_key("\n".join(redact_lines(lines)))
+    assert not shows_key(redact_text("\n".join(lines)))
+    assert redact_lines(lines)[-3:] == LOG[:3]
+
+
+def test_a_whole_key_and_a_key_in_one_json_line():
+    assert redact_text("\n".join([*KEY, "after"])) == f"{KEY[0]}\n***\n{KEY[-1]}\nafter"
+    assert not shows_key(redact_text('{"k": "' + "\\n".join(KEY) + '"}'))
+
+
+@pytest.mark.parametrize("line", [
+    "0" * 64, hashlib.sha256(b"x").hexdigest(), "Processing shard 3 of 10", "a" * 63,
+])
+def test_ordinary_lines_never_start_a_key(line):
+    assert LineRedactor()(line) == line
+
+
+@pytest.mark.parametrize("text, secret, kept", [
+    ('cfg={\\"password\\": \\"zqEsc1\\"}', "zqEsc1", 'cfg={\\"password\\": \\"***\\"}'),
+    ("echo \"password: \\\"zqEsc2\\\"\"", "zqEsc2", 'password: \\"***\\"'),
+    ('{\\"name\\": \\"HF_TOKEN\\", \\"value\\": \\"zqEsc3\\"}', "zqEsc3", '\\"value\\": \\"***\\"'),
+    ('"{\\\\\\"api_key\\\\\\": \\\\\\"zqEsc4\\\\\\"}"', "zqEsc4", "api_key"),
+    ("token: 'zqEsc5'", "zqEsc5", "token: '***'"),
+])
+def test_escaped_json_and_yaml_strings_are_masked(text, secret, kept):
+    out = redact_text(text)
+    assert secret not in out and kept in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "error: --label must be `key=value`", "RAY_AUTH_MODE=token", "python train.py --hf-token=$HF_TOKEN",
+    "usage: --password <password>", "export HF_TOKEN=${HF_TOKEN}", "password: ***",
+])
+def test_flag_text_messages_and_plain_values_stay(text):
+    assert redact_text(text) == text
+
+
+def test_plain_values_of_secret_names_stay_in_objects():
+    env = [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": "zqTok1"}]
+    assert redact_env(env) == [env[0], {"name": "RAY_AUTH_TOKEN", "value": "***"}]
+    assert is_plain_value("token") and not is_plain_value("zqTok1")
+
+
+def test_secret_values_of_a_job_and_its_secrets():
+    job = {"spec": {"tasks": [{"kubernetes": {"workload": {"template": {"spec": {"containers": [{"env": [
+        {"name": "AWS_SECRET_ACCESS_KEY", "value": "zqAws1"}, {"name": "RAY_AUTH_MODE", "value": "token"},
+        {"name": "DB_PASSWORD", "value": "x"}, {"name": "PRIVATE_KEY_PATH", "value": "/etc/key"},
+        {"name": "SEED", "value": "12345"},
+        {"name": "T", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+        "envFrom": [{"secretRef": {"name": "all"}}]}]}}}}}]},
+        "metadata": {"annotations": {"rlark.io/launch": '{"env": {"WANDB_API_KEY": "zqWandb2"}}'}}}
+    found = secret_values(job, {"s": {"k": "zqRef3", "other": "zqNot4"}, "all": {"a": "zqAll5"}})
+    assert found == {"zqAws1", "zqWandb2", "zqRef3", "zqAll5"}
+
+
+def test_known_secrets_are_masked_wherever_they_appear():
+    known = KnownSecrets(["zqAws1", 'q"uote'])
+    assert known.mask("key zqAws1, again:zqAws1") == "key ***, again:***"
+    assert known.mask('{"v": "q\\"uote"}') == '{"v": "***"}'
+    assert LineRedactor(["zqAws1"])("echo zqAws1") == "echo ***"
+
+
+def test_clone_placeholders_are_valid_yaml_and_found_again():
+    draft = {"name": "x", "roles": [{"name": "a", "env": {"HF_TOKEN": "zqHf1", "RAY_AUTH_MODE": "token"},
+                                     "prepareScript": "export HF_TOKEN=zqHf1\necho '*** done ***'"}],
+             "runScript": "python t.py --api-key zqKey2", "record": {"token": "zqRec3"}}
+    masked = with_placeholders(draft)
+    text = yaml.safe_dump(masked)
+    assert yaml.safe_load(text) == masked and "zq" not in text
+    assert masked["roles"][0]["env"] == {"HF_TOKEN": PLACEHOLDER, "RAY_AUTH_MODE": "token"}
+    assert placeholder_fields(masked) == ["roles[0].env.HF_TOKEN", "runScript", "record.token"]
+    assert "*** done ***" in masked["roles"][0]["prepareScript"]  # its own stars: masked as ***, not refused
+
+
+def test_new_shapes_stay_linear_on_a_megabyte():
+    for text in ('\\"password\\": \\"' + "a" * 1_000_000, KEY[0] + "\n" + "A" * 1_000_000,
+                 ("x" * 64 + "\n") * 15_000 + KEY[-1], "key=value` " * 90_000):
+        assert isinstance(redact_text(text), str)
