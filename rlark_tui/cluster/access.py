@@ -13,6 +13,7 @@ import threading
 from urllib.parse import quote
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 from dataclasses import dataclass, field
 
@@ -95,6 +96,9 @@ class ClusterAccess:
         """Answers several topics share (cluster/recent.py), for this context only."""
         self.server_problem = ""
         """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
+        from rlark_tui.raydash.token import RayTokens
+        self.ray_tokens = RayTokens(self)
+        """Ray tokens read from Header Pods (in memory only)."""
         if kubeconfig is None:
             self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE)
             self._client = srv.api_client(self._endpoint, f"{self._endpoint.url}/api/kubernetes")
@@ -545,7 +549,8 @@ class ClusterAccess:
 
     def ray_dashboard(self, job: Job, head_cluster: str | None = None):
         """The Ray dashboard of a Job: a configured URL, else port 8265 of the Header Task through rlark-server's
-        `/api/taskproxy/<job>-<head>:8265`, else the head Service proxy of an explicitly configured context.
+        `/api/taskproxy/<job>-<head>:8265`, else the head Service proxy of an explicitly configured context. Without a
+        configured `ray.token`, a Ray that wants one gets the Header Pod's (`ray_tokens`, read once, kept in memory).
 
         `head_cluster` (the Header Task's namespace) saves a Task lookup when the caller already knows it.
         """
@@ -557,9 +562,10 @@ class ClusterAccess:
         head = job.head_task
         if head is None:
             return None
+        pod_token = None if token else partial(self.ray_tokens.get, job)
         proxy = self.task_proxy(job.head_task_name, 8265, f"Ray dashboard of {job.name} (rlark-server)")
         if proxy is not None:
-            return RayDashboard(proxy, token, via_proxy=True)
+            return RayDashboard(proxy, token, via_proxy=True, pod_token=pod_token)
         cluster = head_cluster or self._head_cluster(job)
         plane = self.data_plane(cluster) if cluster else None
         if plane is None:
@@ -568,7 +574,7 @@ class ClusterAccess:
         base = (f"{plane.base}/api/v1/namespaces/{keys.WORKLOAD_NAMESPACE}/services/"
                 f"{seg(service)}:8265/proxy")
         return RayDashboard(plane.sibling(base, f"Ray dashboard of {job.name} (via {cluster})"), token,
-                            via_proxy=True)
+                            via_proxy=True, pod_token=pod_token)
 
     def ray_status(self, job: Job | dict | str, head_cluster: str | None = None) -> dict:
         """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed.

@@ -1,6 +1,6 @@
 """Local HTTP tunnels to a Job's web ports (the Ray dashboard, TensorBoard, any Pod port): where each goes
-(`job_http`) and a byte-relaying forwarder on 127.0.0.1 that adds rlark's credentials, for `rlark
-port-forward` and the TUI.
+(`job_http`) and a byte-relaying forwarder on 127.0.0.1 that adds rlark's credentials (and Ray's token), for
+`rlark port-forward` and the TUI.
 
 Only requests whose path starts with the tunnel's random token (`/<token>/...`) pass: other local users of a
 shared machine cannot borrow rlark's certificate through it. One request per connection (`Connection: close`
@@ -72,7 +72,8 @@ class Upstream:
 
 
 def job_http(access, job: Job, target: str) -> Http:
-    """The Http a tunnel to `target` of `job` relays to: the Ray dashboard (ClusterAccess.ray_dashboard), the
+    """The Http a tunnel to `target` of `job` relays to: the Ray dashboard (ClusterAccess.ray_dashboard, with Ray's
+    token in `X-Ray-Authorization` when Ray wants one, so the user's browser needs none), the
     gateway's TensorBoard route of the Header Task, or a port of the Header Task's Pod through rlark-server's
     `/api/taskproxy/<task>:<port>`; one line when there is no route."""
     head = job.head_task
@@ -82,7 +83,7 @@ def job_http(access, job: Job, target: str) -> Http:
         dashboard = access.ray_dashboard(job)
         if dashboard is None:
             raise Unreachable(f"no route to the Ray dashboard of {job.name} — see `rlark config`", "config")
-        return dashboard.http
+        return dashboard.authenticated_http()
     if target == "tensorboard":
         gateway = access.gateway_http()
         if gateway is None:

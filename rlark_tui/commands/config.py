@@ -14,6 +14,7 @@ from rlark_tui.cluster.server import ServerOptions
 from rlark_tui.config import CONFIG_ENV, EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import redact_text
+from rlark_tui.model.views import Job
 
 EXIT_CODES = """exit codes:
   0  the control plane answered (other sources may still be missing; each is reported)
@@ -90,6 +91,11 @@ def run(args: argparse.Namespace) -> int:
         _check(f"data plane {cluster}", plane.base if plane else "no route", lambda c=cluster: _plane(access, c))
     if gateway is not None:
         _check("gateway", access.gateway, lambda: _gateway(access))
+    if ok:
+        for job in _ray_jobs(access):
+            dashboard = access.ray_dashboard(job)
+            if dashboard is not None:
+                _check(f"ray {job.name}", dashboard.http.base, lambda d=dashboard: _ray_auth(d, config))
     return 0 if ok else 1
 
 
@@ -124,6 +130,28 @@ def _plane(access: ClusterAccess, cluster: str) -> str:
                       timeout=10)
     count = len(body.get("items") or []) if isinstance(body, dict) else 0
     return f"{count} pod(s) in rlark-system"
+
+
+RAY_CHECKS = 5
+"""Running Jobs with a Header whose Ray is asked whether it wants a token (the first few by name)."""
+
+
+def _ray_jobs(access: ClusterAccess) -> list[Job]:
+    try:
+        jobs = [Job(raw) for raw in access.list(JOBS, timeout=10).items]
+    except (ApiError, Unreachable):
+        return []
+    return sorted((j for j in jobs if j.phase == "Running" and j.head_task is not None),
+                  key=lambda j: j.name)[:RAY_CHECKS]
+
+
+def _ray_auth(dashboard, config) -> str:
+    """Whether Ray wants a token (its public `/api/authentication_mode`), and where rlark gets it; never the token."""
+    mode = dashboard.authentication_mode()
+    if mode != "token":
+        return f"Ray's token authentication is {mode or 'not offered by this Ray'}"
+    where = "ray.token of the config file" if config.ray_token else "read from the Header Pod when needed"
+    return f"Ray wants a token ({where}; never shown or stored)"
 
 
 def _gateway(access: ClusterAccess) -> str:

@@ -1,14 +1,19 @@
 """Ray dashboard HTTP client: the routes ray-dashboard.md recommends, token header, short timeouts.
 
-Owns alive-node counting (num_filtered of the ALIVE filter), the `ray status` text and the Ray jobs list.
+Owns alive-node counting (num_filtered of the ALIVE filter), the `ray status` text and the Ray jobs list, and Ray's
+token authentication: a configured token is sent from the start; without one, a 401 whose dashboard says
+`authentication_mode: token` makes it read the Header Pod's token (raydash/token.py) and ask again with it.
 """
 
 from __future__ import annotations
 
 import time
 
-from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from collections.abc import Callable
+
+from rlark_tui.cluster.errors import ApiError, Forbidden, NotFound, Request, Unauthorized, Unreachable
 from rlark_tui.cluster.http import Http
+from rlark_tui.raydash.token import HEADER, TokenUnavailable
 
 TIMEOUT = 5.0
 ALIVE_QUERY = [("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
@@ -19,19 +24,85 @@ class RayDashboard:
     """One Ray dashboard (port 8265), reached directly or through a Kubernetes service proxy."""
 
     def __init__(self, http: Http, token: str | None = None, via_proxy: bool = False,
-                 timeout: float = TIMEOUT) -> None:
+                 timeout: float = TIMEOUT, pod_token: Callable[[bool], str] | None = None) -> None:
+        """`pod_token(fresh)` reads the Header Pod's token (RayTokens.get bound to the Job); None: none to read."""
         self.http = http
         self.timeout = timeout
-        header = "X-Ray-Authorization" if via_proxy else "Authorization"
-        self._headers = {header: f"Bearer {token}"} if token else {}
+        self._header = HEADER if via_proxy else "Authorization"
+        self._token = token
+        self._pod_token = pod_token
+        self._unreadable = ""
+        self.token_required: bool | None = None
+        """Whether Ray's `/api/authentication_mode` says `token` (None: not asked yet)."""
 
     @property
     def source(self) -> str:
         return self.http.source
 
+    def _headers(self) -> dict[str, str]:
+        return {self._header: f"Bearer {self._token}"} if self._token else {}
+
     def _get(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> object:
-        return self.http.json("GET", path, Request("get", what, source=self.source), query,
-                              timeout=self.timeout, headers=self._headers)
+        req = Request("get", what, source=self.source)
+        try:
+            return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
+        except (Unauthorized, Forbidden) as exc:
+            if not self._take_pod_token(fresh=isinstance(exc, Forbidden)):
+                raise self._refused(exc) from None
+        try:
+            return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
+        except (Unauthorized, Forbidden) as exc:
+            raise self._refused(exc) from None
+
+    def _take_pod_token(self, fresh: bool) -> bool:
+        """After a 401 (or a 403 with a token read before): the Header Pod's token, when Ray says it wants one."""
+        if self._pod_token is None or (fresh and self._token is None) or not self.wants_token():
+            return False
+        try:
+            self._token = self._pod_token(fresh)
+        except TokenUnavailable as exc:
+            self._unreadable = str(exc)
+            return False
+        self._header = HEADER
+        return True
+
+    def _refused(self, exc: ApiError) -> ApiError:
+        """One line that says it was Ray's token authentication (never the token), else the answer as it was."""
+        if not self.token_required:
+            return exc
+        if self._unreadable:
+            return Unauthorized(f"{self.source}: {self._unreadable}", exc.status, exc.reason)
+        return type(exc)(f"{self.source}: Ray's token authentication refused the request ({exc.status})",
+                         exc.status, exc.reason)
+
+    def authentication_mode(self) -> str:
+        """Ray's public `/api/authentication_mode` (no token needed): `token`, `disabled`, or "" from a Ray that
+        predates it (a 404); ApiError / Unreachable when the dashboard cannot be asked."""
+        try:
+            body = self.http.json("GET", "/api/authentication_mode",
+                                  Request("get", "Ray authentication mode", source=self.source), timeout=self.timeout)
+        except NotFound:
+            return ""
+        mode = body.get("authentication_mode") if isinstance(body, dict) else None
+        return mode if isinstance(mode, str) else ""
+
+    def wants_token(self) -> bool:
+        if self.token_required is None:
+            try:
+                self.token_required = self.authentication_mode() == "token"
+            except (ApiError, Unreachable):
+                return False
+        return self.token_required
+
+    def authenticated_http(self) -> Http:
+        """The dashboard's Http carrying Ray's token when Ray wants one (for a tunnel, whose browser has none);
+        TokenUnavailable when it wants one that cannot be read."""
+        if self._token is None and self._pod_token is not None and self.wants_token():
+            self._token = self._pod_token(False)
+            self._header = HEADER
+        if self._token is None:
+            return self.http
+        return self.http.sibling(self.http.base, self.http.source, {**self.http.headers, **self._headers()})
 
     def _envelope(self, path: str, what: str, query=None) -> dict:
         body = self._get(path, what, query)
