@@ -11,6 +11,7 @@ Start it in-process on a background thread (`Sandbox(...).start()`, tests) or in
     sb.unknown_routes  # ["METHOD /path", ...]: requests on either port that matched no platform route
     sb.context         # "rlark-sandbox"
     sb.store, sb.logs, sb.faults, sb.proxies   # see store.py, logs.py, faults.py, proxy.py
+    sb.network         # the Pods' network (podnet.py): their 127.x Pod IPs, in a namespace of its own when root
     sb.call(fn, *args) # run fn(*args) on the sandbox loop (await it if it returns a coroutine), get the result
     sb.api_client(context=None)  # a kubernetes.client.ApiClient for that context
     sb.stop()

@@ -8,10 +8,12 @@ container for real through `runner.ContainerRunner`. Decisions come from the pur
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import ipaddress
 import logging
+import secrets
 import shutil
 import subprocess
 import time
@@ -25,6 +27,7 @@ from rlark_tui.sandbox import plan, workflows
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.objectstore import STORAGE_DIR
 from rlark_tui.sandbox.podexec import ExecTarget
+from rlark_tui.sandbox.podnet import PodNetwork
 from rlark_tui.sandbox.resources import CONTROL_KUBE, ROOT
 from rlark_tui.sandbox.procs import reap_all, start_watchdog
 from rlark_tui.sandbox.runner import (
@@ -36,7 +39,6 @@ from rlark_tui.sandbox.runner import (
     PortBlocks,
     RunnerSettings,
     container_env,
-    host_ip,
     image_fails_pull,
     image_has_ray,
     now_iso,
@@ -49,6 +51,8 @@ log = logging.getLogger(__name__)
 FINALIZER = "rlark.io/agent-cleanup"
 HEAD_SERVICE_PORTS = (("ray", 6379), ("dashboard", 8265), ("metrics", 8080))
 DASHBOARD_PORT = 8265
+RAY_TOKEN_KEY = "auth_token"
+"""The key of a Job's Ray token Secret `<job>-ray-token` in each data plane it runs in (as KubeRay keeps one)."""
 MAX_TASK_EVENTS = 100
 
 
@@ -67,10 +71,11 @@ class AgentSettings(RunnerSettings):
 
 class Agent:
     """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown). `proxies` (the
-    sandbox's ProxyRegistry) and `tensorboards` (sandbox/tensorboard.py) are the sandbox's own registries."""
+    sandbox's ProxyRegistry) and `tensorboards` (sandbox/tensorboard.py) are the sandbox's own registries;
+    `network` (podnet.PodNetwork) the Pod network its Pods run in (without one: their addresses on this host's lo)."""
 
     def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: AgentSettings | None = None,
-                 *, proxies=None, tensorboards=None):
+                 *, proxies=None, tensorboards=None, network: PodNetwork | None = None):
         self.store = store
         self.logs = logs
         self.state_dir = Path(state_dir)
@@ -80,8 +85,8 @@ class Agent:
         self.settings = settings if settings is not None else AgentSettings()
         self.resync = self.settings.resync_seconds
         self.run_pods = self.settings.run_pods
-        self.ip = host_ip()
-        self.ports = PortBlocks(str(self.state_dir))
+        self.network = network if network is not None else PodNetwork(str(self.state_dir))
+        self.ports = PortBlocks(str(self.state_dir), self.network)
         self.runners: dict[tuple[str, str], ContainerRunner] = {}
         self._removing: dict[tuple[str, str], asyncio.Task] = {}
         self._kick: asyncio.Event | None = None
@@ -294,6 +299,7 @@ class Agent:
             self._delete("services", service, DATA_NAMESPACE, cluster)
         if self.proxies is not None:
             self.proxies.unregister(cluster, service)
+        self._drop_ray_token(cluster, task)
         if not owned and not any(key[0] == cluster and key[1].startswith(f"{name}-") for key in self._removing):
             for mirror in self.store.list("pods", cluster, labels=f"{keys.TASK_NAME_LABEL}={name}")[0]:
                 self._delete("pods", mirror["metadata"]["name"], cluster)
@@ -312,6 +318,8 @@ class Agent:
                 self._create("pods", self._pod_object(task, pod_name), plane=cluster)
         if _is_head(task) and want > 0:
             self._ensure_head_service(cluster, task)
+        if want > 0:
+            self._ensure_ray_token(cluster, task)
         elif self.proxies is not None:
             self.proxies.unregister(cluster, f"{name}-ray-head")
 
@@ -328,8 +336,8 @@ class Agent:
             }, plane=cluster)
         if self.proxies is not None:
             ports = self.ports.claim(f"{cluster}/{name}-0")
-            self.proxies.register(cluster, service, DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
-            self.proxies.register_pod(cluster, f"{name}-0", DASHBOARD_PORT, f"http://127.0.0.1:{ports.dashboard}")
+            self.proxies.register(cluster, service, DASHBOARD_PORT, f"http://{ports.ip}:{ports.dashboard}")
+            self.proxies.register_pod(cluster, f"{name}-0", DASHBOARD_PORT, f"http://{ports.ip}:{ports.dashboard}")
 
     def _pod_env(self, task: dict, pod_name: str) -> list[dict]:
         spec = TaskSpec(task.get("spec"))
@@ -352,14 +360,75 @@ class Agent:
         platform["POD_NAME"] = pod_name
         if _is_head(task):
             platform["RLARK_TOTAL_NODES"] = annotations.get(keys.RAY_TOTAL_NODES_ANNOTATION, "1")
-            platform["RLARK_NODE_IP"] = self.ip
             if spec.domain:
                 platform["RLARK_DOMAIN"] = spec.domain
         else:
             head_task = annotations.get(keys.RAY_HEAD_TASK_ANNOTATION, "")
             if head_task:
                 platform["RLARK_HEAD_ADDRESS"] = plan.head_address(head_task, spec.domain)
-        return env + [{"name": k, "value": v} for k, v in platform.items()]
+        env += [{"name": k, "value": v} for k, v in platform.items()]
+        if _is_head(task):
+            env.append({"name": "RLARK_NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+        return env + self._ray_token_env(task)
+
+    def _ray_token_env(self, task: dict) -> list[dict]:
+        """Ray's token authentication on every Ray process of the Pod, the token from the Job's Secret (KubeRay's
+        `authOptions`: `RAY_AUTH_MODE=token`, `RAY_AUTH_TOKEN` from the Secret)."""
+        if not self.settings.ray_token:
+            return []
+        return [{"name": "RAY_AUTH_MODE", "value": "token"},
+                {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": _token_secret(task),
+                                                                          "key": RAY_TOKEN_KEY}}}]
+
+    def _ensure_ray_token(self, cluster: str, task: dict) -> None:
+        """The Job's token Secret in this data plane: one token per Job, the same in every cluster it spans."""
+        if not self.settings.ray_token:
+            return
+        name = _token_secret(task)
+        if self.store.get("secrets", name, DATA_NAMESPACE, cluster) is not None:
+            return
+        token = None
+        for other in self.store.clusters():
+            found = self.store.get("secrets", name, DATA_NAMESPACE, other)
+            if found is not None:
+                token = (found.get("data") or {}).get(RAY_TOKEN_KEY)
+                break
+        if token is None:
+            token = base64.b64encode(secrets.token_hex(32).encode()).decode()
+        self._create("secrets", {
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": DATA_NAMESPACE,
+                         "labels": {keys.JOB_LABEL: _job_of(task)}},
+            "data": {RAY_TOKEN_KEY: token}}, plane=cluster)
+
+    def _drop_ray_token(self, cluster: str, task: dict) -> None:
+        """The token Secret goes with the Job's last Task in this data plane."""
+        job = _job_of(task)
+        others = [t for t in self.store.list("tasks", cluster)[0] if _job_of(t) == job
+                  and not t["metadata"].get("deletionTimestamp")]
+        if not others and self.store.get("secrets", _token_secret(task), DATA_NAMESPACE, cluster) is not None:
+            self._delete("secrets", _token_secret(task), DATA_NAMESPACE, cluster)
+
+    def _resolve_env(self, cluster: str, pod: dict) -> dict[str, str]:
+        """The container's environment as a kubelet makes it: values, the downward API (`metadata.name`,
+        `status.podIP`) and `secretKeyRef`s of this data plane (a missing one leaves the variable out)."""
+        env: dict[str, str] = {}
+        for entry in dig(pod, "spec", "containers", 0, "env", default=[]) or []:
+            if "value" in entry:
+                env[entry["name"]] = str(entry["value"])
+                continue
+            field = dig(entry, "valueFrom", "fieldRef", "fieldPath")
+            ref = dig(entry, "valueFrom", "secretKeyRef")
+            if field == "metadata.name":
+                env[entry["name"]] = pod["metadata"]["name"]
+            elif field == "status.podIP":
+                env[entry["name"]] = dig(pod, "status", "podIP", default="")
+            elif isinstance(ref, dict):
+                secret = self.store.get("secrets", str(ref.get("name")), DATA_NAMESPACE, cluster) or {}
+                value = (secret.get("data") or {}).get(str(ref.get("key")))
+                if isinstance(value, str):
+                    env[entry["name"]] = base64.b64decode(value).decode("utf-8", "replace")
+        return env
 
     def _pod_object(self, task: dict, pod_name: str) -> dict:
         name = task["metadata"]["name"]
@@ -417,8 +486,8 @@ class Agent:
                 continue
             used[placement.node] = plan.used_resources([used.get(placement.node, {}), requests])
             taken.setdefault(task["metadata"]["name"], set()).add(placement.node)
-            self._mutate("pods", name, DATA_NAMESPACE, cluster,
-                         lambda p, n=placement.node: _bind(p, n, self.ip))
+            ip = self.ports.claim(f"{cluster}/{name}").ip
+            self._mutate("pods", name, DATA_NAMESPACE, cluster, lambda p, n=placement.node, a=ip: _bind(p, n, a))
             self._event(cluster, pod, "Normal", "Scheduled",
                         f"Successfully assigned {DATA_NAMESPACE}/{name} to {placement.node}", "default-scheduler")
 
@@ -487,16 +556,21 @@ class Agent:
         head_task = (task["metadata"].get("annotations") or {}).get(keys.RAY_HEAD_TASK_ANNOTATION, "")
         head_cluster = next((t["metadata"]["namespace"] for t in all_tasks
                              if t["metadata"]["name"] == head_task), cluster)
-        env = {e["name"]: e["value"] for e in dig(pod, "spec", "containers", 0, "env", default=[])}
+        ports = self.ports.claim(f"{cluster}/{name}")
+        if dig(pod, "status", "podIP") != ports.ip:   # a sandbox restarted on this state dir hands out blocks anew
+            with contextlib.suppress(NotFound):
+                pod = self.store.mutate("pods", name, lambda p: _readdress(p, ports.ip), namespace=DATA_NAMESPACE,
+                                        plane=cluster)
+        env = self._resolve_env(cluster, pod)
         launch = Launch(
             cluster=cluster, pod=name, uid=uid, head=head, image=image, env=env,
             workdir=self.root / "pods" / uid, temp_dir=temp_dir_for(uid, str(self.state_dir)),
-            ports=self.ports.claim(f"{cluster}/{name}"),
+            ports=ports,
             head_ports=self.ports.claim(f"{head_cluster}/{head_task}-0") if head_task else self.ports.claim(
                 f"{cluster}/{name}"),
             hosts_file=self.root / "hosts" / cluster,
             restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)),
-            memory_limit=_memory_limit(pod))
+            memory_limit=_memory_limit(pod), enter=self.network.enter())
         node = dig(pod, "spec", "nodeName", default="")
         self._mount_storage(cluster, pod, task, node)
         runner = ContainerRunner(
@@ -508,7 +582,8 @@ class Agent:
         self.runners[(cluster, name)] = runner
         logdir = TaskSpec(task["spec"]).tensorboard_dir
         if head and logdir and self.tensorboards is not None:
-            self.tensorboards.declare(cluster, name, uid, logdir, launch.ports.tensorboard, self.root / "pods")
+            self.tensorboards.declare(cluster, name, uid, logdir, launch.ports.ip, launch.ports.tensorboard,
+                                      self.root / "pods")
         runner.start()
 
     def exec_target(self, cluster: str, name: str) -> ExecTarget | None:
@@ -520,8 +595,8 @@ class Agent:
         env = container_env(launch, self.settings, self.root)
         if image_has_ray(launch.image):
             # A real Pod's `ray status` finds its cluster in Ray's default temp dir; sandbox Pods each have their own.
-            env["RAY_ADDRESS"] = f"127.0.0.1:{launch.head_ports.gcs}"
-        return ExecTarget(launch.workdir / "home", env, launch.workdir)
+            env["RAY_ADDRESS"] = f"{launch.head_ports.ip}:{launch.head_ports.gcs}"
+        return ExecTarget(launch.workdir / "home", env, launch.workdir, self.network.enter())
 
     def _container_changed(self, cluster: str, name: str, uid: str, view: ContainerView) -> None:
         pod = self.store.get("pods", name, DATA_NAMESPACE, cluster)
@@ -654,7 +729,8 @@ class Agent:
 
     def _write_hosts(self, cluster: str, all_tasks: list[dict], pods_by_plane: dict[str, list[dict]]) -> None:
         """Names the pods of this data plane resolve (the sandbox's /etc/hosts and cluster DNS): the head
-        Services of this cluster, and `<pod>.rlark-domain` of every scheduled pod of a job with a domain."""
+        Services of this cluster, and `<pod>.rlark-domain` of every scheduled pod of a job with a domain, each
+        to that Pod's IP."""
         lines = []
         for task in all_tasks:
             domain = TaskSpec(task.get("spec")).domain
@@ -663,12 +739,13 @@ class Agent:
             if not domain and not local_head:
                 continue
             for pod in pods_by_plane.get(task_cluster, []):
-                if _owner(pod) != task["metadata"]["name"] or not dig(pod, "spec", "nodeName"):
+                ip = dig(pod, "status", "podIP")
+                if _owner(pod) != task["metadata"]["name"] or not dig(pod, "spec", "nodeName") or not ip:
                     continue
                 if domain:
-                    lines.append(f"{self.ip} {pod['metadata']['name']}{plan.DOMAIN_SUFFIX}")
+                    lines.append(f"{ip} {pod['metadata']['name']}{plan.DOMAIN_SUFFIX}")
                 if local_head and pod["metadata"]["name"] == f"{task['metadata']['name']}-0":
-                    lines.append(f"{self.ip} {task['metadata']['name']}-ray-head")
+                    lines.append(f"{ip} {task['metadata']['name']}-ray-head")
         text = "".join(f"{line}\n" for line in sorted(set(lines)))
         if self._hosts.get(cluster) != text:
             path = self.root / "hosts" / cluster
@@ -761,6 +838,19 @@ def _virtual_ips(cidr: str):
     next(hosts, None)
     for address in hosts:
         yield str(address)
+
+
+def _job_of(task: dict) -> str:
+    return (task["metadata"].get("labels") or {}).get(keys.JOB_LABEL, "")
+
+
+def _token_secret(task: dict) -> str:
+    return f"{_job_of(task) or task['metadata']['name']}-ray-token"
+
+
+def _readdress(pod: dict, ip: str) -> dict:
+    pod.setdefault("status", {}).update({"podIP": ip, "hostIP": ip, "podIPs": [{"ip": ip}]})
+    return pod
 
 
 def _owner(pod: dict) -> str:

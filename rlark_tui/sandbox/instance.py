@@ -27,6 +27,7 @@ from rlark_tui.sandbox.agent import Agent, AgentSettings
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.objectstore import ObjectStore
+from rlark_tui.sandbox.podnet import PodNetwork
 from rlark_tui.sandbox.proxy import ProxyRegistry
 from rlark_tui.sandbox.routes import RouteLog
 from rlark_tui.sandbox.server import SandboxServer
@@ -93,8 +94,9 @@ class Sandbox:
         self.kubeconfig = self.state_dir / "kubeconfig"
         self.gateway = ""
         self.faults = Faults()
-        self.proxies = ProxyRegistry()
-        self.tensorboards = TensorBoards(self.faults)
+        self.network = PodNetwork(str(self.state_dir))
+        self.proxies = ProxyRegistry(self.network)
+        self.tensorboards = TensorBoards(self.faults, self.network)
         self.store: Store | None = None
         self.logs: LogStore | None = None
         self.agent = None
@@ -122,6 +124,8 @@ class Sandbox:
         (self.state_dir / "pid").write_text(str(os.getpid()))
         self._owns_pid = True
         self._token = _read_token(self.state_dir / "token")
+        if self.use_agent:
+            self.network.open()
         ensure_certificates(self.state_dir / "tls")
         self.store = Store(self.state_dir, history=self.history)
         self.logs = LogStore(self.state_dir / "logs")
@@ -195,7 +199,7 @@ class Sandbox:
         if not self.use_agent:
             return
         self.agent = Agent(self.store, self.logs, self.state_dir, self.agent_settings, proxies=self.proxies,
-                           tensorboards=self.tensorboards)
+                           tensorboards=self.tensorboards, network=self.network)
         self.agent.start()
 
     async def _close(self) -> None:
@@ -215,6 +219,7 @@ class Sandbox:
             if self._runner:
                 await self._runner.cleanup()
                 self._runner = None
+            self.network.close()
             if self._owns_pid:
                 (self.state_dir / "pid").unlink(missing_ok=True)
                 self._owns_pid = False

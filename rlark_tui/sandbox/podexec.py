@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import pty
+import shutil
 import signal
 import struct
 import termios
@@ -44,12 +46,24 @@ END_GRACE = 0.5
 
 @dataclass(frozen=True)
 class ExecTarget:
-    """Where a pod's processes run: its working directory and environment; `records` (the pod's state dir)
-    holds an `exec-<pgid>.pgid` file per running exec, so the sandbox's watchdog ends them should it die."""
+    """Where a pod's processes run: its working directory, environment and network (`enter`, the argv prefix that
+    puts them in the Pod network); `records` (the pod's state dir) holds an `exec-<pgid>.pgid` file per running
+    exec, so the sandbox's watchdog ends them should it die."""
 
     cwd: Path
     env: dict[str, str]
     records: Path | None = None
+    enter: tuple[str, ...] = ()
+
+    def argv(self, command: list[str]) -> list[str]:
+        """`command` as started in the Pod: a program that is not there fails here (OSError), as the runtime's
+        exec does, not inside the network helper."""
+        program = command[0] if command else ""
+        found = (os.path.join(self.cwd, program) if "/" in program
+                 else shutil.which(program, path=self.env.get("PATH", os.defpath)))
+        if not program or not found or not os.access(found, os.X_OK):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        return [*self.enter, *command]
 
 
 class Refused(Exception):
@@ -132,13 +146,14 @@ class Process:
     async def start(self, rows: int = 24, cols: int = 80) -> None:
         env = dict(self.target.env)
         cwd = str(self.target.cwd)
+        argv = self.target.argv(self.argv)
         if self.tty:
             env["TERM"] = "xterm-256color"
             master, slave = pty.openpty()
             _set_size(master, rows, cols)
             try:
                 self.proc = await asyncio.create_subprocess_exec(
-                    *self.argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
+                    *argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
                     start_new_session=True, preexec_fn=_controlling_tty)
             finally:
                 os.close(slave)
@@ -146,7 +161,7 @@ class Process:
             self.master = master
         else:
             self.proc = await asyncio.create_subprocess_exec(
-                *self.argv, cwd=cwd, env=env, start_new_session=True,
+                *argv, cwd=cwd, env=env, start_new_session=True,
                 stdin=asyncio.subprocess.PIPE if self.wants_stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         if self.record is not None:
@@ -385,7 +400,7 @@ async def _read_terminal(ws: web.WebSocketResponse, proc: Process, send_json) ->
 async def _run_once(target: ExecTarget, argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
     """A non-interactive command in the pod: (exit code, stdout, stderr)."""
     child = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(target.cwd), env=dict(target.env), start_new_session=True,
+        *target.argv(argv), cwd=str(target.cwd), env=dict(target.env), start_new_session=True,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await child.communicate(stdin)

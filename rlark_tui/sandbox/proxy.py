@@ -1,6 +1,6 @@
 """Service proxy targets of the data planes: which local URL answers for `<service>:<port>` in a cluster,
-and the forwarding the `services/<name>:<port>/proxy/...` route does. Pods' own ports too: sandbox Pods
-share the host's network, so a Pod's port (8265 of a Ray head) is another local port.
+and the forwarding the `services/<name>:<port>/proxy/...` route does. Pods' own ports too: a Pod's port (8265 of
+a Ray head) is a port of its Pod IP in the sandbox's Pod network, reached through `network.client_session()`.
 
 The agent registers a target once a service has a backend, e.g. a Ray head's dashboard:
     proxies.register("rlark-gpu-a", "demo-ppo-actor-ray-head", 8265, "http://127.0.0.1:52713")
@@ -17,6 +17,7 @@ import threading
 import aiohttp
 from aiohttp import web
 
+from rlark_tui.sandbox.podnet import PodNetwork
 from rlark_tui.sandbox.resources import DATA_NAMESPACE
 
 _HOP_HEADERS = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -24,7 +25,9 @@ _HOP_HEADERS = {"connection", "keep-alive", "proxy-authenticate", "proxy-authori
 
 
 class ProxyRegistry:
-    def __init__(self) -> None:
+    def __init__(self, network: PodNetwork | None = None) -> None:
+        self.network = network if network is not None else PodNetwork("")
+        """How the targets are reached: Pod addresses inside the sandbox's Pod network (podnet.py)."""
         self._lock = threading.Lock()
         self._targets: dict[tuple[str, str, str, int], str] = {}
         self._pods: dict[tuple[str, str, int], str] = {}

@@ -14,8 +14,8 @@ podproxy/taskproxy 404 and 503 bodies, 400 on a target without a port), auth/per
   An unknown or offline agent (fault `agent_offline`) gets 502 with no body, as Go's reverse proxy answers.
 - `ANY /api/podproxy/<pod>:<port>/<path>`, `ANY /api/taskproxy/<task>:<port>/<path>`: the Pod CR with that
   `spec.podName` (or the most recently updated one with that `spec.taskName`), then its agent's proxy to
-  `http://<status.ip>:<port>`; sandbox Pods share the host, so a port the agent registered for that Pod
-  (`ProxyRegistry.register_pod`, e.g. a Ray head's 8265) is used instead.
+  `http://<status.ip>:<port>`; sandbox Pods share one Pod network, each with its own port block, so a port the
+  agent registered for that Pod (`ProxyRegistry.register_pod`, e.g. a Ray head's 8265) is used instead.
 - `GET /api/terminal/<agentID>/<namespace>/<pod>` (WebSocket): the console's terminal on that pod (a tty exec,
   sandbox/podexec.py), agent-proxy permission needed; the agent's own route
   `/api/proxy/<agentID>/api/terminal/<namespace>/<pod>` (agent/local_http.go) reaches the same terminal.
@@ -279,7 +279,7 @@ class RlarkServer:
 
     async def _forward(self, request: web.Request, target: str, rest: str) -> web.StreamResponse:
         if self._session is None:
-            self._session = aiohttp.ClientSession(auto_decompress=True)
+            self._session = self.proxies.network.client_session(auto_decompress=True)
         try:
             return await forward(request, self._session, target, rest)
         except ProxyError:

@@ -13,7 +13,6 @@ import hashlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from rlark_tui.sandbox import procs
 from rlark_tui.sandbox.logs import EntryWriter, LogStore
+from rlark_tui.sandbox.podnet import PodNetwork
 from rlark_tui.sandbox.procs import end_group
 from rlark_tui.sandbox.registry import image_id
 
@@ -49,6 +49,8 @@ class RunnerSettings:
     ray: bool = True
     """False: every container runs as an image without the Ray CLI would (it exits after its prepare script),
     so a sandbox for tests that never look at Ray starts no Ray processes."""
+    ray_token: bool = True
+    """Ray's token authentication on every sandbox Pod (a token per Job in Secret `<job>-ray-token`)."""
 
 
 def image_fails_pull(image: str) -> bool:
@@ -73,8 +75,10 @@ def now_iso() -> str:
 
 @dataclass(frozen=True)
 class PodPorts:
-    """Ports of one pod's Ray node; each pod gets its own block so several nodes share this host."""
+    """The Pod IP and ports of one pod's Ray node; each pod gets its own block, since Ray's gRPC servers listen on
+    every interface of the Pod network the pods share."""
 
+    ip: str
     gcs: int
     client: int
     dashboard: int
@@ -86,14 +90,16 @@ class PodPorts:
 
 
 class PortBlocks:
-    """Hands out per-pod port blocks between 20000 and 31999 (below the kernel's ephemeral range, above
-    Ray's default worker ports); a block is skipped while any of its fixed ports is bound on this host."""
+    """Hands out per-pod blocks (a Pod IP of the Pod network, ports between 20000 and 31999: below the kernel's
+    ephemeral range, above Ray's default worker ports); a block is skipped while any of its fixed ports is bound
+    there."""
 
     BASE = 20000
     WIDTH = 120
     SLOTS = 100
 
-    def __init__(self, seed: str = "") -> None:
+    def __init__(self, seed: str = "", network: PodNetwork | None = None) -> None:
+        self.network = network if network is not None else PodNetwork(seed)
         self._start = int(hashlib.sha1(seed.encode()).hexdigest(), 16) % self.SLOTS
         self._by_key: dict[str, int] = {}
 
@@ -102,7 +108,7 @@ class PortBlocks:
             used = set(self._by_key.values())
             for step in range(self.SLOTS):
                 slot = (self._start + step) % self.SLOTS
-                if slot not in used and _ports_free(self._ports(slot)):
+                if slot not in used and self._free(self._ports(slot)):
                     self._by_key[key] = slot
                     break
             else:
@@ -114,28 +120,12 @@ class PortBlocks:
 
     def _ports(self, slot: int) -> PodPorts:
         base = self.BASE + slot * self.WIDTH
-        return PodPorts(gcs=base, client=base + 1, dashboard=base + 2, agent=base + 3, tensorboard=base + 4,
-                        min_worker=base + 10, max_worker=base + self.WIDTH - 1)
+        return PodPorts(ip=self.network.address(slot), gcs=base, client=base + 1, dashboard=base + 2, agent=base + 3,
+                        tensorboard=base + 4, min_worker=base + 10, max_worker=base + self.WIDTH - 1)
 
-
-def _ports_free(ports: PodPorts) -> bool:
-    for port in (ports.gcs, ports.client, ports.dashboard, ports.agent, ports.tensorboard):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("0.0.0.0", port))
-            except OSError:
-                return False
-    return True
-
-
-def host_ip() -> str:
-    """The address Ray reports for this host (the interface of the default route), else loopback."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        try:
-            sock.connect(("192.0.2.1", 80))
-            return sock.getsockname()[0]
-        except OSError:
-            return "127.0.0.1"
+    def _free(self, ports: PodPorts) -> bool:
+        return all(self.network.port_free("0.0.0.0", port)
+                   for port in (ports.gcs, ports.client, ports.dashboard, ports.agent, ports.tensorboard))
 
 
 def temp_dir_for(uid: str, state_dir: str) -> Path:
@@ -164,6 +154,8 @@ class Launch:
     restart_count: int = 0
     memory_limit: int | None = None
     """`resources.limits.memory` of `main` in bytes: the process group is OOM-killed above it."""
+    enter: tuple[str, ...] = ()
+    """The argv prefix that puts the container's processes in the Pod network (podnet.PodNetwork.enter)."""
 
 
 @dataclass
@@ -210,6 +202,7 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
     env.update({
         "RAY_TEMP_DIR": str(launch.temp_dir),
         "RLARK_RAY_PORT": str(launch.head_ports.gcs),
+        "RLARK_SANDBOX_POD_IP": launch.ports.ip,
         "RLARK_SANDBOX_HOSTS": hosts,
         "RLARK_SANDBOX_CLIENT_PORT": str(launch.ports.client),
         "RLARK_SANDBOX_DASHBOARD_PORT": str(launch.ports.dashboard),
@@ -312,7 +305,8 @@ class ContainerRunner:
         err_read, err_write = os.pipe()
         try:
             proc = subprocess.Popen(
-                ["bash", str(script)], cwd=str(launch.workdir / "home"), start_new_session=True, close_fds=True,
+                [*launch.enter, "bash", str(script)], cwd=str(launch.workdir / "home"), start_new_session=True,
+                close_fds=True,
                 env=container_env(launch, self.settings, self.state_root),
                 stdin=subprocess.DEVNULL, stdout=out_write, stderr=err_write)
         finally:

@@ -735,7 +735,7 @@ class SandboxServer:
         if target is None:
             raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
         if self._session is None:
-            self._session = aiohttp.ClientSession(auto_decompress=True)
+            self._session = self.proxies.network.client_session(auto_decompress=True)
         try:
             return await forward(request, self._session, target, rest)
         except ProxyError as exc:

@@ -26,6 +26,7 @@ from aiohttp import web
 
 from rlark_tui.model import keys
 from rlark_tui.sandbox.faults import Faults
+from rlark_tui.sandbox.podnet import PodNetwork
 from rlark_tui.sandbox.procs import POD_UID_ENV, end_group
 from rlark_tui.sandbox.store import Store
 
@@ -73,28 +74,31 @@ class _Board:
     pod: str
     marker: str
     logdir: str
+    host: str
     port: int
     pods_dir: Path
     proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
 
 class TensorBoards:
     """The sidecars: the agent declares one per head Pod with a `tensorBoardDir` and forgets it with the Pod;
     `url()` starts it on first use. Runs on the sandbox loop."""
 
-    def __init__(self, faults: Faults | None = None) -> None:
+    def __init__(self, faults: Faults | None = None, network: PodNetwork | None = None) -> None:
         self.faults = faults
+        self.network = network if network is not None else PodNetwork("")
         self._boards: dict[tuple[str, str], _Board] = {}
         self._starting: dict[tuple[str, str], asyncio.Task] = {}
         self._session: aiohttp.ClientSession | None = None
 
-    def declare(self, cluster: str, pod: str, uid: str, logdir: str, port: int, pods_dir: Path) -> None:
+    def declare(self, cluster: str, pod: str, uid: str, logdir: str, host: str, port: int, pods_dir: Path) -> None:
+        """The Pod's TensorBoard, to listen on `host:port` (the Pod IP) in the Pod network once asked for."""
         if (cluster, pod) not in self._boards:
-            self._boards[(cluster, pod)] = _Board(cluster, pod, f"{uid}-tensorboard", logdir, port, pods_dir)
+            self._boards[(cluster, pod)] = _Board(cluster, pod, f"{uid}-tensorboard", logdir, host, port, pods_dir)
 
     def running(self) -> list[str]:
         """`cluster/pod` of each live TensorBoard process."""
@@ -133,7 +137,7 @@ class TensorBoards:
 
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            self._session = aiohttp.ClientSession(auto_decompress=False)
+            self._session = self.network.client_session(auto_decompress=False)
         return self._session
 
     async def _start(self, board: _Board) -> str | None:
@@ -142,7 +146,8 @@ class TensorBoards:
         group_dir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, **{POD_UID_ENV: board.marker})
         board.proc = subprocess.Popen(
-            [sys.executable, "-m", "tensorboard.main", "--logdir", board.logdir, "--host", "127.0.0.1",
+            [*self.network.enter(), sys.executable, "-m", "tensorboard.main", "--logdir", board.logdir,
+             "--host", board.host,
              "--port", str(board.port), "--load_fast", "false", "--reload_interval", "2"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True, env=env)

@@ -1,6 +1,7 @@
 """Real Ray through the shared sandbox: a 2-role job forms a Ray cluster the service-proxied dashboard reports,
 node loss shows, stop leaves no process; a worker that cannot reach its head fails the cluster check."""
 
+import base64
 import json
 import os
 import signal
@@ -13,11 +14,14 @@ from .helpers import delete_and_wait, job, pod_processes, task, wait_for, wait_l
 pytestmark = pytest.mark.ray
 
 
-def dashboard(api, service, path):
-    """GET a Ray dashboard route through the data plane's service proxy (real kubernetes client)."""
+def dashboard(api, service, path, job="h3-ray"):
+    """GET a Ray dashboard route through the data plane's service proxy (real kubernetes client), with the Job's
+    Ray token from its Secret in the data plane, as a KubeRay client sends it through a proxy."""
     core = api.core("rlark-gpu-a")
+    token = base64.b64decode(core.read_namespaced_secret(f"{job}-ray-token", "rlark-system").data["auth_token"])
     response = core.connect_get_namespaced_service_proxy_with_path_with_http_info(
-        f"{service}:8265", "rlark-system", path, _preload_content=False)
+        f"{service}:8265", "rlark-system", path, _preload_content=False,
+        _headers={"X-Ray-Authorization": f"Bearer {token.decode()}"})
     return json.loads(response.data)
 
 

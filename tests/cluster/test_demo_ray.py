@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
@@ -23,10 +24,13 @@ def run(sandbox, capsys, *argv):
 
 
 def alive_by_rows(sandbox) -> int:
-    """ALIVE nodes counted from the rows, fetched with the kubernetes client's own service-proxy call."""
+    """ALIVE nodes counted from the rows, fetched with the kubernetes client's own service-proxy call and the Job's
+    Ray token from its Secret in the data plane (as a KubeRay client sends it through a proxy)."""
     core = client.CoreV1Api(data_plane_api(sandbox, "rlark-gpu-a"))
+    token = base64.b64decode(core.read_namespaced_secret(f"{JOB}-ray-token", "rlark-system").data["auth_token"])
     response = core.connect_get_namespaced_service_proxy_with_path(
-        "demo-ppo-actor-ray-head:8265", "rlark-system", "api/v0/nodes", _preload_content=False)
+        "demo-ppo-actor-ray-head:8265", "rlark-system", "api/v0/nodes", _preload_content=False,
+        _headers={"X-Ray-Authorization": f"Bearer {token.decode()}"})
     rows = json.loads(response.data)["data"]["result"]["result"]
     return sum(1 for row in rows if row["state"] == "ALIVE")
 

@@ -4,6 +4,7 @@ Requests carry the sandbox's bearer token unless a test asks for none or a wrong
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
 import urllib.error
@@ -83,7 +84,8 @@ def tensorboard_pod(sandbox, task_name: str, pod: str, logdir, cluster: str = "r
         "metadata": {"name": uid, "namespace": cluster, "labels": {keys.TASK_NAME_LABEL: task_name}},
         "spec": {"taskName": task_name, "taskNamespace": cluster, "podName": pod},
         "status": {"phase": "Running"}})
-    sandbox.call(sandbox.tensorboards.declare, cluster, pod, uid, str(logdir), free_port(),
+    host = f"127.{sandbox.network.octet}.200.2"     # a Pod address no port block hands out (sandbox/podnet.py)
+    sandbox.call(sandbox.tensorboards.declare, cluster, pod, uid, str(logdir), host, free_port(),
                  sandbox.state_dir / "tb-pods")
     return uid
 
@@ -113,20 +115,31 @@ def admin_cert_files(sandbox, directory) -> tuple:
     return directory / "admin.crt", directory / "admin.key"
 
 
-def server_raw(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0, body=None) -> Reply:
+def server_raw(sandbox, path: str, files=None, method: str = "GET", timeout: float = 10.0, body=None,
+               headers: dict[str, str] | None = None) -> Reply:
     """One request to rlark-server, verified against the sandbox CA, with the client certificate `files`
-    ((cert, key) paths; None = no certificate)."""
+    ((cert, key) paths; None = no certificate) and `headers`."""
     ctx = ssl.create_default_context(cafile=str(sandbox.ca_path))
     if files is not None:
         ctx.load_cert_chain(*files)
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(sandbox.server_url + path, method=method, data=data,
-                                     headers={"Content-Type": "application/json"} if data else {})
+                                     headers={**({"Content-Type": "application/json"} if data else {}),
+                                              **(headers or {})})
     try:
         with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
             return Reply(resp.status, dict(resp.headers), resp.read())
     except urllib.error.HTTPError as err:
         return Reply(err.code, dict(err.headers), err.read())
+
+
+def ray_token_header(sandbox, job: str, cluster: str = "rlark-gpu-a") -> dict[str, str]:
+    """`X-Ray-Authorization` with the Job's Ray token, from its Secret in the data plane (as KubeRay keeps it);
+    no header before the Secret exists."""
+    secret = sandbox.store.get("secrets", f"{job}-ray-token", "rlark-system", cluster)
+    if secret is None:
+        return {}
+    return {"X-Ray-Authorization": f"Bearer {base64.b64decode(secret['data']['auth_token']).decode()}"}
 
 
 def data_plane_kubeconfig(sandbox, cluster: str, directory) -> str:

@@ -25,7 +25,7 @@ import yaml
 from kubernetes import client
 
 from rlark_tui.sandbox.rlark_server import lease_name
-from tests.sandbox.helpers import admin_cert_files, server_raw
+from tests.sandbox.helpers import admin_cert_files, ray_token_header, server_raw
 
 ADMIN = {"cert-role": "admin", "permission:admin": "true", "kubernetes-impersonation": "-"}
 
@@ -319,13 +319,17 @@ def test_log_follow_through_the_server_ends_when_it_goes_down(bare_sandbox, tmp_
 def test_ray_dashboard_through_taskproxy(sandbox, tmp_path):
     files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN))
 
+    path = "/api/taskproxy/demo-ppo-actor:8265/api/v0/nodes"
+
     def alive() -> int:
-        reply = server_raw(sandbox, "/api/taskproxy/demo-ppo-actor:8265/api/v0/nodes", files)
+        reply = server_raw(sandbox, path, files, headers=ray_token_header(sandbox, "demo-ppo"))
         if reply.status != 200:
             return 0
         rows = reply.json()["data"]["result"]["result"]
         return sum(1 for row in rows if row["state"] == "ALIVE")
     assert wait_for(alive, timeout=300) >= 1
+    refused = server_raw(sandbox, path, files)        # Ray's own token authentication, behind rlark-server's mTLS
+    assert (refused.status, refused.body) == (401, b"Unauthorized: Missing authentication token")
 
 
 @pytest.mark.kubectl

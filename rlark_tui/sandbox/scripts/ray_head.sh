@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sandbox copy of the platform's Ray head start sequence (rlark-platform.md §2.3/§2.4), same log lines.
-# Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables.
+# Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables; the Ray node IP and
+# the dashboard host are the Pod IP (RLARK_NODE_IP), a loopback address of the sandbox's Pod network.
 set -e
 
 . "$(dirname "$0")/pod_common.sh"
@@ -29,9 +30,10 @@ stop_cluster() {
 trap stop_cluster EXIT
 
 ray start --head \
+  --node-ip-address="${RLARK_NODE_IP}" \
   --port="${RLARK_RAY_PORT}" \
   --ray-client-server-port="${RLARK_SANDBOX_CLIENT_PORT}" \
-  --dashboard-host=127.0.0.1 \
+  --dashboard-host="${RLARK_NODE_IP}" \
   --dashboard-port="${RLARK_SANDBOX_DASHBOARD_PORT}" \
   --dashboard-agent-listen-port="${RLARK_SANDBOX_AGENT_PORT}" \
   --min-worker-port="${RLARK_SANDBOX_MIN_WORKER_PORT}" \
@@ -40,7 +42,7 @@ ray start --head \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
   --include-log-monitor=false --disable-usage-stats --log-color=false
-export RAY_ADDRESS="127.0.0.1:${RLARK_RAY_PORT}"
+export RAY_ADDRESS="${RLARK_NODE_IP}:${RLARK_RAY_PORT}"
 
 echo "Waiting for ${RLARK_TOTAL_NODES:-1} nodes to join the Ray cluster..."
 if python "$(dirname "$0")/ray_check.py" --nodes "${RLARK_TOTAL_NODES:-1}" --timeout "${CHECK_TIMEOUT}"; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sandbox copy of the platform's Ray worker start sequence (rlark-platform.md §2.3/§2.4), same log lines.
-# Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables.
+# Sandbox differences: ports, temp dir and name resolution come from RLARK_SANDBOX_* variables; the Ray node IP is
+# the Pod IP (RLARK_SANDBOX_POD_IP), a loopback address of the sandbox's Pod network.
 set -e
 
 . "$(dirname "$0")/pod_common.sh"
@@ -14,7 +15,7 @@ for attempt in $(seq 1 "${HEAD_WAIT_ATTEMPTS}"); do
   # Sandbox: beyond the TCP probe, wait until the head's Ray node is registered (its local dashboard says so),
   # since several Ray nodes start at once on one host and a worker that comes too early fails `ray start`.
   if [ -n "${HEAD_IP}" ] && timeout 1 bash -c "exec 3<>/dev/tcp/${HEAD_IP}/${RLARK_RAY_PORT}" 2>/dev/null \
-      && python "$(dirname "$0")/ray_check.py" --head-registered "${RLARK_SANDBOX_HEAD_DASHBOARD_PORT}"; then
+      && python "$(dirname "$0")/ray_check.py" --head-registered "${HEAD_IP}:${RLARK_SANDBOX_HEAD_DASHBOARD_PORT}"; then
     echo "HEAD IP: ${HEAD_IP}"
     echo "Head is reachable at ${HEAD_IP}:${RLARK_RAY_PORT}"
     REACHABLE=1
@@ -30,6 +31,7 @@ fi
 
 set +e
 ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
+  --node-ip-address="${RLARK_SANDBOX_POD_IP}" \
   --dashboard-agent-listen-port="${RLARK_SANDBOX_AGENT_PORT}" \
   --min-worker-port="${RLARK_SANDBOX_MIN_WORKER_PORT}" \
   --max-worker-port="${RLARK_SANDBOX_MAX_WORKER_PORT}" \
