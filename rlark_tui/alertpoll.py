@@ -25,7 +25,7 @@ from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.metrics import header_log, snapshot_header
 from rlark_tui.model import alerts as rules
-from rlark_tui.model.alerts import AlertsState, frozen
+from rlark_tui.model.alerts import AlertsState, Evaluated, frozen
 from rlark_tui.model.progress import latest_progress
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
@@ -40,6 +40,9 @@ PLANE_SECONDS = 5.0
 LOG_SECONDS = 10.0
 LOG_READS_PER_ROUND = 6
 """At most this many Header-log reads per round (3 per second): with many Running Jobs each is read less often."""
+JUDGED_PER_ROUND = 400
+"""At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
+that it never holds the interpreter long); the others keep their last judgement until their turn."""
 RAY_SECONDS = 30.0
 RAY_READS_PER_ROUND = 4
 APP_SELECTOR = "app"
@@ -78,31 +81,25 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     errors: list[str] = []
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
-    clusters = sorted({pod.namespace for found in pods.values() for pod in found if pod.namespace})
+    clusters = sorted({namespace for found in pods.values() for pod in found if (namespace := _namespace(pod.raw))})
     planes = {cluster: previous.planes[cluster] for cluster in clusters if cluster in previous.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
     for cluster, answer in zip(due, parallel_map(lambda c: _plane_pods(access, c), due)):
-        planes[cluster] = (mono, answer)
+        planes[cluster] = (mono, _same_objects(planes.get(cluster, (0.0, None))[1], answer))
         if answer is None:
             errors.append(f"data plane {cluster}: pods not listed")
 
-    def plane_pods(name: str) -> dict[str, dict] | None:
-        found = {}
-        for pod in pods[name]:
-            listed = planes.get(pod.namespace, (0.0, None))[1]
-            if listed is None:
-                return None
-            real = listed.get(pod.pod_name or pod.name)
-            if real is not None:
-                found[f"{pod.namespace}/{pod.name}"] = real
-        return found
-
     # Header logs of Running Jobs, the longest-unread first
     facts, progress, log_read = dict(previous.facts), dict(previous.progress), dict(previous.log_read)
-    headers = {name: snapshot_header(index, name) for name, job in jobs.items() if job.phase == "Running"}
-    readable = sorted((log_read.get(name, float("-inf")), name) for name, header in headers.items()
-                      if header is not None and mono - log_read.get(name, float("-inf")) >= LOG_SECONDS)
-    chosen = [name for _, name in readable[:LOG_READS_PER_ROUND]]
+    running = [name for name, job in jobs.items() if _phase(job.raw) == "Running"]
+    headers = {}
+    for _, name in sorted((log_read.get(name, float("-inf")), name) for name in running
+                          if mono - log_read.get(name, float("-inf")) >= LOG_SECONDS):
+        if len(headers) >= LOG_READS_PER_ROUND:
+            break
+        header = snapshot_header(index, name)
+        if header is not None:
+            headers[name] = header
 
     def read(name: str):
         try:
@@ -110,14 +107,15 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         except (ApiError, Unreachable) as exc:
             return exc
 
-    for name, lines in zip(chosen, parallel_map(read, chosen)):
+    for name, lines in zip(list(headers), parallel_map(read, list(headers))):
         log_read[name] = mono
         if isinstance(lines, Exception):
             errors.append(f"{name}: {lines}")
             continue
         header = headers[name]
         pod_key = f"{header.cluster}/{_pod_cr_name(pods[name], header.pod)}"
-        plane = (plane_pods(name) or {}).get(pod_key)
+        plane = next((real for pod in pods[name] if pod.pod_name == header.pod
+                      for real in [_plane_pod(planes, pod)] if isinstance(real, dict)), None)
         facts[name] = rules.scan_log(lines, facts.get(name), rules.header_instance(plane, pod_key))
         row = latest_progress(lines)
         if row is not None:
@@ -125,34 +123,89 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
 
     # Ray: the Ray tab's result when subscribed, else a read of our own now and then
     ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
-    wanted = [name for name in headers if name not in snapshot.ray
+    wanted = [name for name in running if name not in snapshot.ray
               and mono - ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS][:RAY_READS_PER_ROUND]
     for name, status in zip(wanted, parallel_map(lambda n: access.ray_status(jobs[n]), wanted)):
         ray[name] = (mono, status)
 
+    # the rules, again only for Jobs whose inputs changed or whose rules read the clock (a stall, a restart)
     evaluations = [rules.source_findings(snapshot.sources, thresholds)]
-    restarts = previous.restarts
+    restart_counts: dict[str, tuple[int, int, float]] = {}
+    cache: dict[str, Evaluated] = {}
+    budget = JUDGED_PER_ROUND
     for name, job in jobs.items():
-        header = headers.get(name) or snapshot_header(index, name)
-        inputs = rules.JobInputs(
-            job=job.raw,
-            tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
-            pods=tuple(pod.raw for pod in pods[name]),
-            plane_pods=plane_pods(name),
-            log=facts.get(name),
-            header_pod=f"{header.cluster}/{_pod_cr_name(pods[name], header.pod)}" if header else "",
-            progress=progress.get(name),
-            ray=snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None),
-            usage=None,
-        )
-        evaluations.append(rules.job_findings(inputs, thresholds, now))
-        restart_eval, restarts = rules.restart_findings(inputs, restarts, now)
-        evaluations.append(restart_eval)
+        job_pods = pods[name]
+        plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
+        ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
+        signature = (job.raw, tuple(pod.raw for pod in job_pods), plane_sig, facts.get(name), progress.get(name),
+                     ray_now, thresholds)
+        kept = previous.cache.get(name)
+        stale = kept is None or kept.timed or kept.signature != signature
+        if stale and budget > 0:
+            budget -= 1
+            header = headers.get(name) or snapshot_header(index, name)
+            inputs = rules.JobInputs(
+                job=job.raw,
+                tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
+                pods=tuple(pod.raw for pod in job_pods),
+                plane_pods=None if _UNKNOWN in plane_sig else {
+                    f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if real is not None},
+                log=facts.get(name),
+                header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
+                progress=progress.get(name),
+                ray=ray_now,
+                usage=None,
+            )
+            found = rules.job_findings(inputs, thresholds, now)
+            restart_eval, updates = rules.restart_findings(inputs, previous.restarts, now)
+            timed = (_phase(job.raw) == "Running" and progress.get(name) is not None) or any(
+                count > base for base, count, _ in updates.values())
+            kept = Evaluated(signature, found, restart_eval, frozen(updates), timed)
+        if kept is None:  # judged in a later round (the budget); until then its alerts stay as they are
+            continue
+        cache[name] = kept
+        evaluations += [kept.found, kept.restarts]
+        restart_counts.update(kept.updates)
     book = rules.step(previous.book, rules.merge(evaluations, jobs=list(snapshot.jobs)), now,
                       acks.load(state_dir()))
-    return AlertsState(book, restarts, frozen({n: f for n, f in facts.items() if n in jobs}),
+    return AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
+                       frozen({n: f for n, f in facts.items() if n in jobs}),
                        frozen({n: p for n, p in progress.items() if n in jobs}), frozen(planes), frozen(ray),
-                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors))
+                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache))
+
+
+_UNKNOWN = object()
+"""A Pod whose data plane did not answer (its Job's pod rules can neither fire nor resolve)."""
+
+
+def _phase(raw: Mapping) -> str:
+    status = raw.get("status")
+    return status.get("phase", "") if isinstance(status, dict) else ""
+
+
+def _namespace(raw: Mapping) -> str:
+    meta = raw.get("metadata")
+    namespace = meta.get("namespace", "") if isinstance(meta, dict) else ""
+    return namespace if isinstance(namespace, str) else ""
+
+
+def _plane_pod(planes: Mapping, pod: Pod) -> object:
+    """The data-plane pod of a Pod CR (None: not listed; _UNKNOWN: its data plane did not answer). Read straight
+    from the dicts: it runs for every Pod of every Job each round."""
+    spec = pod.raw.get("spec")
+    listed = planes.get(_namespace(pod.raw), (0.0, None))[1]
+    if listed is None:
+        return _UNKNOWN
+    name = spec.get("podName") if isinstance(spec, dict) else None
+    return listed.get(name if isinstance(name, str) and name else pod.pod_name or pod.name)
+
+
+def _same_objects(old: Mapping[str, dict] | None, new: Mapping[str, dict] | None) -> Mapping[str, dict] | None:
+    """A new pod list that keeps the previous list's very objects where a pod did not change, so that the Jobs
+    whose pods did not change are not judged again."""
+    if old is None or new is None:
+        return new
+    return MappingProxyType({name: old[name] if old.get(name) == pod else pod for name, pod in new.items()})
 
 
 def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:

@@ -485,15 +485,17 @@ class RestartMemory:
     counts: Mapping[str, tuple[int, int, float]] = field(default_factory=lambda: MappingProxyType({}))
 
 
-def restart_findings(inputs: JobInputs, memory: RestartMemory, now: float) -> tuple[Evaluation, RestartMemory]:
+def restart_findings(inputs: JobInputs, memory: RestartMemory, now: float
+                     ) -> tuple[Evaluation, dict[str, tuple[int, int, float]]]:
     """pod-restarted: a Pod's `main` restart count rose above the count first seen; it resolves after
-    RESTART_QUIET_SECONDS without a further rise (the new count becomes the baseline)."""
+    RESTART_QUIET_SECONDS without a further rise (the new count becomes the baseline). Returns the Job's
+    findings and its Pods' new memory entries (the caller folds those of every Job into the next RestartMemory)."""
     job = Job(inputs.job)
     if inputs.plane_pods is None:
-        return Evaluation(), memory
-    counts = dict(memory.counts)
+        return Evaluation(), {}
+    updates: dict[str, tuple[int, int, float]] = {}
     found = []
-    namespace = _job_namespace(job, inputs.tasks, inputs.pods)
+    namespace = ""
     for raw in inputs.pods:
         cr = Pod(raw)
         key = f"{cr.namespace}/{cr.name}"
@@ -501,20 +503,20 @@ def restart_findings(inputs: JobInputs, memory: RestartMemory, now: float) -> tu
         count = restart_count(main_container_status(real)) if real is not None else None
         if count is None:
             continue
-        base, last, rose = counts.get(key, (count, count, now))
+        base, last, rose = memory.counts.get(key, (count, count, now))
         if count > last:
             rose = now
         elif count > base and now - rose >= RESTART_QUIET_SECONDS:
             base = count
-        counts[key] = (base, count, rose)
+        updates[key] = (base, count, rose)
         if count > base:
             shown = cr.pod_name or cr.name
+            namespace = namespace or _job_namespace(job, inputs.tasks, inputs.pods)
             found.append(Finding("pod-restarted", job.name, shown,
                                  one_line(f"Pod {shown} restarted ({count} restarts, was {base})"),
                                  f"restartCount {base} -> {count}", namespace, pod=key, previous=True,
                                  job_uid=job.uid))
-    return (Evaluation(tuple(found), frozenset({(job.name, "pod-restarted")})),
-            RestartMemory(MappingProxyType(counts)))
+    return Evaluation(tuple(found), frozenset({(job.name, "pod-restarted")})), updates
 
 
 def merge(evaluations: Iterable[Evaluation], jobs: Iterable[str] | None = None) -> Evaluation:
@@ -690,6 +692,23 @@ def frozen(mapping=None) -> Mapping:
 
 
 @dataclass(frozen=True)
+class Evaluated:
+    """One Job's last judgement and what it was made from (its inputs' very objects): the next round judges the
+    Job again only when one of them changed, or when its rules read the clock (`timed`)."""
+
+    signature: tuple
+    found: Evaluation
+    restarts: Evaluation
+    updates: Mapping[str, tuple[int, int, float]]
+    timed: bool
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+@dataclass(frozen=True)
 class AlertsState:
     """The book of alerts and what the next round needs: log facts and progress per Job, the data planes' pods
     per cluster (None: the last list failed), Ray results, when each was read (monotonic seconds)."""
@@ -703,3 +722,4 @@ class AlertsState:
     log_read: Mapping[str, float] = field(default_factory=frozen)
     errors: tuple[str, ...] = ()
     """What could not be read this round (one line each)."""
+    cache: Mapping[str, Evaluated] = field(default_factory=frozen)

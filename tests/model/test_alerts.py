@@ -191,14 +191,17 @@ def test_pod_unschedulable_counts_from_the_pods_creation():
 
 def test_pod_restarted_when_the_count_rises_and_resolves_after_quiet():
     memory = A.RestartMemory()
-    first, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=1)}), memory, T0)
-    assert not first.findings
-    rose, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=2)}), memory, T0 + 5)
+
+    def round_(restarts, now):
+        nonlocal memory
+        found, updates = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=restarts)}), memory, now)
+        memory = A.RestartMemory({**memory.counts, **updates})
+        return found
+    assert not round_(1, T0).findings
+    rose = round_(2, T0 + 5)
     assert [(f.rule, f.message) for f in rose.findings] == [("pod-restarted", "Pod ppo-actor-0 restarted (2 "
                                                                               "restarts, was 1)")]
-    quiet, memory = A.restart_findings(inputs(plane_pods={HEAD_KEY: plane_pod(restarts=2)}), memory,
-                                       T0 + 5 + A.RESTART_QUIET_SECONDS)
-    assert not quiet.findings
+    assert not round_(2, T0 + 5 + A.RESTART_QUIET_SECONDS).findings
 
 
 def test_gpu_idle_needs_every_gpu_below_the_percent_for_the_hold():
