@@ -43,6 +43,8 @@ LOG_READS_PER_ROUND = 6
 JUDGED_PER_ROUND = 400
 """At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
 that it never holds the interpreter long); the others keep their last judgement until their turn."""
+COST_FACTOR = 10.0
+"""A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
 RAY_SECONDS = 30.0
 RAY_READS_PER_ROUND = 4
 APP_SELECTOR = "app"
@@ -74,7 +76,9 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     previous = snapshot.alerts.get(key)
     if not isinstance(previous, AlertsState):
         previous = AlertsState()
-    now, mono = time.time(), time.monotonic()
+    now, mono, cpu = time.time(), time.monotonic(), time.thread_time()
+    if mono - previous.judged_at < COST_FACTOR * previous.cost:
+        return previous  # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
     thresholds = access.config.alerts
     jobs = {name: job for name, job in index.jobs.items() if in_scope(key, name)}
     pods = {name: index.job_pods(job) for name, job in jobs.items()}
@@ -171,7 +175,8 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     return AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
                        frozen({n: f for n, f in facts.items() if n in jobs}),
                        frozen({n: p for n, p in progress.items() if n in jobs}), frozen(planes), frozen(ray),
-                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache))
+                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
+                       mono, time.thread_time() - cpu)
 
 
 _UNKNOWN = object()

@@ -723,3 +723,6 @@ class AlertsState:
     errors: tuple[str, ...] = ()
     """What could not be read this round (one line each)."""
     cache: Mapping[str, Evaluated] = field(default_factory=frozen)
+    judged_at: float = float("-inf")
+    """Monotonic time of the round, and the CPU seconds it took."""
+    cost: float = 0.0
