@@ -13,9 +13,7 @@ from __future__ import annotations
 import atexit
 import base64
 import copy
-import logging
 import os
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,10 +121,11 @@ def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
     return name
 
 
-class _RedactedRecords(logging.Filter):
-    """The kubernetes client logs exec-plugin failures, with the plugin's stderr, on the root logger: redact them."""
+class _RedactedRecords:
+    """The kubernetes client logs exec-plugin failures, with the plugin's stderr, on the root logger: redact them.
+    (A logging filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def filter(self, record) -> bool:
         record.msg, record.args = redact_text(record.getMessage()), ()
         return True
 
@@ -136,6 +135,8 @@ _REDACTED_RECORDS = _RedactedRecords()
 
 def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     """A kubernetes ApiClient for one context; no urllib3 retries (errors surface at once, callers back off)."""
+    import logging
+
     import urllib3
     from kubernetes import client as k8s
 
@@ -355,6 +356,7 @@ def _temp_file(content: bytes) -> str:
         if content not in _temp_files or not os.path.isfile(_temp_files[content]):
             if not _temp_files:
                 atexit.register(_remove_temp_files)
+            import tempfile
             handle, name = tempfile.mkstemp(prefix="rlark-kubeconfig-")
             with os.fdopen(handle, "wb") as out:
                 out.write(content)

@@ -49,22 +49,28 @@ class _Ages:
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str(), on one
     line, without escape sequences: the padding counts what the terminal shows)."""
-    rows = [[_cell(cell) for cell in row] for row in rows]
+    rows = [list(map(str, row)) for row in rows]
+    if not "".join(["".join(row) for row in rows]).isprintable():  # some cell holds a control character
+        rows = [[_cell(cell) for cell in row] for row in rows]
+    if not all(len(row) == len(headers) for row in rows):
+        return _ragged_table(headers, rows)
+    widths = [max(len(header), *map(len, column)) for header, column in zip(headers, zip(*rows))] if rows \
+        else [len(header) for header in headers]
+    template = "   ".join(f"{{:<{width}}}" for width in widths)
+    return "\n".join([template.format(*row).rstrip() for row in [headers, *rows]])
+
+
+def _ragged_table(headers: list[str], rows: list[list[str]]) -> str:
+    """`table` for rows shorter than the headers."""
     widths = [len(h) for h in headers]
     for row in rows:
         for index, cell in enumerate(row):
-            if len(cell) > widths[index]:
-                widths[index] = len(cell)
-    lines = []
-    for row in [headers, *rows]:
-        lines.append("   ".join([cell.ljust(widths[index]) for index, cell in enumerate(row)]).rstrip())
-    return "\n".join(lines)
+            widths[index] = max(widths[index], len(cell))
+    return "\n".join("   ".join(cell.ljust(widths[index]) for index, cell in enumerate(row)).rstrip()
+                     for row in [headers, *rows])
 
 
-def _cell(value: object) -> str:
-    text = str(value)
-    if text.isprintable():  # no control character at all (nearly every cell): nothing to clean
-        return text
+def _cell(text: str) -> str:
     return clean(text).replace("\n", " ").replace("\t", " ")
 
 
