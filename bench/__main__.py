@@ -25,6 +25,8 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "kubectl_get_jobs_s": ("cli_get", None, None),
     "rlark_get_jobs_s": ("cli_get", None, None),
     "get_jobs_ratio": ("cli_get", 1.0, "min"),
+    "kubectl_get_jobs_cpu_s": ("cli_get", None, None),
+    "rlark_get_jobs_cpu_s": ("cli_get", None, None),
     "check_eval_ms": ("checkeval", 100, "max"),
     "check_eval_cpu_ms": ("checkeval", None, None),
     "watch_update_latency_ms_p50": ("tui", None, None),

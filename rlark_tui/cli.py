@@ -109,6 +109,15 @@ def _command_word(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _completed_command() -> str | None:
+    """The command a completing shell's line already names in full (then only its module is imported), else
+    None: the word being typed may still become another command."""
+    line, point = os.environ.get("COMP_LINE", ""), os.environ.get("COMP_POINT", "")
+    line = line[:int(point)] if point.isdigit() else line
+    words = line.split()[1:]
+    return _command_word(words if line.endswith(" ") else words[:-1])
+
+
 def _tui_args(argv: Sequence[str]) -> argparse.Namespace | None:
     """The global flags when `argv` holds nothing else (the TUI), else None. Opening the TUI this way does not
     import every command module (startup time, see bench/startup.py)."""
@@ -124,7 +133,7 @@ def _tui_args(argv: Sequence[str]) -> argparse.Namespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
         from rlark_tui.commands.completion import complete
-        complete(build_parser())
+        complete(build_parser(_completed_command()))
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = None
     args = _tui_args(argv)

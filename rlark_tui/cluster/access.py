@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, TypeVar
 from dataclasses import dataclass, field
 
 from rlark_tui.cluster import kubeconfig as kc
+from rlark_tui.cluster import lean
 from rlark_tui.cluster import server as srv
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
@@ -68,6 +70,20 @@ class Backoff:
         self.delay = self.start
 
 
+def _plain_control_plane(kubeconfig: kc.Kubeconfig, context: str) -> Http | None:
+    """The control plane of a plain context (token, basic auth or client certificate; no proxy or TLS server
+    name) over a urllib3 pool with its one TLS context: no kubernetes ApiClient, whose import is most of the
+    TUI's start-up after Textual's. None when the context needs the client (exec plugin, auth provider, ...)."""
+    plain = kc.plain_context(kubeconfig, context)
+    if not lean.plainly_reachable(plain) or plain.tls_server_name is not None:
+        return None
+    try:
+        ssl_context = lean.tls_context(plain) if plain.host.startswith("https://") else None
+    except (OSError, ValueError, tls.TLSError):
+        return None  # material the client may still load, or refuse with its own line
+    return Http(plain.host, None, "control plane", lean.auth_headers(plain), ssl_context=ssl_context)
+
+
 def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int = PARALLEL_REQUESTS) -> list[R]:
     """`[fn(item) for item in items]` with up to `workers` calls in flight (blocking I/O); the first error raises."""
     items = list(items)
@@ -99,17 +115,19 @@ class ClusterAccess:
         from rlark_tui.raydash.token import RayTokens
         self.ray_tokens = RayTokens(self)
         """Ray tokens read from Header Pods (in memory only)."""
+        plain = None
         if kubeconfig is None:
             self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE)
             self._client = srv.api_client(self._endpoint, f"{self._endpoint.url}/api/kubernetes")
             self.namespace = None
             self.gateway = config.gateway
         else:
-            self._client = kc.api_client(kubeconfig, context)
+            plain = _plain_control_plane(kubeconfig, context)
+            self._client = None if plain is not None else kc.api_client(kubeconfig, context)
             self.namespace = kc.namespace_of(kubeconfig, context)
             self.gateway = config.gateway or kubeconfig.gateway
-        self.http = Http.for_client(self._client, "control plane")
-        self.server = self._client.configuration.host
+        self.http = plain if self._client is None else Http.for_client(self._client, "control plane")
+        self.server = self.http.base
         self._planes: dict[str, Http] = {}
         self._server_clients: dict[str, k8s.ApiClient] = {}
         self._lock = threading.Lock()
@@ -612,7 +630,8 @@ class ClusterAccess:
         return None
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
         for client in list(self._server_clients.values()):
             client.close()
 

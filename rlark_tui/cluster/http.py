@@ -58,7 +58,13 @@ class Http:
     def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
         """Another base URL; it shares this client's TLS and credentials only when it has the same origin, else
         only the CA that verifies it."""
-        if self._client is None or _origin(base) == _origin(self.base):
+        same = _origin(base) == _origin(self.base)
+        if self._client is None:
+            if same:
+                return Http(base, None, source, {**self._headers, **(headers or {})}, ssl_context=self.ssl_context)
+            context = tls.server_only(self.ssl_context) if self.ssl_context is not None else None
+            return Http(base, None, source, headers, ssl_context=context)
+        if same:
             return Http(base, self._client, source, headers)
         context = tls.context_of(self._client.configuration)
         if context is not None:

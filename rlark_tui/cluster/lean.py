@@ -62,9 +62,7 @@ class LeanClient:
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
         self._port = parts.port or (443 if self._https else 80)
-        self._headers = {"Accept": "application/json", "User-Agent": "rlark"}
-        if plain.authorization:
-            self._headers["Authorization"] = plain.authorization
+        self._headers = {"Accept": "application/json", "User-Agent": "rlark", **auth_headers(plain)}
         self._server_name = plain.tls_server_name or self._host
         self._tls = tls_context(plain) if self._https else None
         self._conn: http.client.HTTPConnection | None = None
@@ -82,8 +80,7 @@ class LeanClient:
             return None  # ClusterAccess knows the rest: in-cluster, server-only mode, or the same one line
         name = kc.resolve_context(loaded, context)
         plain = kc.plain_context(loaded, name)
-        if plain is None or plain.host is None or plain.proxy is not None \
-                or not plain.host.startswith(("https://", "http://")):
+        if not plainly_reachable(plain):
             return None
         try:
             return cls(plain, kc.namespace_of(loaded, name), timeout)
@@ -157,6 +154,18 @@ class LeanClient:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def plainly_reachable(plain: kc.PlainContext | None) -> bool:
+    """Whether a context can be reached without the kubernetes client: plain credentials, an http(s) server
+    named, no proxy."""
+    return plain is not None and plain.host is not None and plain.proxy is None \
+        and plain.host.startswith(("https://", "http://"))
+
+
+def auth_headers(plain: kc.PlainContext) -> dict[str, str]:
+    """The Authorization header every request of the context carries (none without credentials)."""
+    return {"Authorization": plain.authorization} if plain.authorization else {}
 
 
 def tls_context(plain: kc.PlainContext) -> ssl.SSLContext:

@@ -94,16 +94,22 @@ def pods(prefix: str, parsed_args: argparse.Namespace, **_) -> list[str]:
 
 
 def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
-    from rlark_tui.cluster.access import ClusterAccess
+    """Live names through the lean client (cluster/lean.py: no kubernetes import, one connection) when the
+    context is a plain one and one list answers; the Pods of a named Job, and other contexts, through
+    ClusterAccess."""
     from rlark_tui.cluster.kinds import JOBS, PODS
+    from rlark_tui.cluster.lean import LeanClient
     from rlark_tui.model.views import Pod
 
     args = argparse.Namespace(**{**vars(parsed_args), "request_timeout": LIVE_SECONDS})
-    access = ClusterAccess.from_args(args)
+    job = getattr(parsed_args, "job", None) if what == "pods" else None
+    access = None if job else LeanClient.from_args(args)
+    if access is None:
+        from rlark_tui.cluster.access import ClusterAccess
+        access = ClusterAccess.from_args(args)
     try:
         if what == "jobs":
             return sorted(str(item["metadata"]["name"]) for item in access.list(JOBS, timeout=LIVE_SECONDS).items)
-        job = getattr(parsed_args, "job", None)
         items = access.job_pods(job) if job else access.list(PODS, timeout=LIVE_SECONDS).items
         return sorted({Pod(item).pod_name or Pod(item).name for item in items})
     finally:

@@ -71,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if gateway is not None:
         where = "config file" if config.gateway else "kubeconfig extension"
         trust = (f"CA {config.gateway_ca}" if config.gateway_ca else
-                 "the control plane's TLS" if gateway.api_client is not None else "system CAs")
+                 "the control plane's TLS" if gateway.api_client is not None or (
+                     gateway.ssl_context is not None and gateway.ssl_context is access.http.ssl_context)
+                 else "system CAs")
         print(f"gateway:      {redact_text(access.gateway)}  [{where}; verified against {trust}]")
         for name in sorted(config.gateway_headers):
             print(f"  header {name}: ***")
