@@ -3,8 +3,6 @@
 Same entry point as the console script.
 """
 
-import sys
+from rlark_tui.cli import run
 
-from rlark_tui.cli import main
-
-sys.exit(main())
+run()

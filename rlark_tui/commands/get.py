@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
         return get_clusters(args, reader(args, NODES))
     kind = kind_named(args.resource)
     access = reader(args, kind)
+    if isinstance(access, LeanClient):
+        from rlark_tui.cli import exit_at_once
+        exit_at_once()  # the lean path leaves no thread or file behind: no interpreter teardown after printing
     namespace = None
     if kind.namespaced and not args.all_namespaces:
         namespace = args.namespace or access.namespace or "default"

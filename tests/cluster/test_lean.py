@@ -172,6 +172,20 @@ def test_lean_get_imports_neither_kubernetes_nor_urllib3(sb, env):
     assert "demo-ppo" in result.stdout
 
 
+def test_the_process_ends_at_once_with_all_its_output_and_exit_code(sb, rl, env, frozen_clock):
+    """`python -m rlark_tui get` on the lean path skips interpreter teardown (cli.exit_at_once): everything
+    printed still arrives, with the exit code (a reader that leaves early: test_get_describe.py)."""
+    command = [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sb.kubeconfig)]
+    repo = Path(__file__).resolve().parents[2]
+    listed = subprocess.run([*command, "get", "jobs", "-o", "yaml"], capture_output=True, text=True, timeout=60,
+                            cwd=repo)
+    assert (listed.returncode, listed.stdout, listed.stderr) == (
+        0, rl("get", "jobs", "-o", "yaml").out, "")
+    missing = subprocess.run([*command, "get", "jobs", "nope"], capture_output=True, text=True, timeout=60,
+                             cwd=repo)
+    assert (missing.returncode, missing.stdout, missing.stderr) == (1, "", 'error: jobs "nope" not found\n')
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_reads_the_same_objects(sb, rl, env, tmp_path):
     """kubectl and the lean path over the same sandbox: the same `-o name` lines, the same objects in `-o json`
