@@ -6,7 +6,7 @@ top border, a `├── Metric Table ──┤` title row, the Global Step and 
 row, rows of three `name=value` cells and a blank row, then the bottom border. A tqdm bar never ends its line
 while it runs: one text holds every `\\r` redraw so far, and may end inside a redraw (a log API hands out an
 unterminated line in 16 KiB pieces); the last redraw that parses wins. A redraw's time is the line's timestamp
-(when its first piece was written) plus the bar's own elapsed time.
+(when its first piece was written) plus the bar's elapsed time since the line's first redraw.
 """
 
 from __future__ import annotations
@@ -126,9 +126,23 @@ def _tqdm_times(inner: str) -> tuple[float | None, float | None]:
     return elapsed, clock_seconds(times[1]) if len(times) == 2 else None
 
 
-def _tqdm_at(stamp: float | None, inner: str) -> float | None:
+def _first_elapsed(text: str) -> float | None:
+    """The bar's elapsed time at the first whole redraw of a line: the redraw nearest the line's timestamp."""
+    for segment in _redraws(text):
+        match = TQDM.search(segment)
+        if match:
+            return _tqdm_times(match.group(4))[0]
+    return None
+
+
+def _tqdm_at(stamp: float | None, inner: str, base: float | None) -> float | None:
+    """A redraw's time: the line's timestamp (when the runtime wrote the line's first piece, which holds its
+    first redraw) plus the bar's elapsed time since that first redraw. A read that starts inside the line (a
+    tail or since read) has a later timestamp and a later first redraw alike."""
     elapsed = _tqdm_times(inner)[0]
-    return stamp + elapsed if stamp is not None and elapsed is not None else stamp
+    if stamp is None or elapsed is None:
+        return stamp
+    return stamp + max(0.0, elapsed - (base or 0.0))
 
 
 def _number(text: str) -> float | None:
@@ -160,11 +174,11 @@ def _tqdm_postfix(inner: str) -> dict[str, float]:
     return values
 
 
-def _tqdm_progress(match: re.Match, stamp: float | None) -> Progress:
+def _tqdm_progress(match: re.Match, stamp: float | None, base: float | None) -> Progress:
     step, total = int(match.group(2)), int(match.group(3))
     inner = match.group(4)
     eta = _tqdm_times(inner)[1]
-    at = _tqdm_at(stamp, inner)
+    at = _tqdm_at(stamp, inner, base)
     step_seconds = _tqdm_postfix(inner).get("step_time") or _tqdm_rate(inner)
     percent = 100.0 * step / total if total else float(match.group(1))
     return Progress(step, total, percent, eta, step_seconds, at, "tqdm")
@@ -179,7 +193,7 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
         if "Global Step" in raw:
             tqdm = _last_tqdm(raw) if "%|" in raw else None
             if tqdm is not None:
-                found, pending = _tqdm_progress(tqdm, at), None
+                found, pending = _tqdm_progress(tqdm, at, _first_elapsed(raw)), None
                 continue
             match = TABLE_PROGRESS.search(raw)
             if match:
@@ -238,6 +252,7 @@ def metric_series(lines: Iterable[Line]) -> Series:
                     table[(prefix + name) if certain else name] = value
             continue
         if "Global Step" in raw and "%|" in raw:
+            base = _first_elapsed(raw)
             for segment in _redraws(raw):
                 match = TQDM.search(segment)
                 if not match:
@@ -246,7 +261,7 @@ def metric_series(lines: Iterable[Line]) -> Series:
                 if last_tqdm == count:
                     continue
                 last_tqdm = count
-                when = _tqdm_at(stamp, match.group(4)) or 0.0
+                when = _tqdm_at(stamp, match.group(4), base) or 0.0
                 for name, value in _tqdm_postfix(match.group(4)).items():
                     series.add(name, (when, count, value))
     series.partial = table is not None

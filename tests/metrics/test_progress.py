@@ -28,10 +28,10 @@ TQDM = ("Global Step:  {pct}%|██        | {n}/100 [00:{e:02d}<01:30, 1.00s/i
     (table_lines(3), Progress(3, 40, 7.5, 37.0, 1.0, 100.0, "table")),
     (table_lines(3) + table_lines(4, at=101.0), Progress(4, 40, 10.0, 36.0, 1.0, 101.0, "table")),
     ([(5.0, "\r".join(TQDM.format(pct=n, n=n, e=n) for n in (1, 2, 3)))],
-     Progress(3, 100, 3.0, 90.0, 1.5, 8.0, "tqdm")),
-    ([(5.0, TQDM.format(pct=1, n=1, e=1) + "\r")], Progress(1, 100, 1.0, 90.0, 1.5, 6.0, "tqdm")),
+     Progress(3, 100, 3.0, 90.0, 1.5, 7.0, "tqdm")),
+    ([(5.0, TQDM.format(pct=1, n=1, e=1) + "\r")], Progress(1, 100, 1.0, 90.0, 1.5, 5.0, "tqdm")),
     ([(5.0, "\r".join(TQDM.format(pct=n, n=n, e=n) for n in (1, 2)) + "\r" + TQDM.format(pct=3, n=3, e=3)[:30])],
-     Progress(2, 100, 2.0, 90.0, 1.5, 7.0, "tqdm")),
+     Progress(2, 100, 2.0, 90.0, 1.5, 6.0, "tqdm")),
     (table_lines(3)[:4], Progress(3, 40, 7.5, None, None, 100.0, "table")),
     ([(None, "plain line"), (None, "Global Step: nonsense")], None),
     ([], None),
@@ -69,8 +69,8 @@ def test_half_a_table_is_left_out_and_reported():
 def test_tqdm_postfix_series_one_point_per_step():
     redraws = "\r".join(TQDM.format(pct=n, n=n, e=n) for n in (1, 1, 2))
     series = metric_series([(7.0, redraws), (8.0, TQDM.format(pct=3, n=3, e=3))])
-    assert series.points["rewards"] == [(8.0, 1, 0.1), (9.0, 2, 0.2), (11.0, 3, 0.3)]
-    assert series.points["step_time"][-1] == (11.0, 3, 1.5)
+    assert series.points["rewards"] == [(7.0, 1, 0.1), (8.0, 2, 0.2), (8.0, 3, 0.3)]
+    assert series.points["step_time"][-1] == (8.0, 3, 1.5)
 
 
 def test_nan_and_inf_cells_are_kept_then_filtered():

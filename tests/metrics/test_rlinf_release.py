@@ -101,6 +101,14 @@ def test_tqdm_bar_cut_inside_a_redraw_and_in_cri_pieces():
     assert steps[-1] == 12 and steps == sorted(steps, key=lambda s: s or 0)
 
 
+def test_a_read_from_inside_the_bars_line_dates_redraws_from_its_own_first_one():
+    bar = tqdm_run(30, 3.0, reasoning)
+    inside = bar[len(bar) // 2:]  # a tail or since read starts in the middle of the unterminated line
+    row = latest_progress([(5000.0, inside)])
+    first = next(seg for seg in inside.split("\r")[1:] if "]" in seg)
+    assert row.step == 30 and row.at == 5000.0 + 90 - 3 * int(first.split("/30")[0].split()[-1])
+
+
 def test_resumed_and_closed_bar():
     bar = tqdm_run(20, 2.0, reasoning, initial=15, close=True)
     assert bar.endswith("\n")
