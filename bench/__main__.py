@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODULES = ("startup", "cli_get", "checkeval", "tui", "logs")
+MODULES = ("startup", "cli_get", "checkeval", "tui", "logs", "alerts")
 # key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
 TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "startup_first_list_s": ("startup", 0.6, "max"),
@@ -38,6 +38,9 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "log_follow_lines_per_s": ("logs", 20000, "min"),
     "log_lag_s": ("logs", 1.0, "max"),
     "log_rss_mb": ("logs", 150, "max"),
+    "alert_latency_s_p50": ("alerts", None, None),
+    "alert_latency_s_p95": ("alerts", 30, "max"),
+    "alert_faults": ("alerts", None, None),
 }
 
 
