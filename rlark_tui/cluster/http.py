@@ -158,20 +158,29 @@ class LineStream:
         self._whole_lines = whole_lines
 
     def __iter__(self) -> Iterator[str]:
-        buffer = b""
+        # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its
+        # pieces are joined once, when the line ends
+        pending: list[bytes] = []
         try:
             while True:
                 chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
                 if not chunk:
                     break
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
+                if b"\n" not in chunk:
+                    pending.append(chunk)
+                    continue
+                first, *lines = chunk.split(b"\n")
+                pending.append(first)
+                lines.insert(0, b"".join(pending))
+                rest = lines.pop()
+                pending = [rest] if rest else []
                 for line in lines:
                     yield line.decode("utf-8", "replace").rstrip("\r")
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
             raise transport_error(exc, self._req, self._timeout) from None
         finally:
             self.close()
+        buffer = b"".join(pending)
         if buffer and self._whole_lines and b"\r" not in buffer:
             raise Unreachable(f"the {self._req.source} cut the stream in the middle of a line", "dropped")
         if buffer:
