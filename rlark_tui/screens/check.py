@@ -22,6 +22,7 @@ from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.messages import (HandOverLoaded, HandOverSaveFailed, LoadHandOver, OpenJob, OpenLogs, RecordSaved,
                                 SaveHandOver, SaveRecord)
 from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
 from rlark_tui.polls import EVIDENCE, Gathered
@@ -53,6 +54,11 @@ def summary_line(job: str, report: CheckReport | None, error: str = "") -> str:
     text = (f"Run check of {job} at {report.checked_at:%H:%M:%S} — {counts['pass']} pass, {counts['fail']} fail, "
             f"{counts['pending']} pending" + (f" · earliest failing stage: {stage}" if stage else ""))
     return text + (f"  (last refresh failed: {error})" if error else "")
+
+
+def _cell(text: str) -> Text:
+    """A table cell or evidence option: evidence quotes log lines and Job fields, so never markup, no escapes."""
+    return Text(clean(text))
 
 
 class CheckScreen(RlarkScreen):
@@ -138,15 +144,15 @@ class CheckScreen(RlarkScreen):
     def _show_report(self) -> None:
         if self.report is None:
             return
-        self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report))
+        self.query_one("#check-summary", Static).update(clean(summary_line(self.job_name, self.report)))
         table = self.table
         for index, cells in enumerate(row_cells(self.report)):
             if index >= table.row_count:
-                table.add_row(*map(Text, cells), key=cells[0])  # Text: a cell is never markup
+                table.add_row(*map(_cell, cells), key=cells[0])
                 continue
             for column, value in enumerate(cells):
                 if str(table.get_cell_at((index, column))) != value:
-                    table.update_cell_at((index, column), Text(value))
+                    table.update_cell_at((index, column), _cell(value))
         self._show_row(table.cursor_row)
 
     # ---- rows and evidence ------------------------------------------------------------------------
@@ -166,15 +172,15 @@ class CheckScreen(RlarkScreen):
         if self.report is None or not 0 <= index < 6:
             return
         row = self.report.rows[index]
-        self.query_one("#check-detail", Static).update(
-            f"{row.id}. {row.title}: {row.result.upper()}\n" + "\n".join(f"• {n}" for n in row.all_notes()))
+        self.query_one("#check-detail", Static).update(clean(
+            f"{row.id}. {row.title}: {row.result.upper()}\n" + "\n".join(f"• {n}" for n in row.all_notes())))
         options = self.query_one("#check-evidence", OptionList)
         labels = [_item_label(item) for item in row.evidence]
         if labels == [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]:
             return
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(Text(label), id=str(i)) for i, label in enumerate(labels)])
+        options.add_options([Option(_cell(label), id=str(i)) for i, label in enumerate(labels)])
         if highlighted is not None and labels:
             options.highlighted = min(highlighted, len(labels) - 1)
 

@@ -23,6 +23,7 @@ from rlark_tui.model import Job
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
+from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
 from rlark_tui.polls import GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
@@ -43,10 +44,10 @@ class Section(Static):
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         text.append(" " * indent + f"{label}: ", self.get_component_rich_style("section--label"))
-        text.append((value if value else "—") + "\n")
+        text.append((clean(value) if value else "—") + "\n")
 
     def muted(self, text: Text, value: str) -> None:
-        text.append(value + "\n", self.get_component_rich_style("section--muted"))
+        text.append(clean(value) + "\n", self.get_component_rich_style("section--muted"))
 
 
 class JobDetailScreen(RlarkScreen):
@@ -181,9 +182,9 @@ class JobDetailScreen(RlarkScreen):
         running = sum(row.running for row in rows)
         title = job.name + (f" ({job.display_name})" if job.display_name else "")
         shown_progress = progress.render(time.time()) if progress is not None else ""
-        summary.update(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
+        summary.update(clean(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
                        f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
-                       + (f" · step {shown_progress}" if shown_progress else ""))
+                       + (f" · step {shown_progress}" if shown_progress else "")))
         self.query_one(WorkersTree).sync(rows, restarts)
         self._render_overview(index, job)
         self._render_events(index, job)
@@ -287,7 +288,7 @@ class JobDetailScreen(RlarkScreen):
             if status.get("status_text"):
                 text.append("\n")
                 widget.heading(text, "ray status")
-                text.append(redact_text(str(status["status_text"])).rstrip() + "\n")
+                text.append(clean(redact_text(str(status["status_text"]))).rstrip() + "\n")
             for ray_job in status.get("jobs") or []:
                 widget.field(text, f"Ray job {ray_job.get('submission_id') or ray_job.get('job_id')}",
                              redact_text(f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()), 2)

@@ -25,7 +25,15 @@ import uuid
 
 import pytest
 
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.model.sanitize import has_control
+from rlark_tui.screens.check import CheckScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
 from tests.clirun import cli_runner
+from tests.pilot import wait_for
+from tests.reliability.test_secrets import screen_text
+from tests.wizard.helpers import SIZE, settle
 from tests.reliability.running_job import edge_task, running_job
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"
@@ -247,3 +255,42 @@ def test_tui_on_a_terminal_writes_no_osc_from_the_cluster(hostile, env):
     assert "pwned" not in clipboard and "pwned" not in title
     assert "[@click=app.quit]quit" in overview and "pwn" in overview
     assert MARKER in logs and "[red]red[/red]" in logs
+
+
+def painted(app) -> str:
+    """What the app would write to a terminal for the whole current screen (Textual's own sequences included)."""
+    return app.screen._compositor.render_full_update().render_segments(app.console)
+
+
+async def test_tui_screens_show_the_text_without_escapes_or_markup(hostile):
+    """Pilot: the list, the detail's overview, workers and events, the run check (rows and evidence): the hostile
+    text shows as text (its brackets included), never as an escape or a style, and nothing was clicked."""
+    access = ClusterAccess.open(str(hostile.kubeconfig), hostile.context)
+    app = RlarkApp(access)
+    shown = []
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: NAME in screen_text(app), "the Job in the list")
+            shown.append(painted(app))
+            app.open_job(NAME, "overview")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+            for key, expected in (("d", "note"), ("w", "Pods 1/1"), ("e", "registry.example/x")):
+                await pilot.press(key)
+                await wait_for(pilot, lambda: expected in screen_text(app), expected)
+                shown.append(painted(app))
+            app.open_check(NAME)
+            await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,
+                           "the run check")
+            screen = app.screen
+            for row in range(screen.table.row_count):
+                screen.table.move_cursor(row=row)
+                await settle(pilot, 2)
+                shown.append(painted(app))
+            assert app.is_running  # `[@click=app.quit]` quit nothing
+    finally:
+        access.close()
+    raw = "\n".join(shown).encode()
+    found = TUI_ESCAPE.search(raw)
+    assert found is None, raw[max(0, found.start() - 40):][:120]
+    text = Terminal.PLAIN.sub(b"", raw).decode()
+    assert "[red]red[/red][@click=app.quit]quit[/]" in text and "registry.example/x" in text
