@@ -44,15 +44,14 @@ class RayDashboard:
 
     def _get(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> object:
         req = Request("get", what, source=self.source)
-        try:
-            return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
-        except (Unauthorized, Forbidden) as exc:
-            if not self._take_pod_token(fresh=isinstance(exc, Forbidden)):
-                raise self._refused(exc) from None
-        try:
-            return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
-        except (Unauthorized, Forbidden) as exc:
-            raise self._refused(exc) from None
+        refused = 0                      # no token -> the Pod's; a token Ray refuses -> the Pod's read again, once
+        while True:
+            try:
+                return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
+            except (Unauthorized, Forbidden) as exc:
+                refused += 1
+                if refused > 2 or not self._take_pod_token(fresh=isinstance(exc, Forbidden)):
+                    raise self._refused(exc) from None
 
     def _take_pod_token(self, fresh: bool) -> bool:
         """After a 401 (or a 403 with a token read before): the Header Pod's token, when Ray says it wants one."""

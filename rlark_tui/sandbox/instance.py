@@ -12,6 +12,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -236,6 +237,8 @@ class Sandbox:
                 pass
         try:
             await self._open()
+            if self.network.problem:
+                print(f"sandbox: {self.network.problem}", file=sys.stderr, flush=True)
             if ready:
                 ready(self)
             await self._stop_event.wait()

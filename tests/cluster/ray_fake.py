@@ -1,5 +1,6 @@
 """A stand-in Ray dashboard speaking the measured 2.60 wire shapes of ray-dashboard.md (envelopes, the ALIVE
-filter with a DEAD node still listed, `format=1` text, the bare jobs list, token mode 401/403), for tests that
+filter with a DEAD node still listed, `format=1` text, the bare jobs list, token mode 401/403 and the public
+`/api/authentication_mode`), for tests that
 must not start Ray. The client under test is ours; this only plays the server's documented part."""
 
 from __future__ import annotations
@@ -57,8 +58,13 @@ class FakeRayDashboard:
                                    "status": "RUNNING", "entrypoint": "python job.py", "message": "",
                                    "start_time": 1795977022059, "end_time": None}])
 
+    async def authentication_mode(self, request: web.Request) -> web.Response:
+        """Public, as in Ray: whether the dashboard wants a token."""
+        return web.json_response({"authentication_mode": "token" if self.token else "disabled"})
+
     def start(self) -> "FakeRayDashboard":
         app = web.Application()
+        app.router.add_get("/api/authentication_mode", self.authentication_mode)
         app.router.add_get("/api/v0/nodes", self.nodes)
         app.router.add_get("/api/cluster_status", self.cluster_status)
         app.router.add_get("/api/jobs/", self.jobs)

@@ -43,6 +43,43 @@ def test_token_header_and_token_errors():
         fake.stop()
 
 
+def test_a_401_from_token_mode_ray_reads_the_pod_token_once_and_sends_it_through_the_proxy_header():
+    fake = FakeRayDashboard(token="tok-123").start()
+    reads: list[bool] = []
+
+    def pod_token(fresh: bool) -> str:
+        reads.append(fresh)
+        return "stale-1" if len(reads) == 1 else "tok-123"
+    try:
+        dashboard = RayDashboard(Http(fake.url, source="Ray dashboard"), via_proxy=True, pod_token=pod_token)
+        assert dashboard.status()["alive_nodes"] == 2     # 401 -> mode token -> stale token 403 -> fresh read
+        assert reads == [False, True]
+        assert fake.requests[-1][1]["X-Ray-Authorization"] == "Bearer tok-123"
+        assert dashboard.status()["error"] is None and len(reads) == 2     # kept for the next polls
+        tunnel = dashboard.authenticated_http()
+        assert tunnel.headers == {"X-Ray-Authorization": "Bearer tok-123"} and tunnel.base == fake.url
+    finally:
+        fake.stop()
+
+
+def test_ray_without_token_mode_is_never_asked_for_a_pod_token_and_an_unreadable_token_says_why():
+    from rlark_tui.raydash.token import TokenUnavailable
+    open_ray = FakeRayDashboard().start()
+    locked = FakeRayDashboard(token="tok-123").start()
+
+    def no_token(fresh: bool) -> str:
+        raise TokenUnavailable("Ray wants a token, and the Header role j-actor has no Running Pod to read it in")
+    try:
+        plain = RayDashboard(Http(open_ray.url, source="Ray dashboard"), pod_token=lambda fresh: 1 / 0)
+        assert plain.status()["alive_nodes"] == 2 and plain.authenticated_http().headers == {}
+        failed = RayDashboard(Http(locked.url, source="Ray dashboard"), via_proxy=True, pod_token=no_token).status()
+        assert failed["error"] == ("Ray dashboard: Ray wants a token, and the Header role j-actor has no Running Pod "
+                                   "to read it in")
+    finally:
+        open_ray.stop()
+        locked.stop()
+
+
 def test_unreachable_dashboard_is_an_error_entry():
     fake = FakeRayDashboard().start()
     url = fake.url
