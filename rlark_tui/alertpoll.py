@@ -7,6 +7,7 @@ Reads, each bounded and shared where a screen already reads the same thing:
 - the Header log of each Running Job (`cluster.metrics.header_log`, the read the progress topic makes: tail 200,
   last 10 minutes, timestamps), at most once per LOG_SECONDS per Job and LOG_READS_PER_ROUND in all per round,
   the longest-unread first;
+- the other Running Pods' logs (run-oom), each at most once per WORKER_LOG_SECONDS, WORKER_LOGS_PER_ROUND in all;
 - Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
   RAY_SECONDS per Job;
 - the acknowledgements file (acks.py), when it changed.
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 from rlark_tui import acks
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
-from rlark_tui.cluster.metrics import header_log, snapshot_header
+from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS, header_log, read_log, snapshot_header
 from rlark_tui.model import alerts as rules
 from rlark_tui.model.alerts import AlertsState, Evaluated, frozen
 from rlark_tui.model.progress import latest_progress
@@ -45,6 +46,11 @@ JUDGED_PER_ROUND = 400
 that it never holds the interpreter long); the others keep their last judgement until their turn."""
 COST_FACTOR = 10.0
 """A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
+WORKER_LOG_SECONDS = 60.0
+WORKER_LOGS_PER_ROUND = 2
+WORKER_TAIL_LINES = 100
+"""The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, the
+newest 100 lines of the last 10 minutes, at most 2 per round (1 per second)."""
 RAY_SECONDS = 30.0
 RAY_READS_PER_ROUND = 4
 APP_SELECTOR = "app"
@@ -125,6 +131,31 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         if row is not None:
             progress[name] = row
 
+    # the other Running Pods' logs (run-oom in any Pod's log), far less often
+    worker_logs, worker_read = dict(previous.worker_logs), dict(previous.worker_read)
+    workers = {f"{pod.namespace}/{pod.name}": pod for name in running for pod in pods[name]
+               if pod.phase == "Running" and pod.pod_name and pod.task_name != jobs[name].head_task_name}
+    due_workers = sorted((worker_read.get(k, float("-inf")), k) for k in workers
+                         if mono - worker_read.get(k, float("-inf")) >= WORKER_LOG_SECONDS)
+    chosen = [k for _, k in due_workers[:WORKER_LOGS_PER_ROUND]]
+
+    def read_worker(pod_key: str):
+        pod = workers[pod_key]
+        try:
+            return read_log(access, pod.namespace, pod.pod_name, WORKER_TAIL_LINES, PROGRESS_SINCE_SECONDS)
+        except (ApiError, Unreachable) as exc:
+            return exc
+
+    for pod_key, lines in zip(chosen, parallel_map(read_worker, chosen)):
+        worker_read[pod_key] = mono
+        if isinstance(lines, Exception):
+            continue
+        plane = _plane_pod(planes, workers[pod_key])
+        instance = rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
+        worker_logs[pod_key] = rules.scan_log(lines, worker_logs.get(pod_key), instance)
+    job_of = {f"{pod.namespace}/{pod.name}": name for name in jobs for pod in pods[name]}
+    worker_logs = {k: f for k, f in worker_logs.items() if k in job_of}
+
     # Ray: the Ray tab's result when subscribed, else a read of our own now and then
     ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
     wanted = [name for name in running if name not in snapshot.ray
@@ -141,8 +172,9 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         job_pods = pods[name]
         plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
         ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
+        job_workers = tuple(worker_logs.get(f"{pod.namespace}/{pod.name}") for pod in job_pods)
         signature = (job.raw, tuple(pod.raw for pod in job_pods), plane_sig, facts.get(name), progress.get(name),
-                     ray_now, thresholds)
+                     ray_now, thresholds, job_workers)
         kept = previous.cache.get(name)
         stale = kept is None or kept.timed or kept.signature != signature
         if stale and budget > 0:
@@ -159,6 +191,8 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
                 progress=progress.get(name),
                 ray=ray_now,
                 usage=None,
+                worker_logs=frozen({f"{pod.namespace}/{pod.name}": found for pod, found in zip(job_pods, job_workers)
+                                    if found is not None}),
             )
             found = rules.job_findings(inputs, thresholds, now)
             restart_eval, updates = rules.restart_findings(inputs, previous.restarts, now)
@@ -174,7 +208,8 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
                       acks.load(state_dir()))
     return AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
                        frozen({n: f for n, f in facts.items() if n in jobs}),
-                       frozen({n: p for n, p in progress.items() if n in jobs}), frozen(planes), frozen(ray),
+                       frozen({n: p for n, p in progress.items() if n in jobs}), frozen(worker_logs),
+                       frozen({k: t for k, t in worker_read.items() if k in job_of}), frozen(planes), frozen(ray),
                        frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
                        mono, time.thread_time() - cpu)
 

@@ -111,16 +111,20 @@ def _global_argv(args: argparse.Namespace) -> list[str]:
 
 
 def refresh(args: argparse.Namespace, root: Path) -> int:
-    """List the Jobs (bounded in time) and write the cache; the lock goes when done."""
-    from rlark_tui.cluster.access import ClusterAccess
+    """List the Jobs (bounded in time; through the lean client when the context allows) and write the cache; the
+    lock goes when done."""
     from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.cluster.lean import LeanClient
     from rlark_tui.fsutil import remove_quietly, write_private
     from rlark_tui.model.views import Job
 
     try:
         if getattr(args, "request_timeout", None) is None:
             args.request_timeout = REFRESH_TIMEOUT
-        access = ClusterAccess.from_args(args)
+        access = LeanClient.from_args(args)  # no `kubernetes` import for a plain context
+        if access is None:
+            from rlark_tui.cluster.access import ClusterAccess
+            access = ClusterAccess.from_args(args)
         try:
             jobs = [Job(raw) for raw in access.list(JOBS).items]
         finally:

@@ -253,6 +253,8 @@ class JobInputs:
     """The Header Pod's log facts."""
     header_pod: str = ""
     """The Pod CR key of the Header Pod the log was read from."""
+    worker_logs: Mapping[str, LogFacts] = field(default_factory=lambda: MappingProxyType({}))
+    """Pod CR key -> the log facts of the Job's other Pods (run-oom in any Pod's log), as far as read."""
     progress: Progress | None = None
     ray: Mapping | None = None
     """`ClusterAccess.ray_status` of the Job (alive_nodes, expected, error)."""
@@ -372,9 +374,12 @@ def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None
     failure = facts.first_failure
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)
-    if facts.oom is not None:
-        add("run-oom", where, f"out of memory in {where}: {facts.oom[1].strip()}", _evidence(facts.oom),
-            pod=pod)
+    shown = {f"{Pod(raw).namespace}/{Pod(raw).name}": Pod(raw).pod_name or Pod(raw).name for raw in inputs.pods}
+    for key, pod_facts in ((pod, facts), *sorted(inputs.worker_logs.items())):
+        if pod_facts.oom is not None and (key == pod or key in shown):
+            name = where if key == pod else shown[key]
+            add("run-oom", name, f"out of memory in {name}: {pod_facts.oom[1].strip()}", _evidence(pod_facts.oom),
+                pod=key)
     if facts.ray_not_ready is not None:
         add("ray-not-ready", job.name, f"the Ray cluster did not become ready: {facts.ray_not_ready[1].strip()}",
             _evidence(facts.ray_not_ready), pod=pod)
@@ -717,6 +722,9 @@ class AlertsState:
     restarts: RestartMemory = field(default_factory=RestartMemory)
     facts: Mapping[str, LogFacts] = field(default_factory=frozen)
     progress: Mapping[str, Progress] = field(default_factory=frozen)
+    worker_logs: Mapping[str, LogFacts] = field(default_factory=frozen)
+    """Pod CR key -> log facts of the Jobs' non-Header Pods."""
+    worker_read: Mapping[str, float] = field(default_factory=frozen)
     planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=frozen)
     ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=frozen)
     log_read: Mapping[str, float] = field(default_factory=frozen)

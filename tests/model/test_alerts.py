@@ -311,3 +311,11 @@ def test_secrets_in_log_lines_never_reach_an_alert():
     (finding,) = [f for f in A.job_findings(inputs(log=A.scan_log([(T0, line)])), TH, T0).findings
                   if f.rule == "run-crashed"]
     assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in finding.message + finding.evidence
+
+
+def test_run_oom_in_a_worker_pods_log():
+    worker = A.scan_log([(T0, "(raylet) 2 worker(s) were killed due to the node running low on memory.")])
+    found = A.job_findings(inputs(log=A.LogFacts(), worker_logs={"rlark-gpu-a/uid-roll": worker}), TH, T0)
+    (oom,) = [f for f in found.findings if f.rule == "run-oom"]
+    assert oom.object == "ppo-rollout-0" and oom.pod == "rlark-gpu-a/uid-roll"
+    assert "ppo-rollout-0" in oom.message and "low on memory" in oom.message
