@@ -14,7 +14,7 @@ from textual import work
 
 from rlark_tui import messages
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.sanitize import clean
+from rlark_tui.model.sanitize import clean, markup_safe
 from rlark_tui.model.storage import human_size
 
 COMMANDS = {"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
@@ -73,7 +73,7 @@ class ConsoleViews:
     def _download_to(self, message: messages.DownloadObject, answer: str | None) -> None:
         if not answer:
             return
-        self.notify(f"downloading {message.storage_class}:{message.key} …", timeout=3)
+        self.notify(f"downloading {message.storage_class}:{clean(message.key)} …", timeout=3, markup=False)
         self._download(message.storage_class, message.cluster, message.key, os.path.expanduser(answer))
 
     @work(thread=True, group="downloads", exit_on_error=False)
@@ -84,18 +84,19 @@ class ConsoleViews:
             if time.monotonic() - said[0] >= PROGRESS_SECONDS:
                 said[0] = time.monotonic()
                 of = f" of {human_size(total)}" if total is not None else ""
-                self.call_from_thread(self.notify, f"downloading {clean(key)}: {human_size(done)}{of}", timeout=3)
+                self.call_from_thread(self.notify, f"downloading {clean(key)}: {human_size(done)}{of}", timeout=3,
+                                      markup=False)
 
         try:
             lines = self.services.download_object(storage_class, cluster, key, dest, progress)
         except (RlarkError, OSError) as exc:
             self.call_from_thread(self.notify, f"download {storage_class}:{clean(key)}: {exc}", severity="error",
-                                  timeout=10)
+                                  timeout=10, markup=False)
             return
         failed = any(line.startswith(("failed", "skipped")) or "DOES NOT" in line for line in lines)
         text = "\n".join(lines[:8]) + (f"\n… {len(lines) - 8} more" if len(lines) > 8 else "")
         self.call_from_thread(self.notify, text or "nothing to download", severity="warning" if failed else
-                              "information", timeout=10)
+                              "information", timeout=10, markup=False)
 
     # ---- SSH keys ---------------------------------------------------------------------------------------
     def on_add_ssh_key(self, _message: messages.AddSshKey) -> None:
@@ -120,13 +121,13 @@ class ConsoleViews:
             key = read_public_key(path)
             message = self.actions.add_ssh_key(getpass.getuser(), key.line) + f": {key.type} {key.fingerprint}"
         except RlarkError as exc:
-            self.call_from_thread(self.notify, f"add SSH key: {exc}", severity="error", timeout=8)
+            self.call_from_thread(self.notify, f"add SSH key: {exc}", severity="error", timeout=8, markup=False)
             return
-        self.call_from_thread(self.notify, message)
+        self.call_from_thread(self.notify, message, markup=False)
         self.call_from_thread(self.services.poll_now, "sshkeys", "all")
 
     def on_delete_ssh_key(self, message: messages.DeleteSshKey) -> None:
-        if self._refuse_readonly(f"delete {message.label}"):
+        if self._refuse_readonly(f"delete {markup_safe(message.label)}"):  # the refusal is a markup notification
             return
         from rlark_tui.screens.confirm import ConfirmScreen
 
@@ -146,7 +147,7 @@ class ConsoleViews:
         try:
             message = self.actions.delete_ssh_key(user, index)
         except RlarkError as exc:
-            self.call_from_thread(self.notify, f"delete SSH key: {exc}", severity="error", timeout=8)
+            self.call_from_thread(self.notify, f"delete SSH key: {exc}", severity="error", timeout=8, markup=False)
             return
-        self.call_from_thread(self.notify, message)
+        self.call_from_thread(self.notify, message, markup=False)
         self.call_from_thread(self.services.poll_now, "sshkeys", "all")
