@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import platformdirs
 import yaml
 
 from rlark_tui.errors import UsageError
@@ -62,6 +61,7 @@ def config_path() -> Path:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
+    import platformdirs  # here: with $RLARK_CONFIG set it is not needed (start-up time of `rlark get`)
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.yaml"
 
 
@@ -70,6 +70,7 @@ def state_dir() -> Path:
     override = os.environ.get(STATE_DIR_ENV)
     if override:
         return Path(override)
+    import platformdirs
     return Path(platformdirs.user_state_dir(APP_NAME))
 
 

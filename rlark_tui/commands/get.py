@@ -10,6 +10,7 @@ rlark-server) and contexts with exec plugins or auth providers go through Cluste
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -61,9 +62,23 @@ def run(args: argparse.Namespace) -> int:
         return get_clusters(args, reader(args, NODES))
     kind = kind_named(args.resource)
     access = reader(args, kind)
-    if isinstance(access, LeanClient):
-        from rlark_tui.cli import exit_at_once
-        exit_at_once()  # the lean path leaves no thread or file behind: no interpreter teardown after printing
+    if not isinstance(access, LeanClient):
+        return show(access, kind, args)
+    from rlark_tui.cli import exit_at_once
+    exit_at_once()  # the lean path leaves no thread or file behind: no interpreter teardown after printing
+    # A one-shot read makes no garbage cycles worth collecting; the cycle collector would only walk the decoded
+    # list (300,000 objects for 5,000 Jobs) again in each generation while the rows are built.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return show(access, kind, args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namespace) -> int:
+    """Read and print what the command asks for; the exit code."""
     namespace = None
     if kind.namespaced and not args.all_namespaces:
         namespace = args.namespace or access.namespace or "default"
