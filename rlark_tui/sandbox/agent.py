@@ -374,16 +374,12 @@ class Agent:
     def _ray_token_env(self, task: dict) -> list[dict]:
         """Ray's token authentication on every Ray process of the Pod, the token from the Job's Secret (KubeRay's
         `authOptions`: `RAY_AUTH_MODE=token`, `RAY_AUTH_TOKEN` from the Secret)."""
-        if not self.settings.ray_token:
-            return []
         return [{"name": "RAY_AUTH_MODE", "value": "token"},
                 {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": _token_secret(task),
                                                                           "key": RAY_TOKEN_KEY}}}]
 
     def _ensure_ray_token(self, cluster: str, task: dict) -> None:
         """The Job's token Secret in this data plane: one token per Job, the same in every cluster it spans."""
-        if not self.settings.ray_token:
-            return
         name = _token_secret(task)
         if self.store.get("secrets", name, DATA_NAMESPACE, cluster) is not None:
             return

@@ -49,8 +49,6 @@ class RunnerSettings:
     ray: bool = True
     """False: every container runs as an image without the Ray CLI would (it exits after its prepare script),
     so a sandbox for tests that never look at Ray starts no Ray processes."""
-    ray_token: bool = True
-    """Ray's token authentication on every sandbox Pod (a token per Job in Secret `<job>-ray-token`)."""
 
 
 def image_fails_pull(image: str) -> bool:

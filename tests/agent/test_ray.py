@@ -8,6 +8,7 @@ import signal
 
 import pytest
 import ray
+from kubernetes.client.exceptions import ApiException
 
 from .helpers import delete_and_wait, job, pod_processes, task, wait_for, wait_log
 
@@ -90,6 +91,9 @@ def test_two_role_job_runs_real_ray_seen_through_the_service_proxy(api, restarts
     assert pod_processes(uids) == []
     assert api.get_job("h3-ray")["status"]["phase"] == "Stopped"
     delete_and_wait(api, "h3-ray")
+    with pytest.raises(ApiException) as gone:          # the Job's Ray token Secret goes with its last Task
+        api.core("rlark-gpu-a").read_namespaced_secret("h3-ray-ray-token", "rlark-system")
+    assert gone.value.status == 404
 
 
 def test_unreachable_head_fails_the_cluster_check_which_the_head_ignores(api, sandbox, fast_agent):

@@ -128,6 +128,9 @@ def test_pod_ips_differ_and_the_tunnel_passes_rays_token_for_the_browser(ray_up,
     assert all(ip.startswith(f"127.{sandbox.network.octet}.") for ip in ips.values()), ips
 
     token = ray_token_header(sandbox, JOB)["X-Ray-Authorization"].split()[1]
+    config = subprocess.run([*base, "config"], capture_output=True, text=True, env=env, timeout=60)
+    assert f"ok    ray {JOB} " in config.stdout and "Ray wants a token (read from the Header Pod" in config.stdout
+    assert token not in config.stdout + config.stderr
     proc = subprocess.Popen([*base, "port-forward", JOB, "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env)
     try:

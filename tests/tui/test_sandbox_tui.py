@@ -215,9 +215,12 @@ async def test_demo_ppo_workers_and_header_log(access):
             return all(any(pod in line and node in line for line in lines) for pod, node in expected.items())
 
         await wait_for(pilot, pods_shown, timeout=60, what="three Pods on gpu-a1, gpu-a2, edge-b1")
+        ips = set()
         for pod in expected:
             line = next(line for line in tree.shown_text().splitlines() if line.startswith(pod))
             assert line.split()[2].count(".") == 3, line
+            ips.add(line.split()[2])
+        assert len(ips) == 3 and all(ip.startswith("127.") for ip in ips), ips   # each Pod's own loopback IP
         tree.select_node(next(n for n in tree.root.children if "[Header]" in str(n.label)))
         await pilot.press("l")
         assert isinstance(app.screen, LogScreen)
