@@ -150,8 +150,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
         self.reconciler = Reconciler(self.access, start=start)
         self.services.attach(self.reconciler)
-        self.run_worker(self.reconciler.run(self.post_message), name="reconciler", group="reconciler",
+        self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
+
+    def _published(self, published) -> None:
+        """The reconciler's new Snapshot and index, as a message (a newer one waiting supersedes it)."""
+        self.post_message(messages.SnapshotChanged(published.snapshot, published.index))
 
     def on_snapshot_changed(self, message: messages.SnapshotChanged) -> None:
         """Every SnapshotChanged (from the reconciler) re-renders every screen."""

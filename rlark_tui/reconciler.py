@@ -3,8 +3,9 @@
 
 Blocking client calls run in threads; events are applied on the event loop, coalesced to at most one
 immutable Snapshot per frame (the first change after a quiet frame is posted at once), indexed once
-(model.view_model.SnapshotIndex, derived from the previous one) and posted with its index as SnapshotChanged.
-Topic reads get the latest index. Screens never call the API to render.
+(model.view_model.SnapshotIndex, derived from the previous one) and handed with its index to `publish` (the app
+posts it as messages.SnapshotChanged; `rlark watch` prints from it). Topic reads get the latest index. No Textual
+here: the headless commands run the same reconciler. Screens never call the API to render.
 """
 
 from __future__ import annotations
@@ -13,15 +14,12 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-
-from textual.message import Message
 
 from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
-from rlark_tui.messages import SnapshotChanged
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import TOPICS, Topic
 from rlark_tui.snapshot import Snapshot, SourceState
@@ -39,6 +37,14 @@ PROBE_RETRY_SECONDS = 3.0
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published Snapshot and its index."""
+
+    snapshot: Snapshot
+    index: SnapshotIndex
 
 
 def source_key(obj: dict) -> str:
@@ -134,7 +140,7 @@ class Reconciler:
 
     # -- main loop ----------------------------------------------------------------------------------------
 
-    async def run(self, post: Callable[[Message], object]) -> None:
+    async def run(self, post: Callable[[Published], object]) -> None:
         """Start the watchers and publish coalesced snapshots through `post` until cancelled or stopped."""
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
@@ -274,7 +280,7 @@ class Reconciler:
         self._delta.clear()
         self._index = SnapshotIndex(snapshot, self._index)
         self._snapshot = snapshot
-        post(SnapshotChanged(snapshot, self._index))
+        post(Published(snapshot, self._index))
 
     # -- sources other than the control plane ---------------------------------------------------------------
 

@@ -138,7 +138,6 @@ def _listed(snapshot) -> set[str]:
 
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.messages import SnapshotChanged
     from rlark_tui.reconciler import Reconciler
 
     def report(text: str) -> None:
@@ -155,9 +154,8 @@ def run(args: argparse.Namespace) -> int:
     reconciler = Reconciler(access)
     reconciler.subscribe(alertpoll.ALERTS, key)
 
-    def post(message) -> None:
-        if isinstance(message, SnapshotChanged):
-            printer.snapshot(message.snapshot)
+    def post(published) -> None:
+        printer.snapshot(published.snapshot)
 
     def interrupted(_signum, _frame) -> None:
         raise KeyboardInterrupt

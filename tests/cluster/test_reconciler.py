@@ -7,9 +7,8 @@ import time
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.messages import SnapshotChanged
 from rlark_tui.polls import RAY
-from rlark_tui.reconciler import Reconciler
+from rlark_tui.reconciler import Published, Reconciler
 from tests.cluster.seeding import ROLES, job_manifest
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -47,7 +46,7 @@ async def test_first_snapshot_has_every_kind_and_source_states(running):
     assert "rlark-gpu-a/gpu-a1" in snap.nodes and "rlark-edge-b/edge-b1" in snap.nodes
     assert "demo-net" in snap.domains
     assert snap.sources["gateway"].status in ("stale", "connected")
-    assert any(isinstance(m, SnapshotChanged) for m in posted)
+    assert any(isinstance(m, Published) for m in posted)
     assert any(m.snapshot.sources["control plane"].status == "connected" for m in posted)
     with pytest.raises(TypeError):
         snap.jobs["x"] = {}
@@ -57,11 +56,11 @@ async def test_first_snapshot_has_every_kind_and_source_states(running):
 
 async def test_changes_arrive_by_watch_and_bursts_are_coalesced(running, sb):
     reconciler, posted = running
-    before = len([m for m in posted if isinstance(m, SnapshotChanged)])
+    before = len([m for m in posted if isinstance(m, Published)])
     for index in range(40):
         sb.store.create("jobs", job_manifest(f"burst-{index}", [ROLES[1]]))
     await until(lambda: all(f"burst-{i}" in reconciler.snapshot.jobs for i in range(40)))
-    changes = [m for m in posted if isinstance(m, SnapshotChanged)][before:]
+    changes = [m for m in posted if isinstance(m, Published)][before:]
     assert 1 <= len(changes) < 40
     assert any("burst-1" in m.snapshot.changes.get("jobs", ()) for m in changes)
     sb.store.delete("jobs", "burst-0")
