@@ -7,12 +7,12 @@ back exactly as it was) and the tunnels the app keeps open until it exits. Calle
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import partial
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.tunnel import OpenTunnel
 from rlark_tui.model.view_model import SnapshotIndex, first_pod
 from rlark_tui.model.views import Pod
 
@@ -50,12 +50,6 @@ def run_shell(app, pod: Pod) -> str:
     finally:
         session.close()
     return f"shell in {name} exited with code {code}"
-
-
-@dataclass
-class OpenTunnel:
-    label: str
-    url: str
 
 
 def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunnel | str]:

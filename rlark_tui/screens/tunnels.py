@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rlark_tui.podshell import OpenTunnel
+from rlark_tui.model.tunnel import OpenTunnel
 
 
 class TunnelsScreen(ModalScreen[None]):
