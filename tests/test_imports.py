@@ -1,10 +1,12 @@
 """What importing a module costs, checked in a fresh interpreter: the sandbox package face and its light
-submodules load no server (aiohttp only where a Sandbox is built)."""
+submodules load no server (aiohttp only where a Sandbox is built); the headless commands and model/ load no
+Textual (docs/architecture.md; the import contracts are tests/test_layers.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def loaded_after(statement: str, *modules: str) -> list[str]:
@@ -19,3 +21,23 @@ def test_the_sandbox_face_loads_no_server():
                         "from rlark_tui.sandbox import default_state_dir, running_pid",
                         "aiohttp", "rlark_tui.sandbox.instance") == []
     assert loaded_after("from rlark_tui.sandbox import Sandbox", "aiohttp") == ["aiohttp"]
+
+
+HEADLESS = ("rlark_tui.cli", "rlark_tui.reconciler", "rlark_tui.polls", "rlark_tui.alertpoll", "rlark_tui.actions")
+
+
+def test_the_headless_commands_and_model_load_no_textual():
+    """Every module of model/, checks/, cluster/ and commands/ (but `rlark demo`, which opens the TUI), the
+    reconciler `rlark watch` runs, and `rlark version` run to the end: Textual is never loaded."""
+    import pkgutil
+
+    import rlark_tui
+
+    names = [f"rlark_tui.{folder}.{info.name}" for folder in ("model", "checks", "cluster", "commands")
+             for info in pkgutil.iter_modules([str(Path(rlark_tui.__file__).parent / folder)])
+             if f"{folder}.{info.name}" != "commands.demo"]
+    statement = "\n".join(f"import {name}" for name in (*names, *HEADLESS))
+    statement += ("\nimport contextlib, io\nfrom rlark_tui.cli import main\n"
+                  "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+                  "    main(['version'])")
+    assert loaded_after(statement, "textual", "rlark_tui.app", "rlark_tui.screens") == []

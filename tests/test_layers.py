@@ -1,79 +1,77 @@
-"""The layer rules of docs/architecture.md, read from each module's imports with `ast` (every import statement,
-also those inside functions): screens and widgets reach no cluster or HTTP code, screens start no threads, and
-model/ and checks/ stay pure (the run check's I/O edges excepted, by name)."""
+"""The import rules of docs/architecture.md: one import-linter contract per row of its table ("The rule of each
+folder"), in pyproject.toml's `[tool.importlinter]` with each exception and its reason. `lint-imports` keeps them
+all (imports inside functions count too), every row of the table names the contract that enforces it, and a
+breach is caught."""
 
 from __future__ import annotations
 
-import ast
+import os
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
-import pytest
-
-PACKAGE = Path(__file__).resolve().parent.parent / "rlark_tui"
-HTTP_CLIENTS = ("urllib3", "kubernetes", "requests", "httpx", "aiohttp", "urllib.request", "http.client",
-                "websocket", "websockets")
-UI = ("textual", "rich_pixels", "rlark_tui.app", "rlark_tui.screens", "rlark_tui.widgets", "rlark_tui.messages")
-RULES = {
-    "screens": ("rlark_tui.cluster", "rlark_tui.raydash", *HTTP_CLIENTS, "threading"),
-    "widgets": ("rlark_tui.cluster", "rlark_tui.raydash", *HTTP_CLIENTS),
-    "model": (*UI, "rlark_tui.cluster", "rlark_tui.raydash", "rlark_tui.actions", "rlark_tui.sandbox"),
-    "checks": (*UI, "rlark_tui.cluster", "rlark_tui.raydash", "rlark_tui.actions", "rlark_tui.sandbox"),
-}
-IO_EDGES = {"checks/gather.py", "checks/probe.py", "checks/records.py"}
-"""The run check's I/O edges: they read the cluster, probe outputs and write records, by design."""
+REPO = Path(__file__).resolve().parent.parent
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                              "sys.exit(lint_imports_command())"]
 
 
-def imported(path: Path, root: Path) -> set[str]:
-    """Every module name an import statement in `path` names (`from a import b` gives `a` and `a.b`)."""
-    names: set[str] = set()
-    package = ".".join(path.relative_to(root.parent).with_suffix("").parts[:-1])
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{parent}.{base}" if base else parent
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+def contracts() -> dict[str, dict]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return {contract["id"]: contract for contract in config["contracts"]}
 
 
-def forbidden(name: str, rules: tuple[str, ...]) -> bool:
-    return any(name == rule or name.startswith(rule + ".") for rule in rules)
+def table_rows() -> list[tuple[str, str]]:
+    """(folder or module, the `enforced by` cell) of each row of the architecture doc's folder table."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    table = text.split("## The rule of each folder", 1)[1].split("\n\n", 2)[1]
+    rows = [line.strip("|").split("|") for line in table.splitlines() if line.startswith("| `")]
+    return [(cells[0].strip(), cells[-1].strip()) for cells in rows]
 
 
-def violations(folder: str, root: Path = PACKAGE) -> list[str]:
-    found = []
-    for path in sorted((root / folder).rglob("*.py")):
-        relative = path.relative_to(root).as_posix()
-        if relative in IO_EDGES:
-            continue
-        bad = sorted(name for name in imported(path, root) if forbidden(name, RULES[folder]))
-        found += [f"{relative} imports {name}" for name in bad]
-    return found
+def lint(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*LINT, "--no-cache", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env=env)
 
 
-@pytest.mark.parametrize("folder", sorted(RULES))
-def test_layer_rules(folder):
-    assert violations(folder) == []
+def test_every_contract_is_kept():
+    done = lint(REPO)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"Contracts: {len(contracts())} kept, 0 broken." in done.stdout
 
 
-def test_the_rules_catch_a_breach(tmp_path):
-    """A screen importing threading and (inside a function, relatively) the cluster layer, a model module
-    importing Textual, and a checks module other than the I/O edges importing the cluster layer all fail."""
-    root = tmp_path / "rlark_tui"
-    for folder in ("screens", "model", "checks"):
-        (root / folder).mkdir(parents=True)
+def test_every_row_of_the_architecture_table_names_the_contract_that_enforces_it():
+    named = {}
+    for folder, cell in table_rows():
+        ids = re.findall(r"`([a-z-]+)`", cell)
+        assert ids or cell.startswith("—"), f"{folder}: no contract named in {cell!r}"
+        named.update({contract: folder for contract in ids})
+    assert set(named) == set(contracts()), "rows and contracts differ"
+
+
+def test_a_breach_is_caught(tmp_path):
+    """A screen importing threading and (inside a function) the cluster layer, and a model module importing
+    Textual, break the same contracts the project keeps."""
+    root = tmp_path / "breach"
+    for folder in ("", "screens", "model", "cluster"):
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder / "__init__.py").write_text("")
     (root / "screens" / "bad.py").write_text("import threading\n\ndef f():\n    from ..cluster import access\n")
+    (root / "cluster" / "access.py").write_text("")
     (root / "model" / "bad.py").write_text("from textual.widget import Widget\n")
-    (root / "checks" / "rules.py").write_text("from rlark_tui.cluster.access import ClusterAccess\n")
-    (root / "checks" / "gather.py").write_text("from rlark_tui.cluster.access import ClusterAccess\n")
-    assert violations("screens", root) == ["screens/bad.py imports rlark_tui.cluster",
-                                           "screens/bad.py imports rlark_tui.cluster.access",
-                                           "screens/bad.py imports threading"]
-    assert violations("model", root) == ["model/bad.py imports textual.widget",
-                                         "model/bad.py imports textual.widget.Widget"]
-    assert violations("checks", root) == ["checks/rules.py imports rlark_tui.cluster.access",
-                                          "checks/rules.py imports rlark_tui.cluster.access.ClusterAccess"]
+    kept = contracts()
+    lines = ["[tool.importlinter]", 'root_packages = ["breach"]', "include_external_packages = true"]
+    for name in ("screens", "model"):
+        contract = kept[name]
+        lines += ["[[tool.importlinter.contracts]]", f'name = "{name}"', 'type = "forbidden"',
+                  f'source_modules = ["breach.{name}"]',
+                  "forbidden_modules = [" + ", ".join(
+                      f'"{m}"' for m in ["breach.cluster", *contract["forbidden_modules"]]
+                      if not m.startswith("rlark_tui.")) + "]"]
+    (tmp_path / "contracts.toml").write_text("\n".join(lines) + "\n")
+    done = lint(tmp_path, "contracts.toml", env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1 and "Contracts: 0 kept, 2 broken." in done.stdout, done.stdout + done.stderr
+    for breach in ("breach.screens.bad -> threading", "breach.screens.bad -> breach.cluster",
+                   "breach.model.bad -> textual (l.1)"):
+        assert breach in done.stdout
