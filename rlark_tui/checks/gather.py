@@ -6,6 +6,8 @@ source is recorded, not fatal. Nothing is read from this machine's disk but rlar
 
 from __future__ import annotations
 
+import copy
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -17,6 +19,7 @@ from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
+from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.errors import RlarkError
@@ -137,7 +140,7 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
         has_log = pod.phase in ("Running", "Succeeded", "Failed")
         pending.append((read, pod, pool.submit(access.data_plane_pod, cluster, name, namespace),
                         pool.submit(_events, access, cluster, name, namespace),
-                        pool.submit(_log, access, cluster, name, namespace, None, True) if has_log else None))
+                        pool.submit(_log, access, cluster, name, namespace, None, True, pod.uid) if has_log else None))
     previous = []
     for read, pod, container, events, log in pending:
         name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
@@ -152,10 +155,13 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
             read.logs.append(PodLog(name, instance=instance, source="data-plane",
                                     error=f"Pod is {pod.phase or 'Pending'}: no logs yet"))
             continue
-        read.logs.append(replace(log.result(), instance=instance))
+        current = log.result()
+        if instance is not None and _instance_changed(access, cluster, name, namespace, pod.uid, instance):
+            current = _log(access, cluster, name, namespace, None, True, pod.uid)  # a restart: read anew
+        read.logs.append(replace(current, instance=instance))
         if read.container and read.container.restart_count > 0:
             previous.append((read, pool.submit(_log, access, cluster, name, namespace,
-                                               read.container.restart_count - 1, False)))
+                                               read.container.restart_count - 1, False, pod.uid)))
     for read, log in previous:
         read.logs.append(log.result())
     return reads
@@ -236,33 +242,94 @@ def _events(access: ClusterAccess, cluster: str, pod: str, namespace: str) -> tu
                  for e in items if isinstance(e, dict))
 
 
+@dataclass
+class _LogSoFar:
+    """What was read of one container instance's log from its start: the check's screen gathers every few
+    seconds, and each read asks only for what came after (`sinceTime` plus the timestamp-and-count resume)."""
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    resume: Resume = field(default_factory=Resume)
+    full: bool = False
+    """The read budget was reached: from now on only the log's end is read."""
+    restarts: int | None = None
+    """The container's restart count when the current instance's log was read (a new instance starts afresh)."""
+
+
+_logs_lock = threading.Lock()
+_logs_so_far: dict[tuple, _LogSoFar] = {}
+LOGS_KEPT = 256
+"""Container instances whose read start is kept (the oldest is forgotten first)."""
+
+
 def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance: int | None,
-         current: bool) -> PodLog:
+         current: bool, uid: str = "") -> PodLog:
     """One container instance's log read from its start (start-up markers, ranks and versions are near the top),
     streamed up to LOG_HEAD_BYTES; past that budget the read stops and the last LOG_TAIL lines (progress, the
-    latest failure) are read on their own. `read` says which part the check saw."""
+    latest failure) are read on their own. `read` says which part the check saw. What was read is kept per Pod
+    (`uid` of its Pod CR: a Pod of the same name later is another) and container instance."""
+    key = (id(access), cluster, namespace, pod, uid, instance, current, LOG_HEAD_BYTES)
+    with _logs_lock:
+        so_far = _logs_so_far.pop(key, None) or _LogSoFar()
     try:
-        stream = access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
-                                read_timeout=LOG_READ_SECONDS)
-        lines, size, cut = [], 0, False
-        for line in stream:
-            size += len(line) + 1
-            if size > LOG_HEAD_BYTES:
-                cut = True
-                break
-            lines.append(line)
-        if not cut:
-            return PodLog(pod, tuple(lines), instance=instance, current=current, source="data-plane",
-                          read=f"the whole log ({len(lines):,} lines)")
-        stream.close()
-        tail = tuple(access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
-                                    tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS))
+        last = () if so_far.full else _read_on(access, cluster, pod, namespace, current, so_far)
+        tail = ()
+        if so_far.full:
+            tail = tuple(access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
+                                        tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS))
     except RlarkError as exc:
         return PodLog(pod, instance=instance, current=current, source="data-plane", error=str(exc))
-    return PodLog(pod, tuple(lines) + tail, instance=instance, current=current, source="data-plane",
-                  tail_start=len(lines),
-                  read=f"its first {LOG_HEAD_BYTES / 2**20:g} MiB ({len(lines):,} lines: the read budget) and "
+    finally:
+        with _logs_lock:
+            _logs_so_far[key] = so_far
+            while len(_logs_so_far) > LOGS_KEPT:
+                del _logs_so_far[next(iter(_logs_so_far))]
+    head = tuple(so_far.lines)
+    if not so_far.full:
+        lines = head + last
+        return PodLog(pod, lines, instance=instance, current=current, source="data-plane",
+                      read=f"the whole log ({len(lines):,} lines)")
+    return PodLog(pod, head + tail, instance=instance, current=current, source="data-plane", tail_start=len(head),
+                  read=f"its first {LOG_HEAD_BYTES / 2**20:g} MiB ({len(head):,} lines: the read budget) and "
                        f"its last {len(tail):,} lines")
+
+
+def _instance_changed(access: ClusterAccess, cluster: str, pod: str, namespace: str, uid: str,
+                      restarts: int) -> bool:
+    """Note the current instance's restart count beside what was read of its log; True (and what was read
+    forgotten) when the container restarted since, so that log belongs to an earlier instance."""
+    key = (id(access), cluster, namespace, pod, uid, None, True, LOG_HEAD_BYTES)
+    with _logs_lock:
+        so_far = _logs_so_far.get(key)
+        if so_far is None:
+            return False
+        if so_far.restarts is None or so_far.restarts == restarts:
+            so_far.restarts = restarts
+            return False
+        del _logs_so_far[key]
+        return True
+
+
+def _read_on(access: ClusterAccess, cluster: str, pod: str, namespace: str, current: bool,
+             so_far: _LogSoFar) -> tuple[str, ...]:
+    """Read the log on from where `so_far` ends, into it, up to the budget. The newest line is returned but not
+    kept: it may still be growing (a partial line), so the next read takes it again, whole or longer."""
+    stream = access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=True,
+                            since_time=so_far.resume.since(), read_timeout=LOG_READ_SECONDS)
+    so_far.resume.restart()
+    held: tuple[int | None, str] | None = None
+    for raw in stream:
+        stamp, ts, text = split_raw(raw)
+        if held is not None and so_far.resume.admit_ts(held[0]):
+            so_far.size += len(held[1]) + 1
+            if so_far.size > LOG_HEAD_BYTES:
+                so_far.full = True
+                stream.close()
+                return ()
+            so_far.lines.append(held[1])
+        held = (ts, text)
+    if held is None or not copy.copy(so_far.resume).admit_ts(held[0]):
+        return ()
+    return (held[1],)
 
 
 def _gateway_logs(access: ClusterAccess, job: str, sources: dict[str, str]) -> dict[str, list[str]]:

@@ -70,3 +70,47 @@ def test_a_log_over_the_budget_is_read_from_both_ends_and_said_so(long_run, monk
     ray, app = _judged(header)
     assert ray.result == "pass" and app.result == "pass", ray.all_notes() + app.all_notes()
     assert f"demo-ppo-actor-0: read {header.read}" in ray.all_notes()
+
+
+def test_a_repeated_gather_reads_only_what_came_after(long_run, cluster_sandbox):
+    """The check's screen gathers every few seconds: the next read starts where the last one ended (sinceTime,
+    resumed by timestamp and count), and a last line still being written is taken again, whole."""
+    access, written = long_run
+    gathering.gather(access, NAME)
+    asked = []
+    pod_log = access.pod_log
+    access.pod_log = lambda *args, **kwargs: (asked.append(kwargs), pod_log(*args, **kwargs))[1]
+    try:
+        extra = ["Saving checkpoint at step 1.", "after 1"]
+        write_log(cluster_sandbox, "rlark-gpu-a", f"{NAME}-actor-0", extra)
+        writer = cluster_sandbox.logs.writer("rlark-gpu-a", "rlark-system", f"{NAME}-actor-0", "main")
+        writer.feed("stdout", b"\rGlobal Step: 1")  # unterminated: not in the log until it ends or is flushed
+        writer.feed("stdout", b"0 done\n")
+        writer.close()
+        header = gathering.gather(access, NAME).log_of(f"{NAME}-actor-0")
+    finally:
+        access.pod_log = pod_log
+    assert header.lines == tuple(written + extra + ["\rGlobal Step: 10 done"])
+    assert header.read == f"the whole log ({LINES + 3:,} lines)"
+    head_reads = [kw for kw in asked if kw.get("timestamps") and not kw.get("previous")]
+    assert head_reads and all(kw.get("since_time") for kw in head_reads)
+
+
+def test_after_a_restart_the_current_log_is_read_anew(cluster_sandbox):
+    pods = seed_running_job(cluster_sandbox, "restarted-run", ROLES[:1])
+    cluster, pod = pods["actor"]
+    write_log(cluster_sandbox, cluster, pod, ["first instance", "its last line"])
+    access = ClusterAccess.open(str(cluster_sandbox.kubeconfig), cluster_sandbox.context)
+    try:
+        assert gathering.gather(access, "restarted-run").log_of(pod).lines == ("first instance", "its last line")
+        cluster_sandbox.logs.end_instance(cluster, "rlark-system", pod, "main", 1)
+        cluster_sandbox.logs.start_instance(cluster, "rlark-system", pod, "main")
+        write_log(cluster_sandbox, cluster, pod, ["second instance"])
+        data_pod = cluster_sandbox.store.get("pods", pod, "rlark-system", cluster)
+        data_pod["status"]["containerStatuses"][0]["restartCount"] = 1
+        cluster_sandbox.store.update("pods", data_pod, plane=cluster, subresource="status")
+        evidence = gathering.gather(access, "restarted-run")
+    finally:
+        access.close()
+    assert evidence.log_of(pod).lines == ("second instance",)
+    assert evidence.log_of(pod, current=False).lines == ("first instance", "its last line")
