@@ -44,7 +44,7 @@ LOG_READS_PER_ROUND = 6
 JUDGED_PER_ROUND = 400
 """At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
 that it never holds the interpreter long); the others keep their last judgement until their turn."""
-COST_FACTOR = 10.0
+COST_FACTOR = 20.0
 """A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
 WORKER_LOG_SECONDS = 60.0
 WORKER_LOGS_PER_ROUND = 2
@@ -91,7 +91,8 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     errors: list[str] = []
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
-    clusters = sorted({namespace for found in pods.values() for pod in found if (namespace := _namespace(pod.raw))})
+    clusters = _clusters(snapshot.pods) if key == ALL_KEY else sorted(
+        {namespace for found in pods.values() for pod in found if (namespace := _namespace(pod.raw))})
     planes = {cluster: previous.planes[cluster] for cluster in clusters if cluster in previous.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
     for cluster, answer in zip(due, parallel_map(lambda c: _plane_pods(access, c), due)):
@@ -131,30 +132,36 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         if row is not None:
             progress[name] = row
 
-    # the other Running Pods' logs (run-oom in any Pod's log), far less often
-    worker_logs, worker_read = dict(previous.worker_logs), dict(previous.worker_read)
-    workers = {f"{pod.namespace}/{pod.name}": pod for name in running for pod in pods[name]
-               if pod.phase == "Running" and pod.pod_name and pod.task_name != jobs[name].head_task_name}
-    due_workers = sorted((worker_read.get(k, float("-inf")), k) for k in workers
-                         if mono - worker_read.get(k, float("-inf")) >= WORKER_LOG_SECONDS)
-    chosen = [k for _, k in due_workers[:WORKER_LOGS_PER_ROUND]]
+    # the other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
+    # longest-unread first, each Job's Running non-Header Pods
+    worker_logs = {name: previous.worker_logs[name] for name in jobs if name in previous.worker_logs}
+    worker_read = {name: at for name, at in previous.worker_read.items() if name in jobs}
+    due_jobs = sorted((worker_read.get(name, float("-inf")), name) for name in running
+                      if mono - worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS)
+    chosen = []
+    for _, name in due_jobs:
+        if len(chosen) >= WORKER_LOGS_PER_ROUND:
+            break
+        worker_read[name] = mono
+        head = jobs[name].head_task_name
+        chosen += [(name, pod) for pod in pods[name] if pod.phase == "Running" and pod.pod_name
+                   and pod.task_name != head][:WORKER_LOGS_PER_ROUND]
 
-    def read_worker(pod_key: str):
-        pod = workers[pod_key]
+    def read_worker(item):
+        _, pod = item
         try:
             return read_log(access, pod.namespace, pod.pod_name, WORKER_TAIL_LINES, PROGRESS_SINCE_SECONDS)
         except (ApiError, Unreachable) as exc:
             return exc
 
-    for pod_key, lines in zip(chosen, parallel_map(read_worker, chosen)):
-        worker_read[pod_key] = mono
+    for (name, pod), lines in zip(chosen, parallel_map(read_worker, chosen)):
         if isinstance(lines, Exception):
             continue
-        plane = _plane_pod(planes, workers[pod_key])
+        pod_key = f"{pod.namespace}/{pod.name}"
+        plane = _plane_pod(planes, pod)
         instance = rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
-        worker_logs[pod_key] = rules.scan_log(lines, worker_logs.get(pod_key), instance)
-    job_of = {f"{pod.namespace}/{pod.name}": name for name in jobs for pod in pods[name]}
-    worker_logs = {k: f for k, f in worker_logs.items() if k in job_of}
+        kept = worker_logs.get(name, {})
+        worker_logs[name] = frozen({**kept, pod_key: rules.scan_log(lines, kept.get(pod_key), instance)})
 
     # Ray: the Ray tab's result when subscribed, else a read of our own now and then
     ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
@@ -168,17 +175,20 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     restart_counts: dict[str, tuple[int, int, float]] = {}
     cache: dict[str, Evaluated] = {}
     budget = JUDGED_PER_ROUND
+    plane_lists = tuple(planes[cluster][1] for cluster in clusters if cluster in planes)
     for name, job in jobs.items():
         job_pods = pods[name]
-        plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
+        pod_raws = tuple(pod.raw for pod in job_pods)
         ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
-        job_workers = tuple(worker_logs.get(f"{pod.namespace}/{pod.name}") for pod in job_pods)
-        signature = (job.raw, tuple(pod.raw for pod in job_pods), plane_sig, facts.get(name), progress.get(name),
-                     ray_now, thresholds, job_workers)
+        job_workers = worker_logs.get(name)
+        # the data planes' lists by identity: a relist that changed nothing keeps its very mapping
+        signature = (job.raw, pod_raws, plane_lists, facts.get(name), progress.get(name), ray_now, thresholds,
+                     job_workers)
         kept = previous.cache.get(name)
         stale = kept is None or kept.timed or kept.signature != signature
         if stale and budget > 0:
             budget -= 1
+            plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
             header = headers.get(name) or snapshot_header(index, name)
             inputs = rules.JobInputs(
                 job=job.raw,
@@ -191,8 +201,7 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
                 progress=progress.get(name),
                 ray=ray_now,
                 usage=None,
-                worker_logs=frozen({f"{pod.namespace}/{pod.name}": found for pod, found in zip(job_pods, job_workers)
-                                    if found is not None}),
+                worker_logs=job_workers or frozen(),
             )
             found = rules.job_findings(inputs, thresholds, now)
             restart_eval, updates = rules.restart_findings(inputs, previous.restarts, now)
@@ -209,7 +218,7 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     return AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
                        frozen({n: f for n, f in facts.items() if n in jobs}),
                        frozen({n: p for n, p in progress.items() if n in jobs}), frozen(worker_logs),
-                       frozen({k: t for k, t in worker_read.items() if k in job_of}), frozen(planes), frozen(ray),
+                       frozen(worker_read), frozen(planes), frozen(ray),
                        frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
                        mono, time.thread_time() - cpu)
 
@@ -221,6 +230,18 @@ _UNKNOWN = object()
 def _phase(raw: Mapping) -> str:
     status = raw.get("status")
     return status.get("phase", "") if isinstance(status, dict) else ""
+
+
+_clusters_of: tuple[object, list[str]] = (None, [])
+
+
+def _clusters(pods: Mapping[str, dict]) -> list[str]:
+    """The cluster namespaces of a Snapshot's Pod CRs (keys `namespace/name`), found once per pods mapping."""
+    global _clusters_of
+    cached = _clusters_of
+    if cached[0] is not pods:
+        cached = _clusters_of = (pods, sorted({key.partition("/")[0] for key in pods if "/" in key}))
+    return cached[1]
 
 
 def _namespace(raw: Mapping) -> str:
@@ -245,7 +266,10 @@ def _same_objects(old: Mapping[str, dict] | None, new: Mapping[str, dict] | None
     whose pods did not change are not judged again."""
     if old is None or new is None:
         return new
-    return MappingProxyType({name: old[name] if old.get(name) == pod else pod for name, pod in new.items()})
+    kept = {name: old[name] if old.get(name) == pod else pod for name, pod in new.items()}
+    if len(kept) == len(old) and all(kept[name] is old.get(name) for name in kept):
+        return old
+    return MappingProxyType(kept)
 
 
 def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:

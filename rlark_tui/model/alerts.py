@@ -722,9 +722,10 @@ class AlertsState:
     restarts: RestartMemory = field(default_factory=RestartMemory)
     facts: Mapping[str, LogFacts] = field(default_factory=frozen)
     progress: Mapping[str, Progress] = field(default_factory=frozen)
-    worker_logs: Mapping[str, LogFacts] = field(default_factory=frozen)
-    """Pod CR key -> log facts of the Jobs' non-Header Pods."""
+    worker_logs: Mapping[str, Mapping[str, LogFacts]] = field(default_factory=frozen)
+    """Job name -> Pod CR key -> log facts of its non-Header Pods."""
     worker_read: Mapping[str, float] = field(default_factory=frozen)
+    """Job name -> when its non-Header Pods' logs were last read."""
     planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=frozen)
     ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=frozen)
     log_read: Mapping[str, float] = field(default_factory=frozen)
