@@ -17,11 +17,11 @@ from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.commands.submit import live_inputs
 from rlark_tui.config import state_dir
 from rlark_tui.editor import edit_text, editor_command
-from rlark_tui.errors import RlarkError
-from rlark_tui.fsutil import write_private
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.fsutil import read_input, write_private
 from rlark_tui.model.build import build_job
 from rlark_tui.model.clone import draft_of
-from rlark_tui.model.draft import dump_draft
+from rlark_tui.model.draft import MAX_DRAFT_BYTES, dump_draft
 from rlark_tui.model.findings import error, has_errors
 from rlark_tui.model.redact import redact_text
 
@@ -55,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
     actions.preflight("edit and restart", args.job)
     original = dump_draft(draft_of(access.get(JOBS, args.job)).draft)
     if args.filename:
-        with open(args.filename, encoding="utf-8") as handle:
-            edited = handle.read()
+        try:
+            edited = read_input(args.filename, "draft", MAX_DRAFT_BYTES).decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"draft {args.filename}: not UTF-8 text") from None
     else:
         edited = edit_text(original, editor_command())
     if edited == original:

@@ -1,0 +1,134 @@
+"""Key material never outlives its use, with real processes on the shared sandbox.
+
+`rlark logs -f demo-ppo` (the admin certificate from Secret rlark-admin-cert reaches rlark-server) is ended by
+SIGTERM, SIGHUP, SIGKILL and `timeout`; `rlark --readonly port-forward demo-ppo ray` (GET and HEAD only) by SIGKILL.
+Afterwards no file under /tmp or the state dir holds the admin key. `rlark edit` with a slow $EDITOR gets SIGHUP:
+its 0600 draft is removed and the editor ends. Concurrent in-Pod reads share no file that could go missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from kubernetes import client
+
+RLARK = [sys.executable, "-m", "rlark_tui"]
+
+
+@pytest.fixture(scope="module")
+def admin_key(plain_sandbox) -> list[bytes]:
+    """Needles for the admin key: its PEM body lines and its DER bytes."""
+    secret = client.CoreV1Api(plain_sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
+    pem = base64.b64decode(secret.data["client.key"])
+    body = [line for line in pem.splitlines() if line and not line.startswith(b"-----")]
+    return [line for line in body if len(line) >= 32][:2] + [base64.b64decode(b"".join(body))[:48]]
+
+
+def holders(needles: list[bytes], roots: list[str], since: float, skip: str) -> list[str]:
+    """Files under `roots` changed since `since` (outside `skip`, the sandbox's own state) holding a needle."""
+    found = []
+    for root in roots:
+        for directory, dirs, files in os.walk(root):
+            if directory.startswith(skip):
+                dirs[:] = []
+                continue
+            for name in files:
+                path = os.path.join(directory, name)
+                try:
+                    info = os.lstat(path)
+                    if not os.path.isfile(path) or os.path.islink(path) or info.st_mtime < since \
+                            or info.st_size > 1 << 20:
+                        continue
+                    data = open(path, "rb").read()
+                except OSError:
+                    continue
+                if any(needle in data for needle in needles):
+                    found.append(path)
+    return found
+
+
+def started(argv: list[str], first: bytes) -> tuple[subprocess.Popen, str]:
+    """The process and its first line, once it printed `first`."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = proc.stdout.readline()
+    if first not in line:
+        proc.kill()
+        raise AssertionError((line, proc.stderr.read()))
+    return proc, line.decode()
+
+
+def ended(proc: subprocess.Popen) -> int:
+    code = proc.wait(30)
+    proc.stdout.close()
+    proc.stderr.close()
+    return code
+
+
+def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(plain_sandbox, env, admin_key):
+    since = time.time() - 1
+    kubeconfig = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
+    follow = [*RLARK, *kubeconfig, "logs", "-f", "demo-ppo", "--role", "actor"]
+    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "8", *follow],
+             "port-forward": [*RLARK, *kubeconfig, "--readonly", "port-forward", "demo-ppo", "ray"]}
+    firsts = {name: b"Forwarding demo-ppo ray (read-only" if name == "port-forward" else b"[actor/demo-ppo-actor-0]"
+              for name in argvs}
+    with ThreadPoolExecutor(len(argvs)) as pool:
+        procs = dict(zip(argvs, pool.map(lambda name: started(argvs[name], firsts[name]), argvs)))
+    forward, line = procs.pop("port-forward")
+    url = line.split(" at ")[1].strip()
+    port, token = url.split(":")[2].split("/")[0], url.split("/")[3]
+    answers = {}
+    for method in ("GET", "HEAD", "POST"):
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+        conn.request(method, f"/{token}/api/jobs/", body=b"{}" if method == "POST" else None)
+        answers[method] = conn.getresponse().status
+        conn.close()
+    forward.kill()
+    codes = {"port-forward": ended(forward)}
+    for name, (proc, _) in procs.items():
+        if name != "timeout":
+            proc.send_signal(getattr(signal, name))
+        codes[name] = ended(proc)
+    assert codes == {"port-forward": -signal.SIGKILL, "SIGTERM": -signal.SIGTERM, "SIGHUP": -signal.SIGHUP,
+                     "SIGKILL": -signal.SIGKILL, "timeout": 124}
+    assert answers["POST"] == 405 and answers["GET"] != 405 and answers["HEAD"] != 405, answers
+    assert holders(admin_key, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
+
+
+def test_sighup_to_edit_removes_its_private_draft(plain_sandbox, env, tmp_path):
+    seen = tmp_path / "seen"
+    editor = tmp_path / "slow-editor"
+    editor.write_text(f"#!/bin/sh\necho \"$$ $(stat -c %a \"$1\") $1\" > {seen}.tmp && mv {seen}.tmp {seen}\n"
+                      "exec sleep 60\n")
+    editor.chmod(0o755)
+    proc = subprocess.Popen([*RLARK, "--kubeconfig", str(plain_sandbox.kubeconfig), "edit", "demo-ppo"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "EDITOR": str(editor), "VISUAL": ""})
+    deadline = time.monotonic() + 30
+    while not seen.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.1)
+    pid, mode, draft = seen.read_text().split()
+    assert mode == "600" and os.path.exists(draft)
+    proc.send_signal(signal.SIGHUP)
+    assert ended(proc) == 128 + signal.SIGHUP
+    assert not os.path.exists(draft) and not os.path.exists(f"/proc/{pid}/cmdline")
+
+
+def test_concurrent_in_pod_reads_share_no_runtime_file(plain_sandbox, env):
+    """Processes reaching Pods through rlark-server at once (exec over its WebSocket, as the check's in-Pod
+    reads do) each build their TLS from memory: none can lose a file another removed."""
+    def read(_):
+        return subprocess.run([*RLARK, "--kubeconfig", str(plain_sandbox.kubeconfig), "exec", "demo-ppo", "--",
+                               "cat", "/dev/null"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(read, range(4)))
+    assert [(done.returncode, done.stderr) for done in runs] == [(0, "")] * 4
