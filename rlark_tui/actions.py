@@ -20,6 +20,7 @@ import yaml
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import API_VERSION, JOBS, WORKFLOWS
+from rlark_tui.cluster.tunnel import READ_ONLY_METHODS
 from rlark_tui.config import state_dir as default_state_dir
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.fsutil import write_private

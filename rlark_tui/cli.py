@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from rlark_tui.errors import RlarkError
+from rlark_tui.errors import RlarkError, UsageError
 
 # Each command module and the command names it registers: a command line names one, and only that module is
 # imported (startup time); help, no command or an unknown one imports them all.
@@ -187,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         streams = clean_streams()
     with streams:
         try:
+            _check_names(args, parser, _command_word(argv))
             return handler(args)
         except RlarkError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -198,3 +199,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             # reporting the same broken pipe again when it flushes stdout at exit.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
+
+
+NAME_ARGUMENTS = ("job", "name", "names", "jobs")
+MAX_NAME = 253
+
+
+def _check_names(args: argparse.Namespace, parser: argparse.ArgumentParser | None, command: str | None) -> None:
+    """Object names given as positional arguments (JOB, NAME) are path segments of API URLs: an empty name, `.`, `..`, a `/`
+    or `%` (which would name another path) or a control character is refused in one line (exit 2) before any
+    request."""
+    for attribute in _positionals(parser, command):
+        value = getattr(args, attribute, None)
+        for name in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
+            if not name or name in (".", "..") or len(name) > MAX_NAME or any(c in "/%" or not c.isprintable()
+                                                                           for c in name):
+                shown = repr(name) if name.isprintable() else ascii(name)
+                raise UsageError(f"{shown} is not a name: names are 1 to {MAX_NAME} characters, not `.` or `..`, "
+                                 "without `/`, `%` or control characters")
+
+
+def _positionals(parser: argparse.ArgumentParser | None, command: str | None) -> list[str]:
+    """The positional arguments among NAME_ARGUMENTS of top-level `command`."""
+    if parser is None or command is None:
+        return []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return [sub.dest for sub in action.choices[command]._actions
+                    if not sub.option_strings and sub.dest in NAME_ARGUMENTS]
+    return []

@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 import yaml
 
 from rlark_tui.errors import UsageError
+from rlark_tui.fsutil import read_input
 
 if TYPE_CHECKING:
     from rlark_tui.model.alerts import Thresholds
 
 APP_NAME = "rlark"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A config file larger than this is refused (a real one is a few KiB)."""
 CONFIG_ENV = "RLARK_CONFIG"
 STATE_DIR_ENV = "RLARK_STATE_DIR"
 SERVER_KEYS = ("server-address", "server-hostname", "client-cert", "client-key", "ca-cert",
@@ -100,9 +103,11 @@ def load_config(path: Path | None = None) -> RlarkConfig:
     if not path.exists():
         return RlarkConfig(path=path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_input(str(path), "config file", MAX_CONFIG_BYTES).decode("utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UsageError(f"config file {path}: cannot read it ({_first_line(exc)})") from None
+    except ValueError:
+        raise UsageError(f"config file {path}: holds a number too large to read (more than 4300 digits)") from None
     if not isinstance(data, dict):
         raise UsageError(f"config file {path}: the top level must be a mapping")
     clusters = _string_map(path, data.get("clusters"), "clusters", nested_key="context")

@@ -51,6 +51,8 @@ def register(subparsers, parents) -> None:
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.wait < float("inf"):
         raise UsageError("--wait must be 0 or more seconds")
+    if args.output and not Path(args.output).expanduser().parent.is_dir():
+        raise UsageError(f"--output {args.output}: directory {Path(args.output).expanduser().parent} does not exist")
     hand_over = HandOver(recorder=args.recorder, contacts=tuple(args.contact), decision=args.decision,
                          notes=args.notes, retention=args.retention, links=tuple(args.link),
                          cleaned_up=args.cleaned_up)

@@ -15,7 +15,8 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import API_VERSION, JOBS
 from rlark_tui.errors import UsageError
 from rlark_tui.model.build import build_job
-from rlark_tui.model.draft import parse_yaml
+from rlark_tui.fsutil import read_input
+from rlark_tui.model.draft import MAX_DRAFT_BYTES, parse_yaml
 from rlark_tui.model.findings import has_errors
 from rlark_tui.model.manifest import manifest_findings
 from rlark_tui.model.workflow import workflow_findings
@@ -115,10 +116,4 @@ def _sendable(findings) -> bool:
 
 
 def _read(filename: str) -> bytes:
-    try:
-        if filename == "-":
-            return sys.stdin.buffer.read()
-        with open(filename, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise UsageError(f"{filename}: cannot read it ({exc.strerror or exc})") from None
+    return read_input(filename, "manifest", MAX_DRAFT_BYTES)

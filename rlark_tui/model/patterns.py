@@ -56,6 +56,11 @@ def compile_pattern(text: str, ignore_case: bool = False) -> Pattern:
     return _compile(text, ignore_case)
 
 
+def literal_pattern(text: str, ignore_case: bool = False) -> Pattern:
+    """`text` matched as plain text (a literal cannot backtrack, so any length is fine)."""
+    return regex.compile(regex.escape(text), regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0))
+
+
 @lru_cache(maxsize=256)
 def _compile(text: str, ignore_case: bool) -> Pattern:
     if len(text) > MAX_PATTERN_CHARS:

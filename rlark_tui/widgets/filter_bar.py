@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import regex
 from textual import on
 from textual.binding import Binding
 from textual.geometry import Size
@@ -57,7 +56,7 @@ class Matcher:
 
     def as_text(self, reason: str) -> "Matcher":
         """The same text matched as plain text, `reason` saying why."""
-        return Matcher(self.text, patterns.compile_pattern(regex.escape(self.text), ignore_case=True),
+        return Matcher(self.text, patterns.literal_pattern(self.text, ignore_case=True),
                        f"{reason}; matching it as plain text", self.text.lower(), self.budget)
 
 

@@ -1,0 +1,75 @@
+"""Bounded input, no tracebacks: endless streams stop at the cap, huge integers, binary keys, empty or path-like
+names and a missing --output directory each give one line and exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlark_tui.cli import main
+
+HUGE = "9" * 5000
+NAME_LINE = "names are 1 to 253 characters, not `.` or `..`, without `/`, `%` or control characters"
+
+
+def one_line(capsys) -> str:
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+    return captured.err
+
+
+@pytest.mark.parametrize("argv, stdin", [(["-f", "/dev/zero"], None), (["-f", "-"], "/dev/zero")],
+                         ids=["file", "stdin"])
+def test_an_endless_manifest_stops_at_the_cap(env, argv, stdin):
+    started = time.monotonic()
+    with open(stdin or os.devnull, "rb") as source:
+        done = subprocess.run(["timeout", "30", sys.executable, "-m", "rlark_tui", "--kubeconfig", "/nonexistent",
+                               "submit", "--dry-run", *argv], stdin=source, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (2, f"error: manifest {argv[1]}: larger than 4 MiB\n")
+    assert time.monotonic() - started < 20
+
+
+def test_huge_integers_give_one_line(plain_sandbox, env, tmp_path, capsys):
+    kube = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
+    draft = tmp_path / "draft.yaml"
+    draft.write_text(f"name: huge\nroles:\n- role: Actor\n  replicas: {HUGE}\n")
+    (tmp_path / "none.yaml").write_text("[]\n")
+    assert main(["draft", "render", str(draft), "--nodes", str(tmp_path / "none.yaml")]) == 2
+    assert "holds a number too large to read" in one_line(capsys)
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(f"apiVersion: rlinf.io/v1alpha1\nkind: Job\nmetadata: {{name: huge}}\nspec: {{x: {HUGE}}}\n")
+    assert main([*kube, "submit", "--dry-run", "-f", str(manifest)]) == 2
+    assert "holds a number too large to read" in one_line(capsys)
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(f"- metadata: {{name: n}}\n  status: {{gpus: {HUGE}}}\n")
+    draft.write_text("name: huge\nroles: []\n")
+    assert main(["draft", "render", str(draft), "--nodes", str(nodes)]) == 2
+    assert "holds a number too large to read" in one_line(capsys)
+    (env / "config.yaml").write_text(f"gateway_timeout: {HUGE}\n")
+    assert main([*kube, "get", "jobs"]) == 2
+    assert one_line(capsys) == (f"error: config file {env / 'config.yaml'}: holds a number too large to read (more "
+                                "than 4300 digits)\n")
+
+
+def test_bad_names_files_and_output_give_one_line(plain_sandbox, env, tmp_path, capsys):
+    kube = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
+    for argv, shown in ((["describe", "job", ".."], "'..'"), (["logs", ""], "''"), (["check", "a/b"], "'a/b'"),
+                        (["get", "jobs", "x%2f"], "'x%2f'")):
+        assert main([*kube, *argv]) == 2
+        assert one_line(capsys) == f"error: {shown} is not a name: {NAME_LINE}\n"
+    assert main([*kube, "check", "demo-ppo", "--output", "/nonexistent-rlark/dir/x.json"]) == 2
+    assert one_line(capsys) == ("error: --output /nonexistent-rlark/dir/x.json: directory /nonexistent-rlark/dir "
+                                "does not exist\n")
+    assert not os.path.exists("/nonexistent-rlark")
+    assert main([*kube, "--ca-cert", "/dev/null", "get", "jobs"]) == 2
+    assert one_line(capsys) == ("error: CA certificate (--ca-cert) /dev/null: the file is empty (a PEM file starts "
+                                "with -----BEGIN)\n")
+    (tmp_path / "key.der").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "c.crt").write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    assert main([*kube, "--client-cert", str(tmp_path / "c.crt"), "--client-key", str(tmp_path / "key.der"),
+                 "get", "jobs"]) == 2
+    assert "binary data, not a PEM file" in one_line(capsys)
