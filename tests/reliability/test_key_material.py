@@ -61,7 +61,7 @@ def started(argv: list[str], first: bytes) -> tuple[subprocess.Popen, str]:
     line = proc.stdout.readline()
     if first not in line:
         proc.kill()
-        raise AssertionError((line, proc.stderr.read()))
+        raise AssertionError((argv, line, proc.stderr.read(), proc.wait(10)))
     return proc, line.decode()
 
 
@@ -76,7 +76,7 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
     since = time.time() - 1
     kubeconfig = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
     follow = [*RLARK, *kubeconfig, "logs", "-f", "demo-ppo", "--role", "actor"]
-    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "8", *follow],
+    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "10", *follow],
              "port-forward": [*RLARK, *kubeconfig, "--readonly", "port-forward", "demo-ppo", "ray"]}
     firsts = {name: b"Forwarding demo-ppo ray (read-only" if name == "port-forward" else b"[actor/demo-ppo-actor-0]"
               for name in argvs}
