@@ -279,6 +279,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def on_delete_job(self, message: messages.DeleteJob) -> None:
         self.request_delete(message.name)
 
+    def on_bulk_action(self, message: messages.BulkAction) -> None:
+        self.request_bulk(message.verb, message.names)
+
     def on_clone_job(self, message: messages.CloneJob) -> None:
         self.open_clone(message.name)
 
@@ -601,6 +604,56 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         title, body = consequences("delete", name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
                          partial(self._confirmed, "delete", name))
+
+    def request_bulk(self, verb: str, names: list[str]) -> None:
+        """`s` / `R` / `ctrl+d` with Jobs marked: one dialog listing each Job and what happens to it."""
+        from rlark_tui.screens.confirm import BULK_VERBS, ConfirmScreen, bulk_consequences, bulk_plan
+
+        if self._refuse_readonly(f"{BULK_VERBS[verb].lower()} {len(names)} marked jobs"):
+            return
+        jobs = []
+        for name in names:
+            job = self.index.job(name) if self.index is not None else None
+            jobs.append((name, job.stopped, job.phase, len(self.index.job_pods(job))) if job is not None
+                        else (name, False, None, 0))
+        plan = bulk_plan(verb, jobs)
+        if not any(action for _, action, _ in plan):
+            self.notify("\n".join(f"{name}: {effect}" for name, _, effect in plan), severity="warning", timeout=8)
+            return
+        title, body = bulk_consequences(verb, plan)
+        self.push_screen(ConfirmScreen(title, body, BULK_VERBS[verb], dangerous=verb != "restart"),
+                         partial(self._bulk_confirmed, plan))
+
+    def _bulk_confirmed(self, plan: list, answer: bool | None) -> None:
+        if answer:
+            self._mutate_bulk([(name, action) for name, action, _ in plan if action])
+        else:
+            self.notify(f"nothing done to the {len(plan)} marked Jobs", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _mutate_bulk(self, steps: list[tuple[str, str]]) -> None:
+        """Each marked Job through rlark_tui.actions in turn; one failure does not stop the others, and the
+        result says per Job what happened (a Job that succeeded is unmarked, a failed one stays marked)."""
+        lines, failed = [], []
+        for name, action in steps:
+            try:
+                lines.append(getattr(self.actions, action)(name))
+            except RlarkError as exc:
+                failed.append(name)
+                lines.append(f"FAILED {action} {name}: {exc}")
+        self.call_from_thread(self._bulk_done, lines, [name for name, _ in steps if name not in failed], failed)
+
+    def _bulk_done(self, lines: list[str], done: list[str], failed: list[str]) -> None:
+        marked = self.services.marked
+        for name in done:
+            if name in marked:
+                marked.remove(name)
+        head = f"{len(done)} done, {len(failed)} failed" if failed else f"all {len(done)} done"
+        self.notify(head + "\n" + "\n".join(lines), severity="error" if failed else "information",
+                    timeout=15 if failed else 8)
+        for screen in self.screen_stack:
+            if isinstance(screen, JobListScreen) and screen.ready:
+                screen.show_marks(done)
 
     def _confirmed(self, action: str, name: str, answer: bool | None) -> None:
         if answer:

@@ -80,6 +80,16 @@ class DeleteJob(JobMessage):
     """Ask to delete the Job: a confirm dialog, then rlark_tui.actions."""
 
 
+class BulkAction(Message):
+    """Ask to run `verb` (confirm.BULK_VERBS: stop_start, restart, delete) on every marked Job: one confirm
+    dialog listing each Job and what happens to it, then rlark_tui.actions per Job."""
+
+    def __init__(self, verb: str, names: list[str]) -> None:
+        super().__init__()
+        self.verb = verb
+        self.names = names
+
+
 class JobSubmitted(JobMessage):
     """A new Job was created: back on the job list it is selected as soon as it is listed."""
 

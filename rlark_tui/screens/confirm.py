@@ -39,6 +39,44 @@ def consequences(action: str, job_name: str, pods: int) -> tuple[str, str]:
     raise ValueError(f"unknown action {action!r}")
 
 
+BULK_VERBS = {"stop_start": "Stop/Start", "restart": "Restart", "delete": "Delete"}
+"""The keys that act on every marked Job (`s`, `R`, `ctrl+d`) and their dialog's confirm label."""
+BULK_EFFECTS = {
+    "stop": "stop: its {pods} Pod(s) are deleted, Tasks and PVCs kept; a later Start begins from scratch",
+    "start": "start: new Pods run the prepare and run scripts from the beginning (no checkpoint resume)",
+    "restart": "restart: sets rlark.io/restarted-at and un-stops it (new Pods, from the beginning)",
+    "restart-running": "restart: only records the restart time; it is not stopped, so nothing restarts",
+    "delete": "delete: the Job, its Tasks, {pods} Pod(s), head Service and task PVCs (cannot be undone)",
+}
+
+
+def bulk_plan(verb: str, jobs: list) -> list[tuple[str, str | None, str]]:
+    """Per marked Job (name, stopped, phase, pods): (name, the action to run or None to skip it, what happens).
+    `verb` is a BULK_VERBS key; `s` stops a running Job and starts a stopped one, as on one Job."""
+    plan = []
+    for name, stopped, phase, pods in jobs:
+        if phase is None:
+            plan.append((name, None, "skipped: no longer listed"))
+        elif verb == "delete":
+            plan.append((name, "delete", BULK_EFFECTS["delete"].format(pods=pods)))
+        elif phase in ("Succeeded", "Failed"):
+            plan.append((name, None, f"skipped: {phase}, a finished Job can only be deleted or cloned"))
+        elif verb == "restart":
+            plan.append((name, "restart", BULK_EFFECTS["restart" if stopped else "restart-running"]))
+        else:
+            action = "start" if stopped else "stop"
+            plan.append((name, action, BULK_EFFECTS[action].format(pods=pods)))
+    return plan
+
+
+def bulk_consequences(verb: str, plan: list[tuple[str, str | None, str]]) -> tuple[str, str]:
+    """(title, body) of the one dialog before a bulk action: one line per Job and what happens to it."""
+    acting = sum(1 for _, action, _ in plan if action)
+    title = f"{BULK_VERBS[verb]} {acting} marked Job(s)?"
+    lines = [f"- {name}: {effect}" for name, _, effect in plan]
+    return title, "\n".join(lines + ["Each Job is acted on separately; the result of each is reported."])
+
+
 class ConfirmScreen(ModalScreen[bool]):
     """Modal yes/no dialog; `y` or Enter on the confirm button confirms, `n` / esc cancels."""
 

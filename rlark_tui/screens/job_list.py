@@ -5,7 +5,8 @@ shift+letters sort; empty, filtered-out, connecting and control-plane-error stat
 The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
 REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads, subscribed
 for the Jobs on screen only (`_follow_screen`). `space` marks Jobs (kept in `services.marked`); `m` compares the
-marked Jobs' curves, or opens the Metrics tab.
+marked Jobs' curves, or opens the Metrics tab; with Jobs marked, `s`, `R` and `ctrl+d` act on all of them (one
+confirmation, a result per Job).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import (CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
+from rlark_tui.messages import (BulkAction, CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
                                 OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
 from rlark_tui.model.view_model import UNSETTLED, JobRow, SnapshotIndex
 from rlark_tui.polls import HEALTH, PROGRESS
@@ -309,12 +310,23 @@ class JobListScreen(RlarkScreen):
     def action_describe(self) -> None:
         self.action_open("overview")
 
+    def _bulk(self, verb: str) -> bool:
+        """With Jobs marked, `s`, `R` and `ctrl+d` act on all of them (k9s's marks): True when posted."""
+        marked = [name for name in self.services.marked if name in self.rows]
+        if marked:
+            self.post_message(BulkAction(verb, marked))
+        return bool(marked)
+
     def action_stop_start(self) -> None:
+        if self._bulk("stop_start"):
+            return
         name = self._need_job()
         if name:
             self.post_message(StopStartJob(name))
 
     def action_delete(self) -> None:
+        if self._bulk("delete"):
+            return
         name = self._need_job()
         if name:
             self.post_message(DeleteJob(name))
@@ -344,10 +356,15 @@ class JobListScreen(RlarkScreen):
             marked.remove(name)
         else:
             marked.append(name)
-        self._table_rows.pop(name, None)
-        if name in self.rows:
-            self.table.update([self._table_row(self.rows[name], datetime.now(timezone.utc))])
+        self.show_marks([name])
         self.table.action_cursor_down()
+
+    def show_marks(self, names: list[str]) -> None:
+        """Paint the mark of these Jobs again (after `space`, or a bulk action unmarked the ones it did)."""
+        for name in names:
+            self._table_rows.pop(name, None)
+        now = datetime.now(timezone.utc)
+        self.table.update([self._table_row(self.rows[name], now) for name in names if name in self.rows])
 
     def action_metrics(self) -> None:
         """Compare the marked Jobs' curves; with none marked, the Metrics tab of the Job under the cursor."""
@@ -380,6 +397,8 @@ class JobListScreen(RlarkScreen):
             self.post_message(EditJob(name))
 
     def action_restart(self) -> None:
+        if self._bulk("restart"):
+            return
         name = self._need_job()
         if name:
             self.post_message(RestartJob(name))
