@@ -7,24 +7,13 @@ from __future__ import annotations
 import pytest
 
 from rlark_tui.app import RlarkApp
-from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.screens.confirm import ConfirmScreen, bulk_plan
 from rlark_tui.screens.job_list import JobListScreen
+from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
 from tests.pilot import wait_for
 from tests.tui.test_sandbox_tui import manifest
-
-
-def notes(app) -> str:
-    return " | ".join(n.message for n in app._notifications)
-
-
-@pytest.fixture
-def access(sandbox, env):
-    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
-    yield access
-    access.close()
 
 
 @pytest.fixture
