@@ -581,6 +581,7 @@ class ClusterAccess:
         if head is None:
             return None
         pod_token = None if token else partial(self.ray_tokens.get, job)
+        token = token or self.ray_tokens.cached(job)
         proxy = self.task_proxy(job.head_task_name, 8265, f"Ray dashboard of {job.name} (rlark-server)")
         if proxy is not None:
             return RayDashboard(proxy, token, via_proxy=True, pod_token=pod_token)

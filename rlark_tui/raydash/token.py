@@ -39,9 +39,10 @@ class RayTokens:
             self._tokens[job.name] = token
         return token
 
-    def known(self, job: Job) -> bool:
+    def cached(self, job: Job) -> str | None:
+        """The token read before for this Job, if any (so a poll starts with it instead of a 401)."""
         with self._lock:
-            return job.name in self._tokens
+            return self._tokens.get(job.name)
 
     def _read(self, job: Job) -> str:
         from rlark_tui.cluster.podexec import run_fixed
