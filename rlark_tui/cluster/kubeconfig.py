@@ -142,10 +142,19 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
 
     if _REDACTED_RECORDS not in logging.getLogger().filters:
         logging.getLogger().addFilter(_REDACTED_RECORDS)
-    configuration = None if kubeconfig.in_cluster else plain_configuration(kubeconfig, context)
+    retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
+    plain = plain_context(kubeconfig, context)
+    if plain is not None and plain.proxy is None and (plain.host or "").startswith("https"):
+        # One TLS context from the credentials' bytes (cluster/tls.py): inline client keys never go to disk.
+        from rlark_tui.cluster import tls
+        from rlark_tui.cluster.lean import tls_context
+        configuration = _configuration(plain, files=False)
+        configuration.retries = retries
+        return tls.api_client(configuration, tls_context(plain))
+    configuration = _configuration(plain, files=True) if plain is not None else None
     if configuration is None:
         configuration = _loader_configuration(kubeconfig, context)
-    configuration.retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
+    configuration.retries = retries
     return k8s.ApiClient(configuration)
 
 
@@ -229,17 +238,21 @@ def plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext | None:
 def plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration | None:
     """The Configuration the `kubernetes` loader would build for `context`, or None when the context is not a
     plain one: then use the loader."""
+    plain = plain_context(kubeconfig, context)
+    return _configuration(plain, files=True) if plain is not None else None
+
+
+def _configuration(plain: PlainContext, files: bool) -> k8s.Configuration:
+    """The Configuration of a plain context; with `files` its TLS material as paths (inline data copied to private
+    temporary files), else none (the caller gives the client a TLS context)."""
     from kubernetes import client as k8s
 
-    plain = plain_context(kubeconfig, context)
-    if plain is None:
-        return None
     configuration = k8s.Configuration()
     if plain.authorization:
         configuration.api_key["BearerToken"] = plain.authorization
     if plain.host is not None:
         configuration.host = plain.host
-        if plain.host.startswith("https"):
+        if plain.host.startswith("https") and files:
             configuration.ssl_ca_cert = plain.ca.as_file()
             configuration.cert_file = plain.cert.as_file()
             configuration.key_file = plain.key.as_file()
