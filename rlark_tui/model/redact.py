@@ -109,11 +109,11 @@ _TOKEN_SHAPES = re.compile(
 ids, npm, Google API keys, PyPI, JWTs."""
 
 _MAYBE_SECRET = re.compile(
-    r"pass|pwd|secret|token|key|cred|auth|private|cookie|signature|dsn|pat(?![a-z])|bearer|basic|-----BEGIN"
-    r"|://[^\s/@]+:[^\s@/]+@|gh[pousr]_|hf_|sk-|xox|AKIA|eyJ|npm_|AIza|pypi-",
-    re.I,
-)
-"""Cheap first pass: text without any of these cannot hold a secret the patterns below would mask."""
+    r"p(?:ass|wd|rivate|at(?![a-z])|ypi-)|s(?:ecret|ignature|k-)|token|key|c(?:red|ookie)|a(?:uth|kia|iza)|dsn"
+    r"|b(?:earer|asic)|-----begin|gh[pousr]_|hf_|xox|eyj|npm_|://[^\s/@]+:[^\s@/]+@")
+"""Cheap first pass, on the lower-cased text: text without any of these cannot hold a secret the patterns below
+would mask. The log pane runs it on every line, so it is written for speed: case-sensitive on `text.lower()`
+and grouped by first letter (each several times faster than re.IGNORECASE over a flat alternation)."""
 
 _PROSE = re.compile(r"\b(?:a|an|the|no|your|this)[ \t]+\Z", re.I)
 
@@ -159,6 +159,8 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}(?=\s|\\|\Z)")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}|[A-Za-z0-9+/]+={1,2}")
 _PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Comment):")
 _BODY_LINE = re.compile(r"[A-Za-z0-9+/]{64}")
+_BODY_LENGTH = (64, 66)
+"""The length of a line _BODY_LINE can match (64 characters, perhaps with a `\r` or a space around)."""
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
@@ -253,7 +255,7 @@ def redact_text(text: str) -> str:
 
     Linear in the length of the text: a name never starts inside a word and a value is read only when it is
     masked, so a 1 MB log line costs a few passes."""
-    if not isinstance(text, str) or not _MAYBE_SECRET.search(text):
+    if not isinstance(text, str) or not _MAYBE_SECRET.search(text.lower()):
         return text
     text = _mask_pem(text)
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
@@ -278,7 +280,11 @@ class LineRedactor:
         self.known = KnownSecrets(known)
 
     def __call__(self, line: str, source: str = "") -> str:
-        line = self.known.mask(line)
+        if self.known:
+            line = self.known.mask(line)
+        if source not in self._in_key and "-----" not in line and not _BODY_LENGTH[0] <= len(line) <= _BODY_LENGTH[1] \
+                and not _MAYBE_SECRET.search(line.lower()):
+            return line  # nearly every line of a log: a few substring tests and one search (20,000 lines/s)
         if source in self._in_key:
             end = _KEY_END.search(line)
             if end is not None:
@@ -289,12 +295,12 @@ class LineRedactor:
             if _is_key_line(line):
                 return MASK
             self._in_key.discard(source)
-        begins = list(_KEY_BEGIN.finditer(line))
+        begins = list(_KEY_BEGIN.finditer(line)) if "-----" in line else []
         if begins and not _KEY_END.search(line, begins[-1].end()):
             self._in_key.add(source)
             begin = begins[-1]
             return redact_text(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
-        if not begins and _is_body_line(line):
+        if not begins and _BODY_LENGTH[0] <= len(line) <= _BODY_LENGTH[1] and _is_body_line(line):
             self._in_key.add(source)
             return MASK
         return redact_text(line)
