@@ -110,7 +110,9 @@ class _Stderr(io.StringIO):
 
 
 @pytest.fixture(scope="session")
-def rlinf(pytestconfig) -> Release:
-    """RLinf 0.3.0's `print_metrics_table`, from the released wheel."""
-    cache = Path(pytestconfig.cache.mkdir("rlinf-0.3.0"))
+def rlinf(pytestconfig, tmp_path_factory) -> Release:
+    """RLinf 0.3.0's `print_metrics_table`, from the released wheel (kept in pytest's cache dir, or in a temporary
+    dir when the cache is turned off)."""
+    cache_plugin = getattr(pytestconfig, "cache", None)
+    cache = Path(cache_plugin.mkdir("rlinf-0.3.0")) if cache_plugin else tmp_path_factory.mktemp("rlinf-0.3.0")
     return Release(function_source(wheel(cache)))

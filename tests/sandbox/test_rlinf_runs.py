@@ -63,6 +63,10 @@ def runs(sandbox, rlinf, tmp_path_factory):
             delete_and_wait(api, name)
 
 
+def _header_log(sandbox) -> str:
+    return "\n".join(sandbox.logs.read("rlark-gpu-a", "rlark-system", f"{TABLES}-actor-0", "main"))
+
+
 def _row(out: str, name: str) -> str:
     return next((line for line in out.splitlines() if line.startswith(name + " ")), "")
 
@@ -105,6 +109,14 @@ async def test_tui_list_shows_each_new_row_within_one_poll(runs, sandbox, env):
     from tests.pilot import wait_for as pilot_wait
 
     access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    reads: list[float] = []
+    pod_log = access.pod_log
+
+    def recorded(*args, **kwargs):
+        if args[1] == f"{TABLES}-actor-0":
+            reads.append(time.monotonic())
+        return pod_log(*args, **kwargs)
+    access.pod_log = recorded
     app = RlarkApp(access)
     column = [c.key for c in COLUMNS].index("progress")
 
@@ -120,9 +132,14 @@ async def test_tui_list_shows_each_new_row_within_one_poll(runs, sandbox, env):
                                      "the table Job's PROGRESS with an ETA", timeout=40)
             bar_first = await pilot_wait(pilot, lambda: _step(progress(BAR)), "the tqdm Job's PROGRESS",
                                          timeout=40)
-            # a table comes every 3 s: the next poll (every PROGRESS_SECONDS) must show a newer one
+            # once a newer table is in the log, the list's next progress read of that Job must show it
+            await pilot_wait(pilot, lambda: f"Global Step: {first + 1:4d}/30" in _header_log(sandbox),
+                             f"table {first + 1} in the log", timeout=30)
+            landed = time.monotonic()
+            await pilot_wait(pilot, lambda: any(at > landed for at in reads), "the next progress read",
+                             timeout=PROGRESS_SECONDS * 4)
             await pilot_wait(pilot, lambda: (_step(progress(TABLES)) or 0) > first,
-                             f"a newer table than {first}/30 within one poll", timeout=PROGRESS_SECONDS + 5)
+                             f"a newer table than {first}/30 after the next read", timeout=10)
             await pilot_wait(pilot, lambda: (_step(progress(BAR)) or 0) > bar_first,
                              f"the bar past {bar_first}/{BAR_STEPS}", timeout=PROGRESS_SECONDS + 5)
     finally:
