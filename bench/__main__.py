@@ -41,6 +41,7 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "alert_latency_s_p50": ("alerts", None, None),
     "alert_latency_s_p95": ("alerts", 30, "max"),
     "alert_faults": ("alerts", None, None),
+    "status_tmux_s_p95": ("alerts", 0.5, "max"),
 }
 
 

@@ -2,7 +2,8 @@
 Pod's prepare script) and a real `rlark watch -A -o json` in its own process; Jobs whose script prints the time
 and then RLinf's crash chain and sleeps (run-crashed, from the Header log: the phase stays Running), and Jobs
 set Failed the way the controller does (job-failed, from the watch). Latency: the watch line's arrival minus the
-fault's own time (the time the script printed; the store write). p50 and p95 over every fault."""
+fault's own time (the time the script printed; the store write). p50 and p95 over every fault. Also
+status_tmux_s_p95: the wall time of `rlark status --tmux` as tmux runs it (a new process each time)."""
 
 from __future__ import annotations
 
@@ -80,9 +81,22 @@ def run(workdir: Path, quick: bool) -> dict:
             watch.wait(10)
             access.close()
         latencies = [arrived[key] - at for key, at in fault_at.items() if key in arrived and at]
-    return {"alert_latency_s_p50": round(percentile(latencies, 50), 2),
+        status = _status_times(env, 5 if quick else 20)
+    return {"status_tmux_s_p95": round(percentile(status, 95), 3),"alert_latency_s_p50": round(percentile(latencies, 50), 2),
             "alert_latency_s_p95": round(percentile(latencies, 95), 2),
             "alert_faults": len(latencies)}
+
+
+def _status_times(env: dict, runs: int) -> list[float]:
+    """Wall time of `rlark status --tmux` (a process each, as tmux runs it), the cache refreshed meanwhile."""
+    times = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "rlark_tui", "status", "--tmux"], env=env, capture_output=True,
+                       timeout=10, check=False)
+        times.append(time.perf_counter() - begin)
+        time.sleep(0.2)
+    return times
 
 
 def _printed_at(access, name: str) -> float:
