@@ -8,15 +8,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import yaml
 
 from rlark_tui.errors import UsageError
+from rlark_tui.model.thresholds import Thresholds, thresholds_from
 from rlark_tui.fsutil import read_input
 
-if TYPE_CHECKING:
-    from rlark_tui.model.alerts import Thresholds
 
 APP_NAME = "rlark"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -93,7 +90,7 @@ class RlarkConfig:
     """Header name -> value, sent to the gateway; values are secrets (shown as ***)."""
     server: dict[str, str | bool] = field(default_factory=dict)
     """SERVER_KEYS that are set (strings; the skip-verify key a bool)."""
-    alerts: Thresholds = field(default_factory=lambda: _thresholds(None))
+    alerts: Thresholds = field(default_factory=Thresholds)
     """The `alerts:` section: thresholds of the alert rules, the bell and desktop notifications."""
 
 
@@ -121,7 +118,7 @@ def load_config(path: Path | None = None) -> RlarkConfig:
     if token is not None and not isinstance(token, str):
         raise UsageError(f"config file {path}: `ray.token` must be a string")
     try:
-        alerts = _thresholds(data.get("alerts"))
+        alerts = thresholds_from(data.get("alerts"))
     except ValueError as exc:
         raise UsageError(f"config file {path}: {exc}") from None
     gateway_ca = data.get("gateway_ca")
@@ -139,12 +136,6 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         server=_server_keys(path, data),
         alerts=alerts,
     )
-
-
-def _thresholds(section: object) -> Thresholds:
-    """The alert thresholds of an `alerts:` section (model/alerts.py is loaded only then: `rlark get` needs none)."""
-    from rlark_tui.model.alerts import thresholds_from
-    return thresholds_from(section)
 
 
 def _server_keys(path: Path, data: dict) -> dict[str, str | bool]:
