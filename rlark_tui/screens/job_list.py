@@ -1,6 +1,7 @@
 """JobListScreen: every Job of the context, live from the reconciler, updated in place by row key.
 
-Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, reason, progress, age; `/` filters,
+Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, reason, progress, age (below the
+full width display name, Header node, roles and type narrow, then hide, in that order); `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
 The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
 REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads, subscribed
@@ -29,12 +30,12 @@ from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
     Column("name", "NAME"),
-    Column("display", "DISPLAY NAME"),
-    Column("type", "TYPE"),
+    Column("display", "DISPLAY NAME", priority=4),
+    Column("type", "TYPE", priority=1, min_width=6),
     Column("phase", "PHASE"),
-    Column("roles", "ROLES"),
+    Column("roles", "ROLES", priority=2),
     Column("pods", "PODS"),
-    Column("header", "HEADER NODE"),
+    Column("header", "HEADER NODE", priority=3),
     Column("reason", "REASON"),
     Column("progress", "PROGRESS"),
     Column("age", "AGE"),

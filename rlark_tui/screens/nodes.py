@@ -27,11 +27,11 @@ from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 NODE_COLUMNS = (
     Column("name", "NAME"),
-    Column("cluster", "CLUSTER"),
+    Column("cluster", "CLUSTER", priority=1),
     Column("phase", "PHASE"),
-    Column("schedulable", "SCHEDULABLE"),
+    Column("schedulable", "SCHEDULABLE", priority=2, min_width=5),
     Column("gpu", "GPU FREE/ALLOC"),
-    Column("model", "GPU MODEL"),
+    Column("model", "GPU MODEL", priority=3),
     Column("age", "AGE"),
 )
 

@@ -2,7 +2,9 @@
 
 Only the visible rows are rendered, each from one cached Strip; a changed row repaints its own line.
 The table owns the sort order, the `/` filter (over precomputed lowercase keys) and the selection, which
-stays on the same row key across updates, filters and re-sorts.
+stays on the same row key across updates, filters and re-sorts. Columns fit the table's width (`fit_widths`): below
+the full width, columns with a priority narrow, then hide, the highest priority number first, as k9s drops
+low-value columns; priority 0 columns always show.
 """
 
 from __future__ import annotations
@@ -29,15 +31,46 @@ from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 GAP = 2
 MAX_WIDTH = 48
+NARROW_WIDTH = 10
+"""How narrow a column with a priority gets before it is hidden (unless its `min_width` says otherwise)."""
 
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its key and header label; `width` fixes the width (else it fits the content)."""
+    """One column: its key and header label; `width` fixes the width (else it fits the content). `priority` 0
+    always shows; a higher one narrows (to `min_width`, else NARROW_WIDTH) and then hides first when the table is
+    narrower than its columns."""
 
     key: str
     label: str
     width: int | None = None
+    priority: int = 0
+    min_width: int | None = None
+
+
+def fit_widths(columns: Sequence[Column], widths: Sequence[int], available: int) -> list[int | None]:
+    """The width each column is drawn at (None: hidden) in `available` cells: the full widths when they fit,
+    else the columns of the highest priority number narrow, then those of the next...; if that is not enough
+    they hide in the same order. What still does not fit scrolls sideways."""
+    shown: list[int | None] = list(widths)
+
+    def total() -> int:
+        return 1 + sum(width + GAP for width in shown if width is not None)
+
+    levels = sorted({column.priority for column in columns if column.priority > 0}, reverse=True)
+    for level in levels:
+        if total() <= available:
+            return shown
+        for position, column in enumerate(columns):
+            if column.priority == level:
+                shown[position] = min(widths[position], column.min_width or NARROW_WIDTH)
+    for level in levels:
+        for position, column in enumerate(columns):
+            if total() <= available:
+                return shown
+            if column.priority == level:
+                shown[position] = None
+    return shown
 
 
 @dataclass(frozen=True)
@@ -119,6 +152,8 @@ class LiveTable(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self._columns = tuple(columns)
         self._widths = [column.width or len(column.label) for column in self._columns]
+        self._drawn: list[int | None] = list(self._widths)
+        """The width each column is drawn at in the table's width now (None: hidden), from fit_widths."""
         self._rows: dict[str, Row] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._strips: dict[str, Strip] = {}
@@ -138,6 +173,11 @@ class LiveTable(ScrollView, can_focus=True):
     def row_count(self) -> int:
         """Rows shown (after the filter)."""
         return len(self._shown)
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """Keys of the columns drawn at the table's width now (the others are hidden for lack of room)."""
+        return [column.key for column, width in zip(self._columns, self._drawn) if width is not None]
 
     @property
     def total_count(self) -> int:
@@ -207,6 +247,7 @@ class LiveTable(ScrollView, can_focus=True):
                 repaint.append(row.key)
         if widened:
             self._strips.clear()
+            self._fit_columns()
         if resort:
             self._order = None
         if reorder:
@@ -340,7 +381,9 @@ class LiveTable(ScrollView, can_focus=True):
 
     def _line(self, cells: list[tuple[str, Style | None]], style: Style) -> Strip:
         segments = [Segment(" ", style)]
-        for (text, cell_style), width in zip(cells, self._widths):
+        for (text, cell_style), width in zip(cells, self._drawn):
+            if width is None:
+                continue
             segments.append(Segment(_fit(text, width), style + cell_style if cell_style else style))
             segments.append(Segment(" " * GAP, style))
         return Strip(segments)
@@ -399,7 +442,20 @@ class LiveTable(ScrollView, can_focus=True):
             self.post_message(self.WindowChanged(self))
 
     def on_resize(self) -> None:
+        if self._fit_columns():
+            self._resize()
+            self.refresh()
         self.post_message(self.WindowChanged(self))
+
+    def _fit_columns(self) -> bool:
+        """Draw the columns at the widths that fit the table's width now; True when that changed."""
+        available = self.size.width or 1 << 16
+        drawn = fit_widths(self._columns, self._widths, available)
+        if drawn == self._drawn:
+            return False
+        self._drawn = drawn
+        self._strips.clear()
+        return True
 
     def _sorted(self) -> list[str]:
         if self._order is None:
@@ -417,7 +473,7 @@ class LiveTable(ScrollView, can_focus=True):
         """A new virtual size updates the scrollbars only: the table's own size does not depend on it, and
         the layout pass that assigning `virtual_size` starts repaints the whole screen (at 5,000 rows it
         doubled the time from a filter key to its frame)."""
-        size = Size(1 + sum(width + GAP for width in self._widths), len(self._shown) + 1)
+        size = Size(1 + sum(width + GAP for width in self._drawn if width is not None), len(self._shown) + 1)
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
@@ -435,7 +491,9 @@ class LiveTable(ScrollView, can_focus=True):
 
     def _column_at(self, x: int) -> Column | None:
         edge = 1
-        for column, width in zip(self._columns, self._widths):
+        for column, width in zip(self._columns, self._drawn):
+            if width is None:
+                continue
             edge += width + GAP
             if x < edge:
                 return column

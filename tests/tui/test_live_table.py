@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 
 from rlark_tui.widgets.filter_bar import make_matcher
-from rlark_tui.widgets.live_table import Column, LiveTable, Row
+from rlark_tui.widgets.live_table import Column, LiveTable, Row, fit_widths
 
 COLUMNS = (Column("name", "NAME"), Column("phase", "PHASE"), Column("n", "N"))
 
@@ -121,3 +121,30 @@ async def test_long_cells_end_in_an_ellipsis_and_wide_characters_keep_columns_al
         phase_at = cell_len(header[:header.index("PHASE")])
         for line in (long_row, wide_row):
             assert cell_len(line[:line.index("Running")]) == phase_at
+
+
+def test_columns_narrow_then_hide_by_priority_to_fit_the_width():
+    columns = (Column("name", "NAME"), Column("low", "LOW", priority=2), Column("mid", "MID", priority=1, min_width=4),
+               Column("age", "AGE"))
+    widths = [10, 30, 20, 4]  # 1 + 12 + 32 + 22 + 6 = 73 cells in all
+    assert fit_widths(columns, widths, 80) == widths
+    assert fit_widths(columns, widths, 60) == [10, 10, 20, 4]  # the highest priority number narrows first
+    assert fit_widths(columns, widths, 40) == [10, 10, 4, 4]
+    assert fit_widths(columns, widths, 30) == [10, None, 4, 4]  # then hides, in the same order
+    assert fit_widths(columns, widths, 10) == [10, None, None, 4]  # priority 0 stays (the rest scrolls)
+
+
+async def test_a_narrow_table_draws_only_the_columns_that_fit():
+    columns = (Column("name", "NAME"), Column("wide", "WIDE", priority=1), Column("n", "N"))
+    app = App()
+
+    async with app.run_test(size=(20, 8)) as pilot:  # 22 cells with WIDE narrowed to 10
+        table = LiveTable(columns)
+        await app.mount(table)
+        table.sync([Row("a", ("a", "x" * 40, "7"), ("a", "", 7))])
+        await pilot.pause()
+        assert table.shown_columns == ["name", "n"]
+        assert "x" not in table.render_line(1).text and "7" in table.render_line(1).text
+        await pilot.resize_terminal(80, 8)
+        await pilot.pause()
+        assert table.shown_columns == ["name", "wide", "n"]
