@@ -25,13 +25,12 @@ from rlark_tui.config import state_dir as default_state_dir
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.fsutil import write_private
 from rlark_tui.model import keys
+from rlark_tui.model.lifecycle import START_NOTE, finished_refusal
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.model.views import Job
 
-TERMINAL = ("Succeeded", "Failed")
-START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
 
 
 class ReadOnlyError(RlarkError):
@@ -72,6 +71,7 @@ class Actions:
 
     def tunnel_methods(self) -> frozenset[str] | None:
         """The HTTP methods a tunnel to a Job's web ports passes: all, or in read-only mode only GET and HEAD."""
+        from rlark_tui.cluster.tunnel import READ_ONLY_METHODS
         return READ_ONLY_METHODS if self.readonly else None
 
     # -- submit ---------------------------------------------------------------------------------------------
@@ -146,9 +146,9 @@ class Actions:
 
     def _lifecycle_job(self, name: str, verb: str) -> Job:
         job = Job(self.access.get(JOBS, name))
-        if job.phase in TERMINAL:
-            raise Refused(f"job {name} is {job.phase}: the platform treats it as finished, so {verb} would do "
-                          f"nothing — delete and re-create it, or start a copy with `rlark clone {name}`")
+        why_not = finished_refusal(name, job.phase, verb)
+        if why_not:
+            raise Refused(why_not)
         return job
 
     def stop(self, name: str) -> str:

@@ -24,6 +24,7 @@ from rlark_tui.app_console import ConsoleViews
 from rlark_tui.app_work import AppWork
 from rlark_tui.model import alerts as alert_rules
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.lifecycle import consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
@@ -351,14 +352,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.model.clone import draft_of
         from rlark_tui.screens.wizard import WizardScreen
 
-        if self._refuse_readonly(f"edit and restart job {name}"):
-            return
         job = self._job(name)
         if job is None:
             return
-        if job.phase in ("Succeeded", "Failed"):
-            self.notify(f"job {name} is {job.phase}: the platform treats it as finished, so an edit would do "
-                        f"nothing — clone it (C) instead", severity="warning", timeout=8)
+        why_not = can_stop_or_start(job, "an edit")
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
             return
         recovered = draft_of(job.raw)
         self.push_screen(WizardScreen(recovered.draft, lock_name=True))
@@ -560,9 +559,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify(f"Job {name} is not in the current snapshot", severity="warning")
         return job
 
+    # Read-only is checked once on the way to a mutation: the screens hide the keys (RlarkScreen.MUTATIONS, the
+    # palette leaves them out) and actions.py refuses; the app's `refused` binding says so when a hidden key is
+    # pressed.
     def request_stop_start(self, name: str) -> None:
-        if self._refuse_readonly(f"stop or start job {name}"):
-            return
         job = self._job(name)
         if job is None:
             return
@@ -570,7 +570,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if why_not:
             self.notify(why_not, severity="warning", timeout=8)
             return
-        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+        from rlark_tui.screens.confirm import ConfirmScreen
 
         action = "start" if job.stopped else "stop"
         title, body = consequences(action, name, len(self.index.job_pods(job)))
@@ -579,27 +579,23 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def request_restart(self, name: str) -> None:
         """The console's Restart after a confirm dialog that says it only un-stops."""
-        if self._refuse_readonly(f"restart job {name}"):
-            return
         job = self._job(name)
         if job is None:
             return
-        if job.phase in ("Succeeded", "Failed"):
-            self.notify(f"job {name} is {job.phase}: the platform treats it as finished, so restart would do "
-                        "nothing — clone it (C) instead", severity="warning", timeout=8)
+        why_not = can_stop_or_start(job, "restart")
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
             return
-        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+        from rlark_tui.screens.confirm import ConfirmScreen
 
         title, body = consequences("restart", name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, "Restart"), partial(self._confirmed, "restart", name))
 
     def request_delete(self, name: str) -> None:
-        if self._refuse_readonly(f"delete job {name}"):
-            return
         job = self._job(name)
         if job is None:
             return
-        from rlark_tui.screens.confirm import ConfirmScreen, consequences
+        from rlark_tui.screens.confirm import ConfirmScreen
 
         title, body = consequences("delete", name, len(self.index.job_pods(job)))
         self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
@@ -607,7 +603,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def request_bulk(self, verb: str, names: list[str]) -> None:
         """`s` / `R` / `ctrl+d` with Jobs marked: one dialog listing each Job and what happens to it."""
-        from rlark_tui.screens.confirm import BULK_VERBS, ConfirmScreen, bulk_consequences, bulk_plan
+        from rlark_tui.model.lifecycle import BULK_VERBS, bulk_consequences, bulk_plan
+        from rlark_tui.screens.confirm import ConfirmScreen
 
         if self._refuse_readonly(f"{BULK_VERBS[verb].lower()} {len(names)} marked jobs"):
             return

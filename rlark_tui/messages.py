@@ -81,7 +81,7 @@ class DeleteJob(JobMessage):
 
 
 class BulkAction(Message):
-    """Ask to run `verb` (confirm.BULK_VERBS: stop_start, restart, delete) on every marked Job: one confirm
+    """Ask to run `verb` (model.lifecycle.BULK_VERBS: stop_start, restart, delete) on every marked Job: one confirm
     dialog listing each Job and what happens to it, then rlark_tui.actions per Job."""
 
     def __init__(self, verb: str, names: list[str]) -> None:

@@ -10,7 +10,8 @@ import argparse
 import sys
 from datetime import datetime, timezone
 
-from rlark_tui.actions import START_NOTE, Actions
+from rlark_tui.actions import Actions
+from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.commands.lifecycle import confirm

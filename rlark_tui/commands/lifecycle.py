@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rlark_tui.actions import START_NOTE, Actions
+from rlark_tui.actions import Actions
+from rlark_tui.model.lifecycle import consequences
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.errors import RlarkError, UsageError
 
@@ -19,14 +20,6 @@ EXIT_CODES = """exit codes:
   130  interrupted"""
 
 PAST = {"stop": "stopped", "start": "started", "restart": "restarted", "delete": "deleted"}
-CONSEQUENCES = {
-    "stop": "Stop sets spec.stopped: the Pods of every role are deleted (Tasks, PVCs and the head Service "
-            "stay). Persist outputs first.",
-    "start": f"Start clears spec.stopped: new Pods are created. {START_NOTE}",
-    "restart": "Restart does what the console's Restart does: it records the restart time and clears "
-               f"spec.stopped. It only un-stops a stopped Job: {START_NOTE} On a running Job it does nothing.",
-    "delete": "Delete removes the Job, its Tasks, workloads, head Service and task PVCs. This cannot be undone.",
-}
 
 
 def register(subparsers, parents) -> None:
@@ -35,7 +28,7 @@ def register(subparsers, parents) -> None:
                           ("restart", "the console's Restart: un-stop a job, recording the restart time"),
                           ("delete", "delete a job")):
         parser = subparsers.add_parser(
-            verb, parents=parents, help=summary, description=CONSEQUENCES[verb],
+            verb, parents=parents, help=summary, description=consequences(verb, "JOB")[1],
             epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("job", metavar="JOB")
         parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
@@ -60,7 +53,7 @@ def run(verb: str, args: argparse.Namespace) -> int:
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     actions.preflight(verb, args.job)
     if not args.yes:
-        confirm(CONSEQUENCES[verb], f"{verb} job {args.job}", f"job {args.job} was not {PAST[verb]}")
+        confirm(consequences(verb, args.job)[1], f"{verb} job {args.job}", f"job {args.job} was not {PAST[verb]}")
     message = getattr(actions, verb)(args.job)
     print(message)
     if not args.wait:

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.model.lifecycle import finished_refusal
 from rlark_tui.model.alerts import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.snapshot import RESULTS, Snapshot
 
-TERMINAL_PHASES = ("Succeeded", "Failed")
 UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
 HISTORY = 32
@@ -415,12 +415,9 @@ def role_rows(index: SnapshotIndex, job: Job) -> list[RoleRow]:
     return rows
 
 
-def can_stop_or_start(job: Job) -> str:
-    """Empty when Stop/Start applies; otherwise why not (Succeeded/Failed Jobs are terminal)."""
-    if job.phase in TERMINAL_PHASES:
-        return (f"{job.name} is {job.phase}: a finished Job cannot be stopped or started on the "
-                "platform, only deleted (ctrl+d) and re-created")
-    return ""
+def can_stop_or_start(job: Job, verb: str = "stop or start") -> str:
+    """Empty when `verb` applies; otherwise why not (model.lifecycle: Succeeded/Failed Jobs are finished)."""
+    return finished_refusal(job.name, job.phase, verb)
 
 
 def first_pod(index: SnapshotIndex, task_name: str) -> Pod | None:

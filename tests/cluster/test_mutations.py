@@ -205,7 +205,7 @@ def test_confirmation_is_required_without_yes(rl, sb, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     answered = rl("stop", "life-ask")
     assert answered.code == 1 and answered.err.endswith("error: not confirmed: job life-ask was not stopped\n")
-    assert "Stop sets spec.stopped" in answered.err
+    assert "Sets spec.stopped: true." in answered.err and "does NOT resume from a checkpoint" in answered.err
     assert sb.store.get("jobs", "life-ask")["spec"].get("stopped") is not True
 
 

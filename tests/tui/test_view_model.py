@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlark_tui.model import Job
-from rlark_tui.screens.confirm import consequences
+from rlark_tui.model.lifecycle import consequences
 from rlark_tui.model.timefmt import age
 from rlark_tui.model.view_model import (
     SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
@@ -87,7 +87,8 @@ def test_finished_jobs_cannot_be_stopped_or_started(phase, allowed):
     reason = can_stop_or_start(Job(job_dict("j", phase=phase)))
     assert (reason == "") is allowed
     if not allowed:
-        assert "only deleted" in reason
+        assert reason == (f"job j is {phase}: the platform treats it as finished, so stop or start would do "
+                          "nothing — delete and re-create it, or start a copy with `rlark clone j`")
 
 
 def test_ssh_fingerprint_matches_ssh_keygen_format():
