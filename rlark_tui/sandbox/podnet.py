@@ -1,15 +1,18 @@
 """The sandbox's Pod network: each Pod's own loopback address (`127.<sandbox>.<a>.<b>`) as its Pod IP and Ray node
-IP, inside a network namespace of the sandbox's own when it can make one (root, as in CI).
+IP, inside a network namespace of the sandbox's own: made directly as root (as in CI), else inside an
+unprivileged user namespace where the kernel allows one (a bastion user's `rlark demo`).
 
 Ray 2.60's gRPC servers (GCS, raylets, workers, dashboard agents) and its metrics exporters listen on every
 interface whenever the node IP is not 127.0.0.1. In the Pod network namespace "every interface" is only its `lo`:
 nothing of a Pod listens in the host's namespace at all, so no other local user reaches a Pod port (and Ray's
 token guards what Pods see of each other). Pods reach each other there as Pods of one cluster network do; the
-sandbox reaches them through sockets it makes in that namespace (`socket_factory`, for aiohttp) and starts
-processes in it with `nsenter` (`enter`).
+sandbox reaches them through sockets made in that namespace (`socket_factory`, for aiohttp: by a short `setns`
+as root, else by a holder process inside the namespaces that hands socket descriptors over a socketpair) and
+starts processes in it with `nsenter` (`enter`).
 
-Without the privilege (a non-root `rlark demo`) the Pods keep their own 127.x addresses on the host's `lo`,
-Ray's gRPC ports listen on all of the host's interfaces, and only Ray's token stands in the way: `problem` says so.
+Where neither works (no user namespaces, no nsenter/unshare) the Pods keep their own 127.x addresses on the
+host's `lo`, Ray's gRPC ports listen on all of the host's interfaces, and only Ray's token stands in the way:
+`problem` says so.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ import os
 import shutil
 import socket
 import struct
+import subprocess
+import sys
 import threading
-
-import aiohttp
 
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
@@ -39,6 +42,22 @@ def _check(result: int) -> None:
     if result != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+_HOLDER = """
+import fcntl, socket, struct, sys
+channel = socket.socket(fileno=int(sys.argv[1]))
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    request = struct.pack("16sH14s", b"lo", 0, b"")
+    flags = struct.unpack("16sH14s", fcntl.ioctl(s, 0x8913, request))[1]
+    fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", flags | 1, b""))
+channel.sendall(b"ok")
+while (asked := channel.recv(12)) and len(asked) == 12:
+    made = socket.socket(*struct.unpack("!iii", asked))
+    socket.send_fds(channel, [b"s"], [made.fileno()])
+    made.close()
+"""
+"""The holder of an unprivileged Pod network: brings `lo` up, then makes a socket per request and passes it back."""
 
 
 def _lo_up() -> None:
@@ -60,14 +79,16 @@ class PodNetwork:
         self.problem = ""
         self._ns_fd: int | None = None
         self._host_fd: int | None = None
+        self._holder: subprocess.Popen | None = None
+        self._channel: socket.socket | None = None
         self._lock = threading.Lock()
 
     # ----- set-up -----
     def open(self) -> "PodNetwork":
-        if os.geteuid() != 0 or shutil.which("nsenter") is None:
-            self.problem = ("not root (or no nsenter): sandbox Pods share this host's network namespace, so Ray's "
-                            "gRPC ports listen on all interfaces, guarded only by Ray's token")
-            return self
+        if shutil.which("nsenter") is None or shutil.which("unshare") is None:
+            return self._shared("no nsenter/unshare on this host")
+        if os.geteuid() != 0:
+            return self._open_unprivileged()
         made: dict[str, object] = {}
 
         def make() -> None:  # a thread of its own: unshare() moves only the calling thread
@@ -84,12 +105,43 @@ class PodNetwork:
         if "error" in made:
             if "fd" in made:
                 os.close(made["fd"])
-            self.problem = (f"cannot make a network namespace for the Pods ({made['error']}): Ray's gRPC ports "
-                            "listen on all interfaces, guarded only by Ray's token")
-            return self
+            return self._shared(f"cannot make a network namespace ({made['error']})")
         self._ns_fd = made["fd"]
         self._host_fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         self.isolated = True
+        return self
+
+    def _open_unprivileged(self) -> "PodNetwork":
+        """A holder process in a new user + network namespace (the user is root there, as in a container): Pods join
+        both with nsenter; it makes the sandbox's sockets there and passes their descriptors back."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            holder = subprocess.Popen(
+                ["unshare", "--user", "--map-root-user", "--net", "--", sys.executable, "-I", "-c", _HOLDER,
+                 str(theirs.fileno())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            ours.close()
+            return self._shared(f"cannot start the namespace holder ({exc})")
+        finally:
+            theirs.close()
+        ours.settimeout(10)
+        try:
+            ready = ours.recv(2)
+        except OSError:
+            ready = b""
+        if ready != b"ok":
+            holder.kill()
+            why = holder.communicate(timeout=5)[1].decode("utf-8", "replace").strip().splitlines()
+            ours.close()
+            return self._shared(f"no unprivileged user namespace ({why[-1] if why else 'the holder exited'})")
+        self._holder, self._channel = holder, ours
+        self.isolated = True
+        return self
+
+    def _shared(self, why: str) -> "PodNetwork":
+        self.problem = (f"{why}: sandbox Pods share this host's network namespace, so Ray's gRPC ports listen on "
+                        "all interfaces, guarded only by Ray's token")
         return self
 
     def close(self) -> None:
@@ -98,6 +150,16 @@ class PodNetwork:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._ns_fd = self._host_fd = None
+        if self._channel is not None:
+            self._channel.close()       # the holder ends at EOF
+            self._channel = None
+        if self._holder is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._holder.wait(5)
+            if self._holder.poll() is None:
+                self._holder.kill()
+                self._holder.wait(5)
+            self._holder = None
         self.isolated = False
 
     # ----- addresses -----
@@ -110,18 +172,25 @@ class PodNetwork:
         return host.startswith(f"127.{self.octet}.")
 
     # ----- reaching into it -----
-    @property
-    def path(self) -> str:
-        return f"/proc/{os.getpid()}/fd/{self._ns_fd}"
-
     def enter(self) -> tuple[str, ...]:
         """The argv prefix that runs a command in the Pod network (empty when there is none of its own)."""
-        return ("nsenter", f"--net={self.path}", "--") if self.isolated else ()
+        if not self.isolated:
+            return ()
+        if self._holder is not None:
+            return ("nsenter", f"--target={self._holder.pid}", "--user", "--net", "--preserve-credentials", "--")
+        return ("nsenter", f"--net=/proc/{os.getpid()}/fd/{self._ns_fd}", "--")
 
     def socket(self, family: int = socket.AF_INET, kind: int = socket.SOCK_STREAM, proto: int = 0) -> socket.socket:
         """A socket of the Pod network (a socket stays in the namespace it was made in)."""
         if not self.isolated:
             return socket.socket(family, kind, proto)
+        if self._channel is not None:
+            with self._lock:
+                self._channel.sendall(struct.pack("!iii", family, kind, proto))
+                _, fds, _, _ = socket.recv_fds(self._channel, 1, 1)
+            if not fds:
+                raise OSError("the Pod network's holder process is gone")
+            return socket.socket(fileno=fds[0])
         libc = _libc()
         with self._lock:
             _check(libc.setns(self._ns_fd, CLONE_NEWNET))
@@ -137,8 +206,9 @@ class PodNetwork:
             return self.socket(family, kind, proto)
         return socket.socket(family, kind, proto)
 
-    def client_session(self, **options) -> aiohttp.ClientSession:
+    def client_session(self, **options):
         """An aiohttp session that reaches Pod addresses in the Pod network (call on the event loop)."""
+        import aiohttp  # here, so the module loads with the standard library alone (the unprivileged test)
         return aiohttp.ClientSession(connector=aiohttp.TCPConnector(socket_factory=self.socket_factory), **options)
 
     def port_free(self, host: str, port: int) -> bool:

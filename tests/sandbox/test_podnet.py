@@ -1,11 +1,14 @@
 """The sandbox's Pod network: Pod addresses per sandbox, a namespace of its own whose listeners the host cannot
-reach (root), and the plain fallback without the privilege."""
+reach (as root, and as another user in an unprivileged user namespace), and the plain fallback without either."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,10 +46,45 @@ def test_a_listener_in_the_pod_network_is_not_reachable_from_the_host():
         network.close()
 
 
-def test_without_the_privilege_pods_stay_on_the_hosts_loopback_and_it_says_so(monkeypatch):
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+UNPRIVILEGED = """
+import socket, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from rlark_tui.sandbox.podnet import PodNetwork
+network = PodNetwork("/tmp/podnet-unprivileged").open()
+assert network.isolated, network.problem
+address = network.address(5)
+server = network.socket()
+server.bind(("0.0.0.0", 0)); server.listen(); port = server.getsockname()[1]
+outside = socket.socket()
+try:
+    outside.connect((address, port)); print("host reached it")
+except ConnectionRefusedError:
+    pass
+inside = network.socket(); inside.connect((address, port))
+found = subprocess.run([*network.enter(), "sh", "-c", f"id -u; ss -ltnH | grep -c :{port}"], capture_output=True,
+                       text=True, timeout=20).stdout.split()
+network.close()
+print("ok", *found)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="runs a real second user")
+def test_another_user_gets_a_pod_network_in_an_unprivileged_user_namespace():
+    """A bastion user's sandbox (uid 65534 here): the same isolation without root, the user root only inside its
+    user namespace (as in a container)."""
+    root = str(Path(__file__).resolve().parents[2])
+    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable   # one that user can run in there
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c",
+                           UNPRIVILEGED, root], capture_output=True, text=True, timeout=60, cwd="/tmp")
+    if "no unprivileged user namespace" in done.stderr:
+        pytest.skip(done.stderr.strip().splitlines()[-1])
+    assert done.stdout.split() == ["ok", "0", "1"], done.stdout + done.stderr     # root inside, as in a container
+
+
+def test_without_namespaces_pods_stay_on_the_hosts_loopback_and_it_says_so(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     network = PodNetwork("/tmp/podnet-test").open()
     assert not network.isolated and network.enter() == ()
-    assert "guarded only by Ray's token" in network.problem
+    assert network.problem.startswith("no nsenter/unshare on this host") and "guarded only by Ray's token" in network.problem
     with network.socket() as sock:
         sock.bind((network.address(0), 0))
