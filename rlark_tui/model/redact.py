@@ -497,13 +497,19 @@ def redact_object(obj: Any) -> Any:
     return result
 
 
+_OWN_STARS = "RLARKOWNSTARS"
+"""Stands in for a `***` the text had before redaction (`echo '*** done ***'`), so only the masks redaction adds
+become PLACEHOLDER. A secret-looking name assigned `***` is masked as any other value: surely a masked copy."""
+
+
 def with_placeholders(value: Any) -> Any:
     """A redacted copy of a job draft (as a mapping) for `rlark clone` on stdout: where redact_object masks a
-    whole value, or part of a string that held no `***` of its own, the mask is PLACEHOLDER, so that a submit of
-    the copy is refused instead of sending `***` as a password."""
+    whole value or part of a string, the mask is PLACEHOLDER, so that a submit of the copy is refused instead of
+    sending `***` as a password."""
     if isinstance(value, str):
-        masked = _redact_string(value)
-        return masked.replace(MASK, PLACEHOLDER) if masked != value and MASK not in value else masked
+        guarded = value.replace(MASK, _OWN_STARS)
+        masked = _redact_string(guarded)
+        return value if masked == guarded else masked.replace(MASK, PLACEHOLDER).replace(_OWN_STARS, MASK)
     if isinstance(value, list):
         return [with_placeholders(item) for item in value]
     if isinstance(value, Mapping):

@@ -102,8 +102,10 @@ def test_clone_placeholders_are_valid_yaml_and_found_again():
     text = yaml.safe_dump(masked)
     assert yaml.safe_load(text) == masked and "zq" not in text
     assert masked["roles"][0]["env"] == {"HF_TOKEN": PLACEHOLDER, "RAY_AUTH_MODE": "token"}
-    assert placeholder_fields(masked) == ["roles[0].env.HF_TOKEN", "runScript", "record.token"]
-    assert "*** done ***" in masked["roles"][0]["prepareScript"]  # its own stars: masked as ***, not refused
+    assert placeholder_fields(masked) == ["roles[0].env.HF_TOKEN", "roles[0].prepareScript", "runScript",
+                                          "record.token"]
+    assert masked["roles"][0]["prepareScript"] == f"export HF_TOKEN={PLACEHOLDER}\necho '*** done ***'"
+    assert with_placeholders({"s": "PASSWORD=*** ./run"}) == {"s": f"PASSWORD={PLACEHOLDER} ./run"}
 
 
 def test_new_shapes_stay_linear_on_a_megabyte():
