@@ -116,7 +116,7 @@ class Agent:
         self._kick.set()
 
     async def stop(self) -> None:
-        """Stop every container this agent runs (whole process groups) and its loops."""
+        """Stop every container this agent runs (whole process groups, then their Ray temp dirs) and its loops."""
         if self._sub is not None:
             self._sub.close()
         for task in self._tasks:
@@ -127,6 +127,8 @@ class Agent:
         runners = list(self.runners.values())
         self.runners.clear()
         await asyncio.gather(*(r.stop() for r in runners), *self._removing.values(), return_exceptions=True)
+        for runner in runners:      # Ray's session files of a stopped container; a restart starts a new session
+            shutil.rmtree(runner.launch.temp_dir, ignore_errors=True)
         if self.tensorboards is not None:
             await self.tensorboards.close()
         if self._reaper is not None:

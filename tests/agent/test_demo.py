@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from rlark_tui.sandbox.runner import temp_dir_for
+
 from .helpers import wait_for
 
 pytestmark = pytest.mark.ray
@@ -70,6 +72,13 @@ def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_pat
     try:
         wait_for(lambda: (drain(master, 0.2), pod_scripts(state_dir))[1], timeout=90, what="demo pods running")
         kept = json.loads((state_dir / "demo.json").read_text())
+        ours = set(processes_under(state_dir)) | {kept["pid"]}
+        listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=30).stdout.splitlines()
+        mine = [line.split()[3] for line in listening
+                if {int(p.split(",")[0]) for p in line.split("pid=")[1:]} & ours]
+        assert mine and all(address.startswith(("127.", "[::1]")) for address in mine), mine   # rlark demo: loopback
+        temp_dirs = [temp_dir_for(json.loads(f.read_text())["metadata"]["uid"], str(state_dir))
+                     for f in state_dir.glob("objects/*/pods/rlark-system/*.json")]
         proc.send_signal(signal.SIGHUP)                                      # the tmux pane closes
         proc.wait(30)
         assert os.path.exists(f"/proc/{kept['pid']}")                       # --keep: the sandbox stays
@@ -84,6 +93,7 @@ def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_pat
         wait_for(lambda: not processes_under(state_dir), timeout=20, what="every demo process gone")
         assert time.monotonic() - began < 20
         assert not (state_dir / "demo.json").exists()
+        assert temp_dirs and not any(d.exists() for d in temp_dirs)          # Ray's session files go too
     finally:
         if proc.poll() is None:
             proc.kill()
