@@ -1,5 +1,6 @@
-"""Navigation and intent messages: screens post these and the app acts on them (opens a screen, asks before a
-mutation), so no screen reaches into the app's internals or into another screen.
+"""Navigation, intent and result messages, as dataclasses (with `can_replace` where a newer one supersedes a
+waiting one): screens post these and the app acts on them (opens a screen, asks before a mutation, runs a
+screen's I/O on its workers), so no screen reaches into the app's internals or into another screen.
 
 Posted from a screen or a widget they bubble up to the app; the app broadcasts ContextChanged to its screens.
 """
@@ -19,14 +20,13 @@ if TYPE_CHECKING:
     from rlark_tui.snapshot import Snapshot
 
 
+@dataclass
 class SnapshotChanged(Message):
     """A new Snapshot and the reconciler's index of it (None: the app indexes it; a Snapshot posted by a test or
     a replay). `snapshot.changes` names the objects that differ from the previous one."""
 
-    def __init__(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-        self.index = index
+    snapshot: Snapshot
+    index: SnapshotIndex | None = None
 
     def can_replace(self, message: Message) -> bool:
         """A newer SnapshotChanged waiting in the queue supersedes this one (it holds everything): the app
@@ -34,154 +34,159 @@ class SnapshotChanged(Message):
         return isinstance(message, SnapshotChanged)
 
 
+@dataclass
 class JobMessage(Message):
     """An intent about one Job."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
+    name: str
 
 
+@dataclass
 class OpenJob(JobMessage):
     """Open the Job's detail screen on `tab` (workers, overview, events, yaml, ray)."""
 
-    def __init__(self, name: str, tab: str = "workers") -> None:
-        super().__init__(name)
-        self.tab = tab
+    tab: str = "workers"
 
 
+@dataclass
 class OpenLogs(JobMessage):
     """Open the Job's logs of `scope` (model.logtarget.Scope; the Header role unless told)."""
 
-    def __init__(self, name: str, scope: Scope = Scope.HEADER, previous: bool = False) -> None:
-        super().__init__(name)
-        self.scope = scope
-        self.previous = previous
-        """Open at the previous container instance (an OOMKilled Pod's evidence)."""
+    scope: Scope = Scope.HEADER
+    previous: bool = False
 
 
+@dataclass
 class AcknowledgeAlert(Message):
     """Acknowledge alerts (`a` in :alerts) by their `ack_key`s: they stay quiet, also after a restart."""
 
-    def __init__(self, keys: list[str]) -> None:
-        super().__init__()
-        self.keys = keys
+    keys: list[str]
 
 
+@dataclass
 class OpenCheck(JobMessage):
     """Open the Job's run-check report."""
 
 
+@dataclass
 class StopStartJob(JobMessage):
     """Ask to stop (or start) the Job: a confirm dialog, then rlark_tui.actions."""
 
 
+@dataclass
 class DeleteJob(JobMessage):
     """Ask to delete the Job: a confirm dialog, then rlark_tui.actions."""
 
 
+@dataclass
 class BulkAction(Message):
     """Ask to run `verb` (model.lifecycle.BULK_VERBS: stop_start, restart, delete) on every marked Job: one confirm
     dialog listing each Job and what happens to it, then rlark_tui.actions per Job."""
 
-    def __init__(self, verb: str, names: list[str]) -> None:
-        super().__init__()
-        self.verb = verb
-        self.names = names
+    verb: str
+    names: list[str]
 
 
+@dataclass
 class JobSubmitted(JobMessage):
     """A new Job was created: back on the job list it is selected as soon as it is listed."""
 
 
+@dataclass
 class OpenWizard(Message):
     """Open the create-job wizard."""
 
 
+@dataclass
 class ContextChanged(Message):
     """The app now shows another kubeconfig context: screens forget what they showed of the previous one."""
 
-    def __init__(self, context: str) -> None:
-        super().__init__()
-        self.context = context
+    context: str
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer switch supersedes one not yet handled (the screens forget the previous context either way)."""
+        return isinstance(message, ContextChanged)
 
 
+@dataclass
 class OpenShell(JobMessage):
     """Open a shell in `main` of the Pod `scope` names (model.logtarget.Scope: a Pod, a role's first Pod, else the
     Header Pod): the app hands the terminal over and takes it back when the shell exits."""
 
-    def __init__(self, name: str, scope: Scope = Scope.HEADER) -> None:
-        super().__init__(name)
-        self.scope = scope
+    scope: Scope = Scope.HEADER
 
 
+@dataclass
 class OpenTunnels(JobMessage):
     """Open local tunnels to the Job's Ray dashboard and TensorBoard and show their URLs."""
 
 
+@dataclass
 class OpenCompare(Message):
     """Open the curves of these Jobs overlaid (the job list's marked Jobs)."""
 
-    def __init__(self, names: list[str]) -> None:
-        super().__init__()
-        self.names = list(names)
+    names: list[str]
 
 
+@dataclass
 class CloneJob(JobMessage):
     """Open the wizard on a copy of the Job: `<name>-copy` (or the next free name), a new run id and prefix."""
 
 
+@dataclass
 class EditJob(JobMessage):
     """Open the wizard on the Job's draft, its name locked; Submit is the console's Edit-and-restart."""
 
 
+@dataclass
 class RestartJob(JobMessage):
     """Ask to restart the Job (the console's Restart: it only un-stops): a confirm dialog, then actions."""
 
 
+@dataclass
 class OpenDiff(Message):
     """Show what changed between two Jobs (the job list's two marked Jobs, or the marked one and the cursor)."""
 
-    def __init__(self, first: str, second: str) -> None:
-        super().__init__()
-        self.first = first
-        self.second = second
+    first: str
+    second: str
 
 
+@dataclass
 class OpenNode(Message):
     """Open the detail of Node CR `key` (`<cluster namespace>/<name>`)."""
 
-    def __init__(self, key: str) -> None:
-        super().__init__()
-        self.key = key
+    key: str
 
 
+@dataclass
 class OpenNodes(Message):
     """Open `:nodes`, filtered to one cluster namespace (empty: all)."""
 
-    def __init__(self, cluster: str = "") -> None:
-        super().__init__()
-        self.cluster = cluster
+    cluster: str = ""
 
 
+@dataclass
 class DownloadObject(Message):
     """Ask where to download a storage object (or a whole folder, `key` ending in `/`) and download it there."""
 
-    def __init__(self, storage_class: str, cluster: str, key: str, size: int | None = None) -> None:
-        super().__init__()
-        self.storage_class, self.cluster, self.key, self.size = storage_class, cluster, key, size
+    storage_class: str
+    cluster: str
+    key: str
+    size: int | None = None
 
 
+@dataclass
 class AddSshKey(Message):
     """Ask for a `.pub` file and register its key (rlark_tui.actions)."""
 
 
+@dataclass
 class DeleteSshKey(Message):
     """Ask to delete registered SSH key `index` of `user` (a confirm dialog, then rlark_tui.actions)."""
 
-    def __init__(self, user: str, index: int, label: str) -> None:
-        super().__init__()
-        self.user, self.index, self.label = user, index, label
+    user: str
+    index: int
+    label: str
 
 
 # ---- work the app does for a screen (rlark_tui.app_work): an intent, then its result posted to `requester` ----
