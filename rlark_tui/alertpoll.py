@@ -41,18 +41,18 @@ PLANE_SECONDS = 5.0
 LOG_SECONDS = 10.0
 LOG_READS_PER_ROUND = 6
 """At most this many Header-log reads per round (3 per second): with many Running Jobs each is read less often."""
-JUDGED_PER_ROUND = 400
+JUDGED_PER_ROUND = 150
 """At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
 that it never holds the interpreter long); the others keep their last judgement until their turn."""
-COST_FACTOR = 20.0
+COST_FACTOR = 40.0
 """A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
 WORKER_LOG_SECONDS = 60.0
-WORKER_LOGS_PER_ROUND = 2
+WORKER_LOGS_PER_ROUND = 1
 WORKER_TAIL_LINES = 100
 """The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, the
-newest 100 lines of the last 10 minutes, at most 2 per round (1 per second)."""
+newest 100 lines of the last 10 minutes, one per round (0.5 per second)."""
 RAY_SECONDS = 30.0
-RAY_READS_PER_ROUND = 4
+RAY_READS_PER_ROUND = 2
 APP_SELECTOR = "app"
 
 
