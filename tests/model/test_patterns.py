@@ -43,7 +43,7 @@ def test_ordinary_patterns_match_as_re_does():
 @pytest.mark.parametrize("text, message", [
     ("(unclosed", "is not a valid regular expression: missing ) at position 9"),
     ("a" * 5000, "is longer than 4096 characters"),
-])
+], ids=["unclosed", "too-long"])
 def test_bad_patterns_are_one_line(text, message):
     with pytest.raises(PatternError) as refused:
         compile_pattern(text)
