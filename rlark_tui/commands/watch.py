@@ -145,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs and args.all_namespaces:
         raise UsageError("give Job names or -A, not both")
-    access = ClusterAccess.from_args(args)
-    access.config = dataclasses.replace(access.config, alerts=thresholds(args, access.config.alerts))
+    thresholds(args, rules.Thresholds())  # bad flag values are refused before anything is contacted
     hook_list = [hooks.webhook(url, args.webhook_format, report) for url in args.webhook]
     hook_list += [hooks.command(text, report) for text in args.exec_command]
+    access = ClusterAccess.from_args(args)
+    access.config = dataclasses.replace(access.config, alerts=thresholds(args, access.config.alerts))
     key = alertpoll.scope_key(args.jobs)
     printer = Printer(key, args.output == "json", hook_list)
     reconciler = Reconciler(access)
