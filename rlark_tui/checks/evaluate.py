@@ -13,7 +13,7 @@ from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import (
     STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason, RecordFacts,
 )
-from rlark_tui.model.redact import KnownSecrets, redact_text, secret_values
+from rlark_tui.model.redact import KnownSecrets, redact_lines, redact_text, secret_values
 
 DECISIONS = {
     "continue": "continue running",
@@ -27,14 +27,14 @@ STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then co
 
 
 def without_job_secrets(evidence: RunEvidence) -> RunEvidence:
-    """The evidence with the Job's own secret env values masked in its logs and events: a run script that echoes
-    `$WANDB_API_KEY` prints a value no pattern recognises, but the Job says it is a secret (C8)."""
-    known = KnownSecrets(secret_values(evidence.job))
-    if not known:
-        return evidence
-    logs = tuple(replace(log, lines=tuple(map(known.mask, log.lines))) for log in evidence.logs)
+    """The evidence with the Job's own secret env values masked in its logs and events (a run script that echoes
+    `$WANDB_API_KEY` prints a value no pattern recognises, but the Job says it is a secret) and private keys
+    masked across lines, however the read cut them (C8). Each line is redacted again as it is shown."""
+    values = secret_values(evidence.job)
+    known = KnownSecrets(values)
+    logs = tuple(replace(log, lines=tuple(redact_lines(log.lines, values, keys_only=True))) for log in evidence.logs)
     events = {ref: tuple(replace(event, message=known.mask(event.message)) for event in found)
-              for ref, found in evidence.events.items()}
+              for ref, found in evidence.events.items()} if known else evidence.events
     return replace(evidence, logs=logs, events=events)
 
 

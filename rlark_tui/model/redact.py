@@ -273,17 +273,20 @@ class LineRedactor:
     A private key spans lines: after a `-----BEGIN ... PRIVATE KEY-----` line, its key lines are masked up to END,
     or up to the first line that is not base64 when END never comes. A read that starts inside a key (`--tail`)
     sees body lines first: a 64-character base64 line starts the same state. `known` values (the Job's own
-    secrets, see secret_values) are masked wherever they appear."""
+    secrets, see secret_values) are masked wherever they appear. With `keys_only`, lines are otherwise left for
+    a later redact_text (the run check's evidence, redacted as it is shown): private keys and known values only,
+    at the cost of two substring tests per ordinary line."""
 
-    def __init__(self, known: Iterable[str] = ()) -> None:
+    def __init__(self, known: Iterable[str] = (), keys_only: bool = False) -> None:
         self._in_key: set[str] = set()
         self.known = KnownSecrets(known)
+        self._redact = _unchanged if keys_only else redact_text
 
     def __call__(self, line: str, source: str = "") -> str:
         if self.known:
             line = self.known.mask(line)
         if source not in self._in_key and "-----" not in line and not _BODY_LENGTH[0] <= len(line) <= _BODY_LENGTH[1] \
-                and not _MAYBE_SECRET.search(line.lower()):
+                and (self._redact is _unchanged or not _MAYBE_SECRET.search(line.lower())):
             return line  # nearly every line of a log: a few substring tests and one search (20,000 lines/s)
         if source in self._in_key:
             end = _KEY_END.search(line)
@@ -299,11 +302,11 @@ class LineRedactor:
         if begins and not _KEY_END.search(line, begins[-1].end()):
             self._in_key.add(source)
             begin = begins[-1]
-            return redact_text(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
+            return self._redact(line[:begin.start()]) + begin.group(0) + (MASK if line[begin.end():].strip() else "")
         if not begins and _BODY_LENGTH[0] <= len(line) <= _BODY_LENGTH[1] and _is_body_line(line):
             self._in_key.add(source)
             return MASK
-        return redact_text(line)
+        return self._redact(line)
 
     def backlog(self, lines: list[tuple[str, str]]) -> list[str]:
         """A whole read at once (`(source, text)` pairs, oldest first): as line by line, and a source's key lines
@@ -326,9 +329,14 @@ class LineRedactor:
         return [MASK if index in orphan else self(text, source) for index, (source, text) in enumerate(lines)]
 
 
-def redact_lines(lines: Iterable[str], known: Iterable[str] = ()) -> list[str]:
-    """The lines of one source (a Pod's log) redacted as a whole read: keys across lines, known values."""
-    return LineRedactor(known).backlog([("", line) for line in lines])
+def _unchanged(text: str) -> str:
+    return text
+
+
+def redact_lines(lines: Iterable[str], known: Iterable[str] = (), keys_only: bool = False) -> list[str]:
+    """The lines of one source (a Pod's log) redacted as a whole read: keys across lines, known values (and,
+    unless `keys_only`, everything redact_text masks)."""
+    return LineRedactor(known, keys_only).backlog([("", line) for line in lines])
 
 
 class KnownSecrets:

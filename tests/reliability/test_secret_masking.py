@@ -35,7 +35,8 @@ ESCAPED_PW = "zqMaskEscPw42"
 BODY = [base64.b64encode(hashlib.sha512(f"{NAME}{i}".encode()).digest()[:48]).decode() for i in range(6)]
 """Six 64-character base64 lines, as a private key's body has."""
 LOOSE = base64.b64encode(hashlib.sha512(b"loose").digest()[:30]).decode()
-SECRETS = [v for k, v in ENV.items() if k != "RAY_AUTH_MODE"] + [ESCAPED_PW, LOOSE, *BODY]
+CRASH_KEY = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "zqCrashKeyTail0123=="]
+SECRETS = [v for k, v in ENV.items() if k != "RAY_AUTH_MODE"] + [ESCAPED_PW, LOOSE, *BODY, *CRASH_KEY]
 AFTER_KEY = 12
 AFTER_LOOSE = 20
 DONE = "mask-demo done"
@@ -56,9 +57,11 @@ SCRIPT = "\n".join([
     f"echo '{DONE}'",
     "sleep 600",
 ])
-CRASH = "\n".join(['echo "env: $AWS_SECRET_ACCESS_KEY"', 'echo "$WANDB_API_KEY"', 'echo "db $DB_PASSWORD"',
+CRASH = "\n".join(['echo "env: $AWS_SECRET_ACCESS_KEY"', 'echo "db $DB_PASSWORD"',
+                   "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' " + " ".join(f"'{k}'" for k in CRASH_KEY),
                    "exit 3"])
-"""A second role that prints secrets and exits: the run check quotes a crashed container's last lines."""
+"""A second role that prints secrets and a cut private key and exits: the run check quotes a crashed container's
+last lines (the key's lines are shorter than 64 characters: only the BEGIN before them says what they are)."""
 
 
 def leaked(text: str) -> list[str]:
