@@ -1,4 +1,5 @@
-"""The one path every mutation takes (submit, stop, start, delete, storage uploads and deletes, SSH keys), from the
+"""The one path every mutation takes (submit, stop, start, delete, check summaries, storage uploads and deletes, SSH
+keys), from the
 CLI and the TUI alike.
 
 Owns --readonly enforcement (also for user-typed exec, cp and the TUI shell, and the methods tunnels pass),
@@ -180,6 +181,15 @@ class Actions:
             return f"job {name} restarted: new Pods are being created. {START_NOTE}"
         return (f"job {name} was not stopped: the restart time is recorded, but no controller reads it on a "
                 "running Job, so nothing restarts")
+
+    def annotate_check(self, name: str, summary) -> str:
+        """Write a saved run check's summary (model/check_summary.py) to the Job: a merge patch of one annotation,
+        metadata only; the Job controller builds Tasks from the spec alone, so nothing restarts or re-syncs."""
+        from rlark_tui.model.check_summary import annotation_patch
+
+        self.guard(f"write the check summary to job {name}")
+        self.access.patch(JOBS, name, annotation_patch(summary))
+        return f"check summary written to job {name} (annotation {keys.CHECK_SUMMARY_ANNOTATION})"
 
     def delete(self, name: str) -> str:
         self.guard(f"delete job {name}")

@@ -1,9 +1,9 @@
 """The app's workers for what screens ask of the platform, the disk and $EDITOR: submit and dry run (through
-rlark_tui.actions), the wizard's autosave, draft import and export, run-check records and hand-over fields, log
-saves, and handing the terminal to $EDITOR. A screen posts the intent (a `messages.Work`) and handles the result
-message the app posts back to it; no screen writes a file, runs a process or submits (docs/architecture.md).
-Blocking work runs in `@work(thread=True, exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp
-mixes it in."""
+rlark_tui.actions), the wizard's autosave, draft import and export, run-check records and hand-over fields (and a
+saved check's summary on the Job, through rlark_tui.actions), log saves, and handing the terminal to $EDITOR. A
+screen posts the intent (a `messages.Work`) and handles the result message the app posts back to it; no screen
+writes a file, runs a process or submits (docs/architecture.md). Blocking work runs in `@work(thread=True,
+exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp mixes it in."""
 
 from __future__ import annotations
 
@@ -184,4 +184,11 @@ class AppWork:
                 message.requester.post_message(messages.RecordSaved(error=str(exc)))
                 return
             clear_hand_over(root, message.job)
-        message.requester.post_message(messages.RecordSaved(str(path)))
+        from rlark_tui.model.check_summary import summary_of
+        try:
+            if self.access is None:
+                raise RlarkError("not connected to a cluster")
+            annotated, failed = self.actions.annotate_check(message.job, summary_of(message.report)), False
+        except RlarkError as exc:
+            annotated, failed = f"the summary was not written to the Job: {exc}", True
+        message.requester.post_message(messages.RecordSaved(str(path), annotated=annotated, annotate_error=failed))

@@ -343,3 +343,6 @@ class SaveRecord(Work):
 class RecordSaved(Message):
     path: str = ""
     error: str = ""
+    annotated: str = ""
+    """What became of the summary on the Job (rlark.io/check-summary): written, or why not."""
+    annotate_error: bool = False

@@ -16,6 +16,8 @@ import yaml
 
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.model import keys
+from rlark_tui.model.check_summary import check_cell
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.sanitize import clean, json_dumps
 from rlark_tui.model import timefmt
@@ -93,7 +95,8 @@ def _text(value: object) -> str:
 
 
 def _job_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
-    """The Job view's name, shown_status, running/roles, role names and age, read straight from the dict."""
+    """The Job view's name, shown_status, running/roles, role names, age and the saved run check's summary (CHECK,
+    model/check_summary.py), read straight from the dict."""
     meta, spec, status = _section(obj, "metadata"), _section(obj, "spec"), _section(obj, "status")
     tasks = spec.get("tasks")
     tasks = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
@@ -102,6 +105,9 @@ def _job_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     row = [_text(meta.get("name")), shown_status(spec.get("stopped") is True, _text(status.get("phase")), phases),
            f"{phases.count('Running')}/{len(tasks)}", ",".join([_text(t.get("name")) for t in tasks]) or "-",
            ages(meta.get("creationTimestamp"))]
+    annotations = meta.get("annotations")
+    row.append((check_cell(annotations, ages.now) or "-") if isinstance(annotations, dict)
+               and CHECK_SUMMARY_ANNOTATION in annotations else "-")
     if wide:
         job, specs = Job(obj), [TaskSpec(t) for t in tasks]
         head = next((t.name for t in specs if t.head), "-")
@@ -172,7 +178,7 @@ class Table(NamedTuple):
 
 
 TABLES: dict[str, Table] = {
-    JOBS.plural: Table(("NAME", "STATUS", "WORKERS", "ROLES", "AGE"),
+    JOBS.plural: Table(("NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"),
                        ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), _job_row),
     TASKS.plural: Table(("NAME", "JOB", "ROLE", "PHASE", "REPLICAS", "AGE"),
                         ("HEAD", "RANK START", "NODE SELECTOR", "IMAGE"), _task_row),

@@ -1,6 +1,6 @@
 """`rlark check JOB`: run the six checks (waiting for pending rows to settle), print the record, save it.
 
-Owns the flags, the wait loop and the record files; evidence gathering is checks/gather.py, judging checks/.
+Owns the flags, the wait loop, the record files and (`--save`) the summary on the Job through rlark_tui.actions; evidence gathering is checks/gather.py, judging checks/.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from rlark_tui.actions import Actions
 from rlark_tui.checks import HandOver, evaluate
 from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.gather import gather
@@ -20,6 +21,7 @@ from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.config import state_dir
 from rlark_tui.errors import UsageError
+from rlark_tui.model.check_summary import summary_of
 
 POLL_SECONDS = 3.0
 
@@ -44,6 +46,10 @@ def register(subparsers, parents) -> None:
     parser.add_argument("--link", action="append", default=[], metavar="URL", help="follow-up link (repeatable)")
     parser.add_argument("--cleaned-up", action="store_true",
                         help="record that temporary access and secrets used for the run were cleaned up")
+    parser.add_argument("--save", action="store_true",
+                        help="also write a short summary (time, recorder, results, decision) to the Job as annotation "
+                             "rlark.io/check-summary, for the next shift (`rlark get jobs` CHECK); refused with "
+                             "--readonly")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="record language (zh: the seed's words)")
     parser.set_defaults(handler=run)
 
@@ -59,12 +65,17 @@ def run(args: argparse.Namespace) -> int:
     root = state_dir()
     access = ClusterAccess.from_args(args)
     try:
+        actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
+        if args.save:
+            actions.guard(f"write the check summary to job {args.job}")
         report = _settle(access, args.job, args.wait, root, hand_over)
+        text = RENDERERS[args.format](report, args.lang)
+        saved = save_record(root, report, args.lang)
+        print(f"record saved: {saved}", file=sys.stderr)
+        if args.save:
+            print(actions.annotate_check(args.job, summary_of(report)), file=sys.stderr)
     finally:
         access.close()
-    text = RENDERERS[args.format](report, args.lang)
-    saved = save_record(root, report, args.lang)
-    print(f"record saved: {saved}", file=sys.stderr)
     if args.output:
         write_record(Path(args.output), text)
         print(f"record written: {args.output}", file=sys.stderr)

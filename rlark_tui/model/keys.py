@@ -24,6 +24,8 @@ RAY_HEAD_TASK_ANNOTATION = "rlark.io/ray-head-task-name"
 
 DISPLAY_NAME_ANNOTATION = "rlark.io/display-name"
 RESTARTED_AT_ANNOTATION = "rlark.io/restarted-at"
+CHECK_SUMMARY_ANNOTATION = "rlark.io/check-summary"
+"""rlark's hand-over on the Job: a saved run check's time, recorder, results and decision (model/check_summary.py)."""
 """Set by the console's Restart and Edit-and-restart (an ISO time) together with `spec.stopped: false`."""
 GPU_MODEL_ANNOTATION = "rlark.io/gpu-model"
 

@@ -62,7 +62,8 @@ def _cell(text: str) -> Text:
 
 
 class CheckScreen(RlarkScreen):
-    """`c` on a Job: the six checks, re-evaluated live; ctrl+s saves the record under the state dir."""
+    """`c` on a Job: the six checks, re-evaluated live; ctrl+s saves the record under the state dir and writes its
+    summary to the Job (annotation rlark.io/check-summary, refused in read-only mode)."""
 
     CSS_PATH = stylesheet("check.tcss")
     BINDINGS = [
@@ -268,6 +269,8 @@ class CheckScreen(RlarkScreen):
             self.notify(message.error, severity="error")
             return
         self.notify(f"record saved: {message.path}")
+        if message.annotated:
+            self.notify(message.annotated, severity="warning" if message.annotate_error else "information")
 
     def action_back(self) -> None:
         self.app.pop_screen()

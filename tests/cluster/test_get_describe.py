@@ -11,7 +11,7 @@ def test_get_jobs_table_lists_the_demo_job(rl):
     result = rl("get", "jobs")
     assert result.code == 0, result.err
     header, *rows = result.out.splitlines()
-    assert header.split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE"]
+    assert header.split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"]
     demo = next(r for r in rows if r.startswith("demo-ppo "))
     assert demo.split()[1:4] == ["Pending", "0/3", "actor,rollout,env"]
 
@@ -21,7 +21,7 @@ def test_get_jobs_wide_adds_type_header_nodes_domain(rl):
     assert result.code == 0, result.err
     header, row = result.out.splitlines()
     assert "TYPE" in header and "HEADER" in header and "DOMAIN" in header
-    assert row.split()[5:9] == ["RL", "actor", "3", "demo-net"]
+    assert row.split()[6:10] == ["RL", "actor", "3", "demo-net"]
 
 
 def test_get_nodes_all_namespaces_with_selector(rl):
@@ -131,7 +131,7 @@ def test_get_watch_prints_the_list_then_each_change_until_the_request_timeout(sb
     thread.join(20)
     assert not thread.is_alive() and box["code"] == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE"]
+    assert lines[0].split() == ["NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"]
     assert any(line.startswith("demo-ppo ") for line in lines[1:])
     assert lines[-1].split()[:4] == ["watched-1", "Pending", "0/1", "env"]
     assert sum(1 for line in lines if line.startswith("NAME")) == 1

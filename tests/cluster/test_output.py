@@ -30,9 +30,23 @@ def test_job_table_and_wide():
                {"name": "env", "role": "Env", "kubernetes": {"workload": {"replicas": 2}}}]},
            "status": {"phase": "Running", "tasks": [{"name": "ppo-actor", "phase": "Running"},
                                                     {"name": "ppo-env", "phase": "Pending"}]}}
-    assert render_table(JOBS, [job], now=NOW).splitlines()[1].split() == ["ppo", "Running", "1/2", "actor,env", "60m"]
+    assert render_table(JOBS, [job], now=NOW).splitlines()[1].split() == ["ppo", "Running", "1/2", "actor,env", "60m",
+                                                                          "-"]
     wide = render_table(JOBS, [job], wide=True, now=NOW).splitlines()[1].split()
-    assert wide[5:9] == ["RL", "actor", "3", "net"]
+    assert wide[6:10] == ["RL", "actor", "3", "net"]
+
+
+def test_job_table_check_column_shows_the_saved_check_summary():
+    summary = '{"at":"2026-11-29T10:00:00Z","recorder":"alice","results":["pass","pass","pass","pass","pass",' \
+              '"pass"],"decision":"continue"}'
+    job = {"metadata": {"name": "ppo", "annotations": {"rlark.io/check-summary": summary}}, "spec": {"tasks": []}}
+    hostile = {"metadata": {"name": "x", "annotations": {"rlark.io/check-summary": '{"at":"2026-11-29T10:00:00Z",'
+                                                          '"recorder":"\\u001b[31mbob","results":["fail"]}'}}}
+    broken = {"metadata": {"name": "y", "annotations": {"rlark.io/check-summary": "not json"}}}
+    lines = render_table(JOBS, [job, hostile, broken], now=NOW).splitlines()
+    assert lines[1].endswith("6/6 continue 2h ago alice")
+    assert lines[2].endswith("0/1 - 2h ago bob")  # the escape sequence is gone
+    assert lines[3].split()[-1] == "-"
 
 
 def test_nodes_with_all_namespaces_and_missing_fields():

@@ -1,0 +1,96 @@
+"""The hand-over the next shift can see: a saved run check's short summary, kept on the Job as the annotation
+`rlark.io/check-summary` (issue 25 item 8). Pure: what goes in (time, recorder, each check's result, decision; no
+evidence text, no notes, no contacts, nothing a secret could hide in but the recorder's name, which is cut short),
+how it is read back from any Job (a hostile or hand-edited value gives None or cleaned text), and the CHECK cell
+`6/6 continue 2h ago alice`.
+
+RLark has no field for this; the platform's Job controller reconciles on every Job change, but builds the Tasks
+from the spec alone and updates a Task only when its spec differs (apps/rlark/pkg/controllermanager/job/sync.go
+`taskSpecEqual`), so a merge patch of this annotation restarts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.timefmt import parse_time, short_age
+
+RESULTS = ("pass", "fail", "pending")
+DECISIONS = ("continue", "stop", "keep")
+RECORDER_CHARS = 64
+MAX_CHECKS = 12
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    at: datetime
+    recorder: str
+    results: tuple[str, ...]
+    """Each check's result in order (C1–C6)."""
+    decision: str
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for result in self.results if result == "pass")
+
+    def cell(self, now: datetime) -> str:
+        """`6/6 continue 2h ago alice`: checks passed, decision, age, recorder."""
+        parts = [f"{self.passed}/{len(self.results)}", self.decision or "-", f"{short_age(self.at, now)} ago"]
+        if self.recorder:
+            parts.append(self.recorder)
+        return " ".join(parts)
+
+
+def summary_of(report) -> CheckSummary:
+    """The summary of a checks.report.CheckReport."""
+    hand_over = report.hand_over
+    return CheckSummary(report.checked_at.astimezone(timezone.utc), _recorder(hand_over.recorder or ""),
+                        tuple(row.result for row in report.rows), hand_over.decision or "")
+
+
+def annotation_value(summary: CheckSummary) -> str:
+    """The annotation's text: compact JSON with the time to the second."""
+    return json.dumps({"at": summary.at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       "recorder": summary.recorder, "results": list(summary.results),
+                       "decision": summary.decision}, separators=(",", ":"), ensure_ascii=False)
+
+
+def annotation_patch(summary: CheckSummary) -> dict:
+    """The merge patch: metadata only."""
+    return {"metadata": {"annotations": {CHECK_SUMMARY_ANNOTATION: annotation_value(summary)}}}
+
+
+def read_summary(annotations: object) -> CheckSummary | None:
+    """The summary on a Job's annotations; None when absent or not one rlark could have written."""
+    text = annotations.get(CHECK_SUMMARY_ANNOTATION) if isinstance(annotations, dict) else None
+    if not isinstance(text, str) or len(text) > 4096:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    at = parse_time(data.get("at")) if isinstance(data.get("at"), str) else None
+    results = data.get("results")
+    if at is None or not isinstance(results, list) or not 0 < len(results) <= MAX_CHECKS \
+            or not all(result in RESULTS for result in results):
+        return None
+    decision = data.get("decision")
+    recorder = data.get("recorder")
+    return CheckSummary(at, _recorder(recorder if isinstance(recorder, str) else ""), tuple(results),
+                        decision if decision in DECISIONS else "")
+
+
+def check_cell(annotations: object, now: datetime) -> str:
+    """The CHECK column of `rlark get jobs` and `:records`: '' when the Job carries no summary."""
+    summary = read_summary(annotations)
+    return summary.cell(now) if summary is not None else ""
+
+
+def _recorder(name: str) -> str:
+    return " ".join(clean(name).split())[:RECORDER_CHARS]
