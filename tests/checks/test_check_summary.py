@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -21,6 +20,7 @@ from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.check_summary import CheckSummary, annotation_value, read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.sandbox.agent import DATA_NAMESPACE
+from tests.agent.helpers import wait_for
 
 JOB = "demo-ppo"
 
@@ -44,16 +44,6 @@ def _state(sandbox) -> dict:
     return {"tasks": tasks, "pods": pods, "data": data, "spec": job["spec"]}
 
 
-def _wait(condition, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _rlark(sandbox, capsys, *args) -> tuple[int, str, str]:
     code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, *args])
     out, err = capsys.readouterr()
@@ -62,7 +52,7 @@ def _rlark(sandbox, capsys, *args) -> tuple[int, str, str]:
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_check_save_annotates_the_job_without_restarting_it(sandbox, capsys, env):
-    _wait(lambda: len(_state(sandbox)["pods"]) == 3 and len(_state(sandbox)["data"]) == 3, "demo-ppo's three Pods")
+    wait_for(lambda: len(_state(sandbox)["pods"]) == 3 and len(_state(sandbox)["data"]) == 3, what="demo-ppo's Pods")
     code, out, err = _rlark(sandbox, capsys, "--readonly", "check", JOB, "--decision", "continue", "--recorder",
                             "me", "--save")
     assert code != 0 and "read-only mode: refusing to write the check summary to job demo-ppo" in err
@@ -82,8 +72,8 @@ def test_check_save_annotates_the_job_without_restarting_it(sandbox, capsys, env
         assert set(summary) == {"at", "recorder", "results", "decision"}  # no evidence, notes or contacts
 
         rv = sandbox.store.get("jobs", JOB)["metadata"]["resourceVersion"]
-        _wait(lambda: (sandbox.agent._synced.get(JOB) or ("",))[0] == rv, "the Job controller to see the change")
-        _wait(lambda: sandbox.agent._statused.get(JOB, ("",))[0] == rv, "the status pass over the new Job")
+        wait_for(lambda: (sandbox.agent._synced.get(JOB) or ("",))[0] == rv, what="the Job controller to see it")
+        wait_for(lambda: sandbox.agent._statused.get(JOB, ("",))[0] == rv, what="the status pass over the Job")
         assert _state(sandbox) == before  # no restart, no re-sync of the Tasks
 
         code, out, err = _rlark(sandbox, capsys, "get", "jobs", JOB)
