@@ -192,3 +192,23 @@ class AppWork:
         except RlarkError as exc:
             annotated, failed = f"the summary was not written to the Job: {exc}", True
         message.requester.post_message(messages.RecordSaved(str(path), annotated=annotated, annotate_error=failed))
+
+    def on_load_records(self, message: messages.LoadRecords) -> None:
+        self._load_records(message)
+
+    @work(thread=True, exclusive=True, group="records", exit_on_error=False)
+    def _load_records(self, message: messages.LoadRecords) -> None:
+        from rlark_tui.checks.records import list_records
+        message.requester.post_message(messages.RecordsLoaded(list_records(_records(message.root))))
+
+    def on_load_record_text(self, message: messages.LoadRecordText) -> None:
+        self._load_record_text(message)
+
+    @work(thread=True, exclusive=True, group="record-text", exit_on_error=False)
+    def _load_record_text(self, message: messages.LoadRecordText) -> None:
+        from rlark_tui.checks.records import read_record
+        try:
+            reply = messages.RecordTextLoaded(message.path, read_record(Path(message.path)))
+        except RlarkError as exc:
+            reply = messages.RecordTextLoaded(message.path, error=str(exc))
+        message.requester.post_message(reply)

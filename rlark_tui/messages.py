@@ -346,3 +346,30 @@ class RecordSaved(Message):
     annotated: str = ""
     """What became of the summary on the Job (rlark.io/check-summary): written, or why not."""
     annotate_error: bool = False
+
+
+@dataclass
+class LoadRecords(Work):
+    """List the saved run-check records (`:records`)."""
+
+    root: str = ""
+
+
+@dataclass
+class RecordsLoaded(Message):
+    records: list
+    """checks.records.SavedRecord, newest first."""
+
+
+@dataclass
+class LoadRecordText(Work):
+    """Read one saved record's markdown."""
+
+    path: str
+
+
+@dataclass
+class RecordTextLoaded(Message):
+    path: str
+    text: str = ""
+    error: str = ""

@@ -2,14 +2,14 @@
 report screen's hand-over fields as they are typed (`<state dir>/checks/hand-over/<job>.json`), so a crash
 before the record is saved loses none of them.
 
-The I/O edge shared by `rlark check` and the TUI report screen.
+The I/O edge shared by `rlark check` and the TUI report screen; `list_records` / `read_record` serve `:records`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import timezone
 from pathlib import Path
 
@@ -84,3 +84,53 @@ def load_hand_over(root: Path, job: str) -> HandOver:
 
 def clear_hand_over(root: Path, job: str) -> None:
     fsutil.remove_quietly(hand_over_path(root, job))
+
+
+LISTED_RECORDS = 500
+RECORD_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class SavedRecord:
+    """One saved record as `:records` lists it: the Job, when it was checked, each check's result, its .md file."""
+
+    job: str
+    checked_at: str
+    results: tuple[str, ...]
+    path: str
+
+
+def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
+    """The newest `limit` records under `<root>/checks/` (newest first), from their JSON documents; a file that is
+    not one rlark wrote is left out."""
+    folder = root / "checks"
+    try:
+        files = sorted((p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
+    except OSError:
+        return []
+    records = []
+    for path in files:
+        if len(records) >= limit:
+            break
+        try:
+            if path.stat().st_size > RECORD_BYTES:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        checks = data.get("checks") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(checks, list) or not isinstance(data.get("job"), str):
+            continue
+        results = tuple(str(c.get("result", "")) for c in checks if isinstance(c, dict))
+        records.append(SavedRecord(data["job"], str(data.get("checkedAt") or ""), results,
+                                   str(path.with_suffix(".md"))))
+    return records
+
+
+def read_record(path: Path) -> str:
+    """A saved record's markdown (at most RECORD_BYTES); RlarkError when it cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(RECORD_BYTES).decode("utf-8", "replace")
+    except OSError as exc:
+        raise RlarkError(f"cannot read the record {path}: {exc.strerror or exc}") from None

@@ -72,7 +72,7 @@ class RlarkScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
-        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :alerts  :ns NAME  "
+        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :records  :alerts  :ns NAME  "
                                      ":ctx NAME  :q",
                          id="command-bar")
         yield KeyBar(id="key-bar")

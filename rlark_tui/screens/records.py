@@ -1,0 +1,129 @@
+"""`:records`: the saved run-check records of this machine (the state dir's `checks/`, read by the app's worker) and
+the Jobs that carry a saved check's summary (annotation rlark.io/check-summary, from the snapshot: what another
+shift saved); `enter` opens a record (its markdown), or the live run check of a Job whose record is elsewhere."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from rlark_tui.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLoaded, RecordTextLoaded
+from rlark_tui.model.check_summary import read_summary
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+COLUMNS = (
+    Column("job", "JOB"),
+    Column("checked", "CHECKED"),
+    Column("result", "RESULT"),
+    Column("where", "WHERE", priority=1),
+)
+RECORD = "record:"
+ON_JOB = "job:"
+
+
+def record_rows(records: list, jobs: dict, now: datetime) -> list[Row]:
+    """Saved records (key `record:<md path>`) and Jobs with a summary on them (key `job:<name>`)."""
+    rows = []
+    for record in records:
+        passed = sum(1 for result in record.results if result == "pass")
+        rows.append(Row(RECORD + record.path, (clean(record.job), clean(record.checked_at),
+                                               f"{passed}/{len(record.results)}", clean(record.path)),
+                        (record.job, record.checked_at, passed, record.path)))
+    for name, job in jobs.items():
+        summary = read_summary((job.get("metadata") or {}).get("annotations"))
+        if summary is None:
+            continue
+        at = summary.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.append(Row(ON_JOB + name, (clean(name), at, summary.cell(now), "on the Job (rlark.io/check-summary)"),
+                        (name, at, summary.passed, "")))
+    return rows
+
+
+class RecordsScreen(RlarkScreen):
+    crumb = "Run-check records"
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("ctrl+r", "reload", "Reload")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list = []
+        self._jobs: dict = {}
+
+    def compose_body(self) -> ComposeResult:
+        yield LiveTable(COLUMNS, id="records-table")
+        yield Static("", id="records-message", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.action_reload()
+        self.focus_body()
+
+    def focus_body(self) -> None:
+        self.query_one(LiveTable).focus()
+
+    def action_reload(self) -> None:
+        self.post_message(LoadRecords(self))
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        self._jobs = index.snapshot.jobs
+        self._show()
+
+    def on_records_loaded(self, message: RecordsLoaded) -> None:
+        self.records = message.records
+        self._show()
+
+    def _show(self) -> None:
+        rows = record_rows(self.records, self._jobs, datetime.now(timezone.utc))
+        self.query_one(LiveTable).sync(rows)
+        message = "" if rows else ("No saved run-check records here and no Job carries a summary: `c` on a Job, "
+                                   "then ctrl+s, saves one.")
+        widget = self.query_one("#records-message", Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        key = event.row_key
+        if key.startswith(RECORD):
+            self.app.push_screen(RecordViewScreen(key[len(RECORD):]))
+        else:
+            self.post_message(OpenCheck(key[len(ON_JOB):]))
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
+
+
+class RecordViewScreen(RlarkScreen):
+    """One saved record's markdown, as saved (secrets already masked), read by the app's worker."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.crumb = f"Records › {clean(path.rsplit('/', 1)[-1])}"
+
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="record-scroll"):
+            yield Static("Reading the record…", id="record-text", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.post_message(LoadRecordText(self, self.path))
+        self.focus_body()
+
+    def focus_body(self) -> None:
+        self.query_one("#record-scroll").focus()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+
+    def on_record_text_loaded(self, message: RecordTextLoaded) -> None:
+        self.query_one("#record-text", Static).update(clean(message.error or message.text))

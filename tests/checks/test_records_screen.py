@@ -1,0 +1,78 @@
+"""The check screen's ctrl+s writes the summary to the Job (Pilot, the shared sandbox over HTTPS), read-only
+refuses that write but keeps the local record; `:records` lists the saved record and the annotated Job, and
+`enter` opens the record."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.check_summary import read_summary
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
+from rlark_tui.screens.records import RecordsScreen, RecordViewScreen
+from tests.pilot import wait_for
+
+from .scenarios import SCENARIOS
+from .test_screen import SIZE, _open
+
+JOB = "demo-ppo"
+
+
+def notes(app) -> str:
+    return " | ".join(n.message for n in app._notifications)
+
+
+@pytest.fixture
+def access(sandbox, env):
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    yield access
+    access.patch(JOBS, JOB, {"metadata": {"annotations": {CHECK_SUMMARY_ANNOTATION: None}}})
+    access.close()
+
+
+def _summary(access):
+    return read_summary(access.get(JOBS, JOB)["metadata"].get("annotations"))
+
+
+async def _save(pilot, app, records):
+    screen = await _open(pilot, app, SCENARIOS["healthy"][0], records)
+    screen.focus_body()
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: "record saved" in notes(app), "the saved record", show=notes)
+    return screen
+
+
+async def test_ctrl_s_writes_the_summary_to_the_job_and_records_lists_it(access, env):
+    records = env / "state"
+    app = RlarkApp(access, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await _save(pilot, app, records)
+        await wait_for(pilot, lambda: "the summary was not written to the Job: read-only mode" in notes(app),
+                       "the refusal", show=notes)
+    assert _summary(access) is None and list((records / "checks").glob("*.md"))
+
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await _save(pilot, app, records)
+        await wait_for(pilot, lambda: "check summary written to job demo-ppo" in notes(app), "the write", show=notes)
+        summary = _summary(access)
+        assert summary is not None and len(summary.results) == 6
+        app.run_command("records")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, RecordsScreen)
+        table = screen.query_one("#records-table")
+        # both saves checked the same evidence at the same time: one record file, saved again
+        await wait_for(pilot, lambda: table.row_count == 2, "the record and the annotated Job",
+                       show=lambda app: str(table._shown))
+        on_job = table.get_row_at(table.get_row_index(f"job:{JOB}"))
+        assert on_job[2].startswith(f"{summary.passed}/6 ") and " ago " in on_job[2]
+        record = next(key for key in table._shown if key.startswith("record:"))
+        table.select_key(record)
+        await pilot.press("enter")
+        assert isinstance(app.screen, RecordViewScreen)
+        text = app.screen.query_one("#record-text")
+        await wait_for(pilot, lambda: "demo-ppo" in str(text.render()) and "Recorder" in str(text.render()),
+                       "the record's markdown")
