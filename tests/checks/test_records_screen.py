@@ -12,16 +12,13 @@ from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.check_summary import read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.screens.records import RecordsScreen, RecordViewScreen
+from tests.console.test_console_tui import notes
 from tests.pilot import wait_for
 
 from .scenarios import SCENARIOS
 from .test_screen import SIZE, _open
 
 JOB = "demo-ppo"
-
-
-def notes(app) -> str:
-    return " | ".join(n.message for n in app._notifications)
 
 
 @pytest.fixture
