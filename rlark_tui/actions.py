@@ -122,6 +122,16 @@ class Actions:
             self.guard(f"submit workflow {name}")
         return self.access.create(WORKFLOWS, manifest, dry_run=dry_run) or manifest
 
+    def delete_workflow(self, name: str) -> str:
+        """Delete a Workflow; the Jobs it created go with it (their owner reference, model/workflow.py)."""
+        from rlark_tui.model.workflow import WORKFLOW_LABEL
+
+        self.guard(f"delete workflow {name}")
+        self.access.get(WORKFLOWS, name)
+        jobs = self.access.list(JOBS, label_selector=f"{WORKFLOW_LABEL}={name}").items
+        self.access.delete(WORKFLOWS, name)
+        return (f"workflow {name} deleted" + (f"; its {len(jobs)} Job(s) go with it" if jobs else ""))
+
     def _save(self, job: dict, sha: str) -> Path | None:
         """Keep the submitted YAML (secrets masked) under the state dir; a failure here never fails the submit."""
         root = (self.state_dir or default_state_dir()) / "submitted"

@@ -1,6 +1,6 @@
-"""The app's part of the console views (issue 25): opening the node detail, `:clusters`, `:storage` and
-`:sshkeys`, asking where a download goes and running it on a worker thread, and adding / deleting SSH keys after
-the dialogs, through rlark_tui.actions. RlarkApp mixes it in."""
+"""The app's part of the console views (issue 25): opening the node detail, `:clusters`, `:storage`, `:sshkeys` and
+`:records`, asking where a download goes and running it on a worker thread, and adding / deleting SSH keys and
+deleting Workflows after the dialogs, through rlark_tui.actions. RlarkApp mixes it in."""
 
 from __future__ import annotations
 
@@ -154,3 +154,32 @@ class ConsoleViews:
             return
         self.call_from_thread(self.notify, message, markup=False)
         self.call_from_thread(self.services.poll_now, "sshkeys", "all")
+
+    # ---- Workflows --------------------------------------------------------------------------------------
+    def on_delete_workflow(self, message: messages.DeleteWorkflow) -> None:
+        if self._refuse_readonly(f"delete workflow {markup_safe(message.name)}"):
+            return
+        from rlark_tui.model.views import Job
+        from rlark_tui.model.workflow import WORKFLOW_LABEL, delete_consequences
+        from rlark_tui.screens.confirm import ConfirmScreen
+
+        jobs = sorted(Job(job).name for job in (self.index.snapshot.jobs.values() if self.index is not None else ())
+                      if ((job.get("metadata") or {}).get("labels") or {}).get(WORKFLOW_LABEL) == message.name)
+        title, body = delete_consequences(message.name, jobs)
+        self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
+                         partial(self._delete_workflow_confirmed, message.name))
+
+    def _delete_workflow_confirmed(self, name: str, answer: bool | None) -> None:
+        if answer:
+            self._delete_workflow(name)
+        else:
+            self.notify(f"delete of workflow {name} cancelled", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _delete_workflow(self, name: str) -> None:
+        try:
+            message = self.actions.delete_workflow(name)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"delete workflow {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self.notify, message)

@@ -212,3 +212,36 @@ class AppWork:
         except RlarkError as exc:
             reply = messages.RecordTextLoaded(message.path, error=str(exc))
         message.requester.post_message(reply)
+
+    # ---- Workflows ---------------------------------------------------------------------------------
+    def on_submit_workflow_text(self, message: messages.SubmitWorkflowText) -> None:
+        self._submit_workflow_text(message)
+
+    @work(thread=True, exclusive=True, group="submit", exit_on_error=False)
+    def _submit_workflow_text(self, message: messages.SubmitWorkflowText) -> None:
+        """What `rlark submit -f` does with a Workflow: refuse a masked secret, check every template, then create."""
+        from rlark_tui.cluster.kinds import API_VERSION, JOBS
+        from rlark_tui.model.draft import parse_yaml
+        from rlark_tui.model.findings import has_errors
+        from rlark_tui.model.redact import PLACEHOLDER, placeholder_fields, redact_text
+        from rlark_tui.model.workflow import workflow_findings
+
+        def refuse(*problems: str) -> None:
+            message.requester.post_message(messages.WorkflowSubmitted(problems=tuple(problems)))
+
+        try:
+            data = parse_yaml(message.text.encode("utf-8"), what="the Workflow")
+            if not isinstance(data, dict) or data.get("kind") != "Workflow" or data.get("apiVersion") != API_VERSION:
+                return refuse(f"not a Workflow manifest: expected apiVersion {API_VERSION} and kind Workflow")
+            masked = placeholder_fields(data)
+            if masked:
+                return refuse(*(f"{path}: holds {PLACEHOLDER!r}, a masked secret" for path in masked))
+            if self.access is None:
+                return refuse("not connected to a cluster")
+            findings = workflow_findings(data, self.access.nodes(), self.access.list(JOBS).items)
+            if has_errors(findings):
+                return refuse(*(redact_text(str(finding)) for finding in findings))
+            self.actions.submit_workflow(data)
+        except RlarkError as exc:
+            return refuse(str(exc))
+        message.requester.post_message(messages.WorkflowSubmitted(str(data["metadata"]["name"])))

@@ -373,3 +373,24 @@ class RecordTextLoaded(Message):
     path: str
     text: str = ""
     error: str = ""
+
+
+@dataclass
+class SubmitWorkflowText(Work):
+    """Check a Workflow manifest edited in $EDITOR as `rlark submit -f` does, and create it only when it passes."""
+
+    text: str
+
+
+@dataclass
+class WorkflowSubmitted(Message):
+    name: str = ""
+    problems: tuple[str, ...] = ()
+    """Why nothing was sent (one line each): a parse error, a masked secret, findings with errors, an API error."""
+
+
+@dataclass
+class DeleteWorkflow(Message):
+    """Ask to delete a Workflow: a confirm dialog saying which of its Jobs go with it, then rlark_tui.actions."""
+
+    name: str

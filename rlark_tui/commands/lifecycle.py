@@ -1,4 +1,5 @@
-"""`rlark stop|start|restart|delete JOB [--yes] [--wait]`: change a Job's lifecycle after a confirmation.
+"""`rlark stop|start|restart|delete JOB [--yes] [--wait]`: change a Job's lifecycle after a confirmation;
+`rlark delete workflow NAME [--yes]` deletes a Workflow, saying first which of its Jobs go with it.
 
 Owns the prompts and messages; the mutation and the platform's rules live in actions.Actions.
 """
@@ -11,6 +12,9 @@ import sys
 from rlark_tui.actions import Actions
 from rlark_tui.model.lifecycle import consequences
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
+from rlark_tui.model.views import Job
+from rlark_tui.model.workflow import WORKFLOW_LABEL, delete_consequences
 from rlark_tui.errors import RlarkError, UsageError
 
 EXIT_CODES = """exit codes:
@@ -19,6 +23,7 @@ EXIT_CODES = """exit codes:
   2    usage error
   130  interrupted"""
 
+WORKFLOW_WORDS = ("workflow", "workflows", "wf", "rlwf")
 PAST = {"stop": "stopped", "start": "started", "restart": "restarted", "delete": "deleted"}
 
 
@@ -30,7 +35,12 @@ def register(subparsers, parents) -> None:
         parser = subparsers.add_parser(
             verb, parents=parents, help=summary, description=consequences(verb, "JOB")[1],
             epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-        parser.add_argument("job", metavar="JOB")
+        if verb == "delete":
+            parser.usage = "rlark delete [options] JOB | rlark delete workflow NAME"
+            parser.add_argument("job", metavar="JOB", help="a Job, or `workflow` followed by a Workflow's name")
+            parser.add_argument("workflow", metavar="NAME", nargs="?", help=argparse.SUPPRESS)
+        else:
+            parser.add_argument("job", metavar="JOB")
         parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
         parser.add_argument("--wait", action="store_true",
                             help="return when the Pods are gone (stop), back (start, restart) or the Job is gone "
@@ -49,8 +59,13 @@ def _handler(verb: str):
 def run(verb: str, args: argparse.Namespace) -> int:
     if not 0 < args.timeout < float("inf"):
         raise UsageError("--timeout must be a number of seconds more than 0")
+    workflow = getattr(args, "workflow", None)
+    if workflow is not None and args.job not in WORKFLOW_WORDS:
+        raise UsageError(f"rlark delete takes one Job name, or `workflow NAME` (got {args.job!r} and {workflow!r})")
     access = ClusterAccess.from_args(args)
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
+    if workflow is not None:
+        return _delete_workflow(access, actions, workflow, args)
     actions.preflight(verb, args.job)
     if not args.yes:
         confirm(consequences(verb, args.job)[1], f"{verb} job {args.job}", f"job {args.job} was not {PAST[verb]}")
@@ -71,6 +86,17 @@ def run(verb: str, args: argparse.Namespace) -> int:
         raise RlarkError(f"--wait timed out after {args.timeout:g}s: job {args.job} has "
                          f"{result.pods} Pod(s)" + (f" of {result.expected}" if verb in ("start", "restart") else ""))
     print(done)
+    return 0
+
+
+def _delete_workflow(access: ClusterAccess, actions: Actions, name: str, args: argparse.Namespace) -> int:
+    """`rlark delete workflow NAME`: say what goes with it (the Jobs it created), ask, delete."""
+    actions.guard(f"delete workflow {name}")
+    access.get(WORKFLOWS, name)
+    jobs = sorted(Job(job).name for job in access.list(JOBS, label_selector=f"{WORKFLOW_LABEL}={name}").items)
+    if not args.yes:
+        confirm(delete_consequences(name, jobs)[1], f"delete workflow {name}", f"workflow {name} was not deleted")
+    print(actions.delete_workflow(name))
     return 0
 
 

@@ -151,3 +151,66 @@ def workflow_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
             findings.append(warning(f"{path}.spec", f"templates depending on {tname!r} start only when its Job "
                                                     f"is Succeeded; {NEVER_SUCCEEDS}"))
     return ordered(findings)
+
+
+NEW_WORKFLOW = """\
+# A Workflow: each job template becomes Job <workflow>-<template> once its dependencies Succeeded.
+# Checked as `rlark submit -f` checks it; nothing is sent if you save it unchanged or it has errors.
+apiVersion: rlinf.io/v1alpha1
+kind: Workflow
+metadata:
+  name: my-workflow
+spec:
+  jobTemplates:
+    - name: prepare
+      spec:
+        tasks:
+          - name: main
+            head: true
+            role: Actor
+            agentType: Kubernetes
+            nodeSelector: {kubernetes.io/hostname: NODE}   # a Node from `rlark get nodes -A`
+            runScript: "echo prepare"
+            kubernetes:
+              workload:
+                kind: Job
+                replicas: 1
+                template:
+                  spec:
+                    containers:
+                      - name: main
+                        image: rlinf/rlinf:latest
+    - name: train
+      dependencies: [prepare]
+      spec:
+        tasks:
+          - name: main
+            head: true
+            role: Actor
+            agentType: Kubernetes
+            nodeSelector: {kubernetes.io/hostname: NODE}   # a Node from `rlark get nodes -A`
+            runScript: "echo train"
+            kubernetes:
+              workload:
+                kind: Job
+                replicas: 1
+                template:
+                  spec:
+                    containers:
+                      - name: main
+                        image: rlinf/rlinf:latest
+"""
+"""What `n` in `:workflows` opens in $EDITOR the first time (later: the draft kept from the last try)."""
+
+
+def delete_consequences(name: str, jobs: list[str]) -> tuple[str, str]:
+    """(title, body) before deleting a Workflow. The platform's controller creates each Job with a controller
+    owner reference to its Workflow (controllermanager/workflow/sync.go SetControllerReference), so deleting the
+    Workflow lets garbage collection delete those Jobs, and with them their Tasks, Pods, head Service and PVCs."""
+    listed = ", ".join(jobs[:8]) + (f" and {len(jobs) - 8} more" if len(jobs) > 8 else "")
+    body = ("Deletes the Workflow. " + (
+        f"The {len(jobs)} Job(s) it created ({listed}) are owned by it and are deleted with it (garbage "
+        "collection), with their Tasks, Pods, head Services and task PVCs; their running processes end. "
+        if jobs else "It has created no Job yet. ") + "Templates not yet started are never created. "
+        "This cannot be undone: to run again, submit the Workflow again.")
+    return f"Delete Workflow {name}?", body

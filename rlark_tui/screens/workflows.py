@@ -1,24 +1,37 @@
-"""WorkflowsScreen (`:workflows`): every Workflow's templates in dependency order (layer by layer), each with
-its Job and phase, or why it still waits; enter opens a template's Job.
+"""`:workflows`: every Workflow (phase, Jobs created of its templates, age); `enter` opens one Workflow's templates
+in dependency order (layer by layer), each with its Job and phase, or why it still waits (enter opens a template's
+Job); `n` creates a Workflow from a YAML template in $EDITOR (the app's worker checks it as `rlark submit -f` does;
+nothing is sent when unchanged or invalid, and the draft is kept for the next `n`); `ctrl+d` deletes the selected
+Workflow after a dialog saying which of its Jobs go with it.
 
-The Workflows are the reconciler's WORKFLOWS read (subscribed while this screen is open); the Jobs are the
+The Workflows are the reconciler's WORKFLOWS read (subscribed while these screens are open); the Jobs are the
 watched ones. Which template waits for what is model/workflow.py.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import OpenJob
+from rlark_tui.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import dig
-from rlark_tui.model.workflow import template_states
+from rlark_tui.model.workflow import NEW_WORKFLOW, template_states, templates
 from rlark_tui.polls import ALL_KEY, WORKFLOWS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
+LIST_COLUMNS = (
+    Column("name", "NAME"),
+    Column("phase", "PHASE"),
+    Column("jobs", "JOBS CREATED"),
+    Column("age", "AGE"),
+)
 COLUMNS = (
     Column("workflow", "WORKFLOW"),
     Column("template", "TEMPLATE"),
@@ -44,11 +57,125 @@ def workflow_rows(workflows: tuple[dict, ...], jobs) -> list[Row]:
     return rows
 
 
+def workflow_list_rows(workflows: tuple[dict, ...], now: datetime) -> list[Row]:
+    rows = []
+    for workflow in workflows:
+        name = str(dig(workflow, "metadata", "name", default=""))
+        entries = [e for e in dig(workflow, "status", "jobs", default=[]) or [] if isinstance(e, dict)]
+        created = sum(1 for e in entries if e.get("phase"))
+        stamp = parse_time(dig(workflow, "metadata", "creationTimestamp"))
+        rows.append(Row(name, (clean(name), clean(str(dig(workflow, "status", "phase", default="") or "-")),
+                               f"{created}/{len(templates(workflow))}", short_age(stamp, now) if stamp else ""),
+                        (name, "", created, -stamp.timestamp() if stamp else None)))
+    return rows
+
+
+def _listed(index: SnapshotIndex):
+    return index.snapshot.workflows.get(ALL_KEY)
+
+
 class WorkflowsScreen(RlarkScreen):
-    """esc returns to the job list; enter on a template whose Job exists opens that Job."""
+    """esc returns to the job list; enter opens the Workflow under the cursor."""
 
     crumb = "Workflows"
-    BINDINGS = [Binding("escape", "back", "Back")]
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("n", "new", "New workflow"),
+                Binding("ctrl+d", "delete", "Delete")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.draft: str | None = None
+        """The last edited text that was not created (kept for the next `n`)."""
+        self._opened = ""
+
+    def compose_body(self) -> ComposeResult:
+        yield LiveTable(LIST_COLUMNS, id="workflows-table")
+        yield Static("", id="workflow-message", markup=False)
+
+    def on_mount(self) -> None:
+        self.services.subscribe(WORKFLOWS, ALL_KEY)
+        super().on_mount()
+        self.focus_body()
+
+    def on_unmount(self) -> None:
+        self.services.unsubscribe(WORKFLOWS, ALL_KEY)
+        super().on_unmount()
+
+    def focus_body(self) -> None:
+        self.query_one(LiveTable).focus()
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        listed = _listed(index)
+        self.query_one(LiveTable).sync(workflow_list_rows(listed.items, datetime.now(timezone.utc))
+                                       if listed is not None else [])
+        _say(self, listed)
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        self.app.push_screen(WorkflowScreen(event.row_key))
+
+    def action_new(self) -> None:
+        if self.rlark._refuse_readonly("create a workflow"):
+            return
+        self._opened = self.draft or NEW_WORKFLOW
+        self.post_message(EditText(self, "workflow", self._opened, ".yaml"))
+
+    def on_text_edited(self, message: TextEdited) -> None:
+        if message.target != "workflow":
+            return
+        if message.error:
+            self.notify(message.error, severity="error", timeout=8)
+        elif message.text is None or message.text == self._opened:
+            self.notify("unchanged: nothing sent", timeout=3)
+        else:
+            self.draft = message.text
+            self.notify("checking the Workflow…", timeout=2)
+            self.post_message(SubmitWorkflowText(self, message.text))
+
+    def on_workflow_submitted(self, message: WorkflowSubmitted) -> None:
+        if message.problems:
+            self.notify("not sent (the draft is kept: n opens it again):\n" + "\n".join(message.problems[:8]),
+                        severity="error", timeout=15)
+            return
+        self.draft = None
+        self.notify(f"workflow {message.name} created: its controller creates each template's Job once its "
+                    "dependencies succeeded")
+        self.services.poll_now(WORKFLOWS, ALL_KEY)
+
+    def action_delete(self) -> None:
+        name = self.query_one(LiveTable).selected_key
+        if name is None:
+            self.notify("No Workflow selected", severity="warning")
+        else:
+            self.post_message(DeleteWorkflow(name))
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
+
+
+def _say(screen: RlarkScreen, listed) -> None:
+    if listed is None:
+        message = "Listing Workflows…"
+    elif listed.error:
+        message = f"workflows: {listed.error}"
+    elif not listed.items:
+        message = "No Workflows. `n` writes one in $EDITOR; `rlark submit -f` takes a Workflow manifest."
+    else:
+        message = ""
+    widget = screen.query_one("#workflow-message", Static)
+    widget.update(message)
+    widget.set_class(bool(message), "-shown")
+
+
+class WorkflowScreen(RlarkScreen):
+    """One Workflow's templates by layer; esc back to the list; enter on a template whose Job exists opens it."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.workflow = name
+        self.crumb = f"Workflows › {clean(name)}"
 
     def compose_body(self) -> ComposeResult:
         yield LiveTable(COLUMNS, id="workflow-table")
@@ -68,20 +195,15 @@ class WorkflowsScreen(RlarkScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        listed = index.snapshot.workflows.get(ALL_KEY)
-        table = self.query_one(LiveTable)
-        table.sync(workflow_rows(listed.items, index.snapshot.jobs) if listed is not None else [])
-        if listed is None:
-            message = "Listing Workflows…"
-        elif listed.error:
-            message = f"workflows: {listed.error}"
-        elif not listed.items:
-            message = "No Workflows. `rlark submit -f` takes a Workflow manifest."
+        listed = _listed(index)
+        mine = tuple(w for w in listed.items if dig(w, "metadata", "name") == self.workflow) if listed else ()
+        self.query_one(LiveTable).sync(workflow_rows(mine, index.snapshot.jobs))
+        if listed is not None and not listed.error and not mine:
+            widget = self.query_one("#workflow-message", Static)
+            widget.update(f"Workflow {self.workflow} is gone.")
+            widget.set_class(True, "-shown")
         else:
-            message = ""
-        widget = self.query_one("#workflow-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
+            _say(self, listed)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
@@ -90,6 +212,3 @@ class WorkflowsScreen(RlarkScreen):
             self.post_message(OpenJob(job))
         else:
             self.notify("this template has no Job yet: its row says why it waits", severity="warning")
-
-    def action_back(self) -> None:
-        self.rlark.run_command("jobs")

@@ -25,7 +25,7 @@ from rlark_tui.screens.diff import DiffScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
-from rlark_tui.screens.workflows import WorkflowsScreen
+from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
 from tests.pilot import wait_for
 
 SIZE = (120, 40)
@@ -181,6 +181,11 @@ async def test_workflows_view_says_why_a_template_waits_and_opens_its_job(access
             pilot.app.run_command("workflows")
             screen = await wait_for(pilot, lambda: isinstance(pilot.app.screen, WorkflowsScreen)
                                     and pilot.app.screen.ready and pilot.app.screen, "the Workflows view")
+            listed = screen.query_one("#workflows-table")
+            await wait_for(pilot, lambda: listed.select_key("wf-tui"), "wf-tui listed")
+            await pilot.press("enter")
+            screen = await wait_for(pilot, lambda: isinstance(pilot.app.screen, WorkflowScreen)
+                                    and pilot.app.screen.ready and pilot.app.screen, "wf-tui's templates")
             table = screen.query_one("#workflow-table")
             rows = await wait_for(pilot, lambda: table.row_count == 2 and table.get_row_at(0)[2] == "wf-tui-prep"
                                   and [table.get_row_at(0), table.get_row_at(1)], "both templates", timeout=60)

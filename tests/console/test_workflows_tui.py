@@ -1,0 +1,112 @@
+"""Workflows in the TUI and the CLI (issue 25 item 4), Pilot against the shared sandbox over HTTPS: `n` in
+`:workflows` opens the YAML template in $EDITOR (a real editor process, here `cp` of a prepared file; Pilot's
+headless driver cannot suspend, so the app's suspend is a no-op here), nothing is sent when it comes back
+unchanged or invalid (the draft is kept), a valid one is created and `rlark get workflows` lists it; `enter` shows
+its templates; `ctrl+d` states what goes with it; `rlark delete workflow` removes it; read-only refuses both."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from rlark_tui import cli
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import WORKFLOWS
+from rlark_tui.messages import DeleteWorkflow
+from rlark_tui.model.workflow import NEW_WORKFLOW, delete_consequences
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
+from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
+from tests.pilot import wait_for
+
+NAME = "wf-made-in-tui"
+
+
+@pytest.fixture
+def edited(tmp_path, monkeypatch):
+    """`$EDITOR` copies the file this fixture's test writes over the temporary file rlark opens."""
+    source = tmp_path / "edited.yaml"
+    monkeypatch.setenv("EDITOR", f"cp {source}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    return source
+
+
+@pytest.fixture
+def cleanup(access):
+    yield
+    try:
+        access.delete(WORKFLOWS, NAME)
+    except NotFound:
+        pass
+
+
+def _rlark(sandbox, capfd, *args):
+    code = cli.main(["--kubeconfig", str(sandbox.kubeconfig), "--context", sandbox.context, *args])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+async def test_create_in_the_tui_then_delete_with_the_cli(sandbox, access, edited, cleanup, capfd):
+    app = RlarkApp(access)
+    app.suspend = contextlib.nullcontext
+    async with app.run_test(size=(150, 40)) as pilot:
+        await wait_for(pilot, lambda: app.index is not None, "the first snapshot")
+        app.run_command("workflows")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, WorkflowsScreen) and app.screen, "the list")
+        edited.write_text(NEW_WORKFLOW)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "unchanged: nothing sent" in notes(app), "the unchanged refusal")
+        edited.write_text(NEW_WORKFLOW.replace("my-workflow", NAME))  # NODE is no Node: invalid
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "not sent (the draft is kept" in notes(app), "the invalid refusal", show=notes)
+        assert "nodeSelector" in notes(app) and screen.draft == edited.read_text()
+        with pytest.raises(NotFound):
+            access.get(WORKFLOWS, NAME)
+        edited.write_text(screen.draft.replace("NODE", "edge-b1"))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: f"workflow {NAME} created" in notes(app), "the created Workflow", show=notes)
+        assert screen.draft is None
+
+        code, out, err = _rlark(sandbox, capfd, "get", "workflows")
+        assert code == 0 and any(line.split()[0] == NAME for line in out.splitlines()[1:]), out
+
+        table = screen.query_one("#workflows-table")
+        await wait_for(pilot, lambda: table.select_key(NAME), "the new Workflow listed")
+        await pilot.press("enter")
+        detail = await wait_for(pilot, lambda: isinstance(app.screen, WorkflowScreen) and app.screen, "its templates")
+        rows = detail.query_one("#workflow-table")
+        await wait_for(pilot, lambda: rows.row_count == 2 and rows.get_row_at(1)[1] == "··train", "both layers")
+        await pilot.press("escape", "ctrl+d")
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.title_text == f"Delete Workflow {NAME}?"
+        assert "owned by it and are deleted with it" in app.screen.body_text or "created no Job" in \
+            app.screen.body_text
+        await pilot.press("n")
+
+    code, out, err = _rlark(sandbox, capfd, "--readonly", "delete", "workflow", NAME, "--yes")
+    assert code == 1 and "read-only mode: refusing to delete workflow" in err
+    code, out, err = _rlark(sandbox, capfd, "delete", "workflow", NAME, "--yes")
+    assert code == 0 and out.startswith(f"workflow {NAME} deleted"), (out, err)
+    with pytest.raises(NotFound):
+        access.get(WORKFLOWS, NAME)
+
+
+async def test_readonly_refuses_new_and_delete_before_any_editor_or_dialog(access, edited):
+    app = RlarkApp(access, readonly=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        app.run_command("workflows")
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert "read-only mode: refusing to create a workflow" in notes(app)
+        app.post_message(DeleteWorkflow("x"))
+        await pilot.pause()
+        assert "read-only mode: refusing to delete workflow x" in notes(app)
+        assert isinstance(app.screen, WorkflowsScreen)
+
+
+def test_delete_consequences_name_the_jobs_that_go_with_it():
+    title, body = delete_consequences("wf", ["wf-a", "wf-b"])
+    assert title == "Delete Workflow wf?" and "The 2 Job(s) it created (wf-a, wf-b) are owned by it" in body
+    assert "created no Job yet" in delete_consequences("wf", [])[1]
