@@ -153,43 +153,16 @@ def workflow_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
     return ordered(findings)
 
 
-NEW_WORKFLOW = """\
-# A Workflow: each job template becomes Job <workflow>-<template> once its dependencies Succeeded.
-# Checked as `rlark submit -f` checks it; nothing is sent if you save it unchanged or it has errors.
-apiVersion: rlinf.io/v1alpha1
-kind: Workflow
-metadata:
-  name: my-workflow
-spec:
-  jobTemplates:
-    - name: prepare
+_TEMPLATE = """\
+    - name: {name}{deps}
       spec:
         tasks:
           - name: main
             head: true
             role: Actor
             agentType: Kubernetes
-            nodeSelector: {kubernetes.io/hostname: NODE}   # a Node from `rlark get nodes -A`
-            runScript: "echo prepare"
-            kubernetes:
-              workload:
-                kind: Job
-                replicas: 1
-                template:
-                  spec:
-                    containers:
-                      - name: main
-                        image: rlinf/rlinf:latest
-    - name: train
-      dependencies: [prepare]
-      spec:
-        tasks:
-          - name: main
-            head: true
-            role: Actor
-            agentType: Kubernetes
-            nodeSelector: {kubernetes.io/hostname: NODE}   # a Node from `rlark get nodes -A`
-            runScript: "echo train"
+            nodeSelector: {{kubernetes.io/hostname: NODE}}   # a Node from `rlark get nodes -A`
+            runScript: "echo {name}"
             kubernetes:
               workload:
                 kind: Job
@@ -200,6 +173,16 @@ spec:
                       - name: main
                         image: rlinf/rlinf:latest
 """
+NEW_WORKFLOW = ("""\
+# A Workflow: each job template becomes Job <workflow>-<template> once its dependencies Succeeded.
+# Checked as `rlark submit -f` checks it; nothing is sent if you save it unchanged or it has errors.
+apiVersion: rlinf.io/v1alpha1
+kind: Workflow
+metadata:
+  name: my-workflow
+spec:
+  jobTemplates:
+""" + _TEMPLATE.format(name="prepare", deps="") + _TEMPLATE.format(name="train", deps="\n      dependencies: [prepare]"))
 """What `n` in `:workflows` opens in $EDITOR the first time (later: the draft kept from the last try)."""
 
 

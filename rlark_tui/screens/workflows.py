@@ -74,7 +74,23 @@ def _listed(index: SnapshotIndex):
     return index.snapshot.workflows.get(ALL_KEY)
 
 
-class WorkflowsScreen(RlarkScreen):
+class _WorkflowsRead(RlarkScreen):
+    """Subscribes to the WORKFLOWS read while shown; its LiveTable has the focus."""
+
+    def on_mount(self) -> None:
+        self.services.subscribe(WORKFLOWS, ALL_KEY)
+        super().on_mount()
+        self.focus_body()
+
+    def on_unmount(self) -> None:
+        self.services.unsubscribe(WORKFLOWS, ALL_KEY)
+        super().on_unmount()
+
+    def focus_body(self) -> None:
+        self.query_one(LiveTable).focus()
+
+
+class WorkflowsScreen(_WorkflowsRead):
     """esc returns to the job list; enter opens the Workflow under the cursor."""
 
     crumb = "Workflows"
@@ -90,18 +106,6 @@ class WorkflowsScreen(RlarkScreen):
     def compose_body(self) -> ComposeResult:
         yield LiveTable(LIST_COLUMNS, id="workflows-table")
         yield Static("", id="workflow-message", markup=False)
-
-    def on_mount(self) -> None:
-        self.services.subscribe(WORKFLOWS, ALL_KEY)
-        super().on_mount()
-        self.focus_body()
-
-    def on_unmount(self) -> None:
-        self.services.unsubscribe(WORKFLOWS, ALL_KEY)
-        super().on_unmount()
-
-    def focus_body(self) -> None:
-        self.query_one(LiveTable).focus()
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
@@ -167,7 +171,7 @@ def _say(screen: RlarkScreen, listed) -> None:
     widget.set_class(bool(message), "-shown")
 
 
-class WorkflowScreen(RlarkScreen):
+class WorkflowScreen(_WorkflowsRead):
     """One Workflow's templates by layer; esc back to the list; enter on a template whose Job exists opens it."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
@@ -180,18 +184,6 @@ class WorkflowScreen(RlarkScreen):
     def compose_body(self) -> ComposeResult:
         yield LiveTable(COLUMNS, id="workflow-table")
         yield Static("", id="workflow-message", markup=False)
-
-    def on_mount(self) -> None:
-        self.services.subscribe(WORKFLOWS, ALL_KEY)
-        super().on_mount()
-        self.focus_body()
-
-    def on_unmount(self) -> None:
-        self.services.unsubscribe(WORKFLOWS, ALL_KEY)
-        super().on_unmount()
-
-    def focus_body(self) -> None:
-        self.query_one(LiveTable).focus()
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
