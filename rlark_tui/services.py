@@ -89,14 +89,15 @@ class Services:
             self._reconciler.poll_now(topic, key)
 
     def follow_logs(self, on_line: Callable[[str, str, str], None], on_notice: Callable[[str], None], *,
-                    tail: int | None = None, previous: bool = False) -> LogFollower | None:
+                    tail: int | None = None, previous: bool = False,
+                    since_seconds: int | None = None) -> LogFollower | None:
         """The one log follower (cluster.logs.LogFollower, its own threads) for a log view; None when not
         connected to a cluster. The caller adds LogTargets to it and closes it."""
         access = self.actions.access
         if access is None:
             return None
         from rlark_tui.cluster.logs import LogFollower
-        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous)
+        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous, since_seconds=since_seconds)
 
     def download_object(self, storage_class: str, cluster: str, key: str, dest: str,
                         on_progress: Callable[[int, int | None], None] | None = None) -> list[str]:

@@ -19,7 +19,7 @@ from textual.widgets import Static, TabbedContent, TabPane, Tree
 
 from rlark_tui.messages import (CloneJob, DeleteJob, EditJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels,
                                 RestartJob, StopStartJob)
-from rlark_tui.model import Job
+from rlark_tui.model import Job, Pod
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
@@ -82,6 +82,8 @@ class JobDetailScreen(RlarkScreen):
         self.crumb = f"Jobs › {job_name}"
         self.yaml_text = ""
         self.ssh_line = ""
+        self._ssh_config: object = None
+        """The gateway's system config while the Job has an SSH key (None: no ssh -J line for its Pods)."""
         """The console's `ssh -J ...` line for the Header Pod ("" without an SSH key or jump host)."""
         self._yaml_version: str | None = None
         self._rendered: tuple | None = None
@@ -168,8 +170,8 @@ class JobDetailScreen(RlarkScreen):
         restarts = dict(index.snapshot.health.get(job.name) or {})
         lookups = index.snapshot.lookups.get(GATEWAY_KEY)
         header = first_pod(index, job.head_task_name)
-        self.ssh_line = ssh_jump_command(getattr(lookups, "system_config", None),
-                                         (header.pod_name or header.name) if header else "") \
+        self._ssh_config = getattr(lookups, "system_config", None) if job.ssh_public_key else None
+        self.ssh_line = ssh_jump_command(self._ssh_config, (header.pod_name or header.name) if header else "") \
             if job.ssh_public_key else ""
         progress = index.snapshot.progress.get(job.name) if job.phase == "Running" else None
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
@@ -325,10 +327,23 @@ class JobDetailScreen(RlarkScreen):
         if ref is not None and ref.kind == "pod":
             self.post_message(OpenLogs(self.job_name, Scope.pod(ref.pod_key)))
 
+    def _selected_ssh_line(self) -> str:
+        """`J`: the ssh -J line of the Pod selected in the Workers tab, else the Header Pod's."""
+        ref = self.query_one(WorkersTree).selected_ref
+        index = self.services.index
+        if (self.query_one(TabbedContent).active == "workers" and ref is not None and ref.kind == "pod"
+                and index is not None and self._ssh_config is not None):
+            raw = index.snapshot.pods.get(ref.pod_key)
+            if raw is not None:
+                pod = Pod(raw)
+                return ssh_jump_command(self._ssh_config, pod.pod_name or pod.name)
+        return self.ssh_line
+
     def action_copy_ssh(self) -> None:
-        if self.ssh_line:
-            self.app.copy_to_clipboard(self.ssh_line)
-            self.notify(f"copied: {self.ssh_line}", timeout=4)
+        line = self._selected_ssh_line()
+        if line:
+            self.app.copy_to_clipboard(line)
+            self.notify(f"copied: {line}", timeout=4)
         else:
             self.notify("no ssh -J line: the Job has no SSH key, or the gateway names no jump host", timeout=4)
 

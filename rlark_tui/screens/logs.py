@@ -2,8 +2,9 @@
 
 The screen picks the Pods (from the snapshot) and the options; the follower from services.follow_logs
 (cluster.logs.LogFollower) reads them (one thread per Pod, last 1000 lines then follow, resumed by timestamp
-after a drop) into the pane's bounded hand-off queue, which the pane drains once per tenth of a second. When
-logs cannot be read the pane says why.
+after a drop; `0`–`4` read it again from 1 min … 1 h ago with sinceSeconds) into the pane's bounded hand-off
+queue, which the pane drains once per tenth of a second. `&!pattern` keeps the lines that do not match. When logs
+cannot be read the pane says why.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from rlark_tui.model.redact import LineRedactor, secret_values
 from rlark_tui.model.sanitize import clean, clean_log
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.widgets.filter_bar import FilterBar, Matcher
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 
 TAIL_LINES = 1000
@@ -66,6 +67,11 @@ class LogScreen(RlarkScreen):
         Binding("right_square_bracket", "scope_step(1)", "Next source", key_display="]"),
         Binding("left_square_bracket", "scope_step(-1)", "Prev source", key_display="[", show=False),
         Binding("ctrl+r", "reconnect", "Reconnect", show=False),
+        Binding("0", "window(0)", "All lines", show=False),
+        Binding("1", "window(60)", "Last 1 min", show=False),
+        Binding("2", "window(300)", "Last 5 min", show=False),
+        Binding("3", "window(900)", "Last 15 min", show=False),
+        Binding("4", "window(3600)", "Last 1 h", show=False),
         Binding("x", "shell", "Shell"),
     ]
     MUTATIONS = frozenset({"shell"})
@@ -75,6 +81,8 @@ class LogScreen(RlarkScreen):
         self.job_name = job_name
         self.scope: Scope = scope
         self.previous = previous
+        self.window = 0
+        """Seconds of log read again by the keys 0–4 (sinceSeconds); 0: the last TAIL_LINES lines."""
         self.crumb = f"Jobs › {job_name} › logs"
         self.buffer = LogBuffer(BUFFER_LINES)
         self._pending = PendingLines(BUFFER_LINES)
@@ -184,8 +192,10 @@ class LogScreen(RlarkScreen):
         self._stop_streams()
         self.view.clear()
         self.view.show_prefix = self.scope.kind in ("all", "role")
-        self._follower = self.services.follow_logs(self._line_taker(), self._notice, tail=TAIL_LINES,
-                                                   previous=self.previous)
+        window = self.window or None
+        self._follower = self.services.follow_logs(self._line_taker(), self._notice,
+                                                   tail=None if window else TAIL_LINES, previous=self.previous,
+                                                   since_seconds=window)
         if self._follower is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
         targets = self.targets(self.services.index)
@@ -245,7 +255,8 @@ class LogScreen(RlarkScreen):
         self._status_at = time.monotonic()
         self._status_stale = False
         view = self.view
-        parts = [f"{self.job_name} › {self.scope_label()}" + (" (previous instance)" if self.previous else ""),
+        parts = [f"{self.job_name} › {self.scope_label()}" + (" (previous instance)" if self.previous else "")
+                 + (f" (last {_window_label(self.window)})" if self.window else ""),
                  f"follow {'on' if view.follow else 'off'}", f"wrap {'on' if view.wrap else 'off'}",
                  f"timestamps {'on' if view.show_timestamps else 'off'}",
                  f"{len(self.buffer)} lines" + (f", {self.buffer.dropped} dropped" if self.buffer.dropped else "")]
@@ -305,7 +316,7 @@ class LogScreen(RlarkScreen):
 
     def _filter_changed(self, matcher: Matcher) -> None:
         self._slow = ""
-        self.view.set_option(line_filter=matcher)
+        self.view.set_option(line_filter=make_line_filter(matcher.text) if matcher.text.startswith("!") else matcher)
         self._update_status()
 
     def action_find(self, forward: bool) -> None:
@@ -339,6 +350,12 @@ class LogScreen(RlarkScreen):
     def action_reconnect(self) -> None:
         self._restart_streams()
 
+    def action_window(self, seconds: int) -> None:
+        """k9s's 0–4: read the log again from `seconds` ago (sinceSeconds; 0: the last TAIL_LINES lines), then
+        follow."""
+        self.window = seconds
+        self._restart_streams()
+
     def action_shell(self) -> None:
         """A shell in the current source's Pod (its first Pod for a role; the Header Pod for all Pods)."""
         self.post_message(OpenShell(self.job_name, self.scope))
@@ -356,6 +373,10 @@ class LogScreen(RlarkScreen):
             return
         self.saved_path = Path(message.path)
         self.notify(f"Saved {message.lines} lines (secrets redacted) to {message.path}")
+
+
+def _window_label(seconds: int) -> str:
+    return f"{seconds // 3600} h" if seconds >= 3600 else f"{seconds // 60} min"
 
 
 def _target(pod: Pod, key: str, role: str) -> PodTarget:

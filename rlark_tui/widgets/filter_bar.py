@@ -8,6 +8,7 @@ why, so a typo never crashes the screen.
 from __future__ import annotations
 
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 
 from textual import on
@@ -34,11 +35,13 @@ class Matcher:
     literal: str | None = None
     """The lowercased text when it is matched as plain text (no regex syntax, or an invalid regex)."""
     budget: float = ROW_SECONDS
+    invert: bool = False
+    """Keep what does NOT match (`!pattern`, the log pane's inverse line filter)."""
 
     def matches(self, line: str) -> bool:
         if self.pattern is None:
             return True
-        return patterns.search(self.pattern, line, self.budget) is not None
+        return (patterns.search(self.pattern, line, self.budget) is None) is self.invert
 
     def matches_row(self, lowered: str, fields) -> bool:
         """Does a row match? `lowered` is its fields joined by newlines and lowercased, computed once per row:
@@ -50,7 +53,7 @@ class Matcher:
         return any(patterns.search(self.pattern, field, self.budget) for field in fields)
 
     def spans(self, line: str) -> list[tuple[int, int]]:
-        if self.pattern is None:
+        if self.pattern is None or self.invert:
             return []
         return [m.span() for m in patterns.finditer(self.pattern, line, self.budget) if m.end() > m.start()]
 
@@ -58,6 +61,14 @@ class Matcher:
         """The same text matched as plain text, `reason` saying why."""
         return Matcher(self.text, patterns.literal_pattern(self.text, ignore_case=True),
                        f"{reason}; matching it as plain text", self.text.lower(), self.budget)
+
+
+def make_line_filter(text: str) -> Matcher:
+    """A log line filter: `make_matcher`, or with a leading `!` the inverse (lines that do not match the rest)."""
+    if not text.startswith("!") or text == "!":
+        return make_matcher(text)
+    matcher = make_matcher(text[1:])
+    return dataclasses.replace(matcher, text=text, literal=None, invert=True)
 
 
 def make_matcher(text: str) -> Matcher:

@@ -18,6 +18,7 @@ from rlark_tui.app import RlarkApp
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.tunnels import TunnelsScreen
+from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 from tests.pod.conftest import JOB
 
@@ -83,7 +84,8 @@ def _public_key() -> str:
 async def test_ssh_jump_line_and_copy(shell_job, access):
     from rlark_tui.cluster.errors import Request
     from tests.pod.conftest import create_job, wait_running
-    create_job(shell_job, "shell-ssh", [("actor", True, "gpu-a3")], sshPublicKey=_public_key())
+    create_job(shell_job, "shell-ssh", [("actor", True, "gpu-a3"), ("rollout", False, "gpu-a3")],
+               sshPublicKey=_public_key())
     wait_running(shell_job, "rlark-gpu-a", "shell-ssh-actor-0")
     access.gateway_http().json("PUT", "/api/v1/system-config", Request("update", "system-config"),
                                body={"sshJumpHost": "jump.example", "sshJumpPort": "2222"})
@@ -98,6 +100,13 @@ async def test_ssh_jump_line_and_copy(shell_job, access):
         app.copy_to_clipboard = copied.append
         await pilot.press("J")
         assert copied == [line]
+        await pilot.press("w")  # J on a Worker row: that Pod's line
+        tree = app.screen.query_one(WorkersTree)
+        leaf = await wait_for(pilot, lambda: next(iter(tree._pods.get("shell-ssh-rollout", {}).values()), None),
+                              what="the rollout Pod row")
+        tree.move_cursor(leaf)
+        await pilot.press("J")
+        assert copied[-1] == "ssh -J <ssh-user>@jump.example:2222 root@shell-ssh-rollout-0"
     shell_job.store.delete("jobs", "shell-ssh", "")
 
 
