@@ -10,7 +10,8 @@ Reads, each bounded and shared where a screen already reads the same thing:
 - the other Running Pods' logs (run-oom), each at most once per WORKER_LOG_SECONDS, WORKER_LOGS_PER_ROUND in all;
 - Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
   RAY_SECONDS per Job;
-- the acknowledgements file (acks.py), when it changed.
+- the acknowledgements file (acks.py), when it changed;
+- the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own.
 The result (AlertsState) carries everything the next round needs, so that the rules themselves stay pure.
 """
 
@@ -176,14 +177,17 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     cache: dict[str, Evaluated] = {}
     budget = JUDGED_PER_ROUND
     plane_lists = tuple(planes[cluster][1] for cluster in clusters if cluster in planes)
+    samples = _usage_samples(snapshot, key)
     for name, job in jobs.items():
         job_pods = pods[name]
         pod_raws = tuple(pod.raw for pod in job_pods)
         ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
         job_workers = worker_logs.get(name)
+        job_usage = None if samples is None else {
+            pod_key: samples[pod_key] for pod in job_pods if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
         # the data planes' lists by identity: a relist that changed nothing keeps its very mapping
         signature = (job.raw, pod_raws, plane_lists, facts.get(name), progress.get(name), ray_now, thresholds,
-                     job_workers)
+                     job_workers, _usage_signature(job_usage))
         kept = previous.cache.get(name)
         stale = kept is None or kept.timed or kept.signature != signature
         if stale and budget > 0:
@@ -200,7 +204,7 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
                 header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
                 progress=progress.get(name),
                 ray=ray_now,
-                usage=None,
+                usage=job_usage,
                 worker_logs=job_workers or frozen(),
             )
             found = rules.job_findings(inputs, thresholds, now)
@@ -221,6 +225,19 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
                        frozen(worker_read), frozen(planes), frozen(ray),
                        frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
                        mono, time.thread_time() - cpu)
+
+
+def _usage_samples(snapshot, key: str) -> Mapping | None:
+    """The `usage` topic's samples for this scope (its own key, else the ALL_KEY one); None when nothing reads
+    usage (gpu-idle then neither fires nor resolves)."""
+    state = snapshot.usage.get(key) or snapshot.usage.get(ALL_KEY)
+    samples = getattr(state, "samples", None)
+    return samples if isinstance(samples, Mapping) else None
+
+
+def _usage_signature(usage: Mapping | None) -> tuple | None:
+    """What gpu-idle reads of a Job's samples (not their times: a new sample of the same numbers changes nothing)."""
+    return None if usage is None else tuple((k, s.gpus, s.source) for k, s in sorted(usage.items()))
 
 
 _UNKNOWN = object()

@@ -28,7 +28,7 @@ from rlark_tui.model.lifecycle import consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import SnapshotIndex, can_stop_or_start
-from rlark_tui.polls import ALERTS, ALL_KEY
+from rlark_tui.polls import ALERTS, ALL_KEY, USAGE
 from rlark_tui.reconciler import Reconciler
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
@@ -144,6 +144,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def on_mount(self) -> None:
         self.push_screen(JobListScreen())
         self.services.subscribe(ALERTS, ALL_KEY)
+        self.services.subscribe(USAGE, ALL_KEY)
         if self.access is not None:
             self._start_reconciler()
 

@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.watch": ("watch",),
     "rlark_tui.commands.wait": ("wait",),
     "rlark_tui.commands.status": ("status",),
+    "rlark_tui.commands.top": ("top",),
 }
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

@@ -44,6 +44,12 @@ STORAGE = "storage"
 `Folder`) of the gateway's storage file API, while the Storage view is open."""
 SSH_KEYS = "sshkeys"
 """The gateway's registered SSH keys (`Listed` of its entries) under ALL_KEY, while the SSH keys view is open."""
+USAGE = "usage"
+"""Resource use of the Running Pods of every Job in scope (key: `alertpoll.scope_key`, ALL_KEY for `-A`): a
+`model.resource_use.UsageState` whose samples the Workers table, the job list's GPU% and the gpu-idle alert read.
+Each round reads each member cluster's PodMetrics at most every 15 s and at most 4 fixed execs (2 at once), none
+into a Pod exec'd into in the last 60 s (cluster/usage.py)."""
+USAGE_SECONDS = 10.0
 MAX_FOLDER_ENTRIES = 2000
 ALL_KEY = alertpoll.ALL_KEY
 ALERTS = alertpoll.ALERTS
@@ -249,6 +255,14 @@ def fetch_workflows(access: ClusterAccess, index: SnapshotIndex, key: str) -> Li
         return Listed(previous.items if previous is not None else (), str(exc))
 
 
+def fetch_usage(access: ClusterAccess, index: SnapshotIndex, key: str) -> object:
+    from rlark_tui.cluster import usage
+
+    jobs = {name: job for name, job in index.jobs.items()
+            if alertpoll.in_scope(key, name) and job.phase == "Running"}
+    return usage.sample(access, usage.targets_of(index, jobs), index.snapshot.usage.get(key))
+
+
 TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(RAY, 2.0, fetch_ray, ray_source),
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
@@ -258,6 +272,7 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, alertpoll.fetch_alerts),
+    Topic(USAGE, USAGE_SECONDS, fetch_usage),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),
 )}

@@ -22,7 +22,7 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import TOPICS, Topic
-from rlark_tui.snapshot import Snapshot, SourceState
+from rlark_tui.snapshot import Snapshot, SourceState, source_key
 
 FRAME_SECONDS = 1 / 30
 POLL_TICK_SECONDS = 0.25
@@ -47,10 +47,6 @@ class Published:
     index: SnapshotIndex
 
 
-def source_key(obj: dict) -> str:
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
 
 
 class Reconciler:

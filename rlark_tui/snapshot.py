@@ -52,6 +52,8 @@ class Snapshot:
     alerts: Mapping[str, object] = field(default_factory=_frozen)
     """Scope key (`alertpoll.ALL_KEY` or Job names) -> the alert book and what its next round needs
     (`model.alerts.AlertsState`)."""
+    usage: Mapping[str, object] = field(default_factory=_frozen)
+    """Scope key -> resource use of the Running Pods in scope (`model.resource_use.UsageState`)."""
     storage: Mapping[str, object] = field(default_factory=_frozen)
     """`polls.ALL_KEY` -> the storage classes and their clusters (`polls.Listed`); `polls.storage_key(...)` -> one
     folder (`polls.Folder`), while the Storage view shows it."""
@@ -64,6 +66,13 @@ class Snapshot:
     changes: Mapping[str, frozenset[str]] = field(default_factory=_frozen)
     """Per kind (jobs, tasks, pods, nodes, domains): the keys added, modified or deleted since snapshot
     `version - 1`; a kind missing here is unknown (e.g. after a relist) and is compared object by object."""
+
+
+def source_key(obj: dict) -> str:
+    """A listed object's Snapshot key: `namespace/name`, or the name of a cluster-scoped one."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
 
 
 KINDS = ("jobs", "tasks", "pods", "nodes", "domains")

@@ -21,6 +21,7 @@ from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.redact import redact_object
 from rlark_tui.model.sanitize import clean, json_dumps
 from rlark_tui.model import timefmt
+from rlark_tui.model.resource_use import percent_cell
 from rlark_tui.model.views import Job, Node, Pod, Task, TaskSpec, dig, shown_status
 from rlark_tui.model.workflow import templates as workflow_templates
 
@@ -192,14 +193,17 @@ TABLES: dict[str, Table] = {
 
 def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
                  now: datetime | None = None, progress: dict[str, str] | None = None,
-                 health: dict[str, tuple[str, str]] | None = None) -> str:
-    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table; `health`
+                 health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None) -> str:
+    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table, `gpu`
+    (Job name -> mean GPU utilisation, cluster/usage.py) a GPU% column; `health`
     (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
     base, extra, row_of = TABLES[kind.plural]
     ages = _Ages(now or datetime.now(timezone.utc))
     progress = progress if wide and kind is JOBS else None
     health = health if wide and kind is PODS else None
     headers = list(base) + (list(extra) if wide else []) + (["PROGRESS"] if progress is not None else [])
+    gpu = gpu if wide and kind is JOBS else None
+    headers += ["GPU%"] if gpu is not None else []
     headers += ["RESTARTS", "REASON"] if health is not None else []
     show_ns = all_namespaces and kind.namespaced
     if show_ns:
@@ -209,6 +213,8 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
         row = row_of(obj, wide, ages)
         if progress is not None:
             row.append(progress.get(dig(obj, "metadata", "name", default=""), "-"))
+        if gpu is not None:
+            row.append(percent_cell(gpu.get(dig(obj, "metadata", "name", default=""))))
         if health is not None:
             restarts, reason = health.get(dig(obj, "metadata", "name", default=""), ("-", ""))
             row += [restarts, reason or "-"]

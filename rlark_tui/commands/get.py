@@ -102,16 +102,18 @@ def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namesp
             print(f"No resources found{where}.", file=sys.stderr)
         return status
     if args.output in ("table", "wide"):
-        progress = None
+        progress = gpu = None
         if args.output == "wide" and kind is JOBS:
             from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
             progress = job_progress(access, items)
+            from rlark_tui.cluster.usage import job_gpu_percent  # nvidia-smi in the Running GPU Pods
+            gpu = job_gpu_percent(access, items)
         health = None
         if args.output == "wide" and kind is PODS:
             from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
             health = pod_states(access, items)
         print(render_table(kind, items, wide=args.output == "wide",
-                           all_namespaces=args.all_namespaces, progress=progress, health=health))
+                           all_namespaces=args.all_namespaces, progress=progress, health=health, gpu=gpu))
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status

@@ -138,6 +138,7 @@ def _listed(snapshot) -> set[str]:
 
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.polls import USAGE
     from rlark_tui.reconciler import Reconciler
 
     def report(text: str) -> None:
@@ -154,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
     printer = Printer(key, args.output == "json", hook_list)
     reconciler = Reconciler(access)
     reconciler.subscribe(alertpoll.ALERTS, key)
+    reconciler.subscribe(USAGE, key)
 
     def post(published) -> None:
         printer.snapshot(published.snapshot)

@@ -56,6 +56,21 @@ def _ray_token() -> list[str]:
     return ["sh", "-c", RAY_TOKEN_SCRIPT]
 
 
+GPU_QUERY = ("nvidia-smi", "--query-gpu=index,uuid,utilization.gpu,memory.used,memory.total",
+             "--format=csv,noheader,nounits")
+"""The GPU read (model/usage.py parses its rows): what the platform's user guide has users run in the Pod."""
+CGROUP_FILES = ("/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/memory.current")
+"""The container's own cgroup v2 files, read where the member cluster serves no metrics.k8s.io PodMetrics."""
+
+
+def _gpu_query() -> list[str]:
+    return list(GPU_QUERY)
+
+
+def _cgroup_usage() -> list[str]:
+    return ["cat", "--", *CGROUP_FILES]
+
+
 FIXED: dict[str, FixedCommand] = {c.name: c for c in (
     FixedCommand("list-files", "`find <output path> -type f -printf '%T@ %s %p\\0'`: the run check's output listing "
                  "(sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
@@ -64,6 +79,10 @@ FIXED: dict[str, FixedCommand] = {c.name: c for c in (
     FixedCommand("ray-token", "the Ray token of the Header Pod (`$RAY_AUTH_TOKEN`, else the file "
                  "`$RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`), only after Ray answered 401; never shown or "
                  "stored", _ray_token, timeout=15.0, max_output=4096),
+    FixedCommand("gpu-query", f"`{' '.join(GPU_QUERY)}`: each GPU's utilisation and memory, only in Running "
+                 "Pods that request GPUs", _gpu_query, timeout=15.0, max_output=16 * 1024),
+    FixedCommand("cgroup-usage", f"`cat -- {' '.join(CGROUP_FILES)}`: the container's CPU time and memory, "
+                 "where the cluster serves no PodMetrics", _cgroup_usage, timeout=10.0, max_output=4096),
 )}
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
 from rlark_tui.model.lifecycle import finished_refusal
+from rlark_tui.model.resource_use import mean_gpu_percent, pod_usage
 from rlark_tui.model.alerts import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.snapshot import RESULTS, Snapshot
@@ -70,6 +71,10 @@ class SnapshotIndex:
             previous.alert_marks if previous is not None and not self.changed_results["alerts"]
             else job_alert_marks(self.snapshot.alerts.get(ALERT_SCOPE)))
         """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
+        self.gpu_percent: dict[str, float] = (
+            previous.gpu_percent if previous is not None and not self.changed_results["usage"]
+            else job_gpu_percent(self, self.snapshot.usage.get(ALERT_SCOPE)))
+        """Job name -> the mean utilisation over its Running Pods' GPUs (the usage topic's samples)."""
         self.rows, self.changed_rows = self._derive_rows(previous)
         self._history: tuple[tuple[int, int, frozenset[str] | None], ...] = (
             (previous._history[1 - HISTORY:] if previous is not None else ())
@@ -93,7 +98,9 @@ class SnapshotIndex:
         marks, before = self.alert_marks, previous.alert_marks
         names = {name for name in (self.changed_jobs | self.changed_results["health"]
                                    | self.changed_results["progress"]
-                                   | {n for n in marks.keys() | before.keys() if marks.get(n) != before.get(n)})
+                                   | {n for n in marks.keys() | before.keys() if marks.get(n) != before.get(n)}
+                                   | {n for n in self.gpu_percent.keys() | previous.gpu_percent.keys()
+                                      if self.gpu_percent.get(n) != previous.gpu_percent.get(n)})
                  if name in self.jobs or name in previous.rows}
         if not names:
             return previous.rows, frozenset()
@@ -280,6 +287,8 @@ class JobRow:
     """The Running Job's `model.progress.ProgressState` (rendered against the clock: `progress_text`)."""
     alert: str = ""
     """The mark and rule of the Job's most severe firing alert (`✗ run-crashed`, `+N` when more fire)."""
+    gpu_percent: float | None = None
+    """The mean utilisation over the Job's GPUs (None: no GPU numbers)."""
 
     @property
     def pods(self) -> str:
@@ -324,6 +333,19 @@ def job_alert_marks(state: object) -> dict[str, str]:
             for job, found in firing.items()}
 
 
+def job_gpu_percent(index: SnapshotIndex, state: object) -> dict[str, float]:
+    """Job name -> the mean GPU utilisation of its Pods' samples in a `usage` result (Jobs without GPU numbers
+    are left out)."""
+    found = {}
+    for name, job in index.jobs.items():
+        if job.phase != "Running":
+            continue
+        percent = mean_gpu_percent(pod_usage(state, [f"{p.namespace}/{p.name}" for p in index.job_pods(job)]).values())
+        if percent is not None:
+            found[name] = percent
+    return found
+
+
 def failure_reason(health: object) -> str:
     """The first failure reason of a health result (Pod key -> PodHealth), `+N` when more Pods have one."""
     reasons = [h.reason for h in (health or {}).values() if h.reason]
@@ -351,6 +373,7 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
         reason=failure_reason(results.health.get(job.name)) if phase in UNSETTLED else "",
         progress=results.progress.get(job.name) if phase == "Running" else None,
         alert=index.alert_marks.get(job.name, ""),
+        gpu_percent=index.gpu_percent.get(job.name),
     )
 
 

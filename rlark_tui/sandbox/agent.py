@@ -23,7 +23,7 @@ from pathlib import Path
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.model.views import TaskSpec, dig
-from rlark_tui.sandbox import plan, workflows
+from rlark_tui.sandbox import gpus, plan, workflows
 from rlark_tui.sandbox.logs import LogStore
 from rlark_tui.sandbox.objectstore import STORAGE_DIR
 from rlark_tui.sandbox.podexec import ExecTarget
@@ -560,16 +560,18 @@ class Agent:
                 pod = self.store.mutate("pods", name, lambda p: _readdress(p, ports.ip), namespace=DATA_NAMESPACE,
                                         plane=cluster)
         env = self._resolve_env(cluster, pod)
+        node = dig(pod, "spec", "nodeName", default="")
+        workdir = self.root / "pods" / uid
         launch = Launch(
             cluster=cluster, pod=name, uid=uid, head=head, image=image, env=env,
-            workdir=self.root / "pods" / uid, temp_dir=temp_dir_for(uid, str(self.state_dir)),
+            workdir=workdir, temp_dir=temp_dir_for(uid, str(self.state_dir)),
             ports=ports,
             head_ports=self.ports.claim(f"{head_cluster}/{head_task}-0") if head_task else self.ports.claim(
                 f"{cluster}/{name}"),
             hosts_file=self.root / "hosts" / cluster,
             restart_count=int(dig(pod, "status", "containerStatuses", 0, "restartCount", default=0)),
-            memory_limit=_memory_limit(pod), enter=self.network.enter())
-        node = dig(pod, "spec", "nodeName", default="")
+            memory_limit=_memory_limit(pod), enter=self.network.enter(),
+            gpu_bin=self._gpu_bin(cluster, node, uid, task, workdir))
         self._mount_storage(cluster, pod, task, node)
         runner = ContainerRunner(
             launch, self.logs, self.settings, self.root,
@@ -583,6 +585,21 @@ class Agent:
             self.tensorboards.declare(cluster, name, uid, logdir, launch.ports.ip, launch.ports.tensorboard,
                                       self.root / "pods")
         runner.start()
+
+    def _gpu_bin(self, cluster: str, node: str, uid: str, task: dict, workdir: Path) -> str:
+        """The bin dir with the Pod's `nvidia-smi` (gpus.py) when its `main` requests GPUs, else ""."""
+        count = int(plan.pod_requests(task.get("spec") or {}).get(keys.GPU_RESOURCE, 0))
+        if count <= 0:
+            return ""
+        found = self.store.get("nodes", node, cluster) or {}
+        model = (dig(found, "metadata", "annotations", default={}) or {}).get(keys.GPU_MODEL_ANNOTATION, "")
+        return gpus.install_nvidia_smi(workdir / "gpu-bin", gpus.gpu_uuids(node, count, uid),
+                                       gpus.gpu_memory_mib(model), workdir / "pgid")
+
+    def pod_groups(self, cluster: str) -> dict[str, int]:
+        """The process group of each running sandbox Pod of `cluster` (Pod name -> pgid)."""
+        return {name: runner.pgid for (plane, name), runner in list(self.runners.items())
+                if plane == cluster and runner.pgid is not None}
 
     def exec_target(self, cluster: str, name: str) -> ExecTarget | None:
         """Where an exec in that pod's running `main` runs: its working directory and environment."""

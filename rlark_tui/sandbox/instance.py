@@ -138,6 +138,7 @@ class Sandbox:
         server = SandboxServer(self.store, self.logs, self.faults, self.proxies, self._token,
                                tensorboards=self.tensorboards, routes=self.routes)
         server.exec_target = lambda cluster, pod: self.agent.exec_target(cluster, pod) if self.agent else None
+        server.metrics.pod_groups = lambda cluster: self.agent.pod_groups(cluster) if self.agent else {}
         self.objects = ObjectStore(self.state_dir / objectstore.STORAGE_DIR, self._token)
         self._objects_runner = web.AppRunner(self.objects.app(), access_log=None, handle_signals=False,
                                              shutdown_timeout=1.0)

@@ -20,9 +20,9 @@ from pathlib import Path
 POD_UID_ENV = "RLARK_SANDBOX_POD_UID"
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of a process group, read from /proc."""
-    members = []
+def live_stats():
+    """(pid, the fields of /proc/<pid>/stat after the command name: [0] state, [2] pgid, [3] session, …) of every
+    live (non-zombie) process."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -32,9 +32,13 @@ def group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
+        if len(fields) > 3 and fields[0] != "Z":
+            yield int(entry.name), fields
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of a process group, read from /proc."""
+    return [pid for pid, fields in live_stats() if int(fields[2]) == pgid]
 
 
 def group_rss(pgid: int) -> int:

@@ -154,6 +154,8 @@ class Launch:
     """`resources.limits.memory` of `main` in bytes: the process group is OOM-killed above it."""
     enter: tuple[str, ...] = ()
     """The argv prefix that puts the container's processes in the Pod network (podnet.PodNetwork.enter)."""
+    gpu_bin: str = ""
+    """The bin dir holding the Pod's simulated `nvidia-smi` (sandbox/gpus.py), first on PATH; "" without GPUs."""
 
 
 @dataclass
@@ -191,7 +193,7 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
     with_ray = settings.ray and image_has_ray(launch.image)
     path = ":".join(_bin_dirs()) if with_ray else _no_ray_bin(state_root)
     env = {
-        "PATH": f"{path}:{system}", "HOME": str(launch.workdir / "home"), "LANG": "C.UTF-8",
+        "PATH": f"{launch.gpu_bin}:{path}:{system}" if launch.gpu_bin else f"{path}:{system}", "HOME": str(launch.workdir / "home"), "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "TERM": "dumb",
         "RAY_USAGE_STATS_ENABLED": "0", "USER": os.environ.get("USER", ""),
     }

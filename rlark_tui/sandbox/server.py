@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 import aiohttp
 from aiohttp import web
 
-from rlark_tui.sandbox import gateway, podexec, schema, selectors, tables
+from rlark_tui.sandbox import gateway, podexec, podmetrics, schema, selectors, tables
 from rlark_tui.sandbox.faults import Faults
 from rlark_tui.sandbox.tensorboard import TensorBoards
 from rlark_tui.sandbox.loadgen import LoadGen, parse_args as parse_loadgen
@@ -100,6 +100,8 @@ class SandboxServer:
         self.loadgen = LoadGen(store, logs)
         self.exec_target: Callable[[str, str], podexec.ExecTarget | None] = lambda _cluster, _pod: None
         """Where a running pod's processes run (set by `Sandbox` to its agent's answer)."""
+        self.metrics = podmetrics.PodMetricsApi(store, lambda _cluster: {})
+        """metrics-server's PodMetrics (its `pod_groups` set by `Sandbox` to its agent's running containers)."""
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024 * 1024)
@@ -279,6 +281,11 @@ class SandboxServer:
             return await self._resource(request, plane, parts[3:], group=COORDINATION)
         if parts[:2] == ["api", "v1"]:
             return await self._resource(request, plane, parts[2:], core=True)
+        if not control and parts[:3] == ["apis", podmetrics.GROUP, podmetrics.VERSION]:
+            try:
+                return respond(await self.metrics.answer(plane, parts[3:], request.query))
+            except podmetrics.NotFound as exc:
+                raise ApiError(404, "NotFound", str(exc)) from None
         if not control and parts[:3] == ["apis", "storage.k8s.io", "v1"]:
             return await self._resource(request, plane, parts[3:], group="storage.k8s.io")
         raise not_found_path()
@@ -286,7 +293,8 @@ class SandboxServer:
     # ----- discovery -----
     @staticmethod
     def _group_list(control: bool) -> dict:
-        served = [(GROUP, VERSION), (COORDINATION, "v1")] if control else [("storage.k8s.io", "v1")]
+        served = [(GROUP, VERSION), (COORDINATION, "v1")] if control else [
+            ("storage.k8s.io", "v1"), (podmetrics.GROUP, podmetrics.VERSION)]
         groups = []
         for group, version in served:
             gv = {"groupVersion": f"{group}/{version}", "version": version}

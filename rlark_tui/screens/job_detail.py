@@ -23,10 +23,11 @@ from rlark_tui.model import Job, Pod
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
+from rlark_tui.model.resource_use import pod_usage
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
-from rlark_tui.polls import GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
+from rlark_tui.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
@@ -174,9 +175,10 @@ class JobDetailScreen(RlarkScreen):
         self.ssh_line = ssh_jump_command(self._ssh_config, (header.pod_name or header.name) if header else "") \
             if job.ssh_public_key else ""
         progress = index.snapshot.progress.get(job.name) if job.phase == "Running" else None
+        usage = pod_usage(index.snapshot.usage.get(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
-                   self.ssh_line, id(progress))
+                   self.ssh_line, id(progress), tuple(usage.items()))
         if version == self._rendered:
             return
         self._rendered = version
@@ -187,7 +189,7 @@ class JobDetailScreen(RlarkScreen):
         summary.update(clean(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
                        f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
                        + (f" · step {shown_progress}" if shown_progress else "")))
-        self.query_one(WorkersTree).sync(rows, restarts)
+        self.query_one(WorkersTree).sync(rows, restarts, usage)
         self._render_overview(index, job)
         self._render_events(index, job)
         self._render_yaml(job)

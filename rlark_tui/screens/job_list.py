@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from rlark_tui.messages import (BulkAction, CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
                                 OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
+from rlark_tui.model.resource_use import percent_cell
 from rlark_tui.model.view_model import UNSETTLED, JobRow, SnapshotIndex
 from rlark_tui.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
@@ -35,6 +36,7 @@ COLUMNS = (
     Column("phase", "PHASE"),
     Column("roles", "ROLES", priority=2),
     Column("pods", "PODS"),
+    Column("gpu", "GPU%", priority=5),
     Column("header", "HEADER NODE", priority=3),
     Column("reason", "REASON"),
     Column("progress", "PROGRESS"),
@@ -199,14 +201,15 @@ class JobListScreen(RlarkScreen):
         if row.name in self.services.marked:
             name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
                                                                                    partial=True))
-        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, row.header_node, row.reason_cell,
-                *clock)
+        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, percent_cell(row.gpu_percent),
+                row.header_node, row.reason_cell, *clock)
 
     @staticmethod
     def _sort_values(row: JobRow) -> tuple:
         created = row.created_at
         return (row.name, row.display_name, row.job_type, row.phase, row.roles,
-                (row.pods_ready, row.pods_expected), row.header_node, None, None,
+                (row.pods_ready, row.pods_expected), -1.0 if row.gpu_percent is None else row.gpu_percent,
+                row.header_node, None, None,
                 -created.timestamp() if created else None)
 
     def _tick_ages(self) -> None:

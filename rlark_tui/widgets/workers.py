@@ -13,11 +13,14 @@ from textual.widgets.tree import TreeNode
 
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.redact import redact_text
+from rlark_tui.model.resource_use import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
 from rlark_tui.model.sanitize import clean
+from rlark_tui.model.usage import PodUsage
 from rlark_tui.model.view_model import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
-POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8))
+POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8),
+               ("GPU%", 5), ("GPU MEM", 11), ("CPU", 7), ("MEM", 7))
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,13 @@ def role_label(row: RoleRow) -> str:
             f"  running {row.running}{phase}{where}{message}")
 
 
-def pod_label(pod: PodRow, health: PodHealth | None) -> str:
-    """One Pod row; restart count and failure reason are "-" until a data plane reported them."""
+def pod_label(pod: PodRow, health: PodHealth | None, usage: PodUsage | None = None) -> str:
+    """One Pod row; restart count and failure reason are "-" until a data plane reported them, GPU%, GPU MEM, CPU
+    and MEM until the usage topic sampled the Pod (and GPU numbers stay "-" for a Pod without GPUs or nvidia-smi)."""
     reason = (health.reason or "-") if health else "-"
     return _cols((pod.name, pod.node or "-", pod.ip or "-", pod.phase or "-", reason,
-                  str(health.restarts) if health else "-"))
+                  str(health.restarts) if health else "-", gpu_cell(usage), gpu_mem_cell(usage), cpu_cell(usage),
+                  mem_cell(usage)))
 
 
 class WorkersTree(Tree[WorkerRef]):
@@ -69,9 +74,11 @@ class WorkersTree(Tree[WorkerRef]):
         self._placeholders: dict[str, TreeNode[WorkerRef]] = {}
         self._labels: dict[int, str] = {}
 
-    def sync(self, rows: list[RoleRow], restarts: dict[str, PodHealth]) -> None:
+    def sync(self, rows: list[RoleRow], restarts: dict[str, PodHealth],
+             usage: dict[str, PodUsage] | None = None) -> None:
         """Show exactly `rows`; `restarts` maps a Pod key to its restart count and failure reason when a data plane
-        is known."""
+        is known, `usage` to its resource-use sample."""
+        usage = usage or {}
         wanted = {row.task_name for row in rows}
         for task_name in [t for t in self._roles if t not in wanted]:
             self._roles.pop(task_name).remove()
@@ -87,15 +94,16 @@ class WorkersTree(Tree[WorkerRef]):
                 self._roles[row.task_name] = node
                 self._pods[row.task_name] = {}
             self._relabel(node, role_label(row))
-            self._sync_pods(node, row, restarts)
+            self._sync_pods(node, row, restarts, usage)
 
-    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, PodHealth]) -> None:
+    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, PodHealth],
+                   usage: dict[str, PodUsage]) -> None:
         pods = self._pods[row.task_name]
         wanted = {pod.key for pod in row.pods}
         for key in [k for k in pods if k not in wanted]:
             pods.pop(key).remove()
         for pod in row.pods:
-            label = pod_label(pod, restarts.get(pod.key))
+            label = pod_label(pod, restarts.get(pod.key), usage.get(pod.key))
             leaf = pods.get(pod.key)
             if leaf is None:
                 pods[pod.key] = node.add_leaf(_plain(label), WorkerRef("pod", row.task_name, pod.key))

@@ -1,0 +1,124 @@
+"""`rlark top pods|jobs|nodes [-A] [-n NS]`: resource use shaped like `kubectl top`, with GPU columns.
+
+CPU and memory from the member clusters' metrics.k8s.io PodMetrics (else each Pod's cgroup, memory only in one
+read), GPUs from `nvidia-smi` through the fixed read-only exec in the Running Pods that request GPUs
+(cluster/usage.py): allowed under `--readonly`. `-` where a number is not known (no GPUs, no nvidia-smi).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
+from rlark_tui.errors import RlarkError
+from rlark_tui.model.resource_use import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.usage import PodUsage
+
+WHAT = ("pods", "pod", "po", "jobs", "job", "nodes", "node", "no")
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "top", parents=parents, help="CPU, memory and GPU use of Running Pods, Jobs or Nodes (like kubectl top)",
+        description="Resource use like `kubectl top`, with GPU columns: CPU and memory from metrics.k8s.io "
+                    "PodMetrics (else the Pod's cgroup), GPU% and GPU-MEM from nvidia-smi in Running Pods that "
+                    "request GPUs. `-` where a number is not known.")
+    parser.add_argument("what", metavar="pods|jobs|nodes", choices=WHAT)
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
+    parser.add_argument("-n", "--namespace", metavar="NS", help="cluster namespace of the Pods or Nodes")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlark_tui.cluster.access import ClusterAccess
+
+    access = ClusterAccess.from_args(args)
+    try:
+        print(top_text(access, args.what, None if args.all_namespaces else (
+            args.namespace or access.namespace or "default"), args.all_namespaces))
+    finally:
+        access.close()
+    return 0
+
+
+def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> str:
+    """The table `rlark top <what>` prints."""
+    from rlark_tui.cluster import usage
+    from rlark_tui.cluster.output import table
+    from rlark_tui.model.view_model import SnapshotIndex
+    from rlark_tui.model.views import Node
+    from rlark_tui.snapshot import Snapshot, source_key
+
+    def keyed(items):
+        return {source_key(obj): obj for obj in items}
+
+    jobs = access.list(JOBS).items
+    index = SnapshotIndex(Snapshot(jobs=keyed(jobs), tasks=keyed(access.list(TASKS, None).items),
+                                   pods=keyed(access.list(PODS, None).items)))
+    targets = [t for t in usage.targets_of(index, index.jobs) if namespace is None or t.cluster == namespace]
+    samples = usage.sample(access, targets, exec_seconds=0.0, execs_per_round=None).samples
+    pods = {f"{pod.namespace}/{pod.name}": pod for job in index.jobs.values() for pod in index.job_pods(job)}
+    gpus = {t.key: t.gpus for t in targets}
+    kind = what.rstrip("s") if what not in ("po", "no") else {"po": "pod", "no": "node"}[what]
+    if kind == "pod":
+        if not targets:
+            raise RlarkError(f"no Running Pods found{f' in {namespace}' if namespace else ''}")
+        headers = ["NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"]
+        rows = sorted(([pods[t.key].namespace] if all_namespaces else []) + [
+            clean(t.pod), cpu_cell(samples.get(t.key)), mem_cell(samples.get(t.key)), _count(t.gpus),
+            gpu_cell(samples.get(t.key)), gpu_mem_cell(samples.get(t.key))] for t in targets)
+        return table((["NAMESPACE"] if all_namespaces else []) + headers, rows)
+    if kind == "job":
+        rows = []
+        for name, job in sorted(index.jobs.items()):
+            keys_ = [f"{p.namespace}/{p.name}" for p in index.job_pods(job)
+                     if f"{p.namespace}/{p.name}" in samples]
+            if not keys_:
+                continue
+            found = [samples[k] for k in keys_]
+            rows.append([clean(name), _sum_cpu(found), _sum_mem(found), _count(sum(gpus[k] for k in keys_)),
+                         percent_cell(mean_gpu_percent(found)), _gpu_mem(found)])
+        if not rows:
+            raise RlarkError("no Jobs with Running Pods found")
+        return table(["NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"], rows)
+    nodes = [Node(raw) for raw in access.list(NODES, namespace).items]
+    rows = []
+    for node in sorted(nodes, key=lambda n: (n.namespace, n.name)):
+        keys_ = [k for k in samples if pods[k].node == node.name and pods[k].namespace == node.namespace]
+        found = [samples[k] for k in keys_]
+        cores, memory = node.capacity("cpu"), node.capacity("memory")
+        cpu = sum(s.cpu_millicores or 0 for s in found)
+        mem = sum(s.memory_bytes or 0 for s in found)
+        rows.append(([clean(node.namespace)] if all_namespaces else []) + [
+            clean(node.name), f"{cpu:.0f}m", percent_cell(cpu / 10 / cores if cores else None),
+            f"{mem / (1 << 20):.0f}Mi", percent_cell(100 * mem / memory if memory else None),
+            f"{_count(sum(gpus[k] for k in keys_))}/{_count(node.capacity('nvidia.com/gpu') or 0)}",
+            percent_cell(mean_gpu_percent(found))])
+    if not rows:
+        raise RlarkError(f"no Nodes found{f' in {namespace}' if namespace else ''}")
+    return table((["NAMESPACE"] if all_namespaces else []) + [
+        "NAME", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%", "GPUS", "GPU%"], rows)
+
+
+def _count(value: float) -> str:
+    return f"{value:g}" if value else "0"
+
+
+def _sum_cpu(samples: list[PodUsage]) -> str:
+    known = [s.cpu_millicores for s in samples if s.cpu_millicores is not None]
+    return f"{sum(known):.0f}m" if known else NONE
+
+
+def _sum_mem(samples: list[PodUsage]) -> str:
+    known = [s.memory_bytes for s in samples if s.memory_bytes is not None]
+    return f"{sum(known) / (1 << 20):.0f}Mi" if known else NONE
+
+
+def _gpu_mem(samples: list[PodUsage]) -> str:
+    with_gpus = [s for s in samples if s.gpus]
+    if not with_gpus:
+        return NONE
+    used = sum(s.gpu_mem_used_mib for s in with_gpus) / 1024
+    total = sum(s.gpu_mem_total_mib for s in with_gpus) / 1024
+    return f"{used:.1f}/{total:.0f}Gi"

@@ -1,0 +1,160 @@
+"""Resource use on the shared sandbox (no Ray): a Job whose actor requests 2 GPUs and burns a CPU core for a
+while, then idles, and a rollout without GPUs. Seen by real kubectl against the member cluster's metrics.k8s.io
+through rlark-server, by `rlark top pods -A` (also under --readonly), by the TUI's Workers table and by
+`rlark watch -o json --gpu-idle-seconds` once the burn is over."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from rlark_tui.actions import Actions
+from rlark_tui.app import RlarkApp
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.usage import gpu_read
+from rlark_tui.widgets.workers import WorkersTree
+from tests.alerts.conftest import Watch
+from tests.clirun import cli_runner
+from tests.pilot import wait_for
+from tests.sandbox.helpers import data_plane_kubeconfig, plane_raw
+
+NAME = "usage-burn"
+CLUSTER = "rlark-gpu-a"
+ACTOR, ROLLOUT = f"{NAME}-actor-0", f"{NAME}-rollout-0"
+BURN_SECONDS = 8
+METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/rlark-system/pods"
+
+
+def _task(name: str, head: bool, gpus: int, script: str) -> dict:
+    container = {"name": "main", "image": "registry.example.com/rlinf/rlinf:v0.2"}
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return {"name": name, "head": head, "role": "Actor" if head else "Rollout", "agentType": "Kubernetes",
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-a3"}, "prepareScript": script, "runScript": "echo never",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1,
+                                        "template": {"spec": {"containers": [container]}}}}}
+
+
+BURN = f"end=$((SECONDS+{BURN_SECONDS})); while [ $SECONDS -lt $end ]; do :; done; sleep 600"
+JOB = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
+       "spec": {"tasks": [_task("actor", True, 2, BURN), _task("rollout", False, 0, "sleep 600")]}}
+
+
+def _listed(sandbox) -> dict[str, dict]:
+    reply = plane_raw(sandbox, CLUSTER, "GET", METRICS)
+    assert reply.status == 200, reply.body
+    return {item["metadata"]["name"]: item for item in reply.json()["items"]}
+
+
+@pytest.fixture(scope="module")
+def burning(plain_sandbox, tmp_path_factory):
+    """The Job submitted, both Pods listed by PodMetrics; yields (access, state dir)."""
+    state = tmp_path_factory.mktemp("usage-state")
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    try:
+        Actions(access, state_dir=state).submit(JOB)
+        deadline = time.monotonic() + 30
+        while not {ACTOR, ROLLOUT} <= set(_listed(plain_sandbox)):
+            assert time.monotonic() < deadline, "the Pods never got PodMetrics"
+            time.sleep(0.2)
+        yield access, state
+    finally:
+        try:
+            access.delete(JOBS, NAME)
+        except NotFound:
+            pass
+        access.close()
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_reads_pod_metrics_through_rlark_server(burning, plain_sandbox, tmp_path):
+    config = data_plane_kubeconfig(plain_sandbox, CLUSTER, tmp_path)
+    env = {**os.environ, "KUBECONFIG": config}
+
+    def kubectl(*args: str) -> str:
+        done = subprocess.run(["kubectl", "--cache-dir", str(tmp_path / "cache"), *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    # --raw takes the path from the server's root: rlark-server's proxy route in full
+    route = f"/api/proxy/{CLUSTER.removeprefix('rlark-')}/api/kubernetes{METRICS}"
+    listed = json.loads(kubectl("get", "--raw", route))
+    assert listed["kind"] == "PodMetricsList" and listed["apiVersion"] == "metrics.k8s.io/v1beta1"
+    items = {item["metadata"]["name"]: item for item in listed["items"]}
+    usage = items[ACTOR]["containers"][0]["usage"]
+    assert re.fullmatch(r"\d+n", usage["cpu"]) and re.fullmatch(r"\d+Ki", usage["memory"]), usage
+    assert int(usage["cpu"][:-1]) > 10_000_000, usage   # the burning shell: more than 10m
+    one = json.loads(kubectl("get", "--raw", f"{route}/{ROLLOUT}"))
+    assert one["kind"] == "PodMetrics" and one["containers"][0]["name"] == "main"
+    # kubectl's own top finds the metrics API by discovery and prints the sandbox's numbers
+    top = kubectl("top", "pod", "-n", "rlark-system", ACTOR, "--no-headers")
+    assert top.split()[0] == ACTOR and top.split()[1].endswith("m"), top
+
+
+def _row(text: str, pod: str) -> list[str]:
+    return next(line.split() for line in text.splitlines() if pod in line.split())
+
+
+def test_top_pods_shows_gpus_and_dashes_also_readonly(burning, plain_sandbox, capsys):
+    rl = cli_runner(plain_sandbox.kubeconfig, capsys)
+    for argv in (("top", "pods", "-A"), ("--readonly", "top", "pods", "-A")):
+        result = rl(*argv)
+        assert result.code == 0, result.err
+        header = result.out.splitlines()[0].split()
+        assert header == ["NAMESPACE", "NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"]
+        actor, rollout = _row(result.out, ACTOR), _row(result.out, ROLLOUT)
+        assert actor[0] == CLUSTER and actor[4] == "2" and re.fullmatch(r"\d+%", actor[5]), actor
+        assert re.fullmatch(r"\d+\.\d/160Gi", actor[6]), actor   # two H100 80GB from gpu-a3's model
+        assert rollout[4:] == ["0", "-", "-"] and rollout[3].endswith("Mi"), rollout
+
+
+async def test_workers_table_shows_gpu_numbers(burning, plain_sandbox):
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=(200, 40)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME) is not None, "the Job")
+            app.screen.table.select_key(NAME)
+            await pilot.press("enter", "w")
+            tree = app.screen.query_one(WorkersTree)
+
+            def line(pod: str) -> str:
+                return next((l for l in tree.shown_text().splitlines() if l.startswith(pod)), "")
+
+            await wait_for(pilot, lambda: "/160Gi" in line(ACTOR) and line(ROLLOUT).rstrip().endswith("Mi"),
+                           what="GPU, CPU and memory numbers in the Workers table", timeout=30)
+            assert re.search(r"\s\d+%\s+\d+\.\d/160Gi\s+\d+m\s+\d+Mi", line(ACTOR)), line(ACTOR)
+            assert re.search(r"\s-\s+-\s+\d+m\s+\d+Mi$", line(ROLLOUT).rstrip()), line(ROLLOUT)
+            assert "GPU%" in tree.shown_text() and "GPU MEM" in tree.shown_text()
+    finally:
+        access.close()
+
+
+def test_gpu_idle_fires_in_watch_once_the_burn_is_over(burning, plain_sandbox):
+    access, state = burning
+    deadline = time.monotonic() + 60
+    while True:   # the burn is over once nvidia-smi in the Pod reads its GPUs idle
+        gpus = gpu_read(access, CLUSTER, ACTOR)
+        if gpus and all(gpu.util_percent < 5 for gpu in gpus):
+            break
+        assert time.monotonic() < deadline, gpus
+    assert gpu_read(access, CLUSTER, ROLLOUT) is None   # no GPUs requested: no nvidia-smi on its PATH
+    env = {**os.environ, "KUBECONFIG": str(plain_sandbox.kubeconfig), "RLARK_STATE_DIR": str(state),
+           "RLARK_CONFIG": str(state / "no-config.yaml")}
+    watch = Watch(["--readonly", "watch", NAME, "-o", "json", "--gpu-idle-seconds", "2"], env)
+    try:
+        line = watch.wait_for(lambda l: l["rule"] == "gpu-idle" and l["state"] == "firing", "gpu-idle", timeout=40)
+    finally:
+        watch.close()
+    assert line["job"] == NAME and line["object"] == ACTOR and line["severity"] == "warning", line
+    assert f"Pod {ACTOR}'s GPUs idle below 5%" in line["message"], line
