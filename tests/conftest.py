@@ -3,7 +3,7 @@ Tests reach them over real HTTPS through `sandbox.kubeconfig`; `sandbox.store` /
 
 `sandbox` is the shared sandbox whose Pods run without Ray (their containers exit after the prepare script, as
 an image without the Ray CLI would); tests marked `ray` get the shared sandbox that runs demo-ppo's real Ray
-instead, and run last, so Ray starts only when such a test is selected and never slows the others down.
+instead, on one xdist worker (see `pytest_collection_modifyitems`), so Ray starts only when such a test is selected.
 
 `sandbox` attributes: `.kubeconfig` (Path), `.gateway` (URL), `.state_dir`, `.context` ("rlark-sandbox"),
 `.store`, `.logs`, `.faults`, `.proxies`, `.call(fn, *args)`, `.api_client(context=None)`, `.token`.
@@ -16,10 +16,16 @@ import pytest
 
 
 
-def pytest_collection_modifyitems(items):
-    """Tests marked `ray` run after all others (stable order otherwise): Ray's processes then share the two
-    cores with nothing but Ray tests."""
-    items.sort(key=lambda item: item.get_closest_marker("ray") is not None)
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `ray` form one xdist group, so they share one worker and its one Ray sandbox. With workers
+    (the default, `-n 3` in pyproject.toml) they come first: that worker runs the long Ray chain while the others
+    share every other test. In one process (`-n 0`) they come last, so Ray starts only when such a test is
+    selected and its processes share the cores with nothing but Ray tests. The order is otherwise stable."""
+    parallel = hasattr(config, "workerinput")
+    items.sort(key=lambda item: (item.get_closest_marker("ray") is not None) != parallel)
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def _shared_sandbox(tmp_path_factory, name: str, ray: bool):
