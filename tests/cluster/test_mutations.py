@@ -95,7 +95,7 @@ def test_submit_draft_with_errors_prints_findings_and_submits_nothing(rl, sb, en
 
 def test_submit_unusable_files_exit_2(rl, env):
     missing = rl("submit", "-f", str(env / "absent.yaml"))
-    assert missing.code == 2 and missing.err.startswith(f"error: {env / 'absent.yaml'}: cannot read it")
+    assert missing.code == 2 and missing.err == f"error: manifest {env / 'absent.yaml'}: no such file\n"
     (env / "list.yaml").write_text("- a\n- b\n")
     listed = rl("submit", "-f", str(env / "list.yaml"))
     assert listed.code == 2 and "the top level must be a mapping" in listed.err

@@ -154,6 +154,7 @@ def test_export_to_an_unwritable_place_is_one_line_and_keeps_nothing_half_writte
 
 def test_check_record_and_its_export_are_private(rl, env, tmp_path):
     output = tmp_path / "exports" / "record.md"
+    output.parent.mkdir()
     result = rl("check", "demo-ppo", "--format", "md", "--output", str(output))
     assert "record saved:" in result.err and "Traceback" not in result.err
     saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
@@ -164,11 +165,17 @@ def test_check_record_and_its_export_are_private(rl, env, tmp_path):
 
 @pytest.mark.parametrize("job", ["../../escaped", "/tmp/rlark-escaped", ".hidden"])
 def test_check_records_of_any_typed_name_stay_in_the_state_dir(rl, env, job):
-    """`rlark check ../../x` once wrote its record two directories above <state>/checks (and `/tmp/x` to /tmp)."""
+    """`rlark check ../../x` once wrote its record two directories above <state>/checks (and `/tmp/x` to /tmp).
+    A path-like name is now refused before anything is read or written; any other name's record stays inside."""
     result = rl("check", job)
-    assert result.code == 1 and "Traceback" not in result.err
-    saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
-    assert saved.parent == env / "state" / "checks" and not saved.name.startswith(".")
+    assert "Traceback" not in result.err
+    if "/" in job:
+        assert result.code == 2 and result.err.count("\n") == 1 and "is not a name" in result.err
+        assert not (env / "state" / "checks").exists() or not list((env / "state" / "checks").iterdir())
+    else:
+        assert result.code == 1
+        saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
+        assert saved.parent == env / "state" / "checks" and not saved.name.startswith(".")
     assert not list(Path("/tmp").glob("rlark-escaped-*")) and not list(env.glob("escaped-*"))
 
 
