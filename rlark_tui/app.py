@@ -426,7 +426,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.exit(0)
         elif not self.console_command(command):
             self.notify(f"unknown command :{command} — try :jobs, :nodes, :clusters, :workflows, :storage, "
-                        ":sshkeys, :records, :alerts, :ns, :ctx or :q", severity="warning")
+                        ":sshkeys, :records, :pods, :events, :alerts, :ns, :ctx or :q", severity="warning")
 
     def _command_ns(self, args: list[str]) -> None:
         if args:

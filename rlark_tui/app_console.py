@@ -18,7 +18,8 @@ from rlark_tui.model.sanitize import clean, markup_safe
 from rlark_tui.model.storage import human_size
 
 COMMANDS = {"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
-            "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec")}
+            "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec"),
+            "pods": ("pods", "pod", "po"), "events": ("events", "event", "ev")}
 DEFAULT_PUB = "~/.ssh/id_ed25519.pub"
 PROGRESS_SECONDS = 3.0
 """A running download says how far it got at most this often."""
@@ -28,7 +29,7 @@ class ConsoleViews:
     """Methods of RlarkApp (self is the app)."""
 
     def console_command(self, command: str) -> bool:
-        """`:clusters`, `:storage`, `:sshkeys`, `:records`; False when `command` is none of them."""
+        """`:clusters`, `:storage`, `:sshkeys`, `:records`, `:pods`, `:events`; False when `command` is none of them."""
         if command in COMMANDS["clusters"]:
             from rlark_tui.screens.clusters import ClustersScreen
             screen = ClustersScreen()
@@ -38,6 +39,12 @@ class ConsoleViews:
         elif command in COMMANDS["sshkeys"]:
             from rlark_tui.screens.sshkeys import SSHKeysScreen
             screen = SSHKeysScreen()
+        elif command in COMMANDS["pods"]:
+            from rlark_tui.screens.pods import PodsScreen
+            screen = PodsScreen()
+        elif command in COMMANDS["events"]:
+            from rlark_tui.screens.pods import EventsScreen
+            screen = EventsScreen()
         elif command in COMMANDS["records"]:
             from rlark_tui.screens.records import RecordsScreen
             screen = RecordsScreen()

@@ -72,8 +72,8 @@ class RlarkScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
-        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :records  :alerts  :ns NAME  "
-                                     ":ctx NAME  :q",
+        yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :records  :pods  "
+                                     ":events  :alerts  :ns NAME  :ctx NAME  :q",
                          id="command-bar")
         yield KeyBar(id="key-bar")
 

@@ -260,8 +260,8 @@ async def test_command_mode_switches_views_and_rejects_unknown(post_snapshot):
         assert "ns rlark-edge-b" in app.screen.query_one(StatusHeader).summary()
         await pilot.press("colon", *"jobs", "enter")
         assert isinstance(app.screen, JobListScreen)
-        await pilot.press("colon", *"pods", "enter")
-        assert any("unknown command :pods" in n for n in notifications(app))
+        await pilot.press("colon", *"secrets", "enter")
+        assert any("unknown command :secrets" in n for n in notifications(app))
 
 
 async def test_run_check_key_opens_the_run_check_screen(post_snapshot):

@@ -1,0 +1,184 @@
+"""`:pods`: every Pod of every Job in scope (the chosen namespace, else all) with its Job, role, Node, phase, failure
+reason and restarts, `/` filters, `enter` opens that Pod's log; `:events`: the Tasks' recent events (about the
+Task or one of its Pods, as the platform reports them), newest first, `enter` opens the Job.
+
+Everything comes from the snapshot: Pod CRs and Tasks from the watches, reason and restarts from the reconciler's
+HEALTH read, subscribed here for the Jobs whose Pods may be unwell while `:pods` is shown.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from rlark_tui.messages import OpenJob, OpenLogs
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.redact import redact_text
+from rlark_tui.model.sanitize import clean
+from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.model.view_model import UNSETTLED, SnapshotIndex
+from rlark_tui.polls import HEALTH
+from rlark_tui.screens.base import TableScreen
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+POD_COLUMNS = (
+    Column("job", "JOB"),
+    Column("pod", "POD"),
+    Column("role", "ROLE", priority=2),
+    Column("node", "NODE", priority=1),
+    Column("phase", "PHASE"),
+    Column("reason", "REASON"),
+    Column("restarts", "RESTARTS", priority=3, min_width=4),
+)
+EVENT_COLUMNS = (
+    Column("time", "LAST SEEN"),
+    Column("job", "JOB"),
+    Column("type", "TYPE", priority=2),
+    Column("reason", "REASON"),
+    Column("object", "OBJECT", priority=1),
+    Column("message", "MESSAGE"),
+)
+HEALTH_JOBS = 50
+"""At most this many Jobs' health is read while `:pods` is shown."""
+
+
+def pod_rows(index: SnapshotIndex, namespace: str = "") -> list[Row]:
+    """One row per Pod CR of a Job (key: the Pod CR's `namespace/name`, then the Job after a tab)."""
+    rows = []
+    for job_name in index.snapshot.jobs:
+        health = index.snapshot.health.get(job_name) or {}
+        for task in index.tasks_by_job.get(job_name, []):
+            for pod in index.pods_by_task.get(task.name, []):
+                if namespace and pod.namespace != namespace:
+                    continue
+                key = f"{pod.namespace}/{pod.name}"
+                seen = health.get(key)
+                reason = clean(getattr(seen, "reason", "") or "")
+                restarts = str(seen.restarts) if seen is not None else "-"
+                cells = (clean(job_name), clean(pod.pod_name or pod.name), clean(task.spec.role or task.name),
+                         clean(pod.node or "-"), clean(pod.phase or "-"), reason or "-", restarts)
+                rows.append(Row(f"{key}\t{job_name}", cells, (job_name, cells[1], cells[2], cells[3], cells[4],
+                                                               reason, seen.restarts if seen is not None else None)))
+    return rows
+
+
+def event_rows(index: SnapshotIndex, now: datetime, namespace: str = "") -> list[Row]:
+    """The Tasks' events, newest first (sorted by their last time; the key carries the Job after a tab)."""
+    rows = []
+    for job_name in index.snapshot.jobs:
+        for task in index.tasks_by_job.get(job_name, []):
+            if namespace and task.namespace != namespace:
+                continue
+            for number, event in enumerate(task.events):
+                last = parse_time(str(event.get("lastTime") or event.get("firstTime") or ""))
+                count = f" ×{event.get('count')}" if event.get("count") else ""
+                cells = (f"{short_age(last, now)} ago" if last else "-", clean(job_name),
+                         clean(str(event.get("type", "")) or "-"), clean(str(event.get("reason", "")) + count),
+                         clean(f"{event.get('objectKind', '')} {event.get('objectName', '')}".strip() or task.name),
+                         clean(redact_text(str(event.get("message", "")))).replace("\n", " "))
+                stamp = last.timestamp() if last else float("-inf")
+                rows.append(Row(f"{task.namespace}/{task.name}/{number}\t{job_name}", cells,
+                                (-stamp, job_name, cells[2], cells[3], cells[4], cells[5])))
+    return rows
+
+
+class _ListScreen(TableScreen):
+    """A filterable table of the snapshot; esc back to the job list."""
+
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("slash", "filter", "Filter", key_display="/")]
+    columns: tuple[Column, ...] = ()
+    noun = ""
+
+    def compose_body(self) -> ComposeResult:
+        yield FilterBar(f"filter {self.noun}: text or regex (esc clears)", id="list-filter")
+        yield LiveTable(self.columns, id="list-table")
+        yield Static("", id="list-message", markup=False)
+
+    def on_mount(self) -> None:
+        bar = self.query_one(FilterBar)
+        bar.on_close = self.focus_body
+        bar.on_change = self._filter_changed
+        super().on_mount()
+
+    def rows(self, index: SnapshotIndex) -> list[Row]:
+        raise NotImplementedError
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        self.query_one(LiveTable).sync(self.rows(index))
+        self._update_message()
+
+    def _filter_changed(self, matcher: Matcher) -> None:
+        self.query_one(LiveTable).set_filter(matcher)
+        self._update_message()
+
+    def _update_message(self) -> None:
+        table = self.query_one(LiveTable)
+        matcher = self.query_one(FilterBar).matcher
+        message = ""
+        if not table.total_count:
+            message = f"No {self.noun} in {self.rlark.namespace or 'any namespace'}."
+        elif not table.row_count:
+            message = f"No {self.noun} match the filter {matcher.text!r}."
+        widget = self.query_one("#list-message", Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")
+
+
+class PodsScreen(_ListScreen):
+    crumb = "Pods"
+    columns = POD_COLUMNS
+    noun = "Pods"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._watched: set[str] = set()
+
+    def rows(self, index: SnapshotIndex) -> list[Row]:
+        wanted = {name for name, row in list(index.rows.items()) if row.phase in UNSETTLED
+                  and index.job_pods(index.job(name))}
+        wanted = set(sorted(wanted)[:HEALTH_JOBS])
+        for name in self._watched - wanted:
+            self.services.unsubscribe(HEALTH, name)
+        for name in wanted - self._watched:
+            self.services.subscribe(HEALTH, name)
+        self._watched = wanted
+        return pod_rows(index, self.rlark.namespace)
+
+    def on_unmount(self) -> None:
+        for name in self._watched:
+            self.services.unsubscribe(HEALTH, name)
+        self._watched = set()
+        super().on_unmount()
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        key, _, job = event.row_key.partition("\t")
+        self.post_message(OpenLogs(job, Scope.pod(key)))
+
+
+class EventsScreen(_ListScreen):
+    crumb = "Events"
+    columns = EVENT_COLUMNS
+    noun = "events"
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one(LiveTable).sort_by("time")
+
+    def rows(self, index: SnapshotIndex) -> list[Row]:
+        return event_rows(index, datetime.now(timezone.utc), self.rlark.namespace)
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        self.post_message(OpenJob(event.row_key.partition("\t")[2], "events"))
