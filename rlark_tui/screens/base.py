@@ -131,6 +131,19 @@ class RlarkScreen(Screen):
         self.rlark.run_command(text)
 
 
+def list_message(table, matcher, empty: str, noun: str) -> str:
+    """What a filterable list says under its table: `empty` when it holds nothing, that the filter hides every row,
+    and the filter's own error."""
+    message = ""
+    if not table.total_count:
+        message = empty
+    elif not table.row_count:
+        message = f"No {noun} match the filter {matcher.text!r}."
+    if matcher.error:
+        message = (message + "\n" if message else "") + f"filter: {matcher.error}"
+    return message
+
+
 class TableScreen(RlarkScreen):
     """A screen whose body is one LiveTable: focused on mount and whenever a bar closes."""
 

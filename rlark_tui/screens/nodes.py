@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.messages import OpenNode
 from rlark_tui.model import Node, keys
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import RlarkScreen, list_message
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.model.timefmt import age
 from rlark_tui.model.view_model import SnapshotIndex
@@ -107,15 +107,8 @@ class NodeListScreen(RlarkScreen):
         self._update_message()
 
     def _update_message(self) -> None:
-        table = self.query_one(LiveTable)
-        matcher = self.query_one(FilterBar).matcher
-        message = ""
-        if not table.total_count:
-            message = f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}."
-        elif not table.row_count:
-            message = f"No Nodes match the filter {matcher.text!r}."
-        if matcher.error:
-            message = (message + "\n" if message else "") + f"filter: {matcher.error}"
+        message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher,
+                               f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}.", "Nodes")
         widget = self.query_one("#node-list-message", Static)
         widget.update(message)
         widget.set_class(bool(message), "-shown")

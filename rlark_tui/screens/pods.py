@@ -21,7 +21,7 @@ from rlark_tui.model.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import UNSETTLED, SnapshotIndex
 from rlark_tui.polls import HEALTH
-from rlark_tui.screens.base import TableScreen
+from rlark_tui.screens.base import TableScreen, list_message
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -117,13 +117,8 @@ class _ListScreen(TableScreen):
         self._update_message()
 
     def _update_message(self) -> None:
-        table = self.query_one(LiveTable)
-        matcher = self.query_one(FilterBar).matcher
-        message = ""
-        if not table.total_count:
-            message = f"No {self.noun} in {self.rlark.namespace or 'any namespace'}."
-        elif not table.row_count:
-            message = f"No {self.noun} match the filter {matcher.text!r}."
+        message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher,
+                               f"No {self.noun} in {self.rlark.namespace or 'any namespace'}.", self.noun)
         widget = self.query_one("#list-message", Static)
         widget.update(message)
         widget.set_class(bool(message), "-shown")
