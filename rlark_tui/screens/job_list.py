@@ -18,6 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import Static
 
 from rlark_tui.messages import (BulkAction, CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
@@ -47,6 +48,9 @@ CLOCK_CELLS = len(COLUMNS) - 2
 MARK = "● "
 AGE_SECONDS = 5
 AGE_STEPS = 10
+SETTLE_SECONDS = 0.5
+"""How long the rows in view stay the same before subscriptions follow them: while the user types a filter or
+scrolls, the reads (and their results) for rows only passing through the window wait."""
 PHASES = ("running", "pending", "stopped", "failed", "succeeded")
 
 
@@ -103,6 +107,8 @@ class JobListScreen(RlarkScreen):
         self._age_cursor = 0
         self._pending: set[str] | None = set()
         """Jobs changed since the table was last updated (None: all of them)."""
+        self._settle: Timer | None = None
+        """Runs `_follow_screen` once the rows in view have settled (None: they have)."""
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
@@ -154,7 +160,8 @@ class JobListScreen(RlarkScreen):
             self.table.update([self._table_row(self.rows[name], now) for name in pending if name in self.rows],
                               [name for name in pending if name not in self.rows])
         self._update_message()
-        self._follow_screen()
+        if self._settle is None:
+            self._follow_screen()
         wanted = self.services.wanted_job
         if wanted is not None and self.table.select_key(wanted):
             self.services.wanted_job = None
@@ -235,7 +242,10 @@ class JobListScreen(RlarkScreen):
         """The one place subscriptions follow what is on screen: PROGRESS for the Running Jobs in view, HEALTH (in
         brief) for the Running, Pending and Failed ones, and nothing while another screen covers this one. Runs
         whenever that may have changed: a new index, the table's window (rows, filter, sort, scroll, size), this
-        screen covered or shown again."""
+        screen covered or shown again; a change of the window waits until it settles (`_window_changed`)."""
+        if self._settle is not None:
+            self._settle.stop()
+            self._settle = None
         if shown is None:
             shown = self.app.screen is self
         phases = {name: row.phase for name in self.table.visible_keys
@@ -251,7 +261,10 @@ class JobListScreen(RlarkScreen):
 
     @on(LiveTable.WindowChanged, "#job-table")
     def _window_changed(self, _event: LiveTable.WindowChanged) -> None:
-        self._follow_screen()
+        """Subscriptions follow the window SETTLE_SECONDS after its last change (each keystroke starts again)."""
+        if self._settle is not None:
+            self._settle.stop()
+        self._settle = self.set_timer(SETTLE_SECONDS, self._follow_screen)
 
     def on_screen_suspend(self) -> None:
         """Another screen covers the list: its rows are not on screen, so nothing is polled for them."""

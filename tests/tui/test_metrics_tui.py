@@ -15,6 +15,7 @@ from rlark_tui.model.progress import Progress, ProgressState
 from rlark_tui.polls import METRICS, PROGRESS
 from rlark_tui.screens.compare import CompareScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.job_list import SETTLE_SECONDS
 from rlark_tui.widgets.metrics_view import MetricsView
 from tests.pilot import wait_for
 from tui_factories import build_snapshot, job_dict
@@ -62,6 +63,28 @@ async def test_progress_column_and_only_running_jobs_on_screen_are_polled(post_s
         await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-a"}, "only the opened Job polled")
         await post_snapshot(pilot, snapshot(progress))
         assert "· step 12/40 30% ETA 00:28" in str(app.screen.query_one("#job-summary").render())
+
+
+async def test_subscriptions_follow_the_filter_once_typing_settles(post_snapshot):
+    """Keys typed within SETTLE_SECONDS of each other leave the subscriptions alone (no reads start for rows
+    passing through the window); once the filter rests they follow the rows it shows."""
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot())
+        await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-a", "ppo-b"}, "progress subscriptions")
+        changes = []
+        reconcile = app.services.subscribe, app.services.unsubscribe
+        app.services.subscribe = lambda topic, key, **kw: (changes.append(("+", topic, key)), reconcile[0](topic, key, **kw))
+        app.services.unsubscribe = lambda topic, key, **kw: (changes.append(("-", topic, key)),
+                                                             reconcile[1](topic, key, **kw))
+        await pilot.press("slash")
+        typed_at = time.monotonic()
+        await pilot.press("p", "p", "o", "-", "b")
+        await wait_for(pilot, lambda: "ppo-a" not in app.screen.table.visible_keys, "the filter applied")
+        if time.monotonic() - typed_at < SETTLE_SECONDS:
+            assert changes == []
+        await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-b"}, "subscriptions follow the filter")
+        assert ("-", PROGRESS, "ppo-a") in changes and not any(sign == "+" for sign, _, _ in changes)
 
 
 async def test_marks_and_compare(post_snapshot):
