@@ -449,6 +449,26 @@ def first_pod(index: SnapshotIndex, task_name: str) -> Pod | None:
     return min(pods, key=lambda p: p.pod_name or p.name) if pods else None
 
 
+def cpu_memory(requests: dict, limits: dict) -> str:
+    """The overview's CPU / memory of one worker: `requests cpu 4, memory 16Gi; limits cpu 8, memory 32Gi` as the
+    spec writes them (Kubernetes takes the limit as the request when only a limit is set)."""
+    parts = []
+    for label, values in (("requests", requests), ("limits", limits)):
+        shown = [f"{name} {values[name]}" for name in ("cpu", "memory") if values.get(name) not in (None, "")]
+        if shown:
+            parts.append(f"{label} " + ", ".join(str(item) for item in shown))
+    return "; ".join(parts) or "none set (best effort: no CPU or memory reserved)"
+
+
+def running_time(start: str, end: str, now: datetime) -> str:
+    """How long the Job has run (from its status.startTime to its endTime, else to `now`); '' before it started."""
+    started = parse_time(start)
+    if started is None:
+        return ""
+    ended = parse_time(end)
+    return short_age(started, ended or now) + ("" if ended else " so far")
+
+
 def ssh_jump_command(system_config: object, pod_name: str, user: str = "<ssh-user>") -> str:
     """The console's SSH line for a Pod: `ssh -J <user>@<sshJumpHost>[:<sshJumpPort>] root@<pod>`; "" when the
     gateway's system config names no jump host."""

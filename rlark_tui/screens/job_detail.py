@@ -7,6 +7,7 @@ Job's Ray status and its Pods' restart counts (rlark_tui.polls), and to its METR
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 
 import yaml
 from rich.text import Text
@@ -25,7 +26,7 @@ from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.resource_use import pod_usage
 from rlark_tui.model.sanitize import clean
-from rlark_tui.model.view_model import (SnapshotIndex, expected_pods, first_pod, role_rows, ssh_fingerprint,
+from rlark_tui.model.view_model import (SnapshotIndex, cpu_memory, running_time, expected_pods, first_pod, role_rows, ssh_fingerprint,
                                         ssh_jump_command)
 from rlark_tui.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.screens.base import RlarkScreen
@@ -212,6 +213,7 @@ class JobDetailScreen(RlarkScreen):
         widget.field(text, "Start time", job.start_time)
         if job.end_time:
             widget.field(text, "End time", job.end_time)
+        widget.field(text, "Running time", running_time(job.start_time, job.end_time, datetime.now(timezone.utc)))
         for spec in job.tasks:
             task = index.task_for(job, spec)
             text.append("\n")
@@ -222,6 +224,7 @@ class JobDetailScreen(RlarkScreen):
             widget.field(text, "Node selector", ", ".join(f"{k}={v}" for k, v in spec.node_selector.items()), 2)
             widget.field(text, "Replicas", str(task.replicas if task else spec.replicas), 2)
             widget.field(text, "GPU per worker", _amount(spec.gpu), 2)
+            widget.field(text, "CPU / memory", cpu_memory(spec.requests, spec.limits), 2)
             devices = ", ".join(f"{name}={_amount(amount)}" for name, amount in spec.devices.items())
             widget.field(text, "Devices per worker", devices, 2)
             mounts = "; ".join(f"{m['target']} ← {m['type']} {m['source']}".rstrip() for m in spec.mounts)

@@ -60,3 +60,20 @@ async def test_pods_and_events(post_snapshot):
         assert "\x1b" not in table.get_row_at(0)[5]
         await pilot.press("enter")
         assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "demo-ppo"
+
+
+async def test_overview_shows_cpu_memory_requests_and_running_time(post_snapshot):
+    job = job_dict("demo-ppo")
+    job["status"]["startTime"] = "2026-11-29T10:00:00Z"
+    job["status"]["endTime"] = "2026-11-29T12:30:00Z"
+    resources = job["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["resources"]
+    resources["requests"] = {"cpu": "4", "memory": "16Gi"}
+    app = RlarkApp(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job]))
+        app.open_job("demo-ppo", "overview")
+        await pilot.pause()
+        await post_snapshot(pilot, build_snapshot([job]))
+        text = str(app.screen.query_one("#overview-text").render())
+        assert "requests cpu 4, memory 16Gi" in text and "none set (best effort" in text
+        assert "Running time: 2h\n" in text  # startTime to endTime
