@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODULES = ("startup", "cli_get", "checkeval", "tui", "logs", "alerts")
+MODULES = ("startup", "cli_get", "checkeval", "tui", "logs", "alerts", "usage")
 # key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
 TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "startup_first_list_s": ("startup", 0.6, "max"),
@@ -42,6 +42,7 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "alert_latency_s_p95": ("alerts", 30, "max"),
     "alert_faults": ("alerts", None, None),
     "status_tmux_s_p95": ("alerts", 0.5, "max"),
+    "server_requests_per_s": ("usage", 5, "max"),
 }
 
 

@@ -154,6 +154,7 @@ class RlarkServer:
         if self.revocations.revoked(cert):
             return _error(401, "client certificate revoked")
         meta = certs.metadata(cert)
+        self.api.routes.served(request)
         self._open.add(transport)
         try:
             return await self.api.answer(request, lambda: self.dispatch(request, meta))
