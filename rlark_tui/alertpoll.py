@@ -18,6 +18,7 @@ The result (AlertsState) carries everything the next round needs, so that the ru
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -49,9 +50,17 @@ COST_FACTOR = 40.0
 """A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
 WORKER_LOG_SECONDS = 60.0
 WORKER_LOGS_PER_ROUND = 1
+WORKER_SCAN_PER_ROUND = 50
 WORKER_TAIL_LINES = 100
 """The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, the
-newest 100 lines of the last 10 minutes, one per round (0.5 per second)."""
+newest 100 lines of the last 10 minutes, one per round (0.5 per second); at most WORKER_SCAN_PER_ROUND due Jobs
+are looked at per round for a Running Pod to read (thousands of Running Jobs whose other Pods are not Running
+would otherwise be walked Pod by Pod every round)."""
+CHUNK_JOBS = 100
+CHUNK_PAUSE_SECONDS = 0.001
+"""The round's walk over every Job in scope pauses this long after each CHUNK_JOBS Jobs: it runs in a worker
+thread but holds the interpreter while it computes, and a stretch of hundreds of milliseconds over 5,000 Jobs
+made the UI thread wait for it at every turn of its event loop (key and filter latency)."""
 RAY_SECONDS = 30.0
 RAY_READS_PER_ROUND = 2
 APP_SELECTOR = "app"
@@ -80,20 +89,29 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     from rlark_tui.config import state_dir
 
     snapshot = index.snapshot
-    previous = snapshot.alerts.get(key)
-    if not isinstance(previous, AlertsState):
-        previous = AlertsState()
+    published = snapshot.alerts.get(key)
+    published = published if isinstance(published, AlertsState) else None
+    previous = _continued(access, key, published)
     now, mono, cpu = time.time(), time.monotonic(), time.thread_time()
     if mono - previous.judged_at < COST_FACTOR * previous.cost:
-        return previous  # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
+        # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
+        return published or previous
     thresholds = access.config.alerts
     jobs = {name: job for name, job in index.jobs.items() if in_scope(key, name)}
-    pods = {name: index.job_pods(job) for name, job in jobs.items()}
+    pods: dict[str, list[Pod]] = {}
+
+    def pods_of(name: str) -> list[Pod]:
+        """The Job's Pods, found when first needed (most rounds judge few Jobs)."""
+        found = pods.get(name)
+        if found is None:
+            found = pods[name] = index.job_pods(jobs[name])
+        return found
+
     errors: list[str] = []
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
     clusters = _clusters(snapshot.pods) if key == ALL_KEY else sorted(
-        {namespace for found in pods.values() for pod in found if (namespace := _namespace(pod.raw))})
+        {namespace for name in jobs for pod in pods_of(name) if (namespace := _namespace(pod.raw))})
     planes = {cluster: previous.planes[cluster] for cluster in clusters if cluster in previous.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
     for cluster, answer in zip(due, parallel_map(lambda c: _plane_pods(access, c), due)):
@@ -125,8 +143,8 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
             errors.append(f"{name}: {lines}")
             continue
         header = headers[name]
-        pod_key = f"{header.cluster}/{_pod_cr_name(pods[name], header.pod)}"
-        plane = next((real for pod in pods[name] if pod.pod_name == header.pod
+        pod_key = f"{header.cluster}/{_pod_cr_name(pods_of(name), header.pod)}"
+        plane = next((real for pod in pods_of(name) if pod.pod_name == header.pod
                       for real in [_plane_pod(planes, pod)] if isinstance(real, dict)), None)
         facts[name] = rules.scan_log(lines, facts.get(name), rules.header_instance(plane, pod_key))
         row = latest_progress(lines)
@@ -140,12 +158,12 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     due_jobs = sorted((worker_read.get(name, float("-inf")), name) for name in running
                       if mono - worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS)
     chosen = []
-    for _, name in due_jobs:
+    for _, name in due_jobs[:WORKER_SCAN_PER_ROUND]:
         if len(chosen) >= WORKER_LOGS_PER_ROUND:
             break
         worker_read[name] = mono
         head = jobs[name].head_task_name
-        chosen += [(name, pod) for pod in pods[name] if pod.phase == "Running" and pod.pod_name
+        chosen += [(name, pod) for pod in pods_of(name) if pod.phase == "Running" and pod.pod_name
                    and pod.task_name != head][:WORKER_LOGS_PER_ROUND]
 
     def read_worker(item):
@@ -178,20 +196,28 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
     budget = JUDGED_PER_ROUND
     plane_lists = tuple(planes[cluster][1] for cluster in clusters if cluster in planes)
     samples = _usage_samples(snapshot, key)
-    for name, job in jobs.items():
-        job_pods = pods[name]
-        pod_raws = tuple(pod.raw for pod in job_pods)
+    # the Jobs whose objects (the Job, its Tasks, its Pods) may differ from those of the index the last round read
+    moved = index.rows_changed_since(previous.serial) if previous.serial else None
+    for position, (name, job) in enumerate(jobs.items()):
+        if position % CHUNK_JOBS == CHUNK_JOBS - 1:
+            time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
         ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
         job_workers = worker_logs.get(name)
-        job_usage = None if samples is None else {
-            pod_key: samples[pod_key] for pod in job_pods if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
+        job_usage = None if samples is None else {} if not samples else {
+            pod_key: samples[pod_key] for pod in pods_of(name) if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
         # the data planes' lists by identity: a relist that changed nothing keeps its very mapping
-        signature = (job.raw, pod_raws, plane_lists, facts.get(name), progress.get(name), ray_now, thresholds,
-                     job_workers, _usage_signature(job_usage))
+        rest = (plane_lists, facts.get(name), progress.get(name), ray_now, thresholds, job_workers,
+                _usage_signature(job_usage))
         kept = previous.cache.get(name)
+        if (kept is not None and moved is not None and name not in moved and kept.signature[0] is job.raw
+                and kept.signature[2:] == rest):
+            signature = kept.signature  # neither its objects nor its other inputs changed: its Pods need no walk
+        else:
+            signature = (job.raw, tuple(pod.raw for pod in pods_of(name)), *rest)
         stale = kept is None or kept.timed or kept.signature != signature
         if stale and budget > 0:
             budget -= 1
+            job_pods = pods_of(name)
             plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
             header = headers.get(name) or snapshot_header(index, name)
             inputs = rules.JobInputs(
@@ -219,12 +245,36 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         restart_counts.update(kept.updates)
     book = rules.step(previous.book, rules.merge(evaluations, jobs=list(snapshot.jobs)), now,
                       acks.load(state_dir()))
-    return AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
+    return _outcome(access, key, published, AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
                        frozen({n: f for n, f in facts.items() if n in jobs}),
                        frozen({n: p for n, p in progress.items() if n in jobs}), frozen(worker_logs),
                        frozen(worker_read), frozen(planes), frozen(ray),
                        frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
-                       mono, time.thread_time() - cpu)
+                       mono, time.thread_time() - cpu, index.serial))
+
+
+_rounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""ClusterAccess -> scope key -> the newest round's AlertsState, published or not."""
+
+
+def _continued(access: ClusterAccess, key: str, published: AlertsState | None) -> AlertsState:
+    """The state the next round starts from: the newest round's when it continues the published book (its read
+    times, log facts and judgements are newer than those of the round that last changed the book), else the
+    published one (another reconciler, a context switch), else a fresh one."""
+    newest = _rounds.get(access, {}).get(key)
+    if newest is not None and published is not None and newest.book is published.book:
+        return newest
+    return published or AlertsState()
+
+
+def _outcome(access: ClusterAccess, key: str, published: AlertsState | None, state: AlertsState) -> AlertsState:
+    """What the round publishes: the published state itself when the book (firing alerts, events, pending
+    holds, acknowledgements) and the read errors are unchanged, so that a quiet round makes no new Snapshot and
+    no screen repaints; the round's bookkeeping (read times, caches) is kept here for the next round."""
+    _rounds.setdefault(access, {})[key] = state
+    if published is not None and state.book is published.book and state.errors == published.errors:
+        return published
+    return state
 
 
 def _usage_samples(snapshot, key: str) -> Mapping | None:

@@ -588,7 +588,8 @@ class Book:
 def step(book: Book, evaluation: Evaluation, now: float | None = None,
          acks: Iterable[str] = ()) -> Book:
     """The next book: findings that held long enough fire (acknowledged ones fire silently, as acknowledged);
-    alerts whose finding is gone resolve where the round covered their rule, or when their Job is gone."""
+    alerts whose finding is gone resolve where the round covered their rule, or when their Job is gone. When
+    nothing changed, `book` itself (so that a quiet round publishes nothing)."""
     now = _time.time() if now is None else now
     acked = set(acks)
     alerts = dict(book.alerts)
@@ -635,6 +636,8 @@ def step(book: Book, evaluation: Evaluation, now: float | None = None,
         history.append(alert)
         seq += 1
         events.append(Event(seq, now, alert, RESOLVED))
+    if seq == book.seq and pending == book.pending and alerts == book.alerts:
+        return book  # nothing fired, resolved, changed state or began to wait: the very same book
     return Book(MappingProxyType(alerts), MappingProxyType(pending), tuple(history[-MAX_HISTORY:]),
                 tuple(events[-MAX_EVENTS:]), seq)
 
@@ -689,3 +692,5 @@ class AlertsState:
     judged_at: float = float("-inf")
     """Monotonic time of the round, and the CPU seconds it took."""
     cost: float = 0.0
+    serial: int = 0
+    """The serial of the SnapshotIndex the round read (0: none)."""
