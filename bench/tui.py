@@ -13,6 +13,8 @@ terminal output is built (as a real driver must) and searched for the text we wa
 - progress_requests_per_s: the PROGRESS column's Header-log reads (`pods/log`) per second while the list is shown
   (the three measures above), every Job Running: only the Jobs on screen are polled (~48 rows; the filter brings
   others on screen); progress_reads_per_job_per_10s: the most reads of one Job within 10 s (target 1).
+- printed for the j/k phase: Snapshots shown per second, how many carried a new alerts result (the alert rules run
+  for all 5,000 Jobs meanwhile), and the CPU seconds of the UI thread and of the whole process.
 """
 
 from __future__ import annotations
@@ -101,6 +103,24 @@ class Writer(threading.Thread):
                 continue
             self.sent.append((stamp, shown))
             self.stop_event.wait(max(0.0, stamp + 1 / self.rate - time.perf_counter()))
+
+
+class SnapshotCount:
+    """The Snapshots the app shows, and how many carry a new alerts result (a quiet alert round makes none)."""
+
+    def __init__(self, app) -> None:
+        self.shown = self.alerts = 0
+        self._last = None
+        original = app.apply_snapshot
+
+        def apply(snapshot, index=None) -> None:
+            self.shown += 1
+            if self._last is not None and snapshot.alerts is not self._last.alerts:
+                self.alerts += 1
+            self._last = snapshot
+            original(snapshot, index)
+
+        app.apply_snapshot = apply
 
 
 def _stamp_arrivals(app) -> dict[str, float]:
@@ -205,6 +225,7 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
         return pod_log(*args, **kwargs)
 
     access.pod_log = counted_pod_log
+    snapshots = SnapshotCount(app)
     try:
         async with app.run_test(size=SIZE) as pilot:
             frames = FrameLog(app)
@@ -247,6 +268,7 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
             writer.start()
             key_times = []
             cursor_names = visible[:6]
+            phase = (time.perf_counter(), time.thread_time(), time.process_time(), snapshots.shown, snapshots.alerts)
             for index in range(2 * samples):
                 key = "j" if (index // 5) % 2 == 0 else "k"
                 row = screen.table.cursor_row + (1 if key == "j" else -1)
@@ -258,6 +280,10 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
                 await asyncio.sleep(0.05)
             writer.stop_event.set()
             writer.join()
+            took = time.perf_counter() - phase[0]
+            print(f"tui: j/k phase {took:.0f} s: {(snapshots.shown - phase[3]) / took:.1f} Snapshots/s shown, "
+                  f"{snapshots.alerts - phase[4]} with a new alerts result; CPU {time.thread_time() - phase[1]:.2f} s "
+                  f"in the UI thread, {time.process_time() - phase[2]:.2f} s in the process", file=sys.stderr)
 
             # 3. filter keystrokes: narrow and widen; each key must move the first rows
             await pilot.press("slash")
