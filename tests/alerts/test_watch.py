@@ -74,6 +74,7 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.model.alerts import Thresholds
     from rlark_tui.screens.alerts import AlertsScreen
+    from rlark_tui.screens.job_list import COLUMNS
     from rlark_tui.screens.logs import LogScreen
     from rlark_tui.widgets.live_table import LiveTable
     from rlark_tui.widgets.status_header import StatusHeader
@@ -91,9 +92,11 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
             await wait_for(pilot, lambda: "critical" in header(), what="alert counts in the header", timeout=40)
             table = app.screen.table
 
+            column = [c.key for c in COLUMNS].index("reason")
+
             def reason(name: str) -> str:
                 rows = [[getattr(c, "plain", c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-                return next((row[7] for row in rows if row[0] == name), "")
+                return next((row[column] for row in rows if row[0] == name), "")
             await wait_for(pilot, lambda: reason(NAMES["crash"]).startswith("✗ run-crashed"),
                            what="the crashed Job's mark in the list", timeout=40)
             assert bells, "a new critical alert rings the bell"
