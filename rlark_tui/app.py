@@ -102,11 +102,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     COMMANDS = App.COMMANDS | {RlarkCommands}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
-        Binding("s", "refused('stop or start')", show=False),
-        Binding("ctrl+d", "refused('delete')", show=False),
-        Binding("x", "refused('open a shell in a Pod of')", show=False),
-        Binding("E", "refused('edit and restart')", show=False),
-        Binding("R", "refused('restart')", show=False),
+        Binding("s", "refused('s')", show=False),
+        Binding("ctrl+d", "refused('ctrl+d')", show=False),
+        Binding("x", "refused('x')", show=False),
+        Binding("E", "refused('E')", show=False),
+        Binding("R", "refused('R')", show=False),
+        Binding("a", "refused('a')", show=False),
     ]
 
     def __init__(self, access=None, readonly: bool = False) -> None:
@@ -537,13 +538,13 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.tunnels.clear()
 
     # ---- mutations -------------------------------------------------------------------------------
-    def action_refused(self, verb: str) -> None:
-        """`s` / `ctrl+d` reach the app only when the screen's own key is off: in read-only mode, say why."""
-        screen = self.screen
-        if not self.readonly or not getattr(screen, "MUTATIONS", None):
-            return
-        name = getattr(screen, "job_name", None) or getattr(getattr(screen, "table", None), "selected_key", None)
-        self._refuse_readonly(f"{verb} job {name}" if name else f"{verb} jobs")
+    def action_refused(self, key: str) -> None:
+        """A mutation key reaches the app only when the screen hides it (read-only mode): actions.py says why, in
+        the screen's words for what the key would have changed."""
+        refusal = getattr(self.screen, "refusal", None)
+        what = refusal(key) if self.readonly and refusal is not None else None
+        if what:
+            self._refuse_readonly(what)
 
     def _refuse_readonly(self, what: str) -> bool:
         """Ask the actions module (the one place read-only is enforced) before showing any dialog."""
@@ -607,8 +608,6 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.model.lifecycle import BULK_VERBS, bulk_consequences, bulk_plan
         from rlark_tui.screens.confirm import ConfirmScreen
 
-        if self._refuse_readonly(f"{BULK_VERBS[verb].lower()} {len(names)} marked jobs"):
-            return
         jobs = []
         for name in names:
             job = self.index.job(name) if self.index is not None else None

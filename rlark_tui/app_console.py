@@ -110,8 +110,6 @@ class ConsoleViews:
 
     # ---- SSH keys ---------------------------------------------------------------------------------------
     def on_add_ssh_key(self, _message: messages.AddSshKey) -> None:
-        if self._refuse_readonly("add an SSH key"):
-            return
         from rlark_tui.screens.wizard_dialogs import PathScreen
 
         self.push_screen(PathScreen(f"Add an SSH public key for {getpass.getuser()}",
@@ -137,8 +135,6 @@ class ConsoleViews:
         self.call_from_thread(self.services.poll_now, "sshkeys", "all")
 
     def on_delete_ssh_key(self, message: messages.DeleteSshKey) -> None:
-        if self._refuse_readonly(f"delete {markup_safe(message.label)}"):  # the refusal is a markup notification
-            return
         from rlark_tui.screens.confirm import ConfirmScreen
 
         self.push_screen(ConfirmScreen(f"Delete {message.label}?",

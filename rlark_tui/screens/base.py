@@ -55,6 +55,9 @@ class RlarkScreen(Screen):
     ]
     MUTATIONS: frozenset[str] = frozenset()
     """Actions that change the cluster: hidden (and refused) in read-only mode."""
+    JOB_VERBS = {"stop_start": "stop or start", "delete": "delete", "shell": "open a shell in a Pod of",
+                 "edit": "edit and restart", "restart": "restart"}
+    """What the Job mutations do, for the read-only refusal."""
     crumb = ""
     ready = False
     """True once mounted with all widgets, False again once unmounted: only a ready screen is given snapshots (the
@@ -110,6 +113,19 @@ class RlarkScreen(Screen):
             sources=dict(snapshot.sources) if snapshot is not None else {},
             readonly=app.readonly, waiting=snapshot is None, crumb=self.crumb,
             alerts=alert_counts(snapshot))
+
+    def mutation_of(self, key: str) -> str | None:
+        """The MUTATIONS action this screen binds to `key` (None: the key changes nothing here)."""
+        return next((binding.action for binding in self._bindings.key_to_bindings.get(key, ())
+                     if binding.action in self.MUTATIONS), None)
+
+    def refusal(self, key: str) -> str | None:
+        """What `key` would have changed, for the read-only refusal (the key is hidden then); None: nothing."""
+        verb = self.JOB_VERBS.get(self.mutation_of(key) or "")
+        if verb is None:
+            return None
+        name = getattr(self, "job_name", None) or getattr(getattr(self, "table", None), "selected_key", None)
+        return f"{verb} job {name}" if name else f"{verb} jobs"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.MUTATIONS and self.rlark.readonly:

@@ -327,6 +327,14 @@ class JobListScreen(RlarkScreen):
     def action_describe(self) -> None:
         self.action_open("overview")
 
+    def refusal(self, key: str) -> str | None:
+        """With Jobs marked, the bulk keys would have acted on all of them."""
+        action = self.mutation_of(key)
+        marked = [name for name in self.services.marked if name in self.rows]
+        if marked and action in ("stop_start", "delete", "restart"):
+            return f"{self.JOB_VERBS[action]} {len(marked)} marked jobs"
+        return super().refusal(key)
+
     def _bulk(self, verb: str) -> bool:
         """With Jobs marked, `s`, `R` and `ctrl+d` act on all of them (k9s's marks): True when posted."""
         marked = [name for name in self.services.marked if name in self.rows]

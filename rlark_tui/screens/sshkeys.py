@@ -1,7 +1,7 @@
 """SSHKeysScreen (`:sshkeys`): the SSH public keys the console registers (`ssh-user-keys`, SSHKeys.tsx), with
 their fingerprints; `a` adds the key of a `.pub` file (checked before it is sent), `ctrl+d` deletes the selected
-one after a confirmation. Both through the app and rlark_tui.actions: in read-only mode the keys stay listed
-and say the refusal."""
+one after a confirmation. Both through the app and rlark_tui.actions: in read-only mode both keys are hidden
+(pressed, actions.py says the refusal) and the keys stay listed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.messages import AddSshKey, DeleteSshKey
+from rlark_tui.model.sanitize import markup_safe
 from rlark_tui.model.sshkey import KeyRow, key_rows
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY, SSH_KEYS
@@ -22,6 +23,7 @@ COLUMNS = (Column("user", "USER"), Column("index", "INDEX"), Column("type", "TYP
 
 class SSHKeysScreen(TableScreen):
     crumb = "SSH keys"
+    MUTATIONS = frozenset({"add_key", "delete_key"})
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("a", "add_key", "Add key (.pub)"),
@@ -62,16 +64,31 @@ class SSHKeysScreen(TableScreen):
             message = ""
         self.query_one("#sshkey-message", Static).update(message)
 
+    def refusal(self, key: str) -> str | None:
+        action = self.mutation_of(key)
+        if action == "add_key":
+            return "add an SSH key"
+        row = self._selected()
+        if action == "delete_key" and row is not None:
+            return f"delete {markup_safe(_label(row))}"  # the refusal is a markup notification
+        return None
+
+    def _selected(self) -> KeyRow | None:
+        return self._rows.get(self.query_one(LiveTable).selected_key or "")
+
     def action_add_key(self) -> None:
         self.post_message(AddSshKey())
 
     def action_delete_key(self) -> None:
-        row = self._rows.get(self.query_one(LiveTable).selected_key or "")
+        row = self._selected()
         if row is None:
             self.notify("no key selected", severity="warning")
             return
-        self.post_message(DeleteSshKey(row.raw_user, row.index, f"{row.user}'s key {row.index} ({row.type} "
-                                                                  f"{row.fingerprint})"))
+        self.post_message(DeleteSshKey(row.raw_user, row.index, _label(row)))
 
     def action_back(self) -> None:
         self.rlark.run_command("jobs")
+
+
+def _label(row: KeyRow) -> str:
+    return f"{row.user}'s key {row.index} ({row.type} {row.fingerprint})"
