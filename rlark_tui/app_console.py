@@ -88,6 +88,8 @@ class ConsoleViews:
 
     @work(thread=True, group="downloads", exit_on_error=False)
     def _download(self, storage_class: str, cluster: str, key: str, dest: str) -> None:
+        from rlark_tui.cluster import objects
+
         said = [time.monotonic()]
 
         def progress(done: int, total: int | None) -> None:
@@ -98,7 +100,7 @@ class ConsoleViews:
                                       markup=False)
 
         try:
-            lines = self.services.download_object(storage_class, cluster, key, dest, progress)
+            lines = objects.download_to(self.access, storage_class, cluster, key, dest, progress)
         except (RlarkError, OSError) as exc:
             self.call_from_thread(self.notify, f"download {storage_class}:{clean(key)}: {exc}", severity="error",
                                   timeout=10, markup=False)

@@ -1,5 +1,6 @@
 """Services: what screens use instead of the app's internals — the latest SnapshotIndex, the Actions (the one
-mutation path), subscriptions to the reconciler's periodic reads (rlark_tui.polls) and the log follower.
+mutation path), subscriptions to the reconciler's periodic reads (rlark_tui.polls) and the log follower. Work that
+ends in a file or a request (a storage download) runs on the app's workers, in cluster/ (objects.download_to).
 
 Screens subscribe on mount and unsubscribe on unmount; results arrive in the Snapshot (`snapshot.<topic>[key]`).
 Subscriptions are counted (two screens on one Job share one read) and survive a restarted reconciler (ctrl+r,
@@ -9,20 +10,14 @@ a context switch): `attach` hands them to the new one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlark_tui.actions import Actions
-from rlark_tui.errors import RlarkError
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.logs import LogFollower
     from rlark_tui.model.view_model import SnapshotIndex
     from rlark_tui.reconciler import Reconciler
-
-
-MAX_FOLDER_OBJECTS = 10_000
-"""A folder download stops after this many objects."""
 
 
 class Services:
@@ -99,63 +94,8 @@ class Services:
         from rlark_tui.cluster.logs import LogFollower
         return LogFollower(access, on_line, on_notice, tail=tail, previous=previous, since_seconds=since_seconds)
 
-    def download_object(self, storage_class: str, cluster: str, key: str, dest: str,
-                        on_progress: Callable[[int, int | None], None] | None = None) -> list[str]:
-        """Blocking (the app runs it on a worker thread): download object `key` to `dest` (a file, or a directory
-        that gets the key's last part), or, for a folder key ending in `/`, every object below it to directory
-        `dest` with the keys' paths below the folder (a key that would land outside `dest` is skipped and named).
-        Returns one line per object; raises RlarkError (one line) when nothing could be done."""
-        access = self.actions.access
-        if access is None:
-            raise RlarkError("not connected to a cluster")
-        from rlark_tui.cluster import objects
-        from rlark_tui.model import storage
-
-        if not key.endswith("/"):
-            entry = objects.find_object(access, storage_class, cluster, key)
-            if entry is None:
-                raise RlarkError(f"no object {storage_class}:{key} on {cluster}")
-            if dest.endswith("/"):  # a directory, as typed: made when missing
-                Path(dest).mkdir(parents=True, exist_ok=True)
-            target = storage.download_target(dest, key)
-            if not target.parent.is_dir():
-                raise RlarkError(f"{target.parent} is not a directory")
-            return [_downloaded_line(objects.download(access, storage_class, cluster, entry, target,
-                                                      on_progress=on_progress), entry)]
-        root = Path(dest)
-        if root.exists() and not root.is_dir():
-            raise RlarkError(f"{dest} is not a directory")
-        lines, marker = [], ""
-        while True:
-            page = storage.parse_page(access.storage_list(storage_class, cluster, key, delimiter="", marker=marker,
-                                                          max_keys=500), key)
-            for entry in page.entries:
-                try:
-                    target = storage.local_target(root, entry.key, key)
-                except RlarkError as exc:
-                    lines.append(f"skipped: {exc}")
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    lines.append(_downloaded_line(objects.download(access, storage_class, cluster, entry, target,
-                                                                   on_progress=on_progress), entry))
-                except RlarkError as exc:
-                    lines.append(f"failed: {exc}")
-            if len(lines) >= MAX_FOLDER_OBJECTS:
-                lines.append(f"stopped after {len(lines)} objects")
-                return lines
-            if not page.truncated or not page.next_marker or page.next_marker == marker:
-                return lines
-            marker = page.next_marker
-
     @property
     def connected(self) -> bool:
         """Whether a cluster is open (False: the app only renders the Snapshots posted to it)."""
         return self.actions.access is not None
 
-
-def _downloaded_line(done, entry) -> str:
-    match = done.matches(entry)
-    verdict = "md5 matches the ETag" if match else ("md5 DOES NOT match the ETag" if match is False else
-                                                    "ETag is no MD5")
-    return f"{done.path}: {done.size} bytes, sha256 {done.sha256[:16]}…, {verdict}"

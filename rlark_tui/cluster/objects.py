@@ -22,10 +22,12 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.sanitize import clean
-from rlark_tui.model.storage import Entry, parse_page
+from rlark_tui.model.storage import Entry, download_target, local_target, parse_page
 
 MAX_DOWNLOAD = 64 << 30
 """Default bound of one download (64 GiB)."""
+MAX_FOLDER_OBJECTS = 10_000
+"""A folder download stops after this many objects."""
 MAX_UPLOAD = 512 << 20
 """One upload is sent as one multipart form, read into memory: at most 512 MiB."""
 CHUNK = 1 << 20
@@ -162,3 +164,56 @@ def read_upload(path: Path, max_bytes: int = MAX_UPLOAD) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise RlarkError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, key: str, dest: str,
+                on_progress: Callable[[int, int | None], None] | None = None) -> list[str]:
+    """Blocking (the app runs it on a worker thread): download object `key` to `dest` (a file, or a directory
+    that gets the key's last part), or, for a folder key ending in `/`, every object below it to directory
+    `dest` with the keys' paths below the folder (a key that would land outside `dest` is skipped and named).
+    Returns one line per object; raises RlarkError (one line) when nothing could be done."""
+    if access is None:
+        raise RlarkError("not connected to a cluster")
+    if not key.endswith("/"):
+        entry = find_object(access, storage_class, cluster, key)
+        if entry is None:
+            raise RlarkError(f"no object {storage_class}:{key} on {cluster}")
+        if dest.endswith("/"):  # a directory, as typed: made when missing
+            Path(dest).mkdir(parents=True, exist_ok=True)
+        target = download_target(dest, key)
+        if not target.parent.is_dir():
+            raise RlarkError(f"{target.parent} is not a directory")
+        return [_downloaded_line(download(access, storage_class, cluster, entry, target,
+                                                  on_progress=on_progress), entry)]
+    root = Path(dest)
+    if root.exists() and not root.is_dir():
+        raise RlarkError(f"{dest} is not a directory")
+    lines, marker = [], ""
+    while True:
+        page = parse_page(access.storage_list(storage_class, cluster, key, delimiter="", marker=marker,
+                                                      max_keys=500), key)
+        for entry in page.entries:
+            try:
+                target = local_target(root, entry.key, key)
+            except RlarkError as exc:
+                lines.append(f"skipped: {exc}")
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                lines.append(_downloaded_line(download(access, storage_class, cluster, entry, target,
+                                                               on_progress=on_progress), entry))
+            except RlarkError as exc:
+                lines.append(f"failed: {exc}")
+        if len(lines) >= MAX_FOLDER_OBJECTS:
+            lines.append(f"stopped after {len(lines)} objects")
+            return lines
+        if not page.truncated or not page.next_marker or page.next_marker == marker:
+            return lines
+        marker = page.next_marker
+
+
+def _downloaded_line(done, entry) -> str:
+    match = done.matches(entry)
+    verdict = "md5 matches the ETag" if match else ("md5 DOES NOT match the ETag" if match is False else
+                                                    "ETag is no MD5")
+    return f"{done.path}: {done.size} bytes, sha256 {done.sha256[:16]}…, {verdict}"
