@@ -277,6 +277,22 @@ def _outcome(access: ClusterAccess, key: str, published: AlertsState | None, sta
     return state
 
 
+def fresh_planes(snapshot, clusters: set[str], max_age: float) -> Mapping[str, Mapping[str, dict]] | None:
+    """The data-plane pod lists of these clusters from the ALL_KEY alert round (cluster -> pod name -> pod), when
+    every one of them answered within `max_age` seconds; else None. The job list's REASON reads them instead of
+    listing the same pods again."""
+    state = snapshot.alerts.get(ALL_KEY)
+    if not isinstance(state, AlertsState):
+        return None
+    now, found = time.monotonic(), {}
+    for cluster in clusters:
+        at, listed = state.planes.get(cluster, (float("-inf"), None))
+        if listed is None or now - at > max_age:
+            return None
+        found[cluster] = listed
+    return found
+
+
 def _usage_samples(snapshot, key: str) -> Mapping | None:
     """The `usage` topic's samples for this scope (its own key, else the ALL_KEY one); None when nothing reads
     usage (gpu-idle then neither fires nor resolves)."""

@@ -17,7 +17,7 @@ from rlark_tui import alertpoll
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
-from rlark_tui.cluster.podhealth import pod_states, pods_health
+from rlark_tui.cluster.podhealth import health_from, pod_states, pods_health
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.view_model import SnapshotIndex
@@ -129,13 +129,16 @@ def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
 
 def fetch_health(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> Mapping[str, PodHealth] | None:
     """In brief: the restart count and reason of each Pod of the Job from ONE pod list per data plane, no events
-    (Pods the data planes do not list are left out)."""
+    (Pods the data planes do not list are left out); no request at all while the alerts topic's own lists of those
+    data planes (every Job's pods, every 5 s) are younger than this topic's interval."""
     job = index.job(job_name)
     if job is None:
         return None
     if access.server_endpoint() is None and not access.config.clusters:
         return {}
-    return pods_health(access, index.job_pods(job))
+    pods = index.job_pods(job)
+    listed = alertpoll.fresh_planes(index.snapshot, {pod.namespace for pod in pods}, TOPICS[HEALTH].interval)
+    return health_from(pods, listed) if listed is not None else pods_health(access, pods)
 
 
 def fetch_health_detail(access: ClusterAccess, index: SnapshotIndex,

@@ -6,6 +6,8 @@ I/O: one data-plane pod read and one events read per Pod; the phrase itself is m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.model import keys
@@ -52,10 +54,15 @@ def pods_health(access: ClusterAccess, pods: list[Pod]) -> dict[str, PodHealth]:
             found = None
         return {str((item.get("metadata") or {}).get("name", "")): item for item in found or []}
 
-    real = dict(zip(by_cluster, parallel_map(read, list(by_cluster))))
+    return health_from(pods, dict(zip(by_cluster, parallel_map(read, list(by_cluster)))))
+
+
+def health_from(pods: list[Pod], listed: Mapping[str, Mapping[str, dict]]) -> dict[str, PodHealth]:
+    """Pod CR key -> restart count and reason of `main`, from data-plane pods already listed (cluster -> pod name
+    -> pod); Pods not in them are left out."""
     health = {}
     for pod in pods:
-        found = real[pod.namespace].get(pod.pod_name or pod.name)
+        found = listed.get(pod.namespace, {}).get(pod.pod_name or pod.name)
         if found is not None:
             count = restart_count(main_container_status(found))
             health[f"{pod.namespace}/{pod.name}"] = PodHealth(count or 0, failure_reason(found))

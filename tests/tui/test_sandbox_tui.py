@@ -193,7 +193,7 @@ async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make
         await pilot.press("escape")
         def restarts() -> str:
             line = next(l for l in tree.shown_text().splitlines() if l.startswith("h5-logs-actor-0"))
-            return line.split()[-1]
+            return line.split()[-5]  # RESTARTS, before GPU%, GPU MEM, CPU, MEM
 
         await wait_for(pilot, lambda: restarts() not in ("-", "0"), timeout=40,
                        what="a restart count from the data plane")
