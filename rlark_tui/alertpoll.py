@@ -12,7 +12,9 @@ Reads, each bounded and shared where a screen already reads the same thing:
   RAY_SECONDS per Job;
 - the acknowledgements file (acks.py), when it changed;
 - the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own.
-The result (AlertsState) carries everything the next round needs, so that the rules themselves stay pure.
+The result (AlertsState) carries everything the next round needs, so that the rules themselves stay pure. It is
+published (a new Snapshot, repaints) only when its book or read errors changed; a quiet round's state is kept in
+`_rounds` for the next round and the published one is returned unchanged.
 """
 
 from __future__ import annotations
