@@ -286,6 +286,9 @@ def fresh_planes(snapshot, clusters: set[str], max_age: float) -> Mapping[str, M
     state = snapshot.alerts.get(ALL_KEY)
     if not isinstance(state, AlertsState):
         return None
+    # a quiet round published nothing: its lists are in the newest round's state that continues this book
+    state = next((newest for rounds in list(_rounds.values()) if (newest := rounds.get(ALL_KEY)) is not None
+                  and newest.book is state.book), state)
     now, found = time.monotonic(), {}
     for cluster in clusters:
         at, listed = state.planes.get(cluster, (float("-inf"), None))
