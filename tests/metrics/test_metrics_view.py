@@ -39,6 +39,8 @@ class ViewApp(App):
 
     def on_mount(self) -> None:
         self.query_one(MetricsView).show(self.runs, NOW)
+        for field in self.query(Input):
+            field.cursor_blink = False   # a snapshot on a loaded machine must not catch the cursor blinked off
 
 
 def text(app, selector: str) -> str:
