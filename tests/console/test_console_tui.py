@@ -120,8 +120,9 @@ async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
             await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the folder download dialog")
             app.screen.query_one("Input").value = str(tmp_path / "folder")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: (tmp_path / "folder" / "actor" / "opt.bin").exists(), "the folder copy",
-                           show=notes)
+            copied = ("model.pt", "actor/opt.bin")   # each file appears whole (renamed from its part file)
+            await wait_for(pilot, lambda: all((tmp_path / "folder" / name).exists() for name in copied),
+                           "the folder copy", show=notes)
             assert (tmp_path / "folder" / "model.pt").read_bytes() == data
             assert (tmp_path / "folder" / "actor" / "opt.bin").read_bytes() == b"opt"
             await pilot.press("question_mark")  # the help screen lists the view's keys and the new commands
