@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.alerts.conftest import NAMES, SECRET
 from tests.clirun import cli_runner
 
+pytestmark = pytest.mark.xdist_group("alerts")
+"""One worker runs the module: test_wait_both_ways reads the Failed phase the first test sets."""
 EXPECTED = [("run-crashed", NAMES["crash"]), ("run-oom", NAMES["crash"]), ("pod-backoff", NAMES["exit"]),
             ("job-failed", NAMES["exit"]), ("pod-oomkilled", NAMES["oom"]), ("progress-stalled", NAMES["stall"])]
 

@@ -31,6 +31,8 @@ CLUSTER = "rlark-gpu-a"
 ACTOR, ROLLOUT = f"{NAME}-actor-0", f"{NAME}-rollout-0"
 BURN_SECONDS = 8
 METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/rlark-system/pods"
+pytestmark = pytest.mark.xdist_group("usage")
+"""One worker runs the module: one burning Job, one sandbox."""
 
 
 def _task(name: str, head: bool, gpus: int, script: str) -> dict:
