@@ -248,7 +248,8 @@ def poll_progress(access, index: SnapshotIndex, job_name: str) -> ProgressState 
     previous = index.snapshot.progress.get(job_name)
     kept = previous.row if isinstance(previous, ProgressState) else None
     try:
-        return ProgressState(latest_progress(header_log(access, header)) or kept)
+        lines = header_log(access, header)
+        return ProgressState(latest_progress(lines) or kept, read_at=time.time())
     except (ApiError, Unreachable) as exc:
         return ProgressState(kept, str(exc))
 

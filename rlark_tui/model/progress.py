@@ -67,13 +67,16 @@ class Progress:
 @dataclass(frozen=True)
 class ProgressState:
     """What the reconciler last knew of a Running Job's progress: the newest row found (kept when a later read
-    finds none) and the error of the latest read, if it failed."""
+    finds none), the error of the latest read, if it failed, and when that read was made (epoch seconds)."""
     row: Progress | None = None
     error: str = ""
+    read_at: float | None = None
 
     def render(self, now: float) -> str:
+        """The row as of the read: between two reads (10 s apart) a row that was fresh when read is not called
+        stale because the clock moved on; one the read found older than 3x the step time is."""
         if self.row is not None:
-            return self.row.render(now)
+            return self.row.render(now if self.read_at is None else min(now, self.read_at))
         return "?" if self.error else ""
 
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rlark_tui.model.progress import Progress, finite, latest_progress, metric_series
+from rlark_tui.model.progress import Progress, ProgressState, finite, latest_progress, metric_series
 from rlark_tui.sandbox.demo_workload import metric_table
 
 METRICS = {"time/step": 1.0, "env/return": 5.0, "rollout/rewards": 0.5, "train/actor/policy_loss": 0.25,
@@ -47,6 +47,14 @@ def test_stale_after_three_step_times():
     assert row.render(101.0) == "3/40 8% ETA 01:14"
     finished = latest_progress(table_lines(40))
     assert not finished.stale(10_000.0) and finished.render(10_000.0) == "40/40 100%"
+
+
+def test_a_state_is_judged_as_of_its_read():
+    """The list polls every 10 s: a row fresh at its read stays unmarked until the next read says otherwise."""
+    row = latest_progress(table_lines(3, step_time=2.0))
+    assert ProgressState(row, read_at=101.0).render(109.0) == "3/40 8% ETA 01:14"
+    assert ProgressState(row, read_at=107.0).render(109.0) == "3/40 8% ETA 01:14 (stale)"
+    assert ProgressState(row).render(109.0) == "3/40 8% ETA 01:14 (stale)"
 
 
 def test_series_from_tables_map_certain_names_only():
