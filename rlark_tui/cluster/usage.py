@@ -171,9 +171,10 @@ def job_gpu_percent(access, jobs: list[dict]) -> dict[str, float]:
     from rlark_tui.cluster.kinds import PODS, TASKS
     from rlark_tui.model.resource_use import mean_gpu_percent
     from rlark_tui.model.view_model import SnapshotIndex
+    from rlark_tui.model.views import Job
     from rlark_tui.snapshot import Snapshot, source_key
 
-    running = [raw for raw in jobs if (raw.get("status") or {}).get("phase") == "Running"]
+    running = [raw for raw in jobs if Job(raw).phase == "Running"]   # the view reads a malformed status safely
     if not running:
         return {}
     index = SnapshotIndex(Snapshot(jobs={source_key(raw): raw for raw in running},
