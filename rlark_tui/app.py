@@ -1,8 +1,8 @@
 """RlarkApp, the Textual TUI, and `run_tui(args)`, which `rlark` (no sub-command) and `rlark demo` call.
 
-Owns the screen stack, the reconciler worker (messages.SnapshotChanged → every screen), the screens' Services, the
-navigation messages (rlark_tui.messages), `:` commands, the command palette, and the one path from a key to a
-mutation: confirm dialog → rlark_tui.actions (read-only aware).
+Owns the screen stack, the reconciler worker (messages.SnapshotChanged → every screen), what screens read and what
+they do (rlark_tui.services: AppState, Intents), the navigation messages (rlark_tui.messages), `:` commands, the
+command palette, and the one path from a key to a mutation: confirm dialog → rlark_tui.actions (read-only aware).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from rlark_tui.reconciler import Reconciler
 from rlark_tui.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
-from rlark_tui.services import Services
+from rlark_tui.services import AppState, Intents
 from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets import safe_output
 
@@ -117,7 +117,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.readonly = readonly
         self.namespace = ""
         self.reconciler = None
-        self.services = Services(Actions(access, readonly=readonly))
+        self.actions = Actions(access, readonly=readonly)
+        """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
+        self.state = AppState(readonly, access)
+        """What screens read (rlark_tui.services)."""
+        self.intents = Intents()
+        """What screens do besides posting messages: subscriptions, reads now, the log follower."""
         self.tunnels: dict = {}
         """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
         self._alerts_seen: object = None
@@ -132,11 +137,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     @property
     def index(self) -> SnapshotIndex | None:
-        return self.services.index
-
-    @property
-    def actions(self) -> Actions:
-        return self.services.actions
+        return self.state.index
 
     @property
     def context_name(self) -> str:
@@ -144,15 +145,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(JobListScreen())
-        self.services.subscribe(ALERTS, ALL_KEY)
-        self.services.subscribe(USAGE, ALL_KEY)
+        self.intents.subscribe(ALERTS, ALL_KEY)
+        self.intents.subscribe(USAGE, ALL_KEY)
         if self.access is not None:
             self._start_reconciler()
 
     # ---- snapshots -------------------------------------------------------------------------------
     def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
         self.reconciler = Reconciler(self.access, start=start)
-        self.services.attach(self.reconciler)
+        self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
 
@@ -171,7 +172,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         old = self.index
         fresh = old is None or old.snapshot is not snapshot
         if fresh:
-            self.services.index = index if index is not None else SnapshotIndex(snapshot, old)
+            self.state.index = index if index is not None else SnapshotIndex(snapshot, old)
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
                 screen.show_snapshot(self.index)
@@ -239,7 +240,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         except OSError as exc:
             self.notify(f"could not keep the acknowledgement: {exc}", severity="error")
             return
-        self.services.poll_now(ALERTS, ALL_KEY)
+        self.intents.poll_now(ALERTS, ALL_KEY)
         self.notify("acknowledged: it stays quiet, also after a restart", timeout=3)
 
     def refresh_now(self) -> None:
@@ -307,7 +308,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def on_job_submitted(self, message: messages.JobSubmitted) -> None:
         """Back on the job list, the new Job is selected as soon as a Snapshot lists it."""
-        self.services.wanted_job = message.name
+        self.state.wanted_job = message.name
         if self.index is not None:
             self.apply_snapshot(self.index.snapshot)
 
@@ -484,8 +485,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _use_access(self, access) -> None:
         self.workers.cancel_group(self, "reconciler")
         old, self.access = self.access, access
-        self.services.actions = Actions(access, readonly=self.readonly)
-        self.services.index = None
+        self.actions = Actions(access, readonly=self.readonly)
+        self.state.connect(access)
         self._base_screen()
         self._start_reconciler()
         for screen in self.screen_stack:
@@ -641,7 +642,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.call_from_thread(self._bulk_done, lines, [name for name, _ in steps if name not in failed], failed)
 
     def _bulk_done(self, lines: list[str], done: list[str], failed: list[str]) -> None:
-        marked = self.services.marked
+        marked = self.state.marked
         for name in done:
             if name in marked:
                 marked.remove(name)

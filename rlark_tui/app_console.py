@@ -134,7 +134,7 @@ class ConsoleViews:
             self.call_from_thread(self.notify, f"add SSH key: {exc}", severity="error", timeout=8, markup=False)
             return
         self.call_from_thread(self.notify, message, markup=False)
-        self.call_from_thread(self.services.poll_now, "sshkeys", "all")
+        self.call_from_thread(self.intents.poll_now, "sshkeys", "all")
 
     def on_delete_ssh_key(self, message: messages.DeleteSshKey) -> None:
         from rlark_tui.screens.confirm import ConfirmScreen
@@ -158,7 +158,7 @@ class ConsoleViews:
             self.call_from_thread(self.notify, f"delete SSH key: {exc}", severity="error", timeout=8, markup=False)
             return
         self.call_from_thread(self.notify, message, markup=False)
-        self.call_from_thread(self.services.poll_now, "sshkeys", "all")
+        self.call_from_thread(self.intents.poll_now, "sshkeys", "all")
 
     # ---- Workflows --------------------------------------------------------------------------------------
     def on_delete_workflow(self, message: messages.DeleteWorkflow) -> None:

@@ -1,6 +1,8 @@
-"""Services: what screens use instead of the app's internals — the latest SnapshotIndex, the Actions (the one
-mutation path), subscriptions to the reconciler's periodic reads (rlark_tui.polls) and the log follower. Work that
-ends in a file or a request (a storage download) runs on the app's workers, in cluster/ (objects.download_to).
+"""What the app hands its screens, in two objects: `AppState`, what screens read (the latest SnapshotIndex, the
+session's facts, the UI state screens share), and `Intents`, what screens do besides posting messages (subscribe to
+the reconciler's periodic reads, ask for one now, follow logs). Mutations are not here: a screen posts a message and
+the app runs it through rlark_tui.actions. Work that ends in a file or a request (a storage download) runs on the
+app's workers, in cluster/ (objects.download_to).
 
 Screens subscribe on mount and unsubscribe on unmount; results arrive in the Snapshot (`snapshot.<topic>[key]`).
 Subscriptions are counted (two screens on one Job share one read) and survive a restarted reconciler (ctrl+r,
@@ -12,40 +14,57 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rlark_tui.actions import Actions
-
 if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.logs import LogFollower
     from rlark_tui.model.view_model import SnapshotIndex
     from rlark_tui.reconciler import Reconciler
 
 
-class Services:
-    def __init__(self, actions: Actions) -> None:
-        self.actions = actions
+class AppState:
+    """What screens read: the app writes the index and the cluster; screens write only their shared UI state
+    (`wanted_job`, `marked`)."""
+
+    def __init__(self, readonly: bool, access: ClusterAccess | None = None) -> None:
+        self.readonly = readonly
+        """`--readonly`: screens hide their mutation keys (rlark_tui.actions refuses them anyway)."""
         self.index: SnapshotIndex | None = None
         """The latest SnapshotIndex the app applied (None before the first Snapshot)."""
         self.wanted_job: str | None = None
         """A Job the job list selects once it is listed (set on JobSubmitted)."""
         self.marked: list[str] = []
         """Jobs marked in the job list (`space`), in marking order: compare (#16) and diff (#20) read them."""
+        self._access = access
+
+    def connect(self, access: ClusterAccess) -> None:
+        """The app switched to `access` (a new context): no index until its first Snapshot."""
+        self._access = access
+        self.index = None
+
+    @property
+    def connected(self) -> bool:
+        """Whether a cluster is open (False: the app only renders the Snapshots posted to it)."""
+        return self._access is not None
+
+    @property
+    def gateway(self) -> str | None:
+        """The gateway's base URL, for links shown to the user (L6 TensorBoard); None without one."""
+        return self._access.gateway if self._access is not None else None
+
+
+class Intents:
+    """What screens do that is not a message: the subscriptions to the reconciler's periodic reads
+    (rlark_tui.polls.TOPICS), a read now, and the log follower. None of it mutates the cluster."""
+
+    def __init__(self) -> None:
         self._counts: dict[tuple[str, str], int] = {}
         self._detailed: dict[tuple[str, str], int] = {}
         """Of those subscribers, how many asked for detail."""
         self._reconciler: Reconciler | None = None
 
-    @property
-    def readonly(self) -> bool:
-        return self.actions.readonly
-
-    @property
-    def gateway(self) -> str | None:
-        """The gateway's base URL, for links shown to the user (L6 TensorBoard); None without one."""
-        access = self.actions.access
-        return access.gateway if access is not None else None
-
     def attach(self, reconciler: Reconciler | None) -> None:
-        """Serve the subscriptions from `reconciler` from now on (None: no cluster, nothing is read)."""
+        """Serve the subscriptions from `reconciler` from now on, and follow logs on its cluster (None: no cluster,
+        nothing is read)."""
         self._reconciler = reconciler
         for topic, key in self._counts:
             if reconciler is not None:
@@ -86,16 +105,10 @@ class Services:
     def follow_logs(self, on_line: Callable[[str, str, str], None], on_notice: Callable[[str], None], *,
                     tail: int | None = None, previous: bool = False,
                     since_seconds: int | None = None) -> LogFollower | None:
-        """The one log follower (cluster.logs.LogFollower, its own threads) for a log view; None when not
-        connected to a cluster. The caller adds LogTargets to it and closes it."""
-        access = self.actions.access
-        if access is None:
+        """The one log follower (cluster.logs.LogFollower, its own threads) for a log view, on the reconciler's
+        cluster; None when not connected to a cluster. The caller adds LogTargets to it and closes it."""
+        if self._reconciler is None:
             return None
         from rlark_tui.cluster.logs import LogFollower
-        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous, since_seconds=since_seconds)
-
-    @property
-    def connected(self) -> bool:
-        """Whether a cluster is open (False: the app only renders the Snapshots posted to it)."""
-        return self.actions.access is not None
-
+        return LogFollower(self._reconciler.access, on_line, on_notice, tail=tail, previous=previous,
+                           since_seconds=since_seconds)

@@ -1,11 +1,10 @@
-"""Subscriptions as the app keeps them (rlark_tui.services) and the topic read they choose (polls.Topic): one
+"""Subscriptions as the app keeps them (rlark_tui.intents.Intents) and the topic read they choose (polls.Topic): one
 HEALTH topic read in brief by the job list and in detail while the job detail also asks."""
 
 from __future__ import annotations
 
-from rlark_tui.actions import Actions
 from rlark_tui.polls import HEALTH, TOPICS, fetch_health, fetch_health_detail
-from rlark_tui.services import Services
+from rlark_tui.services import Intents
 
 
 class Recorder:
@@ -29,18 +28,18 @@ def test_health_is_read_in_brief_every_10_s_and_in_detail_every_3_s():
 
 
 def test_detail_is_asked_while_any_subscriber_wants_it_and_dropped_after():
-    services, reconciler = Services(Actions(None)), Recorder()
-    services.attach(reconciler)
-    services.subscribe(HEALTH, "job-a")
-    services.subscribe(HEALTH, "job-a", detail=True)
-    services.subscribe(HEALTH, "job-a", detail=True)
-    services.unsubscribe(HEALTH, "job-a", detail=True)
+    intents, reconciler = Intents(), Recorder()
+    intents.attach(reconciler)
+    intents.subscribe(HEALTH, "job-a")
+    intents.subscribe(HEALTH, "job-a", detail=True)
+    intents.subscribe(HEALTH, "job-a", detail=True)
+    intents.unsubscribe(HEALTH, "job-a", detail=True)
     assert reconciler.calls == [("subscribe", HEALTH, "job-a", False), ("subscribe", HEALTH, "job-a", True)]
-    services.unsubscribe(HEALTH, "job-a", detail=True)
+    intents.unsubscribe(HEALTH, "job-a", detail=True)
     assert reconciler.calls[-1] == ("subscribe", HEALTH, "job-a", False)
-    services.unsubscribe(HEALTH, "job-a")
+    intents.unsubscribe(HEALTH, "job-a")
     assert reconciler.calls[-1] == ("unsubscribe", HEALTH, "job-a")
-    services.subscribe(HEALTH, "job-b", detail=True)
+    intents.subscribe(HEALTH, "job-b", detail=True)
     later = Recorder()
-    services.attach(later)
+    intents.attach(later)
     assert later.calls == [("subscribe", HEALTH, "job-b", True)]

@@ -16,7 +16,7 @@ from textual.widgets import Input
 from rlark_tui.model.alerts import AlertsState
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY
-from rlark_tui.services import Services
+from rlark_tui.services import AppState, Intents
 from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.status_header import StatusHeader
 
@@ -68,9 +68,14 @@ class RlarkScreen(Screen):
         return cast("RlarkApp", self.app)
 
     @property
-    def services(self) -> Services:
-        """The latest index, the actions and the subscriptions (rlark_tui.services)."""
-        return self.rlark.services
+    def state(self) -> AppState:
+        """What this screen reads: the latest index, readonly, the gateway, the marked Jobs (rlark_tui.services)."""
+        return self.rlark.state
+
+    @property
+    def intents(self) -> Intents:
+        """What this screen does besides posting messages: subscriptions, a read now, the log follower."""
+        return self.rlark.intents
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
@@ -89,8 +94,8 @@ class RlarkScreen(Screen):
     def on_mount(self) -> None:
         self.ready = True
         self.update_header()
-        if self.services.index is not None:
-            self.show_snapshot(self.services.index)
+        if self.state.index is not None:
+            self.show_snapshot(self.state.index)
 
     def on_unmount(self) -> None:
         self.ready = False
@@ -99,8 +104,8 @@ class RlarkScreen(Screen):
         if not self.ready:
             return
         self.update_header()
-        if self.services.index is not None:
-            self.show_snapshot(self.services.index)
+        if self.state.index is not None:
+            self.show_snapshot(self.state.index)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """Render the latest snapshot (called on every SnapshotChanged while this screen exists)."""

@@ -112,14 +112,14 @@ class CheckScreen(RlarkScreen):
         super().on_mount()
         self.post_message(LoadHandOver(self, self._records_root(), self.job_name))
         self.table.focus()
-        self.services.subscribe(EVIDENCE, self.job_name)
-        if not self.services.connected:
+        self.intents.subscribe(EVIDENCE, self.job_name)
+        if not self.state.connected:
             self.error = "not connected to a cluster: nothing to check"
             self.query_one("#check-summary", Static).update(summary_line(self.job_name, None, self.error))
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        self.services.unsubscribe(EVIDENCE, self.job_name)
+        self.intents.unsubscribe(EVIDENCE, self.job_name)
 
     # ---- evidence ---------------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
@@ -140,7 +140,7 @@ class CheckScreen(RlarkScreen):
         return str(self.records_dir) if self.records_dir else ""
 
     def action_recheck(self) -> None:
-        self.services.poll_now(EVIDENCE, self.job_name)
+        self.intents.poll_now(EVIDENCE, self.job_name)
 
     def _show_report(self) -> None:
         if self.report is None:

@@ -1,6 +1,6 @@
 """CompareScreen: the same tags of every marked Job overlaid (one colour per Job, a legend), live while open.
 
-The marks are the job list's (`services.marked`, `space` there); the numbers are the reconciler's METRICS reads.
+The marks are the job list's (`state.marked`, `space` there); the numbers are the reconciler's METRICS reads.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ class CompareScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         for job in self.jobs:
-            self.services.subscribe(METRICS, job)
+            self.intents.subscribe(METRICS, job)
         super().on_mount()
         self.query_one("#metrics-tags").focus()
 
     def on_unmount(self) -> None:
         for job in self.jobs:
-            self.services.unsubscribe(METRICS, job)
+            self.intents.unsubscribe(METRICS, job)
         super().on_unmount()
 
     def focus_body(self) -> None:

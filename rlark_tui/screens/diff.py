@@ -73,8 +73,8 @@ class DiffScreen(RlarkScreen):
 
     def action_toggle(self) -> None:
         self.side_by_side = not self.side_by_side
-        if self.services.index is not None:
-            self.show_snapshot(self.services.index)
+        if self.state.index is not None:
+            self.show_snapshot(self.state.index)
 
     def action_back(self) -> None:
         self.dismiss()

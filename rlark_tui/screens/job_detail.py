@@ -115,19 +115,19 @@ class JobDetailScreen(RlarkScreen):
     def on_mount(self) -> None:
         super().on_mount()
         for topic in (RAY, PROGRESS):
-            self.services.subscribe(topic, self.job_name)
-        self.services.subscribe(HEALTH, self.job_name, detail=True)
+            self.intents.subscribe(topic, self.job_name)
+        self.intents.subscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(self.initial_tab == "metrics")
-        self.services.subscribe(LOOKUPS, GATEWAY_KEY)
+        self.intents.subscribe(LOOKUPS, GATEWAY_KEY)
         self.focus_body()
 
     def on_unmount(self) -> None:
         super().on_unmount()
         for topic in (RAY, PROGRESS):
-            self.services.unsubscribe(topic, self.job_name)
-        self.services.unsubscribe(HEALTH, self.job_name, detail=True)
+            self.intents.unsubscribe(topic, self.job_name)
+        self.intents.unsubscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(False)
-        self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
+        self.intents.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
     def focus_body(self) -> None:
         active = self.query_one(TabbedContent).active
@@ -139,15 +139,15 @@ class JobDetailScreen(RlarkScreen):
     @on(TabbedContent.TabActivated, "#job-tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._watch_metrics(event.pane.id == "metrics")
-        if self.services.index is not None:
-            self._render_metrics(self.services.index)
+        if self.state.index is not None:
+            self._render_metrics(self.state.index)
 
     def _watch_metrics(self, shown: bool) -> None:
         """The Metrics tab reads (every 5 s) only while it is shown."""
         if shown and not self._metrics_watched:
-            self.services.subscribe(METRICS, self.job_name)
+            self.intents.subscribe(METRICS, self.job_name)
         elif not shown and self._metrics_watched:
-            self.services.unsubscribe(METRICS, self.job_name)
+            self.intents.unsubscribe(METRICS, self.job_name)
         self._metrics_watched = shown
 
     def _render_metrics(self, index: SnapshotIndex) -> None:
@@ -237,7 +237,7 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, "Run script", redact_text(spec.run_script), 2)
             if spec.tensorboard_dir:
                 widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
-                widget.field(text, "TensorBoard", tensorboard_url(self.services.gateway, job.task_name(spec),
+                widget.field(text, "TensorBoard", tensorboard_url(self.state.gateway, job.task_name(spec),
                                                                   task.tensorboard_proxy if task else ""), 2)
         widget.update(text)
 
@@ -335,7 +335,7 @@ class JobDetailScreen(RlarkScreen):
     def _selected_ssh_line(self) -> str:
         """`J`: the ssh -J line of the Pod selected in the Workers tab, else the Header Pod's."""
         ref = self.query_one(WorkersTree).selected_ref
-        index = self.services.index
+        index = self.state.index
         if (self.query_one(TabbedContent).active == "workers" and ref is not None and ref.kind == "pod"
                 and index is not None and self._ssh_config is not None):
             raw = index.snapshot.pods.get(ref.pod_key)

@@ -5,7 +5,7 @@ full width display name, Header node, roles and type narrow, then hide, in that 
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
 The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
 REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads, subscribed
-for the Jobs on screen only (`_follow_screen`). `space` marks Jobs (kept in `services.marked`); `m` compares the
+for the Jobs on screen only (`_follow_screen`). `space` marks Jobs (kept in `state.marked`); `m` compares the
 marked Jobs' curves, or opens the Metrics tab; with Jobs marked, `s`, `R` and `ctrl+d` act on all of them (one
 confirmation, a result per Job).
 """
@@ -162,13 +162,13 @@ class JobListScreen(RlarkScreen):
         self._update_message()
         if self._settle is None:
             self._follow_screen()
-        wanted = self.services.wanted_job
+        wanted = self.state.wanted_job
         if wanted is not None and self.table.select_key(wanted):
-            self.services.wanted_job = None
+            self.state.wanted_job = None
 
     def on_context_changed(self, _message: ContextChanged) -> None:
         """Another context: nothing of the previous one stays listed (nor marked, nor polled)."""
-        self.services.marked.clear()
+        self.state.marked.clear()
         self._follow_screen(shown=False)
         self.rows = {}
         self._seen = 0
@@ -181,8 +181,8 @@ class JobListScreen(RlarkScreen):
         """The phase colours are baked into the cells: build every row again in the new theme's colours."""
         self._table_rows.clear()
         self._pending = None
-        if self.services.index is not None:
-            self.show_snapshot(self.services.index)
+        if self.state.index is not None:
+            self.show_snapshot(self.state.index)
 
     def _table_row(self, row: JobRow, now: datetime) -> Row:
         """The table row of a JobRow; reused as long as the JobRow and its clock-driven texts are unchanged (a new
@@ -205,7 +205,7 @@ class JobListScreen(RlarkScreen):
                  if lowered in PHASES else "")
         phase = Text(row.phase, style=style)
         name = row.name
-        if row.name in self.services.marked:
+        if row.name in self.state.marked:
             name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
                                                                                    partial=True))
         return (name, row.display_name, row.job_type, phase, row.roles, row.pods, percent_cell(row.gpu_percent),
@@ -254,9 +254,9 @@ class JobListScreen(RlarkScreen):
                               (HEALTH, {name for name, phase in phases.items() if phase in UNSETTLED})):
             watched = self._watched[topic]
             for name in watched - wanted:
-                self.services.unsubscribe(topic, name)
+                self.intents.unsubscribe(topic, name)
             for name in wanted - watched:
-                self.services.subscribe(topic, name)
+                self.intents.subscribe(topic, name)
             self._watched[topic] = wanted
 
     @on(LiveTable.WindowChanged, "#job-table")
@@ -330,14 +330,14 @@ class JobListScreen(RlarkScreen):
     def refusal(self, key: str) -> str | None:
         """With Jobs marked, the bulk keys would have acted on all of them."""
         action = self.mutation_of(key)
-        marked = [name for name in self.services.marked if name in self.rows]
+        marked = [name for name in self.state.marked if name in self.rows]
         if marked and action in ("stop_start", "delete", "restart"):
             return f"{self.JOB_VERBS[action]} {len(marked)} marked jobs"
         return super().refusal(key)
 
     def _bulk(self, verb: str) -> bool:
         """With Jobs marked, `s`, `R` and `ctrl+d` act on all of them (k9s's marks): True when posted."""
-        marked = [name for name in self.services.marked if name in self.rows]
+        marked = [name for name in self.state.marked if name in self.rows]
         if marked:
             self.post_message(BulkAction(verb, marked))
         return bool(marked)
@@ -376,7 +376,7 @@ class JobListScreen(RlarkScreen):
         name = self._need_job()
         if not name:
             return
-        marked = self.services.marked
+        marked = self.state.marked
         if name in marked:
             marked.remove(name)
         else:
@@ -393,7 +393,7 @@ class JobListScreen(RlarkScreen):
 
     def action_metrics(self) -> None:
         """Compare the marked Jobs' curves; with none marked, the Metrics tab of the Job under the cursor."""
-        marked = [name for name in self.services.marked if name in self.rows]
+        marked = [name for name in self.state.marked if name in self.rows]
         if marked:
             self.post_message(OpenCompare(marked))
         else:
@@ -401,7 +401,7 @@ class JobListScreen(RlarkScreen):
 
     def action_diff(self) -> None:
         """What changed between the two marked Jobs, or the one marked Job and the Job under the cursor."""
-        marked = [name for name in self.services.marked if name in self.rows]
+        marked = [name for name in self.state.marked if name in self.rows]
         current = self.table.selected_key
         if len(marked) == 1 and current and current != marked[0]:
             marked.append(current)

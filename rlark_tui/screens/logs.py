@@ -1,6 +1,6 @@
 """LogScreen: the `main` container logs of one Pod, one role, or all Pods of a Job merged with prefixes.
 
-The screen picks the Pods (from the snapshot) and the options; the follower from services.follow_logs
+The screen picks the Pods (from the snapshot) and the options; the follower from intents.follow_logs
 (cluster.logs.LogFollower) reads them (one thread per Pod, last 1000 lines then follow, resumed by timestamp
 after a drop; `0`–`4` read it again from 1 min … 1 h ago with sinceSeconds) into the pane's bounded hand-off
 queue, which the pane drains once per tenth of a second. `&!pattern` keeps the lines that do not match. When logs
@@ -90,7 +90,7 @@ class LogScreen(RlarkScreen):
         self._status_stale = False
         self._streams: dict[str, PodTarget] = {}
         self._follower = None
-        """The log follower from services.follow_logs (None: not following)."""
+        """The log follower from intents.follow_logs (None: not following)."""
         self._slow = ""
         self.saved_path: Path | None = None
         self._streams_started = False
@@ -158,7 +158,7 @@ class LogScreen(RlarkScreen):
 
     def scopes(self) -> list[Scope]:
         """Every source the `[` / `]` keys step through: all Pods, each role, each Pod."""
-        index = self.services.index
+        index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         if job is None:
             return [Scope.ALL]
@@ -193,13 +193,13 @@ class LogScreen(RlarkScreen):
         self.view.clear()
         self.view.show_prefix = self.scope.kind in ("all", "role")
         window = self.window or None
-        self._follower = self.services.follow_logs(self._line_taker(), self._notice,
+        self._follower = self.intents.follow_logs(self._line_taker(), self._notice,
                                                    tail=None if window else TAIL_LINES, previous=self.previous,
                                                    since_seconds=window)
         if self._follower is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
-        targets = self.targets(self.services.index)
-        if not targets and self.services.index is not None:
+        targets = self.targets(self.state.index)
+        if not targets and self.state.index is not None:
             self._notice(f"logs: {self.job_name} has no Pods in {self.scope_label()} yet — "
                          "waiting for task sync")
         for target in targets:
@@ -230,7 +230,7 @@ class LogScreen(RlarkScreen):
         """The follower's line callback (run on its reading threads, not the UI's): each line has the Job's own
         secret values and every other secret masked (a private key across lines too) and no escape sequence
         (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or ctrl+s sees it."""
-        index = self.services.index
+        index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         redact = LineRedactor(secret_values(job.raw) if job is not None else ())
         push = self._pending.push

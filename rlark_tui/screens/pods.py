@@ -144,15 +144,15 @@ class PodsScreen(_ListScreen):
                   and index.job_pods(index.job(name))}
         wanted = set(sorted(wanted)[:HEALTH_JOBS])
         for name in self._watched - wanted:
-            self.services.unsubscribe(HEALTH, name)
+            self.intents.unsubscribe(HEALTH, name)
         for name in wanted - self._watched:
-            self.services.subscribe(HEALTH, name)
+            self.intents.subscribe(HEALTH, name)
         self._watched = wanted
         return pod_rows(index, self.rlark.namespace)
 
     def on_unmount(self) -> None:
         for name in self._watched:
-            self.services.unsubscribe(HEALTH, name)
+            self.intents.unsubscribe(HEALTH, name)
         self._watched = set()
         super().on_unmount()
 

@@ -39,11 +39,11 @@ class SSHKeysScreen(TableScreen):
         yield Static("", id="sshkey-message", markup=False)
 
     def on_mount(self) -> None:
-        self.services.subscribe(SSH_KEYS, ALL_KEY)
+        self.intents.subscribe(SSH_KEYS, ALL_KEY)
         super().on_mount()
 
     def on_unmount(self) -> None:
-        self.services.unsubscribe(SSH_KEYS, ALL_KEY)
+        self.intents.unsubscribe(SSH_KEYS, ALL_KEY)
         super().on_unmount()
 
     def show_snapshot(self, index: SnapshotIndex) -> None:

@@ -47,12 +47,12 @@ class StorageScreen(RlarkScreen):
         yield Static("", id="storage-message", markup=False)
 
     def on_mount(self) -> None:
-        self.services.subscribe(STORAGE, ALL_KEY)
+        self.intents.subscribe(STORAGE, ALL_KEY)
         super().on_mount()
         self._show_tables()
 
     def on_unmount(self) -> None:
-        self.services.unsubscribe(STORAGE, self._subscribed)
+        self.intents.unsubscribe(STORAGE, self._subscribed)
         super().on_unmount()
 
     def focus_body(self) -> None:
@@ -69,14 +69,14 @@ class StorageScreen(RlarkScreen):
     def _go(self, location: tuple[str, str, str] | None) -> None:
         key = storage_key(*location) if location else ALL_KEY
         if key != self._subscribed:
-            self.services.subscribe(STORAGE, key)
-            self.services.unsubscribe(STORAGE, self._subscribed)
+            self.intents.subscribe(STORAGE, key)
+            self.intents.unsubscribe(STORAGE, self._subscribed)
             self._subscribed = key
         self.location = location
         self.query_one("#storage-folder-table", LiveTable).sync([])
         self._show_tables()
-        if self.services.index is not None:
-            self.show_snapshot(self.services.index)
+        if self.state.index is not None:
+            self.show_snapshot(self.state.index)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()

@@ -3,7 +3,8 @@
 Owns the draft, the step and the keyboard flow: every widget change goes through the field table's one handler
 (rlark_tui.model.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
 draft render`) over the Snapshot and the gateway lookups it subscribes to; dry run and Submit go through the
-services' rlark_tui.actions.Actions (as `rlark submit`), then JobSubmitted selects the new Job on the list.
+app (messages.SendManifest, then rlark_tui.actions as `rlark submit`), then JobSubmitted selects the new Job on
+the list.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class WizardScreen(RlarkScreen):
     @property
     def facts(self) -> wf.WizardFacts:
         """What the checks and choices use: the latest Snapshot and the gateway lookups in it."""
-        index = self.services.index
+        index = self.state.index
         if index is None:
             return wf.WizardFacts(gateway_note=LOADING)
         snapshot = index.snapshot
@@ -116,13 +117,13 @@ class WizardScreen(RlarkScreen):
         if self.locked_name is not None:
             self.query_one("#w-name", Input).disabled = True
         await self.load(self.draft)
-        self.services.subscribe(LOOKUPS, GATEWAY_KEY)
+        self.intents.subscribe(LOOKUPS, GATEWAY_KEY)
         if self.offer_saved:
             self.post_message(LoadAutosave(self))
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        self.services.unsubscribe(LOOKUPS, GATEWAY_KEY)
+        self.intents.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
     def on_autosave_loaded(self, message: AutosaveLoaded) -> None:
         """The autosaved draft (the app read it): offer to resume it."""
@@ -258,7 +259,7 @@ class WizardScreen(RlarkScreen):
         messages = wv.field_messages(self.findings, self.draft, self.role_index, facts)
         for step in self.query(FormStep):
             step.show(self.draft, self.role_index, facts, messages)
-        title = wv.title(self.step, self.draft, self.role_index, self.services.index is not None)
+        title = wv.title(self.step, self.draft, self.role_index, self.state.index is not None)
         if self._shown.get("title") != title:
             self._shown["title"] = title
             self.query_one("#wizard-title", Static).update(title)
@@ -286,12 +287,12 @@ class WizardScreen(RlarkScreen):
     # ---- navigation -----------------------------------------------------------------------------------
     def _show_step(self) -> None:
         self.query_one("#wizard-steps", ContentSwitcher).current = f"step-{self.step}"
-        self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.services.readonly))
+        self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.state.readonly))
         self.update_header()
         self.refresh_bindings()
         self._recheck(save=False)
         if self.step == 4:
-            self.query_one(PreviewStep).show_submit(self.services.readonly)
+            self.query_one(PreviewStep).show_submit(self.state.readonly)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next":
@@ -368,7 +369,7 @@ class WizardScreen(RlarkScreen):
             self._result(f"{what} blocked by {len(errors)} error(s); first: {errors[0].field}: {errors[0].message}",
                          error=True)
             return False
-        source = self.services.index.snapshot.sources.get("control plane") if self.services.index else None
+        source = self.state.index.snapshot.sources.get("control plane") if self.state.index else None
         if source is None or source.status != "connected":
             self._result(f"{what}: the control plane is not connected", error=True)
             return False
@@ -386,7 +387,7 @@ class WizardScreen(RlarkScreen):
     def action_submit(self) -> None:
         if self.step != 4:
             return
-        if self.services.readonly:
+        if self.state.readonly:
             self._result("read-only mode: Submit refused (dry run is allowed)", error=True)
             self.notify("read-only mode: Submit refused", severity="error")
             return

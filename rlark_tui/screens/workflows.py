@@ -78,12 +78,12 @@ class _WorkflowsRead(RlarkScreen):
     """Subscribes to the WORKFLOWS read while shown; its LiveTable has the focus."""
 
     def on_mount(self) -> None:
-        self.services.subscribe(WORKFLOWS, ALL_KEY)
+        self.intents.subscribe(WORKFLOWS, ALL_KEY)
         super().on_mount()
         self.focus_body()
 
     def on_unmount(self) -> None:
-        self.services.unsubscribe(WORKFLOWS, ALL_KEY)
+        self.intents.unsubscribe(WORKFLOWS, ALL_KEY)
         super().on_unmount()
 
     def focus_body(self) -> None:
@@ -144,7 +144,7 @@ class WorkflowsScreen(_WorkflowsRead):
         self.draft = None
         self.notify(f"workflow {message.name} created: its controller creates each template's Job once its "
                     "dependencies succeeded")
-        self.services.poll_now(WORKFLOWS, ALL_KEY)
+        self.intents.poll_now(WORKFLOWS, ALL_KEY)
 
     def action_delete(self) -> None:
         name = self.query_one(LiveTable).selected_key

@@ -37,7 +37,7 @@ async def _mark(pilot, app, names: list[str], pods: bool = True) -> None:
     for name in names:
         assert app.screen.table.select_key(name)
         await pilot.press("space")
-    assert app.services.marked == names
+    assert app.state.marked == names
 
 
 async def test_two_marked_jobs_stop_after_one_confirmation_and_a_failure_is_reported_per_job(access, jobs):
@@ -55,7 +55,7 @@ async def test_two_marked_jobs_stop_after_one_confirmation_and_a_failure_is_repo
                                           for n in (first, second)), "both Jobs stopped")
         await wait_for(pilot, lambda: "all 2 done" in notes(app), "the per-Job report", show=notes)
         assert f"job {first} stopped" in notes(app) and f"job {second} stopped" in notes(app)
-        assert app.services.marked == []
+        assert app.state.marked == []
         assert access.get(JOBS, gone)["spec"].get("stopped") is not True  # the unmarked one untouched
 
         await _mark(pilot, app, [second, gone], pods=False)
@@ -65,7 +65,7 @@ async def test_two_marked_jobs_stop_after_one_confirmation_and_a_failure_is_repo
         await pilot.press("y")
         await wait_for(pilot, lambda: "1 done, 1 failed" in notes(app), "the partial failure", show=notes)
         assert f"FAILED delete {second}" in notes(app)
-        assert app.services.marked == [second]
+        assert app.state.marked == [second]
         with pytest.raises(NotFound):
             access.get(JOBS, gone)
 

@@ -38,7 +38,7 @@ def cells(app, name: str) -> list[str]:
 
 
 def subscribed(app, topic: str) -> set[str]:
-    return {key for (t, key), count in app.services._counts.items() if t == topic and count > 0}
+    return {key for (t, key), count in app.intents._counts.items() if t == topic and count > 0}
 
 
 def series(job: str, scale: float) -> MetricsState:
@@ -73,9 +73,9 @@ async def test_subscriptions_follow_the_filter_once_typing_settles(post_snapshot
         await post_snapshot(pilot, snapshot())
         await wait_for(pilot, lambda: subscribed(app, PROGRESS) == {"ppo-a", "ppo-b"}, "progress subscriptions")
         changes = []
-        reconcile = app.services.subscribe, app.services.unsubscribe
-        app.services.subscribe = lambda topic, key, **kw: (changes.append(("+", topic, key)), reconcile[0](topic, key, **kw))
-        app.services.unsubscribe = lambda topic, key, **kw: (changes.append(("-", topic, key)),
+        reconcile = app.intents.subscribe, app.intents.unsubscribe
+        app.intents.subscribe = lambda topic, key, **kw: (changes.append(("+", topic, key)), reconcile[0](topic, key, **kw))
+        app.intents.unsubscribe = lambda topic, key, **kw: (changes.append(("-", topic, key)),
                                                              reconcile[1](topic, key, **kw))
         await pilot.press("slash")
         typed_at = time.monotonic()
@@ -94,10 +94,10 @@ async def test_marks_and_compare(post_snapshot):
         table = app.screen.table
         assert table.selected_key == "old"  # sorted by name
         await pilot.press("down", "space", "space")
-        assert app.services.marked == ["ppo-a", "ppo-b"]
+        assert app.state.marked == ["ppo-a", "ppo-b"]
         assert cells(app, "ppo-a")[0] == "● ppo-a" and cells(app, "ppo-b")[0] == "● ppo-b"
         await pilot.press("space")  # the cursor stays on the last row: space again unmarks it
-        assert app.services.marked == ["ppo-a"] and cells(app, "ppo-b")[0] == "ppo-b"
+        assert app.state.marked == ["ppo-a"] and cells(app, "ppo-b")[0] == "ppo-b"
         await pilot.press("space")
         await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen")
@@ -107,9 +107,9 @@ async def test_marks_and_compare(post_snapshot):
         assert "ppo-a: last 2" in stats and "ppo-b: last 4" in stats
         await pilot.press("escape")
         await wait_for(pilot, lambda: not subscribed(app, METRICS), "compare reads stopped")
-        assert app.services.marked == ["ppo-a", "ppo-b"]  # the marks stay for the next compare (or diff)
+        assert app.state.marked == ["ppo-a", "ppo-b"]  # the marks stay for the next compare (or diff)
         app.screen.post_message(ContextChanged("another"))
-        await wait_for(pilot, lambda: not app.services.marked, "marks dropped with the context")
+        await wait_for(pilot, lambda: not app.state.marked, "marks dropped with the context")
 
 
 async def test_metrics_tab_reads_only_while_shown(post_snapshot):
