@@ -4,7 +4,7 @@ topic, under its key.
 
 Adding a topic: a blocking `fetch(access, index, key)` here (the index is the reconciler's latest SnapshotIndex:
 what a read needs of the Snapshot it takes from there, e.g. `index.job_pods(job)`), a `Topic` entry in TOPICS,
-and a Snapshot field of the same name; screens subscribe through `Services.subscribe(topic, key)`.
+and a Snapshot field of the same name; screens subscribe through `Intents.subscribe(topic, key)` (rlark_tui.services).
 """
 
 from __future__ import annotations

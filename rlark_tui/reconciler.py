@@ -103,7 +103,7 @@ class Reconciler:
     def subscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
         """Run topic's read for `key` (a Job name; polls.GATEWAY_KEY for lookups) every `interval` seconds
         until unsubscribed; results land in `snapshot.<topic>[key]`. Subscribing again sets the detail level of
-        the one subscription (`Services` counts its subscribers); more detail is read at once."""
+        the one subscription (`services.Intents` counts its subscribers); more detail is read at once."""
         if topic not in self.topics:
             raise KeyError(f"unknown topic {topic!r}")
         before = self._subscribed.get((topic, key))
