@@ -16,7 +16,7 @@ from rlark_tui.model.alerts import FIRING, Alert, AlertsState
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALERTS, ALL_KEY
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import TableScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -54,7 +54,7 @@ def alert_rows(state: AlertsState | None) -> tuple[list[Row], dict[str, Alert]]:
     return rows, by_key
 
 
-class AlertsScreen(RlarkScreen):
+class AlertsScreen(TableScreen):
     """esc returns to the job list."""
 
     crumb = "Alerts"
@@ -67,13 +67,6 @@ class AlertsScreen(RlarkScreen):
     def compose_body(self) -> ComposeResult:
         yield LiveTable(COLUMNS, id="alert-table")
         yield Static("", id="alert-message", markup=False)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.focus_body()
-
-    def focus_body(self) -> None:
-        self.query_one(LiveTable).focus()
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()

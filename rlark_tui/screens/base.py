@@ -11,13 +11,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from rlark_tui.model.alerts import AlertsState
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY
 from rlark_tui.services import AppState, Intents
+from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.key_bar import KeyBar
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
 from rlark_tui.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
@@ -173,6 +175,56 @@ class TableScreen(RlarkScreen):
         self.focus_body()
 
     def focus_body(self) -> None:
-        from rlark_tui.widgets.live_table import LiveTable
-
         self.query_one(LiveTable).focus()
+
+
+class ListScreen(TableScreen):
+    """A filterable list of the snapshot: a `/` filter bar over one LiveTable and the message under it (what
+    `list_message` says); esc goes back to the job list. A list gives its `columns`, its `noun`, the prefix of its
+    widgets' ids (`<prefix>-filter`, `-table`, `-message`) and its `rows(index)`."""
+
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("slash", "filter", "Filter", key_display="/")]
+    columns: tuple[Column, ...] = ()
+    noun = ""
+    id_prefix = "list"
+
+    def compose_body(self) -> ComposeResult:
+        yield FilterBar(f"filter {self.noun}: text or regex (esc clears)", id=f"{self.id_prefix}-filter")
+        yield LiveTable(self.columns, id=f"{self.id_prefix}-table")
+        yield Static("", id=f"{self.id_prefix}-message", classes="list-message", markup=False)
+
+    def on_mount(self) -> None:
+        # No super(): Textual calls every class's on_mount along the MRO (TableScreen's and RlarkScreen's next).
+        bar = self.query_one(FilterBar)
+        bar.on_close = self.focus_body
+        bar.on_change = self._filter_changed
+
+    def rows(self, index: SnapshotIndex) -> list[Row]:
+        """The list's LiveTable rows of `index`."""
+        raise NotImplementedError
+
+    def empty_text(self) -> str:
+        """What the list says when it holds nothing."""
+        return f"No {self.noun} in {self.rlark.namespace or 'any namespace'}."
+
+    def show_snapshot(self, index: SnapshotIndex) -> None:
+        self.update_header()
+        self.query_one(LiveTable).sync(self.rows(index))
+        self._update_message()
+
+    def _filter_changed(self, matcher: Matcher) -> None:
+        self.query_one(LiveTable).set_filter(matcher)
+        self._update_message()
+
+    def _update_message(self) -> None:
+        message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher, self.empty_text(),
+                               self.noun)
+        widget = self.query_one(f"#{self.id_prefix}-message", Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    def action_back(self) -> None:
+        self.rlark.run_command("jobs")

@@ -18,11 +18,10 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.messages import OpenNode
 from rlark_tui.model import Node, keys
-from rlark_tui.screens.base import RlarkScreen, list_message
+from rlark_tui.screens.base import ListScreen
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.model.timefmt import age
 from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 NODE_COLUMNS = (
@@ -60,17 +59,18 @@ def namespaces(index: SnapshotIndex) -> list[str]:
     return sorted(ns for ns in found if ns)
 
 
-class NodeListScreen(RlarkScreen):
+class NodeListScreen(ListScreen):
     """The Node CRs (of one cluster when opened from `:clusters`); enter opens a Node, esc returns to the job list."""
 
     crumb = "Nodes"
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("slash", "filter", "Filter", key_display="/"),
         Binding("N", "sort('name')", "Sort name", show=False),
         Binding("S", "sort('phase')", "Sort phase", show=False),
         Binding("A", "sort('age')", "Sort age", show=False),
     ]
+    columns = NODE_COLUMNS
+    noun = "Nodes"
+    id_prefix = "node"
 
     def __init__(self, cluster: str = "") -> None:
         super().__init__()
@@ -79,42 +79,13 @@ class NodeListScreen(RlarkScreen):
         if cluster:
             self.crumb = f"Nodes of {cluster}"
 
-    def compose_body(self) -> ComposeResult:
-        yield FilterBar("filter Nodes: text or regex (esc clears)", id="node-filter")
-        yield LiveTable(NODE_COLUMNS, id="node-table")
-        yield Static("", id="node-list-message", markup=False)
-
-    def on_mount(self) -> None:
-        bar = self.query_one(FilterBar)
-        bar.on_close = self.focus_body
-        bar.on_change = self._filter_changed
-        super().on_mount()
-        self.focus_body()
-
-    def focus_body(self) -> None:
-        self.query_one(LiveTable).focus()
-
-    def show_snapshot(self, index: SnapshotIndex) -> None:
-        self.update_header()
+    def rows(self, index: SnapshotIndex) -> list[Row]:
         now = datetime.now(timezone.utc)
         namespace = self.cluster or self.rlark.namespace
-        self.query_one(LiveTable).sync(node_row(node, now) for node in index.nodes
-                                       if not namespace or node.namespace == namespace)
-        self._update_message()
+        return [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
 
-    def _filter_changed(self, matcher: Matcher) -> None:
-        self.query_one(LiveTable).set_filter(matcher)
-        self._update_message()
-
-    def _update_message(self) -> None:
-        message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher,
-                               f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}.", "Nodes")
-        widget = self.query_one("#node-list-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
-
-    def action_filter(self) -> None:
-        self.query_one(FilterBar).open()
+    def empty_text(self) -> str:
+        return f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}."
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

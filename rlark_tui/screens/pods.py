@@ -10,10 +10,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.widgets import Static
-
 from rlark_tui.messages import OpenJob, OpenLogs
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.redact import redact_text
@@ -21,8 +17,7 @@ from rlark_tui.model.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.model.view_model import UNSETTLED, SnapshotIndex
 from rlark_tui.polls import HEALTH
-from rlark_tui.screens.base import TableScreen, list_message
-from rlark_tui.widgets.filter_bar import FilterBar, Matcher
+from rlark_tui.screens.base import ListScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 POD_COLUMNS = (
@@ -86,51 +81,7 @@ def event_rows(index: SnapshotIndex, now: datetime, namespace: str = "") -> list
     return rows
 
 
-class _ListScreen(TableScreen):
-    """A filterable table of the snapshot; esc back to the job list."""
-
-    BINDINGS = [Binding("escape", "back", "Back"), Binding("slash", "filter", "Filter", key_display="/")]
-    columns: tuple[Column, ...] = ()
-    noun = ""
-
-    def compose_body(self) -> ComposeResult:
-        yield FilterBar(f"filter {self.noun}: text or regex (esc clears)", id="list-filter")
-        yield LiveTable(self.columns, id="list-table")
-        yield Static("", id="list-message", markup=False)
-
-    def on_mount(self) -> None:
-        bar = self.query_one(FilterBar)
-        bar.on_close = self.focus_body
-        bar.on_change = self._filter_changed
-        super().on_mount()
-
-    def rows(self, index: SnapshotIndex) -> list[Row]:
-        raise NotImplementedError
-
-    def show_snapshot(self, index: SnapshotIndex) -> None:
-        self.update_header()
-        self.query_one(LiveTable).sync(self.rows(index))
-        self._update_message()
-
-    def _filter_changed(self, matcher: Matcher) -> None:
-        self.query_one(LiveTable).set_filter(matcher)
-        self._update_message()
-
-    def _update_message(self) -> None:
-        message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher,
-                               f"No {self.noun} in {self.rlark.namespace or 'any namespace'}.", self.noun)
-        widget = self.query_one("#list-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
-
-    def action_filter(self) -> None:
-        self.query_one(FilterBar).open()
-
-    def action_back(self) -> None:
-        self.rlark.run_command("jobs")
-
-
-class PodsScreen(_ListScreen):
+class PodsScreen(ListScreen):
     crumb = "Pods"
     columns = POD_COLUMNS
     noun = "Pods"
@@ -162,7 +113,7 @@ class PodsScreen(_ListScreen):
         self.post_message(OpenLogs(job, Scope.pod(key)))
 
 
-class EventsScreen(_ListScreen):
+class EventsScreen(ListScreen):
     crumb = "Events"
     columns = EVENT_COLUMNS
     noun = "events"
