@@ -49,7 +49,9 @@ class CommandBar(Input):
 
 
 class RlarkScreen(Screen):
-    """Base of the job list, job detail, log and node screens."""
+    """Base of the job list, job detail, log and node screens. Textual calls the `on_mount` (and `on_unmount`) of
+    every class along the MRO, this one's last: a subclass's handler that also calls `super().on_mount()` runs
+    this one (the first render) twice."""
 
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -171,7 +173,7 @@ class TableScreen(RlarkScreen):
     """A screen whose body is one LiveTable: focused on mount and whenever a bar closes."""
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # No super(): Textual calls every class's on_mount along the MRO, RlarkScreen's (the first render) next.
         self.focus_body()
 
     def focus_body(self) -> None:
@@ -194,7 +196,7 @@ class ListScreen(TableScreen):
         yield Static("", id=f"{self.id_prefix}-message", classes="list-message", markup=False)
 
     def on_mount(self) -> None:
-        # No super(): Textual calls every class's on_mount along the MRO (TableScreen's and RlarkScreen's next).
+        # No super(): Textual calls TableScreen's and RlarkScreen's on_mount next (every class's, along the MRO).
         bar = self.query_one(FilterBar)
         bar.on_close = self.focus_body
         bar.on_change = self._filter_changed
