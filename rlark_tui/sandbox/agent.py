@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import ipaddress
 import logging
+import re
 import secrets
 import shutil
 import subprocess
@@ -54,6 +55,8 @@ DASHBOARD_PORT = 8265
 RAY_TOKEN_KEY = "auth_token"
 """The key of a Job's Ray token Secret `<job>-ray-token` in each data plane it runs in (as KubeRay keeps one)."""
 MAX_TASK_EVENTS = 100
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+"""A name `envFrom` makes a variable of (the kubelet's IsEnvVarName; other keys are skipped)."""
 
 
 def _quantity(value: float) -> str:
@@ -349,6 +352,8 @@ class Agent:
                 env.append({"name": entry["name"], "value": str(entry["value"])})
             elif dig(entry, "valueFrom", "fieldRef", "fieldPath") == "metadata.name":
                 env.append({"name": entry["name"], "value": pod_name})
+            elif isinstance(ref := dig(entry, "valueFrom", "secretKeyRef"), dict):
+                env.append({"name": entry["name"], "valueFrom": {"secretKeyRef": dict(ref)}})
         annotations = task["metadata"].get("annotations") or {}
         platform = {"RLARK_RAY_PORT": "6379"}
         if spec.prepare_script:
@@ -408,10 +413,20 @@ class Agent:
             self._delete("secrets", _token_secret(task), DATA_NAMESPACE, cluster)
 
     def _resolve_env(self, cluster: str, pod: dict) -> dict[str, str]:
-        """The container's environment as a kubelet makes it: values, the downward API (`metadata.name`,
-        `status.podIP`) and `secretKeyRef`s of this data plane (a missing one leaves the variable out)."""
+        """The container's environment as a kubelet makes it: `envFrom` Secrets first (each key a variable, with
+        the entry's `prefix`; keys that are no variable name are skipped), then `env` over them: values, the
+        downward API (`metadata.name`, `status.podIP`) and `secretKeyRef`s, all from this data plane's Secrets in
+        the Pod's namespace (a missing one leaves the variable out)."""
+        container = dig(pod, "spec", "containers", 0, default={}) or {}
         env: dict[str, str] = {}
-        for entry in dig(pod, "spec", "containers", 0, "env", default=[]) or []:
+        for entry in container.get("envFrom") or []:
+            ref = entry.get("secretRef") if isinstance(entry, dict) else None
+            if isinstance(ref, dict):
+                prefix = str(entry.get("prefix") or "")
+                for key, value in self._secret_data(cluster, ref.get("name")).items():
+                    if _ENV_NAME.fullmatch(prefix + key):
+                        env[prefix + key] = value
+        for entry in container.get("env") or []:
             if "value" in entry:
                 env[entry["name"]] = str(entry["value"])
                 continue
@@ -422,11 +437,17 @@ class Agent:
             elif field == "status.podIP":
                 env[entry["name"]] = dig(pod, "status", "podIP", default="")
             elif isinstance(ref, dict):
-                secret = self.store.get("secrets", str(ref.get("name")), DATA_NAMESPACE, cluster) or {}
-                value = (secret.get("data") or {}).get(str(ref.get("key")))
-                if isinstance(value, str):
-                    env[entry["name"]] = base64.b64decode(value).decode("utf-8", "replace")
+                value = self._secret_data(cluster, ref.get("name")).get(str(ref.get("key")))
+                if value is not None:
+                    env[entry["name"]] = value
         return env
+
+    def _secret_data(self, cluster: str, name: object) -> dict[str, str]:
+        """A Secret's `data` in this data plane's workload namespace, decoded (as the kubelet hands it to a
+        container); empty when there is no such Secret."""
+        secret = self.store.get("secrets", str(name), DATA_NAMESPACE, cluster) if isinstance(name, str) else None
+        data = (secret or {}).get("data") or {}
+        return {str(k): base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items() if isinstance(v, str)}
 
     def _pod_object(self, task: dict, pod_name: str) -> dict:
         name = task["metadata"]["name"]

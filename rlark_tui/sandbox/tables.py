@@ -81,7 +81,10 @@ CORE_COLUMNS = {
                ("Message", "string")],
     "services": [("Type", "string"), ("Cluster-IP", "string"), ("External-IP", "string"), ("Port(s)", "string"),
                  ("Age", "string")],
+    "secrets": [("Type", "string"), ("Data", "string"), ("Age", "string")],
 }
+"""The core kinds' columns as the API server's printers give them (kubernetes pkg/printers/internalversion;
+a Secret's Data is its number of keys, in a column typed string)."""
 
 
 def _columns(rtype: ResourceType) -> list[tuple[str, str]]:
@@ -100,6 +103,9 @@ def _cells(rtype: ResourceType, obj: dict, now: datetime) -> list:
         return [name, *_core_event(obj, now)]
     if rtype.group == "" and rtype.plural == "services":
         return [name, *_core_service(obj, now)]
+    if rtype.group == "" and rtype.plural == "secrets":
+        return [name, obj.get("type", ""), len(obj.get("data") or {}),
+                human_age((obj.get("metadata") or {}).get("creationTimestamp"), now)]
     columns = rtype.columns or (("Age", "metadata.creationTimestamp", "date"),)
     cells: list = [name]
     for _, path, kind in columns:
