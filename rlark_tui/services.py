@@ -103,12 +103,19 @@ class Intents:
             self._reconciler.poll_now(topic, key)
 
     def follow_logs(self, on_line: Callable[[str, str, str], None], on_notice: Callable[[str], None], *,
-                    tail: int | None = None, previous: bool = False,
-                    since_seconds: int | None = None) -> LogFollower | None:
+                    tail: int | None = None, previous: bool = False, since_seconds: int | None = None,
+                    masking: tuple[dict | None, Callable] | None = None) -> LogFollower | None:
         """The one log follower (cluster.logs.LogFollower, its own threads) for a log view, on the reconciler's
-        cluster; None when not connected to a cluster. The caller adds LogTargets to it and closes it."""
+        cluster; None when not connected to a cluster. The caller adds LogTargets to it and closes it. With
+        `masking` (the raw Job and a LineRedactor's add_known), each Pod's first read waits for the values of the
+        Secrets it references (cluster/secrets.py); one that cannot be read is told as a notice."""
         if self._reconciler is None:
             return None
         from rlark_tui.cluster.logs import LogFollower
-        return LogFollower(self._reconciler.access, on_line, on_notice, tail=tail, previous=previous,
-                           since_seconds=since_seconds)
+        access = self._reconciler.access
+        before_read = None
+        if masking is not None and masking[0] is not None:
+            from rlark_tui.cluster.secrets import LogSecrets
+            before_read = LogSecrets(access, masking[0], masking[1], on_notice).before_read
+        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous, since_seconds=since_seconds,
+                           before_read=before_read)

@@ -22,8 +22,10 @@ from rlark_tui.cluster.errors import NotFound, Request
 from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.podexec import run_fixed
+from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
+from rlark_tui.model.redact import KnownSecrets
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, restart_count
 
@@ -78,6 +80,11 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         if read.events is not None:
             events[read.name] = read.events
         logs.extend(read.logs)
+    masking = job_secrets(access, job, [(read.cluster, read.namespace, read.plane_pod) for read in reads
+                                        if not read.no_plane])
+    if masking.unreadable:
+        sources["secrets"] = masking.notice()
+    logs, events, ray = _masked(KnownSecrets(masking.values), logs, events, ray)
     submitted = submitted_record(job)
     evidence = RunEvidence(
         job_name=job_name,
@@ -107,11 +114,29 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
     return evidence
 
 
+def _masked(known: KnownSecrets, logs: list[PodLog], events: dict[str, tuple[PodEvent, ...]],
+            ray: RayStatus | None) -> tuple[list[PodLog], dict[str, tuple[PodEvent, ...]], RayStatus | None]:
+    """The logs, events and `ray status` text with the values of the Secrets the Job's Pods reference (and the Ray
+    token) masked, before any check quotes them: nothing in the Job says a Secret's value is one."""
+    if not known:
+        return logs, events, ray
+    logs = [replace(log, lines=tuple(known.mask(line) for line in log.lines)) for log in logs]
+    events = {pod: tuple(replace(event, message=known.mask(event.message)) for event in found)
+              for pod, found in events.items()}
+    if ray is not None and ray.status_text:
+        ray = replace(ray, status_text=known.mask(ray.status_text))
+    return logs, events, ray
+
+
 @dataclass
 class _PodRead:
     """What was read about one Pod from its data plane (or the gateway)."""
 
     name: str
+    cluster: str = ""
+    namespace: str = ""
+    plane_pod: dict | None = None
+    """The data-plane Pod as read (the Secrets its env references are read to mask their values)."""
     container: MainContainer | None = None
     events: tuple[PodEvent, ...] | None = None
     logs: list[PodLog] = field(default_factory=list)
@@ -127,7 +152,7 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
     for raw in pods:
         pod = Pod(raw)
         name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
-        read = _PodRead(name)
+        read = _PodRead(name, cluster, namespace)
         reads.append(read)
         if planes.get(cluster) is None:
             read.no_plane = True
@@ -145,7 +170,8 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
     for read, pod, container, events, log in pending:
         name, cluster, namespace = pod.pod_name, pod.namespace, pod.pod_namespace or keys.WORKLOAD_NAMESPACE
         try:
-            read.container = main_container(name, container.result())
+            read.plane_pod = container.result()
+            read.container = main_container(name, read.plane_pod)
         except RlarkError as exc:
             read.unread = True
             sources["data-plane"] = f"cannot read Pod {name} from cluster {cluster}: {exc}"

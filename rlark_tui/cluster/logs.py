@@ -72,9 +72,10 @@ class JobLogs:
 
     def __init__(self, access: ClusterAccess, job: str, targets: list[LogTarget], *, tail: int | None = None,
                  previous: bool = False, since_seconds: int | None = None, role: str | None = None,
-                 pod: str | None = None) -> None:
+                 pod: str | None = None, before_read: Callable[[LogTarget], None] | None = None) -> None:
         self.access = access
         self.job = job
+        self.before_read = before_read
         self.targets = list(targets)
         self.tail = tail
         self.previous = previous
@@ -123,7 +124,7 @@ class JobLogs:
         """
         follower = LogFollower(self.access, lambda source, stamp, text: on_line(LogLine(source, text, None, stamp)),
                                lambda text: on_notice(Notice(f"-- {text}")), tail=self.tail,
-                               since_seconds=self.since_seconds, resume=self.resume)
+                               since_seconds=self.since_seconds, resume=self.resume, before_read=self.before_read)
         self._follower = follower
         if self.stop.is_set():
             follower.close()
@@ -209,10 +210,13 @@ class LogFollower:
 
     def __init__(self, access: ClusterAccess, on_line: Callable[[str, str, str], None],
                  on_notice: Callable[[str], None], *, tail: int | None = None, since_seconds: int | None = None,
-                 previous: bool = False, resume: dict[tuple[str, str, str], Resume] | None = None) -> None:
+                 previous: bool = False, resume: dict[tuple[str, str, str], Resume] | None = None,
+                 before_read: Callable[[LogTarget], None] | None = None) -> None:
         self.access = access
         self.on_line = on_line
         self.on_notice = on_notice
+        self.before_read = before_read
+        """Called on a Pod's reading thread before its first read (cluster/secrets.py learns what to mask)."""
         self.tail = tail
         self.since_seconds = since_seconds
         self.previous = previous
@@ -253,6 +257,8 @@ class LogFollower:
 
     def _run(self, target: LogTarget, job: str) -> None:
         try:
+            if self.before_read is not None:
+                self.before_read(target)
             self._follow(target, job)
         except Exception as exc:  # a reader's last word goes to the user, never to stderr as a traceback
             if not self.stop.is_set():

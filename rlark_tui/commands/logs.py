@@ -14,6 +14,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
+from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
 from rlark_tui.model.redact import LineRedactor, secret_values
 from rlark_tui.model.sanitize import clean, clean_log
@@ -44,6 +45,9 @@ def register(subparsers, parents) -> None:
     parser.add_argument("-p", "--previous", action="store_true", help="the previous container instance")
     parser.add_argument("--timestamps", action="store_true", help="show each line's timestamp")
     parser.add_argument("--since", metavar="DURATION", help="only lines newer than 30s, 5m, 1h ...")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="say on stderr which Secrets the Job references could not be read (their values are "
+                             "then masked only where they look like secrets)")
     parser.add_argument("--raw", action="store_true",
                         help="print lines as the Pod wrote them, escape sequences included (default: only SGR "
                              "colours, and only on a terminal; secrets are masked either way)")
@@ -58,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
     since = parse_since(args.since) if args.since else None
     tail = args.tail if args.tail is not None else (1000 if args.follow else None)
     access = ClusterAccess.from_args(args)
+    job = access.get(JOBS, args.job)
     targets = resolve_targets(access, args.job, args.role, args.pod)
     prefix = args.pod is None
     out_lock = threading.Lock()
-    redact = LineRedactor(secret_values(access.get(JOBS, args.job)))
+    redact = LineRedactor(secret_values(job))
     keep_sgr = sys.stdout.isatty()
 
     def show(item: LogLine, text: str) -> None:
@@ -75,12 +80,16 @@ def run(args: argparse.Namespace) -> int:
             else:
                 show(item, redact(item.text, item.source))
 
+    # the values of the Secrets the Job's Pods reference, read where each runs before any of its lines is shown
+    masking = LogSecrets(access, job, redact.add_known,
+                         (lambda text: emit(Notice(f"-- {text}"))) if args.verbose else None)
+    masking.prepare(targets)
     if not targets:
         emit(Notice(f"-- job {args.job}: No Pod details yet — waiting for task sync"))
         if not args.follow:
             return 0
     logs = JobLogs(access, args.job, targets, tail=tail, previous=args.previous, since_seconds=since,
-                   role=args.role, pod=args.pod)
+                   role=args.role, pod=args.pod, before_read=masking.before_read)
     lines, notices = logs.backlog()
     for notice in notices:
         emit(notice)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 MASK = "***"
@@ -308,6 +308,13 @@ class LineRedactor:
             return MASK
         return self._redact(line)
 
+    def add_known(self, values: Iterable[str]) -> None:
+        """Mask these values too from the next line on: a log view learns the values of the Secrets its Pods
+        reference as it starts reading each (cluster/secrets.py)."""
+        new = [value for value in values if value not in self.known.values]
+        if new:
+            self.known = KnownSecrets([*self.known.values, *new])
+
     def backlog(self, lines: list[tuple[str, str]]) -> list[str]:
         """A whole read at once (`(source, text)` pairs, oldest first): as line by line, and a source's key lines
         before its first END with no BEGIN before it (the read started inside a key) are masked too."""
@@ -373,6 +380,46 @@ def _known_value(name: object, value: object) -> str | None:
     return value
 
 
+def _env_items(node: Any) -> Iterator[tuple[str, Mapping]]:
+    """Every env entry in `node` (a Job, Task or Pod, at any depth, the spec JSON of annotations too), each as
+    ("entry", an `env` list's entry), ("map", an `env` mapping) or ("from", an `envFrom` entry)."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _env_items(item)
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "env" and isinstance(value, list):
+                yield from (("entry", entry) for entry in value if isinstance(entry, Mapping))
+            elif key == "env" and isinstance(value, Mapping):
+                yield "map", value
+            elif key == "envFrom" and isinstance(value, list):
+                yield from (("from", entry) for entry in value if isinstance(entry, Mapping))
+            else:
+                yield from _env_items(value)
+    elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
+        try:
+            decoded = json.loads(node)  # the submitted-spec and launch-record annotations hold the spec as JSON
+        except ValueError:
+            return
+        yield from _env_items(decoded)
+
+
+def _secret_ref(kind: str, entry: Mapping) -> tuple[str, str | None] | None:
+    """(Secret name, key or None for all keys) that an env entry takes its value from, if any."""
+    ref = dig_mapping(entry, "valueFrom", "secretKeyRef") if kind == "entry" else \
+        entry.get("secretRef") if kind == "from" else None
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str) or not ref["name"]:
+        return None
+    key = ref.get("key") if kind == "entry" else None
+    return ref["name"], key if isinstance(key, str) else None
+
+
+def secret_refs(obj: Any) -> frozenset[str]:
+    """The names of the Secrets `obj`'s env entries take values from (`valueFrom.secretKeyRef`,
+    `envFrom.secretRef`), found as secret_values finds them."""
+    return frozenset(ref[0] for kind, entry in _env_items(obj) if (ref := _secret_ref(kind, entry)) is not None)
+
+
 def secret_values(obj: Any, secrets: Mapping[str, Mapping[str, str]] | None = None) -> frozenset[str]:
     """The values of every secret-looking env entry in `obj` (a Job, Task or Pod: `env` lists and mappings at any
     depth) and, with `secrets` (Secret name -> {key: value}, decoded), of the Secret keys those entries reference
@@ -380,44 +427,17 @@ def secret_values(obj: Any, secrets: Mapping[str, Mapping[str, str]] | None = No
     token`), paths and values shorter than 4 characters are left out: masking them would hide ordinary text."""
     secrets = secrets or {}
     found: set[str] = set()
-
-    def referenced(ref: object, key: object = None) -> None:
-        if isinstance(ref, Mapping) and isinstance(secrets.get(ref.get("name")), Mapping):
-            data = secrets[ref["name"]]
-            for k, v in data.items():
-                if (key is None or k == key) and isinstance(v, str) and len(v) >= _MIN_KNOWN \
-                        and not is_plain_value(v):
-                    found.add(v)
-
-    def walk(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, Mapping):
-            for key, value in node.items():
-                if key == "env" and isinstance(value, list):
-                    for entry in value:
-                        if isinstance(entry, Mapping):
-                            if (known := _known_value(entry.get("name"), entry.get("value"))) is not None:
-                                found.add(known)
-                            ref = dig_mapping(entry, "valueFrom", "secretKeyRef")
-                            if ref is not None:
-                                referenced(ref, ref.get("key"))
-                elif key == "env" and isinstance(value, Mapping):
-                    found.update(known for k, v in value.items() if (known := _known_value(k, v)) is not None)
-                elif key == "envFrom" and isinstance(value, list):
-                    for entry in value:
-                        if isinstance(entry, Mapping):
-                            referenced(entry.get("secretRef"))
-                else:
-                    walk(value)
-        elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
-            try:
-                walk(json.loads(node))  # the submitted-spec and launch-record annotations hold the spec as JSON
-            except ValueError:
-                pass
-
-    walk(obj)
+    for kind, entry in _env_items(obj):
+        if kind == "map":
+            found.update(known for k, v in entry.items() if (known := _known_value(k, v)) is not None)
+            continue
+        if kind == "entry" and (known := _known_value(entry.get("name"), entry.get("value"))) is not None:
+            found.add(known)
+        ref = _secret_ref(kind, entry)
+        data = secrets.get(ref[0]) if ref is not None else None
+        if isinstance(data, Mapping):
+            found.update(v for k, v in data.items() if (ref[1] is None or k == ref[1]) and isinstance(v, str)
+                         and len(v) >= _MIN_KNOWN and not is_plain_value(v))
     return frozenset(found)
 
 

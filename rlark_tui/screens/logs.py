@@ -193,9 +193,10 @@ class LogScreen(RlarkScreen):
         self.view.clear()
         self.view.show_prefix = self.scope.kind in ("all", "role")
         window = self.window or None
-        self._follower = self.intents.follow_logs(self._line_taker(), self._notice,
+        take, job, redact = self._line_taker()
+        self._follower = self.intents.follow_logs(take, self._notice,
                                                    tail=None if window else TAIL_LINES, previous=self.previous,
-                                                   since_seconds=window)
+                                                   since_seconds=window, masking=(job, redact.add_known))
         if self._follower is None:
             self._notice("logs: not connected to a cluster (no kubeconfig context) — nothing to read")
         targets = self.targets(self.state.index)
@@ -229,7 +230,9 @@ class LogScreen(RlarkScreen):
     def _line_taker(self):
         """The follower's line callback (run on its reading threads, not the UI's): each line has the Job's own
         secret values and every other secret masked (a private key across lines too) and no escape sequence
-        (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or ctrl+s sees it."""
+        (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or ctrl+s sees it. Also the
+        Job (raw, or None) and the redactor's add_known, for the follower to add the values of the Secrets the
+        Job's Pods reference (read on its threads before their first lines)."""
         index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         redact = LineRedactor(secret_values(job.raw) if job is not None else ())
@@ -237,7 +240,7 @@ class LogScreen(RlarkScreen):
 
         def take(source: str, stamp: str, text: str) -> None:
             push(source, stamp, clean_log(redact(text, source), keep_sgr=False))
-        return take
+        return take, job.raw if job is not None else None, redact
 
     def _notice(self, text: str) -> None:
         self._pending.push("", "", f"-- {clean(text)}", True)

@@ -9,7 +9,7 @@ import yaml
 
 from rlark_tui.model.redact import (
     PLACEHOLDER, KnownSecrets, LineRedactor, is_plain_value, placeholder_fields, redact_env, redact_lines,
-    redact_text, secret_values, with_placeholders,
+    redact_text, secret_refs, secret_values, with_placeholders,
 )
 
 BODY = [base64.b64encode(hashlib.sha512(str(i).encode()).digest()[:48]).decode() for i in range(5)] + ["Zm9vYmFy=="]
@@ -85,6 +85,8 @@ def test_secret_values_of_a_job_and_its_secrets():
         "metadata": {"annotations": {"rlark.io/launch": '{"env": {"WANDB_API_KEY": "zqWandb2"}}'}}}
     found = secret_values(job, {"s": {"k": "zqRef3", "other": "zqNot4"}, "all": {"a": "zqAll5"}})
     assert found == {"zqAws1", "zqWandb2", "zqRef3", "zqAll5"}
+    assert secret_refs(job) == {"s", "all"}
+    assert secret_refs({"env": [{"name": "X", "valueFrom": {"secretKeyRef": {"key": "k"}}}], "envFrom": [{}]}) == set()
 
 
 def test_known_secrets_are_masked_wherever_they_appear():
@@ -92,6 +94,9 @@ def test_known_secrets_are_masked_wherever_they_appear():
     assert known.mask("key zqAws1, again:zqAws1") == "key ***, again:***"
     assert known.mask('{"v": "q\\"uote"}') == '{"v": "***"}'
     assert LineRedactor(["zqAws1"])("echo zqAws1") == "echo ***"
+    redactor = LineRedactor(["zqAws1"])
+    redactor.add_known(["zqLater2", "zqAws1"])
+    assert redactor("zqAws1 zqLater2 x") == "*** *** x"
 
 
 def test_clone_placeholders_are_valid_yaml_and_found_again():

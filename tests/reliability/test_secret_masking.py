@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -25,18 +27,28 @@ from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
-from tests.reliability.running_job import edge_task, running_job
+from tests.reliability.running_job import CLUSTER, edge_task, running_job
+from tests.sandbox.helpers import member_kubectl
 from tests.wizard.helpers import SIZE
 
 NAME = f"mask-{uuid.uuid4().hex[:6]}"
 ENV = {"AWS_SECRET_ACCESS_KEY": "zqMaskAws0123", "WANDB_API_KEY": "zqMaskWandb4567", "DB_PASSWORD": "zqMaskDbPw89",
-       "RAY_AUTH_MODE": "token"}
+       "RAY_AUTH_MODE": "token", "RUN_LABEL": "zqPlainLabel31"}
+REF_SECRET, FROM_SECRET = f"{NAME}-wandb", f"{NAME}-store"
+REF_DATA = {"api-key": "zqRefWandb0147", "other": "zqRefOther258"}
+FROM_DATA = {"S3_ACCESS": "zqFromS3Access369", "S3_REGION_NAME": "zqFromRegion470"}
+"""Secrets in the member cluster: one key taken by `valueFrom.secretKeyRef` into a variable whose name says
+nothing (RUN_NOTE), every key of the other by `envFrom` (prefix STORE_). Only the Secret read can mask them."""
+SECRET_ENV = [{"name": "RUN_NOTE", "valueFrom": {"secretKeyRef": {"name": REF_SECRET, "key": "api-key"}}}]
+RAY_TOKEN: list[str] = []
+"""The Job's Ray token (the sandbox's `<job>-ray-token` Secret that its Pods' RAY_AUTH_TOKEN references)."""
 ESCAPED_PW = "zqMaskEscPw42"
 BODY = [base64.b64encode(hashlib.sha512(f"{NAME}{i}".encode()).digest()[:48]).decode() for i in range(6)]
 """Six 64-character base64 lines, as a private key's body has."""
 LOOSE = base64.b64encode(hashlib.sha512(b"loose").digest()[:30]).decode()
 CRASH_KEY = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "zqCrashKeyTail0123=="]
-SECRETS = [v for k, v in ENV.items() if k != "RAY_AUTH_MODE"] + [ESCAPED_PW, LOOSE, *BODY, *CRASH_KEY]
+SECRETS = [v for k, v in ENV.items() if k not in ("RAY_AUTH_MODE", "RUN_LABEL")] + [ESCAPED_PW, LOOSE, *BODY, *CRASH_KEY,
+                                                                                   REF_DATA["api-key"], *FROM_DATA.values()]
 AFTER_KEY = 12
 AFTER_LOOSE = 20
 DONE = "mask-demo done"
@@ -47,6 +59,10 @@ SCRIPT = "\n".join([
     'echo "ERROR: login to wandb failed with key $WANDB_API_KEY"',
     f"echo 'cfg={{\\\"password\\\": \\\"{ESCAPED_PW}\\\"}}'",
     'echo "db=$DB_PASSWORD"',
+    'echo "label $RUN_LABEL"',
+    'echo "ref $RUN_NOTE"',
+    'echo "from $STORE_S3_ACCESS and $STORE_S3_REGION_NAME"',
+    'echo "rt $RAY_AUTH_TOKEN"',
     "echo '-----BEGIN OPENSSH PRIVATE KEY-----'",
     f"echo '{LOOSE}'",
     f"for i in $(seq 1 {AFTER_LOOSE}); do echo \"after the loose key $i\"; done",
@@ -57,7 +73,7 @@ SCRIPT = "\n".join([
     f"echo '{DONE}'",
     "sleep 600",
 ])
-CRASH = "\n".join(['echo "env: $AWS_SECRET_ACCESS_KEY"', 'echo "db $DB_PASSWORD"',
+CRASH = "\n".join(['echo "env: $AWS_SECRET_ACCESS_KEY ref $RUN_NOTE rt $RAY_AUTH_TOKEN"', 'echo "db $DB_PASSWORD"',
                    "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' " + " ".join(f"'{k}'" for k in CRASH_KEY),
                    "exit 3"])
 """A second role that prints secrets and a cut private key and exits: the run check quotes a crashed container's
@@ -65,17 +81,38 @@ last lines (the key's lines are shorter than 64 characters: only the BEGIN befor
 
 
 def leaked(text: str) -> list[str]:
-    return [secret for secret in SECRETS if secret in text]
+    return [secret for secret in SECRETS + RAY_TOKEN if secret in text]
+
+
+def shows_secret_lines_masked(text: str) -> bool:
+    """The lines that echo the Secrets' values and the Ray token are there, masked; the plain value is not."""
+    return all(line in text for line in ("ref ***", "from *** and ***", "rt ***", f"label {ENV['RUN_LABEL']}"))
+
+
+def _secret(name: str, data: dict[str, str]) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": "rlark-system", "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
 
 
 @pytest.fixture(scope="module")
 def job(plain_sandbox):
+    for name, data in ((REF_SECRET, REF_DATA), (FROM_SECRET, FROM_DATA)):  # as an operator's kubectl create would
+        plain_sandbox.store.create("secrets", _secret(name, data), plane=CLUSTER)
     env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}] + [{"name": k, "value": v} for k, v in ENV.items()]
+    actor = edge_task("actor", "edge-b1", SCRIPT, env + SECRET_ENV, head=True)
+    actor["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"prefix": "STORE_", "secretRef": {"name": FROM_SECRET}}]
     manifest = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
-                "spec": {"tasks": [edge_task("actor", "edge-b1", SCRIPT, env, head=True),
-                                   edge_task("env", "edge-b2", CRASH, env)]}}
-    with running_job(plain_sandbox, manifest, {f"{NAME}-actor-0": DONE, f"{NAME}-env-0": "db "}):
-        yield plain_sandbox
+                "spec": {"tasks": [actor, edge_task("env", "edge-b2", CRASH, env + SECRET_ENV)]}}
+    try:
+        with running_job(plain_sandbox, manifest, {f"{NAME}-actor-0": DONE, f"{NAME}-env-0": "db "}):
+            token = plain_sandbox.store.get("secrets", f"{NAME}-ray-token", "rlark-system", CLUSTER)
+            RAY_TOKEN.append(base64.b64decode(token["data"]["auth_token"]).decode())
+            yield plain_sandbox
+    finally:
+        for name in (REF_SECRET, FROM_SECRET):
+            plain_sandbox.store.delete("secrets", name, "rlark-system", CLUSTER)
 
 
 @pytest.fixture
@@ -89,6 +126,7 @@ def test_logs_mask_the_jobs_own_secrets_and_nothing_else(rl):
     assert leaked(result.out + result.err) == []
     lines = result.out.splitlines()
     assert "RAY_AUTH_MODE=token" in result.out and "aws: ***" in result.out and DONE in result.out
+    assert shows_secret_lines_masked(result.out) and "masking:" not in result.err
     assert 'cfg={\\"password\\": \\"***\\"}' in result.out
     assert sum("after the loose key" in line for line in lines) == AFTER_LOOSE
     assert sum("after the key" in line for line in lines) == AFTER_KEY
@@ -120,6 +158,7 @@ def test_logs_follow_masks_them_too(job, env):
         process.wait()
     text = "".join(seen)
     assert DONE in text and "RAY_AUTH_MODE=token" in text and leaked(text) == []
+    assert shows_secret_lines_masked(text)
 
 
 def test_check_output_and_records_have_none(rl, env):
@@ -129,7 +168,7 @@ def test_check_output_and_records_have_none(rl, env):
         assert result.code in (0, 1, 3), result.err
         outputs.append(result.out + result.err + (env / f"r.{fmt}").read_text())
     saved = [p.read_text() for p in (env / "state" / "checks").glob(f"{NAME}-*")]
-    assert "env: ***" in outputs[1]  # the crashed role's last lines are quoted, masked
+    assert "env: *** ref *** rt ***" in outputs[1]  # the crashed role's last lines are quoted, masked
     assert saved and leaked("\n".join(outputs + saved)) == []
 
 
@@ -156,6 +195,7 @@ async def test_tui_log_pane_and_saved_log_have_none(job, tmp_path, monkeypatch):
         access.close()
     assert "RAY_AUTH_MODE=token" in text and text.count("after the loose key") == AFTER_LOOSE
     assert leaked(text) == [] and leaked(saved) == [] and DONE in saved
+    assert shows_secret_lines_masked(text) and shows_secret_lines_masked(saved)
 
 
 def test_clone_prints_valid_yaml_that_submit_refuses_naming_the_field(rl, env):
@@ -177,3 +217,32 @@ def test_clone_prints_valid_yaml_that_submit_refuses_naming_the_field(rl, env):
     assert kept.stat().st_mode & 0o777 == 0o600
     assert yaml.safe_load(kept.read_text())["roles"][0]["env"]["AWS_SECRET_ACCESS_KEY"] == ENV["AWS_SECRET_ACCESS_KEY"]
     assert "***masked***" not in rl("submit", "-f", str(kept), "--dry-run").err
+
+
+def test_an_unreadable_secret_is_said_once_with_v_and_the_rest_still_masked(job, rl):
+    """A 403 on the member cluster's Secrets: `logs` works, masks what it knows (the Job's own values), and says
+    once on stderr, with -v only, which referenced Secrets it could not read."""
+    with job.faults.cleared() as faults:
+        faults.fail(403, "get", "secrets", CLUSTER)
+        quiet = rl("logs", NAME, "--role", "actor")
+        told = rl("logs", NAME, "--role", "actor", "-v")
+    assert quiet.code == told.code == 0, told.err
+    assert "masking:" not in quiet.err and "aws: ***" in quiet.out
+    notices = [line for line in told.err.splitlines() if "masking:" in line]
+    assert len(notices) == 1 and f"Secret {REF_SECRET} in cluster {CLUSTER} (403" in notices[0]
+    assert f"Secret {FROM_SECRET} in cluster {CLUSTER}" in notices[0] and leaked(notices[0]) == []
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_gets_the_secret_as_kubernetes_serves_it(job, tmp_path):
+    """Real kubectl: the admin certificate through the sandbox's kubeconfig, then the member cluster's API
+    through rlark-server: the Secret with its base64 `data`, and the server-side table kubectl prints."""
+    kubectl = member_kubectl(job, tmp_path, "edge-b")
+    got = json.loads(kubectl("get", "secret", REF_SECRET, "-n", "rlark-system", "-o", "json"))
+    assert (got["kind"], got["apiVersion"], got["type"]) == ("Secret", "v1", "Opaque")
+    assert {key: base64.b64decode(value).decode() for key, value in got["data"].items()} == REF_DATA
+    header, *rows = kubectl("get", "secrets", "-n", "rlark-system").splitlines()
+    assert header.split() == ["NAME", "TYPE", "DATA", "AGE"]
+    assert [REF_SECRET, "Opaque", "2"] in [row.split()[:3] for row in rows]
+    assert [f"{NAME}-ray-token", "Opaque", "1"] in [row.split()[:3] for row in rows]

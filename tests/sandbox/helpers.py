@@ -173,3 +173,31 @@ def plane_raw(sandbox, cluster: str, method: str, path: str) -> Reply:
             return Reply(resp.status, dict(resp.headers), resp.read())
     except urllib.error.HTTPError as err:
         return Reply(err.code, dict(err.headers), err.read())
+
+
+def member_kubectl(sandbox, directory, agent: str = "gpu-a"):
+    """Real kubectl as an operator runs it: through the sandbox's kubeconfig it takes the admin certificate from
+    Secret default/rlark-admin-cert, then reaches member cluster `agent`'s API through rlark-server with it.
+    Returns `run(*args, member=True)`: kubectl's stdout (exit 0 asserted), on the member cluster or, with
+    `member=False`, the control plane."""
+    import os
+    import subprocess
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(directory), "KUBECONFIG": str(sandbox.kubeconfig)}
+
+    def kubectl(*args: str) -> str:
+        done = subprocess.run(["kubectl", "--cache-dir", str(directory / "cache"), *args], env=env,
+                              capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    for field, name in (("client\\.crt", "c.crt"), ("client\\.key", "c.key")):
+        data = kubectl("get", "secret", "rlark-admin-cert", "-n", "default", "-o", f"jsonpath={{.data.{field}}}")
+        (directory / name).write_bytes(base64.b64decode(data))
+    (directory / "c.key").chmod(0o600)
+    through = ["--kubeconfig", "/dev/null", "--server", f"{sandbox.server_url}/api/proxy/{agent}/api/kubernetes",
+               "--client-certificate", str(directory / "c.crt"), "--client-key", str(directory / "c.key"),
+               "--certificate-authority", str(sandbox.ca_path)]
+
+    def run(*args: str, member: bool = True) -> str:
+        return kubectl(*through, *args) if member else kubectl(*args)
+    return run

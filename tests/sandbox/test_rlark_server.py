@@ -25,7 +25,7 @@ import yaml
 from kubernetes import client
 
 from rlark_tui.sandbox.rlark_server import lease_name
-from tests.sandbox.helpers import admin_cert_files, ray_token_header, server_raw
+from tests.sandbox.helpers import admin_cert_files, member_kubectl, ray_token_header, server_raw
 
 ADMIN = {"cert-role": "admin", "permission:admin": "true", "kubernetes-impersonation": "-"}
 
@@ -263,23 +263,11 @@ def test_admin_secret_lease_and_kubeconfig_extension(sandbox):
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_real_kubectl_through_the_route(sandbox, tmp_path):
     """The issue's line: the admin certificate from the Secret with kubectl, then kubectl through rlark-server."""
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(sandbox.kubeconfig)}
-
-    def kubectl(*args: str) -> str:
-        out = subprocess.run(["kubectl", "--cache-dir", str(tmp_path / "cache"), *args], env=env,
-                             capture_output=True, timeout=60)
-        assert out.returncode == 0, out.stderr
-        return out.stdout.decode()
-
-    for field, name in (("client\\.crt", "c.crt"), ("client\\.key", "c.key")):
-        data = kubectl("get", "secret", "rlark-admin-cert", "-n", "default", "-o", f"jsonpath={{.data.{field}}}")
-        (tmp_path / name).write_bytes(base64.b64decode(data))
-    assert lease_name() in kubectl("get", "lease", "-A")
+    kubectl = member_kubectl(sandbox, tmp_path)
+    assert lease_name() in kubectl("get", "lease", "-A", member=False)
     wait_for(lambda: any(p["metadata"]["name"].startswith("demo-ppo-")
                          for p in sandbox.store.list("pods", "rlark-system", plane="rlark-gpu-a")[0]))
-    listed = kubectl("--kubeconfig", "/dev/null", "--server", f"{sandbox.server_url}/api/proxy/gpu-a/api/kubernetes",
-                     "--client-certificate", str(tmp_path / "c.crt"), "--client-key", str(tmp_path / "c.key"),
-                     "--certificate-authority", str(sandbox.ca_path), "get", "pods", "-n", "rlark-system")
+    listed = kubectl("get", "pods", "-n", "rlark-system")
     assert "demo-ppo-actor-0" in listed.split()
 
 

@@ -1,0 +1,196 @@
+"""The values of the Secrets a Job's Pods take env from, read from their member clusters only to mask them (C8).
+
+A run script that echoes `$WANDB_API_KEY`, set from `valueFrom.secretKeyRef`, prints a value nothing in the Job
+says is secret. So rlark reads the Secrets the Job references (`valueFrom.secretKeyRef` and `envFrom.secretRef`
+of its containers: in the Job's spec, and in each data-plane Pod, which also holds what the platform adds, such
+as a Ray token Secret) in the member cluster and namespace each Pod runs in:
+`GET /api/proxy/<agent>/api/kubernetes/api/v1/namespaces/<ns>/secrets/<name>` (rlark-server passes the member
+cluster's API through as it is: server/handle_proxy.go, agent/local_http.go). No other Secret is read. What is read
+only builds the set of values to mask: it is never printed, logged or written, and is held in memory by one
+ClusterAccess (a command's or a view's life), read again after SECRET_TTL. The Ray token rlark read from the Header
+Pod (raydash/token.py) joins the set. A Secret that cannot be read (403, 404, no route) is no error: what can be
+read is masked, and `unreadable` names the others for one quiet notice.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from rlark_tui.cluster.errors import ApiError, NotFound, Request
+from rlark_tui.cluster.http import seg
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.model.logtarget import LogTarget
+from rlark_tui.model.redact import secret_refs, secret_values
+from rlark_tui.model.views import Job
+
+SECRET_TTL = 300.0
+"""Seconds a Secret read stays in memory before the next use reads it again (a rotated value is picked up)."""
+READ_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class JobSecrets:
+    """What the masking of one Job's output knows: `values` to mask, and the referenced Secrets it could not read
+    (`Secret wandb in cluster rlark-edge-b (403 ...)`), never their contents."""
+
+    values: frozenset[str] = frozenset()
+    unreadable: tuple[str, ...] = ()
+
+    def notice(self) -> str:
+        """One line for a notice (empty when every referenced Secret was read)."""
+        if not self.unreadable:
+            return ""
+        return (f"masking: {'; '.join(self.unreadable)} could not be read, so its values are masked only where "
+                "they look like secrets")
+
+
+@dataclass(frozen=True)
+class _Read:
+    data: Mapping[str, str] | None
+    problem: str
+    at: float
+
+
+class _Reader:
+    """The Secrets one ClusterAccess read, by (cluster, namespace, name), each for SECRET_TTL."""
+
+    def __init__(self, access) -> None:
+        self._access = weakref.ref(access)
+        self._reads: dict[tuple[str, str, str], _Read] = {}
+        self._lock = threading.Lock()
+
+    def read(self, cluster: str, namespace: str, name: str) -> _Read:
+        key = (cluster, namespace, name)
+        with self._lock:
+            kept = self._reads.get(key)
+        if kept is not None and time.monotonic() - kept.at < SECRET_TTL:
+            return kept
+        read = _read_secret(self._access(), cluster, namespace, name)
+        with self._lock:
+            self._reads[key] = read
+        return read
+
+
+_readers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_readers_lock = threading.Lock()
+
+
+def _reader(access) -> _Reader:
+    with _readers_lock:
+        reader = _readers.get(access)
+        if reader is None:
+            reader = _readers[access] = _Reader(access)
+        return reader
+
+
+def _read_secret(access, cluster: str, namespace: str, name: str) -> _Read:
+    where = f"Secret {name} in cluster {cluster}"
+    plane = access.data_plane(cluster) if access is not None else None
+    if plane is None:
+        return _Read(None, f"{where} (no route to its data plane)", time.monotonic())
+    try:
+        secret = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/secrets/{seg(name)}",
+                            Request("get", "secrets", name, namespace, plane.source), timeout=READ_SECONDS)
+    except NotFound:
+        return _Read(None, f"{where} (not found)", time.monotonic())
+    except ApiError as exc:  # 403 and any other answer: its status, never a value
+        return _Read(None, f"{where} ({f'{exc.status} {exc.reason}'.strip()})", time.monotonic())
+    except RlarkError:
+        return _Read(None, f"{where} (not answered)", time.monotonic())
+    return _Read(_decoded(secret), "", time.monotonic())
+
+
+def _decoded(secret: object) -> dict[str, str]:
+    """A Secret's `data` as the kubelet hands it to a container (base64 decoded); keys whose value is not UTF-8
+    text are left out (they cannot appear in a text log as they are)."""
+    data = secret.get("data") if isinstance(secret, dict) else None
+    found = {}
+    for key, value in (data or {}).items() if isinstance(data, dict) else ():
+        if isinstance(key, str) and isinstance(value, str):
+            try:
+                found[key] = base64.b64decode(value, validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                continue
+    return found
+
+
+def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]]) -> JobSecrets:
+    """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
+    the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
+    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any."""
+    grouped: dict[tuple[str, str], list[Mapping]] = {}
+    for cluster, namespace, pod in places:
+        grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
+    reader = _reader(access)
+    values: set[str] = set(secret_values(job))
+    unreadable: list[str] = []
+    for (cluster, namespace), pods in grouped.items():
+        scope = {"job": job, "pods": pods}
+        found = {}
+        for name in sorted(secret_refs(scope)):
+            read = reader.read(cluster, namespace, name)
+            if read.data is None:
+                unreadable.append(read.problem)
+            else:
+                found[name] = read.data
+        values |= secret_values(scope, found)
+    token = access.ray_tokens.cached(Job(job)) if getattr(access, "ray_tokens", None) is not None else None
+    if token:
+        values.add(token)
+    return JobSecrets(frozenset(values), tuple(unreadable))
+
+
+class LogSecrets:
+    """The masking of one log read or view, grown as it follows Pods in new places: for each cluster, namespace and
+    role (the replicas of a role share their template) one data-plane Pod and the Secrets it and the Job reference
+    are read, and new values handed to `add_known` (LineRedactor.add_known). `prepare(targets)` reads the places
+    of a backlog together; `before_read(target)` (the log follower's hook, on a reading thread before a Pod's first
+    read) a new one, while other Pods' first reads wait. Unreadable Secrets are told once through `on_notice`."""
+
+    def __init__(self, access, job: Mapping, add_known: Callable[[Iterable[str]], None],
+                 on_notice: Callable[[str], None] | None = None) -> None:
+        self._access = access
+        self._job = job
+        self._add_known = add_known
+        self._on_notice = on_notice
+        self._done: set[tuple[str, str, str]] = set()
+        self._told: set[str] = set()
+        self._lock = threading.Lock()
+
+    def before_read(self, target: LogTarget) -> None:
+        self.prepare([target])
+
+    def prepare(self, targets: Iterable[LogTarget]) -> None:
+        from rlark_tui.cluster.access import parallel_map
+        with self._lock:
+            new_places: dict[tuple[str, str, str], LogTarget] = {}
+            for target in targets:
+                place = (target.cluster, target.namespace, target.role)
+                if place not in self._done:
+                    new_places.setdefault(place, target)
+            if not new_places:
+                return
+            self._done.update(new_places)
+            chosen = list(new_places.values())
+            pods = parallel_map(lambda target: _data_plane_pod(self._access, target), chosen)
+            found = job_secrets(self._access, self._job,
+                                [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)])
+            self._add_known(found.values)
+            new = [problem for problem in found.unreadable if problem not in self._told]
+            self._told.update(new)
+        if new and self._on_notice is not None:
+            self._on_notice(JobSecrets(unreadable=tuple(new)).notice())
+
+
+def _data_plane_pod(access, target: LogTarget) -> Mapping | None:
+    try:
+        return access.data_plane_pod(target.cluster, target.pod, target.namespace)
+    except RlarkError:
+        return None
