@@ -75,9 +75,7 @@ class AlertsScreen(TableScreen):
         self.query_one(LiveTable).sync(rows)
         message = ("Evaluating the alert rules…" if state is None else
                    "No alerts: every Job in scope looks healthy." if not rows else "")
-        widget = self.query_one("#alert-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
+        self.say("#alert-message", message)
 
     def _current(self) -> Alert | None:
         key = self.query_one(LiveTable).selected_key

@@ -114,6 +114,13 @@ class RlarkScreen(Screen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """Render the latest snapshot (called on every SnapshotChanged while this screen exists)."""
 
+    def say(self, selector: str, message: str) -> None:
+        """Put `message` on the screen's message line `selector` (a Static), shown (class `-shown`) only while
+        there is a message."""
+        widget = self.query_one(selector, Static)
+        widget.update(message)
+        widget.set_class(bool(message), "-shown")
+
     def update_header(self) -> None:
         app = self.rlark
         snapshot = app.index.snapshot if app.index is not None else None
@@ -169,6 +176,16 @@ def list_message(table, matcher, empty: str, noun: str) -> str:
     return message
 
 
+def read_message(result, found: bool, *, waiting: str, failed: str, empty: str) -> str:
+    """What a screen says of a topic's listing (polls.Listed, polls.Folder): `waiting` before its first read,
+    `<failed>: <error>` when the read failed, `empty` when it read well and `found` nothing; else nothing."""
+    if result is None:
+        return waiting
+    if result.error:
+        return f"{failed}: {result.error}"
+    return "" if found else empty
+
+
 class TableScreen(RlarkScreen):
     """A screen whose body is one LiveTable: focused on mount and whenever a bar closes."""
 
@@ -221,9 +238,7 @@ class ListScreen(TableScreen):
     def _update_message(self) -> None:
         message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher, self.empty_text(),
                                self.noun)
-        widget = self.query_one(f"#{self.id_prefix}-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
+        self.say(f"#{self.id_prefix}-message", message)
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()

@@ -15,7 +15,7 @@ from rlark_tui.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLo
 from rlark_tui.model.check_summary import read_summary
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import RlarkScreen, TableScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -46,7 +46,7 @@ def record_rows(records: list, jobs: dict, now: datetime) -> list[Row]:
     return rows
 
 
-class RecordsScreen(RlarkScreen):
+class RecordsScreen(TableScreen):
     crumb = "Run-check records"
     BINDINGS = [Binding("escape", "back", "Back"), Binding("ctrl+r", "reload", "Reload")]
 
@@ -60,12 +60,7 @@ class RecordsScreen(RlarkScreen):
         yield Static("", id="records-message", markup=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.action_reload()
-        self.focus_body()
-
-    def focus_body(self) -> None:
-        self.query_one(LiveTable).focus()
 
     def action_reload(self) -> None:
         self.post_message(LoadRecords(self))
@@ -84,9 +79,7 @@ class RecordsScreen(RlarkScreen):
         self.query_one(LiveTable).sync(rows)
         message = "" if rows else ("No saved run-check records here and no Job carries a summary: `c` on a Job, "
                                    "then ctrl+s, saves one.")
-        widget = self.query_one("#records-message", Static)
-        widget.update(message)
-        widget.set_class(bool(message), "-shown")
+        self.say("#records-message", message)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -14,7 +14,7 @@ from rlark_tui.model.sanitize import markup_safe
 from rlark_tui.model.sshkey import KeyRow, key_rows
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY, SSH_KEYS
-from rlark_tui.screens.base import TableScreen
+from rlark_tui.screens.base import TableScreen, read_message
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (Column("user", "USER"), Column("index", "INDEX"), Column("type", "TYPE"),
@@ -54,15 +54,8 @@ class SSHKeysScreen(TableScreen):
         self.query_one(LiveTable).sync(
             Row(key, (r.user, str(r.index), r.type, r.fingerprint, r.comment or "-", r.added_at or "-"),
                 (r.user, r.index, r.type, r.fingerprint, r.comment, r.added_at)) for key, r in self._rows.items())
-        if listed is None:
-            message = "Listing SSH keys…"
-        elif listed.error:
-            message = f"ssh keys: {listed.error}"
-        elif not rows:
-            message = "No SSH keys registered: `a` adds one from a .pub file."
-        else:
-            message = ""
-        self.query_one("#sshkey-message", Static).update(message)
+        self.say("#sshkey-message", read_message(listed, bool(rows), waiting="Listing SSH keys…", failed="ssh keys",
+                                                 empty="No SSH keys registered: `a` adds one from a .pub file."))
 
     def refusal(self, key: str) -> str | None:
         action = self.mutation_of(key)

@@ -17,7 +17,7 @@ from rlark_tui.model.sanitize import clean
 from rlark_tui.model.storage import Entry, human_size
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.polls import ALL_KEY, STORAGE, Folder, Listed, storage_key
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 CLASS_COLUMNS = (Column("name", "STORAGE CLASS"), Column("cluster", "CLUSTER"))
@@ -89,12 +89,9 @@ class StorageScreen(RlarkScreen):
             self.query_one("#storage-class-table", LiveTable).sync(
                 Row(f"{item['storageClass']}|{item['cluster']}", (clean(item["storageClass"]), clean(item["cluster"])),
                     (item["storageClass"], item["cluster"])) for item in (listed.items if listed else ()))
-            if listed is None:
-                message = "Listing storage classes…"
-            elif listed.error:
-                message = f"storage classes: {listed.error}"
-            elif not listed.items:
-                message = "The gateway lists no storage classes (only rclone CSI classes are shown)."
+            message = read_message(listed, bool(listed and listed.items), waiting="Listing storage classes…",
+                                   failed="storage classes",
+                                   empty="The gateway lists no storage classes (only rclone CSI classes are shown).")
         else:
             storage_class, cluster, prefix = self.location
             title.update(f"{clean(storage_class)} on {clean(cluster)}: /{clean(prefix)}   (enter: open / download, w: download folder, "
@@ -104,15 +101,11 @@ class StorageScreen(RlarkScreen):
             self.query_one("#storage-folder-table", LiveTable).sync(
                 Row(e.key, (e.name, "-" if e.folder else human_size(e.size), e.modified or "-", e.etag or "-"),
                     (not e.folder, e.name, e.size or 0, e.modified, e.etag)) for e in self._entries.values())
-            if folder is None:
-                message = "Listing…"
-            elif folder.error:
-                message = f"list: {folder.error}"
-            elif not folder.entries:
-                message = "Empty folder."
-            elif folder.truncated:
+            message = read_message(folder, bool(folder and folder.entries), waiting="Listing…", failed="list",
+                                   empty="Empty folder.")
+            if not message and folder.truncated:
                 message = f"Showing the first {len(folder.entries)} entries."
-        self.query_one("#storage-message", Static).update(message)
+        self.say("#storage-message", message)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -23,7 +23,7 @@ from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import dig
 from rlark_tui.model.workflow import NEW_WORKFLOW, template_states, templates
 from rlark_tui.polls import ALL_KEY, WORKFLOWS
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 LIST_COLUMNS = (
@@ -158,17 +158,9 @@ class WorkflowsScreen(_WorkflowsRead):
 
 
 def _say(screen: RlarkScreen, listed) -> None:
-    if listed is None:
-        message = "Listing Workflows…"
-    elif listed.error:
-        message = f"workflows: {listed.error}"
-    elif not listed.items:
-        message = "No Workflows. `n` writes one in $EDITOR; `rlark submit -f` takes a Workflow manifest."
-    else:
-        message = ""
-    widget = screen.query_one("#workflow-message", Static)
-    widget.update(message)
-    widget.set_class(bool(message), "-shown")
+    screen.say("#workflow-message", read_message(
+        listed, bool(listed and listed.items), waiting="Listing Workflows…", failed="workflows",
+        empty="No Workflows. `n` writes one in $EDITOR; `rlark submit -f` takes a Workflow manifest."))
 
 
 class WorkflowScreen(_WorkflowsRead):
@@ -191,9 +183,7 @@ class WorkflowScreen(_WorkflowsRead):
         mine = tuple(w for w in listed.items if dig(w, "metadata", "name") == self.workflow) if listed else ()
         self.query_one(LiveTable).sync(workflow_rows(mine, index.snapshot.jobs))
         if listed is not None and not listed.error and not mine:
-            widget = self.query_one("#workflow-message", Static)
-            widget.update(f"Workflow {self.workflow} is gone.")
-            widget.set_class(True, "-shown")
+            self.say("#workflow-message", f"Workflow {self.workflow} is gone.")
         else:
             _say(self, listed)
 
