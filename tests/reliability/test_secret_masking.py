@@ -23,6 +23,8 @@ import yaml
 
 from rlark_tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
 from tests.clirun import cli_runner
@@ -231,6 +233,40 @@ def test_an_unreadable_secret_is_said_once_with_v_and_the_rest_still_masked(job,
     notices = [line for line in told.err.splitlines() if "masking:" in line]
     assert len(notices) == 1 and f"Secret {REF_SECRET} in cluster {CLUSTER} (403" in notices[0]
     assert f"Secret {FROM_SECRET} in cluster {CLUSTER}" in notices[0] and leaked(notices[0]) == []
+
+
+async def test_the_log_pane_says_once_which_secret_it_could_not_read(job, env):
+    """The same 403 in the TUI: the pane's notice line says it once, its lines still come, the Job's own values
+    masked."""
+    access = ClusterAccess.open(str(job.kubeconfig), job.context)
+    app = RlarkApp(access)
+    try:
+        with job.faults.cleared() as faults:
+            faults.fail(403, "get", "secrets", CLUSTER)
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME), "the Job")
+                app.open_logs(NAME, Scope.ALL)
+                await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
+                screen = app.screen
+                await wait_for(pilot, lambda: any(DONE in line.text for line in screen.buffer), "the log lines")
+                notices = [line.text for line in screen.buffer if line.notice and "masking:" in line.text]
+                lines = [line.text for line in screen.buffer if not line.notice]
+    finally:
+        access.close()
+    assert len(notices) == 1 and f"Secret {REF_SECRET} in cluster {CLUSTER} (403" in notices[0]
+    assert any(line == "aws: ***" for line in lines) and leaked(notices[0]) == []
+
+
+def test_the_ray_token_rlark_read_from_the_header_is_masked_too(job):
+    """The token the fixed `ray-token` read takes from the Header Pod joins the values to mask, even where no
+    Secret reference names it (a token from $RAY_AUTH_TOKEN_PATH, a Job whose Pods were not read)."""
+    access = ClusterAccess.open(str(job.kubeconfig), job.context)
+    try:
+        token = access.ray_tokens.get(access.job(NAME))
+        found = job_secrets(access, access.get(JOBS, NAME), [])
+    finally:
+        access.close()
+    assert token == RAY_TOKEN[0] and token in found.values
 
 
 @pytest.mark.kubectl
