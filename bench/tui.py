@@ -231,7 +231,7 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
             frames = FrameLog(app)
             arrivals = _stamp_arrivals(app)
             screen = app.screen
-            await _wait(lambda: len(screen.rows) == jobs and sum(r.pods_ready for r in screen.rows.values()) == pods,
+            await _wait(lambda: len(screen.rows) == jobs and sum(r.pods_running for r in screen.rows.values()) == pods,
                         900, f"{jobs} Jobs with {pods} Pods in the list")
             await pilot.pause(0.5)
             visible = sorted(screen.rows)[:40]

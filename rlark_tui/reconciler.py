@@ -26,7 +26,7 @@ from rlark_tui.snapshot import Snapshot, SourceState, source_key
 
 FRAME_SECONDS = 1 / 30
 POLL_TICK_SECONDS = 0.25
-NOT_READY_SECONDS = 1.0
+NOTHING_YET_SECONDS = 1.0
 """A subscription whose read found nothing to read yet is tried again after this long."""
 MAX_PARALLEL_POLLS = 4
 """At most this many subscription reads at once (the longest-waiting first): dozens of Jobs' reads falling due
@@ -349,9 +349,9 @@ class Reconciler:
         finally:
             self._in_flight.discard((topic.name, key))
         if result is None:
-            # not ready yet (e.g. the Job is not listed): try again after NOT_READY_SECONDS, not at every tick,
+            # nothing to read yet (e.g. the Job is not listed): try again after NOTHING_YET_SECONDS, not at every tick,
             # so many such subscriptions do not keep the thread pool busy
-            retry = min(interval, NOT_READY_SECONDS)
+            retry = min(interval, NOTHING_YET_SECONDS)
             self._polled_at[(topic.name, key)] = time.monotonic() - interval + retry
             return
         if (topic.name, key) in self._subscribed:

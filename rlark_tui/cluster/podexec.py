@@ -183,8 +183,8 @@ class ExecSession:
         sock = self._ws.sock
         out: list[tuple[int, bytes]] = []
         try:
-            ready = self.pending() or bool(select.select([sock.sock], [], [], timeout)[0])
-            while ready and self._open:
+            readable = self.pending() or bool(select.select([sock.sock], [], [], timeout)[0])
+            while readable and self._open:
                 opcode, frame = sock.recv_data_frame(True)
                 if opcode == ABNF.OPCODE_CLOSE:
                     self._open = False
@@ -194,7 +194,7 @@ class ExecSession:
                         out.append((data[0], data[1:]))
                     elif data[0] == STATUS:
                         self._status_raw += data[1:]
-                ready = self.pending() or bool(select.select([sock.sock], [], [], 0)[0])
+                readable = self.pending() or bool(select.select([sock.sock], [], [], 0)[0])
         except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
             self._dropped(exc)
         if self._status_raw and self.status is None:
@@ -360,17 +360,17 @@ def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_
                     session.resize(*_terminal_size(stdin_fd))
             watched = [session.fileno()] + ([stdin_fd] if reading else [])
             try:
-                ready = [session.fileno()] if session.pending() else select.select(watched, [], [], 0.2)[0]
+                readable = [session.fileno()] if session.pending() else select.select(watched, [], [], 0.2)[0]
             except InterruptedError:
                 continue
-            if reading and stdin_fd in ready:
+            if reading and stdin_fd in readable:
                 data = os.read(stdin_fd, CHUNK)
                 if data:
                     session.write(data)
                 else:
                     reading = False
                     session.close_stdin()
-            if session.fileno() in ready:
+            if session.fileno() in readable:
                 try:
                     for channel, data in session.read(timeout=0):
                         _write_all(stdout_fd if channel == STDOUT else stderr_fd, data)

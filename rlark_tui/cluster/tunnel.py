@@ -133,7 +133,7 @@ class Tunnel:
 
     def start(self) -> "Tunnel":
         """Listen now (errors raise here), then serve on a daemon thread."""
-        ready = threading.Event()
+        listened = threading.Event()
         failure: list[BaseException] = []
 
         def main() -> None:
@@ -143,17 +143,17 @@ class Tunnel:
                 loop.run_until_complete(self.listen())
             except OSError as exc:
                 failure.append(exc)
-                ready.set()
+                listened.set()
                 loop.close()
                 return
-            ready.set()
+            listened.set()
             with contextlib.suppress(asyncio.CancelledError):
                 loop.run_until_complete(self.serve_forever())
             loop.close()
 
         self._thread = threading.Thread(target=main, name=f"tunnel {self.name}", daemon=True)
         self._thread.start()
-        ready.wait()
+        listened.wait()
         if failure:
             raise failure[0]
         return self

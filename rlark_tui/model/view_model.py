@@ -276,7 +276,8 @@ class JobRow:
     job_type: str
     phase: str
     roles: str
-    pods_ready: int
+    pods_running: int
+    """Pods in phase Running (not Kubernetes' Ready condition)."""
     pods_expected: int
     header_node: str
     created: str
@@ -292,7 +293,7 @@ class JobRow:
 
     @property
     def pods(self) -> str:
-        return f"{self.pods_ready}/{self.pods_expected}"
+        return f"{self.pods_running}/{self.pods_expected}"
 
     @property
     def reason_cell(self) -> str:
@@ -365,7 +366,7 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
         job_type=job.job_type,
         phase=phase,
         roles=roles,
-        pods_ready=sum(1 for p in pods if p.phase == "Running"),
+        pods_running=sum(1 for p in pods if p.phase == "Running"),
         pods_expected=expected_pods(index, job),
         header_node=header_node,
         created=job.creation_timestamp,

@@ -1,6 +1,6 @@
 """JobListScreen: every Job of the context, live from the reconciler, updated in place by row key.
 
-Columns: name, display name, type, phase, roles, Pods ready/expected, Header node, reason, progress, age (below the
+Columns: name, display name, type, phase, roles, Pods running/expected, Header node, reason, progress, age (below the
 full width display name, Header node, roles and type narrow, then hide, in that order); `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
 The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
@@ -215,7 +215,7 @@ class JobListScreen(RlarkScreen):
     def _sort_values(row: JobRow) -> tuple:
         created = row.created_at
         return (row.name, row.display_name, row.job_type, row.phase, row.roles,
-                (row.pods_ready, row.pods_expected), -1.0 if row.gpu_percent is None else row.gpu_percent,
+                (row.pods_running, row.pods_expected), -1.0 if row.gpu_percent is None else row.gpu_percent,
                 row.header_node, None, None,
                 -created.timestamp() if created else None)
 
