@@ -115,7 +115,6 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         safe_output.install()
         self.access = access
         self.readonly = readonly
-        self.namespace = ""
         self.reconciler = None
         self.actions = Actions(access, readonly=readonly)
         """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
@@ -138,10 +137,6 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     @property
     def index(self) -> SnapshotIndex | None:
         return self.state.index
-
-    @property
-    def context_name(self) -> str:
-        return getattr(self.access, "context", "") or ""
 
     def on_mount(self) -> None:
         self.push_screen(JobListScreen())
@@ -437,13 +432,13 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.screens.nodes import PickerScreen, namespaces
 
         choices = ["all"] + (namespaces(self.index) if self.index is not None else [])
-        self.push_screen(PickerScreen("Namespace (cluster)", choices, self.namespace or "all"),
+        self.push_screen(PickerScreen("Namespace (cluster)", choices, self.state.namespace or "all"),
                          self._set_namespace)
 
     def _set_namespace(self, name: str | None) -> None:
         if name is None:
             return
-        self.namespace = "" if name == "all" else name
+        self.state.namespace = "" if name == "all" else name
         self.notify(f"namespace: {name}", timeout=2)
         if self.index is not None:
             self.apply_snapshot(self.index.snapshot)
@@ -460,11 +455,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         else:
             from rlark_tui.screens.nodes import PickerScreen
 
-            self.push_screen(PickerScreen("Kubeconfig context", contexts, self.context_name),
+            self.push_screen(PickerScreen("Kubeconfig context", contexts, self.state.context),
                              self._switch_context)
 
     def _switch_context(self, name: str | None) -> None:
-        if name is None or name == self.context_name:
+        if name is None or name == self.state.context:
             return
         if name not in self.access.kubeconfig.contexts:
             self.notify(f"no context {name!r} in the kubeconfig", severity="error")

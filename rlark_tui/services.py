@@ -22,14 +22,16 @@ if TYPE_CHECKING:
 
 
 class AppState:
-    """What screens read: the app writes the index and the cluster; screens write only their shared UI state
-    (`wanted_job`, `marked`)."""
+    """What screens read: the app writes the index, the cluster and the namespace; screens write only their shared
+    UI state (`wanted_job`, `marked`)."""
 
     def __init__(self, readonly: bool, access: ClusterAccess | None = None) -> None:
         self.readonly = readonly
         """`--readonly`: screens hide their mutation keys (rlark_tui.actions refuses them anyway)."""
         self.index: SnapshotIndex | None = None
         """The latest SnapshotIndex the app applied (None before the first Snapshot)."""
+        self.namespace = ""
+        """The namespace chosen with `:ns` ("": all)."""
         self.wanted_job: str | None = None
         """A Job the job list selects once it is listed (set on JobSubmitted)."""
         self.marked: list[str] = []
@@ -40,6 +42,11 @@ class AppState:
         """The app switched to `access` (a new context): no index until its first Snapshot."""
         self._access = access
         self.index = None
+
+    @property
+    def context(self) -> str:
+        """The kubeconfig context of the cluster shown ("" without one)."""
+        return getattr(self._access, "context", "") or ""
 
     @property
     def connected(self) -> bool:

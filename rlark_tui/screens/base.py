@@ -122,12 +122,12 @@ class RlarkScreen(Screen):
         widget.set_class(bool(message), "-shown")
 
     def update_header(self) -> None:
-        app = self.rlark
-        snapshot = app.index.snapshot if app.index is not None else None
+        state = self.state
+        snapshot = state.index.snapshot if state.index is not None else None
         self.query_one(StatusHeader).update_state(
-            context=app.context_name, namespace=app.namespace,
+            context=state.context, namespace=state.namespace,
             sources=dict(snapshot.sources) if snapshot is not None else {},
-            readonly=app.readonly, waiting=snapshot is None, crumb=self.crumb,
+            readonly=state.readonly, waiting=snapshot is None, crumb=self.crumb,
             alerts=alert_counts(snapshot))
 
     def mutation_of(self, key: str) -> str | None:
@@ -144,7 +144,7 @@ class RlarkScreen(Screen):
         return f"{verb} job {name}" if name else f"{verb} jobs"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.MUTATIONS and self.rlark.readonly:
+        if action in self.MUTATIONS and self.state.readonly:
             return False
         return True
 
@@ -224,7 +224,7 @@ class ListScreen(TableScreen):
 
     def empty_text(self) -> str:
         """What the list says when it holds nothing."""
-        return f"No {self.noun} in {self.rlark.namespace or 'any namespace'}."
+        return f"No {self.noun} in {self.state.namespace or 'any namespace'}."
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()

@@ -276,16 +276,16 @@ class JobListScreen(RlarkScreen):
 
     def _update_message(self) -> None:
         message = self.query_one("#job-list-message", Static)
-        app = self.rlark
+        state = self.state
         matcher = self.query_one(FilterBar).matcher
         text = ""
-        control = app.index.snapshot.sources.get("control plane") if app.index is not None else None
-        if app.index is None or (not self.rows and control is not None and control.status == "stale"):
-            text = f"Connecting to {app.context_name or 'the control plane'}…"
+        control = state.index.snapshot.sources.get("control plane") if state.index is not None else None
+        if state.index is None or (not self.rows and control is not None and control.status == "stale"):
+            text = f"Connecting to {state.context or 'the control plane'}…"
         elif control is not None and control.status == "disconnected":
             text = f"Cannot list Jobs from the control plane: {control.reason or 'no answer'} — retrying."
         elif not self.rows:
-            text = (f"No Jobs in context {app.context_name}. Submit one with `rlark submit -f FILE`; "
+            text = (f"No Jobs in context {state.context}. Submit one with `rlark submit -f FILE`; "
                     "the list updates by itself.")
         elif not self.table.row_count:
             text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."

@@ -81,11 +81,11 @@ class NodeListScreen(ListScreen):
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
         now = datetime.now(timezone.utc)
-        namespace = self.cluster or self.rlark.namespace
+        namespace = self.cluster or self.state.namespace
         return [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
 
     def empty_text(self) -> str:
-        return f"No Nodes in {self.cluster or self.rlark.namespace or 'any namespace'}."
+        return f"No Nodes in {self.cluster or self.state.namespace or 'any namespace'}."
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -99,7 +99,7 @@ class PodsScreen(ListScreen):
         for name in wanted - self._watched:
             self.intents.subscribe(HEALTH, name)
         self._watched = wanted
-        return pod_rows(index, self.rlark.namespace)
+        return pod_rows(index, self.state.namespace)
 
     def on_unmount(self) -> None:
         for name in self._watched:
@@ -123,7 +123,7 @@ class EventsScreen(ListScreen):
         self.query_one(LiveTable).sort_by("time")
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
-        return event_rows(index, datetime.now(timezone.utc), self.rlark.namespace)
+        return event_rows(index, datetime.now(timezone.utc), self.state.namespace)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
