@@ -3,18 +3,19 @@
 Owns the kubernetes client configuration per context and the RLark hints a kubeconfig can carry in `extensions`.
 Plain contexts (token, token file, basic auth, client certificate; files or inline data) are resolved here without
 importing `kubernetes` (a PlainContext: what the lean client path, cluster/lean.py, connects with) and turned into a
-client Configuration field for field what the `kubernetes` loader sets (tests/cluster/test_kubeconfig_fast.py
-compares them); exec plugins, auth providers, in-cluster and anything irregular go through the `kubernetes`
-loader itself, imported only then (it pulls in google-auth, requests-oauthlib and pydantic: ~0.4 s of start-up).
+client Configuration field for field what the `kubernetes` loader sets, its TLS material as the PlainContext holds
+it (tests/cluster/test_kubeconfig_fast.py compares them); exec plugins, auth providers, in-cluster and anything
+irregular go through the `kubernetes` loader itself, imported only then (it pulls in google-auth,
+requests-oauthlib and pydantic: ~0.4 s of start-up), with the TLS material taken out of what it reads. Either
+way the client gets one TLS context built from bytes (cluster/tls.py), a `proxy-url` too: no key goes to disk.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
+import contextlib
 import copy
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,40 +144,102 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     if _REDACTED_RECORDS not in logging.getLogger().filters:
         logging.getLogger().addFilter(_REDACTED_RECORDS)
     retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
+    # Over https, one TLS context from the credentials' bytes (cluster/tls.py), a `proxy-url` or an exec plugin
+    # too: inline client keys never go to disk.
+    from rlark_tui.cluster import tls
+    from rlark_tui.cluster.lean import tls_context
     plain = plain_context(kubeconfig, context)
-    if plain is not None and plain.proxy is None and (plain.host or "").startswith("https"):
-        # One TLS context from the credentials' bytes (cluster/tls.py): inline client keys never go to disk.
-        from rlark_tui.cluster import tls
-        from rlark_tui.cluster.lean import tls_context
-        configuration = _configuration(plain, files=False)
+    if plain is not None:
+        https = (plain.host or "").startswith("https")
+        configuration = _configuration(plain)
         configuration.retries = retries
-        return tls.api_client(configuration, tls_context(plain))
-    configuration = _configuration(plain, files=True) if plain is not None else None
-    if configuration is None:
-        configuration = _loader_configuration(kubeconfig, context)
+        return tls.api_client(configuration, tls_context(plain)) if https else k8s.ApiClient(configuration)
+    configuration, taken = _loader_configuration(kubeconfig, context)
     configuration.retries = retries
-    return k8s.ApiClient(configuration)
+    if not (configuration.host or "").startswith("https"):
+        return k8s.ApiClient(configuration)
+    return tls.api_client(configuration, tls_context(_loader_tls(configuration, taken)))
 
 
-def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration:
-    """The `kubernetes` loader's Configuration: in-cluster, exec plugins, auth providers, irregular entries."""
+def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Configuration, dict[str, Credential]]:
+    """The `kubernetes` loader's Configuration: in-cluster, exec plugins, auth providers, irregular entries. The
+    CA, client certificate and key of the context's entries are taken out of what the loader reads (it would copy
+    inline data to temporary files, left behind by a SIGKILL) and returned as Credentials by kind (`ca`, `cert`,
+    `key`), for one TLS context."""
     from kubernetes import client as k8s
     from kubernetes.config import ConfigException
     from kubernetes.config.incluster_config import load_incluster_config
-    from kubernetes.config.kube_config import load_kube_config
+    from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
     configuration = k8s.Configuration()
+    taken: dict[str, Credential] = {}
     try:
         if kubeconfig.in_cluster:
             load_incluster_config(client_configuration=configuration)
         else:
-            load_kube_config(config_file=_SEPARATOR.join(str(p) for p in kubeconfig.paths), context=context,
-                             client_configuration=configuration, persist_config=False)
+            merger = KubeConfigMerger(_SEPARATOR.join(str(p) for p in kubeconfig.paths))
+            if merger.config is None:
+                raise ConfigException("Invalid kube-config file. No configuration found.")
+            taken = _take_tls_material(merger.config, context)
+            KubeConfigLoader(config_dict=merger.config, config_base_path=None,
+                             active_context=context).load_and_set(configuration)
     except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"context {context}: unusable kubeconfig entry ({_first_line(exc)})") from None
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
-    return configuration
+    return configuration, taken
+
+
+def _take_tls_material(config, context: str) -> dict[str, Credential]:
+    """Remove the context's CA, client certificate and key from the loader's merged config (ConfigNodes over the
+    documents' dicts) and return them with the loader's precedence: inline data, when present at all, wins over
+    the file; a file is relative to the cluster entry's file, as the loader resolves it, and must exist."""
+    from kubernetes.config import ConfigException
+
+    node = config["contexts"].get_with_name(context)["context"]
+    cluster = config["clusters"].get_with_name(node["cluster"])["cluster"]
+    user = None
+    if node.safe_get("user") and config.safe_get("users"):
+        named = config["users"].get_with_name(node["user"], safe=True)
+        user = named["user"] if named else None
+    base = _base_path(cluster.path) if cluster.path else os.getcwd()
+    taken = {}
+    for entry, file_key, kind in ((cluster, "certificate-authority", "ca"), (user, "client-certificate", "cert"),
+                                  (user, "client-key", "key")):
+        values = getattr(entry, "value", None)
+        if not isinstance(values, dict):
+            continue
+        data_key = f"{file_key}-data"
+        if data_key in values:
+            data = values.pop(data_key)
+            values.pop(file_key, None)
+            if data:
+                taken[kind] = Credential(data=base64.standard_b64decode(data.encode()))
+        elif file_key in values:
+            path = os.path.normpath(os.path.join(base, values.pop(file_key)))
+            if not os.path.isfile(path):
+                raise ConfigException(f"File does not exist: {path}")
+            taken[kind] = Credential(path=path)
+    return taken
+
+
+def _loader_tls(configuration: k8s.Configuration, taken: dict[str, Credential]) -> PlainContext:
+    """The TLS material of a loader configuration: what was taken out of the kubeconfig, else what the loader set
+    (an in-cluster CA file; the certificate an exec plugin answered, which the loader copied to temporary files:
+    read and removed at once)."""
+    ca = taken.get("ca") or Credential(path=configuration.ssl_ca_cert or None)
+    cert, key = taken.get("cert", Credential()), taken.get("key", Credential())
+    if configuration.cert_file and configuration.key_file:
+        from rlark_tui.cluster import tls
+        try:
+            cert = Credential(data=tls.read_pem(configuration.cert_file, "the exec plugin's client certificate"))
+            key = Credential(data=tls.read_pem(configuration.key_file, "the exec plugin's client key"))
+        finally:
+            for path in (configuration.cert_file, configuration.key_file):
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+            configuration.cert_file = configuration.key_file = None
+    return PlainContext(host=configuration.host, ca=ca, cert=cert, key=key, verify=bool(configuration.verify_ssl))
 
 
 # -- the plain contexts, without the kubernetes loader ---------------------------------------------------------
@@ -187,8 +250,6 @@ _STRING_KEYS = {
              "client-key", "client-key-data"),
 }
 _LOADER_ONLY = ("exec", "auth-provider")
-_temp_files: dict[bytes, str] = {}
-_temp_files_lock = threading.Lock()
 
 
 class _NotPlain(Exception):
@@ -201,10 +262,6 @@ class Credential:
 
     path: str | None = None
     data: bytes | None = None
-
-    def as_file(self) -> str | None:
-        """A path to it: the user's file, else a private temporary copy of the inline data (for urllib3)."""
-        return self.path or (_temp_file(self.data) if self.data is not None else None)
 
 
 @dataclass(frozen=True)
@@ -236,15 +293,14 @@ def plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext | None:
 
 
 def plain_configuration(kubeconfig: Kubeconfig, context: str) -> k8s.Configuration | None:
-    """The Configuration the `kubernetes` loader would build for `context`, or None when the context is not a
-    plain one: then use the loader."""
+    """The Configuration the `kubernetes` loader would build for `context`, but for the TLS material (which
+    plain_context holds, for one TLS context), or None when the context is not a plain one: then use the loader."""
     plain = plain_context(kubeconfig, context)
-    return _configuration(plain, files=True) if plain is not None else None
+    return _configuration(plain) if plain is not None else None
 
 
-def _configuration(plain: PlainContext, files: bool) -> k8s.Configuration:
-    """The Configuration of a plain context; with `files` its TLS material as paths (inline data copied to private
-    temporary files), else none (the caller gives the client a TLS context)."""
+def _configuration(plain: PlainContext) -> k8s.Configuration:
+    """The Configuration of a plain context, without TLS material: the caller gives the client a TLS context."""
     from kubernetes import client as k8s
 
     configuration = k8s.Configuration()
@@ -252,10 +308,6 @@ def _configuration(plain: PlainContext, files: bool) -> k8s.Configuration:
         configuration.api_key["BearerToken"] = plain.authorization
     if plain.host is not None:
         configuration.host = plain.host
-        if plain.host.startswith("https") and files:
-            configuration.ssl_ca_cert = plain.ca.as_file()
-            configuration.cert_file = plain.cert.as_file()
-            configuration.key_file = plain.key.as_file()
     configuration.verify_ssl = plain.verify
     if plain.tls_server_name is not None:
         configuration.tls_server_name = plain.tls_server_name
@@ -361,29 +413,6 @@ class _FileOrData:
         if path and not os.path.isfile(path):
             raise _NotPlain
         return Credential(path=path)
-
-
-def _temp_file(content: bytes) -> str:
-    """A private (0600) temporary copy of inline certificate data, one per content, removed at exit."""
-    with _temp_files_lock:
-        if content not in _temp_files or not os.path.isfile(_temp_files[content]):
-            if not _temp_files:
-                atexit.register(_remove_temp_files)
-            import tempfile
-            handle, name = tempfile.mkstemp(prefix="rlark-kubeconfig-")
-            with os.fdopen(handle, "wb") as out:
-                out.write(content)
-            _temp_files[content] = name
-        return _temp_files[content]
-
-
-def _remove_temp_files() -> None:
-    for name in _temp_files.values():
-        try:
-            os.remove(name)
-        except OSError:
-            pass
-    _temp_files.clear()
 
 
 def namespace_of(kubeconfig: Kubeconfig, context: str) -> str | None:

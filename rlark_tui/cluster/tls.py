@@ -17,6 +17,7 @@ import shutil
 import ssl
 import tempfile
 import threading
+import warnings
 import weakref
 from typing import TYPE_CHECKING
 
@@ -94,13 +95,26 @@ def read_pem(path: str, what: str) -> bytes:
     return data
 
 
-def pool_manager(context: ssl.SSLContext, **pool_args) -> urllib3.PoolManager:
-    """A urllib3 pool that uses `context` (and no certificate files) for every HTTPS connection."""
+def pool_manager(context: ssl.SSLContext, proxy: str | None = None, proxy_headers: dict | None = None,
+                 **pool_args) -> urllib3.PoolManager:
+    """A urllib3 pool that uses `context` (and no certificate files) for every HTTPS connection; through `proxy`
+    (a kubeconfig's `proxy-url`: HTTP CONNECT, or SOCKS as the `kubernetes` client supports it) when given."""
     import urllib3
 
     verify = context.verify_mode != ssl.CERT_NONE
-    return urllib3.PoolManager(ssl_context=context, cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE,
-                               **pool_args)
+    pool_args.update(ssl_context=context, cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE)
+    if proxy and proxy.lower().startswith("socks"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # urllib3's DependencyWarning: the line below says it
+                from urllib3.contrib.socks import SOCKSProxyManager
+        except ImportError:
+            raise UsageError(f"proxy-url {proxy}: a SOCKS proxy needs the PySocks package "
+                             "(pip install pysocks)") from None
+        return SOCKSProxyManager(proxy, headers=proxy_headers, **pool_args)
+    if proxy:
+        return urllib3.ProxyManager(proxy, proxy_headers=proxy_headers, **pool_args)
+    return urllib3.PoolManager(**pool_args)
 
 
 def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s.ApiClient:
@@ -111,7 +125,12 @@ def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s
     configuration.ssl_ca_cert = configuration.cert_file = configuration.key_file = None
     configuration.verify_ssl = context.verify_mode != ssl.CERT_NONE
     _by_configuration[configuration] = context
-    return with_context(k8s.ApiClient(configuration))
+    proxy, configuration.proxy = configuration.proxy, None  # the client's own pool is replaced at once by ours
+    try:
+        client = k8s.ApiClient(configuration)
+    finally:
+        configuration.proxy = proxy
+    return with_context(client)
 
 
 def with_context(api_client: k8s.ApiClient) -> k8s.ApiClient:
@@ -130,7 +149,12 @@ def with_context(api_client: k8s.ApiClient) -> k8s.ApiClient:
         pool_args["maxsize"] = configuration.connection_pool_maxsize
     if configuration.socket_options is not None:
         pool_args["socket_options"] = configuration.socket_options
-    api_client.rest_client.pool_manager = pool_manager(context, **pool_args)
+    proxy = None
+    if configuration.proxy:
+        from kubernetes.client.rest import should_bypass_proxies
+        if not should_bypass_proxies(configuration.host, configuration.no_proxy or ""):
+            proxy = configuration.proxy
+    api_client.rest_client.pool_manager = pool_manager(context, proxy, configuration.proxy_headers, **pool_args)
     return api_client
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -102,14 +101,18 @@ def write_case(root: Path, files: dict) -> str:
     return os.pathsep.join(paths)
 
 
-def fields_of(configuration: k8s.Configuration, root: Path) -> dict:
+def fields_of(configuration: k8s.Configuration, root: Path, plain: kc.PlainContext | None = None) -> dict:
     """Every field of the Configuration, credential files by path when they are the user's own and by content
-    and mode when they are private temporary copies of inline data, and the auth header actually sent."""
+    when they are the loader's temporary copies of inline data, and the auth header actually sent. For the fast
+    path (`plain`), the credentials are those its PlainContext holds for its TLS context: a path or the data."""
     fields = {key: value for key, value in vars(configuration).items() if key not in OBJECT_FIELDS}
+    credentials = dict(zip(CREDENTIAL_FILES, (plain.ca, plain.cert, plain.key))) if plain is not None else {}
     for key in CREDENTIAL_FILES:
-        path = fields[key]
-        if path and not Path(path).is_relative_to(root):
-            fields[key] = ("private copy", Path(path).read_bytes(), stat.S_IMODE(os.stat(path).st_mode))
+        if plain is not None:
+            found = credentials[key]
+            fields[key] = ("inline", found.data) if found.data is not None else found.path
+        elif fields[key] and not Path(fields[key]).is_relative_to(root):
+            fields[key] = ("inline", Path(fields[key]).read_bytes())
     fields["auth header"] = configuration.auth_settings()
     return fields
 
@@ -125,7 +128,7 @@ def test_fast_path_sets_exactly_what_the_kubernetes_loader_sets(case, tmp_path, 
     expected = k8s.Configuration()
     load_kube_config(config_file=os.environ["KUBECONFIG"], context=context, client_configuration=expected,
                      persist_config=False)
-    assert fields_of(fast, tmp_path) == fields_of(expected, tmp_path)
+    assert fields_of(fast, tmp_path, kc.plain_context(loaded, context)) == fields_of(expected, tmp_path)
     merger = KubeConfigMerger(os.environ["KUBECONFIG"]).config
     assert kc.merge([(p, yaml.safe_load(Path(p).read_text())) for p in os.environ["KUBECONFIG"].split(os.pathsep)]
                     )[0] == yaml.safe_load(yaml.safe_dump(_plain(merger.value)))
@@ -198,6 +201,6 @@ def test_fast_path_never_disagrees_with_the_loader_on_mutated_kubeconfigs(tmp_pa
             return
         expected = k8s.Configuration()
         load_kube_config(config_file=config_file, context="c", client_configuration=expected, persist_config=False)
-        assert fields_of(fast, root) == fields_of(expected, root)
+        assert fields_of(fast, root, kc.plain_context(loaded, "c")) == fields_of(expected, root)
     finally:
         os.chdir(previous)

@@ -65,3 +65,23 @@ def test_the_client_certificate_reaches_a_server_that_requires_it(tmp_path):
     thread.join(5)
     listener.close()
     assert seen["peer"] == ((("commonName", "localhost"),),)
+
+
+def test_a_socks_proxy_url_without_pysocks_is_one_line(tmp_path):
+    """A kubeconfig's `proxy-url: socks5://...` where PySocks is missing: one line naming it, no traceback (the
+    `kubernetes` client's own pool would import it first)."""
+    import importlib.util
+
+    import yaml
+
+    from rlark_tui.cluster import kubeconfig as kc
+    if importlib.util.find_spec("socks") is not None:
+        pytest.skip("PySocks is installed")
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "proxy-url": "socks5://127.0.0.1:9"}}],
+        "users": [{"name": "c", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}]}))
+    with pytest.raises(kc.UsageError, match=r"^proxy-url socks5://127\.0\.0\.1:9: a SOCKS proxy needs the PySocks"):
+        kc.api_client(kc.load(str(path)), "c")

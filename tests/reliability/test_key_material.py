@@ -9,15 +9,19 @@ its 0600 draft is removed and the editor ends. Concurrent in-Pod reads share no 
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import yaml
 from kubernetes import client
 
 RLARK = [sys.executable, "-m", "rlark_tui"]
@@ -132,3 +136,101 @@ def test_concurrent_in_pod_reads_share_no_runtime_file(plain_sandbox, env):
     with ThreadPoolExecutor(3) as pool:
         runs = list(pool.map(read, range(3)))
     assert [(done.returncode, done.stderr) for done in runs] == [(0, "")] * 3
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on loopback, as a kubeconfig's `proxy-url` names one; counts the tunnels it opened."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.tunnels = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client_side, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client_side,), daemon=True).start()
+
+    def _tunnel(self, client_side: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = client_side.recv(4096)
+            if not chunk:
+                return client_side.close()
+            head += chunk
+        host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)))
+        self.tunnels += 1
+        client_side.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        for source, sink in ((client_side, upstream), (upstream, client_side)):
+            threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_inline_kubeconfig_keys_with_a_proxy_or_an_exec_plugin_never_reach_the_disk(plain_sandbox, env, tmp_path):
+    """Contexts the `kubernetes` loader used to copy inline keys to temporary files for: a `proxy-url`, an exec
+    plugin beside an inline `client-key-data`, and an exec plugin that answers with a certificate. Each reaches
+    the control plane through rlark-server with the admin key from the kubeconfig; `rlark logs -f` is killed
+    with SIGKILL and no file under /tmp or the state dir holds the key."""
+    secret = client.CoreV1Api(plain_sandbox.api_client()).read_namespaced_secret("rlark-admin-cert", "default")
+    cert, key = (secret.data[name] for name in ("client.crt", "client.key"))  # base64 of the PEM, as kubeconfigs hold
+    pem = base64.b64decode(key)
+    needles = [line for line in pem.splitlines() if len(line) >= 32 and not line.startswith(b"-----")][:2]
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("import base64, json, os\nstatus = {'token': 'from-plugin'} if os.environ['ANSWER'] == 'token' "
+                      "else {'clientCertificateData': base64.b64decode(os.environ['C']).decode(), "
+                      "'clientKeyData': base64.b64decode(os.environ['K']).decode()}\n"
+                      "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+                      "'kind': 'ExecCredential', 'status': status}))\n")
+
+    def exec_plugin(answer: str) -> dict:
+        return {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable, "args": [str(plugin)],
+                "interactiveMode": "Never", "env": [{"name": "ANSWER", "value": answer}, {"name": "C", "value": cert},
+                                                     {"name": "K", "value": key}]}
+    inline = {"client-certificate-data": cert, "client-key-data": key}
+    proxy = ConnectProxy()
+    ca = base64.b64encode(plain_sandbox.ca_path.read_bytes()).decode()
+    server = {"server": f"{plain_sandbox.server_url}/api/kubernetes", "certificate-authority-data": ca,
+              "extensions": [{"name": "rlark.io/server",
+                              "extension": {"server": plain_sandbox.server_url, "certificate-authority-data": ca}}]}
+    contexts = {"proxy": ({**server, "proxy-url": proxy.url}, inline),
+                "exec-beside-inline": (server, {**inline, "exec": exec_plugin("token")}),
+                "exec-certificate": (server, {"exec": exec_plugin("certificate")})}
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "proxy",
+              "clusters": [{"name": name, "cluster": cluster} for name, (cluster, _) in contexts.items()],
+              "users": [{"name": name, "user": user} for name, (_, user) in contexts.items()],
+              "contexts": [{"name": name, "context": {"cluster": name, "user": name}} for name in contexts]}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    kubeconfig.chmod(0o600)
+    since = time.time() - 1
+    try:
+        argvs = [[*RLARK, "--kubeconfig", str(kubeconfig), "--context", name, "logs", "-f", "demo-ppo", "--role",
+                  "actor"] for name in contexts]
+        with ThreadPoolExecutor(len(argvs)) as pool:
+            procs = list(pool.map(lambda argv: started(argv, b"[actor/demo-ppo-actor-0]")[0], argvs))
+        for proc in procs:
+            proc.kill()
+        assert [ended(proc) for proc in procs] == [-signal.SIGKILL] * len(procs)
+    finally:
+        proxy.close()
+    assert proxy.tunnels >= 1
+    assert holders(needles, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
