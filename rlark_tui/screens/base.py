@@ -73,12 +73,13 @@ class RlarkScreen(Screen):
 
     @property
     def state(self) -> AppState:
-        """What this screen reads: the latest index, readonly, the gateway, the marked Jobs (rlark_tui.services)."""
+        """What this screen reads: the latest index, context, namespace, readonly, the marked Jobs (services.AppState)."""
         return self.rlark.state
 
     @property
     def intents(self) -> Intents:
-        """What this screen does besides posting messages: subscriptions, a read now, the log follower."""
+        """What this screen does besides posting messages: subscriptions, a read now, the log follower
+        (services.Intents)."""
         return self.rlark.intents
 
     def compose(self) -> ComposeResult:
