@@ -73,7 +73,7 @@ class RlarkScreen(Screen):
 
     @property
     def state(self) -> AppState:
-        """What this screen reads: the latest index, context, namespace, readonly, the marked Jobs (services.AppState)."""
+        """What this screen reads: the latest index, context, namespace, readonly, marked Jobs (services.AppState)."""
         return self.rlark.state
 
     @property
