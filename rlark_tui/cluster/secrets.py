@@ -128,18 +128,17 @@ def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping |
     grouped: dict[tuple[str, str], list[Mapping]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
+    from rlark_tui.cluster.access import parallel_map
     reader = _reader(access)
+    scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
+    wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
+              for name in sorted(secret_refs(scope))]
+    reads = dict(zip(wanted, parallel_map(lambda key: reader.read(*key), wanted)))  # read together
     values: set[str] = set(secret_values(job))
-    unreadable: list[str] = []
-    for (cluster, namespace), pods in grouped.items():
-        scope = {"job": job, "pods": pods}
-        found = {}
-        for name in sorted(secret_refs(scope)):
-            read = reader.read(cluster, namespace, name)
-            if read.data is None:
-                unreadable.append(read.problem)
-            else:
-                found[name] = read.data
+    unreadable = [read.problem for read in reads.values() if read.data is None]
+    for (cluster, namespace), scope in scopes.items():
+        found = {name: read.data for (c, n, name), read in reads.items()
+                 if (c, n) == (cluster, namespace) and read.data is not None}
         values |= secret_values(scope, found)
     token = access.ray_tokens.cached(Job(job)) if getattr(access, "ray_tokens", None) is not None else None
     if token:
