@@ -274,11 +274,12 @@ def test_the_ray_token_rlark_read_from_the_header_is_masked_too(job):
 def test_kubectl_gets_the_secret_as_kubernetes_serves_it(job, tmp_path):
     """Real kubectl: the admin certificate through the sandbox's kubeconfig, then the member cluster's API
     through rlark-server: the Secret with its base64 `data`, and the server-side table kubectl prints."""
-    kubectl = member_kubectl(job, tmp_path, "edge-b")
-    got = json.loads(kubectl("get", "secret", REF_SECRET, "-n", "rlark-system", "-o", "json"))
+    with member_kubectl(job, tmp_path, "edge-b") as kubectl:
+        got = json.loads(kubectl("get", "secret", REF_SECRET, "-n", "rlark-system", "-o", "json"))
+        table = kubectl("get", "secrets", "-n", "rlark-system")
     assert (got["kind"], got["apiVersion"], got["type"]) == ("Secret", "v1", "Opaque")
     assert {key: base64.b64decode(value).decode() for key, value in got["data"].items()} == REF_DATA
-    header, *rows = kubectl("get", "secrets", "-n", "rlark-system").splitlines()
+    header, *rows = table.splitlines()
     assert header.split() == ["NAME", "TYPE", "DATA", "AGE"]
     assert [REF_SECRET, "Opaque", "2"] in [row.split()[:3] for row in rows]
     assert [f"{NAME}-ray-token", "Opaque", "1"] in [row.split()[:3] for row in rows]

@@ -5,6 +5,7 @@ Requests carry the sandbox's bearer token unless a test asks for none or a wrong
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import ssl
 import urllib.error
@@ -175,11 +176,12 @@ def plane_raw(sandbox, cluster: str, method: str, path: str) -> Reply:
         return Reply(err.code, dict(err.headers), err.read())
 
 
+@contextlib.contextmanager
 def member_kubectl(sandbox, directory, agent: str = "gpu-a"):
     """Real kubectl as an operator runs it: through the sandbox's kubeconfig it takes the admin certificate from
     Secret default/rlark-admin-cert, then reaches member cluster `agent`'s API through rlark-server with it.
-    Returns `run(*args, member=True)`: kubectl's stdout (exit 0 asserted), on the member cluster or, with
-    `member=False`, the control plane."""
+    Gives `run(*args, member=True)`: kubectl's stdout (exit 0 asserted), on the member cluster or, with
+    `member=False`, the control plane. The key file is removed at the end (key-material tests search /tmp)."""
     import os
     import subprocess
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(directory), "KUBECONFIG": str(sandbox.kubeconfig)}
@@ -200,4 +202,7 @@ def member_kubectl(sandbox, directory, agent: str = "gpu-a"):
 
     def run(*args: str, member: bool = True) -> str:
         return kubectl(*through, *args) if member else kubectl(*args)
-    return run
+    try:
+        yield run
+    finally:
+        (directory / "c.key").unlink(missing_ok=True)

@@ -263,11 +263,11 @@ def test_admin_secret_lease_and_kubeconfig_extension(sandbox):
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_real_kubectl_through_the_route(sandbox, tmp_path):
     """The issue's line: the admin certificate from the Secret with kubectl, then kubectl through rlark-server."""
-    kubectl = member_kubectl(sandbox, tmp_path)
-    assert lease_name() in kubectl("get", "lease", "-A", member=False)
     wait_for(lambda: any(p["metadata"]["name"].startswith("demo-ppo-")
                          for p in sandbox.store.list("pods", "rlark-system", plane="rlark-gpu-a")[0]))
-    listed = kubectl("get", "pods", "-n", "rlark-system")
+    with member_kubectl(sandbox, tmp_path) as kubectl:
+        assert lease_name() in kubectl("get", "lease", "-A", member=False)
+        listed = kubectl("get", "pods", "-n", "rlark-system")
     assert "demo-ppo-actor-0" in listed.split()
 
 
