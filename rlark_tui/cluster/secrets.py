@@ -151,7 +151,8 @@ class LogSecrets:
     role (the replicas of a role share their template) one data-plane Pod and the Secrets it and the Job reference
     are read, and new values handed to `add_known` (LineRedactor.add_known). `prepare(targets)` reads the places
     of a backlog together; `before_read(target)` (the log follower's hook, on a reading thread before a Pod's first
-    read) a new one, while other Pods' first reads wait. Unreadable Secrets are told once through `on_notice`."""
+    read) a new one, while other Pods' first reads wait. A Ray token read for the Job later (raydash/token.py) is
+    added as it is read. Unreadable Secrets are told once through `on_notice`."""
 
     def __init__(self, access, job: Mapping, add_known: Callable[[Iterable[str]], None],
                  on_notice: Callable[[str], None] | None = None) -> None:
@@ -162,6 +163,13 @@ class LogSecrets:
         self._done: set[tuple[str, str, str]] = set()
         self._told: set[str] = set()
         self._lock = threading.Lock()
+        if getattr(access, "ray_tokens", None) is not None:
+            access.ray_tokens.listen(self._ray_token_read)
+
+    def _ray_token_read(self, job_name: str, token: str) -> None:
+        """The Ray token read after this view started (the Ray tab, the run check): masked from then on."""
+        if job_name == Job(self._job).name:
+            self._add_known([token])
 
     def before_read(self, target: LogTarget) -> None:
         self.prepare([target])

@@ -6,6 +6,8 @@ life of one ClusterAccess and never printed, logged or written anywhere.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections.abc import Callable
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
@@ -27,6 +29,13 @@ class RayTokens:
         self._access = access
         self._tokens: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._listeners: list[weakref.WeakMethod] = []
+
+    def listen(self, method: Callable[[str, str], None]) -> None:
+        """Call `method(job name, token)` (a bound method, held weakly: it goes with its object) with each token
+        read from now on: a log view already showing the Job's lines masks it from then on (cluster/secrets.py)."""
+        with self._lock:
+            self._listeners = [ref for ref in self._listeners if ref() is not None] + [weakref.WeakMethod(method)]
 
     def get(self, job: Job, fresh: bool = False) -> str:
         """The Job's Ray token (`fresh`: read again, e.g. after a 403 with the one kept); TokenUnavailable if the
@@ -37,6 +46,9 @@ class RayTokens:
         token = self._read(job)
         with self._lock:
             self._tokens[job.name] = token
+            listeners = [method for ref in self._listeners if (method := ref()) is not None]
+        for method in listeners:
+            method(job.name, token)
         return token
 
     def cached(self, job: Job) -> str | None:

@@ -283,3 +283,23 @@ def test_kubectl_gets_the_secret_as_kubernetes_serves_it(job, tmp_path):
     assert header.split() == ["NAME", "TYPE", "DATA", "AGE"]
     assert [REF_SECRET, "Opaque", "2"] in [row.split()[:3] for row in rows]
     assert [f"{NAME}-ray-token", "Opaque", "1"] in [row.split()[:3] for row in rows]
+
+
+def test_a_ray_token_read_after_a_log_view_started_is_masked_from_then_on(job):
+    """No Secret can be read (403), so the view starts knowing no token; the Ray tab's read of the Header Pod's
+    token (the fixed `ray-token`) hands it to the view's redactor as it is read."""
+    from rlark_tui.cluster.logs import resolve_targets
+    from rlark_tui.cluster.secrets import LogSecrets
+    from rlark_tui.model.redact import LineRedactor
+    access = ClusterAccess.open(str(job.kubeconfig), job.context)
+    redact = LineRedactor()
+    try:
+        with job.faults.cleared() as faults:
+            faults.fail(403, "get", "secrets", CLUSTER)
+            masking = LogSecrets(access, access.get(JOBS, NAME), redact.add_known)
+            masking.prepare(resolve_targets(access, NAME))
+            before = redact(f"rt {RAY_TOKEN[0]}")
+            access.ray_tokens.get(access.job(NAME))
+    finally:
+        access.close()
+    assert before == f"rt {RAY_TOKEN[0]}" and redact(f"rt {RAY_TOKEN[0]}") == "rt ***"
