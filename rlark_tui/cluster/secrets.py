@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, NotFound, Request
 from rlark_tui.cluster.http import seg
 from rlark_tui.errors import RlarkError
@@ -47,8 +48,8 @@ class JobSecrets:
         """One line for a notice (empty when every referenced Secret was read)."""
         if not self.unreadable:
             return ""
-        return (f"masking: {'; '.join(self.unreadable)} could not be read, so its values are masked only where "
-                "they look like secrets")
+        return (f"masking: could not read {'; '.join(self.unreadable)}: their values are masked only where they "
+                "look like secrets")
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,10 @@ def _reader(access) -> _Reader:
 
 def _read_secret(access, cluster: str, namespace: str, name: str) -> _Read:
     where = f"Secret {name} in cluster {cluster}"
-    plane = access.data_plane(cluster) if access is not None else None
+    try:
+        plane = access.data_plane(cluster) if access is not None else None
+    except RlarkError:
+        plane = None
     if plane is None:
         return _Read(None, f"{where} (no route to its data plane)", time.monotonic())
     try:
@@ -128,7 +132,6 @@ def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping |
     grouped: dict[tuple[str, str], list[Mapping]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
-    from rlark_tui.cluster.access import parallel_map
     reader = _reader(access)
     scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
     wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
@@ -175,7 +178,6 @@ class LogSecrets:
         self.prepare([target])
 
     def prepare(self, targets: Iterable[LogTarget]) -> None:
-        from rlark_tui.cluster.access import parallel_map
         with self._lock:
             new_places: dict[tuple[str, str, str], LogTarget] = {}
             for target in targets:
