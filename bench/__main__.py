@@ -43,6 +43,7 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "alert_faults": ("alerts", None, None),
     "status_tmux_s_p95": ("alerts", 0.5, "max"),
     "server_requests_per_s": ("usage", 5, "max"),
+    "alert_latency_offscreen_s_max": ("usage", 30, "max"),
 }
 
 

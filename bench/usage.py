@@ -6,6 +6,11 @@ then the real app headless (`run_test`, 160x50) on the job list for a while: eve
 is counted (`RouteLog.served_count`: the alert rounds' data-plane lists and log reads, the usage topic's
 PodMetrics lists and nvidia-smi execs, the list's PROGRESS reads, the header's data-plane probes). The first 10 s
 (the first round of every read at once) are left out; the figure is the steady rate after them.
+
+alert_latency_offscreen_s_max: meanwhile FAULTS of the Jobs, last in the list and so never on screen, print the time
+and RLinf's crash chain (their phase stays Running) once the bench drops a file for them, one every FAULT_SPACING
+seconds; the figure is the longest time from the printed time to the TUI's alert book holding their run-crashed
+alert (issue 27: within 30 s for every Job in scope, with 100 Running Jobs).
 """
 
 from __future__ import annotations
@@ -20,17 +25,27 @@ GPU_JOBS = 21
 GPU_NODES = ("gpu-a1", "gpu-a2", "gpu-a3")
 """The demo seed's GPU Nodes (8 GPUs each)."""
 WARM_SECONDS = 10.0
+FAULTS = 5
+FAULT_SPACING = 9.0
+CRASH = ("Exception occurred while running EmbodiedFSDPActor's function run_training: exception is "
+         "torch.OutOfMemoryError: CUDA out of memory.")
 
 
-def _job(name: str, gpu_node: str | None) -> dict:
-    """One Pod that sleeps; with `gpu_node`, it requests one GPU there."""
+def _fault_script(trigger: Path) -> str:
+    """Sleeps until `trigger` exists, then prints the time and RLinf's first crash line, and sleeps on."""
+    return (f"while [ ! -e {trigger} ]; do sleep 0.5; done; echo \"FAULT_AT $(date +%s.%N)\"; echo \"{CRASH}\"; "
+            "sleep 3600")
+
+
+def _job(name: str, gpu_node: str | None, script: str = "sleep 3600") -> dict:
+    """One Pod that runs `script` (sleeps); with `gpu_node`, it requests one GPU there."""
     container = {"name": "main", "image": "registry.example.com/rlinf/rlinf:v0.2"}
     if gpu_node:
         container["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
             "spec": {"tasks": [{
                 "name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
-                "nodeSelector": {"kubernetes.io/hostname": gpu_node or "gpu-a3"}, "prepareScript": "sleep 3600",
+                "nodeSelector": {"kubernetes.io/hostname": gpu_node or "gpu-a3"}, "prepareScript": script,
                 "runScript": "true", "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1,
                                                                  "template": {"spec": {"containers": [container]}}}}}]}}
 
@@ -49,8 +64,13 @@ def run(workdir: Path, quick: bool) -> dict:
         access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
         actions = Actions(access, state_dir=workdir / "usage-state")
         access.delete(JOBS_KIND, "demo-ppo")
+        triggers = workdir / "usage-faults"
+        triggers.mkdir(exist_ok=True)
+        faulty = [f"bench-usage-{i:03d}" for i in range(JOBS - FAULTS, JOBS)]
         for i in range(JOBS):
-            actions.submit(_job(f"bench-usage-{i:03d}", GPU_NODES[i % 3] if i < GPU_JOBS else None))
+            name = f"bench-usage-{i:03d}"
+            actions.submit(_job(name, GPU_NODES[i % 3] if i < GPU_JOBS else None,
+                                _fault_script(triggers / name) if name in faulty else "sleep 3600"))
         deadline = time.monotonic() + 180
         while sum(1 for raw in access.list(JOBS_KIND).items if Job(raw).phase == "Running"
                   and Job(raw).name.startswith("bench-usage-")) < JOBS:
@@ -59,20 +79,61 @@ def run(workdir: Path, quick: bool) -> dict:
             time.sleep(1)
         app = RlarkApp(ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context))
 
+        alerted: dict[str, float] = {}
+        shown: list[str] = []
+
+        def note_alerts() -> None:
+            index = app.services.index if app.services is not None else None
+            state = index.snapshot.alerts.get("all") if index is not None else None
+            for alert in getattr(getattr(state, "book", None), "alerts", {}).values():
+                if alert.rule == "run-crashed" and alert.job in faulty:
+                    alerted.setdefault(alert.job, time.time())
+
         async def drive() -> tuple[int, float]:
             async with app.run_test(size=(160, 50)) as pilot:
                 await asyncio.sleep(WARM_SECONDS)
                 start, began = sandbox.routes.served_count, time.monotonic()
-                await asyncio.sleep(measure)
+                dropped = 0
+                while (left := measure - (time.monotonic() - began)) > 0:
+                    if dropped < FAULTS and time.monotonic() - began >= (dropped + 0.5) * FAULT_SPACING:
+                        if ("progress", faulty[dropped]) in app.reconciler.subscriptions:
+                            shown.append(faulty[dropped])
+                        (triggers / faulty[dropped]).touch()
+                        dropped += 1
+                    note_alerts()
+                    await asyncio.sleep(min(0.2, left))
                 await pilot.pause()
-                return sandbox.routes.served_count - start, time.monotonic() - began
+                served, took = sandbox.routes.served_count - start, time.monotonic() - began
+                deadline = time.monotonic() + 60
+                while len(alerted) < dropped and time.monotonic() < deadline:
+                    note_alerts()
+                    await asyncio.sleep(0.2)
+                return served, took
 
         try:
             served, took = asyncio.run(drive())
+            given_up = time.time()
+            printed = {name: at for name in faulty if (at := _printed_at(access, name))}
+            missed = [name for name in printed if name not in alerted]
+            # a fault never alerted counts with the time waited for it (a lower bound, said in the line below)
+            latencies = [alerted.get(name, given_up) - at for name, at in printed.items()]
         finally:
             app.access.close()
             access.close()
     rate = served / took
     print(f"usage: {served} rlark-server requests in {took:.0f} s from one TUI with {JOBS} Running Jobs "
-          f"({GPU_JOBS} with a GPU Pod)", file=sys.stderr)
-    return {"server_requests_per_s": round(rate, 2)}
+          f"({GPU_JOBS} with a GPU Pod); off-screen crash to alert: "
+          + ", ".join(f"{t:.1f} s" for t in latencies) + (f"; never alerted: {', '.join(missed)}" if missed else "")
+          + (f"; on screen after all: {', '.join(shown)}" if shown else ""),
+          file=sys.stderr)
+    return {"server_requests_per_s": round(rate, 2),
+            "alert_latency_offscreen_s_max": round(max(latencies), 1) if latencies else None}
+
+
+def _printed_at(access, name: str) -> float:
+    from rlark_tui.cluster.metrics import read_log
+
+    for _, text in read_log(access, "rlark-gpu-a", f"{name}-actor-0", 50):
+        if text.startswith("FAULT_AT "):
+            return float(text.split()[1])
+    return 0.0
