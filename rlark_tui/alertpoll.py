@@ -1,37 +1,40 @@
 """The `alerts` subscription topic: the reconciler evaluates the alert rules (model/alerts.py) for every Job in
-scope, whether or not a screen shows it, every ROUND_SECONDS.
+scope, whether or not a screen shows it, every ROUND_SECONDS. The rounds are an `AlertRounds` object, one per
+Reconciler (`polls.Topic.rounds`), which keeps what the next round needs; the Snapshot gets only the book.
 
-Reads, each bounded and shared where a screen already reads the same thing:
+Reads, each bounded and shared where another topic reads the same thing:
 - the data-plane pods: ONE list per member cluster (label `app`, as the platform labels workload pods) every
-  PLANE_SECONDS, for every Job at once;
-- the Header log of each Running Job (`cluster.metrics.header_log`, the read the progress topic makes: tail 200,
-  last 10 minutes, timestamps), at most once per LOG_SECONDS per Job and LOG_READS_PER_ROUND in all per round,
-  the longest-unread first;
+  PLANE_SECONDS, for every Job at once (kept in `ClusterAccess.recent_reads`: the job list's REASON uses it);
+- the Header log of each Running Job, through `ClusterAccess.log_reads` (cluster/logreads.py), which the PROGRESS
+  topic reads too: each read asks only for the lines after the last one seen. At most LOG_READS_PER_ROUND per
+  round (4 per second) and once per LOG_SECONDS per Job; the order: Jobs on screen never read or changed, Jobs on
+  screen unread for SHOWN_MAX_SECONDS, other Jobs never read or changed (new, restarted, a new phase: a Job that
+  left Running is read once more), then the longest-unread. With N Running Jobs in scope each is read at least
+  every max(LOG_SECONDS, N / 4) seconds while N ≤ 120 (the screen's Jobs at least every SHOWN_MAX_SECONDS beyond);
 - the other Running Pods' logs (run-oom), each at most once per WORKER_LOG_SECONDS, WORKER_LOGS_PER_ROUND in all;
 - Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
-  RAY_SECONDS per Job;
+  RAY_SECONDS per Job and one read per RAY_SPACING_SECONDS in all;
 - the acknowledgements file (acks.py), when it changed;
 - the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own.
-The result (AlertsState) carries everything the next round needs, so that the rules themselves stay pure. It is
-published (a new Snapshot, repaints) only when its book or read errors changed; a quiet round's state is kept in
-`_rounds` for the next round and the published one is returned unchanged.
+The rules run again only for the Jobs whose inputs changed (their objects, their log's facts or progress, their
+data-plane pods, Ray, usage) or whose rules read the clock and reached their time (a stall, a restart's quiet time);
+a round in which nothing changed merges nothing and returns the published state itself (no new Snapshot).
 """
 
 from __future__ import annotations
 
 import time
-import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from rlark_tui import acks
-from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
-from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS, header_log, read_log, snapshot_header
+from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
 from rlark_tui.model import alerts as rules
 from rlark_tui.model.alerts import AlertsState, Evaluated, frozen
-from rlark_tui.model.progress import latest_progress
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Pod
 
@@ -43,8 +46,10 @@ ALL_KEY = rules.ALL_KEY
 ROUND_SECONDS = 2.0
 PLANE_SECONDS = 5.0
 LOG_SECONDS = 10.0
-LOG_READS_PER_ROUND = 6
-"""At most this many Header-log reads per round (3 per second): with many Running Jobs each is read less often."""
+LOG_READS_PER_ROUND = 8
+"""At most this many Header-log reads per round (4 per second): with many Running Jobs each is read less often."""
+SHOWN_MAX_SECONDS = 30.0
+"""A Job on screen (its PROGRESS asked for) unread this long goes before the others, however many Jobs there are."""
 JUDGED_PER_ROUND = 150
 """At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
 that it never holds the interpreter long); the others keep their last judgement until their turn."""
@@ -53,18 +58,17 @@ COST_FACTOR = 40.0
 WORKER_LOG_SECONDS = 60.0
 WORKER_LOGS_PER_ROUND = 1
 WORKER_SCAN_PER_ROUND = 50
-WORKER_TAIL_LINES = 100
-"""The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, the
-newest 100 lines of the last 10 minutes, one per round (0.5 per second); at most WORKER_SCAN_PER_ROUND due Jobs
-are looked at per round for a Running Pod to read (thousands of Running Jobs whose other Pods are not Running
-would otherwise be walked Pod by Pod every round)."""
+"""The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, one per
+round (0.5 per second); at most WORKER_SCAN_PER_ROUND due Jobs are looked at per round for a Running Pod to read
+(thousands of Running Jobs whose other Pods are not Running would otherwise be walked Pod by Pod every round)."""
 CHUNK_JOBS = 100
 CHUNK_PAUSE_SECONDS = 0.001
-"""The round's walk over every Job in scope pauses this long after each CHUNK_JOBS Jobs: it runs in a worker
+"""The round's walk over the Jobs it judges pauses this long after each CHUNK_JOBS Jobs: it runs in a worker
 thread but holds the interpreter while it computes, and a stretch of hundreds of milliseconds over 5,000 Jobs
 made the UI thread wait for it at every turn of its event loop (key and filter latency)."""
 RAY_SECONDS = 30.0
-RAY_READS_PER_ROUND = 2
+RAY_SPACING_SECONDS = 4.0
+"""One Ray read per this many seconds in all (0.25 per second), each Job at most once per RAY_SECONDS."""
 APP_SELECTOR = "app"
 
 
@@ -77,6 +81,11 @@ def in_scope(key: str, job: str) -> bool:
     return key == ALL_KEY or job in key.split(",")
 
 
+def plane_read(cluster: str) -> tuple[str, str, str]:
+    """The `recent_reads` key of a data plane's workload pod list (the alert rounds' and the REASON column's)."""
+    return ("data-plane pods", cluster, APP_SELECTOR)
+
+
 def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | None:
     try:
         found = access.data_plane_pods(cluster, APP_SELECTOR)
@@ -87,19 +96,98 @@ def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | Non
     return MappingProxyType({str((pod.get("metadata") or {}).get("name", "")): pod for pod in found})
 
 
-def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
+def fresh_planes(access: ClusterAccess, clusters: set[str], max_age: float) -> Mapping[str, Mapping[str, dict]] | None:
+    """The data-plane pod lists of these clusters (cluster -> pod name -> pod) when an alert round listed every one
+    of them within `max_age` seconds; else None. The job list's REASON reads them instead of listing again."""
+    found = {}
+    for cluster in clusters:
+        hit = access.recent_reads.peek(plane_read(cluster), max_age)
+        if hit is None or hit[1] is None:
+            return None
+        found[cluster] = hit[1]
+    return found
+
+
+@dataclass
+class _Scope:
+    """What the rounds of one scope key keep between rounds (only the round of that key touches it)."""
+
+    book: rules.Book
+    restarts: dict[str, tuple[int, int, float]]
+    planes: dict[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=dict)
+    """Cluster -> (monotonic time of the list, its pods by name; None: the list failed)."""
+    log_read: dict[str, float] = field(default_factory=dict)
+    """Job -> monotonic time its Header log was last read for this scope."""
+    read_as: dict[str, tuple] = field(default_factory=dict)
+    """Job -> (Header Pod CR key, container instance) of that read."""
+    seen: dict[str, object] = field(default_factory=dict)
+    """Job -> the logreads.Seen its last judgement used."""
+    running: frozenset[str] = frozenset()
+    final: set[str] = field(default_factory=set)
+    """Jobs that left Running whose log is read once more (the lines of their last moments)."""
+    jobs_map: object = None
+    worker_read: dict[str, float] = field(default_factory=dict)
+    worker_logs: dict[str, Mapping[str, rules.LogFacts]] = field(default_factory=dict)
+    ray: dict[str, tuple[float, Mapping]] = field(default_factory=dict)
+    ray_at: float = float("-inf")
+    cache: dict[str, Evaluated] = field(default_factory=dict)
+    objects: dict[str, tuple] = field(default_factory=dict)
+    """Job -> its objects (the Job, Tasks and Pods) when last judged."""
+    dirty: set[str] = field(default_factory=set)
+    """Jobs still to judge again (over a round's budget)."""
+    merged: rules.Evaluation | None = None
+    sources: rules.Evaluation | None = None
+    samples: object = None
+    usage: dict[str, tuple | None] = field(default_factory=dict)
+    thresholds: object = None
+    serial: int = 0
+    judged_at: float = float("-inf")
+    cost: float = 0.0
+    published: AlertsState | None = None
+
+
+class AlertRounds:
+    """The alert rounds of one Reconciler: a fetch (`rounds(access, index, key)`) that keeps, per scope key, what
+    the next round needs (read times, Ray results, each Job's last judgement and the facts it was made from)."""
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, _Scope] = {}
+        self._pool = ThreadPoolExecutor(max_workers=LOG_READS_PER_ROUND, thread_name_prefix="rlark-alerts")
+        """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
+
+    def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
+        published = index.snapshot.alerts.get(key)
+        published = published if isinstance(published, AlertsState) else None
+        scope = self._scopes.get(key)
+        if scope is None:
+            # a new Reconciler (ctrl+r) goes on from the book the last one published
+            scope = self._scopes[key] = _Scope(published.book if published else rules.Book(),
+                                               dict(published.restarts.counts) if published else {})
+        mono, cpu = time.monotonic(), time.thread_time()
+        if mono - scope.judged_at < COST_FACTOR * scope.cost:
+            # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
+            return published or scope.published or AlertsState(scope.book)
+        state = _round(access, index, key, scope, mono, self._map)
+        scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
+        if published is not None and state.book is published.book and state.errors == published.errors:
+            return published  # a quiet round: no new Snapshot, no repaint
+        scope.published = state
+        return state
+
+    def _map(self, fn: Callable, items: Iterable) -> list:
+        """`[fn(item) for item in items]`, the items at once on the rounds' threads (one: on this one)."""
+        items = list(items)
+        return [fn(item) for item in items] if len(items) < 2 else list(self._pool.map(fn, items))
+
+
+def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float,
+           parallel_map: Callable[[Callable, Iterable], list]) -> AlertsState:
     from rlark_tui.config import state_dir
 
     snapshot = index.snapshot
-    published = snapshot.alerts.get(key)
-    published = published if isinstance(published, AlertsState) else None
-    previous = _continued(access, key, published)
-    now, mono, cpu = time.time(), time.monotonic(), time.thread_time()
-    if mono - previous.judged_at < COST_FACTOR * previous.cost:
-        # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
-        return published or previous
+    now = time.time()
     thresholds = access.config.alerts
-    jobs = {name: job for name, job in index.jobs.items() if in_scope(key, name)}
+    jobs = index.jobs if key == ALL_KEY else {name: job for name, job in index.jobs.items() if in_scope(key, name)}
     pods: dict[str, list[Pod]] = {}
 
     def pods_of(name: str) -> list[Pod]:
@@ -110,192 +198,251 @@ def fetch_alerts(access: ClusterAccess, index: SnapshotIndex, key: str) -> Alert
         return found
 
     errors: list[str] = []
+    # the Jobs whose objects (the Job, its Tasks, its Pods) or row may differ from those the last round read
+    moved = index.rows_changed_since(scope.serial) if scope.serial else None
+    if moved is None or thresholds is not scope.thresholds:
+        changed: set[str] = set(jobs)
+    else:  # a row also moves with its PROGRESS, REASON or alert mark: only a Job whose objects differ counts
+        changed = {name for name in moved if name in jobs
+                   and _objects(index, jobs[name], pods_of) != scope.objects.get(name)}
+    scope.thresholds = thresholds
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
     clusters = _clusters(snapshot.pods) if key == ALL_KEY else sorted(
         {namespace for name in jobs for pod in pods_of(name) if (namespace := _namespace(pod.raw))})
-    planes = {cluster: previous.planes[cluster] for cluster in clusters if cluster in previous.planes}
+    planes = {cluster: scope.planes[cluster] for cluster in clusters if cluster in scope.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
-    for cluster, answer in zip(due, parallel_map(lambda c: _plane_pods(access, c), due)):
-        planes[cluster] = (mono, _same_objects(planes.get(cluster, (0.0, None))[1], answer))
+    answers = parallel_map(lambda c: access.recent_reads.get(plane_read(c), PLANE_SECONDS,
+                                                             lambda: _plane_pods(access, c)), due)
+    moved_pods: set[tuple[str, str]] = set()
+    for cluster, answer in zip(due, answers):
+        old = planes.get(cluster, (0.0, None))[1]
+        kept = _same_objects(old, answer)
+        if kept is not old:
+            moved_pods |= _moved_pods(cluster, old, kept)
+        planes[cluster] = (mono, kept)
         if answer is None:
             errors.append(f"data plane {cluster}: pods not listed")
+    scope.planes = planes
+    if moved_pods:
+        changed |= {name for name in jobs if name not in changed and any(
+            (pod.namespace, pod.pod_name or pod.name) in moved_pods for pod in pods_of(name))}
 
-    # Header logs of Running Jobs, the longest-unread first
-    facts, progress, log_read = dict(previous.facts), dict(previous.progress), dict(previous.log_read)
-    running = [name for name, job in jobs.items() if _phase(job.raw) == "Running"]
-    headers = {}
-    for _, name in sorted((log_read.get(name, float("-inf")), name) for name in running
-                          if mono - log_read.get(name, float("-inf")) >= LOG_SECONDS):
-        if len(headers) >= LOG_READS_PER_ROUND:
+    running = frozenset(name for name, job in jobs.items() if _phase(job.raw) == "Running")
+    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map)
+    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map)
+    _read_ray(access, snapshot, scope, jobs, running, mono, changed)
+    _note_usage(snapshot, key, scope, jobs, pods_of, changed)
+    scope.running = running
+
+    # the rules, again only for the Jobs whose inputs changed or whose clock-read rules reached their time
+    for name in [n for n in scope.cache if n not in jobs]:
+        del scope.cache[name]
+        scope.seen.pop(name, None)
+        scope.log_read.pop(name, None)
+        scope.read_as.pop(name, None)
+        scope.objects.pop(name, None)
+    scope.dirty = {name for name in scope.dirty if name in jobs} | changed
+    scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
+    scope.dirty |= {name for name in jobs if name not in scope.cache} if len(scope.cache) < len(jobs) else set()
+    judged = sorted(scope.dirty)[:JUDGED_PER_ROUND]
+    rejudged = False
+    for position, name in enumerate(judged):
+        if position % CHUNK_JOBS == CHUNK_JOBS - 1:
+            time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
+        scope.dirty.discard(name)
+        scope.objects[name] = _objects(index, jobs[name], pods_of)
+        evaluated = _judge(index, jobs[name], scope, planes, pods_of, thresholds, now)
+        kept = scope.cache.get(name)
+        if kept is None or kept.found != evaluated.found or kept.restarts != evaluated.restarts \
+                or kept.updates != evaluated.updates:
+            rejudged = True
+        scope.cache[name] = evaluated
+    sources = rules.source_findings(snapshot.sources, thresholds)
+    names = scope.merged.jobs if scope.merged is not None else None
+    if snapshot.jobs is not scope.jobs_map:
+        scope.jobs_map, names = snapshot.jobs, frozenset(snapshot.jobs)
+    if rejudged or scope.merged is None or sources != scope.sources or names != scope.merged.jobs:
+        scope.sources = sources
+        scope.merged = rules.merge([sources, *(part for kept in scope.cache.values()
+                                               for part in (kept.found, kept.restarts))], jobs=names)
+        # the restart memory of the Jobs not judged yet (a first round over thousands) stays as it was
+        kept = {} if len(scope.cache) >= len(jobs) else scope.restarts
+        scope.restarts = {**kept, **{pod: entry for judged in scope.cache.values()
+                                     for pod, entry in judged.updates.items()}}
+    scope.book = rules.step(scope.book, scope.merged, now, acks.load(state_dir()))
+    return AlertsState(scope.book, rules.RestartMemory(frozen(scope.restarts)), tuple(errors))
+
+
+def _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors,
+                  parallel_map) -> None:
+    """This round's Header-log reads (the order is the module's docstring's); the Jobs whose log said something new
+    join `changed`."""
+    log_reads = access.log_reads
+    log_reads.schedule(key, None if key == ALL_KEY else frozenset(jobs), mono + 3 * ROUND_SECONDS
+                       + COST_FACTOR * scope.cost)
+    shown = log_reads.wanted(2 * PROGRESS_SECONDS + ROUND_SECONDS)
+    scope.final = {name for name in scope.final | (scope.running - running) if name in jobs and name not in running
+                   and name in scope.log_read}
+    never = float("-inf")
+    ranked = []
+    found: dict[str, tuple] = {}
+    for name in running | scope.final:
+        last = scope.log_read.get(name, never)
+        if mono - last < LOG_SECONDS:
+            continue
+        urgent = last == never or name in scope.final
+        if not urgent and name in changed:
+            # its objects or data-plane pod moved: a new Header Pod or container instance is read first
+            found[name] = _header_instance(index, name, pods_of, planes)
+            urgent = found[name][1:] != scope.read_as.get(name)
+        on_screen = name in shown
+        rank = 0 if on_screen and urgent else 1 if on_screen and mono - last >= SHOWN_MAX_SECONDS \
+            else 2 if urgent else 3
+        ranked.append((rank, last, name))
+    chosen: dict[str, tuple] = {}
+    for _, _, name in sorted(ranked):
+        if len(chosen) >= LOG_READS_PER_ROUND:
             break
-        header = snapshot_header(index, name)
+        header, *identity = found.get(name) or _header_instance(index, name, pods_of, planes)
         if header is not None:
-            headers[name] = header
+            chosen[name] = (header, *identity)
+        else:
+            scope.log_read[name] = mono
+            scope.final.discard(name)
 
     def read(name: str):
-        try:
-            return header_log(access, headers[name], LOG_SECONDS)
-        except (ApiError, Unreachable) as exc:
-            return exc
+        header, _, instance = chosen[name]
+        return log_reads.read(access, header.cluster, header.pod, max_age=LOG_SECONDS, instance=instance)
 
-    for name, lines in zip(list(headers), parallel_map(read, list(headers))):
-        log_read[name] = mono
-        if isinstance(lines, Exception):
-            errors.append(f"{name}: {lines}")
-            continue
-        header = headers[name]
-        pod_key = f"{header.cluster}/{_pod_cr_name(pods_of(name), header.pod)}"
-        plane = next((real for pod in pods_of(name) if pod.pod_name == header.pod
-                      for real in [_plane_pod(planes, pod)] if isinstance(real, dict)), None)
-        facts[name] = rules.scan_log(lines, facts.get(name), rules.header_instance(plane, pod_key))
-        row = latest_progress(lines)
-        if row is not None:
-            progress[name] = row
+    for name, seen in zip(list(chosen), parallel_map(read, list(chosen))):
+        scope.log_read[name] = mono
+        scope.read_as[name] = tuple(chosen[name][1:])
+        if seen.error:
+            errors.append(f"{name}: {seen.error}")
+        if scope.seen.get(name) is not seen:
+            old = scope.seen.get(name)
+            scope.seen[name] = seen
+            if old is None or old.facts is not seen.facts or old.progress != seen.progress:
+                changed.add(name)
+    scope.final -= chosen.keys()  # a Job that left Running: its last lines are read once, then no more
 
-    # the other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
-    # longest-unread first, each Job's Running non-Header Pods
-    worker_logs = {name: previous.worker_logs[name] for name in jobs if name in previous.worker_logs}
-    worker_read = {name: at for name, at in previous.worker_read.items() if name in jobs}
-    due_jobs = sorted((worker_read.get(name, float("-inf")), name) for name in running
-                      if mono - worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS)
+
+def _header_instance(index, name, pods_of, planes) -> tuple:
+    """(the Job's Header (metrics.Header) or None, its Pod's `cluster/name`, the container instance its log facts
+    belong to: model.alerts.header_instance)."""
+    header = snapshot_header(index, name)
+    if header is None:
+        return None, "", None
+    cr = _pod_cr(pods_of(name), header.pod)
+    plane = _plane_pod(planes, cr) if cr is not None else None
+    pod_key = f"{header.cluster}/{cr.name if cr is not None else header.pod}"
+    return header, pod_key, rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
+
+
+def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map) -> None:
+    """The other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
+    longest-unread first, each Job's Running non-Header Pods."""
+    for name in [n for n in scope.worker_read if n not in jobs]:
+        del scope.worker_read[name]
+        scope.worker_logs.pop(name, None)
+    due_jobs = sorted((scope.worker_read.get(name, float("-inf")), name) for name in running
+                      if mono - scope.worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS)
     chosen = []
     for _, name in due_jobs[:WORKER_SCAN_PER_ROUND]:
         if len(chosen) >= WORKER_LOGS_PER_ROUND:
             break
-        worker_read[name] = mono
+        scope.worker_read[name] = mono
         head = jobs[name].head_task_name
         chosen += [(name, pod) for pod in pods_of(name) if pod.phase == "Running" and pod.pod_name
                    and pod.task_name != head][:WORKER_LOGS_PER_ROUND]
 
-    def read_worker(item):
+    def read(item):
         _, pod = item
-        try:
-            return read_log(access, pod.namespace, pod.pod_name, WORKER_TAIL_LINES, PROGRESS_SINCE_SECONDS)
-        except (ApiError, Unreachable) as exc:
-            return exc
-
-    for (name, pod), lines in zip(chosen, parallel_map(read_worker, chosen)):
-        if isinstance(lines, Exception):
-            continue
-        pod_key = f"{pod.namespace}/{pod.name}"
         plane = _plane_pod(planes, pod)
-        instance = rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
-        kept = worker_logs.get(name, {})
-        worker_logs[name] = frozen({**kept, pod_key: rules.scan_log(lines, kept.get(pod_key), instance)})
+        instance = rules.header_instance(plane if isinstance(plane, dict) else None, f"{pod.namespace}/{pod.name}")
+        return access.log_reads.read(access, pod.namespace, pod.pod_name, max_age=WORKER_LOG_SECONDS,
+                                     instance=instance)
 
-    # Ray: the Ray tab's result when subscribed, else a read of our own now and then
-    ray = {name: previous.ray[name] for name in jobs if name in previous.ray}
-    wanted = [name for name in running if name not in snapshot.ray
-              and mono - ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS][:RAY_READS_PER_ROUND]
-    for name, status in zip(wanted, parallel_map(lambda n: access.ray_status(jobs[n]), wanted)):
-        ray[name] = (mono, status)
-
-    # the rules, again only for Jobs whose inputs changed or whose rules read the clock (a stall, a restart)
-    evaluations = [rules.source_findings(snapshot.sources, thresholds)]
-    restart_counts: dict[str, tuple[int, int, float]] = {}
-    cache: dict[str, Evaluated] = {}
-    budget = JUDGED_PER_ROUND
-    plane_lists = tuple(planes[cluster][1] for cluster in clusters if cluster in planes)
-    samples = _usage_samples(snapshot, key)
-    # the Jobs whose objects (the Job, its Tasks, its Pods) may differ from those of the index the last round read
-    moved = index.rows_changed_since(previous.serial) if previous.serial else None
-    for position, (name, job) in enumerate(jobs.items()):
-        if position % CHUNK_JOBS == CHUNK_JOBS - 1:
-            time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
-        ray_now = snapshot.ray.get(name) if name in snapshot.ray else (ray[name][1] if name in ray else None)
-        job_workers = worker_logs.get(name)
-        job_usage = None if samples is None else {} if not samples else {
-            pod_key: samples[pod_key] for pod in pods_of(name) if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
-        # the data planes' lists by identity: a relist that changed nothing keeps its very mapping
-        rest = (plane_lists, facts.get(name), progress.get(name), ray_now, thresholds, job_workers,
-                _usage_signature(job_usage))
-        kept = previous.cache.get(name)
-        if (kept is not None and moved is not None and name not in moved and kept.signature[0] is job.raw
-                and kept.signature[2:] == rest):
-            signature = kept.signature  # neither its objects nor its other inputs changed: its Pods need no walk
-        else:
-            signature = (job.raw, tuple(pod.raw for pod in pods_of(name)), *rest)
-        stale = kept is None or kept.timed or kept.signature != signature
-        if stale and budget > 0:
-            budget -= 1
-            job_pods = pods_of(name)
-            plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
-            header = headers.get(name) or snapshot_header(index, name)
-            inputs = rules.JobInputs(
-                job=job.raw,
-                tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
-                pods=tuple(pod.raw for pod in job_pods),
-                plane_pods=None if _UNKNOWN in plane_sig else {
-                    f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if real is not None},
-                log=facts.get(name),
-                header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
-                progress=progress.get(name),
-                ray=ray_now,
-                usage=job_usage,
-                worker_logs=job_workers or frozen(),
-            )
-            found = rules.job_findings(inputs, thresholds, now)
-            restart_eval, updates = rules.restart_findings(inputs, previous.restarts, now)
-            timed = (_phase(job.raw) == "Running" and progress.get(name) is not None) or any(
-                count > base for base, count, _ in updates.values())
-            kept = Evaluated(signature, found, restart_eval, frozen(updates), timed)
-        if kept is None:  # judged in a later round (the budget); until then its alerts stay as they are
+    for (name, pod), seen in zip(chosen, parallel_map(read, chosen)):
+        if seen.error:
             continue
-        cache[name] = kept
-        evaluations += [kept.found, kept.restarts]
-        restart_counts.update(kept.updates)
-    book = rules.step(previous.book, rules.merge(evaluations, jobs=list(snapshot.jobs)), now,
-                      acks.load(state_dir()))
-    return _outcome(access, key, published, AlertsState(book, rules.RestartMemory(frozen(restart_counts)),
-                       frozen({n: f for n, f in facts.items() if n in jobs}),
-                       frozen({n: p for n, p in progress.items() if n in jobs}), frozen(worker_logs),
-                       frozen(worker_read), frozen(planes), frozen(ray),
-                       frozen({n: t for n, t in log_read.items() if n in jobs}), tuple(errors), frozen(cache),
-                       mono, time.thread_time() - cpu, index.serial))
+        kept = scope.worker_logs.get(name, frozen())
+        pod_key = f"{pod.namespace}/{pod.name}"
+        if kept.get(pod_key) is not seen.facts:
+            scope.worker_logs[name] = frozen({**kept, pod_key: seen.facts})
+            changed.add(name)
 
 
-_rounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""ClusterAccess -> scope key -> the newest round's AlertsState, published or not."""
+def _read_ray(access, snapshot, scope, jobs, running, mono, changed) -> None:
+    """Ray: the Ray tab's result when subscribed, else a read of our own now and then."""
+    for name in [n for n in scope.ray if n not in jobs]:
+        del scope.ray[name]
+    changed |= {name for name in running if name in snapshot.ray}  # the Ray tab's own reads, every 2 s
+    if mono - scope.ray_at < RAY_SPACING_SECONDS:
+        return
+    wanted = sorted((scope.ray.get(name, (float("-inf"), None))[0], name) for name in running
+                    if name not in snapshot.ray and mono - scope.ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS)
+    if not wanted:
+        return
+    name = wanted[0][1]
+    scope.ray_at = mono
+    status = access.ray_status(jobs[name])
+    old = scope.ray.get(name, (0.0, None))[1]
+    scope.ray[name] = (mono, status)
+    if status != old:
+        changed.add(name)
 
 
-def _continued(access: ClusterAccess, key: str, published: AlertsState | None) -> AlertsState:
-    """The state the next round starts from: the newest round's when it continues the published book (its read
-    times, log facts and judgements are newer than those of the round that last changed the book), else the
-    published one (another reconciler, a context switch), else a fresh one."""
-    newest = _rounds.get(access, {}).get(key)
-    if newest is not None and published is not None and newest.book is published.book:
-        return newest
-    return published or AlertsState()
+def _note_usage(snapshot, key, scope, jobs, pods_of, changed) -> None:
+    """gpu-idle reads the usage topic's samples: the Jobs whose samples' numbers changed are judged again."""
+    samples = _usage_samples(snapshot, key)
+    if samples is scope.samples:
+        return
+    scope.samples = samples
+    for name in jobs:
+        signature = None if samples is None else _usage_signature(
+            {pod_key: samples[pod_key] for pod in pods_of(name) if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
+        ) if samples else ()
+        if scope.usage.get(name, ()) != signature or name not in scope.usage:
+            changed.add(name)
+        scope.usage[name] = signature
 
 
-def _outcome(access: ClusterAccess, key: str, published: AlertsState | None, state: AlertsState) -> AlertsState:
-    """What the round publishes: the published state itself when the book (firing alerts, events, pending
-    holds, acknowledgements) and the read errors are unchanged, so that a quiet round makes no new Snapshot and
-    no screen repaints; the round's bookkeeping (read times, caches) is kept here for the next round."""
-    _rounds.setdefault(access, {})[key] = state
-    if published is not None and state.book is published.book and state.errors == published.errors:
-        return published
-    return state
+def _objects(index, job, pods_of) -> tuple:
+    """A Job's objects: the Job, its Tasks, its Pod CRs (compared by identity first: the watch makes a new dict
+    for each change)."""
+    return (job.raw, *(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
+            None, *(pod.raw for pod in pods_of(job.name)))
 
 
-def fresh_planes(snapshot, clusters: set[str], max_age: float) -> Mapping[str, Mapping[str, dict]] | None:
-    """The data-plane pod lists of these clusters from the ALL_KEY alert round (cluster -> pod name -> pod), when
-    every one of them answered within `max_age` seconds; else None. The job list's REASON reads them instead of
-    listing the same pods again."""
-    state = snapshot.alerts.get(ALL_KEY)
-    if not isinstance(state, AlertsState):
-        return None
-    # a quiet round published nothing: its lists are in the newest round's state that continues this book
-    state = next((newest for rounds in list(_rounds.values()) if (newest := rounds.get(ALL_KEY)) is not None
-                  and newest.book is state.book), state)
-    now, found = time.monotonic(), {}
-    for cluster in clusters:
-        at, listed = state.planes.get(cluster, (float("-inf"), None))
-        if listed is None or now - at > max_age:
-            return None
-        found[cluster] = listed
-    return found
+def _judge(index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
+    """One Job's rules over what this round knows of it."""
+    name = job.name
+    job_pods = pods_of(name)
+    plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
+    header = snapshot_header(index, name)
+    seen = scope.seen.get(name)
+    samples = scope.samples if isinstance(scope.samples, Mapping) else None
+    ray_now = index.snapshot.ray.get(name) if name in index.snapshot.ray else (
+        scope.ray[name][1] if name in scope.ray else None)
+    inputs = rules.JobInputs(
+        job=job.raw,
+        tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
+        pods=tuple(pod.raw for pod in job_pods),
+        plane_pods=None if _UNKNOWN in plane_sig else {
+            f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if real is not None},
+        log=seen.facts if seen is not None and seen.wall_at is not None else None,
+        header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
+        progress=seen.progress if seen is not None else None,
+        ray=ray_now,
+        usage=None if samples is None else {
+            pod_key: samples[pod_key] for pod in job_pods if (pod_key := f"{pod.namespace}/{pod.name}") in samples},
+        worker_logs=scope.worker_logs.get(name) or frozen(),
+    )
+    found = rules.job_findings(inputs, thresholds, now)
+    restart_eval, updates = rules.restart_findings(inputs, rules.RestartMemory(scope.restarts), now)
+    return Evaluated(found, restart_eval, frozen(updates), rules.wake_at(inputs, thresholds, updates, now))
 
 
 def _usage_samples(snapshot, key: str) -> Mapping | None:
@@ -340,7 +487,7 @@ def _namespace(raw: Mapping) -> str:
 
 def _plane_pod(planes: Mapping, pod: Pod) -> object:
     """The data-plane pod of a Pod CR (None: not listed; _UNKNOWN: its data plane did not answer). Read straight
-    from the dicts: it runs for every Pod of every Job each round."""
+    from the dicts: it runs for every Pod of every Job judged."""
     spec = pod.raw.get("spec")
     listed = planes.get(_namespace(pod.raw), (0.0, None))[1]
     if listed is None:
@@ -354,13 +501,26 @@ def _same_objects(old: Mapping[str, dict] | None, new: Mapping[str, dict] | None
     whose pods did not change are not judged again."""
     if old is None or new is None:
         return new
+    if new is old:
+        return old
     kept = {name: old[name] if old.get(name) == pod else pod for name, pod in new.items()}
     if len(kept) == len(old) and all(kept[name] is old.get(name) for name in kept):
         return old
     return MappingProxyType(kept)
 
 
+def _moved_pods(cluster: str, old: Mapping[str, dict] | None, new: Mapping[str, dict] | None) -> set[tuple[str, str]]:
+    """(cluster, pod name) of the pods that differ between two lists of one data plane (every pod of both when one
+    of them is missing)."""
+    old, new = old or {}, new or {}
+    return {(cluster, name) for name in old.keys() | new.keys() if old.get(name) is not new.get(name)}
+
+
+def _pod_cr(pods: list[Pod], pod_name: str) -> Pod | None:
+    return next((pod for pod in pods if pod.pod_name == pod_name), None)
+
+
 def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:
     """The Pod CR name (a uid) of the data-plane pod `pod_name`."""
-    return next((pod.name for pod in pods if pod.pod_name == pod_name), pod_name)
-
+    cr = _pod_cr(pods, pod_name)
+    return cr.name if cr is not None else pod_name

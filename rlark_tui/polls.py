@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 from rlark_tui import alertpoll
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
-from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, poll_progress
+from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, snapshot_header
 from rlark_tui.cluster.podhealth import health_from, pod_states, pods_health
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.podstate import PodHealth
+from rlark_tui.model.progress import ProgressState
 from rlark_tui.model.view_model import SnapshotIndex
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ HEALTH = "health"
 the Running, Pending and Failed Jobs on screen): one pod list per data plane every 10 s. In detail (the job
 detail's Workers): each Pod and its events every 3 s."""
 PROGRESS = "progress"
-"""A Running Job's newest progress row (the job list subscribes the Running Jobs on screen)."""
+"""A Running Job's newest progress row (the job list subscribes the Running Jobs on screen), from its Header log as
+`ClusterAccess.log_reads` last read it: by the alert rounds when they read that Job (no read of its own), else by
+this topic (at most once per PROGRESS_SECONDS)."""
 METRICS = "metrics"
 """A Job's scalar series (the Metrics tab while shown, the compare screen)."""
 WORKFLOWS = "workflows"
@@ -98,14 +101,17 @@ class Topic:
     """One kind of periodic read. `fetch` blocks (it runs in a worker thread) and returns the result to publish,
     or None when the Snapshot does not hold what it needs yet (tried again soon); `source` optionally maps a
     result to the health of a source named in `Snapshot.sources`. A topic with a `detailed` read runs that one
-    instead (every `detail_interval`) while any subscriber asks for detail."""
+    instead (every `detail_interval`) while any subscriber asks for detail. A topic with `rounds` keeps bookkeeping
+    between its reads: `rounds()` makes its fetch, once per Reconciler (the bookkeeping lives and goes with it)."""
 
     name: str
     interval: float
-    fetch: Fetch
+    fetch: Fetch | None
+    """None when `rounds` makes it."""
     source: Callable[[str, object], tuple[str, str, str]] | None = None
     detailed: Fetch | None = None
     detail_interval: float | None = None
+    rounds: Callable[[], Fetch] | None = None
 
     def read(self, detail: bool) -> tuple[Fetch, float]:
         """The fetch and interval of a subscription with (or without) detail."""
@@ -137,7 +143,7 @@ def fetch_health(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> 
     if access.server_endpoint() is None and not access.config.clusters:
         return {}
     pods = index.job_pods(job)
-    listed = alertpoll.fresh_planes(index.snapshot, {pod.namespace for pod in pods}, TOPICS[HEALTH].interval)
+    listed = alertpoll.fresh_planes(access, {pod.namespace for pod in pods}, TOPICS[HEALTH].interval)
     return health_from(pods, listed) if listed is not None else pods_health(access, pods)
 
 
@@ -154,6 +160,31 @@ def fetch_health_detail(access: ClusterAccess, index: SnapshotIndex,
     states = pod_states(access, [pod.raw for pod in pods])
     return {f"{pod.namespace}/{pod.name}": PodHealth(int(count), reason)
             for pod in pods for count, reason in [states[pod.name]] if count.isdigit()}
+
+
+def fetch_progress(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> ProgressState | None:
+    """A Running Job's newest progress row as `access.log_reads` last saw it (else the row before, which then turns
+    stale), read here only when no alert round reads that Job's Header log. None (no request made) while the Job is
+    not Running or its Header Pod is not in the Snapshot."""
+    job = index.job(job_name)
+    if job is None or job.phase != "Running":
+        return None
+    header = snapshot_header(index, job_name)
+    if header is None:
+        return None
+    log_reads = access.log_reads
+    log_reads.want(job_name)
+    previous = index.snapshot.progress.get(job_name)
+    kept = previous.row if isinstance(previous, ProgressState) else None
+    if log_reads.scheduled(job_name):
+        seen = log_reads.seen(header.cluster, header.pod)
+        if seen is None:
+            return previous if isinstance(previous, ProgressState) else ProgressState()
+    else:
+        seen = log_reads.read(access, header.cluster, header.pod, max_age=PROGRESS_SECONDS)
+    if seen.error:
+        return ProgressState(seen.progress or kept, seen.error, seen.wall_at)
+    return ProgressState(seen.progress or kept, read_at=seen.wall_at)
 
 
 def fetch_evidence(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> Gathered:
@@ -271,10 +302,10 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
-    Topic(PROGRESS, PROGRESS_SECONDS, poll_progress),
+    Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
-    Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, alertpoll.fetch_alerts),
+    Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None, rounds=alertpoll.AlertRounds),
     Topic(USAGE, USAGE_SECONDS, fetch_usage),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),

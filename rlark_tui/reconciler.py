@@ -29,7 +29,7 @@ POLL_TICK_SECONDS = 0.25
 NOTHING_YET_SECONDS = 1.0
 """A subscription whose read found nothing to read yet is tried again after this long."""
 MAX_PARALLEL_POLLS = 4
-"""At most this many subscription reads at once (the longest-waiting first): dozens of Jobs' reads falling due
+"""At most this many subscription reads at once (the most overdue for their interval first): dozens of Jobs' reads falling due
 together must not crowd the UI thread out of the interpreter."""
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
@@ -74,6 +74,8 @@ class Reconciler:
         """Each subscription and whether it asks for detail (polls.Topic.detailed)."""
         self._polled_at: dict[tuple[str, str], float] = {}
         self._in_flight: set[tuple[str, str]] = set()
+        self._rounds: dict[str, Callable] = {}
+        """The fetch of each topic that keeps bookkeeping between its reads (polls.Topic.rounds), made once here."""
         self._polls: set[asyncio.Task] = set()
         self._changed: set[str] = set()
         self._delta: dict[str, set[str] | None] = {}
@@ -321,12 +323,16 @@ class Reconciler:
 
     async def _poll_loop(self) -> None:
         """Start each subscription's read when its interval has passed (one read per subscription at a time, at
-        most MAX_PARALLEL_POLLS in all, the longest-waiting first)."""
+        most MAX_PARALLEL_POLLS in all, the most overdue for its interval first: the 2 s alert round is not kept
+        waiting behind a burst of 10 s reads of the Jobs on screen falling due together)."""
         while not self._stop.is_set():
             now = time.monotonic()
-            due = [(self._polled_at.get(sub, float("-inf")), sub) for sub, detail in self._subscribed.items()
-                   if sub not in self._in_flight
-                   and now - self._polled_at.get(sub, float("-inf")) >= self.topics[sub[0]].read(detail)[1]]
+            due = []
+            for sub, detail in self._subscribed.items():
+                interval = self.topics[sub[0]].read(detail)[1]
+                waited = now - self._polled_at.get(sub, float("-inf"))
+                if sub not in self._in_flight and waited >= interval:
+                    due.append((-waited / interval, sub))
             for _, (topic, key) in sorted(due)[:max(0, MAX_PARALLEL_POLLS - len(self._in_flight))]:
                 self._in_flight.add((topic, key))
                 self._polled_at[(topic, key)] = now
@@ -337,6 +343,8 @@ class Reconciler:
 
     async def _poll(self, topic: Topic, key: str, detail: bool) -> None:
         fetch, interval = topic.read(detail)
+        if fetch is None:
+            fetch = self._rounds.get(topic.name) or self._rounds.setdefault(topic.name, topic.rounds())
 
         def read() -> object:
             # the interval runs from when the read starts: one started late by a busy thread pool does not let

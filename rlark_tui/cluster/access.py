@@ -110,6 +110,8 @@ class ClusterAccess:
         self._endpoint: srv.ServerEndpoint | None = None
         self.recent_reads = RecentReads()
         """Answers several topics share (cluster/recent.py), for this context only."""
+        self._log_reads = None
+        self._log_reads_lock = threading.Lock()
         self.server_problem = ""
         """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
         from rlark_tui.raydash.token import RayTokens
@@ -426,6 +428,16 @@ class ClusterAccess:
                             Request("list", "events", namespace=namespace, source=plane.source),
                             [("fieldSelector", f"involvedObject.name={pod}")], timeout=10)
         return [e for e in (result.get("items") or [])] if isinstance(result, dict) else []
+
+    @property
+    def log_reads(self):
+        """The Pods' logs the topics of this context read on incrementally and share (cluster/logreads.py: the
+        Header logs for the alert rules and PROGRESS); made when first asked for (the list's start-up needs none)."""
+        with self._log_reads_lock:
+            if self._log_reads is None:
+                from rlark_tui.cluster.logreads import LogReads
+                self._log_reads = LogReads()
+            return self._log_reads
 
     def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,

@@ -19,7 +19,7 @@ from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.kinds import PODS
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.curves import MetricsResult, MetricsState
-from rlark_tui.model.progress import Point, Progress, ProgressState, latest_progress, metric_series
+from rlark_tui.model.progress import Point, Progress, latest_progress, metric_series
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.model.views import Job, Pod
 from rlark_tui.snapshot import Snapshot
@@ -224,34 +224,6 @@ def snapshot_header(index: SnapshotIndex, job_name: str) -> Header | None:
         return None
     pod = header_pod(index.pods_by_task.get(job.head_task_name, []))
     return _header(job, pod) if pod is not None else None
-
-
-def header_log(access, header: Header, max_age: float = PROGRESS_SECONDS) -> list[tuple[float | None, str]]:
-    """The newest lines of the Header Pod's log (`tailLines` 200, `sinceSeconds` 600, timestamps), read at most once
-    per `max_age` per Job and Pod (the context's `recent_reads`): the progress topic and the alert rules share one
-    read."""
-    return access.recent_reads.get(
-        ("header log", header.job, header.cluster, header.pod), max_age,
-        lambda: read_log(access, header.cluster, header.pod, PROGRESS_TAIL_LINES, PROGRESS_SINCE_SECONDS))
-
-
-def poll_progress(access, index: SnapshotIndex, job_name: str) -> ProgressState | None:
-    """The reconciler's progress read of a Running Job: the newest row of the last 10 minutes of its Header log
-    (`tailLines` + `sinceSeconds`), else the row read before (it then turns stale). None (no request made) while
-    the Job is not Running or its Header Pod is not in the Snapshot."""
-    job = index.job(job_name)
-    if job is None or job.phase != "Running":
-        return None
-    header = snapshot_header(index, job_name)
-    if header is None:
-        return None
-    previous = index.snapshot.progress.get(job_name)
-    kept = previous.row if isinstance(previous, ProgressState) else None
-    try:
-        lines = header_log(access, header)
-        return ProgressState(latest_progress(lines) or kept, read_at=time.time())
-    except (ApiError, Unreachable) as exc:
-        return ProgressState(kept, str(exc))
 
 
 def poll_metrics(access, index: SnapshotIndex, job_name: str) -> MetricsState:

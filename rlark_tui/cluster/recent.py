@@ -23,6 +23,15 @@ class RecentReads:
         self._answers: dict[Hashable, tuple[float, object, BaseException | None]] = {}
         self._reading: dict[Hashable, threading.Lock] = {}
 
+    def peek(self, key: Hashable, max_age: float) -> tuple[float, object] | None:
+        """(monotonic time of the read, its answer) stored under `key` when younger than `max_age` seconds and not
+        an error; else None. Never reads."""
+        with self._lock:
+            hit = self._answers.get(key)
+        if hit is None or hit[2] is not None or time.monotonic() - hit[0] >= max_age:
+            return None
+        return hit[0], hit[1]
+
     def get(self, key: Hashable, max_age: float, read: Callable[[], T]) -> T:
         """The answer stored under `key` if it is younger than `max_age` seconds, else `read()` (stored). One read
         per key at a time: a second asker meanwhile waits for the first's answer; an error `read` raises is

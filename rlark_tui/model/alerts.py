@@ -655,42 +655,36 @@ def frozen(mapping=None) -> Mapping:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """One Job's last judgement and what it was made from (its inputs' very objects): the next round judges the
-    Job again only when one of them changed, or when its rules read the clock (`timed`)."""
+    """One Job's last judgement: the next round judges the Job again only when one of its inputs changed, or at
+    `wake_at` (epoch seconds), when a rule that reads the clock may change its mind."""
 
-    signature: tuple
     found: Evaluation
     restarts: Evaluation
     updates: Mapping[str, tuple[int, int, float]]
-    timed: bool
+    wake_at: float = float("inf")
 
-    def __eq__(self, other: object) -> bool:
-        return self is other
 
-    __hash__ = object.__hash__
+def wake_at(inputs: JobInputs, thresholds: Thresholds, updates: Mapping[str, tuple[int, int, float]],
+            now: float) -> float:
+    """The next time after `now` when the clock alone may change a Job's findings: its progress row turns stalled,
+    or a risen restart count has been quiet for RESTART_QUIET_SECONDS (inf: never; every other rule's waiting is a
+    hold the book keeps)."""
+    times = [rose + RESTART_QUIET_SECONDS for base, count, rose in updates.values() if count > base]
+    row = inputs.progress
+    if (row is not None and row.at is not None and Job(inputs.job).phase == "Running"
+            and not (row.total and row.step >= row.total)
+            and not (inputs.log is not None and inputs.log.first_failure is not None)):
+        limit = max(thresholds.stall_factor * (row.step_seconds or 0.0), thresholds.stall_min_seconds)
+        times.append(row.at + limit + 0.001)  # the rule wants the age past the limit
+    return min((at for at in times if at > now), default=float("inf"))
 
 
 @dataclass(frozen=True)
 class AlertsState:
-    """The book of alerts and what the next round needs: log facts and progress per Job, the data planes' pods
-    per cluster (None: the last list failed), Ray results, when each was read (monotonic seconds)."""
+    """What the `alerts` topic publishes for a scope: the book of alerts, the restart counts the pod-restarted rule
+    compares with (a new Reconciler goes on from them), and what could not be read in the round (one line each).
+    The rounds' own bookkeeping stays with them (alertpoll.AlertRounds)."""
 
     book: Book = field(default_factory=Book)
     restarts: RestartMemory = field(default_factory=RestartMemory)
-    facts: Mapping[str, LogFacts] = field(default_factory=frozen)
-    progress: Mapping[str, Progress] = field(default_factory=frozen)
-    worker_logs: Mapping[str, Mapping[str, LogFacts]] = field(default_factory=frozen)
-    """Job name -> Pod CR key -> log facts of its non-Header Pods."""
-    worker_read: Mapping[str, float] = field(default_factory=frozen)
-    """Job name -> when its non-Header Pods' logs were last read."""
-    planes: Mapping[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=frozen)
-    ray: Mapping[str, tuple[float, Mapping]] = field(default_factory=frozen)
-    log_read: Mapping[str, float] = field(default_factory=frozen)
     errors: tuple[str, ...] = ()
-    """What could not be read this round (one line each)."""
-    cache: Mapping[str, Evaluated] = field(default_factory=frozen)
-    judged_at: float = float("-inf")
-    """Monotonic time of the round, and the CPU seconds it took."""
-    cost: float = 0.0
-    serial: int = 0
-    """The serial of the SnapshotIndex the round read (0: none)."""

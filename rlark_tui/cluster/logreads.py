@@ -1,0 +1,148 @@
+"""LogReads: the Pods' logs that periodic topics read (the Header logs, for the alert rules and the PROGRESS column;
+the other Running Pods' logs, for run-oom), read incrementally and shared by every topic of one context (one per
+ClusterAccess, so two alert scopes and the PROGRESS topic never read one log twice within `max_age`).
+
+The first read of a Pod's `main` log asks for its newest FIRST_TAIL_LINES of the last FIRST_SINCE_SECONDS; each later
+read only for what came after the newest line seen (`sinceTime` of that line's second, then the timestamp-and-count
+resume drops the lines read before), at most NEXT_TAIL_LINES of it. The new lines are folded at once into the Pod's
+`Seen` (model.alerts.scan_log facts, the newest progress row) and dropped: a read of a quiet log is one small
+answer and no parsing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field, replace
+
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.logmerge import Resume, since_time, split_raw
+from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
+from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
+from rlark_tui.model.alerts import LogFacts, scan_log
+from rlark_tui.model.progress import Line, Progress, latest_progress
+
+NEXT_TAIL_LINES = 2000
+"""A later read takes at most this many of the new lines (a Pod printing faster loses the middle, never the end)."""
+CARRY_LINES = 40
+"""Lines from the newest `Global Step` line on are kept for the next read (a table a read cut in two)."""
+FORGET_SECONDS = 3600.0
+"""A Pod's log not read for this long is forgotten (its Pod is gone, or out of every scope)."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one Pod's log has said so far, as of its latest read."""
+
+    read_at: float = float("-inf")
+    """Monotonic time of the latest read (-inf: never read)."""
+    wall_at: float | None = None
+    """Epoch time of the latest read that answered."""
+    facts: LogFacts = field(default_factory=LogFacts)
+    progress: Progress | None = None
+    """The newest progress row read (kept when later reads find none)."""
+    carry: tuple[Line, ...] = ()
+    error: str = ""
+    """Why the latest read failed ("" when it answered)."""
+
+
+class LogReads:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[Hashable, Seen] = {}
+        self._resume: dict[Hashable, Resume] = {}
+        self._reading: dict[Hashable, threading.Lock] = {}
+        self._wanted: dict[str, float] = {}
+        self._scheduled: dict[str, tuple[frozenset[str] | None, float]] = {}
+
+    def seen(self, cluster: str, pod: str) -> Seen | None:
+        with self._lock:
+            return self._seen.get((cluster, pod))
+
+    def read(self, access, cluster: str, pod: str, *, max_age: float, instance: str | None = None) -> Seen:
+        """The Pod's log read on from where the last read ended, unless it was read less than `max_age` seconds
+        ago (then what that read saw). One read per Pod at a time: a second asker meanwhile waits and gets the
+        first's answer. `instance`: the container instance the facts belong to (new facts when it differs; None:
+        the same as before). A failed read keeps what was seen, with the error."""
+        key = (cluster, pod)
+        with self._lock:
+            reading = self._reading.setdefault(key, threading.Lock())
+        with reading:
+            with self._lock:
+                seen = self._seen.get(key) or Seen()
+                resume = self._resume.setdefault(key, Resume())
+            if time.monotonic() - seen.read_at < max_age:
+                return seen
+            try:
+                lines = self._new_lines(access, cluster, pod, resume)
+            except (ApiError, Unreachable) as exc:
+                seen = replace(seen, read_at=time.monotonic(), error=str(exc))
+            else:
+                seen = _fold(seen, lines, instance)
+            with self._lock:
+                self._seen[key] = seen
+                self._forget_old(seen.read_at)
+            return seen
+
+    @staticmethod
+    def _new_lines(access, cluster: str, pod: str, resume: Resume) -> list[Line]:
+        if resume.last is None:
+            stream = access.pod_log(cluster, pod, tail=FIRST_TAIL_LINES, since_seconds=FIRST_SINCE_SECONDS,
+                                    timestamps=True, read_timeout=30)
+        else:
+            resume.restart()
+            stream = access.pod_log(cluster, pod, tail=NEXT_TAIL_LINES, since_time=since_time(resume.last),
+                                    timestamps=True, read_timeout=30)
+        lines = []
+        for raw in stream:
+            _stamp, ns, text = split_raw(raw)
+            if resume.admit_ts(ns):
+                lines.append((ns / 1e9 if ns is not None else None, text))
+        return lines
+
+    def _forget_old(self, now: float) -> None:
+        for old in [k for k, seen in self._seen.items() if now - seen.read_at > FORGET_SECONDS]:
+            del self._seen[old]
+            self._resume.pop(old, None)
+            self._reading.pop(old, None)
+
+    # -- who reads which Header logs ---------------------------------------------------------------------------
+
+    def want(self, job: str) -> None:
+        """A screen shows this Job's progress (the job list's PROGRESS): the alert rounds read its log first."""
+        with self._lock:
+            self._wanted[job] = time.monotonic()
+
+    def wanted(self, within: float) -> set[str]:
+        """The Jobs a screen asked for within the last `within` seconds."""
+        now = time.monotonic()
+        with self._lock:
+            for job in [j for j, at in self._wanted.items() if now - at > within]:
+                del self._wanted[job]
+            return set(self._wanted)
+
+    def schedule(self, scope: str, jobs: frozenset[str] | None, until: float) -> None:
+        """An alert round reads the Header logs of `jobs` (None: every Job) and will read them again before the
+        monotonic time `until`."""
+        with self._lock:
+            self._scheduled[scope] = (jobs, until)
+
+    def scheduled(self, job: str) -> bool:
+        """Whether a live alert round reads this Job's Header log (the PROGRESS topic then reads nothing itself)."""
+        now = time.monotonic()
+        with self._lock:
+            return any(until > now and (jobs is None or job in jobs) for jobs, until in self._scheduled.values())
+
+
+def _fold(seen: Seen, lines: list[Line], instance: str | None) -> Seen:
+    """What a read's new lines add to what was seen."""
+    facts = scan_log(lines, seen.facts, instance) if lines or instance not in (None, seen.facts.instance) \
+        else seen.facts
+    progress, carry = seen.progress, seen.carry
+    if lines:
+        window = [*carry, *lines]
+        progress = latest_progress(window) or progress
+        start = max((i for i, (_, text) in enumerate(window) if "Global Step" in text), default=len(window))
+        carry = tuple(window[start:][-CARRY_LINES:])
+    return Seen(time.monotonic(), time.time(), facts, progress, carry)

@@ -1,0 +1,132 @@
+"""The Header-log reads the alert rounds and the PROGRESS column share (cluster/logreads.py, alertpoll.py), over
+the sandbox's real HTTPS with the real kubernetes client: each read asks only for the lines after the last one
+seen, and one read of a Job's Header log serves both topics (never two within 10 s)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+
+from rlark_tui.model import keys
+from rlark_tui.sandbox.demo_workload import metric_table
+from tests.sandbox.helpers import job, task
+
+CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "shared-read"
+TASK, POD = f"{JOB}-main", f"{JOB}-main-0"
+CRASH = "Exception occurred while running EmbodiedFSDPActor's function run_training: exception is boom"
+
+
+def _table(step: int) -> str:
+    return metric_table(step, 20, step * 1.0, {"rollout/rewards": step / 10})
+
+
+@pytest.fixture(scope="module")
+def run(bare_sandbox):
+    sb = bare_sandbox
+    spec = job(JOB)
+    spec["status"] = {"phase": "Running"}
+    sb.store.create("jobs", spec)
+    sb.store.create("tasks", task(TASK, CLUSTER, {keys.JOB_LABEL: JOB}))
+    uid = str(uuid.uuid4())
+    sb.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: TASK}},
+        "spec": {"taskName": TASK, "taskNamespace": CLUSTER, "podName": POD}, "status": {"phase": "Running"}})
+    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": POD, "namespace": NS, "labels": {"app": TASK}},
+                             "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                             "status": {"phase": "Running", "containerStatuses": [
+                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
+    sb.logs.start_instance(CLUSTER, NS, POD, "main")
+    sb.logs.append(CLUSTER, NS, POD, "main", _table(1) + _table(2))
+    yield sb
+    sb.store.delete("pods", uid, CLUSTER)
+    sb.store.delete("pods", POD, NS, plane=CLUSTER)
+    sb.store.delete("tasks", TASK, CLUSTER)
+    sb.store.delete("jobs", JOB)
+
+
+@pytest.fixture
+def counted(run):
+    """A ClusterAccess of the sandbox whose Header-log reads are noted (time, their query keywords)."""
+    from rlark_tui.cluster import ClusterAccess
+
+    access = ClusterAccess.open(str(run.kubeconfig), run.context)
+    reads: list[tuple[float, dict]] = []
+    pod_log = access.pod_log
+
+    def noted(cluster, pod, **kwargs):
+        if pod == POD and not kwargs.get("follow"):
+            reads.append((time.monotonic(), kwargs))
+        return pod_log(cluster, pod, **kwargs)
+
+    access.pod_log = noted
+    yield access, reads
+    access.close()
+
+
+def test_each_read_asks_only_for_what_came_after_the_last_line(run, counted):
+    access, reads = counted
+    log_reads = access.log_reads
+    first = log_reads.read(access, CLUSTER, POD, max_age=0)
+    assert first.progress is not None and first.progress.step == 2 and first.facts.crash is None
+    assert reads[-1][1]["since_seconds"] and not reads[-1][1].get("since_time")
+
+    again = log_reads.read(access, CLUSTER, POD, max_age=60)
+    assert again is first and len(reads) == 1  # younger than max_age: what the last read saw, no request
+
+    quiet = log_reads.read(access, CLUSTER, POD, max_age=0)
+    assert reads[-1][1]["since_time"] and quiet.facts is first.facts and quiet.progress == first.progress
+
+    run.logs.append(CLUSTER, NS, POD, "main", _table(3) + "\n" + CRASH)
+    grown = log_reads.read(access, CLUSTER, POD, max_age=0)
+    assert grown.progress.step == 3
+    assert grown.facts.crash is not None and grown.facts.crash[1] == CRASH
+    assert grown.facts.run_started is None and grown.facts.progressed
+
+
+async def test_one_header_read_serves_the_alert_round_and_progress(run, counted):
+    from rlark_tui.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.polls import PROGRESS
+    from rlark_tui.reconciler import Reconciler
+
+    access, reads = counted
+    run.logs.start_instance(CLUSTER, NS, POD, "main")  # a log of its own (the test above left a crash line)
+    run.logs.append(CLUSTER, NS, POD, "main", _table(1) + _table(2))
+    reconciler = Reconciler(access)
+    task_ = asyncio.create_task(reconciler.run(lambda _published: None))
+
+    async def until(predicate, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, what
+            await asyncio.sleep(0.05)
+
+    def progress_step() -> int | None:
+        state = reconciler.snapshot.progress.get(JOB)
+        return state.row.step if state is not None and state.row is not None else None
+
+    def crashed() -> bool:
+        state = reconciler.snapshot.alerts.get(ALL_KEY)
+        return state is not None and (JOB, "run-crashed", JOB) in state.book.alerts
+
+    try:
+        await until(lambda: any(p.get("spec", {}).get("podName") == POD for p in reconciler.snapshot.pods.values()),
+                    "the Header Pod CR in the Snapshot")
+        reconciler.subscribe(ALERTS, ALL_KEY)
+        reconciler.subscribe(PROGRESS, JOB)
+        await until(lambda: progress_step() == 2, "the progress row of the first read")
+        run.logs.append(CLUSTER, NS, POD, "main", _table(4) + "\n" + CRASH)
+        await until(crashed, "run-crashed from the next read", 25)
+        reconciler.poll_now(PROGRESS, JOB)  # as ctrl+r does: no new read, the one the alert round made
+        await until(lambda: progress_step() == 4, "the same read's progress row in the PROGRESS result", 5)
+        starts = [at for at, _ in reads]
+        assert len(starts) >= 2
+        assert all(later - earlier >= 9.9 for earlier, later in zip(starts, starts[1:])), starts
+        assert all(kwargs.get("since_time") for _, kwargs in reads[1:])  # after the first: only the new lines
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task_, 10)
