@@ -108,12 +108,19 @@ _TOKEN_SHAPES = re.compile(
 """Well-known token shapes, wherever they appear: GitHub, Hugging Face, OpenAI/Anthropic, GitLab, Slack, AWS key
 ids, npm, Google API keys, PyPI, JWTs."""
 
-_MAYBE_SECRET = re.compile(
+_SECRET_WORDS_TEXT = (
     r"p(?:ass|wd|rivate|at(?![a-z])|ypi-)|s(?:ecret|ignature|k-)|token|key|c(?:red|ookie)|a(?:uth|kia|iza)|dsn"
     r"|b(?:earer|asic)|-----begin|gh[pousr]_|hf_|xox|eyj|npm_|://[^\s/@]+:[^\s@/]+@")
-"""Cheap first pass, on the lower-cased text: text without any of these cannot hold a secret the patterns below
-would mask. The log pane runs it on every line, so it is written for speed: case-sensitive on `text.lower()`
-and grouped by first letter (each several times faster than re.IGNORECASE over a flat alternation)."""
+"""What the cheap first pass looks for in the lower-cased text: text without any of these cannot hold a secret
+the patterns below would mask."""
+_MAYBE_SECRET = re.compile(
+    r"k(?:(?<=tok)en|ey|(?<=cook)ie|(?<=ak)ia|(?<=sk)-)|p(?:ass|wd|at(?![a-z])|ypi-|(?<=np)m_)|v(?<=priv)ate"
+    r"|c(?:(?<=sec)ret|red)|g(?:(?<=sig)nature|h[pousr]_)|u(?<=au)th|z(?<=aiz)a|d(?=sn)"
+    r"|b(?:earer|asic|(?<=-----b)egin)|j(?<=eyj)|f(?<=hf)_|o(?<=xo)x|://[^\s/@]+:[^\s@/]+@")
+"""The first pass itself (case-sensitive, on `text.lower()`): it finds a match exactly where _SECRET_WORDS_TEXT
+does, but each word is found by one of its rarer letters (`k` of `token`, `v` of `private`, looking back for the
+letters before it), so the regex engine stops at a few places per line instead of at most letters. The log pane
+runs it on every line (tests/model/test_redact_prefilter.py holds the two to the same answers)."""
 
 _PROSE = re.compile(r"\b(?:a|an|the|no|your|this)[ \t]+\Z", re.I)
 
@@ -162,6 +169,9 @@ _BODY_LINE = re.compile(r"[A-Za-z0-9+/]{64}")
 _BODY_LENGTH = (64, 66)
 """The length of a line _BODY_LINE can match (64 characters, perhaps with a `\r` or a space around)."""
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_BODY_AT = re.compile(r"\n[^\S\n]{0,2}[A-Za-z0-9+/]{64}[^\S\n]{0,2}(?=\n|\Z)")
+"""A newline and a line _is_body_line may take for a key's body (its 64 base64 characters, at most two spaces
+around): the lines of a batch that can open a key, found with one search that stops only at line starts."""
 
 
 def _is_key_line(line: str) -> bool:
@@ -315,25 +325,91 @@ class LineRedactor:
         if new:
             self.known = KnownSecrets([*self.known.values, *new])
 
+    def lines(self, texts: list[str], source: str = "") -> list[str]:
+        """`[self(text, source) for text in texts]` for a batch of one source's lines (what a stream read at
+        once), at a fraction of the cost: one scan of the whole batch for what __call__'s fast path tests (a
+        `-----`, a line of a key body's length, a known value, a word of the first pass) finds the few lines
+        that need __call__; the others, read while no key is open, are returned as they are."""
+        joined = "\n".join(texts)
+        if joined.count("\n") != len(texts) - 1:  # a text holds a newline itself: line by line
+            return [self(text, source) for text in texts]
+        flagged = self._flagged(texts, joined)
+        if not flagged and source not in self._in_key:
+            return list(texts)
+        out = list(texts)
+        index, size, in_key = 0, len(texts), self._in_key
+        for next_flagged in [*flagged, size]:
+            while index < next_flagged and source in in_key:  # a key's lines up to its end (or the first other)
+                out[index] = self(texts[index], source)
+                index += 1
+            if next_flagged < size:
+                out[next_flagged] = self(texts[next_flagged], source)
+                index = next_flagged + 1
+        return out
+
+    def _flagged(self, texts: list[str], joined: str) -> list[int]:
+        """Indexes (ascending) of the lines of `joined` (`texts` joined by newlines) that __call__ must see even
+        while no key is open: every other line it returns unchanged, without a change of state."""
+        found = set(_lines_with(joined, lambda text, at: text.find("-----", at)))
+        framed = "\n" + joined  # a match of _BODY_AT at index i of `framed` is the line starting at i of `joined`
+        found.update(_lines_with(joined, lambda text, at: _start(_BODY_AT.search(framed, at))))
+        for value in self.known.values:
+            if value in joined:
+                found.update(_lines_with(joined, lambda text, at: text.find(value, at)))
+        if self._redact is not _unchanged:
+            found.update(_lines_with(joined.lower(), _first_pass_at))
+        return sorted(found)
+
     def backlog(self, lines: list[tuple[str, str]]) -> list[str]:
         """A whole read at once (`(source, text)` pairs, oldest first): as line by line, and a source's key lines
         before its first END with no BEGIN before it (the read started inside a key) are masked too."""
-        orphan: set[int] = set()
         by_source: dict[str, list[int]] = {}
         for index, (source, _) in enumerate(lines):
             by_source.setdefault(source, []).append(index)
-        for indexes in by_source.values():
-            for position, index in enumerate(indexes):
-                text = lines[index][1]
-                if _KEY_BEGIN.search(text):
-                    break
-                if _KEY_END.search(text):
-                    for before in reversed(indexes[:position]):
-                        if not _is_key_line(lines[before][1]):
-                            break
-                        orphan.add(before)
-                    break
-        return [MASK if index in orphan else self(text, source) for index, (source, text) in enumerate(lines)]
+        out: list[str] = [""] * len(lines)
+        for source, indexes in by_source.items():
+            for index, text in zip(indexes, self.source_backlog([lines[index][1] for index in indexes], source)):
+                out[index] = text
+        return out
+
+    def source_backlog(self, texts: list[str], source: str = "") -> list[str]:
+        """`backlog` of one source's lines."""
+        if "-----" not in "\n".join(texts):
+            return self.lines(texts, source)  # no BEGIN or END: no key lines before an END to find
+        orphan: set[int] = set()
+        for position, text in enumerate(texts):
+            if _KEY_BEGIN.search(text):
+                break
+            if _KEY_END.search(text):
+                for before in range(position - 1, -1, -1):
+                    if not _is_key_line(texts[before]):
+                        break
+                    orphan.add(before)
+                break
+        return [MASK if index in orphan else self(text, source) for index, text in enumerate(texts)]
+
+
+def _lines_with(text: str, find) -> list[int]:
+    """Indexes of the lines of `text` (split at newlines) where `find(text, at)` (the index of the next hit at
+    or after `at`, -1 for none) hits; after a hit the search goes on at the next line."""
+    found, line, counted, at = [], 0, 0, 0
+    while (hit := find(text, at)) >= 0:
+        line += text.count("\n", counted, hit)
+        found.append(line)
+        end = text.find("\n", hit)
+        if end < 0:
+            break
+        counted = at = end + 1
+        line += 1
+    return found
+
+
+def _first_pass_at(text: str, at: int) -> int:
+    return _start(_MAYBE_SECRET.search(text, at))
+
+
+def _start(match: re.Match | None) -> int:
+    return match.start() if match is not None else -1
 
 
 def _unchanged(text: str) -> str:
@@ -343,7 +419,7 @@ def _unchanged(text: str) -> str:
 def redact_lines(lines: Iterable[str], known: Iterable[str] = (), keys_only: bool = False) -> list[str]:
     """The lines of one source (a Pod's log) redacted as a whole read: keys across lines, known values (and,
     unless `keys_only`, everything redact_text masks)."""
-    return LineRedactor(known, keys_only).backlog([("", line) for line in lines])
+    return LineRedactor(known, keys_only).source_backlog(list(lines))
 
 
 class KnownSecrets:

@@ -61,6 +61,24 @@ def clean_log(line: str, keep_sgr: bool) -> str:
     return _SEQUENCE.sub(_keep_sgr, line.replace("\r\n", "\n"))
 
 
+_ASCII_CONTROLS = bytes([*range(0x09), *range(0x0b, 0x20), 0x7f])
+"""The characters _CONTROL finds that are ASCII (its C1 range is not)."""
+
+
+def clean_lines(lines: list[str], keep_sgr: bool) -> list[str]:
+    """`[clean_log(line, keep_sgr) for line in lines]`, with one test of the whole batch: a log's lines mostly have
+    no control character at all. ASCII text is tested as bytes (deleting its control bytes changes its length
+    exactly when it has one), which is several times faster than the regex."""
+    joined = "\n".join(lines)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        if len(data.translate(None, _ASCII_CONTROLS)) == len(data):
+            return list(lines)
+    elif _CONTROL.search(joined) is None:
+        return list(lines)
+    return [clean_log(line, keep_sgr) for line in lines]
+
+
 def has_control(text: str) -> bool:
     """Whether `text` holds any character `clean` would remove (or change)."""
     return _CONTROL.search(text) is not None

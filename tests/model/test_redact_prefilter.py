@@ -1,0 +1,64 @@
+"""The log path's fast paths give what the plain ones give (issue 26, bench): the first pass's rare-letter regex
+finds a match exactly where the flat word list does; a batch of lines (LineRedactor.lines, redact_lines) is masked
+as line by line; clean_lines cleans as clean_log."""
+
+import base64
+import hashlib
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlark_tui.model import redact
+from rlark_tui.model.redact import LineRedactor
+from rlark_tui.model.sanitize import clean_lines, clean_log
+
+WORDS = ["pass", "pwd", "private", "pat", "path", "pypi-", "secret", "signature", "sk-", "token", "key", "cred",
+         "cookie", "auth", "akia", "aiza", "dsn", "bearer", "basic", "-----begin", "-----", "begin", "ghp_", "ghx_",
+         "hf_", "xox", "eyj", "npm_", "://u:p@h", "://u@h", *"abcdefghijklmnopqrstuvwxyz_-:/@ \n1"]
+BODY = [base64.b64encode(hashlib.sha512(str(i).encode()).digest()[:48]).decode() for i in range(4)]
+LINES = ["step 3 loss=0.1", "mean length 300 tokens", "HF_TOKEN=hf_abcdefghijklmnopqrstuvwx", "zqKnown1 here",
+         "-----BEGIN RSA PRIVATE KEY-----", *BODY, "-----END RSA PRIVATE KEY-----", " " + BODY[0] + "\r",
+         "a" * 64, hashlib.sha256(b"x").hexdigest(), "", '{\\"password\\": \\"zq2\\"}', "two\nlines HF_TOKEN=x1y2",
+         "İSTANBUL token 12ab", "RAY_AUTH_MODE=token", "x" * 100]
+FLAT = re.compile(redact._SECRET_WORDS_TEXT)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=6).map("".join))
+def test_the_first_pass_matches_where_the_word_list_does(text):
+    assert (redact._MAYBE_SECRET.search(text) is None) == (FLAT.search(text) is None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.lists(st.sampled_from(LINES), max_size=12)), max_size=8),
+       st.booleans())
+def test_batches_are_masked_as_line_by_line(batches, keys_only):
+    one, many = LineRedactor(["zqKnown1"], keys_only), LineRedactor(["zqKnown1"], keys_only)
+    for source, texts in batches:
+        assert many.lines(texts, source) == [one(text, source) for text in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES + [BODY[1], BODY[2]]), max_size=20), st.booleans())
+def test_a_whole_read_is_masked_as_before(texts, keys_only):
+    slow = LineRedactor(["zqKnown1"], keys_only)
+    orphan = set()  # the plain rule: key lines before a first END with no BEGIN before it
+    for position, text in enumerate(texts):
+        if redact._KEY_BEGIN.search(text):
+            break
+        if redact._KEY_END.search(text):
+            for before in range(position - 1, -1, -1):
+                if not redact._is_key_line(texts[before]):
+                    break
+                orphan.add(before)
+            break
+    expected = [redact.MASK if index in orphan else slow(text) for index, text in enumerate(texts)]
+    assert redact.redact_lines(texts, ["zqKnown1"], keys_only) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab \t\x1b[31m]\x07\x9b\x85é\r;0\x7f"), max_size=12), max_size=10),
+       st.booleans())
+def test_clean_lines_cleans_as_clean_log(lines, keep_sgr):
+    assert clean_lines(lines, keep_sgr) == [clean_log(line, keep_sgr) for line in lines]
