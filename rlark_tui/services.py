@@ -109,7 +109,7 @@ class Intents:
         if self._reconciler is not None:
             self._reconciler.poll_now(topic, key)
 
-    def follow_logs(self, on_line: Callable[[str, str, str], None], on_notice: Callable[[str], None], *,
+    def follow_logs(self, on_lines: Callable[[str, list[str], list[str]], None], on_notice: Callable[[str], None], *,
                     tail: int | None = None, previous: bool = False, since_seconds: int | None = None,
                     masking: tuple[dict | None, Callable] | None = None) -> LogFollower | None:
         """The one log follower (cluster.logs.LogFollower, its own threads) for a log view, on the reconciler's
@@ -124,5 +124,5 @@ class Intents:
         if masking is not None and masking[0] is not None:
             from rlark_tui.cluster.secrets import LogSecrets
             before_read = LogSecrets(access, masking[0], masking[1], on_notice).before_read
-        return LogFollower(access, on_line, on_notice, tail=tail, previous=previous, since_seconds=since_seconds,
+        return LogFollower(access, on_lines, on_notice, tail=tail, previous=previous, since_seconds=since_seconds,
                            before_read=before_read)

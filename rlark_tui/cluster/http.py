@@ -158,6 +158,12 @@ class LineStream:
         self._whole_lines = whole_lines
 
     def __iter__(self) -> Iterator[str]:
+        for lines in self.batches():
+            yield from lines
+
+    def batches(self) -> Iterator[list[str]]:
+        """The lines a read brings, a list per read: a busy follow reads hundreds at once, and a reader that takes
+        them together pays its per-line costs (masking, cleaning, handing over) once per read."""
         # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its
         # pieces are joined once, when the line ends
         pending: list[bytes] = []
@@ -169,13 +175,12 @@ class LineStream:
                 if b"\n" not in chunk:
                     pending.append(chunk)
                     continue
-                first, *lines = chunk.split(b"\n")
-                pending.append(first)
-                lines.insert(0, b"".join(pending))
-                rest = lines.pop()
+                whole, _, rest = chunk.rpartition(b"\n")
+                pending.append(whole)
+                text = b"".join(pending).decode("utf-8", "replace")  # a newline never ends inside a character
                 pending = [rest] if rest else []
-                for line in lines:
-                    yield line.decode("utf-8", "replace").rstrip("\r")
+                lines = text.split("\n")
+                yield [line.rstrip("\r") for line in lines] if "\r" in text else lines
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
             raise transport_error(exc, self._req, self._timeout) from None
         finally:
@@ -184,7 +189,7 @@ class LineStream:
         if buffer and self._whole_lines and b"\r" not in buffer:
             raise Unreachable(f"the {self._req.source} cut the stream in the middle of a line", "dropped")
         if buffer:
-            yield buffer.decode("utf-8", "replace").rstrip("\r")
+            yield [buffer.decode("utf-8", "replace").rstrip("\r")]
 
     def close(self) -> None:
         """Release the response; call it from the reading thread (safe more than once)."""

@@ -122,8 +122,10 @@ class JobLogs:
 
         Every few seconds the Job's Pods are listed again, so new or replaced Pods are picked up.
         """
-        follower = LogFollower(self.access, lambda source, stamp, text: on_line(LogLine(source, text, None, stamp)),
-                               lambda text: on_notice(Notice(f"-- {text}")), tail=self.tail,
+        def on_lines(source: str, stamps: list[str], texts: list[str]) -> None:
+            for stamp, text in zip(stamps, texts):
+                on_line(LogLine(source, text, None, stamp))
+        follower = LogFollower(self.access, on_lines, lambda text: on_notice(Notice(f"-- {text}")), tail=self.tail,
                                since_seconds=self.since_seconds, resume=self.resume, before_read=self.before_read)
         self._follower = follower
         if self.stop.is_set():
@@ -203,17 +205,18 @@ class LogFollower:
     A Pod is read from its last `tail` lines (or `since_seconds`), then live; a dropped stream is announced,
     reconnected with back-off and resumed by timestamp plus count, so no line is repeated or lost, the end of
     an instance that was replaced meanwhile included (read with `previous` before following the new one). Lines go to
-    `on_line(source, stamp, text)` (the hot path: no object per line), notices to `on_notice(text)`; both are
+    `on_lines(source, stamps, texts)`, all the new lines of one read at once (the hot path: no object per line,
+    and whoever takes them masks, cleans and hands them over per read), notices to `on_notice(text)`; both are
     called on the reading threads. With `previous` each Pod's previous instance is read once, without follow.
     Without a data plane for a Pod's cluster, the gateway's last lines are given once instead (no follow).
     """
 
-    def __init__(self, access: ClusterAccess, on_line: Callable[[str, str, str], None],
+    def __init__(self, access: ClusterAccess, on_lines: Callable[[str, list[str], list[str]], None],
                  on_notice: Callable[[str], None], *, tail: int | None = None, since_seconds: int | None = None,
                  previous: bool = False, resume: dict[tuple[str, str, str], Resume] | None = None,
                  before_read: Callable[[LogTarget], None] | None = None) -> None:
         self.access = access
-        self.on_line = on_line
+        self.on_lines = on_lines
         self.on_notice = on_notice
         self.before_read = before_read
         """Called on a Pod's reading thread before its first read (cluster/secrets.py learns what to mask)."""
@@ -268,7 +271,7 @@ class LogFollower:
         resume = self.resume.setdefault(target.key, Resume())
         backoff = Backoff()
         last_refusal = ""
-        source, on_line = target.source, self.on_line
+        source, on_lines = target.source, self.on_lines
         dropped = False
         while not self.stop.is_set():
             if dropped and resume.last is not None and not self.previous:
@@ -307,14 +310,12 @@ class LogFollower:
             resume.restart()
             shown = False
             try:
-                for raw in stream:
+                for batch in stream.batches():
                     if self.stop.is_set():
                         return
-                    if not raw:
-                        continue
-                    stamp, ts, text = split_raw(raw)
-                    if resume.admit_ts(ts):
-                        on_line(source, stamp, text)
+                    stamps, texts = _admitted(batch, resume)
+                    if texts:
+                        on_lines(source, stamps, texts)
                         shown = True
                 why = "the server ended the stream"
             except Unreachable as exc:
@@ -346,13 +347,12 @@ class LogFollower:
             stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace, previous=True,
                                          since_time=resume.since(), read_timeout=30)
             resume.restart()
-            for raw in stream:
+            for batch in stream.batches():
                 if self.stop.is_set():
                     return
-                if raw:
-                    stamp, ts, text = split_raw(raw)
-                    if resume.admit_ts(ts):
-                        self.on_line(target.source, stamp, text)
+                stamps, texts = _admitted(batch, resume)
+                if texts:
+                    self.on_lines(target.source, stamps, texts)
         except (ApiError, Unreachable):
             return
 
@@ -374,6 +374,21 @@ class LogFollower:
             self.on_notice(f"[{target.source}] {reason}; gateway: {exc}" if self.access.gateway else
                            f"[{target.source}] {exc}")
             return
-        for line in lines:
-            self.on_line(line.source, line.stamp, line.text)
+        if lines:
+            self.on_lines(target.source, [line.stamp for line in lines], [line.text for line in lines])
         self.on_notice(f"[{target.source}] from the gateway: its last {GATEWAY_LINES} lines, no follow ({reason})")
+
+
+def _admitted(batch: list[str], resume: Resume) -> tuple[list[str], list[str]]:
+    """The timestamps and texts of the lines of one read that `resume` admits (not shown before); an empty line
+    is no line."""
+    stamps: list[str] = []
+    texts: list[str] = []
+    admit = resume.admit_ts
+    for raw in batch:
+        if raw:
+            stamp, ts, text = split_raw(raw)
+            if admit(ts):
+                stamps.append(stamp)
+                texts.append(text)
+    return stamps, texts

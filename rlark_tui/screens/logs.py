@@ -23,7 +23,7 @@ from rlark_tui.messages import LogSaved, OpenShell, SaveLog
 from rlark_tui.model import Pod, keys
 from rlark_tui.model.logtarget import LogTarget, Scope
 from rlark_tui.model.redact import LineRedactor, secret_values
-from rlark_tui.model.sanitize import clean, clean_log
+from rlark_tui.model.sanitize import clean, clean_lines
 from rlark_tui.model.view_model import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
@@ -228,18 +228,18 @@ class LogScreen(RlarkScreen):
         self._pending.push(source, stamp, text)
 
     def _line_taker(self):
-        """The follower's line callback (run on its reading threads, not the UI's): each line has the Job's own
-        secret values and every other secret masked (a private key across lines too) and no escape sequence
-        (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or ctrl+s sees it. Also the
-        Job (raw, or None) and the redactor's add_known, for the follower to add the values of the Secrets the
-        Job's Pods reference (read on its threads before their first lines)."""
+        """The follower's lines callback (run on its reading threads, not the UI's, with the lines of one read):
+        each line has the Job's own secret values and every other secret masked (a private key across lines too)
+        and no escape sequence (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or
+        ctrl+s sees it. Also the Job (raw, or None) and the redactor's add_known, for the follower to add the
+        values of the Secrets the Job's Pods reference (read on its threads before their first lines)."""
         index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         redact = LineRedactor(secret_values(job.raw) if job is not None else ())
-        push = self._pending.push
+        push = self._pending.push_lines
 
-        def take(source: str, stamp: str, text: str) -> None:
-            push(source, stamp, clean_log(redact(text, source), keep_sgr=False))
+        def take(source: str, stamps: list[str], texts: list[str]) -> None:
+            push(source, stamps, clean_lines(redact.lines(texts, source), keep_sgr=False))
         return take, job.raw if job is not None else None, redact
 
     def _notice(self, text: str) -> None:

@@ -12,6 +12,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable
+from itertools import repeat
 from typing import NamedTuple
 
 from rich.control import strip_control_codes
@@ -116,22 +117,28 @@ class PendingLines:
         self.capacity = capacity
         self.skipped = 0
         self._lock = threading.Lock()
-        self._items: deque[tuple[str, str, str, bool]] = deque()
+        self._items: deque[tuple[str, str, str, bool]] = deque(maxlen=capacity)
+        """Full, it drops its oldest item for each new one (counted in `skipped`)."""
 
     def __len__(self) -> int:
         return len(self._items)
 
     def push(self, source: str, timestamp: str, text: str, notice: bool = False) -> None:
         with self._lock:
-            if len(self._items) >= self.capacity:
-                self._items.popleft()
+            if len(self._items) == self.capacity:
                 self.skipped += 1
             self._items.append((source, timestamp, text, notice))
+
+    def push_lines(self, source: str, timestamps: list[str], texts: list[str]) -> None:
+        """Many lines of one source (`timestamps[i]` goes with `texts[i]`), under one lock."""
+        with self._lock:
+            self.skipped += max(0, len(self._items) + len(texts) - self.capacity)
+            self._items.extend(zip(repeat(source), timestamps, texts, repeat(False)))
 
     def take(self) -> list[tuple[str, str, str, bool]]:
         """Everything waiting, oldest first; the queue is empty afterwards."""
         with self._lock:
-            items, self._items = self._items, deque()
+            items, self._items = self._items, deque(maxlen=self.capacity)
         return list(items)
 
     def clear(self) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlark_tui.cluster.errors import Request, Unreachable
 from rlark_tui.cluster.http import LineStream
@@ -36,3 +38,19 @@ def test_plain_cut_line_still_refused():
     with pytest.raises(Unreachable, match="middle of a line"):
         _lines(b"whole\nhalf a li")
     assert _lines(b"whole\nhalf a li", whole_lines=False) == ["whole", "half a li"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40).map(lambda data: data.replace(b"\x00", b"\n")), st.integers(1, 7))
+def test_lines_read_together_are_the_lines_decoded_one_by_one(data, size):
+    """LineStream.batches decodes what one read brings at once (the log pane's hot path)."""
+    class Chunks(_Body):
+        def read1(self, _limit: int = -1) -> bytes:
+            return super().read1(size)
+
+    stream = LineStream(Chunks(data), Request("logs", "pods", "p", "ns", "data plane"), 5)
+    pieces = data.split(b"\n")
+    expected = [piece.decode("utf-8", "replace").rstrip("\r") for piece in pieces[:-1]]
+    if pieces[-1]:
+        expected.append(pieces[-1].decode("utf-8", "replace").rstrip("\r"))
+    assert [line for batch in stream.batches() for line in batch] == expected

@@ -71,11 +71,11 @@ def test_follow_keeps_the_old_instances_last_line_across_a_sigkill(tmp_path, env
         seen: list[tuple[str, str]] = []
         lock = threading.Lock()
 
-        def on_line(_source: str, stamp: str, text: str) -> None:
+        def on_lines(_source: str, stamps: list[str], texts: list[str]) -> None:
             with lock:
-                seen.append((stamp, text))
+                seen.extend(zip(stamps, texts))
         notices: list[str] = []
-        follower = LogFollower(access, on_line, notices.append)
+        follower = LogFollower(access, on_lines, notices.append)
         target = LogTarget("actor", POD, CLUSTER, "rlark-system", "Running")
         first = state / "logs" / CLUSTER / "rlark-system" / POD / "main" / "0.log"
         wait_for(first.exists, 60, interval=0.1, what="the Pod's first instance")
