@@ -41,7 +41,8 @@ from rlark_tui.widgets import safe_output
 # without them (startup_first_list_s, bench/startup.py).
 
 FREEZE_AFTER_JOBS = 500
-TOASTS_AT_ONCE = 3
+ALERT_TOAST_SECONDS = 8.0
+"""How long the one alert toast stays; alerts that come meanwhile wait for the next one (alert_toasts)."""
 """New alerts toasted at once; more in the same round are counted in one more toast (`:alerts` lists them all)."""
 SUMMARY_SECONDS = 30.0
 """The alert counts for `rlark status` are written when they change, and at least this often."""
@@ -126,6 +127,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
         self._alerts_seen: object = None
         self._alert_seq = 0
+        self._unshown_alerts: list[alert_rules.Alert] = []
+        self._alert_toast_until = float("-inf")
+        self._alert_toast_due = False
         self._summary: tuple[dict | None, float] = (None, float("-inf"))
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
@@ -194,12 +198,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         new = [event for event in book.events_after(self._alert_seq) if event.state == alert_rules.FIRING
                and event.alert.severity in (alert_rules.CRITICAL, alert_rules.WARNING)]
         self._alert_seq = book.seq
-        for event in new[:TOASTS_AT_ONCE]:
-            alert = event.alert
-            self.notify(f"{alert.job or alert.object}: {alert.message}", title=f"{alert.severity} {alert.rule}",
-                        severity="error" if alert.severity == alert_rules.CRITICAL else "warning", timeout=10)
-        if len(new) > TOASTS_AT_ONCE:
-            self.notify(f"{len(new) - TOASTS_AT_ONCE} more new alerts: see :alerts", severity="warning", timeout=10)
+        if new:
+            self._unshown_alerts += [event.alert for event in new]
+            self._toast_alerts()
         thresholds = self.alert_thresholds
         if new and thresholds.bell:
             self.bell()
@@ -207,6 +208,27 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self._desktop_notify(f"rlark: {new[0].alert.job or new[0].alert.object} {new[0].alert.rule}"
                                  + (f" (+{len(new) - 1})" if len(new) > 1 else ""))
         self._write_summary(book.counts())
+
+    def _toast_alerts(self) -> None:
+        """At most one alert toast on screen, so that alerts never crowd out the user's own messages: the new alerts
+        (warning and critical; info never toasts) in one toast, or, while the last alert toast is still up, in the
+        next one once it is gone."""
+        wait = self._alert_toast_until - time.monotonic()
+        if wait > 0:
+            if not self._alert_toast_due:
+                self._alert_toast_due = True
+                self.set_timer(wait, self._toast_alerts_due)
+            return
+        alerts, self._unshown_alerts = self._unshown_alerts, []
+        if not alerts:
+            return
+        title, text, critical = alert_rules.toast(alerts)
+        self.notify(text, title=title, severity="error" if critical else "warning", timeout=ALERT_TOAST_SECONDS)
+        self._alert_toast_until = time.monotonic() + ALERT_TOAST_SECONDS
+
+    def _toast_alerts_due(self) -> None:
+        self._alert_toast_due = False
+        self._toast_alerts()
 
     def _desktop_notify(self, text: str) -> None:
         """OSC 9 (iTerm2, Windows Terminal, kitty…) and OSC 777 (VTE, rxvt) notifications; the text is already

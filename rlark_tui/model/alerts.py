@@ -541,6 +541,19 @@ class Event:
         return f"{iso(self.time)} {a.severity:<8} {a.rule} {a.job or '-'} {self.state}: {a.message}"
 
 
+def toast(alerts: list[Alert]) -> tuple[str, str, bool]:
+    """(title, message, critical) of the one toast that announces these new alerts: the alert itself when it is
+    alone, else their count by severity and the most severe of them."""
+    first = min(alerts, key=lambda a: SEVERITIES.index(a.severity))
+    critical = any(a.severity == CRITICAL for a in alerts)
+    if len(alerts) == 1:
+        return f"{first.severity} {first.rule}", f"{first.job or first.object}: {first.message}", critical
+    counts = [f"{n} {severity}" for severity in SEVERITIES
+              if (n := sum(1 for a in alerts if a.severity == severity))]
+    return (f"{len(alerts)} new alerts ({', '.join(counts)})",
+            f"{first.rule} {first.job or first.object}: {first.message} … see :alerts", critical)
+
+
 def iso(at: float) -> str:
     return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

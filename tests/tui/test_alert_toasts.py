@@ -1,0 +1,61 @@
+"""Alert toasts (Pilot, Snapshots as the reconciler posts them): one toast for the new alerts of a round, at most
+one alert toast on screen, info alerts never toast, and the user's own messages stay visible among them."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+from rlark_tui import app as app_module
+from rlark_tui.app import RlarkApp
+from rlark_tui.model import alerts as A
+from tests.pilot import wait_for
+from tui_factories import build_snapshot, job_dict
+
+SIZE = (120, 40)
+
+
+def toasts(app) -> list[tuple[str, str]]:
+    return [(n.title, n.message) for n in app._notifications]
+
+
+def with_book(snapshot, book: A.Book):
+    return dataclasses.replace(snapshot, alerts=MappingProxyType({A.ALL_KEY: A.AlertsState(book)}))
+
+
+def restarted(pod: str) -> A.Finding:
+    return A.Finding("pod-restarted", "demo-ppo", pod, f"Pod {pod} restarted (2 restarts, was 1)", "restartCount 1 -> 2")
+
+
+async def test_one_toast_per_round_and_the_users_message_stays(post_snapshot, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(app_module, "ALERT_TOAST_SECONDS", 1.0)
+    snapshot = build_snapshot([job_dict("demo-ppo")])
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        app.notify("exited with code 5")
+        finished = A.Finding("run-finished", "demo-ppo", "demo-ppo", "the run finished", "Global Step 40/40")
+        round_one = A.step(A.Book(), A.merge([A.Evaluation(
+            (finished, *(restarted(f"demo-ppo-actor-{i}") for i in range(5))))]), 1000.0)
+        await post_snapshot(pilot, with_book(snapshot, round_one))
+        shown = toasts(app)
+        assert ("", "exited with code 5") in shown
+        alert_toasts = [t for t in shown if "alert" in t[0] or "pod-restarted" in t[0]]
+        assert alert_toasts == [("5 new alerts (5 warning)",
+                                 "pod-restarted demo-ppo: Pod demo-ppo-actor-0 restarted (2 restarts, was 1) "
+                                 "… see :alerts")]
+        assert not any("finished" in message for _, message in shown)  # info alerts never toast
+
+        crashed = A.Finding("run-crashed", "demo-ppo", "demo-ppo", "the run crashed: boom", "boom")
+        round_two = A.step(round_one, A.merge([A.Evaluation((*round_one_findings(round_one), crashed))]), 1002.0)
+        await post_snapshot(pilot, with_book(snapshot, round_two))
+        assert len([t for t in toasts(app) if "alert" in t[0] or "run-crashed" in t[0]]) <= 1  # waits its turn
+        assert ("", "exited with code 5") in toasts(app)
+        await wait_for(pilot, lambda: ("critical run-crashed", "demo-ppo: the run crashed: boom") in toasts(app),
+                       "the next round's alert in a toast of its own once the last one is gone", timeout=10)
+
+
+def round_one_findings(book: A.Book) -> list[A.Finding]:
+    """The findings that keep the first round's alerts firing."""
+    return [A.Finding(a.rule, a.job, a.object, a.message, a.evidence) for a in book.alerts.values()]
