@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time as _time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from types import MappingProxyType
 
@@ -189,7 +189,12 @@ class Finding:
 
     @property
     def key(self) -> tuple[str, str, str]:
+        """One alert per (Job, rule, object)."""
         return (self.job, self.rule, self.object)
+
+    @property
+    def severity(self) -> str:
+        return RULES[self.rule]
 
 
 @dataclass(frozen=True)
@@ -493,26 +498,17 @@ FIRING, RESOLVED, ACKNOWLEDGED = "firing", "resolved", "acknowledged"
 
 
 @dataclass(frozen=True)
-class Alert:
-    rule: str
-    severity: str
-    job: str
-    namespace: str
-    object: str
-    message: str
-    evidence: str
-    since: float
-    """When its condition began (as far as known)."""
-    fired_at: float
+class Alert(Finding):
+    """A finding that fired: what the rule saw (its key, message, evidence, where to open it) and when it began
+    (`since`: as far as known, else when first seen), fired and resolved."""
+
+    fired_at: float = 0.0
     state: str = FIRING
     resolved_at: float | None = None
-    pod: str = ""
-    previous: bool = False
-    job_uid: str = ""
 
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.job, self.rule, self.object)
+    @classmethod
+    def fired(cls, finding: Finding, since: float, now: float) -> "Alert":
+        return cls(**{f.name: getattr(finding, f.name) for f in fields(Finding)} | {"since": since}, fired_at=now)
 
     @property
     def ack_key(self) -> str:
@@ -627,9 +623,7 @@ def step(book: Book, evaluation: Evaluation, now: float | None = None,
             pending[key] = first
             continue
         pending.pop(key, None)
-        alert = Alert(finding.rule, RULES[finding.rule], finding.job, finding.namespace, finding.object,
-                      finding.message, finding.evidence, first, now, pod=finding.pod, previous=finding.previous,
-                      job_uid=finding.job_uid)
+        alert = Alert.fired(finding, first, now)
         if alert.ack_key in acked:
             alerts[key] = replace(alert, state=ACKNOWLEDGED)
             continue
