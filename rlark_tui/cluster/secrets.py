@@ -6,10 +6,11 @@ of its containers: in the Job's spec, and in each data-plane Pod, which also hol
 as a Ray token Secret) in the member cluster and namespace each Pod runs in:
 `GET /api/proxy/<agent>/api/kubernetes/api/v1/namespaces/<ns>/secrets/<name>` (rlark-server passes the member
 cluster's API through as it is: server/handle_proxy.go, agent/local_http.go). No other Secret is read. What is read
-only builds the set of values to mask: it is never printed, logged or written, and is held in memory by one
-ClusterAccess (a command's or a view's life), read again after SECRET_TTL. The Ray token rlark read from the Header
-Pod (raydash/token.py) joins the set. A Secret that cannot be read (403, 404, no route) is no error: what can be
-read is masked, and `unreadable` names the others for one quiet notice.
+only builds the set of values to mask: it is never printed, logged or written, and is held in memory only, by the
+log view that read it (for its life) or, for the run check's repeated gathering, by its ClusterAccess (read again,
+and older reads dropped, after SECRET_TTL). The Ray token rlark read from the Header Pod (raydash/token.py) joins
+the set. A Secret that cannot be read (403, 404, no route) is no error: what can be read is masked, and
+`unreadable` names the others for one quiet notice.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class _Read:
 
 
 class _Reader:
-    """The Secrets one ClusterAccess read, by (cluster, namespace, name), each for SECRET_TTL."""
+    """Secrets read, by (cluster, namespace, name), each used for SECRET_TTL (dropped at the next read after it):
+    one per log view, and one per ClusterAccess for the run check's repeated gathering."""
 
     def __init__(self, access) -> None:
         self._access = weakref.ref(access)
@@ -69,9 +71,11 @@ class _Reader:
 
     def read(self, cluster: str, namespace: str, name: str) -> _Read:
         key = (cluster, namespace, name)
+        now = time.monotonic()
         with self._lock:
+            self._reads = {k: read for k, read in self._reads.items() if now - read.at < SECRET_TTL}
             kept = self._reads.get(key)
-        if kept is not None and time.monotonic() - kept.at < SECRET_TTL:
+        if kept is not None:
             return kept
         read = _read_secret(self._access(), cluster, namespace, name)
         with self._lock:
@@ -125,14 +129,16 @@ def _decoded(secret: object) -> dict[str, str]:
     return found
 
 
-def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]]) -> JobSecrets:
+def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]],
+                reader: _Reader | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
-    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any."""
+    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any.
+    Secrets are read through `reader` (a log view's own), else the one `access` keeps for the run check."""
     grouped: dict[tuple[str, str], list[Mapping]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
-    reader = _reader(access)
+    reader = reader or _reader(access)
     scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
     wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
               for name in sorted(secret_refs(scope))]
@@ -163,6 +169,8 @@ class LogSecrets:
         self._job = job
         self._add_known = add_known
         self._on_notice = on_notice
+        self._reader = _Reader(access)
+        """This view's own: what it read goes with it."""
         self._done: set[tuple[str, str, str]] = set()
         self._told: set[str] = set()
         self._lock = threading.Lock()
@@ -190,7 +198,7 @@ class LogSecrets:
             chosen = list(new_places.values())
             pods = parallel_map(lambda target: _data_plane_pod(self._access, target), chosen)
             found = job_secrets(self._access, self._job,
-                                [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)])
+                                [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader)
             self._add_known(found.values)
             new = [problem for problem in found.unreadable if problem not in self._told]
             self._told.update(new)
