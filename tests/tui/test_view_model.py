@@ -179,6 +179,29 @@ def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_prog
     assert row.age(row.created_at) == "0s"
 
 
+def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_round_derives_only_its_rows():
+    from rlark_tui.model.resource_use import UsageState
+    from rlark_tui.model.usage import GpuSample, PodUsage
+
+    first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c", phase="Pending")])
+    index = SnapshotIndex(first)
+    pods = {key: pod["spec"]["taskName"].partition("-")[0] for key, pod in first.pods.items()}
+
+    def sample(key: str, *utils: float) -> PodUsage:
+        return PodUsage(key, 1.0, tuple(GpuSample(n, f"u{n}", util, 1.0, 80.0) for n, util in enumerate(utils)))
+
+    a_pods = [key for key, job in pods.items() if job == "a"]
+    samples = {a_pods[0]: sample(a_pods[0], 10.0, 30.0), a_pods[1]: sample(a_pods[1], 80.0),
+               a_pods[2]: PodUsage(a_pods[2], 1.0, None, 500.0),  # no nvidia-smi: no GPU number
+               **{key: sample(key, 50.0) for key, job in pods.items() if job == "c"},  # not Running
+               "gone/pod": sample("gone/pod", 99.0)}  # not (or no longer) listed
+    usage = {"all": UsageState(samples=samples)}
+    second = SnapshotIndex(replace(first, usage=usage), index)
+    assert second.gpu_percent == {"a": 40.0}
+    assert second.rows["a"].gpu_percent == 40.0 and second.rows["b"].gpu_percent is None
+    assert second.rows_changed_since(index.serial) == {"a"} and second.rows["b"] is index.rows["b"]
+
+
 def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
     from tui_factories import pod_dict
 
