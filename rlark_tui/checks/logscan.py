@@ -101,10 +101,42 @@ def _prefilter(pattern: re.Pattern) -> re.Pattern | tuple[str, ...] | None:
     if re.search(r"\\[A-Z]|\^|\$|\(\?<|\(\?[a-z]", source):
         return None
     source = source.lower().replace(r"\b", "")
-    literals = tuple(source.split("|"))
-    if not any(char in ".^$*+?{}[]\\()" for literal in literals for char in literal):
+    literals = tuple(_literal_start(alternative) for alternative in _alternatives(source))
+    if all(literals):
         return literals
     return re.compile(source)
+
+
+_SYNTAX = ".^$*+?{}[]\\()|"
+
+
+def _alternatives(source: str) -> list[str]:
+    """The top-level alternatives of a regex's text (a `|` inside a group, a class or after `\\` does not split)."""
+    parts, depth, start, index = [], 0, 0, 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 1
+        elif char == "[":
+            index = source.index("]", index + 2 if source[index + 1:index + 2] == "]" else index + 1)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(source[start:index])
+            start = index + 1
+        index += 1
+    return parts + [source[start:]]
+
+
+def _literal_start(alternative: str) -> str:
+    """The plain text every match of `alternative` starts with: its characters up to the first regex syntax, less
+    the last one when a quantifier follows it (`'?ray` starts with nothing sure after the `'`)."""
+    end = next((index for index, char in enumerate(alternative) if char in _SYNTAX), len(alternative))
+    if end < len(alternative) and alternative[end] in "?*{":
+        end -= 1
+    return alternative[:max(end, 0)]
 
 
 def _may_match(quick: re.Pattern | tuple[str, ...] | None, joined: str) -> bool:
