@@ -151,7 +151,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     # ---- snapshots -------------------------------------------------------------------------------
     def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
-        self.reconciler = Reconciler(self.access, start=start)
+        # held: the rest of the reads start once the first list (or why there is none) is on screen
+        self.reconciler = Reconciler(self.access, start=start, hold=True)
         self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
@@ -163,6 +164,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def on_snapshot_changed(self, message: messages.SnapshotChanged) -> None:
         """Every SnapshotChanged (from the reconciler) re-renders every screen."""
         self.apply_snapshot(message.snapshot, message.index)
+        reconciler = self.reconciler
+        if reconciler is not None and reconciler.held:
+            self.call_after_refresh(reconciler.release, message.snapshot.version)
 
     def apply_snapshot(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
         """Show `snapshot` on every screen, with its index (built here, from the previous one, when not given)."""

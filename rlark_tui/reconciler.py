@@ -54,10 +54,13 @@ class Reconciler:
 
     def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS,
                  probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
-                 start: SnapshotIndex | None = None, topics: Mapping[str, Topic] = TOPICS) -> None:
+                 start: SnapshotIndex | None = None, topics: Mapping[str, Topic] = TOPICS,
+                 hold: bool = False) -> None:
         """`start`: the last index of a reconciler of the same access (ctrl+r); its objects and results stay
         published until read again, instead of the screens going blank meanwhile, and the new indexes derive
-        from it. `topics`: the periodic reads a subscription can name (rlark_tui.polls.TOPICS)."""
+        from it. `topics`: the periodic reads a subscription can name (rlark_tui.polls.TOPICS). `hold`: the
+        other kinds' watches, the subscriptions' reads and the probes wait, after the first kind (Jobs)
+        answered, until `release` says the Snapshot with its answer is shown (the TUI's first list)."""
         self.access = access
         self.frame = frame
         self.topics = topics
@@ -87,6 +90,11 @@ class Reconciler:
         self._index = SnapshotIndex(self._snapshot, start)
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
+        self._hold = hold
+        self._first_answered = False
+        self._answered_in: int | None = None
+        """Version of the first Snapshot published with the first kind's answer (listed or failed)."""
+        self._helpers: list[asyncio.Task] = []
         self._queue: asyncio.Queue | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -125,6 +133,18 @@ class Reconciler:
     def subscriptions(self) -> frozenset[tuple[str, str]]:
         return frozenset(self._subscribed)
 
+    def release(self, shown_version: int) -> None:
+        """The Snapshot of `shown_version` is on screen: once that one carries the first kind's answer, a held
+        reconciler starts the rest of its reads (see `hold`)."""
+        if self._hold and self._answered_in is not None and shown_version >= self._answered_in:
+            self._hold = False
+            self._start_background()
+
+    @property
+    def held(self) -> bool:
+        """Whether the reads after the first kind's list still wait for `release`."""
+        return self._hold
+
     def stop(self) -> None:
         """Stop the watch threads and close their streams (run() returns)."""
         self._stop.set()
@@ -145,9 +165,9 @@ class Reconciler:
         self._stop.clear()
         self._initial_sources()
         # the first kind (Jobs) is listed alone: the first list paints without waiting behind, or competing
-        # with, the decoding of every Pod; the other kinds start once it answered (listed or failed)
-        self._start_watches(self.kinds[:1], then=self.kinds[1:])
-        helpers = [asyncio.create_task(self._poll_loop()), asyncio.create_task(self._probe_loop())]
+        # with, the decoding of every Pod, the subscriptions' reads and the probes (and the imports they pull
+        # in); those start once it answered (listed or failed) and, when held, once that answer is shown
+        self._start_watches(self.kinds[:1])
         self._publish(post)
         published = self._loop.time()
         try:
@@ -166,16 +186,23 @@ class Reconciler:
                 self._publish(post)
                 published = self._loop.time()
         finally:
-            for task in [*helpers, *self._polls]:
+            for task in [*self._helpers, *self._polls]:
                 task.cancel()
             self.stop()
 
-    def _start_watches(self, kinds: tuple[Kind, ...], then: tuple[Kind, ...] = ()) -> None:
+    def _start_background(self) -> None:
+        """The other kinds' watches, the subscriptions' reads and the probes."""
+        if self._stop.is_set() or self._helpers:
+            return
+        self._start_watches(self.kinds[1:])
+        self._helpers = [asyncio.create_task(self._poll_loop()), asyncio.create_task(self._probe_loop())]
+
+    def _start_watches(self, kinds: tuple[Kind, ...]) -> None:
         for kind in kinds:
-            threading.Thread(target=self._watch_thread, args=(kind, then), name=f"watch-{kind.plural}",
+            threading.Thread(target=self._watch_thread, args=(kind,), name=f"watch-{kind.plural}",
                              daemon=True).start()
 
-    def _watch_thread(self, kind: Kind, then: tuple[Kind, ...] = ()) -> None:
+    def _watch_thread(self, kind: Kind) -> None:
         def keep(stream) -> None:
             self._streams[kind.plural] = stream
 
@@ -183,9 +210,6 @@ class Reconciler:
             if self._stop.is_set():
                 return
             self._wake(("watch", kind.plural, event))
-            if then:
-                self._start_watches(then)
-                then = ()
 
     def _apply(self, item, post) -> None:
         what, name, payload = item
@@ -205,6 +229,8 @@ class Reconciler:
 
     def _apply_watch(self, plural: str, event: WatchEvent, post) -> None:
         objects = self._objects[plural]
+        if plural == self.kinds[0].plural:
+            self._first_answered = True
         if event.type == "RELIST":
             self._objects[plural] = {source_key(obj): obj for obj in event.items}
             self._listed.add(plural)
@@ -279,6 +305,10 @@ class Reconciler:
         self._index = SnapshotIndex(snapshot, self._index)
         self._snapshot = snapshot
         post(Published(snapshot, self._index))
+        if self._first_answered and self._answered_in is None:
+            self._answered_in = snapshot.version
+            if not self._hold:
+                self._start_background()
 
     # -- sources other than the control plane ---------------------------------------------------------------
 

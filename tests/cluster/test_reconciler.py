@@ -142,3 +142,29 @@ async def test_gateway_lookups_subscription_reads_what_rlark_submit_validates_ag
     reconciler.unsubscribe(LOOKUPS, GATEWAY_KEY)
     with pytest.raises(KeyError):
         reconciler.subscribe("no-such-topic", "x")
+
+
+async def test_a_held_reconciler_lists_jobs_alone_until_their_snapshot_is_shown(sb, env):
+    from rlark_tui.polls import GATEWAY_KEY, LOOKUPS
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    posted = []
+    reconciler = Reconciler(access, hold=True)
+    reconciler.subscribe(LOOKUPS, GATEWAY_KEY)
+    task = asyncio.create_task(reconciler.run(posted.append))
+    try:
+        await until(lambda: "demo-ppo" in reconciler.snapshot.jobs)
+        shown = next(m.snapshot.version for m in posted if "demo-ppo" in m.snapshot.jobs)
+        reconciler.release(shown - 1)  # an earlier Snapshot on screen: still held
+        await asyncio.sleep(1.0)
+        snap = reconciler.snapshot
+        assert reconciler.held and not snap.tasks and not snap.nodes and not snap.domains and not snap.lookups
+        assert not any(name.startswith("data plane") for name in snap.sources)
+        assert control(reconciler).status == "stale"
+        reconciler.release(shown)
+        assert not reconciler.held
+        await until(lambda: control(reconciler).status == "connected" and reconciler.snapshot.nodes
+                    and GATEWAY_KEY in reconciler.snapshot.lookups)
+        await until(lambda: any(name.startswith("data plane") for name in reconciler.snapshot.sources))
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
