@@ -48,7 +48,9 @@ def _secret_name(name: str) -> bool:
     return "PASSWORD" in joined or "SECRET" in joined or any(w.endswith(_SECRET_SUFFIXES) for w in words)
 
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
+_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*+"
+"""Possessive: in every pattern below a name is followed by a character that cannot be part of one, so a shorter
+name never matches where the whole one did not, and the engine need not try them all."""
 _NAME_START = r"(?:(?<![A-Za-z0-9_.-])|(?<=\]\.))"
 """A name starts a word (or follows `].`), never in the middle of one."""
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
@@ -265,15 +267,27 @@ def redact_text(text: str) -> str:
 
     Linear in the length of the text: a name never starts inside a word and a value is read only when it is
     masked, so a 1 MB log line costs a few passes."""
-    if not isinstance(text, str) or not _MAYBE_SECRET.search(text.lower()):
+    if not isinstance(text, str):
         return text
-    text = _mask_pem(text)
-    text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
-    text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
-    text = _YAML_BLOCK.sub(_mask_block, text)
-    text = _YAML_ENV_BLOCK.sub(_mask_block, text)
+    lowered = text.lower()
+    if not _MAYBE_SECRET.search(lowered):
+        return text
+    # Each pass runs only where it can match. A mask (`***`) never makes a `-----`, `://` or word appear, so the
+    # words are tested on the text as it came; only a PEM mask adds newlines, so those are tested after it (a log
+    # line has none: no YAML pass).
+    if "-----" in text:
+        text = _mask_pem(text)
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    if "bearer" in lowered or "basic" in lowered or "token" in lowered:
+        text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    lines = "\n" in text
+    if lines:
+        text = _YAML_BLOCK.sub(_mask_block, text)
+        text = _YAML_ENV_BLOCK.sub(_mask_block, text)
     for pattern, value_pattern in _NAMED:
-        text = _sub_named(pattern, value_pattern, text)
+        if lines or pattern is not _YAML_ENV:
+            text = _sub_named(pattern, value_pattern, text)
     return _TOKEN_SHAPES.sub(MASK, text)
 
 
