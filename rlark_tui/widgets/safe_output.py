@@ -27,7 +27,7 @@ def _clean_segment(segment: Segment) -> Segment:
 
 
 def _safe_render(self: Strip, console) -> str:
-    if self._render_cache is None and any(has_control(segment.text) for segment in self._segments):
+    if self._render_cache is None and has_control("".join([segment.text for segment in self._segments])):
         self._segments = [_clean_segment(segment) for segment in self._segments]
     return _render(self, console)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rlark_tui.model import redact
 from rlark_tui.model.redact import LineRedactor
-from rlark_tui.model.sanitize import clean_lines, clean_log
+from rlark_tui.model.sanitize import clean_lines, clean_log, has_control
 
 WORDS = ["pass", "pwd", "private", "pat", "path", "pypi-", "secret", "signature", "sk-", "token", "key", "cred",
          "cookie", "auth", "akia", "aiza", "dsn", "bearer", "basic", "-----begin", "-----", "begin", "ghp_", "ghx_",
@@ -88,3 +88,9 @@ PIECES = ["-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", BO
 @given(st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
 def test_redact_text_skips_only_passes_that_could_not_match(text):
     assert redact.redact_text(text) == every_pass(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("ab \t\n\x00\x08\x0b\x1b\x1f\x7f\x80\x9b\x9fé│"), max_size=12))
+def test_has_control_finds_what_clean_removes(text):
+    assert has_control(text) == (re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text) is not None)
