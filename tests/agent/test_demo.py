@@ -5,8 +5,10 @@ import json
 import os
 import pty
 import signal
+import select
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -41,24 +43,39 @@ def processes_under(state_dir) -> list[int]:
     return found
 
 
-def start_demo(state_dir, *extra):
-    """`rlark demo` on a pty; returns (process, master fd). The pty output is drained in the background."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
-    proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "demo", "--state-dir", str(state_dir), *extra],
-                            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
-    os.close(slave)
-    return proc, master
+class Pane:
+    """`rlark demo` on a pty, as in a tmux pane: its output is read in the background for as long as the pane is
+    open (a terminal that stops reading would block the TUI's writes)."""
 
+    def __init__(self, state_dir, *extra) -> None:
+        self.master, slave = pty.openpty()
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+        self.proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "demo", "--state-dir", str(state_dir),
+                                      *extra], stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self.shown = bytearray()
+        """What the app wrote to the terminal (its last 1 MiB)."""
+        self._open = threading.Event()
+        self._open.set()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
-def drain(master, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.read(master, 65536)
-        except OSError:
-            return
-        time.sleep(0.05)
+    def _read(self) -> None:
+        while self._open.is_set():
+            if select.select([self.master], [], [], 0.1)[0]:
+                try:
+                    self.shown += os.read(self.master, 65536)
+                except OSError:
+                    return
+                del self.shown[:-1 << 20]
+
+    def close(self) -> None:
+        """The pane goes away: nothing reads the terminal any more, and writes to it fail."""
+        if self._open.is_set():
+            self._open.clear()
+            self._reader.join()
+            os.close(self.master)
 
 
 def pod_scripts(state_dir) -> bool:
@@ -68,9 +85,9 @@ def pod_scripts(state_dir) -> bool:
 
 def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_path):
     state_dir = tmp_path / "demo"
-    proc, master = start_demo(state_dir, "--keep")
+    pane = Pane(state_dir, "--keep")
     try:
-        wait_for(lambda: (drain(master, 0.2), pod_scripts(state_dir))[1], timeout=90, what="demo pods running")
+        wait_for(lambda: pod_scripts(state_dir), timeout=90, what="demo pods running")
         kept = json.loads((state_dir / "demo.json").read_text())
         ours = set(processes_under(state_dir)) | {kept["pid"]}
         listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=30).stdout.splitlines()
@@ -79,24 +96,25 @@ def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_pat
         assert mine and all(address.startswith(("127.", "[::1]")) for address in mine), mine   # rlark demo: loopback
         temp_dirs = [temp_dir_for(json.loads(f.read_text())["metadata"]["uid"], str(state_dir))
                      for f in state_dir.glob("objects/*/pods/rlark-system/*.json")]
-        proc.send_signal(signal.SIGHUP)                                      # the tmux pane closes
-        proc.wait(30)
+        pane.close()                                                         # the tmux pane closes
+        pane.proc.send_signal(signal.SIGHUP)
+        pane.proc.wait(30)
         assert os.path.exists(f"/proc/{kept['pid']}")                       # --keep: the sandbox stays
 
-        proc, master = start_demo(state_dir)                                 # reuses it
-        drain(master, 3)
+        pane = Pane(state_dir)                                               # reuses it
+        wait_for(lambda: b"demo-ppo" in pane.shown, timeout=30, what="the job list on the kept sandbox")
         assert json.loads((state_dir / "demo.json").read_text())["pid"] == kept["pid"]
         assert pod_scripts(state_dir)
         began = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+        pane.proc.send_signal(signal.SIGTERM)
+        pane.proc.wait(30)
         wait_for(lambda: not processes_under(state_dir), timeout=20, what="every demo process gone")
         assert time.monotonic() - began < 20
         assert not (state_dir / "demo.json").exists()
         assert temp_dirs and not any(d.exists() for d in temp_dirs)          # Ray's session files go too
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
+        if pane.proc.poll() is None:
+            pane.proc.kill()
+        pane.close()
         for pid in processes_under(state_dir):
             os.kill(pid, signal.SIGKILL)
