@@ -83,7 +83,7 @@ def run(workdir: Path, quick: bool) -> dict:
         shown: list[str] = []
 
         def note_alerts() -> None:
-            index = app.services.index if app.services is not None else None
+            index = app.index
             state = index.snapshot.alerts.get("all") if index is not None else None
             for alert in getattr(getattr(state, "book", None), "alerts", {}).values():
                 if alert.rule == "run-crashed" and alert.job in faulty:
