@@ -23,6 +23,7 @@ a round in which nothing changed merges nothing and returns the published state 
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -126,6 +127,10 @@ class _Scope:
     final: set[str] = field(default_factory=set)
     """Jobs that left Running whose log is read once more (the lines of their last moments)."""
     jobs_map: object = None
+    running_of: tuple[object, frozenset[str]] = (None, frozenset())
+    """(the Snapshot's Jobs mapping, the Running ones among them in scope)."""
+    next_wake: float = float("-inf")
+    """The earliest `wake_at` of the judgements kept."""
     worker_read: dict[str, float] = field(default_factory=dict)
     worker_logs: dict[str, Mapping[str, rules.LogFacts]] = field(default_factory=dict)
     ray: dict[str, tuple[float, Mapping]] = field(default_factory=dict)
@@ -228,22 +233,27 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         changed |= {name for name in jobs if name not in changed and any(
             (pod.namespace, pod.pod_name or pod.name) in moved_pods for pod in pods_of(name))}
 
-    running = frozenset(name for name, job in jobs.items() if _phase(job.raw) == "Running")
+    relisted = snapshot.jobs is not scope.running_of[0]  # a Job was added, changed or removed
+    if relisted:
+        scope.running_of = (snapshot.jobs, frozenset(name for name, job in jobs.items()
+                                                     if _phase(job.raw) == "Running"))
+    running = scope.running_of[1]
     _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map)
-    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map)
-    _read_ray(access, snapshot, scope, jobs, running, mono, changed)
+    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted)
+    _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted)
     _note_usage(snapshot, key, scope, jobs, pods_of, changed)
     scope.running = running
 
     # the rules, again only for the Jobs whose inputs changed or whose clock-read rules reached their time
-    for name in [n for n in scope.cache if n not in jobs]:
+    for name in [n for n in scope.cache if n not in jobs] if relisted else []:
         del scope.cache[name]
         scope.seen.pop(name, None)
         scope.log_read.pop(name, None)
         scope.read_as.pop(name, None)
         scope.objects.pop(name, None)
     scope.dirty = {name for name in scope.dirty if name in jobs} | changed
-    scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
+    if now >= scope.next_wake:
+        scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
     scope.dirty |= {name for name in jobs if name not in scope.cache} if len(scope.cache) < len(jobs) else set()
     judged = sorted(scope.dirty)[:JUDGED_PER_ROUND]
     rejudged = False
@@ -258,6 +268,8 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
                 or kept.updates != evaluated.updates:
             rejudged = True
         scope.cache[name] = evaluated
+    if judged or now >= scope.next_wake:
+        scope.next_wake = min((kept.wake_at for kept in scope.cache.values()), default=float("inf"))
     sources = rules.source_findings(snapshot.sources, thresholds)
     names = scope.merged.jobs if scope.merged is not None else None
     if snapshot.jobs is not scope.jobs_map:
@@ -301,7 +313,7 @@ def _read_headers(access, index, key, scope, jobs, running, changed, planes, pod
             else 2 if urgent else 3
         ranked.append((rank, last, name))
     chosen: dict[str, tuple] = {}
-    for _, _, name in sorted(ranked):
+    for _, _, name in heapq.nsmallest(2 * LOG_READS_PER_ROUND, ranked):
         if len(chosen) >= LOG_READS_PER_ROUND:
             break
         header, *identity = found.get(name) or _header_instance(index, name, pods_of, planes)
@@ -340,16 +352,17 @@ def _header_instance(index, name, pods_of, planes) -> tuple:
     return header, pod_key, rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
 
 
-def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map) -> None:
+def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted) -> None:
     """The other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
     longest-unread first, each Job's Running non-Header Pods."""
-    for name in [n for n in scope.worker_read if n not in jobs]:
+    for name in [n for n in scope.worker_read if n not in jobs] if relisted else []:
         del scope.worker_read[name]
         scope.worker_logs.pop(name, None)
-    due_jobs = sorted((scope.worker_read.get(name, float("-inf")), name) for name in running
-                      if mono - scope.worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS)
+    due_jobs = heapq.nsmallest(WORKER_SCAN_PER_ROUND, (
+        (scope.worker_read.get(name, float("-inf")), name) for name in running
+        if mono - scope.worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS))
     chosen = []
-    for _, name in due_jobs[:WORKER_SCAN_PER_ROUND]:
+    for _, name in due_jobs:
         if len(chosen) >= WORKER_LOGS_PER_ROUND:
             break
         scope.worker_read[name] = mono
@@ -374,18 +387,19 @@ def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, 
             changed.add(name)
 
 
-def _read_ray(access, snapshot, scope, jobs, running, mono, changed) -> None:
+def _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted) -> None:
     """Ray: the Ray tab's result when subscribed, else a read of our own now and then."""
-    for name in [n for n in scope.ray if n not in jobs]:
+    for name in [n for n in scope.ray if n not in jobs] if relisted else []:
         del scope.ray[name]
     changed |= {name for name in running if name in snapshot.ray}  # the Ray tab's own reads, every 2 s
     if mono - scope.ray_at < RAY_SPACING_SECONDS:
         return
-    wanted = sorted((scope.ray.get(name, (float("-inf"), None))[0], name) for name in running
-                    if name not in snapshot.ray and mono - scope.ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS)
-    if not wanted:
+    wanted = min(((scope.ray.get(name, (float("-inf"), None))[0], name) for name in running
+                  if name not in snapshot.ray and mono - scope.ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS),
+                 default=None)
+    if wanted is None:
         return
-    name = wanted[0][1]
+    name = wanted[1]
     scope.ray_at = mono
     status = access.ray_status(jobs[name])
     old = scope.ray.get(name, (0.0, None))[1]
