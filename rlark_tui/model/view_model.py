@@ -17,6 +17,7 @@ from datetime import datetime
 
 from rlark_tui.model import Job, Node, Pod, Task, TaskSpec
 from rlark_tui.model.lifecycle import finished_refusal
+from rlark_tui.model.naming import job_type
 from rlark_tui.model.resource_use import UsageState, mean_gpu_percent, pod_usage
 from rlark_tui.model.alerts import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
 from rlark_tui.model.timefmt import parse_time, short_age
@@ -311,12 +312,13 @@ class JobRow:
         return (self.name, self.display_name, self.job_type, self.phase, self.roles, self.header_node)
 
 
-def expected_pods(index: SnapshotIndex, job: Job) -> int:
-    """Replicas the platform currently asks for: the Tasks' replicas (0 while stopped), else the Job spec."""
+def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None = None) -> int:
+    """Replicas the platform currently asks for: the Tasks' replicas (0 while stopped), else the Job spec
+    (`specs`: the Job's `tasks`, when the caller has them already)."""
     if job.stopped:
         return 0
     total = 0
-    for spec in job.tasks:
+    for spec in job.tasks if specs is None else specs:
         task = index.task_for(job, spec)
         total += task.replicas if task is not None else spec.replicas
     return total
@@ -359,27 +361,32 @@ def failure_reason(health: object) -> str:
 
 
 def job_row(index: SnapshotIndex, job: Job) -> JobRow:
-    pods = index.job_pods(job)
-    head_task = job.head_task_name
+    """The Job's row; its role specs are read once (each `job.tasks` builds them again: a relist of 5,000 Jobs,
+    and the first list, derive every row)."""
+    name = job.name
+    specs = job.tasks
+    task_names = [f"{name}-{spec.name}" for spec in specs]
+    pods = [pod for task_name in task_names for pod in index.pods_by_task.get(task_name, ())]
+    head_task = next((task_name for spec, task_name in zip(specs, task_names) if spec.head), None)
     header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
-    roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in job.tasks))
+    roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in specs))
     phase = job.shown_status
     results = index.snapshot
     return JobRow(
-        name=job.name,
+        name=name,
         display_name=job.display_name,
-        job_type=job.job_type,
+        job_type=job_type(spec.role for spec in specs),
         phase=phase,
         roles=roles,
         pods_running=sum(1 for p in pods if p.phase == "Running"),
-        pods_expected=expected_pods(index, job),
+        pods_expected=expected_pods(index, job, specs),
         header_node=header_node,
         created=job.creation_timestamp,
         created_at=parse_time(job.creation_timestamp),
-        reason=failure_reason(results.health.get(job.name)) if phase in UNSETTLED else "",
-        progress=results.progress.get(job.name) if phase == "Running" else None,
-        alert=index.alert_marks.get(job.name, ""),
-        gpu_percent=index.gpu_percent.get(job.name),
+        reason=failure_reason(results.health.get(name)) if phase in UNSETTLED else "",
+        progress=results.progress.get(name) if phase == "Running" else None,
+        alert=index.alert_marks.get(name, ""),
+        gpu_percent=index.gpu_percent.get(name),
     )
 
 
