@@ -48,15 +48,15 @@ class StatusHeader(Widget):
     def update_state(self, *, context: str, namespace: str, sources: Mapping[str, SourceState],
                      readonly: bool, waiting: bool, crumb: str | None = None,
                      alerts: Mapping[str, int] | None = None) -> None:
-        """`alerts`: firing alerts per severity (critical, warning, info); None before the first evaluation."""
-        self.alerts = alerts
-        self.context = context
-        self.namespace = namespace
-        self.sources = sources
-        self.readonly = readonly
-        self.waiting = waiting
-        if crumb is not None:
-            self.crumb = crumb
+        """`alerts`: firing alerts per severity (critical, warning, info); None before the first evaluation.
+        The line is drawn again only when one of them changed (every Snapshot, up to 30 a second, updates it)."""
+        crumb = self.crumb if crumb is None else crumb
+        state = (context, namespace, sources, readonly, waiting, crumb, alerts)
+        if state == (self.context, self.namespace, self.sources, self.readonly, self.waiting, self.crumb,
+                     self.alerts):
+            return
+        (self.context, self.namespace, self.sources, self.readonly, self.waiting, self.crumb,
+         self.alerts) = state
         self.refresh()
 
     def summary(self) -> str:
