@@ -37,7 +37,9 @@ detail's Workers): each Pod and its events every 3 s."""
 PROGRESS = "progress"
 """A Running Job's newest progress row (the job list subscribes the Running Jobs on screen), from its Header log as
 `ClusterAccess.log_reads` last read it: by the alert rounds when they read that Job (no read of its own), else by
-this topic (at most once per PROGRESS_SECONDS)."""
+this topic (at most once per PROGRESS_SECONDS). It looks every PROGRESS_LOOK_SECONDS (no request: what log_reads
+holds), so a row the alert round just read is on screen within that."""
+PROGRESS_LOOK_SECONDS = 2.0
 METRICS = "metrics"
 """A Job's scalar series (the Metrics tab while shown, the compare screen)."""
 WORKFLOWS = "workflows"
@@ -302,7 +304,7 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
-    Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress),
+    Topic(PROGRESS, PROGRESS_LOOK_SECONDS, fetch_progress),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None, rounds=alertpoll.AlertRounds),

@@ -3,8 +3,9 @@ the other Running Pods' logs, for run-oom), read incrementally and shared by eve
 ClusterAccess, so two alert scopes and the PROGRESS topic never read one log twice within `max_age`).
 
 The first read of a Pod's `main` log asks for its newest FIRST_TAIL_LINES of the last FIRST_SINCE_SECONDS; each later
-read only for what came after the newest line seen (`sinceTime` of that line's second, then the timestamp-and-count
-resume drops the lines read before), at most NEXT_TAIL_LINES of it. The new lines are folded at once into the Pod's
+read only for what came after the newest line seen (`sinceTime` of that line's second; the lines older than it are
+dropped, and so are those of its very timestamp unless they grew: the last line of a read may have been
+unterminated, like a tqdm bar that redraws itself), at most NEXT_TAIL_LINES of it. The new lines are folded at once into the Pod's
 `Seen` (model.alerts.scan_log facts, the newest progress row) and dropped: a read of a quiet log is one small
 answer and no parsing.
 """
@@ -17,7 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
-from rlark_tui.cluster.logmerge import Resume, since_time, split_raw
+from rlark_tui.cluster.logmerge import since_time, split_raw
 from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
 from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
 from rlark_tui.model.alerts import LogFacts, scan_log
@@ -51,7 +52,8 @@ class LogReads:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[Hashable, Seen] = {}
-        self._resume: dict[Hashable, Resume] = {}
+        self._last: dict[Hashable, tuple[int, frozenset[str]]] = {}
+        """Pod -> the timestamp (epoch ns) of the newest lines read, and their texts."""
         self._reading: dict[Hashable, threading.Lock] = {}
         self._wanted: dict[str, float] = {}
         self._scheduled: dict[str, tuple[frozenset[str] | None, float]] = {}
@@ -71,40 +73,49 @@ class LogReads:
         with reading:
             with self._lock:
                 seen = self._seen.get(key) or Seen()
-                resume = self._resume.setdefault(key, Resume())
+                last = self._last.get(key)
             if time.monotonic() - seen.read_at < max_age:
                 return seen
             try:
-                lines = self._new_lines(access, cluster, pod, resume)
+                lines, last = self._new_lines(access, cluster, pod, last)
             except (ApiError, Unreachable) as exc:
                 seen = replace(seen, read_at=time.monotonic(), error=str(exc))
             else:
                 seen = _fold(seen, lines, instance)
             with self._lock:
                 self._seen[key] = seen
+                if last is not None:
+                    self._last[key] = last
                 self._forget_old(seen.read_at)
             return seen
 
     @staticmethod
-    def _new_lines(access, cluster: str, pod: str, resume: Resume) -> list[Line]:
-        if resume.last is None:
+    def _new_lines(access, cluster: str, pod: str, last: tuple[int, frozenset[str]] | None
+                   ) -> tuple[list[Line], tuple[int, frozenset[str]] | None]:
+        """The lines after the newest ones read (all of the first read), and the newest ones now."""
+        if last is None:
             stream = access.pod_log(cluster, pod, tail=FIRST_TAIL_LINES, since_seconds=FIRST_SINCE_SECONDS,
                                     timestamps=True, read_timeout=30)
         else:
-            resume.restart()
-            stream = access.pod_log(cluster, pod, tail=NEXT_TAIL_LINES, since_time=since_time(resume.last),
+            stream = access.pod_log(cluster, pod, tail=NEXT_TAIL_LINES, since_time=since_time(last[0]),
                                     timestamps=True, read_timeout=30)
         lines = []
+        newest, texts = last if last is not None else (None, frozenset())
         for raw in stream:
             _stamp, ns, text = split_raw(raw)
-            if resume.admit_ts(ns):
-                lines.append((ns / 1e9 if ns is not None else None, text))
-        return lines
+            if ns is not None and newest is not None and (ns < newest or ns == newest and text in texts):
+                continue  # read before
+            lines.append((ns / 1e9 if ns is not None else None, text))
+            if ns is not None and (newest is None or ns > newest):
+                newest, texts = ns, frozenset({text})
+            elif ns is not None and ns == newest:
+                texts = texts | {text}
+        return lines, (newest, texts) if newest is not None else None
 
     def _forget_old(self, now: float) -> None:
         for old in [k for k, seen in self._seen.items() if now - seen.read_at > FORGET_SECONDS]:
             del self._seen[old]
-            self._resume.pop(old, None)
+            self._last.pop(old, None)
             self._reading.pop(old, None)
 
     # -- who reads which Header logs ---------------------------------------------------------------------------
