@@ -343,7 +343,8 @@ class LineRedactor:
         """`[self(text, source) for text in texts]` for a batch of one source's lines (what a stream read at
         once), at a fraction of the cost: one scan of the whole batch for what __call__'s fast path tests (a
         `-----`, a line of a key body's length, a known value, a word of the first pass) finds the few lines
-        that need __call__; the others, read while no key is open, are returned as they are."""
+        that need __call__; the others, read while no key is open, are returned as they are. Values given to
+        add_known while a batch is masked (on another Pod's thread) count from the next batch on."""
         joined = "\n".join(texts)
         if joined.count("\n") != len(texts) - 1:  # a text holds a newline itself: line by line
             return [self(text, source) for text in texts]
