@@ -155,8 +155,10 @@ class AlertRounds:
     """The alert rounds of one Reconciler: a fetch (`rounds(access, index, key)`) that keeps, per scope key, what
     the next round needs (read times, Ray results, each Job's last judgement and the facts it was made from)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown_read: Callable[[str], None] = lambda job: None) -> None:
         self._scopes: dict[str, _Scope] = {}
+        self._shown_read = shown_read
+        """Told each Job on screen whose Header log a round read (the PROGRESS topic then looks again at once)."""
         self._pool = ThreadPoolExecutor(max_workers=LOG_READS_PER_ROUND, thread_name_prefix="rlark-alerts")
         """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
 
@@ -172,7 +174,7 @@ class AlertRounds:
         if mono - scope.judged_at < COST_FACTOR * scope.cost:
             # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
             return published or scope.published or AlertsState(scope.book)
-        state = _round(access, index, key, scope, mono, self._map)
+        state = _round(access, index, key, scope, mono, self._map, self._shown_read)
         scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
         if published is not None and state.book is published.book and state.errors == published.errors:
             return published  # a quiet round: no new Snapshot, no repaint
@@ -186,7 +188,7 @@ class AlertRounds:
 
 
 def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float,
-           parallel_map: Callable[[Callable, Iterable], list]) -> AlertsState:
+           parallel_map: Callable[[Callable, Iterable], list], shown_read: Callable[[str], None]) -> AlertsState:
     from rlark_tui.config import state_dir
 
     snapshot = index.snapshot
@@ -238,7 +240,8 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         scope.running_of = (snapshot.jobs, frozenset(name for name, job in jobs.items()
                                                      if _phase(job.raw) == "Running"))
     running = scope.running_of[1]
-    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map)
+    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map,
+                  shown_read)
     _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted)
     _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted)
     _note_usage(snapshot, key, scope, jobs, pods_of, changed)
@@ -287,7 +290,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
 
 
 def _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors,
-                  parallel_map) -> None:
+                  parallel_map, shown_read) -> None:
     """This round's Header-log reads (the order is the module's docstring's); the Jobs whose log said something new
     join `changed`."""
     log_reads = access.log_reads
@@ -337,6 +340,8 @@ def _read_headers(access, index, key, scope, jobs, running, changed, planes, pod
             scope.seen[name] = seen
             if old is None or old.facts is not seen.facts or old.progress != seen.progress:
                 changed.add(name)
+        if name in shown:
+            shown_read(name)
     scope.final -= chosen.keys()  # a Job that left Running: its last lines are read once, then no more
 
 

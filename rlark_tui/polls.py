@@ -37,9 +37,8 @@ detail's Workers): each Pod and its events every 3 s."""
 PROGRESS = "progress"
 """A Running Job's newest progress row (the job list subscribes the Running Jobs on screen), from its Header log as
 `ClusterAccess.log_reads` last read it: by the alert rounds when they read that Job (no read of its own), else by
-this topic (at most once per PROGRESS_SECONDS). It looks every PROGRESS_LOOK_SECONDS (no request: what log_reads
-holds), so a row the alert round just read is on screen within that."""
-PROGRESS_LOOK_SECONDS = 2.0
+this topic (at most once per PROGRESS_SECONDS); an alert round that read a shown Job's log has it looked at
+again at once (no request: what log_reads holds), so that row is on screen without waiting for the next poll."""
 METRICS = "metrics"
 """A Job's scalar series (the Metrics tab while shown, the compare screen)."""
 WORKFLOWS = "workflows"
@@ -104,7 +103,8 @@ class Topic:
     or None when the Snapshot does not hold what it needs yet (tried again soon); `source` optionally maps a
     result to the health of a source named in `Snapshot.sources`. A topic with a `detailed` read runs that one
     instead (every `detail_interval`) while any subscriber asks for detail. A topic with `rounds` keeps bookkeeping
-    between its reads: `rounds()` makes its fetch, once per Reconciler (the bookkeeping lives and goes with it)."""
+    between its reads: `rounds(poll_soon)` makes its fetch, once per Reconciler (the bookkeeping lives and goes with
+    it); `poll_soon(topic, key)` has another subscription read again at once (thread-safe)."""
 
     name: str
     interval: float
@@ -113,7 +113,7 @@ class Topic:
     source: Callable[[str, object], tuple[str, str, str]] | None = None
     detailed: Fetch | None = None
     detail_interval: float | None = None
-    rounds: Callable[[], Fetch] | None = None
+    rounds: Callable[[Callable[[str, str], None]], Fetch] | None = None
 
     def read(self, detail: bool) -> tuple[Fetch, float]:
         """The fetch and interval of a subscription with (or without) detail."""
@@ -304,10 +304,11 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
     Topic(LOOKUPS, 60.0, fetch_lookups),
-    Topic(PROGRESS, PROGRESS_LOOK_SECONDS, fetch_progress),
+    Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress),
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
-    Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None, rounds=alertpoll.AlertRounds),
+    Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None,
+          rounds=lambda poll_soon: alertpoll.AlertRounds(lambda job: poll_soon(PROGRESS, job))),
     Topic(USAGE, USAGE_SECONDS, fetch_usage),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),

@@ -129,6 +129,11 @@ class Reconciler:
         """Read a subscribed topic again at the next tick instead of waiting for its interval (ctrl+r)."""
         self._polled_at.pop((topic, key), None)
 
+    def poll_soon(self, topic: str, key: str) -> None:
+        """`poll_now` from any thread (a topic read that found another subscription's data new)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self.poll_now, topic, key)
+
     @property
     def subscriptions(self) -> frozenset[tuple[str, str]]:
         return frozenset(self._subscribed)
@@ -374,7 +379,7 @@ class Reconciler:
     async def _poll(self, topic: Topic, key: str, detail: bool) -> None:
         fetch, interval = topic.read(detail)
         if fetch is None:
-            fetch = self._rounds.get(topic.name) or self._rounds.setdefault(topic.name, topic.rounds())
+            fetch = self._rounds.get(topic.name) or self._rounds.setdefault(topic.name, topic.rounds(self.poll_soon))
 
         def read() -> object:
             # the interval runs from when the read starts: one started late by a busy thread pool does not let
