@@ -1,6 +1,7 @@
 """What importing a module costs, checked in a fresh interpreter: the sandbox package face and its light
 submodules load no server (aiohttp only where a Sandbox is built); the headless commands and model/ load no
-Textual (docs/architecture.md; the import contracts are tests/test_layers.py)."""
+Textual (docs/architecture.md; the import contracts are tests/test_layers.py); the TUI's job list paints before
+the full kubernetes client and the filter's regex engine are loaded."""
 
 from __future__ import annotations
 
@@ -41,3 +42,10 @@ def test_the_headless_commands_and_model_load_no_textual():
                   "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
                   "    main(['version'])")
     assert loaded_after(statement, "textual", "rlark_tui.app", "rlark_tui.screens") == []
+
+
+def test_the_tui_loads_no_kubernetes_client_nor_regex_before_its_first_list():
+    """Everything `rlark` imports to open the TUI and paint the job list (bench/startup.py): the ApiClient (with
+    pydantic and dateutil), cryptography, websocket and regex come later, with the reads that need them."""
+    assert loaded_after("import rlark_tui.app", "kubernetes.client.api_client", "pydantic", "dateutil",
+                        "cryptography", "websocket", "regex") == []
