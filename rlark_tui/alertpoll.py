@@ -127,6 +127,8 @@ class _Scope:
     final: set[str] = field(default_factory=set)
     """Jobs that left Running whose log is read once more (the lines of their last moments)."""
     jobs_map: object = None
+    clusters_of: tuple[object, list[str]] = (None, [])
+    """(the Snapshot's Pods mapping, the member clusters they are in)."""
     running_of: tuple[object, frozenset[str]] = (None, frozenset())
     """(the Snapshot's Jobs mapping, the Running ones among them in scope)."""
     next_wake: float = float("-inf")
@@ -215,7 +217,10 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
     scope.thresholds = thresholds
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
-    clusters = _clusters(snapshot.pods) if key == ALL_KEY else sorted(
+    if key == ALL_KEY and snapshot.pods is not scope.clusters_of[0]:
+        # the cluster namespaces of the Pod CRs (keys `namespace/name`), found once per pods mapping
+        scope.clusters_of = (snapshot.pods, sorted({k.partition("/")[0] for k in snapshot.pods if "/" in k}))
+    clusters = scope.clusters_of[1] if key == ALL_KEY else sorted(
         {namespace for name in jobs for pod in pods_of(name) if (namespace := _namespace(pod.raw))})
     planes = {cluster: scope.planes[cluster] for cluster in clusters if cluster in scope.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
@@ -484,18 +489,6 @@ _UNKNOWN = object()
 def _phase(raw: Mapping) -> str:
     status = raw.get("status")
     return status.get("phase", "") if isinstance(status, dict) else ""
-
-
-_clusters_of: tuple[object, list[str]] = (None, [])
-
-
-def _clusters(pods: Mapping[str, dict]) -> list[str]:
-    """The cluster namespaces of a Snapshot's Pod CRs (keys `namespace/name`), found once per pods mapping."""
-    global _clusters_of
-    cached = _clusters_of
-    if cached[0] is not pods:
-        cached = _clusters_of = (pods, sorted({key.partition("/")[0] for key in pods if "/" in key}))
-    return cached[1]
 
 
 def _namespace(raw: Mapping) -> str:
