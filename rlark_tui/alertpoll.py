@@ -27,13 +27,14 @@ import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from rlark_tui import acks
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
+from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.model import alerts as rules
 from rlark_tui.model.alerts import AlertsState, Evaluated, frozen
 from rlark_tui.model.view_model import SnapshotIndex
@@ -270,7 +271,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
             time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
         scope.dirty.discard(name)
         scope.objects[name] = _objects(index, jobs[name], pods_of)
-        evaluated = _judge(index, jobs[name], scope, planes, pods_of, thresholds, now)
+        evaluated = _judge(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
         kept = scope.cache.get(name)
         if kept is None or kept.found != evaluated.found or kept.restarts != evaluated.restarts \
                 or kept.updates != evaluated.updates:
@@ -440,8 +441,9 @@ def _objects(index, job, pods_of) -> tuple:
             None, *(pod.raw for pod in pods_of(job.name)))
 
 
-def _judge(index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
-    """One Job's rules over what this round knows of it."""
+def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
+    """One Job's rules over what this round knows of it. When they would quote a log line, the values of the
+    Secrets the Job's Pods reference are masked in it (read then, cluster/secrets.py keeps them SECRET_TTL)."""
     name = job.name
     job_pods = pods_of(name)
     plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
@@ -464,9 +466,26 @@ def _judge(index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
             pod_key: samples[pod_key] for pod in job_pods if (pod_key := f"{pod.namespace}/{pod.name}") in samples},
         worker_logs=scope.worker_logs.get(name) or frozen(),
     )
+    if _quotes_log(inputs):
+        places = [(pod.namespace, _plane_namespace(real), real if isinstance(real, Mapping) else None)
+                  for pod, real in zip(job_pods, plane_sig)]
+        inputs = replace(inputs, known=job_secrets(access, job.raw, places).values)
     found = rules.job_findings(inputs, thresholds, now)
     restart_eval, updates = rules.restart_findings(inputs, rules.RestartMemory(scope.restarts), now)
     return Evaluated(found, restart_eval, frozen(updates), rules.wake_at(inputs, thresholds, updates, now))
+
+
+def _quotes_log(inputs: rules.JobInputs) -> bool:
+    """Whether the rules would quote a line of the Job's logs."""
+    facts = [inputs.log, *inputs.worker_logs.values()]
+    return any(f is not None and (f.first_failure or f.oom or f.ray_not_ready or f.run_started or f.finished)
+               for f in facts)
+
+
+def _plane_namespace(real: object) -> str:
+    meta = real.get("metadata") if isinstance(real, Mapping) else None
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return namespace if isinstance(namespace, str) else ""
 
 
 def _usage_samples(snapshot, key: str) -> Mapping | None:

@@ -13,14 +13,14 @@ until it resolves; firing and resolving are events, numbered so that every consu
 from __future__ import annotations
 
 import time as _time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from types import MappingProxyType
 
 from rlark_tui.model.podstate import unschedulable
 from rlark_tui.model.progress import Line, Progress
-from rlark_tui.model.redact import redact_text
+from rlark_tui.model.redact import KnownSecrets, redact_text, secret_values
 from rlark_tui.model.sanitize import clean
 from rlark_tui.model.thresholds import BOOL_KEYS, FLAGS, NUMBER_KEYS, Thresholds, thresholds_from
 from rlark_tui.model.usage import PodUsage
@@ -219,6 +219,9 @@ class JobInputs:
     """`ClusterAccess.ray_status` of the Job (alive_nodes, expected, error)."""
     usage: Mapping[str, PodUsage] | None = None
     """Pod CR key -> its newest resource sample."""
+    known: frozenset[str] = frozenset()
+    """Values masked in what the rules quote of the logs besides the Job's own secret-looking env values: those of
+    the Secrets its Pods reference and its Ray token (cluster/secrets.py reads them)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,12 @@ def _evidence(mark: Mark) -> str:
     at, text = mark
     prefix = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ ") if at is not None else ""
     return one_line(prefix + text.strip())
+
+
+def _masked(mark: Mark | None, mask: Callable[[str], str]) -> Mark | None:
+    """A log line as the rules may quote it: the Job's known secret values masked (before one_line bounds it, so
+    no part of a value survives a cut)."""
+    return None if mark is None else (mark[0], mask(mark[1]))
 
 
 def _job_namespace(job: Job, tasks: Iterable[Mapping], pods: Iterable[Mapping]) -> str:
@@ -330,26 +339,28 @@ def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None
     pod = inputs.header_pod
     where = next((Pod(raw).pod_name for raw in inputs.pods
                   if f"{Pod(raw).namespace}/{Pod(raw).name}" == pod and Pod(raw).pod_name), "") or "the Header Pod"
-    failure = facts.first_failure
+    masked = KnownSecrets(secret_values(inputs.job) | inputs.known).mask
+    failure = _masked(facts.first_failure, masked)
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)
     shown = {f"{Pod(raw).namespace}/{Pod(raw).name}": Pod(raw).pod_name or Pod(raw).name for raw in inputs.pods}
     for key, pod_facts in ((pod, facts), *sorted(inputs.worker_logs.items())):
         if pod_facts.oom is not None and (key == pod or key in shown):
             name = where if key == pod else shown[key]
-            add("run-oom", name, f"out of memory in {name}: {pod_facts.oom[1].strip()}", _evidence(pod_facts.oom),
-                pod=key)
+            oom = _masked(pod_facts.oom, masked)
+            add("run-oom", name, f"out of memory in {name}: {oom[1].strip()}", _evidence(oom), pod=key)
     if facts.ray_not_ready is not None:
-        add("ray-not-ready", job.name, f"the Ray cluster did not become ready: {facts.ray_not_ready[1].strip()}",
-            _evidence(facts.ray_not_ready), pod=pod)
+        not_ready = _masked(facts.ray_not_ready, masked)
+        add("ray-not-ready", job.name, f"the Ray cluster did not become ready: {not_ready[1].strip()}",
+            _evidence(not_ready), pod=pod)
     if (facts.run_started is not None and not facts.progressed and inputs.progress is None
             and job.phase == "Running" and failure is None):
         add("start-stalled", job.name,
             f"the run script started but no progress row came within {thresholds.start_seconds:.0f} s",
-            _evidence(facts.run_started), hold=thresholds.start_seconds, since=facts.run_started[0], pod=pod)
+            _evidence(_masked(facts.run_started, masked)), hold=thresholds.start_seconds, since=facts.run_started[0], pod=pod)
     if facts.finished is not None:
-        add("run-finished", job.name, f"the run finished: {facts.finished[1].strip()}", _evidence(facts.finished),
-            pod=pod)
+        finished = _masked(facts.finished, masked)
+        add("run-finished", job.name, f"the run finished: {finished[1].strip()}", _evidence(finished), pod=pod)
 
 
 def _progress_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, now: float, add) -> None:

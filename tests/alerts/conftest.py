@@ -4,6 +4,7 @@ watch, webhook and TUI tests share one start-up and the Jobs' faults."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -20,10 +21,15 @@ from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 
 SECRET = "hf_Zq8ShouldNeverLeaveThePod0000000000"
+OWN = "zqAlertWandb5521"
+"""The crashing Job's own WANDB_API_KEY: its crash line prints the bare value."""
+REFERENCED = "zqAlertRefSecret7730"
+"""A value of a Secret the crashing Job's Pod takes by secretKeyRef into RUN_NOTE (a name that says nothing)."""
+REF_SECRET = "alert-crash-note"
 CRASH_CHAIN = f"""\
 [INFO 03:05:01 RLinf] RLinf is running on a cluster with 1 node and 1 accelerator.
 Exception occurred while running EmbodiedFSDPActor's function run_training: exception is \
-ray::EmbodiedFSDPActor.run_training() (pid=4121, ip=10.244.1.7) HF_TOKEN={SECRET}
+ray::EmbodiedFSDPActor.run_training() (pid=4121, ip=10.244.1.7) HF_TOKEN={SECRET} wandb {OWN} note {REFERENCED}
 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
 GPU 0 has a total capacity of 79.15 GiB.
 Exception occurred while running EnvWorker's function interact: exception is \
@@ -39,8 +45,8 @@ TABLE = "\n".join([
 NAMES = {"crash": "alert-crash", "exit": "alert-exit", "oom": "alert-oom", "stall": "alert-stall"}
 
 
-def _job(name: str, script: str, kind: str = "StatefulSet", limit: str = "") -> dict:
-    container = {"name": "main", "image": "registry.example.com/rlinf/rlinf:v0.2"}
+def _job(name: str, script: str, kind: str = "StatefulSet", limit: str = "", env: list | None = None) -> dict:
+    container = {"name": "main", "image": "registry.example.com/rlinf/rlinf:v0.2", **({"env": env} if env else {})}
     if limit:
         container["resources"] = {"limits": {"memory": limit}, "requests": {"memory": "64Mi"}}
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
@@ -57,7 +63,9 @@ def _heredoc(text: str) -> str:
 
 
 JOBS_UNDER_TEST = [
-    _job(NAMES["crash"], _heredoc(CRASH_CHAIN) + "sleep 600"),
+    _job(NAMES["crash"], _heredoc(CRASH_CHAIN) + "sleep 600", env=[
+        {"name": "WANDB_API_KEY", "value": OWN},
+        {"name": "RUN_NOTE", "valueFrom": {"secretKeyRef": {"name": REF_SECRET, "key": "note"}}}]),
     _job(NAMES["exit"], "sleep 2; echo giving up; exit 1"),
     # 4 GiB in 256 MiB steps under a 3Gi limit: the sandbox kills the process group as a kubelet would (OOMKilled)
     _job(NAMES["oom"], "python3 -c \"import time\nchunks = []\nfor _ in range(16):\n"
@@ -140,6 +148,10 @@ def faulty(plain_sandbox, tmp_path_factory):
     watch = Watch(["watch", "-A", "-o", "json", "--webhook", receiver.url, "--stall-min-seconds", "5",
                    "--stall-factor", "1"], env)
     access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+    plain_sandbox.store.create("secrets", {   # as an operator's kubectl create in the member cluster would
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": REF_SECRET, "namespace": "rlark-system", "creationTimestamp": "2026-12-01T00:00:00Z"},
+        "data": {"note": base64.b64encode(REFERENCED.encode()).decode()}}, plane="rlark-gpu-a")
     try:
         submitted = time.time()
         actions = Actions(access, state_dir=state)
@@ -154,4 +166,5 @@ def faulty(plain_sandbox, tmp_path_factory):
                 access.delete(JOBS, name)
             except NotFound:
                 pass
+        plain_sandbox.store.delete("secrets", REF_SECRET, "rlark-system", "rlark-gpu-a")
         access.close()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.alerts.conftest import NAMES, SECRET
+from tests.alerts.conftest import NAMES, OWN, REFERENCED, SECRET
 from tests.clirun import cli_runner
 
 pytestmark = pytest.mark.xdist_group("alerts")
@@ -56,6 +56,8 @@ def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, pl
         assert body == seen[rule, job]
     everything = "".join(watch.text) + b"".join(receiver.raw).decode()
     assert SECRET not in everything and "HF_TOKEN=***" in everything
+    assert OWN not in everything and REFERENCED not in everything   # the Job's own value, its Secret's value
+    assert "wandb *** note ***" in crashed["message"]
 
 
 def test_wait_both_ways(faulty, plain_sandbox, capsys):
