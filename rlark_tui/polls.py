@@ -291,12 +291,25 @@ def fetch_workflows(access: ClusterAccess, index: SnapshotIndex, key: str) -> Li
         return Listed(previous.items if previous is not None else (), str(exc))
 
 
-def fetch_usage(access: ClusterAccess, index: SnapshotIndex, key: str) -> object:
-    from rlark_tui.cluster import usage
+class UsageRounds:
+    """The usage rounds of one Reconciler: per scope key, the Running Jobs in scope (found again only when the
+    index's Jobs mapping is not the last round's) and their targets (usage.Targets), so that a round in which
+    nothing changed reads no Job's specs or Pods again."""
 
-    jobs = {name: job for name, job in index.jobs.items()
-            if alertpoll.in_scope(key, name) and job.phase == "Running"}
-    return usage.sample(access, usage.targets_of(index, jobs), index.snapshot.usage.get(key))
+    def __init__(self) -> None:
+        self._running: dict[str, tuple[object, dict]] = {}
+        self._targets: dict[str, object] = {}
+
+    def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> object:
+        from rlark_tui.cluster import usage
+
+        jobs_map, running = self._running.get(key, (None, {}))
+        if jobs_map is not index.jobs:
+            running = {name: job for name, job in index.jobs.items()
+                       if alertpoll.in_scope(key, name) and job.phase == "Running"}
+            self._running[key] = (index.jobs, running)
+        targets = self._targets.get(key) or self._targets.setdefault(key, usage.Targets())
+        return usage.sample(access, targets(index, running), index.snapshot.usage.get(key))
 
 
 TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
@@ -309,7 +322,7 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None,
           rounds=lambda poll_soon: alertpoll.AlertRounds(lambda job: poll_soon(PROGRESS, job))),
-    Topic(USAGE, USAGE_SECONDS, fetch_usage),
+    Topic(USAGE, USAGE_SECONDS, None, rounds=lambda poll_soon: UsageRounds()),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),
 )}

@@ -154,15 +154,45 @@ def sample(access, targets: list[Target], previous: UsageState | None = None, *,
                       MappingProxyType(metrics_at), MappingProxyType(served))
 
 
+def _job_targets(index, job) -> tuple[tuple[tuple[str, object], ...], tuple[Target, ...]]:
+    """One Job's targets, and the Pod list of each of its Tasks they were found in (the index's very lists)."""
+    lists, found = [], []
+    for spec in job.tasks:
+        task = job.task_name(spec)
+        pods = index.pods_by_task.get(task)
+        lists.append((task, pods))
+        running = [pod for pod in pods or () if pod.phase == "Running" and pod.pod_name]
+        if running:
+            gpus = spec.gpu
+            found.extend(Target(f"{pod.namespace}/{pod.name}", pod.namespace, pod.pod_name, gpus) for pod in running)
+    return tuple(lists), tuple(found)
+
+
 def targets_of(index, jobs: Mapping) -> list[Target]:
     """The Running Pods of these Jobs (a SnapshotIndex's Job views by name) with the GPUs their Task requests."""
-    found = []
-    for job in jobs.values():
-        for spec in job.tasks:
-            for pod in index.pods_by_task.get(job.task_name(spec), []):
-                if pod.phase == "Running" and pod.pod_name:
-                    found.append(Target(f"{pod.namespace}/{pod.name}", pod.namespace, pod.pod_name, spec.gpu))
-    return found
+    return [target for job in jobs.values() for target in _job_targets(index, job)[1]]
+
+
+class Targets:
+    """`targets_of` from round to round: a Job's targets are derived again only when its object or the Pod list of
+    one of its Tasks is not the very one of the last call (a SnapshotIndex keeps unchanged ones identical; the
+    watch makes a new dict per change). Reading every Job's specs and Pods each round took ~0.6 s of CPU at 5,000
+    Jobs with 50,000 Pods."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, tuple[object, tuple[tuple[str, object], ...], tuple[Target, ...]]] = {}
+
+    def __call__(self, index, jobs: Mapping) -> list[Target]:
+        by_task, kept, found = index.pods_by_task, {}, []
+        for name, job in jobs.items():
+            entry = self._jobs.get(name)
+            if entry is None or entry[0] is not job.raw or any(by_task.get(task) is not pods
+                                                               for task, pods in entry[1]):
+                entry = (job.raw, *_job_targets(index, job))
+            kept[name] = entry
+            found.extend(entry[2])
+        self._jobs = kept
+        return found
 
 
 def job_gpu_percent(access, jobs: list[dict]) -> dict[str, float]:

@@ -21,7 +21,7 @@ from rlark_tui.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
 from rlark_tui.widgets.workers import NO_PODS
-from tui_factories import build_snapshot, job_dict
+from tui_factories import build_snapshot, job_dict, pod_dict
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -200,6 +200,28 @@ def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_roun
     assert second.gpu_percent == {"a": 40.0}
     assert second.rows["a"].gpu_percent == 40.0 and second.rows["b"].gpu_percent is None
     assert second.rows_changed_since(index.serial) == {"a"} and second.rows["b"] is index.rows["b"]
+
+
+def test_usage_targets_kept_from_round_to_round_follow_a_changed_spec_and_a_pod_that_stops_running():
+    from rlark_tui.cluster.usage import Target, Targets, targets_of
+
+    first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c")])
+    index, targets = SnapshotIndex(first), Targets()
+    before = targets(index, index.jobs)
+    assert before == targets_of(index, index.jobs) and {t.gpus for t in before} == {1.0}
+    assert Target("rlark-gpu-a/uid-a-actor-0", "rlark-gpu-a", "a-actor-0", 1.0) in before
+    b = job_dict("b")
+    b["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": "4"}}
+    pods = dict(first.pods, **{"rlark-edge-b/uid-c-env-0": pod_dict("c", "env", "rlark-edge-b", "edge-b1", "10.0.0.3",
+                                                                    phase="Pending")})
+    second = SnapshotIndex(replace(first, jobs=dict(first.jobs, b=b), pods=pods), index)
+    after = targets(second, second.jobs)
+    assert after == targets_of(second, second.jobs)
+    assert [t.gpus for t in after if t.pod == "b-actor-0"] == [4.0]
+    assert "c-env-0" not in {t.pod for t in after} and "c-actor-0" in {t.pod for t in after}
+    assert {id(t) for t in after if t.key.startswith("rlark-gpu-a/uid-a-")} <= {id(t) for t in before}
+    assert targets(second, {"a": second.jobs["a"]}) == [t for t in after if t.pod.startswith("a-")]
 
 
 def test_an_index_derived_change_by_change_equals_one_built_from_scratch():
