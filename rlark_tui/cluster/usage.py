@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -109,11 +110,11 @@ def sample(access, targets: list[Target], previous: UsageState | None = None, *,
             return "cgroup-usage" if exec_at.get(target.key, (0.0, ""))[1] == "gpu-query" else "gpu-query"
         return "gpu-query" if target.gpus > 0 else "cgroup-usage" if needs_cgroup else None
 
-    due_execs = sorted(((exec_at.get(t.key, (float("-inf"), ""))[0], t.key, t) for t in targets
-                        if kind(t) is not None
-                        and now - exec_at.get(t.key, (float("-inf"), ""))[0] >= exec_seconds),
-                       key=lambda item: item[:2])
-    chosen = [(t, kind(t)) for _, _, t in due_execs[:execs_per_round]]
+    due_execs = ((exec_at.get(t.key, (float("-inf"), ""))[0], t.key, t) for t in targets
+                 if kind(t) is not None and now - exec_at.get(t.key, (float("-inf"), ""))[0] >= exec_seconds)
+    first = (sorted(due_execs, key=lambda item: item[:2]) if execs_per_round is None
+             else heapq.nsmallest(execs_per_round, due_execs, key=lambda item: item[:2]))
+    chosen = [(t, kind(t)) for _, _, t in first]
 
     def run(item):
         target, what = item
@@ -148,8 +149,13 @@ def sample(access, targets: list[Target], previous: UsageState | None = None, *,
                 old.cpu_millicores if old is not None else None)
             memory = reading.memory_bytes
             sources.append("cgroup")
-        samples[target.key] = PodUsage(target.key, now, gpus=gpus, cpu_millicores=cpu, memory_bytes=memory,
-                                       source="+".join(sources) or "none")
+        source = "+".join(sources) or "none"
+        if (old is not None and old.gpus is gpus and old.cpu_millicores == cpu and old.memory_bytes == memory
+                and old.source == source):
+            samples[target.key] = old  # the same numbers: a round that read nothing new equals the last one
+        else:
+            samples[target.key] = PodUsage(target.key, now, gpus=gpus, cpu_millicores=cpu, memory_bytes=memory,
+                                           source=source)
     return UsageState(MappingProxyType(samples), MappingProxyType(exec_at), MappingProxyType(cgroups),
                       MappingProxyType(metrics_at), MappingProxyType(served))
 

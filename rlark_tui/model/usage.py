@@ -28,7 +28,8 @@ class GpuSample:
 @dataclass(frozen=True)
 class PodUsage:
     """One Pod's sample. `gpus` is None when the Pod has no readable nvidia-smi (shown `-`), () for no GPUs;
-    `cpu_millicores` / `memory_bytes` None when unknown. `at` is epoch seconds of the sample."""
+    `cpu_millicores` / `memory_bytes` None when unknown. `at` is epoch seconds of the round that
+    read these numbers (a later round that read the same ones keeps the sample)."""
 
     pod: str
     """The Pod CR key `namespace/name`."""

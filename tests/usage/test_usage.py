@@ -160,3 +160,24 @@ def test_gpu_idle_fires_in_watch_once_the_burn_is_over(burning, plain_sandbox):
         watch.close()
     assert line["job"] == NAME and line["object"] == ACTOR and line["severity"] == "warning", line
     assert f"Pod {ACTOR}'s GPUs idle below 5%" in line["message"], line
+
+
+def test_a_round_that_reads_nothing_new_equals_the_last_one(burning):
+    """The usage topic's reconciler publishes a result only when it differs: a round in which no Pod was due for a
+    read keeps every sample (the very objects), so the 5,000-Job list does not repaint for it."""
+    from rlark_tui.cluster.kinds import PODS, TASKS
+    from rlark_tui.cluster.usage import sample, targets_of
+    from rlark_tui.model.view_model import SnapshotIndex
+    from rlark_tui.snapshot import Snapshot, source_key
+
+    access, _state = burning
+    index = SnapshotIndex(Snapshot(jobs={NAME: access.get(JOBS, NAME)},
+                                   tasks={source_key(raw): raw for raw in access.list(TASKS, None).items},
+                                   pods={source_key(raw): raw for raw in access.list(PODS, None).items}))
+    targets = [t for t in targets_of(index, index.jobs) if t.cluster == CLUSTER]
+    assert {t.pod for t in targets} == {ACTOR, ROLLOUT}
+    first = sample(access, targets)
+    actor = first.samples[f"{CLUSTER}/{index.pods_by_task[f'{NAME}-actor'][0].name}"]
+    assert actor.gpus and actor.cpu_millicores is not None and actor.source == "nvidia-smi+podmetrics"
+    second = sample(access, targets, first)
+    assert second == first and all(second.samples[key] is s for key, s in first.samples.items())
