@@ -19,8 +19,13 @@ if TYPE_CHECKING:
     from rlark_tui.model.view_model import SnapshotIndex
     from rlark_tui.snapshot import Snapshot
 
+message = dataclass(repr=False, eq=False)
+"""The messages' dataclass decorator: fields and __init__ only. Nothing compares messages (a message is one
+event, compared by identity), Textual's own repr names them, and the 52 generated __eq__ and __repr__ cost ~7 ms
+of the TUI's start-up import."""
 
-@dataclass
+
+@message
 class SnapshotChanged(Message):
     """A new Snapshot and the reconciler's index of it (None: the app indexes it; a Snapshot posted by a test or
     a replay). `snapshot.changes` names the objects that differ from the previous one."""
@@ -34,21 +39,21 @@ class SnapshotChanged(Message):
         return isinstance(message, SnapshotChanged)
 
 
-@dataclass
+@message
 class JobMessage(Message):
     """An intent about one Job."""
 
     name: str
 
 
-@dataclass
+@message
 class OpenJob(JobMessage):
     """Open the Job's detail screen on `tab` (workers, overview, events, yaml, ray)."""
 
     tab: str = "workers"
 
 
-@dataclass
+@message
 class OpenLogs(JobMessage):
     """Open the Job's logs of `scope` (model.logtarget.Scope; the Header role unless told)."""
 
@@ -56,29 +61,29 @@ class OpenLogs(JobMessage):
     previous: bool = False
 
 
-@dataclass
+@message
 class AcknowledgeAlert(Message):
     """Acknowledge alerts (`a` in :alerts) by their `ack_key`s: they stay quiet, also after a restart."""
 
     keys: list[str]
 
 
-@dataclass
+@message
 class OpenCheck(JobMessage):
     """Open the Job's run-check report."""
 
 
-@dataclass
+@message
 class StopStartJob(JobMessage):
     """Ask to stop (or start) the Job: a confirm dialog, then rlark_tui.actions."""
 
 
-@dataclass
+@message
 class DeleteJob(JobMessage):
     """Ask to delete the Job: a confirm dialog, then rlark_tui.actions."""
 
 
-@dataclass
+@message
 class BulkAction(Message):
     """Ask to run `verb` (model.lifecycle.BULK_VERBS: stop_start, restart, delete) on every marked Job: one confirm
     dialog listing each Job and what happens to it, then rlark_tui.actions per Job."""
@@ -87,17 +92,17 @@ class BulkAction(Message):
     names: list[str]
 
 
-@dataclass
+@message
 class JobSubmitted(JobMessage):
     """A new Job was created: back on the job list it is selected as soon as it is listed."""
 
 
-@dataclass
+@message
 class OpenWizard(Message):
     """Open the create-job wizard."""
 
 
-@dataclass
+@message
 class ContextChanged(Message):
     """The app now shows another kubeconfig context: screens forget what they showed of the previous one."""
 
@@ -108,7 +113,7 @@ class ContextChanged(Message):
         return isinstance(message, ContextChanged)
 
 
-@dataclass
+@message
 class OpenShell(JobMessage):
     """Open a shell in `main` of the Pod `scope` names (model.logtarget.Scope: a Pod, a role's first Pod, else the
     Header Pod): the app hands the terminal over and takes it back when the shell exits."""
@@ -116,34 +121,34 @@ class OpenShell(JobMessage):
     scope: Scope = Scope.HEADER
 
 
-@dataclass
+@message
 class OpenTunnels(JobMessage):
     """Open local tunnels to the Job's Ray dashboard and TensorBoard and show their URLs."""
 
 
-@dataclass
+@message
 class OpenCompare(Message):
     """Open the curves of these Jobs overlaid (the job list's marked Jobs)."""
 
     names: list[str]
 
 
-@dataclass
+@message
 class CloneJob(JobMessage):
     """Open the wizard on a copy of the Job: `<name>-copy` (or the next free name), a new run id and prefix."""
 
 
-@dataclass
+@message
 class EditJob(JobMessage):
     """Open the wizard on the Job's draft, its name locked; Submit is the console's Edit-and-restart."""
 
 
-@dataclass
+@message
 class RestartJob(JobMessage):
     """Ask to restart the Job (the console's Restart: it only un-stops): a confirm dialog, then actions."""
 
 
-@dataclass
+@message
 class OpenDiff(Message):
     """Show what changed between two Jobs (the job list's two marked Jobs, or the marked one and the cursor)."""
 
@@ -151,21 +156,21 @@ class OpenDiff(Message):
     second: str
 
 
-@dataclass
+@message
 class OpenNode(Message):
     """Open the detail of Node CR `key` (`<cluster namespace>/<name>`)."""
 
     key: str
 
 
-@dataclass
+@message
 class OpenNodes(Message):
     """Open `:nodes`, filtered to one cluster namespace (empty: all)."""
 
     cluster: str = ""
 
 
-@dataclass
+@message
 class DownloadObject(Message):
     """Ask where to download a storage object (or a whole folder, `key` ending in `/`) and download it there."""
 
@@ -175,12 +180,12 @@ class DownloadObject(Message):
     size: int | None = None
 
 
-@dataclass
+@message
 class AddSshKey(Message):
     """Ask for a `.pub` file and register its key (rlark_tui.actions)."""
 
 
-@dataclass
+@message
 class DeleteSshKey(Message):
     """Ask to delete registered SSH key `index` of `user` (a confirm dialog, then rlark_tui.actions)."""
 
@@ -190,14 +195,14 @@ class DeleteSshKey(Message):
 
 
 # ---- work the app does for a screen (rlark_tui.app_work): an intent, then its result posted to `requester` ----
-@dataclass
+@message
 class Work(Message):
     """An intent the app carries out on its own worker; the result message goes to `requester` (a screen)."""
 
     requester: MessagePump
 
 
-@dataclass
+@message
 class SendManifest(Work):
     """Submit (or dry-run) a Job manifest; `edit`: the console's Edit-and-restart of the Job of that name."""
 
@@ -206,7 +211,7 @@ class SendManifest(Work):
     edit: bool = False
 
 
-@dataclass
+@message
 class ManifestSent(Message):
     """What the platform answered to a SendManifest: `result` (actions.SubmitResult), or why it refused."""
 
@@ -217,19 +222,19 @@ class ManifestSent(Message):
     error: str = ""
 
 
-@dataclass
+@message
 class LoadAutosave(Work):
     """Read the wizard's autosaved draft."""
 
 
-@dataclass
+@message
 class AutosaveLoaded(Message):
     saved: object | None = None
     """A `drafts.SavedDraft`, None when there is none (or it could not be read: `error`)."""
     error: str = ""
 
 
-@dataclass
+@message
 class AutosaveDraft(Work):
     """Keep the wizard's draft in the autosave file; a newer one waiting supersedes this one."""
 
@@ -240,17 +245,17 @@ class AutosaveDraft(Work):
         return isinstance(message, AutosaveDraft)
 
 
-@dataclass
+@message
 class AutosaveFailed(Message):
     error: str
 
 
-@dataclass
+@message
 class ImportDraft(Work):
     path: str
 
 
-@dataclass
+@message
 class DraftImported(Message):
     path: str
     draft: object | None = None
@@ -258,19 +263,19 @@ class DraftImported(Message):
     error: str = ""
 
 
-@dataclass
+@message
 class ExportDraft(Work):
     path: str
     draft: object
 
 
-@dataclass
+@message
 class DraftExported(Message):
     path: str
     error: str = ""
 
 
-@dataclass
+@message
 class EditText(Work):
     """Hand the terminal to $EDITOR on `text` (a temporary file with `suffix`); `target` names the field."""
 
@@ -279,14 +284,14 @@ class EditText(Work):
     suffix: str = ".sh"
 
 
-@dataclass
+@message
 class TextEdited(Message):
     target: str
     text: str | None = None
     error: str = ""
 
 
-@dataclass
+@message
 class SaveLog(Work):
     """Write log lines (secrets redacted here) to `path`, mode 0600."""
 
@@ -294,26 +299,26 @@ class SaveLog(Work):
     lines: tuple[str, ...]
 
 
-@dataclass
+@message
 class LogSaved(Message):
     path: str
     lines: int
     error: str = ""
 
 
-@dataclass
+@message
 class LoadHandOver(Work):
     root: str
     """The records folder ("": the state dir); the same for SaveHandOver and SaveRecord."""
     job: str
 
 
-@dataclass
+@message
 class HandOverLoaded(Message):
     hand_over: object
 
 
-@dataclass
+@message
 class SaveHandOver(Work):
     """Keep a run check's hand-over fields until its record is saved; a newer one waiting supersedes this one."""
 
@@ -325,12 +330,12 @@ class SaveHandOver(Work):
         return isinstance(message, SaveHandOver) and (message.root, message.job) == (self.root, self.job)
 
 
-@dataclass
+@message
 class HandOverSaveFailed(Message):
     error: str
 
 
-@dataclass
+@message
 class SaveRecord(Work):
     """Save a run-check record (and drop the kept hand-over fields)."""
 
@@ -339,7 +344,7 @@ class SaveRecord(Work):
     report: object
 
 
-@dataclass
+@message
 class RecordSaved(Message):
     path: str = ""
     error: str = ""
@@ -348,48 +353,48 @@ class RecordSaved(Message):
     annotate_error: bool = False
 
 
-@dataclass
+@message
 class LoadRecords(Work):
     """List the saved run-check records (`:records`)."""
 
     root: str = ""
 
 
-@dataclass
+@message
 class RecordsLoaded(Message):
     records: list
     """checks.records.SavedRecord, newest first."""
 
 
-@dataclass
+@message
 class LoadRecordText(Work):
     """Read one saved record's markdown."""
 
     path: str
 
 
-@dataclass
+@message
 class RecordTextLoaded(Message):
     path: str
     text: str = ""
     error: str = ""
 
 
-@dataclass
+@message
 class SubmitWorkflowText(Work):
     """Check a Workflow manifest edited in $EDITOR as `rlark submit -f` does, and create it only when it passes."""
 
     text: str
 
 
-@dataclass
+@message
 class WorkflowSubmitted(Message):
     name: str = ""
     problems: tuple[str, ...] = ()
     """Why nothing was sent (one line each): a parse error, a masked secret, findings with errors, an API error."""
 
 
-@dataclass
+@message
 class DeleteWorkflow(Message):
     """Ask to delete a Workflow: a confirm dialog saying which of its Jobs go with it, then rlark_tui.actions."""
 
