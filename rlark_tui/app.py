@@ -530,12 +530,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify(f"job {name} has no Pod to open a shell in yet", severity="warning")
             return
         try:
-            self.notify(run_shell(self, pod), timeout=4)
+            outcome = run_shell(self, pod)
         except SuspendNotSupported:
             self.notify("this terminal cannot hand itself over to a shell; use `rlark exec` instead",
                         severity="error")
         except RlarkError as exc:
             self.notify(f"shell: {exc}", severity="error", timeout=10)
+        else:  # told once the screen is back (a resumed app repaints all of it first; on a busy machine that is slow)
+            self.call_after_refresh(self.notify, outcome, timeout=6)
 
     @work(thread=True, group="tunnels", exit_on_error=False)
     def open_tunnels(self, name: str) -> None:
