@@ -59,9 +59,11 @@ def holders(needles: list[bytes], roots: list[str], since: float, skip: str) -> 
     return found
 
 
-def started(argv: list[str], first: bytes) -> tuple[subprocess.Popen, str]:
-    """The process and its first line, once it printed `first`."""
+def started(argv: list[str], first: bytes, launched: list[subprocess.Popen]) -> tuple[subprocess.Popen, str]:
+    """The process (also put in `launched`, for the test to kill whatever happens) and its first line, once it
+    printed `first`."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    launched.append(proc)
     line = proc.stdout.readline()
     if first not in line:
         proc.kill()
@@ -80,31 +82,42 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
     since = time.time() - 1
     kubeconfig = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
     follow = [*RLARK, *kubeconfig, "logs", "-f", "demo-ppo", "--role", "actor"]
-    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "10", *follow],
+    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "15", *follow],
              "port-forward": [*RLARK, *kubeconfig, "--readonly", "port-forward", "demo-ppo", "ray"]}
     firsts = {name: b"Forwarding demo-ppo ray (read-only" if name == "port-forward" else b"[actor/demo-ppo-actor-0]"
               for name in argvs}
-    with ThreadPoolExecutor(len(argvs)) as pool:
-        procs = dict(zip(argvs, pool.map(lambda name: started(argvs[name], firsts[name]), argvs)))
-    forward, line = procs.pop("port-forward")
-    url = line.split(" at ")[1].strip()
-    port, token = url.split(":")[2].split("/")[0], url.split("/")[3]
-    answers = {}
-    for method in ("GET", "HEAD", "POST"):
-        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
-        conn.request(method, f"/{token}/api/jobs/", body=b"{}" if method == "POST" else None)
-        answers[method] = conn.getresponse().status
-        conn.close()
-    forward.kill()
-    codes = {"port-forward": ended(forward)}
-    for name, (proc, _) in procs.items():
-        if name != "timeout":
-            proc.send_signal(getattr(signal, name))
-        codes[name] = ended(proc)
-    assert codes == {"port-forward": -signal.SIGKILL, "SIGTERM": -signal.SIGTERM, "SIGHUP": -signal.SIGHUP,
-                     "SIGKILL": -signal.SIGKILL, "timeout": 124}
-    assert answers["POST"] == 405 and answers["GET"] != 405 and answers["HEAD"] != 405, answers
-    assert holders(admin_key, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
+    launched: list[subprocess.Popen] = []
+    try:
+        with ThreadPoolExecutor(len(argvs)) as pool:
+            procs = dict(zip(argvs, pool.map(lambda name: started(argvs[name], firsts[name], launched), argvs)))
+        forward, line = procs.pop("port-forward")
+        url = line.split(" at ")[1].strip()
+        port, token = url.split(":")[2].split("/")[0], url.split("/")[3]
+        answers = {}
+        for method in ("GET", "HEAD", "POST"):
+            conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+            conn.request(method, f"/{token}/api/jobs/", body=b"{}" if method == "POST" else None)
+            answers[method] = conn.getresponse().status
+            conn.close()
+        forward.kill()
+        codes = {"port-forward": ended(forward)}
+        for name, (proc, _) in procs.items():
+            if name != "timeout":
+                proc.send_signal(getattr(signal, name))
+            codes[name] = ended(proc)
+        assert codes == {"port-forward": -signal.SIGKILL, "SIGTERM": -signal.SIGTERM, "SIGHUP": -signal.SIGHUP,
+                         "SIGKILL": -signal.SIGKILL, "timeout": 124}
+        assert answers["POST"] == 405 and answers["GET"] != 405 and answers["HEAD"] != 405, answers
+        assert holders(admin_key, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
+    finally:  # a process that did not start as expected, or an assertion above, leaves none running
+        for proc in launched:
+            if proc.poll() is None:
+                proc.terminate()  # timeout(1) hands it on to its rlark
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(10)
 
 
 def test_sighup_to_edit_removes_its_private_draft(plain_sandbox, env, tmp_path):
