@@ -71,6 +71,18 @@ def started(argv: list[str], first: bytes, launched: list[subprocess.Popen]) -> 
     return proc, line.decode()
 
 
+def stop_all(launched: list[subprocess.Popen]) -> None:
+    """End what `started` launched and is still running (a test that failed half-way)."""
+    for proc in launched:
+        if proc.poll() is None:
+            proc.terminate()  # timeout(1) hands it on to its rlark
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
 def ended(proc: subprocess.Popen) -> int:
     code = proc.wait(30)
     proc.stdout.close()
@@ -110,14 +122,7 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
         assert answers["POST"] == 405 and answers["GET"] != 405 and answers["HEAD"] != 405, answers
         assert holders(admin_key, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
     finally:  # a process that did not start as expected, or an assertion above, leaves none running
-        for proc in launched:
-            if proc.poll() is None:
-                proc.terminate()  # timeout(1) hands it on to its rlark
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(10)
+        stop_all(launched)
 
 
 def test_sighup_to_edit_removes_its_private_draft(plain_sandbox, env, tmp_path):
@@ -235,15 +240,17 @@ def test_inline_kubeconfig_keys_with_a_proxy_or_an_exec_plugin_never_reach_the_d
     kubeconfig.write_text(yaml.safe_dump(config))
     kubeconfig.chmod(0o600)
     since = time.time() - 1
+    launched: list[subprocess.Popen] = []
     try:
         argvs = [[*RLARK, "--kubeconfig", str(kubeconfig), "--context", name, "logs", "-f", "demo-ppo", "--role",
                   "actor"] for name in contexts]
         with ThreadPoolExecutor(len(argvs)) as pool:
-            procs = list(pool.map(lambda argv: started(argv, b"[actor/demo-ppo-actor-0]")[0], argvs))
+            procs = list(pool.map(lambda argv: started(argv, b"[actor/demo-ppo-actor-0]", launched)[0], argvs))
         for proc in procs:
             proc.kill()
         assert [ended(proc) for proc in procs] == [-signal.SIGKILL] * len(procs)
     finally:
+        stop_all(launched)
         proxy.close()
     assert proxy.tunnels >= 1
     assert holders(needles, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
