@@ -476,10 +476,10 @@ def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evalu
 
 
 def _quotes_log(inputs: rules.JobInputs) -> bool:
-    """Whether the rules would quote a line of the Job's logs."""
+    """Whether the rules would quote a free-form line of the Job's logs (a crash, an OOM, Ray not ready; the
+    start and finish lines they quote are fixed texts): only then are the Job's Secrets read to mask it."""
     facts = [inputs.log, *inputs.worker_logs.values()]
-    return any(f is not None and (f.first_failure or f.oom or f.ray_not_ready or f.run_started or f.finished)
-               for f in facts)
+    return any(f is not None and (f.first_failure or f.oom or f.ray_not_ready) for f in facts)
 
 
 def _plane_namespace(real: object) -> str:
