@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-import urllib3
-from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException, OpenApiException
+from typing import TYPE_CHECKING
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
 from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, seg
 
+if TYPE_CHECKING:
+    from kubernetes import client as k8s
+
+# urllib3 (and the kubernetes client's exceptions) are imported by the first request, not with this module:
+# the TUI's first list goes over cluster/lean.py, and urllib3's import is a tenth of the time to it
+# (startup_first_list_s, bench/startup.py)
 __all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "LineStream", "same_origin", "seg"]
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -34,13 +39,23 @@ class Http:
         self._headers = dict(headers or {})
         self.ssl_context = ssl_context
         """The shared TLS context of a plain (not ApiClient) base, if it has one."""
-        if api_client is not None:
-            self._pool = None
-        elif ssl_context is not None:
-            self._pool = tls.pool_manager(ssl_context, retries=False)
-        else:
-            self._pool = urllib3.PoolManager(retries=False, ca_certs=ca_certs,
-                                             cert_reqs="CERT_REQUIRED" if base.startswith("https") else None)
+        self._ca_certs = ca_certs
+        self._pool_made = None
+        self._pool_lock = threading.Lock()
+
+    @property
+    def _pool(self):
+        """The urllib3 pool of a plain base, made by its first request (one, whichever thread asks first)."""
+        with self._pool_lock:
+            if self._pool_made is None:
+                if self.ssl_context is not None:
+                    self._pool_made = tls.pool_manager(self.ssl_context, retries=False)
+                else:
+                    import urllib3
+                    self._pool_made = urllib3.PoolManager(
+                        retries=False, ca_certs=self._ca_certs,
+                        cert_reqs="CERT_REQUIRED" if self.base.startswith("https") else None)
+            return self._pool_made
 
     @classmethod
     def for_client(cls, api_client: k8s.ApiClient, source: str) -> "Http":
@@ -77,6 +92,8 @@ class Http:
              fields: list[tuple[str, tuple[str, bytes, str]]] | None = None) -> object:
         """One request; returns the decoded JSON body (or text when not JSON). `fields` sends a multipart form
         instead of a body: `[(name, (filename, data, mime type))]` (the gateway's storage upload)."""
+        import urllib3
+
         resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers,
                           fields)
         try:
@@ -96,6 +113,8 @@ class Http:
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False) -> "LineStream":
         """A streaming GET (watch, log follow); errors before the body arrive are raised here."""
+        import urllib3
+
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
             try:
@@ -111,6 +130,9 @@ class Http:
                        display_url(self.base))
 
     def _send(self, method, path, req, query, body, content_type, timeout, extra, fields=None):
+        import urllib3
+        from kubernetes.client.exceptions import ApiException, OpenApiException
+
         headers = {"Accept": "application/json", **self._headers, **(extra or {})}
         if fields is not None:
             headers["Content-Type"] = "multipart/form-data"  # urllib3 writes it with the boundary
@@ -166,6 +188,8 @@ class LineStream:
         them together pays its per-line costs (masking, cleaning, handing over) once per read."""
         # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its
         # pieces are joined once, when the line ends
+        import urllib3
+
         pending: list[bytes] = []
         try:
             while True:
@@ -193,6 +217,8 @@ class LineStream:
 
     def close(self) -> None:
         """Release the response; call it from the reading thread (safe more than once)."""
+        import urllib3
+
         try:
             self._resp.close()
             self._resp.release_conn()
