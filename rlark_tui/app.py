@@ -166,7 +166,16 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.apply_snapshot(message.snapshot, message.index)
         reconciler = self.reconciler
         if reconciler is not None and reconciler.held:
-            self.call_after_refresh(reconciler.release, message.snapshot.version)
+            self.call_after_refresh(self.first_list_shown, message.snapshot.version)
+
+    def first_list_shown(self, version: int) -> None:
+        """The Snapshot of `version` is painted: once it holds the first Jobs answer, the reconciler starts its
+        other reads, and the cycle collector `rlark` paused for the start (cli._open_tui) runs again."""
+        reconciler = self.reconciler
+        if reconciler is not None:
+            reconciler.release(version)
+            if not reconciler.held:
+                gc.enable()
 
     def apply_snapshot(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
         """Show `snapshot` on every screen, with its index (built here, from the previous one, when not given)."""
@@ -693,11 +702,13 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.call_from_thread(self.notify, message)
 
 
-def run_tui(args) -> int:
-    """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`)."""
+def run_tui(args, first_list=None) -> int:
+    """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`);
+    `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList)."""
     from rlark_tui.cluster.access import ClusterAccess
 
     access = ClusterAccess.from_args(args)
+    access.first_list = first_list
     app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)))
     try:
         app.run()

@@ -162,6 +162,32 @@ def run() -> None:
     sys.exit(code)
 
 
+def _open_tui(args: argparse.Namespace):
+    """The TUI's handler, imported while its first Jobs list is read (cluster.lean.FirstList), with the cycle
+    collector paused until that list is on screen: the imports and the first Snapshot make only long-lived
+    objects, and its passes over them would cost the first list a few tens of milliseconds (the app resumes it,
+    RlarkApp.first_list_shown; so does the end of the TUI, whatever ended it)."""
+    import gc
+
+    from rlark_tui.cluster.lean import FirstList
+
+    gc.disable()
+    first = FirstList.start(args)
+    try:
+        from rlark_tui.app import run_tui
+    except BaseException:
+        gc.enable()
+        raise
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            return run_tui(args, first_list=first)
+        finally:
+            gc.enable()
+
+    return handler
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
         from rlark_tui.commands.completion import complete
@@ -175,8 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     tui = handler is None and getattr(args, "command", None) is None
     if tui:
-        from rlark_tui.app import run_tui
-        handler = run_tui
+        handler = _open_tui(args)
     if handler is None:
         parser.print_help(sys.stderr)
         return 2

@@ -11,6 +11,7 @@ here: the headless commands run the same reconciler. Screens never call the API 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -91,6 +92,11 @@ class Reconciler:
         self._stop = threading.Event()
         self._streams: dict[str, object] = {}
         self._hold = hold
+        self._shown = threading.Event()
+        """Set once the first kind's answer is shown (at once when not held): its watch opens then, so that
+        opening it does not compete with painting the first list."""
+        if not hold:
+            self._shown.set()
         self._first_answered = False
         self._answered_in: int | None = None
         """Version of the first Snapshot published with the first kind's answer (listed or failed)."""
@@ -143,6 +149,7 @@ class Reconciler:
         reconciler starts the rest of its reads (see `hold`)."""
         if self._hold and self._answered_in is not None and shown_version >= self._answered_in:
             self._hold = False
+            self._shown.set()
             self._start_background()
 
     @property
@@ -153,6 +160,7 @@ class Reconciler:
     def stop(self) -> None:
         """Stop the watch threads and close their streams (run() returns)."""
         self._stop.set()
+        self._shown.set()
         for stream in list(self._streams.values()):
             stream.abort()
         self._wake(("stop", None, None))
@@ -173,6 +181,10 @@ class Reconciler:
         # with, the decoding of every Pod, the subscriptions' reads and the probes (and the imports they pull
         # in); those start once it answered (listed or failed) and, when held, once that answer is shown
         self._start_watches(self.kinds[:1])
+        with contextlib.suppress(asyncio.TimeoutError):
+            # an answer within a frame (the TUI's first list, read while it started) is in the first Snapshot,
+            # without a Snapshot saying "connecting" painted just before it
+            self._apply(await asyncio.wait_for(self._queue.get(), self.frame), post)
         self._publish(post)
         published = self._loop.time()
         try:
@@ -215,6 +227,8 @@ class Reconciler:
             if self._stop.is_set():
                 return
             self._wake(("watch", kind.plural, event))
+            if event.type == "RELIST" and kind is self.kinds[0]:
+                self._shown.wait()
 
     def _apply(self, item, post) -> None:
         what, name, payload = item

@@ -111,6 +111,8 @@ class ClusterAccess:
         self.recent_reads = RecentReads()
         """Answers several topics share (cluster/recent.py), for this context only."""
         self._log_reads = None
+        self.first_list: lean.FirstList | None = None
+        """The TUI's first Jobs list when it was read while the TUI started (lean.FirstList)."""
         self._log_reads_lock = threading.Lock()
         self.server_problem = ""
         """Why rlark-server cannot be used (empty when it can, or before it was first needed)."""
@@ -320,7 +322,9 @@ class ClusterAccess:
         while not stop.is_set():
             try:
                 if version is None:
-                    result = self.list(kind, namespace, label_selector, field_selector)
+                    first = self.first_list.take(kind, namespace, label_selector, field_selector,
+                                                 self.request_timeout) if self.first_list is not None else None
+                    result = first or self.list(kind, namespace, label_selector, field_selector)
                     version = result.resource_version
                     yield WatchEvent("RELIST", items=result.items)
                 stream = self.watch_stream(kind, version, namespace, label_selector, timeout_seconds,

@@ -15,6 +15,7 @@ import http.client
 import json
 import socket
 import ssl
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,10 +23,11 @@ import orjson
 
 from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import tls
-from rlark_tui.cluster.errors import Request, status_error, transport_error
-from rlark_tui.cluster.kinds import Kind, ListResult, list_result, selector_query
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable, status_error, transport_error
+from rlark_tui.cluster.kinds import JOBS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
 from rlark_tui.config import load_config
+from rlark_tui.errors import RlarkError
 
 SOURCE = "control plane"
 
@@ -182,3 +184,58 @@ def _material(credential: kc.Credential) -> bytes | None:
     if credential.data is not None:
         return credential.data
     return tls.read_pem(credential.path, "a kubeconfig certificate file") if credential.path else None
+
+
+class FirstList:
+    """The TUI's first Jobs list, read over the lean path on a thread of its own while the TUI imports Textual:
+    the request and the server's answer overlap the imports instead of following them (startup_first_list_s,
+    bench/startup.py). `ClusterAccess.list_watch` takes it for its first list of all Jobs and watches from its
+    resourceVersion, as after any list. An error answer or an unreachable server is raised to it as its own list
+    would raise it; when the context needs the full client there is no first list, and the reconciler lists as
+    ever."""
+
+    def __init__(self, args) -> None:
+        self._args = args
+        self._result: ListResult | None = None
+        self._error: ApiError | Unreachable | None = None
+        self._done = threading.Event()
+        self._taken = False
+
+    @classmethod
+    def start(cls, args) -> "FirstList":
+        first = cls(args)
+        threading.Thread(target=first._read, name="first-list", daemon=True).start()
+        return first
+
+    def _read(self) -> None:
+        try:
+            client = LeanClient.from_args(self._args)
+            if client is not None:
+                try:
+                    self._result = client.list(JOBS)
+                finally:
+                    client.close()
+        except (ApiError, Unreachable) as exc:
+            self._error = exc
+        except (RlarkError, OSError, ValueError):
+            pass  # flags or a kubeconfig the full client refuses in its own words, before the TUI opens
+        finally:
+            self._done.set()
+
+    def answered(self, timeout: float) -> bool:
+        """Whether the read is over (listed, failed, or not possible), waiting up to `timeout` seconds."""
+        return self._done.wait(timeout)
+
+    def take(self, kind: Kind, namespace: str | None, label_selector: str | None, field_selector: str | None,
+             timeout: float) -> ListResult | None:
+        """The first list, once, for a list of all Jobs without selectors (waiting up to `timeout` for it to
+        answer, then the caller lists itself); None for any other list, a second time, or when it has no
+        answer. Its error answer or transport failure raises here."""
+        if self._taken or kind is not JOBS or namespace or label_selector or field_selector:
+            return None
+        self._taken = True
+        self.answered(timeout + CONNECT_TIMEOUT)
+        result, error, self._result, self._error = self._result, self._error, None, None
+        if error is not None:
+            raise error
+        return result

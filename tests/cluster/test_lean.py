@@ -19,7 +19,7 @@ import yaml
 
 from rlark_tui.cluster import lean
 from tests.clirun import cli_runner
-from tests.cluster.seeding import ROLES, seed_running_job
+from tests.cluster.seeding import ROLES, job_manifest, seed_running_job
 
 # Every kind, every -o form, -A, -n, -l, named objects (found, missing, several), an empty answer, usage errors.
 COMMANDS = [
@@ -213,3 +213,81 @@ def test_kubectl_reads_the_same_objects(sb, rl, env, tmp_path):
         kube_table = run_kubectl("get", *theirs).splitlines()
         assert [line.split()[:2 if "-A" in ours else 1] for line in table[1:]] == \
                [line.split()[:2 if "-A" in ours else 1] for line in kube_table[1:]]
+
+
+def _tui_args(*argv: str):
+    from rlark_tui.cli import _tui_args as parse
+    return parse(list(argv))
+
+
+def test_the_tuis_first_list_is_read_while_it_starts_and_its_watch_goes_on_from_there(sb, env):
+    """The first list of all Jobs is the one read at start (FirstList), once; a Job created after that read
+    and before the watch opens still arrives, as ADDED: the watch starts from that list's resourceVersion."""
+    import threading
+
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+
+    args = _tui_args("--kubeconfig", str(sb.kubeconfig))
+    first = lean.FirstList.start(args)
+    assert first.answered(10)
+    sb.store.create("jobs", job_manifest("after-first-list", [ROLES[1]]))
+    access = ClusterAccess.from_args(args)
+    access.first_list = first
+    stop = threading.Event()
+    events = access.list_watch(JOBS, stop)
+    try:
+        relist = next(events)
+        names = {item["metadata"]["name"] for item in relist.items}
+        assert relist.type == "RELIST" and "demo-ppo" in names and "after-first-list" not in names
+        for event in events:
+            if event.type == "ADDED":
+                assert event.obj["metadata"]["name"] == "after-first-list"
+                break
+        assert first.take(JOBS, None, None, None, 1) is None  # taken once
+    finally:
+        stop.set()
+        events.close()
+        access.close()
+        sb.store.delete("jobs", "after-first-list")
+
+
+def test_a_first_list_that_failed_is_the_reconcilers_error_and_other_contexts_list_as_ever(sb, env, tmp_path):
+    """A refused connection at start reaches the watch as the ERROR its own list would give, in the same words;
+    a context the lean path does not take (an exec plugin) has no first list, and the client lists."""
+    import threading
+
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+
+    document = yaml.safe_load(Path(sb.kubeconfig).read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    document["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{closed_port}"
+    refused = tmp_path / "refused.yaml"
+    refused.write_text(yaml.safe_dump(document))
+    args = _tui_args("--kubeconfig", str(refused))
+    first = lean.FirstList.start(args)
+    access = ClusterAccess.from_args(args)
+    access.first_list = first
+    stop = threading.Event()
+    events = access.list_watch(JOBS, stop)
+    try:
+        error = next(events)
+        assert error.type == "ERROR" and "connection refused" in str(error.error)
+        with pytest.raises(type(error.error)) as own:
+            access.list(JOBS)
+        assert str(own.value) == str(error.error)
+    finally:
+        stop.set()
+        events.close()
+        access.close()
+
+    plugin = yaml.safe_load(Path(sb.kubeconfig).read_text())
+    plugin["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                           "command": "true"}}
+    path = tmp_path / "plugin.yaml"
+    path.write_text(yaml.safe_dump(plugin))
+    first = lean.FirstList.start(_tui_args("--kubeconfig", str(path)))
+    assert first.answered(10) and first.take(JOBS, None, None, None, 1) is None
