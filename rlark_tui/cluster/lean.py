@@ -10,12 +10,14 @@ answers and errors are the ones ClusterAccess makes and raises (the same paths, 
 
 from __future__ import annotations
 
+import functools
 import gc
 import http.client
 import json
 import socket
 import ssl
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,14 +34,21 @@ from rlark_tui.errors import RlarkError
 SOURCE = "control plane"
 
 
-def decode(data: bytes) -> object:
+def decode(data: bytes, shape: type | None = None) -> object:
     """A JSON answer as ClusterAccess decodes it: orjson, else (invalid UTF-8, NaN, huge integers) the standard
     library on the text with bad bytes replaced; an answer that is not JSON stays text, an empty one is {}.
+    With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
+    msgspec: a 5,000-Job list in a third of the time; an answer the shape does not fit (another type where it
+    has a list or an object, or anything the decoders above would repair) is decoded whole instead.
     The cycle collector pauses meanwhile: a decoded answer has no cycles, and a 5,000-Job list would otherwise
     have it walk the growing tree a few hundred times."""
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if shape is not None:
+            shaped = _shaped(data, shape)
+            if shaped is not None:
+                return shaped
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         text = data.decode("utf-8", "replace")
@@ -50,6 +59,20 @@ def decode(data: bytes) -> object:
     finally:
         if enabled:
             gc.enable()
+
+
+@functools.cache
+def _decoder(shape: type):
+    import msgspec  # only `rlark get` tables decode to a shape: the TUI's first list does not load it
+    return msgspec.json.Decoder(shape)
+
+
+def _shaped(data: bytes, shape: type) -> object | None:
+    import msgspec
+    try:
+        return _decoder(shape).decode(data)
+    except msgspec.MsgspecError:
+        return None
 
 
 class LeanClient:
@@ -103,9 +126,16 @@ class LeanClient:
 
     def list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None, timeout: float | None = None) -> ListResult:
-        body = self.json(kind.path(namespace), Request("list", kind.plural, namespace=namespace),
-                         selector_query(label_selector, field_selector), timeout or self.request_timeout)
-        return list_result(body, kind)
+        return self.send_list(kind, namespace, label_selector, field_selector, timeout)()
+
+    def send_list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
+                  field_selector: str | None = None, timeout: float | None = None) -> Callable[..., ListResult]:
+        """Send the list request; the call returned, `answer(shape=None)`, waits for its answer and decodes it
+        (whole, or only the fields of `shape`: see decode). `rlark get` loads its table code meanwhile, while
+        the server answers."""
+        answer = self.send(kind.path(namespace), Request("list", kind.plural, namespace=namespace),
+                           selector_query(label_selector, field_selector), timeout or self.request_timeout)
+        return lambda shape=None: list_result(answer(shape), kind)
 
     def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
         result = self.json(kind.path(namespace, name), Request("get", kind.plural, name, namespace))
@@ -114,6 +144,12 @@ class LeanClient:
     def json(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              timeout: float | None = None) -> object:
         """One GET; the decoded body. Error answers and transport failures raise as cluster.errors classes."""
+        return self.send(path, req, query, timeout)()
+
+    def send(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+             timeout: float | None = None) -> Callable[..., object]:
+        """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see decode).
+        Transport failures raise from either, error answers from the call."""
         req = Request(req.verb, req.resource, req.name, req.namespace, req.source or SOURCE, self._url)
         timeout = timeout or self.request_timeout
         target = self._prefix + path + ("?" + query_string(query) if query else "")
@@ -121,16 +157,23 @@ class LeanClient:
         try:
             conn.sock.settimeout(timeout)
             conn.request("GET", target, headers=self._headers)
-            resp = conn.getresponse()
-            data = resp.read()
         except (http.client.HTTPException, OSError) as exc:
             self.close()
             raise transport_error(exc, req, timeout) from None
-        if resp.will_close:
-            self.close()
-        if not 200 <= resp.status < 300:
-            raise status_error(resp.status, data, req)
-        return decode(data)
+
+        def answer(shape: type | None = None) -> object:
+            try:
+                resp = conn.getresponse()
+                data = resp.read()
+            except (http.client.HTTPException, OSError) as exc:
+                self.close()
+                raise transport_error(exc, req, timeout) from None
+            if resp.will_close:
+                self.close()
+            if not 200 <= resp.status < 300:
+                raise status_error(resp.status, data, req)
+            return decode(data, shape)
+        return answer
 
     def _connection(self, req: Request) -> http.client.HTTPConnection:
         """The kept connection, opened (TCP and TLS handshake within CONNECT_TIMEOUT) when there is none."""

@@ -10,7 +10,7 @@ bench/cli_get.py), with the same values as the typed views in model/views.py.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, TypedDict
 
 import yaml
 
@@ -24,9 +24,6 @@ from rlark_tui.model import timefmt
 from rlark_tui.model.resource_use import percent_cell
 from rlark_tui.model.views import Job, Node, Pod, Task, TaskSpec, dig, shown_status
 from rlark_tui.model.workflow import templates as workflow_templates
-
-FORMATS = ("table", "wide", "json", "yaml", "name")
-
 
 def kubectl_age(stamp: str, now: datetime | None = None) -> str:
     """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no readable timestamp)."""
@@ -169,18 +166,34 @@ def _workflow_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     return row
 
 
+# What the Job table (without -o wide) and the sort read of a list: `rlark get jobs` decodes only these fields
+# (cluster/lean.py decode). `Any` where a row function checks the type itself; a list or object of another type
+# makes the whole answer decode as ever. tests/cluster/test_output.py holds the rows to the whole objects' rows.
+_JobTask = TypedDict("_JobTask", {"name": Any}, total=False)
+_JobTaskState = TypedDict("_JobTaskState", {"phase": Any}, total=False)
+_JobMetadata = TypedDict("_JobMetadata", {
+    "name": Any, "namespace": Any, "creationTimestamp": Any,
+    "annotations": TypedDict("_JobAnnotations", {CHECK_SUMMARY_ANNOTATION: Any}, total=False)}, total=False)
+_JobSpec = TypedDict("_JobSpec", {"stopped": Any, "tasks": list[_JobTask]}, total=False)
+_JobStatus = TypedDict("_JobStatus", {"phase": Any, "tasks": list[_JobTaskState]}, total=False)
+_JobItem = TypedDict("_JobItem", {"metadata": _JobMetadata, "spec": _JobSpec, "status": _JobStatus}, total=False)
+JobTableList = TypedDict("JobTableList", {"metadata": Any, "items": list[_JobItem]}, total=False)
+
+
 class Table(NamedTuple):
     """One kind's table: its columns, the columns `-o wide` adds, and `row(obj, wide, ages)`, the cells of one
-    object (as many as the columns, plus the wide ones when `wide`; `ages(timestamp)` gives an AGE cell)."""
+    object (as many as the columns, plus the wide ones when `wide`; `ages(timestamp)` gives an AGE cell);
+    `reads`: the fields of a list answer that the rows without -o wide and the sort read (None: all)."""
 
     columns: tuple[str, ...]
     wide_columns: tuple[str, ...]
     row: Callable[[dict, bool, _Ages], list[str]]
+    reads: type | None = None
 
 
 TABLES: dict[str, Table] = {
     JOBS.plural: Table(("NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"),
-                       ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), _job_row),
+                       ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), _job_row, JobTableList),
     TASKS.plural: Table(("NAME", "JOB", "ROLE", "PHASE", "REPLICAS", "AGE"),
                         ("HEAD", "RANK START", "NODE SELECTOR", "IMAGE"), _task_row),
     PODS.plural: Table(("NAME", "TASK", "PHASE", "NODE", "IP", "AGE"), ("POD CR", "MESSAGE"), _pod_row),
@@ -197,7 +210,7 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
     """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table, `gpu`
     (Job name -> mean GPU utilisation, cluster/usage.py) a GPU% column; `health`
     (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
-    base, extra, row_of = TABLES[kind.plural]
+    base, extra, row_of, _reads = TABLES[kind.plural]
     ages = _Ages(now or datetime.now(timezone.utc))
     progress = progress if wide and kind is JOBS else None
     health = health if wide and kind is PODS else None

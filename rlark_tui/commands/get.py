@@ -13,15 +13,16 @@ import argparse
 import gc
 import sys
 import threading
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, Kind, kind_named
 from rlark_tui.cluster.lean import LeanClient
-from rlark_tui.cluster.output import FORMATS, render_objects, render_table
 from rlark_tui.errors import UsageError
-from rlark_tui.model.redact import redact_object
-from rlark_tui.model.sanitize import json_dumps
+
+# cluster.output (the tables) and what it pulls in load while the server answers the list (see show)
+FORMATS = ("table", "wide", "json", "yaml", "name")
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -85,6 +86,7 @@ def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namesp
     if args.watch:
         return watch(access, kind, namespace, args)
     status = 0
+    answer = None
     if args.names:
         items = []
         for name in args.names:
@@ -94,8 +96,15 @@ def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namesp
                 where = f' in namespace "{namespace}"' if namespace else ""
                 print(f'error: {kind.plural} "{name}" not found{where}', file=sys.stderr)
                 status = 1
+    elif isinstance(access, LeanClient):
+        answer = access.send_list(kind, namespace, label_selector=args.selector)
     else:
-        items = access.list(kind, namespace, label_selector=args.selector).items
+        answer = partial(access.list, kind, namespace, label_selector=args.selector)
+    from rlark_tui.cluster.output import TABLES, render_objects, render_table  # loaded while the server answers
+    if isinstance(access, LeanClient) and answer is not None:
+        items = answer(TABLES[kind.plural].reads if args.output == "table" else None).items
+    elif answer is not None:
+        items = answer().items
     if not items:
         if status == 0:
             where = f" in {namespace} namespace" if namespace else ""
@@ -131,6 +140,10 @@ def reader(args: argparse.Namespace, kind: Kind) -> "LeanClient | ClusterAccess"
 
 def watch(access: "ClusterAccess", kind, namespace: str | None, args: argparse.Namespace) -> int:
     """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
+    from rlark_tui.cluster.output import render_objects, render_table
+    from rlark_tui.model.redact import redact_object
+    from rlark_tui.model.sanitize import json_dumps
+
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")
     stop = threading.Event()

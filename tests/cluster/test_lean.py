@@ -60,12 +60,12 @@ def client_path(monkeypatch):
 def lean_calls(monkeypatch):
     """How many requests went through the lean client."""
     calls = []
-    real = lean.LeanClient.json
+    real = lean.LeanClient.send
 
     def counted(self, *args, **kwargs):
         calls.append(args[0])
         return real(self, *args, **kwargs)
-    monkeypatch.setattr(lean.LeanClient, "json", counted)
+    monkeypatch.setattr(lean.LeanClient, "send", counted)
     return calls
 
 

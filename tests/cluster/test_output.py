@@ -62,3 +62,41 @@ def test_nodes_with_all_namespaces_and_missing_fields():
 def test_name_output():
     assert render_objects(JOBS, [{"metadata": {"name": "b"}}, {"metadata": {"name": "a"}}], "name") == (
         "job.rlinf.io/a\njob.rlinf.io/b")
+
+
+def test_a_job_table_from_its_fields_alone_is_the_table_of_the_whole_objects():
+    """`rlark get jobs` decodes only the fields its table reads (JobTableList, cluster/lean.py decode): for every
+    Job below, odd and hostile ones included, the table is the one the whole objects give, and an answer the
+    shape does not fit is decoded whole."""
+    import json
+
+    from rlark_tui.cluster.lean import decode
+    from rlark_tui.cluster.output import TABLES, JobTableList
+
+    summary = '{"at":"2026-11-29T10:00:00Z","recorder":"al","results":["pass"],"decision":"continue"}'
+    jobs = [
+        {"metadata": {"name": "ppo", "namespace": "ns", "creationTimestamp": "2026-11-29T11:00:00Z",
+                      "annotations": {"rlark.io/check-summary": summary, "other": "x" * 100},
+                      "labels": {"a": "b"}},
+         "spec": {"stopped": True, "tasks": [{"name": "actor", "head": True, "kubernetes": {"workload": {}}},
+                                             {"name": "env"}]},
+         "status": {"phase": "Running", "tasks": [{"name": "ppo-actor", "phase": "Running"}, {"phase": 3}]}},
+        {"metadata": {"name": 7, "creationTimestamp": None, "annotations": {"rlark.io/check-summary": ["x"]}},
+         "spec": {"stopped": "yes", "tasks": []}, "status": {"phase": None}},
+        {"metadata": {"name": "\x1b]52;c;aGk=\x07evil"}, "spec": {}, "status": {}},
+        {"metadata": {}},
+        {},
+    ]
+    assert TABLES[JOBS.plural].reads is JobTableList
+    whole_rows = render_table(JOBS, jobs, all_namespaces=True, now=NOW)
+    body = json.dumps({"kind": "JobList", "metadata": {"resourceVersion": "9"}, "items": jobs}).encode()
+    shaped = decode(body, JobTableList)
+    assert shaped["metadata"] == {"resourceVersion": "9"} and shaped["items"][0]["metadata"].keys() == {
+        "name", "namespace", "creationTimestamp", "annotations"}
+    assert render_table(JOBS, shaped["items"], all_namespaces=True, now=NOW) == whole_rows
+
+    for odd in ({"items": [{"spec": {"tasks": "x"}}]}, {"items": [None]}, {"items": None},
+                {"items": [{"metadata": []}]}, {"items": [{"spec": {"tasks": [1]}}]}):
+        data = json.dumps(odd).encode()
+        assert decode(data, JobTableList) == decode(data) == odd
+    assert decode(b"", JobTableList) == {} and decode(b"\xff{", JobTableList) == "\ufffd{"
