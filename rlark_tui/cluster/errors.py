@@ -14,13 +14,14 @@ import sys
 from dataclasses import dataclass
 
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.redact import redact_text
 
 _BEARER = re.compile(r"(?i)(bearer\s+|token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/=-]{6,}")
 
 
 def scrub(text: str) -> str:
     """Remove bearer tokens and any other secret (model.redact) an error text might echo."""
+    from rlark_tui.model.redact import redact_text  # with the first error: `rlark get` loads it after its request
+
     return redact_text(_BEARER.sub(lambda m: m.group(1) + "***", text))
 
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import yaml
 
 from rlark_tui.errors import UsageError
-from rlark_tui.model.redact import redact_text
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s
@@ -127,6 +126,8 @@ class _RedactedRecords:
     (A logging filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
 
     def filter(self, record) -> bool:
+        from rlark_tui.model.redact import redact_text
+
         record.msg, record.args = redact_text(record.getMessage()), ()
         return True
 

@@ -162,6 +162,8 @@ class LeanClient:
             raise transport_error(exc, req, timeout) from None
 
         def answer(shape: type | None = None) -> object:
+            if shape is not None:
+                _decoder(shape)  # made (msgspec loaded) before the answer is read, while it may still come
             try:
                 resp = conn.getresponse()
                 data = resp.read()
