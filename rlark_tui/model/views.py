@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.model import keys
@@ -48,6 +49,9 @@ def cluster_of(raw: Any) -> str:
     labels = metadata.get("labels")
     label = labels.get(keys.CLUSTER_ID_LABEL) if isinstance(labels, _MAPPING) else None
     return label if isinstance(label, str) else ""
+
+
+_NONE: Mapping = MappingProxyType({})
 
 
 def _str(value: Any) -> str:
@@ -216,10 +220,15 @@ class TaskSpec:
     @property
     def main_container(self) -> dict:
         """The container named `main` (the only one the platform wraps with Ray), or {}."""
-        for container in _list(self.pod_spec.get("containers")):
+        return dict(self._main())
+
+    def _main(self) -> Mapping:
+        """`main_container` itself, not a copy (for reads that only look)."""
+        containers = dig(self.raw, "kubernetes", "workload", "template", "spec", "containers")
+        for container in containers if isinstance(containers, list) else ():
             if isinstance(container, _MAPPING) and container.get("name") == keys.MAIN_CONTAINER:
-                return dict(container)
-        return {}
+                return container
+        return _NONE
 
     @property
     def has_main_container(self) -> bool:
@@ -236,9 +245,12 @@ class TaskSpec:
 
     @property
     def role_display_name(self) -> str:
-        """RLARK_TASK_ROLE of `main`: the role name the user typed; falls back to the task name."""
-        for entry in self.env:
-            if entry.get("name") == "RLARK_TASK_ROLE" and isinstance(entry.get("value"), str):
+        """RLARK_TASK_ROLE of `main`: the role name the user typed; falls back to the task name. (Read in place:
+        every job-list row asks it of every role.)"""
+        env = self._main().get("env")
+        for entry in env if isinstance(env, list) else ():
+            if isinstance(entry, _MAPPING) and entry.get("name") == "RLARK_TASK_ROLE" \
+                    and isinstance(entry.get("value"), str):
                 return entry["value"]
         return self.name
 
@@ -319,8 +331,15 @@ class Job(_View):
 
     @property
     def display_name(self) -> str:
-        return self.annotations.get(keys.DISPLAY_NAME_ANNOTATION) or self.labels.get(
-            keys.DISPLAY_NAME_ANNOTATION, "")
+        """The display-name annotation, else the label of that name (as `annotations` and `labels` have them,
+        read without copying either: every job-list row asks it)."""
+        meta = self.raw.get("metadata")
+        meta = meta if isinstance(meta, _MAPPING) else _NONE
+        for source in (meta.get("annotations"), meta.get("labels")):
+            value = source.get(keys.DISPLAY_NAME_ANNOTATION) if isinstance(source, _MAPPING) else None
+            if isinstance(value, str) and value:
+                return value
+        return ""
 
     @property
     def domain(self) -> str:
