@@ -5,12 +5,14 @@ objects, finds the same names."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,6 +20,7 @@ import pytest
 import yaml
 
 from rlark_tui.cluster import lean
+from rlark_tui.cluster.kinds import JOBS
 from tests.clirun import cli_runner
 from tests.cluster.seeding import ROLES, job_manifest, seed_running_job
 
@@ -220,46 +223,45 @@ def _tui_args(*argv: str):
     return parse(list(argv))
 
 
-def test_the_tuis_first_list_is_read_while_it_starts_and_its_watch_goes_on_from_there(sb, env):
-    """The first list of all Jobs is the one read at start (FirstList), once; a Job created after that read
-    and before the watch opens still arrives, as ADDED: the watch starts from that list's resourceVersion."""
-    import threading
-
+@contextlib.contextmanager
+def _jobs_watch(args, first):
+    """ClusterAccess from the TUI's `args` holding its first list `first`, and that access's Jobs list_watch."""
     from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.cluster.kinds import JOBS
 
-    args = _tui_args("--kubeconfig", str(sb.kubeconfig))
-    first = lean.FirstList.start(args)
-    assert first.answered(10)
-    sb.store.create("jobs", job_manifest("after-first-list", [ROLES[1]]))
     access = ClusterAccess.from_args(args)
     access.first_list = first
     stop = threading.Event()
     events = access.list_watch(JOBS, stop)
     try:
-        relist = next(events)
-        names = {item["metadata"]["name"] for item in relist.items}
-        assert relist.type == "RELIST" and "demo-ppo" in names and "after-first-list" not in names
-        for event in events:
-            if event.type == "ADDED":
-                assert event.obj["metadata"]["name"] == "after-first-list"
-                break
-        assert first.take(JOBS, None, None, None, 1) is None  # taken once
+        yield access, events
     finally:
         stop.set()
         events.close()
         access.close()
+
+
+def test_the_tuis_first_list_is_read_while_it_starts_and_its_watch_goes_on_from_there(sb, env):
+    """The first list of all Jobs is the one read at start (FirstList), once; a Job created after that read
+    and before the watch opens still arrives, as ADDED: the watch starts from that list's resourceVersion."""
+    args = _tui_args("--kubeconfig", str(sb.kubeconfig))
+    first = lean.FirstList.start(args)
+    assert first.answered(10)
+    sb.store.create("jobs", job_manifest("after-first-list", [ROLES[1]]))
+    try:
+        with _jobs_watch(args, first) as (_access, events):
+            relist = next(events)
+            names = {item["metadata"]["name"] for item in relist.items}
+            assert relist.type == "RELIST" and "demo-ppo" in names and "after-first-list" not in names
+            added = next(event for event in events if event.type == "ADDED")
+            assert added.obj["metadata"]["name"] == "after-first-list"
+            assert first.take(JOBS, None, None, None, 1) is None  # taken once
+    finally:
         sb.store.delete("jobs", "after-first-list")
 
 
 def test_a_first_list_that_failed_is_the_reconcilers_error_and_other_contexts_list_as_ever(sb, env, tmp_path):
     """A refused connection at start reaches the watch as the ERROR its own list would give, in the same words;
     a context the lean path does not take (an exec plugin) has no first list, and the client lists."""
-    import threading
-
-    from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.cluster.kinds import JOBS
-
     document = yaml.safe_load(Path(sb.kubeconfig).read_text())
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -268,21 +270,12 @@ def test_a_first_list_that_failed_is_the_reconcilers_error_and_other_contexts_li
     refused = tmp_path / "refused.yaml"
     refused.write_text(yaml.safe_dump(document))
     args = _tui_args("--kubeconfig", str(refused))
-    first = lean.FirstList.start(args)
-    access = ClusterAccess.from_args(args)
-    access.first_list = first
-    stop = threading.Event()
-    events = access.list_watch(JOBS, stop)
-    try:
+    with _jobs_watch(args, lean.FirstList.start(args)) as (access, events):
         error = next(events)
         assert error.type == "ERROR" and "connection refused" in str(error.error)
         with pytest.raises(type(error.error)) as own:
             access.list(JOBS)
         assert str(own.value) == str(error.error)
-    finally:
-        stop.set()
-        events.close()
-        access.close()
 
     plugin = yaml.safe_load(Path(sb.kubeconfig).read_text())
     plugin["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
