@@ -21,8 +21,9 @@ CRD plural):
 - `agent_offline(agent, on=True)`: that agent (e.g. "gpu-a") has no tunnel to rlark-server, whose proxy
   routes for it answer 502 as the platform's reverse proxy does.
 - `cleared()`: a context manager; every switch is off when it starts and when it ends.
-- `cut_logs(after_lines=1, times=1)`: a matching `pods/log` stream sends `after_lines` lines, then half of
-  the next line without its newline, then drops the connection.
+- `cut_logs(after_lines=1, times=1, follow_only=False)`: a matching `pods/log` stream sends `after_lines`
+  lines, then half of the next line without its newline, then drops the connection; with `follow_only`, only
+  follow streams match (not the one-off reads others make meanwhile, e.g. the TUI's alert rounds).
 - `stop_tensorboard(pod)`: that Pod's TensorBoard sidecar is stopped and stays down (the gateway's
   TensorBoard route then answers 502, as for a dead upstream) until cleared; `pod` is the local Pod name.
 - `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
@@ -74,6 +75,7 @@ class Faults:
             self._outage_until = 0.0
             self._outage_mode = "drop"
             self._cut: _Rule | None = None
+            self._cut_follow_only = False
             self._tensorboards_down: set[str] = set()
             self._server_down = False
             self._offline: set[str] = set()
@@ -114,9 +116,10 @@ class Faults:
             self._outage_until = time.monotonic() + float(seconds)
             self._outage_mode = mode
 
-    def cut_logs(self, after_lines: int = 1, times: int | None = 1) -> None:
+    def cut_logs(self, after_lines: int = 1, times: int | None = 1, follow_only: bool = False) -> None:
         with self._lock:
             self._cut = _Rule("get", "pods/log", "*", code=int(after_lines), times=times)
+            self._cut_follow_only = bool(follow_only)
 
     def stop_tensorboard(self, pod: str) -> None:
         with self._lock:
@@ -173,11 +176,11 @@ class Faults:
         with self._lock:
             return self._outage_mode if time.monotonic() < self._outage_until else None
 
-    def take_cut(self) -> int | None:
-        """Lines to send before cutting the next log stream, or None."""
+    def take_cut(self, follow: bool) -> int | None:
+        """Lines to send before cutting this log stream (`follow`: a follow stream), or None."""
         with self._lock:
             rule = self._cut
-            if rule is None:
+            if rule is None or (self._cut_follow_only and not follow):
                 return None
             if rule.times is not None:
                 rule.times -= 1
@@ -194,7 +197,7 @@ class Faults:
                 "expireWatches": [asdict(r) for r in self._gone],
                 "closeWatchesEvery": self.watch_close_seconds,
                 "outage": {"seconds": round(remaining, 3), "mode": self._outage_mode} if remaining else None,
-                "cutLogs": asdict(self._cut) if self._cut else None,
+                "cutLogs": {**asdict(self._cut), "followOnly": self._cut_follow_only} if self._cut else None,
                 "tensorboardsStopped": sorted(self._tensorboards_down),
                 "serverDown": self._server_down,
                 "agentsOffline": sorted(self._offline),

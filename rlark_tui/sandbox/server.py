@@ -644,7 +644,7 @@ class SandboxServer:
             raise ApiError(400, "BadRequest", message) from None
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        cut = self.faults.take_cut()
+        cut = self.faults.take_cut(follow=pieces is not None)
         sent = 0
         try:
             async for piece in _aiter([first] if first is not None else pieces):

@@ -165,7 +165,8 @@ async def test_tui_lists_and_opens_malformed_jobs(access, malformed):
             app.open_job(name, "overview")
             await pilot.press("y")
             assert isinstance(app.screen, JobDetailScreen)
-            assert f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app)
+            await wait_for(pilot, lambda: f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app),
+                           what=f"the YAML of {name}")
             await pilot.press("escape")
             assert isinstance(app.screen, JobListScreen)
         app.open_check("bad-types")
@@ -262,7 +263,7 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
     write_log(rel, cluster, pod, ["first", "second", "third"], when=at(1))
     write_raw(rel, cluster, pod, b"bad bytes \xff\xfe\xc3( end", 2)
     write_raw(rel, cluster, pod, MEGABYTE_LINE.encode(), 3)
-    rel.faults.cut_logs(after_lines=2, times=1)
+    rel.faults.cut_logs(after_lines=2, times=1, follow_only=True)  # the pane's stream, not an alert round's read
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: name in screen_text(app), what="the Job row")

@@ -124,6 +124,11 @@ def test_cut_logs(sandbox, faults, tmp_path):
     assert not err.value.partial.decode().endswith("\n")
     whole = server_raw(sandbox, path, files)
     assert whole.body.decode() == "complete line\nthis line gets cut\nnever sent\n"
+    faults.cut_logs(after_lines=1, follow_only=True)  # one-off reads pass, the next follow stream is cut
+    assert server_raw(sandbox, path, files).body == whole.body
+    with pytest.raises(http.client.IncompleteRead) as err:
+        server_raw(sandbox, path + "?follow=true", files)
+    assert err.value.partial.decode().startswith("complete line\nthis line")
 
 
 def test_outage_drops_an_idle_log_follow(sandbox, faults, tmp_path):
