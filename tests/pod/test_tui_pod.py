@@ -132,15 +132,25 @@ def _wait_pane(socket: str, needle: str, timeout: float = 30, absent: str | None
         time.sleep(0.2)
 
 
+def _assert_fills(shown: str, rows: int) -> None:
+    """The app is painted over the whole pane of `rows` rows: its key bar is on the last one."""
+    lines = shown.splitlines()
+    assert len(lines) == rows and "? Help" in lines[-1], f"the app does not fill the {rows}-row pane:\n{shown}"
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_shell_key_in_tmux(shell_job, tmp_path):
     socket = str(tmp_path / "tmux.sock")
     command = (f"{sys.executable} -m rlark_tui --kubeconfig {shell_job.kubeconfig}")
-    env = {**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm-256color"}
+    # Without COLUMNS and LINES: the app sizes itself from the pane. Textual takes them over the terminal's size,
+    # and an xdist worker has them (80 and 24) from pytest's controller, whose import of readline (pdb) exports
+    # them; with them the app stayed 80x24 in this pane and its toast wrapped "exited with code 5" over two lines.
+    env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
+           "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm-256color"}
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
                     "40", command], env=env, check=True, timeout=20)
     try:
-        _wait_pane(socket, "demo-ppo")
+        _assert_fills(_wait_pane(socket, "demo-ppo"), 40)
         _tmux(socket, "send-keys", "-t", "t", "/")
         _wait_pane(socket, "filter Jobs")     # the open filter's placeholder (the key bar always says "/ Filter")
         _tmux(socket, "send-keys", "-t", "t", "-l", f"^{JOB}$")
@@ -161,6 +171,7 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
         _tmux(socket, "send-keys", "-t", "t", "-l", "exit 5\n")
         shown = _wait_pane(socket, "exited with code 5")
         assert "shell-actor (" in shown and "Shell in shell-actor-0" not in shown
+        _assert_fills(shown, 30)            # back at the size the pane was given while the shell ran
     finally:
         _tmux(socket, "kill-server")
 
