@@ -8,6 +8,7 @@ command palette, and the one path from a key to a mutation: confirm dialog → r
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -707,6 +708,11 @@ def run_tui(args, first_list=None) -> int:
     `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList)."""
     from rlark_tui.cluster.access import ClusterAccess
 
+    # Textual sizes itself with shutil.get_terminal_size, which takes COLUMNS and LINES over the terminal's size,
+    # also after a resize: exported by a parent (a Python REPL's readline, pytest's xdist workers), they would pin
+    # the TUI, $EDITOR and the Pod shell to that size. The terminal's own size is the one to follow.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
     access = ClusterAccess.from_args(args)
     access.first_list = first_list
     app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)))

@@ -222,6 +222,27 @@ class Tmux:
         self.tmux("kill-server")
 
 
+def test_the_tui_follows_its_terminal_whatever_columns_and_lines_say(plain_sandbox, env):
+    """Started with COLUMNS=80 and LINES=24 exported (a Python REPL's readline does it, and so do pytest's xdist
+    workers), the app still fills its 160x50 pane, and follows it to 100x30: its key bar is on the last row."""
+    term = Tmux(["--kubeconfig", str(plain_sandbox.kubeconfig)], {**_pty_env(env), "COLUMNS": "80", "LINES": "24"},
+                env)
+
+    def fills(rows: int) -> None:
+        """The key bar reaches the pane's last row (at 80x24 it would stay on row 24)."""
+        deadline = time.monotonic() + 10
+        while not ((lines := term.screen().splitlines()) and len(lines) == rows and "? Help" in lines[-1]):
+            assert time.monotonic() < deadline, f"the app does not fill the {rows}-row pane:\n{term.screen()}"
+            time.sleep(0.2)
+    try:
+        term.wait_for("demo-ppo")
+        fills(50)
+        term.tmux("resize-window", "-t", "ctl", "-x", "100", "-y", "30")
+        fills(30)
+    finally:
+        term.close()
+
+
 def test_tui_on_a_terminal_writes_no_osc_from_the_cluster(hostile, env):
     """The real app in tmux: the list, the detail's overview, events and workers, the log pane. The bytes it
     wrote hold no OSC sequence and no C1 control, tmux's clipboard and the pane title stay untouched, and the
