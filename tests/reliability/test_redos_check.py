@@ -114,5 +114,6 @@ async def test_the_tui_handles_keys_while_the_check_runs(sandbox, redos_job):
         await pilot.press("escape")
         await wait_for(pilot, lambda: screen.report is not None, "the report")
         row3 = screen.report.row(3)
-    assert answered < BUDGET_SECONDS / 2 and not judged_yet, (answered, judged_yet)
+    # Before the pattern's budget was out: a UI blocked behind the check would answer only after it (≥ 1 s).
+    assert answered < BUDGET_SECONDS and not judged_yet, (answered, judged_yet)
     assert row3.result == "fail" and any("is too slow" in note for note in row3.all_notes())
