@@ -9,6 +9,7 @@ the child also ends when its stdin closes, so it does not outlive a `rlark demo`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -140,13 +141,19 @@ def run(args: argparse.Namespace) -> int:
             return
         finished.append(True)
         if args.keep:
-            print(f"sandbox kept running: KUBECONFIG={background.kubeconfig}", file=sys.stderr, flush=True)
+            # after a hang-up the terminal is gone and a write to it fails (EIO); the sandbox stays all the same
+            with contextlib.suppress(OSError):
+                print(f"sandbox kept running: KUBECONFIG={background.kubeconfig}", file=sys.stderr, flush=True)
         else:
             background.stop()
 
     def on_signal(signum, _frame) -> None:
-        finish()
-        raise SystemExit(128 + signum)
+        # whatever finish() meets, the signal ends the process: an error raised here instead would, while the TUI
+        # starts, reach asyncio's loop as a callback's error, be logged, and leave the TUI running on a dead pane
+        try:
+            finish()
+        finally:
+            raise SystemExit(128 + signum)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

@@ -83,6 +83,26 @@ def pod_scripts(state_dir) -> bool:
                if os.path.exists(f"/proc/{pid}/cmdline"))
 
 
+def test_a_hangup_while_the_tui_starts_ends_demo_keep_at_once(tmp_path):
+    """The pane closes as soon as the kept sandbox is up, while the TUI is still starting: `rlark demo --keep`
+    ends at once with 129 (a hang-up), as later. Its "sandbox kept running" line cannot reach the closed terminal;
+    before, that write's error took the place of the exit: a traceback and 1, or, raised inside the TUI's
+    starting event loop, only logged there, with the TUI left running on the dead pane."""
+    state_dir = tmp_path / "demo"
+    pane = Pane(state_dir, "--keep")
+    try:
+        wait_for(lambda: (state_dir / "demo.json").exists(), timeout=60, what="the kept sandbox")
+        pane.close()
+        pane.proc.send_signal(signal.SIGHUP)
+        assert pane.proc.wait(30) == 128 + signal.SIGHUP
+    finally:
+        if pane.proc.poll() is None:
+            pane.proc.kill()
+        pane.close()
+        for pid in processes_under(state_dir):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_path):
     state_dir = tmp_path / "demo"
     pane = Pane(state_dir, "--keep")
