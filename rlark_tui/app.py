@@ -42,6 +42,10 @@ from rlark_tui.widgets import safe_output
 # without them (startup_first_list_s, bench/startup.py).
 
 FREEZE_AFTER_JOBS = 500
+GC_PAUSE_MAX_SECONDS = 10.0
+"""The cycle collector `rlark` paused for the start (cli._open_tui) runs again once the first list is shown
+(first_list_shown), and at the latest this long after the app mounted: a control plane that does not answer
+(with a long --request-timeout) keeps it paused no longer."""
 ALERT_TOAST_SECONDS = 8.0
 """How long the one alert toast stays; alerts that come meanwhile wait for the next one (alert_toasts)."""
 """New alerts toasted at once; more in the same round are counted in one more toast (`:alerts` lists them all)."""
@@ -144,6 +148,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         return self.state.index
 
     def on_mount(self) -> None:
+        self.set_timer(GC_PAUSE_MAX_SECONDS, gc.enable)
         self.push_screen(JobListScreen())
         self.intents.subscribe(ALERTS, ALL_KEY)
         self.intents.subscribe(USAGE, ALL_KEY)

@@ -5,6 +5,8 @@ Connection problems before the TUI starts are one-line errors, never tracebacks.
 
 from __future__ import annotations
 
+import gc
+
 from rlark_tui.cli import main
 
 
@@ -13,6 +15,7 @@ def test_rlark_without_command_reports_a_missing_kubeconfig_in_one_line(tmp_path
     err = capsys.readouterr().err
     assert code == 2
     assert err.strip().splitlines() == [f"error: kubeconfig {tmp_path / 'missing'}: no such file"]
+    assert gc.isenabled()  # the cycle collector paused for the TUI's start runs again, whatever ended it
 
 
 def test_rlark_without_kubeconfig_points_to_the_sandbox(tmp_path, capsys, monkeypatch):
