@@ -83,6 +83,15 @@ def pod_scripts(state_dir) -> bool:
                if os.path.exists(f"/proc/{pid}/cmdline"))
 
 
+def _clean_up(pane: Pane, state_dir) -> None:
+    """Whatever a test left running: its `rlark demo`, its pane, and every process of the state dir."""
+    if pane.proc.poll() is None:
+        pane.proc.kill()
+    pane.close()
+    for pid in processes_under(state_dir):
+        os.kill(pid, signal.SIGKILL)
+
+
 def test_a_hangup_while_the_tui_starts_ends_demo_keep_at_once(tmp_path):
     """The pane closes as soon as the kept sandbox is up, while the TUI is still starting: `rlark demo --keep`
     ends at once with 129 (a hang-up), as later. Its "sandbox kept running" line cannot reach the closed terminal;
@@ -96,11 +105,7 @@ def test_a_hangup_while_the_tui_starts_ends_demo_keep_at_once(tmp_path):
         pane.proc.send_signal(signal.SIGHUP)
         assert pane.proc.wait(30) == 128 + signal.SIGHUP
     finally:
-        if pane.proc.poll() is None:
-            pane.proc.kill()
-        pane.close()
-        for pid in processes_under(state_dir):
-            os.kill(pid, signal.SIGKILL)
+        _clean_up(pane, state_dir)
 
 
 def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_path):
@@ -133,8 +138,4 @@ def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_pat
         assert not (state_dir / "demo.json").exists()
         assert temp_dirs and not any(d.exists() for d in temp_dirs)          # Ray's session files go too
     finally:
-        if pane.proc.poll() is None:
-            pane.proc.kill()
-        pane.close()
-        for pid in processes_under(state_dir):
-            os.kill(pid, signal.SIGKILL)
+        _clean_up(pane, state_dir)
