@@ -9,9 +9,8 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from urllib.parse import urlsplit
-
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
