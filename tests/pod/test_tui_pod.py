@@ -132,10 +132,17 @@ def _wait_pane(socket: str, needle: str, timeout: float = 30, absent: str | None
         time.sleep(0.2)
 
 
-def _assert_fills(shown: str, rows: int) -> None:
-    """The app is painted over the whole pane of `rows` rows: its key bar is on the last one."""
-    lines = shown.splitlines()
-    assert len(lines) == rows and "? Help" in lines[-1], f"the app does not fill the {rows}-row pane:\n{shown}"
+def _wait_fills(socket: str, rows: int, timeout: float = 10) -> str:
+    """The pane once the app is painted over all of its `rows` rows: its key bar is on the last one (a capture
+    can come in the middle of a frame, so it is taken until then)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = _tmux(socket, "capture-pane", "-p", "-t", "t")
+        lines = shown.splitlines()
+        if len(lines) == rows and "? Help" in lines[-1]:
+            return shown
+        assert time.monotonic() < deadline, f"the app does not fill the {rows}-row pane:\n{shown}"
+        time.sleep(0.2)
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -150,7 +157,8 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
                     "40", command], env=env, check=True, timeout=20)
     try:
-        _assert_fills(_wait_pane(socket, "demo-ppo"), 40)
+        _wait_pane(socket, "demo-ppo")
+        _wait_fills(socket, 40)
         _tmux(socket, "send-keys", "-t", "t", "/")
         _wait_pane(socket, "filter Jobs")     # the open filter's placeholder (the key bar always says "/ Filter")
         _tmux(socket, "send-keys", "-t", "t", "-l", f"^{JOB}$")
@@ -171,7 +179,7 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
         _tmux(socket, "send-keys", "-t", "t", "-l", "exit 5\n")
         shown = _wait_pane(socket, "exited with code 5")
         assert "shell-actor (" in shown and "Shell in shell-actor-0" not in shown
-        _assert_fills(shown, 30)            # back at the size the pane was given while the shell ran
+        _wait_fills(socket, 30)             # back at the size the pane was given while the shell ran
     finally:
         _tmux(socket, "kill-server")
 
