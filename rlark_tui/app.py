@@ -48,7 +48,6 @@ GC_PAUSE_MAX_SECONDS = 10.0
 (with a long --request-timeout) keeps it paused no longer."""
 ALERT_TOAST_SECONDS = 8.0
 """How long the one alert toast stays; alerts that come meanwhile wait for the next one (alert_toasts)."""
-"""New alerts toasted at once; more in the same round are counted in one more toast (`:alerts` lists them all)."""
 SUMMARY_SECONDS = 30.0
 """The alert counts for `rlark status` are written when they change, and at least this often."""
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
@@ -545,14 +544,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify(f"job {name} has no Pod to open a shell in yet", severity="warning")
             return
         try:
-            outcome = run_shell(self, pod)
+            self.notify(run_shell(self, pod), timeout=4)
         except SuspendNotSupported:
             self.notify("this terminal cannot hand itself over to a shell; use `rlark exec` instead",
                         severity="error")
         except RlarkError as exc:
             self.notify(f"shell: {exc}", severity="error", timeout=10)
-        else:  # told once the screen is back (a resumed app repaints all of it first; on a busy machine that is slow)
-            self.call_after_refresh(self.notify, outcome, timeout=6)
 
     @work(thread=True, group="tunnels", exit_on_error=False)
     def open_tunnels(self, name: str) -> None:
