@@ -365,7 +365,7 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
     and the first list, derive every row)."""
     name = job.name
     specs = job.tasks
-    task_names = [f"{name}-{spec.name}" for spec in specs]
+    task_names = [job.task_name(spec) for spec in specs]
     pods = [pod for task_name in task_names for pod in index.pods_by_task.get(task_name, ())]
     head_task = next((task_name for spec, task_name in zip(specs, task_names) if spec.head), None)
     header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
