@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rlark_tui.checks import MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence, evaluate
-from rlark_tui.sandbox.demo_workload import metric_table
+from rlark_sandbox.demo_workload import metric_table
 
 PODS = 10
 LINES = 1000

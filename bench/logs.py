@@ -154,7 +154,7 @@ def _quit(app: subprocess.Popen) -> None:
 # ---- the app process -------------------------------------------------------------------------------------------
 
 async def _drive(kubeconfig: str, context: str, job: str) -> None:
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens.logs import LogScreen

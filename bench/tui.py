@@ -212,7 +212,7 @@ async def _keys_while_logs_stream(app, pilot, frames: FrameLog, post, writer_acc
 
 async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples: int, post,
                    log_rate: int) -> dict[str, float]:
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
 
     access = ClusterAccess.open(str(kubeconfig), context)

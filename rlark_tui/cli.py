@@ -174,7 +174,7 @@ def _open_tui(args: argparse.Namespace):
     gc.disable()
     first = FirstList.start(args)
     try:
-        from rlark_tui.app import run_tui
+        from rlark_tui.tui.app import run_tui
     except BaseException:
         gc.enable()
         raise
@@ -209,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if tui or getattr(args, "cleans_own_output", False):
         streams = contextlib.nullcontext()
     else:
-        from rlark_tui.terminal import clean_streams
+        from rlark_tui.local.terminal import clean_streams
         streams = clean_streams()
     with streams:
         try:

@@ -10,7 +10,7 @@ class RlarkError(Exception):
     exit_code = 1
 
     def __init__(self, *args) -> None:
-        from rlark_tui.model.redact import redact_text  # here, not at the top: rlark_tui.model imports this module
+        from rlark_tui.text.redact import redact_text  # here, not at the top: rlark_tui.model imports this module
         super().__init__(*(redact_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 

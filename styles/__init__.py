@@ -1,3 +1,3 @@
 """The Textual stylesheets (*.tcss): all of the console's styling, no inline colours in the code.
-Installed as the package rlark_tui.styles (pyproject.toml maps it); rlark_tui/resources.py reads them.
+Installed as the package rlark_tui.styles (pyproject.toml maps it); rlark_tui/local/resources.py reads them.
 """

@@ -29,8 +29,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _shared_sandbox(tmp_path_factory, name: str, ray: bool):
-    from rlark_tui.sandbox import Sandbox
-    from rlark_tui.sandbox.agent import AgentSettings
+    from rlark_sandbox import Sandbox
+    from rlark_sandbox.agent import AgentSettings
     return Sandbox(tmp_path_factory.mktemp(name), seed="demo", agent_settings=AgentSettings(ray=ray))
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from model.jobschema import assert_valid_job
 from rlark_tui.cli import main
-from rlark_tui.model.draft import DRAFT_TYPES
+from rlark_tui.jobspec.draft import DRAFT_TYPES
 from tests.mutation import mutate
 
 DATA = Path(__file__).parent / "model" / "data"
@@ -233,7 +233,7 @@ def test_yaml_like_noise_never_raises(content):
 
 
 def test_help_documents_every_draft_field():
-    from rlark_tui.model import draft as model_draft
+    from rlark_tui.jobspec import draft as model_draft
     code, out, _ = run_help("draft", "--help")
     documented = set(re.findall(r"[A-Za-z]+", out.split("draft fields", 1)[1]))
     fields = (set(model_draft.TOP_FIELDS) | set(model_draft.ROLE_FIELDS) | set(model_draft.MOUNT_FIELDS)

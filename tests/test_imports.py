@@ -18,13 +18,13 @@ def loaded_after(statement: str, *modules: str) -> list[str]:
 
 
 def test_the_sandbox_face_loads_no_server():
-    assert loaded_after("import rlark_tui.sandbox.seed, rlark_tui.sandbox.plan\n"
-                        "from rlark_tui.sandbox import default_state_dir, running_pid",
-                        "aiohttp", "rlark_tui.sandbox.instance") == []
-    assert loaded_after("from rlark_tui.sandbox import Sandbox", "aiohttp") == ["aiohttp"]
+    assert loaded_after("import rlark_sandbox.seed, rlark_sandbox.plan\n"
+                        "from rlark_sandbox import default_state_dir, running_pid",
+                        "aiohttp", "rlark_sandbox.instance") == []
+    assert loaded_after("from rlark_sandbox import Sandbox", "aiohttp") == ["aiohttp"]
 
 
-HEADLESS = ("rlark_tui.cli", "rlark_tui.reconciler", "rlark_tui.polls", "rlark_tui.alertpoll", "rlark_tui.actions")
+HEADLESS = ("rlark_tui.cli", "rlark_tui.flow.reconciler", "rlark_tui.flow.polls", "rlark_tui.flow.alertpoll", "rlark_tui.flow.actions")
 
 
 def test_the_headless_commands_and_model_load_no_textual():
@@ -41,13 +41,13 @@ def test_the_headless_commands_and_model_load_no_textual():
     statement += ("\nimport contextlib, io\nfrom rlark_tui.cli import main\n"
                   "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
                   "    main(['version'])")
-    assert loaded_after(statement, "textual", "rlark_tui.app", "rlark_tui.screens") == []
+    assert loaded_after(statement, "textual", "rlark_tui.tui.app", "rlark_tui.screens") == []
 
 
 def test_the_tui_loads_no_kubernetes_client_nor_regex_before_its_first_list():
     """Everything `rlark` imports to open the TUI and paint the job list (bench/startup.py): the ApiClient (with
     pydantic and dateutil), cryptography, websocket, regex and urllib3 (the first list is read over
     cluster/lean.py) come later, with the reads that need them."""
-    assert loaded_after("import rlark_tui.cli, rlark_tui.cluster.lean, rlark_tui.app",
+    assert loaded_after("import rlark_tui.cli, rlark_tui.cluster.lean, rlark_tui.tui.app",
                         "kubernetes.client.api_client", "pydantic", "dateutil", "cryptography", "websocket", "regex",
                         "urllib3") == []

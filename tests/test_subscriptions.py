@@ -3,8 +3,8 @@ HEALTH topic read in brief by the job list and in detail while the job detail al
 
 from __future__ import annotations
 
-from rlark_tui.polls import HEALTH, TOPICS, fetch_health, fetch_health_detail
-from rlark_tui.services import Intents
+from rlark_tui.flow.polls import HEALTH, TOPICS, fetch_health, fetch_health_detail
+from rlark_tui.flow.services import Intents
 
 
 class Recorder:

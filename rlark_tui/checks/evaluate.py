@@ -13,7 +13,7 @@ from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import (
     STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason, RecordFacts,
 )
-from rlark_tui.model.redact import KnownSecrets, redact_lines, redact_text, secret_values
+from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text, secret_values
 
 DECISIONS = {
     "continue": "continue running",

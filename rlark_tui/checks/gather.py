@@ -25,9 +25,9 @@ from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.redact import KnownSecrets
+from rlark_tui.text.redact import KnownSecrets
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.model.views import Job, Pod, Task, dig, main_container_status, restart_count
+from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
 
 LOG_HEAD_BYTES = 64 << 20
 """Per container instance, how much of its log is read from the start."""
@@ -109,7 +109,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
     )
     if record and any(isinstance(record.get(name), str) for name in ("progressPattern", "startupMarker")):
         # Judge once here, in the gathering (I/O) thread: a launch-record pattern too slow for its budget is
-        # then known (model/patterns.py remembers it) and refused at once when the TUI judges on its UI thread.
+        # then known (text/patterns.py remembers it) and refused at once when the TUI judges on its UI thread.
         evaluate(evidence)
     return evidence
 

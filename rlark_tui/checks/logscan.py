@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from rlark_tui.model import patterns
+from rlark_tui.text import patterns
 
 RANK_RE = re.compile(r"^RLINF_NODE_RANK: (\d+)\s*$")
 CHECK_PASSED = "Ray cluster check passed."

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from datetime import timezone
 from pathlib import Path
 
-from rlark_tui import fsutil
+from rlark_tui.local import fsutil
 from rlark_tui.checks.render import to_json_text, to_markdown
 from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
@@ -30,7 +30,7 @@ def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
 
 
 def write_record(path: Path, text: str) -> None:
-    """Write a record or report atomically and privately (rlark_tui.fsutil.write_private): readers never see half
+    """Write a record or report atomically and privately (rlark_tui.local.fsutil.write_private): readers never see half
     of it; an OSError becomes one RlarkError line."""
     try:
         fsutil.write_private(path, text)

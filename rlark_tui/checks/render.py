@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
-from rlark_tui.model.redact import redact_object, redact_text
-from rlark_tui.model.sanitize import clean, json_dumps
+from rlark_tui.text.redact import redact_object, redact_text
+from rlark_tui.text.sanitize import clean, json_dumps
 
 RESULT_WORDS = {
     "en": {"pass": "pass", "fail": "fail", "pending": "pending"},

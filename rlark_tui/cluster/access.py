@@ -26,10 +26,10 @@ from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, 
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.recent import RecentReads
 from rlark_tui.cluster.transport import request_timeout
-from rlark_tui.config import RlarkConfig, load_config
+from rlark_tui.local.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
-from rlark_tui.model.views import Job, dig
+from rlark_tui.model.objects import Job, dig
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s

@@ -19,8 +19,8 @@ _BEARER = re.compile(r"(?i)(bearer\s+|token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+
 
 
 def scrub(text: str) -> str:
-    """Remove bearer tokens and any other secret (model.redact) an error text might echo."""
-    from rlark_tui.model.redact import redact_text  # with the first error: `rlark get` loads it after its request
+    """Remove bearer tokens and any other secret (text.redact) an error text might echo."""
+    from rlark_tui.text.redact import redact_text  # with the first error: `rlark get` loads it after its request
 
     return redact_text(_BEARER.sub(lambda m: m.group(1) + "***", text))
 

@@ -126,7 +126,7 @@ class _RedactedRecords:
     (A logging filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
 
     def filter(self, record) -> bool:
-        from rlark_tui.model.redact import redact_text
+        from rlark_tui.text.redact import redact_text
 
         record.msg, record.args = redact_text(record.getMessage()), ()
         return True

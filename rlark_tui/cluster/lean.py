@@ -28,7 +28,7 @@ from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable, status_error, transport_error
 from rlark_tui.cluster.kinds import JOBS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
-from rlark_tui.config import load_config
+from rlark_tui.local.config import load_config
 from rlark_tui.errors import RlarkError
 
 SOURCE = "control plane"

@@ -6,7 +6,7 @@ The first read of a Pod's `main` log asks for its newest FIRST_TAIL_LINES of the
 read only for what came after the newest line seen (`sinceTime` of that line's second; the lines older than it are
 dropped, and so are those of its very timestamp unless they grew: the last line of a read may have been
 unterminated, like a tqdm bar that redraws itself), at most NEXT_TAIL_LINES of it. The new lines are folded at once into the Pod's
-`Seen` (model.alerts.scan_log facts, the newest progress row) and dropped: a read of a quiet log is one small
+`Seen` (alerting.rules.scan_log facts, the newest progress row) and dropped: a read of a quiet log is one small
 answer and no parsing.
 """
 
@@ -21,8 +21,8 @@ from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.logmerge import since_time, split_raw
 from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
 from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
-from rlark_tui.model.alerts import LogFacts, scan_log
-from rlark_tui.model.progress import Line, Progress, latest_progress
+from rlark_tui.alerting.rules import LogFacts, scan_log
+from rlark_tui.telemetry.progress import Line, Progress, latest_progress
 
 NEXT_TAIL_LINES = 2000
 """A later read takes at most this many of the new lines (a Pod printing faster loses the middle, never the end)."""

@@ -19,7 +19,7 @@ from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, split_lin
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget
-from rlark_tui.model.views import Job, Pod, Task
+from rlark_tui.model.objects import Job, Pod, Task
 
 DISCOVER_SECONDS = 5.0
 GATEWAY_LINES = 1000

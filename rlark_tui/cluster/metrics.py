@@ -1,7 +1,7 @@
 """Reading a Job's training numbers: the progress row of its Header Pod's log, and scalar series from the
 Header Task's TensorBoard through the gateway (`tasks/<task>/tensorboard/data/...`) or else from that log.
 
-I/O only; the parsing is model/progress.py, and which Pod is the Header's comes from a SnapshotIndex (the
+I/O only; the parsing is telemetry/progress.py, and which Pod is the Header's comes from a SnapshotIndex (the
 reconciler's, or one built from a live list). Every failure is a one-line MetricsUnavailable (an RlarkError).
 """
 
@@ -18,11 +18,11 @@ from rlark_tui.cluster.http import seg
 from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.kinds import PODS
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.curves import MetricsResult, MetricsState
-from rlark_tui.model.progress import Point, Progress, latest_progress, metric_series
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.model.views import Job, Pod
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.telemetry.curves import MetricsResult, MetricsState
+from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.model.objects import Job, Pod
+from rlark_tui.flow.snapshot import Snapshot
 
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""

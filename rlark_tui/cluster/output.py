@@ -4,7 +4,7 @@ Objects are redacted before json/yaml output; table cells hold only values the p
 escape sequences and control characters (a cell is one line); json/yaml escape them instead.
 One table per kind (TABLES): its columns, its `-o wide` columns and a row function; a new kind or column is one
 entry or one cell there. Rows are built in one pass over the raw dicts (5,000 Jobs in a few milliseconds: see
-bench/cli_get.py), with the same values as the typed views in model/views.py.
+bench/cli_get.py), with the same values as the typed views in model/objects.py.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS
 from rlark_tui.model import keys
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_tui.model.redact import redact_object
-from rlark_tui.model.sanitize import clean, json_dumps
+from rlark_tui.text.redact import redact_object
+from rlark_tui.text.sanitize import clean, json_dumps
 from rlark_tui.model import timefmt
-from rlark_tui.model.resource_use import percent_cell
-from rlark_tui.model.views import Job, Node, Pod, Task, TaskSpec, dig, shown_status
-from rlark_tui.model.workflow import templates as workflow_templates
+from rlark_tui.telemetry.usage import percent_cell
+from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec, dig, shown_status
+from rlark_tui.jobspec.workflow import templates as workflow_templates
 
 def kubectl_age(stamp: str, now: datetime | None = None) -> str:
     """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no readable timestamp)."""
@@ -208,7 +208,7 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
                  now: datetime | None = None, progress: dict[str, str] | None = None,
                  health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None) -> str:
     """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table, `gpu`
-    (Job name -> mean GPU utilisation, cluster/usage.py) a GPU% column; `health`
+    (Job name -> mean GPU utilisation, cluster/usage_reads.py) a GPU% column; `health`
     (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
     base, extra, row_of, _reads = TABLES[kind.plural]
     ages = _Ages(now or datetime.now(timezone.utc))

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
-from rlark_tui.config import SERVER_KEYS, RlarkConfig
+from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
 from rlark_tui.errors import UsageError
 
 if TYPE_CHECKING:

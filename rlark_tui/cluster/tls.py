@@ -22,7 +22,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from rlark_tui.errors import UsageError
-from rlark_tui.fsutil import read_input
+from rlark_tui.local.fsutil import read_input
 
 if TYPE_CHECKING:  # imported where used: the lean path of `rlark get` (cluster/lean.py) loads neither
     import urllib3

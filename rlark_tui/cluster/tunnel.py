@@ -23,7 +23,7 @@ from rlark_tui.cluster import tls as shared_tls
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.http import Http, seg
 from rlark_tui.errors import UsageError
-from rlark_tui.model.views import Job
+from rlark_tui.model.objects import Job
 
 HEAD_LIMIT = 64 * 1024
 CHUNK = 64 * 1024

@@ -1,6 +1,6 @@
 """`rlark check JOB`: run the six checks (waiting for pending rows to settle), print the record, save it.
 
-Owns the flags, the wait loop, the record files and (`--save`) the summary on the Job through rlark_tui.actions; evidence gathering is checks/gather.py, judging checks/.
+Owns the flags, the wait loop, the record files and (`--save`) the summary on the Job through rlark_tui.flow.actions; evidence gathering is checks/gather.py, judging checks/.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import HandOver, evaluate
 from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.gather import gather
@@ -19,7 +19,7 @@ from rlark_tui.checks.records import save_record, write_record
 from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.config import state_dir
+from rlark_tui.local.config import state_dir
 from rlark_tui.errors import UsageError
 from rlark_tui.model.check_summary import summary_of
 

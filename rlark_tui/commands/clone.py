@@ -1,6 +1,6 @@
 """`rlark clone JOB [--name N] [-o draft] [--file FILE]`: the draft of a copy of a Job, for job-as-code.
 
-Owns reading the Job and the other Job names, and writing the draft; rebuilding it is model/clone.py.
+Owns reading the Job and the other Job names, and writing the draft; rebuilding it is jobspec/clone.py.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from datetime import datetime, timezone
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.fsutil import write_private
-from rlark_tui.model.clone import clone_of
-from rlark_tui.model.draft import draft_to_mapping, dump_draft, dump_yaml
-from rlark_tui.model.redact import PLACEHOLDER, redact_text, with_placeholders
+from rlark_tui.local.fsutil import write_private
+from rlark_tui.jobspec.clone import clone_of
+from rlark_tui.jobspec.draft import draft_to_mapping, dump_draft, dump_yaml
+from rlark_tui.text.redact import PLACEHOLDER, redact_text, with_placeholders
 
 EXIT_CODES = """exit codes:
   0  the draft was written

@@ -99,7 +99,7 @@ def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
     ClusterAccess."""
     from rlark_tui.cluster.kinds import JOBS, PODS
     from rlark_tui.cluster.lean import LeanClient
-    from rlark_tui.model.views import Pod
+    from rlark_tui.model.objects import Pod
 
     args = argparse.Namespace(**{**vars(parsed_args), "request_timeout": LIVE_SECONDS})
     job = getattr(parsed_args, "job", None) if what == "pods" else None

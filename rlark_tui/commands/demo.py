@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from rlark_tui.errors import RlarkError
-from rlark_tui.fsutil import write_private
+from rlark_tui.local.fsutil import write_private
 
 RECORD = "demo.json"
 READY_TIMEOUT = 90.0
@@ -124,7 +124,7 @@ def _await_ready(proc: subprocess.Popen, state_dir: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.commands.sandbox import require_sandbox_extra
     require_sandbox_extra("demo")
-    from rlark_tui.sandbox import default_state_dir
+    from rlark_sandbox import default_state_dir
 
     state_dir = (args.state_dir or default_state_dir()).resolve()
     background = Background.find_kept(state_dir)
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open_tui(args: argparse.Namespace, kubeconfig: Path) -> int:
-    from rlark_tui.app import run_tui
+    from rlark_tui.tui.app import run_tui
     return run_tui(argparse.Namespace(kubeconfig=str(kubeconfig), context="rlark-sandbox",
                                       readonly=bool(getattr(args, "readonly", False))))
 
@@ -175,7 +175,7 @@ def _open_tui(args: argparse.Namespace, kubeconfig: Path) -> int:
 def serve(state_dir: Path, exit_with_stdin: bool) -> int:
     import asyncio
 
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
 
     sandbox = Sandbox(state_dir, seed="demo")
 

@@ -15,8 +15,8 @@ from rlark_tui.cluster.output import kubectl_age, table
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
-from rlark_tui.model.redact import redact_object, redact_text
-from rlark_tui.model.views import Job, Pod, Task
+from rlark_tui.text.redact import redact_object, redact_text
+from rlark_tui.model.objects import Job, Pod, Task
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)

@@ -1,7 +1,7 @@
 """`rlark diff JOB_A JOB_B [--side-by-side]`: what changed between two runs, per role, secrets masked.
 
 Owns reading both Jobs and the exit codes (as `diff`: 0 same, 1 different, 2 trouble); the comparison is
-model/jobdiff.py.
+jobspec/jobdiff.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import shutil
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.jobdiff import diff_jobs, render_side_by_side, render_unified
+from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
 
 EXIT_CODES = """exit codes (as diff):
   0  the two Jobs are the same in everything compared

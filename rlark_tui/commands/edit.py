@@ -10,21 +10,21 @@ import argparse
 import sys
 from datetime import datetime, timezone
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.commands.submit import live_inputs
-from rlark_tui.config import state_dir
-from rlark_tui.editor import edit_text, editor_command
+from rlark_tui.local.config import state_dir
+from rlark_tui.local.editor import edit_text, editor_command
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.fsutil import read_input, write_private
-from rlark_tui.model.build import build_job
-from rlark_tui.model.clone import draft_of
-from rlark_tui.model.draft import MAX_DRAFT_BYTES, dump_draft
-from rlark_tui.model.findings import error, has_errors
-from rlark_tui.model.redact import redact_text
+from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.clone import draft_of
+from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, dump_draft
+from rlark_tui.jobspec.findings import error, has_errors
+from rlark_tui.text.redact import redact_text
 
 EXIT_CODES = """exit codes:
   0  sent (or nothing changed, so nothing was sent)

@@ -115,7 +115,7 @@ def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namesp
         if args.output == "wide" and kind is JOBS:
             from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
             progress = job_progress(access, items)
-            from rlark_tui.cluster.usage import job_gpu_percent  # nvidia-smi in the Running GPU Pods
+            from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
             gpu = job_gpu_percent(access, items)
         health = None
         if args.output == "wide" and kind is PODS:
@@ -141,8 +141,8 @@ def reader(args: argparse.Namespace, kind: Kind) -> "LeanClient | ClusterAccess"
 def watch(access: "ClusterAccess", kind, namespace: str | None, args: argparse.Namespace) -> int:
     """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
     from rlark_tui.cluster.output import render_objects, render_table
-    from rlark_tui.model.redact import redact_object
-    from rlark_tui.model.sanitize import json_dumps
+    from rlark_tui.text.redact import redact_object
+    from rlark_tui.text.sanitize import json_dumps
 
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.lifecycle import consequences
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
-from rlark_tui.model.views import Job
-from rlark_tui.model.workflow import WORKFLOW_LABEL, delete_consequences
+from rlark_tui.model.objects import Job
+from rlark_tui.jobspec.workflow import WORKFLOW_LABEL, delete_consequences
 from rlark_tui.errors import RlarkError, UsageError
 
 EXIT_CODES = """exit codes:

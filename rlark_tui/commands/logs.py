@@ -16,8 +16,8 @@ from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
-from rlark_tui.model.redact import LineRedactor, secret_values
-from rlark_tui.model.sanitize import clean, clean_log
+from rlark_tui.text.redact import LineRedactor, secret_values
+from rlark_tui.text.sanitize import clean, clean_log
 
 EXIT_CODES = """exit codes:
   0    printed (or, with -f, every followed Pod is gone)

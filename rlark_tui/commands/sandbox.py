@@ -49,7 +49,7 @@ def register(subparsers, parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_sandbox_extra("sandbox")
-    from rlark_tui.sandbox import main_foreground
-    from rlark_tui.sandbox.seed import parse
+    from rlark_sandbox import main_foreground
+    from rlark_sandbox.seed import parse
     parse(args.seed)
     return main_foreground(args.state_dir, args.port, args.seed, agent=args.agent, server_port=args.server_port)

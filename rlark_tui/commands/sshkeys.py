@@ -11,7 +11,7 @@ import argparse
 import getpass
 from pathlib import Path
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError

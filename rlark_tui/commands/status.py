@@ -44,7 +44,7 @@ def _state_dir() -> Path:
     override = os.environ.get("RLARK_STATE_DIR")
     if override:
         return Path(override)
-    from rlark_tui.config import state_dir
+    from rlark_tui.local.config import state_dir
     return state_dir()
 
 
@@ -115,8 +115,8 @@ def refresh(args: argparse.Namespace, root: Path) -> int:
     lock goes when done."""
     from rlark_tui.cluster.kinds import JOBS
     from rlark_tui.cluster.lean import LeanClient
-    from rlark_tui.fsutil import remove_quietly, write_private
-    from rlark_tui.model.views import Job
+    from rlark_tui.local.fsutil import remove_quietly, write_private
+    from rlark_tui.model.objects import Job
 
     try:
         if getattr(args, "request_timeout", None) is None:

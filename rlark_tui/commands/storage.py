@@ -12,14 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster import objects
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.server import agent_id
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model import storage as st
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.sanitize import clean
 
 EXIT_CODES = """exit codes:
   0  listed / copied / deleted

@@ -10,17 +10,17 @@ import argparse
 import sys
 from collections.abc import Mapping
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import API_VERSION, JOBS
 from rlark_tui.errors import UsageError
-from rlark_tui.model.build import build_job
-from rlark_tui.fsutil import read_input
-from rlark_tui.model.draft import MAX_DRAFT_BYTES, parse_yaml
-from rlark_tui.model.findings import has_errors
-from rlark_tui.model.manifest import manifest_findings
-from rlark_tui.model.workflow import workflow_findings
-from rlark_tui.model.redact import PLACEHOLDER, placeholder_fields, redact_text
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.local.fsutil import read_input
+from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, parse_yaml
+from rlark_tui.jobspec.findings import has_errors
+from rlark_tui.jobspec.manifest import manifest_findings
+from rlark_tui.jobspec.workflow import workflow_findings
+from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
 
 EXIT_CODES = """exit codes:
   0  submitted (or, with --dry-run, accepted by local validation and by the server's dry run)

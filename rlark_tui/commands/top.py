@@ -2,7 +2,7 @@
 
 CPU and memory from the member clusters' metrics.k8s.io PodMetrics (else each Pod's cgroup, memory only in one
 read), GPUs from `nvidia-smi` through the fixed read-only exec in the Running Pods that request GPUs
-(cluster/usage.py): allowed under `--readonly`. `-` where a number is not known (no GPUs, no nvidia-smi).
+(cluster/usage_reads.py): allowed under `--readonly`. `-` where a number is not known (no GPUs, no nvidia-smi).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import argparse
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.resource_use import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
-from rlark_tui.model.sanitize import clean
-from rlark_tui.model.usage import PodUsage
+from rlark_tui.telemetry.usage import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
+from rlark_tui.text.sanitize import clean
+from rlark_tui.telemetry.sample import PodUsage
 
 WHAT = ("pods", "pod", "po", "jobs", "job", "nodes", "node", "no")
 
@@ -44,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
 
 def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> str:
     """The table `rlark top <what>` prints."""
-    from rlark_tui.cluster import usage
+    from rlark_tui.cluster import usage_reads as usage
     from rlark_tui.cluster.output import table
-    from rlark_tui.model.view_model import SnapshotIndex
-    from rlark_tui.model.views import Node
-    from rlark_tui.snapshot import Snapshot, source_key
+    from rlark_tui.view.index import SnapshotIndex
+    from rlark_tui.model.objects import Node
+    from rlark_tui.flow.snapshot import Snapshot, source_key
 
     def keyed(items):
         return {source_key(obj): obj for obj in items}

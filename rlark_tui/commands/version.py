@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"Client:   {client_version()}", flush=True)
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.discovery import served_versions
-    from rlark_tui.model.redact import redact_text
+    from rlark_tui.text.redact import redact_text
 
     access = ClusterAccess.from_args(args)
     try:

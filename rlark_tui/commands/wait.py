@@ -11,7 +11,7 @@ from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import parse_since
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.model.views import Job
+from rlark_tui.model.objects import Job
 
 PHASES = ("Pending", "Running", "Stopped", "Succeeded", "Failed")
 FINAL = ("Succeeded", "Failed")
@@ -148,7 +148,7 @@ def _progress(access, name: str, step: int) -> tuple[bool, str]:
 def _check(access, name: str, _target) -> tuple[bool, str]:
     from rlark_tui.checks import evaluate
     from rlark_tui.checks.gather import gather
-    from rlark_tui.config import state_dir
+    from rlark_tui.local.config import state_dir
 
     job = _job(access, name)
     report = evaluate(gather(access, name, state_dir()))

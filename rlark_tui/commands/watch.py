@@ -15,11 +15,12 @@ import signal
 import sys
 import time
 
-from rlark_tui import acks, alertpoll, hooks
-from rlark_tui.config import state_dir
+from rlark_tui.local import acks, hooks
+from rlark_tui.flow import alertpoll
+from rlark_tui.local.config import state_dir
 from rlark_tui.errors import UsageError
-from rlark_tui.model import alerts as rules
-from rlark_tui.model.views import Job
+from rlark_tui.alerting import rules
+from rlark_tui.model.objects import Job
 
 EXIT_CODES = """exit codes:
   0    interrupted after watching (Ctrl-C, SIGTERM)
@@ -138,8 +139,8 @@ def _listed(snapshot) -> set[str]:
 
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.polls import USAGE
-    from rlark_tui.reconciler import Reconciler
+    from rlark_tui.flow.polls import USAGE
+    from rlark_tui.flow.reconciler import Reconciler
 
     def report(text: str) -> None:
         print(f"rlark watch: {text}", file=sys.stderr, flush=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
 
 RESULTS = ("pass", "fail", "pending")

@@ -58,7 +58,7 @@ def _ray_token() -> list[str]:
 
 GPU_QUERY = ("nvidia-smi", "--query-gpu=index,uuid,utilization.gpu,memory.used,memory.total",
              "--format=csv,noheader,nounits")
-"""The GPU read (model/usage.py parses its rows): what the platform's user guide has users run in the Pod."""
+"""The GPU read (telemetry/sample.py parses its rows): what the platform's user guide has users run in the Pod."""
 CGROUP_FILES = ("/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/memory.current")
 """The container's own cgroup v2 files, read where the member cluster serves no metrics.k8s.io PodMetrics."""
 

@@ -12,7 +12,7 @@ Clusters.tsx NodeDetailReal, ClusterManagement.tsx, Overview.tsx; apps/rlark/doc
   Running with a Task in that cluster) and the region (`rlark.io/region` label, city annotation `rlark.io/city`),
   the fields of the gateway's ClusterInfo (clusters_handler.go).
 
-Pure; every cluster-supplied string is sanitised (`model.sanitize.clean`).
+Pure; every cluster-supplied string is sanitised (`text.sanitize.clean`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.model.sanitize import clean
-from rlark_tui.model.views import Job, Node, Pod, Task, dig
+from rlark_tui.text.sanitize import clean
+from rlark_tui.model.objects import Job, Node, Pod, Task, dig
 
 CITY_ANNOTATION = "rlark.io/city"
 REGION_LABEL = "rlark.io/region"

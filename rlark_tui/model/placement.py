@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from rlark_tui.model.views import Node, TaskSpec, cluster_of, dig
+from rlark_tui.model.objects import Node, TaskSpec, cluster_of, dig
 
 N = TypeVar("N")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from rlark_tui.model.views import dig, main_container_status
+from rlark_tui.model.objects import dig, main_container_status
 
 FAILURE_EVENTS = ("BackOff", "FailedMount", "Unhealthy", "OOMKilling", "Failed")
 """Data-plane event reasons a kubelet writes when a Pod cannot start or keep running."""

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from rlark_tui.errors import UsageError
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.sanitize import clean
 
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
              "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")

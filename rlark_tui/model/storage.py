@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from rlark_tui.errors import UsageError
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.sanitize import clean
 
 CLASS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 """A StorageClass name (a DNS-1123 subdomain)."""

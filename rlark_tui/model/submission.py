@@ -1,5 +1,5 @@
 """The submission record a Job carries: its spec exactly as submitted (canonical JSON), that text's sha256 and
-the submission time, as annotations; written by rlark_tui.actions, read back by describe and the run check.
+the submission time, as annotations; written by rlark_tui.flow.actions, read back by describe and the run check.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from rlark_tui.model.views import Job
+from rlark_tui.model.objects import Job
 
 SUBMITTED_SPEC_ANNOTATION = "rlark.io/submitted-spec"
 """Compact canonical JSON of the Job `spec` exactly as submitted."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.views import Job, Pod
+from rlark_tui.model.objects import Job, Pod
 
 HEADER = "X-Ray-Authorization"
 """The header a proxy passes to Ray (rlark-server drops `Authorization`, as KubeRay's proxies expect)."""

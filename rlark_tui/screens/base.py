@@ -13,17 +13,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from rlark_tui.model.alerts import AlertsState
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.polls import ALL_KEY
-from rlark_tui.services import AppState, Intents
+from rlark_tui.alerting.rules import AlertsState
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.flow.polls import ALL_KEY
+from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 from rlark_tui.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
 
 
 def alert_counts(snapshot) -> dict[str, int] | None:

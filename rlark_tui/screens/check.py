@@ -19,14 +19,22 @@ from textual.widgets.option_list import Option
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
 from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.render import RESULT_WORDS
-from rlark_tui.messages import (HandOverLoaded, HandOverSaveFailed, LoadHandOver, OpenJob, OpenLogs, RecordSaved,
-                                SaveHandOver, SaveRecord)
+from rlark_tui.flow.messages import (
+    HandOverLoaded,
+    HandOverSaveFailed,
+    LoadHandOver,
+    OpenJob,
+    OpenLogs,
+    RecordSaved,
+    SaveHandOver,
+    SaveRecord,
+)
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.model.sanitize import clean
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.model.views import Pod
-from rlark_tui.polls import EVIDENCE, Gathered
-from rlark_tui.resources import stylesheet
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.model.objects import Pod
+from rlark_tui.flow.polls import EVIDENCE, Gathered
+from rlark_tui.local.resources import stylesheet
 from rlark_tui.screens.base import RlarkScreen
 
 DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),

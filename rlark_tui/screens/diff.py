@@ -1,7 +1,7 @@
 """DiffScreen: what changed between two Jobs (the job list's marks), per role, as `rlark diff` prints it,
 kept current while either Job changes; `v` switches unified / side by side.
 
-The comparison is model/jobdiff.py (pure, secrets masked); the Jobs come from the Snapshot.
+The comparison is jobspec/jobdiff.py (pure, secrets masked); the Jobs come from the Snapshot.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from rlark_tui.model.jobdiff import diff_jobs, render_side_by_side, render_unified
-from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
 
 STYLES = {"-": "red", "+": "green", "@": "bold", "[": "bold"}

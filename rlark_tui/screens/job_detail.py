@@ -1,7 +1,7 @@
 """JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
-Job's Ray status and its Pods' restart counts (rlark_tui.polls), and to its METRICS while that tab is shown.
+Job's Ray status and its Pods' restart counts (rlark_tui.flow.polls), and to its METRICS while that tab is shown.
 """
 
 from __future__ import annotations
@@ -18,17 +18,34 @@ from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
-from rlark_tui.messages import (CloneJob, DeleteJob, EditJob, OpenCheck, OpenLogs, OpenShell, OpenTunnels,
-                                RestartJob, StopStartJob)
-from rlark_tui.model import Job, Pod
+from rlark_tui.flow.messages import (
+    CloneJob,
+    DeleteJob,
+    EditJob,
+    OpenCheck,
+    OpenLogs,
+    OpenShell,
+    OpenTunnels,
+    RestartJob,
+    StopStartJob,
+)
+from rlark_tui.model.objects import Job, Pod
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
-from rlark_tui.model.redact import redact_env, redact_object, redact_text
-from rlark_tui.model.resource_use import pod_usage
-from rlark_tui.model.sanitize import clean
-from rlark_tui.model.view_model import (SnapshotIndex, cpu_memory, running_time, expected_pods, first_pod, role_rows, ssh_fingerprint,
-                                        ssh_jump_command)
-from rlark_tui.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
+from rlark_tui.text.redact import redact_env, redact_object, redact_text
+from rlark_tui.telemetry.usage import pod_usage
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import (
+    SnapshotIndex,
+    cpu_memory,
+    running_time,
+    expected_pods,
+    first_pod,
+    role_rows,
+    ssh_fingerprint,
+    ssh_jump_command,
+)
+from rlark_tui.flow.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree

@@ -3,7 +3,7 @@
 Columns: name, display name, type, phase, roles, Pods running/expected, Header node, reason, progress, age (below the
 full width display name, Header node, roles and type narrow, then hide, in that order); `/` filters,
 shift+letters sort; empty, filtered-out, connecting and control-plane-error states say so in words.
-The rows are the index's complete JobRows (model/view_model.py); this screen maps them to cells. PROGRESS and
+The rows are the index's complete JobRows (view/index.py); this screen maps them to cells. PROGRESS and
 REASON (a Pod's failure reason, e.g. OOMKilled) come from the reconciler's PROGRESS and HEALTH reads, subscribed
 for the Jobs on screen only (`_follow_screen`). `space` marks Jobs (kept in `state.marked`); `m` compares the
 marked Jobs' curves, or opens the Metrics tab; with Jobs marked, `s`, `R` and `ctrl+d` act on all of them (one
@@ -21,11 +21,26 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Static
 
-from rlark_tui.messages import (BulkAction, CloneJob, ContextChanged, DeleteJob, EditJob, OpenCheck, OpenCompare, OpenDiff,
-                                OpenJob, OpenLogs, OpenShell, OpenTunnels, OpenWizard, RestartJob, StopStartJob)
-from rlark_tui.model.resource_use import percent_cell
-from rlark_tui.model.view_model import UNSETTLED, JobRow, SnapshotIndex
-from rlark_tui.polls import HEALTH, PROGRESS
+from rlark_tui.flow.messages import (
+    BulkAction,
+    CloneJob,
+    ContextChanged,
+    DeleteJob,
+    EditJob,
+    OpenCheck,
+    OpenCompare,
+    OpenDiff,
+    OpenJob,
+    OpenLogs,
+    OpenShell,
+    OpenTunnels,
+    OpenWizard,
+    RestartJob,
+    StopStartJob,
+)
+from rlark_tui.telemetry.usage import percent_cell
+from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex
+from rlark_tui.flow.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -433,7 +448,7 @@ class JobListScreen(RlarkScreen):
             self.post_message(RestartJob(name))
 
     def action_new_job(self) -> None:
-        """The create-job wizard (its Submit goes through rlark_tui.actions, so read-only still refuses)."""
+        """The create-job wizard (its Submit goes through rlark_tui.flow.actions, so read-only still refuses)."""
         self.post_message(OpenWizard())
 
     def action_filter(self) -> None:

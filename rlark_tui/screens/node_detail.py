@@ -9,10 +9,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from rlark_tui.messages import OpenJob
+from rlark_tui.flow.messages import OpenJob
 from rlark_tui.model import nodeinfo
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.model.views import Node
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.model.objects import Node
 from rlark_tui.screens.base import TableScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

@@ -16,12 +16,13 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from rlark_tui.messages import OpenNode
-from rlark_tui.model import Node, keys
+from rlark_tui.flow.messages import OpenNode
+from rlark_tui.model.objects import Node
+from rlark_tui.model import keys
 from rlark_tui.screens.base import ListScreen
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.model.timefmt import age
-from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 NODE_COLUMNS = (

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rlark_tui.messages import OpenJob, OpenLogs
+from rlark_tui.flow.messages import OpenJob, OpenLogs
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.model.redact import redact_text
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.redact import redact_text
+from rlark_tui.text.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.model.view_model import UNSETTLED, SnapshotIndex
-from rlark_tui.polls import HEALTH
+from rlark_tui.view.index import UNSETTLED, SnapshotIndex
+from rlark_tui.flow.polls import HEALTH
 from rlark_tui.screens.base import ListScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

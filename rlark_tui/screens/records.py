@@ -11,10 +11,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from rlark_tui.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLoaded, RecordTextLoaded
+from rlark_tui.flow.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLoaded, RecordTextLoaded
 from rlark_tui.model.check_summary import read_summary
-from rlark_tui.model.sanitize import clean
-from rlark_tui.model.view_model import SnapshotIndex
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen, TableScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

@@ -1,6 +1,6 @@
 """SSHKeysScreen (`:sshkeys`): the SSH public keys the console registers (`ssh-user-keys`, SSHKeys.tsx), with
 their fingerprints; `a` adds the key of a `.pub` file (checked before it is sent), `ctrl+d` deletes the selected
-one after a confirmation. Both through the app and rlark_tui.actions: in read-only mode both keys are hidden
+one after a confirmation. Both through the app and rlark_tui.flow.actions: in read-only mode both keys are hidden
 (pressed, actions.py says the refusal) and the keys stay listed."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import AddSshKey, DeleteSshKey
-from rlark_tui.model.sanitize import markup_safe
+from rlark_tui.flow.messages import AddSshKey, DeleteSshKey
+from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.model.sshkey import KeyRow, key_rows
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.polls import ALL_KEY, SSH_KEYS
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.flow.polls import ALL_KEY, SSH_KEYS
 from rlark_tui.screens.base import TableScreen, read_message
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

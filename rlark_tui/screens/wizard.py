@@ -1,9 +1,9 @@
 """WizardScreen: the four-step create-job wizard (`n` on the job list) over a JobDraft, autosaved on every change.
 
 Owns the draft, the step and the keyboard flow: every widget change goes through the field table's one handler
-(rlark_tui.model.wizard_fields.apply); findings come from rlark_tui.model.validate (via build_job, as `rlark
+(rlark_tui.jobspec.wizard_fields.apply); findings come from rlark_tui.jobspec.validate (via build_job, as `rlark
 draft render`) over the Snapshot and the gateway lookups it subscribes to; dry run and Submit go through the
-app (messages.SendManifest, then rlark_tui.actions as `rlark submit`), then JobSubmitted selects the new Job on
+app (messages.SendManifest, then rlark_tui.flow.actions as `rlark submit`), then JobSubmitted selects the new Job on
 the list.
 """
 
@@ -17,18 +17,30 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, Static, TextArea
 
-from rlark_tui.model.build import build_job
-from rlark_tui.model.draft import JobDraft, RoleDraft, dump_yaml
-from rlark_tui.model.findings import Finding, error, ordered
-from rlark_tui.messages import (AutosaveDraft, AutosaveFailed, AutosaveLoaded, DraftExported, DraftImported,
-                                EditText, ExportDraft, ImportDraft, JobSubmitted, LoadAutosave, ManifestSent,
-                                SendManifest, TextEdited)
-from rlark_tui.model.redact import redact_object
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.model import wizard_fields as wf
-from rlark_tui.model import wizard_view as wv
-from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
-from rlark_tui.resources import stylesheet
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml
+from rlark_tui.jobspec.findings import Finding, error, ordered
+from rlark_tui.flow.messages import (
+    AutosaveDraft,
+    AutosaveFailed,
+    AutosaveLoaded,
+    DraftExported,
+    DraftImported,
+    EditText,
+    ExportDraft,
+    ImportDraft,
+    JobSubmitted,
+    LoadAutosave,
+    ManifestSent,
+    SendManifest,
+    TextEdited,
+)
+from rlark_tui.text.redact import redact_object
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.jobspec import wizard_fields as wf
+from rlark_tui.jobspec import wizard_view as wv
+from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
+from rlark_tui.local.resources import stylesheet
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard_steps import (CommonStep, FormStep, JobStep, PreviewStep, WorkerStep,
@@ -396,7 +408,7 @@ class WizardScreen(RlarkScreen):
             self.post_message(SendManifest(self, self.result.manifest, False, self.locked_name is not None))
 
     def on_manifest_sent(self, message: ManifestSent) -> None:
-        """The platform's answer to Dry run or Submit (the app sent it through rlark_tui.actions)."""
+        """The platform's answer to Dry run or Submit (the app sent it through rlark_tui.flow.actions)."""
         dry_run, editing = message.dry_run, message.edit
         if message.error:
             self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {message.error}", True)

@@ -1,4 +1,4 @@
-"""The create-job wizard's four step widgets, built from the field table (rlark_tui.model.wizard_fields):
+"""The create-job wizard's four step widgets, built from the field table (rlark_tui.jobspec.wizard_fields):
 one compact row per field (a label that truncates, the widget, the message below it), plus each step's own
 parts: the role rows (step 1), the matched Nodes (step 2), the YAML preview and findings (step 4).
 
@@ -13,11 +13,11 @@ from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
-from rlark_tui.model.draft import JobDraft
-from rlark_tui.model.findings import Finding
-from rlark_tui.model import wizard_fields as wf
-from rlark_tui.model.sanitize import markup_safe
-from rlark_tui.model.wizard_view import MATCH_COLUMNS, finding_option, match_view
+from rlark_tui.jobspec.draft import JobDraft
+from rlark_tui.jobspec.findings import Finding
+from rlark_tui.jobspec import wizard_fields as wf
+from rlark_tui.text.sanitize import markup_safe
+from rlark_tui.jobspec.wizard_view import MATCH_COLUMNS, finding_option, match_view
 
 
 def field_widget(field: wf.Field) -> Widget:

@@ -5,7 +5,7 @@ nothing is sent when unchanged or invalid, and the draft is kept for the next `n
 Workflow after a dialog saying which of its Jobs go with it.
 
 The Workflows are the reconciler's WORKFLOWS read (subscribed while these screens are open); the Jobs are the
-watched ones. Which template waits for what is model/workflow.py.
+watched ones. Which template waits for what is jobspec/workflow.py.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
-from rlark_tui.model.sanitize import clean
+from rlark_tui.flow.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
+from rlark_tui.text.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.model.view_model import SnapshotIndex
-from rlark_tui.model.views import dig
-from rlark_tui.model.workflow import NEW_WORKFLOW, template_states, templates
-from rlark_tui.polls import ALL_KEY, WORKFLOWS
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.model.objects import dig
+from rlark_tui.jobspec.workflow import NEW_WORKFLOW, template_states, templates
+from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS
 from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 

@@ -1,6 +1,6 @@
 """FilterBar: the `/` input of a list or log pane, and the pure matcher it builds.
 
-A filter is a case-insensitive regular expression (model/patterns.py: every match runs under a time budget and
+A filter is a case-insensitive regular expression (text/patterns.py: every match runs under a time budget and
 raises PatternTooSlow past it); text that is not a valid regex is matched as a plain substring and the bar says
 why, so a typo never crashes the screen.
 """
@@ -17,7 +17,7 @@ from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widgets import Input
 
-from rlark_tui.model import patterns
+from rlark_tui.text import patterns
 
 REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 ROW_SECONDS = 0.05

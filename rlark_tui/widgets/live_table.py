@@ -25,8 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from rlark_tui.model.patterns import PatternTooSlow
-from rlark_tui.model.sanitize import clean
+from rlark_tui.text.patterns import PatternTooSlow
+from rlark_tui.text.sanitize import clean
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 GAP = 2

@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from rlark_tui.model.patterns import PatternTooSlow
+from rlark_tui.text.patterns import PatternTooSlow
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 ERROR_PATTERN = re.compile(

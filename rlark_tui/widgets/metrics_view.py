@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, SelectionList, Static
 from textual_plotext import PlotextPlot
 
-from rlark_tui.model.curves import MetricsState, default_tags, elapsed, number, stats, xy
+from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)

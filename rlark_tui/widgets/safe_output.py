@@ -1,6 +1,6 @@
 """The TUI's last line of defence against control codes from the cluster (issue 26 item 6).
 
-Widgets clean the cluster text they show (model.sanitize) and never parse it as markup. This module makes sure a
+Widgets clean the cluster text they show (text.sanitize) and never parse it as markup. This module makes sure a
 widget that forgets still cannot write an escape sequence to the terminal: every strip Textual paints has the
 control characters of its text segments removed, just before the segments become terminal output (Textual's own
 sequences, added around the text for styles and links, are not touched). The text keeps its width in cells, so
@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
 
-from rlark_tui.model.sanitize import clean, has_control
+from rlark_tui.text.sanitize import clean, has_control
 
 _render = Strip.render
 

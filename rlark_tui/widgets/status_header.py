@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widget import Widget
 
-from rlark_tui.model.alerts import MARKS
-from rlark_tui.snapshot import SourceState
+from rlark_tui.alerting.rules import MARKS
+from rlark_tui.flow.snapshot import SourceState
 
 _STATUS_MARK = {"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"}
 _URL = re.compile(r" at https?://\S*?(?=[:;,)]?(?:\s|$))")

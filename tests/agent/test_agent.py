@@ -179,7 +179,7 @@ def test_kubectl_logs_shows_the_main_container(api, sandbox, tmp_path):
 
 
 def test_sandbox_exit_ends_pod_processes_and_a_restart_runs_persisted_pods_again(tmp_path):
-    from rlark_tui.sandbox import Sandbox, seed
+    from rlark_sandbox import Sandbox, seed
     state_dir = tmp_path / "sandbox"
     first = Sandbox(state_dir, seed="none").start()
     try:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from rlark_tui.sandbox.runner import temp_dir_for
+from rlark_sandbox.runner import temp_dir_for
 
 from .helpers import wait_for
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rlark_tui.sandbox import plan
+from rlark_sandbox import plan
 
 
 def node(name, cluster, labels=None, gpu=8, phase="Online", unschedulable=False, extra=None):

@@ -8,16 +8,9 @@ import time
 
 import pytest
 
-from rlark_tui.sandbox import procs
-from rlark_tui.sandbox.logs import LogStore
-from rlark_tui.sandbox.runner import (
-    ContainerRunner,
-    Launch,
-    PortBlocks,
-    RunnerSettings,
-    backoff_delay,
-    temp_dir_for,
-)
+from rlark_sandbox import procs
+from rlark_sandbox.logs import LogStore
+from rlark_sandbox.runner import ContainerRunner, Launch, PortBlocks, RunnerSettings, backoff_delay, temp_dir_for
 
 
 @pytest.mark.parametrize("failures, delay", [(1, 10), (2, 20), (3, 40), (5, 160), (6, 300), (9, 300)])

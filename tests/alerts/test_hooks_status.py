@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from rlark_tui import acks, hooks
+from rlark_tui.local import acks, hooks
 from rlark_tui.commands.status import CACHE, segment
 
 RECORD = {"time": "2026-12-01T03:07:19Z", "severity": "critical", "rule": "run-crashed", "job": "ppo",

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from rlark_tui.checks import (
     HandOver, MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
 )
-from rlark_tui.sandbox.demo_workload import metric_table
+from rlark_sandbox.demo_workload import metric_table
 
 START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
 NOW = START + timedelta(minutes=3)
@@ -67,7 +67,7 @@ def task_spec(name: str, role: str, node: str, head: bool, image: str = DIGEST) 
     }
     if head:
         spec["head"] = True
-        spec["runScript"] = "python -m rlark_tui.sandbox.demo_workload --run-id ppo-demo-1 --steps 10"
+        spec["runScript"] = "python -m rlark_sandbox.demo_workload --run-id ppo-demo-1 --steps 10"
     return spec
 
 
@@ -180,7 +180,7 @@ def record() -> dict:
 
 
 def plan() -> dict:
-    """The deployment plan as rlark_tui.model.render writes it."""
+    """The deployment plan as rlark_tui.jobspec.render writes it."""
     return {"version": 1, "job": "demo-ppo", "domain": "", "totalNodes": 3,
             "roles": [{"name": t, "task": t, "role": r, "head": h, "cluster": ns,
                        "nodes": [{"name": n, "namespace": ns}], "replicas": 1, "rankStart": i, "image": DIGEST}
@@ -246,8 +246,8 @@ def post_evidence(app, job_name: str, evidence) -> None:
     """Deliver run-check evidence to a running app the way the reconciler does: in a new Snapshot."""
     from types import MappingProxyType
 
-    from rlark_tui.polls import Gathered
-    from rlark_tui.messages import SnapshotChanged
-    from rlark_tui.snapshot import Snapshot
+    from rlark_tui.flow.polls import Gathered
+    from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.flow.snapshot import Snapshot
 
     app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: Gathered(evidence)}))))

@@ -19,7 +19,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.check_summary import CheckSummary, annotation_value, read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_tui.sandbox.agent import DATA_NAMESPACE
+from rlark_sandbox.agent import DATA_NAMESPACE
 from tests.agent.helpers import wait_for
 
 JOB = "demo-ppo"

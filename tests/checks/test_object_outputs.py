@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rlark_tui.actions import Actions
+from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess

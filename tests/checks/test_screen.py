@@ -6,8 +6,8 @@ import stat
 
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select
 
-from rlark_tui.actions import Actions
-from rlark_tui.app import RlarkApp
+from rlark_tui.flow.actions import Actions
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.screens.check import CheckScreen

@@ -13,7 +13,7 @@ from tests.clirun import cli_runner
 
 @pytest.fixture(scope="session")
 def cluster_sandbox(tmp_path_factory):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     with Sandbox(tmp_path_factory.mktemp("cluster-sandbox"), seed="demo", agent=False) as sb:
         yield sb
 

@@ -11,7 +11,7 @@ import pytest
 from rlark_tui.checks import evaluate
 from rlark_tui.checks import gather as gathering
 from rlark_tui.cluster import ClusterAccess
-from rlark_tui.sandbox.demo_workload import metric_table
+from rlark_sandbox.demo_workload import metric_table
 from tests.checks import fixtures as fx
 from tests.cluster.seeding import seed_running_job, write_log
 

@@ -5,7 +5,7 @@ import yaml
 
 from rlark_tui.cli import main
 from rlark_tui.cluster import kubeconfig as kc
-from rlark_tui.config import load_config
+from rlark_tui.local.config import load_config
 from rlark_tui.errors import UsageError
 
 

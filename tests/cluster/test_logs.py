@@ -131,7 +131,7 @@ def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, j
 
 
 def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, env, capsys):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     state = tmp_path_factory.mktemp("restart-sandbox")
     first = Sandbox(state, seed="demo", agent=False).start()
     roles = [dict(ROLES[0], restarts=0)]

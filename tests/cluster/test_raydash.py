@@ -5,7 +5,7 @@ import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.http import Http
-from rlark_tui.model.views import Job
+from rlark_tui.model.objects import Job
 from rlark_tui.raydash.client import RayDashboard
 from tests.cluster.ray_fake import STATUS_TEXT, FakeRayDashboard
 from tests.cluster.seeding import ROLES, seed_running_job

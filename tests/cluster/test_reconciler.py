@@ -7,8 +7,8 @@ import time
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.polls import RAY
-from rlark_tui.reconciler import Published, Reconciler
+from rlark_tui.flow.polls import RAY
+from rlark_tui.flow.reconciler import Published, Reconciler
 from tests.cluster.seeding import ROLES, job_manifest
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -129,7 +129,7 @@ async def test_ray_polling_through_rlark_server_is_at_most_every_two_seconds(run
 
 
 async def test_gateway_lookups_subscription_reads_what_rlark_submit_validates_against(running, sb):
-    from rlark_tui.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
+    from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
     reconciler, _ = running
     reconciler.subscribe(LOOKUPS, GATEWAY_KEY)
     await until(lambda: GATEWAY_KEY in reconciler.snapshot.lookups)
@@ -145,7 +145,7 @@ async def test_gateway_lookups_subscription_reads_what_rlark_submit_validates_ag
 
 
 async def test_a_held_reconciler_lists_jobs_alone_until_their_snapshot_is_shown(sb, env):
-    from rlark_tui.polls import GATEWAY_KEY, LOOKUPS
+    from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS
     access = ClusterAccess.open(str(sb.kubeconfig))
     posted = []
     reconciler = Reconciler(access, hold=True)

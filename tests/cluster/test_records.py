@@ -8,7 +8,7 @@ import pytest
 from rlark_tui.model.submission import (SUBMITTED_AT_ANNOTATION, SUBMITTED_SPEC_ANNOTATION,
                                         SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec, spec_sha256, submitted_record,
                                         with_submission_record)
-from rlark_tui.model.manifest import manifest_findings
+from rlark_tui.jobspec.manifest import manifest_findings
 from tests.cluster.seeding import ROLES, job_manifest
 
 NODES = [{"metadata": {"name": "gpu-a1", "namespace": "rlark-gpu-a",

@@ -17,7 +17,7 @@ from cryptography.x509.oid import NameOID
 from rlark_tui.cli import main
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.server import ServerOptions, agent_id, live_lease_ips, resolve
-from rlark_tui.config import load_config
+from rlark_tui.local.config import load_config
 from rlark_tui.errors import UsageError
 
 NOW = datetime.now(timezone.utc)
@@ -204,7 +204,7 @@ def test_the_tensorboard_link_is_on_the_gateway():
 
 
 async def test_server_only_tui_lists_jobs_and_says_there_is_no_context_to_switch_to(sandbox, env, tmp_path):
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
     from tests.pilot import wait_for
     crt, key = sandbox.issue_client_cert({"cert-role": "admin", "permission:admin": "true",

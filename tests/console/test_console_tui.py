@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from rlark_tui.actions import Actions
-from rlark_tui.app import RlarkApp
+from rlark_tui.flow.actions import Actions
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.screens.clusters import ClustersScreen
 from rlark_tui.screens.confirm import ConfirmScreen
@@ -82,7 +82,7 @@ async def test_node_detail_and_clusters(access):
 
 
 async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
-    monkeypatch.setattr("rlark_tui.app_console.PROGRESS_SECONDS", 0.0)  # say the progress at every chunk
+    monkeypatch.setattr("rlark_tui.tui.console.PROGRESS_SECONDS", 0.0)  # say the progress at every chunk
     data = b"checkpoint-bytes" * 1000
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt", data)
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin", b"opt")

@@ -4,7 +4,7 @@ fallback when a Node reports no status.used, clusters' GPUs by model and running
 from __future__ import annotations
 
 from rlark_tui.model import nodeinfo
-from rlark_tui.model.views import Job, Node
+from rlark_tui.model.objects import Job, Node
 
 
 def _node(name="n1", used=None, gpus="8", cluster="rlark-c", category="cloud", phase="Online"):

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from rlark_tui.sandbox.demo_workload import EXPERIMENT, write_checkpoint
+from rlark_sandbox.demo_workload import EXPERIMENT, write_checkpoint
 from tests.clirun import cli_runner
 
 PREFIX = "demo-ppo-console"

@@ -35,7 +35,7 @@ def console_modules() -> list[str]:
     while packages:
         path, prefix = packages.pop()
         for info in pkgutil.iter_modules(path, prefix):
-            if info.name.startswith("rlark_tui.sandbox") or info.name.endswith("__main__"):
+            if info.name.startswith("rlark_sandbox") or info.name.endswith("__main__"):
                 continue
             module = importlib.import_module(info.name)
             names.append(info.name)
@@ -45,7 +45,7 @@ def console_modules() -> list[str]:
 
 
 async def first_screen(kubeconfig: str, name: str) -> dict:
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.widgets.status_header import StatusHeader
 

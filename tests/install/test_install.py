@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("console_probe.py")
-SOURCES = ("pyproject.toml", "README.md", "rlark_tui", "styles")
+SOURCES = ("pyproject.toml", "README.md", "rlark_tui", "rlark_sandbox", "styles")
 
 
 def probe(*argv: str, pythonpath: str | None = None, cwd: Path = REPO) -> dict:
@@ -63,7 +63,7 @@ def wheel(request, tmp_path_factory) -> Path:
 def test_console_core_imports_no_sandbox_package_and_sandbox_commands_name_the_extra(sandbox):
     report = probe("tui", str(sandbox.kubeconfig), "demo-ppo")
     assert report["blocked_loaded"] == []
-    assert "rlark_tui.app" in report["modules"] and "rlark_tui.commands.get" in report["modules"]
+    assert "rlark_tui.tui.app" in report["modules"] and "rlark_tui.commands.get" in report["modules"]
     assert {"get", "logs", "check", "sandbox", "demo"} <= set(report["commands"])
     assert report["shown"], "the Job list did not show demo-ppo"
     for command in ("sandbox", "demo"):
@@ -78,12 +78,13 @@ def test_wheel_ships_styles_and_scripts_and_runs_installed_without_editable(whee
     names = set(zipfile.ZipFile(wheel).namelist())
     for tcss in (REPO / "styles").glob("*.tcss"):
         assert f"rlark_tui/styles/{tcss.name}" in names
-    for script in (REPO / "rlark_tui/sandbox/scripts").iterdir():
+    for script in (REPO / "rlark_sandbox/scripts").iterdir():
         if script.suffix in (".sh", ".py"):
-            assert f"rlark_tui/sandbox/scripts/{script.name}" in names
+            assert f"rlark_sandbox/scripts/{script.name}" in names
     packages = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    in_tree = {str(p.parent.relative_to(REPO)).replace("/", ".") for p in (REPO / "rlark_tui").rglob("__init__.py")}
-    assert in_tree | {"rlark_tui.sandbox.scripts", "rlark_tui.styles"} == set(packages), \
+    in_tree = {str(p.parent.relative_to(REPO)).replace("/", ".")
+               for top in ("rlark_tui", "rlark_sandbox") for p in (REPO / top).rglob("__init__.py")}
+    assert in_tree | {"rlark_sandbox.scripts", "rlark_tui.styles"} == set(packages), \
         "pyproject.toml's package list and the source tree differ"
 
     target = tmp_path / "site"

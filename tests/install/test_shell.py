@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlark_tui.config import load_config
+from rlark_tui.local.config import load_config
 from tests.clirun import cli_runner
 
 BIN = Path(sys.executable).parent

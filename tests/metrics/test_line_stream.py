@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rlark_tui.cluster.errors import Request, Unreachable
 from rlark_tui.cluster.http import LineStream
-from rlark_tui.model.progress import latest_progress
+from rlark_tui.telemetry.progress import latest_progress
 
 
 class _Body(io.BytesIO):

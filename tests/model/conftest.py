@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui.model import parse_nodes
+from rlark_tui.jobspec.build import parse_nodes
 
 DATA = Path(__file__).parent / "data"
 DELETE = object()

@@ -1,4 +1,4 @@
-"""The alert rules (model/alerts.py) over recorded log text and platform objects, and the book that fires each
+"""The alert rules (alerting/rules.py) over recorded log text and platform objects, and the book that fires each
 alert once, resolves it and keeps acknowledged ones silent."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rlark_tui.model import alerts as A
-from rlark_tui.model.progress import latest_progress
-from rlark_tui.model.usage import GpuSample, PodUsage, parse_nvidia_smi
+from rlark_tui.alerting import rules as A
+from rlark_tui.telemetry.progress import latest_progress
+from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
 
 DATA = Path(__file__).parent / "data"
 T0 = datetime.fromisoformat("2026-12-01T03:00:00+00:00").timestamp()
@@ -142,7 +142,7 @@ def test_progress_stalled_uses_max_of_factor_times_step_time_and_the_minimum():
 
 
 def test_last_step_is_finished_whatever_the_phase_and_never_stalled():
-    from rlark_tui.model.progress import Progress
+    from rlark_tui.telemetry.progress import Progress
     row = Progress(40, 40, 100.0, 0, 3.0, T0)
     found = A.job_findings(inputs(progress=row), TH, T0 + 10_000)
     assert rules(found) == [("run-finished", "ppo")]
@@ -220,7 +220,7 @@ def test_ray_nodes_missing_and_sources():
     failed_read = A.job_findings(inputs(ray={"alive_nodes": None, "expected": 2, "error": "ray: 502"}), TH, T0)
     assert ("ppo", "ray-nodes-missing") not in failed_read.covered
 
-    from rlark_tui.snapshot import SourceState
+    from rlark_tui.flow.snapshot import SourceState
     sources = {"data plane rlark-gpu-a": SourceState("data plane rlark-gpu-a", "disconnected", "timed out"),
                "ray ppo": SourceState("ray ppo", "disconnected", "x"),
                "gateway": SourceState("gateway", "connected")}
@@ -293,7 +293,7 @@ def test_thresholds_from_config():
 
 
 def test_the_config_files_alerts_section(tmp_path):
-    from rlark_tui.config import EXAMPLE, load_config
+    from rlark_tui.local.config import EXAMPLE, load_config
     from rlark_tui.errors import UsageError
     path = tmp_path / "config.yaml"
     path.write_text(EXAMPLE)

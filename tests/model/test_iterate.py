@@ -8,12 +8,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rlark_tui.model.build import build_job
-from rlark_tui.model.clone import clone_of, draft_of, free_name, new_run
-from rlark_tui.model.draft import load_draft
-from rlark_tui.model.jobdiff import diff_jobs, render_side_by_side, render_unified
-from rlark_tui.model.workflow import template_states, workflow_findings
-from rlark_tui.sandbox.workflows import next_state
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.clone import clone_of, draft_of, free_name, new_run
+from rlark_tui.jobspec.draft import load_draft
+from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
+from rlark_tui.jobspec.workflow import template_states, workflow_findings
+from rlark_sandbox.workflows import next_state
 
 NOW = datetime(2026, 12, 1, 4, 0, 0, tzinfo=timezone.utc)
 NODES = [{"metadata": {"name": n, "namespace": ns, "labels": {"kubernetes.io/hostname": n}},
@@ -162,7 +162,7 @@ def test_a_job_made_outside_rlark_says_what_it_could_not_recover():
 
 
 def test_loaded_clone_draft_round_trips_through_yaml(job):
-    from rlark_tui.model.draft import dump_draft
+    from rlark_tui.jobspec.draft import dump_draft
     draft = clone_of(job, [], NOW).draft
     again, findings = load_draft(dump_draft(draft))
     assert findings == [] and again == draft

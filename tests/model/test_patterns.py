@@ -1,4 +1,4 @@
-"""model/patterns.py: patterns from outside run under a time budget, refuse bad text in one line, and the
+"""text/patterns.py: patterns from outside run under a time budget, refuse bad text in one line, and the
 nested-quantifier warning finds the catastrophic shapes without flagging ordinary ones."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from rlark_tui.model import patterns
-from rlark_tui.model.patterns import Deadline, PatternError, PatternTooSlow, compile_pattern, has_nested_quantifier
+from rlark_tui.text import patterns
+from rlark_tui.text.patterns import Deadline, PatternError, PatternTooSlow, compile_pattern, has_nested_quantifier
 
 NEAR_MISS = "Global Step: " + "a" * 34 + "!"
 

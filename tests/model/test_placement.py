@@ -2,10 +2,9 @@
 
 import pytest
 
-from rlark_tui.model import (
-    derive_task_name,
+from rlark_tui.model.naming import derive_task_name, job_type
+from rlark_tui.model.placement import (
     expected_node_rank,
-    job_type,
     matching_nodes,
     node_cluster,
     rank_start,

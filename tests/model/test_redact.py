@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlark_tui.model.redact import LineRedactor, is_secret_name, redact_env, redact_object, redact_text
+from rlark_tui.text.redact import LineRedactor, is_secret_name, redact_env, redact_object, redact_text
 
 
 @pytest.mark.parametrize("name, secret", [

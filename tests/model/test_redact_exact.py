@@ -7,9 +7,18 @@ import hashlib
 import pytest
 import yaml
 
-from rlark_tui.model.redact import (
-    PLACEHOLDER, KnownSecrets, LineRedactor, is_plain_value, placeholder_fields, redact_env, redact_lines,
-    redact_text, secret_refs, secret_values, with_placeholders,
+from rlark_tui.text.redact import (
+    PLACEHOLDER,
+    KnownSecrets,
+    LineRedactor,
+    is_plain_value,
+    placeholder_fields,
+    redact_env,
+    redact_lines,
+    redact_text,
+    secret_refs,
+    secret_values,
+    with_placeholders,
 )
 
 BODY = [base64.b64encode(hashlib.sha512(str(i).encode()).digest()[:48]).decode() for i in range(5)] + ["Zm9vYmFy=="]

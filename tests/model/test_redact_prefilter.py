@@ -9,9 +9,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlark_tui.model import redact
-from rlark_tui.model.redact import LineRedactor
-from rlark_tui.model.sanitize import clean_lines, clean_log, has_control
+from rlark_tui.text import redact
+from rlark_tui.text.redact import LineRedactor
+from rlark_tui.text.sanitize import clean_lines, clean_log, has_control
 
 WORDS = ["pass", "pwd", "private", "pat", "path", "pypi-", "secret", "signature", "sk-", "token", "key", "cred",
          "cookie", "auth", "akia", "aiza", "dsn", "bearer", "basic", "-----begin", "-----", "begin", "ghp_", "ghx_",

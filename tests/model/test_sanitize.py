@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rlark_tui.model.sanitize import clean, clean_log, has_control, json_dumps, markup_safe
+from rlark_tui.text.sanitize import clean, clean_log, has_control, json_dumps, markup_safe
 
 OSC52 = "\x1b]52;c;aGVsbG8=\x07"
 OSC0_ST = "\x1b]0;pwned\x1b\\"

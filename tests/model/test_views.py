@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlark_tui.model import Job, Node, Pod, Task
+from rlark_tui.model.objects import Job, Node, Pod, Task
 
 JOB = {
     "apiVersion": "rlinf.io/v1alpha1", "kind": "Job",

@@ -10,7 +10,7 @@ import pytest
 
 from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.config import RlarkConfig
+from rlark_tui.local.config import RlarkConfig
 
 JOB = "shell"
 IMAGE = "registry.example/rlinf:no-ray"

@@ -148,7 +148,7 @@ def test_status_frame_shape(access):
 def test_exec_recorded_for_the_watchdog(access, shell_job):
     """A running exec leaves `exec-<pgid>.pgid` in its Pod's state dir (gone when it ends), so the watchdog that
     outlives a killed sandbox (procs.reap_all) ends it too."""
-    from rlark_tui.sandbox.procs import reap_all
+    from rlark_sandbox.procs import reap_all
     session = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], ["sh", "-c", "echo $$; sleep 300"])
     line = b""
     while b"\n" not in line:

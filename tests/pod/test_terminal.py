@@ -81,7 +81,7 @@ def test_terminal_on_a_missing_pod_reports_an_error_frame(shell_job):
 def test_system_config(shell_job):
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.errors import Request
-    from rlark_tui.config import RlarkConfig
+    from rlark_tui.local.config import RlarkConfig
     access = ClusterAccess.open(str(shell_job.kubeconfig), config=RlarkConfig(None))
     gateway = access.gateway_http()
     req = Request("get", "system-config", source="gateway")

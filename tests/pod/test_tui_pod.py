@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.tunnels import TunnelsScreen
@@ -111,7 +111,7 @@ async def test_ssh_jump_line_and_copy(shell_job, access):
 
 
 def test_ssh_jump_command_shapes():
-    from rlark_tui.model.view_model import ssh_jump_command
+    from rlark_tui.view.index import ssh_jump_command
     assert ssh_jump_command({"sshJumpHost": "j", "sshJumpPort": "22"}, "p-0", "me") == "ssh -J me@j:22 root@p-0"
     assert ssh_jump_command({"sshJumpHost": "j", "sshJumpPort": ""}, "p-0") == "ssh -J <ssh-user>@j root@p-0"
     assert ssh_jump_command({"sshJumpHost": "", "sshJumpPort": "22"}, "p-0") == ""

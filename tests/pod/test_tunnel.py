@@ -121,7 +121,7 @@ def test_port_of_the_header_pod_through_rlark_server(shell_job, access):
     from rlark_tui.cluster.kinds import JOBS
     from rlark_tui.cluster.podexec import ExecSession
     from rlark_tui.cluster.tunnel import job_http
-    from rlark_tui.model.views import Job
+    from rlark_tui.model.objects import Job
     ip = shell_job.store.get("pods", HEAD[1], "rlark-system", HEAD[0])["status"]["podIP"]
     server = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], [
         "sh", "-c", f"echo served-by-the-pod > index.html && exec python3 -m http.server 18265 --bind {ip}"])
@@ -145,7 +145,7 @@ def test_pod_flows_use_only_platform_routes(run, shell_job, access, tmp_path):
     from rlark_tui.cluster.errors import Request
     from rlark_tui.cluster.kinds import JOBS
     from rlark_tui.cluster.tunnel import job_http
-    from rlark_tui.model.views import Job
+    from rlark_tui.model.objects import Job
     before = len(shell_job.unknown_routes)
     assert run("exec", "shell", "--", "true")[0] == 0
     assert run("cp", "shell:/etc/hostname", str(tmp_path / "hostname"))[0] == 0

@@ -14,7 +14,7 @@ from tests.clirun import cli_runner
 
 @pytest.fixture(scope="session")
 def reliability_sandbox(tmp_path_factory):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     with Sandbox(tmp_path_factory.mktemp("reliability-sandbox"), seed="demo", agent=False) as sb:
         yield sb
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
-from rlark_tui.model.views import dig
+from rlark_tui.model.objects import dig
 
 BIG = "x" * 10 * 1024
 WRONG_TYPES = ("text", 7, [], {"unexpected": 1}, None)

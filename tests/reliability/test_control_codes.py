@@ -25,9 +25,9 @@ import uuid
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.model.sanitize import has_control
+from rlark_tui.text.sanitize import has_control
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from tests.clirun import cli_runner

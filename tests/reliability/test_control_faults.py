@@ -18,10 +18,10 @@ import time
 import pytest
 import yaml
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.sandbox.store import ROOT, NotFound
+from rlark_sandbox.store import ROOT, NotFound
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_list import JobListScreen

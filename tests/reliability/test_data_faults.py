@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 import pytest
 
 from rlark_tui.model.submission import with_submission_record
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import RunEvidence
@@ -27,15 +27,15 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.cluster.output import render_objects, render_table
 from rlark_tui.commands.describe import describe_text
-from rlark_tui.model.views import Job, Node, dig
-from rlark_tui.sandbox.store import ROOT, NotFound
-from rlark_tui.sandbox.seed import demo_nodes
+from rlark_tui.model.objects import Job, Node, dig
+from rlark_sandbox.store import ROOT, NotFound
+from rlark_sandbox.seed import demo_nodes
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import node_row
-from rlark_tui.model.view_model import SnapshotIndex, job_rows, role_rows
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.view.index import SnapshotIndex, job_rows, role_rows
+from rlark_tui.flow.snapshot import Snapshot
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.cluster.ray_fake import FakeRayDashboard
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants

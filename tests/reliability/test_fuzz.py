@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlark_tui.cli import main
-from rlark_tui.drafts import export_draft, import_draft
+from rlark_tui.local.draft_files import export_draft, import_draft
 from rlark_tui.errors import RlarkError
-from rlark_tui.model.draft import load_draft
-from rlark_tui.model import wizard_fields as wf
+from rlark_tui.jobspec.draft import load_draft
+from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.widgets.filter_bar import make_matcher
 from tests.mutation import mutate
 
@@ -208,13 +208,13 @@ def submit_dry_run(cluster, content: bytes):
 
 
 def sandbox_draft() -> dict:
-    from rlark_tui.sandbox.seed import demo_draft
+    from rlark_sandbox.seed import demo_draft
     return {**demo_draft("/tmp/rlark-fuzz"), "name": "fuzz-job"}
 
 
 def sandbox_manifest() -> dict:
-    from rlark_tui.model.render import render_job
-    from rlark_tui.sandbox.seed import demo_nodes
+    from rlark_tui.jobspec.render import render_job
+    from rlark_sandbox.seed import demo_nodes
     draft, _ = load_draft(sandbox_draft())
     return render_job(draft, demo_nodes())
 
@@ -428,7 +428,7 @@ def test_wizard_field_text(field, text):
                                                 max_size=5).map("".join)))
 def test_sandbox_seed_names(seed):
     """`rlark sandbox --seed` is parsed before anything starts: a plan or one usage line."""
-    from rlark_tui.sandbox.seed import parse
+    from rlark_sandbox.seed import parse
     try:
         kind, jobs, pods = parse(seed)
     except RlarkError as exc:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.screens.logs import LogScreen
 from tests.pilot import wait_for
 

@@ -28,8 +28,8 @@ from tests.reliability.test_sandbox_restart import stop
 JOB, CLUSTER = "crash-follow", "rlark-gpu-a"
 POD = f"{JOB}-actor-0"
 DRIVER = """import signal, sys
-from rlark_tui.sandbox.agent import AgentSettings
-from rlark_tui.sandbox.instance import Sandbox
+from rlark_sandbox.agent import AgentSettings
+from rlark_sandbox.instance import Sandbox
 sandbox = Sandbox(sys.argv[1], seed="demo", agent_settings=AgentSettings(ray=False)).start()
 print("ready", sandbox.kubeconfig, flush=True)
 signal.pause()

@@ -1,5 +1,5 @@
 """Nothing lost: every file rlark writes for the user (drafts, exports, run-check records, saved submissions,
-sandbox credentials) goes through rlark_tui.fsutil.write_private: mode 0600, no temp file left behind, and a
+sandbox credentials) goes through rlark_tui.local.fsutil.write_private: mode 0600, no temp file left behind, and a
 crash at any point (an error before the rename, a SIGKILL mid-write) leaves the last good copy.
 
 The wizard's autosave surviving a killed app is tests/wizard/test_drafts.py
@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui import fsutil
-from rlark_tui.drafts import DraftStore, export_draft
-from rlark_tui.model.draft import JobDraft, load_draft
-from rlark_tui.sandbox.seed import demo_draft
+from rlark_tui.local import fsutil
+from rlark_tui.local.draft_files import DraftStore, export_draft
+from rlark_tui.jobspec.draft import JobDraft, load_draft
+from rlark_sandbox.seed import demo_draft
 
 SIZE = 4 * 1024 * 1024
 
@@ -77,7 +77,7 @@ def test_unencodable_text_keeps_the_old_copy(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from rlark_tui import fsutil
+    from rlark_tui.local import fsutil
     path, size = sys.argv[1], int(sys.argv[2])
     count = 0
     while True:
@@ -107,7 +107,7 @@ def test_sigkill_at_any_moment_leaves_one_whole_copy(tmp_path):
 
 KILLED_BEFORE_RENAME = textwrap.dedent("""
     import os, sys, time
-    from rlark_tui import fsutil
+    from rlark_tui.local import fsutil
     def hang(src, dst):
         print("temp written", flush=True)
         time.sleep(60)
@@ -265,7 +265,7 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
     them and drops the kept copy."""
     from textual.widgets import Input
 
-    from rlark_tui.app import RlarkApp
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.checks.records import hand_over_path
     from rlark_tui.screens.check import CheckScreen
     from tests.checks.fixtures import post_evidence
@@ -334,7 +334,7 @@ def test_dev_stdout_redirected_to_a_file_adds_to_that_file(tmp_path):
     """`rlark check JOB --output /dev/stdout > out.md`: the record lands between what was printed before and
     after; the shell's file is neither replaced nor truncated."""
     out = tmp_path / "out.md"
-    code = ("import sys; from rlark_tui import fsutil; print('before', flush=True); "
+    code = ("import sys; from rlark_tui.local import fsutil; print('before', flush=True); "
             "fsutil.write_private('/dev/stdout', 'RECORD\\n'); print('after')")
     with open(out, "w") as handle:
         subprocess.run([sys.executable, "-c", code], stdout=handle, check=True, timeout=60)

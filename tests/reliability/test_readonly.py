@@ -11,11 +11,11 @@ import uuid
 import pytest
 import yaml
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.model.draft import dump_draft
+from rlark_tui.jobspec.draft import dump_draft
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
@@ -154,7 +154,7 @@ async def refused_in_tui(access, name: str, key: str, screen: str) -> None:
         assert type(app.screen) is shown and not isinstance(app.screen, ConfirmScreen)
         verb = "delete" if key == "ctrl+d" else "stop or start"
         assert notes(app) == [f"read-only mode: refusing to {verb} job {name} (started with --readonly)"]
-        # Even a confirmed dialog (were one shown) goes through rlark_tui.actions, which refuses.
+        # Even a confirmed dialog (were one shown) goes through rlark_tui.flow.actions, which refuses.
         action = "delete" if key == "ctrl+d" else ("start" if name == STOPPED else "stop")
         app._confirmed(action, name, True)
         refused = f"{action} {name}: read-only mode: refusing to {action} job {name} (started with --readonly)"

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from rlark_tui.cli import main
-from rlark_tui.sandbox.seed import demo_draft
+from rlark_sandbox.seed import demo_draft
 
 NAMES = ("restart-one", "restart-two", "restart-three")
 

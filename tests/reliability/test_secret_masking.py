@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.secrets import job_secrets
@@ -290,7 +290,7 @@ def test_a_ray_token_read_after_a_log_view_started_is_masked_from_then_on(job):
     token (the fixed `ray-token`) hands it to the view's redactor as it is read."""
     from rlark_tui.cluster.logs import resolve_targets
     from rlark_tui.cluster.secrets import LogSecrets
-    from rlark_tui.model.redact import LineRedactor
+    from rlark_tui.text.redact import LineRedactor
     access = ClusterAccess.open(str(job.kubeconfig), job.context)
     redact = LineRedactor()
     try:

@@ -16,10 +16,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.reconciler import Reconciler
+from rlark_tui.flow.reconciler import Reconciler
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for
 
@@ -102,7 +102,7 @@ async def test_server_down_while_the_control_plane_is_up_the_header_says_why_and
                                                                                           monkeypatch):
     name, _ = job
     # the sources are probed every 30 s when healthy; 1 s here so the test need not wait for it
-    monkeypatch.setattr("rlark_tui.app.Reconciler", functools.partial(Reconciler, probe_interval=1.0))
+    monkeypatch.setattr("rlark_tui.tui.app.Reconciler", functools.partial(Reconciler, probe_interval=1.0))
     access = ClusterAccess.open(str(rel.kubeconfig), rel.context)
     app = RlarkApp(access)
     try:
@@ -134,7 +134,7 @@ def read_lines(capsys, count: int, timeout: float = 30) -> list[str]:
 
 
 def test_logs_follow_with_kubeconfig_alone_across_a_sandbox_restart(tmp_path, env, monkeypatch, capsys):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     from tests.sandbox.helpers import raw
 
     state = tmp_path / "restart-sandbox"

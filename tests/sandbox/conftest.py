@@ -8,6 +8,6 @@ import pytest
 
 @pytest.fixture(scope="session")
 def bare_sandbox(tmp_path_factory):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     with Sandbox(tmp_path_factory.mktemp("bare-sandbox"), seed="demo", agent=False) as sb:
         yield sb

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from rlark_tui.model import keys
-from rlark_tui.sandbox.demo_workload import metric_table
+from rlark_sandbox.demo_workload import metric_table
 from tests.sandbox.helpers import job, task
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "shared-read"
@@ -89,9 +89,9 @@ def test_each_read_asks_only_for_what_came_after_the_last_line(run, counted):
 
 
 async def test_one_header_read_serves_the_alert_round_and_progress(run, counted):
-    from rlark_tui.alertpoll import ALERTS, ALL_KEY
-    from rlark_tui.polls import PROGRESS
-    from rlark_tui.reconciler import Reconciler
+    from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.polls import PROGRESS
+    from rlark_tui.flow.reconciler import Reconciler
 
     access, reads = counted
     run.logs.start_instance(CLUSTER, NS, POD, "main")  # a log of its own (the test above left a crash line)

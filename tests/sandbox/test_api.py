@@ -297,7 +297,7 @@ def test_table_for_kubectl(sandbox):
 
 
 def test_watch_bookmarks_when_allowed(sandbox, api, monkeypatch):
-    from rlark_tui.sandbox import server
+    from rlark_sandbox import server
     monkeypatch.setattr(server, "BOOKMARK_SECONDS", 0.3)
     rv = api.list_cluster_custom_object(GROUP, VERSION, "domains")["metadata"]["resourceVersion"]
     events = list(watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "domains",

@@ -18,8 +18,8 @@ from kubernetes import client, config
 
 from rlark_tui.cli import main
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.sandbox import Sandbox
-from rlark_tui.sandbox.agent import Agent, AgentSettings
+from rlark_sandbox import Sandbox
+from rlark_sandbox.agent import Agent, AgentSettings
 from tests.sandbox.helpers import GROUP, VERSION, job, raw
 
 READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=(https://127\.0\.0\.1:\d+)$")
@@ -128,7 +128,7 @@ def test_demo_seed_job(tmp_path):
     for task in tasks:
         main = task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
         assert "@sha256:" in main["image"] and main["resources"]["limits"] == {"nvidia.com/gpu": "1"}
-    assert "python -m rlark_tui.sandbox.demo_workload --run-id demo-ppo-001" in tasks[0]["runScript"]
+    assert "python -m rlark_sandbox.demo_workload --run-id demo-ppo-001" in tasks[0]["runScript"]
     assert str(tmp_path / "outputs") in tasks[0]["runScript"]
     assert "rlark.io/launch-record" in demo["metadata"]["annotations"]
     record = submitted_record(demo)
@@ -146,7 +146,7 @@ def test_agent_runs_with_its_settings_unless_off(tmp_path):
 
 def test_one_sandbox_per_state_dir(tmp_path):
     from rlark_tui.errors import RlarkError
-    from rlark_tui.sandbox import running_pid
+    from rlark_sandbox import running_pid
     assert running_pid(tmp_path) is None
     with Sandbox(tmp_path, seed="none", agent=False):
         assert running_pid(tmp_path) == os.getpid()

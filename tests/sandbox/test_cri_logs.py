@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from kubernetes import client
 
-from rlark_tui.sandbox.logs import MAX_LINE, LogStore
+from rlark_sandbox.logs import MAX_LINE, LogStore
 from tests.sandbox.helpers import data_plane_api
 from tests.sandbox.test_dataplane import data_pod
 

@@ -46,7 +46,7 @@ def test_clusters_aggregated_from_node_crs(sandbox):
     (["Online"], [None], "Online", "Hybrid"),
 ])
 def test_cluster_phase_and_type(phases, categories, phase, kind):
-    from rlark_tui.sandbox.gateway_console import cluster_info
+    from rlark_sandbox.gateway_console import cluster_info
     nodes = [{"metadata": {"labels": {"rlark.io/node-category": c} if c else {}}, "status": {"phase": p}}
              for p, c in zip(phases, categories)]
     info = cluster_info("rlark-x", nodes)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from rlark_tui.model import keys
-from rlark_tui.sandbox.demo_workload import metric_table
+from rlark_sandbox.demo_workload import metric_table
 from tests.clirun import cli_runner
 from tests.sandbox.helpers import forget_pod, job, task, tensorboard_pod
 
@@ -112,8 +112,8 @@ async def test_reconciler_reads_progress_and_metrics_when_subscribed(run, env):
     import time
 
     from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.polls import METRICS, PROGRESS
-    from rlark_tui.reconciler import Reconciler
+    from rlark_tui.flow.polls import METRICS, PROGRESS
+    from rlark_tui.flow.reconciler import Reconciler
 
     access = ClusterAccess.open(str(run.kubeconfig))
     reads = []

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rlark_tui.sandbox.podnet import PodNetwork
-from rlark_tui.sandbox.runner import PortBlocks
+from rlark_sandbox.podnet import PodNetwork
+from rlark_sandbox.runner import PortBlocks
 
 
 def test_pod_addresses_are_loopback_distinct_per_pod_and_per_sandbox():
@@ -52,7 +52,7 @@ def test_a_listener_in_the_pod_network_is_not_reachable_from_the_host():
 UNPRIVILEGED = """
 import socket, subprocess, sys
 sys.path.insert(0, sys.argv[1])
-from rlark_tui.sandbox.podnet import PodNetwork
+from rlark_sandbox.podnet import PodNetwork
 network = PodNetwork("/tmp/podnet-unprivileged").open()
 assert network.isolated, network.problem
 address = network.address(5)

@@ -24,7 +24,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from rlark_tui.sandbox.rlark_server import lease_name
+from rlark_sandbox.rlark_server import lease_name
 from tests.sandbox.helpers import admin_cert_files, member_kubectl, ray_token_header, server_raw
 
 ADMIN = {"cert-role": "admin", "permission:admin": "true", "kubernetes-impersonation": "-"}
@@ -241,7 +241,7 @@ def test_unknown_routes_are_recorded_on_both_ports(sandbox, admin_files):
 def test_admin_secret_lease_and_kubeconfig_extension(sandbox):
     from cryptography import x509
 
-    from rlark_tui.sandbox import certs
+    from rlark_sandbox import certs
     core = client.CoreV1Api(sandbox.api_client())
     secret = core.read_namespaced_secret("rlark-admin-cert", "default")
     cert = x509.load_pem_x509_certificate(base64.b64decode(secret.data["client.crt"]))

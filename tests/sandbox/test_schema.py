@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui.sandbox import schema
+from rlark_sandbox import schema
 
 CRDS = Path(__file__).resolve().parents[2] / ".." / "shared" / "spec" / "crds"
 COMPARED = ("type", "format", "required", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from rlark_tui.sandbox.logs import LogsNotFound, LogStore
-from rlark_tui.sandbox.store import AlreadyExists, Conflict, Gone, NotFound, StateError, Store
+from rlark_sandbox.logs import LogsNotFound, LogStore
+from rlark_sandbox.store import AlreadyExists, Conflict, Gone, NotFound, StateError, Store
 
 
 def test_objects_and_counter_survive_a_restart(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.sandbox.tensorboard import rewrite_css, rewrite_html
+from rlark_sandbox.tensorboard import rewrite_css, rewrite_html
 from tests.sandbox.helpers import forget_pod, raw, tensorboard_pod
 
 pytest.importorskip("tensorboardX")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.messages import SnapshotChanged
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.flow.messages import SnapshotChanged
+from rlark_tui.flow.snapshot import Snapshot
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
-from rlark_tui import app as app_module
-from rlark_tui.app import RlarkApp
-from rlark_tui.model import alerts as A
+from rlark_tui.tui import app as app_module
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.alerting import rules as A
 from tests.pilot import wait_for
 from tui_factories import build_snapshot, job_dict
 

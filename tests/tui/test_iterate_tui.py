@@ -11,15 +11,15 @@ from dataclasses import replace
 
 import pytest
 
-from rlark_tui.actions import Actions
-from rlark_tui.app import RlarkApp
+from rlark_tui.flow.actions import Actions
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
 from rlark_tui.model import keys
-from rlark_tui.model.build import build_job
-from rlark_tui.model.jobdiff import diff_jobs
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.jobdiff import diff_jobs
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.model.views import Job
+from rlark_tui.model.objects import Job
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.diff import DiffScreen
 from rlark_tui.screens.job_detail import JobDetailScreen

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
@@ -24,7 +24,7 @@ PODS = 10
 
 @pytest.fixture(scope="module")
 def load_sandbox(tmp_path_factory):
-    from rlark_tui.sandbox import Sandbox
+    from rlark_sandbox import Sandbox
     with Sandbox(tmp_path_factory.mktemp("log-follow-sandbox"), seed="scale:1:0", agent=False) as sb:
         yield sb
 

@@ -8,11 +8,11 @@ import time
 from dataclasses import replace
 from types import MappingProxyType
 
-from rlark_tui.app import RlarkApp
-from rlark_tui.messages import ContextChanged
-from rlark_tui.model.curves import MetricsResult, MetricsState
-from rlark_tui.model.progress import Progress, ProgressState
-from rlark_tui.polls import METRICS, PROGRESS
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.flow.messages import ContextChanged
+from rlark_tui.telemetry.curves import MetricsResult, MetricsState
+from rlark_tui.telemetry.progress import Progress, ProgressState
+from rlark_tui.flow.polls import METRICS, PROGRESS
 from rlark_tui.screens.compare import CompareScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import SETTLE_SECONDS

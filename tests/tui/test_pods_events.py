@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen

@@ -1,5 +1,5 @@
 """Pilot tests of the TUI against the shared sandbox over real HTTPS: the reconciler feeds the screens,
-mutations go through the dialogs and rlark_tui.actions, logs stream from the sandbox's data planes.
+mutations go through the dialogs and rlark_tui.flow.actions, logs stream from the sandbox's data planes.
 
 Jobs made here use images the sandbox does not run with Ray (`invalid` fails the pull, `no-ray` exits
 before Ray starts), so only the one test marked `ray` depends on demo-ppo's real Ray processes.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS

@@ -5,7 +5,7 @@ What is asserted is what a user sees: table cells, tree lines, header text, dial
 
 from __future__ import annotations
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
@@ -232,7 +232,7 @@ async def test_readonly_hides_and_refuses_mutations(post_snapshot):
         await pilot.press("s", "ctrl+d")
         assert isinstance(app.screen, JobListScreen)
         assert not isinstance(app.screen, ConfirmScreen)
-        # reached without a key (the keys are hidden), the mutation is refused once, by rlark_tui.actions
+        # reached without a key (the keys are hidden), the mutation is refused once, by rlark_tui.flow.actions
         app.request_delete("demo-ppo")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)

@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlark_tui.model import Job
+from rlark_tui.model.objects import Job
 from rlark_tui.model.lifecycle import consequences
 from rlark_tui.model.timefmt import age
-from rlark_tui.model.view_model import (
-    SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint)
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.view.index import SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint
+from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
 from rlark_tui.widgets.workers import NO_PODS
@@ -133,7 +132,7 @@ def test_log_buffer_is_bounded_and_counts_drops():
 
 
 def test_header_folds_connected_data_planes_puts_unhealthy_first_unconfigured_last_and_leaves_ray_out():
-    from rlark_tui.snapshot import SourceState
+    from rlark_tui.flow.snapshot import SourceState
     from rlark_tui.widgets.status_header import shown_sources
 
     sources = {"control plane": SourceState("control plane", "connected"),
@@ -165,7 +164,7 @@ def test_rows_of_unchanged_jobs_are_reused_and_changed_ones_derived_again():
 
 def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_progress():
     from rlark_tui.model.podstate import PodHealth
-    from rlark_tui.model.progress import Progress, ProgressState
+    from rlark_tui.telemetry.progress import Progress, ProgressState
 
     first = build_snapshot([job_dict("a"), job_dict("b")])
     index = SnapshotIndex(first)
@@ -180,8 +179,8 @@ def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_prog
 
 
 def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_round_derives_only_its_rows():
-    from rlark_tui.model.resource_use import UsageState
-    from rlark_tui.model.usage import GpuSample, PodUsage
+    from rlark_tui.telemetry.usage import UsageState
+    from rlark_tui.telemetry.sample import GpuSample, PodUsage
 
     first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c", phase="Pending")])
     index = SnapshotIndex(first)
@@ -203,7 +202,7 @@ def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_roun
 
 
 def test_usage_targets_kept_from_round_to_round_follow_a_changed_spec_and_a_pod_that_stops_running():
-    from rlark_tui.cluster.usage import Target, Targets, targets_of
+    from rlark_tui.cluster.usage_reads import Target, Targets, targets_of
 
     first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c")])
     index, targets = SnapshotIndex(first), Targets()

@@ -6,7 +6,7 @@ rlark.io/task-name; Nodes gpu-a1 / gpu-a2 (rlark-gpu-a) and edge-b1 (rlark-edge-
 
 from __future__ import annotations
 
-from rlark_tui.snapshot import Snapshot, SourceState
+from rlark_tui.flow.snapshot import Snapshot, SourceState
 
 ROLES = (("actor", "Actor", "Actor", "gpu-a1", "rlark-gpu-a"),
          ("rollout", "Rollout", "Rollout", "gpu-a2", "rlark-gpu-a"),

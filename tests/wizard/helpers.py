@@ -8,12 +8,12 @@ from pathlib import Path
 
 import yaml
 
-from rlark_tui.app import RlarkApp
-from rlark_tui.model.draft import load_draft
-from rlark_tui.polls import GATEWAY_KEY, GatewayLookups
-from rlark_tui.messages import SnapshotChanged
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.jobspec.draft import load_draft
+from rlark_tui.flow.polls import GATEWAY_KEY, GatewayLookups
+from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.screens.wizard import WizardScreen
-from rlark_tui.snapshot import Snapshot
+from rlark_tui.flow.snapshot import Snapshot
 
 SIZE = (120, 40)
 
@@ -60,7 +60,7 @@ IMAGE = "registry.rlark.local/wizard-invalid-pull/rlinf" + DIGEST
 
 def base_draft(name: str = "wiz-base"):
     """A valid three-role RL draft for the demo sandbox (two clusters, hence the domain)."""
-    from rlark_tui.model.draft import JobDraft, RoleDraft
+    from rlark_tui.jobspec.draft import JobDraft, RoleDraft
 
     def role(role_name: str, cluster: str, host: str, gpu: int = 0) -> RoleDraft:
         return RoleDraft(name=role_name, cluster=cluster, selector={"kubernetes.io/hostname": host}, gpu=gpu,

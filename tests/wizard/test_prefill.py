@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rlark_tui.app import RlarkApp
-from rlark_tui.messages import SnapshotChanged
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.screens.wizard import WizardScreen
 from wizard.helpers import data_draft, message, offline_snapshot
 

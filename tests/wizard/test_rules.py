@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rlark_tui.model.draft import Mount
+from rlark_tui.jobspec.draft import Mount
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.app import RlarkApp
+from rlark_tui.tui.app import RlarkApp
 from wizard.helpers import data_draft, open_offline
 
 

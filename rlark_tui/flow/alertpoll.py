@@ -1,0 +1,557 @@
+"""The `alerts` subscription topic: the reconciler evaluates the alert rules (alerting/rules.py) for every Job in
+scope, whether or not a screen shows it, every ROUND_SECONDS. The rounds are an `AlertRounds` object, one per
+Reconciler (`polls.Topic.rounds`), which keeps what the next round needs; the Snapshot gets only the book.
+
+Reads, each bounded and shared where another topic reads the same thing:
+- the data-plane pods: ONE list per member cluster (label `app`, as the platform labels workload pods) every
+  PLANE_SECONDS, for every Job at once (kept in `ClusterAccess.recent_reads`: the job list's REASON uses it);
+- the Header log of each Running Job, through `ClusterAccess.log_reads` (cluster/logreads.py), which the PROGRESS
+  topic reads too: each read asks only for the lines after the last one seen. At most LOG_READS_PER_ROUND per
+  round (4 per second) and once per LOG_SECONDS per Job; the order: Jobs on screen never read or changed, Jobs on
+  screen unread for SHOWN_MAX_SECONDS, other Jobs never read or changed (new, restarted, a new phase: a Job that
+  left Running is read once more), then the longest-unread. With N Running Jobs in scope each is read at least
+  every max(LOG_SECONDS, N / 4) seconds while N ≤ 120 (the screen's Jobs at least every SHOWN_MAX_SECONDS beyond);
+- the other Running Pods' logs (run-oom), each at most once per WORKER_LOG_SECONDS, WORKER_LOGS_PER_ROUND in all;
+- Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
+  RAY_SECONDS per Job and one read per RAY_SPACING_SECONDS in all;
+- the acknowledgements file (acks.py), when it changed;
+- the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own.
+The rules run again only for the Jobs whose inputs changed (their objects, their log's facts or progress, their
+data-plane pods, Ray, usage) or whose rules read the clock and reached their time (a stall, a restart's quiet time);
+a round in which nothing changed merges nothing and returns the published state itself (no new Snapshot).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from rlark_tui.local import acks
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
+from rlark_tui.cluster.secrets import job_secrets
+from rlark_tui.alerting import rules
+from rlark_tui.alerting.rules import AlertsState, Evaluated, frozen
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.model.objects import Pod
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+
+ALERTS = "alerts"
+ALL_KEY = rules.ALL_KEY
+ROUND_SECONDS = 2.0
+PLANE_SECONDS = 5.0
+LOG_SECONDS = 10.0
+LOG_READS_PER_ROUND = 8
+"""At most this many Header-log reads per round (4 per second): with many Running Jobs each is read less often."""
+SHOWN_MAX_SECONDS = 30.0
+"""A Job on screen (its PROGRESS asked for) unread this long goes before the others, however many Jobs there are."""
+JUDGED_PER_ROUND = 150
+"""At most this many Jobs are judged again per round (a first round over 5,000 Jobs is spread over several, so
+that it never holds the interpreter long); the others keep their last judgement until their turn."""
+COST_FACTOR = 40.0
+"""A round that took C seconds of CPU is followed by the next only after COST_FACTOR x C seconds."""
+WORKER_LOG_SECONDS = 60.0
+WORKER_LOGS_PER_ROUND = 1
+WORKER_SCAN_PER_ROUND = 50
+"""The other Running Pods' logs (CUDA and Ray memory kills happen in any Pod): each at most once a minute, one per
+round (0.5 per second); at most WORKER_SCAN_PER_ROUND due Jobs are looked at per round for a Running Pod to read
+(thousands of Running Jobs whose other Pods are not Running would otherwise be walked Pod by Pod every round)."""
+CHUNK_JOBS = 100
+CHUNK_PAUSE_SECONDS = 0.001
+"""The round's walk over the Jobs it judges pauses this long after each CHUNK_JOBS Jobs: it runs in a worker
+thread but holds the interpreter while it computes, and a stretch of hundreds of milliseconds over 5,000 Jobs
+made the UI thread wait for it at every turn of its event loop (key and filter latency)."""
+RAY_SECONDS = 30.0
+RAY_SPACING_SECONDS = 4.0
+"""One Ray read per this many seconds in all (0.25 per second), each Job at most once per RAY_SECONDS."""
+APP_SELECTOR = "app"
+
+
+def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
+    """The subscription key of a scope: ALL_KEY, or the Job names (`rlark watch JOB…`)."""
+    return ",".join(sorted(set(jobs))) if jobs else ALL_KEY
+
+
+def in_scope(key: str, job: str) -> bool:
+    return key == ALL_KEY or job in key.split(",")
+
+
+def plane_read(cluster: str) -> tuple[str, str, str]:
+    """The `recent_reads` key of a data plane's workload pod list (the alert rounds' and the REASON column's)."""
+    return ("data-plane pods", cluster, APP_SELECTOR)
+
+
+def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | None:
+    try:
+        found = access.data_plane_pods(cluster, APP_SELECTOR)
+    except (ApiError, Unreachable):
+        return None
+    if found is None:
+        return None
+    return MappingProxyType({str((pod.get("metadata") or {}).get("name", "")): pod for pod in found})
+
+
+def fresh_planes(access: ClusterAccess, clusters: set[str], max_age: float) -> Mapping[str, Mapping[str, dict]] | None:
+    """The data-plane pod lists of these clusters (cluster -> pod name -> pod) when an alert round listed every one
+    of them within `max_age` seconds; else None. The job list's REASON reads them instead of listing again."""
+    found = {}
+    for cluster in clusters:
+        hit = access.recent_reads.peek(plane_read(cluster), max_age)
+        if hit is None or hit[1] is None:
+            return None
+        found[cluster] = hit[1]
+    return found
+
+
+@dataclass
+class _Scope:
+    """What the rounds of one scope key keep between rounds (only the round of that key touches it)."""
+
+    book: rules.Book
+    restarts: dict[str, tuple[int, int, float]]
+    planes: dict[str, tuple[float, Mapping[str, dict] | None]] = field(default_factory=dict)
+    """Cluster -> (monotonic time of the list, its pods by name; None: the list failed)."""
+    log_read: dict[str, float] = field(default_factory=dict)
+    """Job -> monotonic time its Header log was last read for this scope."""
+    read_as: dict[str, tuple] = field(default_factory=dict)
+    """Job -> (Header Pod CR key, container instance) of that read."""
+    seen: dict[str, object] = field(default_factory=dict)
+    """Job -> the logreads.Seen its last judgement used."""
+    running: frozenset[str] = frozenset()
+    final: set[str] = field(default_factory=set)
+    """Jobs that left Running whose log is read once more (the lines of their last moments)."""
+    jobs_map: object = None
+    clusters_of: tuple[object, list[str]] = (None, [])
+    """(the Snapshot's Pods mapping, the member clusters they are in)."""
+    running_of: tuple[object, frozenset[str]] = (None, frozenset())
+    """(the Snapshot's Jobs mapping, the Running ones among them in scope)."""
+    next_wake: float = float("-inf")
+    """The earliest `wake_at` of the judgements kept."""
+    worker_read: dict[str, float] = field(default_factory=dict)
+    worker_logs: dict[str, Mapping[str, rules.LogFacts]] = field(default_factory=dict)
+    ray: dict[str, tuple[float, Mapping]] = field(default_factory=dict)
+    ray_at: float = float("-inf")
+    cache: dict[str, Evaluated] = field(default_factory=dict)
+    objects: dict[str, tuple] = field(default_factory=dict)
+    """Job -> its objects (the Job, Tasks and Pods) when last judged."""
+    dirty: set[str] = field(default_factory=set)
+    """Jobs still to judge again (over a round's budget)."""
+    merged: rules.Evaluation | None = None
+    sources: rules.Evaluation | None = None
+    samples: object = None
+    usage: dict[str, tuple | None] = field(default_factory=dict)
+    thresholds: object = None
+    serial: int = 0
+    judged_at: float = float("-inf")
+    cost: float = 0.0
+    published: AlertsState | None = None
+
+
+class AlertRounds:
+    """The alert rounds of one Reconciler: a fetch (`rounds(access, index, key)`) that keeps, per scope key, what
+    the next round needs (read times, Ray results, each Job's last judgement and the facts it was made from)."""
+
+    def __init__(self, shown_read: Callable[[str], None] = lambda job: None) -> None:
+        self._scopes: dict[str, _Scope] = {}
+        self._shown_read = shown_read
+        """Told each Job on screen whose Header log a round read (the PROGRESS topic then looks again at once)."""
+        self._pool = ThreadPoolExecutor(max_workers=LOG_READS_PER_ROUND, thread_name_prefix="rlark-alerts")
+        """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
+
+    def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
+        published = index.snapshot.alerts.get(key)
+        published = published if isinstance(published, AlertsState) else None
+        scope = self._scopes.get(key)
+        if scope is None:
+            # a new Reconciler (ctrl+r) goes on from the book the last one published
+            scope = self._scopes[key] = _Scope(published.book if published else rules.Book(),
+                                               dict(published.restarts.counts) if published else {})
+        mono, cpu = time.monotonic(), time.thread_time()
+        if mono - scope.judged_at < COST_FACTOR * scope.cost:
+            # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
+            return published or scope.published or AlertsState(scope.book)
+        state = _round(access, index, key, scope, mono, self._map, self._shown_read)
+        scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
+        if published is not None and state.book is published.book and state.errors == published.errors:
+            return published  # a quiet round: no new Snapshot, no repaint
+        scope.published = state
+        return state
+
+    def _map(self, fn: Callable, items: Iterable) -> list:
+        """`[fn(item) for item in items]`, the items at once on the rounds' threads (one: on this one)."""
+        items = list(items)
+        return [fn(item) for item in items] if len(items) < 2 else list(self._pool.map(fn, items))
+
+
+def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float,
+           parallel_map: Callable[[Callable, Iterable], list], shown_read: Callable[[str], None]) -> AlertsState:
+    from rlark_tui.local.config import state_dir
+
+    snapshot = index.snapshot
+    now = time.time()
+    thresholds = access.config.alerts
+    jobs = index.jobs if key == ALL_KEY else {name: job for name, job in index.jobs.items() if in_scope(key, name)}
+    pods: dict[str, list[Pod]] = {}
+
+    def pods_of(name: str) -> list[Pod]:
+        """The Job's Pods, found when first needed (most rounds judge few Jobs)."""
+        found = pods.get(name)
+        if found is None:
+            found = pods[name] = index.job_pods(jobs[name])
+        return found
+
+    errors: list[str] = []
+    # the Jobs whose objects (the Job, its Tasks, its Pods) or row may differ from those the last round read
+    moved = index.rows_changed_since(scope.serial) if scope.serial else None
+    if moved is None or thresholds is not scope.thresholds:
+        changed: set[str] = set(jobs)
+    else:  # a row also moves with its PROGRESS, REASON or alert mark: only a Job whose objects differ counts
+        changed = {name for name in moved if name in jobs
+                   and _objects(index, jobs[name], pods_of) != scope.objects.get(name)}
+    scope.thresholds = thresholds
+
+    # data planes: one list per member cluster holding Pods of the Jobs in scope
+    if key == ALL_KEY and snapshot.pods is not scope.clusters_of[0]:
+        # the cluster namespaces of the Pod CRs (keys `namespace/name`), found once per pods mapping
+        scope.clusters_of = (snapshot.pods, sorted({k.partition("/")[0] for k in snapshot.pods if "/" in k}))
+    clusters = scope.clusters_of[1] if key == ALL_KEY else sorted(
+        {namespace for name in jobs for pod in pods_of(name) if (namespace := _namespace(pod.raw))})
+    planes = {cluster: scope.planes[cluster] for cluster in clusters if cluster in scope.planes}
+    due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
+    answers = parallel_map(lambda c: access.recent_reads.get(plane_read(c), PLANE_SECONDS,
+                                                             lambda: _plane_pods(access, c)), due)
+    moved_pods: set[tuple[str, str]] = set()
+    for cluster, answer in zip(due, answers):
+        old = planes.get(cluster, (0.0, None))[1]
+        kept = _same_objects(old, answer)
+        if kept is not old:
+            moved_pods |= _moved_pods(cluster, old, kept)
+        planes[cluster] = (mono, kept)
+        if answer is None:
+            errors.append(f"data plane {cluster}: pods not listed")
+    scope.planes = planes
+    if moved_pods:
+        changed |= {name for name in jobs if name not in changed and any(
+            (pod.namespace, pod.pod_name or pod.name) in moved_pods for pod in pods_of(name))}
+
+    relisted = snapshot.jobs is not scope.running_of[0]  # a Job was added, changed or removed
+    if relisted:
+        scope.running_of = (snapshot.jobs, frozenset(name for name, job in jobs.items()
+                                                     if _phase(job.raw) == "Running"))
+    running = scope.running_of[1]
+    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map,
+                  shown_read)
+    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted)
+    _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted)
+    _note_usage(snapshot, key, scope, jobs, pods_of, changed)
+    scope.running = running
+
+    # the rules, again only for the Jobs whose inputs changed or whose clock-read rules reached their time
+    for name in [n for n in scope.cache if n not in jobs] if relisted else []:
+        del scope.cache[name]
+        scope.seen.pop(name, None)
+        scope.log_read.pop(name, None)
+        scope.read_as.pop(name, None)
+        scope.objects.pop(name, None)
+    scope.dirty = {name for name in scope.dirty if name in jobs} | changed
+    if now >= scope.next_wake:
+        scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
+    scope.dirty |= {name for name in jobs if name not in scope.cache} if len(scope.cache) < len(jobs) else set()
+    judged = sorted(scope.dirty)[:JUDGED_PER_ROUND]
+    rejudged = False
+    for position, name in enumerate(judged):
+        if position % CHUNK_JOBS == CHUNK_JOBS - 1:
+            time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
+        scope.dirty.discard(name)
+        scope.objects[name] = _objects(index, jobs[name], pods_of)
+        evaluated = _judge(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
+        kept = scope.cache.get(name)
+        if kept is None or kept.found != evaluated.found or kept.restarts != evaluated.restarts \
+                or kept.updates != evaluated.updates:
+            rejudged = True
+        scope.cache[name] = evaluated
+    if judged or now >= scope.next_wake:
+        scope.next_wake = min((kept.wake_at for kept in scope.cache.values()), default=float("inf"))
+    sources = rules.source_findings(snapshot.sources, thresholds)
+    names = scope.merged.jobs if scope.merged is not None else None
+    if snapshot.jobs is not scope.jobs_map:
+        scope.jobs_map, names = snapshot.jobs, frozenset(snapshot.jobs)
+    if rejudged or scope.merged is None or sources != scope.sources or names != scope.merged.jobs:
+        scope.sources = sources
+        scope.merged = rules.merge([sources, *(part for kept in scope.cache.values()
+                                               for part in (kept.found, kept.restarts))], jobs=names)
+        # the restart memory of the Jobs not judged yet (a first round over thousands) stays as it was
+        kept = {} if len(scope.cache) >= len(jobs) else scope.restarts
+        scope.restarts = {**kept, **{pod: entry for judged in scope.cache.values()
+                                     for pod, entry in judged.updates.items()}}
+    scope.book = rules.step(scope.book, scope.merged, now, acks.load(state_dir()))
+    return AlertsState(scope.book, rules.RestartMemory(frozen(scope.restarts)), tuple(errors))
+
+
+def _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors,
+                  parallel_map, shown_read) -> None:
+    """This round's Header-log reads (the order is the module's docstring's); the Jobs whose log said something new
+    join `changed`."""
+    log_reads = access.log_reads
+    log_reads.schedule(key, None if key == ALL_KEY else frozenset(jobs), mono + 3 * ROUND_SECONDS
+                       + COST_FACTOR * scope.cost)
+    shown = log_reads.wanted(2 * PROGRESS_SECONDS + ROUND_SECONDS)
+    scope.final = {name for name in scope.final | (scope.running - running) if name in jobs and name not in running
+                   and name in scope.log_read}
+    never = float("-inf")
+    ranked = []
+    found: dict[str, tuple] = {}
+    for name in running | scope.final:
+        last = scope.log_read.get(name, never)
+        if mono - last < LOG_SECONDS:
+            continue
+        urgent = last == never or name in scope.final
+        if not urgent and name in changed:
+            # its objects or data-plane pod moved: a new Header Pod or container instance is read first
+            found[name] = _header_instance(index, name, pods_of, planes)
+            urgent = found[name][1:] != scope.read_as.get(name)
+        on_screen = name in shown
+        rank = 0 if on_screen and urgent else 1 if on_screen and mono - last >= SHOWN_MAX_SECONDS \
+            else 2 if urgent else 3
+        ranked.append((rank, last, name))
+    chosen: dict[str, tuple] = {}
+    for _, _, name in heapq.nsmallest(2 * LOG_READS_PER_ROUND, ranked):
+        if len(chosen) >= LOG_READS_PER_ROUND:
+            break
+        header, *identity = found.get(name) or _header_instance(index, name, pods_of, planes)
+        if header is not None:
+            chosen[name] = (header, *identity)
+        else:
+            scope.log_read[name] = mono
+            scope.final.discard(name)
+
+    def read(name: str):
+        header, _, instance = chosen[name]
+        return log_reads.read(access, header.cluster, header.pod, max_age=LOG_SECONDS, instance=instance)
+
+    for name, seen in zip(list(chosen), parallel_map(read, list(chosen))):
+        scope.log_read[name] = mono
+        scope.read_as[name] = tuple(chosen[name][1:])
+        if seen.error:
+            errors.append(f"{name}: {seen.error}")
+        if scope.seen.get(name) is not seen:
+            old = scope.seen.get(name)
+            scope.seen[name] = seen
+            if old is None or old.facts is not seen.facts or old.progress != seen.progress:
+                changed.add(name)
+        if name in shown:
+            shown_read(name)
+    scope.final -= chosen.keys()  # a Job that left Running: its last lines are read once, then no more
+
+
+def _header_instance(index, name, pods_of, planes) -> tuple:
+    """(the Job's Header (metrics.Header) or None, its Pod's `cluster/name`, the container instance its log facts
+    belong to: alerting.rules.header_instance)."""
+    header = snapshot_header(index, name)
+    if header is None:
+        return None, "", None
+    cr = _pod_cr(pods_of(name), header.pod)
+    plane = _plane_pod(planes, cr) if cr is not None else None
+    pod_key = f"{header.cluster}/{cr.name if cr is not None else header.pod}"
+    return header, pod_key, rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
+
+
+def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted) -> None:
+    """The other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
+    longest-unread first, each Job's Running non-Header Pods."""
+    for name in [n for n in scope.worker_read if n not in jobs] if relisted else []:
+        del scope.worker_read[name]
+        scope.worker_logs.pop(name, None)
+    due_jobs = heapq.nsmallest(WORKER_SCAN_PER_ROUND, (
+        (scope.worker_read.get(name, float("-inf")), name) for name in running
+        if mono - scope.worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS))
+    chosen = []
+    for _, name in due_jobs:
+        if len(chosen) >= WORKER_LOGS_PER_ROUND:
+            break
+        scope.worker_read[name] = mono
+        head = jobs[name].head_task_name
+        chosen += [(name, pod) for pod in pods_of(name) if pod.phase == "Running" and pod.pod_name
+                   and pod.task_name != head][:WORKER_LOGS_PER_ROUND]
+
+    def read(item):
+        _, pod = item
+        plane = _plane_pod(planes, pod)
+        instance = rules.header_instance(plane if isinstance(plane, dict) else None, f"{pod.namespace}/{pod.name}")
+        return access.log_reads.read(access, pod.namespace, pod.pod_name, max_age=WORKER_LOG_SECONDS,
+                                     instance=instance)
+
+    for (name, pod), seen in zip(chosen, parallel_map(read, chosen)):
+        if seen.error:
+            continue
+        kept = scope.worker_logs.get(name, frozen())
+        pod_key = f"{pod.namespace}/{pod.name}"
+        if kept.get(pod_key) is not seen.facts:
+            scope.worker_logs[name] = frozen({**kept, pod_key: seen.facts})
+            changed.add(name)
+
+
+def _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted) -> None:
+    """Ray: the Ray tab's result when subscribed, else a read of our own now and then."""
+    for name in [n for n in scope.ray if n not in jobs] if relisted else []:
+        del scope.ray[name]
+    changed |= {name for name in running if name in snapshot.ray}  # the Ray tab's own reads, every 2 s
+    if mono - scope.ray_at < RAY_SPACING_SECONDS:
+        return
+    wanted = min(((scope.ray.get(name, (float("-inf"), None))[0], name) for name in running
+                  if name not in snapshot.ray and mono - scope.ray.get(name, (float("-inf"), None))[0] >= RAY_SECONDS),
+                 default=None)
+    if wanted is None:
+        return
+    name = wanted[1]
+    scope.ray_at = mono
+    status = access.ray_status(jobs[name])
+    old = scope.ray.get(name, (0.0, None))[1]
+    scope.ray[name] = (mono, status)
+    if status != old:
+        changed.add(name)
+
+
+def _note_usage(snapshot, key, scope, jobs, pods_of, changed) -> None:
+    """gpu-idle reads the usage topic's samples: the Jobs whose samples' numbers changed are judged again."""
+    samples = _usage_samples(snapshot, key)
+    if samples is scope.samples:
+        return
+    scope.samples = samples
+    for name in jobs:
+        signature = None if samples is None else _usage_signature(
+            {pod_key: samples[pod_key] for pod in pods_of(name) if (pod_key := f"{pod.namespace}/{pod.name}") in samples}
+        ) if samples else ()
+        if scope.usage.get(name, ()) != signature or name not in scope.usage:
+            changed.add(name)
+        scope.usage[name] = signature
+
+
+def _objects(index, job, pods_of) -> tuple:
+    """A Job's objects: the Job, its Tasks, its Pod CRs (compared by identity first: the watch makes a new dict
+    for each change)."""
+    return (job.raw, *(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
+            None, *(pod.raw for pod in pods_of(job.name)))
+
+
+def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
+    """One Job's rules over what this round knows of it. When they would quote a log line, the values of the
+    Secrets the Job's Pods reference are masked in it (read then, cluster/secrets.py keeps them SECRET_TTL)."""
+    name = job.name
+    job_pods = pods_of(name)
+    plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
+    header = snapshot_header(index, name)
+    seen = scope.seen.get(name)
+    samples = scope.samples if isinstance(scope.samples, Mapping) else None
+    ray_now = index.snapshot.ray.get(name) if name in index.snapshot.ray else (
+        scope.ray[name][1] if name in scope.ray else None)
+    inputs = rules.JobInputs(
+        job=job.raw,
+        tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
+        pods=tuple(pod.raw for pod in job_pods),
+        plane_pods=None if _UNKNOWN in plane_sig else {
+            f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if real is not None},
+        log=seen.facts if seen is not None and seen.wall_at is not None else None,
+        header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
+        progress=seen.progress if seen is not None else None,
+        ray=ray_now,
+        usage=None if samples is None else {
+            pod_key: samples[pod_key] for pod in job_pods if (pod_key := f"{pod.namespace}/{pod.name}") in samples},
+        worker_logs=scope.worker_logs.get(name) or frozen(),
+    )
+    if _quotes_log(inputs):
+        places = [(pod.namespace, _plane_namespace(real), real if isinstance(real, Mapping) else None)
+                  for pod, real in zip(job_pods, plane_sig)]
+        inputs = replace(inputs, known=job_secrets(access, job.raw, places).values)
+    found = rules.job_findings(inputs, thresholds, now)
+    restart_eval, updates = rules.restart_findings(inputs, rules.RestartMemory(scope.restarts), now)
+    return Evaluated(found, restart_eval, frozen(updates), rules.wake_at(inputs, thresholds, updates, now))
+
+
+def _quotes_log(inputs: rules.JobInputs) -> bool:
+    """Whether the rules would quote a free-form line of the Job's logs (a crash, an OOM, Ray not ready; the
+    start and finish lines they quote are fixed texts): only then are the Job's Secrets read to mask it."""
+    facts = [inputs.log, *inputs.worker_logs.values()]
+    return any(f is not None and (f.first_failure or f.oom or f.ray_not_ready) for f in facts)
+
+
+def _plane_namespace(real: object) -> str:
+    meta = real.get("metadata") if isinstance(real, Mapping) else None
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return namespace if isinstance(namespace, str) else ""
+
+
+def _usage_samples(snapshot, key: str) -> Mapping | None:
+    """The `usage` topic's samples for this scope (its own key, else the ALL_KEY one); None when nothing reads
+    usage (gpu-idle then neither fires nor resolves)."""
+    state = snapshot.usage.get(key) or snapshot.usage.get(ALL_KEY)
+    samples = getattr(state, "samples", None)
+    return samples if isinstance(samples, Mapping) else None
+
+
+def _usage_signature(usage: Mapping | None) -> tuple | None:
+    """What gpu-idle reads of a Job's samples (not their times: a new sample of the same numbers changes nothing)."""
+    return None if usage is None else tuple((k, s.gpus, s.source) for k, s in sorted(usage.items()))
+
+
+_UNKNOWN = object()
+"""A Pod whose data plane did not answer (its Job's pod rules can neither fire nor resolve)."""
+
+
+def _phase(raw: Mapping) -> str:
+    status = raw.get("status")
+    return status.get("phase", "") if isinstance(status, dict) else ""
+
+
+def _namespace(raw: Mapping) -> str:
+    meta = raw.get("metadata")
+    namespace = meta.get("namespace", "") if isinstance(meta, dict) else ""
+    return namespace if isinstance(namespace, str) else ""
+
+
+def _plane_pod(planes: Mapping, pod: Pod) -> object:
+    """The data-plane pod of a Pod CR (None: not listed; _UNKNOWN: its data plane did not answer). Read straight
+    from the dicts: it runs for every Pod of every Job judged."""
+    spec = pod.raw.get("spec")
+    listed = planes.get(_namespace(pod.raw), (0.0, None))[1]
+    if listed is None:
+        return _UNKNOWN
+    name = spec.get("podName") if isinstance(spec, dict) else None
+    return listed.get(name if isinstance(name, str) and name else pod.pod_name or pod.name)
+
+
+def _same_objects(old: Mapping[str, dict] | None, new: Mapping[str, dict] | None) -> Mapping[str, dict] | None:
+    """A new pod list that keeps the previous list's very objects where a pod did not change, so that the Jobs
+    whose pods did not change are not judged again."""
+    if old is None or new is None:
+        return new
+    if new is old:
+        return old
+    kept = {name: old[name] if old.get(name) == pod else pod for name, pod in new.items()}
+    if len(kept) == len(old) and all(kept[name] is old.get(name) for name in kept):
+        return old
+    return MappingProxyType(kept)
+
+
+def _moved_pods(cluster: str, old: Mapping[str, dict] | None, new: Mapping[str, dict] | None) -> set[tuple[str, str]]:
+    """(cluster, pod name) of the pods that differ between two lists of one data plane (every pod of both when one
+    of them is missing)."""
+    old, new = old or {}, new or {}
+    return {(cluster, name) for name in old.keys() | new.keys() if old.get(name) is not new.get(name)}
+
+
+def _pod_cr(pods: list[Pod], pod_name: str) -> Pod | None:
+    return next((pod for pod in pods if pod.pod_name == pod_name), None)
+
+
+def _pod_cr_name(pods: list[Pod], pod_name: str) -> str:
+    """The Pod CR name (a uid) of the data-plane pod `pod_name`."""
+    cr = _pod_cr(pods, pod_name)
+    return cr.name if cr is not None else pod_name

@@ -1,0 +1,415 @@
+"""The one background worker that owns refresh: list+watch of every kind, the subscriptions' periodic reads
+(rlark_tui.flow.polls: Ray status, Pod health, run-check evidence, gateway lookups, …), source health.
+
+Blocking client calls run in threads; events are applied on the event loop, coalesced to at most one
+immutable Snapshot per frame (the first change after a quiet frame is posted at once), indexed once
+(view.index.SnapshotIndex, derived from the previous one) and handed with its index to `publish` (the app
+posts it as messages.SnapshotChanged; `rlark watch` prints from it). Topic reads get the latest index. No Textual
+here: the headless commands run the same reconciler. Screens never call the API to render.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from rlark_tui.cluster.access import ClusterAccess, WatchEvent
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.flow.polls import TOPICS, Topic
+from rlark_tui.flow.snapshot import Snapshot, SourceState, source_key
+
+FRAME_SECONDS = 1 / 30
+POLL_TICK_SECONDS = 0.25
+NOTHING_YET_SECONDS = 1.0
+"""A subscription whose read found nothing to read yet is tried again after this long."""
+MAX_PARALLEL_POLLS = 4
+"""At most this many subscription reads at once (the most overdue for their interval first): dozens of Jobs' reads falling due
+together must not crowd the UI thread out of the interpreter."""
+PROBE_SECONDS = 30.0
+PROBE_RETRY_SECONDS = 3.0
+"""While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
+CONTROL_PLANE = "control plane"
+GATEWAY = "gateway"
+KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published Snapshot and its index."""
+
+    snapshot: Snapshot
+    index: SnapshotIndex
+
+
+
+
+class Reconciler:
+    """Keeps the latest Snapshot of one ClusterAccess and posts it; call `run(post)` once (e.g. as a worker)."""
+
+    def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS,
+                 probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
+                 start: SnapshotIndex | None = None, topics: Mapping[str, Topic] = TOPICS,
+                 hold: bool = False) -> None:
+        """`start`: the last index of a reconciler of the same access (ctrl+r); its objects and results stay
+        published until read again, instead of the screens going blank meanwhile, and the new indexes derive
+        from it. `topics`: the periodic reads a subscription can name (rlark_tui.flow.polls.TOPICS). `hold`: the
+        other kinds' watches, the subscriptions' reads and the probes wait, after the first kind (Jobs)
+        answered, until `release` says the Snapshot with its answer is shown (the TUI's first list)."""
+        self.access = access
+        self.frame = frame
+        self.topics = topics
+        self.probe_interval = probe_interval
+        self.kinds = kinds
+        self._objects: dict[str, dict[str, dict]] = {kind.plural: {} for kind in KINDS}
+        self._listed: set[str] = set()
+        self._errors: dict[str, str] = {}
+        self._sources: dict[str, SourceState] = {
+            CONTROL_PLANE: SourceState(CONTROL_PLANE, "stale", "connecting"),
+        }
+        self._results: dict[str, dict[str, object]] = {name: {} for name in topics}
+        self._subscribed: dict[tuple[str, str], bool] = {}
+        """Each subscription and whether it asks for detail (polls.Topic.detailed)."""
+        self._polled_at: dict[tuple[str, str], float] = {}
+        self._in_flight: set[tuple[str, str]] = set()
+        self._rounds: dict[str, Callable] = {}
+        """The fetch of each topic that keeps bookkeeping between its reads (polls.Topic.rounds), made once here."""
+        self._polls: set[asyncio.Task] = set()
+        self._changed: set[str] = set()
+        self._delta: dict[str, set[str] | None] = {}
+        self._snapshot = Snapshot(sources=MappingProxyType(dict(self._sources)))
+        if start is not None:
+            self._objects = {plural: dict(getattr(start.snapshot, plural)) for plural in self._objects}
+            self._results = {name: dict(getattr(start.snapshot, name)) for name in topics}
+            self._snapshot = replace(start.snapshot, sources=self._snapshot.sources)
+        self._index = SnapshotIndex(self._snapshot, start)
+        self._stop = threading.Event()
+        self._streams: dict[str, object] = {}
+        self._hold = hold
+        self._shown = threading.Event()
+        """Set once the first kind's answer is shown (at once when not held): its watch opens then, so that
+        opening it does not compete with painting the first list."""
+        if not hold:
+            self._shown.set()
+        self._first_answered = False
+        self._answered_in: int | None = None
+        """Version of the first Snapshot published with the first kind's answer (listed or failed)."""
+        self._helpers: list[asyncio.Task] = []
+        self._queue: asyncio.Queue | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The latest published Snapshot."""
+        return self._snapshot
+
+    @property
+    def index(self) -> SnapshotIndex:
+        """The latest published Snapshot's index."""
+        return self._index
+
+    # -- subscriptions -------------------------------------------------------------------------------------
+
+    def subscribe(self, topic: str, key: str, *, detail: bool = False) -> None:
+        """Run topic's read for `key` (a Job name; polls.GATEWAY_KEY for lookups) every `interval` seconds
+        until unsubscribed; results land in `snapshot.<topic>[key]`. Subscribing again sets the detail level of
+        the one subscription (`services.Intents` counts its subscribers); more detail is read at once."""
+        if topic not in self.topics:
+            raise KeyError(f"unknown topic {topic!r}")
+        before = self._subscribed.get((topic, key))
+        self._subscribed[(topic, key)] = detail
+        if detail and before is False:
+            self._polled_at.pop((topic, key), None)
+
+    def unsubscribe(self, topic: str, key: str) -> None:
+        """Stop reading (a read under way still publishes its result)."""
+        self._subscribed.pop((topic, key), None)
+
+    def poll_now(self, topic: str, key: str) -> None:
+        """Read a subscribed topic again at the next tick instead of waiting for its interval (ctrl+r)."""
+        self._polled_at.pop((topic, key), None)
+
+    def poll_soon(self, topic: str, key: str) -> None:
+        """`poll_now` from any thread (a topic read that found another subscription's data new)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self.poll_now, topic, key)
+
+    @property
+    def subscriptions(self) -> frozenset[tuple[str, str]]:
+        return frozenset(self._subscribed)
+
+    def release(self, shown_version: int) -> None:
+        """The Snapshot of `shown_version` is on screen: once that one carries the first kind's answer, a held
+        reconciler starts the rest of its reads (see `hold`)."""
+        if self._hold and self._answered_in is not None and shown_version >= self._answered_in:
+            self._hold = False
+            self._shown.set()
+            self._start_background()
+
+    @property
+    def held(self) -> bool:
+        """Whether the reads after the first kind's list still wait for `release`."""
+        return self._hold
+
+    def stop(self) -> None:
+        """Stop the watch threads and close their streams (run() returns)."""
+        self._stop.set()
+        self._shown.set()
+        for stream in list(self._streams.values()):
+            stream.abort()
+        self._wake(("stop", None, None))
+
+    def _wake(self, item) -> None:
+        if self._loop is not None and self._queue is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    # -- main loop ----------------------------------------------------------------------------------------
+
+    async def run(self, post: Callable[[Published], object]) -> None:
+        """Start the watchers and publish coalesced snapshots through `post` until cancelled or stopped."""
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._stop.clear()
+        self._initial_sources()
+        # the first kind (Jobs) is listed alone: the first list paints without waiting behind, or competing
+        # with, the decoding of every Pod, the subscriptions' reads and the probes (and the imports they pull
+        # in); those start once it answered (listed or failed) and, when held, once that answer is shown
+        self._start_watches(self.kinds[:1])
+        with contextlib.suppress(asyncio.TimeoutError):
+            # an answer within a frame (the TUI's first list, read while it started) is in the first Snapshot,
+            # without a Snapshot saying "connecting" painted just before it
+            self._apply(await asyncio.wait_for(self._queue.get(), self.frame), post)
+        self._publish(post)
+        published = self._loop.time()
+        try:
+            while not self._stop.is_set():
+                item = await self._queue.get()
+                self._apply(item, post)
+                # at most one Snapshot per frame, but the first change after a quiet frame goes out at once
+                deadline = published + self.frame
+                while (remaining := deadline - self._loop.time()) > 0 or not self._queue.empty():
+                    try:
+                        item = (self._queue.get_nowait() if remaining <= 0 or not self._queue.empty()
+                                else await asyncio.wait_for(self._queue.get(), remaining))
+                    except (asyncio.TimeoutError, asyncio.QueueEmpty):
+                        break
+                    self._apply(item, post)
+                self._publish(post)
+                published = self._loop.time()
+        finally:
+            for task in [*self._helpers, *self._polls]:
+                task.cancel()
+            self.stop()
+
+    def _start_background(self) -> None:
+        """The other kinds' watches, the subscriptions' reads and the probes."""
+        if self._stop.is_set() or self._helpers:
+            return
+        self._start_watches(self.kinds[1:])
+        self._helpers = [asyncio.create_task(self._poll_loop()), asyncio.create_task(self._probe_loop())]
+
+    def _start_watches(self, kinds: tuple[Kind, ...]) -> None:
+        for kind in kinds:
+            threading.Thread(target=self._watch_thread, args=(kind,), name=f"watch-{kind.plural}",
+                             daemon=True).start()
+
+    def _watch_thread(self, kind: Kind) -> None:
+        def keep(stream) -> None:
+            self._streams[kind.plural] = stream
+
+        for event in self.access.list_watch(kind, self._stop, on_stream=keep):
+            if self._stop.is_set():
+                return
+            self._wake(("watch", kind.plural, event))
+            if event.type == "RELIST" and kind is self.kinds[0]:
+                self._shown.wait()
+
+    def _apply(self, item, post) -> None:
+        what, name, payload = item
+        if what == "watch":
+            self._apply_watch(name, payload, post)
+        elif what == "poll":
+            topic, key = name
+            if self._results[topic].get(key) == payload:
+                return
+            self._results[topic][key] = payload
+            self._changed.add(topic)
+            source = self.topics[topic].source
+            if source is not None:
+                self._set_source(*source(key, payload), post)
+        elif what == "source":
+            self._set_source(name, payload[0], payload[1], post)
+
+    def _apply_watch(self, plural: str, event: WatchEvent, post) -> None:
+        objects = self._objects[plural]
+        if plural == self.kinds[0].plural:
+            self._first_answered = True
+        if event.type == "RELIST":
+            self._objects[plural] = {source_key(obj): obj for obj in event.items}
+            self._listed.add(plural)
+            self._changed.add(plural)
+            self._delta[plural] = None
+        elif event.type in ("ADDED", "MODIFIED"):
+            key = source_key(event.obj)
+            objects[key] = event.obj
+            self._errors.pop(plural, None)
+            self._note(plural, key)
+        elif event.type == "DELETED":
+            key = source_key(event.obj)
+            objects.pop(key, None)
+            self._note(plural, key)
+        elif event.type == "CONNECTED":
+            self._errors.pop(plural, None)
+        elif event.type == "ERROR":
+            self._errors[plural] = str(event.error)
+        self._update_control_plane(post)
+
+    def _note(self, plural: str, key: str) -> None:
+        self._changed.add(plural)
+        keys = self._delta.setdefault(plural, set())
+        if keys is not None:
+            keys.add(key)
+
+    def _update_control_plane(self, post) -> None:
+        if self._errors:
+            # a kind never listed has no data at all (disconnected, not stale); Jobs' error first
+            failing = sorted(self._errors, key=lambda plural: (plural in self._listed, plural != JOBS.plural))
+            why = self._errors[failing[0]]
+            if failing[0] in self._listed:
+                self._set_source(CONTROL_PLANE, "stale", f"{why}; reconnecting", post)
+            else:
+                self._set_source(CONTROL_PLANE, "disconnected", why, post)
+        elif self._listed >= {k.plural for k in self.kinds}:
+            self._set_source(CONTROL_PLANE, "connected", "", post)
+
+    def _set_source(self, name: str, status: str, reason: str, post) -> None:
+        state = SourceState(name, status, reason)
+        if self._sources.get(name) == state:
+            return
+        known = name in self._sources
+        self._sources[name] = state
+        if not known:  # data planes are found by the first probe: keep the header's order (gateway last)
+            self._sources = dict(sorted(self._sources.items(), key=lambda item: item[0] == GATEWAY))
+        self._changed.add("sources")
+
+    def _publish(self, post) -> None:
+        if not self._changed and self._snapshot.sources:
+            return
+        previous = self._snapshot
+
+        def part(name: str, current: dict) -> MappingProxyType:
+            """A frozen copy of what changed; the previous Snapshot's very mapping for what did not."""
+            return MappingProxyType(dict(current)) if name in self._changed else getattr(previous, name)
+
+        snapshot = Snapshot(
+            jobs=part(JOBS.plural, self._objects[JOBS.plural]),
+            tasks=part(TASKS.plural, self._objects[TASKS.plural]),
+            pods=part(PODS.plural, self._objects[PODS.plural]),
+            nodes=part(NODES.plural, self._objects[NODES.plural]),
+            domains=part(DOMAINS.plural, self._objects[DOMAINS.plural]),
+            sources=part("sources", self._sources),
+            **{name: part(name, results) for name, results in self._results.items()},
+            version=previous.version + 1,
+            changes=MappingProxyType({plural: frozenset(keys) for plural, keys in self._delta.items()
+                                      if keys is not None}),
+        )
+        self._changed.clear()
+        self._delta.clear()
+        self._index = SnapshotIndex(snapshot, self._index)
+        self._snapshot = snapshot
+        post(Published(snapshot, self._index))
+        if self._first_answered and self._answered_in is None:
+            self._answered_in = snapshot.version
+            if not self._hold:
+                self._start_background()
+
+    # -- sources other than the control plane ---------------------------------------------------------------
+
+    def _initial_sources(self) -> None:
+        self._sources[GATEWAY] = (SourceState(GATEWAY, "stale", "not contacted yet") if self.access.gateway
+                                  else SourceState(GATEWAY, "unconfigured", "no gateway configured — see "
+                                                                            "`rlark config`"))
+        self._changed.add("sources")
+
+    async def _probe_loop(self) -> None:
+        while not self._stop.is_set():
+            results = await asyncio.to_thread(self._probe)
+            for name, status, reason in results:
+                self._wake(("source", name, (status, reason)))
+            healthy = all(status == "connected" for _, status, _ in results)
+            await asyncio.sleep(self.probe_interval if healthy else min(self.probe_interval, PROBE_RETRY_SECONDS))
+
+    def _probe(self) -> list[tuple[str, str, str]]:
+        """Contact each member cluster's data plane (through rlark-server) and the gateway once (blocking; runs in a
+        thread)."""
+        results = []
+        for cluster in self.access.member_clusters():
+            name = f"data plane {cluster}"
+            try:
+                plane = self.access.data_plane(cluster)
+                if plane is None:
+                    raise Unreachable(self.access.server_problem or "no rlark-server", "config")
+                plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=name),
+                           [("limit", "1")], timeout=5)
+                endpoint = self.access.server_endpoint()
+                unverified = endpoint is not None and not endpoint.verified
+                results.append((name, "connected", "rlark-server unverified" if unverified else ""))
+            except (ApiError, Unreachable) as exc:
+                results.append((name, "disconnected", str(exc)))
+        if self.access.gateway:
+            try:
+                self.access.gateway_clusters()
+                results.append((GATEWAY, "connected", ""))
+            except (ApiError, Unreachable) as exc:
+                results.append((GATEWAY, "disconnected", str(exc)))
+        return results
+
+    async def _poll_loop(self) -> None:
+        """Start each subscription's read when its interval has passed (one read per subscription at a time, at
+        most MAX_PARALLEL_POLLS in all, the most overdue for its interval first: the 2 s alert round is not kept
+        waiting behind a burst of 10 s reads of the Jobs on screen falling due together)."""
+        while not self._stop.is_set():
+            now = time.monotonic()
+            due = []
+            for sub, detail in self._subscribed.items():
+                interval = self.topics[sub[0]].read(detail)[1]
+                waited = now - self._polled_at.get(sub, float("-inf"))
+                if sub not in self._in_flight and waited >= interval:
+                    due.append((-waited / interval, sub))
+            for _, (topic, key) in sorted(due)[:max(0, MAX_PARALLEL_POLLS - len(self._in_flight))]:
+                self._in_flight.add((topic, key))
+                self._polled_at[(topic, key)] = now
+                task = asyncio.create_task(self._poll(self.topics[topic], key, self._subscribed[(topic, key)]))
+                self._polls.add(task)
+                task.add_done_callback(self._polls.discard)
+            await asyncio.sleep(POLL_TICK_SECONDS)
+
+    async def _poll(self, topic: Topic, key: str, detail: bool) -> None:
+        fetch, interval = topic.read(detail)
+        if fetch is None:
+            fetch = self._rounds.get(topic.name) or self._rounds.setdefault(topic.name, topic.rounds(self.poll_soon))
+
+        def read() -> object:
+            # the interval runs from when the read starts: one started late by a busy thread pool does not let
+            # the next one follow it sooner than `interval`
+            self._polled_at[(topic.name, key)] = time.monotonic()
+            return fetch(self.access, self._index, key)
+
+        try:
+            result = await asyncio.to_thread(read)
+        finally:
+            self._in_flight.discard((topic.name, key))
+        if result is None:
+            # nothing to read yet (e.g. the Job is not listed): try again after NOTHING_YET_SECONDS, not at every tick,
+            # so many such subscriptions do not keep the thread pool busy
+            retry = min(interval, NOTHING_YET_SECONDS)
+            self._polled_at[(topic.name, key)] = time.monotonic() - interval + retry
+            return
+        if (topic.name, key) in self._subscribed:
+            self._wake(("poll", (topic.name, key), result))

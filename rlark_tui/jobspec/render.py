@@ -1,0 +1,146 @@
+"""JobDraft + current Nodes → the `rlinf.io/v1alpha1` Job manifest the platform expects, with the plan.
+
+Pure and total: renders whatever the draft holds (validation says whether it may be submitted).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rlark_tui.model import keys
+from rlark_tui.jobspec.draft import JobDraft, RoleDraft
+from rlark_tui.model.naming import volume_name
+from rlark_tui.model.placement import as_nodes, matching_nodes
+from rlark_tui.model.objects import Node
+
+PLAN_VERSION = 1
+
+
+def role_matches(role: RoleDraft, nodes: Iterable[Any]) -> list[Node]:
+    """Nodes the role's selector matches, in every cluster (an empty selector matches none)."""
+    if not role.selector:
+        return []
+    return matching_nodes(dict(role.selector), as_nodes(nodes))
+
+
+def role_volumes(job_name: str, role: RoleDraft) -> list[tuple[str, dict, dict]]:
+    """(volume name, volume, volumeMount) per mount; storage claims named `pvc-<job>-<task>-<volume>`."""
+    result = []
+    used: set[str] = set()
+    for mount in role.mounts:
+        base = volume_name(mount.target)
+        name, suffix = base, 2
+        while name in used:
+            name = f"{base[:60]}-{suffix}"
+            suffix += 1
+        used.add(name)
+        if mount.type == "storage":
+            volume = {"name": name, "persistentVolumeClaim": {
+                "claimName": f"pvc-{job_name}-{role.task_name}-{name}"}}
+        else:
+            volume = {"name": name, "hostPath": {"path": mount.source}}
+        result.append((name, volume, {"name": name, "mountPath": mount.target}))
+    return result
+
+
+def _resources(role: RoleDraft) -> dict:
+    accelerators: dict[str, str] = {}
+    if role.gpu > 0:
+        accelerators[keys.GPU_RESOURCE] = str(role.gpu)
+    accelerators.update((name, str(amount)) for name, amount in role.devices.items() if amount > 0)
+    requests = dict(accelerators)
+    if role.cpu:
+        requests["cpu"] = role.cpu
+    if role.memory:
+        requests["memory"] = role.memory
+    resources: dict[str, dict] = {}
+    if requests:
+        resources["requests"] = requests
+    if accelerators:
+        resources["limits"] = dict(accelerators)
+    return resources
+
+
+def _task(draft: JobDraft, role: RoleDraft, is_head: bool, replicas: int) -> dict:
+    container: dict[str, Any] = {"name": keys.MAIN_CONTAINER, "image": role.image,
+                                 "env": [{"name": "RLARK_TASK_ROLE", "value": role.name}]
+                                 + [{"name": k, "value": v} for k, v in role.env.items()]}
+    volumes = role_volumes(draft.name, role)
+    if volumes:
+        container["volumeMounts"] = [mount for _, _, mount in volumes]
+    resources = _resources(role)
+    if resources:
+        container["resources"] = resources
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    if volumes:
+        pod_spec["volumes"] = [volume for _, volume, _ in volumes]
+    workload: dict[str, Any] = {"kind": "StatefulSet", "replicas": replicas}
+    claims = {volume["persistentVolumeClaim"]["claimName"]: mount.storage_class
+              for (_, volume, _), mount in zip(volumes, role.mounts) if "persistentVolumeClaim" in volume}
+    if claims:
+        workload["pvcStorageMap"] = claims
+    workload["template"] = {"spec": pod_spec}
+
+    task: dict[str, Any] = {"name": role.task_name}
+    if is_head:
+        task["head"] = True
+    task.update({"role": role.platform_role, "agentType": "Kubernetes", "nodeSelector": dict(role.selector)})
+    if role.prepare_script:
+        task["prepareScript"] = role.prepare_script
+    if is_head and draft.run_script:
+        task["runScript"] = draft.run_script
+    if is_head and draft.tensorboard_dir:
+        task["tensorBoardDir"] = draft.tensorboard_dir
+    task["kubernetes"] = {"workload": workload}
+    return task
+
+
+def deployment_plan(draft: JobDraft, nodes: Iterable[Any]) -> dict:
+    """What the submit plans per role: task, cluster, matched Nodes (name + namespace), replicas, rank start,
+    resources, image and mounts; the run check compares what ran against it."""
+    nodes = as_nodes(nodes)
+    header = draft.header_index()
+    roles, rank = [], 0
+    for index, role in enumerate(draft.roles):
+        matched = role_matches(role, nodes)
+        roles.append({
+            "name": role.name, "task": role.task_name, "role": role.platform_role, "head": index == header,
+            "cluster": role.cluster, "selector": dict(role.selector),
+            "nodes": [{"name": n.name, "namespace": n.cluster} for n in matched],
+            "replicas": len(matched), "rankStart": rank, "gpu": role.gpu, "devices": dict(role.devices),
+            "cpu": role.cpu, "memory": role.memory, "image": role.image,
+            "mounts": [{"type": m.type, "target": m.target, "source": m.source, "storageClass": m.storage_class}
+                       for m in role.mounts],
+        })
+        rank += len(matched)
+    return {"version": PLAN_VERSION, "job": draft.name, "domain": draft.domain, "totalNodes": rank,
+            "roles": roles}
+
+
+def render_job(draft: JobDraft, nodes: Iterable[Any]) -> dict:
+    """The Job manifest for a draft: one StatefulSet task per role, replicas = matched Nodes, `head: true`
+    on the Header role only, launch record and deployment plan as JSON annotations on the Job."""
+    nodes = as_nodes(nodes)
+    plan = deployment_plan(draft, nodes)
+    header = draft.header_index()
+    annotations: dict[str, str] = {}
+    if draft.display_name:
+        annotations[keys.DISPLAY_NAME_ANNOTATION] = draft.display_name
+    if draft.record:
+        annotations[keys.LAUNCH_RECORD_ANNOTATION] = _json(draft.record)
+    annotations[keys.DEPLOYMENT_PLAN_ANNOTATION] = _json(plan)
+    spec: dict[str, Any] = {}
+    if draft.domain:
+        spec["domain"] = draft.domain
+    if draft.ssh_public_key:
+        spec["sshPublicKey"] = draft.ssh_public_key.strip()
+    spec["tasks"] = [_task(draft, role, index == header, planned["replicas"])
+                     for index, (role, planned) in enumerate(zip(draft.roles, plan["roles"]))]
+    return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+            "metadata": {"name": draft.name, "annotations": annotations}, "spec": spec}
+
+
+def _json(value: Mapping) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)

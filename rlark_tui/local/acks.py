@@ -1,0 +1,77 @@
+"""Local alert state in the state dir: the alert counts every evaluator leaves for `rlark status` (SUMMARY), and
+acknowledged alerts, kept (`alert-acks.json`, 0600) so that a restart of rlark (the TUI or
+`rlark watch`) does not fire again what the user acknowledged. Every rlark process reads the same file.
+
+An entry is the alert's `ack_key` (`<job uid>/<rule>/<object>`: a new Job of the same name is a new run) with when
+it was acknowledged; entries older than KEEP_SECONDS are dropped on the next write.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from rlark_tui.local.fsutil import write_private
+
+FILE_NAME = "alert-acks.json"
+SUMMARY = "alerts-summary.json"
+KEEP_SECONDS = 30 * 24 * 3600.0
+MAX_ENTRIES = 5000
+
+_lock = threading.Lock()
+_cache: dict[Path, tuple[float, frozenset[str]]] = {}
+
+
+def _path(state_dir: Path) -> Path:
+    return Path(state_dir) / FILE_NAME
+
+
+def _read(path: Path) -> dict[str, float]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    entries = data.get("acks") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return {}
+    return {str(key): float(at) for key, at in entries.items() if isinstance(at, (int, float))}
+
+
+def load(state_dir: Path) -> frozenset[str]:
+    """The acknowledged keys (read again only when the file changed); a missing or broken file is none."""
+    path = _path(state_dir)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return frozenset()
+    with _lock:
+        cached = _cache.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+    keys = frozenset(_read(path))
+    with _lock:
+        _cache[path] = (stamp, keys)
+    return keys
+
+
+def acknowledge(state_dir: Path, *keys: str, now: float | None = None) -> None:
+    """Add acknowledgements (atomic write, 0600)."""
+    now = time.time() if now is None else now
+    path = _path(state_dir)
+    with _lock:
+        entries = {key: at for key, at in _read(path).items() if now - at < KEEP_SECONDS}
+        entries.update(dict.fromkeys(keys, now))
+        newest = dict(sorted(entries.items(), key=lambda item: item[1])[-MAX_ENTRIES:])
+        Path(state_dir).mkdir(parents=True, exist_ok=True)
+        write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
+        _cache.pop(path, None)
+
+
+def write_summary(state_dir: Path, counts: dict[str, int], now: float | None = None) -> None:
+    """Firing alerts per severity and the warning+critical total (`rlark status`'s ⚠), 0600."""
+    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    alerts = counts.get("critical", 0) + counts.get("warning", 0)
+    write_private(Path(state_dir) / SUMMARY, json.dumps({"time": time.time() if now is None else now,
+                                                         "alerts": alerts, "counts": counts}), durable=False)

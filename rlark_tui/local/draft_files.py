@@ -1,0 +1,80 @@
+"""The create-job wizard's draft files: the autosave (offered again after a restart or crash) and import/export.
+
+Every file is written by rlark_tui.local.fsutil.write_private (atomic, mode 0600), in the `rlark draft render`
+format; exports are fsynced, the autosave (written at every change, on the UI thread) is not: a killed app
+leaves it whole, only a power cut can lose its last seconds. It lives under the state dir of rlark_tui.local.config.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rlark_tui.local.config import state_dir
+from rlark_tui.errors import UsageError
+from rlark_tui.local.fsutil import read_input, remove_quietly, write_private
+from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
+from rlark_tui.jobspec.findings import Finding
+
+AUTOSAVE_NAME = "wizard-autosave.yaml"
+_HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
+
+
+@dataclass(frozen=True)
+class SavedDraft:
+    """An autosaved wizard draft: the draft, the step the user was on, when it was saved, loading findings."""
+
+    draft: JobDraft
+    step: int
+    saved_at: str
+    findings: list[Finding]
+
+    def summary(self) -> str:
+        draft = self.draft
+        roles = ", ".join(role.name or "?" for role in draft.roles) or "no roles"
+        return (f"{draft.name or '(no name yet)'} · {draft.type} · roles: {roles} · step {self.step} of 4 · "
+                f"saved {self.saved_at}")
+
+
+class DraftStore:
+    """The wizard's autosave file under `<state dir>/drafts/`."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.path = (root or state_dir()) / "drafts" / AUTOSAVE_NAME
+
+    def save(self, draft: JobDraft, step: int) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        write_private(self.path, f"# rlark wizard autosave: step {step} of 4, saved {stamp}\n"
+                                 f"# Render it with `rlark draft render {self.path.name} --nodes NODES.yaml`.\n"
+                                 + dump_draft(draft), durable=False)
+
+    def load(self) -> SavedDraft | None:
+        """The autosaved draft, or None when there is none. Raises UsageError when it cannot be read."""
+        try:
+            text = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise UsageError(f"autosaved draft {self.path}: cannot read it ({exc.strerror or exc})") from None
+        draft, findings = load_draft(text)
+        header = _HEADER.match(text.decode("utf-8", "replace"))
+        step = int(header.group(1)) if header else 1
+        return SavedDraft(draft, min(max(step, 1), 4), header.group(2) if header else "?", findings)
+
+    def clear(self) -> None:
+        remove_quietly(self.path)
+
+
+def export_draft(path: Path, draft: JobDraft) -> None:
+    """Write the draft where the user asked (atomic, 0600: env values may be sensitive)."""
+    try:
+        write_private(path, dump_draft(draft))
+    except OSError as exc:
+        raise UsageError(f"export to {path}: {exc.strerror or exc}") from None
+
+
+def import_draft(path: Path) -> tuple[JobDraft, list[Finding]]:
+    """A draft file in the `rlark draft render` format; UsageError (one line) when it cannot be used."""
+    return load_draft(read_input(str(path), "import", MAX_DRAFT_BYTES))

@@ -1,0 +1,64 @@
+"""Handing text to the user's editor (`$VISUAL`, `$EDITOR`, else vi) on a private temporary file.
+
+Used by `rlark edit` for a whole job draft; the temporary file is 0600 and removed afterwards, also when rlark is
+sent SIGHUP or SIGTERM while the editor runs (the editor is stopped, the draft removed, exit 128 + the signal).
+What the editor saved is read with the drafts' cap (4 MiB).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.local.fsutil import read_input
+from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES
+
+
+def editor_command() -> str:
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
+def edit_text(text: str, command: str, suffix: str = ".yaml") -> str:
+    """Open `text` in `command` and return what was saved (raises RlarkError if the editor fails)."""
+    fd, path = tempfile.mkstemp(prefix="rlark-", suffix=suffix)
+    try:
+        with _ended_by_signals():
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            finished = subprocess.run([*shlex.split(command), path], check=False)
+            if finished.returncode != 0:
+                raise RlarkError(f"editor `{command}` exited with code {finished.returncode}; nothing was changed")
+            try:
+                return read_input(path, "the edited draft", MAX_DRAFT_BYTES).decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError("the edited draft is not UTF-8 text; nothing was changed") from None
+    except FileNotFoundError:
+        raise RlarkError(f"editor `{command}` not found; set $EDITOR") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+@contextlib.contextmanager
+def _ended_by_signals():
+    """SIGHUP and SIGTERM raise SystemExit(128 + signal) here, so the caller's cleanup runs (subprocess.run
+    kills the editor on the way out). Only the main thread can set handlers; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def end(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    previous = {signum: signal.signal(signum, end) for signum in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

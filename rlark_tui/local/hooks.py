@@ -1,0 +1,173 @@
+"""Alert hooks of `rlark watch`: a command run per event (`--exec`) and a webhook (`--webhook`, formats json, slack,
+feishu, dingtalk).
+
+Each hook has its own thread and a bounded queue: posting an event never blocks the reads (the oldest event is
+dropped when the queue is full, and counted). A delivery is retried with back-off; a failing hook is reported at
+most once per REPORT_SECONDS, not per event. Payloads hold only the event's fields, whose cluster text
+alerting/rules.py already masked and cleaned; the webhook URL (often a secret itself) is never printed, only its host.
+The command is split once with shlex (the user's own text); cluster data reaches it only as RLARK_ALERT_*
+environment variables, never through a shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+
+from rlark_tui.errors import UsageError
+
+FORMATS = ("json", "slack", "feishu", "dingtalk")
+QUEUE_SIZE = 1000
+ATTEMPTS = 4
+BACKOFF_SECONDS = (1.0, 2.0, 4.0)
+REQUEST_TIMEOUT = 10.0
+EXEC_TIMEOUT = 60.0
+REPORT_SECONDS = 60.0
+
+
+def payload(record: dict, line: str, fmt: str) -> dict:
+    """The body for a webhook: the JSON record, or the chat bot's text message shape."""
+    if fmt == "json":
+        return record
+    if fmt == "slack":
+        return {"text": line}
+    if fmt == "feishu":
+        return {"msg_type": "text", "content": {"text": line}}
+    if fmt == "dingtalk":
+        return {"msgtype": "text", "text": {"content": line}}
+    raise UsageError(f"--webhook-format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def environment(record: dict) -> dict[str, str]:
+    """RLARK_ALERT_TIME, _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE."""
+    return {f"RLARK_ALERT_{key.upper()}": str(value) for key, value in record.items()}
+
+
+class Hook:
+    """One destination with its queue and thread; `post(record, line)` returns at once."""
+
+    def __init__(self, name: str, deliver: Callable[[dict, str], None], report: Callable[[str], None],
+                 backoff: tuple[float, ...] = BACKOFF_SECONDS) -> None:
+        self.name = name
+        self._deliver = deliver
+        self._report = report
+        self._backoff = backoff
+        self._queue: queue.Queue = queue.Queue(QUEUE_SIZE)
+        self._stop = threading.Event()
+        self._failed = 0
+        self._dropped = 0
+        self._last_error = ""
+        self._reported_at = float("-inf")
+        self.delivered = 0
+        self._thread = threading.Thread(target=self._run, name=f"hook-{name}", daemon=True)
+        self._thread.start()
+
+    def post(self, record: dict, line: str) -> None:
+        while True:
+            try:
+                self._queue.put_nowait((record, line))
+                return
+            except queue.Full:
+                try:
+                    self._queue.get_nowait()
+                    self._dropped += 1
+                except queue.Empty:
+                    pass
+
+    def close(self, wait: float = 5.0) -> None:
+        """Deliver what is queued for up to `wait` seconds, then stop."""
+        deadline = time.monotonic() + wait
+        while not self._queue.empty() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self._stop.set()
+        self._failed += self._queue.qsize()
+        self._queue.put((None, ""))
+        self._thread.join(max(0.0, deadline - time.monotonic()) + 0.1)
+        self._say()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            record, line = self._queue.get()
+            if record is None:
+                return
+            for attempt in range(ATTEMPTS):
+                try:
+                    self._deliver(record, line)
+                    self.delivered += 1
+                    break
+                except Exception as exc:  # noqa: BLE001 - any failure of a hook is reported, never raised
+                    self._last_error = _one_line(exc)
+                    if attempt < ATTEMPTS - 1 and self._stop.wait(self._backoff[min(attempt, len(self._backoff) - 1)]):
+                        return
+            else:
+                self._failed += 1
+            if time.monotonic() - self._reported_at >= REPORT_SECONDS:
+                self._say()
+
+    def _say(self) -> None:
+        if not (self._failed or self._dropped):
+            return
+        parts = []
+        if self._failed:
+            parts.append(f"{self._failed} event(s) not delivered ({self._last_error})")
+        if self._dropped:
+            parts.append(f"{self._dropped} dropped (queue full)")
+        self._report(f"{self.name}: " + "; ".join(parts))
+        self._failed = self._dropped = 0
+        self._reported_at = time.monotonic()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:200]
+
+
+def webhook(url: str, fmt: str, report: Callable[[str], None]) -> Hook:
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageError("--webhook: expected an http:// or https:// URL")
+    payload({}, "", fmt)  # an unknown format is a usage error now, not at the first event
+    where = f"webhook {parsed.scheme}://{parsed.hostname}" + (f":{parsed.port}" if parsed.port else "")
+
+    def deliver(record: dict, line: str) -> None:
+        body = json.dumps(payload(record, line, fmt), ensure_ascii=False).encode()
+        request = urllib.request.Request(url, body, {"Content-Type": "application/json",
+                                                     "User-Agent": "rlark-watch"}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as answer:
+                answer.read(65536)
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"HTTP {exc.code}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RuntimeError(f"{type(reason).__name__}: {reason}".replace(url, where)) from None
+
+    return Hook(where, deliver, report)
+
+
+def command(text: str, report: Callable[[str], None]) -> Hook:
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--exec: {exc}") from None
+    if not argv:
+        raise UsageError("--exec: empty command")
+
+    def deliver(record: dict, line: str) -> None:
+        done = subprocess.run(argv, env={**os.environ, **environment(record)}, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=EXEC_TIMEOUT,
+                              check=False)
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise RuntimeError(f"exit {done.returncode} {tail[0][:120]}".strip())
+
+    return Hook(f"exec {argv[0]}", deliver, report)

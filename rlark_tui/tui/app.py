@@ -1,0 +1,726 @@
+"""RlarkApp, the Textual TUI, and `run_tui(args)`, which `rlark` (no sub-command) and `rlark demo` call.
+
+Owns the screen stack, the reconciler worker (messages.SnapshotChanged → every screen), what screens read and what
+they do (rlark_tui.flow.services: AppState, Intents), the navigation messages (rlark_tui.flow.messages), `:` commands, the
+command palette, and the one path from a key to a mutation: confirm dialog → rlark_tui.flow.actions (read-only aware).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from collections.abc import Callable
+from functools import partial
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.worker import Worker, WorkerState
+
+from rlark_tui.local import acks
+from rlark_tui.flow import messages
+from rlark_tui.flow.actions import Actions
+from rlark_tui.tui.console import ConsoleViews
+from rlark_tui.tui.work import AppWork
+from rlark_tui.alerting import rules as alert_rules
+from rlark_tui.errors import RlarkError
+from rlark_tui.model.lifecycle import consequences
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
+from rlark_tui.flow.polls import ALERTS, ALL_KEY, USAGE
+from rlark_tui.flow.reconciler import Reconciler
+from rlark_tui.local.resources import stylesheet
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.flow.services import AppState, Intents
+from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.widgets import safe_output
+
+# The other screens (and the run check they pull in) are imported when first opened: the job list paints
+# without them (startup_first_list_s, bench/startup.py).
+
+FREEZE_AFTER_JOBS = 500
+GC_PAUSE_MAX_SECONDS = 10.0
+"""The cycle collector `rlark` paused for the start (cli._open_tui) runs again once the first list is shown
+(first_list_shown), and at the latest this long after the app mounted: a control plane that does not answer
+(with a long --request-timeout) keeps it paused no longer."""
+ALERT_TOAST_SECONDS = 8.0
+"""How long the one alert toast stays; alerts that come meanwhile wait for the next one (alert_toasts)."""
+SUMMARY_SECONDS = 30.0
+"""The alert counts for `rlark status` are written when they change, and at least this often."""
+NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
+                           "copy", "command_palette"})
+
+
+class RlarkCommands(Provider):
+    """Command palette entries: views, and per Job open / logs / stop-start / delete (not when read-only)."""
+
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.app
+        assert isinstance(app, RlarkApp)
+        commands: list[tuple[str, Callable[[], object], str]] = [
+            ("Jobs", partial(app.run_command, "jobs"), "the job list"),
+            ("Nodes", partial(app.run_command, "nodes"), "the Node list"),
+            ("Workflows", partial(app.run_command, "workflows"), "each template's Job, or why it waits"),
+            ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
+            ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
+            ("Help", lambda: app.show_help(app.screen), "keys of this screen"),
+            ("New job", app.open_wizard, "the create-job wizard"),
+        ]
+        for name in sorted(app.index.jobs) if app.index is not None else []:
+            commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
+            commands.append((f"Logs of {name}", partial(app.open_logs, name, Scope.HEADER),
+                             "the Header role; a merges all Pods"))
+            commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
+            commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
+            commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
+                             "local URLs of the Ray dashboard and TensorBoard (F)"))
+            if not app.readonly:
+                commands.append((f"Shell in {name}", partial(app.open_shell, name, Scope.HEADER),
+                                 "a shell in the Header Pod (x)"))
+            if not app.readonly:
+                commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
+                commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
+                commands.append((f"Edit and restart {name}", partial(app.open_edit, name), "the wizard, name locked (E)"))
+                commands.append((f"Restart {name}", partial(app.request_restart, name), "only un-stops; asks first (R)"))
+        return commands
+
+    async def discover(self) -> Hits:
+        for text, command, help_text in self._commands():
+            yield DiscoveryHit(text, command, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, command, help_text in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), command, help=help_text)
+
+
+class RlarkApp(AppWork, ConsoleViews, App[int]):
+    """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
+
+    CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss"), stylesheet("metrics.tcss")]
+    TITLE = "rlark"
+    COMMANDS = App.COMMANDS | {RlarkCommands}
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("s", "refused('s')", show=False),
+        Binding("ctrl+d", "refused('ctrl+d')", show=False),
+        Binding("x", "refused('x')", show=False),
+        Binding("E", "refused('E')", show=False),
+        Binding("R", "refused('R')", show=False),
+        Binding("a", "refused('a')", show=False),
+    ]
+
+    def __init__(self, access=None, readonly: bool = False) -> None:
+        super().__init__()
+        safe_output.install()
+        self.access = access
+        self.readonly = readonly
+        self.reconciler = None
+        self.actions = Actions(access, readonly=readonly)
+        """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
+        self.state = AppState(readonly, access)
+        """What screens read (rlark_tui.flow.services)."""
+        self.intents = Intents()
+        """What screens do besides posting messages: subscriptions, reads now, the log follower."""
+        self.tunnels: dict = {}
+        """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
+        self._alerts_seen: object = None
+        self._alert_seq = 0
+        self._unshown_alerts: list[alert_rules.Alert] = []
+        self._alert_toast_until = float("-inf")
+        self._alert_toast_due = False
+        self._summary: tuple[dict | None, float] = (None, float("-inf"))
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """A toast; never markup unless asked (messages quote Job names, log lines and API errors, where
+        `[@click=...]` would be an action), and without control characters."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
+
+    @property
+    def index(self) -> SnapshotIndex | None:
+        return self.state.index
+
+    def on_mount(self) -> None:
+        self.set_timer(GC_PAUSE_MAX_SECONDS, gc.enable)
+        self.push_screen(JobListScreen())
+        self.intents.subscribe(ALERTS, ALL_KEY)
+        self.intents.subscribe(USAGE, ALL_KEY)
+        if self.access is not None:
+            self._start_reconciler()
+
+    # ---- snapshots -------------------------------------------------------------------------------
+    def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
+        # held: the rest of the reads start once the first list (or why there is none) is on screen
+        self.reconciler = Reconciler(self.access, start=start, hold=True)
+        self.intents.attach(self.reconciler)
+        self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
+                        exit_on_error=False)
+
+    def _published(self, published) -> None:
+        """The reconciler's new Snapshot and index, as a message (a newer one waiting supersedes it)."""
+        self.post_message(messages.SnapshotChanged(published.snapshot, published.index))
+
+    def on_snapshot_changed(self, message: messages.SnapshotChanged) -> None:
+        """Every SnapshotChanged (from the reconciler) re-renders every screen."""
+        self.apply_snapshot(message.snapshot, message.index)
+        reconciler = self.reconciler
+        if reconciler is not None and reconciler.held:
+            self.call_after_refresh(self.first_list_shown, message.snapshot.version)
+
+    def first_list_shown(self, version: int) -> None:
+        """The Snapshot of `version` is painted: once it holds the first Jobs answer, the reconciler starts its
+        other reads, and the cycle collector `rlark` paused for the start (cli._open_tui) runs again."""
+        reconciler = self.reconciler
+        if reconciler is not None:
+            reconciler.release(version)
+            if not reconciler.held:
+                gc.enable()
+
+    def apply_snapshot(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
+        """Show `snapshot` on every screen, with its index (built here, from the previous one, when not given)."""
+        if not self.is_running:
+            return
+        old = self.index
+        fresh = old is None or old.snapshot is not snapshot
+        if fresh:
+            self.state.index = index if index is not None else SnapshotIndex(snapshot, old)
+        for screen in self.screen_stack:
+            if isinstance(screen, RlarkScreen) and screen.ready:
+                screen.show_snapshot(self.index)
+        self._new_alerts(snapshot)
+        changed = self.index.rows_changed_since(old.serial) if old is not None else None
+        if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
+            # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
+            # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
+            gc.freeze()
+
+    @property
+    def alert_thresholds(self) -> alert_rules.Thresholds:
+        config = getattr(self.access, "config", None)
+        return getattr(config, "alerts", None) or alert_rules.Thresholds()
+
+    def _new_alerts(self, snapshot: Snapshot) -> None:
+        """A new warning or critical alert raises a toast and rings the bell (`alerts.bell`), optionally with an
+        OSC 9 / OSC 777 desktop notification (`alerts.notify`); the counts go to the state dir for `rlark status`."""
+        state = snapshot.alerts.get(ALL_KEY)
+        if not isinstance(state, alert_rules.AlertsState) or state is self._alerts_seen:
+            return
+        self._alerts_seen = state
+        book = state.book
+        new = [event for event in book.events_after(self._alert_seq) if event.state == alert_rules.FIRING
+               and event.alert.severity in (alert_rules.CRITICAL, alert_rules.WARNING)]
+        self._alert_seq = book.seq
+        if new:
+            self._unshown_alerts += [event.alert for event in new]
+            self._toast_alerts()
+        thresholds = self.alert_thresholds
+        if new and thresholds.bell:
+            self.bell()
+        if new and thresholds.notify:
+            self._desktop_notify(f"rlark: {new[0].alert.job or new[0].alert.object} {new[0].alert.rule}"
+                                 + (f" (+{len(new) - 1})" if len(new) > 1 else ""))
+        self._write_summary(book.counts())
+
+    def _toast_alerts(self) -> None:
+        """At most one alert toast on screen, so that alerts never crowd out the user's own messages: the new alerts
+        (warning and critical; info never toasts) in one toast, or, while the last alert toast is still up, in the
+        next one once it is gone."""
+        wait = self._alert_toast_until - time.monotonic()
+        if wait > 0:
+            if not self._alert_toast_due:
+                self._alert_toast_due = True
+                self.set_timer(wait, self._toast_alerts_due)
+            return
+        alerts, self._unshown_alerts = self._unshown_alerts, []
+        if not alerts:
+            return
+        title, text, critical = alert_rules.toast(alerts)
+        self.notify(text, title=title, severity="error" if critical else "warning", timeout=ALERT_TOAST_SECONDS)
+        self._alert_toast_until = time.monotonic() + ALERT_TOAST_SECONDS
+
+    def _toast_alerts_due(self) -> None:
+        self._alert_toast_due = False
+        self._toast_alerts()
+
+    def _desktop_notify(self, text: str) -> None:
+        """OSC 9 (iTerm2, Windows Terminal, kitty…) and OSC 777 (VTE, rxvt) notifications; the text is already
+        free of control characters."""
+        driver = getattr(self, "_driver", None)
+        if driver is not None:
+            safe = text.replace(";", ",")
+            driver.write(f"\x1b]9;{safe}\x07\x1b]777;notify;rlark;{safe}\x07")
+
+    def _write_summary(self, counts: dict[str, int]) -> None:
+        last, at = self._summary
+        now = time.monotonic()
+        if counts == last and now - at < SUMMARY_SECONDS:
+            return
+        self._summary = (counts, now)
+        from rlark_tui.local.config import state_dir
+        try:
+            acks.write_summary(state_dir(), counts)
+        except OSError:
+            pass
+
+    def on_acknowledge_alert(self, message: messages.AcknowledgeAlert) -> None:
+        from rlark_tui.local.config import state_dir
+        try:
+            acks.acknowledge(state_dir(), *message.keys)
+        except OSError as exc:
+            self.notify(f"could not keep the acknowledgement: {exc}", severity="error")
+            return
+        self.intents.poll_now(ALERTS, ALL_KEY)
+        self.notify("acknowledged: it stays quiet, also after a restart", timeout=3)
+
+    def refresh_now(self) -> None:
+        """Refresh by hand (ctrl+r): restart the reconciler, which lists every kind again."""
+        if self.access is None:
+            self.notify("not connected to a cluster: nothing to refresh", severity="warning")
+            return
+        self.workers.cancel_group(self, "reconciler")
+        self._start_reconciler(start=self.reconciler.index if self.reconciler is not None else None)
+        self.notify("Listing everything again from the control plane…", timeout=2)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A background job that failed unexpectedly becomes one line on screen, never a traceback."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.name or event.worker.group} failed: {error}", severity="error",
+                        timeout=10)
+
+    # ---- navigation ------------------------------------------------------------------------------
+    def on_open_job(self, message: messages.OpenJob) -> None:
+        self.open_job(message.name, message.tab)
+
+    def on_open_logs(self, message: messages.OpenLogs) -> None:
+        self.open_logs(message.name, message.scope, message.previous)
+
+    def on_open_check(self, message: messages.OpenCheck) -> None:
+        self.open_check(message.name)
+
+    def on_open_compare(self, message: messages.OpenCompare) -> None:
+        from rlark_tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(message.names))
+
+    def on_open_wizard(self, _message: messages.OpenWizard) -> None:
+        self.open_wizard()
+
+    def on_stop_start_job(self, message: messages.StopStartJob) -> None:
+        self.request_stop_start(message.name)
+
+    def on_delete_job(self, message: messages.DeleteJob) -> None:
+        self.request_delete(message.name)
+
+    def on_bulk_action(self, message: messages.BulkAction) -> None:
+        self.request_bulk(message.verb, message.names)
+
+    def on_clone_job(self, message: messages.CloneJob) -> None:
+        self.open_clone(message.name)
+
+    def on_edit_job(self, message: messages.EditJob) -> None:
+        self.open_edit(message.name)
+
+    def on_restart_job(self, message: messages.RestartJob) -> None:
+        self.request_restart(message.name)
+
+    def on_open_diff(self, message: messages.OpenDiff) -> None:
+        from rlark_tui.screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(message.first, message.second))
+
+    def on_open_shell(self, message: messages.OpenShell) -> None:
+        self.open_shell(message.name, message.scope)
+
+    def on_open_tunnels(self, message: messages.OpenTunnels) -> None:
+        self.open_tunnels(message.name)
+
+    def on_job_submitted(self, message: messages.JobSubmitted) -> None:
+        """Back on the job list, the new Job is selected as soon as a Snapshot lists it."""
+        self.state.wanted_job = message.name
+        if self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
+
+    def _base_screen(self) -> None:
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    def open_job(self, name: str, tab: str = "workers") -> None:
+        from rlark_tui.screens.job_detail import JobDetailScreen
+
+        self.push_screen(JobDetailScreen(name, tab))
+
+    def open_logs(self, name: str, scope: Scope, previous: bool = False) -> None:
+        """Logs of `scope`; the Header role is its task's Pods (all Pods without one; `a` in the pane merges all)."""
+        from rlark_tui.screens.logs import LogScreen
+
+        if scope.kind == "header":
+            job = self.index.job(name) if self.index is not None else None
+            scope = Scope.role(job.head_task_name) if job is not None and job.head_task_name else Scope.ALL
+
+        self.push_screen(LogScreen(name, scope, previous))
+
+    def open_wizard(self) -> None:
+        from rlark_tui.screens.wizard import WizardScreen
+
+        self.push_screen(WizardScreen())
+
+    def open_clone(self, name: str) -> None:
+        """The wizard on a copy of the Job (jobspec/clone.py: a free `<name>-copy`, a new run id and prefix)."""
+        from datetime import datetime, timezone
+
+        from rlark_tui.jobspec.clone import clone_of
+        from rlark_tui.screens.wizard import WizardScreen
+
+        job = self._job(name)
+        if job is None:
+            return
+        recovered = clone_of(job.raw, self.index.snapshot.jobs, datetime.now(timezone.utc))
+        self.push_screen(WizardScreen(recovered.draft))
+        self._say_notes(f"Clone of {name} as {recovered.draft.name}", recovered.notes)
+
+    def open_edit(self, name: str) -> None:
+        """The wizard on the Job's own draft, its name locked: Submit is the console's Edit-and-restart."""
+        from rlark_tui.jobspec.clone import draft_of
+        from rlark_tui.screens.wizard import WizardScreen
+
+        job = self._job(name)
+        if job is None:
+            return
+        why_not = can_stop_or_start(job, "an edit")
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
+            return
+        recovered = draft_of(job.raw)
+        self.push_screen(WizardScreen(recovered.draft, lock_name=True))
+        self._say_notes(f"Edit of {name}: Submit replaces its spec and restarts it", recovered.notes)
+
+    def _say_notes(self, what: str, notes: tuple[str, ...]) -> None:
+        self.notify(what + ("" if not notes else ". Not recovered: " + "; ".join(notes)),
+                    severity="warning" if notes else "information", timeout=12 if notes else 4)
+
+    def open_check(self, name: str) -> None:
+        from rlark_tui.screens.check import CheckScreen
+
+        self.push_screen(CheckScreen(name))
+
+    def show_help(self, screen) -> None:
+        """`?`: the keys live on `screen` (its own first, then the focused widget's), one line per action."""
+        grouped: dict[tuple[int, str], list[str]] = {}
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or not active.enabled or binding.system:
+                continue
+            if binding.action in NOISE_ACTIONS or binding.action.startswith("app.focus"):
+                continue
+            if isinstance(screen, RlarkScreen) and not screen.check_action(binding.action, ()):
+                continue
+            rank = 0 if active.node is screen else (2 if active.node is self else 1)
+            label = binding.key_display or self.get_key_display(binding)
+            labels = grouped.setdefault((rank, binding.description), [])
+            if label not in labels:
+                labels.append(label)
+        keys = [(" ".join(labels), description) for (_, description), labels in sorted(
+            grouped.items(), key=lambda item: item[0][0])]
+        from rlark_tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
+
+    def run_command(self, text: str) -> None:
+        """`:` command mode: jobs, nodes, clusters, workflows, storage, sshkeys, ns [NAME|all], ctx [NAME], q."""
+        words = text.strip().lstrip(":").split()
+        if not words:
+            return
+        command, args = words[0].lower(), words[1:]
+        if command in ("jobs", "job", "rljob", "j"):
+            self._base_screen()
+        elif command in ("nodes", "node", "no", "rlnode"):
+            from rlark_tui.screens.nodes import NodeListScreen
+
+            self._base_screen()
+            self.push_screen(NodeListScreen())
+        elif command in ("workflows", "workflow", "wf", "rlwf"):
+            from rlark_tui.screens.workflows import WorkflowsScreen
+
+            self._base_screen()
+            self.push_screen(WorkflowsScreen())
+        elif command in ("alerts", "alert", "al"):
+            from rlark_tui.screens.alerts import AlertsScreen
+
+            self._base_screen()
+            self.push_screen(AlertsScreen())
+        elif command in ("ns", "namespace", "namespaces"):
+            self._command_ns(args)
+        elif command in ("ctx", "context", "contexts"):
+            self._command_ctx(args)
+        elif command in ("q", "quit", "exit"):
+            self.exit(0)
+        elif not self.console_command(command):
+            self.notify(f"unknown command :{command} — try :jobs, :nodes, :clusters, :workflows, :storage, "
+                        ":sshkeys, :records, :pods, :events, :alerts, :ns, :ctx or :q", severity="warning")
+
+    def _command_ns(self, args: list[str]) -> None:
+        if args:
+            self._set_namespace(args[0])
+            return
+        from rlark_tui.screens.nodes import PickerScreen, namespaces
+
+        choices = ["all"] + (namespaces(self.index) if self.index is not None else [])
+        self.push_screen(PickerScreen("Namespace (cluster)", choices, self.state.namespace or "all"),
+                         self._set_namespace)
+
+    def _set_namespace(self, name: str | None) -> None:
+        if name is None:
+            return
+        self.state.namespace = "" if name == "all" else name
+        self.notify(f"namespace: {name}", timeout=2)
+        if self.index is not None:
+            self.apply_snapshot(self.index.snapshot)
+        for screen in self.screen_stack:
+            if isinstance(screen, RlarkScreen) and screen.ready:
+                screen.update_header()
+
+    def _command_ctx(self, args: list[str]) -> None:
+        contexts = sorted(getattr(getattr(self.access, "kubeconfig", None), "contexts", {}) or [])
+        if not contexts:
+            self.notify("no kubeconfig contexts known", severity="warning")
+        elif args:
+            self._switch_context(args[0])
+        else:
+            from rlark_tui.screens.nodes import PickerScreen
+
+            self.push_screen(PickerScreen("Kubeconfig context", contexts, self.state.context),
+                             self._switch_context)
+
+    def _switch_context(self, name: str | None) -> None:
+        if name is None or name == self.state.context:
+            return
+        if name not in self.access.kubeconfig.contexts:
+            self.notify(f"no context {name!r} in the kubeconfig", severity="error")
+            return
+        self._open_context(name)
+
+    @work(thread=True, exclusive=True, group="context", exit_on_error=False)
+    def _open_context(self, name: str) -> None:
+        access = self.access
+        try:
+            new_access = type(access)(access.kubeconfig, name, access.config, access.request_timeout,
+                                      access.server_options)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"context {name}: {exc}", severity="error")
+            return
+        self.call_from_thread(self._use_access, new_access)
+
+    def _use_access(self, access) -> None:
+        self.workers.cancel_group(self, "reconciler")
+        old, self.access = self.access, access
+        self.actions = Actions(access, readonly=self.readonly)
+        self.state.connect(access)
+        self._base_screen()
+        self._start_reconciler()
+        for screen in self.screen_stack:
+            screen.post_message(messages.ContextChanged(access.context))
+        self.notify(f"context: {access.context}")
+        if old is not None:
+            old.close()
+
+    # ---- into the Pod ----------------------------------------------------------------------------
+    def open_shell(self, name: str, scope: Scope) -> None:
+        """`x`: a shell in the scope's Pod (podshell); Textual is suspended until it exits."""
+        from textual.app import SuspendNotSupported
+
+        from rlark_tui.local.podshell import run_shell, shell_pod
+
+        if self._refuse_readonly(f"open a shell in a Pod of job {name}"):
+            return
+        pod = shell_pod(self.index, name, scope) if self.index is not None else None
+        if pod is None or self.access is None:
+            self.notify(f"job {name} has no Pod to open a shell in yet", severity="warning")
+            return
+        try:
+            self.notify(run_shell(self, pod), timeout=4)
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand itself over to a shell; use `rlark exec` instead",
+                        severity="error")
+        except RlarkError as exc:
+            self.notify(f"shell: {exc}", severity="error", timeout=10)
+
+    @work(thread=True, group="tunnels", exit_on_error=False)
+    def open_tunnels(self, name: str) -> None:
+        """`F`: tunnels to the Job's Ray dashboard and TensorBoard (kept until the app exits), then their URLs."""
+        from rlark_tui.local.podshell import open_tunnels
+
+        try:
+            shown = open_tunnels(self.access, self.actions, name, self.tunnels)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"tunnels of {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self._show_tunnels, name, shown)
+
+    def _show_tunnels(self, name: str, shown: list) -> None:
+        from rlark_tui.screens.tunnels import TunnelsScreen
+
+        self.push_screen(TunnelsScreen(name, shown, self.readonly))
+
+    def on_unmount(self) -> None:
+        for tunnel in self.tunnels.values():
+            tunnel.stop()
+        self.tunnels.clear()
+
+    # ---- mutations -------------------------------------------------------------------------------
+    def action_refused(self, key: str) -> None:
+        """A mutation key reaches the app only when the screen hides it (read-only mode): actions.py says why, in
+        the screen's words for what the key would have changed."""
+        refusal = getattr(self.screen, "refusal", None)
+        what = refusal(key) if self.readonly and refusal is not None else None
+        if what:
+            self._refuse_readonly(what)
+
+    def _refuse_readonly(self, what: str) -> bool:
+        """Ask the actions module (the one place read-only is enforced) before showing any dialog."""
+        try:
+            self.actions.guard(what)
+        except RlarkError as exc:
+            self.notify(str(exc), severity="error")
+            return True
+        return False
+
+    def _job(self, name: str):
+        job = self.index.job(name) if self.index is not None else None
+        if job is None:
+            self.notify(f"Job {name} is not in the current snapshot", severity="warning")
+        return job
+
+    # Read-only is checked once on the way to a mutation: the screens hide the keys (RlarkScreen.MUTATIONS, the
+    # palette leaves them out) and actions.py refuses; the app's `refused` binding says so when a hidden key is
+    # pressed.
+    def request_stop_start(self, name: str) -> None:
+        job = self._job(name)
+        if job is None:
+            return
+        why_not = can_stop_or_start(job)
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
+            return
+        from rlark_tui.screens.confirm import ConfirmScreen
+
+        action = "start" if job.stopped else "stop"
+        title, body = consequences(action, name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
+                         partial(self._confirmed, action, name))
+
+    def request_restart(self, name: str) -> None:
+        """The console's Restart after a confirm dialog that says it only un-stops."""
+        job = self._job(name)
+        if job is None:
+            return
+        why_not = can_stop_or_start(job, "restart")
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
+            return
+        from rlark_tui.screens.confirm import ConfirmScreen
+
+        title, body = consequences("restart", name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, "Restart"), partial(self._confirmed, "restart", name))
+
+    def request_delete(self, name: str) -> None:
+        job = self._job(name)
+        if job is None:
+            return
+        from rlark_tui.screens.confirm import ConfirmScreen
+
+        title, body = consequences("delete", name, len(self.index.job_pods(job)))
+        self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
+                         partial(self._confirmed, "delete", name))
+
+    def request_bulk(self, verb: str, names: list[str]) -> None:
+        """`s` / `R` / `ctrl+d` with Jobs marked: one dialog listing each Job and what happens to it."""
+        from rlark_tui.model.lifecycle import BULK_VERBS, bulk_consequences, bulk_plan
+        from rlark_tui.screens.confirm import ConfirmScreen
+
+        jobs = []
+        for name in names:
+            job = self.index.job(name) if self.index is not None else None
+            jobs.append((name, job.stopped, job.phase, len(self.index.job_pods(job))) if job is not None
+                        else (name, False, None, 0))
+        plan = bulk_plan(verb, jobs)
+        if not any(action for _, action, _ in plan):
+            self.notify("\n".join(f"{name}: {effect}" for name, _, effect in plan), severity="warning", timeout=8)
+            return
+        title, body = bulk_consequences(verb, plan)
+        self.push_screen(ConfirmScreen(title, body, BULK_VERBS[verb], dangerous=verb != "restart"),
+                         partial(self._bulk_confirmed, plan))
+
+    def _bulk_confirmed(self, plan: list, answer: bool | None) -> None:
+        if answer:
+            self._mutate_bulk([(name, action) for name, action, _ in plan if action])
+        else:
+            self.notify(f"nothing done to the {len(plan)} marked Jobs", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _mutate_bulk(self, steps: list[tuple[str, str]]) -> None:
+        """Each marked Job through rlark_tui.flow.actions in turn; one failure does not stop the others, and the
+        result says per Job what happened (a Job that succeeded is unmarked, a failed one stays marked)."""
+        lines, failed = [], []
+        for name, action in steps:
+            try:
+                lines.append(getattr(self.actions, action)(name))
+            except RlarkError as exc:
+                failed.append(name)
+                lines.append(f"FAILED {action} {name}: {exc}")
+        self.call_from_thread(self._bulk_done, lines, [name for name, _ in steps if name not in failed], failed)
+
+    def _bulk_done(self, lines: list[str], done: list[str], failed: list[str]) -> None:
+        marked = self.state.marked
+        for name in done:
+            if name in marked:
+                marked.remove(name)
+        head = f"{len(done)} done, {len(failed)} failed" if failed else f"all {len(done)} done"
+        self.notify(head + "\n" + "\n".join(lines), severity="error" if failed else "information",
+                    timeout=15 if failed else 8)
+        for screen in self.screen_stack:
+            if isinstance(screen, JobListScreen) and screen.ready:
+                screen.show_marks(done)
+
+    def _confirmed(self, action: str, name: str, answer: bool | None) -> None:
+        if answer:
+            self._mutate(action, name)
+        else:
+            self.notify(f"{action} of {name} cancelled", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _mutate(self, action: str, name: str) -> None:
+        """Run the confirmed action through rlark_tui.flow.actions; the result arrives by watch, not by polling."""
+        try:
+            message = getattr(self.actions, action)(name)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"{action} {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self.notify, message)
+
+
+def run_tui(args, first_list=None) -> int:
+    """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`);
+    `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList)."""
+    from rlark_tui.cluster.access import ClusterAccess
+
+    # Textual sizes itself with shutil.get_terminal_size, which takes COLUMNS and LINES over the terminal's size,
+    # also after a resize: exported by a parent (a Python REPL's readline, pytest's xdist workers), they would pin
+    # the TUI, $EDITOR and the Pod shell to that size. The terminal's own size is the one to follow.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+    access = ClusterAccess.from_args(args)
+    access.first_list = first_list
+    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)))
+    try:
+        app.run()
+    finally:
+        access.close()
+    return app.return_code or 0

@@ -1,0 +1,2 @@
+"""What the screens and the CLI show, derived once per Snapshot (SnapshotIndex) into rows.
+"""

@@ -1,0 +1,507 @@
+"""Pure view model of the screens: job list rows, Workers rows and Pod rows from one Snapshot.
+
+`SnapshotIndex` is the one place that derives data from a Snapshot (Pods by Task, a Job's Pods, the job list's
+complete rows, which rows and topic results changed): the reconciler's topic reads and every screen use it.
+No Textual and no I/O here: every value shown comes from the Snapshot (L3: nothing invented).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.model.lifecycle import finished_refusal
+from rlark_tui.model.naming import job_type
+from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
+from rlark_tui.alerting.rules import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
+from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.flow.snapshot import RESULTS, Snapshot
+
+UNSETTLED = ("Running", "Pending", "Failed")
+"""Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
+HISTORY = 32
+"""Derivations an index remembers: a screen that skipped up to this many indexes still updates only what changed."""
+
+
+def _task_entry(raw: dict) -> tuple[dict, Task, str, str]:
+    task = Task(raw)
+    return raw, task, task.job_name, task.name
+
+
+def _pod_entry(raw: dict) -> tuple[dict, tuple[int, str, str], str, Pod]:
+    pod = Pod(raw)
+    shown = pod.pod_name or pod.name
+    tail = shown.rpartition("-")[2]
+    return raw, (int(tail) if tail.isdigit() else 1 << 30, shown, pod.name), pod.task_name, pod
+
+
+class SnapshotIndex:
+    """Jobs, their Tasks and the Tasks' Pods of one Snapshot, grouped once.
+
+    Given the previous index, only the objects that changed are looked at again: the Snapshot's `changes`
+    name them when it directly follows the previous one, else they are found by identity (the reconciler
+    keeps unchanged objects as the very same dicts). `changed_jobs` names the Jobs whose objects may differ
+    from the previous index (None: all of them); `changed_results[topic]` the keys whose subscription result
+    differs; `rows` holds every Job's complete JobRow (derived again only for changed Jobs and results) and
+    `rows_changed_since(serial)` names the rows that differ from an earlier index's. The previous index is never
+    modified.
+    """
+
+    _serials = itertools.count(1)
+
+    def __init__(self, snapshot: Snapshot, previous: "SnapshotIndex | None" = None) -> None:
+        self.snapshot = snapshot
+        self.serial = next(self._serials)
+        self.base = previous.serial if previous is not None else 0
+        """Serial of the index this one was derived from (0: built from scratch)."""
+        if previous is None:
+            self._build()
+        else:
+            self._derive(previous)
+        self.nodes = ([Node(raw) for raw in snapshot.nodes.values()]
+                      if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
+        self.changed_results: dict[str, frozenset[str] | None] = {
+            name: self._changed_results(name, previous) for name in RESULTS}
+        self.alert_marks: dict[str, str] = (
+            previous.alert_marks if previous is not None and not self.changed_results["alerts"]
+            else job_alert_marks(self.snapshot.alerts.get(ALERT_SCOPE)))
+        """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
+        self.gpu_percent: dict[str, float] = (
+            previous.gpu_percent if previous is not None and not self.changed_results["usage"]
+            else job_gpu_percent(self, self.snapshot.usage.get(ALERT_SCOPE)))
+        """Job name -> the mean utilisation over its Running Pods' GPUs (the usage topic's samples)."""
+        self.rows, self.changed_rows = self._derive_rows(previous)
+        self._history: tuple[tuple[int, int, frozenset[str] | None], ...] = (
+            (previous._history[1 - HISTORY:] if previous is not None else ())
+            + ((self.base, self.serial, self.changed_rows),))
+
+    def _changed_results(self, name: str, previous: "SnapshotIndex | None") -> frozenset[str] | None:
+        """The keys of topic `name` whose result is not the previous index's very object (None: no previous)."""
+        if previous is None:
+            return None
+        new, old = getattr(self.snapshot, name), getattr(previous.snapshot, name)
+        if new is old:
+            return frozenset()
+        return frozenset({key for key, value in new.items() if old.get(key) is not value}
+                         | {key for key in old if key not in new})
+
+    def _derive_rows(self, previous: "SnapshotIndex | None") -> tuple[dict[str, JobRow], frozenset[str] | None]:
+        """Every Job's row; from a previous index only the Jobs whose objects, health or progress changed are
+        derived again. Returns the rows and the names derived again or dropped (None: all)."""
+        if previous is None or self.changed_jobs is None:
+            return {name: job_row(self, job) for name, job in self.jobs.items()}, None
+        marks, before = self.alert_marks, previous.alert_marks
+        names = {name for name in (self.changed_jobs | self.changed_results["health"]
+                                   | self.changed_results["progress"]
+                                   | {n for n in marks.keys() | before.keys() if marks.get(n) != before.get(n)}
+                                   | {n for n in self.gpu_percent.keys() | previous.gpu_percent.keys()
+                                      if self.gpu_percent.get(n) != previous.gpu_percent.get(n)})
+                 if name in self.jobs or name in previous.rows}
+        if not names:
+            return previous.rows, frozenset()
+        rows = dict(previous.rows)
+        for name in names:
+            job = self.jobs.get(name)
+            if job is None:
+                rows.pop(name, None)
+            else:
+                rows[name] = job_row(self, job)
+        return rows, frozenset(names)
+
+    def rows_changed_since(self, serial: int) -> frozenset[str] | None:
+        """The Jobs whose rows differ from those of index `serial` (an earlier index of this chain); None when
+        that index is too far back or was not an ancestor (then every row may differ)."""
+        if serial == self.serial:
+            return frozenset()
+        names: set[str] = set()
+        for base, _serial, changed in reversed(self._history):
+            if changed is None:
+                return None
+            names |= changed
+            if base == serial:
+                return frozenset(names)
+        return None
+
+    def _changed_keys(self, kind: str, previous: "SnapshotIndex") -> set[str]:
+        new, old = getattr(self.snapshot, kind), getattr(previous.snapshot, kind)
+        if new is old:
+            return set()
+        hint = self.snapshot.changes.get(kind) if self.snapshot.version == previous.snapshot.version + 1 else None
+        if hint is not None:
+            return set(hint)
+        return {key for key, raw in new.items() if old.get(key) is not raw} | {key for key in old if key not in new}
+
+    def _build(self) -> None:
+        snapshot = self.snapshot
+        self.changed_jobs: frozenset[str] | None = None
+        self.jobs = {name: Job(raw) for name, raw in snapshot.jobs.items()}
+        self._job_by_task = {job.task_name(spec): name for name, job in self.jobs.items() for spec in job.tasks}
+        self._task_entries: dict[str, tuple[dict, Task, str, str]] = {}
+        self._task_keys_by_job: dict[str, dict[str, None]] = defaultdict(dict)
+        for key, raw in snapshot.tasks.items():
+            entry = self._task_entries[key] = _task_entry(raw)
+            self._task_keys_by_job[entry[2]][key] = None
+        self.tasks_by_job: dict[str, list[Task]] = defaultdict(list)
+        self.tasks_by_name: dict[str, Task] = {}
+        for key, entry in self._task_entries.items():
+            self.tasks_by_job[entry[2]].append(entry[1])
+            self.tasks_by_name[entry[3]] = entry[1]
+        self._pod_entries: dict[str, tuple[dict, tuple[int, str, str], str, Pod]] = {}
+        self._pod_keys_by_task: dict[str, dict[str, None]] = defaultdict(dict)
+        for key, raw in snapshot.pods.items():
+            entry = self._pod_entries[key] = _pod_entry(raw)
+            self._pod_keys_by_task[entry[2]][key] = None
+        self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
+        for task_name, keys in self._pod_keys_by_task.items():
+            self.pods_by_task[task_name] = self._group_pods(keys)
+
+    def _derive(self, previous: "SnapshotIndex") -> None:
+        snapshot = self.snapshot
+        affected_jobs: set[str] = set()
+        affected_tasks: set[str] = set()
+        job_keys = self._changed_keys("jobs", previous)
+        task_keys = self._changed_keys("tasks", previous)
+        pod_keys = self._changed_keys("pods", previous)
+        # unchanged parts are shared with the previous index (neither is ever modified afterwards)
+        self.jobs = dict(previous.jobs) if job_keys else previous.jobs
+        self._job_by_task = dict(previous._job_by_task) if job_keys else previous._job_by_task
+        for name in job_keys:
+            affected_jobs.add(name)
+            old = self.jobs.pop(name, None)
+            if old is not None:
+                for spec in old.tasks:
+                    self._job_by_task.pop(old.task_name(spec), None)
+            raw = snapshot.jobs.get(name)
+            if raw is not None:
+                job = self.jobs[name] = Job(raw)
+                for spec in job.tasks:
+                    self._job_by_task[job.task_name(spec)] = name
+        copy = bool(task_keys)
+        self._task_entries = dict(previous._task_entries) if copy else previous._task_entries
+        self._task_keys_by_job = defaultdict(dict, previous._task_keys_by_job) if copy else previous._task_keys_by_job
+        self.tasks_by_job = defaultdict(list, previous.tasks_by_job) if copy else previous.tasks_by_job
+        self.tasks_by_name = dict(previous.tasks_by_name) if copy else previous.tasks_by_name
+        regroup_jobs: set[str] = set()
+        for key in task_keys:
+            old = self._task_entries.pop(key, None)
+            raw = snapshot.tasks.get(key)
+            new = _task_entry(raw) if raw is not None else None
+            if new is not None:
+                self._task_entries[key] = new
+            for entry in (old, new):
+                if entry is not None:
+                    regroup_jobs.add(entry[2])
+                    affected_tasks.add(entry[3])
+            if old is not None and (new is None or new[2] != old[2]):
+                keys = self._task_keys_by_job[old[2]] = dict(self._task_keys_by_job[old[2]])
+                keys.pop(key, None)
+            if new is not None and key not in self._task_keys_by_job.get(new[2], ()):
+                self._task_keys_by_job[new[2]] = {**self._task_keys_by_job.get(new[2], {}), key: None}
+        for job_name in regroup_jobs:
+            entries = [self._task_entries[key] for key in self._task_keys_by_job.get(job_name, ())]
+            if entries:
+                self.tasks_by_job[job_name] = [entry[1] for entry in entries]
+            else:
+                self.tasks_by_job.pop(job_name, None)
+                self._task_keys_by_job.pop(job_name, None)
+            affected_jobs.add(job_name)
+        for task_name in affected_tasks:
+            self.tasks_by_name.pop(task_name, None)
+        for key, entry in self._task_entries.items() if affected_tasks else ():
+            if entry[3] in affected_tasks:
+                self.tasks_by_name[entry[3]] = entry[1]
+        copy = bool(pod_keys)
+        self._pod_entries = dict(previous._pod_entries) if copy else previous._pod_entries
+        self._pod_keys_by_task = defaultdict(dict, previous._pod_keys_by_task) if copy else previous._pod_keys_by_task
+        self.pods_by_task = defaultdict(list, previous.pods_by_task) if copy else previous.pods_by_task
+        regroup_tasks: set[str] = set()
+        for key in pod_keys:
+            old = self._pod_entries.pop(key, None)
+            raw = snapshot.pods.get(key)
+            new = _pod_entry(raw) if raw is not None else None
+            if new is not None:
+                self._pod_entries[key] = new
+            if old is not None and (new is None or new[2] != old[2]):
+                keys = self._pod_keys_by_task[old[2]] = dict(self._pod_keys_by_task[old[2]])
+                keys.pop(key, None)
+            if new is not None and key not in self._pod_keys_by_task.get(new[2], ()):
+                self._pod_keys_by_task[new[2]] = {**self._pod_keys_by_task.get(new[2], {}), key: None}
+            regroup_tasks.update(entry[2] for entry in (old, new) if entry is not None)
+        for task_name in regroup_tasks:
+            keys = self._pod_keys_by_task.get(task_name)
+            if keys:
+                self.pods_by_task[task_name] = self._group_pods(keys)
+            else:
+                self.pods_by_task.pop(task_name, None)
+                self._pod_keys_by_task.pop(task_name, None)
+        affected_tasks |= regroup_tasks
+        affected_jobs.update(self._job_by_task[name] for name in affected_tasks if name in self._job_by_task)
+        self.changed_jobs = frozenset(affected_jobs)
+
+    def _group_pods(self, keys) -> list[Pod]:
+        """The Pods of one Task by ordinal, the first of each shown name only."""
+        seen: set[str] = set()
+        found = []
+        for key in keys:
+            _raw, sort_key, _task, pod = self._pod_entries[key]
+            if sort_key[1] not in seen:
+                seen.add(sort_key[1])
+                found.append((sort_key, pod))
+        found.sort(key=lambda item: item[0])
+        return [pod for _, pod in found]
+
+    def job(self, name: str) -> Job | None:
+        return self.jobs.get(name)
+
+    def task_for(self, job: Job, spec: TaskSpec) -> Task | None:
+        return self.tasks_by_name.get(job.task_name(spec))
+
+    def job_pods(self, job: Job) -> list[Pod]:
+        return [pod for spec in job.tasks for pod in self.pods_by_task.get(job.task_name(spec), [])]
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One line of the job list, complete: the screen maps it to cells and derives nothing. A new column (an
+    alert mark, GPU%) is a field here, filled in `job_row` from the index (its topic result in the Snapshot),
+    and its topic named in `SnapshotIndex._derive_rows` so a new result derives the row again."""
+
+    name: str
+    display_name: str
+    job_type: str
+    phase: str
+    roles: str
+    pods_running: int
+    """Pods in phase Running (not Kubernetes' Ready condition)."""
+    pods_expected: int
+    header_node: str
+    created: str
+    created_at: datetime | None = None
+    reason: str = ""
+    """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one."""
+    progress: object | None = None
+    """The Running Job's `telemetry.progress.ProgressState` (rendered against the clock: `progress_text`)."""
+    alert: str = ""
+    """The mark and rule of the Job's most severe firing alert (`✗ run-crashed`, `+N` when more fire)."""
+    gpu_percent: float | None = None
+    """The mean utilisation over the Job's GPUs (None: no GPU numbers)."""
+
+    @property
+    def pods(self) -> str:
+        return f"{self.pods_running}/{self.pods_expected}"
+
+    @property
+    def reason_cell(self) -> str:
+        """The REASON column: the alert mark first, then the Pods' failure reason."""
+        return f"{self.alert} {self.reason}".strip() if self.alert else self.reason
+
+    def progress_text(self, now: float) -> str:
+        return self.progress.render(now) if self.progress is not None else ""
+
+    def age(self, now: datetime) -> str:
+        return short_age(self.created_at, now) if self.created_at is not None else ""
+
+    def search_fields(self) -> tuple[str, ...]:
+        """What the `/` filter matches against, field by field (so `^` and `$` anchor to a field)."""
+        return (self.name, self.display_name, self.job_type, self.phase, self.roles, self.header_node)
+
+
+def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None = None) -> int:
+    """Replicas the platform currently asks for: the Tasks' replicas (0 while stopped), else the Job spec
+    (`specs`: the Job's `tasks`, when the caller has them already)."""
+    if job.stopped:
+        return 0
+    total = 0
+    for spec in job.tasks if specs is None else specs:
+        task = index.task_for(job, spec)
+        total += task.replicas if task is not None else spec.replicas
+    return total
+
+
+def job_alert_marks(state: object) -> dict[str, str]:
+    """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from an alert book."""
+    if not isinstance(state, AlertsState):
+        return {}
+    firing: dict[str, list] = {}
+    for alert in state.book.firing():
+        if alert.job:
+            firing.setdefault(alert.job, []).append(alert)
+    return {job: f"{MARKS[found[0].severity]} {found[0].rule}" + (f" +{len(found) - 1}" if len(found) > 1 else "")
+            for job, found in firing.items()}
+
+
+def job_gpu_percent(index: SnapshotIndex, state: object) -> dict[str, float]:
+    """Job name -> the mean GPU utilisation of its Pods' samples in a `usage` result (Jobs without GPU numbers
+    are left out). Only the Jobs of the samples with GPU numbers are looked at: a round's result arrives on the
+    UI thread, and walking all 5,000 Jobs' Pods for the few sampled by nvidia-smi took it ~0.2 s."""
+    samples = state.samples if isinstance(state, UsageState) else {}
+    candidates = {index._job_by_task.get(entry[2]) for key, sample in samples.items()
+                  if sample.gpus and (entry := index._pod_entries.get(key)) is not None}
+    found = {}
+    for name in candidates:
+        job = index.jobs.get(name) if name is not None else None
+        if job is None or job.phase != "Running":
+            continue
+        percent = mean_gpu_percent(pod_usage(state, [f"{p.namespace}/{p.name}" for p in index.job_pods(job)]).values())
+        if percent is not None:
+            found[name] = percent
+    return found
+
+
+def failure_reason(health: object) -> str:
+    """The first failure reason of a health result (Pod key -> PodHealth), `+N` when more Pods have one."""
+    reasons = [h.reason for h in (health or {}).values() if h.reason]
+    return "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
+
+
+def job_row(index: SnapshotIndex, job: Job) -> JobRow:
+    """The Job's row; its role specs are read once (each `job.tasks` builds them again: a relist of 5,000 Jobs,
+    and the first list, derive every row)."""
+    name = job.name
+    specs = job.tasks
+    task_names = [job.task_name(spec) for spec in specs]
+    pods = [pod for task_name in task_names for pod in index.pods_by_task.get(task_name, ())]
+    head_task = next((task_name for spec, task_name in zip(specs, task_names) if spec.head), None)
+    header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
+    roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in specs))
+    phase = job.shown_status
+    results = index.snapshot
+    return JobRow(
+        name=name,
+        display_name=job.display_name,
+        job_type=job_type(spec.role for spec in specs),
+        phase=phase,
+        roles=roles,
+        pods_running=sum(1 for p in pods if p.phase == "Running"),
+        pods_expected=expected_pods(index, job, specs),
+        header_node=header_node,
+        created=job.creation_timestamp,
+        created_at=parse_time(job.creation_timestamp),
+        reason=failure_reason(results.health.get(name)) if phase in UNSETTLED else "",
+        progress=results.progress.get(name) if phase == "Running" else None,
+        alert=index.alert_marks.get(name, ""),
+        gpu_percent=index.gpu_percent.get(name),
+    )
+
+
+def job_rows(index: SnapshotIndex) -> list[JobRow]:
+    """Rows of every Job (the index's own)."""
+    return list(index.rows.values())
+
+
+@dataclass(frozen=True)
+class PodRow:
+    """One Pod of a role, as the Pod CR reports it."""
+
+    key: str
+    name: str
+    node: str
+    ip: str
+    phase: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RoleRow:
+    """One role (Task) of a Job in the Workers view: expected vs actual Pods and the Pods."""
+
+    task_name: str
+    role: str
+    head: bool
+    expected: int
+    phase: str
+    message: str
+    namespace: str
+    pods: tuple[PodRow, ...] = field(default_factory=tuple)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for p in self.pods if p.phase == "Running")
+
+
+def role_rows(index: SnapshotIndex, job: Job) -> list[RoleRow]:
+    """One row per role in `spec.tasks` order; Pods from the Pod CRs labelled with the Task name."""
+    status_by_task = {t.get("name"): t for t in job.status_tasks}
+    rows = []
+    for spec in job.tasks:
+        task_name = job.task_name(spec)
+        task = index.task_for(job, spec)
+        status = status_by_task.get(task_name, {})
+        pods = tuple(
+            PodRow(key=pod.namespace + "/" + pod.name, name=pod.pod_name or pod.name, node=pod.node,
+                   ip=pod.ip, phase=pod.phase, message=pod.message)
+            for pod in index.pods_by_task.get(task_name, [])
+        )
+        rows.append(RoleRow(
+            task_name=task_name,
+            role=spec.role_display_name,
+            head=spec.head,
+            expected=0 if job.stopped else (task.replicas if task else spec.replicas),
+            phase=(task.phase if task else "") or str(status.get("phase") or ""),
+            message=(task.message if task else "") or str(status.get("message") or ""),
+            namespace=task.namespace if task else "",
+            pods=pods,
+        ))
+    return rows
+
+
+def can_stop_or_start(job: Job, verb: str = "stop or start") -> str:
+    """Empty when `verb` applies; otherwise why not (model.lifecycle: Succeeded/Failed Jobs are finished)."""
+    return finished_refusal(job.name, job.phase, verb)
+
+
+def first_pod(index: SnapshotIndex, task_name: str) -> Pod | None:
+    """The Pod CR of a Task with the lowest data-plane name (the StatefulSet's `-0`), or None."""
+    pods = index.pods_by_task.get(task_name, [])
+    return min(pods, key=lambda p: p.pod_name or p.name) if pods else None
+
+
+def cpu_memory(requests: dict, limits: dict) -> str:
+    """The overview's CPU / memory of one worker: `requests cpu 4, memory 16Gi; limits cpu 8, memory 32Gi` as the
+    spec writes them (Kubernetes takes the limit as the request when only a limit is set)."""
+    parts = []
+    for label, values in (("requests", requests), ("limits", limits)):
+        shown = [f"{name} {values[name]}" for name in ("cpu", "memory") if values.get(name) not in (None, "")]
+        if shown:
+            parts.append(f"{label} " + ", ".join(str(item) for item in shown))
+    return "; ".join(parts) or "none set (best effort: no CPU or memory reserved)"
+
+
+def running_time(start: str, end: str, now: datetime) -> str:
+    """How long the Job has run (from its status.startTime to its endTime, else to `now`); '' before it started."""
+    started = parse_time(start)
+    if started is None:
+        return ""
+    ended = parse_time(end)
+    return short_age(started, ended or now) + ("" if ended else " so far")
+
+
+def ssh_jump_command(system_config: object, pod_name: str, user: str = "<ssh-user>") -> str:
+    """The console's SSH line for a Pod: `ssh -J <user>@<sshJumpHost>[:<sshJumpPort>] root@<pod>`; "" when the
+    gateway's system config names no jump host."""
+    config = system_config if isinstance(system_config, dict) else {}
+    host = str(config.get("sshJumpHost") or "").strip()
+    if not host or not pod_name:
+        return ""
+    port = str(config.get("sshJumpPort") or "").strip()
+    return f"ssh -J {user}@{host}{':' + port if port else ''} root@{pod_name}"
+
+
+def ssh_fingerprint(public_key: str) -> str:
+    """`SHA256:<base64>` fingerprint and comment of an OpenSSH public key, as ssh-keygen -l prints it."""
+    parts = public_key.split()
+    if len(parts) < 2:
+        return "invalid key" if public_key.strip() else ""
+    try:
+        blob = base64.b64decode(parts[1], validate=True)
+    except (binascii.Error, ValueError):
+        return f"{parts[0]} (unreadable key data)"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    comment = " ".join(parts[2:])
+    return f"{parts[0]} SHA256:{digest}" + (f" {comment}" if comment else "")
