@@ -31,10 +31,10 @@ def _job(name: str, script: str) -> dict:
 
 
 def run(workdir: Path, quick: bool) -> dict:
-    from rlark_tui.flow.actions import Actions
-    from rlark_tui.cluster import ClusterAccess
     from rlark_sandbox import Sandbox
     from rlark_sandbox.agent import AgentSettings
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow.actions import Actions
 
     faults = 2 if quick else 6
     with Sandbox(workdir / "alerts-sandbox", seed="demo", agent_settings=AgentSettings(ray=False)) as sandbox:

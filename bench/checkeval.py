@@ -9,15 +9,15 @@ import hashlib
 import json
 import statistics
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from rlark_tui.checks import MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence, evaluate
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.checks import MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence, evaluate
 
 PODS = 10
 LINES = 1000
-START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 IMAGE = "registry.example.com/rlinf@sha256:" + "ab" * 32
 CODE_REF = "0123456789abcdef0123456789abcdef01234567"
 RUN_ID = "ppo-bench-1"

@@ -94,7 +94,7 @@ class _Phase:
         return max(lags, default=float("nan"))
 
 
-def _phase(sandbox, samples: "_Samples", rate: float, seconds: float) -> _Phase:
+def _phase(sandbox, samples: _Samples, rate: float, seconds: float) -> _Phase:
     """Write `rate` lines/s for `seconds`; sample until the pane has taken in every line (or CATCH_UP s more)."""
     first = samples.next(10)
     base = first["taken"] + first["skipped"]
@@ -154,10 +154,10 @@ def _quit(app: subprocess.Popen) -> None:
 # ---- the app process -------------------------------------------------------------------------------------------
 
 async def _drive(kubeconfig: str, context: str, job: str) -> None:
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.tui.app import RlarkApp
 
     access = ClusterAccess.open(kubeconfig, context)
     app = RlarkApp(access)

@@ -75,7 +75,7 @@ class FrameLog:
             self.changed.clear()
             try:
                 await asyncio.wait_for(self.changed.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return None
 
 
@@ -212,8 +212,8 @@ async def _keys_while_logs_stream(app, pilot, frames: FrameLog, post, writer_acc
 
 async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples: int, post,
                    log_rate: int) -> dict[str, float]:
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.tui.app import RlarkApp
 
     access = ClusterAccess.open(str(kubeconfig), context)
     writer_access = ClusterAccess.open(str(kubeconfig), context)
@@ -249,7 +249,7 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
             writer.start()
             latencies, in_sandbox = [], []
             for index in range(samples):
-                await _wait(lambda: len(writer.sent) > index or not writer.is_alive(), 30, "the next write")
+                await _wait(lambda index=index: len(writer.sent) > index or not writer.is_alive(), 30, "the next write")
                 if len(writer.sent) <= index:
                     break
                 stamp, shown = writer.sent[index]

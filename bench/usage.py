@@ -51,13 +51,13 @@ def _job(name: str, gpu_node: str | None, script: str = "sleep 3600") -> dict:
 
 
 def run(workdir: Path, quick: bool) -> dict:
-    from rlark_tui.flow.actions import Actions
-    from rlark_tui.tui.app import RlarkApp
-    from rlark_tui.cluster import ClusterAccess
-    from rlark_tui.cluster.kinds import JOBS as JOBS_KIND
-    from rlark_tui.model.objects import Job
     from rlark_sandbox import Sandbox
     from rlark_sandbox.agent import AgentSettings
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS as JOBS_KIND
+    from rlark_tui.flow.actions import Actions
+    from rlark_tui.model.objects import Job
+    from rlark_tui.tui.app import RlarkApp
 
     measure = 20.0 if quick else 60.0
     with Sandbox(workdir / "usage-sandbox", seed="demo", agent_settings=AgentSettings(ray=False)) as sandbox:

@@ -21,16 +21,13 @@ import time
 import uuid
 from pathlib import Path
 
-from rlark_tui.model import keys
-from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.model.objects import TaskSpec, dig
 from rlark_sandbox import gpus, plan, workflows
 from rlark_sandbox.logs import LogStore
 from rlark_sandbox.objectstore import STORAGE_DIR
 from rlark_sandbox.podexec import ExecTarget
 from rlark_sandbox.podnet import PodNetwork
-from rlark_sandbox.resources import CONTROL_KUBE, ROOT
 from rlark_sandbox.procs import reap_all, start_watchdog
+from rlark_sandbox.resources import CONTROL_KUBE, ROOT
 from rlark_sandbox.runner import (
     CONTAINER,
     DATA_NAMESPACE,
@@ -46,6 +43,9 @@ from rlark_sandbox.runner import (
     temp_dir_for,
 )
 from rlark_sandbox.store import NotFound, Store, StoreError
+from rlark_tui.model import keys
+from rlark_tui.model.objects import TaskSpec, dig
+from rlark_tui.model.quantity import parse_quantity
 
 log = logging.getLogger(__name__)
 

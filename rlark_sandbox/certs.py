@@ -35,7 +35,7 @@ def issue(tls_dir: Path, metadata: dict[str, str], *, days: float = 365,
     """(certificate PEM, private key PEM) of a client certificate signed by the sandbox CA, carrying
     `metadata` in the permission extension, valid from `not_before` (default: 5 minutes ago) for `days`."""
     ca, ca_key = _ca(tls_dir)
-    start = not_before or dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
+    start = not_before or dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     key = ec.generate_private_key(ec.SECP256R1())
     role = metadata.get("cert-role", "client")
     cert = (x509.CertificateBuilder()

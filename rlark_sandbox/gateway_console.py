@@ -35,8 +35,8 @@ import binascii
 import re
 import secrets
 
-from rlark_tui.model.objects import dig
 from rlark_sandbox.store import Store
+from rlark_tui.model.objects import dig
 
 SECRET_NAMESPACE = "default"
 KEYS_SECRET = "rlark-ssh-keys"

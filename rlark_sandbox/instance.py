@@ -19,8 +19,6 @@ from pathlib import Path
 
 from aiohttp import web
 
-from rlark_tui.errors import RlarkError
-from rlark_tui.local.fsutil import write_private
 from rlark_sandbox import certs, default_state_dir, gateway_console, objectstore, rlark_server, running_pid
 from rlark_sandbox import kubeconfig as kubeconfig_file
 from rlark_sandbox import seed as seeds
@@ -35,8 +33,8 @@ from rlark_sandbox.server import SandboxServer
 from rlark_sandbox.store import Store
 from rlark_sandbox.tensorboard import TensorBoards
 from rlark_sandbox.tls import ensure_certificates, server_context
-
-
+from rlark_tui.errors import RlarkError
+from rlark_tui.local.fsutil import write_private
 
 
 def _read_token(path: Path) -> str:

@@ -20,11 +20,11 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from rlark_tui.model import keys
 from rlark_sandbox.logs import LogStore, format_ts
 from rlark_sandbox.store import ROOT, Store
+from rlark_tui.model import keys
 
 TICK = 0.01
 CONTAINER = "main"
@@ -128,7 +128,7 @@ class LoadGen:
         return names
 
     def _add_pod(self, cluster: str, task: str, name: str) -> None:
-        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.store.create("pods", {
             "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
             "metadata": {"name": str(uuid.uuid4()), "namespace": cluster,
@@ -159,7 +159,7 @@ class LoadGen:
                 due = int(run.lines_per_s * elapsed)
                 if due > run.written:
                     now = time.time()
-                    stamp = format_ts(datetime.fromtimestamp(now, timezone.utc))
+                    stamp = format_ts(datetime.fromtimestamp(now, UTC))
                     chunks: list[list[str]] = [[] for _ in range(count)]
                     for seq in range(run.written, due):
                         pod = seq % count

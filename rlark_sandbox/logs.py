@@ -43,7 +43,7 @@ import shutil
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 MAX_LINE = 16 * 1024
@@ -59,7 +59,7 @@ class LogsNotFound(Exception):
 
 def format_ts(when: datetime) -> str:
     """RFC 3339 with all nine fraction digits, UTC: the kubelet's output form (RFC3339NanoFixed)."""
-    when = when.astimezone(timezone.utc)
+    when = when.astimezone(UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond * 1000:09d}Z"
 
 
@@ -74,7 +74,7 @@ def runtime_ts(ns: int) -> str:
 
 def parse_ts(text: str) -> datetime:
     head, _, frac = text.rstrip("Z").partition(".")
-    base = datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    base = datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
     return base.replace(microsecond=int((frac or "0")[:6].ljust(6, "0")))
 
 
@@ -97,7 +97,7 @@ def _whole_seconds(head: str) -> int | None:
     found = _SECONDS.get(head)
     if found is None:
         try:
-            found = int(datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+            found = int(datetime.strptime(head, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp())
         except ValueError:
             return None
         if len(_SECONDS) > 4096:
@@ -269,7 +269,7 @@ class LogStore:
                when: datetime | None = None, stream: str = "stdout") -> None:
         ns = None
         if when is not None:
-            when = when.astimezone(timezone.utc)
+            when = when.astimezone(UTC)
             ns = int(when.replace(microsecond=0).timestamp()) * 1_000_000_000 + when.microsecond * 1000
         writer = self.writer(cluster, namespace, pod, container)
         try:

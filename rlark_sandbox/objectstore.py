@@ -21,7 +21,7 @@ import mimetypes
 import os
 import time
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from aiohttp import web
@@ -90,7 +90,7 @@ class ObjectStore:
         stat = path.stat()
         data = path.read_bytes()
         return {"key": key, "size": stat.st_size,
-                "last_modified": datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).isoformat()
+                "last_modified": datetime.fromtimestamp(stat.st_mtime, tz=UTC).isoformat()
                 .replace("+00:00", "Z"),
                 "etag": '"' + hashlib.md5(data).hexdigest() + '"',  # noqa: S324 - S3's ETag of a single upload
                 "content_type": mimetypes.guess_type(key)[0] or "application/octet-stream"}

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rlark_tui.model import keys
+from rlark_tui.model.objects import Node, TaskSpec, dig
 from rlark_tui.model.placement import (
     header_task_index,
     replicas,
@@ -18,7 +19,6 @@ from rlark_tui.model.placement import (
     total_nodes,
 )
 from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.model.objects import Node, TaskSpec, dig
 
 AGENT_TYPE = "Kubernetes"
 RUN_KINDS = ("StatefulSet",)

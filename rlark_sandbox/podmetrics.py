@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_sandbox import selectors
 from rlark_sandbox.gpus import CpuMeter, cpu_quantity, memory_quantity
@@ -70,7 +70,7 @@ class PodMetricsApi:
             meter.read(pgids)
             await asyncio.sleep(CpuMeter.MIN_WINDOW)
         rates = meter.read(pgids)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         items = []
         for pod, pgid in running:
             rate = rates.get(pgid)

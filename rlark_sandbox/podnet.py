@@ -84,7 +84,7 @@ class PodNetwork:
         self._lock = threading.Lock()
 
     # ----- set-up -----
-    def open(self) -> "PodNetwork":
+    def open(self) -> PodNetwork:
         if shutil.which("nsenter") is None or shutil.which("unshare") is None:
             return self._shared("no nsenter/unshare on this host")
         if os.geteuid() != 0:
@@ -111,7 +111,7 @@ class PodNetwork:
         self.isolated = True
         return self
 
-    def _open_unprivileged(self) -> "PodNetwork":
+    def _open_unprivileged(self) -> PodNetwork:
         """A holder process in a new user + network namespace (the user is root there, as in a container): Pods join
         both with nsenter; it makes the sandbox's sockets there and passes their descriptors back."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -139,7 +139,7 @@ class PodNetwork:
         self.isolated = True
         return self
 
-    def _shared(self, why: str) -> "PodNetwork":
+    def _shared(self, why: str) -> PodNetwork:
         self.problem = (f"{why}: sandbox Pods share this host's network namespace, so Ray's gRPC ports listen on "
                         "all interfaces, guarded only by Ray's token")
         return self

@@ -39,19 +39,19 @@ import secrets
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 from cryptography import x509
 
-from rlark_tui.model.objects import dig
 from rlark_sandbox import certs
 from rlark_sandbox.proxy import ProxyError, forward
 from rlark_sandbox.resources import ROOT
 from rlark_sandbox.server import SandboxServer, respond
 from rlark_sandbox.store import Store, StoreError
+from rlark_tui.model.objects import dig
 
 SECRET_NAMESPACE = "default"
 ADMIN_SECRET = "rlark-admin-cert"
@@ -92,7 +92,7 @@ async def _admin_body(request: web.Request, meta: dict[str, str]) -> dict | web.
 
 
 def _micro_time(when: datetime | None = None) -> str:
-    return (when or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class RlarkServer:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import uuid
 
-from rlark_tui.errors import UsageError
-from rlark_tui.model import keys
 from rlark_sandbox import gateway_console
 from rlark_sandbox.resources import DATA_NAMESPACE, ROOT
 from rlark_sandbox.store import Store, now_iso
+from rlark_tui.errors import UsageError
+from rlark_tui.model import keys
 
 DEMO_IMAGE = ("registry.rlark.local/rlinf/rlinf-sandbox@sha256:"
               "4d7f0b3c9a1e2f5d6c8b7a9e0f1d2c3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d")
@@ -94,9 +94,9 @@ def demo_draft(output_dir: str) -> dict:
 
 def demo_job(output_dir: str, nodes: list[dict]) -> dict:
     """demo-ppo as `rlark submit` would send it: rendered, with its submitted-spec record."""
-    from rlark_tui.model.submission import with_submission_record
     from rlark_tui.jobspec.draft import load_draft
     from rlark_tui.jobspec.render import render_job
+    from rlark_tui.model.submission import with_submission_record
     draft, _findings = load_draft(demo_draft(output_dir))
     return with_submission_record(render_job(draft, nodes))
 

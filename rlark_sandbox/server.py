@@ -15,15 +15,15 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 from aiohttp import web
 
 from rlark_sandbox import gateway, podexec, podmetrics, schema, selectors, tables
 from rlark_sandbox.faults import Faults
-from rlark_sandbox.tensorboard import TensorBoards
-from rlark_sandbox.loadgen import LoadGen, parse_args as parse_loadgen
+from rlark_sandbox.loadgen import LoadGen
+from rlark_sandbox.loadgen import parse_args as parse_loadgen
 from rlark_sandbox.logs import LogsNotFound, LogStore, parse_ts
 from rlark_sandbox.patch import PatchError, json_patch, merge_patch
 from rlark_sandbox.proxy import ProxyError, ProxyRegistry, forward
@@ -41,6 +41,7 @@ from rlark_sandbox.resources import (
 )
 from rlark_sandbox.routes import RouteLog
 from rlark_sandbox.store import Gone, Store, StoreError, qualified
+from rlark_sandbox.tensorboard import TensorBoards
 
 KUBE_VERSION = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.3+kcp-rlark-sandbox",
@@ -780,7 +781,7 @@ def _since(request: web.Request) -> datetime | None:
     since = None
     since_seconds = _int(request, "sinceSeconds")
     if since_seconds is not None:
-        since = datetime.now(timezone.utc) - timedelta(seconds=since_seconds)
+        since = datetime.now(UTC) - timedelta(seconds=since_seconds)
     if request.query.get("sinceTime"):
         try:
             since_time = parse_ts(request.query["sinceTime"])

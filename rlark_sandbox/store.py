@@ -44,13 +44,13 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from rlark_tui.errors import RlarkError
-from rlark_tui.local.fsutil import remove_quietly, write_private
 from rlark_sandbox import selectors
 from rlark_sandbox.resources import ROOT, resource_type
+from rlark_tui.errors import RlarkError
+from rlark_tui.local.fsutil import remove_quietly, write_private
 
 __all__ = ["ROOT", "Store", "Subscription", "WatchEvent", "StoreError", "NotFound", "Conflict",
            "AlreadyExists", "Gone", "BadRequest"]
@@ -109,7 +109,7 @@ Key = tuple[str, str, str, str]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def qualified(resource: str, plane: str) -> str:
@@ -157,7 +157,7 @@ class Subscription:
         """The next event, or None on timeout or when closed."""
         try:
             event = await asyncio.wait_for(self._queue.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         if event is None:
             self._queue.put_nowait(None)

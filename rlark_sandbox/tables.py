@@ -4,10 +4,10 @@ Pure functions over API objects.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from rlark_tui.model.objects import dig
 from rlark_sandbox.resources import ResourceType
+from rlark_tui.model.objects import dig
 
 
 def human_age(timestamp: str | None, now: datetime | None = None) -> str:
@@ -15,10 +15,10 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
     if not timestamp:
         return "<unknown>"
     try:
-        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except ValueError:
         return "<invalid>"
-    seconds = int(((now or datetime.now(timezone.utc)) - then).total_seconds())
+    seconds = int(((now or datetime.now(UTC)) - then).total_seconds())
     if seconds < 0:
         seconds = 0
     minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
@@ -124,7 +124,7 @@ def _row_object(obj: dict, include: str):
 
 def table(rtype: ResourceType, items: list[dict], resource_version: str | None = None,
           include: str = "Metadata") -> dict:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     name_priority = 1 if rtype.group == "" and rtype.plural == "events" else 0
     definitions = [{"name": "Name", "type": "string", "format": "name", "description": "Name",
                     "priority": name_priority}]

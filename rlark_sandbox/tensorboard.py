@@ -24,11 +24,11 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from rlark_tui.model import keys
 from rlark_sandbox.faults import Faults
 from rlark_sandbox.podnet import PodNetwork
 from rlark_sandbox.procs import POD_UID_ENV, end_group
 from rlark_sandbox.store import Store
+from rlark_tui.model import keys
 
 PORT = 6006
 START_SECONDS = 60.0

@@ -29,7 +29,7 @@ def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
     ca_crt, crt, key_path = tls_dir / "ca.crt", tls_dir / "server.crt", tls_dir / "server.key"
     if all(p.exists() for p in (ca_crt, tls_dir / "ca.key", crt, key_path)):
         return ca_crt, crt, key_path
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rlark-sandbox-ca")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)

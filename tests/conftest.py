@@ -15,7 +15,6 @@ from __future__ import annotations
 import pytest
 
 
-
 def pytest_collection_modifyitems(config, items):
     """Tests marked `ray` form one xdist group, so they share one worker and its one Ray sandbox. With workers
     (the default, `-n 3` in pyproject.toml) they come first: that worker runs the long Ray chain while the others

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from model.jobschema import assert_valid_job
+
 from rlark_tui.cli import main
 from rlark_tui.jobspec.draft import DRAFT_TYPES
 from tests.mutation import mutate

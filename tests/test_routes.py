@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import MappingProxyType
 
+from rlark_tui.alerting.thresholds import Thresholds
+from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
 from rlark_tui.model.podstate import unschedulable
 from rlark_tui.telemetry.progress import Line, Progress
+from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.text.redact import KnownSecrets, redact_text, secret_values
 from rlark_tui.text.sanitize import clean
-from rlark_tui.alerting.thresholds import BOOL_KEYS, FLAGS, NUMBER_KEYS, Thresholds, thresholds_from
-from rlark_tui.telemetry.sample import PodUsage
-from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITIES = (CRITICAL, WARNING, INFO)
@@ -243,7 +243,7 @@ def _stamp(text: str) -> float | None:
 
 def _evidence(mark: Mark) -> str:
     at, text = mark
-    prefix = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ ") if at is not None else ""
+    prefix = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ ") if at is not None else ""
     return one_line(prefix + text.strip())
 
 
@@ -280,7 +280,7 @@ def job_findings(inputs: JobInputs, thresholds: Thresholds, now: float) -> Evalu
     status_message = job.message
     if phase == "Failed":
         add("job-failed", name, f"Job {name} failed" + (f": {status_message}" if status_message else ""),
-            f"phase Failed" + (f" ({status_message})" if status_message else ""))
+            "phase Failed" + (f" ({status_message})" if status_message else ""))
     if job.stopped or phase == "Stopped":
         add("job-stopped", name, f"Job {name} was stopped", f"phase {phase or '-'}, spec.stopped {job.stopped}")
     _mismatch(job, inputs, add)
@@ -518,7 +518,7 @@ class Alert(Finding):
     resolved_at: float | None = None
 
     @classmethod
-    def fired(cls, finding: Finding, since: float, now: float) -> "Alert":
+    def fired(cls, finding: Finding, since: float, now: float) -> Alert:
         return cls(**{f.name: getattr(finding, f.name) for f in fields(Finding)} | {"since": since}, fired_at=now)
 
     @property
@@ -562,7 +562,7 @@ def toast(alerts: list[Alert]) -> tuple[str, str, bool]:
 
 
 def iso(at: float) -> str:
-    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,13 @@ Pure except `gather`, `probe` and `records`: the I/O edge that collects evidence
 
 from rlark_tui.checks.evaluate import evaluate, with_hand_over
 from rlark_tui.checks.evidence import (
-    MainContainer, OutputFile, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence,
+    MainContainer,
+    OutputFile,
+    OutputProbe,
+    PodEvent,
+    PodLog,
+    RayStatus,
+    RunEvidence,
 )
 from rlark_tui.checks.refs import resolve
 from rlark_tui.checks.render import conclusion, to_json, to_json_text, to_markdown, to_text

@@ -11,7 +11,14 @@ from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.refs import show
 from rlark_tui.checks.report import (
-    STAGES, TITLES, CheckReport, CheckRow, EvidenceItem, HandOver, Reason, RecordFacts,
+    STAGES,
+    TITLES,
+    CheckReport,
+    CheckRow,
+    EvidenceItem,
+    HandOver,
+    Reason,
+    RecordFacts,
 )
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text, secret_values
 

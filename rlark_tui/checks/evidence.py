@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rlark_tui.model.timefmt import parse_time
 from rlark_tui.model.objects import dig
+from rlark_tui.model.timefmt import parse_time
 
 DEFAULT_MAX_WAIT_SECONDS = 900.0
 """The platform's own Ray cluster-check timeout, used when the launch record names no max wait."""

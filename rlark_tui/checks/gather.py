@@ -10,7 +10,7 @@ import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rlark_tui.checks.evaluate import evaluate
@@ -19,15 +19,15 @@ from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
-from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.text.redact import KnownSecrets
-from rlark_tui.model.submission import submitted_record
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
+from rlark_tui.model.submission import submitted_record
+from rlark_tui.text.redact import KnownSecrets
 
 LOG_HEAD_BYTES = 64 << 20
 """Per container instance, how much of its log is read from the start."""
@@ -46,7 +46,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
     try:
         job = access.get(JOBS, job_name)
     except NotFound:
-        return RunEvidence(job_name=job_name, now=now or datetime.now(timezone.utc))
+        return RunEvidence(job_name=job_name, now=now or datetime.now(UTC))
     view = Job(job)
     with ThreadPoolExecutor(max_workers=PARALLEL_READS, thread_name_prefix="rlark-check") as pool:
         nodes_read = pool.submit(access.nodes)
@@ -88,7 +88,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
     submitted = submitted_record(job)
     evidence = RunEvidence(
         job_name=job_name,
-        now=now or datetime.now(timezone.utc),
+        now=now or datetime.now(UTC),
         job=job,
         tasks=tuple(tasks),
         pods=tuple(pods),

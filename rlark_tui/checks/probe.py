@@ -12,7 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
 from rlark_tui.errors import RlarkError
@@ -38,7 +38,7 @@ def parse_listing(data: bytes) -> list[OutputFile]:
         if len(parts) != 3:
             continue
         try:
-            mtime = datetime.fromtimestamp(float(parts[0]), tz=timezone.utc)
+            mtime = datetime.fromtimestamp(float(parts[0]), tz=UTC)
             size = int(parts[1])
         except (ValueError, OverflowError, OSError):
             continue
@@ -148,7 +148,7 @@ def _object_file(obj, target: str) -> OutputFile | None:
     except (TypeError, ValueError):
         return None
     if mtime.tzinfo is None:
-        mtime = mtime.replace(tzinfo=timezone.utc)
+        mtime = mtime.replace(tzinfo=UTC)
     return OutputFile(target.rstrip("/") + "/" + obj["key"], size, mtime)
 
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 
-from rlark_tui.local import fsutil
 from rlark_tui.checks.render import to_json_text, to_markdown
 from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
+from rlark_tui.local import fsutil
 
 
 def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
     """Save the record as markdown + JSON under `<root>/checks/`, mode 0600, atomically; returns the .md path."""
-    stamp = report.checked_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = report.checked_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     base = f"{file_stem(report.job)}-{stamp}"
     markdown = root / "checks" / f"{base}.md"
     write_record(markdown, to_markdown(report, lang))

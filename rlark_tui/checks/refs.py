@@ -11,8 +11,8 @@ from typing import Any
 
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.report import EvidenceItem
-from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.model.objects import dig
+from rlark_tui.text.redact import redact_env, redact_object, redact_text
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

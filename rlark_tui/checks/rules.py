@@ -14,11 +14,10 @@ from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
 from rlark_tui.checks.refs import dig_path, show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
-from rlark_tui.model.objects import Job, Pod, Task, TaskSpec
+from rlark_tui.model.objects import Job, Pod, Task, TaskSpec, dig
 from rlark_tui.model.placement import matching_nodes, rank_start, task_namespace
-from rlark_tui.text import patterns
 from rlark_tui.model.podstate import FAILURE_EVENTS
-from rlark_tui.model.objects import dig
+from rlark_tui.text import patterns
 
 JOB_OWNER = "the Job's owner"
 ADMIN = "a platform admin with data-plane access"

@@ -10,24 +10,23 @@ from __future__ import annotations
 
 import json
 import threading
-from urllib.parse import quote
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
-from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from rlark_tui.cluster import kubeconfig as kc
-from rlark_tui.cluster import lean
+from rlark_tui.cluster import lean, tls
 from rlark_tui.cluster import server as srv
-from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.recent import RecentReads
 from rlark_tui.cluster.transport import request_timeout
-from rlark_tui.local.config import RlarkConfig, load_config
 from rlark_tui.errors import UsageError
+from rlark_tui.local.config import RlarkConfig, load_config
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, dig
 
@@ -139,7 +138,7 @@ class ClusterAccess:
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
              config: RlarkConfig | None = None, request_timeout: float | None = None,
-             server_options: srv.ServerOptions | None = None) -> "ClusterAccess":
+             server_options: srv.ServerOptions | None = None) -> ClusterAccess:
         """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current.
         Without any kubeconfig, a complete set of rlark-server options (address and certificate) is enough."""
         config = config if config is not None else load_config()
@@ -154,7 +153,7 @@ class ClusterAccess:
         return cls(loaded, name, config, request_timeout, options)
 
     @classmethod
-    def from_args(cls, args) -> "ClusterAccess":
+    def from_args(cls, args) -> ClusterAccess:
         """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`, rlark-server's flags)."""
         timeout = request_timeout(args)
         config = load_config()

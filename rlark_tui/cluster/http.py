@@ -57,7 +57,7 @@ class Http:
             return self._pool_made
 
     @classmethod
-    def for_client(cls, api_client: k8s.ApiClient, source: str) -> "Http":
+    def for_client(cls, api_client: k8s.ApiClient, source: str) -> Http:
         return cls(api_client.configuration.host, api_client, source)
 
     @property
@@ -69,7 +69,7 @@ class Http:
         """Headers every request of this base carries (e.g. a Ray dashboard token)."""
         return dict(self._headers)
 
-    def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> "Http":
+    def sibling(self, base: str, source: str, headers: dict[str, str] | None = None) -> Http:
         """Another base URL; it shares this client's TLS and credentials only when it has the same origin, else
         only the CA that verifies it."""
         same = _origin(base) == _origin(self.base)
@@ -110,7 +110,7 @@ class Http:
             return text
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
-               read_timeout: float | None = None, whole_lines: bool = False) -> "LineStream":
+               read_timeout: float | None = None, whole_lines: bool = False) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here."""
         import urllib3
 

@@ -28,8 +28,8 @@ from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable, status_error, transport_error
 from rlark_tui.cluster.kinds import JOBS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
-from rlark_tui.local.config import load_config
 from rlark_tui.errors import RlarkError
+from rlark_tui.local.config import load_config
 
 SOURCE = "control plane"
 
@@ -95,7 +95,7 @@ class LeanClient:
 
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
-             timeout: float | None = None) -> "LeanClient | None":
+             timeout: float | None = None) -> LeanClient | None:
         """The client for the context the flags name (--kubeconfig / $KUBECONFIG / ~/.kube/config, --context or
         current), or None when that context needs the full client. Unusable flags and kubeconfigs raise the
         same UsageError ClusterAccess raises."""
@@ -113,7 +113,7 @@ class LeanClient:
             return None  # a CA or key that cannot be loaded: the full client says why, as ever
 
     @classmethod
-    def from_args(cls, args) -> "LeanClient | None":
+    def from_args(cls, args) -> LeanClient | None:
         """From the global CLI flags, checked as ClusterAccess.from_args checks them (--request-timeout, the
         config file, rlark-server's certificate and key given together)."""
         from rlark_tui.cluster.server import ServerOptions
@@ -247,7 +247,7 @@ class FirstList:
         self._taken = False
 
     @classmethod
-    def start(cls, args) -> "FirstList":
+    def start(cls, args) -> FirstList:
         first = cls(args)
         threading.Thread(target=first._read, name="first-list", daemon=True).start()
         return first

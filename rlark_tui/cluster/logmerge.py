@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 
 from rlark_tui.errors import UsageError
@@ -84,7 +84,7 @@ def split_line(raw: str, source: str) -> LogLine:
 
 def since_time(ts: int) -> str:
     """`sinceTime` for a reconnect: the whole second holding `ts` (the API's precision), in UTC."""
-    moment = datetime.fromtimestamp(ts // 1_000_000_000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ts // 1_000_000_000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -17,11 +17,11 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
+from rlark_tui.alerting.rules import LogFacts, scan_log
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.logmerge import since_time, split_raw
 from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
 from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
-from rlark_tui.alerting.rules import LogFacts, scan_log
 from rlark_tui.telemetry.progress import Line, Progress, latest_progress
 
 NEXT_TAIL_LINES = 2000

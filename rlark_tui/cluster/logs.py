@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.http import LineStream
+from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, split_line, split_raw
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys

@@ -15,14 +15,14 @@ from urllib.parse import quote
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.http import seg
-from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.kinds import PODS
+from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.errors import RlarkError
+from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
 from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.model.objects import Job, Pod
-from rlark_tui.flow.snapshot import Snapshot
 
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
@@ -140,16 +140,16 @@ def _get(gateway, path: str, what: str) -> object:
                                          f"{MAX_ANSWER_BYTES >> 20} MB; not read")
             chunks.append(line)
     except ApiError as exc:
-        raise MetricsUnavailable(f"TensorBoard via the gateway answered {exc.status or 'an error'} for {what}")
+        raise MetricsUnavailable(f"TensorBoard via the gateway answered {exc.status or 'an error'} for {what}") from exc
     except Unreachable as exc:
-        raise MetricsUnavailable(f"TensorBoard via the gateway: {exc}")
+        raise MetricsUnavailable(f"TensorBoard via the gateway: {exc}") from exc
     text = "\n".join(chunks).strip()
     if text.startswith("<"):
         raise MetricsUnavailable(f"TensorBoard via the gateway answered HTML, not data, for {what}")
     try:
         return json.loads(text, parse_constant=float)
     except ValueError:
-        raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}")
+        raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}") from None
 
 
 def tensorboard_series(access, task: str, tags: list[str] | None = None) -> dict[str, list[Point]]:
@@ -203,7 +203,7 @@ def fetch_metrics(access, job_name: str, source: str = "auto", tags: list[str] |
     try:
         lines = read_log(access, header.cluster, header.pod, SERIES_TAIL_LINES)
     except (ApiError, Unreachable) as exc:
-        raise MetricsUnavailable(f"metrics: {exc}" + (f" (and {note})" if note else ""))
+        raise MetricsUnavailable(f"metrics: {exc}" + (f" (and {note})" if note else "")) from exc
     parsed = metric_series(lines)
     series = {tag: points for tag, points in parsed.points.items() if not tags or tag in tags}
     if parsed.partial:

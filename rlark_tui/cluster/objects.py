@@ -21,8 +21,8 @@ import urllib3
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
-from rlark_tui.text.sanitize import clean
 from rlark_tui.model.storage import Entry, download_target, local_target, parse_page
+from rlark_tui.text.sanitize import clean
 
 MAX_DOWNLOAD = 64 << 30
 """Default bound of one download (64 GiB)."""

@@ -9,21 +9,22 @@ bench/cli_get.py), with the same values as the typed views in model/objects.py.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Callable, NamedTuple, TypedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, TypedDict
 
 import yaml
 
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
-from rlark_tui.model import keys
+from rlark_tui.jobspec.workflow import templates as workflow_templates
+from rlark_tui.model import keys, timefmt
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
+from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec, dig, shown_status
+from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import clean, json_dumps
-from rlark_tui.model import timefmt
-from rlark_tui.telemetry.usage import percent_cell
-from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec, dig, shown_status
-from rlark_tui.jobspec.workflow import templates as workflow_templates
+
 
 def kubectl_age(stamp: str, now: datetime | None = None) -> str:
     """kubectl's short age: 45s, 12m, 5h, 3d (`<unknown>` when there is no readable timestamp)."""
@@ -169,15 +170,28 @@ def _workflow_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
 # What the Job table (without -o wide) and the sort read of a list: `rlark get jobs` decodes only these fields
 # (cluster/lean.py decode). `Any` where a row function checks the type itself; a list or object of another type
 # makes the whole answer decode as ever. tests/cluster/test_output.py holds the rows to the whole objects' rows.
-_JobTask = TypedDict("_JobTask", {"name": Any}, total=False)
-_JobTaskState = TypedDict("_JobTaskState", {"phase": Any}, total=False)
-_JobMetadata = TypedDict("_JobMetadata", {
-    "name": Any, "namespace": Any, "creationTimestamp": Any,
-    "annotations": TypedDict("_JobAnnotations", {CHECK_SUMMARY_ANNOTATION: Any}, total=False)}, total=False)
-_JobSpec = TypedDict("_JobSpec", {"stopped": Any, "tasks": list[_JobTask]}, total=False)
-_JobStatus = TypedDict("_JobStatus", {"phase": Any, "tasks": list[_JobTaskState]}, total=False)
-_JobItem = TypedDict("_JobItem", {"metadata": _JobMetadata, "spec": _JobSpec, "status": _JobStatus}, total=False)
-JobTableList = TypedDict("JobTableList", {"metadata": Any, "items": list[_JobItem]}, total=False)
+class _JobTask(TypedDict, total=False):
+    name: Any
+class _JobTaskState(TypedDict, total=False):
+    phase: Any
+class _JobMetadata(TypedDict, total=False):
+    name: Any
+    namespace: Any
+    creationTimestamp: Any
+    annotations: TypedDict("_JobAnnotations", {CHECK_SUMMARY_ANNOTATION: Any}, total=False)
+class _JobSpec(TypedDict, total=False):
+    stopped: Any
+    tasks: list[_JobTask]
+class _JobStatus(TypedDict, total=False):
+    phase: Any
+    tasks: list[_JobTaskState]
+class _JobItem(TypedDict, total=False):
+    metadata: _JobMetadata
+    spec: _JobSpec
+    status: _JobStatus
+class JobTableList(TypedDict, total=False):
+    metadata: Any
+    items: list[_JobItem]
 
 
 class Table(NamedTuple):
@@ -211,7 +225,7 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
     (Job name -> mean GPU utilisation, cluster/usage_reads.py) a GPU% column; `health`
     (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
     base, extra, row_of, _reads = TABLES[kind.plural]
-    ages = _Ages(now or datetime.now(timezone.utc))
+    ages = _Ages(now or datetime.now(UTC))
     progress = progress if wide and kind is JOBS else None
     health = health if wide and kind is PODS else None
     headers = list(base) + (list(extra) if wide else []) + (["PROGRESS"] if progress is not None else [])

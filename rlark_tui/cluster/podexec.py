@@ -84,7 +84,7 @@ class ExecSession:
 
     @classmethod
     def open(cls, api_client: k8s.ApiClient, pod: str, argv: list[str], *, namespace: str = keys.WORKLOAD_NAMESPACE,
-             stdin: bool = False, tty: bool = False, source: str = "data plane") -> "ExecSession":
+             stdin: bool = False, tty: bool = False, source: str = "data plane") -> ExecSession:
         """Connect; a refusal (Pod not Running, unknown container, 403 ...) or no connection raises one line.
 
         `api_client` is only read: the exec runs on its own copy, since the `kubernetes` client's WebSocket
@@ -229,7 +229,7 @@ class _Channels:
 
     @classmethod
     def connect(cls, configuration, sslopt: dict, pod: str, namespace: str, argv: list[str], *, stdin: bool,
-                tty: bool) -> "_Channels":
+                tty: bool) -> _Channels:
         flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
         query = [("command", list(argv)), ("container", CONTAINER)] + \
             [(name, "true" if value else "false") for name, value in flags.items()]

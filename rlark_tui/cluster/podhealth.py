@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.model import keys
-from rlark_tui.model.podstate import PodHealth, failure_reason
 from rlark_tui.model.objects import Pod, main_container_status, restart_count
+from rlark_tui.model.podstate import PodHealth, failure_reason
 
 
 def pod_state(access: ClusterAccess, pod: Pod) -> tuple[str, str]:

@@ -29,8 +29,8 @@ from rlark_tui.cluster.http import seg
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget
-from rlark_tui.text.redact import secret_refs, secret_values
 from rlark_tui.model.objects import Job
+from rlark_tui.text.redact import secret_refs, secret_values
 
 SECRET_TTL = 300.0
 """Seconds a Secret read stays in memory before the next use reads it again (a rotated value is picked up)."""

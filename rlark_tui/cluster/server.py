@@ -12,15 +12,15 @@ import binascii
 import ipaddress
 import ssl
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
-from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
 from rlark_tui.errors import UsageError
+from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s
@@ -43,7 +43,7 @@ class ServerOptions:
     before anything connects. Files a config file names are read when rlark-server is first needed."""
 
     @classmethod
-    def from_sources(cls, args, config: RlarkConfig) -> "ServerOptions":
+    def from_sources(cls, args, config: RlarkConfig) -> ServerOptions:
         values: dict[str, str | bool] = {}
         origins: dict[str, str] = {}
         for key in SERVER_KEYS:
@@ -199,7 +199,7 @@ def _address(options: ServerOptions, extension: dict, control, namespace: str) -
         raise Unreachable(f"no rlark-server address (cannot list its Leases: {exc}); pass --server-address",
                           "config") from None
     items = body.get("items") if isinstance(body, dict) else None
-    ips = live_lease_ips([i for i in items or [] if isinstance(i, dict)], datetime.now(timezone.utc))
+    ips = live_lease_ips([i for i in items or [] if isinstance(i, dict)], datetime.now(UTC))
     if not ips:
         raise Unreachable(f"no rlark-server address: no live Lease {LEASE_PREFIX}* in namespace {namespace}; "
                           "pass --server-address", "config")
@@ -241,7 +241,7 @@ def _check_validity(cert: bytes, origin: str) -> None:
         certificate = x509.load_pem_x509_certificate(cert)
     except (ValueError, TypeError):
         raise Unreachable(f"client certificate from {origin} is not a PEM certificate", "config") from None
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if certificate.not_valid_after_utc < now:
         raise Unreachable(f"the client certificate for rlark-server (from {origin}) expired on "
                           f"{certificate.not_valid_after_utc:%Y-%m-%d %H:%M} UTC; get a new one", "config")

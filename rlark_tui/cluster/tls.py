@@ -40,7 +40,7 @@ _contexts: dict[tuple, ssl.SSLContext] = {}
 _contexts_lock = threading.Lock()
 _ca_of: dict[int, tuple[bytes | None, bool]] = {}
 """id(context) -> (its CA, verify): contexts are kept for the process's life, so the ids stay theirs."""
-_by_configuration: "weakref.WeakKeyDictionary[k8s.Configuration, ssl.SSLContext]" = weakref.WeakKeyDictionary()
+_by_configuration: weakref.WeakKeyDictionary[k8s.Configuration, ssl.SSLContext] = weakref.WeakKeyDictionary()
 
 
 def client_context(ca: bytes | None, cert: bytes | None = None, key: bytes | None = None,

@@ -43,7 +43,7 @@ class Upstream:
     server_hostname: str | None = None
 
     @classmethod
-    def of(cls, http: Http) -> "Upstream":
+    def of(cls, http: Http) -> Upstream:
         """The base URL of an Http with its client's TLS (CA, client certificate) and bearer token."""
         url = urlsplit(http.base)
         https = url.scheme == "https"
@@ -131,7 +131,7 @@ class Tunnel:
         async with self._server:
             await self._server.serve_forever()
 
-    def start(self) -> "Tunnel":
+    def start(self) -> Tunnel:
         """Listen now (errors raise here), then serve on a daemon thread."""
         listened = threading.Event()
         failure: list[BaseException] = []

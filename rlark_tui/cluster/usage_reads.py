@@ -21,8 +21,8 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.podexec import ExecFailed, run_fixed
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.telemetry.usage import CgroupReading, UsageState, cgroup_millicores, parse_cgroup, parse_pod_metrics
 from rlark_tui.telemetry.sample import PodUsage, parse_nvidia_smi
+from rlark_tui.telemetry.usage import CgroupReading, UsageState, cgroup_millicores, parse_cgroup, parse_pod_metrics
 
 METRICS_PATH = f"/apis/metrics.k8s.io/v1beta1/namespaces/{keys.WORKLOAD_NAMESPACE}/pods"
 EXEC_SECONDS = 60.0
@@ -205,10 +205,10 @@ def job_gpu_percent(access, jobs: list[dict]) -> dict[str, float]:
     """Job name -> the mean utilisation over its Running Pods' GPUs, read at once (`get jobs -o wide`); Jobs
     without GPU numbers are left out."""
     from rlark_tui.cluster.kinds import PODS, TASKS
+    from rlark_tui.flow.snapshot import Snapshot, source_key
+    from rlark_tui.model.objects import Job
     from rlark_tui.telemetry.usage import mean_gpu_percent
     from rlark_tui.view.index import SnapshotIndex
-    from rlark_tui.model.objects import Job
-    from rlark_tui.flow.snapshot import Snapshot, source_key
 
     running = [raw for raw in jobs if Job(raw).phase == "Running"]   # the view reads a malformed status safely
     if not running:

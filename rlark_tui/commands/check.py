@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import HandOver, evaluate
 from rlark_tui.checks.evaluate import carry_settled
 from rlark_tui.checks.gather import gather
@@ -19,8 +18,9 @@ from rlark_tui.checks.records import save_record, write_record
 from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.local.config import state_dir
 from rlark_tui.errors import UsageError
+from rlark_tui.flow.actions import Actions
+from rlark_tui.local.config import state_dir
 from rlark_tui.model.check_summary import summary_of
 
 POLL_SECONDS = 3.0

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.local.fsutil import write_private
 from rlark_tui.jobspec.clone import clone_of
 from rlark_tui.jobspec.draft import draft_to_mapping, dump_draft, dump_yaml
+from rlark_tui.local.fsutil import write_private
 from rlark_tui.text.redact import PLACEHOLDER, redact_text, with_placeholders
 
 EXIT_CODES = """exit codes:
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     job = access.get(JOBS, args.job)
     taken = [str((j.get("metadata") or {}).get("name", "")) for j in access.list(JOBS).items]
-    recovered = clone_of(job, taken, datetime.now(timezone.utc), name=args.name)
+    recovered = clone_of(job, taken, datetime.now(UTC), name=args.name)
     for note in recovered.notes:
         print(f"note: {redact_text(note)}", file=sys.stderr)
     if args.file:

@@ -11,10 +11,10 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.server import ServerOptions
-from rlark_tui.local.config import CONFIG_ENV, EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.errors import UsageError
-from rlark_tui.text.redact import redact_text
+from rlark_tui.local.config import CONFIG_ENV, EXAMPLE, config_path, load_config, state_dir
 from rlark_tui.model.objects import Job
+from rlark_tui.text.redact import redact_text
 
 EXIT_CODES = """exit codes:
   0  the control plane answered (other sources may still be missing; each is reported)

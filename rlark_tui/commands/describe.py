@@ -6,17 +6,17 @@ Owns gathering (Job, Tasks, Pod CRs, data-plane restarts, Ray status) and the te
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from rlark_tui.model.submission import submitted_record
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, kind_named
 from rlark_tui.cluster.output import kubectl_age, table
 from rlark_tui.cluster.podhealth import pod_states
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
-from rlark_tui.text.redact import redact_object, redact_text
 from rlark_tui.model.objects import Job, Pod, Task
+from rlark_tui.model.submission import submitted_record
+from rlark_tui.text.redact import redact_object, redact_text
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict[str, tuple[str, str]],
                   ray: dict | None, now: datetime | None = None) -> str:
     """The page, from already-fetched objects (pure)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     record = submitted_record(raw)
     job = Job(redact_object(raw))
     out: list[str] = []

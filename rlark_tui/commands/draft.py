@@ -11,13 +11,12 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input
 from rlark_tui.jobspec.build import build_job, parse_nodes
 from rlark_tui.jobspec.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
 from rlark_tui.jobspec.findings import Finding
-from rlark_tui.text.redact import redact_text
 from rlark_tui.jobspec.starters import starter_draft
-
+from rlark_tui.local.fsutil import read_input
+from rlark_tui.text.redact import redact_text
 
 DRAFT_FIELDS = """\
 draft fields (rlark draft new prints a commented starter):

@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.commands.submit import live_inputs
-from rlark_tui.local.config import state_dir
-from rlark_tui.local.editor import edit_text, editor_command
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.build import build_job
 from rlark_tui.jobspec.clone import draft_of
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, dump_draft
 from rlark_tui.jobspec.findings import error, has_errors
+from rlark_tui.local.config import state_dir
+from rlark_tui.local.editor import edit_text, editor_command
+from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.text.redact import redact_text
 
 EXIT_CODES = """exit codes:
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _keep(job: str, text: str) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = state_dir() / "edits" / f"{job}-{stamp}.yaml"
     write_private(path, text)
     return str(path)

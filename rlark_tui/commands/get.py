@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             gc.enable()
 
 
-def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namespace) -> int:
+def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespace) -> int:
     """Read and print what the command asks for; the exit code."""
     namespace = None
     if kind.namespaced and not args.all_namespaces:
@@ -128,7 +128,7 @@ def show(access: "LeanClient | ClusterAccess", kind: Kind, args: argparse.Namesp
     return status
 
 
-def reader(args: argparse.Namespace, kind: Kind) -> "LeanClient | ClusterAccess":
+def reader(args: argparse.Namespace, kind: Kind) -> LeanClient | ClusterAccess:
     """The lean client when it can answer the whole command, else ClusterAccess."""
     if not args.watch and not (args.output == "wide" and kind in (JOBS, PODS)):
         lean = LeanClient.from_args(args)
@@ -138,7 +138,7 @@ def reader(args: argparse.Namespace, kind: Kind) -> "LeanClient | ClusterAccess"
     return ClusterAccess.from_args(args)
 
 
-def watch(access: "ClusterAccess", kind, namespace: str | None, args: argparse.Namespace) -> int:
+def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Namespace) -> int:
     """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
     from rlark_tui.cluster.output import render_objects, render_table
     from rlark_tui.text.redact import redact_object

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.model.lifecycle import consequences
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
-from rlark_tui.model.objects import Job
-from rlark_tui.jobspec.workflow import WORKFLOW_LABEL, delete_consequences
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.flow.actions import Actions
+from rlark_tui.jobspec.workflow import WORKFLOW_LABEL, delete_consequences
+from rlark_tui.model.lifecycle import consequences
+from rlark_tui.model.objects import Job
 
 EXIT_CODES = """exit codes:
   0    done (with --wait: the Pods are gone / back, or the Job is gone)

@@ -11,8 +11,8 @@ import yaml
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import nodeinfo
-from rlark_tui.text.sanitize import clean
 from rlark_tui.model.objects import Job, Node
+from rlark_tui.text.sanitize import clean
 
 
 def describe_node(args: argparse.Namespace) -> int:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.tunnel import Tunnel, Upstream, job_http
 from rlark_tui.errors import UsageError
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.objects import Job
 
 EXIT_CODES = """exit codes:

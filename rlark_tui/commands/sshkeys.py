@@ -11,10 +11,10 @@ import argparse
 import getpass
 from pathlib import Path
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model import sshkey
 
 EXIT_CODES = """exit codes:

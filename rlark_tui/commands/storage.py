@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster import objects
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.server import agent_id
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model import storage as st
 from rlark_tui.text.sanitize import clean
 

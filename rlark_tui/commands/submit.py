@@ -10,16 +10,16 @@ import argparse
 import sys
 from collections.abc import Mapping
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import API_VERSION, JOBS
 from rlark_tui.errors import UsageError
+from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.build import build_job
-from rlark_tui.local.fsutil import read_input
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, parse_yaml
 from rlark_tui.jobspec.findings import has_errors
 from rlark_tui.jobspec.manifest import manifest_findings
 from rlark_tui.jobspec.workflow import workflow_findings
+from rlark_tui.local.fsutil import read_input
 from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
 
 EXIT_CODES = """exit codes:

@@ -11,9 +11,9 @@ import argparse
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError
+from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
 from rlark_tui.text.sanitize import clean
-from rlark_tui.telemetry.sample import PodUsage
 
 WHAT = ("pods", "pod", "po", "jobs", "job", "nodes", "node", "no")
 
@@ -46,9 +46,9 @@ def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> 
     """The table `rlark top <what>` prints."""
     from rlark_tui.cluster import usage_reads as usage
     from rlark_tui.cluster.output import table
-    from rlark_tui.view.index import SnapshotIndex
-    from rlark_tui.model.objects import Node
     from rlark_tui.flow.snapshot import Snapshot, source_key
+    from rlark_tui.model.objects import Node
+    from rlark_tui.view.index import SnapshotIndex
 
     def keyed(items):
         return {source_key(obj): obj for obj in items}

@@ -8,7 +8,6 @@ import sys
 import time
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import parse_since
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.objects import Job

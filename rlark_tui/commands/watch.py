@@ -15,11 +15,12 @@ import signal
 import sys
 import time
 
-from rlark_tui.local import acks, hooks
-from rlark_tui.flow import alertpoll
-from rlark_tui.local.config import state_dir
-from rlark_tui.errors import UsageError
 from rlark_tui.alerting import rules
+from rlark_tui.alerting.thresholds import FLAGS, Thresholds
+from rlark_tui.errors import UsageError
+from rlark_tui.flow import alertpoll
+from rlark_tui.local import acks, hooks
+from rlark_tui.local.config import state_dir
 from rlark_tui.model.objects import Job
 
 EXIT_CODES = """exit codes:
@@ -53,15 +54,15 @@ def register(subparsers, parents) -> None:
     parser.add_argument("--webhook", metavar="URL", action="append", default=[], help="POST each event to URL")
     parser.add_argument("--webhook-format", choices=hooks.FORMATS, default="json",
                         help="the webhook body: the JSON line, or a Slack / Feishu / DingTalk text message")
-    for name, flag in rules.FLAGS.items():
+    for name, flag in FLAGS.items():
         parser.add_argument(flag, dest=f"alert_{name}", metavar="N", type=float, default=None,
-                            help=f"alerts.{name} (default {getattr(rules.Thresholds(), name):g})")
+                            help=f"alerts.{name} (default {getattr(Thresholds(), name):g})")
     parser.set_defaults(handler=run)
 
 
-def thresholds(args: argparse.Namespace, base: rules.Thresholds) -> rules.Thresholds:
+def thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
     changed = {}
-    for name, flag in rules.FLAGS.items():
+    for name, flag in FLAGS.items():
         value = getattr(args, f"alert_{name}", None)
         if value is None:
             continue
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs and args.all_namespaces:
         raise UsageError("give Job names or -A, not both")
-    thresholds(args, rules.Thresholds())  # bad flag values are refused before anything is contacted
+    thresholds(args, Thresholds())  # bad flag values are refused before anything is contacted
     hook_list = [hooks.webhook(url, args.webhook_format, report) for url in args.webhook]
     hook_list += [hooks.command(text, report) for text in args.exec_command]
     access = ClusterAccess.from_args(args)

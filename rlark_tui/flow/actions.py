@@ -13,7 +13,7 @@ import copy
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -22,16 +22,15 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import API_VERSION, JOBS, WORKFLOWS
 from rlark_tui.cluster.tunnel import READ_ONLY_METHODS
-from rlark_tui.local.config import state_dir as default_state_dir
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.local.config import state_dir as default_state_dir
 from rlark_tui.local.fsutil import write_private
 from rlark_tui.model import keys
 from rlark_tui.model.lifecycle import START_NOTE, finished_refusal
+from rlark_tui.model.objects import Job
+from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import clean
-from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
-from rlark_tui.model.objects import Job
-
 
 
 class ReadOnlyError(RlarkError):
@@ -72,7 +71,6 @@ class Actions:
 
     def tunnel_methods(self) -> frozenset[str] | None:
         """The HTTP methods a tunnel to a Job's web ports passes: all, or in read-only mode only GET and HEAD."""
-        from rlark_tui.cluster.tunnel import READ_ONLY_METHODS
         return READ_ONLY_METHODS if self.readonly else None
 
     # -- submit ---------------------------------------------------------------------------------------------
@@ -135,7 +133,7 @@ class Actions:
     def _save(self, job: dict, sha: str) -> Path | None:
         """Keep the submitted YAML (secrets masked) under the state dir; a failure here never fails the submit."""
         root = (self.state_dir or default_state_dir()) / "submitted"
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = root / f"{job['metadata']['name']}-{stamp}-{sha[:12]}.yaml"
         text = ("# Submitted by rlark; secret-looking values are masked here (the Job holds the real ones).\n"
                 f"# spec sha256: {sha}\n" + yaml.safe_dump(redact_object(job), sort_keys=False))
@@ -275,7 +273,7 @@ class Actions:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _job_name(manifest: dict) -> str:

@@ -31,14 +31,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from rlark_tui.local import acks
+from rlark_tui.alerting import rules
+from rlark_tui.alerting.rules import AlertsState, Evaluated, frozen
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
 from rlark_tui.cluster.secrets import job_secrets
-from rlark_tui.alerting import rules
-from rlark_tui.alerting.rules import AlertsState, Evaluated, frozen
-from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.local import acks
 from rlark_tui.model.objects import Pod
+from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess

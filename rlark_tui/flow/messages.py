@@ -16,8 +16,8 @@ from textual.message_pump import MessagePump
 from rlark_tui.model.logtarget import Scope
 
 if TYPE_CHECKING:
-    from rlark_tui.view.index import SnapshotIndex
     from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.view.index import SnapshotIndex
 
 message = dataclass(repr=False, eq=False)
 """The messages' dataclass decorator: fields and __init__ only. Nothing compares messages (a message is one

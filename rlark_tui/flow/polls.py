@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rlark_tui.flow import alertpoll
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import WORKFLOWS as WORKFLOW_KIND
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, snapshot_header
 from rlark_tui.cluster.podhealth import health_from, pod_states, pods_health
 from rlark_tui.errors import RlarkError
+from rlark_tui.flow import alertpoll
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.view.index import SnapshotIndex

@@ -21,9 +21,9 @@ from types import MappingProxyType
 from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.flow.polls import TOPICS, Topic
 from rlark_tui.flow.snapshot import Snapshot, SourceState, source_key
+from rlark_tui.view.index import SnapshotIndex
 
 FRAME_SECONDS = 1 / 30
 POLL_TICK_SECONDS = 0.25
@@ -197,7 +197,7 @@ class Reconciler:
                     try:
                         item = (self._queue.get_nowait() if remaining <= 0 or not self._queue.empty()
                                 else await asyncio.wait_for(self._queue.get(), remaining))
-                    except (asyncio.TimeoutError, asyncio.QueueEmpty):
+                    except (TimeoutError, asyncio.QueueEmpty):
                         break
                     self._apply(item, post)
                 self._publish(post)

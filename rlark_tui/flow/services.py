@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.logs import LogFollower
-    from rlark_tui.view.index import SnapshotIndex
     from rlark_tui.flow.reconciler import Reconciler
+    from rlark_tui.view.index import SnapshotIndex
 
 
 class AppState:

@@ -6,9 +6,10 @@ subscriptions (rlark_tui.flow.polls) sit in the field named after their topic, p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 SourceStatus = Literal["connected", "stale", "disconnected", "unconfigured"]
 

@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
-from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.jobspec.validate import DRAFT_TYPE_TO_JOB_TYPE
+from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.model.objects import Job, TaskSpec
 
 ROLE_ENV = "RLARK_TASK_ROLE"

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rlark_tui.text.redact import redact_env, redact_text
 from rlark_tui.model.objects import Job, TaskSpec
+from rlark_tui.text.redact import redact_env, redact_text
 
 ABSENT = "(none)"
 

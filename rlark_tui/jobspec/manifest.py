@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rlark_tui.jobspec.findings import Finding, error, ordered, warning
-from rlark_tui.model.placement import matching_nodes
 from rlark_tui.model.objects import Job
+from rlark_tui.model.placement import matching_nodes
 
 
 def manifest_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict], where: str = "") -> list[Finding]:

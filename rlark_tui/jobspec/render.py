@@ -9,11 +9,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rlark_tui.model import keys
 from rlark_tui.jobspec.draft import JobDraft, RoleDraft
+from rlark_tui.model import keys
 from rlark_tui.model.naming import volume_name
-from rlark_tui.model.placement import as_nodes, matching_nodes
 from rlark_tui.model.objects import Node
+from rlark_tui.model.placement import as_nodes, matching_nodes
 
 PLAN_VERSION = 1
 

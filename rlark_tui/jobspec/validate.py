@@ -12,10 +12,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from rlark_tui.model import keys
-from rlark_tui.text import patterns
 from rlark_tui.jobspec.draft import DRAFT_TYPES, MOUNT_TYPES, PLACEMENT_MODES, PLATFORM_ROLES, JobDraft, RoleDraft
 from rlark_tui.jobspec.findings import Finding, error, field_path, ordered, warning
+from rlark_tui.jobspec.render import role_matches
+from rlark_tui.model import keys
 from rlark_tui.model.naming import (
     DNS_LABEL_MAX,
     STATEFULSET_NAME_MAX,
@@ -23,11 +23,11 @@ from rlark_tui.model.naming import (
     job_type,
     task_object_name,
 )
+from rlark_tui.model.objects import Job, Node
 from rlark_tui.model.placement import as_nodes
 from rlark_tui.model.quantity import parse_quantity
+from rlark_tui.text import patterns
 from rlark_tui.text.redact import is_secret_name, redact_text
-from rlark_tui.jobspec.render import role_matches
-from rlark_tui.model.objects import Job, Node
 
 RESERVED_ENV = ("POD_NAME", "RLINF_NODE_RANK")
 RESERVED_ENV_PREFIX = "RLARK_"

@@ -6,11 +6,11 @@ Pure (no Textual, no I/O): the findings come from rlark_tui.jobspec.validate; th
 
 from __future__ import annotations
 
+from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.render import role_matches
 from rlark_tui.jobspec.validate import role_clusters
-from rlark_tui.jobspec import wizard_fields as wf
 
 MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 Lines = dict[str, list[tuple[str, str]]]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import yaml
 
-from rlark_tui.errors import UsageError
 from rlark_tui.alerting.thresholds import Thresholds, thresholds_from
+from rlark_tui.errors import UsageError
 from rlark_tui.local.fsutil import read_input
-
 
 APP_NAME = "rlark"
 MAX_CONFIG_BYTES = 1024 * 1024

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from rlark_tui.local.config import state_dir
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input, remove_quietly, write_private
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
 from rlark_tui.jobspec.findings import Finding
+from rlark_tui.local.config import state_dir
+from rlark_tui.local.fsutil import read_input, remove_quietly, write_private
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
 _HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
@@ -45,7 +45,7 @@ class DraftStore:
         self.path = (root or state_dir()) / "drafts" / AUTOSAVE_NAME
 
     def save(self, draft: JobDraft, step: int) -> None:
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_private(self.path, f"# rlark wizard autosave: step {step} of 4, saved {stamp}\n"
                                  f"# Render it with `rlark draft render {self.path.name} --nodes NODES.yaml`.\n"
                                  + dump_draft(draft), durable=False)

@@ -16,8 +16,8 @@ import tempfile
 import threading
 
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.local.fsutil import read_input
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES
+from rlark_tui.local.fsutil import read_input
 
 
 def editor_command() -> str:

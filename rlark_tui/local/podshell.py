@@ -12,9 +12,9 @@ from functools import partial
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.objects import Pod
 from rlark_tui.model.tunnel import OpenTunnel
 from rlark_tui.view.index import SnapshotIndex, first_pod
-from rlark_tui.model.objects import Pod
 
 TUNNEL_TARGETS = (("Ray dashboard", "ray"), ("TensorBoard", "tensorboard"))
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_tui.text.sanitize import clean
 from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.text.sanitize import clean
 
 RESULTS = ("pass", "fail", "pending")
 DECISIONS = ("continue", "stop", "keep")
@@ -48,13 +48,13 @@ class CheckSummary:
 def summary_of(report) -> CheckSummary:
     """The summary of a checks.report.CheckReport."""
     hand_over = report.hand_over
-    return CheckSummary(report.checked_at.astimezone(timezone.utc), _recorder(hand_over.recorder or ""),
+    return CheckSummary(report.checked_at.astimezone(UTC), _recorder(hand_over.recorder or ""),
                         tuple(row.result for row in report.rows), hand_over.decision or "")
 
 
 def annotation_value(summary: CheckSummary) -> str:
     """The annotation's text: compact JSON with the time to the second."""
-    return json.dumps({"at": summary.at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    return json.dumps({"at": summary.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        "recorder": summary.recorder, "results": list(summary.results),
                        "decision": summary.decision}, separators=(",", ":"), ensure_ascii=False)
 

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rlark_tui.model import keys
+from rlark_tui.model.objects import Job, Node, Pod, Task, dig
 from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.text.sanitize import clean
-from rlark_tui.model.objects import Job, Node, Pod, Task, dig
 
 CITY_ANNOTATION = "rlark.io/city"
 REGION_LABEL = "rlark.io/region"

@@ -14,7 +14,6 @@ from typing import Any
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
 
-
 _MAPPING = (dict, Mapping)
 """isinstance(x, _MAPPING): a plain dict is answered without the (much slower) ABC check."""
 

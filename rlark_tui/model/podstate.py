@@ -5,8 +5,9 @@ Pure: shared by the run check (check 2), the job detail's Workers rows, `describ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from rlark_tui.model.objects import dig, main_container_status
 

@@ -8,7 +8,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_tui.model.objects import Job
 
@@ -36,7 +36,7 @@ def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
     job["metadata"]["annotations"] = annotations
     annotations[SUBMITTED_SPEC_ANNOTATION] = canonical_spec(spec)
     annotations[SUBMITTED_SPEC_SHA256_ANNOTATION] = spec_sha256(spec)
-    annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return job
 
 

@@ -5,7 +5,7 @@ Pure: RFC 3339 text in, aware datetimes and short age strings out.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -16,14 +16,14 @@ def parse_time(text: str | None) -> datetime | None:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def age(created: str | None, now: datetime | None = None, unknown: str = "") -> str:
     """kubectl-style age of an API timestamp at `now` (default: the current time); `unknown` when it is absent
     or unreadable (kubectl's tables show `<unknown>`, the screens leave the cell empty)."""
     start = parse_time(created)
-    return short_age(start, now or datetime.now(timezone.utc)) if start else unknown
+    return short_age(start, now or datetime.now(UTC)) if start else unknown
 
 
 def short_age(start: datetime, now: datetime) -> str:

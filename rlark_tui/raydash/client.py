@@ -8,7 +8,6 @@ token authentication: a configured token is sent from the start; without one, a 
 from __future__ import annotations
 
 import time
-
 from collections.abc import Callable
 
 from rlark_tui.cluster.errors import ApiError, Forbidden, NotFound, Request, Unauthorized, Unreachable

@@ -11,12 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs
 from rlark_tui.alerting.rules import FIRING, Alert, AlertsState
+from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs
+from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.flow.polls import ALERTS, ALL_KEY
 from rlark_tui.screens.base import TableScreen
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (

@@ -14,9 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from rlark_tui.alerting.rules import AlertsState
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.flow.services import AppState, Intents
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.key_bar import KeyBar
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -68,7 +68,7 @@ class RlarkScreen(Screen):
     one meaning of `ready` in the UI)."""
 
     @property
-    def rlark(self) -> "RlarkApp":
+    def rlark(self) -> RlarkApp:
         return cast("RlarkApp", self.app)
 
     @property

@@ -29,13 +29,13 @@ from rlark_tui.flow.messages import (
     SaveHandOver,
     SaveRecord,
 )
-from rlark_tui.model.logtarget import Scope
-from rlark_tui.text.sanitize import clean
-from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.model.objects import Pod
 from rlark_tui.flow.polls import EVIDENCE, Gathered
 from rlark_tui.local.resources import stylesheet
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.objects import Pod
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
 
 DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),
              ("keep for debugging", "keep"))

@@ -10,8 +10,8 @@ from textual.widgets import Static
 
 from rlark_tui.flow.messages import OpenNodes
 from rlark_tui.model import nodeinfo
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.screens.base import TableScreen
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (

@@ -10,9 +10,9 @@ import time
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.flow.polls import METRICS
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 
 

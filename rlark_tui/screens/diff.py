@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.view.index import SnapshotIndex
 
 STYLES = {"-": "red", "+": "green", "@": "bold", "[": "bold"}
 

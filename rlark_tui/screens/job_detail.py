@@ -7,7 +7,7 @@ Job's Ray status and its Pods' restart counts (rlark_tui.flow.polls), and to its
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import yaml
 from rich.text import Text
@@ -29,24 +29,24 @@ from rlark_tui.flow.messages import (
     RestartJob,
     StopStartJob,
 )
-from rlark_tui.model.objects import Job, Pod
+from rlark_tui.flow.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
-from rlark_tui.text.redact import redact_env, redact_object, redact_text
+from rlark_tui.model.objects import Job, Pod
+from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.usage import pod_usage
+from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import (
     SnapshotIndex,
     cpu_memory,
-    running_time,
     expected_pods,
     first_pod,
     role_rows,
+    running_time,
     ssh_fingerprint,
     ssh_jump_command,
 )
-from rlark_tui.flow.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
-from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
 
@@ -230,7 +230,7 @@ class JobDetailScreen(RlarkScreen):
         widget.field(text, "Start time", job.start_time)
         if job.end_time:
             widget.field(text, "End time", job.end_time)
-        widget.field(text, "Running time", running_time(job.start_time, job.end_time, datetime.now(timezone.utc)))
+        widget.field(text, "Running time", running_time(job.start_time, job.end_time, datetime.now(UTC)))
         for spec in job.tasks:
             task = index.task_for(job, spec)
             text.append("\n")

@@ -12,7 +12,7 @@ confirmation, a result per Job).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.text import Text
 from textual import on
@@ -38,10 +38,10 @@ from rlark_tui.flow.messages import (
     RestartJob,
     StopStartJob,
 )
-from rlark_tui.telemetry.usage import percent_cell
-from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex
 from rlark_tui.flow.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.telemetry.usage import percent_cell
+from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -163,7 +163,7 @@ class JobListScreen(RlarkScreen):
             return
         self.update_header()
         pending, self._pending = self._pending, set()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         if pending is None:
             self._table_rows = {name: cached for name, cached in self._table_rows.items() if name in self.rows}
             self.table.sync([self._table_row(row, now) for row in self.rows.values()])
@@ -241,7 +241,7 @@ class JobListScreen(RlarkScreen):
             self._update_clocks(self.table.visible_keys)
 
     def _update_clocks(self, names: list[str]) -> None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         moved = []
         for name in names:
             row = self.rows.get(name)
@@ -407,7 +407,7 @@ class JobListScreen(RlarkScreen):
         """Paint the mark of these Jobs again (after `space`, or a bulk action unmarked the ones it did)."""
         for name in names:
             self._table_rows.pop(name, None)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         self.table.update([self._table_row(self.rows[name], now) for name in names if name in self.rows])
 
     def action_metrics(self) -> None:

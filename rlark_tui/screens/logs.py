@@ -20,13 +20,13 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import LogSaved, OpenShell, SaveLog
-from rlark_tui.model.objects import Pod
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget, Scope
+from rlark_tui.model.objects import Pod
+from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sanitize import clean, clean_lines
 from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
 

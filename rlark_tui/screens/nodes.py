@@ -6,7 +6,7 @@ chosen namespace and the `/` filter; values shown are what the Node CR reports, 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,11 +17,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rlark_tui.flow.messages import OpenNode
-from rlark_tui.model.objects import Node
 from rlark_tui.model import keys
+from rlark_tui.model.objects import Node
+from rlark_tui.model.timefmt import age, parse_time
 from rlark_tui.screens.base import ListScreen
-from rlark_tui.model.timefmt import parse_time
-from rlark_tui.model.timefmt import age
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -81,7 +80,7 @@ class NodeListScreen(ListScreen):
             self.crumb = f"Nodes of {cluster}"
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         namespace = self.cluster or self.state.namespace
         return [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
 

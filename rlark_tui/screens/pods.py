@@ -8,16 +8,16 @@ HEALTH read, subscribed here for the Jobs whose Pods may be unwell while `:pods`
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rlark_tui.flow.messages import OpenJob, OpenLogs
+from rlark_tui.flow.polls import HEALTH
 from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.screens.base import ListScreen
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.view.index import UNSETTLED, SnapshotIndex
-from rlark_tui.flow.polls import HEALTH
-from rlark_tui.screens.base import ListScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 POD_COLUMNS = (
@@ -123,7 +123,7 @@ class EventsScreen(ListScreen):
         self.query_one(LiveTable).sort_by("time")
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
-        return event_rows(index, datetime.now(timezone.utc), self.state.namespace)
+        return event_rows(index, datetime.now(UTC), self.state.namespace)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

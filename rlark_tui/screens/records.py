@@ -4,7 +4,7 @@ shift saved); `enter` opens a record (its markdown), or the live run check of a 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,9 +13,9 @@ from textual.widgets import Static
 
 from rlark_tui.flow.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLoaded, RecordTextLoaded
 from rlark_tui.model.check_summary import read_summary
+from rlark_tui.screens.base import RlarkScreen, TableScreen
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.screens.base import RlarkScreen, TableScreen
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -75,7 +75,7 @@ class RecordsScreen(TableScreen):
         self._show()
 
     def _show(self) -> None:
-        rows = record_rows(self.records, self._jobs, datetime.now(timezone.utc))
+        rows = record_rows(self.records, self._jobs, datetime.now(UTC))
         self.query_one(LiveTable).sync(rows)
         message = "" if rows else ("No saved run-check records here and no Job carries a summary: `c` on a Job, "
                                    "then ctrl+s, saves one.")

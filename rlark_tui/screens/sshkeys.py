@@ -10,11 +10,11 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import AddSshKey, DeleteSshKey
-from rlark_tui.text.sanitize import markup_safe
-from rlark_tui.model.sshkey import KeyRow, key_rows
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.flow.polls import ALL_KEY, SSH_KEYS
+from rlark_tui.model.sshkey import KeyRow, key_rows
 from rlark_tui.screens.base import TableScreen, read_message
+from rlark_tui.text.sanitize import markup_safe
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (Column("user", "USER"), Column("index", "INDEX"), Column("type", "TYPE"),

@@ -13,11 +13,11 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import DownloadObject
-from rlark_tui.text.sanitize import clean
-from rlark_tui.model.storage import Entry, human_size
-from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.flow.polls import ALL_KEY, STORAGE, Folder, Listed, storage_key
+from rlark_tui.model.storage import Entry, human_size
 from rlark_tui.screens.base import RlarkScreen, read_message
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 CLASS_COLUMNS = (Column("name", "STORAGE CLASS"), Column("cluster", "CLUSTER"))

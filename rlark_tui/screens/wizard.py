@@ -17,9 +17,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, OptionList, Select, Static, TextArea
 
-from rlark_tui.jobspec.build import build_job
-from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml
-from rlark_tui.jobspec.findings import Finding, error, ordered
 from rlark_tui.flow.messages import (
     AutosaveDraft,
     AutosaveFailed,
@@ -35,18 +32,28 @@ from rlark_tui.flow.messages import (
     SendManifest,
     TextEdited,
 )
-from rlark_tui.text.redact import redact_object
-from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
 from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec import wizard_view as wv
-from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
+from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml
+from rlark_tui.jobspec.findings import Finding, error, ordered
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.screens.base import CommandBar, RlarkScreen
 from rlark_tui.screens.confirm import ConfirmScreen
-from rlark_tui.screens.wizard_steps import (CommonStep, FormStep, JobStep, PreviewStep, WorkerStep,
-                                            select_value, set_text)
-from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.screens.wizard_dialogs import PathScreen
+from rlark_tui.screens.wizard_steps import (
+    CommonStep,
+    FormStep,
+    JobStep,
+    PreviewStep,
+    WorkerStep,
+    select_value,
+    set_text,
+)
+from rlark_tui.text.redact import redact_object
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.widgets.status_header import StatusHeader
 
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")

@@ -13,11 +13,11 @@ from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
+from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
-from rlark_tui.jobspec import wizard_fields as wf
-from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.jobspec.wizard_view import MATCH_COLUMNS, finding_option, match_view
+from rlark_tui.text.sanitize import markup_safe
 
 
 def field_widget(field: wf.Field) -> Widget:
@@ -73,10 +73,10 @@ class FormStep(VerticalScroll):
                 select = self.query_one(f"#w-{field.key}", Select)
                 value = role_index if field.key == "role-pick" else field.read(draft, role)
                 self.show_once(field.key, (wf.choices_of(field, facts, draft, role_index), value),
-                               lambda state: set_choices(select, *state))
+                               lambda state, select=select: set_choices(select, *state))
         for widget in self.query(".wizard-msg"):
             key = (widget.id or "").removeprefix("m-")
-            self.show_once(widget.id or "", messages.get(key, ("", "")), lambda state: show_message(widget, *state))
+            self.show_once(widget.id or "", messages.get(key, ("", "")), lambda state, widget=widget: show_message(widget, *state))
 
     def compose(self) -> ComposeResult:
         for field in wf.step_fields(self.STEP):

@@ -10,20 +10,20 @@ watched ones. Which template waits for what is jobspec/workflow.py.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
-from rlark_tui.text.sanitize import clean
-from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.model.objects import dig
-from rlark_tui.jobspec.workflow import NEW_WORKFLOW, template_states, templates
 from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS
+from rlark_tui.jobspec.workflow import NEW_WORKFLOW, template_states, templates
+from rlark_tui.model.objects import dig
+from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.screens.base import RlarkScreen, read_message
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 LIST_COLUMNS = (
@@ -110,7 +110,7 @@ class WorkflowsScreen(_WorkflowsRead):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         listed = _listed(index)
-        self.query_one(LiveTable).sync(workflow_list_rows(listed.items, datetime.now(timezone.utc))
+        self.query_one(LiveTable).sync(workflow_list_rows(listed.items, datetime.now(UTC))
                                        if listed is not None else [])
         _say(self, listed)
 

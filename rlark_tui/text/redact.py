@@ -370,7 +370,7 @@ class LineRedactor:
         found.update(_lines_with(joined, lambda text, at: _start(_BODY_AT.search(framed, at))))
         for value in self.known.values:
             if value in joined:
-                found.update(_lines_with(joined, lambda text, at: text.find(value, at)))
+                found.update(_lines_with(joined, lambda text, at, value=value: text.find(value, at)))
         if self._redact is not _unchanged:
             found.update(_lines_with(joined.lower(), _first_pass_at))
         return sorted(found)

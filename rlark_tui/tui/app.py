@@ -11,6 +11,7 @@ import gc
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC
 from functools import partial
 
 from textual import work
@@ -19,24 +20,25 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
-from rlark_tui.local import acks
+from rlark_tui.alerting import rules as alert_rules
+from rlark_tui.alerting.thresholds import Thresholds
+from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.console import ConsoleViews
-from rlark_tui.tui.work import AppWork
-from rlark_tui.alerting import rules as alert_rules
-from rlark_tui.errors import RlarkError
-from rlark_tui.model.lifecycle import consequences
-from rlark_tui.model.logtarget import Scope
-from rlark_tui.text.sanitize import clean
-from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 from rlark_tui.flow.polls import ALERTS, ALL_KEY, USAGE
 from rlark_tui.flow.reconciler import Reconciler
-from rlark_tui.local.resources import stylesheet
-from rlark_tui.screens.base import RlarkScreen
-from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.local import acks
+from rlark_tui.local.resources import stylesheet
+from rlark_tui.model.lifecycle import consequences
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.text.sanitize import clean
+from rlark_tui.tui.console import ConsoleViews
+from rlark_tui.tui.work import AppWork
+from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 from rlark_tui.widgets import safe_output
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
@@ -202,9 +204,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             gc.freeze()
 
     @property
-    def alert_thresholds(self) -> alert_rules.Thresholds:
+    def alert_thresholds(self) -> Thresholds:
         config = getattr(self.access, "config", None)
-        return getattr(config, "alerts", None) or alert_rules.Thresholds()
+        return getattr(config, "alerts", None) or Thresholds()
 
     def _new_alerts(self, snapshot: Snapshot) -> None:
         """A new warning or critical alert raises a toast and rings the bell (`alerts.bell`), optionally with an
@@ -374,7 +376,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def open_clone(self, name: str) -> None:
         """The wizard on a copy of the Job (jobspec/clone.py: a free `<name>-copy`, a new run id and prefix)."""
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         from rlark_tui.jobspec.clone import clone_of
         from rlark_tui.screens.wizard import WizardScreen
@@ -382,7 +384,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         job = self._job(name)
         if job is None:
             return
-        recovered = clone_of(job.raw, self.index.snapshot.jobs, datetime.now(timezone.utc))
+        recovered = clone_of(job.raw, self.index.snapshot.jobs, datetime.now(UTC))
         self.push_screen(WizardScreen(recovered.draft))
         self._say_notes(f"Clone of {name} as {recovered.draft.name}", recovered.notes)
 
@@ -414,7 +416,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def show_help(self, screen) -> None:
         """`?`: the keys live on `screen` (its own first, then the focused widget's), one line per action."""
         grouped: dict[tuple[int, str], list[str]] = {}
-        for key, active in screen.active_bindings.items():
+        for active in screen.active_bindings.values():
             binding = active.binding
             if not binding.description or not active.enabled or binding.system:
                 continue

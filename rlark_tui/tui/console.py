@@ -12,10 +12,10 @@ from pathlib import Path
 
 from textual import work
 
-from rlark_tui.flow import messages
 from rlark_tui.errors import RlarkError
-from rlark_tui.text.sanitize import clean, markup_safe
+from rlark_tui.flow import messages
 from rlark_tui.model.storage import human_size
+from rlark_tui.text.sanitize import clean, markup_safe
 
 COMMANDS = {"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
             "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec"),
@@ -164,8 +164,8 @@ class ConsoleViews:
     def on_delete_workflow(self, message: messages.DeleteWorkflow) -> None:
         if self._refuse_readonly(f"delete workflow {markup_safe(message.name)}"):
             return
-        from rlark_tui.model.objects import Job
         from rlark_tui.jobspec.workflow import WORKFLOW_LABEL, delete_consequences
+        from rlark_tui.model.objects import Job
         from rlark_tui.screens.confirm import ConfirmScreen
 
         jobs = sorted(Job(job).name for job in (self.index.snapshot.jobs.values() if self.index is not None else ())

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from textual import work
 
-from rlark_tui.flow import messages
 from rlark_tui.errors import RlarkError
+from rlark_tui.flow import messages
 
 
 def _records(root: str) -> Path:
@@ -223,8 +223,8 @@ class AppWork:
         from rlark_tui.cluster.kinds import API_VERSION, JOBS
         from rlark_tui.jobspec.draft import parse_yaml
         from rlark_tui.jobspec.findings import has_errors
-        from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
         from rlark_tui.jobspec.workflow import workflow_findings
+        from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
 
         def refuse(*problems: str) -> None:
             message.requester.post_message(messages.WorkflowSubmitted(problems=tuple(problems)))

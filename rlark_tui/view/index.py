@@ -15,13 +15,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.alerting.rules import ALL_KEY as ALERT_SCOPE
+from rlark_tui.alerting.rules import MARKS, AlertsState
+from rlark_tui.flow.snapshot import RESULTS, Snapshot
 from rlark_tui.model.lifecycle import finished_refusal
 from rlark_tui.model.naming import job_type
-from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
-from rlark_tui.alerting.rules import ALL_KEY as ALERT_SCOPE, MARKS, AlertsState
+from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
 from rlark_tui.model.timefmt import parse_time, short_age
-from rlark_tui.flow.snapshot import RESULTS, Snapshot
+from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 
 UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
@@ -55,7 +56,7 @@ class SnapshotIndex:
 
     _serials = itertools.count(1)
 
-    def __init__(self, snapshot: Snapshot, previous: "SnapshotIndex | None" = None) -> None:
+    def __init__(self, snapshot: Snapshot, previous: SnapshotIndex | None = None) -> None:
         self.snapshot = snapshot
         self.serial = next(self._serials)
         self.base = previous.serial if previous is not None else 0
@@ -81,7 +82,7 @@ class SnapshotIndex:
             (previous._history[1 - HISTORY:] if previous is not None else ())
             + ((self.base, self.serial, self.changed_rows),))
 
-    def _changed_results(self, name: str, previous: "SnapshotIndex | None") -> frozenset[str] | None:
+    def _changed_results(self, name: str, previous: SnapshotIndex | None) -> frozenset[str] | None:
         """The keys of topic `name` whose result is not the previous index's very object (None: no previous)."""
         if previous is None:
             return None
@@ -91,7 +92,7 @@ class SnapshotIndex:
         return frozenset({key for key, value in new.items() if old.get(key) is not value}
                          | {key for key in old if key not in new})
 
-    def _derive_rows(self, previous: "SnapshotIndex | None") -> tuple[dict[str, JobRow], frozenset[str] | None]:
+    def _derive_rows(self, previous: SnapshotIndex | None) -> tuple[dict[str, JobRow], frozenset[str] | None]:
         """Every Job's row; from a previous index only the Jobs whose objects, health or progress changed are
         derived again. Returns the rows and the names derived again or dropped (None: all)."""
         if previous is None or self.changed_jobs is None:
@@ -128,7 +129,7 @@ class SnapshotIndex:
                 return frozenset(names)
         return None
 
-    def _changed_keys(self, kind: str, previous: "SnapshotIndex") -> set[str]:
+    def _changed_keys(self, kind: str, previous: SnapshotIndex) -> set[str]:
         new, old = getattr(self.snapshot, kind), getattr(previous.snapshot, kind)
         if new is old:
             return set()
@@ -149,7 +150,7 @@ class SnapshotIndex:
             self._task_keys_by_job[entry[2]][key] = None
         self.tasks_by_job: dict[str, list[Task]] = defaultdict(list)
         self.tasks_by_name: dict[str, Task] = {}
-        for key, entry in self._task_entries.items():
+        for entry in self._task_entries.values():
             self.tasks_by_job[entry[2]].append(entry[1])
             self.tasks_by_name[entry[3]] = entry[1]
         self._pod_entries: dict[str, tuple[dict, tuple[int, str, str], str, Pod]] = {}
@@ -161,7 +162,7 @@ class SnapshotIndex:
         for task_name, keys in self._pod_keys_by_task.items():
             self.pods_by_task[task_name] = self._group_pods(keys)
 
-    def _derive(self, previous: "SnapshotIndex") -> None:
+    def _derive(self, previous: SnapshotIndex) -> None:
         snapshot = self.snapshot
         affected_jobs: set[str] = set()
         affected_tasks: set[str] = set()
@@ -213,7 +214,7 @@ class SnapshotIndex:
             affected_jobs.add(job_name)
         for task_name in affected_tasks:
             self.tasks_by_name.pop(task_name, None)
-        for key, entry in self._task_entries.items() if affected_tasks else ():
+        for entry in self._task_entries.values() if affected_tasks else ():
             if entry[3] in affected_tasks:
                 self.tasks_by_name[entry[3]] = entry[1]
         copy = bool(pod_keys)

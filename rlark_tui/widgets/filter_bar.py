@@ -7,8 +7,8 @@ why, so a typo never crashes the screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import on
@@ -57,7 +57,7 @@ class Matcher:
             return []
         return [m.span() for m in patterns.finditer(self.pattern, line, self.budget) if m.end() > m.start()]
 
-    def as_text(self, reason: str) -> "Matcher":
+    def as_text(self, reason: str) -> Matcher:
         """The same text matched as plain text, `reason` saying why."""
         return Matcher(self.text, patterns.literal_pattern(self.text, ignore_case=True),
                        f"{reason}; matching it as plain text", self.text.lower(), self.budget)

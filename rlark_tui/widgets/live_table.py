@@ -123,26 +123,26 @@ class LiveTable(ScrollView, can_focus=True):
     class RowSelected(Message):
         """Enter (or a click on the cursor row) on a row."""
 
-        def __init__(self, table: "LiveTable", row_key: str, cursor_row: int) -> None:
+        def __init__(self, table: LiveTable, row_key: str, cursor_row: int) -> None:
             super().__init__()
             self.table = table
             self.row_key = row_key
             self.cursor_row = cursor_row
 
         @property
-        def control(self) -> "LiveTable":
+        def control(self) -> LiveTable:
             return self.table
 
     class WindowChanged(Message):
         """The rows in view may be others now (rows, filter, sort, scroll or size changed): a screen that reads
         per visible row (the job list's subscriptions) looks at `visible_keys` again. A newer one supersedes."""
 
-        def __init__(self, table: "LiveTable") -> None:
+        def __init__(self, table: LiveTable) -> None:
             super().__init__()
             self.table = table
 
         @property
-        def control(self) -> "LiveTable":
+        def control(self) -> LiveTable:
             return self.table
 
         def can_replace(self, message: Message) -> bool:

@@ -12,10 +12,10 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from rlark_tui.model.podstate import PodHealth
-from rlark_tui.text.redact import redact_text
-from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
-from rlark_tui.text.sanitize import clean
 from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
+from rlark_tui.text.redact import redact_text
+from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"

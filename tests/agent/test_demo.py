@@ -5,8 +5,8 @@ import contextlib
 import json
 import os
 import pty
-import signal
 import select
+import signal
 import subprocess
 import sys
 import threading

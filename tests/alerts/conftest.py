@@ -15,10 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rlark_tui.flow.actions import Actions
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 
 SECRET = "hf_Zq8ShouldNeverLeaveThePod0000000000"
 OWN = "zqAlertWandb5521"

@@ -12,8 +12,8 @@ import sys
 import threading
 import time
 
-from rlark_tui.local import acks, hooks
 from rlark_tui.commands.status import CACHE, segment
+from rlark_tui.local import acks, hooks
 
 RECORD = {"time": "2026-12-01T03:07:19Z", "severity": "critical", "rule": "run-crashed", "job": "ppo",
           "namespace": "rlark-gpu-a", "object": "ppo", "message": "boom $(touch PWNED); `touch PWNED2` 'q\"",

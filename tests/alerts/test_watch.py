@@ -76,12 +76,12 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
     import dataclasses
     import json
 
-    from rlark_tui.tui.app import RlarkApp
-    from rlark_tui.cluster import ClusterAccess
     from rlark_tui.alerting.rules import Thresholds
+    from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.alerts import AlertsScreen
     from rlark_tui.screens.job_list import COLUMNS
     from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.widgets.live_table import LiveTable
     from rlark_tui.widgets.status_header import StatusHeader
     from tests.pilot import wait_for

@@ -9,14 +9,20 @@ import copy
 import hashlib
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from rlark_tui.checks import (
-    HandOver, MainContainer, OutputFile, OutputProbe, PodLog, RayStatus, RunEvidence,
-)
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.checks import (
+    HandOver,
+    MainContainer,
+    OutputFile,
+    OutputProbe,
+    PodLog,
+    RayStatus,
+    RunEvidence,
+)
 
-START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 NOW = START + timedelta(minutes=3)
 DIGEST = "registry.example.com/rlinf@sha256:" + "ab" * 32
 CODE_REF = "0123456789abcdef0123456789abcdef01234567"
@@ -246,8 +252,8 @@ def post_evidence(app, job_name: str, evidence) -> None:
     """Deliver run-check evidence to a running app the way the reconciler does: in a new Snapshot."""
     from types import MappingProxyType
 
-    from rlark_tui.flow.polls import Gathered
     from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.flow.polls import Gathered
     from rlark_tui.flow.snapshot import Snapshot
 
     app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: Gathered(evidence)}))))

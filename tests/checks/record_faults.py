@@ -12,16 +12,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlark_tui.flow.actions import Actions
+from rlark_sandbox import Sandbox, seed
+from rlark_sandbox.agent import AgentSettings
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.evidence import evidence_to_dict
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES
+from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.jobspec.render import render_job
-from rlark_sandbox import Sandbox, seed
-from rlark_sandbox.agent import AgentSettings
 
 DATA = Path(__file__).resolve().parent / "data"
 SETTINGS = AgentSettings(cluster_check_timeout=20.0, backoff_base=2.0, head_wait_attempts=40)

@@ -10,16 +10,16 @@ import json
 import re
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
+from rlark_sandbox.agent import DATA_NAMESPACE
 from rlark_tui import cli
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.check_summary import CheckSummary, annotation_value, read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_sandbox.agent import DATA_NAMESPACE
 from tests.agent.helpers import wait_for
 
 JOB = "demo-ppo"
@@ -86,13 +86,13 @@ def test_check_save_annotates_the_job_without_restarting_it(sandbox, capsys, env
 
 
 def test_the_summary_holds_only_time_recorder_results_and_decision():
-    at = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
     summary = CheckSummary(at, "alice", ("pass",) * 6, "continue")
     text = annotation_value(summary)
     assert json.loads(text) == {"at": "2026-12-01T10:00:00Z", "recorder": "alice", "results": ["pass"] * 6,
                                 "decision": "continue"}
     back = read_summary({CHECK_SUMMARY_ANNOTATION: text})
-    assert back == summary and back.cell(datetime(2026, 12, 1, 12, 5, tzinfo=timezone.utc)) == \
+    assert back == summary and back.cell(datetime(2026, 12, 1, 12, 5, tzinfo=UTC)) == \
         "6/6 continue 2h ago alice"
     for bad in ("", "[]", '{"at":"x","results":["pass"]}', '{"at":"2026-12-01T10:00:00Z","results":["ok"]}',
                 '{"at":"2026-12-01T10:00:00Z","results":[]}', "x" * 5000):

@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from rlark_tui import cli
-from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
 
 from . import fixtures as fx

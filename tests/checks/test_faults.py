@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from rlark_tui.checks import MainContainer, OutputProbe, PodLog, RayStatus, evaluate
+
 from . import fixtures as fx
 
 LATE = fx.START + timedelta(minutes=11)

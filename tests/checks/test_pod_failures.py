@@ -10,15 +10,15 @@ from dataclasses import replace
 import pytest
 
 from rlark_tui import cli
-from rlark_tui.tui.app import RlarkApp
-from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.objects import main_container_status
 from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 

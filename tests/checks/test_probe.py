@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from rlark_tui import cli
-from rlark_tui.flow.actions import Actions
 from rlark_tui.checks import evaluate
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 
 from . import fixtures as fx
 
@@ -36,7 +36,7 @@ def _job(out: Path) -> dict:
         f"printf 'log' > {out}/{RUN}/metrics.log && : > {out}/{RUN}/empty && printf x > {out}/{RUN}-other/x && "
         f"printf o > {old} && touch -d '2020-01-01' {old} && sleep 120")
     job["metadata"]["annotations"] = {"rlark.io/launch-record": (
-        '{"runId": "%s", "outputPath": "%s/%s", "progressPattern": "never"}' % (RUN, out, RUN))}
+        '{"runId": "' + RUN + '", "outputPath": "' + f"{out}/{RUN}" + '", "progressPattern": "never"}')}
     return job
 
 

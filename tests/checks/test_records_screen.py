@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.check_summary import read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.screens.records import RecordsScreen, RecordViewScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.console.test_console_tui import notes
 from tests.pilot import wait_for
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 from datetime import timedelta
 
 from rlark_tui.checks import HandOver, evaluate, to_json, to_json_text, to_markdown, to_text, with_hand_over
-
 from rlark_tui.checks.evaluate import carry_settled
 
 from . import fixtures as fx

@@ -6,14 +6,14 @@ import stat
 
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.tui.app import RlarkApp
 
 from . import fixtures as fx
 from .scenarios import SCENARIOS

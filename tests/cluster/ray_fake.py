@@ -62,7 +62,7 @@ class FakeRayDashboard:
         """Public, as in Ray: whether the dashboard wants a token."""
         return web.json_response({"authentication_mode": "token" if self.token else "disabled"})
 
-    def start(self) -> "FakeRayDashboard":
+    def start(self) -> FakeRayDashboard:
         app = web.Application()
         app.router.add_get("/api/authentication_mode", self.authentication_mode)
         app.router.add_get("/api/v0/nodes", self.nodes)

@@ -5,7 +5,7 @@ as the agent would, so cluster tests need no Ray.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 IMAGE = "registry.example/rlinf@sha256:" + "ab" * 32
 
@@ -76,7 +76,7 @@ def write_log(sb, cluster: str, pod: str, lines: list[str], when: datetime | Non
 
 
 def at(seconds: float) -> datetime:
-    return datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    return datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC) + timedelta(seconds=seconds)
 
 
 def remove_pod(sb, name: str, cluster: str, pod_name: str) -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from rlark_sandbox.demo_workload import metric_table
 from rlark_tui.checks import evaluate
 from rlark_tui.checks import gather as gathering
 from rlark_tui.cluster import ClusterAccess
-from rlark_sandbox.demo_workload import metric_table
 from tests.checks import fixtures as fx
 from tests.cluster.seeding import seed_running_job, write_log
 

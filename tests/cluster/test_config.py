@@ -5,8 +5,8 @@ import yaml
 
 from rlark_tui.cli import main
 from rlark_tui.cluster import kubeconfig as kc
-from rlark_tui.local.config import load_config
 from rlark_tui.errors import UsageError
+from rlark_tui.local.config import load_config
 
 
 def write_kubeconfig(path, contexts, current=None, extension=None):

@@ -9,10 +9,9 @@ import time
 import pytest
 from kubernetes import client
 
-from tests.sandbox.helpers import data_plane_api
-
 from rlark_tui.cli import main
 from rlark_tui.cluster import ClusterAccess
+from tests.sandbox.helpers import data_plane_api
 
 JOB = "demo-ppo"
 

@@ -2,6 +2,7 @@
 responses (timeout), dropped connections, TLS failures, a missing source."""
 
 import base64
+from datetime import UTC
 
 import yaml
 
@@ -71,7 +72,7 @@ def test_tls_failure_against_an_unknown_ca(sb, env, capsys):
 
 
 def _other_ca() -> bytes:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -79,7 +80,7 @@ def _other_ca() -> bytes:
     from cryptography.x509.oid import NameOID
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "other-ca")])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(days=1))
             .not_valid_after(now + timedelta(days=1))

@@ -6,8 +6,18 @@ import socket
 import pytest
 import urllib3
 
-from rlark_tui.cluster.errors import (Conflict, Forbidden, Gone, Invalid, NotFound, Request, Unauthorized,
-                                      scrub, status_error, transport_error)
+from rlark_tui.cluster.errors import (
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    Request,
+    Unauthorized,
+    scrub,
+    status_error,
+    transport_error,
+)
 from rlark_tui.cluster.http import Http
 
 REQ = Request("patch", "jobs", "demo", source="control plane", url="https://127.0.0.1:6443")

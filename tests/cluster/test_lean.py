@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -47,7 +47,7 @@ def frozen_clock(monkeypatch):
     class Frozen(datetime):
         @classmethod
         def now(cls, tz=None):
-            return datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
+            return datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
     monkeypatch.setattr(output, "datetime", Frozen)
 
 
@@ -136,7 +136,7 @@ def _other_ca() -> str:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "not-the-sandbox-ca")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
             .not_valid_after(now + datetime.timedelta(days=1))

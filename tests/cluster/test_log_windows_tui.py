@@ -4,12 +4,12 @@ the whole tail, and `&!pattern` keeps only the lines that do not match."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.filter_bar import make_line_filter
 from tests.cluster.seeding import seed_running_job, write_log
 from tests.pilot import wait_for
@@ -26,7 +26,7 @@ def shown(app) -> list[str]:
 async def test_time_windows_reread_with_since_seconds_and_the_inverse_filter(sb, env):
     pods = seed_running_job(sb, "log-windows", [ROLE])
     cluster, pod = pods["actor"]
-    write_log(sb, cluster, pod, ["an hour ago"], when=datetime.now(timezone.utc) - timedelta(hours=1))
+    write_log(sb, cluster, pod, ["an hour ago"], when=datetime.now(UTC) - timedelta(hours=1))
     write_log(sb, cluster, pod, ["just now", "also now"])
     access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
     try:

@@ -2,8 +2,15 @@
 
 import pytest
 
-from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, parse_since, parse_timestamp, since_time, \
-    split_line
+from rlark_tui.cluster.logmerge import (
+    LogLine,
+    Resume,
+    merge_by_time,
+    parse_since,
+    parse_timestamp,
+    since_time,
+    split_line,
+)
 from rlark_tui.errors import UsageError
 
 T0 = "2026-11-29T10:00:00.000000001Z"

@@ -3,6 +3,7 @@ fallback, and -f surviving a cut stream and a sandbox restart without duplicated
 
 import threading
 import time
+from datetime import UTC
 
 import pytest
 import yaml
@@ -162,9 +163,9 @@ def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, 
 
 
 def test_logs_since_keeps_only_recent_lines(rl, sb, job):
-    from datetime import datetime, timezone
+    from datetime import datetime
     name, pods = job
-    write_log(sb, *pods["env"], ["fresh line"], when=datetime.now(timezone.utc))
+    write_log(sb, *pods["env"], ["fresh line"], when=datetime.now(UTC))
     result = rl("logs", name, "--since", "10m")
     assert result.code == 0, result.err
     assert result.out == f"[env/{name}-env-0] fresh line\n"

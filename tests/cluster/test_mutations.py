@@ -7,8 +7,8 @@ import time
 
 import yaml
 
-from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, spec_sha256, submitted_record
 from rlark_tui.cli import main
+from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, spec_sha256, submitted_record
 from tests.cluster.seeding import ROLES, job_manifest, remove_pod, seed_running_job
 
 DRAFT = """\
@@ -179,7 +179,7 @@ def test_start_wait_returns_when_the_pods_are_back_and_says_no_resume(sb, env, c
 
 def seed_pods_again(sb, name):
     import uuid
-    for rank, role in enumerate(ROLES):
+    for role in ROLES:
         task = f"{name}-{role['name']}"
         sb.store.create("pods", {"metadata": {"name": str(uuid.uuid4()), "namespace": role["cluster"],
                                               "labels": {"rlark.io/task-name": task}},

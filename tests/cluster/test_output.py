@@ -1,13 +1,13 @@
 """Pure table rendering: kubectl ages, column padding, wide columns, namespaces with -A."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from rlark_tui.cluster.kinds import JOBS, NODES
 from rlark_tui.cluster.output import kubectl_age, render_objects, render_table, table
 
-NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("stamp, shown", [

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.podhealth import pods_health
-from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.objects import Pod
+from rlark_tui.model.podstate import PodHealth
 from tests.cluster.seeding import ROLES, seed_running_job
 
 

@@ -1,14 +1,20 @@
 """Pure parts of the mutation path: the submission record on a Job and local findings for a manifest."""
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from rlark_tui.model.submission import (SUBMITTED_AT_ANNOTATION, SUBMITTED_SPEC_ANNOTATION,
-                                        SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec, spec_sha256, submitted_record,
-                                        with_submission_record)
 from rlark_tui.jobspec.manifest import manifest_findings
+from rlark_tui.model.submission import (
+    SUBMITTED_AT_ANNOTATION,
+    SUBMITTED_SPEC_ANNOTATION,
+    SUBMITTED_SPEC_SHA256_ANNOTATION,
+    canonical_spec,
+    spec_sha256,
+    submitted_record,
+    with_submission_record,
+)
 from tests.cluster.seeding import ROLES, job_manifest
 
 NODES = [{"metadata": {"name": "gpu-a1", "namespace": "rlark-gpu-a",
@@ -26,7 +32,7 @@ def test_record_is_added_beside_other_annotations_without_touching_the_input():
     manifest = job_manifest("rec", ROLES)
     manifest["metadata"]["annotations"] = {"rlark.io/launch-record": "{}"}
     original = copy.deepcopy(manifest)
-    job = with_submission_record(manifest, now=datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc))
+    job = with_submission_record(manifest, now=datetime(2026, 11, 29, 10, 0, tzinfo=UTC))
     assert manifest == original
     notes = job["metadata"]["annotations"]
     assert notes["rlark.io/launch-record"] == "{}"

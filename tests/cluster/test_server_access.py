@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from cryptography import x509
@@ -17,10 +17,10 @@ from cryptography.x509.oid import NameOID
 from rlark_tui.cli import main
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.server import ServerOptions, agent_id, live_lease_ips, resolve
-from rlark_tui.local.config import load_config
 from rlark_tui.errors import UsageError
+from rlark_tui.local.config import load_config
 
-NOW = datetime.now(timezone.utc)
+NOW = datetime.now(UTC)
 
 
 def pem_pair(tmp_path, name: str, *, days: float = 30, start: datetime | None = None) -> tuple[str, str]:
@@ -68,8 +68,8 @@ def test_flags_give_the_server_and_a_missing_ca_is_refused_naming_both_options(t
     endpoint = resolve(options(**given, ca_cert=ca), None, None, "default")
     assert (endpoint.url, endpoint.verified) == ("https://rlark.example:8443", True)
     assert endpoint.context.cert_store_stats()["x509"] == 1
-    assert endpoint.describe() == (f"https://rlark.example:8443  [address: --server-address; certificate: "
-                                   f"--client-cert; CA from --ca-cert]")
+    assert endpoint.describe() == ("https://rlark.example:8443  [address: --server-address; certificate: "
+                                   "--client-cert; CA from --ca-cert]")
     unverified = resolve(options(**given, server_insecure_skip_tls_verify=True), None, None, "default")
     assert unverified.context.cert_store_stats()["x509"] == 0 and "UNVERIFIED" in unverified.describe()
 
@@ -88,7 +88,7 @@ def test_the_kubeconfig_extension_gives_address_and_ca_and_flags_still_win(tmp_p
 
 
 def test_an_expired_certificate_names_its_date(tmp_path):
-    start = datetime(2025, 1, 2, 3, 4, tzinfo=timezone.utc)
+    start = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
     crt, key = pem_pair(tmp_path, "old", days=10, start=start)
     ca, _ = pem_pair(tmp_path, "ca")
     with pytest.raises(Unreachable) as expired:
@@ -204,8 +204,8 @@ def test_the_tensorboard_link_is_on_the_gateway():
 
 
 async def test_server_only_tui_lists_jobs_and_says_there_is_no_context_to_switch_to(sandbox, env, tmp_path):
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.tui.app import RlarkApp
     from tests.pilot import wait_for
     crt, key = sandbox.issue_client_cert({"cert-role": "admin", "permission:admin": "true",
                                           "kubernetes-impersonation": "-"})

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.model.lifecycle import bulk_plan
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
 from tests.pilot import wait_for
 from tests.tui.test_sandbox_tui import manifest

@@ -10,9 +10,8 @@ import subprocess
 
 import pytest
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.flow.actions import Actions
 from rlark_tui.screens.clusters import ClustersScreen
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
@@ -21,6 +20,7 @@ from rlark_tui.screens.nodes import NodeListScreen
 from rlark_tui.screens.sshkeys import SSHKeysScreen
 from rlark_tui.screens.storage import StorageScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.pilot import wait_for
 from tests.sandbox.helpers import raw
 
@@ -97,7 +97,7 @@ async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
             await pilot.press("enter")
             for folder in ("tui-browse/", "tui-browse/ckpt/"):
                 table = app.screen.query_one("#storage-folder-table")
-                await wait_for(pilot, lambda: folder in table.visible_keys, folder, show=screen_text)
+                await wait_for(pilot, lambda folder=folder, table=table: folder in table.visible_keys, folder, show=screen_text)
                 table.select_key(folder)
                 await pilot.press("enter")
             table = app.screen.query_one("#storage-folder-table")

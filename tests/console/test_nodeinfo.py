@@ -82,7 +82,7 @@ def test_clusters_gpus_by_model_and_running_jobs():
 def test_malformed_objects_never_break_the_views():
     """Every field of a Node, Task, Pod CR, storage page and SSH key entry replaced by a value of the wrong type:
     the node detail, clusters, listing rows and key rows still come out (values missing, never an exception)."""
-    from rlark_tui.model import storage, sshkey
+    from rlark_tui.model import sshkey, storage
     from tests.reliability.malformed import variants
 
     node, task, pod = _node(used={"nvidia.com/gpu": "1"}), _task("a", "Actor", "2"), _pod("a-actor", "n1", "u1")

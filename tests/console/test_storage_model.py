@@ -3,8 +3,6 @@ paths outside the chosen directory."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from rlark_tui.errors import UsageError

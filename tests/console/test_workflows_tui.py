@@ -11,13 +11,13 @@ import contextlib
 import pytest
 
 from rlark_tui import cli
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import WORKFLOWS
 from rlark_tui.flow.messages import DeleteWorkflow
 from rlark_tui.jobspec.workflow import NEW_WORKFLOW, delete_consequences
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
 from tests.pilot import wait_for
 

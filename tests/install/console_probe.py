@@ -45,8 +45,8 @@ def console_modules() -> list[str]:
 
 
 async def first_screen(kubeconfig: str, name: str) -> dict:
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.widgets.status_header import StatusHeader
 
     access = ClusterAccess.open(kubeconfig, None)

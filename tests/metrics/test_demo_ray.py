@@ -50,10 +50,10 @@ def test_demo_metrics_and_progress(sandbox, env, capsys):
 async def test_demo_tui_progress_and_growing_curves(sandbox, env):
     import re
 
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.job_detail import JobDetailScreen
     from rlark_tui.screens.job_list import COLUMNS
+    from rlark_tui.tui.app import RlarkApp
     from tests.pilot import wait_for
 
     access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)

@@ -9,8 +9,8 @@ import math
 from textual.app import App, ComposeResult
 from textual.widgets import Input, SelectionList, Static
 
-from rlark_tui.telemetry.curves import MetricsResult, MetricsState, ema
 from rlark_tui.local.resources import stylesheet
+from rlark_tui.telemetry.curves import MetricsResult, MetricsState, ema
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 
 NOW = 1_000_000.0

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from rlark_tui.telemetry.progress import Progress, ProgressState, finite, latest_progress, metric_series
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.telemetry.progress import Progress, ProgressState, finite, latest_progress, metric_series
 
 METRICS = {"time/step": 1.0, "env/return": 5.0, "rollout/rewards": 0.5, "train/actor/policy_loss": 0.25,
            "train/actor/grad_norm": 0.75, "train/actor/lr": 1e-4, "train/critic/value_loss": 0.125,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.telemetry.progress import latest_progress, metric_series
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.telemetry.progress import latest_progress, metric_series
 from tests.rlinf_release import rlinf, tqdm_run  # noqa: F401 (the fixture)
 
 pytest.importorskip("tqdm")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlark_tui.alerting import rules as A
+from rlark_tui.alerting import thresholds as T
 from rlark_tui.telemetry.progress import latest_progress
 from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
 
@@ -71,7 +72,7 @@ def rules(evaluation):
     return sorted((f.rule, f.object) for f in evaluation.findings)
 
 
-TH = A.Thresholds()
+TH = T.Thresholds()
 
 
 # -- the log --------------------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def test_progress_stalled_uses_max_of_factor_times_step_time_and_the_minimum():
     assert "progress-stalled" not in [f.rule for f in quiet.findings]
     late = A.job_findings(inputs(progress=row, log=A.LogFacts(progressed=True)), TH, at + limit + 1)
     assert ("progress-stalled", "ppo") in rules(late)
-    small = A.Thresholds(stall_factor=0.1, stall_min_seconds=5)
+    small = T.Thresholds(stall_factor=0.1, stall_min_seconds=5)
     assert "progress-stalled" in [f.rule for f in A.job_findings(inputs(progress=row), small, at + 16).findings]
 
 
@@ -284,22 +285,22 @@ def test_cluster_text_is_one_clean_line():
 
 
 def test_thresholds_from_config():
-    assert A.thresholds_from({"stall_min_seconds": 5, "gpu-idle-seconds": 30, "bell": False}) == A.Thresholds(
+    assert T.thresholds_from({"stall_min_seconds": 5, "gpu-idle-seconds": 30, "bell": False}) == T.Thresholds(
         stall_min_seconds=5.0, gpu_idle_seconds=30.0, bell=False)
-    assert A.FLAGS["stall_min_seconds"] == "--stall-min-seconds"
+    assert T.FLAGS["stall_min_seconds"] == "--stall-min-seconds"
     for bad in ({"stall_min_seconds": "x"}, {"bell": 1}, {"nope": 1}, [1], {"start_seconds": -1}):
         with pytest.raises(ValueError):
-            A.thresholds_from(bad)
+            T.thresholds_from(bad)
 
 
 def test_the_config_files_alerts_section(tmp_path):
-    from rlark_tui.local.config import EXAMPLE, load_config
     from rlark_tui.errors import UsageError
+    from rlark_tui.local.config import EXAMPLE, load_config
     path = tmp_path / "config.yaml"
     path.write_text(EXAMPLE)
-    assert load_config(path).alerts == A.Thresholds()
+    assert load_config(path).alerts == T.Thresholds()
     path.write_text("alerts:\n  stall_min_seconds: 5\n  bell: false\n")
-    assert load_config(path).alerts == A.Thresholds(stall_min_seconds=5.0, bell=False)
+    assert load_config(path).alerts == T.Thresholds(stall_min_seconds=5.0, bell=False)
     path.write_text("alerts:\n  stall_min_seconds: soon\n")
     with pytest.raises(UsageError, match="alerts.stall_min_seconds"):
         load_config(path)

@@ -4,18 +4,18 @@ Workflows (the controller's next step, why a template waits, checks before submi
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
+from rlark_sandbox.workflows import next_state
 from rlark_tui.jobspec.build import build_job
 from rlark_tui.jobspec.clone import clone_of, draft_of, free_name, new_run
 from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
 from rlark_tui.jobspec.workflow import template_states, workflow_findings
-from rlark_sandbox.workflows import next_state
 
-NOW = datetime(2026, 12, 1, 4, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 4, 0, 0, tzinfo=UTC)
 NODES = [{"metadata": {"name": n, "namespace": ns, "labels": {"kubernetes.io/hostname": n}},
           "status": {"phase": "Online", "allocatable": {"nvidia.com/gpu": "8"}, "capacity": {"nvidia.com/gpu": "8"}}}
          for n, ns in (("gpu-a1", "rlark-gpu-a"), ("gpu-a2", "rlark-gpu-a"), ("edge-b1", "rlark-edge-b"))]
@@ -31,7 +31,7 @@ roles:
     selector: {kubernetes.io/hostname: gpu-a1}
     gpu: 2
     memory: 16Gi
-    image: registry.example/rlinf@sha256:%s
+    image: registry.example/rlinf@sha256:<digest>
     prepareScript: pip install -e .
     env: {LR: "3e-4", WANDB_API_KEY: wandb-secret-value-0123}
     mounts:
@@ -41,7 +41,7 @@ roles:
     role: Rollout
     cluster: rlark-gpu-a
     selector: {kubernetes.io/hostname: gpu-a2}
-    image: registry.example/rlinf@sha256:%s
+    image: registry.example/rlinf@sha256:<digest>
 runScript: |
   cd /workspace/RLinf
   bash examples/run_ppo.sh
@@ -50,7 +50,7 @@ record:
   runId: ppo-7
   codeRef: 0123456789abcdef0123456789abcdef01234567
   outputPath: /mnt/ckpt/ppo-7
-""" % ("ab" * 32, "ab" * 32)
+""".replace("<digest>", "ab" * 32)
 
 
 def job_from(text: str) -> dict:

@@ -2,7 +2,14 @@
 
 import pytest
 
-from rlark_tui.model.naming import derive_task_name, job_type
+from rlark_tui.model.naming import (
+    derive_task_name,
+    head_service_name,
+    is_job_name,
+    job_type,
+    platform_role,
+    volume_name,
+)
 from rlark_tui.model.placement import (
     expected_node_rank,
     matching_nodes,
@@ -13,7 +20,6 @@ from rlark_tui.model.placement import (
     task_namespace,
     total_nodes,
 )
-from rlark_tui.model.naming import head_service_name, is_job_name, platform_role, volume_name
 
 
 def node(name, cluster, **labels):

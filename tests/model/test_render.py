@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
-from rlark_tui.model.objects import Job
 from rlark_tui.jobspec.build import build_job
 from rlark_tui.jobspec.draft import dump_draft, load_draft
-from rlark_tui.model.placement import rank_start
 from rlark_tui.jobspec.render import render_job
+from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
+from rlark_tui.model.objects import Job
+from rlark_tui.model.placement import rank_start
 
 from .conftest import set_path
 from .jobschema import assert_valid_job

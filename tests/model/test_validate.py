@@ -6,8 +6,8 @@ import pytest
 
 from rlark_tui.jobspec.build import build_job
 from rlark_tui.jobspec.draft import load_draft
-from rlark_tui.jobspec.validate import validate
 from rlark_tui.jobspec.findings import has_errors
+from rlark_tui.jobspec.validate import validate
 
 from .conftest import DELETE, set_path
 from .jobschema import assert_valid_job

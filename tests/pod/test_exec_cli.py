@@ -157,6 +157,7 @@ def test_no_route_to_the_pods(run):
 def test_silent_server_is_given_up_on(run, monkeypatch):
     """A server that takes the connection but never answers: one line after the connect timeout, exit 1."""
     import socket
+
     from rlark_tui.cluster import podexec
     monkeypatch.setattr(podexec, "CONNECT_TIMEOUT", 0.5)
     with socket.socket() as silent:

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.tunnels import TunnelsScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 from tests.pod.conftest import JOB

@@ -25,16 +25,15 @@ import uuid
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.text.sanitize import has_control
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
+from tests.reliability.running_job import edge_task, running_job
 from tests.reliability.test_secrets import screen_text
 from tests.wizard.helpers import SIZE, settle
-from tests.reliability.running_job import edge_task, running_job
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"
 OSC0 = "\x1b]0;pwned-title\x1b\\"
@@ -297,7 +296,7 @@ async def test_tui_screens_show_the_text_without_escapes_or_markup(hostile):
             await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
             for key, expected in (("d", "note"), ("w", "Pods 1/1"), ("e", "registry.example/x")):
                 await pilot.press(key)
-                await wait_for(pilot, lambda: expected in screen_text(app), expected)
+                await wait_for(pilot, lambda expected=expected: expected in screen_text(app), expected)
                 shown.append(painted(app))
             app.open_check(NAME)
             await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report is not None,

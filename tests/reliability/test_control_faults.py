@@ -18,19 +18,19 @@ import time
 import pytest
 import yaml
 
-from rlark_tui.tui.app import RlarkApp
+from rlark_sandbox.store import ROOT, NotFound
 from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_sandbox.store import ROOT, NotFound
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.status_header import StatusHeader
 from tests.clirun import Result
 from tests.cluster.seeding import at, job_manifest, remove_pod, seed_running_job, write_log
-from tests.wizard.helpers import base_draft, open_wizard
 from tests.pilot import wait_for as pilot_wait_for
+from tests.wizard.helpers import base_draft, open_wizard
 
 SIZE = (120, 30)
 DEMO = "demo-ppo"

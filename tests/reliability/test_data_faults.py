@@ -12,13 +12,12 @@ import copy
 import socket
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from rlark_tui.model.submission import with_submission_record
-from rlark_tui.tui.app import RlarkApp
-from rlark_tui.model.logtarget import Scope
+from rlark_sandbox.seed import demo_nodes
+from rlark_sandbox.store import ROOT, NotFound
 from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.gather import main_container
@@ -27,22 +26,23 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.cluster.output import render_objects, render_table
 from rlark_tui.commands.describe import describe_text
+from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.objects import Job, Node, dig
-from rlark_sandbox.store import ROOT, NotFound
-from rlark_sandbox.seed import demo_nodes
+from rlark_tui.model.submission import with_submission_record
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import node_row
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.view.index import SnapshotIndex, job_rows, role_rows
-from rlark_tui.flow.snapshot import Snapshot
-from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.cluster.ray_fake import FakeRayDashboard
+from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
+from tests.pilot import wait_for as pilot_wait_for
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
-from tests.pilot import wait_for as pilot_wait_for
 
-NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SIZE = (120, 40)
 
 
@@ -165,7 +165,7 @@ async def test_tui_lists_and_opens_malformed_jobs(access, malformed):
             app.open_job(name, "overview")
             await pilot.press("y")
             assert isinstance(app.screen, JobDetailScreen)
-            await wait_for(pilot, lambda: f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app),
+            await wait_for(pilot, lambda name=name: f"Jobs › {name}" in screen_text(app) and "metadata:" in screen_text(app),
                            what=f"the YAML of {name}")
             await pilot.press("escape")
             assert isinstance(app.screen, JobListScreen)

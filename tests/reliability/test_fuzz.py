@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlark_tui.cli import main
-from rlark_tui.local.draft_files import export_draft, import_draft
 from rlark_tui.errors import RlarkError
-from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.jobspec import wizard_fields as wf
+from rlark_tui.jobspec.draft import load_draft
+from rlark_tui.local.draft_files import export_draft, import_draft
 from rlark_tui.widgets.filter_bar import make_matcher
 from tests.mutation import mutate
 
@@ -213,8 +213,8 @@ def sandbox_draft() -> dict:
 
 
 def sandbox_manifest() -> dict:
-    from rlark_tui.jobspec.render import render_job
     from rlark_sandbox.seed import demo_nodes
+    from rlark_tui.jobspec.render import render_job
     draft, _ = load_draft(sandbox_draft())
     return render_job(draft, demo_nodes())
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.pilot import wait_for
 
 SLOW = "(a+)+$"

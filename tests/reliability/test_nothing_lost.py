@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rlark_sandbox.seed import demo_draft
+from rlark_tui.jobspec.draft import JobDraft, load_draft
 from rlark_tui.local import fsutil
 from rlark_tui.local.draft_files import DraftStore, export_draft
-from rlark_tui.jobspec.draft import JobDraft, load_draft
-from rlark_sandbox.seed import demo_draft
 
 SIZE = 4 * 1024 * 1024
 
@@ -265,9 +265,9 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
     them and drops the kept copy."""
     from textual.widgets import Input
 
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.checks.records import hand_over_path
     from rlark_tui.screens.check import CheckScreen
+    from rlark_tui.tui.app import RlarkApp
     from tests.checks.fixtures import post_evidence
     from tests.checks.scenarios import SCENARIOS
 

@@ -11,7 +11,6 @@ import uuid
 import pytest
 import yaml
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
@@ -20,10 +19,11 @@ from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.status_header import StatusHeader
 from tests.cluster.seeding import job_manifest
-from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle, until
 from tests.pilot import wait_for
+from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle, until
 
 RUNNING = "ro-running"
 STOPPED = "ro-stopped"

@@ -18,15 +18,15 @@ import uuid
 import pytest
 from textual import events
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.checks.gather import gather
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
 from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
-from rlark_tui.text.patterns import BUDGET_SECONDS
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.text.patterns import BUDGET_SECONDS
+from rlark_tui.tui.app import RlarkApp
 from tests.checks import fixtures as fx
 from tests.pilot import wait_for
 

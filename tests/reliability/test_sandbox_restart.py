@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui.cli import main
 from rlark_sandbox.seed import demo_draft
+from rlark_tui.cli import main
 
 NAMES = ("restart-one", "restart-two", "restart-three")
 

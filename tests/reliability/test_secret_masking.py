@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
 from tests.reliability.running_job import CLUSTER, edge_task, running_job

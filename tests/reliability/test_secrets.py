@@ -19,23 +19,23 @@ import yaml
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, OptionList, Tree
 
-from rlark_tui.model.submission import with_submission_record
-from rlark_tui.tui.app import RlarkApp
-from rlark_tui.model.logtarget import Scope
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.jobspec.draft import dump_draft
 from rlark_tui.flow.messages import SnapshotChanged
+from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.jobspec.draft import dump_draft
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.model.submission import with_submission_record
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
-from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.live_table import LiveTable
 from rlark_tui.widgets.workers import WorkersTree
 from tests.cluster.seeding import ROLES, remove_pod, seed_running_job, write_log
-from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
 from tests.pilot import wait_for
+from tests.wizard.helpers import SIZE, base_draft, open_wizard, settle
 
 NAME = "sec-demo"
 

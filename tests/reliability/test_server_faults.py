@@ -12,14 +12,14 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cli import main
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.flow.reconciler import Reconciler
+from rlark_tui.tui.app import RlarkApp
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for
 
@@ -83,7 +83,7 @@ def test_an_agent_offline_is_a_502_line(rel, env, capsys, job):
 
 def test_an_expired_certificate_names_its_date(rel, env, capsys, job):
     name, _ = job
-    start = datetime.now(timezone.utc) - timedelta(days=20)
+    start = datetime.now(UTC) - timedelta(days=20)
     flags = certificate(rel, env, {"permission:agent-proxy": "*"}, days=10, not_before=start)
     ended = start + timedelta(days=10)
     assert main(["--kubeconfig", str(rel.kubeconfig), *flags, "logs", name, "--role", "actor"]) == 0

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from rlark_tui.model import keys
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.model import keys
 from tests.sandbox.helpers import job, task
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "shared-read"

@@ -10,16 +10,15 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
 from kubernetes import client, config
 
-from rlark_tui.cli import main
-from rlark_tui.model.submission import submitted_record
 from rlark_sandbox import Sandbox
 from rlark_sandbox.agent import Agent, AgentSettings
+from rlark_tui.cli import main
+from rlark_tui.model.submission import submitted_record
 from tests.sandbox.helpers import GROUP, VERSION, job, raw
 
 READY = re.compile(r"^ready kubeconfig=(\S+) gateway=(https://127\.0\.0\.1:(\d+)) server=(https://127\.0\.0\.1:\d+)$")
@@ -145,8 +144,8 @@ def test_agent_runs_with_its_settings_unless_off(tmp_path):
 
 
 def test_one_sandbox_per_state_dir(tmp_path):
-    from rlark_tui.errors import RlarkError
     from rlark_sandbox import running_pid
+    from rlark_tui.errors import RlarkError
     assert running_pid(tmp_path) is None
     with Sandbox(tmp_path, seed="none", agent=False):
         assert running_pid(tmp_path) == os.getpid()

@@ -10,7 +10,7 @@ import re
 import stat
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from kubernetes import client
@@ -69,7 +69,7 @@ def partial_pod(bare_sandbox):
     sb.store.create("pods", data_pod("cri-api-0"), plane=CLUSTER)
     args = (CLUSTER, NS, "cri-api-0", "main")
     sb.logs.start_instance(*args)
-    sb.logs.append(*args, "an hour ago", when=datetime.now(timezone.utc) - timedelta(hours=1))
+    sb.logs.append(*args, "an hour ago", when=datetime.now(UTC) - timedelta(hours=1))
     writer = sb.logs.writer(*args)
     writer.feed("stdout", b"L" * (MAX_LINE + 10) + b"\n")
     writer.feed("stderr", b"\rbar 1/3" + b"." * MAX_LINE + b"\rbar 2/3")

@@ -7,7 +7,7 @@ import http.server
 import json
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from kubernetes import client, watch
@@ -43,7 +43,7 @@ def logged_pod(sandbox):
     """A data-plane pod with two container instances: instance 0 (previous) and 1 (current)."""
     sandbox.store.create("pods", data_pod("dp-logs-0", restarts=1), plane=CLUSTER)
     logs = sandbox.logs
-    old = datetime.now(timezone.utc) - timedelta(hours=1)
+    old = datetime.now(UTC) - timedelta(hours=1)
     logs.start_instance(CLUSTER, NS, "dp-logs-0", "main")
     logs.append(CLUSTER, NS, "dp-logs-0", "main", "first run line 1\nfirst run line 2", when=old)
     logs.end_instance(CLUSTER, NS, "dp-logs-0", "main", 1)

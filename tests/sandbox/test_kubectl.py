@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from tests.sandbox.helpers import job, data_plane_kubeconfig
+from tests.sandbox.helpers import data_plane_kubeconfig, job
 
 pytestmark = [pytest.mark.kubectl,
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]

@@ -5,12 +5,12 @@ switch, and the bad inputs (missing tag, 502 answers, half a table) as one-line 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from rlark_tui.model import keys
 from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.model import keys
 from tests.clirun import cli_runner
 from tests.sandbox.helpers import forget_pod, job, task, tensorboard_pod
 
@@ -98,7 +98,7 @@ def test_half_a_table_is_a_note(run, rlark):
 
 
 def test_get_wide_shows_progress(run, rlark):
-    run.logs.append(CLUSTER, NS, POD, "main", _table(6), when=datetime.now(timezone.utc))
+    run.logs.append(CLUSTER, NS, POD, "main", _table(6), when=datetime.now(UTC))
     result = rlark("get", "jobs", "-o", "wide")
     assert result.code == 0
     header, *rows = result.out.splitlines()

@@ -92,7 +92,7 @@ def test_revoked_certificate_gets_401(sandbox, tmp_path):
 
 
 def test_expired_certificate_fails_in_the_handshake(sandbox, tmp_path):
-    past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=3)
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(days=3)
     files = cert_files(tmp_path, sandbox.issue_client_cert(ADMIN, days=1, not_before=past))
     with pytest.raises((ssl.SSLError, urllib.error.URLError), match="CERTIFICATE_EXPIRED"):
         server_raw(sandbox, "/api/kubernetes/version", files)
@@ -249,7 +249,7 @@ def test_admin_secret_lease_and_kubeconfig_extension(sandbox):
     lease = client.CoordinationV1Api(sandbox.api_client()).read_namespaced_lease(lease_name(), "default")
     ip, peer_id, token = lease.spec.holder_identity.split("/")
     assert ip == "127.0.0.1" and peer_id and len(token) >= 16
-    age = dt.datetime.now(dt.timezone.utc) - lease.spec.renew_time
+    age = dt.datetime.now(dt.UTC) - lease.spec.renew_time
     assert age.total_seconds() < lease.spec.lease_duration_seconds
     config = yaml.safe_load(sandbox.kubeconfig.read_text())
     control = next(c for c in config["clusters"] if c["name"] == config["current-context"])

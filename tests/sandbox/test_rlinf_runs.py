@@ -103,9 +103,9 @@ def test_get_wide_and_metrics_read_rlinfs_table_and_a_never_closed_bar(runs, san
 
 
 async def test_tui_list_shows_each_new_row_within_one_poll(runs, sandbox, env):
-    from rlark_tui.tui.app import RlarkApp
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.job_list import COLUMNS
+    from rlark_tui.tui.app import RlarkApp
     from tests.pilot import wait_for as pilot_wait
 
     access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)

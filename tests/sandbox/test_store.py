@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -150,11 +150,11 @@ async def test_logs_instances_and_follow(tmp_path):
     args = ("rlark-gpu-a", "rlark-system", "p-0", "main")
     with pytest.raises(LogsNotFound):
         logs.read(*args)
-    logs.append(*args, "one", when=datetime.now(timezone.utc) - timedelta(minutes=5))
+    logs.append(*args, "one", when=datetime.now(UTC) - timedelta(minutes=5))
     logs.append(*args, "two\nthree")
     assert logs.read(*args) == ["one", "two", "three"]
     assert logs.read(*args, tail=1) == ["three"]
-    assert logs.read(*args, since=datetime.now(timezone.utc) - timedelta(minutes=1)) == ["two", "three"]
+    assert logs.read(*args, since=datetime.now(UTC) - timedelta(minutes=1)) == ["two", "three"]
     with pytest.raises(LogsNotFound):
         logs.read(*args, previous=True)
     logs.end_instance(*args, 1)

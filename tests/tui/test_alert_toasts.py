@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
+from tui_factories import build_snapshot, job_dict
+
+from rlark_tui.alerting import rules as A
 from rlark_tui.tui import app as app_module
 from rlark_tui.tui.app import RlarkApp
-from rlark_tui.alerting import rules as A
 from tests.pilot import wait_for
-from tui_factories import build_snapshot, job_dict
 
 SIZE = (120, 40)
 

@@ -11,21 +11,21 @@ from dataclasses import replace
 
 import pytest
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
-from rlark_tui.model import keys
+from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.build import build_job
 from rlark_tui.jobspec.jobdiff import diff_jobs
-from rlark_tui.model.submission import submitted_record
+from rlark_tui.model import keys
 from rlark_tui.model.objects import Job
+from rlark_tui.model.submission import submitted_record
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.diff import DiffScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
+from rlark_tui.tui.app import RlarkApp
 from tests.pilot import wait_for
 
 SIZE = (120, 40)
@@ -78,7 +78,7 @@ async def through_the_wizard(pilot) -> WizardScreen:
                             "the wizard")
     for step in (2, 3, 4):
         await pilot.press("ctrl+n")
-        await wait_for(pilot, lambda: screen.step == step, f"step {step}")
+        await wait_for(pilot, lambda step=step: screen.step == step, f"step {step}")
     return screen
 
 

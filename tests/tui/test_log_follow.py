@@ -11,12 +11,12 @@ import asyncio
 
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
-from tests.sandbox.helpers import raw
+from rlark_tui.tui.app import RlarkApp
 from tests.pilot import wait_for
+from tests.sandbox.helpers import raw
 
 SIZE = (120, 30)
 PODS = 10

@@ -8,17 +8,18 @@ import time
 from dataclasses import replace
 from types import MappingProxyType
 
-from rlark_tui.tui.app import RlarkApp
+from tui_factories import build_snapshot, job_dict
+
 from rlark_tui.flow.messages import ContextChanged
-from rlark_tui.telemetry.curves import MetricsResult, MetricsState
-from rlark_tui.telemetry.progress import Progress, ProgressState
 from rlark_tui.flow.polls import METRICS, PROGRESS
 from rlark_tui.screens.compare import CompareScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import SETTLE_SECONDS
+from rlark_tui.telemetry.curves import MetricsResult, MetricsState
+from rlark_tui.telemetry.progress import Progress, ProgressState
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.metrics_view import MetricsView
 from tests.pilot import wait_for
-from tui_factories import build_snapshot, job_dict
 
 SIZE = (140, 40)
 

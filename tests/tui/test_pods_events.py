@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from rlark_tui.tui.app import RlarkApp
+from tui_factories import build_snapshot, job_dict
+
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.pods import EventsScreen, PodsScreen
-from tui_factories import build_snapshot, job_dict
+from rlark_tui.tui.app import RlarkApp
 
 
 def _snapshot():

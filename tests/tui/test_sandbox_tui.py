@@ -7,10 +7,8 @@ before Ray starts), so only the one test marked `ray` depends on demo-ppo's real
 
 from __future__ import annotations
 
-
 import pytest
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
@@ -20,6 +18,7 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import PickerScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 

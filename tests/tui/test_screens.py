@@ -5,17 +5,20 @@ What is asserted is what a user sees: table cells, tree lines, header text, dial
 
 from __future__ import annotations
 
-from rlark_tui.tui.app import RlarkApp
+from datetime import UTC
+
+from tui_factories import build_snapshot, job_dict
+
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import NodeListScreen
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
-from tui_factories import build_snapshot, job_dict
 
 SIZE = (120, 40)
 
@@ -49,11 +52,11 @@ async def test_list_shows_job_columns_and_header_state(post_snapshot):
 
 
 async def test_ages_in_view_move_with_the_clock_and_rows_coming_into_view_show_theirs(post_snapshot, monkeypatch):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from rlark_tui.screens import job_list
 
-    clock = {"now": datetime(2026, 11, 29, 10, 0, 30, tzinfo=timezone.utc)}
+    clock = {"now": datetime(2026, 11, 29, 10, 0, 30, tzinfo=UTC)}
 
     class Clock(datetime):
         @classmethod

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from rlark_tui.tui.app import RlarkApp
+from tui_factories import build_snapshot, job_dict
+
+from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.telemetry.progress import Progress, ProgressState
-from rlark_tui.flow.messages import SnapshotChanged
-from tui_factories import build_snapshot, job_dict
+from rlark_tui.tui.app import RlarkApp
 
 
 def snapshot_app():

@@ -6,23 +6,23 @@ Rows, ages, filters, dialog texts, header folding, row caching and the log ring 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tui_factories import build_snapshot, job_dict, pod_dict
 
-from rlark_tui.model.objects import Job
+from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.lifecycle import consequences
+from rlark_tui.model.objects import Job
 from rlark_tui.model.timefmt import age
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint
-from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.log_pane import LogBuffer
 from rlark_tui.widgets.workers import NO_PODS
-from tui_factories import build_snapshot, job_dict, pod_dict
 
-NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("created, expected", [
@@ -179,8 +179,8 @@ def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_prog
 
 
 def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_round_derives_only_its_rows():
-    from rlark_tui.telemetry.usage import UsageState
     from rlark_tui.telemetry.sample import GpuSample, PodUsage
+    from rlark_tui.telemetry.usage import UsageState
 
     first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c", phase="Pending")])
     index = SnapshotIndex(first)

@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from rlark_tui.flow.actions import Actions
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.usage_reads import gpu_read
+from rlark_tui.flow.actions import Actions
+from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.workers import WorkersTree
 from tests.alerts.conftest import Watch
 from tests.clirun import cli_runner
@@ -167,8 +167,8 @@ def test_a_round_that_reads_nothing_new_equals_the_last_one(burning):
     read keeps every sample (the very objects), so the 5,000-Job list does not repaint for it."""
     from rlark_tui.cluster.kinds import PODS, TASKS
     from rlark_tui.cluster.usage_reads import sample, targets_of
-    from rlark_tui.view.index import SnapshotIndex
     from rlark_tui.flow.snapshot import Snapshot, source_key
+    from rlark_tui.view.index import SnapshotIndex
 
     access, _state = burning
     index = SnapshotIndex(Snapshot(jobs={NAME: access.get(JOBS, NAME)},

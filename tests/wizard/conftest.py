@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rlark_tui.cluster.access import ClusterAccess
-from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import yaml
 
-from rlark_tui.tui.app import RlarkApp
-from rlark_tui.jobspec.draft import load_draft
-from rlark_tui.flow.polls import GATEWAY_KEY, GatewayLookups
 from rlark_tui.flow.messages import SnapshotChanged
-from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.flow.polls import GATEWAY_KEY, GatewayLookups
 from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.jobspec.draft import load_draft
+from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.tui.app import RlarkApp
 
 SIZE = (120, 40)
 

@@ -13,11 +13,11 @@ from dataclasses import replace
 import pytest
 
 from rlark_tui.commands.draft import write_rendered
-from rlark_tui.local.draft_files import DraftStore, export_draft, import_draft
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import load_draft
-from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.local.draft_files import DraftStore, export_draft, import_draft
 from rlark_tui.local.editor import edit_text
+from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle, until

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
+from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.model.objects import Node
-from rlark_tui.jobspec import wizard_fields as wf
 
 
 @pytest.mark.parametrize("text, selector", [

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rlark_tui.tui.app import RlarkApp
-from rlark_tui.jobspec.draft import Mount
-from rlark_tui.flow.polls import GATEWAY_KEY, GatewayLookups
 from rlark_tui.flow.messages import SnapshotChanged
+from rlark_tui.flow.polls import GATEWAY_KEY, GatewayLookups
+from rlark_tui.jobspec.draft import Mount
+from rlark_tui.tui.app import RlarkApp
 from wizard.helpers import ALICE_KEY, data_draft, message, offline_snapshot, open_offline
 
 

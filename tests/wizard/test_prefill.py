@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.tui.app import RlarkApp
 from wizard.helpers import data_draft, message, offline_snapshot
 
 

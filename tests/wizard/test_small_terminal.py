@@ -4,8 +4,8 @@ and tabbing through steps 2 and 3 keeps the focused field (with its messages) in
 
 from __future__ import annotations
 
-from rlark_tui.tui.app import RlarkApp
 from rlark_tui.screens.wizard_steps import FieldRow
+from rlark_tui.tui.app import RlarkApp
 from wizard.helpers import data_draft, open_offline
 
 

@@ -11,13 +11,17 @@ from dataclasses import replace
 
 import yaml
 
-from rlark_tui.model.submission import (SUBMITTED_SPEC_ANNOTATION, SUBMITTED_SPEC_SHA256_ANNOTATION, canonical_spec,
-                                        spec_sha256)
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.commands.draft import write_rendered
 from rlark_tui.jobspec.draft import dump_draft
 from rlark_tui.jobspec.render import render_job
+from rlark_tui.model.submission import (
+    SUBMITTED_SPEC_ANNOTATION,
+    SUBMITTED_SPEC_SHA256_ANNOTATION,
+    canonical_spec,
+    spec_sha256,
+)
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
 from wizard.helpers import IMAGE, SIZE, base_draft, new_app, open_wizard, settle, until
