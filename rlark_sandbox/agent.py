@@ -74,7 +74,7 @@ class AgentSettings(RunnerSettings):
 
 class Agent:
     """Started by `Sandbox` (`start()` after the server listens, `await stop()` on shutdown). `proxies` (the
-    sandbox's ProxyRegistry) and `tensorboards` (sandbox/tensorboard.py) are the sandbox's own registries;
+    sandbox's ProxyRegistry) and `tensorboards` (rlark_sandbox/tensorboard.py) are the sandbox's own registries;
     `network` (podnet.PodNetwork) the Pod network its Pods run in (without one: their addresses on this host's lo)."""
 
     def __init__(self, store: Store, logs: LogStore, state_dir: Path | str, settings: AgentSettings | None = None,

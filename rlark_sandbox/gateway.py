@@ -7,11 +7,11 @@ gateway_console.py; CRD routes in server.py. A path no platform route has gets g
   their Pod CRs by `rlark.io/task-name`; Running/Succeeded/Failed pods get the last 1000 lines of container
   `main` (current instance, no timestamps), others `pod is <phase>, no logs available`.
 - `/api/v1/storage/storageclass/<name>/<cluster>/list|upload|object/<key>`: the storage file API over each
-  class's local bucket (sandbox/objectstore.py).
+  class's local bucket (rlark_sandbox/objectstore.py).
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/events` -> `{"events": [NodeEvent]}`: the data-plane Events of
   that pod, Warning plus Normal Pulling/Pulled, newest first.
 - `GET /api/v1/rlinf.io/v1alpha1/jobs/<job>/metrics` -> 501 `{"message": "not implemented"}`, as router.go has it.
-- `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (sandbox/tensorboard.py).
+- `ANY /api/v1/rlinf.io/v1alpha1/tasks/<task>/tensorboard/*path`: the Task's TensorBoard (rlark_sandbox/tensorboard.py).
 - `GET /api/v1/system-config` -> `{sshJumpHost, sshJumpPort}` (strings, "" when unset); `PUT` the same shape:
   Secret `default/rlark-system-config` on the control plane (systemconfig_handler.go).
 - `GET /api/v1/rlinf.io/v1alpha1/pods/<pod CR>/terminal` (WebSocket, `?container=main&command=/bin/sh`): the
@@ -76,7 +76,7 @@ class Gateway:
         self.store, self.logs, self.routes = store, logs, routes
         self.tensorboards = tensorboards if tensorboards is not None else tensorboard.TensorBoards()
         self.objects: objectstore.ObjectStore | None = None
-        """The storage classes' buckets (set by `Sandbox`): the storage file routes, sandbox/objectstore.py."""
+        """The storage classes' buckets (set by `Sandbox`): the storage file routes, rlark_sandbox/objectstore.py."""
 
     async def handle(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p][2:]

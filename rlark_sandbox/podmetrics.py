@@ -5,7 +5,7 @@
      "items": [{"metadata": {"name", "namespace", "creationTimestamp", "labels"}, "timestamp": RFC3339,
                 "window": "1.003s", "containers": [{"name": "main", "usage": {"cpu": "123456n", "memory": "1234Ki"}}]}]}
 
-from each Running Pod's real process group (sandbox/gpus.py). A Pod with no reading yet is left out of a list and
+from each Running Pod's real process group (rlark_sandbox/gpus.py). A Pod with no reading yet is left out of a list and
 is NotFound on get, as metrics-server answers before its first two scrapes.
 """
 

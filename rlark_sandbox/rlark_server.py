@@ -17,7 +17,7 @@ podproxy/taskproxy 404 and 503 bodies, 400 on a target without a port), auth/per
   `http://<status.ip>:<port>`; sandbox Pods share one Pod network, each with its own port block, so a port the
   agent registered for that Pod (`ProxyRegistry.register_pod`, e.g. a Ray head's 8265) is used instead.
 - `GET /api/terminal/<agentID>/<namespace>/<pod>` (WebSocket): the console's terminal on that pod (a tty exec,
-  sandbox/podexec.py), agent-proxy permission needed; the agent's own route
+  rlark_sandbox/podexec.py), agent-proxy permission needed; the agent's own route
   `/api/proxy/<agentID>/api/terminal/<namespace>/<pod>` (agent/local_http.go) reaches the same terminal.
 - `POST /api/sign {role: admin|agent, client_id}` -> `{cert_type, serial_number, subject_key_id, cert_pem,
   key_pem}` and `POST /api/revoke {cert_type, serial_number, subject_key_id}` (admin only, 403 otherwise;

@@ -82,7 +82,7 @@ class PodPorts:
     dashboard: int
     agent: int
     tensorboard: int
-    """The Pod's port 6006 (its TensorBoard sidecar, sandbox/tensorboard.py)."""
+    """The Pod's port 6006 (its TensorBoard sidecar, rlark_sandbox/tensorboard.py)."""
     min_worker: int
     max_worker: int
 
@@ -155,7 +155,7 @@ class Launch:
     enter: tuple[str, ...] = ()
     """The argv prefix that puts the container's processes in the Pod network (podnet.PodNetwork.enter)."""
     gpu_bin: str = ""
-    """The bin dir holding the Pod's simulated `nvidia-smi` (sandbox/gpus.py), first on PATH; "" without GPUs."""
+    """The bin dir holding the Pod's simulated `nvidia-smi` (rlark_sandbox/gpus.py), first on PATH; "" without GPUs."""
 
 
 @dataclass

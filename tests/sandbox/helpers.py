@@ -85,7 +85,7 @@ def tensorboard_pod(sandbox, task_name: str, pod: str, logdir, cluster: str = "r
         "metadata": {"name": uid, "namespace": cluster, "labels": {keys.TASK_NAME_LABEL: task_name}},
         "spec": {"taskName": task_name, "taskNamespace": cluster, "podName": pod},
         "status": {"phase": "Running"}})
-    host = f"127.{sandbox.network.octet}.200.2"     # a Pod address no port block hands out (sandbox/podnet.py)
+    host = f"127.{sandbox.network.octet}.200.2"     # a Pod address no port block hands out (rlark_sandbox/podnet.py)
     sandbox.call(sandbox.tensorboards.declare, cluster, pod, uid, str(logdir), host, free_port(),
                  sandbox.state_dir / "tb-pods")
     return uid
