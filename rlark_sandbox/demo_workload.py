@@ -175,7 +175,16 @@ def _event_writer(logdir: Path):
     return SummaryWriter(str(logdir), flush_secs=1)
 
 
-def _write_scalars(writer, step: int, step_time: float, reward: float, loss: float, rng: random.Random) -> None:
+def phase_times(step: int, steps: int, step_time: float) -> dict[str, float]:
+    """RLinf's `time/*` phases of a step that shift over the run: actor training grows from a quarter of the
+    step to 60 %, generating rollouts shrinks from 45 % to 25 % (so a bottleneck and its trend show)."""
+    done = step / steps
+    return {"time/generate_rollouts": step_time * (0.45 - 0.2 * done),
+            "time/actor_training": step_time * (0.25 + 0.35 * done)}
+
+
+def _write_scalars(writer, step: int, step_time: float, reward: float, loss: float, rng: random.Random,
+                   phases: dict[str, float]) -> None:
     """RLinf's metric keys (rlinf-runtime.md §2.4) at TensorBoard step `step`, with noise so curves look real."""
     noisy = reward + rng.gauss(0, 0.08)
     for tag, value in (("rollout/rewards", noisy), ("env/return", noisy * 10 + rng.gauss(0, 0.5)),
@@ -183,7 +192,7 @@ def _write_scalars(writer, step: int, step_time: float, reward: float, loss: flo
                        ("train/actor/policy_loss", loss + rng.gauss(0, 0.02)),
                        ("train/critic/value_loss", 2 * loss + rng.gauss(0, 0.05)),
                        ("train/actor/grad_norm", loss * 3 + abs(rng.gauss(0, 0.1))),
-                       ("time/step", step_time)):
+                       ("time/step", step_time), *phases.items()):
         writer.add_scalar(tag, value, step)
     writer.flush()
 
@@ -263,22 +272,22 @@ def main(argv: list[str] | None = None) -> int:
         weights = [w + loss / 10 for w in weights]
         time.sleep(max(0.0, args.step_seconds - (time.monotonic() - step_start)))
         step_time = time.monotonic() - step_start
+        phases = phase_times(step, args.steps, step_time)
         if bar is not None:
-            bar.set_postfix({"step_time": step_time, "rollout_time": step_time * 0.4,
-                             "actor/training_time": step_time * 0.3, "rewards": reward,
+            bar.set_postfix({"step_time": step_time, "rollout_time": phases["time/generate_rollouts"],
+                             "actor/training_time": phases["time/actor_training"], "rewards": reward,
                              "actor/policy_loss": loss}, refresh=False)
             bar.update(1)
         else:
             table = metric_table(step, args.steps, time.monotonic() - started, {
-                "time/step": step_time, "time/generate_rollouts": step_time * 0.4,
-                "time/actor_training": step_time * 0.3, "env/success_once": min(1.0, reward),
+                "time/step": step_time, **phases, "env/success_once": min(1.0, reward),
                 "env/return": reward * 10, "rollout/rewards": reward, "train/actor/policy_loss": loss,
                 "train/actor/grad_norm": loss * 3, "train/actor/lr": 1e-4, "train/critic/value_loss": 2 * loss})
             print(table, flush=True)
             with metrics_log.open("a", encoding="utf-8") as fh:
                 fh.write(table + "\n")
         if events is not None:
-            _write_scalars(events, step, step_time, reward, loss, random.Random(step))
+            _write_scalars(events, step, step_time, reward, loss, random.Random(step), phases)
         if args.save_interval > 0 and (step % args.save_interval == 0 or step == args.steps):
             if bar is None:
                 print(f"Saving checkpoint at step {step}.", flush=True)

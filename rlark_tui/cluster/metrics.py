@@ -22,6 +22,7 @@ from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
+from rlark_tui.telemetry.steptime import breakdown
 from rlark_tui.view.index import SnapshotIndex
 
 MAX_ANSWER_BYTES = 8 << 20
@@ -229,11 +230,12 @@ def snapshot_header(index: SnapshotIndex, job_name: str) -> Header | None:
 def poll_metrics(access, index: SnapshotIndex, job_name: str) -> MetricsState:
     """The reconciler's Metrics read of an opened Job (source auto); a failed read keeps the last result."""
     previous = index.snapshot.metrics.get(job_name)
-    kept = previous.result if isinstance(previous, MetricsState) else None
+    kept, kept_time = (previous.result, previous.step_time) if isinstance(previous, MetricsState) else (None, None)
     header = snapshot_header(index, job_name)
     if header is None:
-        return MetricsState(kept, f"Job {job_name} has no Header Pod yet")
+        return MetricsState(kept, f"Job {job_name} has no Header Pod yet", kept_time)
     try:
-        return MetricsState(fetch_metrics(access, job_name, "auto", header=header))
+        result = fetch_metrics(access, job_name, "auto", header=header)
     except RlarkError as exc:
-        return MetricsState(kept, str(exc))
+        return MetricsState(kept, str(exc), kept_time)
+    return MetricsState(result, step_time=breakdown(result.series))

@@ -14,6 +14,8 @@ import sys
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.metrics import SOURCES, MetricsUnavailable, fetch_metrics
 from rlark_tui.cluster.output import table
+from rlark_tui.telemetry import steptime
+from rlark_tui.text.sanitize import clean
 
 
 def register(subparsers, parents) -> None:
@@ -24,7 +26,11 @@ def register(subparsers, parents) -> None:
                     "Header Pod's log. JSON: {job, source, series: {tag: [[wall_time, step, value], ...]}}.")
     parser.add_argument("job", metavar="JOB", help="Job name")
     parser.add_argument("--tag", action="append", default=[], metavar="TAG", help="only this tag (repeatable)")
-    parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    parser.add_argument("-o", "--format", choices=("table", "csv", "json"), default="table", help="output format")
+    parser.add_argument("--time", action="store_true",
+                        help="where the step time goes: each phase's seconds and share of the step, the bottleneck "
+                             "and its trend over the last 20 steps (RLinf's time/* metrics); JSON: {job, steps: "
+                             "[{step, total, phases}], bottleneck: {phase, share, trend}}")
     parser.add_argument("--source", choices=SOURCES, default="auto", help="where the numbers come from")
     parser.set_defaults(handler=run)
 
@@ -36,9 +42,11 @@ def _value(value: float) -> str:
 def run(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     try:
-        result = fetch_metrics(access, args.job, args.source, args.tag or None)
+        result = fetch_metrics(access, args.job, args.source, None if args.time else args.tag or None)
     finally:
         access.close()
+    if args.time:
+        return _print_time(args, result)
     missing = [tag for tag in args.tag if tag not in result.series]
     if missing:
         raise MetricsUnavailable(f"metrics: no tag {', '.join(missing)} in the {result.source} of {args.job}"
@@ -66,4 +74,40 @@ def run(args: argparse.Namespace) -> int:
                          _value(min(real)) if real else "-", _value(max(real)) if real else "-"])
         print(f"source: {result.source}")
         print(table(["TAG", "POINTS", "STEP", "LAST", "MIN", "MAX"], rows))
+    return 0
+
+
+TIME_ROWS = 20
+
+
+def _print_time(args: argparse.Namespace, result) -> int:
+    broken = steptime.breakdown(result.series)
+    if not broken.steps:
+        raise MetricsUnavailable(f"metrics: the {result.source} of {args.job} has no step times yet (RLinf's time/* "
+                                 "table rows or the tqdm postfix step_time)")
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(broken.to_json(args.job)))
+        return 0
+    phases = sorted({phase for step in broken.steps for phase in step.phases},
+                    key=lambda p: (p != (broken.bottleneck.phase if broken.bottleneck else None), p))
+    if args.format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["step", "total", *phases])
+        writer.writerows([s.step, _value(s.total), *(_value(s.phases[p]) if p in s.phases else "" for p in phases)]
+                         for s in broken.steps)
+        sys.stdout.write(out.getvalue())
+        return 0
+    rows = [[str(s.step), f"{s.total:.1f}",
+             *(f"{s.phases[p]:.1f} {s.share(p):4.0%}" if p in s.phases else "-" for p in phases)]
+            for s in broken.steps[-TIME_ROWS:]]
+    print(f"source: {result.source}")
+    print(table(["STEP", "TOTAL S", *(clean(p).upper() for p in phases)], rows))
+    bottleneck = broken.bottleneck
+    if bottleneck is not None:
+        window = min(len(broken.steps), steptime.TREND_STEPS)
+        print(f"bottleneck: {clean(bottleneck.phase)} {bottleneck.share:.0%} of the step, {bottleneck.trend} over "
+              f"the last {window} steps ({bottleneck.change * 100:+.0f} points)")
     return 0

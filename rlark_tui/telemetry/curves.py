@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from rlark_tui.telemetry.progress import Point, finite
+from rlark_tui.telemetry.steptime import StepTime
 
 
 @dataclass
@@ -32,9 +33,11 @@ class MetricsResult:
 @dataclass(frozen=True)
 class MetricsState:
     """What the reconciler last got for a Job's Metrics: the newest good result (kept through a failed read)
-    and the error of the latest read, if it failed."""
+    and the error of the latest read, if it failed; `step_time`, where that result's step time goes (derived on
+    the reconciler's thread, not the UI's)."""
     result: MetricsResult | None = None
     error: str = ""
+    step_time: StepTime | None = None
 
 
 @dataclass(frozen=True)

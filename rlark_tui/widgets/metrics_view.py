@@ -17,6 +17,7 @@ from textual.widgets import Input, SelectionList, Static
 from textual_plotext import PlotextPlot
 
 from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
+from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
@@ -31,13 +32,15 @@ class Run:
 
 
 class MetricsView(Vertical):
-    """The tab's body. Keys while it has focus: `t` x axis step/wall time, `<` `>` smoothing, `/` tag filter."""
+    """The tab's body. Keys while it has focus: `t` x axis step/wall time, `<` `>` smoothing, `/` tag filter,
+    `b` the Time view (where each step's time goes: stacked bars per step, the bottleneck and its trend)."""
 
     BINDINGS = [
         Binding("t", "toggle_x", "x: step/time"),
         Binding("less_than_sign", "smoothing(-1)", "Less smoothing", key_display="<"),
         Binding("greater_than_sign", "smoothing(1)", "More smoothing", key_display=">"),
         Binding("slash", "filter", "Filter tags", key_display="/"),
+        Binding("b", "toggle_time", "Step time"),
     ]
 
     def __init__(self, *, id: str | None = None, compare: bool = False) -> None:  # noqa: A002 (Textual's name)
@@ -50,6 +53,7 @@ class MetricsView(Vertical):
         self._tags: list[str] = []
         self._chosen: set[str] | None = None
         self._drawn: tuple | None = None
+        self.time_view = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="metrics-status", markup=False)
@@ -58,6 +62,7 @@ class MetricsView(Vertical):
                 yield Input(placeholder="filter tags", id="metrics-filter")
                 yield SelectionList[str](id="metrics-tags")
             yield PlotextPlot(id="metrics-plot")
+            yield Static("", id="metrics-time", markup=False)
         yield Static("", id="metrics-stats", markup=False)
 
     # -- input ------------------------------------------------------------------------------------------------
@@ -107,6 +112,10 @@ class MetricsView(Vertical):
         self.smoothing = SMOOTHING_STEPS[max(0, min(len(SMOOTHING_STEPS) - 1, index + direction))]
         self._draw()
 
+    def action_toggle_time(self) -> None:
+        self.time_view = not self.time_view
+        self._draw()
+
     def action_filter(self) -> None:
         self.query_one("#metrics-filter", Input).focus()
 
@@ -131,19 +140,26 @@ class MetricsView(Vertical):
             if result.note:
                 text += f"; {result.note}"
             parts.append(text)
-        axis = "step" if self.by == "step" else "wall time (s)"
-        parts.append(f"x: {axis} (t) · smoothing {self.smoothing:g} (< >)")
+        if self.time_view:
+            parts.append("step time: seconds per step by phase (b: curves)")
+        else:
+            axis = "step" if self.by == "step" else "wall time (s)"
+            parts.append(f"x: {axis} (t) · smoothing {self.smoothing:g} (< >)")
         return " · ".join(parts) if len(self.runs) <= 1 else "\n".join(parts)
 
     def _draw(self) -> None:
         chosen = self.chosen
         key = (tuple((r.job, id(r.state)) for r in self.runs), tuple(chosen), self.by, self.smoothing,
-               int(self.now) // 5)
+               int(self.now) // 5, self.time_view, self.size)
         if key == self._drawn:
             return
         self._drawn = key
         self.query_one("#metrics-status", Static).update(self._status())
-        plot = self.query_one("#metrics-plot", PlotextPlot)
+        plot, time_view = self.query_one("#metrics-plot", PlotextPlot), self.query_one("#metrics-time", Static)
+        plot.display, time_view.display = not self.time_view, self.time_view
+        if self.time_view:
+            self._draw_time(time_view)
+            return
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
@@ -174,6 +190,34 @@ class MetricsView(Vertical):
             plt.title(self._empty_reason(chosen))
         plot.refresh()
         self.query_one("#metrics-stats", Static).update("\n".join(lines) or " ")
+
+    def _draw_time(self, view: Static) -> None:
+        """The Time view: per Job, the last steps as stacked bars (one letter per phase) and the bottleneck."""
+        body = self.query_one("#metrics-body")
+        width = max(20, body.size.width - self.query_one("#metrics-side").size.width)
+        height = max(3, body.size.height)
+        lines, stats_lines = [], []
+        for run in self.runs:
+            step_time = run.state.step_time if run.state else None
+            label = f"{run.job}: " if len(self.runs) > 1 else ""
+            if step_time is None or not step_time.steps:
+                stats_lines.append(f"{label}no step times yet (RLinf's time/* rows or the tqdm step_time)")
+                continue
+            rows = max(1, height // len(self.runs) - 2)
+            if len(self.runs) > 1:
+                lines.append(run.job)
+            lines += bars(step_time, width, rows)
+            phases = sorted({p for step in step_time.steps for p in step.phases})
+            letters = legend_letters(sorted(phases, key=lambda p: (p != (
+                step_time.bottleneck.phase if step_time.bottleneck else None), p)))
+            lines.append("  ".join(f"{letters[p]}={p}" for p in letters))
+            if step_time.bottleneck is not None:
+                b = step_time.bottleneck
+                stats_lines.append(f"{label}{step_time.cell()} · bottleneck {b.phase} {b.share:.0%}, {b.trend} over "
+                                   f"the last {min(len(step_time.steps), TREND_STEPS)} steps "
+                                   f"({b.change * 100:+.0f} points)")
+        view.update("\n".join(lines) or "no step times yet")
+        self.query_one("#metrics-stats", Static).update("\n".join(stats_lines) or " ")
 
     def _empty_reason(self, chosen: list[str]) -> str:
         if not any(run.state and run.state.result for run in self.runs):

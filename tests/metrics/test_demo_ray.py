@@ -38,6 +38,16 @@ def test_demo_metrics_and_progress(sandbox, env, capsys):
     steps = [point[1] for point in data["series"]["rollout/rewards"]]
     assert data["source"] == "tensorboard" and steps == sorted(steps) and len(set(steps)) == len(steps) >= 1
 
+    timed = rlark("metrics", JOB, "--time", "-o", "json")
+    assert timed.code == 0, timed.err
+    shape = json.loads(timed.out)
+    last = shape["steps"][-1]
+    assert shape["job"] == JOB and last["phases"] and last["total"] > 0
+    assert shape["bottleneck"]["phase"] == max(last["phases"], key=last["phases"].get)
+    assert shape["bottleneck"]["share"] == round(last["phases"][shape["bottleneck"]["phase"]] / last["total"], 4)
+    text = rlark("metrics", JOB, "--time")
+    assert text.code == 0 and f"bottleneck: {shape['bottleneck']['phase']} " in text.out, text.err
+
     with sandbox.faults.cleared() as faults:
         faults.stop_tensorboard(f"{JOB}-actor-0")
         fallback = rlark("metrics", JOB, "--format", "json", "--tag", "rollout/rewards")

@@ -122,3 +122,34 @@ def test_metrics_tab_snapshot_80x24(snap_compare):
 
 def test_compare_snapshot(snap_compare):
     assert snap_compare(ViewApp(compare_runs(), compare=True), terminal_size=(100, 30))
+
+
+def timed(job: str) -> MetricsState:
+    from rlark_tui.telemetry.steptime import breakdown
+    series = {"time/step": [], "time/actor_training": [], "time/generate_rollouts": []}
+    for s in range(1, 41):
+        series["time/actor_training"].append((NOW - 100 + s, s, 185.0 + 5 * s))
+        series["time/generate_rollouts"].append((NOW - 100 + s, s, 36.0))
+        series["time/step"].append((NOW - 100 + s, s, 185.0 + 5 * s + 36.0))
+    data = MetricsResult(job, "log", series, fetched_at=NOW - 3)
+    return MetricsState(data, step_time=breakdown(series))
+
+
+async def test_time_view_shows_the_bottleneck_and_bars_at_80x24():
+    app = ViewApp([Run("demo-ppo", timed("demo-ppo"))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.query_one("#metrics-tags", SelectionList).focus()
+        await pilot.press("b")
+        await pilot.pause()
+        bars_text = text(app, "#metrics-time")
+        rows = bars_text.splitlines()
+        assert rows[-1] == "A=actor_training  G=generate_rollouts"
+        assert rows[-2].startswith("40    421 s ") and "A" in rows[-2] and "G" in rows[-2]
+        assert all(len(row) <= 80 - 26 for row in rows)
+        assert "421 s/step, actor_training 91% · bottleneck actor_training 91%, rising over the last 20 steps" \
+            in text(app, "#metrics-stats")
+        assert app.query_one("#metrics-plot").display is False
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.query_one("#metrics-plot").display is True and "bottleneck" not in text(app, "#metrics-stats")

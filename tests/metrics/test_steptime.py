@@ -1,0 +1,66 @@
+"""Where the step time goes (issue 35 item 1), from what the released RLinf 0.3.0 prints: its own
+`print_metrics_table` with time rows, and tqdm driven with the reasoning runner's postfix."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.telemetry.progress import metric_series
+from rlark_tui.telemetry.steptime import bars, breakdown, phase_of
+from tests.rlinf_release import rlinf, tqdm_run  # noqa: F401 (the fixture)
+
+pytest.importorskip("tqdm")
+
+
+def times(step: int) -> dict:
+    """RLinf #777's split, with actor training growing by 2 s a step."""
+    training = 185.0 + 2 * step
+    return {"time/step": training + 119.0 + 36.0, "time/actor_training": training,
+            "time/env_interact": 119.0, "time/generate_rollouts": 36.0, "env/return": 1.0}
+
+
+def table_lines(rlinf, steps) -> list[tuple[float, str]]:
+    lines = []
+    for step in steps:
+        lines += [(100.0 + step, line) for line in rlinf.table(step, 40, 340.0 * step, times(step)).splitlines()]
+    return lines
+
+
+def test_breakdown_of_rlinfs_tables_names_the_bottleneck_and_its_rising_share(rlinf):
+    result = breakdown(metric_series(table_lines(rlinf, range(1, 26))).points)
+    assert [s.step for s in result.steps] == list(range(1, 26))
+    last = result.steps[-1]
+    assert last.total == 390.0 and last.phases == {"actor_training": 235.0, "env_interact": 119.0,
+                                                    "generate_rollouts": 36.0}
+    assert (result.bottleneck.phase, round(result.bottleneck.share, 3), result.bottleneck.trend) == (
+        "actor_training", 0.603, "rising")
+    assert result.cell() == "390 s/step, actor_training 60%"
+    shape = result.to_json("ppo")
+    assert shape["job"] == "ppo" and shape["bottleneck"] == {"phase": "actor_training", "share": 0.6026,
+                                                             "trend": "rising"}
+    assert shape["steps"][0] == {"step": 1, "total": 342.0,
+                                 "phases": {"actor_training": 187.0, "env_interact": 119.0, "generate_rollouts": 36.0}}
+
+
+def test_breakdown_of_the_reasoning_runners_tqdm_postfix():
+    bar = tqdm_run(20, 3.0, lambda step: {"step_time": 3.0, "rollout_time": 2.1, "actor/training_time": 0.6},
+                   initial=0)
+    result = breakdown(metric_series([(1000.0, bar)]).points)
+    assert len(result.steps) == 20 and result.steps[-1].phases == {"rollout": 2.1, "actor_training": 0.6}
+    assert (result.bottleneck.phase, round(result.bottleneck.share, 6), result.bottleneck.trend) == (
+        "rollout", 0.7, "steady")
+
+
+def test_phase_names_and_totals_without_a_step_row():
+    assert [phase_of(t) for t in ("time/step", "step_time", "time/sync_weights", "actor/training_time", "env/return")
+            ] == [None, None, "sync_weights", "actor_training", None]
+    result = breakdown({"time/a": [(0.0, 1, 1.0)], "time/b": [(0.0, 1, 3.0)], "time/c": [(0.0, 1, float("nan"))]})
+    assert result.steps[0].total == 4.0 and result.bottleneck.phase == "b" and result.bottleneck.share == 0.75
+    assert breakdown({"env/return": [(0.0, 1, 1.0)]}).cell() == "-"
+
+
+def test_time_bars_fit_80_columns_and_read_in_monochrome(rlinf):
+    result = breakdown(metric_series(table_lines(rlinf, range(1, 6))).points)
+    lines = bars(result, 80, 20)
+    assert len(lines) == 5 and all(len(line) <= 80 for line in lines)
+    assert lines[-1].startswith("5    350 s ") and lines[-1].count("A") > lines[-1].count("E") > lines[-1].count("G")
