@@ -73,7 +73,7 @@ def _cgroup_usage() -> list[str]:
 
 FIXED: dict[str, FixedCommand] = {c.name: c for c in (
     FixedCommand("list-files", "`find <output path> -type f -printf '%T@ %s %p\\0'`: the run check's output listing "
-                 "(sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
+                 "and `rlark checkpoints` (sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
     FixedCommand("hash-files", "`sha256sum -- <files>`: checksums of the newest output files (run check 5)",
                  _hash_files, timeout=60.0, max_output=160 * 1024),
     FixedCommand("ray-token", "the Ray token of the Header Pod (`$RAY_AUTH_TOKEN`, else the file "

@@ -48,6 +48,13 @@ def test_demo_metrics_and_progress(sandbox, env, capsys):
     text = rlark("metrics", JOB, "--time")
     assert text.code == 0 and f"bottleneck: {shape['bottleneck']['phase']} " in text.out, text.err
 
+    saved = rlark("checkpoints", JOB, "-o", "json")
+    assert saved.code == 0, saved.err
+    listing = json.loads(saved.out)
+    assert listing["location"].endswith("/checkpoints") and all(
+        c["complete"] and c["name"] == f"global_step_{c['step']}" and c["step"] % 10 == 0
+        for c in listing["checkpoints"]), listing
+
     with sandbox.faults.cleared() as faults:
         faults.stop_tensorboard(f"{JOB}-actor-0")
         fallback = rlark("metrics", JOB, "--format", "json", "--tag", "rollout/rewards")

@@ -1,0 +1,106 @@
+"""`rlark checkpoints` (issue 35 item 3): the location from the resolved config RLinf prints (both runner
+families), each global_step_<N> complete or what it misses by rlinf-runtime.md §3.4 step 1, read in a sandbox
+Pod with the fixed read-only list-files (so --readonly allows it)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from rlark_tui.cluster import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow.actions import Actions
+from rlark_tui.telemetry.checkpoints import checkpoints, location, to_json
+from tests.checks import fixtures as fx
+from tests.clirun import cli_runner
+
+NAME = "ckpt-list"
+
+
+def embodied(log_path: str, **actor) -> dict:
+    return {"cluster": {"num_nodes": 1}, "runner": {"task_type": "embodied",
+            "logger": {"log_path": log_path, "experiment_name": "ppo"}}, "actor": actor}
+
+
+def test_location_of_both_runner_families():
+    assert location(embodied("/out/run-1")).path == "/out/run-1/ppo/checkpoints"
+    reasoning = location({"runner": {"task_type": "reasoning_grpo", "output_dir": "/data/out/",
+                                     "experiment_name": "math"}})
+    assert (reasoning.path, reasoning.family) == ("/data/out/math/checkpoints", "reasoning")
+    for bad in ({}, embodied("relative/path"), {"runner": {"logger": {"log_path": "/o", "experiment_name": ".."}}},
+                {"runner": {"logger": {"log_path": "/o", "experiment_name": 5}}}, {"runner": "x"}):
+        assert location(bad) is None
+
+
+def test_complete_incomplete_megatron_and_reasoning_trees():
+    where = location(embodied("/o"))
+    base = "/o/ppo/checkpoints"
+    files = [(f"{base}/global_step_10/actor/dcp_checkpoint/__0_0.distcp", 10, 1.0),
+             (f"{base}/global_step_10/actor/dcp_checkpoint/.metadata", 5, 2.0),
+             (f"{base}/global_step_10/actor/model_state_dict/full_weights.pt", 10, 3.0),
+             (f"{base}/global_step_20/actor/dcp_checkpoint/__0_0.distcp", 10, 4.0),
+             (f"{base}/global_step_20/actor/model_state_dict/full_weights.pt", 0, 5.0),
+             (f"{base}/global_step_x/actor/a", 1, 1.0), (f"{base}/stray.txt", 1, 1.0), ("/elsewhere/f", 1, 1.0)]
+    found = checkpoints(where, files)
+    assert [(c.name, c.step, c.bytes, c.at, c.complete) for c in found] == [
+        ("global_step_10", 10, 25, 3.0, True), ("global_step_20", 20, 10, 5.0, False)]
+    assert found[1].missing == ("actor/model_state_dict/full_weights.pt (empty)", "actor/dcp_checkpoint/.metadata",
+                                "actor/model_state_dict/full_weights.pt")
+    assert to_json("j", where, found)["latest_complete"] == "global_step_10"
+    megatron = checkpoints(where, [(f"{base}/global_step_5/actor/iter_0000005/mp_rank_00/model_optim_rng.pt", 9, 1.0)])
+    assert megatron[0].missing == ("actor/latest_checkpointed_iteration.txt",)
+    reasoning = location({"runner": {"task_type": "reasoning", "output_dir": "/r", "experiment_name": "m"}})
+    tree = checkpoints(reasoning, [("/r/m/checkpoints/global_step_3/actor/dcp_checkpoint/a.distcp", 1, 1.0),
+                                   ("/r/m/checkpoints/global_step_3/actor/dcp_checkpoint/.metadata", 1, 1.0),
+                                   ("/r/m/checkpoints/global_step_3/actor/model_state_dict/full_weights.pt", 1, 1.0)])
+    assert tree[0].missing == ("data/data.pt",)
+    no_full = location(embodied("/o", fsdp_config={"save_full_model_weights": False}))
+    assert checkpoints(no_full, files[:2])[0].complete
+
+
+def _job(out: str) -> dict:
+    job = fx.unschedulable_job(NAME)
+    task = job["spec"]["tasks"][0]
+    task["nodeSelector"] = {"kubernetes.io/hostname": "gpu-a3"}
+    task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["resources"] = {}
+    base = f"{out}/ppo/checkpoints"
+    config = json.dumps(embodied(out), indent=2).replace("\n", "\\n")
+    steps = " ".join(str(s) for s in (10, 20, 30))
+    task["prepareScript"] = (
+        f"for s in {steps}; do d={base}/global_step_$s/actor; mkdir -p $d/dcp_checkpoint $d/model_state_dict && "
+        f"printf w > $d/dcp_checkpoint/__0_0.distcp && printf m > $d/dcp_checkpoint/.metadata && "
+        f"printf f > $d/model_state_dict/full_weights.pt; done && rm {base}/global_step_30/actor/dcp_checkpoint/.metadata"
+        f" && printf '{config}\\n' && sleep 120")
+    return job
+
+
+@pytest.fixture
+def listed(sandbox, tmp_path):
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    Actions(access, state_dir=tmp_path / "state").submit(_job(str(tmp_path / "out")))
+    try:
+        yield tmp_path / "out"
+    finally:
+        access.delete(JOBS, NAME)
+        access.close()
+
+
+def test_checkpoints_listed_in_the_pod_with_the_incomplete_step_marked(listed, sandbox, capsys):
+    rlark = cli_runner(sandbox.kubeconfig, capsys)
+    deadline = time.monotonic() + 60
+    while True:
+        result = rlark("--readonly", "checkpoints", NAME, "-o", "json")
+        if result.code == 0 and len(json.loads(result.out)["checkpoints"]) == 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert result.code == 0, result.err
+    shape = json.loads(result.out)
+    assert shape["location"] == f"{listed}/ppo/checkpoints" and shape["latest_complete"] == "global_step_20"
+    assert [(c["name"], c["complete"], c["missing"]) for c in shape["checkpoints"]] == [
+        ("global_step_10", True, []), ("global_step_20", True, []),
+        ("global_step_30", False, ["actor/dcp_checkpoint/.metadata"])]
+    text = rlark("checkpoints", NAME)
+    assert text.code == 0 and "complete (latest)" in text.out
+    assert "incomplete: missing actor/dcp_checkpoint/.metadata" in text.out
