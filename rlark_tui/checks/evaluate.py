@@ -20,6 +20,7 @@ from rlark_tui.checks.report import (
     Reason,
     RecordFacts,
 )
+from rlark_tui.text.patterns import SlowPatterns
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text, secret_values
 
 DECISIONS = {
@@ -45,7 +46,10 @@ def without_job_secrets(evidence: RunEvidence) -> RunEvidence:
     return replace(evidence, logs=logs, events=events)
 
 
-def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckReport:
+def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None,
+             slow: SlowPatterns | None = None) -> CheckReport:
+    """The report of `evidence`; the launch record's patterns run under their budget, refused at once when `slow`
+    (kept by whoever evaluates again and again) knows they overran it before."""
     evidence = without_job_secrets(evidence)
     hand_over = hand_over or HandOver()
     recorder = (evidence.launch_record or {}).get("recorder")
@@ -55,9 +59,9 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None) -> CheckR
     rows = [
         rules.check_job(evidence),
         rules.check_pods(evidence, facts),
-        rules.check_ray(evidence, facts),
+        rules.check_ray(evidence, facts, slow),
         rules.check_app(evidence, facts),
-        rules.check_outputs(evidence, facts),
+        rules.check_outputs(evidence, facts, slow),
     ]
     header = record_facts(evidence, facts)
     rows.append(summarize(rows, hand_over, header))

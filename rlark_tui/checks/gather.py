@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rlark_tui.checks.evaluate import evaluate
 from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence
 from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.checks.rules import under
@@ -107,10 +106,6 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
         outputs=outputs,
         sources=sources,
     )
-    if record and any(isinstance(record.get(name), str) for name in ("progressPattern", "startupMarker")):
-        # Judge once here, in the gathering (I/O) thread: a launch-record pattern too slow for its budget is
-        # then known (text/patterns.py remembers it) and refused at once when the TUI judges on its UI thread.
-        evaluate(evidence)
     return evidence
 
 
@@ -281,10 +276,43 @@ class _LogSoFar:
     """The container's restart count when the current instance's log was read (a new instance starts afresh)."""
 
 
-_logs_lock = threading.Lock()
-_logs_so_far: dict[tuple, _LogSoFar] = {}
 LOGS_KEPT = 256
 """Container instances whose read start is kept (the oldest is forgotten first)."""
+
+
+class LogHeads:
+    """What the run check read of each container instance's log, by (cluster, namespace, Pod, Pod uid, instance,
+    current, the read budget): one per ClusterAccess (`access.check_logs`), so per context, and gone with it; thread-safe (the
+    Pods' logs are read in parallel)."""
+
+    def __init__(self, kept: int = LOGS_KEPT) -> None:
+        self.kept = kept
+        self.lock = threading.Lock()
+        self.reads: dict[tuple, _LogSoFar] = {}
+
+    def take(self, key: tuple) -> _LogSoFar:
+        """What was read under `key` (a fresh start when nothing), held by the caller until `put` back."""
+        with self.lock:
+            return self.reads.pop(key, None) or _LogSoFar()
+
+    def put(self, key: tuple, so_far: _LogSoFar) -> None:
+        with self.lock:
+            self.reads[key] = so_far
+            while len(self.reads) > self.kept:
+                del self.reads[next(iter(self.reads))]
+
+    def instance_changed(self, key: tuple, restarts: int) -> bool:
+        """Note the current instance's restart count beside what was read of its log; True (and what was read
+        forgotten) when the container restarted since."""
+        with self.lock:
+            so_far = self.reads.get(key)
+            if so_far is None:
+                return False
+            if so_far.restarts is None or so_far.restarts == restarts:
+                so_far.restarts = restarts
+                return False
+            del self.reads[key]
+            return True
 
 
 def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance: int | None,
@@ -293,9 +321,9 @@ def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance
     streamed up to LOG_HEAD_BYTES; past that budget the read stops and the last LOG_TAIL lines (progress, the
     latest failure) are read on their own. `read` says which part the check saw. What was read is kept per Pod
     (`uid` of its Pod CR: a Pod of the same name later is another) and container instance."""
-    key = (id(access), cluster, namespace, pod, uid, instance, current, LOG_HEAD_BYTES)
-    with _logs_lock:
-        so_far = _logs_so_far.pop(key, None) or _LogSoFar()
+    key = (cluster, namespace, pod, uid, instance, current, LOG_HEAD_BYTES)
+    heads = access.check_logs
+    so_far = heads.take(key)
     try:
         last = () if so_far.full else _read_on(access, cluster, pod, namespace, current, so_far)
         tail = ()
@@ -305,10 +333,7 @@ def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance
     except RlarkError as exc:
         return PodLog(pod, instance=instance, current=current, source="data-plane", error=str(exc))
     finally:
-        with _logs_lock:
-            _logs_so_far[key] = so_far
-            while len(_logs_so_far) > LOGS_KEPT:
-                del _logs_so_far[next(iter(_logs_so_far))]
+        heads.put(key, so_far)
     head = tuple(so_far.lines)
     if not so_far.full:
         lines = head + last
@@ -323,16 +348,8 @@ def _instance_changed(access: ClusterAccess, cluster: str, pod: str, namespace: 
                       restarts: int) -> bool:
     """Note the current instance's restart count beside what was read of its log; True (and what was read
     forgotten) when the container restarted since, so that log belongs to an earlier instance."""
-    key = (id(access), cluster, namespace, pod, uid, None, True, LOG_HEAD_BYTES)
-    with _logs_lock:
-        so_far = _logs_so_far.get(key)
-        if so_far is None:
-            return False
-        if so_far.restarts is None or so_far.restarts == restarts:
-            so_far.restarts = restarts
-            return False
-        del _logs_so_far[key]
-        return True
+    return access.check_logs.instance_changed((cluster, namespace, pod, uid, None, True, LOG_HEAD_BYTES),
+                                             restarts)
 
 
 def _read_on(access: ClusterAccess, cluster: str, pod: str, namespace: str, current: bool,

@@ -167,15 +167,15 @@ def error_hits(lines) -> list[tuple[str, Hit]]:
     return hits
 
 
-def first_progress(lines, pattern: str, start: int = 0) -> Hit | None:
+def first_progress(lines, pattern: str, start: int = 0, slow: patterns.SlowPatterns | None = None) -> Hit | None:
     """The first line where the agreed progress pattern shows the workload moving: its first match whose first
     numeric group is above 0 (`Global Step: 0/10` and a tqdm bar at 0% are where it starts, not progress); a
     pattern without a numeric group counts its first match. Only the agreed pattern counts: no generic fallback.
     The pattern comes from the launch record: patterns.PatternError when it is not a regex, PatternTooSlow when
-    the whole scan spends more than the budget.
+    the whole scan spends more than the budget (at once when `slow` knows it overran before).
     """
     compiled = patterns.compile_pattern(pattern)
-    deadline = patterns.Deadline()
+    deadline = patterns.Deadline(known=slow)
     for index in range(start, len(lines)):
         for segment in lines[index].split("\r"):
             match = patterns.search(compiled, segment, deadline)

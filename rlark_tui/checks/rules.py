@@ -374,7 +374,7 @@ def _crash_stage(log: PodLog | None) -> str:
 # ---------------------------------------------------------------- check 3
 
 
-def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+def check_ray(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns | None = None) -> CheckRow:
     row = _Row(3)
     if evidence.job is None:
         row.fail("no Job, so no Ray cluster", "job")
@@ -413,7 +413,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         row.late(facts.late, f"ranks {missing} are not held by any Pod", "ray")
     _read_notes(row, evidence.logs)
     _check_head_log(row, evidence, facts)
-    _check_startup_marker(row, evidence, facts)
+    _check_startup_marker(row, evidence, facts, slow)
     _check_alive_nodes(row, evidence, facts)
     for log in evidence.logs:
         for what, hit in logscan.error_hits(log.lines):
@@ -471,7 +471,8 @@ def _check_head_log(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
         row.late(facts.late, "the Header has not printed `Executing run script...` yet", "ray")
 
 
-def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
+def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts,
+                          slow: patterns.SlowPatterns | None = None) -> None:
     """The user-agreed startup marker (`record.startupMarker`, a regex) in the Header's run script output."""
     marker = (evidence.launch_record or {}).get("startupMarker")
     if not isinstance(marker, str) or not marker:
@@ -483,7 +484,8 @@ def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts) -> No
         row.late(facts.late, f"startup marker {marker!r}: the run script has not started yet", "ray")
         return
     try:
-        hit = logscan.search(log.lines, patterns.compile_pattern(marker), started.line, patterns.Deadline())
+        hit = logscan.search(log.lines, patterns.compile_pattern(marker), started.line,
+                             patterns.Deadline(known=slow))
     except patterns.PatternError as exc:
         row.fail(f"the launch record's startupMarker {exc}", "ray")
         return
@@ -813,7 +815,7 @@ def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, 
 # ---------------------------------------------------------------- check 5
 
 
-def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
+def check_outputs(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns | None = None) -> CheckRow:
     row = _Row(5)
     record = evidence.launch_record or {}
     pattern = record.get("progressPattern") if isinstance(record.get("progressPattern"), str) else None
@@ -826,7 +828,7 @@ def check_outputs(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         row.late(facts.late, "no run script output yet to look for progress in", "progress")
     else:
         try:
-            hit = logscan.first_progress(log.lines, pattern, started.line)
+            hit = logscan.first_progress(log.lines, pattern, started.line, slow)
         except patterns.PatternError as exc:
             hit = None
             row.fail(f"the launch record's progressPattern {exc}", "progress")

@@ -29,6 +29,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.local.config import RlarkConfig, load_config
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, dig
+from rlark_tui.text.patterns import SlowPatterns
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s
@@ -110,6 +111,10 @@ class ClusterAccess:
         self.recent_reads = RecentReads()
         """Answers several topics share (cluster/recent.py), for this context only."""
         self._log_reads = None
+        self._check_logs = None
+        self._secret_reads = None
+        self.slow_patterns = SlowPatterns()
+        """Launch-record patterns that overran their budget in this context's run checks (refused at once after)."""
         self.first_list: lean.FirstList | None = None
         """The TUI's first Jobs list when it was read while the TUI started (lean.FirstList)."""
         self._log_reads_lock = threading.Lock()
@@ -441,6 +446,26 @@ class ClusterAccess:
                 from rlark_tui.cluster.logreads import LogReads
                 self._log_reads = LogReads()
             return self._log_reads
+
+    @property
+    def check_logs(self):
+        """What the run check read of each container's log from its start (checks/gather.py: each gathering reads
+        on from there), for this context; made when first asked for."""
+        with self._log_reads_lock:
+            if self._check_logs is None:
+                from rlark_tui.checks.gather import LogHeads
+                self._check_logs = LogHeads()
+            return self._check_logs
+
+    @property
+    def secret_reads(self):
+        """The Secrets the run check and the alert rounds read to mask their values (cluster/secrets.py), each kept
+        SECRET_TTL, in memory only, for this context; made when first asked for."""
+        with self._log_reads_lock:
+            if self._secret_reads is None:
+                from rlark_tui.cluster.secrets import SecretReads
+                self._secret_reads = SecretReads(self)
+            return self._secret_reads
 
     def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,

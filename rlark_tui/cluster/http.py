@@ -80,7 +80,7 @@ class Http:
             return Http(base, None, source, headers, ssl_context=context)
         if same:
             return Http(base, self._client, source, headers)
-        context = tls.context_of(self._client.configuration)
+        context = tls.context_of(self._client)
         if context is not None:
             return Http(base, None, source, headers, ssl_context=tls.server_only(context))
         return Http(base, None, source, headers, ca_certs=self._client.configuration.ssl_ca_cert)

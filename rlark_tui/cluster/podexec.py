@@ -91,7 +91,7 @@ class ExecSession:
         call briefly swaps the client's transport. A client with a shared TLS context (cluster/tls.py) connects
         with that context instead, as the `kubernetes` client's WebSocket can only read certificate files."""
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
-        sslopt = tls.websocket_sslopt(api_client.configuration)
+        sslopt = tls.websocket_sslopt(api_client)
         own = k8s.ApiClient(api_client.configuration) if sslopt is None else None
         outcome: dict[str, object] = {}
         abandoned = threading.Event()

@@ -60,9 +60,9 @@ class _Read:
     at: float
 
 
-class _Reader:
+class SecretReads:
     """Secrets read, by (cluster, namespace, name), each used for SECRET_TTL (dropped at the next read after it):
-    one per log view, and one per ClusterAccess for the run check's repeated gathering."""
+    one per log view, and one per ClusterAccess (`access.secret_reads`) for the run check's repeated gathering."""
 
     def __init__(self, access) -> None:
         self._access = weakref.ref(access)
@@ -81,18 +81,6 @@ class _Reader:
         with self._lock:
             self._reads[key] = read
         return read
-
-
-_readers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_readers_lock = threading.Lock()
-
-
-def _reader(access) -> _Reader:
-    with _readers_lock:
-        reader = _readers.get(access)
-        if reader is None:
-            reader = _readers[access] = _Reader(access)
-        return reader
 
 
 def _read_secret(access, cluster: str, namespace: str, name: str) -> _Read:
@@ -130,7 +118,7 @@ def _decoded(secret: object) -> dict[str, str]:
 
 
 def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]],
-                reader: _Reader | None = None) -> JobSecrets:
+                reader: SecretReads | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
     values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any.
@@ -138,7 +126,7 @@ def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping |
     grouped: dict[tuple[str, str], list[Mapping]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
-    reader = reader or _reader(access)
+    reader = reader or access.secret_reads
     scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
     wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
               for name in sorted(secret_refs(scope))]
@@ -169,7 +157,7 @@ class LogSecrets:
         self._job = job
         self._add_known = add_known
         self._on_notice = on_notice
-        self._reader = _Reader(access)
+        self._reader = SecretReads(access)
         """This view's own: what it read goes with it."""
         self._done: set[tuple[str, str, str]] = set()
         self._told: set[str] = set()

@@ -11,14 +11,12 @@ Nothing is left for SIGTERM, SIGHUP or SIGKILL to leave behind, and no request c
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import ssl
 import tempfile
 import threading
 import warnings
-import weakref
 from typing import TYPE_CHECKING
 
 from rlark_tui.errors import UsageError
@@ -36,44 +34,52 @@ class TLSError(UsageError):
     """Certificate material rlark cannot use; the message is one line naming what is wrong."""
 
 
-_contexts: dict[tuple, ssl.SSLContext] = {}
-_contexts_lock = threading.Lock()
-_ca_of: dict[int, tuple[bytes | None, bool]] = {}
-"""id(context) -> (its CA, verify): contexts are kept for the process's life, so the ids stay theirs."""
-_by_configuration: weakref.WeakKeyDictionary[k8s.Configuration, ssl.SSLContext] = weakref.WeakKeyDictionary()
+class ClientContext(ssl.SSLContext):
+    """A client context made by `client_context`: it knows the CA it verifies servers with, and makes its
+    server-only twin once (`server_only`)."""
+
+    ca: bytes | None = None
+    verify: bool = True
+    with_cert: bool = False
+    _twin: ClientContext | None = None
+    _twin_lock: threading.Lock
 
 
 def client_context(ca: bytes | None, cert: bytes | None = None, key: bytes | None = None,
-                   verify: bool = True, what: str = "the client certificate") -> ssl.SSLContext:
-    """The one context for this material: `ca` (PEM, None = the system CAs) verifies the server unless
-    `verify` is False; `cert` and `key` (PEM) are the client's. Raises TLSError with one line."""
-    ident = (_digest(ca), _digest(cert), _digest(key), bool(verify))
-    with _contexts_lock:
-        found = _contexts.get(ident)
-        if found is not None:
-            return found
-        if verify:
-            cadata = _pem_text(ca, "CERTIFICATE", "the CA certificate") if ca is not None else None
-            context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=cadata)
+                   verify: bool = True, what: str = "the client certificate") -> ClientContext:
+    """The context for this material: `ca` (PEM, None = the system CAs) verifies the server unless `verify` is
+    False; `cert` and `key` (PEM) are the client's. Its owner (an ApiClient's pool, an Http) shares it by every
+    request to its endpoint. Raises TLSError with one line."""
+    context = ClientContext(ssl.PROTOCOL_TLS_CLIENT)  # certificate and host name verified, as by default
+    if verify:
+        if ca is not None:
+            context.load_verify_locations(cadata=_pem_text(ca, "CERTIFICATE", "the CA certificate"))
         else:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        if cert is not None or key is not None:
-            if cert is None or key is None:
-                raise TLSError(f"{what} needs both a certificate and its key")
-            _load_chain(context, _pem_text(cert, "CERTIFICATE", what).encode(),
-                        _pem_text(key, "PRIVATE KEY", f"the key of {what}").encode(), what)
-        _contexts[ident] = context
-        _ca_of[id(context)] = (ca, bool(verify))
-        return context
+            context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if cert is not None or key is not None:
+        if cert is None or key is None:
+            raise TLSError(f"{what} needs both a certificate and its key")
+        _load_chain(context, _pem_text(cert, "CERTIFICATE", what).encode(),
+                    _pem_text(key, "PRIVATE KEY", f"the key of {what}").encode(), what)
+    context.ca, context.verify, context.with_cert = ca, bool(verify), cert is not None
+    context._twin_lock = threading.Lock()
+    return context
 
 
 def server_only(context: ssl.SSLContext) -> ssl.SSLContext:
     """The context that verifies servers as `context` does, without its client certificate (for another origin,
-    which must not be sent the key's proof)."""
-    ca, verify = _ca_of.get(id(context), (None, context.verify_mode != ssl.CERT_NONE))
-    return client_context(ca, verify=verify)
+    which must not be sent the key's proof); made once per context."""
+    if not isinstance(context, ClientContext):
+        return client_context(None, verify=context.verify_mode != ssl.CERT_NONE)
+    if not context.with_cert:
+        return context
+    with context._twin_lock:
+        if context._twin is None:
+            context._twin = client_context(context.ca, verify=context.verify)
+        return context._twin
 
 
 def read_pem(path: str, what: str) -> bytes:
@@ -124,21 +130,16 @@ def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s
 
     configuration.ssl_ca_cert = configuration.cert_file = configuration.key_file = None
     configuration.verify_ssl = context.verify_mode != ssl.CERT_NONE
-    _by_configuration[configuration] = context
     proxy, configuration.proxy = configuration.proxy, None  # the client's own pool is replaced at once by ours
     try:
         client = k8s.ApiClient(configuration)
     finally:
         configuration.proxy = proxy
-    return with_context(client)
+    return _pooled(client, context)
 
 
-def with_context(api_client: k8s.ApiClient) -> k8s.ApiClient:
-    """`api_client` with its pool rebuilt around its configuration's context, when it has one (an ApiClient
-    made from a configuration by other code, e.g. a copy for the exec WebSocket)."""
-    context = context_of(api_client.configuration)
-    if context is None:
-        return api_client
+def _pooled(api_client: k8s.ApiClient, context: ssl.SSLContext) -> k8s.ApiClient:
+    """`api_client` with its pool rebuilt around `context` (`context_of` finds it there again)."""
     configuration = api_client.configuration
     pool_args: dict = {}
     if configuration.retries is not None:
@@ -158,26 +159,22 @@ def with_context(api_client: k8s.ApiClient) -> k8s.ApiClient:
     return api_client
 
 
-def context_of(configuration: k8s.Configuration | None) -> ssl.SSLContext | None:
-    """The context `api_client` built a client of this configuration with, if any."""
-    if configuration is None:
-        return None
-    return _by_configuration.get(configuration)
+def context_of(api_client: k8s.ApiClient | None) -> ClientContext | None:
+    """The context an ApiClient made by `api_client` connects with (its pool's), if any."""
+    pool = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    context = getattr(pool, "connection_pool_kw", {}).get("ssl_context")
+    return context if isinstance(context, ClientContext) else None
 
 
-def websocket_sslopt(configuration: k8s.Configuration) -> dict | None:
-    """websocket-client's `sslopt` for this configuration's context (None: it has none)."""
-    context = context_of(configuration)
+def websocket_sslopt(api_client: k8s.ApiClient) -> dict | None:
+    """websocket-client's `sslopt` for this client's context (None: it has none)."""
+    context = context_of(api_client)
     if context is None:
         return None
     options: dict = {"context": context}
-    if configuration.tls_server_name:
-        options["server_hostname"] = configuration.tls_server_name
+    if api_client.configuration.tls_server_name:
+        options["server_hostname"] = api_client.configuration.tls_server_name
     return options
-
-
-def _digest(data: bytes | None) -> str | None:
-    return hashlib.sha256(data).hexdigest() if data is not None else None
 
 
 def _pem_text(data: bytes, kind: str, what: str) -> str:

@@ -50,7 +50,7 @@ class Upstream:
         tls, headers, name = None, {}, None
         client = http.api_client
         conf = client.configuration if client is not None else None
-        shared = shared_tls.context_of(conf) if conf is not None else http.ssl_context
+        shared = shared_tls.context_of(client) if client is not None else http.ssl_context
         if https and shared is not None:
             tls = shared
             name = (conf.tls_server_name if conf is not None else None) or url.hostname

@@ -65,14 +65,14 @@ def run(args: argparse.Namespace) -> int:
     access = reader(args, kind)
     if not isinstance(access, LeanClient):
         return show(access, kind, args)
-    from rlark_tui.cli import exit_at_once
-    exit_at_once()  # the lean path leaves no thread or file behind: no interpreter teardown after printing
+    from rlark_tui.cli import ExitAtOnce
     # A one-shot read makes no garbage cycles worth collecting; the cycle collector would only walk the decoded
     # list (300,000 objects for 5,000 Jobs) again in each generation while the rows are built.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return show(access, kind, args)
+        # the lean path leaves no thread or file behind: no interpreter teardown after printing
+        return ExitAtOnce(show(access, kind, args))
     finally:
         if enabled:
             gc.enable()

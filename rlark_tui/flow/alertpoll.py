@@ -137,6 +137,8 @@ class _Scope:
     worker_read: dict[str, float] = field(default_factory=dict)
     worker_logs: dict[str, Mapping[str, rules.LogFacts]] = field(default_factory=dict)
     ray: dict[str, tuple[float, Mapping]] = field(default_factory=dict)
+    ack_file: acks.AckFile = field(default_factory=acks.AckFile)
+    """The acknowledgements file as this scope last read it."""
     ray_at: float = float("-inf")
     cache: dict[str, Evaluated] = field(default_factory=dict)
     objects: dict[str, tuple] = field(default_factory=dict)
@@ -291,7 +293,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         kept = {} if len(scope.cache) >= len(jobs) else scope.restarts
         scope.restarts = {**kept, **{pod: entry for judged in scope.cache.values()
                                      for pod, entry in judged.updates.items()}}
-    scope.book = rules.step(scope.book, scope.merged, now, acks.load(state_dir()))
+    scope.book = rules.step(scope.book, scope.merged, now, scope.ack_file.load(state_dir()))
     return AlertsState(scope.book, rules.RestartMemory(frozen(scope.restarts)), tuple(errors))
 
 

@@ -69,6 +69,13 @@ class AcknowledgeAlert(Message):
 
 
 @message
+class AlertsAcknowledged(Message):
+    """The app's worker kept the acknowledgements (or could not: `error`)."""
+
+    error: str = ""
+
+
+@message
 class OpenCheck(JobMessage):
     """Open the Job's run-check report."""
 

@@ -10,7 +10,7 @@ and a Snapshot field of the same name; screens subscribe through `Intents.subscr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
@@ -24,7 +24,7 @@ from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
-    from rlark_tui.checks import RunEvidence
+    from rlark_tui.checks import CheckReport, RunEvidence
     from rlark_tui.cluster.access import ClusterAccess
 
 RAY = "ray"
@@ -64,10 +64,12 @@ GATEWAY_KEY = "gateway"
 
 @dataclass(frozen=True)
 class Gathered:
-    """Run-check evidence of one Job: the last gathered, and why the latest gathering failed (if it did)."""
+    """Run-check evidence of one Job: the last gathered, its report (evaluated in the topic's worker, without the
+    hand-over fields a screen adds: `checks.with_hand_over`), and why the latest gathering failed (if it did)."""
 
     evidence: RunEvidence | None
     error: str = ""
+    report: CheckReport | None = None
 
 
 @dataclass(frozen=True)
@@ -190,14 +192,20 @@ def fetch_progress(access: ClusterAccess, index: SnapshotIndex, job_name: str) -
 
 
 def fetch_evidence(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> Gathered:
+    """The Job's evidence gathered and judged here, in the worker (a launch record's pattern may spend its whole
+    budget: text/patterns.py), each of rows 1-5 keeping the time it first showed its present result; on a failed
+    gathering the last evidence and report stay, with the error."""
+    from rlark_tui.checks.evaluate import carry_settled, evaluate
     from rlark_tui.checks.gather import gather
     from rlark_tui.local.config import state_dir
 
     previous = index.snapshot.evidence.get(job_name)
     try:
-        return Gathered(gather(access, job_name, state_dir()))
+        evidence = gather(access, job_name, state_dir())
     except RlarkError as exc:
-        return Gathered(previous.evidence if previous is not None else None, str(exc))
+        return replace(previous, error=str(exc)) if previous is not None else Gathered(None, str(exc))
+    report = evaluate(evidence, slow=access.slow_patterns)
+    return Gathered(evidence, report=carry_settled(previous.report if previous is not None else None, report))
 
 
 def fetch_lookups(access: ClusterAccess, index: SnapshotIndex, key: str) -> GatewayLookups:

@@ -20,10 +20,6 @@ SUMMARY = "alerts-summary.json"
 KEEP_SECONDS = 30 * 24 * 3600.0
 MAX_ENTRIES = 5000
 
-_lock = threading.Lock()
-_cache: dict[Path, tuple[float, frozenset[str]]] = {}
-
-
 def _path(state_dir: Path) -> Path:
     return Path(state_dir) / FILE_NAME
 
@@ -39,34 +35,42 @@ def _read(path: Path) -> dict[str, float]:
     return {str(key): float(at) for key, at in entries.items() if isinstance(at, (int, float))}
 
 
-def load(state_dir: Path) -> frozenset[str]:
-    """The acknowledged keys (read again only when the file changed); a missing or broken file is none."""
-    path = _path(state_dir)
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return frozenset()
-    with _lock:
-        cached = _cache.get(path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-    keys = frozenset(_read(path))
-    with _lock:
-        _cache[path] = (stamp, keys)
-    return keys
+class AckFile:
+    """The acknowledgements file as one reader or writer sees it: the keys last read, read again only when the
+    file changed (another write replaces it: a new inode). Each alert scope of a Reconciler has one, and so has
+    the app for its writes; thread-safe."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[Path, tuple[int, int, int], frozenset[str]] | None = None
 
-def acknowledge(state_dir: Path, *keys: str, now: float | None = None) -> None:
-    """Add acknowledgements (atomic write, 0600)."""
-    now = time.time() if now is None else now
-    path = _path(state_dir)
-    with _lock:
-        entries = {key: at for key, at in _read(path).items() if now - at < KEEP_SECONDS}
-        entries.update(dict.fromkeys(keys, now))
-        newest = dict(sorted(entries.items(), key=lambda item: item[1])[-MAX_ENTRIES:])
-        Path(state_dir).mkdir(parents=True, exist_ok=True)
-        write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
-        _cache.pop(path, None)
+    def load(self, state_dir: Path) -> frozenset[str]:
+        """The acknowledged keys; a missing or broken file is none."""
+        path = _path(state_dir)
+        try:
+            found = path.stat()
+        except OSError:
+            return frozenset()
+        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] == path and last[1] == stamp:
+            return last[2]
+        keys = frozenset(_read(path))
+        with self._lock:
+            self._last = (path, stamp, keys)
+        return keys
+
+    def acknowledge(self, state_dir: Path, *keys: str, now: float | None = None) -> None:
+        """Add acknowledgements (atomic write, 0600; one write at a time)."""
+        now = time.time() if now is None else now
+        path = _path(state_dir)
+        with self._lock:
+            entries = {key: at for key, at in _read(path).items() if now - at < KEEP_SECONDS}
+            entries.update(dict.fromkeys(keys, now))
+            newest = dict(sorted(entries.items(), key=lambda item: item[1])[-MAX_ENTRIES:])
+            Path(state_dir).mkdir(parents=True, exist_ok=True)
+            write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
 
 
 def write_summary(state_dir: Path, counts: dict[str, int], now: float | None = None) -> None:

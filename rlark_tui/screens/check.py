@@ -1,11 +1,13 @@
 """CheckScreen: the live run-check report of one Job — six rows, their evidence, and the hand-over fields.
 
-Evidence comes from the reconciler (a subscription to the Job's run-check evidence, re-gathered every few
-seconds); Enter on an evidence item jumps to its log or Pod.
+Evidence and its report come from the reconciler (a subscription to the Job's run-check evidence, re-gathered and
+judged in the topic's worker every few seconds): the screen only adds the hand-over fields typed here and renders;
+Enter on an evidence item jumps to its log or Pod.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -16,8 +18,7 @@ from textual.containers import Horizontal
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, evaluate, with_hand_over
-from rlark_tui.checks.evaluate import carry_settled
+from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, with_hand_over
 from rlark_tui.checks.render import RESULT_WORDS
 from rlark_tui.flow.messages import (
     HandOverLoaded,
@@ -131,15 +132,18 @@ class CheckScreen(RlarkScreen):
 
     # ---- evidence ---------------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
+        """The report the evidence topic evaluated (in its worker), with the hand-over fields typed here."""
         self.update_header()
         gathered = index.snapshot.evidence.get(self.job_name)
         if gathered is self.gathered or not isinstance(gathered, Gathered):
             return
-        self.gathered = gathered
+        previous, self.gathered = self.gathered, gathered
         self.error = gathered.error
-        if gathered.evidence is not None and gathered.evidence is not self.evidence:
-            self.evidence = gathered.evidence
-            self.report = carry_settled(self.report, evaluate(gathered.evidence, self.hand_over))
+        self.evidence = gathered.evidence
+        if gathered.report is not None and (previous is None or gathered.report is not previous.report):
+            report = gathered.report
+            recorder = self.hand_over.recorder or report.hand_over.recorder  # the launch record's, unless typed
+            self.report = with_hand_over(report, replace(self.hand_over, recorder=recorder))
             self._show_report()
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, self.error))
 

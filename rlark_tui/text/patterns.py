@@ -10,6 +10,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 from functools import lru_cache
@@ -25,6 +26,8 @@ BUDGET_SECONDS = 1.0
 """What one pattern may spend on one text, or (with a Deadline) over all of a log's lines."""
 MAX_PATTERN_CHARS = 4096
 """A longer pattern is refused: no agreed signal or filter needs one, and compiling it is work of its own."""
+KNOWN_SLOW_MAX = 256
+"""How many too-slow patterns a SlowPatterns remembers."""
 
 
 @lru_cache(maxsize=1)
@@ -55,11 +58,33 @@ class PatternTooSlow(Exception):
         self.budget = budget
 
 
-class Deadline:
-    """One budget shared by many matches: each gets what is left of it."""
+class SlowPatterns:
+    """Patterns that overran their budget, (pattern, flags) -> that budget: a Deadline that knows them refuses such a
+    pattern at once, so a caller that judges the same texts again and again (the run check's rounds) pays the
+    budget once. Its owner keeps it (ClusterAccess.slow_patterns); thread-safe."""
 
-    def __init__(self, seconds: float = BUDGET_SECONDS) -> None:
+    def __init__(self, limit: int = KNOWN_SLOW_MAX) -> None:
+        self.limit = limit
+        self._overran: dict[tuple[str, int], float] = {}
+        self._lock = threading.Lock()
+
+    def overran(self, pattern: Pattern) -> float | None:
+        with self._lock:
+            return self._overran.get((pattern.pattern, pattern.flags))
+
+    def note(self, pattern: Pattern, seconds: float) -> None:
+        with self._lock:
+            if len(self._overran) < self.limit:
+                self._overran[(pattern.pattern, pattern.flags)] = seconds
+
+
+class Deadline:
+    """One budget shared by many matches: each gets what is left of it; with `known`, a pattern known to be too
+    slow is refused at once, and one that overruns is noted there."""
+
+    def __init__(self, seconds: float = BUDGET_SECONDS, known: SlowPatterns | None = None) -> None:
         self.seconds = seconds
+        self.known = known
         self._end = time.monotonic() + seconds
 
     def left(self) -> float:
@@ -93,14 +118,9 @@ def _compile(text: str, ignore_case: bool) -> Pattern:
         raise PatternError("is not a usable regular expression: too large or nested too deeply") from None
 
 
-_known_slow: dict[tuple[str, int], float] = {}
-"""(pattern, flags) -> the budget it overran: it is refused at once from then on, so a screen that judges the
-same log again (the TUI's run check on every snapshot) pays the budget once, not on every redraw."""
-KNOWN_SLOW_MAX = 256
-
-
 def _timeout(pattern: Pattern, budget: float | Deadline) -> float:
-    overran = _known_slow.get((pattern.pattern, pattern.flags))
+    known = budget.known if isinstance(budget, Deadline) else None
+    overran = known.overran(pattern) if known is not None else None
     if overran is not None:
         raise PatternTooSlow(pattern.pattern, overran)
     seconds = budget.left() if isinstance(budget, Deadline) else budget
@@ -111,8 +131,8 @@ def _timeout(pattern: Pattern, budget: float | Deadline) -> float:
 
 def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
     seconds = budget.seconds if isinstance(budget, Deadline) else budget
-    if len(_known_slow) < KNOWN_SLOW_MAX:
-        _known_slow[(pattern.pattern, pattern.flags)] = seconds
+    if isinstance(budget, Deadline) and budget.known is not None:
+        budget.known.note(pattern, seconds)
     return PatternTooSlow(pattern.pattern, seconds)
 
 

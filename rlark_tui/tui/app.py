@@ -138,6 +138,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._alert_toast_until = float("-inf")
         self._alert_toast_due = False
         self._summary: tuple[dict | None, float] = (None, float("-inf"))
+        self.ack_file = acks.AckFile()
+        """The acknowledgements file the app writes (on its worker, tui/work.py)."""
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
@@ -265,18 +267,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if counts == last and now - at < SUMMARY_SECONDS:
             return
         self._summary = (counts, now)
-        from rlark_tui.local.config import state_dir
-        try:
-            acks.write_summary(state_dir(), counts)
-        except OSError:
-            pass
+        self.write_alert_summary(counts)
 
-    def on_acknowledge_alert(self, message: messages.AcknowledgeAlert) -> None:
-        from rlark_tui.local.config import state_dir
-        try:
-            acks.acknowledge(state_dir(), *message.keys)
-        except OSError as exc:
-            self.notify(f"could not keep the acknowledgement: {exc}", severity="error")
+    def on_alerts_acknowledged(self, message: messages.AlertsAcknowledged) -> None:
+        if message.error:
+            self.notify(f"could not keep the acknowledgement: {message.error}", severity="error")
             return
         self.intents.poll_now(ALERTS, ALL_KEY)
         self.notify("acknowledged: it stays quiet, also after a restart", timeout=3)

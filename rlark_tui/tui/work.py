@@ -1,6 +1,6 @@
 """The app's workers for what screens ask of the platform, the disk and $EDITOR: submit and dry run (through
 rlark_tui.flow.actions), the wizard's autosave, draft import and export, run-check records and hand-over fields (and a
-saved check's summary on the Job, through rlark_tui.flow.actions), log saves, and handing the terminal to $EDITOR. A
+saved check's summary on the Job, through rlark_tui.flow.actions), log saves, the alert counts and acknowledgements, and handing the terminal to $EDITOR. A
 screen posts the intent (a `messages.Work`) and handles the result message the app posts back to it; no screen
 writes a file, runs a process or submits (docs/architecture.md). Blocking work runs in `@work(thread=True,
 exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp mixes it in."""
@@ -129,6 +129,34 @@ class AppWork:
         except RlarkError as exc:
             reply = messages.TextEdited(message.target, error=str(exc))
         message.requester.post_message(reply)
+
+    # ---- alert state ------------------------------------------------------------------------------
+    def write_alert_summary(self, counts: dict[str, int]) -> None:
+        """The firing alerts' counts for `rlark status` (local/acks.py), written on a worker: newest first."""
+        self._asked("alert-summary", counts)
+        self._write_alert_summary(counts)
+
+    @work(thread=True, exclusive=True, group="alert-summary", exit_on_error=False)
+    def _write_alert_summary(self, counts: dict[str, int]) -> None:
+        from rlark_tui.local.acks import write_summary
+        from rlark_tui.local.config import state_dir
+        try:
+            self._write_newest("alert-summary", counts, lambda kept: write_summary(state_dir(), kept))
+        except OSError:
+            pass  # `rlark status` then shows the last counts written; the next change writes again
+
+    def on_acknowledge_alert(self, message: messages.AcknowledgeAlert) -> None:
+        self._acknowledge(message)
+
+    @work(thread=True, group="acks", exit_on_error=False)
+    def _acknowledge(self, message: messages.AcknowledgeAlert) -> None:
+        from rlark_tui.local.config import state_dir
+        try:
+            self.ack_file.acknowledge(state_dir(), *message.keys)
+        except OSError as exc:
+            self.post_message(messages.AlertsAcknowledged(str(exc)))
+            return
+        self.post_message(messages.AlertsAcknowledged())
 
     # ---- logs --------------------------------------------------------------------------------------
     def on_save_log(self, message: messages.SaveLog) -> None:

@@ -249,11 +249,14 @@ def unschedulable_job(name: str) -> dict:
 
 
 def post_evidence(app, job_name: str, evidence) -> None:
-    """Deliver run-check evidence to a running app the way the reconciler does: in a new Snapshot."""
+    """Deliver run-check evidence to a running app the way the reconciler does: judged (as the evidence topic's
+    worker judges it), in a new Snapshot."""
     from types import MappingProxyType
 
+    from rlark_tui.checks import evaluate
     from rlark_tui.flow.messages import SnapshotChanged
     from rlark_tui.flow.polls import Gathered
     from rlark_tui.flow.snapshot import Snapshot
 
-    app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: Gathered(evidence)}))))
+    gathered = Gathered(evidence, report=evaluate(evidence))
+    app.post_message(SnapshotChanged(Snapshot(evidence=MappingProxyType({job_name: gathered}))))

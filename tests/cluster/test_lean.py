@@ -176,7 +176,7 @@ def test_lean_get_imports_neither_kubernetes_nor_urllib3(sb, env):
 
 
 def test_the_process_ends_at_once_with_all_its_output_and_exit_code(sb, rl, env, frozen_clock):
-    """`python -m rlark_tui get` on the lean path skips interpreter teardown (cli.exit_at_once): everything
+    """`python -m rlark_tui get` on the lean path skips interpreter teardown (cli.ExitAtOnce): everything
     printed still arrives, with the exit code (a reader that leaves early: test_get_describe.py)."""
     command = [sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sb.kubeconfig)]
     repo = Path(__file__).resolve().parents[2]

@@ -14,15 +14,16 @@ from rlark_tui.cluster import tls
 from tests.cluster.test_server_access import pem_pair
 
 
-def test_context_from_bytes_is_shared_and_writes_nothing(tmp_path, monkeypatch):
+def test_context_from_bytes_writes_nothing_and_its_server_only_twin_is_made_once(tmp_path, monkeypatch):
     crt, key = pem_pair(tmp_path, "client")
     ca = open(crt, "rb").read()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     one = tls.client_context(ca, open(crt, "rb").read(), open(key, "rb").read())
-    again = tls.client_context(ca, open(crt, "rb").read(), open(key, "rb").read())
-    assert one is again and one.verify_mode == ssl.CERT_REQUIRED
-    assert tls.server_only(one).cert_store_stats()["x509"] == 1 and tls.server_only(one) is not one
+    assert one.verify_mode == ssl.CERT_REQUIRED and one.check_hostname
+    twin = tls.server_only(one)
+    assert twin.cert_store_stats()["x509"] == 1 and twin is not one and tls.server_only(one) is twin
+    assert twin.verify_mode == ssl.CERT_REQUIRED and tls.server_only(twin) is twin
     assert os.listdir(tmp_path / "tmp") == []
 
 

@@ -1,0 +1,95 @@
+"""No module-level mutable state (issue 32 item 3): what one context, screen or command keeps between calls is a
+member of its owner (ClusterAccess, the app, a Reconciler's rounds), so a second context, a second app in the same
+process or a test never sees the first one's reads, caches or flags.
+
+The scan reads every module's AST: a name bound at module level to a mutable container — a dict, list or set
+display or comprehension, or a call of dict, list, set, defaultdict, OrderedDict, deque, Counter,
+WeakKeyDictionary, WeakValueDictionary, WeakSet, bytearray — and any `global` statement fail it. Immutable tables
+(tuple, frozenset, MappingProxyType), constants and constant tables (UPPER_CASE names) pass, and so does `__all__`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("rlark_tui", "rlark_sandbox")
+MUTABLE_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter", "ChainMap",
+                           "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "bytearray"})
+CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*$")
+"""A constant table's name (read, never written)."""
+MUTABLE_DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def _called(node: ast.expr) -> str:
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _mutable(value: ast.expr | None) -> bool:
+    if isinstance(value, MUTABLE_DISPLAYS):
+        return True
+    return isinstance(value, ast.Call) and _called(value) in MUTABLE_CALLS
+
+
+def _names(node: ast.stmt) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+
+
+def _bound(body: list[ast.stmt]) -> list[tuple[int, str, ast.expr | None]]:
+    """(line, name, value) of each binding in a module body, looking into if/try/with blocks at that level."""
+    found: list[tuple[int, str, ast.expr | None]] = []
+    for node in body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            found.extend((node.lineno, name, node.value) for name in _names(node)
+                         if name != "__all__" and not CONSTANT.match(name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            inner = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                     *(stmt for handler in getattr(node, "handlers", []) for stmt in handler.body)]
+            found.extend(_bound(inner))
+    return found
+
+
+def violations(source: str, name: str) -> list[str]:
+    tree = ast.parse(source)
+    found = [f"{name}:{line}: {bound}, a module-level mutable container" for line, bound, value in _bound(tree.body)
+             if _mutable(value)]
+    found += [f"{name}:{node.lineno}: global {', '.join(node.names)}" for node in ast.walk(tree)
+              if isinstance(node, ast.Global)]
+    return found
+
+
+def test_the_packages_keep_no_module_level_mutable_state():
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found += violations(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("_cache = {}", "_cache, a module-level"), ("_seen: set[str] = set()", "_seen, a module-level"),
+    ("import weakref\n_by = weakref.WeakKeyDictionary()", "_by, a module-level"),
+    ("from collections import defaultdict\n_n = defaultdict(int)", "_n, a module-level"),
+    ("if True:\n    _late = []", "_late, a module-level"),
+    ("def f():\n    global _x\n    _x = 1", "global _x"),
+], ids=["dict", "set", "weak", "defaultdict", "nested", "global"])
+def test_the_scan_finds_each_kind(source, kind):
+    assert any(kind in found for found in violations(source, "m.py"))
+
+
+@pytest.mark.parametrize("source", [
+    "TABLE = (1, 2)", "NAMES = frozenset({'a'})", "from types import MappingProxyType\nT = MappingProxyType({'a': 1})",
+    "LIMIT = 4096", "__all__ = ['f']", "def f():\n    seen = {}\n    return seen", "class A:\n    def __init__(self):\n        self.x = {}",
+], ids=["tuple", "frozenset", "mapping-proxy", "constant", "all", "local", "member"])
+def test_the_scan_passes_immutable_tables_and_members(source):
+    assert violations(source, "m.py") == []
