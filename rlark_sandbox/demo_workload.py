@@ -141,7 +141,7 @@ def resolved_config(args: argparse.Namespace, num_nodes: int) -> dict:
         "cluster": {"num_nodes": num_nodes, "component_placement": placement,
                     "node_groups": [{"label": "node", "node_ranks": f"0-{num_nodes - 1}"}]},
         "runner": {"task_type": "embodied", "max_steps": args.steps, "save_interval": args.save_interval,
-                   "resume_dir": None,
+                   "resume_dir": args.resume_dir,
                    "logger": {"log_path": args.output, "project_name": "rlinf", "experiment_name": EXPERIMENT,
                               "logger_backends": ["tensorboard"]}},
         "algorithm": {"adv_type": "gae", "loss_type": "actor_critic", "normalize_advantages": True},
@@ -163,6 +163,20 @@ def write_checkpoint(output: Path, step: int, weights: list[float]) -> Path:
         {"step": step, "sha256": hashlib.sha256(payload).hexdigest(), "keys": ["fsdp_checkpoint.model"]}))
     (actor / "model_state_dict" / "full_weights.pt").write_bytes(payload)
     return actor
+
+
+def resume(resume_dir: str) -> tuple[int, list[float]]:
+    """EmbodiedRunner's resume (rlinf-runtime.md §3.3): say so, require `<resume_dir>/actor`, load its weights,
+    and take the global step from the text after `global_step_`."""
+    _log("INFO", f"Resuming training from checkpoint directory {resume_dir}.")
+    actor = Path(resume_dir) / "actor"
+    if not actor.is_dir():
+        raise SystemExit(f"AssertionError: resume_dir {actor} does not exist.")
+    shards = sorted((actor / "dcp_checkpoint").glob("*.distcp"))
+    if not shards:
+        raise SystemExit(f"FileNotFoundError: no *.distcp file in {actor / 'dcp_checkpoint'}")
+    weights = json.loads(shards[0].read_text())["weights"]
+    return int(resume_dir.rstrip("/").rpartition("global_step_")[2]), weights
 
 
 def _event_writer(logdir: Path):
@@ -217,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reasoning", action="store_true",
                         help="draw the reasoning runners' `Global Step` tqdm bar on stderr instead of metric tables")
     parser.add_argument("--nodes", type=int, default=int(os.environ.get("RLARK_TOTAL_NODES", "1")))
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                        help="Hydra-style overrides, as RLinf's entry scripts take them; runner.resume_dir is honoured")
     args = parser.parse_args(argv)
+    overrides = dict(word.partition("=")[::2] for word in args.overrides)
+    args.resume_dir = overrides.get("runner.resume_dir") or None
 
     print(f"Run ID: {args.run_id}", flush=True)
     print(f"Code ref: {args.code_ref}", flush=True)
@@ -261,10 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     metrics_log = output / "metrics.log"
     metrics_log.write_text("")
     events = _event_writer(output / "tensorboard")
-    bar = tqdm_bar(args.steps) if args.reasoning else None
-    started = time.monotonic()
     weights = [0.0] * 8
-    for step in range(1, args.steps + 1):
+    start_step = 0
+    if args.resume_dir:
+        start_step, weights = resume(args.resume_dir)
+    bar = tqdm_bar(args.steps, initial=start_step) if args.reasoning else None
+    started = time.monotonic()
+    for step in range(start_step + 1, args.steps + 1):
         step_start = time.monotonic()
         results = ray.get([w.step.remote(step) for _, (_, w) in ranked])
         reward = sum(r["reward"] for r in results) / len(results)
@@ -279,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                              "actor/policy_loss": loss}, refresh=False)
             bar.update(1)
         else:
-            table = metric_table(step, args.steps, time.monotonic() - started, {
+            table = metric_table(step, args.steps, time.monotonic() - started, start_step=start_step, metrics={
                 "time/step": step_time, **phases, "env/success_once": min(1.0, reward),
                 "env/return": reward * 10, "rollout/rewards": reward, "train/actor/policy_loss": loss,
                 "train/actor/grad_norm": loss * 3, "train/actor/lr": 1e-4, "train/critic/value_loss": 2 * loss})

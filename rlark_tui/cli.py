@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.check": ("check",),
     "rlark_tui.commands.metrics": ("metrics",),
     "rlark_tui.commands.checkpoints": ("checkpoints",),
+    "rlark_tui.commands.resume": ("resume",),
     "rlark_tui.commands.demo": ("demo",),
     "rlark_tui.commands.pod": ("exec", "cp"),
     "rlark_tui.commands.portforward": ("port-forward",),

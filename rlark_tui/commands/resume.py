@@ -1,0 +1,93 @@
+"""`rlark resume JOB [--from global_step_N|latest] [--force] [--yes]`: Edit & Restart the Job with
+`runner.resume_dir` set to one of its checkpoints (rlinf-runtime.md §3.3), passed on the Header role's run command
+as RLinf's Hydra overrides are. The diff is shown first; an incomplete checkpoint is refused unless --force; the
+update itself (and --readonly, finished Jobs) is actions.Actions."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.cluster.metrics import find_header
+from rlark_tui.commands.checkpoints import CheckpointsUnavailable, listing, resolved_config
+from rlark_tui.commands.lifecycle import confirm
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.flow.actions import Actions
+from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
+from rlark_tui.jobspec.resume import OVERRIDE, with_resume_dir
+from rlark_tui.telemetry.checkpoints import Checkpoint, checkpoints, latest_complete, location
+from rlark_tui.text.redact import redact_text
+
+CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
+               "is restarted; RLinf loads the checkpoint and continues at the step after it.")
+
+
+def register(subparsers, parents) -> None:
+    parser = subparsers.add_parser(
+        "resume", parents=parents, help="restart a Job from one of its checkpoints (runner.resume_dir)",
+        description="Edit & Restart the Job with runner.resume_dir set to a checkpoint that `rlark checkpoints` "
+                    "lists (the latest complete one by default), appended to the Header role's run command as a "
+                    "Hydra override (or replacing the one there). Shows the diff, then asks; refuses an "
+                    "incomplete checkpoint unless --force. `rlark check` then confirms the resume from the log.")
+    parser.add_argument("job", metavar="JOB")
+    parser.add_argument("--from", dest="source", default="latest", metavar="global_step_N|latest",
+                        help="the checkpoint to resume from (default: the latest complete one)")
+    parser.add_argument("--force", action="store_true", help="resume from a checkpoint that looks incomplete")
+    parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    parser.set_defaults(handler=run)
+
+
+def choose(found: list[Checkpoint], source: str, force: bool) -> Checkpoint:
+    if source == "latest":
+        chosen = latest_complete(found)
+        if chosen is None:
+            raise CheckpointsUnavailable("resume: no complete checkpoint"
+                                         + (f" (incomplete: {', '.join(c.name for c in found)})" if found else ""))
+        return chosen
+    chosen = next((c for c in found if c.name == source), None)
+    if chosen is None:
+        raise UsageError(f"resume: no checkpoint {source} (there are: "
+                         f"{', '.join(c.name for c in found) or 'none'})")
+    if not chosen.complete and not force:
+        raise RlarkError(f"resume: {chosen.name} is incomplete (missing {', '.join(chosen.missing)}); "
+                         "pass --force to resume from it anyway")
+    return chosen
+
+
+def resumed(raw: dict, resume_dir: str) -> dict:
+    """The Job with its Header task's run command resuming from `resume_dir`; only that one field changes."""
+    spec = copy.deepcopy(raw.get("spec") or {})
+    head = next((t for t in spec.get("tasks") or () if isinstance(t, dict) and t.get("head")), None)
+    if head is None:
+        raise RlarkError("resume: the Job has no Header task, so no run command to pass runner.resume_dir to")
+    try:
+        head["runScript"] = with_resume_dir(str(head.get("runScript") or ""), resume_dir)
+    except ValueError as exc:
+        raise RlarkError(f"resume: {exc}") from None
+    return {"apiVersion": raw.get("apiVersion"), "kind": raw.get("kind"),
+            "metadata": {"name": (raw.get("metadata") or {}).get("name")}, "spec": spec}
+
+
+def run(args: argparse.Namespace) -> int:
+    access = ClusterAccess.from_args(args)
+    try:
+        actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
+        actions.preflight("edit and restart", args.job)
+        raw = access.get(JOBS, args.job)
+        header = find_header(access, args.job)
+        where = location(resolved_config(access, header))
+        if where is None:
+            raise CheckpointsUnavailable(f"resume: the resolved config of {args.job} names no checkpoint location")
+        chosen = choose(checkpoints(where, listing(access, header, where)), args.source, args.force)
+        manifest = resumed(raw, f"{where.path}/{chosen.name}")
+        print(f"resume {args.job} from {chosen.name} (step {chosen.step}): {OVERRIDE}={where.path}/{chosen.name}")
+        print(redact_text(render_unified(diff_jobs(raw, manifest), args.job, f"{args.job} (resumed)")), end="")
+        if not args.yes:
+            confirm(CONSEQUENCE, f"resume job {args.job} from {chosen.name}", f"job {args.job} was not changed")
+        sent = actions.edit_restart(manifest)
+        print(f"job.rlinf.io/{args.job} replaced and restarted from {chosen.name} (spec sha256 {sent.sha256[:16]}…)")
+    finally:
+        access.close()
+    return 0
