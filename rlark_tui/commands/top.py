@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
-from rlark_tui.errors import RlarkError
+from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
 from rlark_tui.text.sanitize import clean
@@ -25,6 +25,9 @@ def register(subparsers, parents) -> None:
                     "PodMetrics (else the Pod's cgroup), GPU% and GPU-MEM from nvidia-smi in Running Pods that "
                     "request GPUs. `-` where a number is not known.")
     parser.add_argument("what", metavar="pods|jobs|nodes", choices=WHAT)
+    parser.add_argument("name", nargs="?", metavar="JOB",
+                        help="with `job`: that Job's GPU use by role (min/mean/max over each role's GPUs) and a note "
+                             "when one role's mean is 70 points or more above another's")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="all cluster namespaces")
     parser.add_argument("-n", "--namespace", metavar="NS", help="cluster namespace of the Pods or Nodes")
     parser.set_defaults(handler=run)
@@ -35,8 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
     access = ClusterAccess.from_args(args)
     try:
-        print(top_text(access, args.what, None if args.all_namespaces else (
-            args.namespace or access.namespace or "default"), args.all_namespaces))
+        if args.name:
+            if args.what not in ("jobs", "job"):
+                raise UsageError(f"rlark top {args.what} takes no name; `rlark top job JOB` shows one Job by role")
+            print(job_roles_text(access, args.name))
+        else:
+            print(top_text(access, args.what, None if args.all_namespaces else (
+                args.namespace or access.namespace or "default"), args.all_namespaces))
     finally:
         access.close()
     return 0
@@ -99,6 +107,56 @@ def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> 
         raise RlarkError(f"no Nodes found{f' in {namespace}' if namespace else ''}")
     return table((["NAMESPACE"] if all_namespaces else []) + [
         "NAME", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%", "GPUS", "GPU%"], rows)
+
+
+def _index(access):
+    from rlark_tui.flow.snapshot import Snapshot, source_key
+    from rlark_tui.view.index import SnapshotIndex
+
+    def keyed(items):
+        return {source_key(obj): obj for obj in items}
+
+    return SnapshotIndex(Snapshot(jobs=keyed(access.list(JOBS).items), tasks=keyed(access.list(TASKS, None).items),
+                                  pods=keyed(access.list(PODS, None).items)))
+
+
+def job_roles_text(access, name: str) -> str:
+    """`rlark top job JOB`: per role, its Running Pods' GPU utilisation and memory, and the imbalance note."""
+    from rlark_tui.cluster import usage_reads as usage
+    from rlark_tui.cluster.metrics import find_header
+    from rlark_tui.cluster.output import table
+    from rlark_tui.commands.checkpoints import resolved_config
+    from rlark_tui.telemetry.balance import by_role, imbalance
+
+    index = _index(access)
+    job = index.job(name)
+    if job is None:
+        raise RlarkError(f"no Job {name}")
+    targets = usage.targets_of(index, {name: job})
+    samples = usage.sample(access, targets, exec_seconds=0.0, execs_per_round=None).samples
+    running = {t.key for t in targets}
+    pods = {}
+    for spec in job.tasks:
+        keys_ = [f"{p.namespace}/{p.name}" for p in index.pods_by_task.get(job.task_name(spec), [])]
+        pods[spec.role_display_name or spec.name] = [samples.get(k) for k in keys_ if k in running]
+    rows = by_role(pods)
+    if not any(row.pods for row in rows):
+        raise RlarkError(f"Job {name} has no Running Pods")
+    try:
+        placement = (resolved_config(access, find_header(access, name)).get("cluster") or {}).get(
+            "component_placement")
+    except RlarkError:
+        placement = None
+
+    def spread(value, unit: str, scale: float = 1.0) -> str:
+        return NONE if value is None else \
+            f"{value.low / scale:.0f}/{value.mean / scale:.0f}/{value.high / scale:.0f}{unit}"
+
+    text = table(["ROLE", "PODS", "GPUS", "GPU% MIN/MEAN/MAX", "GPU-MEM MIN/MEAN/MAX"],
+                 [[clean(r.role), str(r.pods), str(r.gpus), spread(r.util, "%"), spread(r.memory, "Gi", 1024)]
+                  for r in rows])
+    note = imbalance(rows, placement)
+    return text + (f"\nimbalance: {clean(note)}" if note else "")
 
 
 def _count(value: float) -> str:

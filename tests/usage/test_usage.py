@@ -120,6 +120,19 @@ def test_top_pods_shows_gpus_and_dashes_also_readonly(burning, plain_sandbox, ca
         assert rollout[4:] == ["0", "-", "-"] and rollout[3].endswith("Mi"), rollout
 
 
+def test_top_job_shows_gpu_use_by_role(burning, plain_sandbox, capsys):
+    result = cli_runner(plain_sandbox.kubeconfig, capsys)("--readonly", "top", "job", NAME)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["ROLE", "PODS", "GPUS", "GPU%", "MIN/MEAN/MAX", "GPU-MEM", "MIN/MEAN/MAX"]
+    actor, rollout = lines[1].split(), lines[2].split()
+    assert actor[:3] == ["actor", "1", "2"] and re.fullmatch(r"\d+/\d+/\d+%", actor[3]), actor
+    assert re.fullmatch(r"\d+/\d+/\d+Gi", actor[4]), actor
+    assert rollout == ["rollout", "1", "0", "-", "-"] and "imbalance" not in result.out
+    wrong = cli_runner(plain_sandbox.kubeconfig, capsys)("top", "pods", NAME)
+    assert wrong.code == 2 and "takes no name" in wrong.err
+
+
 async def test_workers_table_shows_gpu_numbers(burning, plain_sandbox):
     access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
     app = RlarkApp(access)

@@ -1,0 +1,73 @@
+"""GPU use by role (issue 35 item 2): per role of a Job, its Pods' GPU utilisation and memory (min/mean/max over
+the role's GPUs), and a note when one role's mean utilisation is IMBALANCE_POINTS or more above another's, naming
+RLinf's `cluster.component_placement` where the run printed it. Pure: samples in, rows and a sentence out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rlark_tui.telemetry.sample import PodUsage
+
+IMBALANCE_POINTS = 70.0
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    low: float
+    mean: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoleUse:
+    role: str
+    pods: int
+    gpus: int
+    util: Spread | None
+    """Percent, over the role's GPUs; None when no GPU numbers were read."""
+    memory: Spread | None
+    """MiB used per GPU."""
+
+
+def _spread(values: Sequence[float]) -> Spread | None:
+    return Spread(min(values), sum(values) / len(values), max(values)) if values else None
+
+
+def by_role(pods: Mapping[str, Sequence[PodUsage | None]]) -> list[RoleUse]:
+    """`pods`: role name -> the samples of its Running Pods (None for a Pod not sampled), in role order."""
+    rows = []
+    for role, samples in pods.items():
+        gpus = [gpu for sample in samples if sample is not None and sample.gpus for gpu in sample.gpus]
+        rows.append(RoleUse(role, len(samples), len(gpus), _spread([g.util_percent for g in gpus]),
+                            _spread([g.mem_used_mib for g in gpus])))
+    return rows
+
+
+def placement_text(placement: object) -> str:
+    """RLinf's `cluster.component_placement` in one line: `actor 0-3, rollout 4-7` (a mapping of component to a
+    rank expression, or to `{placement: …}` in the node-group form)."""
+    if not isinstance(placement, Mapping):
+        return ""
+    parts = []
+    for component, where in placement.items():
+        value = where.get("placement") if isinstance(where, Mapping) else where
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            parts.append(f"{component} {value}")
+    return ", ".join(parts)
+
+
+def imbalance(rows: Sequence[RoleUse], placement: object = None) -> str | None:
+    """`rollout GPUs at 4 % while actor at 93 %` when the busiest role's mean is IMBALANCE_POINTS above the
+    idlest's; with the placement RLinf printed, if any."""
+    measured = [row for row in rows if row.util is not None]
+    if len(measured) < 2:
+        return None
+    idle = min(measured, key=lambda row: row.util.mean)
+    busy = max(measured, key=lambda row: row.util.mean)
+    if busy.util.mean - idle.util.mean < IMBALANCE_POINTS:
+        return None
+    note = f"{idle.role} GPUs at {idle.util.mean:.0f} % while {busy.role} at {busy.util.mean:.0f} %"
+    where = placement_text(placement)
+    return note + (f" (placement: {where})" if where else "")

@@ -1,0 +1,29 @@
+"""GPU use by role (issue 35 item 2), pure: min/mean/max over each role's GPUs and the imbalance note with RLinf's
+component placement, as RLinf #319 and #712 describe (some GPUs above 90 %, the rest under 20 %)."""
+
+from __future__ import annotations
+
+from rlark_tui.telemetry.balance import by_role, imbalance, placement_text
+from rlark_tui.telemetry.sample import GpuSample, PodUsage
+
+
+def pod(name: str, *utils: float) -> PodUsage:
+    return PodUsage(name, 0.0, tuple(GpuSample(i, f"GPU-{i}", u, 1024.0 * (i + 1), 81559.0)
+                                     for i, u in enumerate(utils)))
+
+
+def test_rows_and_the_imbalance_note_with_the_placement():
+    rows = by_role({"actor": [pod("a0", 91, 95), pod("a1", 93, 93)], "rollout": [pod("r0", 3, 5)],
+                    "env": [PodUsage("e0", 0.0, ()), None]})
+    actor, rollout, env = rows
+    assert (actor.pods, actor.gpus, actor.util.low, actor.util.mean, actor.util.high) == (2, 4, 91, 93, 95)
+    assert (actor.memory.low, actor.memory.high) == (1024.0, 2048.0)
+    assert (rollout.util.mean, env.pods, env.gpus, env.util) == (4, 2, 0, None)
+    placement = {"actor": "0-3", "rollout": {"node_group": "node", "placement": "4-7"}, "env": True}
+    assert imbalance(rows, placement) == "rollout GPUs at 4 % while actor at 93 % (placement: actor 0-3, rollout 4-7)"
+    assert placement_text("0-7") == "" and imbalance(rows) == "rollout GPUs at 4 % while actor at 93 %"
+
+
+def test_no_note_under_70_points_or_with_one_measured_role():
+    assert imbalance(by_role({"actor": [pod("a", 80)], "rollout": [pod("r", 11)]})) is None
+    assert imbalance(by_role({"actor": [pod("a", 99)], "rollout": [None]})) is None
