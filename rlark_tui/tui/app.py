@@ -39,7 +39,6 @@ from rlark_tui.text.sanitize import clean
 from rlark_tui.tui.console import ConsoleViews
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
-from rlark_tui.widgets import safe_output
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
@@ -120,7 +119,6 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def __init__(self, access=None, readonly: bool = False) -> None:
         super().__init__()
-        safe_output.install()
         self.access = access
         self.readonly = readonly
         self.reconciler = None

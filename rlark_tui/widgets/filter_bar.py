@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.binding import Binding
-from textual.geometry import Size
-from textual.reactive import Reactive
 from textual.widgets import Input
 
 from rlark_tui.text import patterns
@@ -88,9 +86,6 @@ class FilterBar(Input):
     frame as the echo); closes on enter/escape."""
 
     BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
-    virtual_size = Reactive(Size(0, 0))
-    """As Input's, but without a layout pass: Input sets it to the text's width on every key, which made
-    each keystroke lay out (and repaint) the whole screen; the bar's own size never depends on it."""
 
     def __init__(self, placeholder: str, **kwargs) -> None:
         super().__init__(placeholder=placeholder, **kwargs)

@@ -10,7 +10,7 @@ low-value columns; priority 0 columns always show.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -26,7 +26,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rlark_tui.text.patterns import PatternTooSlow
-from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sanitize import clean, has_control
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 GAP = 2
@@ -86,6 +86,16 @@ class Row:
 
 def _plain(cell: str | Text) -> str:
     return cell.plain if isinstance(cell, Text) else cell
+
+
+def _cleaned(row: Row) -> Row:
+    """The row as the table keeps and draws it: no cell holds an escape sequence or control character
+    (text.sanitize; a cell's style stays). Cells come from the cluster: this is where the table takes them in."""
+    if not any(has_control(_plain(cell)) for cell in row.cells):
+        return row
+    cells = tuple(Text(clean(cell.plain), style=cell.style) if isinstance(cell, Text) else clean(cell)
+                  for cell in row.cells)
+    return replace(row, cells=cells)
 
 
 def _fit(text: str, width: int) -> str:
@@ -233,6 +243,7 @@ class LiveTable(ScrollView, can_focus=True):
             old = self._rows.get(row.key)
             if old is row or (old is not None and _same(old, row)):
                 continue
+            row = _cleaned(row)
             self._rows[row.key] = row
             if old is None or row.search is None or old.search != row.search:
                 fields = row.search if row.search is not None else tuple(_plain(cell) for cell in row.cells)
@@ -374,9 +385,9 @@ class LiveTable(ScrollView, can_focus=True):
         for cell in self._rows[key].cells:
             if isinstance(cell, Text):
                 style = cell.style
-                cells.append((clean(cell.plain), Style.parse(style) if isinstance(style, str) else style))
+                cells.append((cell.plain, Style.parse(style) if isinstance(style, str) else style))
             else:
-                cells.append((clean(cell), None))  # no escape from the cluster; the width counts what shows
+                cells.append((cell, None))
         return cells
 
     def _line(self, cells: list[tuple[str, Style | None]], style: Style) -> Strip:

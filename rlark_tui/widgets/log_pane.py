@@ -15,17 +15,18 @@ from collections.abc import Iterable
 from itertools import repeat
 from typing import NamedTuple
 
-from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rlark_tui.text.patterns import PatternTooSlow
+from rlark_tui.text.sanitize import clean, clean_lines, has_control
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 ERROR_PATTERN = re.compile(
@@ -36,6 +37,9 @@ ERROR_PATTERN = re.compile(
 PATTERN_SECONDS = 0.1
 """A search or line-filter regex may spend this long on one line; a slower one (catastrophic backtracking, such as
 `(a+)+$` on a long line) is dropped and the pane says it is too slow, instead of freezing the keys."""
+STRIPS_KEPT = 4000
+"""Rows whose rendered strip is kept (the least recently drawn go first): a screenful scrolled back and forth is
+drawn once."""
 SHOWN_CHARS = 16 * 1024
 """A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
 render thousands of rows and freeze the keys."""
@@ -56,6 +60,11 @@ class LogLine(NamedTuple):
     @property
     def is_error(self) -> bool:
         return not self.notice and ERROR_PATTERN.search(self.text) is not None
+
+
+def _one_line(text: str) -> str:
+    """Cluster text as one row of the pane: no escape sequence, no control character (a newline is a space)."""
+    return clean(text).replace("\n", " ") if has_control(text) else text
 
 
 def timed(matcher: Matcher) -> Matcher:
@@ -83,6 +92,8 @@ class LogBuffer:
         return self._lines[0].seq if self._lines else self._next_seq
 
     def append(self, source: str, timestamp: str, text: str, notice: bool = False) -> LogLine:
+        """One line, cleaned as PendingLines.push cleans."""
+        source, timestamp, text = clean(source), clean(timestamp), _one_line(text)
         if len(self._lines) == self.capacity:
             self.dropped += 1
         line = LogLine(self._next_seq, source, timestamp, text, notice)
@@ -91,8 +102,9 @@ class LogBuffer:
         return line
 
     def extend(self, items: list[tuple[str, str, str, bool]]) -> list[LogLine]:
-        """Append many `(source, timestamp, text, notice)` at once; returns the lines still held. Of a batch
-        larger than the capacity only the newest `capacity` are built (the rest would be dropped at once)."""
+        """Append many `(source, timestamp, text, notice)` as PendingLines.take gives them (cleaned when pushed) at
+        once; returns the lines still held. Of a batch larger than the capacity only the newest `capacity` are
+        built (the rest would be dropped at once)."""
         skip = max(0, len(items) - self.capacity)
         seq = self._next_seq + skip
         make = tuple.__new__
@@ -124,13 +136,19 @@ class PendingLines:
         return len(self._items)
 
     def push(self, source: str, timestamp: str, text: str, notice: bool = False) -> None:
+        """One line; its source, time and text lose any escape sequence or control character (text.sanitize)."""
+        source, timestamp, text = clean(source), clean(timestamp), _one_line(text)
         with self._lock:
             if len(self._items) == self.capacity:
                 self.skipped += 1
             self._items.append((source, timestamp, text, notice))
 
     def push_lines(self, source: str, timestamps: list[str], texts: list[str]) -> None:
-        """Many lines of one source (`timestamps[i]` goes with `texts[i]`), under one lock."""
+        """Many lines of one source (`timestamps[i]` goes with `texts[i]`), under one lock, cleaned as `push` cleans
+        (on the reading thread: one test of the whole batch, which mostly has no control character)."""
+        source = clean(source)
+        timestamps = clean_lines(timestamps, keep_sgr=False)
+        texts = [_one_line(text) for text in texts] if has_control("\n".join(texts)) else texts
         with self._lock:
             self.skipped += max(0, len(self._items) + len(texts) - self.capacity)
             self._items.extend(zip(repeat(source), timestamps, texts, repeat(False)))
@@ -209,7 +227,7 @@ class LogView(ScrollView, can_focus=True):
         self._rows: list[tuple[LogLine, int]] = []
         self._content_width = 0
         self._wrap_at = 0
-        self._cache: dict[tuple[int, int], Strip] = {}
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(STRIPS_KEPT)
         self._base: tuple[str, Style] | None = None
 
     def on_mount(self) -> None:
@@ -440,8 +458,6 @@ class LogView(ScrollView, can_focus=True):
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row(line, start, base)
-            if len(self._cache) > 4000:
-                self._cache.clear()
             self._cache[key] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, index)
 
@@ -466,7 +482,7 @@ class LogView(ScrollView, can_focus=True):
         if self.show_prefix and line.source:
             segments += [Segment(f"[{line.source}]", base + self.get_component_rich_style("log-view--prefix")),
                          Segment(" ", base)]
-        segments.append(Segment(strip_control_codes(message), base))
+        segments.append(Segment(message, base))
         return segments
 
     def _styled(self, line: LogLine) -> Text:

@@ -1,0 +1,96 @@
+"""Cluster text is cleaned where the widgets take it in, and nowhere else (issue 32 item 4): Textual draws what it
+is given, so every cluster string a widget can draw — a LiveTable row's cells, a log line's source, time and
+text, the Rows the index derives for the job list and the Workers tree — goes through text.sanitize on its way
+in. Escape sequences and control characters are fed through each path; the strips the widgets render, and the
+whole screen as it would reach a terminal, hold none, while the text around them shows.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App
+from textual.strip import Strip
+from tui_factories import build_snapshot, job_dict
+
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.text.sanitize import has_control
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.filter_bar import make_matcher
+from rlark_tui.widgets.live_table import Column, LiveTable, Row
+from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
+from tests.pilot import wait_for
+
+HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;title\x1b\\\x1b[2J\x1bP+q\x1b\\\x9b2J\x9d0;t\x9c\x07\x08\r"
+
+
+def shown(strip: Strip) -> str:
+    return "".join(segment.text for segment in strip)
+
+
+def assert_clean(texts: list[str], *visible: str) -> None:
+    joined = "\n".join(texts)
+    assert not has_control(joined.replace("\n", "")), repr(joined)
+    for text in visible:
+        assert text in joined, (text, joined)
+
+
+class One(App):
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.widget = widget
+
+    def compose(self):
+        yield self.widget
+
+
+async def test_a_live_table_draws_its_cells_cleaned():
+    table = LiveTable([Column("name", "NAME"), Column("image", "IMAGE")])
+    async with One(table).run_test(size=(100, 10)) as pilot:
+        table.update([Row("a", (f"job{HOSTILE}-a", Text(f"img{HOSTILE}:v1", style="bold")), ("a", "")),
+                      Row("b", (f"b{HOSTILE}", f"x{HOSTILE}y"), ("b", ""))])
+        await pilot.pause()
+        assert_clean([shown(table.render_line(y)) for y in range(4)], "job", "-a", "img", ":v1", "xy")
+
+
+async def test_a_log_view_draws_every_line_cleaned_whichever_way_it_came():
+    buffer, pending = LogBuffer(100), PendingLines(100)
+    view = LogView(buffer, pending, drain_seconds=60)
+    async with One(view).run_test(size=(160, 10)) as pilot:
+        view.show_timestamps = True
+        pending.push(f"actor/pod{HOSTILE}", f"2026{HOSTILE}", f"one{HOSTILE}line")
+        pending.push_lines(f"env/pod{HOSTILE}", [f"t{HOSTILE}", "t2"], [f"two{HOSTILE}", "three\x1b[31mred\x1b[0m"])
+        pending.push("", "", f"-- notice{HOSTILE}", True)
+        view.drain()
+        view.add_lines([buffer.append(f"s{HOSTILE}", "", f"four{HOSTILE}")])
+        await pilot.pause()
+        plain = [shown(view.render_line(y)) for y in range(5)]
+        view.search = make_matcher("line")  # a match is styled: the rich Text path
+        view.wrap = True
+        view.rebuild()
+        await pilot.pause()
+        wrapped = [shown(view.render_line(y)) for y in range(5)]
+    assert_clean(plain, "oneline", "two", "threered", "notice", "four", "actor/pod")
+    assert_clean(wrapped, "oneline", "threered")
+
+
+async def test_the_rows_the_index_derives_reach_the_screen_cleaned(post_snapshot):
+    """The job list's rows and the Workers tree, from a Job whose display name, role names' env and image carry
+    escapes: the whole screen as it would be written to a terminal holds none."""
+    env = ({"name": "NOTE", "value": f"note{HOSTILE}"},)
+    job = job_dict("hostile", display=f"pwn{HOSTILE}[red]x[/red]", env_extra=env)
+    for task in job["spec"]["tasks"]:
+        task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["image"] = f"reg.example/x{HOSTILE}:v1"
+    app = RlarkApp(None)
+    painted = []
+    async with app.run_test(size=(160, 40)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job]))
+        await wait_for(pilot, lambda: "hostile" in app.screen.table.visible_keys, "the Job in the list")
+        painted.append(app.screen._compositor.render_full_update().render_segments(app.console))
+        app.open_job("hostile", "workers")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        await pilot.pause()
+        painted.append(app.screen._compositor.render_full_update().render_segments(app.console))
+    for frame in painted:
+        assert "\x1b]" not in frame and "\x1bP" not in frame and "\x9b" not in frame and "\x9d" not in frame
+        assert "\x07" not in frame and "\x1b[2J" not in frame
+    assert "pwn" in painted[0] and "[red]x[/red]" in painted[0]
