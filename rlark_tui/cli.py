@@ -62,6 +62,13 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     parser.add_argument("--readonly", action="store_true",
                         default=argparse.SUPPRESS if suppress else False,
                         help="refuse every mutation (stop, start, delete, submit)")
+    parser.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="no colour in the TUI or the output (also when NO_COLOR is set, no-color.org); states "
+                             "read by their words and symbols")
+    parser.add_argument("--no-mouse", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="the TUI leaves the mouse to the terminal, so text can be selected as usual")
+    parser.add_argument("--theme", choices=("dark", "light"), default=default,  # local.config.THEMES, not loaded here
+                        help="the TUI's theme (default: the config file's `theme:`, else dark)")
     parser.add_argument("--request-timeout", metavar="SECONDS", type=float, default=default,
                         help="give up on a single API request after this long (default 30)")
     server = parser.add_argument_group(

@@ -16,6 +16,7 @@ from rlark_tui.cluster.logmerge import LogLine, parse_since
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
+from rlark_tui.local.terminal import no_color
 from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sanitize import clean, clean_log
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = args.pod is None
     out_lock = threading.Lock()
     redact = LineRedactor(secret_values(job))
-    keep_sgr = sys.stdout.isatty()
+    keep_sgr = sys.stdout.isatty() and not no_color(args)
 
     def show(item: LogLine, text: str) -> None:
         line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))

@@ -92,6 +92,8 @@ class RlarkConfig:
     """SERVER_KEYS that are set (strings; the skip-verify key a bool)."""
     alerts: Thresholds = field(default_factory=Thresholds)
     """The `alerts:` section: thresholds of the alert rules, the bell and desktop notifications."""
+    theme: str = ""
+    """The TUI's theme (`theme:` dark or light; `--theme` wins)."""
 
 
 def load_config(path: Path | None = None) -> RlarkConfig:
@@ -135,7 +137,19 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         gateway_headers=_string_map(path, data.get("gateway_headers"), "gateway_headers"),
         server=_server_keys(path, data),
         alerts=alerts,
+        theme=_theme(path, data.get("theme")),
     )
+
+
+THEMES = ("dark", "light")
+
+
+def _theme(path: Path, value: object) -> str:
+    if value is None:
+        return ""
+    if value not in THEMES:
+        raise UsageError(f"config file {path}: `theme` must be one of {', '.join(THEMES)}, not {value!r}"[:300])
+    return str(value)
 
 
 def _server_keys(path: Path, data: dict) -> dict[str, str | bool]:

@@ -10,6 +10,7 @@ Writes of bytes to `.buffer` (a relayed exec session) are not text for a termina
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TextIO
@@ -44,3 +45,8 @@ def clean_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def no_color(args: object) -> bool:
+    """`--no-color`, or NO_COLOR set to anything but the empty string (no-color.org)."""
+    return bool(getattr(args, "no_color", False)) or bool(os.environ.get("NO_COLOR"))

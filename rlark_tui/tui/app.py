@@ -117,8 +117,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         Binding("a", "refused('a')", show=False),
     ]
 
-    def __init__(self, access=None, readonly: bool = False) -> None:
-        super().__init__()
+    def __init__(self, access=None, readonly: bool = False, no_color: bool = False, theme: str = "") -> None:
+        # no colour: Textual drops every colour (its NoColor filter) when NO_COLOR is set and ANSI colours are
+        # native; states still read by their words and symbols, and the selection by its reverse video (app.tcss)
+        super().__init__(ansi_color=True if no_color else None)
+        if theme:
+            self.theme = f"textual-{theme}"
         self.access = access
         self.readonly = readonly
         self.reconciler = None
@@ -705,17 +709,22 @@ def run_tui(args, first_list=None) -> int:
     """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`);
     `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList)."""
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.local.terminal import no_color
 
     # Textual sizes itself with shutil.get_terminal_size, which takes COLUMNS and LINES over the terminal's size,
     # also after a resize: exported by a parent (a Python REPL's readline, pytest's xdist workers), they would pin
     # the TUI, $EDITOR and the Pod shell to that size. The terminal's own size is the one to follow.
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
+    plain = no_color(args)
+    if plain:  # Textual reads it; so do the Pod shell and $EDITOR the TUI hands the terminal to
+        os.environ["NO_COLOR"] = "1"
     access = ClusterAccess.from_args(args)
     access.first_list = first_list
-    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)))
+    theme = getattr(args, "theme", None) or getattr(access.config, "theme", "")
+    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme)
     try:
-        app.run()
+        app.run(mouse=not getattr(args, "no_mouse", False))
     finally:
         access.close()
     return app.return_code or 0

@@ -1,0 +1,80 @@
+"""No colour (issue 36 item 3): under NO_COLOR=1 (no-color.org) or --no-color the real TUI in tmux draws no
+colour escape sequence (`capture-pane -e`), a Failed Job still reads Failed and the cursor row stands out by
+reverse video; `rlark get` prints none either; the light theme and --no-mouse are taken."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.alerts.test_watch import fail_job
+from tests.pod.test_tui_pod import _tmux, _wait_pane
+from tests.sandbox.helpers import job
+
+NAME = "nocolor-failed"
+# an SGR sequence with a colour parameter: 30-37, 40-47, 90-97, 100-107, or 38;…/48;… extended colours (39 and 49,
+# the terminal's default colours, are no colour)
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])(?:;[0-9;]*)?m")
+
+REVERSE = re.compile(r"\x1b\[(?:[0-9;]*;)?7(?:;[0-9;]*)?m")
+
+
+@pytest.fixture
+def failed(plain_sandbox):
+    plain_sandbox.store.create("jobs", job(NAME, stopped=False))
+    fail_job(plain_sandbox, NAME)
+    yield plain_sandbox
+    plain_sandbox.store.delete("jobs", NAME)
+
+
+def _session(sandbox, tmp_path, *flags: str, env: dict[str, str]) -> str:
+    socket = str(tmp_path / "tmux.sock")
+    command = f"{sys.executable} -m rlark_tui --kubeconfig {sandbox.kubeconfig} {' '.join(flags)}"
+    full = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")},
+            "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "tmux-256color", **env}
+    subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
+                    "30", command], env=full, check=True, timeout=20)
+    return socket
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("how", ["NO_COLOR", "--no-color"])
+def test_tui_in_tmux_has_no_colour_and_failed_reads_failed(failed, tmp_path, how):
+    socket = _session(failed, tmp_path, *(["--no-color"] if how == "--no-color" else []),
+                      env={"NO_COLOR": "1"} if how == "NO_COLOR" else {})
+    try:
+        _wait_pane(socket, NAME)
+        shown = _tmux(socket, "capture-pane", "-e", "-p", "-t", "t")
+        assert not COLOUR.search(shown), repr(COLOUR.search(shown).group(0))
+        row = next(line for line in _tmux(socket, "capture-pane", "-p", "-t", "t").splitlines() if NAME in line)
+        assert "Failed" in row
+        assert REVERSE.search(shown)  # the cursor row, in reverse video
+    finally:
+        _tmux(socket, "kill-server")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_colour_by_default_and_the_light_theme(failed, tmp_path):
+    socket = _session(failed, tmp_path, "--theme", "light", "--no-mouse", env={})
+    try:
+        _wait_pane(socket, NAME)
+        shown = _tmux(socket, "capture-pane", "-e", "-p", "-t", "t")
+        backgrounds = [int(n) for n in re.findall(r"48;5;(\d+)", shown)]  # tmux's 256-colour palette
+        commonest = max(set(backgrounds), key=backgrounds.count)
+        assert COLOUR.search(shown) and commonest >= 244, backgrounds  # the light end of the grey ramp
+    finally:
+        _tmux(socket, "kill-server")
+
+
+def test_get_prints_no_escape_under_no_color(failed):
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(failed.kubeconfig), "get", "jobs"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith(NAME))
+    assert "\x1b" not in done.stdout and "Failed" in row
