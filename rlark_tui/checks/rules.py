@@ -73,6 +73,7 @@ def _record(ref: str, path: str, value) -> EvidenceItem:
 
 def _ref(kind: str, obj: dict) -> str:
     namespace, name = dig(obj, "metadata", "namespace", default=""), dig(obj, "metadata", "name", default="")
+    namespace, name = (value if isinstance(value, str) else "" for value in (namespace, name))
     return f"{kind}/{namespace}/{name}" if kind != "Job" else f"Job/{name}"
 
 

@@ -18,12 +18,12 @@ import yaml
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.jobspec.workflow import templates as workflow_templates
 from rlark_tui.model import keys, timefmt
-from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
-from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec, dig, shown_status
+from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import clean, json_dumps
+from rlark_tui.view.jobs import cli_job_row
 
 
 def kubectl_age(stamp: str, now: datetime | None = None) -> str:
@@ -79,39 +79,6 @@ def _gpu(value: float | None) -> str:
     if value is None:
         return "-"
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-_NONE: dict = {}
-
-
-def _section(obj: dict, key: str) -> dict:
-    value = obj.get(key)
-    return value if isinstance(value, dict) else _NONE
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _job_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
-    """The Job view's name, shown_status, running/roles, role names, age and the saved run check's summary (CHECK,
-    model/check_summary.py), read straight from the dict."""
-    meta, spec, status = _section(obj, "metadata"), _section(obj, "spec"), _section(obj, "status")
-    tasks = spec.get("tasks")
-    tasks = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
-    entries = status.get("tasks")
-    phases = [_text(t.get("phase")) for t in entries if isinstance(t, dict)] if isinstance(entries, list) else []
-    row = [_text(meta.get("name")), shown_status(spec.get("stopped") is True, _text(status.get("phase")), phases),
-           f"{phases.count('Running')}/{len(tasks)}", ",".join([_text(t.get("name")) for t in tasks]) or "-",
-           ages(meta.get("creationTimestamp"))]
-    annotations = meta.get("annotations")
-    row.append((check_cell(annotations, ages.now) or "-") if isinstance(annotations, dict)
-               and CHECK_SUMMARY_ANNOTATION in annotations else "-")
-    if wide:
-        job, specs = Job(obj), [TaskSpec(t) for t in tasks]
-        head = next((t.name for t in specs if t.head), "-")
-        row += [job.job_type, head, str(sum(t.replicas for t in specs)), job.domain or "-", job.display_name or "-"]
-    return row
 
 
 def _task_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
@@ -207,7 +174,7 @@ class Table(NamedTuple):
 
 TABLES: dict[str, Table] = {
     JOBS.plural: Table(("NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"),
-                       ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), _job_row, JobTableList),
+                       ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), cli_job_row, JobTableList),
     TASKS.plural: Table(("NAME", "JOB", "ROLE", "PHASE", "REPLICAS", "AGE"),
                         ("HEAD", "RANK START", "NODE SELECTOR", "IMAGE"), _task_row),
     PODS.plural: Table(("NAME", "TASK", "PHASE", "NODE", "IP", "AGE"), ("POD CR", "MESSAGE"), _pod_row),
@@ -236,19 +203,44 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
     if show_ns:
         headers.insert(0, "NAMESPACE")
     rows = []
+    width = len(base) + (len(extra) if wide else 0)
     for obj in sort_items(items):
-        row = row_of(obj, wide, ages)
+        row = _row(row_of, obj, wide, ages, width)
+        name = _name(obj, "name")
         if progress is not None:
-            row.append(progress.get(dig(obj, "metadata", "name", default=""), "-"))
+            row.append(progress.get(name, "-"))
         if gpu is not None:
-            row.append(percent_cell(gpu.get(dig(obj, "metadata", "name", default=""))))
+            row.append(percent_cell(gpu.get(name)))
         if health is not None:
-            restarts, reason = health.get(dig(obj, "metadata", "name", default=""), ("-", ""))
+            restarts, reason = health.get(name, ("-", ""))
             row += [restarts, reason or "-"]
         if show_ns:
-            row.insert(0, dig(obj, "metadata", "namespace", default="") or "-")
+            row.insert(0, _name(obj, "namespace") or "-")
         rows.append(row)
     return table(headers, rows)
+
+
+UNREADABLE = (RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)
+"""What reading a hostile object can raise: its row is marked instead (`unreadable: <why>`)."""
+
+
+def _row(row_of: Callable[[dict, bool, _Ages], list[str]], obj: object, wide: bool, ages: _Ages,
+         width: int) -> list[str]:
+    """The object's cells; an item that is not an object, or one a row function cannot read, is one marked row
+    (its name when it has one, `unreadable: <why>`, `-` in the other cells), so the rest of the table shows."""
+    if isinstance(obj, dict):
+        try:
+            return row_of(obj, wide, ages)
+        except UNREADABLE as exc:
+            why = f"{type(exc).__name__} reading it"
+    else:
+        why = f"the item is {type(obj).__name__}, not an object"
+    return [_name(obj, "name") or "-", f"unreadable: {why}", *["-"] * (width - 2)]
+
+
+def _name(obj: object, field: str) -> str:
+    value = dig(obj, "metadata", field)
+    return value if isinstance(value, str) else ""
 
 
 def sort_items(items: list[dict]) -> list[dict]:
@@ -261,7 +253,14 @@ def _sort_key(obj: dict) -> tuple[str, str]:
     if not isinstance(meta, dict):
         return "", ""
     namespace, name = meta.get("namespace"), meta.get("name")
-    return "" if namespace is None else str(namespace), "" if name is None else str(name)
+    return _sort_text(namespace), _sort_text(name)
+
+
+def _sort_text(value: object) -> str:
+    """A name as sort text: a string as is, a number as its digits, anything else (a list, a map) as ""."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int | float) and abs(value) < 10 ** 100 else ""
 
 
 def render_objects(kind: Kind, items: list[dict], fmt: str, single: bool = False) -> str:

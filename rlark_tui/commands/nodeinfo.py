@@ -1,5 +1,6 @@
 """`rlark describe node NAME` and `rlark get clusters`: the console's node detail and cluster overview from the
-control plane's Node CRs, Tasks, Pod CRs and Jobs (model/nodeinfo.py has the rules and the layout)."""
+control plane's Node CRs, Tasks, Pod CRs and Jobs, derived by the TUI's own derivers (view/nodes.py) from a
+SnapshotIndex of what was listed; model/nodeinfo.py lays them out."""
 
 from __future__ import annotations
 
@@ -10,28 +11,38 @@ import yaml
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError
+from rlark_tui.flow.snapshot import Snapshot, source_key
 from rlark_tui.model import nodeinfo
 from rlark_tui.model.objects import Job, Node
 from rlark_tui.text.sanitize import clean
+from rlark_tui.view import nodes
+from rlark_tui.view.index import SnapshotIndex
+
+
+def listed_index(**listed: list) -> SnapshotIndex:
+    """A SnapshotIndex of listed objects (per Snapshot field: the list's items)."""
+    return SnapshotIndex(Snapshot(**{kind: {(source_key(raw) if kind != "jobs" else Job(raw).name): raw
+                                            for raw in items if isinstance(raw, dict)}
+                                     for kind, items in listed.items()}))
 
 
 def describe_node(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
 
     access = ClusterAccess.from_args(args)
-    found = [Node(raw) for raw in access.list(NODES, None).items if Node(raw).name == args.name]
+    found = [raw for raw in access.list(NODES, None).items if Node(raw).name == args.name]
     if not found:
         raise RlarkError(f'nodes "{clean(args.name)}" not found in any cluster')
-    tasks = nodeinfo.tasks_by_name(access.list(TASKS, None).items)
-    pods = access.list(PODS, None).items
-    print("\n\n".join(nodeinfo.describe_node_text(nodeinfo.node_detail(node, pods, tasks)) for node in found))
+    index = listed_index(nodes=found, tasks=access.list(TASKS, None).items, pods=access.list(PODS, None).items)
+    details = [nodes.node_detail(index, key) for key in index.snapshot.nodes]
+    print("\n\n".join(nodeinfo.describe_node_text(detail) for detail in details if detail is not None))
     return 0
 
 
 def get_clusters(args: argparse.Namespace, access) -> int:
     """`access`: ClusterAccess or the lean client (`commands/get.py` `reader`)."""
-    nodes = [Node(raw) for raw in access.list(NODES, None).items]
-    rows = nodeinfo.cluster_rows(nodes, [Job(raw) for raw in access.list(JOBS).items], access.list(TASKS, None).items)
+    rows = nodes.cluster_rows(listed_index(nodes=access.list(NODES, None).items, jobs=access.list(JOBS).items,
+                                           tasks=access.list(TASKS, None).items))
     if args.names:
         rows = [r for r in rows if r.cluster in args.names or r.cluster.removeprefix("rlark-") in args.names]
     if not rows:

@@ -70,10 +70,13 @@ class Snapshot:
 
 
 def source_key(obj: dict) -> str:
-    """A listed object's Snapshot key: `namespace/name`, or the name of a cluster-scoped one."""
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
+    """A listed object's Snapshot key: `namespace/name`, or the name of a cluster-scoped one (a name or namespace
+    that is not a string counts as none)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    name = name if isinstance(name, str) else ""
+    return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
 
 
 KINDS = ("jobs", "tasks", "pods", "nodes", "domains")

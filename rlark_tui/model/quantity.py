@@ -24,7 +24,10 @@ def parse_quantity(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int past a float's range
+            return None
         return number if math.isfinite(number) else None
     if not isinstance(value, str):
         return None

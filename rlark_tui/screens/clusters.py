@@ -1,6 +1,6 @@
 """ClustersScreen (`:clusters`): per member cluster, Nodes online/total, GPUs free/total by GPU model, running
 Jobs and region, as the console's cluster overview (ClusterManagement.tsx, Overview.tsx) counts them from the
-Node CRs (model/nodeinfo.py); enter opens `:nodes` filtered to that cluster."""
+Node CRs (view/nodes.py); enter opens `:nodes` filtered to that cluster."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import OpenNodes
-from rlark_tui.model import nodeinfo
 from rlark_tui.screens.base import TableScreen
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.nodes import cluster_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -33,7 +33,7 @@ class ClustersScreen(TableScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        rows = nodeinfo.cluster_rows(index.nodes, index.jobs.values(), index.snapshot.tasks.values())
+        rows = cluster_rows(index)
         self.query_one(LiveTable).sync(
             Row(r.cluster, (r.cluster, f"{r.nodes_online}/{r.nodes_total}", r.gpu_text, str(r.running_jobs),
                             r.region), (r.cluster, r.nodes_online, r.gpu_free, r.running_jobs, r.region))

@@ -32,7 +32,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
-from rlark_tui.model.objects import Job, Pod
+from rlark_tui.model.objects import Job
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_object, redact_text
@@ -355,9 +355,8 @@ class JobDetailScreen(RlarkScreen):
         index = self.state.index
         if (self.query_one(TabbedContent).active == "workers" and ref is not None and ref.kind == "pod"
                 and index is not None and self._ssh_config is not None):
-            raw = index.snapshot.pods.get(ref.pod_key)
-            if raw is not None:
-                pod = Pod(raw)
+            pod = index.pod(ref.pod_key)
+            if pod is not None:
                 return ssh_jump_command(self._ssh_config, pod.pod_name or pod.name)
         return self.ssh_line
 

@@ -1,6 +1,6 @@
 """NodeDetailScreen (`:nodes` → enter): one Node CR as the console's NodeDetailReal shows it — metadata (city,
 category, GPU and device models), conditions, capacity / allocatable / reserved / free, image pull progress, labels,
-events, and the Workers on it across Jobs (enter opens the Job). model/nodeinfo.py derives it from the Snapshot."""
+events, and the Workers on it across Jobs (enter opens the Job). view/nodes.py derives it from the index."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from textual.widgets import Static
 
 from rlark_tui.flow.messages import OpenJob
 from rlark_tui.model import nodeinfo
-from rlark_tui.model.objects import Node
 from rlark_tui.screens.base import TableScreen
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.nodes import node_detail
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 WORKER_COLUMNS = (
@@ -43,15 +43,12 @@ class NodeDetailScreen(TableScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        raw = index.snapshot.nodes.get(self.node_key)
+        detail = node_detail(index, self.node_key)
         text = self.query_one("#node-detail-text", Static)
-        if raw is None:
+        if detail is None:
             text.update(f"Node {self.node_key} is not in the current snapshot (deleted, or another context).")
             self.query_one(LiveTable).sync([])
             return
-        snapshot = index.snapshot
-        detail = nodeinfo.node_detail(Node(raw), snapshot.pods.values(),
-                                      nodeinfo.tasks_by_name(snapshot.tasks.values()))
         self.detail = detail
         self.crumb = f"Node {detail.name}"
         text.update(self._summary(detail))

@@ -2,7 +2,7 @@
 reason and restarts, `/` filters, `enter` opens that Pod's log; `:events`: the Tasks' recent events (about the
 Task or one of its Pods, as the platform reports them), newest first, `enter` opens the Job.
 
-Everything comes from the snapshot: Pod CRs and Tasks from the watches, reason and restarts from the reconciler's
+Everything comes from the snapshot (view/pods.py derives the rows): Pod CRs and Tasks from the watches, reason and restarts from the reconciler's
 HEALTH read, subscribed here for the Jobs whose Pods may be unwell while `:pods` is shown.
 """
 
@@ -13,11 +13,9 @@ from datetime import UTC, datetime
 from rlark_tui.flow.messages import OpenJob, OpenLogs
 from rlark_tui.flow.polls import HEALTH
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.screens.base import ListScreen
-from rlark_tui.text.redact import redact_text
-from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import UNSETTLED, SnapshotIndex
+from rlark_tui.view.pods import event_rows, pod_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 POD_COLUMNS = (
@@ -41,46 +39,6 @@ HEALTH_JOBS = 50
 """At most this many Jobs' health is read while `:pods` is shown."""
 
 
-def pod_rows(index: SnapshotIndex, namespace: str = "") -> list[Row]:
-    """One row per Pod CR of a Job (key: the Pod CR's `namespace/name`, then the Job after a tab)."""
-    rows = []
-    for job_name in index.snapshot.jobs:
-        health = index.snapshot.health.get(job_name) or {}
-        for task in index.tasks_by_job.get(job_name, []):
-            for pod in index.pods_by_task.get(task.name, []):
-                if namespace and pod.namespace != namespace:
-                    continue
-                key = f"{pod.namespace}/{pod.name}"
-                seen = health.get(key)
-                reason = clean(getattr(seen, "reason", "") or "")
-                restarts = str(seen.restarts) if seen is not None else "-"
-                cells = (clean(job_name), clean(pod.pod_name or pod.name), clean(task.spec.role or task.name),
-                         clean(pod.node or "-"), clean(pod.phase or "-"), reason or "-", restarts)
-                rows.append(Row(f"{key}\t{job_name}", cells, (job_name, cells[1], cells[2], cells[3], cells[4],
-                                                               reason, seen.restarts if seen is not None else None)))
-    return rows
-
-
-def event_rows(index: SnapshotIndex, now: datetime, namespace: str = "") -> list[Row]:
-    """The Tasks' events, newest first (sorted by their last time; the key carries the Job after a tab)."""
-    rows = []
-    for job_name in index.snapshot.jobs:
-        for task in index.tasks_by_job.get(job_name, []):
-            if namespace and task.namespace != namespace:
-                continue
-            for number, event in enumerate(task.events):
-                last = parse_time(str(event.get("lastTime") or event.get("firstTime") or ""))
-                count = f" ×{event.get('count')}" if event.get("count") else ""
-                cells = (f"{short_age(last, now)} ago" if last else "-", clean(job_name),
-                         clean(str(event.get("type", "")) or "-"), clean(str(event.get("reason", "")) + count),
-                         clean(f"{event.get('objectKind', '')} {event.get('objectName', '')}".strip() or task.name),
-                         clean(redact_text(str(event.get("message", "")))).replace("\n", " "))
-                stamp = last.timestamp() if last else float("-inf")
-                rows.append(Row(f"{task.namespace}/{task.name}/{number}\t{job_name}", cells,
-                                (-stamp, job_name, cells[2], cells[3], cells[4], cells[5])))
-    return rows
-
-
 class PodsScreen(ListScreen):
     crumb = "Pods"
     columns = POD_COLUMNS
@@ -99,7 +57,7 @@ class PodsScreen(ListScreen):
         for name in wanted - self._watched:
             self.intents.subscribe(HEALTH, name)
         self._watched = wanted
-        return pod_rows(index, self.state.namespace)
+        return [Row(*line) for line in pod_rows(index, self.state.namespace)]
 
     def on_unmount(self) -> None:
         for name in self._watched:
@@ -123,7 +81,7 @@ class EventsScreen(ListScreen):
         self.query_one(LiveTable).sort_by("time")
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
-        return event_rows(index, datetime.now(UTC), self.state.namespace)
+        return [Row(*line) for line in event_rows(index, datetime.now(UTC), self.state.namespace)]
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -473,26 +473,30 @@ def _known_value(name: object, value: object) -> str | None:
 
 def _env_items(node: Any) -> Iterator[tuple[str, Mapping]]:
     """Every env entry in `node` (a Job, Task or Pod, at any depth, the spec JSON of annotations too), each as
-    ("entry", an `env` list's entry), ("map", an `env` mapping) or ("from", an `envFrom` entry)."""
-    if isinstance(node, list):
-        for item in node:
-            yield from _env_items(item)
-    elif isinstance(node, Mapping):
-        for key, value in node.items():
-            if key == "env" and isinstance(value, list):
-                yield from (("entry", entry) for entry in value if isinstance(entry, Mapping))
-            elif key == "env" and isinstance(value, Mapping):
-                yield "map", value
-            elif key == "envFrom" and isinstance(value, list):
-                yield from (("from", entry) for entry in value if isinstance(entry, Mapping))
-            else:
-                yield from _env_items(value)
-    elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
-        try:
-            decoded = json.loads(node)  # the submitted-spec and launch-record annotations hold the spec as JSON
-        except ValueError:
-            return
-        yield from _env_items(decoded)
+    ("entry", an `env` list's entry), ("map", an `env` mapping) or ("from", an `envFrom` entry). Walked with a
+    stack of its own: an object nested 50,000 deep is read to its end, without recursion."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, Mapping):
+            deeper = []
+            for key, value in node.items():
+                if key == "env" and isinstance(value, list):
+                    yield from (("entry", entry) for entry in value if isinstance(entry, Mapping))
+                elif key == "env" and isinstance(value, Mapping):
+                    yield "map", value
+                elif key == "envFrom" and isinstance(value, list):
+                    yield from (("from", entry) for entry in value if isinstance(entry, Mapping))
+                else:
+                    deeper.append(value)
+            stack.extend(reversed(deeper))
+        elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
+            try:
+                stack.append(json.loads(node))  # the submitted-spec and launch-record annotations hold it as JSON
+            except (ValueError, RecursionError):
+                continue
 
 
 def _secret_ref(kind: str, entry: Mapping) -> tuple[str, str | None] | None:

@@ -266,6 +266,15 @@ class SnapshotIndex:
     def job_pods(self, job: Job) -> list[Pod]:
         return [pod for spec in job.tasks for pod in self.pods_by_task.get(job.task_name(spec), [])]
 
+    def pod(self, key: str) -> Pod | None:
+        """The Pod CR under Snapshot key `namespace/name`, or None."""
+        entry = self._pod_entries.get(key)
+        return entry[3] if entry is not None else None
+
+    def all_pods(self) -> list[Pod]:
+        """Every Pod CR of the Snapshot (each Task's, all ordinals), in the Snapshot's order."""
+        return [entry[3] for entry in self._pod_entries.values()]
+
 
 @dataclass(frozen=True)
 class JobRow:

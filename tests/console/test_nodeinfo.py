@@ -1,10 +1,20 @@
-"""model/nodeinfo.py on hand-made platform objects: Workers joined to their Tasks as the console does, the reserved
+"""view/nodes.py and model/nodeinfo.py on hand-made platform objects: Workers joined to their Tasks as the console does, the reserved
 fallback when a Node reports no status.used, clusters' GPUs by model and running Jobs, and sanitised text."""
 
 from __future__ import annotations
 
+from rlark_tui.commands.nodeinfo import listed_index
 from rlark_tui.model import nodeinfo
-from rlark_tui.model.objects import Job, Node
+from rlark_tui.view import nodes
+
+
+def _detail(node, pods, tasks):
+    index = listed_index(nodes=[node], pods=pods, tasks=tasks)
+    return nodes.node_detail(index, next(iter(index.snapshot.nodes)))
+
+
+def _clusters(node_list, jobs, tasks):
+    return nodes.cluster_rows(listed_index(nodes=node_list, jobs=jobs, tasks=tasks))
 
 
 def _node(name="n1", used=None, gpus="8", cluster="rlark-c", category="cloud", phase="Online"):
@@ -31,10 +41,10 @@ def _pod(task, node, uid, phase="Running"):
 
 
 def test_workers_and_reserved_from_requests_when_no_used():
-    tasks = nodeinfo.tasks_by_name([_task("a", "Actor", "2"), _task("b", "Rollout", "4")])
+    tasks = [_task("a", "Actor", "2"), _task("b", "Rollout", "4")]
     pods = [_pod("a-actor", "n1", "u1"), _pod("b-rollout", "n1", "u2"), _pod("b-rollout", "n2", "u3"),
             _pod("orphan", "n1", "u4")]
-    detail = nodeinfo.node_detail(Node(_node()), pods, tasks)
+    detail = _detail(_node(), pods, tasks)
     assert [(w.name, w.job, w.role) for w in detail.workers] == [("a-actor-0", "a", "Actor"),
                                                                 ("b-rollout-0", "b", "Rollout")]
     gpu = next(r for r in detail.resources if r.resource == "nvidia.com/gpu")
@@ -52,25 +62,25 @@ def test_pending_worker_pulls_from_its_task():
     task = _task("a", "Actor", "1")
     task["status"] = {"pullProgress": [{"image": "rlinf:2", "status": "Downloading", "downloaded": "2GB",
                                         "total": "9GB", "speed": "50MB/s"}]}
-    detail = nodeinfo.node_detail(Node(_node()), [_pod("a-actor", "n1", "u1", phase="Pending")],
-                                  nodeinfo.tasks_by_name([task]))
+    detail = _detail(_node(), [_pod("a-actor", "n1", "u1", phase="Pending")],
+                                  [task])
     assert "a-actor-0: rlinf:2 Downloading 2GB 9GB 50MB/s" in detail.pull_progress
-    running = nodeinfo.node_detail(Node(_node()), [_pod("a-actor", "n1", "u1")], nodeinfo.tasks_by_name([task]))
+    running = _detail(_node(), [_pod("a-actor", "n1", "u1")], [task])
     assert not any(line.startswith("a-actor-0") for line in running.pull_progress)
 
 
 def test_reported_used_wins():
-    detail = nodeinfo.node_detail(Node(_node(used={"nvidia.com/gpu": "3"})), [], {})
+    detail = _detail(_node(used={"nvidia.com/gpu": "3"}), [], {})
     assert nodeinfo.reserved_gpus(detail) == "3/8" and detail.reserved_source == "Node CR status.used"
 
 
 def test_clusters_gpus_by_model_and_running_jobs():
-    nodes = [Node(_node("n1", used={"nvidia.com/gpu": "3"})), Node(_node("n2")),
-             Node(_node("n3", phase="Offline")), Node(_node("r1", gpus="1", cluster="rlark-r", category="robot"))]
+    listed = [_node("n1", used={"nvidia.com/gpu": "3"}), _node("n2"),
+             _node("n3", phase="Offline"), _node("r1", gpus="1", cluster="rlark-r", category="robot")]
     running = {"metadata": {"name": "a"}, "spec": {"tasks": [{"name": "actor"}]},
                "status": {"phase": "Running", "tasks": [{"name": "actor", "phase": "Running"}]}}
     stopped = {"metadata": {"name": "b"}, "spec": {"stopped": True}, "status": {"phase": "Stopped"}}
-    rows = {r.cluster: r for r in nodeinfo.cluster_rows(nodes, [Job(running), Job(stopped)],
+    rows = {r.cluster: r for r in _clusters(listed, [running, stopped],
                                                          [_task("a", "Actor", "1"), _task("b", "Env", "1")])}
     c = rows["rlark-c"]
     assert (c.nodes_online, c.nodes_total, c.gpus, c.running_jobs) == (2, 3, (("A100", 13, 24),), 1)
@@ -89,15 +99,15 @@ def test_malformed_objects_never_break_the_views():
     job = {"metadata": {"name": "a"}, "status": {"phase": "Running", "tasks": [{"name": "actor"}]}}
     count = 0
     for _, bad in variants(node):
-        nodeinfo.describe_node_text(nodeinfo.node_detail(Node(bad), [pod], nodeinfo.tasks_by_name([task])))
-        nodeinfo.cluster_rows([Node(bad)], [Job(job)], [task])
+        nodeinfo.describe_node_text(_detail(bad, [pod], [task]))
+        _clusters([bad], [job], [task])
         count += 1
     for _, bad in variants(task):
-        nodeinfo.node_detail(Node(node), [pod], nodeinfo.tasks_by_name([bad]))
-        nodeinfo.cluster_rows([Node(node)], [Job(job)], [bad])
+        _detail(node, [pod], [bad])
+        _clusters([node], [job], [bad])
         count += 1
     for _, bad in variants(pod):
-        nodeinfo.node_detail(Node(node), [bad], nodeinfo.tasks_by_name([task]))
+        _detail(node, [bad], [task])
         count += 1
     page = {"objects": [{"key": "p/a", "size": 1, "etag": "x", "last_modified": "t"}], "common_prefixes": ["p/b/"],
             "is_truncated": False, "next_marker": ""}

@@ -1,0 +1,46 @@
+"""The Job views' derivers besides the job list's JobRow (view/index.py): the CLI's Job table row, read in one pass
+from the API dict so that `rlark get jobs` stays fast (bench/cli_get.py), with the facts the TUI shows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from rlark_tui.model.check_summary import check_cell
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
+from rlark_tui.model.objects import Job, TaskSpec, shown_status
+
+Ages = Callable[[object], str]
+"""An AGE cell of a timestamp (cluster.output's kubectl ages at one `now`, which it carries as `.now`)."""
+_NONE: dict = {}
+
+
+def _section(obj: Mapping, key: str) -> Mapping:
+    value = obj.get(key)
+    return value if isinstance(value, dict) else _NONE
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def cli_job_row(obj: Mapping, wide: bool, ages: Ages) -> list[str]:
+    """`rlark get jobs`' cells: the Job's name, shown_status, running/roles, role names, age and the saved run
+    check's summary (CHECK, model/check_summary.py), read straight from the dict: the whole object or the lean shape
+    `cluster.output.JobTableList` decodes (the wide cells read the whole object). The same facts as the job
+    list's JobRow (view/index.py), from the same functions of model/objects.py."""
+    meta, spec, status = _section(obj, "metadata"), _section(obj, "spec"), _section(obj, "status")
+    tasks = spec.get("tasks")
+    tasks = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
+    entries = status.get("tasks")
+    phases = [_text(t.get("phase")) for t in entries if isinstance(t, dict)] if isinstance(entries, list) else []
+    row = [_text(meta.get("name")), shown_status(spec.get("stopped") is True, _text(status.get("phase")), phases),
+           f"{phases.count('Running')}/{len(tasks)}", ",".join([_text(t.get("name")) for t in tasks]) or "-",
+           ages(meta.get("creationTimestamp"))]
+    annotations = meta.get("annotations")
+    row.append((check_cell(annotations, ages.now) or "-") if isinstance(annotations, dict)
+               and CHECK_SUMMARY_ANNOTATION in annotations else "-")
+    if wide:
+        job, specs = Job(obj), [TaskSpec(t) for t in tasks]
+        head = next((t.name for t in specs if t.head), "-")
+        row += [job.job_type, head, str(sum(t.replicas for t in specs)), job.domain or "-", job.display_name or "-"]
+    return row

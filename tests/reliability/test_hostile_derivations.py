@@ -1,0 +1,123 @@
+"""Issue 33 item 3: every derivation from cluster bytes is total. Hostile objects (a number where a map is
+expected, a list for a string, huge and Unicode numbers, control and bidi characters, 1 MB strings, 50,000-deep
+nesting) go through the typed views, the SnapshotIndex and its row derivers, the CLI tables, the alert engine and
+the run check's rules: each yields a row or finding, never an exception. A fixed, derandomised budget for CI."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlark_sandbox.seed import demo_nodes
+from rlark_tui.alerting.rules import JobInputs, RestartMemory, job_findings, restart_findings
+from rlark_tui.alerting.thresholds import Thresholds
+from rlark_tui.checks.evaluate import evaluate
+from rlark_tui.checks.evidence import RunEvidence
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
+from rlark_tui.cluster.output import render_table
+from rlark_tui.flow.snapshot import Snapshot
+from rlark_tui.model.objects import Job, Node, Pod, Task
+from rlark_tui.view.index import SnapshotIndex, role_rows
+from rlark_tui.view.nodes import node_detail
+from rlark_tui.view.pods import event_rows, pod_rows
+from tests.reliability.malformed import _paths, _replaced
+from tests.tui.tui_factories import job_dict, pod_dict, task_dict
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def _deep(levels: int) -> list:
+    root: list = []
+    inner = root
+    for _ in range(levels):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+
+MEGABYTE = "\u202e" * 16 + "x" * (1 << 20)
+DEEP = _deep(50_000)
+HOSTILE = (
+    5, -1, 0, True, None, 10 ** 400, 2 ** 64, float("nan"), float("inf"), 1e308, "", "x", "²", "١٢", "٣.٥", "1e9",
+    "-0", "9" * 5000, "\x00\x1b[31mred\x1b]8;;http://x\x07", "\u202eevil\u2066", "a\nStatus: Succeeded", MEGABYTE,
+    DEEP, [], {}, [None], {"": None}, {"name": 5}, ["main"], {"main": 1})
+"""Hostile leaves (drawn by index: hypothesis would print the 50,000-deep list)."""
+LEAVES = st.integers(0, len(HOSTILE) - 1).map(HOSTILE.__getitem__)
+KEYS = st.sampled_from(["metadata", "spec", "status", "name", "namespace", "labels", "annotations", "tasks",
+                        "phase", "containers", "containerStatuses", "restartCount", "node", "taskName",
+                        "replicas", "kubernetes", "workload", "template", "env", "events", "capacity"])
+SHAPES = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+                      max_leaves=8)
+
+
+def _bases() -> dict[str, dict]:
+    return {"job": job_dict("j"), "task": task_dict("j", "actor", "rlark-gpu-a"),
+            "pod": pod_dict("j", "actor", "rlark-gpu-a", "gpu-a1", "10.0.0.1"), "node": demo_nodes()[0]}
+
+
+BASES = _bases()
+GOOD = SnapshotIndex(Snapshot(jobs={"j": BASES["job"], "k": BASES["job"]}, tasks={"t": BASES["task"]},
+                              pods={"p": BASES["pod"]}, nodes={"n": BASES["node"]}))
+"""The index a hostile Snapshot is derived from (never modified by a derivation)."""
+PATHS = {kind: [path for path in _paths(raw) if path != ("metadata", "name")] for kind, raw in BASES.items()}
+
+
+@st.composite
+def hostile_objects(draw) -> tuple[str, object]:
+    """(kind, object): a well-formed object with one field spoiled, or a hostile shape in its place."""
+    kind = draw(st.sampled_from(sorted(BASES)))
+    if draw(st.booleans()):
+        return kind, draw(SHAPES)
+    path = draw(st.sampled_from(PATHS[kind]))
+    return kind, _replaced(BASES[kind], path, draw(SHAPES))
+
+
+def _views(kind: str, raw: object) -> None:
+    view = {"job": Job, "task": Task, "pod": Pod, "node": Node}[kind](raw)
+    for name in dir(type(view)):
+        if isinstance(getattr(type(view), name), property):
+            getattr(view, name)
+    repr(view), hash(view)
+
+
+def _derive_everything(kind: str, raw: object) -> None:
+    objects = {**{k: copy.copy(v) for k, v in BASES.items()}, kind: raw}
+    job, task, pod, node = objects["job"], objects["task"], objects["pod"], objects["node"]
+    _views(kind, raw)
+    bad = Snapshot(jobs={"j": job, "k": BASES["job"]}, tasks={"t": task}, pods={"p": pod}, nodes={"n": node},
+                   version=1)
+    for index in (SnapshotIndex(bad), SnapshotIndex(bad, GOOD)):
+        list(index.rows.values())
+        for one in index.jobs.values():
+            role_rows(index, one)
+        pod_rows(index)
+        event_rows(index, NOW)
+        for key in index.snapshot.nodes:
+            node_detail(index, key)
+    for plural, items in ((JOBS, [job]), (TASKS, [task]), (PODS, [pod]), (NODES, [node])):
+        render_table(plural, items, wide=True, all_namespaces=True)
+    inputs = JobInputs(job=job if isinstance(job, dict) else {}, tasks=(task,), pods=(pod,),
+                       plane_pods={"rlark-gpu-a/j-actor-0": pod})
+    job_findings(inputs, Thresholds(), 0.0)
+    restart_findings(inputs, RestartMemory(), 0.0)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_objects())
+def test_two_thousand_hostile_objects_through_the_derivations_raise_nothing(drawn):
+    _derive_everything(*drawn)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_objects())
+def test_hostile_objects_through_the_run_checks_rules_raise_nothing(drawn):
+    """The run check's rules cost ~2 ms an example: a smaller budget of its own."""
+    kind, raw = drawn
+    objects = {**BASES, kind: raw}
+    evaluate(RunEvidence("j", NOW, job=objects["job"], tasks=(objects["task"],), pods=(objects["pod"],),
+                         nodes=(objects["node"],)))
