@@ -7,6 +7,8 @@ Widgets only: they show what the screen hands them and post the widgets' own Cha
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
@@ -134,6 +136,10 @@ class JobStep(FormStep):
 
     STEP = 1
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._rows_lock = asyncio.Lock()
+
     def before(self, key: str) -> ComposeResult:
         if key == "header":
             yield Static("Roles (one role = one task; the task name is derived from the role name)",
@@ -142,25 +148,38 @@ class JobStep(FormStep):
             yield FieldRow("", Button("Add role", id="add-role", compact=True), message_area("roles"))
 
     async def show_roles(self, draft: JobDraft) -> None:
-        """The role rows: rebuilt when the number of roles changed, else refilled in place."""
-        container = self.query_one("#w-roles", Vertical)
-        if len(container.children) != len(draft.roles):
-            await container.remove_children()
-            self._shown = {k: v for k, v in self._shown.items() if not k.startswith("m-role-name-")}
-            await container.mount_all([Vertical(
-                Horizontal(Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name",
-                                 compact=True),
-                           Static("", id=f"task-{index}", classes="wizard-task", markup=False),
-                           Button("Remove", id=f"remove-role-{index}", classes="wizard-remove", compact=True),
-                           classes="wizard-role-line"),
-                message_area(f"role-name-{index}"), classes="wizard-role-row") for index in range(len(draft.roles))])
-        for index, role in enumerate(draft.roles):
-            set_text(self.query_one(f"#w-role-name-{index}", Input), role.name)
-        self.show_tasks(draft)
+        """The role rows: one per role, the missing ones added at the end and the extra ones removed there (the
+        rows before stay, so a change handled while rows mount finds them), then refilled in place. One rebuild
+        at a time: an import (a worker) and a change of type may both ask."""
+        async with self._rows_lock:
+            container = self.query_one("#w-roles", Vertical)
+            rows = list(container.children)
+            if len(rows) > len(draft.roles):
+                gone = {f"m-role-name-{index}" for index in range(len(draft.roles), len(rows))}
+                self._shown = {k: v for k, v in self._shown.items() if k not in gone}
+                await container.remove_children(rows[len(draft.roles):])
+            elif len(rows) < len(draft.roles):
+                await container.mount_all([role_row(index) for index in range(len(rows), len(draft.roles))])
+            for index, role in enumerate(draft.roles):
+                set_text(self.query_one(f"#w-role-name-{index}", Input), role.name)
+            self.show_tasks(draft)
 
     def show_tasks(self, draft: JobDraft) -> None:
+        """Each role's derived task name, in the rows mounted so far (`show_roles` ends with this call, so rows
+        still mounting get theirs then)."""
         for index, role in enumerate(draft.roles):
-            self.query_one(f"#task-{index}", Static).update(wf.task_label(role))
+            for label in self.query(f"#task-{index}").results(Static):
+                label.update(wf.task_label(role))
+
+
+def role_row(index: int) -> Vertical:
+    """Role `index`'s row: its name, the task derived from it, Remove and the row's message area."""
+    return Vertical(
+        Horizontal(Input(placeholder="role name", id=f"w-role-name-{index}", classes="wizard-role-name", compact=True),
+                   Static("", id=f"task-{index}", classes="wizard-task", markup=False),
+                   Button("Remove", id=f"remove-role-{index}", classes="wizard-remove", compact=True),
+                   classes="wizard-role-line"),
+        message_area(f"role-name-{index}"), classes="wizard-role-row")
 
 
 class WorkerStep(FormStep):

@@ -20,7 +20,9 @@ from rlark_tui.local.editor import edit_text
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
-from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle, until
+from rlark_tui.tui.app import RlarkApp
+from wizard.helpers import (DATA, SIZE, base_draft, focused_id, message, new_app, open_offline, open_wizard, settle,
+                            until)
 
 
 async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, state):
@@ -116,6 +118,29 @@ async def test_export_import_and_script_editing(access, state, tmp_path):
         await pilot.press("end", *" -x")
         await settle(pilot)
         assert screen.draft.run_script == "cd /workspace && python train.py -x"
+
+
+@pytest.mark.parametrize("name", ["evaluation", "data-collection", "rl"])
+async def test_importing_a_draft_with_another_role_count_rebuilds_the_role_rows(state, name):
+    """The RL starter has three roles; a draft of two (evaluation) or one (data collection) replaces them: the
+    role rows and their derived tasks follow, and the app lives on (it died with NoMatches '#task-0')."""
+    path = DATA / f"draft-{name}.yaml"
+    draft = load_draft(path.read_text())[0]
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_offline(pilot)
+        assert len(screen.draft.roles) == 3
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
+        await answer(pilot, path)
+        await until(pilot, lambda: screen.draft.name == draft.name, what="the imported draft")
+        await settle(pilot)
+        assert app.screen is screen and app.return_value is None
+        assert screen.draft == draft
+        names = [w.value for w in screen.query(".wizard-role-name")]
+        assert names == [role.name for role in draft.roles]
+        tasks = [str(w.render()) for w in screen.query(".wizard-task")]
+        assert len(tasks) == len(draft.roles) and all(tasks)
 
 
 async def answer(pilot, path) -> None:
