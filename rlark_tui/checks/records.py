@@ -29,11 +29,12 @@ def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
     return markdown
 
 
-def write_record(path: Path, text: str) -> None:
-    """Write a record or report atomically and privately (rlark_tui.local.fsutil.write_private): readers never see half
-    of it; an OSError becomes one RlarkError line."""
+def write_record(path: Path, text: str, *, named: bool = False) -> None:
+    """Write a record or report atomically through rlark_tui.local.fsutil (0600, or the ordinary mode for a path the
+    user `named`, as `--output`): readers never see half of it; an OSError becomes one RlarkError line, a
+    destination others may write is refused (fsutil.UnsafeDestination)."""
     try:
-        fsutil.write_private(path, text)
+        fsutil.write_file(path, text, named=named)
     except OSError as exc:
         raise RlarkError(f"cannot write the record to {path}: {exc.strerror or exc}") from None
 
@@ -61,8 +62,8 @@ def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:
 def load_hand_over(root: Path, job: str) -> HandOver:
     """The hand-over fields kept for `job`; empty when there are none or the file cannot be used."""
     try:
-        data = json.loads(hand_over_path(root, job).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(fsutil.read_input(str(hand_over_path(root, job)), "hand-over", RECORD_BYTES))
+    except (OSError, ValueError, RlarkError):
         return HandOver()
     if not isinstance(data, dict):
         return HandOver()
@@ -113,10 +114,8 @@ def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
         if len(records) >= limit:
             break
         try:
-            if path.stat().st_size > RECORD_BYTES:
-                continue
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(fsutil.read_input(str(path), "record", RECORD_BYTES))
+        except (OSError, ValueError, RlarkError):
             continue
         checks = data.get("checks") if isinstance(data, dict) else None
         if not isinstance(data, dict) or not isinstance(checks, list) or not isinstance(data.get("job"), str):

@@ -2,14 +2,17 @@
 storage_handler.go): streamed downloads from the presigned URL the gateway answers, bounded in bytes and time,
 resumed after a dropped connection, with their checksums.
 
-A download goes to `<target dir>/.<name>.<etag>.part` (mode 0600) and is renamed onto the target only once it is
-whole and matches the listed size; a dropped connection keeps the part, and the same download again continues it
-with an HTTP Range request (the presigned URL is asked for anew).
+A download is written through rlark_tui.local.fsutil: into a directory of the user's own, to a part file of an
+unpredictable name (O_EXCL, O_NOFOLLOW), renamed onto the target only once it is whole and matches the listed size.
+A dropped connection keeps the part and a record beside it (`.<name>.<etag>.rlark-part`, 0600: the part's name,
+owner, device, inode and size); the same download again continues that part with an HTTP Range request (the
+presigned URL is asked for anew) only when it is still that file, else it starts anew.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -21,6 +24,7 @@ import urllib3
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
+from rlark_tui.local import fsutil
 from rlark_tui.model.storage import Entry, download_target, local_target, parse_page
 from rlark_tui.text.sanitize import clean
 
@@ -72,30 +76,101 @@ def find_object(access: ClusterAccess, storage_class: str, cluster: str, key: st
     return None
 
 
-def _part_path(target: Path, entry: Entry) -> Path:
+def _record_name(dest: fsutil.Destination, entry: Entry) -> str:
     tag = re.sub(r"[^0-9A-Za-z]", "", entry.etag)[:16] or "noetag"
-    return target.parent / f".{target.name}.{tag}.part"
+    return f".{dest.leaf[:150]}.{tag}.rlark-part"
+
+
+def _write_record(dest: fsutil.Destination, record: str, part: str, handle) -> None:
+    info = os.fstat(handle.fileno())
+    dest.write_beside(record, json.dumps({"part": part, "dev": info.st_dev, "ino": info.st_ino, "uid": info.st_uid,
+                                          "size": info.st_size}))
+
+
+def _open_part(dest: fsutil.Destination, entry: Entry) -> tuple[str, str, object, int]:
+    """(record name, part name, the part open for writing, bytes it holds). A part is continued only when the
+    record this rlark left beside it names it, and it is still the same file: the user's own, same device, inode
+    and size; anything else starts anew."""
+    record = _record_name(dest, entry)
+    kept = dest.open_own(record)
+    if kept is not None:
+        with kept[0] as handle:
+            try:
+                noted = json.loads(handle.read(4096))
+                part = str(noted["part"])
+                if "/" in part or not part.startswith("."):
+                    raise ValueError(part)
+            except (ValueError, KeyError, TypeError):
+                noted, part = None, ""
+        opened = dest.open_own(part, os.O_RDWR) if noted else None
+        if opened is not None:
+            handle, info = opened
+            same = [info.st_dev, info.st_ino, info.st_uid, info.st_size] == [
+                noted.get("dev"), noted.get("ino"), noted.get("uid"), noted.get("size")]
+            if same and (entry.size is None or info.st_size <= entry.size):
+                return record, part, handle, info.st_size
+            handle.close()
+            dest.remove(part)
+    part, handle = dest.temp("part")
+    _write_record(dest, record, part, handle)
+    return record, part, handle, 0
 
 
 def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry, target: Path, *,
              max_bytes: int = MAX_DOWNLOAD, on_progress: Callable[[int, int | None], None] | None = None,
              pool: urllib3.PoolManager | None = None) -> Downloaded:
-    """Stream object `entry` to `target` (its directory must exist). Raises DownloadError (one line)."""
+    """Stream object `entry` to `target` through rlark_tui.local.fsutil (its directory must exist and be the
+    user's own). Raises DownloadError (one line), or fsutil.UnsafeDestination."""
+    if entry.size is not None and entry.size > max_bytes:
+        raise DownloadError(f"{clean(entry.key)} is {entry.size} bytes, more than the limit of {max_bytes} "
+                            "(--max-size)")
     try:
-        return _download(access, storage_class, cluster, entry, target, max_bytes, on_progress, pool)
+        if str(target) in fsutil.STANDARD_STREAMS:
+            with fsutil.atomic_output(target, named=True) as out:
+                return _fetch(access, storage_class, cluster, entry, target, out, 0, max_bytes, on_progress, pool)
+        with fsutil.Destination(target, named=True) as dest:
+            if dest.through:
+                with dest.open_through() as out:
+                    return _fetch(access, storage_class, cluster, entry, target, out, 0, max_bytes, on_progress,
+                                  pool)
+            return _download_part(access, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool)
     except OSError as exc:  # the local side: a directory we may not write, a full disk
         raise DownloadError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
 
 
-def _download(access, storage_class, cluster, entry, target, max_bytes, on_progress, pool) -> Downloaded:
-    if entry.size is not None and entry.size > max_bytes:
-        raise DownloadError(f"{clean(entry.key)} is {entry.size} bytes, more than the limit of {max_bytes} "
-                            "(--max-size)")
-    part = _part_path(target, entry)
-    have = part.stat().st_size if part.exists() else 0
-    if entry.size is not None and have > entry.size:
-        part.unlink()
-        have = 0
+def _download_part(access, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool) -> Downloaded:
+    record, part, out, have = _open_part(dest, entry)
+    committed = False
+    try:
+        with out:
+            done = _fetch(access, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool)
+            out.flush()
+            os.fsync(out.fileno())
+            if entry.size is not None and done.size != entry.size:
+                raise DownloadError(f"download of {clean(entry.key)} ended after {done.size} of {entry.size} bytes; "
+                                    "run the same command again to resume")
+            dest.commit(part)
+            committed = True
+            dest.remove(record)
+            return done
+    except _Overflow:
+        dest.remove(part)
+        dest.remove(record)
+        raise
+    finally:
+        if not committed:  # what it holds now, so the same command resumes it
+            kept = dest.open_own(part)
+            if kept is not None:
+                with kept[0] as handle:
+                    _write_record(dest, record, part, handle)
+
+
+class _Overflow(DownloadError):
+    """More bytes came than listed: nothing is kept."""
+
+
+def _fetch(access, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool) -> Downloaded:
+    """GET the object (from byte `have`, which `out` holds already) into `out`."""
     url = access.storage_object_url(storage_class, cluster, entry.key)
     pool = pool or urllib3.PoolManager(retries=False)
     req = Request("download", "objects", entry.key, source="object storage")
@@ -114,38 +189,31 @@ def _download(access, storage_class, cluster, entry, target, max_bytes, on_progr
                                 f"{clean(body.strip().splitlines()[0]) if body.strip() else 'no reason given'}")
         digest_sha, digest_md5 = hashlib.sha256(), hashlib.md5()  # noqa: S324 - compared with S3's ETag
         if have:
-            with part.open("rb") as existing:
-                for chunk in iter(lambda: existing.read(CHUNK), b""):
-                    digest_sha.update(chunk)
-                    digest_md5.update(chunk)
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if have else os.O_TRUNC), 0o600)
+            out.seek(0)
+            for chunk in iter(lambda: out.read(CHUNK), b""):
+                digest_sha.update(chunk)
+                digest_md5.update(chunk)
+        elif out.seekable():
+            out.seek(0)
+            out.truncate()
         size = have
-        with os.fdopen(fd, "ab" if have else "wb") as out:
-            try:
-                for chunk in iter(lambda: resp.read1(CHUNK), b""):  # what arrived, so a cut keeps every byte
-                    size += len(chunk)
-                    if size > max_bytes or (entry.size is not None and size > entry.size):
-                        out.close()
-                        part.unlink()
-                        raise DownloadError(f"{clean(entry.key)}: more bytes came than the listed "
-                                            f"{entry.size if entry.size is not None else max_bytes}; nothing kept")
-                    out.write(chunk)
-                    digest_sha.update(chunk)
-                    digest_md5.update(chunk)
-                    if on_progress:
-                        on_progress(size, entry.size)
-            except urllib3.exceptions.HTTPError as exc:
-                out.flush()
-                raise DownloadError(f"download of {clean(entry.key)} cut after {size} of "
-                                    f"{entry.size if entry.size is not None else '?'} bytes "
-                                    f"({transport_error(exc, req, READ_TIMEOUT)}); run the same command again to "
-                                    "resume") from None
+        try:
+            for chunk in iter(lambda: resp.read1(CHUNK), b""):  # what arrived, so a cut keeps every byte
+                size += len(chunk)
+                if size > max_bytes or (entry.size is not None and size > entry.size):
+                    raise _Overflow(f"{clean(entry.key)}: more bytes came than the listed "
+                                    f"{entry.size if entry.size is not None else max_bytes}; nothing kept")
+                out.write(chunk)
+                digest_sha.update(chunk)
+                digest_md5.update(chunk)
+                if on_progress:
+                    on_progress(size, entry.size)
+        except urllib3.exceptions.HTTPError as exc:
             out.flush()
-            os.fsync(out.fileno())
-        if entry.size is not None and size != entry.size:
-            raise DownloadError(f"download of {clean(entry.key)} ended after {size} of {entry.size} bytes; run the "
-                                "same command again to resume")
-        os.replace(part, target)
+            raise DownloadError(f"download of {clean(entry.key)} cut after {size} of "
+                                f"{entry.size if entry.size is not None else '?'} bytes "
+                                f"({transport_error(exc, req, READ_TIMEOUT)}); run the same command again to "
+                                "resume") from None
         return Downloaded(target, size, digest_sha.hexdigest(), digest_md5.hexdigest(), have)
     except Unreachable as exc:
         raise DownloadError(f"{exc}; run the same command again") from None
@@ -155,15 +223,7 @@ def _download(access, storage_class, cluster, entry, target, max_bytes, on_progr
 
 def read_upload(path: Path, max_bytes: int = MAX_UPLOAD) -> bytes:
     """The bytes of a local file to upload (UsageError-like RlarkError when it is not a readable file or too big)."""
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise RlarkError(f"{path} is not a file")
-        if size > max_bytes:
-            raise RlarkError(f"{path} is {size} bytes; an upload is one request of at most {max_bytes} bytes")
-        return path.read_bytes()
-    except OSError as exc:
-        raise RlarkError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return fsutil.read_input(str(path), "upload", max_bytes)
 
 
 def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, key: str, dest: str,

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         access.close()
     if args.output:
-        write_record(Path(args.output), text)
+        write_record(Path(args.output), text, named=True)
         print(f"record written: {args.output}", file=sys.stderr)
     try:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from rlark_tui.errors import RlarkError
-from rlark_tui.local.fsutil import write_private
+from rlark_tui.local.fsutil import open_append, write_private
 
 RECORD = "demo.json"
 READY_TIMEOUT = 90.0
@@ -66,7 +66,7 @@ class Background:
     @classmethod
     def start(cls, state_dir: Path, keep: bool) -> Background:
         state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        log = open(state_dir / "demo.log", "ab")
+        log = open_append(state_dir / "demo.log")
         command = [sys.executable, "-m", "rlark_tui.commands.demo", "serve", str(state_dir)]
         if not keep:
             command.append("--exit-with-stdin")

@@ -15,6 +15,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
+from rlark_tui.local.fsutil import read_input
 from rlark_tui.model import sshkey
 
 EXIT_CODES = """exit codes:
@@ -45,11 +46,9 @@ def register(subparsers, parents) -> None:
 
 def read_public_key(path: Path) -> sshkey.PublicKey:
     try:
-        if path.stat().st_size > sshkey.MAX_PUB_BYTES:
-            raise UsageError(f"{path} is larger than a public key file")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_input(str(path), "public key file", sshkey.MAX_PUB_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"public key file {path}: not UTF-8 text") from None
     return sshkey.parse_public_key(text)
 
 

@@ -82,6 +82,8 @@ def segment(cache: dict, summary: dict, now: float) -> str:
 
 def _spawn_refresh(root: Path, argv: list[str]) -> None:
     """Start one detached refresher unless one started within REFRESH_TIMEOUT."""
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.local.fsutil import write_private
     lock = root / LOCK
     try:
         if time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
@@ -90,11 +92,11 @@ def _spawn_refresh(root: Path, argv: list[str]) -> None:
         pass
     try:
         root.mkdir(parents=True, exist_ok=True)
-        lock.write_text(str(os.getpid()))
+        write_private(lock, str(os.getpid()), durable=False)
         child = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv, "--refresh"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        lock.write_text(str(child.pid))
-    except OSError:
+        write_private(lock, str(child.pid), durable=False)
+    except (OSError, RlarkError):
         pass
 
 

@@ -139,7 +139,7 @@ class Actions:
                 f"# spec sha256: {sha}\n" + yaml.safe_dump(redact_object(job), sort_keys=False))
         try:
             write_private(path, text)
-        except OSError:
+        except (OSError, RlarkError):
             return None
         return path
 

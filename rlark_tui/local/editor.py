@@ -1,6 +1,6 @@
 """Handing text to the user's editor (`$VISUAL`, `$EDITOR`, else vi) on a private temporary file.
 
-Used by `rlark edit` for a whole job draft; the temporary file is 0600 and removed afterwards, also when rlark is
+Used by `rlark edit` for a whole job draft; the temporary file is 0600, in a 0700 directory of its own, and removed afterwards, also when rlark is
 sent SIGHUP or SIGTERM while the editor runs (the editor is stopped, the draft removed, exit 128 + the signal).
 What the editor saved is read with the drafts' cap (4 MiB).
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -17,7 +18,7 @@ import threading
 
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES
-from rlark_tui.local.fsutil import read_input
+from rlark_tui.local.fsutil import read_input, write_private
 
 
 def editor_command() -> str:
@@ -26,11 +27,11 @@ def editor_command() -> str:
 
 def edit_text(text: str, command: str, suffix: str = ".yaml") -> str:
     """Open `text` in `command` and return what was saved (raises RlarkError if the editor fails)."""
-    fd, path = tempfile.mkstemp(prefix="rlark-", suffix=suffix)
+    folder = tempfile.mkdtemp(prefix="rlark-edit-")  # 0700: the editor's own backup and swap files stay private
+    path = os.path.join(folder, f"draft{suffix}")
     try:
         with _ended_by_signals():
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_private(path, text, durable=False)
             finished = subprocess.run([*shlex.split(command), path], check=False)
             if finished.returncode != 0:
                 raise RlarkError(f"editor `{command}` exited with code {finished.returncode}; nothing was changed")
@@ -41,8 +42,7 @@ def edit_text(text: str, command: str, suffix: str = ".yaml") -> str:
     except FileNotFoundError:
         raise RlarkError(f"editor `{command}` not found; set $EDITOR") from None
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

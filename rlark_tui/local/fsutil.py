@@ -1,61 +1,312 @@
-"""Private, atomic file writes (the one way rlark saves what the user must not lose or others must not read),
-and `read_input`, the one bounded read of a user-named input file or stdin.
+"""The one way rlark writes a local file, and `read_input`, the one bounded read of a user-named input.
 
-`write_private` writes a temp file in the target's directory (created 0600 by mkstemp), fsyncs it, renames it
-over the target and fsyncs the directory: a crash at any point leaves the previous file or the new one, never
-half of either. Drafts, run-check records, exports, saved logs, tokens, keys and kubeconfigs go through it.
+Every write goes through `Destination` (`write_private`, `write_named` and `atomic_output` are built on it):
+- The path is walked one component at a time from `/` with directory descriptors. A symlink on the way is followed
+  only when the directory holding it is trusted (owned by the user or root, writable by nobody else; or sticky and
+  the link the user's own, as the kernel's protected_symlinks rule). The directory the file goes into must be the
+  user's own and writable by nobody else (group-writable only for the user's private group); otherwise
+  `UnsafeDestination`, one line. Missing directories are made 0700.
+- The data goes to an unpredictable temporary name in that directory, opened O_CREAT|O_EXCL|O_NOFOLLOW, is fsynced
+  and renamed over the final name (`os.replace`, relative to the held directory), and the directory is fsynced: a
+  crash leaves the previous file or the new one, never half of either, and no name another user planted is ever
+  opened. A symlink at the final name (possible only in the user's own directory) is resolved the same way, so a
+  link of the user's own keeps pointing at the file it names.
+- Files are 0600, unless the user named the path (`named=True`): then the umask's ordinary mode, or the mode of the
+  file replaced. A FIFO, terminal or device the user named (in a trusted directory) is written through, and
+  /dev/stdout and /dev/stderr go through our own streams, so a shell redirection is neither replaced nor truncated.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import grp
 import os
+import pwd
+import secrets
+import stat
 import sys
-import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from rlark_tui.errors import UsageError
+from rlark_tui.errors import RlarkError, UsageError
 
 STANDARD_STREAMS = {"/dev/stdout": "stdout", "/dev/stderr": "stderr"}
+MAX_LINKS = 40
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafeDestination(RlarkError):
+    """A file rlark will not write there: the directory is not the user's own, others may write it, or a link on
+    the way was planted where others write. One line, naming the path and why."""
+
+
+def _private_group(gid: int) -> bool:
+    """Whether `gid` is the user's own private group (named like the user, no other member): Debian's and
+    Fedora's umask 002 makes directories group-writable for it, which lets no one else in."""
+    try:
+        group, user = grp.getgrgid(gid), pwd.getpwuid(os.geteuid())
+    except KeyError:
+        return False
+    return gid == user.pw_gid and group.gr_name == user.pw_name and not [m for m in group.gr_mem if m != user.pw_name]
+
+
+def _closed_to_others(info: os.stat_result) -> bool:
+    mode = info.st_mode
+    return not mode & stat.S_IWOTH and (not mode & stat.S_IWGRP or _private_group(info.st_gid))
+
+
+def _trusted(info: os.stat_result) -> bool:
+    return info.st_uid in (os.geteuid(), 0) and _closed_to_others(info)
+
+
+def _why_not_own(info: os.stat_result) -> str | None:
+    if info.st_uid != os.geteuid():
+        return f"the directory belongs to uid {info.st_uid}, not to you"
+    if not _closed_to_others(info):
+        return "others may write in the directory"
+    return None
+
+
+class Destination:
+    """Where one file goes: its directory, held open and checked, and the final name (`leaf`). `through` is
+    True for a FIFO, terminal or device the user named: it is written through, never replaced."""
+
+    def __init__(self, path: Path | str, *, named: bool = False, create_dirs: bool = True) -> None:
+        self.shown, self.named = str(path), named
+        self.through = False
+        self.mode: int | None = None  # the mode of a named file being replaced
+        self.dir_fd = -1
+        leaf = self._resolve(os.path.abspath(os.fspath(path)), create_dirs)
+        self.leaf = leaf
+
+    def _refuse(self, why: str) -> UnsafeDestination:
+        return UnsafeDestination(f"refusing to write {self.shown}: {why}")
+
+    def _walk(self, fd: int, parts: list[str], create: bool, budget: list[int]) -> int:
+        """A descriptor of the directory `parts` lead to from `fd` (which it takes over)."""
+        pending = list(reversed(parts))
+        while pending:
+            part = pending.pop()
+            if part in ("", "."):
+                continue
+            try:
+                nxt = os.open(part, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                pending.append(part)
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    os.close(fd)
+                    raise
+                try:
+                    fd = self._follow(fd, part, budget, pending)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                continue
+            os.close(fd)
+            fd = nxt
+        return fd
+
+    def _follow(self, fd: int, part: str, budget: list[int], pending: list[str]) -> int:
+        """Put the link `part`'s target on `pending` (when it may be followed); the directory to go on from."""
+        info = os.stat(part, dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISLNK(info.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", self.shown)
+        holder = os.fstat(fd)
+        if not (_trusted(holder) or (holder.st_mode & stat.S_ISVTX and info.st_uid == os.geteuid())):
+            raise self._refuse(f"{part!r} on the way is a link in a directory others may write")
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", self.shown)
+        target = os.readlink(part, dir_fd=fd)
+        pending.extend(reversed(target.split("/")))
+        if target.startswith("/"):
+            os.close(fd)
+            return os.open("/", _DIR)
+        return fd
+
+    def _resolve(self, path: str, create: bool) -> str:
+        budget = [MAX_LINKS]
+        directory, leaf = os.path.split(path)
+        fd = self._walk(os.open("/", _DIR), directory.split("/"), create, budget)
+        try:
+            while True:
+                if not leaf or leaf in (".", ".."):
+                    raise IsADirectoryError(errno.EISDIR, "is a directory", self.shown)
+                try:
+                    info = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    info = None
+                if info is not None and stat.S_ISLNK(info.st_mode):
+                    pending: list[str] = []
+                    fd = self._follow(fd, leaf, budget, pending)
+                    parts = list(reversed(pending))
+                    leaf = parts.pop() if parts else ""
+                    fd = self._walk(fd, parts, create, budget)
+                    continue
+                break
+            holder = os.fstat(fd)
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", self.shown)
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                if not _trusted(holder):
+                    raise self._refuse("it is a special file in a directory others may write")
+                self.through = True
+            else:
+                why = _why_not_own(holder)
+                if why is not None:
+                    raise self._refuse(why + "; choose a directory of your own")
+                if info is not None and self.named and info.st_uid == os.geteuid():
+                    self.mode = stat.S_IMODE(info.st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.dir_fd = fd
+        return leaf
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+    def __enter__(self) -> Destination:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def temp(self, tag: str = "tmp", *, private: bool = False) -> tuple[str, BinaryIO]:
+        """A new file under an unpredictable name beside the target (O_EXCL, O_NOFOLLOW): (its name, open to
+        read and write)."""
+        named = self.named and not private
+        while True:
+            name = f".{self.leaf[:180]}.{secrets.token_hex(8)}.{tag}"
+            try:
+                fd = os.open(name, _EXCL & ~os.O_WRONLY | os.O_RDWR, 0o666 if named else 0o600, dir_fd=self.dir_fd)
+            except FileExistsError:
+                continue
+            if named and self.mode is not None:
+                os.fchmod(fd, self.mode)
+            return name, os.fdopen(fd, "rb+")
+
+    def write_beside(self, name: str, data: bytes) -> None:
+        """Replace file `name` in the target's directory with `data` (0600, atomic): a record of rlark's own."""
+        temp, handle = self.temp(private=True)
+        try:
+            with handle:
+                handle.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+            os.replace(temp, name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        except BaseException:
+            self.remove(temp)
+            raise
+
+    def open_through(self) -> BinaryIO:
+        """The FIFO, terminal or device the user named, opened to append (never through a link)."""
+        return os.fdopen(os.open(self.leaf, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 dir_fd=self.dir_fd), "ab")
+
+    def commit(self, name: str, durable: bool = True) -> None:
+        """Rename file `name` (made by `temp`) onto the target."""
+        os.replace(name, self.leaf, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        if durable:
+            with contextlib.suppress(OSError):
+                os.fsync(self.dir_fd)
+
+    def remove(self, name: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=self.dir_fd)
+
+    def open_own(self, name: str, flags: int = os.O_RDONLY) -> tuple[BinaryIO, os.stat_result] | None:
+        """File `name` in the directory when it is a regular file of the user's own (never through a link)."""
+        try:
+            fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.dir_fd)
+        except OSError:
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            os.close(fd)
+            return None
+        return os.fdopen(fd, "rb+" if flags & os.O_RDWR else "rb"), info
+
+
+def _write_stream(stream: str, payload: bytes) -> None:
+    # Through our own stdout/stderr: the shell may have redirected it to a file, which a second open would
+    # replace, truncate or overwrite at the wrong offset.
+    out = getattr(sys, stream)
+    out.flush()
+    out.buffer.write(payload)
+    out.flush()
+
+
+def write_file(path: Path | str, data: str | bytes, *, named: bool = False, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically (see the module): 0600, or the ordinary mode when `named`.
+
+    `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
+    state rewritten often and rebuilt anyway. Raises UnsafeDestination or OSError."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    stream = STANDARD_STREAMS.get(str(path))
+    if stream is not None:
+        _write_stream(stream, payload)
+        return
+    with atomic_output(path, named=named, durable=durable) as out:
+        out.write(payload)
 
 
 def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
-    """Replace `path` with `data` atomically, mode 0600; parent directories are created 0700. A path that is
-    not a regular file (a FIFO, a terminal, /dev/stdout) is written through instead; a directory is an OSError.
+    """A file for rlark and the user alone (state, records, drafts, keys, tokens): mode 0600."""
+    write_file(path, data, durable=durable)
 
-    `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
-    state rewritten often and rebuilt anyway, like the sandbox's object store. Raises OSError.
-    """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    given = Path(path)
-    stream = STANDARD_STREAMS.get(str(given))
+
+def write_named(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
+    """A file at a path the user named (`--output`, a saved log, an export): the ordinary mode."""
+    write_file(path, data, named=True, durable=durable)
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True) -> Iterator[BinaryIO]:
+    """A binary file to write `path`'s new content into; put in place when the block ends without an exception,
+    removed when it raises. /dev/stdout, a FIFO or a device the user named is written through."""
+    stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
-        # Through our own stdout/stderr: the shell may have redirected it to a file, which a second open would
-        # replace, truncate or overwrite at the wrong offset.
         out = getattr(sys, stream)
         out.flush()
-        out.buffer.write(payload)
-        out.flush()
+        yield out.buffer
+        out.buffer.flush()
         return
-    if given.exists() and not given.is_file():  # a pipe or a terminal: written through, not replaced
-        with open(given, "ab") as handle:
-            handle.write(payload)
-        return
-    path = Path(os.path.realpath(given))  # through a symlink: its target is replaced, the link stays
-    for parent in reversed([p for p in path.parents if not p.exists()]):
-        parent.mkdir(mode=0o700, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            if durable:
+    with Destination(path, named=named) as dest:
+        if dest.through:
+            with dest.open_through() as handle:
+                yield handle
+            return
+        name, handle = dest.temp()
+        try:
+            with handle:
+                yield handle
                 handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    if durable:
-        _fsync_dir(path.parent)
+                if durable:
+                    os.fsync(handle.fileno())
+            dest.commit(name, durable)
+        except BaseException:
+            dest.remove(name)
+            raise
+
+
+def open_append(path: Path | str) -> BinaryIO:
+    """A private log (0600) opened to append, in a directory checked as for any write, never through a link."""
+    with Destination(path) as dest:
+        if dest.through:
+            return dest.open_through()
+        return os.fdopen(os.open(dest.leaf, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 0o600, dir_fd=dest.dir_fd), "ab")
 
 
 def remove_quietly(path: Path | str) -> None:
@@ -66,36 +317,69 @@ def remove_quietly(path: Path | str) -> None:
         pass
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+READ_IDLE_SECONDS = 60.0
+"""A pipe or FIFO that sends nothing for this long ends the read (a terminal is waited for)."""
 
 
-def read_input(path: str, what: str, limit: int) -> bytes:
-    """The bytes of a file ('-' = stdin), at most `limit`; UsageError (exit 2) with one clear line when it cannot
-    be read or is larger."""
+def size_text(limit: int) -> str:
+    """A byte bound as said to the user: `4 MiB`, `16 KiB`, `100 bytes`."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if limit >= 1 << shift and limit % (1 << shift) == 0:
+            return f"{limit >> shift} {unit}"
+    return f"{limit} bytes"
+
+
+def _read_bounded(fd: int, limit: int, idle: float | None) -> bytes:
+    """At most `limit + 1` bytes of `fd`; a pipe silent for `idle` seconds raises TimeoutError."""
+    import select
+    chunks, size = [], 0
+    poller = select.poll() if idle is not None else None
+    if poller is not None:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while size <= limit:
+        if poller is not None and not poller.poll(idle * 1000):
+            raise TimeoutError
+        chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECONDS) -> bytes:
+    """The bytes of a user-named input ('-' = stdin), at most `limit`: a regular file, stdin, a pipe or a FIFO
+    (these also ended by `idle` seconds without a byte; a terminal is waited for), or a device read up to the
+    bound. UsageError (exit 2) with one line when it cannot be read, or naming the bound it passed."""
+    shown = path
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(limit + 1)
+            fd, close = sys.stdin.fileno(), False
         else:
-            with open(path, "rb") as handle:
-                data = handle.read(limit + 1)
+            fd, close = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), True
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory")
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
+            waits = stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)
+            if close:
+                os.set_blocking(fd, True)
+            data = _read_bounded(fd, limit, idle if waits and not os.isatty(fd) else None)
+        finally:
+            if close:
+                os.close(fd)
     except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
+        raise UsageError(f"{what} {shown}: no such file") from None
     except IsADirectoryError:
-        raise UsageError(f"{what} {path}: is a directory") from None
+        raise UsageError(f"{what} {shown}: is a directory") from None
     except PermissionError:
-        raise UsageError(f"{what} {path}: permission denied") from None
+        raise UsageError(f"{what} {shown}: permission denied") from None
+    except TimeoutError:
+        raise UsageError(f"{what} {shown}: nothing came for {idle:g} s (the bound of a pipe)") from None
     except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+        raise UsageError(f"{what} {shown}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
-        raise UsageError(f"{what} {path}: larger than {limit // (1024 * 1024)} MiB")
+        raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
     return data

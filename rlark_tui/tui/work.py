@@ -164,14 +164,15 @@ class AppWork:
 
     @work(thread=True, exclusive=True, group="log-save", exit_on_error=False)
     def _save_log(self, message: messages.SaveLog) -> None:
-        from rlark_tui.local.fsutil import write_private
+        from rlark_tui.errors import RlarkError
+        from rlark_tui.local.fsutil import write_named
         from rlark_tui.text.redact import redact_text
         lines = message.lines
         try:
-            write_private(Path(message.path), redact_text("\n".join(lines)) + "\n" if lines else "")
-        except OSError as exc:
+            write_named(Path(message.path), redact_text("\n".join(lines)) + "\n" if lines else "")
+        except (OSError, RlarkError) as exc:
             message.requester.post_message(messages.LogSaved(message.path, len(lines),
-                                                             f"Cannot save the log: {exc.strerror or exc}"))
+                                                             f"Cannot save the log: {getattr(exc, 'strerror', None) or exc}"))
             return
         message.requester.post_message(messages.LogSaved(message.path, len(lines)))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 import time
 
@@ -78,7 +79,9 @@ def test_job_whose_pods_cannot_start_is_pending_not_pass(sandbox, capsys, state,
     assert "pending; waiting" in err
     copy = state / "copy.md"
     assert copy.read_text() == out
-    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o666 & ~umask  # a path the user named: the ordinary mode
 
 
 def test_gathered_evidence_carries_the_submission_record(sandbox, access, state, unscheduled):

@@ -6,6 +6,7 @@ back with a checksum that matches the listing, and is deleted; read-only refuses
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 
@@ -101,17 +102,17 @@ def test_rm_asks_and_errors_are_one_line(rlark, checkpoint, tmp_path, monkeypatc
     assert both_local.code == 2
 
 
-def test_cut_download_resumes_with_range(rlark, checkpoint, tmp_path):
+def test_a_part_file_this_rlark_did_not_make_is_not_continued(rlark, checkpoint, tmp_path):
     weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
     data = checkpoint[weights].read_bytes()
     dest = tmp_path / "resume"
     dest.mkdir()
-    part = dest / f".w.pt.{hashlib.md5(data).hexdigest()[:16]}.part"
-    part.write_bytes(data[:7])  # what a dropped connection left
+    planted = dest / f".w.pt.{hashlib.md5(data).hexdigest()[:16]}.part"  # the name older versions resumed
+    planted.write_bytes(b"planted")
     got = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(dest / "w.pt"))
     assert got.code == 0, got.err
-    assert "resumed at byte 7" in got.out and "matches the listing's ETag" in got.out
-    assert (dest / "w.pt").read_bytes() == data and not part.exists()
+    assert "resumed" not in got.out and "matches the listing's ETag" in got.out
+    assert (dest / "w.pt").read_bytes() == data and planted.read_bytes() == b"planted"
 
 
 def test_download_bounds_and_local_errors_are_one_line(rlark, checkpoint, tmp_path):
@@ -119,11 +120,13 @@ def test_download_bounds_and_local_errors_are_one_line(rlark, checkpoint, tmp_pa
     big = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(tmp_path / "w.pt"), "--max-size", "10")
     assert big.code == 1 and "more than the limit of 10 (--max-size)" in big.err
     assert len(big.err.strip().splitlines()) == 1 and not (tmp_path / "w.pt").exists()
-    data = checkpoint[weights].read_bytes()
-    (tmp_path / f".w.pt.{hashlib.md5(data).hexdigest()[:16]}.part").mkdir()  # the part file cannot be written
-    denied = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(tmp_path / "w.pt"))
-    assert denied.code == 1 and denied.err.startswith("error: cannot write ")
-    assert len(denied.err.strip().splitlines()) == 1 and not (tmp_path / "w.pt").exists()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)  # another user's directory
+    denied = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(theirs / "w.pt"))
+    assert denied.code == 1 and denied.err.startswith(f"error: refusing to write {theirs / 'w.pt'}: the directory "
+                                                      "belongs to uid 65534"), denied.err
+    assert len(denied.err.strip().splitlines()) == 1 and os.listdir(theirs) == []
 
 
 def test_dropped_download_is_one_line_and_resumes(rlark, checkpoint, tmp_path, sandbox):

@@ -58,7 +58,7 @@ def test_failure_before_the_rename_keeps_the_old_copy_and_removes_the_temp(tmp_p
     target = tmp_path / "draft.yaml"
     fsutil.write_private(target, "good\n")
 
-    def crash(src, dst):
+    def crash(src, dst, **_dir_fds):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fsutil.os, "replace", crash)
@@ -108,7 +108,7 @@ def test_sigkill_at_any_moment_leaves_one_whole_copy(tmp_path):
 KILLED_BEFORE_RENAME = textwrap.dedent("""
     import os, sys, time
     from rlark_tui.local import fsutil
-    def hang(src, dst):
+    def hang(src, dst, **_dir_fds):
         print("temp written", flush=True)
         time.sleep(60)
     os.replace = hang
