@@ -152,14 +152,17 @@ def test_export_to_an_unwritable_place_is_one_line_and_keeps_nothing_half_writte
     assert str(info.value).startswith(f"export to {blocker / 'draft.yaml'}:") and "\n" not in str(info.value)
 
 
-def test_check_record_and_its_export_are_private(rl, env, tmp_path):
+def test_check_records_are_private_and_the_named_output_ordinary(rl, env, tmp_path):
     output = tmp_path / "exports" / "record.md"
     output.parent.mkdir()
     result = rl("check", "demo-ppo", "--format", "md", "--output", str(output))
     assert "record saved:" in result.err and "Traceback" not in result.err
     saved = Path(result.err.split("record saved: ", 1)[1].splitlines()[0])
-    for path in (saved, saved.with_suffix(".json"), output):
+    for path in (saved, saved.with_suffix(".json")):
         assert mode(path) == 0o600, path
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert mode(output) == 0o666 & ~umask  # a path the user named keeps the ordinary mode
     assert output.read_text().startswith("#") and leftovers(saved.parent) == []
 
 
