@@ -10,13 +10,14 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError, UsageError
 
 # Each command module and the command names it registers: a command line names one, and only that module is
 # imported (startup time); help, no command or an unknown one imports them all.
-COMMANDS: dict[str, tuple[str, ...]] = {
+COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rlark_tui.commands.draft": ("draft",),
     "rlark_tui.commands.sandbox": ("sandbox",),
     "rlark_tui.commands.get": ("get",),
@@ -43,7 +44,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rlark_tui.commands.wait": ("wait",),
     "rlark_tui.commands.status": ("status",),
     "rlark_tui.commands.top": ("top",),
-}
+})
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})
 

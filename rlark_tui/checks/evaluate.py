@@ -6,6 +6,7 @@ Pure: the same evidence and hand-over always give the same report.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
@@ -23,11 +24,11 @@ from rlark_tui.checks.report import (
 from rlark_tui.text.patterns import SlowPatterns
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text, secret_values
 
-DECISIONS = {
+DECISIONS = MappingProxyType({
     "continue": "continue running",
     "stop": "stop (by an authorised person, after outputs persist)",
     "keep": "keep the Job for debugging",
-}
+})
 OPERATOR = "the operator recording the check"
 STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then confirm the Job's Pods reach 0. "
                  "Stop scales replicas to 0; a later Start re-creates the processes and does not resume from a "

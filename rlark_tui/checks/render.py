@@ -7,24 +7,25 @@ escape sequence from the cluster); JSON escapes them.
 from __future__ import annotations
 
 from datetime import datetime
+from types import MappingProxyType
 
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
 from rlark_tui.text.redact import redact_object, redact_text
 from rlark_tui.text.sanitize import clean, json_dumps
 
-RESULT_WORDS = {
+RESULT_WORDS = MappingProxyType({
     "en": {"pass": "pass", "fail": "fail", "pending": "pending"},
     "zh": {"pass": "符合预期", "fail": "未符合", "pending": "待确认"},
-}
-TITLES_ZH = {
+})
+TITLES_ZH = MappingProxyType({
     1: "Job 已创建且配置一致",
     2: "Pod 数量和所在节点正确",
     3: "Ray 已按预期启动",
     4: "应用和配置版本一致",
     5: "业务有进展且输出已持久化",
     6: "结果已保存并明确后续处理",
-}
-_LABELS = {
+})
+_LABELS = MappingProxyType({
     "en": {
         "heading": "# Run check record",
         "run_id": "Run ID", "code": "Code version, image and version; actual digest (if recorded)",
@@ -45,7 +46,7 @@ _LABELS = {
         "details": "## 证据", "conclusion": "## 最终结论", "stage": "最早出现问题的环节",
         "unknown": "未记录", "more": "更多", "config_ref": "配置", "run_script": "运行脚本", "code_ref": "代码",
     },
-}
+})
 
 
 def _time(value: datetime) -> str:
@@ -191,4 +192,4 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
     return clean(redact_text("\n".join(lines) + "\n"))
 
 
-RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json_text}
+RENDERERS = MappingProxyType({"text": to_text, "md": to_markdown, "json": to_json_text})

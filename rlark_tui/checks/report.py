@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Literal
 
 Result = Literal["pass", "fail", "pending"]
@@ -14,14 +15,14 @@ Result = Literal["pass", "fail", "pending"]
 STAGES = ("job", "pods", "ray", "app", "progress", "outputs")
 """The order in which a run can break (C10); the earliest failing one is where to start looking."""
 
-TITLES = {
+TITLES = MappingProxyType({
     1: "Job created and configured as submitted",
     2: "Pods: count and Nodes as planned",
     3: "Ray started as expected",
     4: "Application and config versions consistent",
     5: "Progress seen and outputs persisted",
     6: "Result saved and next steps decided",
-}
+})
 
 
 @dataclass(frozen=True)

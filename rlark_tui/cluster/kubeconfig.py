@@ -18,6 +18,7 @@ import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import yaml
@@ -245,11 +246,11 @@ def _loader_tls(configuration: k8s.Configuration, taken: dict[str, Credential]) 
 
 # -- the plain contexts, without the kubernetes loader ---------------------------------------------------------
 
-_STRING_KEYS = {
+_STRING_KEYS = MappingProxyType({
     "cluster": ("server", "certificate-authority", "certificate-authority-data", "tls-server-name", "proxy-url"),
     "user": ("token", "tokenFile", "username", "password", "client-certificate", "client-certificate-data",
              "client-key", "client-key-data"),
-}
+})
 _LOADER_ONLY = ("exec", "auth-provider")
 
 

@@ -9,8 +9,9 @@ bench/cli_get.py), with the same values as the typed views in model/objects.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, NamedTuple, TypedDict
 
 import yaml
@@ -172,7 +173,7 @@ class Table(NamedTuple):
     reads: type | None = None
 
 
-TABLES: dict[str, Table] = {
+TABLES: Mapping[str, Table] = MappingProxyType({
     JOBS.plural: Table(("NAME", "STATUS", "WORKERS", "ROLES", "AGE", "CHECK"),
                        ("TYPE", "HEADER", "NODES", "DOMAIN", "DISPLAY NAME"), cli_job_row, JobTableList),
     TASKS.plural: Table(("NAME", "JOB", "ROLE", "PHASE", "REPLICAS", "AGE"),
@@ -182,7 +183,7 @@ TABLES: dict[str, Table] = {
                         _node_row),
     DOMAINS.plural: Table(("NAME", "CIDR", "AGE"), ("ALLOCATIONS",), _domain_row),
     WORKFLOWS.plural: Table(("NAME", "PHASE", "JOBS", "AGE"), ("TEMPLATES",), _workflow_row),
-}
+})
 
 
 def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,

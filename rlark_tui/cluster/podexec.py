@@ -35,7 +35,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
 
 CONTAINER = "main"
-SHELL = ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]
+SHELL = ("sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh")
 """An interactive shell: bash where the image has it, else sh."""
 STDIN, STDOUT, STDERR, STATUS, RESIZE = 0, 1, 2, 3, 4
 CHUNK = 32 * 1024

@@ -14,6 +14,7 @@ import ssl
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -82,7 +83,7 @@ class ServerOptions:
         return bool(address and urlsplit(_with_scheme(address)).hostname and self.get("client-cert"))
 
 
-_FILES = {"client-cert": "client certificate", "client-key": "client key", "ca-cert": "CA certificate"}
+_FILES = MappingProxyType({"client-cert": "client certificate", "client-key": "client key", "ca-cert": "CA certificate"})
 
 
 @dataclass(frozen=True)

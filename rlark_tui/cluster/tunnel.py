@@ -28,7 +28,7 @@ from rlark_tui.model.objects import Job
 HEAD_LIMIT = 64 * 1024
 CHUNK = 64 * 1024
 READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
-_DROPPED = {"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"}
+_DROPPED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"})
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from types import MappingProxyType
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, WORKFLOWS
@@ -24,7 +25,7 @@ EXIT_CODES = """exit codes:
   130  interrupted"""
 
 WORKFLOW_WORDS = ("workflow", "workflows", "wf", "rlwf")
-PAST = {"stop": "stopped", "start": "started", "restart": "restarted", "delete": "deleted"}
+PAST = MappingProxyType({"stop": "stopped", "start": "started", "restart": "restarted", "delete": "deleted"})
 
 
 def register(subparsers, parents) -> None:

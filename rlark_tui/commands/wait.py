@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from types import MappingProxyType
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import parse_since
@@ -163,4 +164,4 @@ def _check(access, name: str, _target) -> tuple[bool, str]:
     return False, f"job {name}: checks {', '.join(waiting)} not passing yet"
 
 
-STEPS = {"phase": _phase, "progress": _progress, "check": _check}
+STEPS = MappingProxyType({"phase": _phase, "progress": _progress, "check": _check})

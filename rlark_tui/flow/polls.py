@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
@@ -320,7 +321,7 @@ class UsageRounds:
         return usage.sample(access, targets(index, running), index.snapshot.usage.get(key))
 
 
-TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
+TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (
     Topic(RAY, 2.0, fetch_ray, ray_source),
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
@@ -333,4 +334,4 @@ TOPICS: Mapping[str, Topic] = {topic.name: topic for topic in (
     Topic(USAGE, USAGE_SECONDS, None, rounds=lambda poll_soon: UsageRounds()),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),
-)}
+)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
@@ -18,7 +19,7 @@ from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.model.objects import Job, TaskSpec
 
 ROLE_ENV = "RLARK_TASK_ROLE"
-DRAFT_TYPE = {job_type: draft_type for draft_type, job_type in DRAFT_TYPE_TO_JOB_TYPE.items()}
+DRAFT_TYPE = MappingProxyType({job_type: draft_type for draft_type, job_type in DRAFT_TYPE_TO_JOB_TYPE.items()})
 """The console's Job type (derived from the roles) -> the draft's `type`."""
 
 

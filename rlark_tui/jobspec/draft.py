@@ -10,6 +10,7 @@ import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -25,7 +26,7 @@ RECORD_FIELDS = ("runId", "codeRef", "configRef", "dataVersion", "expectedNumNod
                  "startupMarker", "stopCondition", "maxWaitSeconds", "outputPath", "buildRecord", "recorder", "notes", "placementMode",
                  "componentPlacement", "nodeGroups", "runtimeVersions")
 _RECORD_INTS = ("expectedNumNodes", "maxWaitSeconds")
-_RECORD_DATA = {"componentPlacement": dict, "nodeGroups": list, "runtimeVersions": dict}
+_RECORD_DATA = MappingProxyType({"componentPlacement": dict, "nodeGroups": list, "runtimeVersions": dict})
 """Record fields holding structured data, compared as-is with RLinf's resolved `cluster` config."""
 PLACEMENT_MODES = ("collocated", "disaggregated", "hybrid")
 _MAX_DATA_DEPTH = 8
@@ -105,22 +106,22 @@ class JobDraft:
         return None
 
 
-TOP_FIELDS = {
+TOP_FIELDS = MappingProxyType({
     "name": "name", "displayName": "display_name", "type": "type", "header": "header", "roles": "roles",
     "domain": "domain", "sshPublicKey": "ssh_public_key", "runScript": "run_script",
     "tensorboardDir": "tensorboard_dir", "record": "record",
-}
-ROLE_FIELDS = {
+})
+ROLE_FIELDS = MappingProxyType({
     "name": "name", "role": "role", "cluster": "cluster", "selector": "selector", "gpu": "gpu",
     "devices": "devices", "cpu": "cpu", "memory": "memory", "image": "image",
     "prepareScript": "prepare_script", "env": "env", "mounts": "mounts",
-}
-_FIELD_HINTS = {
+})
+_FIELD_HINTS = MappingProxyType({
     "replicas": "replicas are the number of Nodes the selector matches (W1); change the selector instead",
     "head": "name the Header role with the top-level `header:` field",
     "nodeSelector": "use `selector`",
-}
-MOUNT_FIELDS = {"type": "type", "target": "target", "source": "source", "storageClass": "storage_class"}
+})
+MOUNT_FIELDS = MappingProxyType({"type": "type", "target": "target", "source": "source", "storageClass": "storage_class"})
 
 
 def _type_name(value: Any) -> str:

@@ -6,25 +6,27 @@ Pure text building; every field a user must fill is empty (never a placeholder v
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from rlark_tui.jobspec.draft import DRAFT_TYPES
 
-PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
+PRESETS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "rl": (("Actor", "Actor"), ("Rollout", "Rollout"), ("Environment", "Env")),
     "data-collection": (("Environment", "Env"),),
     "evaluation": (("Rollout", "Rollout"), ("Environment", "Env")),
     "custom": (("Worker", "Actor"),),
-}
+})
 """Role name and TaskSpec role per job type; custom has no preset, so it starts with one role to rename."""
 
-_RUN_SCRIPTS = {
+_RUN_SCRIPTS = MappingProxyType({
     "rl": "cd /workspace/RLinf && bash examples/embodiment/run_embodiment.sh maniskill_ppo",
     "data-collection": "cd /workspace/RLinf && bash examples/embodiment/run_embodiment.sh maniskill_ppo",
     "evaluation": "cd /workspace/RLinf && python evaluations/eval_embodied_agent.py runner.task_type=embodied_eval",
     "custom": "cd /workspace && bash run.sh",
-}
-_DEFAULT_NAMES = {"rl": "rl-training", "data-collection": "data-collection", "evaluation": "evaluation",
-                  "custom": "custom-job"}
+})
+_DEFAULT_NAMES = MappingProxyType({"rl": "rl-training", "data-collection": "data-collection", "evaluation": "evaluation",
+                  "custom": "custom-job"})
 
 
 def _quoted(value: str) -> str:

@@ -10,6 +10,7 @@ import binascii
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.jobspec.draft import DRAFT_TYPES, MOUNT_TYPES, PLACEMENT_MODES, PLATFORM_ROLES, JobDraft, RoleDraft
@@ -36,8 +37,8 @@ SHADOWED_PATHS = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/opt", "/r
 """Image code/config paths (and the platform's own `/rlark/scripts`, `/sshd`) a mount target must not cover."""
 SYSTEM_TREES = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/opt", "/rlark")
 
-DRAFT_TYPE_TO_JOB_TYPE = {"rl": "RL", "data-collection": "DataCollection", "evaluation": "Evaluation",
-                           "custom": "Custom"}
+DRAFT_TYPE_TO_JOB_TYPE = MappingProxyType({"rl": "RL", "data-collection": "DataCollection", "evaluation": "Evaluation",
+                           "custom": "Custom"})
 _JOB_NAME_CHARS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.jobspec.draft import PLATFORM_ROLES, JobDraft, Mount, RoleDraft
@@ -20,12 +21,12 @@ from rlark_tui.model.objects import Node
 STEP_NAMES = ("Roles and resources", "Worker config", "Common config", "YAML preview and submit")
 JOB_TYPES = (("RL", "rl"), ("Data collection", "data-collection"), ("Evaluation", "evaluation"),
              ("Custom", "custom"))
-PRESET_ROLES: dict[str, tuple[str, ...]] = {
+PRESET_ROLES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rl": ("Actor", "Rollout", "Environment"),
     "data-collection": ("Environment",),
     "evaluation": ("Rollout", "Environment"),
     "custom": (),
-}
+})
 """W4 presets: the initial roles per job type (Custom starts with none)."""
 
 class FormError(ValueError):
@@ -118,7 +119,7 @@ def format_env(env: Mapping[str, str]) -> str:
 
 
 EMPTY = '""'
-_EMPTY_WORD = {EMPTY: "", "''": ""}
+_EMPTY_WORD = MappingProxyType({EMPTY: "", "''": ""})
 
 
 def parse_mounts(text: str) -> tuple[Mount, ...]:
@@ -394,7 +395,7 @@ FIELDS: tuple[Field, ...] = (
     _record("maxWaitSeconds", "Max wait (s)", "seconds the run check waits", count=True),
     _record("outputPath", "Output path", "checkpoint/output prefix on a storage mount"),
 )
-BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
+BY_KEY: Mapping[str, Field] = MappingProxyType({f.key: f for f in FIELDS})
 SCRIPT_KEYS = tuple(f.key for f in FIELDS if f.kind in ("script", "lines"))
 """The text boxes f4 opens in $EDITOR."""
 

@@ -28,11 +28,12 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 from typing import BinaryIO
 
 from rlark_tui.errors import RlarkError, UsageError
 
-STANDARD_STREAMS = {"/dev/stdout": "stdout", "/dev/stderr": "stderr"}
+STANDARD_STREAMS = MappingProxyType({"/dev/stdout": "stdout", "/dev/stderr": "stderr"})
 MAX_LINKS = 40
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -7,8 +7,9 @@ parameter comes from a Job or the cluster, so a builder never lets one become an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError
 
@@ -71,7 +72,7 @@ def _cgroup_usage() -> list[str]:
     return ["cat", "--", *CGROUP_FILES]
 
 
-FIXED: dict[str, FixedCommand] = {c.name: c for c in (
+FIXED: Mapping[str, FixedCommand] = MappingProxyType({c.name: c for c in (
     FixedCommand("list-files", "`find <output path> -type f -printf '%T@ %s %p\\0'`: the run check's output listing "
                  "and `rlark checkpoints` (sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
     FixedCommand("hash-files", "`sha256sum -- <files>`: checksums of the newest output files (run check 5)",
@@ -83,7 +84,7 @@ FIXED: dict[str, FixedCommand] = {c.name: c for c in (
                  "Pods that request GPUs", _gpu_query, timeout=15.0, max_output=16 * 1024),
     FixedCommand("cgroup-usage", f"`cat -- {' '.join(CGROUP_FILES)}`: the container's CPU time and memory, "
                  "where the cluster serves no PodMetrics", _cgroup_usage, timeout=10.0, max_output=4096),
-)}
+)})
 
 
 def command(name: str) -> FixedCommand:

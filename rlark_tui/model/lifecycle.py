@@ -6,6 +6,8 @@ consequences.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
 
@@ -47,15 +49,15 @@ def consequences(action: str, job_name: str, pods: int | None = None) -> tuple[s
     raise ValueError(f"unknown action {action!r}")
 
 
-BULK_VERBS = {"stop_start": "Stop/Start", "restart": "Restart", "delete": "Delete"}
+BULK_VERBS = MappingProxyType({"stop_start": "Stop/Start", "restart": "Restart", "delete": "Delete"})
 """The keys that act on every marked Job (`s`, `R`, `ctrl+d`) and their dialog's confirm label."""
-BULK_EFFECTS = {
+BULK_EFFECTS = MappingProxyType({
     "stop": "stop: its {pods} Pod(s) are deleted, Tasks and PVCs kept; a later Start begins from scratch",
     "start": "start: new Pods run the prepare and run scripts from the beginning (no checkpoint resume)",
     "restart": "restart: sets rlark.io/restarted-at and un-stops it (new Pods, from the beginning)",
     "restart-running": "restart: only records the restart time; it is not stopped, so nothing restarts",
     "delete": "delete: the Job, its Tasks, {pods} Pod(s), head Service and task PVCs (cannot be undone)",
-}
+})
 
 
 def bulk_plan(verb: str, jobs: list) -> list[tuple[str, str | None, str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 DNS_LABEL_MAX = 63
 STATEFULSET_NAME_MAX = 52
@@ -18,11 +19,11 @@ _JOB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 JOB_TYPES = ("RL", "Evaluation", "DataCollection", "Custom")
 
-_ROLE_BY_NAME = {
+_ROLE_BY_NAME = MappingProxyType({
     "actor": "Actor", "learner": "Actor", "evaluator": "Actor", "collector": "Actor",
     "rollout": "Rollout", "camera worker": "Rollout", "robot operator": "Rollout",
     "environment": "Env", "env worker": "Env", "uploader": "Env", "robot worker": "Env",
-}
+})
 
 
 def derive_task_name(role_name: str) -> str:

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import math
 import re
+from types import MappingProxyType
 
 _QUANTITY = re.compile(
     r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
 )
-_SUFFIX = {
+_SUFFIX = MappingProxyType({
     "": 1.0,
     "n": 1e-9, "u": 1e-6, "m": 1e-3,
     "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
     "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
-}
+})
 
 
 def parse_quantity(value: object) -> float | None:

@@ -15,8 +15,8 @@ from rlark_tui.cluster.http import Http
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
 
 TIMEOUT = 5.0
-ALIVE_QUERY = [("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
-               ("limit", "10000")]
+ALIVE_QUERY = (("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
+               ("limit", "10000"))
 
 
 class RayDashboard:

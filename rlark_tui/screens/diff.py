@@ -6,6 +6,8 @@ The comparison is jobspec/jobdiff.py (pure, secrets masked); the Jobs come from 
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,7 +18,7 @@ from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_uni
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.view.index import SnapshotIndex
 
-STYLES = {"-": "red", "+": "green", "@": "bold", "[": "bold"}
+STYLES = MappingProxyType({"-": "red", "+": "green", "@": "bold", "[": "bold"})
 
 
 def styled(text: str) -> Text:

@@ -10,6 +10,7 @@ the list.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 from rich.syntax import Syntax
 from textual import on, work
@@ -57,7 +58,7 @@ from rlark_tui.widgets.status_header import StatusHeader
 
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")
-FIRST_FIELD = {1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"}
+FIRST_FIELD = MappingProxyType({1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"})
 LOADING = "gateway: loading…"
 
 

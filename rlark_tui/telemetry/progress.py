@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 TABLE_PROGRESS = re.compile(r"│ Global Step:\s*(\d+)/(\d+) │(?:.*?│\s*([\d.]+)%)?")
 TABLE_TIME = re.compile(r"│ Elapsed: (\S+) │ ETA: (\S+) │ Step Time: ([\d.]+)s")
@@ -24,8 +25,8 @@ TABLE_SECTION = re.compile(r"^├─+ (.+?) ─+┤")
 TABLE_END = "╰"
 TQDM = re.compile(r"Global Step:\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[([^\]]*)\]")
 CELL = re.compile(r"^\s*([^=│]+?)=(\S+)\s*$")
-SECTION_PREFIX = {"Time": "time/", "Environment": "env/", "Rollout": "rollout/", "Evaluation": "eval/",
-                  "Training/Actor": "train/", "Training/Critic": "train/", "Training/Other": "train/"}
+SECTION_PREFIX = MappingProxyType({"Time": "time/", "Environment": "env/", "Rollout": "rollout/", "Evaluation": "eval/",
+                  "Training/Actor": "train/", "Training/Critic": "train/", "Training/Other": "train/"})
 """Log section -> TensorBoard tag prefix where the mapping is certain: RLinf drops the category from the name
 but the actor and critic sections keep `actor/` and `critic/`. Replay Buffer names come from `replay_buffer/`
 or `train/replay_buffer/` keys alike, so they keep the log's own name."""

@@ -9,6 +9,7 @@ import os
 import time
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 
 from textual import work
 
@@ -17,9 +18,9 @@ from rlark_tui.flow import messages
 from rlark_tui.model.storage import human_size
 from rlark_tui.text.sanitize import clean, markup_safe
 
-COMMANDS = {"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
+COMMANDS = MappingProxyType({"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
             "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec"),
-            "pods": ("pods", "pod", "po"), "events": ("events", "event", "ev")}
+            "pods": ("pods", "pod", "po"), "events": ("events", "event", "ev")})
 DEFAULT_PUB = "~/.ssh/id_ed25519.pub"
 PROGRESS_SECONDS = 3.0
 """A running download says how far it got at most this often."""

@@ -4,6 +4,7 @@ from the API dict so that `rlark get jobs` stays fast (bench/cli_get.py), with t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
@@ -11,7 +12,7 @@ from rlark_tui.model.objects import Job, TaskSpec, shown_status
 
 Ages = Callable[[object], str]
 """An AGE cell of a timestamp (cluster.output's kubectl ages at one `now`, which it carries as `.now`)."""
-_NONE: dict = {}
+_NONE: Mapping = MappingProxyType({})
 
 
 def _section(obj: Mapping, key: str) -> Mapping:

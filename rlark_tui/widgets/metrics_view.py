@@ -8,6 +8,7 @@ It only draws what it is given (`show(runs, now)`); fetching and parsing happen 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,7 +22,7 @@ from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
-SOURCE_NAMES = {"tensorboard": "TensorBoard via the gateway", "log": "the Header log"}
+SOURCE_NAMES = MappingProxyType({"tensorboard": "TensorBoard via the gateway", "log": "the Header log"})
 
 
 @dataclass(frozen=True)

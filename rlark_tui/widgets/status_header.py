@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 
 from rich.text import Text
 from textual.widget import Widget
@@ -15,7 +16,7 @@ from textual.widget import Widget
 from rlark_tui.alerting.rules import MARKS
 from rlark_tui.flow.snapshot import SourceState
 
-_STATUS_MARK = {"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"}
+_STATUS_MARK = MappingProxyType({"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"})
 _URL = re.compile(r" at https?://\S*?(?=[:;,)]?(?:\s|$))")
 
 
