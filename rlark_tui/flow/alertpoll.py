@@ -168,8 +168,7 @@ class AlertRounds:
         """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
 
     def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
-        published = index.snapshot.alerts.get(key)
-        published = published if isinstance(published, AlertsState) else None
+        published = index.alerts_of(key)
         scope = self._scopes.get(key)
         if scope is None:
             # a new Reconciler (ctrl+r) goes on from the book the last one published

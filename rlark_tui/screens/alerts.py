@@ -31,8 +31,7 @@ LOG_RULES = ("run-crashed", "run-oom", "ray-not-ready", "start-stalled", "run-fi
 
 
 def alert_state(index: SnapshotIndex | None) -> AlertsState | None:
-    state = index.snapshot.alerts.get(ALL_KEY) if index is not None else None
-    return state if isinstance(state, AlertsState) else None
+    return index.alerts_of(ALL_KEY) if index is not None else None
 
 
 def _row_key(alert: Alert) -> str:

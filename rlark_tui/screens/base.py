@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from rlark_tui.alerting.rules import AlertsState
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.view.index import SnapshotIndex
@@ -26,10 +25,10 @@ if TYPE_CHECKING:
     from rlark_tui.tui.app import RlarkApp
 
 
-def alert_counts(snapshot) -> dict[str, int] | None:
+def alert_counts(index: SnapshotIndex | None) -> dict[str, int] | None:
     """Firing alerts per severity of the app's book; None before the first evaluation."""
-    state = snapshot.alerts.get(ALL_KEY) if snapshot is not None else None
-    return state.book.counts() if isinstance(state, AlertsState) else None
+    state = index.alerts_of(ALL_KEY) if index is not None else None
+    return state.book.counts() if state is not None else None
 
 
 class CommandBar(Input):
@@ -129,7 +128,7 @@ class RlarkScreen(Screen):
             context=state.context, namespace=state.namespace,
             sources=dict(snapshot.sources) if snapshot is not None else {},
             readonly=state.readonly, waiting=snapshot is None, crumb=self.crumb,
-            alerts=alert_counts(snapshot))
+            alerts=alert_counts(state.index))
 
     def mutation_of(self, key: str) -> str | None:
         """The MUTATIONS action this screen binds to `key` (None: the key changes nothing here)."""

@@ -134,7 +134,7 @@ class CheckScreen(RlarkScreen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """The report the evidence topic evaluated (in its worker), with the hand-over fields typed here."""
         self.update_header()
-        gathered = index.snapshot.evidence.get(self.job_name)
+        gathered = index.evidence_of(self.job_name)
         if gathered is self.gathered or not isinstance(gathered, Gathered):
             return
         previous, self.gathered = self.gathered, gathered

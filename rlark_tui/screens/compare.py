@@ -44,8 +44,7 @@ class CompareScreen(RlarkScreen):
         self.query_one("#metrics-tags").focus()
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
-        metrics = index.snapshot.metrics
-        self.query_one(MetricsView).show([Run(job, metrics.get(job)) for job in self.jobs], time.time())
+        self.query_one(MetricsView).show([Run(job, index.metrics_of(job)) for job in self.jobs], time.time())
 
     def action_back(self) -> None:
         self.dismiss()

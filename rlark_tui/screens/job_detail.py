@@ -169,7 +169,7 @@ class JobDetailScreen(RlarkScreen):
 
     def _render_metrics(self, index: SnapshotIndex) -> None:
         if self._metrics_watched:
-            state = index.snapshot.metrics.get(self.job_name)
+            state = index.metrics_of(self.job_name)
             self.query_one(MetricsView).show([Run(self.job_name, state)], time.time())
 
     # ---- rendering -------------------------------------------------------------------------
@@ -185,15 +185,15 @@ class JobDetailScreen(RlarkScreen):
         self._render_metrics(index)
         tasks = index.tasks_by_job.get(job.name, [])
         pods = index.job_pods(job)
-        ray = index.snapshot.ray.get(job.name) or {}
-        restarts = dict(index.snapshot.health.get(job.name) or {})
-        lookups = index.snapshot.lookups.get(GATEWAY_KEY)
+        ray = index.ray_of(job.name) or {}
+        restarts = dict(index.health_of(job.name))
+        lookups = index.listed("lookups", GATEWAY_KEY)
         header = first_pod(index, job.head_task_name)
         self._ssh_config = getattr(lookups, "system_config", None) if job.ssh_public_key else None
         self.ssh_line = ssh_jump_command(self._ssh_config, (header.pod_name or header.name) if header else "") \
             if job.ssh_public_key else ""
-        progress = index.snapshot.progress.get(job.name) if job.phase == "Running" else None
-        usage = pod_usage(index.snapshot.usage.get(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
+        progress = index.progress_of(job.name) if job.phase == "Running" else None
+        usage = pod_usage(index.usage_of(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
                    self.ssh_line, id(progress), tuple(usage.items()))
@@ -297,7 +297,7 @@ class JobDetailScreen(RlarkScreen):
     def _render_ray(self, index: SnapshotIndex, job: Job) -> None:
         widget = self.query_one("#ray-text", Section)
         text = Text()
-        status = index.snapshot.ray.get(job.name)
+        status = index.ray_of(job.name)
         expected = job.total_nodes if not job.stopped else 0
         widget.heading(text, "Ray cluster")
         if status is None:

@@ -48,7 +48,7 @@ class SSHKeysScreen(TableScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        listed = index.snapshot.sshkeys.get(ALL_KEY)
+        listed = index.listed("sshkeys", ALL_KEY)
         rows = key_rows(list(listed.items)) if listed is not None else []
         self._rows = {f"{r.raw_user}\x1f{r.index}": r for r in rows}
         self.query_one(LiveTable).sync(

@@ -80,7 +80,7 @@ class StorageScreen(RlarkScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        result = index.snapshot.storage.get(self._subscribed)
+        result = index.listed("storage", self._subscribed)
         title = self.query_one("#storage-title", Static)
         message = ""
         if self.location is None:

@@ -109,7 +109,7 @@ class WizardScreen(RlarkScreen):
         if index is None:
             return wf.WizardFacts(gateway_note=LOADING)
         snapshot = index.snapshot
-        lookups = snapshot.lookups.get(GATEWAY_KEY)
+        lookups = index.listed("lookups", GATEWAY_KEY)
         if not isinstance(lookups, GatewayLookups):
             lookups = GatewayLookups(notes=(LOADING,))
         jobs = tuple(name for name in snapshot.jobs if name != self.locked_name)

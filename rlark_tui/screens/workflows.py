@@ -71,7 +71,7 @@ def workflow_list_rows(workflows: tuple[dict, ...], now: datetime) -> list[Row]:
 
 
 def _listed(index: SnapshotIndex):
-    return index.snapshot.workflows.get(ALL_KEY)
+    return index.listed("workflows", ALL_KEY)
 
 
 class _WorkflowsRead(RlarkScreen):

@@ -12,6 +12,7 @@ import binascii
 import hashlib
 import itertools
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,7 +22,10 @@ from rlark_tui.flow.snapshot import RESULTS, Snapshot
 from rlark_tui.model.lifecycle import finished_refusal
 from rlark_tui.model.naming import job_type
 from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
+from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.telemetry.curves import MetricsState
+from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 
 UNSETTLED = ("Running", "Pending", "Failed")
@@ -71,11 +75,11 @@ class SnapshotIndex:
             name: self._changed_results(name, previous) for name in RESULTS}
         self.alert_marks: dict[str, str] = (
             previous.alert_marks if previous is not None and not self.changed_results["alerts"]
-            else job_alert_marks(self.snapshot.alerts.get(ALERT_SCOPE)))
+            else job_alert_marks(self.alerts_of()))
         """Job name -> the mark of its most severe firing alert and that alert's rule (`✗ run-crashed`)."""
         self.gpu_percent: dict[str, float] = (
             previous.gpu_percent if previous is not None and not self.changed_results["usage"]
-            else job_gpu_percent(self, self.snapshot.usage.get(ALERT_SCOPE)))
+            else job_gpu_percent(self, self.usage_of()))
         """Job name -> the mean utilisation over its Running Pods' GPUs (the usage topic's samples)."""
         self.rows, self.changed_rows = self._derive_rows(previous)
         self._history: tuple[tuple[int, int, frozenset[str] | None], ...] = (
@@ -266,6 +270,46 @@ class SnapshotIndex:
     def job_pods(self, job: Job) -> list[Pod]:
         return [pod for spec in job.tasks for pod in self.pods_by_task.get(job.task_name(spec), [])]
 
+    # ---- the topics' results, typed (a result of another type, or none, is None) -------------------------------
+
+    def ray_of(self, job: str) -> dict | None:
+        """The Job's last Ray dashboard status (alive nodes, status text, error, polled_at)."""
+        found = self.snapshot.ray.get(job)
+        return found if isinstance(found, dict) else None
+
+    def health_of(self, job: str) -> Mapping[str, PodHealth]:
+        """Pod CR key -> the health of its `main` container, as last read ({} before a read)."""
+        found = self.snapshot.health.get(job)
+        return found if isinstance(found, Mapping) else {}
+
+    def progress_of(self, job: str) -> ProgressState | None:
+        found = self.snapshot.progress.get(job)
+        return found if isinstance(found, ProgressState) else None
+
+    def metrics_of(self, job: str) -> MetricsState | None:
+        found = self.snapshot.metrics.get(job)
+        return found if isinstance(found, MetricsState) else None
+
+    def alerts_of(self, key: str = ALERT_SCOPE) -> AlertsState | None:
+        """The alert book of a scope (default: the app's, every Job)."""
+        found = self.snapshot.alerts.get(key)
+        return found if isinstance(found, AlertsState) else None
+
+    def usage_of(self, key: str = ALERT_SCOPE) -> UsageState | None:
+        found = self.snapshot.usage.get(key)
+        return found if isinstance(found, UsageState) else None
+
+    def evidence_of(self, job: str) -> object | None:
+        """The Job's run-check evidence (`flow.polls.Gathered`: a type of the flow above this package)."""
+        return self.snapshot.evidence.get(job)
+
+    def listed(self, topic: str, key: str) -> object | None:
+        """A listing topic's result (workflows, storage, sshkeys, lookups: `flow.polls.Listed`, `Folder`,
+        `GatewayLookups`, types of the flow above this package)."""
+        if topic not in ("workflows", "storage", "sshkeys", "lookups"):
+            raise ValueError(f"{topic} is not a listing topic")
+        return getattr(self.snapshot, topic).get(key)
+
     def pod(self, key: str) -> Pod | None:
         """The Pod CR under Snapshot key `namespace/name`, or None."""
         entry = self._pod_entries.get(key)
@@ -334,9 +378,9 @@ def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None =
     return total
 
 
-def job_alert_marks(state: object) -> dict[str, str]:
+def job_alert_marks(state: AlertsState | None) -> dict[str, str]:
     """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from an alert book."""
-    if not isinstance(state, AlertsState):
+    if state is None:
         return {}
     firing: dict[str, list] = {}
     for alert in state.book.firing():
@@ -346,11 +390,11 @@ def job_alert_marks(state: object) -> dict[str, str]:
             for job, found in firing.items()}
 
 
-def job_gpu_percent(index: SnapshotIndex, state: object) -> dict[str, float]:
+def job_gpu_percent(index: SnapshotIndex, state: UsageState | None) -> dict[str, float]:
     """Job name -> the mean GPU utilisation of its Pods' samples in a `usage` result (Jobs without GPU numbers
     are left out). Only the Jobs of the samples with GPU numbers are looked at: a round's result arrives on the
     UI thread, and walking all 5,000 Jobs' Pods for the few sampled by nvidia-smi took it ~0.2 s."""
-    samples = state.samples if isinstance(state, UsageState) else {}
+    samples = state.samples if state is not None else {}
     candidates = {index._job_by_task.get(entry[2]) for key, sample in samples.items()
                   if sample.gpus and (entry := index._pod_entries.get(key)) is not None}
     found = {}
@@ -364,9 +408,9 @@ def job_gpu_percent(index: SnapshotIndex, state: object) -> dict[str, float]:
     return found
 
 
-def failure_reason(health: object) -> str:
+def failure_reason(health: Mapping[str, PodHealth]) -> str:
     """The first failure reason of a health result (Pod key -> PodHealth), `+N` when more Pods have one."""
-    reasons = [h.reason for h in (health or {}).values() if h.reason]
+    reasons = [h.reason for h in health.values() if isinstance(h, PodHealth) and h.reason]
     return "" if not reasons else reasons[0] + (f" +{len(reasons) - 1}" if len(reasons) > 1 else "")
 
 
@@ -381,7 +425,6 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
     header_node = next((p.node for p in pods if p.task_name == head_task and p.node), "")
     roles = ", ".join(dict.fromkeys(spec.role_display_name for spec in specs))
     phase = job.shown_status
-    results = index.snapshot
     return JobRow(
         name=name,
         display_name=job.display_name,
@@ -393,8 +436,8 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
         header_node=header_node,
         created=job.creation_timestamp,
         created_at=parse_time(job.creation_timestamp),
-        reason=failure_reason(results.health.get(name)) if phase in UNSETTLED else "",
-        progress=results.progress.get(name) if phase == "Running" else None,
+        reason=failure_reason(index.health_of(name)) if phase in UNSETTLED else "",
+        progress=index.progress_of(name) if phase == "Running" else None,
         alert=index.alert_marks.get(name, ""),
         gpu_percent=index.gpu_percent.get(name),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
@@ -25,14 +26,15 @@ def pod_rows(index: SnapshotIndex, namespace: str = "") -> list[Line]:
     """One row per Pod CR of a Job (key: the Pod CR's `namespace/name`, then the Job after a tab)."""
     rows = []
     for job_name in index.snapshot.jobs:
-        health = index.snapshot.health.get(job_name) or {}
+        health = index.health_of(job_name)
         for task in index.tasks_by_job.get(job_name, []):
             for pod in index.pods_by_task.get(task.name, []):
                 if namespace and pod.namespace != namespace:
                     continue
                 key = f"{pod.namespace}/{pod.name}"
                 seen = health.get(key)
-                reason = clean(getattr(seen, "reason", "") or "")
+                seen = seen if isinstance(seen, PodHealth) else None
+                reason = clean(seen.reason or "") if seen is not None else ""
                 restarts = str(seen.restarts) if seen is not None else "-"
                 cells = (clean(job_name), clean(pod.pod_name or pod.name), clean(task.spec.role or task.name),
                          clean(pod.node or "-"), clean(pod.phase or "-"), reason or "-", restarts)

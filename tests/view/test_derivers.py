@@ -72,3 +72,21 @@ def test_screens_import_no_deriving_code_of_their_own():
                     node.value, ast.Attribute) and node.value.attr == "snapshot":
                 found.append(f"{path.name}:{node.lineno} snapshot.{node.attr}")
     assert not found, found
+
+
+TOPICS = ("ray", "evidence", "health", "progress", "metrics", "workflows", "alerts", "usage", "storage", "sshkeys",
+          "lookups")
+
+
+def test_topic_results_are_read_through_the_index_typed_accessors():
+    """Issue 32 item 5: a topic's result is read with the index's typed accessor; one of the wrong type is None
+    (or no health), never an object a screen must test with isinstance; no screen reads `snapshot.<topic>`."""
+    odd = {"j": "not a result"}
+    index = SnapshotIndex(Snapshot(ray=odd, health=odd, progress=odd, metrics=odd, alerts=odd, usage=odd))
+    assert (index.ray_of("j"), index.progress_of("j"), index.metrics_of("j"), index.alerts_of("j"),
+            index.usage_of("j"), index.health_of("j")) == (None, None, None, None, None, {})
+    found = [f"{path.name}:{node.lineno} snapshot.{node.attr}" for path in sorted(SCREENS.glob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Attribute) and node.attr in TOPICS and isinstance(node.value, ast.Attribute)
+             and node.value.attr == "snapshot"]
+    assert not found, found
