@@ -24,7 +24,7 @@ class Scope(NamedTuple):
         return cls("pod", key)
 
 
-Scope.HEADER = Scope("header")  # type: ignore[attr-defined]  (a NamedTuple takes no ClassVar)
+Scope.HEADER = Scope("header")  # type: ignore[attr-defined]  # a NamedTuple takes no ClassVar
 Scope.ALL = Scope("all")  # type: ignore[attr-defined]
 
 
