@@ -44,6 +44,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rlark_tui.commands.wait": ("wait",),
     "rlark_tui.commands.status": ("status",),
     "rlark_tui.commands.top": ("top",),
+    "rlark_tui.commands.stacks": ("stacks",),
 })
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

@@ -72,6 +72,18 @@ def _cgroup_usage() -> list[str]:
     return ["cat", "--", *CGROUP_FILES]
 
 
+PY_SPY_SCRIPT = ('command -v py-spy >/dev/null 2>&1 || { echo "py-spy: not found" >&2; exit 127; }; '
+                 'exec py-spy dump --pid "$1"')
+"""py-spy's dump of one process; a Pod without py-spy on its PATH exits 127 (so the reason can be told)."""
+
+
+def _py_spy_dump(pid: str) -> list[str]:
+    """`py-spy dump --pid <pid>`: the PID as one decimal word, never an option."""
+    if not isinstance(pid, str) or not pid.isdigit() or not pid.isascii() or len(pid) > 10:
+        raise FixedCommandError(f"a process ID is a decimal number, not {pid!r}"[:200])
+    return ["sh", "-c", PY_SPY_SCRIPT, "py-spy-dump", pid]
+
+
 FIXED: Mapping[str, FixedCommand] = MappingProxyType({c.name: c for c in (
     FixedCommand("list-files", "`find <output path> -type f -printf '%T@ %s %p\\0'`: the run check's output listing "
                  "and `rlark checkpoints` (sizes, mtimes)", _list_files, timeout=20.0, max_output=1 << 20),
@@ -84,6 +96,9 @@ FIXED: Mapping[str, FixedCommand] = MappingProxyType({c.name: c for c in (
                  "Pods that request GPUs", _gpu_query, timeout=15.0, max_output=16 * 1024),
     FixedCommand("cgroup-usage", f"`cat -- {' '.join(CGROUP_FILES)}`: the container's CPU time and memory, "
                  "where the cluster serves no PodMetrics", _cgroup_usage, timeout=10.0, max_output=4096),
+    FixedCommand("py-spy-dump", "`py-spy dump --pid <pid>`: the Python stack of one Ray worker the State API lists "
+                 "in that Pod (`rlark stacks`, when Ray's dashboard has profiling off)", _py_spy_dump, timeout=15.0,
+                 max_output=256 * 1024),
 )})
 
 

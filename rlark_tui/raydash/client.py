@@ -131,6 +131,36 @@ class RayDashboard:
         body = self._get("/api/jobs/", "Ray jobs")
         return [j for j in body if isinstance(j, dict)] if isinstance(body, list) else []
 
+    def state_list(self, resource: str, what: str, query: list[tuple[str, str]] | None = None) -> list[dict]:
+        """A State API list (`/api/v0/<resource>`, e.g. `actors?detail=true`): the entries of `data.result.result`."""
+        result = self._envelope(f"/api/v0/{resource}", what, query).get("result")
+        rows = result.get("result") if isinstance(result, dict) else None
+        return [row for row in rows or [] if isinstance(row, dict)]
+
+    def node_ips(self) -> dict[str, str]:
+        """Node ID -> node IP (`/nodes?view=summary`: `summary[].raylet.nodeId` and `ip`)."""
+        summary = self._envelope("/nodes", "Ray nodes", [("view", "summary")]).get("summary")
+        ips = {}
+        for node in summary if isinstance(summary, list) else []:
+            raylet = node.get("raylet") if isinstance(node, dict) else None
+            if isinstance(raylet, dict) and isinstance(raylet.get("nodeId"), str) and isinstance(node.get("ip"), str):
+                ips[raylet["nodeId"]] = node["ip"]
+        return ips
+
+    def profiling_enabled(self) -> bool:
+        """Whether the head runs with RAY_DASHBOARD_ENABLE_PROFILING (`/api/profiling_enabled`); a Ray without
+        the route: False."""
+        try:
+            body = self._get("/api/profiling_enabled", "Ray profiling")
+        except NotFound:
+            return False
+        return isinstance(body, dict) and body.get("profiling_enabled") is True
+
+    def text(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> str:
+        """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`)."""
+        body = self._get(path, what, query)
+        return body if isinstance(body, str) else ""
+
     def status(self, expected: int | None = None) -> dict:
         """One poll: alive nodes vs expected, status text, jobs; a failure becomes `error` (one line).
 

@@ -1,0 +1,116 @@
+"""Take the stacks of a Job's live Ray workers: the State API's actors, their node IPs and Pods, then Ray's
+`/worker/traceback` where the head has profiling on, else the fixed read-only `py-spy-dump` in each worker's Pod;
+dumps run in parallel, at most PARALLEL at once, each under its own time bound (ray-debug.md)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.model.objects import Job, Pod
+from rlark_tui.telemetry import stacks as pure
+
+PARALLEL = 8
+TRACEBACK_TIMEOUT = 15.0
+PROFILING_OFF = "Profiling is disabled"
+EXEC_REFUSED = ("Ray's dashboard has profiling off and rlark cannot exec in the Pod ({why}): set "
+                "RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role, or give rlark a route to the Pods "
+                "(`rlark config`)")
+
+
+class StacksUnavailable(RlarkError):
+    """No stacks at all: no Ray dashboard, or its actor list cannot be read."""
+
+
+def role_of(pod: Pod, job: Job) -> str:
+    task = pod.task_name
+    return task[len(job.name) + 1:] if task.startswith(job.name + "-") else task
+
+
+def take(access, job: Job, role: str | None = None, all_threads: bool = False) -> pure.Stacks:
+    """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given)."""
+    dashboard = access.ray_dashboard(job)
+    if dashboard is None:
+        raise StacksUnavailable(f"stacks: no way to the Ray dashboard of {job.name} (no Header role, or "
+                                f"{access.server_problem or 'no rlark-server'})")
+    try:
+        actors = dashboard.state_list("actors", "Ray actors", [("detail", "true"), ("limit", "10000")])
+        ips = dashboard.node_ips()
+        profiling = dashboard.profiling_enabled()
+    except (ApiError, Unreachable) as exc:
+        raise StacksUnavailable(f"stacks: the Ray dashboard of {job.name}: {exc}") from None
+    try:
+        pods = [Pod(raw) for raw in access.job_pods(job.name)]
+    except (ApiError, Unreachable):
+        pods = []
+    by_ip = {pod.ip: pod for pod in pods if pod.ip and pod.phase == "Running"}
+    workers: list[tuple[pure.Worker, str]] = []
+    for actor in actors:
+        name, pid = actor.get("name"), actor.get("pid")
+        if actor.get("state") != "ALIVE" or not isinstance(pid, int) or not pid \
+                or str(actor.get("class_name") or "").startswith("JobSupervisor"):
+            continue
+        ip = ips.get(str(actor.get("node_id") or ""), "")
+        pod = by_ip.get(ip)
+        if role and (pod is None or role_of(pod, job) != role):
+            continue
+        workers.append((pure.Worker(str(name or actor.get("actor_id") or pid), str(actor.get("class_name") or ""),
+                                    pid, pod.pod_name if pod else "", (pod.node if pod else "") or ip), ip))
+    errors: list[pure.PodError] = []
+    if profiling:
+        dumped = _parallel(lambda item: _traceback(dashboard, *item), workers)
+    else:
+        dumped = _py_spy(access, job, workers, by_ip, errors)
+    return pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
+
+
+def _parallel(fn, items: list) -> list:
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(PARALLEL, len(items)), thread_name_prefix="stacks") as pool:
+        return list(pool.map(fn, items))
+
+
+def _traceback(dashboard, worker: pure.Worker, ip: str) -> pure.Worker:
+    try:
+        text = dashboard.text("/worker/traceback", "a worker's stack",
+                              [("pid", str(worker.pid)), ("ip", ip), ("native", "0")])
+    except (ApiError, Unreachable):
+        return worker
+    if PROFILING_OFF in text:
+        return worker
+    return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, pure.parse_dump(text))
+
+
+def _py_spy(access, job: Job, workers: list[tuple[pure.Worker, str]], by_ip: dict[str, Pod],
+            errors: list[pure.PodError]) -> list[pure.Worker]:
+    """py-spy in each worker's Pod; one reason per Pod where no dump could be taken."""
+    from rlark_tui.cluster.podexec import run_fixed
+
+    reasons: dict[str, str] = {}
+
+    def dump(item: tuple[pure.Worker, str]) -> pure.Worker:
+        worker, ip = item
+        pod = by_ip.get(ip)
+        if pod is None:
+            reasons.setdefault(ip or worker.name, f"no Running Pod of {job.name} has node IP {ip or '?'}")
+            return worker
+        try:
+            result = run_fixed(access, pod.namespace, pod.pod_name, "py-spy-dump", str(worker.pid),
+                               namespace=pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+        except RlarkError as exc:
+            reasons.setdefault(pod.pod_name, EXEC_REFUSED.format(why=str(exc)[:200]))
+            return worker
+        stdout = result.stdout.decode("utf-8", "replace")
+        parsed = pure.parse_dump(stdout) if result.exit_code == 0 else None
+        if parsed is None:
+            reasons.setdefault(pod.pod_name, pure.dump_failure(result.exit_code, stdout,
+                                                               result.stderr.decode("utf-8", "replace")))
+            return worker
+        return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, parsed)
+
+    done = _parallel(dump, workers)
+    errors.extend(pure.PodError(pod, reason) for pod, reason in reasons.items())
+    return done

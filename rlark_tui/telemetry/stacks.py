@@ -1,0 +1,282 @@
+"""Where a run's ranks are: py-spy dumps parsed, ranks grouped by their main-thread frames, the odd ones named.
+
+Pure: the dumps come from Ray's `/worker/traceback` or the fixed read-only `py-spy-dump` in a Pod (ray-debug.md);
+this module only reads their text. Frames are compared by function and file (line numbers aside), without Ray's
+plumbing (`ray/_private/`, `ray/util/tracing/`), which is the same in every rank.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
+_THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
+_FRAME = re.compile(r"^\s+(.+?) \(([^()]*?)(?::(\d+))?\)\s*$")
+_PROCESS = re.compile(r"^Process (\d+): (.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    function: str
+    file: str
+    line: int | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.function, self.file
+
+    def __str__(self) -> str:
+        return f"{self.function} ({self.file}:{self.line})" if self.line is not None \
+            else f"{self.function} ({self.file})"
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    ident: str
+    name: str
+    state: str
+    frames: tuple[Frame, ...]
+    """Most recent call first, as py-spy prints them, Ray's plumbing left out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dump:
+    pid: int | None
+    title: str
+    """The process title (`ray::<Class>.<method>`)."""
+    threads: tuple[Thread, ...]
+
+    @property
+    def main(self) -> Thread | None:
+        """The thread called MainThread, else the first one."""
+        for thread in self.threads:
+            if thread.name == "MainThread":
+                return thread
+        return self.threads[0] if self.threads else None
+
+
+def plumbing(frame: Frame) -> bool:
+    return any(part in frame.file for part in PLUMBING)
+
+
+def parse_dump(text: str) -> Dump | None:
+    """A `py-spy dump` text (its threads, frames most recent first), or None when it holds no thread."""
+    pid, title = None, ""
+    threads: list[Thread] = []
+    current: tuple[str, str, str] | None = None
+    frames: list[Frame] = []
+
+    def close() -> None:
+        if current is not None:
+            threads.append(Thread(current[0], current[2], current[1], tuple(frames)))
+
+    for line in text.splitlines():
+        process = _PROCESS.match(line)
+        if process:
+            pid, title = int(process.group(1)), process.group(2).strip()
+            continue
+        thread = _THREAD.match(line)
+        if thread:
+            close()
+            current, frames = (thread.group(1), thread.group(2), thread.group(3) or ""), []
+            continue
+        frame = _FRAME.match(line) if current is not None else None
+        if frame:
+            found = Frame(frame.group(1).strip(), frame.group(2), int(frame.group(3)) if frame.group(3) else None)
+            if not plumbing(found):
+                frames.append(found)
+    close()
+    return Dump(pid, title, tuple(threads)) if threads else None
+
+
+@dataclass(frozen=True, slots=True)
+class Worker:
+    """One live Ray worker process of the Job: its actor name and class, where it runs, and its dump."""
+
+    name: str
+    cls: str
+    pid: int
+    pod: str
+    node: str
+    dump: Dump | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    cls: str
+    frames: tuple[Frame, ...]
+    workers: tuple[Worker, ...]
+    threads: tuple[Thread, ...] = ()
+    """With all threads: the first worker's other threads."""
+
+    @property
+    def count(self) -> int:
+        return len(self.workers)
+
+
+@dataclass(frozen=True, slots=True)
+class Outlier:
+    name: str
+    frame: str
+    reference: str
+    """The frame the largest group of its class is in at the same depth."""
+    others: int
+    """How many ranks the largest group of its class holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodError:
+    pod: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Stacks:
+    job: str
+    source: str
+    groups: list[Group] = field(default_factory=list)
+    outliers: list[Outlier] = field(default_factory=list)
+    errors: list[PodError] = field(default_factory=list)
+
+
+def _key(dump: Dump, all_threads: bool) -> tuple:
+    main = dump.main
+    own = tuple(f.key for f in main.frames) if main is not None else ()
+    if not all_threads:
+        return own
+    return own, tuple(sorted((t.name, tuple(f.key for f in t.frames)) for t in dump.threads if t is not main))
+
+
+def _rank(name: str) -> tuple[str, int, str]:
+    group, _, rank = name.rpartition(":")
+    return (group, int(rank), name) if rank.isdigit() else (name, -1, name)
+
+
+def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[PodError] = (),
+          all_threads: bool = False) -> Stacks:
+    """Workers with a dump grouped by class and main-thread frames (function and file), largest group first;
+    each worker outside the largest group of its class an outlier, with the frame where it differs."""
+    buckets: dict[tuple, list[Worker]] = {}
+    for worker in sorted((w for w in workers if w.dump is not None and w.dump.main is not None),
+                         key=lambda w: _rank(w.name)):
+        buckets.setdefault((worker.cls, _key(worker.dump, all_threads)), []).append(worker)
+    groups = []
+    for (cls, _), members in buckets.items():
+        first = members[0].dump
+        others = tuple(t for t in first.threads if t is not first.main) if all_threads else ()
+        groups.append(Group(cls, first.main.frames, tuple(members), others))
+    groups.sort(key=lambda g: (-g.count, g.cls, _rank(g.workers[0].name)))
+    result = Stacks(job, source, groups, [], sorted(errors, key=lambda e: e.pod))
+    largest: dict[str, Group] = {}
+    for each in groups:
+        largest.setdefault(each.cls, each)
+    for each in groups:
+        reference = largest[each.cls]
+        if each is reference:
+            continue
+        frame, theirs = differing(each.frames, reference.frames)
+        for worker in each.workers:
+            result.outliers.append(Outlier(worker.name, frame, theirs, reference.count))
+    result.outliers.sort(key=lambda o: _rank(o.name))
+    return result
+
+
+def differing(frames: Sequence[Frame], reference: Sequence[Frame]) -> tuple[str, str]:
+    """The first frame, from the outermost call in, where `frames` leaves `reference`, and the reference's frame
+    there (a stack that is the other's prefix: its innermost frame)."""
+    ours, theirs = list(reversed(frames)), list(reversed(reference))
+    for depth in range(max(len(ours), len(theirs))):
+        mine = ours[depth] if depth < len(ours) else None
+        other = theirs[depth] if depth < len(theirs) else None
+        if mine is None or other is None or mine.key != other.key:
+            return (str(mine if mine is not None else ours[-1]) if ours else "(no Python frame)",
+                    str(other if other is not None else theirs[-1]) if theirs else "(no Python frame)")
+    return (str(ours[0]) if ours else "(no Python frame)", str(theirs[0]) if theirs else "(no Python frame)")
+
+
+def _short(frame: str) -> str:
+    """`func (path/to/file.py:88)` as `func (file.py:88)`."""
+    function, _, where = frame.partition(" (")
+    return f"{function} ({where.rpartition('/')[2]}" if where else frame
+
+
+def _function(frame: str) -> str:
+    return frame.partition(" (")[0].rpartition(".")[2]
+
+
+def outlier_line(outlier: Outlier) -> str:
+    """`ActorGroup:5 is elsewhere: next_batch (loader.py:88); 7 ranks wait in allreduce`."""
+    ranks = "1 rank waits" if outlier.others == 1 else f"{outlier.others} ranks wait"
+    return f"{outlier.name} is elsewhere: {_short(outlier.frame)}; {ranks} in {_function(outlier.reference)}"
+
+
+def summary(stacks: Stacks) -> str:
+    """The outliers in one line (for an alert's evidence), else how the ranks stand."""
+    if stacks.outliers:
+        return "; ".join(outlier_line(o) for o in stacks.outliers[:3]) + \
+            (f" (+{len(stacks.outliers) - 3} more)" if len(stacks.outliers) > 3 else "")
+    if stacks.groups:
+        top = stacks.groups[0]
+        where = _short(str(top.frames[0])) if top.frames else "no Python frame"
+        return f"all {top.count} ranks of {top.cls} are in {where}"
+    return "no stack could be taken"
+
+
+def to_json(stacks: Stacks) -> dict:
+    return {
+        "job": stacks.job, "source": stacks.source,
+        "groups": [{"count": g.count, "class": g.cls,
+                    "frames": [str(f) for f in g.frames] + [f"[{t.name or t.ident}] {f}" for t in g.threads
+                                                            for f in t.frames],
+                    "workers": [{"name": w.name, "pid": w.pid, "pod": w.pod, "node": w.node} for w in g.workers]}
+                   for g in stacks.groups],
+        "outliers": [{"name": o.name, "frame": o.frame} for o in stacks.outliers],
+        "errors": [{"pod": e.pod, "reason": e.reason} for e in stacks.errors],
+    }
+
+
+def _names(workers: Sequence[Worker]) -> str:
+    shown = ", ".join(w.name for w in workers[:8])
+    return shown + (f" and {len(workers) - 8} more" if len(workers) > 8 else "")
+
+
+def render(stacks: Stacks) -> str:
+    """The text `rlark stacks` prints: the outliers first, then each group (largest first) with its frames."""
+    lines = [f"stacks of {stacks.job} (from {stacks.source})"]
+    lines += [outlier_line(o) for o in stacks.outliers]
+    for each in stacks.groups:
+        lines += ["", f"{each.count} × {each.cls}: {_names(each.workers)}"]
+        lines += [f"    {f}" for f in each.frames] or ["    (no Python frame)"]
+        for thread in each.threads:
+            lines.append(f"  thread {thread.name or thread.ident} ({thread.state})")
+            lines += [f"    {f}" for f in thread.frames]
+    if stacks.errors:
+        lines.append("")
+        lines += [f"{e.pod}: {e.reason}" for e in stacks.errors]
+    if not stacks.groups and not stacks.errors:
+        lines.append("no live Ray worker")
+    return "\n".join(lines)
+
+
+PY_SPY_MISSING = ("py-spy is not in the Pod's image (it ships with ray[default]: pip install 'ray[default]' or "
+                  "py-spy in the image), or set RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role so Ray's "
+                  "dashboard takes stacks")
+PTRACE_REFUSED = ("py-spy was refused ptrace: add securityContext.capabilities.add: [SYS_PTRACE] to the "
+                  "containers (a debuggable Job), or set RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role")
+
+
+def dump_failure(exit_code: int | None, stdout: str, stderr: str) -> str:
+    """Why a py-spy dump in a Pod gave no stack, in one line with how to enable it."""
+    text = f"{stderr}\n{stdout}".lower()
+    if exit_code == 127 or "not found" in text:
+        return PY_SPY_MISSING
+    if "permission denied" in text or "operation not permitted" in text or "ptrace" in text:
+        return PTRACE_REFUSED
+    if exit_code is None:
+        return "py-spy did not answer in time"
+    if "no such process" in text or "failed to find python" in text:
+        return "the process ended before py-spy read it"
+    last = next((line.strip() for line in reversed(f"{stdout}\n{stderr}".splitlines()) if line.strip()), "")
+    return f"py-spy failed ({exit_code}): {last[:200]}" if last else f"py-spy failed ({exit_code})"

@@ -1,0 +1,72 @@
+"""rlark stacks' pure part: py-spy dumps as Ray 2.60's py-spy 0.4.3 prints them, grouped, the odd rank named."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.model.fixed_commands import FixedCommandError, argv
+from rlark_tui.telemetry import stacks
+
+PLUMBING = """\
+    _inject_tracing_into_class.<locals>.span_wrapper.<locals>._resume_span (ray/util/tracing/tracing_helper.py:487)
+    EmbodiedFSDPActor.run_training (fsdp_actor.py:{line})
+    FunctionActorManager._make_actor_method_executor.<locals>.actor_method_executor (ray/_private/function_manager.py:740)
+    Worker.main_loop (ray/_private/worker.py:1069)
+    <module> (ray/_private/workers/default_worker.py:323)
+Thread 28538 (idle): "PythonGCThread"
+    Condition.wait (threading.py:331)
+"""
+
+
+def dump(pid: int, inner: str, line: int = 212) -> str:
+    return (f"Process {pid}: ray::EmbodiedFSDPActor.run_training\nPython v3.11.7 (/usr/bin/python3.11)\n\n"
+            f"Thread {pid} (idle): \"MainThread\"\n{inner}" + PLUMBING.format(line=line))
+
+
+WAIT = "    Condition.wait (threading.py:331)\n    Event.wait (threading.py:629)\n    allreduce (collective.py:40)\n"
+ELSEWHERE = "    next_batch (data/loader.py:88)\n"
+
+
+def workers(odd: int = 5, ranks: int = 8) -> list[stacks.Worker]:
+    return [stacks.Worker(f"ActorGroup:{r}", "EmbodiedFSDPActor", 100 + r, f"job-actor-{r // 2}", f"node-{r // 2}",
+                          stacks.parse_dump(dump(100 + r, ELSEWHERE if r == odd else WAIT, line=212 + r)))
+            for r in range(ranks)]
+
+
+def test_a_dump_keeps_the_main_thread_frames_without_rays_plumbing():
+    parsed = stacks.parse_dump(dump(28499, WAIT))
+    assert parsed.pid == 28499 and parsed.title == "ray::EmbodiedFSDPActor.run_training"
+    assert [str(f) for f in parsed.main.frames] == [
+        "Condition.wait (threading.py:331)", "Event.wait (threading.py:629)", "allreduce (collective.py:40)",
+        "EmbodiedFSDPActor.run_training (fsdp_actor.py:212)"]
+    assert [t.name for t in parsed.threads] == ["MainThread", "PythonGCThread"]
+
+
+def test_ranks_group_by_function_and_file_and_the_odd_one_is_named_with_its_frame():
+    found = stacks.group("job", "py-spy", workers())
+    assert [g.count for g in found.groups] == [7, 1]
+    assert [w.name for w in found.groups[1].workers] == ["ActorGroup:5"]
+    assert stacks.outlier_line(found.outliers[0]) == \
+        "ActorGroup:5 is elsewhere: next_batch (loader.py:88); 7 ranks wait in allreduce"
+    shape = stacks.to_json(found)
+    assert shape["outliers"] == [{"name": "ActorGroup:5", "frame": "next_batch (data/loader.py:88)"}]
+    assert shape["groups"][0]["workers"][0] == {"name": "ActorGroup:0", "pid": 100, "pod": "job-actor-0",
+                                                "node": "node-0"}
+    assert shape["groups"][0]["frames"][2] == "allreduce (collective.py:40)"
+    assert "ActorGroup:5 is elsewhere" in stacks.render(found).splitlines()[1]
+
+
+def test_ranks_in_step_have_no_outlier_and_a_failed_pod_says_why():
+    errors = [stacks.PodError("job-actor-3", stacks.dump_failure(127, "", "py-spy: not found"))]
+    found = stacks.group("job", "py-spy", workers(odd=-1), errors)
+    assert found.outliers == [] and stacks.summary(found) == \
+        "all 8 ranks of EmbodiedFSDPActor are in Condition.wait (threading.py:331)"
+    assert "SYS_PTRACE" not in found.errors[0].reason and "ray[default]" in found.errors[0].reason
+    assert "SYS_PTRACE" in stacks.dump_failure(1, "", "Error: Operation not permitted (os error 1)")
+
+
+def test_the_fixed_dump_takes_only_a_process_id():
+    assert argv("py-spy-dump", "4242")[-1] == "4242"
+    for bad in ("--native", "1 2", "", "١٢"):
+        with pytest.raises(FixedCommandError):
+            argv("py-spy-dump", bad)
