@@ -21,8 +21,18 @@ from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
-from wizard.helpers import (DATA, SIZE, base_draft, focused_id, message, new_app, open_offline, open_wizard, settle,
-                            until)
+from wizard.helpers import (
+    DATA,
+    SIZE,
+    base_draft,
+    focused_id,
+    message,
+    new_app,
+    open_offline,
+    open_wizard,
+    settle,
+    until,
+)
 
 
 async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, state):
