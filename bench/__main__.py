@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODULES = ("startup", "cli_get", "checkeval", "steptime", "tui", "logs", "alerts", "usage")
+MODULES = ("startup", "cli_get", "checkeval", "steptime", "tui", "logs", "alerts", "usage", "terminal")
 # key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
 TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "startup_first_list_s": ("startup", 0.6, "max"),
@@ -46,6 +46,10 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "status_tmux_s_p95": ("alerts", 0.5, "max"),
     "server_requests_per_s": ("usage", 5, "max"),
     "alert_latency_offscreen_s_max": ("usage", 30, "max"),
+    "terminal_idle_bytes_per_min": ("terminal", 2048, "max"),
+    "terminal_key_bytes": ("terminal", None, None),
+    "terminal_log_frames_per_s": ("terminal", 20, "max"),
+    "terminal_log_bytes_per_s": ("terminal", None, None),
 }
 
 

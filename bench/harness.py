@@ -152,6 +152,11 @@ class PtyApp:
                                         stdout=slave, stderr=slave, env=env, start_new_session=True)
         os.close(slave)
         self.text = b""
+        self.written = 0
+        """Bytes the app wrote to its terminal so far, escape sequences included (what crosses an SSH link)."""
+        self.chunks: list[tuple[float, int]] = []
+        """(perf_counter time, bytes) of every read of the app's output, when `record` is on."""
+        self.record = False
 
     def _read(self, timeout: float) -> bool:
         ready, _, _ = select.select([self.master], [], [], max(0.0, timeout))
@@ -163,6 +168,9 @@ class PtyApp:
             chunk = b""
         if not chunk:
             raise RuntimeError(f"the app exited (code {self.process.poll()}): {self.tail()}")
+        self.written += len(chunk)
+        if self.record:
+            self.chunks.append((time.perf_counter(), len(chunk)))
         self.text += _ESCAPES.sub(b"", chunk)
         return True
 

@@ -1,5 +1,5 @@
 """Seeds for an empty sandbox store: `demo` (two clusters, five Nodes, Domain demo-net, Job demo-ppo),
-`scale:<jobs>:<pods>` (many objects, for benchmarks) and `none`.
+`scale:<jobs>:<pods>[:<age seconds>]` (many objects, for benchmarks; created that long ago) and `none`.
 
 The demo Job is rendered from a JobDraft by `rlark_tui.model.render_job`, exactly as `rlark` would submit it
 (launch record and deployment plan annotations included).
@@ -8,6 +8,7 @@ The demo Job is rendered from a JobDraft by `rlark_tui.model.render_job`, exactl
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 from rlark_sandbox import gateway_console
 from rlark_sandbox.resources import DATA_NAMESPACE, ROOT
@@ -22,15 +23,16 @@ DEMO_RUN_ID = "demo-ppo-001"
 DEMO_STEPS = 40
 
 
-def parse(seed: str) -> tuple[str, int, int]:
-    """("demo"|"none"|"scale", jobs, pods); UsageError for anything else."""
+def parse(seed: str) -> tuple[str, int, int, int]:
+    """("demo"|"none"|"scale", jobs, pods, age seconds); UsageError for anything else."""
     if seed in ("demo", "none"):
-        return seed, 0, 0
+        return seed, 0, 0, 0
     parts = seed.split(":")
-    if len(parts) == 3 and parts[0] == "scale" and all(p.isascii() and p.isdigit() and len(p) <= 7 for p in parts[1:]):
-        return "scale", int(parts[1]), int(parts[2])
+    if len(parts) in (3, 4) and parts[0] == "scale" and all(
+            p.isascii() and p.isdigit() and len(p) <= 7 for p in parts[1:]):
+        return "scale", int(parts[1]), int(parts[2]), int(parts[3]) if len(parts) == 4 else 0
     shown = seed if len(seed) <= 40 else seed[:40] + "…"
-    raise UsageError(f"unknown seed {shown!r}: use demo, none or scale:<jobs>:<pods>")
+    raise UsageError(f"unknown seed {shown!r}: use demo, none or scale:<jobs>:<pods>[:<age seconds>]")
 
 
 def _node(name: str, cluster: str, labels: dict, capacity: dict, index: int) -> dict:
@@ -124,21 +126,21 @@ def _base(store: Store) -> list[dict]:
 
 def apply(store: Store, seed: str, output_dir: str = "/tmp/rlark-sandbox-outputs") -> None:
     """Fill an empty store with `seed`."""
-    kind, jobs, pods = parse(seed)
+    kind, jobs, pods, age = parse(seed)
     if kind == "none":
         return
     nodes = _base(store)
     if kind == "demo":
         store.create("jobs", demo_job(f"{output_dir}/{DEMO_RUN_ID}", nodes))
         return
-    _scale(store, jobs, pods)
+    _scale(store, jobs, pods, age)
 
 
-def _scale(store: Store, jobs: int, pods: int) -> None:
+def _scale(store: Store, jobs: int, pods: int, age: int = 0) -> None:
     """`jobs` Jobs of one Docker-agent task each (the Kubernetes agent leaves them alone) and `pods` Pod CRs
     spread over them round-robin (Job i gets Pods i, i+jobs, ...), all Running. Each object is created with its
     status in place and handed to the store without copies (`create_many`)."""
-    started = now_iso()
+    started = (datetime.now(UTC) - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ") if age else now_iso()
     names = [f"scale-{index:05d}" for index in range(jobs)]
 
     def task_spec(index: int) -> dict:
@@ -150,7 +152,8 @@ def _scale(store: Store, jobs: int, pods: int) -> None:
     created = store.create_many("jobs", ({
         "metadata": {"name": name}, "spec": {"tasks": [{"name": "worker", "head": True, **task_spec(index)}]},
         "status": {"phase": "Running", "startTime": started,
-                   "tasks": [{"name": "worker", "phase": "Running"}]}} for index, name in enumerate(names)))
+                   "tasks": [{"name": "worker", "phase": "Running"}]}} for index, name in enumerate(names)),
+        created=started)
     store.create_many("tasks", ({
         "metadata": {"name": f"{name}-worker", "namespace": "rlark-gpu-a", "labels": {keys.JOB_LABEL: name},
                      "ownerReferences": [{"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "name": name,

@@ -327,13 +327,15 @@ class Store:
         stored = self._insert(resource, _clone(obj), plane, dry_run)
         return stored if dry_run else _clone(stored)
 
-    def create_many(self, resource: str, objs: Iterable[dict], plane: str = ROOT) -> list[dict]:
+    def create_many(self, resource: str, objs: Iterable[dict], plane: str = ROOT, created: str | None = None
+                    ) -> list[dict]:
         """`create` for many new objects the caller hands over: they are stored as given (not copied) and
-        returned as stored, so the caller must not change them afterwards. For seeds (60,000 objects)."""
+        returned as stored, so the caller must not change them afterwards. For seeds (60,000 objects);
+        `created`, their creationTimestamp (a seed of old objects), else now."""
         with self._lock:
-            return [self._insert(resource, obj, plane, False) for obj in objs]
+            return [self._insert(resource, obj, plane, False, created) for obj in objs]
 
-    def _insert(self, resource: str, obj: dict, plane: str, dry_run: bool) -> dict:
+    def _insert(self, resource: str, obj: dict, plane: str, dry_run: bool, created: str | None = None) -> dict:
         """Store `obj` (owned by the store from here on) as a new object; `create` without the copies."""
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
@@ -352,7 +354,7 @@ class Store:
                 meta.pop(field, None)
             meta["uid"] = str(uuid.uuid4())
             meta["generation"] = 1
-            meta["creationTimestamp"] = now_iso()
+            meta["creationTimestamp"] = created or now_iso()
             if dry_run:
                 return obj
             meta["resourceVersion"] = self._next_rv()

@@ -430,11 +430,11 @@ def test_sandbox_seed_names(seed):
     """`rlark sandbox --seed` is parsed before anything starts: a plan or one usage line."""
     from rlark_sandbox.seed import parse
     try:
-        kind, jobs, pods = parse(seed)
+        kind, jobs, pods, age = parse(seed)
     except RlarkError as exc:
         assert str(exc).startswith("unknown seed") and len(str(exc)) <= MAX_LINE
         return
-    assert kind in ("demo", "none", "scale") and jobs >= 0 and pods >= 0
+    assert kind in ("demo", "none", "scale") and jobs >= 0 and pods >= 0 and age >= 0
 
 
 # --- any command line: random words from rlark's own vocabulary -------------------------------------------------
