@@ -33,6 +33,7 @@ ALL_KEY = "all"
 """The scope of every Job: the alerts topic's key for the TUI (and `rlark watch` without Job names)."""
 """How the header, the job list and `rlark status` mark a severity."""
 RULES: Mapping[str, str] = MappingProxyType({
+    "job-unreadable": WARNING,
     "run-crashed": CRITICAL,
     "job-failed": CRITICAL,
     "run-oom": CRITICAL,
@@ -259,10 +260,7 @@ def _job_namespace(job: Job, tasks: Iterable[Mapping], pods: Iterable[Mapping]) 
         task = Task(raw)
         if task.name == head and task.namespace:
             return task.namespace
-    for raw in pods:
-        if Pod(raw).namespace:
-            return Pod(raw).namespace
-    return ""
+    return next((pod.namespace for pod in map(Pod, pods) if pod.namespace), "")
 
 
 def job_findings(inputs: JobInputs, thresholds: Thresholds, now: float) -> Evaluation:
@@ -271,7 +269,7 @@ def job_findings(inputs: JobInputs, thresholds: Thresholds, now: float) -> Evalu
     name, phase = job.name, job.phase
     namespace = _job_namespace(job, inputs.tasks, inputs.pods)
     found: list[Finding] = []
-    covered = {(name, rule) for rule in STATE_RULES}
+    covered = {(name, rule) for rule in (*STATE_RULES, "job-unreadable")}
 
     def add(rule: str, obj: str, message: str, evidence: str, **extra) -> None:
         found.append(Finding(rule, name, obj, one_line(message), one_line(evidence), namespace,
@@ -314,11 +312,11 @@ def _mismatch(job: Job, inputs: JobInputs, add) -> None:
     if job.stopped:
         return
     head = job.head_task_name
-    task_phase = {Task(raw).name: Task(raw).phase for raw in inputs.tasks}
+    task_phase = {task.name: task.phase for task in map(Task, inputs.tasks)}
     for entry in job.status_tasks:
         task_phase.setdefault(entry["name"], entry["phase"])
     if job.phase == "Running" and head:
-        head_pods = [Pod(raw) for raw in inputs.pods if Pod(raw).task_name == head]
+        head_pods = [pod for pod in map(Pod, inputs.pods) if pod.task_name == head]
         if task_phase.get(head) == "Pending":
             add("phase-mismatch", head, f"Job {job.name} is Running but its Header Task {head} is Pending",
                 f"Job phase Running, Task {head} phase Pending", hold=MISMATCH_SECONDS)
@@ -337,13 +335,13 @@ def _mismatch(job: Job, inputs: JobInputs, add) -> None:
 def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None:
     facts = inputs.log
     pod = inputs.header_pod
-    where = next((Pod(raw).pod_name for raw in inputs.pods
-                  if f"{Pod(raw).namespace}/{Pod(raw).name}" == pod and Pod(raw).pod_name), "") or "the Header Pod"
+    pods = [(f"{cr.namespace}/{cr.name}", cr) for cr in map(Pod, inputs.pods)]
+    where = next((cr.pod_name for key, cr in pods if key == pod and cr.pod_name), "") or "the Header Pod"
     masked = KnownSecrets(secret_values(inputs.job) | inputs.known).mask
     failure = _masked(facts.first_failure, masked)
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)
-    shown = {f"{Pod(raw).namespace}/{Pod(raw).name}": Pod(raw).pod_name or Pod(raw).name for raw in inputs.pods}
+    shown = {key: cr.pod_name or cr.name for key, cr in pods}
     for key, pod_facts in ((pod, facts), *sorted(inputs.worker_logs.items())):
         if pod_facts.oom is not None and (key == pod or key in shown):
             name = where if key == pod else shown[key]
@@ -492,6 +490,19 @@ def restart_findings(inputs: JobInputs, memory: RestartMemory, now: float
                                  f"restartCount {base} -> {count}", namespace, pod=key, previous=True,
                                  job_uid=job.uid))
     return Evaluation(tuple(found), frozenset({(job.name, "pod-restarted")})), updates
+
+
+UNREADABLE = (RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)
+"""What judging a hostile object can raise: that Job gets a job-unreadable finding, the other Jobs are judged."""
+
+
+def unreadable(job: Job, error: BaseException) -> Evaluation:
+    """The finding of a Job whose objects the rules could not read (`unreadable: <why>`), and nothing else judged."""
+    name = job.name
+    why = f"{type(error).__name__} judging its objects"
+    return Evaluation((Finding("job-unreadable", name, name, one_line(f"Job {name} is unreadable: {why}"),
+                               f"unreadable: {why}", job.namespace, job_uid=job.uid),),
+                      frozenset({(name, "job-unreadable")}))
 
 
 def merge(evaluations: Iterable[Evaluation], jobs: Iterable[str] | None = None) -> Evaluation:

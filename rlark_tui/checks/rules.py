@@ -98,7 +98,7 @@ class _Facts:
 def _facts(evidence: RunEvidence) -> _Facts:
     job = Job(evidence.job or {})
     specs = tuple(job.tasks)
-    tasks = {Task(t).name: Task(t) for t in evidence.tasks}
+    tasks = {task.name: task for task in map(Task, evidence.tasks)}
     pods: dict[str, list[Pod]] = {}
     for raw in evidence.pods:
         pod = Pod(raw)

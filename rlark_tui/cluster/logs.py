@@ -37,7 +37,7 @@ def resolve_targets(access: ClusterAccess, job_name: str, role: str | None = Non
     """The Pods of a Job to read, optionally only one role (task name or platform role) or one Pod."""
     job = Job(access.get(JOBS, job_name))
     tasks = [Task(t) for t in access.job_tasks(job_name)]
-    roles = {f"{job_name}-{spec.name}": spec for spec in job.tasks}
+    roles = {job.task_name(spec): spec for spec in job.tasks}
     if role is not None:
         wanted = role.lower()
         chosen = {name for name, spec in roles.items()

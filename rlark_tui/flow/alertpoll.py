@@ -272,7 +272,10 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
             time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
         scope.dirty.discard(name)
         scope.objects[name] = _objects(index, jobs[name], pods_of)
-        evaluated = _judge(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
+        try:
+            evaluated = _judge(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
+        except rules.UNREADABLE as error:  # one hostile Job: marked, and every other Job is still judged
+            evaluated = rules.Evaluated(rules.unreadable(jobs[name], error), rules.Evaluation(), frozen())
         kept = scope.cache.get(name)
         if kept is None or kept.found != evaluated.found or kept.restarts != evaluated.restarts \
                 or kept.updates != evaluated.updates:

@@ -121,3 +121,18 @@ def test_hostile_objects_through_the_run_checks_rules_raise_nothing(drawn):
     objects = {**BASES, kind: raw}
     evaluate(RunEvidence("j", NOW, job=objects["job"], tasks=(objects["task"],), pods=(objects["pod"],),
                          nodes=(objects["node"],)))
+
+
+def test_a_job_the_rules_cannot_read_is_marked_and_the_others_still_alert():
+    """What an alert round does with a Job whose judgement raised (flow/alertpoll.py): a job-unreadable finding
+    (`unreadable: <why>`) for it, merged with the other Jobs' findings, so their alerts fire as ever."""
+    from rlark_tui.alerting.rules import Book, merge, step, unreadable
+
+    failed = copy.deepcopy(BASES["job"])
+    failed["metadata"]["name"], failed["status"] = "ok", {"phase": "Failed"}
+    others = job_findings(JobInputs(job=failed), Thresholds(), 0.0)
+    marked = unreadable(Job({"metadata": {"name": "odd"}}), RecursionError("deep"))
+    book = step(Book(), merge([others, marked]), now=0.0)
+    firing = {(alert.job, alert.rule): alert for alert in book.firing()}
+    assert ("ok", "job-failed") in firing
+    assert firing["odd", "job-unreadable"].evidence == "unreadable: RecursionError judging its objects"
