@@ -3,18 +3,25 @@
 Upload: a tar of the local path, named as the destination, unpacked by `tar -xmf - -C <dir>` in the Pod. The tar is
 built here walking the source with directory descriptors and O_NOFOLLOW: nothing outside the named source is read
 (a link is sent as a link, and only when it points inside the source; devices and FIFOs are refused).
-Download: `tar cf - -C <dir> <name>` in the Pod, whatever that `tar` really sends. Every entry is first resolved
-against the destination tree as it will be once extracted (links included, so `s -> .` then `e1 -> s/..` is seen
-to leave it); links that point outside, hard links to anything not extracted before them, paths through a link,
-devices and FIFOs refuse the whole archive before anything is written. Extraction then walks the destination with
-directory descriptors and O_NOFOLLOW, so a link already on disk, or swapped in meanwhile, is never followed.
+Download: `tar cf - -C <dir> <name>` in the Pod, whatever that `tar` really sends, is spooled in a private (0700)
+directory under a size bound (`--max-size`; an archive that never ends stops there, one line). Only then is any
+entry judged, against the destination tree as it will be once EVERY entry has arrived: a path given twice (but a
+directory), a path through a link, a symlink that resolves outside (followed through the final tree and what is on
+disk, as the kernel would, so `a -> p/..` with a later `p -> .` is seen to leave it), a hard link to anything but a
+file extracted before it, devices and FIFOs refuse the whole archive before anything is written. The destination's
+directory is checked and held as for any write (rlark_tui.local.fsutil: the user's own, writable by nobody else);
+extraction then walks it with directory descriptors and O_NOFOLLOW, so a link already on disk, or swapped in
+meanwhile, is never followed, and each regular file is written to an unpredictable temporary name and renamed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
+import secrets
+import shutil
 import stat
 import tarfile
 import tempfile
@@ -22,9 +29,12 @@ import time
 
 from rlark_tui.cluster.podexec import CHUNK, ExecFailed, ExecSession, data_plane_client, run_command
 from rlark_tui.errors import RlarkError
+from rlark_tui.local import fsutil
 from rlark_tui.model import keys
 
 COPY_TIMEOUT = 3600.0
+MAX_ARCHIVE = 64 << 30
+"""Default bound of the archive a download spools (64 GiB; `rlark cp --max-size`)."""
 
 
 class CopyRefused(RlarkError):
@@ -41,7 +51,7 @@ def upload(access, cluster: str, pod: str, local: str, remote: str,
     check = run_command(access, cluster, pod, ["test", "-d", remote], namespace=namespace)
     if check.exit_code == 0:
         remote = posixpath.join(remote, os.path.basename(os.path.normpath(local)))
-    with tempfile.TemporaryFile() as spool:
+    with _spool() as spool:
         with tarfile.open(fileobj=spool, mode="w") as tar:
             pack(tar, local, posixpath.basename(remote) or ".")
         size = spool.tell()
@@ -53,18 +63,31 @@ def upload(access, cluster: str, pod: str, local: str, remote: str,
     return size
 
 
+@contextlib.contextmanager
+def _spool():
+    """A temporary file in a private (0700) directory of its own, both gone afterwards."""
+    folder = fsutil.private_spool_dir()
+    try:
+        with tempfile.TemporaryFile(dir=folder) as spool:
+            yield spool
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def download(access, cluster: str, pod: str, remote: str, local: str,
-             namespace: str = keys.WORKLOAD_NAMESPACE) -> list[str]:
-    """Copy a file or directory from the Pod to `local` (into it, when it is a directory); paths written."""
+             namespace: str = keys.WORKLOAD_NAMESPACE, max_bytes: int = MAX_ARCHIVE) -> list[str]:
+    """Copy a file or directory from the Pod to `local` (into it, when it is a directory); paths written. The
+    archive is spooled up to `max_bytes`, then checked whole, then extracted."""
     remote = posixpath.normpath(remote)
     name = posixpath.basename(remote)
     if not name or name in (".", ".."):
         raise CopyRefused(f"cannot copy {remote!r}: name a file or directory")
     if os.path.isdir(local):
         local = os.path.join(local, name)
-    with tempfile.TemporaryFile() as spool:
+    with _spool() as spool:
         code, errors = _exec_stream(access, cluster, pod, ["tar", "cf", "-", "-C", posixpath.dirname(remote) or "/",
-                                                           name], namespace, out=spool)
+                                                           name], namespace, out=spool, limit=max_bytes,
+                                    what=f"copy from {pod}:{remote}")
         if code != 0:
             raise CopyRefused(f"copy from {pod}:{remote} failed: {_last_line(errors, code)}")
         spool.seek(0)
@@ -73,16 +96,21 @@ def download(access, cluster: str, pod: str, remote: str, local: str,
 
 
 def _exec_stream(access, cluster: str, pod: str, argv: list[str], namespace: str, *, stdin=None,
-                 out=None) -> tuple[int, bytes]:
-    """Run `argv` with `stdin` (a file, sent in chunks, then closed) and its stdout into `out`; (exit code,
-    the start of stderr)."""
+                 out=None, limit: int | None = None, what: str = "") -> tuple[int, bytes]:
+    """Run `argv` with `stdin` (a file, sent in chunks, then closed) and its stdout into `out` (at most `limit`
+    bytes: CopyRefused past it); (exit code, the start of stderr)."""
     session = ExecSession.open(data_plane_client(access, cluster), pod, argv, namespace=namespace,
                                stdin=stdin is not None, source=f"data plane {cluster}")
     errors = bytearray()
+    taken = [0]
 
     def take(frames) -> None:
         for channel, data in frames:
             if channel == 1 and out is not None:
+                taken[0] += len(data)
+                if limit is not None and taken[0] > limit:
+                    raise CopyRefused(f"{what} stopped: the archive passed the bound of {fsutil.size_text(limit)} "
+                                      "(--max-size); nothing was written")
                 out.write(data)
             elif channel == 2 and len(errors) < CHUNK:
                 errors.extend(data)
@@ -172,8 +200,9 @@ class _Tree:
 
 def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarfile.TarInfo, tuple[str, ...]]]:
     """(entry, its path under `local` as components) for every entry, `name` mapped to `local`; refuses the whole
-    archive (CopyRefused naming the entry) when an entry's path or link leaves `local`, goes through a link, hard
-    links to anything not extracted before it, or is not a file, directory or link."""
+    archive (CopyRefused naming the entry) when, judged against the tree once every entry has arrived, an entry's
+    path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
+    anything but a file extracted before it, or is not a file, directory or link."""
     tree = _Tree(os.path.abspath(local))
     top = _parts(name) or []
     out = []
@@ -182,34 +211,39 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
         if parts is None or parts[:len(top)] != top:
             raise _refuse(member, f"it is outside {name!r}")
         rel = tuple(parts[len(top):])
-        for depth in range(len(rel)):
-            found = tree.kind(rel[:depth])
-            if found is not None and found[0] != "dir":
-                raise _refuse(member, f"it goes through {'a link' if found[0] == 'link' else 'a file'} "
-                                      f"({'/'.join((name, *rel[:depth]))})")
-        existing = tree.made.get(rel)
         if member.isdir():
             kind = ("dir", "")
         elif member.issym():
             if not rel:
                 raise _refuse(member, "the copied path itself is a link")
-            if tree.resolve(rel[:-1], member.linkname) is None:
-                raise _refuse(member, "it escapes the destination")
             kind = ("link", member.linkname)
-        elif member.islnk():
-            source = _parts(member.linkname)
-            source = tuple(source[len(top):]) if source is not None and source[:len(top)] == top else None
-            if source is None or tree.made.get(source, ("",))[0] != "file":
-                raise _refuse(member, "it escapes the destination (a hard link must name a file extracted before it)")
-            kind = ("file", "")
-        elif member.isfile():
+        elif member.isfile() or member.islnk():
             kind = ("file", "")
         else:
             raise _refuse(member, "not a file, directory or link")
-        if existing is not None and existing[0] == "dir" and kind[0] != "dir":
-            raise _refuse(member, "it would replace a directory of the archive")
+        existing = tree.made.get(rel)
+        if existing is not None and not (existing[0] == kind[0] == "dir"):
+            raise _refuse(member, "the archive gives this path twice"
+                          + (" (it would replace a directory of the archive)" if "dir" in (existing[0], kind[0])
+                             else ""))
         tree.made[rel] = kind
         out.append((member, rel))
+    files_before: set[tuple[str, ...]] = set()
+    for member, rel in out:  # every entry has arrived: each is judged against the final tree
+        for depth in range(len(rel)):
+            found = tree.kind(rel[:depth])
+            if found is not None and found[0] != "dir":
+                raise _refuse(member, f"it goes through {'a link' if found[0] == 'link' else 'a file'} "
+                                      f"({'/'.join((name, *rel[:depth]))})")
+        if member.issym() and tree.resolve(rel[:-1], member.linkname) is None:
+            raise _refuse(member, "it escapes the destination")
+        if member.islnk():
+            source = _parts(member.linkname)
+            source = tuple(source[len(top):]) if source is not None and source[:len(top)] == top else None
+            if source is None or source not in files_before:
+                raise _refuse(member, "it escapes the destination (a hard link must name a file extracted before it)")
+        if member.isfile() or member.islnk():
+            files_before.add(rel)
     return out
 
 
@@ -220,13 +254,18 @@ def extract(tar: tarfile.TarFile, name: str, local: str) -> list[str]:
     root = os.path.abspath(local)
     parent = os.path.dirname(root)
     written = []
-    parent_fd = os.open(parent, _NOFOLLOW_DIR)
+    try:
+        with fsutil.Destination(root, named=True, create_dirs=False, directory_ok=True) as dest:
+            parent_fd = os.dup(dest.dir_fd)
+            root_name = dest.leaf
+    except OSError as exc:
+        raise CopyRefused(f"cannot write {local}: {exc.strerror or exc}") from None
     try:
         for member, rel in members:
-            path = (os.path.basename(root), *rel)
+            path = (root_name, *rel)
             directory = _walk(parent_fd, path[:-1], member, name)
             try:
-                _place(tar, member, rel, directory, path[-1], parent_fd, os.path.basename(root), name)
+                _place(tar, member, rel, directory, path[-1], parent_fd, root_name, name)
             except OSError as exc:
                 raise CopyRefused(f"stopped at archive entry {member.name!r}: {exc.strerror or exc} (the "
                                   "destination changed while being written)") from None
@@ -254,6 +293,10 @@ def _walk(start_fd: int, parts: tuple[str, ...], member: tarfile.TarInfo, name: 
             raise CopyRefused(f"cannot write {member.name!r}: {exc.strerror}") from None
         os.close(fd)
         fd = nxt
+        why = fsutil.why_not_own(os.fstat(fd))
+        if why is not None:
+            os.close(fd)
+            raise _refuse(member, f"{part!r} on the way is not yours to write in ({why})")
     return fd
 
 
@@ -282,12 +325,19 @@ def _place(tar, member, rel, directory: int, leaf: str, parent_fd: int, root_nam
         finally:
             os.close(source_dir)
     else:
-        fd = os.open(leaf, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     member.mode & 0o777 | 0o200, dir_fd=directory)
-        with os.fdopen(fd, "wb") as dst, tar.extractfile(member) as src:
-            while chunk := src.read(CHUNK):
-                dst.write(chunk)
-            os.fchmod(dst.fileno(), member.mode & 0o777)
+        temp = f".{leaf[:180]}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=directory)
+        try:
+            with os.fdopen(fd, "wb") as dst, tar.extractfile(member) as src:
+                while chunk := src.read(CHUNK):
+                    dst.write(chunk)
+                os.fchmod(dst.fileno(), member.mode & 0o777)
+            os.replace(temp, leaf, src_dir_fd=directory, dst_dir_fd=directory)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=directory)
+            raise
 
 
 def pack(tar: tarfile.TarFile, local: str, arcname: str) -> None:

@@ -53,6 +53,8 @@ def _register_cp(subparsers, parents) -> None:
         epilog=CP_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", metavar="SRC")
     parser.add_argument("dst", metavar="DST")
+    parser.add_argument("--max-size", type=int, default=None, metavar="BYTES",
+                        help="stop a copy from a Pod whose archive passes this many bytes (default 64 GiB)")
     parser.set_defaults(handler=run_cp)
 
 
@@ -137,13 +139,16 @@ def run_cp(args: argparse.Namespace) -> int:
     if (src is None) == (dst is None):
         raise UsageError("one side of rlark cp must be in a Pod (JOB:/path or JOB:POD:/path), the other here")
     remote = src or dst
+    if args.max_size is not None and args.max_size <= 0:
+        raise UsageError("--max-size must be more than 0")
     if not remote[0] or not remote[2]:
         raise UsageError(f"{args.src if src else args.dst!r}: name a Job and a path, e.g. demo-ppo:/tmp/file")
     access = ClusterAccess.from_args(args)
     Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("copy files to or from a Pod (cp)")
     target = pick_pod(access, remote[0], pod=remote[1])
     if src is not None:
-        written = podcopy.download(access, target.cluster, target.pod, src[2], args.dst, target.namespace)
+        written = podcopy.download(access, target.cluster, target.pod, src[2], args.dst, target.namespace,
+                                   args.max_size or podcopy.MAX_ARCHIVE)
         print(f"copied {target.pod}:{src[2]} to {written[0] if written else args.dst} ({len(written)} entries)")
     else:
         size = podcopy.upload(access, target.cluster, target.pod, args.src, dst[2], target.namespace)

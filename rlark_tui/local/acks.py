@@ -69,13 +69,11 @@ class AckFile:
             entries = {key: at for key, at in _read(path).items() if now - at < KEEP_SECONDS}
             entries.update(dict.fromkeys(keys, now))
             newest = dict(sorted(entries.items(), key=lambda item: item[1])[-MAX_ENTRIES:])
-            Path(state_dir).mkdir(parents=True, exist_ok=True)
             write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
 
 
 def write_summary(state_dir: Path, counts: dict[str, int], now: float | None = None) -> None:
     """Firing alerts per severity and the warning+critical total (`rlark status`'s ⚠), 0600."""
-    Path(state_dir).mkdir(parents=True, exist_ok=True)
     alerts = counts.get("critical", 0) + counts.get("warning", 0)
     write_private(Path(state_dir) / SUMMARY, json.dumps({"time": time.time() if now is None else now,
                                                          "alerts": alerts, "counts": counts}), durable=False)

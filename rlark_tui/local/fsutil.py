@@ -59,11 +59,17 @@ def _closed_to_others(info: os.stat_result) -> bool:
     return not mode & stat.S_IWOTH and (not mode & stat.S_IWGRP or _private_group(info.st_gid))
 
 
+def private_spool_dir() -> str:
+    """A new 0700 directory of the user's own under $TMPDIR for a spool (the caller removes it)."""
+    import tempfile
+    return tempfile.mkdtemp(prefix="rlark-spool-")
+
+
 def _trusted(info: os.stat_result) -> bool:
     return info.st_uid in (os.geteuid(), 0) and _closed_to_others(info)
 
 
-def _why_not_own(info: os.stat_result) -> str | None:
+def why_not_own(info: os.stat_result) -> str | None:
     if info.st_uid != os.geteuid():
         return f"the directory belongs to uid {info.st_uid}, not to you"
     if not _closed_to_others(info):
@@ -75,8 +81,9 @@ class Destination:
     """Where one file goes: its directory, held open and checked, and the final name (`leaf`). `through` is
     True for a FIFO, terminal or device the user named: it is written through, never replaced."""
 
-    def __init__(self, path: Path | str, *, named: bool = False, create_dirs: bool = True) -> None:
-        self.shown, self.named = str(path), named
+    def __init__(self, path: Path | str, *, named: bool = False, create_dirs: bool = True,
+                 directory_ok: bool = False) -> None:
+        self.shown, self.named, self.directory_ok = str(path), named, directory_ok
         self.through = False
         self.mode: int | None = None  # the mode of a named file being replaced
         self.dir_fd = -1
@@ -99,6 +106,10 @@ class Destination:
                 if not create:
                     os.close(fd)
                     raise
+                why = why_not_own(os.fstat(fd))
+                if why is not None:
+                    os.close(fd)
+                    raise self._refuse(f"cannot make {part!r} there: {why}")
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o700, dir_fd=fd)
                 pending.append(part)
@@ -156,14 +167,14 @@ class Destination:
                     continue
                 break
             holder = os.fstat(fd)
-            if info is not None and stat.S_ISDIR(info.st_mode):
+            if info is not None and stat.S_ISDIR(info.st_mode) and not self.directory_ok:
                 raise IsADirectoryError(errno.EISDIR, "is a directory", self.shown)
-            if info is not None and not stat.S_ISREG(info.st_mode):
+            if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
                 if not _trusted(holder):
                     raise self._refuse("it is a special file in a directory others may write")
                 self.through = True
             else:
-                why = _why_not_own(holder)
+                why = why_not_own(holder)
                 if why is not None:
                     raise self._refuse(why + "; choose a directory of your own")
                 if info is not None and self.named and info.st_uid == os.geteuid():

@@ -96,6 +96,56 @@ FIFO = ((entry("loot/", tarfile.DIRTYPE), entry("loot/fifo", tarfile.FIFOTYPE)),
         "refusing archive entry 'loot/fifo': not a file, directory or link")
 
 
+ORDERS = {  # each link harmless as it arrives; judged once every entry has arrived
+    "a-to-p-up-then-p-to-dot": ((entry("loot/", tarfile.DIRTYPE), entry("loot/a", tarfile.SYMTYPE, "p/.."),
+                                 entry("loot/p", tarfile.SYMTYPE, ".")),
+                                "refusing archive link 'loot/a' -> 'p/..': it escapes the destination"),
+    "link-to-dot-then-a-path-through-it": ((entry("loot/", tarfile.DIRTYPE), entry("loot/a", tarfile.SYMTYPE, "."),
+                                            entry("loot/a/b", tarfile.SYMTYPE, "..")),
+                                           "refusing archive link 'loot/a/b' -> '..': it goes through a link (loot/a)"),
+    "a-directory-replaced-by-a-link": ((entry("loot/", tarfile.DIRTYPE), entry("loot/d/", tarfile.DIRTYPE),
+                                        entry("loot/d/f"), entry("loot/d", tarfile.SYMTYPE, "..")),
+                                       "refusing archive link 'loot/d' -> '..': the archive gives this path twice (it "
+                                       "would replace a directory of the archive)"),
+    "a-link-replaced-by-a-directory": ((entry("loot/", tarfile.DIRTYPE), entry("loot/d", tarfile.SYMTYPE, "e"),
+                                        entry("loot/e/", tarfile.DIRTYPE), entry("loot/d/", tarfile.DIRTYPE)),
+                                       "refusing archive entry 'loot/d': the archive gives this path twice (it would "
+                                       "replace a directory of the archive)"),
+}
+
+
+def test_links_in_a_crafted_order_are_judged_once_all_arrived(plain_sandbox, hostile, env, tmp_path):
+    entries, refused = ORDERS["a-to-p-up-then-p-to-dot"]
+    hostile.write_bytes(archive(*entries))
+    outer, before = _outer(tmp_path)
+    done = rlark_cp(plain_sandbox, f"{JOB}:/data/loot", str(outer / "dest"))
+    assert (done.returncode, done.stderr) == (1, f"error: {refused}\n"), done.stderr
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("entries, refused", ORDERS.values(), ids=ORDERS.keys())
+def test_every_crafted_order_is_refused_in_process(tmp_path, entries, refused):
+    outer, before = _outer(tmp_path)
+    with tarfile.open(fileobj=io.BytesIO(archive(*entries)), mode="r:") as tar:
+        with pytest.raises(CopyRefused) as stopped:
+            extract(tar, "loot", str(outer / "dest" / "loot"))
+    assert str(stopped.value) == refused and snapshot(tmp_path) == before
+
+
+def test_an_archive_that_never_ends_stops_at_the_bound(plain_sandbox, hostile, env, tmp_path):
+    tar = hostile.parent / "tar"
+    kept = tar.read_text()
+    tar.write_text(f"#!{sys.executable}\nimport sys\nwhile True:\n    sys.stdout.buffer.write(bytes(65536))\n")
+    try:
+        outer, before = _outer(tmp_path)
+        done = rlark_cp(plain_sandbox, f"{JOB}:/data/loot", str(outer / "dest"), "--max-size", "1000000")
+    finally:
+        tar.write_text(kept)
+    assert (done.returncode, done.stderr) == (1, f"error: copy from {POD[1]}:/data/loot stopped: the archive passed "
+                                                 "the bound of 1000000 bytes (--max-size); nothing was written\n")
+    assert snapshot(tmp_path) == before
+
+
 def _outer(tmp_path):
     outer = tmp_path / "outer"
     (outer / "dest").mkdir(parents=True)

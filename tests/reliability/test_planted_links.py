@@ -1,0 +1,189 @@
+"""Every writer of rlark's goes through rlark_tui.local.fsutil: a link another user planted at any name it may touch
+is never written through, and a directory that is not the user's own, or that others may write, is refused in one
+line. The links are made by a real other uid (65534, through `setpriv`) in a sticky world-writable directory, as in
+/tmp; the refusal of another user's directory uses one owned by 65534.
+
+And the bounded reads of user-named inputs: `/dev/zero`, a FIFO that never ends and a FIFO that never sends.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from rlark_tui.checks import records
+from rlark_tui.checks.report import HandOver
+from rlark_tui.cluster import objects, podcopy
+from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.jobspec.draft import JobDraft
+from rlark_tui.local import acks, draft_files, fsutil
+from rlark_tui.model.storage import Entry
+
+OTHER = "65534"
+NAMES = ("out", "report.md", "record.md", "draft.yaml", "w.pt", ".w.pt.noetag.rlark-part", "state", "checks",
+         "drafts", "dest", "demo.log", acks.FILE_NAME, acks.SUMMARY)
+
+
+def as_other(*argv: str) -> None:
+    subprocess.run(["setpriv", f"--reuid={OTHER}", f"--regid={OTHER}", "--clear-groups", *argv], check=True)
+
+
+@pytest.fixture
+def planted(tmp_path):
+    """(a sticky world-writable directory holding the other uid's link `<name> -> victim` at every name, the
+    victim file, the victim directory)."""
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    victim_dir = tmp_path / "victim-dir"
+    victim_dir.mkdir()
+    shared = Path(tempfile.mkdtemp(prefix="rlark-shared-", dir="/tmp"))  # the other uid can reach it
+    shared.chmod(0o1777)
+    for name in NAMES:
+        target = victim_dir if name in ("state", "checks", "drafts", "dest") else victim
+        as_other("ln", "-s", str(target), str(shared / name))
+    assert all((shared / name).lstat().st_uid == int(OTHER) for name in NAMES)
+    yield shared, victim, victim_dir
+    assert victim.read_text() == "mine\n" and os.listdir(victim_dir) == []
+    try:
+        assert sorted(os.listdir(shared)) == sorted(NAMES)  # nothing added, no link replaced by a file
+    finally:
+        shutil.rmtree(shared)
+
+
+class NoCluster:
+    """A download must be refused before any request."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the cluster was asked ({name}) before the destination was checked")
+
+
+def writers(where: Path) -> dict:
+    """Every writer, each writing into `where` (the names in NAMES)."""
+    entry = Entry(key="ckpt/w.pt", name="w.pt", folder=False, size=4, etag="")
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo("dest/f")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"x\n"))
+    return {
+        "write_private": lambda: fsutil.write_private(where / "out", "data\n"),
+        "write_named (check --output, saved logs)": lambda: fsutil.write_named(where / "report.md", "data\n"),
+        "check record --output": lambda: records.write_record(where / "record.md", "# record\n", named=True),
+        "hand-over fields": lambda: records.save_hand_over(where / "state", "job", HandOver(notes="n")),
+        "draft export": lambda: draft_files.export_draft(where / "draft.yaml", JobDraft()),
+        "wizard autosave": lambda: draft_files.DraftStore(where / "state").save(JobDraft(), 2),
+        "alert acks": lambda: acks.AckFile().acknowledge(where, "uid/rule/pod"),
+        "alert summary": lambda: acks.write_summary(where, {"warning": 1}),
+        "alert acks under a state dir link": lambda: acks.AckFile().acknowledge(where / "state", "uid/rule/pod"),
+        "demo.log": lambda: fsutil.open_append(where / "demo.log"),
+        "storage cp": lambda: objects.download(NoCluster(), "c", "gpu-a", entry, where / "w.pt"),
+        "rlark cp": lambda: podcopy.extract(tarfile.open(fileobj=io.BytesIO(archive.getvalue())), "dest",
+                                            str(where / "dest")),
+    }
+
+
+def test_no_writer_writes_through_another_users_link(planted):
+    shared, _victim, _victim_dir = planted
+    for what, write in writers(shared).items():
+        with pytest.raises(RlarkError) as refused:
+            write()
+        message = str(refused.value)
+        assert "\n" not in message and ("others may write" in message or "link" in message), (what, message)
+
+
+def test_a_directory_of_another_user_is_refused_in_one_line(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, int(OTHER), int(OTHER))
+    for write in writers(theirs).values():
+        with pytest.raises(RlarkError, match="belongs to uid 65534"):
+            write()
+    assert os.listdir(theirs) == []
+
+
+def test_the_users_own_link_in_the_users_own_directory_still_names_its_file(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    fsutil.write_named(tmp_path / "link" / "report.md", "new\n")
+    assert (tmp_path / "real" / "report.md").read_text() == "new\n"
+
+
+def test_check_output_into_a_shared_tmp_refuses_and_leaves_the_links_target(planted):
+    """A real process: `check --output /tmp/report.md` with another uid's link there."""
+    shared, victim, _ = planted
+    code = ("import sys; from rlark_tui.checks.records import write_record; from pathlib import Path\n"
+            "write_record(Path(sys.argv[1]), '# record\\n', named=True)")
+    done = subprocess.run([sys.executable, "-c", code, str(shared / "report.md")], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and f"refusing to write {shared / 'report.md'}" in done.stderr
+    assert victim.read_text() == "mine\n"
+
+
+def rlark(*argv: str, stdin=None) -> subprocess.CompletedProcess:
+    return subprocess.run(["timeout", "30", sys.executable, "-m", "rlark_tui", "--kubeconfig", "/nonexistent", *argv],
+                          stdin=stdin, capture_output=True, text=True)
+
+
+def test_sshkeys_add_dev_zero_ends_at_once_naming_the_bound():
+    done = rlark("sshkeys", "add", "/dev/zero")
+    assert (done.returncode, done.stderr) == (2, "error: public key file /dev/zero: larger than 16 KiB\n")
+
+
+def test_a_fifo_that_never_ends_stops_at_the_bound(tmp_path):
+    fifo = tmp_path / "endless.pub"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"exec yes ssh-ed25519 > {fifo}"], stderr=subprocess.DEVNULL)
+    try:
+        with pytest.raises(UsageError, match=r"^public key file .*endless.pub: larger than 16 KiB$"):
+            fsutil.read_input(str(fifo), "public key file", 16 * 1024)
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_a_fifo_that_never_sends_ends_at_the_idle_bound(tmp_path):
+    fifo = tmp_path / "silent"
+    os.mkfifo(fifo)
+    held = threading.Event()
+
+    def hold():
+        with open(fifo, "wb"):
+            held.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        with pytest.raises(UsageError, match=r"^draft .*silent: nothing came for 0.2 s \(the bound of a pipe\)$"):
+            fsutil.read_input(str(fifo), "draft", 1 << 20, idle=0.2)
+    finally:
+        held.set()
+        holder.join()
+
+
+
+def test_a_resume_continues_only_the_part_file_this_rlark_made(tmp_path):
+    entry = Entry(key="ckpt/w.pt", name="w.pt", folder=False, size=100, etag="abc")
+    with fsutil.Destination(tmp_path / "w.pt", named=True) as dest:
+        record, part, handle, have = objects._open_part(dest, entry)
+        with handle:
+            handle.write(b"x" * 9)  # what a cut download left
+        objects._write_record(dest, record, part, open(tmp_path / part, "rb"))
+        again = objects._open_part(dest, entry)
+        again[2].close()
+        assert (again[1], again[3]) == (part, 9)  # the same file: continued
+        swapped = tmp_path / "swapped"
+        swapped.write_bytes(b"x" * 9)
+        os.replace(swapped, tmp_path / part)  # same name and size, another file
+        fresh = objects._open_part(dest, entry)
+        fresh[2].close()
+        assert fresh[1] != part and fresh[3] == 0 and not (tmp_path / part).exists()
+    assert oct((tmp_path / record).stat().st_mode & 0o777) == oct(0o600)
