@@ -109,7 +109,7 @@ class Destination:
                 why = why_not_own(os.fstat(fd))
                 if why is not None:
                     os.close(fd)
-                    raise self._refuse(f"cannot make {part!r} there: {why}")
+                    raise self._refuse(f"cannot make {part!r} there: {why}") from None
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o700, dir_fd=fd)
                 pending.append(part)
