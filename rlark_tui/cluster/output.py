@@ -207,7 +207,7 @@ def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespac
     width = len(base) + (len(extra) if wide else 0)
     for obj in sort_items(items):
         row = _row(row_of, obj, wide, ages, width)
-        name = _name(obj, "name")
+        name = _name(obj, "name") if wide else ""
         if progress is not None:
             row.append(progress.get(name, "-"))
         if gpu is not None:
