@@ -17,6 +17,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.text.redact import redact_object, redact_text
+from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)
@@ -63,7 +64,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
     out: list[str] = []
 
     def field(label: str, value: object) -> None:
-        out.append(f"{label + ':':<16}{value}")
+        out.append(f"{label + ':':<16}{one_line(value)}")
 
     field("Name", job.name)
     if job.display_name:
@@ -92,33 +93,34 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
     for spec in job.tasks:
         task = by_task.get(job.task_name(spec))
         header = " (Header)" if spec.head else ""
-        out.append(f"  {spec.name}{header}: role {spec.role or '-'}, Task {job.task_name(spec)}"
-                   + (f" in {task.namespace}, phase {task.phase or '-'}" if task else " (no Task yet)"))
-        selector = ", ".join(f"{k}={v}" for k, v in spec.node_selector.items()) or "(empty: never scheduled)"
+        out.append(f"  {one_line(spec.name)}{header}: role {one_line(spec.role or '-')}, Task "
+                   f"{one_line(job.task_name(spec))}"
+                   + (f" in {one_line(task.namespace)}, phase {one_line(task.phase or '-')}" if task else " (no Task yet)"))
+        selector = ", ".join(one_line(f"{k}={v}") for k, v in spec.node_selector.items()) or "(empty: never scheduled)"
         out.append(f"    Selector:       {selector}")
         out.append(f"    Replicas:       {spec.replicas}")
-        out.append(f"    Image:          {spec.image or '-'}")
+        out.append(f"    Image:          {one_line(spec.image or '-')}")
         resources = [f"{keys.GPU_RESOURCE}={spec.gpu:g}"] if spec.gpu else []
         resources += [f"{name}={amount:g}" for name, amount in spec.devices.items()]
         out.append(f"    GPU/devices:    {', '.join(resources) or '-'}")
         for mount in spec.mounts:
-            out.append(f"    Mount:          {mount['target']} <- {mount['type']} {mount['source']}")
+            out.append("    Mount:          " + one_line(f"{mount['target']} <- {mount['type']} {mount['source']}"))
         for entry in spec.env:
             value = entry.get("value") if "value" in entry else ("(from " + next(iter(entry.get("valueFrom") or {}),
                                                                                    "?") + ")")
-            out.append(f"    Env:            {entry.get('name')}={value}")
+            out.append("    Env:            " + one_line(f"{entry.get('name')}={value}"))
         _script(out, "Prepare script", spec.prepare_script)
         _script(out, "Run script", spec.run_script)
         if spec.tensorboard_dir:
-            out.append(f"    TensorBoard:    {spec.tensorboard_dir}"
-                       + (f" (proxy {task.tensorboard_proxy})" if task and task.tensorboard_proxy else ""))
+            out.append(f"    TensorBoard:    {one_line(spec.tensorboard_dir)}"
+                       + (f" (proxy {one_line(task.tensorboard_proxy)})" if task and task.tensorboard_proxy else ""))
         if task and task.phase == "Pending":
             for item in task.pull_progress:
-                out.append(f"    Pulling:        {item.get('image', '?')} {item.get('downloaded', '?')}/"
-                           f"{item.get('total', '?')} {item.get('status', '')}".rstrip())
+                out.append("    Pulling:        " + one_line(f"{item.get('image', '?')} {item.get('downloaded', '?')}/"
+                                                         f"{item.get('total', '?')} {item.get('status', '')}".rstrip()))
             for event in task.events[:10]:
-                out.append(f"    Event:          {event.get('type', '')} {event.get('reason', '')}: "
-                           f"{event.get('message', '')} (x{event.get('count', 1)})")
+                out.append("    Event:          " + one_line(f"{event.get('type', '')} {event.get('reason', '')}: "
+                                                         f"{event.get('message', '')} (x{event.get('count', 1)})"))
 
     out.append("Pods:")
     if not pods:
@@ -128,9 +130,9 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         roles = {job.task_name(s): s.name for s in job.tasks}
         for pod in sorted((Pod(p) for p in pods), key=lambda p: (p.task_name, p.pod_name)):
             count, reason = restarts.get(pod.name, ("-", ""))
-            rows.append([roles.get(pod.task_name, pod.task_name), pod.pod_name or pod.name, pod.node or "-",
-                         pod.ip or "-", pod.phase or "-", count, reason or "-",
-                         kubectl_age(pod.creation_timestamp, now)])
+            rows.append([one_line(cell) for cell in (
+                roles.get(pod.task_name, pod.task_name), pod.pod_name or pod.name, pod.node or "-", pod.ip or "-",
+                pod.phase or "-", count, reason or "-", kubectl_age(pod.creation_timestamp, now))])
         out.extend("  " + line for line in table(["ROLE", "POD", "NODE", "IP", "PHASE", "RESTARTS", "REASON",
                                                  "AGE"], rows).splitlines())
     out.append("Ray:")
@@ -142,7 +144,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         out.append(f"  alive nodes {ray.get('alive_nodes')} / expected {ray.get('expected')}"
                    f"  ({ray.get('source')})")
         for row in ray.get("jobs") or []:
-            out.append(f"  ray job {row.get('submission_id') or row.get('job_id')}: {row.get('status')}")
+            out.append("  ray job " + one_line(f"{row.get('submission_id') or row.get('job_id')}: {row.get('status')}"))
         if ray.get("jobs_error"):
             out.append(f"  ray jobs unavailable: {redact_text(str(ray['jobs_error']))}")
     return "\n".join(out)

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Callable
 
 from rlark_tui.errors import UsageError
+from rlark_tui.text import sinks
 
 FORMATS = ("json", "slack", "feishu", "dingtalk")
 QUEUE_SIZE = 1000
@@ -35,15 +36,16 @@ REPORT_SECONDS = 60.0
 
 
 def payload(record: dict, line: str, fmt: str) -> dict:
-    """The body for a webhook: the JSON record, or the chat bot's text message shape."""
+    """The body for a webhook: the JSON record, or the chat bot's text message shape, its text through
+    `text.sinks.chat` (no mention and no link from cluster text)."""
     if fmt == "json":
         return record
     if fmt == "slack":
-        return {"text": line}
+        return {"text": sinks.chat(line, fmt)}
     if fmt == "feishu":
-        return {"msg_type": "text", "content": {"text": line}}
+        return {"msg_type": "text", "content": {"text": sinks.chat(line, fmt)}}
     if fmt == "dingtalk":
-        return {"msgtype": "text", "text": {"content": line}}
+        return {"msgtype": "text", "text": {"content": sinks.chat(line, fmt)}}
     raise UsageError(f"--webhook-format {fmt!r}: one of {', '.join(FORMATS)}")
 
 

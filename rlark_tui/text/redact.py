@@ -437,15 +437,29 @@ def redact_lines(lines: Iterable[str], known: Iterable[str] = (), keys_only: boo
     return LineRedactor(known, keys_only).source_backlog(list(lines))
 
 
+def _shapes(value: str) -> set[str]:
+    """The forms a value prints in: as is and without its trailing newline (a Secret made from a file ends in
+    one), each line of a multi-line value (a YAML block scalar echoed by a shell prints line by line; printf '%q'
+    and `echo -e` forms give `\\n` between them), each JSON-escaped. Lines shorter than _MIN_KNOWN are left out."""
+    forms = {value, value.rstrip("\n"), value.strip()}
+    lines = [line.strip() for line in value.splitlines()]
+    if len(lines) > 1:
+        forms.update(line for line in lines if len(line) >= _MIN_KNOWN)
+        body = value.rstrip("\n")
+        forms.update({body.replace("\n", "\\n"), body.replace("\n", " ")})
+    forms.update([json.dumps(form)[1:-1] for form in forms])
+    return {form for form in forms if len(form) >= _MIN_KNOWN or form == value}
+
+
 class KnownSecrets:
-    """Exact values to mask wherever they appear (and their JSON-escaped form): longest first, so a value that
-    holds another is masked whole. A line without any costs one substring search per value."""
+    """Exact values to mask wherever they appear, in every shape they print in (_shapes): longest first, so a
+    value that holds another is masked whole. A line without any costs one substring search per value."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         forms = set()
         for value in values:
-            forms.add(value)
-            forms.add(json.dumps(value)[1:-1])
+            if value:
+                forms.update(_shapes(value))
         self.values = tuple(sorted(forms, key=len, reverse=True))
 
     def __bool__(self) -> bool:
@@ -542,23 +556,23 @@ def dig_mapping(obj: Mapping, *keys: str) -> Mapping | None:
     return obj if isinstance(obj, Mapping) else None
 
 
-def redact_env(env: Any) -> Any:
+def redact_env(env: Any, _depth: int = 0) -> Any:
     """A redacted copy of an env list (`[{name, value|valueFrom}]`) or mapping (`{NAME: value}`): values of
     secret-looking names become `***`, other values have embedded secrets masked; `valueFrom` is kept."""
     if isinstance(env, Mapping):
-        return {k: (MASK if is_secret_name(k) and _maskable(v) else _redact_scalar(v)) for k, v in env.items()}
+        return {k: (MASK if is_secret_name(k) and _maskable(v) else _redact_scalar(v, _depth)) for k, v in env.items()}
     if isinstance(env, list):
         result = []
         for entry in env:
             if isinstance(entry, Mapping) and entry.get("value") not in (None, ""):
                 entry = dict(entry)
                 entry["value"] = MASK if is_secret_name(entry.get("name")) and _maskable(entry["value"]) \
-                    else _redact_scalar(entry["value"])
+                    else _redact_scalar(entry["value"], _depth)
                 result.append(entry)
             else:
-                result.append(redact_object(entry))
+                result.append(redact_object(entry, _depth + 1))
         return result
-    return redact_object(env)
+    return redact_object(env, _depth)
 
 
 def _maskable(value: Any) -> bool:
@@ -566,18 +580,18 @@ def _maskable(value: Any) -> bool:
     return value not in (None, "") and not (isinstance(value, str) and is_plain_value(value))
 
 
-def _redact_scalar(value: Any) -> Any:
-    return redact_text(value) if isinstance(value, str) else redact_object(value)
+def _redact_scalar(value: Any, depth: int = 0) -> Any:
+    return redact_text(value) if isinstance(value, str) else redact_object(value, depth + 1)
 
 
-def _redact_string(value: str) -> str:
+def _redact_string(value: str, depth: int = 0) -> str:
     stripped = value.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
         try:
             decoded = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             return redact_text(value)
-        return json.dumps(redact_object(decoded), separators=(",", ":"))
+        return json.dumps(redact_object(decoded, depth), separators=(",", ":"))
     return redact_text(value)
 
 
@@ -595,28 +609,37 @@ def _is_secret_field(key: object) -> bool:
     return words[-1] not in _REFERENCE_WORDS
 
 
-def redact_object(obj: Any) -> Any:
+MAX_DEPTH = 100
+"""How deep redact_object copies: a value nested deeper (a 50,000-deep JSON annotation) becomes CUT, so redaction
+never recurses without bound and never shows what it did not redact."""
+CUT = f"{MASK} (cut: nested deeper than {MAX_DEPTH})"
+
+
+def redact_object(obj: Any, _depth: int = 0) -> Any:
     """A redacted deep copy of an API object (or any JSON-like value, e.g. a parsed kubeconfig): every `env`
     list and every string (scripts, annotations, JSON-in-annotations) redacted; string values of secret-looking
-    fields (`token`, `client-key-data`, `password`) and a Secret's `data`/`stringData` values masked."""
+    fields (`token`, `client-key-data`, `password`) and a Secret's `data`/`stringData` values masked. What is
+    nested deeper than MAX_DEPTH (JSON in a string counts from the string's depth) is CUT."""
+    if _depth > MAX_DEPTH and isinstance(obj, (str, list, Mapping)):
+        return CUT
     if isinstance(obj, str):
-        return _redact_string(obj)
+        return _redact_string(obj, _depth)
     if isinstance(obj, list):
-        return [redact_object(item) for item in obj]
+        return [redact_object(item, _depth + 1) for item in obj]
     if not isinstance(obj, Mapping):
         return obj
     is_secret_kind = obj.get("kind") == "Secret"
     result = {}
     for key, value in obj.items():
         if key == "env" and isinstance(value, (list, Mapping)):
-            result[key] = redact_env(value)
+            result[key] = redact_env(value, _depth + 1)
         elif is_secret_kind and key in ("data", "stringData") and isinstance(value, Mapping):
             result[key] = {k: MASK for k in value}
         elif _is_secret_field(key) and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
                 and _maskable(value):
             result[key] = MASK
         else:
-            result[key] = redact_object(value)
+            result[key] = redact_object(value, _depth + 1)
     return result
 
 

@@ -27,6 +27,7 @@ from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.telemetry.curves import MetricsState
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
+from rlark_tui.text.sinks import shell_line
 
 UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
@@ -537,13 +538,15 @@ def running_time(start: str, end: str, now: datetime) -> str:
 
 def ssh_jump_command(system_config: object, pod_name: str, user: str = "<ssh-user>") -> str:
     """The console's SSH line for a Pod: `ssh -J <user>@<sshJumpHost>[:<sshJumpPort>] root@<pod>`; "" when the
-    gateway's system config names no jump host."""
+    gateway's system config names no jump host. Each word from the gateway or the cluster is quoted
+    (text.sinks.shell_line): a newline in the jump host stays in its word, no second command."""
     config = system_config if isinstance(system_config, dict) else {}
     host = str(config.get("sshJumpHost") or "").strip()
     if not host or not pod_name:
         return ""
     port = str(config.get("sshJumpPort") or "").strip()
-    return f"ssh -J {user}@{host}{':' + port if port else ''} root@{pod_name}"
+    who = user if user == "<ssh-user>" else shell_line([user])  # the placeholder is the user's to replace
+    return f"ssh -J {who}@{shell_line([host + (':' + port if port else '')])} {shell_line(['root@' + pod_name])}"
 
 
 def ssh_fingerprint(public_key: str) -> str:

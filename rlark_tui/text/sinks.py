@@ -1,0 +1,76 @@
+"""One escaper per sink cluster text is printed to (issue 33 item 4); docs/security.md lists each with its test.
+
+Pure functions. The terminal's escaper is `sanitize.clean` (the headless commands' streams pass through it), Textual's
+is `sanitize.markup_safe`, JSON output's `sanitize.json_dumps`; the others are here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+
+from rlark_tui.text.sanitize import clean
+
+_BREAKS = re.compile(r"[\n\r\t\v\f\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What makes one field look like two lines, or reorders what is shown beside it: line and paragraph breaks,
+tabs, and the bidi marks, embeddings, overrides and isolates."""
+
+
+def _visible(match: re.Match) -> str:
+    char = match.group(0)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\u{ord(char):04x}")
+
+
+def one_line(text: object) -> str:
+    """A name, reason or key for a one-line field: `clean`, then every break or bidi control shown as its escape
+    (`\\n`, `\\u202e`), so a forged line reads as one."""
+    return _BREAKS.sub(_visible, clean(text if isinstance(text, str) else str(text)))
+
+
+TMUX_CHARS = 40
+
+
+def tmux(text: object, limit: int = TMUX_CHARS) -> str:
+    """Cluster text for tmux's status line: printable ASCII only (others become `?`), at most `limit` characters,
+    `#` doubled last (tmux runs `#(...)` and styles `#[...]` in a status-right)."""
+    text = text if isinstance(text, str) else str(text)
+    shown = "".join(char if " " <= char <= "~" else "?" for char in text[:limit])
+    return shown.replace("#", "##")
+
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)")
+_LINK = re.compile(r"\]\s*\(")
+FORMATS = ("slack", "feishu", "dingtalk")
+
+
+def chat(text: object, fmt: str) -> str:
+    """A chat bot's text from alert lines: no mention and no link survives. Every format: `scheme://` becomes
+    `scheme[:]//` (no auto-link) and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
+    entities (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their
+    full-width forms (`<at user_id="all">`, `@all`, `@138…` are text)."""
+    text = one_line(text)
+    text = _LINK.sub("] (", _SCHEME.sub(r"\1[:]", text))
+    if fmt == "slack":
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if fmt in ("feishu", "dingtalk"):
+        return text.replace("<", "\uff1c").replace("@", "\uff20")
+    raise ValueError(f"chat format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def shell_line(argv: Iterable[str]) -> str:
+    """A command line rlark prints or copies: each word quoted with shlex.quote (a newline or `;` stays in its
+    word)."""
+    return " ".join(shlex.quote(str(word)) for word in argv)
+
+
+_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+FILE_CHARS = 100
+
+
+def file_name(name: object, limit: int = FILE_CHARS) -> str:
+    """One path component from a cluster name: `[A-Za-z0-9._-]` only (others `_`), no leading dot (no `..`, no
+    hidden file), at most `limit` characters, never empty."""
+    text = _FILE_CHARS.sub("_", name if isinstance(name, str) else str(name))[:limit]
+    text = text.lstrip(".")
+    return text or "_"

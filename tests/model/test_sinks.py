@@ -1,0 +1,90 @@
+"""One escaper per sink (issue 33 items 4-6): hostile cluster text reaches no sink as a mention, a link, a tmux
+command, a second line, a second shell command, or an unmasked secret; a 50,000-deep value redacts."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import UTC, datetime
+
+from rlark_tui.commands.describe import describe_text
+from rlark_tui.local import hooks
+from rlark_tui.text import redact, sinks
+from rlark_tui.view.index import ssh_jump_command
+
+FORGED = "ppo\nStatus:         Succeeded (phase Succeeded)\u202e"
+
+
+def test_one_line_fields_keep_no_break_and_no_bidi():
+    shown = sinks.one_line(FORGED + "\r\t\u2028\u2066")
+    assert "\n" not in shown and "\r" not in shown and "\u202e" not in shown and "\u2028" not in shown
+    assert shown.startswith("ppo\\nStatus:") and "\\u202e" in shown
+
+
+def test_describe_shows_a_forged_display_name_on_its_own_line():
+    raw = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+           "metadata": {"name": "ppo", "annotations": {"rlark.io/display-name": FORGED}},
+           "spec": {"tasks": [{"name": "actor\nStatus: Succeeded", "image": "img\nEnv: X=1", "replicas": 1}]},
+           "status": {"phase": "Failed"}}
+    page = describe_text(raw, [], [], {}, None, now=datetime(2026, 12, 1, tzinfo=UTC))
+    starts = [line for line in page.splitlines() if line.lstrip().startswith("Status")]
+    assert len(starts) == 1 and "Failed" in starts[0]
+    assert not any(line.lstrip().startswith("Env:") for line in page.splitlines())
+
+
+def test_tmux_doubles_hash_keeps_printable_ascii_and_a_bound():
+    shown = sinks.tmux("#(touch /tmp/x)#[fg=red]é\x1b" + "z" * 100)
+    assert shown.startswith("##(touch /tmp/x)##[fg=red]??")
+    assert all(" " <= c <= "~" for c in shown) and len(shown.replace("##", "#")) == sinks.TMUX_CHARS
+
+
+def test_chat_text_holds_no_mention_and_no_link():
+    hostile = ('crash <!channel> <@U123> <http://evil.example|click> & <at user_id="all">all</at> @all '
+               "[docs](https://evil.example/x)")
+    slack = hooks.payload({}, hostile, "slack")["text"]
+    assert "<" not in slack and ">" not in slack and "&lt;!channel&gt;" in slack and "&amp;" in slack
+    for fmt, body in (("feishu", hooks.payload({}, hostile, "feishu")["content"]["text"]),
+                      ("dingtalk", hooks.payload({}, hostile, "dingtalk")["text"]["content"])):
+        assert "<at" not in body and "@all" not in body and "<" not in body, fmt
+    for body in (slack, hooks.payload({}, hostile, "feishu")["content"]["text"]):
+        assert "://" not in body and "](" not in body
+    assert hooks.payload({"message": hostile}, hostile, "json") == {"message": hostile}
+
+
+def test_shell_lines_are_quoted():
+    line = ssh_jump_command({"sshJumpHost": "jump.example\ntouch /tmp/pwned; x", "sshJumpPort": "22"}, "p-0", "me")
+    words = shlex.split(line)
+    assert words == ["ssh", "-J", "me@jump.example\ntouch /tmp/pwned; x:22", "root@p-0"]
+    assert sinks.shell_line(["a b", "$(x)"]) == "'a b' '$(x)'"
+
+
+def test_file_names_from_cluster_names():
+    assert sinks.file_name("../../.bashrc") == "_.._.bashrc"
+    assert sinks.file_name("..") == "_" and sinks.file_name("") == "_" and sinks.file_name("ppo-1.log") == "ppo-1.log"
+    assert len(sinks.file_name("x" * 500)) == sinks.FILE_CHARS and "/" not in sinks.file_name("a/b\n")
+
+
+def test_a_secret_is_masked_in_every_shape_it_prints_in():
+    value = "first-line-s3cret\nsecond-line-s3cret\n"  # a Secret made from a file; a YAML block scalar
+    known = redact.KnownSecrets([value])
+    for printed in (value, value.rstrip("\n"), "first-line-s3cret", "  second-line-s3cret",
+                    "first-line-s3cret\\nsecond-line-s3cret", "first-line-s3cret second-line-s3cret",
+                    json.dumps(value)):
+        assert "s3cret" not in known.mask(f"env {printed} end"), printed
+    lines = redact.LineRedactor([value]).lines(["echo: first-line-s3cret", "second-line-s3cret", "ok"])
+    assert lines == ["echo: ***", "***", "ok"]
+
+
+def test_a_50000_deep_value_is_redacted_and_cut():
+    deep: list = []
+    for _ in range(50_000):
+        deep = [deep]
+    job = {"metadata": {"annotations": {"a": "[" * 50_000 + "]" * 50_000}}, "spec": {"deep": deep},
+           "env": [{"name": "HF_TOKEN", "value": "hf_abcdefgh12345"}]}
+    out = redact.redact_object(job)
+    assert out["env"][0]["value"] == redact.MASK
+    node = out["spec"]["deep"]
+    while isinstance(node, list):
+        node = node[0]
+    assert node == redact.CUT
+    assert redact.secret_values(job) == {"hf_abcdefgh12345"}
