@@ -19,6 +19,9 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "Confirm"),
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
+    AUTO_FOCUS = "#confirm-no"
+    """Cancel has the focus (Enter cancels); set by Textual when the dialog shows, so a dialog answered before
+    it mounted has nothing left to look up."""
 
     def __init__(self, title: str, body: str, confirm_label: str, dangerous: bool = False) -> None:
         super().__init__()
@@ -35,9 +38,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.confirm_label} (y)", id="confirm-yes",
                              variant="error" if self.dangerous else "warning")
                 yield Button("Cancel (n)", id="confirm-no", variant="default")
-
-    def on_mount(self) -> None:
-        self.query_one("#confirm-no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")
