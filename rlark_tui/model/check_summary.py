@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
+
+if TYPE_CHECKING:
+    from rlark_tui.checks.report import CheckReport
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.text.sanitize import clean
 
@@ -45,7 +49,7 @@ class CheckSummary:
         return " ".join(parts)
 
 
-def summary_of(report) -> CheckSummary:
+def summary_of(report: CheckReport) -> CheckSummary:
     """The summary of a checks.report.CheckReport."""
     hand_over = report.hand_over
     return CheckSummary(report.checked_at.astimezone(UTC), _recorder(hand_over.recorder or ""),
@@ -59,7 +63,7 @@ def annotation_value(summary: CheckSummary) -> str:
                        "decision": summary.decision}, separators=(",", ":"), ensure_ascii=False)
 
 
-def annotation_patch(summary: CheckSummary) -> dict:
+def annotation_patch(summary: CheckSummary) -> dict[str, Any]:
     """The merge patch: metadata only."""
     return {"metadata": {"annotations": {CHECK_SUMMARY_ANNOTATION: annotation_value(summary)}}}
 

@@ -6,6 +6,7 @@ consequences.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -60,10 +61,10 @@ BULK_EFFECTS = MappingProxyType({
 })
 
 
-def bulk_plan(verb: str, jobs: list) -> list[tuple[str, str | None, str]]:
+def bulk_plan(verb: str, jobs: Sequence[tuple[str, bool, str | None, int]]) -> list[tuple[str, str | None, str]]:
     """Per marked Job (name, stopped, phase, pods): (name, the action to run or None to skip it, what happens).
     `verb` is a BULK_VERBS key; `s` stops a running Job and starts a stopped one, as on one Job."""
-    plan = []
+    plan: list[tuple[str, str | None, str]] = []
     for name, stopped, phase, pods in jobs:
         if phase is None:
             plan.append((name, None, "skipped: no longer listed"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 DNS_LABEL_MAX = 63
 STATEFULSET_NAME_MAX = 52
@@ -47,7 +48,7 @@ def platform_role(role_name: str) -> str:
     return "Actor"
 
 
-def job_type(roles: Iterable) -> str:
+def job_type(roles: Iterable[Any]) -> str:
     """Job type shown by the console from the tasks' `role` values (strings or task dicts):
     any Actor → RL; Env and Rollout → Evaluation; Env → DataCollection; Rollout → RL; else Custom."""
     present = set()

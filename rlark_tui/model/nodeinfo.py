@@ -18,6 +18,7 @@ Pure; every cluster-supplied string in a row was sanitised where the row was bui
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlark_tui.model import keys
@@ -151,7 +152,7 @@ def describe_node_text(detail: NodeDetail) -> str:
     return "\n".join(out)
 
 
-def _columns(rows: list[tuple[str, ...]]) -> list[str]:
+def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [" ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 

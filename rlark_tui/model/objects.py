@@ -50,18 +50,18 @@ def cluster_of(raw: Any) -> str:
     return label if isinstance(label, str) else ""
 
 
-_NONE: Mapping = MappingProxyType({})
+_NONE: Mapping[str, Any] = MappingProxyType({})
 
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _dict(value: Any) -> dict:
+def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, _MAPPING) else {}
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
@@ -79,7 +79,7 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def main_container_status(pod: Any) -> dict:
+def main_container_status(pod: Any) -> dict[str, Any]:
     """The `main` container's entry of a data-plane pod's `status.containerStatuses`, or {}."""
     for status in _list(dig(pod, "status", "containerStatuses")):
         if isinstance(status, _MAPPING) and status.get("name") == keys.MAIN_CONTAINER:
@@ -195,7 +195,7 @@ class TaskSpec:
         return _str(self.raw.get("domain"))
 
     @property
-    def workload(self) -> dict:
+    def workload(self) -> dict[str, Any]:
         return _dict(dig(self.raw, "kubernetes", "workload"))
 
     @property
@@ -213,15 +213,15 @@ class TaskSpec:
         return _str_map(self.workload.get("pvcStorageMap"))
 
     @property
-    def pod_spec(self) -> dict:
+    def pod_spec(self) -> dict[str, Any]:
         return _dict(dig(self.workload, "template", "spec"))
 
     @property
-    def main_container(self) -> dict:
+    def main_container(self) -> dict[str, Any]:
         """The container named `main` (the only one the platform wraps with Ray), or {}."""
         return dict(self._main())
 
-    def _main(self) -> Mapping:
+    def _main(self) -> Mapping[str, Any]:
         """`main_container` itself, not a copy (for reads that only look)."""
         containers = dig(self.raw, "kubernetes", "workload", "template", "spec", "containers")
         for container in containers if isinstance(containers, list) else ():
@@ -238,7 +238,7 @@ class TaskSpec:
         return _str(self.main_container.get("image"))
 
     @property
-    def env(self) -> list[dict]:
+    def env(self) -> list[dict[str, Any]]:
         """The `main` container's env entries (dicts with `name` and `value` or `valueFrom`)."""
         return [dict(e) for e in _list(self.main_container.get("env")) if isinstance(e, _MAPPING)]
 
@@ -250,15 +250,15 @@ class TaskSpec:
         for entry in env if isinstance(env, list) else ():
             if isinstance(entry, _MAPPING) and entry.get("name") == "RLARK_TASK_ROLE" \
                     and isinstance(entry.get("value"), str):
-                return entry["value"]
+                return str(entry["value"])
         return self.name
 
     @property
-    def requests(self) -> dict:
+    def requests(self) -> dict[str, Any]:
         return _dict(dig(self.main_container, "resources", "requests"))
 
     @property
-    def limits(self) -> dict:
+    def limits(self) -> dict[str, Any]:
         return _dict(dig(self.main_container, "resources", "limits"))
 
     def resource(self, name: str) -> float:
@@ -280,11 +280,11 @@ class TaskSpec:
         return {name: self.resource(name) for name in sorted(names)}
 
     @property
-    def volumes(self) -> list[dict]:
+    def volumes(self) -> list[dict[str, Any]]:
         return [dict(v) for v in _list(self.pod_spec.get("volumes")) if isinstance(v, _MAPPING)]
 
     @property
-    def mounts(self) -> list[dict]:
+    def mounts(self) -> list[dict[str, Any]]:
         """The `main` container's mounts resolved against volumes: {target, type host|storage|other, source}."""
         by_name = {_str(v.get("name")): v for v in self.volumes}
         result = []
@@ -381,7 +381,7 @@ class Job(_View):
         return job_type(t.role for t in self.tasks)
 
     @property
-    def status_tasks(self) -> list[dict]:
+    def status_tasks(self) -> list[dict[str, Any]]:
         """`status.tasks` entries as {name, phase, message} strings ("" for a missing or wrongly typed field).
         `name` is the Task's object name `<job>-<task>`: the platform's controller writes the short role name
         (`actor`), older writers the long one; both forms are read."""
@@ -419,7 +419,7 @@ class Job(_View):
     def workers_running(self) -> int:
         return self.task_phases.count("Running")
 
-    def _json_annotation(self, key: str) -> dict:
+    def _json_annotation(self, key: str) -> dict[str, Any]:
         try:
             value = json.loads(self.annotations.get(key, ""))
         except ValueError:
@@ -427,12 +427,12 @@ class Job(_View):
         return value if isinstance(value, dict) else {}
 
     @property
-    def launch_record(self) -> dict:
+    def launch_record(self) -> dict[str, Any]:
         """The launch record written by rlark-tui at submit (annotation `rlark.io/launch-record`), or {}."""
         return self._json_annotation(keys.LAUNCH_RECORD_ANNOTATION)
 
     @property
-    def deployment_plan(self) -> dict:
+    def deployment_plan(self) -> dict[str, Any]:
         """The deployment plan written by rlark-tui at submit (annotation `rlark.io/deployment-plan`), or {}."""
         return self._json_annotation(keys.DEPLOYMENT_PLAN_ANNOTATION)
 
@@ -475,11 +475,11 @@ class Task(_View):
         return [n for n in _list(dig(self.raw, "status", "observedNodes")) if isinstance(n, str)]
 
     @property
-    def events(self) -> list[dict]:
+    def events(self) -> list[dict[str, Any]]:
         return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, _MAPPING)]
 
     @property
-    def pull_progress(self) -> list[dict]:
+    def pull_progress(self) -> list[dict[str, Any]]:
         return [dict(e) for e in _list(dig(self.raw, "status", "pullProgress")) if isinstance(e, _MAPPING)]
 
     @property
@@ -591,7 +591,7 @@ class Node(_View):
         return [r for r in self.resources if r.startswith(keys.DEVICE_PREFIX)]
 
     @property
-    def addresses(self) -> list[dict]:
+    def addresses(self) -> list[dict[str, Any]]:
         return [dict(a) for a in _list(dig(self.raw, "status", "addresses")) if isinstance(a, _MAPPING)]
 
     @property
@@ -602,5 +602,5 @@ class Node(_View):
         return ""
 
     @property
-    def events(self) -> list[dict]:
+    def events(self) -> list[dict[str, Any]]:
         return [dict(e) for e in _list(dig(self.raw, "status", "events")) if isinstance(e, _MAPPING)]

@@ -13,12 +13,12 @@ from rlark_tui.model.objects import Node, TaskSpec, cluster_of, dig
 N = TypeVar("N")
 
 
-def _raw(obj: Any) -> Mapping:
+def _raw(obj: Any) -> Mapping[str, Any]:
     raw = getattr(obj, "raw", obj)
     return raw if isinstance(raw, Mapping) else {}
 
 
-def _labels(node: Any) -> Mapping:
+def _labels(node: Any) -> Mapping[str, Any]:
     labels = dig(_raw(node), "metadata", "labels")
     return labels if isinstance(labels, Mapping) else {}
 
@@ -30,7 +30,7 @@ def selector_alternatives(value: object) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def selector_matches(selector: Mapping, labels: Mapping) -> bool:
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """Whether a pod with this nodeSelector may run on a node with these labels, as the agent schedules it.
 
     Single values become `nodeSelector` (all must hold); comma values become one required node-affinity
@@ -52,7 +52,7 @@ def selector_matches(selector: Mapping, labels: Mapping) -> bool:
     return any(labels.get(key) in alternatives for key, alternatives in comma_terms)
 
 
-def matching_nodes(selector: Mapping, nodes: Iterable[N]) -> list[N]:
+def matching_nodes(selector: Mapping[str, Any], nodes: Iterable[N]) -> list[N]:
     """The items of `nodes` (dicts or Node views) whose labels the selector matches, across all clusters,
     in the order given."""
     return [node for node in nodes if selector_matches(selector, _labels(node))]
@@ -63,7 +63,7 @@ def node_cluster(node: Any) -> str:
     return cluster_of(_raw(node))
 
 
-def task_namespace(selector: Mapping, nodes: Iterable[Any]) -> str:
+def task_namespace(selector: Mapping[str, Any], nodes: Iterable[Any]) -> str:
     """Namespace the Job controller gives a role's Task: each selector value cut at its first comma,
     the first matching Node CR in (namespace, name) order; `default` when the selector is empty or
     nothing matches (no agent watches `default`, so the Task never runs)."""

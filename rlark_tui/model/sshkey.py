@@ -11,6 +11,7 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from rlark_tui.errors import UsageError
 from rlark_tui.text.sanitize import clean
@@ -86,7 +87,7 @@ class KeyRow:
     """The user as the gateway sent it, for the delete request."""
 
 
-def key_rows(entries: list[dict]) -> list[KeyRow]:
+def key_rows(entries: list[dict[str, Any]]) -> list[KeyRow]:
     rows = []
     for entry in entries:
         index = entry.get("index")

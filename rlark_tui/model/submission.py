@@ -9,6 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from rlark_tui.model.objects import Job
 
@@ -19,16 +20,16 @@ SUBMITTED_SPEC_SHA256_ANNOTATION = "rlark.io/submitted-spec-sha256"
 SUBMITTED_AT_ANNOTATION = "rlark.io/submitted-at"
 
 
-def canonical_spec(spec: dict) -> str:
+def canonical_spec(spec: dict[str, Any]) -> str:
     """The spec as compact JSON with sorted keys: the text the sha256 covers."""
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def spec_sha256(spec: dict) -> str:
+def spec_sha256(spec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_spec(spec).encode("utf-8")).hexdigest()
 
 
-def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
+def with_submission_record(manifest: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan)."""
     job = copy.deepcopy(manifest)
     spec = job.get("spec") or {}
@@ -44,7 +45,7 @@ def with_submission_record(manifest: dict, now: datetime | None = None) -> dict:
 class SubmittedRecord:
     """What a Job says about its own submission, read back by describe and the run check."""
 
-    spec: dict | None
+    spec: dict[str, Any] | None
     sha256: str | None
     intact: bool
     """The stored spec hashes to the stored sha256."""
@@ -52,7 +53,7 @@ class SubmittedRecord:
     """The live `spec` equals the stored one."""
 
 
-def submitted_record(job: dict) -> SubmittedRecord:
+def submitted_record(job: dict[str, Any]) -> SubmittedRecord:
     annotations = Job(job).annotations
     text = annotations.get(SUBMITTED_SPEC_ANNOTATION)
     sha = annotations.get(SUBMITTED_SPEC_SHA256_ANNOTATION)
