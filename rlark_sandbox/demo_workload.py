@@ -2,8 +2,13 @@
 
 Prints its run ID and code ref, RLinf's start-up banner, resolved config and progress: the embodied runners'
 metric table after every step, or with `--reasoning` the reasoning runners' `Global Step` tqdm bar on stderr
-(redrawn with `\\r`, no newline until it closes). Uses one Ray actor per node, writes checkpoints in RLinf's
-layout under the output path, then stays alive (as a pod must).
+(redrawn with `\\r`, no newline until it closes). Uses one Ray actor per node (`$RLARK_DEMO_RANKS` of them
+round the nodes when set), named as RLinf names its workers (`ActorGroup:<rank>`, namespace RLinf), writes
+checkpoints in RLinf's layout under the output path, then stays alive (as a pod must).
+
+Two faults, off by default, set by the Job's env `RLARK_DEMO_FAULT` (from the second step on):
+- `hang:<rank>`: that rank never reaches the collective (it sits in `next_batch`), the others wait in `allreduce`;
+- `sigsegv:<rank>`: that rank is killed by SIGSEGV; the driver prints the crash chain and exits 1.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ import json
 import math
 import os
 import random
+import signal
 import sys
+import threading
 import time
+import traceback
 from datetime import datetime
 from pathlib import Path
 
@@ -220,6 +228,24 @@ def _wait_for_nodes(ray, num_nodes: int) -> list[dict]:
         time.sleep(1)
 
 
+def fault() -> tuple[str, int]:
+    """`$RLARK_DEMO_FAULT` as (kind, rank): `hang:<rank>` or `sigsegv:<rank>`; ("", -1) when unset."""
+    kind, _, rank = os.environ.get("RLARK_DEMO_FAULT", "").partition(":")
+    return (kind, int(rank)) if kind in ("hang", "sigsegv") and rank.isdigit() else ("", -1)
+
+
+def next_batch() -> None:
+    """A data loader that never yields: the rank never reaches the collective."""
+    while True:
+        time.sleep(1)
+
+
+def allreduce(value: float) -> float:
+    """The collective every rank must join: with one rank missing it waits for ever, as NCCL's would."""
+    threading.Event().wait()
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="demo_workload")
     parser.add_argument("--run-id", required=True)
@@ -250,16 +276,29 @@ def main(argv: list[str] | None = None) -> int:
         def probe(self) -> dict:
             return {"node_rank": int(os.environ.get("RLINF_NODE_RANK", "-1")), "pid": os.getpid()}
 
-        def step(self, step: int) -> dict[str, float]:
+        def step(self, step: int, rank: int) -> dict[str, float]:
             rng = random.Random(step * 7919 + os.getpid())
-            return {"reward": math.tanh(step / 20) + rng.uniform(-0.05, 0.05), "loss": 1 / (1 + step) + rng.random() / 50}
+            loss = 1 / (1 + step) + rng.random() / 50
+            kind, odd = fault()
+            if step > 1 and rank == odd and kind == "sigsegv":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if step > 1 and kind == "hang":
+                if rank == odd:
+                    next_batch()
+                loss = allreduce(loss)
+            return {"reward": math.tanh(step / 20) + rng.uniform(-0.05, 0.05), "loss": loss}
 
+    ordered = sorted(nodes, key=lambda n: n["NodeID"])
+    ranks = int(os.environ.get("RLARK_DEMO_RANKS") or 0) or len(ordered)
     workers = []
-    for index, node in enumerate(sorted(nodes, key=lambda n: n["NodeID"])):
+    for index in range(ranks):
+        node = ordered[index % len(ordered)]
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-        workers.append((node, Worker.options(scheduling_strategy=strategy, name=f"Worker:{index}").remote()))
+        workers.append((node, Worker.options(scheduling_strategy=strategy, name=f"ActorGroup:{index}").remote()))
     probes = ray.get([w.probe.remote() for _, w in workers])
-    ranked = sorted(zip(probes, workers), key=lambda item: item[0]["node_rank"])[:args.nodes]
+    rank_of = {id(actor): index for index, (_, actor) in enumerate(workers)}
+    ranked = list(zip(probes, workers)) if os.environ.get("RLARK_DEMO_RANKS") else \
+        sorted(zip(probes, workers), key=lambda item: item[0]["node_rank"])[:args.nodes]
 
     _log("INFO", f"RLinf is running on a cluster with {args.nodes} node{'s' if args.nodes != 1 else ''} and "
                  f"0 accelerators. The nodes' details are: ")
@@ -287,7 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     for step in range(start_step + 1, args.steps + 1):
         step_start = time.monotonic()
-        results = ray.get([w.step.remote(step) for _, (_, w) in ranked])
+        try:
+            results = ray.get([w.step.remote(step, rank_of[id(w)]) for _, (_, w) in ranked])
+        except ray.exceptions.RayActorError:
+            traceback.print_exc()
+            _log("ERROR", "A worker died during training; see the dead worker's log above.")
+            return 1
         reward = sum(r["reward"] for r in results) / len(results)
         loss = sum(r["loss"] for r in results) / len(results)
         weights = [w + loss / 10 for w in weights]

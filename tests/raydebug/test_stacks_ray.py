@@ -1,0 +1,54 @@
+"""issue 34's first Done-when on real Ray: four `ActorGroup:<r>` ranks hang, rank 2 elsewhere (the demo workload's
+`hang:2` fault); `rlark stacks` names it and its frame with profiling off (py-spy in the Pod, also under
+--readonly)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.agent.helpers import Api, delete_and_wait, job, task, wait_for
+from tests.clirun import cli_runner
+
+pytestmark = pytest.mark.ray
+HANG = "stacks-hang"
+
+
+@pytest.fixture(scope="module")
+def hung(ray_sandbox, tmp_path_factory):
+    output = tmp_path_factory.mktemp("hang")
+    header = task("actor", "gpu-a3", head=True,
+                  run=f"python -m rlark_sandbox.demo_workload --run-id hang --code-ref x --output {output} "
+                      "--steps 50 --step-seconds 0.2")
+    header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
+        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": "hang:2"}]
+    api = Api(ray_sandbox)
+    api.create_job(job(HANG, [header]))
+    try:
+        yield ray_sandbox
+    finally:
+        delete_and_wait(api, HANG)
+
+
+def _stacks(rlark) -> dict | None:
+    done = rlark("--readonly", "stacks", HANG, "-o", "json")
+    return json.loads(done.out) if done.code == 0 else None
+
+
+def test_stacks_names_the_rank_that_never_reaches_the_collective(hung, capsys):
+    rlark = cli_runner(hung.kubeconfig, capsys)
+    def settled():  # all four ranks past start-up: three in one place, one elsewhere
+        answer = _stacks(rlark)
+        counts = [g["count"] for g in answer["groups"]] if answer else []
+        return answer if sum(counts) == 4 and counts[0] == 3 else None
+
+    found = wait_for(settled, timeout=240, interval=2, what="four hung ranks")
+    assert found["source"] == "py-spy", found
+    assert [o["name"] for o in found["outliers"]] == ["ActorGroup:2"], found
+    assert found["outliers"][0]["frame"].startswith("next_batch ("), found
+    assert found["groups"][0]["count"] == 3 and any(f.startswith("allreduce (") for f in found["groups"][0]["frames"])
+    assert {w["pod"] for w in found["groups"][0]["workers"]} == {f"{HANG}-actor-0"}
+    text = rlark("stacks", HANG)
+    assert "ActorGroup:2 is elsewhere: next_batch (demo_workload.py:" in text.out
+    assert "3 ranks wait in allreduce" in text.out
