@@ -366,7 +366,13 @@ def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECO
     shown = path
     try:
         if path == "-":
-            fd, close = sys.stdin.fileno(), False
+            try:
+                fd, close = sys.stdin.fileno(), False
+            except (AttributeError, OSError, ValueError):  # a stream without a descriptor (replaced in-process)
+                data = sys.stdin.buffer.read(limit + 1)
+                if len(data) > limit:
+                    raise UsageError(f"{what} {shown}: larger than {size_text(limit)}") from None
+                return data
         else:
             fd, close = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), True
         try:
