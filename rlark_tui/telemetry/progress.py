@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from rlark_tui.text.parse import ascii_int
+
 TABLE_PROGRESS = re.compile(r"│ Global Step:\s*(\d+)/(\d+) │(?:.*?│\s*([\d.]+)%)?")
 TABLE_TIME = re.compile(r"│ Elapsed: (\S+) │ ETA: (\S+) │ Step Time: ([\d.]+)s")
 TABLE_TITLE = " Metric Table "
@@ -95,11 +97,12 @@ class Series:
 def clock_seconds(text: str) -> float | None:
     """`MM:SS`, `HH:MM:SS` or `D days, HH:MM:SS`-free tqdm times as seconds; None when unreadable (`?`)."""
     parts = text.strip().split(":")
-    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+    numbers = [ascii_int(p) for p in parts]
+    if not 2 <= len(parts) <= 3 or None in numbers:
         return None
     seconds = 0.0
-    for part in parts:
-        seconds = seconds * 60 + int(part)
+    for number in numbers:
+        seconds = seconds * 60 + number
     return seconds
 
 
@@ -178,8 +181,10 @@ def _tqdm_postfix(inner: str) -> dict[str, float]:
     return values
 
 
-def _tqdm_progress(match: re.Match, stamp: float | None, base: float | None) -> Progress:
-    step, total = int(match.group(2)), int(match.group(3))
+def _tqdm_progress(match: re.Match, stamp: float | None, base: float | None) -> Progress | None:
+    step, total = ascii_int(match.group(2)), ascii_int(match.group(3))
+    if step is None or total is None:
+        return None
     inner = match.group(4)
     eta = _tqdm_times(inner)[1]
     at = _tqdm_at(stamp, inner, base)
@@ -196,12 +201,13 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
     for at, raw in lines:
         if "Global Step" in raw:
             tqdm = _last_tqdm(raw) if "%|" in raw else None
-            if tqdm is not None:
-                found, pending = _tqdm_progress(tqdm, at, _first_elapsed(raw)), None
+            bar = _tqdm_progress(tqdm, at, _first_elapsed(raw)) if tqdm is not None else None
+            if bar is not None:
+                found, pending = bar, None
                 continue
             match = TABLE_PROGRESS.search(raw)
-            if match:
-                step, total = int(match.group(1)), int(match.group(2))
+            step, total = (ascii_int(match.group(1)), ascii_int(match.group(2))) if match else (None, None)
+            if match is not None and step is not None and total is not None:
                 percent = float(match.group(3)) if match.group(3) else (100.0 * step / total if total else 0.0)
                 found = pending = Progress(step, total, percent, at=at)
                 continue
@@ -237,7 +243,7 @@ def metric_series(lines: Iterable[Line]) -> Series:
                 continue
             match = TABLE_PROGRESS.search(text)
             if match:
-                step = int(match.group(1))
+                step = ascii_int(match.group(1)) or 0
                 continue
             match = TABLE_SECTION.match(text)
             if match:
@@ -261,8 +267,8 @@ def metric_series(lines: Iterable[Line]) -> Series:
                 match = TQDM.search(segment)
                 if not match:
                     continue
-                count = int(match.group(2))
-                if last_tqdm == count:
+                count = ascii_int(match.group(2))
+                if count is None or last_tqdm == count:
                     continue
                 last_tqdm = count
                 when = _tqdm_at(stamp, match.group(4), base) or 0.0

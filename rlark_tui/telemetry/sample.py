@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rlark_tui.text.parse import ascii_float, ascii_int
+
 SOURCES = ("nvidia-smi", "podmetrics", "cgroup", "none")
 """Where a sample's numbers came from: GPUs always from nvidia-smi; CPU and memory from metrics.k8s.io PodMetrics,
 else the Pod's cgroup; `none` when nothing answered."""
@@ -66,18 +68,11 @@ def parse_nvidia_smi(text: str) -> tuple[GpuSample, ...]:
     found = []
     for line in text.splitlines():
         cells = [cell.strip() for cell in line.split(",")]
-        if len(cells) != 5 or not cells[0].isdigit():
+        index = ascii_int(cells[0]) if len(cells) == 5 else None
+        if index is None:
             continue
-        numbers = [_number(cell) for cell in cells[2:]]
+        numbers = [ascii_float(cell) for cell in cells[2:]]
         if numbers[1] is None or numbers[2] is None:
             continue
-        found.append(GpuSample(int(cells[0]), cells[1], numbers[0] or 0.0, numbers[1], numbers[2]))
+        found.append(GpuSample(index, cells[1], numbers[0] or 0.0, numbers[1], numbers[2]))
     return tuple(found)
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if value == value and value not in (float("inf"), float("-inf")) else None

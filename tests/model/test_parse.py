@@ -1,0 +1,35 @@
+"""Numbers in cluster text are read by total functions (issue 33 item 3): a Unicode digit or a 5,000-digit step
+in a hostile row is left out of the reading, never raised, and the rows beside it still count."""
+
+from __future__ import annotations
+
+from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.telemetry.progress import clock_seconds, latest_progress, metric_series
+from rlark_tui.telemetry.sample import parse_nvidia_smi
+from rlark_tui.text.parse import ascii_float, ascii_int
+
+HUGE = "9" * 5000
+
+
+def test_numbers_are_ascii_and_bounded():
+    assert ascii_int("42") == 42 and ascii_int("0") == 0
+    for text in ("²", "٣", "-1", "", " 1", "1.0", HUGE, "9" * 19):
+        assert ascii_int(text) is None, text
+    assert ascii_float("1.5") == 1.5 and ascii_float("-2e3") == -2000.0 and ascii_float("3") == 3.0
+    for text in ("nan", "inf", "1e999", "²", "٣.5", HUGE, ""):
+        assert ascii_float(text) is None, text
+
+
+def test_a_unicode_gpu_index_leaves_out_that_row_only():
+    rows = parse_nvidia_smi("², GPU-x, 1, 500, 81920\n0, GPU-a, 1, 500, 81920\n" + HUGE + ", GPU-y, 1, 1, 1\n")
+    assert [(gpu.index, gpu.uuid) for gpu in rows] == [(0, "GPU-a")]
+
+
+def test_a_huge_step_is_no_progress_and_no_raise():
+    lines = [(1.0, f"Global Step: {HUGE}/40"), (2.0, f"Global Step:  5%|█ | {HUGE}/100 [00:01<01:30, 1.00s/it]")]
+    assert latest_progress(lines) is None
+    table = [(3.0, line) for line in metric_table(3, 40, 3.0, {"time/step": 1.0}).splitlines()]
+    assert latest_progress(lines + table).step == 3
+    hostile = [(1.0, line.replace("3/40", f"{HUGE}/40")) for _, line in table]
+    metric_series(hostile)
+    assert clock_seconds("00:²") is None and clock_seconds(f"00:{HUGE}") is None and clock_seconds("01:05") == 65
