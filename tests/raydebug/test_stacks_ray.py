@@ -38,12 +38,15 @@ def _stacks(rlark) -> dict | None:
 
 def test_stacks_names_the_rank_that_never_reaches_the_collective(hung, capsys):
     rlark = cli_runner(hung.kubeconfig, capsys)
-    def settled():  # all four ranks past start-up: three in one place, one elsewhere
+    wait_for(lambda: any("Global Step:    1/50" in line for line in hung.logs.read(
+        "rlark-gpu-a", "rlark-system", f"{HANG}-actor-0", "main")), timeout=240, what="the run's first step")
+
+    def settled():  # the four ranks in the second step: three in one place, one elsewhere
         answer = _stacks(rlark)
         counts = [g["count"] for g in answer["groups"]] if answer else []
-        return answer if sum(counts) == 4 and counts[0] == 3 else None
+        return answer if counts == [3, 1] else None
 
-    found = wait_for(settled, timeout=240, interval=2, what="four hung ranks")
+    found = wait_for(settled, timeout=60, interval=1, what="four hung ranks")
     assert found["source"] == "py-spy", found
     assert [o["name"] for o in found["outliers"]] == ["ActorGroup:2"], found
     assert found["outliers"][0]["frame"].startswith("next_batch ("), found
