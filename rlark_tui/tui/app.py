@@ -145,9 +145,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
-        """A toast; never markup unless asked (messages quote Job names, log lines and API errors, where
-        `[@click=...]` would be an action), and without control characters."""
-        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
+        """A toast, never parsed as markup (messages quote Job names, log lines and API errors, where
+        `[@click=...]` would be an action) and without control characters. `markup` is taken and not used: a
+        screen's or widget's `notify` (Textual's Widget.notify) asks for markup by default."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=False)
 
     @property
     def index(self) -> SnapshotIndex | None:
