@@ -25,7 +25,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
-from rlark_tui.model.storage import Entry, download_target, local_target, parse_page
+from rlark_tui.model.storage import Entry, Page, download_target, local_target, pages, parse_page
 from rlark_tui.text.sanitize import clean
 
 MAX_DOWNLOAD = 64 << 30
@@ -248,10 +248,13 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
     root = Path(dest)
     if root.exists() and not root.is_dir():
         raise RlarkError(f"{dest} is not a directory")
-    lines, marker = [], ""
-    while True:
-        page = parse_page(access.storage_list(storage_class, cluster, key, delimiter="", marker=marker,
-                                                      max_keys=500), key)
+    lines: list[str] = []
+
+    def fetch(marker: str) -> Page:
+        return parse_page(access.storage_list(storage_class, cluster, key, delimiter="", marker=marker,
+                                              max_keys=500), key)
+
+    for page in pages(fetch, f"storage cp {storage_class}:{key}"):
         for entry in page.entries:
             try:
                 target = local_target(root, entry.key, key)
@@ -267,9 +270,7 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
         if len(lines) >= MAX_FOLDER_OBJECTS:
             lines.append(f"stopped after {len(lines)} objects")
             return lines
-        if not page.truncated or not page.next_marker or page.next_marker == marker:
-            return lines
-        marker = page.next_marker
+    return lines
 
 
 def _downloaded_line(done, entry) -> str:

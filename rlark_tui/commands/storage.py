@@ -83,11 +83,14 @@ def run_ls(args: argparse.Namespace) -> int:
     where = st.parse_location(args.location)
     access = ClusterAccess.from_args(args)
     cluster = _cluster(access, where.storage_class, args.cluster)
-    marker, listed, header = "", 0, True
-    while True:
-        body = access.storage_list(where.storage_class, cluster, where.key, delimiter="" if args.recursive else "/",
-                                   marker=marker, max_keys=args.page_size)
-        page = st.parse_page(body, where.key)
+    listed, header = 0, True
+
+    def fetch(marker: str) -> st.Page:
+        return st.parse_page(access.storage_list(where.storage_class, cluster, where.key,
+                                                 delimiter="" if args.recursive else "/", marker=marker,
+                                                 max_keys=args.page_size), where.key)
+
+    for page in st.pages(fetch, f"storage ls {where.storage_class}/{clean(where.key)}"):
         for entry in page.entries:
             if header:
                 print(f"{'NAME':<48} {'SIZE':>10}  {'MODIFIED':<24} ETAG")
@@ -95,12 +98,9 @@ def run_ls(args: argparse.Namespace) -> int:
             print(f"{one_line(entry.name):<48} {'-' if entry.folder else st.human_size(entry.size):>10}  "
                   f"{one_line(entry.modified or '-'):<24} {one_line(entry.etag or '-')}", flush=True)
             listed += 1
-        if not page.truncated or not page.next_marker or page.next_marker == marker:
-            break
         if listed >= MAX_LISTED:
             print(f"-- stopped after {listed} entries; list a deeper prefix", file=sys.stderr)
             break
-        marker = page.next_marker
     if not listed:
         print(f"No objects in {where.storage_class}/{clean(where.key)} on {cluster}.", file=sys.stderr)
     return 0

@@ -8,10 +8,11 @@ local path through `local_target`, which refuses anything that would leave the c
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from rlark_tui.errors import UsageError
+from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.text.sanitize import clean
 
 CLASS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -112,6 +113,27 @@ def parse_page(body: object, prefix: str) -> Page:
                              clean(str(obj.get("last_modified") or "")), clean(str(obj.get("etag") or ""))))
     marker = body.get("next_marker")
     return Page(tuple(entries), body.get("is_truncated") is True, marker if isinstance(marker, str) else "")
+
+
+MAX_PAGES = 1000
+"""The most pages one listing reads (a gateway that always answers `is_truncated` would be paged forever)."""
+
+
+class ListingBound(RlarkError):
+    """A listing stopped at MAX_PAGES pages."""
+
+
+def pages(fetch: Callable[[str], Page], what: str, max_pages: int = MAX_PAGES) -> Iterator[Page]:
+    """Every page of a listing, `fetch(marker)` from marker "" on, until one is not truncated, has no next marker
+    or repeats the last one; ListingBound after `max_pages` pages, naming the bound."""
+    marker = ""
+    for _ in range(max_pages):
+        page = fetch(marker)
+        yield page
+        if not page.truncated or not page.next_marker or page.next_marker == marker:
+            return
+        marker = page.next_marker
+    raise ListingBound(f"{what}: stopped after {max_pages} pages (the gateway still said there were more)")
 
 
 def human_size(size: int | None) -> str:

@@ -49,3 +49,20 @@ def test_key_below_folder_and_symlink_escape(tmp_path):
     assert st.download_target(str(dest / "new") + "/", "run/a") == dest / "new" / "a"
     with pytest.raises(UsageError):
         st.download_target(str(dest), "run/..")
+
+
+def test_a_listing_that_always_says_truncated_stops_at_the_page_bound():
+    from rlark_tui.model.storage import ListingBound, Page, pages
+
+    asked: list[str] = []
+
+    def endless(marker: str) -> Page:
+        asked.append(marker)
+        return Page((), True, f"m{len(asked)}")
+
+    with pytest.raises(ListingBound, match=r"^storage ls s3/run/: stopped after 5 pages"):
+        list(pages(endless, "storage ls s3/run/", max_pages=5))
+    assert asked == ["", "m1", "m2", "m3", "m4"]
+    repeating = list(pages(lambda marker: Page((), True, "same"), "ls"))
+    assert len(repeating) == 2
+    assert len(list(pages(lambda marker: Page((), False, "x"), "ls"))) == 1
