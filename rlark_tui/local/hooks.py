@@ -2,8 +2,10 @@
 feishu, dingtalk).
 
 Each hook has its own thread and a bounded queue: posting an event never blocks the reads (the oldest event is
-dropped when the queue is full, and counted). A delivery is retried with back-off; a failing hook is reported at
-most once per REPORT_SECONDS, not per event. Payloads hold only the event's fields, whose cluster text
+dropped when the queue is full, and counted). A delivery that fails or times out (REQUEST_TIMEOUT) is said on
+stderr at once, the first time of a run of failures, and is tried again later: behind the events that came
+meanwhile, so a slow or dead receiver never holds the next alert back. What still failed is counted and reported
+at most once per REPORT_SECONDS, not per event. Payloads hold only the event's fields, whose cluster text
 alerting/rules.py already masked and cleaned; the webhook URL (often a secret itself) is never printed, only its host.
 The command is split once with shlex (the user's own text); cluster data reaches it only as RLARK_ALERT_*
 environment variables, never through a shell.
@@ -69,6 +71,7 @@ class Hook:
         self._dropped = 0
         self._last_error = ""
         self._reported_at = float("-inf")
+        self._down = False
         self.delivered = 0
         self._thread = threading.Thread(target=self._run, name=f"hook-{name}", daemon=True)
         self._thread.start()
@@ -76,7 +79,7 @@ class Hook:
     def post(self, record: dict, line: str) -> None:
         while True:
             try:
-                self._queue.put_nowait((record, line))
+                self._queue.put_nowait((record, line, 0))
                 return
             except queue.Full:
                 try:
@@ -92,26 +95,37 @@ class Hook:
             time.sleep(0.05)
         self._stop.set()
         self._failed += self._queue.qsize()
-        self._queue.put((None, ""))
+        self._queue.put((None, "", 0))
         self._thread.join(max(0.0, deadline - time.monotonic()) + 0.1)
         self._say()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            record, line = self._queue.get()
+            record, line, tried = self._queue.get()
             if record is None:
                 return
-            for attempt in range(ATTEMPTS):
-                try:
-                    self._deliver(record, line)
-                    self.delivered += 1
-                    break
-                except Exception as exc:  # noqa: BLE001 - any failure of a hook is reported, never raised
-                    self._last_error = _one_line(exc)
-                    if attempt < ATTEMPTS - 1 and self._stop.wait(self._backoff[min(attempt, len(self._backoff) - 1)]):
+            try:
+                self._deliver(record, line)
+                self.delivered += 1
+                if self._down:
+                    self._down = False
+                    self._report(f"{self.name}: delivering again")
+            except Exception as exc:  # noqa: BLE001 - any failure of a hook is reported, never raised
+                self._last_error = _one_line(exc)
+                if not self._down:
+                    self._down = True
+                    self._report(f"{self.name}: not delivered ({self._last_error}); tried again behind newer "
+                                 "alerts")
+                if tried + 1 >= ATTEMPTS:
+                    self._failed += 1
+                else:
+                    # newer events go first; a lone event waits its back-off before it is tried again
+                    if self._queue.empty() and self._stop.wait(self._backoff[min(tried, len(self._backoff) - 1)]):
                         return
-            else:
-                self._failed += 1
+                    try:
+                        self._queue.put_nowait((record, line, tried + 1))
+                    except queue.Full:
+                        self._failed += 1
             if time.monotonic() - self._reported_at >= REPORT_SECONDS:
                 self._say()
 
@@ -133,7 +147,7 @@ def _one_line(exc: BaseException) -> str:
     return text[:200]
 
 
-def webhook(url: str, fmt: str, report: Callable[[str], None]) -> Hook:
+def webhook(url: str, fmt: str, report: Callable[[str], None], timeout: float = REQUEST_TIMEOUT) -> Hook:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise UsageError("--webhook: expected an http:// or https:// URL")
@@ -145,7 +159,7 @@ def webhook(url: str, fmt: str, report: Callable[[str], None]) -> Hook:
         request = urllib.request.Request(url, body, {"Content-Type": "application/json",
                                                      "User-Agent": "rlark-watch"}, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 answer.read(65536)
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"HTTP {exc.code}") from None

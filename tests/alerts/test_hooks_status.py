@@ -50,10 +50,48 @@ def test_a_failing_hook_is_reported_once_and_never_blocks():
     assert started.wait(5)
     hook.close(wait=0.5)
     assert posting < 2.0
-    assert len(reports) == 2  # the first failure, then what was left at close; not one per event
-    assert reports[0].startswith("webhook http://127.0.0.1:9: 1 event(s) not delivered (HTTP 500)")
+    assert len(reports) <= 3  # at once, the first summary, what was left at close; not one per event
+    assert reports[0] == "webhook http://127.0.0.1:9: not delivered (HTTP 500); tried again behind newer alerts"
     assert any("dropped (queue full)" in report for report in reports)
-    assert "event(s) not delivered (HTTP 500)" in reports[1]
+    assert "event(s) not delivered (HTTP 500)" in reports[-1]
+
+
+def test_a_receiver_that_never_answers_is_said_at_once_and_the_next_alert_still_goes_out():
+    """A real 127.0.0.1 receiver that holds the first alert's request open and answers the next one."""
+    import http.server
+
+    answered, release, got_next = [], threading.Event(), threading.Event()
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            if b"first" in body:
+                release.wait(10)
+            answered.append(json.loads(body)["text"])
+            if answered[-1] == "next alert":
+                got_next.set()
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    reports: list[str] = []
+    said = threading.Event()
+    hook = hooks.webhook(f"http://127.0.0.1:{server.server_address[1]}/h", "slack",
+                         lambda text: (reports.append(text), said.set()), timeout=0.5)
+    try:
+        hook.post(RECORD, "first alert")
+        hook.post(RECORD, "next alert")
+        assert said.wait(5) and "not delivered (TimeoutError" in reports[0] and "tried again" in reports[0]
+        assert got_next.wait(10), answered
+        assert answered[0] == "next alert"  # not held back behind the first one's retries
+    finally:
+        release.set()
+        hook.close(wait=3)
+        server.shutdown()
 
 
 def test_webhook_formats_and_a_refused_url_says_only_the_host():
@@ -70,7 +108,8 @@ def test_webhook_formats_and_a_refused_url_says_only_the_host():
     hook.post(RECORD, line)
     hook.close(wait=3)
     assert reports and all("SECRETTOKEN" not in r for r in reports)
-    assert reports[0].startswith(f"webhook http://127.0.0.1:{port}: 1 event(s) not delivered")
+    assert reports[0].startswith(f"webhook http://127.0.0.1:{port}: not delivered (ConnectionRefusedError")
+    assert reports[-1].startswith(f"webhook http://127.0.0.1:{port}: 1 event(s) not delivered")
 
 
 def test_segment():
