@@ -82,7 +82,7 @@ def test_server_port_flag(tmp_path):
 def test_bad_seed_is_a_usage_error(tmp_path, capsys):
     code = main(["sandbox", "--state-dir", str(tmp_path), "--seed", "lots"])
     assert code == 2 and capsys.readouterr().err.strip() == \
-        "error: unknown seed 'lots': use demo, none or scale:<jobs>:<pods>"
+        "error: unknown seed 'lots': use demo, none or scale:<jobs>:<pods>[:<age seconds>]"
 
 
 def test_kubeconfig_has_one_context_and_the_extensions(bare_sandbox):
