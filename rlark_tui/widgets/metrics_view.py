@@ -19,6 +19,7 @@ from textual_plotext import PlotextPlot
 
 from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
 from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
+from rlark_tui.text.sanitize import clean
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
@@ -217,8 +218,9 @@ class MetricsView(Vertical):
                 stats_lines.append(f"{label}{step_time.cell()} · bottleneck {b.phase} {b.share:.0%}, {b.trend} over "
                                    f"the last {min(len(step_time.steps), TREND_STEPS)} steps "
                                    f"({b.change * 100:+.0f} points)")
-        view.update("\n".join(lines) or "no step times yet")
-        self.query_one("#metrics-stats", Static).update("\n".join(stats_lines) or " ")
+        # phase names come from the run's log: shown as plain text, without control characters
+        view.update(clean("\n".join(lines)) or "no step times yet")
+        self.query_one("#metrics-stats", Static).update(clean("\n".join(stats_lines)) or " ")
 
     def _empty_reason(self, chosen: list[str]) -> str:
         if not any(run.state and run.state.result for run in self.runs):
