@@ -31,6 +31,7 @@ from rlark_sandbox.proxy import ProxyRegistry
 from rlark_sandbox.routes import RouteLog
 from rlark_sandbox.server import SandboxServer
 from rlark_sandbox.store import Store
+from rlark_sandbox.streams import Streams
 from rlark_sandbox.tensorboard import TensorBoards
 from rlark_sandbox.tls import ensure_certificates, server_context
 from rlark_tui.errors import RlarkError
@@ -93,6 +94,8 @@ class Sandbox:
         self.kubeconfig = self.state_dir / "kubeconfig"
         self.gateway = ""
         self.faults = Faults()
+        self.streams = Streams()
+        """The server's open watches and log follows, for tests to wait on (an in-process hook, no route)."""
         self.network = PodNetwork(str(self.state_dir))
         self.proxies = ProxyRegistry(self.network)
         self.tensorboards = TensorBoards(self.faults, self.network)
@@ -127,7 +130,7 @@ class Sandbox:
             self.network.open()
         ensure_certificates(self.state_dir / "tls")
         self.store = Store(self.state_dir, history=self.history)
-        self.logs = LogStore(self.state_dir / "logs")
+        self.logs = LogStore(self.state_dir / "logs", self.streams)
         if self.store.resource_version == 0:
             with self.store.batch():
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))

@@ -30,6 +30,7 @@ API (thread-safe; appends from any thread, readers read the file):
 - `follow(..., tail=None, since=None, timestamps=False, limit_bytes=None, poll=0.1, stop=None)`: async
   iterator of the answer's pieces (bytes) as entries land, partial content included; it ends when that
   instance ends, the pod's logs are removed, or `stop()` returns True. `follow_lines(...)` yields whole lines only (a test's view).
+- `streams`: the open follows and how far each has read (rlark_sandbox.streams.Streams, for tests to wait on).
 - `instances(...) -> list[int]`, `remove_pod(cluster, namespace, pod)` (a deleted pod's logs go with it),
   `path(cluster, namespace, pod, container, instance)` for a writer that wants the file itself.
 Raises `LogsNotFound` when the requested instance has no log.
@@ -45,6 +46,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+
+from rlark_sandbox.streams import Streams
 
 MAX_LINE = 16 * 1024
 """containerd's `max_container_log_line_size` default: the most content one entry carries."""
@@ -225,8 +228,10 @@ def _private_dirs(root: Path, directory: Path) -> None:
 
 
 class LogStore:
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, streams: Streams | None = None):
         self.root = Path(root)
+        self.streams = streams if streams is not None else Streams()
+        """Where each follow says it is open and how far it has read (rlark_sandbox.streams, for tests)."""
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
 
@@ -343,7 +348,7 @@ class LogStore:
 
     async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, renderer: Renderer,
                       poll: float, stop: Callable[[], bool] | None) -> AsyncIterator[bytes]:
-        with path.open("rb") as fh:
+        with path.open("rb") as fh, self.streams.following(*key, path) as seen:
             first = fh.read()
             cut = first.rfind(b"\n") + 1
             pending = first[cut:]
@@ -356,6 +361,7 @@ class LogStore:
             exit_marker = path.with_suffix(".exit")
             while not renderer.done:
                 chunk = fh.read()
+                seen.read_to(fh.tell(), idle=not chunk)
                 if chunk:
                     pending += chunk
                     cut = pending.rfind(b"\n") + 1

@@ -451,6 +451,7 @@ class SandboxServer:
         if gone is None:
             try:
                 sub = self.store.watch(rtype.plural, plane, namespace, since, labels, fields)
+                self.logs.streams.watch_opened(plane, rtype.plural)
             except Gone as exc:
                 gone = exc.message
         await response.prepare(request)

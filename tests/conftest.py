@@ -6,7 +6,8 @@ an image without the Ray CLI would); tests marked `ray` get the shared sandbox t
 instead, on one xdist worker (see `pytest_collection_modifyitems`), so Ray starts only when such a test is selected.
 
 `sandbox` attributes: `.kubeconfig` (Path), `.gateway` (URL), `.state_dir`, `.context` ("rlark-sandbox"),
-`.store`, `.logs`, `.faults`, `.proxies`, `.call(fn, *args)`, `.api_client(context=None)`, `.token`.
+`.store`, `.logs`, `.faults`, `.proxies`, `.streams` (open watches and log follows: wait on them with
+tests/streams.py, never a sleep), `.call(fn, *args)`, `.api_client(context=None)`, `.token`.
 Tests that set faults must clear them (`sandbox.faults.clear()`), e.g. with the `faults` fixture.
 """
 

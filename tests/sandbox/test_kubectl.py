@@ -8,12 +8,13 @@ import json
 import os
 import shutil
 import subprocess
-import time
+import threading
 
 import pytest
 import yaml
 
 from tests.sandbox.helpers import data_plane_kubeconfig, job
+from tests.streams import watch_opens
 
 pytestmark = [pytest.mark.kubectl,
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
@@ -143,17 +144,25 @@ def test_duplicate_and_invalid_errors(kubectl, tmp_path):
 
 
 def test_get_watch_prints_changes(kubectl, sandbox):
-    proc = subprocess.Popen(["kubectl", "--cache-dir", str(kubectl.cache), "get", "rljob", "-w",
-                             "--request-timeout", "0"], env=kubectl.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    with watch_opens(sandbox, "jobs"):
+        proc = subprocess.Popen(["kubectl", "--cache-dir", str(kubectl.cache), "get", "rljob", "-w",
+                                 "--request-timeout", "0"], env=kubectl.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    hung = threading.Timer(30, proc.kill)
+    hung.start()
+    seen = []
     try:
-        time.sleep(1.5)
         sandbox.store.create("jobs", job("kc-watch"))
         sandbox.store.mutate("jobs", "kc-watch", lambda o: {**o, "status": {"phase": "Running"}})
-        time.sleep(1.5)
+        for line in proc.stdout:
+            seen.append(line)
+            if line.split()[:2] == ["kc-watch", "Running"]:
+                break
     finally:
         proc.terminate()
+        hung.cancel()
     out, err = proc.communicate(timeout=10)
+    out = "".join(seen) + out
     rows = [line.split() for line in out.splitlines()]
     assert rows[0] == ["NAME", "PHASE", "AGE"]
     watched = [r for r in rows[1:] if r[0] == "kc-watch"]

@@ -11,6 +11,7 @@ import pytest
 
 from rlark_sandbox.logs import LogsNotFound, LogStore
 from rlark_sandbox.store import AlreadyExists, Conflict, Gone, NotFound, StateError, Store
+from tests.streams import sent_all
 
 
 def test_objects_and_counter_survive_a_restart(tmp_path):
@@ -171,11 +172,22 @@ async def test_logs_instances_and_follow(tmp_path):
             got.append(line)
 
     task = asyncio.create_task(follow())
-    await asyncio.sleep(0.1)
+    await asyncio.to_thread(logs.streams.wait_follow, "p-0", "main")
     await asyncio.to_thread(logs.append, *args, "live 1\nlive 2")
-    await asyncio.sleep(0.1)
+    await asyncio.to_thread(sent_all, logs, "p-0", "main")
     logs.start_instance(*args)
     await asyncio.wait_for(task, 2)
     assert got == ["live 1", "live 2"]
+    assert logs.streams.follows_opened("p-0") == 1
     logs.remove_pod("rlark-gpu-a", "rlark-system", "p-0")
     assert logs.instances(*args) == []
+
+
+def test_a_wait_on_the_sandbox_that_times_out_names_what_it_waited_for(tmp_path):
+    logs = LogStore(tmp_path)
+    with pytest.raises(AssertionError, match=r"^the sandbox did not see an open log follow of pod p-0 send all its log "
+                                             r"file holds \(0 opened, 0 open\) within 0.01 s$"):
+        sent_all(logs, "p-0", timeout=0.01)
+    with pytest.raises(AssertionError, match=r"^the sandbox did not see 2 watch\(es\) of jobs on plane root "
+                                             r"open \(0 opened\) within 0.01 s$"):
+        logs.streams.wait_watch("jobs", opened=2, timeout=0.01)
