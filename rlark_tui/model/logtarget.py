@@ -5,15 +5,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 
-class Scope(NamedTuple):
-    """Which Pods of a Job a log view or a shell means, one member per meaning: `Scope.HEADER` (the Header role's
-    Pods: what `l` opens), `Scope.ALL` (every Pod, merged), `Scope.role(task name)`, `Scope.pod(Pod CR key)`."""
-
+class _ScopeFields(NamedTuple):
     kind: Literal["header", "all", "role", "pod"]
     name: str = ""
+
+
+class Scope(_ScopeFields):
+    """Which Pods of a Job a log view or a shell means, one member per meaning: `Scope.HEADER` (the Header role's
+    Pods: what `l` opens), `Scope.ALL` (every Pod, merged), `Scope.role(task name)`, `Scope.pod(Pod CR key)`.
+    A tuple `(kind, name)`; the fields live in a NamedTuple base because a NamedTuple's body takes no ClassVar."""
+
+    __slots__ = ()
+
+    HEADER: ClassVar[Scope]
+    ALL: ClassVar[Scope]
 
     @classmethod
     def role(cls, task_name: str) -> Scope:
@@ -24,8 +32,8 @@ class Scope(NamedTuple):
         return cls("pod", key)
 
 
-Scope.HEADER = Scope("header")  # type: ignore[attr-defined]  # a NamedTuple takes no ClassVar
-Scope.ALL = Scope("all")  # type: ignore[attr-defined]
+Scope.HEADER = Scope("header")
+Scope.ALL = Scope("all")
 
 
 def source_name(role: str, pod: str) -> str:
