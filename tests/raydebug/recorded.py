@@ -1,0 +1,38 @@
+"""Ray's and Kubernetes' answers recorded from the sandbox (Ray 2.60) for a demo run whose rank 1 was killed by
+SIGSEGV (`RLARK_DEMO_FAULT=sigsegv:1`, four ranks): data/sigsegv/ holds the State API's actors and workers,
+`/nodes?view=summary` (trimmed to the node IDs and IPs), rank 1's stderr from the log API (PID 812), the Header
+Pod as the data plane answered after the container exited, and the Header log as the kubelet keeps it (CRI
+lines)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from rlark_tui.telemetry.diagnosis import Inputs
+
+DATA = Path(__file__).parent / "data" / "sigsegv"
+CRASHED_PID = 812
+
+
+def _json(name: str):
+    return json.loads((DATA / name).read_text())
+
+
+def cri_lines(text: str) -> list[tuple[float | None, str]]:
+    """`<RFC3339 nano> stdout F <text>` lines as (epoch seconds, text)."""
+    lines = []
+    for raw in text.splitlines():
+        stamp, _stream, _tag, line = (raw.split(" ", 3) + ["", "", ""])[:4]
+        lines.append((datetime.fromisoformat(stamp[:26].rstrip("Z") + "+00:00").timestamp(), line))
+    return lines
+
+
+def sigsegv_inputs(**changes) -> Inputs:
+    nodes = _json("nodes.json")["summary"]
+    facts = {"job": "segv", "pods": _json("corepods.json"), "actors": _json("actors.json"),
+             "workers": _json("workers.json"), "node_ips": {n["raylet"]["nodeId"]: n["ip"] for n in nodes},
+             "stderr": {CRASHED_PID: (DATA / f"err-{CRASHED_PID}.txt").read_text()},
+             "header_log": cri_lines((DATA / "header.log").read_text())}
+    return Inputs(**{**facts, **changes})

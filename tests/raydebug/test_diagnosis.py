@@ -1,0 +1,167 @@
+"""telemetry/diagnosis.py on Ray's recorded answers (tests/raydebug/recorded.py) and on made-up facts of each
+cause class: the first failure of the run, named, classed and quoted, never the knock-on; total on junk."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from rlark_tui.telemetry import diagnosis as d
+from tests.raydebug.recorded import sigsegv_inputs
+
+SEGV = "Fatal Python error: Segmentation fault"
+
+
+def test_the_recorded_sigsegv_run_names_rank_1_its_pod_node_and_stack():
+    found = d.diagnose(sigsegv_inputs())
+    failure = found.first_failure
+    assert (failure.worker, failure.cause, failure.pod, failure.node) == ("ActorGroup:1", "signal", "segv-actor-0",
+                                                                          "gpu-a3")
+    assert d.iso(failure.at) == "2026-12-02T00:36:41Z"
+    assert SEGV in failure.evidence and len(failure.evidence) <= d.MAX_EVIDENCE
+    assert any('demo_workload.py", line 284 in step' in line for line in failure.evidence)
+    assert failure.summary.startswith(f"ActorGroup:1 failed first (signal): {SEGV}")
+    stamps = [event.at for event in found.timeline if event.at is not None]
+    assert stamps == sorted(stamps)
+    # the other ranks went because their references did, and the Header exited after: facts, not the cause
+    assert {e.worker for e in found.timeline if e.source == "ray-actor" and not e.failure} == {
+        "ActorGroup:0", "ActorGroup:2", "ActorGroup:3"}
+    assert found.timeline[-1].what == "container main exited 1 (Error)"
+
+
+def test_ray_generic_death_text_classifies_nothing_without_the_workers_own_lines():
+    """Ray's death text lists SIGSEGV and the OOM killer as possible causes: no stderr, no `signal`."""
+    failure = d.diagnose(sigsegv_inputs(stderr={})).first_failure
+    assert failure.worker == "ActorGroup:1" and failure.cause == "unknown"
+    assert failure.evidence and SEGV not in failure.evidence
+
+
+def test_after_the_pod_restarted_the_header_log_still_names_the_dead_rank():
+    """Ray started afresh: no actors, workers or stderr; the raylet's PID and Ray's `pid:`/`name:` lines say
+    which rank died, before the Header container exited."""
+    failure = d.diagnose(sigsegv_inputs(actors=[], workers=[], stderr={}, node_ips={})).first_failure
+    assert failure.worker == "ActorGroup:1"
+    assert "A worker died or was killed" in failure.summary
+
+
+def test_the_kept_first_failure_stands_when_the_facts_are_gone_and_a_later_crash_comes():
+    kept = d.from_json(json.loads(json.dumps(d.to_json(d.diagnose(sigsegv_inputs())))))
+    assert kept.first_failure.cause == "signal" and SEGV in kept.first_failure.evidence
+    later = d.diagnose(d.Inputs("segv", header_log=[(1796172000.0, "Traceback (most recent call last):"),
+                                                   (1796172000.0, "ValueError: again")]))
+    merged = d.merge(kept, later)
+    assert merged.first_failure == kept.first_failure
+    assert merged.timeline[-1].what == "ValueError: again"
+    assert d.merge(None, later) == later
+    assert d.merge(d.Diagnosis("another", None), later) == later
+
+
+def test_json_shape():
+    data = d.to_json(d.diagnose(sigsegv_inputs()))
+    assert set(data) == {"job", "first_failure", "timeline"}
+    assert set(data["first_failure"]) == {"worker", "pod", "node", "at", "cause", "summary", "evidence"}
+    assert all(set(row) == {"at", "source", "worker", "what"} for row in data["timeline"])
+    assert d.to_json(d.diagnose(d.Inputs("idle")))["first_failure"] is None
+
+
+def _stderr_run(text: str, **actor) -> d.Inputs:
+    return d.Inputs("j", actors=[{"name": "ActorGroup:3", "state": "DEAD", "pid": 7, "node_id": "n", **actor}],
+                    node_ips={"n": "10.0.0.3"}, stderr={7: text},
+                    pods=[{"metadata": {"name": "j-actor-1"}, "spec": {"nodeName": "gpu-3"},
+                           "status": {"podIP": "10.0.0.3"}}])
+
+
+@pytest.mark.parametrize(("text", "cause", "quoted"), [
+    ("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    x()\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom", "CUDA out of memory"),
+    ("[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+     "WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.", "nccl", "Watchdog"),
+    ("Failed to load checkpoint from /ckpt/global_step_10: no such file", "checkpoint", "Failed to load checkpoint"),
+    ("Traceback (most recent call last):\n  File \"t.py\", line 3, in run\n    1/0\n"
+     "ZeroDivisionError: division by zero", "python", "ZeroDivisionError: division by zero"),
+])
+def test_a_workers_stderr_gives_the_cause_class(text, cause, quoted):
+    failure = d.diagnose(_stderr_run(text)).first_failure
+    assert (failure.worker, failure.pod, failure.node, failure.cause) == ("ActorGroup:3", "j-actor-1", "gpu-3", cause)
+    assert any(quoted in line for line in failure.evidence) and quoted in failure.summary
+
+
+def _pod(name: str, **status) -> dict:
+    return {"metadata": {"name": name}, "spec": {"nodeName": "gpu-1"}, "status": status}
+
+
+@pytest.mark.parametrize(("pod", "cause"), [
+    (_pod("p-0", containerStatuses=[{"name": "main", "lastState": {"terminated": {
+        "exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-12-01T10:00:00Z"}}}]), "host-oom"),
+    (_pod("p-0", containerStatuses=[{"name": "main", "state": {"terminated": {"exitCode": 134}}}]), "signal"),
+    (_pod("p-0", containerStatuses=[{"name": "main", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]),
+     "image"),
+    (_pod("p-0", phase="Pending", conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                              "message": "0/4 nodes: Insufficient nvidia.com/gpu"}]), "schedule"),
+])
+def test_pod_reasons_give_the_cause_class(pod, cause):
+    failure = d.diagnose(d.Inputs("j", pods=[pod])).first_failure
+    assert (failure.worker, failure.node, failure.cause) == ("p-0", "gpu-1", cause)
+
+
+def test_a_worker_the_node_killed_for_memory_is_host_oom():
+    workers = [{"pid": 7, "node_id": "n", "worker_type": "WORKER", "exit_type": "NODE_OUT_OF_MEMORY",
+                "exit_detail": "Task was killed due to the node running low on memory.", "end_time_ms": 1.7e12}]
+    failure = d.diagnose(d.Inputs("j", workers=workers, actors=[{"name": "RolloutGroup:0", "pid": 7}])).first_failure
+    assert (failure.worker, failure.cause) == ("RolloutGroup:0", "host-oom")
+
+
+def test_the_earliest_root_failure_wins_over_a_knock_on_printed_first():
+    """The driver's ActorDiedError about rank 2 comes first in the log, rank 2's own NCCL error later in time
+    order of the read: rank 2 with `nccl` is the answer, whatever the order of the inputs."""
+    log = [(100.0, "Traceback (most recent call last):"),
+           (100.0, "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."),
+           (100.0, "\tpid: 9"), (100.0, "\tname: ActorGroup:2"),
+           (101.0, "(ActorGroup pid=5) RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error")]
+    actors = [{"name": "ActorGroup:2", "pid": 9, "state": "DEAD"}, {"name": "ActorGroup:0", "pid": 5}]
+    workers = [{"pid": 9, "exit_type": "SYSTEM_ERROR", "exit_detail": "NCCL error: remote process exited",
+                "end_time_ms": 99_500}]
+    failure = d.diagnose(d.Inputs("j", actors=actors, workers=workers, header_log=log)).first_failure
+    assert (failure.worker, failure.cause) == ("ActorGroup:2", "nccl")
+
+
+def test_secrets_are_masked_in_the_evidence_and_the_timeline():
+    text = ("Traceback (most recent call last):\n  File \"t.py\", line 3, in run\n"
+            "    login(token='hunter2-very-secret')\nRuntimeError: bad login HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456")
+    inputs = _stderr_run(text)
+    found = d.diagnose(d.Inputs(**{**inputs.__dict__, "known": ["hunter2-very-secret"]}))
+    dumped = json.dumps(d.to_json(found))
+    assert "hunter2-very-secret" not in dumped and "hf_abcdefghijklmnopqrstuvwxyz123456" not in dumped
+    assert "RuntimeError: bad login" in dumped
+
+
+SCALARS = (None, True, 0, -1, 10**30, 1e308, float("nan"), float("inf"), "", "x" * 5000, "\x1b[2J\u202e",
+           "2026-13-45T99:99:99Z", "9" * 40, b"bytes", ("tuple",), {1: 2})
+KEYS = ("name", "pid", "state", "node_id", "death_cause", "actor_died_error_context", "error_message", "status",
+        "containerStatuses", "terminated", "exitCode", "finishedAt", "spec", "metadata", "exit_type", "end_time_ms",
+        "conditions", "reason")
+
+
+def _junk(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(len(SCALARS) + (2 if depth < 3 else 0))
+    if kind < len(SCALARS):
+        return SCALARS[kind]
+    if kind == len(SCALARS):
+        return [_junk(rng, depth + 1) for _ in range(rng.randrange(3))]
+    return {key: _junk(rng, depth + 1) for key in rng.sample(KEYS, 4)}
+
+
+def test_hostile_input_never_raises():
+    rng = random.Random(34)
+    for _ in range(100):
+        inputs = d.Inputs(_junk(rng), pods=_junk(rng), actors=_junk(rng), workers=_junk(rng), node_ips=_junk(rng),
+                          stderr=rng.choice([_junk(rng), {7: _junk(rng), "x": "y", 8: "Fatal Python error: Aborted"}]),
+                          header_log=rng.choice([_junk(rng), [(_junk(rng), _junk(rng)), (1e300, "OOMKilled")]]),
+                          known=_junk(rng))
+        found = d.diagnose(inputs)
+        json.dumps(d.to_json(found))
+        d.render(found)
+        assert d.from_json(_junk(rng)) is None or isinstance(d.from_json(_junk(rng)), d.Diagnosis)
+    assert d.diagnose("not inputs").first_failure is None
