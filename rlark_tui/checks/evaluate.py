@@ -20,6 +20,7 @@ from rlark_tui.checks.report import (
     HandOver,
     Reason,
     RecordFacts,
+    Result,
 )
 from rlark_tui.text.patterns import SlowPatterns
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text, secret_values
@@ -130,12 +131,12 @@ def summarize(rows: list[CheckRow], hand_over: HandOver, facts: RecordFacts | No
         notes.append(f"notes: {hand_over.notes}")
     notes.append(STOP_GUIDANCE)
     results = {row.result for row in rows} | {f.result for f in findings}
-    result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
+    result: Result = "fail" if "fail" in results else "pending" if "pending" in results else "pass"
     return CheckRow(6, TITLES[6], result, settled, items, tuple(f for f in findings if result != "pass"),
                     tuple(redact_text(n) for n in notes))
 
 
-def record_facts(evidence: RunEvidence, facts) -> RecordFacts:
+def record_facts(evidence: RunEvidence, facts: rules._Facts) -> RecordFacts:
     """The record template's header (C8) from what the evidence shows; unknown fields stay empty."""
     record = evidence.launch_record or {}
     job = facts.job

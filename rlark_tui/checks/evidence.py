@@ -5,8 +5,9 @@ Gathering it is I/O (checks/gather.py); everything that reads it is pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 from rlark_tui.model.objects import dig
 from rlark_tui.model.timefmt import parse_time
@@ -97,11 +98,11 @@ class RunEvidence:
 
     job_name: str
     now: datetime
-    job: dict | None = None
-    tasks: tuple[dict, ...] = ()
-    pods: tuple[dict, ...] = ()
+    job: dict[str, Any] | None = None
+    tasks: tuple[dict[str, Any], ...] = ()
+    pods: tuple[dict[str, Any], ...] = ()
     """Pod CRs (`rlinf.io`) of the Job's Tasks."""
-    nodes: tuple[dict, ...] = ()
+    nodes: tuple[dict[str, Any], ...] = ()
     logs: tuple[PodLog, ...] = ()
     containers: tuple[MainContainer, ...] | None = None
     """None when no data plane is reachable (restart counts and exit codes unknown)."""
@@ -110,9 +111,9 @@ class RunEvidence:
     events: dict[str, tuple[PodEvent, ...]] = field(default_factory=dict)
     """Per Pod name: data-plane events, plus the Task's events while Pending."""
     ray: RayStatus | None = None
-    launch_record: dict | None = None
-    plan: dict | None = None
-    submitted_spec: dict | None = None
+    launch_record: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+    submitted_spec: dict[str, Any] | None = None
     submitted_sha256: str | None = None
     submitted_intact: bool = True
     """The stored submitted spec hashes to the stored sha256."""
@@ -149,8 +150,7 @@ def latest_start(evidence: RunEvidence) -> datetime | None:
         parse_time(dig(job, "status", "startTime")),
         parse_time(dig(job, "metadata", "annotations", "rlark.io/restarted-at")),
     ]
-    created = [parse_time(dig(pod, "metadata", "creationTimestamp")) for pod in evidence.pods]
-    created = [t for t in created if t]
+    created = [t for pod in evidence.pods if (t := parse_time(dig(pod, "metadata", "creationTimestamp")))]
     if created:
         candidates.append(min(created))
     known = [t for t in candidates if t]
@@ -167,32 +167,35 @@ def deadline_passed(evidence: RunEvidence) -> bool:
     return (evidence.now - start).total_seconds() >= max_wait_seconds(evidence)
 
 
-def evidence_to_dict(evidence: RunEvidence) -> dict:
+def evidence_to_dict(evidence: RunEvidence) -> dict[str, Any]:
     """A JSON-ready copy of the evidence (times as ISO strings), e.g. to record a run once and judge it offline."""
-    def convert(value):
+    def convert(value: object) -> object:
         if isinstance(value, datetime):
             return value.isoformat()
-        if hasattr(value, "__dataclass_fields__"):
-            return {name: convert(getattr(value, name)) for name in value.__dataclass_fields__}
+        if is_dataclass(value) and not isinstance(value, type):
+            return {f.name: convert(getattr(value, f.name)) for f in fields(value)}
         if isinstance(value, (list, tuple)):
             return [convert(v) for v in value]
         if isinstance(value, dict):
             return {k: convert(v) for k, v in value.items()}
         return value
-    return convert(evidence)
+    return {f.name: convert(getattr(evidence, f.name)) for f in fields(evidence)}
 
 
-def evidence_from_dict(data: dict) -> RunEvidence:
+_Record = TypeVar("_Record", PodEvent, MainContainer)
+
+
+def evidence_from_dict(data: dict[str, Any]) -> RunEvidence:
     """The inverse of evidence_to_dict."""
-    def many(cls, items):
+    def many(cls: type[_Record], items: list[dict[str, Any]] | None) -> tuple[_Record, ...]:
         return tuple(cls(**item) for item in items or ())
     outputs = data.get("outputs")
     if outputs is not None:
         files = tuple(OutputFile(f["path"], f["size"], datetime.fromisoformat(f["mtime"]), f.get("sha256"))
                       for f in outputs.get("files") or ())
         outputs = OutputProbe(outputs["location"], files, outputs.get("error"), outputs.get("source") or "")
-    fields = dict(data)
-    fields.update(
+    values = dict(data)
+    values.update(
         now=datetime.fromisoformat(data["now"]),
         tasks=tuple(data.get("tasks") or ()), pods=tuple(data.get("pods") or ()), nodes=tuple(data.get("nodes") or ()),
         logs=tuple(PodLog(**dict(log, lines=tuple(log.get("lines") or ()))) for log in data.get("logs") or ()),
@@ -202,4 +205,4 @@ def evidence_from_dict(data: dict) -> RunEvidence:
         ray=None if data.get("ray") is None else RayStatus(**data["ray"]),
         outputs=outputs,
     )
-    return RunEvidence(**fields)
+    return RunEvidence(**values)

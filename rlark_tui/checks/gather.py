@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence
 from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
@@ -20,7 +22,7 @@ from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import Resume, split_raw
-from rlark_tui.cluster.podexec import run_fixed
+from rlark_tui.cluster.podexec import ExecResult, run_fixed
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
@@ -130,7 +132,7 @@ class _PodRead:
     name: str
     cluster: str = ""
     namespace: str = ""
-    plane_pod: dict | None = None
+    plane_pod: dict[str, Any] | None = None
     """The data-plane Pod as read (the Secrets its env references are read to mask their values)."""
     container: MainContainer | None = None
     events: tuple[PodEvent, ...] | None = None
@@ -139,7 +141,7 @@ class _PodRead:
     no_plane: bool = False
 
 
-def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict], planes: dict,
+def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict[str, Any]], planes: Mapping[str, object],
                gateway_logs: dict[str, list[str]] | None, sources: dict[str, str]) -> list[_PodRead]:
     """Every Pod's `main` state, events and current log read at once; then the previous instance's log of the Pods
     that restarted (its number is only known from the state)."""
@@ -188,7 +190,7 @@ def _pod_reads(pool: ThreadPoolExecutor, access: ClusterAccess, pods: list[dict]
     return reads
 
 
-def output_source(job: Job, tasks: list[dict], pods: list[dict], location: str) -> tuple[str, ...] | None:
+def output_source(job: Job, tasks: list[dict[str, Any]], pods: list[dict[str, Any]], location: str) -> tuple[str, ...] | None:
     """Where the run's output path lives (pure): ("storage", class, cluster, mount target) when a role mounts
     object storage over it, else ("pod", cluster, pod name, pod namespace) for a Running Pod (the Header's first)
     to read it in; None when there is no such Pod."""
@@ -208,7 +210,8 @@ def output_source(job: Job, tasks: list[dict], pods: list[dict], location: str) 
     return None
 
 
-def _outputs(access: ClusterAccess, job: Job, tasks: list[dict], pods: list[dict], location: str) -> OutputProbe:
+def _outputs(access: ClusterAccess, job: Job, tasks: list[dict[str, Any]], pods: list[dict[str, Any]],
+             location: str) -> OutputProbe:
     """The run's outputs read where they live: object storage through the gateway, else inside a Running Pod."""
     if not location.startswith("/"):
         return OutputProbe(location, error="not an absolute path in the Pods: nothing to read")
@@ -221,18 +224,18 @@ def _outputs(access: ClusterAccess, job: Job, tasks: list[dict], pods: list[dict
         if gateway is None:
             return OutputProbe(location, error="no gateway configured to list object storage — see `rlark config`")
 
-        def get_json(path: str, query: list[tuple[str, str]]):
+        def get_json(path: str, query: list[tuple[str, str]]) -> object:
             return gateway.json("GET", path, Request("list", "storage objects", storage_class, source="gateway"),
                                 query=query)
         return probe_object_storage(get_json, storage_class, cluster, target, location)
     _, cluster, pod, namespace = where
 
-    def run(name: str, *params: str):
+    def run(name: str, *params: str) -> ExecResult:
         return run_fixed(access, cluster, pod, name, *params, namespace=namespace)
     return probe_in_pod(run, location, pod)
 
 
-def main_container(pod: str, real: dict | None) -> MainContainer | None:
+def main_container(pod: str, real: dict[str, Any] | None) -> MainContainer | None:
     """The `main` container's state from a data-plane pod (any field may be missing or wrongly typed)."""
     status = main_container_status(real)
     if not status:
@@ -279,6 +282,9 @@ class _LogSoFar:
 LOGS_KEPT = 256
 """Container instances whose read start is kept (the oldest is forgotten first)."""
 
+LogKey = tuple[str, str, str, str, int | None, bool, int]
+"""(cluster, namespace, Pod, Pod uid, instance, current, read budget): one container instance's log read."""
+
 
 class LogHeads:
     """What the run check read of each container instance's log, by (cluster, namespace, Pod, Pod uid, instance,
@@ -288,20 +294,20 @@ class LogHeads:
     def __init__(self, kept: int = LOGS_KEPT) -> None:
         self.kept = kept
         self.lock = threading.Lock()
-        self.reads: dict[tuple, _LogSoFar] = {}
+        self.reads: dict[LogKey, _LogSoFar] = {}
 
-    def take(self, key: tuple) -> _LogSoFar:
+    def take(self, key: LogKey) -> _LogSoFar:
         """What was read under `key` (a fresh start when nothing), held by the caller until `put` back."""
         with self.lock:
             return self.reads.pop(key, None) or _LogSoFar()
 
-    def put(self, key: tuple, so_far: _LogSoFar) -> None:
+    def put(self, key: LogKey, so_far: _LogSoFar) -> None:
         with self.lock:
             self.reads[key] = so_far
             while len(self.reads) > self.kept:
                 del self.reads[next(iter(self.reads))]
 
-    def instance_changed(self, key: tuple, restarts: int) -> bool:
+    def instance_changed(self, key: LogKey, restarts: int) -> bool:
         """Note the current instance's restart count beside what was read of its log; True (and what was read
         forgotten) when the container restarted since."""
         with self.lock:
@@ -326,7 +332,7 @@ def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance
     so_far = heads.take(key)
     try:
         last = () if so_far.full else _read_on(access, cluster, pod, namespace, current, so_far)
-        tail = ()
+        tail: tuple[str, ...] = ()
         if so_far.full:
             tail = tuple(access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
                                         tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from rlark_tui.text import patterns
 
@@ -20,7 +22,7 @@ CLUSTER_READY_RE = re.compile(r"Cluster is ready: (\d+) nodes available \(requir
 SAVING_CHECKPOINT_RE = re.compile(r"Saving checkpoint at step (\d+)\.")
 
 
-ERROR_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("image pull", re.compile(r"ErrImagePull|ImagePullBackOff|Failed to pull image")),
     ("Ray CLI missing", re.compile(r"Error: Ray CLI is not found")),
     ("command not found", re.compile(r"command not found")),
@@ -45,7 +47,7 @@ RUNNING_ON_RE = re.compile(r"RLinf is running on a cluster with (\d+) nodes")
 CONFIG_SUM_RE = re.compile(r"(?i)\bconfig[ _-]?(?:checksum|sha256|hash)\b\s*[:=]\s*(?:sha256:)?([0-9a-f]{64})\b")
 
 
-def version_re(name: str) -> re.Pattern:
+def version_re(name: str) -> re.Pattern[str]:
     """`<name> version: X`, `<name>_version=X` or `<name>==X`, as an application prints a runtime version."""
     quoted = re.escape(name)
     return re.compile(rf"(?i)(?<![\w-])(?:{quoted}[ _-]?version\s*[:=]\s*|{quoted}==)v?([\w.+-]+)")
@@ -58,7 +60,7 @@ class Hit:
     text: str
 
 
-def find(lines: tuple[str, ...] | list[str], needle: str, start: int = 0) -> Hit | None:
+def find(lines: Sequence[str], needle: str, start: int = 0) -> Hit | None:
     """First line at or after index `start` that equals `needle` once stripped."""
     for index in range(start, len(lines)):
         if lines[index].strip() == needle:
@@ -66,25 +68,26 @@ def find(lines: tuple[str, ...] | list[str], needle: str, start: int = 0) -> Hit
     return None
 
 
-def find_last(lines, needle: str) -> Hit | None:
+def find_last(lines: Sequence[str], needle: str) -> Hit | None:
     for index in range(len(lines) - 1, -1, -1):
         if lines[index].strip() == needle:
             return Hit(index + 1, lines[index])
     return None
 
 
-def search(lines, pattern: re.Pattern, start: int = 0,
-           budget: patterns.Deadline | None = None) -> tuple[Hit, re.Match] | None:
+def search(lines: Sequence[str], pattern: re.Pattern[str] | patterns.Pattern[str], start: int = 0,
+           budget: patterns.Deadline | None = None) -> tuple[Hit, re.Match[str] | patterns.Match[str]] | None:
     """The first line at or after `start` that `pattern` matches. A pattern from outside (the launch record)
     comes with a `budget` shared by all lines (patterns.PatternTooSlow past it)."""
     for index in range(start, len(lines)):
-        match = pattern.search(lines[index]) if budget is None else patterns.search(pattern, lines[index], budget)
+        match = (pattern.search(lines[index]) if budget is None or isinstance(pattern, re.Pattern)
+                 else patterns.search(pattern, lines[index], budget))
         if match:
             return Hit(index + 1, lines[index]), match
     return None
 
 
-def rank_line(lines) -> tuple[Hit, int] | None:
+def rank_line(lines: Sequence[str]) -> tuple[Hit, int] | None:
     """The start script's `RLINF_NODE_RANK: <n>` line (the first of the instance)."""
     for index, text in enumerate(lines):
         match = RANK_RE.match(text.strip())
@@ -93,7 +96,7 @@ def rank_line(lines) -> tuple[Hit, int] | None:
     return None
 
 
-def _prefilter(pattern: re.Pattern) -> re.Pattern | tuple[str, ...] | None:
+def _prefilter(pattern: re.Pattern[str]) -> re.Pattern[str] | tuple[str, ...] | None:
     """A cheap superset of `pattern` for the whole log lower-cased and joined by newlines: case-sensitive (the
     lower-cased source) and without word boundaries; plain substrings when every alternative is a literal.
     None when lower-casing or joining could lose a match (upper-case escapes such as \\S, anchors, lookbehinds)."""
@@ -112,7 +115,8 @@ _SYNTAX = ".^$*+?{}[]\\()|"
 
 def _alternatives(source: str) -> list[str]:
     """The top-level alternatives of a regex's text (a `|` inside a group, a class or after `\\` does not split)."""
-    parts, depth, start, index = [], 0, 0, 0
+    parts: list[str] = []
+    depth, start, index = 0, 0, 0
     while index < len(source):
         char = source[index]
         if char == "\\":
@@ -139,7 +143,7 @@ def _literal_start(alternative: str) -> str:
     return alternative[:max(end, 0)]
 
 
-def _may_match(quick: re.Pattern | tuple[str, ...] | None, joined: str) -> bool:
+def _may_match(quick: re.Pattern[str] | tuple[str, ...] | None, joined: str) -> bool:
     if quick is None:
         return True
     if isinstance(quick, tuple):
@@ -150,13 +154,13 @@ def _may_match(quick: re.Pattern | tuple[str, ...] | None, joined: str) -> bool:
 _ERROR_PREFILTERS = tuple(_prefilter(pattern) for _what, pattern in ERROR_PATTERNS)
 
 
-def error_hits(lines) -> list[tuple[str, Hit]]:
+def error_hits(lines: Sequence[str]) -> list[tuple[str, Hit]]:
     """Per line, the first ERROR_PATTERNS entry it matches. Case-insensitive regexes are slow in `re`, so each
     pattern is first tried once on the whole log (lower-cased) and skipped when even its superset finds nothing."""
     joined = "\n".join(lines).lower()
     active = tuple((what, pattern) for (what, pattern), quick in zip(ERROR_PATTERNS, _ERROR_PREFILTERS)
                    if _may_match(quick, joined))
-    hits = []
+    hits: list[tuple[str, Hit]] = []
     if not active:
         return hits
     for index, text in enumerate(lines):
@@ -167,7 +171,7 @@ def error_hits(lines) -> list[tuple[str, Hit]]:
     return hits
 
 
-def first_progress(lines, pattern: str, start: int = 0, slow: patterns.SlowPatterns | None = None) -> Hit | None:
+def first_progress(lines: Sequence[str], pattern: str, start: int = 0, slow: patterns.SlowPatterns | None = None) -> Hit | None:
     """The first line where the agreed progress pattern shows the workload moving: its first match whose first
     numeric group is above 0 (`Global Step: 0/10` and a tqdm bar at 0% are where it starts, not progress); a
     pattern without a numeric group counts its first match. Only the agreed pattern counts: no generic fallback.
@@ -191,10 +195,10 @@ def first_progress(lines, pattern: str, start: int = 0, slow: patterns.SlowPatte
 class ConfigBlock:
     first_line: int
     last_line: int
-    config: dict
+    config: dict[str, Any]
 
 
-def resolved_config(lines, start: int = 0) -> ConfigBlock | None:
+def resolved_config(lines: Sequence[str], start: int = 0) -> ConfigBlock | None:
     """RLinf's resolved config: JSON printed from a line that is exactly `{` to its matching `}`."""
     index = start
     while index < len(lines):
@@ -215,7 +219,7 @@ def resolved_config(lines, start: int = 0) -> ConfigBlock | None:
     return None
 
 
-def parse_ranks(expression) -> set[int] | None:
+def parse_ranks(expression: object) -> set[int] | None:
     """RLinf rank expressions (`0-7`, `0,2,5-6`, an int); `all` and anything unreadable give None."""
     if isinstance(expression, bool):
         return None
@@ -238,27 +242,27 @@ def parse_ranks(expression) -> set[int] | None:
     return ranks
 
 
-def placement_mode(component_placement) -> str | None:
+def placement_mode(component_placement: object) -> str | None:
     """collocated / disaggregated / hybrid from the resource rank sets of `component_placement`.
 
     RLinf's embodied placement always reports HYBRID, so the mode is derived from the sets here.
     """
     if not isinstance(component_placement, dict) or not component_placement:
         return None
-    sets: list[set[int] | None] = []
+    sets: list[set[int] | Literal["all"] | None] = []
     for key, value in component_placement.items():
-        spec = value
+        spec: object = value
         if isinstance(value, dict):
-            spec = str(value.get("placement", "")).split(",")
-            spec = ",".join(part.split(":")[0] for part in spec)
-        ranks = parse_ranks(spec) if not (isinstance(spec, str) and spec.strip() == "all") else "all"
+            spec = ",".join(part.split(":")[0] for part in str(value.get("placement", "")).split(","))
+        ranks: set[int] | Literal["all"] | None = (
+            "all" if isinstance(spec, str) and spec.strip() == "all" else parse_ranks(spec))
         for _ in str(key).split(","):
             sets.append(ranks)
     if any(s is None for s in sets):
         return None
     if all(s == "all" for s in sets):
         return "collocated"
-    concrete = [s for s in sets if s != "all"]
+    concrete = [s for s in sets if isinstance(s, set)]
     if len(concrete) < len(sets):
         return "hybrid"
     if all(s == concrete[0] for s in concrete):

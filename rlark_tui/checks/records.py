@@ -109,7 +109,7 @@ def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
         files = sorted((p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
     except OSError:
         return []
-    records = []
+    records: list[SavedRecord] = []
     for path in files:
         if len(records) >= limit:
             break

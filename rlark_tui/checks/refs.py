@@ -31,7 +31,7 @@ def dig_path(obj: Any, path: str) -> Any:
     return dig(obj, *(name or int(index) for name, index in _STEP.findall(path)))
 
 
-def object_of(evidence: RunEvidence, ref: str) -> dict | None:
+def object_of(evidence: RunEvidence, ref: str) -> dict[str, Any] | None:
     """The object an `object` item names: Job/<name>, Task/<ns>/<name>, Pod/<ns>/<name>, Node/<ns>/<name>."""
     kind, _, rest = ref.partition("/")
     if kind == "Job":
@@ -45,7 +45,7 @@ def object_of(evidence: RunEvidence, ref: str) -> dict | None:
     return None
 
 
-def record_of(evidence: RunEvidence, ref: str) -> dict | None:
+def record_of(evidence: RunEvidence, ref: str) -> dict[str, Any] | None:
     return {"launch-record": evidence.launch_record, "deployment-plan": evidence.plan,
             "submitted-spec": evidence.submitted_spec,
             "submission": {"sha256": evidence.submitted_sha256, "yaml": evidence.submitted_yaml_path}}.get(ref)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
 from rlark_tui.text.redact import redact_object, redact_text
@@ -94,9 +95,9 @@ def conclusion(report: CheckReport, lang: str = "en") -> str | None:
     return redact_text(text)
 
 
-def to_json(report: CheckReport, lang: str = "en") -> dict:
+def to_json(report: CheckReport, lang: str = "en") -> dict[str, Any]:
     """The JSON document of `rlark check --format json` (issue 8 item 4)."""
-    return redact_object({
+    document: dict[str, Any] = redact_object({
         "job": report.job,
         "checkedAt": _time(report.checked_at),
         "checks": [{
@@ -110,6 +111,7 @@ def to_json(report: CheckReport, lang: str = "en") -> dict:
         "earliestFailingStage": report.earliest_failing_stage,
         "conclusion": conclusion(report, lang),
     })
+    return document
 
 
 def to_json_text(report: CheckReport, lang: str = "en") -> str:

@@ -54,8 +54,8 @@ class EvidenceItem:
     expected: str | None = None
     """What the checker wanted here when it differs from `value` (a mismatch)."""
 
-    def to_json(self) -> dict:
-        data = {"kind": self.kind, "ref": self.ref}
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"kind": self.kind, "ref": self.ref}
         for key in ("path", "container", "instance", "line", "value", "expected", "size", "mtime", "sha256"):
             value = getattr(self, key)
             if value is not None and not (key == "value" and value == "" and self.kind == "file"):

@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
@@ -57,7 +59,7 @@ class _Row:
                         tuple(self.findings), tuple(self.notes))
 
 
-def _obj(ref: str, path: str, value, expected=None) -> EvidenceItem:
+def _obj(ref: str, path: str, value: object, expected: object = None) -> EvidenceItem:
     return EvidenceItem("object", ref, show(path, value), path=path,
                         expected=None if expected is None else show(path, expected))
 
@@ -67,11 +69,11 @@ def _log(log: PodLog, hit: logscan.Hit) -> EvidenceItem:
                         instance=log.instance, line=hit.line)
 
 
-def _record(ref: str, path: str, value) -> EvidenceItem:
+def _record(ref: str, path: str, value: object) -> EvidenceItem:
     return EvidenceItem("record", ref, show(path, value), path=path)
 
 
-def _ref(kind: str, obj: dict) -> str:
+def _ref(kind: str, obj: Mapping[str, Any]) -> str:
     namespace, name = dig(obj, "metadata", "namespace", default=""), dig(obj, "metadata", "name", default="")
     namespace, name = (value if isinstance(value, str) else "" for value in (namespace, name))
     return f"{kind}/{namespace}/{name}" if kind != "Job" else f"Job/{name}"
@@ -114,7 +116,7 @@ def _facts(evidence: RunEvidence) -> _Facts:
     return _Facts(job, specs, tasks, pods, job.head_task_name, expected_nodes, source, deadline_passed(evidence))
 
 
-def _planned(plan: dict | None, task_name: str, short_name: str) -> tuple[str | None, list[str] | None]:
+def _planned(plan: dict[str, Any] | None, task_name: str, short_name: str) -> tuple[str | None, list[str] | None]:
     """(cluster namespace, Node names) the deployment plan gives a task, or (None, None) without a plan."""
     if not isinstance(plan, dict):
         return None, None
@@ -150,7 +152,7 @@ _COMPARED_CONTAINER_FIELDS = (
     ("image", "image"), ("GPU/devices", "resources"), ("mounts", "volumeMounts"), ("env", "env"))
 
 
-def _normal(path: str, value):
+def _normal(path: str, value: object) -> object:
     """Values the platform treats as equal compare equal: nil replicas = 1, absent head = false, {} = absent."""
     if path.endswith("workload.replicas"):
         return 1 if value is None else value
@@ -187,7 +189,7 @@ def check_job(evidence: RunEvidence) -> CheckRow:
     return row.build(evidence)
 
 
-def _compare_spec(row: _Row, ref: str, live: dict, submitted: dict) -> None:
+def _compare_spec(row: _Row, ref: str, live: dict[str, Any], submitted: dict[str, Any]) -> None:
     live_tasks = {t.get("name"): (i, t) for i, t in enumerate(live.get("tasks") or []) if isinstance(t, dict)}
     sub_tasks = [t for t in submitted.get("tasks") or [] if isinstance(t, dict)]
     for name in set(live_tasks) - {t.get("name") for t in sub_tasks}:
@@ -303,7 +305,7 @@ _POD_FAILURE_EVENTS = tuple(r for r in FAILURE_EVENTS if r != "Failed")
 """Events that fail check 2 (an image pull's `Failed` is check 3's)."""
 
 
-def _node_name(node: dict) -> str:
+def _node_name(node: dict[str, Any]) -> str:
     name = dig(node, "metadata", "name")
     return name if isinstance(name, str) else ""
 
@@ -429,7 +431,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns 
     return row.build(evidence)
 
 
-def _read_notes(row: _Row, logs) -> None:
+def _read_notes(row: _Row, logs: Iterable[PodLog]) -> None:
     """Which part of each log the row looked at (the whole log, or its start up to the read budget and its end)."""
     for log in logs:
         if log.read and not log.error:
@@ -520,7 +522,7 @@ def _check_alive_nodes(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
             if match:
                 found = logscan.Hit(index + 1, log.lines[index]), int(match.group(1))
                 break
-    if found is None:
+    if found is None or log is None:
         row.pending(f"alive Ray nodes unknown: {reason}", ADMIN)
         return
     hit, alive = found
@@ -591,10 +593,11 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
     return row.build(evidence)
 
 
-def _check_images(row: _Row, evidence: RunEvidence, facts: _Facts, record: dict) -> None:
+def _check_images(row: _Row, evidence: RunEvidence, facts: _Facts, record: dict[str, Any]) -> None:
     """Each role's image against the digest its Pods pulled (`imageID`): a digest reference must match it; a tag
     passes only when the launch record's build record names that same digest."""
-    build = record.get("buildRecord") if isinstance(record.get("buildRecord"), str) else ""
+    raw_build = record.get("buildRecord")
+    build = raw_build if isinstance(raw_build, str) else ""
     built = _digest(build)
     if build:
         row.evidence.append(_record("launch-record", "buildRecord", build))
@@ -630,8 +633,8 @@ def _check_images(row: _Row, evidence: RunEvidence, facts: _Facts, record: dict)
             row.notes.append(f"tagged image {spec.image}: the build record's digest is the pulled one")
 
 
-def _compare_reported(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict, key: str, label: str,
-                      pattern: re.Pattern) -> None:
+def _compare_reported(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict[str, Any], key: str, label: str,
+                      pattern: re.Pattern[str]) -> None:
     """The value the application prints for `key` (pattern group 1, or the record's value anywhere) against the
     launch record's."""
     want = str(dig_path(record, key))
@@ -648,7 +651,7 @@ def _compare_reported(row: _Row, facts: _Facts, log: PodLog, after: int, record:
         row.late(facts.late, f"the application has not printed the {label} {want} yet", "app")
 
 
-def _check_code_ref(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+def _check_code_ref(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:
     """The code ref must name a full commit SHA (a tag only as resolved and recorded, `<tag>@<sha>`), and the
     application must report that same full SHA."""
     ref = record.get("codeRef")
@@ -700,7 +703,7 @@ def under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:
     """The output path the application reports (RLinf's runner.logger.log_path, or an `output_dir:` line) must lie
     under the launch record's outputPath."""
     want = record.get("outputPath")
@@ -709,7 +712,7 @@ def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, reco
     block = logscan.resolved_config(log.lines, after)
     reported = dig_path(block.config, "runner.logger.log_path") if block else None
     hit = None
-    if isinstance(reported, str):
+    if isinstance(reported, str) and block is not None:
         hit = _value_hit(log.lines, '"log_path"', block.first_line - 1)
     else:
         found = logscan.search(log.lines, logscan.OUTPUT_RE, after)
@@ -748,14 +751,14 @@ def _check_env_overrides(row: _Row, facts: _Facts, log: PodLog, after: int) -> N
                                  "the printed config shows the value in effect")
 
 
-def _value_hit(lines, value: str, start: int) -> logscan.Hit | None:
+def _value_hit(lines: Sequence[str], value: str, start: int) -> logscan.Hit | None:
     for index in range(start, len(lines)):
         if value in lines[index]:
             return logscan.Hit(index + 1, lines[index])
     return None
 
 
-def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, after: int, record: dict) -> int:
+def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:
     """Compare RLinf's resolved config block, when printed, with the record and the Job; count comparisons."""
     block = logscan.resolved_config(log.lines, after)
     config_ref = record.get("configRef") if isinstance(record.get("configRef"), str) else ""
@@ -866,7 +869,8 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
         row.pending(f"output path {probe.location}: {probe.error}", ADMIN)
         return
     run_id = record.get("runId")
-    prefix = record.get("outputPath") if isinstance(record.get("outputPath"), str) else probe.location
+    output_path = record.get("outputPath")
+    prefix = output_path if isinstance(output_path, str) else probe.location
     if isinstance(run_id, str) and run_id and run_id not in prefix.split("/"):
         row.pending(f"output prefix {prefix} does not name run {run_id}: checkpoints must use a per-run prefix, "
                     "or another run's outputs could be taken for this one's", JOB_OWNER)
@@ -885,10 +889,8 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
     if len(fresh) > 20:
         row.notes.append(f"{len(fresh) - 20} more fresh files not listed")
     if not fresh and start is not None:
-        saving = None
-        if log is not None:
-            saving = logscan.search(log.lines, logscan.SAVING_CHECKPOINT_RE)
-        if saving:
+        saving = logscan.search(log.lines, logscan.SAVING_CHECKPOINT_RE) if log is not None else None
+        if saving and log is not None:
             row.evidence.append(_log(log, saving[0]))
             row.notes.append("the log says a checkpoint was saved, but no file shows it: a log line is not an "
                              "output")

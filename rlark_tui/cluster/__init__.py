@@ -4,14 +4,20 @@ Import `ClusterAccess` from here; errors are in `rlark_tui.cluster.errors`, kind
 Its names load on first use: a submodule (the lean path of `rlark get`, cluster/lean.py) imports without them.
 """
 
+from typing import TYPE_CHECKING
+
 from rlark_tui.cluster.k8s_package import enter_lazily
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess, WatchEvent
+    from rlark_tui.cluster.kinds import ListResult
 
 enter_lazily()  # before any `from kubernetes import ...` in a submodule (start-up time)
 
 __all__ = ["ClusterAccess", "ListResult", "WatchEvent"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in __all__:
         from rlark_tui.cluster import access
         return getattr(access, name)

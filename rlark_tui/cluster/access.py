@@ -8,13 +8,14 @@ clusters) and the Ray dashboard of a Job.
 
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 from rlark_tui.cluster import kubeconfig as kc
@@ -34,10 +35,16 @@ from rlark_tui.text.patterns import SlowPatterns
 if TYPE_CHECKING:
     from kubernetes import client as k8s
 
+    from rlark_tui.checks.gather import LogHeads
+    from rlark_tui.cluster.logreads import LogReads
+    from rlark_tui.cluster.secrets import SecretReads
+
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
 BACKOFF_MAX = 15.0
 PARALLEL_REQUESTS = 8
+Objects = list[dict[str, Any]]
+"""API objects as decoded (inside ClusterAccess, `list` is its method)."""
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -110,9 +117,9 @@ class ClusterAccess:
         self._endpoint: srv.ServerEndpoint | None = None
         self.recent_reads = RecentReads()
         """Answers several topics share (cluster/recent.py), for this context only."""
-        self._log_reads = None
-        self._check_logs = None
-        self._secret_reads = None
+        self._log_reads: LogReads | None = None
+        self._check_logs: LogHeads | None = None
+        self._secret_reads: SecretReads | None = None
         self.slow_patterns = SlowPatterns()
         """Launch-record patterns that overran their budget in this context's run checks (refused at once after)."""
         self.first_list: lean.FirstList | None = None
@@ -372,21 +379,21 @@ class ClusterAccess:
 
     # -- Job helpers --------------------------------------------------------------------------------------
 
-    def job_tasks(self, job: str) -> list[dict]:
+    def job_tasks(self, job: str) -> Objects:
         """The Tasks of a Job (label `rlinf.io/job`), in all namespaces."""
         return self.list(TASKS, label_selector=f"{keys.JOB_LABEL}={job}").items
 
-    def job_pods(self, job: str, tasks: list[dict] | None = None) -> list[dict]:
+    def job_pods(self, job: str, tasks: Objects | None = None) -> Objects:
         """The Pod CRs of a Job's Tasks (label `rlark.io/task-name`), in the Tasks' namespaces; one list per
         Task, sent together (a slow API server costs one round trip, not one per Task)."""
         tasks = self.job_tasks(job) if tasks is None else tasks
 
-        def of(task: dict) -> list[dict]:
+        def of(task: dict) -> Objects:
             meta = task.get("metadata") or {}
             return self.list(PODS, meta.get("namespace"),
                              label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items
 
-        pods: list[dict] = []
+        pods: Objects = []
         seen: set[str] = set()
         for found in parallel_map(of, tasks):
             for pod in found:
@@ -399,10 +406,10 @@ class ClusterAccess:
     def job(self, name: str) -> Job:
         return Job(self.get(JOBS, name))
 
-    def nodes(self) -> list[dict]:
+    def nodes(self) -> Objects:
         return self.list(NODES).items
 
-    def domains(self) -> list[dict]:
+    def domains(self) -> Objects:
         return self.list(DOMAINS).items
 
     # -- data plane -----------------------------------------------------------------------------------------
@@ -417,7 +424,7 @@ class ClusterAccess:
         return result if isinstance(result, dict) else None
 
     def data_plane_pods(self, cluster: str, label_selector: str,
-                        namespace: str = keys.WORKLOAD_NAMESPACE) -> list[dict] | None:
+                        namespace: str = keys.WORKLOAD_NAMESPACE) -> Objects | None:
         """The real pods (core/v1) of one data plane that `label_selector` matches; None without a route to it."""
         plane = self.data_plane(cluster)
         if plane is None:
@@ -428,7 +435,7 @@ class ClusterAccess:
         items = result.get("items") if isinstance(result, dict) else None
         return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
-    def data_plane_events(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> list[dict]:
+    def data_plane_events(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> Objects:
         plane = self.data_plane(cluster)
         if plane is None:
             return []
@@ -438,7 +445,7 @@ class ClusterAccess:
         return [e for e in (result.get("items") or [])] if isinstance(result, dict) else []
 
     @property
-    def log_reads(self):
+    def log_reads(self) -> LogReads:
         """The Pods' logs the topics of this context read on incrementally and share (cluster/logreads.py: the
         Header logs for the alert rules and PROGRESS); made when first asked for (the list's start-up needs none)."""
         with self._log_reads_lock:
@@ -448,7 +455,7 @@ class ClusterAccess:
             return self._log_reads
 
     @property
-    def check_logs(self):
+    def check_logs(self) -> LogHeads:
         """What the run check read of each container's log from its start (checks/gather.py: each gathering reads
         on from there), for this context; made when first asked for."""
         with self._log_reads_lock:
@@ -458,7 +465,7 @@ class ClusterAccess:
             return self._check_logs
 
     @property
-    def secret_reads(self):
+    def secret_reads(self) -> SecretReads:
         """The Secrets the run check and the alert rounds read to mask their values (cluster/secrets.py), each kept
         SECRET_TTL, in memory only, for this context; made when first asked for."""
         with self._log_reads_lock:
@@ -497,7 +504,7 @@ class ClusterAccess:
 
     # -- gateway ------------------------------------------------------------------------------------------
 
-    def gateway_job_logs(self, job: str) -> list[dict]:
+    def gateway_job_logs(self, job: str) -> Objects:
         """The gateway's `jobs/<job>/logs`: [{taskName, podName, phase, node, logs}] (last 1000 lines per pod)."""
         gateway = self.gateway_http()
         if gateway is None:
@@ -507,7 +514,7 @@ class ClusterAccess:
         pods = result.get("pods") if isinstance(result, dict) else None
         return [p for p in pods or [] if isinstance(p, dict)]
 
-    def storage_classes(self) -> dict[str, list[str]] | None:
+    def storage_classes(self) -> dict[str, builtins.list[str]] | None:
         """Cluster namespace -> storage class names from the gateway; None when unknown (no gateway or error)."""
         gateway = self.gateway_http()
         if gateway is None:
@@ -520,7 +527,7 @@ class ClusterAccess:
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, dict):
             return None
-        result: dict[str, list[str]] = {}
+        result: dict[str, builtins.list[str]] = {}
         for name, entry in data.items():
             for cluster in (entry or {}).get("clusters") or [] if isinstance(entry, dict) else []:
                 agent = srv.agent_id(str(cluster))  # the gateway lists agent IDs (gpu-a); Jobs name rlark-gpu-a
@@ -540,7 +547,7 @@ class ClusterAccess:
             raise Unreachable(f"{what}: no gateway configured — see `rlark config`", "config")
         return gateway
 
-    def storage_class_clusters(self) -> dict[str, list[str]]:
+    def storage_class_clusters(self) -> dict[str, builtins.list[str]]:
         """Storage class name -> the agent IDs (`gpu-a`) of the clusters that have it, as the gateway lists them."""
         body = self._gateway("storage").json("GET", "/api/v1/storage/storageclass",
                                              Request("list", "storageclasses", source="gateway"), timeout=10)
@@ -586,7 +593,7 @@ class ClusterAccess:
             "DELETE", f"{self._storage_path(storage_class, cluster)}/object/{quote(key, safe='/')}",
             Request("delete", "objects", key, source="gateway"), timeout=30)
 
-    def ssh_keys(self) -> list[dict]:
+    def ssh_keys(self) -> Objects:
         """The gateway's `ssh-user-keys`: [{index, user, public_key, added_at}] of every user."""
         body = self._gateway("ssh keys").json("GET", "/api/v1/ssh-user-keys",
                                               Request("list", "ssh-user-keys", source="gateway"), timeout=10)
