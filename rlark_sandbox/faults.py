@@ -26,6 +26,7 @@ CRD plural):
   follow streams match (not the one-off reads others make meanwhile, e.g. the TUI's alert rounds).
 - `stop_tensorboard(pod)`: that Pod's TensorBoard sidecar is stopped and stays down (the gateway's
   TensorBoard route then answers 502, as for a dead upstream) until cleared; `pod` is the local Pod name.
+- `clock`: the outage's clock (time.monotonic; a test may set its own).
 - `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
 
 HTTP (same token as the API): `POST /_sandbox/faults` with `{"op": "<method>", "args": {...}}`, e.g.
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -62,8 +63,10 @@ class Faults:
     OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "stop_tensorboard",
            "server_down", "agent_offline", "clear")
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
+        self.clock = clock
+        """What an outage's end is measured on (a test sets its own clock to end one without waiting it out)."""
         self.clear()
 
     def clear(self) -> None:
@@ -113,7 +116,7 @@ class Faults:
         if mode not in ("drop", "503"):
             raise ValueError("outage mode is 'drop' or '503'")
         with self._lock:
-            self._outage_until = time.monotonic() + float(seconds)
+            self._outage_until = self.clock() + float(seconds)
             self._outage_mode = mode
 
     def cut_logs(self, after_lines: int = 1, times: int | None = 1, follow_only: bool = False) -> None:
@@ -174,7 +177,7 @@ class Faults:
 
     def outage_mode(self) -> str | None:
         with self._lock:
-            return self._outage_mode if time.monotonic() < self._outage_until else None
+            return self._outage_mode if self.clock() < self._outage_until else None
 
     def take_cut(self, follow: bool) -> int | None:
         """Lines to send before cutting this log stream (`follow`: a follow stream), or None."""
@@ -190,7 +193,7 @@ class Faults:
 
     def describe(self) -> dict:
         with self._lock:
-            remaining = max(0.0, self._outage_until - time.monotonic())
+            remaining = max(0.0, self._outage_until - self.clock())
             return {
                 "fail": [asdict(r) for r in self._fail],
                 "delay": [asdict(r) for r in self._delay],

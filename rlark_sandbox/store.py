@@ -28,6 +28,8 @@ API (all methods are thread-safe and synchronous; they never await):
   type ADDED / MODIFIED / DELETED. `since=None` first replays ADDED for every current object; `since="N"`
   replays history after N and raises `Gone` when N is older than the kept history (the ring holds the last
   `history` events; after a restart it starts empty). `sub.close()` ends it. resource/plane None = all.
+- `wait_until(predicate, what, timeout=30.0)`: block until `predicate(store)` holds (tried at each change);
+  AssertionError naming `what` on timeout. For tests that wait on the cluster side.
 - `scan(resource, plane, predicate) -> list[dict]`: matching stored objects, unsorted and uncopied (fast lookups).
 - `batch()`: a context manager that holds the lock and writes each changed object once at its end.
 - `resource_version` (int) property; `clusters()` lists the data-plane namespaces known from Node CRs.
@@ -167,6 +169,7 @@ class Subscription:
 class Store:
     def __init__(self, state_dir: Path | str | None = None, history: int = 5000):
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
         self._objects: dict[Key, dict] = {}
         self._rv = 0
         self._history: deque[WatchEvent] = deque()
@@ -312,6 +315,7 @@ class Store:
             self._floor = self._history.popleft().rv
         for sub in list(self._subs):
             sub._offer(event)
+        self._changed.notify_all()
 
     def _next_rv(self) -> str:
         self._rv += 1
@@ -496,6 +500,15 @@ class Store:
                         sub._offer(event)
             self._subs.append(sub)
         return sub
+
+    def wait_until(self, predicate: Callable[[Store], object], what: str, timeout: float = 30.0) -> object:
+        """Block until `predicate(store)` is true, tried now and after each change; its value. A test's wait on
+        the cluster side: AssertionError naming `what` when it is not true within `timeout` seconds."""
+        with self._changed:
+            value = self._changed.wait_for(lambda: predicate(self), timeout)
+        if not value:
+            raise AssertionError(f"the sandbox's store did not reach {what} within {timeout:g} s")
+        return value
 
     def _unsubscribe(self, sub: Subscription) -> None:
         with self._lock:

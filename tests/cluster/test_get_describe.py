@@ -118,15 +118,15 @@ def test_describe_pending_task_shows_events_and_pull_progress(rl, sb):
 
 def test_get_watch_prints_the_list_then_each_change_until_the_request_timeout(sb, env, capsys):
     import threading
-    import time
 
     from rlark_tui.cli import main
     from tests.cluster.seeding import job_manifest
+    from tests.streams import watch_opens
     box = {}
     thread = threading.Thread(target=lambda: box.setdefault("code", main(
         ["--kubeconfig", str(sb.kubeconfig), "get", "jobs", "-w", "--request-timeout", "4"])))
-    thread.start()
-    time.sleep(1.5)
+    with watch_opens(sb, "jobs"):
+        thread.start()
     sb.store.create("jobs", job_manifest("watched-1", [ROLES[1]]))
     thread.join(20)
     assert not thread.is_alive() and box["code"] == 0

@@ -1,7 +1,6 @@
 """`rlark draft render --context` against live Nodes, and the log follower (backlog, live lines, end)."""
 
 import threading
-import time
 
 import yaml
 
@@ -9,6 +8,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.logmerge import LogLine
 from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
+from tests.streams import follow_opens, sent_all
 
 DRAFT = """\
 name: {name}
@@ -65,10 +65,10 @@ def test_follower_gives_backlog_then_live_lines_then_ends_when_the_pods_go(sb, e
     lines, notices = logs.backlog()
     seen: list = [*notices, *lines]
     thread = threading.Thread(target=logs.follow, args=(seen.append, seen.append), daemon=True)
-    thread.start()
-    time.sleep(1.5)
+    with follow_opens(sb, pod):
+        thread.start()
     write_log(sb, cluster, pod, ["Global Step: 1/40"], when=at(3))
-    time.sleep(1.5)
+    sent_all(sb, pod)
     remove_pod(sb, "stream-1", cluster, pod)
     remove_pod(sb, "stream-1", *pods["env"])
     thread.join(30)

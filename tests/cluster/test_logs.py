@@ -11,6 +11,7 @@ import yaml
 from rlark_tui.cli import main
 from tests.cluster.seeding import ROLES, at, remove_pod, seed_running_job, write_log
 from tests.sandbox.helpers import raw
+from tests.streams import follow_opens, sent_all
 
 
 @pytest.fixture
@@ -113,10 +114,10 @@ def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, j
     name, pods = job
     cluster, pod = pods["actor"]
     sb.faults.cut_logs(after_lines=2, times=2)  # the backlog read, then the first follow stream
-    follow = Follow(sb.kubeconfig, "logs", name, "--role", "actor", "-f")
-    time.sleep(1.0)
+    with follow_opens(sb, pod):
+        follow = Follow(sb.kubeconfig, "logs", name, "--role", "actor", "-f")
     write_log(sb, cluster, pod, ["Global Step: 2/40", "Global Step: 2/40", "Global Step: 2/40"], when=at(4))
-    time.sleep(2.5)
+    sent_all(sb, pod)
     remove_pod(sb, name, cluster, pod)
     follow.join()
     captured = capsys.readouterr()
@@ -139,17 +140,17 @@ def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, 
     pods = seed_running_job(first, "restart", roles)
     cluster, pod = pods["actor"]
     write_log(first, cluster, pod, ["before 1", "same line", "same line"], when=at(1))
-    follow = Follow(first.kubeconfig, "logs", "restart", "-f")
-    time.sleep(1.5)
+    with follow_opens(first, pod):
+        follow = Follow(first.kubeconfig, "logs", "restart", "-f")
     first.stop()
     second = None
     try:
-        time.sleep(1.0)
+        time.sleep(1.0)  # the behaviour under test: the sandbox stays down a while, the follower keeps retrying
         second = Sandbox(state, seed="demo", agent=False).start()
         assert second.kubeconfig.read_text() == first.kubeconfig.read_text()
         write_log(second, cluster, pod, ["same line", "after restart"], when=at(1))
         write_log(second, cluster, pod, ["later"], when=at(5))
-        time.sleep(4)
+        sent_all(second, pod)
         remove_pod(second, "restart", cluster, pod)
         follow.join()
     finally:

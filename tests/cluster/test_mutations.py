@@ -3,7 +3,6 @@
 
 import json
 import threading
-import time
 
 import yaml
 
@@ -147,8 +146,8 @@ def test_stop_wait_returns_when_the_pods_are_gone(sb, env, capsys):
     pods = seed_running_job(sb, "life-stop", ROLES)
     thread, box = run_in_thread(["--kubeconfig", str(sb.kubeconfig), "stop", "life-stop", "--yes", "--wait",
                                  "--timeout", "30"])
-    time.sleep(1.5)
-    assert sb.store.get("jobs", "life-stop")["spec"]["stopped"] is True
+    sb.store.wait_until(lambda store: store.get("jobs", "life-stop")["spec"].get("stopped") is True,
+                        "job life-stop stopped")
     for cluster, pod in pods.values():
         remove_pod(sb, "life-stop", cluster, pod)
     thread.join(30)
@@ -166,8 +165,8 @@ def test_start_wait_returns_when_the_pods_are_back_and_says_no_resume(sb, env, c
     sb.store.mutate("jobs", "life-start", lambda job: {**job, "spec": {**job["spec"], "stopped": True}})
     thread, box = run_in_thread(["--kubeconfig", str(sb.kubeconfig), "start", "life-start", "-y", "--wait",
                                  "--timeout", "30"])
-    time.sleep(1.5)
-    assert sb.store.get("jobs", "life-start")["spec"]["stopped"] is False
+    sb.store.wait_until(lambda store: store.get("jobs", "life-start")["spec"].get("stopped") is False,
+                        "job life-start started")
     seed_pods_again(sb, "life-start")
     thread.join(30)
     out = capsys.readouterr().out.splitlines()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,6 +13,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from tests.sandbox.helpers import data_plane_api, plane_raw, raw
+from tests.streams import follow_opens, sent_all
 
 CLUSTER = "rlark-gpu-a"
 NS = "rlark-system"
@@ -101,8 +101,9 @@ def test_log_follow_streams_until_the_container_ends(core, sandbox):
     sandbox.store.create("pods", data_pod("dp-follow-0"), plane=CLUSTER)
     sandbox.logs.start_instance(CLUSTER, NS, "dp-follow-0", "main")
     sandbox.logs.append(CLUSTER, NS, "dp-follow-0", "main", "before")
-    response = core.read_namespaced_pod_log("dp-follow-0", NS, container="main", follow=True,
-                                            _preload_content=False)
+    with follow_opens(sandbox, "dp-follow-0"):
+        response = core.read_namespaced_pod_log("dp-follow-0", NS, container="main", follow=True,
+                                                _preload_content=False)
     got: list[str] = []
 
     def read():
@@ -111,9 +112,8 @@ def test_log_follow_streams_until_the_container_ends(core, sandbox):
 
     reader = threading.Thread(target=read)
     reader.start()
-    time.sleep(0.3)
     sandbox.logs.append(CLUSTER, NS, "dp-follow-0", "main", "during 1\nduring 2")
-    time.sleep(0.3)
+    sent_all(sandbox, "dp-follow-0")
     sandbox.logs.end_instance(CLUSTER, NS, "dp-follow-0", "main", 0)
     reader.join(5)
     assert not reader.is_alive()

@@ -15,6 +15,7 @@ from kubernetes import watch
 from kubernetes.client.rest import ApiException
 
 from tests.sandbox.helpers import GROUP, VERSION, admin_cert_files, custom, job, raw, server_raw
+from tests.streams import follow_opens
 
 
 @pytest.fixture(scope="module")
@@ -94,14 +95,18 @@ def test_expire_watches(faults, api):
     assert err.value.status == 410
 
 
-def test_outage(sandbox, faults):
+def test_outage(sandbox, faults, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(faults, "clock", lambda: now[0])
     faults.outage(0.6, mode="503")
     assert raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/jobs").status == 503
     faults.outage(0.6, mode="drop")
     with pytest.raises((urllib.error.URLError, http.client.RemoteDisconnected, ConnectionError)):
         raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/jobs")
     assert raw(sandbox, "GET", "/_sandbox/faults").json()["outage"]["mode"] == "drop"
-    time.sleep(0.7)
+    now[0] += 0.5
+    assert raw(sandbox, "GET", "/_sandbox/faults").json()["outage"]["mode"] == "drop"
+    now[0] += 0.2
     assert raw(sandbox, "GET", "/clusters/root/apis/rlinf.io/v1alpha1/jobs").status == 200
 
 
@@ -147,8 +152,8 @@ def test_outage_drops_an_idle_log_follow(sandbox, faults, tmp_path):
             outcome.append(exc)
 
     reader = threading.Thread(target=follow)
-    reader.start()
-    time.sleep(0.5)
+    with follow_opens(sandbox, "idle-0"):
+        reader.start()
     assert outcome == []
     faults.outage(1.0, mode="drop")
     reader.join(3)
