@@ -329,7 +329,7 @@ class LiveTable(ScrollView, can_focus=True):
         if self._shown:
             self.post_message(self.RowSelected(self, self._shown[self._cursor], self._cursor))
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
             return
@@ -375,13 +375,13 @@ class LiveTable(ScrollView, can_focus=True):
         if index == self._cursor:
             style = base + self.get_component_rich_style("live-table--cursor")
             return self._line(self._cells(key), style).crop_extend(scroll_x, scroll_x + width, style)
-        strip = self._strips.get(key)
-        if strip is None:
-            strip = self._strips[key] = self._line(self._cells(key), base)
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+        cached = self._strips.get(key)
+        if cached is None:
+            cached = self._strips[key] = self._line(self._cells(key), base)
+        return cached.crop_extend(scroll_x, scroll_x + width, base)
 
     def _cells(self, key: str) -> list[tuple[str, Style | None]]:
-        cells = []
+        cells: list[tuple[str, Style | None]] = []
         for cell in self._rows[key].cells:
             if isinstance(cell, Text):
                 style = cell.style
@@ -405,13 +405,14 @@ class LiveTable(ScrollView, can_focus=True):
         try:
             return self._matcher.matches_row(lowered, fields)
         except PatternTooSlow as exc:
-            self._too_slow(exc)
-            return self._matcher.literal in lowered
+            return self._too_slow(exc) in lowered
 
-    def _too_slow(self, exc: PatternTooSlow) -> None:
-        """A filter regex over its budget on a row: match its text as plain text from now on, and say so."""
+    def _too_slow(self, exc: PatternTooSlow) -> str:
+        """A filter regex over its budget on a row: match its text as plain text from now on, and say so.
+        Returns that text, lowercased (what a row's lowered fields are searched for)."""
         self._matcher = self._matcher.as_text(str(exc))
         self.notify(f"{exc}: matching it as plain text", severity="warning")
+        return self._matcher.text.lower()
 
     def _sort_index(self) -> int | None:
         if self.sort_column is None:
@@ -434,8 +435,7 @@ class LiveTable(ScrollView, can_focus=True):
             try:
                 shown = [key for key in candidates if matcher.matches_row(*keys[key])]
             except PatternTooSlow as exc:
-                self._too_slow(exc)
-                literal = self._matcher.literal
+                literal = self._too_slow(exc)
                 shown = [key for key in candidates if literal in keys[key][0]]
         self._shown = shown
         self._positions = None

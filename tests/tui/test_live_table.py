@@ -112,6 +112,32 @@ async def test_a_row_leaving_the_filter_on_update_disappears_and_a_new_matching_
         assert [line.split()[0] for line in painted(table)[1:]] == ["b", "c"]
 
 
+async def test_a_filter_regex_too_slow_on_a_row_is_matched_as_plain_text_from_then_on_and_says_so():
+    app = TableApp([row("a" * 20_000 + "!"), row("job-(a+)+$"), row("job-b")])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        table.set_filter(make_matcher("(a+)+$"))
+        await pilot.pause()
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["job-(a+)+$"]
+        assert any("matching it as plain text" in n.message for n in app._notifications)
+        table.update([row("new-(A+)+$-job"), row("job-c")])
+        await pilot.pause()
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["job-(a+)+$", "new-(A+)+$-job"]
+
+
+async def test_a_row_updated_into_a_too_slow_text_is_matched_as_plain_text():
+    app = TableApp([row("job-x"), row("job-y")])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        table.set_filter(make_matcher("(a+)+$"))
+        await pilot.pause()
+        assert table.row_count == 0
+        table.update([row("job-x", "(a+)+$ " + "a" * 20_000 + "!")])
+        await pilot.pause()
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["job-x"]
+        assert any("matching it as plain text" in n.message for n in app._notifications)
+
+
 async def test_long_cells_end_in_an_ellipsis_and_wide_characters_keep_columns_aligned():
     app = TableApp([row("x" * 80), row("训练任务")])
     async with app.run_test(size=(80, 10)):
