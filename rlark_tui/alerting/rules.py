@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any, Protocol
 
 from rlark_tui.alerting.thresholds import Thresholds
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
@@ -235,6 +236,12 @@ class Evaluation:
     jobs: frozenset[str] | None = None
 
 
+class Add(Protocol):
+    """How a rule reports a finding: rule, object, message, evidence and Finding's other fields (pod, hold, …)."""
+
+    def __call__(self, rule: str, obj: str, message: str, evidence: str, **extra: Any) -> None: ...
+
+
 def _stamp(text: str) -> float | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
@@ -248,10 +255,10 @@ def _evidence(mark: Mark) -> str:
     return one_line(prefix + text.strip())
 
 
-def _masked(mark: Mark | None, mask: Callable[[str], str]) -> Mark | None:
+def _masked(mark: Mark, mask: Callable[[str], str]) -> Mark:
     """A log line as the rules may quote it: the Job's known secret values masked (before one_line bounds it, so
     no part of a value survives a cut)."""
-    return None if mark is None else (mark[0], mask(mark[1]))
+    return mark[0], mask(mark[1])
 
 
 def _job_namespace(job: Job, tasks: Iterable[Mapping], pods: Iterable[Mapping]) -> str:
@@ -284,17 +291,17 @@ def job_findings(inputs: JobInputs, thresholds: Thresholds, now: float) -> Evalu
     _mismatch(job, inputs, add)
     if inputs.log is not None:
         covered.update((name, rule) for rule in LOG_RULES)
-        _log_rules(job, inputs, thresholds, add)
+        _log_rules(job, inputs, inputs.log, thresholds, add)
     if inputs.progress is not None or inputs.log is not None:
         covered.add((name, "progress-stalled"))
         covered.add((name, "run-finished"))
         _progress_rules(job, inputs, thresholds, now, add)
     if inputs.plane_pods is not None:
         covered.update((name, rule) for rule in POD_RULES if rule != "pod-restarted")
-        _pod_rules(inputs, thresholds, add)
+        _pod_rules(inputs, inputs.plane_pods, thresholds, add)
     if inputs.usage is not None:
         covered.add((name, "gpu-idle"))
-        _gpu_rule(inputs, thresholds, add)
+        _gpu_rule(inputs, inputs.usage, thresholds, add)
     if inputs.ray is not None and not inputs.ray.get("error"):
         covered.add((name, "ray-nodes-missing"))
         alive, expected = inputs.ray.get("alive_nodes"), inputs.ray.get("expected")
@@ -308,7 +315,7 @@ def job_findings(inputs: JobInputs, thresholds: Thresholds, now: float) -> Evalu
     return Evaluation(tuple(reversed(list(unique.values()))), frozenset(covered))
 
 
-def _mismatch(job: Job, inputs: JobInputs, add) -> None:
+def _mismatch(job: Job, inputs: JobInputs, add: Add) -> None:
     if job.stopped:
         return
     head = job.head_task_name
@@ -332,13 +339,12 @@ def _mismatch(job: Job, inputs: JobInputs, add) -> None:
                 f"Job phase Pending, Task {failed[0]} phase Failed", hold=MISMATCH_SECONDS)
 
 
-def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None:
-    facts = inputs.log
+def _log_rules(job: Job, inputs: JobInputs, facts: LogFacts, thresholds: Thresholds, add: Add) -> None:
     pod = inputs.header_pod
     pods = [(f"{cr.namespace}/{cr.name}", cr) for cr in map(Pod, inputs.pods)]
     where = next((cr.pod_name for key, cr in pods if key == pod and cr.pod_name), "") or "the Header Pod"
     masked = KnownSecrets(secret_values(inputs.job) | inputs.known).mask
-    failure = _masked(facts.first_failure, masked)
+    failure = _masked(facts.first_failure, masked) if facts.first_failure is not None else None
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)
     shown = {key: cr.pod_name or cr.name for key, cr in pods}
@@ -351,17 +357,18 @@ def _log_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, add) -> None
         not_ready = _masked(facts.ray_not_ready, masked)
         add("ray-not-ready", job.name, f"the Ray cluster did not become ready: {not_ready[1].strip()}",
             _evidence(not_ready), pod=pod)
-    if (facts.run_started is not None and not facts.progressed and inputs.progress is None
-            and job.phase == "Running" and failure is None):
+    started = facts.run_started
+    if started is not None and not facts.progressed and inputs.progress is None and job.phase == "Running" \
+            and failure is None:
         add("start-stalled", job.name,
             f"the run script started but no progress row came within {thresholds.start_seconds:.0f} s",
-            _evidence(_masked(facts.run_started, masked)), hold=thresholds.start_seconds, since=facts.run_started[0], pod=pod)
+            _evidence(_masked(started, masked)), hold=thresholds.start_seconds, since=started[0], pod=pod)
     if facts.finished is not None:
         finished = _masked(facts.finished, masked)
         add("run-finished", job.name, f"the run finished: {finished[1].strip()}", _evidence(finished), pod=pod)
 
 
-def _progress_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, now: float, add) -> None:
+def _progress_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, now: float, add: Add) -> None:
     row = inputs.progress
     if row is None:
         return
@@ -387,12 +394,12 @@ BACKOFF = ("CrashLoopBackOff", "BackOff")
 IMAGE = ("ErrImagePull", "ImagePullBackOff")
 
 
-def _pod_rules(inputs: JobInputs, thresholds: Thresholds, add) -> None:
+def _pod_rules(inputs: JobInputs, plane_pods: Mapping[str, Mapping], thresholds: Thresholds, add: Add) -> None:
     for raw in inputs.pods:
         cr = Pod(raw)
         key = f"{cr.namespace}/{cr.name}"
         shown = cr.pod_name or cr.name
-        real = inputs.plane_pods.get(key)
+        real = plane_pods.get(key)
         if real is None:
             continue
         status = main_container_status(real)
@@ -424,15 +431,15 @@ def _pod_rules(inputs: JobInputs, thresholds: Thresholds, add) -> None:
                 hold=thresholds.unschedulable_seconds, since=created, pod=key)
 
 
-def _gpu_rule(inputs: JobInputs, thresholds: Thresholds, add) -> None:
+def _gpu_rule(inputs: JobInputs, usage: Mapping[str, PodUsage], thresholds: Thresholds, add: Add) -> None:
     for raw in inputs.pods:
         cr = Pod(raw)
         key = f"{cr.namespace}/{cr.name}"
-        sample = inputs.usage.get(key)
+        sample = usage.get(key)
         if cr.phase != "Running" or sample is None or not sample.all_gpus_below(thresholds.gpu_idle_percent):
             continue
         shown = cr.pod_name or cr.name
-        utils = ", ".join(f"GPU {gpu.index} {gpu.util_percent:.0f}%" for gpu in sample.gpus)
+        utils = ", ".join(f"GPU {gpu.index} {gpu.util_percent:.0f}%" for gpu in sample.gpus or ())
         add("gpu-idle", shown, f"Pod {shown}'s GPUs idle below {thresholds.gpu_idle_percent:g}% for "
                                f"{thresholds.gpu_idle_seconds:.0f} s", f"{sample.source}: {utils}",
             hold=thresholds.gpu_idle_seconds, pod=key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,9 @@ def thresholds_from(section: object, where: str = "alerts") -> Thresholds:
         return Thresholds()
     if not isinstance(section, Mapping):
         raise ValueError(f"`{where}` must be a mapping")
-    values: dict[str, object] = {}
+    # field name -> a float or a bool, each checked below against its field's kind (Any: mypy cannot tie a value's
+    # type to a key known only at run time)
+    values: dict[str, Any] = {}
     for raw_key, value in section.items():
         name = str(raw_key).replace("-", "_")
         if name in BOOL_KEYS:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Literal
 
+from rlark_tui.model.podstate import PodHealth
+
 SourceStatus = Literal["connected", "stale", "disconnected", "unconfigured"]
 
 
@@ -41,7 +43,7 @@ class Snapshot:
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
-    health: Mapping[str, Mapping[str, object]] = field(default_factory=_frozen)
+    health: Mapping[str, Mapping[str, PodHealth]] = field(default_factory=_frozen)
     """Per Job name: Pod CR key -> `model.podstate.PodHealth` of `main` (restart count, failure reason), as the
     data planes last reported it (in brief for the job list's REASON, in detail for the job detail)."""
     progress: Mapping[str, object] = field(default_factory=_frozen)

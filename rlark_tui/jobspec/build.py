@@ -34,6 +34,7 @@ def build_job(source: str | bytes | Mapping | JobDraft, nodes: Iterable[Any],
               storage_classes: Mapping[str, Collection[str]] | None = None,
               domains: Collection[str] | None = None) -> DraftResult:
     """Load (unless given a JobDraft), validate and render. Raises DraftInputError for unusable input."""
+    load_findings: list[Finding]
     if isinstance(source, JobDraft):
         draft, load_findings = source, []
     else:

@@ -46,7 +46,8 @@ def _role(task: TaskSpec, plan: Mapping, notes: list[str]) -> RoleDraft:
     cluster = str(plan.get("cluster") or "")
     if not cluster:
         notes.append(f"{where}: its cluster was not recorded; pick it again")
-    selector = plan.get("selector") if isinstance(plan.get("selector"), Mapping) else task.node_selector
+    planned = plan.get("selector")
+    selector: Mapping = planned if isinstance(planned, Mapping) else task.node_selector
     if any("," in str(v) for v in selector.values()):
         notes.append(f"{where}: the selector has several values for one key; the wizard takes one value per key")
     env: dict[str, str] = {}

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -34,7 +34,10 @@ MAX_DRAFT_BYTES = 4 * 1024 * 1024
 MAX_COUNT = 2**31 - 1
 """Largest GPU/device count or record number accepted (an int32, as Kubernetes counts replicas)."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_DUMPER_BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+if TYPE_CHECKING:
+    _DUMPER_BASE = yaml.SafeDumper  # libyaml's CSafeDumper, where PyYAML has it, offers the same methods
+else:
+    _DUMPER_BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class DraftInputError(UsageError):
@@ -452,7 +455,7 @@ class _BlockDumper(_DUMPER_BASE):
     """Multi-line strings (scripts) as `|` blocks, so dumped YAML stays readable."""
 
 
-def _represent_str(dumper: yaml.BaseDumper, value: str) -> yaml.Node:
+def _represent_str(dumper: _BlockDumper, value: str) -> yaml.Node:
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

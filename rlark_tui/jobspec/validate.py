@@ -401,9 +401,9 @@ def _demands(role: RoleDraft) -> dict[str, tuple[float, str]]:
         if amount > 0 and name.startswith(keys.DEVICE_PREFIX):
             result[name] = (float(amount), field_path("devices", name))
     for name, value in (("cpu", role.cpu), ("memory", role.memory)):
-        amount = parse_quantity(value) if value else None
-        if amount is not None and amount > 0:
-            result[name] = (amount, name)
+        quantity = parse_quantity(value) if value else None
+        if quantity is not None and quantity > 0:
+            result[name] = (quantity, name)
     return result
 
 

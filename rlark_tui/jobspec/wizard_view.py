@@ -97,7 +97,7 @@ def match_view(draft: JobDraft, role_index: int, facts: wf.WizardFacts) -> tuple
     if role is None:
         return "No roles yet: add them in step 1.", []
     matched = role_matches(role, facts.nodes)
-    rows = [(node.name, node.cluster, "Online" if node.online else node.phase or "Offline",
+    rows: list[tuple[str, ...]] = [(node.name, node.cluster, "Online" if node.online else node.phase or "Offline",
              "-" if node.allocatable("nvidia.com/gpu") is None else f"{node.allocatable('nvidia.com/gpu'):g}",
              wf.node_devices(node) or "-") for node in matched]
     clusters = sorted({n.cluster for n in matched})

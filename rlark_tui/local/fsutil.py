@@ -344,12 +344,14 @@ def size_text(limit: int) -> str:
 def _read_bounded(fd: int, limit: int, idle: float | None) -> bytes:
     """At most `limit + 1` bytes of `fd`; a pipe silent for `idle` seconds raises TimeoutError."""
     import select
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     poller = select.poll() if idle is not None else None
     if poller is not None:
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    idle_ms = idle * 1000 if idle is not None else 0.0
     while size <= limit:
-        if poller is not None and not poller.poll(idle * 1000):
+        if poller is not None and not poller.poll(idle_ms):
             raise TimeoutError
         chunk = os.read(fd, min(1 << 16, limit + 1 - size))
         if not chunk:

@@ -40,7 +40,7 @@ def run_shell(app, pod: Pod) -> str:
     from rlark_tui.cluster.podexec import SHELL, ExecSession, data_plane_client, relay
 
     name = pod.pod_name or pod.name
-    session = ExecSession.open(data_plane_client(app.access, pod.namespace), name, SHELL,
+    session = ExecSession.open(data_plane_client(app.access, pod.namespace), name, list(SHELL),
                                namespace=pod.pod_namespace or keys.WORKLOAD_NAMESPACE, stdin=True, tty=True,
                                source=f"data plane {pod.namespace}")
     try:

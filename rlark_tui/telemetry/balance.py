@@ -61,13 +61,13 @@ def placement_text(placement: object) -> str:
 def imbalance(rows: Sequence[RoleUse], placement: object = None) -> str | None:
     """`rollout GPUs at 4 % while actor at 93 %` when the busiest role's mean is IMBALANCE_POINTS above the
     idlest's; with the placement RLinf printed, if any."""
-    measured = [row for row in rows if row.util is not None]
+    measured = [(row.role, row.util.mean) for row in rows if row.util is not None]
     if len(measured) < 2:
         return None
-    idle = min(measured, key=lambda row: row.util.mean)
-    busy = max(measured, key=lambda row: row.util.mean)
-    if busy.util.mean - idle.util.mean < IMBALANCE_POINTS:
+    idle, idle_mean = min(measured, key=lambda role_mean: role_mean[1])
+    busy, busy_mean = max(measured, key=lambda role_mean: role_mean[1])
+    if busy_mean - idle_mean < IMBALANCE_POINTS:
         return None
-    note = f"{idle.role} GPUs at {idle.util.mean:.0f} % while {busy.role} at {busy.util.mean:.0f} %"
+    note = f"{idle} GPUs at {idle_mean:.0f} % while {busy} at {busy_mean:.0f} %"
     where = placement_text(placement)
     return note + (f" (placement: {where})" if where else "")

@@ -97,11 +97,13 @@ class Series:
 def clock_seconds(text: str) -> float | None:
     """`MM:SS`, `HH:MM:SS` or `D days, HH:MM:SS`-free tqdm times as seconds; None when unreadable (`?`)."""
     parts = text.strip().split(":")
-    numbers = [ascii_int(p) for p in parts]
-    if not 2 <= len(parts) <= 3 or None in numbers:
+    if not 2 <= len(parts) <= 3:
         return None
     seconds = 0.0
-    for number in numbers:
+    for part in parts:
+        number = ascii_int(part)
+        if number is None:
+            return None
         seconds = seconds * 60 + number
     return seconds
 
@@ -255,11 +257,11 @@ def metric_series(lines: Iterable[Line]) -> Series:
                     cell_match = CELL.match(cell)
                     if not cell_match:
                         continue
-                    name, value = cell_match.group(1).strip(), _number(cell_match.group(2))
-                    if value is None:
+                    name, number = cell_match.group(1).strip(), _number(cell_match.group(2))
+                    if number is None:
                         continue
                     certain = not truncated and "…" not in name and prefix
-                    table[(prefix + name) if certain else name] = value
+                    table[(prefix + name) if certain else name] = number
             continue
         if "Global Step" in raw and "%|" in raw:
             base = _first_elapsed(raw)

@@ -60,7 +60,9 @@ class PodUsage:
 
     def all_gpus_below(self, percent: float) -> bool:
         """Every GPU of the sample under `percent` utilisation (False without GPU numbers)."""
-        return bool(self.gpus) and all(gpu.util_percent < percent for gpu in self.gpus)
+        if not self.gpus:
+            return False
+        return all(gpu.util_percent < percent for gpu in self.gpus)
 
 
 def parse_nvidia_smi(text: str) -> tuple[GpuSample, ...]:

@@ -158,15 +158,17 @@ def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[Pod
           all_threads: bool = False) -> Stacks:
     """Workers with a dump grouped by class and main-thread frames (function and file), largest group first;
     each worker outside the largest group of its class an outlier, with the frame where it differs."""
-    buckets: dict[tuple, list[Worker]] = {}
-    for worker in sorted((w for w in workers if w.dump is not None and w.dump.main is not None),
-                         key=lambda w: _rank(w.name)):
-        buckets.setdefault((worker.cls, _key(worker.dump, all_threads)), []).append(worker)
+    buckets: dict[tuple[str, tuple], list[tuple[Worker, Dump, Thread]]] = {}
+    for worker in sorted(workers, key=lambda w: _rank(w.name)):
+        dump = worker.dump
+        main = dump.main if dump is not None else None
+        if dump is not None and main is not None:
+            buckets.setdefault((worker.cls, _key(dump, all_threads)), []).append((worker, dump, main))
     groups = []
     for (cls, _), members in buckets.items():
-        first = members[0].dump
-        others = tuple(t for t in first.threads if t is not first.main) if all_threads else ()
-        groups.append(Group(cls, first.main.frames, tuple(members), others))
+        _worker, first, first_main = members[0]
+        others = tuple(t for t in first.threads if t is not first_main) if all_threads else ()
+        groups.append(Group(cls, first_main.frames, tuple(member[0] for member in members), others))
     groups.sort(key=lambda g: (-g.count, g.cls, _rank(g.workers[0].name)))
     result = Stacks(job, source, groups, [], sorted(errors, key=lambda e: e.pod))
     largest: dict[str, Group] = {}

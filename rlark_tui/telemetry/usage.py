@@ -91,9 +91,11 @@ def gpu_cell(sample: PodUsage | None) -> str:
 
 def gpu_mem_cell(sample: PodUsage | None) -> str:
     """`12.3/80.0Gi` (nvidia-smi's MiB as GiB), `-` without GPU numbers."""
-    if sample is None or not sample.gpus:
+    used = sample.gpu_mem_used_mib if sample is not None else None
+    total = sample.gpu_mem_total_mib if sample is not None else None
+    if used is None or total is None:
         return NONE
-    return f"{sample.gpu_mem_used_mib / 1024:.1f}/{sample.gpu_mem_total_mib / 1024:.0f}Gi"
+    return f"{used / 1024:.1f}/{total / 1024:.0f}Gi"
 
 
 def cpu_cell(sample: PodUsage | None) -> str:

@@ -9,7 +9,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 MASK = "***"
 PLACEHOLDER = "***masked***"
@@ -29,7 +29,7 @@ _STRONG = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "CREDENTIAL")
 _NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
-def is_secret_name(env_name: object) -> bool:
+def is_secret_name(env_name: object) -> TypeGuard[str]:
     """Whether a variable/field name looks like it holds a secret (HF_TOKEN, WANDB_API_KEY, dbPassword, ...).
 
     `TOKENIZERS_PARALLELISM` or `KEYBOARD_LAYOUT` are not secret: whole words are compared.
@@ -236,7 +236,8 @@ def _mask_before_end(text: str) -> str:
 def _mask_pem(text: str) -> str:
     """PEM bodies between BEGIN and END become `***`. A private key without END masks its base64 lines only; a
     text that starts inside a key (an END with no BEGIN) masks the key lines before the END."""
-    parts, copied = [], 0
+    parts: list[str] = []
+    copied = 0
     while (begin := _PEM_BEGIN.search(text, copied)) is not None:
         end = _PEM_END.search(text, begin.end())
         if end is None:
@@ -544,16 +545,17 @@ def secret_values(obj: Any, secrets: Mapping[str, Mapping[str, str]] | None = No
             found.add(known)
         ref = _secret_ref(kind, entry)
         data = secrets.get(ref[0]) if ref is not None else None
-        if isinstance(data, Mapping):
+        if ref is not None and isinstance(data, Mapping):
             found.update(v for k, v in data.items() if (ref[1] is None or k == ref[1]) and isinstance(v, str)
                          and len(v) >= _MIN_KNOWN and not is_plain_value(v))
     return frozenset(found)
 
 
 def dig_mapping(obj: Mapping, *keys: str) -> Mapping | None:
+    found: object = obj
     for key in keys:
-        obj = obj.get(key) if isinstance(obj, Mapping) else None
-    return obj if isinstance(obj, Mapping) else None
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else None
 
 
 def redact_env(env: Any, _depth: int = 0) -> Any:

@@ -12,12 +12,12 @@ import binascii
 import hashlib
 import itertools
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from rlark_tui.alerting.rules import ALL_KEY as ALERT_SCOPE
-from rlark_tui.alerting.rules import MARKS, AlertsState
+from rlark_tui.alerting.rules import MARKS, Alert, AlertsState
 from rlark_tui.flow.snapshot import RESULTS, Snapshot
 from rlark_tui.model.lifecycle import finished_refusal
 from rlark_tui.model.naming import job_type
@@ -35,12 +35,18 @@ HISTORY = 32
 """Derivations an index remembers: a screen that skipped up to this many indexes still updates only what changed."""
 
 
-def _task_entry(raw: dict) -> tuple[dict, Task, str, str]:
+TaskEntry = tuple[dict, Task, str, str]
+"""A Task CR: its dict, its view, its Job's name and its own name."""
+PodEntry = tuple[dict, tuple[int, str, str], str, Pod]
+"""A Pod CR: its dict, its sort key (ordinal, shown name, name), its Task's name and its view."""
+
+
+def _task_entry(raw: dict) -> TaskEntry:
     task = Task(raw)
     return raw, task, task.job_name, task.name
 
 
-def _pod_entry(raw: dict) -> tuple[dict, tuple[int, str, str], str, Pod]:
+def _pod_entry(raw: dict) -> PodEntry:
     pod = Pod(raw)
     shown = pod.pod_name or pod.name
     tail = shown.rpartition("-")[2]
@@ -70,7 +76,7 @@ class SnapshotIndex:
             self._build()
         else:
             self._derive(previous)
-        self.nodes = ([Node(raw) for raw in snapshot.nodes.values()]
+        self.nodes: list[Node] = ([Node(raw) for raw in snapshot.nodes.values()]
                       if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
         self.changed_results: dict[str, frozenset[str] | None] = {
             name: self._changed_results(name, previous) for name in RESULTS}
@@ -100,11 +106,11 @@ class SnapshotIndex:
     def _derive_rows(self, previous: SnapshotIndex | None) -> tuple[dict[str, JobRow], frozenset[str] | None]:
         """Every Job's row; from a previous index only the Jobs whose objects, health or progress changed are
         derived again. Returns the rows and the names derived again or dropped (None: all)."""
-        if previous is None or self.changed_jobs is None:
+        health, progress = self.changed_results["health"], self.changed_results["progress"]
+        if previous is None or self.changed_jobs is None or health is None or progress is None:
             return {name: job_row(self, job) for name, job in self.jobs.items()}, None
         marks, before = self.alert_marks, previous.alert_marks
-        names = {name for name in (self.changed_jobs | self.changed_results["health"]
-                                   | self.changed_results["progress"]
+        names = {name for name in (self.changed_jobs | health | progress
                                    | {n for n in marks.keys() | before.keys() if marks.get(n) != before.get(n)}
                                    | {n for n in self.gpu_percent.keys() | previous.gpu_percent.keys()
                                       if self.gpu_percent.get(n) != previous.gpu_percent.get(n)})
@@ -148,7 +154,7 @@ class SnapshotIndex:
         self.changed_jobs: frozenset[str] | None = None
         self.jobs = {name: Job(raw) for name, raw in snapshot.jobs.items()}
         self._job_by_task = {job.task_name(spec): name for name, job in self.jobs.items() for spec in job.tasks}
-        self._task_entries: dict[str, tuple[dict, Task, str, str]] = {}
+        self._task_entries: dict[str, TaskEntry] = {}
         self._task_keys_by_job: dict[str, dict[str, None]] = defaultdict(dict)
         for key, raw in snapshot.tasks.items():
             entry = self._task_entries[key] = _task_entry(raw)
@@ -158,11 +164,11 @@ class SnapshotIndex:
         for entry in self._task_entries.values():
             self.tasks_by_job[entry[2]].append(entry[1])
             self.tasks_by_name[entry[3]] = entry[1]
-        self._pod_entries: dict[str, tuple[dict, tuple[int, str, str], str, Pod]] = {}
+        self._pod_entries: dict[str, PodEntry] = {}
         self._pod_keys_by_task: dict[str, dict[str, None]] = defaultdict(dict)
         for key, raw in snapshot.pods.items():
-            entry = self._pod_entries[key] = _pod_entry(raw)
-            self._pod_keys_by_task[entry[2]][key] = None
+            pod_entry = self._pod_entries[key] = _pod_entry(raw)
+            self._pod_keys_by_task[pod_entry[2]][key] = None
         self.pods_by_task: dict[str, list[Pod]] = defaultdict(list)
         for task_name, keys in self._pod_keys_by_task.items():
             self.pods_by_task[task_name] = self._group_pods(keys)
@@ -179,10 +185,10 @@ class SnapshotIndex:
         self._job_by_task = dict(previous._job_by_task) if job_keys else previous._job_by_task
         for name in job_keys:
             affected_jobs.add(name)
-            old = self.jobs.pop(name, None)
-            if old is not None:
-                for spec in old.tasks:
-                    self._job_by_task.pop(old.task_name(spec), None)
+            old_job = self.jobs.pop(name, None)
+            if old_job is not None:
+                for spec in old_job.tasks:
+                    self._job_by_task.pop(old_job.task_name(spec), None)
             raw = snapshot.jobs.get(name)
             if raw is not None:
                 job = self.jobs[name] = Job(raw)
@@ -228,21 +234,21 @@ class SnapshotIndex:
         self.pods_by_task = defaultdict(list, previous.pods_by_task) if copy else previous.pods_by_task
         regroup_tasks: set[str] = set()
         for key in pod_keys:
-            old = self._pod_entries.pop(key, None)
+            old_pod = self._pod_entries.pop(key, None)
             raw = snapshot.pods.get(key)
-            new = _pod_entry(raw) if raw is not None else None
-            if new is not None:
-                self._pod_entries[key] = new
-            if old is not None and (new is None or new[2] != old[2]):
-                keys = self._pod_keys_by_task[old[2]] = dict(self._pod_keys_by_task[old[2]])
+            new_pod = _pod_entry(raw) if raw is not None else None
+            if new_pod is not None:
+                self._pod_entries[key] = new_pod
+            if old_pod is not None and (new_pod is None or new_pod[2] != old_pod[2]):
+                keys = self._pod_keys_by_task[old_pod[2]] = dict(self._pod_keys_by_task[old_pod[2]])
                 keys.pop(key, None)
-            if new is not None and key not in self._pod_keys_by_task.get(new[2], ()):
-                self._pod_keys_by_task[new[2]] = {**self._pod_keys_by_task.get(new[2], {}), key: None}
-            regroup_tasks.update(entry[2] for entry in (old, new) if entry is not None)
+            if new_pod is not None and key not in self._pod_keys_by_task.get(new_pod[2], ()):
+                self._pod_keys_by_task[new_pod[2]] = {**self._pod_keys_by_task.get(new_pod[2], {}), key: None}
+            regroup_tasks.update(entry[2] for entry in (old_pod, new_pod) if entry is not None)
         for task_name in regroup_tasks:
-            keys = self._pod_keys_by_task.get(task_name)
-            if keys:
-                self.pods_by_task[task_name] = self._group_pods(keys)
+            pod_keys_of_task = self._pod_keys_by_task.get(task_name)
+            if pod_keys_of_task:
+                self.pods_by_task[task_name] = self._group_pods(pod_keys_of_task)
             else:
                 self.pods_by_task.pop(task_name, None)
                 self._pod_keys_by_task.pop(task_name, None)
@@ -250,10 +256,10 @@ class SnapshotIndex:
         affected_jobs.update(self._job_by_task[name] for name in affected_tasks if name in self._job_by_task)
         self.changed_jobs = frozenset(affected_jobs)
 
-    def _group_pods(self, keys) -> list[Pod]:
+    def _group_pods(self, keys: Iterable[str]) -> list[Pod]:
         """The Pods of one Task by ordinal, the first of each shown name only."""
         seen: set[str] = set()
-        found = []
+        found: list[tuple[tuple[int, str, str], Pod]] = []
         for key in keys:
             _raw, sort_key, _task, pod = self._pod_entries[key]
             if sort_key[1] not in seen:
@@ -340,7 +346,7 @@ class JobRow:
     created_at: datetime | None = None
     reason: str = ""
     """The first failure reason among the Job's Pods (`OOMKilled (exit 137)`), `+N` when more Pods have one."""
-    progress: object | None = None
+    progress: ProgressState | None = None
     """The Running Job's `telemetry.progress.ProgressState` (rendered against the clock: `progress_text`)."""
     alert: str = ""
     """The mark and rule of the Job's most severe firing alert (`✗ run-crashed`, `+N` when more fire)."""
@@ -383,7 +389,7 @@ def job_alert_marks(state: AlertsState | None) -> dict[str, str]:
     """Job name -> `✗ run-crashed` for its most severe firing alert (+N when it has more), from an alert book."""
     if state is None:
         return {}
-    firing: dict[str, list] = {}
+    firing: dict[str, list[Alert]] = {}
     for alert in state.book.firing():
         if alert.job:
             firing.setdefault(alert.job, []).append(alert)
@@ -398,10 +404,10 @@ def job_gpu_percent(index: SnapshotIndex, state: UsageState | None) -> dict[str,
     samples = state.samples if state is not None else {}
     candidates = {index._job_by_task.get(entry[2]) for key, sample in samples.items()
                   if sample.gpus and (entry := index._pod_entries.get(key)) is not None}
-    found = {}
+    found: dict[str, float] = {}
     for name in candidates:
         job = index.jobs.get(name) if name is not None else None
-        if job is None or job.phase != "Running":
+        if name is None or job is None or job.phase != "Running":
             continue
         percent = mean_gpu_percent(pod_usage(state, [f"{p.namespace}/{p.name}" for p in index.job_pods(job)]).values())
         if percent is not None:

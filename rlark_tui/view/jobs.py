@@ -3,15 +3,24 @@ from the API dict so that `rlark get jobs` stays fast (bench/cli_get.py), with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from datetime import datetime
 from types import MappingProxyType
+from typing import Protocol
 
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job, TaskSpec, shown_status
 
-Ages = Callable[[object], str]
-"""An AGE cell of a timestamp (cluster.output's kubectl ages at one `now`, which it carries as `.now`)."""
+
+class Ages(Protocol):
+    """An AGE cell of a timestamp (cluster.output's kubectl ages at one `now`, which it carries as `.now`)."""
+
+    now: datetime
+
+    def __call__(self, stamp: object, /) -> str: ...
+
+
 _NONE: Mapping = MappingProxyType({})
 
 
