@@ -25,7 +25,7 @@ from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, statu
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.recent import RecentReads
-from rlark_tui.cluster.transport import request_timeout
+from rlark_tui.cluster.transport import decode_json, request_timeout
 from rlark_tui.errors import UsageError
 from rlark_tui.local.config import RlarkConfig, load_config
 from rlark_tui.model import keys
@@ -349,7 +349,7 @@ class ClusterAccess:
                         break
                     if not line.strip():
                         continue
-                    event = json.loads(line)
+                    event = decode_json(line, text=False)
                     obj = event.get("object") if isinstance(event, dict) else None
                     if not isinstance(obj, dict):
                         raise ValueError("a watch event without an object")

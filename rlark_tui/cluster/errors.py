@@ -6,7 +6,6 @@ Owns the error classes every cluster / raydash call raises and the mapping from 
 from __future__ import annotations
 
 import http.client
-import json
 import re
 import socket
 import ssl
@@ -84,6 +83,19 @@ class Unreachable(RlarkError):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(scrub(message))
         self.kind = kind
+
+
+class TooLarge(Unreachable):
+    """An answer whose body is larger than the bound its reader takes: not read past the bound."""
+
+    def __init__(self, req: Request, bound: int, length: int | None = None) -> None:
+        from rlark_tui.cluster.transport import size_text
+
+        where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
+        said = f" (it says {length:,} bytes)" if length is not None else ""
+        super().__init__(f"the answer of {where} to {req.verb} {req.target()} is larger than the "
+                         f"{size_text(bound)} bound{said}: not read past it", "too-large")
+        self.bound = bound
 
 
 def status_error(status: int, body: bytes | str | None, req: Request) -> ApiError:
@@ -193,8 +205,10 @@ def _short(exc: BaseException) -> str:
 
 
 def _json(text: str) -> dict:
+    from rlark_tui.cluster.transport import decode_json
+
     try:
-        value = json.loads(text)
+        value = decode_json(text, text=False)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -13,8 +13,18 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls
-from rlark_tui.cluster.errors import Request, Unreachable, status_error, transport_error
-from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, seg
+from rlark_tui.cluster.errors import Request, TooLarge, Unreachable, status_error, transport_error
+from rlark_tui.cluster.transport import (
+    CONNECT_TIMEOUT,
+    MAX_ERROR_BYTES,
+    READ_TIMEOUT,
+    decode_answer,
+    display_url,
+    query_string,
+    read_bounded,
+    read_error_body,
+    seg,
+)
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s
@@ -88,40 +98,35 @@ class Http:
     def json(self, method: str, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              body: object = None, content_type: str | None = None,
              timeout: float = READ_TIMEOUT, headers: dict[str, str] | None = None,
-             fields: list[tuple[str, tuple[str, bytes, str]]] | None = None) -> object:
-        """One request; returns the decoded JSON body (or text when not JSON). `fields` sends a multipart form
-        instead of a body: `[(name, (filename, data, mime type))]` (the gateway's storage upload)."""
+             fields: list[tuple[str, tuple[str, bytes, str]]] | None = None,
+             max_bytes: int | None = None) -> object:
+        """One request; returns the decoded JSON body (transport.decode_json: text when not JSON). `fields` sends a
+        multipart form instead of a body: `[(name, (filename, data, mime type))]` (the gateway's storage upload).
+        A body larger than `max_bytes` (transport.MAX_ANSWER_BYTES when not given) raises TooLarge, naming it."""
         import urllib3
 
         resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers,
                           fields)
+        if not 200 <= resp.status < 300:
+            raise status_error(resp.status, _error_body(resp), self._req(req, path))
         try:
-            data = resp.data if hasattr(resp, "data") else resp.read()
+            data = read_bounded(resp, self._req(req, path), max_bytes)
+        except TooLarge:
+            resp.close()  # the rest of the body stays unread: the connection is not used again
+            raise
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise transport_error(exc, self._req(req, path), timeout) from None
         finally:
             resp.release_conn()
-        if not 200 <= resp.status < 300:
-            raise status_error(resp.status, data, self._req(req, path))
-        text = data.decode("utf-8", "replace")
-        try:
-            return json.loads(text) if text.strip() else {}
-        except ValueError:
-            return text
+        return decode_answer(data, self._req(req, path))
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here."""
-        import urllib3
 
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
-            try:
-                data = resp.read()
-            except (urllib3.exceptions.HTTPError, OSError):
-                data = b""
-            resp.release_conn()
-            raise status_error(resp.status, data, self._req(req, path))
+            raise status_error(resp.status, _error_body(resp), self._req(req, path))
         return LineStream(resp, self._req(req, path), read_timeout, whole_lines)
 
     def _req(self, req: Request, path: str) -> Request:
@@ -234,6 +239,21 @@ class LineStream:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _error_body(resp) -> bytes:
+    """The start of an error answer (its message); the connection goes back to the pool only when that was all
+    of it."""
+    import urllib3
+
+    try:
+        data = read_error_body(resp)
+        if len(data) >= MAX_ERROR_BYTES:
+            resp.close()
+    except (urllib3.exceptions.HTTPError, OSError):
+        data = b""
+    resp.release_conn()
+    return data
 
 
 class _ApiTransport(Exception):

@@ -3,17 +3,14 @@ no `kubernetes` import and no ApiClient.
 
 A plain kubeconfig context (token, token file, basic auth, client certificate; cluster/kubeconfig.py resolves it
 as the `kubernetes` loader does) is reached over one HTTPS connection (http.client) with one TLS context, and
-answers are decoded with orjson. `LeanClient.open` answers None when the context needs the full client (exec
+answers are read to a bound and decoded by transport.decode_json. `LeanClient.open` answers None when the context needs the full client (exec
 plugin, auth provider, in-cluster, a proxy, no kubeconfig at all): the caller then uses ClusterAccess. Requests,
 answers and errors are the ones ClusterAccess makes and raises (the same paths, queries and one-line messages).
 """
 
 from __future__ import annotations
 
-import functools
-import gc
 import http.client
-import json
 import socket
 import ssl
 import threading
@@ -21,58 +18,25 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import orjson
-
 from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import tls
-from rlark_tui.cluster.errors import ApiError, Request, Unreachable, status_error, transport_error
+from rlark_tui.cluster.errors import ApiError, Request, TooLarge, Unreachable, status_error, transport_error
 from rlark_tui.cluster.kinds import JOBS, Kind, ListResult, list_result, selector_query
-from rlark_tui.cluster.transport import CONNECT_TIMEOUT, READ_TIMEOUT, display_url, query_string, request_timeout
+from rlark_tui.cluster.transport import (
+    CONNECT_TIMEOUT,
+    READ_TIMEOUT,
+    decode_answer,
+    display_url,
+    query_string,
+    read_bounded,
+    read_error_body,
+    request_timeout,
+    shape_decoder,
+)
 from rlark_tui.errors import RlarkError
 from rlark_tui.local.config import load_config
 
 SOURCE = "control plane"
-
-
-def decode(data: bytes, shape: type | None = None) -> object:
-    """A JSON answer as ClusterAccess decodes it: orjson, else (invalid UTF-8, NaN, huge integers) the standard
-    library on the text with bad bytes replaced; an answer that is not JSON stays text, an empty one is {}.
-    With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
-    msgspec: a 5,000-Job list in a third of the time; an answer the shape does not fit (another type where it
-    has a list or an object, or anything the decoders above would repair) is decoded whole instead.
-    The cycle collector pauses meanwhile: a decoded answer has no cycles, and a 5,000-Job list would otherwise
-    have it walk the growing tree a few hundred times."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if shape is not None:
-            shaped = _shaped(data, shape)
-            if shaped is not None:
-                return shaped
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        text = data.decode("utf-8", "replace")
-        try:
-            return json.loads(text) if text.strip() else {}
-        except ValueError:
-            return text
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@functools.cache
-def _decoder(shape: type):
-    import msgspec  # only `rlark get` tables decode to a shape: the TUI's first list does not load it
-    return msgspec.json.Decoder(shape)
-
-
-def _shaped(data: bytes, shape: type) -> object | None:
-    import msgspec
-    try:
-        return _decoder(shape).decode(data)
-    except msgspec.MsgspecError:
-        return None
 
 
 class LeanClient:
@@ -131,7 +95,7 @@ class LeanClient:
     def send_list(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None,
                   field_selector: str | None = None, timeout: float | None = None) -> Callable[..., ListResult]:
         """Send the list request; the call returned, `answer(shape=None)`, waits for its answer and decodes it
-        (whole, or only the fields of `shape`: see decode). `rlark get` loads its table code meanwhile, while
+        (whole, or only the fields of `shape`: see transport.decode_json). `rlark get` loads its table code meanwhile, while
         the server answers."""
         answer = self.send(kind.path(namespace), Request("list", kind.plural, namespace=namespace),
                            selector_query(label_selector, field_selector), timeout or self.request_timeout)
@@ -148,7 +112,7 @@ class LeanClient:
 
     def send(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              timeout: float | None = None) -> Callable[..., object]:
-        """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see decode).
+        """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see transport.decode_json).
         Transport failures raise from either, error answers from the call."""
         req = Request(req.verb, req.resource, req.name, req.namespace, req.source or SOURCE, self._url)
         timeout = timeout or self.request_timeout
@@ -163,18 +127,22 @@ class LeanClient:
 
         def answer(shape: type | None = None) -> object:
             if shape is not None:
-                _decoder(shape)  # made (msgspec loaded) before the answer is read, while it may still come
+                shape_decoder(shape)  # made (msgspec loaded) before the answer is read, while it may still come
             try:
                 resp = conn.getresponse()
-                data = resp.read()
+                ok = 200 <= resp.status < 300
+                data = read_bounded(resp, req) if ok else read_error_body(resp)
+            except TooLarge:
+                self.close()
+                raise
             except (http.client.HTTPException, OSError) as exc:
                 self.close()
                 raise transport_error(exc, req, timeout) from None
-            if resp.will_close:
+            if resp.will_close or not resp.isclosed():
                 self.close()
-            if not 200 <= resp.status < 300:
+            if not ok:
                 raise status_error(resp.status, data, req)
-            return decode(data, shape)
+            return decode_answer(data, req, shape)
         return answer
 
     def _connection(self, req: Request) -> http.client.HTTPConnection:

@@ -7,7 +7,6 @@ reconciler's, or one built from a live list). Every failure is a one-line Metric
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -17,6 +16,7 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.http import seg
 from rlark_tui.cluster.kinds import PODS
 from rlark_tui.cluster.logmerge import split_raw
+from rlark_tui.cluster.transport import decode_json
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Pod
@@ -148,7 +148,7 @@ def _get(gateway, path: str, what: str) -> object:
     if text.startswith("<"):
         raise MetricsUnavailable(f"TensorBoard via the gateway answered HTML, not data, for {what}")
     try:
-        return json.loads(text, parse_constant=float)
+        return decode_json(text, text=False)
     except ValueError:
         raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}") from None
 

@@ -31,6 +31,7 @@ from websocket import ABNF, WebSocket, WebSocketBadStatusException
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
+from rlark_tui.cluster.transport import decode_json
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
 
@@ -199,7 +200,7 @@ class ExecSession:
             self._dropped(exc)
         if self._status_raw and self.status is None:
             with contextlib.suppress(ValueError):
-                self.status = json.loads(self._status_raw)
+                self.status = decode_json(self._status_raw, text=False)
         return out
 
     def exit_code(self) -> int:

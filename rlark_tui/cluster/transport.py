@@ -1,18 +1,32 @@
-"""What every HTTP path to a cluster shares and needs no third-party import for: the timeouts, URL path
-segments, the URL a message shows, and the --request-timeout check.
+"""What every HTTP path to a cluster shares: the timeouts, URL path segments, the URL a message shows, the
+--request-timeout check, the bounded read of an answer's body and the one JSON decoder of cluster answers.
 
-`cluster/http.py` (urllib3, the kubernetes client) and `cluster/lean.py` (the standard library) both build on it.
+`cluster/http.py` (urllib3, the kubernetes client) and `cluster/lean.py` both build on it. Nothing here imports
+urllib3 or the kubernetes client: `rlark get` and the TUI's first list load it early.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from urllib.parse import quote, urlsplit
 
+import orjson
+
+from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
 from rlark_tui.errors import UsageError
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
 MAX_REQUEST_TIMEOUT = 30 * 86400.0  # a month outlasts any request or watch; past ~292 years a socket timeout overflows
+MAX_ANSWER_BYTES = 512 * 2**20
+"""The largest answer body read (a list of 50,000 Pods is a few hundred MB); past it the read stops (TooLarge)."""
+MAX_ERROR_BYTES = 64 * 1024
+"""What is read of an error answer: its message is one line of it."""
+MAX_DEPTH = 1024
+"""The deepest nesting decode_json takes (orjson's own limit; the standard library's decoder and msgspec would
+raise RecursionError a little before it)."""
+READ_CHUNK = 1 << 20
 
 
 def seg(value: str) -> str:
@@ -40,3 +54,114 @@ def request_timeout(args) -> float | None:
         raise UsageError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:.0f} seconds "
                          "(30 days)")
     return timeout
+
+
+def read_bounded(resp, req: Request, max_bytes: int | None = None) -> bytes:
+    """The whole body of `resp` (an http.client or urllib3 response, not preloaded), at most `max_bytes`
+    (MAX_ANSWER_BYTES when not given): a Content-Length over it, or a body that goes past it, raises TooLarge
+    naming the bound (nothing past it is read). Transport errors of the reads propagate as they come."""
+    max_bytes = MAX_ANSWER_BYTES if max_bytes is None else max_bytes
+    length = _content_length(resp)
+    if length is not None:
+        if length > max_bytes:
+            raise TooLarge(req, max_bytes, length)
+        return resp.read()
+    parts, total = [], 0
+    while True:
+        chunk = resp.read(min(READ_CHUNK, max_bytes + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > max_bytes:
+            raise TooLarge(req, max_bytes)
+        parts.append(chunk)
+
+
+def read_error_body(resp) -> bytes:
+    """The start of an error answer (MAX_ERROR_BYTES): enough for its message, never a hostile body whole."""
+    return resp.read(MAX_ERROR_BYTES)
+
+
+def _content_length(resp) -> int | None:
+    headers = getattr(resp, "headers", None)
+    value = headers.get("Content-Length") if headers is not None else None
+    try:
+        length = int(value) if value is not None else None
+    except ValueError:
+        return None
+    return length if length is not None and length >= 0 else None
+
+
+class TooDeep(ValueError):
+    """A JSON document nested deeper than MAX_DEPTH."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: type | None = None,
+                text: bool = True) -> object:
+    """A JSON answer of a cluster, Ray or the gateway, decoded the one way every client decodes it: orjson, else
+    (invalid UTF-8, NaN, huge integers) the standard library on the text with bad bytes replaced.
+
+    An empty answer is {}; one that is not JSON stays text (`text=False`: raises ValueError instead). Larger than
+    `max_bytes` raises ValueError naming the bound (bodies read over HTTP are bounded before, by read_bounded);
+    nested deeper than MAX_DEPTH raises TooDeep (a ValueError), never RecursionError.
+    With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
+    msgspec: a 5,000-Job list in a third of the time; an answer the shape does not fit (another type where it has
+    a list or an object, or anything the decoders above would repair) is decoded whole instead."""
+    if len(data) > max_bytes:
+        raise ValueError(f"larger than {size_text(max_bytes)}")
+    if shape is not None:
+        shaped = _shaped(data, shape)
+        if shaped is not None:
+            return shaped
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise TooDeep() from None
+    decoded = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    try:
+        return json.loads(decoded) if decoded.strip() else {}
+    except RecursionError:
+        raise TooDeep() from None
+    except ValueError:
+        if not text:
+            raise
+        return decoded
+
+
+def decode_answer(data: bytes, req: Request, shape: type | None = None) -> object:
+    """decode_json of an answer read by read_bounded; one nested deeper than MAX_DEPTH raises Unreachable
+    (kind `too-deep`) naming the request and the bound, as every transport failure does."""
+    try:
+        return decode_json(data, max_bytes=len(data), shape=shape)
+    except TooDeep as exc:
+        where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
+        raise Unreachable(f"the answer of {where} to {req.verb} {req.target()} is {exc}: not decoded",
+                          "too-deep") from None
+
+
+def size_text(count: int) -> str:
+    """A byte count as a bound is said: `512 MiB`, `64 KiB`, `100 bytes`."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count:,} bytes"
+
+
+@functools.cache
+def shape_decoder(shape: type):
+    """msgspec's decoder of `shape`; only `rlark get` tables decode to a shape (the TUI's first list never loads
+    msgspec), and it makes it before the answer comes."""
+    import msgspec
+    return msgspec.json.Decoder(shape)
+
+
+def _shaped(data: bytes | str, shape: type) -> object | None:
+    import msgspec
+    try:
+        return shape_decoder(shape).decode(data)
+    except (msgspec.MsgspecError, RecursionError):
+        return None

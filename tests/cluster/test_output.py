@@ -65,13 +65,13 @@ def test_name_output():
 
 
 def test_a_job_table_from_its_fields_alone_is_the_table_of_the_whole_objects():
-    """`rlark get jobs` decodes only the fields its table reads (JobTableList, cluster/lean.py decode): for every
+    """`rlark get jobs` decodes only the fields its table reads (JobTableList, cluster/transport.py decode_json): for every
     Job below, odd and hostile ones included, the table is the one the whole objects give, and an answer the
     shape does not fit is decoded whole."""
     import json
 
-    from rlark_tui.cluster.lean import decode
     from rlark_tui.cluster.output import TABLES, JobTableList
+    from rlark_tui.cluster.transport import decode_json
 
     summary = '{"at":"2026-11-29T10:00:00Z","recorder":"al","results":["pass"],"decision":"continue"}'
     jobs = [
@@ -90,7 +90,7 @@ def test_a_job_table_from_its_fields_alone_is_the_table_of_the_whole_objects():
     assert TABLES[JOBS.plural].reads is JobTableList
     whole_rows = render_table(JOBS, jobs, all_namespaces=True, now=NOW)
     body = json.dumps({"kind": "JobList", "metadata": {"resourceVersion": "9"}, "items": jobs}).encode()
-    shaped = decode(body, JobTableList)
+    shaped = decode_json(body, shape=JobTableList)
     assert shaped["metadata"] == {"resourceVersion": "9"} and shaped["items"][0]["metadata"].keys() == {
         "name", "namespace", "creationTimestamp", "annotations"}
     assert render_table(JOBS, shaped["items"], all_namespaces=True, now=NOW) == whole_rows
@@ -98,5 +98,5 @@ def test_a_job_table_from_its_fields_alone_is_the_table_of_the_whole_objects():
     for odd in ({"items": [{"spec": {"tasks": "x"}}]}, {"items": [None]}, {"items": None},
                 {"items": [{"metadata": []}]}, {"items": [{"spec": {"tasks": [1]}}]}):
         data = json.dumps(odd).encode()
-        assert decode(data, JobTableList) == decode(data) == odd
-    assert decode(b"", JobTableList) == {} and decode(b"\xff{", JobTableList) == "\ufffd{"
+        assert decode_json(data, shape=JobTableList) == decode_json(data) == odd
+    assert decode_json(b"", shape=JobTableList) == {} and decode_json(b"\xff{", shape=JobTableList) == "\ufffd{"

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.lean import decode
 from rlark_tui.cluster.output import JobTableList, render_table
+from rlark_tui.cluster.transport import decode_json
 from rlark_tui.commands.nodeinfo import listed_index
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.view.index import SnapshotIndex
@@ -36,7 +36,7 @@ def test_the_cli_job_row_and_the_job_list_row_of_the_same_jobs_agree():
     jobs = _jobs()
     rows = SnapshotIndex(Snapshot(jobs={job["metadata"]["name"]: job for job in jobs})).rows
     body = json.dumps({"kind": "JobList", "metadata": {}, "items": jobs}).encode()
-    for items in (jobs, decode(body, JobTableList)["items"]):
+    for items in (jobs, decode_json(body, shape=JobTableList)["items"]):
         lines = render_table(JOBS, items, now=NOW).splitlines()[1:]
         shown = {line.split()[0]: line.split()[1] for line in lines}
         assert shown == {name: row.phase for name, row in rows.items()}

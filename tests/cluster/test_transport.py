@@ -1,0 +1,109 @@
+"""Answers are read to a bound and decoded one way (cluster/transport.py): a control plane that answers a body
+past the bound, an endless body, or JSON nested past MAX_DEPTH gets one line naming the bound from `rlark get`,
+on the lean path and the client path alike, never a traceback or a process holding the whole body."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import yaml
+
+from rlark_tui.cluster import lean, transport
+from rlark_tui.cluster.output import JobTableList
+from rlark_tui.cluster.transport import MAX_DEPTH, TooDeep, decode_json
+from tests.clirun import cli_runner
+
+DEEP = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+BOUND = 64 * 1024
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """Answers every GET with the server's `answer`: ("deep" | "long" | "endless")."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        answer = self.server.answer
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if answer == "endless":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b'{"items": [' + b'"x",' * 4096
+            try:
+                while not self.server.stopping.is_set():
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except OSError:
+                self.server.cut.set()  # the client stopped reading and closed the connection
+            return
+        body = DEEP if answer == "deep" else b'{"items": [' + b'"x",' * BOUND + b'"x"]}'
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            pass  # the client read no further than its bound
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """(set_answer, kubeconfig path) of a plain-HTTP control plane on 127.0.0.1; the bound is BOUND."""
+    monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", BOUND)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    server.handle_error = lambda request, address: None  # a client that stops reading resets its connection
+    server.stopping, server.cut = threading.Event(), threading.Event()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "hostile",
+        "clusters": [{"name": "hostile", "cluster": {"server": url}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "hostile", "context": {"cluster": "hostile", "user": "u", "namespace": "default"}}]}))
+    yield server, kubeconfig
+    server.stopping.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("path", ["lean", "client"])
+def test_an_answer_past_a_bound_is_one_line_naming_the_bound(hostile, capsys, monkeypatch, path):
+    server, kubeconfig = hostile
+    if path == "client":
+        monkeypatch.setattr(lean.LeanClient, "open", classmethod(lambda cls, *args, **kwargs: None))
+    run = cli_runner(kubeconfig, capsys)
+    said = {}
+    for answer in ("deep", "long", "endless"):
+        server.answer = answer
+        said[answer] = run("get", "jobs")
+    for answer, result in said.items():
+        assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, (answer, result.err)
+        assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
+    assert "to list jobs is nested deeper than 1024 levels: not decoded" in said["deep"].err
+    assert "is larger than the 64 KiB bound (it says 262,160 bytes): not read past it" in said["long"].err
+    assert said["endless"].err.endswith("is larger than the 64 KiB bound: not read past it\n")
+    assert server.cut.wait(10)
+
+
+def test_one_decoder_for_every_answer():
+    """Empty is {}, not JSON stays text, NaN and invalid UTF-8 are read as the standard library reads them; past
+    MAX_DEPTH (whole or to a shape) is TooDeep, never RecursionError, and past max_bytes names the bound."""
+    assert decode_json(b"") == {} and decode_json(b"not json") == "not json"
+    assert decode_json(b'{"a": NaN}')["a"] != decode_json(b'{"a": NaN}')["a"]
+    assert decode_json(b'{"a": "\xff"}') == {"a": "\ufffd"}
+    assert decode_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) is not None
+    for data in (DEEP, DEEP + b"\xff", DEEP.decode()):
+        with pytest.raises(TooDeep, match="nested deeper than 1024 levels"):
+            decode_json(data)
+    with pytest.raises(TooDeep):
+        decode_json(b'{"items": ' + DEEP + b"}", shape=JobTableList)
+    with pytest.raises(ValueError, match="larger than 1 KiB"):
+        decode_json(b" " * 1025, max_bytes=1024)
+    with pytest.raises(ValueError):
+        decode_json(b"not json", text=False)
