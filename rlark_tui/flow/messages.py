@@ -16,7 +16,12 @@ from textual.message_pump import MessagePump
 from rlark_tui.model.logtarget import Scope
 
 if TYPE_CHECKING:
+    from rlark_tui.checks.report import CheckReport, HandOver
+    from rlark_tui.flow.actions import SubmitResult
     from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.jobspec.draft import JobDraft
+    from rlark_tui.jobspec.findings import Finding
+    from rlark_tui.local.draft_files import SavedDraft
     from rlark_tui.view.index import SnapshotIndex
 
 _M = TypeVar("_M", bound=Message)
@@ -230,7 +235,7 @@ class ManifestSent(Message):
     manifest: dict
     dry_run: bool
     edit: bool
-    result: object | None = None
+    result: SubmitResult | None = None
     error: str = ""
 
 
@@ -241,7 +246,7 @@ class LoadAutosave(Work):
 
 @message
 class AutosaveLoaded(Message):
-    saved: object | None = None
+    saved: SavedDraft | None = None
     """A `drafts.SavedDraft`, None when there is none (or it could not be read: `error`)."""
     error: str = ""
 
@@ -250,7 +255,7 @@ class AutosaveLoaded(Message):
 class AutosaveDraft(Work):
     """Keep the wizard's draft in the autosave file; a newer one waiting supersedes this one."""
 
-    draft: object
+    draft: JobDraft
     step: int
 
     def can_replace(self, message: Message) -> bool:
@@ -270,15 +275,15 @@ class ImportDraft(Work):
 @message
 class DraftImported(Message):
     path: str
-    draft: object | None = None
-    findings: tuple = ()
+    draft: JobDraft | None = None
+    findings: tuple[Finding, ...] = ()
     error: str = ""
 
 
 @message
 class ExportDraft(Work):
     path: str
-    draft: object
+    draft: JobDraft
 
 
 @message
@@ -327,7 +332,7 @@ class LoadHandOver(Work):
 
 @message
 class HandOverLoaded(Message):
-    hand_over: object
+    hand_over: HandOver
 
 
 @message
@@ -336,7 +341,7 @@ class SaveHandOver(Work):
 
     root: str
     job: str
-    hand_over: object
+    hand_over: HandOver
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SaveHandOver) and (message.root, message.job) == (self.root, self.job)
@@ -353,7 +358,7 @@ class SaveRecord(Work):
 
     root: str
     job: str
-    report: object
+    report: CheckReport
 
 
 @message

@@ -44,7 +44,8 @@ class CommandBar(Input):
     def action_close(self) -> None:
         self.value = ""
         self.remove_class("-open")
-        self.screen.focus_body()
+        if isinstance(self.screen, RlarkScreen):
+            self.screen.focus_body()
 
 
 class RlarkScreen(Screen):

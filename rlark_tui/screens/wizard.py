@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
 from textual import on, work
@@ -36,7 +37,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
 from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec import wizard_view as wv
-from rlark_tui.jobspec.build import build_job
+from rlark_tui.jobspec.build import DraftResult, build_job
 from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml
 from rlark_tui.jobspec.findings import Finding, error, ordered
 from rlark_tui.local.resources import stylesheet
@@ -55,6 +56,9 @@ from rlark_tui.screens.wizard_steps import (
 from rlark_tui.text.redact import redact_object
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.status_header import StatusHeader
+
+if TYPE_CHECKING:
+    from rlark_tui.local.draft_files import SavedDraft
 
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")
@@ -88,7 +92,7 @@ class WizardScreen(RlarkScreen):
         self.role_index = 0
         self.local_errors: dict[str, str] = {}
         self.findings: list[Finding] = []
-        self.result = None
+        self.result: DraftResult | None = None
         self.preview_yaml = ""
         self.last_path = "job-draft.yaml"
         self._shown: dict[str, object] = {}
@@ -132,7 +136,7 @@ class WizardScreen(RlarkScreen):
         yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
         yield Static("", id="wizard-keys", markup=False)
 
-    async def on_mount(self) -> None:
+    async def on_mount(self) -> None:  # type: ignore[override]  # Textual awaits a handler that is async
         super().on_mount()
         if self.locked_name is not None:
             self.query_one("#w-name", Input).disabled = True
@@ -155,11 +159,15 @@ class WizardScreen(RlarkScreen):
             return
         body = (f"{saved.summary()}\n\nResume it, or start a new draft (the saved one is overwritten at the "
                 "first change; export it with ctrl+s first to keep it).")
-        self.app.push_screen(ConfirmScreen("Resume the autosaved draft?", body, "Resume"),
-                             lambda answer: self._resume(saved) if answer else None)
+
+        def resume(answer: bool | None) -> None:
+            if answer:
+                self._resume(saved)
+
+        self.app.push_screen(ConfirmScreen("Resume the autosaved draft?", body, "Resume"), resume)
 
     @work(exclusive=True, group="wizard-resume")
-    async def _resume(self, saved) -> None:
+    async def _resume(self, saved: SavedDraft) -> None:
         await self.load(saved.draft, saved.step)
         if saved.findings:
             self.notify(f"the saved draft has {len(saved.findings)} problem(s): {saved.findings[0]}",
@@ -193,6 +201,7 @@ class WizardScreen(RlarkScreen):
     async def _changed(self, event: Input.Changed | TextArea.Changed | Select.Changed) -> None:
         widget = event.control
         key = (widget.id or "").removeprefix("w-")
+        value: wf.Value
         if isinstance(widget, TextArea):
             value = widget.text
         elif isinstance(widget, Select):
@@ -268,14 +277,14 @@ class WizardScreen(RlarkScreen):
         self.query_one(WorkerStep).fill(self.draft, self.role_index, role_fields=True)
 
     # ---- checking and showing -------------------------------------------------------------------------
-    def _recheck(self, save: bool = True) -> None:
-        """Validate (same rules as `rlark draft render`), show every message, autosave."""
+    def _recheck(self, save: bool = True) -> DraftResult:
+        """Validate (same rules as `rlark draft render`), show every message, autosave; returns the result."""
         facts = self.facts
-        self.result = build_job(self.draft, list(facts.nodes), list(facts.jobs) if facts.jobs is not None else None,
+        result = self.result = build_job(self.draft, list(facts.nodes), list(facts.jobs) if facts.jobs is not None else None,
                                 storage_classes=facts.storage_classes,
                                 domains=list(facts.domains) if facts.domains is not None else None)
         local = [error(path, message) for path, message in self.local_errors.items()]
-        self.findings = ordered(local + self.result.findings)
+        self.findings = ordered(local + result.findings)
         messages = wv.field_messages(self.findings, self.draft, self.role_index, facts)
         for step in self.query(FormStep):
             step.show(self.draft, self.role_index, facts, messages)
@@ -284,22 +293,23 @@ class WizardScreen(RlarkScreen):
             self._shown["title"] = title
             self.query_one("#wizard-title", Static).update(title)
         if self.step == 4:
-            self._show_preview()
+            self._show_preview(result)
         if save:
             self.post_message(AutosaveDraft(self, self.draft, self.step))
+        return result
 
     def on_autosave_failed(self, message: AutosaveFailed) -> None:
         self._status(message.error)
 
-    def _show_preview(self) -> None:
-        manifest = redact_object(self.result.manifest)
+    def _show_preview(self, result: DraftResult) -> None:
+        manifest = redact_object(result.manifest)
         state = (dump_yaml(manifest), tuple(self.findings))
         if self._shown.get("preview") == state:
             return
         self._shown["preview"] = state
         self.preview_yaml = state[0]
         self.query_one(PreviewStep).show(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True),
-                                         manifest != self.result.manifest, self.findings)
+                                         manifest != result.manifest, self.findings)
 
     def _status(self, text: str) -> None:
         self.query_one("#wizard-status", Static).update(text)
@@ -381,28 +391,32 @@ class WizardScreen(RlarkScreen):
         self.dismiss()
 
     # ---- dry run and submit ---------------------------------------------------------------------------
-    def _may_send(self, what: str) -> bool:
-        """Whether Dry run or Submit may go ahead: no error finding and a connected control plane (else says why)."""
-        self._recheck(save=False)
+    def _manifest_to_send(self, what: str) -> dict | None:
+        """The manifest Dry run or Submit sends, when it may go ahead: no error finding and a connected control
+        plane (else None, and says why)."""
+        result = self._recheck(save=False)
         errors = [f for f in self.findings if f.level == "error"]
         if errors:
             self._result(f"{what} blocked by {len(errors)} error(s); first: {errors[0].field}: {errors[0].message}",
                          error=True)
-            return False
+            return None
         source = self.state.index.snapshot.sources.get("control plane") if self.state.index else None
         if source is None or source.status != "connected":
             self._result(f"{what}: the control plane is not connected", error=True)
-            return False
-        return True
+            return None
+        return result.manifest
 
     def _result(self, text: str, error: bool = False) -> None:
         self.query_one(PreviewStep).show_result(text, error)
         self._status(text)
 
     def action_dry_run(self) -> None:
-        if self.step == 4 and self._may_send("Dry run"):
+        if self.step != 4:
+            return
+        manifest = self._manifest_to_send("Dry run")
+        if manifest is not None:
             self._result("Dry run: asking the server…")
-            self.post_message(SendManifest(self, self.result.manifest, True, self.locked_name is not None))
+            self.post_message(SendManifest(self, manifest, True, self.locked_name is not None))
 
     def action_submit(self) -> None:
         if self.step != 4:
@@ -411,17 +425,17 @@ class WizardScreen(RlarkScreen):
             self._result("read-only mode: Submit refused (dry run is allowed)", error=True)
             self.notify("read-only mode: Submit refused", severity="error")
             return
-        if self._may_send("Submit"):
+        manifest = self._manifest_to_send("Submit")
+        if manifest is not None:
             self._result("Submitting…")
-            self.post_message(SendManifest(self, self.result.manifest, False, self.locked_name is not None))
+            self.post_message(SendManifest(self, manifest, False, self.locked_name is not None))
 
     def on_manifest_sent(self, message: ManifestSent) -> None:
         """The platform's answer to Dry run or Submit (the app sent it through rlark_tui.flow.actions)."""
-        dry_run, editing = message.dry_run, message.edit
-        if message.error:
+        dry_run, editing, result, manifest = message.dry_run, message.edit, message.result, message.manifest
+        if message.error or result is None:
             self._result(f"{'Dry run' if dry_run else 'Submit'} refused: {message.error}", True)
             return
-        result, manifest = message.result, message.manifest
         name, sha, saved = manifest["metadata"]["name"], result.sha256, str(result.saved) if result.saved else ""
         if dry_run:
             changed = "nothing was changed" if editing else "nothing was created"
@@ -436,8 +450,7 @@ class WizardScreen(RlarkScreen):
     # ---- scripts, import, export ----------------------------------------------------------------------
     def action_editor(self) -> None:
         area = self.focused
-        key = (area.id or "").removeprefix("w-") if isinstance(area, TextArea) else ""
-        if key not in wf.SCRIPT_KEYS:
+        if not isinstance(area, TextArea) or (area.id or "").removeprefix("w-") not in wf.SCRIPT_KEYS:
             self._status("f4 opens $EDITOR on the focused script, env or mounts box")
             return
         self.post_message(EditText(self, area.id or "", area.text, ".sh"))
@@ -451,17 +464,20 @@ class WizardScreen(RlarkScreen):
         self.query_one(f"#{message.target}", TextArea).text = text[:-1] if text.endswith("\n") else text
 
     def action_import_draft(self) -> None:
+        def import_from(path: str | None) -> None:
+            if path:
+                self.post_message(ImportDraft(self, path))
+
         self.app.push_screen(PathScreen("Import a draft (ctrl+o)", "A draft file in the `rlark draft render` "
-                                        "format; it replaces the current draft.", self.last_path),
-                             lambda path: self.post_message(ImportDraft(self, path)) if path else None)
+                                        "format; it replaces the current draft.", self.last_path), import_from)
 
     @work(exclusive=True, group="wizard-import")
     async def on_draft_imported(self, message: DraftImported) -> None:
         """The draft file the app read: it replaces the current draft."""
-        if message.error:
+        path, draft, findings = message.path, message.draft, message.findings
+        if message.error or draft is None:
             self.notify(message.error, severity="error", timeout=8)
             return
-        path, draft, findings = message.path, message.draft, message.findings
         self.last_path = path
         await self.load(draft)
         self._recheck()
@@ -469,9 +485,12 @@ class WizardScreen(RlarkScreen):
         self.notify(f"imported {path}{problems}", severity="warning" if findings else "information", timeout=8)
 
     def action_export_draft(self) -> None:
+        def export_to(path: str | None) -> None:
+            if path:
+                self.post_message(ExportDraft(self, path, self.draft))
+
         self.app.push_screen(PathScreen("Export the draft (ctrl+s)", "Written with mode 0600; render it with "
-                                        "`rlark draft render FILE --nodes NODES.yaml`.", self.last_path),
-                             lambda path: self.post_message(ExportDraft(self, path, self.draft)) if path else None)
+                                        "`rlark draft render FILE --nodes NODES.yaml`.", self.last_path), export_to)
 
     def on_draft_exported(self, message: DraftExported) -> None:
         if message.error:
