@@ -45,6 +45,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rlark_tui.commands.status": ("status",),
     "rlark_tui.commands.top": ("top",),
     "rlark_tui.commands.stacks": ("stacks",),
+    "rlark_tui.commands.diagnose": ("diagnose",),
 })
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

@@ -64,7 +64,7 @@ _PID_LINE = re.compile(r"^\s*pid: (\d{1,10})\s*$")
 _SIGNAL_TIME = re.compile(r"\*\*\* SIG[A-Z]+ received at time=(\d{1,12})")
 _KNOCK_ON = ("The actor died unexpectedly before finishing this task", "ActorDiedError", "RayActorError",
              "ActorUnavailableError", "A worker died during training")
-_GONE = ("all references to the actor were removed", "its owner has died", "killed by `ray.kill`",
+GONE_MARKS = ("all references to the actor were removed", "its owner has died", "killed by `ray.kill`",
          "killed by ray.kill", "The actor is dead because it was killed", "detached actor")
 _RLINF_CRASH = ("Exception occurred while running ", "Exiting main process due to a failure upon worker execution.")
 _RAY_MARKERS = (":job_id:", ":actor_name:", ":task_name:")
@@ -353,7 +353,7 @@ def _actor_events(inputs: Inputs, places: _Places, ends: dict[int, float], mask:
                                 evidence=mask.lines(lines[-MAX_EVIDENCE:])))
             continue
         message = _str(_get(died, "error_message"))
-        gone = any(mark in message for mark in _GONE) or _get(died, "reason") in ("REF_DELETED", "OUT_OF_SCOPE",
+        gone = any(mark in message for mark in GONE_MARKS) or _get(died, "reason") in ("REF_DELETED", "OUT_OF_SCOPE",
                                                                                      "RAY_KILL", "OWNER_DIED")
         cause = "" if gone else (classify(message) or "unknown")
         events.append(Event(at, "ray-actor", name, mask.line(f"DEAD: {message}" if message else "DEAD"), cause,

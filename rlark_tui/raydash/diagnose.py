@@ -1,0 +1,191 @@
+"""Read the facts of a Job's first failure and keep them (issue 34 item 3; telemetry/diagnosis.py judges them).
+
+Reads: the Job's Pod CRs and their data-plane pods (container statuses), the Header log (the previous container
+too, when the Header restarted: the first crash is in it), and through the platform's Ray route Ray's actors,
+workers, node IPs and, for each dead worker, its stderr tail from Ray's log API (ray-debug.md). Each source that
+cannot be read is one note; the rest still counts.
+
+Kept: the diagnosis, masked, is written 0600 under the state dir (`diagnosis/<job>.json`, with the Job's UID) the
+first time it holds a failure and whenever it learns more, so it still answers once the Pods restarted, Ray
+started afresh or the Job was stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.model.objects import Job, Pod, main_container_status, restart_count
+from rlark_tui.telemetry import diagnosis as pure
+from rlark_tui.text.redact import secret_values
+from rlark_tui.text.sinks import file_name
+
+HEADER_TAIL = 20_000
+"""Header log lines read per container instance."""
+STDERR_LINES = 200
+PARALLEL = 8
+KEPT_DIR = "diagnosis"
+MAX_KEPT_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class Read:
+    """What one diagnose read: the diagnosis (merged with the kept one) and what could not be read."""
+
+    diagnosis: pure.Diagnosis
+    notes: list[str] = field(default_factory=list)
+    kept: bool = False
+    """The answer includes evidence kept from an earlier read."""
+
+
+def kept_path(state_dir: Path, job: str) -> Path:
+    return Path(state_dir) / KEPT_DIR / f"{file_name(job)}.json"
+
+
+def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnosis | None:
+    """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
+    afresh); None when there is none or it cannot be read."""
+    try:
+        data = json.loads(kept_path(state_dir, job).read_bytes()[:MAX_KEPT_BYTES])
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):
+        return None
+    found = pure.from_json(data.get("diagnosis"))
+    return found if found is not None and found.job == job else None
+
+
+def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis) -> None:
+    from rlark_tui.local.fsutil import write_private
+
+    payload = {"uid": uid, "diagnosis": pure.to_json(diagnosis)}
+    write_private(kept_path(state_dir, diagnosis.job), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+
+def diagnose(access, name: str, state_dir: Path) -> Read:
+    """Read the Job's facts now, join them with the kept ones, keep the result when it knows a failure."""
+    try:
+        job = access.job(name)
+    except NotFound:
+        kept = load_kept(state_dir, name)
+        if kept is None:
+            raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept") from None
+        return Read(kept, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
+    notes: list[str] = []
+    inputs = gather(access, job, notes)
+    now = pure.diagnose(inputs)
+    kept = load_kept(state_dir, name, job.uid)
+    merged = pure.merge(kept, now)
+    if merged.first_failure is not None and pure.to_json(merged) != (pure.to_json(kept) if kept else None):
+        try:
+            keep(state_dir, job.uid, merged)
+        except (OSError, RlarkError) as exc:
+            notes.append(f"the evidence could not be kept: {exc}")
+    used_kept = kept is not None and merged.first_failure is not None and merged.first_failure == kept.first_failure \
+        and merged.first_failure != now.first_failure
+    return Read(merged, notes, kept=used_kept)
+
+
+def gather(access, job: Job, notes: list[str]) -> pure.Inputs:
+    from rlark_tui.cluster.access import parallel_map
+
+    try:
+        crs = [Pod(raw) for raw in access.job_pods(job.name)]
+    except (ApiError, Unreachable) as exc:
+        crs = []
+        notes.append(f"Pods: {exc}")
+
+    def real(cr: Pod) -> dict | None:
+        try:
+            return access.data_plane_pod(cr.cluster, cr.pod_name, cr.pod_namespace or keys.WORKLOAD_NAMESPACE)
+        except (ApiError, Unreachable) as exc:
+            notes.append(f"Pod {cr.pod_name}: {exc}")
+            return None
+
+    named = [cr for cr in crs if cr.pod_name]
+    pods = [pod for pod in parallel_map(real, named) if pod is not None] if named else []
+    header = _header_log(access, job, named, pods, notes)
+    actors, workers, ips, stderr = _ray(access, job, notes)
+    return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,
+                       header_log=header, known=secret_values(job.raw))
+
+
+def _header_log(access, job: Job, crs: list[Pod], pods: list[dict], notes: list[str]) -> list:
+    from rlark_tui.cluster.metrics import header_pod
+
+    head = header_pod([cr for cr in crs if cr.task_name == job.head_task_name])
+    if head is None:
+        return []
+    real = next((pod for pod in pods if (pod.get("metadata") or {}).get("name") == head.pod_name), None)
+    restarts = restart_count(main_container_status(real)) if real else None
+    lines: list = []
+    for previous in ((True, False) if restarts else (False,)):
+        try:
+            lines += _read(access, head, previous)
+        except (ApiError, Unreachable) as exc:
+            notes.append(f"the Header log{' (previous container)' if previous else ''}: {exc}")
+    return lines
+
+
+def _read(access, head: Pod, previous: bool) -> list:
+    from rlark_tui.cluster.logmerge import split_raw
+
+    stream = access.pod_log(head.cluster, head.pod_name, namespace=head.pod_namespace or keys.WORKLOAD_NAMESPACE,
+                            tail=HEADER_TAIL, timestamps=True, previous=previous, read_timeout=30)
+    out = []
+    for raw in stream:
+        _stamp, ns, text = split_raw(raw)
+        out.append((ns / 1e9 if ns is not None else None, text))
+    return out
+
+
+def _ray(access, job: Job, notes: list[str]) -> tuple[list, list, dict, dict]:
+    from rlark_tui.cluster.access import parallel_map
+
+    dashboard = access.ray_dashboard(job)
+    if dashboard is None:
+        notes.append(f"Ray: no way to the Ray dashboard of {job.name} "
+                     f"({access.server_problem or 'no Header role, or no rlark-server'})")
+        return [], [], {}, {}
+    query = [("detail", "true"), ("limit", "10000")]
+    try:
+        actors = dashboard.state_list("actors", "Ray actors", query)
+        workers = dashboard.state_list("workers", "Ray workers", query)
+        ips = dashboard.node_ips()
+    except (ApiError, Unreachable) as exc:
+        notes.append(f"Ray: {exc}")
+        return [], [], {}, {}
+    dead = _dead_workers(actors, workers)
+
+    def tail(item: tuple[str, int]) -> tuple[int, str | None]:
+        node_id, pid = item
+        try:
+            return pid, dashboard.text("/api/v0/logs/file", "a worker's stderr",
+                                       [("node_id", node_id), ("pid", str(pid)), ("suffix", "err"),
+                                        ("lines", str(STDERR_LINES))])
+        except (ApiError, Unreachable) as exc:
+            notes.append(f"Ray: the stderr of worker {pid}: {exc}")
+            return pid, None
+
+    stderr = {pid: text for pid, text in (parallel_map(tail, dead, PARALLEL) if dead else []) if text}
+    return actors, workers, ips, stderr
+
+
+def _dead_workers(actors: list[dict], workers: list[dict]) -> list[tuple[str, int]]:
+    """(node ID, PID) of each actor that died of something other than its references or owner going, and of each
+    worker that exited with an error."""
+    found: dict[int, str] = {}
+    for actor in actors:
+        message = str(((actor.get("death_cause") or {}).get("actor_died_error_context") or {}).get("error_message")
+                      or "")
+        if actor.get("state") == "DEAD" and isinstance(actor.get("pid"), int) and actor["pid"] \
+                and not any(mark in message for mark in pure.GONE_MARKS):
+            found.setdefault(actor["pid"], str(actor.get("node_id") or ""))
+    for worker in workers:
+        if worker.get("exit_type") in pure.FAILED_EXITS and isinstance(worker.get("pid"), int) and worker["pid"]:
+            found.setdefault(worker["pid"], str(worker.get("node_id") or ""))
+    return [(node, pid) for pid, node in found.items() if node]

@@ -1,0 +1,135 @@
+"""`rlark diagnose` end to end on Ray's recorded answers (tests/raydebug/recorded.py) behind a stand-in for the
+platform: what it prints, the evidence it keeps (0600, masked) and answers from once Ray started afresh, the Job
+was stopped or deleted. The live run is tests/raydebug/test_diagnose_ray.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+
+import pytest
+
+from rlark_tui.cluster.errors import NotFound, Unreachable
+from rlark_tui.commands import diagnose as command
+from rlark_tui.model.objects import Job
+from tests.raydebug.recorded import CRASHED_PID, DATA, _json
+
+FATAL = "Fatal Python error: Segmentation fault"
+JOB = {"metadata": {"name": "segv", "uid": "u-1"}, "spec": {"tasks": [{"name": "actor", "head": True}]}}
+CR = {"metadata": {"name": "e8174ec1", "namespace": "rlark-gpu-a", "labels": {"rlark.io/task-name": "segv-actor"}},
+      "spec": {"podName": "segv-actor-0", "podNamespace": "rlark-system", "taskName": "segv-actor"},
+      "status": {"phase": "Running", "node": "gpu-a3", "ip": "127.134.0.52"}}
+
+
+class Dashboard:
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+
+    def state_list(self, resource, what, query=None):
+        if not self.platform.ray:
+            raise Unreachable("Ray dashboard of segv: connection refused", "connection")
+        return _json(f"{resource}.json")
+
+    def node_ips(self):
+        return {n["raylet"]["nodeId"]: n["ip"] for n in _json("nodes.json")["summary"]}
+
+    def text(self, path, what, query=None):
+        asked = dict(query or [])
+        assert path == "/api/v0/logs/file" and asked["suffix"] == "err" and asked["lines"] == "200"
+        self.platform.stderr_asked.append(int(asked["pid"]))
+        return (DATA / f"err-{asked['pid']}.txt").read_text() if int(asked["pid"]) == CRASHED_PID else ""
+
+
+class Platform:
+    """ClusterAccess as diagnose uses it: the Job, its Pod CR and data-plane pod, the Header log, Ray."""
+
+    def __init__(self) -> None:
+        self.exists, self.pods, self.ray = True, True, True
+        self.stderr_asked: list[int] = []
+        self.server_problem = ""
+
+    def job(self, name):
+        if not self.exists:
+            raise NotFound("jobs segv not found", 404, "Not Found")
+        return Job(JOB)
+
+    def job_tasks(self, name):
+        return [{"metadata": {"name": "segv-actor", "namespace": "rlark-gpu-a"}}]
+
+    def job_pods(self, name, tasks=None):
+        return [CR] if self.pods else []
+
+    def data_plane_pod(self, cluster, pod, namespace="rlark-system"):
+        return _json("corepods.json")[0]
+
+    def pod_log(self, cluster, pod, **kwargs):
+        # the kubelet's CRI lines as the API serves them with timestamps=true: `<stamp> <text>`
+        lines = (DATA / "header.log").read_text().splitlines()
+        return [] if not kwargs.get("previous") else [f"{ln.split(' ', 3)[0]} {ln.split(' ', 3)[3]}" for ln in lines]
+
+    def ray_dashboard(self, job):
+        return Dashboard(self)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def platform(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    found = Platform()
+    monkeypatch.setattr(command.ClusterAccess, "from_args", classmethod(lambda cls, args: found))
+    return found
+
+
+def _run(capsys, output="text"):
+    code = command.run(argparse.Namespace(job="segv", output=output))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_diagnose_prints_the_first_failure_and_keeps_it_private(platform, capsys, tmp_path):
+    code, out, err = _run(capsys, "json")
+    assert code == 0 and err == ""
+    failure = json.loads(out)["first_failure"]
+    assert (failure["worker"], failure["cause"], failure["pod"], failure["node"]) == (
+        "ActorGroup:1", "signal", "segv-actor-0", "gpu-a3")
+    assert FATAL in failure["evidence"]
+    assert platform.stderr_asked == [CRASHED_PID]  # only the worker that died of something else than its refs
+    kept = tmp_path / "state" / "diagnosis" / "segv.json"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert json.loads(kept.read_text())["uid"] == "u-1"
+
+
+def test_once_ray_started_afresh_and_the_job_is_stopped_or_gone_the_kept_evidence_answers(platform, capsys):
+    _run(capsys)
+    platform.ray = False
+    code, out, err = _run(capsys)
+    assert code == 0 and out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
+    assert "note: Ray: Ray dashboard of segv: connection refused" in err
+    assert "kept when it was first seen" in err
+    platform.pods = False
+    assert _run(capsys)[1].startswith("first failure: ActorGroup:1 failed first (signal)")
+    platform.exists = False
+    code, out, err = _run(capsys)
+    assert code == 0 and FATAL in out and "Job segv does not exist" in err
+
+
+def test_a_job_made_again_under_the_same_name_starts_afresh(platform, capsys, tmp_path):
+    _run(capsys)
+    platform.ray = platform.pods = False
+    JOB["metadata"]["uid"] = "u-2"
+    try:
+        code, out, _ = _run(capsys)
+    finally:
+        JOB["metadata"]["uid"] = "u-1"
+    assert code == 0 and out.startswith("segv: no failure found")
+
+
+def test_nothing_kept_and_no_job_is_one_error(platform, capsys):
+    from rlark_tui.errors import RlarkError
+
+    platform.exists = False
+    with pytest.raises(RlarkError, match="Job segv does not exist and no evidence of it was kept"):
+        _run(capsys)
