@@ -220,10 +220,9 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
 
     # data planes: one list per member cluster holding Pods of the Jobs in scope
     if key == ALL_KEY and snapshot.pods is not scope.clusters_of[0]:
-        # the cluster namespaces of the Pod CRs (keys `namespace/name`), found once per pods mapping
-        scope.clusters_of = (snapshot.pods, sorted({k.partition("/")[0] for k in snapshot.pods if "/" in k}))
+        scope.clusters_of = (snapshot.pods, index.pod_namespaces())  # found once per pods mapping
     clusters = scope.clusters_of[1] if key == ALL_KEY else sorted(
-        {namespace for name in jobs for pod in pods_of(name) if (namespace := _namespace(pod.raw))})
+        {namespace for name in jobs for pod in pods_of(name) if (namespace := pod.namespace)})
     planes = {cluster: scope.planes[cluster] for cluster in clusters if cluster in scope.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
     answers = parallel_map(lambda c: access.recent_reads.get(plane_read(c), PLANE_SECONDS,
@@ -245,7 +244,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
     relisted = snapshot.jobs is not scope.running_of[0]  # a Job was added, changed or removed
     if relisted:
         scope.running_of = (snapshot.jobs, frozenset(name for name, job in jobs.items()
-                                                     if _phase(job.raw) == "Running"))
+                                                     if job.phase == "Running"))
     running = scope.running_of[1]
     _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map,
                   shown_read)
@@ -509,22 +508,11 @@ _UNKNOWN = object()
 """A Pod whose data plane did not answer (its Job's pod rules can neither fire nor resolve)."""
 
 
-def _phase(raw: Mapping) -> str:
-    status = raw.get("status")
-    return status.get("phase", "") if isinstance(status, dict) else ""
-
-
-def _namespace(raw: Mapping) -> str:
-    meta = raw.get("metadata")
-    namespace = meta.get("namespace", "") if isinstance(meta, dict) else ""
-    return namespace if isinstance(namespace, str) else ""
-
-
 def _plane_pod(planes: Mapping, pod: Pod) -> object:
     """The data-plane pod of a Pod CR (None: not listed; _UNKNOWN: its data plane did not answer). Read straight
     from the dicts: it runs for every Pod of every Job judged."""
     spec = pod.raw.get("spec")
-    listed = planes.get(_namespace(pod.raw), (0.0, None))[1]
+    listed = planes.get(pod.namespace, (0.0, None))[1]
     if listed is None:
         return _UNKNOWN
     name = spec.get("podName") if isinstance(spec, dict) else None

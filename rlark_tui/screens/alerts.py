@@ -5,8 +5,6 @@ Workers); `a` acknowledges the alert under the cursor."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
@@ -16,6 +14,7 @@ from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import TableScreen
+from rlark_tui.view.alerts import alert_rows
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -32,25 +31,6 @@ LOG_RULES = ("run-crashed", "run-oom", "ray-not-ready", "start-stalled", "run-fi
 
 def alert_state(index: SnapshotIndex | None) -> AlertsState | None:
     return index.alerts_of(ALL_KEY) if index is not None else None
-
-
-def _row_key(alert: Alert) -> str:
-    """The table orders rows by key: current alerts, then resolved ones, newest first. Stable while the alert
-    lasts, so the cursor stays on it while others fire."""
-    group, when = ("1", alert.resolved_at) if alert.resolved_at is not None else ("0", alert.fired_at)
-    return f"{group}{1e10 - when:017.3f}|{'|'.join(alert.key)}"
-
-
-def alert_rows(state: AlertsState | None) -> tuple[list[Row], dict[str, Alert]]:
-    rows, by_key = [], {}
-    for position, alert in enumerate(state.book.listing() if state is not None else []):
-        when = alert.resolved_at if alert.resolved_at is not None else alert.fired_at
-        key = _row_key(alert)
-        by_key[key] = alert
-        cells = (datetime.fromtimestamp(when).strftime("%H:%M:%S"), alert.severity, alert.job or "-", alert.rule,
-                 alert.message, alert.state)
-        rows.append(Row(key, cells, (position, alert.severity, alert.job, alert.rule, alert.message, alert.state)))
-    return rows, by_key
 
 
 class AlertsScreen(TableScreen):
@@ -70,10 +50,10 @@ class AlertsScreen(TableScreen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         state = alert_state(index)
-        rows, self.alerts = alert_rows(state)
-        self.query_one(LiveTable).sync(rows)
+        lines, self.alerts = alert_rows(state)
+        self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
         message = ("Evaluating the alert rules…" if state is None else
-                   "No alerts: every Job in scope looks healthy." if not rows else "")
+                   "No alerts: every Job in scope looks healthy." if not lines else "")
         self.say("#alert-message", message)
 
     def _current(self) -> Alert | None:

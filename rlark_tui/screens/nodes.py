@@ -17,11 +17,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rlark_tui.flow.messages import OpenNode
-from rlark_tui.model import keys
-from rlark_tui.model.objects import Node
-from rlark_tui.model.timefmt import age, parse_time
 from rlark_tui.screens.base import ListScreen
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.nodes import node_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 NODE_COLUMNS = (
@@ -33,30 +31,6 @@ NODE_COLUMNS = (
     Column("model", "GPU MODEL", priority=3),
     Column("age", "AGE"),
 )
-
-
-def _amount(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def node_row(node: Node, now: datetime) -> Row:
-    allocatable = node.allocatable(keys.GPU_RESOURCE)
-    gpu = f"{_amount(node.free(keys.GPU_RESOURCE))}/{_amount(allocatable)}" if allocatable is not None else "-"
-    created = parse_time(node.creation_timestamp)
-    key = f"{node.namespace}/{node.name}"
-    cells = (key, node.cluster, node.phase, "yes" if node.schedulable else "no", gpu, node.gpu_model,
-             age(node.creation_timestamp, now))
-    return Row(key, cells, (key, node.cluster, node.phase, node.schedulable, allocatable, node.gpu_model,
-                            -created.timestamp() if created else None))
-
-
-def namespaces(index: SnapshotIndex) -> list[str]:
-    """Every namespace the snapshot knows Nodes, Tasks or Pods in."""
-    found = {n.namespace for n in index.nodes}
-    found |= {t.namespace for tasks in index.tasks_by_job.values() for t in tasks}
-    return sorted(ns for ns in found if ns)
 
 
 class NodeListScreen(ListScreen):
@@ -80,9 +54,8 @@ class NodeListScreen(ListScreen):
             self.crumb = f"Nodes of {cluster}"
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
-        now = datetime.now(UTC)
-        namespace = self.cluster or self.state.namespace
-        return [node_row(node, now) for node in index.nodes if not namespace or node.namespace == namespace]
+        lines = node_rows(index, datetime.now(UTC), self.cluster or self.state.namespace)
+        return [Row(line.key, line.cells, line.sort_values) for line in lines]
 
     def empty_text(self) -> str:
         return f"No Nodes in {self.cluster or self.state.namespace or 'any namespace'}."

@@ -12,10 +12,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import LoadRecords, LoadRecordText, OpenCheck, RecordsLoaded, RecordTextLoaded
-from rlark_tui.model.check_summary import read_summary
 from rlark_tui.screens.base import RlarkScreen, TableScreen
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.records import ON_JOB, RECORD, record_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 COLUMNS = (
@@ -24,26 +24,6 @@ COLUMNS = (
     Column("result", "RESULT"),
     Column("where", "WHERE", priority=1),
 )
-RECORD = "record:"
-ON_JOB = "job:"
-
-
-def record_rows(records: list, jobs: dict, now: datetime) -> list[Row]:
-    """Saved records (key `record:<md path>`) and Jobs with a summary on them (key `job:<name>`)."""
-    rows = []
-    for record in records:
-        passed = sum(1 for result in record.results if result == "pass")
-        rows.append(Row(RECORD + record.path, (clean(record.job), clean(record.checked_at),
-                                               f"{passed}/{len(record.results)}", clean(record.path)),
-                        (record.job, record.checked_at, passed, record.path)))
-    for name, job in jobs.items():
-        summary = read_summary((job.get("metadata") or {}).get("annotations"))
-        if summary is None:
-            continue
-        at = summary.at.strftime("%Y-%m-%dT%H:%M:%SZ")
-        rows.append(Row(ON_JOB + name, (clean(name), at, summary.cell(now), "on the Job (rlark.io/check-summary)"),
-                        (name, at, summary.passed, "")))
-    return rows
 
 
 class RecordsScreen(TableScreen):
@@ -53,7 +33,7 @@ class RecordsScreen(TableScreen):
     def __init__(self) -> None:
         super().__init__()
         self.records: list = []
-        self._jobs: dict = {}
+        self._index: SnapshotIndex | None = None
 
     def compose_body(self) -> ComposeResult:
         yield LiveTable(COLUMNS, id="records-table")
@@ -67,7 +47,7 @@ class RecordsScreen(TableScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        self._jobs = index.snapshot.jobs
+        self._index = index
         self._show()
 
     def on_records_loaded(self, message: RecordsLoaded) -> None:
@@ -75,8 +55,8 @@ class RecordsScreen(TableScreen):
         self._show()
 
     def _show(self) -> None:
-        rows = record_rows(self.records, self._jobs, datetime.now(UTC))
-        self.query_one(LiveTable).sync(rows)
+        rows = record_rows(self.records, self._index, datetime.now(UTC))
+        self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in rows])
         message = "" if rows else ("No saved run-check records here and no Job carries a summary: `c` on a Job, "
                                    "then ctrl+s, saves one.")
         self.say("#records-message", message)

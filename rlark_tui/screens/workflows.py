@@ -18,12 +18,11 @@ from textual.widgets import Static
 
 from rlark_tui.flow.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
 from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS
-from rlark_tui.jobspec.workflow import NEW_WORKFLOW, template_states, templates
-from rlark_tui.model.objects import dig
-from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.jobspec.workflow import NEW_WORKFLOW
 from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.workflows import template_rows, workflow_list_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 LIST_COLUMNS = (
@@ -39,35 +38,6 @@ COLUMNS = (
     Column("phase", "PHASE"),
     Column("why", "WHY IT WAITS"),
 )
-
-
-def workflow_rows(workflows: tuple[dict, ...], jobs) -> list[Row]:
-    """One row per template, Workflows by name, templates by layer (`··` per layer of dependencies); a row's
-    key sorts in that order and ends with the template's Job name once the Job exists."""
-    rows = []
-    for workflow in sorted(workflows, key=lambda w: str(dig(w, "metadata", "name", default=""))):
-        name = str(dig(workflow, "metadata", "name", default=""))
-        phase = str(dig(workflow, "status", "phase", default="") or "-")
-        for index, state in enumerate(template_states(workflow, jobs)):
-            label = "··" * state.layer + state.name
-            cells = (f"{name} ({phase})" if index == 0 else "", label, state.job if state.phase else "-",
-                     state.phase or "not created", state.waiting)
-            key = f"{name}/{index:04d}/{state.job if state.phase else ''}"
-            rows.append(Row(key, cells, (name, index, state.job, state.phase, state.waiting)))
-    return rows
-
-
-def workflow_list_rows(workflows: tuple[dict, ...], now: datetime) -> list[Row]:
-    rows = []
-    for workflow in workflows:
-        name = str(dig(workflow, "metadata", "name", default=""))
-        entries = [e for e in dig(workflow, "status", "jobs", default=[]) or [] if isinstance(e, dict)]
-        created = sum(1 for e in entries if e.get("phase"))
-        stamp = parse_time(dig(workflow, "metadata", "creationTimestamp"))
-        rows.append(Row(name, (clean(name), clean(str(dig(workflow, "status", "phase", default="") or "-")),
-                               f"{created}/{len(templates(workflow))}", short_age(stamp, now) if stamp else ""),
-                        (name, "", created, -stamp.timestamp() if stamp else None)))
-    return rows
 
 
 def _listed(index: SnapshotIndex):
@@ -110,8 +80,8 @@ class WorkflowsScreen(_WorkflowsRead):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         listed = _listed(index)
-        self.query_one(LiveTable).sync(workflow_list_rows(listed.items, datetime.now(UTC))
-                                       if listed is not None else [])
+        lines = workflow_list_rows(index, datetime.now(UTC))
+        self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
         _say(self, listed)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
@@ -180,9 +150,9 @@ class WorkflowScreen(_WorkflowsRead):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         listed = _listed(index)
-        mine = tuple(w for w in listed.items if dig(w, "metadata", "name") == self.workflow) if listed else ()
-        self.query_one(LiveTable).sync(workflow_rows(mine, index.snapshot.jobs))
-        if listed is not None and not listed.error and not mine:
+        lines = template_rows(index, self.workflow)
+        self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
+        if listed is not None and not listed.error and not lines:
             self.say("#workflow-message", f"Workflow {self.workflow} is gone.")
         else:
             _say(self, listed)

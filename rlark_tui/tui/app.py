@@ -470,7 +470,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if args:
             self._set_namespace(args[0])
             return
-        from rlark_tui.screens.nodes import PickerScreen, namespaces
+        from rlark_tui.screens.nodes import PickerScreen
+        from rlark_tui.view.nodes import namespaces
 
         choices = ["all"] + (namespaces(self.index) if self.index is not None else [])
         self.push_screen(PickerScreen("Namespace (cluster)", choices, self.state.namespace or "all"),

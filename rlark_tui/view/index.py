@@ -326,6 +326,10 @@ class SnapshotIndex:
         """Every Pod CR of the Snapshot (each Task's, all ordinals), in the Snapshot's order."""
         return [entry[3] for entry in self._pod_entries.values()]
 
+    def pod_namespaces(self) -> list[str]:
+        """The member clusters' namespaces that hold Pod CRs (from the Snapshot's `namespace/name` keys), sorted."""
+        return sorted({key.partition("/")[0] for key in self.snapshot.pods if "/" in key})
+
 
 @dataclass(frozen=True)
 class JobRow:

@@ -5,6 +5,8 @@ Every cluster string in a row is cleaned here (`text.sanitize.clean`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rlark_tui.model import keys
 from rlark_tui.model.nodeinfo import (
     CATEGORY_LABEL,
@@ -19,8 +21,41 @@ from rlark_tui.model.nodeinfo import (
 )
 from rlark_tui.model.objects import Node, dig
 from rlark_tui.model.quantity import parse_quantity
+from rlark_tui.model.timefmt import age, parse_time
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.pods import Line
+
+
+def _amount(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def node_rows(index: SnapshotIndex, now: datetime, namespace: str = "") -> list[Line]:
+    """The `:nodes` rows (key `namespace/name`): every Node CR, or those of one cluster namespace."""
+    rows = []
+    for node in index.nodes:
+        if namespace and node.namespace != namespace:
+            continue
+        allocatable = node.allocatable(keys.GPU_RESOURCE)
+        gpu = f"{_amount(node.free(keys.GPU_RESOURCE))}/{_amount(allocatable)}" if allocatable is not None else "-"
+        created = parse_time(node.creation_timestamp)
+        key = f"{node.namespace}/{node.name}"
+        cells = (clean(key), clean(node.cluster), clean(node.phase), "yes" if node.schedulable else "no", gpu,
+                 clean(node.gpu_model), age(node.creation_timestamp, now))
+        rows.append(Line(key, cells, (key, node.cluster, node.phase, node.schedulable, allocatable, node.gpu_model,
+                                      -created.timestamp() if created else None)))
+    return rows
+
+
+def namespaces(index: SnapshotIndex) -> list[str]:
+    """Every namespace the snapshot knows Nodes, Tasks or Pods in (the `:ns` picker's choices)."""
+    found = {n.namespace for n in index.nodes}
+    found |= {t.namespace for tasks in index.tasks_by_job.values() for t in tasks}
+    return sorted(ns for ns in found if ns)
+
 
 _PULL_FIELDS = ("image", "status", "downloaded", "total", "speed", "message")
 

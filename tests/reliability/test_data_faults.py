@@ -28,14 +28,14 @@ from rlark_tui.cluster.output import render_objects, render_table
 from rlark_tui.commands.describe import describe_text
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.model.objects import Job, Node, dig
+from rlark_tui.model.objects import Job, dig
 from rlark_tui.model.submission import with_submission_record
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
-from rlark_tui.screens.nodes import node_row
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.view.index import SnapshotIndex, job_rows, role_rows
+from rlark_tui.view.nodes import node_rows
 from tests.cluster.ray_fake import FakeRayDashboard
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for as pilot_wait_for
@@ -96,7 +96,7 @@ def _read_everything(objects: dict) -> None:
                                    pods={"rlark-gpu-a/p": pods[0]}, nodes={"rlark-gpu-a/n": nodes[0]}))
     job_rows(index)
     role_rows(index, Job(job))
-    node_row(Node(nodes[0]), NOW)
+    node_rows(index, NOW)
 
 
 @pytest.mark.parametrize("which", ["job", "task", "pod", "node", "real"])

@@ -71,6 +71,21 @@ def test_screens_import_no_deriving_code_of_their_own():
             if isinstance(node, ast.Attribute) and node.attr in ("pods", "tasks", "nodes") and isinstance(
                     node.value, ast.Attribute) and node.value.attr == "snapshot":
                 found.append(f"{path.name}:{node.lineno} snapshot.{node.attr}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dig":
+                found.append(f"{path.name}:{node.lineno} dig(...) of a raw object")
+    assert not found, found
+
+
+def test_no_screen_has_a_row_function_of_its_own():
+    """A table's rows come from a view/ deriver (the screen only wraps its lines in the widget's Row): no
+    module-level function of a screen builds Rows."""
+    found = []
+    for path in sorted(SCREENS.glob("*.py")):
+        for function in ast.parse(path.read_text()).body:
+            if isinstance(function, ast.FunctionDef) and any(
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Row"
+                    for node in ast.walk(function)):
+                found.append(f"{path.name}:{function.lineno} {function.name}")
     assert not found, found
 
 

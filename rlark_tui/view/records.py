@@ -1,0 +1,49 @@
+"""The `:records` view's deriver: the saved run-check records of this machine (read by the app's worker) and the
+Jobs of the index that carry a saved check's summary (annotation rlark.io/check-summary)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from rlark_tui.model.check_summary import read_summary
+from rlark_tui.text.sanitize import clean
+from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.pods import Line
+
+RECORD = "record:"
+"""A saved record's row key: this, then the record's markdown path."""
+ON_JOB = "job:"
+"""A Job's summary row key: this, then the Job's name."""
+
+
+class SavedRecord(Protocol):
+    """What a row shows of a saved record (checks.records.SavedRecord, read by the app's worker)."""
+
+    @property
+    def job(self) -> str: ...
+    @property
+    def checked_at(self) -> str: ...
+    @property
+    def results(self) -> tuple[str, ...]: ...
+    @property
+    def path(self) -> str: ...
+
+
+def record_rows(records: Sequence[SavedRecord], index: SnapshotIndex | None, now: datetime) -> list[Line]:
+    """Saved records (key `record:<md path>`) and Jobs with a summary on them (key `job:<name>`)."""
+    rows = []
+    for record in records:
+        passed = sum(1 for result in record.results if result == "pass")
+        rows.append(Line(RECORD + record.path, (clean(record.job), clean(record.checked_at),
+                                                f"{passed}/{len(record.results)}", clean(record.path)),
+                         (record.job, record.checked_at, passed, record.path)))
+    for name, job in (index.jobs.items() if index is not None else ()):
+        summary = read_summary(job.annotations)
+        if summary is None:
+            continue
+        at = summary.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.append(Line(ON_JOB + name, (clean(name), at, summary.cell(now), "on the Job (rlark.io/check-summary)"),
+                         (name, at, summary.passed, "")))
+    return rows
