@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -20,6 +20,7 @@ from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
+from rlark_tui.cluster.http import outside
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.podexec import ExecResult, run_fixed
@@ -227,12 +228,19 @@ def _outputs(access: ClusterAccess, job: Job, tasks: list[dict[str, Any]], pods:
         def get_json(path: str, query: list[tuple[str, str]]) -> object:
             return gateway.json("GET", path, Request("list", "storage objects", storage_class, source="gateway"),
                                 query=query)
-        return probe_object_storage(get_json, storage_class, cluster, target, location)
+        return probe_object_storage(get_json, read_url, storage_class, cluster, target, location)
     _, cluster, pod, namespace = where
 
     def run(name: str, *params: str) -> ExecResult:
         return run_fixed(access, cluster, pod, name, *params, namespace=namespace)
     return probe_in_pod(run, location, pod)
+
+
+def read_url(url: str, timeout: float, max_bytes: int) -> Iterator[bytes]:
+    """A presigned object URL's body in pieces for the probe's read-back, over cluster/http.py (the system's CAs;
+    messages name only the URL's origin, never its signature)."""
+    store, target = outside(url, "object store")
+    return store.chunks(target, Request("get", "object", source="object store"), timeout, max_bytes)
 
 
 def main_container(pod: str, real: dict[str, Any] | None) -> MainContainer | None:

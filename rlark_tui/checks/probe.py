@@ -8,10 +8,8 @@ I/O edge of the run check (never opens an output path on this machine); check 5 
 from __future__ import annotations
 
 import hashlib
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
@@ -97,9 +95,12 @@ def probe_in_pod(run: Runner, location: str, where: str) -> OutputProbe:
 
 GetJson = Callable[[str, list[tuple[str, str]]], object]
 """`get_json(path, query)`: one GET to the gateway, its decoded JSON (RlarkError when it fails)."""
+ReadUrl = Callable[[str, float, int], Iterator[bytes]]
+"""`read_url(url, timeout, max_bytes)`: a presigned URL's body in pieces (RlarkError when it fails or passes
+`max_bytes`); gather binds cluster/http.py's transport to it."""
 
 
-def probe_object_storage(get_json: GetJson, storage_class: str, cluster: str, target: str,
+def probe_object_storage(get_json: GetJson, read_url: ReadUrl, storage_class: str, cluster: str, target: str,
                          location: str) -> OutputProbe:
     """List the objects under `location` (a path below the storage mount `target`) through the gateway's storage
     file API, then read the newest back through their presigned URLs for a checksum. An unreachable URL leaves the
@@ -132,7 +133,7 @@ def probe_object_storage(get_json: GetJson, storage_class: str, cluster: str, ta
     for item in files:
         digest = None
         if item.path in wanted:
-            digest = _read_back(get_json, base, item.path[len(target):].lstrip("/"), errors)
+            digest = _read_back(get_json, read_url, base, item.path[len(target):].lstrip("/"), item.size, errors)
         result.append(OutputFile(item.path, item.size, item.mtime, digest))
     if errors:
         source += f"; read-back failed: {errors[0]}"
@@ -152,17 +153,17 @@ def _object_file(obj, target: str) -> OutputFile | None:
     return OutputFile(target.rstrip("/") + "/" + obj["key"], size, mtime)
 
 
-def _read_back(get_json: GetJson, base: str, key: str, errors: list[str]) -> str | None:
+def _read_back(get_json: GetJson, read_url: ReadUrl, base: str, key: str, size: int,
+               errors: list[str]) -> str | None:
     try:
         answer = get_json(f"{base}/object/{urllib.parse.quote(key)}", [])
         url = answer.get("url") if isinstance(answer, dict) else None
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise RlarkError("no presigned URL in the answer")
         digest = hashlib.sha256()
-        with urllib.request.urlopen(url, timeout=URL_TIMEOUT) as response:  # noqa: S310 - http(s) only, checked
-            for chunk in iter(lambda: response.read(1 << 20), b""):
-                digest.update(chunk)
+        for chunk in read_url(url, URL_TIMEOUT, size):  # the size listed: an object that grew is not hashed whole
+            digest.update(chunk)
         return digest.hexdigest()
-    except (RlarkError, urllib.error.URLError, OSError, ValueError) as exc:
-        errors.append(f"{key}: {getattr(exc, 'reason', None) or exc}")
+    except RlarkError as exc:
+        errors.append(f"{key}: {exc}")
         return None

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rlark_tui.cluster import tls
+from rlark_tui.cluster import tls, transport
 from rlark_tui.cluster.errors import Request, TooLarge, Unreachable, status_error, transport_error
 from rlark_tui.cluster.transport import (
     CONNECT_TIMEOUT,
     MAX_ERROR_BYTES,
+    READ_CHUNK,
     READ_TIMEOUT,
     decode_answer,
     display_url,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 # urllib3 (and the kubernetes client's exceptions) are imported by the first request, not with this module:
 # the TUI's first list goes over cluster/lean.py, and urllib3's import is a tenth of the time to it
 # (startup_first_list_s, bench/startup.py)
-__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "LineStream", "same_origin", "seg"]
+__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "LineStream", "outside", "same_origin", "seg"]
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -128,6 +129,31 @@ class Http:
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
         return LineStream(resp, self._req(req, path), read_timeout, whole_lines)
+
+    def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
+               max_bytes: int | None = None) -> Iterator[bytes]:
+        """A GET's body piece by piece (a download read to checksum it), at most `max_bytes` in all
+        (transport.MAX_ANSWER_BYTES when not given): past it TooLarge, naming the bound. Errors as `json`'s."""
+        import urllib3
+
+        bound = transport.MAX_ANSWER_BYTES if max_bytes is None else max_bytes
+        resp = self._send("GET", path, req, None, None, None, (CONNECT_TIMEOUT, read_timeout), None)
+        if not 200 <= resp.status < 300:
+            raise status_error(resp.status, _error_body(resp), self._req(req, path))
+        total, whole = 0, False
+        try:
+            while chunk := resp.read(READ_CHUNK):
+                total += len(chunk)
+                if total > bound:
+                    raise TooLarge(self._req(req, path), bound)
+                yield chunk
+            whole = True
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise transport_error(exc, self._req(req, path), read_timeout) from None
+        finally:
+            if not whole:
+                resp.close()  # not read to its end: the connection is not used again
+            resp.release_conn()
 
     def _req(self, req: Request, path: str) -> Request:
         return Request(req.verb, req.resource, req.name, req.namespace, req.source or self.source,
@@ -258,6 +284,17 @@ def _error_body(resp) -> bytes:
 
 class _ApiTransport(Exception):
     """The kubernetes REST layer reports TLS failures as ApiException(status=0); carry its text."""
+
+
+def outside(url: str, source: str, headers: dict[str, str] | None = None) -> tuple[Http, str]:
+    """(Http, path) for a URL outside the cluster (a webhook receiver, a presigned object URL): an Http of its
+    origin, verified with the system's CAs through the one shared context (tls.public_context), and the path and
+    query to ask it. Its messages name only the origin: a URL's path and query are often a secret themselves."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    context = tls.public_context() if parts.scheme == "https" else None
+    return Http(origin, None, source, headers, ssl_context=context), target
 
 
 def same_origin(one: str, other: str) -> bool:

@@ -69,6 +69,20 @@ def client_context(ca: bytes | None, cert: bytes | None = None, key: bytes | Non
     return context
 
 
+_public: ssl.SSLContext | None = None
+_public_lock = threading.Lock()
+
+
+def public_context() -> ssl.SSLContext:
+    """The one context of endpoints outside the cluster (a webhook receiver, an object store's presigned URL):
+    the system's CAs, verified; made once, shared by every such request."""
+    global _public
+    with _public_lock:
+        if _public is None:
+            _public = ssl.create_default_context()
+        return _public
+
+
 def server_only(context: ssl.SSLContext) -> ssl.SSLContext:
     """The context that verifies servers as `context` does, without its client certificate (for another origin,
     which must not be sent the key's proof); made once per context."""

@@ -13,16 +13,13 @@ environment variables, never through a shell.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import shlex
 import subprocess
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 
 from rlark_tui.errors import UsageError
@@ -148,24 +145,25 @@ def _one_line(exc: BaseException) -> str:
 
 
 def webhook(url: str, fmt: str, report: Callable[[str], None], timeout: float = REQUEST_TIMEOUT) -> Hook:
+    from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+    from rlark_tui.cluster.http import outside
+    from rlark_tui.cluster.transport import MAX_ERROR_BYTES
+
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise UsageError("--webhook: expected an http:// or https:// URL")
     payload({}, "", fmt)  # an unknown format is a usage error now, not at the first event
     where = f"webhook {parsed.scheme}://{parsed.hostname}" + (f":{parsed.port}" if parsed.port else "")
+    receiver, target = outside(url, "receiver", {"User-Agent": "rlark-watch"})
 
     def deliver(record: dict, line: str) -> None:
-        body = json.dumps(payload(record, line, fmt), ensure_ascii=False).encode()
-        request = urllib.request.Request(url, body, {"Content-Type": "application/json",
-                                                     "User-Agent": "rlark-watch"}, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                answer.read(65536)
-        except urllib.error.HTTPError as exc:
-            raise RuntimeError(f"HTTP {exc.code}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RuntimeError(f"{type(reason).__name__}: {reason}".replace(url, where)) from None
+            receiver.json("POST", target, Request("post", "alert", source="receiver"), body=payload(record, line, fmt), timeout=timeout,
+                          max_bytes=MAX_ERROR_BYTES)
+        except ApiError as exc:
+            raise RuntimeError(f"HTTP {exc.status}") from None
+        except Unreachable as exc:
+            raise RuntimeError(str(exc).replace(url, where)) from None
 
     return Hook(where, deliver, report)
 
