@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC
@@ -142,6 +143,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._summary: tuple[dict | None, float] = (None, float("-inf"))
         self.ack_file = acks.AckFile()
         """The acknowledgements file the app writes (on its worker, tui/work.py)."""
+        self._crashed: BaseException | None = None
+        """The unhandled exception that ends the app (_handle_exception), for its report."""
+        self.crash_line = ""
+        """What run_tui prints after a crash, once the terminal is back: one line that names the report."""
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
@@ -149,6 +154,35 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         `[@click=...]` would be an action) and without control characters. `markup` is taken and not used: a
         screen's or widget's `notify` (Textual's Widget.notify) asks for markup by default."""
         super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=False)
+
+    # ---- a crash ----------------------------------------------------------------------------------
+    # Textual has no public hook for an unhandled exception: every path of one (a handler, a timer, a worker with
+    # exit_on_error) calls App._handle_exception, which ends in App._fatal_error, and that prints rich's traceback
+    # with show_locals=True, where a local may hold a token or a Job's env. These two overrides, of this app
+    # only, keep Textual's bookkeeping (exit code 1, the Pilot's re-raise) and replace what is shown: one line
+    # (printed by run_tui: rich would wrap or crop it to the terminal's width), and the report (tui/crash.py: no
+    # locals, masked, 0600).
+    def _handle_exception(self, error: Exception) -> None:
+        self._crashed = error
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        from textual.worker import WorkerFailed
+
+        from rlark_tui.text.redact import secret_values
+        from rlark_tui.tui.crash import write_report
+
+        error = self._crashed
+        if isinstance(error, WorkerFailed):
+            error = error.error
+        index = self.index
+        known: set[str] = set()
+        for job in index.jobs.values() if index is not None else ():
+            known |= secret_values(job.raw)
+        self.bell()
+        line = write_report(error, known) if error is not None else "rlark: crashed"
+        self.crash_line = line
+        self._close_messages_no_wait()
 
     @property
     def index(self) -> SnapshotIndex | None:
@@ -729,4 +763,6 @@ def run_tui(args, first_list=None) -> int:
         app.run(mouse=not getattr(args, "no_mouse", False))
     finally:
         access.close()
+        if app.crash_line:
+            print(app.crash_line, file=sys.stderr)
     return app.return_code or 0

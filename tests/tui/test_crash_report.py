@@ -1,0 +1,118 @@
+"""A crash prints no secret (issue 33 item 5): the TUI, crashed on purpose in tmux with a Job's secret env value in
+a local and in the exception's message, says one line naming a 0600 report; neither the pane (its scrollback
+included) nor the report holds the secret, and the report has the traceback without locals."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+from rlark_tui.tui import crash
+from tests.pod.test_tui_pod import _tmux, _wait_pane
+from tests.sandbox.helpers import job
+
+NAME = "crash-holds-secret"
+SECRET = f"crash-{uuid.uuid4().hex}"
+LINE = re.compile(r"^rlark: crashed \((?P<what>.*)\); report: (?P<path>\S+)$", re.M)
+
+# The test's own app: RlarkApp with one more key, whose action reads the Job's secret env value into a local
+# and raises with it in the message (the product has no such key).
+SCRIPT = textwrap.dedent("""\
+    import sys
+
+    from textual.binding import Binding
+
+    from rlark_tui import cli
+    from rlark_tui.tui import app as tui
+
+
+    class Crashing(tui.RlarkApp):
+        BINDINGS = [*tui.RlarkApp.BINDINGS, Binding("ctrl+t", "crash", priority=True)]
+
+        def action_crash(self):
+            spec = self.index.jobs[sys.argv[1]].raw["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]
+            token = spec["spec"]["containers"][0]["env"][0]["value"]
+            raise ValueError(f"cannot use {token}; WANDB_API_KEY={token}")
+
+
+    tui.RlarkApp = Crashing
+    sys.exit(cli.main(["--kubeconfig", sys.argv[2]]))
+""")
+
+
+@pytest.fixture
+def secret_job(plain_sandbox):
+    spec = job(NAME)
+    container = spec["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+    container["env"] = [{"name": "WANDB_API_KEY", "value": SECRET}]
+    plain_sandbox.store.create("jobs", spec)
+    yield plain_sandbox
+    plain_sandbox.store.delete("jobs", NAME)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_crash_in_tmux_says_one_line_and_writes_a_masked_private_report(secret_job, tmp_path):
+    script = tmp_path / "crashing.py"
+    script.write_text(SCRIPT)
+    conf = tmp_path / "tmux.conf"
+    conf.write_text("set -g remain-on-exit on\n")
+    socket = str(tmp_path / "tmux.sock")
+    state = tmp_path / "state"
+    env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")},
+           "RLARK_CONFIG": "/nonexistent/config.yaml", "RLARK_STATE_DIR": str(state), "TERM": "tmux-256color"}
+    command = f"{sys.executable} {script} {NAME} {secret_job.kubeconfig}"
+    subprocess.run(["tmux", "-S", socket, "-f", str(conf), "new-session", "-d", "-s", "t", "-x", "120", "-y", "30",
+                    command], env=env, check=True, timeout=20)
+    try:
+        _wait_pane(socket, NAME)
+        _tmux(socket, "send-keys", "-t", "t", "C-t")
+        _wait_pane(socket, "Pane is dead", timeout=90)  # remain-on-exit: the process has ended
+        shown = _tmux(socket, "capture-pane", "-p", "-J", "-S", "-", "-t", "t")
+        status = _tmux(socket, "display-message", "-p", "-t", "t", "#{pane_dead_status}").strip()
+    finally:
+        _tmux(socket, "kill-server")
+    assert SECRET not in shown, shown
+    said = LINE.findall(shown)
+    assert len(said) == 1, shown
+    what, path = said[0]
+    assert what == "ValueError: cannot use ***; WANDB_API_KEY=***"
+    assert "Traceback" not in shown and "action_crash" not in shown
+    assert status == "1"
+    report = open(path).read()
+    assert os.path.dirname(path) == str(state / crash.REPORTS_DIR)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert SECRET not in report
+    assert "Traceback (most recent call last):" in report and "in action_crash" in report
+    assert "ValueError: cannot use ***; WANDB_API_KEY=***" in report
+
+
+def test_the_report_masks_chained_messages_and_cuts_the_line(env):
+    try:
+        try:
+            raise KeyError(f"HF_TOKEN=hf_{'x' * 34}")
+        except KeyError as inner:
+            raise RuntimeError("plain words " * 40) from inner
+    except RuntimeError as exc:
+        error = exc
+    line = crash.write_report(error)
+    what, path = LINE.fullmatch(line).groups()
+    assert what.startswith("RuntimeError: plain words plain words") and len(what) < crash.MESSAGE_MAX + 20
+    report = open(path).read()
+    assert "hf_xxxx" not in report and "HF_TOKEN=***" in report
+    assert "The above exception was the direct cause" in report and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_an_unwritable_state_dir_still_says_one_line(env, tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    monkeypatch.setenv("RLARK_STATE_DIR", str(blocked))
+    line = crash.write_report(ValueError("\x1b[31mred\x1b[0m text"))
+    assert line.startswith("rlark: crashed (ValueError: red text); no report: ") and "\n" not in line
