@@ -209,11 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if tui:
         handler = _open_tui(args)
     if handler is None:
-        parser.print_help(sys.stderr)
+        (parser or build_parser(_command_word(argv))).print_help(sys.stderr)
         return 2
     # Cluster text reaches the terminal cleaned of escapes; the TUI and `logs` (SGR colours, --raw) see to it.
     if tui or getattr(args, "cleans_own_output", False):
-        streams = contextlib.nullcontext()
+        streams: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     else:
         from rlark_tui.local.terminal import clean_streams
         streams = clean_streams()

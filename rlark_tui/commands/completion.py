@@ -8,6 +8,11 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.lean import LeanClient
 
 SHELLS = ("bash", "zsh", "fish")
 LIVE_SECONDS = 1.0
@@ -39,7 +44,7 @@ def complete(parser: argparse.ArgumentParser) -> None:
     for action in _actions(parser):
         completer = _completer_for(action)
         if completer is not None:
-            action.completer = completer
+            action.completer = completer  # type: ignore[attr-defined]  # argcomplete's own attribute on an Action
     argcomplete.autocomplete(parser, always_complete_options=False)
 
 
@@ -99,18 +104,29 @@ def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
     ClusterAccess."""
     from rlark_tui.cluster.kinds import JOBS, PODS
     from rlark_tui.cluster.lean import LeanClient
-    from rlark_tui.model.objects import Pod
 
     args = argparse.Namespace(**{**vars(parsed_args), "request_timeout": LIVE_SECONDS})
     job = getattr(parsed_args, "job", None) if what == "pods" else None
-    access = None if job else LeanClient.from_args(args)
+    if job:
+        from rlark_tui.cluster.access import ClusterAccess
+        full = ClusterAccess.from_args(args)
+        try:
+            return _pod_names(full.job_pods(job))
+        finally:
+            full.close()
+    access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
     if access is None:
         from rlark_tui.cluster.access import ClusterAccess
         access = ClusterAccess.from_args(args)
     try:
         if what == "jobs":
             return sorted(str(item["metadata"]["name"]) for item in access.list(JOBS, timeout=LIVE_SECONDS).items)
-        items = access.job_pods(job) if job else access.list(PODS, timeout=LIVE_SECONDS).items
-        return sorted({Pod(item).pod_name or Pod(item).name for item in items})
+        return _pod_names(access.list(PODS, timeout=LIVE_SECONDS).items)
     finally:
         access.close()
+
+
+def _pod_names(items: Iterable[dict]) -> list[str]:
+    from rlark_tui.model.objects import Pod
+
+    return sorted({Pod(item).pod_name or Pod(item).name for item in items})

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                  "the control plane's TLS" if gateway.api_client is not None or (
                      gateway.ssl_context is not None and gateway.ssl_context is access.http.ssl_context)
                  else "system CAs")
-        print(f"gateway:      {redact_text(access.gateway)}  [{where}; verified against {trust}]")
+        print(f"gateway:      {redact_text(access.gateway or '')}  [{where}; verified against {trust}]")
         for name in sorted(config.gateway_headers):
             print(f"  header {name}: ***")
     else:
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"ray token:    {'set (hidden)' if config.ray_token else 'not set'}")
     for cluster, context in sorted(config.clusters.items()):
         print(f"  {cluster:<20} context {context}  [config file {config.path}]")
-    for job, url in sorted(config.ray_urls.items()):
-        print(f"ray dashboard {job}: {redact_text(url)}")
+    for job_name, url in sorted(config.ray_urls.items()):
+        print(f"ray dashboard {job_name}: {redact_text(url)}")
     if args.no_check:
         return 0
     print("checks:")
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         plane = _plane_or_none(access, cluster)
         _check(f"data plane {cluster}", plane.base if plane else "no route", lambda c=cluster: _plane(access, c))
     if gateway is not None:
-        _check("gateway", access.gateway, lambda: _gateway(access))
+        _check("gateway", access.gateway or "", lambda: _gateway(access))
     if ok:
         for job in _ray_jobs(access):
             dashboard = access.ray_dashboard(job)

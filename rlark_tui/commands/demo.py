@@ -107,8 +107,11 @@ def _alive(pid: int) -> bool:
 
 def _await_ready(proc: subprocess.Popen, state_dir: Path) -> Path:
     """Read the child's `ready kubeconfig=<path> gateway=<url> server=<url>` line."""
+    stdout = proc.stdout
+    if stdout is None:
+        raise ValueError("the sandbox was started without a pipe for its ready line")
     result: list[str] = []
-    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline().decode()), daemon=True)
+    reader = threading.Thread(target=lambda: result.append(stdout.readline().decode()), daemon=True)
     reader.start()
     reader.join(READY_TIMEOUT)
     line = result[0] if result else ""
@@ -134,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"reusing the kept sandbox in {state_dir}", file=sys.stderr, flush=True)
 
-    finished = []
+    finished: list[bool] = []
 
     def finish() -> None:
         if finished:

@@ -26,6 +26,7 @@ FORMATS = ("table", "wide", "json", "yaml", "name")
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.http import LineStream
 
 EXIT_CODES = """exit codes:
   0    printed (an empty list prints "No resources found" on stderr); -w: ended by --request-timeout
@@ -84,7 +85,7 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
     if kind.namespaced and not args.all_namespaces:
         namespace = args.namespace or access.namespace or "default"
     if args.watch:
-        return watch(access, kind, namespace, args)
+        return watch(_full(access), kind, namespace, args)
     status = 0
     answer = None
     if args.names:
@@ -120,12 +121,19 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
         health = None
         if args.output == "wide" and kind is PODS:
             from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
-            health = pod_states(access, items)
+            health = pod_states(_full(access), items)
         print(render_table(kind, items, wide=args.output == "wide",
                            all_namespaces=args.all_namespaces, progress=progress, health=health, gpu=gpu))
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status
+
+
+def _full(access: LeanClient | ClusterAccess) -> ClusterAccess:
+    """The ClusterAccess `reader` picks for --watch and for -o wide of Jobs and Pods (the lean client reads neither)."""
+    if isinstance(access, LeanClient):
+        raise TypeError("this read needs ClusterAccess, which reader() picks for it")
+    return access
 
 
 def reader(args: argparse.Namespace, kind: Kind) -> LeanClient | ClusterAccess:
@@ -147,9 +155,15 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")
     stop = threading.Event()
-    streams = []
+    streams: list[LineStream] = []
+
+    def expire() -> None:
+        stop.set()
+        for stream in streams:
+            stream.abort()
+
     if args.request_timeout:
-        timer = threading.Timer(args.request_timeout, lambda: (stop.set(), [s.abort() for s in streams]))
+        timer = threading.Timer(args.request_timeout, expire)
         timer.daemon = True
         timer.start()
     field = f"metadata.name={args.names[0]}" if args.names else None
@@ -159,7 +173,7 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
         for event in access.list_watch(kind, stop, namespace, args.selector, on_stream=streams.append,
                                        field_selector=field):
             if event.type == "ERROR":
-                if printed is None:
+                if printed is None and event.error is not None:
                     raise event.error
                 print(f"-- watch interrupted: {event.error}; reconnecting", file=sys.stderr, flush=True)
                 continue
@@ -168,6 +182,8 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
                 items = [item for item in event.items if before.get(_key(item)) != _version(item)]
             else:
                 items = [event.obj] if event.obj else []
+                if printed is None:
+                    printed = {}
                 printed.update({_key(item): _version(item) for item in items})
             if not items:
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
 
 import yaml
 
@@ -19,11 +20,15 @@ from rlark_tui.view import nodes
 from rlark_tui.view.index import SnapshotIndex
 
 
-def listed_index(**listed: list) -> SnapshotIndex:
+def listed_index(*, jobs: Iterable[object] = (), tasks: Iterable[object] = (), pods: Iterable[object] = (),
+                 nodes: Iterable[object] = ()) -> SnapshotIndex:
     """A SnapshotIndex of listed objects (per Snapshot field: the list's items)."""
-    return SnapshotIndex(Snapshot(**{kind: {(source_key(raw) if kind != "jobs" else Job(raw).name): raw
-                                            for raw in items if isinstance(raw, dict)}
-                                     for kind, items in listed.items()}))
+    return SnapshotIndex(Snapshot(jobs={Job(raw).name: raw for raw in jobs if isinstance(raw, dict)},
+                                  tasks=_keyed(tasks), pods=_keyed(pods), nodes=_keyed(nodes)))
+
+
+def _keyed(items: Iterable[object]) -> dict[str, dict]:
+    return {source_key(raw): raw for raw in items if isinstance(raw, dict)}
 
 
 def describe_node(args: argparse.Namespace) -> int:

@@ -108,7 +108,7 @@ def run_exec(args: argparse.Namespace) -> int:
     if not command and not terminal:
         command = ["sh"]
     stdin = stdin_fd is not None and (args.stdin or tty or not terminal)
-    session = ExecSession.open(data_plane_client(access, target.cluster), target.pod, command or SHELL,
+    session = ExecSession.open(data_plane_client(access, target.cluster), target.pod, command or list(SHELL),
                                namespace=target.namespace, stdin=stdin, tty=tty,
                                source=f"data plane {target.cluster}")
     return relay(session, stdin_fd=stdin_fd if stdin else None, stdout_fd=sys.stdout.fileno(),
@@ -136,9 +136,9 @@ def remote_spec(spec: str) -> tuple[str, str | None, str] | None:
 def run_cp(args: argparse.Namespace) -> int:
     from rlark_tui.cluster import podcopy
     src, dst = remote_spec(args.src), remote_spec(args.dst)
-    if (src is None) == (dst is None):
+    remote = src if dst is None else dst if src is None else None
+    if remote is None:
         raise UsageError("one side of rlark cp must be in a Pod (JOB:/path or JOB:POD:/path), the other here")
-    remote = src or dst
     if args.max_size is not None and args.max_size <= 0:
         raise UsageError("--max-size must be more than 0")
     if not remote[0] or not remote[2]:
@@ -147,10 +147,10 @@ def run_cp(args: argparse.Namespace) -> int:
     Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("copy files to or from a Pod (cp)")
     target = pick_pod(access, remote[0], pod=remote[1])
     if src is not None:
-        written = podcopy.download(access, target.cluster, target.pod, src[2], args.dst, target.namespace,
+        written = podcopy.download(access, target.cluster, target.pod, remote[2], args.dst, target.namespace,
                                    args.max_size or podcopy.MAX_ARCHIVE)
-        print(f"copied {target.pod}:{src[2]} to {written[0] if written else args.dst} ({len(written)} entries)")
+        print(f"copied {target.pod}:{remote[2]} to {written[0] if written else args.dst} ({len(written)} entries)")
     else:
-        size = podcopy.upload(access, target.cluster, target.pod, args.src, dst[2], target.namespace)
-        print(f"copied {args.src} to {target.pod}:{dst[2]} ({size} bytes of tar)")
+        size = podcopy.upload(access, target.cluster, target.pod, args.src, remote[2], target.namespace)
+        print(f"copied {args.src} to {target.pod}:{remote[2]} ({size} bytes of tar)")
     return 0

@@ -16,6 +16,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.lean import LeanClient
 
 CACHE = "status-cache.json"
 SUMMARY = "alerts-summary.json"
@@ -123,7 +128,8 @@ def refresh(args: argparse.Namespace, root: Path) -> int:
     try:
         if getattr(args, "request_timeout", None) is None:
             args.request_timeout = REFRESH_TIMEOUT
-        access = LeanClient.from_args(args)  # no `kubernetes` import for a plain context
+        # the lean client: no `kubernetes` import for a plain context
+        access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
         if access is None:
             from rlark_tui.cluster.access import ClusterAccess
             access = ClusterAccess.from_args(args)
@@ -157,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
         print(text)
         return 0
     when = time.strftime("%H:%M:%S", time.localtime(at)) if at is not None else "never"
-    counts = summary.get("counts") if isinstance(summary.get("counts"), dict) else {}
+    listed = summary.get("counts")
+    counts = listed if isinstance(listed, dict) else {}
     detail = ", ".join(f"{name} {value}" for name, value in counts.items() if isinstance(value, int))
     print(f"{text}    (Jobs as of {when}" + (f"; firing alerts: {detail}" if detail else "") + ")")
     return 0

@@ -77,14 +77,14 @@ def run(args: argparse.Namespace) -> int:
     if not _sendable(findings):
         return 1
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
-    result = actions.submit(manifest, dry_run=args.dry_run)
+    submitted = actions.submit(manifest, dry_run=args.dry_run)
     name = manifest["metadata"]["name"]
     if args.dry_run:
         print(f"job.rlinf.io/{name} valid (dry run: local checks and the server accepted it; nothing created)")
         return 0
-    print(f"job.rlinf.io/{name} created (spec sha256 {result.sha256[:16]}…)")
-    if result.saved:
-        print(f"submitted YAML saved to {result.saved}")
+    print(f"job.rlinf.io/{name} created (spec sha256 {submitted.sha256[:16]}…)")
+    if submitted.saved:
+        print(f"submitted YAML saved to {submitted.saved}")
     print(f"Running only means scheduled: check it with `rlark check {name}` once Pods run.")
     return 0
 

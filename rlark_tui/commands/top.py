@@ -174,9 +174,8 @@ def _sum_mem(samples: list[PodUsage]) -> str:
 
 
 def _gpu_mem(samples: list[PodUsage]) -> str:
-    with_gpus = [s for s in samples if s.gpus]
-    if not with_gpus:
+    used = [mib for s in samples if (mib := s.gpu_mem_used_mib) is not None]
+    total = [mib for s in samples if (mib := s.gpu_mem_total_mib) is not None]
+    if not used:
         return NONE
-    used = sum(s.gpu_mem_used_mib for s in with_gpus) / 1024
-    total = sum(s.gpu_mem_total_mib for s in with_gpus) / 1024
-    return f"{used:.1f}/{total:.0f}Gi"
+    return f"{sum(used) / 1024:.1f}/{sum(total) / 1024:.0f}Gi"

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import parse_since
@@ -164,4 +166,6 @@ def _check(access, name: str, _target) -> tuple[bool, str]:
     return False, f"job {name}: checks {', '.join(waiting)} not passing yet"
 
 
-STEPS = MappingProxyType({"phase": _phase, "progress": _progress, "check": _check})
+STEPS: Mapping[str, Callable[[Any, str, Any], tuple[bool, str]]] = MappingProxyType(
+    {"phase": _phase, "progress": _progress, "check": _check})
+"""--for kind -> one look (access, Job name, the kind's target: a phase, a step or none): (done, what it saw)."""

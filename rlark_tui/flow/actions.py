@@ -210,7 +210,8 @@ class Actions:
         """The console's Storage upload: `POST .../upload` with the key as the file name."""
         self.guard(f"upload {storage_class}:{key}")
         answer = self.access.storage_upload(storage_class, cluster, key, data)
-        stored = answer.get("key") if isinstance(answer, dict) and isinstance(answer.get("key"), str) else key
+        returned = answer.get("key") if isinstance(answer, dict) else None
+        stored = returned if isinstance(returned, str) else key
         return f"uploaded {len(data)} bytes to {storage_class}:{clean(stored)} on {cluster}"
 
     def delete_object(self, storage_class: str, cluster: str, key: str) -> str:

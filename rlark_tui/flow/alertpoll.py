@@ -101,10 +101,10 @@ def _plane_pods(access: ClusterAccess, cluster: str) -> Mapping[str, dict] | Non
 def fresh_planes(access: ClusterAccess, clusters: set[str], max_age: float) -> Mapping[str, Mapping[str, dict]] | None:
     """The data-plane pod lists of these clusters (cluster -> pod name -> pod) when an alert round listed every one
     of them within `max_age` seconds; else None. The job list's REASON reads them instead of listing again."""
-    found = {}
+    found: dict[str, Mapping[str, dict]] = {}
     for cluster in clusters:
         hit = access.recent_reads.peek(plane_read(cluster), max_age)
-        if hit is None or hit[1] is None:
+        if hit is None or not isinstance(hit[1], Mapping):
             return None
         found[cluster] = hit[1]
     return found
@@ -230,10 +230,10 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
     moved_pods: set[tuple[str, str]] = set()
     for cluster, answer in zip(due, answers):
         old = planes.get(cluster, (0.0, None))[1]
-        kept = _same_objects(old, answer)
-        if kept is not old:
-            moved_pods |= _moved_pods(cluster, old, kept)
-        planes[cluster] = (mono, kept)
+        listed = _same_objects(old, answer)
+        if listed is not old:
+            moved_pods |= _moved_pods(cluster, old, listed)
+        planes[cluster] = (mono, listed)
         if answer is None:
             errors.append(f"data plane {cluster}: pods not listed")
     scope.planes = planes
@@ -291,8 +291,8 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         scope.merged = rules.merge([sources, *(part for kept in scope.cache.values()
                                                for part in (kept.found, kept.restarts))], jobs=names)
         # the restart memory of the Jobs not judged yet (a first round over thousands) stays as it was
-        kept = {} if len(scope.cache) >= len(jobs) else scope.restarts
-        scope.restarts = {**kept, **{pod: entry for judged in scope.cache.values()
+        unjudged = {} if len(scope.cache) >= len(jobs) else scope.restarts
+        scope.restarts = {**unjudged, **{pod: entry for judged in scope.cache.values()
                                      for pod, entry in judged.updates.items()}}
     scope.book = rules.step(scope.book, scope.merged, now, scope.ack_file.load(state_dir()))
     return AlertsState(scope.book, rules.RestartMemory(frozen(scope.restarts)), tuple(errors))
@@ -375,7 +375,7 @@ def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, 
     due_jobs = heapq.nsmallest(WORKER_SCAN_PER_ROUND, (
         (scope.worker_read.get(name, float("-inf")), name) for name in running
         if mono - scope.worker_read.get(name, float("-inf")) >= WORKER_LOG_SECONDS))
-    chosen = []
+    chosen: list[tuple[str, Pod]] = []
     for _, name in due_jobs:
         if len(chosen) >= WORKER_LOGS_PER_ROUND:
             break
@@ -460,7 +460,7 @@ def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evalu
         tasks=tuple(task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None),
         pods=tuple(pod.raw for pod in job_pods),
         plane_pods=None if _UNKNOWN in plane_sig else {
-            f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if real is not None},
+            f"{pod.namespace}/{pod.name}": real for pod, real in zip(job_pods, plane_sig) if isinstance(real, dict)},
         log=seen.facts if seen is not None and seen.wall_at is not None else None,
         header_pod=f"{header.cluster}/{_pod_cr_name(job_pods, header.pod)}" if header else "",
         progress=seen.progress if seen is not None else None,

@@ -20,6 +20,7 @@ from rlark_tui.cluster.metrics import PROGRESS_SECONDS, poll_metrics, snapshot_h
 from rlark_tui.cluster.podhealth import health_from, pod_states, pods_health
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import alertpoll
+from rlark_tui.flow.snapshot import SourceStatus
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.view.index import SnapshotIndex
@@ -27,6 +28,7 @@ from rlark_tui.view.index import SnapshotIndex
 if TYPE_CHECKING:
     from rlark_tui.checks import CheckReport, RunEvidence
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.usage_reads import Targets
 
 RAY = "ray"
 EVIDENCE = "evidence"
@@ -113,13 +115,13 @@ class Topic:
     interval: float
     fetch: Fetch | None
     """None when `rounds` makes it."""
-    source: Callable[[str, object], tuple[str, str, str]] | None = None
+    source: Callable[[str, object], tuple[str, SourceStatus, str]] | None = None
     detailed: Fetch | None = None
     detail_interval: float | None = None
     rounds: Callable[[Callable[[str, str], None]], Fetch] | None = None
 
-    def read(self, detail: bool) -> tuple[Fetch, float]:
-        """The fetch and interval of a subscription with (or without) detail."""
+    def read(self, detail: bool) -> tuple[Fetch | None, float]:
+        """The fetch and interval of a subscription with (or without) detail (fetch None: `rounds` makes it)."""
         if detail and self.detailed is not None:
             return self.detailed, self.detail_interval or self.interval
         return self.fetch, self.interval
@@ -133,7 +135,7 @@ def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dic
     return access.ray_status(job, head.namespace if head is not None else None)
 
 
-def ray_source(job_name: str, status: object) -> tuple[str, str, str]:
+def ray_source(job_name: str, status: object) -> tuple[str, SourceStatus, str]:
     error = status.get("error") if isinstance(status, dict) else "no status"
     return f"ray {job_name}", "disconnected" if error else "connected", error or ""
 
@@ -200,7 +202,8 @@ def fetch_evidence(access: ClusterAccess, index: SnapshotIndex, job_name: str) -
     from rlark_tui.checks.gather import gather
     from rlark_tui.local.config import state_dir
 
-    previous = index.snapshot.evidence.get(job_name)
+    found = index.snapshot.evidence.get(job_name)
+    previous = found if isinstance(found, Gathered) else None
     try:
         evidence = gather(access, job_name, state_dir())
     except RlarkError as exc:
@@ -267,10 +270,11 @@ def fetch_storage(access: ClusterAccess, index: SnapshotIndex, key: str) -> List
             return Listed(previous.items if isinstance(previous, Listed) else (), str(exc))
         return Listed(tuple({"storageClass": name, "cluster": cluster}
                             for name, clusters in sorted(classes.items()) for cluster in clusters))
-    from rlark_tui.model.storage import parse_page
+    from rlark_tui.model.storage import Entry, parse_page
 
     storage_class, cluster, prefix = key.split("|", 2)
-    entries, marker = [], ""
+    entries: list[Entry] = []
+    marker = ""
     try:
         while len(entries) < MAX_FOLDER_ENTRIES:
             page = parse_page(access.storage_list(storage_class, cluster, prefix, marker=marker, max_keys=500),
@@ -289,7 +293,7 @@ def fetch_ssh_keys(access: ClusterAccess, index: SnapshotIndex, key: str) -> Lis
         return Listed(tuple(access.ssh_keys()))
     except (ApiError, Unreachable) as exc:
         previous = index.snapshot.sshkeys.get(key)
-        return Listed(previous.items if previous is not None else (), str(exc))
+        return Listed(previous.items if isinstance(previous, Listed) else (), str(exc))
 
 
 def fetch_workflows(access: ClusterAccess, index: SnapshotIndex, key: str) -> Listed:
@@ -297,7 +301,7 @@ def fetch_workflows(access: ClusterAccess, index: SnapshotIndex, key: str) -> Li
         return Listed(tuple(access.list(WORKFLOW_KIND).items))
     except (ApiError, Unreachable) as exc:
         previous = index.snapshot.workflows.get(key)
-        return Listed(previous.items if previous is not None else (), str(exc))
+        return Listed(previous.items if isinstance(previous, Listed) else (), str(exc))
 
 
 class UsageRounds:
@@ -307,7 +311,7 @@ class UsageRounds:
 
     def __init__(self) -> None:
         self._running: dict[str, tuple[object, dict]] = {}
-        self._targets: dict[str, object] = {}
+        self._targets: dict[str, Targets] = {}
 
     def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> object:
         from rlark_tui.cluster import usage_reads as usage
@@ -318,7 +322,7 @@ class UsageRounds:
                        if alertpoll.in_scope(key, name) and job.phase == "Running"}
             self._running[key] = (index.jobs, running)
         targets = self._targets.get(key) or self._targets.setdefault(key, usage.Targets())
-        return usage.sample(access, targets(index, running), index.snapshot.usage.get(key))
+        return usage.sample(access, targets(index, running), index.usage_of(key))
 
 
 TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (

@@ -20,9 +20,10 @@ from types import MappingProxyType
 
 from rlark_tui.cluster.access import ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
+from rlark_tui.cluster.http import LineStream
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
 from rlark_tui.flow.polls import TOPICS, Topic
-from rlark_tui.flow.snapshot import Snapshot, SourceState, source_key
+from rlark_tui.flow.snapshot import Snapshot, SourceState, SourceStatus, source_key
 from rlark_tui.view.index import SnapshotIndex
 
 FRAME_SECONDS = 1 / 30
@@ -90,7 +91,7 @@ class Reconciler:
             self._snapshot = replace(start.snapshot, sources=self._snapshot.sources)
         self._index = SnapshotIndex(self._snapshot, start)
         self._stop = threading.Event()
-        self._streams: dict[str, object] = {}
+        self._streams: dict[str, LineStream] = {}
         self._hold = hold
         self._shown = threading.Event()
         """Set once the first kind's answer is shown (at once when not held): its watch opens then, so that
@@ -220,7 +221,7 @@ class Reconciler:
                              daemon=True).start()
 
     def _watch_thread(self, kind: Kind) -> None:
-        def keep(stream) -> None:
+        def keep(stream: LineStream) -> None:
             self._streams[kind.plural] = stream
 
         for event in self.access.list_watch(kind, self._stop, on_stream=keep):
@@ -255,12 +256,12 @@ class Reconciler:
             self._listed.add(plural)
             self._changed.add(plural)
             self._delta[plural] = None
-        elif event.type in ("ADDED", "MODIFIED"):
+        elif event.type in ("ADDED", "MODIFIED") and event.obj is not None:
             key = source_key(event.obj)
             objects[key] = event.obj
             self._errors.pop(plural, None)
             self._note(plural, key)
-        elif event.type == "DELETED":
+        elif event.type == "DELETED" and event.obj is not None:
             key = source_key(event.obj)
             objects.pop(key, None)
             self._note(plural, key)
@@ -288,7 +289,7 @@ class Reconciler:
         elif self._listed >= {k.plural for k in self.kinds}:
             self._set_source(CONTROL_PLANE, "connected", "", post)
 
-    def _set_source(self, name: str, status: str, reason: str, post) -> None:
+    def _set_source(self, name: str, status: SourceStatus, reason: str, post) -> None:
         state = SourceState(name, status, reason)
         if self._sources.get(name) == state:
             return
@@ -393,7 +394,11 @@ class Reconciler:
     async def _poll(self, topic: Topic, key: str, detail: bool) -> None:
         fetch, interval = topic.read(detail)
         if fetch is None:
-            fetch = self._rounds.get(topic.name) or self._rounds.setdefault(topic.name, topic.rounds(self.poll_soon))
+            fetch = self._rounds.get(topic.name)
+        if fetch is None:
+            if topic.rounds is None:
+                raise ValueError(f"topic {topic.name} has neither a fetch nor rounds")
+            fetch = self._rounds[topic.name] = topic.rounds(self.poll_soon)
 
         def read() -> object:
             # the interval runs from when the read starts: one started late by a busy thread pool does not let

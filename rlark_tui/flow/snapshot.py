@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rlark_tui.model.podstate import PodHealth
+if TYPE_CHECKING:
+    from rlark_tui.model.podstate import PodHealth
 
 SourceStatus = Literal["connected", "stale", "disconnected", "unconfigured"]
 
