@@ -63,11 +63,27 @@ def _bound(body: list[ast.stmt]) -> list[tuple[int, str, ast.expr | None]]:
     return found
 
 
+SHARED_CALLS = frozenset({"Lock", "RLock", "Event", "Condition", "Semaphore"})
+"""Synchronisation objects: one made in a class body is shared by every instance (every app, every context)."""
+
+
+def _class_state(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, Class.name) of each class attribute bound to a mutable container or a lock. Textual's class-level
+    tables (BINDINGS, COMPONENT_CLASSES: UPPER_CASE, read and never written) pass."""
+    found = []
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for line, bound, value in _bound(cls.body):
+            if _called(value) in SHARED_CALLS or (_mutable(value) and not CONSTANT.match(bound)):
+                found.append((line, f"{cls.name}.{bound}"))
+    return found
+
+
 def violations(source: str, name: str, tables: bool = True) -> list[str]:
     """What the scan finds in one module; `tables=False` lets constant tables (UPPER_CASE names) be mutable."""
     tree = ast.parse(source)
     found = [f"{name}:{line}: {bound}, a module-level mutable container" for line, bound, value in _bound(tree.body)
              if _mutable(value) and (tables or not CONSTANT.match(bound))]
+    found += [f"{name}:{line}: {bound}, state every instance shares" for line, bound in _class_state(tree)]
     found += [f"{name}:{node.lineno}: global {', '.join(node.names)}" for node in ast.walk(tree)
               if isinstance(node, ast.Global)]
     return found
@@ -87,7 +103,9 @@ def test_the_packages_keep_no_module_level_mutable_state():
     ("from collections import defaultdict\n_n = defaultdict(int)", "_n, a module-level"),
     ("if True:\n    _late = []", "_late, a module-level"), ("TABLE = {'a': 1}", "TABLE, a module-level"),
     ("def f():\n    global _x\n    _x = 1", "global _x"),
-], ids=["dict", "set", "weak", "defaultdict", "nested", "table", "global"])
+    ("import threading\nclass A:\n    _lock = threading.Lock()", "A._lock, state every instance shares"),
+    ("class A:\n    _seen = {}", "A._seen, state every instance shares"),
+], ids=["dict", "set", "weak", "defaultdict", "nested", "table", "global", "class-lock", "class-dict"])
 def test_the_scan_finds_each_kind(source, kind):
     assert any(kind in found for found in violations(source, "m.py"))
 
@@ -95,7 +113,8 @@ def test_the_scan_finds_each_kind(source, kind):
 @pytest.mark.parametrize("source", [
     "TABLE = (1, 2)", "NAMES = frozenset({'a'})", "from types import MappingProxyType\nT = MappingProxyType({'a': 1})",
     "LIMIT = 4096", "__all__ = ['f']", "def f():\n    seen = {}\n    return seen", "class A:\n    def __init__(self):\n        self.x = {}",
-], ids=["tuple", "frozenset", "mapping-proxy", "constant", "all", "local", "member"])
+    "class S:\n    BINDINGS = [('q', 'quit')]",
+], ids=["tuple", "frozenset", "mapping-proxy", "constant", "all", "local", "member", "textual-table"])
 def test_the_scan_passes_immutable_tables_and_members(source):
     assert violations(source, "m.py") == []
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text
@@ -34,10 +35,10 @@ MAX_LOG_EVENTS = 100
 MAX_TEXT = 300
 MAX_LINE_SCAN = 4000
 """Characters of a line looked at (a 1 MB line is cut, not scanned whole)."""
-SIGNAL_EXITS = {139: "SIGSEGV", 134: "SIGABRT", 137: "SIGKILL", 135: "SIGBUS", 136: "SIGFPE"}
+SIGNAL_EXITS = MappingProxyType({139: "SIGSEGV", 134: "SIGABRT", 137: "SIGKILL", 135: "SIGBUS", 136: "SIGFPE"})
 FAILED_EXITS = ("SYSTEM_ERROR", "USER_ERROR", "NODE_OUT_OF_MEMORY")
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
-SOURCE_ORDER = {"stderr": 0, "ray-worker": 1, "ray-actor": 2, "pod": 3, "header-log": 4}
+SOURCE_ORDER = MappingProxyType({"stderr": 0, "ray-worker": 1, "ray-actor": 2, "pod": 3, "header-log": 4})
 """At the same time, the worker's own words come first."""
 
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -124,6 +124,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         super().__init__(ansi_color=True if no_color else None)
         if theme:
             self.theme = f"textual-{theme}"
+        self._init_work()
         self.access = access
         self.readonly = readonly
         self.reconciler = None

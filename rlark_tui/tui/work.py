@@ -28,18 +28,22 @@ def _records(root: str) -> Path:
 class AppWork:
     """Methods of RlarkApp (self is the app)."""
 
-    _kept_lock = threading.Lock()
+    def _init_work(self) -> None:
+        self._kept_lock = threading.Lock()
+        """One kept-file write at a time (autosave, hand-over fields, a record that clears them)."""
+        self._kept_latest: dict[Hashable, object] = {}
+        """The newest value asked for under each key (`_asked`)."""
 
     def _asked(self, key: Hashable, value: object) -> None:
         """Note the newest value asked for under `key` (on the app's thread, in message order)."""
-        self.__dict__.setdefault("_kept_latest", {})[key] = value
+        self._kept_latest[key] = value
 
     def _write_newest(self, key: Hashable, value: object, write: Callable[[object], None]) -> None:
         """For files rewritten at every keystroke (autosave, hand-over fields): `write` the value only while it is
         still the newest asked for, one write at a time, so a worker that started late never puts back an older
         value."""
         with self._kept_lock:
-            if self.__dict__.get("_kept_latest", {}).get(key) is value:
+            if self._kept_latest.get(key) is value:
                 write(value)
 
     # ---- submit ------------------------------------------------------------------------------------
