@@ -11,6 +11,7 @@ Nothing is left for SIGTERM, SIGHUP or SIGKILL to leave behind, and no request c
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import ssl
@@ -69,18 +70,11 @@ def client_context(ca: bytes | None, cert: bytes | None = None, key: bytes | Non
     return context
 
 
-_public: ssl.SSLContext | None = None
-_public_lock = threading.Lock()
-
-
+@functools.cache
 def public_context() -> ssl.SSLContext:
     """The one context of endpoints outside the cluster (a webhook receiver, an object store's presigned URL):
-    the system's CAs, verified; made once, shared by every such request."""
-    global _public
-    with _public_lock:
-        if _public is None:
-            _public = ssl.create_default_context()
-        return _public
+    the system's CAs, verified; made once, shared by every such request (it holds no key)."""
+    return ssl.create_default_context()
 
 
 def server_only(context: ssl.SSLContext) -> ssl.SSLContext:
