@@ -33,11 +33,14 @@ from rlark_tui.model.objects import Job, dig
 from rlark_tui.text.patterns import SlowPatterns
 
 if TYPE_CHECKING:
+    import argparse
+
     from kubernetes import client as k8s
 
     from rlark_tui.checks.gather import LogHeads
     from rlark_tui.cluster.logreads import LogReads
     from rlark_tui.cluster.secrets import SecretReads
+    from rlark_tui.raydash.client import RayDashboard
 
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
@@ -55,8 +58,8 @@ class WatchEvent:
     ADDED/MODIFIED/DELETED (obj), ERROR (error)."""
 
     type: str
-    obj: dict | None = None
-    items: list[dict] = field(default_factory=list)
+    obj: dict[str, Any] | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)
     error: Exception | None = None
 
 
@@ -82,13 +85,14 @@ def _plain_control_plane(kubeconfig: kc.Kubeconfig, context: str) -> Http | None
     name) over a urllib3 pool with its one TLS context: no kubernetes ApiClient, whose import is most of the
     TUI's start-up after Textual's. None when the context needs the client (exec plugin, auth provider, ...)."""
     plain = kc.plain_context(kubeconfig, context)
-    if not lean.plainly_reachable(plain) or plain.tls_server_name is not None:
+    host = plain.host if plain is not None else None
+    if plain is None or host is None or not lean.plainly_reachable(plain) or plain.tls_server_name is not None:
         return None
     try:
-        ssl_context = lean.tls_context(plain) if plain.host.startswith("https://") else None
+        ssl_context = lean.tls_context(plain) if host.startswith("https://") else None
     except (OSError, ValueError, tls.TLSError):
         return None  # material the client may still load, or refuse with its own line
-    return Http(plain.host, None, "control plane", lean.auth_headers(plain), ssl_context=ssl_context)
+    return Http(host, None, "control plane", lean.auth_headers(plain), ssl_context=ssl_context)
 
 
 def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int = PARALLEL_REQUESTS) -> list[R]:
@@ -130,18 +134,23 @@ class ClusterAccess:
         from rlark_tui.raydash.token import RayTokens
         self.ray_tokens = RayTokens(self)
         """Ray tokens read from Header Pods (in memory only)."""
-        plain = None
+        self._client: k8s.ApiClient | None
+        self.http: Http
         if kubeconfig is None:
             self._endpoint = srv.resolve(self.server_options, None, None, keys.DEFAULT_NAMESPACE)
             self._client = srv.api_client(self._endpoint, f"{self._endpoint.url}/api/kubernetes")
+            self.http = Http.for_client(self._client, "control plane")
             self.namespace = None
             self.gateway = config.gateway
         else:
             plain = _plain_control_plane(kubeconfig, context)
-            self._client = None if plain is not None else kc.api_client(kubeconfig, context)
+            if plain is None:
+                self._client = kc.api_client(kubeconfig, context)
+                self.http = Http.for_client(self._client, "control plane")
+            else:
+                self._client, self.http = None, plain
             self.namespace = kc.namespace_of(kubeconfig, context)
             self.gateway = config.gateway or kubeconfig.gateway
-        self.http = plain if self._client is None else Http.for_client(self._client, "control plane")
         self.server = self.http.base
         self._planes: dict[str, Http] = {}
         self._server_clients: dict[str, k8s.ApiClient] = {}
@@ -165,7 +174,7 @@ class ClusterAccess:
         return cls(loaded, name, config, request_timeout, options)
 
     @classmethod
-    def from_args(cls, args) -> ClusterAccess:
+    def from_args(cls, args: argparse.Namespace) -> ClusterAccess:
         """From the global CLI flags (`--kubeconfig`, `--context`, `--request-timeout`, rlark-server's flags)."""
         timeout = request_timeout(args)
         config = load_config()
@@ -216,10 +225,11 @@ class ClusterAccess:
                 raise Unreachable(f"data plane {cluster}: context {context!r} is not in the kubeconfig", "config")
             plane = Http.for_client(kc.api_client(self.kubeconfig, context), f"data plane {cluster}")
         else:
-            plane = self._server_http(f"/api/proxy/{seg(srv.agent_id(cluster))}/api/kubernetes",
-                                      f"data plane {cluster} (rlark-server)")
-            if plane is None:
+            proxied = self._server_http(f"/api/proxy/{seg(srv.agent_id(cluster))}/api/kubernetes",
+                                        f"data plane {cluster} (rlark-server)")
+            if proxied is None:
                 return None
+            plane = proxied
         with self._lock:
             return self._planes.setdefault(cluster, plane)
 
@@ -256,7 +266,7 @@ class ClusterAccess:
             return self.http.sibling(self.gateway, "gateway", headers)
         return Http(self.gateway, source="gateway", headers=headers, ca_certs=self.config.gateway_ca)
 
-    def version(self, timeout: float = 5.0) -> dict:
+    def version(self, timeout: float = 5.0) -> dict[str, Any]:
         result = self.http.json("GET", "/version", Request("get", "version"), timeout=timeout)
         return result if isinstance(result, dict) else {}
 
@@ -268,10 +278,10 @@ class ClusterAccess:
                               selector_query(label_selector, field_selector), timeout=timeout or self.request_timeout)
         return list_result(body, kind)
 
-    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any]:
         return self._object("GET", kind, name, namespace, "get")
 
-    def create(self, kind: Kind, body: dict, namespace: str | None = None, dry_run: bool = False) -> dict:
+    def create(self, kind: Kind, body: dict[str, Any], namespace: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         name = (body.get("metadata") or {}).get("name")
         query = [("dryRun", "All")] if dry_run else []
         query.append(("fieldManager", "rlark"))
@@ -279,14 +289,14 @@ class ClusterAccess:
                                 query, body=body, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
-    def patch(self, kind: Kind, name: str, patch: dict, namespace: str | None = None) -> dict:
+    def patch(self, kind: Kind, name: str, patch: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         """JSON merge patch (the only patch the platform's gateway knows)."""
         result = self.http.json("PATCH", kind.path(namespace, name), Request("patch", kind.plural, name, namespace),
                                 [("fieldManager", "rlark")], body=patch, content_type=MERGE_PATCH,
                                 timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
-    def replace(self, kind: Kind, body: dict, namespace: str | None = None, dry_run: bool = False) -> dict:
+    def replace(self, kind: Kind, body: dict[str, Any], namespace: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """PUT of a whole object (its `metadata.resourceVersion` guards against a concurrent change: 409)."""
         name = (body.get("metadata") or {}).get("name")
         query = [("dryRun", "All")] if dry_run else []
@@ -295,14 +305,14 @@ class ClusterAccess:
                                 query, body=body, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
-    def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+    def delete(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any]:
         result = self.http.json("DELETE", kind.path(namespace, name),
                                 Request("delete", kind.plural, name, namespace),
                                 body={"kind": "DeleteOptions", "apiVersion": "v1",
                                       "propagationPolicy": "Background"}, timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
 
-    def _object(self, method: str, kind: Kind, name: str, namespace: str | None, verb: str) -> dict:
+    def _object(self, method: str, kind: Kind, name: str, namespace: str | None, verb: str) -> dict[str, Any]:
         result = self.http.json(method, kind.path(namespace, name), Request(verb, kind.plural, name, namespace),
                                 timeout=self.request_timeout)
         return result if isinstance(result, dict) else {}
@@ -319,7 +329,7 @@ class ClusterAccess:
 
     def list_watch(self, kind: Kind, stop: threading.Event, namespace: str | None = None,
                    label_selector: str | None = None, timeout_seconds: int = WATCH_SECONDS,
-                   on_stream=None, backoff: Backoff | None = None,
+                   on_stream: Callable[[LineStream], object] | None = None, backoff: Backoff | None = None,
                    field_selector: str | None = None) -> Iterator[WatchEvent]:
         """List, then watch from the list's resourceVersion; relist on 410; reconnect with backoff on errors.
 
@@ -388,7 +398,7 @@ class ClusterAccess:
         Task, sent together (a slow API server costs one round trip, not one per Task)."""
         tasks = self.job_tasks(job) if tasks is None else tasks
 
-        def of(task: dict) -> Objects:
+        def of(task: dict[str, Any]) -> Objects:
             meta = task.get("metadata") or {}
             return self.list(PODS, meta.get("namespace"),
                              label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items
@@ -414,7 +424,7 @@ class ClusterAccess:
 
     # -- data plane -----------------------------------------------------------------------------------------
 
-    def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict | None:
+    def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict[str, Any] | None:
         """The real pod (core/v1) behind a Pod CR, for restart counts; None without a data-plane context."""
         plane = self.data_plane(cluster)
         if plane is None:
@@ -612,7 +622,7 @@ class ClusterAccess:
 
     # -- Ray ----------------------------------------------------------------------------------------------
 
-    def ray_dashboard(self, job: Job, head_cluster: str | None = None):
+    def ray_dashboard(self, job: Job, head_cluster: str | None = None) -> RayDashboard | None:
         """The Ray dashboard of a Job: a configured URL, else port 8265 of the Header Task through rlark-server's
         `/api/taskproxy/<job>-<head>:8265`, else the head Service proxy of an explicitly configured context. Without a
         configured `ray.token`, a Ray that wants one gets the Header Pod's (`ray_tokens`, read once, kept in memory).
@@ -642,7 +652,7 @@ class ClusterAccess:
         return RayDashboard(plane.sibling(base, f"Ray dashboard of {job.name} (via {cluster})"), token,
                             via_proxy=True, pod_token=pod_token)
 
-    def ray_status(self, job: Job | dict | str, head_cluster: str | None = None) -> dict:
+    def ray_status(self, job: Job | dict[str, Any] | str, head_cluster: str | None = None) -> dict[str, Any]:
         """Alive Ray nodes vs expected, `ray status` text and jobs, or `error` saying which source failed.
 
         `job` is a Job view, a Job dict or a Job name (then it is read first).

@@ -11,6 +11,7 @@ import socket
 import ssl
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from rlark_tui.errors import RlarkError
 
@@ -204,7 +205,7 @@ def _short(exc: BaseException) -> str:
     return scrub(line[:200])
 
 
-def _json(text: str) -> dict:
+def _json(text: str) -> dict[str, Any]:
     from rlark_tui.cluster.transport import decode_json
 
     try:
@@ -214,7 +215,7 @@ def _json(text: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _causes(payload: dict) -> list[tuple[str, str]]:
+def _causes(payload: dict[str, Any]) -> list[tuple[str, str]]:
     details = payload.get("details") if payload else None
     causes = details.get("causes") if isinstance(details, dict) else None
     result = []

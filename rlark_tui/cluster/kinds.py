@@ -7,6 +7,7 @@ list answer means (its items and resourceVersion), whichever client read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rlark_tui.cluster.errors import ApiError
 from rlark_tui.cluster.transport import seg
@@ -64,7 +65,7 @@ def selector_query(label_selector: str | None, field_selector: str | None) -> li
 
 @dataclass(frozen=True)
 class ListResult:
-    items: list[dict]
+    items: list[dict[str, Any]]
     resource_version: str
 
 

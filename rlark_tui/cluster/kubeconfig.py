@@ -19,14 +19,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import yaml
 
 from rlark_tui.errors import UsageError
 
 if TYPE_CHECKING:
+    import logging
+
     from kubernetes import client as k8s
+    from kubernetes.config.kube_config import ConfigNode
 
 IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
@@ -39,17 +42,17 @@ class Kubeconfig:
     """The merged kubeconfig: where it came from, its contexts and the RLark hints in its extensions."""
 
     paths: tuple[Path, ...]
-    contexts: dict[str, dict]
+    contexts: dict[str, dict[str, Any]]
     current_context: str | None
     gateway: str | None = None
-    merged: dict = field(default_factory=dict, repr=False)
+    merged: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The merged document, as the `kubernetes` loader merges the files (first entry of a name wins)."""
     origins: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     """(section, entry name) -> the file that entry came from (relative paths in it are relative to that file)."""
-    servers: dict[str, dict] = field(default_factory=dict)
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])
     """Kubeconfig cluster name -> its `rlark.io/server` extension (`server`, `certificate-authority-data`)."""
 
-    def server_extension(self, context: str) -> dict | None:
+    def server_extension(self, context: str) -> dict[str, Any] | None:
         """The rlark-server extension of the cluster entry a context uses, if it carries one."""
         return self.servers.get(str(self.contexts.get(context, {}).get("cluster") or ""))
 
@@ -126,7 +129,7 @@ class _RedactedRecords:
     """The kubernetes client logs exec-plugin failures, with the plugin's stderr, on the root logger: redact them.
     (A logging filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         from rlark_tui.text.redact import redact_text
 
         record.msg, record.args = redact_text(record.getMessage()), ()
@@ -192,7 +195,7 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     return configuration, taken
 
 
-def _take_tls_material(config, context: str) -> dict[str, Credential]:
+def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential]:
     """Remove the context's CA, client certificate and key from the loader's merged config (ConfigNodes over the
     documents' dicts) and return them with the loader's precedence: inline data, when present at all, wins over
     the file; a file is relative to the cluster entry's file, as the loader resolves it, and must exist."""
@@ -205,7 +208,7 @@ def _take_tls_material(config, context: str) -> dict[str, Credential]:
         named = config["users"].get_with_name(node["user"], safe=True)
         user = named["user"] if named else None
     base = _base_path(cluster.path) if cluster.path else os.getcwd()
-    taken = {}
+    taken: dict[str, Credential] = {}
     for entry, file_key, kind in ((cluster, "certificate-authority", "ca"), (user, "client-certificate", "cert"),
                                   (user, "client-key", "key")):
         values = getattr(entry, "value", None)
@@ -324,7 +327,8 @@ def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
     ctx = entry.get("context")
     if not isinstance(ctx, dict) or not isinstance(ctx.get("cluster"), str):
         raise _NotPlain
-    user = user_origin = None
+    user = None
+    user_origin = ""
     if ctx.get("user") and merged.get("users"):
         named = _entry(merged, "users", ctx["user"], required=False)
         if named is not None:
@@ -365,7 +369,11 @@ def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
         tls_server_name=cluster.get("tls-server-name"), proxy=cluster.get("proxy-url"))
 
 
-def _entry(merged: dict, section: str, name: str, required: bool = True) -> dict | None:
+@overload
+def _entry(merged: dict[str, Any], section: str, name: str, required: Literal[True] = True) -> dict[str, Any]: ...
+@overload
+def _entry(merged: dict[str, Any], section: str, name: str, required: bool) -> dict[str, Any] | None: ...
+def _entry(merged: dict[str, Any], section: str, name: str, required: bool = True) -> dict[str, Any] | None:
     entries = merged.get(section)
     if not isinstance(entries, list):
         raise _NotPlain
@@ -384,17 +392,20 @@ class _FileOrData:
     """One credential given inline (`<key>-data`, or `token`) or as a file, with the loader's precedence: the
     inline key, when present at all, wins, even empty; a file path is joined to `base` (no `~` expansion)."""
 
-    values: dict | None
+    values: dict[str, Any] | None
     file_key: str
     data_key: str | None
     base: str
 
-    def _sources(self) -> tuple[str | None, object]:
+    def _sources(self) -> tuple[str | None, str | None]:
         if not self.values:
             return None, None
         data_key = self.data_key or f"{self.file_key}-data"
         if data_key in self.values:
-            return None, self.values[data_key]
+            data = self.values[data_key]
+            if not isinstance(data, str):  # _plain_context admits only strings here
+                raise _NotPlain
+            return None, data
         if self.file_key in self.values:
             return os.path.normpath(os.path.join(self.base, self.values[self.file_key])), None
         return None, None
@@ -423,7 +434,7 @@ def namespace_of(kubeconfig: Kubeconfig, context: str) -> str | None:
     return str(value) if value else None
 
 
-def _gateway_extension(merged: dict, contexts: dict[str, dict]) -> str | None:
+def _gateway_extension(merged: dict[str, Any], contexts: dict[str, dict[str, Any]]) -> str | None:
     """The gateway URL from any extension whose name mentions rlark (top level, preferences or contexts).
     Member-cluster contexts are never read from here: only the config file's `clusters` maps them."""
     gateway: str | None = None
@@ -451,12 +462,14 @@ def _read(path: Path) -> object:
     return document
 
 
-def merge(documents: list[tuple[str, object]]) -> tuple[dict, dict[tuple[str, str], str]]:
+def merge(documents: list[tuple[str, object]]) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
     """The files merged as the `kubernetes` loader (and kubectl) merge them: the first file's other keys, and for
     clusters, contexts and users the first entry of each name; plus which file each entry came from."""
-    merged: dict = {}
+    merged: dict[str, Any] = {}
     origins: dict[tuple[str, str], str] = {}
     for number, (path, document) in enumerate(documents):
+        if not isinstance(document, dict):
+            raise TypeError("a kubeconfig document that is not a mapping")
         if number == 0:
             merged = copy.deepcopy(document)
             for section in ("clusters", "contexts", "users"):
@@ -471,9 +484,9 @@ def merge(documents: list[tuple[str, object]]) -> tuple[dict, dict[tuple[str, st
     return merged, origins
 
 
-def _server_extensions(merged: dict) -> dict[str, dict]:
+def _server_extensions(merged: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Cluster entries' `rlark.io/server` extensions, by cluster name."""
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for entry in merged.get("clusters") or []:
         cluster = entry.get("cluster") if isinstance(entry, dict) else None
         for ext in (cluster or {}).get("extensions") or []:

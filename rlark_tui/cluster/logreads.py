@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from rlark_tui.alerting.rules import LogFacts, scan_log
 from rlark_tui.cluster.errors import ApiError, Unreachable
@@ -23,6 +24,9 @@ from rlark_tui.cluster.logmerge import since_time, split_raw
 from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
 from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
 from rlark_tui.telemetry.progress import Line, Progress, latest_progress
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 NEXT_TAIL_LINES = 2000
 """A later read takes at most this many of the new lines (a Pod printing faster loses the middle, never the end)."""
@@ -62,7 +66,7 @@ class LogReads:
         with self._lock:
             return self._seen.get((cluster, pod))
 
-    def read(self, access, cluster: str, pod: str, *, max_age: float, instance: str | None = None) -> Seen:
+    def read(self, access: ClusterAccess, cluster: str, pod: str, *, max_age: float, instance: str | None = None) -> Seen:
         """The Pod's log read on from where the last read ended, unless it was read less than `max_age` seconds
         ago (then what that read saw). One read per Pod at a time: a second asker meanwhile waits and gets the
         first's answer. `instance`: the container instance the facts belong to (new facts when it differs; None:
@@ -90,7 +94,7 @@ class LogReads:
             return seen
 
     @staticmethod
-    def _new_lines(access, cluster: str, pod: str, last: tuple[int, frozenset[str]] | None
+    def _new_lines(access: ClusterAccess, cluster: str, pod: str, last: tuple[int, frozenset[str]] | None
                    ) -> tuple[list[Line], tuple[int, frozenset[str]] | None]:
         """The lines after the newest ones read (all of the first read), and the newest ones now."""
         if last is None:

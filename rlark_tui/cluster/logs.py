@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
@@ -85,7 +86,7 @@ class JobLogs:
         self.resume: dict[tuple[str, str, str], Resume] = {}
         self.stop = threading.Event()
         self._follower: LogFollower | None = None
-        self._gateway_cache: dict[str, list[dict]] = {}
+        self._gateway_cache: dict[str, list[dict[str, Any]]] = {}
 
     # -- backlog --------------------------------------------------------------------------------------------
 
@@ -180,7 +181,7 @@ class JobLogs:
 
 
 def gateway_lines(access: ClusterAccess, job: str, target: LogTarget, tail: int | None, previous: bool,
-                  cache: dict[str, list[dict]]) -> list[LogLine]:
+                  cache: dict[str, list[dict[str, Any]]]) -> list[LogLine]:
     """A Pod's last lines from the gateway's `jobs/<job>/logs` (read once per job into `cache`)."""
     if access.gateway is None:
         raise Unreachable(f"logs: no data plane for cluster {target.cluster} "
@@ -228,7 +229,7 @@ class LogFollower:
         self._threads: dict[tuple[str, str, str], threading.Thread] = {}
         self._open: dict[tuple[str, str, str], LineStream] = {}
         self._lock = threading.Lock()
-        self._gateway_cache: dict[str, list[dict]] = {}
+        self._gateway_cache: dict[str, list[dict[str, Any]]] = {}
 
     @property
     def open_streams(self) -> int:

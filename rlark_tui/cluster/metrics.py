@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from rlark_tui.cluster.access import parallel_map
@@ -24,6 +25,9 @@ from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
 from rlark_tui.telemetry.steptime import breakdown
 from rlark_tui.view.index import SnapshotIndex
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
@@ -66,7 +70,7 @@ def _header(job: Job, pod: Pod) -> Header:
                   job.head_task.tensorboard_dir if job.head_task is not None else "")
 
 
-def find_header(access, job_name: str) -> Header:
+def find_header(access: ClusterAccess, job_name: str) -> Header:
     job = access.job(job_name)
     head = job.head_task
     if head is None:
@@ -81,7 +85,7 @@ def find_header(access, job_name: str) -> Header:
     return _header(job, pod)
 
 
-def read_log(access, cluster: str, pod: str, tail: int, since_seconds: int | None = None) -> list[tuple[float | None, str]]:
+def read_log(access: ClusterAccess, cluster: str, pod: str, tail: int, since_seconds: int | None = None) -> list[tuple[float | None, str]]:
     """The newest `tail` lines of the Pod's `main` log (with `sinceSeconds`), as (epoch seconds, text)."""
     stream = access.pod_log(cluster, pod, tail=tail, since_seconds=since_seconds, timestamps=True, read_timeout=30)
     lines = []
@@ -91,11 +95,11 @@ def read_log(access, cluster: str, pod: str, tail: int, since_seconds: int | Non
     return lines
 
 
-def read_progress(access, cluster: str, pod: str, since_seconds: int | None = None) -> Progress | None:
+def read_progress(access: ClusterAccess, cluster: str, pod: str, since_seconds: int | None = None) -> Progress | None:
     return latest_progress(read_log(access, cluster, pod, PROGRESS_TAIL_LINES, since_seconds))
 
 
-def job_progress(access, jobs: list[dict]) -> dict[str, str]:
+def job_progress(access: ClusterAccess, jobs: list[dict[str, Any]]) -> dict[str, str]:
     """Job name -> its progress text (`step/total percent ETA`, `(stale)`), for the Running Jobs among `jobs`
     whose Header log has a progress row: one list of Pod CRs, then one log read per Running Job."""
     running = [Job(j) for j in jobs if Job(j).phase == "Running" and Job(j).head_task is not None]
@@ -153,7 +157,7 @@ def _get(gateway, path: str, what: str) -> object:
         raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}") from None
 
 
-def tensorboard_series(access, task: str, tags: list[str] | None = None) -> dict[str, list[Point]]:
+def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None = None) -> dict[str, list[Point]]:
     """Scalar series of every run of the Task's TensorBoard (run `.` is the log dir itself; other runs get a
     `run/` prefix), only `tags` when given."""
     gateway = access.gateway_http()
@@ -180,7 +184,7 @@ def _is_point(item: object) -> bool:
             and not isinstance(item[1], bool))
 
 
-def fetch_metrics(access, job_name: str, source: str = "auto", tags: list[str] | None = None,
+def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", tags: list[str] | None = None,
                   header: Header | None = None) -> MetricsResult:
     """The Job's series from the asked source; `auto` is TensorBoard when the Header Task has a
     `tensorBoardDir` and the proxy answers, else the Header log (the note says why)."""
@@ -227,7 +231,7 @@ def snapshot_header(index: SnapshotIndex, job_name: str) -> Header | None:
     return _header(job, pod) if pod is not None else None
 
 
-def poll_metrics(access, index: SnapshotIndex, job_name: str) -> MetricsState:
+def poll_metrics(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> MetricsState:
     """The reconciler's Metrics read of an opened Job (source auto); a failed read keeps the last result."""
     previous = index.snapshot.metrics.get(job_name)
     kept, kept_time = (previous.result, previous.step_time) if isinstance(previous, MetricsState) else (None, None)

@@ -138,7 +138,7 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
         raise DownloadError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
 
 
-def _download_part(access, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool) -> Downloaded:
+def _download_part(access: ClusterAccess, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool) -> Downloaded:
     record, part, out, have = _open_part(dest, entry)
     committed = False
     try:
@@ -169,7 +169,7 @@ class _Overflow(DownloadError):
     """More bytes came than listed: nothing is kept."""
 
 
-def _fetch(access, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool) -> Downloaded:
+def _fetch(access: ClusterAccess, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool) -> Downloaded:
     """GET the object (from byte `have`, which `out` holds already) into `out`."""
     url = access.storage_object_url(storage_class, cluster, entry.key)
     pool = pool or urllib3.PoolManager(retries=False)

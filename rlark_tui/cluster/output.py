@@ -82,7 +82,7 @@ def _gpu(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _task_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
+def _task_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
     task = Task(obj)
     spec = task.spec
     row = [task.name, task.job_name or "-", spec.role or "-", task.phase or "-", str(task.replicas),
@@ -94,7 +94,7 @@ def _task_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     return row
 
 
-def _pod_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
+def _pod_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
     pod = Pod(obj)
     row = [pod.pod_name or pod.name, pod.task_name or "-", pod.phase or "-", pod.node or "-", pod.ip or "-",
            ages(pod.creation_timestamp)]
@@ -103,7 +103,7 @@ def _pod_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     return row
 
 
-def _node_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
+def _node_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
     node = Node(obj)
     category = node.labels.get("rlark.io/node-category", "-")
     row = [node.name, node.phase or "-", _gpu(node.allocatable(keys.GPU_RESOURCE)), category,
@@ -114,7 +114,7 @@ def _node_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     return row
 
 
-def _domain_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
+def _domain_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
     name = dig(obj, "metadata", "name", default="")
     row = [name, str(dig(obj, "spec", "cidr", default="-")),
            ages(dig(obj, "metadata", "creationTimestamp"))]
@@ -123,7 +123,7 @@ def _domain_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
     return row
 
 
-def _workflow_row(obj: dict, wide: bool, ages: _Ages) -> list[str]:
+def _workflow_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
     entries = [e for e in dig(obj, "status", "jobs", default=[]) or [] if isinstance(e, dict)]
     listed = workflow_templates(obj)
     created = sum(1 for e in entries if e.get("phase"))
@@ -169,7 +169,7 @@ class Table(NamedTuple):
 
     columns: tuple[str, ...]
     wide_columns: tuple[str, ...]
-    row: Callable[[dict, bool, _Ages], list[str]]
+    row: Callable[[dict[str, Any], bool, _Ages], list[str]]
     reads: type | None = None
 
 
@@ -186,7 +186,7 @@ TABLES: Mapping[str, Table] = MappingProxyType({
 })
 
 
-def render_table(kind: Kind, items: list[dict], wide: bool = False, all_namespaces: bool = False,
+def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, all_namespaces: bool = False,
                  now: datetime | None = None, progress: dict[str, str] | None = None,
                  health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None) -> str:
     """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table, `gpu`
@@ -225,7 +225,7 @@ UNREADABLE = (RecursionError, ValueError, TypeError, AttributeError, KeyError, I
 """What reading a hostile object can raise: its row is marked instead (`unreadable: <why>`)."""
 
 
-def _row(row_of: Callable[[dict, bool, _Ages], list[str]], obj: object, wide: bool, ages: _Ages,
+def _row(row_of: Callable[[dict[str, Any], bool, _Ages], list[str]], obj: object, wide: bool, ages: _Ages,
          width: int) -> list[str]:
     """The object's cells; an item that is not an object, or one a row function cannot read, is one marked row
     (its name when it has one, `unreadable: <why>`, `-` in the other cells), so the rest of the table shows."""
@@ -244,12 +244,12 @@ def _name(obj: object, field: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def sort_items(items: list[dict]) -> list[dict]:
+def sort_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """By namespace, then name (as text; missing ones first), as kubectl sorts a list."""
     return sorted(items, key=_sort_key)
 
 
-def _sort_key(obj: dict) -> tuple[str, str]:
+def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") if isinstance(obj, dict) else dig(obj, "metadata")
     if not isinstance(meta, dict):
         return "", ""
@@ -264,7 +264,7 @@ def _sort_text(value: object) -> str:
     return str(value) if isinstance(value, int | float) and abs(value) < 10 ** 100 else ""
 
 
-def render_objects(kind: Kind, items: list[dict], fmt: str, single: bool = False) -> str:
+def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bool = False) -> str:
     """json / yaml / name output; secrets are masked. A single named object prints bare, else a List."""
     redacted = [redact_object(obj) for obj in sort_items(items)]
     if fmt == "name":

@@ -26,11 +26,15 @@ import stat
 import tarfile
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.podexec import CHUNK, ExecFailed, ExecSession, data_plane_client, run_command
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.model import keys
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 COPY_TIMEOUT = 3600.0
 MAX_ARCHIVE = 64 << 30
@@ -41,7 +45,7 @@ class CopyRefused(RlarkError):
     """The copy cannot be done safely or at all (an escaping archive path, a missing source)."""
 
 
-def upload(access, cluster: str, pod: str, local: str, remote: str,
+def upload(access: ClusterAccess, cluster: str, pod: str, local: str, remote: str,
            namespace: str = keys.WORKLOAD_NAMESPACE) -> int:
     """Copy a local file or directory to `remote` in the Pod (into it, when it is a directory); bytes sent.
     The tar is spooled to a private temporary file and streamed, so its size does not matter."""
@@ -74,7 +78,7 @@ def _spool():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def download(access, cluster: str, pod: str, remote: str, local: str,
+def download(access: ClusterAccess, cluster: str, pod: str, remote: str, local: str,
              namespace: str = keys.WORKLOAD_NAMESPACE, max_bytes: int = MAX_ARCHIVE) -> list[str]:
     """Copy a file or directory from the Pod to `local` (into it, when it is a directory); paths written. The
     archive is spooled up to `max_bytes`, then checked whole, then extracted."""
@@ -95,7 +99,7 @@ def download(access, cluster: str, pod: str, remote: str, local: str,
             return extract(tar, name, local)
 
 
-def _exec_stream(access, cluster: str, pod: str, argv: list[str], namespace: str, *, stdin=None,
+def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str], namespace: str, *, stdin=None,
                  out=None, limit: int | None = None, what: str = "") -> tuple[int, bytes]:
     """Run `argv` with `stdin` (a file, sent in chunks, then closed) and its stdout into `out` (at most `limit`
     bytes: CopyRefused past it); (exit code, the start of stderr)."""

@@ -21,6 +21,7 @@ import threading
 import time
 import tty as ttymode
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kubernetes import client as k8s
@@ -34,6 +35,9 @@ from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, 
 from rlark_tui.cluster.transport import decode_json
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 CONTAINER = "main"
 SHELL = ("sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh")
@@ -59,7 +63,7 @@ class ExecFailed(RlarkError):
     """The exec ended without an exit code: the connection dropped, the Pod went away, or the runtime refused."""
 
 
-def exit_code_of(status: dict | None) -> int | None:
+def exit_code_of(status: dict[str, Any] | None) -> int | None:
     """The exit code a status-channel metav1.Status carries (Success 0, NonZeroExitCode its cause), else None."""
     if not isinstance(status, dict):
         return None
@@ -79,7 +83,7 @@ class ExecSession:
     def __init__(self, ws, pod: str) -> None:
         self._ws = ws
         self.pod = pod
-        self.status: dict | None = None
+        self.status: dict[str, Any] | None = None
         self._open = True
         self._status_raw = b""
 
@@ -229,7 +233,7 @@ class _Channels:
         self.subprotocol = sock.getsubprotocol() or (sock.getheaders() or {}).get("sec-websocket-protocol")
 
     @classmethod
-    def connect(cls, configuration, sslopt: dict, pod: str, namespace: str, argv: list[str], *, stdin: bool,
+    def connect(cls, configuration, sslopt: dict[str, Any], pod: str, namespace: str, argv: list[str], *, stdin: bool,
                 tty: bool) -> _Channels:
         flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
         query = [("command", list(argv)), ("container", CONTAINER)] + \
@@ -268,7 +272,7 @@ def _connect_error(exc: ApiException, req: Request) -> RlarkError:
     return Unreachable(f"cannot exec in pod {req.name}: {exc.reason}", "other")
 
 
-def data_plane_client(access, cluster: str) -> k8s.ApiClient:
+def data_plane_client(access: ClusterAccess, cluster: str) -> k8s.ApiClient:
     """The `kubernetes` ApiClient of a cluster's data plane, or one line saying none is configured."""
     client = access.data_plane_api_client(cluster)
     if client is None:
@@ -277,7 +281,7 @@ def data_plane_client(access, cluster: str) -> k8s.ApiClient:
     return client
 
 
-def run_command(access, cluster_ns: str, pod: str, argv: list[str], *, stdin: bytes | None = None,
+def run_command(access: ClusterAccess, cluster_ns: str, pod: str, argv: list[str], *, stdin: bytes | None = None,
                 timeout: float = 30, max_output: int = 1 << 20,
                 namespace: str = keys.WORKLOAD_NAMESPACE) -> ExecResult:
     """Run a fixed command (no terminal) in a Pod's `main` and collect its output, at most `max_output` bytes
@@ -318,7 +322,7 @@ def run_command(access, cluster_ns: str, pod: str, argv: list[str], *, stdin: by
     return ExecResult(code, bytes(buffers[STDOUT]), bytes(buffers[STDERR]), truncated)
 
 
-def run_fixed(access, cluster_ns: str, pod: str, name: str, *params: str, timeout: float | None = None,
+def run_fixed(access: ClusterAccess, cluster_ns: str, pod: str, name: str, *params: str, timeout: float | None = None,
               max_output: int | None = None, namespace: str = keys.WORKLOAD_NAMESPACE) -> ExecResult:
     """Run fixed read-only command `name` (model/fixed_commands.py) in a Pod's `main`, under its own time and output
     bounds unless tighter ones are given. Anything not on the list raises FixedCommandError before any I/O."""

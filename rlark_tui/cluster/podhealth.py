@@ -7,6 +7,7 @@ I/O: one data-plane pod read and one events read per Pod; the phrase itself is m
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
 from rlark_tui.cluster.errors import ApiError, Unreachable
@@ -46,7 +47,7 @@ def pods_health(access: ClusterAccess, pods: list[Pod]) -> dict[str, PodHealth]:
     for pod in pods:
         by_cluster.setdefault(pod.namespace, []).append(pod)
 
-    def read(cluster: str) -> dict[str, dict]:
+    def read(cluster: str) -> dict[str, dict[str, Any]]:
         tasks = sorted({pod.task_name for pod in by_cluster[cluster] if pod.task_name})
         try:
             found = access.data_plane_pods(cluster, f"app in ({','.join(tasks)})") if tasks else None
@@ -57,7 +58,7 @@ def pods_health(access: ClusterAccess, pods: list[Pod]) -> dict[str, PodHealth]:
     return health_from(pods, dict(zip(by_cluster, parallel_map(read, list(by_cluster)))))
 
 
-def health_from(pods: list[Pod], listed: Mapping[str, Mapping[str, dict]]) -> dict[str, PodHealth]:
+def health_from(pods: list[Pod], listed: Mapping[str, Mapping[str, dict[str, Any]]]) -> dict[str, PodHealth]:
     """Pod CR key -> restart count and reason of `main`, from data-plane pods already listed (cluster -> pod name
     -> pod); Pods not in them are left out."""
     health = {}
@@ -69,7 +70,7 @@ def health_from(pods: list[Pod], listed: Mapping[str, Mapping[str, dict]]) -> di
     return health
 
 
-def pod_states(access: ClusterAccess, pods: list[dict]) -> dict[str, tuple[str, str]]:
+def pod_states(access: ClusterAccess, pods: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
     """Pod CR name -> pod_state, read for all Pods at once."""
     states = parallel_map(lambda raw: pod_state(access, Pod(raw)), pods)
     return {Pod(raw).name: state for raw, state in zip(pods, states)}

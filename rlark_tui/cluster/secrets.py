@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, NotFound, Request
@@ -31,6 +32,9 @@ from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.objects import Job
 from rlark_tui.text.redact import secret_refs, secret_values
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 SECRET_TTL = 300.0
 """Seconds a Secret read stays in memory before the next use reads it again (a rotated value is picked up)."""
@@ -64,7 +68,7 @@ class SecretReads:
     """Secrets read, by (cluster, namespace, name), each used for SECRET_TTL (dropped at the next read after it):
     one per log view, and one per ClusterAccess (`access.secret_reads`) for the run check's repeated gathering."""
 
-    def __init__(self, access) -> None:
+    def __init__(self, access: ClusterAccess) -> None:
         self._access = weakref.ref(access)
         self._reads: dict[tuple[str, str, str], _Read] = {}
         self._lock = threading.Lock()
@@ -83,7 +87,7 @@ class SecretReads:
         return read
 
 
-def _read_secret(access, cluster: str, namespace: str, name: str) -> _Read:
+def _read_secret(access: ClusterAccess, cluster: str, namespace: str, name: str) -> _Read:
     where = f"Secret {name} in cluster {cluster}"
     try:
         plane = access.data_plane(cluster) if access is not None else None
@@ -117,7 +121,7 @@ def _decoded(secret: object) -> dict[str, str]:
     return found
 
 
-def job_secrets(access, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]],
+def job_secrets(access: ClusterAccess, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]],
                 reader: SecretReads | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
@@ -151,7 +155,7 @@ class LogSecrets:
     read) a new one, while other Pods' first reads wait. A Ray token read for the Job later (raydash/token.py) is
     added as it is read. Unreadable Secrets are told once through `on_notice`."""
 
-    def __init__(self, access, job: Mapping, add_known: Callable[[Iterable[str]], None],
+    def __init__(self, access: ClusterAccess, job: Mapping, add_known: Callable[[Iterable[str]], None],
                  on_notice: Callable[[str], None] | None = None) -> None:
         self._access = access
         self._job = job
@@ -194,7 +198,7 @@ class LogSecrets:
             self._on_notice(JobSecrets(unreadable=tuple(new)).notice())
 
 
-def _data_plane_pod(access, target: LogTarget) -> Mapping | None:
+def _data_plane_pod(access: ClusterAccess, target: LogTarget) -> Mapping | None:
     try:
         return access.data_plane_pod(target.cluster, target.pod, target.namespace)
     except RlarkError:

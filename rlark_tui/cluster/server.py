@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls
@@ -24,7 +24,11 @@ from rlark_tui.errors import UsageError
 from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
 
 if TYPE_CHECKING:
+    import argparse
+
     from kubernetes import client as k8s
+
+    from rlark_tui.cluster.http import Http
 
 DEFAULT_PORT = 8443
 ADMIN_CERT_SECRET = "rlark-admin-cert"
@@ -44,7 +48,7 @@ class ServerOptions:
     before anything connects. Files a config file names are read when rlark-server is first needed."""
 
     @classmethod
-    def from_sources(cls, args, config: RlarkConfig) -> ServerOptions:
+    def from_sources(cls, args: argparse.Namespace | None, config: RlarkConfig) -> ServerOptions:
         values: dict[str, str | bool] = {}
         origins: dict[str, str] = {}
         for key in SERVER_KEYS:
@@ -110,7 +114,7 @@ class ServerEndpoint:
         return f"{self.url}  [address: {self.url_origin}; certificate: {self.cert_origin}; {check}]"
 
 
-def resolve(options: ServerOptions, extension: dict | None, control, namespace: str) -> ServerEndpoint:
+def resolve(options: ServerOptions, extension: dict[str, Any] | None, control: Http | None, namespace: str) -> ServerEndpoint:
     """rlark-server in the issue's order: flags and config keys, then the kubeconfig extension, then discovery
     through the control plane `control` (an Http, or None in server-only mode): Secret `rlark-admin-cert` in
     `namespace` for the certificate, a live Lease `rlark-server-peer-*` for the address. Raises Unreachable
@@ -160,7 +164,7 @@ def agent_id(cluster_namespace: str) -> str:
     return cluster_namespace.removeprefix("rlark-")
 
 
-def live_lease_ips(leases: list[dict], now: datetime) -> list[str]:
+def live_lease_ips(leases: list[dict[str, Any]], now: datetime) -> list[str]:
     """The IPs of live `rlark-server-peer-*` Leases (holderIdentity `<ip>/<peer>/<token>`; only the IP is kept)."""
     found = []
     for lease in leases:
@@ -183,11 +187,12 @@ def live_lease_ips(leases: list[dict], now: datetime) -> list[str]:
     return found
 
 
-def _address(options: ServerOptions, extension: dict, control, namespace: str) -> tuple[str, str, str]:
+def _address(options: ServerOptions, extension: dict[str, Any], control: Http | None, namespace: str) -> tuple[str, str, str]:
     given = options.get("server-address")
-    parts = urlsplit(_with_scheme(given)) if given else None
-    if parts is not None and parts.hostname:
-        return _with_scheme(given).rstrip("/"), options.origins["server-address"], ""
+    address = _with_scheme(given) if given else None
+    parts = urlsplit(address) if address else None
+    if address and parts is not None and parts.hostname:
+        return address.rstrip("/"), options.origins["server-address"], ""
     if extension.get("server"):
         return str(extension["server"]).rstrip("/"), "kubeconfig extension", ""
     if control is None:
@@ -209,7 +214,7 @@ def _address(options: ServerOptions, extension: dict, control, namespace: str) -
     return f"https://{host}:{port}", f"Lease {LEASE_PREFIX}* in {namespace} (IP {ip})", ip
 
 
-def _certificate(options: ServerOptions, control, namespace: str) -> tuple[bytes, bytes, str]:
+def _certificate(options: ServerOptions, control: Http | None, namespace: str) -> tuple[bytes, bytes, str]:
     cert, key = options.get("client-cert"), options.get("client-key")
     if cert and key:
         return options.pem("client-cert"), options.pem("client-key"), options.origins["client-cert"]

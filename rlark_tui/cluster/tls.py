@@ -18,7 +18,7 @@ import ssl
 import tempfile
 import threading
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.errors import UsageError
 from rlark_tui.local.fsutil import read_input
@@ -109,8 +109,8 @@ def read_pem(path: str, what: str) -> bytes:
     return data
 
 
-def pool_manager(context: ssl.SSLContext, proxy: str | None = None, proxy_headers: dict | None = None,
-                 **pool_args) -> urllib3.PoolManager:
+def pool_manager(context: ssl.SSLContext, proxy: str | None = None, proxy_headers: dict[str, Any] | None = None,
+                 **pool_args: Any) -> urllib3.PoolManager:
     """A urllib3 pool that uses `context` (and no certificate files) for every HTTPS connection; through `proxy`
     (a kubeconfig's `proxy-url`: HTTP CONNECT, or SOCKS as the `kubernetes` client supports it) when given."""
     import urllib3
@@ -149,7 +149,7 @@ def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s
 def _pooled(api_client: k8s.ApiClient, context: ssl.SSLContext) -> k8s.ApiClient:
     """`api_client` with its pool rebuilt around `context` (`context_of` finds it there again)."""
     configuration = api_client.configuration
-    pool_args: dict = {}
+    pool_args: dict[str, Any] = {}
     if configuration.retries is not None:
         pool_args["retries"] = configuration.retries
     if configuration.tls_server_name:
@@ -174,12 +174,12 @@ def context_of(api_client: k8s.ApiClient | None) -> ClientContext | None:
     return context if isinstance(context, ClientContext) else None
 
 
-def websocket_sslopt(api_client: k8s.ApiClient) -> dict | None:
+def websocket_sslopt(api_client: k8s.ApiClient) -> dict[str, Any] | None:
     """websocket-client's `sslopt` for this client's context (None: it has none)."""
     context = context_of(api_client)
     if context is None:
         return None
-    options: dict = {"context": context}
+    options: dict[str, Any] = {"context": context}
     if api_client.configuration.tls_server_name:
         options["server_hostname"] = api_client.configuration.tls_server_name
     return options

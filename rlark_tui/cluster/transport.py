@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 import orjson
 
 from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
 from rlark_tui.errors import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
@@ -47,7 +51,7 @@ def display_url(base: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def request_timeout(args) -> float | None:
+def request_timeout(args: argparse.Namespace) -> float | None:
     """The global --request-timeout of parsed CLI arguments (None when not given); out of range is a usage error."""
     timeout = getattr(args, "request_timeout", None)
     if timeout is not None and not 0 < timeout <= MAX_REQUEST_TIMEOUT:

@@ -17,6 +17,7 @@ import secrets
 import ssl
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls as shared_tls
@@ -24,6 +25,9 @@ from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.http import Http, seg
 from rlark_tui.errors import UsageError
 from rlark_tui.model.objects import Job
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 HEAD_LIMIT = 64 * 1024
 CHUNK = 64 * 1024
@@ -71,7 +75,7 @@ class Upstream:
                    headers, name)
 
 
-def job_http(access, job: Job, target: str) -> Http:
+def job_http(access: ClusterAccess, job: Job, target: str) -> Http:
     """The Http a tunnel to `target` of `job` relays to: the Ray dashboard (ClusterAccess.ray_dashboard, with Ray's
     token in `X-Ray-Authorization` when Ray wants one, so the user's browser needs none), the
     gateway's TensorBoard route of the Header Task, or a port of the Header Task's Pod through rlark-server's

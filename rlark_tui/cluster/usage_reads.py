@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.podexec import ExecFailed, run_fixed
@@ -23,6 +24,9 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.telemetry.sample import PodUsage, parse_nvidia_smi
 from rlark_tui.telemetry.usage import CgroupReading, UsageState, cgroup_millicores, parse_cgroup, parse_pod_metrics
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 METRICS_PATH = f"/apis/metrics.k8s.io/v1beta1/namespaces/{keys.WORKLOAD_NAMESPACE}/pods"
 EXEC_SECONDS = 60.0
@@ -43,7 +47,7 @@ class Target:
     gpus: float
 
 
-def pod_metrics(access, cluster: str) -> dict[str, tuple[float, int]] | None:
+def pod_metrics(access: ClusterAccess, cluster: str) -> dict[str, tuple[float, int]] | None:
     """{pod: (millicores, bytes)} of one member cluster; None when it serves no PodMetrics (or did not answer)."""
     try:
         plane = access.data_plane(cluster)
@@ -56,7 +60,7 @@ def pod_metrics(access, cluster: str) -> dict[str, tuple[float, int]] | None:
     return parse_pod_metrics(body) if isinstance(body, dict) else None
 
 
-def _fixed_output(access, cluster: str, pod: str, name: str) -> str | None:
+def _fixed_output(access: ClusterAccess, cluster: str, pod: str, name: str) -> str | None:
     """The stdout of fixed command `name` in the Pod; None when it is missing, failed or could not run."""
     try:
         result = run_fixed(access, cluster, pod, name)
@@ -65,18 +69,18 @@ def _fixed_output(access, cluster: str, pod: str, name: str) -> str | None:
     return result.stdout.decode("utf-8", "replace") if result.exit_code == 0 else None
 
 
-def gpu_read(access, cluster: str, pod: str):
+def gpu_read(access: ClusterAccess, cluster: str, pod: str):
     """The Pod's GPUs (telemetry.sample.GpuSample rows); None when nvidia-smi is missing or its read failed."""
     text = _fixed_output(access, cluster, pod, "gpu-query")
     return (parse_nvidia_smi(text) or None) if text is not None else None
 
 
-def cgroup_read(access, cluster: str, pod: str) -> CgroupReading | None:
+def cgroup_read(access: ClusterAccess, cluster: str, pod: str) -> CgroupReading | None:
     text = _fixed_output(access, cluster, pod, "cgroup-usage")
     return parse_cgroup(text, time.time()) if text is not None else None
 
 
-def sample(access, targets: list[Target], previous: UsageState | None = None, *,
+def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | None = None, *,
            exec_seconds: float = EXEC_SECONDS, execs_per_round: int | None = EXECS_PER_ROUND,
            metrics_seconds: float = METRICS_SECONDS, cpu_memory: bool = True) -> UsageState:
     """One round: each cluster's PodMetrics when due, then at most `execs_per_round` execs (None: every due Pod,
@@ -201,7 +205,7 @@ class Targets:
         return found
 
 
-def job_gpu_percent(access, jobs: list[dict]) -> dict[str, float]:
+def job_gpu_percent(access: ClusterAccess, jobs: list[dict[str, Any]]) -> dict[str, float]:
     """Job name -> the mean utilisation over its Running Pods' GPUs, read at once (`get jobs -o wide`); Jobs
     without GPU numbers are left out."""
     from rlark_tui.cluster.kinds import PODS, TASKS

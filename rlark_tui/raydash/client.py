@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rlark_tui.cluster.errors import ApiError, Forbidden, NotFound, Request, Unauthorized, Unreachable
 from rlark_tui.cluster.http import Http
+from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
 
 TIMEOUT = 5.0
@@ -102,7 +104,7 @@ class RayDashboard:
             return self.http
         return self.http.sibling(self.http.base, self.http.source, {**self.http.headers, **self._headers()})
 
-    def _envelope(self, path: str, what: str, query=None) -> dict:
+    def _envelope(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         body = self._get(path, what, query)
         if not isinstance(body, dict):
             raise ApiError(f"{self.source}: {path} did not answer with JSON")
@@ -113,10 +115,11 @@ class RayDashboard:
 
     def alive_nodes(self) -> int:
         """ALIVE nodes: `num_filtered` of the state filter (dead nodes stay listed, so never total/len)."""
-        result = self._envelope("/api/v0/nodes", "Ray nodes", ALIVE_QUERY).get("result")
+        result = self._envelope("/api/v0/nodes", "Ray nodes", list(ALIVE_QUERY)).get("result")
         if isinstance(result, dict):
-            if isinstance(result.get("num_filtered"), int):
-                return result["num_filtered"]
+            filtered = result.get("num_filtered")
+            if isinstance(filtered, int):
+                return filtered
             rows = result.get("result") or []
             return sum(1 for row in rows if isinstance(row, dict) and row.get("state") == "ALIVE")
         raise ApiError(f"{self.source}: /api/v0/nodes answered without a result")
@@ -126,12 +129,12 @@ class RayDashboard:
         text = self._envelope("/api/cluster_status", "Ray cluster status", [("format", "1")]).get("clusterStatus")
         return text if isinstance(text, str) else ""
 
-    def jobs(self) -> list[dict]:
+    def jobs(self) -> list[dict[str, Any]]:
         """Ray jobs (`/api/jobs/`, a bare list)."""
         body = self._get("/api/jobs/", "Ray jobs")
         return [j for j in body if isinstance(j, dict)] if isinstance(body, list) else []
 
-    def state_list(self, resource: str, what: str, query: list[tuple[str, str]] | None = None) -> list[dict]:
+    def state_list(self, resource: str, what: str, query: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
         """A State API list (`/api/v0/<resource>`, e.g. `actors?detail=true`): the entries of `data.result.result`."""
         result = self._envelope(f"/api/v0/{resource}", what, query).get("result")
         rows = result.get("result") if isinstance(result, dict) else None
@@ -161,7 +164,7 @@ class RayDashboard:
         body = self._get(path, what, query)
         return body if isinstance(body, str) else ""
 
-    def status(self, expected: int | None = None) -> dict:
+    def status(self, expected: int | None = None) -> dict[str, Any]:
         """One poll: alive nodes vs expected, status text, jobs; a failure becomes `error` (one line).
 
         The Ray jobs list is secondary: when only it fails, the counts stand and `jobs_error` says why.
@@ -181,12 +184,12 @@ class RayDashboard:
                 "jobs_error": jobs_error, "error": None, "source": self.source, "polled_at": polled}
 
 
-def unavailable(job, reason: str) -> dict:
+def unavailable(job: Job, reason: str) -> dict[str, Any]:
     """A status entry for a Job whose dashboard cannot be reached at all."""
     return {"alive_nodes": None, "expected": job.total_nodes, "status_text": "", "jobs": [], "jobs_error": None,
             "error": reason, "source": "", "polled_at": time.time()}
 
 
-def _job_row(job: dict) -> dict:
+def _job_row(job: dict[str, Any]) -> dict[str, Any]:
     keys = ("submission_id", "job_id", "type", "status", "entrypoint", "message", "start_time", "end_time")
     return {key: job.get(key) for key in keys}

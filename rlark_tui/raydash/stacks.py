@@ -5,12 +5,20 @@ dumps run in parallel, at most PARALLEL at once, each under its own time bound (
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry import stacks as pure
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.raydash.client import RayDashboard
+
+_Item = TypeVar("_Item")
 
 PARALLEL = 8
 TRACEBACK_TIMEOUT = 15.0
@@ -29,7 +37,7 @@ def role_of(pod: Pod, job: Job) -> str:
     return task[len(job.name) + 1:] if task.startswith(job.name + "-") else task
 
 
-def take(access, job: Job, role: str | None = None, all_threads: bool = False) -> pure.Stacks:
+def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: bool = False) -> pure.Stacks:
     """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given)."""
     dashboard = access.ray_dashboard(job)
     if dashboard is None:
@@ -66,14 +74,14 @@ def take(access, job: Job, role: str | None = None, all_threads: bool = False) -
     return pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
 
 
-def _parallel(fn, items: list) -> list:
+def _parallel(fn: Callable[[_Item], pure.Worker], items: list[_Item]) -> list[pure.Worker]:
     if not items:
         return []
     with ThreadPoolExecutor(max_workers=min(PARALLEL, len(items)), thread_name_prefix="stacks") as pool:
         return list(pool.map(fn, items))
 
 
-def _traceback(dashboard, worker: pure.Worker, ip: str) -> pure.Worker:
+def _traceback(dashboard: RayDashboard, worker: pure.Worker, ip: str) -> pure.Worker:
     try:
         text = dashboard.text("/worker/traceback", "a worker's stack",
                               [("pid", str(worker.pid)), ("ip", ip), ("native", "0")])
@@ -84,7 +92,7 @@ def _traceback(dashboard, worker: pure.Worker, ip: str) -> pure.Worker:
     return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, pure.parse_dump(text))
 
 
-def _py_spy(access, job: Job, workers: list[tuple[pure.Worker, str]], by_ip: dict[str, Pod],
+def _py_spy(access: ClusterAccess, job: Job, workers: list[tuple[pure.Worker, str]], by_ip: dict[str, Pod],
             errors: list[pure.PodError]) -> list[pure.Worker]:
     """py-spy in each worker's Pod; one reason per Pod where no dump could be taken."""
     from rlark_tui.cluster.podexec import run_fixed

@@ -8,11 +8,15 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 HEADER = "X-Ray-Authorization"
 """The header a proxy passes to Ray (rlark-server drops `Authorization`, as KubeRay's proxies expect)."""
@@ -25,11 +29,11 @@ class TokenUnavailable(RlarkError):
 class RayTokens:
     """Tokens per Job name, read on demand; thread-safe (the reconciler polls several Jobs at once)."""
 
-    def __init__(self, access) -> None:
+    def __init__(self, access: ClusterAccess) -> None:
         self._access = access
         self._tokens: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._listeners: list[weakref.WeakMethod] = []
+        self._listeners: list[weakref.WeakMethod[Callable[[str, str], None]]] = []
 
     def listen(self, method: Callable[[str, str], None]) -> None:
         """Call `method(job name, token)` (a bound method, held weakly: it goes with its object) with each token
