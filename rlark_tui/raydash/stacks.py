@@ -4,8 +4,8 @@ dumps run in parallel, at most PARALLEL at once, each under its own time bound (
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
