@@ -67,6 +67,9 @@ _KNOCK_ON = ("The actor died unexpectedly before finishing this task", "ActorDie
              "ActorUnavailableError", "A worker died during training")
 GONE_MARKS = ("all references to the actor were removed", "its owner has died", "killed by `ray.kill`",
          "killed by ray.kill", "The actor is dead because it was killed", "detached actor")
+_RAY_TASK = re.compile(r"ray::([A-Za-z_][\w]{0,80})[\w.]{0,80}\(\) \(pid=(\d{1,10})")
+"""RLinf's crash line names the actor's class and PID: `exception is ray::EmbodiedFSDPActor.run_training() (pid=4121,
+ip=…)`; the lines after it, up to the next crash line, are that worker's."""
 _RLINF_CRASH = ("Exception occurred while running ", "Exiting main process due to a failure upon worker execution.")
 _RAY_MARKERS = (":job_id:", ":actor_name:", ":task_name:")
 AHEAD = 12
@@ -442,11 +445,17 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
     events: list[Event] = []
     seen: set[tuple[str, str]] = set()
     in_traceback = False
+    chain = ""
     by_name = set(places.names.values())
     for index, (at, text) in enumerate(lines):
         if len(events) >= MAX_LOG_EVENTS:
             break
-        worker = "driver"
+        if _RLINF_CRASH[0] in text:
+            task = _RAY_TASK.search(text)
+            chain = (places.names.get(int(task.group(2))) or f"{task.group(1)} pid {task.group(2)}") if task else ""
+        elif _RLINF_CRASH[1] in text:
+            chain = ""
+        worker = chain or "driver"
         prefixed = _WORKER_PREFIX.match(text)
         if prefixed:
             pid = int(prefixed.group(2))
@@ -599,13 +608,19 @@ def from_json(data: Any) -> Diagnosis | None:
 
 def merge(kept: Diagnosis | None, now: Diagnosis) -> Diagnosis:
     """What is known now joined with what was kept: the kept first failure stands unless the new one is earlier
-    (Pods restart and Ray starts afresh, so the first failure's facts may be gone from the cluster)."""
+    (Pods restart and Ray starts afresh, so the first failure's facts may be gone from the cluster). For the same
+    worker the more telling cause stands (a crash loop: the Header log said a rank died, and a later round of the
+    loop caught that rank's own stderr)."""
     if kept is None or kept.job != now.job:
         return now
-    failure = now.first_failure
-    old = kept.first_failure
-    if old is not None and (failure is None or old.at is None or failure.at is None or old.at <= failure.at):
+    failure, old = now.first_failure, kept.first_failure
+    if old is not None and failure is None:
         failure = old
+    elif old is not None and failure is not None:
+        if failure.worker == old.worker:
+            failure = failure if _telling(failure) < _telling(old) else old
+        elif old.at is None or failure.at is None or old.at <= failure.at:
+            failure = old
     seen = set()
     events = []
     for event in (*kept.timeline, *now.timeline):
@@ -614,6 +629,10 @@ def merge(kept: Diagnosis | None, now: Diagnosis) -> Diagnosis:
             seen.add(key)
             events.append(event)
     return Diagnosis(now.job, failure, tuple(sorted(events, key=_order)[:MAX_TIMELINE]))
+
+
+def _telling(failure: Failure) -> int:
+    return CAUSES.index(failure.cause) if failure.cause in CAUSES else len(CAUSES)
 
 
 def render(diagnosis: Diagnosis) -> str:

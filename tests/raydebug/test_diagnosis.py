@@ -165,3 +165,28 @@ def test_hostile_input_never_raises():
         d.render(found)
         assert d.from_json(_junk(rng)) is None or isinstance(d.from_json(_junk(rng)), d.Diagnosis)
     assert d.diagnose("not inputs").first_failure is None
+
+
+def test_a_crash_loop_round_that_caught_the_ranks_own_stderr_tells_more_than_the_kept_log_line():
+    from_log = d.diagnose(sigsegv_inputs(actors=[], workers=[], stderr={}, node_ips={}))
+    assert from_log.first_failure.cause == "unknown"
+    later = d.diagnose(sigsegv_inputs())
+    later = d.Diagnosis(later.job, d.Failure(**{**later.first_failure.__dict__, "at": later.first_failure.at + 100}),
+                        later.timeline)
+    merged = d.merge(from_log, later)
+    assert (merged.first_failure.worker, merged.first_failure.cause) == ("ActorGroup:1", "signal")
+    assert d.merge(later, from_log).first_failure == later.first_failure
+
+
+def test_rlinf_crash_chain_names_the_actor_and_its_pid():
+    chain = ["Exception occurred while running EmbodiedFSDPActor's function run_training: exception is "
+             "ray::EmbodiedFSDPActor.run_training() (pid=4121, ip=10.244.1.7)",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+             "Exception occurred while running EnvWorker's function interact: exception is "
+             "The actor died unexpectedly before finishing this task.",
+             "Exiting main process due to a failure upon worker execution."]
+    failure = d.diagnose(d.Inputs("j", header_log=[(1.7e9 + i, line) for i, line in enumerate(chain)])).first_failure
+    assert (failure.worker, failure.cause) == ("EmbodiedFSDPActor pid 4121", "cuda-oom")
+    named = d.diagnose(d.Inputs("j", actors=[{"name": "ActorGroup:0", "pid": 4121}],
+                                header_log=[(1.7e9, line) for line in chain])).first_failure
+    assert named.worker == "ActorGroup:0"
