@@ -1,23 +1,35 @@
-"""`rlark wait JOB --for phase=PHASE|progress=N|check=pass [--timeout 30m]`, as `kubectl wait`: exit 0 once
-reached, 1 with the reason once it can no longer happen, 2 on timeout (and on a usage error)."""
+"""`rlark wait JOB --for phase=PHASE|progress=N|check=pass [--timeout 30m] [--keep-waiting]`, as `kubectl wait`:
+exit 0 once reached, 1 with the reason once it can no longer happen, 2 on timeout (and on a usage error).
+
+Fails early (issue 34 item 4): RLark's phases cannot say a run is dead (a crash-looping StatefulSet Task stays
+Running), so for phase=Succeeded, progress=N and check=pass the alert rules run on the Job meanwhile (the
+reconciler's `alerts` topic, headless on a thread, as `rlark watch` runs it) and a critical alert of FAIL_EARLY
+ends the wait with exit 1, the alert and the diagnosis's first failure."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import parse_since
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.objects import Job
 
+if TYPE_CHECKING:
+    from rlark_tui.alerting.rules import Alert
+
 PHASES = ("Pending", "Running", "Stopped", "Succeeded", "Failed")
 FINAL = ("Succeeded", "Failed")
 """The platform never leaves these (a Job there is finished; Stopped can be started again)."""
+FAIL_EARLY = ("run-crashed", "run-oom", "pod-oomkilled", "pod-backoff", "job-failed")
+"""The critical alerts after which phase=Succeeded, progress=N and check=pass can no longer come."""
 PHASE_SECONDS = 1.0
 PROGRESS_SECONDS = 10.0
 CHECK_SECONDS = 10.0
@@ -26,6 +38,9 @@ EXIT_CODES = """exit codes:
   0    the condition was reached
   1    it can no longer happen (the Job is gone, or finished another way: waiting for Running on a Failed
        Job, for a step past the run's last one, for a passing check on a Job that ended), with the reason
+       or, for phase=Succeeded, progress=N and check=pass, a critical alert on the Job (run-crashed, run-oom,
+       pod-oomkilled, pod-backoff, job-failed), with the alert and the diagnosis's first failure (`rlark
+       diagnose`); --keep-waiting waits on through those
   2    timed out (default --timeout 30m), or a usage error
 
 --for check=pass waits for the run check's rows 1-5 to pass (row 6 is the hand-over, see `rlark check`)."""
@@ -49,6 +64,8 @@ def register(subparsers, parents) -> None:
                         help="phase=PHASE (Pending, Running, Stopped, Succeeded, Failed), progress=N (the Header "
                              "log's Global Step reaches N) or check=pass")
     parser.add_argument("--timeout", metavar="DURATION", default="30m", help="give up after this long (30s, 5m, 1h)")
+    parser.add_argument("--keep-waiting", action="store_true",
+                        help="wait on through a critical alert (a run that crashed may be restarted and recover)")
     parser.set_defaults(handler=run)
 
 
@@ -78,12 +95,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout {args.timeout[:40]!r}: expected a duration like 30s, 5m or 1h30m") from None
     deadline = time.monotonic() + timeout
     access = ClusterAccess.from_args(args)
+    alerts = None
+    if not args.keep_waiting and (what != "phase" or target == "Succeeded"):
+        alerts = CriticalAlerts(access, args.job)
     try:
-        message = _wait(access, args.job, what, target, deadline)
+        message = _wait(access, args.job, what, target, deadline, alerts)
     except TimedOut as exc:
         print(f"error: timed out waiting for {args.job}: {exc}", file=sys.stderr)
         return 2
     finally:
+        if alerts is not None:
+            alerts.stop()
         access.close()
     print(message)
     return 0
@@ -96,7 +118,57 @@ def _job(access, name: str) -> Job:
         raise Impossible(f"Job {name} does not exist") from None
 
 
-def _wait(access, name: str, what: str, target, deadline: float) -> str:
+class CriticalAlerts:
+    """The alert rules on one Job, run headless on a thread: `fired` is the first critical alert of FAIL_EARLY
+    firing on it, and `changed` is set when it comes."""
+
+    def __init__(self, access, name: str) -> None:
+        from rlark_tui.flow import alertpoll
+        from rlark_tui.flow.reconciler import Reconciler
+
+        self.name = name
+        self.key = alertpoll.scope_key([name])
+        self.fired: Alert | None = None
+        self.changed = threading.Event()
+        self.reconciler = Reconciler(access)
+        self.reconciler.subscribe(alertpoll.ALERTS, self.key)
+        self._thread = threading.Thread(target=self._run, name="rlark-wait-alerts", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.run(self.reconciler.run(self._post))
+
+    def _post(self, published) -> None:
+        from rlark_tui.alerting.rules import CRITICAL, AlertsState
+
+        state = published.snapshot.alerts.get(self.key)
+        if self.fired is not None or not isinstance(state, AlertsState):
+            return
+        for alert in state.book.firing():
+            if alert.rule in FAIL_EARLY and alert.severity == CRITICAL and alert.job == self.name:
+                self.fired = alert
+                self.changed.set()
+                return
+
+    def stop(self) -> None:
+        self.reconciler.stop()
+        self._thread.join(timeout=5)
+
+
+def _failed_early(access, name: str, alert: Alert) -> Impossible:
+    """The alert, and the first failure as `rlark diagnose` finds it (and keeps it)."""
+    from rlark_tui.local.config import state_dir
+    from rlark_tui.raydash.diagnose import diagnose
+
+    text = f"job {name}: critical alert {alert.rule} on {alert.object}: {alert.message}"
+    try:
+        failure = diagnose(access, name, state_dir()).diagnosis.first_failure
+    except (RlarkError, ApiError, Unreachable) as exc:
+        return Impossible(f"{text}\n(no diagnosis: {exc})")
+    return Impossible(text + (f"\nfirst failure: {failure.summary}" if failure else ""))
+
+
+def _wait(access, name: str, what: str, target, deadline: float, alerts: CriticalAlerts | None = None) -> str:
     interval = {"phase": PHASE_SECONDS, "progress": PROGRESS_SECONDS, "check": CHECK_SECONDS}[what]
     last = "no answer yet"
     while True:
@@ -109,10 +181,15 @@ def _wait(access, name: str, what: str, target, deadline: float) -> str:
             done = False
         if done:
             return last
+        if alerts is not None and alerts.fired is not None:
+            raise _failed_early(access, name, alerts.fired)
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimedOut(last)
-        time.sleep(min(interval, left))
+        if alerts is not None:
+            alerts.changed.wait(min(interval, left))
+        else:
+            time.sleep(min(interval, left))
 
 
 def _phase(access, name: str, phase: str) -> tuple[bool, str]:

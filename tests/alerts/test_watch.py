@@ -138,3 +138,18 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
             assert oct((tmp_path / "state" / "alert-acks.json").stat().st_mode & 0o777) == "0o600"
     finally:
         access.close()
+
+
+def test_wait_fails_early_on_a_critical_alert_with_the_first_failure(faulty, plain_sandbox, capsys, tmp_path,
+                                                                     monkeypatch):
+    """A crashed run stays Running (its StatefulSet Pod sleeps on): the wait for Succeeded ends at the run-crashed
+    (or run-oom) alert, with the diagnosis's first failure, masked; --keep-waiting waits on to the timeout."""
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    run = cli_runner(plain_sandbox.kubeconfig, capsys)
+    failed = run("wait", NAMES["crash"], "--for", "phase=Succeeded", "--timeout", "60s")
+    assert failed.code == 1, failed.err
+    assert f"job {NAMES['crash']}: critical alert run-" in failed.err
+    assert "\nfirst failure: EmbodiedFSDPActor pid 4121 failed first (cuda-oom): torch.OutOfMemoryError" in failed.err
+    assert SECRET not in failed.err and OWN not in failed.err and REFERENCED not in failed.err
+    waited = run("wait", NAMES["crash"], "--for", "phase=Succeeded", "--timeout", "2s", "--keep-waiting")
+    assert waited.code == 2 and "timed out" in waited.err
