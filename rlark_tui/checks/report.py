@@ -107,13 +107,17 @@ class CheckRow:
         return lines + list(self.notes)
 
 
+Decision = Literal["continue", "stop", "keep"]
+"""What happens to the run after the check (the hand-over's decision)."""
+
+
 @dataclass(frozen=True)
 class HandOver:
     """What the operator adds to the record: who checked, who to contact, what happens next."""
 
     recorder: str | None = None
     contacts: tuple[str, ...] = ()
-    decision: Literal["continue", "stop", "keep"] | None = None
+    decision: Decision | None = None
     notes: str | None = None
     retention: str | None = None
     links: tuple[str, ...] = ()

@@ -16,6 +16,7 @@ from textual.message_pump import MessagePump
 from rlark_tui.model.logtarget import Scope
 
 if TYPE_CHECKING:
+    from rlark_tui.checks.records import SavedRecord
     from rlark_tui.checks.report import CheckReport, HandOver
     from rlark_tui.flow.actions import SubmitResult
     from rlark_tui.flow.snapshot import Snapshot
@@ -379,8 +380,8 @@ class LoadRecords(Work):
 
 @message
 class RecordsLoaded(Message):
-    records: list
-    """checks.records.SavedRecord, newest first."""
+    records: list[SavedRecord]
+    """Newest first."""
 
 
 @message

@@ -15,11 +15,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.coordinate import Coordinate
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, with_hand_over
 from rlark_tui.checks.render import RESULT_WORDS
+from rlark_tui.checks.report import Decision
 from rlark_tui.flow.messages import (
     HandOverLoaded,
     HandOverSaveFailed,
@@ -38,13 +40,13 @@ from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
 
-DECISIONS = (("continue running", "continue"), ("stop (after outputs persist)", "stop"),
-             ("keep for debugging", "keep"))
+DECISIONS: tuple[tuple[str, Decision], ...] = (
+    ("continue running", "continue"), ("stop (after outputs persist)", "stop"), ("keep for debugging", "keep"))
 
 
 def row_cells(report: CheckReport) -> list[tuple[str, ...]]:
     """The table: id, title, result, checked at, where the evidence is, first reason or note."""
-    cells = []
+    cells: list[tuple[str, ...]] = []
     for row in report.rows:
         where = row.evidence[0].location() if row.evidence else ""
         if len(row.evidence) > 1:
@@ -95,7 +97,7 @@ class CheckScreen(RlarkScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(summary_line(self.job_name, None), id="check-summary", markup=False)
-        table = DataTable(id="check-rows", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text] = DataTable(id="check-rows", cursor_type="row", zebra_stripes=True)
         table.add_columns("#", "Check", "Result", "Checked", "Evidence", "Why / notes")
         yield table
         yield Static("", id="check-detail", markup=False)
@@ -111,7 +113,7 @@ class CheckScreen(RlarkScreen):
             yield Checkbox("temporary access and secrets cleaned up", id="check-cleaned-up")
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Text]:
         return self.query_one("#check-rows", DataTable)
 
     def focus_body(self) -> None:
@@ -164,8 +166,8 @@ class CheckScreen(RlarkScreen):
                 table.add_row(*map(_cell, cells), key=cells[0])
                 continue
             for column, value in enumerate(cells):
-                if str(table.get_cell_at((index, column))) != value:
-                    table.update_cell_at((index, column), _cell(value))
+                if str(table.get_cell_at(Coordinate(index, column))) != value:
+                    table.update_cell_at(Coordinate(index, column), _cell(value))
         self._show_row(table.cursor_row)
 
     # ---- rows and evidence ------------------------------------------------------------------------
@@ -199,7 +201,7 @@ class CheckScreen(RlarkScreen):
 
     @on(OptionList.OptionSelected, "#check-evidence")
     def _jump(self, event: OptionList.OptionSelected) -> None:
-        if self.report is None:
+        if self.report is None or event.option.id is None:
             return
         row = self.report.rows[self.table.cursor_row]
         self.jump_to(row.evidence[int(event.option.id)])
@@ -254,10 +256,10 @@ class CheckScreen(RlarkScreen):
         def items(name: str) -> tuple[str, ...]:
             return tuple(c.strip() for c in (field(name) or "").split(",") if c.strip())
 
-        decision = self.query_one("#check-decision", Select).value
+        chosen = self.query_one("#check-decision", Select).value
         self.hand_over = HandOver(
             recorder=field("recorder"), contacts=items("contacts"),
-            decision=decision if isinstance(decision, str) else None, notes=field("notes"),
+            decision=next((decision for _, decision in DECISIONS if decision == chosen), None), notes=field("notes"),
             retention=field("retention"), links=items("links"),
             cleaned_up=self.query_one("#check-cleaned-up", Checkbox).value)
         if self.report is not None:

@@ -32,7 +32,7 @@ def styled(text: str) -> Text:
 class DiffScreen(RlarkScreen):
     """esc goes back."""
 
-    BINDINGS = [Binding("escape", "back", "Back"), Binding("v", "toggle", "Side by side / unified")]
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("v", "toggle_layout", "Side by side / unified")]
 
     def __init__(self, first: str, second: str) -> None:
         super().__init__()
@@ -54,17 +54,17 @@ class DiffScreen(RlarkScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        jobs = (index.snapshot.jobs.get(self.first), index.snapshot.jobs.get(self.second))
-        key = (*map(id, jobs), self.side_by_side, self.size.width)
+        first, second = index.snapshot.jobs.get(self.first), index.snapshot.jobs.get(self.second)
+        key = (id(first), id(second), self.side_by_side, self.size.width)
         if key == self._shown:
             return
         self._shown = key
         widget = self.query_one("#diff-text", Static)
-        missing = [name for name, job in zip((self.first, self.second), jobs) if job is None]
-        if missing:
-            widget.update(f"Job {missing[0]} is not in the snapshot (deleted, or not listed yet).")
+        if first is None or second is None:
+            missing = self.first if first is None else self.second
+            widget.update(f"Job {missing} is not in the snapshot (deleted, or not listed yet).")
             return
-        changes = diff_jobs(*jobs)
+        changes = diff_jobs(first, second)
         if not changes:
             widget.update(f"{self.first} and {self.second} are the same in everything compared: roles, images, "
                           "selectors, env, scripts, resources, mounts and the launch record.")
@@ -73,7 +73,7 @@ class DiffScreen(RlarkScreen):
         else:
             widget.update(styled(render_unified(changes, self.first, self.second)))
 
-    def action_toggle(self) -> None:
+    def action_toggle_layout(self) -> None:
         self.side_by_side = not self.side_by_side
         if self.state.index is not None:
             self.show_snapshot(self.state.index)

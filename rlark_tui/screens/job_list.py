@@ -218,7 +218,7 @@ class JobListScreen(RlarkScreen):
         style = (self.table.get_component_rich_style(f"job-table--phase-{lowered}", partial=True)
                  if lowered in PHASES else "")
         phase = Text(row.phase, style=style)
-        name = row.name
+        name: str | Text = row.name
         if row.name in self.state.marked:
             name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
                                                                                    partial=True))

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -29,6 +30,9 @@ from rlark_tui.text.sanitize import clean, clean_lines
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.logs import LogFollower
 
 TAIL_LINES = 1000
 BUFFER_LINES = 20_000
@@ -90,7 +94,7 @@ class LogScreen(RlarkScreen):
         self._status_at = 0.0
         self._status_stale = False
         self._streams: dict[str, PodTarget] = {}
-        self._follower = None
+        self._follower: LogFollower | None = None
         """The log follower from intents.follow_logs (None: not following)."""
         self._slow = ""
         self.saved_path: Path | None = None
@@ -161,7 +165,7 @@ class LogScreen(RlarkScreen):
         """Every source the `[` / `]` keys step through: all Pods, each role, each Pod."""
         index = self.state.index
         job = index.job(self.job_name) if index is not None else None
-        if job is None:
+        if index is None or job is None:
             return [Scope.ALL]
         result: list[Scope] = [Scope.ALL]
         result += [Scope.role(job.task_name(spec)) for spec in job.tasks]

@@ -50,7 +50,7 @@ class PodsScreen(ListScreen):
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
         wanted = {name for name, row in list(index.rows.items()) if row.phase in UNSETTLED
-                  and index.job_pods(index.job(name))}
+                  and (job := index.job(name)) is not None and index.job_pods(job)}
         wanted = set(sorted(wanted)[:HEALTH_JOBS])
         for name in self._watched - wanted:
             self.intents.unsubscribe(HEALTH, name)

@@ -5,6 +5,7 @@ shift saved); `enter` opens a record (its markdown), or the live run check of a 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +18,9 @@ from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.records import ON_JOB, RECORD, record_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
+
+if TYPE_CHECKING:
+    from rlark_tui.checks.records import SavedRecord
 
 COLUMNS = (
     Column("job", "JOB"),
@@ -32,7 +36,7 @@ class RecordsScreen(TableScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.records: list = []
+        self.records: list[SavedRecord] = []
         self._index: SnapshotIndex | None = None
 
     def compose_body(self) -> ComposeResult:

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import AddSshKey, DeleteSshKey
-from rlark_tui.flow.polls import ALL_KEY, SSH_KEYS
+from rlark_tui.flow.polls import ALL_KEY, SSH_KEYS, Listed
 from rlark_tui.model.sshkey import KeyRow, key_rows
 from rlark_tui.screens.base import TableScreen, read_message
 from rlark_tui.text.sanitize import markup_safe
@@ -49,7 +49,7 @@ class SSHKeysScreen(TableScreen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         listed = index.listed("sshkeys", ALL_KEY)
-        rows = key_rows(list(listed.items)) if listed is not None else []
+        rows = key_rows(list(listed.items)) if isinstance(listed, Listed) else []
         self._rows = {f"{r.raw_user}\x1f{r.index}": r for r in rows}
         self.query_one(LiveTable).sync(
             Row(key, (r.user, str(r.index), r.type, r.fingerprint, r.comment or "-", r.added_at or "-"),

@@ -103,7 +103,7 @@ class StorageScreen(RlarkScreen):
                     (not e.folder, e.name, e.size or 0, e.modified, e.etag)) for e in self._entries.values())
             message = read_message(folder, bool(folder and folder.entries), waiting="Listing…", failed="list",
                                    empty="Empty folder.")
-            if not message and folder.truncated:
+            if not message and folder is not None and folder.truncated:
                 message = f"Showing the first {len(folder.entries)} entries."
         self.say("#storage-message", message)
 
