@@ -372,6 +372,8 @@ class SandboxServer:
         if verb not in rtype.verbs and not (sub in ("log", "proxy", "exec")):
             raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested "
                                                     f"resource ({verb} {qualified(plural, plane)})")
+        if watching:
+            self.logs.streams.watch_asked(plane, plural)
         await self._apply_faults(request, plane, f"{plural}/{sub}" if sub else plural, verb)
         if sub == "log":
             return await self._pod_log(request, plane, namespace or "default", name)

@@ -6,13 +6,16 @@ opened the log file (every later line reaches it); a follow is "caught up" when 
 and sent what it read.
 
 API (thread-safe; the waits block the calling thread, so an async test calls them through asyncio.to_thread):
-- `watches_opened(resource, plane=ROOT) -> int`: watches on that resource opened since the sandbox was made.
-- `wait_watch(resource, plane=ROOT, opened=1, timeout=30.0)`: returns once `opened` watches have opened.
+- `watches_opened(resource, plane=ROOT) -> int`: watches on that resource opened since the sandbox was made;
+  `watches_asked(...)` the watch requests that reached the server, opened or not (a fault refused it, a 410).
+- `wait_watch(resource, plane=ROOT, opened=1, asked=0, timeout=30.0)`: returns once `opened` watches have opened
+  and `asked` were asked for.
 - `follows_opened(pod, container=None) -> int`: log follows of that pod (any plane) opened so far.
 - `wait_follow(pod, container=None, opened=1, caught_up=False, timeout=30.0)`: returns once `opened` follows of
   the pod have opened and, with `caught_up`, one still open has sent all its log file holds.
   A wait that times out raises AssertionError naming what it waited for and what it saw.
-- Server side: `watch_opened(plane, resource)` once a watch's subscription is in place, and
+- Server side: `watch_asked(plane, resource)` as a watch request arrives, `watch_opened(plane, resource)` once
+  its subscription is in place, and
   `following(cluster, namespace, pod, container, path)`, a context manager around a follow's life yielding a
   `Follow` whose `read_to(position, idle)` says how far it has read and whether it is waiting for more.
 """
@@ -58,10 +61,16 @@ class Streams:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._watches: Counter[tuple[str, str]] = Counter()
+        self._asked: Counter[tuple[str, str]] = Counter()
         self._follows: Counter[tuple[str, str, str, str]] = Counter()
         self._open_follows: list[Follow] = []
 
     # ----- server side -----
+    def watch_asked(self, plane: str, resource: str) -> None:
+        with self._changed:
+            self._asked[(plane, resource)] += 1
+            self._changed.notify_all()
+
     def watch_opened(self, plane: str, resource: str) -> None:
         with self._changed:
             self._watches[(plane, resource)] += 1
@@ -86,10 +95,17 @@ class Streams:
         with self._changed:
             return self._watches[(plane, resource)]
 
-    def wait_watch(self, resource: str, plane: str = ROOT, opened: int = 1, timeout: float = 30.0) -> None:
-        self._wait(lambda: self._watches[(plane, resource)] >= opened, timeout,
-                   lambda: f"{opened} watch(es) of {resource} on plane {plane} open "
-                           f"({self._watches[(plane, resource)]} opened)")
+    def watches_asked(self, resource: str, plane: str = ROOT) -> int:
+        with self._changed:
+            return self._asked[(plane, resource)]
+
+    def wait_watch(self, resource: str, plane: str = ROOT, opened: int = 1, asked: int = 0,
+                   timeout: float = 30.0) -> None:
+        key = (plane, resource)
+        self._wait(lambda: self._watches[key] >= opened and self._asked[key] >= asked, timeout,
+                   lambda: f"{opened} watch(es) of {resource} on plane {plane} open"
+                           f"{f' and {asked} asked for' if asked else ''} "
+                           f"({self._watches[key]} opened, {self._asked[key]} asked for)")
 
     def follows_opened(self, pod: str, container: str | None = None) -> int:
         with self._changed:

@@ -28,6 +28,14 @@ def watch_opens(sandbox, resource: str, plane: str = ROOT, count: int = 1, timeo
 
 
 @contextlib.contextmanager
+def watch_asked(sandbox, resource: str, plane: str = ROOT, count: int = 1, timeout: float = TIMEOUT) -> Iterator[None]:
+    """As `watch_opens`, for watch requests that reach the server whether they open or not (a fault refuses them)."""
+    before = sandbox.streams.watches_asked(resource, plane)
+    yield
+    sandbox.streams.wait_watch(resource, plane, opened=0, asked=before + count, timeout=timeout)
+
+
+@contextlib.contextmanager
 def follow_opens(sandbox, pod: str, container: str | None = None, count: int = 1,
                  timeout: float = TIMEOUT) -> Iterator[None]:
     """The body starts something that opens `count` follows of the Pod's log; the exit waits until they are."""

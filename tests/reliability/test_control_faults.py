@@ -30,6 +30,7 @@ from rlark_tui.widgets.status_header import StatusHeader
 from tests.clirun import Result
 from tests.cluster.seeding import at, job_manifest, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for as pilot_wait_for
+from tests.streams import follow_opens, sent_all, watch_asked, watch_opens
 from tests.wizard.helpers import base_draft, open_wizard
 
 SIZE = (120, 30)
@@ -177,16 +178,15 @@ def test_cli_watch_and_follow_resume_after_an_outage(rel, env, capsys):
     cluster, pod = pods["actor"]
     try:
         write_log(rel, cluster, pod, ["before"], when=at(1))
-        watch = Background(rel.kubeconfig, "--request-timeout", "9", "get", "jobs", "-w")
-        follow = Background(rel.kubeconfig, "logs", "rel-cp-follow", "--pod", pod, "-f")
-        time.sleep(1.5)
-        rel.faults.outage(2)
-        time.sleep(0.5)
-        write_log(rel, cluster, pod, ["during"], when=at(2))
-        time.sleep(2)
+        with watch_opens(rel, "jobs"), follow_opens(rel, pod):
+            watch = Background(rel.kubeconfig, "--request-timeout", "9", "get", "jobs", "-w")
+            follow = Background(rel.kubeconfig, "logs", "rel-cp-follow", "--pod", pod, "-f")
+        with watch_opens(rel, "jobs"), follow_opens(rel, pod):  # both again once the 2 s outage is over
+            rel.faults.outage(2)
+            write_log(rel, cluster, pod, ["during"], when=at(2))
         add_job(rel, "rel-cp-after-outage")
         write_log(rel, cluster, pod, ["after"], when=at(3))
-        time.sleep(3)
+        sent_all(rel, pod)
         remove_pod(rel, "rel-cp-follow", cluster, pod)
         assert follow.join() == 0
         assert watch.join() == 0
@@ -227,9 +227,9 @@ def test_cli_watch_survives_closed_watches_and_410(rel, env, capsys):
     """Watches ended every second and two 410s: get -w relists quietly and prints each row once."""
     rel.faults.close_watches_every(1)
     rel.faults.expire_watches("jobs", times=2)
-    watch = Background(rel.kubeconfig, "--request-timeout", "6", "get", "jobs", "-w")
     try:
-        time.sleep(3.5)
+        with watch_opens(rel, "jobs", count=2):  # after the two 410s, the first watch ended and resumed
+            watch = Background(rel.kubeconfig, "--request-timeout", "6", "get", "jobs", "-w")
         add_job(rel, "rel-cp-after-410")
         assert watch.join() == 0
     finally:
@@ -252,9 +252,9 @@ def test_cli_403_on_listing_jobs(rl, rel):
 def test_cli_watch_refused_403_keeps_listing(rel, env, capsys):
     """List allowed, watch forbidden: get -w says why, lists again at the backoff's pace and prints new rows."""
     rel.faults.fail(403, "watch", "jobs")
-    watch = Background(rel.kubeconfig, "--request-timeout", "7", "get", "jobs", "-w")
     try:
-        time.sleep(1.5)
+        with watch_asked(rel, "jobs"):  # listed, then refused its watch
+            watch = Background(rel.kubeconfig, "--request-timeout", "7", "get", "jobs", "-w")
         add_job(rel, "rel-cp-no-watch")
         assert watch.join() == 0
     finally:
@@ -294,7 +294,8 @@ def test_cli_submit_cut_off_says_the_job_may_exist(rl, rel, tmp_path):
     rel.faults.delay(1, verb="create", resource="jobs")
     one_line_error(rl("--request-timeout", "0.5", "submit", "-f", str(manifest)), "timed out",
                    "may have reached the server: check with `rlark get jobs rel-cp-cut`")
-    time.sleep(1)  # past the delay: a create the server went on with after the client left is there now
+    rel.store.wait_until(lambda store: store.get("jobs", "rel-cp-cut"),
+                         "the create of rel-cp-cut the server went on with after the client left")
     drop_job(rel, "rel-cp-cut")
 
 

@@ -11,7 +11,6 @@ import contextlib
 import copy
 import socket
 import threading
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -40,6 +39,7 @@ from tests.cluster.ray_fake import FakeRayDashboard
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for as pilot_wait_for
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod, variants
+from tests.streams import follow_opens, sent_all
 from tests.tui.tui_factories import job_dict, pod_dict, task_dict
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -245,10 +245,10 @@ def test_cli_follow_cut_mid_line_reconnects_without_a_half_line(rel, env, capsys
     name, cluster, pod = running_job
     write_log(rel, cluster, pod, ["one", "two", "three is long enough to be cut in half"], when=at(1))
     rel.faults.cut_logs(after_lines=2, times=2)  # the backlog read, then the first follow stream
-    follow = Follow(rel.kubeconfig, "logs", name, "--pod", pod, "-f")
-    time.sleep(1.5)
+    with follow_opens(rel, pod):
+        follow = Follow(rel.kubeconfig, "logs", name, "--pod", pod, "-f")
     write_log(rel, cluster, pod, ["four"], when=at(2))
-    time.sleep(1.5)
+    sent_all(rel, pod)
     remove_pod(rel, name, cluster, pod)
     follow.join()
     captured = capsys.readouterr()
