@@ -57,13 +57,15 @@ class Reconciler:
     def __init__(self, access: ClusterAccess, *, frame: float = FRAME_SECONDS,
                  probe_interval: float = PROBE_SECONDS, kinds: tuple[Kind, ...] = KINDS,
                  start: SnapshotIndex | None = None, topics: Mapping[str, Topic] = TOPICS,
-                 hold: bool = False) -> None:
+                 hold: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         """`start`: the last index of a reconciler of the same access (ctrl+r); its objects and results stay
         published until read again, instead of the screens going blank meanwhile, and the new indexes derive
         from it. `topics`: the periodic reads a subscription can name (rlark_tui.flow.polls.TOPICS). `hold`: the
         other kinds' watches, the subscriptions' reads and the probes wait, after the first kind (Jobs)
-        answered, until `release` says the Snapshot with its answer is shown (the TUI's first list)."""
+        answered, until `release` says the Snapshot with its answer is shown (the TUI's first list). `clock`: what
+        the subscriptions' intervals are measured on (a test passes its own)."""
         self.access = access
+        self._clock = clock
         self.frame = frame
         self.topics = topics
         self.probe_interval = probe_interval
@@ -376,7 +378,7 @@ class Reconciler:
         most MAX_PARALLEL_POLLS in all, the most overdue for its interval first: the 2 s alert round is not kept
         waiting behind a burst of 10 s reads of the Jobs on screen falling due together)."""
         while not self._stop.is_set():
-            now = time.monotonic()
+            now = self._clock()
             due = []
             for sub, detail in self._subscribed.items():
                 interval = self.topics[sub[0]].read(detail)[1]
@@ -403,7 +405,7 @@ class Reconciler:
         def read() -> object:
             # the interval runs from when the read starts: one started late by a busy thread pool does not let
             # the next one follow it sooner than `interval`
-            self._polled_at[(topic.name, key)] = time.monotonic()
+            self._polled_at[(topic.name, key)] = self._clock()
             return fetch(self.access, self._index, key)
 
         try:
@@ -414,7 +416,7 @@ class Reconciler:
             # nothing to read yet (e.g. the Job is not listed): try again after NOTHING_YET_SECONDS, not at every tick,
             # so many such subscriptions do not keep the thread pool busy
             retry = min(interval, NOTHING_YET_SECONDS)
-            self._polled_at[(topic.name, key)] = time.monotonic() - interval + retry
+            self._polled_at[(topic.name, key)] = self._clock() - interval + retry
             return
         if (topic.name, key) in self._subscribed:
             self._wake(("poll", (topic.name, key), result))

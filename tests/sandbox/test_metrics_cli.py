@@ -12,6 +12,7 @@ import pytest
 from rlark_sandbox.demo_workload import metric_table
 from rlark_tui.model import keys
 from tests.clirun import cli_runner
+from tests.clock import Clock, ticks
 from tests.sandbox.helpers import forget_pod, job, task, tensorboard_pod
 
 pytest.importorskip("tensorboardX")
@@ -119,7 +120,8 @@ async def test_reconciler_reads_progress_and_metrics_when_subscribed(run, env):
     reads = []
     pod_log = access.pod_log
     access.pod_log = lambda *a, **k: (reads.append(time.monotonic()), pod_log(*a, **k))[1]
-    reconciler = Reconciler(access)
+    clock = Clock()
+    reconciler = Reconciler(access, clock=clock)
     task = asyncio.create_task(reconciler.run(lambda _message: None))
 
     async def until(predicate, what: str) -> None:
@@ -140,8 +142,11 @@ async def test_reconciler_reads_progress_and_metrics_when_subscribed(run, env):
         metrics = reconciler.snapshot.metrics[JOB]
         assert metrics.result.source == "tensorboard" and "rollout/rewards" in metrics.result.series
         first = len(reads)
-        await asyncio.sleep(2)
-        assert len(reads) == first  # progress: one read per 10 s; metrics from TensorBoard read no log
+        clock.now += 5.0  # metrics are due (every 5 s): from TensorBoard, they read no log
+        await until(lambda: reconciler.snapshot.metrics[JOB] is not metrics, "the metrics read again")
+        clock.now += 4.75
+        await ticks(clock)
+        assert len(reads) == first  # progress: one read per 10 s
     finally:
         reconciler.stop()
         await asyncio.wait_for(task, 10)
