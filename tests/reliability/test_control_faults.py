@@ -294,8 +294,9 @@ def test_cli_submit_cut_off_says_the_job_may_exist(rl, rel, tmp_path):
     rel.faults.delay(1, verb="create", resource="jobs")
     one_line_error(rl("--request-timeout", "0.5", "submit", "-f", str(manifest)), "timed out",
                    "may have reached the server: check with `rlark get jobs rel-cp-cut`")
-    rel.store.wait_until(lambda store: store.get("jobs", "rel-cp-cut"),
-                         "the create of rel-cp-cut the server went on with after the client left")
+    # the slow server is the behaviour under test: past its 1 s delay, a create it may still have finished after
+    # the client left is there to drop
+    time.sleep(1)
     drop_job(rel, "rel-cp-cut")
 
 
