@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.errors import RlarkError
@@ -23,6 +24,9 @@ from rlark_tui.model.objects import Job, Pod, main_container_status, restart_cou
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.redact import secret_values
 from rlark_tui.text.sinks import file_name
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 HEADER_TAIL = 20_000
 """Header log lines read per container instance."""
@@ -66,7 +70,7 @@ def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis) -> None:
     write_private(kept_path(state_dir, diagnosis.job), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
 
 
-def diagnose(access, name: str, state_dir: Path) -> Read:
+def diagnose(access: ClusterAccess, name: str, state_dir: Path) -> Read:
     """Read the Job's facts now, join them with the kept ones, keep the result when it knows a failure."""
     try:
         job = access.job(name)
@@ -90,7 +94,7 @@ def diagnose(access, name: str, state_dir: Path) -> Read:
     return Read(merged, notes, kept=used_kept)
 
 
-def gather(access, job: Job, notes: list[str]) -> pure.Inputs:
+def gather(access: ClusterAccess, job: Job, notes: list[str]) -> pure.Inputs:
     from rlark_tui.cluster.access import parallel_map
 
     try:
@@ -99,7 +103,7 @@ def gather(access, job: Job, notes: list[str]) -> pure.Inputs:
         crs = []
         notes.append(f"Pods: {exc}")
 
-    def real(cr: Pod) -> dict | None:
+    def real(cr: Pod) -> dict[str, Any] | None:
         try:
             return access.data_plane_pod(cr.cluster, cr.pod_name, cr.pod_namespace or keys.WORKLOAD_NAMESPACE)
         except (ApiError, Unreachable) as exc:
@@ -114,7 +118,8 @@ def gather(access, job: Job, notes: list[str]) -> pure.Inputs:
                        header_log=header, known=secret_values(job.raw))
 
 
-def _header_log(access, job: Job, crs: list[Pod], pods: list[dict], notes: list[str]) -> list:
+def _header_log(access: ClusterAccess, job: Job, crs: list[Pod], pods: list[dict[str, Any]],
+                notes: list[str]) -> list[tuple[float | None, str]]:
     from rlark_tui.cluster.metrics import header_pod
 
     head = header_pod([cr for cr in crs if cr.task_name == job.head_task_name])
@@ -122,7 +127,7 @@ def _header_log(access, job: Job, crs: list[Pod], pods: list[dict], notes: list[
         return []
     real = next((pod for pod in pods if (pod.get("metadata") or {}).get("name") == head.pod_name), None)
     restarts = restart_count(main_container_status(real)) if real else None
-    lines: list = []
+    lines: list[tuple[float | None, str]] = []
     for previous in ((True, False) if restarts else (False,)):
         try:
             lines += _read(access, head, previous)
@@ -131,19 +136,20 @@ def _header_log(access, job: Job, crs: list[Pod], pods: list[dict], notes: list[
     return lines
 
 
-def _read(access, head: Pod, previous: bool) -> list:
+def _read(access: ClusterAccess, head: Pod, previous: bool) -> list[tuple[float | None, str]]:
     from rlark_tui.cluster.logmerge import split_raw
 
     stream = access.pod_log(head.cluster, head.pod_name, namespace=head.pod_namespace or keys.WORKLOAD_NAMESPACE,
                             tail=HEADER_TAIL, timestamps=True, previous=previous, read_timeout=30)
-    out = []
+    out: list[tuple[float | None, str]] = []
     for raw in stream:
         _stamp, ns, text = split_raw(raw)
         out.append((ns / 1e9 if ns is not None else None, text))
     return out
 
 
-def _ray(access, job: Job, notes: list[str]) -> tuple[list, list, dict, dict]:
+def _ray(access: ClusterAccess, job: Job, notes: list[str]
+         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dict[int, str]]:
     from rlark_tui.cluster.access import parallel_map
 
     dashboard = access.ray_dashboard(job)
@@ -175,7 +181,7 @@ def _ray(access, job: Job, notes: list[str]) -> tuple[list, list, dict, dict]:
     return actors, workers, ips, stderr
 
 
-def _dead_workers(actors: list[dict], workers: list[dict]) -> list[tuple[str, int]]:
+def _dead_workers(actors: list[dict[str, Any]], workers: list[dict[str, Any]]) -> list[tuple[str, int]]:
     """(node ID, PID) of each actor that died of something other than its references or owner going, and of each
     worker that exited with an error."""
     found: dict[int, str] = {}
