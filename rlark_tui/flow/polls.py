@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 
 RAY = "ray"
 EVIDENCE = "evidence"
+DIAGNOSIS = "diagnosis"
+"""A Job's first failure (`telemetry.diagnosis.Diagnosis`, the job detail's Diagnosis card): `rlark diagnose`'s
+read (Pods, the Header log's last DIAGNOSIS_TAIL lines, Ray's actors, workers and dead workers' stderr) joined
+with the evidence kept in the state dir, and kept when it learns more."""
+DIAGNOSIS_SECONDS = 15.0
+DIAGNOSIS_TAIL = 2000
 LOOKUPS = "lookups"
 HEALTH = "health"
 """A Job's Pods' restart counts and failure reasons (Pod CR key -> PodHealth). In brief (the job list's REASON for
@@ -212,6 +218,19 @@ def fetch_evidence(access: ClusterAccess, index: SnapshotIndex, job_name: str) -
     return Gathered(evidence, report=carry_settled(previous.report if previous is not None else None, report))
 
 
+def fetch_diagnosis(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> object | None:
+    """The first failure as `rlark diagnose` finds it; on a failed read the last one stays."""
+    from rlark_tui.local.config import state_dir
+    from rlark_tui.raydash.diagnose import diagnose
+
+    if index.job(job_name) is None:
+        return None
+    try:
+        return diagnose(access, job_name, state_dir(), tail=DIAGNOSIS_TAIL).diagnosis
+    except RlarkError:
+        return index.snapshot.diagnosis.get(job_name)
+
+
 def fetch_lookups(access: ClusterAccess, index: SnapshotIndex, key: str) -> GatewayLookups:
     gateway = access.gateway_http()
     if gateway is None:
@@ -329,6 +348,7 @@ TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (
     Topic(RAY, 2.0, fetch_ray, ray_source),
     Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
     Topic(EVIDENCE, 5.0, fetch_evidence),
+    Topic(DIAGNOSIS, DIAGNOSIS_SECONDS, fetch_diagnosis),
     Topic(LOOKUPS, 60.0, fetch_lookups),
     Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress),
     Topic(METRICS, 5.0, poll_metrics),

@@ -44,6 +44,9 @@ class Snapshot:
     """Per Job name: the last Ray dashboard status polled for it (alive nodes, status text, error)."""
     evidence: Mapping[str, object] = field(default_factory=_frozen)
     """Per Job name: its last run-check evidence (`polls.Gathered`)."""
+    diagnosis: Mapping[str, object] = field(default_factory=_frozen)
+    """Per Job name: its run's first failure and timeline (`telemetry.diagnosis.Diagnosis`), joined with the kept
+    evidence."""
     health: Mapping[str, Mapping[str, PodHealth]] = field(default_factory=_frozen)
     """Per Job name: Pod CR key -> `model.podstate.PodHealth` of `main` (restart count, failure reason), as the
     data planes last reported it (in brief for the job list's REASON, in detail for the job detail)."""

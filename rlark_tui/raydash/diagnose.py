@@ -28,6 +28,9 @@ from rlark_tui.text.sinks import file_name
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
 
+LogLines = list[tuple[float | None, str]]
+RayFacts = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dict[int, str]]
+
 HEADER_TAIL = 20_000
 """Header log lines read per container instance."""
 STDERR_LINES = 200
@@ -70,8 +73,9 @@ def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis) -> None:
     write_private(kept_path(state_dir, diagnosis.job), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
 
 
-def diagnose(access: ClusterAccess, name: str, state_dir: Path) -> Read:
-    """Read the Job's facts now, join them with the kept ones, keep the result when it knows a failure."""
+def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEADER_TAIL) -> Read:
+    """Read the Job's facts now (the Header log's last `tail` lines per container instance), join them with the
+    kept ones, keep the result when it knows a failure."""
     try:
         job = access.job(name)
     except NotFound:
@@ -80,7 +84,7 @@ def diagnose(access: ClusterAccess, name: str, state_dir: Path) -> Read:
             raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept") from None
         return Read(kept, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
     notes: list[str] = []
-    inputs = gather(access, job, notes)
+    inputs = gather(access, job, notes, tail)
     now = pure.diagnose(inputs)
     kept = load_kept(state_dir, name, job.uid)
     merged = pure.merge(kept, now)
@@ -94,7 +98,7 @@ def diagnose(access: ClusterAccess, name: str, state_dir: Path) -> Read:
     return Read(merged, notes, kept=used_kept)
 
 
-def gather(access: ClusterAccess, job: Job, notes: list[str]) -> pure.Inputs:
+def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER_TAIL) -> pure.Inputs:
     from rlark_tui.cluster.access import parallel_map
 
     try:
@@ -112,14 +116,14 @@ def gather(access: ClusterAccess, job: Job, notes: list[str]) -> pure.Inputs:
 
     named = [cr for cr in crs if cr.pod_name]
     pods = [pod for pod in parallel_map(real, named) if pod is not None] if named else []
-    header = _header_log(access, job, named, pods, notes)
+    header = _header_log(access, job, named, pods, notes, tail)
     actors, workers, ips, stderr = _ray(access, job, notes)
     return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,
                        header_log=header, known=secret_values(job.raw))
 
 
-def _header_log(access: ClusterAccess, job: Job, crs: list[Pod], pods: list[dict[str, Any]],
-                notes: list[str]) -> list[tuple[float | None, str]]:
+def _header_log(access: ClusterAccess, job: Job, crs: list[Pod], pods: list[dict[str, Any]], notes: list[str],
+                tail: int) -> LogLines:
     from rlark_tui.cluster.metrics import header_pod
 
     head = header_pod([cr for cr in crs if cr.task_name == job.head_task_name])
@@ -127,29 +131,28 @@ def _header_log(access: ClusterAccess, job: Job, crs: list[Pod], pods: list[dict
         return []
     real = next((pod for pod in pods if (pod.get("metadata") or {}).get("name") == head.pod_name), None)
     restarts = restart_count(main_container_status(real)) if real else None
-    lines: list[tuple[float | None, str]] = []
+    lines: LogLines = []
     for previous in ((True, False) if restarts else (False,)):
         try:
-            lines += _read(access, head, previous)
+            lines += _read(access, head, previous, tail)
         except (ApiError, Unreachable) as exc:
             notes.append(f"the Header log{' (previous container)' if previous else ''}: {exc}")
     return lines
 
 
-def _read(access: ClusterAccess, head: Pod, previous: bool) -> list[tuple[float | None, str]]:
+def _read(access: ClusterAccess, head: Pod, previous: bool, tail: int) -> LogLines:
     from rlark_tui.cluster.logmerge import split_raw
 
     stream = access.pod_log(head.cluster, head.pod_name, namespace=head.pod_namespace or keys.WORKLOAD_NAMESPACE,
-                            tail=HEADER_TAIL, timestamps=True, previous=previous, read_timeout=30)
-    out: list[tuple[float | None, str]] = []
+                            tail=tail, timestamps=True, previous=previous, read_timeout=30)
+    out: LogLines = []
     for raw in stream:
         _stamp, ns, text = split_raw(raw)
         out.append((ns / 1e9 if ns is not None else None, text))
     return out
 
 
-def _ray(access: ClusterAccess, job: Job, notes: list[str]
-         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dict[int, str]]:
+def _ray(access: ClusterAccess, job: Job, notes: list[str]) -> RayFacts:
     from rlark_tui.cluster.access import parallel_map
 
     dashboard = access.ray_dashboard(job)

@@ -1,7 +1,8 @@
 """JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
-Job's Ray status and its Pods' restart counts (rlark_tui.flow.polls), and to its METRICS while that tab is shown.
+Job's Ray status, its Pods' restart counts and its first failure (the Overview's Diagnosis card; rlark_tui.flow.polls),
+and to its METRICS while that tab is shown.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from rlark_tui.flow.messages import (
     RestartJob,
     StopStartJob,
 )
-from rlark_tui.flow.polls import ALL_KEY, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
+from rlark_tui.flow.polls import ALL_KEY, DIAGNOSIS, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.objects import Job
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.text.sanitize import clean
@@ -114,6 +116,7 @@ class JobDetailScreen(RlarkScreen):
         with TabbedContent(initial=self.initial_tab, id="job-tabs"):
             with TabPane("Overview", id="overview"):
                 with VerticalScroll():
+                    yield Section("", id="diagnosis-card", markup=False)
                     yield Section("", id="overview-text", markup=False)
             with TabPane("Workers", id="workers"):
                 yield WorkersTree(id="workers-tree")
@@ -131,7 +134,7 @@ class JobDetailScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        for topic in (RAY, PROGRESS):
+        for topic in (RAY, PROGRESS, DIAGNOSIS):
             self.intents.subscribe(topic, self.job_name)
         self.intents.subscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(self.initial_tab == "metrics")
@@ -140,7 +143,7 @@ class JobDetailScreen(RlarkScreen):
 
     def on_unmount(self) -> None:
         super().on_unmount()
-        for topic in (RAY, PROGRESS):
+        for topic in (RAY, PROGRESS, DIAGNOSIS):
             self.intents.unsubscribe(topic, self.job_name)
         self.intents.unsubscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(False)
@@ -194,9 +197,10 @@ class JobDetailScreen(RlarkScreen):
             if job.ssh_public_key else ""
         progress = index.progress_of(job.name) if job.phase == "Running" else None
         usage = pod_usage(index.usage_of(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
+        diagnosis = index.diagnosis_of(job.name)
         version = (job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
-                   self.ssh_line, id(progress), tuple(usage.items()))
+                   self.ssh_line, id(progress), tuple(usage.items()), id(diagnosis))
         if version == self._rendered:
             return
         self._rendered = version
@@ -208,10 +212,28 @@ class JobDetailScreen(RlarkScreen):
                        f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
                        + (f" · step {shown_progress}" if shown_progress else "")))
         self.query_one(WorkersTree).sync(rows, restarts, usage)
+        self._render_diagnosis(job, diagnosis)
         self._render_overview(index, job)
         self._render_events(index, job)
         self._render_yaml(job)
         self._render_ray(index, job)
+
+    def _render_diagnosis(self, job: Job, diagnosis: Diagnosis | None) -> None:
+        """The Diagnosis card: the run's first failure in one line (kept evidence included), or that none was
+        found."""
+        widget = self.query_one("#diagnosis-card", Section)
+        failure = diagnosis.first_failure if diagnosis is not None else None
+        widget.set_class(failure is not None, "-failed")
+        text = Text()
+        widget.heading(text, "Diagnosis")
+        if diagnosis is None:
+            widget.muted(text, "reading the Pods, Ray and the Header log…")
+        elif failure is None:
+            widget.muted(text, "no failure found")
+        else:
+            widget.field(text, "First failure", failure.summary)
+            widget.muted(text, f"rlark diagnose {job.name} shows its evidence and the timeline")
+        widget.update(text)
 
     def _render_overview(self, index: SnapshotIndex, job: Job) -> None:
         widget = self.query_one("#overview-text", Section)

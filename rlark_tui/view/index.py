@@ -25,6 +25,7 @@ from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.telemetry.curves import MetricsState
+from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 from rlark_tui.text.sinks import shell_line
@@ -283,6 +284,11 @@ class SnapshotIndex:
         """The Job's last Ray dashboard status (alive nodes, status text, error, polled_at)."""
         found = self.snapshot.ray.get(job)
         return found if isinstance(found, dict) else None
+
+    def diagnosis_of(self, job: str) -> Diagnosis | None:
+        """The Job's first failure and timeline as last read (None before a read)."""
+        found = self.snapshot.diagnosis.get(job)
+        return found if isinstance(found, Diagnosis) else None
 
     def health_of(self, job: str) -> Mapping[str, PodHealth]:
         """Pod CR key -> the health of its `main` container, as last read ({} before a read)."""

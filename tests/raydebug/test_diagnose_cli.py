@@ -133,3 +133,15 @@ def test_nothing_kept_and_no_job_is_one_error(platform, capsys):
     platform.exists = False
     with pytest.raises(RlarkError, match="Job segv does not exist and no evidence of it was kept"):
         _run(capsys)
+
+
+def test_the_diagnosis_topic_reads_what_rlark_diagnose_reads(platform):
+    from rlark_tui.flow.polls import TOPICS, fetch_diagnosis
+    from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.view.index import SnapshotIndex
+
+    index = SnapshotIndex(Snapshot(jobs={"segv": JOB}))
+    found = fetch_diagnosis(platform, index, "segv")
+    assert (found.first_failure.worker, found.first_failure.cause) == ("ActorGroup:1", "signal")
+    assert index.diagnosis_of("segv") is None and TOPICS["diagnosis"].interval == 15.0
+    assert fetch_diagnosis(platform, SnapshotIndex(Snapshot()), "segv") is None  # not listed yet: asked again soon
