@@ -58,12 +58,20 @@ class WaitResult:
 
 
 class Actions:
-    """Mutations of one ClusterAccess; `readonly` refuses all of them here, for every caller."""
+    """Mutations of one ClusterAccess; `readonly` refuses all of them here, for every caller. Without one (a TUI
+    shown only the Snapshots posted to it) every mutation is refused as not connected."""
 
-    def __init__(self, access: ClusterAccess, readonly: bool = False, state_dir: Path | None = None) -> None:
-        self.access = access
+    def __init__(self, access: ClusterAccess | None, readonly: bool = False, state_dir: Path | None = None) -> None:
+        self._access = access
         self.readonly = readonly
         self.state_dir = state_dir
+
+    @property
+    def access(self) -> ClusterAccess:
+        """The cluster the mutations go to; RlarkError when there is none."""
+        if self._access is None:
+            raise RlarkError("not connected to a cluster")
+        return self._access
 
     def guard(self, what: str) -> None:
         if self.readonly:

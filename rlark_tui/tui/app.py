@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC
 from functools import partial
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
@@ -40,6 +41,10 @@ from rlark_tui.text.sanitize import clean
 from rlark_tui.tui.console import ConsoleViews
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.model.objects import Job
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
@@ -118,7 +123,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         Binding("a", "refused('a')", show=False),
     ]
 
-    def __init__(self, access=None, readonly: bool = False, no_color: bool = False, theme: str = "") -> None:
+    def __init__(self, access: ClusterAccess | None = None, readonly: bool = False, no_color: bool = False,
+                 theme: str = "") -> None:
         # no colour: Textual drops every colour (its NoColor filter) when NO_COLOR is set and ANSI colours are
         # native; states still read by their words and symbols, and the selection by its reverse video (app.tcss)
         super().__init__(ansi_color=True if no_color else None)
@@ -127,7 +133,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._init_work()
         self.access = access
         self.readonly = readonly
-        self.reconciler = None
+        self.reconciler: Reconciler | None = None
         self.actions = Actions(access, readonly=readonly)
         """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
         self.state = AppState(readonly, access)
@@ -195,12 +201,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.intents.subscribe(ALERTS, ALL_KEY)
         self.intents.subscribe(USAGE, ALL_KEY)
         if self.access is not None:
-            self._start_reconciler()
+            self._start_reconciler(self.access)
 
     # ---- snapshots -------------------------------------------------------------------------------
-    def _start_reconciler(self, start: SnapshotIndex | None = None) -> None:
+    def _start_reconciler(self, access: ClusterAccess, start: SnapshotIndex | None = None) -> None:
         # held: the rest of the reads start once the first list (or why there is none) is on screen
-        self.reconciler = Reconciler(self.access, start=start, hold=True)
+        self.reconciler = Reconciler(access, start=start, hold=True)
         self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
@@ -230,14 +236,16 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if not self.is_running:
             return
         old = self.index
-        fresh = old is None or old.snapshot is not snapshot
-        if fresh:
-            self.state.index = index if index is not None else SnapshotIndex(snapshot, old)
+        if old is None or old.snapshot is not snapshot:
+            fresh, current = True, index if index is not None else SnapshotIndex(snapshot, old)
+            self.state.index = current
+        else:
+            fresh, current = False, old
         for screen in self.screen_stack:
             if isinstance(screen, RlarkScreen) and screen.ready:
-                screen.show_snapshot(self.index)
+                screen.show_snapshot(current)
         self._new_alerts(snapshot)
-        changed = self.index.rows_changed_since(old.serial) if old is not None else None
+        changed = current.rows_changed_since(old.serial) if old is not None else None
         if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
             # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
             # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
@@ -320,7 +328,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify("not connected to a cluster: nothing to refresh", severity="warning")
             return
         self.workers.cancel_group(self, "reconciler")
-        self._start_reconciler(start=self.reconciler.index if self.reconciler is not None else None)
+        self._start_reconciler(self.access, start=self.reconciler.index if self.reconciler is not None else None)
         self.notify("Listing everything again from the control plane…", timeout=2)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -414,10 +422,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.jobspec.clone import clone_of
         from rlark_tui.screens.wizard import WizardScreen
 
-        job = self._job(name)
-        if job is None:
+        index, job = self.index, self._job(name)
+        if index is None or job is None:
             return
-        recovered = clone_of(job.raw, self.index.snapshot.jobs, datetime.now(UTC))
+        recovered = clone_of(job.raw, index.snapshot.jobs, datetime.now(UTC))
         self.push_screen(WizardScreen(recovered.draft))
         self._say_notes(f"Clone of {name} as {recovered.draft.name}", recovered.notes)
 
@@ -538,14 +546,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _switch_context(self, name: str | None) -> None:
         if name is None or name == self.state.context:
             return
-        if name not in self.access.kubeconfig.contexts:
+        access = self.access
+        if access is None or access.kubeconfig is None or name not in access.kubeconfig.contexts:
             self.notify(f"no context {name!r} in the kubeconfig", severity="error")
             return
-        self._open_context(name)
+        self._open_context(access, name)
 
     @work(thread=True, exclusive=True, group="context", exit_on_error=False)
-    def _open_context(self, name: str) -> None:
-        access = self.access
+    def _open_context(self, access: ClusterAccess, name: str) -> None:
         try:
             new_access = type(access)(access.kubeconfig, name, access.config, access.request_timeout,
                                       access.server_options)
@@ -554,13 +562,13 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             return
         self.call_from_thread(self._use_access, new_access)
 
-    def _use_access(self, access) -> None:
+    def _use_access(self, access: ClusterAccess) -> None:
         self.workers.cancel_group(self, "reconciler")
         old, self.access = self.access, access
         self.actions = Actions(access, readonly=self.readonly)
         self.state.connect(access)
         self._base_screen()
-        self._start_reconciler()
+        self._start_reconciler(access)
         for screen in self.screen_stack:
             screen.post_message(messages.ContextChanged(access.context))
         self.notify(f"context: {access.context}")
@@ -628,11 +636,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             return True
         return False
 
-    def _job(self, name: str):
+    def _job(self, name: str) -> Job | None:
         job = self.index.job(name) if self.index is not None else None
         if job is None:
             self.notify(f"Job {name} is not in the current snapshot", severity="warning")
         return job
+
+    def _pod_count(self, job: Job) -> int:
+        """How many Pods of `job` the current snapshot holds (what a dialog says a mutation touches)."""
+        return len(self.index.job_pods(job)) if self.index is not None else 0
 
     # Read-only is checked once on the way to a mutation: the screens hide the keys (RlarkScreen.MUTATIONS, the
     # palette leaves them out) and actions.py refuses; the app's `refused` binding says so when a hidden key is
@@ -648,7 +660,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.screens.confirm import ConfirmScreen
 
         action = "start" if job.stopped else "stop"
-        title, body = consequences(action, name, len(self.index.job_pods(job)))
+        title, body = consequences(action, name, self._pod_count(job))
         self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
                          partial(self._confirmed, action, name))
 
@@ -663,7 +675,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             return
         from rlark_tui.screens.confirm import ConfirmScreen
 
-        title, body = consequences("restart", name, len(self.index.job_pods(job)))
+        title, body = consequences("restart", name, self._pod_count(job))
         self.push_screen(ConfirmScreen(title, body, "Restart"), partial(self._confirmed, "restart", name))
 
     def request_delete(self, name: str) -> None:
@@ -672,7 +684,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             return
         from rlark_tui.screens.confirm import ConfirmScreen
 
-        title, body = consequences("delete", name, len(self.index.job_pods(job)))
+        title, body = consequences("delete", name, self._pod_count(job))
         self.push_screen(ConfirmScreen(title, body, "Delete", dangerous=True),
                          partial(self._confirmed, "delete", name))
 
@@ -684,7 +696,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         jobs = []
         for name in names:
             job = self.index.job(name) if self.index is not None else None
-            jobs.append((name, job.stopped, job.phase, len(self.index.job_pods(job))) if job is not None
+            jobs.append((name, job.stopped, job.phase, self._pod_count(job)) if job is not None
                         else (name, False, None, 0))
         plan = bulk_plan(verb, jobs)
         if not any(action for _, action, _ in plan):
@@ -758,7 +770,7 @@ def run_tui(args, first_list=None) -> int:
         os.environ["NO_COLOR"] = "1"
     access = ClusterAccess.from_args(args)
     access.first_list = first_list
-    theme = getattr(args, "theme", None) or getattr(access.config, "theme", "")
+    theme = getattr(args, "theme", None) or access.config.theme
     app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme)
     try:
         app.run(mouse=not getattr(args, "no_mouse", False))

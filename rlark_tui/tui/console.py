@@ -10,6 +10,7 @@ import time
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -17,6 +18,10 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.model.storage import human_size
 from rlark_tui.text.sanitize import clean, markup_safe
+from rlark_tui.tui.host import AppHost
+
+if TYPE_CHECKING:
+    from rlark_tui.screens.base import RlarkScreen
 
 COMMANDS = MappingProxyType({"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
             "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec"),
@@ -26,11 +31,12 @@ PROGRESS_SECONDS = 3.0
 """A running download says how far it got at most this often."""
 
 
-class ConsoleViews:
+class ConsoleViews(AppHost):
     """Methods of RlarkApp (self is the app)."""
 
     def console_command(self, command: str) -> bool:
         """`:clusters`, `:storage`, `:sshkeys`, `:records`, `:pods`, `:events`; False when `command` is none of them."""
+        screen: RlarkScreen
         if command in COMMANDS["clusters"]:
             from rlark_tui.screens.clusters import ClustersScreen
             screen = ClustersScreen()

@@ -10,11 +10,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import TypeVar
 
 from textual import work
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
+from rlark_tui.tui.host import AppHost
+
+_Kept = TypeVar("_Kept")
 
 
 def _records(root: str) -> Path:
@@ -25,7 +29,7 @@ def _records(root: str) -> Path:
     return state_dir()
 
 
-class AppWork:
+class AppWork(AppHost):
     """Methods of RlarkApp (self is the app)."""
 
     def _init_work(self) -> None:
@@ -38,7 +42,7 @@ class AppWork:
         """Note the newest value asked for under `key` (on the app's thread, in message order)."""
         self._kept_latest[key] = value
 
-    def _write_newest(self, key: Hashable, value: object, write: Callable[[object], None]) -> None:
+    def _write_newest(self, key: Hashable, value: _Kept, write: Callable[[_Kept], None]) -> None:
         """For files rewritten at every keystroke (autosave, hand-over fields): `write` the value only while it is
         still the newest asked for, one write at a time, so a worker that started late never puts back an older
         value."""

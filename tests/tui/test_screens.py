@@ -387,3 +387,15 @@ async def test_phase_colours_follow_a_theme_change(post_snapshot):
         app.theme = "solarized-light" if app.theme != "solarized-light" else "nord"
         await pilot.pause(0.2)
         assert running_colour() != before and phase_colour() == running_colour()
+
+
+async def test_a_confirmed_stop_without_a_cluster_says_it_is_not_connected(post_snapshot):
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("demo-ppo" in n and "not connected" in n for n in notifications(app)),
+                       "the refusal")
+        assert not any("NoneType" in n for n in notifications(app))
