@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -361,7 +361,7 @@ class ClusterAccess:
                         continue
                     event = decode_json(line, text=False)
                     obj = event.get("object") if isinstance(event, dict) else None
-                    if not isinstance(obj, dict):
+                    if not isinstance(event, dict) or not isinstance(obj, dict):
                         raise ValueError("a watch event without an object")
                     kind_of_event = event.get("type")
                     if kind_of_event == "ERROR":
@@ -393,12 +393,12 @@ class ClusterAccess:
         """The Tasks of a Job (label `rlinf.io/job`), in all namespaces."""
         return self.list(TASKS, label_selector=f"{keys.JOB_LABEL}={job}").items
 
-    def job_pods(self, job: str, tasks: Objects | None = None) -> Objects:
+    def job_pods(self, job: str, tasks: Sequence[Mapping[str, Any]] | None = None) -> Objects:
         """The Pod CRs of a Job's Tasks (label `rlark.io/task-name`), in the Tasks' namespaces; one list per
         Task, sent together (a slow API server costs one round trip, not one per Task)."""
         tasks = self.job_tasks(job) if tasks is None else tasks
 
-        def of(task: dict[str, Any]) -> Objects:
+        def of(task: Mapping[str, Any]) -> Objects:
             meta = task.get("metadata") or {}
             return self.list(PODS, meta.get("namespace"),
                              label_selector=f"{keys.TASK_NAME_LABEL}={meta.get('name', '')}").items

@@ -148,7 +148,8 @@ class JobLogs:
             present = found
         self.close()
 
-    def _plane_missing(self, target: LogTarget, on_notice, warned: set) -> bool:
+    def _plane_missing(self, target: LogTarget, on_notice: Callable[[Notice], None],
+                       warned: set[tuple[str, str, str]]) -> bool:
         try:
             missing = self.access.data_plane(target.cluster) is None
             why = (f"cannot follow: no data plane for cluster {target.cluster} (the gateway only gives "
@@ -160,7 +161,7 @@ class JobLogs:
             on_notice(Notice(f"-- [{target.source}] {why}"))
         return missing
 
-    def _discover(self, on_notice) -> list[LogTarget] | None:
+    def _discover(self, on_notice: Callable[[Notice], None]) -> list[LogTarget] | None:
         """The Job's Pods now; None when the Job is gone. A failed listing keeps the previous list."""
         try:
             found = resolve_targets(self.access, self.job, self.role, self.pod)

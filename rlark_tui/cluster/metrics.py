@@ -28,6 +28,7 @@ from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.http import Http
 
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
@@ -62,7 +63,7 @@ def header_pod(pods: list[Pod]) -> Pod | None:
     the first Running Pod with a local name, else the first with one."""
     named = [pod for pod in pods if pod.pod_name]
     running = [pod for pod in named if pod.phase == "Running"]
-    return (running or named or [None])[0]
+    return running[0] if running else named[0] if named else None
 
 
 def _header(job: Job, pod: Pod) -> Header:
@@ -132,7 +133,7 @@ def thin(points: list[Point], limit: int = MAX_POINTS) -> list[Point]:
     return kept + [points[-1]]
 
 
-def _get(gateway, path: str, what: str) -> object:
+def _get(gateway: Http, path: str, what: str) -> object:
     """One TensorBoard data request through the gateway, bounded in size; JSON or MetricsUnavailable."""
     try:
         stream = gateway.stream(path, Request("get", "tensorboard", source="gateway"), read_timeout=30)

@@ -19,7 +19,6 @@ import yaml
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.jobspec.workflow import templates as workflow_templates
 from rlark_tui.model import keys, timefmt
-from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
@@ -142,11 +141,13 @@ class _JobTask(TypedDict, total=False):
     name: Any
 class _JobTaskState(TypedDict, total=False):
     phase: Any
+# keys.CHECK_SUMMARY_ANNOTATION, spelled out: a TypedDict key must be a literal
+_JobAnnotations = TypedDict("_JobAnnotations", {"rlark.io/check-summary": Any}, total=False)
 class _JobMetadata(TypedDict, total=False):
     name: Any
     namespace: Any
     creationTimestamp: Any
-    annotations: TypedDict("_JobAnnotations", {CHECK_SUMMARY_ANNOTATION: Any}, total=False)
+    annotations: _JobAnnotations
 class _JobSpec(TypedDict, total=False):
     stopped: Any
     tasks: list[_JobTask]

@@ -22,7 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, NotFound, Request
@@ -87,7 +87,7 @@ class SecretReads:
         return read
 
 
-def _read_secret(access: ClusterAccess, cluster: str, namespace: str, name: str) -> _Read:
+def _read_secret(access: ClusterAccess | None, cluster: str, namespace: str, name: str) -> _Read:
     where = f"Secret {name} in cluster {cluster}"
     try:
         plane = access.data_plane(cluster) if access is not None else None
@@ -121,13 +121,14 @@ def _decoded(secret: object) -> dict[str, str]:
     return found
 
 
-def job_secrets(access: ClusterAccess, job: Mapping, places: Iterable[tuple[str, str, Mapping | None]],
+def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
+                places: Iterable[tuple[str, str, Mapping[str, Any] | None]],
                 reader: SecretReads | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
     values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any.
     Secrets are read through `reader` (a log view's own), else the one `access` keeps for the run check."""
-    grouped: dict[tuple[str, str], list[Mapping]] = {}
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
     reader = reader or access.secret_reads
@@ -155,7 +156,7 @@ class LogSecrets:
     read) a new one, while other Pods' first reads wait. A Ray token read for the Job later (raydash/token.py) is
     added as it is read. Unreadable Secrets are told once through `on_notice`."""
 
-    def __init__(self, access: ClusterAccess, job: Mapping, add_known: Callable[[Iterable[str]], None],
+    def __init__(self, access: ClusterAccess, job: Mapping[str, Any], add_known: Callable[[Iterable[str]], None],
                  on_notice: Callable[[str], None] | None = None) -> None:
         self._access = access
         self._job = job
@@ -198,7 +199,7 @@ class LogSecrets:
             self._on_notice(JobSecrets(unreadable=tuple(new)).notice())
 
 
-def _data_plane_pod(access: ClusterAccess, target: LogTarget) -> Mapping | None:
+def _data_plane_pod(access: ClusterAccess, target: LogTarget) -> Mapping[str, Any] | None:
     try:
         return access.data_plane_pod(target.cluster, target.pod, target.namespace)
     except RlarkError:

@@ -22,11 +22,13 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.podexec import ExecFailed, run_fixed
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.telemetry.sample import PodUsage, parse_nvidia_smi
+from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
 from rlark_tui.telemetry.usage import CgroupReading, UsageState, cgroup_millicores, parse_cgroup, parse_pod_metrics
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.model.objects import Job
+    from rlark_tui.view.index import SnapshotIndex
 
 METRICS_PATH = f"/apis/metrics.k8s.io/v1beta1/namespaces/{keys.WORKLOAD_NAMESPACE}/pods"
 EXEC_SECONDS = 60.0
@@ -69,7 +71,7 @@ def _fixed_output(access: ClusterAccess, cluster: str, pod: str, name: str) -> s
     return result.stdout.decode("utf-8", "replace") if result.exit_code == 0 else None
 
 
-def gpu_read(access: ClusterAccess, cluster: str, pod: str):
+def gpu_read(access: ClusterAccess, cluster: str, pod: str) -> tuple[GpuSample, ...] | None:
     """The Pod's GPUs (telemetry.sample.GpuSample rows); None when nvidia-smi is missing or its read failed."""
     text = _fixed_output(access, cluster, pod, "gpu-query")
     return (parse_nvidia_smi(text) or None) if text is not None else None
@@ -118,31 +120,33 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
                  if kind(t) is not None and now - exec_at.get(t.key, (float("-inf"), ""))[0] >= exec_seconds)
     first = (sorted(due_execs, key=lambda item: item[:2]) if execs_per_round is None
              else heapq.nsmallest(execs_per_round, due_execs, key=lambda item: item[:2]))
-    chosen = [(t, kind(t)) for _, _, t in first]
+    chosen = [(t, what) for _, _, t in first if (what := kind(t)) is not None]
 
-    def run(item):
+    def run(item: tuple[Target, str]) -> tuple[GpuSample, ...] | CgroupReading | None:
         target, what = item
         if what == "gpu-query":
             return gpu_read(access, target.cluster, target.pod)
         return cgroup_read(access, target.cluster, target.pod)
 
-    gpus_read: dict[str, object] = {}
-    for (target, what), answer in zip(chosen, parallel_map(run, chosen, workers=EXECS_IN_FLIGHT)):
+    gpus_read: dict[str, tuple[GpuSample, ...] | None] = {}
+    for (target, what), read in zip(chosen, parallel_map(run, chosen, workers=EXECS_IN_FLIGHT)):
         exec_at[target.key] = (now, what)
         if what == "gpu-query":
-            gpus_read[target.key] = answer
-        elif answer is not None:
-            cgroups[target.key] = answer
+            gpus_read[target.key] = read if isinstance(read, tuple) else None
+        elif isinstance(read, CgroupReading):
+            cgroups[target.key] = read
 
-    samples = {}
+    samples: dict[str, PodUsage] = {}
     for target in targets:
         old = previous.samples.get(target.key)
         gpus = gpus_read[target.key] if target.key in gpus_read else (old.gpus if old is not None else None)
-        cpu = memory = None
+        cpu: float | None = None
+        memory: int | None = None
         sources = ["nvidia-smi"] if gpus else []
         if target.cluster in listed or (served.get(target.cluster) and old is not None):
-            found = listed.get(target.cluster, {}).get(target.pod) if target.cluster in listed else (
-                (old.cpu_millicores, old.memory_bytes) if old.cpu_millicores is not None else None)
+            found: tuple[float, int] | None = listed[target.cluster].get(target.pod) if target.cluster in listed else (
+                (old.cpu_millicores, old.memory_bytes)
+                if old is not None and old.cpu_millicores is not None and old.memory_bytes is not None else None)
             if found is not None:
                 cpu, memory = found[0], int(found[1])
                 sources.append("podmetrics")
@@ -164,9 +168,10 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
                       MappingProxyType(metrics_at), MappingProxyType(served))
 
 
-def _job_targets(index, job) -> tuple[tuple[tuple[str, object], ...], tuple[Target, ...]]:
+def _job_targets(index: SnapshotIndex, job: Job) -> tuple[tuple[tuple[str, object], ...], tuple[Target, ...]]:
     """One Job's targets, and the Pod list of each of its Tasks they were found in (the index's very lists)."""
-    lists, found = [], []
+    lists: list[tuple[str, object]] = []
+    found: list[Target] = []
     for spec in job.tasks:
         task = job.task_name(spec)
         pods = index.pods_by_task.get(task)
@@ -178,7 +183,7 @@ def _job_targets(index, job) -> tuple[tuple[tuple[str, object], ...], tuple[Targ
     return tuple(lists), tuple(found)
 
 
-def targets_of(index, jobs: Mapping) -> list[Target]:
+def targets_of(index: SnapshotIndex, jobs: Mapping[str, Job]) -> list[Target]:
     """The Running Pods of these Jobs (a SnapshotIndex's Job views by name) with the GPUs their Task requests."""
     return [target for job in jobs.values() for target in _job_targets(index, job)[1]]
 
@@ -192,8 +197,10 @@ class Targets:
     def __init__(self) -> None:
         self._jobs: dict[str, tuple[object, tuple[tuple[str, object], ...], tuple[Target, ...]]] = {}
 
-    def __call__(self, index, jobs: Mapping) -> list[Target]:
-        by_task, kept, found = index.pods_by_task, {}, []
+    def __call__(self, index: SnapshotIndex, jobs: Mapping[str, Job]) -> list[Target]:
+        by_task = index.pods_by_task
+        kept: dict[str, tuple[object, tuple[tuple[str, object], ...], tuple[Target, ...]]] = {}
+        found: list[Target] = []
         for name, job in jobs.items():
             entry = self._jobs.get(name)
             if entry is None or entry[0] is not job.raw or any(by_task.get(task) is not pods
