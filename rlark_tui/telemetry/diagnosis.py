@@ -52,8 +52,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"|NCCL communicator was aborted|NCCL timeout|DistBackendError")),
     ("checkpoint", re.compile(r"Failed to (?:load|save) checkpoint", re.IGNORECASE)),
 )
-_ANY_CLASS = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _CLASSES[:-1])
-                        + r"|(?i:Failed to (?:load|save) checkpoint)")
+_ANCHORS = re.compile("emory|MEMORY|OOMKilled|SIG|Fatal Python|NCCL|nccl|collective|DistBackendError|heckpoint"
+                      "|HECKPOINT")
+"""A literal of each class's patterns: a line without any is no cause (one literal search, no pattern)."""
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
 _TRACEBACK = "Traceback (most recent call last):"
 _RAY_PREFIX = re.compile(r"^\[[^\]]{0,80}\] [\w.]{1,60}:\d{1,6}: ")
@@ -71,6 +72,9 @@ _RAY_TASK = re.compile(r"ray::([A-Za-z_][\w]{0,80})[\w.]{0,80}\(\) \(pid=(\d{1,1
 """RLinf's crash line names the actor's class and PID: `exception is ray::EmbodiedFSDPActor.run_training() (pid=4121,
 ip=…)`; the lines after it, up to the next crash line, are that worker's."""
 _RLINF_CRASH = ("Exception occurred while running ", "Exiting main process due to a failure upon worker execution.")
+_LOG_GATE = re.compile(_ANCHORS.pattern + "|" + "|".join(re.escape(mark) for mark in (
+    _TRACEBACK, *_RLINF_CRASH, _RAYLET_DIED, "A worker died during training")))
+"""What a Header log line must hold to be looked at (outside a traceback)."""
 _RAY_MARKERS = (":job_id:", ":actor_name:", ":task_name:")
 AHEAD = 12
 """Lines after an exception line searched for the actor it names (`name: ActorGroup:1` in Ray's error)."""
@@ -229,7 +233,7 @@ class _Masker:
 def classify(text: str) -> str:
     """The cause class a line names, '' when none (Ray's generic death text names none)."""
     text = _str(text)
-    if not _ANY_CLASS.search(text):
+    if _ANCHORS.search(text) is None:
         return ""
     for cause, pattern in _CLASSES:
         if pattern.search(text):
@@ -450,13 +454,15 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
     for index, (at, text) in enumerate(lines):
         if len(events) >= MAX_LOG_EVENTS:
             break
+        if not in_traceback and _LOG_GATE.search(text) is None:
+            continue  # nearly every line of a run's log: one literal search
         if _RLINF_CRASH[0] in text:
             task = _RAY_TASK.search(text)
             chain = (places.names.get(int(task.group(2))) or f"{task.group(1)} pid {task.group(2)}") if task else ""
         elif _RLINF_CRASH[1] in text:
             chain = ""
         worker = chain or "driver"
-        prefixed = _WORKER_PREFIX.match(text)
+        prefixed = _WORKER_PREFIX.match(text) if text[:1] == "(" else None
         if prefixed:
             pid = int(prefixed.group(2))
             worker = places.names.get(pid) or f"{prefixed.group(1)} pid {pid}"
