@@ -6,7 +6,7 @@ importing `kubernetes` (a PlainContext: what the lean client path, cluster/lean.
 client Configuration field for field what the `kubernetes` loader sets, its TLS material as the PlainContext holds
 it (tests/cluster/test_kubeconfig_fast.py compares them); exec plugins, auth providers, in-cluster and anything
 irregular go through the `kubernetes` loader itself, imported only then (it pulls in google-auth,
-requests-oauthlib and pydantic: ~0.4 s of start-up), with the TLS material taken out of what it reads. Either
+requests-oauthlib and pydantic: bench/startup.py measures what that costs), with the TLS material taken out of what it reads. Either
 way the client gets one TLS context built from bytes (cluster/tls.py), a `proxy-url` too: no key goes to disk.
 """
 

@@ -112,7 +112,7 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
     `max_bytes` raises ValueError naming the bound (bodies read over HTTP are bounded before, by read_bounded);
     nested deeper than MAX_DEPTH raises TooDeep (a ValueError), never RecursionError.
     With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
-    msgspec: a 5,000-Job list in a third of the time; an answer the shape does not fit (another type where it has
+    msgspec (faster on a large list: bench/cli_get.py); an answer the shape does not fit (another type where it has
     a list or an object, or anything the decoders above would repair) is decoded whole instead."""
     if len(data) > max_bytes:
         raise ValueError(f"larger than {size_text(max_bytes)}")

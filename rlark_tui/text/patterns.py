@@ -32,7 +32,7 @@ KNOWN_SLOW_MAX = 256
 
 @lru_cache(maxsize=1)
 def _regex():
-    """The `regex` package, imported on the first compile: ~11 ms that the TUI's first list does not wait for."""
+    """The `regex` package, imported on the first compile, so the TUI's first list does not wait for it."""
     import regex
 
     return regex

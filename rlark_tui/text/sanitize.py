@@ -75,8 +75,8 @@ def clean_lines(lines: list[str], keep_sgr: bool) -> list[str]:
 
 def has_control(text: str) -> bool:
     """Whether `text` holds any character `clean` would remove (or change). ASCII text is tested as bytes
-    (deleting its control bytes changes its length exactly when it has one): several times faster than the
-    regex on a screen row or a batch of log lines."""
+    (deleting its control bytes changes its length exactly when it has one): cheaper than the regex on a
+    screen row or a batch of log lines (bench/logs.py)."""
     if text.isascii():
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) != len(data)

@@ -248,7 +248,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         changed = current.rows_changed_since(old.serial) if old is not None else None
         if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
             # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
-            # full passes over 50,000 Pods stall the UI for ~0.5 s (refcounting still frees them when dropped).
+            # full passes over tens of thousands of Pods stall the UI (bench/tui.py; refcounting still frees them).
             gc.freeze()
 
     @property

@@ -410,7 +410,7 @@ def job_alert_marks(state: AlertsState | None) -> dict[str, str]:
 def job_gpu_percent(index: SnapshotIndex, state: UsageState | None) -> dict[str, float]:
     """Job name -> the mean GPU utilisation of its Pods' samples in a `usage` result (Jobs without GPU numbers
     are left out). Only the Jobs of the samples with GPU numbers are looked at: a round's result arrives on the
-    UI thread, and walking all 5,000 Jobs' Pods for the few sampled by nvidia-smi took it ~0.2 s."""
+    UI thread, and walking every Job's Pods for the few sampled by nvidia-smi would hold it (bench/usage.py)."""
     samples = state.samples if state is not None else {}
     candidates = {index._job_by_task.get(entry[2]) for key, sample in samples.items()
                   if sample.gpus and (entry := index._pod_entries.get(key)) is not None}

@@ -1,7 +1,7 @@
 """KeyBar: the screen's keys on one line at the bottom.
 
 Textual's Footer recomposes one widget per key whenever the bindings may have changed, which is every focus
-move; on a log pane following 20,000 lines/s that made `/` take 50–700 ms. KeyBar listens to the same signal
+move; on a log pane following 20,000 lines/s that made `/` slow (bench/tui.py's key_latency_ms_p95). KeyBar listens to the same signal
 but only redraws its one line, and only when the keys it would show differ.
 """
 

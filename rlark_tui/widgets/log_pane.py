@@ -49,7 +49,7 @@ class LogLine(NamedTuple):
     """One line in the pane: from a Pod (`source` = `role/pod`) or a notice from rlark itself.
 
     A named tuple, not a frozen dataclass: the pane builds one per line (20,000/s and more) and a tuple is built
-    ~10x faster (LogBuffer.extend)."""
+    much faster (LogBuffer.extend; bench/logs.py)."""
 
     seq: int
     source: str
