@@ -18,7 +18,7 @@ from rlark_sandbox.agent import DATA_NAMESPACE
 from rlark_tui import cli
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.model.check_summary import CheckSummary, annotation_value, read_summary
+from rlark_tui.model.check_summary import MALFORMED, CheckSummary, annotation_value, check_cell, read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from tests.agent.helpers import wait_for
 
@@ -69,7 +69,7 @@ def test_check_save_annotates_the_job_without_restarting_it(sandbox, capsys, env
         assert kube.returncode == 0, kube.stderr
         summary = json.loads(json.loads(kube.stdout)[CHECK_SUMMARY_ANNOTATION])
         assert summary["recorder"] == "me" and summary["decision"] == "continue" and len(summary["results"]) == 6
-        assert set(summary) == {"at", "recorder", "results", "decision"}  # no evidence, notes or contacts
+        assert set(summary) == {"at", "recorder", "results", "decision", "by"}  # no evidence, notes or contacts
 
         rv = sandbox.store.get("jobs", JOB)["metadata"]["resourceVersion"]
         wait_for(lambda: (sandbox.agent._synced.get(JOB) or ("",))[0] == rv, what="the Job controller to see it")
@@ -90,13 +90,57 @@ def test_the_summary_holds_only_time_recorder_results_and_decision():
     summary = CheckSummary(at, "alice", ("pass",) * 6, "continue")
     text = annotation_value(summary)
     assert json.loads(text) == {"at": "2026-12-01T10:00:00Z", "recorder": "alice", "results": ["pass"] * 6,
-                                "decision": "continue"}
+                                "decision": "continue", "by": "rlark"}
     back = read_summary({CHECK_SUMMARY_ANNOTATION: text})
     assert back == summary and back.cell(datetime(2026, 12, 1, 12, 5, tzinfo=UTC)) == \
         "6/6 continue 2h ago alice"
     for bad in ("", "[]", '{"at":"x","results":["pass"]}', '{"at":"2026-12-01T10:00:00Z","results":["ok"]}',
-                '{"at":"2026-12-01T10:00:00Z","results":[]}', "x" * 5000):
+                '{"at":"2026-12-01T10:00:00Z","results":[]}', "x" * 5000,
+                '{"at":"2026-12-01T10:00:00Z","results":["pass"],"decision":"rm -rf"}',
+                '{"at":"2026-12-01T10:00:00Z","results":["pass"],"recorder":["a"]}',
+                '{"at":"2026-12-01T10:00:00Z","results":["pass"],"by":7}'):
         assert read_summary({CHECK_SUMMARY_ANNOTATION: bad}) is None, bad
     odd = read_summary({CHECK_SUMMARY_ANNOTATION: json.dumps(
-        {"at": "2026-12-01T10:00:00Z", "results": ["fail"], "decision": "rm -rf", "recorder": "\x1b]0;x\x07" + "y" * 99})})
+        {"at": "2026-12-01T10:00:00Z", "results": ["fail"], "recorder": "\x1b]0;x\x07" + "y" * 99})})
     assert odd.decision == "" and "\x1b" not in odd.recorder and len(odd.recorder) == 64
+
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _cell(**fields) -> str:
+    data = {"at": "2026-12-01T10:00:00Z", "recorder": "alice", "results": ["pass"] * 6, "decision": "continue",
+            "by": "rlark", **fields}
+    return check_cell({CHECK_SUMMARY_ANNOTATION: json.dumps({k: v for k, v in data.items() if v is not None})}, NOW)
+
+
+def test_a_summary_is_shown_as_a_claim_and_only_rlarks_own_shows_its_results():
+    assert _cell() == "6/6 continue 2h ago alice"
+    assert _cell(at="2026-12-01T12:04:00Z") == "6/6 continue 0s ago alice"  # within the clock skew
+    assert _cell(at="2026-12-04T12:00:00Z") == "future? in 3d alice"
+    assert _cell(by=None) == "claim? 2h ago alice"  # no writer: a hand-made annotation
+    assert _cell(by="ci-bot") == "claim? 2h ago alice"
+    assert _cell(results=["pass", "ok"]) == MALFORMED
+    assert _cell(decision="ship it") == MALFORMED
+    assert check_cell({CHECK_SUMMARY_ANNOTATION: "{not json"}, NOW) == MALFORMED
+    assert check_cell({CHECK_SUMMARY_ANNOTATION: ["x"]}, NOW) == MALFORMED
+    assert check_cell({}, NOW) == check_cell(None, NOW) == ""
+
+
+@pytest.mark.parametrize(("fields", "shown"), [
+    ({"at": "2099-01-01T00:00:00Z", "by": "rlark"}, r"future\? in \d+d alice"),
+    ({"at": "2026-01-01T00:00:00Z"}, r"claim\? \d+d ago alice"),
+    ({"at": "2026-01-01T00:00:00Z", "by": "rlark", "results": "pass"}, r"malformed\?"),
+])
+def test_get_jobs_flags_a_summary_it_cannot_show_as_a_pass(sandbox, capsys, env, fields, shown):
+    data = {"recorder": "alice", "results": ["pass"] * 6, "decision": "continue", **fields}
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        access.patch(JOBS, JOB, {"metadata": {"annotations": {CHECK_SUMMARY_ANNOTATION: json.dumps(data)}}})
+        code, out, err = _rlark(sandbox, capsys, "get", "jobs", JOB)
+        assert code == 0, err
+        row = out.splitlines()[1].rstrip()
+        assert re.search(rf" {shown}$", row) and "6/6" not in row, out
+    finally:
+        access.patch(JOBS, JOB, {"metadata": {"annotations": {CHECK_SUMMARY_ANNOTATION: None}}})
+        access.close()

@@ -38,15 +38,15 @@ def test_job_table_and_wide():
 
 def test_job_table_check_column_shows_the_saved_check_summary():
     summary = '{"at":"2026-11-29T10:00:00Z","recorder":"alice","results":["pass","pass","pass","pass","pass",' \
-              '"pass"],"decision":"continue"}'
+              '"pass"],"decision":"continue","by":"rlark"}'
     job = {"metadata": {"name": "ppo", "annotations": {"rlark.io/check-summary": summary}}, "spec": {"tasks": []}}
     hostile = {"metadata": {"name": "x", "annotations": {"rlark.io/check-summary": '{"at":"2026-11-29T10:00:00Z",'
                                                           '"recorder":"\\u001b[31mbob","results":["fail"]}'}}}
     broken = {"metadata": {"name": "y", "annotations": {"rlark.io/check-summary": "not json"}}}
     lines = render_table(JOBS, [job, hostile, broken], now=NOW).splitlines()
     assert lines[1].endswith("6/6 continue 2h ago alice")
-    assert lines[2].endswith("0/1 - 2h ago bob")  # the escape sequence is gone
-    assert lines[3].split()[-1] == "-"
+    assert lines[2].endswith("claim? 2h ago bob")  # not written by rlark; the escape sequence is gone
+    assert lines[3].split()[-1] == "malformed?"
 
 
 def test_nodes_with_all_namespaces_and_missing_fields():
