@@ -5,10 +5,12 @@ Owns request building, the timeouts, line streaming, and turning every failure i
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
+import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -30,10 +32,10 @@ from rlark_tui.cluster.transport import (
 if TYPE_CHECKING:
     from kubernetes import client as k8s
 
-# urllib3 (and the kubernetes client's exceptions) are imported by the first request, not with this module:
-# the TUI's first list goes over cluster/lean.py, and urllib3's import is a tenth of the time to it
-# (startup_first_list_s, bench/startup.py)
-__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "LineStream", "outside", "same_origin", "seg"]
+# urllib3 (and the kubernetes client's exceptions) are imported by the first request of an Http, not with this
+# module: the lean path (KeptConnection: rlark get, the TUI's first list) never loads it
+__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "KeptConnection", "LineStream", "outside",
+           "same_origin", "seg"]
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -194,6 +196,82 @@ class Http:
             raise Unreachable(f"bad request to the {self.source}: {exc}", "other") from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise transport_error(exc, self._req(req, path), timeout[1]) from None
+
+
+class KeptConnection:
+    """One kept-alive connection to the host of a base URL, without a pool or the kubernetes client (the lean path
+    of cluster/lean.py): `send` writes a GET at once and returns the call that waits for its answer, so the caller
+    works while the server answers. Failures raise as cluster.errors classes; a connection whose answer was not
+    read to its end is not used again.
+
+    It is the standard library's http.client (which urllib3 builds on) with the TLS context of cluster/tls.py,
+    not urllib3: importing urllib3 costs `rlark get` and the TUI's first list about 85 ms of CPU here, a sixth of
+    `rlark get jobs -A` on 5,000 Jobs (get_jobs_ratio, startup_first_list_s; bench/cli_get.py, bench/startup.py).
+    """
+
+    def __init__(self, base: str, headers: dict[str, str], ssl_context: ssl.SSLContext | None = None,
+                 server_name: str | None = None) -> None:
+        parts = urlsplit(base)
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._prefix = parts.path.rstrip("/")
+        self._headers = dict(headers)
+        self._tls = ssl_context if parts.scheme == "https" else None
+        self._server_name = server_name or self._host
+        self._conn: http.client.HTTPConnection | None = None
+
+    def send(self, target: str, req: Request, timeout: float) -> Callable[[], tuple[int, bytes]]:
+        """GET `target` (path and query below the base); the call returned reads the answer: (status, body), the
+        body read to transport.MAX_ANSWER_BYTES (an error answer to its first MAX_ERROR_BYTES)."""
+        conn = self._connection(req)
+        try:
+            conn.sock.settimeout(timeout)
+            conn.request("GET", self._prefix + target, headers=self._headers)
+        except (http.client.HTTPException, OSError) as exc:
+            self.close()
+            raise transport_error(exc, req, timeout) from None
+
+        def answer() -> tuple[int, bytes]:
+            whole = False
+            try:
+                resp = conn.getresponse()
+                if 200 <= resp.status < 300:
+                    data = read_bounded(resp, req)
+                else:
+                    data = read_error_body(resp)
+                whole = resp.isclosed() and not resp.will_close
+                return resp.status, data
+            except (http.client.HTTPException, OSError) as exc:
+                raise transport_error(exc, req, timeout) from None
+            finally:
+                if not whole:
+                    self.close()
+        return answer
+
+    def _connection(self, req: Request) -> http.client.HTTPConnection:
+        """The kept connection, opened (TCP and TLS handshake within CONNECT_TIMEOUT) when there is none."""
+        if self._conn is not None:
+            return self._conn
+        try:
+            sock = socket.create_connection((self._host, self._port), CONNECT_TIMEOUT)
+            if self._tls is not None:
+                try:
+                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                except BaseException:
+                    sock.close()
+                    raise
+        except OSError as exc:
+            raise transport_error(exc, req, CONNECT_TIMEOUT, connecting=True) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = http.client.HTTPConnection(self._host, self._port)
+        conn.sock = sock
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 class LineStream:

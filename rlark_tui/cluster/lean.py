@@ -2,16 +2,15 @@
 no `kubernetes` import and no ApiClient.
 
 A plain kubeconfig context (token, token file, basic auth, client certificate; cluster/kubeconfig.py resolves it
-as the `kubernetes` loader does) is reached over one HTTPS connection (http.client) with one TLS context, and
-answers are read to a bound and decoded by transport.decode_json. `LeanClient.open` answers None when the context needs the full client (exec
-plugin, auth provider, in-cluster, a proxy, no kubeconfig at all): the caller then uses ClusterAccess. Requests,
-answers and errors are the ones ClusterAccess makes and raises (the same paths, queries and one-line messages).
+as the `kubernetes` loader does) is reached over one kept connection (cluster/http.py's KeptConnection, http.client)
+with one TLS context; answers are read to a bound and decoded by transport.decode_json. `LeanClient.open` answers
+None when the context needs the full client (exec plugin, auth provider, in-cluster, a proxy, no kubeconfig at
+all): the caller then uses ClusterAccess. Requests, answers and errors are the ones ClusterAccess makes and raises
+(the same paths, queries and one-line messages).
 """
 
 from __future__ import annotations
 
-import http.client
-import socket
 import ssl
 import threading
 from collections.abc import Callable
@@ -20,7 +19,8 @@ from urllib.parse import urlsplit
 
 from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import tls
-from rlark_tui.cluster.errors import ApiError, Request, TooLarge, Unreachable, status_error, transport_error
+from rlark_tui.cluster.errors import ApiError, Request, Unreachable, status_error
+from rlark_tui.cluster.http import KeptConnection
 from rlark_tui.cluster.kinds import JOBS, Kind, ListResult, list_result, selector_query
 from rlark_tui.cluster.transport import (
     CONNECT_TIMEOUT,
@@ -28,8 +28,6 @@ from rlark_tui.cluster.transport import (
     decode_answer,
     display_url,
     query_string,
-    read_bounded,
-    read_error_body,
     request_timeout,
     shape_decoder,
 )
@@ -43,18 +41,13 @@ class LeanClient:
     """Reads of one control plane over one kept-alive connection; `list` and `get` as ClusterAccess has them."""
 
     def __init__(self, plain: kc.PlainContext, namespace: str | None, timeout: float | None = None) -> None:
-        parts = urlsplit(plain.host)
         self.base = plain.host
         self.namespace = namespace
         self.request_timeout = timeout or READ_TIMEOUT
-        self._prefix = parts.path.rstrip("/")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or ""
-        self._port = parts.port or (443 if self._https else 80)
-        self._headers = {"Accept": "application/json", "User-Agent": "rlark", **auth_headers(plain)}
-        self._server_name = plain.tls_server_name or self._host
-        self._tls = tls_context(plain) if self._https else None
-        self._conn: http.client.HTTPConnection | None = None
+        https = urlsplit(plain.host).scheme == "https"
+        self._kept = KeptConnection(plain.host, {"Accept": "application/json", "User-Agent": "rlark",
+                                                 **auth_headers(plain)},
+                                    tls_context(plain) if https else None, plain.tls_server_name)
         self._url = display_url(self.base)
 
     @classmethod
@@ -112,63 +105,23 @@ class LeanClient:
 
     def send(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
              timeout: float | None = None) -> Callable[..., object]:
-        """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see transport.decode_json).
-        Transport failures raise from either, error answers from the call."""
+        """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see
+        transport.decode_json). Transport failures raise from either, error answers from the call."""
         req = Request(req.verb, req.resource, req.name, req.namespace, req.source or SOURCE, self._url)
-        timeout = timeout or self.request_timeout
-        target = self._prefix + path + ("?" + query_string(query) if query else "")
-        conn = self._connection(req)
-        try:
-            conn.sock.settimeout(timeout)
-            conn.request("GET", target, headers=self._headers)
-        except (http.client.HTTPException, OSError) as exc:
-            self.close()
-            raise transport_error(exc, req, timeout) from None
+        read = self._kept.send(path + ("?" + query_string(query) if query else ""), req,
+                               timeout or self.request_timeout)
 
         def answer(shape: type | None = None) -> object:
             if shape is not None:
                 shape_decoder(shape)  # made (msgspec loaded) before the answer is read, while it may still come
-            try:
-                resp = conn.getresponse()
-                ok = 200 <= resp.status < 300
-                data = read_bounded(resp, req) if ok else read_error_body(resp)
-            except TooLarge:
-                self.close()
-                raise
-            except (http.client.HTTPException, OSError) as exc:
-                self.close()
-                raise transport_error(exc, req, timeout) from None
-            if resp.will_close or not resp.isclosed():
-                self.close()
-            if not ok:
-                raise status_error(resp.status, data, req)
+            status, data = read()
+            if not 200 <= status < 300:
+                raise status_error(status, data, req)
             return decode_answer(data, req, shape)
         return answer
 
-    def _connection(self, req: Request) -> http.client.HTTPConnection:
-        """The kept connection, opened (TCP and TLS handshake within CONNECT_TIMEOUT) when there is none."""
-        if self._conn is not None:
-            return self._conn
-        try:
-            sock = socket.create_connection((self._host, self._port), CONNECT_TIMEOUT)
-            if self._tls is not None:
-                try:
-                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
-                except BaseException:
-                    sock.close()
-                    raise
-        except OSError as exc:
-            raise transport_error(exc, req, CONNECT_TIMEOUT, connecting=True) from None
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = http.client.HTTPConnection(self._host, self._port)
-        conn.sock = sock
-        self._conn = conn
-        return conn
-
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._kept.close()
 
 
 def plainly_reachable(plain: kc.PlainContext | None) -> bool:
