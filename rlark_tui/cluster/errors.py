@@ -5,12 +5,12 @@ Owns the error classes every cluster / raydash call raises and the mapping from 
 
 from __future__ import annotations
 
-import http.client
 import re
 import socket
 import ssl
 import sys
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 from rlark_tui.errors import RlarkError
@@ -133,7 +133,7 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
         listed = "; ".join(f"{field}: {msg}" if field else msg for field, msg in causes)
         return Invalid(f"invalid (422): {target} rejected: {listed or message or 'no details given'}", causes)
     if not reason and status in (502, 503, 504):  # a proxy's answer (rlark-server, an agent offline) has no reason
-        reason = http.client.responses[status]
+        reason = HTTPStatus(status).phrase
     what = f"{reason or 'error'} ({status})" if status else "error"
     return ApiError(f"{req.source} {what} on {req.verb} {target}: {message or 'no message'}", status, reason)
 
@@ -155,9 +155,9 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
         return Unreachable(f"TLS error talking to {where}: {_short(root)}", "tls")
     if isinstance(root, ConnectionRefusedError) or "refused" in str(root).lower():
         return Unreachable(f"cannot reach {where}: connection refused", "refused")
-    if isinstance(root, http.client.IncompleteRead) or "IncompleteRead" in str(root):
+    if _is_loaded(root, "http.client", "IncompleteRead") or "IncompleteRead" in str(root):
         return Unreachable(f"connection to {where} was dropped in the middle of a response", "dropped")
-    if isinstance(root, http.client.RemoteDisconnected):
+    if _is_loaded(root, "http.client", "RemoteDisconnected"):
         return Unreachable(f"connection to {where} was dropped: the server closed it without answering", "dropped")
     if isinstance(root, ConnectionResetError) or _is_urllib3(root, "ProtocolError") or "reset" in str(root).lower() \
             or "aborted" in str(root).lower():
@@ -168,9 +168,15 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
 
 
 def _is_urllib3(exc: BaseException, name: str, exactly: bool = False) -> bool:
-    """Whether `exc` is urllib3's exception `name` (or, unless `exactly`, a subclass). urllib3 is not imported
-    for this: when nothing loaded it (the lean path of `rlark get`), none of its exceptions can exist."""
-    module = sys.modules.get("urllib3.exceptions")
+    """Whether `exc` is urllib3's exception `name` (or, unless `exactly`, a subclass)."""
+    return _is_loaded(exc, "urllib3.exceptions", name, exactly)
+
+
+def _is_loaded(exc: BaseException, module_name: str, name: str, exactly: bool = False) -> bool:
+    """Whether `exc` is the exception `name` of `module_name` (or, unless `exactly`, a subclass). The module is
+    not imported for this (the transport, cluster/http.py, owns the HTTP clients): when nothing loaded it, none
+    of its exceptions can exist."""
+    module = sys.modules.get(module_name)
     cls = getattr(module, name, None) if module is not None else None
     if cls is None:
         return False

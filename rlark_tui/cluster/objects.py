@@ -21,6 +21,7 @@ from pathlib import Path
 
 import urllib3
 
+from rlark_tui.cluster import tls
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
@@ -172,7 +173,7 @@ class _Overflow(DownloadError):
 def _fetch(access: ClusterAccess, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool) -> Downloaded:
     """GET the object (from byte `have`, which `out` holds already) into `out`."""
     url = access.storage_object_url(storage_class, cluster, entry.key)
-    pool = pool or urllib3.PoolManager(retries=False)
+    pool = pool or tls.pool_manager(tls.public_context(), retries=False)
     req = Request("download", "objects", entry.key, source="object storage")
     headers = {"Range": f"bytes={have}-"} if have else {}
     try:
