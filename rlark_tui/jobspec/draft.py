@@ -18,6 +18,7 @@ import yaml
 from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.findings import Finding, error, field_path
 from rlark_tui.model.naming import derive_task_name, platform_role
+from rlark_tui.text.parse import YamlBound, load_yaml
 
 DRAFT_TYPES = ("rl", "data-collection", "evaluation", "custom")
 PLATFORM_ROLES = ("Actor", "Rollout", "Env")
@@ -361,7 +362,9 @@ def parse_yaml(text: str | bytes, what: str = "draft") -> Any:
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftInputError(f"{what} is larger than {MAX_DRAFT_BYTES // (1024 * 1024)} MiB")
     try:
-        return yaml.load(text, Loader=_LOADER)
+        return load_yaml(text, _LOADER)
+    except YamlBound as exc:
+        raise DraftInputError(f"{what} {exc}: not read") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

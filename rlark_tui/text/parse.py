@@ -28,3 +28,51 @@ def ascii_float(text: str) -> float | None:
         return None
     value = float(text)
     return value if math.isfinite(value) else None
+
+
+MAX_YAML_DEPTH = 100
+"""The deepest nesting of collections a YAML text may have (a draft or Workflow is a few levels deep)."""
+MAX_YAML_NODES = 2_000_000
+"""The most nodes a YAML text may stand for once its aliases are expanded: a few hundred bytes of anchors and
+aliases (the "billion laughs") stand for 10**9 nodes, which every reader of the data would walk."""
+
+
+class YamlBound(ValueError):
+    """A YAML text past one of the bounds above; the message (after the text's name) names the bound."""
+
+
+def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_nodes: int = MAX_YAML_NODES):
+    """The data of one YAML document, read by `loader` (a safe loader) once its events show it within
+    `max_depth` levels and `max_nodes` nodes with aliases expanded (YamlBound otherwise, before anything is
+    built). yaml.YAMLError propagates for text that is not YAML."""
+    import yaml
+
+    weights: dict[str, int] = {}
+    open_: list[tuple[int, str | None]] = []  # (nodes so far, anchor) of each open collection
+    total = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            open_.append((1, event.anchor))
+            if len(open_) > max_depth:
+                raise YamlBound(f"is nested deeper than {max_depth} levels")
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            nodes, anchor = open_.pop()
+            if anchor is not None:
+                weights[anchor] = nodes
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes = 1
+            if event.anchor is not None:
+                weights[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            nodes = weights.get(event.anchor, 1)
+        else:
+            continue
+        if open_:
+            count, anchor = open_[-1]
+            open_[-1] = (count + nodes, anchor)
+        else:
+            total += nodes
+        if nodes > max_nodes or (open_ and open_[-1][0] > max_nodes) or total > max_nodes:
+            raise YamlBound(f"stands for more than {max_nodes:,} nodes once its aliases are expanded")
+    return yaml.load(text, Loader=loader)

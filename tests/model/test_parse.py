@@ -33,3 +33,28 @@ def test_a_huge_step_is_no_progress_and_no_raise():
     hostile = [(1.0, line.replace("3/40", f"{HUGE}/40")) for _, line in table]
     metric_series(hostile)
     assert clock_seconds("00:²") is None and clock_seconds(f"00:{HUGE}") is None and clock_seconds("01:05") == 65
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))
+
+
+def test_yaml_is_read_within_depth_and_expanded_size():
+    """A draft (or Workflow, or Node list) of a few hundred bytes whose aliases stand for 10**9 nodes, or nested
+    past the bound, is one line naming the bound (exit 2 for `rlark submit`), before any data is built; anchors
+    and aliases within the bound read as ever."""
+    import pytest
+
+    from rlark_tui.jobspec.draft import DraftInputError, parse_yaml
+    from rlark_tui.text.parse import MAX_YAML_DEPTH
+
+    assert len(LAUGHS) < 500
+    with pytest.raises(DraftInputError, match=r"^draft stands for more than 2,000,000 nodes once its aliases "
+                                              r"are expanded: not read$"):
+        parse_yaml(LAUGHS)
+    deep = "[" * (MAX_YAML_DEPTH + 1) + "]" * (MAX_YAML_DEPTH + 1)
+    with pytest.raises(DraftInputError, match=r"^the Workflow is nested deeper than 100 levels: not read$"):
+        parse_yaml(deep, what="the Workflow")
+    assert parse_yaml("base: &b {image: x, gpus: 8}\ntasks: [*b, *b]\n") == {
+        "base": {"image": "x", "gpus": 8}, "tasks": [{"image": "x", "gpus": 8}] * 2}
+    assert parse_yaml("[" * MAX_YAML_DEPTH + "]" * MAX_YAML_DEPTH) is not None
