@@ -142,6 +142,8 @@ class Process:
         self.argv, self.target, self.tty, self.wants_stdin = argv, target, tty, stdin
         self.proc: asyncio.subprocess.Process | None = None
         self.master: int | None = None
+        self.resized: Callable[[int, int], None] = lambda _rows, _cols: None
+        """Told each size given to the terminal (the sandbox's streams record it for tests)."""
 
     async def start(self, rows: int = 24, cols: int = 80) -> None:
         env = dict(self.target.env)
@@ -200,6 +202,7 @@ class Process:
         if self.master is not None:
             with contextlib.suppress(OSError):
                 _set_size(self.master, rows, cols)
+                self.resized(rows, cols)
 
     async def pump(self, send: Callable[[int, bytes], object]) -> None:
         """Send output until the process's outputs close (or, after it exited, DRAIN_SECONDS)."""
@@ -280,12 +283,16 @@ def exit_status(code: int, argv: list[str]) -> dict:
 
 
 async def serve_exec(request: web.Request, options: ExecOptions, target: ExecTarget,
-                     pod_alive: Callable[[], bool]) -> web.StreamResponse:
-    """The `pods/<pod>/exec` WebSocket: run the command, relay the channels, report its exit on channel 3."""
+                     pod_alive: Callable[[], bool],
+                     resized: Callable[[int, int], None] | None = None) -> web.StreamResponse:
+    """The `pods/<pod>/exec` WebSocket: run the command, relay the channels, report its exit on channel 3;
+    `resized(rows, cols)` is told each size the terminal takes."""
     ws = web.WebSocketResponse(protocols=PROTOCOLS, max_msg_size=0, autoping=True)
     await ws.prepare(request)
     v5 = ws.ws_protocol == PROTOCOLS[0]
     proc = Process(options.command, target, options.tty, options.stdin)
+    if resized is not None:
+        proc.resized = resized
     lock = asyncio.Lock()
 
     async def send(channel: int, data: bytes) -> None:
@@ -336,11 +343,15 @@ async def _read_exec(ws: web.WebSocketResponse, proc: Process, v5: bool) -> None
 
 
 async def serve_terminal(request: web.Request, command: str, target: ExecTarget,
-                         pod_alive: Callable[[], bool]) -> web.StreamResponse:
-    """The console's terminal WebSocket: a tty exec of one command word; raw bytes and JSON control frames."""
+                         pod_alive: Callable[[], bool],
+                         resized: Callable[[int, int], None] | None = None) -> web.StreamResponse:
+    """The console's terminal WebSocket: a tty exec of one command word; raw bytes and JSON control frames;
+    `resized(rows, cols)` as in serve_exec."""
     ws = web.WebSocketResponse(max_msg_size=0, autoping=True)
     await ws.prepare(request)
     proc = Process([command], target, tty=True, stdin=True)
+    if resized is not None:
+        proc.resized = resized
     lock = asyncio.Lock()
 
     async def send(_channel: int, data: bytes) -> None:

@@ -718,7 +718,8 @@ class SandboxServer:
                 _drop(request)
                 return False
             return alive()
-        return await podexec.serve_exec(request, options, target, alive_and_connected)
+        return await podexec.serve_exec(request, options, target, alive_and_connected,
+                                        lambda rows, cols: self.logs.streams.resized(name, rows, cols))
 
     async def _gateway_terminal(self, request: web.Request, pod_cr: str) -> web.StreamResponse:
         """The gateway's `pods/<pod CR>/terminal` (terminal.go): find the data-plane pod, then the terminal."""
@@ -742,7 +743,8 @@ class SandboxServer:
             target, alive = self._exec_target(cluster, namespace, name, container)
         except (podexec.Refused, ApiError, StoreError) as exc:
             return await podexec.refuse_terminal(request, str(getattr(exc, "message", exc)))
-        return await podexec.serve_terminal(request, command, target, alive)
+        return await podexec.serve_terminal(request, command, target, alive,
+                                            lambda rows, cols: self.logs.streams.resized(name, rows, cols))
 
     async def _proxy(self, request: web.Request, plane: str, namespace: str, name: str,
                      rest: str) -> web.StreamResponse:

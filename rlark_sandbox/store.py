@@ -502,8 +502,9 @@ class Store:
         return sub
 
     def wait_until(self, predicate: Callable[[Store], object], what: str, timeout: float = 30.0) -> object:
-        """Block until `predicate(store)` is true, tried now and after each change; its value. A test's wait on
-        the cluster side: AssertionError naming `what` when it is not true within `timeout` seconds."""
+        """Block until `predicate(store)` is true, tried now and after each change (under the store's lock: it
+        only reads); its value. A test's wait on the cluster side: AssertionError naming `what` when it is not
+        true within `timeout` seconds."""
         with self._changed:
             value = self._changed.wait_for(lambda: predicate(self), timeout)
         if not value:

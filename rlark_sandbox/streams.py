@@ -14,10 +14,13 @@ API (thread-safe; the waits block the calling thread, so an async test calls the
 - `wait_follow(pod, container=None, opened=1, caught_up=False, timeout=30.0)`: returns once `opened` follows of
   the pod have opened and, with `caught_up`, one still open has sent all its log file holds.
   A wait that times out raises AssertionError naming what it waited for and what it saw.
+- `resizes(pod) -> list[(rows, cols)]`: the sizes given to that Pod's exec terminals, in order;
+  `wait_resize(pod, rows, cols, after=0, timeout=30.0)` returns once one past the first `after` is that size.
 - Server side: `watch_asked(plane, resource)` as a watch request arrives, `watch_opened(plane, resource)` once
   its subscription is in place, and
   `following(cluster, namespace, pod, container, path)`, a context manager around a follow's life yielding a
-  `Follow` whose `read_to(position, idle)` says how far it has read and whether it is waiting for more.
+  `Follow` whose `read_to(position, idle)` says how far it has read and whether it is waiting for more;
+  `resized(pod, rows, cols)` once an exec's terminal has taken a new size.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class Streams:
         self._asked: Counter[tuple[str, str]] = Counter()
         self._follows: Counter[tuple[str, str, str, str]] = Counter()
         self._open_follows: list[Follow] = []
+        self._resizes: dict[str, list[tuple[int, int]]] = {}
 
     # ----- server side -----
     def watch_asked(self, plane: str, resource: str) -> None:
@@ -90,7 +94,21 @@ class Streams:
                 self._open_follows.remove(follow)
                 self._changed.notify_all()
 
+    def resized(self, pod: str, rows: int, cols: int) -> None:
+        with self._changed:
+            self._resizes.setdefault(pod, []).append((rows, cols))
+            self._changed.notify_all()
+
     # ----- test side -----
+    def resizes(self, pod: str) -> list[tuple[int, int]]:
+        with self._changed:
+            return list(self._resizes.get(pod, ()))
+
+    def wait_resize(self, pod: str, rows: int, cols: int, after: int = 0, timeout: float = 30.0) -> None:
+        self._wait(lambda: (rows, cols) in self._resizes.get(pod, [])[after:], timeout,
+                   lambda: f"an exec terminal of pod {pod} take the size {rows}x{cols} "
+                           f"(sizes taken: {self._resizes.get(pod, [])[after:]})")
+
     def watches_opened(self, resource: str, plane: str = ROOT) -> int:
         with self._changed:
             return self._watches[(plane, resource)]

@@ -44,6 +44,14 @@ def follow_opens(sandbox, pod: str, container: str | None = None, count: int = 1
     sandbox.streams.wait_follow(pod, container, opened=before + count, timeout=timeout)
 
 
+@contextlib.contextmanager
+def resize_applied(sandbox, pod: str, rows: int, cols: int, timeout: float = TIMEOUT) -> Iterator[None]:
+    """The body resizes a terminal on the Pod; the exit waits until the Pod's terminal has that size."""
+    before = len(sandbox.streams.resizes(pod))
+    yield
+    sandbox.streams.wait_resize(pod, rows, cols, after=before, timeout=timeout)
+
+
 def sent_all(sandbox, pod: str, container: str | None = None, timeout: float = TIMEOUT) -> None:
     """Returns once a follow of the Pod's log that is still open has sent everything the log file holds."""
     sandbox.streams.wait_follow(pod, container, opened=0, caught_up=True, timeout=timeout)

@@ -90,11 +90,14 @@ def test_tty_size_follows_resize(access):
     session = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], ["sh"], stdin=True, tty=True)
     session.resize(80, 24)
     session.write(b"stty size\n")
-    time.sleep(0.5)
+    first = bytearray()
+    deadline = time.monotonic() + 10
+    while b"24 80" not in first and time.monotonic() < deadline:  # the first size is printed before the resize
+        first += b"".join(data for channel, data in session.read(timeout=0.5) if channel == 1)
     session.resize(132, 40)
     session.write(b"stty size; exit\n")
     out, _ = _collect(session)
-    assert out.index(b"24 80") < out.index(b"40 132") and session.exit_code() == 0
+    assert b"24 80" in first and b"40 132" in out and session.exit_code() == 0
 
 
 def _alive(pid: int) -> bool:

@@ -15,7 +15,8 @@ import sys
 import termios
 import time
 
-from tests.pod.conftest import JOB
+from tests.pod.conftest import HEAD, JOB
+from tests.streams import resize_applied
 
 
 def rlark(sandbox, *argv: str, stdin: bytes | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
@@ -112,8 +113,8 @@ def test_interactive_shell_size_resize_and_exit_code(shell_job):
     term.expect(b"ready-42")
     term.send(b"stty size\n")
     term.expect(b"33 101")
-    term.resize(40, 120)
-    time.sleep(0.5)
+    with resize_applied(shell_job, HEAD[1], 40, 120):
+        term.resize(40, 120)
     term.send(b"stty size\n")
     term.expect(b"40 120")
     term.send(b"exit 3\n")

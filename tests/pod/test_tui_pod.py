@@ -21,6 +21,7 @@ from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 from tests.pod.conftest import JOB
+from tests.streams import resize_applied
 
 SIZE = (120, 40)
 
@@ -171,8 +172,8 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
         _wait_pane(socket, "Shell in shell-actor-0")
         _tmux(socket, "send-keys", "-t", "t", "-l", "echo role=$RLARK_TASK_ROLE; stty size\n")
         _wait_pane(socket, "40 120")
-        _tmux(socket, "resize-window", "-t", "t", "-x", "100", "-y", "30")
-        time.sleep(0.5)
+        with resize_applied(shell_job, "shell-actor-0", 30, 100):
+            _tmux(socket, "resize-window", "-t", "t", "-x", "100", "-y", "30")
         _tmux(socket, "send-keys", "-t", "t", "-l", "stty size\n")
         shown = _wait_pane(socket, "30 100")
         assert "role=actor" in shown
