@@ -39,7 +39,14 @@ class RunnerSettings:
 
     cluster_check_timeout: float = 900.0
     cluster_check_interval: float = 2.0
-    head_wait_attempts: int = 120
+    head_wait_attempts: int = 600
+    """A worker's tries, 1 s apart, for its head to be registered (the platform's script has 120 tries of a TCP
+    probe; on a loaded 2-core host the sandbox's head takes minutes to register, and a worker that gives up earlier
+    restarts)."""
+    ray_start_turn: float = 300.0
+    """The Ray nodes of one Job start one at a time (Ray gives a starting raylet 30 s to register with the GCS,
+    which several starting at once on a loaded 2-core host can miss): the longest one waits for the node before
+    it to be registered before starting anyway."""
     backoff_base: float = 10.0
     backoff_max: float = 300.0
     backoff_reset_after: float = 600.0
@@ -215,6 +222,8 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
         "RLARK_SANDBOX_CHECK_TIMEOUT": f"{settings.cluster_check_timeout:g}",
         "RLARK_SANDBOX_CHECK_INTERVAL": f"{settings.cluster_check_interval:g}",
         "RLARK_SANDBOX_HEAD_WAIT_ATTEMPTS": str(settings.head_wait_attempts),
+        "RLARK_SANDBOX_RAY_START_LOCK": str(state_root / f"ray-start-{launch.head_ports.gcs}.lock"),
+        "RLARK_SANDBOX_RAY_START_TURN": f"{settings.ray_start_turn:g}",
         procs.POD_UID_ENV: launch.uid,
     })
     return env

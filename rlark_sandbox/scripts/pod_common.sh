@@ -28,3 +28,23 @@ fi
 resolve_host() {
   awk -v name="$1" '$2 == name { print $1; exit }' "${RLARK_SANDBOX_HOSTS:-/dev/null}" 2>/dev/null
 }
+
+# Sandbox: every Ray node of the sandbox runs on this one host, and Ray gives a starting raylet 30 s to register
+# with the GCS (ray/_private/node.py: "The current node timed out during startup"), which several nodes starting
+# at once on a loaded 2-core host can miss. So the `ray start`s of one Job's nodes take turns: each holds
+# RLARK_SANDBOX_RAY_START_LOCK (one per Ray head) until its node is registered, and waits at most
+# RLARK_SANDBOX_RAY_START_TURN seconds for its turn. Fd 9 holds the lock; pass `9>&-` to what must not keep it.
+take_ray_start_turn() {
+  [ -n "${RLARK_SANDBOX_RAY_START_LOCK:-}" ] || return 0
+  exec 9>>"${RLARK_SANDBOX_RAY_START_LOCK}"
+  if ! flock -w "${RLARK_SANDBOX_RAY_START_TURN:-300}" 9; then
+    echo "Sandbox: another Ray node of this Job was still starting after ${RLARK_SANDBOX_RAY_START_TURN:-300} s" \
+      "(lock ${RLARK_SANDBOX_RAY_START_LOCK}); starting anyway"
+  fi
+}
+
+end_ray_start_turn() {
+  [ -n "${RLARK_SANDBOX_RAY_START_LOCK:-}" ] || return 0
+  flock -u 9 2>/dev/null || true
+  exec 9>&-
+}

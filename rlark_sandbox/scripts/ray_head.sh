@@ -29,6 +29,7 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
+take_ray_start_turn
 ray start --head \
   --node-ip-address="${RLARK_NODE_IP}" \
   --port="${RLARK_RAY_PORT}" \
@@ -41,7 +42,8 @@ ray start --head \
   --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
-  --include-log-monitor=false --disable-usage-stats --log-color=false
+  --include-log-monitor=false --disable-usage-stats --log-color=false 9>&-
+end_ray_start_turn
 export RAY_ADDRESS="${RLARK_NODE_IP}:${RLARK_RAY_PORT}"
 
 echo "Waiting for ${RLARK_TOTAL_NODES:-1} nodes to join the Ray cluster..."

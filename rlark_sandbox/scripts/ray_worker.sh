@@ -26,9 +26,13 @@ for attempt in $(seq 1 "${HEAD_WAIT_ATTEMPTS}"); do
 done
 if [ "${REACHABLE}" != 1 ]; then
   echo "Error: Ray head at ${RLARK_HEAD_ADDRESS}:${RLARK_RAY_PORT} is not reachable."
+  echo "Sandbox: waited ${HEAD_WAIT_ATTEMPTS} attempts, 1 s apart, for ${RLARK_HEAD_ADDRESS} to resolve" \
+    "in the hosts file ${RLARK_SANDBOX_HOSTS:-(none)}, its GCS port to accept connections and its dashboard" \
+    "(port ${RLARK_SANDBOX_HEAD_DASHBOARD_PORT}) to list the head node ALIVE${HEAD_IP:+; resolved to ${HEAD_IP}}"
   exit 1
 fi
 
+take_ray_start_turn
 set +e
 ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
   --node-ip-address="${RLARK_SANDBOX_POD_IP}" \
@@ -39,7 +43,13 @@ ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
   --include-log-monitor=false --disable-usage-stats --log-color=false \
-  --block
+  --block 9>&- &
+RAY_PID=$!
+# Sandbox: the next node's turn to start comes once this one is registered (or its `ray start` ended).
+python "$(dirname "$0")/ray_check.py" --node-registered "${HEAD_IP}:${RLARK_SANDBOX_HEAD_DASHBOARD_PORT}" \
+  --node-ip "${RLARK_SANDBOX_POD_IP}" --pid "${RAY_PID}" --timeout "${RLARK_SANDBOX_RAY_START_TURN:-300}" 9>&-
+end_ray_start_turn
+wait "${RAY_PID}"
 WORKER_EXIT=$?
 set -e
 echo "Ray worker process exited with code ${WORKER_EXIT}"

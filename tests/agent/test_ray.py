@@ -4,6 +4,7 @@ node loss shows, stop leaves no process; a worker that cannot reach its head fai
 import base64
 import json
 import os
+import re
 import signal
 
 import pytest
@@ -105,14 +106,21 @@ def test_unreachable_head_fails_the_cluster_check_which_the_head_ignores(api, sa
     head_log = wait_log(api, "rlark-gpu-a", "h3-cut-actor-0", "Executing run script...", timeout=300)
     lines = head_log.splitlines()
     failed = lines.index("Warning: Ray cluster check failed, proceeding anyway.")
-    assert lines[failed - 2:failed] == ["Error: Cluster did not become ready within 8 seconds (required 2 nodes).",
-                                        "Ray cluster check failed."]
+    error, waited, said = lines[failed - 3:failed]
+    assert (error, said) == ("Error: Cluster did not become ready within 8 seconds (required 2 nodes).",
+                             "Ray cluster check failed.")
+    assert re.fullmatch(r"Sandbox: waited for 2 ALIVE nodes in the head's State API \(http://[\d.]+:\d+/api/v0/nodes"
+                        r"\?limit=10000\); last answer: 1 of 1 nodes alive", waited), waited
     assert "Ray cluster check passed." not in lines
     assert "Found 1 total nodes, 1 of which are alive." in lines
     assert lines.index("Ray cluster is ready. Printing cluster information:") > failed
     worker_log = wait_for(lambda: api.log("rlark-gpu-a", "h3-cut-rollout-0", previous=True), what="a worker restart")
     assert "Waiting for head to be reachable at h3-cut-actor-ray-head:" in worker_log
-    assert worker_log.splitlines()[-1].endswith("is not reachable.")
+    *_, error, waited = worker_log.splitlines()
+    assert error.endswith("is not reachable.")
+    assert re.fullmatch(r"Sandbox: waited 3 attempts, 1 s apart, for h3-cut-actor-ray-head to resolve in the hosts "
+                        r"file /dev/null, its GCS port to accept connections and its dashboard \(port \d+\) to list "
+                        r"the head node ALIVE", waited), waited
     uids = [p.metadata.uid for p in api.pods("rlark-gpu-a", "h3-cut-actor") + api.pods("rlark-gpu-a", "h3-cut-rollout")]
     delete_and_wait(api, "h3-cut")
     wait_for(lambda: not pod_processes(uids), timeout=10, what="no process left")

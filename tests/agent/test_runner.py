@@ -91,6 +91,9 @@ async def test_unreachable_head_fails_the_worker_which_restarts_with_growing_bac
         f"Waiting for head to be reachable at t-head-ray-head:{port}... (attempt 1)",
         f"Waiting for head to be reachable at t-head-ray-head:{port}... (attempt 2)",
         f"Error: Ray head at t-head-ray-head:{port} is not reachable.",
+        f"Sandbox: waited 2 attempts, 1 s apart, for t-head-ray-head to resolve in the hosts file {tmp_path}/hosts, "
+        f"its GCS port to accept connections and its dashboard (port {runner.launch.head_ports.dashboard}) to list "
+        "the head node ALIVE",
     ]
     assert read(logs, 1) == first                              # each instance keeps its own log
     terminated = [s for _, s in recorder.states if "terminated" in s["state"]]
