@@ -39,7 +39,7 @@ def test_a_failing_hook_is_reported_once_and_never_blocks():
 
     def deliver(record, line):
         started.set()
-        time.sleep(0.01)
+        time.sleep(0.01)  # the behaviour under test: a receiver that takes a while to fail
         raise RuntimeError("HTTP 500")
 
     hook = hooks.Hook("webhook http://127.0.0.1:9", deliver, reports.append, backoff=(0.0,))

@@ -18,7 +18,7 @@ def test_concurrent_askers_share_one_read():
     def read():
         reads.append(1)
         started.set()
-        time.sleep(0.2)
+        time.sleep(0.2)  # the behaviour under test: a slow read, which a second asker meanwhile shares
         return ["line"]
 
     recent = RecentReads()

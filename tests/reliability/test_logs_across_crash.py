@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -88,7 +87,6 @@ def test_follow_keeps_the_old_instances_last_line_across_a_sigkill(tmp_path, env
         proc, _ = start(state)
         wait_for(lambda: any(" line " in text and text.split()[0] != old[0].split()[0] for _, text in seen), 60,
                  interval=0.1, what="a line of the container's new instance")
-        time.sleep(0.5)
         follower.close()
         texts = [text for _, text in seen if " line " in text]
         first_pid = old[0].split()[0]

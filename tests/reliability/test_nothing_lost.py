@@ -95,7 +95,7 @@ def test_sigkill_at_any_moment_leaves_one_whole_copy(tmp_path):
     for delay in (0.0, 0.01, 0.03, 0.07, 0.15):
         child = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(SIZE)], stdout=subprocess.PIPE)
         assert child.stdout.readline() == b"writing\n"
-        time.sleep(delay)
+        time.sleep(delay)  # the behaviour under test: a kill at this moment of the write
         child.send_signal(signal.SIGKILL)
         child.wait()
         child.stdout.close()
