@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import urllib3
 
@@ -82,13 +83,13 @@ def _record_name(dest: fsutil.Destination, entry: Entry) -> str:
     return f".{dest.leaf[:150]}.{tag}.rlark-part"
 
 
-def _write_record(dest: fsutil.Destination, record: str, part: str, handle) -> None:
+def _write_record(dest: fsutil.Destination, record: str, part: str, handle: BinaryIO) -> None:
     info = os.fstat(handle.fileno())
     dest.write_beside(record, json.dumps({"part": part, "dev": info.st_dev, "ino": info.st_ino, "uid": info.st_uid,
-                                          "size": info.st_size}))
+                                          "size": info.st_size}).encode("utf-8"))
 
 
-def _open_part(dest: fsutil.Destination, entry: Entry) -> tuple[str, str, object, int]:
+def _open_part(dest: fsutil.Destination, entry: Entry) -> tuple[str, str, BinaryIO, int]:
     """(record name, part name, the part open for writing, bytes it holds). A part is continued only when the
     record this rlark left beside it names it, and it is still the same file: the user's own, same device, inode
     and size; anything else starts anew."""
@@ -139,7 +140,9 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
         raise DownloadError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
 
 
-def _download_part(access: ClusterAccess, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool) -> Downloaded:
+def _download_part(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry, target: Path,
+                   dest: fsutil.Destination, max_bytes: int, on_progress: Callable[[int, int | None], None] | None,
+                   pool: urllib3.PoolManager | None) -> Downloaded:
     record, part, out, have = _open_part(dest, entry)
     committed = False
     try:
@@ -170,7 +173,9 @@ class _Overflow(DownloadError):
     """More bytes came than listed: nothing is kept."""
 
 
-def _fetch(access: ClusterAccess, storage_class, cluster, entry, target, out, have, max_bytes, on_progress, pool) -> Downloaded:
+def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry, target: Path, out: BinaryIO, have: int,
+           max_bytes: int, on_progress: Callable[[int, int | None], None] | None,
+           pool: urllib3.PoolManager | None) -> Downloaded:
     """GET the object (from byte `have`, which `out` holds already) into `out`."""
     url = access.storage_object_url(storage_class, cluster, entry.key)
     pool = pool or tls.pool_manager(tls.public_context(), retries=False)
@@ -274,7 +279,7 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
     return lines
 
 
-def _downloaded_line(done, entry) -> str:
+def _downloaded_line(done: Downloaded, entry: Entry) -> str:
     match = done.matches(entry)
     verdict = "md5 matches the ETag" if match else ("md5 DOES NOT match the ETag" if match is False else
                                                     "ETag is no MD5")

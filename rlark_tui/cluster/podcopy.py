@@ -26,7 +26,8 @@ import stat
 import tarfile
 import tempfile
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
 
 from rlark_tui.cluster.podexec import CHUNK, ExecFailed, ExecSession, data_plane_client, run_command
 from rlark_tui.errors import RlarkError
@@ -68,7 +69,7 @@ def upload(access: ClusterAccess, cluster: str, pod: str, local: str, remote: st
 
 
 @contextlib.contextmanager
-def _spool():
+def _spool() -> Iterator[IO[bytes]]:
     """A temporary file in a private (0700) directory of its own, both gone afterwards."""
     folder = fsutil.private_spool_dir()
     try:
@@ -99,8 +100,8 @@ def download(access: ClusterAccess, cluster: str, pod: str, remote: str, local: 
             return extract(tar, name, local)
 
 
-def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str], namespace: str, *, stdin=None,
-                 out=None, limit: int | None = None, what: str = "") -> tuple[int, bytes]:
+def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str], namespace: str, *,
+                 stdin: IO[bytes] | None = None, out: IO[bytes] | None = None, limit: int | None = None, what: str = "") -> tuple[int, bytes]:
     """Run `argv` with `stdin` (a file, sent in chunks, then closed) and its stdout into `out` (at most `limit`
     bytes: CopyRefused past it); (exit code, the start of stderr)."""
     session = ExecSession.open(data_plane_client(access, cluster), pod, argv, namespace=namespace,
@@ -108,7 +109,7 @@ def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str],
     errors = bytearray()
     taken = [0]
 
-    def take(frames) -> None:
+    def take(frames: list[tuple[int, bytes]]) -> None:
         for channel, data in frames:
             if channel == 1 and out is not None:
                 taken[0] += len(data)
@@ -242,8 +243,8 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
         if member.issym() and tree.resolve(rel[:-1], member.linkname) is None:
             raise _refuse(member, "it escapes the destination")
         if member.islnk():
-            source = _parts(member.linkname)
-            source = tuple(source[len(top):]) if source is not None and source[:len(top)] == top else None
+            linked = _parts(member.linkname)
+            source = tuple(linked[len(top):]) if linked is not None and linked[:len(top)] == top else None
             if source is None or source not in files_before:
                 raise _refuse(member, "it escapes the destination (a hard link must name a file extracted before it)")
         if member.isfile() or member.islnk():
@@ -304,7 +305,7 @@ def _walk(start_fd: int, parts: tuple[str, ...], member: tarfile.TarInfo, name: 
     return fd
 
 
-def _place(tar, member, rel, directory: int, leaf: str, parent_fd: int, root_name: str, name: str) -> None:
+def _place(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: tuple[str, ...], directory: int, leaf: str, parent_fd: int, root_name: str, name: str) -> None:
     if member.isdir():
         try:
             os.mkdir(leaf, 0o755, dir_fd=directory)
@@ -329,11 +330,14 @@ def _place(tar, member, rel, directory: int, leaf: str, parent_fd: int, root_nam
         finally:
             os.close(source_dir)
     else:
+        src = tar.extractfile(member)
+        if src is None:  # safe_members let only files, directories and links through
+            raise _refuse(member, "not a file, directory or link")
         temp = f".{leaf[:180]}.{secrets.token_hex(8)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=directory)
         try:
-            with os.fdopen(fd, "wb") as dst, tar.extractfile(member) as src:
+            with os.fdopen(fd, "wb") as dst, src:
                 while chunk := src.read(CHUNK):
                     dst.write(chunk)
                 os.fchmod(dst.fileno(), member.mode & 0o777)
@@ -363,7 +367,7 @@ def pack(tar: tarfile.TarFile, local: str, arcname: str) -> None:
         os.close(parent)
 
 
-def _pack_dir(tar, fd: int, arcname: str, rel: tuple[str, ...], local: str, tree: _Tree) -> None:
+def _pack_dir(tar: tarfile.TarFile, fd: int, arcname: str, rel: tuple[str, ...], local: str, tree: _Tree | None) -> None:
     info = tarfile.TarInfo(arcname)
     stats = os.fstat(fd)
     info.type, info.mode, info.mtime = tarfile.DIRTYPE, stats.st_mode & 0o7777, int(stats.st_mtime)
@@ -372,7 +376,8 @@ def _pack_dir(tar, fd: int, arcname: str, rel: tuple[str, ...], local: str, tree
         _pack_entry(tar, fd, entry, f"{arcname}/{entry}", (*rel, entry), local, tree)
 
 
-def _pack_entry(tar, dir_fd: int, entry: str, arcname: str, rel: tuple[str, ...], local: str, tree) -> None:
+def _pack_entry(tar: tarfile.TarFile, dir_fd: int, entry: str, arcname: str, rel: tuple[str, ...], local: str,
+                tree: _Tree | None) -> None:
     shown = os.path.join(local, *rel) if rel else local
     stats = os.stat(entry, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISLNK(stats.st_mode):

@@ -125,15 +125,16 @@ class Tunnel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.local_port}/{self.token}/"
 
-    async def listen(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.local_port, limit=HEAD_LIMIT)
-        self.local_port = self._server.sockets[0].getsockname()[1]
+    async def listen(self) -> asyncio.Server:
+        server = self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.local_port,
+                                                           limit=HEAD_LIMIT)
+        self.local_port = server.sockets[0].getsockname()[1]
+        return server
 
     async def serve_forever(self) -> None:
-        if self._server is None:
-            await self.listen()
-        async with self._server:
-            await self._server.serve_forever()
+        server = self._server if self._server is not None else await self.listen()
+        async with server:
+            await server.serve_forever()
 
     def start(self) -> Tunnel:
         """Listen now (errors raise here), then serve on a daemon thread."""
@@ -198,7 +199,7 @@ class Tunnel:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _relay(self, reader, writer, method: str, path: str, headers: list[tuple[str, str]]) -> None:
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str, path: str, headers: list[tuple[str, str]]) -> None:
         up = self.upstream
         upgrade = any(k.lower() == "upgrade" for k, _ in headers)
         lines = [f"{method} {path} HTTP/1.1", f"Host: {up.host}:{up.port}"]
