@@ -244,10 +244,8 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
         entry = find_object(access, storage_class, cluster, key)
         if entry is None:
             raise RlarkError(f"no object {storage_class}:{key} on {cluster}")
-        if dest.endswith("/"):  # a directory, as typed: made when missing
-            Path(dest).mkdir(parents=True, exist_ok=True)
-        target = download_target(dest, key)
-        if not target.parent.is_dir():
+        target = download_target(dest, key)  # a directory typed with its `/` is made by the write when missing
+        if not dest.endswith("/") and not target.parent.is_dir():
             raise RlarkError(f"{target.parent} is not a directory")
         return [_downloaded_line(download(access, storage_class, cluster, entry, target,
                                                   on_progress=on_progress), entry)]
@@ -267,8 +265,7 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
             except RlarkError as exc:
                 lines.append(f"skipped: {exc}")
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
+            try:  # the write makes the key's folders below `dest`, checked as any write
                 lines.append(_downloaded_line(download(access, storage_class, cluster, entry, target,
                                                                on_progress=on_progress), entry))
             except RlarkError as exc:

@@ -65,8 +65,7 @@ class Background:
 
     @classmethod
     def start(cls, state_dir: Path, keep: bool) -> Background:
-        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        log = open_append(state_dir / "demo.log")
+        log = open_append(state_dir / "demo.log")  # makes the state dir (0700) as any write does
         command = [sys.executable, "-m", "rlark_tui.commands.demo", "serve", str(state_dir)]
         if not keep:
             command.append("--exit-with-stdin")

@@ -96,7 +96,6 @@ def _spawn_refresh(root: Path, argv: list[str]) -> None:
     except OSError:
         pass
     try:
-        root.mkdir(parents=True, exist_ok=True)
         write_private(lock, str(os.getpid()), durable=False)
         child = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv, "--refresh"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -138,7 +137,6 @@ def refresh(args: argparse.Namespace, root: Path) -> int:
         finally:
             access.close()
         phases = [job.phase for job in jobs]
-        root.mkdir(parents=True, exist_ok=True)
         write_private(root / CACHE, json.dumps({"time": time.time(), "running": phases.count("Running"),
                                                 "failed": phases.count("Failed")}), durable=False)
         return 0

@@ -129,8 +129,8 @@ def run_cp(args: argparse.Namespace) -> int:
     entry = objects.find_object(access, remote.storage_class, cluster, remote.key)
     if entry is None:
         raise RlarkError(f"no object {remote.storage_class}:{clean(remote.key)} on {cluster}")
-    target = st.download_target(args.dest, remote.key)
-    if not target.parent.is_dir():
+    target = st.download_target(args.dest, remote.key)  # a DEST typed with its `/` is made by the write (0700)
+    if not args.dest.endswith("/") and not target.parent.is_dir():
         raise UsageError(f"{target.parent} is not a directory")
     done = objects.download(access, remote.storage_class, cluster, entry, target, max_bytes=args.max_size)
     resumed = f", resumed at byte {done.resumed_from}" if done.resumed_from else ""

@@ -51,10 +51,10 @@ def test_ls_pages_and_cp_checksum_matches_listing(rlark, checkpoint, tmp_path, s
     weights = f"{EXPERIMENT}/checkpoints/global_step_2/actor/model_state_dict/full_weights.pt"
     assert weights in rows
 
-    dest = tmp_path / "down"
-    dest.mkdir()
+    dest = tmp_path / "down" / "new"
     got = rlark("storage", "cp", f"s3-rclone:{PREFIX}/{weights}", str(dest) + "/", "--cluster", "gpu-a")
     assert got.code == 0, got.err
+    assert [oct(path.stat().st_mode & 0o777) for path in (dest.parent, dest)] == ["0o700", "0o700"]
     local = dest / "full_weights.pt"
     data = local.read_bytes()
     assert data == checkpoint[weights].read_bytes()
