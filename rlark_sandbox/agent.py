@@ -42,7 +42,7 @@ from rlark_sandbox.runner import (
     now_iso,
     temp_dir_for,
 )
-from rlark_sandbox.store import NotFound, Store, StoreError
+from rlark_sandbox.store import NotFound, Store, StoreError, Subscription
 from rlark_tui.model import keys
 from rlark_tui.model.objects import TaskSpec, dig
 from rlark_tui.model.quantity import parse_quantity
@@ -95,8 +95,8 @@ class Agent:
         self._kick: asyncio.Event | None = None
         self._tasks: list[asyncio.Task] = []
         self._hosts: dict[str, str] = {}
-        self._reaper = None
-        self._sub = None
+        self._reaper: subprocess.Popen | None = None
+        self._sub: Subscription | None = None
         self._synced: dict[str, tuple] = {}
         self._statused: dict[str, tuple] = {}
 
@@ -110,13 +110,13 @@ class Agent:
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._kick = asyncio.Event()
+        kick = self._kick = asyncio.Event()
         self._reap_previous_run()
         sub = self.store.watch(resource=None, plane=None, since=str(self.store.resource_version))
-        self._tasks = [loop.create_task(self._watch(sub), name="agent watch"),
-                       loop.create_task(self._loop(), name="agent reconcile")]
+        self._tasks = [loop.create_task(self._watch(sub, kick), name="agent watch"),
+                       loop.create_task(self._loop(kick), name="agent reconcile")]
         self._sub = sub
-        self._kick.set()
+        kick.set()
 
     async def stop(self) -> None:
         """Stop every container this agent runs (whole process groups, then their Ray temp dirs) and its loops."""
@@ -135,7 +135,8 @@ class Agent:
         if self.tensorboards is not None:
             await self.tensorboards.close()
         if self._reaper is not None:
-            self._reaper.stdin.close()
+            if self._reaper.stdin is not None:  # start_watchdog gives it a pipe: closing it ends the watchdog
+                self._reaper.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._reaper.wait(5)
             self._reaper = None
@@ -148,12 +149,12 @@ class Agent:
         pods_dir.mkdir(parents=True, exist_ok=True)
         self._reaper = start_watchdog(pods_dir)
 
-    async def _watch(self, sub) -> None:
+    async def _watch(self, sub: Subscription, kick: asyncio.Event) -> None:
         async for event in sub:
             if event.resource not in CONTROL_KUBE:
-                self._kick.set()
+                kick.set()
 
-    async def _loop(self) -> None:
+    async def _loop(self, kick: asyncio.Event) -> None:
         """One pass per burst of changes (and every `resync` seconds); a pass that took long spaces out the
         next one by as much, so a busy store does not keep the loop busy."""
         spent = 0.0
@@ -162,9 +163,9 @@ class Agent:
             # and stop() would then wait forever.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.resync):
-                    await self._kick.wait()
+                    await kick.wait()
             await asyncio.sleep(max(0.05, spent))
-            self._kick.clear()
+            kick.clear()
             began = time.monotonic()
             try:
                 self.reconcile()
@@ -437,9 +438,9 @@ class Agent:
             elif field == "status.podIP":
                 env[entry["name"]] = dig(pod, "status", "podIP", default="")
             elif isinstance(ref, dict):
-                value = self._secret_data(cluster, ref.get("name")).get(str(ref.get("key")))
-                if value is not None:
-                    env[entry["name"]] = value
+                found = self._secret_data(cluster, ref.get("name")).get(str(ref.get("key")))
+                if found is not None:
+                    env[entry["name"]] = found
         return env
 
     def _secret_data(self, cluster: str, name: object) -> dict[str, str]:
@@ -461,7 +462,7 @@ class Agent:
                        plan.MANAGEMENT_NAMESPACE_ANNOTATION: task["metadata"]["namespace"]}
         if spec.domain:
             annotations[plan.MANAGEMENT_DOMAIN_ANNOTATION] = spec.domain
-        pod_spec = {"containers": [main], "restartPolicy": "Always", "hostname": pod_name,
+        pod_spec: dict[str, object] = {"containers": [main], "restartPolicy": "Always", "hostname": pod_name,
                     "nodeSelector": {k: v for k, v in spec.node_selector.items() if "," not in v}}
         if not head:
             pod_spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
@@ -679,11 +680,11 @@ class Agent:
                 self._kick.set()
 
     def _node_usage(self, cluster: str, nodes: list[dict], tasks: list[dict], pods: list[dict]) -> None:
-        tasks = {t["metadata"]["name"]: t for t in tasks}
+        tasks_by_name = {t["metadata"]["name"]: t for t in tasks}
         per_node: dict[str, list[dict[str, float]]] = {}
         for pod in pods:
             node = dig(pod, "spec", "nodeName")
-            task = tasks.get(_owner(pod))
+            task = tasks_by_name.get(_owner(pod))
             if node and task is not None and dig(pod, "status", "phase") not in ("Succeeded", "Failed"):
                 per_node.setdefault(node, []).append(plan.pod_requests(task.get("spec") or {}))
         for node in nodes:

@@ -101,7 +101,7 @@ class Sandbox:
         self.tensorboards = TensorBoards(self.faults, self.network)
         self.store: Store | None = None
         self.logs: LogStore | None = None
-        self.agent = None
+        self.agent: Agent | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._server_runner: web.AppRunner | None = None
@@ -129,8 +129,8 @@ class Sandbox:
         if self.use_agent:
             self.network.open()
         ensure_certificates(self.state_dir / "tls")
-        self.store = Store(self.state_dir, history=self.history)
-        self.logs = LogStore(self.state_dir / "logs", self.streams)
+        store = self.store = Store(self.state_dir, history=self.history)
+        logs = self.logs = LogStore(self.state_dir / "logs", self.streams)
         if self.store.resource_version == 0:
             with self.store.batch():
                 seeds.apply(self.store, self.seed, str(self.state_dir / "outputs"))
@@ -159,7 +159,7 @@ class Sandbox:
         rlark_server.publish(self.store, tls)
         self._lease = asyncio.get_running_loop().create_task(rlark_server.renew_lease(self.store, "127.0.0.1"))
         self._write_kubeconfig()
-        await self._start_agent()
+        await self._start_agent(store, logs)
 
     async def _bind(self, runner: web.AppRunner, ssl_context, requested: int, remember: str) -> int:
         """Listen on 127.0.0.1:`requested` (0: the port in file `remember` when free, else any); the port."""
@@ -177,7 +177,7 @@ class Sandbox:
             except OSError as exc:
                 error = exc
                 continue
-            port = site._server.sockets[0].getsockname()[1]
+            port = runner.addresses[0][1]  # the runner's one listening site (a failed one has no socket)
             remembered.write_text(str(port))
             return port
         raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{requested}: {error}")
@@ -185,25 +185,28 @@ class Sandbox:
     async def _server_listening(self, down: bool) -> None:
         """Fault `server_down`: rlark-server's port stops listening (connections are refused), and listens again
         on the same port once the fault is cleared."""
+        runner = self._server_runner
+        if runner is None:  # not serving yet, or stopped: nothing listens either way
+            return
         if down:
-            for site in list(self._server_runner.sites):
+            for site in list(runner.sites):
                 await site.stop()
             return
         port = int(self.server_url.rsplit(":", 1)[1])
         tls = self.state_dir / "tls"
-        await web.TCPSite(self._server_runner, "127.0.0.1", port, reuse_address=True,
+        await web.TCPSite(runner, "127.0.0.1", port, reuse_address=True,
                           ssl_context=server_context(tls, client_certificates=True)).start()
 
     def _write_kubeconfig(self) -> None:
         ca = (self.state_dir / "tls" / "ca.crt").read_bytes()
         kubeconfig_file.write(self.kubeconfig, kubeconfig_file.build(self.gateway, self._token, ca, self.server_url))
 
-    async def _start_agent(self) -> None:
+    async def _start_agent(self, store: Store, logs: LogStore) -> None:
         if not self.use_agent:
             return
-        self.agent = Agent(self.store, self.logs, self.state_dir, self.agent_settings, proxies=self.proxies,
-                           tensorboards=self.tensorboards, network=self.network)
-        self.agent.start()
+        agent = self.agent = Agent(store, logs, self.state_dir, self.agent_settings, proxies=self.proxies,
+                                   tensorboards=self.tensorboards, network=self.network)
+        agent.start()
 
     async def _close(self) -> None:
         try:
@@ -296,6 +299,8 @@ class Sandbox:
         async def run():
             result = fn(*args)
             return await result if inspect.isawaitable(result) else result
+        if self.loop is None:
+            raise RlarkError("the sandbox is not running")
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
 
     def api_client(self, context: str | None = None):

@@ -43,7 +43,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -334,7 +334,7 @@ class LogStore:
 
     def follow(self, cluster: str, namespace: str, pod: str, container: str, *, tail: int | None = None,
                since: datetime | None = None, timestamps: bool = False, limit_bytes: int | None = None,
-               poll: float = 0.1, stop: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
+               poll: float = 0.1, stop: Callable[[], bool] | None = None) -> AsyncGenerator[bytes]:
         """Raises LogsNotFound at once (not at the first iteration) when there is nothing to follow; `stop` is
         asked while waiting for new entries and ends the stream when it returns True. Yields non-empty pieces of
         the answer (partial content included), one per read of the file."""
@@ -342,12 +342,12 @@ class LogStore:
         renderer = Renderer(since, timestamps, limit_bytes)
         return self._follow(path, (cluster, namespace, pod, container), tail, renderer, poll, stop)
 
-    def follow_lines(self, cluster: str, namespace: str, pod: str, container: str, **options) -> AsyncIterator[str]:
+    def follow_lines(self, cluster: str, namespace: str, pod: str, container: str, **options) -> AsyncGenerator[str]:
         """`follow` cut into whole lines of text (the last piece of a line waits for its end)."""
         return _lines(self.follow(cluster, namespace, pod, container, **options))
 
     async def _follow(self, path: Path, key: tuple[str, str, str, str], tail: int | None, renderer: Renderer,
-                      poll: float, stop: Callable[[], bool] | None) -> AsyncIterator[bytes]:
+                      poll: float, stop: Callable[[], bool] | None) -> AsyncGenerator[bytes]:
         with path.open("rb") as fh, self.streams.following(*key, path) as seen:
             first = fh.read()
             cut = first.rfind(b"\n") + 1
@@ -385,7 +385,7 @@ def _split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-async def _lines(pieces: AsyncIterator[bytes]) -> AsyncIterator[str]:
+async def _lines(pieces: AsyncGenerator[bytes]) -> AsyncGenerator[str]:
     pending = b""
     try:
         async for piece in pieces:

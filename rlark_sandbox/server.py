@@ -207,7 +207,8 @@ class SandboxServer:
             return respond({"error": exc.message}, code)
         if request.method == "DELETE":
             return respond({"message": "deleted"})
-        if plural == "tasks" and request.method == "GET" and response.status == 200:
+        if plural == "tasks" and request.method == "GET" and isinstance(response, web.Response) \
+                and response.status == 200 and isinstance(response.body, (bytes, bytearray)):
             data = json.loads(response.body)
             for item in data.get("items", [data]):
                 if (item.get("spec") or {}).get("tensorBoardDir"):
@@ -262,7 +263,7 @@ class SandboxServer:
                 409: f'Operation cannot be fulfilled on {resource}: conflict (sandbox fault)',
                 422: f"{resource} is invalid: spec: Invalid value: sandbox fault",
             }.get(rule.code, f"sandbox fault: {rule.code} for {verb} {resource}")
-            details = {"kind": resource}
+            details: dict[str, object] = {"kind": resource}
             if rule.code == 422:
                 details["causes"] = rule.causes or [{"reason": "FieldValueInvalid",
                                                      "message": "Invalid value: sandbox fault", "field": "spec"}]
@@ -375,11 +376,11 @@ class SandboxServer:
         if watching:
             self.logs.streams.watch_asked(plane, plural)
         await self._apply_faults(request, plane, f"{plural}/{sub}" if sub else plural, verb)
-        if sub == "log":
+        if sub == "log" and name is not None:
             return await self._pod_log(request, plane, namespace or "default", name)
-        if sub == "exec" and plural == "pods":
+        if sub == "exec" and plural == "pods" and name is not None:
             return await self._exec(request, plane, namespace or "default", name)
-        if sub == "proxy":
+        if sub == "proxy" and name is not None:
             if request.path.endswith("/"):
                 rest += "/"
             return await self._proxy(request, plane, namespace or "default", name, rest)
@@ -458,8 +459,8 @@ class SandboxServer:
                 gone = exc.message
         await response.prepare(request)
         if sub is None:
-            event = {"type": "ERROR", "object": status_body(410, "Expired", gone)}
-            await response.write(json.dumps(event).encode() + b"\n")
+            expired = {"type": "ERROR", "object": status_body(410, "Expired", gone or "")}
+            await response.write(json.dumps(expired).encode() + b"\n")
             return response
         table = _wants_table(request)
         include = request.query.get("includeObject", "Metadata")

@@ -38,6 +38,7 @@ API (all methods are thread-safe and synchronous; they never await):
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import json
 import os
@@ -183,18 +184,25 @@ class Store:
             self._load()
 
     # ----- persistence -----
+    def _root(self) -> Path:
+        """The state directory (the persistence methods run only for a Store that has one)."""
+        if self._dir is None:
+            raise StateError("this sandbox store keeps no state on disk")
+        return self._dir
+
     def _path(self, key: Key) -> Path:
         plane, resource, namespace, name = key
-        return self._dir / plane / resource / (namespace or "_cluster") / f"{name}.json"
+        return self._root() / plane / resource / (namespace or "_cluster") / f"{name}.json"
 
     def _load(self) -> None:
-        meta = self._dir / "meta.json"
+        root = self._root()
+        meta = root / "meta.json"
         if meta.exists():
             try:
                 self._rv = int(json.loads(meta.read_text())["resourceVersion"])
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise StateError(f"unreadable sandbox state {meta}: {exc}") from None
-        for path in self._dir.glob("*/*/*/*.json"):
+        for path in root.glob("*/*/*/*.json"):
             try:
                 obj = json.loads(path.read_text())
                 obj["metadata"]["name"]
@@ -235,7 +243,7 @@ class Store:
         """Store each object in its file, or remove the file for None: atomic replace, files 0600, directories
         0700, one mkdir per directory and no per-file temp-name search (a 60,000-object seed writes in seconds)."""
         made: set[str] = set()
-        base = os.fspath(self._dir)
+        base = os.fspath(self._root())
         suffix = f".{os.getpid()}.{threading.get_ident()}.tmp"
         for (plane, resource, namespace, name), obj in items:
             directory = os.path.join(base, plane, resource, namespace or "_cluster")
@@ -294,14 +302,14 @@ class Store:
             items = [_clone(obj) for obj in found] if copy else list(found)
             return items, self._rv
 
-    def scan(self, resource: str, plane: str, predicate: Callable[[dict], bool]) -> list[dict]:
+    def scan(self, resource: str, plane: str, predicate: Callable[[dict], bool]) -> builtins.list[dict]:
         """The stored objects of `resource` on `plane` for which `predicate` holds, unsorted and not copied (read
         them at once): a lookup by any field without `list`'s sorting and selector parsing."""
         with self._lock:
             return [obj for key, obj in self._objects.items()
                     if key[0] == plane and key[1] == resource and predicate(obj)]
 
-    def clusters(self) -> list[str]:
+    def clusters(self) -> builtins.list[str]:
         """Data-plane cluster namespaces: the namespaces of Node CRs."""
         with self._lock:
             return sorted({key[2] for key, _ in self._iter("nodes", ROOT, None)})
@@ -332,7 +340,7 @@ class Store:
         return stored if dry_run else _clone(stored)
 
     def create_many(self, resource: str, objs: Iterable[dict], plane: str = ROOT, created: str | None = None
-                    ) -> list[dict]:
+                    ) -> builtins.list[dict]:
         """`create` for many new objects the caller hands over: they are stored as given (not copied) and
         returned as stored, so the caller must not change them afterwards. For seeds (60,000 objects);
         `created`, their creationTimestamp (a seed of old objects), else now."""
@@ -372,7 +380,7 @@ class Store:
         meta = obj.get("metadata") or {}
         name, namespace = meta.get("name"), meta.get("namespace") or ""
         with self._lock:
-            key = (plane, resource, namespace, name)
+            key = (plane, resource, namespace, name if isinstance(name, str) else "")
             old = self._objects.get(key)
             if old is None:
                 raise NotFound(f'{qualified(resource, plane)} "{name}" not found',
