@@ -27,6 +27,8 @@ def _ca(tls_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     ca_path, _, _ = ensure_certificates(tls_dir)
     ca = x509.load_pem_x509_certificate(ca_path.read_bytes())
     key = serialization.load_pem_private_key((tls_dir / "ca.key").read_bytes(), None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{tls_dir / 'ca.key'} is not the EC key tls.py makes for the sandbox CA")
     return ca, key
 
 
@@ -59,8 +61,10 @@ def issue(tls_dir: Path, metadata: dict[str, str], *, days: float = 365,
 def metadata(cert: x509.Certificate) -> dict[str, str]:
     """The permission metadata of a certificate; {} when it has none or it is not a JSON object."""
     try:
-        raw = cert.extensions.get_extension_for_oid(META_OID).value.value
-        meta = json.loads(raw)
+        extension = cert.extensions.get_extension_for_oid(META_OID).value
+        if not isinstance(extension, x509.UnrecognizedExtension):
+            return {}
+        meta = json.loads(extension.value)
     except (x509.ExtensionNotFound, ValueError):
         return {}
     return {str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {}

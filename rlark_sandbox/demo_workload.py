@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import math
 import os
 import random
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    ray.init(address="auto", namespace="RLinf", logging_level="WARNING", log_to_driver=False)
+    ray.init(address="auto", namespace="RLinf", logging_level=logging.WARNING, log_to_driver=False)
     nodes = _wait_for_nodes(ray, args.nodes)
 
     @ray.remote(num_cpus=0)
@@ -294,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     for index in range(ranks):
         node = ordered[index % len(ordered)]
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-        workers.append((node, Worker.options(scheduling_strategy=strategy, name=f"ActorGroup:{index}").remote()))
+        # ray.remote makes Worker an ActorClass, which Ray's annotations do not say
+        actor = Worker.options(scheduling_strategy=strategy, name=f"ActorGroup:{index}")  # type: ignore[attr-defined]
+        workers.append((node, actor.remote()))
     probes = ray.get([w.probe.remote() for _, w in workers])
     rank_of = {id(actor): index for index, (_, actor) in enumerate(workers)}
     ranked = list(zip(probes, workers)) if os.environ.get("RLARK_DEMO_RANKS") else \

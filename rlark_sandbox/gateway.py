@@ -87,9 +87,9 @@ class Gateway:
                 return answer
         if parts == ["system-config"] and method in ("GET", "PUT"):
             return self.system_config() if method == "GET" else await self.set_system_config(request)
-        answer = await self._console(request, parts, method)
-        if answer is not None:
-            return _reply(answer[1], answer[0])
+        console = await self._console(request, parts, method)
+        if console is not None:
+            return _reply(console[1], console[0])
         if (len(parts) == 5 and parts[:3] == ["rlinf.io", "v1alpha1", "jobs"] and parts[4] == "logs"
                 and method == "GET"):
             return self.job_logs(parts[3])

@@ -66,38 +66,38 @@ Answer = tuple[int, object]
 
 def cluster_info(cluster_id: str, nodes: list[dict]) -> dict:
     """clusters_handler.go buildClusterInfo (cpu/gpu/robot usage are never filled in there either)."""
-    info = {"id": cluster_id, "name": cluster_id, "type": "", "region": "", "location": "", "phase": "",
-            "totalNodes": 0, "onlineNodes": 0, "offlineNodes": 0, "cloudNodes": 0, "embodiedNodes": 0,
-            "robots": 0, "gpuModels": [], "robotModels": [], "cpuUsage": 0, "gpuUsage": 0, "robotUsage": 0,
-            "runningJobs": 0, "description": ""}
-    gpu_models, robot_models, jobs = set(), set(), set()
+    counts = dict.fromkeys(("totalNodes", "onlineNodes", "offlineNodes", "cloudNodes", "embodiedNodes", "robots"), 0)
+    region = location = ""
+    gpu_models: set[str] = set()
+    robot_models: set[str] = set()
+    jobs: set[str] = set()
     for node in nodes:
         labels = dig(node, "metadata", "labels", default={}) or {}
         annotations = dig(node, "metadata", "annotations", default={}) or {}
-        info["totalNodes"] += 1
-        info["onlineNodes" if dig(node, "status", "phase") == "Online" else "offlineNodes"] += 1
+        counts["totalNodes"] += 1
+        counts["onlineNodes" if dig(node, "status", "phase") == "Online" else "offlineNodes"] += 1
         category, model = labels.get("rlark.io/node-category"), labels.get("rlark.io/model")
         if category == "cloud":
-            info["cloudNodes"] += 1
+            counts["cloudNodes"] += 1
             gpu_models.update([model] if model else [])
         elif category == "edge":
-            info["embodiedNodes"] += 1
+            counts["embodiedNodes"] += 1
         elif category == "robot":
-            info["robots"] += 1
+            counts["robots"] += 1
             robot_models.update([model] if model else [])
-        info["region"] = info["region"] or labels.get("rlark.io/region", "")
-        info["location"] = info["location"] or annotations.get("rlark.io/city") or labels.get("rlark.io/city", "")
+        region = region or labels.get("rlark.io/region", "")
+        location = location or annotations.get("rlark.io/city") or labels.get("rlark.io/city", "")
         job = labels.get("rlark.io/embodied-task-name") or labels.get("rlark.io/task-name")
         jobs.update([job] if job else [])
-    info["runningJobs"] = len(jobs)
-    if info["onlineNodes"] == 0:
-        info["phase"] = "Offline"
+    if counts["onlineNodes"] == 0:
+        phase = "Offline"
     else:
-        info["phase"] = "Online" if info["onlineNodes"] == info["totalNodes"] else "Degraded"
-    cloud, edge = info["cloudNodes"], info["embodiedNodes"] + info["robots"]
-    info["type"] = "Cloud" if cloud and not edge else "Embodied" if edge and not cloud else "Hybrid"
-    info["gpuModels"], info["robotModels"] = sorted(gpu_models), sorted(robot_models)
-    return info
+        phase = "Online" if counts["onlineNodes"] == counts["totalNodes"] else "Degraded"
+    cloud, edge = counts["cloudNodes"], counts["embodiedNodes"] + counts["robots"]
+    kind = "Cloud" if cloud and not edge else "Embodied" if edge and not cloud else "Hybrid"
+    return {"id": cluster_id, "name": cluster_id, "type": kind, "region": region, "location": location,
+            "phase": phase, **counts, "gpuModels": sorted(gpu_models), "robotModels": sorted(robot_models),
+            "cpuUsage": 0, "gpuUsage": 0, "robotUsage": 0, "runningJobs": len(jobs), "description": ""}
 
 
 def _nodes_by_cluster(store: Store) -> dict[str, list[dict]]:
@@ -248,8 +248,9 @@ def _class_request(body: object, name: str = "") -> dict | str:
     fields = ("name", "namespace", "description", "provider", "endpoint", "access_key_id", "access_key_secret",
               "bucket", "region")
     req = {key: str(body.get(key) or "") for key in fields}
-    req["path_style"] = body.get("path_style") is True
-    req["clusters"] = body.get("clusters") if isinstance(body.get("clusters"), list) else []
+    path_style = body.get("path_style") is True
+    listed = body.get("clusters")
+    clusters = listed if isinstance(listed, list) else []
     req["name"] = req["name"] or name
     if name and req["name"] != name:
         return "storage class name cannot be changed"
@@ -257,12 +258,12 @@ def _class_request(body: object, name: str = "") -> dict | str:
         return "name and bucket are required"
     if not name and not req["access_key_secret"]:
         return "access_key_secret is required"
-    if not _agent_ids(req["clusters"]):
+    if not _agent_ids(clusters):
         return "clusters is required"
     req["namespace"] = req["namespace"] or "default"
     if req["provider"].lower() == "alibaba":
         req["endpoint"] = f"{req['bucket']}.oss-{req['region']}.aliyuncs.com"
-    return req
+    return {**req, "path_style": path_style, "clusters": clusters}
 
 
 def create_storage_class(store: Store, body: object) -> Answer:

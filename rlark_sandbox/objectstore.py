@@ -15,12 +15,14 @@ sandbox's own object endpoint, and mounted into Pods at their storage mounts' ta
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import hmac
 import mimetypes
 import os
 import time
 import urllib.parse
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,7 +63,9 @@ class ObjectStore:
         bucket = self.bucket(storage_class)
         keys = sorted(str(p.relative_to(bucket)).replace(os.sep, "/") for p in bucket.rglob("*") if p.is_file())
         after = _decode_token(marker)
-        objects, prefixes, truncated, last = [], [], False, ""
+        objects: builtins.list[dict] = []
+        prefixes: builtins.list[str] = []
+        truncated, last = False, ""
         for key in keys:
             if not key.startswith(prefix) or key == prefix or (after and key <= after):
                 continue
@@ -140,7 +144,8 @@ class ObjectStore:
         response = web.StreamResponse(headers={"Content-Length": str(len(data))})
         await response.prepare(request)
         await response.write(data[:cut])
-        request.transport.close()
+        if request.transport is not None:
+            request.transport.close()
         return response
 
 
@@ -185,6 +190,7 @@ async def handle(request: web.Request, store, objects: ObjectStore, parts: list[
         return _reply(objects.list(name, query.get("prefix", ""), delimiter, query.get("marker", ""),
                                    max_keys if max_keys > 0 else DEFAULT_MAX_KEYS))
     if action == "upload":
+        form: Mapping[str, object]
         try:
             form = await request.post()
         except ValueError:

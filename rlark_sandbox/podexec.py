@@ -207,10 +207,17 @@ class Process:
     async def pump(self, send: Callable[[int, bytes], object]) -> None:
         """Send output until the process's outputs close (or, after it exited, DRAIN_SECONDS)."""
         if self.master is not None:
-            await self._pump_pty(send)
+            await self._pump_pty(self.master, send)
             return
-        readers = [self._pump_pipe(self.proc.stdout, STDOUT, send), self._pump_pipe(self.proc.stderr, STDERR, send)]
+        proc = self._started()
+        readers = [self._pump_pipe(stream, channel, send)
+                   for stream, channel in ((proc.stdout, STDOUT), (proc.stderr, STDERR)) if stream is not None]
         await asyncio.gather(*readers)
+
+    def _started(self) -> asyncio.subprocess.Process:
+        if self.proc is None:
+            raise RuntimeError("the exec's process has not started")
+        return self.proc
 
     async def _pump_pipe(self, stream: asyncio.StreamReader, channel: int, send) -> None:
         while True:
@@ -219,14 +226,14 @@ class Process:
                 return
             await send(channel, data)
 
-    async def _pump_pty(self, send) -> None:
+    async def _pump_pty(self, master: int, send) -> None:
         loop = asyncio.get_running_loop()
         ready = asyncio.Event()
-        loop.add_reader(self.master, ready.set)
+        loop.add_reader(master, ready.set)
         try:
             while True:
                 try:
-                    data = os.read(self.master, CHUNK)
+                    data = os.read(master, CHUNK)
                 except BlockingIOError:
                     ready.clear()
                     await ready.wait()
@@ -237,7 +244,7 @@ class Process:
                     return
                 await send(STDOUT, data)
         finally:
-            loop.remove_reader(self.master)
+            loop.remove_reader(master)
 
     async def end(self) -> None:
         """End the whole process group (hang-up, then TERM and KILL) and free the terminal."""
@@ -256,7 +263,7 @@ class Process:
     async def run(self, send, pod_alive: Callable[[], bool]) -> int:
         """Pump output until the command ends (or the pod goes away: 137); its exit code."""
         pump = asyncio.ensure_future(self.pump(send))
-        waiter = asyncio.ensure_future(self.proc.wait())
+        waiter = asyncio.ensure_future(self._started().wait())
         try:
             while not waiter.done():
                 await asyncio.wait({waiter}, timeout=POD_CHECK_SECONDS)
@@ -267,7 +274,7 @@ class Process:
         finally:
             pump.cancel()
             waiter.cancel()
-        code = self.proc.returncode
+        code = waiter.result()
         return 128 - code if code < 0 else code
 
 
@@ -415,7 +422,7 @@ async def _run_once(target: ExecTarget, argv: list[str], stdin: bytes | None = N
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await child.communicate(stdin)
-    return child.returncode, out, err
+    return await child.wait(), out, err
 
 
 async def _upload(ws: web.WebSocketResponse, target: ExecTarget, path: str, send_json) -> None:

@@ -38,6 +38,10 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+_Socket = socket.socket
+"""The socket class (PodNetwork's own `socket` method hides the module's name inside the class)."""
+
+
 def _check(result: int) -> None:
     if result != 0:
         err = ctypes.get_errno()
@@ -89,24 +93,25 @@ class PodNetwork:
             return self._shared("no nsenter/unshare on this host")
         if os.geteuid() != 0:
             return self._open_unprivileged()
-        made: dict[str, object] = {}
+        made: list[int] = []
+        errors: list[OSError] = []
 
         def make() -> None:  # a thread of its own: unshare() moves only the calling thread
             try:
                 _check(_libc().unshare(CLONE_NEWNET))
-                made["fd"] = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+                made.append(os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC))
                 _lo_up()
             except OSError as exc:
-                made["error"] = exc
+                errors.append(exc)
 
         worker = threading.Thread(target=make, name="sandbox pod network")
         worker.start()
         worker.join()
-        if "error" in made:
-            if "fd" in made:
-                os.close(made["fd"])
-            return self._shared(f"cannot make a network namespace ({made['error']})")
-        self._ns_fd = made["fd"]
+        if errors:
+            if made:
+                os.close(made[0])
+            return self._shared(f"cannot make a network namespace ({errors[0]})")
+        self._ns_fd = made[0]
         self._host_fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         self.isolated = True
         return self
@@ -199,7 +204,7 @@ class PodNetwork:
             finally:
                 _check(libc.setns(self._host_fd, CLONE_NEWNET))
 
-    def socket_factory(self, addr_info) -> socket.socket:
+    def socket_factory(self, addr_info) -> _Socket:
         """aiohttp's `TCPConnector(socket_factory=...)`: Pod addresses inside the Pod network, others as usual."""
         family, kind, proto, _, address = addr_info
         if self.owns(str(address[0])):

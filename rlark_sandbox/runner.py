@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from rlark_sandbox import procs
@@ -329,13 +330,18 @@ class ContainerRunner:
         # The exit of `bash` is watched through a pidfd: daemons it started may keep the output pipe open.
         exited = loop.create_future()
         pidfd = os.pidfd_open(proc.pid)
-        loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+
+        def on_exit() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        loop.add_reader(pidfd, on_exit)
         writer = self.logs.writer(launch.cluster, DATA_NAMESPACE, launch.pod, CONTAINER)
         pumps = set()
         transports = []
         for stream, read_fd in (("stdout", out_read), ("stderr", err_read)):
             reader = asyncio.StreamReader(limit=1 << 20)
-            transport, _ = await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r),
+            transport, _ = await loop.connect_read_pipe(partial(asyncio.StreamReaderProtocol, reader),
                                                         os.fdopen(read_fd, "rb", 0))
             transports.append(transport)
             pumps.add(loop.create_task(_pump(reader, stream, writer)))

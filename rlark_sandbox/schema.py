@@ -266,7 +266,8 @@ def check(resource: str, obj: dict) -> Checked:
     walker = _Walker()
     schema = SCHEMAS.get(resource)
     pruned = walker.walk(obj, schema, "") if schema else dict(obj)
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = obj.get("metadata")
+    meta = given if isinstance(given, dict) else {}
     for key in meta:
         if key not in METADATA_FIELDS:
             walker.unknown.append(f"metadata.{key}")

@@ -5,7 +5,8 @@ Pure functions; a malformed selector raises ValueError with a one-line reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from functools import partial
 
 from rlark_tui.model.objects import dig
 
@@ -29,6 +30,43 @@ def _split(selector: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+def _label_is(key: str, value: str, labels: dict) -> bool:
+    return labels.get(key) == value
+
+
+def _label_is_not(key: str, value: str, labels: dict) -> bool:
+    return labels.get(key) != value
+
+
+def _label_in(key: str, allowed: Collection[str], labels: dict) -> bool:
+    return labels.get(key) in allowed
+
+
+def _label_not_in(key: str, allowed: Collection[str], labels: dict) -> bool:
+    return labels.get(key) not in allowed
+
+
+def _label_set(key: str, labels: dict) -> bool:
+    return key in labels
+
+
+def _label_unset(key: str, labels: dict) -> bool:
+    return key not in labels
+
+
+def _field(path: list[str], obj: dict) -> str:
+    found = dig(obj, *path)
+    return "" if found is None else str(found)
+
+
+def _field_is(path: list[str], value: str, obj: dict) -> bool:
+    return _field(path, obj) == value
+
+
+def _field_is_not(path: list[str], value: str, obj: dict) -> bool:
+    return _field(path, obj) != value
+
+
 def parse_labels(selector: str | None) -> Callable[[dict], bool]:
     """A predicate over a labels dict."""
     reqs: list[Callable[[dict], bool]] = []
@@ -36,10 +74,7 @@ def parse_labels(selector: str | None) -> Callable[[dict], bool]:
         eq = _EQ.match(part)
         if eq:
             key, op, value = eq.groups()
-            if op == "!=":
-                reqs.append(lambda labels, k=key, v=value: labels.get(k) != v)
-            else:
-                reqs.append(lambda labels, k=key, v=value: labels.get(k) == v)
+            reqs.append(partial(_label_is_not if op == "!=" else _label_is, key, value))
             continue
         st = _SET.match(part)
         if not st:
@@ -49,14 +84,9 @@ def parse_labels(selector: str | None) -> Callable[[dict], bool]:
             if neg:
                 raise ValueError(f"unable to parse requirement: {part.strip()!r}")
             allowed = {v.strip() for v in values.split(",") if v.strip()}
-            if op == "in":
-                reqs.append(lambda labels, k=key, a=allowed: labels.get(k) in a)
-            else:
-                reqs.append(lambda labels, k=key, a=allowed: labels.get(k) not in a)
-        elif neg:
-            reqs.append(lambda labels, k=key: k not in labels)
+            reqs.append(partial(_label_in if op == "in" else _label_not_in, key, allowed))
         else:
-            reqs.append(lambda labels, k=key: k in labels)
+            reqs.append(partial(_label_unset if neg else _label_set, key))
     return lambda labels: all(req(labels) for req in reqs)
 
 
@@ -70,14 +100,7 @@ def parse_fields(selector: str | None, allowed: set[str] | None = None) -> Calla
         path, op, value = eq.groups()
         if allowed is not None and path not in allowed:
             raise ValueError(f'field label not supported: {path}')
-
-        def get(obj: dict, p=path) -> str:
-            found = dig(obj, *p.split("."))
-            return "" if found is None else str(found)
-        if op == "!=":
-            reqs.append(lambda obj, g=get, v=value: g(obj) != v)
-        else:
-            reqs.append(lambda obj, g=get, v=value: g(obj) == v)
+        reqs.append(partial(_field_is_not if op == "!=" else _field_is, path.split("."), value))
     return lambda obj: all(req(obj) for req in reqs)
 
 
