@@ -6,7 +6,7 @@ I/O: one data-plane pod read and one events read per Pod; the phrase itself is m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlark_tui.cluster.access import ClusterAccess, parallel_map
@@ -70,7 +70,7 @@ def health_from(pods: list[Pod], listed: Mapping[str, Mapping[str, dict[str, Any
     return health
 
 
-def pod_states(access: ClusterAccess, pods: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+def pod_states(access: ClusterAccess, pods: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
     """Pod CR name -> pod_state, read for all Pods at once."""
     states = parallel_map(lambda raw: pod_state(access, Pod(raw)), pods)
     return {Pod(raw).name: state for raw, state in zip(pods, states)}

@@ -115,9 +115,9 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
         progress = gpu = None
         if args.output == "wide" and kind is JOBS:
             from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
-            progress = job_progress(access, items)
+            progress = job_progress(_full(access), items)
             from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
-            gpu = job_gpu_percent(access, items)
+            gpu = job_gpu_percent(_full(access), items)
         health = None
         if args.output == "wide" and kind is PODS:
             from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
