@@ -17,6 +17,10 @@ from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
 
 TIMEOUT = 5.0
+MAX_ANSWER_BYTES = 32 * 2**20
+"""The largest JSON answer read from Ray (a State API list of 10,000 nodes is a few MB); past it, one line."""
+MAX_TEXT_BYTES = 4 * 2**20
+"""The largest text answer read from Ray (a worker's traceback, a log file's tail); past it, one line."""
 ALIVE_QUERY = (("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
                ("limit", "10000"))
 
@@ -43,12 +47,17 @@ class RayDashboard:
     def _headers(self) -> dict[str, str]:
         return {self._header: f"Bearer {self._token}"} if self._token else {}
 
-    def _get(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> object:
+    def _get(self, path: str, what: str, query: list[tuple[str, str]] | None = None,
+             max_bytes: int | None = None) -> object:
+        """One answer of Ray, read to `max_bytes` (MAX_ANSWER_BYTES when not given: cluster/errors.TooLarge past
+        it, naming the bound)."""
         req = Request("get", what, source=self.source)
+        bound = MAX_ANSWER_BYTES if max_bytes is None else max_bytes
         refused = 0                      # no token -> the Pod's; a token Ray refuses -> the Pod's read again, once
         while True:
             try:
-                return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers())
+                return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers(),
+                                      max_bytes=bound)
             except (Unauthorized, Forbidden) as exc:
                 refused += 1
                 if refused > 2 or not self._take_pod_token(fresh=isinstance(exc, Forbidden)):
@@ -104,8 +113,9 @@ class RayDashboard:
             return self.http
         return self.http.sibling(self.http.base, self.http.source, {**self.http.headers, **self._headers()})
 
-    def _envelope(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-        body = self._get(path, what, query)
+    def _envelope(self, path: str, what: str, query: list[tuple[str, str]] | None = None,
+                  max_bytes: int | None = None) -> dict[str, Any]:
+        body = self._get(path, what, query, max_bytes)
         if not isinstance(body, dict):
             raise ApiError(f"{self.source}: {path} did not answer with JSON")
         if body.get("result") is False:
@@ -126,7 +136,8 @@ class RayDashboard:
 
     def cluster_status_text(self) -> str:
         """`ray status` as the dashboard renders it (`/api/cluster_status?format=1`), verbatim."""
-        text = self._envelope("/api/cluster_status", "Ray cluster status", [("format", "1")]).get("clusterStatus")
+        text = self._envelope("/api/cluster_status", "Ray cluster status", [("format", "1")],
+                              MAX_TEXT_BYTES).get("clusterStatus")
         return text if isinstance(text, str) else ""
 
     def jobs(self) -> list[dict[str, Any]]:
@@ -160,8 +171,8 @@ class RayDashboard:
         return isinstance(body, dict) and body.get("profiling_enabled") is True
 
     def text(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> str:
-        """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`)."""
-        body = self._get(path, what, query)
+        """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`), read to MAX_TEXT_BYTES."""
+        body = self._get(path, what, query, MAX_TEXT_BYTES)
         return body if isinstance(body, str) else ""
 
     def status(self, expected: int | None = None) -> dict[str, Any]:

@@ -89,6 +89,18 @@ def test_unreachable_dashboard_is_an_error_entry():
     assert status["error"] == f"cannot reach the Ray dashboard of x at {url}: connection refused"
 
 
+def test_a_ray_answer_past_its_bound_is_one_line_naming_it(dashboard, monkeypatch):
+    """Ray's text answers (the `ray status` text, a traceback, a log file's tail) are read to MAX_TEXT_BYTES."""
+    from rlark_tui.raydash import client
+
+    monkeypatch.setattr(client, "MAX_TEXT_BYTES", 100)
+    status = RayDashboard(Http(dashboard.url, source="Ray dashboard")).status(expected=2)
+    assert status["alive_nodes"] is None and status["error"].startswith(
+        f"the answer of the Ray dashboard at {dashboard.url} to get Ray cluster status is larger than the 100 bytes "
+        "bound (it says "), status["error"]
+    assert status["error"].endswith(" bytes): not read past it")
+
+
 def test_through_rlark_server_taskproxy_with_token(sb, env, dashboard):
     pods = seed_running_job(sb, "ray-proxy", ROLES)
     (env / "config.yaml").write_text("ray:\n  token: ray-secret-token\n")
