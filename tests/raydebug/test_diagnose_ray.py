@@ -1,0 +1,103 @@
+"""issue 34's second Done-when on real Ray: four `ActorGroup:<r>` ranks, rank 1 killed by SIGSEGV after the first
+step (the demo workload's `sigsegv:1` fault; the driver prints the crash chain and exits, the Header container
+restarts and Ray starts afresh). `rlark wait --for phase=Succeeded` exits 1 within 60 s of the crash, with the
+alert and the first failure; `rlark diagnose` names ActorGroup:1 and `signal` and quotes Python's fatal error from
+the rank's own stderr; once the Job is stopped it answers the same from the evidence it kept."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from datetime import datetime
+
+import pytest
+
+from tests.agent.helpers import Api, delete_and_wait, job, task, wait_for
+from tests.clirun import cli_runner
+
+pytestmark = pytest.mark.ray
+SEGV = "diagnose-segv"
+FATAL = "Fatal Python error: Segmentation fault"
+
+
+@pytest.fixture(scope="module")
+def crashing(ray_sandbox, tmp_path_factory):
+    output = tmp_path_factory.mktemp("segv")
+    header = task("actor", "gpu-a3", head=True,
+                  run=f"python -m rlark_sandbox.demo_workload --run-id segv --code-ref x --output {output} "
+                      "--steps 50 --step-seconds 0.2")
+    header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
+        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": "sigsegv:1"}]
+    api = Api(ray_sandbox)
+    api.create_job(job(SEGV, [header]))
+    try:
+        yield ray_sandbox
+    finally:
+        delete_and_wait(api, SEGV)
+
+
+def _first_crash(sandbox) -> float:
+    """When the driver printed the crash chain, by the kubelet's timestamp (the Header may have restarted since)."""
+    from rlark_sandbox.logs import LogsNotFound
+
+    stamps = []
+    for previous in (True, False):
+        try:
+            lines = sandbox.logs.read("rlark-gpu-a", "rlark-system", f"{SEGV}-actor-0", "main", previous=previous,
+                                      timestamps=True)
+        except LogsNotFound:
+            continue
+        stamps += [datetime.fromisoformat(line.split(" ", 1)[0][:26].rstrip("Z") + "+00:00").timestamp()
+                   for line in lines if "A worker died during training" in line]
+    assert stamps, "no crash line in the Header log"
+    return min(stamps)
+
+
+def _diagnose(rlark) -> dict | None:
+    done = rlark("--readonly", "diagnose", SEGV, "-o", "json")
+    return json.loads(done.out) if done.code == 0 else None
+
+
+def test_diagnose_names_the_rank_killed_by_sigsegv_and_keeps_it_past_the_stop(crashing, capsys, tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    rlark = cli_runner(crashing.kubeconfig, capsys)
+    # the wait starts once Ray is up and the run printed its first step (a loaded machine can fail a Ray start,
+    # and a wait during it rightly ends at that Pod's back-off)
+    wait_for(lambda: any("Global Step:    1/50" in line for line in crashing.logs.read(
+        "rlark-gpu-a", "rlark-system", f"{SEGV}-actor-0", "main")), timeout=600, interval=0.5,
+        what="the run's first step")
+    waited = rlark("wait", SEGV, "--for", "phase=Succeeded", "--timeout", "300s")
+    ended = time.time()
+    assert waited.code == 1, waited.err
+    assert f"job {SEGV}: critical alert " in waited.err and "\nfirst failure: ActorGroup:1 failed first" in waited.err
+    at = _first_crash(crashing)
+    assert ended - at <= 60, (at, ended)
+
+    def named():  # Ray keeps the dead rank's facts until the Header container exits a few seconds after the crash
+        answer = _diagnose(rlark)
+        failure = answer and answer["first_failure"]
+        return answer if failure and failure["cause"] == "signal" else None
+
+    found = wait_for(named, timeout=300, interval=1, what="the SIGSEGV of ActorGroup:1 in Ray's facts")
+    failure = found["first_failure"]
+    assert (failure["worker"], failure["pod"], failure["node"]) == ("ActorGroup:1", f"{SEGV}-actor-0", "gpu-a3")
+    assert FATAL in failure["evidence"] and len(failure["evidence"]) <= 20
+    assert any("in step" in line and "demo_workload.py" in line for line in failure["evidence"])
+    assert failure["summary"].startswith(f"ActorGroup:1 failed first (signal): {FATAL}")
+    kept = list((tmp_path / "state" / "diagnosis").iterdir())
+    assert [p.name for p in kept] == [f"{SEGV}.json"] and stat.S_IMODE(kept[0].stat().st_mode) == 0o600
+
+    assert rlark("stop", SEGV, "--yes").code == 0
+    api = Api(crashing)
+
+    def gone():
+        names = [t["metadata"]["name"] for t in api.tasks(SEGV)]
+        return not names or not api.pod_crs(names)
+
+    wait_for(gone, timeout=60, what="the stopped Job's Pods gone")
+    again = rlark("--readonly", "diagnose", SEGV)
+    assert again.code == 0, again.err
+    assert again.out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
+    assert FATAL in again.out and "kept when it was first seen" in again.err
