@@ -65,7 +65,7 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
             if event.anchor is not None:
                 weights[event.anchor] = 1
         elif isinstance(event, yaml.AliasEvent):
-            nodes = weights.get(event.anchor, 1)
+            nodes = weights.get(event.anchor, 1) if event.anchor is not None else 1
         else:
             continue
         if open_:
