@@ -4,6 +4,8 @@ Every such pattern is compiled here (`compile_pattern`, the `regex` package in i
 matched here (`search`, `finditer`), with the `regex` package's `timeout=`: a catastrophic pattern such as
 `(a|aa)+$` against a long line stops after the budget with PatternTooSlow instead of freezing the caller.
 A `Deadline` shares one budget across many calls (a pattern over every line of a log).
+Before compiling, a pattern is refused by its shape (refusal): nested counted repeats whose product passes
+MAX_REPEAT_PRODUCT (the compiler's memory), and recursion.
 `has_nested_quantifier` finds the shape behind most catastrophic backtracking, for `draft render` to warn about.
 Pure: no I/O.
 """
@@ -26,6 +28,10 @@ BUDGET_SECONDS = 1.0
 """What one pattern may spend on one text, or (with a Deadline) over all of a log's lines."""
 MAX_PATTERN_CHARS = 4096
 """A longer pattern is refused: no agreed signal or filter needs one, and compiling it is work of its own."""
+MAX_REPEAT_PRODUCT = 10_000
+"""The most copies counted repeats may ask for, nested ones multiplied (`(a{100}){100}` is 10 000): the engine
+unrolls them when it compiles, so `(((a{100}){100}){100}){100}` would take gigabytes before any budget runs.
+A larger product is refused before compiling, as is recursion (`(?R)`, `(?1)`, `(?&name)`, `(?P>name)`)."""
 KNOWN_SLOW_MAX = 256
 """How many too-slow patterns a SlowPatterns remembers."""
 
@@ -108,6 +114,9 @@ def literal_pattern(text: str, ignore_case: bool = False) -> Pattern:
 def _compile(text: str, ignore_case: bool) -> Pattern:
     if len(text) > MAX_PATTERN_CHARS:
         raise PatternError(f"is longer than {MAX_PATTERN_CHARS} characters")
+    refused = refusal(text)
+    if refused:
+        raise PatternError(refused)
     regex = _regex()
     flags = regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0)
     try:
@@ -175,6 +184,64 @@ def search_lines(pattern: Pattern | str, lines: Iterable[str],
 
 
 _QUANTIFIERS = "*+?{"
+_RECURSION = ("(?R", "(?&", "(?P>", "(?0", "(?1", "(?2", "(?3", "(?4", "(?5", "(?6", "(?7", "(?8", "(?9", "(?+",
+              "(?-1", "(?-2", "(?-3", "(?-4", "(?-5", "(?-6", "(?-7", "(?-8", "(?-9")
+
+
+def refusal(text: str) -> str:
+    """Why `text` is refused before it is compiled ('' when it is not): counted repeats, nested ones multiplied,
+    asking for more than MAX_REPEAT_PRODUCT copies, or recursion. One pass over the text, no allocation but a
+    stack as deep as the groups; escapes and character classes are skipped; `*`, `+` and `?` are loops (1)."""
+    stack: list[int] = []
+    widest = 1  # the most copies any repeat in the current group asks for
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "(":
+            if text.startswith(_RECURSION, index):
+                return "is refused: recursion ((?R), (?1), (?&name)) is not supported"
+            stack.append(widest)
+            widest = 1
+            index += 1
+            continue
+        inner = 1
+        if char == ")":
+            inner, widest = widest, stack.pop() if stack else 1
+            index += 1
+        elif char == "\\":
+            index += 2
+        elif char == "[":
+            index = _class_end(text, index)
+        else:
+            index += 1
+        index, count = _count_at(text, index)
+        copies = inner * count
+        if copies > MAX_REPEAT_PRODUCT:
+            return (f"is refused: its counted repeats, nested ones multiplied, ask for more than "
+                    f"{MAX_REPEAT_PRODUCT} copies ({copies} so far)")
+        widest = max(widest, copies)
+    return ""
+
+
+def _count_at(text: str, index: int) -> tuple[int, int]:
+    """Past the quantifier at `index` (if any) and how many copies it asks for: its largest count for `{m,n}`,
+    `{m}`, `{m,}`; 1 for none and for the loops `*`, `+`, `?`."""
+    if index >= len(text) or text[index] not in _QUANTIFIERS:
+        return index, 1
+    count = 1
+    if text[index] == "{":
+        end = text.find("}", index)
+        low, comma, high = text[index + 1:end].partition(",") if end > 0 else ("x", "", "")
+        low, high = low.strip(), high.strip()
+        if end < 0 or not (low.isdigit() or (comma and not low)) or (high and not high.isdigit()):
+            return index, 1  # not a quantifier: a literal `{`
+        count = max(int(low or 0), int(high or 0), 1)
+        index = end + 1
+    else:
+        index += 1
+    if index < len(text) and text[index] in "?+":
+        index += 1
+    return index, count
 
 
 def has_nested_quantifier(text: str) -> bool:

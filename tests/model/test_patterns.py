@@ -3,12 +3,22 @@ nested-quantifier warning finds the catastrophic shapes without flagging ordinar
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
 
 from rlark_tui.text import patterns
-from rlark_tui.text.patterns import Deadline, PatternError, PatternTooSlow, compile_pattern, has_nested_quantifier
+from rlark_tui.text.patterns import (
+    Deadline,
+    PatternError,
+    PatternTooSlow,
+    compile_pattern,
+    has_nested_quantifier,
+    refusal,
+)
 
 NEAR_MISS = "Global Step: " + "a" * 34 + "!"
 
@@ -60,3 +70,46 @@ def test_nested_quantifiers_are_found(text):
                                   r"\(a+\)+", r"(?:x\d+)", r"(a){2,}b+"])
 def test_ordinary_shapes_are_not(text):
     assert not has_nested_quantifier(text)
+
+
+NESTED = "(((a{100}){100}){100}){100}"
+
+
+def test_nested_counted_repeats_are_refused_in_one_line_before_compiling():
+    """`(((a{100}){100}){100}){100}` would make the compiler unroll 10^8 copies: it is refused from its text
+    alone, in a child whose address space is capped (RLIMIT_AS) a few MB above what it holds, without growing."""
+    child = textwrap.dedent(f"""\
+        import resource
+        from rlark_tui.text import patterns
+        patterns._regex()  # the engine itself is loaded first: only the refusal runs under the cap
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (size + 64 * 2**20, resource.RLIM_INFINITY))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            patterns.compile_pattern({NESTED!r})
+        except patterns.PatternError as exc:
+            print(exc)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said, grew_kb = done.stdout.splitlines()
+    assert said == "is refused: its counted repeats, nested ones multiplied, ask for more than 10000 copies " \
+                   "(1000000 so far)"
+    assert int(grew_kb) < 2048
+
+
+@pytest.mark.parametrize("text", ["a{100000}", "(a{100}){101}", "((a{200})+){60}", "(?R)", "a(?1)b",
+                                  "(?P<n>a)(?P>n)", "(?&n)"])
+def test_a_pattern_too_large_by_structure_or_recursive_is_refused(text):
+    with pytest.raises(PatternError) as refused:
+        compile_pattern(text)
+    assert str(refused.value).startswith("is refused: ") and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("text", [r"\d{4}-\d{2}-\d{2}", r"(\d{1,3}\.){3}\d{1,3}", "(a{100}){100}", "[{]{5}",
+                                  r"\{99999\}", "a{99999", "(a{100})*", "(?:x)(?P<n>y)(?P=n)"])
+def test_ordinary_counted_repeats_and_literal_braces_still_compile(text):
+    assert refusal(text) == ""
+    compile_pattern(text)
