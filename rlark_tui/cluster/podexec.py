@@ -15,13 +15,15 @@ import json
 import os
 import select
 import signal
+import socket
 import ssl
 import termios
 import threading
 import time
 import tty as ttymode
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from kubernetes import client as k8s
@@ -73,14 +75,27 @@ def exit_code_of(status: dict[str, Any] | None) -> int | None:
         for cause in (status.get("details") or {}).get("causes") or []:
             if isinstance(cause, dict) and cause.get("reason") == "ExitCode":
                 with contextlib.suppress(TypeError, ValueError):
-                    return int(cause.get("message"))
+                    return int(cause.get("message", ""))
     return None
+
+
+class _ExecSocket(Protocol):
+    """What ExecSession uses of an exec WebSocket: the `kubernetes` client's WSClient, or _Channels."""
+
+    sock: WebSocket
+    subprotocol: str | None
+
+    def write_channel(self, channel: int, data: bytes) -> None: ...
+
+    def close_channel(self, channel: int) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ExecSession:
     """One open exec WebSocket. Not thread-safe: one thread reads and writes it."""
 
-    def __init__(self, ws, pod: str) -> None:
+    def __init__(self, ws: _ExecSocket, pod: str) -> None:
         self._ws = ws
         self.pod = pod
         self.status: dict[str, Any] | None = None
@@ -98,7 +113,8 @@ class ExecSession:
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
         sslopt = tls.websocket_sslopt(api_client)
         own = k8s.ApiClient(api_client.configuration) if sslopt is None else None
-        outcome: dict[str, object] = {}
+        opened: list[_ExecSocket] = []
+        failed: list[RlarkError] = []
         abandoned = threading.Event()
 
         def connect() -> None:
@@ -106,25 +122,25 @@ class ExecSession:
             # given up on after CONNECT_TIMEOUT (a late connection is then closed).
             if own is None:
                 try:
-                    outcome["ws"] = _Channels.connect(api_client.configuration, sslopt, pod, namespace, argv,
-                                                      stdin=stdin, tty=tty)
+                    opened.append(_Channels.connect(api_client.configuration, sslopt or {}, pod, namespace, argv,
+                                                    stdin=stdin, tty=tty))
                 except WebSocketBadStatusException as exc:
-                    outcome["error"] = status_error(exc.status_code, exc.resp_body or b"", req)
+                    failed.append(status_error(exc.status_code, exc.resp_body or b"", req))
                 except Exception as exc:  # websocket-client's own classes, OSError and SSL errors
-                    outcome["error"] = transport_error(exc, req)
-                if abandoned.is_set() and "ws" in outcome:
-                    outcome["ws"].close()
+                    failed.append(transport_error(exc, req))
+                if abandoned.is_set() and opened:
+                    opened[0].close()
                 return
             try:
                 ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
                             container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
                             _preload_content=False, binary=True)
             except ApiException as exc:
-                outcome["error"] = _connect_error(exc, req)
+                failed.append(_connect_error(exc, req))
                 return
             finally:
                 own.close()
-            outcome["ws"] = ws
+            opened.append(ws)
             if abandoned.is_set():
                 ws.close()
 
@@ -135,16 +151,22 @@ class ExecSession:
             abandoned.set()
             raise Unreachable(f"timed out after {CONNECT_TIMEOUT:g}s connecting to the {source} at {req.url} "
                               f"(exec in pod {pod})", "timeout")
-        if "error" in outcome:
-            raise outcome["error"]
-        return cls(outcome["ws"], pod)
+        if failed:
+            raise failed[0]
+        return cls(opened[0], pod)
 
     @property
     def v5(self) -> bool:
         return self._ws.subprotocol == V5_CHANNEL_PROTOCOL
 
+    def _socket(self) -> socket.socket:
+        sock = self._ws.sock.sock
+        if sock is None:  # websocket-client drops it when the connection closes
+            raise ExecFailed(f"the connection to pod {self.pod} is closed")
+        return sock
+
     def fileno(self) -> int:
-        return self._ws.sock.sock.fileno()
+        return self._socket().fileno()
 
     def pending(self) -> bool:
         """Bytes already read off the socket (TLS record buffer) that select() would not report."""
@@ -168,7 +190,7 @@ class ExecSession:
     def resize(self, cols: int, rows: int) -> None:
         self._send(self._ws.write_channel, RESIZE, json.dumps({"Width": cols, "Height": rows}).encode())
 
-    def _send(self, call, *args) -> None:
+    def _send(self, call: Callable[..., None], *args: int | bytes) -> None:
         try:
             call(*args)
         except Exception as exc:  # websocket-client's own classes, OSError and SSL errors on a drop
@@ -188,7 +210,7 @@ class ExecSession:
         sock = self._ws.sock
         out: list[tuple[int, bytes]] = []
         try:
-            readable = self.pending() or bool(select.select([sock.sock], [], [], timeout)[0])
+            readable = self.pending() or bool(select.select([self._socket()], [], [], timeout)[0])
             while readable and self._open:
                 opcode, frame = sock.recv_data_frame(True)
                 if opcode == ABNF.OPCODE_CLOSE:
@@ -199,12 +221,13 @@ class ExecSession:
                         out.append((data[0], data[1:]))
                     elif data[0] == STATUS:
                         self._status_raw += data[1:]
-                readable = self.pending() or bool(select.select([sock.sock], [], [], 0)[0])
+                readable = self.pending() or bool(select.select([self._socket()], [], [], 0)[0])
         except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
             self._dropped(exc)
         if self._status_raw and self.status is None:
             with contextlib.suppress(ValueError):
-                self.status = decode_json(self._status_raw, text=False)
+                status = decode_json(self._status_raw, text=False)
+                self.status = status if isinstance(status, dict) else {"message": self._status_raw.decode("utf-8", "replace")}
         return out
 
     def exit_code(self) -> int:
@@ -233,7 +256,7 @@ class _Channels:
         self.subprotocol = sock.getsubprotocol() or (sock.getheaders() or {}).get("sec-websocket-protocol")
 
     @classmethod
-    def connect(cls, configuration, sslopt: dict[str, Any], pod: str, namespace: str, argv: list[str], *, stdin: bool,
+    def connect(cls, configuration: k8s.Configuration, sslopt: dict[str, Any], pod: str, namespace: str, argv: list[str], *, stdin: bool,
                 tty: bool) -> _Channels:
         flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
         query = [("command", list(argv)), ("container", CONTAINER)] + \
@@ -352,23 +375,23 @@ def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_
     if tty and stdin_fd is not None and threading.current_thread() is threading.main_thread():
         previous_handler = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
     try:
-        if saved is not None:
+        if saved is not None and stdin_fd is not None:
             ttymode.setraw(stdin_fd, termios.TCSANOW)
         if tty and stdin_fd is not None:
             with contextlib.suppress(OSError):
                 session.resize(*_terminal_size(stdin_fd))
         reading = stdin_fd is not None
         while session.is_open:
-            if resized.is_set():
+            if resized.is_set() and stdin_fd is not None:
                 resized.clear()
                 with contextlib.suppress(OSError):
                     session.resize(*_terminal_size(stdin_fd))
-            watched = [session.fileno()] + ([stdin_fd] if reading else [])
+            watched = [session.fileno()] + ([stdin_fd] if reading and stdin_fd is not None else [])
             try:
                 readable = [session.fileno()] if session.pending() else select.select(watched, [], [], 0.2)[0]
             except InterruptedError:
                 continue
-            if reading and stdin_fd in readable:
+            if reading and stdin_fd is not None and stdin_fd in readable:
                 data = os.read(stdin_fd, CHUNK)
                 if data:
                     session.write(data)
@@ -383,7 +406,7 @@ def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_
                     return BROKEN_PIPE
         return session.exit_code()
     finally:
-        if saved is not None:
+        if saved is not None and stdin_fd is not None:
             termios.tcsetattr(stdin_fd, termios.TCSADRAIN, saved)
         if previous_handler is not None:
             signal.signal(signal.SIGWINCH, previous_handler)
