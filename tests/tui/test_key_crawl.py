@@ -1,20 +1,35 @@
 """A key crawl: on the shared sandbox's objects, every screen at 80x24 and 120x40 gets every key bound there
-pressed once (what pops up is closed again), and the app must live through it. Keys that quit the app or hand
-the terminal over (suspend, the Pod shell) are left out: they need a real terminal. A crash found here becomes a
-test of its own next to its screen's tests."""
+pressed once (what pops up is closed again), and the app must live through it. In the wizard that is done in
+each of its four steps; then each fixture draft of the tests (tests/*/data/draft-*.yaml) is imported with ctrl+o
+and walked through the four steps (ctrl+n, ctrl+b). Keys that quit the app or hand the terminal over (suspend, the Pod shell) are left out:
+they need a real terminal. A crash found here becomes a test of its own next to its screen's tests.
+
+One app per size and part (the screens, the wizard) visits them in turn; xdist spreads the four cases over its
+workers. A key is sent as the terminal sends it and the next follows once the app has handled what it set off
+(its message queues drained), not once the process looks idle, which the sandbox's threads in this process
+postpone to a one-second timeout per wait. A crash stops the app at once, and every screen ends with a full
+pause, so one that comes late still fails the test."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from textual import events
+from textual.keys import key_to_character
 
 from rlark_tui.flow import messages
+from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.screens.wizard import WizardScreen
+from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
 from tests.pilot import wait_for
 
 SIZES = [(80, 24), (120, 40)]
 LEFT_OUT = ("quit", "suspend", "shell")
 """Actions whose key is not pressed: they end the app or need a real terminal."""
+DRAFTS = sorted(Path(__file__).parents[1].glob("*/data/draft-*.yaml"))
+"""The fixture drafts the wizard imports."""
 
 
 def first_job(app) -> str:
@@ -26,16 +41,15 @@ def first_node(app) -> str:
 
 
 OPEN = {
-    "job-list": None,
     "job-detail": lambda app: app.post_message(messages.OpenJob(first_job(app))),
     "logs": lambda app: app.post_message(messages.OpenLogs(first_job(app))),
     "check": lambda app: app.post_message(messages.OpenCheck(first_job(app))),
-    "wizard": lambda app: app.post_message(messages.OpenWizard()),
     "nodes": lambda app: app.post_message(messages.OpenNodes()),
     "node-detail": lambda app: app.post_message(messages.OpenNode(first_node(app))),
     **{name: (lambda app, name=name: app.console_command(name))
        for name in ("clusters", "storage", "sshkeys", "pods", "events", "records")},
 }
+"""How each screen over the job list is opened; the job list itself is crawled last."""
 
 
 def keys_of(screen, closing: bool) -> list[str]:
@@ -46,49 +60,131 @@ def keys_of(screen, closing: bool) -> list[str]:
     return sorted(keys if closing else keys - {"escape"}, key=lambda key: (key == "escape", key))
 
 
+def assert_alive(app, after: str) -> None:
+    assert app.is_running and app._exception is None, f"the app died on {after}"
+
+
+async def handled(pilot) -> None:
+    """The app and its screen have handled their queued messages, twice over (a key's action may post a
+    message whose handler pushes a screen)."""
+    await pilot.pause(0)
+    await pilot.pause(0)
+
+
+async def press(pilot, key: str) -> None:
+    """`key` as the terminal sends it (to the app, which routes it to the focused widget and the bindings)."""
+    pilot.app.post_message(events.Key(key, key_to_character(key)))
+    await handled(pilot)
+
+
 async def back_to(pilot, screen) -> None:
-    """Close whatever a key opened over `screen` (dialogs dismissed unanswered)."""
+    """Close whatever a key opened over `screen` (dialogs dismissed unanswered), once it has settled (a
+    screen closed halfway through mounting is a race of its own, not a key's effect)."""
     app = pilot.app
+    if app.screen is not screen:
+        await pilot.pause()
     while app.screen is not screen and len(app.screen_stack) > 1 and screen in app.screen_stack:
         app.pop_screen()
-        await pilot.pause()
+        await handled(pilot)
 
 
-async def crawl(pilot, screen, closing: bool = True) -> list[str]:
+async def crawl(pilot, screen, name: str, closing: bool = True, step: int | None = None) -> list[str]:
+    """Press every key bound on `screen`, each on `screen` itself (and on the wizard's `step`, which its
+    ctrl+n and ctrl+b leave); stops if a key closed it."""
     pressed = []
     for key in keys_of(screen, closing):
+        await back_to(pilot, screen)
         if pilot.app.screen is not screen:
             break
-        await pilot.press(key)
-        await pilot.pause()
+        if step is not None and screen.step != step:
+            await screen.load(screen.draft, step)
+            await handled(pilot)
+        await press(pilot, key)
         pressed.append(key)
-        assert pilot.app.is_running and pilot.app._exception is None, f"the app died on {key!r}"
-        await back_to(pilot, screen)
+        assert_alive(pilot.app, f"{key!r} on {name}")
+    await back_to(pilot, screen)
+    await pilot.pause()
+    assert_alive(pilot.app, f"the keys of {name} ({', '.join(pressed)})")
+    assert pressed, f"no keys bound on {name}"
     return pressed
 
 
+async def started(pilot) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.index is not None and app.index.snapshot.jobs and app.index.nodes,
+                   "the sandbox's Jobs and Nodes")
+
+
+async def crawl_screens(pilot) -> None:
+    app = pilot.app
+    base = app.screen
+    for name, open_it in OPEN.items():
+        open_it(app)
+        await wait_for(pilot, lambda: app.screen is not base, f"the {name} screen")
+        screen = app.screen
+        await handled(pilot)
+        await crawl(pilot, screen, name)
+        while app.screen is not base:
+            app.pop_screen()
+            await handled(pilot)
+    await crawl(pilot, base, "job-list")
+
+
+async def crawl_steps(pilot, screen: WizardScreen, what: str) -> None:
+    """Every key on each of the wizard's four steps of its current draft (escape, which closes it, not)."""
+    for step in range(1, 5):
+        await screen.load(screen.draft, step)
+        await handled(pilot)
+        await crawl(pilot, screen, f"wizard step {step} of {what}", closing=False, step=step)
+
+
+async def import_draft(pilot, screen: WizardScreen, path: Path) -> None:
+    """ctrl+o, the file's path typed into the prompt and Enter, as a user imports a draft."""
+    app = pilot.app
+    await press(pilot, "ctrl+o")
+    await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the import prompt")
+    app.screen.query_one("#wizard-path-input").value = str(path)
+    await press(pilot, "enter")
+    name = load_draft(path.read_text())[0].name
+    await wait_for(pilot, lambda: app.screen is screen and screen.last_path == str(path) and screen.draft.name == name,
+                   f"the import of {path}")
+    await pilot.pause()
+    assert_alive(app, f"the import of {path}")
+
+
+async def walk_steps(pilot, screen: WizardScreen, what: str) -> None:
+    """ctrl+n through the four steps (where an error blocks Next, the step is shown as the finding's jump
+    would) and ctrl+b back to the first, each step drawn."""
+    for key, steps in (("ctrl+n", (2, 3, 4)), ("ctrl+b", (3, 2, 1))):
+        for step in steps:
+            await press(pilot, key)
+            if screen.step != step:
+                await screen.load(screen.draft, step)
+            await pilot.pause()
+            assert_alive(pilot.app, f"{key} to step {step} of {what}")
+            assert screen.step == step and str(screen.query_one("#wizard-title").render())
+
+
+async def crawl_wizard(pilot) -> None:
+    app = pilot.app
+    app.post_message(messages.OpenWizard())
+    await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen), "the wizard")
+    screen = app.screen
+    await handled(pilot)
+    await crawl_steps(pilot, screen, "the starter draft")
+    for path in DRAFTS:
+        await import_draft(pilot, screen, path)
+        await walk_steps(pilot, screen, path.name)
+    await crawl(pilot, screen, "the wizard")
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
-@pytest.mark.parametrize("name", sorted(OPEN))
-async def test_every_bound_key_on_every_screen_leaves_the_app_running(access, env, monkeypatch, name, size):
+@pytest.mark.parametrize("part", [crawl_screens, crawl_wizard], ids=["screens", "wizard"])
+async def test_every_bound_key_on_every_screen_leaves_the_app_running(access, env, monkeypatch, part, size):
     monkeypatch.chdir(env)  # what a key saves (a log, a download) lands in the test's directory
+    assert len(DRAFTS) >= 3, "the fixture drafts moved"
     app = RlarkApp(access)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.index is not None and app.index.snapshot.jobs and app.index.nodes,
-                       "the sandbox's Jobs and Nodes")
-        base = app.screen
-        if OPEN[name] is not None:
-            OPEN[name](app)
-            await wait_for(pilot, lambda: app.screen is not base, f"the {name} screen")
-        screen = app.screen
-        await pilot.pause()
-        steps = 4 if isinstance(screen, WizardScreen) else 1
-        pressed = []
-        for step in range(1, steps + 1):
-            if screen not in app.screen_stack:
-                break
-            if isinstance(screen, WizardScreen):
-                await screen.load(screen.draft, step)
-                await pilot.pause()
-            pressed += await crawl(pilot, screen, closing=step == steps)
-        assert pressed, f"no keys bound on {name}"
-        assert app.is_running and app._exception is None
+        await started(pilot)
+        await part(pilot)
+        assert_alive(app, "the crawl")
