@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODULES = ("startup", "cli_get", "checkeval", "steptime", "tui", "logs", "alerts", "usage", "terminal")
+MODULES = ("startup", "cli_get", "checkeval", "steptime", "diagnose", "tui", "logs", "alerts", "usage", "terminal")
 # key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
 TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "startup_first_list_s": ("startup", 0.6, "max"),
@@ -31,6 +31,8 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "check_eval_cpu_ms": ("checkeval", None, None),
     "step_time_ms": ("steptime", 100, "max"),
     "step_time_cpu_ms": ("steptime", None, None),
+    "diagnose_ms": ("diagnose", 3000, "max"),
+    "diagnose_cpu_ms": ("diagnose", None, None),
     "watch_update_latency_ms_p50": ("tui", None, None),
     "watch_update_latency_ms_p95": ("tui", 500, "max"),
     "filter_keystroke_ms_p95": ("tui", 50, "max"),
