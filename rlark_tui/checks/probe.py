@@ -11,6 +11,7 @@ import hashlib
 import urllib.parse
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from typing import Protocol
 
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
 from rlark_tui.errors import RlarkError
@@ -25,7 +26,18 @@ PAGE_KEYS = 1000
 MAX_PAGES = 5
 URL_TIMEOUT = 15.0
 
-Runner = Callable[..., "object"]
+class Ran(Protocol):
+    """What the probe reads of a finished fixed command (cluster/podexec.ExecResult)."""
+
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def stdout(self) -> bytes: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+Runner = Callable[..., Ran]
 """`run(name, *params) -> ExecResult`: a fixed command in the chosen Pod (cluster/podexec.run_fixed bound to it)."""
 
 
@@ -55,7 +67,8 @@ def parse_sums(data: bytes) -> dict[str, str]:
 
 
 def _newest_to_hash(files: list[OutputFile]) -> list[str]:
-    chosen, budget = [], HASH_BUDGET_BYTES
+    chosen: list[str] = []
+    budget = HASH_BUDGET_BYTES
     for item in files:
         if len(chosen) >= HASH_FILES:
             break
@@ -140,12 +153,12 @@ def probe_object_storage(get_json: GetJson, read_url: ReadUrl, storage_class: st
     return OutputProbe(location, tuple(result), source=source)
 
 
-def _object_file(obj, target: str) -> OutputFile | None:
+def _object_file(obj: object, target: str) -> OutputFile | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
         return None
     try:
         mtime = datetime.fromisoformat(str(obj.get("last_modified")).replace("Z", "+00:00"))
-        size = int(obj.get("size"))
+        size = int(obj.get("size", ""))
     except (TypeError, ValueError):
         return None
     if mtime.tzinfo is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
 import orjson
@@ -19,6 +19,8 @@ from rlark_tui.errors import UsageError
 
 if TYPE_CHECKING:
     import argparse
+
+    import msgspec
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
@@ -60,7 +62,13 @@ def request_timeout(args: argparse.Namespace) -> float | None:
     return timeout
 
 
-def read_bounded(resp, req: Request, max_bytes: int | None = None) -> bytes:
+class Response(Protocol):
+    """What the bounded reads use of an answer: an http.client or urllib3 response, not preloaded."""
+
+    def read(self, amt: int | None = None, /) -> bytes: ...
+
+
+def read_bounded(resp: Response, req: Request, max_bytes: int | None = None) -> bytes:
     """The whole body of `resp` (an http.client or urllib3 response, not preloaded), at most `max_bytes`
     (MAX_ANSWER_BYTES when not given): a Content-Length over it, or a body that goes past it, raises TooLarge
     naming the bound (nothing past it is read). Transport errors of the reads propagate as they come."""
@@ -70,7 +78,8 @@ def read_bounded(resp, req: Request, max_bytes: int | None = None) -> bytes:
         if length > max_bytes:
             raise TooLarge(req, max_bytes, length)
         return resp.read()
-    parts, total = [], 0
+    parts: list[bytes] = []
+    total = 0
     while True:
         chunk = resp.read(min(READ_CHUNK, max_bytes + 1 - total))
         if not chunk:
@@ -81,12 +90,12 @@ def read_bounded(resp, req: Request, max_bytes: int | None = None) -> bytes:
         parts.append(chunk)
 
 
-def read_error_body(resp) -> bytes:
+def read_error_body(resp: Response) -> bytes:
     """The start of an error answer (MAX_ERROR_BYTES): enough for its message, never a hostile body whole."""
     return resp.read(MAX_ERROR_BYTES)
 
 
-def _content_length(resp) -> int | None:
+def _content_length(resp: object) -> int | None:
     headers = getattr(resp, "headers", None)
     value = headers.get("Content-Length") if headers is not None else None
     try:
@@ -156,7 +165,7 @@ def size_text(count: int) -> str:
 
 
 @functools.cache
-def shape_decoder(shape: type):
+def shape_decoder(shape: type) -> msgspec.json.Decoder[Any]:
     """msgspec's decoder of `shape`; only `rlark get` tables decode to a shape (the TUI's first list never loads
     msgspec), and it makes it before the answer comes."""
     import msgspec
@@ -166,6 +175,7 @@ def shape_decoder(shape: type):
 def _shaped(data: bytes | str, shape: type) -> object | None:
     import msgspec
     try:
-        return shape_decoder(shape).decode(data)
+        decoded: object = shape_decoder(shape).decode(data)
     except (msgspec.MsgspecError, RecursionError):
         return None
+    return decoded
