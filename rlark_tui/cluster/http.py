@@ -30,6 +30,7 @@ from rlark_tui.cluster.transport import (
 )
 
 if TYPE_CHECKING:
+    import urllib3
     from kubernetes import client as k8s
 
 # urllib3 (and the kubernetes client's exceptions) are imported by the first request of an Http, not with this
@@ -44,7 +45,7 @@ class Http:
 
     def __init__(self, base: str, api_client: k8s.ApiClient | None = None, source: str = "control plane",
                  headers: dict[str, str] | None = None, ca_certs: str | None = None,
-                 ssl_context=None) -> None:
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.base = base.rstrip("/")
         self.source = source
         self._client = api_client
@@ -52,11 +53,11 @@ class Http:
         self.ssl_context = ssl_context
         """The shared TLS context of a plain (not ApiClient) base, if it has one."""
         self._ca_certs = ca_certs
-        self._pool_made = None
+        self._pool_made: urllib3.PoolManager | None = None
         self._pool_lock = threading.Lock()
 
     @property
-    def _pool(self):
+    def _pool(self) -> urllib3.PoolManager:
         """The urllib3 pool of a plain base, made by its first request (one, whichever thread asks first)."""
         with self._pool_lock:
             if self._pool_made is None:
@@ -161,7 +162,9 @@ class Http:
         return Request(req.verb, req.resource, req.name, req.namespace, req.source or self.source,
                        display_url(self.base))
 
-    def _send(self, method, path, req, query, body, content_type, timeout, extra, fields=None):
+    def _send(self, method: str, path: str, req: Request, query: list[tuple[str, str]] | None, body: object,
+              content_type: str | None, timeout: tuple[float, float | None], extra: dict[str, str] | None,
+              fields: list[tuple[str, tuple[str, bytes, str]]] | None = None) -> urllib3.BaseHTTPResponse:
         import urllib3
         from kubernetes.client.exceptions import ApiException, OpenApiException
 
@@ -177,7 +180,9 @@ class Http:
                 method_, url, hdrs, body_, post = self._client.param_serialize(
                     method=method, resource_path=path, query_params=query or [], header_params=headers,
                     body=body, post_params=fields, auth_settings=["BearerToken"], _host=self.base)
-                return self._client.call_api(method_, url, hdrs, body_, post, _request_timeout=timeout).response
+                answer: urllib3.BaseHTTPResponse = self._client.call_api(method_, url, hdrs, body_, post,
+                                                                         _request_timeout=timeout).response
+                return answer
             url = self.base + path
             if query:
                 url += "?" + query_string(query)
@@ -281,7 +286,8 @@ class LineStream:
     unless it holds a `\r` (a progress bar redrawn in place, e.g. tqdm, never ends its line).
     """
 
-    def __init__(self, resp, req: Request, timeout: float | None, whole_lines: bool = False) -> None:
+    def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
+                 whole_lines: bool = False) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
@@ -345,7 +351,7 @@ class LineStream:
             pass
 
 
-def _error_body(resp) -> bytes:
+def _error_body(resp: urllib3.BaseHTTPResponse) -> bytes:
     """The start of an error answer (its message); the connection goes back to the pool only when that was all
     of it."""
     import urllib3
