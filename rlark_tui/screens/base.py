@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from rlark_tui.flow.polls import ALL_KEY
+from rlark_tui.flow.polls import ALL_KEY, Folder, Listed
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
@@ -164,7 +164,7 @@ class RlarkScreen(Screen):
         self.rlark.run_command(text)
 
 
-def list_message(table, matcher, empty: str, noun: str) -> str:
+def list_message(table: LiveTable, matcher: Matcher, empty: str, noun: str) -> str:
     """What a filterable list says under its table: `empty` when it holds nothing, that the filter hides every row,
     and the filter's own error."""
     message = ""
@@ -177,7 +177,7 @@ def list_message(table, matcher, empty: str, noun: str) -> str:
     return message
 
 
-def read_message(result, found: bool, *, waiting: str, failed: str, empty: str) -> str:
+def read_message(result: Listed | Folder | None, found: bool, *, waiting: str, failed: str, empty: str) -> str:
     """What a screen says of a topic's listing (polls.Listed, polls.Folder): `waiting` before its first read,
     `<failed>: <error>` when the read failed, `empty` when it read well and `found` nothing; else nothing."""
     if result is None:

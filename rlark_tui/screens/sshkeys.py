@@ -48,8 +48,9 @@ class SSHKeysScreen(TableScreen):
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        listed = index.listed("sshkeys", ALL_KEY)
-        rows = key_rows(list(listed.items)) if isinstance(listed, Listed) else []
+        found = index.listed("sshkeys", ALL_KEY)
+        listed = found if isinstance(found, Listed) else None
+        rows = key_rows(list(listed.items)) if listed is not None else []
         self._rows = {f"{r.raw_user}\x1f{r.index}": r for r in rows}
         self.query_one(LiveTable).sync(
             Row(key, (r.user, str(r.index), r.type, r.fingerprint, r.comment or "-", r.added_at or "-"),

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.flow.messages import DeleteWorkflow, EditText, OpenJob, SubmitWorkflowText, TextEdited, WorkflowSubmitted
-from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS
+from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS, Listed
 from rlark_tui.jobspec.workflow import NEW_WORKFLOW
 from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.text.sanitize import clean
@@ -40,8 +40,9 @@ COLUMNS = (
 )
 
 
-def _listed(index: SnapshotIndex):
-    return index.listed("workflows", ALL_KEY)
+def _listed(index: SnapshotIndex) -> Listed | None:
+    listed = index.listed("workflows", ALL_KEY)
+    return listed if isinstance(listed, Listed) else None
 
 
 class _WorkflowsRead(RlarkScreen):
@@ -127,7 +128,7 @@ class WorkflowsScreen(_WorkflowsRead):
         self.rlark.run_command("jobs")
 
 
-def _say(screen: RlarkScreen, listed) -> None:
+def _say(screen: RlarkScreen, listed: Listed | None) -> None:
     screen.say("#workflow-message", read_message(
         listed, bool(listed and listed.items), waiting="Listing Workflows…", failed="workflows",
         empty="No Workflows. `n` writes one in $EDITOR; `rlark submit -f` takes a Workflow manifest."))

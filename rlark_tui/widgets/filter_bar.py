@@ -8,8 +8,9 @@ why, so a typo never crashes the screen.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from textual import on
 from textual.binding import Binding
@@ -41,7 +42,7 @@ class Matcher:
             return True
         return (patterns.search(self.pattern, line, self.budget) is None) is self.invert
 
-    def matches_row(self, lowered: str, fields) -> bool:
+    def matches_row(self, lowered: str, fields: Iterable[str]) -> bool:
         """Does a row match? `lowered` is its fields joined by newlines and lowercased, computed once per row:
         plain text is a substring test on it; a regex searches field by field (so `^` and `$` anchor to a field)."""
         if self.pattern is None:
@@ -87,7 +88,7 @@ class FilterBar(Input):
 
     BINDINGS = [Binding("escape", "close(True)", "Clear", show=True)]
 
-    def __init__(self, placeholder: str, **kwargs) -> None:
+    def __init__(self, placeholder: str, **kwargs: Any) -> None:
         super().__init__(placeholder=placeholder, **kwargs)
         self.matcher = make_matcher("")
         self.on_close: Callable[[], None] | None = None

@@ -7,6 +7,8 @@ but only redraws its one line, and only when the keys it would show differ.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
@@ -27,7 +29,7 @@ def shown_keys(screen: Screen) -> tuple[tuple[str, str], ...]:
 class KeyBar(Static):
     """One line of `key description` pairs for the focused widget, its screen and the app."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
         self._keys: tuple[tuple[str, str], ...] | None = None
 

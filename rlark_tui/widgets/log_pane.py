@@ -11,9 +11,9 @@ import dataclasses
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import repeat
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -84,7 +84,7 @@ class LogBuffer:
     def __len__(self) -> int:
         return len(self._lines)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[LogLine]:
         return iter(self._lines)
 
     @property
@@ -208,7 +208,7 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.follow = follow
 
-    def __init__(self, buffer: LogBuffer, pending: PendingLines, drain_seconds: float, **kwargs) -> None:
+    def __init__(self, buffer: LogBuffer, pending: PendingLines, drain_seconds: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.buffer = buffer
         self.pending = pending

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from rich.text import Text
 from textual.widget import Widget
@@ -36,7 +37,7 @@ class StatusHeader(Widget):
         "status-header--alert-info",
     }
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.context = ""
         self.namespace = ""

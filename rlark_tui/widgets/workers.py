@@ -6,6 +6,7 @@ Updated in place: role and Pod nodes are kept by key and relabelled only when th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Tree
@@ -65,7 +66,7 @@ class WorkersTree(Tree[WorkerRef]):
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {"workers-tree--header", "workers-tree--empty"}
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("Workers", **kwargs)
         self.show_root = False
         self.guide_depth = 2
