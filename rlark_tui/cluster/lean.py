@@ -11,10 +11,12 @@ all): the caller then uses ClusterAccess. Requests, answers and errors are the o
 
 from __future__ import annotations
 
+import builtins
 import ssl
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import kubeconfig as kc
@@ -31,8 +33,11 @@ from rlark_tui.cluster.transport import (
     request_timeout,
     shape_decoder,
 )
-from rlark_tui.errors import RlarkError
+from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.local.config import load_config
+
+if TYPE_CHECKING:
+    import argparse
 
 SOURCE = "control plane"
 
@@ -41,6 +46,8 @@ class LeanClient:
     """Reads of one control plane over one kept-alive connection; `list` and `get` as ClusterAccess has them."""
 
     def __init__(self, plain: kc.PlainContext, namespace: str | None, timeout: float | None = None) -> None:
+        if plain.host is None:  # plainly_reachable contexts name one
+            raise ValueError("the context names no server")
         self.base = plain.host
         self.namespace = namespace
         self.request_timeout = timeout or READ_TIMEOUT
@@ -58,11 +65,11 @@ class LeanClient:
         same UsageError ClusterAccess raises."""
         try:
             loaded = kc.load(kubeconfig)
-        except kc.UsageError:
+        except UsageError:
             return None  # ClusterAccess knows the rest: in-cluster, server-only mode, or the same one line
         name = kc.resolve_context(loaded, context)
         plain = kc.plain_context(loaded, name)
-        if not plainly_reachable(plain):
+        if plain is None or not plainly_reachable(plain):
             return None
         try:
             return cls(plain, kc.namespace_of(loaded, name), timeout)
@@ -70,7 +77,7 @@ class LeanClient:
             return None  # a CA or key that cannot be loaded: the full client says why, as ever
 
     @classmethod
-    def from_args(cls, args) -> LeanClient | None:
+    def from_args(cls, args: argparse.Namespace) -> LeanClient | None:
         """From the global CLI flags, checked as ClusterAccess.from_args checks them (--request-timeout, the
         config file, rlark-server's certificate and key given together)."""
         from rlark_tui.cluster.server import ServerOptions
@@ -94,16 +101,16 @@ class LeanClient:
                            selector_query(label_selector, field_selector), timeout or self.request_timeout)
         return lambda shape=None: list_result(answer(shape), kind)
 
-    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict:
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any]:
         result = self.json(kind.path(namespace, name), Request("get", kind.plural, name, namespace))
         return result if isinstance(result, dict) else {}
 
-    def json(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+    def json(self, path: str, req: Request, query: builtins.list[tuple[str, str]] | None = None,
              timeout: float | None = None) -> object:
         """One GET; the decoded body. Error answers and transport failures raise as cluster.errors classes."""
         return self.send(path, req, query, timeout)()
 
-    def send(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
+    def send(self, path: str, req: Request, query: builtins.list[tuple[str, str]] | None = None,
              timeout: float | None = None) -> Callable[..., object]:
         """Send one GET; the call returned, `answer(shape=None)`, reads and decodes its answer (see
         transport.decode_json). Transport failures raise from either, error answers from the call."""
@@ -160,7 +167,7 @@ class FirstList:
     would raise it; when the context needs the full client there is no first list, and the reconciler lists as
     ever."""
 
-    def __init__(self, args) -> None:
+    def __init__(self, args: argparse.Namespace) -> None:
         self._args = args
         self._result: ListResult | None = None
         self._error: ApiError | Unreachable | None = None
@@ -168,7 +175,7 @@ class FirstList:
         self._taken = False
 
     @classmethod
-    def start(cls, args) -> FirstList:
+    def start(cls, args: argparse.Namespace) -> FirstList:
         first = cls(args)
         threading.Thread(target=first._read, name="first-list", daemon=True).start()
         return first

@@ -12,10 +12,11 @@ import sys
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.logs import LogTarget, resolve_targets
+from rlark_tui.cluster.logs import resolve_targets
 from rlark_tui.cluster.podexec import SHELL, ExecSession, data_plane_client, relay
 from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
+from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.objects import Job
 
 EXEC_EXIT = """exit codes:
