@@ -13,8 +13,9 @@ from datetime import datetime
 
 import pytest
 
-from tests.agent.helpers import Api, delete_and_wait, job, task, wait_for
+from tests.agent.helpers import Api, wait_for
 from tests.clirun import cli_runner
+from tests.raydebug.faulty import faulty_job
 
 pytestmark = pytest.mark.ray
 SEGV = "diagnose-segv"
@@ -23,18 +24,8 @@ FATAL = "Fatal Python error: Segmentation fault"
 
 @pytest.fixture(scope="module")
 def crashing(ray_sandbox, tmp_path_factory):
-    output = tmp_path_factory.mktemp("segv")
-    header = task("actor", "gpu-a3", head=True,
-                  run=f"python -m rlark_sandbox.demo_workload --run-id segv --code-ref x --output {output} "
-                      "--steps 50 --step-seconds 0.2")
-    header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
-        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": "sigsegv:1"}]
-    api = Api(ray_sandbox)
-    api.create_job(job(SEGV, [header]))
-    try:
+    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("segv"), SEGV, "sigsegv:1"):
         yield ray_sandbox
-    finally:
-        delete_and_wait(api, SEGV)
 
 
 def _first_crash(sandbox) -> float:

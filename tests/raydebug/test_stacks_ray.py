@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from tests.agent.helpers import Api, delete_and_wait, job, task, wait_for
+from tests.agent.helpers import wait_for
 from tests.clirun import cli_runner
+from tests.raydebug.faulty import faulty_job
 
 pytestmark = pytest.mark.ray
 HANG = "stacks-hang"
@@ -17,18 +18,8 @@ HANG = "stacks-hang"
 
 @pytest.fixture(scope="module")
 def hung(ray_sandbox, tmp_path_factory):
-    output = tmp_path_factory.mktemp("hang")
-    header = task("actor", "gpu-a3", head=True,
-                  run=f"python -m rlark_sandbox.demo_workload --run-id hang --code-ref x --output {output} "
-                      "--steps 50 --step-seconds 0.2")
-    header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
-        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": "hang:2"}]
-    api = Api(ray_sandbox)
-    api.create_job(job(HANG, [header]))
-    try:
+    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("hang"), HANG, "hang:2"):
         yield ray_sandbox
-    finally:
-        delete_and_wait(api, HANG)
 
 
 def _stacks(rlark) -> dict | None:

@@ -1,0 +1,25 @@
+"""A live-Ray Job of the demo workload with four `ActorGroup:<r>` ranks and one of its faults set by env
+(`RLARK_DEMO_FAULT`: `hang:<r>` or `sigsegv:<r>`), made in the Ray sandbox and deleted afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.agent.helpers import Api, delete_and_wait, job, task
+
+
+@contextmanager
+def faulty_job(sandbox, output: Path, name: str, fault: str) -> Iterator[None]:
+    header = task("actor", "gpu-a3", head=True,
+                  run=f"python -m rlark_sandbox.demo_workload --run-id {name} --code-ref x --output {output} "
+                      "--steps 50 --step-seconds 0.2")
+    header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
+        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": fault}]
+    api = Api(sandbox)
+    api.create_job(job(name, [header]))
+    try:
+        yield
+    finally:
+        delete_and_wait(api, name)
