@@ -8,7 +8,6 @@ The I/O edge shared by `rlark check` and the TUI report screen; `list_records` /
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from datetime import UTC
 from pathlib import Path
@@ -17,6 +16,7 @@ from rlark_tui.checks.render import to_json_text, to_markdown
 from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
+from rlark_tui.text.sinks import file_name
 
 
 def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
@@ -42,7 +42,7 @@ def write_record(path: Path, text: str, *, named: bool = False) -> None:
 def file_stem(job: str) -> str:
     """The Job name as typed, made a plain file name: a name like `../x` or `/tmp/x` (which no Job has, but
     `rlark check` accepts) must not put a record outside `<state dir>/checks/`."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", job).lstrip(".")[:200] or "job"
+    return file_name(job, 200)
 
 
 def hand_over_path(root: Path, job: str) -> Path:

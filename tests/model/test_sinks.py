@@ -88,3 +88,18 @@ def test_a_50000_deep_value_is_redacted_and_cut():
         node = node[0]
     assert node == redact.CUT
     assert redact.secret_values(job) == {"hf_abcdefgh12345"}
+
+
+def test_files_named_after_a_job_stay_in_their_folder(tmp_path):
+    """The submitted YAML kept by actions (and found again by the run check), named after a Job whose name came
+    from the cluster: `../..` or glob characters neither leave `submitted/` nor match another Job's file."""
+    from rlark_tui.checks.gather import _saved_yaml
+    from rlark_tui.flow.actions import Actions
+
+    actions = Actions(None, state_dir=tmp_path)
+    sha = "ab" * 32
+    kept = actions._save({"metadata": {"name": "../../escaped"}}, sha)
+    assert kept is not None and kept.parent == tmp_path / "submitted" and kept.name.startswith("_.._escaped-")
+    actions._save({"metadata": {"name": "ppo-2"}}, sha)
+    assert _saved_yaml(tmp_path, "../../escaped", sha) == str(kept)
+    assert _saved_yaml(tmp_path, "ppo-[0-9]", sha) is None
