@@ -90,7 +90,7 @@ class TooLarge(Unreachable):
     """An answer whose body is larger than the bound its reader takes: not read past the bound."""
 
     def __init__(self, req: Request, bound: int, length: int | None = None) -> None:
-        from rlark_tui.cluster.transport import size_text
+        from rlark_tui.model.quantity import size_text
 
         where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
         said = f" (it says {length:,} bytes)" if length is not None else ""

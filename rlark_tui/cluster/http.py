@@ -28,6 +28,7 @@ from rlark_tui.cluster.transport import (
     read_error_body,
     seg,
 )
+from rlark_tui.model.quantity import size_text
 
 if TYPE_CHECKING:
     import urllib3
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "KeptConnection", "LineStream", "outside",
            "same_origin", "seg"]
 MERGE_PATCH = "application/merge-patch+json"
+MAX_LINE_BYTES = 16 << 20
+"""A streamed log line longer than this (a Pod that never writes a newline) is shown cut there, marked, and the
+rest of it dropped up to its newline: a follow holds at most this much of one line (a redrawn progress bar of
+megabytes still fits)."""
 
 
 class Http:
@@ -305,18 +310,32 @@ class LineStream:
         import urllib3
 
         pending: list[bytes] = []
+        held = 0  # bytes in pending
+        skipping = False  # the rest of a line cut at MAX_LINE_BYTES, dropped up to its newline
         try:
             while True:
                 chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
                 if not chunk:
                     break
+                if skipping:
+                    if b"\n" not in chunk:
+                        continue
+                    chunk, skipping = chunk.partition(b"\n")[2], False
+                    if not chunk:
+                        continue
                 if b"\n" not in chunk:
                     pending.append(chunk)
+                    held += len(chunk)
+                    if held > MAX_LINE_BYTES:
+                        kept = b"".join(pending)[:MAX_LINE_BYTES].decode("utf-8", "replace")
+                        yield [f"{kept} [line cut at {size_text(MAX_LINE_BYTES)}]"]
+                        pending, held, skipping = [], 0, True
                     continue
+                held = 0
                 whole, _, rest = chunk.rpartition(b"\n")
                 pending.append(whole)
                 text = b"".join(pending).decode("utf-8", "replace")  # a newline never ends inside a character
-                pending = [rest] if rest else []
+                pending, held = ([rest], len(rest)) if rest else ([], 0)
                 lines = text.split("\n")
                 yield [line.rstrip("\r") for line in lines] if "\r" in text else lines
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
@@ -324,6 +343,8 @@ class LineStream:
         finally:
             self.close()
         buffer = b"".join(pending)
+        if skipping:
+            return
         if buffer and self._whole_lines and b"\r" not in buffer:
             raise Unreachable(f"the {self._req.source} cut the stream in the middle of a line", "dropped")
         if buffer:

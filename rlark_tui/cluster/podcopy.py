@@ -33,6 +33,7 @@ from rlark_tui.cluster.podexec import CHUNK, ExecFailed, ExecSession, data_plane
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.model import keys
+from rlark_tui.model.quantity import size_text
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -114,7 +115,7 @@ def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str],
             if channel == 1 and out is not None:
                 taken[0] += len(data)
                 if limit is not None and taken[0] > limit:
-                    raise CopyRefused(f"{what} stopped: the archive passed the bound of {fsutil.size_text(limit)} "
+                    raise CopyRefused(f"{what} stopped: the archive passed the bound of {size_text(limit)} "
                                       "(--max-size); nothing was written")
                 out.write(data)
             elif channel == 2 and len(errors) < CHUNK:

@@ -16,6 +16,7 @@ import orjson
 
 from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
 from rlark_tui.errors import UsageError
+from rlark_tui.model.quantity import size_text
 
 if TYPE_CHECKING:
     import argparse
@@ -154,14 +155,6 @@ def decode_answer(data: bytes, req: Request, shape: type | None = None) -> objec
         where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
         raise Unreachable(f"the answer of {where} to {req.verb} {req.target()} is {exc}: not decoded",
                           "too-deep") from None
-
-
-def size_text(count: int) -> str:
-    """A byte count as a bound is said: `512 MiB`, `64 KiB`, `100 bytes`."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count:,} bytes"
 
 
 @functools.cache

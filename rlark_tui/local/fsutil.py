@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import BinaryIO
 
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.model.quantity import size_text
 
 STANDARD_STREAMS = MappingProxyType({"/dev/stdout": "stdout", "/dev/stderr": "stderr"})
 MAX_LINKS = 40
@@ -331,14 +332,6 @@ def remove_quietly(path: Path | str) -> None:
 
 READ_IDLE_SECONDS = 60.0
 """A pipe or FIFO that sends nothing for this long ends the read (a terminal is waited for)."""
-
-
-def size_text(limit: int) -> str:
-    """A byte bound as said to the user: `4 MiB`, `16 KiB`, `100 bytes`."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if limit >= 1 << shift and limit % (1 << shift) == 0:
-            return f"{limit >> shift} {unit}"
-    return f"{limit} bytes"
 
 
 def _read_bounded(fd: int, limit: int, idle: float | None) -> bytes:

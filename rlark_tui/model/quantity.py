@@ -45,3 +45,10 @@ def parse_quantity(value: object) -> float | None:
         return None
     return number if math.isfinite(number) else None
 
+
+def size_text(count: int) -> str:
+    """A byte count as a bound is said to the user: `512 MiB`, `64 KiB`, `1,000 bytes`."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count:,} bytes"

@@ -107,3 +107,40 @@ def test_one_decoder_for_every_answer():
         decode_json(b" " * 1025, max_bytes=1024)
     with pytest.raises(ValueError):
         decode_json(b"not json", text=False)
+
+
+class _EndlessLine(BaseHTTPRequestHandler):
+    """A log follow whose Pod writes 40 MiB without a newline, then `next line`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b"x" * 65536
+        for _ in range(640):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        for piece in (b"y\nnext line\n", b""):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_line_without_end_is_cut_at_the_bound_and_the_follow_goes_on():
+    from rlark_tui.cluster.errors import Request
+    from rlark_tui.cluster.http import MAX_LINE_BYTES, Http
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessLine)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
+        lines = list(http.stream("/log", Request("logs", "pods"), whole_lines=True))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(lines) == 2 and lines[1] == "next line"
+    assert len(lines[0]) < MAX_LINE_BYTES + 100 and lines[0].endswith(" [line cut at 16 MiB]")
