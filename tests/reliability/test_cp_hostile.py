@@ -142,7 +142,7 @@ def test_an_archive_that_never_ends_stops_at_the_bound(plain_sandbox, hostile, e
     finally:
         tar.write_text(kept)
     assert (done.returncode, done.stderr) == (1, f"error: copy from {POD[1]}:/data/loot stopped: the archive passed "
-                                                 "the bound of 1000000 bytes (--max-size); nothing was written\n")
+                                                 "the bound of 1,000,000 bytes (--max-size); nothing was written\n")
     assert snapshot(tmp_path) == before
 
 
