@@ -32,3 +32,14 @@ def test_nothing_is_printed_when_every_rerun_test_failed_again_or_none_failed(tm
     after.unlink()
     first.write_text("{}")
     assert run(first, after) == ""
+
+
+def test_a_grouped_test_is_run_again_and_named_by_its_node_id(tmp_path):
+    """xdist's loadgroup caches `<id>@<group>`: the rerun (one process) must be given `<id>`, or it runs nothing."""
+    first, after = tmp_path / "first", tmp_path / "after"
+    first.write_text(json.dumps({"tests/u.py::test_metrics@usage": True, "tests/a.py::test_x[a@b]": True}))
+    ids = subprocess.run([sys.executable, str(FLAKY), "--ids", str(first)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert ids == ["tests/a.py::test_x[a@b]", "tests/u.py::test_metrics"]
+    after.write_text(json.dumps({}))
+    assert run(first, after).splitlines()[1:] == ["  tests/a.py::test_x[a@b]", "  tests/u.py::test_metrics"]
