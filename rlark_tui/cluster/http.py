@@ -331,7 +331,6 @@ class LineStream:
                         yield [f"{kept} [line cut at {size_text(MAX_LINE_BYTES)}]"]
                         pending, held, skipping = [], 0, True
                     continue
-                held = 0
                 whole, _, rest = chunk.rpartition(b"\n")
                 pending.append(whole)
                 text = b"".join(pending).decode("utf-8", "replace")  # a newline never ends inside a character
