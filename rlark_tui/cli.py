@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.local.startup import enter_kubernetes_lazily, pause_collector, resume_collector
 
 # Each command module and the command names it registers: a command line names one, and only that module is
 # imported (startup time); help, no command or an unknown one imports them all.
@@ -170,31 +171,29 @@ def run() -> None:
 
 def _open_tui(args: argparse.Namespace):
     """The TUI's handler, imported while its first Jobs list is read (cluster.lean.FirstList), with the cycle
-    collector paused until that list is on screen: the imports and the first Snapshot make only long-lived
-    objects, and its passes over them would cost the first list a few tens of milliseconds (the app resumes it,
-    RlarkApp.first_list_shown; so does the end of the TUI, whatever ended it)."""
-    import gc
-
+    collector paused until that list is on screen (local/startup.py; the app resumes it, RlarkApp.first_list_shown;
+    so does the end of the TUI, whatever ended it)."""
     from rlark_tui.cluster.lean import FirstList
 
-    gc.disable()
+    pause_collector()
     first = FirstList.start(args)
     try:
         from rlark_tui.tui.app import run_tui
     except BaseException:
-        gc.enable()
+        resume_collector()
         raise
 
     def handler(args: argparse.Namespace) -> int:
         try:
             return run_tui(args, first_list=first)
         finally:
-            gc.enable()
+            resume_collector()
 
     return handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    enter_kubernetes_lazily()
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
         from rlark_tui.commands.completion import complete
         complete(build_parser(_completed_command()))

@@ -6,13 +6,9 @@ Its names load on first use: a submodule (the lean path of `rlark get`, cluster/
 
 from typing import TYPE_CHECKING
 
-from rlark_tui.cluster.k8s_package import enter_lazily
-
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess, WatchEvent
     from rlark_tui.cluster.kinds import ListResult
-
-enter_lazily()  # before any `from kubernetes import ...` in a submodule (start-up time)
 
 __all__ = ["ClusterAccess", "ListResult", "WatchEvent"]
 

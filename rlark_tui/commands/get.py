@@ -10,7 +10,6 @@ rlark-server) and contexts with exec plugins or auth providers go through Cluste
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import threading
 from functools import partial
@@ -20,6 +19,7 @@ from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, Kind, kind_named
 from rlark_tui.cluster.lean import LeanClient
 from rlark_tui.errors import UsageError
+from rlark_tui.local.startup import collector_paused
 
 # cluster.output (the tables) and what it pulls in load while the server answers the list (see show)
 FORMATS = ("table", "wide", "json", "yaml", "name")
@@ -68,15 +68,10 @@ def run(args: argparse.Namespace) -> int:
         return show(access, kind, args)
     from rlark_tui.cli import ExitAtOnce
     # A one-shot read makes no garbage cycles worth collecting; the cycle collector would only walk the decoded
-    # list (300,000 objects for 5,000 Jobs) again in each generation while the rows are built.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # list (300,000 objects for 5,000 Jobs) again in each generation while the rows are built (local/startup.py).
+    with collector_paused():
         # the lean path leaves no thread or file behind: no interpreter teardown after printing
         return ExitAtOnce(show(access, kind, args))
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespace) -> int:

@@ -7,7 +7,6 @@ command palette, and the one path from a key to a mutation: confirm dialog → r
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -33,6 +32,7 @@ from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.local import acks
 from rlark_tui.local.resources import stylesheet
+from rlark_tui.local.startup import freeze_long_lived, resume_collector
 from rlark_tui.model.lifecycle import consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
@@ -196,7 +196,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         return self.state.index
 
     def on_mount(self) -> None:
-        self.set_timer(GC_PAUSE_MAX_SECONDS, gc.enable)
+        self.set_timer(GC_PAUSE_MAX_SECONDS, resume_collector)
         self.push_screen(JobListScreen())
         self.intents.subscribe(ALERTS, ALL_KEY)
         self.intents.subscribe(USAGE, ALL_KEY)
@@ -229,7 +229,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if reconciler is not None:
             reconciler.release(version)
             if not reconciler.held:
-                gc.enable()
+                resume_collector()
 
     def apply_snapshot(self, snapshot: Snapshot, index: SnapshotIndex | None = None) -> None:
         """Show `snapshot` on every screen, with its index (built here, from the previous one, when not given)."""
@@ -247,9 +247,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._new_alerts(snapshot)
         changed = current.rows_changed_since(old.serial) if old is not None else None
         if fresh and (changed is None or len(changed) >= FREEZE_AFTER_JOBS):
-            # A (re)list just loaded many long-lived objects: move them out of the collector's view, or its
-            # full passes over tens of thousands of Pods stall the UI (bench/tui.py; refcounting still frees them).
-            gc.freeze()
+            # a (re)list just loaded many long-lived objects (local/startup.py)
+            freeze_long_lived()
 
     @property
     def alert_thresholds(self) -> Thresholds:

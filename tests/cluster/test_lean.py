@@ -163,7 +163,7 @@ def test_a_context_with_an_exec_plugin_goes_through_the_client(sb, rl, env, tmp_
 
 
 def test_lean_get_imports_neither_kubernetes_nor_urllib3(sb, env):
-    """(`kubernetes` itself is in sys.modules as a bare package entry, cluster/k8s_package.py; none of its
+    """(`kubernetes` itself is in sys.modules as a bare package entry, local/startup.py; none of its
     modules is. The read goes over cluster/http.py's KeptConnection, on http.client.)"""
     code = ("import sys\nfrom rlark_tui.cli import main\n"
             f"status = main(['--kubeconfig', {str(sb.kubeconfig)!r}, 'get', 'jobs', '-A'])\n"

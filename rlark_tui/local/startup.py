@@ -1,0 +1,60 @@
+"""rlark's start-up measures and every other touch of the garbage collector, all in this one place. Each stays only while `bench/` shows a gain a user sees (the
+README's performance section has the A/B figures); tests/test_startup.py holds what each does.
+
+- **The cycle collector paused** while a one-shot read is printed (`rlark get`) and while the TUI imports and
+  paints its first list: those make only long-lived objects, and the collector's passes over them cost the first
+  list (bench/startup.py) and `get` (bench/cli_get.py) a few tens of milliseconds. It is resumed whatever ends them.
+- **The `kubernetes` package entered without its `__init__`**, which imports `kubernetes.config`, whose kubeconfig
+  loader pulls in google-auth, requests-oauthlib and pydantic even for a plain token or client-certificate context.
+  Every command that reads over the full client (`rlark logs`, `describe`, the TUI's reconciler) gains that time.
+- **Long-lived objects frozen** after the TUI (re)lists many Jobs (bench/tui.py): moved out of the collector's
+  view, or its full passes over tens of thousands of Pods stall the UI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib.util
+import sys
+from collections.abc import Iterator
+
+
+def enter_kubernetes_lazily() -> None:
+    """Register the `kubernetes` package (its path, not its `__init__`) unless it is imported already. `rlark`'s
+    entry point (cli.main) calls it before anything imports the client; submodules import as usual afterwards
+    (`from kubernetes import config` still works); only attributes the `__init__` would have set without an import
+    (`kubernetes.config` after a bare `import kubernetes`) are missing until imported."""
+    if "kubernetes" in sys.modules:
+        return
+    spec = importlib.util.find_spec("kubernetes")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    sys.modules["kubernetes"] = importlib.util.module_from_spec(spec)
+
+
+def pause_collector() -> None:
+    """Pause the cycle collector for a start (resume_collector ends it; reference counting still frees)."""
+    gc.disable()
+
+
+def resume_collector() -> None:
+    """End a pause_collector (idempotent: the TUI resumes on its first list and again at its end)."""
+    gc.enable()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cycle collector paused for the block, and resumed after it only if it ran before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the collector's view (gc.freeze; reference counting still frees them)."""
+    gc.freeze()

@@ -1,0 +1,87 @@
+"""Issue 32 item 6: rlark's start-up measures live in one place (local/startup.py) and do what they claim; the
+A/B gain of each is in the README's performance section (bench/startup.py, bench/cli_get.py).
+
+- Nothing but local/startup.py touches the garbage collector or writes `sys.modules`.
+- Importing `rlark_tui.cluster` has no side effect on `kubernetes`; `rlark`'s entry point enters the package
+  without its `__init__`, so a full-client read never loads the kubeconfig loader's google-auth.
+- `rlark get` reads and prints its list with no collector pass, and leaves the collector on.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+import rlark_tui
+from rlark_tui.cli import main
+from rlark_tui.commands import get as get_command
+
+PACKAGE = Path(rlark_tui.__file__).parent
+ONE_PLACE = PACKAGE / "local" / "startup.py"
+
+
+def _fresh(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_only_local_startup_touches_the_collector_or_sys_modules():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == ONE_PLACE:
+            continue
+        where = path.relative_to(PACKAGE)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import) and any(alias.name == "gc" for alias in node.names):
+                found.append(f"{where}:{node.lineno} imports gc")
+            elif isinstance(node, ast.ImportFrom) and node.module == "gc":
+                found.append(f"{where}:{node.lineno} imports from gc")
+            elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+                targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Subscript) and ast.unparse(target.value) == "sys.modules":
+                        found.append(f"{where}:{node.lineno} writes sys.modules")
+    assert found == []
+
+
+def test_importing_the_cluster_package_leaves_kubernetes_alone():
+    assert _fresh("import sys, rlark_tui.cluster\nprint('kubernetes' in sys.modules)") == "False"
+    # a program that imports rlark_tui.cluster gets the kubernetes package as its authors made it
+    assert _fresh("import rlark_tui.cluster, kubernetes\nprint(hasattr(kubernetes, 'config'))") == "True"
+
+
+def test_the_entry_point_enters_kubernetes_without_the_kubeconfig_loaders_imports():
+    code = ("import contextlib, io, sys\nfrom rlark_tui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['version'])\n"
+            "from kubernetes import client, watch\n"
+            "print(sorted(m for m in ('kubernetes.config', 'google.auth', 'requests_oauthlib') if m in sys.modules))")
+    assert _fresh(code) == "[]"
+
+
+def test_rlark_get_reads_and_prints_with_no_collector_pass_and_leaves_it_on(sandbox, env, capsys):
+    """With the collector's threshold at 1, any pass while `get` reads, builds and prints its rows is caught."""
+    show = get_command.show.__code__
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and phase == "start":
+            if frame.f_code is show:
+                passes.append(info["generation"])
+                return
+            frame = frame.f_back
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(seen)
+    gc.set_threshold(1)
+    try:
+        code = main(["--kubeconfig", str(sandbox.kubeconfig), "get", "jobs", "-A"])
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(seen)
+    assert int(code) == 0 and "demo-ppo" in capsys.readouterr().out
+    assert passes == []
+    assert gc.isenabled()
