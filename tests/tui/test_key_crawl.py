@@ -148,7 +148,7 @@ async def import_draft(pilot, screen: WizardScreen, path: Path) -> None:
     name = load_draft(path.read_text())[0].name
     await wait_for(pilot, lambda: app.screen is screen and screen.last_path == str(path) and screen.draft.name == name,
                    f"the import of {path}")
-    await pilot.pause()
+    await handled(pilot)
     assert_alive(app, f"the import of {path}")
 
 
@@ -160,7 +160,7 @@ async def walk_steps(pilot, screen: WizardScreen, what: str) -> None:
             await press(pilot, key)
             if screen.step != step:
                 await screen.load(screen.draft, step)
-            await pilot.pause()
+            await handled(pilot)
             assert_alive(pilot.app, f"{key} to step {step} of {what}")
             assert screen.step == step and str(screen.query_one("#wizard-title").render())
 
