@@ -223,7 +223,7 @@ def container_env(launch: Launch, settings: RunnerSettings, state_root: Path) ->
         "RLARK_SANDBOX_CHECK_TIMEOUT": f"{settings.cluster_check_timeout:g}",
         "RLARK_SANDBOX_CHECK_INTERVAL": f"{settings.cluster_check_interval:g}",
         "RLARK_SANDBOX_HEAD_WAIT_ATTEMPTS": str(settings.head_wait_attempts),
-        "RLARK_SANDBOX_RAY_START_LOCK": str(state_root / f"ray-start-{launch.head_ports.gcs}.lock"),
+        "RLARK_SANDBOX_RAY_START_LOCK": str(state_root / "ray-start.lock"),
         "RLARK_SANDBOX_RAY_START_TURN": f"{settings.ray_start_turn:g}",
         procs.POD_UID_ENV: launch.uid,
     })

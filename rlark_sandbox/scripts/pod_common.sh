@@ -31,8 +31,9 @@ resolve_host() {
 
 # Sandbox: every Ray node of the sandbox runs on this one host, and Ray gives a starting raylet 30 s to register
 # with the GCS (ray/_private/node.py: "The current node timed out during startup"), which several nodes starting
-# at once on a loaded 2-core host can miss. So the `ray start`s of one Job's nodes take turns: each holds
-# RLARK_SANDBOX_RAY_START_LOCK (one per Ray head) until its node is registered, and waits at most
+# at once on a loaded 2-core host can miss. So the `ray start`s of the sandbox's nodes take turns, those of other
+# Jobs too (a restarting Header's node beside another Job's start): each holds RLARK_SANDBOX_RAY_START_LOCK (one
+# per sandbox) until its node is registered, and waits at most
 # RLARK_SANDBOX_RAY_START_TURN seconds for its turn. Fd 9 holds the lock; pass `9>&-` to what must not keep it.
 take_ray_start_turn() {
   [ -n "${RLARK_SANDBOX_RAY_START_LOCK:-}" ] || return 0
