@@ -230,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # reporting the same broken pipe again when it flushes stdout at exit.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
+        except Exception as exc:  # a bug: one masked line and a 0600 report (local/crash.py), not a traceback
+            from rlark_tui.local.crash import write_report
+            print(write_report(exc), file=sys.stderr)
+            return 1
 
 
 NAME_ARGUMENTS = ("job", "name", "names", "jobs")

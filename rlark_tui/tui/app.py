@@ -167,7 +167,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     # exit_on_error) calls App._handle_exception, which ends in App._fatal_error, and that prints rich's traceback
     # with show_locals=True, where a local may hold a token or a Job's env. These two overrides, of this app
     # only, keep Textual's bookkeeping (exit code 1, the Pilot's re-raise) and replace what is shown: one line
-    # (printed by run_tui: rich would wrap or crop it to the terminal's width), and the report (tui/crash.py: no
+    # (printed by run_tui: rich would wrap or crop it to the terminal's width), and the report (local/crash.py: no
     # locals, masked, 0600).
     def _handle_exception(self, error: Exception) -> None:
         self._crashed = error
@@ -177,7 +177,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from textual.worker import WorkerFailed
 
         from rlark_tui.text.redact import secret_values
-        from rlark_tui.tui.crash import write_report
+        from rlark_tui.local.crash import write_report
 
         error = self._crashed
         if isinstance(error, WorkerFailed):

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from rlark_tui.tui import crash
+from rlark_tui.local import crash
 from tests.pod.test_tui_pod import _tmux, _wait_pane
 from tests.sandbox.helpers import job
 
@@ -116,3 +116,37 @@ def test_an_unwritable_state_dir_still_says_one_line(env, tmp_path, monkeypatch)
     monkeypatch.setenv("RLARK_STATE_DIR", str(blocked))
     line = crash.write_report(ValueError("\x1b[31mred\x1b[0m text"))
     assert line.startswith("rlark: crashed (ValueError: red text); no report: ") and "\n" not in line
+
+
+COMMAND_SCRIPT = textwrap.dedent("""\
+    import sys
+
+    from rlark_tui import cli
+    from rlark_tui.commands import version
+
+
+    def broken():
+        token = sys.argv[1]
+        raise KeyError(f"HF_TOKEN={token}")
+
+
+    version.client_version = broken
+    sys.exit(cli.main(["version"]))
+""")
+
+
+def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, tmp_path):
+    """A bug in a headless command (outside Textual's handler) ends as the TUI's does: one line, exit 1, and the
+    masked 0600 report, not a Python traceback with the token in its message."""
+    script = tmp_path / "broken.py"
+    script.write_text(COMMAND_SCRIPT)
+    token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
+    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
+    assert done.returncode == 1
+    said = LINE.fullmatch(done.stderr.strip())
+    assert said is not None, done.stderr
+    assert said["what"] == "KeyError: 'HF_TOKEN=***'" and token not in done.stderr + done.stdout
+    report = open(said["path"]).read()
+    assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report
+    assert "Traceback (most recent call last):" in report and "in broken" in report

@@ -1,4 +1,5 @@
-"""A crash of the TUI (issue 33 item 5): one line on the terminal, and a report in a 0600 file in the state dir.
+"""A crash of rlark (issue 33 item 5), of the TUI or of a command: one line on the terminal, and a report in a
+0600 file in the state dir.
 
 The report is the traceback without locals (a local may hold a token, a Job's env, a draft), every line masked
 as logs are (rlark_tui.text.redact: secret-looking assignments, token shapes, keys, and the values of the Jobs'
