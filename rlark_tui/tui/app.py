@@ -176,8 +176,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _fatal_error(self) -> None:
         from textual.worker import WorkerFailed
 
-        from rlark_tui.text.redact import secret_values
         from rlark_tui.local.crash import write_report
+        from rlark_tui.text.redact import secret_values
 
         error = self._crashed
         if isinstance(error, WorkerFailed):
