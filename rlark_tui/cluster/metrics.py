@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from rlark_tui.cluster.access import parallel_map
@@ -25,6 +25,7 @@ from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
 from rlark_tui.telemetry.steptime import breakdown
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.jobs import step_time_cell
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -100,29 +101,39 @@ def read_progress(access: ClusterAccess, cluster: str, pod: str, since_seconds: 
     return latest_progress(read_log(access, cluster, pod, PROGRESS_TAIL_LINES, since_seconds))
 
 
-def job_progress(access: ClusterAccess, jobs: list[dict[str, Any]]) -> dict[str, str]:
-    """Job name -> its progress text (`step/total percent ETA`, `(stale)`), for the Running Jobs among `jobs`
-    whose Header log has a progress row: one list of Pod CRs, then one log read per Running Job."""
+class WideCells(NamedTuple):
+    """`get jobs -o wide`'s log cells, Job name -> text: PROGRESS and STEP TIME."""
+    progress: dict[str, str]
+    step_time: dict[str, str]
+
+
+def wide_log_cells(access: ClusterAccess, jobs: list[dict[str, Any]]) -> WideCells:
+    """The progress text (`step/total percent ETA`, `(stale)`) and the STEP TIME cell (view.jobs.step_time_cell)
+    of the Running Jobs among `jobs` whose Header log has them: one list of Pod CRs, then one read of the last
+    PROGRESS_TAIL_LINES log lines per Running Job (the newest progress row and metric table are among them)."""
     running = [Job(j) for j in jobs if Job(j).phase == "Running" and Job(j).head_task is not None]
     if not running:
-        return {}
+        return WideCells({}, {})
     try:
         pods = access.list(PODS).items
     except (ApiError, Unreachable):
-        return {}
+        return WideCells({}, {})
     index = SnapshotIndex(Snapshot(pods={f"{Pod(p).namespace}/{Pod(p).name}": p for p in pods}))
 
-    def one(job: Job) -> tuple[str, str]:
+    def one(job: Job) -> tuple[str, str, str]:
         pod = header_pod(index.pods_by_task.get(job.head_task_name, []))
         if pod is None:
-            return job.name, ""
+            return job.name, "", ""
         try:
-            row = read_progress(access, pod.namespace, pod.pod_name)
+            lines = read_log(access, pod.namespace, pod.pod_name, PROGRESS_TAIL_LINES)
         except (ApiError, Unreachable):
-            return job.name, "?"
-        return job.name, row.render(time.time()) if row else ""
+            return job.name, "?", "?"
+        row = latest_progress(lines)
+        step_time = breakdown(metric_series(lines).points)
+        return job.name, row.render(time.time()) if row else "", step_time_cell(step_time) if step_time.steps else ""
 
-    return {name: text for name, text in parallel_map(one, running) if text}
+    cells = parallel_map(one, running)
+    return WideCells({name: text for name, text, _ in cells if text}, {name: text for name, _, text in cells if text})
 
 
 def thin(points: list[Point], limit: int = MAX_POINTS) -> list[Point]:

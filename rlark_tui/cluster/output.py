@@ -189,8 +189,10 @@ TABLES: Mapping[str, Table] = MappingProxyType({
 
 def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, all_namespaces: bool = False,
                  now: datetime | None = None, progress: dict[str, str] | None = None,
-                 health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None) -> str:
-    """`progress` (Job name -> text, see cluster/metrics.py) adds a PROGRESS column to a wide Job table, `gpu`
+                 health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None,
+                 step_time: dict[str, str] | None = None) -> str:
+    """`progress` and `step_time` (Job name -> text, see cluster/metrics.py) add PROGRESS and STEP TIME columns
+    to a wide Job table (`-` for the Jobs without one), `gpu`
     (Job name -> mean GPU utilisation, cluster/usage_reads.py) a GPU% column; `health`
     (Pod CR name -> (restarts, failure reason), cluster/podhealth.py) RESTARTS and REASON to a wide Pod table."""
     base, extra, row_of, _reads = TABLES[kind.plural]
@@ -198,6 +200,8 @@ def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, al
     progress = progress if wide and kind is JOBS else None
     health = health if wide and kind is PODS else None
     headers = list(base) + (list(extra) if wide else []) + (["PROGRESS"] if progress is not None else [])
+    step_time = step_time if wide and kind is JOBS else None
+    headers += ["STEP TIME"] if step_time is not None else []
     gpu = gpu if wide and kind is JOBS else None
     headers += ["GPU%"] if gpu is not None else []
     headers += ["RESTARTS", "REASON"] if health is not None else []
@@ -211,6 +215,8 @@ def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, al
         name = _name(obj, "name") if wide else ""
         if progress is not None:
             row.append(progress.get(name, "-"))
+        if step_time is not None:
+            row.append(step_time.get(name, "-"))
         if gpu is not None:
             row.append(percent_cell(gpu.get(name)))
         if health is not None:

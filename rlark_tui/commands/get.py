@@ -107,10 +107,10 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
             print(f"No resources found{where}.", file=sys.stderr)
         return status
     if args.output in ("table", "wide"):
-        progress = gpu = None
+        progress = step_time = gpu = None
         if args.output == "wide" and kind is JOBS:
-            from rlark_tui.cluster.metrics import job_progress  # only for -o wide (start-up time of a plain get)
-            progress = job_progress(_full(access), items)
+            from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
+            progress, step_time = wide_log_cells(_full(access), items)
             from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
             gpu = job_gpu_percent(_full(access), items)
         health = None
@@ -118,7 +118,8 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
             from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
             health = pod_states(_full(access), items)
         print(render_table(kind, items, wide=args.output == "wide",
-                           all_namespaces=args.all_namespaces, progress=progress, health=health, gpu=gpu))
+                           all_namespaces=args.all_namespaces, progress=progress, health=health, gpu=gpu,
+                           step_time=step_time))
     else:
         print(render_objects(kind, items, args.output, single=len(args.names) == 1))
     return status

@@ -2,7 +2,8 @@
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
 Job's Ray status, its Pods' restart counts and its first failure (the Overview's Diagnosis card; rlark_tui.flow.polls),
-and to its METRICS while that tab is shown.
+and to its METRICS while that tab is shown. The header's step time (view.jobs.step_time_cell) is the breakdown of
+the newest METRICS read (that tab's or the compare screen's).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from rlark_tui.view.index import (
     ssh_fingerprint,
     ssh_jump_command,
 )
+from rlark_tui.view.jobs import step_time_cell
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
 
@@ -198,7 +200,10 @@ class JobDetailScreen(RlarkScreen):
         progress = index.progress_of(job.name) if job.phase == "Running" else None
         usage = pod_usage(index.usage_of(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
         diagnosis = index.diagnosis_of(job.name)
-        version = (job.resource_version, tuple(t.resource_version for t in tasks),
+        metrics = index.metrics_of(job.name)
+        step_time = metrics.step_time if metrics is not None and metrics.step_time is not None \
+            and metrics.step_time.steps else None
+        version = (id(step_time), job.resource_version, tuple(t.resource_version for t in tasks),
                    tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
                    self.ssh_line, id(progress), tuple(usage.items()), id(diagnosis))
         if version == self._rendered:
@@ -210,7 +215,8 @@ class JobDetailScreen(RlarkScreen):
         shown_progress = progress.render(time.time()) if progress is not None else ""
         summary.update(clean(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
                        f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
-                       + (f" · step {shown_progress}" if shown_progress else "")))
+                       + (f" · step {shown_progress}" if shown_progress else "")
+                       + (f" · {step_time_cell(step_time)}" if step_time is not None else "")))
         self.query_one(WorkersTree).sync(rows, restarts, usage)
         self._render_diagnosis(job, diagnosis)
         self._render_overview(index, job)

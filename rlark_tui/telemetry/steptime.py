@@ -54,15 +54,6 @@ class StepTime:
                 "bottleneck": None if bottleneck is None else
                 {"phase": bottleneck.phase, "share": round(bottleneck.share, 4), "trend": bottleneck.trend}}
 
-    def cell(self) -> str:
-        """The STEP TIME cell: `342 s/step, actor_training 54%`, or `-` without time metrics."""
-        if not self.steps:
-            return "-"
-        text = f"{_seconds(self.steps[-1].total)}/step"
-        if self.bottleneck is not None:
-            text += f", {self.bottleneck.phase} {self.bottleneck.share:.0%}"
-        return text
-
 
 def phase_of(tag: str) -> str | None:
     """The phase a `time/*` tag or a tqdm `*_time` postfix names (`actor/training_time` -> actor_training);
@@ -120,7 +111,7 @@ def _slope(values: list[float]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values)) / spread
 
 
-def _seconds(value: float) -> str:
+def seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
@@ -143,7 +134,7 @@ def bars(step_time: StepTime, width: int, last: int) -> list[str]:
         for phase in order:
             bar += letters[phase] * round(cells * step.phases.get(phase, 0.0) / step.total)
         bar = bar[:cells].ljust(cells, ".")
-        lines.append(f"{step.step:>{len(str(steps[-1].step))}} {_seconds(step.total):>8} {bar}")
+        lines.append(f"{step.step:>{len(str(steps[-1].step))}} {seconds(step.total):>8} {bar}")
     return lines
 
 

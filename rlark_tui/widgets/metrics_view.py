@@ -20,6 +20,7 @@ from textual_plotext import PlotextPlot
 from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
 from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
 from rlark_tui.text.sanitize import clean
+from rlark_tui.view.jobs import step_time_cell
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
@@ -215,7 +216,7 @@ class MetricsView(Vertical):
             lines.append("  ".join(f"{letters[p]}={p}" for p in letters))
             if step_time.bottleneck is not None:
                 b = step_time.bottleneck
-                stats_lines.append(f"{label}{step_time.cell()} · bottleneck {b.phase} {b.share:.0%}, {b.trend} over "
+                stats_lines.append(f"{label}{step_time_cell(step_time)} · bottleneck {b.phase} {b.share:.0%}, {b.trend} over "
                                    f"the last {min(len(step_time.steps), TREND_STEPS)} steps "
                                    f"({b.change * 100:+.0f} points)")
         # phase names come from the run's log: shown as plain text, without control characters

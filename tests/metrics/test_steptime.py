@@ -7,6 +7,7 @@ import pytest
 
 from rlark_tui.telemetry.progress import metric_series
 from rlark_tui.telemetry.steptime import bars, breakdown, phase_of
+from rlark_tui.view.jobs import step_time_cell
 from tests.rlinf_release import rlinf, tqdm_run  # noqa: F401 (the fixture)
 
 pytest.importorskip("tqdm")
@@ -34,7 +35,7 @@ def test_breakdown_of_rlinfs_tables_names_the_bottleneck_and_its_rising_share(rl
                                                     "generate_rollouts": 36.0}
     assert (result.bottleneck.phase, round(result.bottleneck.share, 3), result.bottleneck.trend) == (
         "actor_training", 0.603, "rising")
-    assert result.cell() == "390 s/step, actor_training 60%"
+    assert step_time_cell(result) == "390 s/step, actor_training 60%"
     shape = result.to_json("ppo")
     assert shape["job"] == "ppo" and shape["bottleneck"] == {"phase": "actor_training", "share": 0.6026,
                                                              "trend": "rising"}
@@ -56,7 +57,9 @@ def test_phase_names_and_totals_without_a_step_row():
             ] == [None, None, "sync_weights", "actor_training", None]
     result = breakdown({"time/a": [(0.0, 1, 1.0)], "time/b": [(0.0, 1, 3.0)], "time/c": [(0.0, 1, float("nan"))]})
     assert result.steps[0].total == 4.0 and result.bottleneck.phase == "b" and result.bottleneck.share == 0.75
-    assert breakdown({"env/return": [(0.0, 1, 1.0)]}).cell() == "-"
+    assert step_time_cell(breakdown({"env/return": [(0.0, 1, 1.0)]})) == step_time_cell(None) == "-"
+    hostile = breakdown({"time/step": [(0.0, 1, 2.0)], "time/\x1b[2Jwipe": [(0.0, 1, 1.5)]})
+    assert step_time_cell(hostile) == "2.0 s/step, wipe 75%"  # the escape sequence from the log is not shown
 
 
 def test_time_bars_fit_80_columns_and_read_in_monochrome(rlinf):

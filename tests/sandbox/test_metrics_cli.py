@@ -106,6 +106,29 @@ def test_get_wide_shows_progress(run, rlark):
     assert "PROGRESS" in header
     row = next(r for r in rows if r.startswith(JOB + " "))
     assert "6/20 30%" in row
+    assert _column(header, row, "STEP TIME") == "-"  # no time/* rows yet
+
+
+def test_get_wide_shows_the_step_time(run, rlark):
+    """RLinf #777's step: 342 s, of which actor training 185 s (54 %), from the Header log's newest table."""
+    times = {"time/step": 342.0, "time/actor_training": 185.0, "time/env_interact": 119.0,
+             "time/generate_rollouts": 36.0}
+    run.logs.append(CLUSTER, NS, POD, "main", metric_table(7, 20, 7 * 342.0, {"rollout/rewards": 0.7, **times}),
+                    when=datetime.now(UTC))
+    result = rlark("get", "jobs", "-o", "wide")
+    assert result.code == 0, result.err
+    header, *rows = result.out.splitlines()
+    row = next(r for r in rows if r.startswith(JOB + " "))
+    assert _column(header, row, "STEP TIME") == "342 s/step, actor_training 54%"
+    assert _column(header, row, "PROGRESS").startswith("7/20 35%")
+
+
+def _column(header: str, row: str, name: str) -> str:
+    """The cell under `name` in a kubectl-style table (columns padded, three spaces apart)."""
+    start = header.index(name)
+    rest = header[start + len(name):]
+    end = start + len(name) + (len(rest) - len(rest.lstrip())) if rest.strip() else len(row)
+    return row[start:end].strip()
 
 
 async def test_reconciler_reads_progress_and_metrics_when_subscribed(run, env):

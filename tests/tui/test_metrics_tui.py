@@ -17,6 +17,7 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import SETTLE_SECONDS
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Progress, ProgressState
+from rlark_tui.telemetry.steptime import breakdown
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.metrics_view import MetricsView
 from tests.pilot import wait_for
@@ -133,3 +134,23 @@ async def test_metrics_tab_reads_only_while_shown(post_snapshot):
         await wait_for(pilot, lambda: subscribed(app, METRICS) == {"ppo-a"}, "reads while shown")
         app.screen.action_tab("workers")
         await wait_for(pilot, lambda: not subscribed(app, METRICS), "reads stop on another tab")
+
+
+async def test_detail_header_shows_the_step_time(post_snapshot):
+    """The header's STEP TIME: the last step's total and the bottleneck's share, from the reconciler's breakdown
+    (`time/*` rows as the Metrics tab read them); nothing is claimed before there are step times."""
+    now = time.time()
+    times = {"time/step": [(now, 1, 300.0), (now, 2, 342.0)], "time/actor_training": [(now, 1, 150.0), (now, 2, 185.0)],
+             "time/env_interact": [(now, 1, 110.0), (now, 2, 119.0)]}
+    timed = MetricsState(MetricsResult("ppo-a", "log", times, fetched_at=now), step_time=breakdown(times))
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot(metrics={"ppo-a": series("ppo-a", 1)}))
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the job detail")
+        summary = app.screen.query_one("#job-summary")
+        await wait_for(pilot, lambda: "ppo-a · " in str(summary.render()), "the header")
+        assert "s/step" not in str(summary.render())
+        await post_snapshot(pilot, snapshot(metrics={"ppo-a": timed}))
+        await wait_for(pilot, lambda: str(summary.render()).endswith(" · 342 s/step, actor_training 54%"),
+                       "the step time in the header")
