@@ -1,7 +1,7 @@
 """`rlark stacks JOB [--role R] [--all-threads] [-o text|json]`: where every live Ray worker of a Job is, grouped
 by main-thread frames, the odd ranks named with the frame where they differ (raydash/stacks.py takes them: Ray's
 `/worker/traceback` with profiling on, else the fixed read-only `py-spy-dump` in the Pods, so `--readonly` allows
-it)."""
+it). What it prints is cluster text made safe there: cleaned of escape sequences, the Job's secret values masked."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def register(subparsers, parents) -> None:
                     "main-thread frames match (function and file) form a group, largest first; each rank outside "
                     "the largest group of its class is named with the frame where it differs. JSON: {job, source, "
                     "groups: [{count, class, frames, workers: [{name, pid, pod, node}]}], outliers: [{name, "
-                    "frame}], errors: [{pod, reason}]}.")
+                    "frame}], errors: [{pod, reason}]}. Stack text is cleaned of escape sequences and the Job's secret "
+                    "values are masked.")
     parser.add_argument("job", metavar="JOB", help="Job name")
     parser.add_argument("--role", metavar="R", help="only the workers in this role's Pods")
     parser.add_argument("--all-threads", action="store_true", help="group and show every thread, not only the main one")

@@ -13,6 +13,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry import stacks as pure
+from rlark_tui.text.redact import secret_values
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -38,7 +39,8 @@ def role_of(pod: Pod, job: Job) -> str:
 
 
 def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: bool = False) -> pure.Stacks:
-    """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given)."""
+    """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given), cleaned and
+    with the Job's secret values masked (telemetry.stacks.masked): what the CLI prints and the TUI shows."""
     dashboard = access.ray_dashboard(job)
     if dashboard is None:
         raise StacksUnavailable(f"stacks: no way to the Ray dashboard of {job.name} (no Header role, or "
@@ -71,7 +73,8 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
         dumped = _parallel(lambda item: _traceback(dashboard, *item), workers)
     else:
         dumped = _py_spy(access, job, workers, by_ip, errors)
-    return pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
+    found = pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
+    return pure.masked(found, secret_values(job.raw))
 
 
 def _parallel(fn: Callable[[_Item], pure.Worker], items: list[_Item]) -> list[pure.Worker]:

@@ -7,9 +7,13 @@ plumbing (`ray/_private/`, `ray/util/tracing/`), which is the same in every rank
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from rlark_tui.text.redact import LineRedactor
+from rlark_tui.text.sanitize import clean
 
 PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
@@ -185,6 +189,35 @@ def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[Pod
     return result
 
 
+def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
+    """`stacks` as it may be shown: every text a cluster gave (frames, thread, actor, class, Pod and node names,
+    the reasons a Pod gave no dump) cleaned of escape sequences and control characters, then with the Job's
+    secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked."""
+    redact = LineRedactor(known)
+
+    @functools.cache
+    def text(value: str) -> str:
+        return redact(clean(value))
+
+    @functools.cache
+    def frame(found: Frame) -> Frame:
+        return Frame(text(found.function), text(found.file), found.line)
+
+    def thread(found: Thread) -> Thread:
+        return Thread(text(found.ident), text(found.name), text(found.state), tuple(map(frame, found.frames)))
+
+    def worker(found: Worker) -> Worker:
+        dump = found.dump
+        shown = Dump(dump.pid, text(dump.title), tuple(map(thread, dump.threads))) if dump is not None else None
+        return Worker(text(found.name), text(found.cls), found.pid, text(found.pod), text(found.node), shown)
+
+    return Stacks(text(stacks.job), text(stacks.source),
+                  [Group(text(g.cls), tuple(map(frame, g.frames)), tuple(map(worker, g.workers)),
+                         tuple(map(thread, g.threads))) for g in stacks.groups],
+                  [Outlier(text(o.name), text(o.frame), text(o.reference), o.others) for o in stacks.outliers],
+                  [PodError(text(e.pod), text(e.reason)) for e in stacks.errors])
+
+
 def differing(frames: Sequence[Frame], reference: Sequence[Frame]) -> tuple[str, str]:
     """The first frame, from the outermost call in, where `frames` leaves `reference`, and the reference's frame
     there (a stack that is the other's prefix: its innermost frame)."""
@@ -244,22 +277,33 @@ def _names(workers: Sequence[Worker]) -> str:
     return shown + (f" and {len(workers) - 8} more" if len(workers) > 8 else "")
 
 
-def render(stacks: Stacks) -> str:
-    """The text `rlark stacks` prints: the outliers first, then each group (largest first) with its frames."""
-    lines = [f"stacks of {stacks.job} (from {stacks.source})"]
-    lines += [outlier_line(o) for o in stacks.outliers]
+TITLE, OUTLIER, GROUP, FRAME, THREAD, ERROR, NOTE, BLANK = \
+    "title", "outlier", "group", "frame", "thread", "error", "note", "blank"
+"""What each line of render_lines is, for a screen to style."""
+
+
+def render_lines(stacks: Stacks) -> list[tuple[str, str]]:
+    """`rlark stacks`' lines, each with what it is: the title, the outliers, then each group (largest first) with
+    its frames and (with all threads) its other threads, then why a Pod gave no stack."""
+    lines = [(TITLE, f"stacks of {stacks.job} (from {stacks.source})")]
+    lines += [(OUTLIER, outlier_line(o)) for o in stacks.outliers]
     for each in stacks.groups:
-        lines += ["", f"{each.count} × {each.cls}: {_names(each.workers)}"]
-        lines += [f"    {f}" for f in each.frames] or ["    (no Python frame)"]
+        lines += [(BLANK, ""), (GROUP, f"{each.count} × {each.cls}: {_names(each.workers)}")]
+        lines += [(FRAME, f"    {f}") for f in each.frames] or [(FRAME, "    (no Python frame)")]
         for thread in each.threads:
-            lines.append(f"  thread {thread.name or thread.ident} ({thread.state})")
-            lines += [f"    {f}" for f in thread.frames]
+            lines.append((THREAD, f"  thread {thread.name or thread.ident} ({thread.state})"))
+            lines += [(FRAME, f"    {f}") for f in thread.frames]
     if stacks.errors:
-        lines.append("")
-        lines += [f"{e.pod}: {e.reason}" for e in stacks.errors]
+        lines.append((BLANK, ""))
+        lines += [(ERROR, f"{e.pod}: {e.reason}") for e in stacks.errors]
     if not stacks.groups and not stacks.errors:
-        lines.append("no live Ray worker")
-    return "\n".join(lines)
+        lines.append((NOTE, "no live Ray worker"))
+    return lines
+
+
+def render(stacks: Stacks) -> str:
+    """The text `rlark stacks` prints (render_lines)."""
+    return "\n".join(text for _, text in render_lines(stacks))
 
 
 PY_SPY_MISSING = ("py-spy is not in the Pod's image (it ships with ray[default]: pip install 'ray[default]' or "

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rlark_tui.model.fixed_commands import FixedCommandError, argv
 from rlark_tui.telemetry import stacks
+from rlark_tui.text.redact import secret_values
+from rlark_tui.text.sanitize import clean
 
 PLUMBING = """\
     _inject_tracing_into_class.<locals>.span_wrapper.<locals>._resume_span (ray/util/tracing/tracing_helper.py:487)
@@ -70,3 +74,32 @@ def test_the_fixed_dump_takes_only_a_process_id():
     for bad in ("--native", "1 2", "", "١٢"):
         with pytest.raises(FixedCommandError):
             argv("py-spy-dump", bad)
+
+
+TOKEN = "hf_Zq7RkV2pW9xT4mN8bL3cY6dF1gH5jK0s"
+JOB = {"metadata": {"name": "job"}, "spec": {"tasks": [{"name": "actor", "kubernetes": {"workload": {"template": {
+    "spec": {"containers": [{"name": "main", "env": [{"name": "WANDB_RUN_SECRET", "value": "plainly-s3cret-42"},
+                                                     {"name": "HF_TOKEN", "value": TOKEN}]}]}}}}}]}}
+
+
+def test_what_rlark_stacks_prints_is_cleaned_and_the_jobs_secrets_masked():
+    hostile = ("    read_with_plainly-s3cret-42 (data/fetch.py:12)\n"
+               "    next_batch (data/\x1b]52;c;aGk=\x07loader.py:88)\n")
+    found = stacks.group("job", "py-spy", workers(odd=5)[:5] + [stacks.Worker(
+        "ActorGroup:5", "EmbodiedFSDPActor", 105, "job-actor-2", "node-\x1b[2J2",
+        stacks.parse_dump(dump(105, hostile).replace('"PythonGCThread"', f'"gc {TOKEN}"')))],
+        [stacks.PodError("job-actor-3", stacks.dump_failure(1, "", f"Error: bad token {TOKEN}\x1b[31m"))],
+        all_threads=True)
+    shown = stacks.masked(found, secret_values(JOB))
+    text, shape = stacks.render(shown), json.dumps(stacks.to_json(shown))
+    for line in text.splitlines():
+        assert clean(line) == line, line
+    assert "\x1b" not in shape and "\\u001b" not in shape
+    for secret in (TOKEN, "plainly-s3cret-42"):
+        assert secret not in text and secret not in shape
+    assert "ActorGroup:5 is elsewhere: next_batch (loader.py:88); 5 ranks wait in allreduce" in text
+    assert "    read_with_*** (data/fetch.py:12)" in text
+    assert "  thread gc *** (idle)" in text
+    assert "job-actor-3: py-spy failed (1): Error: bad token ***" in text
+    assert json.loads(shape)["groups"][1]["workers"] == [{"name": "ActorGroup:5", "pid": 105, "pod": "job-actor-2",
+                                                          "node": "node-2"}]
