@@ -2,7 +2,8 @@
 SIGSEGV (`RLARK_DEMO_FAULT=sigsegv:1`, four ranks): data/sigsegv/ holds the State API's actors and workers,
 `/nodes?view=summary` (trimmed to the node IDs and IPs), rank 1's stderr from the log API (PID 812), the Header
 Pod as the data plane answered after the container exited, and the Header log as the kubelet keeps it (CRI
-lines)."""
+lines). data/hang/ holds a hung run's (`RLARK_DEMO_FAULT=hang:2`, four ranks, step 2) `py-spy dump` of each rank,
+as the fixed `py-spy-dump` printed it in the Pod, and each rank's actor name, class, PID, Pod and node."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+from rlark_tui.telemetry import stacks
 from rlark_tui.telemetry.diagnosis import Inputs
 
 DATA = Path(__file__).parent / "data" / "sigsegv"
+HANG = Path(__file__).parent / "data" / "hang"
 CRASHED_PID = 812
 
 
@@ -36,3 +39,10 @@ def sigsegv_inputs(**changes) -> Inputs:
              "stderr": {CRASHED_PID: (DATA / f"err-{CRASHED_PID}.txt").read_text()},
              "header_log": cri_lines((DATA / "header.log").read_text())}
     return Inputs(**{**facts, **changes})
+
+
+def hang_workers() -> list[stacks.Worker]:
+    """The hung run's four ranks with their parsed dumps (rank 2 in next_batch, the others in allreduce)."""
+    return [stacks.Worker(w["name"], w["class"], w["pid"], w["pod"], w["node"],
+                          stacks.parse_dump((HANG / f"dump-{w['pid']}.txt").read_text()))
+            for w in json.loads((HANG / "workers.json").read_text())]
