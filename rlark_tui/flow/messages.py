@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rlark_tui.jobspec.draft import JobDraft
     from rlark_tui.jobspec.findings import Finding
     from rlark_tui.local.draft_files import SavedDraft
+    from rlark_tui.telemetry.stacks import Stacks
     from rlark_tui.view.index import SnapshotIndex
 
 _M = TypeVar("_M", bound=Message)
@@ -89,6 +90,11 @@ class AlertsAcknowledged(Message):
 @message
 class OpenCheck(JobMessage):
     """Open the Job's run-check report."""
+
+
+@message
+class OpenStacks(JobMessage):
+    """Open the Job's Stacks screen: its live Ray workers grouped by main-thread frames, the odd ranks named."""
 
 
 @message
@@ -395,6 +401,21 @@ class LoadRecordText(Work):
 class RecordTextLoaded(Message):
     path: str
     text: str = ""
+    error: str = ""
+
+
+@message
+class TakeStacks(Work):
+    """Take the stacks of the Job's live Ray workers (raydash.stacks.take: Ray's dashboard or py-spy in the Pods)."""
+
+    job: str
+
+
+@message
+class StacksTaken(Message):
+    job: str
+    stacks: Stacks | None = None
+    """Cleaned and masked (telemetry.stacks.masked); None when none could be taken (`error`: one line, `stacks: ...`)."""
     error: str = ""
 
 

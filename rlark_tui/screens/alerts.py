@@ -1,7 +1,8 @@
 """AlertsScreen (`:alerts`): every alert of the reconciler's book, current ones first (firing, acknowledged), then
 the resolved ones, newest first: time, severity, Job, rule, message, state. `enter` opens the Job at the evidence
 (the Pod's previous-instance logs for an OOMKill or a back-off, the Header log for a log rule, else the Job's
-Workers); `a` acknowledges the alert under the cursor."""
+Workers); `a` acknowledges the alert under the cursor; `S` on a progress-stalled alert opens its Job's stacks (where
+each rank is, the odd ones named)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from rlark_tui.alerting.rules import FIRING, Alert, AlertsState
-from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs
+from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs, OpenStacks
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import TableScreen
@@ -26,6 +27,7 @@ COLUMNS = (
     Column("message", "MESSAGE"),
     Column("state", "STATE"),
 )
+STALLED = "progress-stalled"
 LOG_RULES = ("run-crashed", "run-oom", "ray-not-ready", "start-stalled", "run-finished", "progress-stalled")
 
 
@@ -37,7 +39,8 @@ class AlertsScreen(TableScreen):
     """esc returns to the job list."""
 
     crumb = "Alerts"
-    BINDINGS = [Binding("escape", "back", "Back"), Binding("a", "acknowledge", "Acknowledge")]
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("a", "acknowledge", "Acknowledge"),
+                Binding("S", "stacks", "Stacks (progress-stalled)")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -80,6 +83,15 @@ class AlertsScreen(TableScreen):
             self.notify(f"{alert.rule} of {alert.job or alert.object} is {alert.state}", timeout=3)
             return
         self.post_message(AcknowledgeAlert([alert.ack_key]))
+
+    def action_stacks(self) -> None:
+        alert = self._current()
+        if alert is None:
+            return
+        if alert.rule != STALLED or not alert.job:
+            self.notify(f"S takes the stacks of a {STALLED} alert's Job; this one is {alert.rule}", timeout=4)
+            return
+        self.post_message(OpenStacks(alert.job))
 
     def action_back(self) -> None:
         self.rlark.run_command("jobs")

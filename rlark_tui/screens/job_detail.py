@@ -27,6 +27,7 @@ from rlark_tui.flow.messages import (
     OpenCheck,
     OpenLogs,
     OpenShell,
+    OpenStacks,
     OpenTunnels,
     RestartJob,
     StopStartJob,
@@ -92,6 +93,7 @@ class JobDetailScreen(RlarkScreen):
         Binding("c", "check", "Run check"),
         Binding("x", "shell", "Shell"),
         Binding("F", "tunnels", "Tunnels"),
+        Binding("S", "stacks", "Stacks of the Ray workers", show=False),
         Binding("J", "copy_ssh", "Copy ssh -J", show=False),
         Binding("C", "clone", "Clone", show=False),
         Binding("E", "edit", "Edit & restart", show=False),
@@ -369,6 +371,9 @@ class JobDetailScreen(RlarkScreen):
 
     def action_tunnels(self) -> None:
         self.post_message(OpenTunnels(self.job_name))
+
+    def action_stacks(self) -> None:
+        self.post_message(OpenStacks(self.job_name))
 
     @on(Tree.NodeSelected, "#workers-tree")
     def _pod_selected(self, event: Tree.NodeSelected) -> None:

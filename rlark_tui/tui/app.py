@@ -82,6 +82,8 @@ class RlarkCommands(Provider):
             commands.append((f"Logs of {name}", partial(app.open_logs, name, Scope.HEADER),
                              "the Header role; a merges all Pods"))
             commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
+            commands.append((f"Stacks of {name}", partial(app.open_stacks, name),
+                             "every live Ray worker's stack, the odd ranks named (S)"))
             commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
             commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
                              "local URLs of the Ray dashboard and TensorBoard (F)"))
@@ -347,6 +349,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def on_open_check(self, message: messages.OpenCheck) -> None:
         self.open_check(message.name)
 
+    def on_open_stacks(self, message: messages.OpenStacks) -> None:
+        self.open_stacks(message.name)
+
     def on_open_compare(self, message: messages.OpenCompare) -> None:
         from rlark_tui.screens.compare import CompareScreen
 
@@ -452,6 +457,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.screens.check import CheckScreen
 
         self.push_screen(CheckScreen(name))
+
+    def open_stacks(self, name: str) -> None:
+        from rlark_tui.screens.stacks import StacksScreen
+
+        self.push_screen(StacksScreen(name))
 
     def show_help(self, screen) -> None:
         """`?`: the keys live on `screen` (its own first, then the focused widget's), one line per action."""

@@ -1,9 +1,10 @@
 """The app's workers for what screens ask of the platform, the disk and $EDITOR: submit and dry run (through
 rlark_tui.flow.actions), the wizard's autosave, draft import and export, run-check records and hand-over fields (and a
-saved check's summary on the Job, through rlark_tui.flow.actions), log saves, the alert counts and acknowledgements, and handing the terminal to $EDITOR. A
-screen posts the intent (a `messages.Work`) and handles the result message the app posts back to it; no screen
-writes a file, runs a process or submits (docs/architecture.md). Blocking work runs in `@work(thread=True,
-exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp mixes it in."""
+saved check's summary on the Job, through rlark_tui.flow.actions), log saves, the alert counts and acknowledgements,
+a Job's stacks, and handing the terminal to $EDITOR. A screen posts the intent (a `messages.Work`) and handles the
+result message the app posts back to it; no screen writes a file, runs a process or submits (docs/architecture.md).
+Blocking work runs in `@work(thread=True, exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp
+mixes it in."""
 
 from __future__ import annotations
 
@@ -183,6 +184,33 @@ class AppWork(AppHost):
                                                              f"Cannot save the log: {getattr(exc, 'strerror', None) or exc}"))
             return
         message.requester.post_message(messages.LogSaved(message.path, len(lines)))
+
+    # ---- stacks ------------------------------------------------------------------------------------
+    def on_take_stacks(self, message: messages.TakeStacks) -> None:
+        self._take_stacks(message)
+
+    @work(thread=True, exclusive=True, group="stacks", exit_on_error=False)
+    def _take_stacks(self, message: messages.TakeStacks) -> None:
+        """The Job's stacks (raydash.stacks.take: each dump under its own time bound), or why not in one line; a take
+        that a newer one replaced (`r` again) answers nothing."""
+        from textual.worker import get_current_worker
+
+        from rlark_tui.raydash.stacks import take
+        from rlark_tui.text.redact import redact_text
+        from rlark_tui.text.sanitize import clean
+
+        access = self.access
+        if access is None:
+            reply = messages.StacksTaken(message.job, error="stacks: not connected to a cluster")
+        else:
+            try:
+                reply = messages.StacksTaken(message.job, take(access, access.job(message.job)))
+            except RlarkError as exc:
+                line = " ".join(clean(redact_text(str(exc))).split()) or type(exc).__name__
+                reply = messages.StacksTaken(message.job, error=line if line.startswith("stacks: ")
+                                             else f"stacks: {line}")
+        if not get_current_worker().is_cancelled:
+            message.requester.post_message(reply)
 
     # ---- run-check records -------------------------------------------------------------------------
     def on_load_hand_over(self, message: messages.LoadHandOver) -> None:

@@ -44,6 +44,8 @@ OPEN = {
     "job-detail": lambda app: app.post_message(messages.OpenJob(first_job(app))),
     "logs": lambda app: app.post_message(messages.OpenLogs(first_job(app))),
     "check": lambda app: app.post_message(messages.OpenCheck(first_job(app))),
+    "stacks": lambda app: app.post_message(messages.OpenStacks(first_job(app))),
+    "alerts": lambda app: app.run_command("alerts"),
     "nodes": lambda app: app.post_message(messages.OpenNodes()),
     "node-detail": lambda app: app.post_message(messages.OpenNode(first_node(app))),
     **{name: (lambda app, name=name: app.console_command(name))
