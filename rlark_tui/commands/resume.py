@@ -6,22 +6,17 @@ update itself (and --readonly, finished Jobs) is actions.Actions."""
 from __future__ import annotations
 
 import argparse
-import copy
 
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.cluster.checkpoints import CheckpointsUnavailable, read_checkpoints
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.metrics import find_header
-from rlark_tui.commands.checkpoints import CheckpointsUnavailable, listing, resolved_config
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
-from rlark_tui.jobspec.resume import OVERRIDE, with_resume_dir
-from rlark_tui.telemetry.checkpoints import Checkpoint, checkpoints, latest_complete, location
+from rlark_tui.jobspec.resume import CONSEQUENCE, OVERRIDE, resumed
+from rlark_tui.telemetry.checkpoints import Checkpoint, latest_complete
 from rlark_tui.text.redact import redact_text
-
-CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
-               "is restarted; RLinf loads the checkpoint and continues at the step after it.")
 
 
 def register(subparsers, parents) -> None:
@@ -56,31 +51,15 @@ def choose(found: list[Checkpoint], source: str, force: bool) -> Checkpoint:
     return chosen
 
 
-def resumed(raw: dict, resume_dir: str) -> dict:
-    """The Job with its Header task's run command resuming from `resume_dir`; only that one field changes."""
-    spec = copy.deepcopy(raw.get("spec") or {})
-    head = next((t for t in spec.get("tasks") or () if isinstance(t, dict) and t.get("head")), None)
-    if head is None:
-        raise RlarkError("resume: the Job has no Header task, so no run command to pass runner.resume_dir to")
-    try:
-        head["runScript"] = with_resume_dir(str(head.get("runScript") or ""), resume_dir)
-    except ValueError as exc:
-        raise RlarkError(f"resume: {exc}") from None
-    return {"apiVersion": raw.get("apiVersion"), "kind": raw.get("kind"),
-            "metadata": {"name": (raw.get("metadata") or {}).get("name")}, "spec": spec}
-
-
 def run(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     try:
         actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
         actions.preflight("edit and restart", args.job)
         raw = access.get(JOBS, args.job)
-        header = find_header(access, args.job)
-        where = location(resolved_config(access, header))
-        if where is None:
-            raise CheckpointsUnavailable(f"resume: the resolved config of {args.job} names no checkpoint location")
-        chosen = choose(checkpoints(where, listing(access, header, where)), args.source, args.force)
+        read = read_checkpoints(access, args.job, "resume")
+        where = read.where
+        chosen = choose(list(read.found), args.source, args.force)
         manifest = resumed(raw, f"{where.path}/{chosen.name}")
         print(f"resume {args.job} from {chosen.name} (step {chosen.step}): {OVERRIDE}={where.path}/{chosen.name}")
         print(redact_text(render_unified(diff_jobs(raw, manifest), args.job, f"{args.job} (resumed)")), end="")

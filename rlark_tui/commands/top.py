@@ -123,10 +123,11 @@ def _index(access):
 def job_roles_text(access, name: str) -> str:
     """`rlark top job JOB`: per role, its Running Pods' GPU utilisation and memory, and the imbalance note."""
     from rlark_tui.cluster import usage_reads as usage
+    from rlark_tui.cluster.checkpoints import placement as config_placement
+    from rlark_tui.cluster.checkpoints import resolved_config
     from rlark_tui.cluster.metrics import find_header
     from rlark_tui.cluster.output import table
-    from rlark_tui.commands.checkpoints import resolved_config
-    from rlark_tui.telemetry.balance import by_role, imbalance
+    from rlark_tui.telemetry.balance import by_role, imbalance, memory_cell, util_cell
 
     index = _index(access)
     job = index.job(name)
@@ -143,17 +144,12 @@ def job_roles_text(access, name: str) -> str:
     if not any(row.pods for row in rows):
         raise RlarkError(f"Job {name} has no Running Pods")
     try:
-        placement = (resolved_config(access, find_header(access, name)).get("cluster") or {}).get(
-            "component_placement")
+        placement = config_placement(resolved_config(access, find_header(access, name)))
     except RlarkError:
         placement = None
 
-    def spread(value, unit: str, scale: float = 1.0) -> str:
-        return NONE if value is None else \
-            f"{value.low / scale:.0f}/{value.mean / scale:.0f}/{value.high / scale:.0f}{unit}"
-
     text = table(["ROLE", "PODS", "GPUS", "GPU% MIN/MEAN/MAX", "GPU-MEM MIN/MEAN/MAX"],
-                 [[clean(r.role), str(r.pods), str(r.gpus), spread(r.util, "%"), spread(r.memory, "Gi", 1024)]
+                 [[clean(r.role), str(r.pods), str(r.gpus), util_cell(r), memory_cell(r)]
                   for r in rows])
     note = imbalance(rows, placement)
     return text + (f"\nimbalance: {clean(note)}" if note else "")

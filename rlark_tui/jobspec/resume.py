@@ -1,15 +1,23 @@
 """A run script that resumes from a checkpoint (issue 35 item 4): RLinf takes `runner.resume_dir=<global_step_N
 dir>` as a Hydra override on its command line (rlinf-runtime.md §3.3), so the override is set where the run
 command takes its overrides: an existing `runner.resume_dir=` word is replaced, else the override is appended to
-the script's last command line. Pure: text in, text out.
+the script's last command line; the Job with only that field changed (`resumed`), and what a resume does, in the
+words the CLI and the TUI's dialog share. Pure.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from rlark_tui.errors import RlarkError
 
 OVERRIDE = "runner.resume_dir"
+CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
+               "is restarted; RLinf loads the checkpoint and continues at the step after it.")
 _EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + r"=(?:'[^']*'|\"[^\"]*\"|\S*)")
 
 
@@ -31,3 +39,17 @@ def resume_step(resume_dir: str) -> int | None:
     """N of a `…/global_step_<N>` directory, as RLinf parses it (the text after `global_step_`)."""
     digits = resume_dir.rstrip("/").rpartition("global_step_")[2]
     return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 12 else None
+
+
+def resumed(raw: Mapping[str, Any], resume_dir: str) -> dict[str, Any]:
+    """The Job with its Header task's run command resuming from `resume_dir`; only that one field changes."""
+    spec = copy.deepcopy(raw.get("spec") or {})
+    head = next((t for t in spec.get("tasks") or () if isinstance(t, dict) and t.get("head")), None)
+    if head is None:
+        raise RlarkError("resume: the Job has no Header task, so no run command to pass runner.resume_dir to")
+    try:
+        head["runScript"] = with_resume_dir(str(head.get("runScript") or ""), resume_dir)
+    except ValueError as exc:
+        raise RlarkError(f"resume: {exc}") from None
+    return {"apiVersion": raw.get("apiVersion"), "kind": raw.get("kind"),
+            "metadata": {"name": (raw.get("metadata") or {}).get("name")}, "spec": spec}

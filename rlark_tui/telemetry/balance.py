@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.usage import NONE
 
 IMBALANCE_POINTS = 70.0
 
@@ -43,6 +44,20 @@ def by_role(pods: Mapping[str, Sequence[PodUsage | None]]) -> list[RoleUse]:
         rows.append(RoleUse(role, len(samples), len(gpus), _spread([g.util_percent for g in gpus]),
                             _spread([g.mem_used_mib for g in gpus])))
     return rows
+
+
+def spread_cell(value: Spread | None, unit: str, scale: float = 1.0) -> str:
+    """`4/10/20%`: min/mean/max (each divided by `scale`), `-` when nothing was read."""
+    return NONE if value is None else f"{value.low / scale:.0f}/{value.mean / scale:.0f}/{value.high / scale:.0f}{unit}"
+
+
+def util_cell(row: RoleUse) -> str:
+    return spread_cell(row.util, "%")
+
+
+def memory_cell(row: RoleUse) -> str:
+    """GiB used per GPU (the samples are MiB)."""
+    return spread_cell(row.memory, "Gi", 1024)
 
 
 def placement_text(placement: object) -> str:

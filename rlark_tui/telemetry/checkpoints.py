@@ -6,8 +6,11 @@ structure check of §3.4 step 1 (what is missing, if not). Pure: a config and a 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from rlark_tui.model.storage import human_size
 
 STEP_PREFIX = "global_step_"
 REASONING_TASKS = ("reasoning", "coding", "agent")
@@ -35,6 +38,18 @@ class Checkpoint:
     def to_json(self) -> dict:
         return {"name": self.name, "step": self.step, "bytes": self.bytes, "at": self.at, "complete": self.complete,
                 "missing": list(self.missing)}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRead:
+    """One read of a Job's checkpoints: where its resolved config saves them, the Header Pod they were listed in,
+    what was found there (by step), and the config's `cluster.component_placement` (None: not printed)."""
+
+    job: str
+    where: Location
+    pod: str
+    found: tuple[Checkpoint, ...]
+    placement: object = None
 
 
 def _get(config: object, path: str) -> object:
@@ -113,6 +128,23 @@ def _missing(tree: Mapping[str, tuple[int, float]], where: Location) -> list[str
 
 def latest_complete(found: list[Checkpoint]) -> Checkpoint | None:
     return next((c for c in reversed(found) if c.complete), None)
+
+
+def state_text(checkpoint: Checkpoint, latest: Checkpoint | None) -> str:
+    """`complete (latest)`, `complete`, or `incomplete: missing <what>`."""
+    if not checkpoint.complete:
+        return "incomplete: missing " + ", ".join(checkpoint.missing)
+    return "complete" + (" (latest)" if checkpoint is latest else "")
+
+
+TABLE_HEADERS = ("NAME", "STEP", "SIZE", "TIME", "STATE")
+
+
+def table_rows(found: Sequence[Checkpoint]) -> list[list[str]]:
+    """The cells of each checkpoint under TABLE_HEADERS, as `rlark checkpoints` and the Checkpoints tab show them."""
+    latest = latest_complete(list(found))
+    return [[c.name, str(c.step), human_size(c.bytes), datetime.fromtimestamp(c.at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             state_text(c, latest)] for c in found]
 
 
 def to_json(job: str, where: Location, found: list[Checkpoint]) -> dict:

@@ -1,0 +1,84 @@
+"""Reading a Job's RLinf checkpoints (issue 35 item 3), the one read `rlark checkpoints`, `rlark resume`, `rlark top
+job` and the TUI's Checkpoints tab share: the resolved config RLinf printed at the start of the Header Pod's log
+(where the checkpoints go, the component placement), then the fixed read-only `list-files` of that location in the
+Header Pod (so `--readonly` allows it). I/O only; the rows are telemetry/checkpoints.py. Every failure is a one-line
+CheckpointsUnavailable (an RlarkError).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlark_tui.checks import logscan
+from rlark_tui.checks.probe import parse_listing
+from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.logmerge import split_raw
+from rlark_tui.cluster.metrics import Header, MetricsUnavailable, find_header
+from rlark_tui.cluster.podexec import run_fixed
+from rlark_tui.errors import RlarkError
+from rlark_tui.telemetry.checkpoints import CheckpointRead, Location, checkpoints, location
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+
+CONFIG_LINES = 20_000
+"""How far into the Header log the resolved config is looked for (RLinf prints it at start-up)."""
+
+
+class CheckpointsUnavailable(RlarkError):
+    """The Job's checkpoints cannot be listed: no Header Pod, no config in its log, no location in the config."""
+
+
+def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
+    """The resolved config RLinf printed at the start of the Header Pod's log (read from the start, at most
+    CONFIG_LINES lines, and no further than the config's end)."""
+    lines: list[str] = []
+    try:
+        stream = access.pod_log(header.cluster, header.pod, timestamps=True, read_timeout=30)
+        try:
+            for raw in stream:
+                lines.append(split_raw(raw)[2])
+                if lines[-1].rstrip() == "}" and logscan.resolved_config(lines) is not None:
+                    break
+                if len(lines) >= CONFIG_LINES:
+                    break
+        finally:
+            stream.close()
+    except (ApiError, Unreachable) as exc:
+        raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job}: {exc}") from exc
+    block = logscan.resolved_config(lines)
+    if block is None:
+        raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job} ({header.pod}) has no resolved "
+                                     f"RLinf config in its first {len(lines)} lines, so no checkpoint location")
+    return block.config
+
+
+def listing(access: ClusterAccess, header: Header, where: Location) -> list[tuple[str, int, float]]:
+    """(path, size, mtime) of every regular file below `where` in the Header Pod."""
+    result = run_fixed(access, header.cluster, header.pod, "list-files", where.path)
+    if result.exit_code is None and not result.truncated:
+        raise CheckpointsUnavailable(f"checkpoints: listing {where.path} in Pod {header.pod} did not finish in time")
+    return [(f.path, f.size, f.mtime.timestamp()) for f in parse_listing(result.stdout)]
+
+
+def placement(config: dict[str, Any]) -> object:
+    """RLinf's `cluster.component_placement` of a resolved config (None when it has none)."""
+    cluster = config.get("cluster")
+    return cluster.get("component_placement") if isinstance(cluster, dict) else None
+
+
+def read_checkpoints(access: ClusterAccess, job: str, what: str = "checkpoints") -> CheckpointRead:
+    """The Job's checkpoints where its resolved config saves them, with that config's component placement;
+    `what` starts the message of a failure (the command asking)."""
+    try:
+        header = find_header(access, job)
+    except MetricsUnavailable as exc:
+        raise CheckpointsUnavailable(f"{what}: {str(exc).removeprefix('metrics: ')}") from None
+    config = resolved_config(access, header)
+    where = location(config)
+    if where is None:
+        raise CheckpointsUnavailable(f"{what}: the resolved config of {job} names no checkpoint location "
+                                     "(runner.logger.log_path and experiment_name, or runner.output_dir and "
+                                     "runner.experiment_name)")
+    return CheckpointRead(job, where, header.pod, tuple(checkpoints(where, listing(access, header, where))),
+                          placement(config))
