@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rlark_tui.jobspec.draft import JobDraft
     from rlark_tui.jobspec.findings import Finding
     from rlark_tui.local.draft_files import SavedDraft
+    from rlark_tui.telemetry.checkpoints import Checkpoint, CheckpointRead
     from rlark_tui.telemetry.stacks import Stacks
     from rlark_tui.view.index import SnapshotIndex
 
@@ -170,6 +171,15 @@ class EditJob(JobMessage):
 @message
 class RestartJob(JobMessage):
     """Ask to restart the Job (the console's Restart: it only un-stops): a confirm dialog, then actions."""
+
+
+@message
+class ResumeJob(JobMessage):
+    """Ask to resume the Job from `checkpoint` (in folder `location`): the diff in a confirm dialog (a forced resume's
+    when the checkpoint is incomplete), then the Edit & Restart through rlark_tui.flow.actions."""
+
+    checkpoint: Checkpoint
+    location: str
 
 
 @message
@@ -438,3 +448,19 @@ class DeleteWorkflow(Message):
     """Ask to delete a Workflow: a confirm dialog saying which of its Jobs go with it, then rlark_tui.flow.actions."""
 
     name: str
+
+
+@message
+class LoadCheckpoints(Work):
+    """List the Job's RLinf checkpoints as `rlark checkpoints` does (cluster/checkpoints.py)."""
+
+    job: str
+
+
+@message
+class CheckpointsLoaded(Message):
+    """What a LoadCheckpoints read found (`read`), or why it could not (`error`, one line)."""
+
+    job: str
+    read: CheckpointRead | None = None
+    error: str = ""

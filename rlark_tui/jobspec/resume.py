@@ -18,6 +18,7 @@ from rlark_tui.errors import RlarkError
 OVERRIDE = "runner.resume_dir"
 CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
                "is restarted; RLinf loads the checkpoint and continues at the step after it.")
+FORCE_NOTE = "RLinf may fail to load it, and only after the restart."
 _EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + r"=(?:'[^']*'|\"[^\"]*\"|\S*)")
 
 

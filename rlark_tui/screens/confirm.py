@@ -1,4 +1,5 @@
-"""Confirm dialogs for Stop, Start, Restart and Delete (their texts: model/lifecycle.py).
+"""Confirm dialogs for Stop, Start, Restart, Delete (their texts: model/lifecycle.py) and Resume (its diff as the
+dialog's scrollable detail).
 
 The dialog answers True (confirm) or False; it never calls the API itself.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -23,17 +24,24 @@ class ConfirmScreen(ModalScreen[bool]):
     """Cancel has the focus (Enter cancels); set by Textual when the dialog shows, so a dialog answered before
     it mounted has nothing left to look up."""
 
-    def __init__(self, title: str, body: str, confirm_label: str, dangerous: bool = False) -> None:
+    def __init__(self, title: str, body: str, confirm_label: str, dangerous: bool = False, detail: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.body_text = body
         self.confirm_label = confirm_label
         self.dangerous = dangerous
+        self.detail = detail
+        """Shown under the body (a diff), when given; the two then scroll together in what the terminal leaves."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog", classes="-dangerous" if self.dangerous else ""):
             yield Static(self.title_text, id="confirm-title", markup=False)
-            yield Static(self.body_text, id="confirm-body", markup=False)
+            if self.detail:
+                with VerticalScroll(id="confirm-scroll"):
+                    yield Static(self.body_text, id="confirm-body", markup=False)
+                    yield Static(self.detail, id="confirm-detail", markup=False)
+            else:
+                yield Static(self.body_text, id="confirm-body", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self.confirm_label} (y)", id="confirm-yes",
                              variant="error" if self.dangerous else "warning")

@@ -1,9 +1,10 @@
-"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics.
+"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics, Checkpoints.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
 Job's Ray status, its Pods' restart counts and its first failure (the Overview's Diagnosis card; rlark_tui.flow.polls),
 and to its METRICS while that tab is shown. The header's step time (view.jobs.step_time_cell) is the breakdown of
-the newest METRICS read (that tab's or the compare screen's).
+the newest METRICS read (that tab's or the compare screen's). Opening the Checkpoints tab (or ctrl+r there) posts
+a LoadCheckpoints read for the app's worker; `u` there asks the app to resume from the selected one (ResumeJob).
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
 from rlark_tui.flow.messages import (
+    CheckpointsLoaded,
     CloneJob,
     DeleteJob,
     EditJob,
+    LoadCheckpoints,
     OpenCheck,
     OpenLogs,
     OpenShell,
     OpenStacks,
     OpenTunnels,
     RestartJob,
+    ResumeJob,
     StopStartJob,
 )
 from rlark_tui.flow.polls import ALL_KEY, DIAGNOSIS, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
@@ -52,10 +56,11 @@ from rlark_tui.view.index import (
     ssh_jump_command,
 )
 from rlark_tui.view.jobs import step_time_cell
+from rlark_tui.widgets.checkpoints import CheckpointsView
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import WorkersTree
 
-TABS = ("overview", "workers", "events", "yaml", "ray", "metrics")
+TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
 
 
 class Section(Static):
@@ -77,7 +82,8 @@ class Section(Static):
 class JobDetailScreen(RlarkScreen):
     """Drill-down of one Job; esc goes back to the list."""
 
-    MUTATIONS = frozenset({"stop_start", "delete", "shell", "edit", "restart"})
+    MUTATIONS = frozenset({"stop_start", "delete", "shell", "edit", "restart", "resume"})
+    JOB_VERBS = {**RlarkScreen.JOB_VERBS, "resume": "resume"}
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("l", "logs", "Logs"),
@@ -87,6 +93,8 @@ class JobDetailScreen(RlarkScreen):
         Binding("y", "tab('yaml')", "YAML"),
         Binding("r", "tab('ray')", "Ray"),
         Binding("m", "tab('metrics')", "Metrics"),
+        Binding("p", "tab('checkpoints')", "Checkpoints"),
+        Binding("u", "resume", "Resume from checkpoint"),
         Binding("Y", "copy_yaml", "Copy YAML", show=False),
         Binding("s", "stop_start", "Stop/Start"),
         Binding("ctrl+d", "delete", "Delete"),
@@ -114,6 +122,7 @@ class JobDetailScreen(RlarkScreen):
         self._rendered: tuple | None = None
         """Versions of everything last rendered; an unrelated snapshot change skips the work."""
         self._metrics_watched = False
+        self._reading_checkpoints = False
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="job-summary", markup=False)
@@ -135,6 +144,8 @@ class JobDetailScreen(RlarkScreen):
                     yield Section("", id="ray-text", markup=False)
             with TabPane("Metrics", id="metrics"):
                 yield MetricsView(id="job-metrics")
+            with TabPane("Checkpoints", id="checkpoints"):
+                yield CheckpointsView(id="job-checkpoints")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -142,6 +153,8 @@ class JobDetailScreen(RlarkScreen):
             self.intents.subscribe(topic, self.job_name)
         self.intents.subscribe(HEALTH, self.job_name, detail=True)
         self._watch_metrics(self.initial_tab == "metrics")
+        if self.initial_tab == "checkpoints":
+            self._read_checkpoints()
         self.intents.subscribe(LOOKUPS, GATEWAY_KEY)
         self.focus_body()
 
@@ -159,12 +172,39 @@ class JobDetailScreen(RlarkScreen):
             self.query_one(WorkersTree).focus()
         elif active == "metrics":
             self.query_one("#metrics-tags").focus()
+        elif active == "checkpoints":
+            self.query_one("#checkpoints-table").focus()
 
     @on(TabbedContent.TabActivated, "#job-tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._watch_metrics(event.pane.id == "metrics")
+        if event.pane.id == "checkpoints":
+            self._read_checkpoints()
         if self.state.index is not None:
             self._render_metrics(self.state.index)
+
+    # ---- checkpoints -----------------------------------------------------------------------
+    def _read_checkpoints(self) -> None:
+        """Ask the app's worker for the read `rlark checkpoints` makes (one at a time)."""
+        if self._reading_checkpoints:
+            return
+        self._reading_checkpoints = True
+        self.query_one(CheckpointsView).show_reading()
+        self.post_message(LoadCheckpoints(self, self.job_name))
+
+    @on(CheckpointsView.Reload)
+    def _reload_checkpoints(self) -> None:
+        self._read_checkpoints()
+
+    def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
+        if message.job != self.job_name:
+            return
+        self._reading_checkpoints = False
+        view = self.query_one(CheckpointsView)
+        if message.read is None:
+            view.show_error(message.error)
+            return
+        view.show_read(message.read)
 
     def _watch_metrics(self, shown: bool) -> None:
         """The Metrics tab reads (every 5 s) only while it is shown."""
@@ -422,6 +462,20 @@ class JobDetailScreen(RlarkScreen):
 
     def action_check(self) -> None:
         self.post_message(OpenCheck(self.job_name))
+
+    def action_resume(self) -> None:
+        """`u`: resume from the checkpoint selected in the Checkpoints tab (opened first, when another tab shows)."""
+        if self.query_one(TabbedContent).active != "checkpoints":
+            self.action_tab("checkpoints")
+            self.notify("select the checkpoint to resume from, then press u again", timeout=4)
+            return
+        view = self.query_one(CheckpointsView)
+        chosen = view.selected
+        if view.read is None or chosen is None:
+            self.notify("no checkpoint selected: none listed yet (ctrl+r reads them again)", severity="warning",
+                        timeout=4)
+            return
+        self.post_message(ResumeJob(self.job_name, chosen, view.read.where.path))
 
 
 def _amount(value: float) -> str:

@@ -45,6 +45,7 @@ from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.objects import Job
+    from rlark_tui.telemetry.checkpoints import Checkpoint
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
@@ -122,6 +123,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         Binding("x", "refused('x')", show=False),
         Binding("E", "refused('E')", show=False),
         Binding("R", "refused('R')", show=False),
+        Binding("u", "refused('u')", show=False),
         Binding("a", "refused('a')", show=False),
     ]
 
@@ -377,6 +379,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def on_restart_job(self, message: messages.RestartJob) -> None:
         self.request_restart(message.name)
+
+    def on_resume_job(self, message: messages.ResumeJob) -> None:
+        self.request_resume(message.name, message.checkpoint, message.location)
 
     def on_open_diff(self, message: messages.OpenDiff) -> None:
         from rlark_tui.screens.diff import DiffScreen
@@ -686,6 +691,58 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
         title, body = consequences("restart", name, self._pod_count(job))
         self.push_screen(ConfirmScreen(title, body, "Restart"), partial(self._confirmed, "restart", name))
+
+    def request_resume(self, name: str, checkpoint: Checkpoint, location: str) -> None:
+        """`u` on the Checkpoints tab: what `rlark resume --from` does, the diff in the dialog; an incomplete
+        checkpoint only as a forced resume (a dialog that says what is missing)."""
+        from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
+        from rlark_tui.jobspec.resume import CONSEQUENCE, FORCE_NOTE, OVERRIDE, resumed
+        from rlark_tui.screens.confirm import ConfirmScreen
+        from rlark_tui.text.redact import redact_text
+
+        if self._refuse_readonly(f"edit and restart job {name}"):
+            return
+        job = self._job(name)
+        if job is None:
+            return
+        why_not = can_stop_or_start(job, "a resume")
+        if why_not:
+            self.notify(why_not, severity="warning", timeout=8)
+            return
+        resume_dir = f"{location.rstrip('/')}/{checkpoint.name}"
+        try:
+            manifest = resumed(job.raw, resume_dir)
+        except RlarkError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        diff = redact_text(render_unified(diff_jobs(job.raw, manifest), name, f"{name} (resumed)")).rstrip()
+        forced = not checkpoint.complete
+        title = (f"Force resume {name} from incomplete {checkpoint.name}?" if forced
+                 else f"Resume {name} from {checkpoint.name} (step {checkpoint.step})?")
+        body = ((f"Missing: {', '.join(checkpoint.missing)}. {FORCE_NOTE}\n" if forced else "")
+                + f"{CONSEQUENCE}\n{OVERRIDE}={resume_dir}")
+        self.push_screen(ConfirmScreen(clean(title), clean(body), "Force resume" if forced else "Resume",
+                                       dangerous=forced,
+                                       detail=clean(diff) or "(the run command already resumes from there: no change)"),
+                         partial(self._resume_confirmed, manifest, name, checkpoint.name))
+
+    def _resume_confirmed(self, manifest: dict, name: str, checkpoint: str, answer: bool | None) -> None:
+        if answer:
+            self._resume(manifest, name, checkpoint)
+        else:
+            self.notify(f"resume of {name} cancelled: the job was not changed", timeout=2)
+
+    @work(thread=True, group="mutations", exit_on_error=False)
+    def _resume(self, manifest: dict, name: str, checkpoint: str) -> None:
+        """The confirmed resume: an Edit & Restart through rlark_tui.flow.actions (read-only and finished Jobs
+        refused there)."""
+        try:
+            sent = self.actions.edit_restart(manifest)
+        except RlarkError as exc:
+            self.call_from_thread(self.notify, f"resume {name}: {exc}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self.notify, f"job {name} replaced and restarted from {checkpoint} "
+                                           f"(spec sha256 {sent.sha256[:16]}…)")
 
     def request_delete(self, name: str) -> None:
         job = self._job(name)

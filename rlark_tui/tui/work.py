@@ -1,10 +1,10 @@
 """The app's workers for what screens ask of the platform, the disk and $EDITOR: submit and dry run (through
 rlark_tui.flow.actions), the wizard's autosave, draft import and export, run-check records and hand-over fields (and a
 saved check's summary on the Job, through rlark_tui.flow.actions), log saves, the alert counts and acknowledgements,
-a Job's stacks, and handing the terminal to $EDITOR. A screen posts the intent (a `messages.Work`) and handles the
-result message the app posts back to it; no screen writes a file, runs a process or submits (docs/architecture.md).
-Blocking work runs in `@work(thread=True, exclusive=True, group=...)` workers, as harlequin's app does. RlarkApp
-mixes it in."""
+a Job's stacks and its checkpoints, and handing the terminal to $EDITOR. A screen posts the intent (a `messages.Work`)
+and handles the result message the app posts back to it; no screen writes a file, runs a process or submits
+(docs/architecture.md). Blocking work runs in `@work(thread=True, exclusive=True, group=...)` workers, as
+harlequin's app does. RlarkApp mixes it in."""
 
 from __future__ import annotations
 
@@ -276,6 +276,22 @@ class AppWork(AppHost):
             reply = messages.RecordTextLoaded(message.path, read_record(Path(message.path)))
         except RlarkError as exc:
             reply = messages.RecordTextLoaded(message.path, error=str(exc))
+        message.requester.post_message(reply)
+
+    # ---- checkpoints -------------------------------------------------------------------------------
+    def on_load_checkpoints(self, message: messages.LoadCheckpoints) -> None:
+        self._load_checkpoints(message)
+
+    @work(thread=True, group="checkpoints", exit_on_error=False)
+    def _load_checkpoints(self, message: messages.LoadCheckpoints) -> None:
+        """The read `rlark checkpoints` makes (the Header log's resolved config, then list-files in its Pod)."""
+        from rlark_tui.cluster.checkpoints import read_checkpoints
+        try:
+            if self.access is None:
+                raise RlarkError("not connected to a cluster")
+            reply = messages.CheckpointsLoaded(message.job, read_checkpoints(self.access, message.job))
+        except RlarkError as exc:
+            reply = messages.CheckpointsLoaded(message.job, error=str(exc))
         message.requester.post_message(reply)
 
     # ---- Workflows ---------------------------------------------------------------------------------

@@ -1,0 +1,154 @@
+"""The Job detail's Checkpoints tab and its resume key (issue 35 items 3 and 4). The tab shows what `rlark checkpoints` reads (a sandbox Pod writes a checkpoint tree in RLinf's
+embodied layout, one step without its .metadata, and prints its resolved config); `u` shows the diff and asks, an
+incomplete checkpoint only as a forced resume, and the resume is an Edit & Restart through flow/actions (refused
+under --readonly)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.flow import messages
+from rlark_tui.flow.actions import Actions
+from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.checkpoints import CheckpointsView
+from tests.checks import fixtures as fx
+from tests.metrics.test_checkpoints import embodied
+from tests.pilot import wait_for
+
+NAME = "ckpt-tab"
+SIZE = (120, 40)
+
+
+def _job(out: str) -> dict:
+    """A Pod that writes global_step_10, 20 and 30 (30 without its .metadata) and prints RLinf's resolved config."""
+    job = fx.unschedulable_job(NAME)
+    task = job["spec"]["tasks"][0]
+    task["nodeSelector"] = {"kubernetes.io/hostname": "gpu-a3"}
+    task["runScript"] = "cd /work\npython train_embodied_agent.py --config-name ppo runner.max_epochs=40\n"
+    task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["resources"] = {}
+    base = f"{out}/ppo/checkpoints"
+    config = json.dumps(embodied(out), indent=2).replace("\n", "\\n")
+    task["prepareScript"] = (
+        f"for s in 10 20 30; do d={base}/global_step_$s/actor; mkdir -p $d/dcp_checkpoint $d/model_state_dict && "
+        f"printf w > $d/dcp_checkpoint/__0_0.distcp && printf m > $d/dcp_checkpoint/.metadata && "
+        f"printf f > $d/model_state_dict/full_weights.pt; done && rm {base}/global_step_30/actor/dcp_checkpoint/.metadata"
+        f" && printf '{config}\\n' && sleep 300")
+    return job
+
+
+@pytest.fixture
+def written(access, tmp_path):
+    """The Job submitted; yields its checkpoint location."""
+    Actions(access, state_dir=tmp_path / "state").submit(_job(str(tmp_path / "out")))
+    try:
+        yield f"{tmp_path / 'out'}/ppo/checkpoints"
+    finally:
+        try:
+            access.delete(JOBS, NAME)
+        except NotFound:
+            pass
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def open_checkpoints(pilot, app) -> CheckpointsView:
+    """The Job's detail, `p`, and ctrl+r until its Pod has written the tree (the tab reads once as it opens)."""
+    await wait_for(pilot, lambda: app.index is not None and app.index.job(NAME) is not None, "the Job listed")
+    app.post_message(messages.OpenJob(NAME))
+    await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the Job's detail")
+    await pilot.press("p")
+    view = app.screen.query_one(CheckpointsView)
+
+    async def listed() -> bool:
+        if view.read is not None and len(view.read.found) == 3:
+            return True
+        if not app.screen._reading_checkpoints:
+            await pilot.press("ctrl+r")
+        return False
+
+    for _ in range(120):
+        if await listed():
+            return view
+        await pilot.pause(0.5)
+    raise AssertionError(f"the three checkpoints were never listed:\n{view.shown_text()}")
+
+
+async def test_the_tab_lists_checkpoints_and_u_resumes_from_the_selected_one(access, env, written):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_checkpoints(pilot, app)
+        shown = view.shown_text()
+        assert f"location: {written} (embodied, in Pod {NAME}-actor-0)" in shown
+        assert "3 checkpoint(s), latest complete: global_step_20" in shown
+        assert "incomplete: global_step_30 (missing actor/dcp_checkpoint/.metadata)" in shown
+        lines = shown.splitlines()
+        assert [line.split()[0] for line in lines[-3:]] == ["global_step_10", "global_step_20", "global_step_30"]
+        assert lines[-3].endswith("complete") and lines[-2].endswith("complete (latest)")
+        assert lines[-1].endswith("incomplete: missing actor/dcp_checkpoint/.metadata")
+        assert view.selected.name == "global_step_20", "the cursor starts on the latest complete one"
+
+        await pilot.press("down", "u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the forced-resume dialog")
+        dialog = app.screen
+        assert dialog.dangerous and dialog.title_text == f"Force resume {NAME} from incomplete global_step_30?"
+        assert "Missing: actor/dcp_checkpoint/.metadata." in dialog.body_text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: f"resume of {NAME} cancelled: the job was not changed" in notes(app),
+                       "the cancel notice")
+
+        await pilot.press("up", "u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the resume dialog")
+        dialog = app.screen
+        resume_dir = f"{written}/global_step_20"
+        assert not dialog.dangerous and dialog.title_text == f"Resume {NAME} from global_step_20 (step 20)?"
+        assert "Resume is an Edit & Restart" in dialog.body_text
+        assert "-python train_embodied_agent.py --config-name ppo runner.max_epochs=40" in dialog.detail
+        assert (f"+python train_embodied_agent.py --config-name ppo runner.max_epochs=40 "
+                f"runner.resume_dir={resume_dir}") in dialog.detail
+        assert "wandb-secret-value-123" not in dialog.detail
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(f"job {NAME} replaced and restarted from global_step_20" in n
+                                          for n in notes(app)), "the resume's notice", show=notes)
+    task = access.get(JOBS, NAME)["spec"]["tasks"][0]
+    assert task["runScript"].rstrip("\n").endswith(f" runner.resume_dir={resume_dir}")
+
+
+async def test_readonly_lists_but_refuses_the_resume_in_one_line(access, env, written):
+    app = RlarkApp(access, readonly=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await open_checkpoints(pilot, app)
+        assert app.screen.active_bindings["u"].binding.action == "refused('u')", "hidden: only the app's refusal"
+        await pilot.press("u")
+        await wait_for(pilot, lambda: f"read-only mode: refusing to resume job {NAME} (started with --readonly)"
+                       in notes(app), "the read-only refusal", show=notes)
+        assert not isinstance(app.screen, ConfirmScreen) and view.read is not None
+
+
+@pytest.fixture
+def unstarted(access, tmp_path):
+    """A Job whose Pod never starts: no Header Pod yet, or one with no log."""
+    Actions(access, state_dir=tmp_path / "state").submit(fx.unschedulable_job("ckpt-none"))
+    yield "ckpt-none"
+    access.delete(JOBS, "ckpt-none")
+
+
+async def test_a_job_that_never_started_says_why_in_one_line(access, env, unstarted):
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job("ckpt-none") is not None, "the Job")
+        app.post_message(messages.OpenJob("ckpt-none", "checkpoints"))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the Job's detail")
+        status = app.screen.query_one("#checkpoints-status")
+        await wait_for(pilot, lambda: status.has_class("-error"), "the read's error")
+        text = str(status.render())
+        assert "\n" not in text and text.startswith("checkpoints: ") and "ckpt-none" in text, text
+        await pilot.press("u")
+        assert any("no checkpoint selected" in n for n in notes(app)) and not isinstance(app.screen, ConfirmScreen)
