@@ -1,10 +1,13 @@
-"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable), Events, YAML, Ray, Metrics, Checkpoints.
+"""JobDetailScreen: one Job — Overview, Workers (roles → Pod subtable, GPU use by role), Events, YAML, Ray, Metrics,
+Checkpoints.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
 Job's Ray status, its Pods' restart counts and its first failure (the Overview's Diagnosis card; rlark_tui.flow.polls),
 and to its METRICS while that tab is shown. The header's step time (view.jobs.step_time_cell) is the breakdown of
 the newest METRICS read (that tab's or the compare screen's). Opening the Checkpoints tab (or ctrl+r there) posts
 a LoadCheckpoints read for the app's worker; `u` there asks the app to resume from the selected one (ResumeJob).
+The Workers tab's imbalance note names RLinf's component placement once a checkpoints read brought the resolved
+config (the first imbalance shown asks for one).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from rlark_tui.view.index import (
     cpu_memory,
     expected_pods,
     first_pod,
+    gpu_by_role,
     role_rows,
     running_time,
     ssh_fingerprint,
@@ -58,7 +62,7 @@ from rlark_tui.view.index import (
 from rlark_tui.view.jobs import step_time_cell
 from rlark_tui.widgets.checkpoints import CheckpointsView
 from rlark_tui.widgets.metrics_view import MetricsView, Run
-from rlark_tui.widgets.workers import WorkersTree
+from rlark_tui.widgets.workers import RoleGpuUse, WorkersTree
 
 TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
 
@@ -123,6 +127,9 @@ class JobDetailScreen(RlarkScreen):
         """Versions of everything last rendered; an unrelated snapshot change skips the work."""
         self._metrics_watched = False
         self._reading_checkpoints = False
+        self._placement: object = None
+        """RLinf's component placement from the last checkpoints read (the Workers tab's imbalance note)."""
+        self._placement_asked = False
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="job-summary", markup=False)
@@ -133,6 +140,7 @@ class JobDetailScreen(RlarkScreen):
                     yield Section("", id="overview-text", markup=False)
             with TabPane("Workers", id="workers"):
                 yield WorkersTree(id="workers-tree")
+                yield RoleGpuUse("", id="workers-gpu")
             with TabPane("Events", id="events"):
                 with VerticalScroll():
                     yield Section("", id="events-text", markup=False)
@@ -205,6 +213,11 @@ class JobDetailScreen(RlarkScreen):
             view.show_error(message.error)
             return
         view.show_read(message.read)
+        if message.read.placement != self._placement:
+            self._placement = message.read.placement
+            self._rendered = None
+            if self.state.index is not None:
+                self.show_snapshot(self.state.index)
 
     def _watch_metrics(self, shown: bool) -> None:
         """The Metrics tab reads (every 5 s) only while it is shown."""
@@ -260,6 +273,11 @@ class JobDetailScreen(RlarkScreen):
                        + (f" · step {shown_progress}" if shown_progress else "")
                        + (f" · {step_time_cell(step_time)}" if step_time is not None else "")))
         self.query_one(WorkersTree).sync(rows, restarts, usage)
+        gpu = gpu_by_role(rows, usage, self._placement)
+        self.query_one(RoleGpuUse).show(gpu)
+        if gpu.note and self._placement is None and not self._placement_asked:
+            self._placement_asked = True  # the note names the placement once the resolved config is read
+            self._read_checkpoints()
         self._render_diagnosis(job, diagnosis)
         self._render_overview(index, job)
         self._render_events(index, job)

@@ -12,7 +12,7 @@ import binascii
 import hashlib
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,9 +24,11 @@ from rlark_tui.model.naming import job_type
 from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.telemetry.balance import RoleUse, by_role, imbalance
 from rlark_tui.telemetry.curves import MetricsState
 from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.progress import ProgressState
+from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 from rlark_tui.text.sinks import shell_line
 
@@ -519,6 +521,25 @@ def role_rows(index: SnapshotIndex, job: Job) -> list[RoleRow]:
             pods=pods,
         ))
     return rows
+
+
+@dataclass(frozen=True)
+class GpuByRole:
+    """The Workers tab's GPU use by role: `rlark top job`'s rows (telemetry.balance) and its imbalance note."""
+
+    rows: tuple[RoleUse, ...]
+    note: str | None
+
+    @property
+    def measured(self) -> bool:
+        return any(row.util is not None for row in self.rows)
+
+
+def gpu_by_role(rows: Sequence[RoleRow], usage: Mapping[str, PodUsage], placement: object = None) -> GpuByRole:
+    """Per role, its Running Pods' samples of the usage topic through telemetry.balance.by_role, as `rlark top job`
+    reads them, and the imbalance note (naming RLinf's component placement when it is known)."""
+    uses = by_role({row.role: [usage.get(pod.key) for pod in row.pods if pod.phase == "Running"] for row in rows})
+    return GpuByRole(tuple(uses), imbalance(uses, placement))
 
 
 def can_stop_or_start(job: Job, verb: str = "stop or start") -> str:

@@ -1,4 +1,5 @@
-"""WorkersTree: one row per role (expected vs actual Pods) expanding to its Pod subtable.
+"""WorkersTree: one row per role (expected vs actual Pods) expanding to its Pod subtable; RoleGpuUse under it: GPU
+use by role and the imbalance note.
 
 Updated in place: role and Pod nodes are kept by key and relabelled only when their text changes.
 """
@@ -9,15 +10,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Tree
+from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from rlark_tui.model.podstate import PodHealth
+from rlark_tui.telemetry.balance import memory_cell, util_cell
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.view.index import PodRow, RoleRow
+from rlark_tui.view.index import GpuByRole, PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
 POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8),
@@ -137,3 +139,23 @@ class WorkersTree(Tree[WorkerRef]):
     def selected_ref(self) -> WorkerRef | None:
         node = self.cursor_node
         return node.data if node is not None else None
+
+
+GPU_COLUMNS = (("ROLE", 16), ("PODS", 4), ("GPUS", 4), ("GPU% MIN/MEAN/MAX", 17), ("GPU-MEM MIN/MEAN/MAX", 20))
+
+
+class RoleGpuUse(Static):
+    """Under the Workers tree: GPU use by role (min/mean/max over each role's GPUs, as `rlark top job` prints it) and
+    the imbalance note; hidden until a role's GPUs were sampled."""
+
+    def show(self, gpu: GpuByRole) -> None:
+        self.display = gpu.measured
+        if not gpu.measured:
+            return
+        lines = ["  ".join(label.ljust(width) for label, width in GPU_COLUMNS)]
+        for row in gpu.rows:
+            cells = (row.role, str(row.pods), str(row.gpus), util_cell(row), memory_cell(row))
+            lines.append("  ".join(cell.ljust(width) for cell, (_, width) in zip(cells, GPU_COLUMNS)))
+        if gpu.note:
+            lines.append(f"imbalance: {gpu.note}")
+        self.update(Text(clean("\n".join(lines))))

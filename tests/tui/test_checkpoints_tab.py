@@ -1,22 +1,31 @@
-"""The Job detail's Checkpoints tab and its resume key (issue 35 items 3 and 4). The tab shows what `rlark checkpoints` reads (a sandbox Pod writes a checkpoint tree in RLinf's
+"""The Job detail's Checkpoints tab and its resume key (issue 35 items 3 and 4), and GPU use by role in the Workers
+tab (item 2). The tab shows what `rlark checkpoints` reads (a sandbox Pod writes a checkpoint tree in RLinf's
 embodied layout, one step without its .metadata, and prints its resolved config); `u` shows the diff and asks, an
 incomplete checkpoint only as a forced resume, and the resume is an Edit & Restart through flow/actions (refused
-under --readonly)."""
+under --readonly). The Workers tab's GPU rows come from the usage topic's samples in the Snapshot."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from types import MappingProxyType
 
 import pytest
+from tui_factories import build_snapshot, job_dict
 
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.flow import messages
 from rlark_tui.flow.actions import Actions
+from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.telemetry.checkpoints import CheckpointRead, location
+from rlark_tui.telemetry.sample import GpuSample, PodUsage
+from rlark_tui.telemetry.usage import UsageState
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.checkpoints import CheckpointsView
+from rlark_tui.widgets.workers import RoleGpuUse
 from tests.checks import fixtures as fx
 from tests.metrics.test_checkpoints import embodied
 from tests.pilot import wait_for
@@ -152,3 +161,42 @@ async def test_a_job_that_never_started_says_why_in_one_line(access, env, unstar
         assert "\n" not in text and text.startswith("checkpoints: ") and "ckpt-none" in text, text
         await pilot.press("u")
         assert any("no checkpoint selected" in n for n in notes(app)) and not isinstance(app.screen, ConfirmScreen)
+
+
+def _usage(snapshot, utils: dict[str, float]) -> UsageState:
+    """Samples of each role's Pod, its one GPU at `utils[task]` percent."""
+    samples = {}
+    for key, pod in snapshot.pods.items():
+        task = pod["metadata"]["labels"]["rlark.io/task-name"].rsplit("-", 1)[1]
+        if task in utils:
+            samples[key] = PodUsage(key, 1.0, (GpuSample(0, "GPU-0", utils[task], 30 * 1024.0, 81559.0),))
+    return UsageState(samples=MappingProxyType(samples))
+
+
+async def test_workers_tab_shows_gpu_use_by_role_and_the_imbalance(post_snapshot):
+    jobs = [job_dict("demo-ppo")]
+    plain = build_snapshot(jobs)
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await post_snapshot(pilot, plain)
+        app.post_message(messages.OpenJob("demo-ppo"))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the Job's detail")
+        gpu = app.screen.query_one(RoleGpuUse)
+        assert not gpu.display, "no GPU rows before the usage topic sampled a Pod"
+        sampled = dataclasses.replace(plain, usage={ALL_KEY: _usage(plain, {"actor": 93, "rollout": 4})})
+        await post_snapshot(pilot, sampled)
+        assert gpu.display
+        lines = str(gpu.render()).splitlines()
+        assert lines[0].split() == ["ROLE", "PODS", "GPUS", "GPU%", "MIN/MEAN/MAX", "GPU-MEM", "MIN/MEAN/MAX"]
+        assert lines[1].split() == ["Actor", "1", "1", "93/93/93%", "30/30/30Gi"]
+        assert lines[2].split() == ["Rollout", "1", "1", "4/4/4%", "30/30/30Gi"]
+        assert lines[3].split() == ["Environment", "1", "0", "-", "-"]
+        assert lines[4] == "imbalance: Rollout GPUs at 4 % while Actor at 93 %"
+        where = location(embodied("/out"))
+        app.screen.post_message(messages.CheckpointsLoaded("demo-ppo", CheckpointRead(
+            "demo-ppo", where, "demo-ppo-actor-0", (), {"actor,env": "0-3", "rollout": "4-7"})))
+        await wait_for(pilot, lambda: "(placement: actor,env 0-3, rollout 4-7)" in str(gpu.render()),
+                       "the note naming the placement", show=lambda app: str(gpu.render()))
+        balanced = dataclasses.replace(plain, usage={ALL_KEY: _usage(plain, {"actor": 60, "rollout": 50})})
+        await post_snapshot(pilot, balanced)
+        assert "imbalance" not in str(gpu.render())

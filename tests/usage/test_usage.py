@@ -20,7 +20,7 @@ from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.usage_reads import gpu_read
 from rlark_tui.flow.actions import Actions
 from rlark_tui.tui.app import RlarkApp
-from rlark_tui.widgets.workers import WorkersTree
+from rlark_tui.widgets.workers import RoleGpuUse, WorkersTree
 from tests.alerts.conftest import Watch
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
@@ -151,6 +151,9 @@ async def test_workers_table_shows_gpu_numbers(burning, plain_sandbox):
             assert re.search(r"\s\d+%\s+\d+\.\d/160Gi\s+\d+m\s+\d+Mi", line(ACTOR)), line(ACTOR)
             assert re.search(r"\s-\s+-\s+\d+m\s+\d+Mi$", line(ROLLOUT).rstrip()), line(ROLLOUT)
             assert "GPU%" in tree.shown_text() and "GPU MEM" in tree.shown_text()
+            by_role = str(app.screen.query_one(RoleGpuUse).render()).splitlines()   # as `rlark top job` says
+            assert re.fullmatch(r"actor\s+1\s+2\s+\d+/\d+/\d+%\s+\d+/\d+/\d+Gi", by_role[1].rstrip()), by_role
+            assert by_role[2].split() == ["rollout", "1", "0", "-", "-"], by_role
     finally:
         access.close()
 
