@@ -52,6 +52,39 @@ VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--se
                          "--client-cert", "--client-key", "--ca-cert"})
 
 
+MULTI_CONTEXT = frozenset({"get", "watch", "status", "top"})
+"""The commands that read several contexts at once (so does the TUI)."""
+
+
+class _Contexts(argparse.Action):
+    """--context NAME, repeatable: `context` is the first one given, `contexts` every one in order. A command's
+    sub-parser parses into a namespace of its own, which then replaces the values given before the command: there
+    the names go to `contexts_after`, which _join_contexts appends."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        names = [*(getattr(namespace, self.const, None) or []), str(values)]
+        setattr(namespace, self.const, names)
+        namespace.context = names[0]
+
+
+def _join_contexts(args: argparse.Namespace) -> None:
+    """The --context names given before the command and after it, in order."""
+    after = getattr(args, "contexts_after", None)
+    if after:
+        args.contexts = [*(getattr(args, "contexts", None) or []), *after]
+        args.context = args.contexts[0]
+        del args.contexts_after
+
+
+def _several_contexts(args: argparse.Namespace) -> None:
+    """Only the TUI and MULTI_CONTEXT read several contexts: another command given two is a usage error."""
+    several = len(set(getattr(args, "contexts", None) or ())) > 1 or getattr(args, "all_contexts", False)
+    command = getattr(args, "command", None)
+    if several and command is not None and command not in MULTI_CONTEXT:
+        raise UsageError(f"rlark {command} reads one context: give --context once "
+                         f"({', '.join(sorted(MULTI_CONTEXT))} and the TUI take several, and --all-contexts)")
+
+
 def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     """Flags accepted before or after the command, as kubectl accepts them.
 
@@ -61,8 +94,13 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--kubeconfig", metavar="FILE", default=default,
                         help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-    parser.add_argument("--context", metavar="NAME", default=default,
-                        help="kubeconfig context of the RLark control plane")
+    parser.add_argument("--context", metavar="NAME", default=default, action=_Contexts,
+                        const="contexts_after" if suppress else "contexts",
+                        help="kubeconfig context of the RLark control plane; given again (the TUI, get, watch, "
+                             "status, top), several control planes at once")
+    parser.add_argument("--all-contexts", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="every context of the kubeconfig files (merged as kubectl merges them) at once: the "
+                             "TUI, get, watch, status and top")
     parser.add_argument("--readonly", action="store_true",
                         default=argparse.SUPPRESS if suppress else False,
                         help="refuse every mutation (stop, start, delete, submit)")
@@ -203,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args is None:
         parser = build_parser(_command_word(argv))
         args = parser.parse_args(argv)
+        _join_contexts(args)
     handler = getattr(args, "handler", None)
     tui = handler is None and getattr(args, "command", None) is None
     if tui:
@@ -219,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with streams:
         try:
             _check_names(args, parser, _command_word(argv))
+            _several_contexts(args)
             return handler(args)
         except RlarkError as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -150,7 +150,7 @@ class ClusterAccess:
             else:
                 self._client, self.http = None, plain
             self.namespace = kc.namespace_of(kubeconfig, context)
-            self.gateway = config.gateway or kubeconfig.gateway
+            self.gateway = config.gateway or kubeconfig.gateway_of(context)
         self.server = self.http.base
         self._planes: dict[str, Http] = {}
         self._server_clients: dict[str, k8s.ApiClient] = {}

@@ -51,6 +51,12 @@ class Kubeconfig:
     """(section, entry name) -> the file that entry came from (relative paths in it are relative to that file)."""
     servers: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])
     """Kubeconfig cluster name -> its `rlark.io/server` extension (`server`, `certificate-authority-data`)."""
+    gateways: dict[str, str] = field(default_factory=dict[str, str])
+    """Context name -> the gateway its own rlark extension names (several control planes: each its own)."""
+
+    def gateway_of(self, context: str) -> str | None:
+        """The gateway of `context`: its own extension's, else the one found anywhere in the files."""
+        return self.gateways.get(context) or self.gateway
 
     def server_extension(self, context: str) -> dict[str, Any] | None:
         """The rlark-server extension of the cluster entry a context uses, if it carries one."""
@@ -99,6 +105,8 @@ def load(flag: str | None = None) -> Kubeconfig:
                 context = entry.get("context") or {}
                 contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
         gateway = _gateway_extension(merged, contexts)
+        gateways = {name: found for name, ctx in contexts.items()
+                    if (found := _gateway_extension({}, {name: ctx})) is not None}
         servers = _server_extensions(merged)
     except (TypeError, AttributeError):
         raise UsageError(f"kubeconfig {paths[0]}: {WRONG_TYPE}") from None
@@ -110,6 +118,7 @@ def load(flag: str | None = None) -> Kubeconfig:
         merged=merged,
         origins=origins,
         servers=servers,
+        gateways=gateways,
     )
 
 

@@ -23,7 +23,7 @@ from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import clean, json_dumps
-from rlark_tui.view.jobs import cli_job_row
+from rlark_tui.view.jobs import cli_job_row, context_cell
 
 
 def kubectl_age(stamp: str, now: datetime | None = None) -> str:
@@ -191,6 +191,14 @@ def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, al
                  now: datetime | None = None, progress: dict[str, str] | None = None,
                  health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None,
                  step_time: dict[str, str] | None = None) -> str:
+    """The table of `items`; see table_cells."""
+    return table(*table_cells(kind, items, wide, all_namespaces, now, progress, health, gpu, step_time))
+
+
+def table_cells(kind: Kind, items: list[dict[str, Any]], wide: bool = False, all_namespaces: bool = False,
+                now: datetime | None = None, progress: dict[str, str] | None = None,
+                health: dict[str, tuple[str, str]] | None = None, gpu: dict[str, float] | None = None,
+                step_time: dict[str, str] | None = None) -> tuple[list[str], list[list[str]]]:
     """`progress` and `step_time` (Job name -> text, see cluster/metrics.py) add PROGRESS and STEP TIME columns
     to a wide Job table (`-` for the Jobs without one), `gpu`
     (Job name -> mean GPU utilisation, cluster/usage_reads.py) a GPU% column; `health`
@@ -225,7 +233,14 @@ def render_table(kind: Kind, items: list[dict[str, Any]], wide: bool = False, al
         if show_ns:
             row.insert(0, _name(obj, "namespace") or "-")
         rows.append(row)
-    return table(headers, rows)
+    return headers, rows
+
+
+def merged_table(parts: list[tuple[str, list[str], list[list[str]]]]) -> str:
+    """Several contexts' tables (context, headers, rows from table_cells, the contexts in the order given) as one,
+    with a CONTEXT column first; the headers are those of the first part (every part has the same ones)."""
+    headers = ["CONTEXT", *(parts[0][1] if parts else [])]
+    return table(headers, [[context_cell(context), *row] for context, _headers, rows in parts for row in rows])
 
 
 UNREADABLE = (RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,10 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlark_tui.cluster.contexts import chosen
+    contexts = chosen(args)
+    if contexts is not None:
+        return run_contexts(args, contexts)
     if args.resource in ("clusters", "cluster"):
         from rlark_tui.commands.nodeinfo import get_clusters
         return get_clusters(args, reader(args, NODES))
@@ -74,54 +79,123 @@ def run(args: argparse.Namespace) -> int:
         return ExitAtOnce(show(access, kind, args))
 
 
+@dataclass
+class Listed:
+    """What one context answered: the objects, the namespace read, a line per named object not found, and the
+    wide columns' cells."""
+
+    items: list[dict]
+    namespace: str | None
+    missing: list[str] = field(default_factory=list)
+    progress: dict[str, str] | None = None
+    step_time: dict[str, str] | None = None
+    gpu: dict[str, float] | None = None
+    health: dict[str, tuple[str, str]] | None = None
+
+
 def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespace) -> int:
     """Read and print what the command asks for; the exit code."""
-    namespace = None
-    if kind.namespaced and not args.all_namespaces:
-        namespace = args.namespace or access.namespace or "default"
     if args.watch:
-        return watch(_full(access), kind, namespace, args)
-    status = 0
+        return watch(_full(access), kind, _namespace(access, kind, args), args)
+    listed = read(access, kind, args)
+    for line in listed.missing:
+        print(f"error: {line}", file=sys.stderr)
+    status = 1 if listed.missing else 0
+    if not listed.items:
+        if status == 0:
+            where = f" in {listed.namespace} namespace" if listed.namespace else ""
+            print(f"No resources found{where}.", file=sys.stderr)
+        return status
+    from rlark_tui.cluster.output import render_objects, render_table
+    if args.output in ("table", "wide"):
+        print(render_table(kind, listed.items, wide=args.output == "wide", all_namespaces=args.all_namespaces,
+                           progress=listed.progress, health=listed.health, gpu=listed.gpu,
+                           step_time=listed.step_time))
+    else:
+        print(render_objects(kind, listed.items, args.output, single=len(args.names) == 1))
+    return status
+
+
+def _namespace(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespace) -> str | None:
+    if kind.namespaced and not args.all_namespaces:
+        return args.namespace or access.namespace or "default"
+    return None
+
+
+def read(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespace) -> Listed:
+    """The objects the command names (or the list), with the wide columns' reads for -o wide."""
+    namespace = _namespace(access, kind, args)
+    listed = Listed([], namespace)
     answer = None
     if args.names:
-        items = []
         for name in args.names:
             try:
-                items.append(access.get(kind, name, namespace))
+                listed.items.append(access.get(kind, name, namespace))
             except NotFound:
                 where = f' in namespace "{namespace}"' if namespace else ""
-                print(f'error: {kind.plural} "{name}" not found{where}', file=sys.stderr)
-                status = 1
+                listed.missing.append(f'{kind.plural} "{name}" not found{where}')
     elif isinstance(access, LeanClient):
         answer = access.send_list(kind, namespace, label_selector=args.selector)
     else:
         answer = partial(access.list, kind, namespace, label_selector=args.selector)
-    from rlark_tui.cluster.output import TABLES, render_objects, render_table  # loaded while the server answers
+    from rlark_tui.cluster.output import TABLES  # loaded while the server answers
     if isinstance(access, LeanClient) and answer is not None:
-        items = answer(TABLES[kind.plural].reads if args.output == "table" else None).items
+        listed.items = answer(TABLES[kind.plural].reads if args.output == "table" else None).items
     elif answer is not None:
-        items = answer().items
-    if not items:
+        listed.items = answer().items
+    if listed.items and args.output == "wide" and kind is JOBS:
+        from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
+        listed.progress, listed.step_time = wide_log_cells(_full(access), listed.items)
+        from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
+        listed.gpu = job_gpu_percent(_full(access), listed.items)
+    if listed.items and args.output == "wide" and kind is PODS:
+        from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
+        listed.health = pod_states(_full(access), listed.items)
+    return listed
+
+
+def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
+    """`rlark get` of several contexts at once: read in parallel (cluster/contexts.py), one table with a CONTEXT
+    column; a context that fails or does not answer in time is one `context B: <why>` line on stderr and the
+    others print (exit 1 then)."""
+    from rlark_tui.cluster.contexts import deadline, fan_out, narrowed
+
+    if args.watch:
+        raise UsageError("get -w follows one context; `rlark watch` follows several")
+    if args.resource in ("clusters", "cluster"):
+        raise UsageError("get clusters reads one context: give --context once")
+    kind = kind_named(args.resource)
+
+    def one(context: str) -> Listed:
+        narrow = narrowed(args, context)
+        access = reader(narrow, kind)
+        try:
+            return read(access, kind, narrow)
+        finally:
+            access.close()
+
+    outcomes = fan_out(contexts, one, deadline(args))
+    status = 0
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"context {outcome.context}: {outcome.error}", file=sys.stderr)
+            status = 1
+        for line in outcome.value.missing if outcome.value is not None else ():
+            print(f"context {outcome.context}: {line}", file=sys.stderr)
+            status = 1
+    answered = [(o.context, o.value) for o in outcomes if o.value is not None]
+    if not any(listed.items for _context, listed in answered):
         if status == 0:
-            where = f" in {namespace} namespace" if namespace else ""
-            print(f"No resources found{where}.", file=sys.stderr)
+            print("No resources found.", file=sys.stderr)
         return status
+    from rlark_tui.cluster.output import merged_table, render_objects, table_cells
     if args.output in ("table", "wide"):
-        progress = step_time = gpu = None
-        if args.output == "wide" and kind is JOBS:
-            from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
-            progress, step_time = wide_log_cells(_full(access), items)
-            from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
-            gpu = job_gpu_percent(_full(access), items)
-        health = None
-        if args.output == "wide" and kind is PODS:
-            from rlark_tui.cluster.podhealth import pod_states  # through rlark-server: only for -o wide
-            health = pod_states(_full(access), items)
-        print(render_table(kind, items, wide=args.output == "wide",
-                           all_namespaces=args.all_namespaces, progress=progress, health=health, gpu=gpu,
-                           step_time=step_time))
+        print(merged_table([(context, *table_cells(
+            kind, listed.items, wide=args.output == "wide", all_namespaces=args.all_namespaces,
+            progress=listed.progress, health=listed.health, gpu=listed.gpu, step_time=listed.step_time))
+            for context, listed in answered if listed.items]))
     else:
-        print(render_objects(kind, items, args.output, single=len(args.names) == 1))
+        print(render_objects(kind, [item for _context, listed in answered for item in listed.items], args.output))
     return status
 
 

@@ -58,6 +58,12 @@ def cli_job_row(obj: Mapping, wide: bool, ages: Ages) -> list[str]:
     return row
 
 
+def context_cell(context: str) -> str:
+    """The CONTEXT cell of a Job read from one of several control planes (`rlark get --all-contexts`, the TUI's
+    merged list): the kubeconfig context's name, one line."""
+    return clean(context).replace("\n", " ") or "-"
+
+
 def step_time_cell(step_time: StepTime | None) -> str:
     """The STEP TIME cell of `get jobs -o wide` and the Job detail's header: the last step's total and the
     bottleneck phase's share of it, `342 s/step, actor_training 54%`; `-` without time metrics. The phase name

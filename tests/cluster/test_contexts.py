@@ -1,0 +1,93 @@
+"""Several control planes at once (issue 36 item 1): the shared sandbox and a second one of this module's, their
+kubeconfig files listed in KUBECONFIG under the contexts `site-a` and `site-b`; `site-b` is stopped midway."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from rlark_tui.cli import main
+from tests.clirun import Result
+
+
+def renamed(path, name: str) -> dict:
+    """A sandbox's kubeconfig with its context, cluster and user called `name`."""
+    config = yaml.safe_load(path.read_text())
+    for section in ("clusters", "contexts", "users"):
+        for entry in config[section]:
+            entry["name"] = name
+    config["contexts"][0]["context"].update(cluster=name, user=name)
+    config["current-context"] = name
+    return config
+
+
+@pytest.fixture(scope="module")
+def second_sandbox(tmp_path_factory):
+    from rlark_sandbox import Sandbox
+    with Sandbox(tmp_path_factory.mktemp("site-b"), seed="demo", agent=False) as sb:
+        yield sb
+
+
+@pytest.fixture
+def two_sites(plain_sandbox, second_sandbox, env, monkeypatch):
+    """KUBECONFIG listing both sandboxes' kubeconfig files; a third file repeats `site-a` pointing nowhere,
+    which loses to the first file's entry as kubectl merges them."""
+    files = []
+    for name, sandbox in (("site-a", plain_sandbox), ("site-b", second_sandbox), ("site-a", None)):
+        config = renamed((sandbox or plain_sandbox).kubeconfig, name)
+        if sandbox is None:
+            config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
+        path = env / f"kubeconfig-{len(files)}"
+        path.write_text(yaml.safe_dump(config))
+        path.chmod(0o600)
+        files.append(str(path))
+    monkeypatch.setenv("KUBECONFIG", ":".join(files))
+    return plain_sandbox, second_sandbox
+
+
+def rlark(capsys, *argv: str) -> Result:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
+
+
+def rows(out: str) -> list[list[str]]:
+    return [line.split() for line in out.splitlines()]
+
+
+def test_get_jobs_of_every_context_has_a_context_column(two_sites, capsys):
+    every = rlark(capsys, "get", "jobs", "--all-contexts")
+    assert every.code == 0, every.err
+    table = rows(every.out)
+    assert table[0][:2] == ["CONTEXT", "NAME"]
+    assert [row[:2] for row in table[1:] if row[1] == "demo-ppo"] == [["site-a", "demo-ppo"],
+                                                                     ["site-b", "demo-ppo"]]
+    named = rlark(capsys, "--context", "site-b", "get", "jobs", "demo-ppo", "--context", "site-a")
+    assert named.code == 0, named.err
+    assert [row[:2] for row in rows(named.out)[1:]] == [["site-b", "demo-ppo"], ["site-a", "demo-ppo"]]
+    one = rlark(capsys, "get", "jobs", "--context", "site-b")
+    assert rows(one.out)[0][0] == "NAME"
+
+
+def test_a_context_that_fails_is_one_line_and_the_others_print(two_sites, capsys):
+    missing = rlark(capsys, "get", "jobs", "--context", "site-a", "--context", "site-b", "--context", "nowhere")
+    assert missing.code == 1
+    assert missing.err.strip() == "context nowhere: context 'nowhere' is not in the kubeconfig (contexts: site-a, " \
+                                  "site-b)"
+    assert {row[0] for row in rows(missing.out)[1:]} == {"site-a", "site-b"}
+    refused = rlark(capsys, "logs", "demo-ppo", "--context", "site-a", "--context", "site-b")
+    assert refused.code == 2
+    assert "rlark logs reads one context" in refused.err
+
+
+def test_a_stopped_sandbox_is_reported_and_the_other_lists(two_sites, capsys):
+    _site_a, site_b = two_sites
+    site_b.stop()
+    try:
+        answer = rlark(capsys, "get", "jobs", "--all-contexts", "--request-timeout", "5")
+        assert answer.code == 1
+        lines = answer.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("context site-b: "), answer.err
+        assert {row[0] for row in rows(answer.out)[1:]} == {"site-a"}
+    finally:
+        site_b.start()
