@@ -47,6 +47,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rlark_tui.commands.top": ("top",),
     "rlark_tui.commands.stacks": ("stacks",),
     "rlark_tui.commands.diagnose": ("diagnose",),
+    "rlark_tui.commands.bundle": ("bundle",),
 })
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
                          "--client-cert", "--client-key", "--ca-cert"})

@@ -1,0 +1,286 @@
+"""Read everything a post-mortem needs of one Job and write it, masked, as one .tar.gz (issue 34 item 5; the layout,
+the log budget and the manifest are telemetry/bundle.py's).
+
+Read: the Job, its Tasks and Pod CRs as `rlark get -o yaml` shows them; each member Pod and its events; every
+container's log, current and previous (each whole up to the budget); through raydash/diagnose.py's gather Ray's
+actors, workers, nodes and each dead worker's stderr, and the diagnosis (joined with the evidence kept in the state
+dir); the metric series; the Job's newest run-check record. What cannot be read is a note in the manifest.
+
+No secret in any member: every member's text is masked with the Job's secret values, the values of the Secrets its
+spec and Pods reference (cluster/secrets.py, as `rlark logs` reads them) and the Ray token, on top of what redact
+masks by its look. Logs are streamed through a spool file per container (0600, in a private directory, gone
+afterwards), so memory holds at most half a container's budget; the archive is written through
+local/fsutil.atomic_output (0600, O_EXCL, renamed into place when complete).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import yaml
+
+from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
+from rlark_tui.cluster.kinds import JOBS, PODS, TASKS
+from rlark_tui.cluster.output import render_objects
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.model.objects import Job, Pod
+from rlark_tui.raydash import diagnose as diagnose_reads
+from rlark_tui.telemetry import bundle as layout
+from rlark_tui.telemetry import diagnosis as pure
+from rlark_tui.text.redact import KnownSecrets, LineRedactor, redact_object
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
+
+BATCH_LINES = 2000
+"""Log lines masked at once (LineRedactor.lines)."""
+RECORD_BYTES = 4 * 1024 * 1024
+
+
+class Masker:
+    """The masking of every member: redact's look-based masks, then the Job's known secret values."""
+
+    def __init__(self, known: frozenset[str]) -> None:
+        self.known = known
+        self._exact = KnownSecrets(known)
+
+    def text(self, text: str) -> str:
+        return self._exact.mask(text) if self._exact else text
+
+    def tree(self, value: Any) -> Any:
+        """A JSON-like value with every string redacted (redact_object) and then the known values masked."""
+        return self._known(redact_object(value))
+
+    def _known(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self._known(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self._known(item) for key, item in value.items()}
+        return value
+
+    def lines(self) -> LineRedactor:
+        return LineRedactor(self.known)
+
+
+class Writer:
+    """The archive being written: each member added at once, its size and sha256 kept for the manifest."""
+
+    def __init__(self, tar: tarfile.TarFile, manifest: layout.Manifest, mtime: float) -> None:
+        self.tar, self.manifest, self.mtime = tar, manifest, mtime
+
+    def _info(self, path: str, size: int) -> tarfile.TarInfo:
+        info = tarfile.TarInfo(path)
+        info.size, info.mode, info.mtime = size, 0o600, int(self.mtime)
+        return info
+
+    def add(self, path: str, data: str | bytes) -> None:
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        self.tar.addfile(self._info(path, len(payload)), io.BytesIO(payload))
+        self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest()))
+
+    def add_spool(self, path: str, spool: IO[bytes], size: int, digest: str, read: int, left_out: int) -> None:
+        spool.seek(0)
+        self.tar.addfile(self._info(path, size), spool)
+        self.manifest.members.append(layout.Member(path, size, digest, read, left_out))
+
+    def json(self, path: str, value: Any) -> None:
+        self.add(path, json.dumps(value, ensure_ascii=False, indent=1, default=str) + "\n")
+
+    def yaml(self, path: str, value: Any) -> None:
+        self.add(path, yaml.safe_dump(value, sort_keys=False, allow_unicode=True))
+
+
+def default_path(job: str, at: float) -> str:
+    from rlark_tui.text.sinks import file_name
+    return f"{file_name(job)}-bundle-{datetime.fromtimestamp(at, UTC).strftime('%Y%m%dT%H%M%SZ')}.tar.gz"
+
+
+def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: Path,
+                 budget: int = layout.LOG_BUDGET, now: float | None = None) -> layout.Manifest:
+    """Read Job `name` and write its bundle to `path` (replaced whole, or left as it was on an error)."""
+    from rlark_tui.local.fsutil import atomic_output
+
+    at = time.time() if now is None else now
+    try:
+        raw = access.get(JOBS, name)
+    except NotFound:
+        raise RlarkError(f"bundle: Job {name} does not exist") from None
+    job = Job(raw)
+    manifest = layout.Manifest(name, datetime.fromtimestamp(at, UTC).isoformat().replace("+00:00", "Z"), budget)
+    notes = manifest.notes
+    tasks = _read(notes, "Tasks", lambda: access.job_tasks(name))
+    pod_crs = _read(notes, "Pods", lambda: access.job_pods(name, tasks))
+    crs = [Pod(item) for item in pod_crs]
+    inputs = diagnose_reads.gather(access, job, notes)
+    masker = Masker(_known(access, raw, crs, inputs.pods, notes))
+    diagnosis = pure.merge(diagnose_reads.load_kept(state_dir, name, job.uid),
+                           pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))))
+    with atomic_output(path) as out, tarfile.open(fileobj=out, mode="w|gz") as tar:
+        writer = Writer(tar, manifest, at)
+        writer.add(layout.JOB, masker.text(render_objects(JOBS, [raw], "yaml", single=True)) + "\n")
+        writer.add(layout.TASKS, masker.text(render_objects(TASKS, tasks, "yaml")) + "\n")
+        writer.add(layout.POD_CRS, masker.text(render_objects(PODS, pod_crs, "yaml")) + "\n")
+        by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in inputs.pods}
+        with _spool_dir() as spools:
+            for cr in crs:
+                pod = by_name.get(cr.pod_name)
+                if pod is None:
+                    continue
+                writer.yaml(layout.pod_member(cr.pod_name), masker.tree(pod))
+                events = _read(notes, f"events of {cr.pod_name}", partial(
+                    access.data_plane_events, cr.cluster, cr.pod_name, cr.pod_namespace or keys.WORKLOAD_NAMESPACE))
+                writer.yaml(layout.events_member(cr.pod_name), masker.tree(events))
+                for container, previous in _containers(pod):
+                    _log(access, writer, masker, cr, container, previous, budget, spools)
+        writer.json(layout.ACTORS, masker.tree(inputs.actors))
+        writer.json(layout.WORKERS, masker.tree(inputs.workers))
+        writer.json(layout.NODES, masker.tree(inputs.node_ips))
+        redactor = masker.lines()
+        for pid, text in sorted(inputs.stderr.items()):
+            writer.add(layout.stderr_member(pid), "".join(line + "\n" for line in
+                                                          redactor.source_backlog(text.splitlines(), str(pid))))
+        writer.json(layout.DIAGNOSIS, masker.tree(pure.to_json(diagnosis)))
+        metrics = _metrics(access, name, notes)
+        if metrics is not None:
+            writer.json(layout.METRICS, masker.tree(metrics))
+        record = _last_check(state_dir, name)
+        if record is not None:
+            writer.json(layout.CHECK, masker.tree(record))
+        writer.json(layout.MANIFEST, manifest.to_json())
+    return manifest
+
+
+def _read(notes: list[str], what: str, read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    try:
+        return read()
+    except (ApiError, Unreachable) as exc:
+        notes.append(f"{what}: {exc}")
+        return []
+
+
+def _known(access: ClusterAccess, raw: dict[str, Any], crs: list[Pod], pods: Sequence[Mapping[str, Any]],
+           notes: list[str]) -> frozenset[str]:
+    """The values to mask: as `rlark logs` masks the Job's output (the Job's own, its Pods' referenced Secrets,
+    the Ray token read for it), and the configured Ray token."""
+    from rlark_tui.cluster.secrets import job_secrets
+
+    by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in pods}
+    found = job_secrets(access, raw, [(cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE,
+                                       by_name.get(cr.pod_name)) for cr in crs])
+    if found.unreadable:
+        notes.append(found.notice())
+    token = getattr(access.config, "ray_token", None)
+    return found.values | ({token} if token else set())
+
+
+def _containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+    """Each container's current log, and its previous one when it restarted."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    restarted = {str(s.get("name")): int(s.get("restartCount") or 0) for s in
+                 [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+                 if isinstance(s, dict)}
+    for item in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name:
+            if restarted.get(name):
+                yield name, True
+            yield name, False
+
+
+def _log(access: ClusterAccess, writer: Writer, masker: Masker, cr: Pod, container: str, previous: bool,
+         budget: int, spools: str) -> None:
+    """One container's log, masked, into the archive: the lines a LogBudget keeps, through a spool file."""
+    what = f"the log of {cr.pod_name}/{container}{' (previous)' if previous else ''}"
+    try:
+        stream = access.pod_log(cr.cluster, cr.pod_name, namespace=cr.pod_namespace or keys.WORKLOAD_NAMESPACE,
+                                container=container, previous=previous, timestamps=True, read_timeout=60)
+    except (ApiError, Unreachable) as exc:
+        writer.manifest.notes.append(f"{what}: {exc}")
+        return
+    kept = layout.LogBudget(budget)
+    digest = hashlib.sha256()
+    redactor = masker.lines()
+    source = f"{cr.pod_name}/{container}"
+    with tempfile.TemporaryFile(dir=spools) as spool:
+        size = 0
+
+        def put(data: bytes) -> None:
+            nonlocal size
+            spool.write(data)
+            digest.update(data)
+            size += len(data)
+
+        def flush(batch: list[str]) -> None:
+            for text in redactor.lines(batch, source):
+                data = (text + "\n").encode("utf-8", "replace")
+                if kept.take(data):
+                    put(data)
+
+        batch: list[str] = []
+        try:
+            for line in stream:
+                batch.append(line)
+                if len(batch) >= BATCH_LINES:
+                    flush(batch)
+                    batch = []
+        except (ApiError, Unreachable) as exc:
+            writer.manifest.notes.append(f"{what}: cut short: {exc}")
+        flush(batch)
+        if kept.left_out:
+            put(layout.left_out_line(kept.left_out, budget))
+        while kept.tail:
+            put(kept.tail.popleft())
+        writer.add_spool(layout.log_member(cr.pod_name, container, previous), spool, size, digest.hexdigest(),
+                         kept.read, kept.left_out)
+
+
+@contextlib.contextmanager
+def _spool_dir() -> Iterator[str]:
+    from rlark_tui.local.fsutil import private_spool_dir
+
+    folder = private_spool_dir()
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _metrics(access: ClusterAccess, name: str, notes: list[str]) -> dict[str, Any] | None:
+    from rlark_tui.cluster.metrics import fetch_metrics
+
+    try:
+        return fetch_metrics(access, name).to_json()
+    except (RlarkError, ApiError, Unreachable) as exc:
+        notes.append(f"metrics: {exc}")
+        return None
+
+
+def _last_check(state_dir: Path, name: str) -> dict[str, Any] | None:
+    """The Job's newest run-check record (`rlark check` and the TUI save them under the state dir)."""
+    from rlark_tui.checks.records import list_records
+    from rlark_tui.local.fsutil import read_input
+
+    for record in list_records(Path(state_dir)):
+        if record.job == name:
+            try:
+                data = json.loads(read_input(str(Path(record.path).with_suffix(".json")), "record", RECORD_BYTES))
+            except (OSError, ValueError, RlarkError):
+                return None
+            return data if isinstance(data, dict) else None
+    return None

@@ -1,0 +1,147 @@
+"""A post-mortem bundle's layout, its per-container log budget and its manifest (issue 34 item 5), pure.
+
+`raydash/bundle.py` reads the facts and writes the archive; `cluster/bundle_source.py` reads one back for
+`rlark --bundle`. Every member's path is made here, from cluster names through sinks.file_name, so a Pod named
+`../x` is one path component. The manifest names each member with its size and sha256, and the log budget: a
+container's log is whole up to `budget` bytes; past it, its first and last halves are kept, with one line in
+between saying how much was left out, and the manifest gives the bytes read and left out.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlark_tui.model.quantity import size_text
+from rlark_tui.text.sinks import file_name
+
+FORMAT = "rlark-bundle/1"
+MANIFEST = "manifest.json"
+JOB = "job.yaml"
+TASKS = "tasks.yaml"
+POD_CRS = "pods.yaml"
+DIAGNOSIS = "diagnosis.json"
+METRICS = "metrics.json"
+CHECK = "check.json"
+ACTORS = "ray/actors.json"
+WORKERS = "ray/workers.json"
+NODES = "ray/nodes.json"
+LOG_BUDGET = 64 * 1024 * 1024
+"""Bytes of one container's log (each of current and previous) kept whole."""
+
+
+def pod_member(pod: str) -> str:
+    return f"pods/{file_name(pod)}/pod.yaml"
+
+
+def events_member(pod: str) -> str:
+    return f"pods/{file_name(pod)}/events.yaml"
+
+
+def log_member(pod: str, container: str, previous: bool = False) -> str:
+    return f"logs/{file_name(pod)}/{file_name(container)}{'.previous' if previous else ''}.log"
+
+
+def stderr_member(pid: int) -> str:
+    return f"ray/stderr/{int(pid)}.err"
+
+
+def left_out_line(left_out: int, budget: int) -> bytes:
+    return (f"... rlark bundle: {size_text(left_out)} of this log left out here (the budget is "
+            f"{size_text(budget)} per container log: its first and last halves are kept) ...\n").encode()
+
+
+class LogBudget:
+    """Which lines of one log stream are kept: `take(line)` says whether a line goes on at once (the first half of
+    the budget, in order); once that half is full, the rest is held in `tail`, dropped from its front to stay
+    within the other half. `left_out` counts the bytes dropped."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.head_room = budget - budget // 2
+        self.tail_room = budget // 2
+        self.read = 0
+        self.head = 0
+        self.tail: deque[bytes] = deque()
+        self.tail_bytes = 0
+        self.left_out = 0
+
+    def take(self, line: bytes) -> bool:
+        """True: write `line` now. False: it is held in `tail` (or already dropped)."""
+        self.read += len(line)
+        if not self.tail and self.head + len(line) <= self.head_room:
+            self.head += len(line)
+            return True
+        self.tail.append(line)
+        self.tail_bytes += len(line)
+        while self.tail_bytes > self.tail_room and self.tail:
+            dropped = self.tail.popleft()
+            self.tail_bytes -= len(dropped)
+            self.left_out += len(dropped)
+        return False
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of the archive as the manifest lists it."""
+
+    path: str
+    size: int
+    sha256: str
+    read: int | None = None
+    """For a log: the bytes read of it (size differs by what was left out and the line saying so)."""
+    left_out: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "size": self.size, "sha256": self.sha256}
+        if self.read is not None:
+            out |= {"read": self.read, "left_out": self.left_out}
+        return out
+
+
+@dataclass
+class Manifest:
+    """What the bundle holds: the Job, when it was captured, the log budget, each member, what could not be read."""
+
+    job: str
+    captured: str
+    budget: int = LOG_BUDGET
+    members: list[Member] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "job": self.job, "captured": self.captured, "log_budget": self.budget,
+                "members": [member.to_json() for member in self.members], "notes": list(self.notes)}
+
+    @property
+    def cut_logs(self) -> list[Member]:
+        return [member for member in self.members if member.left_out]
+
+
+def parse_manifest(data: object) -> Manifest | None:
+    """A manifest read back (None when it is not one rlark wrote)."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("job"), str):
+        return None
+    members = []
+    listed = data.get("members")
+    for item in listed if isinstance(listed, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("size"), int):
+            read = item.get("read")
+            members.append(Member(item["path"], item["size"], str(item.get("sha256") or ""),
+                                  read if isinstance(read, int) else None, int(item.get("left_out") or 0)))
+    budget = data.get("log_budget")
+    notes = data.get("notes")
+    return Manifest(data["job"], str(data.get("captured") or ""), budget if isinstance(budget, int) else LOG_BUDGET,
+                    members, [str(note) for note in notes] if isinstance(notes, list) else [])
+
+
+def summary(manifest: Manifest, path: str, size: int) -> str:
+    """What `rlark bundle` prints once the archive is written."""
+    logs = [m for m in manifest.members if m.read is not None]
+    lines = [f"bundle {path}: {len(manifest.members)} members, {size_text(size)}; {len(logs)} container logs, "
+             f"each whole up to {size_text(manifest.budget)}"]
+    lines += [f"  {member.path}: {size_text(member.left_out)} of {size_text(member.read or 0)} left out (over the "
+              "budget)" for member in manifest.cut_logs]
+    lines += [f"note: {note}" for note in manifest.notes]
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""`rlark bundle` of a real Job on the shared sandbox (its Pods run, no Ray): every member is searched for every
+secret value (the Job's literal env, a Secret taken by secretKeyRef into a plain-named variable, one by envFrom whose
+value ends in a newline, the Ray token), in each form; the manifest's sizes and digests are the members'; a log over
+the budget keeps its first and last lines and says how much was left out; `--readonly` allows it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import stat
+import tarfile
+import uuid
+
+import pytest
+
+from tests.clirun import cli_runner
+from tests.reliability.running_job import CLUSTER, edge_task, running_job
+
+NAME = f"bundle-{uuid.uuid4().hex[:6]}"
+ENV = {"HF_TOKEN": "zqBundleHf0123", "DB_PASSWORD": "zqBundleDbPw45"}
+REF, FROM = f"{NAME}-ref", f"{NAME}-from"
+REF_VALUE = "zqBundleRef6789"
+FROM_VALUE = "zqBundleFromNl246\n"
+"""A Secret made from a file ends in a newline; the Pod prints it without."""
+DONE = "bundle-demo done"
+LINES = 60_000
+SCRIPT = "\n".join([
+    'echo "token $HF_TOKEN db $DB_PASSWORD"',
+    'echo "ref $RUN_NOTE from $STORE_VALUE rt $RAY_AUTH_TOKEN"',
+    f"seq 1 {LINES} | sed 's/^/filler line /'",
+    'echo "again $RUN_NOTE $HF_TOKEN"',
+    f"echo '{DONE}'",
+    "sleep 600",
+])
+CRASH = "\n".join(['echo "crash ref $RUN_NOTE from $STORE_VALUE $DB_PASSWORD"', "exit 3"])
+TOKEN: list[str] = []
+
+
+def secrets() -> list[str]:
+    values = [*ENV.values(), REF_VALUE, FROM_VALUE, *TOKEN]
+    forms = {form for value in values for form in (value, value.rstrip("\n"), value + "\n")}
+    return sorted(forms | {base64.b64encode(form.encode()).decode() for form in forms})
+
+
+def _secret(name: str, data: dict[str, str]) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": "rlark-system", "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+@pytest.fixture(scope="module")
+def job(plain_sandbox):
+    for name, data in ((REF, {"note": REF_VALUE}), (FROM, {"VALUE": FROM_VALUE})):
+        plain_sandbox.store.create("secrets", _secret(name, data), plane=CLUSTER)
+    env = [{"name": "RLARK_TASK_ROLE", "value": "actor"}, *({"name": k, "value": v} for k, v in ENV.items()),
+           {"name": "RUN_NOTE", "valueFrom": {"secretKeyRef": {"name": REF, "key": "note"}}}]
+    roles = [edge_task("actor", "edge-b1", SCRIPT, env, head=True), edge_task("env", "edge-b2", CRASH, env)]
+    for role in roles:
+        role["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["envFrom"] = [
+            {"prefix": "STORE_", "secretRef": {"name": FROM}}]
+    manifest = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
+                "spec": {"tasks": roles}}
+    try:
+        with running_job(plain_sandbox, manifest, {f"{NAME}-actor-0": DONE, f"{NAME}-env-0": "crash "}):
+            token = plain_sandbox.store.get("secrets", f"{NAME}-ray-token", "rlark-system", CLUSTER)
+            TOKEN.append(base64.b64decode(token["data"]["auth_token"]).decode())
+            yield plain_sandbox
+    finally:
+        for name in (REF, FROM):
+            plain_sandbox.store.delete("secrets", name, "rlark-system", CLUSTER)
+
+
+def test_bundle_holds_no_secret_and_says_what_it_holds(job, env, capsys, tmp_path):
+    """Written under --readonly with a 1 MiB log budget (the actor's log is larger)."""
+    bundle = tmp_path / "b.tar.gz"
+    rl = cli_runner(job.kubeconfig, capsys)
+    result = rl("--readonly", "bundle", NAME, "-o", str(bundle), "--log-budget", "1")
+    assert result.code == 0, result.err
+    assert stat.S_IMODE(bundle.stat().st_mode) == 0o600
+    assert f"bundle {bundle}:" in result.out and "left out (over the budget)" in result.out
+    with tarfile.open(bundle) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    leaks = [(name, value) for name, data in members.items() for value in secrets() if value.encode() in data]
+    assert leaks == []
+    manifest = json.loads(members["manifest.json"])
+    assert manifest["job"] == NAME and manifest["log_budget"] == 2**20
+    listed = {m["path"]: m for m in manifest["members"]}
+    assert set(listed) == set(members) - {"manifest.json"}
+    for name, member in listed.items():
+        assert member["size"] == len(members[name]) and member["sha256"] == hashlib.sha256(members[name]).hexdigest()
+    assert {"job.yaml", "tasks.yaml", "pods.yaml", "ray/actors.json", "diagnosis.json"} <= set(members)
+    assert f"name: {NAME}".encode() in members["job.yaml"]
+    actor = members[f"logs/{NAME}-actor-0/main.log"].decode()
+    assert "token *** db ***" in actor and "ref *** from ***\n" in actor and " rt ***\n" in actor
+    assert "filler line 1\n" in actor and "again *** ***" in actor and DONE in actor
+    assert "of this log left out here" in actor and f"filler line {LINES // 2}\n" not in actor
+    cut = listed[f"logs/{NAME}-actor-0/main.log"]
+    assert cut["left_out"] > 0 and cut["read"] == cut["left_out"] + cut["size"] - len(
+        [line for line in actor.splitlines(keepends=True) if "of this log left out here" in line][0].encode())
+    crashed = members[f"logs/{NAME}-env-0/main.previous.log"].decode()
+    assert "crash ref *** from ***\n" in crashed
+    assert b"involvedObject" in members[f"pods/{NAME}-env-0/events.yaml"]
