@@ -1,7 +1,8 @@
 """`rlark resume JOB [--from global_step_N|latest] [--force] [--yes]`: Edit & Restart the Job with
 `runner.resume_dir` set to one of its checkpoints (rlinf-runtime.md §3.3), passed on the Header role's run command
 as RLinf's Hydra overrides are. The diff is shown first; an incomplete checkpoint is refused unless --force; the
-update itself (and --readonly, finished Jobs) is actions.Actions."""
+update itself (refused under --readonly; for a finished Job the platform's delete and re-create) is
+actions.Actions.resume."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
-from rlark_tui.jobspec.resume import CONSEQUENCE, OVERRIDE, resumed
+from rlark_tui.jobspec.resume import OVERRIDE, consequence, resumed
+from rlark_tui.model.lifecycle import TERMINAL_PHASES
+from rlark_tui.model.objects import Job
 from rlark_tui.telemetry.checkpoints import Checkpoint, latest_complete
 from rlark_tui.text.redact import redact_text
 
@@ -25,7 +28,9 @@ def register(subparsers, parents) -> None:
         description="Edit & Restart the Job with runner.resume_dir set to a checkpoint that `rlark checkpoints` "
                     "lists (the latest complete one by default), appended to the Header role's run command as a "
                     "Hydra override (or replacing the one there). Shows the diff, then asks; refuses an "
-                    "incomplete checkpoint unless --force. `rlark check` then confirms the resume from the log.")
+                    "incomplete checkpoint unless --force. A finished (Succeeded or Failed) Job, which the platform "
+                    "no longer reconciles, is deleted and created again under its name with that spec. `rlark "
+                    "check` then confirms the resume from the log.")
     parser.add_argument("job", metavar="JOB")
     parser.add_argument("--from", dest="source", default="latest", metavar="global_step_N|latest",
                         help="the checkpoint to resume from (default: the latest complete one)")
@@ -55,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     try:
         actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
-        actions.preflight("edit and restart", args.job)
+        actions.preflight("resume", args.job)
         raw = access.get(JOBS, args.job)
+        phase = Job(raw).phase
         read = read_checkpoints(access, args.job, "resume")
         where = read.where
         chosen = choose(list(read.found), args.source, args.force)
@@ -64,9 +70,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"resume {args.job} from {chosen.name} (step {chosen.step}): {OVERRIDE}={where.path}/{chosen.name}")
         print(redact_text(render_unified(diff_jobs(raw, manifest), args.job, f"{args.job} (resumed)")), end="")
         if not args.yes:
-            confirm(CONSEQUENCE, f"resume job {args.job} from {chosen.name}", f"job {args.job} was not changed")
-        sent = actions.edit_restart(manifest)
-        print(f"job.rlinf.io/{args.job} replaced and restarted from {chosen.name} (spec sha256 {sent.sha256[:16]}…)")
+            confirm(consequence(phase), f"resume job {args.job} from {chosen.name}", f"job {args.job} was not changed")
+        if phase in TERMINAL_PHASES:
+            print(f"job {args.job} is {phase}: deleting it and creating it again (the platform's restart of a "
+                  "finished Job)")
+        sent = actions.resume(manifest)
+        done = "deleted and created again" if phase in TERMINAL_PHASES else "replaced and restarted"
+        print(f"job.rlinf.io/{args.job} {done} from {chosen.name} (spec sha256 {sent.sha256[:16]}…)")
     finally:
         access.close()
     return 0

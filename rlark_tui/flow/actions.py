@@ -26,7 +26,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.local.config import state_dir as default_state_dir
 from rlark_tui.local.fsutil import write_private
 from rlark_tui.model import keys
-from rlark_tui.model.lifecycle import START_NOTE, finished_refusal
+from rlark_tui.model.lifecycle import START_NOTE, TERMINAL_PHASES, finished_refusal
 from rlark_tui.model.objects import Job, dig
 from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.text.redact import redact_object
@@ -121,6 +121,69 @@ class Actions:
         updated = self.access.replace(JOBS, job, dry_run=dry_run)
         sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
         return SubmitResult(updated or job, dry_run, sha, None if dry_run else self._save(job, sha))
+
+    def resume(self, manifest: dict, timeout: float = 300.0, stop: threading.Event | None = None) -> SubmitResult:
+        """A resume (`rlark resume`, the Checkpoints tab's `u`): the Edit & Restart of a live Job; a finished one
+        (Succeeded or Failed) is terminal for the platform's Job controller, which skips it (a PUT changes
+        nothing), so it is the platform's delete and re-create (`recreate`)."""
+        name = _job_name(manifest)
+        self.guard(f"resume job {name}")
+        live = Job(self.access.get(JOBS, name))
+        if live.phase in TERMINAL_PHASES:
+            return self.recreate(manifest, live, timeout, stop)
+        return self.edit_restart(manifest)
+
+    def recreate(self, manifest: dict, live: Job, timeout: float = 300.0,
+                 stop: threading.Event | None = None) -> SubmitResult:
+        """Delete the finished Job `live`, wait until it, its Tasks and their Pods are gone (a Task left behind
+        would be taken over by the new Job's controller half-deleted), then create `manifest` under the same name
+        with the live Job's labels and annotations, `rlark.io/restarted-at` and `spec.stopped: false`, and a new
+        submission record. The spec is kept under the state dir (secrets masked) before the delete, and named if
+        the wait runs out."""
+        name = _job_name(manifest)
+        self.guard(f"resume job {name}")
+        job = copy.deepcopy(manifest)
+        job["spec"] = {**(job.get("spec") or {}), "stopped": False}
+        given = manifest.get("metadata") or {}
+        job["metadata"] = {"name": name, "labels": {**live.labels, **(given.get("labels") or {})},
+                           "annotations": {**live.annotations, **(given.get("annotations") or {}),
+                                           keys.RESTARTED_AT_ANNOTATION: _now_iso()}}
+        job = with_submission_record(job)
+        sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
+        saved = self._save(job, sha)
+        tasks = self.access.job_tasks(name)
+        try:
+            self.access.delete(JOBS, name)
+        except NotFound:
+            pass
+        gone = self._wait_gone(name, tasks, timeout, stop)
+        if not gone.done:
+            kept = f"; its spec is kept at {saved} (secret values masked)" if saved else ""
+            raise RlarkError(f"job {name} was deleted but it, its Tasks or their Pods are still there after "
+                             f"{gone.seconds:.0f}s, so it was not created again{kept}: submit that spec with "
+                             "`rlark submit` once they are gone")
+        created = self.access.create(JOBS, job)
+        return SubmitResult(created or job, False, sha, saved)
+
+    def _wait_gone(self, name: str, tasks: list, timeout: float, stop: threading.Event | None) -> WaitResult:
+        """Until the Job, the Tasks it had and their Pod CRs are all gone; `pods` counts what is left of them."""
+        stop = stop or threading.Event()
+        began = time.monotonic()
+        while True:
+            try:
+                self.access.get(JOBS, name)
+                left = -1
+            except NotFound:
+                try:
+                    left = len(self.access.job_tasks(name)) + len(self.access.job_pods(name, tasks))
+                except (ApiError, Unreachable):
+                    left = -1
+            except (ApiError, Unreachable):
+                left = -1
+            if left == 0:
+                return WaitResult(True, 0, 0, time.monotonic() - began)
+            if time.monotonic() - began >= timeout or stop.wait(0.5):
+                return WaitResult(False, max(left, 0), 0, time.monotonic() - began)
 
     def submit_workflow(self, manifest: dict, dry_run: bool = False) -> dict:
         """Create a Workflow (its controller creates the Jobs); dry_run asks the server and writes nothing."""

@@ -176,7 +176,7 @@ class RestartJob(JobMessage):
 @message
 class ResumeJob(JobMessage):
     """Ask to resume the Job from `checkpoint` (in folder `location`): the diff in a confirm dialog (a forced resume's
-    when the checkpoint is incomplete), then the Edit & Restart through rlark_tui.flow.actions."""
+    when the checkpoint is incomplete), then Actions.resume (an Edit & Restart; a finished Job's delete and re-create)."""
 
     checkpoint: Checkpoint
     location: str

@@ -3,6 +3,10 @@ dir>` as a Hydra override on its command line (rlinf-runtime.md §3.3), so the o
 command takes its overrides: an existing `runner.resume_dir=` word is replaced, else the override is appended to
 the script's last command line; the Job with only that field changed (`resumed`), and what a resume does, in the
 words the CLI and the TUI's dialog share. Pure.
+
+A finished Job (Succeeded or Failed) is terminal for the platform's Job controller (rlark-platform.md §3: it skips
+their reconcile, so a PUT changes nothing); a resume of one is the platform's delete and re-create, under the same
+name, with the resumed spec (`consequence`).
 """
 
 from __future__ import annotations
@@ -14,12 +18,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.model.lifecycle import TERMINAL_PHASES
 
 OVERRIDE = "runner.resume_dir"
 CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
                "is restarted; RLinf loads the checkpoint and continues at the step after it.")
+RECREATE = ("The Job is {phase}: the platform treats a finished Job as done and ignores edits of it, so resume "
+            "deletes it and, once it and its Tasks and Pods are gone, creates it again under the same name with the "
+            "run command below (its Tasks, Pods, head Service and task PVCs are new; object-storage and host-"
+            "directory data stay). RLinf loads the checkpoint and continues at the step after it.")
 FORCE_NOTE = "RLinf may fail to load it, and only after the restart."
 _EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + r"=(?:'[^']*'|\"[^\"]*\"|\S*)")
+
+
+def consequence(phase: str) -> str:
+    """What a resume of a Job in `phase` does: an Edit & Restart, or for a finished Job a delete and re-create."""
+    return RECREATE.format(phase=phase) if phase in TERMINAL_PHASES else CONSEQUENCE
 
 
 def with_resume_dir(run_script: str, resume_dir: str) -> str:

@@ -33,7 +33,7 @@ from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.local import acks
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.local.startup import freeze_long_lived, resume_collector
-from rlark_tui.model.lifecycle import consequences
+from rlark_tui.model.lifecycle import TERMINAL_PHASES, consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
@@ -694,20 +694,17 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def request_resume(self, name: str, checkpoint: Checkpoint, location: str) -> None:
         """`u` on the Checkpoints tab: what `rlark resume --from` does, the diff in the dialog; an incomplete
-        checkpoint only as a forced resume (a dialog that says what is missing)."""
+        checkpoint only as a forced resume (a dialog that says what is missing); a finished Job's dialog says it is
+        deleted and created again."""
         from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
-        from rlark_tui.jobspec.resume import CONSEQUENCE, FORCE_NOTE, OVERRIDE, resumed
+        from rlark_tui.jobspec.resume import FORCE_NOTE, OVERRIDE, consequence, resumed
         from rlark_tui.screens.confirm import ConfirmScreen
         from rlark_tui.text.redact import redact_text
 
-        if self._refuse_readonly(f"edit and restart job {name}"):
+        if self._refuse_readonly(f"resume job {name}"):
             return
         job = self._job(name)
         if job is None:
-            return
-        why_not = can_stop_or_start(job, "a resume")
-        if why_not:
-            self.notify(why_not, severity="warning", timeout=8)
             return
         resume_dir = f"{location.rstrip('/')}/{checkpoint.name}"
         try:
@@ -720,28 +717,30 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         title = (f"Force resume {name} from incomplete {checkpoint.name}?" if forced
                  else f"Resume {name} from {checkpoint.name} (step {checkpoint.step})?")
         body = ((f"Missing: {', '.join(checkpoint.missing)}. {FORCE_NOTE}\n" if forced else "")
-                + f"{CONSEQUENCE}\n{OVERRIDE}={resume_dir}")
+                + f"{consequence(job.phase)}\n{OVERRIDE}={resume_dir}")
         self.push_screen(ConfirmScreen(clean(title), clean(body), "Force resume" if forced else "Resume",
                                        dangerous=forced,
                                        detail=clean(diff) or "(the run command already resumes from there: no change)"),
-                         partial(self._resume_confirmed, manifest, name, checkpoint.name))
+                         partial(self._resume_confirmed, manifest, name, checkpoint.name,
+                                 "deleted and created again" if job.phase in TERMINAL_PHASES
+                                 else "replaced and restarted"))
 
-    def _resume_confirmed(self, manifest: dict, name: str, checkpoint: str, answer: bool | None) -> None:
+    def _resume_confirmed(self, manifest: dict, name: str, checkpoint: str, done: str, answer: bool | None) -> None:
         if answer:
-            self._resume(manifest, name, checkpoint)
+            self._resume(manifest, name, checkpoint, done)
         else:
             self.notify(f"resume of {name} cancelled: the job was not changed", timeout=2)
 
     @work(thread=True, group="mutations", exit_on_error=False)
-    def _resume(self, manifest: dict, name: str, checkpoint: str) -> None:
-        """The confirmed resume: an Edit & Restart through rlark_tui.flow.actions (read-only and finished Jobs
-        refused there)."""
+    def _resume(self, manifest: dict, name: str, checkpoint: str, done: str) -> None:
+        """The confirmed resume through rlark_tui.flow.actions (read-only refused there): an Edit & Restart, or
+        for a finished Job the delete and re-create."""
         try:
-            sent = self.actions.edit_restart(manifest)
+            sent = self.actions.resume(manifest)
         except RlarkError as exc:
             self.call_from_thread(self.notify, f"resume {name}: {exc}", severity="error", timeout=8)
             return
-        self.call_from_thread(self.notify, f"job {name} replaced and restarted from {checkpoint} "
+        self.call_from_thread(self.notify, f"job {name} {done} from {checkpoint} "
                                            f"(spec sha256 {sent.sha256[:16]}…)")
 
     def request_delete(self, name: str) -> None:

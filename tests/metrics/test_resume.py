@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
 from rlark_sandbox.demo_workload import metric_table, resume, write_checkpoint
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.jobspec.resume import resume_step, with_resume_dir
+from rlark_tui.errors import RlarkError
+from rlark_tui.flow.actions import Actions
+from rlark_tui.jobspec.resume import resume_step, resumed, with_resume_dir
 from rlark_tui.telemetry.progress import latest_progress
+from tests.checks import fixtures as fx
 from tests.clirun import cli_runner
 from tests.metrics.test_checkpoints import NAME, listed  # noqa: F401 (the fixture)
 
@@ -69,3 +73,57 @@ def test_resume_sets_the_override_refuses_incomplete_and_readonly(listed, sandbo
     finally:
         access.close()
     assert task["runScript"].endswith(f" runner.resume_dir={path}")
+
+
+def test_resume_of_a_finished_job_deletes_and_creates_it_again(listed, sandbox, capsys):  # noqa: F811
+    """A Succeeded Job is terminal for the platform's controller (a PUT would change nothing): the resume is its
+    delete and re-create under the same name, from the checkpoint, with the Job's annotations kept."""
+    rlark = cli_runner(sandbox.kubeconfig, capsys)
+    deadline = time.monotonic() + 60
+    while True:
+        listing = rlark("checkpoints", NAME, "-o", "json")
+        if listing.code == 0 and json.loads(listing.out)["location"] == f"{listed}/ppo/checkpoints" and len(
+                json.loads(listing.out)["checkpoints"]) == 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    old = sandbox.store.get("jobs", NAME)
+    sandbox.store.update("jobs", {**old, "status": {**old.get("status", {}), "phase": "Succeeded"}},
+                         subresource="status")
+    refused = rlark("--readonly", "resume", NAME, "--yes")
+    assert refused.code == 1 and f"read-only mode: refusing to resume job {NAME}" in refused.err
+    asked = rlark("resume", NAME, "--from", "global_step_20")
+    assert asked.code == 1 and "The Job is Succeeded: the platform treats a finished Job as done" in asked.err
+    assert sandbox.store.get("jobs", NAME)["metadata"]["uid"] == old["metadata"]["uid"], "not confirmed: kept"
+    done = rlark("resume", NAME, "--from", "global_step_20", "--yes")
+    assert done.code == 0, done.err
+    assert f"job {NAME} is Succeeded: deleting it and creating it again" in done.out
+    assert f"job.rlinf.io/{NAME} deleted and created again from global_step_20" in done.out
+    new = sandbox.store.get("jobs", NAME)
+    assert new["metadata"]["uid"] != old["metadata"]["uid"] and (new.get("status") or {}).get("phase") != "Succeeded"
+    path = f"{listed}/ppo/checkpoints/global_step_20"
+    assert new["spec"]["tasks"][0]["runScript"].endswith(f" runner.resume_dir={path}")
+    assert new["spec"]["stopped"] is False and "rlark.io/restarted-at" in new["metadata"]["annotations"]
+    kept = {k: v for k, v in old["metadata"]["annotations"].items() if not k.startswith("rlark.io/submitted")}
+    assert kept.items() <= new["metadata"]["annotations"].items()
+
+
+def test_a_finished_job_that_is_slow_to_go_is_not_created_again(sandbox, tmp_path):
+    """A finished Job held by a finalizer (the platform's DB sync keeps one): the resume waits for it, then says it
+    was not re-created and where its resumed spec is kept."""
+    name = "resume-held"
+    job = sandbox.store.create("jobs", {**fx.unschedulable_job(name), "metadata": {"name": name,
+                                                                                   "finalizers": ["sync.rlinf.io/persist"]}})
+    sandbox.store.update("jobs", {**job, "status": {"phase": "Failed"}}, subresource="status")
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        actions = Actions(access, state_dir=tmp_path / "state")
+        with pytest.raises(RlarkError) as failed:
+            actions.resume(resumed(access.get(JOBS, name), "/o/ppo/checkpoints/global_step_20"), timeout=1.0)
+        message = str(failed.value)
+        assert message.startswith(f"job {name} was deleted but it, its Tasks or their Pods are still there after")
+        assert "so it was not created again; its spec is kept at " in message and "`rlark submit`" in message
+        kept = Path(message.split("kept at ")[1].split(" (secret")[0])
+        assert "runner.resume_dir=/o/ppo/checkpoints/global_step_20" in kept.read_text()
+    finally:
+        sandbox.store.mutate("jobs", name, lambda o: {**o, "metadata": {**o["metadata"], "finalizers": []}})
+        access.close()

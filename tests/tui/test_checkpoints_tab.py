@@ -141,6 +141,27 @@ async def test_readonly_lists_but_refuses_the_resume_in_one_line(access, env, wr
         assert not isinstance(app.screen, ConfirmScreen) and view.read is not None
 
 
+async def test_u_on_a_finished_job_says_it_is_deleted_and_created_again(access, env, written, sandbox):
+    """A Succeeded Job is terminal for the platform: the dialog says the resume re-creates it, and it does."""
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_checkpoints(pilot, app)
+        old = sandbox.store.get("jobs", NAME)
+        sandbox.store.update("jobs", {**old, "status": {**old.get("status", {}), "phase": "Succeeded"}},
+                             subresource="status")
+        await wait_for(pilot, lambda: app.index.job(NAME).phase == "Succeeded", "the Job listed as Succeeded")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the resume dialog")
+        assert "The Job is Succeeded: the platform treats a finished Job as done" in app.screen.body_text
+        assert "deletes it and, once it and its Tasks and Pods are gone, creates it again" in app.screen.body_text
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(f"job {NAME} deleted and created again from global_step_20" in n
+                                          for n in notes(app)), "the resume's notice", show=notes)
+    new = access.get(JOBS, NAME)
+    assert new["metadata"]["uid"] != old["metadata"]["uid"]
+    assert new["spec"]["tasks"][0]["runScript"].rstrip("\n").endswith(f" runner.resume_dir={written}/global_step_20")
+
+
 @pytest.fixture
 def unstarted(access, tmp_path):
     """A Job whose Pod never starts: no Header Pod yet, or one with no log."""
