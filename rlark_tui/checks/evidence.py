@@ -69,6 +69,8 @@ class RayStatus:
     route: str = "Ray dashboard /api/v0/nodes (state = ALIVE)"
     status_text: str = ""
     error: str | None = None
+    profiling: bool | None = None
+    """Ray's `/api/profiling_enabled`: its dashboard takes stacks itself; None when not read."""
 
 
 @dataclass(frozen=True)

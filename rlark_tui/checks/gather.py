@@ -406,8 +406,8 @@ def _gateway_logs(access: ClusterAccess, job: str, sources: dict[str, str]) -> d
 
 
 def _ray(access: ClusterAccess, job: Job) -> RayStatus:
-    """Alive nodes and `ray status` text from the Header's dashboard; each read on its own, so a route the
-    dashboard lacks (e.g. jobs) never hides the node count."""
+    """Alive nodes, `ray status` text and whether profiling is on from the Header's dashboard; each read on its
+    own, so a route the dashboard lacks (e.g. jobs) never hides the node count."""
     try:
         dashboard = access.ray_dashboard(job)
     except RlarkError as exc:
@@ -422,7 +422,11 @@ def _ray(access: ClusterAccess, job: Job) -> RayStatus:
         text = dashboard.cluster_status_text()
     except RlarkError:
         text = ""
-    return RayStatus(alive_nodes=alive, status_text=text)
+    try:
+        profiling: bool | None = dashboard.profiling_enabled()
+    except RlarkError:
+        profiling = None
+    return RayStatus(alive_nodes=alive, status_text=text, profiling=profiling)
 
 
 def _saved_yaml(state_dir: Path | None, job: str, sha: str | None) -> str | None:

@@ -16,6 +16,7 @@ from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
 from rlark_tui.checks.refs import dig_path, show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
+from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task, TaskSpec, dig
 from rlark_tui.model.placement import matching_nodes, rank_start, task_namespace
 from rlark_tui.model.podstate import FAILURE_EVENTS
@@ -418,6 +419,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns 
     _check_head_log(row, evidence, facts)
     _check_startup_marker(row, evidence, facts, slow)
     _check_alive_nodes(row, evidence, facts)
+    row.notes.append(stacks_note(evidence, facts))
     for log in evidence.logs:
         for what, hit in logscan.error_hits(log.lines):
             row.evidence.append(_log(log, hit))
@@ -500,6 +502,26 @@ def _check_startup_marker(row: _Row, evidence: RunEvidence, facts: _Facts,
         row.evidence.append(_log(log, hit[0]))
     else:
         row.late(facts.late, f"the Header has not printed the startup marker {marker!r} yet", "app")
+
+
+ENABLE_STACKS = ("make the Job debuggable (`debuggable: true` in its draft, or Debuggable in the wizard's step 3; "
+                 f"`rlark edit`): {keys.PTRACE_CAPABILITY} on every container, {keys.PROFILING_ENV}=1 on the Header")
+
+
+def stacks_note(evidence: RunEvidence, facts: _Facts) -> str:
+    """Whether `rlark stacks` can take the ranks' stacks: through Ray's dashboard (profiling on), else with py-spy
+    in the Pods (SYS_PTRACE on every container), else how to enable it."""
+    ray = evidence.ray
+    profiling = ray.profiling if ray is not None and ray.error is None else None
+    if profiling:
+        return "stacks: can be taken, from Ray's dashboard (/api/profiling_enabled: true)"
+    off = "Ray's profiling is off" if profiling is False else "Ray's profiling is unknown (its dashboard not read)"
+    if facts.specs and all(spec.ptrace for spec in facts.specs):
+        return f"stacks: can be taken, with py-spy in the Pods ({keys.PTRACE_CAPABILITY} on every container; {off})"
+    lacking = f"the containers lack {keys.PTRACE_CAPABILITY}, which py-spy in the Pods needs"
+    if profiling is None:
+        return f"stacks: only if Ray's dashboard has profiling on (not read): {lacking}; {ENABLE_STACKS}"
+    return f"stacks: cannot be taken: {off} and {lacking}; {ENABLE_STACKS}"
 
 
 def _check_alive_nodes(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:

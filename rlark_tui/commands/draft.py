@@ -32,6 +32,8 @@ draft fields (rlark draft new prints a commented starter):
     env, mounts            {NAME: value}; [{type: host, source, target} | {type: storage, storageClass, target}]
   domain, sshPublicKey     network domain (required across clusters); one OpenSSH public key
   runScript, tensorboardDir  run on the Header role after the Ray cluster check; TensorBoard log dir
+  debuggable               true: SYS_PTRACE on every container and RAY_DASHBOARD_ENABLE_PROFILING=1 on the
+                           Header role, so `rlark stacks` can read every rank's stack (default false)
   record                   launch record kept with the Job: runId, codeRef, configRef, dataVersion,
                            expectedNumNodes, progressPattern, startupMarker, stopCondition (the agreements),
                            maxWaitSeconds, outputPath, buildRecord, recorder, notes, placementMode, componentPlacement, nodeGroups, runtimeVersions (RLinf cluster config)

@@ -15,6 +15,7 @@ from typing import Any
 
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.jobspec.validate import DRAFT_TYPE_TO_JOB_TYPE
+from rlark_tui.model import keys
 from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.model.objects import Job, TaskSpec
 
@@ -40,7 +41,7 @@ def _count(value: float) -> int:
     return int(value) if float(value).is_integer() else int(value) + 1
 
 
-def _role(task: TaskSpec, plan: Mapping, notes: list[str]) -> RoleDraft:
+def _role(task: TaskSpec, plan: Mapping, notes: list[str], debuggable: bool) -> RoleDraft:
     where = f"role {task.name}"
     name = str(plan.get("name") or task.role_display_name)
     cluster = str(plan.get("cluster") or "")
@@ -52,7 +53,7 @@ def _role(task: TaskSpec, plan: Mapping, notes: list[str]) -> RoleDraft:
         notes.append(f"{where}: the selector has several values for one key; the wizard takes one value per key")
     env: dict[str, str] = {}
     for entry in task.env:
-        if entry.get("name") == ROLE_ENV:
+        if entry.get("name") == ROLE_ENV or (debuggable and task.head and entry.get("name") == keys.PROFILING_ENV):
             continue
         if isinstance(entry.get("value"), str):
             env[str(entry.get("name"))] = entry["value"]
@@ -88,13 +89,14 @@ def draft_of(raw: Mapping) -> Recovered:
     if not record:
         notes.append("this Job has no launch record from rlark: fill in the run check's record again")
     head = job.head_task
-    roles = tuple(_role(task, planned.get(task.name, {}), notes) for task in job.tasks)
+    debuggable = bool(job.tasks) and all(task.ptrace for task in job.tasks)
+    roles = tuple(_role(task, planned.get(task.name, {}), notes, debuggable) for task in job.tasks)
     header = next((r.name for r, t in zip(roles, job.tasks) if t.head), "")
     draft = JobDraft(
         name=job.name, display_name=job.display_name, type=DRAFT_TYPE.get(job.job_type, ""), header=header,
         roles=roles, domain=job.domain,
         ssh_public_key=job.ssh_public_key, run_script=head.run_script if head else "",
-        tensorboard_dir=head.tensorboard_dir if head else "", record=dict(record))
+        tensorboard_dir=head.tensorboard_dir if head else "", debuggable=debuggable, record=dict(record))
     return Recovered(draft, tuple(notes))
 
 

@@ -97,6 +97,8 @@ class JobDraft:
     ssh_public_key: str = ""
     run_script: str = ""
     tensorboard_dir: str = ""
+    debuggable: bool = False
+    """Stacks can be taken: SYS_PTRACE on every container (py-spy) and Ray's profiling on the Header role."""
     record: Mapping[str, Any] = field(default_factory=dict)
 
     def header_index(self) -> int | None:
@@ -113,7 +115,7 @@ class JobDraft:
 TOP_FIELDS = MappingProxyType({
     "name": "name", "displayName": "display_name", "type": "type", "header": "header", "roles": "roles",
     "domain": "domain", "sshPublicKey": "ssh_public_key", "runScript": "run_script",
-    "tensorboardDir": "tensorboard_dir", "record": "record",
+    "tensorboardDir": "tensorboard_dir", "debuggable": "debuggable", "record": "record",
 })
 ROLE_FIELDS = MappingProxyType({
     "name": "name", "role": "role", "cluster": "cluster", "selector": "selector", "gpu": "gpu",
@@ -185,6 +187,13 @@ class _Reader:
             self.fail(path, f"is too large (at most {MAX_COUNT})")
             return 0
         return value
+
+    def flag(self, data: Mapping, key: str, path: str) -> bool:
+        value = data.get(key)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        self.fail(path, f"must be true or false, not {_type_name(value)}")
+        return False
 
     def mapping(self, data: Mapping, key: str, path: str) -> Mapping:
         value = data.get(key)
@@ -345,6 +354,7 @@ def draft_from_mapping(data: Mapping) -> tuple[JobDraft, list[Finding]]:
         ssh_public_key=reader.text(data, "sshPublicKey", "sshPublicKey"),
         run_script=reader.text(data, "runScript", "runScript"),
         tensorboard_dir=reader.text(data, "tensorboardDir", "tensorboardDir"),
+        debuggable=reader.flag(data, "debuggable", "debuggable"),
         record=reader.record(data),
     )
     return draft, reader.findings
@@ -450,7 +460,8 @@ def draft_to_mapping(draft: JobDraft) -> dict:
     values = [("name", draft.name), ("displayName", draft.display_name), ("type", draft.type),
               ("header", draft.header), ("roles", [_role_to_dict(r) for r in draft.roles]),
               ("domain", draft.domain), ("sshPublicKey", draft.ssh_public_key), ("runScript", draft.run_script),
-              ("tensorboardDir", draft.tensorboard_dir), ("record", dict(draft.record))]
+              ("tensorboardDir", draft.tensorboard_dir), ("debuggable", draft.debuggable),
+              ("record", dict(draft.record))]
     return {key: value for key, value in values if value}
 
 

@@ -64,15 +64,20 @@ def _resources(role: RoleDraft) -> dict:
 
 
 def _task(draft: JobDraft, role: RoleDraft, is_head: bool, replicas: int) -> dict:
+    profiling = draft.debuggable and is_head
     container: dict[str, Any] = {"name": keys.MAIN_CONTAINER, "image": role.image,
                                  "env": [{"name": "RLARK_TASK_ROLE", "value": role.name}]
-                                 + [{"name": k, "value": v} for k, v in role.env.items()]}
+                                 + [{"name": k, "value": v} for k, v in role.env.items()
+                                    if not (profiling and k == keys.PROFILING_ENV)]
+                                 + ([{"name": keys.PROFILING_ENV, "value": "1"}] if profiling else [])}
     volumes = role_volumes(draft.name, role)
     if volumes:
         container["volumeMounts"] = [mount for _, _, mount in volumes]
     resources = _resources(role)
     if resources:
         container["resources"] = resources
+    if draft.debuggable:
+        container["securityContext"] = {"capabilities": {"add": [keys.PTRACE_CAPABILITY]}}
     pod_spec: dict[str, Any] = {"containers": [container]}
     if volumes:
         pod_spec["volumes"] = [volume for _, volume, _ in volumes]

@@ -82,6 +82,7 @@ def starter_draft(draft_type: str, *, name: str = "", image: str = "") -> str:
         "runScript: |   # REQUIRED: runs on the Header role after the Ray cluster check; put your command and config here",
         f"  {_RUN_SCRIPTS[draft_type]}",
         "# tensorboardDir: /ckpt/tb",
+        "# debuggable: true   # SYS_PTRACE on every container, Ray profiling on the Header: `rlark stacks` works",
         "record:   # launch record, kept with the Job for `rlark check` (empty values are left out)",
         '  runId: ""            # e.g. ppo-7',
         '  codeRef: ""          # full commit SHA of the code the image runs',

@@ -101,8 +101,21 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
     findings += _check_capacity(draft, matches)
     findings += _check_domain(draft, matches, domains)
     findings += _check_common(draft)
+    findings += _check_debuggable(draft)
     findings += _check_record(draft, matches)
     return ordered(findings)
+
+
+def _check_debuggable(draft: JobDraft) -> list[Finding]:
+    """A debuggable Job's Header role gets RAY_DASHBOARD_ENABLE_PROFILING=1, whatever its env says."""
+    header = draft.header_index()
+    if not draft.debuggable or header is None:
+        return []
+    value = draft.roles[header].env.get(keys.PROFILING_ENV)
+    if value is None or value == "1":
+        return []
+    return [warning(field_path(f"roles[{header}].env", keys.PROFILING_ENV),
+                    f"is {value!r} here, but a debuggable Job sets it to 1 on the Header role")]
 
 
 def _existing_names(existing_jobs: Iterable[Any]) -> set[str]:

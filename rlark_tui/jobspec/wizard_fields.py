@@ -28,6 +28,12 @@ PRESET_ROLES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "custom": (),
 })
 """W4 presets: the initial roles per job type (Custom starts with none)."""
+DEBUGGABLE_CHOICES = (("off", False), ("on: SYS_PTRACE and Ray profiling", True))
+DEBUGGABLE_HELP = (f"Debuggable (step 3, off by default): on, every container gets "
+                   f"securityContext.capabilities.add [{keys.PTRACE_CAPABILITY}] so py-spy in the Pod can read each "
+                   f"rank's stack, and the Header role gets {keys.PROFILING_ENV}=1 so Ray's dashboard takes them "
+                   "itself; `rlark stacks` and S on a stalled Job then show where every rank is. ptrace lets a "
+                   "process read other processes' memory in its container: leave it off unless you need stacks.")
 
 class FormError(ValueError):
     """A typed form value that cannot become a draft value; the message is shown beside the field."""
@@ -394,6 +400,9 @@ FIELDS: tuple[Field, ...] = (
     _record("stopCondition", "Stop condition", "when the run is to be stopped, e.g. after global step 1000 or 12 h"),
     _record("maxWaitSeconds", "Max wait (s)", "seconds the run check waits", count=True),
     _record("outputPath", "Output path", "checkpoint/output prefix on a storage mount"),
+    Field("debuggable", "Debuggable", 3, "select", read=lambda draft, role: draft.debuggable,
+          write=lambda draft, index, value: replace(draft, debuggable=bool(value)),
+          choices=lambda *_: list(DEBUGGABLE_CHOICES), heading="Debugging (stacks of a hung run)"),
 )
 BY_KEY: Mapping[str, Field] = MappingProxyType({f.key: f for f in FIELDS})
 SCRIPT_KEYS = tuple(f.key for f in FIELDS if f.kind in ("script", "lines"))

@@ -11,6 +11,7 @@ from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.render import role_matches
 from rlark_tui.jobspec.validate import role_clusters
+from rlark_tui.model.keys import PROFILING_ENV, PTRACE_CAPABILITY
 
 MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 Lines = dict[str, list[tuple[str, str]]]
@@ -72,6 +73,9 @@ def hints(draft: JobDraft, role_index: int, facts: wf.WizardFacts) -> dict[str, 
                            f"workers reach the head's Service only inside its own cluster")
     if facts.gateway_note and not facts.ssh_keys:
         shown["ssh-pick"] = facts.gateway_note
+    shown["debuggable"] = (f"adds {PTRACE_CAPABILITY} to every container and {PROFILING_ENV}=1 to the "
+                           "Header role, so stacks can be taken (? says more)" if draft.debuggable else
+                           "on lets rlark take every rank's stack (SYS_PTRACE, Ray profiling; ? says more)")
     return shown
 
 

@@ -230,6 +230,13 @@ class TaskSpec:
         return _NONE
 
     @property
+    def ptrace(self) -> bool:
+        """Every container of the Pod template adds SYS_PTRACE (a debuggable Job: py-spy may read its stacks)."""
+        containers = [c for c in _list(self.pod_spec.get("containers")) if isinstance(c, _MAPPING)]
+        return bool(containers) and all(
+            keys.PTRACE_CAPABILITY in _list(dig(c, "securityContext", "capabilities", "add")) for c in containers)
+
+    @property
     def has_main_container(self) -> bool:
         return bool(self.main_container)
 

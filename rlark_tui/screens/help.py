@@ -1,9 +1,12 @@
-"""The `?` help screen: the keys of the screen it was opened from, global keys and `:` commands.
+"""The `?` help screen: the keys of the screen it was opened from, global keys, `:` commands and what that screen
+explains besides its keys (its `help_notes`, e.g. the wizard's debuggable option).
 
 Built from the live bindings, so it never lists a key that does nothing (read-only hides mutations).
 """
 
 from __future__ import annotations
+
+import textwrap
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,15 +32,18 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Close")]
 
-    def __init__(self, title: str, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, title: str, keys: list[tuple[str, str]], notes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.title_text = title
         self.keys = keys
+        self.notes = notes
 
     def compose(self) -> ComposeResult:
         lines = [f"Keys — {self.title_text}", ""]
         width = max((len(k) for k, _ in self.keys), default=4) + 2
         lines += [f"  {key:<{width}}{description}" for key, description in self.keys]
+        for note in self.notes:
+            lines += ["", *textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="  ")]
         lines += ["", "Command mode (press :)", ""]
         lines += [f"  {command:<18}{description}" for command, description in COMMANDS_HELP]
         lines += ["", "ctrl+p opens the command palette; esc goes back; ctrl+q quits."]

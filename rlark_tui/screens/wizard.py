@@ -72,6 +72,8 @@ class WizardScreen(RlarkScreen):
     name is not counted as taken."""
 
     CSS_PATH = stylesheet("wizard.tcss")
+    help_notes = (wf.DEBUGGABLE_HELP,)
+    """What `?` explains besides the keys."""
     BINDINGS = [
         Binding("ctrl+n", "next", "Next"),
         Binding("ctrl+b", "back", "Back"),

@@ -29,7 +29,7 @@ def field_widget(field: wf.Field) -> Widget:
         return TextArea(id=wid, classes=f"wizard-{field.kind}", soft_wrap=False, compact=True,
                         placeholder=field.placeholder)
     if field.kind == "select":
-        static = field.choices(wf.WizardFacts(), JobDraft(), None) if field.key == "type" and field.choices else []
+        static = field.choices(wf.WizardFacts(), JobDraft(), None) if not field.placeholder and field.choices else []
         if not field.placeholder:
             return Select(static, allow_blank=False, value=static[0][1], id=wid, compact=True)
         return Select([], prompt=field.placeholder, id=wid, compact=True)

@@ -488,7 +488,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             grouped.items(), key=lambda item: item[0][0])]
         from rlark_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys))
+        self.push_screen(HelpScreen(getattr(screen, "crumb", "") or "rlark", keys, getattr(screen, "help_notes", ())))
 
     def run_command(self, text: str) -> None:
         """`:` command mode: jobs, nodes, clusters, workflows, storage, sshkeys, ns [NAME|all], ctx [NAME], q."""
