@@ -224,6 +224,9 @@ class JobInputs:
     known: frozenset[str] = frozenset()
     """Values masked in what the rules quote of the logs besides the Job's own secret-looking env values: those of
     the Secrets its Pods reference and its Ray token (cluster/secrets.py reads them)."""
+    stacks: str | None = None
+    """Where the ranks were when this stall began (telemetry.stacks.summary: the outliers line), or why no stack was
+    taken; None when none was asked for (the rounds take them once per stall: stall_key)."""
 
 
 @dataclass(frozen=True)
@@ -383,11 +386,26 @@ def _progress_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, now: fl
     limit = max(thresholds.stall_factor * (row.step_seconds or 0.0), thresholds.stall_min_seconds)
     age = now - row.at
     if age > limit:
+        stacks = f"; stacks: {inputs.stacks}" if inputs.stacks else ""
         add("progress-stalled", job.name,
-            f"no new progress row for {age:.0f} s (limit {limit:.0f} s) at step {row.step}/{row.total}",
+            f"no new progress row for {age:.0f} s (limit {limit:.0f} s) at step {row.step}/{row.total}{stacks}",
             _evidence((row.at, f"Global Step {row.step}/{row.total}"
-                       + (f", step time {row.step_seconds:.1f} s" if row.step_seconds else ""))),
+                       + (f", step time {row.step_seconds:.1f} s" if row.step_seconds else "") + stacks)),
             pod=inputs.header_pod)
+
+
+def stall_key(inputs: JobInputs) -> tuple | None:
+    """What names one stall of a Job (its uid, the last progress row's time and step), so that its stacks are
+    taken once; None when the Job has no progress row with a time."""
+    row = inputs.progress
+    if row is None or row.at is None:
+        return None
+    return Job(inputs.job).uid, row.at, row.step
+
+
+def stalled(evaluation: Evaluation) -> bool:
+    """The Job's findings hold a progress-stalled one."""
+    return any(finding.rule == "progress-stalled" for finding in evaluation.findings)
 
 
 BACKOFF = ("CrashLoopBackOff", "BackOff")
@@ -698,6 +716,8 @@ class Evaluated:
     restarts: Evaluation
     updates: Mapping[str, tuple[int, int, float]]
     wake_at: float = float("inf")
+    stall: tuple | None = None
+    """A progress-stalled finding's stall (stall_key) whose stacks are still to be taken, else None."""
 
 
 def wake_at(inputs: JobInputs, thresholds: Thresholds, updates: Mapping[str, tuple[int, int, float]],

@@ -15,7 +15,9 @@ Reads, each bounded and shared where another topic reads the same thing:
 - Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
   RAY_SECONDS per Job and one read per RAY_SPACING_SECONDS in all;
 - the acknowledgements file (acks.py), when it changed;
-- the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own.
+- the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own;
+- the stacks of a Job of at most STACKS_MAX_RANKS ranks once per stall (raydash.stacks.take), in the round that
+  first finds it progress-stalled, before the alert fires: its message and evidence quote the outliers line.
 The rules run again only for the Jobs whose inputs changed (their objects, their log's facts or progress, their
 data-plane pods, Ray, usage) or whose rules read the clock and reached their time (a stall, a restart's quiet time);
 a round in which nothing changed merges nothing and returns the published state itself (no new Snapshot).
@@ -36,8 +38,11 @@ from rlark_tui.alerting.rules import AlertsState, Evaluated, frozen
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
 from rlark_tui.cluster.secrets import job_secrets
+from rlark_tui.errors import RlarkError
 from rlark_tui.local import acks
-from rlark_tui.model.objects import Pod
+from rlark_tui.model.objects import Job, Pod
+from rlark_tui.raydash import stacks as raystacks
+from rlark_tui.telemetry.stacks import summary
 from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
@@ -72,6 +77,8 @@ RAY_SECONDS = 30.0
 RAY_SPACING_SECONDS = 4.0
 """One Ray read per this many seconds in all (0.25 per second), each Job at most once per RAY_SECONDS."""
 APP_SELECTOR = "app"
+STACKS_MAX_RANKS = 64
+"""A progress-stalled Job of at most this many ranks has its stacks taken once per stall (more: `rlark stacks`)."""
 
 
 def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
@@ -140,6 +147,8 @@ class _Scope:
     ack_file: acks.AckFile = field(default_factory=acks.AckFile)
     """The acknowledgements file as this scope last read it."""
     ray_at: float = float("-inf")
+    stacks: dict[str, tuple[tuple, str]] = field(default_factory=dict)
+    """Job -> (the stall its stacks were taken for: rules.stall_key, the outliers line or why none was taken)."""
     cache: dict[str, Evaluated] = field(default_factory=dict)
     objects: dict[str, tuple] = field(default_factory=dict)
     """Job -> its objects (the Job, Tasks and Pods) when last judged."""
@@ -260,6 +269,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         scope.log_read.pop(name, None)
         scope.read_as.pop(name, None)
         scope.objects.pop(name, None)
+        scope.stacks.pop(name, None)
     scope.dirty = {name for name in scope.dirty if name in jobs} | changed
     if now >= scope.next_wake:
         scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
@@ -271,15 +281,20 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
             time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
         scope.dirty.discard(name)
         scope.objects[name] = _objects(index, jobs[name], pods_of)
-        try:
-            evaluated = _judge(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
-        except rules.UNREADABLE as error:  # one hostile Job: marked, and every other Job is still judged
-            evaluated = rules.Evaluated(rules.unreadable(jobs[name], error), rules.Evaluation(), frozen())
+        evaluated = _judged(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
         kept = scope.cache.get(name)
         if kept is None or kept.found != evaluated.found or kept.restarts != evaluated.restarts \
                 or kept.updates != evaluated.updates:
             rejudged = True
         scope.cache[name] = evaluated
+    # a stall seen first: the Jobs' stacks (at once), then judged again so that the alert fires quoting them (not
+    # for an alert already firing: a new Reconciler goes on from the book)
+    stalls = [(name, stall) for name in judged if (stall := scope.cache[name].stall) is not None
+              and (name, "progress-stalled", name) not in scope.book.alerts]
+    for (name, stall), line in zip(stalls, parallel_map(lambda item: _stacks_line(access, jobs[item[0]]), stalls)):
+        scope.stacks[name] = (stall, line)
+        scope.cache[name] = _judged(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
+        rejudged = True
     if judged or now >= scope.next_wake:
         scope.next_wake = min((kept.wake_at for kept in scope.cache.values()), default=float("inf"))
     sources = rules.source_findings(snapshot.sources, thresholds)
@@ -444,9 +459,25 @@ def _objects(index, job, pods_of) -> tuple:
             None, *(pod.raw for pod in pods_of(job.name)))
 
 
+def _judged(access, index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
+    try:
+        return _judge(access, index, job, scope, planes, pods_of, thresholds, now)
+    except rules.UNREADABLE as error:  # one hostile Job: marked, and every other Job is still judged
+        return rules.Evaluated(rules.unreadable(job, error), rules.Evaluation(), frozen())
+
+
+def _stacks_line(access: ClusterAccess, job: Job) -> str:
+    """Where a stalled Job's ranks are (its outliers line), or why no stack was taken, in one line."""
+    try:
+        return summary(raystacks.take(access, job, max_ranks=STACKS_MAX_RANKS))
+    except RlarkError as exc:
+        return f"not taken ({str(exc).removeprefix('stacks: ')})"
+
+
 def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evaluated:
     """One Job's rules over what this round knows of it. When they would quote a log line, the values of the
-    Secrets the Job's Pods reference are masked in it (read then, cluster/secrets.py keeps them SECRET_TTL)."""
+    Secrets the Job's Pods reference are masked in it (read then, cluster/secrets.py keeps them SECRET_TTL). A
+    stall whose stacks were taken quotes them; one whose stacks were not is the judgement's `stall`."""
     name = job.name
     job_pods = pods_of(name)
     plane_sig = tuple(_plane_pod(planes, pod) for pod in job_pods)
@@ -473,9 +504,14 @@ def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evalu
         places = [(pod.namespace, _plane_namespace(real), real if isinstance(real, Mapping) else None)
                   for pod, real in zip(job_pods, plane_sig)]
         inputs = replace(inputs, known=job_secrets(access, job.raw, places).values)
+    stall = rules.stall_key(inputs)
+    taken = scope.stacks.get(name)
+    if stall is not None and taken is not None and taken[0] == stall:
+        inputs = replace(inputs, stacks=taken[1])
     found = rules.job_findings(inputs, thresholds, now)
     restart_eval, updates = rules.restart_findings(inputs, rules.RestartMemory(scope.restarts), now)
-    return Evaluated(found, restart_eval, frozen(updates), rules.wake_at(inputs, thresholds, updates, now))
+    return Evaluated(found, restart_eval, frozen(updates), rules.wake_at(inputs, thresholds, updates, now),
+                     stall if inputs.stacks is None and rules.stalled(found) else None)
 
 
 def _quotes_log(inputs: rules.JobInputs) -> bool:

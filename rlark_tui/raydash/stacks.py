@@ -38,9 +38,11 @@ def role_of(pod: Pod, job: Job) -> str:
     return task[len(job.name) + 1:] if task.startswith(job.name + "-") else task
 
 
-def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: bool = False) -> pure.Stacks:
+def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: bool = False,
+         max_ranks: int | None = None) -> pure.Stacks:
     """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given), cleaned and
-    with the Job's secret values masked (telemetry.stacks.masked): what the CLI prints and the TUI shows."""
+    with the Job's secret values masked (telemetry.stacks.masked): what the CLI prints and the TUI shows. With
+    `max_ranks`, a Job of more ranks is not dumped (StacksUnavailable)."""
     dashboard = access.ray_dashboard(job)
     if dashboard is None:
         raise StacksUnavailable(f"stacks: no way to the Ray dashboard of {job.name} (no Header role, or "
@@ -68,6 +70,9 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
             continue
         workers.append((pure.Worker(str(name or actor.get("actor_id") or pid), str(actor.get("class_name") or ""),
                                     pid, pod.pod_name if pod else "", (pod.node if pod else "") or ip), ip))
+    if max_ranks is not None and len(workers) > max_ranks:
+        raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `rlark stacks {job.name}` "
+                                "takes them")
     errors: list[pure.PodError] = []
     if profiling:
         dumped = _parallel(lambda item: _traceback(dashboard, *item), workers)

@@ -256,7 +256,10 @@ def summary(stacks: Stacks) -> str:
         top = stacks.groups[0]
         where = _short(str(top.frames[0])) if top.frames else "no Python frame"
         return f"all {top.count} ranks of {top.cls} are in {where}"
-    return "no stack could be taken"
+    if stacks.errors:
+        first = stacks.errors[0]
+        return f"no stack could be taken: {first.pod}: {first.reason}"
+    return "no live Ray worker"
 
 
 def to_json(stacks: Stacks) -> dict:

@@ -142,6 +142,24 @@ def test_progress_stalled_uses_max_of_factor_times_step_time_and_the_minimum():
     assert "progress-stalled" in [f.rule for f in A.job_findings(inputs(progress=row), small, at + 16).findings]
 
 
+def test_a_stall_quotes_where_its_ranks_are_and_is_named_by_its_last_row():
+    """The rounds take a stalled Job's stacks once per stall (flow/alertpoll.py): the stall is the Job's uid and its
+    last row, and the stall's finding quotes the outliers line in its message and its evidence."""
+    row = latest_progress(recorded("rlinf-crash.log")[:8])
+    line = "ActorGroup:2 is elsewhere: next_batch (loader.py:88); 3 ranks wait in allreduce"
+    stalled = inputs(progress=row, log=A.LogFacts(progressed=True), stacks=line)
+    found = A.job_findings(stalled, TH, row.at + 1000)
+    finding = next(f for f in found.findings if f.rule == "progress-stalled")
+    assert A.stalled(found) and finding.message.endswith(f"at step 1/{row.total}; stacks: {line}")
+    assert finding.evidence.endswith(f"step time 141.0 s; stacks: {line}")
+    plain = next(f for f in A.job_findings(inputs(progress=row), TH, row.at + 1000).findings
+                 if f.rule == "progress-stalled")
+    assert "stacks" not in plain.message and "stacks" not in plain.evidence
+    assert A.stall_key(stalled) == ("u-1", row.at, 1)
+    assert A.stall_key(inputs(progress=row, job=job(uid="u-2"))) != A.stall_key(stalled)
+    assert A.stall_key(inputs()) is None and not A.stalled(A.job_findings(stalled, TH, row.at + 1))
+
+
 def test_last_step_is_finished_whatever_the_phase_and_never_stalled():
     from rlark_tui.telemetry.progress import Progress
     row = Progress(40, 40, 100.0, 0, 3.0, T0)

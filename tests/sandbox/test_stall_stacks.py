@@ -1,0 +1,199 @@
+"""The progress-stalled alert takes the Job's stacks once per stall (issue 34 item 2) and quotes the outliers line in
+its message and evidence: what `rlark watch` prints, its webhooks post and `:alerts` lists. The Job, its Pods and
+its Header log are the sandbox's (real HTTPS, the real kubernetes client, the reconciler's alert rounds); its Ray
+dashboard is Ray's recorded answers for the hung demo run (tests/raydebug/data/hang: four ranks, rank 2 in
+next_batch) served over HTTP at the Job's configured Ray URL, profiling on, so `/worker/traceback` gives the dumps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import threading
+import time
+import urllib.parse
+import uuid
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from rlark_sandbox.demo_workload import metric_table
+from rlark_tui.alerting.thresholds import Thresholds
+from rlark_tui.model import keys
+from rlark_tui.model.objects import Job
+from rlark_tui.raydash import stacks as raystacks
+from rlark_tui.view.alerts import alert_rows
+from tests.raydebug.recorded import HANG
+from tests.sandbox.helpers import job, task
+
+CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "stall-stacks"
+TASK, POD, IP, NODE_ID = f"{JOB}-main", f"{JOB}-main-0", "10.77.0.7", "node-hang"
+OUTLIERS = "stacks: ActorGroup:2 is elsewhere: next_batch (demo_workload.py:"
+WAITING = "3 ranks wait in allreduce"
+
+
+class RecordedRay:
+    """Ray's dashboard as it answered for the hung run: the State API's actors, the node's IP, profiling on, each
+    rank's dump from `/worker/traceback`, one alive node. Counts what it was asked, by path."""
+
+    def __init__(self) -> None:
+        workers = json.loads((HANG / "workers.json").read_text())
+        self.actors = [{"name": w["name"], "class_name": w["class"], "state": "ALIVE", "pid": w["pid"],
+                        "node_id": NODE_ID, "actor_id": f"a{w['pid']}"} for w in workers]
+        self.asked: dict[str, int] = {}
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                url = urllib.parse.urlsplit(self.path)
+                outer.asked[url.path] = outer.asked.get(url.path, 0) + 1
+                query = dict(urllib.parse.parse_qsl(url.query))
+                if url.path == "/worker/traceback":
+                    self.answer((HANG / f"dump-{query['pid']}.txt").read_text(), "text/plain")
+                else:
+                    self.answer(json.dumps(outer.json(url.path)), "application/json")
+
+            def answer(self, text: str, kind: str) -> None:
+                body = text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def json(self, path: str) -> object:
+        answers = {
+            "/api/v0/actors": {"result": True, "data": {"result": {"result": self.actors}}},
+            "/nodes": {"result": True, "data": {"summary": [{"ip": IP, "raylet": {"nodeId": NODE_ID}}]}},
+            "/api/profiling_enabled": {"profiling_enabled": True},
+            "/api/v0/nodes": {"result": True, "data": {"result": {"num_filtered": 1, "result": []}}},
+            "/api/cluster_status": {"result": True, "data": {"clusterStatus": "1 node"}},
+            "/api/jobs/": [],
+        }
+        return answers.get(path, {})
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _table(step: int) -> str:
+    return metric_table(step, 20, step * 1.0, {"rollout/rewards": step / 10})
+
+
+@pytest.fixture(scope="module")
+def stalled(bare_sandbox):
+    """A Running Job whose Header log's last progress row (step 2 of 20, 1 s a step) is a minute old: stalled, with
+    the 14 s limit of `access` (longer than the 10 s between two reads of a Header log, so that a new row read
+    resolves the stall)."""
+    sb = bare_sandbox
+    spec = job(JOB, stopped=False)
+    spec["status"] = {"phase": "Running"}
+    sb.store.create("jobs", spec)
+    sb.store.create("tasks", task(TASK, CLUSTER, {keys.JOB_LABEL: JOB}))
+    uid = str(uuid.uuid4())
+    sb.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: TASK}},
+        "spec": {"taskName": TASK, "taskNamespace": CLUSTER, "podName": POD},
+        "status": {"phase": "Running", "ip": IP, "node": "gpu-a3"}})
+    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": POD, "namespace": NS, "labels": {"app": TASK}},
+                             "spec": {"nodeName": "gpu-a3", "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                             "status": {"phase": "Running", "containerStatuses": [
+                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
+    sb.logs.start_instance(CLUSTER, NS, POD, "main")
+    sb.logs.append(CLUSTER, NS, POD, "main", _table(1) + _table(2), when=datetime.now(UTC) - timedelta(seconds=60))
+    yield sb
+    sb.store.delete("pods", uid, CLUSTER)
+    sb.store.delete("pods", POD, NS, plane=CLUSTER)
+    sb.store.delete("tasks", TASK, CLUSTER)
+    sb.store.delete("jobs", JOB)
+
+
+@pytest.fixture
+def ray():
+    server = RecordedRay()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def access(stalled, ray):
+    from rlark_tui.cluster import ClusterAccess
+
+    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
+    access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
+                                        alerts=Thresholds(stall_min_seconds=14, stall_factor=1))
+    yield access
+    access.close()
+
+
+async def test_a_stall_fires_quoting_its_stacks_taken_once_and_again_for_the_next(stalled, ray, access):
+    from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.polls import RAY
+    from rlark_tui.flow.reconciler import Reconciler
+
+    reconciler = Reconciler(access)
+    running = asyncio.create_task(reconciler.run(lambda _published: None))
+
+    async def until(predicate, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, what
+            await asyncio.sleep(0.05)
+
+    def book():
+        state = reconciler.snapshot.alerts.get(ALL_KEY)
+        return state.book if state is not None else None
+
+    def taken() -> int:
+        return ray.asked.get("/api/v0/actors", 0)
+
+    try:
+        await until(lambda: any(p.get("spec", {}).get("podName") == POD for p in reconciler.snapshot.pods.values()),
+                    "the Header Pod CR in the Snapshot")
+        reconciler.subscribe(RAY, JOB)  # the Ray tab: every alert round judges the Job again
+        reconciler.subscribe(ALERTS, ALL_KEY)
+        await until(lambda: book() is not None and (JOB, "progress-stalled", JOB) in book().alerts,
+                    "the progress-stalled alert")
+        assert taken() == 1 and ray.asked["/worker/traceback"] == 4
+        alert = book().alerts[JOB, "progress-stalled", JOB]
+        assert OUTLIERS in alert.message and alert.message.endswith(WAITING)
+        assert alert.message.startswith("no new progress row for ") and "at step 2/20; stacks: " in alert.message
+        assert alert.evidence.endswith("Global Step 2/20, step time 1.0 s; " + alert.message.partition("; ")[2])
+        event = next(e for e in book().events if e.alert.key == alert.key and e.state == "firing")
+        assert OUTLIERS in event.line() and event.line().endswith(WAITING)          # rlark watch
+        assert OUTLIERS in event.record()["message"]                                # -o json, webhooks, --exec
+        rows, _ = alert_rows(reconciler.snapshot.alerts[ALL_KEY])                  # :alerts
+        assert any(OUTLIERS in row.cells[4] for row in rows if row.cells[3] == "progress-stalled")
+
+        # the run moves one step: the next Header read resolves the alert, whose stacks the rounds did not take again
+        # while they judged the stalled Job (every round: the Ray tab's reads); then it stalls again: a new alert,
+        # with the stacks of its own stall
+        ray_reads = ray.asked["/api/v0/nodes"]
+        stalled.logs.append(CLUSTER, NS, POD, "main", _table(3))
+        await until(lambda: (JOB, "progress-stalled", JOB) not in book().alerts, "the alert resolved", timeout=15)
+        assert taken() == 1 and ray.asked["/api/v0/nodes"] - ray_reads >= 3
+        await until(lambda: (JOB, "progress-stalled", JOB) in book().alerts, "the second stall's alert", timeout=25)
+        again = book().alerts[JOB, "progress-stalled", JOB]
+        assert taken() == 2 and "at step 3/20; " + OUTLIERS in again.message and again.fired_at > alert.fired_at
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(running, 10)
+
+
+def test_a_job_of_more_ranks_than_the_bound_is_not_dumped(stalled, ray, access):
+    with pytest.raises(raystacks.StacksUnavailable, match=r"^stacks: 4 ranks, more than 3; `rlark stacks "
+                                                           f"{JOB}` takes them$"):
+        raystacks.take(access, Job(access.job(JOB).raw), max_ranks=3)
+    assert "/worker/traceback" not in ray.asked
