@@ -20,6 +20,12 @@ RUN_SCRIPT_STARTED = "Executing run script..."
 NO_RUN_SCRIPT = "No run script provided, keeping cluster alive."
 CLUSTER_READY_RE = re.compile(r"Cluster is ready: (\d+) nodes available \(required: (\d+)\)\.")
 SAVING_CHECKPOINT_RE = re.compile(r"Saving checkpoint at step (\d+)\.")
+RESUMING_RE = re.compile(r"Resuming training from checkpoint directory (.+?)\.?\s*$")
+"""The embodied runners' resume line (rlinf-runtime.md §2.3); group 1 the directory."""
+GLOBAL_STEP_SET_RE = re.compile(r"Setting global step to (\d+)\b")
+"""The reasoning runners' resume line, after `Load from checkpoint folder: <dir>`; group 1 the step N."""
+PROGRESS_STEP_RE = re.compile(r"│ Global Step:\s*(\d+)/(\d+) │|Global Step:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+) \[")
+"""A progress row's step: the embodied metric table's Global Step row, or a redraw of the reasoning tqdm bar."""
 
 
 ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -188,6 +194,31 @@ def first_progress(lines: Sequence[str], pattern: str, start: int = 0, slow: pat
             numbers = [g for g in match.groups() if g is not None and g.isdigit()]
             if not numbers or int(numbers[0]) > 0:
                 return Hit(index + 1, segment)
+    return None
+
+
+def resume_line(lines: Sequence[str], start: int = 0) -> tuple[Hit, re.Match[str]] | None:
+    """The first resume line at or after index `start`: embodied `Resuming training from checkpoint directory
+    <dir>.` (RESUMING_RE) or reasoning `Setting global step to <N>` (GLOBAL_STEP_SET_RE)."""
+    for index in range(start, len(lines)):
+        match = RESUMING_RE.search(lines[index]) or GLOBAL_STEP_SET_RE.search(lines[index])
+        if match:
+            return Hit(index + 1, lines[index]), match
+    return None
+
+
+def first_step(lines: Sequence[str], start: int = 0, skip: int | None = None) -> tuple[Hit, int, str] | None:
+    """The first progress row at or after index `start`: its line, its step and the row's own text, its runs of
+    spaces made one (each `\\r` redraw of a tqdm bar counts alone); a row at step `skip` is passed over (a resumed tqdm bar first draws the
+    step it starts at)."""
+    for index in range(start, len(lines)):
+        for segment in lines[index].split("\r"):
+            match = PROGRESS_STEP_RE.search(segment)
+            if match is None:
+                continue
+            step = int(match.group(1) or match.group(3))
+            if step != skip:
+                return Hit(index + 1, lines[index]), step, " ".join(segment.split())
     return None
 
 

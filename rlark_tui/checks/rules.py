@@ -16,6 +16,7 @@ from rlark_tui.checks import logscan
 from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
 from rlark_tui.checks.refs import dig_path, show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
+from rlark_tui.jobspec.resume import OVERRIDE, resume_dir_of, resume_step
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task, TaskSpec, dig
 from rlark_tui.model.placement import matching_nodes, rank_start, task_namespace
@@ -872,8 +873,64 @@ def check_outputs(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatte
         if failure:
             row.evidence.append(_log(log, failure[0]))
             row.fail("the workload reports a failure", "progress")
+    _check_resume(row, facts, log, started)
     _check_output_files(row, evidence, facts, log)
     return row.build(evidence)
+
+
+def _check_resume(row: _Row, facts: _Facts, log: PodLog | None, started: logscan.Hit | None) -> None:
+    """When the Header's run command passes `runner.resume_dir` (rlinf-runtime.md §3.3): the log shows RLinf's
+    resume line (`Resuming training from checkpoint directory <dir>.` or `Setting global step to N`) and the
+    first progress row after it is N+1; otherwise a fail quoting the line seen."""
+    tasks = dig(facts.job.raw, "spec", "tasks")
+    heads = [(i, t) for i, t in enumerate(tasks) if TaskSpec(t).head] if isinstance(tasks, list) else []
+    script = TaskSpec(heads[0][1]).run_script if heads else ""
+    resume_dir = resume_dir_of(script)
+    if resume_dir is None:
+        return
+    expected = resume_step(resume_dir)
+    row.evidence.append(_obj(_ref("Job", facts.job.raw), f"spec.tasks[{heads[0][0]}].runScript", script))
+    if expected is None and resume_dir != "auto":
+        row.fail(f"{OVERRIDE}={resume_dir} is not a global_step_<N> directory: RLinf takes N from the text after "
+                 "global_step_", "progress")
+        return
+    if log is None or started is None:
+        row.late(facts.late, f"no run script output yet to confirm the resume from {resume_dir} in", "progress")
+        return
+    said = logscan.resume_line(log.lines, started.line)
+    if said is None:
+        seen = logscan.first_step(log.lines, started.line)
+        if seen is None:
+            row.late(facts.late, f"no resume line for {resume_dir} yet", "progress")
+            return
+        row.evidence.append(_log(log, seen[0]))
+        row.fail(f"{OVERRIDE} is set but RLinf printed no 'Resuming training from checkpoint directory …' or "
+                 f"'Setting global step to N' before its first progress row: {show('', seen[2])}", "progress")
+        return
+    hit, match = said
+    row.evidence.append(_log(log, hit))
+    if match.re is logscan.GLOBAL_STEP_SET_RE:
+        step = int(match.group(1))
+        if expected is not None and step != expected:
+            row.fail(f"resumed at the wrong step: {OVERRIDE} names step {expected}, the log says: "
+                     f"{show('', hit.text.strip())}", "progress")
+            return
+    else:
+        step = expected if expected is not None else 0
+        if match.group(1).rstrip("/") != resume_dir.rstrip("/") and resume_dir != "auto":
+            row.fail(f"resumed from another directory than {OVERRIDE}={resume_dir}: {show('', hit.text.strip())}",
+                     "progress")
+            return
+    seen = logscan.first_step(log.lines, hit.line, skip=step)
+    if seen is None:
+        row.late(facts.late, f"resumed from step {step}; no progress row after it yet", "progress")
+        return
+    row.evidence.append(_log(log, seen[0]))
+    if seen[1] != step + 1:
+        row.fail(f"resumed from step {step} but the first progress row after it is step {seen[1]}, not "
+                 f"{step + 1}: {show('', seen[2])}", "progress")
+        return
+    row.notes.append(f"resume confirmed: from step {step}, the first progress row is step {step + 1}")
 
 
 def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog | None) -> None:

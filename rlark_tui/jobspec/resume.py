@@ -50,6 +50,18 @@ def with_resume_dir(run_script: str, resume_dir: str) -> str:
     raise ValueError("the Header role has no run command to pass runner.resume_dir to")
 
 
+def resume_dir_of(run_script: str) -> str | None:
+    """The `runner.resume_dir` a run command passes (unquoted as the shell would), or None when it passes none."""
+    match = _EXISTING.search(run_script)
+    if match is None:
+        return None
+    try:
+        words = shlex.split(match.group(0))
+    except ValueError:
+        return None
+    return words[0].partition("=")[2] if len(words) == 1 else None
+
+
 def resume_step(resume_dir: str) -> int | None:
     """N of a `…/global_step_<N>` directory, as RLinf parses it (the text after `global_step_`)."""
     digits = resume_dir.rstrip("/").rpartition("global_step_")[2]

@@ -207,6 +207,27 @@ def _secret_in_log():
     return fx.with_log(fx.healthy(), "demo-ppo-actor-0", lines)
 
 
+RESUME_DIR = "/out/ppo-demo-1/ppo-demo/checkpoints/global_step_2"
+
+
+def _tables(first: int, last: int) -> list[str]:
+    return [line for step in range(first, last + 1) for line in fx.metric_table(
+        step, 10, 1.2 * (step - 2), {"rollout/rewards": step / 10}, start_step=2).splitlines()]
+
+
+def _resumed(extra: list[str], resume_dir: str = RESUME_DIR, **changes):
+    """A Job whose Header run command passes runner.resume_dir, its log the start-up then `extra`."""
+    job = _job_with(lambda j: j["spec"]["tasks"][0].update(
+        runScript=j["spec"]["tasks"][0]["runScript"] + f" runner.resume_dir={resume_dir}"))
+    evidence = fx.healthy(job=job, tasks=fx.tasks(job), submitted_spec=copy.deepcopy(job["spec"]), **changes)
+    return fx.with_log(evidence, "demo-ppo-actor-0", fx.head_lines(steps=0) + extra)
+
+
+EMBODIED_RESUME = f"[INFO 12:00:42 RLinf] Resuming training from checkpoint directory {RESUME_DIR}."
+REASONING_RESUME = ["Size of train dataloader: 10", f"Load from checkpoint folder: {RESUME_DIR}",
+                    "Setting global step to 2"]
+
+
 def _extra_pod():
     pods = fx.pods() + (json.loads(json.dumps(fx.pods()[1]).replace("uid-rollout", "uid-rollout-b")
                                    .replace("rollout-0", "rollout-1")),)
@@ -281,6 +302,17 @@ SCENARIOS = {
     "FailedMount on a Pod": (_event_on_running("FailedMount", "MountVolume.SetUp failed for volume \"out\""),
                              [P, F, P, P, P, F], "pods"),
     "Unhealthy Pod": (_event_on_running("Unhealthy", "Liveness probe failed"), [P, F, P, P, P, F], "pods"),
+    "resumed, embodied": (_resumed([EMBODIED_RESUME] + _tables(3, 4)), [P] * 6, None),
+    "resumed, reasoning": (_resumed(REASONING_RESUME + [
+        "Global Step:  20%|██        | 2/10 [00:00<?, ?it/s]", "Global Step:  30%|███       | 3/10 "
+        "[00:05<00:35,  5.00s/it, step_time=5.0]"], launch_record=REASONING), [P] * 6, None),
+    "resume dir set, run started from scratch": (_resumed(_tables(1, 2)), [P, P, P, P, F, F], "progress"),
+    "resumed at another step": (_resumed(REASONING_RESUME[:2] + ["Setting global step to 3"] + _tables(4, 4)),
+                                [P, P, P, P, F, F], "progress"),
+    "resume line, then step 1": (_resumed([EMBODIED_RESUME] + _tables(1, 1)), [P, P, P, P, F, F], "progress"),
+    "resume line, no progress yet": (_resumed([EMBODIED_RESUME]), [P, P, P, P, W, W], None),
+    "resume dir not a global_step_N": (_resumed(_tables(3, 3), resume_dir="/out/ppo-demo-1/latest"),
+                                       [P, P, P, P, F, F], "progress"),
 }
 
 
