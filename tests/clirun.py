@@ -21,5 +21,6 @@ def cli_runner(kubeconfig, capsys):
     def run(*argv: str) -> Result:
         code = main(["--kubeconfig", str(kubeconfig), *argv])
         captured = capsys.readouterr()
+        assert "rlark: crashed" not in captured.err, captured.err  # a bug, whatever the test goes on to assert
         return Result(code, captured.out, captured.err)
     return run

@@ -16,11 +16,14 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests marked `ray` form one xdist group, so they share one worker and its one Ray sandbox. With workers
     (the default, `-n 3` in pyproject.toml) they come first: that worker runs the long Ray chain while the others
     share every other test. In one process (`-n 0`) they come last, so Ray starts only when such a test is
-    selected and its processes share the cores with nothing but Ray tests. The order is otherwise stable."""
+    selected and its processes share the cores with nothing but Ray tests. The order is otherwise stable. It runs
+first: xdist's worker reads the group markers in its own hook, which runs before this one when pytest is given paths
+(this conftest is then loaded before xdist's worker plugin), and two workers would each start a Ray sandbox."""
     parallel = hasattr(config, "workerinput")
     items.sort(key=lambda item: (item.get_closest_marker("ray") is not None) != parallel)
     for item in items:
@@ -63,9 +66,15 @@ def faults(sandbox):
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """No user config file, a private state dir, and no stray kubeconfig from the environment."""
+def env(tmp_path, monkeypatch, request):
+    """No user config file, a private state dir, and no stray kubeconfig from the environment. A crash report
+    written there (rlark's one line for a bug, local/crash.py) fails the test, unless it is marked
+    `writes_crash_report`: every crash an in-process command or the TUI hits is found, whatever the test asserts."""
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "config.yaml"))
     monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("KUBECONFIG", raising=False)
-    return tmp_path
+    yield tmp_path
+    reports = tmp_path / "state" / "crashes"
+    if reports.is_dir() and request.node.get_closest_marker("writes_crash_report") is None:
+        written = sorted(reports.iterdir())
+        assert not written, f"rlark crashed during the test:\n{written[0].read_text()[:4000] if written else ''}"

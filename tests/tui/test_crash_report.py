@@ -97,6 +97,7 @@ def test_a_crash_in_tmux_says_one_line_and_writes_a_masked_private_report(secret
     assert "ValueError: cannot use ***; WANDB_API_KEY=***" in report
 
 
+@pytest.mark.writes_crash_report
 def test_the_report_masks_chained_messages_and_cuts_the_line(env):
     try:
         try:
