@@ -2,7 +2,7 @@
 link has to carry.
 
 - `terminal_idle_bytes_per_min`: bytes per minute while nothing changes, 100 Jobs with a Running Pod each in
-  view (a 200x110 terminal), created two hours ago (ages move once a minute); measured over 60 s (quick: 15 s)
+  view (a 200x110 terminal), created two hours ago (ages move once a minute); measured over 60 s (quick: 6 s)
   after the list settled.
 - `terminal_key_bytes`: median bytes written in answer to one `j` (cursor down) on that list, 20 presses (5 quick).
 - `terminal_log_frames_per_s` and `terminal_log_bytes_per_s`: while the log pane follows 10 Pods writing 2,000
@@ -42,8 +42,8 @@ def _list(workdir: Path, quick: bool) -> dict[str, float]:
         app = PtyApp(["--kubeconfig", str(sandbox.kubeconfig)], workdir, size=SIZE)
         try:
             app.wait_for(rb"scale-%05d" % (JOBS - 1), 120)
-            _quiet(app, 5.0, 40.0)  # the header has its connection states, and the list its first rows
-            seconds = 15.0 if quick else 60.0
+            _quiet(app, *((2.0, 20.0) if quick else (5.0, 40.0)))  # the header's connection states, the first rows
+            seconds = 6.0 if quick else 60.0
             before = app.written
             app.drain(seconds)
             idle = (app.written - before) * 60 / seconds
