@@ -139,6 +139,7 @@ COMMAND_SCRIPT = textwrap.dedent("""\
 """)
 
 
+@pytest.mark.writes_crash_report
 def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, tmp_path):
     """A bug in a headless command (outside Textual's handler) ends as the TUI's does: one line, exit 1, and the
     masked 0600 report, not a Python traceback with the token in its message."""
