@@ -160,32 +160,48 @@ def resolved_config(args: argparse.Namespace, num_nodes: int) -> dict:
     }
 
 
+STATE_BYTES = 4096
+"""The optimizer-and-RNG state each shard carries besides the weights, so a checkpoint is a few KB as RLinf's
+are big: enough for sizes to show."""
+
+
 def write_checkpoint(output: Path, step: int, weights: list[float]) -> Path:
     """RLinf's FSDP checkpoint layout: `<log_path>/<experiment>/checkpoints/global_step_<N>/actor/` with
-    `dcp_checkpoint/*.distcp` (+ `.metadata`) and `model_state_dict/full_weights.pt`."""
+    `dcp_checkpoint/*.distcp` (+ `.metadata`) and `model_state_dict/full_weights.pt`, a few KB each."""
     actor = output / EXPERIMENT / "checkpoints" / f"global_step_{step}" / "actor"
     (actor / "dcp_checkpoint").mkdir(parents=True, exist_ok=True)
     (actor / "model_state_dict").mkdir(parents=True, exist_ok=True)
-    payload = json.dumps({"step": step, "weights": weights}).encode()
+    state = hashlib.sha256(f"state-{step}".encode()).hexdigest() * (STATE_BYTES // 64)
+    payload = json.dumps({"step": step, "weights": weights, "state": state}).encode()
     (actor / "dcp_checkpoint" / "__0_0.distcp").write_bytes(payload)
     (actor / "dcp_checkpoint" / ".metadata").write_text(json.dumps(
         {"step": step, "sha256": hashlib.sha256(payload).hexdigest(), "keys": ["fsdp_checkpoint.model"]}))
-    (actor / "model_state_dict" / "full_weights.pt").write_bytes(payload)
+    (actor / "model_state_dict" / "full_weights.pt").write_bytes(json.dumps({"weights": weights}).encode())
     return actor
 
 
-def resume(resume_dir: str) -> tuple[int, list[float]]:
-    """EmbodiedRunner's resume (rlinf-runtime.md §3.3): say so, require `<resume_dir>/actor`, load its weights,
-    and take the global step from the text after `global_step_`."""
-    _log("INFO", f"Resuming training from checkpoint directory {resume_dir}.")
+def resume(resume_dir: str, reasoning: bool = False) -> tuple[int, list[float]]:
+    """RLinf's resume (rlinf-runtime.md §2.3, §3.3): the embodied runners say `Resuming training from checkpoint
+    directory <dir>.`, the reasoning ones `Load from checkpoint folder: <dir>` then `Setting global step to <N>`;
+    `<resume_dir>/actor` is required, its weights loaded as DCP loads them (at least one `*.distcp` and the
+    `.metadata` DCP reads first), and the global step is the text after `global_step_`."""
+    step = int(resume_dir.rstrip("/").rpartition("global_step_")[2])
+    if reasoning:
+        print(f"Load from checkpoint folder: {resume_dir}", flush=True)
+        print(f"Setting global step to {step}", flush=True)
+    else:
+        _log("INFO", f"Resuming training from checkpoint directory {resume_dir}.")
     actor = Path(resume_dir) / "actor"
     if not actor.is_dir():
         raise SystemExit(f"AssertionError: resume_dir {actor} does not exist.")
     shards = sorted((actor / "dcp_checkpoint").glob("*.distcp"))
     if not shards:
         raise SystemExit(f"FileNotFoundError: no *.distcp file in {actor / 'dcp_checkpoint'}")
+    metadata = actor / "dcp_checkpoint" / ".metadata"
+    if not metadata.is_file():
+        raise SystemExit(f"FileNotFoundError: [Errno 2] No such file or directory: '{metadata}'")
     weights = json.loads(shards[0].read_text())["weights"]
-    return int(resume_dir.rstrip("/").rpartition("global_step_")[2]), weights
+    return step, weights
 
 
 def _event_writer(logdir: Path):
@@ -323,8 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     events = _event_writer(output / "tensorboard")
     weights = [0.0] * 8
     start_step = 0
+    if args.reasoning:
+        print(f"Size of train dataloader: {args.steps}", flush=True)
     if args.resume_dir:
-        start_step, weights = resume(args.resume_dir)
+        start_step, weights = resume(args.resume_dir, reasoning=args.reasoning)
+    elif args.reasoning:
+        print("Training from scratch", flush=True)
     bar = tqdm_bar(args.steps, initial=start_step) if args.reasoning else None
     started = time.monotonic()
     for step in range(start_step + 1, args.steps + 1):

@@ -45,6 +45,18 @@ def test_demo_workload_resumes_at_the_step_after_the_checkpoint(tmp_path, capsys
     assert (row.step, row.total) == (21, 40)
     with pytest.raises(SystemExit, match="does not exist"):
         resume(str(tmp_path / "global_step_99"))
+    sizes = [f.stat().st_size for f in actor.rglob("*") if f.is_file()]
+    assert len(sizes) == 3 and sum(sizes) > 4096, "a few KB, with the three files §3.2 names"
+
+
+def test_demo_workload_resumes_as_the_reasoning_runners_say_and_fails_late_on_an_incomplete_one(tmp_path, capsys):
+    actor = write_checkpoint(tmp_path, 30, [0.25] * 8)
+    assert resume(str(actor.parent), reasoning=True)[0] == 30
+    assert capsys.readouterr().out.splitlines() == [f"Load from checkpoint folder: {actor.parent}",
+                                                    "Setting global step to 30"]
+    (actor / "dcp_checkpoint" / ".metadata").unlink()
+    with pytest.raises(SystemExit, match=r"FileNotFoundError: \[Errno 2\] No such file or directory: .*\.metadata"):
+        resume(str(actor.parent))
 
 
 def test_resume_sets_the_override_refuses_incomplete_and_readonly(listed, sandbox, capsys):  # noqa: F811
