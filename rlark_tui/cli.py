@@ -77,11 +77,15 @@ def _join_contexts(args: argparse.Namespace) -> None:
         del args.contexts_after
 
 
+def _several(args: argparse.Namespace) -> bool:
+    """Whether the flags name several contexts."""
+    return len(set(getattr(args, "contexts", None) or ())) > 1 or bool(getattr(args, "all_contexts", False))
+
+
 def _several_contexts(args: argparse.Namespace) -> None:
     """Only the TUI and MULTI_CONTEXT read several contexts: another command given two is a usage error."""
-    several = len(set(getattr(args, "contexts", None) or ())) > 1 or getattr(args, "all_contexts", False)
     command = getattr(args, "command", None)
-    if several and command is not None and command not in MULTI_CONTEXT:
+    if _several(args) and command is not None and command not in MULTI_CONTEXT:
         raise UsageError(f"rlark {command} reads one context: give --context once "
                          f"({', '.join(sorted(MULTI_CONTEXT))} and the TUI take several, and --all-contexts)")
 
@@ -215,7 +219,7 @@ def _open_tui(args: argparse.Namespace):
     from rlark_tui.cluster.lean import FirstList
 
     pause_collector()
-    first = FirstList.start(args)
+    first = None if _several(args) else FirstList.start(args)  # several contexts: each reconciler lists its own
     try:
         from rlark_tui.tui.app import run_tui
     except BaseException:

@@ -128,6 +128,28 @@ class OpenWizard(Message):
 
 
 @message
+class ContextSnapshot(Message):
+    """Several contexts: a new Snapshot and index of one of them (the focused one's is shown as SnapshotChanged's
+    is; the others' feed the merged job list and the header)."""
+
+    context: str
+    snapshot: Snapshot
+    index: SnapshotIndex
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer Snapshot of the same context waiting in the queue supersedes this one."""
+        return isinstance(message, ContextSnapshot) and message.context == self.context
+
+
+@message
+class FocusContext(Message):
+    """Several contexts: what comes next (open a Job, its logs, an action) goes to this context's Job, through
+    that context's own ClusterAccess."""
+
+    context: str
+
+
+@message
 class ContextChanged(Message):
     """The app now shows another kubeconfig context: screens forget what they showed of the previous one."""
 

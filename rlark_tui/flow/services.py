@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.logs import LogFollower
     from rlark_tui.flow.reconciler import Reconciler
+    from rlark_tui.view.contexts import ContextState
     from rlark_tui.view.index import SnapshotIndex
 
 
@@ -37,6 +38,35 @@ class AppState:
         self.marked: list[str] = []
         """Jobs marked in the job list (`space`), in marking order: compare (#16) and diff (#20) read them."""
         self._access = access
+        self.contexts: dict[str, SnapshotIndex | None] = {}
+        """With several contexts (`--context A --context B`, `--all-contexts`): each one's latest index, in order
+        (empty with one context). The focused one's is also `index`."""
+        self.context_errors: dict[str, str] = {}
+        """The contexts that could not be opened at all, and why."""
+        from rlark_tui.view.contexts import MergedRows
+        self.merged = MergedRows()
+        """The job list's rows over every context (`merged.rows`, by `JobRow.key`)."""
+
+    @property
+    def several(self) -> bool:
+        """Whether the app shows several contexts at once."""
+        return bool(self.contexts or self.context_errors)
+
+    def context_index(self, context: str, index: SnapshotIndex) -> None:
+        """The app applied a new index of `context`: the merged rows follow."""
+        self.contexts[context] = index
+        self.merged.update(self.contexts)
+
+    def context_states(self) -> list[ContextState]:
+        """Each context's connection state, for the header (none with one context)."""
+        from rlark_tui.view.contexts import context_state
+        names = list(dict.fromkeys([*self.contexts, *self.context_errors]))
+        return [context_state(name, self.contexts.get(name), self.context_errors.get(name, "")) for name in names]
+
+    def focus(self, access: ClusterAccess) -> None:
+        """Several contexts: the Job screens, actions and reads now go to `access`'s context (its index kept)."""
+        self._access = access
+        self.index = self.contexts.get(access.context)
 
     def connect(self, access: ClusterAccess) -> None:
         """The app switched to `access` (a new context): no index until its first Snapshot."""
@@ -71,9 +101,11 @@ class Intents:
 
     def attach(self, reconciler: Reconciler | None) -> None:
         """Serve the subscriptions from `reconciler` from now on, and follow logs on its cluster (None: no cluster,
-        nothing is read)."""
-        self._reconciler = reconciler
+        nothing is read); the previous reconciler, when it goes on (another context's), reads them no more."""
+        previous, self._reconciler = self._reconciler, reconciler
         for topic, key in self._counts:
+            if previous is not None and previous is not reconciler:
+                previous.unsubscribe(topic, key)
             if reconciler is not None:
                 reconciler.subscribe(topic, key, detail=(topic, key) in self._detailed)
 

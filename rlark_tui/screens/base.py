@@ -129,7 +129,7 @@ class RlarkScreen(Screen):
             context=state.context, namespace=state.namespace,
             sources=dict(snapshot.sources) if snapshot is not None else {},
             readonly=state.readonly, waiting=snapshot is None, crumb=self.crumb,
-            alerts=alert_counts(state.index))
+            alerts=alert_counts(state.index), contexts=tuple(state.context_states()))
 
     def mutation_of(self, key: str) -> str | None:
         """The MUTATIONS action this screen binds to `key` (None: the key changes nothing here)."""

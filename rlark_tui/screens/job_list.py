@@ -27,6 +27,7 @@ from rlark_tui.flow.messages import (
     ContextChanged,
     DeleteJob,
     EditJob,
+    FocusContext,
     OpenCheck,
     OpenCompare,
     OpenDiff,
@@ -41,7 +42,8 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.usage import percent_cell
-from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex
+from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex, row_key
+from rlark_tui.view.jobs import context_cell
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -58,8 +60,10 @@ COLUMNS = (
     Column("progress", "PROGRESS"),
     Column("age", "AGE"),
 )
-CLOCK_CELLS = len(COLUMNS) - 2
-"""PROGRESS and AGE: the cells that change with the clock alone (an ETA, `(stale)`, an age)."""
+CONTEXT_COLUMNS = (Column("context", "CONTEXT"), *COLUMNS)
+"""The columns of a list of several contexts (`--context A --context B`, `--all-contexts`)."""
+CLOCK_CELLS = 2
+"""PROGRESS and AGE, the last cells: those that change with the clock alone (an ETA, `(stale)`, an age)."""
 MARK = "● "
 CLOCK_SECONDS = 0.5
 """How often the clock cells (PROGRESS, AGE) of the rows in view are brought up to date."""
@@ -110,7 +114,8 @@ class JobListScreen(RlarkScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, JobRow] = {}
-        """The rows of the latest index given (the index's own mapping)."""
+        """The rows of the latest index given (the index's own mapping), by JobRow.key; with several contexts,
+        the merged rows of all of them (AppState.merged)."""
         self._seen = 0
         """Serial of that index."""
         self._table_rows: dict[str, tuple[JobRow, tuple[str, str], Row]] = {}
@@ -126,7 +131,7 @@ class JobListScreen(RlarkScreen):
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
-        yield JobTable(COLUMNS, id="job-table")
+        yield JobTable(CONTEXT_COLUMNS if self.state.several else COLUMNS, id="job-table")
         yield Static("", id="job-list-message", markup=False)
 
     @property
@@ -152,9 +157,10 @@ class JobListScreen(RlarkScreen):
         """Only the Jobs the index names as changed are looked at (all of them after a relist). While another
         screen covers this one, the rows are kept up to date but the table waits: repainting a hidden table
         makes Textual repaint those regions of the screen on top (a log pane at 20,000 lines/s)."""
-        changed = index.rows_changed_since(self._seen) if self._seen else None
+        several = self.state.several
+        changed = index.rows_changed_since(self._seen) if self._seen and not several else None
         self._seen = index.serial
-        self.rows = index.rows
+        self.rows = self.state.merged.rows if several else index.rows
         if changed is None or self._pending is None:
             self._pending = None
         else:
@@ -177,7 +183,7 @@ class JobListScreen(RlarkScreen):
         if self._settle is None:
             self._follow_screen()
         wanted = self.state.wanted_job
-        if wanted is not None and self.table.select_key(wanted):
+        if wanted is not None and self.table.select_key(self._key(wanted)):
             self.state.wanted_job = None
 
     def on_context_changed(self, _message: ContextChanged) -> None:
@@ -193,6 +199,10 @@ class JobListScreen(RlarkScreen):
 
     def _theme_changed(self, _theme) -> None:
         """The phase colours are baked into the cells: build every row again in the new theme's colours."""
+        self.repaint()
+
+    def repaint(self) -> None:
+        """Build every row again (a new theme; another context focused, whose marks the rows show)."""
         self._table_rows.clear()
         self._pending = None
         if self.state.index is not None:
@@ -202,15 +212,16 @@ class JobListScreen(RlarkScreen):
         """The table row of a JobRow; reused as long as the JobRow and its clock-driven texts are unchanged (a new
         age alone only replaces the clock cells)."""
         clock = (row.progress_text(now.timestamp()), row.age(now))
-        cached = self._table_rows.get(row.name)
+        key = row.key
+        cached = self._table_rows.get(key)
         if cached is not None and cached[0] is row:
             if cached[1] == clock:
                 return cached[2]
             old = cached[2]
-            table_row = Row(old.key, old.cells[:CLOCK_CELLS] + clock, old.sort_values, old.search)
+            table_row = Row(old.key, old.cells[:-CLOCK_CELLS] + clock, old.sort_values, old.search)
         else:
-            table_row = Row(row.name, self._cells(row, clock), self._sort_values(row), row.search_fields())
-        self._table_rows[row.name] = (row, clock, table_row)
+            table_row = Row(key, self._cells(row, clock), self._sort_values(row), row.search_fields())
+        self._table_rows[key] = (row, clock, table_row)
         return table_row
 
     def _cells(self, row: JobRow, clock: tuple[str, str]) -> tuple:
@@ -219,16 +230,16 @@ class JobListScreen(RlarkScreen):
                  if lowered in PHASES else "")
         phase = Text(row.phase, style=style)
         name: str | Text = row.name
-        if row.name in self.state.marked:
+        if row.name in self.state.marked and row.context in ("", self.state.context):
             name = Text(MARK + row.name, style=self.table.get_component_rich_style("job-table--marked",
                                                                                    partial=True))
-        return (name, row.display_name, row.job_type, phase, row.roles, row.pods, percent_cell(row.gpu_percent),
+        first = (context_cell(row.context), name) if self.state.several else (name,)
+        return (*first, row.display_name, row.job_type, phase, row.roles, row.pods, percent_cell(row.gpu_percent),
                 row.header_node, row.reason_cell, *clock)
 
-    @staticmethod
-    def _sort_values(row: JobRow) -> tuple:
+    def _sort_values(self, row: JobRow) -> tuple:
         created = row.created_at
-        return (row.name, row.display_name, row.job_type, row.phase, row.roles,
+        return ((row.context,) if self.state.several else ()) + (row.name, row.display_name, row.job_type, row.phase, row.roles,
                 (row.pods_running, row.pods_expected), -1.0 if row.gpu_percent is None else row.gpu_percent,
                 row.header_node, None, None,
                 -created.timestamp() if created else None)
@@ -264,8 +275,9 @@ class JobListScreen(RlarkScreen):
             self._settle = None
         if shown is None:
             shown = self.app.screen is self
-        phases = {name: row.phase for name in self.table.visible_keys
-                  if (row := self.rows.get(name)) is not None} if shown else {}
+        focused = ("", self.state.context)  # the reads go to the focused context's reconciler
+        phases = {row.name: row.phase for key in self.table.visible_keys
+                  if (row := self.rows.get(key)) is not None and row.context in focused} if shown else {}
         for topic, wanted in ((PROGRESS, {name for name, phase in phases.items() if phase == "Running"}),
                               (HEALTH, {name for name, phase in phases.items() if phase in UNSETTLED})):
             watched = self._watched[topic]
@@ -316,11 +328,27 @@ class JobListScreen(RlarkScreen):
             message.set_class(bool(text), "-shown")
 
     # ---- keys ------------------------------------------------------------------------------
+    def _key(self, name: str) -> str:
+        """The row key of Job `name` of the focused context."""
+        return row_key(self.state.context, name) if self.state.several else name
+
+    def _marked(self) -> list[str]:
+        """The marked Jobs listed here (of the focused context)."""
+        return [name for name in self.state.marked if self._key(name) in self.rows]
+
     @property
     def selected_job(self) -> str | None:
-        return self.table.selected_key
+        key = self.table.selected_key
+        row = self.rows.get(key) if key is not None else None
+        return row.name if row is not None else key
 
     def _need_job(self) -> str | None:
+        """The Job under the cursor; with several contexts its context is focused first, so what is posted next
+        goes to that Job's own context."""
+        key = self.table.selected_key
+        row = self.rows.get(key) if key is not None else None
+        if row is not None and row.context and row.context != self.state.context:
+            self.post_message(FocusContext(row.context))
         name = self.selected_job
         if name is None:
             self.notify("No Job selected", severity="warning")
@@ -349,14 +377,14 @@ class JobListScreen(RlarkScreen):
     def refusal(self, key: str) -> str | None:
         """With Jobs marked, the bulk keys would have acted on all of them."""
         action = self.mutation_of(key)
-        marked = [name for name in self.state.marked if name in self.rows]
+        marked = self._marked()
         if marked and action in ("stop_start", "delete", "restart"):
             return f"{self.JOB_VERBS[action]} {len(marked)} marked jobs"
         return super().refusal(key)
 
     def _bulk(self, verb: str) -> bool:
         """With Jobs marked, `s`, `R` and `ctrl+d` act on all of them (k9s's marks): True when posted."""
-        marked = [name for name in self.state.marked if name in self.rows]
+        marked = self._marked()
         if marked:
             self.post_message(BulkAction(verb, marked))
         return bool(marked)
@@ -391,7 +419,14 @@ class JobListScreen(RlarkScreen):
             self.post_message(OpenTunnels(name))
 
     def action_mark(self) -> None:
-        """k9s's space: mark or unmark the Job under the cursor, then move down."""
+        """k9s's space: mark or unmark the Job under the cursor, then move down. Marks are of one context: on a
+        row of another one, that context is focused (the marks cleared) and space marks from then on."""
+        key = self.table.selected_key
+        row = self.rows.get(key) if key is not None else None
+        if row is not None and row.context and row.context != self.state.context:
+            self.post_message(FocusContext(row.context))
+            self.notify(f"marks are of one context: {row.context} now, space marks", timeout=3)
+            return
         name = self._need_job()
         if not name:
             return
@@ -405,14 +440,15 @@ class JobListScreen(RlarkScreen):
 
     def show_marks(self, names: list[str]) -> None:
         """Paint the mark of these Jobs again (after `space`, or a bulk action unmarked the ones it did)."""
-        for name in names:
-            self._table_rows.pop(name, None)
+        keys = [self._key(name) for name in names]
+        for key in keys:
+            self._table_rows.pop(key, None)
         now = datetime.now(UTC)
-        self.table.update([self._table_row(self.rows[name], now) for name in names if name in self.rows])
+        self.table.update([self._table_row(self.rows[key], now) for key in keys if key in self.rows])
 
     def action_metrics(self) -> None:
         """Compare the marked Jobs' curves; with none marked, the Metrics tab of the Job under the cursor."""
-        marked = [name for name in self.state.marked if name in self.rows]
+        marked = self._marked()
         if marked:
             self.post_message(OpenCompare(marked))
         else:
@@ -420,8 +456,8 @@ class JobListScreen(RlarkScreen):
 
     def action_diff(self) -> None:
         """What changed between the two marked Jobs, or the one marked Job and the Job under the cursor."""
-        marked = [name for name in self.state.marked if name in self.rows]
-        current = self.table.selected_key
+        marked = self._marked()
+        current = self.selected_job
         if len(marked) == 1 and current and current != marked[0]:
             marked.append(current)
         if len(marked) != 2:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from functools import partial
 from typing import TYPE_CHECKING
@@ -111,7 +111,11 @@ class RlarkCommands(Provider):
 
 
 class RlarkApp(AppWork, ConsoleViews, App[int]):
-    """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app)."""
+    """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app). `contexts`:
+    several control planes at once, each context's own ClusterAccess (or why it could not be opened), in the
+    list's order; `access` is the one focused first. One reconciler per context feeds the merged job list; the
+    focused context's index is what the Job screens show, and its access, Actions and subscriptions are what
+    they use: opening or acting on a Job of another context focuses that context first (FocusContext)."""
 
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("screens.tcss"), stylesheet("metrics.tcss")]
     TITLE = "rlark"
@@ -128,7 +132,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     ]
 
     def __init__(self, access: ClusterAccess | None = None, readonly: bool = False, no_color: bool = False,
-                 theme: str = "") -> None:
+                 theme: str = "", contexts: Mapping[str, ClusterAccess | str] | None = None) -> None:
         # no colour: Textual drops every colour (its NoColor filter) when NO_COLOR is set and ANSI colours are
         # native; states still read by their words and symbols, and the selection by its reverse video (app.tcss)
         super().__init__(ansi_color=True if no_color else None)
@@ -142,12 +146,22 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
         self.state = AppState(readonly, access)
         """What screens read (rlark_tui.flow.services)."""
+        self.members: dict[str, tuple[ClusterAccess, Reconciler | None]] = {}
+        """With several contexts: each opened context's access and reconciler (the focused one's is `reconciler`)."""
+        for name, opened in (contexts or {}).items():
+            if isinstance(opened, str):
+                self.state.context_errors[name] = opened
+            else:
+                self.members[name] = (opened, None)
+                self.state.contexts[name] = None
         self.intents = Intents()
         """What screens do besides posting messages: subscriptions, reads now, the log follower."""
         self.tunnels: dict = {}
         """(job, target) -> cluster.tunnel.Tunnel opened by `F`, open until the app exits."""
-        self._alerts_seen: object = None
-        self._alert_seq = 0
+        self._alerts_seen: dict[str, object] = {}
+        self._alert_seq: dict[str, int] = {}
+        self._alert_counts: dict[str, dict[str, int]] = {}
+        """Per context ("" with one): the last alert book seen, its last event and its firing counts."""
         self._unshown_alerts: list[alert_rules.Alert] = []
         self._alert_toast_until = float("-inf")
         self._alert_toast_due = False
@@ -204,7 +218,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.push_screen(JobListScreen())
         self.intents.subscribe(ALERTS, ALL_KEY)
         self.intents.subscribe(USAGE, ALL_KEY)
-        if self.access is not None:
+        if self.members:
+            for name in self.members:
+                self._start_member(name)
+        elif self.access is not None:
             self._start_reconciler(self.access)
 
     # ---- snapshots -------------------------------------------------------------------------------
@@ -214,6 +231,74 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
+
+    def _start_member(self, name: str, start: SnapshotIndex | None = None) -> None:
+        """One context's reconciler, among several; the focused one's serves the screens' subscriptions. Each
+        evaluates the alert rules of its own Jobs (:alerts and the toasts cover every context)."""
+        access, _old = self.members[name]
+        reconciler = Reconciler(access, start=start)
+        self.members[name] = (access, reconciler)
+        if access is self.access:
+            self.reconciler = reconciler
+            self.intents.attach(reconciler)
+        reconciler.subscribe(ALERTS, ALL_KEY)
+        self.run_worker(reconciler.run(partial(self._published_in, name)), name=f"reconciler {name}",
+                        group="reconciler", exit_on_error=False)
+
+    def _published_in(self, context: str, published) -> None:
+        self.post_message(messages.ContextSnapshot(context, published.snapshot, published.index))
+
+    def on_context_snapshot(self, message: messages.ContextSnapshot) -> None:
+        """A new index of one of several contexts: the merged list and the header follow; the focused context's
+        is shown on every screen."""
+        self.state.context_index(message.context, message.index)
+        if message.context == self.state.context:
+            self.apply_snapshot(message.snapshot, message.index)
+            resume_collector()
+        else:
+            self._new_alerts(message.snapshot, message.context)
+            self._show_merged()
+
+    def _show_merged(self) -> None:
+        """The job list and every header after another context changed (the focused index is the same)."""
+        if not self.is_running:
+            return
+        for screen in self.screen_stack:
+            if not (isinstance(screen, RlarkScreen) and screen.ready):
+                continue
+            if isinstance(screen, JobListScreen) and self.state.index is not None:
+                screen.show_snapshot(self.state.index)
+            else:
+                screen.update_header()
+
+    def on_focus_context(self, message: messages.FocusContext) -> None:
+        self._focus(message.context)
+
+    def _focus(self, name: str) -> None:
+        """Several contexts: the Job screens, actions, logs, execs and checks go to `name`'s own ClusterAccess from
+        now on (its credentials, the read-only setting with its own Actions); the marks of the previous one go."""
+        member = self.members.get(name)
+        if member is None:
+            why = self.state.context_errors.get(name, "not one of the contexts shown")
+            self.notify(f"context {name}: {why}", severity="error")
+            return
+        access, reconciler = member
+        if access is self.access:
+            return
+        self.access, self.reconciler = access, reconciler
+        self.actions = Actions(access, readonly=self.readonly)
+        self.state.focus(access)
+        self.state.marked.clear()
+        self.intents.attach(reconciler)
+        for _access, other in self.members.values():  # attach took the shared reads off the previous one
+            if other is not None:
+                other.subscribe(ALERTS, ALL_KEY)
+        for screen in self.screen_stack:
+            if isinstance(screen, JobListScreen) and screen.ready:
+                screen.repaint()
+        if self.state.index is not None:
+            self.apply_snapshot(self.state.index.snapshot, self.state.index)
+        self._show_merged()
 
     def _published(self, published) -> None:
         """The reconciler's new Snapshot and index, as a message (a newer one waiting supersedes it)."""
@@ -259,17 +344,20 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         config = getattr(self.access, "config", None)
         return getattr(config, "alerts", None) or Thresholds()
 
-    def _new_alerts(self, snapshot: Snapshot) -> None:
+    def _new_alerts(self, snapshot: Snapshot, context: str | None = None) -> None:
         """A new warning or critical alert raises a toast and rings the bell (`alerts.bell`), optionally with an
-        OSC 9 / OSC 777 desktop notification (`alerts.notify`); the counts go to the state dir for `rlark status`."""
+        OSC 9 / OSC 777 desktop notification (`alerts.notify`); the counts go to the state dir for `rlark status`
+        (summed over the contexts when there are several). `context`: whose Snapshot (the focused one's)."""
+        context = self.state.context if context is None and self.members else context or ""
         state = snapshot.alerts.get(ALL_KEY)
-        if not isinstance(state, alert_rules.AlertsState) or state is self._alerts_seen:
+        if not isinstance(state, alert_rules.AlertsState) or state is self._alerts_seen.get(context):
             return
-        self._alerts_seen = state
+        self._alerts_seen[context] = state
         book = state.book
-        new = [event for event in book.events_after(self._alert_seq) if event.state == alert_rules.FIRING
+        new = [event for event in book.events_after(self._alert_seq.get(context, 0))
+               if event.state == alert_rules.FIRING
                and event.alert.severity in (alert_rules.CRITICAL, alert_rules.WARNING)]
-        self._alert_seq = book.seq
+        self._alert_seq[context] = book.seq
         if new:
             self._unshown_alerts += [event.alert for event in new]
             self._toast_alerts()
@@ -279,7 +367,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if new and thresholds.notify:
             self._desktop_notify(f"rlark: {new[0].alert.job or new[0].alert.object} {new[0].alert.rule}"
                                  + (f" (+{len(new) - 1})" if len(new) > 1 else ""))
-        self._write_summary(book.counts())
+        self._alert_counts[context] = book.counts()
+        summed: dict[str, int] = {}
+        for counts in self._alert_counts.values():
+            for key, value in counts.items():
+                summed[key] = summed.get(key, 0) + value
+        self._write_summary(summed)
 
     def _toast_alerts(self) -> None:
         """At most one alert toast on screen, so that alerts never crowd out the user's own messages: the new alerts
@@ -331,6 +424,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify("not connected to a cluster: nothing to refresh", severity="warning")
             return
         self.workers.cancel_group(self, "reconciler")
+        if self.members:
+            for name, (_access, reconciler) in list(self.members.items()):
+                self._start_member(name, start=reconciler.index if reconciler is not None else None)
+            self.notify("Listing everything again from every context…", timeout=2)
+            return
         self._start_reconciler(self.access, start=self.reconciler.index if self.reconciler is not None else None)
         self.notify("Listing everything again from the control plane…", timeout=2)
 
@@ -546,7 +644,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
                 screen.update_header()
 
     def _command_ctx(self, args: list[str]) -> None:
-        contexts = sorted(getattr(getattr(self.access, "kubeconfig", None), "contexts", {}) or [])
+        contexts = list(self.members) or sorted(getattr(getattr(self.access, "kubeconfig", None), "contexts", {})
+                                                or [])
         if not contexts:
             self.notify("no kubeconfig contexts known", severity="warning")
         elif args:
@@ -559,6 +658,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def _switch_context(self, name: str | None) -> None:
         if name is None or name == self.state.context:
+            return
+        if self.members:
+            self._focus(name)
             return
         access = self.access
         if access is None or access.kubeconfig is None or name not in access.kubeconfig.contexts:
@@ -833,14 +935,40 @@ def run_tui(args, first_list=None) -> int:
     plain = no_color(args)
     if plain:  # Textual reads it; so do the Pod shell and $EDITOR the TUI hands the terminal to
         os.environ["NO_COLOR"] = "1"
-    access = ClusterAccess.from_args(args)
-    access.first_list = first_list
+    contexts = _open_contexts(args)
+    if contexts is None:
+        access = ClusterAccess.from_args(args)
+        access.first_list = first_list
+    else:
+        access = next(opened for opened in contexts.values() if not isinstance(opened, str))
     theme = getattr(args, "theme", None) or access.config.theme
-    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme)
+    app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme,
+                   contexts=contexts)
     try:
         app.run(mouse=not getattr(args, "no_mouse", False))
     finally:
-        access.close()
+        for opened in (contexts or {access.context: access}).values():
+            if not isinstance(opened, str):
+                opened.close()
         if app.crash_line:
             print(app.crash_line, file=sys.stderr)
     return app.return_code or 0
+
+
+def _open_contexts(args) -> dict[str, ClusterAccess | str] | None:
+    """With several contexts (`--context A --context B`, `--all-contexts`): each one's ClusterAccess, opened in
+    parallel (cluster/contexts.py), or why it could not be; None for one context. None of them opening is an
+    error of its own, naming each."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.contexts import chosen, deadline, fan_out, narrowed
+
+    names = chosen(args)
+    if names is None:
+        return None
+    outcomes = fan_out(names, lambda name: ClusterAccess.from_args(narrowed(args, name)), deadline(args))
+    opened: dict[str, ClusterAccess | str] = {o.context: o.value if o.value is not None else o.error
+                                             for o in outcomes}
+    if all(isinstance(value, str) for value in opened.values()):
+        raise RlarkError("no context could be opened: " + "; ".join(f"context {name}: {why}"
+                                                                     for name, why in opened.items()))
+    return opened

@@ -364,6 +364,13 @@ class JobRow:
     """The mark and rule of the Job's most severe firing alert (`✗ run-crashed`, `+N` when more fire)."""
     gpu_percent: float | None = None
     """The mean utilisation over the Job's GPUs (None: no GPU numbers)."""
+    context: str = ""
+    """The kubeconfig context of the Job in a list of several contexts (view.contexts.merged_rows); "" for one."""
+
+    @property
+    def key(self) -> str:
+        """The row's key in the list: the Job name, and in a list of several contexts also its context."""
+        return row_key(self.context, self.name)
 
     @property
     def pods(self) -> str:
@@ -382,7 +389,13 @@ class JobRow:
 
     def search_fields(self) -> tuple[str, ...]:
         """What the `/` filter matches against, field by field (so `^` and `$` anchor to a field)."""
-        return (self.name, self.display_name, self.job_type, self.phase, self.roles, self.header_node)
+        fields = (self.name, self.display_name, self.job_type, self.phase, self.roles, self.header_node)
+        return (self.context, *fields) if self.context else fields
+
+
+def row_key(context: str, name: str) -> str:
+    """A job list row's key: the Job name; with a context, `name@context` (no Job name holds an `@`)."""
+    return f"{name}@{context}" if context else name
 
 
 def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None = None) -> int:

@@ -16,8 +16,11 @@ from textual.widget import Widget
 
 from rlark_tui.alerting.rules import MARKS
 from rlark_tui.flow.snapshot import SourceState
+from rlark_tui.view.contexts import ContextState
 
 _STATUS_MARK = MappingProxyType({"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"})
+_CONTEXT_STATUS = MappingProxyType({"connected": "connected", "connecting": "stale", "unreachable": "disconnected"})
+"""A context's state -> the source status whose mark and colour it shows in."""
 _URL = re.compile(r" at https?://\S*?(?=[:;,)]?(?:\s|$))")
 
 
@@ -46,19 +49,21 @@ class StatusHeader(Widget):
         self.sources: Mapping[str, SourceState] = {}
         self.waiting = True
         self.alerts: Mapping[str, int] | None = None
+        self.contexts: tuple[ContextState, ...] = ()
 
     def update_state(self, *, context: str, namespace: str, sources: Mapping[str, SourceState],
                      readonly: bool, waiting: bool, crumb: str | None = None,
-                     alerts: Mapping[str, int] | None = None) -> None:
+                     alerts: Mapping[str, int] | None = None, contexts: tuple[ContextState, ...] = ()) -> None:
         """`alerts`: firing alerts per severity (critical, warning, info); None before the first evaluation.
+        `contexts`: with several contexts, each one's connection state (`context` is the focused one).
         The line is drawn again only when one of them changed (every Snapshot, up to 30 a second, updates it)."""
         crumb = self.crumb if crumb is None else crumb
-        state = (context, namespace, sources, readonly, waiting, crumb, alerts)
+        state = (context, namespace, sources, readonly, waiting, crumb, alerts, contexts)
         if state == (self.context, self.namespace, self.sources, self.readonly, self.waiting, self.crumb,
-                     self.alerts):
+                     self.alerts, self.contexts):
             return
         (self.context, self.namespace, self.sources, self.readonly, self.waiting, self.crumb,
-         self.alerts) = state
+         self.alerts, self.contexts) = state
         self.refresh()
 
     def summary(self) -> str:
@@ -73,6 +78,13 @@ class StatusHeader(Widget):
             text.append(f" {self.crumb} ")
         text.append(" ctx ", style("status-header--context"))
         text.append(self.context or "(default)")
+        if self.contexts:
+            text.append("  │ contexts")
+        for shown in self.contexts:
+            status = _CONTEXT_STATUS.get(shown.status, "disconnected")
+            text.append(f" {_STATUS_MARK[status]} {shown.context} {shown.status}", style(f"status-header--{status}"))
+            if shown.reason:
+                text.append(f" ({short_reason(shown.reason)})")
         if self.namespace:
             text.append(f"  ns {self.namespace}")
         if self.readonly:

@@ -3,6 +3,8 @@ kubeconfig files listed in KUBECONFIG under the contexts `site-a` and `site-b`; 
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import yaml
 
@@ -91,3 +93,65 @@ def test_a_stopped_sandbox_is_reported_and_the_other_lists(two_sites, capsys):
         assert {row[0] for row in rows(answer.out)[1:]} == {"site-a"}
     finally:
         site_b.start()
+
+
+def header(app) -> str:
+    from rlark_tui.widgets.status_header import StatusHeader
+    return app.screen.query_one(StatusHeader).summary()
+
+
+def listed(app) -> dict[str, list[str]]:
+    """The job list's rows by key, as their cells' text."""
+    from rlark_tui.screens.job_list import JobListScreen
+    screen = app.screen
+    if not isinstance(screen, JobListScreen):
+        return {}
+    table = screen.table
+    rows = [[str(getattr(cell, "plain", cell)) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+    return {f"{row[1]}@{row[0]}": row for row in rows}
+
+
+async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites):
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.errors import NotFound
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.screens.job_detail import JobDetailScreen
+    from rlark_tui.tui.app import RlarkApp
+    from tests.pilot import wait_for
+
+    _site_a, site_b = two_sites
+    contexts = {name: ClusterAccess.open(None, name) for name in ("site-a", "site-b")}
+    app = RlarkApp(contexts["site-a"], contexts={**contexts, "gone": "context 'gone' is not in the kubeconfig"})
+    body = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": "ctx-live"},
+            "spec": {"tasks": [{"name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+                                "runScript": "echo run", "kubernetes": {"workload": {
+                                    "kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [
+                                        {"name": "main", "image": "registry.example.com/rlinf:invalid"}]}}}}}]}}
+    stopped = False
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_for(pilot, lambda: {"demo-ppo@site-a", "demo-ppo@site-b"} <= set(listed(app)),
+                           what="demo-ppo of both contexts", show=lambda a: str(listed(a)))
+            screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+            assert [line.split()[:2] for line in screen.splitlines() if "CONTEXT" in line] == [["CONTEXT", "NAME"]]
+            await wait_for(pilot, lambda: "● site-a connected ● site-b connected ○ gone unreachable" in header(app),
+                           what="each context's state", show=header)
+            assert app.screen.table.select_key("demo-ppo@site-b")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), what="the job detail")
+            assert app.access is contexts["site-b"] and app.state.context == "site-b"
+            await pilot.press("escape")
+            site_b.stop()
+            stopped = True
+            await wait_for(pilot, lambda: "○ site-b unreachable" in header(app), timeout=10, what="site-b unreachable",
+                           show=header)
+            contexts["site-a"].create(JOBS, body)
+            await wait_for(pilot, lambda: "ctx-live@site-a" in listed(app), timeout=10, what="a new site-a Job")
+            assert "demo-ppo@site-b" in listed(app)
+    finally:
+        if stopped:
+            site_b.start()
+        with contextlib.suppress(NotFound):
+            contexts["site-a"].delete(JOBS, "ctx-live")
+        for access in contexts.values():
+            access.close()
