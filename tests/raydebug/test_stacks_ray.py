@@ -1,10 +1,13 @@
 """issue 34's first Done-when on real Ray: four `ActorGroup:<r>` ranks hang, rank 2 elsewhere (the demo workload's
 `hang:2` fault); `rlark stacks` names it and its frame with profiling off (py-spy in the Pod, also under
---readonly)."""
+--readonly), and so does the progress-stalled alert of the alert rounds (item 2)."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
+import time
 
 import pytest
 
@@ -46,3 +49,33 @@ def test_stacks_names_the_rank_that_never_reaches_the_collective(hung, capsys):
     text = rlark("stacks", HANG)
     assert "ActorGroup:2 is elsewhere: next_batch (demo_workload.py:" in text.out
     assert "3 ranks wait in allreduce" in text.out
+
+
+async def test_the_stall_alert_names_the_rank_that_never_reaches_the_collective(hung):
+    from rlark_tui.alerting.thresholds import Thresholds
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow.alertpoll import ALERTS
+    from rlark_tui.flow.reconciler import Reconciler
+
+    access = ClusterAccess.open(str(hung.kubeconfig), hung.context)
+    access.config = dataclasses.replace(access.config, alerts=Thresholds(stall_min_seconds=5, stall_factor=1))
+    reconciler = Reconciler(access)
+    running = asyncio.create_task(reconciler.run(lambda _published: None))
+
+    def alert():
+        state = reconciler.snapshot.alerts.get(HANG)
+        return state.book.alerts.get((HANG, "progress-stalled", HANG)) if state is not None else None
+
+    try:
+        reconciler.subscribe(ALERTS, HANG)
+        deadline = time.monotonic() + 240
+        while alert() is None:
+            assert time.monotonic() < deadline, "no progress-stalled alert"
+            await asyncio.sleep(0.1)
+        message = alert().message
+        assert "at step 1/50; stacks: ActorGroup:2 is elsewhere: next_batch (demo_workload.py:" in message, message
+        assert message.endswith("3 ranks wait in allreduce"), message
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(running, 10)
+        access.close()
