@@ -18,7 +18,6 @@ from typing import Any
 
 from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodLog, RayStatus, RunEvidence
 from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
-from rlark_tui.checks.rules import under
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
 from rlark_tui.cluster.http import outside
@@ -29,6 +28,7 @@ from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
+from rlark_tui.model.storage import mount_over
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.text.redact import KnownSecrets
 from rlark_tui.text.sinks import file_name
@@ -197,14 +197,10 @@ def output_source(job: Job, tasks: list[dict[str, Any]], pods: list[dict[str, An
     """Where the run's output path lives (pure): ("storage", class, cluster, mount target) when a role mounts
     object storage over it, else ("pod", cluster, pod name, pod namespace) for a Running Pod (the Header's first)
     to read it in; None when there is no such Pod."""
-    namespaces = {Task(t).name: Task(t).namespace for t in tasks}
+    mount = mount_over(job, {Task(t).name: Task(t).namespace for t in tasks}, location)
+    if mount is not None:
+        return "storage", mount.storage_class, mount.cluster, mount.target
     specs = sorted(job.tasks, key=lambda spec: not spec.head)
-    for spec in specs:
-        for mount in spec.mounts:
-            if mount["type"] == "storage" and mount["target"].startswith("/") and under(location, mount["target"]):
-                storage_class = spec.pvc_storage_map.get(mount["source"]) or "default"
-                cluster = namespaces.get(job.task_name(spec), "")
-                return "storage", storage_class, cluster.removeprefix(keys.CLUSTER_NAMESPACE_PREFIX), mount["target"]
     order = {job.task_name(spec): index for index, spec in enumerate(specs)}
     running = sorted((Pod(p) for p in pods if Pod(p).phase == "Running"),
                      key=lambda p: (order.get(p.task_name, len(order)), p.ordinal or 0, p.pod_name))

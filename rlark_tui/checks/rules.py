@@ -21,6 +21,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task, TaskSpec, dig
 from rlark_tui.model.placement import matching_nodes, rank_start, task_namespace
 from rlark_tui.model.podstate import FAILURE_EVENTS
+from rlark_tui.model.storage import under
 from rlark_tui.text import patterns
 
 JOB_OWNER = "the Job's owner"
@@ -718,12 +719,6 @@ def _check_reported_nodes(row: _Row, facts: _Facts, log: PodLog, after: int) -> 
     if reported != pods:
         row.fail(f"the application reports {reported} nodes, the Job has {pods} Pods", "app")
     return 1
-
-
-def under(path: str, prefix: str) -> bool:
-    """`path` is `prefix` or below it, on path-segment boundaries (`/out/run-1` is not under `/out/run`)."""
-    path, prefix = path.rstrip("/"), prefix.rstrip("/")
-    return path == prefix or path.startswith(prefix + "/")
 
 
 def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:

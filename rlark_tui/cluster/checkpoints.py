@@ -1,8 +1,9 @@
 """Reading a Job's RLinf checkpoints (issue 35 item 3), the one read `rlark checkpoints`, `rlark resume`, `rlark top
 job` and the TUI's Checkpoints tab share: the resolved config RLinf printed at the start of the Header Pod's log
-(where the checkpoints go, the component placement), then the fixed read-only `list-files` of that location in the
-Header Pod (so `--readonly` allows it). I/O only; the rows are telemetry/checkpoints.py. Every failure is a one-line
-CheckpointsUnavailable (an RlarkError).
+(where the checkpoints go, the component placement), then the listing of that location: through the gateway's
+storage routes (`GET .../list`, as `rlark storage ls -r`) when one of the Job's object-storage mounts covers it,
+else the fixed read-only `list-files` in the Header Pod (either way `--readonly` allows it). I/O only; the rows are
+telemetry/checkpoints.py. Every failure is a one-line CheckpointsUnavailable (an RlarkError).
 """
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ from typing import TYPE_CHECKING, Any
 from rlark_tui.checks import logscan
 from rlark_tui.checks.probe import parse_listing
 from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.metrics import Header, MetricsUnavailable, find_header
 from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.errors import RlarkError
+from rlark_tui.model import storage as st
+from rlark_tui.model.objects import Job, Task
+from rlark_tui.model.timefmt import parse_time
 from rlark_tui.telemetry.checkpoints import CheckpointRead, Location, checkpoints, location
+from rlark_tui.text.sanitize import clean
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -61,6 +67,43 @@ def listing(access: ClusterAccess, header: Header, where: Location) -> list[tupl
     return [(f.path, f.size, f.mtime.timestamp()) for f in parse_listing(result.stdout)]
 
 
+STORAGE_PAGE_KEYS = 1000
+"""Objects asked for per page of a storage listing."""
+
+
+def storage_listing(access: ClusterAccess, mount: st.StorageMount, where: Location) -> list[tuple[str, int, float]]:
+    """(path in the Pods, size, mtime) of every object below `where` in the object storage `mount` backs, read
+    through the gateway's storage routes page by page."""
+    prefix = mount.key(where.path)
+    prefix = prefix + "/" if prefix else ""
+
+    def fetch(marker: str) -> st.Page:
+        return st.parse_page(access.storage_list(mount.storage_class, mount.cluster, prefix, delimiter="",
+                                                 marker=marker, max_keys=STORAGE_PAGE_KEYS), prefix)
+    files = []
+    try:
+        for page in st.pages(fetch, f"checkpoints: listing {mount.storage_class}:{prefix}"):
+            for entry in page.entries:
+                at = parse_time(entry.modified)
+                if not entry.folder and entry.size is not None and at is not None:
+                    files.append((mount.path(entry.key), entry.size, at.timestamp()))
+    except (ApiError, Unreachable) as exc:
+        raise CheckpointsUnavailable(f"checkpoints: listing {where.path} in object storage "
+                                     f"{mount.storage_class}/{mount.cluster} through the gateway: {exc}") from exc
+    except st.ListingBound as exc:
+        raise CheckpointsUnavailable(str(exc)) from None
+    return files
+
+
+def storage_mount(access: ClusterAccess, job: str, where: Location) -> st.StorageMount | None:
+    """The Job's object-storage mount over the checkpoint location (None: the location is not in object storage)."""
+    try:
+        tasks = access.job_tasks(job)
+        return st.mount_over(Job(access.get(JOBS, job)), {Task(t).name: Task(t).namespace for t in tasks}, where.path)
+    except (ApiError, Unreachable) as exc:
+        raise CheckpointsUnavailable(f"checkpoints: reading job {job}'s mounts: {exc}") from exc
+
+
 def placement(config: dict[str, Any]) -> object:
     """RLinf's `cluster.component_placement` of a resolved config (None when it has none)."""
     cluster = config.get("cluster")
@@ -80,5 +123,9 @@ def read_checkpoints(access: ClusterAccess, job: str, what: str = "checkpoints")
         raise CheckpointsUnavailable(f"{what}: the resolved config of {job} names no checkpoint location "
                                      "(runner.logger.log_path and experiment_name, or runner.output_dir and "
                                      "runner.experiment_name)")
-    return CheckpointRead(job, where, header.pod, tuple(checkpoints(where, listing(access, header, where))),
-                          placement(config))
+    mount = storage_mount(access, job, where)
+    if mount is None:
+        return CheckpointRead(job, where, header.pod, tuple(checkpoints(where, listing(access, header, where))),
+                              placement(config))
+    return CheckpointRead(job, where, header.pod, tuple(checkpoints(where, storage_listing(access, mount, where))),
+                          placement(config), clean(f"{mount.storage_class}/{mount.cluster}"))

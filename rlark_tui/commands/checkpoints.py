@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps(to_json(args.job, read.where, list(read.found))))
         return 0
-    print(f"location: {read.where.path} ({read.where.family}, in Pod {read.pod})")
+    print(f"location: {read.where.path} ({read.where.family}, {read.listed_in})")
     if not read.found:
         print("no checkpoints yet")
         return 0

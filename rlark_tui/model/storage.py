@@ -1,5 +1,6 @@
 """Object storage as the console's Storage page sees it (gateway storage file API, rlark-platform.md §5): the
-`CLASS:KEY` / `CLASS[/PREFIX]` arguments, listing pages turned into rows, and where a downloaded key may land.
+`CLASS:KEY` / `CLASS[/PREFIX]` arguments, listing pages turned into rows, where a downloaded key may land, and which
+object-storage mount of a Job covers a path its Pods write (`mount_over`: the run check's outputs, the checkpoints).
 
 Pure. Keys and sizes come from the cluster: every string is sanitised for the terminal, and a key only becomes a
 local path through `local_target`, which refuses anything that would leave the chosen directory.
@@ -8,11 +9,13 @@ local path through `local_target`, which refuses anything that would leave the c
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.model import keys
+from rlark_tui.model.objects import Job
 from rlark_tui.text.sanitize import clean
 
 CLASS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -63,6 +66,45 @@ def check_key(key: str, *, required: bool = True) -> None:
         raise UsageError(f"object key longer than {MAX_KEY_BYTES} bytes")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
         raise UsageError("object key with a control character")
+
+
+# ----- a Job's storage mounts -----
+
+def under(path: str, prefix: str) -> bool:
+    """`path` is `prefix` or below it, on path-segment boundaries (`/out/run-1` is not under `/out/run`)."""
+    path, prefix = path.rstrip("/"), prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+@dataclass(frozen=True)
+class StorageMount:
+    """An object-storage mount (a PVC the task's `pvcStorageMap` backs with a StorageClass) as the gateway's
+    storage routes reach it: the class, the cluster's agent ID (`gpu-a`) and the path it is mounted at."""
+
+    storage_class: str
+    cluster: str
+    target: str
+
+    def key(self, path: str) -> str:
+        """The object key (or prefix) of `path`, a path at or below the mount."""
+        return path[len(self.target.rstrip("/")):].strip("/")
+
+    def path(self, key: str) -> str:
+        """The path in the Pods of object `key`."""
+        return self.target.rstrip("/") + "/" + key
+
+
+def mount_over(job: Job, task_namespaces: Mapping[str, str], location: str) -> StorageMount | None:
+    """The object-storage mount of the Job's roles (the Header's first) that covers `location`, an absolute path in
+    the Pods; `task_namespaces` maps a Task's name to its cluster namespace (`rlark-<agent ID>`). None when no
+    storage mount covers it."""
+    for spec in sorted(job.tasks, key=lambda spec: not spec.head):
+        for mount in spec.mounts:
+            if mount["type"] == "storage" and mount["target"].startswith("/") and under(location, mount["target"]):
+                namespace = task_namespaces.get(job.task_name(spec), "")
+                return StorageMount(spec.pvc_storage_map.get(mount["source"]) or "default",
+                                    namespace.removeprefix(keys.CLUSTER_NAMESPACE_PREFIX), mount["target"])
+    return None
 
 
 # ----- listing -----

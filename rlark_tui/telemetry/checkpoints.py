@@ -42,14 +42,22 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class CheckpointRead:
-    """One read of a Job's checkpoints: where its resolved config saves them, the Header Pod they were listed in,
-    what was found there (by step), and the config's `cluster.component_placement` (None: not printed)."""
+    """One read of a Job's checkpoints: where its resolved config saves them, the Header Pod whose log gave that
+    config, what was found there (by step), the config's `cluster.component_placement` (None: not printed), and
+    the object storage (`<class>/<cluster>`) they were listed in when a storage mount covers the location ("":
+    listed in the Pod)."""
 
     job: str
     where: Location
     pod: str
     found: tuple[Checkpoint, ...]
     placement: object = None
+    storage: str = ""
+
+    @property
+    def listed_in(self) -> str:
+        """Where the listing was read, as the CLI and the tab say it."""
+        return f"in object storage {self.storage}" if self.storage else f"in Pod {self.pod}"
 
 
 def _get(config: object, path: str) -> object:

@@ -78,7 +78,7 @@ class CheckpointsView(Vertical):
         """The rows of `read`; the first read puts the cursor on the latest complete checkpoint."""
         first, self.read = self.read is None, read
         latest = latest_complete(list(read.found))
-        head = f"location: {read.where.path} ({read.where.family}, in Pod {read.pod})"
+        head = f"location: {read.where.path} ({read.where.family}, {read.listed_in})"
         if not read.found:
             self._status(f"{head}\nno checkpoints yet")
         else:
