@@ -23,9 +23,13 @@ draft fields (rlark draft new prints a commented starter):
   name, displayName        Job name ([a-z0-9-], starts with a letter); optional display name
   type                     rl | data-collection | evaluation | custom (role presets)
   header                   the Header role's name: its task gets head: true; its selector must match 1 Node
-  roles[]                  one role = one task; replicas = number of Nodes its selector matches
+  roles[]                  one role = one task; replicas = number of Nodes its selector matches (or its workers)
     name, role             role name (task name derived from it); Actor | Rollout | Env
     cluster, selector      cluster namespace rlark-<id>; single-value node labels, e.g. {kubernetes.io/hostname: n1}
+    hardware               or placement by hardware, as the console's picker: a GPU or device model of the
+                           cluster's Nodes (rlark.io/gpu-model, rlark.io/device-model; CPU for general compute);
+    workers, nodes         workers placed automatically on its Nodes with the per-worker GPUs free, or the
+                           picked nodes, one worker each; the Job selects kubernetes.io/hostname "<n1>,<n2>,..."
     gpu, devices           nvidia.com/gpu per worker; {rlinf.io/<device>: count}
     cpu, memory            optional requests
     image, prepareScript   the main container's image (prefer @sha256: digests); runs before Ray on every worker

@@ -71,6 +71,18 @@ class RoleDraft:
     prepare_script: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
+    hardware: str = ""
+    """Placement by hardware, as the console's picker: a GPU or device model of the cluster's Nodes (`CPU` for
+    general compute). Without `nodes` the placement is automatic: `workers` workers on the schedulable Nodes of
+    that model with the per-worker GPUs (or devices) free."""
+    workers: int = 0
+    nodes: tuple[str, ...] = ()
+    """Picked Nodes: one worker each (the worker count follows them)."""
+
+    @property
+    def placed(self) -> bool:
+        """Whether the role is placed by hardware or picked Nodes (not by its `selector`)."""
+        return bool(self.hardware or self.nodes)
 
     @property
     def task_name(self) -> str:
@@ -120,10 +132,12 @@ TOP_FIELDS = MappingProxyType({
 ROLE_FIELDS = MappingProxyType({
     "name": "name", "role": "role", "cluster": "cluster", "selector": "selector", "gpu": "gpu",
     "devices": "devices", "cpu": "cpu", "memory": "memory", "image": "image",
-    "prepareScript": "prepare_script", "env": "env", "mounts": "mounts",
+    "prepareScript": "prepare_script", "env": "env", "mounts": "mounts", "hardware": "hardware",
+    "workers": "workers", "nodes": "nodes",
 })
 _FIELD_HINTS = MappingProxyType({
-    "replicas": "replicas are the number of Nodes the selector matches (W1); change the selector instead",
+    "replicas": "replicas are the number of Nodes the selector matches (W1), or `workers` (or the picked `nodes`) "
+                "of a `hardware` placement",
     "head": "name the Header role with the top-level `header:` field",
     "nodeSelector": "use `selector`",
 })
@@ -259,7 +273,28 @@ class _Reader:
             prepare_script=self.text(data, "prepareScript", f"{path}.prepareScript"),
             env=self.string_map(data, "env", f"{path}.env"),
             mounts=tuple(mounts),
+            hardware=self.text(data, "hardware", f"{path}.hardware"),
+            workers=self.count(data, "workers", f"{path}.workers"),
+            nodes=self.names(data, "nodes", f"{path}.nodes"),
         )
+
+    def names(self, data: Mapping, key: str, path: str) -> tuple[str, ...]:
+        """A list of names, or one text of names separated by commas or spaces."""
+        value = data.get(key)
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(part for part in value.replace(",", " ").split() if part)
+        if not isinstance(value, list):
+            self.fail(path, f"must be a list of names, not {_type_name(value)}")
+            return ()
+        names = []
+        for index, item in enumerate(value):
+            if isinstance(item, str) and item.strip():
+                names.append(item.strip())
+            else:
+                self.fail(f"{path}[{index}]", f"must be a Node name, not {_type_name(item)}")
+        return tuple(names)
 
     def mount(self, data: Any, path: str) -> Mount | None:
         if not isinstance(data, Mapping):
@@ -450,7 +485,8 @@ def _role_to_dict(role: RoleDraft) -> dict:
     values = [("role", role.role), ("cluster", role.cluster), ("selector", dict(role.selector)),
               ("gpu", role.gpu), ("devices", dict(role.devices)), ("cpu", role.cpu), ("memory", role.memory),
               ("image", role.image), ("prepareScript", role.prepare_script), ("env", dict(role.env)),
-              ("mounts", [_mount_to_dict(m) for m in role.mounts])]
+              ("mounts", [_mount_to_dict(m) for m in role.mounts]), ("hardware", role.hardware),
+              ("workers", role.workers), ("nodes", list(role.nodes))]
     result.update((key, value) for key, value in values if value)
     return result
 

@@ -7,22 +7,92 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rlark_tui.jobspec.draft import JobDraft, RoleDraft
 from rlark_tui.model import keys
 from rlark_tui.model.naming import volume_name
 from rlark_tui.model.objects import Node
-from rlark_tui.model.placement import as_nodes, matching_nodes
+from rlark_tui.model.placement import (
+    DEVICE,
+    GPU,
+    Hardware,
+    as_nodes,
+    find_hardware,
+    hardware_choices,
+    hostname_selector,
+    matching_nodes,
+)
 
 PLAN_VERSION = 1
 
 
+@dataclass(frozen=True)
+class RolePlacement:
+    """A role placed by hardware, as the console writes it: the chosen hardware (None when no Node of the cluster
+    has that model, or none was named), the slots one worker asks for, the Nodes the hostname selector lists
+    (automatic: every eligible Node; picked: the picked Nodes found), the picked names no Node has, and the
+    replicas (automatic: `workers`; picked: one per picked Node)."""
+
+    hardware: Hardware | None
+    per_worker: float
+    nodes: tuple[Node, ...]
+    missing: tuple[str, ...]
+    replicas: int
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return hostname_selector(node.name for node in self.nodes)
+
+
+def per_worker(role: RoleDraft, hardware: Hardware | None) -> float:
+    """The slots one worker of `role` takes on `hardware`: its GPUs, its devices of that resource, or none."""
+    if hardware is None or hardware.kind == GPU:
+        return float(role.gpu)
+    if hardware.kind == DEVICE:
+        return float(role.devices.get(hardware.resource, 0))
+    return 0.0
+
+
+def role_placement(role: RoleDraft, nodes: Iterable[Any]) -> RolePlacement:
+    """Where the placement of a `placed` role puts it over the current Nodes (in its cluster, every cluster when
+    it names none)."""
+    nodes = as_nodes(nodes)
+    hardware = find_hardware(hardware_choices(nodes, role.cluster), role.hardware) if role.hardware else None
+    amount = per_worker(role, hardware)
+    if not role.nodes:
+        eligible = tuple(slot.node for slot in hardware.eligible(amount)) if hardware is not None else ()
+        return RolePlacement(hardware, amount, eligible, (), role.workers)
+    by_name: dict[str, Node] = {}
+    for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
+        if not role.cluster or node.cluster == role.cluster:
+            by_name.setdefault(node.name, node)
+    found = tuple(by_name[name] for name in dict.fromkeys(role.nodes) if name in by_name)
+    missing = tuple(name for name in dict.fromkeys(role.nodes) if name not in by_name)
+    return RolePlacement(hardware, amount, found, missing, len(role.nodes))
+
+
 def role_matches(role: RoleDraft, nodes: Iterable[Any]) -> list[Node]:
-    """Nodes the role's selector matches, in every cluster (an empty selector matches none)."""
+    """Nodes the role's selector matches, in every cluster (an empty selector matches none); for a placed role,
+    the Nodes its placement lists."""
+    if role.placed:
+        return list(role_placement(role, nodes).nodes)
     if not role.selector:
         return []
     return matching_nodes(dict(role.selector), as_nodes(nodes))
+
+
+def role_selector(role: RoleDraft, nodes: Iterable[Any]) -> dict[str, str]:
+    """The nodeSelector the role's task gets: its placement's hostnames, else its selector."""
+    return role_placement(role, nodes).selector if role.placed else dict(role.selector)
+
+
+def role_replicas(role: RoleDraft, matched: list[Node]) -> int:
+    """The role's workers: a placement's count (`workers`, or one per picked Node), else one per matched Node."""
+    if role.placed:
+        return len(role.nodes) if role.nodes else role.workers
+    return len(matched)
 
 
 def role_volumes(job_name: str, role: RoleDraft) -> list[tuple[str, dict, dict]]:
@@ -63,7 +133,7 @@ def _resources(role: RoleDraft) -> dict:
     return resources
 
 
-def _task(draft: JobDraft, role: RoleDraft, is_head: bool, replicas: int) -> dict:
+def _task(draft: JobDraft, role: RoleDraft, is_head: bool, replicas: int, selector: dict[str, str]) -> dict:
     profiling = draft.debuggable and is_head
     container: dict[str, Any] = {"name": keys.MAIN_CONTAINER, "image": role.image,
                                  "env": [{"name": "RLARK_TASK_ROLE", "value": role.name}]
@@ -91,7 +161,7 @@ def _task(draft: JobDraft, role: RoleDraft, is_head: bool, replicas: int) -> dic
     task: dict[str, Any] = {"name": role.task_name}
     if is_head:
         task["head"] = True
-    task.update({"role": role.platform_role, "agentType": "Kubernetes", "nodeSelector": dict(role.selector)})
+    task.update({"role": role.platform_role, "agentType": "Kubernetes", "nodeSelector": selector})
     if role.prepare_script:
         task["prepareScript"] = role.prepare_script
     if is_head and draft.run_script:
@@ -110,23 +180,28 @@ def deployment_plan(draft: JobDraft, nodes: Iterable[Any]) -> dict:
     roles, rank = [], 0
     for index, role in enumerate(draft.roles):
         matched = role_matches(role, nodes)
-        roles.append({
+        replicas = role_replicas(role, matched)
+        planned = {
             "name": role.name, "task": role.task_name, "role": role.platform_role, "head": index == header,
-            "cluster": role.cluster, "selector": dict(role.selector),
+            "cluster": role.cluster, "selector": role_selector(role, nodes),
             "nodes": [{"name": n.name, "namespace": n.cluster} for n in matched],
-            "replicas": len(matched), "rankStart": rank, "gpu": role.gpu, "devices": dict(role.devices),
+            "replicas": replicas, "rankStart": rank, "gpu": role.gpu, "devices": dict(role.devices),
             "cpu": role.cpu, "memory": role.memory, "image": role.image,
             "mounts": [{"type": m.type, "target": m.target, "source": m.source, "storageClass": m.storage_class}
                        for m in role.mounts],
-        })
-        rank += len(matched)
+        }
+        if role.placed:
+            planned["placement"] = {"hardware": role.hardware, "workers": replicas, "nodes": list(role.nodes)}
+        roles.append(planned)
+        rank += replicas
     return {"version": PLAN_VERSION, "job": draft.name, "domain": draft.domain, "totalNodes": rank,
             "roles": roles}
 
 
 def render_job(draft: JobDraft, nodes: Iterable[Any]) -> dict:
-    """The Job manifest for a draft: one StatefulSet task per role, replicas = matched Nodes, `head: true`
-    on the Header role only, launch record and deployment plan as JSON annotations on the Job."""
+    """The Job manifest for a draft: one StatefulSet task per role, replicas = matched Nodes (or a placement's
+    workers), `head: true` on the Header role only, launch record and deployment plan as JSON annotations on the
+    Job."""
     nodes = as_nodes(nodes)
     plan = deployment_plan(draft, nodes)
     header = draft.header_index()
@@ -141,7 +216,7 @@ def render_job(draft: JobDraft, nodes: Iterable[Any]) -> dict:
         spec["domain"] = draft.domain
     if draft.ssh_public_key:
         spec["sshPublicKey"] = draft.ssh_public_key.strip()
-    spec["tasks"] = [_task(draft, role, index == header, planned["replicas"])
+    spec["tasks"] = [_task(draft, role, index == header, planned["replicas"], planned["selector"])
                      for index, (role, planned) in enumerate(zip(draft.roles, plan["roles"]))]
     return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
             "metadata": {"name": draft.name, "annotations": annotations}, "spec": spec}

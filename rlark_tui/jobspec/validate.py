@@ -15,7 +15,7 @@ from typing import Any
 
 from rlark_tui.jobspec.draft import DRAFT_TYPES, MOUNT_TYPES, PLACEMENT_MODES, PLATFORM_ROLES, JobDraft, RoleDraft
 from rlark_tui.jobspec.findings import Finding, error, field_path, ordered, warning
-from rlark_tui.jobspec.render import role_matches
+from rlark_tui.jobspec.render import RolePlacement, role_matches, role_placement, role_replicas
 from rlark_tui.model import keys
 from rlark_tui.model.naming import (
     DNS_LABEL_MAX,
@@ -25,7 +25,16 @@ from rlark_tui.model.naming import (
     task_object_name,
 )
 from rlark_tui.model.objects import Job, Node
-from rlark_tui.model.placement import as_nodes
+from rlark_tui.model.placement import (
+    COMPUTE,
+    DEVICE,
+    GPU,
+    Hardware,
+    as_nodes,
+    gpu_resource,
+    hardware_choices,
+    node_slots,
+)
 from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.text import patterns
 from rlark_tui.text.redact import is_secret_name, redact_text
@@ -85,24 +94,28 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
     """
     nodes = as_nodes(nodes)
     matches = [role_matches(role, nodes) for role in draft.roles]
+    replicas = [role_replicas(role, matched) for role, matched in zip(draft.roles, matches)]
     findings: list[Finding] = []
     findings += _check_name(draft, existing_jobs)
     findings += _check_type(draft)
     findings += _check_roles(draft)
-    findings += _check_header(draft, matches)
+    findings += _check_header(draft, matches, replicas)
     clusters = sorted({n.cluster for n in nodes if n.cluster})
     for index, role in enumerate(draft.roles):
         path = f"roles[{index}]"
-        findings += _check_selector(path, role, matches[index], nodes, clusters)
+        if role.placed:
+            findings += _check_placement(path, role, role_placement(role, nodes), nodes, clusters)
+        else:
+            findings += _check_selector(path, role, matches[index], nodes, clusters)
         findings += _check_image(path, role, draft.roles[0])
         findings += _check_env(path, role)
-        findings += _check_mounts(path, role, draft, index, len(matches[index]), storage_classes)
+        findings += _check_mounts(path, role, draft, index, replicas[index], storage_classes)
         findings += _check_requests(path, role)
     findings += _check_capacity(draft, matches)
     findings += _check_domain(draft, matches, domains)
     findings += _check_common(draft)
     findings += _check_debuggable(draft)
-    findings += _check_record(draft, matches)
+    findings += _check_record(draft, sum(replicas))
     return ordered(findings)
 
 
@@ -195,15 +208,19 @@ def _check_roles(draft: JobDraft) -> list[Finding]:
     return findings
 
 
-def _check_header(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
+def _check_header(draft: JobDraft, matches: list[list[Node]], replicas: list[int]) -> list[Finding]:
     known = ", ".join(role.name for role in draft.roles if role.name) or "none yet"
     if not draft.header.strip():
         return [error("header", f"required: name the Header role (one of: {known})")]
     index = draft.header_index()
     if index is None:
         return [error("header", f"no role named '{_shown(draft.header)}' (roles: {known})")]
-    matched = matches[index]
-    if draft.roles[index].selector and len(matched) != 1:
+    matched, head = matches[index], draft.roles[index]
+    if head.placed and replicas[index] != 1:
+        return [error(f"roles[{index}].{'nodes' if head.nodes else 'workers'}",
+                      f"the Header role has {replicas[index]} workers; it must have exactly 1 (every Header "
+                      f"replica runs its own Ray head)")]
+    if head.selector and not head.placed and len(matched) != 1:
         found = f" ({_names(matched)})" if matched else ""
         return [error(f"roles[{index}].selector",
                       f"the Header role's selector matches {len(matched)} Nodes{found} across all clusters; "
@@ -211,8 +228,7 @@ def _check_header(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
     return []
 
 
-def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list[Node],
-                    clusters: list[str]) -> list[Finding]:
+def _check_cluster(path: str, role: RoleDraft, nodes: list[Node], clusters: list[str]) -> list[Finding]:
     findings = []
     if not role.cluster:
         findings.append(error(f"{path}.cluster", "required: the cluster namespace the role runs in "
@@ -220,6 +236,89 @@ def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list
     elif nodes and role.cluster not in clusters:
         findings.append(error(f"{path}.cluster", f"no Node is in cluster '{_shown(role.cluster)}' "
                                                  f"(known: {', '.join(clusters)})"))
+    return findings
+
+
+def _unit(hardware: Hardware | None, amount: float = 2) -> str:
+    kind = hardware.kind if hardware is not None else GPU
+    word = {GPU: "GPU", DEVICE: "device", COMPUTE: "slot"}[kind]
+    return word if amount == 1 else word + "s"
+
+
+def _check_placement(path: str, role: RoleDraft, placed: RolePlacement, nodes: list[Node],
+                     clusters: list[str]) -> list[Finding]:
+    """A hardware placement, as the console's picker and its checks, plus the platform's one worker of a role
+    per Node: the model exists in the cluster; automatic: workers ≥ 1, workers × per-worker ≤ the model's free
+    slots, and as many eligible Nodes as workers; picked: each Node exists, is of the model, schedulable and has
+    the per-worker slots free."""
+    findings = _check_cluster(path, role, nodes, clusters)
+    if role.selector:
+        findings.append(error(f"{path}.selector", "give a selector or a hardware placement, not both: the "
+                                                  "placement writes the nodeSelector (the hostnames of its Nodes)"))
+    where = role.cluster or "any cluster"
+    hardware, amount = placed.hardware, placed.per_worker
+    if role.hardware and hardware is None:
+        offered = ", ".join(choice.model for choice in hardware_choices(nodes, role.cluster)) or "none"
+        findings.append(error(f"{path}.hardware", f"no Node in {where} has '{_shown(role.hardware)}' "
+                                                  f"(offered: {offered})"))
+        return findings
+    if not role.nodes:
+        return findings + _check_automatic(path, role, placed)
+    if role.workers and role.workers != len(role.nodes):
+        findings.append(error(f"{path}.workers", f"the worker count follows the picked Nodes ({len(role.nodes)}); "
+                                                 f"leave workers out or pick {role.workers} Nodes"))
+    seen: set[str] = set()
+    for name in role.nodes:
+        if name in seen:
+            findings.append(error(f"{path}.nodes", f"{_shown(name)} is picked twice (one worker per Node)"))
+        seen.add(name)
+    for name in placed.missing:
+        findings.append(error(f"{path}.nodes", f"no Node '{_shown(name)}' in {where}"))
+    for node in placed.nodes:
+        slots = node_slots(node)
+        if hardware is not None and (slots is None or (slots.kind, slots.model) != (hardware.kind, hardware.model)):
+            findings.append(error(f"{path}.nodes", f"{node.name} is {slots.model if slots else 'no hardware'}, "
+                                                   f"not {hardware.model}"))
+        elif node.phase == "Offline" or node.unschedulable:
+            state = "Offline" if node.phase == "Offline" else "cordoned"
+            findings.append(error(f"{path}.nodes", f"{node.name} is {state}: its worker would stay Pending"))
+        elif amount > 0:
+            free = slots.free if hardware is not None and slots is not None else \
+                max(0.0, node.free(gpu_resource(node)) or 0.0)
+            if free < amount:
+                findings.append(error(f"{path}.nodes", f"{node.name} has {_number(free)} {_unit(hardware, free)} "
+                                                       f"free; a worker asks {_number(amount)}"))
+    return findings
+
+
+def _check_automatic(path: str, role: RoleDraft, placed: RolePlacement) -> list[Finding]:
+    hardware, amount, workers = placed.hardware, placed.per_worker, role.workers
+    if hardware is None:
+        return [error(f"{path}.hardware", "required with workers: the GPU or device model to place them on "
+                                          "(or pick Nodes)")]
+    if workers < 1:
+        return [error(f"{path}.workers", "at least 1 worker")]
+    unit = _unit(hardware, amount)
+    eligible = len(placed.nodes)
+    if not eligible:
+        most = max((m.free for m in hardware.members if m.schedulable), default=0.0)
+        return [error(f"{path}.hardware", f"no schedulable Node of {hardware.model} has {_number(amount)} {unit} "
+                                          f"free (most on one Node: {_number(most)})")]
+    if workers * amount > hardware.free:
+        return [error(f"{path}.workers", f"{workers} workers × {_number(amount)} {unit} = "
+                                         f"{_number(workers * amount)}, but {hardware.model} has only "
+                                         f"{_number(hardware.free)} free")]
+    if workers > eligible:
+        return [error(f"{path}.workers", f"{workers} workers need {workers} Nodes (the platform puts at most one "
+                                         f"worker of a role on a Node), but only {eligible} Node"
+                                         f"{'s' if eligible != 1 else ''} of {hardware.model} "
+                                         f"{'have' if eligible != 1 else 'has'} {_number(amount)} {unit} free")]
+    return []
+
+
+def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list[Node],
+                    clusters: list[str]) -> list[Finding]:
+    findings = _check_cluster(path, role, nodes, clusters)
     if not role.selector:
         findings.append(error(f"{path}.selector", "empty: the Task would land in namespace `default`, where no "
                                                   "agent runs it; select Nodes with a label such as "
@@ -406,11 +505,14 @@ def _check_requests(path: str, role: RoleDraft) -> list[Finding]:
 
 
 def _demands(role: RoleDraft) -> dict[str, tuple[float, str]]:
-    """resource → (amount per worker, field suffix) for every resource the role asks for."""
+    """resource → (amount per worker, field suffix) for every resource the role asks for; a placed role's GPUs
+    and `rlinf.io/device*` devices are its placement's to check."""
     result: dict[str, tuple[float, str]] = {}
-    if role.gpu > 0:
+    if role.gpu > 0 and not role.placed:
         result[keys.GPU_RESOURCE] = (float(role.gpu), "gpu")
     for name, amount in role.devices.items():
+        if role.placed and (name == keys.DEVICE_RESOURCE or name.startswith(keys.DEVICE_RESOURCE + "-")):
+            continue
         if amount > 0 and name.startswith(keys.DEVICE_PREFIX):
             result[name] = (float(amount), field_path("devices", name))
     for name, value in (("cpu", role.cpu), ("memory", role.memory)):
@@ -539,7 +641,7 @@ def _check_common(draft: JobDraft) -> list[Finding]:
     return findings
 
 
-def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
+def _check_record(draft: JobDraft, planned: int) -> list[Finding]:
     record = draft.record
     findings = []
     code_ref = record.get("codeRef")
@@ -564,10 +666,9 @@ def _check_record(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]:
         findings.append(warning("record.placementMode", f"'{_shown(mode)}' is not a placement mode the run check "
                                                         f"derives ({', '.join(PLACEMENT_MODES)})"))
     expected = record.get("expectedNumNodes")
-    planned = sum(len(m) for m in matches)
     if expected and expected != planned:
-        findings.append(warning("record.expectedNumNodes", f"expects {expected} Ray nodes, but the roles match "
-                                                           f"{planned} Nodes"))
+        findings.append(warning("record.expectedNumNodes", f"expects {expected} Ray nodes, but the roles have "
+                                                           f"{planned} workers"))
     for name, value in record.items():
         if name not in ("progressPattern", "startupMarker") and isinstance(value, str) and redact_text(value) != value:
             findings.append(warning(f"record.{name}", "looks like it holds a secret; the record is stored on the "

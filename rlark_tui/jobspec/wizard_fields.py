@@ -17,6 +17,7 @@ from rlark_tui.jobspec.draft import PLATFORM_ROLES, JobDraft, Mount, RoleDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Node
+from rlark_tui.model.placement import COMPUTE, DEVICE, GPU, Hardware, find_hardware, hardware_choices
 
 STEP_NAMES = ("Roles and resources", "Worker config", "Common config", "YAML preview and submit")
 JOB_TYPES = (("RL", "rl"), ("Data collection", "data-collection"), ("Evaluation", "evaluation"),
@@ -93,6 +94,11 @@ def parse_devices(text: str) -> dict[str, int]:
 
 def format_devices(devices: Mapping[str, int]) -> str:
     return " ".join(f"{name}={amount}" for name, amount in devices.items())
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    """Node names separated by spaces or commas, each once, in the order typed."""
+    return tuple(dict.fromkeys(_tokens(text)))
 
 
 def parse_count(text: str, what: str = "value") -> int:
@@ -218,6 +224,31 @@ def node_devices(node: Node) -> str:
     return " ".join(parts)
 
 
+def _amount(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def slot_word(hardware: Hardware, amount: float = 2) -> str:
+    word = {GPU: "GPU", DEVICE: "device", COMPUTE: "slot"}[hardware.kind]
+    return word if amount == 1 else word + "s"
+
+
+def hardware_label(hardware: Hardware) -> str:
+    """`NVIDIA H100 80GB HBM3  21/24 GPUs free · Nodes 3/3`: the slots free/total (free on schedulable Nodes) and
+    the Nodes available/total, as the console's picker lists a choice."""
+    nodes = f"Nodes {hardware.nodes_available}/{len(hardware.members)}"
+    if hardware.kind == COMPUTE:
+        return f"{hardware.model}  {nodes}"
+    return (f"{hardware.model}  {_amount(hardware.free)}/{_amount(hardware.total)} {slot_word(hardware)} free · "
+            f"{nodes}")
+
+
+def role_hardware(facts: WizardFacts, role: RoleDraft | None) -> Hardware | None:
+    if role is None or not role.hardware:
+        return None
+    return find_hardware(hardware_choices(facts.nodes, role.cluster), role.hardware)
+
+
 def ssh_key_choices(gateway_data: object) -> list[tuple[str, str]]:
     """(label, public key) per entry of the gateway's `ssh-user-keys` list."""
     choices = []
@@ -337,6 +368,65 @@ def _add_label(draft: JobDraft, index: int, value: str) -> str:
     return format_selector({**draft.roles[index].selector, key: label})
 
 
+def _hardware_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
+    if role is None:
+        return []
+    choices = hardware_choices(facts.nodes, role.cluster)
+    wanted: Choices = [(hardware_label(choice), choice.model) for choice in choices]
+    if role.hardware and find_hardware(choices, role.hardware) is None:
+        wanted.append((f"{role.hardware} (no such Nodes)", role.hardware))
+    return wanted
+
+
+def _set_hardware(draft: JobDraft, index: int, value: str | None) -> JobDraft:
+    """Placement on `value`: the selector gives way to it, picked Nodes stay only on the same hardware, and an
+    automatic placement starts at 1 worker; blank returns the role to its node selector."""
+    role = draft.roles[index]
+    if not value:
+        return edit_role(draft, index, hardware="", workers=0, nodes=())
+    nodes = role.nodes if role.hardware == value else ()
+    return edit_role(draft, index, hardware=value, selector={}, nodes=nodes,
+                     workers=0 if nodes else (role.workers or 1))
+
+
+def _read_workers(draft: JobDraft, role: RoleDraft | None) -> str | None:
+    if role is None:
+        return None
+    if role.nodes:
+        return str(len(role.nodes))
+    return str(role.workers) if role.workers else ""
+
+
+def _set_workers(draft: JobDraft, index: int, value: str) -> JobDraft:
+    role = draft.roles[index]
+    count = parse_count(value, "workers")
+    if role.nodes:
+        if count not in (0, len(role.nodes)):
+            raise FormError(f"follows the picked Nodes ({len(role.nodes)}); clear Nodes to choose a count")
+        return draft
+    return edit_role(draft, index, workers=count)
+
+
+def _set_nodes(draft: JobDraft, index: int, value: str) -> JobDraft:
+    nodes = parse_names(value)
+    role = draft.roles[index]
+    return edit_role(draft, index, nodes=nodes, selector={} if nodes else role.selector,
+                     workers=0 if nodes else (role.workers or (1 if role.hardware else 0)))
+
+
+def _node_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
+    """The schedulable Nodes of the role's hardware not picked yet, with their free slots."""
+    hardware = role_hardware(facts, role)
+    if hardware is None or role is None:
+        return []
+    return [(f"{m.node.name}  {_amount(m.free)}/{_amount(m.total)} {slot_word(hardware)} free", m.node.name)
+            for m in hardware.members if m.schedulable and m.node.name not in role.nodes]
+
+
+def _pick_node(draft: JobDraft, index: int, value: str) -> str:
+    return " ".join((*draft.roles[index].nodes, value))
+
+
 def _domain_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
     domains = sorted(facts.domains or ())
     options: Choices = [(d, d) for d in domains]
@@ -359,6 +449,14 @@ FIELDS: tuple[Field, ...] = (
           **_of_role("role", lambda value: value or "", lambda value: value if value in PLATFORM_ROLES else None)),
     Field("cluster", "Cluster", 2, "select", placeholder="choose the cluster", choices=_cluster_choices,
           clearable=True, **_of_role("cluster", lambda value: value or "", lambda value: value or None)),
+    Field("hardware", "Hardware", 2, "select", placeholder="(by node selector)", choices=_hardware_choices,
+          clearable=True, role=True, read=lambda draft, role: None if role is None else role.hardware or None,
+          write=_set_hardware, heading="Placement: hardware (automatic or picked Nodes), or a node selector"),
+    Field("workers", "Workers", 2, "count", role=True, read=_read_workers, write=_set_workers),
+    Field("node-pick", "Pick a Node", 2, "select", placeholder="pick Nodes of this hardware (one worker each)",
+          choices=_node_choices, into="nodes", write=_pick_node, role=True, read=lambda draft, role: None),
+    Field("nodes", "Nodes", 2, placeholder="picked Nodes (empty: placed automatically)", role=True,
+          read=lambda draft, role: None if role is None else " ".join(role.nodes), write=_set_nodes),
     Field("selector", "Node selector", 2, placeholder="key=value key2=value2 (one value per key)",
           **_of_role("selector", parse_selector, format_selector)),
     Field("label-pick", "Add a label", 2, "select", placeholder="pick a label of this cluster's Nodes",
@@ -405,6 +503,11 @@ FIELDS: tuple[Field, ...] = (
           choices=lambda *_: list(DEBUGGABLE_CHOICES), heading="Debugging (stacks of a hung run)"),
 )
 BY_KEY: Mapping[str, Field] = MappingProxyType({f.key: f for f in FIELDS})
+REFILLS: Mapping[str, tuple[str, ...]] = MappingProxyType({"hardware": ("selector", "workers", "nodes"),
+                                                           "nodes": ("selector", "workers")})
+"""Fields whose change rewrites other fields of the role: the widgets to show again from the draft."""
+PLACEMENT_ROWS = ("workers", "node-pick", "nodes")
+"""Step 2's rows shown only for a role placed by hardware."""
 SCRIPT_KEYS = tuple(f.key for f in FIELDS if f.kind in ("script", "lines"))
 """The text boxes f4 opens in $EDITOR."""
 

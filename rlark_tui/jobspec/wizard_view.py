@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
-from rlark_tui.jobspec.render import role_matches
+from rlark_tui.jobspec.render import role_matches, role_placement, role_replicas
 from rlark_tui.jobspec.validate import role_clusters
 from rlark_tui.model.keys import PROFILING_ENV, PTRACE_CAPABILITY
 
@@ -47,6 +47,7 @@ def hints(draft: JobDraft, role_index: int, facts: wf.WizardFacts) -> dict[str, 
         maximum = wf.gpu_maximum(matched)
         shown["gpu"] = (f"max {maximum} (smallest allocatable among the matched Nodes)" if maximum is not None
                         else "no maximum known: keep 0 unless an admin confirmed the GPUs")
+        shown["hardware"] = _placement_hint(role, facts)
         devices = wf.device_summary(nodes, role.cluster) if role.cluster else ""
         shown["devices"] = f"reported: {devices}" if devices else "the cluster reports no rlinf.io/* devices"
         notes = []
@@ -79,6 +80,20 @@ def hints(draft: JobDraft, role_index: int, facts: wf.WizardFacts) -> dict[str, 
     return shown
 
 
+def _placement_hint(role, facts: wf.WizardFacts) -> str:
+    """What the chosen hardware gives: the slots per worker and the eligible (automatic) Nodes."""
+    hardware = wf.role_hardware(facts, role)
+    if hardware is None:
+        return "" if role.hardware else "free/total slots and Nodes available/total per model"
+    placed = role_placement(role, facts.nodes)
+    amount = placed.per_worker
+    per = f"{amount:g} {wf.slot_word(hardware, amount)} per worker" if hardware.kind != "compute" else "CPU only"
+    if role.nodes:
+        return f"{per}; one worker per picked Node"
+    names = ", ".join(n.name for n in placed.nodes) or "none"
+    return f"{per}; eligible Nodes (automatic): {names}"
+
+
 def field_messages(findings: list[Finding], draft: JobDraft, role_index: int,
                    facts: wf.WizardFacts) -> dict[str, tuple[str, str]]:
     """Field key → (text, level) beside it: `✗ ` errors, `! ` warnings, then the hint; level `error`,
@@ -105,6 +120,10 @@ def match_view(draft: JobDraft, role_index: int, facts: wf.WizardFacts) -> tuple
              "-" if node.allocatable("nvidia.com/gpu") is None else f"{node.allocatable('nvidia.com/gpu'):g}",
              wf.node_devices(node) or "-") for node in matched]
     clusters = sorted({n.cluster for n in matched})
+    if role.placed:
+        how = "one per picked Node" if role.nodes else f"placed automatically on {role.hardware}"
+        return (f"Workers: {role_replicas(role, matched)} ({how}); the Job selects kubernetes.io/hostname of "
+                f"the {len(matched)} Node(s) below"), rows
     return (f"Replicas (read-only) = matched Nodes: {len(matched)} — the full selector matched across all "
             f"clusters ({', '.join(clusters) or 'none'})"), rows
 

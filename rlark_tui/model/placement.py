@@ -1,14 +1,20 @@
-"""Where a role's workers land, as the platform computes it: selector matching, replicas, Ray ranks, clusters.
+"""Where a role's workers land, as the platform computes it: selector matching, replicas, Ray ranks, clusters,
+and the hardware choices of the console's placement picker (Nodes by GPU or device model, slots free/total).
 
-Pure functions over Node/Task dicts (or model views); facts from rlark-platform.md §2.1–§2.3.
+Pure functions over Node/Task dicts (or model views); facts from rlark-platform.md §2.1–§2.3 and the Create
+wizard's step 2 (§4).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from rlark_tui.model import keys
 from rlark_tui.model.objects import Node, TaskSpec, cluster_of, dig
+from rlark_tui.model.quantity import parse_quantity
 
 N = TypeVar("N")
 
@@ -115,3 +121,142 @@ def as_nodes(items: Iterable[Any]) -> list[Node]:
         elif isinstance(item, Mapping):
             result.append(Node(item))
     return result
+
+
+# ---- placement by hardware, as the console's ResourcePlacementPicker offers it ------------------------------
+
+GPU, DEVICE, COMPUTE = "gpu", "device", "compute"
+_KIND_ORDER = {GPU: 0, DEVICE: 1, COMPUTE: 2}
+_GPU_WORD = re.compile(r"(^|[./-])gpu($|[./-])", re.I)
+_NOT_WHOLE_GPU = re.compile(r"(^|[./-])(share|spot|virtual|v)-?gpu($|[./-])|(^|[./-])gpu-?(core|mem|memory)($|[./-])",
+                            re.I)
+CPU_MODEL = "CPU"
+UNNAMED_GPU = "GPU (model not set)"
+
+
+def _section(node: Node, name: str) -> Mapping[str, Any]:
+    value = dig(node.raw, "status", name)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _amount(value: Any) -> float:
+    amount = parse_quantity(value) if value is not None else None
+    return amount if amount is not None and amount > 0 else 0.0
+
+
+def _meta(node: Node, *names: str) -> str:
+    """The first of `names` set as an annotation, else as a label (the console's order)."""
+    for name in names:
+        for source in (node.annotations, node.labels):
+            if source.get(name):
+                return source[name]
+    return ""
+
+
+def gpu_resource(node: Node) -> str:
+    """The Node's GPU resource name: `nvidia.com/gpu` when reported, else a `*/gpu` key, else another whole-GPU
+    key (not shared, virtual or GPU-memory ones); `nvidia.com/gpu` when it reports none."""
+    names = [str(k) for section in ("capacity", "allocatable", "used") for k in _section(node, section)]
+    if keys.GPU_RESOURCE in names:
+        return keys.GPU_RESOURCE
+    return (next((n for n in names if n.lower().endswith("/gpu")), None)
+            or next((n for n in names if _GPU_WORD.search(n) and not _NOT_WHOLE_GPU.search(n)), None)
+            or keys.GPU_RESOURCE)
+
+
+@dataclass(frozen=True)
+class NodeSlots:
+    """One Node as the placement picker counts it: its kind of hardware, model, resource name and slots
+    (GPUs, devices, or 1 for a CPU-only Node), total and free (allocatable − used)."""
+
+    node: Node
+    kind: str
+    model: str
+    resource: str
+    total: float
+    free: float
+
+    @property
+    def schedulable(self) -> bool:
+        """Not Offline and not cordoned."""
+        return self.node.phase != "Offline" and not self.node.unschedulable
+
+
+def node_slots(node: Node) -> NodeSlots | None:
+    """What the picker offers of `node`: its GPUs, else its `rlinf.io/device*` devices, else one compute slot;
+    None for a Node that reports a device key with no capacity."""
+    capacity = _section(node, "capacity") or _section(node, "allocatable")
+    allocatable = _section(node, "allocatable") or capacity
+    used = _section(node, "used")
+    gpu = gpu_resource(node)
+    total = _amount(capacity.get(gpu, allocatable.get(gpu)))
+    if total > 0:
+        return NodeSlots(node, GPU, _meta(node, keys.GPU_MODEL_ANNOTATION, keys.MODEL_ANNOTATION) or UNNAMED_GPU,
+                         gpu, total, max(0.0, _amount(allocatable.get(gpu)) - _amount(used.get(gpu))))
+    device = next((str(k) for k in (*capacity, *allocatable) if str(k) == keys.DEVICE_RESOURCE
+                   or str(k).startswith(keys.DEVICE_RESOURCE + "-")), "")
+    if not device:
+        slots = NodeSlots(node, COMPUTE, CPU_MODEL, "", 1.0, 1.0)
+        return slots if slots.schedulable else replace(slots, free=0.0)
+    total = _amount(capacity.get(device, allocatable.get(device)))
+    if total <= 0:
+        return None
+    return NodeSlots(node, DEVICE, _meta(node, keys.DEVICE_MODEL_ANNOTATION, keys.MODEL_ANNOTATION) or device,
+                     device, total, max(0.0, _amount(allocatable.get(device)) - _amount(used.get(device))))
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One choice of the picker: every Node of a kind and model, with the slots free (on schedulable Nodes) and
+    total, and the Nodes available (schedulable with a free slot) and total."""
+
+    kind: str
+    model: str
+    members: tuple[NodeSlots, ...]
+
+    @property
+    def resource(self) -> str:
+        return self.members[0].resource if self.members else ""
+
+    @property
+    def total(self) -> float:
+        return sum(m.total for m in self.members)
+
+    @property
+    def free(self) -> float:
+        return sum(m.free for m in self.members if m.schedulable)
+
+    @property
+    def nodes_available(self) -> int:
+        return sum(1 for m in self.members if m.schedulable and m.free > 0)
+
+    def eligible(self, per_worker: float) -> list[NodeSlots]:
+        """The schedulable Nodes with at least `per_worker` slots free: where automatic placement may put one
+        worker each."""
+        return [m for m in self.members if m.schedulable and m.free >= per_worker]
+
+
+def hardware_choices(nodes: Iterable[Node], cluster: str = "") -> list[Hardware]:
+    """The picker's choices over the Nodes of `cluster` (every cluster when empty): GPUs first, then devices,
+    then general compute, each by model; members in (cluster, name) order."""
+    groups: dict[tuple[str, str], list[NodeSlots]] = {}
+    for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
+        if cluster and node.cluster != cluster:
+            continue
+        slots = node_slots(node)
+        if slots is not None:
+            groups.setdefault((slots.kind, slots.model), []).append(slots)
+    return [Hardware(kind, model, tuple(members))
+            for (kind, model), members in sorted(groups.items(), key=lambda g: (_KIND_ORDER[g[0][0]], g[0][1]))]
+
+
+def find_hardware(choices: Iterable[Hardware], model: str) -> Hardware | None:
+    """The choice named `model` (GPU models before devices of the same name)."""
+    return next((choice for choice in choices if choice.model == model), None)
+
+
+def hostname_selector(names: Iterable[str]) -> dict[str, str]:
+    """The nodeSelector the console writes for a placement: `kubernetes.io/hostname: "<n1>,<n2>,…"` (no key when
+    there are no names)."""
+    joined = ",".join(names)
+    return {keys.HOSTNAME_LABEL: joined} if joined else {}

@@ -230,6 +230,8 @@ class WizardScreen(RlarkScreen):
             widget.clear()
             return
         self._commit(change)
+        if key in wf.REFILLS:
+            self.query_one(WorkerStep).refill(self.draft, self.role_index, wf.REFILLS[key])
         if (self.draft.type, len(self.draft.roles)) != roles_before:
             await self._roles_changed()
             if key == "type":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
@@ -60,6 +61,12 @@ class FormStep(VerticalScroll):
         super().__init__(**kwargs)
         self._shown: dict[str, object] = {}
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Keep the focused field's whole row in view, the messages below its widget included."""
+        row = next((n for n in event.widget.ancestors_with_self if isinstance(n, FieldRow)), None)
+        if row is not None:
+            self.scroll_to_widget(row, animate=False)
+
     def show_once(self, key: str, state, show) -> None:
         """Call `show(state)` unless `state` is what was shown under `key` last time."""
         if self._shown.get(key) != state:
@@ -102,6 +109,13 @@ class FormStep(VerticalScroll):
                 continue
             if not field.role or role is not None:
                 set_text(self.query_one(f"#w-{field.key}"), field.read(draft, role))
+
+
+    def refill(self, draft: JobDraft, role_index: int, names: tuple[str, ...]) -> None:
+        """Show the draft's values again in the widgets of fields `names` (a change rewrote them)."""
+        role = wf.role_at(draft, role_index)
+        for name in names:
+            set_text(self.query_one(f"#w-{name}"), wf.BY_KEY[name].read(draft, role) or "")
 
 
 def set_text(widget: Widget, text: str) -> None:
@@ -198,8 +212,18 @@ class WorkerStep(FormStep):
     def show(self, draft: JobDraft, role_index: int, facts: wf.WizardFacts,
              messages: dict[str, tuple[str, str]]) -> None:
         super().show(draft, role_index, facts, messages)
-        self.set_class(wf.role_at(draft, role_index) is None, "-no-roles")
+        role = wf.role_at(draft, role_index)
+        self.set_class(role is None, "-no-roles")
+        self.show_once("placed", role is not None and role.placed, self.show_placement_rows)
         self.show_once("matches", match_view(draft, role_index, facts), lambda view: self.show_matches(*view))
+
+    def show_placement_rows(self, placed: bool) -> None:
+        """The worker count and the picked Nodes only once the role is placed by hardware."""
+        for key in wf.PLACEMENT_ROWS:
+            for row in self.query_one(f"#w-{key}").ancestors:
+                if isinstance(row, FieldRow):
+                    row.display = placed
+                    break
 
     def show_matches(self, summary: str, rows: list[tuple[str, ...]]) -> None:
         self.query_one("#w-match-summary", Static).update(summary)

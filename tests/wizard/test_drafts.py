@@ -45,7 +45,7 @@ async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, s
         await pilot.press("ctrl+n")
         await settle(pilot)
         screen.query_one("#w-cluster").value = "rlark-gpu-a"
-        await pilot.press("tab")
+        await pilot.press("tab", "tab")  # past Hardware: placed by the selector
         await settle(pilot)
         assert focused_id(app) == "w-selector"
         await pilot.press(*"kubernetes.io/hostname=gpu-a3")

@@ -1,0 +1,106 @@
+"""Placement by hardware in the wizard at 80x24, against the sandbox's Nodes, as the console's picker offers it:
+the GPU model with its free GPUs and Nodes, automatic placement on every eligible Node, then picked Nodes that
+the worker count follows; the rendered Job selects exactly those Nodes and passes the Job CRD's schema.
+"""
+
+from __future__ import annotations
+
+from model.jobschema import assert_valid_job
+from textual.widgets import Select, Static
+from textual.widgets._select import SelectOverlay
+
+from rlark_tui.model.objects import Node
+from rlark_tui.model.placement import find_hardware, hardware_choices
+from wizard.helpers import base_draft, message, new_app, open_wizard, settle
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def overlay_prompts(select: Select) -> list[str]:
+    overlay = select.query_one(SelectOverlay)
+    return [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+
+
+async def choose(pilot, screen, key: str, starts: str) -> list[str]:
+    """Open the select `#w-<key>` with enter, move down to the option that starts with `starts` and take it;
+    returns the prompts the open list showed."""
+    select = screen.query_one(f"#w-{key}", Select)
+    select.focus()
+    await pilot.press("enter")
+    await settle(pilot)
+    overlay = select.query_one(SelectOverlay)
+    assert overlay.display and screen.region.contains_region(overlay.region), f"#w-{key}'s list is not in view"
+    prompts = overlay_prompts(select)
+    target = next(i for i, prompt in enumerate(prompts) if prompt.startswith(starts))
+    while overlay.highlighted != target:
+        await pilot.press("down")
+    await pilot.press("enter")
+    await settle(pilot)
+    return prompts
+
+
+async def test_wizard_places_a_role_on_h100_nodes_and_the_job_selects_them(access, state):
+    app = new_app(access)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(pilot, base_draft("wiz-place"))
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert screen.step == 2
+        screen.query_one("#w-role-pick").value = 1  # Rollout, in rlark-gpu-a
+        await settle(pilot)
+
+        h100 = find_hardware(hardware_choices([Node(n) for n in access.nodes()], "rlark-gpu-a"), H100)
+        assert h100 is not None and len(h100.members) == 3
+        free, total = int(h100.free), int(h100.total)
+        prompts = await choose(pilot, screen, "hardware", H100)
+        assert f"{H100}  {free}/{total} GPUs free · Nodes {h100.nodes_available}/3" in prompts
+
+        role = screen.draft.roles[1]
+        assert (role.hardware, role.workers, dict(role.selector)) == (H100, 1, {})
+        assert screen.query_one("#w-selector").value == ""
+        assert screen.query_one("#w-workers").value == "1"
+        eligible = [m.node.name for m in h100.eligible(1)]
+        assert f"eligible Nodes (automatic): {', '.join(eligible)}" in message(screen, "hardware")
+        task = screen.result.manifest["spec"]["tasks"][1]
+        assert task["nodeSelector"] == {"kubernetes.io/hostname": ",".join(eligible)}
+        assert task["kubernetes"]["workload"]["replicas"] == 1
+
+        picked = ["gpu-a1", "gpu-a3"]
+        for name in picked:
+            slots = next(m for m in h100.members if m.node.name == name)
+            prompts = await choose(pilot, screen, "node-pick", name)
+            assert f"{name}  {int(slots.free)}/{int(slots.total)} GPUs free" in prompts
+        assert screen.draft.roles[1].nodes == tuple(picked)
+        assert screen.query_one("#w-nodes").value == "gpu-a1 gpu-a3"
+        assert screen.query_one("#w-workers").value == "2"
+        assert "Workers: 2 (one per picked Node)" in str(screen.query_one("#w-match-summary").render())
+
+        for step in (3, 4):
+            await pilot.press("ctrl+n")
+            await settle(pilot)
+            assert screen.step == step, str(screen.query_one("#wizard-status").render())
+        assert not [f for f in screen.findings if f.level == "error"], screen.findings
+        manifest = screen.result.manifest
+        task = manifest["spec"]["tasks"][1]
+        assert task["nodeSelector"] == {"kubernetes.io/hostname": "gpu-a1,gpu-a3"}
+        assert task["kubernetes"]["workload"]["replicas"] == 2
+        assert task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {
+            "nvidia.com/gpu": "1"}
+        assert_valid_job(manifest)
+        assert "kubernetes.io/hostname: gpu-a1,gpu-a3" in screen.query_one("#w-yaml", Static).content.code
+
+
+async def test_a_placement_that_cannot_fit_says_why_beside_its_field(access, state):
+    app = new_app(access)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(pilot, base_draft("wiz-place-full"))
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen.query_one("#w-role-pick").value = 1
+        await settle(pilot)
+        await choose(pilot, screen, "hardware", H100)
+        screen.query_one("#w-gpu").value = "8"
+        screen.query_one("#w-workers").value = "4"
+        await settle(pilot)
+        shown = message(screen, "workers")
+        assert shown.startswith("✗ 4 workers × 8 GPUs = 32, but NVIDIA H100 80GB HBM3 has only"), shown
