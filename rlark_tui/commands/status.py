@@ -1,5 +1,6 @@
 """`rlark status [--tmux]`: Jobs Running / Failed and firing alerts in one short segment for tmux's `status-right`
-(`rlark ▶3 ✗1 ⚠2`), answered at once from a cache in the state dir and never hanging.
+(`rlark ▶3 ✗1 ⚠2`), answered at once from a cache in the state dir and never hanging. `rlark status --long` lists
+what needs attention instead (view/overview.py, the TUI's `:overview`), reading the cluster at once.
 
 The answer comes from `status-cache.json`; when it is older than FRESH_SECONDS a detached `rlark status --refresh`
 lists the Jobs (and reads the alert counts a running TUI or `rlark watch` leaves in `alerts-summary.json`) for the
@@ -40,7 +41,12 @@ def register(subparsers, parents) -> None:
                     "`rlark watch`), from a cache refreshed in the background: it answers at once and never hangs.",
         epilog="tmux.conf:  set -g status-right '#(rlark status --tmux)'  (with set -g status-interval 15)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tmux", action="store_true", help="only the short segment, for status-right")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--tmux", action="store_true", help="only the short segment, for status-right")
+    form.add_argument("-l", "--long", action="store_true",
+                      help="what needs attention now, one line each, as the TUI's :overview: offline or cordoned "
+                           "Nodes and disk pressure, Pending or unschedulable Jobs and why, firing alerts (from a "
+                           "running TUI or `rlark watch`), failing or stale check summaries (lists at once)")
     parser.add_argument("--refresh", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run)
 
@@ -146,10 +152,49 @@ def refresh(args: argparse.Namespace, root: Path) -> int:
         remove_quietly(root / LOCK)
 
 
+def long_form(args: argparse.Namespace, root: Path) -> int:
+    """`rlark status --long`: list the Jobs, Tasks and Nodes now and print view.overview's lines."""
+    from datetime import UTC, datetime
+
+    from rlark_tui.cluster.kinds import JOBS, NODES, TASKS
+    from rlark_tui.cluster.lean import LeanClient
+    from rlark_tui.cluster.output import table
+    from rlark_tui.commands.nodeinfo import listed_index
+    from rlark_tui.local.acks import firing_of
+    from rlark_tui.view.overview import attention_lines
+
+    access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
+    if access is None:
+        from rlark_tui.cluster.access import ClusterAccess
+        access = ClusterAccess.from_args(args)
+    try:
+        index = listed_index(jobs=access.list(JOBS).items, tasks=access.list(TASKS, None).items,
+                             nodes=access.list(NODES, None).items)
+    finally:
+        access.close()
+    now = time.time()
+    alerts = firing_of(_read(root / SUMMARY), now, SUMMARY_SECONDS)
+    lines = attention_lines(index, datetime.fromtimestamp(now, UTC), alerts or [])
+    phases = [row.phase for row in index.rows.values()]
+    counts = ", ".join(f"{phases.count(phase)} {phase}" for phase in ("Running", "Pending", "Failed"))
+    down = sum(1 for node in index.nodes if not node.schedulable)
+    print(f"Jobs: {counts}; Nodes: {len(index.nodes)}, {down} not schedulable")
+    if alerts is None:
+        print("alerts: no TUI or `rlark watch` evaluated them in the last "
+              f"{SUMMARY_SECONDS:.0f} s (start one to see firing alerts here)")
+    if lines:
+        print(table(["KIND", "OBJECT", "STATE", "WHY", "AGE"], [list(line.cells) for line in lines]))
+    else:
+        print("Nothing needs attention.")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     root = _state_dir()
     if args.refresh:
         return refresh(args, root)
+    if args.long:
+        return long_form(args, root)
     now = time.time()
     cache = _read(root / CACHE)
     at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None

@@ -83,7 +83,7 @@ class Printer:
         self.seq = 0
         self.phases: dict[str, str] | None = None
         self._jobs = None
-        self._counts: dict[str, int] | None = None
+        self._counts: tuple[dict[str, int], list[tuple[str, str, str]]] | None = None
         self._summary_at = float("-inf")
 
     def snapshot(self, snapshot) -> None:
@@ -95,15 +95,17 @@ class Printer:
             for event in state.book.events_after(self.seq):
                 self.emit(event.record(), event.line())
             self.seq = state.book.seq
-            self._summary(state.book.counts())
+            self._summary(state.book.counts(), state.book.firing())
 
-    def _summary(self, counts: dict[str, int]) -> None:
-        """Leave the counts for `rlark status` when they change, and every SUMMARY_SECONDS."""
+    def _summary(self, counts: dict[str, int], firing: list[rules.Alert]) -> None:
+        """Leave the firing alerts and their counts for `rlark status` when they change, and every
+        SUMMARY_SECONDS."""
         now = time.monotonic()
-        if counts != self._counts or now - self._summary_at >= SUMMARY_SECONDS:
-            self._counts, self._summary_at = counts, now
+        seen = (counts, [alert.key for alert in firing])
+        if seen != self._counts or now - self._summary_at >= SUMMARY_SECONDS:
+            self._counts, self._summary_at = seen, now
             try:
-                acks.write_summary(state_dir(), counts)
+                acks.write_summary(state_dir(), counts, firing)
             except OSError:
                 pass
 

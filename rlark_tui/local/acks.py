@@ -11,9 +11,15 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlark_tui.local.fsutil import write_private
+
+if TYPE_CHECKING:
+    from rlark_tui.view.overview import FiringAlert
 
 FILE_NAME = "alert-acks.json"
 SUMMARY = "alerts-summary.json"
@@ -72,8 +78,49 @@ class AckFile:
             write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
 
 
-def write_summary(state_dir: Path, counts: dict[str, int], now: float | None = None) -> None:
-    """Firing alerts per severity and the warning+critical total (`rlark status`'s ⚠), 0600."""
+FIRING_LISTED = 50
+"""The summary lists at most this many firing alerts (`rlark status --long`), most severe first."""
+
+
+@dataclass(frozen=True)
+class Firing:
+    """A firing alert read back from the summary."""
+
+    severity: str
+    rule: str
+    job: str
+    object: str
+    message: str
+    fired_at: float
+
+
+def write_summary(state_dir: Path, counts: dict[str, int], firing: Sequence[FiringAlert] = (),
+                  now: float | None = None) -> None:
+    """Firing alerts per severity and the warning+critical total (`rlark status`'s ⚠), and the firing alerts
+    themselves (`rlark status --long`), 0600."""
     alerts = counts.get("critical", 0) + counts.get("warning", 0)
+    listed = [{"severity": a.severity, "rule": a.rule, "job": a.job, "object": a.object, "message": a.message,
+               "fired_at": a.fired_at} for a in firing[:FIRING_LISTED]]
     write_private(Path(state_dir) / SUMMARY, json.dumps({"time": time.time() if now is None else now,
-                                                         "alerts": alerts, "counts": counts}), durable=False)
+                                                         "alerts": alerts, "counts": counts, "firing": listed}),
+                  durable=False)
+
+
+def firing_of(summary: dict, now: float, within: float) -> list[Firing] | None:
+    """The firing alerts of a summary written within `within` seconds; None when no evaluator reported lately
+    (the file may be hand-edited: an entry not in its shape is left out; the text is cleaned where shown)."""
+    at = summary.get("time")
+    listed = summary.get("firing")
+    if not isinstance(at, int | float) or now - at > within or not isinstance(listed, list):
+        return None
+    found = []
+    for entry in listed[:FIRING_LISTED]:
+        if not isinstance(entry, dict):
+            continue
+        severity, rule, job, obj, message = (entry.get(key) for key in ("severity", "rule", "job", "object",
+                                                                        "message"))
+        fired = entry.get("fired_at")
+        if isinstance(severity, str) and isinstance(rule, str) and isinstance(job, str) and isinstance(obj, str) \
+                and isinstance(message, str) and isinstance(fired, int | float) and not isinstance(fired, bool):
+            found.append(Firing(severity, rule, job, obj, message, float(fired)))
+    return found

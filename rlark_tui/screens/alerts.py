@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Static
 
 from rlark_tui.alerting.rules import FIRING, Alert, AlertsState
@@ -33,6 +34,19 @@ LOG_RULES = ("run-crashed", "run-oom", "ray-not-ready", "start-stalled", "run-fi
 
 def alert_state(index: SnapshotIndex | None) -> AlertsState | None:
     return index.alerts_of(ALL_KEY) if index is not None else None
+
+
+def open_alert(screen: Screen, alert: Alert) -> None:
+    """`enter` on an alert (here and in `:overview`): its Job at the evidence, the Pod's previous-instance logs for
+    an OOMKill or a back-off, the Header log for a log rule, else the Job's Workers."""
+    if not alert.job:
+        screen.notify("this alert is about a source, not a Job: the header shows its state", severity="warning")
+    elif alert.pod and alert.rule not in LOG_RULES:
+        screen.post_message(OpenLogs(alert.job, Scope.pod(alert.pod), previous=alert.previous))
+    elif alert.rule in LOG_RULES:
+        screen.post_message(OpenLogs(alert.job, Scope.pod(alert.pod) if alert.pod else Scope.HEADER))
+    else:
+        screen.post_message(OpenJob(alert.job))
 
 
 class AlertsScreen(TableScreen):
@@ -66,14 +80,8 @@ class AlertsScreen(TableScreen):
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
         alert = self.alerts.get(event.row_key)
-        if alert is None or not alert.job:
-            self.notify("this alert is about a source, not a Job: the header shows its state", severity="warning")
-        elif alert.pod and alert.rule not in LOG_RULES:
-            self.post_message(OpenLogs(alert.job, Scope.pod(alert.pod), previous=alert.previous))
-        elif alert.rule in LOG_RULES:
-            self.post_message(OpenLogs(alert.job, Scope.pod(alert.pod) if alert.pod else Scope.HEADER))
-        else:
-            self.post_message(OpenJob(alert.job))
+        if alert is not None:
+            open_alert(self, alert)
 
     def action_acknowledge(self) -> None:
         alert = self._current()

@@ -86,7 +86,7 @@ class RlarkScreen(Screen):
         yield StatusHeader(id="status-header")
         yield from self.compose_body()
         yield CommandBar(placeholder=":jobs  :nodes  :clusters  :workflows  :storage  :sshkeys  :records  :pods  "
-                                     ":events  :alerts  :ns NAME  :ctx NAME  :q",
+                                     ":events  :alerts  :overview  :ns NAME  :ctx NAME  :q",
                          id="command-bar")
         yield KeyBar(id="key-bar")
 

@@ -20,6 +20,7 @@ COMMANDS_HELP = (
     (":clusters", "member clusters: nodes online, GPUs free/total by model, running Jobs; enter: their Nodes"),
     (":storage", "storage classes, their folders and objects; enter opens / downloads, w downloads a folder"),
     (":sshkeys", "registered SSH keys; a adds a .pub file, ctrl+d deletes"),
+    (":overview", "what needs attention: Nodes down or cordoned, Jobs waiting and why, alerts, checks; enter opens"),
     (":alerts", "every alert: enter opens the evidence, a acknowledges"),
     (":ns [NAME|all]", "choose a namespace (cluster) for the Node list"),
     (":ctx [NAME]", "list kubeconfig contexts / switch to one"),

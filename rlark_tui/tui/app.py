@@ -72,6 +72,7 @@ class RlarkCommands(Provider):
         commands: list[tuple[str, Callable[[], object], str]] = [
             ("Jobs", partial(app.run_command, "jobs"), "the job list"),
             ("Nodes", partial(app.run_command, "nodes"), "the Node list"),
+            ("Overview", partial(app.run_command, "overview"), "what needs attention (:overview)"),
             ("Workflows", partial(app.run_command, "workflows"), "each template's Job, or why it waits"),
             ("Namespace", partial(app.run_command, "ns"), "choose a namespace"),
             ("Context", partial(app.run_command, "ctx"), "choose a kubeconfig context"),
@@ -161,11 +162,12 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._alerts_seen: dict[str, object] = {}
         self._alert_seq: dict[str, int] = {}
         self._alert_counts: dict[str, dict[str, int]] = {}
-        """Per context ("" with one): the last alert book seen, its last event and its firing counts."""
+        self._alert_firing: dict[str, list[alert_rules.Alert]] = {}
+        """Per context ("" with one): the last alert book seen, its last event, its firing counts and alerts."""
         self._unshown_alerts: list[alert_rules.Alert] = []
         self._alert_toast_until = float("-inf")
         self._alert_toast_due = False
-        self._summary: tuple[dict | None, float] = (None, float("-inf"))
+        self._summary: tuple[tuple | None, float] = (None, float("-inf"))
         self.ack_file = acks.AckFile()
         """The acknowledgements file the app writes (on its worker, tui/work.py)."""
         self._crashed: BaseException | None = None
@@ -368,11 +370,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self._desktop_notify(f"rlark: {new[0].alert.job or new[0].alert.object} {new[0].alert.rule}"
                                  + (f" (+{len(new) - 1})" if len(new) > 1 else ""))
         self._alert_counts[context] = book.counts()
+        self._alert_firing[context] = book.firing()
         summed: dict[str, int] = {}
         for counts in self._alert_counts.values():
             for key, value in counts.items():
                 summed[key] = summed.get(key, 0) + value
-        self._write_summary(summed)
+        firing = sorted((alert for found in self._alert_firing.values() for alert in found),
+                        key=lambda a: (alert_rules.SEVERITIES.index(a.severity), a.fired_at))
+        self._write_summary(summed, firing)
 
     def _toast_alerts(self) -> None:
         """At most one alert toast on screen, so that alerts never crowd out the user's own messages: the new alerts
@@ -403,13 +408,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             safe = text.replace(";", ",")
             driver.write(f"\x1b]9;{safe}\x07\x1b]777;notify;rlark;{safe}\x07")
 
-    def _write_summary(self, counts: dict[str, int]) -> None:
+    def _write_summary(self, counts: dict[str, int], firing: list[alert_rules.Alert]) -> None:
         last, at = self._summary
         now = time.monotonic()
-        if counts == last and now - at < SUMMARY_SECONDS:
+        seen = (counts, [alert.key for alert in firing])
+        if seen == last and now - at < SUMMARY_SECONDS:
             return
-        self._summary = (counts, now)
-        self.write_alert_summary(counts)
+        self._summary = (seen, now)
+        self.write_alert_summary(counts, firing)
 
     def on_alerts_acknowledged(self, message: messages.AlertsAcknowledged) -> None:
         if message.error:
@@ -619,7 +625,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.exit(0)
         elif not self.console_command(command):
             self.notify(f"unknown command :{command} — try :jobs, :nodes, :clusters, :workflows, :storage, "
-                        ":sshkeys, :records, :pods, :events, :alerts, :ns, :ctx or :q", severity="warning")
+                        ":sshkeys, :records, :pods, :events, :alerts, :overview, :ns, :ctx or :q", severity="warning")
 
     def _command_ns(self, args: list[str]) -> None:
         if args:

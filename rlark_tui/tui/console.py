@@ -1,5 +1,5 @@
-"""The app's part of the console views (issue 25): opening the node detail, `:clusters`, `:storage`, `:sshkeys` and
-`:records`, asking where a download goes and running it on a worker thread, and adding / deleting SSH keys and
+"""The app's part of the console views (issue 25): opening the node detail, `:clusters`, `:storage`, `:sshkeys`,
+`:records` and `:overview`, asking where a download goes and running it on a worker thread, and adding / deleting SSH keys and
 deleting Workflows after the dialogs, through rlark_tui.flow.actions. RlarkApp mixes it in."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 COMMANDS = MappingProxyType({"clusters": ("clusters", "cluster", "cl"), "storage": ("storage", "sc", "files"),
             "sshkeys": ("sshkeys", "sshkey", "keys", "ssh"), "records": ("records", "record", "rec"),
-            "pods": ("pods", "pod", "po"), "events": ("events", "event", "ev")})
+            "pods": ("pods", "pod", "po"), "events": ("events", "event", "ev"),
+            "overview": ("overview", "ov", "attention")})
 DEFAULT_PUB = "~/.ssh/id_ed25519.pub"
 PROGRESS_SECONDS = 3.0
 """A running download says how far it got at most this often."""
@@ -35,7 +36,7 @@ class ConsoleViews(AppHost):
     """Methods of RlarkApp (self is the app)."""
 
     def console_command(self, command: str) -> bool:
-        """`:clusters`, `:storage`, `:sshkeys`, `:records`, `:pods`, `:events`; False when `command` is none of them."""
+        """`:clusters`, `:storage`, `:sshkeys`, `:records`, `:pods`, `:events`, `:overview`; False when `command` is none of them."""
         screen: RlarkScreen
         if command in COMMANDS["clusters"]:
             from rlark_tui.screens.clusters import ClustersScreen
@@ -52,6 +53,9 @@ class ConsoleViews(AppHost):
         elif command in COMMANDS["events"]:
             from rlark_tui.screens.pods import EventsScreen
             screen = EventsScreen()
+        elif command in COMMANDS["overview"]:
+            from rlark_tui.screens.overview import OverviewScreen
+            screen = OverviewScreen()
         elif command in COMMANDS["records"]:
             from rlark_tui.screens.records import RecordsScreen
             screen = RecordsScreen()

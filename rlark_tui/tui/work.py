@@ -9,15 +9,18 @@ harlequin's app does. RlarkApp mixes it in."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import work
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.tui.host import AppHost
+
+if TYPE_CHECKING:
+    from rlark_tui.alerting.rules import Alert
 
 _Kept = TypeVar("_Kept")
 
@@ -140,17 +143,19 @@ class AppWork(AppHost):
         message.requester.post_message(reply)
 
     # ---- alert state ------------------------------------------------------------------------------
-    def write_alert_summary(self, counts: dict[str, int]) -> None:
-        """The firing alerts' counts for `rlark status` (local/acks.py), written on a worker: newest first."""
-        self._asked("alert-summary", counts)
-        self._write_alert_summary(counts)
+    def write_alert_summary(self, counts: dict[str, int], firing: Sequence[Alert]) -> None:
+        """The firing alerts and their counts for `rlark status` (local/acks.py), written on a worker: newest
+        first."""
+        asked = (counts, firing)
+        self._asked("alert-summary", asked)
+        self._write_alert_summary(asked)
 
     @work(thread=True, exclusive=True, group="alert-summary", exit_on_error=False)
-    def _write_alert_summary(self, counts: dict[str, int]) -> None:
+    def _write_alert_summary(self, asked: tuple[dict[str, int], Sequence[Alert]]) -> None:
         from rlark_tui.local.acks import write_summary
         from rlark_tui.local.config import state_dir
         try:
-            self._write_newest("alert-summary", counts, lambda kept: write_summary(state_dir(), kept))
+            self._write_newest("alert-summary", asked, lambda kept: write_summary(state_dir(), *kept))
         except OSError:
             pass  # `rlark status` then shows the last counts written; the next change writes again
 

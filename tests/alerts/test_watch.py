@@ -83,6 +83,7 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
     from rlark_tui.screens.alerts import AlertsScreen
     from rlark_tui.screens.job_list import COLUMNS
     from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.screens.overview import OverviewScreen
     from rlark_tui.tui.app import RlarkApp
     from rlark_tui.widgets.live_table import LiveTable
     from rlark_tui.widgets.status_header import StatusHeader
@@ -129,6 +130,25 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
             assert app.screen.previous and app.screen.scope.kind == "pod"
             await pilot.press("escape")
             assert isinstance(app.screen, AlertsScreen)
+
+            # the firing alerts reach `rlark status --long` through the summary, and `:overview` opens one
+            summary = tmp_path / "state" / "alerts-summary.json"
+            await wait_for(pilot, lambda: summary.exists() and any(
+                a["rule"] == "run-crashed" and a["job"] == NAMES["crash"]
+                for a in json.loads(summary.read_text()).get("firing", [])), what="the summary's alerts", timeout=40)
+            assert SECRET not in summary.read_text()
+            await pilot.press("colon", *"overview", "enter")
+            assert isinstance(app.screen, OverviewScreen)
+            lines = app.screen.query_one(LiveTable)
+            crashed = f"0alert\t{NAMES['crash']}|run-crashed|{NAMES['crash']}"
+            await wait_for(pilot, lambda: crashed in lines.visible_keys, what="the alert in :overview", timeout=20)
+            assert "critical run-crashed" in map(str, lines.get_row_at(lines.get_row_index(crashed)))
+            lines.select_key(crashed)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), what="the crashed run's log")
+            await pilot.press("colon", *"alerts", "enter")
+            assert isinstance(app.screen, AlertsScreen)
+            alerts = app.screen.query_one(LiveTable)
 
             alerts.select_key(row_of("run-crashed", NAMES["crash"]))
             await pilot.press("a")

@@ -49,7 +49,7 @@ OPEN = {
     "nodes": lambda app: app.post_message(messages.OpenNodes()),
     "node-detail": lambda app: app.post_message(messages.OpenNode(first_node(app))),
     **{name: (lambda app, name=name: app.console_command(name))
-       for name in ("clusters", "storage", "sshkeys", "pods", "events", "records")},
+       for name in ("clusters", "storage", "sshkeys", "pods", "events", "records", "overview")},
 }
 """How each screen over the job list is opened; the job list itself is crawled last."""
 
