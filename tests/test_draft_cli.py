@@ -246,3 +246,45 @@ def run_help(*argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
         main(list(argv))
     return exit_info.value.code, out.getvalue(), ""
+
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def h100_nodes(tmp: Path) -> str:
+    """nodes.yaml with the GPU model the platform's console sets on the gpu-a* Nodes."""
+    items = yaml.safe_load(NODES.read_text())["items"]
+    for item in items:
+        if item["metadata"]["name"].startswith("gpu-a"):
+            item["metadata"]["annotations"] = {"rlark.io/gpu-model": H100}
+    return write(tmp, "nodes-h100.yaml", yaml.safe_dump({"items": items}))
+
+
+@pytest.mark.parametrize("placement, selector, replicas", [
+    (("--workers", "2"), "gpu-a1,gpu-a2,gpu-a3", 2),  # automatic: every schedulable H100 with 4 GPUs free
+    (("--pick-nodes", "gpu-a3,gpu-a2"), "gpu-a3,gpu-a2", 2),
+])
+def test_render_places_a_role_by_gpu_model(tmp_path, placement, selector, replicas):
+    code, out, err = run("draft", "render", str(DRAFT), "--nodes", h100_nodes(tmp_path), "--role", "Rollout",
+                         "--gpu-model", H100, *placement)
+    assert_outcome(code, out, err)
+    assert code == 0, err
+    rollout = yaml.safe_load(out)["spec"]["tasks"][1]
+    assert rollout["nodeSelector"] == {"kubernetes.io/hostname": selector}
+    assert rollout["kubernetes"]["workload"]["replicas"] == replicas
+
+
+def test_render_says_why_a_placement_cannot_fit(tmp_path):
+    nodes = h100_nodes(tmp_path)
+    code, out, err = run("draft", "render", str(DRAFT), "--nodes", nodes, "--role", "Rollout", "--gpu-model", H100,
+                         "--workers", "4")
+    assert_outcome(code, out, err)
+    assert code == 1
+    assert (f"error roles[1].workers: 4 workers need 4 Nodes (the platform puts at most one worker of a role on "
+            f"a Node), but only 3 Nodes of {H100} have 4 GPUs free") in err.splitlines()
+    code, out, err = run("draft", "render", str(DRAFT), "--nodes", nodes, "--gpu-model", H100)
+    assert (code, out, err) == (2, "", "error: name the role to place with --role (roles: actor, Rollout, "
+                                       "Environment)\n")
+    code, out, err = run("draft", "render", str(DRAFT), "--nodes", nodes, "--role", "Rollout", "--workers", "2",
+                         "--pick-nodes", "gpu-a2")
+    assert (code, out) == (2, "") and "the worker count follows the picked Nodes" in err

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TextIO
 
 from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.build import build_job, parse_nodes
-from rlark_tui.jobspec.draft import DRAFT_TYPES, MAX_DRAFT_BYTES, dump_yaml
+from rlark_tui.jobspec.draft import DRAFT_TYPES, MAX_COUNT, MAX_DRAFT_BYTES, JobDraft, dump_yaml, place_role
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.starters import starter_draft
 from rlark_tui.local.fsutil import read_input
@@ -60,6 +60,16 @@ def register(subparsers, parents) -> None:
     render.add_argument("--nodes", metavar="NODES.yaml",
                         help="rlinf.io Node objects: a YAML list or a List (kubectl get nodes.rlinf.io -A -o yaml); "
                              "without it the live Nodes, Jobs, Domains and storage classes of --context are used")
+    placement = render.add_argument_group(
+        "placement by hardware", "place one role (--role, needed when the draft has several) as the console's "
+        "picker does; the draft's selector for that role gives way")
+    placement.add_argument("--role", default="", metavar="NAME", help="the role to place")
+    placement.add_argument("--gpu-model", "--hardware", dest="hardware", default="", metavar="MODEL",
+                           help="GPU or device model of the role's cluster, e.g. 'NVIDIA H100 80GB HBM3'")
+    placement.add_argument("--workers", type=_workers, default=0, metavar="N",
+                           help="workers placed automatically (default 1, or the draft's)")
+    placement.add_argument("--pick-nodes", type=_names, default=(), metavar="A,B",
+                           help="the Nodes to place on, one worker each (the worker count follows)")
     render.set_defaults(handler=_render)
 
     new = actions.add_parser("new", parents=parents, help="print a commented starter draft",
@@ -69,6 +79,28 @@ def register(subparsers, parents) -> None:
     new.add_argument("--name", default="", help="Job name to put in the starter")
     new.add_argument("--image", default="", help="image for every role (a digest: registry/name@sha256:...)")
     new.set_defaults(handler=_new)
+
+
+def _workers(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_COUNT:
+        raise argparse.ArgumentTypeError("must be a whole number ≥ 1")
+    return int(text)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError("give Node names separated by commas")
+    return names
+
+
+def _placement(args: argparse.Namespace) -> Callable[[JobDraft], JobDraft] | None:
+    """The draft edit the placement options ask for; None without them (--role alone changes nothing)."""
+    if not (args.hardware or args.workers or args.pick_nodes):
+        return None
+    if args.workers and args.pick_nodes:
+        raise UsageError("--workers and --pick-nodes do not go together: the worker count follows the picked Nodes")
+    return lambda draft: place_role(draft, args.role, args.hardware, args.workers, args.pick_nodes)
 
 
 def _print_help(parser: argparse.ArgumentParser):
@@ -99,11 +131,12 @@ def render_draft_file(path: str, nodes: Iterable[Mapping], *, existing_jobs: Ite
 def write_rendered(source: bytes | str, nodes: Iterable[Mapping], *, existing_jobs: Iterable[Any] | None = None,
                    storage_classes: Mapping[str, Collection[str]] | None = None,
                    domains: Collection[str] | None = None,
-                   stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """`render_draft_file` for draft text already read."""
+                   stdout: TextIO | None = None, stderr: TextIO | None = None,
+                   edit: Callable[[JobDraft], JobDraft] | None = None) -> int:
+    """`render_draft_file` for draft text already read (changed by `edit` before it is checked)."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    result = build_job(source, nodes, existing_jobs, storage_classes=storage_classes, domains=domains)
+    result = build_job(source, nodes, existing_jobs, storage_classes=storage_classes, domains=domains, edit=edit)
     for finding in result.findings:
         print(finding_line(finding), file=stderr)
     if not result.ok:
@@ -116,14 +149,15 @@ def _render(args: argparse.Namespace) -> int:
     if args.nodes == "-" and args.draft == "-":
         raise UsageError("the draft and --nodes cannot both be read from stdin")
     source = read_input(args.draft, "draft", MAX_DRAFT_BYTES)
+    edit = _placement(args)
     if args.nodes:
-        return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list", MAX_DRAFT_BYTES)))
+        return write_rendered(source, parse_nodes(read_input(args.nodes, "Node list", MAX_DRAFT_BYTES)), edit=edit)
     from rlark_tui.cluster import ClusterAccess  # the kubernetes client only when Nodes are read live
     from rlark_tui.commands.submit import live_inputs
 
     inputs = live_inputs(ClusterAccess.from_args(args))
     return write_rendered(source, inputs["nodes"], existing_jobs=inputs["jobs"], domains=inputs["domains"],
-                          storage_classes=inputs["storage_classes"])
+                          storage_classes=inputs["storage_classes"], edit=edit)
 
 
 def _new(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ Used by `rlark draft render`, the submit path and the wizard; pure (callers read
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,13 +32,17 @@ class DraftResult:
 def build_job(source: str | bytes | Mapping | JobDraft, nodes: Iterable[Any],
               existing_jobs: Iterable[Any] | None = None, *,
               storage_classes: Mapping[str, Collection[str]] | None = None,
-              domains: Collection[str] | None = None) -> DraftResult:
-    """Load (unless given a JobDraft), validate and render. Raises DraftInputError for unusable input."""
+              domains: Collection[str] | None = None,
+              edit: Callable[[JobDraft], JobDraft] | None = None) -> DraftResult:
+    """Load (unless given a JobDraft), change with `edit` (a placement given on the command line), validate and
+    render. Raises DraftInputError for unusable input."""
     load_findings: list[Finding]
     if isinstance(source, JobDraft):
         draft, load_findings = source, []
     else:
         draft, load_findings = load_draft(source)
+    if edit is not None:
+        draft = edit(draft)
     nodes = list(nodes)
     findings = load_findings + validate(draft, nodes, existing_jobs, storage_classes=storage_classes,
                                         domains=domains)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +122,28 @@ class JobDraft:
             if role.task_name == wanted:
                 return index
         return None
+
+
+def place_role(draft: JobDraft, role: str = "", hardware: str = "", workers: int = 0,
+               nodes: tuple[str, ...] = ()) -> JobDraft:
+    """The draft with role `role` (by name, as `header` names one; "" = the only role) placed by hardware as the
+    console's picker: on `hardware` (its selector gives way), with `workers` placed automatically or on the picked
+    `nodes` (one worker each). What is not given stays as the draft has it; a new hardware without a count or
+    Nodes starts at 1 worker. UsageError when no role, or not one role, is meant."""
+    names = ", ".join(r.name for r in draft.roles) or "none"
+    if role:
+        index = JobDraft(header=role, roles=draft.roles).header_index()
+        if index is None:
+            raise UsageError(f"the draft has no role '{role}' (roles: {names})")
+    elif len(draft.roles) == 1:
+        index = 0
+    else:
+        raise UsageError(f"name the role to place with --role (roles: {names})")
+    current = draft.roles[index]
+    picked = nodes or (current.nodes if not workers else ())
+    count = 0 if picked else (workers or current.workers or 1)
+    placed = replace(current, hardware=hardware or current.hardware, selector={}, nodes=picked, workers=count)
+    return replace(draft, roles=draft.roles[:index] + (placed,) + draft.roles[index + 1:])
 
 
 TOP_FIELDS = MappingProxyType({
