@@ -49,8 +49,23 @@ def _role(task: TaskSpec, plan: Mapping, notes: list[str], debuggable: bool) -> 
         notes.append(f"{where}: its cluster was not recorded; pick it again")
     planned = plan.get("selector")
     selector: Mapping = planned if isinstance(planned, Mapping) else task.node_selector
+    placement = plan.get("placement")
+    hardware, workers = "", 0
+    nodes: tuple[str, ...] = ()
+    if isinstance(placement, Mapping):
+        hardware = str(placement.get("hardware") or "")
+        picked = placement.get("nodes")
+        nodes = tuple(str(n) for n in picked if isinstance(n, str) and n) if isinstance(picked, list) else ()
+        count = placement.get("workers")
+        workers = 0 if nodes or isinstance(count, bool) or not isinstance(count, int) else max(count, 0)
+        selector = {}
+    elif set(selector) == {keys.HOSTNAME_LABEL} and "," in str(selector[keys.HOSTNAME_LABEL]):
+        hosts = tuple(dict.fromkeys(h.strip() for h in str(selector[keys.HOSTNAME_LABEL]).split(",") if h.strip()))
+        if len(hosts) == task.replicas:  # the console's picked Nodes: one worker each
+            nodes, selector = hosts, {}
     if any("," in str(v) for v in selector.values()):
-        notes.append(f"{where}: the selector has several values for one key; the wizard takes one value per key")
+        notes.append(f"{where}: the selector has several values for one key; the wizard takes one value per key "
+                     f"(or pick its hardware again)")
     env: dict[str, str] = {}
     for entry in task.env:
         if entry.get("name") == ROLE_ENV or (debuggable and task.head and entry.get("name") == keys.PROFILING_ENV):
@@ -74,7 +89,7 @@ def _role(task: TaskSpec, plan: Mapping, notes: list[str], debuggable: bool) -> 
         name=name, role=task.role, cluster=cluster, selector=dict(selector), gpu=_count(task.gpu),
         devices={k: _count(v) for k, v in task.devices.items()}, cpu=str(requests.get("cpu") or ""),
         memory=str(requests.get("memory") or ""), image=task.image, prepare_script=task.prepare_script,
-        env=env, mounts=tuple(mounts))
+        env=env, mounts=tuple(mounts), hardware=hardware, workers=workers, nodes=nodes)
 
 
 def draft_of(raw: Mapping) -> Recovered:

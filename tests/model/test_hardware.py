@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from rlark_tui.jobspec.clone import draft_of
 from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_draft, load_draft
 from rlark_tui.jobspec.render import render_job
 from rlark_tui.jobspec.validate import validate
@@ -114,3 +115,21 @@ def test_picked_nodes_make_the_worker_count_and_a_draft_keeps_them():
 def test_a_placement_that_cannot_fit_is_refused_with_why(role, field, message):
     findings = validate(placed_draft(**role), NODES)
     assert (field, message) in [(f.field, f.message) for f in findings if f.level == "error"], findings
+
+
+@pytest.mark.parametrize("role", [{"hardware": H100, "workers": 2, "gpu": 4},
+                                  {"hardware": H100, "nodes": ("gpu-a3", "gpu-a2"), "gpu": 1}])
+def test_edit_and_clone_get_the_placement_back_and_render_the_same_job(role):
+    draft = replace(placed_draft(**role), header="")
+    manifest = render_job(draft, NODES)
+    recovered = draft_of(manifest)
+    assert recovered.notes == ("this Job has no launch record from rlark: fill in the run check's record again",)
+    assert recovered.draft.roles == tuple(replace(r, role="Actor") for r in draft.roles)
+    assert render_job(recovered.draft, NODES)["spec"] == manifest["spec"]
+
+
+def test_a_console_job_on_picked_nodes_edits_as_picked_nodes():
+    manifest = render_job(replace(placed_draft(hardware=H100, nodes=("gpu-a3", "gpu-a2")), header=""), NODES)
+    del manifest["metadata"]["annotations"]  # as the console writes it: no deployment plan
+    role = draft_of(manifest).draft.roles[0]
+    assert (role.nodes, dict(role.selector), role.hardware) == (("gpu-a3", "gpu-a2"), {}, "")

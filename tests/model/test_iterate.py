@@ -147,7 +147,7 @@ def test_free_name_stays_a_dns_label():
 
 def test_a_job_made_outside_rlark_says_what_it_could_not_recover():
     manifest = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": "hand"}, "spec": {"tasks": [
-        {"name": "actor", "head": True, "role": "Actor", "nodeSelector": {"kubernetes.io/hostname": "gpu-a1,gpu-a2"},
+        {"name": "actor", "head": True, "role": "Actor", "nodeSelector": {"pool": "h100,a100"},
          "runScript": "python t.py", "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 2, "template": {
              "spec": {"containers": [{"name": "main", "image": "i@sha256:" + "cd" * 32, "env": [
                  {"name": "RLARK_TASK_ROLE", "value": "Actor"},
