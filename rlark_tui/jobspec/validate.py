@@ -112,6 +112,7 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
         findings += _check_mounts(path, role, draft, index, replicas[index], storage_classes)
         findings += _check_requests(path, role)
     findings += _check_capacity(draft, matches)
+    findings += _check_shared(draft, matches, nodes)
     findings += _check_domain(draft, matches, domains)
     findings += _check_common(draft)
     findings += _check_debuggable(draft)
@@ -558,6 +559,40 @@ def _check_capacity(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]
                 findings.append(warning(where, f"Node {node.name} has {_fmt(resource, max(free, 0))} {label} "
                                                f"free; this draft asks {_fmt(resource, wanted)} there "
                                                f"(all roles on that Node)"))
+    return findings
+
+
+def _check_shared(draft: JobDraft, matches: list[list[Node]], nodes: list[Node]) -> list[Finding]:
+    """A placed role's GPUs on Nodes this draft's other roles also use (the console counts each role alone):
+    warn when fewer listed Nodes keep a worker's GPUs than it has workers (automatic), or at a picked Node that
+    does not keep them. Roles placed automatically elsewhere are not counted (their Nodes are not known)."""
+    taken: dict[str, float] = defaultdict(float)
+    for role, matched in zip(draft.roles, matches):
+        if role.gpu > 0 and (not role.placed or role.nodes):
+            for node in matched:
+                taken[f"{node.cluster}/{node.name}"] += role.gpu
+    findings = []
+    for index, (role, matched) in enumerate(zip(draft.roles, matches)):
+        placed = role_placement(role, nodes) if role.placed and role.gpu > 0 else None
+        if placed is None or placed.hardware is None or placed.hardware.kind != GPU:
+            continue
+        own = role.gpu if role.nodes else 0
+        short = []
+        for node in matched:
+            slots = node_slots(node)
+            others = taken[f"{node.cluster}/{node.name}"] - own
+            if others > 0 and slots is not None and slots.free - others < role.gpu:
+                short.append((node, slots.free, others + role.gpu))
+        if role.nodes:
+            findings += [warning(f"roles[{index}].nodes", f"Node {node.name} has {_number(free)} GPUs free; this "
+                                                          f"draft asks {_number(wanted)} there (all roles on that "
+                                                          f"Node)") for node, free, wanted in short]
+        elif short and len(matched) - len(short) < role.workers:
+            fit = len(matched) - len(short)
+            findings.append(warning(f"roles[{index}].workers", f"this draft's other roles take GPUs on "
+                                                               f"{_names(n for n, _, _ in short)}: {fit} of the "
+                                                               f"{len(matched)} Nodes {'keeps' if fit == 1 else 'keep'} "
+                                                               f"{role.gpu} GPUs free for {role.workers} workers"))
     return findings
 
 

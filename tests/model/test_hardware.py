@@ -133,3 +133,19 @@ def test_a_console_job_on_picked_nodes_edits_as_picked_nodes():
     del manifest["metadata"]["annotations"]  # as the console writes it: no deployment plan
     role = draft_of(manifest).draft.roles[0]
     assert (role.nodes, dict(role.selector), role.hardware) == (("gpu-a3", "gpu-a2"), {}, "")
+
+
+@pytest.mark.parametrize("rollout, field, message", [
+    ({"workers": 2}, "roles[1].workers",
+     "this draft's other roles take GPUs on gpu-a3: 1 of the 2 Nodes keeps 4 GPUs free for 2 workers"),
+    ({"nodes": ("gpu-a3",)}, "roles[1].nodes",
+     "Node gpu-a3 has 8 GPUs free; this draft asks 10 there (all roles on that Node)"),
+])
+def test_other_roles_of_the_draft_on_the_same_nodes_warn(rollout, field, message):
+    actor = RoleDraft(name="Actor", cluster="rlark-gpu-a", image=IMAGE, gpu=6,
+                      selector={"kubernetes.io/hostname": "gpu-a3"})
+    placed = RoleDraft(name="Rollout", cluster="rlark-gpu-a", image=IMAGE, gpu=4, hardware=H100, **rollout)
+    draft = JobDraft(name="ppo", header="Actor", roles=(actor, placed), run_script="python train.py")
+    findings = validate(draft, NODES)
+    assert not [f for f in findings if f.level == "error"], findings
+    assert [(f.field, f.message) for f in findings if f.field == field] == [(field, message)]
