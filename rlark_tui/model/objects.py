@@ -565,7 +565,8 @@ class Node(_View):
 
     @property
     def gpu_model(self) -> str:
-        return self.annotations.get(keys.GPU_MODEL_ANNOTATION, "")
+        """`rlark.io/gpu-model`: the annotation, else the label of that name (the console reads both)."""
+        return self.annotations.get(keys.GPU_MODEL_ANNOTATION) or self.labels.get(keys.GPU_MODEL_ANNOTATION, "")
 
     def _amount(self, section: str, resource: str) -> float | None:
         section_map = dig(self.raw, "status", section)

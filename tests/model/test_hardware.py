@@ -59,6 +59,11 @@ def test_choices_group_the_cluster_nodes_by_model_with_free_slots_and_available_
     assert [m.node.name for m in choices[1].eligible(4)] == ["gpu-a2", "gpu-a3"]
 
 
+def test_nodes_show_a_gpu_model_set_as_a_label_as_the_picker_offers_it():
+    assert Node(NODES[5]).gpu_model == "NVIDIA A100"  # :nodes, rlark get nodes, rlark get clusters
+    assert Node(NODES[0]).gpu_model == H100
+
+
 def placed_draft(**role) -> JobDraft:
     actor = RoleDraft(name="Actor", cluster="rlark-gpu-a", image=IMAGE, **role)
     return JobDraft(name="ppo", header="Actor", roles=(actor,), run_script="python train.py")
