@@ -27,7 +27,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.flow.actions import Actions
 from rlark_tui.flow.polls import ALERTS, ALL_KEY, USAGE
-from rlark_tui.flow.reconciler import Reconciler
+from rlark_tui.flow.reconciler import BLURRED_PACE, Reconciler
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.local import acks
@@ -230,6 +230,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _start_reconciler(self, access: ClusterAccess, start: SnapshotIndex | None = None) -> None:
         # held: the rest of the reads start once the first list (or why there is none) is on screen
         self.reconciler = Reconciler(access, start=start, hold=True)
+        self.reconciler.set_pace(1.0 if self.app_focus else BLURRED_PACE)
         self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
                         exit_on_error=False)
@@ -239,6 +240,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         evaluates the alert rules of its own Jobs (:alerts and the toasts cover every context)."""
         access, _old = self.members[name]
         reconciler = Reconciler(access, start=start)
+        reconciler.set_pace(1.0 if self.app_focus else BLURRED_PACE)
         self.members[name] = (access, reconciler)
         if access is self.access:
             self.reconciler = reconciler
@@ -301,6 +303,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if self.state.index is not None:
             self.apply_snapshot(self.state.index.snapshot, self.state.index)
         self._show_merged()
+
+    def watch_app_focus(self, focused: bool) -> None:
+        """The terminal lost focus (it reports focus changes; tmux does with `focus-events on`): every context's
+        periodic reads slow to a fifth; watches still bring every change. Focus back (reported, or a key or click):
+        the reads overdue at their own pace run at once."""
+        for reconciler in {self.reconciler, *(member for _access, member in self.members.values())}:
+            if reconciler is not None:
+                reconciler.set_pace(1.0 if focused else BLURRED_PACE)
 
     def _published(self, published) -> None:
         """The reconciler's new Snapshot and index, as a message (a newer one waiting supersedes it)."""

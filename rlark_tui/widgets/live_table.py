@@ -19,7 +19,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -231,7 +231,8 @@ class LiveTable(ScrollView, can_focus=True):
     def update(self, rows: Iterable[Row], removed: Iterable[str] = ()) -> bool:
         """Add or replace `rows` and drop `removed`; costs O(rows given) unless the order or filter result moves."""
         reorder = resort = False
-        repaint: list[str] = []
+        repaint: list[tuple[str, Row]] = []
+        """Rows in place whose cells changed, with the row they replace."""
         for key in removed:
             if self._rows.pop(key, None) is not None:
                 del self._keys[key]
@@ -255,7 +256,7 @@ class LiveTable(ScrollView, can_focus=True):
             elif (row.key in self._position) != self._matches(row.key):
                 reorder = True
             elif row.key in self._position:
-                repaint.append(row.key)
+                repaint.append((row.key, old))
         if widened:
             self._strips.clear()
             self._fit_columns()
@@ -268,10 +269,10 @@ class LiveTable(ScrollView, can_focus=True):
             self.refresh()
         else:
             top, height = int(self.scroll_y), self.size.height
-            for key in repaint:
+            for key, old in repaint:
                 position = self._position[key]
                 if top <= position < top + height:
-                    self.refresh_line(position + 1)
+                    self._refresh_cells(position, self._rows[key], old)
         return reorder or widened or bool(repaint)
 
     def set_filter(self, matcher: Matcher) -> None:
@@ -524,6 +525,18 @@ class LiveTable(ScrollView, can_focus=True):
                 self.scroll_to(y=row, animate=False)
             elif row >= top + visible:
                 self.scroll_to(y=row - visible + 1, animate=False)
+
+    def _refresh_cells(self, position: int, row: Row, old: Row) -> None:
+        """Repaint the cells of the row at `position` that differ from `old`'s, not the whole line: an AGE or
+        PROGRESS cell that moves costs its own width on a slow link, not the terminal's."""
+        y = position + 1 - int(self.scroll_y)
+        edge = 1 - int(self.scroll_x)
+        for cell, was, width in zip(row.cells, old.cells, self._drawn):
+            if width is None:
+                continue
+            if cell != was or getattr(cell, "style", None) != getattr(was, "style", None):
+                self.refresh(Region(edge, y, width, 1))
+            edge += width + GAP
 
     def _refresh_row(self, row: int) -> None:
         if 0 <= row < len(self._shown):

@@ -193,3 +193,40 @@ async def test_a_held_reconciler_lists_jobs_alone_until_their_snapshot_is_shown(
     finally:
         reconciler.stop()
         await asyncio.wait_for(task, 10)
+
+
+async def test_reads_slow_to_a_fifth_while_the_terminal_is_unfocused_and_catch_up_on_focus(sb, env):
+    """The pace the TUI sets on Textual's AppBlur/AppFocus: a 2 s read waits 10 s while blurred; focus back, a read
+    overdue at 2 s runs at the next tick."""
+    from rlark_tui.flow.polls import TOPICS, Topic
+    from rlark_tui.flow.reconciler import BLURRED_PACE
+
+    reads = []
+
+    def fetch(access, index, key):
+        reads.append(key)
+        return {"alive_nodes": 1}
+
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    clock = Clock()
+    reconciler = Reconciler(access, clock=clock, topics={**TOPICS, RAY: Topic(RAY, 2.0, fetch)})
+    task = asyncio.create_task(reconciler.run(lambda _message: None))
+    try:
+        reconciler.subscribe(RAY, "paced")
+        await until(lambda: (reconciler.snapshot.ray.get("paced") or {}).get("alive_nodes") == 1)
+        reconciler.set_pace(BLURRED_PACE)
+        first = len(reads)
+        clock.now += 9.5
+        await ticks(clock)
+        assert len(reads) == first, "read again before 5 x its 2 s interval while unfocused"
+        clock.now += 0.5
+        await until(lambda: len(reads) == first + 1)
+        clock.now += 3.0
+        await ticks(clock)
+        assert len(reads) == first + 1
+        reconciler.set_pace(1.0)
+        await until(lambda: len(reads) == first + 2)
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
+        access.close()

@@ -57,6 +57,29 @@ async def test_header_rows_and_a_row_update_repaint_only_that_text():
         assert [line.split()[0] for line in painted(table)[1:]] == ["a-much-longer-job-name-than-before", "b-job"]
 
 
+async def test_a_cell_that_moves_repaints_its_own_cell_not_the_line():
+    """An AGE or PROGRESS cell that changes asks for its own region only (what a slow link has to carry); a row
+    whose two cells change asks for both."""
+    app = TableApp([row("b-job"), row("a-job", "Pending", 12)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        await pilot.pause()
+        asked = []
+        refresh = table.refresh
+        table.refresh = lambda *regions, **kwargs: (asked.extend(regions), refresh(*regions, **kwargs))[1]
+        table.update([row("a-job", "Pending", 13)])
+        await pilot.pause()
+        assert painted(table)[1].split() == ["a-job", "Pending", "13"]
+        n_left = painted(table)[0].rindex(" N") + 1
+        assert [(r.x, r.y, r.width, r.height) for r in asked] == [(n_left, 1, 2, 1)]
+        asked.clear()
+        table.update([row("b-job", "Failed", 4)])
+        await pilot.pause()
+        phase_left = painted(table)[0].index("PHASE")
+        assert [(r.x, r.y, r.height) for r in asked] == [(phase_left, 2, 1), (n_left, 2, 1)]
+        assert painted(table)[2].split() == ["b-job", "Failed", "4"]
+
+
 async def test_keys_move_the_cursor_and_enter_selects():
     app = TableApp([row(f"job-{n:02d}") for n in range(30)])
     async with app.run_test(size=(60, 10)) as pilot:

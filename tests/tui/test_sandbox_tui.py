@@ -344,3 +344,25 @@ async def test_small_terminal_80x24_on_the_sandbox(access, make_job):
                        what="the Pod-not-started message")
         await pilot.press("escape", "escape", "question_mark")
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_losing_focus_slows_the_periodic_reads_and_focus_brings_them_back(access):
+    """The terminal's focus reports (Textual's AppBlur/AppFocus) set the reconciler's pace, also for the one that
+    ctrl+r starts; a key means focus, as Textual takes it."""
+    from textual import events
+
+    from rlark_tui.flow.reconciler import BLURRED_PACE
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.reconciler is not None, what="the reconciler")
+        assert app.reconciler.pace == 1.0
+        app.post_message(events.AppBlur())
+        await wait_for(pilot, lambda: app.reconciler.pace == BLURRED_PACE, what="the unfocused pace")
+        app.post_message(events.AppFocus())
+        await wait_for(pilot, lambda: app.reconciler.pace == 1.0, what="the focused pace")
+        app.post_message(events.AppBlur())
+        await wait_for(pilot, lambda: app.reconciler.pace == BLURRED_PACE, what="the unfocused pace again")
+        first = app.reconciler
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.reconciler is not first and app.reconciler.pace == 1.0,
+                       what="ctrl+r's reconciler at the focused pace (the key says the terminal has focus)")
