@@ -322,6 +322,12 @@ class Agent:
         for pod_name in plan.statefulset_pods_to_create(name, want, existing):
             if (cluster, pod_name) not in self._removing:
                 self._create("pods", self._pod_object(task, pod_name), plane=cluster)
+        if not any(key[0] == cluster and key[1].startswith(f"{name}-") for key in self._removing):
+            revisions = {p["metadata"]["name"]: (dig(p, "metadata", "labels", plan.REVISION_LABEL, default=""),
+                                                 bool(_ready(p))) for p in live}
+            stale = plan.pod_to_roll(name, plan.template_revision(task.get("spec") or {}), revisions)
+            if stale is not None:
+                self._remove_pod(cluster, next(p for p in live if p["metadata"]["name"] == stale))
         if _is_head(task) and want > 0:
             self._ensure_head_service(cluster, task)
         if want > 0:
@@ -471,7 +477,8 @@ class Agent:
             "metadata": {
                 "name": pod_name, "namespace": DATA_NAMESPACE, "annotations": annotations,
                 "labels": {"app": name, "statefulset.kubernetes.io/pod-name": pod_name,
-                           "apps.kubernetes.io/pod-index": pod_name.rpartition("-")[2]},
+                           "apps.kubernetes.io/pod-index": pod_name.rpartition("-")[2],
+                           plan.REVISION_LABEL: plan.template_revision(task.get("spec") or {})},
                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name,
                                      "uid": task["metadata"].get("uid", ""), "controller": True}],
             },

@@ -6,6 +6,8 @@ No I/O: functions take API dicts and return the objects or decisions the agent w
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +29,8 @@ are always StatefulSets)."""
 MANAGEMENT_TASK_ANNOTATION = "rlark.io/management-task-name"
 MANAGEMENT_NAMESPACE_ANNOTATION = "rlark.io/management-task-namespace"
 MANAGEMENT_DOMAIN_ANNOTATION = "rlark.io/management-task-domain"
+REVISION_LABEL = "controller-revision-hash"
+"""The StatefulSet revision a Pod was made from (Kubernetes' label)."""
 LOCAL_POD_NAME_LABEL = "rlark.io/local-pod-name"
 LOCAL_POD_NAMESPACE_LABEL = "rlark.io/local-pod-namespace"
 DOMAIN_SUFFIX = ".rlark-domain"
@@ -117,6 +121,30 @@ def statefulset_pods_to_create(task_name: str, count: int, existing: Mapping[str
         if not existing[pod]:
             break
     return create
+
+
+def template_revision(task_spec: Mapping) -> str:
+    """The revision of the Pod template the agent builds from a Task's spec: its pull reconciler copies the
+    template, with the run command in its RLARK_RUN_SCRIPT env (ray_init.go), into the StatefulSet whenever the
+    Task changes (pull.go createOrUpdateWorkload). Everything but the replica count: a changed run command,
+    image or env is a new revision, a scale is not."""
+    spec = copy.deepcopy(dict(task_spec))
+    workload = dig(spec, "kubernetes", "workload")
+    if isinstance(workload, dict):
+        workload.pop("replicas", None)
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def pod_to_roll(task_name: str, revision: str, pods: Mapping[str, tuple[str, bool]]) -> str | None:
+    """The Pod a StatefulSet's RollingUpdate (OrderedReady, its default) deletes next for the new `revision`:
+    the highest ordinal still of an older revision, once every Pod already of the new one is ready; None when
+    none is out of date or one is still starting. `pods` maps pod name -> (its revision, ready); a Pod without a
+    revision is taken as current."""
+    if not all(ready for rev, ready in pods.values() if rev in ("", revision)):
+        return None
+    old = [(int(name.rpartition("-")[2]), name) for name, (rev, _) in pods.items()
+           if rev not in ("", revision) and name.startswith(f"{task_name}-") and name.rpartition("-")[2].isdigit()]
+    return max(old)[1] if old else None
 
 
 def pods_to_delete(task_name: str, count: int, existing: Iterable[str]) -> list[str]:

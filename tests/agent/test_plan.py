@@ -135,6 +135,19 @@ def test_scale_down_deletes_highest_ordinals_first():
     assert plan.pods_to_delete("t", 0, ["t-0"]) == ["t-0"]
 
 
+def test_a_changed_template_rolls_one_pod_at_a_time_from_the_highest_ordinal():
+    spec = {"runScript": "python t.py", "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 2}}}
+    old = plan.template_revision(spec)
+    scaled = {**spec, "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 5}}}
+    assert plan.template_revision(scaled) == old, "a scale is not a new revision"
+    new = plan.template_revision({**spec, "runScript": "python t.py runner.resume_dir=/o/global_step_2"})
+    assert new != old
+    assert plan.pod_to_roll("t", new, {"t-0": (old, True), "t-1": (old, True)}) == "t-1"
+    assert plan.pod_to_roll("t", new, {"t-0": (old, True), "t-1": (new, False)}) is None, "waits for t-1 ready"
+    assert plan.pod_to_roll("t", new, {"t-0": (old, True), "t-1": (new, True)}) == "t-0"
+    assert plan.pod_to_roll("t", new, {"t-0": (new, True), "t-1": ("", True)}) is None
+
+
 def test_requests_fall_back_to_limits():
     spec = {"kubernetes": {"workload": {"template": {"spec": {"containers": [{
         "name": "main", "resources": {"limits": {"nvidia.com/gpu": "2", "rlinf.io/franka": "1"},

@@ -74,17 +74,22 @@ def test_resume_sets_the_override_refuses_incomplete_and_readonly(listed, sandbo
         in incomplete.err and "--force" in incomplete.err
     unknown = rlark("resume", NAME, "--from", "global_step_7", "--yes")
     assert unknown.code == 2 and "no checkpoint global_step_7" in unknown.err
-    done = rlark("resume", NAME, "--yes")
-    assert done.code == 0, done.err
-    path = f"{listed}/ppo/checkpoints/global_step_20"
-    assert f"resume {NAME} from global_step_20 (step 20)" in done.out and f"runner.resume_dir={path}" in done.out
-    assert "+" in done.out and "replaced and restarted from global_step_20" in done.out
     access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
     try:
+        before = {pod["metadata"]["uid"] for pod in access.job_pods(NAME)}
+        done = rlark("resume", NAME, "--yes")
+        assert done.code == 0, done.err
+        path = f"{listed}/ppo/checkpoints/global_step_20"
+        assert f"resume {NAME} from global_step_20 (step 20)" in done.out and f"runner.resume_dir={path}" in done.out
+        assert "+" in done.out and "replaced and restarted from global_step_20" in done.out
         task = access.get(JOBS, NAME)["spec"]["tasks"][0]
+        assert task["runScript"].endswith(f" runner.resume_dir={path}")
+        deadline = time.monotonic() + 60
+        while not (after := {pod["metadata"]["uid"] for pod in access.job_pods(NAME)}) or after & before:
+            assert time.monotonic() < deadline, "the StatefulSet's rolling update replaces the Header Pod"
+            time.sleep(0.5)
     finally:
         access.close()
-    assert task["runScript"].endswith(f" runner.resume_dir={path}")
 
 
 def test_resume_of_a_finished_job_deletes_and_creates_it_again(listed, sandbox, capsys):  # noqa: F811
