@@ -6,6 +6,10 @@ The answer comes from `status-cache.json`; when it is older than FRESH_SECONDS a
 lists the Jobs (and reads the alert counts a running TUI or `rlark watch` leaves in `alerts-summary.json`) for the
 next call, so a slow or unreachable cluster only makes the segment older (`?` after STALE_SECONDS), never slow.
 Only the standard library is imported on the answering path.
+
+With several contexts (`--context A --context B`, `--all-contexts`) the refresher lists each in parallel
+(cluster/contexts.py) into a cache of its own for that choice: the counts are summed, and `○N` says how many
+contexts did not answer (the long form names them).
 """
 
 from __future__ import annotations
@@ -72,9 +76,26 @@ def _count(data: dict, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _files(args: argparse.Namespace) -> tuple[str, str]:
+    """The cache and lock of the contexts the flags choose: CACHE and LOCK for one context, else files of their
+    own per choice (the names as given, or every context)."""
+    names = list(dict.fromkeys(getattr(args, "contexts", None) or ()))
+    if not getattr(args, "all_contexts", False) and len(names) < 2:
+        return CACHE, LOCK
+    import hashlib
+    chosen = "\n".join(["--all-contexts"] if getattr(args, "all_contexts", False) else names)
+    key = hashlib.sha256(chosen.encode()).hexdigest()[:12]
+    return f"status-cache-{key}.json", f"status-refresh-{key}.lock"
+
+
+def _unreachable(cache: dict) -> list[str]:
+    names = cache.get("unreachable")
+    return [str(name) for name in names] if isinstance(names, list) else []
+
+
 def segment(cache: dict, summary: dict, now: float) -> str:
-    """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `?` when the Job counts are old or
-    missing."""
+    """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `○N` when N of several contexts did not
+    answer; `?` when the Job counts are old or missing."""
     running, failed = _count(cache, "running"), _count(cache, "failed")
     at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
     parts = ["rlark"]
@@ -86,16 +107,18 @@ def segment(cache: dict, summary: dict, now: float) -> str:
     alerts = _count(summary, "alerts")
     if alerts is not None and summary_at is not None and now - summary_at <= SUMMARY_SECONDS:
         parts.append(f"⚠{alerts}")
+    if _unreachable(cache):
+        parts.append(f"○{len(_unreachable(cache))}")
     if running is not None and (at is None or now - at > STALE_SECONDS):
         parts.append("?")
     return " ".join(parts)
 
 
-def _spawn_refresh(root: Path, argv: list[str]) -> None:
+def _spawn_refresh(root: Path, argv: list[str], lock_name: str = LOCK) -> None:
     """Start one detached refresher unless one started within REFRESH_TIMEOUT."""
     from rlark_tui.errors import RlarkError
     from rlark_tui.local.fsutil import write_private
-    lock = root / LOCK
+    lock = root / lock_name
     try:
         if time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
             return
@@ -112,44 +135,68 @@ def _spawn_refresh(root: Path, argv: list[str]) -> None:
 
 def _global_argv(args: argparse.Namespace) -> list[str]:
     argv = []
-    for flag in ("kubeconfig", "context", "request_timeout", "server_address", "server_hostname", "client_cert",
+    for flag in ("kubeconfig", "request_timeout", "server_address", "server_hostname", "client_cert",
                  "client_key", "ca_cert"):
         value = getattr(args, flag, None)
         if value is not None:
             argv += [f"--{flag.replace('_', '-')}", str(value)]
-    if getattr(args, "server_insecure_skip_tls_verify", False):
-        argv.append("--server-insecure-skip-tls-verify")
+    for name in getattr(args, "contexts", None) or ([args.context] if getattr(args, "context", None) else []):
+        argv += ["--context", str(name)]
+    for flag in ("server_insecure_skip_tls_verify", "all_contexts"):
+        if getattr(args, flag, False):
+            argv.append(f"--{flag.replace('_', '-')}")
     return argv + ["status"]
 
 
 def refresh(args: argparse.Namespace, root: Path) -> int:
     """List the Jobs (bounded in time; through the lean client when the context allows) and write the cache; the
     lock goes when done."""
-    from rlark_tui.cluster.kinds import JOBS
-    from rlark_tui.cluster.lean import LeanClient
+    from rlark_tui.cluster.contexts import chosen, deadline, fan_out, narrowed
     from rlark_tui.local.fsutil import remove_quietly, write_private
-    from rlark_tui.model.objects import Job
 
+    cache, lock = _files(args)
     try:
         if getattr(args, "request_timeout", None) is None:
             args.request_timeout = REFRESH_TIMEOUT
-        # the lean client: no `kubernetes` import for a plain context
-        access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
-        if access is None:
-            from rlark_tui.cluster.access import ClusterAccess
-            access = ClusterAccess.from_args(args)
-        try:
-            jobs = [Job(raw) for raw in access.list(JOBS).items]
-        finally:
-            access.close()
-        phases = [job.phase for job in jobs]
-        write_private(root / CACHE, json.dumps({"time": time.time(), "running": phases.count("Running"),
-                                                "failed": phases.count("Failed")}), durable=False)
+        contexts = chosen(args)
+        unreachable = []
+        if contexts is None:
+            phases = _phases(args)
+        else:
+            phases = []
+            for outcome in fan_out(contexts, lambda name: _phases(narrowed(args, name)), deadline(args)):
+                phases += outcome.value or []
+                if outcome.value is None:
+                    unreachable.append(outcome.context)
+            if len(unreachable) == len(contexts):
+                return 1
+        counts: dict[str, object] = {"time": time.time(), "running": phases.count("Running"),
+                                     "failed": phases.count("Failed")}
+        if contexts is not None:
+            counts["unreachable"] = unreachable
+        write_private(root / cache, json.dumps(counts), durable=False)
         return 0
     except Exception:  # noqa: BLE001 - a refresher that cannot list leaves the old answer (shown as old)
         return 1
     finally:
-        remove_quietly(root / LOCK)
+        remove_quietly(root / lock)
+
+
+def _phases(args: argparse.Namespace) -> list[str]:
+    """The phases of the Jobs of the context `args` name (through the lean client when the context allows)."""
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.cluster.lean import LeanClient
+    from rlark_tui.model.objects import Job
+
+    # the lean client: no `kubernetes` import for a plain context
+    access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
+    if access is None:
+        from rlark_tui.cluster.access import ClusterAccess
+        access = ClusterAccess.from_args(args)
+    try:
+        return [Job(raw).phase for raw in access.list(JOBS).items]
+    finally:
+        access.close()
 
 
 def long_form(args: argparse.Namespace, root: Path) -> int:
@@ -196,10 +243,11 @@ def run(args: argparse.Namespace) -> int:
     if args.long:
         return long_form(args, root)
     now = time.time()
-    cache = _read(root / CACHE)
+    cache_name, lock_name = _files(args)
+    cache = _read(root / cache_name)
     at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
     if at is None or now - at > FRESH_SECONDS:
-        _spawn_refresh(root, _global_argv(args))
+        _spawn_refresh(root, _global_argv(args), lock_name)
     summary = _read(root / SUMMARY)
     text = segment(cache, summary, now)
     if args.tmux:
@@ -209,5 +257,7 @@ def run(args: argparse.Namespace) -> int:
     listed = summary.get("counts")
     counts = listed if isinstance(listed, dict) else {}
     detail = ", ".join(f"{name} {value}" for name, value in counts.items() if isinstance(value, int))
-    print(f"{text}    (Jobs as of {when}" + (f"; firing alerts: {detail}" if detail else "") + ")")
+    missing = ", ".join(_unreachable(cache))
+    print(f"{text}    (Jobs as of {when}" + (f"; firing alerts: {detail}" if detail else "")
+          + (f"; not answering: {missing}" if missing else "") + ")")
     return 0

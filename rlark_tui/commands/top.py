@@ -8,6 +8,7 @@ read), GPUs from `nvidia-smi` through the fixed read-only exec in the Running Po
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError, UsageError
@@ -35,7 +36,11 @@ def register(subparsers, parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.contexts import chosen
 
+    contexts = chosen(args)
+    if contexts is not None:
+        return run_contexts(args, contexts)
     access = ClusterAccess.from_args(args)
     try:
         if args.name:
@@ -50,10 +55,44 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
+    """`rlark top pods|jobs|nodes` of several contexts: read in parallel (cluster/contexts.py), one table with a
+    CONTEXT column; a context that fails or does not answer in time is one `context B: <why>` line on stderr."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.contexts import deadline, fan_out, narrowed
+    from rlark_tui.cluster.output import merged_table
+
+    if args.name:
+        raise UsageError("rlark top job JOB reads one context: give --context once")
+
+    def one(context: str) -> tuple[list[str], list[list[str]]]:
+        access = ClusterAccess.from_args(narrowed(args, context))
+        try:
+            return top_cells(access, args.what, None if args.all_namespaces else (
+                args.namespace or access.namespace or "default"), args.all_namespaces)
+        finally:
+            access.close()
+
+    outcomes = fan_out(contexts, one, deadline(args))
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"context {outcome.context}: {outcome.error}", file=sys.stderr)
+    parts = [(o.context, *o.value) for o in outcomes if o.value is not None]
+    if parts:
+        print(merged_table(parts))
+    return 1 if any(o.error for o in outcomes) else 0
+
+
 def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> str:
     """The table `rlark top <what>` prints."""
-    from rlark_tui.cluster import usage_reads as usage
     from rlark_tui.cluster.output import table
+
+    return table(*top_cells(access, what, namespace, all_namespaces))
+
+
+def top_cells(access, what: str, namespace: str | None, all_namespaces: bool) -> tuple[list[str], list[list[str]]]:
+    """The headers and rows of `rlark top <what>`."""
+    from rlark_tui.cluster import usage_reads as usage
     from rlark_tui.flow.snapshot import Snapshot, source_key
     from rlark_tui.model.objects import Node
     from rlark_tui.view.index import SnapshotIndex
@@ -76,7 +115,7 @@ def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> 
         rows = sorted(([pods[t.key].namespace] if all_namespaces else []) + [
             clean(t.pod), cpu_cell(samples.get(t.key)), mem_cell(samples.get(t.key)), _count(t.gpus),
             gpu_cell(samples.get(t.key)), gpu_mem_cell(samples.get(t.key))] for t in targets)
-        return table((["NAMESPACE"] if all_namespaces else []) + headers, rows)
+        return (["NAMESPACE"] if all_namespaces else []) + headers, rows
     if kind == "job":
         rows = []
         for name, job in sorted(index.jobs.items()):
@@ -89,7 +128,7 @@ def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> 
                          percent_cell(mean_gpu_percent(found)), _gpu_mem(found)])
         if not rows:
             raise RlarkError("no Jobs with Running Pods found")
-        return table(["NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"], rows)
+        return ["NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"], rows
     nodes = [Node(raw) for raw in access.list(NODES, namespace).items]
     rows = []
     for node in sorted(nodes, key=lambda n: (n.namespace, n.name)):
@@ -105,8 +144,8 @@ def top_text(access, what: str, namespace: str | None, all_namespaces: bool) -> 
             percent_cell(mean_gpu_percent(found))])
     if not rows:
         raise RlarkError(f"no Nodes found{f' in {namespace}' if namespace else ''}")
-    return table((["NAMESPACE"] if all_namespaces else []) + [
-        "NAME", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%", "GPUS", "GPU%"], rows)
+    return (["NAMESPACE"] if all_namespaces else []) + [
+        "NAME", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%", "GPUS", "GPU%"], rows
 
 
 def _index(access):

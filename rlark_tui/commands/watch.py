@@ -14,6 +14,7 @@ import json
 import signal
 import sys
 import time
+from functools import partial
 
 from rlark_tui.alerting import rules
 from rlark_tui.alerting.thresholds import FLAGS, Thresholds
@@ -30,7 +31,9 @@ EXIT_CODES = """exit codes:
 
 Lines: `<time> <severity> <rule> <job> <firing|resolved>: <message>` and `<time> phase <job> <old> -> <new>`.
 -o json: one object per line, {"time", "severity", "rule", "job", "namespace", "object", "message", "state"}
-(a phase change has rule "phase" and its new phase as state). Acknowledged alerts (`a` in the TUI's :alerts)
+(a phase change has rule "phase" and its new phase as state). With several contexts (--context given again,
+--all-contexts) each line starts with `[<context>]` and each object has "context"; a context that cannot be
+opened is one `context B: <why>` line on stderr and the others are watched. Acknowledged alerts (`a` in the TUI's :alerts)
 stay quiet. --exec runs COMMAND (split like a shell would, never through one) per event with RLARK_ALERT_TIME,
 _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE set; --webhook POSTs each event. Both retry with
 back-off on their own thread and never hold up the reads; a failing hook is reported on stderr once a minute."""
@@ -75,7 +78,13 @@ def thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
 class Printer:
     """Turns Snapshots into lines: new events of the alert book, phase changes of the Jobs in scope."""
 
-    def __init__(self, key: str, as_json: bool, hook_list: list[hooks.Hook], out=None) -> None:
+    def __init__(self, key: str, as_json: bool, hook_list: list[hooks.Hook], out=None, context: str = "",
+                 totals: dict[str, tuple[dict[str, int], list[rules.Alert]]] | None = None) -> None:
+        """`context`: with several contexts, the one this Printer's Snapshots come from (each line starts with
+        `[context]`, each record has "context"); `totals`: every context's Printer's firing alerts and counts,
+        shared, so that `rlark status` reads them all."""
+        self.context = context
+        self.totals = totals
         self.key = key
         self.as_json = as_json
         self.hooks = hook_list
@@ -99,7 +108,15 @@ class Printer:
 
     def _summary(self, counts: dict[str, int], firing: list[rules.Alert]) -> None:
         """Leave the firing alerts and their counts for `rlark status` when they change, and every
-        SUMMARY_SECONDS."""
+        SUMMARY_SECONDS (with several contexts, those of all: `totals`)."""
+        if self.totals is not None:
+            self.totals[self.context] = (counts, firing)
+            counts = {}
+            for each, _firing in self.totals.values():
+                for name, value in each.items():
+                    counts[name] = counts.get(name, 0) + value
+            firing = sorted((alert for _counts, found in self.totals.values() for alert in found),
+                            key=lambda a: (rules.SEVERITIES.index(a.severity), a.fired_at))
         now = time.monotonic()
         seen = (counts, [alert.key for alert in firing])
         if seen != self._counts or now - self._summary_at >= SUMMARY_SECONDS:
@@ -128,6 +145,8 @@ class Printer:
         self.emit(record, f"{rules.iso(at)} phase {name} {old or '-'} -> {new}")
 
     def emit(self, record: dict, line: str) -> None:
+        if self.context:
+            record, line = {**record, "context": self.context}, f"[{self.context}] {line}"
         self.out.write((json.dumps(record, ensure_ascii=False) if self.as_json else line) + "\n")
         self.out.flush()
         for hook in self.hooks:
@@ -140,8 +159,13 @@ def _listed(snapshot) -> set[str]:
     return {"jobs"} if state is not None and (state.status == "connected" or snapshot.jobs) else set()
 
 
+def _print(printer: Printer, published) -> None:
+    printer.snapshot(published.snapshot)
+
+
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.contexts import chosen, deadline, fan_out, narrowed
     from rlark_tui.flow.polls import USAGE
     from rlark_tui.flow.reconciler import Reconciler
 
@@ -153,28 +177,47 @@ def run(args: argparse.Namespace) -> int:
     thresholds(args, Thresholds())  # bad flag values are refused before anything is contacted
     hook_list = [hooks.webhook(url, args.webhook_format, report) for url in args.webhook]
     hook_list += [hooks.command(text, report) for text in args.exec_command]
-    access = ClusterAccess.from_args(args)
-    access.config = dataclasses.replace(access.config, alerts=thresholds(args, access.config.alerts))
     key = alertpoll.scope_key(args.jobs)
-    printer = Printer(key, args.output == "json", hook_list)
-    reconciler = Reconciler(access)
-    reconciler.subscribe(alertpoll.ALERTS, key)
-    reconciler.subscribe(USAGE, key)
+    contexts = chosen(args)
+    if contexts is None:
+        accesses = {"": ClusterAccess.from_args(args)}
+    else:
+        # several contexts: each opened in parallel; one that cannot be is one line, the others are watched
+        accesses = {}
+        for outcome in fan_out(contexts, lambda name: ClusterAccess.from_args(narrowed(args, name)),
+                               deadline(args)):
+            if outcome.value is None:
+                print(f"context {outcome.context}: {outcome.error}", file=sys.stderr, flush=True)
+            else:
+                accesses[outcome.context] = outcome.value
+        if not accesses:
+            return 1
+    totals: dict[str, tuple[dict[str, int], list[rules.Alert]]] | None = {} if contexts is not None else None
+    watched = []
+    for context, access in accesses.items():
+        access.config = dataclasses.replace(access.config, alerts=thresholds(args, access.config.alerts))
+        reconciler = Reconciler(access)
+        reconciler.subscribe(alertpoll.ALERTS, key)
+        reconciler.subscribe(USAGE, key)
+        printer = Printer(key, args.output == "json", hook_list, context=context, totals=totals)
+        watched.append((reconciler, printer))
 
-    def post(published) -> None:
-        printer.snapshot(published.snapshot)
+    async def every() -> None:
+        await asyncio.gather(*(reconciler.run(partial(_print, printer)) for reconciler, printer in watched))
 
     def interrupted(_signum, _frame) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)
     try:
-        asyncio.run(reconciler.run(post))
+        asyncio.run(every())
     except KeyboardInterrupt:
         pass
     finally:
-        reconciler.stop()
+        for reconciler, _printer in watched:
+            reconciler.stop()
         for hook in hook_list:
             hook.close()
-        access.close()
+        for access in accesses.values():
+            access.close()
     return 0

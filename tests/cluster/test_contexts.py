@@ -4,6 +4,8 @@ kubeconfig files listed in KUBECONFIG under the contexts `site-a` and `site-b`; 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 
 import pytest
 import yaml
@@ -47,6 +49,15 @@ def two_sites(plain_sandbox, second_sandbox, env, monkeypatch):
     return plain_sandbox, second_sandbox
 
 
+def job(name: str) -> dict:
+    """A Job whose image the sandbox cannot pull (it never runs)."""
+    return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"tasks": [{"name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
+                                "runScript": "echo run", "kubernetes": {"workload": {
+                                    "kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [
+                                        {"name": "main", "image": "registry.example.com/rlinf:invalid"}]}}}}}]}}
+
+
 def rlark(capsys, *argv: str) -> Result:
     code = main(list(argv))
     captured = capsys.readouterr()
@@ -82,6 +93,48 @@ def test_a_context_that_fails_is_one_line_and_the_others_print(two_sites, capsys
     assert "rlark logs reads one context" in refused.err
 
 
+
+def test_top_and_status_cover_every_context(two_sites, capsys):
+    nodes = rlark(capsys, "top", "nodes", "-A", "--all-contexts")
+    assert nodes.code == 0, nodes.err
+    table = rows(nodes.out)
+    assert table[0][:3] == ["CONTEXT", "NAMESPACE", "NAME"]
+    assert {row[0] for row in table[1:]} == {"site-a", "site-b"}
+    assert len(table) - 1 == 2 * len({tuple(row[1:3]) for row in table[1:]})
+    assert rlark(capsys, "status", "--all-contexts", "--refresh").code == 0
+    segment = rlark(capsys, "status", "--all-contexts", "--tmux").out.strip()
+    assert re.fullmatch(r"rlark ▶\d+ ✗\d+( ⚠\d+)?", segment), segment
+
+
+def test_watch_follows_every_context(two_sites):
+    """A phase change of site-b's Job is a line of site-b's. Phase changes count from the first list the watch
+    printed from, which the test cannot see: the phase moves until a line comes (the first move after it does)."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+    from tests.alerts.conftest import Watch
+    from tests.streams import watch_opens
+
+    _site_a, site_b = two_sites
+    access = ClusterAccess.open(None, "site-b")
+    access.create(JOBS, job("ctx-watch"))
+    with watch_opens(site_b, "jobs"):
+        watch = Watch(["watch", "-o", "json", "--all-contexts"], dict(os.environ))
+    line = None
+    try:
+        for phase in ("Running", "Failed") * 5:
+            site_b.store.mutate("jobs", "ctx-watch", lambda obj, phase=phase: {**obj, "status": {"phase": phase}})
+            with contextlib.suppress(AssertionError):
+                line = watch.wait_for(lambda line: line["job"] == "ctx-watch" and line["rule"] == "phase",
+                                      what="the Job's phase", timeout=2)
+                break
+        assert line is not None, "no phase line in 10 moves:\n" + "".join(watch.text + watch.errors)
+        assert line["context"] == "site-b" and line["state"] in ("Running", "Failed")
+    finally:
+        watch.close()
+        access.delete(JOBS, "ctx-watch")
+        access.close()
+
+
 def test_a_stopped_sandbox_is_reported_and_the_other_lists(two_sites, capsys):
     _site_a, site_b = two_sites
     site_b.stop()
@@ -91,6 +144,9 @@ def test_a_stopped_sandbox_is_reported_and_the_other_lists(two_sites, capsys):
         lines = answer.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("context site-b: "), answer.err
         assert {row[0] for row in rows(answer.out)[1:]} == {"site-a"}
+        assert rlark(capsys, "status", "--all-contexts", "--refresh", "--request-timeout", "5").code == 0
+        status = rlark(capsys, "status", "--all-contexts")
+        assert " ○1 " in status.out and "not answering: site-b)" in status.out, status.out
     finally:
         site_b.start()
 
@@ -122,11 +178,7 @@ async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites)
     _site_a, site_b = two_sites
     contexts = {name: ClusterAccess.open(None, name) for name in ("site-a", "site-b")}
     app = RlarkApp(contexts["site-a"], contexts={**contexts, "gone": "context 'gone' is not in the kubeconfig"})
-    body = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": "ctx-live"},
-            "spec": {"tasks": [{"name": "actor", "head": True, "role": "Actor", "agentType": "Kubernetes",
-                                "runScript": "echo run", "kubernetes": {"workload": {
-                                    "kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [
-                                        {"name": "main", "image": "registry.example.com/rlinf:invalid"}]}}}}}]}}
+    body = job("ctx-live")
     stopped = False
     try:
         async with app.run_test(size=(160, 40)) as pilot:
