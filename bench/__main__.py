@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODULES = ("startup", "cli_get", "checkeval", "steptime", "diagnose", "stacks", "tui", "logs", "alerts", "usage", "terminal")
+MODULES = ("startup", "cli_get", "checkeval", "steptime", "diagnose", "stacks", "bundle", "tui", "logs", "alerts", "usage", "terminal")
 # key → (module, target, "max" when the value must be at most the target, "min" when at least, None: no target)
 TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "startup_first_list_s": ("startup", 0.6, "max"),
@@ -35,6 +35,8 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "diagnose_cpu_ms": ("diagnose", None, None),
     "stacks_group_ms": ("stacks", 10000, "max"),
     "stacks_group_cpu_ms": ("stacks", None, None),
+    "bundle_s": ("bundle", None, None),
+    "bundle_rss_mb": ("bundle", 300, "max"),
     "watch_update_latency_ms_p50": ("tui", None, None),
     "watch_update_latency_ms_p95": ("tui", 500, "max"),
     "filter_keystroke_ms_p95": ("tui", 50, "max"),
