@@ -26,6 +26,8 @@ CRD plural):
   follow streams match (not the one-off reads others make meanwhile, e.g. the TUI's alert rounds).
 - `stop_tensorboard(pod)`: that Pod's TensorBoard sidecar is stopped and stays down (the gateway's
   TensorBoard route then answers 502, as for a dead upstream) until cleared; `pod` is the local Pod name.
+- `extra_items(items, resource="*", plane="*")`: matching list answers carry `items` after the stored objects,
+  as given: shapes the store refuses (`metadata: 5`, a list, a number), as a server of the wrong shape answers.
 - `clock`: the outage's clock (time.monotonic; a test may set its own).
 - `clear()` removes every fault; `describe()` returns the active ones as JSON-able data.
 
@@ -61,7 +63,7 @@ class _Rule:
 
 class Faults:
     OPS = ("fail", "delay", "close_watches_every", "expire_watches", "outage", "cut_logs", "stop_tensorboard",
-           "server_down", "agent_offline", "clear")
+           "server_down", "agent_offline", "extra_items", "clear")
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
@@ -82,6 +84,7 @@ class Faults:
             self._tensorboards_down: set[str] = set()
             self._server_down = False
             self._offline: set[str] = set()
+            self._extra: list[tuple[_Rule, list]] = []
 
     @contextmanager
     def cleared(self) -> Iterator[Faults]:
@@ -143,7 +146,18 @@ class Faults:
             else:
                 self._offline.discard(agent)
 
+    def extra_items(self, items: list, resource: str = "*", plane: str = "*") -> None:
+        if not isinstance(items, list):
+            raise ValueError("items is a list")
+        with self._lock:
+            self._extra.append((_Rule("list", resource, plane), list(items)))
+
     # ----- queried by the server -----
+    def extra_for(self, resource: str, plane: str) -> list:
+        """The extra items of a list answer of `resource` on `plane` (none unless extra_items set some)."""
+        with self._lock:
+            return [item for rule, items in self._extra if rule.matches("list", resource, plane) for item in items]
+
     def is_server_down(self) -> bool:
         with self._lock:
             return self._server_down
@@ -204,6 +218,7 @@ class Faults:
                 "tensorboardsStopped": sorted(self._tensorboards_down),
                 "serverDown": self._server_down,
                 "agentsOffline": sorted(self._offline),
+                "extraItems": [{**asdict(rule), "count": len(items)} for rule, items in self._extra],
             }
 
     def apply(self, op: str, args: dict | None) -> None:

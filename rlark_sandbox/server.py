@@ -437,7 +437,8 @@ class SandboxServer:
         if _wants_table(request):
             return respond(tables.table(rtype, items, str(rv), request.query.get("includeObject", "Metadata")))
         return respond({"apiVersion": rtype.api_version, "kind": f"{rtype.kind}List",
-                        "metadata": {"resourceVersion": str(rv)}, "items": items})
+                        "metadata": {"resourceVersion": str(rv)},
+                        "items": items + self.faults.extra_for(rtype.plural, plane)})
 
     async def _watch(self, request: web.Request, plane: str, rtype: ResourceType,
                      namespace: str | None) -> web.StreamResponse:

@@ -5,14 +5,16 @@ Facts from rlark-platform.md §2.4 and rlinf-runtime.md §2; all functions are p
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from rlark_tui.text import patterns
+from rlark_tui.text.parse import ascii_int, load_json
 
+MAX_RANKS = 1 << 16
+"""The most ranks a rank expression may name."""
 RANK_RE = re.compile(r"^RLINF_NODE_RANK: (\d+)\s*$")
 CHECK_PASSED = "Ray cluster check passed."
 CHECK_FAILED_IGNORED = "Warning: Ray cluster check failed, proceeding anyway."
@@ -240,7 +242,7 @@ def resolved_config(lines: Sequence[str], start: int = 0) -> ConfigBlock | None:
                 depth += text.count("{") - text.count("}")
                 if depth <= 0:
                     try:
-                        data = json.loads("\n".join(lines[index:end + 1]))
+                        data = load_json("\n".join(lines[index:end + 1]))
                     except ValueError:
                         break
                     if isinstance(data, dict) and isinstance(data.get("cluster"), dict):
@@ -251,7 +253,8 @@ def resolved_config(lines: Sequence[str], start: int = 0) -> ConfigBlock | None:
 
 
 def parse_ranks(expression: object) -> set[int] | None:
-    """RLinf rank expressions (`0-7`, `0,2,5-6`, an int); `all` and anything unreadable give None."""
+    """RLinf rank expressions (`0-7`, `0,2,5-6`, an int); `all` and anything unreadable give None, as do
+    expressions of more than MAX_RANKS ranks (a log line's `0-99999999999` is no placement to enumerate)."""
     if isinstance(expression, bool):
         return None
     if isinstance(expression, int):
@@ -260,16 +263,11 @@ def parse_ranks(expression: object) -> set[int] | None:
         return None
     ranks: set[int] = set()
     for part in expression.split(","):
-        part = part.strip()
-        if re.fullmatch(r"\d+", part):
-            ranks.add(int(part))
-        elif re.fullmatch(r"\d+-\d+", part):
-            low, high = (int(x) for x in part.split("-"))
-            if high < low:
-                return None
-            ranks.update(range(low, high + 1))
-        else:
+        low, _, high = part.strip().partition("-")
+        first, last = ascii_int(low), ascii_int(high) if high else ascii_int(low)
+        if first is None or last is None or last < first or len(ranks) + last - first >= MAX_RANKS:
             return None
+        ranks.update(range(first, last + 1))
     return ranks
 
 

@@ -16,6 +16,7 @@ from rlark_tui.checks.render import to_json_text, to_markdown
 from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
+from rlark_tui.text.parse import load_json
 from rlark_tui.text.sinks import file_name
 
 
@@ -62,7 +63,7 @@ def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:
 def load_hand_over(root: Path, job: str) -> HandOver:
     """The hand-over fields kept for `job`; empty when there are none or the file cannot be used."""
     try:
-        data = json.loads(fsutil.read_input(str(hand_over_path(root, job)), "hand-over", RECORD_BYTES))
+        data = load_json(fsutil.read_input(str(hand_over_path(root, job)), "hand-over", RECORD_BYTES))
     except (OSError, ValueError, RlarkError):
         return HandOver()
     if not isinstance(data, dict):
@@ -114,7 +115,7 @@ def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
         if len(records) >= limit:
             break
         try:
-            data = json.loads(fsutil.read_input(str(path), "record", RECORD_BYTES))
+            data = load_json(fsutil.read_input(str(path), "record", RECORD_BYTES))
         except (OSError, ValueError, RlarkError):
             continue
         checks = data.get("checks") if isinstance(data, dict) else None

@@ -6,6 +6,7 @@ Each check returns a CheckRow; a row only passes on evidence items it can show (
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,8 @@ from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.storage import under
 from rlark_tui.text import patterns
 
+MISSING_SHOWN = 20
+"""The most unheld ranks a finding names (a Job may expect any number of nodes)."""
 JOB_OWNER = "the Job's owner"
 ADMIN = "a platform admin with data-plane access"
 IMAGE_OWNER = "the image maintainer (build record or digest)"
@@ -386,7 +389,7 @@ def check_ray(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns 
         row.fail("no Job, so no Ray cluster", "job")
         return row.build(evidence)
     ranks: dict[int, str] = {}
-    expected_ranks = set(range(facts.expected_nodes))
+    nodes = facts.expected_nodes  # a count from the cluster: ranks are compared with it, never enumerated up to it
     all_pods = [p for spec in facts.specs for p in facts.pods.get(facts.job.task_name(spec), [])]
     for index, spec in enumerate(facts.specs):
         task_name = facts.job.task_name(spec)
@@ -412,11 +415,13 @@ def check_ray(evidence: RunEvidence, facts: _Facts, slow: patterns.SlowPatterns 
             if rank in ranks:
                 row.fail(f"RLINF_NODE_RANK {rank} is used by both {ranks[rank]} and {name}", "ray")
             ranks[rank] = name
-            if rank not in expected_ranks:
-                row.fail(f"{name}: RLINF_NODE_RANK {rank} is outside 0..{facts.expected_nodes - 1}", "ray")
-    if all_pods and len(ranks) == len(all_pods) and set(ranks) != expected_ranks:
-        missing = sorted(expected_ranks - set(ranks))
-        row.late(facts.late, f"ranks {missing} are not held by any Pod", "ray")
+            if not 0 <= rank < nodes:
+                row.fail(f"{name}: RLINF_NODE_RANK {rank} is outside 0..{nodes - 1}", "ray")
+    if all_pods and len(ranks) == len(all_pods) and (len(ranks) != nodes
+                                                     or not all(0 <= rank < nodes for rank in ranks)):
+        missing = list(itertools.islice((rank for rank in range(nodes) if rank not in ranks), MISSING_SHOWN + 1))
+        shown = ", ".join(map(str, missing[:MISSING_SHOWN])) + (", …" if len(missing) > MISSING_SHOWN else "")
+        row.late(facts.late, f"ranks [{shown}] are not held by any Pod", "ray")
     _read_notes(row, evidence.logs)
     _check_head_log(row, evidence, facts)
     _check_startup_marker(row, evidence, facts, slow)
@@ -815,7 +820,7 @@ def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, 
                 row.fail(f"cluster.{config_key} differs from the launch record", "app")
     for group in cluster.get("node_groups") or []:
         ranks = logscan.parse_ranks(group.get("node_ranks")) if isinstance(group, dict) else None
-        if ranks and not ranks <= set(range(facts.expected_nodes)):
+        if ranks and not all(0 <= rank < facts.expected_nodes for rank in ranks):
             row.fail(f"node_groups {group.get('label')} names ranks outside 0..{facts.expected_nodes - 1}", "app")
     if ref_sum:
         compared += 1

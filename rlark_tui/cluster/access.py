@@ -23,7 +23,18 @@ from rlark_tui.cluster import lean, tls
 from rlark_tui.cluster import server as srv
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
 from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
-from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind, ListResult, list_result, selector_query
+from rlark_tui.cluster.kinds import (
+    DOMAINS,
+    JOBS,
+    NODES,
+    PODS,
+    TASKS,
+    Kind,
+    ListResult,
+    addressable,
+    list_result,
+    selector_query,
+)
 from rlark_tui.cluster.recent import RecentReads
 from rlark_tui.cluster.transport import decode_json, request_timeout
 from rlark_tui.errors import UsageError
@@ -371,7 +382,7 @@ class ClusterAccess:
                     new_version = dig(obj, "metadata", "resourceVersion")
                     if new_version:
                         version = str(new_version)
-                    if kind_of_event in ("ADDED", "MODIFIED", "DELETED"):
+                    if kind_of_event in ("ADDED", "MODIFIED", "DELETED") and addressable(obj):
                         obj.setdefault("kind", kind.kind)
                         backoff.reset()
                         yield WatchEvent(kind_of_event, obj=obj)
@@ -443,7 +454,7 @@ class ClusterAccess:
                             Request("list", "pods", None, namespace, plane.source),
                             [("labelSelector", label_selector)], timeout=10)
         items = result.get("items") if isinstance(result, dict) else None
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        return [item for item in items if addressable(item)] if isinstance(items, list) else []
 
     def data_plane_events(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> Objects:
         plane = self.data_plane(cluster)
@@ -452,7 +463,8 @@ class ClusterAccess:
         result = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/events",
                             Request("list", "events", namespace=namespace, source=plane.source),
                             [("fieldSelector", f"involvedObject.name={pod}")], timeout=10)
-        return [e for e in (result.get("items") or [])] if isinstance(result, dict) else []
+        items = result.get("items") if isinstance(result, dict) else None
+        return [event for event in items if addressable(event)] if isinstance(items, list) else []
 
     @property
     def log_reads(self) -> LogReads:

@@ -69,11 +69,21 @@ class ListResult:
     resource_version: str
 
 
+def addressable(item: object) -> bool:
+    """An object as the API lists it: a map whose `metadata` is a map with a non-empty string `name` (and a
+    string `namespace`, if any), by which every reader keys, links and names it. An item of another shape
+    (`metadata: 5`, a list, a number) is no object a reader could name: answers leave it out."""
+    meta = item.get("metadata") if isinstance(item, dict) else None
+    return isinstance(meta, dict) and isinstance(meta.get("name"), str) and bool(meta["name"]) \
+        and isinstance(meta.get("namespace", ""), str)
+
+
 def list_result(body: object, kind: Kind) -> ListResult:
-    """A decoded list answer: its object items, each with the kind and apiVersion a list's items inherit."""
+    """A decoded list answer: its addressable items, each with the kind and apiVersion a list's items inherit."""
     if not isinstance(body, dict):
         raise ApiError(f"control plane returned a non-JSON answer to list {kind.plural}")
-    items = [i for i in body.get("items") or [] if isinstance(i, dict)]
+    listed = body.get("items")
+    items = [i for i in listed if addressable(i)] if isinstance(listed, list) else []
     for item in items:
         item.setdefault("kind", kind.kind)
         item.setdefault("apiVersion", API_VERSION)

@@ -28,6 +28,7 @@ from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.model.storage import Entry, Page, download_target, local_target, pages, parse_page
+from rlark_tui.text.parse import load_json
 from rlark_tui.text.sanitize import clean
 
 MAX_DOWNLOAD = 64 << 30
@@ -98,7 +99,7 @@ def _open_part(dest: fsutil.Destination, entry: Entry) -> tuple[str, str, Binary
     if kept is not None:
         with kept[0] as handle:
             try:
-                noted = json.loads(handle.read(4096))
+                noted = load_json(handle.read(4096))
                 part = str(noted["part"])
                 if "/" in part or not part.startswith("."):
                     raise ValueError(part)

@@ -8,7 +8,6 @@ urllib3 or the kubernetes client: `rlark get` and the TUI's first list load it e
 from __future__ import annotations
 
 import functools
-import json
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
@@ -17,6 +16,7 @@ import orjson
 from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.model.quantity import size_text
+from rlark_tui.text.parse import JsonBound, load_json
 
 if TYPE_CHECKING:
     import argparse
@@ -137,8 +137,8 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
             raise TooDeep() from None
     decoded = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     try:
-        return json.loads(decoded) if decoded.strip() else {}
-    except RecursionError:
+        return load_json(decoded, max_bytes=max_bytes, max_depth=None) if decoded.strip() else {}
+    except JsonBound:
         raise TooDeep() from None
     except ValueError:
         if not text:

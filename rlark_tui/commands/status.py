@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rlark_tui.text.parse import load_json
+
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.lean import LeanClient
@@ -65,7 +67,7 @@ def _state_dir() -> Path:
 
 def _read(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) else {}

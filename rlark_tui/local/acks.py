@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlark_tui.local.fsutil import write_private
+from rlark_tui.text.parse import load_json
 
 if TYPE_CHECKING:
     from rlark_tui.view.overview import FiringAlert
@@ -32,7 +33,7 @@ def _path(state_dir: Path) -> Path:
 
 def _read(path: Path) -> dict[str, float]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     entries = data.get("acks") if isinstance(data, dict) else None

@@ -26,6 +26,7 @@ from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 if TYPE_CHECKING:
     from rlark_tui.checks.report import CheckReport
 from rlark_tui.model.timefmt import parse_time, short_age
+from rlark_tui.text.parse import load_json
 from rlark_tui.text.sanitize import clean
 
 RESULTS = ("pass", "fail", "pending")
@@ -100,7 +101,7 @@ def read_summary(annotations: object) -> CheckSummary | None:
     if not isinstance(text, str) or len(text) > 4096:
         return None
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError:
         return None
     if not isinstance(data, dict):

@@ -5,7 +5,6 @@ A view never raises on missing, partial or wrongly typed fields: it answers with
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -13,6 +12,7 @@ from typing import Any
 
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
+from rlark_tui.text.parse import load_json
 
 _MAPPING = (dict, Mapping)
 """isinstance(x, _MAPPING): a plain dict is answered without the (much slower) ABC check."""
@@ -428,7 +428,7 @@ class Job(_View):
 
     def _json_annotation(self, key: str) -> dict[str, Any]:
         try:
-            value = json.loads(self.annotations.get(key, ""))
+            value = load_json(self.annotations.get(key, ""))
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rlark_tui.model.objects import Job
+from rlark_tui.text.parse import load_json
 
 SUBMITTED_SPEC_ANNOTATION = "rlark.io/submitted-spec"
 """Compact canonical JSON of the Job `spec` exactly as submitted."""
@@ -60,7 +61,7 @@ def submitted_record(job: dict[str, Any]) -> SubmittedRecord:
     if not isinstance(text, str):
         return SubmittedRecord(None, sha if isinstance(sha, str) else None, False, False)
     try:
-        spec = json.loads(text)
+        spec = load_json(text)
     except ValueError:
         return SubmittedRecord(None, sha, False, False)
     intact = isinstance(spec, dict) and sha == spec_sha256(spec)

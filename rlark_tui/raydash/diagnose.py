@@ -22,6 +22,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, main_container_status, restart_count
 from rlark_tui.telemetry import diagnosis as pure
+from rlark_tui.text.parse import load_json
 from rlark_tui.text.redact import secret_values
 from rlark_tui.text.sinks import file_name
 
@@ -57,7 +58,7 @@ def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnos
     """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
     afresh); None when there is none or it cannot be read."""
     try:
-        data = json.loads(kept_path(state_dir, job).read_bytes()[:MAX_KEPT_BYTES])
+        data = load_json(kept_path(state_dir, job).read_bytes()[:MAX_KEPT_BYTES], max_bytes=MAX_KEPT_BYTES)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):

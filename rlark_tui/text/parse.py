@@ -1,13 +1,20 @@
-"""Numbers in cluster text, read by total functions: ASCII digits only, with a length bound.
+"""Cluster text parsed by total, bounded functions: numbers (ASCII digits only, with a length bound), JSON and
+YAML (bounded in size, depth and aliases).
 
 `str.isdigit` passes `²` and other Unicode digits that `int` refuses, and `int` raises past 4,300 digits: a
 hostile nvidia-smi row or RLinf table row read with them stops the read of every Job. These answer None.
+A 50,000-deep JSON array makes the standard library's decoder raise RecursionError, and every recursive reader
+of a decoded value (a YAML dump, a diff) after it: load_json refuses it with one ValueError naming the bound.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from typing import Any
+
+import orjson
 
 MAX_DIGITS = 18
 """The longest integer read (a step, a GPU index, a count): past it the text is not a number rlark shows."""
@@ -76,3 +83,54 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
         if nodes > max_nodes or (open_ and open_[-1][0] > max_nodes) or total > max_nodes:
             raise YamlBound(f"stands for more than {max_nodes:,} nodes once its aliases are expanded")
     return yaml.load(text, Loader=loader)
+
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a JSON text may have (a Job's spec in an annotation is a dozen levels
+deep): the recursive readers of a decoded value (YAML dumps, diffs, the redaction) stay far from Python's limit."""
+MAX_JSON_BYTES = 4 * 2**20
+"""The longest JSON text load_json reads by default (all of a Job's annotations are at most 256 KiB)."""
+
+
+class JsonBound(ValueError):
+    """A JSON text past one of the bounds of load_json; the message names the bound."""
+
+
+def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int | None = MAX_JSON_DEPTH
+              ) -> Any:
+    """The value of one JSON text: orjson, else (invalid UTF-8 replaced, NaN, integers past 64 bits) the standard
+    library. ValueError for text that is not JSON; JsonBound (a ValueError) for one longer than `max_bytes` or
+    nested deeper than `max_depth` (None: as deep as the decoders go, 1,024 levels), never RecursionError.
+    An integer past 64 bits (which orjson refuses) is kept as its text when it has more than MAX_DIGITS digits:
+    no reader takes a 5,000-digit step or replica count for a number, and `int` would raise past 4,300 digits."""
+    if len(text) > max_bytes:
+        raise JsonBound(f"is larger than {max_bytes:,} bytes")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        try:
+            value = json.loads(decoded, parse_int=_bounded_int)
+        except RecursionError:
+            raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
+    if max_depth is not None and _deeper(value, max_depth):
+        raise JsonBound(f"is nested deeper than {max_depth} levels")
+    return value
+
+
+def _bounded_int(text: str) -> int | str:
+    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else text
+
+
+def _deeper(value: object, limit: int) -> bool:
+    """Whether `value` nests arrays and objects deeper than `limit` (a walk without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

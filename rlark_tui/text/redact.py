@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard
 
+from rlark_tui.text.parse import load_json
+
 MASK = "***"
 PLACEHOLDER = "***masked***"
 """What `rlark clone` prints instead of a secret value: YAML quotes it (`'***masked***'`, a bare `*` starts an
@@ -509,8 +511,8 @@ def _env_items(node: Any) -> Iterator[tuple[str, Mapping]]:
             stack.extend(reversed(deeper))
         elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
             try:
-                stack.append(json.loads(node))  # the submitted-spec and launch-record annotations hold it as JSON
-            except (ValueError, RecursionError):
+                stack.append(load_json(node))  # the submitted-spec and launch-record annotations hold it as JSON
+            except ValueError:
                 continue
 
 
@@ -590,8 +592,8 @@ def _redact_string(value: str, depth: int = 0) -> str:
     stripped = value.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
         try:
-            decoded = json.loads(stripped)
-        except (ValueError, RecursionError):
+            decoded = load_json(stripped)
+        except ValueError:
             return redact_text(value)
         return json.dumps(redact_object(decoded, depth), separators=(",", ":"))
     return redact_text(value)

@@ -3,10 +3,12 @@ in a hostile row is left out of the reading, never raised, and the rows beside i
 
 from __future__ import annotations
 
+import pytest
+
 from rlark_sandbox.demo_workload import metric_table
 from rlark_tui.telemetry.progress import clock_seconds, latest_progress, metric_series
 from rlark_tui.telemetry.sample import parse_nvidia_smi
-from rlark_tui.text.parse import ascii_float, ascii_int
+from rlark_tui.text.parse import JsonBound, ascii_float, ascii_int, load_json
 
 HUGE = "9" * 5000
 
@@ -58,3 +60,17 @@ def test_yaml_is_read_within_depth_and_expanded_size():
     assert parse_yaml("base: &b {image: x, gpus: 8}\ntasks: [*b, *b]\n") == {
         "base": {"image": "x", "gpus": 8}, "tasks": [{"image": "x", "gpus": 8}] * 2}
     assert parse_yaml("[" * MAX_YAML_DEPTH + "]" * MAX_YAML_DEPTH) is not None
+
+
+def test_json_is_read_within_size_and_depth_and_keeps_a_huge_integer_as_text():
+    assert load_json('{"a": [1, 2.5, "x", null]}') == {"a": [1, 2.5, "x", None]}
+    assert load_json(b'{"a": "\xff", "n": NaN}')["a"] == "\ufffd"  # the standard library's repairs
+    for deep in ("[" * 50_000 + "]" * 50_000, "[" * 65 + "]" * 65):
+        with pytest.raises(JsonBound, match="nested deeper than"):
+            load_json(deep)
+    assert load_json("[" * 64 + "]" * 64, max_depth=None)
+    with pytest.raises(JsonBound, match="larger than 10 bytes"):
+        load_json("[" + "1," * 10 + "1]", max_bytes=10)
+    assert load_json(f'{{"step": {HUGE}, "n": 7}}') == {"step": HUGE, "n": 7}
+    with pytest.raises(ValueError):
+        load_json("{not json")
