@@ -65,6 +65,13 @@ def faults(sandbox):
         yield faults
 
 
+@pytest.fixture(autouse=True)
+def _own_config_dir(tmp_path_factory, monkeypatch):
+    """Every test has a config dir of its own (nothing of the user's, and no view settings another test kept: the
+    TUI keeps each context's sort and filters there)."""
+    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path_factory.mktemp("config") / "config.yaml"))
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch, request):
     """No user config file, a private state dir, and no stray kubeconfig from the environment. A crash report

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rlark_tui.jobspec.draft import JobDraft
     from rlark_tui.jobspec.findings import Finding
     from rlark_tui.local.draft_files import SavedDraft
+    from rlark_tui.model.views import TableView
     from rlark_tui.telemetry.checkpoints import Checkpoint, CheckpointRead
     from rlark_tui.telemetry.stacks import Stacks
     from rlark_tui.view.index import SnapshotIndex
@@ -147,6 +148,14 @@ class FocusContext(Message):
     that context's own ClusterAccess."""
 
     context: str
+
+
+@message
+class KeepView(Message):
+    """A table's view changed (sort, wide columns, filter): the app keeps it in the context's view settings."""
+
+    table: str
+    view: TableView
 
 
 @message

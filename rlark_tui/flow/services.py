@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.logs import LogFollower
     from rlark_tui.flow.reconciler import Reconciler
+    from rlark_tui.model.views import ViewSettings
     from rlark_tui.view.contexts import ContextState
     from rlark_tui.view.index import SnapshotIndex
 
@@ -43,6 +44,8 @@ class AppState:
         (empty with one context). The focused one's is also `index`."""
         self.context_errors: dict[str, str] = {}
         """The contexts that could not be opened at all, and why."""
+        self.views: ViewSettings | None = None
+        """The view settings of the context(s) shown (model/views.py), once read; the app keeps them saved."""
         from rlark_tui.view.contexts import MergedRows
         self.merged = MergedRows()
         """The job list's rows over every context (`merged.rows`, by `JobRow.key`)."""

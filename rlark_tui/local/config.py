@@ -13,7 +13,8 @@ import yaml
 
 from rlark_tui.alerting.thresholds import Thresholds, thresholds_from
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input
+from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.model.views import ViewSettings, parse_views, views_text
 
 APP_NAME = "rlark"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -187,3 +188,38 @@ def _string_map(path: Path, value, name: str, nested_key: str | None = None) -> 
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+# ---- view settings per context (issue 36 item 6) -------------------------------------------------------------
+VIEWS_DIR = "views"
+MAX_VIEWS_BYTES = 64 * 1024
+
+
+def views_path(context: str) -> Path:
+    """A context's view settings: `views/<context>-<hash>.json` beside the config file (the name made safe for a
+    file, the hash keeping apart contexts that only differ where it was not)."""
+    import hashlib
+
+    from rlark_tui.text.sinks import file_name
+    digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return config_path().parent / VIEWS_DIR / f"{file_name(context or 'default', 80)}-{digest}.json"
+
+
+def load_views(context: str) -> tuple[ViewSettings, str]:
+    """The context's view settings and '' (none saved: the defaults), or the defaults and one line saying why the
+    file could not be used (not readable, larger than MAX_VIEWS_BYTES, not in the shape rlark writes)."""
+    path = views_path(context)
+    if not path.exists():
+        return ViewSettings(), ""
+    try:
+        return parse_views(read_input(str(path), "view settings", MAX_VIEWS_BYTES).decode("utf-8")), ""
+    except UsageError as exc:
+        why = str(exc)
+    except (UnicodeDecodeError, ValueError) as exc:
+        why = f"view settings {path}: {_first_line(exc)}"
+    return ViewSettings(), f"{why}; the default view is shown (the next change replaces the file)"
+
+
+def save_views(context: str, settings: ViewSettings) -> None:
+    """Write the context's view settings (0600, through fsutil's one writer)."""
+    write_private(views_path(context), views_text(settings), durable=False)

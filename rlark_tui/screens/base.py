@@ -13,8 +13,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from rlark_tui.flow.messages import KeepView
 from rlark_tui.flow.polls import ALL_KEY, Folder, Listed
 from rlark_tui.flow.services import AppState, Intents
+from rlark_tui.model.views import TableView
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.key_bar import KeyBar
@@ -115,6 +117,9 @@ class RlarkScreen(Screen):
     def show_snapshot(self, index: SnapshotIndex) -> None:
         """Render the latest snapshot (called on every SnapshotChanged while this screen exists)."""
 
+    def restore_view(self) -> None:
+        """Show the context's saved view of this screen's table (`state.views`), once the app has read them."""
+
     def say(self, selector: str, message: str) -> None:
         """Put `message` on the screen's message line `selector` (a Static), shown (class `-shown`) only while
         there is a message."""
@@ -198,15 +203,36 @@ class TableScreen(RlarkScreen):
         self.query_one(LiveTable).focus()
 
 
+def restore_table_view(table: LiveTable, bar: FilterBar, view: TableView, columns: tuple[Column, ...],
+                       default_sort: str | None = None) -> None:
+    """Show `table` as a saved view says: its sort (a column the table has; else `default_sort`), wide columns and
+    filter."""
+    keys = {column.key for column in columns}
+    table.sort_as(view.sort if view.sort in keys else default_sort, view.reverse if view.sort in keys else False)
+    table.set_wide(view.wide)
+    bar.restore(view.filter)
+
+
+def table_view(table: LiveTable, bar: FilterBar) -> TableView:
+    """How `table` is shown now, to keep in the view settings."""
+    return TableView(table.sort_column or "", table.sort_reverse, table.wide, bar.value)
+
+
 class ListScreen(TableScreen):
     """A filterable list of the snapshot: a `/` filter bar over one LiveTable and the message under it (what
-    `list_message` says); esc goes back to the job list. A list gives its `columns`, its `noun`, the prefix of its
-    widgets' ids (`<prefix>-filter`, `-table`, `-message`) and its `rows(index)`."""
+    `list_message` says); esc goes back to the job list; `w` shows every column at its full width. A list gives its
+    `columns`, its `noun`, the prefix of its widgets' ids (`<prefix>-filter`, `-table`, `-message`), its
+    `rows(index)` and its `view_name` (its sort, wide columns and filter are kept per context under it)."""
 
-    BINDINGS = [Binding("escape", "back", "Back"), Binding("slash", "filter", "Filter", key_display="/")]
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("slash", "filter", "Filter", key_display="/"),
+                Binding("w", "wide", "Wide columns", show=False)]
     columns: tuple[Column, ...] = ()
     noun = ""
     id_prefix = "list"
+    view_name = ""
+    default_sort: str | None = None
+    """The column sorted by until the user sorts (None: the rows' own order)."""
+    _restoring = False
 
     def compose_body(self) -> ComposeResult:
         yield FilterBar(f"filter {self.noun}: text or regex (esc clears)", id=f"{self.id_prefix}-filter")
@@ -218,6 +244,29 @@ class ListScreen(TableScreen):
         bar = self.query_one(FilterBar)
         bar.on_close = self.focus_body
         bar.on_change = self._filter_changed
+        self.restore_view()
+
+    def restore_view(self) -> None:
+        views = self.state.views
+        self._restoring = True
+        try:
+            restore_table_view(self.query_one(LiveTable), self.query_one(FilterBar),
+                               views.table(self.view_name) if views is not None else TableView(), self.columns,
+                               self.default_sort)
+        finally:
+            self._restoring = False
+
+    def keep_view(self) -> None:
+        """The table's sort, wide columns or filter changed: the app keeps them for the context."""
+        if not self._restoring and self.view_name:
+            self.post_message(KeepView(self.view_name, table_view(self.query_one(LiveTable),
+                                                                  self.query_one(FilterBar))))
+
+    def action_wide(self) -> None:
+        table = self.query_one(LiveTable)
+        table.set_wide(not table.wide)
+        self.notify("wide columns" if table.wide else "columns fit the terminal", timeout=2)
+        self.keep_view()
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
         """The list's LiveTable rows of `index`."""
@@ -235,6 +284,7 @@ class ListScreen(TableScreen):
     def _filter_changed(self, matcher: Matcher) -> None:
         self.query_one(LiveTable).set_filter(matcher)
         self._update_message()
+        self.keep_view()
 
     def _update_message(self) -> None:
         message = list_message(self.query_one(LiveTable), self.query_one(FilterBar).matcher, self.empty_text(),

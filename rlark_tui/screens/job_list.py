@@ -28,6 +28,7 @@ from rlark_tui.flow.messages import (
     DeleteJob,
     EditJob,
     FocusContext,
+    KeepView,
     OpenCheck,
     OpenCompare,
     OpenDiff,
@@ -40,7 +41,7 @@ from rlark_tui.flow.messages import (
     StopStartJob,
 )
 from rlark_tui.flow.polls import HEALTH, PROGRESS
-from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.screens.base import RlarkScreen, restore_table_view, table_view
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex, row_key
 from rlark_tui.view.jobs import context_cell
@@ -62,6 +63,8 @@ COLUMNS = (
 )
 CONTEXT_COLUMNS = (Column("context", "CONTEXT"), *COLUMNS)
 """The columns of a list of several contexts (`--context A --context B`, `--all-contexts`)."""
+VIEW = "jobs"
+"""The job list's name in the view settings."""
 CLOCK_CELLS = 2
 """PROGRESS and AGE, the last cells: those that change with the clock alone (an ETA, `(stale)`, an age)."""
 MARK = "● "
@@ -109,6 +112,7 @@ class JobListScreen(RlarkScreen):
         Binding("T", "sort('type')", "Sort type", show=False),
         Binding("P", "sort('pods')", "Sort Pods", show=False),
         Binding("A", "sort('age')", "Sort age", show=False),
+        Binding("w", "wide", "Wide columns", show=False),
     ]
 
     def __init__(self) -> None:
@@ -127,6 +131,8 @@ class JobListScreen(RlarkScreen):
         self._pending: set[str] | None = set()
         """Jobs changed since the table was last updated (None: all of them)."""
         self._settle: Timer | None = None
+        self._restoring = False
+        """True while a saved view is put back (that is no change to keep)."""
         """Runs `_follow_screen` once the rows in view have settled (None: they have)."""
 
     def compose_body(self) -> ComposeResult:
@@ -149,6 +155,7 @@ class JobListScreen(RlarkScreen):
         bar.on_close = self.focus_body
         bar.on_change = self._filter_changed
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.restore_view()
         self.table.focus()
         self._update_message()
         self.set_interval(CLOCK_SECONDS, self._tick_clocks)
@@ -497,8 +504,32 @@ class JobListScreen(RlarkScreen):
         self.table.sort_by(column)
         direction = "descending" if self.table.sort_reverse else "ascending"
         self.notify(f"sorted by {column} ({direction})", timeout=2)
+        self._keep_view()
+
+    def action_wide(self) -> None:
+        """`w`: every column at its full width (the rest scrolls sideways), or fitted to the terminal again."""
+        self.table.set_wide(not self.table.wide)
+        self.notify("wide columns" if self.table.wide else "columns fit the terminal", timeout=2)
+        self._keep_view()
+
+    def restore_view(self) -> None:
+        """The context's saved sort, wide columns and filter (once the app has read them)."""
+        views = self.state.views
+        if views is None:
+            return
+        self._restoring = True
+        try:
+            restore_table_view(self.table, self.query_one(FilterBar), views.table(VIEW),
+                               CONTEXT_COLUMNS if self.state.several else COLUMNS)
+        finally:
+            self._restoring = False
+
+    def _keep_view(self) -> None:
+        if not self._restoring:
+            self.post_message(KeepView(VIEW, table_view(self.table, self.query_one(FilterBar))))
 
     def _filter_changed(self, matcher: Matcher) -> None:
         """Runs in the filter's value watcher, so the narrowed list is painted with the echo of the key."""
         self.table.set_filter(matcher)
         self._update_message()
+        self._keep_view()

@@ -45,6 +45,7 @@ class NodeListScreen(ListScreen):
     columns = NODE_COLUMNS
     noun = "Nodes"
     id_prefix = "node"
+    view_name = "nodes"
 
     def __init__(self, cluster: str = "") -> None:
         super().__init__()
@@ -66,6 +67,7 @@ class NodeListScreen(ListScreen):
 
     def action_sort(self, column: str) -> None:
         self.query_one(LiveTable).sort_by(column)
+        self.keep_view()
 
     def action_back(self) -> None:
         if self.cluster:  # opened from :clusters: back there

@@ -34,6 +34,7 @@ class OverviewScreen(ListScreen):
     columns = COLUMNS
     noun = "lines"
     id_prefix = "overview"
+    view_name = "overview"
 
     def __init__(self) -> None:
         super().__init__()

@@ -43,6 +43,7 @@ class PodsScreen(ListScreen):
     crumb = "Pods"
     columns = POD_COLUMNS
     noun = "Pods"
+    view_name = "pods"
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,10 +76,8 @@ class EventsScreen(ListScreen):
     crumb = "Events"
     columns = EVENT_COLUMNS
     noun = "events"
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one(LiveTable).sort_by("time")
+    view_name = "events"
+    default_sort = "time"
 
     def rows(self, index: SnapshotIndex) -> list[Row]:
         return [Row(*line) for line in event_rows(index, datetime.now(UTC), self.state.namespace)]

@@ -43,8 +43,11 @@ from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 
 if TYPE_CHECKING:
+    from textual.theme import Theme
+
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.objects import Job
+    from rlark_tui.model.views import ViewSettings
     from rlark_tui.telemetry.checkpoints import Checkpoint
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
@@ -133,12 +136,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     ]
 
     def __init__(self, access: ClusterAccess | None = None, readonly: bool = False, no_color: bool = False,
-                 theme: str = "", contexts: Mapping[str, ClusterAccess | str] | None = None) -> None:
+                 theme: str = "", contexts: Mapping[str, ClusterAccess | str] | None = None,
+                 theme_fixed: bool = False) -> None:
         # no colour: Textual drops every colour (its NoColor filter) when NO_COLOR is set and ANSI colours are
         # native; states still read by their words and symbols, and the selection by its reverse video (app.tcss)
         super().__init__(ansi_color=True if no_color else None)
         if theme:
             self.theme = f"textual-{theme}"
+        self.theme_fixed = theme_fixed
+        """`--theme` was given: it wins over the theme saved in the context's view settings."""
         self._init_work()
         self.access = access
         self.readonly = readonly
@@ -218,6 +224,9 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def on_mount(self) -> None:
         self.set_timer(GC_PAUSE_MAX_SECONDS, resume_collector)
         self.push_screen(JobListScreen())
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
+        if self.access is not None:  # (without a cluster the app only renders what is posted to it)
+            self._read_views(self.views_key())
         self.intents.subscribe(ALERTS, ALL_KEY)
         self.intents.subscribe(USAGE, ALL_KEY)
         if self.members:
@@ -426,6 +435,56 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             return
         self._summary = (seen, now)
         self.write_alert_summary(counts, firing)
+
+    # ---- view settings per context (model/views.py, local/config.py) --------------------------------
+    def views_key(self) -> str:
+        """Whose view settings are shown: the context's, or with several contexts those of the set (`a+b`)."""
+        return "+".join(self.state.contexts) if self.state.contexts else self.state.context
+
+    @work(thread=True, exclusive=True, group="views-read", exit_on_error=False)
+    def _read_views(self, key: str) -> None:
+        from rlark_tui.local.config import load_views
+        settings, warning = load_views(key)
+        self.call_from_thread(self._views_read, key, settings, warning)
+
+    def _views_read(self, key: str, settings: ViewSettings, warning: str) -> None:
+        """The context's saved view: the theme (unless `--theme` chose one) and each shown table's view."""
+        if key != self.views_key():
+            return
+        self.state.views = settings
+        if warning:
+            self.notify(warning, severity="warning", timeout=8, markup=False)
+        if settings.theme and not self.theme_fixed and settings.theme in self.available_themes:
+            self.theme = settings.theme
+        for screen in self.screen_stack:
+            if isinstance(screen, RlarkScreen) and screen.ready:
+                screen.restore_view()
+
+    def on_keep_view(self, message: messages.KeepView) -> None:
+        if self.state.views is not None:
+            self._keep_views(self.state.views.with_table(message.table, message.view))
+
+    def _keep_theme(self, theme: Theme) -> None:
+        if self.state.views is not None:
+            self._keep_views(self.state.views.with_theme(theme.name))
+
+    def _keep_views(self, settings: ViewSettings) -> None:
+        """Keep `settings` as the context's view; written on a worker, the newest only."""
+        if settings == self.state.views:
+            return
+        self.state.views = settings
+        key = self.views_key()
+        self._asked(("views", key), settings)
+        self._write_views(key, settings)
+
+    @work(thread=True, exclusive=True, group="views-write", exit_on_error=False)
+    def _write_views(self, key: str, settings: ViewSettings) -> None:
+        from rlark_tui.local.config import save_views
+        try:
+            self._write_newest(("views", key), settings, lambda kept: save_views(key, kept))
+        except (OSError, RlarkError) as exc:
+            self.call_from_thread(self.notify, f"view settings not kept: {clean(str(exc))}", severity="warning",
+                                  markup=False)
 
     def on_alerts_acknowledged(self, message: messages.AlertsAcknowledged) -> None:
         if message.error:
@@ -703,6 +762,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._start_reconciler(access)
         for screen in self.screen_stack:
             screen.post_message(messages.ContextChanged(access.context))
+        self.state.views = None
+        self._read_views(self.views_key())
         self.notify(f"context: {access.context}")
         if old is not None:
             old.close()
@@ -959,7 +1020,7 @@ def run_tui(args, first_list=None) -> int:
         access = next(opened for opened in contexts.values() if not isinstance(opened, str))
     theme = getattr(args, "theme", None) or access.config.theme
     app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme,
-                   contexts=contexts)
+                   contexts=contexts, theme_fixed=bool(getattr(args, "theme", None)))
     try:
         app.run(mouse=not getattr(args, "no_mouse", False))
     finally:

@@ -98,6 +98,11 @@ class FilterBar(Input):
         self.add_class("-open")
         self.focus()
 
+    def restore(self, text: str) -> None:
+        """Filter by `text` again (a view restored), the bar shown while it filters, the focus left where it is."""
+        self.value = text
+        self.set_class(bool(text), "-open")
+
     def action_close(self, clear: bool = False) -> None:
         if clear and self.value:
             self.value = ""

@@ -177,6 +177,8 @@ class LiveTable(ScrollView, can_focus=True):
         self._wanted: str | None = None
         self.sort_column: str | None = None
         self.sort_reverse = False
+        self.wide = False
+        """Every column at its full width (none narrows or hides; what does not fit scrolls sideways)."""
 
     # ---- what the screens and tests read ---------------------------------------------------------
     @property
@@ -292,6 +294,20 @@ class LiveTable(ScrollView, can_focus=True):
             self.sort_reverse = False
         self._order = None
         self._reshow()
+
+    def sort_as(self, column_key: str | None, reverse: bool) -> None:
+        """Sort by `column_key` (None: by key) in the given direction (a view restored)."""
+        self.sort_column = column_key
+        self.sort_reverse = reverse
+        self._order = None
+        self._reshow()
+
+    def set_wide(self, wide: bool) -> None:
+        self.wide = wide
+        if self._fit_columns():
+            self._resize()
+            self.refresh()
+        self.post_message(self.WindowChanged(self))
 
     # ---- cursor ------------------------------------------------------------------------------------
     def move_cursor(self, *, row: int | None = None, scroll: bool = True, **_: Any) -> None:
@@ -461,7 +477,7 @@ class LiveTable(ScrollView, can_focus=True):
 
     def _fit_columns(self) -> bool:
         """Draw the columns at the widths that fit the table's width now; True when that changed."""
-        available = self.size.width or 1 << 16
+        available = 1 << 16 if self.wide or not self.size.width else self.size.width
         drawn = fit_widths(self._columns, self._widths, available)
         if drawn == self._drawn:
             return False
