@@ -12,14 +12,16 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from rlark_tui.alerting.rules import FIRING, Alert, AlertsState
-from rlark_tui.flow.messages import AcknowledgeAlert, OpenJob, OpenLogs, OpenStacks
+from rlark_tui.flow.messages import AcknowledgeAlert, FocusContext, OpenJob, OpenLogs, OpenStacks
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import TableScreen
-from rlark_tui.view.alerts import alert_rows
+from rlark_tui.view.alerts import alert_rows, context_alert_rows
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
+CONTEXT_COLUMNS = (Column("context", "CONTEXT"),)
+"""With several contexts, first."""
 COLUMNS = (
     Column("time", "TIME"),
     Column("severity", "SEVERITY"),
@@ -50,36 +52,52 @@ def open_alert(screen: Screen, alert: Alert) -> None:
 
 
 class AlertsScreen(TableScreen):
-    """esc returns to the job list."""
+    """esc returns to the job list. With several contexts, every context's alerts (a CONTEXT column first); enter,
+    a and S on one focus its context first, so they go to that context's Job."""
 
     crumb = "Alerts"
+    shows_every_context = True
     BINDINGS = [Binding("escape", "back", "Back"), Binding("a", "acknowledge", "Acknowledge"),
                 Binding("S", "stacks", "Stacks (progress-stalled)")]
 
     def __init__(self) -> None:
         super().__init__()
         self.alerts: dict[str, Alert] = {}
+        self.contexts: dict[str, str] = {}
+        """With several contexts: each row key's context."""
 
     def compose_body(self) -> ComposeResult:
-        yield LiveTable(COLUMNS, id="alert-table")
+        yield LiveTable(CONTEXT_COLUMNS + COLUMNS if self.state.several else COLUMNS, id="alert-table")
         yield Static("", id="alert-message", markup=False)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
-        state = alert_state(index)
-        lines, self.alerts = alert_rows(state)
+        if self.state.several:
+            states = {context: alert_state(each) for context, each in self.state.contexts.items()}
+            lines, keyed = context_alert_rows(states)
+            self.alerts = {key: alert for key, (_context, alert) in keyed.items()}
+            self.contexts = {key: context for key, (context, _alert) in keyed.items()}
+            state = next((each for each in states.values() if each is not None), None)
+        else:
+            state = alert_state(index)
+            lines, self.alerts = alert_rows(state)
         self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
         message = ("Evaluating the alert rules…" if state is None else
                    "No alerts: every Job in scope looks healthy." if not lines else "")
         self.say("#alert-message", message)
 
-    def _current(self) -> Alert | None:
-        key = self.query_one(LiveTable).selected_key
-        return self.alerts.get(key) if key is not None else None
+    def _current(self, key: str | None = None) -> Alert | None:
+        """The alert under the cursor (or of row `key`); with several contexts its context is focused first."""
+        key = self.query_one(LiveTable).selected_key if key is None else key
+        alert = self.alerts.get(key) if key is not None else None
+        context = self.contexts.get(key) if alert is not None and key is not None else None
+        if context is not None and context != self.state.context:
+            self.post_message(FocusContext(context))
+        return alert
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
-        alert = self.alerts.get(event.row_key)
+        alert = self._current(event.row_key)
         if alert is not None:
             open_alert(self, alert)
 

@@ -55,6 +55,9 @@ class RlarkScreen(Screen):
     every class along the MRO, this one's last: a subclass's handler that also calls `super().on_mount()` runs
     this one (the first render) twice."""
 
+    shows_every_context: bool = False
+    """With several contexts, whether the screen shows all of them (shown again when any changes), not only the
+    focused one."""
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("colon", "command_mode", "Command", key_display=":"),

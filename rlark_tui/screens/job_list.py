@@ -87,6 +87,7 @@ class JobListScreen(RlarkScreen):
     """The first screen: the job list of the current context."""
 
     crumb = "Jobs"
+    shows_every_context = True
     MUTATIONS = frozenset({"stop_start", "delete", "shell", "edit", "restart"})
     BINDINGS = [
         Binding("enter", "open", "Detail", show=False),

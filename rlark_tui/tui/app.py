@@ -279,7 +279,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         for screen in self.screen_stack:
             if not (isinstance(screen, RlarkScreen) and screen.ready):
                 continue
-            if isinstance(screen, JobListScreen) and self.state.index is not None:
+            if screen.shows_every_context and self.state.index is not None:
                 screen.show_snapshot(self.state.index)
             else:
                 screen.update_header()

@@ -156,6 +156,11 @@ def header(app) -> str:
     return app.screen.query_one(StatusHeader).summary()
 
 
+def screen_text(app) -> str:
+    """Every character on the screen, row by row: what the user reads."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
 def listed(app) -> dict[str, list[str]]:
     """The job list's rows by key, as their cells' text."""
     from rlark_tui.screens.job_list import JobListScreen
@@ -184,8 +189,8 @@ async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites)
         async with app.run_test(size=(160, 40)) as pilot:
             await wait_for(pilot, lambda: {"demo-ppo@site-a", "demo-ppo@site-b"} <= set(listed(app)),
                            what="demo-ppo of both contexts", show=lambda a: str(listed(a)))
-            screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-            assert [line.split()[:2] for line in screen.splitlines() if "CONTEXT" in line] == [["CONTEXT", "NAME"]]
+            assert [line.split()[:2] for line in screen_text(app).splitlines() if "CONTEXT" in line] == [
+                ["CONTEXT", "NAME"]]
             await wait_for(pilot, lambda: "● site-a connected ● site-b connected ○ gone unreachable" in header(app),
                            what="each context's state", show=header)
             assert app.screen.table.select_key("demo-ppo@site-b")
@@ -193,6 +198,16 @@ async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites)
             await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), what="the job detail")
             assert app.access is contexts["site-b"] and app.state.context == "site-b"
             await pilot.press("escape")
+            site_b.store.mutate("jobs", "demo-ppo", lambda obj: {**obj, "status": {**obj.get("status", {}),
+                                                                                   "phase": "Failed"}})
+            await pilot.press("colon", *"alerts", "enter")
+            await wait_for(pilot, lambda: any(line.split()[:1] == ["site-b"] and "job-failed" in line
+                                              for line in screen_text(app).splitlines()),
+                           what="site-b's alert in :alerts", show=screen_text)
+            assert [line.split()[:2] for line in screen_text(app).splitlines() if "SEVERITY" in line] == [
+                ["CONTEXT", "TIME"]]
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: "demo-ppo@site-a" in listed(app), what="the job list again")
             site_b.stop()
             stopped = True
             await wait_for(pilot, lambda: "○ site-b unreachable" in header(app), timeout=10, what="site-b unreachable",
