@@ -28,6 +28,7 @@ from rlark_tui.text.parse import load_json
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.lean import LeanClient
+    from rlark_tui.view.index import SnapshotIndex
 
 CACHE = "status-cache.json"
 SUMMARY = "alerts-summary.json"
@@ -201,38 +202,66 @@ def _phases(args: argparse.Namespace) -> list[str]:
         access.close()
 
 
-def long_form(args: argparse.Namespace, root: Path) -> int:
-    """`rlark status --long`: list the Jobs, Tasks and Nodes now and print view.overview's lines."""
-    from datetime import UTC, datetime
-
+def _attention_index(args: argparse.Namespace) -> SnapshotIndex:
+    """The Jobs, Tasks and Nodes of the context `args` name, listed now."""
     from rlark_tui.cluster.kinds import JOBS, NODES, TASKS
     from rlark_tui.cluster.lean import LeanClient
-    from rlark_tui.cluster.output import table
     from rlark_tui.commands.nodeinfo import listed_index
-    from rlark_tui.local.acks import firing_of
-    from rlark_tui.view.overview import attention_lines
 
     access: LeanClient | ClusterAccess | None = LeanClient.from_args(args)
     if access is None:
         from rlark_tui.cluster.access import ClusterAccess
         access = ClusterAccess.from_args(args)
     try:
-        index = listed_index(jobs=access.list(JOBS).items, tasks=access.list(TASKS, None).items,
-                             nodes=access.list(NODES, None).items)
+        return listed_index(jobs=access.list(JOBS).items, tasks=access.list(TASKS, None).items,
+                            nodes=access.list(NODES, None).items)
     finally:
         access.close()
+
+
+def long_form(args: argparse.Namespace, root: Path) -> int:
+    """`rlark status --long`: list the Jobs, Tasks and Nodes now (of each context chosen, in parallel; one that
+    fails is one line on stderr) and print view.overview's lines."""
+    from datetime import UTC, datetime
+
+    from rlark_tui.cluster.contexts import chosen, deadline, fan_out, narrowed
+    from rlark_tui.cluster.output import table
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.local.acks import firing_of
+    from rlark_tui.view.overview import alert_lines, attention_lines, in_context
+
     now = time.time()
+    when = datetime.fromtimestamp(now, UTC)
+    contexts = chosen(args)
+    indexes: dict[str, SnapshotIndex] = {}
+    if contexts is None:
+        indexes[""] = _attention_index(args)
+    else:
+        for outcome in fan_out(contexts, lambda name: _attention_index(narrowed(args, name)), deadline(args)):
+            if outcome.value is not None:
+                indexes[outcome.context] = outcome.value
+            else:
+                print(f"context {outcome.context}: {outcome.error}", file=sys.stderr)
+        if not indexes:
+            raise RlarkError("no context answered")
     alerts = firing_of(_read(root / SUMMARY), now, SUMMARY_SECONDS)
-    lines = attention_lines(index, datetime.fromtimestamp(now, UTC), alerts or [])
-    phases = [row.phase for row in index.rows.values()]
+    if contexts is None:
+        lines = attention_lines(indexes[""], when, alerts or [])
+    else:  # the summary sums the contexts: its alerts name no context
+        lines = sorted([in_context(line, "-") for line in alert_lines(alerts or [], when)]
+                       + [in_context(line, name) for name, index in indexes.items()
+                          for line in attention_lines(index, when, [])], key=lambda line: line.key)
+    phases = [row.phase for index in indexes.values() for row in index.rows.values()]
+    nodes = [node for index in indexes.values() for node in index.nodes]
     counts = ", ".join(f"{phases.count(phase)} {phase}" for phase in ("Running", "Pending", "Failed"))
-    down = sum(1 for node in index.nodes if not node.schedulable)
-    print(f"Jobs: {counts}; Nodes: {len(index.nodes)}, {down} not schedulable")
+    down = sum(1 for node in nodes if not node.schedulable)
+    print(f"Jobs: {counts}; Nodes: {len(nodes)}, {down} not schedulable")
     if alerts is None:
         print("alerts: no TUI or `rlark watch` evaluated them in the last "
               f"{SUMMARY_SECONDS:.0f} s (start one to see firing alerts here)")
     if lines:
-        print(table(["KIND", "OBJECT", "STATE", "WHY", "AGE"], [list(line.cells) for line in lines]))
+        print(table((["CONTEXT"] if contexts is not None else []) + ["KIND", "OBJECT", "STATE", "WHY", "AGE"],
+                    [list(line.cells) for line in lines]))
     else:
         print("Nothing needs attention.")
     return 0

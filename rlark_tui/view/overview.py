@@ -4,7 +4,7 @@ warning or critical alert, and per Running Job whose saved check summary fails o
 SnapshotIndex and the firing alerts only; every cluster string is cleaned (event messages redacted first).
 
 A line's key orders the lines (critical alerts, Nodes, Jobs, other alerts, checks) and names what `enter` opens:
-`<rank><kind>\\t<target>`, read back with `target_of`."""
+`<rank><kind>\\t<context>\\t<target>`, read back with `target_of` (the context '' with one)."""
 
 from __future__ import annotations
 
@@ -59,19 +59,26 @@ def _age(when: datetime | None, now: datetime) -> str:
     return short_age(when, now) if when is not None else ""
 
 
-def target_of(key: str) -> tuple[str, str]:
-    """A line key's kind (NODE, JOB, ALERT, CHECK) and target (Node key, Job name, alert line key)."""
-    head, _, target = key.partition("\t")
-    return head[1:], target
+def target_of(key: str) -> tuple[str, str, str]:
+    """A line key's kind (NODE, JOB, ALERT, CHECK), context ('' with one) and target (Node key, Job name, alert
+    key)."""
+    head, context, target = key.split("\t", 2)
+    return head[1:], context, target
 
 
-def _key(rank: int, kind: str, target: str) -> str:
-    return f"{rank}{kind}\t{target}"
+def _key(rank: int, kind: str, target: str, context: str = "") -> str:
+    return f"{rank}{kind}\t{context}\t{target}"
 
 
 def _line(rank: int, kind: str, target: str, shown: str, state: str, why: str, age: str, since: float) -> Line:
     cells = (KIND_LABEL[kind], clean(shown), state, why, age)
     return Line(_key(rank, kind, target), cells, (rank, shown, state, why, -since))
+
+
+def in_context(line: Line, context: str) -> Line:
+    """A line of one of several contexts: the context in its key and as its first cell (the CONTEXT column)."""
+    head, _, target = line.key.split("\t", 2)
+    return Line(f"{head}\t{context}\t{target}", (clean(context), *line.cells), (context, *line.sort_values))
 
 
 def node_lines(index: SnapshotIndex, now: datetime) -> list[Line]:

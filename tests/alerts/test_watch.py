@@ -140,7 +140,7 @@ async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_s
             await pilot.press("colon", *"overview", "enter")
             assert isinstance(app.screen, OverviewScreen)
             lines = app.screen.query_one(LiveTable)
-            crashed = f"0alert\t{NAMES['crash']}|run-crashed|{NAMES['crash']}"
+            crashed = f"0alert\t\t{NAMES['crash']}|run-crashed|{NAMES['crash']}"
             await wait_for(pilot, lambda: crashed in lines.visible_keys, what="the alert in :overview", timeout=20)
             assert "critical run-crashed" in map(str, lines.get_row_at(lines.get_row_index(crashed)))
             lines.select_key(crashed)

@@ -222,3 +222,59 @@ async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites)
             contexts["site-a"].delete(JOBS, "ctx-live")
         for access in contexts.values():
             access.close()
+
+
+@pytest.fixture
+def cordoned_b(two_sites):
+    """edge-b2 of site-b cordoned."""
+    _site_a, site_b = two_sites
+
+    def cordon(value: bool) -> None:
+        site_b.call(lambda: site_b.store.mutate(
+            "nodes", "edge-b2", lambda n: {**n, "spec": {**(n.get("spec") or {}), "unschedulable": value}},
+            namespace="rlark-edge-b"))
+
+    cordon(True)
+    yield two_sites
+    cordon(False)
+
+
+def test_status_long_covers_every_context(cordoned_b, capsys):
+    result = rlark(capsys, "status", "--long", "--all-contexts")
+    assert result.code == 0, result.err
+    table = rows(result.out)
+    assert result.out.startswith("Jobs: ") and ["CONTEXT", "KIND", "OBJECT", "STATE", "WHY", "AGE"] in table
+    assert [row[:4] for row in table if "rlark-edge-b/edge-b2" in row] == [
+        ["site-b", "Node", "rlark-edge-b/edge-b2", "cordoned"]]
+
+
+async def test_overview_covers_every_context_and_opens_in_the_lines_own(cordoned_b):
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.screens.node_detail import NodeDetailScreen
+    from rlark_tui.screens.overview import OverviewScreen
+    from rlark_tui.tui.app import RlarkApp
+    from rlark_tui.widgets.live_table import LiveTable
+    from tests.pilot import wait_for
+
+    contexts = {name: ClusterAccess.open(None, name) for name in ("site-a", "site-b")}
+    app = RlarkApp(contexts["site-a"], contexts=contexts)
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_for(pilot, lambda: all(app.state.contexts.values()), what="both contexts' indexes")
+            app.run_command("overview")
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)
+            table = app.screen.query_one(LiveTable)
+            key = "1node\tsite-b\trlark-edge-b/edge-b2"
+            await wait_for(pilot, lambda: key in table.visible_keys, what="site-b's cordoned Node",
+                           show=lambda a: str(table.visible_keys))
+            assert [str(cell) for cell in table.get_row_at(table.get_row_index(key))][:4] == [
+                "site-b", "Node", "rlark-edge-b/edge-b2", "cordoned"]
+            assert not any(k.startswith("1node\tsite-a\t") and k.endswith("edge-b2") for k in table.visible_keys)
+            table.select_key(key)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen), what="the Node's detail")
+            assert app.access is contexts["site-b"] and app.screen.node_key == "rlark-edge-b/edge-b2"
+    finally:
+        for access in contexts.values():
+            access.close()

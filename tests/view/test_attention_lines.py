@@ -45,8 +45,8 @@ def test_lines_say_why_and_come_in_order():
     lines = attention_lines(_index(), NOW, [])
     shown = {line.cells[1]: line.cells for line in lines}
     assert [target_of(line.key) for line in lines] == [
-        ("node", "rlark-gpu-a/gpu-a9"), ("job", "pulling"), ("check", "claimed"), ("check", "failing"),
-        ("check", "stale")]
+        ("node", "", "rlark-gpu-a/gpu-a9"), ("job", "", "pulling"), ("check", "", "claimed"), ("check", "", "failing"),
+        ("check", "", "stale")]
     assert shown["rlark-gpu-a/gpu-a9"][2:4] == ("offline, disk pressure", "NodeNotReady: kubelet stopped posting")
     kind, _, state, why, _ = shown["pulling"]
     assert (kind, state) == ("Job", "pulling image")
