@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import yaml
 
 from rlark_tui.errors import UsageError
+from rlark_tui.local.fsutil import read_input
+from rlark_tui.text.parse import load_yaml
 
 if TYPE_CHECKING:
     import logging
@@ -68,15 +70,16 @@ class Kubeconfig:
 
 
 def kubeconfig_paths(flag: str | None) -> list[Path]:
-    """--kubeconfig wins, then $KUBECONFIG (a path list), then ~/.kube/config; only files that exist count."""
+    """--kubeconfig wins, then $KUBECONFIG (a path list), then ~/.kube/config; only files that exist count (a FIFO
+    or a device too, read within the bound of _read: `--kubeconfig <(...)`)."""
     if flag:
         path = Path(flag).expanduser()
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"kubeconfig {flag}: no such file")
         return [path]
     env = os.environ.get("KUBECONFIG")
     if env:
-        return [Path(p).expanduser() for p in env.split(_SEPARATOR) if p and Path(p).expanduser().is_file()]
+        return [Path(p).expanduser() for p in env.split(_SEPARATOR) if p and Path(p).expanduser().exists()]
     default = Path("~/.kube/config").expanduser()
     return [default] if default.is_file() else []
 
@@ -264,6 +267,11 @@ _STRING_KEYS = MappingProxyType({
              "client-key", "client-key-data"),
 })
 _LOADER_ONLY = ("exec", "auth-provider")
+MAX_KUBECONFIG_BYTES = 16 * 2**20
+"""The largest kubeconfig file read (one of many hundred contexts is a few hundred KiB)."""
+MAX_CREDENTIAL_BYTES = 2**20
+"""The largest credential file a kubeconfig names (tokenFile, a certificate or key file)."""
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _NotPlain(Exception):
@@ -422,8 +430,7 @@ class _FileOrData:
     def as_data(self, base64_file: bool) -> str | None:
         path, data = self._sources()
         if not data and path:
-            with open(path) as handle:
-                text = handle.read()
+            text = read_input(path, "kubeconfig credential", MAX_CREDENTIAL_BYTES).decode()
             return base64.standard_b64encode(text.encode()).decode() if base64_file else text
         return data
 
@@ -464,8 +471,9 @@ def _gateway_extension(merged: dict[str, Any], contexts: dict[str, dict[str, Any
 
 
 def _read(path: Path) -> object:
-    with open(path, encoding="utf-8") as handle:
-        document = yaml.safe_load(handle)
+    """One kubeconfig file's document, read within MAX_KUBECONFIG_BYTES (a UsageError naming the bound past it, or
+    for /dev/zero or an endless FIFO) and parsed within text.parse's YAML bounds (YamlBound, a ValueError)."""
+    document = load_yaml(read_input(str(path), "kubeconfig", MAX_KUBECONFIG_BYTES).decode("utf-8"), _YAML_LOADER)
     if document is None:
         raise ValueError(f"Invalid kube-config. {path} file is empty")
     return document

@@ -3,9 +3,11 @@ names and a missing --output directory each give one line and exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -73,3 +75,54 @@ def test_bad_names_files_and_output_give_one_line(plain_sandbox, env, tmp_path, 
     assert main([*kube, "--client-cert", str(tmp_path / "c.crt"), "--client-key", str(tmp_path / "key.der"),
                  "get", "jobs"]) == 2
     assert "binary data, not a PEM file" in one_line(capsys)
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + n)}: &{chr(98 + n)} [{', '.join([f'*{chr(97 + n)}'] * 10)}]\n" for n in range(8))
+"""A billion laughs: 1,000 bytes that stand for 10**9 nodes."""
+
+
+def test_a_hostile_kubeconfig_is_one_line_naming_the_bound(env, tmp_path, capsys):
+    """/dev/zero, a FIFO that never ends, a 1 GB file and a billion-laughs kubeconfig: each one `error:` line with
+    the bound it passed, at once, and nothing read past it."""
+    sparse = tmp_path / "huge"
+    with open(sparse, "wb") as handle:
+        handle.truncate(2**30)
+    laughs = tmp_path / "laughs"
+    laughs.write_text(LAUGHS)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    done = threading.Event()
+
+    def endless() -> None:
+        """Writes to every reader that opens the FIFO until it goes away."""
+        while not done.is_set():
+            with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as sink:
+                while not done.is_set():
+                    sink.write(b"# an endless kubeconfig\n" * 4096)
+
+    writer = threading.Thread(target=endless, daemon=True)
+    writer.start()
+    for path, said in (("/dev/zero", "larger than 16 MiB"), (fifo, "larger than 16 MiB"),
+                       (sparse, "larger than 16 MiB"),
+                       (laughs, "stands for more than 2,000,000 nodes once its aliases are expanded")):
+        started = time.monotonic()
+        assert main(["--kubeconfig", str(path), "get", "jobs"]) == 2
+        line = one_line(capsys)
+        assert line.startswith(f"error: kubeconfig {path}: ") and said in line, line
+        assert time.monotonic() - started < 10
+    done.set()
+    with contextlib.suppress(OSError):  # the writer waits for a reader to see `done`
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    writer.join(timeout=10)
+
+
+def test_a_credential_file_of_a_kubeconfig_is_read_within_its_bound(env, tmp_path, capsys):
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                          "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                          "users: [{name: u, user: {tokenFile: /dev/zero}}]\n")
+    assert main(["--kubeconfig", str(kubeconfig), "get", "jobs"]) == 2
+    assert one_line(capsys) == "error: kubeconfig credential /dev/zero: larger than 1 MiB\n"
