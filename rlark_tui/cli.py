@@ -50,7 +50,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "rlark_tui.commands.bundle": ("bundle",),
 })
 VALUE_FLAGS = frozenset({"--kubeconfig", "--context", "--request-timeout", "--server-address", "--server-hostname",
-                         "--client-cert", "--client-key", "--ca-cert"})
+                         "--client-cert", "--client-key", "--ca-cert", "--bundle"})
 
 
 MULTI_CONTEXT = frozenset({"get", "watch", "status", "top"})
@@ -112,6 +112,8 @@ def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     parser.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS if suppress else False,
                         help="no colour in the TUI or the output (also when NO_COLOR is set, no-color.org); states "
                              "read by their words and symbols")
+    parser.add_argument("--bundle", metavar="FILE", default=default,
+                        help="the TUI offline on a bundle `rlark bundle` wrote: what it captured, read-only")
     parser.add_argument("--no-mouse", action="store_true", default=argparse.SUPPRESS if suppress else False,
                         help="the TUI leaves the mouse to the terminal, so text can be selected as usual")
     parser.add_argument("--theme", choices=("dark", "light"), default=default,  # local.config.THEMES, not loaded here
@@ -219,7 +221,8 @@ def _open_tui(args: argparse.Namespace):
     from rlark_tui.cluster.lean import FirstList
 
     pause_collector()
-    first = None if _several(args) else FirstList.start(args)  # several contexts: each reconciler lists its own
+    # several contexts: each reconciler lists its own; a bundle lists nothing
+    first = None if _several(args) or getattr(args, "bundle", None) else FirstList.start(args)
     try:
         from rlark_tui.tui.app import run_tui
     except BaseException:

@@ -76,7 +76,8 @@ class Actions:
 
     def guard(self, what: str) -> None:
         if self.readonly:
-            raise ReadOnlyError(f"read-only mode: refusing to {what} (started with --readonly)")
+            why = getattr(self.access, "read_only_reason", "") or "started with --readonly"
+            raise ReadOnlyError(f"read-only mode: refusing to {what} ({why})")
 
     def tunnel_methods(self) -> frozenset[str] | None:
         """The HTTP methods a tunnel to a Job's web ports passes: all, or in read-only mode only GET and HEAD."""

@@ -359,3 +359,22 @@ TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),
 )})
+
+
+def _from_bundle(read: str) -> Fetch:
+    """A topic's read in a bundle session (`rlark --bundle`, cluster/bundle_source.py): what the bundle captured
+    for the Job, from its BundleAccess (`read` names the method); None when it holds nothing for it."""
+    def fetch(access, index: SnapshotIndex, key: str) -> object | None:
+        return getattr(access, read)(key) if index.job(key) is not None else None
+    return fetch
+
+
+def _nothing(access, index: SnapshotIndex, key: str) -> None:
+    return None
+
+
+OFFLINE = {DIAGNOSIS: _from_bundle("diagnosis"), METRICS: _from_bundle("metrics")}
+BUNDLE_TOPICS: Mapping[str, Topic] = MappingProxyType({
+    name: Topic(name, topic.interval, OFFLINE.get(name, _nothing)) for name, topic in TOPICS.items()})
+"""The topics of a bundle session: the diagnosis and the metric series as captured; every other read has nothing
+to read (no request leaves the machine)."""

@@ -26,7 +26,7 @@ from rlark_tui.alerting.thresholds import Thresholds
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.flow.actions import Actions
-from rlark_tui.flow.polls import ALERTS, ALL_KEY, USAGE
+from rlark_tui.flow.polls import ALERTS, ALL_KEY, BUNDLE_TOPICS, TOPICS, USAGE, Topic
 from rlark_tui.flow.reconciler import BLURRED_PACE, Reconciler
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
@@ -137,7 +137,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def __init__(self, access: ClusterAccess | None = None, readonly: bool = False, no_color: bool = False,
                  theme: str = "", contexts: Mapping[str, ClusterAccess | str] | None = None,
-                 theme_fixed: bool = False) -> None:
+                 theme_fixed: bool = False, topics: Mapping[str, Topic] | None = None) -> None:
         # no colour: Textual drops every colour (its NoColor filter) when NO_COLOR is set and ANSI colours are
         # native; states still read by their words and symbols, and the selection by its reverse video (app.tcss)
         super().__init__(ansi_color=True if no_color else None)
@@ -148,6 +148,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._init_work()
         self.access = access
         self.readonly = readonly
+        self.topics = topics if topics is not None else TOPICS
+        """The periodic reads (flow/polls.py): a bundle session's are what the bundle captured (BUNDLE_TOPICS)."""
         self.reconciler: Reconciler | None = None
         self.actions = Actions(access, readonly=readonly)
         """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
@@ -238,7 +240,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     # ---- snapshots -------------------------------------------------------------------------------
     def _start_reconciler(self, access: ClusterAccess, start: SnapshotIndex | None = None) -> None:
         # held: the rest of the reads start once the first list (or why there is none) is on screen
-        self.reconciler = Reconciler(access, start=start, hold=True)
+        self.reconciler = Reconciler(access, start=start, hold=True, topics=self.topics)
         self.reconciler.set_pace(1.0 if self.app_focus else BLURRED_PACE)
         self.intents.attach(self.reconciler)
         self.run_worker(self.reconciler.run(self._published), name="reconciler", group="reconciler",
@@ -1012,6 +1014,8 @@ def run_tui(args, first_list=None) -> int:
     plain = no_color(args)
     if plain:  # Textual reads it; so do the Pod shell and $EDITOR the TUI hands the terminal to
         os.environ["NO_COLOR"] = "1"
+    if getattr(args, "bundle", None):
+        return _run_bundle(args, plain)
     contexts = _open_contexts(args)
     if contexts is None:
         access = ClusterAccess.from_args(args)
@@ -1027,6 +1031,22 @@ def run_tui(args, first_list=None) -> int:
         for opened in (contexts or {access.context: access}).values():
             if not isinstance(opened, str):
                 opened.close()
+        if app.crash_line:
+            print(app.crash_line, file=sys.stderr)
+    return app.return_code or 0
+
+
+def _run_bundle(args, plain: bool) -> int:
+    """`rlark --bundle FILE`: the TUI offline on a bundle (cluster/bundle_source.py), read-only."""
+    from rlark_tui.cluster.bundle_source import BundleAccess
+
+    access = BundleAccess(args.bundle)
+    app = RlarkApp(access, readonly=True, no_color=plain, theme=getattr(args, "theme", None) or access.config.theme,  # type: ignore[arg-type]
+                   topics=BUNDLE_TOPICS)
+    try:
+        app.run(mouse=not getattr(args, "no_mouse", False))
+    finally:
+        access.close()
         if app.crash_line:
             print(app.crash_line, file=sys.stderr)
     return app.return_code or 0

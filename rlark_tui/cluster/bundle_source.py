@@ -1,0 +1,163 @@
+"""A bundle (`rlark bundle`, telemetry/bundle.py's layout) as the TUI's cluster: `rlark --bundle FILE` (issue 34
+item 5). `BundleAccess` stands where a ClusterAccess stands for the Reconciler and the log follower: the Job, its
+Tasks and Pod CRs as one list each (then nothing changes until the app ends), each member Pod as its data plane
+would answer, and each captured container log as a finished stream. Members are read out of the archive directly
+(never extracted), each at most its manifest size and MAX_MEMBER; what is read is the bundle's text, masked when it
+was written, and is shown through the same cleaning as a live cluster's. No request leaves the machine.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlark_tui.cluster.access import WatchEvent
+from rlark_tui.cluster.errors import NotFound
+from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
+from rlark_tui.errors import RlarkError
+from rlark_tui.model import keys
+from rlark_tui.telemetry import bundle as layout
+from rlark_tui.telemetry import diagnosis as pure
+from rlark_tui.telemetry.curves import MetricsResult, MetricsState
+from rlark_tui.text.parse import load_json, load_yaml
+
+MAX_MEMBER = 256 * 1024 * 1024
+MAX_OBJECTS = 8 * 1024 * 1024
+
+
+class BundleLog:
+    """A captured log as the follower reads a stream: its lines in batches, then open until aborted (a follow of a
+    finished log shows what was captured and waits, instead of reconnecting); a previous instance's just ends."""
+
+    def __init__(self, lines: list[str], hold: bool) -> None:
+        self._lines, self._hold = lines, hold
+        self._aborted = threading.Event()
+
+    def __iter__(self) -> Iterator[str]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[str]]:
+        for start in range(0, len(self._lines), 1000):
+            yield self._lines[start:start + 1000]
+        if self._hold:
+            self._aborted.wait()
+
+    def abort(self) -> None:
+        self._aborted.set()
+
+    close = abort
+
+
+class BundleAccess:
+    """The read side of ClusterAccess that the TUI uses, answered from one bundle."""
+
+    gateway = None
+    kubeconfig = None
+    first_list = None
+    ray_tokens = None
+    server_problem = "a bundle: no cluster"
+    read_only_reason = "a bundle is read-only"
+    """What flow/actions.py says when it refuses a mutation (a bundle session is read-only)."""
+
+    def __init__(self, path: str | Path) -> None:
+        from rlark_tui.local.config import load_config
+
+        self.path = str(path)
+        try:
+            self._tar = tarfile.open(self.path, "r:gz")
+            self._members = {m.name: m for m in self._tar.getmembers() if m.isfile()}
+        except (OSError, tarfile.TarError) as exc:
+            raise RlarkError(f"--bundle {self.path}: not a bundle ({exc})") from None
+        self._lock = threading.Lock()
+        manifest = layout.parse_manifest(self._json(layout.MANIFEST))
+        if manifest is None:
+            raise RlarkError(f"--bundle {self.path}: no manifest.json of rlark bundle in it")
+        self.manifest = manifest
+        self.config = load_config()
+        self.context = f"bundle {Path(self.path).name}, captured {manifest.captured}"
+        self._objects = {JOBS.plural: self._items(layout.JOB), TASKS.plural: self._items(layout.TASKS),
+                         PODS.plural: self._items(layout.POD_CRS)}
+
+    def read(self, name: str, limit: int = MAX_MEMBER) -> bytes | None:
+        """A member's bytes (None when the bundle has none of that name)."""
+        member = self._members.get(name)
+        if member is None:
+            return None
+        with self._lock:
+            handle = self._tar.extractfile(member)
+            return handle.read(min(member.size, limit)) if handle is not None else None
+
+    def _json(self, name: str) -> Any:
+        data = self.read(name, MAX_OBJECTS)
+        try:
+            return load_json(data) if data else None
+        except ValueError:
+            return None
+
+    def _items(self, name: str) -> list[dict[str, Any]]:
+        data = self.read(name, MAX_OBJECTS)
+        try:
+            doc = load_yaml(data.decode("utf-8", "replace"), yaml.SafeLoader) if data else None
+        except (yaml.YAMLError, ValueError):
+            return []
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            doc = doc.get("items")
+        items = doc if isinstance(doc, list) else [doc]
+        return [item for item in items if isinstance(item, dict)]
+
+    # -- what the Reconciler asks ---------------------------------------------------------------------------
+
+    def list_watch(self, kind: Kind, stop: threading.Event, **_options: Any) -> Iterator[WatchEvent]:
+        items = [dict(item, kind=kind.kind) for item in self._objects.get(kind.plural, [])]
+        yield WatchEvent("RELIST", items=items)
+        yield WatchEvent("CONNECTED")
+        stop.wait()
+
+    def member_clusters(self) -> list[str]:
+        return []
+
+    def data_plane(self, cluster: str) -> None:
+        return None
+
+    def server_endpoint(self) -> None:
+        return None
+
+    # -- what the log follower and the reads of a Job ask -------------------------------------------------
+
+    def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict[str, Any]:
+        items = self._items(layout.pod_member(pod))
+        if not items:
+            raise NotFound(f"pod {pod}: not in the bundle", 404, "Not Found")
+        return items[0]
+
+    def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
+                container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
+                **_options: Any) -> BundleLog:
+        data = self.read(layout.log_member(pod, container, previous))
+        if data is None:
+            raise NotFound(f"the {'previous ' if previous else ''}log of {pod}/{container}: not in the bundle",
+                           404, "Not Found")
+        return BundleLog(data.decode("utf-8", "replace").splitlines(), hold=follow)
+
+    def diagnosis(self, job: str) -> pure.Diagnosis | None:
+        found = pure.from_json(self._json(layout.DIAGNOSIS))
+        return found if found is not None and found.job == job else None
+
+    def metrics(self, job: str) -> MetricsState | None:
+        data = self._json(layout.METRICS)
+        if not isinstance(data, dict) or data.get("job") != job or not isinstance(data.get("series"), dict):
+            return None
+        series = {str(tag): [(float(p[0] or 0), p[1], float(p[2] if p[2] is not None else "nan")) for p in points
+                             if isinstance(p, list) and len(p) == 3 and isinstance(p[1], int)]
+                  for tag, points in data["series"].items() if isinstance(points, list)}
+        return MetricsState(MetricsResult(job, str(data.get("source") or "log"), series,
+                                          note=f"captured {self.manifest.captured}"))
+
+    def close(self) -> None:
+        self._tar.close()

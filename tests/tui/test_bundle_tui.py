@@ -1,0 +1,63 @@
+"""`rlark --bundle FILE` (issue 34 item 5): the TUI offline on a bundle rlark wrote. The job list, the Job detail's
+Diagnosis card and the log pane show what was captured; the header says which bundle and when; a mutation is
+refused in one line. The bundle is written by raydash.bundle.write_bundle from bench/bundle.py's stand-in platform,
+with a SIGSEGV diagnosis kept in the state dir beforehand (as `rlark diagnose` keeps one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.bundle import JOB, SECRET, Platform
+from rlark_tui.cluster.bundle_source import BundleAccess
+from rlark_tui.flow.polls import BUNDLE_TOPICS
+from rlark_tui.model.logtarget import Scope
+from rlark_tui.raydash.bundle import write_bundle
+from rlark_tui.raydash.diagnose import keep
+from rlark_tui.screens.job_detail import JobDetailScreen
+from rlark_tui.screens.logs import LogScreen
+from rlark_tui.telemetry import diagnosis as d
+from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.status_header import StatusHeader
+from tests.pilot import wait_for
+from tests.raydebug.recorded import sigsegv_inputs
+
+SIZE = (140, 40)
+
+
+@pytest.fixture
+def bundle(tmp_path):
+    state = tmp_path / "state"
+    keep(state, "u-bench", d.diagnose(sigsegv_inputs(job=JOB)))
+    path = tmp_path / "post-mortem.tar.gz"
+    write_bundle(Platform(200_000), JOB, path, state)  # type: ignore[arg-type]
+    return path
+
+
+async def test_a_bundle_opens_offline_and_read_only(bundle):
+    access = BundleAccess(bundle)
+    app = RlarkApp(access, readonly=True, topics=BUNDLE_TOPICS)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), "the Job")
+            header = app.screen.query_one(StatusHeader).summary()
+            assert f"bundle {bundle.name}, captured {access.manifest.captured}" in header
+            await pilot.press("s")
+            await wait_for(pilot, lambda: any(
+                "read-only mode: refusing to stop" in n.message and "(a bundle is read-only)" in n.message
+                for n in app._notifications),
+                           "the refusal")
+            await pilot.press("d")
+            assert isinstance(app.screen, JobDetailScreen)
+            await wait_for(pilot, lambda: "ActorGroup:1 failed first (signal)" in str(
+                app.screen.query_one("#diagnosis-card").render()), "the captured diagnosis")
+            await pilot.press("escape")
+            app.open_logs(JOB, Scope.ALL)
+            screen = await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen, "the log pane")
+
+            def shown() -> str:
+                return "\n".join(screen.view.line_text(line) for line in screen.buffer)
+
+            await wait_for(pilot, lambda: "login with ***" in shown(), "the captured log lines")
+            assert "actor/grad_norm" in shown() and SECRET not in shown()
+    finally:
+        access.close()
