@@ -147,6 +147,8 @@ def test_a_stopped_sandbox_is_reported_and_the_other_lists(two_sites, capsys):
         assert rlark(capsys, "status", "--all-contexts", "--refresh", "--request-timeout", "5").code == 0
         status = rlark(capsys, "status", "--all-contexts")
         assert " ○1 " in status.out and "not answering: site-b)" in status.out, status.out
+        long = rlark(capsys, "status", "--long", "--all-contexts", "--request-timeout", "5")
+        assert long.err.startswith("context site-b: ") and long.out.startswith("Jobs: ")
     finally:
         site_b.start()
 
