@@ -10,10 +10,13 @@ import hashlib
 import json
 import stat
 import tarfile
+import threading
 import uuid
 
 import pytest
 
+from rlark_tui.cluster.bundle_source import BundleAccess
+from rlark_tui.cluster.kinds import JOBS
 from tests.clirun import cli_runner
 from tests.reliability.running_job import CLUSTER, edge_task, running_job
 
@@ -101,3 +104,11 @@ def test_bundle_holds_no_secret_and_says_what_it_holds(job, env, capsys, tmp_pat
     crashed = members[f"logs/{NAME}-env-0/main.previous.log"].decode()
     assert "crash ref *** from ***\n" in crashed
     assert b"involvedObject" in members[f"pods/{NAME}-env-0/events.yaml"]
+    offline = BundleAccess(bundle)  # what `rlark --bundle` reads of it (tests/tui/test_bundle_tui.py shows it)
+    try:
+        listed_jobs = next(offline.list_watch(JOBS, threading.Event())).items
+        assert [job["metadata"]["name"] for job in listed_jobs] == [NAME]
+        assert any(line.endswith(DONE) for line in offline.pod_log(CLUSTER, f"{NAME}-actor-0"))
+        assert offline.diagnosis(NAME) is not None
+    finally:
+        offline.close()
