@@ -122,3 +122,35 @@ def test_the_scan_passes_immutable_tables_and_members(source):
 def test_a_loose_package_may_keep_constant_tables_but_no_state():
     assert violations("SCHEMA = {'a': 1}", "m.py", tables=False) == []
     assert violations("_seen = set()", "m.py", tables=False)
+
+
+PARSERS = {"json": {"load", "loads"}, "orjson": {"loads"},
+           "yaml": {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all"}}
+"""The decoders whose unbounded reads (depth: RecursionError; aliases: a billion laughs; 4,300 digits) only
+rlark_tui/text/parse.py may call (issue 33 item 3): every other module reads JSON and YAML through it."""
+PARSE_MODULE = "rlark_tui/text/parse.py"
+
+
+def raw_parses(source: str, name: str) -> list[str]:
+    """Each call of a decoder of PARSERS (`json.loads(...)`, `yaml.safe_load(...)`) and each import of one
+    (`from json import loads`) in one module."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.attr in PARSERS.get(node.func.value.id, ()):
+            found.append(f"{name}:{node.lineno}: {node.func.value.id}.{node.func.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in PARSERS:
+            found += [f"{name}:{node.lineno}: from {node.module} import {alias.name}" for alias in node.names
+                      if alias.name in PARSERS[node.module]]
+    return found
+
+
+def test_json_and_yaml_are_parsed_only_by_text_parse():
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        if str(path.relative_to(ROOT)) != PARSE_MODULE:
+            found += raw_parses(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "parse with rlark_tui.text.parse (load_json, load_yaml):\n" + "\n".join(found)
+    assert raw_parses("import json\njson.loads(x)", "m.py") == ["m.py:2: json.loads"]
+    assert raw_parses("import yaml\nyaml.safe_load(x)\nyaml.dump(x)", "m.py") == ["m.py:2: yaml.safe_load"]
+    assert raw_parses("from json import loads, dumps", "m.py") == ["m.py:1: from json import loads"]

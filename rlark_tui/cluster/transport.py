@@ -11,8 +11,6 @@ import functools
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
-import orjson
-
 from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.model.quantity import size_text
@@ -131,16 +129,13 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
         if shaped is not None:
             return shaped
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc):
-            raise TooDeep() from None
-    decoded = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    try:
-        return load_json(decoded, max_bytes=max_bytes, max_depth=None) if decoded.strip() else {}
+        return load_json(data, max_bytes=max_bytes, max_depth=None)
     except JsonBound:
         raise TooDeep() from None
     except ValueError:
+        decoded = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        if not decoded.strip():
+            return {}
         if not text:
             raise
         return decoded

@@ -15,9 +15,11 @@ from rlark_tui.alerting.thresholds import Thresholds, thresholds_from
 from rlark_tui.errors import UsageError
 from rlark_tui.local.fsutil import read_input, write_private
 from rlark_tui.model.views import ViewSettings, parse_views, views_text
+from rlark_tui.text.parse import YamlBound, load_yaml
 
 APP_NAME = "rlark"
 MAX_CONFIG_BYTES = 1024 * 1024
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """A config file larger than this is refused (a real one is a few KiB)."""
 CONFIG_ENV = "RLARK_CONFIG"
 STATE_DIR_ENV = "RLARK_STATE_DIR"
@@ -103,9 +105,11 @@ def load_config(path: Path | None = None) -> RlarkConfig:
     if not path.exists():
         return RlarkConfig(path=path)
     try:
-        data = yaml.safe_load(read_input(str(path), "config file", MAX_CONFIG_BYTES).decode("utf-8")) or {}
+        data = load_yaml(read_input(str(path), "config file", MAX_CONFIG_BYTES).decode("utf-8"), _YAML_LOADER) or {}
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UsageError(f"config file {path}: cannot read it ({_first_line(exc)})") from None
+    except YamlBound as exc:
+        raise UsageError(f"config file {path}: {exc}") from None
     except ValueError:
         raise UsageError(f"config file {path}: holds a number too large to read (more than 4300 digits)") from None
     if not isinstance(data, dict):

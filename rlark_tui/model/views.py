@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from rlark_tui.text.parse import load_json
+
 VERSION = 1
 MAX_FILTER_CHARS = 500
 MAX_TABLES = 64
@@ -74,7 +76,7 @@ def _table(name: str, data: object) -> TableView:
 def parse_views(text: str) -> ViewSettings:
     """The settings a file holds; ValueError (one line) when it is not JSON in the shape `views_text` writes."""
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError as exc:
         raise ValueError(f"not JSON ({str(exc).splitlines()[0][:80]})") from None
     if not isinstance(data, dict) or data.get("version") != VERSION:
