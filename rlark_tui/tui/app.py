@@ -1016,7 +1016,7 @@ def run_tui(args, first_list=None) -> int:
         os.environ["NO_COLOR"] = "1"
     if getattr(args, "bundle", None):
         return _run_bundle(args, plain)
-    contexts = _open_contexts(args)
+    contexts = open_contexts(args)
     if contexts is None:
         access = ClusterAccess.from_args(args)
         access.first_list = first_list
@@ -1052,7 +1052,7 @@ def _run_bundle(args, plain: bool) -> int:
     return app.return_code or 0
 
 
-def _open_contexts(args) -> dict[str, ClusterAccess | str] | None:
+def open_contexts(args) -> dict[str, ClusterAccess | str] | None:
     """With several contexts (`--context A --context B`, `--all-contexts`): each one's ClusterAccess, opened in
     parallel (cluster/contexts.py), or why it could not be; None for one context. None of them opening is an
     error of its own, naming each."""

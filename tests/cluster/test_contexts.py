@@ -174,6 +174,23 @@ def listed(app) -> dict[str, list[str]]:
     return {f"{row[1]}@{row[0]}": row for row in rows}
 
 
+
+def test_the_tui_opens_the_contexts_that_can_be(two_sites):
+    """`rlark --context site-a --context nowhere`: site-a opens, nowhere is listed unreachable with why; with
+    no context that opens, the TUI does not start and says why for each."""
+    import argparse
+
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.tui.app import open_contexts
+
+    opened = open_contexts(argparse.Namespace(contexts=["site-a", "nowhere"], context="site-a"))
+    assert opened is not None and opened["site-a"].context == "site-a"
+    assert opened["nowhere"] == "context 'nowhere' is not in the kubeconfig (contexts: site-a, site-b)"
+    opened["site-a"].close()
+    with pytest.raises(RlarkError, match="no context could be opened: context gone: .*; context nowhere: "):
+        open_contexts(argparse.Namespace(contexts=["gone", "nowhere"], context="gone"))
+    assert open_contexts(argparse.Namespace(contexts=["site-a"], context="site-a")) is None
+
 async def test_the_tui_lists_every_context_and_goes_on_when_one_stops(two_sites):
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.errors import NotFound
