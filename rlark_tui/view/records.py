@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from rlark_tui.model.check_summary import read_summary
+from rlark_tui.model.check_summary import check_cell, read_summary
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.pods import Line
@@ -32,7 +33,9 @@ class SavedRecord(Protocol):
 
 
 def record_rows(records: Sequence[SavedRecord], index: SnapshotIndex | None, now: datetime) -> list[Line]:
-    """Saved records (key `record:<md path>`) and Jobs with a summary on them (key `job:<name>`)."""
+    """Saved records (key `record:<md path>`) and Jobs with a summary on them (key `job:<name>`): a summary that
+    is malformed, dated in the future or not rlark's is a flagged claim (model.check_summary.check_cell), sorted
+    below every pass."""
     rows = []
     for record in records:
         passed = sum(1 for result in record.results if result == "pass")
@@ -40,10 +43,12 @@ def record_rows(records: Sequence[SavedRecord], index: SnapshotIndex | None, now
                                                 f"{passed}/{len(record.results)}", clean(record.path)),
                          (record.job, record.checked_at, passed, record.path)))
     for name, job in (index.jobs.items() if index is not None else ()):
-        summary = read_summary(job.annotations)
-        if summary is None:
+        annotations = job.annotations
+        if CHECK_SUMMARY_ANNOTATION not in annotations:
             continue
-        at = summary.at.strftime("%Y-%m-%dT%H:%M:%SZ")
-        rows.append(Line(ON_JOB + name, (clean(name), at, summary.cell(now), "on the Job (rlark.io/check-summary)"),
-                         (name, at, summary.passed, "")))
+        summary = read_summary(annotations)
+        at = summary.at.strftime("%Y-%m-%dT%H:%M:%SZ") if summary is not None else ""
+        passed = summary.passed if summary is not None and not summary.flag(now) else -1  # a flagged claim: no pass
+        rows.append(Line(ON_JOB + name, (clean(name), at or "-", check_cell(annotations, now),
+                                         "on the Job (rlark.io/check-summary)"), (name, at, passed, "")))
     return rows

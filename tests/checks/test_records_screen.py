@@ -74,3 +74,40 @@ async def test_ctrl_s_writes_the_summary_to_the_job_and_records_lists_it(access,
         text = app.screen.query_one("#record-text")
         await wait_for(pilot, lambda: "demo-ppo" in str(text.render()) and "Recorder" in str(text.render()),
                        "the record's markdown")
+
+
+FUTURE = '{"at":"2099-01-01T00:00:00Z","recorder":"mallory","results":["pass","pass","pass","pass","pass","pass"],' \
+         '"decision":"continue","by":"rlark"}'
+CLAIMS = {"claim-malformed": '{"at": "yesterday", "results": ["pass"]', "claim-deep": "[" * 50_000 + "]" * 50_000,
+          "claim-future": FUTURE}
+
+
+@pytest.fixture
+def claims(plain_sandbox):
+    for name, value in CLAIMS.items():
+        plain_sandbox.store.create("jobs", {"metadata": {"name": name, "annotations": {CHECK_SUMMARY_ANNOTATION: value}},
+                                            "spec": {"tasks": []}})
+    yield plain_sandbox
+    for name in CLAIMS:
+        plain_sandbox.store.delete("jobs", name)
+
+
+async def test_a_malformed_or_future_summary_is_a_flagged_claim_in_records(claims, env):
+    """:records lists a Job whose check summary is malformed (or 50,000 deep) or dated 2099 as a flagged claim,
+    never as a pass and never a crash."""
+    access = ClusterAccess.open(str(claims.kubeconfig), claims.context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            app.run_command("records")
+            await pilot.pause()
+            assert isinstance(app.screen, RecordsScreen)
+            table = app.screen.query_one("#records-table")
+            await wait_for(pilot, lambda: all(f"job:{name}" in table.visible_keys for name in CLAIMS),
+                           "the Jobs with claims", show=lambda app: str(table.visible_keys))
+            cells = {name: table.get_row_at(table.get_row_index(f"job:{name}"))[2] for name in CLAIMS}
+            assert cells["claim-malformed"] == cells["claim-deep"] == "malformed?"
+            assert cells["claim-future"].startswith("future? in ") and cells["claim-future"].endswith(" mallory")
+            assert not any("6/6" in str(cell) for cell in cells.values())
+    finally:
+        access.close()
