@@ -99,8 +99,9 @@ def rank_line(lines: Sequence[str]) -> tuple[Hit, int] | None:
     """The start script's `RLINF_NODE_RANK: <n>` line (the first of the instance)."""
     for index, text in enumerate(lines):
         match = RANK_RE.match(text.strip())
-        if match:
-            return Hit(index + 1, text), int(match.group(1))
+        rank = ascii_int(match.group(1)) if match else None
+        if rank is not None:
+            return Hit(index + 1, text), rank
     return None
 
 
@@ -194,7 +195,8 @@ def first_progress(lines: Sequence[str], pattern: str, start: int = 0, slow: pat
             if not match:
                 continue
             numbers = [g for g in match.groups() if g is not None and g.isdigit()]
-            if not numbers or int(numbers[0]) > 0:
+            first = ascii_int(numbers[0]) if numbers else None  # `²` or 5,000 digits: no count, so no progress
+            if not numbers or (first is not None and first > 0):
                 return Hit(index + 1, segment)
     return None
 
@@ -218,8 +220,8 @@ def first_step(lines: Sequence[str], start: int = 0, skip: int | None = None) ->
             match = PROGRESS_STEP_RE.search(segment)
             if match is None:
                 continue
-            step = int(match.group(1) or match.group(3))
-            if step != skip:
+            step = ascii_int(match.group(1) or match.group(3))
+            if step is not None and step != skip:
                 return Hit(index + 1, lines[index]), step, " ".join(segment.split())
     return None
 

@@ -74,3 +74,17 @@ def test_json_is_read_within_size_and_depth_and_keeps_a_huge_integer_as_text():
     assert load_json(f'{{"step": {HUGE}, "n": 7}}') == {"step": HUGE, "n": 7}
     with pytest.raises(ValueError):
         load_json("{not json")
+
+
+def test_a_unicode_or_huge_number_in_a_log_is_no_rank_step_or_progress():
+    """The run check's log readers (checks/logscan.py) read numbers with ascii_int: a `²` or 5,000-digit rank,
+    step or progress count is passed over, never raised."""
+    from rlark_tui.checks.logscan import first_progress, first_step, parse_ranks, rank_line
+
+    assert rank_line([f"RLINF_NODE_RANK: {HUGE}", "RLINF_NODE_RANK: ٣", "RLINF_NODE_RANK: 2"])[1] == 2
+    table = "│ Global Step: {}/10 │"
+    assert first_step([table.format(HUGE), table.format(4)])[1] == 4
+    hit = first_progress(["step ² of 9", f"step {HUGE} of 9", "step 3 of 9"], r"step (\S+) of")
+    assert hit is not None and hit.line == 3
+    assert parse_ranks(f"0-{HUGE}") is None and parse_ranks("0-99999999999") is None and parse_ranks("²") is None
+    assert parse_ranks("0,2,5-6") == {0, 2, 5, 6}
