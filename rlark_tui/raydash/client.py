@@ -163,12 +163,15 @@ class RayDashboard:
 
     def profiling_enabled(self) -> bool:
         """Whether the head runs with RAY_DASHBOARD_ENABLE_PROFILING (`/api/profiling_enabled`); a Ray without
-        the route: False."""
+        the route: False. Ray answers it as its other REST routes, camel-cased under `data`:
+        `{"result": true, "msg": "", "data": {"profilingEnabled": true, "profilingDefaults": {...}}}`
+        (ray/dashboard/routes.py rest_response)."""
         try:
             body = self._get("/api/profiling_enabled", "Ray profiling")
         except NotFound:
             return False
-        return isinstance(body, dict) and body.get("profiling_enabled") is True
+        data = body.get("data") if isinstance(body, dict) else None
+        return isinstance(data, dict) and data.get("profilingEnabled") is True
 
     def text(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> str:
         """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`), read to MAX_TEXT_BYTES."""

@@ -11,12 +11,13 @@ from tests.agent.helpers import Api, delete_and_wait, job, task
 
 
 @contextmanager
-def faulty_job(sandbox, output: Path, name: str, fault: str) -> Iterator[None]:
+def faulty_job(sandbox, output: Path, name: str, fault: str, env: tuple[dict, ...] = ()) -> Iterator[None]:
+    """`env`: more env of the Header's container (e.g. RAY_DASHBOARD_ENABLE_PROFILING, as a debuggable Job has)."""
     header = task("actor", "gpu-a3", head=True,
                   run=f"python -m rlark_sandbox.demo_workload --run-id {name} --code-ref x --output {output} "
                       "--steps 50 --step-seconds 0.2")
     header["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] += [
-        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": fault}]
+        {"name": "RLARK_DEMO_RANKS", "value": "4"}, {"name": "RLARK_DEMO_FAULT", "value": fault}, *env]
     api = Api(sandbox)
     api.create_job(job(name, [header]))
     try:

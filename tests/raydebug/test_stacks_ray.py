@@ -1,6 +1,7 @@
 """issue 34's first Done-when on real Ray: four `ActorGroup:<r>` ranks hang, rank 2 elsewhere (the demo workload's
 `hang:2` fault); `rlark stacks` names it and its frame with profiling off (py-spy in the Pod, also under
---readonly), and so does the progress-stalled alert of the alert rounds (item 2)."""
+--readonly) and on (Ray's /worker/traceback, the head started with RAY_DASHBOARD_ENABLE_PROFILING=1 as a debuggable
+Job's is; both Jobs run at once), and so does the progress-stalled alert of the alert rounds (item 2)."""
 
 from __future__ import annotations
 
@@ -17,23 +18,30 @@ from tests.raydebug.faulty import faulty_job
 
 pytestmark = pytest.mark.ray
 HANG = "stacks-hang"
+PROFILED = "stacks-hang-profiled"
 
 
 @pytest.fixture(scope="module")
 def hung(ray_sandbox, tmp_path_factory):
-    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("hang"), HANG, "hang:2"):
+    profiling = ({"name": "RAY_DASHBOARD_ENABLE_PROFILING", "value": "1"},)
+    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("hang"), HANG, "hang:2"), \
+            faulty_job(ray_sandbox, tmp_path_factory.mktemp("profiled"), PROFILED, "hang:2", profiling):
         yield ray_sandbox
 
 
-def _stacks(rlark) -> dict | None:
-    done = rlark("--readonly", "stacks", HANG, "-o", "json")
+def _stacks(rlark, name: str = HANG) -> dict | None:
+    done = rlark("--readonly", "stacks", name, "-o", "json")
     return json.loads(done.out) if done.code == 0 else None
+
+
+def _first_step(sandbox, name: str) -> None:
+    wait_for(lambda: any("Global Step:    1/50" in line for line in sandbox.logs.read(
+        "rlark-gpu-a", "rlark-system", f"{name}-actor-0", "main")), timeout=240, what=f"{name}'s first step")
 
 
 def test_stacks_names_the_rank_that_never_reaches_the_collective(hung, capsys):
     rlark = cli_runner(hung.kubeconfig, capsys)
-    wait_for(lambda: any("Global Step:    1/50" in line for line in hung.logs.read(
-        "rlark-gpu-a", "rlark-system", f"{HANG}-actor-0", "main")), timeout=240, what="the run's first step")
+    _first_step(hung, HANG)
 
     def settled():  # the four ranks in the second step: three in one place, one elsewhere
         answer = _stacks(rlark)
@@ -49,6 +57,20 @@ def test_stacks_names_the_rank_that_never_reaches_the_collective(hung, capsys):
     text = rlark("stacks", HANG)
     assert "ActorGroup:2 is elsewhere: next_batch (demo_workload.py:" in text.out
     assert "3 ranks wait in allreduce" in text.out
+
+
+def test_with_profiling_on_the_stacks_come_from_rays_own_route(hung, capsys):
+    rlark = cli_runner(hung.kubeconfig, capsys)
+    _first_step(hung, PROFILED)
+
+    def settled():
+        answer = _stacks(rlark, PROFILED)
+        return answer if answer and [g["count"] for g in answer["groups"]] == [3, 1] else None
+
+    found = wait_for(settled, timeout=60, interval=1, what="four hung ranks through Ray's /worker/traceback")
+    assert found["source"] == "ray-dashboard", found
+    assert [o["name"] for o in found["outliers"]] == ["ActorGroup:2"], found
+    assert found["outliers"][0]["frame"].startswith("next_batch ("), found
 
 
 async def test_the_stall_alert_names_the_rank_that_never_reaches_the_collective(hung):

@@ -74,7 +74,7 @@ class RecordedRay:
         answers = {
             "/api/v0/actors": {"result": True, "data": {"result": {"result": self.actors}}},
             "/nodes": {"result": True, "data": {"summary": [{"ip": IP, "raylet": {"nodeId": NODE_ID}}]}},
-            "/api/profiling_enabled": {"profiling_enabled": True},
+            "/api/profiling_enabled": {"result": True, "msg": "", "data": {"profilingEnabled": True}},
             "/api/v0/nodes": {"result": True, "data": {"result": {"num_filtered": 1, "result": []}}},
             "/api/cluster_status": {"result": True, "data": {"clusterStatus": "1 node"}},
             "/api/jobs/": [],
