@@ -177,13 +177,15 @@ async def test_a_stall_fires_quoting_its_stacks_taken_once_and_again_for_the_nex
         rows, _ = alert_rows(reconciler.snapshot.alerts[ALL_KEY])                  # :alerts
         assert any(OUTLIERS in row.cells[4] for row in rows if row.cells[3] == "progress-stalled")
 
-        # the run moves one step: the next Header read resolves the alert, whose stacks the rounds did not take again
-        # while they judged the stalled Job (every round: the Ray tab's reads); then it stalls again: a new alert,
-        # with the stacks of its own stall
+        # three more rounds judge the stalled Job (every round: the Ray tab's reads) and take no stacks again; then the
+        # run moves one step: the next Header read resolves the alert; then it stalls again: a new alert, with the
+        # stacks of its own stall
         ray_reads = ray.asked["/api/v0/nodes"]
+        await until(lambda: ray.asked["/api/v0/nodes"] - ray_reads >= 3, "three more rounds of the stalled Job")
+        assert taken() == 1 and (JOB, "progress-stalled", JOB) in book().alerts
         stalled.logs.append(CLUSTER, NS, POD, "main", _table(3))
-        await until(lambda: (JOB, "progress-stalled", JOB) not in book().alerts, "the alert resolved", timeout=15)
-        assert taken() == 1 and ray.asked["/api/v0/nodes"] - ray_reads >= 3
+        await until(lambda: (JOB, "progress-stalled", JOB) not in book().alerts, "the alert resolved", timeout=25)
+        assert taken() == 1
         await until(lambda: (JOB, "progress-stalled", JOB) in book().alerts, "the second stall's alert", timeout=25)
         again = book().alerts[JOB, "progress-stalled", JOB]
         assert taken() == 2 and "at step 3/20; " + OUTLIERS in again.message and again.fired_at > alert.fired_at
