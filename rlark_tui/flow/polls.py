@@ -373,7 +373,8 @@ def _nothing(access, index: SnapshotIndex, key: str) -> None:
     return None
 
 
-OFFLINE = {DIAGNOSIS: _from_bundle("diagnosis"), METRICS: _from_bundle("metrics")}
+OFFLINE: Mapping[str, Fetch] = MappingProxyType({DIAGNOSIS: _from_bundle("diagnosis"),
+                                                 METRICS: _from_bundle("metrics")})
 BUNDLE_TOPICS: Mapping[str, Topic] = MappingProxyType({
     name: Topic(name, topic.interval, OFFLINE.get(name, _nothing)) for name, topic in TOPICS.items()})
 """The topics of a bundle session: the diagnosis and the metric series as captured; every other read has nothing

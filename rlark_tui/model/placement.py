@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from rlark_tui.model import keys
@@ -126,7 +127,7 @@ def as_nodes(items: Iterable[Any]) -> list[Node]:
 # ---- placement by hardware, as the console's ResourcePlacementPicker offers it ------------------------------
 
 GPU, DEVICE, COMPUTE = "gpu", "device", "compute"
-_KIND_ORDER = {GPU: 0, DEVICE: 1, COMPUTE: 2}
+_KIND_ORDER = MappingProxyType({GPU: 0, DEVICE: 1, COMPUTE: 2})
 _GPU_WORD = re.compile(r"(^|[./-])gpu($|[./-])", re.I)
 _NOT_WHOLE_GPU = re.compile(r"(^|[./-])(share|spot|virtual|v)-?gpu($|[./-])|(^|[./-])gpu-?(core|mem|memory)($|[./-])",
                             re.I)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Protocol
 
 from rlark_tui.model.check_summary import read_summary
@@ -24,7 +25,7 @@ from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.pods import Line
 
 NODE, JOB, ALERT, CHECK = "node", "job", "alert", "check"
-KIND_LABEL = {NODE: "Node", JOB: "Job", ALERT: "Alert", CHECK: "Check"}
+KIND_LABEL = MappingProxyType({NODE: "Node", JOB: "Job", ALERT: "Alert", CHECK: "Check"})
 SHOWN_SEVERITIES = ("critical", "warning")
 """Firing alerts of these severities need attention (info ones do not)."""
 CHECK_STALE = timedelta(hours=12)
