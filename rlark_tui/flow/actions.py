@@ -76,7 +76,7 @@ class Actions:
 
     def guard(self, what: str) -> None:
         if self.readonly:
-            why = getattr(self.access, "read_only_reason", "") or "started with --readonly"
+            why = getattr(self._access, "read_only_reason", "") or "started with --readonly"
             raise ReadOnlyError(f"read-only mode: refusing to {what} ({why})")
 
     def tunnel_methods(self) -> frozenset[str] | None:

@@ -154,7 +154,7 @@ def test_shell_key_in_tmux(shell_job, tmp_path):
     # and an xdist worker has them (80 and 24) from pytest's controller, whose import of readline (pdb) exports
     # them; with them the app stayed 80x24 in this pane and its toast wrapped "exited with code 5" over two lines.
     env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
-           "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "xterm-256color"}
+           "RLARK_CONFIG": str(tmp_path / "config.yaml"), "TERM": "xterm-256color"}
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
                     "40", command], env=env, check=True, timeout=20)
     try:

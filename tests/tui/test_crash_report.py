@@ -68,7 +68,7 @@ def test_a_crash_in_tmux_says_one_line_and_writes_a_masked_private_report(secret
     socket = str(tmp_path / "tmux.sock")
     state = tmp_path / "state"
     env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")},
-           "RLARK_CONFIG": "/nonexistent/config.yaml", "RLARK_STATE_DIR": str(state), "TERM": "tmux-256color"}
+           "RLARK_CONFIG": str(tmp_path / "config.yaml"), "RLARK_STATE_DIR": str(state), "TERM": "tmux-256color"}
     # A shell runs the app and says how it ended: tmux 3.3 can see the pty close and never reap the child (pane
     # dead, no status, no "Pane is dead" line), so its own status is not waited for.
     command = f"{sys.executable} {script} {NAME} {secret_job.kubeconfig}; echo \"{ENDED}$?\""

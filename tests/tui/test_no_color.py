@@ -36,7 +36,7 @@ def _session(sandbox, tmp_path, *flags: str, env: dict[str, str]) -> str:
     socket = str(tmp_path / "tmux.sock")
     command = f"{sys.executable} -m rlark_tui --kubeconfig {sandbox.kubeconfig} {' '.join(flags)}"
     full = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")},
-            "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "tmux-256color", **env}
+            "RLARK_CONFIG": str(tmp_path / "config.yaml"), "TERM": "tmux-256color", **env}  # its own view settings
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
                     "30", command], env=full, check=True, timeout=20)
     return socket
