@@ -78,5 +78,8 @@ def resumed(raw: Mapping[str, Any], resume_dir: str) -> dict[str, Any]:
         head["runScript"] = with_resume_dir(str(head.get("runScript") or ""), resume_dir)
     except ValueError as exc:
         raise RlarkError(f"resume: {exc}") from None
+    given = raw.get("metadata")
+    metadata: dict[str, Any] = given if isinstance(given, dict) else {}
+    kept = {key: copy.deepcopy(metadata[key]) for key in ("labels", "annotations") if isinstance(metadata.get(key), dict)}
     return {"apiVersion": raw.get("apiVersion"), "kind": raw.get("kind"),
-            "metadata": {"name": (raw.get("metadata") or {}).get("name")}, "spec": spec}
+            "metadata": {"name": metadata.get("name"), **kept}, "spec": spec}
