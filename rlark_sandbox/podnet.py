@@ -217,7 +217,10 @@ class PodNetwork:
         return aiohttp.ClientSession(connector=aiohttp.TCPConnector(socket_factory=self.socket_factory), **options)
 
     def port_free(self, host: str, port: int) -> bool:
+        """Nothing listens there: bound as a server binds it (SO_REUSEADDR), so the connections of a stopped Pod's
+        servers that linger in TIME_WAIT do not keep its ports taken."""
         with self.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind((host, port))
             except OSError:

@@ -108,14 +108,23 @@ class PortBlocks:
         self.network = network if network is not None else PodNetwork(seed)
         self._start = int(hashlib.sha1(seed.encode()).hexdigest(), 16) % self.SLOTS
         self._by_key: dict[str, int] = {}
+        self._last: dict[str, int] = {}
+        """Each pod's block the last time it had one."""
 
     def claim(self, key: str) -> PodPorts:
+        """The block of the pod `key` (`cluster/pod`): the one it had before when that is free again, as a real
+        Pod of a StatefulSet comes back with the same ports (Ray's GCS on 6379): a head Pod replaced by an Edit &
+        Restart keeps the GCS port its workers' env names. Other keys' last blocks are taken only when no other
+        is free."""
         if key not in self._by_key:
             used = set(self._by_key.values())
-            for step in range(self.SLOTS):
-                slot = (self._start + step) % self.SLOTS
+            kept = {slot for other, slot in self._last.items() if other != key}
+            last = self._last.get(key)
+            order = [last] if last is not None else []
+            order += sorted(range(self.SLOTS), key=lambda slot: (slot in kept, (slot - self._start) % self.SLOTS))
+            for slot in order:
                 if slot not in used and self._free(self._ports(slot)):
-                    self._by_key[key] = slot
+                    self._by_key[key] = self._last[key] = slot
                     break
             else:
                 raise RuntimeError("no free port block for another sandbox pod")

@@ -27,6 +27,29 @@ def test_port_blocks_are_distinct_and_stable():
     assert 20000 <= min(a.gcs, b.gcs) and max(a.max_worker, b.max_worker) < 32768
 
 
+def test_a_pod_that_comes_back_gets_its_ports_again_even_after_its_server_had_connections():
+    """A head Pod replaced by an Edit & Restart keeps its GCS port, which its workers' env names (a real Pod's
+    6379): another Pod made meanwhile does not take the block, and the old server's accepted connections left in
+    TIME_WAIT do not keep it taken."""
+    import socket
+
+    blocks = PortBlocks("comes-back")
+    head = blocks.claim("c/job-actor-0")
+    server = blocks.network.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Ray's gRPC server binds
+    server.bind(("0.0.0.0", head.gcs))
+    server.listen()
+    client = socket.create_connection(("127.0.0.1", head.gcs))
+    accepted, _ = server.accept()
+    accepted.close()  # the server side closes first: its end of the connection waits in TIME_WAIT
+    client.close()
+    server.close()
+    blocks.release("c/job-actor-0")
+    other = blocks.claim("c/other-0")
+    assert other != head
+    assert blocks.claim("c/job-actor-0") == head
+
+
 def test_ray_temp_dir_is_short_enough_for_unix_sockets(tmp_path):
     path = temp_dir_for("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", str(tmp_path / ("x" * 200)))
     session = path / "session_2026-11-29_19-44-21_276231_5381" / "sockets" / "plasma_store"
