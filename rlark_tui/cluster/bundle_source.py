@@ -28,6 +28,10 @@ from rlark_tui.text.parse import load_json, load_yaml
 
 MAX_MEMBER = 256 * 1024 * 1024
 MAX_OBJECTS = 8 * 1024 * 1024
+MAX_MEMBERS = 10_000
+MAX_UNPACKED = 4 * 1024 * 1024 * 1024
+"""A bundle is someone else's file (one attached to an issue): its index is read within these bounds, so an archive
+of endless members, or one that never ends, is one line instead of a scan without end."""
 
 
 class BundleLog:
@@ -71,7 +75,7 @@ class BundleAccess:
         self.path = str(path)
         try:
             self._tar = tarfile.open(self.path, "r:gz")
-            self._members = {m.name: m for m in self._tar.getmembers() if m.isfile()}
+            self._members = self._index()
         except (OSError, tarfile.TarError) as exc:
             raise RlarkError(f"--bundle {self.path}: not a bundle ({exc})") from None
         self._lock = threading.Lock()
@@ -83,6 +87,17 @@ class BundleAccess:
         self.context = f"bundle {Path(self.path).name}, captured {manifest.captured}"
         self._objects = {JOBS.plural: self._items(layout.JOB), TASKS.plural: self._items(layout.TASKS),
                          PODS.plural: self._items(layout.POD_CRS)}
+
+    def _index(self) -> dict[str, tarfile.TarInfo]:
+        """The bundle's files by name, its headers read one by one within MAX_MEMBERS and MAX_UNPACKED."""
+        members: dict[str, tarfile.TarInfo] = {}
+        for count, member in enumerate(self._tar, 1):
+            if count > MAX_MEMBERS or self._tar.offset > MAX_UNPACKED:
+                raise RlarkError(f"--bundle {self.path}: more than {MAX_MEMBERS} members or "
+                                 f"{MAX_UNPACKED // 2**30} GiB unpacked: not a bundle rlark wrote")
+            if member.isfile():
+                members[member.name] = member
+        return members
 
     def read(self, name: str, limit: int = MAX_MEMBER) -> bytes | None:
         """A member's bytes (None when the bundle has none of that name)."""

@@ -61,3 +61,23 @@ async def test_a_bundle_opens_offline_and_read_only(bundle):
             assert "actor/grad_norm" in shown() and SECRET not in shown()
     finally:
         access.close()
+
+
+def test_a_bundle_of_endless_members_is_one_line_not_a_scan_without_end(tmp_path, monkeypatch):
+    """A bundle is someone else's file: its index stops at MAX_MEMBERS (lowered here, so the crafted archive is small)."""
+    import io
+    import tarfile
+
+    from rlark_tui.cluster import bundle_source
+    from rlark_tui.errors import RlarkError
+
+    crafted = tmp_path / "endless.tar.gz"
+    with tarfile.open(crafted, "w:gz") as tar:
+        for index in range(60):
+            info = tarfile.TarInfo(f"m{index}")
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    monkeypatch.setattr(bundle_source, "MAX_MEMBERS", 50)
+    with pytest.raises(RlarkError, match=r"^--bundle .*endless\.tar\.gz: more than 50 members or 4 GiB unpacked: "
+                                         r"not a bundle rlark wrote$"):
+        BundleAccess(crafted)
