@@ -88,13 +88,16 @@ def test_status_long_prints_the_lines_and_the_firing_alerts(trouble, env, capsys
         "firing": [{"severity": "critical", "rule": "run-crashed", "job": "demo-ppo", "object": "demo-ppo",
                     "message": "the run crashed: \x1b]52;c;aGk=\x07Traceback", "fired_at": time.time() - 300},
                    {"severity": "critical", "rule": 7}]}))
+    def job_line(out: list[str]) -> str:
+        return next((line for line in out if line.split()[:2] == ["Job", NAME]), "")
+
     deadline = time.monotonic() + 30
-    while True:
+    while True:  # the Node's line says spec.unschedulable at once; the Job's waits for the scheduler's event
         result = rl("status", "--long")
         assert result.code == 0, result.err
-        if "unschedulable" in result.out or time.monotonic() > deadline:
+        out = result.out.splitlines()
+        if "unschedulable" in job_line(out) or time.monotonic() > deadline:
             break
-    out = result.out.splitlines()
     assert out[0].startswith("Jobs: ") and "not schedulable" in out[0]
     assert out[1].split() == ["KIND", "OBJECT", "STATE", "WHY", "AGE"]
     alert = next(line for line in out if line.startswith("Alert"))
@@ -102,7 +105,7 @@ def test_status_long_prints_the_lines_and_the_firing_alerts(trouble, env, capsys
     assert "\x1b" not in result.out and out.index(alert) == 2  # a critical alert comes first
     node = next(line for line in out if NODE in line)
     assert node.split()[:3] == ["Node", NODE, "cordoned"]
-    job = next(line for line in out if line.split()[:2] == ["Job", NAME])
+    job = job_line(out)
     assert "unschedulable" in job and "Insufficient nvidia.com/gpu" in job
 
     (state / "alerts-summary.json").write_text(json.dumps({"time": time.time() - 600, "firing": []}))
