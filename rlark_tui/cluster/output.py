@@ -14,15 +14,14 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypedDict
 
-import yaml
-
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
 from rlark_tui.jobspec.workflow import templates as workflow_templates
 from rlark_tui.model import keys, timefmt
 from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
-from rlark_tui.text.sanitize import clean, json_dumps
+from rlark_tui.text.sanitize import json_dumps
+from rlark_tui.text.sinks import one_line, yaml_dumps
 from rlark_tui.view.jobs import cli_job_row, context_cell
 
 
@@ -49,10 +48,11 @@ class _Ages:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str(), on one
-    line, without escape sequences: the padding counts what the terminal shows)."""
+    line, without escape sequences or bidi controls (`sinks.one_line`): the padding counts what the terminal
+    shows)."""
     rows = [list(map(str, row)) for row in rows]
     if not "".join(["".join(row) for row in rows]).isprintable():  # some cell holds a control character
-        rows = [[_cell(cell) for cell in row] for row in rows]
+        rows = [[one_line(cell) for cell in row] for row in rows]
     if not all(len(row) == len(headers) for row in rows):
         return _ragged_table(headers, rows)
     widths = [max(len(header), *map(len, column)) for header, column in zip(headers, zip(*rows))] if rows \
@@ -69,10 +69,6 @@ def _ragged_table(headers: list[str], rows: list[list[str]]) -> str:
             widths[index] = max(widths[index], len(cell))
     return "\n".join("   ".join(cell.ljust(widths[index]) for index, cell in enumerate(row)).rstrip()
                      for row in [headers, *rows])
-
-
-def _cell(text: str) -> str:
-    return clean(text).replace("\n", " ").replace("\t", " ")
 
 
 def _gpu(value: float | None) -> str:
@@ -295,4 +291,4 @@ def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bo
         "apiVersion": "v1", "kind": "List", "items": redacted, "metadata": {"resourceVersion": ""}}
     if fmt == "json":
         return json_dumps(document, indent=4, ensure_ascii=False)
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True).rstrip("\n")
+    return yaml_dumps(document, sort_keys=False, allow_unicode=True).rstrip("\n")

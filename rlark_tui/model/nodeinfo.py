@@ -13,7 +13,8 @@ Clusters.tsx NodeDetailReal, ClusterManagement.tsx, Overview.tsx; apps/rlark/doc
   Running with a Task in that cluster) and the region (`rlark.io/region` label, city annotation `rlark.io/city`),
   the fields of the gateway's ClusterInfo (clusters_handler.go).
 
-Pure; every cluster-supplied string in a row was sanitised where the row was built (`text.sanitize.clean`).
+Pure; every cluster-supplied string in a row was sanitised where the row was built (`text.sanitize.clean`), and is
+printed through `text.sinks.one_line` (no line break or bidi control forges a field or a row).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlark_tui.model import keys
+from rlark_tui.text.sinks import one_line
 
 CITY_ANNOTATION = "rlark.io/city"
 REGION_LABEL = "rlark.io/region"
@@ -120,7 +122,7 @@ def describe_node_text(detail: NodeDetail) -> str:
     out: list[str] = []
 
     def field(label: str, value: object) -> None:
-        out.append(f"{label + ':':<16}{value}")
+        out.append(f"{one_line(label) + ':':<16}{one_line(value)}")
 
     field("Name", detail.name)
     field("Cluster", detail.cluster)
@@ -128,7 +130,7 @@ def describe_node_text(detail: NodeDetail) -> str:
     for key, value in detail.metadata:
         field(key.removeprefix("rlark.io/"), value)
     out.append("Conditions:")
-    out.extend(f"  {name + ':':<14}{value}" for name, value in detail.conditions)
+    out.extend(f"  {one_line(name) + ':':<14}{one_line(value)}" for name, value in detail.conditions)
     out.append(f"Resources (reserved = {detail.reserved_source}; scheduler reservations, not measured use):")
     rows = [("RESOURCE", "CAPACITY", "ALLOCATABLE", "RESERVED", "FREE")]
     rows += [(r.resource, r.capacity, r.allocatable, r.reserved, r.free) for r in detail.resources]
@@ -143,16 +145,17 @@ def describe_node_text(detail: NodeDetail) -> str:
         out.append("  none")
     if detail.pull_progress:
         out.append("Image pulls:")
-        out.extend(f"  {line}" for line in detail.pull_progress)
+        out.extend(f"  {one_line(line)}" for line in detail.pull_progress)
     out.append("Labels:")
-    out.extend(f"  {k}={v}" for k, v in detail.labels)
+    out.extend(f"  {one_line(k)}={one_line(v)}" for k, v in detail.labels)
     if detail.events:
         out.append("Events:")
-        out.extend(f"  {line}" for line in detail.events)
+        out.extend(f"  {one_line(line)}" for line in detail.events)
     return "\n".join(out)
 
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    rows = [tuple(one_line(cell) for cell in row) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [" ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-import yaml
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -48,6 +47,7 @@ from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import yaml_dumps
 from rlark_tui.view.index import (
     SnapshotIndex,
     cpu_memory,
@@ -379,7 +379,7 @@ class JobDetailScreen(RlarkScreen):
         shown = redact_object(job.raw)
         if isinstance(shown.get("metadata"), dict):
             shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
-        self.yaml_text = yaml.safe_dump(shown, sort_keys=False, allow_unicode=True)
+        self.yaml_text = yaml_dumps(shown, sort_keys=False, allow_unicode=True)
         self.query_one("#yaml-text", Static).update(highlight(self.yaml_text, language="yaml"))
 
     def _render_ray(self, index: SnapshotIndex, job: Job) -> None:

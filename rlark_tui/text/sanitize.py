@@ -83,13 +83,15 @@ def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
-_C1_IN_JSON = re.compile(r"[\x7f-\x9f]")
+_C1_IN_JSON = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""DEL, C1 controls, line and paragraph separators and bidi controls: what `json.dumps(ensure_ascii=False)` leaves
+raw in a string."""
 
 
 def json_dumps(value, **kwargs) -> str:
     """`json.dumps` whose output is safe on a terminal even with `ensure_ascii=False`: C0 controls are escaped by
-    json itself, DEL and C1 controls (`\\x9b` is CSI on some terminals) are escaped here. The text still parses
-    to the same value."""
+    json itself, DEL and C1 controls (`\\x9b` is CSI on some terminals), U+2028/U+2029 and bidi controls (U+202E
+    reorders what follows it on the line) are escaped here. The text still parses to the same value."""
     text = json.dumps(value, **kwargs)
     return _C1_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
+from functools import cache
+from typing import Any
 
 from rlark_tui.text.sanitize import clean
 
@@ -23,9 +25,13 @@ def _visible(match: re.Match) -> str:
 
 
 def one_line(text: object) -> str:
-    """A name, reason or key for a one-line field: `clean`, then every break or bidi control shown as its escape
-    (`\\n`, `\\u202e`), so a forged line reads as one."""
-    return _BREAKS.sub(_visible, clean(text if isinstance(text, str) else str(text)))
+    """A name, reason or key for a one-line field (a cell of every CLI and TUI table too): `clean`, then every
+    break or bidi control shown as its escape (`\\n`, `\\u202e`), so a forged line reads as one. Printable text
+    (the usual cell) is returned as is after one test."""
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable():
+        return text
+    return _BREAKS.sub(_visible, clean(text))
 
 
 TMUX_CHARS = 40
@@ -37,6 +43,34 @@ def tmux(text: object, limit: int = TMUX_CHARS) -> str:
     text = text if isinstance(text, str) else str(text)
     shown = "".join(char if " " <= char <= "~" else "?" for char in text[:limit])
     return shown.replace("#", "##")
+
+
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+@cache
+def _yaml_dumper() -> type:
+    import yaml  # loaded only by the commands that print YAML (startup time)
+
+    class Dumper(yaml.SafeDumper):
+        """A string holding a bidi control is written double-quoted, where yaml_dumps can escape it."""
+
+    def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = '"' if _BIDI.search(value) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
+
+
+def yaml_dumps(value: Any, **kwargs: Any) -> str:
+    """`yaml.safe_dump` for YAML a person reads (`-o yaml`, the YAML tab): the same document, but no bidi control is
+    written raw (U+202E would reorder what follows it on the line). A string holding one is double-quoted, the
+    style where `\\u202e` is an escape; line breaks, U+2028 and C1 controls PyYAML escapes itself."""
+    import yaml
+
+    text = yaml.dump(value, Dumper=_yaml_dumper(), **kwargs)
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)")

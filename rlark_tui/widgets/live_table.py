@@ -26,7 +26,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rlark_tui.text.patterns import PatternTooSlow
-from rlark_tui.text.sanitize import clean, has_control
+from rlark_tui.text.sinks import one_line
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
 GAP = 2
@@ -89,11 +89,12 @@ def _plain(cell: str | Text) -> str:
 
 
 def _cleaned(row: Row) -> Row:
-    """The row as the table keeps and draws it: no cell holds an escape sequence or control character
-    (text.sanitize; a cell's style stays). Cells come from the cluster: this is where the table takes them in."""
-    if not any(has_control(_plain(cell)) for cell in row.cells):
+    """The row as the table keeps and draws it: no cell holds an escape sequence, control character, line break or
+    bidi control (`sinks.one_line`; a cell's style stays). Cells come from the cluster: this is where the table
+    takes them in."""
+    if all(_plain(cell).isprintable() for cell in row.cells):
         return row
-    cells = tuple(Text(clean(cell.plain), style=cell.style) if isinstance(cell, Text) else clean(cell)
+    cells = tuple(Text(one_line(cell.plain), style=cell.style) if isinstance(cell, Text) else one_line(cell)
                   for cell in row.cells)
     return replace(row, cells=cells)
 

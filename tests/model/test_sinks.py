@@ -103,3 +103,41 @@ def test_files_named_after_a_job_stay_in_their_folder(tmp_path):
     actions._save({"metadata": {"name": "ppo-2"}}, sha)
     assert _saved_yaml(tmp_path, "../../escaped", sha) == str(kept)
     assert _saved_yaml(tmp_path, "ppo-[0-9]", sha) is None
+
+
+BIDI_FORGED = "evil\u202eRTL\u2066iso\u2069\u2028LS\nStatus: Succeeded\u200f"
+"""A name, reason or model with a bidi override, an isolate, a line separator and a newline forging a field."""
+RAW_BREAKS = ("\u202e", "\u2066", "\u2069", "\u2028", "\u200f")
+
+
+def _forges(text: str) -> bool:
+    return any(char in text for char in RAW_BREAKS) or any(
+        line.lstrip().startswith("Status: Succeeded") for line in text.splitlines())
+
+
+def test_every_table_and_document_keeps_no_break_and_no_bidi():
+    import yaml
+
+    from rlark_tui.cluster.kinds import NODES
+    from rlark_tui.cluster.output import render_objects, table
+    from rlark_tui.commands.nodeinfo import listed_index
+    from rlark_tui.model import nodeinfo
+    from rlark_tui.text.parse import load_json, load_yaml
+    from rlark_tui.view import nodes
+
+    shown = table(["NAME", "REASON"], [["ppo", BIDI_FORGED]])
+    assert not _forges(shown) and "evil\\u202eRTL" in shown and len(shown.splitlines()) == 2
+    node = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Node",
+            "metadata": {"name": "n1", "namespace": "rlark-x", "labels": {"rlark.io/cluster-id": "rlark-x",
+                                                                          "forged": "v"},
+                         "annotations": {"rlark.io/gpu-model": BIDI_FORGED, BIDI_FORGED: BIDI_FORGED}},
+            "status": {"phase": "Online", "capacity": {"nvidia.com/gpu": "2"},
+                       "allocatable": {"nvidia.com/gpu": "2"}}}
+    index = listed_index(nodes=[node])
+    detail = nodes.node_detail(index, next(iter(index.snapshot.nodes)))
+    assert detail is not None and not _forges(nodeinfo.describe_node_text(detail))
+    assert not _forges(nodeinfo.clusters_table(nodes.cluster_rows(index)))
+    for fmt, load in (("json", load_json), ("yaml", lambda text: load_yaml(text, yaml.SafeLoader))):
+        document = render_objects(NODES, [node], fmt, single=True)
+        assert not any(char in document for char in RAW_BREAKS), fmt
+        assert load(document)["metadata"]["annotations"]["rlark.io/gpu-model"] == BIDI_FORGED, fmt

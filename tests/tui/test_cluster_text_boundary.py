@@ -94,3 +94,13 @@ async def test_the_rows_the_index_derives_reach_the_screen_cleaned(post_snapshot
         assert "\x1b]" not in frame and "\x1bP" not in frame and "\x9b" not in frame and "\x9d" not in frame
         assert "\x07" not in frame and "\x1b[2J" not in frame
     assert "pwn" in painted[0] and "[red]x[/red]" in painted[0]
+
+
+async def test_a_live_table_cell_holds_no_line_break_or_bidi_control():
+    table = LiveTable([Column("name", "NAME"), Column("reason", "REASON")])
+    async with One(table).run_test(size=(120, 10)) as pilot:
+        table.update([Row("a", ("ppo", "evil\u202eRTL\u2066x\u2069\u2028\nStatus: Succeeded"), ("a", ""))])
+        await pilot.pause()
+        lines = [shown(table.render_line(y)) for y in range(3)]
+        assert not any(char in "".join(lines) for char in "\u202e\u2066\u2069\u2028\n"), lines
+        assert any("evil\\u202eRTL" in line for line in lines), lines
