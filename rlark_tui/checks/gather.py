@@ -252,7 +252,8 @@ def main_container(pod: str, real: dict[str, Any] | None) -> MainContainer | Non
         pod, restart_count(status) or 0, kind, _text(dig(state, kind, "reason")) if kind else "",
         _exit_code(dig(state, "terminated", "exitCode")),
         _exit_code(dig(status, "lastState", "terminated", "exitCode")),
-        _text(dig(status, "lastState", "terminated", "reason")), _text(status.get("imageID")))
+        _text(dig(status, "lastState", "terminated", "reason")),
+        _text(dig(status, "lastState", "terminated", "finishedAt")), _text(status.get("imageID")))
 
 
 def _text(value: object) -> str:

@@ -20,6 +20,8 @@ CHECK_PASSED = "Ray cluster check passed."
 CHECK_FAILED_IGNORED = "Warning: Ray cluster check failed, proceeding anyway."
 RUN_SCRIPT_STARTED = "Executing run script..."
 NO_RUN_SCRIPT = "No run script provided, keeping cluster alive."
+WORKER_EXITED = "Ray worker process exited with code"
+"""The platform's worker sequence after `ray start --block` ended (rlark-platform.md §2.4); it then exits 0."""
 CLUSTER_READY_RE = re.compile(r"Cluster is ready: (\d+) nodes available \(required: (\d+)\)\.")
 SAVING_CHECKPOINT_RE = re.compile(r"Saving checkpoint at step (\d+)\.")
 RESUMING_RE = re.compile(r"Resuming training from checkpoint directory (.+?)\.?\s*$")

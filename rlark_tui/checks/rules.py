@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlark_tui.checks import logscan
-from rlark_tui.checks.evidence import PodLog, RunEvidence, deadline_passed, latest_start, max_wait_seconds
+from rlark_tui.checks.evidence import (
+    MainContainer,
+    PodLog,
+    RunEvidence,
+    deadline_passed,
+    latest_start,
+    max_wait_seconds,
+)
 from rlark_tui.checks.refs import dig_path, show
 from rlark_tui.checks.report import TITLES, CheckRow, EvidenceItem, Reason, Result
 from rlark_tui.jobspec.resume import OVERRIDE, resume_dir_of, resume_step
@@ -23,6 +30,7 @@ from rlark_tui.model.objects import Job, Pod, Task, TaskSpec, dig
 from rlark_tui.model.placement import matching_nodes, rank_start, task_namespace
 from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.storage import under
+from rlark_tui.model.timefmt import parse_time
 from rlark_tui.text import patterns
 
 MISSING_SHOWN = 20
@@ -293,7 +301,7 @@ def check_pods(evidence: RunEvidence, facts: _Facts) -> CheckRow:
         elif len(pods) > wanted:
             row.fail(f"{task_name}: {len(pods)} Pods for {wanted} replicas", "pods")
         for pod in pods:
-            _check_pod(row, evidence, facts, pod, planned_nodes, planned_source)
+            _check_pod(row, evidence, facts, pod, planned_nodes, planned_source, spec.head)
     head_pods = facts.pods.get(facts.head_task, [])
     if facts.head_task and len(head_pods) > 1:
         row.fail(f"the Header task has {len(head_pods)} Pods; it must have exactly 1", "pods")
@@ -317,9 +325,11 @@ def _node_name(node: dict[str, Any]) -> str:
 
 
 def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planned_nodes: list[str],
-               planned_source: str) -> None:
+               planned_source: str, head: bool) -> None:
     ref = _ref("Pod", pod.raw)
     name = pod.pod_name or pod.name
+    container = evidence.container_of(name)
+    followed = None if head or container is None else _followed_job_restart(evidence, name, container)
     row.evidence.append(_obj(ref, "status.phase", pod.phase))
     if pod.phase == "Running":
         pass
@@ -341,7 +351,7 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
         if event.type == "Warning":
             row.evidence.append(EvidenceItem("event", name, show("", f"{event.type} {event.reason}: "
                                                                      f"{event.message}")))
-            if event.reason in _POD_FAILURE_EVENTS:
+            if event.reason in _POD_FAILURE_EVENTS and not (followed and event.reason == "BackOff"):
                 log = evidence.log_of(name, current=False) or evidence.log_of(name)
                 stage = _crash_stage(log) if event.reason == "BackOff" else "pods"
                 row.fail(f"Pod {name}: {event.reason}: {event.message}", stage)
@@ -349,11 +359,12 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
         row.pending(f"Pod {name}: restart count and exit code unknown — "
                     + evidence.sources.get("data-plane", "its data plane did not answer"), ADMIN)
         return
-    container = evidence.container_of(name)
     if container is None:
         return
     problem = None
-    if container.restart_count > 0:
+    if followed:
+        row.notes.append(f"Pod {name}: {followed}")
+    elif container.restart_count > 0:
         problem = f"restarted {container.restart_count} time(s)"
         if container.last_exit_code is not None or container.last_reason:
             problem += f", last {container.last_reason or 'exit'}"
@@ -370,6 +381,27 @@ def _check_pod(row: _Row, evidence: RunEvidence, facts: _Facts, pod: Pod, planne
             for offset, text in enumerate(previous.lines[-5:]):
                 hit = logscan.Hit(len(previous.lines) - min(5, len(previous.lines)) + offset + 1, text)
                 row.evidence.append(_log(previous, hit))
+
+
+def _followed_job_restart(evidence: RunEvidence, name: str, container: MainContainer) -> str | None:
+    """Why a worker Pod's restart is the Job's own, or None: an Edit & Restart (rlark resume) replaces the Header
+    Pod, its Ray head goes, and each worker's `ray start --block` ends; the platform's worker sequence then exits 0
+    and, restartPolicy Always, runs again against the new head (rlark-platform.md §2.4). So a worker whose previous
+    instance ended that way (exit 0 after `Ray worker process exited with code N`) at or after the Job's
+    rlark.io/restarted-at, and which runs again, restarted with the Job. Kubernetes keeps only the last end."""
+    restarted = parse_time(dig(evidence.job or {}, "metadata", "annotations", keys.RESTARTED_AT_ANNOTATION))
+    ended = parse_time(container.last_finished)
+    if (restarted is None or ended is None or ended < restarted or container.restart_count < 1
+            or container.last_exit_code != 0 or container.state != "running"):
+        return None
+    previous = evidence.log_of(name, current=False)
+    lines = previous.lines if previous else ()
+    exited = next((line for line in reversed(lines) if logscan.WORKER_EXITED in line), None)
+    if exited is None:
+        return None
+    return (f"main container restarted {container.restart_count} time(s), the last with the Job's restart at "
+            f"{dig(evidence.job or {}, 'metadata', 'annotations', keys.RESTARTED_AT_ANNOTATION)}: its Ray head was replaced, "
+            f"'{exited.strip()}', exit 0, and the worker sequence ran again")
 
 
 def _crash_stage(log: PodLog | None) -> str:

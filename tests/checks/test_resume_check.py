@@ -4,12 +4,15 @@ resume line and metric tables), and otherwise fails quoting the line it saw."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
 from rlark_sandbox.demo_workload import metric_table, resume, write_checkpoint
-from rlark_tui.checks import evaluate, logscan, to_text
+from rlark_tui.checks import MainContainer, PodEvent, PodLog, evaluate, logscan, to_text
 from rlark_tui.jobspec.resume import resume_dir_of
 
 from . import fixtures as fx
-from .scenarios import REASONING, REASONING_RESUME, SCENARIOS, _resumed
+from .scenarios import EMBODIED_RESUME, REASONING, REASONING_RESUME, SCENARIOS, _resumed, _tables
 
 
 def _progress_row(evidence):
@@ -65,3 +68,58 @@ def test_the_run_commands_resume_dir_as_the_shell_reads_it():
     assert resume_dir_of("python t.py runner.resume_dir='/o/x y/global_step_2' a=1") == "/o/x y/global_step_2"
     assert resume_dir_of("python t.py a=1") is None
     assert resume_dir_of("python t.py xrunner.resume_dir=/a") is None
+
+
+RESTARTED = fx.START + timedelta(seconds=60)
+
+
+def _workers_restarted_with_the_job(exit_code: int = 0, ended: timedelta = timedelta(seconds=8),
+                                    exited: str = "Ray worker process exited with code 1"):
+    """The resumed demo after an Edit & Restart of the running Job: the Header Pod was replaced, and each worker's
+    previous instance ended as the sandbox's (and the platform's) worker sequence does when its head goes."""
+    evidence = _resumed([EMBODIED_RESUME] + _tables(3, 4))
+    job = dict(evidence.job, metadata=dict(evidence.job["metadata"], annotations={
+        "rlark.io/restarted-at": RESTARTED.isoformat().replace("+00:00", "Z")}))
+    workers = ("demo-ppo-rollout-0", "demo-ppo-env-0")
+    previous = tuple(PodLog(pod, tuple(fx.worker_lines(rank) + [
+        "2026-11-29 12:01:05,289\tERR scripts.py:1315 -- Remaining processes will be killed.", exited,
+        "Stopping Ray worker..."]), instance=0, current=False, source="data-plane")
+        for rank, pod in enumerate(workers, 1))
+    containers = tuple(replace(c, restart_count=1, last_exit_code=exit_code,
+                               last_reason="Completed" if exit_code == 0 else "Error",
+                               last_finished=(RESTARTED + ended).isoformat()) if c.pod in workers else c
+                       for c in evidence.containers)
+    events = {pod: (PodEvent("Warning", "BackOff", f"Back-off restarting failed container main in pod {pod}"),)
+              for pod in workers}
+    return replace(evidence, job=job, logs=evidence.logs + previous, containers=containers, events=events)
+
+
+def test_workers_that_restarted_with_the_jobs_own_restart_pass_the_pods_row():
+    """Done-when: `rlark check` passes the resume of the running demo. rlark resume replaces the Header Pod; each
+    worker's Ray node ends with its head and the platform's worker sequence exits 0 and runs again (restartPolicy
+    Always): one restart and a BackOff event per worker that are the resume's own, not a crash."""
+    report = evaluate(_workers_restarted_with_the_job(), fx.DECIDED)
+    assert [row.result for row in report.rows] == ["pass"] * 6, to_text(report)
+    assert ("Pod demo-ppo-env-0: main container restarted 1 time(s), the last with the Job's restart at "
+            "2026-11-29T12:01:00Z: its Ray head was replaced, 'Ray worker process exited with code 1', exit 0, and "
+            "the worker sequence ran again") in report.row(2).notes
+    assert "resume confirmed: from step 2, the first progress row is step 3" in report.row(5).notes
+
+
+def test_a_worker_restart_not_of_the_jobs_restart_still_fails():
+    for evidence, said in (
+            (_workers_restarted_with_the_job(exit_code=1), "restarted 1 time(s), last Error (exit code 1)"),
+            (_workers_restarted_with_the_job(ended=-timedelta(seconds=30)), "restarted 1 time(s), last Completed"),
+            (_workers_restarted_with_the_job(exited="Stopping Ray worker..."), "restarted 1 time(s), last Completed")):
+        pods = evaluate(evidence).row(2)
+        assert pods.result == "fail"
+        assert any(f"Pod demo-ppo-env-0: main container {said}" in f.message for f in pods.findings), pods.findings
+        assert any("Pod demo-ppo-env-0: BackOff" in f.message for f in pods.findings)
+    unrestarted = _workers_restarted_with_the_job()
+    unrestarted = replace(unrestarted, job=dict(unrestarted.job, metadata=dict(unrestarted.job["metadata"],
+                                                                              annotations={})))
+    assert evaluate(unrestarted).row(2).result == "fail"
+    crashing = _workers_restarted_with_the_job()
+    crashing = replace(crashing, containers=tuple(replace(c, state="waiting", reason="CrashLoopBackOff")
+                                                  for c in crashing.containers))
+    assert evaluate(crashing).row(2).result == "fail"
