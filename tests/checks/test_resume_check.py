@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from rlark_sandbox.demo_workload import metric_table, resume, write_checkpoint
-from rlark_tui.checks import MainContainer, PodEvent, PodLog, evaluate, logscan, to_text
+from rlark_tui.checks import PodEvent, PodLog, evaluate, logscan, to_text
 from rlark_tui.jobspec.resume import resume_dir_of
 
 from . import fixtures as fx
