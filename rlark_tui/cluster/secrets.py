@@ -108,14 +108,15 @@ def _read_secret(access: ClusterAccess | None, cluster: str, namespace: str, nam
 
 
 def _decoded(secret: object) -> dict[str, str]:
-    """A Secret's `data` as the kubelet hands it to a container (base64 decoded); keys whose value is not UTF-8
-    text are left out (they cannot appear in a text log as they are)."""
+    """A Secret's `data` as the kubelet hands it to a container (base64 decoded); a value that is not UTF-8 (a
+    Latin-1 password) is read with surrogateescape, so masking knows its bytes and how a log shows them
+    (redact._shapes: each undecodable byte U+FFFD)."""
     data = secret.get("data") if isinstance(secret, dict) else None
     found = {}
     for key, value in (data or {}).items() if isinstance(data, dict) else ():
         if isinstance(key, str) and isinstance(value, str):
             try:
-                found[key] = base64.b64decode(value, validate=True).decode("utf-8")
+                found[key] = base64.b64decode(value, validate=True).decode("utf-8", "surrogateescape")
             except (binascii.Error, ValueError):
                 continue
     return found

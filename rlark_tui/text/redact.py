@@ -5,6 +5,7 @@ Pure functions; they return redacted copies and never modify their input.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import re
@@ -338,9 +339,9 @@ class LineRedactor:
     def add_known(self, values: Iterable[str]) -> None:
         """Mask these values too from the next line on: a log view learns the values of the Secrets its Pods
         reference as it starts reading each (cluster/secrets.py)."""
-        new = [value for value in values if value not in self.known.values]
+        new = [value for value in values if value not in self.known.given]
         if new:
-            self.known = KnownSecrets([*self.known.values, *new])
+            self.known = KnownSecrets([*self.known.given, *new])
 
     def lines(self, texts: list[str], source: str = "") -> list[str]:
         """`[self(text, source) for text in texts]` for a batch of one source's lines (what a stream read at
@@ -440,29 +441,49 @@ def redact_lines(lines: Iterable[str], known: Iterable[str] = (), keys_only: boo
     return LineRedactor(known, keys_only).source_backlog(list(lines))
 
 
+def _bytes(value: str) -> bytes:
+    """The bytes a value stands for: a value read with surrogateescape gets its undecodable bytes back; any other
+    lone surrogate (JSON allows one) is encoded as is."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+
+
 def _shapes(value: str) -> set[str]:
     """The forms a value prints in: as is and without its trailing newline (a Secret made from a file ends in
     one), each line of a multi-line value (a YAML block scalar echoed by a shell prints line by line; printf '%q'
-    and `echo -e` forms give `\\n` between them), each JSON-escaped. Lines shorter than _MIN_KNOWN are left out."""
-    forms = {value, value.rstrip("\n"), value.strip()}
-    lines = [line.strip() for line in value.splitlines()]
+    and `echo -e` forms give `\\n` between them), as an unquoted `echo $VALUE` prints it (every run of spaces, tabs
+    and newlines one space), each JSON-escaped, and in base64 (`printf %s "$V" | base64`, `echo "$V" | base64`, a
+    Basic header). A value that is not UTF-8 (read with surrogateescape, cluster/secrets.py) prints as a text
+    decoder shows it, each undecodable byte U+FFFD, and so does each piece between them. Lines and pieces shorter
+    than _MIN_KNOWN are left out."""
+    raw = _bytes(value)
+    shown = raw.decode("utf-8", "replace")
+    forms = {value, shown, shown.rstrip("\n"), shown.strip(), " ".join(shown.split())}
+    lines = [line.strip() for line in shown.splitlines()]
     if len(lines) > 1:
         forms.update(line for line in lines if len(line) >= _MIN_KNOWN)
-        body = value.rstrip("\n")
+        body = shown.rstrip("\n")
         forms.update({body.replace("\n", "\\n"), body.replace("\n", " ")})
+    if "\ufffd" in shown:
+        forms.update(piece.strip() for piece in shown.split("\ufffd"))
     forms.update([json.dumps(form)[1:-1] for form in forms])
+    forms.update(base64.b64encode(form).decode("ascii")
+                 for form in {raw, raw + b"\n", raw.rstrip(b"\n"), raw.rstrip(b"\n") + b"\n"})
     return {form for form in forms if len(form) >= _MIN_KNOWN or form == value}
 
 
 class KnownSecrets:
     """Exact values to mask wherever they appear, in every shape they print in (_shapes): longest first, so a
-    value that holds another is masked whole. A line without any costs one substring search per value."""
+    value that holds another is masked whole. A line without any costs one substring search per value. `given`
+    keeps the values as given (add_known adds to them, not to their shapes)."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
+        self.given = tuple(dict.fromkeys(value for value in values if value))
         forms = set()
-        for value in values:
-            if value:
-                forms.update(_shapes(value))
+        for value in self.given:
+            forms.update(_shapes(value))
         self.values = tuple(sorted(forms, key=len, reverse=True))
 
     def __bool__(self) -> bool:

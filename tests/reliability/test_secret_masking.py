@@ -38,7 +38,12 @@ ENV = {"AWS_SECRET_ACCESS_KEY": "zqMaskAws0123", "WANDB_API_KEY": "zqMaskWandb45
        "RAY_AUTH_MODE": "token", "RUN_LABEL": "zqPlainLabel31"}
 REF_SECRET, FROM_SECRET = f"{NAME}-wandb", f"{NAME}-store"
 REF_DATA = {"api-key": "zqRefWandb0147", "other": "zqRefOther258"}
-FROM_DATA = {"S3_ACCESS": "zqFromS3Access369", "S3_REGION_NAME": "zqFromRegion470"}
+FROM_DATA = {"S3_ACCESS": "zqFromS3Access369", "S3_REGION_NAME": "zqFromRegion470", "S3_TABBED": "zqTab\tSecret581",
+             "S3_LATIN": b"zqLatin\xe4Secret692"}
+"""S3_TABBED as `echo $V` prints it (the tab a space), S3_LATIN not UTF-8 (a Latin-1 password: a log shows U+FFFD)."""
+SHOWN = ["zqTab Secret581", "Secret692", base64.b64encode(b"zqFromS3Access369").decode(),
+         base64.b64encode(b"zqFromS3Access369\n").decode()]
+"""The shapes of FROM_DATA's values the script prints: unquoted, decoded with U+FFFD, in base64."""
 """Secrets in the member cluster: one key taken by `valueFrom.secretKeyRef` into a variable whose name says
 nothing (RUN_NOTE), every key of the other by `envFrom` (prefix STORE_). Only the Secret read can mask them."""
 SECRET_ENV = [{"name": "RUN_NOTE", "valueFrom": {"secretKeyRef": {"name": REF_SECRET, "key": "api-key"}}}]
@@ -50,7 +55,9 @@ BODY = [base64.b64encode(hashlib.sha512(f"{NAME}{i}".encode()).digest()[:48]).de
 LOOSE = base64.b64encode(hashlib.sha512(b"loose").digest()[:30]).decode()
 CRASH_KEY = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "zqCrashKeyTail0123=="]
 SECRETS = [v for k, v in ENV.items() if k not in ("RAY_AUTH_MODE", "RUN_LABEL")] + [ESCAPED_PW, LOOSE, *BODY, *CRASH_KEY,
-                                                                                   REF_DATA["api-key"], *FROM_DATA.values()]
+                                                                                   REF_DATA["api-key"], *SHOWN,
+                                                                                   FROM_DATA["S3_ACCESS"],
+                                                                                   FROM_DATA["S3_REGION_NAME"]]
 AFTER_KEY = 12
 AFTER_LOOSE = 20
 DONE = "mask-demo done"
@@ -64,6 +71,8 @@ SCRIPT = "\n".join([
     'echo "label $RUN_LABEL"',
     'echo "ref $RUN_NOTE"',
     'echo "from $STORE_S3_ACCESS and $STORE_S3_REGION_NAME"',
+    "echo shapes $STORE_S3_TABBED \"$STORE_S3_LATIN\" $(printf %s \"$STORE_S3_ACCESS\" | base64) "
+    "$(echo \"$STORE_S3_ACCESS\" | base64)",
     'echo "rt $RAY_AUTH_TOKEN"',
     "echo '-----BEGIN OPENSSH PRIVATE KEY-----'",
     f"echo '{LOOSE}'",
@@ -88,13 +97,14 @@ def leaked(text: str) -> list[str]:
 
 def shows_secret_lines_masked(text: str) -> bool:
     """The lines that echo the Secrets' values and the Ray token are there, masked; the plain value is not."""
-    return all(line in text for line in ("ref ***", "from *** and ***", "rt ***", f"label {ENV['RUN_LABEL']}"))
+    return all(line in text for line in ("ref ***", "from *** and ***", "rt ***", f"label {ENV['RUN_LABEL']}",
+                                         "shapes *** *** *** ***"))
 
 
-def _secret(name: str, data: dict[str, str]) -> dict:
+def _secret(name: str, data: dict[str, str | bytes]) -> dict:
     return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": {"name": name, "namespace": "rlark-system", "creationTimestamp": "2026-12-01T00:00:00Z"},
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+            "data": {k: base64.b64encode(v if isinstance(v, bytes) else v.encode()).decode() for k, v in data.items()}}
 
 
 @pytest.fixture(scope="module")
