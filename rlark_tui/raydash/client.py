@@ -48,15 +48,15 @@ class RayDashboard:
         return {self._header: f"Bearer {self._token}"} if self._token else {}
 
     def _get(self, path: str, what: str, query: list[tuple[str, str]] | None = None,
-             max_bytes: int | None = None) -> object:
+             max_bytes: int | None = None, timeout: float | None = None) -> object:
         """One answer of Ray, read to `max_bytes` (MAX_ANSWER_BYTES when not given: cluster/errors.TooLarge past
-        it, naming the bound)."""
+        it, naming the bound), within `timeout` (the dashboard's when not given)."""
         req = Request("get", what, source=self.source)
         bound = MAX_ANSWER_BYTES if max_bytes is None else max_bytes
         refused = 0                      # no token -> the Pod's; a token Ray refuses -> the Pod's read again, once
         while True:
             try:
-                return self.http.json("GET", path, req, query, timeout=self.timeout, headers=self._headers(),
+                return self.http.json("GET", path, req, query, timeout=timeout or self.timeout, headers=self._headers(),
                                       max_bytes=bound)
             except (Unauthorized, Forbidden) as exc:
                 refused += 1
@@ -173,9 +173,11 @@ class RayDashboard:
         data = body.get("data") if isinstance(body, dict) else None
         return isinstance(data, dict) and data.get("profilingEnabled") is True
 
-    def text(self, path: str, what: str, query: list[tuple[str, str]] | None = None) -> str:
-        """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`), read to MAX_TEXT_BYTES."""
-        body = self._get(path, what, query, MAX_TEXT_BYTES)
+    def text(self, path: str, what: str, query: list[tuple[str, str]] | None = None,
+             timeout: float | None = None) -> str:
+        """A route that answers plain text (`/worker/traceback`, `/api/v0/logs/file`), read to MAX_TEXT_BYTES
+        within `timeout` (the dashboard's when not given: a py-spy dump behind a route takes longer)."""
+        body = self._get(path, what, query, MAX_TEXT_BYTES, timeout)
         return body if isinstance(body, str) else ""
 
     def status(self, expected: int | None = None) -> dict[str, Any]:

@@ -23,7 +23,6 @@ _Item = TypeVar("_Item")
 
 PARALLEL = 8
 TRACEBACK_TIMEOUT = 15.0
-PROFILING_OFF = "Profiling is disabled"
 EXEC_REFUSED = ("Ray's dashboard has profiling off and rlark cannot exec in the Pod ({why}): set "
                 "RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role, or give rlark a route to the Pods "
                 "(`rlark config`)")
@@ -75,7 +74,7 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
                                 "takes them")
     errors: list[pure.PodError] = []
     if profiling:
-        dumped = _parallel(lambda item: _traceback(dashboard, *item), workers)
+        dumped = _ray_traceback(dashboard, workers, errors)
     else:
         dumped = _py_spy(access, job, workers, by_ip, errors)
     found = pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
@@ -89,15 +88,27 @@ def _parallel(fn: Callable[[_Item], pure.Worker], items: list[_Item]) -> list[pu
         return list(pool.map(fn, items))
 
 
-def _traceback(dashboard: RayDashboard, worker: pure.Worker, ip: str) -> pure.Worker:
-    try:
-        text = dashboard.text("/worker/traceback", "a worker's stack",
-                              [("pid", str(worker.pid)), ("ip", ip), ("native", "0")])
-    except (ApiError, Unreachable):
-        return worker
-    if PROFILING_OFF in text:
-        return worker
-    return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, pure.parse_dump(text))
+def _ray_traceback(dashboard: RayDashboard, workers: list[tuple[pure.Worker, str]],
+                   errors: list[pure.PodError]) -> list[pure.Worker]:
+    """Ray's `/worker/traceback` of each worker; one reason per Pod where no dump came."""
+    reasons: dict[str, str] = {}
+
+    def dump(item: tuple[pure.Worker, str]) -> pure.Worker:
+        worker, ip = item
+        try:
+            text = dashboard.text("/worker/traceback", "a worker's stack",
+                                  [("pid", str(worker.pid)), ("ip", ip), ("native", "0")], timeout=TRACEBACK_TIMEOUT)
+        except (ApiError, Unreachable) as exc:
+            text = str(exc)
+        parsed = pure.parse_dump(text)
+        if parsed is None:
+            reasons.setdefault(worker.pod or ip or worker.name, pure.traceback_failure(text))
+            return worker
+        return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, parsed)
+
+    done = _parallel(dump, workers)
+    errors.extend(pure.PodError(pod, reason) for pod, reason in reasons.items())
+    return done
 
 
 def _py_spy(access: ClusterAccess, job: Job, workers: list[tuple[pure.Worker, str]], by_ip: dict[str, Pod],

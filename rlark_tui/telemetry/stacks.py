@@ -316,6 +316,23 @@ PTRACE_REFUSED = ("py-spy was refused ptrace: add securityContext.capabilities.a
                   "containers (a debuggable Job), or set RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role")
 
 
+PROFILING_OFF = "Profiling is disabled"
+"""How Ray's `/worker/traceback` starts its answer on a head without RAY_DASHBOARD_ENABLE_PROFILING."""
+
+
+def traceback_failure(answer: str) -> str:
+    """Why Ray's `/worker/traceback` gave no stack (its answer, or the error reading it), in one line with how to
+    enable it."""
+    text = answer.lower()
+    if PROFILING_OFF.lower() in text:
+        return ("Ray's dashboard has profiling off: set RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role (a "
+                "debuggable Job)")
+    if "py-spy is not installed" in text:
+        return "Ray's dashboard found no py-spy on the worker's node (it ships with ray[default])"
+    last = next((line.strip() for line in reversed(answer.splitlines()) if line.strip()), "")
+    return f"Ray's /worker/traceback gave no stack: {last[:200]}" if last else "Ray's /worker/traceback was empty"
+
+
 def dump_failure(exit_code: int | None, stdout: str, stderr: str) -> str:
     """Why a py-spy dump in a Pod gave no stack, in one line with how to enable it."""
     text = f"{stderr}\n{stdout}".lower()

@@ -25,6 +25,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash import stacks as raystacks
 from rlark_tui.view.alerts import alert_rows
+from tests.clirun import cli_runner
 from tests.raydebug.recorded import HANG
 from tests.sandbox.helpers import job, task
 
@@ -34,14 +35,25 @@ OUTLIERS = "stacks: ActorGroup:2 is elsewhere: next_batch (demo_workload.py:"
 WAITING = "3 ranks wait in allreduce"
 
 
+def recorded_traceback(query: dict[str, str]) -> tuple[int, str]:
+    """Ray's `/worker/traceback` for the hung run: each rank's recorded dump."""
+    return 200, (HANG / f"dump-{query['pid']}.txt").read_text()
+
+
 class RecordedRay:
     """Ray's dashboard as it answered for the hung run: the State API's actors, the node's IP, profiling on, each
-    rank's dump from `/worker/traceback`, one alive node. Counts what it was asked, by path."""
+    rank's dump from `/worker/traceback`, one alive node. Counts what it was asked, by path. `actors` and `nodes`
+    (node ID -> IP) stand for other ranks, `profiling` for a head without RAY_DASHBOARD_ENABLE_PROFILING, and
+    `traceback(query) -> (status, text)` for another answer of `/worker/traceback`."""
 
-    def __init__(self) -> None:
+    def __init__(self, actors: list[dict] | None = None, nodes: dict[str, str] | None = None, profiling: bool = True,
+                 traceback=recorded_traceback) -> None:
         workers = json.loads((HANG / "workers.json").read_text())
-        self.actors = [{"name": w["name"], "class_name": w["class"], "state": "ALIVE", "pid": w["pid"],
-                        "node_id": NODE_ID, "actor_id": f"a{w['pid']}"} for w in workers]
+        self.actors = actors if actors is not None else [
+            {"name": w["name"], "class_name": w["class"], "state": "ALIVE", "pid": w["pid"], "node_id": NODE_ID,
+             "actor_id": f"a{w['pid']}"} for w in workers]
+        self.nodes = nodes if nodes is not None else {NODE_ID: IP}
+        self.profiling = profiling
         self.asked: dict[str, int] = {}
         outer = self
 
@@ -51,13 +63,13 @@ class RecordedRay:
                 outer.asked[url.path] = outer.asked.get(url.path, 0) + 1
                 query = dict(urllib.parse.parse_qsl(url.query))
                 if url.path == "/worker/traceback":
-                    self.answer((HANG / f"dump-{query['pid']}.txt").read_text(), "text/plain")
+                    self.answer(*traceback(query), "text/plain")
                 else:
-                    self.answer(json.dumps(outer.json(url.path)), "application/json")
+                    self.answer(200, json.dumps(outer.json(url.path)), "application/json")
 
-            def answer(self, text: str, kind: str) -> None:
+            def answer(self, status: int, text: str, kind: str) -> None:
                 body = text.encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -73,8 +85,9 @@ class RecordedRay:
     def json(self, path: str) -> object:
         answers = {
             "/api/v0/actors": {"result": True, "data": {"result": {"result": self.actors}}},
-            "/nodes": {"result": True, "data": {"summary": [{"ip": IP, "raylet": {"nodeId": NODE_ID}}]}},
-            "/api/profiling_enabled": {"result": True, "msg": "", "data": {"profilingEnabled": True}},
+            "/nodes": {"result": True, "data": {"summary": [{"ip": ip, "raylet": {"nodeId": node}}
+                                                            for node, ip in self.nodes.items()]}},
+            "/api/profiling_enabled": {"result": True, "msg": "", "data": {"profilingEnabled": self.profiling}},
             "/api/v0/nodes": {"result": True, "data": {"result": {"num_filtered": 1, "result": []}}},
             "/api/cluster_status": {"result": True, "data": {"clusterStatus": "1 node"}},
             "/api/jobs/": [],
@@ -199,3 +212,76 @@ def test_a_job_of_more_ranks_than_the_bound_is_not_dumped(stalled, ray, access):
                                                            f"{JOB}` takes them$"):
         raystacks.take(access, Job(access.job(JOB).raw), max_ranks=3)
     assert "/worker/traceback" not in ray.asked
+
+
+def _rlark(stalled, env, capsys, ray: RecordedRay):
+    """`rlark` in-process against the sandbox, with `ray` as the Job's Ray dashboard (`ray.urls` in the config)."""
+    (env / "config.yaml").write_text(f"ray:\n  urls:\n    {JOB}: {ray.url}\n")
+    return cli_runner(stalled.kubeconfig, capsys)
+
+
+def test_profiling_off_and_no_exec_in_the_pod_say_so_once_for_the_pod(stalled, env, capsys):
+    """The Pod CR is Running but its container is gone (the data plane refuses the exec): one line for the Pod, how
+    to enable stacks, no traceback, exit 0."""
+    ray = RecordedRay(profiling=False)
+    try:
+        rlark = _rlark(stalled, env, capsys, ray)
+        text = rlark("--readonly", "stacks", JOB)
+        found = json.loads(rlark("--readonly", "stacks", JOB, "-o", "json").out)
+    finally:
+        ray.close()
+    assert text.code == 0 and "Traceback" not in text.out + text.err, text
+    refused = f"{POD}: Ray's dashboard has profiling off and rlark cannot exec in the Pod ("
+    assert text.out.splitlines()[0] == f"stacks of {JOB} (from py-spy)"
+    assert [line for line in text.out.splitlines()[1:] if line] == [line for line in text.out.splitlines()
+                                                                      if line.startswith(refused)], text.out
+    assert "RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role" in text.out
+    assert found["source"] == "py-spy" and found["groups"] == [] and [e["pod"] for e in found["errors"]] == [POD]
+    assert "/worker/traceback" not in ray.asked
+
+
+@pytest.mark.parametrize(("status", "answer", "reason"), [
+    (200, "Profiling is disabled by default for security reasons", "Ray's dashboard has profiling off: set "
+                                                                    "RAY_DASHBOARD_ENABLE_PROFILING=1"),
+    (500, "Failed to execute: py-spy is not installed", "Ray's dashboard found no py-spy on the worker's node"),
+    (500, "Failed to execute `['/usr/bin/py-spy', 'dump', '-p', '812']`.\n\n=== stderr ===\nError: ...",
+     "Ray's /worker/traceback gave no stack: Ray dashboard of stall-stacks error (500) on get a worker's stack: "
+     "Failed to execute `['/usr/bin/py-spy', 'dump', '-p', '812']`."),
+], ids=["profiling-off", "no-py-spy", "py-spy-failed"])
+def test_rays_route_without_a_stack_says_why_once_for_the_pod(stalled, env, capsys, status, answer, reason):
+    ray = RecordedRay(traceback=lambda _query: (status, answer))
+    try:
+        done = _rlark(stalled, env, capsys, ray)("stacks", JOB, "-o", "json")
+    finally:
+        ray.close()
+    assert done.code == 0 and "Traceback" not in done.err, done
+    found = json.loads(done.out)
+    assert found["source"] == "ray-dashboard" and found["groups"] == [] and ray.asked["/worker/traceback"] == 4
+    assert [e["pod"] for e in found["errors"]] == [POD] and found["errors"][0]["reason"].startswith(reason), found
+
+
+def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
+    """Ray's `/worker/traceback` held open: each dump ends at its time bound (here 1 s) and the Pod says why."""
+    from rlark_tui.cluster import ClusterAccess
+
+    release = threading.Event()
+
+    def held(query: dict[str, str]) -> tuple[int, str]:
+        release.wait(60)
+        return recorded_traceback(query)
+
+    ray = RecordedRay(traceback=held)
+    monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 1.0)
+    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
+    access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
+    try:
+        started = time.monotonic()
+        found = raystacks.take(access, access.job(JOB))
+        took = time.monotonic() - started
+    finally:
+        release.set()
+        access.close()
+        ray.close()
+    assert took < 10 and found.groups == [] and [e.pod for e in found.errors] == [POD], (took, found)
+    assert found.errors[0].reason.startswith("Ray's /worker/traceback gave no stack: ") and "time" in \
+        found.errors[0].reason, found.errors
