@@ -3,7 +3,7 @@
 
 The report is the traceback without locals (a local may hold a token, a Job's env, a draft), every line masked
 as logs are (rlark_tui.text.redact: secret-looking assignments, token shapes, keys, and the values of the Jobs'
-own secret env entries) and without control characters. The line names the exception's type, its masked
+own secret env entries) and without control characters or bidi controls. The line names the exception's type, its masked
 message and the report's path; when the report cannot be written, it says why instead.
 """
 
@@ -19,6 +19,7 @@ from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import write_private
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 REPORTS_DIR = "crashes"
 """Under the state dir: one file per crash, `<UTC time>-<pid>.txt`."""
@@ -41,12 +42,13 @@ def report_lines(error: BaseException, known: Iterable[str] = ()) -> list[str]:
               f"Python {platform.python_version()} on {platform.system()}",
               "Locals are not recorded; secrets are masked.", ""]
     lines = "".join(traceback.format_exception(error)).splitlines()
-    return header + [clean(line) for line in redact_lines(lines, known)]
+    return header + [one_line(line) for line in redact_lines(lines, known)]
 
 
 def summary(error: BaseException, known: Iterable[str] = ()) -> str:
-    """`<ExcType>: <masked message>`, on one line, without control characters, the message cut to MESSAGE_MAX."""
-    message = " ".join(clean(KnownSecrets(known).mask(redact_text(str(error)))).split())
+    """`<ExcType>: <masked message>`, on one line, without control characters or bidi controls (cluster text in a
+    message: `sinks.one_line`), the message cut to MESSAGE_MAX."""
+    message = one_line(" ".join(clean(KnownSecrets(known).mask(redact_text(str(error)))).split()))
     if len(message) > MESSAGE_MAX:
         message = message[:MESSAGE_MAX - 1] + "…"
     name = type(error).__name__

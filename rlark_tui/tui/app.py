@@ -190,6 +190,25 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         screen's or widget's `notify` (Textual's Widget.notify) asks for markup by default."""
         super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=False)
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The command palette's Screenshot, written through the one writer (local/fsutil: only in a directory of
+        the user's own, never through a link, 0600) to the working directory, as a saved log is, instead of
+        Textual's plain open() in the downloads directory, which follows a link and writes wherever it is."""
+        from pathlib import Path
+
+        from rlark_tui.local.fsutil import write_private
+        from rlark_tui.text.sinks import file_name
+        stamp = time.strftime(time_format or "%Y%m%d-%H%M%S")
+        target = Path(path or Path.cwd()) / (filename or f"{file_name(self.title)}-screenshot-{stamp}.svg")
+        try:
+            write_private(target, self.export_screenshot())
+        except (OSError, RlarkError) as exc:
+            self.notify(f"Cannot save the screenshot: {getattr(exc, 'strerror', None) or exc}", severity="error")
+            return None
+        self.notify(f"Screenshot saved to {target}")
+        return None
+
     # ---- a crash ----------------------------------------------------------------------------------
     # Textual has no public hook for an unhandled exception: every path of one (a handler, a timer, a worker with
     # exit_on_error) calls App._handle_exception, which ends in App._fatal_error, and that prints rich's traceback

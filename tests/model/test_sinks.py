@@ -141,3 +141,14 @@ def test_every_table_and_document_keeps_no_break_and_no_bidi():
         document = render_objects(NODES, [node], fmt, single=True)
         assert not any(char in document for char in RAW_BREAKS), fmt
         assert load(document)["metadata"]["annotations"]["rlark.io/gpu-model"] == BIDI_FORGED, fmt
+
+
+def test_a_crash_line_and_report_hold_no_bidi_control():
+    from rlark_tui.local.crash import report_lines, summary
+
+    try:
+        raise ValueError(f"no such Job {BIDI_FORGED}")
+    except ValueError as error:
+        line, report = summary(error), "\n".join(report_lines(error))
+    assert not _forges(line) and "no such Job evil\\u202eRTL" in line
+    assert not any(char in report for char in RAW_BREAKS)

@@ -1,0 +1,37 @@
+"""The command palette's Screenshot goes through the one writer (issue 33 item 1): Textual's own open() follows a
+link and writes in any directory; rlark's refuses a directory others may write in (one toast) and writes 0600 in
+one of the user's own."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from rlark_tui.tui.app import RlarkApp
+from tests.pilot import wait_for
+
+
+async def _screenshot(app, pilot) -> None:
+    await pilot.press("ctrl+p")
+    await pilot.press(*"Screenshot")
+    await pilot.press("enter")
+
+
+async def test_a_screenshot_is_written_only_in_a_directory_of_the_users_own(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    app = RlarkApp(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        monkeypatch.chdir(shared)
+        await _screenshot(app, pilot)
+        await wait_for(pilot, lambda: any("Cannot save the screenshot" in n.message for n in app._notifications),
+                       "the refusal")
+        assert list(shared.iterdir()) == []
+        monkeypatch.chdir(own)
+        await _screenshot(app, pilot)
+        await wait_for(pilot, lambda: list(own.glob("*.svg")), "the screenshot")
+    saved = next(own.glob("*.svg"))
+    assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600 and "<svg" in saved.read_text()
