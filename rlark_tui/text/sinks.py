@@ -75,16 +75,21 @@ def yaml_dumps(value: Any, **kwargs: Any) -> str:
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)")
 _LINK = re.compile(r"\]\s*\(")
+_HOST = re.compile(r"(?<![\w.-])(?:[\w-]+\.)+[^\W\d_][\w-]{1,62}(?![\w-])")
+"""A domain-like word (`evil.com`, `www.evil.com/login`, `train.py`, `пример.рф`): chat clients link it without a
+scheme."""
 FORMATS = ("slack", "feishu", "dingtalk")
 
 
 def chat(text: object, fmt: str) -> str:
     """A chat bot's text from alert lines: no mention and no link survives. Every format: `scheme://` becomes
-    `scheme[:]//` (no auto-link) and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
+    `scheme[:]//` and a domain-like word's dots `[.]` (`evil[.]com`: Slack, Feishu and DingTalk link a bare domain
+    too), and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
     entities (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their
     full-width forms (`<at user_id="all">`, `@all`, `@138…` are text)."""
     text = one_line(text)
     text = _LINK.sub("] (", _SCHEME.sub(r"\1[:]", text))
+    text = _HOST.sub(lambda match: match.group(0).replace(".", "[.]"), text)
     if fmt == "slack":
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if fmt in ("feishu", "dingtalk"):

@@ -4,6 +4,7 @@ command, a second line, a second shell command, or an unmasked secret; a 50,000-
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from datetime import UTC, datetime
 
@@ -49,6 +50,14 @@ def test_chat_text_holds_no_mention_and_no_link():
     for body in (slack, hooks.payload({}, hostile, "feishu")["content"]["text"]):
         assert "://" not in body and "](" not in body
     assert hooks.payload({"message": hostile}, hostile, "json") == {"message": hostile}
+
+
+def test_chat_text_holds_no_bare_domain_a_client_would_link():
+    hostile = "crash: see www.evil.example/login, evil.com or пример.рф (mail ops@evil.io); train.py v1.2.3 10.0.0.1"
+    for fmt in sinks.FORMATS:
+        body = sinks.chat(hostile, fmt)
+        assert not re.search(r"\w\.[^\W\d_]", body), (fmt, body)
+        assert "www[.]evil[.]example/login" in body and "пример[.]рф" in body and "v1.2.3 10.0.0.1" in body
 
 
 def test_shell_lines_are_quoted():
