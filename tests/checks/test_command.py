@@ -111,9 +111,10 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "no-config.yaml"))
     access = ClusterAccess.open(str(control_only), sandbox.context)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # the agent makes the Pod CRs; a loaded machine takes its time
         while not access.job_pods(unscheduled) and time.monotonic() < deadline:
             time.sleep(0.2)
+        assert access.job_pods(unscheduled), "the agent made no Pod CR for the Job"
         evidence = gather(access, unscheduled, state)
     finally:
         access.close()

@@ -7,6 +7,7 @@ Refresh with --snapshot-update after an intended visual change, and look at the 
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from rlark_tui.tui.app import RlarkApp
 from wizard.helpers import data_draft, open_offline
@@ -22,6 +23,8 @@ def test_wizard_step_snapshot_80x24(snap_compare, state, step):
             await pilot.press("ctrl+n")
             await pilot.pause()
         assert screen.step == step
+        for field in pilot.app.screen.query(Input):  # the cursor shown, not the blink's phase at the picture
+            field.cursor_blink = False
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=open_step)
