@@ -16,8 +16,16 @@ from __future__ import annotations
 import json
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Every character a sequence starts with, and every other control but `\\n` and `\\t`."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Every character a sequence starts with, every other control but `\\n` and `\\t`, and the bidi controls."""
+
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""The bidi marks, embeddings, overrides and isolates: U+202E shows what follows it reversed, so a name or log line
+could show text other than it holds (Trojan Source). Shown as their escapes (`\\u202e`)."""
+
+
+def _bidi_escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
 
 _STRING_END = r"[^\x07\x1b\x9c\x90\x98\x9d\x9e\x9f\n]*(?:\x07|\x1b\\|\x9c)"
 _SEQUENCE = re.compile(
@@ -35,12 +43,13 @@ _SGR_PARAMS = re.compile(r"[0-9;:]*")
 
 
 def clean(text: str) -> str:
-    """`text` without escape sequences or control characters; `\\n` and `\\t` stay, `\\r\\n` becomes `\\n`."""
+    """`text` without escape sequences or control characters; `\\n` and `\\t` stay, `\\r\\n` becomes `\\n`, and
+    a bidi control is shown as its escape (`\\u202e`)."""
     if not isinstance(text, str):
         text = str(text)
     if _CONTROL.search(text) is None:
         return text
-    return _SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    return _BIDI.sub(_bidi_escape, _SEQUENCE.sub("", text.replace("\r\n", "\n")))
 
 
 def _keep_sgr(match: re.Match) -> str:
@@ -51,14 +60,14 @@ def _keep_sgr(match: re.Match) -> str:
 
 
 def clean_log(line: str, keep_sgr: bool) -> str:
-    """A log line for a terminal: `clean`, but with `keep_sgr` SGR colour sequences (`ESC [ 1;31 m`) stay, as
+    """A log line for a terminal: `clean` (bidi controls escaped), but with `keep_sgr` SGR colour sequences (`ESC [ 1;31 m`) stay, as
     kubectl prints them to a terminal. Cursor movement, OSC (clipboard, title, hyperlinks), DCS and C1 controls
     are removed either way."""
     if _CONTROL.search(line) is None:
         return line
     if not keep_sgr:
-        return _SEQUENCE.sub("", line.replace("\r\n", "\n"))
-    return _SEQUENCE.sub(_keep_sgr, line.replace("\r\n", "\n"))
+        return _BIDI.sub(_bidi_escape, _SEQUENCE.sub("", line.replace("\r\n", "\n")))
+    return _BIDI.sub(_bidi_escape, _SEQUENCE.sub(_keep_sgr, line.replace("\r\n", "\n")))
 
 
 _ASCII_CONTROLS = bytes([*range(0x09), *range(0x0b, 0x20), 0x7f])

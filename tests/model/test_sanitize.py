@@ -67,3 +67,9 @@ def test_hostile_megabyte_lines_are_cleaned():
     """Linear time: string bodies stop at the next introducer, so no character is rescanned more than a few times."""
     for line in ("\x1b]" * 500_000, "\x1b[" + "1;" * 500_000, "\x90" + "a" * 1_000_000, "\x1b" * 1_000_000):
         assert not has_control(clean(line)) and "\x1b" not in clean_log(line, True)
+
+
+def test_clean_shows_bidi_controls_as_their_escapes():
+    """Every terminal and widget sink (clean, clean_log, the toasts) shows U+202E and its kin as text."""
+    assert clean("a\u202eb\u2066c\u2069\nd\u200f") == "a\\u202eb\\u2066c\\u2069\nd\\u200f"
+    assert clean_log("x\u202ey\x1b[31mz", keep_sgr=True) == "x\\u202ey\x1b[31mz"

@@ -104,3 +104,16 @@ async def test_a_live_table_cell_holds_no_line_break_or_bidi_control():
         lines = [shown(table.render_line(y)) for y in range(3)]
         assert not any(char in "".join(lines) for char in "\u202e\u2066\u2069\u2028\n"), lines
         assert any("evil\\u202eRTL" in line for line in lines), lines
+
+
+async def test_a_log_line_shows_a_bidi_control_as_its_escape():
+    """Trojan Source in a log line: U+202E would show `access granted` for text that says otherwise."""
+    buffer, pending = LogBuffer(100), PendingLines(100)
+    view = LogView(buffer, pending, drain_seconds=60)
+    async with One(view).run_test(size=(160, 10)) as pilot:
+        pending.push("actor/p-0", "", "user \u202edetnarg ssecca\u202c \u2066x\u2069 done")
+        view.drain()
+        await pilot.pause()
+        lines = [shown(view.render_line(y)) for y in range(2)]
+    assert not any(char in "".join(lines) for char in "\u202e\u202c\u2066\u2069"), lines
+    assert any("user \\u202edetnarg ssecca\\u202c \\u2066x\\u2069 done" in line for line in lines), lines
