@@ -9,6 +9,7 @@ clusters) and the Ray dashboard of a Job.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -280,6 +281,13 @@ class ClusterAccess:
     def version(self, timeout: float = 5.0) -> dict[str, Any]:
         result = self.http.json("GET", "/version", Request("get", "version"), timeout=timeout)
         return result if isinstance(result, dict) else {}
+
+    def answers(self, timeout: float) -> None:
+        """Ask the control plane for one Job within `timeout`: Unreachable when no answer comes (an error answer is
+        an answer). The reconciler's probe of a control plane whose watches went silent."""
+        with contextlib.suppress(ApiError):
+            self.http.json("GET", JOBS.path(), Request("list", JOBS.plural),
+                           [("limit", "1")], timeout=timeout)
 
     # -- rlinf.io kinds ------------------------------------------------------------------------------------
 

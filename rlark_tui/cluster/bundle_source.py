@@ -134,6 +134,9 @@ class BundleAccess:
         yield WatchEvent("CONNECTED")
         stop.wait()
 
+    def answers(self, timeout: float) -> None:
+        """A bundle always answers."""
+
     def member_clusters(self) -> list[str]:
         return []
 

@@ -35,7 +35,10 @@ MAX_PARALLEL_POLLS = 4
 together must not crowd the UI thread out of the interpreter."""
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
-"""While a data plane or the gateway is not connected, probe this often, so the header recovers soon after."""
+"""While a data plane, the gateway or a silent control plane is not connected, probe this often, so the header
+recovers soon after."""
+PROBE_TIMEOUT = 5.0
+"""A control plane's probe is answered within this long (or its probe interval, when shorter)."""
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
@@ -76,6 +79,11 @@ class Reconciler:
         self._objects: dict[str, dict[str, dict]] = {kind.plural: {} for kind in KINDS}
         self._listed: set[str] = set()
         self._errors: dict[str, str] = {}
+        self._heard = time.monotonic()
+        """When a watch last brought anything (monotonic): the control plane is probed after a probe interval of
+        silence."""
+        self._silent = ""
+        """Why the control plane did not answer its last probe ('' when it did)."""
         self._sources: dict[str, SourceState] = {
             CONTROL_PLANE: SourceState(CONTROL_PLANE, "stale", "connecting"),
         }
@@ -240,6 +248,7 @@ class Reconciler:
         for event in self.access.list_watch(kind, self._stop, on_stream=keep):
             if self._stop.is_set():
                 return
+            self._heard = time.monotonic()
             self._wake(("watch", kind.plural, event))
             if event.type == "RELIST" and kind is self.kinds[0]:
                 self._shown.wait()
@@ -259,6 +268,9 @@ class Reconciler:
                 self._set_source(*source(key, payload), post)
         elif what == "source":
             self._set_source(name, payload[0], payload[1], post)
+        elif what == "silent":
+            self._silent = payload
+            self._update_control_plane(post)
 
     def _apply_watch(self, plural: str, event: WatchEvent, post) -> None:
         objects = self._objects[plural]
@@ -291,7 +303,10 @@ class Reconciler:
             keys.add(key)
 
     def _update_control_plane(self, post) -> None:
-        if self._errors:
+        if self._silent:
+            self._set_source(CONTROL_PLANE, "stale" if self._listed else "disconnected",
+                             f"{self._silent}; reconnecting" if self._listed else self._silent, post)
+        elif self._errors:
             # a kind never listed has no data at all (disconnected, not stale); Jobs' error first
             failing = sorted(self._errors, key=lambda plural: (plural in self._listed, plural != JOBS.plural))
             why = self._errors[failing[0]]
@@ -353,11 +368,31 @@ class Reconciler:
 
     async def _probe_loop(self) -> None:
         while not self._stop.is_set():
+            silent = await asyncio.to_thread(self._probe_control_plane)
             results = await asyncio.to_thread(self._probe)
             for name, status, reason in results:
                 self._wake(("source", name, (status, reason)))
-            healthy = all(status == "connected" for _, status, _ in results)
+            healthy = not silent and all(status == "connected" for _, status, _ in results)
             await asyncio.sleep(self.probe_interval if healthy else min(self.probe_interval, PROBE_RETRY_SECONDS))
+
+    def _probe_control_plane(self) -> str:
+        """After a probe interval without a watch event (or while it was silent), ask the control plane once
+        (blocking; runs in a thread). A server that keeps the watches open but answers nothing (stopped, a link gone
+        silent) then reads stale within a probe instead of connected until the watches' read timeout (minutes), and
+        its watches are opened again. Returns why it did not answer ('' when it did, or was not asked)."""
+        if not self._silent and time.monotonic() - self._heard < self.probe_interval:
+            return ""
+        try:
+            self.access.answers(min(PROBE_TIMEOUT, self.probe_interval))
+            silent = ""
+        except Unreachable as exc:
+            silent = str(exc)
+        if silent and not self._silent:
+            for stream in list(self._streams.values()):
+                stream.abort()
+        if silent != self._silent:
+            self._wake(("silent", "", silent))
+        return silent
 
     def _probe(self) -> list[tuple[str, str, str]]:
         """Contact each member cluster's data plane (through rlark-server) and the gateway once (blocking; runs in a

@@ -96,6 +96,31 @@ async def test_outage_makes_the_control_plane_stale_then_connected_again(running
     assert "stale" in states and states[-1] == "connected"
 
 
+async def test_a_control_plane_that_answers_nothing_reads_stale_within_a_probe(sb, env):
+    """A stopped server (SIGSTOP, a link gone silent) keeps the watches open and sends nothing: after a probe
+    interval without a watch event the reconciler asks for one Job, and no answer within the probe's timeout makes
+    the control plane stale (a context's header: unreachable) and reopens the watches; an answer again makes it
+    connected, and changes arrive by watch as before."""
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    reconciler = Reconciler(access, probe_interval=1.0)
+    task = asyncio.create_task(reconciler.run(lambda _published: None))
+    try:
+        await until(lambda: control(reconciler).status == "connected")
+        opened = sb.streams.watches_opened("jobs")
+        sb.faults.delay(30, verb="list", resource="jobs")
+        await until(lambda: control(reconciler).status == "stale", timeout=10)
+        assert control(reconciler).reason.startswith("timed out") and "(list jobs)" in control(reconciler).reason
+        await asyncio.to_thread(sb.streams.wait_watch, "jobs", opened=opened + 1)  # the watch opened again
+        sb.faults.clear()
+        await until(lambda: control(reconciler).status == "connected", timeout=10)
+        sb.store.create("jobs", job_manifest("after-silence", [ROLES[1]]))
+        await until(lambda: "after-silence" in reconciler.snapshot.jobs)
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
+        sb.store.delete("jobs", "after-silence")
+        access.close()
+
 async def test_watched_job_gets_ray_status_or_a_reason(running):
     reconciler, _ = running
     reconciler.subscribe(RAY, "demo-ppo")
