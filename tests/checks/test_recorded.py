@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlark_tui.checks import OutputFile, OutputProbe, evaluate, resolve
+from rlark_tui.checks import OutputFile, OutputProbe, evaluate, resolve, to_text
 from rlark_tui.checks.evidence import evidence_from_dict, latest_start, max_wait_seconds
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -110,3 +110,20 @@ def test_recorded_reports_pass_only_on_evidence_that_resolves(name):
             for item in row.evidence:
                 expected = item.sha256 if item.kind == "file" else item.value
                 assert resolve(variant, item) == expected, (name, row.id, item)
+
+
+def test_the_demo_resumed_while_running_passes_with_its_workers_restarted_by_the_resume():
+    """Recorded by hand on the Ray sandbox (issue 35 Done-when): `rlark resume demo-ppo --from global_step_20 --yes`
+    on the running demo; the Header Pod was replaced, and both workers' Ray nodes ended with their head, exited 0 and
+    ran the worker sequence again (their third restart: two resumes came before). The Header log is kept up to step
+    22, the rest of the evidence as gathered."""
+    evidence = recorded("resumed-demo")
+    report = evaluate(evidence)
+    assert [row.result for row in report.rows][:5] == ["pass"] * 5, to_text(report)
+    notes = _notes(report.row(2))
+    for pod, ended in (("demo-ppo-rollout-0", "03:35:03"), ("demo-ppo-env-0", "03:35:55")):
+        assert evidence.container_of(pod).last_finished == f"2026-12-06T{ended}Z"
+        assert (f"Pod {pod}: main container restarted 3 time(s), the last with the Job's restart at "
+                "2026-12-06T03:34:56Z: its Ray head was replaced, 'Ray worker process exited with code 1', exit 0, "
+                "and the worker sequence ran again") in notes
+    assert "resume confirmed: from step 20, the first progress row is step 21" in report.row(5).notes
