@@ -247,8 +247,9 @@ def long_form(args: argparse.Namespace, root: Path) -> int:
     alerts = firing_of(_read(root / SUMMARY), now, SUMMARY_SECONDS)
     if contexts is None:
         lines = attention_lines(indexes[""], when, alerts or [])
-    else:  # the summary sums the contexts: its alerts name no context
-        lines = sorted([in_context(line, "-") for line in alert_lines(alerts or [], when)]
+    else:  # each alert with its context ('-': from an evaluator that followed one context)
+        lines = sorted([in_context(line, alert.context or "-") for alert in alerts or []
+                        for line in alert_lines([alert], when)]
                        + [in_context(line, name) for name, index in indexes.items()
                           for line in attention_lines(index, when, [])], key=lambda line: line.key)
     phases = [row.phase for index in indexes.values() for row in index.rows.values()]

@@ -92,7 +92,7 @@ class Printer:
         self.seq = 0
         self.phases: dict[str, str] | None = None
         self._jobs = None
-        self._counts: tuple[dict[str, int], list[tuple[str, str, str]]] | None = None
+        self._counts: tuple[dict[str, int], list[tuple[str, tuple[str, str, str]]]] | None = None
         self._summary_at = float("-inf")
 
     def snapshot(self, snapshot) -> None:
@@ -109,20 +109,21 @@ class Printer:
     def _summary(self, counts: dict[str, int], firing: list[rules.Alert]) -> None:
         """Leave the firing alerts and their counts for `rlark status` when they change, and every
         SUMMARY_SECONDS (with several contexts, those of all: `totals`)."""
+        listed = [(self.context, alert) for alert in firing]
         if self.totals is not None:
             self.totals[self.context] = (counts, firing)
             counts = {}
             for each, _firing in self.totals.values():
                 for name, value in each.items():
                     counts[name] = counts.get(name, 0) + value
-            firing = sorted((alert for _counts, found in self.totals.values() for alert in found),
-                            key=lambda a: (rules.SEVERITIES.index(a.severity), a.fired_at))
+            listed = sorted(((context, alert) for context, (_counts, found) in self.totals.items() for alert in found),
+                            key=lambda pair: (rules.SEVERITIES.index(pair[1].severity), pair[1].fired_at))
         now = time.monotonic()
-        seen = (counts, [alert.key for alert in firing])
+        seen = (counts, [(context, alert.key) for context, alert in listed])
         if seen != self._counts or now - self._summary_at >= SUMMARY_SECONDS:
             self._counts, self._summary_at = seen, now
             try:
-                acks.write_summary(state_dir(), counts, firing)
+                acks.write_summary(state_dir(), counts, listed)
             except OSError:
                 pass
 

@@ -93,15 +93,19 @@ class Firing:
     object: str
     message: str
     fired_at: float
+    context: str = ""
+    """Whose alert, when the evaluator followed several contexts ('' for one)."""
 
 
-def write_summary(state_dir: Path, counts: dict[str, int], firing: Sequence[FiringAlert] = (),
+def write_summary(state_dir: Path, counts: dict[str, int], firing: Sequence[tuple[str, FiringAlert]] = (),
                   now: float | None = None) -> None:
     """Firing alerts per severity and the warning+critical total (`rlark status`'s ⚠), and the firing alerts
-    themselves (`rlark status --long`), 0600."""
+    themselves (`rlark status --long`), each with its context when the evaluator followed several ('' for
+    one), 0600."""
     alerts = counts.get("critical", 0) + counts.get("warning", 0)
     listed = [{"severity": a.severity, "rule": a.rule, "job": a.job, "object": a.object, "message": a.message,
-               "fired_at": a.fired_at} for a in firing[:FIRING_LISTED]]
+               "fired_at": a.fired_at, **({"context": context} if context else {})}
+              for context, a in firing[:FIRING_LISTED]]
     write_private(Path(state_dir) / SUMMARY, json.dumps({"time": time.time() if now is None else now,
                                                          "alerts": alerts, "counts": counts, "firing": listed}),
                   durable=False)
@@ -121,7 +125,9 @@ def firing_of(summary: dict, now: float, within: float) -> list[Firing] | None:
         severity, rule, job, obj, message = (entry.get(key) for key in ("severity", "rule", "job", "object",
                                                                         "message"))
         fired = entry.get("fired_at")
+        context = entry.get("context", "")
         if isinstance(severity, str) and isinstance(rule, str) and isinstance(job, str) and isinstance(obj, str) \
-                and isinstance(message, str) and isinstance(fired, int | float) and not isinstance(fired, bool):
-            found.append(Firing(severity, rule, job, obj, message, float(fired)))
+                and isinstance(message, str) and isinstance(fired, int | float) and not isinstance(fired, bool) \
+                and isinstance(context, str):
+            found.append(Firing(severity, rule, job, obj, message, float(fired), context))
     return found

@@ -415,8 +415,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         for counts in self._alert_counts.values():
             for key, value in counts.items():
                 summed[key] = summed.get(key, 0) + value
-        firing = sorted((alert for found in self._alert_firing.values() for alert in found),
-                        key=lambda a: (alert_rules.SEVERITIES.index(a.severity), a.fired_at))
+        firing = sorted(((name, alert) for name, found in self._alert_firing.items() for alert in found),
+                        key=lambda pair: (alert_rules.SEVERITIES.index(pair[1].severity), pair[1].fired_at))
         self._write_summary(summed, firing)
 
     def _toast_alerts(self) -> None:
@@ -448,10 +448,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             safe = text.replace(";", ",")
             driver.write(f"\x1b]9;{safe}\x07\x1b]777;notify;rlark;{safe}\x07")
 
-    def _write_summary(self, counts: dict[str, int], firing: list[alert_rules.Alert]) -> None:
+    def _write_summary(self, counts: dict[str, int], firing: list[tuple[str, alert_rules.Alert]]) -> None:
+        """`firing`: each firing alert with its context ('' with one context)."""
         last, at = self._summary
         now = time.monotonic()
-        seen = (counts, [alert.key for alert in firing])
+        seen = (counts, [(context, alert.key) for context, alert in firing])
         if seen == last and now - at < SUMMARY_SECONDS:
             return
         self._summary = (seen, now)

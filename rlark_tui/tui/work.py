@@ -143,7 +143,7 @@ class AppWork(AppHost):
         message.requester.post_message(reply)
 
     # ---- alert state ------------------------------------------------------------------------------
-    def write_alert_summary(self, counts: dict[str, int], firing: Sequence[Alert]) -> None:
+    def write_alert_summary(self, counts: dict[str, int], firing: Sequence[tuple[str, Alert]]) -> None:
         """The firing alerts and their counts for `rlark status` (local/acks.py), written on a worker: newest
         first."""
         asked = (counts, firing)
@@ -151,7 +151,7 @@ class AppWork(AppHost):
         self._write_alert_summary(asked)
 
     @work(thread=True, exclusive=True, group="alert-summary", exit_on_error=False)
-    def _write_alert_summary(self, asked: tuple[dict[str, int], Sequence[Alert]]) -> None:
+    def _write_alert_summary(self, asked: tuple[dict[str, int], Sequence[tuple[str, Alert]]]) -> None:
         from rlark_tui.local.acks import write_summary
         from rlark_tui.local.config import state_dir
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 
 import pytest
 import yaml
@@ -106,9 +107,10 @@ def test_top_and_status_cover_every_context(two_sites, capsys):
     assert re.fullmatch(r"rlark ▶\d+ ✗\d+( ⚠\d+)?", segment), segment
 
 
-def test_watch_follows_every_context(two_sites):
+def test_watch_follows_every_context(two_sites, capsys):
     """A phase change of site-b's Job is a line of site-b's. Phase changes count from the first list the watch
-    printed from, which the test cannot see: the phase moves until a line comes (the first move after it does)."""
+    printed from, which the test cannot see: the phase moves until a line comes (the first move after it does).
+    The Job's failure is site-b's alert, in the watch's lines and in `rlark status --long`'s CONTEXT column."""
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.kinds import JOBS
     from tests.alerts.conftest import Watch
@@ -129,6 +131,17 @@ def test_watch_follows_every_context(two_sites):
                 break
         assert line is not None, "no phase line in 10 moves:\n" + "".join(watch.text + watch.errors)
         assert line["context"] == "site-b" and line["state"] in ("Running", "Failed")
+        site_b.store.mutate("jobs", "ctx-watch", lambda obj: {**obj, "status": {"phase": "Failed"}})
+        fired = watch.wait_for(lambda line: line["job"] == "ctx-watch" and line["rule"] == "job-failed",
+                               what="the Job's job-failed alert")
+        assert fired["context"] == "site-b"
+        deadline = time.monotonic() + 10
+        while True:  # the summary is written just after the line
+            out = rlark(capsys, "status", "--long", "--all-contexts").out
+            alert = [row[:4] for row in rows(out) if row[1:2] == ["Alert"] and "ctx-watch" in row]
+            if alert or time.monotonic() > deadline:
+                break
+        assert alert == [["site-b", "Alert", "ctx-watch", "critical"]], out
     finally:
         watch.close()
         access.delete(JOBS, "ctx-watch")
