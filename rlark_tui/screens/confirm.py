@@ -19,7 +19,15 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
         Binding("y", "answer(True)", "Confirm"),
         Binding("n,escape", "answer(False)", "Cancel"),
+        Binding("down,j", "scroll_detail('down')", "Scroll", show=False),
+        Binding("up,k", "scroll_detail('up')", "Scroll", show=False),
+        Binding("pagedown", "scroll_detail('page_down')", "Scroll", show=False),
+        Binding("pageup", "scroll_detail('page_up')", "Scroll", show=False),
+        Binding("home", "scroll_detail('home')", "Scroll", show=False),
+        Binding("end", "scroll_detail('end')", "Scroll", show=False),
     ]
+    """The arrows, page keys, home and end scroll the detail whichever button has the focus: at 80x24 the
+    resume's diff is longer than the dialog, and its added line comes last."""
     AUTO_FOCUS = "#confirm-no"
     """Cancel has the focus (Enter cancels); set by Textual when the dialog shows, so a dialog answered before
     it mounted has nothing left to look up."""
@@ -49,6 +57,12 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")
+
+    def action_scroll_detail(self, where: str) -> None:
+        for scroll in self.query("#confirm-scroll").results(VerticalScroll):
+            {"down": scroll.scroll_down, "up": scroll.scroll_up, "page_down": scroll.scroll_page_down,
+             "page_up": scroll.scroll_page_up, "home": scroll.scroll_home, "end": scroll.scroll_end}[where](
+                animate=False)
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

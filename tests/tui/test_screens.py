@@ -399,3 +399,27 @@ async def test_a_confirmed_stop_without_a_cluster_says_it_is_not_connected(post_
         await wait_for(pilot, lambda: any("demo-ppo" in n and "not connected" in n for n in notifications(app)),
                        "the refusal")
         assert not any("NoneType" in n for n in notifications(app))
+
+
+async def test_a_long_confirm_detail_scrolls_with_the_keys_at_80x24():
+    """The resume dialog's diff at 80x24: its added line comes last, below the dialog; the arrows, page keys and end
+    scroll it while Cancel keeps the focus (Enter still cancels)."""
+    diff = "\n".join(["--- demo-ppo", "+++ demo-ppo (resumed)", "@@ role actor"]
+                     + [f"-runScript line {i}" for i in range(12)] + ["+runScript ... runner.resume_dir=/x/global_step_20"])
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ConfirmScreen("Resume demo-ppo from global_step_20 (step 20)?", "Resume is an Edit & Restart.",
+                                      "Resume", detail=diff))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.focused is not None,
+                       "the dialog")
+        scroll = app.screen.query_one("#confirm-scroll")
+        await wait_for(pilot, lambda: scroll.max_scroll_y > 0, "a diff longer than the dialog")
+        assert scroll.scroll_y == 0 and app.screen.focused.id == "confirm-no"
+        await pilot.press("down")
+        assert scroll.scroll_y == 1
+        await pilot.press("end")
+        assert scroll.scroll_y == scroll.max_scroll_y, "the added line is in view"
+        await pilot.press("home")
+        assert scroll.scroll_y == 0 and app.screen.focused.id == "confirm-no"
+        await pilot.press("enter")
+        assert not isinstance(app.screen, ConfirmScreen)
