@@ -171,8 +171,11 @@ def _command_word(argv: Sequence[str]) -> str | None:
 def _completed_command() -> str | None:
     """The command a completing shell's line already names in full (then only its module is imported), else
     None: the word being typed may still become another command."""
+    from rlark_tui.text.parse import ascii_int
+
     line, point = os.environ.get("COMP_LINE", ""), os.environ.get("COMP_POINT", "")
-    line = line[:int(point)] if point.isdigit() else line
+    cut = ascii_int(point)
+    line = line[:cut] if cut is not None else line
     words = line.split()[1:]
     return _command_word(words if line.endswith(" ") else words[:-1])
 

@@ -154,3 +154,22 @@ def test_json_and_yaml_are_parsed_only_by_text_parse():
     assert raw_parses("import json\njson.loads(x)", "m.py") == ["m.py:2: json.loads"]
     assert raw_parses("import yaml\nyaml.safe_load(x)\nyaml.dump(x)", "m.py") == ["m.py:2: yaml.safe_load"]
     assert raw_parses("from json import loads, dumps", "m.py") == ["m.py:1: from json import loads"]
+
+
+def digit_tests(source: str, name: str) -> list[str]:
+    """Each `.isdigit()` / `.isdecimal()` call in one module: `²` and `١` pass them, and int() of what passes may
+    raise (a Unicode digit, or past Python's 4,300 digits)."""
+    return [f"{name}:{node.lineno}: .{node.func.attr}()" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("isdigit", "isdecimal")]
+
+
+def test_numbers_are_read_only_by_text_parse():
+    """Issue 33 item 3: numbers are read by total functions (text.parse.ascii_int, ascii_digits); a Pod name
+    `p-²³`, a py-spy thread `ActorGroup:²`, a cgroup `usage_usec ²` or a pattern `a{²}` raised in int()."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        if str(path.relative_to(ROOT)) != PARSE_MODULE:
+            found += digit_tests(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "read numbers with rlark_tui.text.parse (ascii_int, ascii_digits):\n" + "\n".join(found)
+    assert digit_tests("x.isdigit() and int(x)", "m.py") == ["m.py:1: .isdigit()"]

@@ -196,7 +196,7 @@ def first_progress(lines: Sequence[str], pattern: str, start: int = 0, slow: pat
             match = patterns.search(compiled, segment, deadline)
             if not match:
                 continue
-            numbers = [g for g in match.groups() if g is not None and g.isdigit()]
+            numbers = [g for g in match.groups() if g is not None and g.isnumeric()]
             first = ascii_int(numbers[0]) if numbers else None  # `²` or 5,000 digits: no count, so no progress
             if not numbers or (first is not None and first > 0):
                 return Hit(index + 1, segment)

@@ -13,6 +13,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from rlark_tui.errors import UsageError
+from rlark_tui.text.parse import ascii_digits
 
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
 _BASE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
@@ -42,7 +43,7 @@ class LogLine:
 
 def parse_timestamp(stamp: str) -> int | None:
     """RFC 3339 (nanosecond fraction allowed) -> epoch nanoseconds; None if it is not one."""
-    if len(stamp) == 30 and stamp[19] == "." and stamp[29] == "Z" and stamp[20:29].isdecimal():
+    if len(stamp) == 30 and stamp[19] == "." and stamp[29] == "Z" and ascii_digits(stamp[20:29]):
         seconds = _epoch_seconds(stamp[:19], "+00:00")
         return None if seconds is None else seconds * 1_000_000_000 + int(stamp[20:29])
     match = _TS.match(stamp)

@@ -21,6 +21,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.objects import Job, Pod, Task
+from rlark_tui.text.parse import ascii_int
 
 DISCOVER_SECONDS = 5.0
 GATEWAY_LINES = 1000
@@ -63,8 +64,7 @@ def resolve_targets(access: ClusterAccess, job_name: str, role: str | None = Non
 
 
 def _ordinal(name: str) -> int:
-    tail = name.rpartition("-")[2]
-    return int(tail) if tail.isascii() and tail.isdigit() else 0
+    return ascii_int(name.rpartition("-")[2]) or 0
 
 
 class JobLogs:

@@ -25,6 +25,7 @@ from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.http import Http, seg
 from rlark_tui.errors import UsageError
 from rlark_tui.model.objects import Job
+from rlark_tui.text.parse import ascii_int
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -95,8 +96,7 @@ def job_http(access: ClusterAccess, job: Job, target: str) -> Http:
                               "config")
         return gateway.sibling(f"{gateway.base}/api/v1/rlinf.io/v1alpha1/tasks/{seg(job.head_task_name)}/tensorboard",
                                f"TensorBoard of {job.name} (gateway)")
-    if target.isascii() and target.isdigit():
-        port = int(target)
+    if (port := ascii_int(target)) is not None:
         if not 0 < port < 65536:
             raise UsageError(f"port {target} is not a TCP port")
         proxy = access.task_proxy(job.head_task_name, port, f"port {port} of {job.name}'s Header Pod (rlark-server)")

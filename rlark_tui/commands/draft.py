@@ -16,6 +16,7 @@ from rlark_tui.jobspec.draft import DRAFT_TYPES, MAX_COUNT, MAX_DRAFT_BYTES, Job
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.starters import starter_draft
 from rlark_tui.local.fsutil import read_input
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import redact_text
 
 DRAFT_FIELDS = """\
@@ -82,9 +83,10 @@ def register(subparsers, parents) -> None:
 
 
 def _workers(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_COUNT:
+    count = ascii_int(text)
+    if count is None or not 1 <= count <= MAX_COUNT:
         raise argparse.ArgumentTypeError("must be a whole number ≥ 1")
-    return int(text)
+    return count
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.logmerge import parse_since
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.objects import Job
+from rlark_tui.text.parse import ascii_int
 
 if TYPE_CHECKING:
     from rlark_tui.alerting.rules import Alert
@@ -77,9 +78,10 @@ def parse_condition(text: str) -> tuple[str, str | int]:
                 return "phase", phase
         raise UsageError(f"--for phase={value}: one of {', '.join(PHASES)}")
     if what == "progress" and eq:
-        if not value.isascii() or not value.isdigit() or int(value) < 1:
+        step = ascii_int(value)
+        if step is None or step < 1:
             raise UsageError(f"--for progress={value}: a step number of 1 or more")
-        return "progress", int(value)
+        return "progress", step
     if what == "check" and value == "pass":
         return "check", "pass"
     raise UsageError(f"--for {text}: expected phase=PHASE, progress=N or check=pass")

@@ -23,6 +23,7 @@ from rlark_tui.flow import alertpoll
 from rlark_tui.flow.snapshot import SourceStatus
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.telemetry.progress import ProgressState
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
@@ -171,8 +172,8 @@ def fetch_health_detail(access: ClusterAccess, index: SnapshotIndex,
         return {}
     pods = index.job_pods(job)
     states = pod_states(access, [pod.raw for pod in pods])
-    return {f"{pod.namespace}/{pod.name}": PodHealth(int(count), reason)
-            for pod in pods for count, reason in [states[pod.name]] if count.isdigit()}
+    return {f"{pod.namespace}/{pod.name}": PodHealth(number, reason)
+            for pod in pods for count, reason in [states[pod.name]] if (number := ascii_int(count)) is not None}
 
 
 def fetch_progress(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> ProgressState | None:

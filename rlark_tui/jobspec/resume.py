@@ -19,6 +19,7 @@ from typing import Any
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.lifecycle import TERMINAL_PHASES
+from rlark_tui.text.parse import ascii_int
 
 OVERRIDE = "runner.resume_dir"
 CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
@@ -65,7 +66,7 @@ def resume_dir_of(run_script: str) -> str | None:
 def resume_step(resume_dir: str) -> int | None:
     """N of a `…/global_step_<N>` directory, as RLinf parses it (the text after `global_step_`)."""
     digits = resume_dir.rstrip("/").rpartition("global_step_")[2]
-    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 12 else None
+    return ascii_int(digits)
 
 
 def resumed(raw: Mapping[str, Any], resume_dir: str) -> dict[str, Any]:

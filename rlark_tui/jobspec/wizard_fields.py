@@ -18,6 +18,7 @@ from rlark_tui.jobspec.findings import Finding
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Node
 from rlark_tui.model.placement import COMPUTE, DEVICE, GPU, Hardware, find_hardware, hardware_choices
+from rlark_tui.text.parse import ascii_int
 
 STEP_NAMES = ("Roles and resources", "Worker config", "Common config", "YAML preview and submit")
 JOB_TYPES = (("RL", "rl"), ("Data collection", "data-collection"), ("Evaluation", "evaluation"),
@@ -51,7 +52,7 @@ def _shown(word: str) -> str:
 
 def is_count(text: str) -> bool:
     """ASCII digits only (`²` is a digit to str.isdigit but not to int), at most 9 of them."""
-    return text.isascii() and text.isdigit() and len(text) <= 9
+    return ascii_int(text) is not None and len(text) <= 9
 
 
 def parse_selector(text: str) -> dict[str, str]:
@@ -636,7 +637,8 @@ def finding_line(finding: Finding, place: Place) -> str:
     detail = place.detail.lstrip(".")
     if detail.startswith("[") and "]" in detail:
         number, _, rest = detail[1:].partition("]")
-        prefix = f"line {int(number) + 1}{(' ' + rest.lstrip('.')) if rest else ''}" if number.isdigit() else detail
+        line = ascii_int(number)
+        prefix = f"line {line + 1}{(' ' + rest.lstrip('.')) if rest else ''}" if line is not None else detail
     else:
         prefix = detail
     return f"{prefix}: {finding.message}" if prefix else finding.message

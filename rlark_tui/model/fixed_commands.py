@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError
+from rlark_tui.text.parse import ascii_int
 
 
 class FixedCommandError(RlarkError):
@@ -79,7 +80,7 @@ PY_SPY_SCRIPT = ('command -v py-spy >/dev/null 2>&1 || { echo "py-spy: not found
 
 def _py_spy_dump(pid: str) -> list[str]:
     """`py-spy dump --pid <pid>`: the PID as one decimal word, never an option."""
-    if not isinstance(pid, str) or not pid.isdigit() or not pid.isascii() or len(pid) > 10:
+    if not isinstance(pid, str) or ascii_int(pid) is None or len(pid) > 10:
         raise FixedCommandError(f"a process ID is a decimal number, not {pid!r}"[:200])
     return ["sh", "-c", PY_SPY_SCRIPT, "py-spy-dump", pid]
 

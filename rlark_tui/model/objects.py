@@ -5,14 +5,13 @@ A view never raises on missing, partial or wrongly typed fields: it answers with
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.text.parse import load_json
+from rlark_tui.text.parse import ascii_int, load_json
 
 _MAPPING = (dict, Mapping)
 """isinstance(x, _MAPPING): a plain dict is answered without the (much slower) ABC check."""
@@ -34,7 +33,6 @@ def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
     return default if obj is None else obj
 
 
-_INTEGER = re.compile(r"^-?[0-9]+$")
 
 
 def cluster_of(raw: Any) -> str:
@@ -74,8 +72,10 @@ def _int_or_none(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and _INTEGER.match(value.strip()):
-        return int(value.strip())
+    if isinstance(value, str):
+        text = value.strip()
+        number = ascii_int(text.removeprefix("-"))  # `²` and 5,000 digits are no number (int() raises)
+        return None if number is None else -number if text.startswith("-") else number
     return None
 
 
@@ -520,8 +520,7 @@ class Pod(_View):
     @property
     def ordinal(self) -> int | None:
         """The text after the pod name's last `-` as a number (a StatefulSet ordinal), or None."""
-        tail = self.pod_name.rpartition("-")[2]
-        return int(tail) if "-" in self.pod_name and _INTEGER.match(tail) else None
+        return ascii_int(self.pod_name.rpartition("-")[2]) if "-" in self.pod_name else None
 
     @property
     def cluster(self) -> str:

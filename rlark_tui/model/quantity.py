@@ -37,10 +37,10 @@ def parse_quantity(value: object) -> float | None:
         return None
     suffix = match.group("suffix") or ""
     try:
-        if suffix[:1] in ("e", "E"):
-            number = float(match.group("num") + suffix)
-        else:
+        if suffix in _SUFFIX:  # `E` (exa) and `Ei` (exbi) too, not an exponent
             number = float(match.group("num")) * _SUFFIX[suffix]
+        else:
+            number = float(match.group("num") + suffix)
     except OverflowError:
         return None
     return number if math.isfinite(number) else None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlark_tui.errors import UsageError
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sanitize import clean
 
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
@@ -109,7 +110,8 @@ def find_key(rows: list[KeyRow], ref: str, key: PublicKey | None = None, user: s
         found = [r for r in rows if r.fingerprint == ref]
     else:
         who, slash, number = ref.rpartition("/")
-        if not slash or not number.isdigit():
+        index = ascii_int(number)
+        if not slash or index is None:
             raise UsageError(f"{clean(ref)!r} is neither USER/INDEX, a SHA256: fingerprint nor a .pub file")
-        found = [r for r in rows if r.raw_user == who and r.index == int(number)]
+        found = [r for r in rows if r.raw_user == who and r.index == index]
     return [r for r in found if user is None or r.raw_user == user]

@@ -53,6 +53,7 @@ from rlark_tui.screens.wizard_steps import (
     select_value,
     set_text,
 )
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import redact_object
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.status_header import StatusHeader
@@ -387,8 +388,9 @@ class WizardScreen(RlarkScreen):
     @on(OptionList.OptionSelected, "#w-findings")
     def _finding_chosen(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""
-        if option_id.isdigit() and int(option_id) < len(self.findings):
-            self.jump_to(self.findings[int(option_id)].field)
+        chosen = ascii_int(option_id)
+        if chosen is not None and chosen < len(self.findings):
+            self.jump_to(self.findings[chosen].field)
 
     def action_close(self) -> None:
         self.notify("Wizard closed; the draft is autosaved and offered when you press n again.", timeout=4)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from rlark_tui.model.storage import human_size
+from rlark_tui.text.parse import ascii_int
 
 STEP_PREFIX = "global_step_"
 REASONING_TASKS = ("reasoning", "coding", "agent")
@@ -87,7 +88,7 @@ def location(config: Mapping) -> Location | None:
 
 def _step(name: str) -> int | None:
     digits = name[len(STEP_PREFIX):] if name.startswith(STEP_PREFIX) else ""
-    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 12 else None
+    return ascii_int(digits)
 
 
 def checkpoints(where: Location, files: Iterable[tuple[str, int, float]]) -> list[Checkpoint]:

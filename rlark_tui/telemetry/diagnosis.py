@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text
 from rlark_tui.text.sanitize import clean
 
@@ -158,8 +159,8 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
-        return int(value)
+    if isinstance(value, str):
+        return ascii_int(value)
     return None
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import LineRedactor
 from rlark_tui.text.sanitize import clean
 
@@ -155,7 +156,8 @@ def _key(dump: Dump, all_threads: bool) -> tuple:
 
 def _rank(name: str) -> tuple[str, int, str]:
     group, _, rank = name.rpartition(":")
-    return (group, int(rank), name) if rank.isdigit() else (name, -1, name)
+    number = ascii_int(rank)
+    return (group, number, name) if number is not None else (name, -1, name)
 
 
 def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[PodError] = (),

@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.text.parse import ascii_int
 
 NONE = "-"
 
@@ -56,10 +57,10 @@ def parse_cgroup(text: str, at: float) -> CgroupReading | None:
     usage = memory = None
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "usage_usec" and parts[1].isdigit():
-            usage = int(parts[1])
-        elif len(parts) == 1 and parts[0].isdigit():
-            memory = int(parts[0])
+        if len(parts) == 2 and parts[0] == "usage_usec" and ascii_int(parts[1]) is not None:
+            usage = ascii_int(parts[1])
+        elif len(parts) == 1 and ascii_int(parts[0]) is not None:
+            memory = ascii_int(parts[0])
     return CgroupReading(usage, memory, at) if usage is not None and memory is not None else None
 
 

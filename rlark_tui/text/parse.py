@@ -24,6 +24,15 @@ _INT = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether `text` is ASCII digits only, however many (`²` and `١` are digits to str.isdigit, not to int or
+    to the regex engine)."""
+    return _DIGITS.fullmatch(text) is not None
+
+
 def ascii_int(text: str) -> int | None:
     """A non-negative integer of ASCII digits (at most MAX_DIGITS of them), else None."""
     return int(text) if _INT.fullmatch(text) else None

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from rlark_tui.text.parse import MAX_DIGITS, ascii_digits, ascii_int
+
 if TYPE_CHECKING:
     import regex
 
@@ -223,6 +225,15 @@ def refusal(text: str) -> str:
     return ""
 
 
+def _count(digits: str) -> int:
+    """A repeat count's value; past ascii_int's bound, one more than any bound a pattern is held to (the engine
+    refuses it anyway), never int() of 5,000 digits."""
+    if not digits:
+        return 0
+    value = ascii_int(digits)
+    return value if value is not None else 10 ** MAX_DIGITS
+
+
 def _count_at(text: str, index: int) -> tuple[int, int]:
     """Past the quantifier at `index` (if any) and how many copies it asks for: its largest count for `{m,n}`,
     `{m}`, `{m,}`; 1 for none and for the loops `*`, `+`, `?`."""
@@ -233,9 +244,9 @@ def _count_at(text: str, index: int) -> tuple[int, int]:
         end = text.find("}", index)
         low, comma, high = text[index + 1:end].partition(",") if end > 0 else ("x", "", "")
         low, high = low.strip(), high.strip()
-        if end < 0 or not (low.isdigit() or (comma and not low)) or (high and not high.isdigit()):
-            return index, 1  # not a quantifier: a literal `{`
-        count = max(int(low or 0), int(high or 0), 1)
+        if end < 0 or not (ascii_digits(low) or (comma and not low)) or (high and not ascii_digits(high)):
+            return index, 1  # not a quantifier: a literal `{` (the engine reads ASCII digits only)
+        count = max(_count(low), _count(high), 1)
         index = end + 1
     else:
         index += 1
@@ -294,10 +305,10 @@ def _quantifier_at(text: str, index: int) -> tuple[int, bool]:
         end = text.find("}", index)
         body = text[index + 1:end] if end > 0 else ""
         low, comma, high = body.partition(",")
-        if end < 0 or not low.strip().isdigit() and low.strip():
+        if end < 0 or not ascii_digits(low.strip()) and low.strip():
             return index, False
-        repeat = (comma and (not high.strip() or (high.strip().isdigit() and int(high) > 1))) or \
-            (not comma and low.strip().isdigit() and int(low) > 1)
+        repeat = (comma and (not high.strip() or (ascii_digits(high.strip()) and _count(high.strip()) > 1))) or \
+            (not comma and ascii_digits(low.strip()) and _count(low.strip()) > 1)
         index = end + 1
     else:
         repeat = char in "*+"

@@ -30,6 +30,7 @@ from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import shell_line
 
 UNSETTLED = ("Running", "Pending", "Failed")
@@ -52,8 +53,8 @@ def _task_entry(raw: dict) -> TaskEntry:
 def _pod_entry(raw: dict) -> PodEntry:
     pod = Pod(raw)
     shown = pod.pod_name or pod.name
-    tail = shown.rpartition("-")[2]
-    return raw, (int(tail) if tail.isdigit() else 1 << 30, shown, pod.name), pod.task_name, pod
+    ordinal = ascii_int(shown.rpartition("-")[2])
+    return raw, (ordinal if ordinal is not None else 1 << 30, shown, pod.name), pod.task_name, pod
 
 
 class SnapshotIndex:

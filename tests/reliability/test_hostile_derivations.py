@@ -141,3 +141,26 @@ def test_a_job_the_rules_cannot_read_is_marked_and_the_others_still_alert():
     firing = {(alert.job, alert.rule): alert for alert in book.firing()}
     assert ("ok", "job-failed") in firing
     assert firing["odd", "job-unreadable"].evidence == "unreadable: RecursionError judging its objects"
+
+
+@pytest.mark.parametrize(("kind", "path", "leaf"), [
+    ("pod", ("spec", "podName"), "j-actor-²³"), ("node", ("status", "capacity", "cpu"), "1Ei"),
+    ("node", ("status", "allocatable", "memory"), "2E"), ("pod", ("spec", "podName"), "j-actor-" + "9" * 5000)],
+    ids=["unicode-ordinal", "exbi", "exa", "5000-digit-ordinal"])
+def test_fresh_hostile_numbers_through_the_derivations_raise_nothing(kind, path, leaf):
+    """A second round's inputs: Unicode digits after a Pod name's last dash, and Kubernetes' own exa and exbi
+    suffixes (`1Ei` was read as the exponent `1E` + `i`)."""
+    _derive_everything(kind, _replaced(BASES[kind], path, leaf))
+
+
+def test_stacks_usage_and_patterns_read_unicode_digits_as_no_number():
+    from rlark_tui.model.quantity import parse_quantity
+    from rlark_tui.telemetry.stacks import _rank
+    from rlark_tui.telemetry.usage import parse_cgroup
+    from rlark_tui.text import patterns
+
+    assert _rank("ActorGroup:²") == ("ActorGroup:²", -1, "ActorGroup:²")
+    assert parse_cgroup("usage_usec ²\n" + "9" * 5000, 0.0) is None
+    assert patterns.refusal("step a{²}") == "" and patterns.compile_pattern("a{²}").search("a{²}")
+    assert patterns.refusal("a{" + "9" * 5000 + "}")
+    assert parse_quantity("1Ei") == 2.0 ** 60 and parse_quantity("2E") == 2e18 and parse_quantity("1e3") == 1e3
