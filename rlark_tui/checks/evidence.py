@@ -57,6 +57,8 @@ class MainContainer:
     exit_code: int | None = None
     last_exit_code: int | None = None
     last_reason: str = ""
+    last_started: str = ""
+    """`lastState.terminated.startedAt` as the API wrote it: when the previous instance started."""
     last_finished: str = ""
     """`lastState.terminated.finishedAt` as the API wrote it: when the previous instance ended."""
     image_id: str = ""

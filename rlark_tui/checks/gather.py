@@ -253,6 +253,7 @@ def main_container(pod: str, real: dict[str, Any] | None) -> MainContainer | Non
         _exit_code(dig(state, "terminated", "exitCode")),
         _exit_code(dig(status, "lastState", "terminated", "exitCode")),
         _text(dig(status, "lastState", "terminated", "reason")),
+        _text(dig(status, "lastState", "terminated", "startedAt")),
         _text(dig(status, "lastState", "terminated", "finishedAt")), _text(status.get("imageID")))
 
 

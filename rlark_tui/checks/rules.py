@@ -387,12 +387,13 @@ def _followed_job_restart(evidence: RunEvidence, name: str, container: MainConta
     """Why a worker Pod's restart is the Job's own, or None: an Edit & Restart (rlark resume) replaces the Header
     Pod, its Ray head goes, and each worker's `ray start --block` ends; the platform's worker sequence then exits 0
     and, restartPolicy Always, runs again against the new head (rlark-platform.md §2.4). So a worker whose previous
-    instance ended that way (exit 0 after `Ray worker process exited with code N`) at or after the Job's
-    rlark.io/restarted-at, and which runs again, restarted with the Job. Kubernetes keeps only the last end."""
+    instance was started before the Job's rlark.io/restarted-at and ended after it that way (exit 0 after `Ray worker
+    process exited with code N`), and which runs again, restarted with the Job. An instance started after the
+    Job's restart that ended so is a worker failing on its own (a crash loop of exit 0s), as is any earlier one."""
     restarted = parse_time(dig(evidence.job or {}, "metadata", "annotations", keys.RESTARTED_AT_ANNOTATION))
-    ended = parse_time(container.last_finished)
-    if (restarted is None or ended is None or ended < restarted or container.restart_count < 1
-            or container.last_exit_code != 0 or container.state != "running"):
+    started, ended = parse_time(container.last_started), parse_time(container.last_finished)
+    if (restarted is None or started is None or ended is None or not started < restarted <= ended
+            or container.restart_count < 1 or container.last_exit_code != 0 or container.state != "running"):
         return None
     previous = evidence.log_of(name, current=False)
     lines = previous.lines if previous else ()

@@ -115,15 +115,17 @@ def test_recorded_reports_pass_only_on_evidence_that_resolves(name):
 def test_the_demo_resumed_while_running_passes_with_its_workers_restarted_by_the_resume():
     """Recorded by hand on the Ray sandbox (issue 35 Done-when): `rlark resume demo-ppo --from global_step_20 --yes`
     on the running demo; the Header Pod was replaced, and both workers' Ray nodes ended with their head, exited 0 and
-    ran the worker sequence again (their third restart: two resumes came before). The Header log is kept up to step
-    22, the rest of the evidence as gathered."""
+    ran the worker sequence again (their fifth restart: four resumes came before, each restart's instance started
+    before the Job's restart and ended after it). The Header log is kept up to step 22, the rest as gathered."""
     evidence = recorded("resumed-demo")
     report = evaluate(evidence)
     assert [row.result for row in report.rows][:5] == ["pass"] * 5, to_text(report)
     notes = _notes(report.row(2))
-    for pod, ended in (("demo-ppo-rollout-0", "03:35:03"), ("demo-ppo-env-0", "03:35:55")):
-        assert evidence.container_of(pod).last_finished == f"2026-12-06T{ended}Z"
-        assert (f"Pod {pod}: main container restarted 3 time(s), the last with the Job's restart at "
-                "2026-12-06T03:34:56Z: its Ray head was replaced, 'Ray worker process exited with code 1', exit 0, "
+    for pod, started, ended in (("demo-ppo-rollout-0", "03:46:14", "03:49:29"),
+                                ("demo-ppo-env-0", "03:47:00", "03:50:10")):
+        container = evidence.container_of(pod)
+        assert (container.last_started, container.last_finished) == (f"2026-12-06T{started}Z", f"2026-12-06T{ended}Z")
+        assert (f"Pod {pod}: main container restarted 5 time(s), the last with the Job's restart at "
+                "2026-12-06T03:49:09Z: its Ray head was replaced, 'Ray worker process exited with code 1', exit 0, "
                 "and the worker sequence ran again") in notes
     assert "resume confirmed: from step 20, the first progress row is step 21" in report.row(5).notes

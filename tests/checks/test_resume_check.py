@@ -74,7 +74,8 @@ RESTARTED = fx.START + timedelta(seconds=60)
 
 
 def _workers_restarted_with_the_job(exit_code: int = 0, ended: timedelta = timedelta(seconds=8),
-                                    exited: str = "Ray worker process exited with code 1"):
+                                    exited: str = "Ray worker process exited with code 1",
+                                    started: timedelta = -timedelta(seconds=50)):
     """The resumed demo after an Edit & Restart of the running Job: the Header Pod was replaced, and each worker's
     previous instance ended as the sandbox's (and the platform's) worker sequence does when its head goes."""
     evidence = _resumed([EMBODIED_RESUME] + _tables(3, 4))
@@ -87,6 +88,7 @@ def _workers_restarted_with_the_job(exit_code: int = 0, ended: timedelta = timed
         for rank, pod in enumerate(workers, 1))
     containers = tuple(replace(c, restart_count=1, last_exit_code=exit_code,
                                last_reason="Completed" if exit_code == 0 else "Error",
+                               last_started=(RESTARTED + started).isoformat(),
                                last_finished=(RESTARTED + ended).isoformat()) if c.pod in workers else c
                        for c in evidence.containers)
     events = {pod: (PodEvent("Warning", "BackOff", f"Back-off restarting failed container main in pod {pod}"),)
@@ -107,9 +109,12 @@ def test_workers_that_restarted_with_the_jobs_own_restart_pass_the_pods_row():
 
 
 def test_a_worker_restart_not_of_the_jobs_restart_still_fails():
+    """A non-zero exit; an instance that ended before the Job's restart; one started after it (a worker failing again
+    and again with exit 0 after the resume); no worker exit line; no restart of the Job; a container still waiting."""
     for evidence, said in (
             (_workers_restarted_with_the_job(exit_code=1), "restarted 1 time(s), last Error (exit code 1)"),
             (_workers_restarted_with_the_job(ended=-timedelta(seconds=30)), "restarted 1 time(s), last Completed"),
+            (_workers_restarted_with_the_job(started=timedelta(seconds=5)), "restarted 1 time(s), last Completed"),
             (_workers_restarted_with_the_job(exited="Stopping Ray worker..."), "restarted 1 time(s), last Completed")):
         pods = evaluate(evidence).row(2)
         assert pods.result == "fail"
