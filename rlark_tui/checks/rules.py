@@ -32,6 +32,7 @@ from rlark_tui.model.podstate import FAILURE_EVENTS
 from rlark_tui.model.storage import under
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.text import patterns
+from rlark_tui.text.parse import ascii_int
 
 MISSING_SHOWN = 20
 """The most unheld ranks a finding names (a Job may expect any number of nodes)."""
@@ -581,8 +582,8 @@ def _check_alive_nodes(row: _Row, evidence: RunEvidence, facts: _Facts) -> None:
     if log is not None:
         for index in range(len(log.lines) - 1, -1, -1):
             match = logscan.CLUSTER_READY_RE.search(log.lines[index])
-            if match:
-                found = logscan.Hit(index + 1, log.lines[index]), int(match.group(1))
+            if match and (alive := ascii_int(match.group(1))) is not None:
+                found = logscan.Hit(index + 1, log.lines[index]), alive
                 break
     if found is None or log is None:
         row.pending(f"alive Ray nodes unknown: {reason}", ADMIN)
@@ -943,7 +944,8 @@ def _check_resume(row: _Row, facts: _Facts, log: PodLog | None, started: logscan
     hit, match = said
     row.evidence.append(_log(log, hit))
     if match.re is logscan.GLOBAL_STEP_SET_RE:
-        step = int(match.group(1))
+        read = ascii_int(match.group(1))  # 5,000 digits: no step (int() raises)
+        step = read if read is not None else -1
         if expected is not None and step != expected:
             row.fail(f"resumed at the wrong step: {OVERRIDE} names step {expected}, the log says: "
                      f"{show('', hit.text.strip())}", "progress")
@@ -1023,8 +1025,8 @@ def _check_output_files(row: _Row, evidence: RunEvidence, facts: _Facts, log: Po
             row.pending("no output file could be read back for a checksum", ADMIN)
         elif unread:
             row.notes.append(f"{len(unread)} output file(s) not read back (checksum budget)")
-    steps = sorted({int(m.group(1)) for f in files
-                    for m in [re.search(r"checkpoints/global_step_(\d+)/actor/", f.path)] if m})
+    steps = sorted({step for f in files for m in [re.search(r"checkpoints/global_step_(\d+)/actor/", f.path)]
+                    if m and (step := ascii_int(m.group(1))) is not None})
     if steps:
         row.notes.append(f"RLinf checkpoint layout found: global_step_{steps[-1]}/actor/ "
                          f"({len(steps)} checkpoint(s)); loadability not tested here")

@@ -80,7 +80,7 @@ def parse_dump(text: str) -> Dump | None:
     for line in text.splitlines():
         process = _PROCESS.match(line)
         if process:
-            pid, title = int(process.group(1)), process.group(2).strip()
+            pid, title = ascii_int(process.group(1)), process.group(2).strip()
             continue
         thread = _THREAD.match(line)
         if thread:
@@ -89,7 +89,7 @@ def parse_dump(text: str) -> Dump | None:
             continue
         frame = _FRAME.match(line) if current is not None else None
         if frame:
-            found = Frame(frame.group(1).strip(), frame.group(2), int(frame.group(3)) if frame.group(3) else None)
+            found = Frame(frame.group(1).strip(), frame.group(2), ascii_int(frame.group(3) or ""))
             if not plumbing(found):
                 frames.append(found)
     close()

@@ -164,3 +164,16 @@ def test_stacks_usage_and_patterns_read_unicode_digits_as_no_number():
     assert patterns.refusal("step a{²}") == "" and patterns.compile_pattern("a{²}").search("a{²}")
     assert patterns.refusal("a{" + "9" * 5000 + "}")
     assert parse_quantity("1Ei") == 2.0 ** 60 and parse_quantity("2E") == 2e18 and parse_quantity("1e3") == 1e3
+
+
+def test_a_run_check_and_a_stack_dump_with_5000_digit_numbers_raise_nothing():
+    """Numbers matched by `(\\d+)` in a Pod's log or py-spy's output: past Python's 4,300-digit int() limit."""
+    from rlark_tui.telemetry.stacks import parse_dump
+    from tests.checks import fixtures
+
+    huge = "9" * 5000
+    lines = [line.replace("Cluster is ready: 3", f"Cluster is ready: {huge}") for line in fixtures.head_lines()]
+    lines += [f"Setting global step to {huge}", f"saved checkpoints/global_step_{huge}/actor/model.pt"]
+    evaluate(fixtures.with_log(fixtures.healthy(), "demo-ppo-actor-0", lines))
+    dump = parse_dump(f"Process {huge}: python\nThread 0x1 (active): \"MainThread\"\n    train (x.py:{huge})\n")
+    assert dump is not None and dump.pid is None and dump.threads[0].frames[0].line is None
