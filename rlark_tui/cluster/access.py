@@ -129,6 +129,9 @@ class ClusterAccess:
         self.request_timeout = request_timeout or READ_TIMEOUT
         self.context = context
         self.config = config
+        self.read_only_reason = (f"context {context} is read-only in its kubeconfig"
+                                 if kubeconfig is not None and kubeconfig.read_only(context) else "")
+        """Why every mutation of this context is refused (flow/actions.py), '' when its kubeconfig allows them."""
         self.server_options = server_options or srv.ServerOptions.from_sources(None, config)
         self._endpoint: srv.ServerEndpoint | None = None
         self.recent_reads = RecentReads()

@@ -60,6 +60,17 @@ class Kubeconfig:
         """The gateway of `context`: its own extension's, else the one found anywhere in the files."""
         return self.gateways.get(context) or self.gateway
 
+    def read_only(self, context: str) -> bool:
+        """Whether the context's own RLark extension (`rlark.io/console`) says `readonly: true`: each context keeps
+        its own setting (a production control plane read-only beside a writable one), as it keeps its credentials."""
+        extensions = (self.contexts.get(context) or {}).get("extensions")
+        for entry in extensions if isinstance(extensions, list) else []:
+            extension = entry.get("extension") if isinstance(entry, dict) else None
+            if isinstance(extension, dict) and "rlark" in str(entry.get("name", "")).lower() \
+                    and extension.get("readonly") is True:
+                return True
+        return False
+
     def server_extension(self, context: str) -> dict[str, Any] | None:
         """The rlark-server extension of the cluster entry a context uses, if it carries one."""
         return self.servers.get(str(self.contexts.get(context, {}).get("cluster") or ""))

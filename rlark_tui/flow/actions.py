@@ -59,12 +59,13 @@ class WaitResult:
 
 
 class Actions:
-    """Mutations of one ClusterAccess; `readonly` refuses all of them here, for every caller. Without one (a TUI
-    shown only the Snapshots posted to it) every mutation is refused as not connected."""
+    """Mutations of one ClusterAccess; `readonly` (--readonly), or a context its kubeconfig makes read-only
+    (`access.read_only_reason`), refuses all of them here, for every caller. Without one (a TUI shown only the
+    Snapshots posted to it) every mutation is refused as not connected."""
 
     def __init__(self, access: ClusterAccess | None, readonly: bool = False, state_dir: Path | None = None) -> None:
         self._access = access
-        self.readonly = readonly
+        self.readonly = readonly or bool(getattr(access, "read_only_reason", ""))
         self.state_dir = state_dir
 
     @property

@@ -29,7 +29,10 @@ class AppState:
 
     def __init__(self, readonly: bool, access: ClusterAccess | None = None) -> None:
         self.readonly = readonly
-        """`--readonly`: screens hide their mutation keys (rlark_tui.flow.actions refuses them anyway)."""
+        """`--readonly`, or a focused context its kubeconfig makes read-only: screens hide their mutation keys
+        (rlark_tui.flow.actions refuses them anyway)."""
+        self.readonly_everywhere = readonly
+        """`--readonly`: every context is read-only (the app sets it; `readonly` follows the focused context)."""
         self.index: SnapshotIndex | None = None
         """The latest SnapshotIndex the app applied (None before the first Snapshot)."""
         self.namespace = ""

@@ -116,6 +116,13 @@ class JobListScreen(RlarkScreen):
         Binding("w", "wide", "Wide columns", show=False),
     ]
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """With several contexts a mutation key is for the row's own context to refuse (the app focuses it, then
+        asks its Actions before any dialog): only --readonly hides it here."""
+        if self.state.several and action in self.MUTATIONS:
+            return not self.state.readonly_everywhere
+        return super().check_action(action, parameters)
+
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, JobRow] = {}

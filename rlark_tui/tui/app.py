@@ -92,10 +92,10 @@ class RlarkCommands(Provider):
             commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
             commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
                              "local URLs of the Ray dashboard and TensorBoard (F)"))
-            if not app.readonly:
+            if not app.actions.readonly:
                 commands.append((f"Shell in {name}", partial(app.open_shell, name, Scope.HEADER),
                                  "a shell in the Header Pod (x)"))
-            if not app.readonly:
+            if not app.actions.readonly:
                 commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
                 commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
                 commands.append((f"Edit and restart {name}", partial(app.open_edit, name), "the wizard, name locked (E)"))
@@ -148,12 +148,14 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._init_work()
         self.access = access
         self.readonly = readonly
+        """`--readonly` (every context); a context its kubeconfig makes read-only is so in its own Actions."""
         self.topics = topics if topics is not None else TOPICS
         """The periodic reads (flow/polls.py): a bundle session's are what the bundle captured (BUNDLE_TOPICS)."""
         self.reconciler: Reconciler | None = None
         self.actions = Actions(access, readonly=readonly)
         """The one mutation path (screens never see it: they post a message, the app asks, then mutates)."""
-        self.state = AppState(readonly, access)
+        self.state = AppState(self.actions.readonly, access)
+        self.state.readonly_everywhere = readonly
         """What screens read (rlark_tui.flow.services)."""
         self.members: dict[str, tuple[ClusterAccess, Reconciler | None]] = {}
         """With several contexts: each opened context's access and reconciler (the focused one's is `reconciler`)."""
@@ -322,6 +324,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.access, self.reconciler = access, reconciler
         self.actions = Actions(access, readonly=self.readonly)
         self.state.focus(access)
+        self.state.readonly = self.actions.readonly
         self.state.marked.clear()
         self.intents.attach(reconciler)
         for _access, other in self.members.values():  # attach took the shared reads off the previous one
@@ -641,6 +644,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         job = self._job(name)
         if job is None:
             return
+        if self._refuse_readonly(f"edit job {name}"):
+            return
         why_not = can_stop_or_start(job, "an edit")
         if why_not:
             self.notify(why_not, severity="warning", timeout=8)
@@ -780,6 +785,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         old, self.access = self.access, access
         self.actions = Actions(access, readonly=self.readonly)
         self.state.connect(access)
+        self.state.readonly = self.actions.readonly
         self._base_screen()
         self._start_reconciler(access)
         for screen in self.screen_stack:
@@ -826,7 +832,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
     def _show_tunnels(self, name: str, shown: list) -> None:
         from rlark_tui.screens.tunnels import TunnelsScreen
 
-        self.push_screen(TunnelsScreen(name, shown, self.readonly))
+        self.push_screen(TunnelsScreen(name, shown, self.actions.readonly))
 
     def on_unmount(self) -> None:
         for tunnel in self.tunnels.values():
@@ -838,7 +844,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """A mutation key reaches the app only when the screen hides it (read-only mode): actions.py says why, in
         the screen's words for what the key would have changed."""
         refusal = getattr(self.screen, "refusal", None)
-        what = refusal(key) if self.readonly and refusal is not None else None
+        what = refusal(key) if self.actions.readonly and refusal is not None else None
         if what:
             self._refuse_readonly(what)
 
@@ -868,13 +874,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         job = self._job(name)
         if job is None:
             return
+        action = "start" if job.stopped else "stop"
+        if self._refuse_readonly(f"{action} job {name}"):  # a context its kubeconfig makes read-only
+            return
         why_not = can_stop_or_start(job)
         if why_not:
             self.notify(why_not, severity="warning", timeout=8)
             return
         from rlark_tui.screens.confirm import ConfirmScreen
 
-        action = "start" if job.stopped else "stop"
         title, body = consequences(action, name, self._pod_count(job))
         self.push_screen(ConfirmScreen(title, body, action.capitalize(), dangerous=action == "stop"),
                          partial(self._confirmed, action, name))
@@ -883,6 +891,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """The console's Restart after a confirm dialog that says it only un-stops."""
         job = self._job(name)
         if job is None:
+            return
+        if self._refuse_readonly(f"restart job {name}"):
             return
         why_not = can_stop_or_start(job, "restart")
         if why_not:
@@ -946,7 +956,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
 
     def request_delete(self, name: str) -> None:
         job = self._job(name)
-        if job is None:
+        if job is None or self._refuse_readonly(f"delete job {name}"):
             return
         from rlark_tui.screens.confirm import ConfirmScreen
 
@@ -959,6 +969,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         from rlark_tui.model.lifecycle import BULK_VERBS, bulk_consequences, bulk_plan
         from rlark_tui.screens.confirm import ConfirmScreen
 
+        if self._refuse_readonly(f"{BULK_VERBS[verb].lower()} {len(names)} jobs"):
+            return
         jobs = []
         for name in names:
             job = self.index.job(name) if self.index is not None else None

@@ -310,3 +310,64 @@ async def test_overview_covers_every_context_and_opens_in_the_lines_own(cordoned
     finally:
         for access in contexts.values():
             access.close()
+
+
+@pytest.fixture
+def read_only_b(two_sites):
+    """site-b's context says `readonly: true` in its own rlark.io/console extension; site-a's does not."""
+    site_b_file = os.environ["KUBECONFIG"].split(os.pathsep)[1]
+    config = yaml.safe_load(open(site_b_file))
+    config["contexts"][0]["context"]["extensions"][0]["extension"]["readonly"] = True
+    with open(site_b_file, "w") as out:
+        yaml.safe_dump(config, out)
+    return two_sites
+
+
+READ_ONLY_B = "(context site-b is read-only in its kubeconfig)"
+
+
+def test_each_context_keeps_its_own_read_only_setting(read_only_b, capsys):
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.errors import NotFound
+    from rlark_tui.cluster.kinds import JOBS
+
+    refused = rlark(capsys, "stop", "demo-ppo", "--context", "site-b")
+    assert refused.code != 0 and refused.err.strip().endswith(f"refusing to stop job demo-ppo {READ_ONLY_B}"), \
+        refused.err
+    access = ClusterAccess.open(None, "site-a")
+    access.create(JOBS, job("ctx-writable"))
+    try:
+        stopped = rlark(capsys, "stop", "ctx-writable", "--yes", "--context", "site-a")
+        assert stopped.code == 0, stopped.err
+    finally:
+        with contextlib.suppress(NotFound):
+            access.delete(JOBS, "ctx-writable")
+        access.close()
+
+
+async def test_the_tui_refuses_on_a_read_only_context_and_asks_on_the_other(read_only_b):
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.screens.confirm import ConfirmScreen
+    from rlark_tui.screens.job_list import JobListScreen
+    from rlark_tui.tui.app import RlarkApp
+    from tests.pilot import wait_for
+
+    contexts = {name: ClusterAccess.open(None, name) for name in ("site-a", "site-b")}
+    app = RlarkApp(contexts["site-a"], contexts=contexts)
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_for(pilot, lambda: {"demo-ppo@site-a", "demo-ppo@site-b"} <= set(listed(app)),
+                           what="demo-ppo of both contexts", show=lambda a: str(listed(a)))
+            assert app.screen.table.select_key("demo-ppo@site-b")
+            await pilot.press("s")
+            refusal = f"read-only mode: refusing to stop job demo-ppo {READ_ONLY_B}"
+            await wait_for(pilot, lambda: any(n.message == refusal for n in app._notifications),
+                           what="the refusal", show=lambda a: str([n.message for n in a._notifications]))
+            assert isinstance(app.screen, JobListScreen) and "READ-ONLY" in header(app)
+            assert app.screen.table.select_key("demo-ppo@site-a")
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="site-a's confirm dialog")
+            await pilot.press("escape")
+    finally:
+        for access in contexts.values():
+            access.close()

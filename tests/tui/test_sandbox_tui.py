@@ -124,11 +124,10 @@ async def test_readonly_refuses_and_filter_and_help_work_on_the_sandbox(access, 
         await pilot.press("s", "ctrl+d")
         assert isinstance(app.screen, JobListScreen)
         assert any("read-only mode" in n for n in notes(app))
-        app.request_stop_start(name)  # without a key (they are hidden): confirmed, then refused by actions.py
-        await pilot.pause()
-        await pilot.press("y")
-        await wait_for(pilot, lambda: any(n.startswith(f"stop {name}: read-only mode") for n in notes(app)),
-                       what="the refusal from actions")
+        app.request_stop_start(name)  # without a key (they are hidden): refused by actions.py before any dialog
+        await wait_for(pilot, lambda: any(n.startswith(f"read-only mode: refusing to stop job {name}")
+                                          for n in notes(app)), what="the refusal from actions")
+        assert isinstance(app.screen, JobListScreen)
         assert access.get(JOBS, name)["spec"].get("stopped") is not True
         await pilot.press("slash", *"^h5-r")
         table = app.screen.table
