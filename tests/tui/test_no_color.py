@@ -1,6 +1,7 @@
 """No colour (issue 36 item 3): under NO_COLOR=1 (no-color.org) or --no-color the real TUI in tmux draws no
 colour escape sequence (`capture-pane -e`), a Failed Job still reads Failed and the cursor row stands out by
-reverse video; `rlark get` prints none either; the light theme and --no-mouse are taken."""
+reverse video; `rlark get` prints none either; the light theme and --no-mouse are taken; TERM=tmux-256color,
+screen-256color and xterm show the same list."""
 
 from __future__ import annotations
 
@@ -78,3 +79,32 @@ def test_get_prints_no_escape_under_no_color(failed):
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if line.startswith(NAME))
     assert "\x1b" not in done.stdout and "Failed" in row
+
+
+TERMS = ("tmux-256color", "screen-256color", "xterm")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_each_term_shows_the_same_list_in_colour_and_no_mouse_leaves_the_mouse(failed, tmp_path):
+    """Under TERM=tmux-256color, screen-256color and xterm (16 colours) in tmux the list has the same columns,
+    the Failed Job reads Failed, in colour; --no-mouse (here under xterm) turns no mouse reporting on (tmux's
+    mouse_any_flag), without it the app does."""
+    sockets = {}
+    try:
+        for term in TERMS:
+            (tmp_path / term).mkdir()
+            sockets[term] = _session(failed, tmp_path / term, *(["--no-mouse"] if term == "xterm" else []),
+                                     env={"TERM": term})
+        headings, mouse = set(), {}
+        for term, socket in sockets.items():
+            _wait_pane(socket, NAME)
+            lines = _tmux(socket, "capture-pane", "-p", "-t", "t").splitlines()
+            headings.add(tuple(next(line for line in lines if " NAME " in line).split()))  # widths follow the rows
+            assert "Failed" in next(line for line in lines if NAME in line), term
+            assert COLOUR.search(_tmux(socket, "capture-pane", "-e", "-p", "-t", "t")), term
+            mouse[term] = _tmux(socket, "display-message", "-p", "-t", "t", "#{mouse_any_flag}").strip()
+        assert len(headings) == 1, headings
+        assert mouse == {"tmux-256color": "1", "screen-256color": "1", "xterm": "0"}
+    finally:
+        for socket in sockets.values():
+            _tmux(socket, "kill-server")
