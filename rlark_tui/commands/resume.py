@@ -15,7 +15,7 @@ from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
-from rlark_tui.jobspec.resume import OVERRIDE, consequence, resumed
+from rlark_tui.jobspec.resume import OVERRIDE, consequence, resumed, unchanged
 from rlark_tui.model.lifecycle import TERMINAL_PHASES
 from rlark_tui.model.objects import Job
 from rlark_tui.telemetry.checkpoints import Checkpoint, latest_complete
@@ -69,13 +69,19 @@ def run(args: argparse.Namespace) -> int:
         manifest = resumed(raw, f"{where.path}/{chosen.name}")
         print(f"resume {args.job} from {chosen.name} (step {chosen.step}): {OVERRIDE}={where.path}/{chosen.name}")
         print(redact_text(render_unified(diff_jobs(raw, manifest), args.job, f"{args.job} (resumed)")), end="")
+        same = unchanged(raw, manifest)
         if not args.yes:
-            confirm(consequence(phase), f"resume job {args.job} from {chosen.name}", f"job {args.job} was not changed")
+            confirm(consequence(phase, same), f"resume job {args.job} from {chosen.name}",
+                    f"job {args.job} was not changed")
         if phase in TERMINAL_PHASES:
             print(f"job {args.job} is {phase}: deleting it and creating it again (the platform's restart of a "
                   "finished Job)")
+        elif same:
+            print(f"job {args.job} already resumes from {chosen.name}: stopping it and starting it again (the "
+                  "platform restarts a running Job's Pods only when their template changes)")
         sent = actions.resume(manifest)
-        done = "deleted and created again" if phase in TERMINAL_PHASES else "replaced and restarted"
+        done = ("deleted and created again" if phase in TERMINAL_PHASES else "stopped and started again" if same
+                else "replaced and restarted")
         print(f"job.rlinf.io/{args.job} {done} from {chosen.name} (spec sha256 {sent.sha256[:16]}…)")
     finally:
         access.close()

@@ -23,6 +23,7 @@ from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.cluster.kinds import API_VERSION, JOBS, WORKFLOWS
 from rlark_tui.cluster.tunnel import READ_ONLY_METHODS
 from rlark_tui.errors import RlarkError, UsageError
+from rlark_tui.jobspec.resume import unchanged
 from rlark_tui.local.config import state_dir as default_state_dir
 from rlark_tui.local.fsutil import write_private
 from rlark_tui.model import keys
@@ -127,12 +128,21 @@ class Actions:
     def resume(self, manifest: dict, timeout: float = 300.0, stop: threading.Event | None = None) -> SubmitResult:
         """A resume (`rlark resume`, the Checkpoints tab's `u`): the Edit & Restart of a live Job; a finished one
         (Succeeded or Failed) is terminal for the platform's Job controller, which skips it (a PUT changes
-        nothing), so it is the platform's delete and re-create (`recreate`)."""
+        nothing), so it is the platform's delete and re-create (`recreate`). A running Job whose run command
+        already resumes from there would keep its Pods through the PUT (no template changes), so it is stopped
+        first: once its Pods are gone, the Edit & Restart starts it again."""
         name = _job_name(manifest)
         self.guard(f"resume job {name}")
         live = Job(self.access.get(JOBS, name))
         if live.phase in TERMINAL_PHASES:
             return self.recreate(manifest, live, timeout, stop)
+        if not live.stopped and unchanged(live.raw, manifest):
+            self.access.patch(JOBS, name, {"spec": {"stopped": True}})
+            gone = self.wait_stopped(name, timeout, stop)
+            if not gone.done:
+                raise RlarkError(f"job {name} was stopped to start it again from the same checkpoint, but {gone.pods} "
+                                 f"Pod(s) are still there after {gone.seconds:.0f}s: `rlark start {name}` once they "
+                                 "are gone")
         return self.edit_restart(manifest)
 
     def recreate(self, manifest: dict, live: Job, timeout: float = 300.0,

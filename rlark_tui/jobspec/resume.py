@@ -6,7 +6,8 @@ words the CLI and the TUI's dialog share. Pure.
 
 A finished Job (Succeeded or Failed) is terminal for the platform's Job controller (rlark-platform.md §3: it skips
 their reconcile, so a PUT changes nothing); a resume of one is the platform's delete and re-create, under the same
-name, with the resumed spec (`consequence`).
+name, with the resumed spec (`consequence`). A running Job whose run command already resumes from the checkpoint
+chosen (a second resume from the same step) is stopped and started again: an Edit & Restart would change no Pod.
 """
 
 from __future__ import annotations
@@ -28,13 +29,27 @@ RECREATE = ("The Job is {phase}: the platform treats a finished Job as done and 
             "deletes it and, once it and its Tasks and Pods are gone, creates it again under the same name with the "
             "run command below (its Tasks, Pods, head Service and task PVCs are new; object-storage and host-"
             "directory data stay). RLinf loads the checkpoint and continues at the step after it.")
+CYCLE = ("The run command already resumes from there, so the Job's Pods would not change, and the platform "
+         "restarts a running Job's Pods only when their template changes: resume stops the Job, waits until its Pods "
+         "are gone and starts it again; RLinf loads the checkpoint and continues at the step after it.")
 FORCE_NOTE = "RLinf may fail to load it, and only after the restart."
 _EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + r"=(?:'[^']*'|\"[^\"]*\"|\S*)")
 
 
-def consequence(phase: str) -> str:
-    """What a resume of a Job in `phase` does: an Edit & Restart, or for a finished Job a delete and re-create."""
-    return RECREATE.format(phase=phase) if phase in TERMINAL_PHASES else CONSEQUENCE
+def consequence(phase: str, same: bool = False) -> str:
+    """What a resume of a Job in `phase` does: an Edit & Restart, for a finished Job a delete and re-create, and
+    when the run command already resumes from that checkpoint (`same`, see `unchanged`) a stop and start."""
+    if phase in TERMINAL_PHASES:
+        return RECREATE.format(phase=phase)
+    return CYCLE if same else CONSEQUENCE
+
+
+def unchanged(raw: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
+    """The resumed Job's tasks are the live Job's: its run command already resumes from that checkpoint. The
+    platform's agent copies a Task's template into its StatefulSet, whose Pods roll only when it changes, so an
+    Edit & Restart that changes no task restarts nothing (rlark-platform.md §3: a restart only un-stops)."""
+    live, wanted = raw.get("spec"), manifest.get("spec")
+    return isinstance(live, Mapping) and isinstance(wanted, Mapping) and live.get("tasks") == wanted.get("tasks")
 
 
 def with_resume_dir(run_script: str, resume_dir: str) -> str:

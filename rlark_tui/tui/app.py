@@ -908,7 +908,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         checkpoint only as a forced resume (a dialog that says what is missing); a finished Job's dialog says it is
         deleted and created again."""
         from rlark_tui.jobspec.jobdiff import diff_jobs, render_unified
-        from rlark_tui.jobspec.resume import FORCE_NOTE, OVERRIDE, consequence, resumed
+        from rlark_tui.jobspec.resume import FORCE_NOTE, OVERRIDE, consequence, resumed, unchanged
         from rlark_tui.screens.confirm import ConfirmScreen
         from rlark_tui.text.redact import redact_text
 
@@ -927,14 +927,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         forced = not checkpoint.complete
         title = (f"Force resume {name} from incomplete {checkpoint.name}?" if forced
                  else f"Resume {name} from {checkpoint.name} (step {checkpoint.step})?")
+        same = unchanged(job.raw, manifest)
         body = ((f"Missing: {', '.join(checkpoint.missing)}. {FORCE_NOTE}\n" if forced else "")
-                + f"{consequence(job.phase)}\n{OVERRIDE}={resume_dir}")
+                + f"{consequence(job.phase, same)}\n{OVERRIDE}={resume_dir}")
         self.push_screen(ConfirmScreen(clean(title), clean(body), "Force resume" if forced else "Resume",
                                        dangerous=forced,
                                        detail=clean(diff) or "(the run command already resumes from there: no change)"),
                          partial(self._resume_confirmed, manifest, name, checkpoint.name,
                                  "deleted and created again" if job.phase in TERMINAL_PHASES
-                                 else "replaced and restarted"))
+                                 else "stopped and started again" if same else "replaced and restarted"))
 
     def _resume_confirmed(self, manifest: dict, name: str, checkpoint: str, done: str, answer: bool | None) -> None:
         if answer:

@@ -88,6 +88,21 @@ def test_resume_sets_the_override_refuses_incomplete_and_readonly(listed, sandbo
         while not (after := {pod["metadata"]["uid"] for pod in access.job_pods(NAME)}) or after & before:
             assert time.monotonic() < deadline, "the StatefulSet's rolling update replaces the Header Pod"
             time.sleep(0.5)
+        # again from the same checkpoint: the PUT would change no Pod template, so the Job is stopped and started
+        asked = rlark("resume", NAME)
+        assert asked.code == 1 and "The run command already resumes from there" in asked.err, asked.err
+        deadline = time.monotonic() + 60
+        while (again := rlark("resume", NAME, "--yes")).code != 0:
+            assert time.monotonic() < deadline, f"the second resume: {again.err}"
+            time.sleep(0.5)
+        assert f"job {NAME} already resumes from global_step_20: stopping it and starting it again" in again.out
+        assert f"job.rlinf.io/{NAME} stopped and started again from global_step_20" in again.out
+        job = access.get(JOBS, NAME)
+        assert job["spec"]["stopped"] is False and job["spec"]["tasks"][0]["runScript"].endswith(path)
+        deadline = time.monotonic() + 60
+        while not (restarted := {pod["metadata"]["uid"] for pod in access.job_pods(NAME)}) or restarted & after:
+            assert time.monotonic() < deadline, "the stopped Job's Pods are created again"
+            time.sleep(0.5)
     finally:
         access.close()
 
