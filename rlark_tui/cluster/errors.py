@@ -99,6 +99,18 @@ class TooLarge(Unreachable):
         self.bound = bound
 
 
+class TooSlow(Unreachable):
+    """An answer whose body kept arriving past the time its reader takes (transport.BODY_TIMEOUTS): not read
+    further."""
+
+    def __init__(self, req: Request, times: int, timeout: float) -> None:
+        where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
+        super().__init__(f"the answer of {where} to {req.verb} {req.target()} was still arriving after "
+                         f"{times * timeout:g} s ({times} × the {timeout:g} s request timeout): not read past it",
+                         "timeout")
+        self.seconds = times * timeout
+
+
 def status_error(status: int, body: bytes | str | None, req: Request) -> ApiError:
     """Map an HTTP error answer (Kubernetes Status body or plain text) to one line."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")

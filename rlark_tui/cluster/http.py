@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls, transport
-from rlark_tui.cluster.errors import Request, TooLarge, Unreachable, status_error, transport_error
+from rlark_tui.cluster.errors import Request, TooLarge, TooSlow, Unreachable, status_error, transport_error
 from rlark_tui.cluster.transport import (
     CONNECT_TIMEOUT,
     MAX_ERROR_BYTES,
@@ -119,8 +119,8 @@ class Http:
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
         try:
-            data = read_bounded(resp, self._req(req, path), max_bytes)
-        except TooLarge:
+            data = read_bounded(resp, self._req(req, path), max_bytes, timeout)
+        except (TooLarge, TooSlow):
             resp.close()  # the rest of the body stays unread: the connection is not used again
             raise
         except (urllib3.exceptions.HTTPError, OSError) as exc:
@@ -246,7 +246,7 @@ class KeptConnection:
             try:
                 resp = conn.getresponse()
                 if 200 <= resp.status < 300:
-                    data = read_bounded(resp, req)
+                    data = read_bounded(resp, req, timeout=timeout)
                 else:
                     data = read_error_body(resp)
                 whole = resp.isclosed() and not resp.will_close

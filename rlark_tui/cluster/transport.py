@@ -8,10 +8,11 @@ urllib3 or the kubernetes client: `rlark get` and the TUI's first list load it e
 from __future__ import annotations
 
 import functools
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
-from rlark_tui.cluster.errors import Request, TooLarge, Unreachable
+from rlark_tui.cluster.errors import Request, TooLarge, TooSlow, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.model.quantity import size_text
 from rlark_tui.text.parse import JsonBound, load_json
@@ -67,26 +68,35 @@ class Response(Protocol):
     def read(self, amt: int | None = None, /) -> bytes: ...
 
 
-def read_bounded(resp: Response, req: Request, max_bytes: int | None = None) -> bytes:
+BODY_TIMEOUTS = 10
+"""An answer's body must arrive within this many request timeouts (5 min by default): a server that sends a byte
+just inside each read's timeout would otherwise hold a command for ever (a 512 MiB list at 2 MB/s still fits)."""
+
+
+def read_bounded(resp: Response, req: Request, max_bytes: int | None = None, timeout: float | None = None) -> bytes:
     """The whole body of `resp` (an http.client or urllib3 response, not preloaded), at most `max_bytes`
     (MAX_ANSWER_BYTES when not given): a Content-Length over it, or a body that goes past it, raises TooLarge
-    naming the bound (nothing past it is read). Transport errors of the reads propagate as they come."""
+    naming the bound (nothing past it is read). With `timeout` (the request's read timeout), a body still arriving
+    BODY_TIMEOUTS × `timeout` after its read began raises TooSlow naming the bound. Transport errors of the reads
+    propagate as they come."""
     max_bytes = MAX_ANSWER_BYTES if max_bytes is None else max_bytes
     length = _content_length(resp)
-    if length is not None:
-        if length > max_bytes:
-            raise TooLarge(req, max_bytes, length)
-        return resp.read()
+    if length is not None and length > max_bytes:
+        raise TooLarge(req, max_bytes, length)
+    read = getattr(resp, "read1", None) or resp.read  # read1: what has arrived, so the time bound is looked at
+    deadline = time.monotonic() + BODY_TIMEOUTS * timeout if timeout else None
     parts: list[bytes] = []
     total = 0
     while True:
-        chunk = resp.read(min(READ_CHUNK, max_bytes + 1 - total))
+        chunk = read(min(READ_CHUNK, max_bytes + 1 - total))
         if not chunk:
             return b"".join(parts)
         total += len(chunk)
         if total > max_bytes:
             raise TooLarge(req, max_bytes)
         parts.append(chunk)
+        if deadline is not None and timeout and time.monotonic() > deadline and total != length:
+            raise TooSlow(req, BODY_TIMEOUTS, timeout)
 
 
 def read_error_body(resp: Response) -> bytes:

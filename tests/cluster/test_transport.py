@@ -20,7 +20,7 @@ BOUND = 64 * 1024
 
 
 class _Hostile(BaseHTTPRequestHandler):
-    """Answers every GET with the server's `answer`: ("deep" | "long" | "endless")."""
+    """Answers every GET with the server's `answer`: ("deep" | "long" | "endless" | "drip")."""
 
     protocol_version = "HTTP/1.1"
 
@@ -28,6 +28,16 @@ class _Hostile(BaseHTTPRequestHandler):
         answer = self.server.answer
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
+        if answer == "drip":  # within the bound and each read's timeout, never done
+            self.send_header("Content-Length", str(BOUND))
+            self.end_headers()
+            try:
+                while not self.server.stopping.wait(0.02):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:
+                self.server.cut.set()
+            return
         if answer == "endless":
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
@@ -89,6 +99,20 @@ def test_an_answer_past_a_bound_is_one_line_naming_the_bound(hostile, capsys, mo
     assert "is larger than the 64 KiB bound (it says 262,160 bytes): not read past it" in said["long"].err
     assert said["endless"].err.endswith("is larger than the 64 KiB bound: not read past it\n")
     assert server.cut.wait(10)
+
+
+@pytest.mark.parametrize("path", ["lean", "client"])
+def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, capsys, monkeypatch, path):
+    """A byte every 20 ms keeps each read inside its timeout: the body's own bound (BODY_TIMEOUTS request timeouts)
+    ends `rlark get` in one line, where it waited for ever."""
+    server, kubeconfig = hostile
+    if path == "client":
+        monkeypatch.setattr(lean.LeanClient, "open", classmethod(lambda cls, *args, **kwargs: None))
+    server.answer = "drip"
+    result = cli_runner(kubeconfig, capsys)("--request-timeout", "0.1", "get", "jobs")
+    assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, result.err
+    assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
+    assert "to list jobs was still arriving after 1 s (10 × the 0.1 s request timeout)" in result.err, result.err
 
 
 def test_one_decoder_for_every_answer():
