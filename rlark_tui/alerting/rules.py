@@ -20,8 +20,9 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from rlark_tui.alerting.thresholds import Thresholds
+from rlark_tui.model.keys import RESTARTED_AT_ANNOTATION
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
-from rlark_tui.model.podstate import unschedulable
+from rlark_tui.model.podstate import ended_with_job_restart, unschedulable
 from rlark_tui.telemetry.progress import Line, Progress
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.text.redact import KnownSecrets, redact_text, secret_values
@@ -412,6 +413,14 @@ BACKOFF = ("CrashLoopBackOff", "BackOff")
 IMAGE = ("ErrImagePull", "ImagePullBackOff")
 
 
+def _with_job_restart(inputs: JobInputs, cr: Pod, status: Mapping) -> bool:
+    """A worker Pod in its restart that came with the Job's own Edit & Restart (model.podstate.ended_with_job_restart):
+    the Header Pod was replaced, and this worker's Ray node ended with it; no pod-backoff nor pod-restarted for that."""
+    job = Job(inputs.job)
+    return cr.task_name != job.head_task_name and ended_with_job_restart(
+        status, dig(inputs.job, "metadata", "annotations", RESTARTED_AT_ANNOTATION))
+
+
 def _pod_rules(inputs: JobInputs, plane_pods: Mapping[str, Mapping], thresholds: Thresholds, add: Add) -> None:
     for raw in inputs.pods:
         cr = Pod(raw)
@@ -431,7 +440,7 @@ def _pod_rules(inputs: JobInputs, plane_pods: Mapping[str, Mapping], thresholds:
                     f"{'lastState' if previous else 'state'}.terminated OOMKilled"
                     + (f" at {finished}" if finished else ""), pod=key, previous=previous)
                 break
-        if waiting in BACKOFF:
+        if waiting in BACKOFF and not _with_job_restart(inputs, cr, status):
             add("pod-backoff", shown, f"Pod {shown} is in {waiting}", f"state.waiting {waiting} {waiting_message}",
                 pod=key, previous=True)
         if waiting in IMAGE:
@@ -498,11 +507,14 @@ def restart_findings(inputs: JobInputs, memory: RestartMemory, now: float
         cr = Pod(raw)
         key = f"{cr.namespace}/{cr.name}"
         real = inputs.plane_pods.get(key)
-        count = restart_count(main_container_status(real)) if real is not None else None
+        status = main_container_status(real) if real is not None else {}
+        count = restart_count(status) if real is not None else None
         if count is None:
             continue
         base, last, rose = memory.counts.get(key, (count, count, now))
-        if count > last:
+        if count > last and count == last + 1 and _with_job_restart(inputs, cr, status):
+            base = count
+        elif count > last:
             rose = now
         elif count > base and now - rose >= RESTART_QUIET_SECONDS:
             base = count

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlark_tui.model.objects import dig, main_container_status
+from rlark_tui.model.timefmt import parse_time
 
 FAILURE_EVENTS = ("BackOff", "FailedMount", "Unhealthy", "OOMKilling", "Failed")
 """Data-plane event reasons a kubelet writes when a Pod cannot start or keep running."""
@@ -78,3 +79,15 @@ def failure_reason(pod: Any, events: Iterable[Any] = ()) -> str:
     parts = [unschedulable(pod)] + ([container_reason(status)] if status else [])
     parts += [r for r in event_reasons(events) if not any(r in p for p in parts)]
     return ", ".join(p for p in parts if p)
+
+
+def ended_with_job_restart(status: Any, restarted_at: Any) -> bool:
+    """A container status whose last instance was started before the Job's `rlark.io/restarted-at` and ended after
+    it with exit 0: a worker whose Ray node ended with the Header Pod an Edit & Restart (`rlark resume`) replaced, the
+    platform's worker sequence exiting 0 and running again (rlark-platform.md §2.4). An instance started after the
+    Job's restart that ended so is the worker failing on its own."""
+    last = dig(status, "lastState", "terminated", default={})
+    restarted = parse_time(restarted_at if isinstance(restarted_at, str) else None)
+    started, ended = parse_time(_text(dig(last, "startedAt"))), parse_time(_text(dig(last, "finishedAt")))
+    return (restarted is not None and started is not None and ended is not None and started < restarted <= ended
+            and _int(dig(last, "exitCode")) == 0)

@@ -338,3 +338,37 @@ def test_run_oom_in_a_worker_pods_log():
     (oom,) = [f for f in found.findings if f.rule == "run-oom"]
     assert oom.object == "ppo-rollout-0" and oom.pod == "rlark-gpu-a/uid-roll"
     assert "ppo-rollout-0" in oom.message and "low on memory" in oom.message
+
+
+def test_a_workers_restart_with_the_jobs_own_restart_is_no_backoff_nor_restart_alert():
+    """rlark resume's Edit & Restart replaces the Header Pod; each worker's Ray node ends with its head and the
+    platform's worker sequence exits 0 and runs again (restartPolicy Always), through CrashLoopBackOff. That instance
+    was started before the Job's rlark.io/restarted-at and ended after it: no pod-backoff, no pod-restarted. An
+    instance started after it, a non-zero exit or the Header Pod itself still alerts."""
+    resumed = {**job(), "metadata": {**job()["metadata"], "annotations": {"rlark.io/restarted-at": "2026-12-01T03:10:00Z"}}}
+
+    def worker(started="2026-12-01T03:01:00Z", code=0, restarts=1, waiting="CrashLoopBackOff"):
+        pod = plane_pod(restarts=restarts, waiting=waiting)
+        pod["status"]["containerStatuses"][0]["lastState"] = {"terminated": {
+            "reason": "Completed" if code == 0 else "Error", "exitCode": code, "startedAt": started,
+            "finishedAt": "2026-12-01T03:10:05Z"}}
+        return pod
+    roll = "rlark-gpu-a/uid-roll"
+
+    def backoff(plane, key=roll, the_job=resumed):
+        return [f.object for f in A.job_findings(inputs(job=the_job, plane_pods={key: plane}), TH, T0).findings
+                if f.rule == "pod-backoff"]
+    assert backoff(worker()) == []
+    assert backoff(worker(), the_job=job()) == ["ppo-rollout-0"], "no restart of the Job"
+    assert backoff(worker(started="2026-12-01T03:10:02Z")) == ["ppo-rollout-0"], "a worker failing again"
+    assert backoff(worker(code=1)) == ["ppo-rollout-0"]
+    assert backoff(worker(), key=HEAD_KEY) == ["ppo-actor-0"], "the Header Pod is replaced, never restarted"
+
+    def restarts(after, the_job=resumed):
+        seen = A.RestartMemory({roll: (0, 0, T0)})
+        found, _ = A.restart_findings(inputs(job=the_job, plane_pods={roll: after}), seen, T0 + 5)
+        return [f.message for f in found.findings]
+    assert restarts(worker(waiting=None)) == []
+    assert restarts(worker(waiting=None), the_job=job()) == ["Pod ppo-rollout-0 restarted (1 restarts, was 0)"]
+    assert restarts(worker(restarts=2, waiting=None)) == ["Pod ppo-rollout-0 restarted (2 restarts, was 0)"], \
+        "two restarts are more than the Job's one"
