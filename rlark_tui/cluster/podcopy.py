@@ -146,6 +146,10 @@ MAX_LINK_DEPTH = 40
 _NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+NAME_MAX = 255
+"""The longest name of one path component, in bytes (Linux): a longer one is refused before anything is written."""
+
+
 def _refuse(member: tarfile.TarInfo, why: str) -> CopyRefused:
     link = f" -> {member.linkname!r}" if member.issym() or member.islnk() else ""
     kind = "link" if link else "path" if why.startswith(("it is outside", "it escapes")) else "entry"
@@ -208,7 +212,8 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
     """(entry, its path under `local` as components) for every entry, `name` mapped to `local`; refuses the whole
     archive (CopyRefused naming the entry) when, judged against the tree once every entry has arrived, an entry's
     path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
-    anything but a file extracted before it, or is not a file, directory or link."""
+    anything but a file extracted before it, is not a file, directory or link, has a name longer than NAME_MAX or
+    is a link to nothing."""
     tree = _Tree(os.path.abspath(local))
     top = _parts(name) or []
     out = []
@@ -217,6 +222,10 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
         if parts is None or parts[:len(top)] != top:
             raise _refuse(member, f"it is outside {name!r}")
         rel = tuple(parts[len(top):])
+        if any(len(os.fsencode(part)) > NAME_MAX for part in parts):
+            raise _refuse(member, f"a name in its path is longer than {NAME_MAX} bytes")
+        if member.issym() and not member.linkname:
+            raise _refuse(member, "a link to nothing")
         if member.isdir():
             kind = ("dir", "")
         elif member.issym():
@@ -273,8 +282,9 @@ def extract(tar: tarfile.TarFile, name: str, local: str) -> list[str]:
             try:
                 _place(tar, member, rel, directory, path[-1], parent_fd, root_name, name)
             except OSError as exc:
-                raise CopyRefused(f"stopped at archive entry {member.name!r}: {exc.strerror or exc} (the "
-                                  "destination changed while being written)") from None
+                raced = exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST, errno.ENOENT)
+                raise CopyRefused(f"stopped at archive entry {member.name!r}: {exc.strerror or exc}"
+                                  + (" (the destination changed while being written)" if raced else "")) from None
             finally:
                 os.close(directory)
             written.append(os.path.join(parent, *path))

@@ -164,7 +164,14 @@ def test_a_hostile_tar_in_the_pod_writes_nothing_outside(plain_sandbox, hostile,
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("entries, refused", [THROUGH, PATH_LINK], ids=["hard-link-through-link", "path-through-link"])
+LONG = ((entry("loot/", tarfile.DIRTYPE), entry("loot/f"), entry("loot/" + "n" * 256)),
+        "refusing archive entry 'loot/" + "n" * 256 + "': a name in its path is longer than 255 bytes")
+EMPTY = ((entry("loot/", tarfile.DIRTYPE), entry("loot/f"), entry("loot/a", tarfile.SYMTYPE, "")),
+         "refusing archive link 'loot/a' -> '': a link to nothing")
+
+
+@pytest.mark.parametrize("entries, refused", [THROUGH, PATH_LINK, LONG, EMPTY],
+                         ids=["hard-link-through-link", "path-through-link", "long-name", "link-to-nothing"])
 def test_more_hostile_archives_refused_in_process(tmp_path, entries, refused):
     outer, before = _outer(tmp_path)
     with tarfile.open(fileobj=io.BytesIO(archive(*entries)), mode="r:") as tar:
