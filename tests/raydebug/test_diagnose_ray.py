@@ -2,17 +2,25 @@
 step (the demo workload's `sigsegv:1` fault; the driver prints the crash chain and exits, the Header container
 restarts and Ray starts afresh). `rlark wait --for phase=Succeeded` exits 1 within 60 s of the crash, with the
 alert and the first failure; `rlark diagnose` names ActorGroup:1 and `signal` and quotes Python's fatal error from
-the rank's own stderr; once the Job is stopped it answers the same from the evidence it kept."""
+the rank's own stderr; `rlark bundle` of the crashed run holds Ray's facts and the rank's stderr, opens as `rlark
+--bundle` reads it, with the same first failure, and no member holds the Job's secret env value or its Ray token;
+once the Job is stopped diagnose answers the same from the evidence it kept."""
 
 from __future__ import annotations
 
+import base64
 import json
 import stat
+import tarfile
+import threading
 import time
 from datetime import datetime
 
 import pytest
 
+from rlark_tui.cluster.bundle_source import BundleAccess
+from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.telemetry import bundle as layout
 from tests.agent.helpers import Api, wait_for
 from tests.clirun import cli_runner
 from tests.raydebug.faulty import faulty_job
@@ -20,11 +28,13 @@ from tests.raydebug.faulty import faulty_job
 pytestmark = pytest.mark.ray
 SEGV = "diagnose-segv"
 FATAL = "Fatal Python error: Segmentation fault"
+HF_TOKEN = "zqSegvHf0123"
 
 
 @pytest.fixture(scope="module")
 def crashing(ray_sandbox, tmp_path_factory):
-    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("segv"), SEGV, "sigsegv:1"):
+    secret = ({"name": "HF_TOKEN", "value": HF_TOKEN},)
+    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("segv"), SEGV, "sigsegv:1", secret):
         yield ray_sandbox
 
 
@@ -79,6 +89,7 @@ def test_diagnose_names_the_rank_killed_by_sigsegv_and_keeps_it_past_the_stop(cr
     assert failure["summary"].startswith(f"ActorGroup:1 failed first (signal): {FATAL}")
     kept = list((tmp_path / "state" / "diagnosis").iterdir())
     assert [p.name for p in kept] == [f"{SEGV}.json"] and stat.S_IMODE(kept[0].stat().st_mode) == 0o600
+    _bundle_opens_offline_without_secrets(crashing, rlark, tmp_path)
 
     assert rlark("stop", SEGV, "--yes").code == 0
     api = Api(crashing)
@@ -92,3 +103,25 @@ def test_diagnose_names_the_rank_killed_by_sigsegv_and_keeps_it_past_the_stop(cr
     assert again.code == 0, again.err
     assert again.out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
     assert FATAL in again.out and "kept when it was first seen" in again.err
+
+
+def _bundle_opens_offline_without_secrets(sandbox, rlark, tmp_path) -> None:
+    path = tmp_path / "segv.tar.gz"
+    written = rlark("--readonly", "bundle", SEGV, "-o", str(path))
+    assert written.code == 0, written.err
+    token = sandbox.store.get("secrets", f"{SEGV}-ray-token", "rlark-system", "rlark-gpu-a")
+    values = [HF_TOKEN, base64.b64decode(token["data"]["auth_token"]).decode()]
+    values += [base64.b64encode(value.encode()).decode() for value in values]
+    with tarfile.open(path) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert [(name, value) for name, data in members.items() for value in values if value.encode() in data] == []
+    assert {layout.ACTORS, layout.WORKERS, layout.NODES} <= set(members)
+    assert any(FATAL.encode() in data for name, data in members.items() if name.startswith("ray/") and
+               name != layout.ACTORS), sorted(members)
+    offline = BundleAccess(path)  # what `rlark --bundle` reads of it
+    try:
+        assert [j["metadata"]["name"] for j in next(offline.list_watch(JOBS, threading.Event())).items] == [SEGV]
+        failure = offline.diagnosis(SEGV).first_failure
+        assert (failure.worker, failure.cause) == ("ActorGroup:1", "signal") and FATAL in failure.evidence
+    finally:
+        offline.close()
