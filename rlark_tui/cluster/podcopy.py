@@ -316,6 +316,22 @@ def _walk(start_fd: int, parts: tuple[str, ...], member: tarfile.TarInfo, name: 
     return fd
 
 
+def _umask() -> int:
+    """This process's umask, as tar applies it for a user who is not root: a file the Pod marked 0777 is not
+    left writable by the bastion's other users. Read from /proc (os.umask would change it for every thread
+    while it is read); 0o022 where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    value = line.split(":", 1)[1].strip()
+                    if len(value) == 4 and all(c in "01234567" for c in value):
+                        return int(value, 8)
+    except OSError:
+        pass
+    return 0o022
+
+
 def _place(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: tuple[str, ...], directory: int, leaf: str, parent_fd: int, root_name: str, name: str) -> None:
     if member.isdir():
         try:
@@ -351,7 +367,7 @@ def _place(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: tuple[str, ...], 
             with os.fdopen(fd, "wb") as dst, src:
                 while chunk := src.read(CHUNK):
                     dst.write(chunk)
-                os.fchmod(dst.fileno(), member.mode & 0o777)
+                os.fchmod(dst.fileno(), member.mode & 0o777 & ~_umask())
             os.replace(temp, leaf, src_dir_fd=directory, dst_dir_fd=directory)
         except BaseException:
             with contextlib.suppress(OSError):

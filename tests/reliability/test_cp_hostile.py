@@ -218,3 +218,18 @@ def test_an_upload_reads_nothing_outside_its_source(tmp_path):
     with tarfile.open(fileobj=io.BytesIO(), mode="w") as tar, \
             pytest.raises(CopyRefused, match=r"refusing to send link .*out-link -> \.\./secret: it points outside"):
         pack(tar, str(src), "src")
+
+
+def test_modes_from_the_archive_are_cut_by_the_umask(tmp_path):
+    """A Pod's 0777 or setuid file lands as tar lands it for a user who is not root: the umask applies, so no
+    file is left writable by the bastion's other users."""
+    loose, setuid = entry("loot/loose"), entry("loot/setuid")
+    loose[0].mode, setuid[0].mode = 0o777, 0o4775
+    old = os.umask(0o027)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive(entry("loot", tarfile.DIRTYPE), loose, setuid))) as tar:
+            extract(tar, "loot", str(tmp_path / "loot"))
+    finally:
+        os.umask(old)
+    assert oct(os.stat(tmp_path / "loot" / "loose").st_mode & 0o7777) == oct(0o750)
+    assert oct(os.stat(tmp_path / "loot" / "setuid").st_mode & 0o7777) == oct(0o750)
