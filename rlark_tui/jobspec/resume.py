@@ -33,7 +33,10 @@ CYCLE = ("The run command already resumes from there, so the Job's Pods would no
          "restarts a running Job's Pods only when their template changes: resume stops the Job, waits until its Pods "
          "are gone and starts it again; RLinf loads the checkpoint and continues at the step after it.")
 FORCE_NOTE = "RLinf may fail to load it, and only after the restart."
-_EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + r"=(?:'[^']*'|\"[^\"]*\"|\S*)")
+_WORD = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\])*"""
+"""One whole shell word (its quoted and escaped parts with it): the existing override is replaced to its end, so a
+second resume leaves nothing of a quoted first one (`'/o/x'"'"'y'` was cut after `'/o/x'`) and never half a quote."""
+_EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + "=" + _WORD)
 
 
 def consequence(phase: str, same: bool = False) -> str:

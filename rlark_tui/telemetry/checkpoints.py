@@ -80,10 +80,21 @@ def location(config: Mapping) -> Location | None:
         base, name, family = _get(config, "runner.logger.log_path"), _get(config, "runner.logger.experiment_name"), \
             "embodied"
     if not isinstance(base, str) or not base.startswith("/") or not isinstance(name, str) or not name \
-            or "/" in name or name in (".", ".."):
+            or "/" in name or name in (".", "..") or not _shown_as_is(base + name):
         return None
     full = _get(config, "actor.fsdp_config.save_full_model_weights")
     return Location(posixpath.join(posixpath.normpath(base), name, "checkpoints"), family, full is not False)
+
+
+MAX_PATH = 4096
+"""PATH_MAX: a longer location is no directory RLinf could have written."""
+
+
+def _shown_as_is(path: str) -> bool:
+    """A location from the Header log is shown on one line (`location: …`) and goes into the run command: one with a
+    line break, a tab, a bidi or other format character, or past MAX_PATH is refused (it would forge the lines
+    after it, or read as another path), not escaped into a different path."""
+    return len(path) <= MAX_PATH and path.isprintable()
 
 
 def _step(name: str) -> int | None:

@@ -32,6 +32,11 @@ def test_location_of_both_runner_families():
     for bad in ({}, embodied("relative/path"), {"runner": {"logger": {"log_path": "/o", "experiment_name": ".."}}},
                 {"runner": {"logger": {"log_path": "/o", "experiment_name": 5}}}, {"runner": "x"}):
         assert location(bad) is None
+    # a location that would forge the lines after `location: …`, read as another path, or is past PATH_MAX
+    for bad in (embodied("/o\n3 checkpoint(s), latest complete: global_step_999"), embodied("/o/\u202eptth"),
+                embodied("/o/a\u200bb"), embodied("/o\tx"), embodied("/" + "a" * 5000)):
+        assert location(bad) is None
+    assert location(embodied("/o/ü x")).path == "/o/ü x/ppo/checkpoints"
 
 
 def test_complete_incomplete_megatron_and_reasoning_trees():

@@ -5,6 +5,7 @@ RLinf's EmbodiedRunner does (its line, the step after the checkpoint)."""
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow.actions import Actions
-from rlark_tui.jobspec.resume import resume_step, resumed, with_resume_dir
+from rlark_tui.jobspec.resume import resume_dir_of, resume_step, resumed, with_resume_dir
 from rlark_tui.telemetry.progress import latest_progress
 from tests.checks import fixtures as fx
 from tests.clirun import cli_runner
@@ -33,6 +34,19 @@ def test_override_appended_to_the_run_command_or_replaced():
         with_resume_dir("# nothing\n", "/o/global_step_1")
     assert [resume_step(p) for p in ("/o/global_step_20", "/o/global_step_20/", "/o/x", "/o/global_step_²")] == [
         20, 20, None, None]
+
+
+def test_a_second_resume_replaces_the_whole_quoted_word_of_the_first():
+    """A location with a quote (from a hostile Header log) is quoted `'/o/x'"'"'y/…'`; the next resume replaced only
+    `'/o/x'` and left the rest glued to its own path (runner.resume_dir=/n/global_step_3'y/…). A word with escapes or
+    double quotes is replaced to its end too, never leaving half a quote."""
+    first = with_resume_dir("python t.py a=1", "/o/x'y $(id)`id`/global_step_2")
+    assert shlex.split(first)[-1] == "runner.resume_dir=/o/x'y $(id)`id`/global_step_2"
+    assert resume_dir_of(first) == "/o/x'y $(id)`id`/global_step_2"
+    assert with_resume_dir(first, "/n/global_step_3") == "python t.py a=1 runner.resume_dir=/n/global_step_3"
+    for existing in ('runner.resume_dir=/a/"b c"', "runner.resume_dir=/a/b\\ c", 'runner.resume_dir="/a/\\"q"'):
+        assert with_resume_dir(f"python t.py {existing} b=2", "/n/global_step_3") == \
+            "python t.py runner.resume_dir=/n/global_step_3 b=2"
 
 
 def test_demo_workload_resumes_at_the_step_after_the_checkpoint(tmp_path, capsys):
