@@ -63,7 +63,7 @@ def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:
 def load_hand_over(root: Path, job: str) -> HandOver:
     """The hand-over fields kept for `job`; empty when there are none or the file cannot be used."""
     try:
-        data = load_json(fsutil.read_input(str(hand_over_path(root, job)), "hand-over", RECORD_BYTES))
+        data = load_json(fsutil.read_own(hand_over_path(root, job), RECORD_BYTES))
     except (OSError, ValueError, RlarkError):
         return HandOver()
     if not isinstance(data, dict):
@@ -104,7 +104,7 @@ class SavedRecord:
 
 def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
     """The newest `limit` records under `<root>/checks/` (newest first), from their JSON documents; a file that is
-    not one rlark wrote is left out."""
+    not one rlark wrote is left out (fsutil.read_own: nor one another user planted in a shared state directory)."""
     folder = root / "checks"
     try:
         files = sorted((p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
@@ -115,7 +115,7 @@ def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
         if len(records) >= limit:
             break
         try:
-            data = load_json(fsutil.read_input(str(path), "record", RECORD_BYTES))
+            data = load_json(fsutil.read_own(path, RECORD_BYTES))
         except (OSError, ValueError, RlarkError):
             continue
         checks = data.get("checks") if isinstance(data, dict) else None
@@ -130,7 +130,6 @@ def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
 def read_record(path: Path) -> str:
     """A saved record's markdown (at most RECORD_BYTES); RlarkError when it cannot be read."""
     try:
-        with path.open("rb") as handle:
-            return handle.read(RECORD_BYTES).decode("utf-8", "replace")
+        return fsutil.read_own(path, RECORD_BYTES).decode("utf-8", "replace")
     except OSError as exc:
         raise RlarkError(f"cannot read the record {path}: {exc.strerror or exc}") from None

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from rlark_tui.errors import RlarkError
-from rlark_tui.local.fsutil import open_append, write_private
+from rlark_tui.local.fsutil import open_append, read_own, write_private
 from rlark_tui.text.parse import load_json
 
 RECORD = "demo.json"
@@ -54,7 +54,7 @@ class Background:
     def find_kept(cls, state_dir: Path) -> Background | None:
         """The kept sandbox recorded in `state_dir`, if its process still runs."""
         try:
-            record = load_json((state_dir / RECORD).read_text())
+            record = load_json(read_own(state_dir / RECORD, 64 * 1024))
             pid, kubeconfig = int(record["pid"]), Path(record["kubeconfig"])
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 cmdline = fh.read().split(b"\0")

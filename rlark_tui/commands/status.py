@@ -66,9 +66,17 @@ def _state_dir() -> Path:
     return state_dir()
 
 
+MAX_CACHE_BYTES = 1024 * 1024
+"""The cache and the alert summary read back (rlark writes a few KiB)."""
+
+
 def _read(path: Path) -> dict:
+    """The cache or summary as rlark wrote it; {} for anything else (fsutil.read_own: a FIFO, a device or another
+    user's file in a shared state directory never hangs tmux's status line nor is believed)."""
+    from rlark_tui.local.fsutil import read_own
+
     try:
-        data = load_json(path.read_text(encoding="utf-8"))
+        data = load_json(read_own(path, MAX_CACHE_BYTES).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) else {}

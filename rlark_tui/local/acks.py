@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlark_tui.local.fsutil import write_private
+from rlark_tui.local.fsutil import read_own, write_private
 from rlark_tui.text.parse import load_json
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ FILE_NAME = "alert-acks.json"
 SUMMARY = "alerts-summary.json"
 KEEP_SECONDS = 30 * 24 * 3600.0
 MAX_ENTRIES = 5000
+MAX_FILE_BYTES = 4 * 1024 * 1024
+"""The acknowledgements file read back (MAX_ENTRIES entries are far less)."""
 
 def _path(state_dir: Path) -> Path:
     return Path(state_dir) / FILE_NAME
@@ -33,7 +35,7 @@ def _path(state_dir: Path) -> Path:
 
 def _read(path: Path) -> dict[str, float]:
     try:
-        data = load_json(path.read_text(encoding="utf-8"))
+        data = load_json(read_own(path, MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     entries = data.get("acks") if isinstance(data, dict) else None

@@ -13,7 +13,7 @@ import yaml
 
 from rlark_tui.alerting.thresholds import Thresholds, thresholds_from
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.local.fsutil import read_input, read_own, write_private
 from rlark_tui.model.views import ViewSettings, parse_views, views_text
 from rlark_tui.text.parse import YamlBound, load_yaml
 
@@ -216,9 +216,9 @@ def load_views(context: str) -> tuple[ViewSettings, str]:
     if not path.exists():
         return ViewSettings(), ""
     try:
-        return parse_views(read_input(str(path), "view settings", MAX_VIEWS_BYTES).decode("utf-8")), ""
-    except UsageError as exc:
-        why = str(exc)
+        return parse_views(read_own(path, MAX_VIEWS_BYTES).decode("utf-8")), ""
+    except OSError as exc:
+        why = f"view settings {path}: {exc.strerror or exc}"
     except (UnicodeDecodeError, ValueError) as exc:
         why = f"view settings {path}: {_first_line(exc)}"
     return ViewSettings(), f"{why}; the default view is shown (the next change replaces the file)"

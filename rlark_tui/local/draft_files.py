@@ -16,7 +16,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.local.config import state_dir
-from rlark_tui.local.fsutil import read_input, remove_quietly, write_private
+from rlark_tui.local.fsutil import read_input, read_own, remove_quietly, write_private
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
 _HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
@@ -53,7 +53,7 @@ class DraftStore:
     def load(self) -> SavedDraft | None:
         """The autosaved draft, or None when there is none. Raises UsageError when it cannot be read."""
         try:
-            text = self.path.read_bytes()
+            text = read_own(self.path, MAX_DRAFT_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:

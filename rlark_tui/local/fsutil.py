@@ -23,7 +23,6 @@ import errno
 import grp
 import os
 import pwd
-import secrets
 import stat
 import sys
 from collections.abc import Iterator
@@ -200,6 +199,8 @@ class Destination:
     def temp(self, tag: str = "tmp", *, private: bool = False) -> tuple[str, BinaryIO]:
         """A new file under an unpredictable name beside the target (O_EXCL, O_NOFOLLOW): (its name, open to
         read and write)."""
+        import secrets  # here: `rlark status --tmux` reads its cache through this module (start-up time)
+
         named = self.named and not private
         while True:
             name = f".{self.leaf[:180]}.{secrets.token_hex(8)}.{tag}"
@@ -395,4 +396,33 @@ def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECO
         raise UsageError(f"{what} {shown}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
         raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
+    return data
+
+
+def read_own(path: Path | str, limit: int) -> bytes:
+    """A file rlark keeps for itself (its state, caches, records, kept evidence, view settings, the autosaved
+    draft), read back as the one writer wrote it: found by the same walk (a link on the way only where no one else
+    may write), in a directory of the user's own, a regular file of the user's own, at most `limit` bytes, opened
+    without following a link or waiting on a FIFO. FileNotFoundError when it is not there; otherwise an OSError
+    whose text says why it was not read (another user's file, directory or link, a FIFO or device, past `limit`),
+    so a file planted in a shared state directory is never believed, never hangs the read and never fills memory."""
+    try:
+        where = Destination(path, create_dirs=False)
+    except UnsafeDestination as exc:
+        raise PermissionError(errno.EACCES, str(exc).partition(": ")[2].removesuffix("; choose a directory of your own"),
+                              str(path)) from None
+    with where:
+        if where.through:
+            raise PermissionError(errno.EACCES, "not a regular file", str(path))
+        opened = where.open_own(where.leaf, os.O_RDONLY | os.O_NONBLOCK)
+        if opened is None:
+            os.stat(where.leaf, dir_fd=where.dir_fd, follow_symlinks=False)  # FileNotFoundError when it is not there
+            raise PermissionError(errno.EACCES, "not a regular file of your own", str(path))
+        handle, info = opened
+        with handle:
+            if info.st_size > limit:
+                raise OSError(errno.EFBIG, f"larger than {size_text(limit)}", str(path))
+            data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {size_text(limit)}", str(path))
     return data

@@ -274,13 +274,13 @@ def _metrics(access: ClusterAccess, name: str, notes: list[str]) -> dict[str, An
 def _last_check(state_dir: Path, name: str) -> dict[str, Any] | None:
     """The Job's newest run-check record (`rlark check` and the TUI save them under the state dir)."""
     from rlark_tui.checks.records import list_records
-    from rlark_tui.local.fsutil import read_input
+    from rlark_tui.local.fsutil import read_own
     from rlark_tui.text.parse import load_json
 
     for record in list_records(Path(state_dir)):
         if record.job == name:
             try:
-                data = load_json(read_input(str(Path(record.path).with_suffix(".json")), "record", RECORD_BYTES))
+                data = load_json(read_own(Path(record.path).with_suffix(".json"), RECORD_BYTES))
             except (OSError, ValueError, RlarkError):
                 return None
             return data if isinstance(data, dict) else None

@@ -56,9 +56,12 @@ def kept_path(state_dir: Path, job: str) -> Path:
 
 def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnosis | None:
     """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
-    afresh); None when there is none or it cannot be read."""
+    afresh); None when there is none or it cannot be read (fsutil.read_own: one another user planted or linked in a
+shared state directory, a FIFO or a device, is none)."""
+    from rlark_tui.local.fsutil import read_own
+
     try:
-        data = load_json(kept_path(state_dir, job).read_bytes()[:MAX_KEPT_BYTES], max_bytes=MAX_KEPT_BYTES)
+        data = load_json(read_own(kept_path(state_dir, job), MAX_KEPT_BYTES), max_bytes=MAX_KEPT_BYTES)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):

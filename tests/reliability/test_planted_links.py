@@ -9,6 +9,7 @@ And the bounded reads of user-named inputs: `/dev/zero`, a FIFO that never ends 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -187,3 +188,66 @@ def test_a_resume_continues_only_the_part_file_this_rlark_made(tmp_path):
         fresh[2].close()
         assert fresh[1] != part and fresh[3] == 0 and not (tmp_path / part).exists()
     assert oct((tmp_path / record).stat().st_mode & 0o777) == oct(0o600)
+
+
+READERS = r"""
+import json, sys, time
+from pathlib import Path
+from rlark_tui.checks import records
+from rlark_tui.commands import status
+from rlark_tui.local import acks, config, draft_files
+from rlark_tui.raydash import bundle, diagnose
+state = Path(sys.argv[1])
+started = time.monotonic()
+print(json.dumps({
+    "kept": [diagnose.load_kept(state, job) is None for job in ("fifo-job", "zero-job", "forged-job")],
+    "status": [status._read(state / name) for name in (status.CACHE, "alerts-summary.json")],
+    "acks": sorted(acks._read(state / acks.FILE_NAME)),
+    "records": [r.job for r in records.list_records(state)],
+    "hand-over": records.load_hand_over(state, "forged-job").recorder,
+    "last-check": bundle._last_check(state, "forged-job"),
+    "views": config.load_views("ctx")[1].split(": ", 1)[-1],
+    "seconds": time.monotonic() - started,
+}))
+try:
+    draft_files.DraftStore(state).load()
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_state_files_another_user_planted_are_not_read(tmp_path):
+    """A state and config directory others may write (RLARK_STATE_DIR, RLARK_CONFIG under a shared /tmp), where
+    another uid made the subdirectories and planted, at the names rlark keeps its own files: a FIFO (read_bytes and
+    open waited for ever: `rlark diagnose` and tmux's `rlark status --tmux` hung), a link to /dev/zero (read_bytes
+    filled memory) and forged documents (a kept diagnosis with a made-up first failure, a check record, hand-over
+    fields, acknowledgements that silence alerts, view settings). Every reader, in a real process, treats each as
+    absent, at once."""
+    shared = Path(tempfile.mkdtemp(prefix="rlark-state-", dir="/tmp"))
+    shared.chmod(0o1777)
+    forged_diagnosis = json.dumps({"uid": "", "diagnosis": {"job": "forged-job"}})
+    record = json.dumps({"job": "forged-job", "checkedAt": "2099-01-01", "checks": [{"result": "pass"}]})
+    plant = (f"cd {shared} && mkdir -m 777 diagnosis checks drafts views && mkfifo diagnosis/fifo-job.json "
+             f"&& ln -s /dev/zero diagnosis/zero-job.json && echo '{forged_diagnosis}' > diagnosis/forged-job.json "
+             f"&& mkfifo status-cache.json && ln -s /dev/zero alerts-summary.json "
+             f"&& echo '{{\"acks\": {{\"job-failed/x\": 4e9}}}}' > {acks.FILE_NAME} "
+             f"&& echo '{record}' > checks/forged-job.json && mkfifo checks/forged-job.md "
+             f"&& mkdir -m 777 checks/hand-over && echo '{{\"recorder\": \"mallory\"}}' > checks/hand-over/forged-job.json "
+             f"&& mkfifo drafts/{draft_files.AUTOSAVE_NAME} && mkfifo views/ctx-$(printf ctx | sha256sum | cut -c1-10).json")
+    as_other("sh", "-c", plant)
+    try:
+        env = {**os.environ, "RLARK_STATE_DIR": str(shared), "RLARK_CONFIG": str(shared / "config.yaml")}
+        done = subprocess.run(["timeout", "30", sys.executable, "-c", READERS, str(shared)], capture_output=True,
+                              text=True, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        found, draft = done.stdout.splitlines()
+        seen = json.loads(found)
+        assert seen.pop("seconds") < 5
+        assert seen == {"kept": [True, True, True], "status": [{}, {}], "acks": [], "records": [],
+                        "hand-over": None, "last-check": None,
+                        "views": "it is a special file in a directory others may write; the default view is shown (the "
+                                 "next change replaces the file)"}
+        assert draft == (f"UsageError autosaved draft {shared}/drafts/{draft_files.AUTOSAVE_NAME}: cannot read it "
+                         "(it is a special file in a directory others may write)")
+    finally:
+        shutil.rmtree(shared)
