@@ -8,9 +8,10 @@ was written, and is shown through the same cleaning as a live cluster's. No requ
 
 from __future__ import annotations
 
+import collections
 import tarfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,25 @@ MAX_MEMBERS = 10_000
 MAX_UNPACKED = 4 * 1024 * 1024 * 1024
 """A bundle is someone else's file (one attached to an issue): its index is read within these bounds, so an archive
 of endless members, or one that never ends, is one line instead of a scan without end."""
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML has it: the pure-Python one took 112 s over an 8 MiB pods.yaml (MAX_OBJECTS)
+before the TUI showed anything."""
+
+
+LINE_PIECE = 1024 * 1024
+"""A captured line longer than this is shown in pieces of it."""
+BATCH = 1000
 
 
 class BundleLog:
     """A captured log as the follower reads a stream: its lines in batches, then open until aborted (a follow of a
-    finished log shows what was captured and waits, instead of reconnecting); a previous instance's just ends."""
+    finished log shows what was captured and waits, instead of reconnecting); a previous instance's just ends.
+    The lines are read from the member as they are asked for, and with `tail` only the last `tail` are kept while
+    the member is read, as a cluster answers `tailLines`: a member of 256 MiB of empty lines (a 1 MB bundle) made a
+    list of 268 million strings, some 15 GB, when its Pod's log was opened."""
 
-    def __init__(self, lines: list[str], hold: bool) -> None:
-        self._lines, self._hold = lines, hold
+    def __init__(self, lines: Iterable[str], hold: bool, tail: int | None = None) -> None:
+        self._lines, self._hold, self._tail = lines, hold, tail
         self._aborted = threading.Event()
 
     def __iter__(self) -> Iterator[str]:
@@ -47,8 +59,19 @@ class BundleLog:
             yield from batch
 
     def batches(self) -> Iterator[list[str]]:
-        for start in range(0, len(self._lines), 1000):
-            yield self._lines[start:start + 1000]
+        lines: Iterable[str] = self._lines
+        if self._tail is not None:
+            lines = collections.deque(lines, maxlen=max(self._tail, 0))
+        batch: list[str] = []
+        for line in lines:
+            if self._aborted.is_set():
+                return
+            batch.append(line)
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
         if self._hold:
             self._aborted.wait()
 
@@ -108,6 +131,34 @@ class BundleAccess:
             handle = self._tar.extractfile(member)
             return handle.read(min(member.size, limit)) if handle is not None else None
 
+    def lines(self, name: str, limit: int = MAX_MEMBER) -> Iterator[str] | None:
+        """A member's lines as they are read, a piece of at most LINE_PIECE bytes at a time (at most `limit` bytes;
+        a line longer than a piece is cut there), None when the bundle has none of that name."""
+        member = self._members.get(name)
+        if member is None:
+            return None
+        with self._lock:
+            handle = self._tar.extractfile(member)
+        if handle is None:
+            return None
+
+        def read() -> Iterator[str]:
+            left, rest = min(member.size, limit), b""
+            while left > 0:
+                with self._lock:
+                    chunk = handle.read(min(LINE_PIECE, left))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                head, newline, rest = (rest + chunk).rpartition(b"\n")
+                if len(rest) >= LINE_PIECE:
+                    head, newline, rest = head + newline + rest, b"\n", b""
+                if newline:
+                    yield from (head + newline).decode("utf-8", "replace").splitlines()
+            if rest:
+                yield from rest.decode("utf-8", "replace").splitlines()
+        return read()
+
     def _json(self, name: str) -> Any:
         data = self.read(name, MAX_OBJECTS)
         try:
@@ -118,7 +169,7 @@ class BundleAccess:
     def _items(self, name: str) -> list[dict[str, Any]]:
         data = self.read(name, MAX_OBJECTS)
         try:
-            doc = load_yaml(data.decode("utf-8", "replace"), yaml.SafeLoader) if data else None
+            doc = load_yaml(data.decode("utf-8", "replace"), _YAML_LOADER) if data else None
         except (yaml.YAMLError, ValueError):
             return []
         if isinstance(doc, dict) and doc.get("kind") == "List":
@@ -156,12 +207,12 @@ class BundleAccess:
 
     def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
-                **_options: Any) -> BundleLog:
-        data = self.read(layout.log_member(pod, container, previous))
-        if data is None:
+                tail: int | None = None, **_options: Any) -> BundleLog:
+        lines = self.lines(layout.log_member(pod, container, previous))
+        if lines is None:
             raise NotFound(f"the {'previous ' if previous else ''}log of {pod}/{container}: not in the bundle",
                            404, "Not Found")
-        return BundleLog(data.decode("utf-8", "replace").splitlines(), hold=follow)
+        return BundleLog(lines, hold=follow, tail=tail)
 
     def diagnosis(self, job: str) -> pure.Diagnosis | None:
         found = pure.from_json(self._json(layout.DIAGNOSIS))

@@ -127,9 +127,10 @@ def parse_manifest(data: object) -> Manifest | None:
     listed = data.get("members")
     for item in listed if isinstance(listed, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("size"), int):
-            read = item.get("read")
+            read, left_out = item.get("read"), item.get("left_out")
             members.append(Member(item["path"], item["size"], str(item.get("sha256") or ""),
-                                  read if isinstance(read, int) else None, int(item.get("left_out") or 0)))
+                                  read if isinstance(read, int) else None,
+                                  left_out if isinstance(left_out, int) and left_out > 0 else 0))
     budget = data.get("log_budget")
     notes = data.get("notes")
     return Manifest(data["job"], str(data.get("captured") or ""), budget if isinstance(budget, int) else LOG_BUDGET,

@@ -81,3 +81,41 @@ def test_a_bundle_of_endless_members_is_one_line_not_a_scan_without_end(tmp_path
     with pytest.raises(RlarkError, match=r"^--bundle .*endless\.tar\.gz: more than 50 members or 4 GiB unpacked: "
                                          r"not a bundle rlark wrote$"):
         BundleAccess(crafted)
+
+
+CRAFTED_LOG = r"""
+import io, json, resource, sys, tarfile
+from rlark_tui.cluster.bundle_source import BundleAccess
+from rlark_tui.telemetry.bundle import FORMAT, log_member
+path = sys.argv[1]
+manifest = {"format": FORMAT, "job": "j", "members": [{"path": "a", "size": 1, "left_out": "lots"},
+                                                      {"path": "b", "size": 1, "left_out": 1e400}]}
+with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+    for name, data in (("manifest.json", json.dumps(manifest).encode()), (log_member("p", "main"), b"\n" * (16 << 20))):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+del data
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+access = BundleAccess(path)
+shown = [len(batch) for batch in access.pod_log("c", "p", tail=1000).batches()]
+print(json.dumps({"left_out": [m.left_out for m in access.manifest.members], "shown": shown,
+                  "grew_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}))
+"""
+
+
+def test_a_crafted_bundle_opens_and_its_log_of_empty_lines_is_read_as_a_tail(tmp_path):
+    """A manifest's left_out of the wrong type ('lots', 1e400) ended `rlark --bundle` in a crash; a log member of
+    16 MiB of empty lines (a 70 KB bundle) was read into a list of 16 million strings (185 MB; 256 MiB, the member
+    bound, some 15 GB) when its Pod's log was opened: now read as it is asked for, the last `tail` lines kept, as a
+    cluster answers tailLines."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", CRAFTED_LOG, str(tmp_path / "crafted.tar.gz")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["left_out"] == [0, 0] and seen["shown"] == [1000]
+    assert seen["grew_mb"] < 60
