@@ -43,6 +43,12 @@ LINE_PIECE = 1024 * 1024
 BATCH = 1000
 
 
+def _number(value: object, default: float) -> float:
+    """A captured point's time or value: a JSON number, else `default` (a string or a list there raised in the
+    metrics poll of `rlark --bundle`)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
 class BundleLog:
     """A captured log as the follower reads a stream: its lines in batches, then open until aborted (a follow of a
     finished log shows what was captured and waits, instead of reconnecting); a previous instance's just ends.
@@ -222,7 +228,7 @@ class BundleAccess:
         data = self._json(layout.METRICS)
         if not isinstance(data, dict) or data.get("job") != job or not isinstance(data.get("series"), dict):
             return None
-        series = {str(tag): [(float(p[0] or 0), p[1], float(p[2] if p[2] is not None else "nan")) for p in points
+        series = {str(tag): [(_number(p[0], 0.0), p[1], _number(p[2], float("nan"))) for p in points
                              if isinstance(p, list) and len(p) == 3 and isinstance(p[1], int)]
                   for tag, points in data["series"].items() if isinstance(points, list)}
         return MetricsState(MetricsResult(job, str(data.get("source") or "log"), series,

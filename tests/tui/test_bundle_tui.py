@@ -91,7 +91,9 @@ path = sys.argv[1]
 manifest = {"format": FORMAT, "job": "j", "members": [{"path": "a", "size": 1, "left_out": "lots"},
                                                       {"path": "b", "size": 1, "left_out": 1e400}]}
 with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-    for name, data in (("manifest.json", json.dumps(manifest).encode()), (log_member("p", "main"), b"\n" * (16 << 20))):
+    metrics = {"job": "j", "series": {"loss": [["x", 1, "y"], [{}, 2, []], [5.0, 3, 0.5]]}}
+    for name, data in (("manifest.json", json.dumps(manifest).encode()), ("metrics.json", json.dumps(metrics).encode()),
+                       (log_member("p", "main"), b"\n" * (16 << 20))):
         info = tarfile.TarInfo(name)
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
@@ -100,12 +102,14 @@ before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 access = BundleAccess(path)
 shown = [len(batch) for batch in access.pod_log("c", "p", tail=1000).batches()]
 print(json.dumps({"left_out": [m.left_out for m in access.manifest.members], "shown": shown,
+                  "metrics": [[t, s, None if v != v else v] for t, s, v in access.metrics("j").result.series["loss"]],
                   "grew_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}))
 """
 
 
 def test_a_crafted_bundle_opens_and_its_log_of_empty_lines_is_read_as_a_tail(tmp_path):
-    """A manifest's left_out of the wrong type ('lots', 1e400) ended `rlark --bundle` in a crash; a log member of
+    """A manifest's left_out of the wrong type ('lots', 1e400), or a metric point's time or value ('x', {}), ended
+    `rlark --bundle` in a crash; a log member of
     16 MiB of empty lines (a 70 KB bundle) was read into a list of 16 million strings (185 MB; 256 MiB, the member
     bound, some 15 GB) when its Pod's log was opened: now read as it is asked for, the last `tail` lines kept, as a
     cluster answers tailLines."""
@@ -118,4 +122,5 @@ def test_a_crafted_bundle_opens_and_its_log_of_empty_lines_is_read_as_a_tail(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     assert seen["left_out"] == [0, 0] and seen["shown"] == [1000]
+    assert seen["metrics"] == [[0.0, 1, None], [0.0, 2, None], [5.0, 3, 0.5]]  # no value: NaN
     assert seen["grew_mb"] < 60
