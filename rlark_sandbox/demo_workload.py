@@ -6,9 +6,15 @@ metric table after every step, or with `--reasoning` the reasoning runners' `Glo
 round the nodes when set), named as RLinf names its workers (`ActorGroup:<rank>`, namespace RLinf), writes
 checkpoints in RLinf's layout under the output path, then stays alive (as a pod must).
 
-Two faults, off by default, set by the Job's env `RLARK_DEMO_FAULT` (from the second step on):
+Faults, off by default, set by the Job's env `RLARK_DEMO_FAULT` (from the second step on; a rank runs on a
+worker node with that node's env, so a worker role carries it too):
 - `hang:<rank>`: that rank never reaches the collective (it sits in `next_batch`), the others wait in `allreduce`;
-- `sigsegv:<rank>`: that rank is killed by SIGSEGV; the driver prints the crash chain and exits 1.
+- `sigsegv:<rank>`: that rank is killed by SIGSEGV; the driver prints the crash chain and exits 1;
+- `cudaoom:<rank>`: that rank raises what PyTorch raises on a CUDA OOM, as PyTorch prints it
+  (`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...`,
+  without torch); the driver prints RLinf's crash chain and exits 1;
+- `hostoom:<rank>`: that rank allocates and touches memory (up to HOSTOOM_CAP) until its Pod passes the
+  container's memory limit and is OOMKilled; Ray loses the node, the driver prints the crash chain and exits 1.
 """
 
 from __future__ import annotations
@@ -245,10 +251,43 @@ def _wait_for_nodes(ray, num_nodes: int) -> list[dict]:
         time.sleep(1)
 
 
+FAULTS = ("hang", "sigsegv", "cudaoom", "hostoom")
+HOSTOOM_CAP = 4 << 30
+"""The most `hostoom` allocates: a Pod without a memory limit holds that much, not the whole machine."""
+
+
 def fault() -> tuple[str, int]:
-    """`$RLARK_DEMO_FAULT` as (kind, rank): `hang:<rank>` or `sigsegv:<rank>`; ("", -1) when unset."""
+    """`$RLARK_DEMO_FAULT` as (kind, rank), kind one of FAULTS; ("", -1) when unset."""
     kind, _, rank = os.environ.get("RLARK_DEMO_FAULT", "").partition(":")
-    return (kind, int(rank)) if kind in ("hang", "sigsegv") and rank.isdigit() else ("", -1)
+    return (kind, int(rank)) if kind in FAULTS and rank.isdigit() else ("", -1)
+
+
+class OutOfMemoryError(RuntimeError):
+    """PyTorch's CUDA OOM as a traceback shows it (`torch.OutOfMemoryError: ...`), without importing torch."""
+
+
+OutOfMemoryError.__module__ = "torch"
+
+
+def cuda_oom() -> OutOfMemoryError:
+    """The caching allocator's text (c10/cuda/CUDACachingAllocator.cpp) for an 80 GB GPU that is full."""
+    return OutOfMemoryError(
+        "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB "
+        "is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use. Of the allocated memory "
+        "75.50 GiB is allocated by PyTorch, and 1.92 GiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+
+
+def grow_memory(chunk: int = 32 << 20) -> list[bytearray]:
+    """Host memory allocated and touched a chunk at a time (a few hundred MB a second, so the kubelet's limit is
+    caught close to it) up to HOSTOOM_CAP, then held."""
+    held = []
+    while len(held) * chunk < HOSTOOM_CAP:
+        held.append(bytearray(b"\x01" * chunk))
+        time.sleep(0.05)
+    return held
 
 
 def next_batch() -> None:
@@ -290,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
 
     @ray.remote(num_cpus=0)
     class Worker:
+        def __init__(self, rank: int) -> None:
+            self.rank = rank
+
+        def __repr__(self) -> str:  # RLinf's Worker.__repr__, which Ray's task errors quote (`repr=...`)
+            return f"ActorGroup(rank={self.rank})"
+
         def probe(self) -> dict:
             return {"node_rank": int(os.environ.get("RLINF_NODE_RANK", "-1")), "pid": os.getpid()}
 
@@ -299,13 +344,19 @@ def main(argv: list[str] | None = None) -> int:
             kind, odd = fault()
             if step > 1 and rank == odd and kind == "sigsegv":
                 os.kill(os.getpid(), signal.SIGSEGV)
+            if step > 1 and rank == odd and kind == "cudaoom":
+                raise cuda_oom()
+            if step > 1 and rank == odd and kind == "hostoom":
+                grow_memory()
             if step > 1 and kind == "hang":
                 if rank == odd:
                     next_batch()
                 loss = allreduce(loss)
             return {"reward": math.tanh(step / 20) + rng.uniform(-0.05, 0.05), "loss": loss}
 
-    ordered = sorted(nodes, key=lambda n: n["NodeID"])
+    # the driver's own node first (rank 0 there, as RLinf places it), the others by ID
+    here = ray.get_runtime_context().get_node_id()
+    ordered = sorted(nodes, key=lambda n: (n["NodeID"] != here, n["NodeID"]))
     ranks = int(os.environ.get("RLARK_DEMO_RANKS") or 0) or len(ordered)
     workers = []
     for index in range(ranks):
@@ -313,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
         # ray.remote makes Worker an ActorClass, which Ray's annotations do not say
         actor = Worker.options(scheduling_strategy=strategy, name=f"ActorGroup:{index}")  # type: ignore[attr-defined]
-        workers.append((node, actor.remote()))
+        workers.append((node, actor.remote(index)))
     probes = ray.get([w.probe.remote() for _, w in workers])
     rank_of = {id(actor): index for index, (_, actor) in enumerate(workers)}
     ranked = list(zip(probes, workers)) if os.environ.get("RLARK_DEMO_RANKS") else \
@@ -354,6 +405,11 @@ def main(argv: list[str] | None = None) -> int:
         except ray.exceptions.RayActorError:
             traceback.print_exc()
             _log("ERROR", "A worker died during training; see the dead worker's log above.")
+            return 1
+        except ray.exceptions.RayTaskError as error:
+            # RLinf's Worker wrapper: the remote exception (its traceback, the worker's PID) then the exit line
+            print(f"Exception occurred while running Worker's function step: exception is {error}", flush=True)
+            _log("ERROR", "Exiting main process due to a failure upon worker execution.")
             return 1
         reward = sum(r["reward"] for r in results) / len(results)
         loss = sum(r["loss"] for r in results) / len(results)

@@ -41,17 +41,30 @@ def group_members(pgid: int) -> list[int]:
     return [pid for pid, fields in live_stats() if int(fields[2]) == pgid]
 
 
-def group_rss(pgid: int) -> int:
-    """Resident memory of a process group in bytes (the sum over its live members)."""
+def session_members(sid: int) -> list[int]:
+    """Live (non-zombie) processes of a session, read from /proc: a container's processes, also those that made a
+    process group of their own (Ray's workers do)."""
+    return [pid for pid, fields in live_stats() if int(fields[3]) == sid]
+
+
+def session_rss(sid: int) -> int:
+    """Resident memory of a session in bytes (the sum over its live members), as a container's cgroup counts it."""
     total = 0
     page = os.sysconf("SC_PAGE_SIZE")
-    for pid in group_members(pgid):
+    for pid in session_members(sid):
         try:
             with open(f"/proc/{pid}/statm", "rb") as fh:
                 total += int(fh.read().split()[1]) * page
         except (OSError, IndexError, ValueError):
             continue
     return total
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of a session, as the kernel's OOM killer ends a container's cgroup."""
+    for pid in session_members(sid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 async def end_group(pgid: int, grace: float) -> None:

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -382,15 +381,15 @@ class ContainerRunner:
                                  "containerID": f"sandbox://{launch.uid}/{self.restart_count}"}
         self._status({"terminated": dict(self._last_terminated)}, False, False)
 
-    async def _watch_memory(self, pgid: int) -> None:
-        """The cgroup limit of a kubelet, on the process group: SIGKILL all of it once its RSS passes the limit."""
+    async def _watch_memory(self, sid: int) -> None:
+        """The cgroup limit of a kubelet, on the container's session (its process groups too, e.g. Ray's workers):
+        SIGKILL all of it once its RSS passes the limit."""
         limit = self.launch.memory_limit or 0
         while True:
             await asyncio.sleep(MEMORY_POLL_SECONDS)
-            if procs.group_rss(pgid) > limit:
+            if procs.session_rss(sid) > limit:
                 self._oom_killed = True
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGKILL)
+                procs.kill_session(sid)
                 return
 
 

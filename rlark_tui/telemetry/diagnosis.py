@@ -69,9 +69,13 @@ _KNOCK_ON = ("The actor died unexpectedly before finishing this task", "ActorDie
              "ActorUnavailableError", "A worker died during training")
 GONE_MARKS = ("all references to the actor were removed", "its owner has died", "killed by `ray.kill`",
          "killed by ray.kill", "The actor is dead because it was killed", "detached actor")
-_RAY_TASK = re.compile(r"ray::([A-Za-z_][\w]{0,80})[\w.]{0,80}\(\) \(pid=(\d{1,10})")
-"""RLinf's crash line names the actor's class and PID: `exception is ray::EmbodiedFSDPActor.run_training() (pid=4121,
-ip=…)`; the lines after it, up to the next crash line, are that worker's."""
+_RAY_TASK = re.compile(r"ray::([A-Za-z_][\w]{0,80})[\w.]{0,80}\(\) \(pid=(\d{1,10})(?:, ip=([\d.:a-fA-F]{1,45}))?")
+"""RLinf's crash line names the actor's class, PID and node IP: `exception is ray::EmbodiedFSDPActor.run_training()
+(pid=4121, ip=…, actor_id=…, repr=ActorGroup(rank=1))`; the lines after it, up to the next crash line, are that
+worker's."""
+_RLINF_REPR = re.compile(r", repr=([A-Za-z_]\w{0,80})\(rank=(\d{1,6})\)\)")
+"""RLinf's Worker.__repr__ (`<group>(rank=<r>)`) in Ray's task error: the actor's name is `<group>:<r>`, known even
+once Ray's actor list is gone."""
 _RLINF_CRASH = ("Exception occurred while running ", "Exiting main process due to a failure upon worker execution.")
 _LOG_GATE = re.compile(_ANCHORS.pattern + "|" + "|".join(re.escape(mark) for mark in (
     _TRACEBACK, *_RLINF_CRASH, _RAYLET_DIED, "A worker died during training")))
@@ -450,7 +454,7 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
     events: list[Event] = []
     seen: set[tuple[str, str]] = set()
     in_traceback = False
-    chain = ""
+    chain, chain_place = "", ("", "")
     by_name = set(places.names.values())
     for index, (at, text) in enumerate(lines):
         if len(events) >= MAX_LOG_EVENTS:
@@ -458,10 +462,9 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
         if not in_traceback and _LOG_GATE.search(text) is None:
             continue  # nearly every line of a run's log: one literal search
         if _RLINF_CRASH[0] in text:
-            task = _RAY_TASK.search(text)
-            chain = (places.names.get(int(task.group(2))) or f"{task.group(1)} pid {task.group(2)}") if task else ""
+            chain, chain_place = _crash_worker(text, places)
         elif _RLINF_CRASH[1] in text:
-            chain = ""
+            chain, chain_place = "", ("", "")
         worker = chain or "driver"
         prefixed = _WORKER_PREFIX.match(text) if text[:1] == "(" else None
         if prefixed:
@@ -494,9 +497,24 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
             continue
         seen.add((worker, what))
         pod, node = _place_of_name(inputs, places, worker)
+        if not pod and chain and worker == chain:
+            pod, node = chain_place
         events.append(Event(at, "header-log", worker, what, cause, root=root, pod=pod, node=node,
                             evidence=mask.lines([t for _, t in lines[max(0, index - 2):index + MAX_EVIDENCE - 2]])))
     return events
+
+
+def _crash_worker(text: str, places: _Places) -> tuple[str, tuple[str, str]]:
+    """The worker an RLinf crash line names (Ray's actor name by PID, else RLinf's repr, else class and PID) and its
+    (Pod, node) by the IP in Ray's error (the Pod keeps its IP when its container restarts)."""
+    task = _RAY_TASK.search(text)
+    if task is None:
+        return "", ("", "")
+    pid, ip = int(task.group(2)), task.group(3) or ""
+    named = _RLINF_REPR.search(text, task.end())
+    worker = places.names.get(pid) or (f"{named.group(1)}:{named.group(2)}" if named else "") \
+        or f"{task.group(1)} pid {pid}"
+    return worker, places.pods.get(ip, ("", ip)) if ip else ("", "")
 
 
 def _learn_names(lines: list[tuple[float | None, str]], places: _Places) -> None:

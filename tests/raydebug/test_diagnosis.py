@@ -190,3 +190,14 @@ def test_rlinf_crash_chain_names_the_actor_and_its_pid():
     named = d.diagnose(d.Inputs("j", actors=[{"name": "ActorGroup:0", "pid": 4121}],
                                 header_log=[(1.7e9, line) for line in chain])).first_failure
     assert named.worker == "ActorGroup:0"
+
+
+def test_rlinf_crash_chain_names_the_rank_by_its_repr_and_the_pod_by_its_ip_once_ray_forgot_them():
+    chain = ["Exception occurred while running Worker's function step: exception is ray::Worker.step() (pid=8467, "
+             "ip=10.244.1.7, actor_id=15ee9bbf227d2e3c9e41dca401000000, repr=ActorGroup(rank=1))",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+             "Exiting main process due to a failure upon worker execution."]
+    pod = {"metadata": {"name": "j-actor-0"}, "spec": {"nodeName": "gpu-a3"}, "status": {"podIP": "10.244.1.7"}}
+    failure = d.diagnose(d.Inputs("j", pods=[pod], header_log=[(1.7e9, line) for line in chain])).first_failure
+    assert (failure.worker, failure.pod, failure.node, failure.cause) == ("ActorGroup:1", "j-actor-0", "gpu-a3",
+                                                                          "cuda-oom")
