@@ -283,7 +283,7 @@ def cuda_oom() -> OutOfMemoryError:
 def grow_memory(chunk: int = 32 << 20) -> list[bytearray]:
     """Host memory allocated and touched a chunk at a time (a few hundred MB a second, so the kubelet's limit is
     caught close to it) up to HOSTOOM_CAP, then held."""
-    held = []
+    held: list[bytearray] = []
     while len(held) * chunk < HOSTOOM_CAP:
         held.append(bytearray(b"\x01" * chunk))
         time.sleep(0.05)
