@@ -17,7 +17,7 @@ from rlark_tui.text.parse import ascii_digits
 
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
 _BASE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_DURATION = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)(h|ms|m|s)")
 _UNITS = MappingProxyType({"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001})
 MAX_SINCE_SECONDS = 2**31 - 1
 

@@ -26,7 +26,7 @@ TABLE_TITLE_ROW = re.compile(r"^[├╭]─+ Metric Table ─+[┤╮]$")
 TABLE_SECTION = re.compile(r"^├─+ (.+?) ─+┤")
 TABLE_END = "╰"
 TQDM = re.compile(r"Global Step:\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[([^\]]*)\]")
-CELL = re.compile(r"^\s*([^=│]+?)=(\S+)\s*$")
+CELL = re.compile(r"^\s*+([^=│]+?)=(\S+)\s*$")
 SECTION_PREFIX = MappingProxyType({"Time": "time/", "Environment": "env/", "Rollout": "rollout/", "Evaluation": "eval/",
                   "Training/Actor": "train/", "Training/Critic": "train/", "Training/Other": "train/"})
 """Log section -> TensorBoard tag prefix where the mapping is certain: RLinf drops the category from the name

@@ -18,7 +18,7 @@ from rlark_tui.text.sanitize import clean
 
 PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
-_FRAME = re.compile(r"^\s+(.+?) \(([^()]*?)(?::(\d+))?\)\s*$")
+_FRAME = re.compile(r"^\s+(\S.*?) \(([^()]*?)(?::(\d+))?\)\s*$")
 _PROCESS = re.compile(r"^Process (\d+): (.*)$")
 
 

@@ -167,7 +167,7 @@ def _sub_named(pattern: re.Pattern, value_pattern: re.Pattern, text: str) -> str
     return "".join(parts) + text[copied:]
 
 
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}(?=\s|\\|\Z)")
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}={0,2}(?=\s|\\|\Z)")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}|[A-Za-z0-9+/]+={1,2}")
 _PEM_HEADER = re.compile(r"(?:Proc-Type|DEK-Info|Comment):")
 _BODY_LINE = re.compile(r"[A-Za-z0-9+/]{64}")

@@ -73,7 +73,7 @@ def yaml_dumps(value: Any, **kwargs: Any) -> str:
     return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)")
+_SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
 _LINK = re.compile(r"\]\s*\(")
 _HOST = re.compile(r"(?<![\w.-])(?:[\w-]+\.)+[^\W\d_][\w-]{1,62}(?![\w-])")
 """A domain-like word (`evil.com`, `www.evil.com/login`, `train.py`, `пример.рф`): chat clients link it without a
@@ -88,7 +88,7 @@ def chat(text: object, fmt: str) -> str:
     entities (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their
     full-width forms (`<at user_id="all">`, `@all`, `@138…` are text)."""
     text = one_line(text)
-    text = _LINK.sub("] (", _SCHEME.sub(r"\1[:]", text))
+    text = _LINK.sub("] (", _SCHEME.sub("[:]", text))
     text = _HOST.sub(lambda match: match.group(0).replace(".", "[.]"), text)
     if fmt == "slack":
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

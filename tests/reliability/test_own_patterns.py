@@ -1,0 +1,54 @@
+"""rlark's own regular expressions run over cluster text without a budget (a log line may be 16 MiB, a Ray
+traceback answer 4 MiB, an alert line is a Job's whole status message): each must take time linear in its input.
+Every compiled pattern at module level in rlark_tui is searched over runs of 20,000 characters of the shapes that
+make a backtracking engine quadratic (a run that a quantifier, a lazy group and a later start can each claim, with
+no end that matches). A second fresh round found four: py-spy's frame line (`Thread …` then 20,000 spaces and
+`x (`: 5 s, 4 MiB some hours), an RLinf table cell of spaces (`│` + spaces + `x│a=1`), the chat sink's
+`scheme://` (an alert of 60 KB `ab.ab.…`: 38 s per webhook delivery) and `--since`'s duration."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import time
+
+import rlark_tui
+
+N = 20_000
+SHAPES = {"spaces": " " * N + "x (", "spaces-nul": " " * N + "\x00", "tabs": "\t" * N + "x", "newlines": "\n" * N + "x",
+          "letters": "a" * N + "!", "upper": "A" * N + "!", "digits": "1" * N + "x", "digit-dots": "1." * N + "x",
+          "words-dots": "ab." * N + "1", "dashes": "a-" * N, "parens": " (" * N, "colons": ":" * N + "x",
+          "equals": "a=" * N, "quotes": '"' * N, "words": " a" * N + "!", "dots": "." * N + "!",
+          "brackets": "[" * N, "pipes": "|" * N + "x", "commas": ", " * N, "key": "key=" + "a" * N + "="}
+USER_TEXT = {"rlark_tui.jobspec.validate._SCRIPT_CODE_PATH"}
+"""Patterns over what the user types in the wizard (the run script), not over cluster text."""
+BOUND_SECONDS = 0.5
+"""A linear search of 20,000 characters takes about a millisecond; a quadratic one seconds."""
+
+
+def own_patterns() -> dict[str, re.Pattern]:
+    found = {}
+    for module in pkgutil.walk_packages(rlark_tui.__path__, "rlark_tui."):
+        if module.name.endswith("__main__"):
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            if isinstance(value, re.Pattern):
+                found[f"{module.name}.{name}"] = value
+    return found
+
+
+def test_every_own_pattern_is_linear_on_hostile_runs():
+    patterns = own_patterns()
+    assert len(patterns) > 80 and "rlark_tui.telemetry.stacks._FRAME" in patterns
+    slow = []
+    for name, pattern in patterns.items():
+        if name in USER_TEXT:
+            continue
+        for shape, text in SHAPES.items():
+            started = time.perf_counter()
+            pattern.search(text)
+            spent = time.perf_counter() - started
+            if spent > BOUND_SECONDS:
+                slow.append(f"{name} on {shape}: {spent:.1f} s")
+    assert slow == []
