@@ -4,7 +4,8 @@ Every compiled pattern at module level in rlark_tui is searched over runs of 20,
 make a backtracking engine quadratic (a run that a quantifier, a lazy group and a later start can each claim, with
 no end that matches). A second fresh round found four: py-spy's frame line (`Thread …` then 20,000 spaces and
 `x (`: 5 s, 4 MiB some hours), an RLinf table cell of spaces (`│` + spaces + `x│a=1`), the chat sink's
-`scheme://` (an alert of 60 KB `ab.ab.…`: 38 s per webhook delivery) and `--since`'s duration."""
+`scheme://` (an alert of 60 KB `ab.ab.…`: 38 s per webhook delivery) and `--since`'s duration; then, in the run
+check's table of log signatures, `import ray` (a Header log line of 5,000 `ImportError: `: 10 s in rlark check)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import importlib
 import pkgutil
 import re
 import time
+from collections.abc import Mapping
 
 import rlark_tui
 
@@ -20,11 +22,23 @@ SHAPES = {"spaces": " " * N + "x (", "spaces-nul": " " * N + "\x00", "tabs": "\t
           "letters": "a" * N + "!", "upper": "A" * N + "!", "digits": "1" * N + "x", "digit-dots": "1." * N + "x",
           "words-dots": "ab." * N + "1", "dashes": "a-" * N, "parens": " (" * N, "colons": ":" * N + "x",
           "equals": "a=" * N, "quotes": '"' * N, "words": " a" * N + "!", "dots": "." * N + "!",
-          "brackets": "[" * N, "pipes": "|" * N + "x", "commas": ", " * N, "key": "key=" + "a" * N + "="}
+          "brackets": "[" * N, "pipes": "|" * N + "x", "commas": ", " * N, "key": "key=" + "a" * N + "=",
+          "import-errors": "ImportError: " * (N // 4), "import-rays": "import ray " * (N // 4)}
 USER_TEXT = {"rlark_tui.jobspec.validate._SCRIPT_CODE_PATH"}
 """Patterns over what the user types in the wizard (the run script), not over cluster text."""
 BOUND_SECONDS = 0.5
 """A linear search of 20,000 characters takes about a millisecond; a quadratic one seconds."""
+
+
+def _patterns(where: str, value: object, depth: int = 0) -> dict[str, re.Pattern]:
+    """The patterns `value` is or holds (in tuples, lists and mappings, a few levels down: a table of signatures)."""
+    if isinstance(value, re.Pattern):
+        return {where: value}
+    found: dict[str, re.Pattern] = {}
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, (tuple, list)) else ()
+    for key, item in items if depth < 3 else ():
+        found.update(_patterns(f"{where}[{key!r}]", item, depth + 1))
+    return found
 
 
 def own_patterns() -> dict[str, re.Pattern]:
@@ -33,8 +47,7 @@ def own_patterns() -> dict[str, re.Pattern]:
         if module.name.endswith("__main__"):
             continue
         for name, value in vars(importlib.import_module(module.name)).items():
-            if isinstance(value, re.Pattern):
-                found[f"{module.name}.{name}"] = value
+            found.update(_patterns(f"{module.name}.{name}", value))
     return found
 
 
