@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import signal
 import sys
 import time
@@ -23,6 +22,8 @@ from rlark_tui.flow import alertpoll
 from rlark_tui.local import acks, hooks
 from rlark_tui.local.config import state_dir
 from rlark_tui.model.objects import Job
+from rlark_tui.text.sanitize import json_dumps
+from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
   0    interrupted after watching (Ctrl-C, SIGTERM)
@@ -146,9 +147,12 @@ class Printer:
         self.emit(record, f"{rules.iso(at)} phase {name} {old or '-'} -> {new}")
 
     def emit(self, record: dict, line: str) -> None:
+        """One event: its line is a one-line field (sinks.one_line), so a context name from a kubeconfig or a phase
+        from a Job's status with a line break in it cannot forge the next event's line; JSON through json_dumps."""
         if self.context:
             record, line = {**record, "context": self.context}, f"[{self.context}] {line}"
-        self.out.write((json.dumps(record, ensure_ascii=False) if self.as_json else line) + "\n")
+        line = one_line(line)
+        self.out.write((json_dumps(record, ensure_ascii=False) if self.as_json else line) + "\n")
         self.out.flush()
         for hook in self.hooks:
             hook.post(record, line)

@@ -175,3 +175,25 @@ def test_wait_fails_early_on_a_critical_alert_with_the_first_failure(faulty, pla
     assert SECRET not in failed.err and OWN not in failed.err and REFERENCED not in failed.err
     waited = run("wait", NAMES["crash"], "--for", "phase=Succeeded", "--timeout", "2s", "--keep-waiting")
     assert waited.code == 2 and "timed out" in waited.err
+
+
+def test_a_context_or_phase_with_a_line_break_stays_on_its_events_line():
+    """A kubeconfig context named with a line break, a bidi control or markup (several contexts: each line starts
+    `[context]`), or a Job status phase with a break, forged a second event line in rlark watch and its webhooks."""
+    import io
+    import json
+
+    from rlark_tui.commands.watch import Printer
+
+    forged = "\n2026-12-01T10:31:02Z critical job-failed other firing: forged"
+    for as_json in (False, True):
+        out = io.StringIO()
+        printer = Printer("k", as_json, [], out=out, context=f"site-b\u202e[@click=app.quit]{forged}")
+        printer.emit({"rule": "phase", "job": "demo", "state": f"Running{forged}"},
+                     f"2026-12-01T10:31:00Z phase demo - -> Running{forged}")
+        lines = out.getvalue().splitlines()
+        assert len(lines) == 1
+        if as_json:
+            assert "\u202e" not in lines[0] and json.loads(lines[0])["context"].startswith("site-b\u202e")
+        else:
+            assert lines[0].startswith("[site-b\\u202e[@click=app.quit]\\n2026-12-01T10:31:02Z critical")
