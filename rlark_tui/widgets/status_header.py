@@ -16,6 +16,7 @@ from textual.widget import Widget
 
 from rlark_tui.alerting.rules import MARKS
 from rlark_tui.flow.snapshot import SourceState
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.contexts import ContextState
 
 _STATUS_MARK = MappingProxyType({"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"})
@@ -73,37 +74,42 @@ class StatusHeader(Widget):
     def render(self) -> Text:
         style = self.get_component_rich_style
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(" rlark ", style("status-header--title"))
+
+        def add(part: str, part_style: Any = None) -> None:
+            # the context and namespace (a kubeconfig's), source names and reasons (a cluster's): one line, no
+            # escape sequence (a context named with an OSC 52 reached the terminal and set its clipboard)
+            text.append(one_line(part), part_style)
+        add(" rlark ", style("status-header--title"))
         if self.crumb:
-            text.append(f" {self.crumb} ")
-        text.append(" ctx ", style("status-header--context"))
-        text.append(self.context or "(default)")
+            add(f" {self.crumb} ")
+        add(" ctx ", style("status-header--context"))
+        add(self.context or "(default)")
         if self.contexts:
-            text.append("  │ contexts")
+            add("  │ contexts")
         for shown in self.contexts:
             status = _CONTEXT_STATUS.get(shown.status, "disconnected")
-            text.append(f" {_STATUS_MARK[status]} {shown.context} {shown.status}", style(f"status-header--{status}"))
+            add(f" {_STATUS_MARK[status]} {shown.context} {shown.status}", style(f"status-header--{status}"))
             if shown.reason:
-                text.append(f" ({short_reason(shown.reason)})")
+                add(f" ({short_reason(shown.reason)})")
         if self.namespace:
-            text.append(f"  ns {self.namespace}")
+            add(f"  ns {self.namespace}")
         if self.readonly:
-            text.append("  ")
-            text.append(" READ-ONLY ", style("status-header--readonly"))
+            add("  ")
+            add(" READ-ONLY ", style("status-header--readonly"))
         firing = [(severity, count) for severity, count in (self.alerts or {}).items() if count]
         if firing:
-            text.append("  │ alerts")
+            add("  │ alerts")
             for severity, count in firing:
-                text.append(f" {MARKS.get(severity, '')}{count} {severity}",
+                add(f" {MARKS.get(severity, '')}{count} {severity}",
                             style(f"status-header--alert-{severity}"))
         if self.waiting and not self.sources:
-            text.append("  │ connecting…", style("status-header--stale"))
+            add("  │ connecting…", style("status-header--stale"))
         for name, state in shown_sources(self.sources):
             status = state.status if state.status in _STATUS_MARK else "disconnected"
-            text.append("  │ ")
-            text.append(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
+            add("  │ ")
+            add(f"{_STATUS_MARK[status]} {name} {status}", style(f"status-header--{status}"))
             if state.reason:  # a connected source has one only to warn (an unverified rlark-server)
-                text.append(f" ({short_reason(state.reason)})")
+                add(f" ({short_reason(state.reason)})")
         return text
 
 

@@ -117,3 +117,22 @@ async def test_a_log_line_shows_a_bidi_control_as_its_escape():
         lines = [shown(view.render_line(y)) for y in range(2)]
     assert not any(char in "".join(lines) for char in "\u202e\u202c\u2066\u2069"), lines
     assert any("user \\u202edetnarg ssecca\\u202c \\u2066x\\u2069 done" in line for line in lines), lines
+
+
+async def test_the_header_shows_a_hostile_context_namespace_and_source_on_one_line_without_escapes():
+    """The header drew the context and namespace (a kubeconfig's names) and the sources' names and reasons as given:
+    a context named with an OSC 52 (`\\x1b]52;c;…\\x1b\\\\`) reached the terminal, which may set the clipboard."""
+    from rlark_tui.flow.snapshot import SourceState
+    from rlark_tui.view.contexts import ContextState
+    from rlark_tui.widgets.status_header import StatusHeader
+
+    header = StatusHeader()
+    async with One(header).run_test(size=(400, 3)) as pilot:
+        header.update_state(context=f"site-a{HOSTILE}\n[@click=app.quit]b", namespace=f"ns{HOSTILE}",
+                            sources={f"data plane c{HOSTILE}": SourceState("disconnected", f"down{HOSTILE}\nx")},
+                            readonly=False, waiting=False, crumb="", alerts={},
+                            contexts=(ContextState(f"site-b{HOSTILE}\n", "failed", f"why{HOSTILE}"),))
+        await pilot.pause()
+        lines = [shown(strip) for strip in header.render_lines(header.region.reset_offset)]
+        assert_clean(lines, "site-a", "\\n[@click=app.quit]b", "ns", "site-b", "data plane c")
+        assert "\n" not in lines[0]
