@@ -12,8 +12,6 @@ pause, so one that comes late still fails the test."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import wait_for
+from tests.pilot import drained, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 LEFT_OUT = ("quit", "suspend", "shell")
@@ -68,29 +66,11 @@ def assert_alive(app, after: str) -> None:
     assert app.is_running and app._exception is None, f"the app died on {after}"
 
 
-async def drained(app, pumps) -> None:
-    """Each of `pumps` has handled what was queued on it (the one it is handling included): a callback queued
-    behind it has run. Bounded, so a crash that stops the pumps fails on the app's state, not by hanging."""
-    waits = []
-    for pump in dict.fromkeys(pump for pump in pumps if pump is not None):
-        done = asyncio.Event()
-        if pump.call_later(done.set):
-            waits.append(done.wait())
-    await asyncio.wait_for(asyncio.gather(*waits), 30)
-
-
 async def handled(pilot) -> None:
-    """The app and its screen have handled their queued messages, twice over (a key's action may post a
-    message whose handler pushes a screen) and then until no widget has one queued; the screen is drawn.
-    Only the app, the screen, the focused widget and widgets with messages queued are waited on: a callback
-    queued on each of a screen's ~100 widgets per wait (Pilot.pause) took most of the crawl's time."""
-    app = pilot.app
-    for round in itertools.count():
-        waiting = [widget for widget in app.screen.walk_children() if widget.message_queue_size]
-        if round >= 2 and not waiting and not app.message_queue_size and not app.screen.message_queue_size:
-            break
-        await drained(app, [app, app.screen, app.focused, *waiting])
-    app.screen._on_timer_update()
+    """The app and its screen have handled their queued messages (tests/pilot.drained: the widgets with work, not
+    a callback on each of a screen's ~100 widgets per wait as Pilot.pause), and the screen is drawn."""
+    await drained(pilot.app)
+    pilot.app.screen._on_timer_update()
 
 
 async def press(pilot, key: str) -> None:

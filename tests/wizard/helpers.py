@@ -14,6 +14,7 @@ from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.tui.app import RlarkApp
+from tests.pilot import drained
 
 SIZE = (120, 40)
 
@@ -48,9 +49,15 @@ def new_app(access, readonly: bool = False) -> RlarkApp:
     return RlarkApp(access, readonly=readonly)
 
 
-async def settle(pilot, rounds: int = 3) -> None:
+async def settle(pilot, rounds: int = 1) -> None:
+    """What the last input set off is done, `rounds` times over: its messages handled (tests/pilot.drained), the
+    workers it started (the process idle, Pilot.pause, which also draws the screen) and the messages they posted.
+    It was three Pilot pauses, each queueing a callback on every one of the wizard's widgets and waiting for an
+    idle process, which took half of a wizard test's time."""
     for _ in range(rounds):
+        await drained(pilot.app)
         await pilot.pause()
+    await drained(pilot.app)
 
 
 DIGEST = "@sha256:" + "0123456789abcdef" * 4
