@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from rlark_tui.model.storage import human_size
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.sinks import one_line
 
 STEP_PREFIX = "global_step_"
 REASONING_TASKS = ("reasoning", "coding", "agent")
@@ -123,7 +124,7 @@ def checkpoints(where: Location, files: Iterable[tuple[str, int, float]]) -> lis
 
 def _missing(tree: Mapping[str, tuple[int, float]], where: Location) -> list[str]:
     """§3.4 step 1: the files a load needs exist and are not empty."""
-    missing = [f"{path} (empty)" for path, (size, _) in sorted(tree.items()) if size == 0]
+    missing = [f"{one_line(path)} (empty)" for path, (size, _) in sorted(tree.items()) if size == 0]
 
     def has(predicate) -> bool:
         return any(predicate(path) and size > 0 for path, (size, _) in tree.items())

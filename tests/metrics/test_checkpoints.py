@@ -37,6 +37,11 @@ def test_location_of_both_runner_families():
                 embodied("/o/a\u200bb"), embodied("/o\tx"), embodied("/" + "a" * 5000)):
         assert location(bad) is None
     assert location(embodied("/o/ü x")).path == "/o/ü x/ppo/checkpoints"
+    # an object key with a line break (a storage listing is JSON) forged a line under the tab's 'incomplete:'
+    where = location(embodied("/o"))
+    forged = "actor/x\n3 checkpoint(s), latest complete: global_step_999"
+    [found] = checkpoints(where, [(f"/o/ppo/checkpoints/global_step_5/{forged}", 0, 1.0)])
+    assert "\n" not in " ".join(found.missing) and "actor/x\\n3 checkpoint(s)" in found.missing[0]
 
 
 def test_complete_incomplete_megatron_and_reasoning_trees():
