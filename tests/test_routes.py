@@ -50,7 +50,9 @@ async def test_tui_flows_use_only_platform_routes(sandbox, env):
                            "the data planes probed")
             app.screen.table.select_key(JOB)
             await pilot.press("enter")
-            await pilot.pause(2.5)
+            await wait_for(pilot, lambda: all(JOB in topic for topic in (
+                app.index.snapshot.ray, app.index.snapshot.diagnosis, app.index.snapshot.health)),
+                "the job detail's reads (Ray, diagnosis, Pod health)")
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view")
                            and any(not line.notice for line in app.screen.view.shown_lines), "a log line")
