@@ -61,6 +61,9 @@ _PEM_END = re.compile(r"-----END [A-Z0-9 ]+-----")
 _KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 _URL_CREDENTIALS = re.compile(r"((?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
+_USER_FLAG = re.compile(r"((?<![A-Za-z0-9-])(?:-[uU]|--user|--proxy-user)(?:=|[ \t]+)[\"']?[^\s:\"'/]*:)([^\s\"']+)")
+"""curl's (and wget's, httpie's) `-u user:password`, `--user=user:password`, `-U`/`--proxy-user`: the password
+after the first colon (`python -u train.py`, `--user bob` have no colon, `ls -u /a:b` a path, and stay)."""
 _BEARER = re.compile(
     r"(\b(?:Bearer|Basic)[ \t]+|\bToken[ \t]+(?=[A-Za-z._~+/=-]*[0-9]))([A-Za-z0-9._~+/=-]{8,})", re.I)
 """`Bearer x`, `Basic x`, and `token x` when x has a digit (`token generation` in a training log is prose)."""
@@ -115,13 +118,14 @@ ids, npm, Google API keys, PyPI, JWTs."""
 
 _SECRET_WORDS_TEXT = (
     r"p(?:ass|wd|rivate|at(?![a-z])|ypi-)|s(?:ecret|ignature|k-)|token|key|c(?:red|ookie)|a(?:uth|kia|iza)|dsn"
-    r"|b(?:earer|asic)|-----begin|gh[pousr]_|hf_|xox|eyj|npm_|://[^\s/@]+:[^\s@/]+@")
+    r"|b(?:earer|asic)|-----begin|gh[pousr]_|hf_|xox|eyj|npm_|://[^\s/@]+:[^\s@/]+@|-u[ \t=]|-user[ \t=]")
 """What the cheap first pass looks for in the lower-cased text: text without any of these cannot hold a secret
 the patterns below would mask."""
 _MAYBE_SECRET = re.compile(
     r"k(?:(?<=tok)en|ey|(?<=cook)ie|(?<=ak)ia|(?<=sk)-)|p(?:ass|wd|at(?![a-z])|ypi-|(?<=np)m_)|v(?<=priv)ate"
     r"|c(?:(?<=sec)ret|red)|g(?:(?<=sig)nature|h[pousr]_)|u(?<=au)th|z(?<=aiz)a|d(?=sn)"
-    r"|b(?:earer|asic|(?<=-----b)egin)|j(?<=eyj)|f(?<=hf)_|o(?<=xo)x|://[^\s/@]+:[^\s@/]+@")
+    r"|b(?:earer|asic|(?<=-----b)egin)|j(?<=eyj)|f(?<=hf)_|o(?<=xo)x|://[^\s/@]+:[^\s@/]+@"
+    r"|u(?<=-u)(?=[ \t=])|r(?<=-user)(?=[ \t=])")
 """The first pass itself (case-sensitive, on `text.lower()`): it finds a match exactly where _SECRET_WORDS_TEXT
 does, but each word is found by one of its rarer letters (`k` of `token`, `v` of `private`, looking back for the
 letters before it), so the regex engine stops at a few places per line instead of at most letters. The log pane
@@ -283,6 +287,8 @@ def redact_text(text: str) -> str:
         text = _mask_pem(text)
     if "://" in text:
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    if "-u" in lowered:
+        text = _USER_FLAG.sub(lambda m: m.group(1) + MASK, text)
     if "bearer" in lowered or "basic" in lowered or "token" in lowered:
         text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
     lines = "\n" in text

@@ -46,7 +46,7 @@ def test_redact_text_masks_secrets_and_keeps_the_rest(text, hidden, kept):
 @pytest.mark.parametrize("text", [
     "cd /workspace/RLinf && bash examples/run.sh", "RLINF_NODE_RANK: 3", "Global Step: 5/100",
     "Cluster is ready: 5 nodes available (required: 5).", "", "PATH=/usr/bin:/bin", "pattern=Global Step",
-    "see https://github.com/RLinf/RLinf for details",
+    "see https://github.com/RLinf/RLinf for details", "python -u train.py --user bob", "ls -u /a:b",
 ])
 def test_redact_text_leaves_ordinary_lines_alone(text):
     assert redact_text(text) == text
@@ -147,6 +147,10 @@ SHAPES = [
     ("YAML key after a line ending in a word", "a \n  HF_TOKEN: 000000\n", "000000", "HF_TOKEN: "),
     ("assignment inside a value", "notes: HF_TOKEN=hftok47 rotated", "hftok47", "notes: HF_TOKEN="),
     ("URL credentials", "pip install --index-url https://user:pw0123@pypi.example/simple x", "pw0123", "@pypi"),
+    ("curl -u", "curl -u admin:Pa55w0rd! https://x/api", "Pa55w0rd!", "curl -u admin:"),
+    ("curl --user=", "curl --user='bob:s3cr3t pw' -s https://x", "s3cr3t", "curl --user='bob:"),
+    ("curl proxy user", "curl -U proxy:Prx9pw --proxy-user p2:Second7 x", "Prx9pw", "-U proxy:"),
+    ("wget --user with a tab", "wget --user\tadmin:W9etpw url", "W9etpw", "wget --user\tadmin:"),
 ]
 
 

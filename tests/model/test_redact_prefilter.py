@@ -15,7 +15,7 @@ from rlark_tui.text.sanitize import clean_lines, clean_log, has_control
 
 WORDS = ["pass", "pwd", "private", "pat", "path", "pypi-", "secret", "signature", "sk-", "token", "key", "cred",
          "cookie", "auth", "akia", "aiza", "dsn", "bearer", "basic", "-----begin", "-----", "begin", "ghp_", "ghx_",
-         "hf_", "xox", "eyj", "npm_", "://u:p@h", "://u@h", *"abcdefghijklmnopqrstuvwxyz_-:/@ \n1"]
+         "hf_", "xox", "eyj", "npm_", "://u:p@h", "://u@h", "-u", "-user", "--proxy-user", "=", "\t", *"abcdefghijklmnopqrstuvwxyz_-:/@ \n1"]
 BODY = [base64.b64encode(hashlib.sha512(str(i).encode()).digest()[:48]).decode() for i in range(4)]
 LINES = ["step 3 loss=0.1", "mean length 300 tokens", "HF_TOKEN=hf_abcdefghijklmnopqrstuvwx", "zqKnown1 here",
          "-----BEGIN RSA PRIVATE KEY-----", *BODY, "-----END RSA PRIVATE KEY-----", " " + BODY[0] + "\r",
