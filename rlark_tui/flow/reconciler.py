@@ -387,11 +387,12 @@ class Reconciler:
             silent = ""
         except Unreachable as exc:
             silent = str(exc)
-        if silent and not self._silent:
+        was = self._silent
+        if silent != was:  # first, so the header says why: an aborted watch's own error comes after it
+            self._wake(("silent", "", silent))
+        if silent and not was:
             for stream in list(self._streams.values()):
                 stream.abort()
-        if silent != self._silent:
-            self._wake(("silent", "", silent))
         return silent
 
     def _probe(self) -> list[tuple[str, str, str]]:
