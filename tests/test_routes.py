@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
 from tests.clirun import cli_runner
@@ -56,10 +57,12 @@ async def test_tui_flows_use_only_platform_routes(sandbox, env):
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view")
                            and any(not line.notice for line in app.screen.view.shown_lines), "a log line")
+            logs = app.screen
             await pilot.press("p")
-            await pilot.pause(1.0)
+            await wait_for(pilot, lambda: logs.previous and logs.view.shown_lines, "the previous instance's read",
+                           show=lambda app: "\n".join(line.text for line in logs.view.shown_lines))
             await pilot.press("escape", "escape")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen), "the job list again")
     finally:
         access.close()
     assert sandbox.unknown_routes[before:] == []
