@@ -12,6 +12,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -188,27 +189,46 @@ def search_lines(pattern: Pattern | str, lines: Iterable[str],
 _QUANTIFIERS = "*+?{"
 _RECURSION = ("(?R", "(?&", "(?P>", "(?0", "(?1", "(?2", "(?3", "(?4", "(?5", "(?6", "(?7", "(?8", "(?9", "(?+",
               "(?-1", "(?-2", "(?-3", "(?-4", "(?-5", "(?-6", "(?-7", "(?-8", "(?-9")
+_INLINE_FLAGS = re.compile(r"\(\?([A-Za-z0-9-]*)")
+"""An inline flag group's letters, `(?ix)`, `(?-x:`, `(?V1)` (none for `(?:`, `(?P<`, `(?=`)."""
+_POSIX_CLASS = re.compile(r"\[:\^?[A-Za-z0-9 &_.-]*(?:[:=]([A-Za-z0-9 &_./-]*))?:\]")
+"""A POSIX class inside a set, `[:alpha:]`, as the engine reads one (its property name's characters; a qualified
+name after `:` or `=` not blank)."""
+MAX_UNROLLED = 100_000
+"""The most copies of its parts a whole pattern may ask for, repeats side by side added (and nested ones
+multiplied): 500 of `a{9999}` side by side are 5 million, 1.3 GB when compiled, though each is under
+MAX_REPEAT_PRODUCT. 100 000 is some 26 MB."""
 
 
 def refusal(text: str) -> str:
     """Why `text` is refused before it is compiled ('' when it is not): counted repeats, nested ones multiplied,
-    asking for more than MAX_REPEAT_PRODUCT copies, or recursion. One pass over the text, no allocation but a
-    stack as deep as the groups; escapes and character classes are skipped; `*`, `+` and `?` are loops (1)."""
-    stack: list[int] = []
-    widest = 1  # the most copies any repeat in the current group asks for
+    asking for more than MAX_REPEAT_PRODUCT copies, or all of them, side by side added, for more than MAX_UNROLLED;
+    recursion; the verbose flag `x` (whitespace and `#` comments between an atom and its count would hide the
+    count from this scan) and VERSION1 (nested sets). One pass over the text, no allocation but a stack as deep
+    as the groups; escapes, character classes (POSIX classes in them included) and `(?#...)` comments are
+    skipped as the engine skips them; `*`, `+` and `?` are loops (1)."""
+    stack: list[tuple[int, int]] = []
+    widest, total = 1, 0  # the most copies any repeat in the current group asks for; all of its copies added
     index, size = 0, len(text)
     while index < size:
         char = text[index]
         if char == "(":
             if text.startswith(_RECURSION, index):
                 return "is refused: recursion ((?R), (?1), (?&name)) is not supported"
-            stack.append(widest)
-            widest = 1
+            if text.startswith("(?#", index):
+                index = _comment_end(text, index + 3)
+                continue
+            flags = _INLINE_FLAGS.match(text, index)
+            if flags and ("x" in flags.group(1) or "V1" in flags.group(1)):
+                return "is refused: the inline flags x (verbose) and V1 are not supported"
+            stack.append((widest, total))
+            widest, total = 1, 0
             index += 1
             continue
-        inner = 1
+        inner, part = 1, 1
         if char == ")":
-            inner, widest = widest, stack.pop() if stack else 1
+            inner, part = widest, total
+            widest, total = stack.pop() if stack else (1, 0)
             index += 1
         elif char == "\\":
             index += 2
@@ -222,7 +242,18 @@ def refusal(text: str) -> str:
             return (f"is refused: its counted repeats, nested ones multiplied, ask for more than "
                     f"{MAX_REPEAT_PRODUCT} copies ({copies} so far)")
         widest = max(widest, copies)
+        total += part * count
+        if total > MAX_UNROLLED:
+            return (f"is refused: its counted repeats, side by side added, ask for more than {MAX_UNROLLED} "
+                    f"copies ({total} so far)")
     return ""
+
+
+def _comment_end(text: str, index: int) -> int:
+    """The index after the `(?#...)` comment whose text starts at `index`: its first `)` not escaped."""
+    while index < len(text) and text[index] != ")":
+        index += 2 if text[index] == "\\" else 1
+    return index + 1
 
 
 def _count(digits: str) -> int:
@@ -326,7 +357,11 @@ def _class_end(text: str, index: int) -> int:
     if index < len(text) and text[index] == "]":
         index += 1
     while index < len(text) and text[index] != "]":
-        index += 2 if text[index] == "\\" else 1
+        posix = _POSIX_CLASS.match(text, index) if text[index] == "[" else None
+        if posix and (posix.group(1) is None or posix.group(1).strip()):
+            index = posix.end()
+        else:
+            index += 2 if text[index] == "\\" else 1
     return index + 1
 
 
