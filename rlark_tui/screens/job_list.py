@@ -57,7 +57,7 @@ COLUMNS = (
     Column("pods", "PODS"),
     Column("gpu", "GPU%", priority=5),
     Column("header", "HEADER NODE", priority=3),
-    Column("reason", "REASON"),
+    Column("reason", "REASON", priority=1, min_width=16),
     Column("progress", "PROGRESS"),
     Column("age", "AGE"),
 )

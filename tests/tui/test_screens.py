@@ -422,3 +422,31 @@ async def test_a_long_confirm_detail_scrolls_with_the_keys_at_80x24():
         assert scroll.scroll_y == 0 and app.screen.focused.id == "confirm-no"
         await pilot.press("enter")
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_80_columns_a_long_reason_narrows_so_progress_and_age_stay_on_screen(post_snapshot):
+    """A Pod's long failure reason (REASON is as wide as 48) narrows before PROGRESS or AGE would scroll off an
+    80-column list; the narrowed reason ends in an ellipsis."""
+    import dataclasses
+
+    from rlark_tui.model.podstate import PodHealth
+    from rlark_tui.screens.job_list import COLUMNS
+    from rlark_tui.telemetry.progress import Progress, ProgressState
+
+    reason = "CreateContainerConfigError: secret ray-token not found"
+    snapshot = dataclasses.replace(
+        build_snapshot([job_dict("demo-ppo"), job_dict("eval-sweep", phase="Pending")]),
+        progress={"demo-ppo": ProgressState(Progress(21, 40, 52.0, 28.0, 1.0))},
+        health={"eval-sweep": {"rlark-gpu-a/p": PodHealth(0, reason)}})
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await post_snapshot(pilot, snapshot)
+        table = app.screen.table
+        assert table.virtual_size.width <= table.size.width
+        assert {"name", "phase", "pods", "reason", "progress", "age"} <= set(table.shown_columns)
+        rows = {row[0]: row for row in table_rows(app)}
+        assert rows["demo-ppo"][[column.key for column in COLUMNS].index("progress")].startswith("21/40")
+        lines = [table.render_line(y).text for y in range(3)]
+        assert "PROGRESS" in lines[0] and "AGE" in lines[0]
+        assert any("21/40" in line for line in lines)
+        assert any("CreateContainer…" in line for line in lines), lines
