@@ -35,6 +35,12 @@ MAX_REPEAT_PRODUCT = 10_000
 """The most copies counted repeats may ask for, nested ones multiplied (`(a{100}){100}` is 10 000): the engine
 unrolls them when it compiles, so `(((a{100}){100}){100}){100}` would take gigabytes before any budget runs.
 A larger product is refused before compiling, as is recursion (`(?R)`, `(?1)`, `(?&name)`, `(?P>name)`)."""
+MAX_REPEAT_TEXT = 1 << 17
+"""How much of a text, in characters times capturing groups (at least one), a pattern that repeats a group
+matches: the engine keeps a backtrack entry for every round of a repeated group (`(?:ab)*$` over a 16 MiB log
+line: 562 MB) and every capture of every round (70 to 170 bytes a character and group: `(.)*` asked for 3.5 GB
+within its one second), so such a pattern sees at most this much of a text from where it starts (128 Ki
+characters for none or one group, some 23 MB; 2 Ki for 64 groups). Patterns that repeat no group see it all."""
 KNOWN_SLOW_MAX = 256
 """How many too-slow patterns a SlowPatterns remembers."""
 
@@ -148,12 +154,33 @@ def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
     return PatternTooSlow(pattern.pattern, seconds)
 
 
+_REPEATED_GROUP = re.compile(r"\)(?:[*+]|\{[0-9]*,?[0-9]*\})")
+"""A group's end followed by a repeat: a backtrack entry, and a capture, may be kept each round."""
+
+
+@lru_cache(maxsize=256)
+def _capture_bound(text: str, groups: int) -> int | None:
+    """How many characters a pattern that may repeat a group matches at once (MAX_REPEAT_TEXT shared by its
+    capturing groups); none when it repeats no group."""
+    if _REPEATED_GROUP.search(text) is None:
+        return None
+    return max(MAX_REPEAT_TEXT // max(groups, 1), 1)
+
+
+def _endpos(pattern: Pattern, text: str, pos: int = 0) -> int:
+    """Where a match of `pattern` from `pos` stops looking: the text's end, or MAX_REPEAT_TEXT (shared by the
+    capturing groups) past `pos` for a pattern that repeats a group."""
+    bound = _capture_bound(pattern.pattern, pattern.groups)
+    return len(text) if bound is None else min(len(text), max(pos, 0) + bound)
+
+
 def search(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_SECONDS,
            pos: int = 0) -> Match | None:
-    """`pattern.search(text, pos)` stopped after `budget` seconds (PatternTooSlow)."""
+    """`pattern.search(text, pos)` stopped after `budget` seconds (PatternTooSlow), within MAX_REPEAT_TEXT of
+    `pos` when it repeats a group."""
     compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
     try:
-        return compiled.search(text, pos, timeout=_timeout(compiled, budget))
+        return compiled.search(text, pos, _endpos(compiled, text, pos), timeout=_timeout(compiled, budget))
     except TimeoutError:
         raise _too_slow(compiled, budget) from None
 
@@ -162,7 +189,7 @@ def match(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGET_S
     """`pattern.match(text)` stopped after `budget` seconds (PatternTooSlow)."""
     compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
     try:
-        return compiled.match(text, timeout=_timeout(compiled, budget))
+        return compiled.match(text, 0, _endpos(compiled, text), timeout=_timeout(compiled, budget))
     except TimeoutError:
         raise _too_slow(compiled, budget) from None
 
@@ -171,7 +198,7 @@ def finditer(pattern: Pattern | str, text: str, budget: float | Deadline = BUDGE
     """Every match of `pattern` in `text` (a list: the whole scan runs under the budget)."""
     compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
     try:
-        return list(compiled.finditer(text, timeout=_timeout(compiled, budget)))
+        return list(compiled.finditer(text, 0, _endpos(compiled, text), timeout=_timeout(compiled, budget)))
     except TimeoutError:
         raise _too_slow(compiled, budget) from None
 

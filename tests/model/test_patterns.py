@@ -127,3 +127,28 @@ def test_a_count_hidden_from_the_scan_or_repeats_side_by_side_are_refused(text):
 def test_ordinary_counted_repeats_and_literal_braces_still_compile(text):
     assert refusal(text) == ""
     compile_pattern(text)
+
+
+def test_a_repeated_group_over_a_long_line_is_matched_within_a_memory_bound():
+    """Issue 33, a third round: the engine keeps a backtrack entry and every capture for every round of a
+    repeated group, so `(?:ab)*$` over a 16 MiB log line (a filter, a progress pattern) took 562 MB, and `(.)*` or
+    `(?:(a)|(b))*` asked for 3.5 GB within its one second (MemoryError under a 4 GB cap). In a child capped 192 MB
+    above what it holds, each is matched within MAX_REPEAT_TEXT (shared by the capturing groups) and finds what
+    it finds there; a pattern that repeats no group sees the whole line."""
+    child = textwrap.dedent("""\
+        import resource
+        from rlark_tui.text import patterns
+        line = "ab" * (1 << 23)
+        patterns.compile_pattern("x")
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (size + 192 * 2**20, resource.RLIM_INFINITY))
+        for text in ["(?:ab)*", "(.)*", "(?:(a)|(b))*", "(" * 60 + "." + ")" * 60 + "*"]:
+            found = patterns.search(text, line)
+            print(found.span() == (0, patterns.MAX_REPEAT_TEXT // max(patterns.compile_pattern(text).groups, 1)))
+        print(patterns.search("[ab]*$", line).span() == (0, len(line)))
+        print(patterns.search("b(a)b", line, pos=5).span() == (5, 8))
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"] * 6
