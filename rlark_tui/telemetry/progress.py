@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.parse import ascii_float, ascii_int
 
 TABLE_PROGRESS = re.compile(r"│ Global Step:\s*(\d+)/(\d+) │(?:.*?│\s*([\d.]+)%)?")
 TABLE_TIME = re.compile(r"│ Elapsed: (\S+) │ ETA: (\S+) │ Step Time: ([\d.]+)s")
@@ -35,6 +35,7 @@ or `train/replay_buffer/` keys alike, so they keep the log's own name."""
 STALE_FACTOR = 3.0
 
 Line = tuple[float | None, str]
+_NON_FINITE = frozenset({"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity"})
 Point = tuple[float, int, float]
 """[wall_time, step, value], TensorBoard's own shape."""
 
@@ -155,10 +156,15 @@ def _tqdm_at(stamp: float | None, inner: str, base: float | None) -> float | Non
 
 
 def _number(text: str) -> float | None:
-    try:
-        return float(text.rstrip("s,"))
-    except ValueError:
-        return None
+    """A metric's value: an ASCII decimal, or nan and inf as Python prints them (kept in the series, then left
+    out by `finite`); anything else (`.`, `²`, 400 digits) none."""
+    text = text.rstrip("s,")
+    return float(text) if text.lower() in _NON_FINITE else ascii_float(text)
+
+
+def _seconds(value: float | None) -> float | None:
+    """A time or rate that is a finite number, else none (a nan step time would never be stale)."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _tqdm_rate(inner: str) -> float | None:
@@ -166,10 +172,10 @@ def _tqdm_rate(inner: str) -> float | None:
     for part in inner.split(","):
         part = part.strip()
         if part.endswith("s/it"):
-            return _number(part[:-4])
+            return _seconds(_number(part[:-4]))
         if part.endswith("it/s"):
-            rate = _number(part[:-4])
-            return 1 / rate if rate else None
+            rate = _seconds(_number(part[:-4]))
+            return _seconds(1 / rate) if rate else None
     return None
 
 
@@ -190,8 +196,8 @@ def _tqdm_progress(match: re.Match, stamp: float | None, base: float | None) -> 
     inner = match.group(4)
     eta = _tqdm_times(inner)[1]
     at = _tqdm_at(stamp, inner, base)
-    step_seconds = _tqdm_postfix(inner).get("step_time") or _tqdm_rate(inner)
-    percent = 100.0 * step / total if total else float(match.group(1))
+    step_seconds = _seconds(_tqdm_postfix(inner).get("step_time")) or _tqdm_rate(inner)
+    percent = 100.0 * step / total if total else ascii_float(match.group(1)) or 0.0
     return Progress(step, total, percent, eta, step_seconds, at, "tqdm")
 
 
@@ -210,14 +216,15 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
             match = TABLE_PROGRESS.search(raw)
             step, total = (ascii_int(match.group(1)), ascii_int(match.group(2))) if match else (None, None)
             if match is not None and step is not None and total is not None:
-                percent = float(match.group(3)) if match.group(3) else (100.0 * step / total if total else 0.0)
+                percent = (ascii_float(match.group(3)) if match.group(3) else None) \
+                    or (100.0 * step / total if total else 0.0)
                 found = pending = Progress(step, total, percent, at=at)
                 continue
         if pending is not None and "Elapsed:" in raw:
             match = TABLE_TIME.search(raw)
             if match:
                 found = Progress(pending.step, pending.total, pending.percent, clock_seconds(match.group(2)),
-                                 float(match.group(3)), pending.at)
+                                 ascii_float(match.group(3)), pending.at)
             pending = None
     return found
 

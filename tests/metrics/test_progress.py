@@ -88,3 +88,20 @@ def test_nan_and_inf_cells_are_kept_then_filtered():
     points = metric_series(lines).points["rollout/rewards"]
     assert math.isnan(points[0][2]) and math.isinf(points[1][2])
     assert finite(points) == [(3.0, 3, 0.5)]
+
+
+@pytest.mark.parametrize("lines", [
+    [(None, "│ Global Step: 3/10 │ x │ ..% │")],
+    [(None, "│ Global Step: 3/10 │"), (None, "│ Elapsed: 00:01 │ ETA: 00:02 │ Step Time: .s")],
+    [(None, "│ Global Step: 3/10 │ x │ " + "9" * 400 + "% │"),
+     (None, "│ Elapsed: 00:01 │ ETA: 00:02 │ Step Time: 1" + "0" * 400 + "s")],
+    [(None, "Global Step:  30%|███ | 3/10 [00:01<00:02, 1e-310it/s, step_time=nan]")],
+    [(None, "Global Step:  30%|███ | 3/10 [00:01<00:02, 1e999s/it]")]])
+def test_a_hostile_number_in_a_progress_row_is_unread_not_raised(lines):
+    """Issue 33 item 3, a third round: a Header log's table row `Global Step: 3/10 │ ..%` or `Step Time: .s`
+    raised ValueError in float() (every progress read, PROGRESS and STEP TIME of the Job), and 400 digits or
+    a tqdm rate of 1e-310 it/s read as an infinite percent or step time. Such a number is unread: the percent
+    is the step's share, the step time none."""
+    row = latest_progress(lines)
+    assert (row.step, row.total, row.percent, row.step_seconds) == (3, 10, 30.0, None)
+    assert row.render() == "3/10 30%" + (" ETA 00:02" if row.eta_seconds else "")
