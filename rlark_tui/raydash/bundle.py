@@ -4,7 +4,7 @@ the log budget and the manifest are telemetry/bundle.py's).
 Read: the Job, its Tasks and Pod CRs as `rlark get -o yaml` shows them; each member Pod and its events; every
 container's log, current and previous (each whole up to the budget); through raydash/diagnose.py's gather Ray's
 actors, workers, nodes and each dead worker's stderr, and the diagnosis (joined with the evidence kept in the state
-dir); the metric series; the Job's newest run-check record. What cannot be read is a note in the manifest.
+dir, and the first failure's stderr excerpt kept there when Ray no longer serves that worker's stderr); the metric series; the Job's newest run-check record. What cannot be read is a note in the manifest.
 
 No secret in any member: every member's text is masked with the Job's secret values, the values of the Secrets its
 spec and Pods reference (cluster/secrets.py, as `rlark logs` reads them) and the Ray token, on top of what redact
@@ -89,10 +89,11 @@ class Writer:
         info.size, info.mode, info.mtime = size, 0o600, int(self.mtime)
         return info
 
-    def add(self, path: str, data: str | bytes) -> None:
+    def add(self, path: str, data: str | bytes, kept: str = "") -> None:
         payload = data.encode("utf-8") if isinstance(data, str) else data
         self.tar.addfile(self._info(path, len(payload)), io.BytesIO(payload))
-        self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest()))
+        self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest(),
+                                                   kept=kept))
 
     def add_spool(self, path: str, spool: IO[bytes], size: int, digest: str, read: int, left_out: int) -> None:
         spool.seek(0)
@@ -129,8 +130,9 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     crs = [Pod(item) for item in pod_crs]
     inputs = diagnose_reads.gather(access, job, notes)
     masker = Masker(_known(access, raw, crs, inputs.pods, notes))
-    diagnosis = pure.merge(diagnose_reads.load_kept(state_dir, name, job.uid),
-                           pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))))
+    kept = diagnose_reads.remember(state_dir, job.uid, diagnose_reads.read_kept(state_dir, name, job.uid),
+                                   pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes)
+    diagnosis = kept.diagnosis
     with atomic_output(path) as out, tarfile.open(fileobj=out, mode="w|gz") as tar:
         writer = Writer(tar, manifest, at)
         writer.add(layout.JOB, masker.text(render_objects(JOBS, [raw], "yaml", single=True)) + "\n")
@@ -155,6 +157,8 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
         for pid, text in sorted(inputs.stderr.items()):
             writer.add(layout.stderr_member(pid), "".join(line + "\n" for line in
                                                           redactor.source_backlog(text.splitlines(), str(pid))))
+        if kept.stderr is not None and kept.stderr.pid not in inputs.stderr:
+            _kept_stderr(writer, redactor, kept.stderr)
         writer.json(layout.DIAGNOSIS, masker.tree(pure.to_json(diagnosis)))
         metrics = _metrics(access, name, notes)
         if metrics is not None:
@@ -164,6 +168,17 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
             writer.json(layout.CHECK, masker.tree(record))
         writer.json(layout.MANIFEST, manifest.to_json())
     return manifest
+
+
+def _kept_stderr(writer: Writer, redactor: LineRedactor, kept: diagnose_reads.KeptStderr) -> None:
+    """The first failure's stderr excerpt rlark kept, as that worker's stderr member, once Ray no longer serves it
+    (Ray drops a dead worker's stderr when the Header container exits); the manifest says it is rlark's copy."""
+    member = layout.stderr_member(kept.pid)
+    at = pure.iso(kept.kept_at) or ""
+    writer.add(member, "".join(line + "\n" for line in redactor.source_backlog(list(kept.lines), str(kept.pid))),
+               kept=at)
+    writer.manifest.notes.append(f"{member}: Ray no longer serves the stderr of worker {kept.pid} ({kept.worker}); "
+                                 f"this is the excerpt of it rlark kept at {at}, when the failure was first seen")
 
 
 def _read(notes: list[str], what: str, read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -7,13 +7,15 @@ cannot be read is one note; the rest still counts.
 
 Kept: the diagnosis, masked, is written 0600 under the state dir (`diagnosis/<job>.json`, with the Job's UID) the
 first time it holds a failure and whenever it learns more, so it still answers once the Pods restarted, Ray
-started afresh or the Job was stopped.
+started afresh or the Job was stopped. Beside it, the first failure's excerpt of the dead worker's stderr with that
+worker's PID and when it was first kept: a bundle writes it as `ray/stderr/<pid>.err` once Ray no longer serves it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,14 +52,31 @@ class Read:
     """The answer includes evidence kept from an earlier read."""
 
 
+@dataclass(frozen=True)
+class KeptStderr:
+    """The first failure's excerpt of a dead worker's stderr as kept (masked) the first time it was seen: Ray drops
+    that stderr once the Header container exits, so a bundle taken later writes this instead."""
+
+    pid: int
+    worker: str
+    kept_at: float
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Kept:
+    diagnosis: pure.Diagnosis
+    stderr: KeptStderr | None = None
+
+
 def kept_path(state_dir: Path, job: str) -> Path:
     return Path(state_dir) / KEPT_DIR / f"{file_name(job)}.json"
 
 
-def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnosis | None:
+def read_kept(state_dir: Path, job: str, uid: str | None = None) -> Kept | None:
     """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
-    afresh); None when there is none or it cannot be read (fsutil.read_own: one another user planted or linked in a
-shared state directory, a FIFO or a device, is none)."""
+    afresh) and its kept stderr excerpt; None when there is none or it cannot be read (fsutil.read_own: one another
+    user planted or linked in a shared state directory, a FIFO or a device, is none)."""
     from rlark_tui.local.fsutil import read_own
 
     try:
@@ -67,14 +86,60 @@ shared state directory, a FIFO or a device, is none)."""
     if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):
         return None
     found = pure.from_json(data.get("diagnosis"))
-    return found if found is not None and found.job == job else None
+    return Kept(found, _stderr_from_json(data.get("stderr"))) if found is not None and found.job == job else None
 
 
-def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis) -> None:
+def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnosis | None:
+    kept = read_kept(state_dir, job, uid)
+    return kept.diagnosis if kept is not None else None
+
+
+def _stderr_from_json(data: Any) -> KeptStderr | None:
+    if not isinstance(data, dict):
+        return None
+    pid, at, lines = data.get("pid"), pure.rfc3339(data.get("kept_at")), data.get("lines")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or at is None or not isinstance(lines, list):
+        return None
+    failure = pure.from_json({"job": "", "first_failure": {"worker": data.get("worker"), "evidence": lines}})
+    if failure is None or failure.first_failure is None:
+        return None
+    return KeptStderr(pid, failure.first_failure.worker, at, failure.first_failure.evidence)
+
+
+def kept_stderr(diagnosis: pure.Diagnosis, previous: KeptStderr | None, now: float) -> KeptStderr | None:
+    """The stderr excerpt to keep beside `diagnosis`: its first failure's, kept at `now` unless it was kept before."""
+    failure = diagnosis.first_failure
+    if failure is None:
+        return None
+    if previous is not None and previous.worker == failure.worker and (
+            previous.pid == failure.pid or (not failure.pid and previous.lines == failure.evidence)):
+        return previous
+    return KeptStderr(failure.pid, failure.worker, now, failure.evidence) if failure.pid and failure.evidence \
+        else None
+
+
+def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis, stderr: KeptStderr | None = None) -> None:
     from rlark_tui.local.fsutil import write_private
 
-    payload = {"uid": uid, "diagnosis": pure.to_json(diagnosis)}
+    payload: dict[str, Any] = {"uid": uid, "diagnosis": pure.to_json(diagnosis)}
+    if stderr is not None:
+        payload["stderr"] = {"pid": stderr.pid, "worker": stderr.worker, "kept_at": pure.iso(stderr.kept_at),
+                             "lines": list(stderr.lines)}
     write_private(kept_path(state_dir, diagnosis.job), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+
+def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, notes: list[str]) -> Kept:
+    """`now` joined with the kept diagnosis, kept again when it knows a failure and learnt more; what is kept."""
+    merged = pure.merge(kept.diagnosis if kept else None, now)
+    previous = kept.stderr if kept else None
+    stderr = kept_stderr(merged, previous, time.time())
+    if merged.first_failure is not None and (
+            pure.to_json(merged) != (pure.to_json(kept.diagnosis) if kept else None) or stderr != previous):
+        try:
+            keep(state_dir, uid, merged, stderr)
+        except (OSError, RlarkError) as exc:
+            notes.append(f"the evidence could not be kept: {exc}")
+    return Kept(merged, stderr)
 
 
 def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEADER_TAIL) -> Read:
@@ -83,23 +148,24 @@ def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEAD
     try:
         job = access.job(name)
     except NotFound:
-        kept = load_kept(state_dir, name)
-        if kept is None:
+        gone = load_kept(state_dir, name)
+        if gone is None:
             raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept") from None
-        return Read(kept, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
+        return Read(gone, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
     notes: list[str] = []
     inputs = gather(access, job, notes, tail)
     now = pure.diagnose(inputs)
-    kept = load_kept(state_dir, name, job.uid)
-    merged = pure.merge(kept, now)
-    if merged.first_failure is not None and pure.to_json(merged) != (pure.to_json(kept) if kept else None):
-        try:
-            keep(state_dir, job.uid, merged)
-        except (OSError, RlarkError) as exc:
-            notes.append(f"the evidence could not be kept: {exc}")
-    used_kept = kept is not None and merged.first_failure is not None and merged.first_failure == kept.first_failure \
-        and merged.first_failure != now.first_failure
+    kept = read_kept(state_dir, name, job.uid)
+    merged = remember(state_dir, job.uid, kept, now, notes).diagnosis
+    old = kept.diagnosis if kept else None
+    used_kept = old is not None and merged.first_failure is not None \
+        and _plain(merged.first_failure) == _plain(old.first_failure) != _plain(now.first_failure)
     return Read(merged, notes, kept=used_kept)
+
+
+def _plain(failure: pure.Failure | None) -> pure.Failure | None:
+    """A failure as to_json shows it (the PID of its stderr aside)."""
+    return replace(failure, pid=0) if failure is not None else None
 
 
 def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER_TAIL) -> pure.Inputs:

@@ -92,11 +92,15 @@ class Member:
     read: int | None = None
     """For a log: the bytes read of it (size differs by what was left out and the line saying so)."""
     left_out: int = 0
+    kept: str = ""
+    """For a member rlark wrote from what it kept (a dead worker's stderr Ray no longer serves): when it was kept."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "size": self.size, "sha256": self.sha256}
         if self.read is not None:
             out |= {"read": self.read, "left_out": self.left_out}
+        if self.kept:
+            out["kept_by_rlark_at"] = self.kept
         return out
 
 
@@ -128,9 +132,11 @@ def parse_manifest(data: object) -> Manifest | None:
     for item in listed if isinstance(listed, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("size"), int):
             read, left_out = item.get("read"), item.get("left_out")
+            kept = item.get("kept_by_rlark_at")
             members.append(Member(item["path"], item["size"], str(item.get("sha256") or ""),
                                   read if isinstance(read, int) else None,
-                                  left_out if isinstance(left_out, int) and left_out > 0 else 0))
+                                  left_out if isinstance(left_out, int) and left_out > 0 else 0,
+                                  kept if isinstance(kept, str) else ""))
     budget = data.get("log_budget")
     notes = data.get("notes")
     return Manifest(data["job"], str(data.get("captured") or ""), budget if isinstance(budget, int) else LOG_BUDGET,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -120,6 +120,8 @@ class Event:
     pod: str = ""
     node: str = ""
     evidence: tuple[str, ...] = ()
+    pid: int = 0
+    """For a `stderr` event: the worker whose stderr it is."""
 
     @property
     def failure(self) -> bool:
@@ -135,6 +137,9 @@ class Failure:
     cause: str
     summary: str
     evidence: tuple[str, ...] = ()
+    pid: int = 0
+    """The worker whose stderr the evidence is from, 0 when it is not a worker's stderr (not in to_json: the kept
+    copy holds it beside, raydash/diagnose.py)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,7 @@ def _ms(value: Any) -> float | None:
         return None
 
 
-def _rfc3339(value: Any) -> float | None:
+def rfc3339(value: Any) -> float | None:
     text = _str(value, 64).strip()
     if not text:
         return None
@@ -319,7 +324,7 @@ def _pod_events(inputs: Inputs, mask: _Masker) -> list[Event]:
         for condition in _seq(_get(pod, "status", "conditions")):
             if (_get(condition, "type") == "PodScheduled" and _get(condition, "status") == "False"
                     and _get(condition, "reason") == "Unschedulable"):
-                events.append(Event(_rfc3339(_get(condition, "lastTransitionTime")), "pod", name,
+                events.append(Event(rfc3339(_get(condition, "lastTransitionTime")), "pod", name,
                                     mask.line(f"Unschedulable: {_str(_get(condition, 'message'))}"), "schedule",
                                     pod=name, node=node))
         if _get(pod, "status", "reason") == "Evicted":
@@ -343,7 +348,7 @@ def _terminated(pod: str, node: str, container: str, done: Mapping, mask: _Maske
     what = f"container {container} exited {code if code is not None else '?'}" + (f" ({reason})" if reason else "") \
         + (f", {named}" if named else "")
     message = _str(done.get("message"))
-    return Event(_rfc3339(done.get("finishedAt")), "pod", pod, mask.line(what + (f": {message}" if message else "")),
+    return Event(rfc3339(done.get("finishedAt")), "pod", pod, mask.line(what + (f": {message}" if message else "")),
                  cause, pod=pod, node=node)
 
 
@@ -410,7 +415,7 @@ def _stderr_events(inputs: Inputs, places: _Places, ends: dict[int, float], mask
         at, what, cause, lines = found
         pod, node = where.get(pid, ("", ""))
         events.append(Event(at or ends.get(pid), "stderr", places.names.get(pid) or f"worker pid {pid}",
-                            mask.line(what), cause, pod=pod, node=node, evidence=mask.lines(lines)))
+                            mask.line(what), cause, pod=pod, node=node, evidence=mask.lines(lines), pid=pid))
     return events
 
 
@@ -588,12 +593,13 @@ def first_failure(events: Sequence[Event]) -> Failure | None:
     at = min(timed) if timed else None
     pod = next((event.pod for event in own if event.pod), "")
     node = next((event.node for event in own if event.node), "")
-    evidence = next((event.evidence for event in own if event.source == "stderr" and event.evidence), ()) \
-        or best.evidence or tuple(event.what for event in own[:MAX_EVIDENCE])
+    stderr = next((event for event in own if event.source == "stderr" and event.evidence), None)
+    evidence = (stderr.evidence if stderr else ()) or best.evidence or tuple(event.what for event in own[:MAX_EVIDENCE])
     where = ", ".join(part for part in (f"Pod {pod}" if pod else "", f"node {node}" if node else "",
                                         iso(at) or "") if part)
     summary = f"{first.worker} failed first ({best.cause}): {best.what}" + (f" [{where}]" if where else "")
-    return Failure(first.worker, pod, node, at, best.cause, summary[:2 * MAX_TEXT], evidence)
+    return Failure(first.worker, pod, node, at, best.cause, summary[:2 * MAX_TEXT], evidence,
+                   stderr.pid if stderr else 0)
 
 
 # -- output and the kept copy ----------------------------------------------------------------------------------
@@ -621,12 +627,12 @@ def from_json(data: Any) -> Diagnosis | None:
     if isinstance(raw, Mapping) and isinstance(raw.get("worker"), str):
         cause = raw["cause"] if raw.get("cause") in CAUSES else "unknown"
         failure = Failure(mask.line(raw["worker"]), mask.line(_str(raw.get("pod"))), mask.line(_str(raw.get("node"))),
-                          _rfc3339(raw.get("at")), cause, mask.line(_str(raw.get("summary"))),
+                          rfc3339(raw.get("at")), cause, mask.line(_str(raw.get("summary"))),
                           mask.lines([e for e in _seq(raw.get("evidence")) if isinstance(e, str)]))
     timeline = []
     for entry in _seq(data.get("timeline"))[:MAX_TIMELINE]:
         if isinstance(entry, Mapping) and isinstance(entry.get("what"), str):
-            timeline.append(Event(_rfc3339(entry.get("at")), mask.line(_str(entry.get("source"))),
+            timeline.append(Event(rfc3339(entry.get("at")), mask.line(_str(entry.get("source"))),
                                   mask.line(_str(entry.get("worker"))), mask.line(entry["what"])))
     return Diagnosis(mask.line(data["job"]), failure, tuple(timeline))
 
@@ -643,7 +649,10 @@ def merge(kept: Diagnosis | None, now: Diagnosis) -> Diagnosis:
         failure = old
     elif old is not None and failure is not None:
         if failure.worker == old.worker:
-            failure = failure if _telling(failure) < _telling(old) else old
+            chosen = failure if _telling(failure) < _telling(old) else old
+            if chosen is old and not old.pid and failure.evidence == old.evidence:
+                chosen = replace(old, pid=failure.pid)
+            failure = chosen
         elif old.at is None or failure.at is None or old.at <= failure.at:
             failure = old
     seen = set()

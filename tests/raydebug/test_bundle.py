@@ -11,7 +11,9 @@ import json
 import stat
 import tarfile
 import threading
+import time
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 
@@ -112,3 +114,34 @@ def test_bundle_holds_no_secret_and_says_what_it_holds(job, env, capsys, tmp_pat
         assert offline.diagnosis(NAME) is not None
     finally:
         offline.close()
+
+
+def test_a_dead_workers_stderr_ray_no_longer_serves_is_the_excerpt_rlark_kept(job, env, capsys, tmp_path):
+    """Ray drops a dead worker's stderr once the Header container exits; the first failure's excerpt diagnose kept
+    (here ActorGroup:1's, PID 812, kept two minutes before the run's own failure) is that member, masked as every
+    member is, and the manifest says it is rlark's copy and from when."""
+    from rlark_tui.local.config import state_dir
+    from rlark_tui.raydash.diagnose import KeptStderr, keep
+    from rlark_tui.telemetry.diagnosis import Diagnosis, Failure
+
+    uid = job.store.get("jobs", NAME)["metadata"]["uid"]
+    lines = ("Fatal Python error: Segmentation fault", f"HF_TOKEN={ENV['HF_TOKEN']}",
+             '  File "/w/demo_workload.py", line 88 in step')
+    at = time.time() - 3600
+    failure = Failure("ActorGroup:1", f"{NAME}-actor-0", "edge-b1", at, "signal",
+                      "ActorGroup:1 failed first (signal): Fatal Python error: Segmentation fault", lines, 812)
+    keep(state_dir(), uid, Diagnosis(NAME, failure), KeptStderr(812, "ActorGroup:1", at + 1, lines))
+    bundle = tmp_path / "kept.tar.gz"
+    result = cli_runner(job.kubeconfig, capsys)("--readonly", "bundle", NAME, "-o", str(bundle))
+    assert result.code == 0, result.err
+    with tarfile.open(bundle) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert members["ray/stderr/812.err"].decode().splitlines() == [lines[0], "HF_TOKEN=***", lines[2]]
+    kept_at = datetime.fromtimestamp(at + 1, UTC).isoformat().replace("+00:00", "Z")
+    listed = {m["path"]: m for m in json.loads(members["manifest.json"])["members"]}
+    assert listed["ray/stderr/812.err"]["kept_by_rlark_at"][:19] == kept_at[:19]
+    assert "kept_by_rlark_at" not in listed["ray/actors.json"]
+    assert ("note: ray/stderr/812.err: Ray no longer serves the stderr of worker 812 (ActorGroup:1); this is the "
+            f"excerpt of it rlark kept at {kept_at[:19]}") in result.out
+    diagnosis = json.loads(members["diagnosis.json"])["first_failure"]
+    assert (diagnosis["worker"], diagnosis["cause"]) == ("ActorGroup:1", "signal")

@@ -99,14 +99,21 @@ def test_diagnose_prints_the_first_failure_and_keeps_it_private(platform, capsys
     assert platform.stderr_asked == [CRASHED_PID]  # only the worker that died of something else than its refs
     kept = tmp_path / "state" / "diagnosis" / "segv.json"
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
-    assert json.loads(kept.read_text())["uid"] == "u-1"
+    payload = json.loads(kept.read_text())
+    assert payload["uid"] == "u-1"
+    # the rank's stderr excerpt beside it, for a bundle taken once Ray no longer serves that stderr
+    assert (payload["stderr"]["pid"], payload["stderr"]["worker"]) == (CRASHED_PID, "ActorGroup:1")
+    assert payload["stderr"]["lines"] == failure["evidence"] and payload["stderr"]["kept_at"]
 
 
-def test_once_ray_started_afresh_and_the_job_is_stopped_or_gone_the_kept_evidence_answers(platform, capsys):
+def test_once_ray_started_afresh_and_the_job_is_stopped_or_gone_the_kept_evidence_answers(platform, capsys, tmp_path):
     _run(capsys)
+    kept = tmp_path / "state" / "diagnosis" / "segv.json"
+    first = json.loads(kept.read_text())["stderr"]
     platform.ray = False
     code, out, err = _run(capsys)
     assert code == 0 and out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
+    assert json.loads(kept.read_text())["stderr"] == first  # kept as first seen, not again
     assert "note: Ray: Ray dashboard of segv: connection refused" in err
     assert "kept when it was first seen" in err
     platform.pods = False

@@ -89,7 +89,7 @@ def test_diagnose_names_the_rank_killed_by_sigsegv_and_keeps_it_past_the_stop(cr
     assert failure["summary"].startswith(f"ActorGroup:1 failed first (signal): {FATAL}")
     kept = list((tmp_path / "state" / "diagnosis").iterdir())
     assert [p.name for p in kept] == [f"{SEGV}.json"] and stat.S_IMODE(kept[0].stat().st_mode) == 0o600
-    _bundle_opens_offline_without_secrets(crashing, rlark, tmp_path)
+    crashed = _bundle_opens_offline_without_secrets(crashing, rlark, tmp_path, "crashed.tar.gz")
 
     assert rlark("stop", SEGV, "--yes").code == 0
     api = Api(crashing)
@@ -103,28 +103,27 @@ def test_diagnose_names_the_rank_killed_by_sigsegv_and_keeps_it_past_the_stop(cr
     assert again.code == 0, again.err
     assert again.out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
     assert FATAL in again.out and "kept when it was first seen" in again.err
+    # Ray no longer serves the rank's stderr: the bundle's member is the excerpt rlark kept, and says so
+    stopped = _bundle_opens_offline_without_secrets(crashing, rlark, tmp_path, "stopped.tar.gz")
+    kept = [path for path, member in stopped.items() if path.startswith("ray/stderr/") and member.get(
+        "kept_by_rlark_at")]
+    assert kept and set(kept) <= {path for path in crashed if path.startswith("ray/stderr/")}, (kept, crashed)
 
 
-def _bundle_opens_offline_without_secrets(sandbox, rlark, tmp_path) -> None:
-    path = tmp_path / "segv.tar.gz"
+def _bundle_opens_offline_without_secrets(sandbox, rlark, tmp_path, name: str) -> dict[str, dict]:
+    """One `rlark bundle` of the run: the rank's stderr with Python's fatal error is in it (Ray's, or once Ray
+    dropped it with the Header container, the excerpt rlark kept), no member holds a secret value, and it reads as
+    `rlark --bundle` reads it. The manifest's members by path."""
+    path = tmp_path / name
     token = sandbox.store.get("secrets", f"{SEGV}-ray-token", "rlark-system", "rlark-gpu-a")
     values = [HF_TOKEN, base64.b64decode(token["data"]["auth_token"]).decode()]
     values += [base64.b64encode(value.encode()).decode() for value in values]
-    leaks = []
-
-    def with_the_ranks_stderr():
-        # Ray holds the dead rank's stderr until the Header container exits, seconds after the crash; the run
-        # crashes again each round of its restarts
-        written = rlark("--readonly", "bundle", SEGV, "-o", str(path))
-        assert written.code == 0, written.err
-        with tarfile.open(path) as tar:
-            members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
-        leaks.extend((name, value) for name, data in members.items() for value in values if value.encode() in data)
-        return members if any(FATAL.encode() in data for name, data in members.items()
-                               if name.startswith("ray/") and name != layout.ACTORS) else None
-
-    members = wait_for(with_the_ranks_stderr, timeout=240, interval=0.5, what="a bundle with the rank's stderr")
-    assert leaks == []
+    written = rlark("--readonly", "bundle", SEGV, "-o", str(path))
+    assert written.code == 0, written.err
+    with tarfile.open(path) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert [(name, value) for name, data in members.items() for value in values if value.encode() in data] == []
+    assert [name for name, data in members.items() if name.startswith("ray/stderr/") and FATAL.encode() in data]
     assert {layout.ACTORS, layout.WORKERS, layout.NODES} <= set(members)
     offline = BundleAccess(path)  # what `rlark --bundle` reads of it
     try:
@@ -133,3 +132,4 @@ def _bundle_opens_offline_without_secrets(sandbox, rlark, tmp_path) -> None:
         assert (failure.worker, failure.cause) == ("ActorGroup:1", "signal") and FATAL in failure.evidence
     finally:
         offline.close()
+    return {m["path"]: m for m in json.loads(members[layout.MANIFEST])["members"]}
