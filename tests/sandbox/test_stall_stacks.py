@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import threading
 import time
 import urllib.parse
@@ -38,6 +39,15 @@ WAITING = "3 ranks wait in allreduce"
 def recorded_traceback(query: dict[str, str]) -> tuple[int, str]:
     """Ray's `/worker/traceback` for the hung run: each rank's recorded dump."""
     return 200, (HANG / f"dump-{query['pid']}.txt").read_text()
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A client's hang-up is normal here (rlark's time bound ends a held `/worker/traceback`): the answer written
+    after it is dropped without socketserver's traceback on stderr; any other error still prints."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class RecordedRay:
@@ -78,7 +88,7 @@ class RecordedRay:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
