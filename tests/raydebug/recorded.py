@@ -3,7 +3,12 @@ SIGSEGV (`RLARK_DEMO_FAULT=sigsegv:1`, four ranks): data/sigsegv/ holds the Stat
 `/nodes?view=summary` (trimmed to the node IDs and IPs), rank 1's stderr from the log API (PID 812), the Header
 Pod as the data plane answered after the container exited, and the Header log as the kubelet keeps it (CRI
 lines). data/hang/ holds a hung run's (`RLARK_DEMO_FAULT=hang:2`, four ranks, step 2) `py-spy dump` of each rank,
-as the fixed `py-spy-dump` printed it in the Pod, and each rank's actor name, class, PID, Pod and node."""
+as the fixed `py-spy-dump` printed it in the Pod, and each rank's actor name, class, PID, Pod and node.
+data/cudaoom/ and data/hostoom/ hold what raydash/diagnose.py's gather read (inputs.json: the data-plane pods,
+Ray's actors, workers and node IPs, the dead workers' stderr, the Header log) from two demo runs side by side once
+`rlark diagnose` named their OOM: `RLARK_DEMO_FAULT=cudaoom:1` (rank 1 raises PyTorch's CUDA OOM; the driver prints
+RLinf's crash chain with the rank's traceback) and `hostoom:1` with ranks 1 and 3 on a `rollout` Pod limited to
+2 GiB (rank 1 grows past it; the sandbox's kubelet kills the container and says OOMKilled)."""
 
 from __future__ import annotations
 
@@ -39,6 +44,14 @@ def sigsegv_inputs(**changes) -> Inputs:
              "stderr": {CRASHED_PID: (DATA / f"err-{CRASHED_PID}.txt").read_text()},
              "header_log": cri_lines((DATA / "header.log").read_text())}
     return Inputs(**{**facts, **changes})
+
+
+def recorded_inputs(case: str) -> Inputs:
+    """`cudaoom` or `hostoom`: the facts gather read, as Inputs."""
+    data = json.loads((DATA.parent / case / "inputs.json").read_text())
+    return Inputs(data["job"], pods=data["pods"], actors=data["actors"], workers=data["workers"],
+                  node_ips=data["node_ips"], stderr={int(pid): text for pid, text in data["stderr"].items()},
+                  header_log=[(at, line) for at, line in data["header_log"]])
 
 
 def hang_workers() -> list[stacks.Worker]:

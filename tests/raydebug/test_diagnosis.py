@@ -9,7 +9,7 @@ import random
 import pytest
 
 from rlark_tui.telemetry import diagnosis as d
-from tests.raydebug.recorded import sigsegv_inputs
+from tests.raydebug.recorded import recorded_inputs, sigsegv_inputs
 
 SEGV = "Fatal Python error: Segmentation fault"
 
@@ -29,6 +29,24 @@ def test_the_recorded_sigsegv_run_names_rank_1_its_pod_node_and_stack():
     assert {e.worker for e in found.timeline if e.source == "ray-actor" and not e.failure} == {
         "ActorGroup:0", "ActorGroup:2", "ActorGroup:3"}
     assert found.timeline[-1].what == "container main exited 1 (Error)"
+
+
+TORCH_OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+
+
+def test_the_recorded_cuda_oom_run_names_rank_1_its_pod_and_the_oom_line():
+    failure = d.diagnose(recorded_inputs("cudaoom")).first_failure
+    assert (failure.worker, failure.pod, failure.node) == ("ActorGroup:1", "diagnose-cudaoom-actor-0", "gpu-a3")
+    assert failure.summary.startswith(f"ActorGroup:1 failed first (cuda-oom): {TORCH_OOM}")
+    assert any(line.startswith(TORCH_OOM) for line in failure.evidence), failure.evidence
+    assert any("in step" in line and "demo_workload.py" in line for line in failure.evidence)
+
+
+def test_the_recorded_host_oom_run_names_the_oomkilled_pod():
+    failure = d.diagnose(recorded_inputs("hostoom")).first_failure
+    pod = "diagnose-hostoom-rollout-0"
+    assert (failure.worker, failure.pod, failure.node) == (pod, pod, "gpu-a2")
+    assert failure.summary.startswith(f"{pod} failed first (host-oom): container main exited 137 (OOMKilled)")
 
 
 def test_ray_generic_death_text_classifies_nothing_without_the_workers_own_lines():
