@@ -533,7 +533,8 @@ class ClusterAccess:
             query.append(("sinceSeconds", str(since_seconds)))
         return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
                             Request("logs", "pods", pod, namespace, plane.source), query,
-                            read_timeout=read_timeout, whole_lines=follow)
+                            read_timeout=read_timeout, whole_lines=follow,
+                            last=tail if tail is not None and tail >= 0 and not follow else None)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

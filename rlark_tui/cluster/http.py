@@ -10,6 +10,7 @@ import json
 import socket
 import ssl
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -130,13 +131,14 @@ class Http:
         return decode_answer(data, self._req(req, path))
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
-               read_timeout: float | None = None, whole_lines: bool = False) -> LineStream:
-        """A streaming GET (watch, log follow); errors before the body arrive are raised here."""
+               read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None) -> LineStream:
+        """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
+        last that many lines are kept (LineStream)."""
 
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
-        return LineStream(resp, self._req(req, path), read_timeout, whole_lines)
+        return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last)
 
     def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
                max_bytes: int | None = None) -> Iterator[bytes]:
@@ -289,14 +291,18 @@ class LineStream:
 
     With `whole_lines` (live follows) an unterminated last line means the stream was cut: it is never yielded,
     unless it holds a `\r` (a progress bar redrawn in place, e.g. tqdm, never ends its line).
+    With `last` (a read that asked for tailLines) only the last that many lines are kept and yielded at the end:
+    a server that sends more than it was asked for (the whole log, or millions of empty lines) costs the bytes'
+    time, never memory for more lines than asked.
     """
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
-                 whole_lines: bool = False) -> None:
+                 whole_lines: bool = False, last: int | None = None) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
         self._whole_lines = whole_lines
+        self._last = last
 
     def __iter__(self) -> Iterator[str]:
         for lines in self.batches():
@@ -304,7 +310,18 @@ class LineStream:
 
     def batches(self) -> Iterator[list[str]]:
         """The lines a read brings, a list per read: a busy follow reads hundreds at once, and a reader that takes
-        them together pays its per-line costs (masking, cleaning, handing over) once per read."""
+        them together pays its per-line costs (masking, cleaning, handing over) once per read. With `last`, one
+        list of the last lines at the end."""
+        if self._last is None:
+            yield from self._batches()
+            return
+        kept: deque[str] = deque(maxlen=max(self._last, 0))
+        for lines in self._batches():
+            kept.extend(lines)
+        if kept:
+            yield list(kept)
+
+    def _batches(self) -> Iterator[list[str]]:
         # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its
         # pieces are joined once, when the line ends
         import urllib3

@@ -54,3 +54,21 @@ def test_lines_read_together_are_the_lines_decoded_one_by_one(data, size):
     if pieces[-1]:
         expected.append(pieces[-1].decode("utf-8", "replace").rstrip("\r"))
     assert [line for batch in stream.batches() for line in batch] == expected
+
+
+def test_a_tail_read_keeps_only_the_last_lines_whatever_the_server_sends():
+    """Issue 33 item 2, a third round: a read that asked for tailLines (the progress and step-time reads, rlark
+    logs --tail, diagnose) kept every line a server sent, so one that ignored the tail and sent 64 MiB of empty
+    lines made a list of 67 million strings (some 540 MB of pointers, more with timestamps). LineStream keeps the
+    last `last` lines only: here 4 million lines pass through in a few MB."""
+    import tracemalloc
+
+    data = b"\n" * (4 << 20) + b"next to last\nlast\n"
+    tracemalloc.start()
+    try:
+        lines = list(LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, last=2))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == ["next to last", "last"]
+    assert peak < 8 << 20
