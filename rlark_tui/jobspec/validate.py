@@ -58,8 +58,13 @@ _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._\-/:]*(@sha256:[0-9a-f]+)?$", re.I)
 _SSH_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
                   "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
 _FULL_SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-_SCRIPT_CODE_PATH = re.compile(
-    r"(?:\bcd\s+(?P<dir>/[\w.@+/-]*))|(?P<file>/[\w.@+/-]+\.(?:sh|py|ya?ml|toml|cfg|ini))\b")
+_SCRIPT_CODE_PATH = re.compile(r"\bcd\s+(?P<dir>/[\w.@+/-]*)|(?P<run>/[\w.@+/-]+)")
+"""A `cd /dir`, or a run of path characters from a `/` (each claimed once: linear in the script)."""
+_CODE_FILE_END = re.compile(r"\.(?:sh|py|ya?ml|toml|cfg|ini)(?!\w)")
+"""Where a code file's name may end in a run of path characters."""
+_DIR_AFTER = re.compile(r"(?<!\s)\s+(/[\w.@+/-]*)")
+"""The directory after a `cd` that ends a run of path characters (`/opt/cd /work`)."""
+_WORD_CHAR = re.compile(r"\w")
 
 
 def _names(nodes: Iterable[Node], limit: int = 5) -> str:
@@ -410,9 +415,25 @@ def _check_env(path: str, role: RoleDraft) -> list[Finding]:
 
 
 def _code_paths(script: str) -> list[str]:
-    paths = []
-    for match in _SCRIPT_CODE_PATH.finditer(script or ""):
-        path = match.group("dir") or match.group("file")
+    """The directories a script changes into and the code files it names (`/opt/run.sh`), in order. A run of path
+    characters is read once (the longest code file name it starts with); a `cd` it ends in still takes the path
+    after it, as a scan from every `/` would."""
+    paths: list[str] = []
+    text, pos = script or "", 0
+    while (match := _SCRIPT_CODE_PATH.search(text, pos)) is not None:
+        pos = match.end()
+        path = match.group("dir")
+        if path is None:
+            run, end = match.group("run"), 0
+            for file_end in _CODE_FILE_END.finditer(run, 2):  # a name before the dot
+                end = file_end.end()
+            path = run[:end]
+            if run.endswith("cd") and len(run) - 2 >= end and not _WORD_CHAR.match(run[-3]):
+                after = _DIR_AFTER.match(text, pos)
+                if after is not None:
+                    paths.extend(p.rstrip("/") or "/" for p in (path, after.group(1)) if p)
+                    pos = after.end()
+                    continue
         if path:
             paths.append(path.rstrip("/") or "/")
     return paths

@@ -231,3 +231,18 @@ def test_storage_classes_keyed_by_namespace_or_agent_id(storage_classes, good_ma
     """The real gateway lists a class's clusters as agent IDs (`gpu-a`); the draft names `rlark-gpu-a`."""
     findings = findings_for(good_mapping, nodes, storage_classes=storage_classes, domains=["team-a"])
     assert not [f for f in findings if f.field.endswith("storageClass")], "\n".join(map(str, findings))
+
+
+def test_a_run_script_of_path_runs_is_read_in_linear_time(good_mapping, nodes):
+    """Issue 33 item 3, a third round: the code-path pattern over a run script tried each `/` of a run of path
+    characters to its end, so a script of '/a' x 20,000 (40 KB, an imported draft) took 6.8 s to validate and
+    one of 1 MB hours. Each run is now read once; the paths found are those the scan from every `/` found."""
+    import time
+
+    from rlark_tui.jobspec.validate import _code_paths
+
+    assert _code_paths("cd /work && bash /opt/run.sh.bak; python x/train.py-cd  /data/ :/a@cd /b /.sh") == \
+        ["/work", "/opt/run.sh", "/train.py", "/data", "/b"]
+    started = time.monotonic()
+    findings_for({**good_mapping, "runScript": "/a" * 500_000}, nodes)
+    assert time.monotonic() - started < 5
