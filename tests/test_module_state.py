@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -173,3 +174,48 @@ def test_numbers_are_read_only_by_text_parse():
             found += digit_tests(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     assert not found, "read numbers with rlark_tui.text.parse (ascii_int, ascii_digits):\n" + "\n".join(found)
     assert digit_tests("x.isdigit() and int(x)", "m.py") == ["m.py:1: .isdigit()"]
+
+
+RAW_TERMINAL_WRITERS = MappingProxyType({
+    "rlark_tui/local/fsutil.py": "a file the user named /dev/stdout or /dev/stderr: the bytes asked for",
+    "rlark_tui/local/podshell.py": "the shell's first line, while the app is suspended: its names through "
+                                   "sinks.one_line",
+})
+"""The modules that may write to the terminal past the cleaned streams (local/terminal.clean_streams), and why."""
+
+
+RAW_WRITE_HINT = re.compile(r"os\.write\(|__std(?:out|err)__|\.buffer\.write")
+"""Where a raw terminal write may be (only those modules are parsed)."""
+
+
+def raw_terminal_writes(source: str, name: str) -> list[str]:
+    """Each write in one module that passes the cleaned sys.stdout/sys.stderr: os.write to fd 1 or 2,
+    sys.__stdout__ / sys.__stderr__, a stream's .buffer.write."""
+    found: list[str] = []
+    if not RAW_WRITE_HINT.search(source):
+        return found
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "os" and node.args \
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value in (1, 2):
+            found.append(f"{name}:{node.lineno}: os.write({node.args[0].value}, ...)")
+        elif isinstance(node, ast.Attribute) and node.attr in ("__stdout__", "__stderr__"):
+            found.append(f"{name}:{node.lineno}: sys.{node.attr}")
+        elif isinstance(node, ast.Attribute) and node.attr == "write" and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "buffer":
+            found.append(f"{name}:{node.lineno}: .buffer.write")
+    return sorted(found)
+
+
+def test_the_terminal_is_written_only_through_the_cleaned_streams():
+    """Issue 33 item 4 (a third round checks the claim): every command's print goes through clean_streams'
+    cleaned sys.stdout and sys.stderr, the TUI through its widgets; no module writes to the terminal past them
+    but those listed, each for its reason."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        name = str(path.relative_to(ROOT))
+        if name not in RAW_TERMINAL_WRITERS:
+            found += raw_terminal_writes(path.read_text(encoding="utf-8"), name)
+    assert not found, "write through sys.stdout / sys.stderr (cleaned), not past them:\n" + "\n".join(found)
+    assert raw_terminal_writes("os.write(1, b)\nsys.__stderr__.write(x)\nsys.stdout.buffer.write(b)", "m.py") == [
+        "m.py:1: os.write(1, ...)", "m.py:2: sys.__stderr__", "m.py:3: .buffer.write"]

@@ -14,6 +14,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.objects import Pod
 from rlark_tui.model.tunnel import OpenTunnel
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex, first_pod
 
 TUNNEL_TARGETS = (("Ray dashboard", "ray"), ("TensorBoard", "tensorboard"))
@@ -45,7 +46,9 @@ def run_shell(app, pod: Pod) -> str:
                                source=f"data plane {pod.namespace}")
     try:
         with app.suspend():
-            os.write(1, f"Shell in {name} ({pod.namespace}); exit it to return to rlark.\r\n".encode())
+            # straight to the terminal the app let go of (the app holds sys.stdout): one line, no escape
+            os.write(1, f"Shell in {one_line(name)} ({one_line(pod.namespace)}); exit it to return to rlark.\r\n"
+                     .encode())
             code = relay(session, stdin_fd=0, stdout_fd=1, stderr_fd=2, tty=True)
     finally:
         session.close()
