@@ -25,3 +25,15 @@ def faulty_job(sandbox, output: Path, name: str, fault: str, env: tuple[dict, ..
         yield
     finally:
         delete_and_wait(api, name)
+
+
+SEGV = "diagnose-segv"
+HF_TOKEN = "zqSegvHf0123"
+"""The SIGSEGV run's secret env value, searched for in every member of its bundle."""
+HANG = "stacks-hang"
+PROFILED = "stacks-hang-profiled"
+RUNS = {  # name: (the test file that reads it, the fault, more env of the Header)
+    SEGV: ("test_diagnose_ray.py", "sigsegv:1", ({"name": "HF_TOKEN", "value": HF_TOKEN},)),
+    HANG: ("test_stacks_ray.py", "hang:2", ()),
+    PROFILED: ("test_stacks_ray.py", "hang:2", ({"name": "RAY_DASHBOARD_ENABLE_PROFILING", "value": "1"},)),
+}

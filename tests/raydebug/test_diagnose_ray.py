@@ -23,19 +23,15 @@ from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.telemetry import bundle as layout
 from tests.agent.helpers import Api, wait_for
 from tests.clirun import cli_runner
-from tests.raydebug.faulty import faulty_job
+from tests.raydebug.faulty import HF_TOKEN, SEGV
 
 pytestmark = pytest.mark.ray
-SEGV = "diagnose-segv"
 FATAL = "Fatal Python error: Segmentation fault"
-HF_TOKEN = "zqSegvHf0123"
 
 
-@pytest.fixture(scope="module")
-def crashing(ray_sandbox, tmp_path_factory):
-    secret = ({"name": "HF_TOKEN", "value": HF_TOKEN},)
-    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("segv"), SEGV, "sigsegv:1", secret):
-        yield ray_sandbox
+@pytest.fixture
+def crashing(live_runs):
+    return live_runs
 
 
 def _first_crash(sandbox) -> float:

@@ -1,7 +1,7 @@
 """issue 34's first Done-when on real Ray: four `ActorGroup:<r>` ranks hang, rank 2 elsewhere (the demo workload's
 `hang:2` fault); `rlark stacks` names it and its frame with profiling off (py-spy in the Pod, also under
 --readonly) and on (Ray's /worker/traceback, the head started with RAY_DASHBOARD_ENABLE_PROFILING=1 as a debuggable
-Job's is; both Jobs run at once). The progress-stalled alert's stacks (item 2) are tests/sandbox/test_stall_stacks.py's,
+Job's is; both Jobs run at once, made with the SIGSEGV run: tests/raydebug/conftest.py). The progress-stalled alert's stacks (item 2) are tests/sandbox/test_stall_stacks.py's,
 on these runs' recorded dumps."""
 
 from __future__ import annotations
@@ -12,19 +12,14 @@ import pytest
 
 from tests.agent.helpers import wait_for
 from tests.clirun import cli_runner
-from tests.raydebug.faulty import faulty_job
+from tests.raydebug.faulty import HANG, PROFILED
 
 pytestmark = pytest.mark.ray
-HANG = "stacks-hang"
-PROFILED = "stacks-hang-profiled"
 
 
-@pytest.fixture(scope="module")
-def hung(ray_sandbox, tmp_path_factory):
-    profiling = ({"name": "RAY_DASHBOARD_ENABLE_PROFILING", "value": "1"},)
-    with faulty_job(ray_sandbox, tmp_path_factory.mktemp("hang"), HANG, "hang:2"), \
-            faulty_job(ray_sandbox, tmp_path_factory.mktemp("profiled"), PROFILED, "hang:2", profiling):
-        yield ray_sandbox
+@pytest.fixture
+def hung(live_runs):
+    return live_runs
 
 
 def _stacks(rlark, name: str = HANG) -> dict | None:
