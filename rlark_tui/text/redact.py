@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard
+from urllib.parse import quote, quote_plus
 
 from rlark_tui.text.parse import load_json
 
@@ -460,8 +461,9 @@ def _shapes(value: str) -> set[str]:
     """The forms a value prints in: as is and without its trailing newline (a Secret made from a file ends in
     one), each line of a multi-line value (a YAML block scalar echoed by a shell prints line by line; printf '%q'
     and `echo -e` forms give `\\n` between them), as an unquoted `echo $VALUE` prints it (every run of spaces, tabs
-    and newlines one space), each JSON-escaped, and in base64 (`printf %s "$V" | base64`, `echo "$V" | base64`, a
-    Basic header). A value that is not UTF-8 (read with surrogateescape, cluster/secrets.py) prints as a text
+    and newlines one space), each JSON-escaped, percent-encoded (a password in a URL a library logs:
+    `postgres://u:p%40ss@db`), and in base64 (`printf %s "$V" | base64`, `echo "$V" | base64`, a Basic header),
+    line by line when a tool wraps it. A value that is not UTF-8 (read with surrogateescape, cluster/secrets.py) prints as a text
     decoder shows it, each undecodable byte U+FFFD, and so does each piece between them. Lines and pieces shorter
     than _MIN_KNOWN are left out."""
     raw = _bytes(value)
@@ -475,9 +477,19 @@ def _shapes(value: str) -> set[str]:
     if "\ufffd" in shown:
         forms.update(piece.strip() for piece in shown.split("\ufffd"))
     forms.update([json.dumps(form)[1:-1] for form in forms])
-    forms.update(base64.b64encode(form).decode("ascii")
-                 for form in {raw, raw + b"\n", raw.rstrip(b"\n"), raw.rstrip(b"\n") + b"\n"})
+    trimmed = raw.rstrip(b"\n")
+    forms.update({quote(trimmed, safe=""), quote(trimmed), quote_plus(trimmed, safe="")})
+    encoded = {base64.b64encode(form).decode("ascii") for form in {raw, raw + b"\n", trimmed, trimmed + b"\n"}}
+    forms.update(encoded)
+    forms.update(piece for line in encoded for width in _BASE64_WRAPS if len(line) > width
+                 for piece in (line[at:at + width] for at in range(0, len(line), width)) if len(piece) >= 8)
     return {form for form in forms if len(form) >= _MIN_KNOWN or form == value}
+
+
+_BASE64_WRAPS = (64, 76)
+"""Where base64 tools wrap their lines (openssl, PEM: 64; coreutils base64, Python's encodebytes: 76): a long
+value's base64 prints line by line, and its first line alone decodes to its first 48 or 57 bytes. Each line of
+8 characters or more is masked."""
 
 
 class KnownSecrets:

@@ -161,3 +161,24 @@ def test_a_crash_line_and_report_hold_no_bidi_control():
         line, report = summary(error), "\n".join(report_lines(error))
     assert not _forges(line) and "no such Job evil\\u202eRTL" in line
     assert not any(char in report for char in RAW_BREAKS)
+
+
+def test_a_secret_is_masked_percent_encoded_and_in_wrapped_base64():
+    """Issue 33 item 6, a third round: a password in a URL a library logs is percent-encoded
+    (`postgres://u:p%40ss%2Fw0rd@db`), and `echo "$V" | base64` or `openssl base64` of a value past 57 or 48
+    bytes wraps its lines, so the first line alone decoded to the value's first bytes; each printed bare."""
+    import base64
+    from urllib.parse import quote
+
+    value = "p@ss/w0rd+x y&z=" + "A7" * 30 + "\n"
+    known = redact.KnownSecrets([value])
+    body = value.rstrip("\n")
+    shown = [f"postgres://u:{quote(body, safe='')}@db/x", f"http://u:{quote(body)}@h", f"pw={quote(body, safe='')}"
+             .replace("%20", "+")]
+    for width in (64, 76):
+        encoded = base64.b64encode(value.encode()).decode()
+        shown += [encoded[at:at + width] for at in range(0, len(encoded), width)]
+    for printed in shown:
+        masked = known.mask(printed)
+        assert "w0rd" not in masked and "A7A7" not in masked and masked.count("***") >= 1, (printed, masked)
+        assert not any(piece in masked for piece in ("QTdB", "N0E3", "cEBz")), masked
