@@ -1,6 +1,6 @@
 """startup_first_list_s and list_rss_mb: the real `rlark` TUI process on a pseudo-terminal, as a user starts it.
 
-startup_first_list_s: process start → a Job name painted, 1,000 Jobs (10,000 Pods); median of 5 (3 quick);
+startup_first_list_s: process start → a Job name painted, 1,000 Jobs (10,000 Pods); median of 5 (1 quick);
 startup_first_list_cpu_s: the CPU time the app used until then (less sensitive to a loaded machine).
 startup_first_list_delay100_s: the same first list while the sandbox's delay switch holds every answer 100 ms
 (a per-request server delay, as a bastion far from its cluster sees); median of 3 (1 quick).
@@ -59,7 +59,7 @@ def _list_rss(kubeconfig: Path, workdir: Path, jobs: int, pods: int) -> float:
 
 
 def run(workdir: Path, quick: bool) -> dict[str, float]:
-    jobs, pods, runs = (200, 2000, 3) if quick else (1000, 10000, 5)
+    jobs, pods, runs = (200, 2000, 1) if quick else (1000, 10000, 5)
     sandbox = start_sandbox(workdir, f"scale:{jobs}:{pods}")
     try:
         _first_list(sandbox.kubeconfig, workdir)  # warm the disk cache; not counted

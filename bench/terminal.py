@@ -2,13 +2,13 @@
 link has to carry.
 
 - `terminal_idle_bytes_per_min`: bytes per minute while nothing changes, 100 Jobs with a Running Pod each in
-  view (a 200x110 terminal), created two hours ago (ages move once a minute); measured over 60 s (quick: 6 s)
-  after the list settled (nothing written for 5 s; quick: for 1 s, so its figure may hold the header's last
+  view (a 200x110 terminal), created two hours ago (ages move once a minute); measured over 60 s (quick: 2 s)
+  after the list settled (nothing written for 5 s; quick: for 0.5 s, so its figure may hold the header's last
   connection states: the quick run is a smoke test, its numbers are not judged).
-- `terminal_key_bytes`: median bytes written in answer to one `j` (cursor down) on that list, 20 presses (5 quick).
+- `terminal_key_bytes`: median bytes written in answer to one `j` (cursor down) on that list, 20 presses (3 quick).
 - `terminal_log_frames_per_s` and `terminal_log_bytes_per_s`: while the log pane follows 10 Pods writing 2,000
   lines/s in total, the frames (writes closer than FRAME_GAP s apart count as one) and bytes per second, over
-  20 s (quick: 5 s).
+  20 s after 2 s of warm-up (quick: 2 s after 0.5 s).
 """
 
 from __future__ import annotations
@@ -43,13 +43,13 @@ def _list(workdir: Path, quick: bool) -> dict[str, float]:
         app = PtyApp(["--kubeconfig", str(sandbox.kubeconfig)], workdir, size=SIZE)
         try:
             app.wait_for(rb"scale-%05d" % (JOBS - 1), 120)
-            _quiet(app, 1.0 if quick else 5.0, 40.0)  # the header has its connection states, the list its first rows
-            seconds = 6.0 if quick else 60.0
+            _quiet(app, 0.5 if quick else 5.0, 40.0)  # the header has its connection states, the list its first rows
+            seconds = 2.0 if quick else 60.0
             before = app.written
             app.drain(seconds)
             idle = (app.written - before) * 60 / seconds
             keys = []
-            for _ in range(5 if quick else 20):
+            for _ in range(3 if quick else 20):
                 _quiet(app)
                 before = app.written
                 app.send(b"j")
@@ -72,7 +72,7 @@ def _frames(chunks: list[tuple[float, int]]) -> int:
 
 
 def _log(workdir: Path, quick: bool) -> dict[str, float]:
-    seconds = 5.0 if quick else 20.0
+    seconds, warm = (2.0, 0.5) if quick else (20.0, 2.0)
     sandbox = start_sandbox(workdir, "scale:1:0")
     try:
         sandbox.post("/_sandbox/loadgen", {"pods": LOG_PODS, "lines_per_s": 1, "seconds": 0.1, "job": "loadgen"})
@@ -88,7 +88,7 @@ def _log(workdir: Path, quick: bool) -> dict[str, float]:
             sandbox.post("/_sandbox/loadgen", {"pods": LOG_PODS, "lines_per_s": LOG_RATE, "seconds": seconds + 5,
                                                "job": "loadgen"})
             app.wait_for(rb"seq=\d+", 60, since=mark)
-            app.drain(2.0)
+            app.drain(warm)
             app.chunks, app.record = [], True
             before, started = app.written, time.perf_counter()
             app.drain(seconds)

@@ -1,5 +1,5 @@
 """TUI list benchmarks (issue 9): the real RlarkApp, headless (`run_test`, 160x50), against a scale sandbox; 20
-samples of each measure (quick: 8).
+samples of each measure (quick: 5).
 
 A frame counts as shown when Textual hands it to the driver: `App._display` is wrapped and each frame's
 terminal output is built (as a real driver must) and searched for the text we wait for.
@@ -346,7 +346,7 @@ def run(workdir: Path, quick: bool) -> dict[str, float]:
     jobs, pods = (200, 2000) if quick else (5000, 50000)
     sandbox = start_sandbox(workdir, f"scale:{jobs}:{pods}")
     try:
-        samples = 8 if quick else 20
+        samples = 5 if quick else 20
         return asyncio.run(_measure(sandbox.kubeconfig, sandbox.context, jobs, pods, samples, sandbox.post,
                                     2_000 if quick else 20_000))
     finally:

@@ -6,7 +6,7 @@ then the real app headless (`run_test`, 160x50) on the job list for a while: eve
 is counted (`RouteLog.served_count`: the alert rounds' data-plane lists and log reads, the usage topic's
 PodMetrics lists and nvidia-smi execs, the list's PROGRESS reads, the header's data-plane probes). The first 10 s
 (the first round of every read at once) are left out; the figure is the steady rate after them, over 60 s (quick:
-the first 5 s, then 10 s).
+60 Jobs, 12 with a GPU; the first 2 s, then 5 s).
 
 alert_latency_offscreen_s_max: meanwhile FAULTS of the Jobs, last in the list and so never on screen, print the time
 and RLinf's crash chain (their phase stays Running) once the bench drops a file for them, one every FAULT_SPACING
@@ -23,6 +23,8 @@ from pathlib import Path
 
 JOBS = 100
 GPU_JOBS = 21
+QUICK_JOBS, QUICK_GPU_JOBS = 60, 12
+"""The quick run's Jobs: still more than the 50-row screen shows, so the faulty last ones stay off it."""
 GPU_NODES = ("gpu-a1", "gpu-a2", "gpu-a3")
 """The demo seed's GPU Nodes (8 GPUs each)."""
 WARM_SECONDS = 10.0
@@ -60,23 +62,24 @@ def run(workdir: Path, quick: bool) -> dict:
     from rlark_tui.model.objects import Job
     from rlark_tui.tui.app import RlarkApp
 
-    warm, measure = (5.0, 10.0) if quick else (WARM_SECONDS, 60.0)
+    warm, measure = (2.0, 5.0) if quick else (WARM_SECONDS, 60.0)
+    jobs, gpu_jobs = (QUICK_JOBS, QUICK_GPU_JOBS) if quick else (JOBS, GPU_JOBS)
     with Sandbox(workdir / "usage-sandbox", seed="demo", agent_settings=AgentSettings(ray=False)) as sandbox:
         access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
         actions = Actions(access, state_dir=workdir / "usage-state")
         access.delete(JOBS_KIND, "demo-ppo")
         triggers = workdir / "usage-faults"
         triggers.mkdir(exist_ok=True)
-        faulty = [f"bench-usage-{i:03d}" for i in range(JOBS - FAULTS, JOBS)]
-        for i in range(JOBS):
+        faulty = [f"bench-usage-{i:03d}" for i in range(jobs - FAULTS, jobs)]
+        for i in range(jobs):
             name = f"bench-usage-{i:03d}"
-            actions.submit(_job(name, GPU_NODES[i % 3] if i < GPU_JOBS else None,
+            actions.submit(_job(name, GPU_NODES[i % 3] if i < gpu_jobs else None,
                                 _fault_script(triggers / name) if name in faulty else "sleep 3600"))
         deadline = time.monotonic() + 180
         while sum(1 for raw in access.list(JOBS_KIND).items if Job(raw).phase == "Running"
-                  and Job(raw).name.startswith("bench-usage-")) < JOBS:
+                  and Job(raw).name.startswith("bench-usage-")) < jobs:
             if time.monotonic() > deadline:
-                raise RuntimeError("the 100 Jobs did not all become Running")
+                raise RuntimeError(f"the {jobs} Jobs did not all become Running")
             time.sleep(1)
         app = RlarkApp(ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context))
 
@@ -122,8 +125,8 @@ def run(workdir: Path, quick: bool) -> dict:
             app.access.close()
             access.close()
     rate = served / took
-    print(f"usage: {served} rlark-server requests in {took:.0f} s from one TUI with {JOBS} Running Jobs "
-          f"({GPU_JOBS} with a GPU Pod); off-screen crash to alert: "
+    print(f"usage: {served} rlark-server requests in {took:.0f} s from one TUI with {jobs} Running Jobs "
+          f"({gpu_jobs} with a GPU Pod); off-screen crash to alert: "
           + ", ".join(f"{t:.1f} s" for t in latencies) + (f"; never alerted: {', '.join(missed)}" if missed else "")
           + (f"; on screen after all: {', '.join(shown)}" if shown else ""),
           file=sys.stderr)
