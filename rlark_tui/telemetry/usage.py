@@ -6,6 +6,7 @@ Samples are `telemetry.sample.PodUsage`, keyed by Pod CR key `namespace/name` (t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -19,7 +20,7 @@ NONE = "-"
 
 def parse_pod_metrics(body: object) -> dict[str, tuple[float, int]]:
     """A PodMetricsList (or one PodMetrics) -> {pod name: (CPU millicores, memory bytes)}, summed over containers;
-    an item whose usage does not parse is left out."""
+    an item whose usage does not parse, or sums past any number (two containers of 1e308 bytes), is left out."""
     items = body.get("items") if isinstance(body, dict) and "items" in body else [body]
     found = {}
     for item in items if isinstance(items, list) else []:
@@ -39,7 +40,8 @@ def parse_pod_metrics(body: object) -> dict[str, tuple[float, int]]:
                 break
             cpu, memory = cpu + cores * 1000, memory + amount
         else:
-            found[name] = (cpu, int(memory))
+            if math.isfinite(cpu) and math.isfinite(memory):
+                found[name] = (cpu, int(memory))
     return found
 
 

@@ -177,3 +177,15 @@ def test_a_run_check_and_a_stack_dump_with_5000_digit_numbers_raise_nothing():
     evaluate(fixtures.with_log(fixtures.healthy(), "demo-ppo-actor-0", lines))
     dump = parse_dump(f"Process {huge}: python\nThread 0x1 (active): \"MainThread\"\n    train (x.py:{huge})\n")
     assert dump is not None and dump.pid is None and dump.threads[0].frames[0].line is None
+
+
+def test_pod_metrics_summing_past_any_number_leave_out_that_pod_only():
+    """Issue 33 item 3, a third round: a PodMetrics item whose two containers use 1e308 bytes each (a quantity
+    that parses) summed to infinity and raised OverflowError in int(), so the whole list, every Pod's CPU and
+    memory in rlark top and the usage columns, was lost. That Pod is left out; the others are read."""
+    from rlark_tui.telemetry.usage import parse_pod_metrics
+
+    huge = [{"usage": {"cpu": "1e308", "memory": "1e308"}}, {"usage": {"cpu": "1e308", "memory": "1e308"}}]
+    body = {"items": [{"metadata": {"name": "hostile"}, "containers": huge},
+                      {"metadata": {"name": "ok"}, "containers": [{"usage": {"cpu": "250m", "memory": "1Mi"}}]}]}
+    assert parse_pod_metrics(body) == {"ok": (250.0, 1 << 20)}
