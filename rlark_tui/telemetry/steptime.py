@@ -72,7 +72,8 @@ def phase_of(tag: str) -> str | None:
 def breakdown(series: Mapping[str, Sequence[Point]]) -> StepTime:
     """Per step: the total (`time/step`, else `step_time`, else the sum of the phases) and every phase's
     seconds; the bottleneck is the phase with the largest share at the last step. NaN, infinite and negative
-    values are left out."""
+    values are left out, and so is a step whose phases sum past any number or whose share of a phase is no
+    number (1e308 seconds over 5e-324)."""
     totals: dict[int, float] = {}
     for tag in (TQDM_TOTAL, TABLE_TOTAL):  # the table's total wins where both exist
         totals.update({step: value for _, step, value in series.get(tag, ()) if 0 <= value < INF})
@@ -86,7 +87,7 @@ def breakdown(series: Mapping[str, Sequence[Point]]) -> StepTime:
     for step in sorted(totals.keys() | {step for values in by_phase.values() for step in values}):
         phases = {phase: values[step] for phase, values in by_phase.items() if step in values}
         total = totals.get(step) or sum(phases.values())
-        if total > 0:
+        if 0 < total < INF and all(value / total < INF for value in phases.values()):
             steps.append(Step(step, total, phases))
     return StepTime(steps, _bottleneck(steps))
 
@@ -112,7 +113,8 @@ def _slope(values: list[float]) -> float:
 
 
 def seconds(value: float) -> str:
-    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+    """`342 s`, `4.5 s`; past a billion seconds in exponent form (`1e+308 s`, not 309 digits)."""
+    return f"{value:.3g} s" if value >= 1e9 else f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
 def bars(step_time: StepTime, width: int, last: int) -> list[str]:
@@ -129,10 +131,10 @@ def bars(step_time: StepTime, width: int, last: int) -> list[str]:
     room = max(10, width - label_width - 1)
     lines = []
     for step in steps:
-        cells = round(room * step.total / longest)
+        cells = round(room * (step.total / longest))
         bar = ""
         for phase in order:
-            bar += letters[phase] * round(cells * step.phases.get(phase, 0.0) / step.total)
+            bar += letters[phase] * round(cells * min(step.share(phase), 1.0))  # a phase past its step is cut
         bar = bar[:cells].ljust(cells, ".")
         lines.append(f"{step.step:>{len(str(steps[-1].step))}} {seconds(step.total):>8} {bar}")
     return lines

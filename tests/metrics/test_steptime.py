@@ -67,3 +67,18 @@ def test_time_bars_fit_80_columns_and_read_in_monochrome(rlinf):
     lines = bars(result, 80, 20)
     assert len(lines) == 5 and all(len(line) <= 80 for line in lines)
     assert lines[-1].startswith("5    350 s ") and lines[-1].count("A") > lines[-1].count("E") > lines[-1].count("G")
+
+
+@pytest.mark.parametrize("series", [
+    {"time/generate_rollouts": [(0.0, 1, 1e308), (0.0, 2, 1.0)], "time/actor_training": [(0.0, 1, 1e308), (0.0, 2, 2.0)]},
+    {"time/step": [(0.0, 1, 1e308), (0.0, 2, 5e-324), (0.0, 3, 1e-300)],
+     "time/actor_training": [(0.0, 1, 1e308), (0.0, 2, 1e308), (0.0, 3, 1e300)]}])
+def test_step_times_past_any_number_draw_bars_without_raising(series):
+    """Issue 33 item 3, a third round: a Header log's metric table with two phases of 1e308 s (their sum is
+    infinite) raised ValueError in the Metrics tab's Time bars (round of NaN: the TUI crashed on a hostile Pod's
+    log), and a step time of 5e-324 s under a phase of 1e308 s, or steps of 1e308 s beside 1e-300 s, raised
+    OverflowError (and its 309-digit time pushed the line past the terminal). Such a step is left out, or its
+    bar is cut at its width, and its time is in exponent form."""
+    lines = bars(breakdown(series), 80, 10)
+    assert all(len(line) <= 80 for line in lines)
+    assert "/step" in step_time_cell(breakdown(series)) and len(step_time_cell(breakdown(series))) < 60
