@@ -80,11 +80,12 @@ async def press(pilot, key: str) -> None:
 
 
 async def back_to(pilot, screen) -> None:
-    """Close whatever a key opened over `screen` (dialogs dismissed unanswered), once it has settled (a
-    screen closed halfway through mounting is a race of its own, not a key's effect)."""
+    """Close whatever a key opened over `screen` (dialogs dismissed unanswered), once it has settled: mounted and
+    its queues drained (a screen closed halfway through mounting is a race of its own, not a key's effect)."""
     app = pilot.app
     if app.screen is not screen:
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.screen.is_mounted, f"{app.screen!r} mounted")
+        await handled(pilot)
     while app.screen is not screen and len(app.screen_stack) > 1 and screen in app.screen_stack:
         app.pop_screen()
         await handled(pilot)
