@@ -22,7 +22,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
-from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series
+from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series, scalar_points
 from rlark_tui.telemetry.steptime import breakdown
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.jobs import step_time_cell
@@ -186,14 +186,8 @@ def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None 
             if tags and name not in tags:
                 continue
             points = _get(gateway, f"{base}/scalars?run={quote(run, safe='')}&tag={quote(tag, safe='')}", tag)
-            series[name] = [(float(p[0]), int(p[1]), float(p[2])) for p in points if _is_point(p)] \
-                if isinstance(points, list) else []
+            series[name] = scalar_points(points)
     return series
-
-
-def _is_point(item: object) -> bool:
-    return (isinstance(item, list) and len(item) == 3 and all(isinstance(x, (int, float)) for x in item)
-            and not isinstance(item[1], bool))
 
 
 def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", tags: list[str] | None = None,

@@ -229,6 +229,21 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
     return found
 
 
+def scalar_points(items: object) -> list[Point]:
+    """TensorBoard's scalars answer, `[[wall_time, step, value], ...]`, as points: a wall time and step that are
+    finite numbers (the step a whole one) and a value that is a number (nan and inf kept, as the log's are, for
+    `finite` to leave out); anything else is left out. A step of 1e400 or NaN raised in int()."""
+    points: list[Point] = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, list) or len(item) != 3 \
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in item):
+            continue
+        wall, step, value = item
+        if math.isfinite(wall) and math.isfinite(step) and step == int(step):
+            points.append((float(wall), int(step), float(value)))
+    return points
+
+
 def metric_series(lines: Iterable[Line]) -> Series:
     """Every complete metric table's `name=value` cells and every tqdm bar's postfix, per tag as
     [wall_time, step, value]. Table names get their section's tag prefix where certain; truncated names

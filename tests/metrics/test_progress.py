@@ -105,3 +105,16 @@ def test_a_hostile_number_in_a_progress_row_is_unread_not_raised(lines):
     row = latest_progress(lines)
     assert (row.step, row.total, row.percent, row.step_seconds) == (3, 10, 30.0, None)
     assert row.render() == "3/10 30%" + (" ETA 00:02" if row.eta_seconds else "")
+
+
+def test_tensorboard_points_of_the_wrong_kind_are_left_out():
+    """Issue 33 item 3, a third round: TensorBoard's scalars answer (through the gateway) with a step of 1e400
+    or NaN (Python's JSON reads both) raised OverflowError or ValueError in int(), ending rlark metrics and the
+    Metrics tab's read; such a point is left out, the others read."""
+    from rlark_tui.telemetry.progress import scalar_points
+
+    answer = [[1.0, 1, 0.5], [2.0, float("inf"), 0.5], [3.0, float("nan"), 0.5], [4.0, 2.5, 0.5], [5.0, True, 1.0],
+              [float("inf"), 3, 0.5], [6.0, 4, float("nan")], "x", [7.0, 5], [8.0, 6.0, 2]]
+    points = scalar_points(answer)
+    assert points[:1] == [(1.0, 1, 0.5)] and points[2:] == [(8.0, 6, 2.0)] and points[1][1] == 4
+    assert finite(points) == [(1.0, 1, 0.5), (8.0, 6, 2.0)] and scalar_points({"a": 1}) == []
