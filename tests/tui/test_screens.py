@@ -320,9 +320,9 @@ async def test_logs_without_cluster_explain_why_in_the_pane(post_snapshot):
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
         await pilot.press("l")
         assert isinstance(app.screen, LogScreen)
-        await pilot.pause(0.1)
-        lines = [line.text for line in app.screen.view.shown_lines]
-        assert any("not connected to a cluster" in line for line in lines)
+        await wait_for(pilot, lambda: any("not connected to a cluster" in line.text
+                                          for line in app.screen.view.shown_lines), "the pane's reason",
+                       timeout=5, show=lambda app: "\n".join(line.text for line in app.screen.view.shown_lines))
 
 
 async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):
@@ -342,8 +342,8 @@ async def test_a_failing_background_job_is_one_line_on_screen():
             raise ValueError("connection reset by peer")
 
         app.run_worker(fails, thread=True, name="log stream", exit_on_error=False)
-        await pilot.pause(0.5)
-        assert "log stream failed: connection reset by peer" in notifications(app)
+        await wait_for(pilot, lambda: "log stream failed: connection reset by peer" in notifications(app),
+                       "the failure's line", timeout=5, show=notifications)
         assert isinstance(app.screen, JobListScreen)
 
 
@@ -384,8 +384,8 @@ async def test_phase_colours_follow_a_theme_change(post_snapshot):
         before = phase_colour()
         assert before == running_colour()
         app.theme = "solarized-light" if app.theme != "solarized-light" else "nord"
-        await pilot.pause(0.2)
-        assert running_colour() != before and phase_colour() == running_colour()
+        await wait_for(pilot, lambda: running_colour() != before and phase_colour() == running_colour(),
+                       "the phase cells in the new theme's colour", timeout=5)
 
 
 async def test_a_confirmed_stop_without_a_cluster_says_it_is_not_connected(post_snapshot):
