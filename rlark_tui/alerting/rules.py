@@ -189,6 +189,9 @@ class Finding:
     previous: bool = False
     """The evidence is in the Pod's previous container instance (an OOMKilled one)."""
     job_uid: str = ""
+    occurrence: str = ""
+    """Which time the condition holds, where it can end and begin again between two rounds (a stall at step 2, then
+    one at step 3): a finding of another occurrence than its firing alert's resolves that alert and fires anew."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -392,7 +395,7 @@ def _progress_rules(job: Job, inputs: JobInputs, thresholds: Thresholds, now: fl
             f"no new progress row for {age:.0f} s (limit {limit:.0f} s) at step {row.step}/{row.total}{stacks}",
             _evidence((row.at, f"Global Step {row.step}/{row.total}"
                        + (f", step time {row.step_seconds:.1f} s" if row.step_seconds else "") + stacks)),
-            pod=inputs.header_pod)
+            pod=inputs.header_pod, occurrence=stall_occurrence((job.uid, row.at, row.step)))
 
 
 def stall_key(inputs: JobInputs) -> tuple | None:
@@ -402,6 +405,12 @@ def stall_key(inputs: JobInputs) -> tuple | None:
     if row is None or row.at is None:
         return None
     return Job(inputs.job).uid, row.at, row.step
+
+
+def stall_occurrence(stall: tuple) -> str:
+    """The progress-stalled finding's occurrence of a stall (stall_key): the last progress row's step and time."""
+    _uid, at, step = stall
+    return f"step {step} at {at}"
 
 
 def stalled(evaluation: Evaluation) -> bool:
@@ -670,11 +679,13 @@ def step(book: Book, evaluation: Evaluation, now: float | None = None,
         key = finding.key
         seen.add(key)
         current = alerts.get(key)
-        if current is not None:
+        if current is not None and current.occurrence == finding.occurrence:
             state = ACKNOWLEDGED if current.ack_key in acked else FIRING
             if current.state != state:
                 alerts[key] = replace(current, state=state)
             continue
+        if current is not None:  # its condition ended and began again since the last round: resolved, then anew
+            seq = _resolve(alerts, key, now, history, events, seq)
         first = pending.get(key, now)
         if finding.since is not None:
             first = min(first, finding.since)
@@ -698,14 +709,20 @@ def step(book: Book, evaluation: Evaluation, now: float | None = None,
     for key in [k for k in pending if k not in seen and judged(k)]:
         del pending[key]
     for key in [k for k in alerts if k not in seen and judged(k)]:
-        alert = replace(alerts.pop(key), state=RESOLVED, resolved_at=now)
-        history.append(alert)
-        seq += 1
-        events.append(Event(seq, now, alert, RESOLVED))
+        seq = _resolve(alerts, key, now, history, events, seq)
     if seq == book.seq and pending == book.pending and alerts == book.alerts:
         return book  # nothing fired, resolved, changed state or began to wait: the very same book
     return Book(MappingProxyType(alerts), MappingProxyType(pending), tuple(history[-MAX_HISTORY:]),
                 tuple(events[-MAX_EVENTS:]), seq)
+
+
+def _resolve(alerts: dict[tuple[str, str, str], Alert], key: tuple[str, str, str], now: float,
+             history: list[Alert], events: list[Event], seq: int) -> int:
+    """Move the alert of `key` to the history as resolved, with its event; the book's next seq."""
+    alert = replace(alerts.pop(key), state=RESOLVED, resolved_at=now)
+    history.append(alert)
+    events.append(Event(seq + 1, now, alert, RESOLVED))
+    return seq + 1
 
 
 def header_instance(plane_pod: Mapping | None, pod_key: str) -> str | None:

@@ -288,9 +288,10 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
             rejudged = True
         scope.cache[name] = evaluated
     # a stall seen first: the Jobs' stacks (at once), then judged again so that the alert fires quoting them (not
-    # for an alert already firing: a new Reconciler goes on from the book)
+    # for an alert of this stall already firing: a new Reconciler goes on from the book)
     stalls = [(name, stall) for name in judged if (stall := scope.cache[name].stall) is not None
-              and (name, "progress-stalled", name) not in scope.book.alerts]
+              and ((alert := scope.book.alerts.get((name, "progress-stalled", name))) is None
+                   or alert.occurrence != rules.stall_occurrence(stall))]
     for (name, stall), line in zip(stalls, parallel_map(lambda item: _stacks_line(access, jobs[item[0]]), stalls)):
         scope.stacks[name] = (stall, line)
         scope.cache[name] = _judged(access, index, jobs[name], scope, planes, pods_of, thresholds, now)

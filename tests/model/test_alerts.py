@@ -160,6 +160,22 @@ def test_a_stall_quotes_where_its_ranks_are_and_is_named_by_its_last_row():
     assert A.stall_key(inputs()) is None and not A.stalled(A.job_findings(stalled, TH, row.at + 1))
 
 
+def test_a_stall_after_a_step_that_no_round_saw_moving_resolves_the_first_alert_and_fires_its_own():
+    """A loaded machine spaces the rounds: the run moved a step and stalled again between two of them. The first
+    alert resolves (`rlark watch` prints it) and the new one fires at once, quoting the new step."""
+    from rlark_tui.telemetry.progress import Progress
+    first = Progress(2, 20, 2.0, 0, 1.0, T0)
+    book = A.step(A.Book(), A.job_findings(inputs(progress=first), TH, T0 + 400), T0 + 400)
+    again = A.step(book, A.job_findings(inputs(progress=first), TH, T0 + 410), T0 + 410)
+    assert again is book
+    moved = Progress(3, 20, 3.0, 0, 1.0, T0 + 405)
+    book = A.step(book, A.job_findings(inputs(progress=moved), TH, T0 + 800), T0 + 800)
+    assert [(e.state, e.alert.message.rpartition(" at ")[2]) for e in book.events] == [
+        ("firing", "step 2/20"), ("resolved", "step 2/20"), ("firing", "step 3/20")]
+    assert book.alerts["ppo", "progress-stalled", "ppo"].fired_at == T0 + 800
+    assert book.history[-1].message.endswith("at step 2/20")
+
+
 def test_last_step_is_finished_whatever_the_phase_and_never_stalled():
     from rlark_tui.telemetry.progress import Progress
     row = Progress(40, 40, 100.0, 0, 3.0, T0)
