@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -29,7 +30,8 @@ from tests.sandbox.helpers import data_plane_kubeconfig, plane_raw
 NAME = "usage-burn"
 CLUSTER = "rlark-gpu-a"
 ACTOR, ROLLOUT = f"{NAME}-actor-0", f"{NAME}-rollout-0"
-BURN_SECONDS = 8
+BURN_SECONDS = 120
+"""The burn's bound; the tests end it sooner (`_end_burn`), once kubectl has read it."""
 METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/rlark-system/pods"
 pytestmark = pytest.mark.xdist_group("usage")
 """One worker runs the module: one burning Job, one sandbox."""
@@ -45,9 +47,18 @@ def _task(name: str, head: bool, gpus: int, script: str) -> dict:
                                         "template": {"spec": {"containers": [container]}}}}}
 
 
-BURN = f"end=$((SECONDS+{BURN_SECONDS})); while [ $SECONDS -lt $end ]; do :; done; sleep 600"
+BURN = (f'end=$((SECONDS+{BURN_SECONDS})); while [ ! -e "$HOME/burn-over" ] && [ $SECONDS -lt $end ]; do :; done; '
+        "sleep 600")
 JOB = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME},
        "spec": {"tasks": [_task("actor", True, 2, BURN), _task("rollout", False, 0, "sleep 600")]}}
+
+
+def _end_burn(sandbox) -> None:
+    """The actor's shell stops burning (`rlark exec`): it burns until then, however late a loaded machine reads it."""
+    done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig), "exec", NAME,
+                           "--", "sh", "-c", 'touch "$HOME/burn-over"'], stdin=subprocess.DEVNULL, capture_output=True,
+                          env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"}, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def _listed(sandbox) -> dict[str, dict]:
@@ -91,7 +102,7 @@ def test_kubectl_reads_pod_metrics_through_rlark_server(burning, plain_sandbox, 
     # --raw takes the path from the server's root: rlark-server's proxy route in full
     route = f"/api/proxy/{CLUSTER.removeprefix('rlark-')}/api/kubernetes{METRICS}"
     deadline = time.monotonic() + 60
-    while True:  # a window in which a loaded machine gave the shell no CPU yet reads 0n, as metrics-server would
+    while True:  # a window in which a loaded machine gave the shell no CPU reads 0n, as metrics-server would
         listed = json.loads(kubectl("get", "--raw", route))
         assert listed["kind"] == "PodMetricsList" and listed["apiVersion"] == "metrics.k8s.io/v1beta1"
         items = {item["metadata"]["name"]: item for item in listed["items"]}
@@ -105,6 +116,7 @@ def test_kubectl_reads_pod_metrics_through_rlark_server(burning, plain_sandbox, 
     # kubectl's own top finds the metrics API by discovery and prints the sandbox's numbers
     top = kubectl("top", "pod", "-n", "rlark-system", ACTOR, "--no-headers")
     assert top.split()[0] == ACTOR and top.split()[1].endswith("m"), top
+    _end_burn(plain_sandbox)
 
 
 def _row(text: str, pod: str) -> list[str]:
@@ -164,6 +176,7 @@ async def test_workers_table_shows_gpu_numbers(burning, plain_sandbox):
 
 def test_gpu_idle_fires_in_watch_once_the_burn_is_over(burning, plain_sandbox):
     access, state = burning
+    _end_burn(plain_sandbox)
     deadline = time.monotonic() + 60
     while True:   # the burn is over once nvidia-smi in the Pod reads its GPUs idle
         gpus = gpu_read(access, CLUSTER, ACTOR)
