@@ -52,9 +52,11 @@ def default_state_dir() -> Path:
 
 
 def running_pid(state_dir: Path | str) -> int | None:
-    """The pid of the live process serving `state_dir`, or None (no pid file, or its process is gone)."""
+    """The pid of the live process serving `state_dir`, or None (no pid file, or its process is gone; or the file is
+    not one this user's sandbox wrote: another user's link, FIFO or file in a shared directory is never read)."""
+    from rlark_tui.local.fsutil import read_own
     try:
-        pid = int((Path(state_dir) / "pid").read_text().strip())
+        pid = int(read_own(Path(state_dir) / "pid", 64).decode(errors="replace").strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None

@@ -35,12 +35,15 @@ from rlark_sandbox.streams import Streams
 from rlark_sandbox.tensorboard import TensorBoards
 from rlark_sandbox.tls import ensure_certificates, server_context
 from rlark_tui.errors import RlarkError
-from rlark_tui.local.fsutil import write_private
+from rlark_tui.local.fsutil import read_own, write_private
+from rlark_tui.text.parse import ascii_int
 
 
 def _read_token(path: Path) -> str:
-    if path.exists():
-        return path.read_text().strip()
+    try:
+        return read_own(path, 4096).decode(errors="replace").strip()
+    except FileNotFoundError:
+        pass
     token = secrets.token_urlsafe(32)
     write_private(path, token)
     return token
@@ -119,11 +122,10 @@ class Sandbox:
     # ----- lifecycle on the loop -----
     async def _open(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         owner = running_pid(self.state_dir)
         if owner is not None:
             raise RlarkError(f"a sandbox (pid {owner}) already serves {self.state_dir}")
-        (self.state_dir / "pid").write_text(str(os.getpid()))
+        write_private(self.state_dir / "pid", str(os.getpid()))  # the state dir checked (made) before any other use
         self._owns_pid = True
         self._token = _read_token(self.state_dir / "token")
         if self.use_agent:
@@ -166,7 +168,7 @@ class Sandbox:
         candidates = [requested]
         remembered = self.state_dir / remember
         if requested == 0 and remembered.exists():
-            previous = int(remembered.read_text().strip() or 0)
+            previous = ascii_int(read_own(remembered, 64).decode(errors="replace").strip()) or 0
             if previous and _port_free(previous):
                 candidates.insert(0, previous)
         error: OSError | None = None
@@ -178,7 +180,7 @@ class Sandbox:
                 error = exc
                 continue
             port = runner.addresses[0][1]  # the runner's one listening site (a failed one has no socket)
-            remembered.write_text(str(port))
+            write_private(remembered, str(port))
             return port
         raise RlarkError(f"sandbox cannot listen on 127.0.0.1:{requested}: {error}")
 

@@ -57,8 +57,8 @@ def ensure_certificates(tls_dir: Path) -> tuple[Path, Path, Path]:
               .sign(ca_key, hashes.SHA256()))
     write_private(tls_dir / "ca.key", _key_pem(ca_key))
     write_private(key_path, _key_pem(server_key))
-    crt.write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    ca_crt.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    write_private(crt, server.public_bytes(serialization.Encoding.PEM))
+    write_private(ca_crt, ca.public_bytes(serialization.Encoding.PEM))
     return ca_crt, crt, key_path
 
 

@@ -251,3 +251,29 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
                          "(it is a special file in a directory others may write)")
     finally:
         shutil.rmtree(shared)
+
+
+def test_a_sandbox_state_dir_of_another_user_is_refused_before_anything_is_read_or_written(tmp_path):
+    """`rlark sandbox --state-dir` on a directory another uid made in /tmp (0777), holding that uid's links at the
+    names the sandbox keeps (its pid, ports, token, kubeconfig) and a FIFO at the token's: the sandbox wrote its pid
+    through the link (replacing the named file), took the link's target as its token and made its TLS keys there.
+    Now it refuses in one line, at once, and the named file is as it was."""
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    tmp_path.chmod(0o755)
+    shared = Path(tempfile.mkdtemp(prefix="rlark-sandbox-", dir="/tmp"))
+    os.chown(shared, int(OTHER), int(OTHER))
+    shared.chmod(0o777)
+    names = ("pid", "port", "server-port", "objects-port", "kubeconfig")
+    as_other("sh", "-c", f"cd {shared} && mkfifo token && " + " && ".join(f"ln -s {victim} {n}" for n in names))
+    try:
+        done = subprocess.run(["timeout", "-s", "KILL", "30", sys.executable, "-m", "rlark_tui", "sandbox", "--no-agent",
+                               "--seed", "none", "--state-dir", str(shared)], capture_output=True, text=True)
+        assert done.returncode == 1, done.stderr[-2000:]
+        assert done.stderr.startswith(f"error: refusing to write {shared}/pid: ")
+        assert "others may write" in done.stderr or "belongs to uid 65534" in done.stderr
+        assert done.stderr.count("\n") == 1
+        assert victim.read_text() == "mine\n"
+        assert sorted(os.listdir(shared)) == sorted((*names, "token"))
+    finally:
+        shutil.rmtree(shared)
