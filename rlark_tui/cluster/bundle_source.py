@@ -21,6 +21,7 @@ from rlark_tui.cluster.access import WatchEvent
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
 from rlark_tui.errors import RlarkError
+from rlark_tui.local.fsutil import open_input
 from rlark_tui.model import keys
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
@@ -102,11 +103,16 @@ class BundleAccess:
         from rlark_tui.local.config import load_config
 
         self.path = str(path)
+        self._file = open_input(self.path, "--bundle")
         try:
-            self._tar = tarfile.open(self.path, "r:gz")
+            self._tar = tarfile.open(fileobj=self._file, mode="r:gz")
             self._members = self._index()
         except (OSError, tarfile.TarError) as exc:
+            self._file.close()
             raise RlarkError(f"--bundle {self.path}: not a bundle ({exc})") from None
+        except RlarkError:
+            self._file.close()
+            raise
         self._lock = threading.Lock()
         manifest = layout.parse_manifest(self._json(layout.MANIFEST))
         if manifest is None:
@@ -236,3 +242,4 @@ class BundleAccess:
 
     def close(self) -> None:
         self._tar.close()
+        self._file.close()

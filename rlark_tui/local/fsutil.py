@@ -399,6 +399,31 @@ def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECO
     return data
 
 
+def open_input(path: str, what: str) -> BinaryIO:
+    """A user-named input too large to read into memory (a bundle), open for reading: a regular file only, opened
+    without waiting (a FIFO another user planted at the name, or a device, is refused, never waited on). UsageError
+    (exit 2) with one line when it is not one; the caller bounds what it reads."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{what} {path}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UsageError(f"{what} {path}: " + ("is a directory" if stat.S_ISDIR(info.st_mode) else
+                                               f"not a regular file ({_kind(info.st_mode)})"))
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _kind(mode: int) -> str:
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def read_own(path: Path | str, limit: int) -> bytes:
     """A file rlark keeps for itself (its state, caches, records, kept evidence, view settings, the autosaved
     draft), read back as the one writer wrote it: found by the same walk (a link on the way only where no one else

@@ -277,3 +277,19 @@ def test_a_sandbox_state_dir_of_another_user_is_refused_before_anything_is_read_
         assert sorted(os.listdir(shared)) == sorted((*names, "token"))
     finally:
         shutil.rmtree(shared)
+
+
+def test_a_bundle_that_is_a_fifo_or_a_directory_is_one_line_at_once():
+    """`rlark --bundle /tmp/b.tar.gz` where another uid planted a FIFO at that name: tarfile's open waited for a
+    writer for ever (the TUI never started, Ctrl-C aside). A bundle is a regular file, or one line."""
+    shared = Path(tempfile.mkdtemp(prefix="rlark-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    as_other("mkfifo", str(shared / "b.tar.gz"))
+    try:
+        for path, why in ((shared / "b.tar.gz", "not a regular file (a FIFO)"), (shared, "is a directory")):
+            done = subprocess.run(["timeout", "-s", "KILL", "30", sys.executable, "-m", "rlark_tui", "--bundle",
+                                   str(path)], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            assert done.returncode == 2, done.stderr[-2000:]
+            assert done.stderr == f"error: --bundle {path}: {why}\n"
+    finally:
+        shutil.rmtree(shared)
