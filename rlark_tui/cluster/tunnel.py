@@ -118,6 +118,7 @@ class Tunnel:
         self.name = name
         self.local_port = local_port
         self._server: asyncio.AbstractServer | None = None
+        self._connections: set[asyncio.Task[object]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -135,6 +136,15 @@ class Tunnel:
         server = self._server if self._server is not None else await self.listen()
         async with server:
             await server.serve_forever()
+
+    async def aclose(self) -> None:
+        """Stop listening and end every open connection (a relay, a browser's idle keep-alive) now."""
+        if self._server is not None:
+            self._server.close()
+        connections = list(self._connections)
+        for task in connections:
+            task.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
 
     def start(self) -> Tunnel:
         """Listen now (errors raise here), then serve on a daemon thread."""
@@ -174,6 +184,9 @@ class Tunnel:
 
     # ----- one connection -----
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
         try:
             try:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -195,7 +208,10 @@ class Tunnel:
         except (ConnectionError, ssl.SSLError, OSError) as exc:
             with contextlib.suppress(Exception):
                 await _answer(writer, 502, f"upstream {self.upstream.host}:{self.upstream.port}: {exc}")
+        except asyncio.CancelledError:
+            pass  # the tunnel closes (aclose): the connection ends here, not as a traceback from asyncio's streams
         finally:
+            self._connections.discard(task)
             with contextlib.suppress(Exception):
                 writer.close()
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Unreachable
@@ -58,7 +60,23 @@ async def _serve(tunnel: Tunnel) -> None:
     except OSError as exc:
         raise Unreachable(f"cannot listen on 127.0.0.1:{tunnel.local_port}: {exc.strerror or exc}", "other") \
             from None
-    read_only = " (read-only: GET and HEAD only)" if tunnel.methods is not None else ""
-    print(f"Forwarding {tunnel.name}{read_only} at {tunnel.url}", flush=True)
-    print("Only this URL (with its token) is served. Ctrl-C to stop.", flush=True)
-    await tunnel.serve_forever()
+    # Ctrl-C through the loop's own signal handling, which wakes its select() by a byte on a pipe: asyncio.run's
+    # plain handler ran only once select() returned, and a SIGINT that came just before select() began (a loaded
+    # machine preempts the process there) waited for the next connection, forever on an idle tunnel
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    try:
+        read_only = " (read-only: GET and HEAD only)" if tunnel.methods is not None else ""
+        print(f"Forwarding {tunnel.name}{read_only} at {tunnel.url}", flush=True)
+        print("Only this URL (with its token) is served. Ctrl-C to stop.", flush=True)
+        serving = asyncio.ensure_future(tunnel.serve_forever())
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([serving, stopping], return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        await tunnel.aclose()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
