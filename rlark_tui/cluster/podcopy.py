@@ -421,11 +421,13 @@ def _pack_entry(tar: tarfile.TarFile, dir_fd: int, entry: str, arcname: str, rel
         finally:
             os.close(fd)
     elif stat.S_ISREG(stats.st_mode):
-        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # O_NONBLOCK: a FIFO swapped in since the look above is opened without waiting for a writer, then refused
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as handle:
             opened = os.fstat(handle.fileno())
-            if (opened.st_dev, opened.st_ino) != (stats.st_dev, stats.st_ino):
+            if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (stats.st_dev, stats.st_ino):
                 raise CopyRefused(f"refusing to send {shown}: it changed while being read")
+            os.set_blocking(fd, True)
             info = tarfile.TarInfo(arcname)
             info.size, info.mode, info.mtime = opened.st_size, opened.st_mode & 0o7777, int(opened.st_mtime)
             tar.addfile(info, handle)

@@ -233,3 +233,42 @@ def test_modes_from_the_archive_are_cut_by_the_umask(tmp_path):
         os.umask(old)
     assert oct(os.stat(tmp_path / "loot" / "loose").st_mode & 0o7777) == oct(0o750)
     assert oct(os.stat(tmp_path / "loot" / "setuid").st_mode & 0o7777) == oct(0o750)
+
+
+def test_a_fifo_swapped_in_for_a_file_of_an_upload_is_refused_at_once(tmp_path, monkeypatch):
+    """`rlark cp SRC JOB:/path` of a directory another user can write in: a FIFO swapped in for a regular file
+    between pack's look at it and its open made the open wait for a writer for ever. The open does not wait; the
+    swap is found by the inode check and refused."""
+    import threading
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a").write_text("a\n")
+    real_stat = os.stat
+
+    def stat_then_swap(path, *args, **kwargs):
+        info = real_stat(path, *args, **kwargs)
+        if path == "a" and not (src / "a").is_fifo():
+            os.unlink(src / "a")
+            os.mkfifo(src / "a")
+        return info
+
+    monkeypatch.setattr(os, "stat", stat_then_swap)
+    outcome: list[BaseException | None] = []
+
+    def upload() -> None:
+        try:
+            with tarfile.open(fileobj=io.BytesIO(), mode="w") as tar:
+                pack(tar, str(src), "src")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=upload, daemon=True)
+    worker.start()
+    worker.join(5)
+    if worker.is_alive():  # let the waiting open go before failing
+        os.close(os.open(src / "a", os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(5)
+        pytest.fail("the upload waited on a FIFO swapped in for a file")
+    assert isinstance(outcome[0], CopyRefused) and str(outcome[0]).endswith("it changed while being read")
