@@ -47,7 +47,7 @@ from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import yaml_dumps
+from rlark_tui.text.sinks import one_line, yaml_dumps
 from rlark_tui.view.index import (
     SnapshotIndex,
     cpu_memory,
@@ -76,8 +76,19 @@ class Section(Static):
         text.append(title + "\n", self.get_component_rich_style("section--heading"))
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
+        """`label: value` on one line: a break or bidi control in the value is shown as its escape (sinks.one_line),
+        so a cluster value cannot forge a field of its own on the next line."""
         text.append(" " * indent + f"{label}: ", self.get_component_rich_style("section--label"))
-        text.append((clean(value) if value else "—") + "\n")
+        text.append((one_line(value) if value else "—") + "\n")
+
+    def script(self, text: Text, label: str, value: str, indent: int = 0) -> None:
+        """A script's lines, each indented under its label (as `rlark describe` shows them)."""
+        if not value:
+            return self.field(text, label, value, indent)
+        text.append(" " * indent + f"{label}:\n", self.get_component_rich_style("section--label"))
+        for line in value.rstrip("\n").splitlines():
+            text.append(" " * (indent + 4) + clean(line) + "\n")
+        return None
 
     def muted(self, text: Text, value: str) -> None:
         text.append(clean(value) + "\n", self.get_component_rich_style("section--muted"))
@@ -268,7 +279,7 @@ class JobDetailScreen(RlarkScreen):
         running = sum(row.running for row in rows)
         title = job.name + (f" ({job.display_name})" if job.display_name else "")
         shown_progress = progress.render(time.time()) if progress is not None else ""
-        summary.update(clean(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
+        summary.update(one_line(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
                        f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
                        + (f" · step {shown_progress}" if shown_progress else "")
                        + (f" · {step_time_cell(step_time)}" if step_time is not None else "")))
@@ -337,9 +348,9 @@ class JobDetailScreen(RlarkScreen):
             env = redact_env(spec.env)
             widget.field(text, "Env", ", ".join(
                 f"{e.get('name')}={e.get('value', '(from ' + str(e.get('valueFrom')) + ')')}" for e in env), 2)
-            widget.field(text, "Prepare script", redact_text(spec.prepare_script), 2)
+            widget.script(text, "Prepare script", redact_text(spec.prepare_script), 2)
             if spec.head:
-                widget.field(text, "Run script", redact_text(spec.run_script), 2)
+                widget.script(text, "Run script", redact_text(spec.run_script), 2)
             if spec.tensorboard_dir:
                 widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
                 widget.field(text, "TensorBoard", tensorboard_url(self.state.gateway, job.task_name(spec),

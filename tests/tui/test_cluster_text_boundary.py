@@ -136,3 +136,37 @@ async def test_the_header_shows_a_hostile_context_namespace_and_source_on_one_li
         lines = [shown(strip) for strip in header.render_lines(header.region.reset_offset)]
         assert_clean(lines, "site-a", "\\n[@click=app.quit]b", "ns", "site-b", "data plane c")
         assert "\n" not in lines[0]
+
+
+async def test_a_display_name_with_a_line_break_forges_no_line_in_the_detail(post_snapshot):
+    """A Job author's display name `evil\\nPhase: Succeeded` (an annotation: any text): the detail's summary line and
+    its Overview's `Display name:` field kept the break (clean keeps `\\n`), so a Running Job showed a line
+    `Status: Succeeded) · …` under its title and a `Phase: Succeeded` field. Each is one line, the break shown as
+    `\\n`; a run script keeps its lines, indented under its label."""
+    import re
+
+    job = job_dict("forged", display="evil\nPhase: Succeeded\nStatus: Succeeded")
+    job["spec"]["tasks"][0]["runScript"] = "echo one\nPhase: Succeeded\n"
+    app = RlarkApp(None)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job]))
+        await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
+        app.open_job("forged", "overview")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        frame = ""
+        for _ in range(50):
+            await pilot.pause()
+            frame = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
+                           .render_segments(app.console))
+            if "Display name:" in frame:
+                break
+    lines = frame.splitlines()
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    phase = next(line for line in lines if line.strip().startswith("Phase: Running"))
+    forged = [line for line in lines if line.strip().startswith(("Phase: Succeeded", "Status: Succeeded"))]
+    assert "forged (evil\\nPhase: Succeeded\\nStatus: Succeeded) · RL · Running" in frame
+    assert "Display name: evil\\nPhase: Succeeded\\nStatus: Succeeded" in frame
+    assert len(forged) == 1 and indent(forged[0]) > indent(phase) + 2, "\n".join(lines)  # the run script's line
