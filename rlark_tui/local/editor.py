@@ -1,7 +1,8 @@
 """Handing text to the user's editor (`$VISUAL`, `$EDITOR`, else vi) on a private temporary file.
 
 Used by `rlark edit` for a whole job draft; the temporary file is 0600, in a 0700 directory of its own, and removed afterwards, also when rlark is
-sent SIGHUP or SIGTERM while the editor runs (the editor is stopped, the draft removed, exit 128 + the signal).
+sent SIGHUP or SIGTERM while the editor runs (the editor is stopped, the draft removed, exit 128 + the signal); one
+left by a SIGKILL is removed by the next edit (the directory is named with rlark's pid).
 What the editor saved is read with the drafts' cap (4 MiB).
 """
 
@@ -12,6 +13,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -19,6 +21,32 @@ import threading
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES
 from rlark_tui.local.fsutil import read_input, write_private
+from rlark_tui.text.parse import ascii_int
+
+PREFIX = "rlark-edit-"
+
+
+def _remove_left_behind() -> None:
+    """The temporary directories of earlier edits whose rlark is gone (SIGKILL, a lost terminal: no handler ran),
+    this user's own only, removed with what they hold (a draft keeps its secret env values)."""
+    base = tempfile.gettempdir()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        pid = ascii_int(name[len(PREFIX):].partition("-")[0]) if name.startswith(PREFIX) else None
+        if pid is None or pid == os.getpid():
+            continue
+        try:
+            info = os.lstat(os.path.join(base, name))
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        except OSError:
+            continue
 
 
 def editor_command() -> str:
@@ -27,7 +55,9 @@ def editor_command() -> str:
 
 def edit_text(text: str, command: str, suffix: str = ".yaml") -> str:
     """Open `text` in `command` and return what was saved (raises RlarkError if the editor fails)."""
-    folder = tempfile.mkdtemp(prefix="rlark-edit-")  # 0700: the editor's own backup and swap files stay private
+    _remove_left_behind()
+    # 0700: the editor's own backup and swap files stay private; the pid in the name lets a later edit remove it
+    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
     path = os.path.join(folder, f"draft{suffix}")
     try:
         with _ended_by_signals():

@@ -202,3 +202,44 @@ def test_import_errors_are_one_line(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(UsageError, match=r"export to .*file/x.yaml"):
         export_draft(tmp_path / "file" / "x.yaml", base_draft())
+
+
+def test_a_draft_left_by_a_killed_edit_is_removed_by_the_next(tmp_path, monkeypatch):
+    """SIGKILL (or a crash of the terminal) while the editor runs leaves the draft, secret env values and all, in
+    its temporary directory: no handler runs. The next edit removes every such directory of this user's whose rlark
+    is gone, and none of a live rlark or of another user."""
+    import shutil
+    import signal
+    import subprocess
+    import tempfile
+    import time
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tmp_path.chmod(0o1777)
+    tempfile.tempdir = None
+    try:
+        waiting = tmp_path / "waiting-editor"
+        waiting.write_text("#!/bin/sh\ntouch \"$1.opened\"\nexec sleep 60\n")
+        waiting.chmod(0o755)
+        code = "import sys; from rlark_tui.local.editor import edit_text; edit_text('HF_TOKEN=hf_secret', sys.argv[1])"
+        killed = subprocess.Popen([sys.executable, "-c", code, str(waiting)], start_new_session=True)
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob("rlark-edit-*/draft.yaml.opened")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+        left = list(tmp_path.glob("rlark-edit-*"))
+        assert len(left) == 1 and (left[0] / "draft.yaml").read_text() == "HF_TOKEN=hf_secret"
+        live = tmp_path / f"rlark-edit-{os.getppid()}-live"
+        live.mkdir(mode=0o700)
+        theirs = tmp_path / "rlark-edit-1-theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        editor = tmp_path / "true-editor"
+        editor.write_text("#!/bin/sh\nexit 0\n")
+        editor.chmod(0o755)
+        assert edit_text("x", str(editor)) == "x"
+        assert sorted(p.name for p in tmp_path.glob("rlark-edit-*")) == sorted([live.name, theirs.name])
+    finally:
+        tempfile.tempdir = None
+        shutil.rmtree(tmp_path / "rlark-edit-1-theirs", ignore_errors=True)
