@@ -60,12 +60,13 @@ async def _serve(tunnel: Tunnel) -> None:
     except OSError as exc:
         raise Unreachable(f"cannot listen on 127.0.0.1:{tunnel.local_port}: {exc.strerror or exc}", "other") \
             from None
-    # Ctrl-C through the loop's own signal handling, which wakes its select() by a byte on a pipe: asyncio.run's
-    # plain handler ran only once select() returned, and a SIGINT that came just before select() began (a loaded
-    # machine preempts the process there) waited for the next connection, forever on an idle tunnel
+    # Ctrl-C through the loop's own signal handling (a byte on its wakeup pipe), which then closes every open
+    # connection; not where SIGINT came ignored (a script's background job), as Python itself leaves it
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+    ctrl_c = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    if ctrl_c:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
     try:
         read_only = " (read-only: GET and HEAD only)" if tunnel.methods is not None else ""
         print(f"Forwarding {tunnel.name}{read_only} at {tunnel.url}", flush=True)
@@ -79,4 +80,5 @@ async def _serve(tunnel: Tunnel) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await serving
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        if ctrl_c:
+            loop.remove_signal_handler(signal.SIGINT)

@@ -4,6 +4,7 @@ sleeps, so `main` stays Running), a ClusterAccess to that sandbox, and `run`, wh
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -68,3 +69,9 @@ def run(shell_job, env, capfd):
         out, err = capfd.readouterr()
         return code, out.encode(), err
     return call
+
+
+def ctrl_c_default() -> None:
+    """A child's SIGINT as a terminal's foreground command has it (Popen's preexec_fn): a suite started as a script's
+    background job ignores SIGINT, and its children would inherit that and never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

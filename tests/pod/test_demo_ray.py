@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.pod.conftest import ctrl_c_default
 from tests.pod.test_exec_cli import rlark
 
 pytestmark = pytest.mark.ray
@@ -41,7 +42,8 @@ def test_exec_and_port_forward_on_demo_ppo(sandbox):
 
     proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sandbox.kubeconfig),
                              "port-forward", "demo-ppo", "ray"], stdout=subprocess.PIPE,
-                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"},
+                            preexec_fn=ctrl_c_default)
     try:
         url = proc.stdout.readline().decode().split(" at ")[1].strip()
         port, token = int(url.split(":")[2].split("/")[0]), url.split("/")[3]

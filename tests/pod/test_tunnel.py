@@ -16,7 +16,7 @@ import pytest
 import websocket
 
 from rlark_tui.cluster.tunnel import READ_ONLY_METHODS, Tunnel, Upstream
-from tests.pod.conftest import HEAD
+from tests.pod.conftest import HEAD, ctrl_c_default
 
 
 @pytest.fixture
@@ -98,7 +98,8 @@ def test_websocket_upgrade_through_the_tunnel(access):
 def test_port_forward_command(shell_job):
     proc = subprocess.Popen([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(shell_job.kubeconfig),
                              "port-forward", "shell", "tensorboard"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"})
+                            env={**os.environ, "RLARK_CONFIG": "/nonexistent/config.yaml"},
+                            preexec_fn=ctrl_c_default)
     try:
         line = proc.stdout.readline().decode()
         assert line.startswith("Forwarding shell tensorboard at http://127.0.0.1:"), line
