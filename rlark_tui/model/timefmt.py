@@ -9,14 +9,18 @@ from datetime import UTC, datetime
 
 
 def parse_time(text: str | None) -> datetime | None:
-    """An RFC 3339 timestamp as the API writes it, as an aware datetime; None when absent or unreadable."""
+    """An RFC 3339 timestamp as the API writes it, as an aware datetime; None when absent or unreadable, or past
+    the calendar in UTC (9999-12-31T23:59:59-14:00 is year 10000 there: its timestamp() is no time a reader can
+    turn back into a date)."""
     if not text or not isinstance(text, str):
         return None
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        value.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return value
 
 
 def age(created: str | None, now: datetime | None = None, unknown: str = "") -> str:

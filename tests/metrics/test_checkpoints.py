@@ -12,7 +12,9 @@ import pytest
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.flow.actions import Actions
-from rlark_tui.telemetry.checkpoints import checkpoints, location, to_json
+from rlark_tui.model.storage import parse_page
+from rlark_tui.model.timefmt import parse_time
+from rlark_tui.telemetry.checkpoints import checkpoints, location, table_rows, to_json
 from tests.checks import fixtures as fx
 from tests.clirun import cli_runner
 
@@ -68,6 +70,22 @@ def test_complete_incomplete_megatron_and_reasoning_trees():
     assert tree[0].missing == ("data/data.pt",)
     no_full = location(embodied("/o", fsdp_config={"save_full_model_weights": False}))
     assert checkpoints(no_full, files[:2])[0].complete
+
+
+def test_an_object_time_past_the_calendar_in_utc_leaves_that_object_out():
+    # a gateway's listing dated 9999-12-31T23:59:59-14:00 (year 10000 in UTC) or 0001-01-01T00:00:00+14:00 (year 0)
+    # parsed, then raised ValueError in the TIME cell: `rlark checkpoints` and the Checkpoints tab ended there
+    where = location(embodied("/o"))
+    key = "global_step_5/actor/dcp_checkpoint/"
+    page = parse_page({"objects": [{"key": f"ppo/checkpoints/{key}a.distcp", "size": 9, "last_modified": late}
+                                   for late in ("9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00")]
+                       + [{"key": f"ppo/checkpoints/{key}.metadata", "size": 9,
+                           "last_modified": "9999-12-31T09:59:59+14:00"}]}, "ppo/")
+    files = [(f"/o/{e.key}", e.size or 0, at.timestamp()) for e in page.entries if (at := parse_time(e.modified))]
+    assert [path.rsplit("/", 1)[-1] for path, _, _ in files] == [".metadata"]
+    [found] = checkpoints(where, files)
+    assert table_rows([found])[0][3] == "9999-12-30T19:59:59Z"
+    assert parse_time("2026-12-06T08:00:00+08:00") == parse_time("2026-12-06T00:00:00Z")
 
 
 def _job(out: str) -> dict:
