@@ -81,7 +81,7 @@ def find_object(access: ClusterAccess, storage_class: str, cluster: str, key: st
 
 def _record_name(dest: fsutil.Destination, entry: Entry) -> str:
     tag = re.sub(r"[^0-9A-Za-z]", "", entry.etag)[:16] or "noetag"
-    return f".{dest.leaf[:150]}.{tag}.rlark-part"
+    return f".{fsutil.name_head(dest.leaf)}.{tag}.rlark-part"
 
 
 def _write_record(dest: fsutil.Destination, record: str, part: str, handle: BinaryIO) -> None:

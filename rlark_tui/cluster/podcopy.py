@@ -360,7 +360,7 @@ def _place(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: tuple[str, ...], 
         src = tar.extractfile(member)
         if src is None:  # safe_members let only files, directories and links through
             raise _refuse(member, "not a file, directory or link")
-        temp = f".{leaf[:180]}.{secrets.token_hex(8)}.tmp"
+        temp = f".{fsutil.name_head(leaf)}.{secrets.token_hex(8)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=directory)
         try:

@@ -44,6 +44,13 @@ class UnsafeDestination(RlarkError):
     the way was planted where others write. One line, naming the path and why."""
 
 
+def name_head(name: str, limit: int = 150) -> str:
+    """The start of file name `name`, at most `limit` bytes (a character cut in two, or a byte that is no UTF-8,
+    left out): a name made of it and a few bytes more stays within NAME_MAX (255 bytes) whatever the characters
+    (a CJK character is 3 bytes)."""
+    return os.fsencode(name)[:limit].decode("utf-8", "ignore")
+
+
 def _private_group(gid: int) -> bool:
     """Whether `gid` is the user's own private group (named like the user, no other member): Debian's and
     Fedora's umask 002 makes directories group-writable for it, which lets no one else in."""
@@ -203,7 +210,7 @@ class Destination:
 
         named = self.named and not private
         while True:
-            name = f".{self.leaf[:180]}.{secrets.token_hex(8)}.{tag}"
+            name = f".{name_head(self.leaf)}.{secrets.token_hex(8)}.{tag}"
             try:
                 fd = os.open(name, _EXCL & ~os.O_WRONLY | os.O_RDWR, 0o666 if named else 0o600, dir_fd=self.dir_fd)
             except FileExistsError:

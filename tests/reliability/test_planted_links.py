@@ -293,3 +293,24 @@ def test_a_bundle_that_is_a_fifo_or_a_directory_is_one_line_at_once():
             assert done.stderr == f"error: --bundle {path}: {why}\n"
     finally:
         shutil.rmtree(shared)
+
+
+def test_a_file_name_of_255_bytes_is_written_with_its_temporary_and_part_names_within_the_limit(tmp_path):
+    # 85 CJK characters are 255 bytes, a name any file system takes: the temporary name cut the name at 180
+    # characters (540 bytes) and every writer failed with 'File name too long'
+    name = "检" * 85
+    fsutil.write_named(tmp_path / name, "data\n")
+    assert (tmp_path / name).read_text() == "data\n"
+    entry = Entry(key=f"ckpt/{name}", name=name, folder=False, size=100, etag="abc")
+    with fsutil.Destination(tmp_path / name, named=True) as dest:
+        record, part, handle, _ = objects._open_part(dest, entry)
+        handle.close()
+    assert {len(os.fsencode(n)) <= 255 for n in (record, part)} == {True}
+    assert sorted(os.listdir(tmp_path)) == sorted([name, record, part])
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo(f"dest/{name}")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"x\n"))
+    podcopy.extract(tarfile.open(fileobj=io.BytesIO(archive.getvalue())), "dest", str(tmp_path / "copied"))
+    assert os.listdir(tmp_path / "copied") == [name] and (tmp_path / "copied" / name).read_text() == "x\n"
