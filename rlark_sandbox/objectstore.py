@@ -119,7 +119,7 @@ class ObjectStore:
     # ----- the object endpoint (what a presigned URL points at) -----
     def app(self) -> web.Application:
         app = web.Application()
-        app.router.add_get("/{storage_class}/{key:.+}", self._serve)
+        app.router.add_get(r"/{storage_class}/{key:[\s\S]+}", self._serve)
         return app
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:

@@ -116,7 +116,7 @@ class SandboxServer:
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self.dispatch)
+        app.router.add_route("*", r"/{tail:[\s\S]*}", self.dispatch)
         app.on_cleanup.append(self._cleanup)
         return app
 

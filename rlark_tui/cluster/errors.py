@@ -37,8 +37,11 @@ class Request:
     url: str = ""
 
     def target(self) -> str:
-        where = f" in namespace {self.namespace}" if self.namespace else ""
-        return f'{self.resource} "{self.name}"{where}' if self.name else f"{self.resource}{where}"
+        """What was asked for, on one line: a name is cluster text too (an object key may hold a line break)."""
+        from rlark_tui.text.sinks import one_line
+
+        where = f" in namespace {one_line(self.namespace)}" if self.namespace else ""
+        return f'{self.resource} "{one_line(self.name)}"{where}' if self.name else f"{self.resource}{where}"
 
 
 class ApiError(RlarkError):
@@ -116,8 +119,10 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
     payload = _json(text)
     message = str(payload.get("message") or payload.get("error") or "").strip() if payload else text.strip()
-    message = message.splitlines()[0] if message else ""
-    reason = str(payload.get("reason") or "") if payload else ""
+    from rlark_tui.text.sinks import one_line
+
+    message = one_line(message.splitlines()[0]) if message else ""
+    reason = one_line(payload.get("reason") or "") if payload else ""
     target = req.target()
     if status == 401 and "rlark-server" in req.source:
         return Unauthorized(f"unauthorized (401): rlark-server refused the client certificate "
@@ -142,7 +147,7 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
         return Gone(f"gone (410): {message or 'resourceVersion too old'}", status, reason)
     if status == 422:
         causes = _causes(payload)
-        listed = "; ".join(f"{field}: {msg}" if field else msg for field, msg in causes)
+        listed = one_line("; ".join(f"{field}: {msg}" if field else msg for field, msg in causes))
         return Invalid(f"invalid (422): {target} rejected: {listed or message or 'no details given'}", causes)
     if not reason and status in (502, 503, 504):  # a proxy's answer (rlark-server, an agent offline) has no reason
         reason = HTTPStatus(status).phrase

@@ -29,7 +29,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.model.storage import Entry, Page, download_target, local_target, pages, parse_page
 from rlark_tui.text.parse import load_json
-from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 MAX_DOWNLOAD = 64 << 30
 """Default bound of one download (64 GiB)."""
@@ -125,7 +125,7 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
     """Stream object `entry` to `target` through rlark_tui.local.fsutil (its directory must exist and be the
     user's own). Raises DownloadError (one line), or fsutil.UnsafeDestination."""
     if entry.size is not None and entry.size > max_bytes:
-        raise DownloadError(f"{clean(entry.key)} is {entry.size} bytes, more than the limit of {max_bytes} "
+        raise DownloadError(f"{one_line(entry.key)} is {entry.size} bytes, more than the limit of {max_bytes} "
                             "(--max-size)")
     try:
         if str(target) in fsutil.STANDARD_STREAMS:
@@ -138,7 +138,7 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
                                   pool)
             return _download_part(access, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool)
     except OSError as exc:  # the local side: a directory we may not write, a full disk
-        raise DownloadError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
+        raise DownloadError(f"cannot write {one_line(exc.filename or target)}: {exc.strerror or exc}") from None
 
 
 def _download_part(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry, target: Path,
@@ -152,7 +152,7 @@ def _download_part(access: ClusterAccess, storage_class: str, cluster: str, entr
             out.flush()
             os.fsync(out.fileno())
             if entry.size is not None and done.size != entry.size:
-                raise DownloadError(f"download of {clean(entry.key)} ended after {done.size} of {entry.size} bytes; "
+                raise DownloadError(f"download of {one_line(entry.key)} ended after {done.size} of {entry.size} bytes; "
                                     "run the same command again to resume")
             dest.commit(part)
             committed = True
@@ -192,8 +192,8 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
             have = 0
         elif resp.status != 206 or not have:
             body = resp.read(512).decode("utf-8", "replace")
-            raise DownloadError(f"object storage answered {resp.status} for {clean(entry.key)}: "
-                                f"{clean(body.strip().splitlines()[0]) if body.strip() else 'no reason given'}")
+            raise DownloadError(f"object storage answered {resp.status} for {one_line(entry.key)}: "
+                                f"{one_line(body.strip().splitlines()[0]) if body.strip() else 'no reason given'}")
         digest_sha, digest_md5 = hashlib.sha256(), hashlib.md5()  # noqa: S324 - compared with S3's ETag
         if have:
             out.seek(0)
@@ -208,7 +208,7 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
             for chunk in iter(lambda: resp.read1(CHUNK), b""):  # what arrived, so a cut keeps every byte
                 size += len(chunk)
                 if size > max_bytes or (entry.size is not None and size > entry.size):
-                    raise _Overflow(f"{clean(entry.key)}: more bytes came than the listed "
+                    raise _Overflow(f"{one_line(entry.key)}: more bytes came than the listed "
                                     f"{entry.size if entry.size is not None else max_bytes}; nothing kept")
                 out.write(chunk)
                 digest_sha.update(chunk)
@@ -217,7 +217,7 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
                     on_progress(size, entry.size)
         except urllib3.exceptions.HTTPError as exc:
             out.flush()
-            raise DownloadError(f"download of {clean(entry.key)} cut after {size} of "
+            raise DownloadError(f"download of {one_line(entry.key)} cut after {size} of "
                                 f"{entry.size if entry.size is not None else '?'} bytes "
                                 f"({transport_error(exc, req, READ_TIMEOUT)}); run the same command again to "
                                 "resume") from None
@@ -244,7 +244,7 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
     if not key.endswith("/"):
         entry = find_object(access, storage_class, cluster, key)
         if entry is None:
-            raise RlarkError(f"no object {storage_class}:{key} on {cluster}")
+            raise RlarkError(f"no object {storage_class}:{one_line(key)} on {cluster}")
         target = download_target(dest, key)  # a directory typed with its `/` is made by the write when missing
         if not dest.endswith("/") and not target.parent.is_dir():
             raise RlarkError(f"{target.parent} is not a directory")
@@ -281,4 +281,4 @@ def _downloaded_line(done: Downloaded, entry: Entry) -> str:
     match = done.matches(entry)
     verdict = "md5 matches the ETag" if match else ("md5 DOES NOT match the ETag" if match is False else
                                                     "ETag is no MD5")
-    return f"{done.path}: {done.size} bytes, sha256 {done.sha256[:16]}…, {verdict}"
+    return f"{one_line(done.path)}: {done.size} bytes, sha256 {done.sha256[:16]}…, {verdict}"

@@ -98,7 +98,9 @@ class Destination:
         self.leaf = leaf
 
     def _refuse(self, why: str) -> UnsafeDestination:
-        return UnsafeDestination(f"refusing to write {self.shown}: {why}")
+        from rlark_tui.text.sinks import one_line  # here: `rlark status --tmux` writes its cache (start-up time)
+
+        return UnsafeDestination(f"refusing to write {one_line(self.shown)}: {why}")
 
     def _walk(self, fd: int, parts: list[str], create: bool, budget: list[int]) -> int:
         """A descriptor of the directory `parts` lead to from `fd` (which it takes over)."""

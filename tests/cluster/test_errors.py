@@ -69,6 +69,17 @@ def test_plain_text_error_body_and_other_codes():
     assert str(err) == 'control plane error (500) on patch jobs "demo": boom'
 
 
+def test_a_line_break_in_a_name_a_reason_or_a_cause_stays_on_the_one_line():
+    # an object key or a server's reason with a line break forged a second line under the error (rlark's own
+    # 'error:' line, the TUI's notice)
+    key = Request("get", "objects", "w.pt\nsha256 0000", source="gateway")
+    assert str(status_error(404, b"NoSuchKey", key)) == 'not found (404): objects "w.pt\\nsha256 0000" on the gateway'
+    err = status_error(503, json.dumps({"reason": "Busy\nStatus: Succeeded", "message": "m"}), REQ)
+    cause = status(422, "Invalid", "x", causes=[{"field": "a\nb", "message": "c\u202ed"}])
+    for text in (str(err), str(status_error(422, cause, REQ))):
+        assert "\n" not in text and "\u202e" not in text, text
+
+
 def test_tokens_are_scrubbed_from_messages():
     err = status_error(403, status(403, "Forbidden", "rejected Bearer abcdefghijklmnop"), REQ)
     assert "abcdefghijklmnop" not in str(err)

@@ -145,3 +145,26 @@ def test_dropped_download_is_one_line_and_resumes(rlark, checkpoint, tmp_path, s
     assert again.code == 0, again.err
     assert "resumed at byte 9" in again.out and "matches the listing's ETag" in again.out
     assert target.read_bytes() == data
+
+
+def test_an_object_key_with_a_line_break_is_one_line_in_what_a_download_says(sandbox, tmp_path):
+    # another uploader's key 'w.pt\nsha256 <forged>' (a file name may hold a line break; `rlark storage cp` refuses
+    # it typed, the TUI's Storage screen downloads it from the listing) put a forged line in the download's notice
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.objects import download_to
+
+    forged = "w.pt\nsha256 " + "0" * 64
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "forge-keys"
+    folder.mkdir(parents=True)
+    (folder / forged).write_bytes(b"data")
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        one = download_to(access, "s3-rclone", "gpu-a", f"forge-keys/{forged}", str(tmp_path) + "/")
+        whole = download_to(access, "s3-rclone", "gpu-a", "forge-keys/", str(tmp_path / "folder"))
+    finally:
+        access.close()
+        shutil.rmtree(folder)
+    for lines, where in ((one, tmp_path), (whole, tmp_path / "folder")):
+        assert len(lines) == 1 and "\n" not in lines[0], lines
+        assert lines[0].startswith(f"{where}/w.pt\\nsha256 {'0' * 64}: 4 bytes, sha256 "), lines
+        assert (where / forged).read_bytes() == b"data"
