@@ -16,7 +16,7 @@ from rlark_tui.flow.messages import DownloadObject
 from rlark_tui.flow.polls import ALL_KEY, STORAGE, Folder, Listed, storage_key
 from rlark_tui.model.storage import Entry, human_size
 from rlark_tui.screens.base import RlarkScreen, read_message
-from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -87,14 +87,14 @@ class StorageScreen(RlarkScreen):
             title.update("Storage classes (enter opens one)")
             listed = result if isinstance(result, Listed) else None
             self.query_one("#storage-class-table", LiveTable).sync(
-                Row(f"{item['storageClass']}|{item['cluster']}", (clean(item["storageClass"]), clean(item["cluster"])),
+                Row(f"{item['storageClass']}|{item['cluster']}", (item["storageClass"], item["cluster"]),
                     (item["storageClass"], item["cluster"])) for item in (listed.items if listed else ()))
             message = read_message(listed, bool(listed and listed.items), waiting="Listing storage classes…",
                                    failed="storage classes",
                                    empty="The gateway lists no storage classes (only rclone CSI classes are shown).")
         else:
             storage_class, cluster, prefix = self.location
-            title.update(f"{clean(storage_class)} on {clean(cluster)}: /{clean(prefix)}   (enter: open / download, w: download folder, "
+            title.update(f"{one_line(storage_class)} on {one_line(cluster)}: /{one_line(prefix)}   (enter: open / download, w: download folder, "
                          "backspace: up)")
             folder = result if isinstance(result, Folder) else None
             self._entries = {e.key: e for e in (folder.entries if folder else ())}

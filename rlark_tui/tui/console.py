@@ -17,7 +17,8 @@ from textual import work
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.model.storage import human_size
-from rlark_tui.text.sanitize import clean, markup_safe
+from rlark_tui.text.sanitize import markup_safe
+from rlark_tui.text.sinks import one_line
 from rlark_tui.tui.host import AppHost
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ class ConsoleViews(AppHost):
         from rlark_tui.screens.wizard_dialogs import PathScreen
 
         folder = message.key.endswith("/")
-        shown = clean(message.key)
-        name = clean(message.key.rstrip("/").rsplit("/", 1)[-1])
+        shown = one_line(message.key)
+        name = one_line(message.key.rstrip("/").rsplit("/", 1)[-1])
         if name in ("", ".", "..") or "\\" in name:
             name = "download"
         hint = (f"Every object below {shown} goes to this directory, keys kept as paths below it"
@@ -94,7 +95,7 @@ class ConsoleViews(AppHost):
     def _download_to(self, message: messages.DownloadObject, answer: str | None) -> None:
         if not answer:
             return
-        self.notify(f"downloading {message.storage_class}:{clean(message.key)} …", timeout=3, markup=False)
+        self.notify(f"downloading {message.storage_class}:{one_line(message.key)} …", timeout=3, markup=False)
         self._download(message.storage_class, message.cluster, message.key, os.path.expanduser(answer))
 
     @work(thread=True, group="downloads", exit_on_error=False)
@@ -107,13 +108,13 @@ class ConsoleViews(AppHost):
             if time.monotonic() - said[0] >= PROGRESS_SECONDS:
                 said[0] = time.monotonic()
                 of = f" of {human_size(total)}" if total is not None else ""
-                self.call_from_thread(self.notify, f"downloading {clean(key)}: {human_size(done)}{of}", timeout=3,
+                self.call_from_thread(self.notify, f"downloading {one_line(key)}: {human_size(done)}{of}", timeout=3,
                                       markup=False)
 
         try:
             lines = objects.download_to(self.access, storage_class, cluster, key, dest, progress)
         except (RlarkError, OSError) as exc:
-            self.call_from_thread(self.notify, f"download {storage_class}:{clean(key)}: {exc}", severity="error",
+            self.call_from_thread(self.notify, f"download {storage_class}:{one_line(key)}: {exc}", severity="error",
                                   timeout=10, markup=False)
             return
         failed = any(line.startswith(("failed", "skipped")) or "DOES NOT" in line for line in lines)

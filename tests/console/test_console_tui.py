@@ -6,6 +6,7 @@ GPUs free/total (enter filters `:nodes`); `:storage` browses to an object and do
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 
 import pytest
@@ -134,6 +135,40 @@ async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
     finally:
         Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt")
         Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin")
+
+
+async def test_a_folder_and_object_with_line_breaks_stay_on_their_lines(access, sandbox, tmp_path):
+    # another uploader's folder 'a\nDownloaded: every object' opened in :storage forged a line under the title, and
+    # its object's key a line in the 'downloading …' notice
+    forged = "a\nDownloaded: every object"
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "tui-forge" / forged
+    folder.mkdir(parents=True)
+    (folder / "x\ny.bin").write_bytes(b"x")
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=(150, 45)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None, "the first snapshot")
+            await _command(pilot, "storage")
+            await wait_for(pilot, lambda: isinstance(app.screen, StorageScreen), "the storage view")
+            await wait_for(pilot, lambda: "s3-rclone" in screen_text(app), "s3-rclone listed", show=screen_text)
+            app.screen.query_one("#storage-class-table").select_key("s3-rclone|gpu-a")
+            await pilot.press("enter")
+            for key in ("tui-forge/", f"tui-forge/{forged}/", f"tui-forge/{forged}/x\ny.bin"):
+                table = app.screen.query_one("#storage-folder-table")
+                await wait_for(pilot, lambda key=key, table=table: key in table.visible_keys, key, show=screen_text)
+                table.select_key(key)
+                await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the download path dialog")
+            app.screen.query_one("Input").value = str(tmp_path) + "/"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "md5 matches the ETag" in notes(app), "the download", show=notes)
+            title = str(app.screen.query_one("#storage-title").render())
+            assert title.startswith("s3-rclone on gpu-a: /tui-forge/a\\nDownloaded: every object/   (enter"), title
+            assert not [line for line in screen_text(app).splitlines() if line.lstrip().startswith("Downloaded:")]
+            assert not [n.message for n in app._notifications if "\n" in n.message], notes(app)
+            assert (tmp_path / "x\ny.bin").read_bytes() == b"x"
+    finally:
+        shutil.rmtree(folder.parent)
 
 
 def _pub(tmp_path) -> str:
