@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import LineRedactor
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
@@ -194,12 +195,13 @@ def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[Pod
 def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
     """`stacks` as it may be shown: every text a cluster gave (frames, thread, actor, class, Pod and node names,
     the reasons a Pod gave no dump) cleaned of escape sequences and control characters, then with the Job's
-    secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked."""
+    secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked; each on its one
+    line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame line)."""
     redact = LineRedactor(known)
 
     @functools.cache
     def text(value: str) -> str:
-        return redact(clean(value))
+        return one_line(redact(clean(value)))
 
     @functools.cache
     def frame(found: Frame) -> Frame:

@@ -103,3 +103,14 @@ def test_what_rlark_stacks_prints_is_cleaned_and_the_jobs_secrets_masked():
     assert "job-actor-3: py-spy failed (1): Error: bad token ***" in text
     assert json.loads(shape)["groups"][1]["workers"] == [{"name": "ActorGroup:5", "pid": 105, "pod": "job-actor-2",
                                                           "node": "node-2"}]
+
+
+def test_a_named_actor_with_line_breaks_stays_on_its_lines():
+    # Ray names an actor whatever the Job's code passes (Actor.options(name=...)): a name with a line break forged
+    # a frame under the group's line, and the class of another group, in `rlark stacks` and the Stacks screen
+    forged = "ActorGroup:5\n    forged_frame (ok.py:1)\n2 × Fine\u2028"
+    found = stacks.group("job", "py-spy", workers(odd=5)[:5] + [stacks.Worker(
+        forged, "EmbodiedFSDPActor\nx", 105, "job-actor-2", "node-2", stacks.parse_dump(dump(105, ELSEWHERE)))])
+    text = stacks.render(stacks.masked(found))
+    assert "forged_frame" not in "".join(line for line in text.splitlines() if line.startswith("    "))
+    assert "1 × EmbodiedFSDPActor\\nx: ActorGroup:5\\n    forged_frame (ok.py:1)\\n2 × Fine\\u2028" in text, text
