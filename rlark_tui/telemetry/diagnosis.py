@@ -26,6 +26,7 @@ from typing import Any
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 CAUSES = ("signal", "host-oom", "cuda-oom", "nccl", "checkpoint", "image", "schedule", "python", "unknown")
 """Cause classes, the most telling first (a worker's signal line beats the exception its driver printed)."""
@@ -122,6 +123,12 @@ class Event:
     evidence: tuple[str, ...] = ()
     pid: int = 0
     """For a `stderr` event: the worker whose stderr it is."""
+
+    def __post_init__(self) -> None:
+        # Names are cluster text (Ray names an actor whatever the Job's code passes): each on its one line, so a
+        # line break cannot forge `rlark diagnose`'s first-failure line or a timeline row, nor an escape reach them.
+        for name in ("worker", "pod", "node"):
+            object.__setattr__(self, name, one_line(getattr(self, name)))
 
     @property
     def failure(self) -> bool:

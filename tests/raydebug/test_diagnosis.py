@@ -219,3 +219,17 @@ def test_rlinf_crash_chain_names_the_rank_by_its_repr_and_the_pod_by_its_ip_once
     failure = d.diagnose(d.Inputs("j", pods=[pod], header_log=[(1.7e9, line) for line in chain])).first_failure
     assert (failure.worker, failure.pod, failure.node, failure.cause) == ("ActorGroup:1", "j-actor-0", "gpu-a3",
                                                                           "cuda-oom")
+
+
+def test_an_actor_named_with_a_line_break_stays_on_its_lines():
+    # Ray names an actor whatever the Job's code passes: 'ActorGroup:2\nfirst failure: ...' forged the first line of
+    # `rlark diagnose` (and a timeline row); its escape reached the kept diagnosis and the bundle's summary
+    actors = [{"name": "ActorGroup:2\nfirst failure: ActorGroup:0 failed first (oom)\x1b]52;c;aGk=\x07", "pid": 9,
+               "state": "DEAD", "death_cause": {"actor_died_error_context": {"error_message": "segfault"}}}]
+    found = d.diagnose(d.Inputs("j", actors=actors))
+    text = d.render(found)
+    assert [line for line in text.splitlines() if line.startswith("first failure:")] == [
+        "first failure: ActorGroup:2\\nfirst failure: ActorGroup:0 failed first (oom) failed first (unknown): DEAD: "
+        "segfault"], text
+    assert "\x1b" not in json.dumps(d.to_json(found)) and "\\u001b" not in json.dumps(d.to_json(found))
+    assert all(line.startswith(("first failure:", "evidence:", "timeline:", "  ")) for line in text.splitlines()), text
