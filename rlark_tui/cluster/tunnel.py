@@ -1,5 +1,5 @@
 """Local HTTP tunnels to a Job's web ports (the Ray dashboard, TensorBoard, any Pod port): where each goes
-(`job_http`) and a byte-relaying forwarder on 127.0.0.1 that adds rlark's credentials (and Ray's token), for
+(`job_tunnel`) and a byte-relaying forwarder on 127.0.0.1 that adds rlark's credentials (and Ray's token), for
 `rlark port-forward` and the TUI.
 
 Only requests whose path starts with the tunnel's random token (`/<token>/...`) pass: other local users of a
@@ -16,8 +16,9 @@ import hmac
 import secrets
 import ssl
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls as shared_tls
@@ -29,6 +30,7 @@ from rlark_tui.text.parse import ascii_int
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.raydash.client import RayDashboard
 
 HEAD_LIMIT = 64 * 1024
 CHUNK = 64 * 1024
@@ -76,10 +78,9 @@ class Upstream:
                    headers, name)
 
 
-def job_http(access: ClusterAccess, job: Job, target: str) -> Http:
-    """The Http a tunnel to `target` of `job` relays to: the Ray dashboard (ClusterAccess.ray_dashboard, with Ray's
-    token in `X-Ray-Authorization` when Ray wants one, so the user's browser needs none), the
-    gateway's TensorBoard route of the Header Task, or a port of the Header Task's Pod through rlark-server's
+def job_tunnel(access: ClusterAccess, job: Job, target: str, **options: Any) -> Tunnel:
+    """A Tunnel (not yet listening; `options` are Tunnel's) to `target` of `job`: the Ray dashboard (`ray_tunnel`),
+    the gateway's TensorBoard route of the Header Task, or a port of the Header Task's Pod through rlark-server's
     `/api/taskproxy/<task>:<port>`; one line when there is no route."""
     head = job.head_task
     if head is None:
@@ -88,14 +89,15 @@ def job_http(access: ClusterAccess, job: Job, target: str) -> Http:
         dashboard = access.ray_dashboard(job)
         if dashboard is None:
             raise Unreachable(f"no route to the Ray dashboard of {job.name} — see `rlark config`", "config")
-        return dashboard.authenticated_http()
+        return ray_tunnel(dashboard, **options)
     if target == "tensorboard":
         gateway = access.gateway_http()
         if gateway is None:
             raise Unreachable("TensorBoard goes through the gateway, and none is configured — see `rlark config`",
                               "config")
-        return gateway.sibling(f"{gateway.base}/api/v1/rlinf.io/v1alpha1/tasks/{seg(job.head_task_name)}/tensorboard",
-                               f"TensorBoard of {job.name} (gateway)")
+        return Tunnel(Upstream.of(gateway.sibling(
+            f"{gateway.base}/api/v1/rlinf.io/v1alpha1/tasks/{seg(job.head_task_name)}/tensorboard",
+            f"TensorBoard of {job.name} (gateway)")), **options)
     if (port := ascii_int(target)) is not None:
         if not 0 < port < 65536:
             raise UsageError(f"port {target} is not a TCP port")
@@ -103,16 +105,33 @@ def job_http(access: ClusterAccess, job: Job, target: str) -> Http:
         if proxy is None:
             raise Unreachable(f"port {port} of a Pod is reached through rlark-server, which is not configured or "
                               "found — see `rlark config`", "config")
-        return proxy
+        return Tunnel(Upstream.of(proxy), **options)
     raise UsageError(f"unknown target {target!r}: use ray, tensorboard or a port number")
+
+
+def ray_tunnel(dashboard: RayDashboard, **options: Any) -> Tunnel:
+    """A Tunnel to a Ray dashboard carrying Ray's token in `X-Ray-Authorization` when Ray wants one, so the user's
+    browser needs none. A dashboard that does not answer yet (Ray still starting in its Header Pod) cannot say
+    whether it wants one: until it has, each new connection asks again (RayDashboard.token_settled), so a tunnel
+    opened before Ray was up carries the token once Ray asks for it instead of relaying Ray's 401 for ever."""
+
+    def settled() -> Upstream | None:
+        http = dashboard.authenticated_http()
+        return Upstream.of(http) if dashboard.token_settled else None
+
+    upstream = Upstream.of(dashboard.authenticated_http())
+    return Tunnel(upstream, refresh=None if dashboard.token_settled else settled, **options)
 
 
 class Tunnel:
     """One listening forwarder; `start()` serves it on a thread of its own until `stop()`."""
 
     def __init__(self, upstream: Upstream, *, local_port: int = 0, methods: frozenset[str] | None = None,
-                 name: str = "") -> None:
+                 name: str = "", refresh: Callable[[], Upstream | None] | None = None) -> None:
         self.upstream = upstream
+        self._refresh = refresh
+        """While set, asked again (on a worker thread) before each connection is relayed: the Upstream once the
+        route is settled (it then replaces `upstream` and is no longer asked), None while it is not."""
         self.token = secrets.token_urlsafe(18)
         self.methods = methods
         self.name = name
@@ -204,6 +223,10 @@ class Tunnel:
             if self.methods is not None and method not in self.methods:
                 await _answer(writer, 405, "read-only mode: this tunnel passes only GET and HEAD")
                 return
+            if self._refresh is not None:
+                settled = await asyncio.get_running_loop().run_in_executor(None, self._refresh)
+                if settled is not None:
+                    self.upstream, self._refresh = settled, None
             await self._relay(reader, writer, method, self.upstream.prefix + rest, headers)
         except (ConnectionError, ssl.SSLError, OSError) as exc:
             with contextlib.suppress(Exception):

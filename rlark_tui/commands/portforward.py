@@ -14,7 +14,7 @@ import signal
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.kinds import JOBS
-from rlark_tui.cluster.tunnel import Tunnel, Upstream, job_http
+from rlark_tui.cluster.tunnel import Tunnel, job_tunnel
 from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.model.objects import Job
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     access = ClusterAccess.from_args(args)
     methods = Actions(access, readonly=bool(getattr(args, "readonly", False))).tunnel_methods()
     job = Job(access.get(JOBS, args.job))
-    tunnel = Tunnel(Upstream.of(job_http(access, job, args.target)), local_port=args.local_port,
-                    methods=methods, name=f"{job.name} {args.target}")
+    tunnel = job_tunnel(access, job, args.target, local_port=args.local_port, methods=methods,
+                        name=f"{job.name} {args.target}")
     try:
         asyncio.run(_serve(tunnel))
     except KeyboardInterrupt:

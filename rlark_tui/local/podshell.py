@@ -59,7 +59,7 @@ def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunn
     """Tunnels to the Job's Ray dashboard and TensorBoard (kept in `tunnels`, one per target, reused); for
     each target its URL, or why there is none. Blocking (run in a worker thread)."""
     from rlark_tui.cluster.kinds import JOBS
-    from rlark_tui.cluster.tunnel import Tunnel, Upstream, job_http
+    from rlark_tui.cluster.tunnel import job_tunnel
     from rlark_tui.model.objects import Job
 
     job = Job(access.get(JOBS, job_name))
@@ -68,8 +68,8 @@ def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunn
         key = (job_name, target)
         try:
             if key not in tunnels:
-                tunnels[key] = Tunnel(Upstream.of(job_http(access, job, target)),
-                                      methods=actions.tunnel_methods(), name=f"{job_name} {target}").start()
+                tunnels[key] = job_tunnel(access, job, target, methods=actions.tunnel_methods(),
+                                          name=f"{job_name} {target}").start()
             shown.append(OpenTunnel(label, tunnels[key].url))
         except (RlarkError, OSError) as exc:
             shown.append(f"{label}: {exc}")

@@ -103,6 +103,12 @@ class RayDashboard:
                 return False
         return self.token_required
 
+    @property
+    def token_settled(self) -> bool:
+        """Whether `authenticated_http` is final: a token is held, there is none to read, or Ray has answered
+        whether it wants one (a dashboard not up yet has not)."""
+        return self._token is not None or self._pod_token is None or self.token_required is not None
+
     def authenticated_http(self) -> Http:
         """The dashboard's Http carrying Ray's token when Ray wants one (for a tunnel, whose browser has none);
         TokenUnavailable when it wants one that cannot be read."""

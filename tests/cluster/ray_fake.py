@@ -19,6 +19,8 @@ class FakeRayDashboard:
         self.alive = alive
         self.dead = dead
         self.token = token
+        self.up = True
+        """False: Ray not started yet in its Pod; the platform's proxy answers 502 for every path."""
         self.requests: list[tuple[str, dict]] = []
         self.url = ""
         self._loop = asyncio.new_event_loop()
@@ -27,6 +29,8 @@ class FakeRayDashboard:
 
     def _authorized(self, request: web.Request) -> web.Response | None:
         self.requests.append((request.path_qs, dict(request.headers)))
+        if not self.up:
+            return web.Response(status=502, text="")
         if not self.token:
             return None
         header = request.headers.get("Authorization") or request.headers.get("X-Ray-Authorization")
@@ -60,6 +64,8 @@ class FakeRayDashboard:
 
     async def authentication_mode(self, request: web.Request) -> web.Response:
         """Public, as in Ray: whether the dashboard wants a token."""
+        if not self.up:
+            return web.Response(status=502, text="")
         return web.json_response({"authentication_mode": "token" if self.token else "disabled"})
 
     def start(self) -> FakeRayDashboard:

@@ -137,3 +137,38 @@ def test_configured_url_wins_over_the_proxy(rl, sb, env, dashboard):
     assert status["alive_nodes"] == 2 and status["source"] == "Ray dashboard of ray-url"
     ray = rl("describe", "job", "ray-url").out.split("Ray:\n", 1)[1].splitlines()
     assert ray == ["  alive nodes 2 / expected 2  (Ray dashboard of ray-url)", "  ray job probe-job-1: RUNNING"]
+
+
+def test_a_ray_tunnel_opened_before_ray_is_up_carries_the_token_once_ray_wants_it():
+    """`rlark port-forward JOB ray` while Ray still starts in the Header Pod: the dashboard does not answer, so it
+    cannot say it wants a token. Once Ray is up and wants one, requests through the same tunnel carry the Pod's
+    token (they got Ray's 401 for as long as the tunnel lived)."""
+    import http.client
+
+    from rlark_tui.cluster.tunnel import ray_tunnel
+
+    fake = FakeRayDashboard(alive=3, dead=0, token="tok-123")
+    fake.up = False
+    fake.start()
+    tunnel = ray_tunnel(RayDashboard(Http(fake.url, source="Ray dashboard"), via_proxy=True,
+                                     pod_token=lambda fresh: "tok-123")).start()
+
+    def get(path: str) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", tunnel.local_port, timeout=10)
+        try:
+            conn.request("GET", f"/{tunnel.token}{path}")
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        finally:
+            conn.close()
+
+    try:
+        assert get("/api/v0/nodes")[0] == 502
+        fake.up = True
+        status, body = get("/api/v0/nodes")
+        assert status == 200 and body.count(b'"ALIVE"') == 3
+        assert fake.requests[-1][1]["X-Ray-Authorization"] == "Bearer tok-123"
+        assert get("/api/cluster_status")[0] == 200
+    finally:
+        tunnel.stop()
+        fake.stop()

@@ -127,13 +127,13 @@ def test_port_of_the_header_pod_through_rlark_server(shell_job, access):
     """`PORT`: rlark-server's task proxy to the Header Pod's port, here a web server started in the Pod."""
     from rlark_tui.cluster.kinds import JOBS
     from rlark_tui.cluster.podexec import ExecSession
-    from rlark_tui.cluster.tunnel import job_http
+    from rlark_tui.cluster.tunnel import job_tunnel
     from rlark_tui.model.objects import Job
     ip = shell_job.store.get("pods", HEAD[1], "rlark-system", HEAD[0])["status"]["podIP"]
     server = ExecSession.open(access.data_plane_api_client(HEAD[0]), HEAD[1], [
         "sh", "-c", f"echo served-by-the-pod > index.html && exec python3 -m http.server 18265 --bind {ip}"])
     try:
-        tun = Tunnel(Upstream.of(job_http(access, Job(access.get(JOBS, "shell")), "18265"))).start()
+        tun = job_tunnel(access, Job(access.get(JOBS, "shell")), "18265").start()
         try:
             deadline = time.monotonic() + 15
             status, body = _get(tun, f"/{tun.token}/index.html")
@@ -151,14 +151,14 @@ def test_pod_flows_use_only_platform_routes(run, shell_job, access, tmp_path):
     """exec, cp, tunnels (Ray dashboard, TensorBoard, a port) and the ssh -J lookup add no unknown route."""
     from rlark_tui.cluster.errors import Request
     from rlark_tui.cluster.kinds import JOBS
-    from rlark_tui.cluster.tunnel import job_http
+    from rlark_tui.cluster.tunnel import job_tunnel
     from rlark_tui.model.objects import Job
     before = len(shell_job.unknown_routes)
     assert run("exec", "shell", "--", "true")[0] == 0
     assert run("cp", "shell:/etc/hostname", str(tmp_path / "hostname"))[0] == 0
     job = Job(access.get(JOBS, "shell"))
     for target in ("ray", "tensorboard", "18266"):
-        tun = Tunnel(Upstream.of(job_http(access, job, target))).start()
+        tun = job_tunnel(access, job, target).start()
         try:
             _get(tun, f"/{tun.token}/")
         finally:
