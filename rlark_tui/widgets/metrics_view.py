@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,6 +21,7 @@ from textual_plotext import PlotextPlot
 from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
 from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.jobs import step_time_cell
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
@@ -93,7 +95,7 @@ class MetricsView(Vertical):
         tags = self.query_one("#metrics-tags", SelectionList)
         with self.prevent(SelectionList.SelectedChanged):
             tags.clear_options()
-            tags.add_options([(t, t, t in chosen) for t in shown])
+            tags.add_options([(Text(one_line(t)), t, t in chosen) for t in shown])  # a tag is the Job's text: never markup
 
     @on(Input.Changed, "#metrics-filter")
     def _filter_changed(self) -> None:
@@ -175,11 +177,11 @@ class MetricsView(Vertical):
                 points = result.series.get(tag)
                 if points is None:
                     if self.compare:
-                        lines.append(f"{run.job}  {tag}: no such tag")
+                        lines.append(f"{run.job}  {one_line(tag)}: no such tag")
                     continue
                 xs, ys = xy(points, self.by, self.smoothing)
                 color = COLORS[(r_index if self.compare else t_index) % len(COLORS)]
-                label = run.job if self.compare and len(chosen) == 1 else (
+                label = run.job if self.compare and len(chosen) == 1 else one_line(
                     f"{run.job} {tag}" if self.compare else tag)
                 if xs:
                     plt.plot(xs, ys, label=label, color=color, marker="braille")

@@ -79,6 +79,26 @@ async def test_one_job_source_age_tags_and_stats():
         assert "wall time" in text(app, "#metrics-status")
 
 
+async def test_a_tag_from_the_cluster_is_shown_as_plain_text_on_its_line():
+    # a TensorBoard tag is whatever the Job's code logged: '[@click=app.quit]' in one was an action in the tag list
+    # (Textual's markup), and a line break forged a line under the stats
+    hostile = "[b]x[/b] [@click=app.quit]quit[/]\nrollout/rewards: last 99  min 99  max 99  1 pts"
+    series = {hostile: [(NOW - 1, 1, 0.5)], "time/step": [(NOW - 1, 1, 1.0)]}
+    app = ViewApp([Run("demo-ppo", MetricsState(MetricsResult("demo-ppo", "tensorboard", series,
+                                                               fetched_at=NOW)))])
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.pause()
+        tags = app.query_one("#metrics-tags", SelectionList)
+        tags.select(hostile)
+        await pilot.pause()
+        rendered = [tags.render_line(y) for y in range(tags.option_count)]
+        assert rendered[0].text.startswith("▐X▌ [b]x[/b] [@click="), [r.text for r in rendered]
+        assert str(tags.get_option_at_index(0).prompt).startswith("[b]x[/b] [@click=app.quit]quit[/]\\nrollout")
+        assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
+        stats = text(app, "#metrics-stats")
+        assert "\n" not in stats and stats.startswith("[b]x[/b] [@click=app.quit]quit[/]\\nrollout/rewards"), stats
+
+
 async def test_bad_inputs_are_states():
     runs = [Run("empty", MetricsState(MetricsResult("empty", "log", {}, fetched_at=NOW)))]
     app = ViewApp(runs)
