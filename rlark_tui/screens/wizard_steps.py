@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,6 +22,7 @@ from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.wizard_view import MATCH_COLUMNS, finding_option, match_view
 from rlark_tui.text.sanitize import markup_safe
+from rlark_tui.text.sinks import one_line
 
 
 def field_widget(field: wf.Field) -> Widget:
@@ -260,7 +262,7 @@ class PreviewStep(Vertical):
             f"{errors} error(s), {len(findings) - errors} warning(s); Enter on a finding jumps to its field.")
         options = self.query_one("#w-findings", OptionList)
         options.clear_options()
-        options.add_options([Option(finding_option(f), id=str(i)) for i, f in enumerate(findings)]
+        options.add_options([Option(Text(one_line(finding_option(f))), id=str(i)) for i, f in enumerate(findings)]
                             or [Option("no findings: ready to submit", id="none", disabled=True)])
 
     def show_submit(self, readonly: bool) -> None:

@@ -137,3 +137,15 @@ async def test_warnings_do_not_block_and_step_4_findings_jump_to_their_field(acc
         assert screen.step == 2 and screen.role_index == 2
         assert focused_id(app) == "w-image"
         assert "required: the image" in message(screen, "image")
+        # a finding quotes the draft's values (an imported draft, or a cloned Job's spec): a role
+        # '[@click=app.quit]Rollout[/]' in the list was Textual markup, an action on a click
+        roles = list(valid.roles)
+        roles[1] = replace(roles[1], role="[@click=app.quit]Rollout[/]")
+        await screen.load(replace(valid, roles=tuple(roles)), step=4)
+        await settle(pilot)
+        options = screen.query_one("#w-findings")
+        assert any("'[@click=app.quit]Rollout[/]' is not a platform role" in line for line in finding_lines(screen))
+        rendered = [options.render_line(y) for y in range(options.size.height)]
+        assert any("[@click=app.quit]" in line.text for line in rendered), [line.text for line in rendered]
+        assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
+
