@@ -19,6 +19,8 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.markup import escape
 from textual.worker import Worker, WorkerState
 
 from rlark_tui.alerting import rules as alert_rules
@@ -102,16 +104,18 @@ class RlarkCommands(Provider):
                 commands.append((f"Restart {name}", partial(app.request_restart, name), "only un-stops; asks first (R)"))
         return commands
 
+    # An entry names a Job, text from the control plane: shown as plain text (a str display, and the matcher's
+    # highlight, are Textual markup, where `[@click=...]` is an action), the markup escaped for the highlight.
     async def discover(self) -> Hits:
         for text, command, help_text in self._commands():
-            yield DiscoveryHit(text, command, help=help_text)
+            yield DiscoveryHit(Content(text), command, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for text, command, help_text in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), command, help=help_text)
+                yield Hit(score, matcher.highlight(escape(text)), command, text=text, help=help_text)
 
 
 class RlarkApp(AppWork, ConsoleViews, App[int]):
