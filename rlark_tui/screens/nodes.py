@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.flow.messages import OpenNode
 from rlark_tui.screens.base import ListScreen
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.nodes import node_rows
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -90,7 +92,9 @@ class PickerScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-dialog"):
             yield Static(self.title_text, id="picker-title", markup=False)
-            yield OptionList(*[Option(("● " if c == self.current else "  ") + c, id=c) for c in self.choices],
+            # a namespace is the control plane's text: plain (a str prompt is markup), on its one line
+            yield OptionList(*[Option(Text(("● " if c == self.current else "  ") + one_line(c)), id=c)
+                               for c in self.choices],
                              id="picker-list")
 
     def on_mount(self) -> None:

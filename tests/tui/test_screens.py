@@ -467,3 +467,18 @@ async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot)
         assert any("Open [@click=app.quit]x[/]" in line.text for line in rendered), [line.text for line in rendered]
         assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
         await pilot.press("escape")
+
+
+async def test_the_namespace_picker_shows_a_namespace_as_plain_text():
+    # namespaces come from the control plane's objects: '[@click=app.quit]' in one was markup in the picker
+    from rlark_tui.screens.nodes import PickerScreen
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(PickerScreen("Namespace (cluster)", ["all", "[@click=app.quit]ns[/]\nx"], "all"))
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen), "the picker")
+        await pilot.pause()
+        options = app.screen.query_one("OptionList")
+        rendered = [options.render_line(y) for y in range(options.size.height)]
+        assert any("  [@click=app.quit]ns[/]\\nx" in line.text for line in rendered), [line.text for line in rendered]
+        assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
