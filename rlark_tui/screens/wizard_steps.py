@@ -136,8 +136,9 @@ def show_message(widget: Static, text: str, level: str) -> None:
 
 
 def set_choices(select: Select, options: list, value) -> None:
-    """New options for a select, keeping `value` chosen when it is one of them."""
-    select.set_options(options)
+    """New options for a select, keeping `value` chosen when it is one of them. A label quotes the draft, the
+    gateway (an SSH key's comment) or the cluster: plain text on its one line (a str prompt is markup)."""
+    select.set_options([(Text(one_line(label)), choice) for label, choice in options])
     if value is not None and value in [v for _, v in options]:
         select.value = value
 

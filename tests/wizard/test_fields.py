@@ -176,3 +176,27 @@ def test_roles_type_presets_rename_add_remove():
     assert [r.name for r in draft.roles] == ["Rollout", "Env2", "New role", "New role 2"]
     assert wf.remove_role(draft, 1).header == "" and len(wf.remove_role(draft, 9).roles) == 4
     assert wf.task_label(draft.roles[1]) == "task: env2 · Env"
+
+
+async def test_a_choice_quoting_outside_text_is_plain_text_on_its_line():
+    # an SSH key's comment from the gateway (or a role name of an imported draft) in a select's list was Textual
+    # markup: '[@click=app.quit]' an action on a click, a line break a second line
+    from textual.app import App
+    from textual.widgets import Select
+
+    from rlark_tui.screens.wizard_steps import set_choices
+
+    class One(App):
+        def compose(self):
+            yield Select([], prompt="choose", id="pick")
+
+    app = One()
+    async with app.run_test(size=(80, 12)) as pilot:
+        select = app.query_one(Select)
+        set_choices(select, [("alice: ssh-ed25519 …abcd [@click=app.quit]me[/]\nx", "key")], None)
+        select.expanded = True
+        await pilot.pause()
+        overlay = app.query_one("SelectOverlay")
+        rendered = [overlay.render_line(y) for y in range(overlay.size.height)]
+        assert any("[@click=app.quit]me[/]\\nx" in line.text for line in rendered), [line.text for line in rendered]
+        assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
