@@ -219,3 +219,55 @@ def test_the_terminal_is_written_only_through_the_cleaned_streams():
     assert not found, "write through sys.stdout / sys.stderr (cleaned), not past them:\n" + "\n".join(found)
     assert raw_terminal_writes("os.write(1, b)\nsys.__stderr__.write(x)\nsys.stdout.buffer.write(b)", "m.py") == [
         "m.py:1: os.write(1, ...)", "m.py:2: sys.__stderr__", "m.py:3: .buffer.write"]
+
+
+MARKUP_WIDGETS = frozenset({"Static", "Label", "Button", "Checkbox", "RadioButton", "Collapsible", "TabPane", "Tab"})
+"""Textual widgets that read a str they are given as markup unless told `markup=False`."""
+PROMPT_WIDGETS = frozenset({"Option", "Selection", "DiscoveryHit"})
+"""Textual's list entries, whose str prompt is markup whatever the list says."""
+PLAIN_MAKERS = frozenset({"Text", "Content", "assemble", "styled"})
+"""Calls that hand Textual text it does not parse (rich's Text, Textual's Content)."""
+
+
+def markup_reads(source: str, name: str) -> list[str]:
+    """Each Textual widget or list entry built in one module from a str that is not a literal (text from
+    elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it."""
+    tree = ast.parse(source)
+    textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and (node.module or "").startswith("textual") for alias in node.names}
+
+    def plain(node: ast.expr) -> bool:  # an empty literal is a placeholder: what is put there later is not
+        if isinstance(node, ast.Constant):
+            return node.value != ""
+        func = node.func if isinstance(node, ast.Call) else None
+        return func is not None and (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) \
+            in PLAIN_MAKERS
+
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or (node.args and plain(node.args[0])):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called not in textual:
+            continue
+        markup = next((k.value for k in node.keywords if k.arg == "markup"), None)
+        if called in PROMPT_WIDGETS or (called in MARKUP_WIDGETS
+                                        and not (isinstance(markup, ast.Constant) and markup.value is False)):
+            found.append(f"{name}:{node.lineno}: {called}({ast.unparse(node.args[0])[:60] if node.args else ''})")
+    return found
+
+
+def test_no_widget_reads_text_from_elsewhere_as_markup():
+    """Issue 33 item 4 (a fifth round found five list entries that did): a Job name, a TensorBoard tag, a
+    namespace or a draft's role given to Textual as a str is markup, where `[@click=app.quit]` is an action and
+    `[b]` restyles the screen. Every widget and list entry made from text that is not a literal, or made empty to
+    be filled later (`update`), says `markup=False` or is given a Text/Content."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        found += markup_reads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "give Textual Text/Content or markup=False:\n" + "\n".join(found)
+    sample = ("from textual.widgets import Static, Label\nfrom textual.widgets.option_list import Option\n"
+              "Static(name)\nStatic(name, markup=False)\nStatic('Help')\nLabel(Text(name))\nOption(f'{job}')\n"
+              "Static('', id='later')\nStatic(id='later')\n")
+    assert markup_reads(sample, "m.py") == ["m.py:3: Static(name)", "m.py:7: Option(f'{job}')",
+                                            "m.py:8: Static('')", "m.py:9: Static()"]

@@ -38,6 +38,7 @@ from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.objects import Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 
 DECISIONS: tuple[tuple[str, Decision], ...] = (
@@ -190,12 +191,12 @@ class CheckScreen(RlarkScreen):
         self.query_one("#check-detail", Static).update(clean(
             f"{row.id}. {row.title}: {row.result.upper()}\n" + "\n".join(f"• {n}" for n in row.all_notes())))
         options = self.query_one("#check-evidence", OptionList)
-        labels = [_item_label(item) for item in row.evidence]
+        labels = [one_line(_item_label(item)) for item in row.evidence]
         if labels == [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]:
             return
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(_cell(label), id=str(i)) for i, label in enumerate(labels)])
+        options.add_options([Option(Text(label), id=str(i)) for i, label in enumerate(labels)])
         if highlighted is not None and labels:
             options.highlighted = min(highlighted, len(labels) - 1)
 

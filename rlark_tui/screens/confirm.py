@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -51,7 +52,7 @@ class ConfirmScreen(ModalScreen[bool]):
             else:
                 yield Static(self.body_text, id="confirm-body", markup=False)
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.confirm_label} (y)", id="confirm-yes",
+                yield Button(Content(f"{self.confirm_label} (y)"), id="confirm-yes",
                              variant="error" if self.dangerous else "warning")
                 yield Button("Cancel (n)", id="confirm-no", variant="default")
 

@@ -43,7 +43,7 @@ class DiffScreen(RlarkScreen):
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="diff-scroll"):
-            yield Static("", id="diff-text")
+            yield Static("", id="diff-text", markup=False)
 
     def focus_body(self) -> None:
         self.query_one("#diff-scroll").focus()

@@ -157,7 +157,7 @@ class JobDetailScreen(RlarkScreen):
                     yield Section("", id="events-text", markup=False)
             with TabPane("YAML", id="yaml"):
                 with VerticalScroll(id="yaml-scroll"):
-                    yield Static("", id="yaml-text")
+                    yield Static("", id="yaml-text", markup=False)
             with TabPane("Ray", id="ray"):
                 with VerticalScroll():
                     yield Section("", id="ray-text", markup=False)

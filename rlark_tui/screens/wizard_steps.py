@@ -49,7 +49,7 @@ class FieldRow(Horizontal):
     """Label, then the field and its message area below it."""
 
     def __init__(self, label: str, *children: Widget, **kwargs) -> None:
-        super().__init__(Label(label, classes="wizard-label"), Vertical(*children, classes="wizard-cell"),
+        super().__init__(Label(label, classes="wizard-label", markup=False), Vertical(*children, classes="wizard-cell"),
                          classes="wizard-field", **kwargs)
 
 
@@ -248,7 +248,7 @@ class PreviewStep(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="w-yaml-title", markup=False)
         with VerticalScroll(id="w-yaml-scroll"):
-            yield Static("", id="w-yaml")
+            yield Static("", id="w-yaml", markup=False)
         yield OptionList(id="w-findings", compact=True)
         yield Horizontal(Button("Dry run (ctrl+t)", id="dry-run", compact=True),
                          Button("Submit (ctrl+g)", id="submit", variant="success", compact=True),
