@@ -47,6 +47,16 @@ async def _command(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+async def _open_storage_class(pilot, app) -> None:
+    """From the first snapshot: `:storage`, then the s3-rclone class of gpu-a opened."""
+    await wait_for(pilot, lambda: app.index is not None, "the first snapshot")
+    await _command(pilot, "storage")
+    await wait_for(pilot, lambda: isinstance(app.screen, StorageScreen), "the storage view")
+    await wait_for(pilot, lambda: "s3-rclone" in screen_text(app), "s3-rclone listed", show=screen_text)
+    app.screen.query_one("#storage-class-table").select_key("s3-rclone|gpu-a")
+    await pilot.press("enter")
+
+
 async def test_node_detail_and_clusters(access):
     app = RlarkApp(access)
     async with app.run_test(size=(150, 45)) as pilot:
@@ -90,12 +100,7 @@ async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
     app = RlarkApp(access)
     try:
         async with app.run_test(size=(150, 45)) as pilot:
-            await wait_for(pilot, lambda: app.index is not None, "the first snapshot")
-            await _command(pilot, "storage")
-            await wait_for(pilot, lambda: isinstance(app.screen, StorageScreen), "the storage view")
-            await wait_for(pilot, lambda: "s3-rclone" in screen_text(app), "s3-rclone listed", show=screen_text)
-            app.screen.query_one("#storage-class-table").select_key("s3-rclone|gpu-a")
-            await pilot.press("enter")
+            await _open_storage_class(pilot, app)
             for folder in ("tui-browse/", "tui-browse/ckpt/"):
                 table = app.screen.query_one("#storage-folder-table")
                 await wait_for(pilot, lambda folder=folder, table=table: folder in table.visible_keys, folder, show=screen_text)
@@ -147,12 +152,7 @@ async def test_a_folder_and_object_with_line_breaks_stay_on_their_lines(access, 
     app = RlarkApp(access)
     try:
         async with app.run_test(size=(150, 45)) as pilot:
-            await wait_for(pilot, lambda: app.index is not None, "the first snapshot")
-            await _command(pilot, "storage")
-            await wait_for(pilot, lambda: isinstance(app.screen, StorageScreen), "the storage view")
-            await wait_for(pilot, lambda: "s3-rclone" in screen_text(app), "s3-rclone listed", show=screen_text)
-            app.screen.query_one("#storage-class-table").select_key("s3-rclone|gpu-a")
-            await pilot.press("enter")
+            await _open_storage_class(pilot, app)
             for key in ("tui-forge/", f"tui-forge/{forged}/", f"tui-forge/{forged}/x\ny.bin"):
                 table = app.screen.query_one("#storage-folder-table")
                 await wait_for(pilot, lambda key=key, table=table: key in table.visible_keys, key, show=screen_text)
