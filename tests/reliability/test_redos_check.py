@@ -116,6 +116,8 @@ async def test_the_tui_handles_keys_while_the_check_runs(sandbox, redos_job):
         await wait_for(pilot, lambda: screen.report is not None and screen.report.row(3).result != "pending",
                        "row 3 judged")
         row3 = screen.report.row(3)
-    # Before the pattern's budget was out: a UI blocked behind the check would answer only after it (≥ 1 s).
-    assert answered < BUDGET_SECONDS and not judged_yet, (answered, judged_yet)
+    # The help opened before the check's report came: a UI that judged the check itself (on its own thread) would
+    # have set the report before it took the next key. How soon is the machine's: at load average 13 the key took
+    # 1.3 s with the check still running (the regex engine lets other threads run while it matches).
+    assert not judged_yet, answered
     assert row3.result == "fail" and any("is too slow" in note for note in row3.all_notes())
