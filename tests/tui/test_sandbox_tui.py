@@ -186,6 +186,8 @@ async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make
         first = next(line for line in view.shown_lines if not line.notice)
         assert view.line_text(first).startswith("20") and "[actor/h5-logs-actor-0]" in view.line_text(first)
         await pilot.press("ctrl+s")
+        # the file is written on a worker (never on the UI thread): the pane names it once it is written
+        await wait_for(pilot, lambda: app.screen.saved_path is not None, what="the saved log")
         saved = app.screen.saved_path.read_text()
         assert "WANDB_API_KEY=***" in saved and SECRET not in saved and "RLINF_NODE_RANK: 0" in saved
         await pilot.press("escape")
