@@ -393,16 +393,8 @@ def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECO
         finally:
             if close:
                 os.close(fd)
-    except FileNotFoundError:
-        raise UsageError(f"{what} {shown}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {shown}: is a directory") from None
-    except PermissionError:
-        raise UsageError(f"{what} {shown}: permission denied") from None
-    except TimeoutError:
-        raise UsageError(f"{what} {shown}: nothing came for {idle:g} s (the bound of a pipe)") from None
     except OSError as exc:
-        raise UsageError(f"{what} {shown}: cannot read ({exc.strerror or exc})") from None
+        raise _unreadable(exc, what, shown, idle) from None
     if len(data) > limit:
         raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
     return data
@@ -414,12 +406,8 @@ def open_input(path: str, what: str) -> BinaryIO:
     (exit 2) with one line when it is not one; the caller bounds what it reads."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
-    except PermissionError:
-        raise UsageError(f"{what} {path}: permission denied") from None
     except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+        raise _unreadable(exc, what, path) from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
@@ -427,6 +415,21 @@ def open_input(path: str, what: str) -> BinaryIO:
                                                f"not a regular file ({_kind(info.st_mode)})"))
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def _unreadable(exc: OSError, what: str, shown: str, idle: float | None = None) -> UsageError:
+    """The one line (exit 2) for a user-named input that could not be opened or read; `idle`: a pipe's bound."""
+    if isinstance(exc, FileNotFoundError):
+        why = "no such file"
+    elif isinstance(exc, IsADirectoryError):
+        why = "is a directory"
+    elif isinstance(exc, PermissionError):
+        why = "permission denied"
+    elif isinstance(exc, TimeoutError) and idle is not None:
+        why = f"nothing came for {idle:g} s (the bound of a pipe)"
+    else:
+        why = f"cannot read ({exc.strerror or exc})"
+    return UsageError(f"{what} {shown}: {why}")
 
 
 def _kind(mode: int) -> str:
