@@ -3,8 +3,10 @@
 
 The report is the traceback without locals (a local may hold a token, a Job's env, a draft), every line masked
 as logs are (rlark_tui.text.redact: secret-looking assignments, token shapes, keys, and the values of the Jobs'
-own secret env entries) and without control characters or bidi controls. The line names the exception's type, its masked
-message and the report's path; when the report cannot be written, it says why instead.
+own secret env entries, and every value the masking in the crashed frames knew) and without control characters or bidi
+controls. The line names the exception's type and the report's path, never its message: a message may quote any
+cluster value (a Secret's value that does not look like one is known only to the masking that read it); when the
+report cannot be written, the line says why instead.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from collections.abc import Iterable
 
 from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import write_private
-from rlark_tui.text.redact import KnownSecrets, redact_lines, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_lines
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import one_line
 
 REPORTS_DIR = "crashes"
 """Under the state dir: one file per crash, `<UTC time>-<pid>.txt`."""
-MESSAGE_MAX = 200
-"""The exception's message on the terminal line is cut to this many characters (the report has all of it)."""
+FRAME_ATTRIBUTES = 200
+"""known_in looks at most this many attributes of each local (a `self` that holds the masking)."""
 
 
 def report_lines(error: BaseException, known: Iterable[str] = ()) -> list[str]:
@@ -45,21 +47,43 @@ def report_lines(error: BaseException, known: Iterable[str] = ()) -> list[str]:
     return header + [one_line(line) for line in redact_lines(lines, known)]
 
 
-def summary(error: BaseException, known: Iterable[str] = ()) -> str:
-    """`<ExcType>: <masked message>`, on one line, without control characters or bidi controls (cluster text in a
-    message: `sinks.one_line`), the message cut to MESSAGE_MAX."""
-    message = one_line(" ".join(clean(KnownSecrets(known).mask(redact_text(str(error)))).split()))
-    if len(message) > MESSAGE_MAX:
-        message = message[:MESSAGE_MAX - 1] + "…"
-    name = type(error).__name__
-    return f"{name}: {message}" if message else name
+def known_in(error: BaseException) -> set[str]:
+    """The values the masking in the crashed frames knew: every KnownSecrets, LineRedactor and JobSecrets (the
+    Secrets a command or view read) that a frame of the traceback (chained exceptions too) holds as a local or as
+    an attribute of one (`self.redact`)."""
+    from rlark_tui.cluster.secrets import JobSecrets
+    from rlark_tui.text.redact import LineRedactor
+
+    def values(obj: object) -> tuple[str, ...] | frozenset[str]:
+        if isinstance(obj, KnownSecrets):
+            return obj.given
+        if isinstance(obj, LineRedactor):
+            return obj.known.given
+        if isinstance(obj, JobSecrets):
+            return obj.values
+        return ()
+
+    found: set[str] = set()
+    seen: set[int] = set()
+    chained: BaseException | None = error
+    while chained is not None and id(chained) not in seen:
+        seen.add(id(chained))
+        for frame, _ in traceback.walk_tb(chained.__traceback__):
+            for local in list(frame.f_locals.values()):
+                found.update(values(local))
+                members = getattr(local, "__dict__", None)
+                if isinstance(members, dict):
+                    for member in list(members.values())[:FRAME_ATTRIBUTES]:
+                        found.update(values(member))
+        chained = chained.__cause__ or chained.__context__
+    return {value for value in found if isinstance(value, str)}
 
 
 def write_report(error: BaseException, known: Iterable[str] = ()) -> str:
-    """Write the report (0600); return the line to print: `rlark: crashed (<summary>); report: <path>`."""
-    known = tuple(known)
+    """Write the report (0600); return the line to print: `rlark: crashed (<ExcType>); report: <path>`."""
+    known = (*known, *known_in(error))
     path = state_dir() / REPORTS_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.txt"
-    what = summary(error, known)
+    what = one_line(clean(type(error).__name__))
     try:
         write_private(path, "\n".join(report_lines(error, known)) + "\n")
     except Exception as exc:  # the crash is still told, in one line: the report is what failed

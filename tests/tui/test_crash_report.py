@@ -86,7 +86,7 @@ def test_a_crash_in_tmux_says_one_line_and_writes_a_masked_private_report(secret
     said = LINE.findall(shown)
     assert len(said) == 1, shown
     what, path = said[0]
-    assert what == "ValueError: cannot use ***; WANDB_API_KEY=***"
+    assert what == "ValueError"
     assert "Traceback" not in shown and "action_crash" not in shown
     assert status.split("\n", 1)[0] == "1"
     report = open(path).read()
@@ -108,9 +108,9 @@ def test_the_report_masks_chained_messages_and_cuts_the_line(env):
         error = exc
     line = crash.write_report(error)
     what, path = LINE.fullmatch(line).groups()
-    assert what.startswith("RuntimeError: plain words plain words") and len(what) < crash.MESSAGE_MAX + 20
+    assert what == "RuntimeError"
     report = open(path).read()
-    assert "hf_xxxx" not in report and "HF_TOKEN=***" in report
+    assert "hf_xxxx" not in report and "HF_TOKEN=***" in report and "RuntimeError: plain words plain" in report
     assert "The above exception was the direct cause" in report and stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
@@ -119,7 +119,7 @@ def test_an_unwritable_state_dir_still_says_one_line(env, tmp_path, monkeypatch)
     blocked.write_text("a file, not a directory")
     monkeypatch.setenv("RLARK_STATE_DIR", str(blocked))
     line = crash.write_report(ValueError("\x1b[31mred\x1b[0m text"))
-    assert line.startswith("rlark: crashed (ValueError: red text); no report: ") and "\n" not in line
+    assert line.startswith("rlark: crashed (ValueError); no report: ") and "\n" not in line
 
 
 COMMAND_SCRIPT = textwrap.dedent("""\
@@ -127,11 +127,13 @@ COMMAND_SCRIPT = textwrap.dedent("""\
 
     from rlark_tui import cli
     from rlark_tui.commands import version
+    from rlark_tui.text.redact import LineRedactor
 
 
     def broken():
-        token = sys.argv[1]
-        raise KeyError(f"HF_TOKEN={token}")
+        token, password = sys.argv[1], sys.argv[2]
+        redact = LineRedactor([password])  # as rlark logs holds the values of the Secrets it read
+        raise KeyError(f"HF_TOKEN={token} cannot parse {redact(password)!r} in {password!r}")
 
 
     version.client_version = broken
@@ -142,16 +144,21 @@ COMMAND_SCRIPT = textwrap.dedent("""\
 @pytest.mark.writes_crash_report
 def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, tmp_path):
     """A bug in a headless command (outside Textual's handler) ends as the TUI's does: one line, exit 1, and the
-    masked 0600 report, not a Python traceback with the token in its message."""
+    masked 0600 report, not a Python traceback with the token in its message. The line names the exception's type
+    only (issue 33 item 5, a sixth round): its message quoted a Secret's value that does not look like one (the
+    command's masking knew it; the line's did not); the report masks it, known from the crashed frame's masking."""
     script = tmp_path / "broken.py"
     script.write_text(COMMAND_SCRIPT)
     token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
-    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
+    password = f"tulip-{uuid.uuid4().hex[:6]}-garden"
+    done = subprocess.run([sys.executable, str(script), token, password], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
     assert done.returncode == 1
     said = LINE.fullmatch(done.stderr.strip())
     assert said is not None, done.stderr
-    assert said["what"] == "KeyError: 'HF_TOKEN=***'" and token not in done.stderr + done.stdout
+    assert said["what"] == "KeyError" and token not in done.stderr + done.stdout
+    assert password not in done.stderr + done.stdout
     report = open(said["path"]).read()
-    assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report
+    assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and password not in report
+    assert "KeyError: " in report
     assert "Traceback (most recent call last):" in report and "in broken" in report
