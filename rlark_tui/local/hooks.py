@@ -2,10 +2,12 @@
 feishu, dingtalk).
 
 Each hook has its own thread and a bounded queue: posting an event never blocks the reads (the oldest event is
-dropped when the queue is full, and counted). A delivery that fails or times out (REQUEST_TIMEOUT) is said on
-stderr at once, the first time of a run of failures, and is tried again later: behind the events that came
-meanwhile, so a slow or dead receiver never holds the next alert back. What still failed is counted and reported
-at most once per REPORT_SECONDS, not per event. Payloads hold only the event's fields, whose cluster text
+dropped when the queue is full, and counted). Events go out in order, each on a thread of its own: one without an
+answer after STALL_SECONDS is said on stderr then, and left to finish (or time out, REQUEST_TIMEOUT) while the next
+events go out, at most IN_FLIGHT at a time, so a receiver stuck on one alert holds no later one back. A delivery
+that fails or times out is said on stderr at once, the first time of a run of failures, and is tried again later:
+behind the events that came meanwhile. What still failed is counted and reported at most once per REPORT_SECONDS,
+not per event. Payloads hold only the event's fields, whose cluster text
 alerting/rules.py already masked and cleaned; the webhook URL (often a secret itself) is never printed, only its host.
 The command is split once with shlex (the user's own text); cluster data reaches it only as RLARK_ALERT_*
 environment variables, never through a shell.
@@ -30,6 +32,10 @@ QUEUE_SIZE = 1000
 ATTEMPTS = 4
 BACKOFF_SECONDS = (1.0, 2.0, 4.0)
 REQUEST_TIMEOUT = 10.0
+STALL_SECONDS = 2.0
+"""A delivery without an answer this long is said on stderr, and the next event goes out beside it."""
+IN_FLIGHT = 4
+"""Deliveries of one hook open at a time (stalled ones included); the next event waits for one to end."""
 EXEC_TIMEOUT = 60.0
 REPORT_SECONDS = 60.0
 
@@ -54,21 +60,26 @@ def environment(record: dict) -> dict[str, str]:
 
 
 class Hook:
-    """One destination with its queue and thread; `post(record, line)` returns at once."""
+    """One destination with its queue and dispatching thread; `post(record, line)` returns at once."""
 
     def __init__(self, name: str, deliver: Callable[[dict, str], None], report: Callable[[str], None],
-                 backoff: tuple[float, ...] = BACKOFF_SECONDS) -> None:
+                 backoff: tuple[float, ...] = BACKOFF_SECONDS, stall: float = STALL_SECONDS) -> None:
         self.name = name
         self._deliver = deliver
         self._report = report
         self._backoff = backoff
+        self._stall = stall
         self._queue: queue.Queue = queue.Queue(QUEUE_SIZE)
+        self._slots = threading.Semaphore(IN_FLIGHT)
+        self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._open = 0
         self._failed = 0
         self._dropped = 0
         self._last_error = ""
         self._reported_at = float("-inf")
         self._down = False
+        self._stalled = False
         self.delivered = 0
         self._thread = threading.Thread(target=self._run, name=f"hook-{name}", daemon=True)
         self._thread.start()
@@ -81,17 +92,19 @@ class Hook:
             except queue.Full:
                 try:
                     self._queue.get_nowait()
-                    self._dropped += 1
+                    with self._lock:
+                        self._dropped += 1
                 except queue.Empty:
                     pass
 
     def close(self, wait: float = 5.0) -> None:
         """Deliver what is queued for up to `wait` seconds, then stop."""
         deadline = time.monotonic() + wait
-        while not self._queue.empty() and time.monotonic() < deadline:
+        while (not self._queue.empty() or self._open) and time.monotonic() < deadline:
             time.sleep(0.05)
         self._stop.set()
-        self._failed += self._queue.qsize()
+        with self._lock:
+            self._failed += self._queue.qsize() + self._open
         self._queue.put((None, "", 0))
         self._thread.join(max(0.0, deadline - time.monotonic()) + 0.1)
         self._say()
@@ -101,41 +114,68 @@ class Hook:
             record, line, tried = self._queue.get()
             if record is None:
                 return
-            try:
-                self._deliver(record, line)
-                self.delivered += 1
-                if self._down:
-                    self._down = False
-                    self._report(f"{self.name}: delivering again")
-            except Exception as exc:  # noqa: BLE001 - any failure of a hook is reported, never raised
-                self._last_error = _one_line(exc)
-                if not self._down:
-                    self._down = True
-                    self._report(f"{self.name}: not delivered ({self._last_error}); tried again behind newer "
-                                 "alerts")
-                if tried + 1 >= ATTEMPTS:
-                    self._failed += 1
-                else:
-                    # newer events go first; a lone event waits its back-off before it is tried again
-                    if self._queue.empty() and self._stop.wait(self._backoff[min(tried, len(self._backoff) - 1)]):
-                        return
-                    try:
-                        self._queue.put_nowait((record, line, tried + 1))
-                    except queue.Full:
-                        self._failed += 1
+            while not self._slots.acquire(timeout=0.1):
+                if self._stop.is_set():
+                    return
+            done = threading.Event()
+            with self._lock:
+                self._open += 1
+            threading.Thread(target=self._attempt, args=(record, line, tried, done), name=f"hook-{self.name}-post",
+                             daemon=True).start()
+            answered = done.wait(self._stall)
+            with self._lock:
+                said, self._stalled = self._stalled, not answered
+            if not (answered or said or self._stop.is_set()):
+                self._report(f"{self.name}: no answer within {self._stall:g}s; later alerts go out meanwhile")
             if time.monotonic() - self._reported_at >= REPORT_SECONDS:
                 self._say()
 
+    def _attempt(self, record: dict, line: str, tried: int, done: threading.Event) -> None:
+        try:
+            self._deliver(record, line)
+            with self._lock:
+                self.delivered += 1
+                was_down, self._down = self._down, False
+            if was_down:
+                self._report(f"{self.name}: delivering again")
+        except Exception as exc:  # noqa: BLE001 - any failure of a hook is reported, never raised
+            self._failed_once(record, line, tried, _one_line(exc))
+        finally:
+            with self._lock:
+                self._open -= 1
+            self._slots.release()
+            done.set()
+
+    def _failed_once(self, record: dict, line: str, tried: int, error: str) -> None:
+        with self._lock:
+            self._last_error = error
+            said, self._down = self._down, True
+        if not said:
+            self._report(f"{self.name}: not delivered ({error}); tried again behind newer alerts")
+        if tried + 1 < ATTEMPTS:
+            # newer events go first; a lone event waits its back-off before it is tried again
+            if self._queue.empty() and self._stop.wait(self._backoff[min(tried, len(self._backoff) - 1)]):
+                return
+            try:
+                self._queue.put_nowait((record, line, tried + 1))
+                return
+            except queue.Full:
+                pass
+        with self._lock:
+            self._failed += 1
+
     def _say(self) -> None:
-        if not (self._failed or self._dropped):
+        with self._lock:
+            failed, dropped, error = self._failed, self._dropped, self._last_error
+            self._failed = self._dropped = 0
+        if not (failed or dropped):
             return
         parts = []
-        if self._failed:
-            parts.append(f"{self._failed} event(s) not delivered ({self._last_error})")
-        if self._dropped:
-            parts.append(f"{self._dropped} dropped (queue full)")
+        if failed:
+            parts.append(f"{failed} event(s) not delivered ({error})")
+        if dropped:
+            parts.append(f"{dropped} dropped (queue full)")
         self._report(f"{self.name}: " + "; ".join(parts))
-        self._failed = self._dropped = 0
         self._reported_at = time.monotonic()
 
 
@@ -144,7 +184,8 @@ def _one_line(exc: BaseException) -> str:
     return text[:200]
 
 
-def webhook(url: str, fmt: str, report: Callable[[str], None], timeout: float = REQUEST_TIMEOUT) -> Hook:
+def webhook(url: str, fmt: str, report: Callable[[str], None], timeout: float = REQUEST_TIMEOUT,
+            stall: float = STALL_SECONDS) -> Hook:
     from rlark_tui.cluster.errors import ApiError, Request, Unreachable
     from rlark_tui.cluster.http import outside
     from rlark_tui.cluster.transport import MAX_ERROR_BYTES
@@ -165,7 +206,7 @@ def webhook(url: str, fmt: str, report: Callable[[str], None], timeout: float = 
         except Unreachable as exc:
             raise RuntimeError(str(exc).replace(url, where)) from None
 
-    return Hook(where, deliver, report)
+    return Hook(where, deliver, report, stall=stall)
 
 
 def command(text: str, report: Callable[[str], None]) -> Hook:
