@@ -1,5 +1,5 @@
-"""`python -m bench [--quick] [--json FILE] [--only MODULE,...]`: run every benchmark, print the table of
-key, value, target and whether it is met, and write all keys (null for a module that failed) as JSON."""
+"""`python -m bench [--quick [--lanes N]] [--json FILE] [--only MODULE,...]`: run every benchmark, print the table
+of key, value, target and whether it is met, and write all keys (null for a module that failed) as JSON."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 MODULES = ("startup", "cli_get", "checkeval", "steptime", "diagnose", "stacks", "bundle", "tui", "logs", "alerts", "usage", "terminal")
@@ -94,6 +96,20 @@ def run_module(name: str, workdir: Path, quick: bool) -> tuple[dict, str]:
     return module.run(workdir, quick), ""
 
 
+def run_alone(name: str, workdir: Path) -> tuple[dict, str]:
+    """`python -m bench --quick --only NAME` in a process of its own (its stderr, with its done or failed line,
+    passes through): its keys and its reason, as run_module gives them."""
+    out = workdir / "result.json"
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", name, "--json", str(out)],
+                          cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.DEVNULL, check=False)
+    if not out.exists():
+        reason = f"its process exited {done.returncode} without results"
+        print(f"bench {name}: failed: {reason}", file=sys.stderr, flush=True)
+        return {}, reason
+    document = json.loads(out.read_text())
+    return {key: document[key] for key in TARGETS if document.get(key) is not None}, document["errors"].get(name, "")
+
+
 def verdict(value, target, sense) -> str:
     if value is None:
         return "n/a"
@@ -118,7 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, the CI smoke test (< 90 s)")
     parser.add_argument("--json", metavar="FILE", type=Path, help="write every key (null when a module failed)")
     parser.add_argument("--only", metavar="MODULE,...", help=f"run only these of {', '.join(MODULES)}")
+    parser.add_argument("--lanes", metavar="N", type=int, default=1,
+                        help="with --quick: run N modules at once, each in a process of its own (they share the "
+                             "cores, so their numbers mean less; the smoke run judges none)")
     args = parser.parse_args(argv)
+    if args.lanes < 1 or (args.lanes > 1 and not args.quick):
+        parser.error("--lanes takes a number from 1, and more than 1 only with --quick")
     selected = MODULES
     if args.only:
         selected = tuple(name.strip() for name in args.only.split(",") if name.strip())
@@ -130,24 +151,43 @@ def main(argv: list[str] | None = None) -> int:
     missing: list[str] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="rlark-bench-", dir=scratch_dir()) as root:
-        for name in selected:
-            workdir = Path(root) / name
-            workdir.mkdir()
-            began = time.perf_counter()
-            try:
-                values, reason = run_module(name, workdir, args.quick)
-            except Exception as exc:
-                values, reason = {}, f"{type(exc).__name__}: {exc}".splitlines()[0]
-                if os.environ.get("BENCH_TRACEBACK"):
-                    traceback.print_exc()
+        if args.lanes > 1:
+
+            def one(name: str) -> tuple[dict, str]:
+                workdir = Path(root) / name
+                workdir.mkdir()
+                try:
+                    return run_alone(name, workdir)
+                finally:
+                    shutil.rmtree(workdir, ignore_errors=True)
+
+            # the lanes take the modules last in MODULES (the longest) first; the short ones fill the gaps at the end
+            order = list(reversed(selected))
+            with ThreadPoolExecutor(args.lanes) as pool:
+                outcomes = list(zip(order, pool.map(one, order)))
+        else:
+            outcomes = []
+            for name in selected:
+                workdir = Path(root) / name
+                workdir.mkdir()
+                began = time.perf_counter()
+                try:
+                    values, reason = run_module(name, workdir, args.quick)
+                except Exception as exc:
+                    values, reason = {}, f"{type(exc).__name__}: {exc}".splitlines()[0]
+                    if os.environ.get("BENCH_TRACEBACK"):
+                        traceback.print_exc()
+                if reason:
+                    print(f"bench {name}: failed: {reason}", file=sys.stderr, flush=True)
+                else:
+                    print(f"bench {name}: done in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
+                shutil.rmtree(workdir, ignore_errors=True)
+                outcomes.append((name, (values, reason)))
+        for name, (values, reason) in outcomes:
             if reason.endswith("does not exist yet"):
                 missing.append(name)
             if reason:
                 errors[name] = reason
-                print(f"bench {name}: failed: {reason}", file=sys.stderr, flush=True)
-            else:
-                print(f"bench {name}: done in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
-            shutil.rmtree(workdir, ignore_errors=True)
             results.update(values)
     elapsed = time.perf_counter() - started
     print(table(results))

@@ -2,8 +2,9 @@
 Pod's prepare script) and a real `rlark watch -A -o json` in its own process; Jobs whose script prints the time
 and then RLinf's crash chain and sleeps (run-crashed, from the Header log: the phase stays Running), and Jobs
 set Failed the way the controller does (job-failed, from the watch). Latency: the watch line's arrival minus the
-fault's own time (the time the script printed; the store write). p50 and p95 over every fault. Also
-status_tmux_s_p95: the wall time of `rlark status --tmux` as tmux runs it (a new process each time)."""
+fault's own time (the time the script printed; the store write). p50 and p95 over every fault (6 of each kind;
+quick: 1). Also status_tmux_s_p95: the wall time of `rlark status --tmux` as tmux runs it (a new process each
+time; 20 runs, quick: 2)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def run(workdir: Path, quick: bool) -> dict:
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.flow.actions import Actions
 
-    faults = 2 if quick else 6
+    faults = 1 if quick else 6
     with Sandbox(workdir / "alerts-sandbox", seed="demo", agent_settings=AgentSettings(ray=False)) as sandbox:
         state = workdir / "alerts-state"
         env = {**os.environ, "KUBECONFIG": str(sandbox.kubeconfig), "RLARK_STATE_DIR": str(state),
@@ -81,7 +82,7 @@ def run(workdir: Path, quick: bool) -> dict:
             watch.wait(10)
             access.close()
         latencies = [arrived[key] - at for key, at in fault_at.items() if key in arrived and at]
-        status = _status_times(env, 5 if quick else 20)
+        status = _status_times(env, 2 if quick else 20)
     return {"status_tmux_s_p95": round(percentile(status, 95), 3),"alert_latency_s_p50": round(percentile(latencies, 50), 2),
             "alert_latency_s_p95": round(percentile(latencies, 95), 2),
             "alert_faults": len(latencies)}

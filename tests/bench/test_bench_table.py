@@ -41,3 +41,15 @@ def test_checkeval_alone_writes_every_key(tmp_path, capsys):
     assert data["check_eval_ms"] > 0 and data["startup_first_list_s"] is None
     assert data["machine"]["cores"] >= 1 and data["machine"]["python"]
     assert "check_eval_ms" in capsys.readouterr().out
+
+
+def test_lanes_run_each_module_in_a_process_of_its_own_and_gather_their_keys(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["--quick", "--lanes", "2", "--only", "diagnose,stacks", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["diagnose_ms"] > 0 and data["stacks_group_ms"] > 0 and data["startup_first_list_s"] is None
+    assert data["errors"] == {}
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--lanes", "2"])
+    assert exit_info.value.code == 2
+    assert "only with --quick" in capsys.readouterr().err
