@@ -12,6 +12,7 @@ table may be a plain container.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -229,10 +230,16 @@ PLAIN_MAKERS = frozenset({"Text", "Content", "assemble", "styled"})
 """Calls that hand Textual text it does not parse (rich's Text, Textual's Content)."""
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once for both markup scans."""
+    return ast.parse(source)
+
+
 def markup_reads(source: str, name: str) -> list[str]:
     """Each Textual widget or list entry built in one module from a str that is not a literal (text from
     elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("textual") for alias in node.names}
 
@@ -271,3 +278,101 @@ def test_no_widget_reads_text_from_elsewhere_as_markup():
               "Static('', id='later')\nStatic(id='later')\n")
     assert markup_reads(sample, "m.py") == ["m.py:3: Static(name)", "m.py:7: Option(f'{job}')",
                                             "m.py:8: Static('')", "m.py:9: Static()"]
+
+
+TEXT_SINKS = MappingProxyType({
+    # call (a widget, or a method of one): (positions of text arguments, "*" every one; keywords; options?)
+    "add_row": ("*", ("label",), False), "add_rows": ((0,), (), False), "add_column": ((0,), (), False),
+    "add_columns": ("*", (), False), "update_cell": ((2,), ("value",), False), "update_cell_at": ((1,), ("value",), False),
+    "Select": ((0,), ("options",), True), "set_options": ((0,), (), True), "from_values": ((0,), (), False),
+    "OptionList": ("*", (), True), "SelectionList": ("*", (), True), "add_option": ((0,), (), True),
+    "add_options": ((0,), (), True), "Tabs": ("*", (), False), "TabbedContent": ("*", (), False),
+    "Tree": ((0,), ("label",), False), "add": ((0,), ("label",), False), "add_leaf": ((0,), ("label",), False),
+    "set_label": ((0,), (), False), "Hit": ((1,), ("match_display", "help"), False),
+    "DiscoveryHit": ((0,), ("display", "help"), False), "Collapsible": ((), ("title",), False),
+})
+"""Textual calls that read a str they are given as markup, whatever the widget says: DataTable cells, labels and
+headers (Text.from_markup), Select, OptionList and SelectionList prompts (an option list's markup is on by
+default), Tabs and TabbedContent labels, Tree labels, the command palette's hits, a Collapsible's title. For a
+list of options, the first item of each (prompt, value) pair is the text."""
+TEXT_ATTRIBUTES = frozenset({"border_title", "border_subtitle", "tooltip"})
+"""Widget attributes Textual reads as markup when set to a str."""
+TREE_NAMES = frozenset({"Tree", "TreeNode"})
+"""`add` is a tree node's only where the module uses a Tree (else it is a set's)."""
+
+
+def markup_sinks(source: str, name: str) -> list[str]:
+    """Each call of TEXT_SINKS and each TEXT_ATTRIBUTES assignment, in a module that uses Textual, given text that
+    is not a literal, a constant table, or made by Text, Content, markup_safe, escape (a Matcher's highlight of it) or a function
+    of the module that returns Text or Content."""
+    tree = parsed(source)
+    textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and (node.module or "").startswith("textual") for alias in node.names}
+    if not textual:
+        return []
+    makers = set(PLAIN_MAKERS) | {"markup_safe", "escape", "Option", "Selection", "highlight"} | {
+        node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.returns is not None and ast.unparse(node.returns).split("[")[0] in ("Text", "Content")}
+
+    def called(node: ast.expr) -> str:
+        func = node.func if isinstance(node, ast.Call) else None
+        return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+    def plain(node: ast.expr, options: bool = False) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value != ""
+        if isinstance(node, ast.Name):
+            return bool(CONSTANT.match(node.id))
+        if isinstance(node, ast.Starred):
+            return plain(node.value, options)
+        if isinstance(node, ast.IfExp):
+            return plain(node.body, options) and plain(node.orelse, options)
+        if isinstance(node, ast.BoolOp):
+            return all(plain(value, options) for value in node.values)
+        if isinstance(node, ast.Tuple | ast.List) and options:
+            return not node.elts or plain(node.elts[0])
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return all(plain(element, options) for element in node.elts)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            return plain(node.elt, options)
+        if isinstance(node, ast.Call) and called(node) in ("map",) and node.args:
+            return isinstance(node.args[0], ast.Name) and node.args[0].id in makers
+        if isinstance(node, ast.Call) and called(node) in ("tuple", "list") and node.args:
+            return plain(node.args[0], options)
+        return isinstance(node, ast.Call) and called(node) in makers
+
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr in TEXT_ATTRIBUTES and not plain(node.value):
+                    found.append(f"{name}:{node.lineno}: .{target.attr} = {ast.unparse(node.value)[:60]}")
+            continue
+        what = called(node)
+        if what not in TEXT_SINKS or (what == "add" and not textual & TREE_NAMES) or (
+                isinstance(node.func, ast.Name) and what not in textual):  # type: ignore[union-attr]
+            continue
+        positions, keywords, options = TEXT_SINKS[what]
+        args = node.args if positions == "*" else [node.args[i] for i in positions if i < len(node.args)]
+        args += [k.value for k in node.keywords if k.arg in keywords]
+        for arg in args:
+            if not plain(arg, options):
+                found.append(f"{name}:{node.lineno}: {what}({ast.unparse(arg)[:60]})")
+    return sorted(found, key=lambda line: int(line.split(":")[1]))
+
+
+def test_no_list_table_tree_or_title_reads_text_from_elsewhere_as_markup():
+    """Issue 33 item 4, a sixth round: the widget scan above held widgets and list entries, not the other calls
+    Textual reads a str as markup in: a DataTable's cells, a Select's, OptionList's or SelectionList's prompts, a
+    Tree's labels, tab labels, the command palette's hits, border titles and tooltips. Each is given a literal,
+    a constant table, or Text/Content."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        found += markup_sinks(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "give Textual Text/Content:\n" + "\n".join(found)
+    sample = ("from textual.widgets import DataTable, Select, Tree\n"
+              "t.add_row(*map(Text, cells))\nt.add_row(*cells)\nSelect([(Text(n), n) for n in names])\n"
+              "Select([(n, n) for n in names])\ns.set_options(OPTIONS)\nw.border_title = f'{job}'\n"
+              "node.add(name)\nnode.add_leaf(Text(name))\nt.add_columns('a', 'b')\n")
+    assert markup_sinks(sample, "m.py") == ["m.py:3: add_row(*cells)", "m.py:5: Select([(n, n) for n in names])",
+                                            "m.py:7: .border_title = f'{job}'", "m.py:8: add(name)"]

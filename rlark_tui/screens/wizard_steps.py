@@ -21,7 +21,6 @@ from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.wizard_view import MATCH_COLUMNS, finding_option, match_view
-from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.text.sinks import one_line
 
 
@@ -34,7 +33,8 @@ def field_widget(field: wf.Field) -> Widget:
     if field.kind == "select":
         static = field.choices(wf.WizardFacts(), JobDraft(), None) if not field.placeholder and field.choices else []
         if not field.placeholder:
-            return Select(static, allow_blank=False, value=static[0][1], id=wid, compact=True)
+            return Select([(Text(one_line(label)), choice) for label, choice in static], allow_blank=False,
+                          value=static[0][1], id=wid, compact=True)
         return Select([], prompt=field.placeholder, id=wid, compact=True)
     return Input(placeholder=field.placeholder, type="integer" if field.kind == "count" else "text", id=wid,
                  compact=True)
@@ -232,7 +232,7 @@ class WorkerStep(FormStep):
         self.query_one("#w-match-summary", Static).update(summary)
         table = self.query_one("#w-matches", DataTable)
         table.clear()
-        table.add_rows([tuple(map(markup_safe, row)) for row in rows])  # names from the cluster: never markup
+        table.add_rows([tuple(Text(one_line(cell)) for cell in row) for row in rows])  # names from the cluster
         table.display = bool(rows)
 
 

@@ -108,14 +108,14 @@ class RlarkCommands(Provider):
     # highlight, are Textual markup, where `[@click=...]` is an action), the markup escaped for the highlight.
     async def discover(self) -> Hits:
         for text, command, help_text in self._commands():
-            yield DiscoveryHit(Content(text), command, text=text, help=help_text)
+            yield DiscoveryHit(Content(text), command, text=text, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for text, command, help_text in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(escape(text)), command, text=text, help=help_text)
+                yield Hit(score, matcher.highlight(escape(text)), command, text=text, help=escape(help_text))
 
 
 class RlarkApp(AppWork, ConsoleViews, App[int]):

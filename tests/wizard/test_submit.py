@@ -76,7 +76,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
         await settle(pilot)
         assert screen.draft.roles[index].selector == {"kubernetes.io/hostname": host}
         table = screen.query_one("#w-matches")
-        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [host]
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == [host]
         assert "Replicas (read-only) = matched Nodes: 1" in str(screen.query_one("#w-match-summary").render())
         screen.query_one("#w-gpu").value = str(gpu)
         screen.query_one("#w-image").value = IMAGE
