@@ -98,7 +98,7 @@ def download(access: ClusterAccess, cluster: str, pod: str, remote: str, local: 
             raise CopyRefused(f"copy from {pod}:{remote} failed: {_last_line(errors, code)}")
         spool.seek(0)
         with tarfile.open(fileobj=spool, mode="r:") as tar:
-            return extract(tar, name, local)
+            return extract(tar, name, local, max_bytes)
 
 
 def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str], namespace: str, *,
@@ -208,15 +208,18 @@ class _Tree:
         return tuple(where)
 
 
-def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarfile.TarInfo, tuple[str, ...]]]:
+def safe_members(tar: tarfile.TarFile, name: str, local: str,
+                 max_bytes: int = MAX_ARCHIVE) -> list[tuple[tarfile.TarInfo, tuple[str, ...]]]:
     """(entry, its path under `local` as components) for every entry, `name` mapped to `local`; refuses the whole
     archive (CopyRefused naming the entry) when, judged against the tree once every entry has arrived, an entry's
     path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
     anything but a file extracted before it, is not a file, directory or link, has a name longer than NAME_MAX or
-    is a link to nothing."""
+    is a link to nothing; or when the files come to more than `max_bytes`, as they are written (a sparse file's
+    holes are written as zeros: 10 KB of archive can claim a TiB)."""
     tree = _Tree(os.path.abspath(local))
     top = _parts(name) or []
     out = []
+    written = 0
     for member in tar.getmembers():
         parts = _parts(member.name)
         if parts is None or parts[:len(top)] != top:
@@ -234,6 +237,10 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
             kind = ("link", member.linkname)
         elif member.isfile() or member.islnk():
             kind = ("file", "")
+            written += member.size if member.isfile() else 0
+            if written > max_bytes:
+                raise _refuse(member, f"its files come to more than the bound of {size_text(max_bytes)} "
+                                      "(--max-size); nothing was written")
         else:
             raise _refuse(member, "not a file, directory or link")
         existing = tree.made.get(rel)
@@ -262,10 +269,11 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str) -> list[tuple[tarf
     return out
 
 
-def extract(tar: tarfile.TarFile, name: str, local: str) -> list[str]:
-    """Unpack the checked entries of `tar` (top entry `name`) as `local`; the paths written. Every step opens
-    the next directory relative to the last with O_NOFOLLOW: a link on disk stops the copy, never is followed."""
-    members = safe_members(tar, name, local)
+def extract(tar: tarfile.TarFile, name: str, local: str, max_bytes: int = MAX_ARCHIVE) -> list[str]:
+    """Unpack the checked entries of `tar` (top entry `name`) as `local`, its files at most `max_bytes` in all;
+    the paths written. Every step opens the next directory relative to the last with O_NOFOLLOW: a link on disk
+    stops the copy, never is followed."""
+    members = safe_members(tar, name, local, max_bytes)
     root = os.path.abspath(local)
     parent = os.path.dirname(root)
     written = []

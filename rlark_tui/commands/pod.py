@@ -55,7 +55,8 @@ def _register_cp(subparsers, parents) -> None:
     parser.add_argument("src", metavar="SRC")
     parser.add_argument("dst", metavar="DST")
     parser.add_argument("--max-size", type=int, default=None, metavar="BYTES",
-                        help="stop a copy from a Pod whose archive passes this many bytes (default 64 GiB)")
+                        help="stop a copy from a Pod whose archive, or the files it would write, pass this many bytes "
+                             "(default 64 GiB)")
     parser.set_defaults(handler=run_cp)
 
 
