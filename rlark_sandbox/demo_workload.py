@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    ray.init(address="auto", namespace="RLinf", logging_level=logging.WARNING, log_to_driver=False)
+    ray.init(address="auto", namespace="RLinf", logging_level=logging.WARNING)  # workers' output forwarded (log_to_driver), as RLinf has it
     nodes = _wait_for_nodes(ray, args.nodes)
 
     @ray.remote(num_cpus=0)

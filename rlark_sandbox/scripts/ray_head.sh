@@ -42,7 +42,7 @@ ray start --head \
   --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
-  --include-log-monitor=false --disable-usage-stats --log-color=false 9>&-
+  --disable-usage-stats --log-color=false 9>&-
 end_ray_start_turn
 export RAY_ADDRESS="${RLARK_NODE_IP}:${RLARK_RAY_PORT}"
 

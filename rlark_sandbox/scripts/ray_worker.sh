@@ -42,7 +42,7 @@ ray start --address="${HEAD_IP}:${RLARK_RAY_PORT}" \
   --num-cpus="${RLARK_SANDBOX_NUM_CPUS:-1}" \
   --object-store-memory="${RLARK_SANDBOX_OBJECT_STORE_BYTES:-80000000}" \
   --temp-dir="${RAY_TEMP_DIR}" \
-  --include-log-monitor=false --disable-usage-stats --log-color=false \
+  --disable-usage-stats --log-color=false \
   --block 9>&- &
 RAY_PID=$!
 # Sandbox: the next node's turn to start comes once this one is registered (or its `ray start` ended).

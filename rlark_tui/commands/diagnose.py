@@ -17,7 +17,8 @@ def register(subparsers, parents) -> None:
         "diagnose", parents=parents, help="the run's first failure: which worker, of what, with its own stderr",
         description="One timeline, ordered by time, from every Pod's current and previous container (exit code, "
                     "signal, OOMKilled), Ray's actors and workers (death cause, exit type and detail, the dead "
-                    "worker's stderr from Ray's log API) and the Header log's crash chain; the first failure named "
+                    "worker's stderr from Ray's log API, or as Ray forwarded it into the Header log) and the Header "
+                    "log's crash chain; the first failure named "
                     "with its worker (ActorGroup:1), Pod, node, time and cause (signal, host-oom, cuda-oom, nccl, "
                     "checkpoint, python, image, schedule), with up to 20 masked lines of its stderr. The evidence "
                     "is kept (0600, masked, in the state dir) when first seen, so the answer stands after the Pods "

@@ -1,9 +1,11 @@
 """Read the facts of a Job's first failure and keep them (issue 34 item 3; telemetry/diagnosis.py judges them).
 
 Reads: the Job's Pod CRs and their data-plane pods (container statuses), the Header log (the previous container
-too, when the Header restarted: the first crash is in it), and through the platform's Ray route Ray's actors,
-workers, node IPs and, for each dead worker, its stderr tail from Ray's log API (ray-debug.md). Each source that
-cannot be read is one note; the rest still counts.
+too, when the Header restarted: the first crash is in it; so is what Ray forwarded of each worker's output, a dead
+rank's fatal error and stack included, which the kubelet keeps after Ray is gone), and through the platform's Ray
+route Ray's actors, workers, node IPs and, for each dead worker, its stderr tail from Ray's log API (ray-debug.md),
+which Ray serves only while the Header container lives. Each source that cannot be read is one note; the rest
+still counts.
 
 Kept: the diagnosis, masked, is written 0600 under the state dir (`diagnosis/<job>.json`, with the Job's UID) the
 first time it holds a failure and whenever it learns more, so it still answers once the Pods restarted, Ray
@@ -186,19 +188,20 @@ def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER
 
     named = [cr for cr in crs if cr.pod_name]
     pods = [pod for pod in parallel_map(real, named) if pod is not None] if named else []
-    header = _header_log(access, job, named, pods, notes, tail)
-    actors, workers, ips, stderr = _ray(access, job, notes)
-    return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,
-                       header_log=header, known=secret_values(job.raw))
-
-
-def _header_log(access: ClusterAccess, job: Job, crs: list[Pod], pods: list[dict[str, Any]], notes: list[str],
-                tail: int) -> LogLines:
     from rlark_tui.cluster.metrics import header_pod
 
-    head = header_pod([cr for cr in crs if cr.task_name == job.head_task_name])
-    if head is None:
-        return []
+    head = header_pod([cr for cr in named if cr.task_name == job.head_task_name])
+    header = _header_log(access, head, pods, notes, tail) if head is not None else []
+    actors, workers, ips, stderr = _ray(access, job, notes)
+    return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,
+                       header_log=header, header=head.pod_name if head is not None else "",
+                       known=secret_values(job.raw))
+
+
+def _header_log(access: ClusterAccess, head: Pod, pods: list[dict[str, Any]], notes: list[str],
+                tail: int) -> LogLines:
+    """The Header's log, the previous container's too when it restarted; with Ray's default log_to_driver (RLinf's
+    ray.init) it holds each worker's output as Ray forwarded it, a dead rank's fatal error and stack included."""
     real = next((pod for pod in pods if (pod.get("metadata") or {}).get("name") == head.pod_name), None)
     restarts = restart_count(main_container_status(real)) if real else None
     lines: LogLines = []

@@ -2,7 +2,8 @@
 
 Pure: the caller reads the facts (raydash/diagnose.py): the Job's data-plane Pods (current and previous container:
 exit code, signal, OOMKilled; waiting and scheduling reasons), Ray's actors (`death_cause`) and workers
-(`exit_type`, `exit_detail`), each dead worker's stderr tail from Ray's log API, and the Header log. This module
+(`exit_type`, `exit_detail`), each dead worker's stderr tail from Ray's log API, and the Header log (with what Ray
+forwarded of each worker's output: a dead worker's stderr after Ray's log API stopped serving it). This module
 orders them in time, names the first failure's worker (`ActorGroup:1`), its Pod, node, time and cause class, and
 quotes up to MAX_EVIDENCE masked lines of its own stderr (ray-debug.md has Ray's texts).
 
@@ -60,7 +61,10 @@ _ANCHORS = re.compile("emory|MEMORY|OOMKilled|SIG|Fatal Python|NCCL|nccl|collect
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
 _TRACEBACK = "Traceback (most recent call last):"
 _RAY_PREFIX = re.compile(r"^\[[^\]]{0,80}\] [\w.]{1,60}:\d{1,6}: ")
-_WORKER_PREFIX = re.compile(r"^\(([\w:.<>-]{1,80}) pid=(\d{1,10})(?:, ip=[\d.:a-fA-F]{1,45})?\) ")
+_WORKER_PREFIX = re.compile(r"^\(([^()\s]{1,80}(?:\([^()]{0,40}\))?) pid=(\d{1,10})(?:, ip=([\d.:a-fA-F]{1,45}))?\) ")
+"""What Ray puts before each line a worker printed when it forwards it to the driver (log_to_driver, on by default
+and in RLinf's ray.init): `(<actor repr or class> pid=<pid>[, ip=<node ip>]) `, `ip=` only for a worker on another
+node than the driver's. RLinf's actors print as `(ActorGroup(rank=1) pid=812)`."""
 _RAYLET_DIED = "A worker died or was killed while executing a task"
 _WORKER_PID = re.compile(r"Worker PID: (\d{1,10})")
 _NAMED = re.compile(r"^\s*name: (\S{1,120})\s*$")
@@ -77,6 +81,8 @@ worker's."""
 _RLINF_REPR = re.compile(r", repr=([A-Za-z_]\w{0,80})\(rank=(\d{1,6})\)\)")
 """RLinf's Worker.__repr__ (`<group>(rank=<r>)`) in Ray's task error: the actor's name is `<group>:<r>`, known even
 once Ray's actor list is gone."""
+_RLINF_NAME = re.compile(r"^([A-Za-z_]\w{0,80})\(rank=(\d{1,6})\)$")
+"""The same repr as the name in Ray's forwarded lines' prefix."""
 _RLINF_CRASH = ("Exception occurred while running ", "Exiting main process due to a failure upon worker execution.")
 _LOG_GATE = re.compile(_ANCHORS.pattern + "|" + "|".join(re.escape(mark) for mark in (
     _TRACEBACK, *_RLINF_CRASH, _RAYLET_DIED, "A worker died during training")))
@@ -103,6 +109,8 @@ class Inputs:
     """Worker PID -> the tail of its stderr (`/api/v0/logs/file?...&suffix=err`)."""
     header_log: Sequence[tuple[float | None, str]] = ()
     """The Header's `main` log as (epoch seconds or None, line)."""
+    header: str = ""
+    """The Header's Pod (where the driver runs): a worker's forwarded line without `ip=` is from a worker there."""
     known: Iterable[str] = ()
     """Secret values to mask wherever they appear (the Job's env and Secrets)."""
 
@@ -122,7 +130,8 @@ class Event:
     node: str = ""
     evidence: tuple[str, ...] = ()
     pid: int = 0
-    """For a `stderr` event: the worker whose stderr it is."""
+    """For a `stderr` event: the worker whose stderr it is (read from Ray's log API, or forwarded by Ray into the
+    Header log)."""
 
     def __post_init__(self) -> None:
         # Names are cluster text (Ray names an actor whatever the Job's code passes): each on its one line, so a
@@ -428,8 +437,14 @@ def _stderr_events(inputs: Inputs, places: _Places, ends: dict[int, float], mask
 
 def _stderr_failure(text: str) -> tuple[float | None, str, str, list[str]] | None:
     """(time, the telling line, cause, the evidence window) of a worker's stderr, None when it shows no failure."""
-    lines = [line[:MAX_LINE_SCAN] for line in text[-2_000_000:].splitlines()
-             if not line.startswith(_RAY_MARKERS)]
+    found = _stderr_window([line[:MAX_LINE_SCAN] for line in text[-2_000_000:].splitlines()
+                            if not line.startswith(_RAY_MARKERS)])
+    return found[1:] if found is not None else None
+
+
+def _stderr_window(lines: list[str]) -> tuple[int, float | None, str, str, list[str]] | None:
+    """(index of the window's first line, time, the telling line, cause, the evidence window) of a worker's stderr
+    lines, None when they show no failure: from the first line that names a cause class, else the last traceback."""
     first = None
     for index, line in enumerate(lines):
         cause = classify(line)
@@ -442,12 +457,52 @@ def _stderr_failure(text: str) -> tuple[float | None, str, str, list[str]] | Non
         telling = next((ln for ln in window if ln.startswith("Fatal Python error:")), None) \
             or _RAY_PREFIX.sub("", lines[index])
         stamp = next((m for m in map(_SIGNAL_TIME.search, window) if m), None)
-        return (_epoch(float(stamp.group(1))) if stamp else None), telling, cause, window
+        return index, (_epoch(float(stamp.group(1))) if stamp else None), telling, cause, window
     for index in range(len(lines) - 1, -1, -1):
         if _exception(lines[index]) and any(ln.startswith(_TRACEBACK) for ln in lines[max(0, index - 400):index]):
-            start = max(i for i in range(max(0, index - 400), index) if lines[i].startswith(_TRACEBACK))
-            return None, lines[index], "python", lines[max(start, index - MAX_EVIDENCE + 1):index + 1]
+            start = max(max(i for i in range(max(0, index - 400), index) if lines[i].startswith(_TRACEBACK)),
+                        index - MAX_EVIDENCE + 1)
+            return start, None, lines[index], "python", lines[start:index + 1]
     return None
+
+
+def _forwarded_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _Places,
+                      mask: _Masker) -> list[Event]:
+    """Each worker's failure in what Ray forwarded of its output into the Header log (`(ActorGroup(rank=1)
+    pid=812) Fatal Python error: Segmentation fault`): that worker's own stderr, kept by the kubelet in the Header
+    container's log (and the previous container's) after Ray and its log API are gone. A worker whose stderr Ray's
+    log API served is read from there instead."""
+    served = set(inputs.stderr) if isinstance(inputs.stderr, Mapping) else set()
+    by_pid: dict[int, tuple[str, str, list[tuple[float | None, str]]]] = {}
+    for at, text in lines:
+        prefixed = _WORKER_PREFIX.match(text) if text[:1] == "(" else None
+        if prefixed is None or int(prefixed.group(2)) in served:
+            continue
+        pid = int(prefixed.group(2))
+        own = by_pid.setdefault(pid, (prefixed.group(1), prefixed.group(3) or "", []))[2]
+        own.append((at, text[prefixed.end():]))
+    where: dict[int, tuple[str, str]] = {}
+    for actor in _seq(inputs.actors):
+        number = _int(_get(actor, "pid"))
+        if number and _get(actor, "node_id"):
+            where.setdefault(number, places.of(_get(actor, "node_id")))
+    header = _str(inputs.header, 253)
+    here = next(((header, _str(_get(pod, "spec", "nodeName"), 200) or _str(_get(pod, "status", "node"), 200))
+                 for pod in _seq(inputs.pods) if header and _pod_name(pod) == header), (header, ""))
+    events = []
+    for pid, (shown, ip, own) in by_pid.items():
+        found = _stderr_window([text for _, text in own if not text.startswith(_RAY_MARKERS)])
+        if found is None:
+            continue
+        index, stamp, telling, cause, window = found
+        kept = [entry for entry in own if not entry[1].startswith(_RAY_MARKERS)]
+        repr_name = _RLINF_NAME.match(shown)
+        worker = places.names.get(pid) or (f"{repr_name.group(1)}:{repr_name.group(2)}" if repr_name else "") \
+            or f"{shown} pid {pid}"
+        pod, node = where.get(pid) or (places.pods.get(ip, ("", ip)) if ip else here)
+        events.append(Event(stamp or kept[index][0], "stderr", worker, mask.line(telling), cause, pod=pod,
+                            node=node, evidence=mask.lines(window), pid=pid))
+    return events
 
 
 def _log_lines(inputs: Inputs) -> list[tuple[float | None, str]]:
@@ -478,11 +533,8 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
         elif _RLINF_CRASH[1] in text:
             chain, chain_place = "", ("", "")
         worker = chain or "driver"
-        prefixed = _WORKER_PREFIX.match(text) if text[:1] == "(" else None
-        if prefixed:
-            pid = int(prefixed.group(2))
-            worker = places.names.get(pid) or f"{prefixed.group(1)} pid {pid}"
-            text = text[prefixed.end():]
+        if text[:1] == "(" and _WORKER_PREFIX.match(text):
+            continue  # a worker's own line, forwarded by Ray: _forwarded_events reads it with its other lines
         if text.startswith(_TRACEBACK):
             in_traceback = True
             continue
@@ -576,7 +628,7 @@ def diagnose(inputs: Inputs) -> Diagnosis:
             ends.setdefault(pid, end)
     events = (_pod_events(inputs, mask) + _actor_events(inputs, places, ends, mask)
               + _worker_events(inputs, places, mask) + _stderr_events(inputs, places, ends, mask)
-              + _log_events(inputs, lines, places, mask))
+              + _forwarded_events(inputs, lines, places, mask) + _log_events(inputs, lines, places, mask))
     timeline = tuple(sorted(events, key=_order)[:MAX_TIMELINE])
     return Diagnosis(job, first_failure(events), timeline)
 

@@ -2,7 +2,9 @@
 SIGSEGV (`RLARK_DEMO_FAULT=sigsegv:1`, four ranks): data/sigsegv/ holds the State API's actors and workers,
 `/nodes?view=summary` (trimmed to the node IDs and IPs), rank 1's stderr from the log API (PID 812), the Header
 Pod as the data plane answered after the container exited, and the Header log as the kubelet keeps it (CRI
-lines). data/hang/ holds a hung run's (`RLARK_DEMO_FAULT=hang:2`, four ranks, step 2) `py-spy dump` of each rank,
+lines); header-forwarded.log is the Header's previous container log of such a run with Ray forwarding the workers'
+output to the driver (as RLinf's ray.init does; rank 1 is PID 16929 there): Ray's `(ActorGroup(rank=1) pid=16929)`
+lines hold the rank's fatal error and stack. data/hang/ holds a hung run's (`RLARK_DEMO_FAULT=hang:2`, four ranks, step 2) `py-spy dump` of each rank,
 as the fixed `py-spy-dump` printed it in the Pod, and each rank's actor name, class, PID, Pod and node.
 data/cudaoom/ and data/hostoom/ hold what raydash/diagnose.py's gather read (inputs.json: the data-plane pods,
 Ray's actors, workers and node IPs, the dead workers' stderr, the Header log) from two demo runs side by side once
@@ -44,6 +46,14 @@ def sigsegv_inputs(**changes) -> Inputs:
              "stderr": {CRASHED_PID: (DATA / f"err-{CRASHED_PID}.txt").read_text()},
              "header_log": cri_lines((DATA / "header.log").read_text())}
     return Inputs(**{**facts, **changes})
+
+
+def forwarded_inputs() -> Inputs:
+    """What diagnose reads of that run once Ray is gone: the Header Pod (`segv-actor-0` on gpu-a3; its container
+    statuses left out) and the previous container's log, no actors, workers or stderr."""
+    pod = {"metadata": {"name": "segv-actor-0"}, "spec": {"nodeName": "gpu-a3"}, "status": {"podIP": "127.204.0.4"}}
+    return Inputs("segv", pods=[pod], header="segv-actor-0",
+                  header_log=cri_lines((DATA / "header-forwarded.log").read_text()))
 
 
 def recorded_inputs(case: str) -> Inputs:

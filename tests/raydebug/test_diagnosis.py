@@ -9,7 +9,7 @@ import random
 import pytest
 
 from rlark_tui.telemetry import diagnosis as d
-from tests.raydebug.recorded import recorded_inputs, sigsegv_inputs
+from tests.raydebug.recorded import forwarded_inputs, recorded_inputs, sigsegv_inputs
 
 SEGV = "Fatal Python error: Segmentation fault"
 
@@ -29,6 +29,40 @@ def test_the_recorded_sigsegv_run_names_rank_1_its_pod_node_and_stack():
     assert {e.worker for e in found.timeline if e.source == "ray-actor" and not e.failure} == {
         "ActorGroup:0", "ActorGroup:2", "ActorGroup:3"}
     assert found.timeline[-1].what == "container main exited 1 (Error)"
+
+
+def test_once_ray_is_gone_the_header_log_quotes_the_dead_ranks_stderr_as_ray_forwarded_it():
+    """Ray's log API serves a dead rank's stderr only until the Header container exits, about a second after the
+    crash; Ray also forwarded it to the driver, and the kubelet keeps the Header's previous container's log. From that
+    log alone (no actors, workers or stderr): rank 1, its Pod and node, signal, its fatal error and stack, its PID
+    (for the bundle's ray/stderr/<pid>.err)."""
+    found = d.diagnose(forwarded_inputs())
+    failure = found.first_failure
+    assert (failure.worker, failure.cause, failure.pod, failure.node, failure.pid) == (
+        "ActorGroup:1", "signal", "segv-actor-0", "gpu-a3", 16929)
+    assert d.iso(failure.at) == "2026-12-06T09:20:59Z"  # Ray's SIGSEGV time, before the driver's lines
+    assert SEGV in failure.evidence and len(failure.evidence) <= d.MAX_EVIDENCE
+    assert any('demo_workload.py", line 346 in step' in line for line in failure.evidence)
+    assert not any("pid=16929" in line or "\x1b" in line for line in failure.evidence)
+    assert failure.summary.startswith(f"ActorGroup:1 failed first (signal): {SEGV}")
+    # the rank's lines are one event; Ray's log API's copy, when it still served it, is read instead
+    assert [e.worker for e in found.timeline if e.source == "stderr"] == ["ActorGroup:1"]
+    served = "\n".join(line.split("pid=16929)", 1)[1].split(" ", 1)[1] for _, line in forwarded_inputs().header_log
+                       if "pid=16929)" in line)
+    again = d.diagnose(d.Inputs(**{**forwarded_inputs().__dict__, "stderr": {16929: served}}))
+    assert [e.worker for e in again.timeline if e.source == "stderr"] == ["ActorGroup:1"]
+    assert again.first_failure.evidence == failure.evidence
+
+
+def test_a_forwarded_line_names_its_worker_by_ray_then_by_rlinfs_repr_and_places_it_by_its_ip():
+    pod = {"metadata": {"name": "j-rollout-0"}, "spec": {"nodeName": "gpu-b1"}, "status": {"podIP": "10.0.0.9"}}
+    log = [(1.7e9, "(RolloutGroup(rank=3) pid=77, ip=10.0.0.9) Fatal Python error: Aborted"),
+           (1.7e9, "(EnvWorker pid=78) RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970")]
+    found = d.diagnose(d.Inputs("j", pods=[pod], header_log=log, header="j-actor-0"))
+    assert {(e.worker, e.cause, e.pod, e.node) for e in found.timeline} == {
+        ("RolloutGroup:3", "signal", "j-rollout-0", "gpu-b1"), ("EnvWorker pid 78", "nccl", "j-actor-0", "")}
+    named = d.diagnose(d.Inputs("j", header_log=log, actors=[{"name": "EnvGroup:0", "pid": 78}]))
+    assert "EnvGroup:0" in {e.worker for e in named.timeline}
 
 
 TORCH_OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
