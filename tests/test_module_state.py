@@ -305,6 +305,8 @@ def markup_sinks(source: str, name: str) -> list[str]:
     """Each call of TEXT_SINKS and each TEXT_ATTRIBUTES assignment, in a module that uses Textual, given text that
     is not a literal, a constant table, or made by Text, Content, markup_safe, escape (a Matcher's highlight of it) or a function
     of the module that returns Text or Content."""
+    if "textual" not in source:
+        return []
     tree = parsed(source)
     textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("textual") for alias in node.names}
@@ -376,3 +378,33 @@ def test_no_list_table_tree_or_title_reads_text_from_elsewhere_as_markup():
               "node.add(name)\nnode.add_leaf(Text(name))\nt.add_columns('a', 'b')\n")
     assert markup_sinks(sample, "m.py") == ["m.py:3: add_row(*cells)", "m.py:5: Select([(n, n) for n in names])",
                                             "m.py:7: .border_title = f'{job}'", "m.py:8: add(name)"]
+
+
+ARCHIVE_MODULE = "rlark_tui/local/archives.py"
+
+
+def tar_reads(source: str, name: str) -> list[str]:
+    """Each `tarfile.open(...)` or `TarFile(...)` in one module that does not write (its mode not a literal 'w...')."""
+    found: list[str] = []
+    if "tarfile" not in source:
+        return found
+    for node in ast.walk(parsed(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("open", "TarFile") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "tarfile":
+            mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[1] if len(node.args) > 1 else None)
+            if not (isinstance(mode, ast.Constant) and str(mode.value).startswith(("w", "x"))):
+                found.append(f"{name}:{node.lineno}: tarfile.{node.func.attr}")
+    return found
+
+
+def test_tar_archives_are_read_only_by_local_archives():
+    """Issue 33 item 2, a sixth round: tarfile reads a PAX header or long name whole, whatever size it claims (510 KB
+    of gzip held 512 MiB), expands a sparse file's holes, and lets a cut gzip stream's EOFError through; every
+    archive rlark reads (a Pod's tar, a bundle) is opened by local.archives.open_tar."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        if str(path.relative_to(ROOT)) != ARCHIVE_MODULE:
+            found += tar_reads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "read an archive with rlark_tui.local.archives.open_tar:\n" + "\n".join(found)
+    assert tar_reads("tarfile.open(fileobj=f, mode='r:gz')\ntarfile.open(fileobj=f, mode='w|gz')\ntarfile.open(p)",
+                     "m.py") == ["m.py:1: tarfile.open", "m.py:3: tarfile.open"]

@@ -21,6 +21,7 @@ from rlark_tui.cluster.access import WatchEvent
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
 from rlark_tui.errors import RlarkError
+from rlark_tui.local.archives import open_tar, reader
 from rlark_tui.local.fsutil import open_input
 from rlark_tui.model import keys
 from rlark_tui.telemetry import bundle as layout
@@ -105,7 +106,7 @@ class BundleAccess:
         self.path = str(path)
         self._file = open_input(self.path, "--bundle")
         try:
-            self._tar = tarfile.open(fileobj=self._file, mode="r:gz")
+            self._tar = open_tar(self._file, gzip=True)
             self._members = self._index()
         except (OSError, tarfile.TarError) as exc:
             self._file.close()
@@ -140,8 +141,14 @@ class BundleAccess:
         if member is None:
             return None
         with self._lock:
-            handle = self._tar.extractfile(member)
-            return handle.read(min(member.size, limit)) if handle is not None else None
+            try:
+                read = reader(self._tar, member)
+                return read(min(member.size, limit)) if read is not None else None
+            except tarfile.TarError as exc:
+                raise self._cut(name, exc) from None
+
+    def _cut(self, name: str, exc: tarfile.TarError) -> RlarkError:
+        return RlarkError(f"--bundle {self.path}: {name}: {exc}")
 
     def lines(self, name: str, limit: int = MAX_MEMBER) -> Iterator[str] | None:
         """A member's lines as they are read, a piece of at most LINE_PIECE bytes at a time (at most `limit` bytes;
@@ -150,7 +157,7 @@ class BundleAccess:
         if member is None:
             return None
         with self._lock:
-            handle = self._tar.extractfile(member)
+            handle = reader(self._tar, member)
         if handle is None:
             return None
 
@@ -158,7 +165,10 @@ class BundleAccess:
             left, rest = min(member.size, limit), b""
             while left > 0:
                 with self._lock:
-                    chunk = handle.read(min(LINE_PIECE, left))
+                    try:
+                        chunk = handle(min(LINE_PIECE, left))
+                    except tarfile.TarError as exc:
+                        raise self._cut(name, exc) from None
                 if not chunk:
                     break
                 left -= len(chunk)

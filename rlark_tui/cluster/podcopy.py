@@ -32,8 +32,10 @@ from typing import IO, TYPE_CHECKING
 from rlark_tui.cluster.podexec import CHUNK, ExecFailed, ExecSession, data_plane_client, run_command
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
+from rlark_tui.local.archives import open_tar
 from rlark_tui.model import keys
 from rlark_tui.model.quantity import size_text
+from rlark_tui.text.sinks import one_line
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -97,8 +99,18 @@ def download(access: ClusterAccess, cluster: str, pod: str, remote: str, local: 
         if code != 0:
             raise CopyRefused(f"copy from {pod}:{remote} failed: {_last_line(errors, code)}")
         spool.seek(0)
-        with tarfile.open(fileobj=spool, mode="r:") as tar:
+        return unpack(spool, name, local, max_bytes, f"{pod}:{remote}")
+
+
+def unpack(spool: IO[bytes], name: str, local: str, max_bytes: int, source: str) -> list[str]:
+    """extract the archive `spool` holds (read by local.archives.open_tar, its headers bounded); one line, not a
+    traceback, when it is no archive rlark reads."""
+    try:
+        with open_tar(spool) as tar:
             return extract(tar, name, local, max_bytes)
+    except tarfile.TarError as exc:
+        raise CopyRefused(f"copy from {source}: not an archive rlark takes ({one_line(str(exc))}); nothing was "
+                          "written") from None
 
 
 def _exec_stream(access: ClusterAccess, cluster: str, pod: str, argv: list[str], namespace: str, *,
