@@ -70,11 +70,14 @@ def known_in(error: BaseException) -> set[str]:
         seen.add(id(chained))
         for frame, _ in traceback.walk_tb(chained.__traceback__):
             for local in list(frame.f_locals.values()):
-                found.update(values(local))
-                members = getattr(local, "__dict__", None)
-                if isinstance(members, dict):
-                    for member in list(members.values())[:FRAME_ATTRIBUTES]:
-                        found.update(values(member))
+                try:  # a local's own __getattr__ may raise anything: the crash is still told
+                    found.update(values(local))
+                    members = getattr(local, "__dict__", None)
+                    if isinstance(members, dict):
+                        for member in list(members.values())[:FRAME_ATTRIBUTES]:
+                            found.update(values(member))
+                except Exception:  # noqa: BLE001, S112 - what cannot be looked at holds no masking
+                    continue
         chained = chained.__cause__ or chained.__context__
     return {value for value in found if isinstance(value, str)}
 

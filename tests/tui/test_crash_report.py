@@ -162,3 +162,23 @@ def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, 
     assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and password not in report
     assert "KeyError: " in report
     assert "Traceback (most recent call last):" in report and "in broken" in report
+
+
+def test_the_masking_in_the_crashed_frames_is_found_past_a_local_that_raises_on_any_attribute():
+    """crash.known_in looks at each local's attributes; a local whose __getattr__ raises (a proxy, a stand-in) must
+    not end the crash handler before it writes the report."""
+    from rlark_tui.text.redact import LineRedactor
+
+    class Proxy:
+        __slots__ = ()
+
+        def __getattr__(self, name):
+            raise AssertionError(name)
+
+    def broken():
+        proxy, redact = Proxy(), LineRedactor(["tulip-garden-value"])
+        raise ValueError(f"{proxy!r} {redact('x')}")
+
+    with pytest.raises(ValueError) as raised:
+        broken()
+    assert crash.known_in(raised.value) == {"tulip-garden-value"}
