@@ -94,7 +94,7 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
     since = time.time() - 1
     kubeconfig = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
     follow = [*RLARK, *kubeconfig, "logs", "-f", "demo-ppo", "--role", "actor"]
-    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "15", *follow],
+    argvs = {"SIGTERM": follow, "SIGHUP": follow, "SIGKILL": follow, "timeout": ["timeout", "-s", "TERM", "600", *follow],
              "port-forward": [*RLARK, *kubeconfig, "--readonly", "port-forward", "demo-ppo", "ray"]}
     firsts = {name: b"Forwarding demo-ppo ray (read-only" if name == "port-forward" else b"[actor/demo-ppo-actor-0]"
               for name in argvs}
@@ -114,8 +114,9 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
         forward.kill()
         codes = {"port-forward": ended(forward)}
         for name, (proc, _) in procs.items():
-            if name != "timeout":
-                proc.send_signal(getattr(signal, name))
+            # timeout(1) takes SIGALRM as its own time being up (its alarm is how it counts): it sends its child
+            # TERM and exits 124, as it would at the end of the duration, here once the follow is surely running
+            proc.send_signal(signal.SIGALRM if name == "timeout" else getattr(signal, name))
             codes[name] = ended(proc)
         assert codes == {"port-forward": -signal.SIGKILL, "SIGTERM": -signal.SIGTERM, "SIGHUP": -signal.SIGHUP,
                          "SIGKILL": -signal.SIGKILL, "timeout": 124}
