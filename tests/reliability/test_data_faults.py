@@ -379,6 +379,11 @@ def ten_thousand_nodes(reliability_sandbox):
                 rel.store.delete("nodes", name, "rlark-gpu-a", orphan=True)
 
 
+ONE_WORKER = pytest.mark.xdist_group("ten-thousand-nodes")
+"""The two tests of the 10,000 Nodes share an xdist worker, so they are stored once (about 12 s each time)."""
+
+
+@ONE_WORKER
 def test_cli_lists_ten_thousand_nodes(rl, ten_thousand_nodes):
     result = rl("get", "nodes", "-A")
     no_traceback(result)
@@ -389,6 +394,7 @@ def test_cli_lists_ten_thousand_nodes(rl, ten_thousand_nodes):
     assert rl("get", "jobs").code == 0
 
 
+@ONE_WORKER
 async def test_tui_job_list_and_node_list_with_ten_thousand_nodes(access, ten_thousand_nodes):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
