@@ -45,6 +45,16 @@ def tmux(text: object, limit: int = TMUX_CHARS) -> str:
     return shown.replace("#", "##")
 
 
+NOTIFICATION_CHARS = 200
+
+
+def notification(text: object, limit: int = NOTIFICATION_CHARS) -> str:
+    """Cluster text for a desktop notification (OSC 9, OSC 777: `ESC ] 777 ; notify ; title ; body BEL`), written
+    to the terminal past Textual: `one_line` (no control, break or bidi control), `;` (the field separator) as `,`,
+    at most `limit` characters."""
+    return one_line(text).replace(";", ",")[:limit]
+
+
 _BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 

@@ -40,6 +40,7 @@ from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import notification
 from rlark_tui.tui.console import ConsoleViews
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
@@ -448,11 +449,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self._toast_alerts()
 
     def _desktop_notify(self, text: str) -> None:
-        """OSC 9 (iTerm2, Windows Terminal, kitty…) and OSC 777 (VTE, rxvt) notifications; the text is already
-        free of control characters."""
+        """OSC 9 (iTerm2, Windows Terminal, kitty…) and OSC 777 (VTE, rxvt) notifications, the text (a Job name from
+        the control plane) through sinks.notification."""
         driver = getattr(self, "_driver", None)
         if driver is not None:
-            safe = text.replace(";", ",")
+            safe = notification(text)
             driver.write(f"\x1b]9;{safe}\x07\x1b]777;notify;rlark;{safe}\x07")
 
     def _write_summary(self, counts: dict[str, int], firing: list[tuple[str, alert_rules.Alert]]) -> None:
