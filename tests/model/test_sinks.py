@@ -41,9 +41,10 @@ def test_tmux_doubles_hash_keeps_printable_ascii_and_a_bound():
 
 def test_a_desktop_notification_holds_no_control_break_or_field_separator():
     """Issue 33 item 4, a sixth round: with `alerts.notify: true` the TUI writes OSC 9 and OSC 777 with the alert's
-    Job name, taken raw from the control plane: a name holding `ESC ] 52 ; c ; … BEL` set the operator's clipboard
-    from inside the notification, a line break or `;` split its fields."""
-    hostile = "evil\x1b]52;c;SGVsbG8=\x07\x9c\nPhase: ok\u202e" + "z" * 300
+    Job name, taken raw from the control plane (only `;` made `,`): a name holding `ESC c` reset the operator's
+    terminal and `ESC [ 2 J` cleared it from inside the notification (an ESC ends the OSC string and starts a
+    sequence of its own), a BEL ended the notification early, a line break split it."""
+    hostile = "evil\x1bc\x1b[2J\x1b]52;c;SGVsbG8=\x07\x9c\nPhase: ok\u202e" + "z" * 300
     shown = sinks.notification(f"rlark: {hostile} job-failed")
     assert shown.startswith("rlark: evil\\nPhase: ok\\u202ezz")
     assert shown.isprintable() and ";" not in shown and len(shown) == sinks.NOTIFICATION_CHARS
