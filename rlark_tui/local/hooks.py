@@ -7,9 +7,9 @@ answer after STALL_SECONDS is said on stderr then, and left to finish (or time o
 events go out, at most IN_FLIGHT at a time, so a receiver stuck on one alert holds no later one back. A delivery
 that fails or times out is said on stderr at once, the first time of a run of failures, and is tried again later:
 behind the events that came meanwhile. What still failed is counted and reported at most once per REPORT_SECONDS,
-not per event. Payloads hold only the event's fields, whose cluster text
-alerting/rules.py already masked and cleaned; the webhook URL (often a secret itself) is never printed, only its host.
-The command is split once with shlex (the user's own text); cluster data reaches it only as RLARK_ALERT_*
+not per event. Payloads hold only the event's fields: its message masked and cleaned by alerting/rules.py, its
+names (and a phase) as the control plane gave them, JSON-escaped in a webhook's body and one-line fields in a
+command's environment. The webhook URL (often a secret itself) is never printed, only its host. The command is split once with shlex (the user's own text); cluster data reaches it only as RLARK_ALERT_*
 environment variables, never through a shell.
 """
 
@@ -55,8 +55,9 @@ def payload(record: dict, line: str, fmt: str) -> dict:
 
 
 def environment(record: dict) -> dict[str, str]:
-    """RLARK_ALERT_TIME, _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE."""
-    return {f"RLARK_ALERT_{key.upper()}": str(value) for key, value in record.items()}
+    """RLARK_ALERT_TIME, _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE (and _CONTEXT), each a
+    one-line field (sinks.one_line): names and a phase come from the control plane as they are."""
+    return {f"RLARK_ALERT_{key.upper()}": sinks.one_line(value) for key, value in record.items()}
 
 
 class Hook:

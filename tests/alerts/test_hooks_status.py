@@ -34,6 +34,19 @@ def test_exec_hook_gets_variables_and_no_shell(tmp_path):
     assert not list(tmp_path.glob("PWNED*")) and not os.path.exists("PWNED")
 
 
+def test_exec_hook_variables_hold_no_control_or_line_break():
+    """Issue 33 item 4, a sixth round: the event's Job, object and namespace are names as the control plane gave
+    them, and a phase event's state and message hold the Job's status.phase as it is: a hook script that echoes
+    `$RLARK_ALERT_STATE` put `ESC c` (a terminal reset) or a forged line on its terminal or log. Each variable is a
+    one-line field."""
+    hostile = {**RECORD, "job": "evil\x1bc\nx", "object": "o\x07", "rule": "phase", "state": "Running\x1b[2J\n",
+               "message": "phase Pending -> Running\x1b[2J\n", "context": "ctx\u202e"}
+    env = hooks.environment(hostile)
+    assert env["RLARK_ALERT_JOB"] == "evil\\nx" and env["RLARK_ALERT_OBJECT"] == "o"
+    assert env["RLARK_ALERT_STATE"] == "Running\\n" and env["RLARK_ALERT_CONTEXT"] == "ctx\\u202e"
+    assert all(value.isprintable() for value in env.values())
+
+
 def test_a_failing_hook_is_reported_once_and_never_blocks():
     reports, started = [], threading.Event()
 
