@@ -3,6 +3,10 @@ until interrupted; hooks per event (`--exec`, `--webhook`).
 
 The TUI's own reconciler runs headless: the same list+watch, the same `alerts` topic (alertpoll.py) and the same
 rules, thresholds from the config file's `alerts:` section, overridden by the flags of the same names.
+
+When a critical alert of `rlark wait`'s FAIL_EARLY fires on a Job (its run crashed), the Job's first failure is read
+and kept at once, as `rlark diagnose` reads and keeps it (raydash/diagnose.py): a later `rlark diagnose`, the TUI's
+Diagnosis card and `rlark bundle` still have it after the Pods restarted or `rlark stop` deleted them.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import queue
 import signal
 import sys
+import threading
 import time
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rlark_tui.alerting import rules
 from rlark_tui.alerting.thresholds import FLAGS, Thresholds
@@ -24,6 +31,9 @@ from rlark_tui.local.config import state_dir
 from rlark_tui.model.objects import Job
 from rlark_tui.text.sanitize import json_dumps
 from rlark_tui.text.sinks import one_line
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.access import ClusterAccess
 
 EXIT_CODES = """exit codes:
   0    interrupted after watching (Ctrl-C, SIGTERM)
@@ -41,6 +51,42 @@ back-off on their own thread and never hold up the reads; a failing hook is repo
 
 
 SUMMARY_SECONDS = 30.0
+
+
+class Keeper:
+    """Reads and keeps the first failure of each Job a critical FAIL_EARLY alert fires on, once per firing, one Job
+    at a time on a daemon thread of its own (the lines never wait for it; Ctrl-C does not either)."""
+
+    def __init__(self, access: ClusterAccess, report) -> None:
+        self.access = access
+        self.report = report
+        self.jobs: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.seen: set[tuple[str, float]] = set()
+        threading.Thread(target=self._run, name="rlark-watch-keep", daemon=True).start()
+
+    def fired(self, alert: rules.Alert) -> None:
+        from rlark_tui.commands.wait import FAIL_EARLY
+
+        if alert.rule in FAIL_EARLY and alert.severity == rules.CRITICAL and alert.job \
+                and (alert.job, alert.fired_at) not in self.seen:
+            self.seen.add((alert.job, alert.fired_at))
+            self.jobs.put(alert.job)
+
+    def _run(self) -> None:
+        from rlark_tui.cluster.errors import ApiError, Unreachable
+        from rlark_tui.errors import RlarkError
+        from rlark_tui.raydash.diagnose import diagnose
+
+        while True:
+            job = self.jobs.get()
+            try:
+                found = diagnose(self.access, job, state_dir())
+            except (RlarkError, ApiError, Unreachable, OSError) as exc:
+                self.report(f"the first failure of {one_line(job)} could not be read: {exc}")
+                continue
+            for note in found.notes:
+                if note.startswith("the evidence could not be kept"):
+                    self.report(f"{one_line(job)}: {note}")
 
 
 def register(subparsers, parents) -> None:
@@ -80,12 +126,14 @@ class Printer:
     """Turns Snapshots into lines: new events of the alert book, phase changes of the Jobs in scope."""
 
     def __init__(self, key: str, as_json: bool, hook_list: list[hooks.Hook], out=None, context: str = "",
-                 totals: dict[str, tuple[dict[str, int], list[rules.Alert]]] | None = None) -> None:
+                 totals: dict[str, tuple[dict[str, int], list[rules.Alert]]] | None = None,
+                 keeper: Keeper | None = None) -> None:
         """`context`: with several contexts, the one this Printer's Snapshots come from (each line starts with
         `[context]`, each record has "context"); `totals`: every context's Printer's firing alerts and counts,
         shared, so that `rlark status` reads them all."""
         self.context = context
         self.totals = totals
+        self.keeper = keeper
         self.key = key
         self.as_json = as_json
         self.hooks = hook_list
@@ -104,6 +152,8 @@ class Printer:
         if isinstance(state, rules.AlertsState):
             for event in state.book.events_after(self.seq):
                 self.emit(event.record(), event.line())
+                if self.keeper is not None and event.state == "firing":
+                    self.keeper.fired(event.alert)
             self.seq = state.book.seq
             self._summary(state.book.counts(), state.book.firing())
 
@@ -204,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
         reconciler = Reconciler(access)
         reconciler.subscribe(alertpoll.ALERTS, key)
         reconciler.subscribe(USAGE, key)
-        printer = Printer(key, args.output == "json", hook_list, context=context, totals=totals)
+        printer = Printer(key, args.output == "json", hook_list, context=context, totals=totals,
+                          keeper=Keeper(access, report))
         watched.append((reconciler, printer))
 
     async def every() -> None:

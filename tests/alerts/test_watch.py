@@ -1,8 +1,10 @@
 """`rlark watch -A -o json --webhook …` against the shared sandbox: each faulty Job gives its JSON line and a POST
-within 30 s of the fault (the stall within 30 s of its threshold), no secret in either; `rlark wait` both ways."""
+within 30 s of the fault (the stall within 30 s of its threshold), no secret in either, and the crashed run's first
+failure kept at once; `rlark wait` both ways."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -26,7 +28,7 @@ def fail_job(sandbox, name: str) -> None:
 
 
 def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, plain_sandbox):
-    watch, receiver, submitted, _ = faulty
+    watch, receiver, submitted, state = faulty
     watch.wait_for(lambda l: l["rule"] == "pod-backoff" and l["job"] == NAMES["exit"], "the exit-1 Job's back-off")
     fail_job(plain_sandbox, NAMES["exit"])
     seen = {}
@@ -60,6 +62,14 @@ def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, pl
     assert SECRET not in everything and "HF_TOKEN=***" in everything
     assert OWN not in everything and REFERENCED not in everything   # the Job's own value, its Secret's value
     assert "wandb *** note ***" in crashed["message"]
+    # the watch that saw the run crash kept its first failure then, for diagnose and bundle once the Pods are gone
+    kept = state / "diagnosis" / f"{NAMES['crash']}.json"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not kept.exists():
+        time.sleep(0.1)
+    failure = json.loads(kept.read_text())["diagnosis"]["first_failure"]
+    assert (failure["worker"], failure["cause"]) == ("EmbodiedFSDPActor pid 4121", "cuda-oom")
+    assert oct(kept.stat().st_mode & 0o777) == "0o600" and SECRET not in kept.read_text()
 
 
 def test_wait_both_ways(faulty, plain_sandbox, capsys):
