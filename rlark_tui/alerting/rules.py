@@ -25,6 +25,7 @@ from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, 
 from rlark_tui.model.podstate import ended_with_job_restart, unschedulable
 from rlark_tui.telemetry.progress import Line, Progress
 from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.text import sinks
 from rlark_tui.text.redact import KnownSecrets, redact_text, secret_values
 from rlark_tui.text.sanitize import clean
 
@@ -607,15 +608,16 @@ class Event:
 
 def toast(alerts: list[Alert]) -> tuple[str, str, bool]:
     """(title, message, critical) of the one toast that announces these new alerts: the alert itself when it is
-    alone, else their count by severity and the most severe of them."""
+    alone, else their count by severity and the most severe of them, the Job's name on its one line."""
     first = min(alerts, key=lambda a: SEVERITIES.index(a.severity))
     critical = any(a.severity == CRITICAL for a in alerts)
+    name = sinks.one_line(first.job or first.object)  # as the control plane gave it: a line break forged a line
     if len(alerts) == 1:
-        return f"{first.severity} {first.rule}", f"{first.job or first.object}: {first.message}", critical
+        return f"{first.severity} {first.rule}", f"{name}: {first.message}", critical
     counts = [f"{n} {severity}" for severity in SEVERITIES
               if (n := sum(1 for a in alerts if a.severity == severity))]
     return (f"{len(alerts)} new alerts ({', '.join(counts)})",
-            f"{first.rule} {first.job or first.object}: {first.message} … see :alerts", critical)
+            f"{first.rule} {name}: {first.message} … see :alerts", critical)
 
 
 def iso(at: float) -> str:

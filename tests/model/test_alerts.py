@@ -388,3 +388,15 @@ def test_a_workers_restart_with_the_jobs_own_restart_is_no_backoff_nor_restart_a
     assert restarts(worker(waiting=None), the_job=job()) == ["Pod ppo-rollout-0 restarted (1 restarts, was 0)"]
     assert restarts(worker(restarts=2, waiting=None)) == ["Pod ppo-rollout-0 restarted (2 restarts, was 0)"], \
         "two restarts are more than the Job's one"
+
+
+def test_an_alert_toast_shows_a_jobs_name_on_its_one_line():
+    """Issue 33 item 4, a sixth round: the toast quoted the Job's name as the control plane gave it, through the
+    app's clean (which keeps a line break), so a Job named 'evil\\nrun-finished ok: all green' showed a forged
+    second line under its alert."""
+    forged = "evil\nrun-finished ok: all green\u202e"
+    alert = A.Alert("job-failed", forged, forged, "Job failed", "phase Failed")
+    for alerts in ([alert], [alert, A.Alert("job-failed", "other", "other", "m", "e")]):
+        title, text, _ = A.toast(alerts)
+        assert "\n" not in title + text and "\u202e" not in text
+        assert "evil\\nrun-finished ok: all green\\u202e" in text
