@@ -31,6 +31,20 @@ first: xdist's worker reads the group markers in its own hook, which runs before
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the last of a run of tests marked `ray` (they run together, see above), the Ray sandbox and every
+    fixture built on it (tests/raydebug's live runs) are torn down at once, not at the session's end: their Ray
+    processes would otherwise take the cores from every test that worker runs after them. A later `ray` test
+    would start it again."""
+    result = yield
+    if item.get_closest_marker("ray") is not None and (nextitem is None or nextitem.get_closest_marker("ray") is None):
+        for fixturedef in item.session._fixturemanager.getfixturedefs("ray_sandbox", item) or ():
+            if fixturedef.cached_result is not None:
+                fixturedef.finish(item._request)
+    return result
+
+
 def _shared_sandbox(tmp_path_factory, name: str, ray: bool):
     from rlark_sandbox import Sandbox
     from rlark_sandbox.agent import AgentSettings
