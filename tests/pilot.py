@@ -7,6 +7,9 @@ import itertools
 import time
 from collections.abc import Callable
 
+from textual import events
+from textual.keys import _character_to_key, key_to_character
+
 
 async def wait_for(pilot, predicate: Callable[[], object], what: str = "condition", timeout: float = 30.0,
                    show: Callable[[object], str] | None = None):
@@ -38,3 +41,25 @@ async def drained(app) -> None:
             if pump.call_later(done.set):
                 waits.append(done.wait())
         await asyncio.wait_for(asyncio.gather(*waits), 30)
+
+
+def key_event(key: str) -> events.Key:
+    """`key` as the terminal sends it: a key name ('tab', 'ctrl+n') or a character typed ('a', '=')."""
+    if len(key) == 1:
+        return events.Key(_character_to_key(key), key)
+    return events.Key(key, key_to_character(key))
+
+
+async def press(pilot, *keys: str) -> None:
+    """Each of `keys` sent to the app as the terminal sends it (the app routes it to the focused widget and the
+    bindings), the next once the app has handled what it set off (`drained`) and its animations (a scroll to the
+    focused widget) are done, then the screen drawn. Pilot.press waits for an idle process twice per key, which
+    the sandbox's threads in this process postpone to a one-second timeout each, and queues a callback on each of
+    the screen's widgets (~400 on the wizard) per call. Workers a key starts are not waited for: wait on what
+    they show."""
+    app = pilot.app
+    for key in keys:
+        app.post_message(key_event(key))
+        await drained(app)
+        await app.animator.wait_until_complete()
+    app.screen._on_timer_update()

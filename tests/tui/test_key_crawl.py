@@ -24,15 +24,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual import events
-from textual.keys import key_to_character
 
 from rlark_tui.flow import messages
 from rlark_tui.jobspec.draft import load_draft
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import drained, wait_for
+from tests.pilot import drained, press, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 LEFT_OUT = ("quit", "suspend", "shell")
@@ -88,12 +86,6 @@ async def handled(pilot) -> None:
     a callback on each of a screen's ~100 widgets per wait as Pilot.pause), and the screen is drawn."""
     await drained(pilot.app)
     pilot.app.screen._on_timer_update()
-
-
-async def press(pilot, key: str) -> None:
-    """`key` as the terminal sends it (to the app, which routes it to the focused widget and the bindings)."""
-    pilot.app.post_message(events.Key(key, key_to_character(key)))
-    await handled(pilot)
 
 
 async def back_to(pilot, screen) -> None:

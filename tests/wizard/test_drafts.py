@@ -21,6 +21,7 @@ from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
+from tests.pilot import press
 from wizard.helpers import (
     DATA,
     SIZE,
@@ -39,16 +40,16 @@ async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, s
     app = new_app(access)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_wizard(pilot)
-        await pilot.press(*"wiz-restore")
+        await press(pilot, *"wiz-restore")
         screen.query_one("#w-header").value = 1
         await settle(pilot)
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         screen.query_one("#w-cluster").value = "rlark-gpu-a"
-        await pilot.press("tab", "tab")  # past Hardware: placed by the selector
+        await press(pilot, "tab", "tab")  # past Hardware: placed by the selector
         await settle(pilot)
         assert focused_id(app) == "w-selector"
-        await pilot.press(*"kubernetes.io/hostname=gpu-a3")
+        await press(pilot, *"kubernetes.io/hostname=gpu-a3")
         await settle(pilot)
     # the app is gone without closing the wizard (as after a crash): only the autosave remains
     saved = state / "drafts" / "wizard-autosave.yaml"
@@ -63,7 +64,7 @@ async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, s
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the resume offer")
         body = str(app.screen.query_one("#confirm-body").render())
         assert "wiz-restore · rl · roles: Actor, Rollout, Environment · step 2 of 4" in body
-        await pilot.press("y")
+        await press(pilot, "y")
         await until(pilot, lambda: screen.draft.name == "wiz-restore", what="the restored draft")
         await settle(pilot)
         assert screen.step == 2
@@ -71,7 +72,7 @@ async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, s
         assert screen.query_one("#w-selector").value == "kubernetes.io/hostname=gpu-a3"
         assert screen.draft.roles[0].selector == {"kubernetes.io/hostname": "gpu-a3"}
         assert "Replicas (read-only) = matched Nodes: 1" in str(screen.query_one("#w-match-summary").render())
-        await pilot.press("ctrl+b")
+        await press(pilot, "ctrl+b")
         await settle(pilot)
         assert screen.query_one("#w-name").value == "wiz-restore"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rlark_tui.screens.wizard_steps import FieldRow
 from rlark_tui.tui.app import RlarkApp
+from tests.pilot import press
 from wizard.helpers import data_draft, open_offline
 
 
@@ -33,14 +34,12 @@ async def test_tabbing_keeps_the_focused_field_and_its_messages_in_view(state):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_offline(pilot, data_draft())
         for step_number, last in ((2, "w-memory"), (3, "w-record-outputPath")):
-            await pilot.press("ctrl+n")
-            await pilot.pause()
+            await press(pilot, "ctrl+n")
             assert screen.step == step_number
             step = screen.query_one(f"#step-{step_number}")
             seen = []
             while app.focused.id != last:
-                await pilot.press("tab")
-                await pilot.pause()
+                await press(pilot, "tab")
                 focused = app.focused
                 seen.append(focused.id)
                 row = next((n for n in focused.ancestors if isinstance(n, FieldRow)), focused)

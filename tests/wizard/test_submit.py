@@ -24,6 +24,7 @@ from rlark_tui.model.submission import (
 )
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
+from tests.pilot import press
 from wizard.helpers import IMAGE, SIZE, base_draft, new_app, open_wizard, settle, until
 
 # job type → key presses from RL in the type list, [(role name, cluster, host, gpu)], header, domain
@@ -45,7 +46,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
     """Fill the four steps the way a user does: keys for the type, name, roles and Next; choices in Selects."""
     downs, roles, header, domain = TYPES[job_type]
     if type_name:
-        await pilot.press(*name)
+        await press(pilot, *name)
     else:
         screen.query_one("#w-name").value = name
     screen.query_one("#w-type").focus()
@@ -58,7 +59,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
         screen.query_one("#add-role").focus()
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press(*(["backspace"] * len("New role")), *roles[0][0])
+        await press(pilot, *(["backspace"] * len("New role")), *roles[0][0])
         await settle(pilot)
         assert str(screen.query_one("#task-0").render()) == "task: learner · Actor"
     assert [r.name for r in screen.draft.roles] == [r[0] for r in roles]
