@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 COPY_TIMEOUT = 3600.0
 MAX_ARCHIVE = 64 << 30
 """Default bound of the archive a download spools (64 GiB; `rlark cp --max-size`)."""
+MAX_ENTRIES = 200_000
+"""Entries of one archive at most: each is held in memory until every entry has arrived (about 1 KB each), and a
+Pod's tar can send a million empty ones in 512 MB."""
 
 
 class CopyRefused(RlarkError):
@@ -227,12 +230,14 @@ def safe_members(tar: tarfile.TarFile, name: str, local: str,
     path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
     anything but a file extracted before it, is not a file, directory or link, has a name longer than NAME_MAX or
     is a link to nothing; or when the files come to more than `max_bytes`, as they are written (a sparse file's
-    holes are written as zeros: 10 KB of archive can claim a TiB)."""
+    holes are written as zeros: 10 KB of archive can claim a TiB), or the entries are more than MAX_ENTRIES."""
     tree = _Tree(os.path.abspath(local))
     top = _parts(name) or []
     out = []
     written = 0
-    for member in tar.getmembers():
+    for count, member in enumerate(tar, 1):
+        if count > MAX_ENTRIES:
+            raise _refuse(member, f"the archive has more than {MAX_ENTRIES:,} entries; copy a part of it")
         parts = _parts(member.name)
         if parts is None or parts[:len(top)] != top:
             raise _refuse(member, f"it is outside {name!r}")

@@ -85,3 +85,29 @@ def test_a_sparse_file_from_a_pod_is_refused(tmp_path):
     with pytest.raises(CopyRefused, match=r"not an archive rlark takes \(a sparse file 'loot': not taken\)"):
         unpack(buffer, "loot", str(tmp_path / "loot"), 1 << 50, "p:/data/loot")
     assert not (tmp_path / "loot").exists()
+
+
+def test_an_archive_of_more_entries_than_the_bound_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    """A Pod's tar can send a million empty entries in 512 MB, each held in memory (about 0.5 KB in tarfile, more
+    in the checks) until all have arrived: within the default --max-size of 64 GiB, some 60 GB. The checks stop at
+    podcopy.MAX_ENTRIES, reading no further."""
+    from rlark_tui.cluster import podcopy
+
+    monkeypatch.setattr(podcopy, "MAX_ENTRIES", 50)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        tar.addfile(_info("loot", tarfile.DIRTYPE))
+        for n in range(200):
+            tar.addfile(_info(f"loot/{n}", tarfile.REGTYPE))
+    buffer.seek(0)
+    with pytest.raises(CopyRefused) as refused:
+        unpack(buffer, "loot", str(tmp_path / "loot"), 1 << 30, "p:/data/loot")
+    assert str(refused.value) == ("refusing archive entry 'loot/49': the archive has more than 50 entries; copy a "
+                                  "part of it")
+    assert buffer.tell() < 60 * 512 and not (tmp_path / "loot").exists()
+
+
+def _info(name: str, kind: bytes) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    return info
