@@ -18,6 +18,7 @@ from pathlib import Path
 import rlark_tui
 from rlark_tui.cli import main
 from rlark_tui.commands import get as get_command
+from tests.sources import parsed
 
 PACKAGE = Path(rlark_tui.__file__).parent
 ONE_PLACE = PACKAGE / "local" / "startup.py"
@@ -34,7 +35,7 @@ def test_only_local_startup_touches_the_collector_or_sys_modules():
         if path == ONE_PLACE:
             continue
         where = path.relative_to(PACKAGE)
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Import) and any(alias.name == "gc" for alias in node.names):
                 found.append(f"{where}:{node.lineno} imports gc")
             elif isinstance(node, ast.ImportFrom) and node.module == "gc":

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import rlark_tui
+from tests.sources import parsed
 
 PACKAGE = Path(rlark_tui.__file__).parent
 HTTP_CLIENTS = ("http.client", "urllib.request", "urllib.error", "urllib3", "requests", "httpx", "aiohttp")
@@ -21,8 +22,7 @@ ANSWER_READERS = ("cluster", "raydash", "checks/probe.py", "checks/gather.py", "
 
 
 def _modules() -> dict[str, ast.Module]:
-    return {str(path.relative_to(PACKAGE)): ast.parse(path.read_text(), str(path))
-            for path in sorted(PACKAGE.rglob("*.py"))}
+    return {str(path.relative_to(PACKAGE)): parsed(path) for path in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _imported(tree: ast.Module) -> set[str]:

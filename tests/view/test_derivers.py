@@ -17,6 +17,7 @@ from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.nodes import node_detail
 from tests.console.test_nodeinfo import _node, _pod, _task
+from tests.sources import parsed
 from tests.tui.tui_factories import job_dict
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -64,7 +65,7 @@ def test_screens_import_no_deriving_code_of_their_own():
     for path in sorted(SCREENS.glob("*.py")):
         if path.name == "check.py":
             continue  # it reads the run check's evidence (its topic's result), not the Snapshot's objects
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
                     "Job", "Pod", "Task", "Node"):
                 found.append(f"{path.name}:{node.lineno} {node.func.id}(...)")
@@ -81,7 +82,7 @@ def test_no_screen_has_a_row_function_of_its_own():
     module-level function of a screen builds Rows."""
     found = []
     for path in sorted(SCREENS.glob("*.py")):
-        for function in ast.parse(path.read_text()).body:
+        for function in parsed(path).body:
             if isinstance(function, ast.FunctionDef) and any(
                     isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Row"
                     for node in ast.walk(function)):
@@ -101,7 +102,7 @@ def test_topic_results_are_read_through_the_index_typed_accessors():
     assert (index.ray_of("j"), index.progress_of("j"), index.metrics_of("j"), index.alerts_of("j"),
             index.usage_of("j"), index.health_of("j")) == (None, None, None, None, None, {})
     found = [f"{path.name}:{node.lineno} snapshot.{node.attr}" for path in sorted(SCREENS.glob("*.py"))
-             for node in ast.walk(ast.parse(path.read_text()))
+             for node in ast.walk(parsed(path))
              if isinstance(node, ast.Attribute) and node.attr in TOPICS and isinstance(node.value, ast.Attribute)
              and node.value.attr == "snapshot"]
     assert not found, found
