@@ -33,6 +33,12 @@ if TYPE_CHECKING:
     from rlark_tui.raydash.client import RayDashboard
 
 HEAD_LIMIT = 64 * 1024
+HEAD_SECONDS = 10.0
+"""A connection that has not sent its request head this long is closed: until its token is read it may be any
+local user's."""
+MAX_WAITING = 64
+"""Connections waiting for their request head at once; past it a new one is closed at once, so another local
+user's thousands of silent connections cannot take every file descriptor of the operator's rlark."""
 CHUNK = 64 * 1024
 READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
 _DROPPED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"})
@@ -127,8 +133,12 @@ class Tunnel:
     """One listening forwarder; `start()` serves it on a thread of its own until `stop()`."""
 
     def __init__(self, upstream: Upstream, *, local_port: int = 0, methods: frozenset[str] | None = None,
-                 name: str = "", refresh: Callable[[], Upstream | None] | None = None) -> None:
+                 name: str = "", refresh: Callable[[], Upstream | None] | None = None,
+                 head_seconds: float = HEAD_SECONDS) -> None:
         self.upstream = upstream
+        self.head_seconds = head_seconds
+        self._waiting = 0
+        """Connections whose request head is still awaited (counted on the tunnel's loop only)."""
         self._refresh = refresh
         """While set, asked again (on a worker thread) before each connection is relayed: the Upstream once the
         route is settled (it then replaces `upstream` and is no longer asked), None while it is not."""
@@ -207,10 +217,15 @@ class Tunnel:
         if task is not None:
             self._connections.add(task)
         try:
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            if self._waiting >= MAX_WAITING:
                 return
+            self._waiting += 1
+            try:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.head_seconds)
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
+                return
+            finally:
+                self._waiting -= 1
             request = _parse_head(head)
             if request is None:
                 await _answer(writer, 400, "bad request")
