@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlark_tui.screens.wizard_steps import FieldRow
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import press
+from tests.pilot import press, wait_for
 from wizard.helpers import data_draft, open_offline
 
 
@@ -43,6 +43,9 @@ async def test_tabbing_keeps_the_focused_field_and_its_messages_in_view(state):
                 focused = app.focused
                 seen.append(focused.id)
                 row = next((n for n in focused.ancestors if isinstance(n, FieldRow)), focused)
-                assert visible(row, step), f"step {step_number}: {focused.id} (row {row.region}) out of view"
+                # the step scrolls on the focus event, drawn at the next screen update
+                await wait_for(pilot, lambda row=row, step=step: visible(row, step),
+                               f"step {step_number}: {focused.id}'s row in view", timeout=5,
+                               show=lambda _, row=row, step=step: f"row {row.region}, step {step.region}")
                 assert len(seen) < 40, seen
             assert len(seen) >= 10, seen
