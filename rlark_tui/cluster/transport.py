@@ -32,6 +32,11 @@ MAX_ERROR_BYTES = 64 * 1024
 MAX_DEPTH = 1024
 """The deepest nesting decode_json takes (orjson's own limit; the standard library's decoder and msgspec would
 raise RecursionError a little before it)."""
+MAX_VALUES = 16_000_000
+"""The most values (and keys) decode_json builds of one answer, counted as the `,` `:` `[` `{` before them (a
+string's own count too, so never fewer): each takes up to ~90 bytes decoded, so the bound holds an answer to about
+1.5 GB in memory whatever its shape (64 MiB of `{},` took 2 GB, so the byte bound alone allowed ~16 GB). A list of
+10,000 of the platform's Nodes counts 0.9 million (a mark per 11 bytes: the bound takes such answers to ~170 MB)."""
 READ_CHUNK = 1 << 20
 
 
@@ -114,6 +119,20 @@ def _content_length(resp: object) -> int | None:
     return length if length is not None and length >= 0 else None
 
 
+class TooMany(ValueError):
+    """A JSON document of more than MAX_VALUES values."""
+
+    def __init__(self) -> None:
+        super().__init__(f"more than {MAX_VALUES:,} values")
+
+
+def _values(data: bytes | str) -> int:
+    """At least the values and keys `data` decodes to: each but the first follows one of `,` `:` `[` `{`."""
+    if isinstance(data, bytes):
+        return 1 + sum(data.count(mark) for mark in (b",", b":", b"[", b"{"))
+    return 1 + sum(data.count(mark) for mark in (",", ":", "[", "{"))
+
+
 class TooDeep(ValueError):
     """A JSON document nested deeper than MAX_DEPTH."""
 
@@ -128,12 +147,15 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
 
     An empty answer is {}; one that is not JSON stays text (`text=False`: raises ValueError instead). Larger than
     `max_bytes` raises ValueError naming the bound (bodies read over HTTP are bounded before, by read_bounded);
-    nested deeper than MAX_DEPTH raises TooDeep (a ValueError), never RecursionError.
+    nested deeper than MAX_DEPTH raises TooDeep, and more than MAX_VALUES values TooMany (ValueErrors both), never
+    RecursionError or MemoryError.
     With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
     msgspec (faster on a large list: bench/cli_get.py); an answer the shape does not fit (another type where it has
     a list or an object, or anything the decoders above would repair) is decoded whole instead."""
     if len(data) > max_bytes:
         raise ValueError(f"larger than {size_text(max_bytes)}")
+    if _values(data) > MAX_VALUES:
+        raise TooMany()
     if shape is not None:
         shaped = _shaped(data, shape)
         if shaped is not None:
@@ -152,14 +174,16 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
 
 
 def decode_answer(data: bytes, req: Request, shape: type | None = None) -> object:
-    """decode_json of an answer read by read_bounded; one nested deeper than MAX_DEPTH raises Unreachable
-    (kind `too-deep`) naming the request and the bound, as every transport failure does."""
+    """decode_json of an answer read by read_bounded; one nested deeper than MAX_DEPTH or of more than MAX_VALUES
+    values raises Unreachable (kind `too-deep`, `too-large`) naming the request and the bound, as every transport
+    failure does."""
     try:
         return decode_json(data, max_bytes=len(data), shape=shape)
-    except TooDeep as exc:
+    except (TooDeep, TooMany) as exc:
         where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
-        raise Unreachable(f"the answer of {where} to {req.verb} {req.target()} is {exc}: not decoded",
-                          "too-deep") from None
+        said = f"nested deeper than {MAX_DEPTH} levels" if isinstance(exc, TooDeep) else f"of {exc}"
+        raise Unreachable(f"the answer of {where} to {req.verb} {req.target()} is {said}: not decoded",
+                          "too-deep" if isinstance(exc, TooDeep) else "too-large") from None
 
 
 @functools.cache

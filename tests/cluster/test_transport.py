@@ -1,5 +1,5 @@
 """Answers are read to a bound and decoded one way (cluster/transport.py): a control plane that answers a body
-past the bound, an endless body, or JSON nested past MAX_DEPTH gets one line naming the bound from `rlark get`,
+past the bound, an endless body, JSON nested past MAX_DEPTH or of more values than MAX_VALUES gets one line naming the bound from `rlark get`,
 on the lean path and the client path alike, never a traceback or a process holding the whole body."""
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ from tests.clirun import cli_runner
 
 DEEP = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
 BOUND = 64 * 1024
+VALUES = 4000  # past DEEP's 1,026
+MANY = b'{"items": [' + b"{}," * VALUES + b"{}]}"
+"""Within BOUND, past VALUES: as 64 MiB of it within the 512 MiB bound, which rlark decoded to 2 GB."""
 
 
 class _Hostile(BaseHTTPRequestHandler):
-    """Answers every GET with the server's `answer`: ("deep" | "long" | "endless" | "drip")."""
+    """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip")."""
 
     protocol_version = "HTTP/1.1"
 
@@ -48,7 +51,7 @@ class _Hostile(BaseHTTPRequestHandler):
             except OSError:
                 self.server.cut.set()  # the client stopped reading and closed the connection
             return
-        body = DEEP if answer == "deep" else b'{"items": [' + b'"x",' * BOUND + b'"x"]}'
+        body = DEEP if answer == "deep" else MANY if answer == "many" else b'{"items": [' + b'"x",' * BOUND + b'"x"]}'
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         try:
@@ -62,8 +65,9 @@ class _Hostile(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hostile(tmp_path, monkeypatch):
-    """(set_answer, kubeconfig path) of a plain-HTTP control plane on 127.0.0.1; the bound is BOUND."""
+    """(set_answer, kubeconfig path) of a plain-HTTP control plane on 127.0.0.1; the bounds are BOUND and VALUES."""
     monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", BOUND)
+    monkeypatch.setattr(transport, "MAX_VALUES", VALUES)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
     server.daemon_threads = True
     server.handle_error = lambda request, address: None  # a client that stops reading resets its connection
@@ -89,13 +93,14 @@ def test_an_answer_past_a_bound_is_one_line_naming_the_bound(hostile, capsys, mo
         monkeypatch.setattr(lean.LeanClient, "open", classmethod(lambda cls, *args, **kwargs: None))
     run = cli_runner(kubeconfig, capsys)
     said = {}
-    for answer in ("deep", "long", "endless"):
+    for answer in ("deep", "long", "many", "endless"):
         server.answer = answer
         said[answer] = run("get", "jobs")
     for answer, result in said.items():
         assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, (answer, result.err)
         assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
     assert "to list jobs is nested deeper than 1024 levels: not decoded" in said["deep"].err
+    assert "to list jobs is of more than 4,000 values: not decoded" in said["many"].err
     assert "is larger than the 64 KiB bound (it says 262,160 bytes): not read past it" in said["long"].err
     assert said["endless"].err.endswith("is larger than the 64 KiB bound: not read past it\n")
     assert server.cut.wait(10)
