@@ -99,6 +99,9 @@ class WizardScreen(RlarkScreen):
         self.preview_yaml = ""
         self.last_path = "job-draft.yaml"
         self._shown: dict[str, object] = {}
+        self.form_steps: tuple[FormStep, ...] = ()
+        """Steps 1-3, kept from compose: every check shows its messages in each (a query of the ~400 widgets per
+        change took a tenth of the wizard's time)."""
 
     @property
     def crumb(self) -> str:  # type: ignore[override]
@@ -130,10 +133,9 @@ class WizardScreen(RlarkScreen):
         too slow for a form of ~200 widgets)."""
         yield StatusHeader(id="status-header")
         yield Static("", id="wizard-title", markup=False)
+        self.form_steps = (JobStep(id="step-1"), WorkerStep(id="step-2"), CommonStep(id="step-3"))
         with ContentSwitcher(initial="step-1", id="wizard-steps"):
-            yield JobStep(id="step-1")
-            yield WorkerStep(id="step-2")
-            yield CommonStep(id="step-3")
+            yield from self.form_steps
             yield PreviewStep(id="step-4")
         yield Static("", id="wizard-status", markup=False)
         yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
@@ -291,7 +293,7 @@ class WizardScreen(RlarkScreen):
         local = [error(path, message) for path, message in self.local_errors.items()]
         self.findings = ordered(local + result.findings)
         messages = wv.field_messages(self.findings, self.draft, self.role_index, facts)
-        for step in self.query(FormStep):
+        for step in self.form_steps:
             step.show(self.draft, self.role_index, facts, messages)
         title = wv.title(self.step, self.draft, self.role_index, self.state.index is not None)
         if self._shown.get("title") != title:
