@@ -236,12 +236,47 @@ def parsed(source: str) -> ast.Module:
     return ast.parse(source)
 
 
-def markup_reads(source: str, name: str) -> list[str]:
+UPDATED_WIDGETS = frozenset({"Static", "Label"})
+"""Markup widgets whose text is replaced later (`update`), as parsed as the text they were made with."""
+
+
+def markup_widgets(sources: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(MARKUP_WIDGETS, UPDATED_WIDGETS) with the project's subclasses of each, but those whose __init__ gives
+    `markup=False` to its base (a subclass of Static is a Static a scan of 'Static(' does not see)."""
+    classes = [node for source in sources if "textual" in source for node in ast.walk(parsed(source))
+               if isinstance(node, ast.ClassDef)]
+    markup, updated = set(MARKUP_WIDGETS), set(UPDATED_WIDGETS)
+    while True:
+        more = {node.name for node in classes if node.name not in markup and not _plain_init(node)
+                and any(ast.unparse(base).split(".")[-1] in markup for base in node.bases)}
+        if not more:
+            return frozenset(markup), frozenset(updated | {node.name for node in classes if node.name in more and any(
+                ast.unparse(base).split(".")[-1] in updated for base in node.bases)})
+        markup |= more
+        updated |= {node.name for node in classes if node.name in more and any(
+            ast.unparse(base).split(".")[-1] in updated for base in node.bases)}
+
+
+def _plain_init(node: ast.ClassDef) -> bool:
+    """Whether a widget class's __init__ gives its base `markup=False`."""
+    return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
+               and any(k.arg == "markup" and isinstance(k.value, ast.Constant) and k.value.value is False
+                       for k in call.keywords)
+               for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"
+               for call in ast.walk(item))
+
+
+def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozenset[str]] = (
+        MARKUP_WIDGETS, UPDATED_WIDGETS)) -> list[str]:
     """Each Textual widget or list entry built in one module from a str that is not a literal (text from
-    elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it."""
+    elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it; and each Static
+    or Label (`widgets`: with the project's subclasses) that parses markup and can be found to be `update`d (it has
+    an id or classes, or is kept in a name): what update() gives it later is parsed as markup too."""
     tree = parsed(source)
+    marked, updated = widgets
     textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-               and (node.module or "").startswith("textual") for alias in node.names}
+               and (node.module or "").startswith("textual") for alias in node.names} | marked - MARKUP_WIDGETS
+    kept = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr)}
 
     def plain(node: ast.expr) -> bool:  # an empty literal is a placeholder: what is put there later is not
         if isinstance(node, ast.Constant):
@@ -252,14 +287,15 @@ def markup_reads(source: str, name: str) -> list[str]:
 
     found: list[str] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or (node.args and plain(node.args[0])):
+        if not isinstance(node, ast.Call):
             continue
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if called not in textual:
+        if called not in textual or called not in marked | PROMPT_WIDGETS:
             continue
         markup = next((k.value for k in node.keywords if k.arg == "markup"), None)
-        if called in PROMPT_WIDGETS or (called in MARKUP_WIDGETS
-                                        and not (isinstance(markup, ast.Constant) and markup.value is False)):
+        parses = called in PROMPT_WIDGETS or not (isinstance(markup, ast.Constant) and markup.value is False)
+        findable = called in updated and (id(node) in kept or any(k.arg in ("id", "classes") for k in node.keywords))
+        if parses and (findable or not (node.args and plain(node.args[0]))):
             found.append(f"{name}:{node.lineno}: {called}({ast.unparse(node.args[0])[:60] if node.args else ''})")
     return found
 
@@ -268,16 +304,27 @@ def test_no_widget_reads_text_from_elsewhere_as_markup():
     """Issue 33 item 4 (a fifth round found five list entries that did): a Job name, a TensorBoard tag, a
     namespace or a draft's role given to Textual as a str is markup, where `[@click=app.quit]` is an action and
     `[b]` restyles the screen. Every widget and list entry made from text that is not a literal, or made empty to
-    be filled later (`update`), says `markup=False` or is given a Text/Content."""
+    be filled later (`update`), says `markup=False` or is given a Text/Content; so does a Static or Label made from
+    a literal that can be found and updated (a seventh round: an id, classes or a name), and the project's own
+    subclasses of them are scanned as they are."""
+    paths = sorted((ROOT / "rlark_tui").rglob("*.py"))
+    sources = [path.read_text(encoding="utf-8") for path in paths]
+    widgets = markup_widgets(sources)
     found = []
-    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
-        found += markup_reads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    for path, source in zip(paths, sources):
+        found += markup_reads(source, str(path.relative_to(ROOT)), widgets)
     assert not found, "give Textual Text/Content or markup=False:\n" + "\n".join(found)
     sample = ("from textual.widgets import Static, Label\nfrom textual.widgets.option_list import Option\n"
               "Static(name)\nStatic(name, markup=False)\nStatic('Help')\nLabel(Text(name))\nOption(f'{job}')\n"
-              "Static('', id='later')\nStatic(id='later')\n")
-    assert markup_reads(sample, "m.py") == ["m.py:3: Static(name)", "m.py:7: Option(f'{job}')",
-                                            "m.py:8: Static('')", "m.py:9: Static()"]
+              "Static('', id='later')\nStatic(id='later')\nStatic('Loading', id='status')\nw = Label('Loading')\n"
+              "Section('', id='x')\nPlain('', id='y')\n")
+    project = markup_widgets(["from textual.widgets import Static\nclass Section(Static): pass\n"
+                              "class Plain(Static):\n    def __init__(self, t):\n"
+                              "        super().__init__(t, markup=False)\n"])
+    assert project == (MARKUP_WIDGETS | {"Section"}, UPDATED_WIDGETS | {"Section"})
+    assert markup_reads(sample, "m.py", project) == [
+        "m.py:3: Static(name)", "m.py:7: Option(f'{job}')", "m.py:8: Static('')", "m.py:9: Static()",
+        "m.py:10: Static('Loading')", "m.py:11: Label('Loading')", "m.py:12: Section('')"]
 
 
 TEXT_SINKS = MappingProxyType({
@@ -295,8 +342,8 @@ TEXT_SINKS = MappingProxyType({
 headers (Text.from_markup), Select, OptionList and SelectionList prompts (an option list's markup is on by
 default), Tabs and TabbedContent labels, Tree labels, the command palette's hits, a Collapsible's title. For a
 list of options, the first item of each (prompt, value) pair is the text."""
-TEXT_ATTRIBUTES = frozenset({"border_title", "border_subtitle", "tooltip"})
-"""Widget attributes Textual reads as markup when set to a str."""
+TEXT_ATTRIBUTES = frozenset({"border_title", "border_subtitle", "tooltip", "label"})
+"""Widget attributes Textual reads as markup when set to a str (a Button's or Checkbox's label too)."""
 TREE_NAMES = frozenset({"Tree", "TreeNode"})
 """`add` is a tree node's only where the module uses a Tree (else it is a set's)."""
 

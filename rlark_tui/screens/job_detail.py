@@ -151,7 +151,7 @@ class JobDetailScreen(RlarkScreen):
                     yield Section("", id="overview-text", markup=False)
             with TabPane("Workers", id="workers"):
                 yield WorkersTree(id="workers-tree")
-                yield RoleGpuUse("", id="workers-gpu")
+                yield RoleGpuUse("", id="workers-gpu", markup=False)
             with TabPane("Events", id="events"):
                 with VerticalScroll():
                     yield Section("", id="events-text", markup=False)

@@ -160,7 +160,7 @@ class JobStep(FormStep):
     def before(self, key: str) -> ComposeResult:
         if key == "header":
             yield Static("Roles (one role = one task; the task name is derived from the role name)",
-                         classes="wizard-heading")
+                         classes="wizard-heading", markup=False)
             yield Vertical(id="w-roles")
             yield FieldRow("", Button("Add role", id="add-role", compact=True), message_area("roles"))
 
