@@ -101,6 +101,25 @@ def test_no_writer_writes_through_another_users_link(planted):
         assert "\n" not in message and ("others may write" in message or "link" in message), (what, message)
 
 
+def test_storage_cp_from_the_gateway_into_another_users_links_writes_nothing(planted, rl, tmp_path):
+    """A real download (the sandbox gateway's object, its ETag and part name) to a file and to a folder in a shared
+    /tmp holding the other uid's links: one line each, nothing written there or through a link."""
+    shared, _victim, _ = planted
+    source = tmp_path / "w.pt"
+    source.write_bytes(b"weights\n")
+    assert rl("storage", "cp", str(source), "s3-rclone:planted-links/w.pt", "--cluster", "gpu-a").code == 0
+    try:
+        said = {dest: rl("storage", "cp", "s3-rclone:planted-links/w.pt", dest, "--cluster", "gpu-a")
+                for dest in (str(shared / "w.pt"), f"{shared}/")}
+        for dest, got in said.items():
+            assert got.code in (1, 2) and got.out == "" and got.err.count("\n") == 1, (dest, got.err)
+        assert said[str(shared / "w.pt")].err.startswith(f"error: refusing to write {shared / 'w.pt'}: ")
+        assert "others may write" in said[str(shared / "w.pt")].err
+        assert said[f"{shared}/"].err == f"error: object key 'w.pt' would be written outside {shared}\n"
+    finally:
+        rl("storage", "rm", "s3-rclone:planted-links/w.pt", "--cluster", "gpu-a", "--yes")
+
+
 def test_a_directory_of_another_user_is_refused_in_one_line(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir()
