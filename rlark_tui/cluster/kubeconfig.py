@@ -55,6 +55,9 @@ class Kubeconfig:
     """Kubeconfig cluster name -> its `rlark.io/server` extension (`server`, `certificate-authority-data`)."""
     gateways: dict[str, str] = field(default_factory=dict[str, str])
     """Context name -> the gateway its own rlark extension names (several control planes: each its own)."""
+    unusable: dict[str, str] = field(default_factory=dict[str, str])
+    """Context name -> which of its names holds a control character or line break (_unprintable): such a
+    context is not in `contexts`, and naming it is one line (resolve_context)."""
 
     def gateway_of(self, context: str) -> str | None:
         """The gateway of `context`: its own extension's, else the one found anywhere in the files."""
@@ -118,6 +121,8 @@ def load(flag: str | None = None) -> Kubeconfig:
             if isinstance(entry, dict) and entry.get("name"):
                 context = entry.get("context") or {}
                 contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
+        unusable = {name: why for name, context in contexts.items() if (why := _unprintable(merged, name, context))}
+        contexts = {name: context for name, context in contexts.items() if name not in unusable}
         gateway = _gateway_extension(merged, contexts)
         gateways = {name: found for name, ctx in contexts.items()
                     if (found := _gateway_extension({}, {name: ctx})) is not None}
@@ -133,7 +138,35 @@ def load(flag: str | None = None) -> Kubeconfig:
         origins=origins,
         servers=servers,
         gateways=gateways,
+        unusable=unusable,
     )
+
+
+def _unprintable(merged: dict[str, Any], name: str, context: dict[str, Any]) -> str:
+    """Which name of a context (its own, its cluster's, user's or namespace, the cluster's server, proxy or TLS
+    name, the user's exec command or arguments) holds a control character or line break; "" when none. Another
+    user's kubeconfig could otherwise forge lines, or send a terminal sequence, wherever rlark names them
+    (`rlark config`, `version`, the CONTEXT column, the TUI's header, every error naming the server)."""
+    cluster = _named(merged, "clusters", context.get("cluster"), "cluster")
+    user = _named(merged, "users", context.get("user"), "user")
+    execs: dict[str, Any] = found if isinstance(found := user.get("exec"), dict) else {}
+    args: list[Any] = given if isinstance(given := execs.get("args"), list) else []
+    fields = {"its name": name, "its cluster": context.get("cluster"), "its user": context.get("user"),
+              "its namespace": context.get("namespace"), "its server": cluster.get("server"),
+              "its proxy-url": cluster.get("proxy-url"), "its tls-server-name": cluster.get("tls-server-name"),
+              "its exec command": execs.get("command")}
+    named = [*fields.items(), *(("its exec arguments", arg) for arg in args)]
+    return next((what for what, value in named if isinstance(value, str) and not value.isprintable()), "")
+
+
+def _named(merged: dict[str, Any], section: str, name: object, key: str) -> dict[str, Any]:
+    """The first `section` entry named `name` (merge keeps the first of a name), its `key` mapping; {} if none."""
+    entries = merged.get(section)
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            found = entry.get(key)
+            return found if isinstance(found, dict) else {}
+    return {}
 
 
 def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
@@ -142,6 +175,9 @@ def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
     if not name:
         raise UsageError(f"kubeconfig {kubeconfig.paths[0]} has no current-context: pass --context "
                          f"(contexts: {', '.join(sorted(kubeconfig.contexts)) or 'none'})")
+    if name in kubeconfig.unusable:
+        raise UsageError(f"context {name!r} of the kubeconfig is not used: {kubeconfig.unusable[name]} holds a "
+                         "control character or line break")
     if name not in kubeconfig.contexts:
         raise UsageError(f"context {name!r} is not in the kubeconfig "
                          f"(contexts: {', '.join(sorted(kubeconfig.contexts)) or 'none'})")

@@ -1,0 +1,52 @@
+"""A kubeconfig from someone else (issue 33, a seventh round): a context whose name, cluster, namespace, server or
+exec command holds a control character or line break forged lines and sent terminal sequences wherever rlark
+named it (`rlark config`: 'context: ctx' then 'Status: forged' on a line of its own; `version`; the
+--all-contexts error prefix). Such a context is not used: naming it is one line, with the name escaped, and
+--all-contexts reads the others."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.clirun import cli_runner
+
+FORGED = "ctx\x1b]52;c;SGVsbG8=\x07\nStatus: forged"
+
+
+def context(name: str, server: str = "https://127.0.0.1:1", namespace: str = "default",
+            command: str = "true") -> tuple[dict, dict, dict]:
+    return ({"name": name, "cluster": {"server": server}},
+            {"name": name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command}}
+             if command != "true" else {"token": "t"}},
+            {"name": name, "context": {"cluster": name, "user": name, "namespace": namespace}})
+
+
+@pytest.fixture
+def kubeconfig(tmp_path, env):
+    entries = [context("good"), context(FORGED), context("server", server="https://127.0.0.1:1/\nStatus: forged"),
+               context("namespace", namespace="ns\x1bc"), context("plugin", command="get-token\nStatus: forged")]
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": FORGED,
+                                    "clusters": [c for c, _, _ in entries], "users": [u for _, u, _ in entries],
+                                    "contexts": [x for _, _, x in entries]}))
+    return path
+
+
+def test_a_context_with_a_control_character_in_a_name_is_one_line_and_not_used(kubeconfig, capsys):
+    run = cli_runner(kubeconfig, capsys)
+    said = {"current": run("get", "jobs"), "config": run("config"), "version": run("version")}
+    said |= {name: run("--context", name, "get", "jobs") for name in ("server", "namespace", "plugin")}
+    for what, result in said.items():
+        shown = result.out + result.err
+        assert "\x1b" not in shown and "\x07" not in shown and "\nStatus: forged" not in shown, (what, shown)
+        assert result.code != 0 and (result.err.count("\n") == 1 or what == "config"), (what, result.err)
+    assert said["current"].err == ("error: context 'ctx\\x1b]52;c;SGVsbG8=\\x07\\nStatus: forged' of the kubeconfig "
+                                   "is not used: its name holds a control character or line break\n")
+    assert said["config"].out.splitlines()[2] == "kubeconfig:   " + said["current"].err.removeprefix("error: ")[:-1]
+    for name, field in (("server", "its server"), ("namespace", "its namespace"), ("plugin", "its exec command")):
+        assert f"context '{name}' of the kubeconfig is not used: {field} holds" in said[name].err
+    every = run("--all-contexts", "get", "jobs")
+    assert every.err.startswith("context good: cannot reach the control plane at https://127.0.0.1:1"), \
+        every.err
+    assert every.err.count("\n") == 1
