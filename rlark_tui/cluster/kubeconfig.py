@@ -235,6 +235,8 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     from kubernetes.config.incluster_config import load_incluster_config
     from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
+    from rlark_tui.cluster import execplugin
+    execplugin.bound()
     configuration = k8s.Configuration()
     taken: dict[str, Credential] = {}
     try:

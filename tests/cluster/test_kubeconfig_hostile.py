@@ -6,6 +6,8 @@ named it (`rlark config`: 'context: ctx' then 'Status: forged' on a line of its 
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 import yaml
 
@@ -50,3 +52,27 @@ def test_a_context_with_a_control_character_in_a_name_is_one_line_and_not_used(k
     assert every.err.startswith("context good: cannot reach the control plane at https://127.0.0.1:1"), \
         every.err
     assert every.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("plugin", [["yes"], ["sh", "-c", "sleep 987 & wait"]], ids=["endless", "silent"])
+def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, monkeypatch, plugin):
+    """The loader read an exec plugin's whole output for as long as it ran: `yes` as the plugin took rlark to 6.6 GB
+    in 20 s, and one that never ends held `rlark get` for ever. Past 1 MiB or EXEC_SECONDS the plugin (and what it
+    started) is stopped, the loader logs one line (as it does a plugin that fails) and the request goes without
+    its credentials."""
+    from rlark_tui.cluster import execplugin
+    monkeypatch.setattr(execplugin, "EXEC_SECONDS", 0.5)
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                  "command": plugin[0], "args": plugin[1:]}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    assert result.code == 1 and "cannot reach the control plane" in result.err, result.err
+    assert [record.getMessage() for record in caplog.records] == [
+        "exec: the plugin yes wrote more than 1 MiB: not read past it" if plugin == ["yes"]
+            else "exec: the plugin sh gave no answer within 0.5 s: stopped"]
+    left = subprocess.run(["pgrep", "-f", "sleep 987"], capture_output=True, text=True)
+    assert left.stdout == "", "the plugin's child was left running"
