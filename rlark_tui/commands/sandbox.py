@@ -48,6 +48,9 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    for flag, port in (("--port", args.port), ("--server-port", args.server_port)):
+        if not 0 <= port <= 65535:
+            raise UsageError(f"{flag} must be 0..65535")
     require_sandbox_extra("sandbox")
     from rlark_sandbox import main_foreground
     from rlark_sandbox.seed import parse

@@ -57,6 +57,13 @@ def test_huge_integers_give_one_line(plain_sandbox, env, tmp_path, capsys):
                                 "than 4300 digits)\n")
 
 
+@pytest.mark.parametrize("argv", [["sandbox", "--port", "99999999"], ["sandbox", "--server-port", "-1"]])
+def test_a_port_out_of_range_is_one_line(env, capsys, argv):
+    """A seventh round: `rlark sandbox --port 99999999` ended in a crash report (bind's OverflowError)."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"error: {argv[1]} must be 0..65535\n"
+
+
 def test_bad_names_files_and_output_give_one_line(plain_sandbox, env, tmp_path, capsys):
     kube = ["--kubeconfig", str(plain_sandbox.kubeconfig)]
     for argv, shown in ((["describe", "job", ".."], "'..'"), (["logs", ""], "''"), (["check", "a/b"], "'a/b'"),
