@@ -26,7 +26,7 @@ from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 
 SIZE = (120, 40)
 IMAGE = "registry.rlark.local/iterate-invalid-pull/rlinf@sha256:" + "0123456789abcdef" * 4
@@ -77,7 +77,7 @@ async def through_the_wizard(pilot) -> WizardScreen:
     screen = await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen) and pilot.app.screen,
                             "the wizard")
     for step in (2, 3, 4):
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await wait_for(pilot, lambda step=step: screen.step == step, f"step {step}")
     return screen
 

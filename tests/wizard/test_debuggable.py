@@ -9,6 +9,7 @@ import uuid
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_list import JobListScreen
+from tests.pilot import press
 from wizard.helpers import SIZE, base_draft, message, new_app, open_wizard, settle, until
 
 PTRACE = {"capabilities": {"add": ["SYS_PTRACE"]}}
@@ -33,11 +34,11 @@ async def test_debuggable_toggled_in_step_3_reaches_the_submitted_job(access, st
         await until(pilot, lambda: app.screen is screen, what="back in the wizard")
 
         screen.query_one("#w-debuggable").focus()
-        await pilot.press("enter", "down", "enter")
+        await press(pilot, "enter", "down", "enter")
         await settle(pilot)
         assert screen.draft.debuggable is True
         assert message(screen, "debuggable").startswith("adds SYS_PTRACE to every container")
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         assert screen.step == 4, str(screen.query_one("#wizard-status").render())
         assert screen.preview_yaml.count("- SYS_PTRACE") == 3 and "RAY_DASHBOARD_ENABLE_PROFILING" in screen.preview_yaml

@@ -85,7 +85,7 @@ async def test_declining_the_offer_starts_a_new_draft(access, state):
         screen = WizardScreen()
         await app.push_screen(screen)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the resume offer")
-        await pilot.press("n")
+        await press(pilot, "n")
         await settle(pilot)
         assert app.screen is screen and screen.step == 1 and screen.draft.name == ""
         assert "required: the Job name" in message(screen, "name")
@@ -123,10 +123,10 @@ async def test_export_import_and_script_editing(access, state, tmp_path):
 
         await screen.load(screen.draft, step=3)
         screen.query_one("#w-runScript").focus()
-        await pilot.press("f4")
+        await press(pilot, "f4")
         await settle(pilot)
         assert "cannot hand over to $EDITOR" in str(screen.query_one("#wizard-status").render())
-        await pilot.press("end", *" -x")
+        await press(pilot, "end", *" -x")
         await settle(pilot)
         assert screen.draft.run_script == "cd /workspace && python train.py -x"
 

@@ -11,6 +11,7 @@ from textual.widgets._select import SelectOverlay
 
 from rlark_tui.model.objects import Node
 from rlark_tui.model.placement import find_hardware, hardware_choices
+from tests.pilot import press
 from wizard.helpers import base_draft, message, new_app, open_wizard, settle
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -26,7 +27,7 @@ async def choose(pilot, screen, key: str, starts: str) -> list[str]:
     returns the prompts the open list showed."""
     select = screen.query_one(f"#w-{key}", Select)
     select.focus()
-    await pilot.press("enter")
+    await press(pilot, "enter")
     await settle(pilot)
     overlay = select.query_one(SelectOverlay)
     assert overlay.display and screen.region.contains_region(overlay.region), f"#w-{key}'s list is not in view"
@@ -34,7 +35,7 @@ async def choose(pilot, screen, key: str, starts: str) -> list[str]:
     target = next(i for i, prompt in enumerate(prompts) if prompt.startswith(starts))
     while overlay.highlighted != target:
         await pilot.press("down")
-    await pilot.press("enter")
+    await press(pilot, "enter")
     await settle(pilot)
     return prompts
 
@@ -43,7 +44,7 @@ async def test_wizard_places_a_role_on_h100_nodes_and_the_job_selects_them(acces
     app = new_app(access)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_wizard(pilot, base_draft("wiz-place"))
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         assert screen.step == 2
         screen.query_one("#w-role-pick").value = 1  # Rollout, in rlark-gpu-a
@@ -76,7 +77,7 @@ async def test_wizard_places_a_role_on_h100_nodes_and_the_job_selects_them(acces
         assert "Workers: 2 (one per picked Node)" in str(screen.query_one("#w-match-summary").render())
 
         for step in (3, 4):
-            await pilot.press("ctrl+n")
+            await press(pilot, "ctrl+n")
             await settle(pilot)
             assert screen.step == step, str(screen.query_one("#wizard-status").render())
         assert not [f for f in screen.findings if f.level == "error"], screen.findings
@@ -94,7 +95,7 @@ async def test_a_placement_that_cannot_fit_says_why_beside_its_field(access, sta
     app = new_app(access)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_wizard(pilot, base_draft("wiz-place-full"))
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         screen.query_one("#w-role-pick").value = 1
         await settle(pilot)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rlark_tui.jobspec.draft import Mount
+from tests.pilot import press
 from wizard.helpers import SIZE, base_draft, focused_id, message, new_app, open_wizard, settle
 
 
@@ -71,7 +72,7 @@ async def test_each_rule_blocks_next_with_the_reason_beside_its_field(access):
             await screen.load(change(base_draft("wiz-rules")))
             while True:
                 before = screen.step
-                await pilot.press("ctrl+n")
+                await press(pilot, "ctrl+n")
                 await settle(pilot, 1)
                 if screen.step == before:
                     break
@@ -101,7 +102,7 @@ async def test_warnings_do_not_block_and_step_4_findings_jump_to_their_field(acc
         roles = list(draft.roles)
         roles[1] = replace(roles[1], image=tagged, mounts=(Mount(type="host", source="/data", target="/usr"),))
         await screen.load(replace(draft, roles=tuple(roles)))
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         screen.query_one("#w-role-pick").value = 1
         await settle(pilot)
@@ -109,13 +110,13 @@ async def test_warnings_do_not_block_and_step_4_findings_jump_to_their_field(acc
         assert "differs from the image of roles[0]" in message(screen, "image")
         assert "hides the image's" in message(screen, "mounts")
         assert "/data must exist on gpu-a2" in message(screen, "mounts")
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         assert screen.step == 3
         assert "Actor: selector kubernetes.io/hostname=gpu-a3 matches 1 Node(s) globally: gpu-a3 (rlark-gpu-a)" \
             in message(screen, "header3")
         assert "roles span 2 clusters" in message(screen, "domain")
-        await pilot.press("ctrl+n")
+        await press(pilot, "ctrl+n")
         await settle(pilot)
         assert screen.step == 4
         shown = finding_lines(screen)
@@ -124,7 +125,7 @@ async def test_warnings_do_not_block_and_step_4_findings_jump_to_their_field(acc
         valid = base_draft("wiz-jump")
         await screen.load(replace(valid, roles=valid.roles[:2] + (replace(valid.roles[2], image=""),)), step=4)
         await settle(pilot)
-        await pilot.press("ctrl+g")
+        await press(pilot, "ctrl+g")
         await settle(pilot)
         assert "Submit blocked by 1 error(s); first: roles[2].image" in str(screen.query_one("#w-result").render())
         options = screen.query_one("#w-findings")
@@ -132,7 +133,7 @@ async def test_warnings_do_not_block_and_step_4_findings_jump_to_their_field(acc
         first = str(options.get_option_at_index(0).prompt)
         assert first.startswith("✗ error  roles[2].image: required")
         options.highlighted = 0
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await settle(pilot)
         assert screen.step == 2 and screen.role_index == 2
         assert focused_id(app) == "w-image"

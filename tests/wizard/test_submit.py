@@ -50,14 +50,14 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
     else:
         screen.query_one("#w-name").value = name
     screen.query_one("#w-type").focus()
-    await pilot.press("enter", *(["down"] * downs), "enter")
+    await press(pilot, "enter", *(["down"] * downs), "enter")
     await settle(pilot)
     assert screen.draft.type == job_type
     if job_type == "custom":
         assert screen.draft.roles == ()
         assert "Job type Custom: roles set to its presets (none" in str(screen.query_one("#wizard-status").render())
         screen.query_one("#add-role").focus()
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await settle(pilot)
         await press(pilot, *(["backspace"] * len("New role")), *roles[0][0])
         await settle(pilot)
@@ -65,7 +65,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
     assert [r.name for r in screen.draft.roles] == [r[0] for r in roles]
     screen.query_one("#w-header").value = header
     await settle(pilot)
-    await pilot.press("ctrl+n")
+    await press(pilot, "ctrl+n")
     await settle(pilot)
     assert screen.step == 2
     for index, (_, cluster, host, gpu) in enumerate(roles):
@@ -82,7 +82,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
         screen.query_one("#w-gpu").value = str(gpu)
         screen.query_one("#w-image").value = IMAGE
         await settle(pilot)
-    await pilot.press("ctrl+n")
+    await press(pilot, "ctrl+n")
     await settle(pilot)
     assert screen.step == 3, str(screen.query_one("#wizard-status").render())
     if domain:
@@ -90,7 +90,7 @@ async def build_in_wizard(pilot, screen, job_type: str, name: str, type_name: bo
     screen.query_one("#w-runScript").text = "cd /workspace && python train.py"
     screen.query_one("#w-record-runId").value = f"{name}-001"
     await settle(pilot)
-    await pilot.press("ctrl+n")
+    await press(pilot, "ctrl+n")
     await settle(pilot)
     assert screen.step == 4, str(screen.query_one("#wizard-status").render())
 
@@ -159,7 +159,7 @@ async def test_read_only_refuses_submit_but_allows_dry_run(access, state):
         await screen.load(screen.draft, step=4)
         await settle(pilot)
         assert str(screen.query_one("#submit").label) == "Submit refused: read-only"
-        await pilot.press("ctrl+g")
+        await press(pilot, "ctrl+g")
         await settle(pilot)
         assert "read-only mode: Submit refused" in str(screen.query_one("#w-result").render())
         await pilot.press("ctrl+t")
