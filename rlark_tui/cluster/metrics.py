@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
 MAX_POINTS = 2000
+MAX_TAGS = 256
+"""The most TensorBoard series read at once: each is a request, and the Job's code names its tags (100,000 tags
+were 100,000 requests and every series whole in memory, each poll of an opened Job)."""
 """Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
@@ -169,9 +172,11 @@ def _get(gateway: Http, path: str, what: str) -> object:
         raise MetricsUnavailable(f"TensorBoard via the gateway answered something that is not JSON for {what}") from None
 
 
-def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None = None) -> dict[str, list[Point]]:
+def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None = None
+                       ) -> tuple[dict[str, list[Point]], str]:
     """Scalar series of every run of the Task's TensorBoard (run `.` is the log dir itself; other runs get a
-    `run/` prefix), only `tags` when given."""
+    `run/` prefix), only `tags` when given, and a note ('' or what was left out). At most MAX_TAGS series are read
+    (one request each, in name order), each thinned as it comes (MAX_POINTS)."""
     gateway = access.gateway_http()
     if gateway is None:
         raise MetricsUnavailable("TensorBoard: no gateway configured — see `rlark config`")
@@ -179,15 +184,15 @@ def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None 
     runs = _get(gateway, base + "/tags", "the tag list")
     if not isinstance(runs, dict):
         raise MetricsUnavailable("TensorBoard's tag list is not a mapping of runs to tags")
-    series: dict[str, list[Point]] = {}
-    for run, run_tags in sorted(runs.items()):
-        for tag in sorted(run_tags if isinstance(run_tags, dict) else []):
-            name = tag if run == "." else f"{run}/{tag}"
-            if tags and name not in tags:
-                continue
-            points = _get(gateway, f"{base}/scalars?run={quote(run, safe='')}&tag={quote(tag, safe='')}", tag)
-            series[name] = scalar_points(points)
-    return series
+    wanted = sorted((tag if run == "." else f"{run}/{tag}", str(run), str(tag)) for run, run_tags in runs.items()
+                    for tag in (run_tags if isinstance(run_tags, dict) else []))
+    wanted = [entry for entry in wanted if not tags or entry[0] in tags]
+    series = {name: thin(scalar_points(_get(gateway, f"{base}/scalars?run={quote(run, safe='')}&tag="
+                                                     f"{quote(tag, safe='')}", tag)))
+              for name, run, tag in wanted[:MAX_TAGS]}
+    left = len(wanted) - MAX_TAGS
+    return series, (f"TensorBoard has {len(wanted):,} tags: the first {MAX_TAGS} read (name one with --tag)"
+                    if left > 0 else "")
 
 
 def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", tags: list[str] | None = None,
@@ -203,9 +208,9 @@ def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", ta
             note = "no tensorBoardDir on the Header Task"
         else:
             try:
-                series = tensorboard_series(access, header.task, tags)
+                series, left_out = tensorboard_series(access, header.task, tags)
                 if series or source == "tensorboard":
-                    return _result(job_name, "tensorboard", series, "")
+                    return _result(job_name, "tensorboard", series, left_out)
                 note = "TensorBoard has no scalars yet"
             except MetricsUnavailable as exc:
                 if source == "tensorboard":
