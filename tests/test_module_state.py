@@ -270,8 +270,9 @@ def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozense
         MARKUP_WIDGETS, UPDATED_WIDGETS)) -> list[str]:
     """Each Textual widget or list entry built in one module from a str that is not a literal (text from
     elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it; and each Static
-    or Label (`widgets`: with the project's subclasses) that parses markup and can be found to be `update`d (it has
-    an id or classes, or is kept in a name): what update() gives it later is parsed as markup too."""
+    or Label that parses markup and can be found to be `update`d (it has an id or classes, or is kept in a name),
+    or a project's subclass of them (`widgets`) that parses markup (its own methods update it): what update()
+    gives it later is parsed as markup too."""
     tree = parsed(source)
     marked, updated = widgets
     textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
@@ -294,7 +295,8 @@ def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozense
             continue
         markup = next((k.value for k in node.keywords if k.arg == "markup"), None)
         parses = called in PROMPT_WIDGETS or not (isinstance(markup, ast.Constant) and markup.value is False)
-        findable = called in updated and (id(node) in kept or any(k.arg in ("id", "classes") for k in node.keywords))
+        findable = called in updated and (called not in UPDATED_WIDGETS or id(node) in kept  # a subclass updates
+                                          or any(k.arg in ("id", "classes") for k in node.keywords))  # itself too
         if parses and (findable or not (node.args and plain(node.args[0]))):
             found.append(f"{name}:{node.lineno}: {called}({ast.unparse(node.args[0])[:60] if node.args else ''})")
     return found
@@ -317,14 +319,14 @@ def test_no_widget_reads_text_from_elsewhere_as_markup():
     sample = ("from textual.widgets import Static, Label\nfrom textual.widgets.option_list import Option\n"
               "Static(name)\nStatic(name, markup=False)\nStatic('Help')\nLabel(Text(name))\nOption(f'{job}')\n"
               "Static('', id='later')\nStatic(id='later')\nStatic('Loading', id='status')\nw = Label('Loading')\n"
-              "Section('', id='x')\nPlain('', id='y')\n")
+              "Section('', id='x')\nPlain('', id='y')\nSection('Title')\n")
     project = markup_widgets(["from textual.widgets import Static\nclass Section(Static): pass\n"
                               "class Plain(Static):\n    def __init__(self, t):\n"
                               "        super().__init__(t, markup=False)\n"])
     assert project == (MARKUP_WIDGETS | {"Section"}, UPDATED_WIDGETS | {"Section"})
     assert markup_reads(sample, "m.py", project) == [
         "m.py:3: Static(name)", "m.py:7: Option(f'{job}')", "m.py:8: Static('')", "m.py:9: Static()",
-        "m.py:10: Static('Loading')", "m.py:11: Label('Loading')", "m.py:12: Section('')"]
+        "m.py:10: Static('Loading')", "m.py:11: Label('Loading')", "m.py:12: Section('')", "m.py:14: Section('Title')"]
 
 
 TEXT_SINKS = MappingProxyType({
