@@ -15,11 +15,14 @@ from rlark_tui.cluster.errors import ApiError, Forbidden, NotFound, Request, Una
 from rlark_tui.cluster.http import Http
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
+from rlark_tui.text.parse import ascii_int
 
 TIMEOUT = 5.0
 MAX_ANSWER_BYTES = 32 * 2**20
 """The largest JSON answer read from Ray (a State API list of 10,000 nodes is a few MB); past it, one line."""
 MAX_TEXT_BYTES = 4 * 2**20
+MAX_ROWS = 10_000
+"""The most rows of a State API list taken without a `limit` in the query (Ray's own default is 100)."""
 """The largest text answer read from Ray (a worker's traceback, a log file's tail); past it, one line."""
 ALIVE_QUERY = (("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
                ("limit", "10000"))
@@ -152,10 +155,13 @@ class RayDashboard:
         return [j for j in body if isinstance(j, dict)] if isinstance(body, list) else []
 
     def state_list(self, resource: str, what: str, query: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
-        """A State API list (`/api/v0/<resource>`, e.g. `actors?detail=true`): the entries of `data.result.result`."""
+        """A State API list (`/api/v0/<resource>`, e.g. `actors?detail=true`): the entries of `data.result.result`,
+        at most the query's `limit` (MAX_ROWS without one), as Ray answers: a head that sends more is not believed,
+        since each row may be a request of its own (a stack dump, a stderr tail)."""
         result = self._envelope(f"/api/v0/{resource}", what, query).get("result")
         rows = result.get("result") if isinstance(result, dict) else None
-        return [row for row in rows or [] if isinstance(row, dict)]
+        limit = next((ascii_int(value) for key, value in query or [] if key == "limit"), None) or MAX_ROWS
+        return [row for row in rows if isinstance(row, dict)][:limit] if isinstance(rows, list) else []
 
     def node_ips(self) -> dict[str, str]:
         """Node ID -> node IP (`/nodes?view=summary`: `summary[].raylet.nodeId` and `ip`)."""

@@ -39,6 +39,9 @@ RayFacts = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dic
 HEADER_TAIL = 20_000
 """Header log lines read per container instance."""
 STDERR_LINES = 200
+MAX_TAILS = 32
+"""The most dead workers whose stderr tail is read (a request each, up to client.MAX_TEXT_BYTES): a head listing
+10,000 dead actors is not 10,000 requests and 40 GB of tails. The first failure is among the first dead."""
 PARALLEL = 8
 KEPT_DIR = "diagnosis"
 MAX_KEPT_BYTES = 4 * 1024 * 1024
@@ -246,13 +249,17 @@ def _ray(access: ClusterAccess, job: Job, notes: list[str]) -> RayFacts:
     def tail(item: tuple[str, int]) -> tuple[int, str | None]:
         node_id, pid = item
         try:
-            return pid, dashboard.text("/api/v0/logs/file", "a worker's stderr",
-                                       [("node_id", node_id), ("pid", str(pid)), ("suffix", "err"),
-                                        ("lines", str(STDERR_LINES))])
+            text = dashboard.text("/api/v0/logs/file", "a worker's stderr",
+                                  [("node_id", node_id), ("pid", str(pid)), ("suffix", "err"),
+                                   ("lines", str(STDERR_LINES))])
+            return pid, "\n".join(text.splitlines()[-STDERR_LINES:])  # as many lines as asked, whatever came
         except (ApiError, Unreachable) as exc:
             notes.append(f"Ray: the stderr of worker {pid}: {exc}")
             return pid, None
 
+    if len(dead) > MAX_TAILS:
+        notes.append(f"Ray: {len(dead):,} dead workers; the stderr of the first {MAX_TAILS} read")
+    dead = dead[:MAX_TAILS]
     stderr = {pid: text for pid, text in (parallel_map(tail, dead, PARALLEL) if dead else []) if text}
     return actors, workers, ips, stderr
 

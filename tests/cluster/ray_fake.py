@@ -22,6 +22,10 @@ class FakeRayDashboard:
         self.up = True
         """False: Ray not started yet in its Pod; the platform's proxy answers 502 for every path."""
         self.requests: list[tuple[str, dict]] = []
+        self.actors: list[dict] = []
+        """What /api/v0/actors lists, whatever limit is asked (a hostile head's part)."""
+        self.stderr = ""
+        """What /api/v0/logs/file answers, whatever lines are asked."""
         self.url = ""
         self._loop = asyncio.new_event_loop()
         self._runner = None
@@ -62,6 +66,24 @@ class FakeRayDashboard:
                                    "status": "RUNNING", "entrypoint": "python job.py", "message": "",
                                    "start_time": 1795977022059, "end_time": None}])
 
+    async def state(self, request: web.Request) -> web.Response:
+        if (denied := self._authorized(request)) is not None:
+            return denied
+        rows = self.actors if request.path.endswith("/actors") else []
+        return web.json_response({"result": True, "msg": "", "data": {"result": {
+            "total": len(rows), "num_after_truncation": len(rows), "num_filtered": len(rows), "result": rows}}})
+
+    async def node_summary(self, request: web.Request) -> web.Response:
+        if (denied := self._authorized(request)) is not None:
+            return denied
+        return web.json_response({"result": True, "msg": "", "data": {"summary": [
+            {"raylet": {"nodeId": f"n{i}"}, "ip": f"10.0.0.{i + 1}"} for i in range(self.alive)]}})
+
+    async def log_file(self, request: web.Request) -> web.Response:
+        if (denied := self._authorized(request)) is not None:
+            return denied
+        return web.Response(text=self.stderr)
+
     async def authentication_mode(self, request: web.Request) -> web.Response:
         """Public, as in Ray: whether the dashboard wants a token."""
         if not self.up:
@@ -74,6 +96,10 @@ class FakeRayDashboard:
         app.router.add_get("/api/v0/nodes", self.nodes)
         app.router.add_get("/api/cluster_status", self.cluster_status)
         app.router.add_get("/api/jobs/", self.jobs)
+        app.router.add_get("/api/v0/actors", self.state)
+        app.router.add_get("/api/v0/workers", self.state)
+        app.router.add_get("/nodes", self.node_summary)
+        app.router.add_get("/api/v0/logs/file", self.log_file)
         self._thread.start()
 
         async def boot():

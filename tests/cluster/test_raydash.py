@@ -101,6 +101,29 @@ def test_a_ray_answer_past_its_bound_is_one_line_naming_it(dashboard, monkeypatc
     assert status["error"].endswith(" bytes): not read past it")
 
 
+def test_a_head_listing_thousands_of_dead_actors_is_read_to_the_bounds(dashboard):
+    """A seventh round, Ray answers from a hostile head: the State API's `limit` was not held to, and each dead
+    worker's stderr tail was a request read to 4 MiB and kept whole, so 20,000 dead actors were 20,000 requests
+    (and up to 80 GB of tails) for one rlark diagnose. Rows past the asked limit are left out, the stderr of at most
+    MAX_TAILS dead workers is read, each to the lines asked."""
+    from rlark_tui.raydash import diagnose
+
+    dashboard.actors = [{"state": "DEAD", "pid": 1000 + i, "node_id": "n0", "actor_id": f"a{i}"} for i in range(20_000)]
+    dashboard.stderr = "Traceback line\n" * 10_000
+    ray = RayDashboard(Http(dashboard.url, source="Ray dashboard"))
+
+    class Access:  # what diagnose asks of a ClusterAccess: the Job's dashboard
+        def ray_dashboard(self, job):
+            return ray
+
+    notes: list[str] = []
+    actors, _workers, _ips, stderr = diagnose._ray(Access(), Job({"metadata": {"name": "j"}}), notes)
+    assert len(actors) == 10_000 and notes == [f"Ray: 10,000 dead workers; the stderr of the first "
+                                               f"{diagnose.MAX_TAILS} read"]
+    assert len(stderr) == diagnose.MAX_TAILS and {len(text.splitlines()) for text in stderr.values()} == {200}
+    assert sum(path.startswith("/api/v0/logs/file") for path, _ in dashboard.requests) == diagnose.MAX_TAILS
+
+
 def test_through_rlark_server_taskproxy_with_token(sb, env, dashboard):
     pods = seed_running_job(sb, "ray-proxy", ROLES)
     (env / "config.yaml").write_text("ray:\n  token: ray-secret-token\n")
