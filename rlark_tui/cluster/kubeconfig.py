@@ -259,7 +259,9 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
 def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential]:
     """Remove the context's CA, client certificate and key from the loader's merged config (ConfigNodes over the
     documents' dicts) and return them with the loader's precedence: inline data, when present at all, wins over
-    the file; a file is relative to the cluster entry's file, as the loader resolves it, and must exist."""
+    the file; a file is relative to the cluster entry's file, as the loader resolves it, and must exist. A
+    `tokenFile` is read here within MAX_CREDENTIAL_BYTES and given to the loader as `token` (the loader reads a
+    file whole: `tokenFile: /dev/zero` beside an exec plugin took rlark past 2.6 GB)."""
     from kubernetes.config import ConfigException
 
     node = config["contexts"].get_with_name(context)["context"]
@@ -286,6 +288,11 @@ def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential
             if not os.path.isfile(path):
                 raise ConfigException(f"File does not exist: {path}")
             taken[kind] = Credential(path=path)
+    values = getattr(user, "value", None)
+    if isinstance(values, dict) and "tokenFile" in values and not values.get("token"):
+        user_base = _base_path(user.path) if getattr(user, "path", None) else base  # type: ignore[union-attr]
+        path = os.path.normpath(os.path.join(user_base, values.pop("tokenFile")))
+        values["token"] = read_input(path, "kubeconfig credential", MAX_CREDENTIAL_BYTES).decode()
     return taken
 
 

@@ -76,3 +76,17 @@ def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, mon
             else "exec: the plugin sh gave no answer within 0.5 s: stopped"]
     left = subprocess.run(["pgrep", "-f", "sleep 987"], capture_output=True, text=True)
     assert left.stdout == "", "the plugin's child was left running"
+
+
+def test_a_token_file_beside_an_exec_plugin_is_read_within_its_bound(tmp_path, env, capsys):
+    """A context the loader reads (it has an exec plugin) read its tokenFile whole: /dev/zero took rlark past
+    2.6 GB (a MemoryError crash under a 3 GB limit). It is read as every credential file is, to 1 MiB."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"tokenFile": "/dev/zero", "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "false"}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    assert (result.code, result.err) == (2, "error: kubeconfig credential /dev/zero: larger than 1 MiB\n")
