@@ -127,7 +127,11 @@ def pool_manager(context: ssl.SSLContext, proxy: str | None = None, proxy_header
                              "(pip install pysocks)") from None
         return SOCKSProxyManager(proxy, headers=proxy_headers, **pool_args)
     if proxy:
-        return urllib3.ProxyManager(proxy, proxy_headers=proxy_headers, **pool_args)
+        try:
+            return urllib3.ProxyManager(proxy, proxy_headers=proxy_headers, **pool_args)
+        except (urllib3.exceptions.ProxySchemeUnknown, urllib3.exceptions.LocationParseError, ValueError):
+            raise UsageError(f"proxy-url {proxy}: not a proxy URL rlark can use (http://, https:// or "
+                             "socks5://HOST:PORT)") from None
     return urllib3.PoolManager(**pool_args)
 
 

@@ -90,3 +90,19 @@ def test_a_token_file_beside_an_exec_plugin_is_read_within_its_bound(tmp_path, e
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
     result = cli_runner(path, capsys)("get", "jobs")
     assert (result.code, result.err) == (2, "error: kubeconfig credential /dev/zero: larger than 1 MiB\n")
+
+
+@pytest.mark.parametrize("proxy", ["ftp://x:S3cretProxyPw@h", "http://[::1", "http://h:99999999"])
+def test_a_proxy_url_rlark_cannot_use_is_one_line(tmp_path, env, capsys, proxy):
+    """urllib3 refused these proxy URLs with ProxySchemeUnknown or LocationParseError, a crash report for every
+    command; now one line, its password masked."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "proxy-url": proxy}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    shown = proxy.replace("S3cretProxyPw", "***")
+    assert (result.code, result.err) == (2, f"error: proxy-url {shown}: not a proxy URL rlark can use (http://, "
+                                            "https:// or socks5://HOST:PORT)\n")
