@@ -8,6 +8,7 @@ urllib3 or the kubernetes client: `rlark get` and the TUI's first list load it e
 from __future__ import annotations
 
 import functools
+import re
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
@@ -16,6 +17,7 @@ from rlark_tui.cluster.errors import Request, TooLarge, TooSlow, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.model.quantity import size_text
 from rlark_tui.text.parse import JsonBound, load_json
+from rlark_tui.text.sinks import one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -51,10 +53,14 @@ def query_string(query: list[tuple[str, str]]) -> str:
 
 
 def display_url(base: str) -> str:
-    """The base URL as messages show it: scheme, host, port and path (never user info or a query)."""
-    parts = urlsplit(base)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
+    """The base URL as messages show it: scheme, host, port and path (never user info or a query); one that does
+    not parse (a port past 65535, an open IPv6 bracket) as its text without them, on one line."""
+    try:
+        parts = urlsplit(base)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return one_line(re.sub(r"(?<=//)[^/@]*@", "", re.split(r"[?#]", base, maxsplit=1)[0]))
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 

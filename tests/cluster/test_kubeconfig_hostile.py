@@ -106,3 +106,21 @@ def test_a_proxy_url_rlark_cannot_use_is_one_line(tmp_path, env, capsys, proxy):
     shown = proxy.replace("S3cretProxyPw", "***")
     assert (result.code, result.err) == (2, f"error: proxy-url {shown}: not a proxy URL rlark can use (http://, "
                                             "https:// or socks5://HOST:PORT)\n")
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:99999999", "https://[::1", "http://127.0.0.1:-5"])
+def test_a_server_url_that_does_not_parse_is_one_line(tmp_path, env, capsys, server):
+    """transport.display_url, which every message naming a server uses, raised urlsplit's ValueError on these:
+    a crash report for rlark get, version and the TUI."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    run = cli_runner(path, capsys)
+    for argv in (["get", "jobs"], ["version"]):
+        result = run(*argv)
+        assert result.code == 1 and result.err.startswith(f"error: cannot reach the control plane at {server}: "), \
+            result.err
+        assert result.err.count("\n") == 1
