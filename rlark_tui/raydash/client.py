@@ -21,6 +21,11 @@ TIMEOUT = 5.0
 MAX_ANSWER_BYTES = 32 * 2**20
 """The largest JSON answer read from Ray (a State API list of 10,000 nodes is a few MB); past it, one line."""
 MAX_TEXT_BYTES = 4 * 2**20
+MAX_STATUS_LINES = 2000
+"""The lines of `ray status` a poll keeps (a line per node and a few per resource: a 1,000-node cluster fits):
+the 4 MiB a head may answer were 100,000 lines masked and laid out in the TUI's Ray tab after every poll."""
+MAX_STATUS_JOBS = 100
+"""The Ray jobs a poll keeps, the last ones (a Job's driver submits one or a few; each is a line of the Ray tab)."""
 MAX_ROWS = 10_000
 """The most rows of a State API list taken without a `limit` in the query (Ray's own default is 100)."""
 """The largest text answer read from Ray (a worker's traceback, a log file's tail); past it, one line."""
@@ -193,7 +198,8 @@ class RayDashboard:
         return body if isinstance(body, str) else ""
 
     def status(self, expected: int | None = None) -> dict[str, Any]:
-        """One poll: alive nodes vs expected, status text, jobs; a failure becomes `error` (one line).
+        """One poll: alive nodes vs expected, status text (its first MAX_STATUS_LINES lines), the last
+        MAX_STATUS_JOBS Ray jobs; a failure becomes `error` (one line). The TUI's Ray tab shows them after each poll.
 
         The Ray jobs list is secondary: when only it fails, the counts stand and `jobs_error` says why.
         """
@@ -205,9 +211,12 @@ class RayDashboard:
             return {"alive_nodes": None, "expected": expected, "status_text": "", "jobs": [], "jobs_error": None,
                     "error": str(exc), "source": self.source, "polled_at": polled}
         try:
-            jobs, jobs_error = [_job_row(j) for j in self.jobs()], None
+            jobs, jobs_error = [_job_row(j) for j in self.jobs()[-MAX_STATUS_JOBS:]], None
         except (ApiError, Unreachable) as exc:
             jobs, jobs_error = [], str(exc)
+        lines = text.splitlines()
+        if len(lines) > MAX_STATUS_LINES:
+            text = "\n".join([*lines[:MAX_STATUS_LINES], f"… {len(lines) - MAX_STATUS_LINES:,} more lines"])
         return {"alive_nodes": alive, "expected": expected, "status_text": text, "jobs": jobs,
                 "jobs_error": jobs_error, "error": None, "source": self.source, "polled_at": polled}
 

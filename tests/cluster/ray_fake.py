@@ -26,6 +26,9 @@ class FakeRayDashboard:
         """What /api/v0/actors lists, whatever limit is asked (a hostile head's part)."""
         self.stderr = ""
         """What /api/v0/logs/file answers, whatever lines are asked."""
+        self.status_text = STATUS_TEXT
+        self.ray_jobs: list[dict] | None = None
+        """What /api/jobs/ lists (None: one RUNNING job)."""
         self.url = ""
         self._loop = asyncio.new_event_loop()
         self._runner = None
@@ -57,11 +60,13 @@ class FakeRayDashboard:
     async def cluster_status(self, request: web.Request) -> web.Response:
         if (denied := self._authorized(request)) is not None:
             return denied
-        return web.json_response({"result": True, "msg": "", "data": {"clusterStatus": STATUS_TEXT}})
+        return web.json_response({"result": True, "msg": "", "data": {"clusterStatus": self.status_text}})
 
     async def jobs(self, request: web.Request) -> web.Response:
         if (denied := self._authorized(request)) is not None:
             return denied
+        if self.ray_jobs is not None:
+            return web.json_response(self.ray_jobs)
         return web.json_response([{"type": "SUBMISSION", "job_id": "02000000", "submission_id": "probe-job-1",
                                    "status": "RUNNING", "entrypoint": "python job.py", "message": "",
                                    "start_time": 1795977022059, "end_time": None}])

@@ -195,3 +195,17 @@ def test_a_ray_tunnel_opened_before_ray_is_up_carries_the_token_once_ray_wants_i
     finally:
         tunnel.stop()
         fake.stop()
+
+
+def test_a_head_answering_endless_status_and_jobs_is_kept_to_what_the_ray_tab_shows(dashboard):
+    """A seventh round: the `ray status` text (4 MiB: 100,000 lines) and the Ray jobs list were kept whole and
+    masked and laid out in the TUI's Ray tab after every poll (1.4 s of masking alone per poll)."""
+    from rlark_tui.raydash import client
+
+    dashboard.status_text = " 1 node_6fbe\n" * 5000
+    dashboard.ray_jobs = [{"submission_id": f"j{i}", "status": "SUCCEEDED"} for i in range(5000)]
+    status = RayDashboard(Http(dashboard.url, source="Ray dashboard")).status(expected=2)
+    lines = status["status_text"].splitlines()
+    assert len(lines) == client.MAX_STATUS_LINES + 1 and lines[-1] == "… 3,000 more lines"
+    assert len(status["jobs"]) == client.MAX_STATUS_JOBS and status["jobs"][-1]["submission_id"] == "j4999"
+
