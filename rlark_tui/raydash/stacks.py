@@ -23,6 +23,9 @@ _Item = TypeVar("_Item")
 
 PARALLEL = 8
 TRACEBACK_TIMEOUT = 15.0
+MAX_RANKS = 1024
+"""The most ranks dumped at once (the Job's ALIVE actors as its head lists them): each dump is a request and up
+to telemetry.stacks.MAX_DUMP_LINES frames kept until all are grouped."""
 EXEC_REFUSED = ("Ray's dashboard has profiling off and rlark cannot exec in the Pod ({why}): set "
                 "RAY_DASHBOARD_ENABLE_PROFILING=1 on the Header role, or give rlark a route to the Pods "
                 "(`rlark config`)")
@@ -69,6 +72,9 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
             continue
         workers.append((pure.Worker(str(name or actor.get("actor_id") or pid), str(actor.get("class_name") or ""),
                                     pid, pod.pod_name if pod else "", (pod.node if pod else "") or ip), ip))
+    if len(workers) > MAX_RANKS and (max_ranks is None or max_ranks > MAX_RANKS):
+        raise StacksUnavailable(f"stacks: {len(workers):,} ranks, more than {MAX_RANKS:,}: not taken (--role takes "
+                                "one role's)")
     if max_ranks is not None and len(workers) > max_ranks:
         raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `rlark stacks {job.name}` "
                                 "takes them")

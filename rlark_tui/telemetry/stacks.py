@@ -21,6 +21,9 @@ PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
 _FRAME = re.compile(r"^\s+(\S.*?) \(([^()]*?)(?::(\d+))?\)\s*$")
 _PROCESS = re.compile(r"^Process (\d+): (.*)$")
+MAX_DUMP_LINES = 5000
+"""The lines of one dump parsed (py-spy's dump of a worker is its threads' frames: a few hundred lines); a
+worker's 4 MiB answer of frames was 60,000 Frame objects, for each of thousands of ranks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,8 @@ def plumbing(frame: Frame) -> bool:
 
 
 def parse_dump(text: str) -> Dump | None:
-    """A `py-spy dump` text (its threads, frames most recent first), or None when it holds no thread."""
+    """A `py-spy dump` text (its threads, frames most recent first; its first MAX_DUMP_LINES lines), or None when
+    it holds no thread."""
     pid, title = None, ""
     threads: list[Thread] = []
     current: tuple[str, str, str] | None = None
@@ -78,7 +82,7 @@ def parse_dump(text: str) -> Dump | None:
         if current is not None:
             threads.append(Thread(current[0], current[2], current[1], tuple(frames)))
 
-    for line in text.splitlines():
+    for line in text.splitlines()[:MAX_DUMP_LINES]:
         process = _PROCESS.match(line)
         if process:
             pid, title = ascii_int(process.group(1)), process.group(2).strip()

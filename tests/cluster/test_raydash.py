@@ -209,3 +209,24 @@ def test_a_head_answering_endless_status_and_jobs_is_kept_to_what_the_ray_tab_sh
     assert len(lines) == client.MAX_STATUS_LINES + 1 and lines[-1] == "… 3,000 more lines"
     assert len(status["jobs"]) == client.MAX_STATUS_JOBS and status["jobs"][-1]["submission_id"] == "j4999"
 
+
+
+def test_a_head_listing_more_ranks_than_rlark_dumps_is_one_line(dashboard):
+    """A seventh round: a head listing 10,000 ALIVE actors was 10,000 traceback requests for `rlark stacks`, each
+    dump kept until all were grouped. Past raydash.stacks.MAX_RANKS none is taken, in one line."""
+    from rlark_tui.raydash import stacks
+
+    dashboard.actors = [{"state": "ALIVE", "pid": 1000 + i, "node_id": "n0", "name": f"a{i}"}
+                        for i in range(stacks.MAX_RANKS + 1)]
+    ray = RayDashboard(Http(dashboard.url, source="Ray dashboard"))
+
+    class Access:  # what stacks.take asks of a ClusterAccess
+        def ray_dashboard(self, job):
+            return ray
+
+        def job_pods(self, name):
+            return []
+
+    with pytest.raises(stacks.StacksUnavailable, match="stacks: 1,025 ranks, more than 1,024: not taken"):
+        stacks.take(Access(), Job({"metadata": {"name": "j"}}))
+    assert not any(path.startswith("/worker/traceback") for path, _ in dashboard.requests)

@@ -114,3 +114,11 @@ def test_a_named_actor_with_line_breaks_stays_on_its_lines():
     text = stacks.render(stacks.masked(found))
     assert "forged_frame" not in "".join(line for line in text.splitlines() if line.startswith("    "))
     assert "1 × EmbodiedFSDPActor\\nx: ActorGroup:5\\n    forged_frame (ok.py:1)\\n2 × Fine\\u2028" in text, text
+
+
+def test_a_dump_is_parsed_to_its_first_lines():
+    """A seventh round, a hostile Ray head: a worker's 4 MiB traceback of frames was parsed whole, 60,000 Frames
+    per rank for thousands of ranks. Its first MAX_DUMP_LINES lines are parsed."""
+    text = dump(7, "inner") + "".join(f"    f{i} (x.py:{i})\n" for i in range(3 * stacks.MAX_DUMP_LINES))
+    parsed = stacks.parse_dump(text)
+    assert parsed is not None and sum(len(t.frames) for t in parsed.threads) < stacks.MAX_DUMP_LINES
