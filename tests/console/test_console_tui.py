@@ -22,7 +22,7 @@ from rlark_tui.screens.sshkeys import SSHKeysScreen
 from rlark_tui.screens.storage import StorageScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 from tests.sandbox.helpers import raw
 
 
@@ -42,9 +42,8 @@ def access(sandbox, env):
 
 
 async def _command(pilot, text: str) -> None:
-    await pilot.press("colon")
-    await pilot.press(*text)
-    await pilot.press("enter")
+    """`:text` and Enter, typed as a user does (each caller waits for the screen it opens)."""
+    await press(pilot, "colon", *text, "enter")
 
 
 async def _open_storage_class(pilot, app) -> None:
