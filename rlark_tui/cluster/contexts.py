@@ -24,6 +24,9 @@ T = TypeVar("T")
 PARALLEL_CONTEXTS = 8
 """At most this many contexts are read at once."""
 GRACE_SECONDS = 5.0
+MAX_CONTEXTS = 256
+"""The most contexts --all-contexts reads: each is a connection, a thread and a reading of the kubeconfig files
+(20,000 contexts in a kubeconfig from someone else held rlark get past its deadline at 1.4 GB)."""
 """A context's read may take its request timeout plus this long before it is reported slow and left behind."""
 
 
@@ -38,6 +41,9 @@ def chosen(args: argparse.Namespace) -> list[str] | None:
     loaded = kc.load(getattr(args, "kubeconfig", None))
     if loaded.in_cluster:
         raise UsageError("--all-contexts needs kubeconfig files (KUBECONFIG, --kubeconfig or ~/.kube/config)")
+    if len(loaded.contexts) > MAX_CONTEXTS:
+        raise UsageError(f"--all-contexts reads at most {MAX_CONTEXTS} contexts and the kubeconfig has "
+                         f"{len(loaded.contexts):,}: name the ones to read with --context A --context B")
     return list(loaded.contexts)
 
 

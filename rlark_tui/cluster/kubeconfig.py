@@ -121,7 +121,9 @@ def load(flag: str | None = None) -> Kubeconfig:
             if isinstance(entry, dict) and entry.get("name"):
                 context = entry.get("context") or {}
                 contexts[str(entry["name"])] = context if isinstance(context, dict) else {}
-        unusable = {name: why for name, context in contexts.items() if (why := _unprintable(merged, name, context))}
+        entries = {section: _first_of_names(merged, section, key) for section, key in (("clusters", "cluster"),
+                                                                                        ("users", "user"))}
+        unusable = {name: why for name, context in contexts.items() if (why := _unprintable(entries, name, context))}
         contexts = {name: context for name, context in contexts.items() if name not in unusable}
         gateway = _gateway_extension(merged, contexts)
         gateways = {name: found for name, ctx in contexts.items()
@@ -142,13 +144,13 @@ def load(flag: str | None = None) -> Kubeconfig:
     )
 
 
-def _unprintable(merged: dict[str, Any], name: str, context: dict[str, Any]) -> str:
+def _unprintable(entries: dict[str, dict[str, dict[str, Any]]], name: str, context: dict[str, Any]) -> str:
     """Which name of a context (its own, its cluster's, user's or namespace, the cluster's server, proxy or TLS
     name, the user's exec command or arguments) holds a control character or line break; "" when none. Another
     user's kubeconfig could otherwise forge lines, or send a terminal sequence, wherever rlark names them
     (`rlark config`, `version`, the CONTEXT column, the TUI's header, every error naming the server)."""
-    cluster = _named(merged, "clusters", context.get("cluster"), "cluster")
-    user = _named(merged, "users", context.get("user"), "user")
+    cluster = entries["clusters"].get(str(context.get("cluster")), {})
+    user = entries["users"].get(str(context.get("user")), {})
     execs: dict[str, Any] = found if isinstance(found := user.get("exec"), dict) else {}
     args: list[Any] = given if isinstance(given := execs.get("args"), list) else []
     fields = {"its name": name, "its cluster": context.get("cluster"), "its user": context.get("user"),
@@ -159,14 +161,15 @@ def _unprintable(merged: dict[str, Any], name: str, context: dict[str, Any]) -> 
     return next((what for what, value in named if isinstance(value, str) and not value.isprintable()), "")
 
 
-def _named(merged: dict[str, Any], section: str, name: object, key: str) -> dict[str, Any]:
-    """The first `section` entry named `name` (merge keeps the first of a name), its `key` mapping; {} if none."""
+def _first_of_names(merged: dict[str, Any], section: str, key: str) -> dict[str, dict[str, Any]]:
+    """Entry name -> its `key` mapping, the first entry of a name (as merge keeps it); one pass over `section`."""
+    found: dict[str, dict[str, Any]] = {}
     entries = merged.get(section)
     for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("name") == name:
-            found = entry.get(key)
-            return found if isinstance(found, dict) else {}
-    return {}
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"] not in found:
+            value = entry.get(key)
+            found[entry["name"]] = value if isinstance(value, dict) else {}
+    return found
 
 
 def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
@@ -540,6 +543,7 @@ def merge(documents: list[tuple[str, object]]) -> tuple[dict[str, Any], dict[tup
     clusters, contexts and users the first entry of each name; plus which file each entry came from."""
     merged: dict[str, Any] = {}
     origins: dict[tuple[str, str], str] = {}
+    seen: dict[str, set[Any]] = {section: set() for section in ("clusters", "contexts", "users")}
     for number, (path, document) in enumerate(documents):
         if not isinstance(document, dict):
             raise TypeError("a kubeconfig document that is not a mapping")
@@ -549,7 +553,8 @@ def merge(documents: list[tuple[str, object]]) -> tuple[dict[str, Any], dict[tup
                 merged[section] = []
         for section in ("clusters", "contexts", "users"):
             for item in document.get(section, []) or []:
-                if not any(existing["name"] == item["name"] for existing in merged[section]):
+                if item["name"] not in seen[section]:  # a set: 20,000 contexts were 400 million comparisons
+                    seen[section].add(item["name"])
                     merged[section].append(copy.deepcopy(item))
                     origins.setdefault((section, item["name"]), path)
         if "current-context" in document:

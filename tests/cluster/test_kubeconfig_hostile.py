@@ -124,3 +124,20 @@ def test_a_server_url_that_does_not_parse_is_one_line(tmp_path, env, capsys, ser
         assert result.code == 1 and result.err.startswith(f"error: cannot reach the control plane at {server}: "), \
             result.err
         assert result.err.count("\n") == 1
+
+
+def test_all_contexts_of_a_kubeconfig_of_thousands_is_one_line(tmp_path, env, capsys):
+    """Each context --all-contexts reads is a connection, a thread and a reading of the kubeconfig: 20,000 held
+    `rlark get` past its deadline (over 2 minutes, 1.4 GB). Past contexts.MAX_CONTEXTS it is one line."""
+    from rlark_tui.cluster.contexts import MAX_CONTEXTS
+
+    count = MAX_CONTEXTS + 1
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c0", "users": [{"name": "u", "user": {"token": "t"}}],
+        "clusters": [{"name": f"c{i}", "cluster": {"server": "http://127.0.0.1:1"}} for i in range(count)],
+        "contexts": [{"name": f"c{i}", "context": {"cluster": f"c{i}", "user": "u"}} for i in range(count)]}))
+    result = cli_runner(path, capsys)("--all-contexts", "get", "jobs")
+    assert (result.code, result.err) == (2, f"error: --all-contexts reads at most {MAX_CONTEXTS} contexts and the "
+                                            f"kubeconfig has {count}: name the ones to read with --context A "
+                                            "--context B\n")
