@@ -424,5 +424,9 @@ def same_origin(one: str, other: str) -> bool:
 
 
 def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
+    """(scheme, host and port); a URL that does not parse (an unclosed IPv6 bracket) is an origin of its own."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, ""
     return parts.scheme, parts.netloc

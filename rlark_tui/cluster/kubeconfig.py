@@ -510,7 +510,8 @@ def namespace_of(kubeconfig: Kubeconfig, context: str) -> str | None:
 
 
 def _gateway_extension(merged: dict[str, Any], contexts: dict[str, dict[str, Any]]) -> str | None:
-    """The gateway URL from any extension whose name mentions rlark (top level, preferences or contexts).
+    """The gateway URL from any extension whose name mentions rlark (top level, preferences or contexts), but one
+    holding a control character or line break (it forged lines in `rlark config` and every error naming it).
     Member-cluster contexts are never read from here: only the config file's `clusters` maps them."""
     gateway: str | None = None
     sources = list(merged.get("extensions") or [])
@@ -524,7 +525,7 @@ def _gateway_extension(merged: dict[str, Any], contexts: dict[str, dict[str, Any
         if not isinstance(ext, dict):
             continue
         value = ext.get("gateway") or ext.get("gatewayURL") or ext.get("gatewayUrl")
-        if isinstance(value, str) and value and gateway is None:
+        if isinstance(value, str) and value and value.isprintable() and gateway is None:  # a line break forged lines
             gateway = value.rstrip("/")
     return gateway
 

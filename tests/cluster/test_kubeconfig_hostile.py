@@ -141,3 +141,24 @@ def test_all_contexts_of_a_kubeconfig_of_thousands_is_one_line(tmp_path, env, ca
     assert (result.code, result.err) == (2, f"error: --all-contexts reads at most {MAX_CONTEXTS} contexts and the "
                                             f"kubeconfig has {count}: name the ones to read with --context A "
                                             "--context B\n")
+
+
+@pytest.mark.parametrize("gateway", ["https://127.0.0.1:2/\nStatus: forged", "https://[::1"])
+def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_line(tmp_path, env, capsys, gateway):
+    """A context's rlark extension named a gateway with a line break ('Status: forged' a line of its own in
+    `rlark config` and every error naming it), or one urlsplit refuses (a crash report for storage, sshkeys and
+    config). The first is not taken; the second is one line wherever it is used."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "extensions": [
+            {"name": "rlark.io/console", "extension": {"gateway": gateway}}]}}]}))
+    run = cli_runner(path, capsys)
+    config, storage = run("config"), run("storage", "ls", "s3")
+    assert "\nStatus: forged" not in config.out + config.err and "crashed" not in config.err, config.out
+    assert storage.code == 1 and storage.err.count("\n") == 1, storage.err
+    assert storage.err == ("error: storage: no gateway configured — see `rlark config`\n" if "\n" in gateway
+                           else f"error: cannot reach the gateway at {gateway}: Failed to parse: '[::1' is not a "
+                                "valid host or port\n")
