@@ -54,7 +54,7 @@ class _Access:
 def tensorboard():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _TensorBoard)
     server.daemon_threads, server.scalars, server.points = True, 0, json.dumps(POINTS).encode()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server, _Access(f"http://127.0.0.1:{server.server_address[1]}")
     server.shutdown()
     server.server_close()
