@@ -13,6 +13,9 @@ Tests that set faults must clear them (`sandbox.faults.clear()`), e.g. with the 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 
@@ -80,22 +83,27 @@ def faults(sandbox):
 
 
 @pytest.fixture(autouse=True)
-def _own_config_dir(tmp_path_factory, monkeypatch):
-    """Every test has a config dir of its own (nothing of the user's, and no view settings another test kept: the
-    TUI keeps each context's sort and filters there)."""
+def _own_config_and_state(tmp_path_factory, monkeypatch, request):
+    """Every test has a config dir and a state dir of its own: nothing of the user's is read (no view settings
+    another test kept: the TUI keeps each context's sort and filters in the config dir), and nothing is written
+    where the user's rlark would find it (an autosaved wizard draft there greets the next real start with an offer
+    to resume it). A crash report written to the test's state dir (rlark's one line for a bug, local/crash.py)
+    fails the test, unless it is marked `writes_crash_report`: every crash an in-process command, a command the
+    test runs or the TUI hits is found, whatever the test asserts."""
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path_factory.mktemp("config") / "config.yaml"))
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch, request):
-    """No user config file, a private state dir, and no stray kubeconfig from the environment. A crash report
-    written there (rlark's one line for a bug, local/crash.py) fails the test, unless it is marked
-    `writes_crash_report`: every crash an in-process command or the TUI hits is found, whatever the test asserts."""
-    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "config.yaml"))
-    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    yield tmp_path
-    reports = tmp_path / "state" / "crashes"
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    yield
+    reports = Path(os.environ["RLARK_STATE_DIR"]) / "crashes"  # the `env` fixture's, when the test has it
     if reports.is_dir() and request.node.get_closest_marker("writes_crash_report") is None:
         written = sorted(reports.iterdir())
         assert not written, f"rlark crashed during the test:\n{written[0].read_text()[:4000] if written else ''}"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """No user config file, the state dir at `state` in the test's tmp_path (tests read what rlark kept there),
+    and no stray kubeconfig from the environment."""
+    monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "config.yaml"))
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    return tmp_path

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -37,7 +38,8 @@ def _session(sandbox, tmp_path, *flags: str, env: dict[str, str]) -> str:
     socket = str(tmp_path / "tmux.sock")
     command = f"{sys.executable} -m rlark_tui --kubeconfig {sandbox.kubeconfig} {' '.join(flags)}"
     full = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")},
-            "RLARK_CONFIG": str(tmp_path / "config.yaml"), "TERM": "tmux-256color", **env}  # its own view settings
+            "RLARK_CONFIG": str(tmp_path / "config.yaml"), "RLARK_STATE_DIR": str(tmp_path / "state"),  # its own
+            "TERM": "tmux-256color", **env}
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y",
                     "30", command], env=full, check=True, timeout=20)
     return socket
@@ -84,6 +86,12 @@ def test_get_prints_no_escape_under_no_color(failed):
 TERMS = ("tmux-256color", "screen-256color", "xterm")
 
 
+def heading(socket: str) -> tuple[str, ...]:
+    """The words of the list's heading on the pane."""
+    lines = _tmux(socket, "capture-pane", "-p", "-t", "t").splitlines()
+    return tuple(next(line for line in lines if " NAME " in line).split())
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_each_term_shows_the_same_list_in_colour_and_no_mouse_leaves_the_mouse(failed, tmp_path):
     """Under TERM=tmux-256color, screen-256color and xterm (16 colours) in tmux the list has the same columns,
@@ -95,15 +103,19 @@ def test_each_term_shows_the_same_list_in_colour_and_no_mouse_leaves_the_mouse(f
             (tmp_path / term).mkdir()
             sockets[term] = _session(failed, tmp_path / term, *(["--no-mouse"] if term == "xterm" else []),
                                      env={"TERM": term})
-        headings, mouse = set(), {}
+        mouse = {}
         for term, socket in sockets.items():
             _wait_pane(socket, NAME)
             lines = _tmux(socket, "capture-pane", "-p", "-t", "t").splitlines()
-            headings.add(tuple(next(line for line in lines if " NAME " in line).split()))  # widths follow the rows
             assert "Failed" in next(line for line in lines if NAME in line), term
             assert COLOUR.search(_tmux(socket, "capture-pane", "-e", "-p", "-t", "t")), term
             mouse[term] = _tmux(socket, "display-message", "-p", "-t", "t", "#{mouse_any_flag}").strip()
-        assert len(headings) == 1, headings
+        # the columns' widths follow the rows, which the apps fill in at their own pace (a reason, a progress):
+        # once all three have the same rows, they have the same heading
+        deadline = time.monotonic() + 30
+        while len(headings := {heading(socket) for socket in sockets.values()}) != 1:
+            assert time.monotonic() < deadline, headings
+            time.sleep(0.2)
         assert mouse == {"tmux-256color": "1", "screen-256color": "1", "xterm": "0"}
     finally:
         for socket in sockets.values():
