@@ -69,31 +69,50 @@ def test_a_failing_hook_is_reported_once_and_never_blocks():
     assert "event(s) not delivered (HTTP 500)" in reports[-1]
 
 
+class Receiver:
+    """A real webhook receiver on 127.0.0.1: it holds open the request of an alert whose text has `held` in it until
+    `release` is set (or `hold` seconds pass), and answers the others at once; `answered` lists the texts it
+    answered, `got(n)` is set once it answered n of them."""
+
+    def __init__(self, held: str, hold: float):
+        import http.server
+
+        self.answered: list[str] = []
+        self.release = threading.Event()
+        self._counts: dict[int, threading.Event] = {}
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
+                if held in text:
+                    outer.release.wait(hold)
+                outer.answered.append(text)
+                outer.got(len(outer.answered)).set()
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def got(self, count: int) -> threading.Event:
+        return self._counts.setdefault(count, threading.Event())
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+
+
 def test_a_receiver_that_never_answers_is_said_at_once_and_the_next_alert_still_goes_out():
     """A real 127.0.0.1 receiver that holds the first alert's request open and answers the next one."""
-    import http.server
-
-    answered, release, got_next = [], threading.Event(), threading.Event()
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            if b"first" in body:
-                release.wait(10)
-            answered.append(json.loads(body)["text"])
-            if answered[-1] == "next alert":
-                got_next.set()
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver = Receiver("first", hold=10)
     reports: list[str] = []
     said = threading.Event()
-    port = server.server_address[1]
+    port = receiver.port
     hook = hooks.webhook(f"http://127.0.0.1:{port}/h", "slack",
                          lambda text: (reports.append(text), "not delivered" in text and said.set()), timeout=0.5)
     try:
@@ -103,52 +122,33 @@ def test_a_receiver_that_never_answers_is_said_at_once_and_the_next_alert_still_
         failed = [report for report in reports if "not delivered" in report]
         assert f"not delivered (timed out after 0.5s waiting for the receiver at http://127.0.0.1:{port} " \
             in failed[0] and "tried again" in failed[0]
-        assert got_next.wait(10), answered
-        assert answered[0] == "next alert"  # not held back behind the first one's retries
+        assert receiver.got(1).wait(10), receiver.answered
+        assert receiver.answered[0] == "next alert"  # not held back behind the first one's retries
     finally:
-        release.set()
+        receiver.release.set()
         hook.close(wait=3)
-        server.shutdown()
+        receiver.close()
 
 
 def test_a_receiver_stuck_on_one_alert_holds_back_no_later_alert():
     """Issue 33 item 1, a sixth round: a real 127.0.0.1 receiver that never answers one alert (a hostile Job's, say)
     and answers the others at once. With the delivery timeout far off, the later alerts go out while the stuck
     one is still open (each waited up to the whole timeout behind it), and the stall is said on stderr then, once."""
-    import http.server
-
-    answered, release, got_both = [], threading.Event(), threading.Event()
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            if b"stuck" in body:
-                release.wait(60)
-            answered.append(json.loads(body)["text"])
-            if len(answered) == 2:
-                got_both.set()
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver = Receiver("stuck", hold=60)
     reports: list[str] = []
-    port = server.server_address[1]
+    port = receiver.port
     hook = hooks.webhook(f"http://127.0.0.1:{port}/h", "slack", reports.append, timeout=60, stall=0.2)
     try:
         hook.post(RECORD, "stuck alert")
         hook.post(RECORD, "next alert")
         hook.post(RECORD, "another alert")
-        assert got_both.wait(30), (answered, reports)
-        assert answered == ["next alert", "another alert"]
+        assert receiver.got(2).wait(30), (receiver.answered, reports)
+        assert receiver.answered == ["next alert", "another alert"]
         assert reports == [f"webhook http://127.0.0.1:{port}: no answer within 0.2s; later alerts go out meanwhile"]
     finally:
-        release.set()
+        receiver.release.set()
         hook.close(wait=3)
-        server.shutdown()
+        receiver.close()
 
 
 def test_webhook_formats_and_a_refused_url_says_only_the_host():

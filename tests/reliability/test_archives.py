@@ -16,6 +16,7 @@ from rlark_tui.cluster.bundle_source import BundleAccess
 from rlark_tui.cluster.podcopy import CopyRefused, unpack
 from rlark_tui.errors import RlarkError
 from rlark_tui.local.archives import MAX_HEADER_BYTES, open_tar, reader
+from tests.reliability.test_cp_hostile import sparse_archive
 
 
 def _header_claiming(size: int, kind: bytes = tarfile.XHDTYPE) -> bytes:
@@ -75,15 +76,8 @@ def test_what_a_pods_tar_sends_that_is_no_archive_is_one_line(tmp_path, archive,
 
 
 def test_a_sparse_file_from_a_pod_is_refused(tmp_path):
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        info = tarfile.TarInfo("loot")
-        info.size = 1
-        info.pax_headers = {"GNU.sparse.size": str(1 << 40), "GNU.sparse.map": f"{(1 << 40) - 1},1"}
-        tar.addfile(info, io.BytesIO(b"x"))
-    buffer.seek(0)
     with pytest.raises(CopyRefused, match=r"not an archive rlark takes \(a sparse file 'loot': not taken\)"):
-        unpack(buffer, "loot", str(tmp_path / "loot"), 1 << 50, "p:/data/loot")
+        unpack(io.BytesIO(sparse_archive()), "loot", str(tmp_path / "loot"), 1 << 50, "p:/data/loot")
     assert not (tmp_path / "loot").exists()
 
 

@@ -274,20 +274,26 @@ def test_a_fifo_swapped_in_for_a_file_of_an_upload_is_refused_at_once(tmp_path, 
     assert isinstance(outcome[0], CopyRefused) and str(outcome[0]).endswith("it changed while being read")
 
 
-def test_a_sparse_file_is_bounded_by_what_it_would_write_not_by_its_archive(tmp_path):
-    """Issue 33 item 2, a sixth round: a Pod's tar that says a file is sparse (GNU or PAX sparse headers, `tar -S`)
-    sends 10 KB that extract to the size it claims, the holes written as zeros: 1 TiB here, past any disk, while
-    the bound (`--max-size`) held only the archive. The files' sizes count against the bound: the archive is
-    refused in one line naming it, before anything is written."""
+def sparse_archive() -> bytes:
+    """A tar whose one file `loot` is sparse (PAX sparse headers, as `tar -S` writes): 1 byte sent, 1 TiB claimed."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         info = tarfile.TarInfo("loot")
         info.size = 1
         info.pax_headers = {"GNU.sparse.size": str(1 << 40), "GNU.sparse.map": f"{(1 << 40) - 1},1"}
         tar.addfile(info, io.BytesIO(b"x"))
-    assert len(buffer.getvalue()) < 16 << 10
+    return buffer.getvalue()
+
+
+def test_a_sparse_file_is_bounded_by_what_it_would_write_not_by_its_archive(tmp_path):
+    """Issue 33 item 2, a sixth round: a Pod's tar that says a file is sparse (GNU or PAX sparse headers, `tar -S`)
+    sends 10 KB that extract to the size it claims, the holes written as zeros: 1 TiB here, past any disk, while
+    the bound (`--max-size`) held only the archive. The files' sizes count against the bound: the archive is
+    refused in one line naming it, before anything is written."""
+    sparse = sparse_archive()
+    assert len(sparse) < 16 << 10
     outer, before = _outer(tmp_path)
-    with tarfile.open(fileobj=io.BytesIO(buffer.getvalue()), mode="r:") as tar:
+    with tarfile.open(fileobj=io.BytesIO(sparse), mode="r:") as tar:
         with pytest.raises(CopyRefused) as stopped:
             extract(tar, "loot", str(outer / "dest" / "loot"), max_bytes=1 << 30)
     assert str(stopped.value) == ("refusing archive entry 'loot': its files come to more than the bound of "
