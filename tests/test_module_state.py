@@ -266,13 +266,42 @@ def _plain_init(node: ast.ClassDef) -> bool:
                for call in ast.walk(item))
 
 
+QUERIES = frozenset({"query", "query_one", "query_exactly_one", "query_children", "query_ancestor",
+                     "walk_children", "get_child_by_type"})
+"""DOM lookups that may be given a widget type (or a type selector) to find a widget by."""
+
+
+def found_by_type(sources: list[str], updated: frozenset[str]) -> frozenset[str]:
+    """The updated widgets a lookup finds by type (`query_one(Static)`, `query('Label')`), with their subclasses
+    (Label is a Static; so is a project subclass): such a widget needs no id or name to be updated later."""
+    classes = [node for source in sources if "textual" in source for node in ast.walk(parsed(source))
+               if isinstance(node, ast.ClassDef)]
+    named: set[str] = set()
+    for source in sources:  # the text of each lookup's arguments (a walk of every tree again took a second)
+        for args in re.findall(rf"\.(?:{'|'.join(QUERIES)})\(([^()]*)\)", source):
+            for arg in args.split(","):
+                arg = arg.strip()
+                if arg[:1] in "'\"":  # a selector's type names
+                    named |= set(re.findall(r"(?<![#.\w-])([A-Z]\w*)", arg))
+                else:
+                    named.add(arg.split(".")[-1])
+    found = named & (updated | {"Widget"})
+    found |= {"Label"} if found & {"Static", "Widget"} else set()
+    while True:
+        more = {node.name for node in classes if node.name in updated and node.name not in found and (
+            "Widget" in found or any(ast.unparse(base).split(".")[-1] in found for base in node.bases))}
+        if not more:
+            return frozenset(found & updated)
+        found |= more
+
+
 def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozenset[str]] = (
-        MARKUP_WIDGETS, UPDATED_WIDGETS)) -> list[str]:
+        MARKUP_WIDGETS, UPDATED_WIDGETS), by_type: frozenset[str] = frozenset()) -> list[str]:
     """Each Textual widget or list entry built in one module from a str that is not a literal (text from
     elsewhere: a Job's, a log's, a server's) without `markup=False` or a Text/Content around it; and each Static
     or Label that parses markup and can be found to be `update`d (it has an id or classes, or is kept in a name),
     or a project's subclass of them (`widgets`) that parses markup (its own methods update it): what update()
-    gives it later is parsed as markup too."""
+    gives it later is parsed as markup too; so is one of a type a lookup finds by type (`by_type`)."""
     tree = parsed(source)
     marked, updated = widgets
     textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
@@ -296,7 +325,8 @@ def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozense
         markup = next((k.value for k in node.keywords if k.arg == "markup"), None)
         parses = called in PROMPT_WIDGETS or not (isinstance(markup, ast.Constant) and markup.value is False)
         findable = called in updated and (called not in UPDATED_WIDGETS or id(node) in kept  # a subclass updates
-                                          or any(k.arg in ("id", "classes") for k in node.keywords))  # itself too
+                                          or called in by_type  # itself too
+                                          or any(k.arg in ("id", "classes") for k in node.keywords))
         if parses and (findable or not (node.args and plain(node.args[0]))):
             found.append(f"{name}:{node.lineno}: {called}({ast.unparse(node.args[0])[:60] if node.args else ''})")
     return found
@@ -312,9 +342,10 @@ def test_no_widget_reads_text_from_elsewhere_as_markup():
     paths = sorted((ROOT / "rlark_tui").rglob("*.py"))
     sources = [path.read_text(encoding="utf-8") for path in paths]
     widgets = markup_widgets(sources)
+    by_type = found_by_type(sources, widgets[1])
     found = []
     for path, source in zip(paths, sources):
-        found += markup_reads(source, str(path.relative_to(ROOT)), widgets)
+        found += markup_reads(source, str(path.relative_to(ROOT)), widgets, by_type)
     assert not found, "give Textual Text/Content or markup=False:\n" + "\n".join(found)
     sample = ("from textual.widgets import Static, Label\nfrom textual.widgets.option_list import Option\n"
               "Static(name)\nStatic(name, markup=False)\nStatic('Help')\nLabel(Text(name))\nOption(f'{job}')\n"
@@ -327,6 +358,15 @@ def test_no_widget_reads_text_from_elsewhere_as_markup():
     assert markup_reads(sample, "m.py", project) == [
         "m.py:3: Static(name)", "m.py:7: Option(f'{job}')", "m.py:8: Static('')", "m.py:9: Static()",
         "m.py:10: Static('Loading')", "m.py:11: Label('Loading')", "m.py:12: Section('')", "m.py:14: Section('Title')"]
+    looked_up = ["from textual.widgets import Static\nclass Box(Static): pass\nclass Page(Screen):\n    def compose(self):\n"
+                 "        yield Label('Loading')\n        yield Box('Loading')\n"
+                 "    def show(self, name):\n        self.query_one(Static).update(name)\n"]
+    assert found_by_type(looked_up, UPDATED_WIDGETS | {"Box"}) == {"Static", "Label", "Box"}
+    assert found_by_type(["self.query('Screen Label.x')\nself.query_one('#Static', Static)"],
+                         UPDATED_WIDGETS) == {"Static", "Label"}
+    assert found_by_type(["self.query_one('#status')\nself.query(LiveTable)"], UPDATED_WIDGETS) == set()
+    assert markup_reads("from textual.widgets import Label\nLabel('Loading')\nLabel('Help', markup=False)\n", "m.py",
+                        by_type=frozenset({"Label"})) == ["m.py:2: Label('Loading')"]
 
 
 TEXT_SINKS = MappingProxyType({
