@@ -174,13 +174,14 @@ class ClusterAccess:
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
              config: RlarkConfig | None = None, request_timeout: float | None = None,
-             server_options: srv.ServerOptions | None = None) -> ClusterAccess:
+             server_options: srv.ServerOptions | None = None, read: kc.Kubeconfig | None = None) -> ClusterAccess:
         """Connect like kubectl: --kubeconfig / $KUBECONFIG / ~/.kube/config / in-cluster; --context or current.
-        Without any kubeconfig, a complete set of rlark-server options (address and certificate) is enough."""
+        Without any kubeconfig, a complete set of rlark-server options (address and certificate) is enough.
+        `read`: the kubeconfig as already read (contexts.chosen's, for each of several contexts)."""
         config = config if config is not None else load_config()
         options = server_options or srv.ServerOptions.from_sources(None, config)
         try:
-            loaded = kc.load(kubeconfig)
+            loaded = read or kc.load(kubeconfig)
         except UsageError:
             if kubeconfig is None and options.complete:
                 return cls(None, "rlark-server", config, request_timeout, options)
@@ -194,7 +195,8 @@ class ClusterAccess:
         timeout = request_timeout(args)
         config = load_config()
         return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config,
-                        request_timeout=timeout, server_options=srv.ServerOptions.from_sources(args, config))
+                        request_timeout=timeout, server_options=srv.ServerOptions.from_sources(args, config),
+                        read=getattr(args, "kubeconfig_read", None))
 
     # -- sources -------------------------------------------------------------------------------------------
 

@@ -24,15 +24,17 @@ T = TypeVar("T")
 PARALLEL_CONTEXTS = 8
 """At most this many contexts are read at once."""
 GRACE_SECONDS = 5.0
-MAX_CONTEXTS = 256
-"""The most contexts --all-contexts reads: each is a connection, a thread and a reading of the kubeconfig files
-(20,000 contexts in a kubeconfig from someone else held rlark get past its deadline at 1.4 GB)."""
 """A context's read may take its request timeout plus this long before it is reported slow and left behind."""
+MAX_CONTEXTS = 256
+"""The most contexts --all-contexts reads: each is a connection and a thread (20,000 contexts in a kubeconfig
+from someone else held rlark get past its deadline at 1.4 GB)."""
 
 
 def chosen(args: argparse.Namespace) -> list[str] | None:
     """The contexts to read at once, in order: every one with --all-contexts, else those --context named more
-    than once; None for one context (the single-context path, unchanged)."""
+    than once; None for one context (the single-context path, unchanged). The kubeconfig read for --all-contexts
+    is kept in `args.kubeconfig_read`, for every context's client (`narrowed` copies it): each reading it again
+    parsed the files once per context, 256 of them 17 s of CPU past rlark get's deadline."""
     named = list(dict.fromkeys(getattr(args, "contexts", None) or ()))
     if not getattr(args, "all_contexts", False):
         return named if len(named) > 1 else None
@@ -44,6 +46,7 @@ def chosen(args: argparse.Namespace) -> list[str] | None:
     if len(loaded.contexts) > MAX_CONTEXTS:
         raise UsageError(f"--all-contexts reads at most {MAX_CONTEXTS} contexts and the kubeconfig has "
                          f"{len(loaded.contexts):,}: name the ones to read with --context A --context B")
+    args.kubeconfig_read = loaded
     return list(loaded.contexts)
 
 

@@ -59,12 +59,12 @@ class LeanClient:
 
     @classmethod
     def open(cls, kubeconfig: str | None = None, context: str | None = None,
-             timeout: float | None = None) -> LeanClient | None:
+             timeout: float | None = None, read: kc.Kubeconfig | None = None) -> LeanClient | None:
         """The client for the context the flags name (--kubeconfig / $KUBECONFIG / ~/.kube/config, --context or
         current), or None when that context needs the full client. Unusable flags and kubeconfigs raise the
-        same UsageError ClusterAccess raises."""
+        same UsageError ClusterAccess raises. `read`: the kubeconfig as already read (contexts.chosen's)."""
         try:
-            loaded = kc.load(kubeconfig)
+            loaded = read or kc.load(kubeconfig)
         except UsageError:
             return None  # ClusterAccess knows the rest: in-cluster, server-only mode, or the same one line
         name = kc.resolve_context(loaded, context)
@@ -84,7 +84,8 @@ class LeanClient:
 
         timeout = request_timeout(args)
         ServerOptions.from_sources(args, load_config())
-        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), timeout)
+        return cls.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), timeout,
+                        getattr(args, "kubeconfig_read", None))
 
     # -- reads ---------------------------------------------------------------------------------------------
 

@@ -143,6 +143,26 @@ def test_all_contexts_of_a_kubeconfig_of_thousands_is_one_line(tmp_path, env, ca
                                             "--context B\n")
 
 
+def test_all_contexts_read_the_kubeconfig_once(tmp_path, env, capsys, monkeypatch):
+    """--all-contexts read the kubeconfig files again for each context's client: 256 contexts parsed them 256
+    times, 17-30 s of CPU, well past rlark get's deadline (7 s). They are read once, whatever the count (256 take
+    2.6 s now, the refused connections included)."""
+    from rlark_tui.cluster import kubeconfig as kc
+
+    read = []
+    monkeypatch.setattr(kc, "_read", lambda path, read_once=kc._read: read.append(path) or read_once(path))
+    count = 16
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c0", "users": [{"name": "u", "user": {"token": "t"}}],
+        "clusters": [{"name": f"c{i}", "cluster": {"server": "http://127.0.0.1:1"}} for i in range(count)],
+        "contexts": [{"name": f"c{i}", "context": {"cluster": f"c{i}", "user": "u"}} for i in range(count)]}))
+    result = cli_runner(path, capsys)("--all-contexts", "get", "jobs")
+    assert result.code == 1 and result.err.splitlines() == [
+        f"context c{i}: cannot reach the control plane at http://127.0.0.1:1: connection refused" for i in range(count)]
+    assert read == [path]
+
+
 @pytest.mark.parametrize("gateway", ["https://127.0.0.1:2/\nStatus: forged", "https://[::1"])
 def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_line(tmp_path, env, capsys, gateway):
     """A context's rlark extension named a gateway with a line break ('Status: forged' a line of its own in
