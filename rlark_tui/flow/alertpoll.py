@@ -17,7 +17,9 @@ Reads, each bounded and shared where another topic reads the same thing:
 - the acknowledgements file (acks.py), when it changed;
 - the `usage` topic's samples (polls.USAGE, subscribed with the same key) for gpu-idle: no reads of its own;
 - the stacks of a Job of at most STACKS_MAX_RANKS ranks once per stall (raydash.stacks.take), in the round that
-  first finds it progress-stalled, before the alert fires: its message and evidence quote the outliers line.
+  first finds it progress-stalled, before the alert fires: its message and evidence quote the outliers line. The
+  takes run on threads of their own (StackTakes) and the round waits STACKS_WAIT_SECONDS for them at most, so that
+  a slow Ray head holds no other Job's alert.
 The rules run again only for the Jobs whose inputs changed (their objects, their log's facts or progress, their
 data-plane pods, Ray, usage) or whose rules read the clock and reached their time (a stall, a restart's quiet time);
 a round in which nothing changed merges nothing and returns the published state itself (no new Snapshot).
@@ -26,9 +28,10 @@ a round in which nothing changed merges nothing and returns the published state 
 from __future__ import annotations
 
 import heapq
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -79,6 +82,12 @@ RAY_SPACING_SECONDS = 4.0
 APP_SELECTOR = "app"
 STACKS_MAX_RANKS = 64
 """A progress-stalled Job of at most this many ranks has its stacks taken once per stall (more: `rlark stacks`)."""
+STACKS_WAIT_SECONDS = 3.0
+"""A round waits at most this long, in all, for the stacks of the Jobs it finds stalled: a slow Ray head (64 ranks,
+each dump bounded by raydash.stacks.TRACEBACK_TIMEOUT, 15 s, 8 at once: two minutes) held the round, and every
+other Job's alert with it. A take not done by then is quoted as such and goes on to its own bounds by itself."""
+STACKS_TAKES = 4
+"""At most this many takes under way at once (each up to raydash.stacks.PARALLEL requests)."""
 
 
 def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
@@ -175,6 +184,7 @@ class AlertRounds:
         """Told each Job on screen whose Header log a round read (the PROGRESS topic then looks again at once)."""
         self._pool = ThreadPoolExecutor(max_workers=LOG_READS_PER_ROUND, thread_name_prefix="rlark-alerts")
         """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
+        self._takes = StackTakes()
 
     def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
         published = index.alerts_of(key)
@@ -187,7 +197,7 @@ class AlertRounds:
         if mono - scope.judged_at < COST_FACTOR * scope.cost:
             # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
             return published or scope.published or AlertsState(scope.book)
-        state = _round(access, index, key, scope, mono, self._map, self._shown_read)
+        state = _round(access, index, key, scope, mono, self._map, self._shown_read, self._takes)
         scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
         if published is not None and state.book is published.book and state.errors == published.errors:
             return published  # a quiet round: no new Snapshot, no repaint
@@ -200,8 +210,44 @@ class AlertRounds:
         return [fn(item) for item in items] if len(items) < 2 else list(self._pool.map(fn, items))
 
 
+class StackTakes:
+    """The stacks of stalled Jobs, each taken on a daemon thread of its own (at most STACKS_TAKES at once): a
+    round waits for them STACKS_WAIT_SECONDS at most, and one not taken by then ends on its own thread (to the
+    bounds of raydash.stacks), its line quoting why there is none; so does a Job's whose earlier take is under way."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[str] = set()
+
+    def __call__(self, take: Callable[[str], str], names: list[str]) -> list[str]:
+        futures: dict[str, Future[str]] = {}
+        for name in names:
+            with self._lock:
+                free = name not in self._running and len(self._running) < STACKS_TAKES
+                if free:
+                    self._running.add(name)
+            if free:
+                futures[name] = Future()
+                threading.Thread(target=self._take, args=(take, name, futures[name]), name="rlark-stacks",
+                                 daemon=True).start()
+        wait(futures.values(), timeout=STACKS_WAIT_SECONDS)
+        return [futures[name].result() if name in futures and futures[name].done() else
+                f"not taken within {STACKS_WAIT_SECONDS:g} s (the Ray dashboard is slow)" if name in futures else
+                "not taken (earlier takes are still under way)" for name in names]
+
+    def _take(self, take: Callable[[str], str], name: str, future: Future[str]) -> None:
+        try:
+            future.set_result(take(name))
+        except BaseException as exc:  # noqa: BLE001 - a bug: raised again on the round's thread by result()
+            future.set_exception(exc)
+        finally:
+            with self._lock:
+                self._running.discard(name)
+
+
 def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float,
-           parallel_map: Callable[[Callable, Iterable], list], shown_read: Callable[[str], None]) -> AlertsState:
+           parallel_map: Callable[[Callable, Iterable], list], shown_read: Callable[[str], None],
+           take_stacks: Callable[[Callable[[str], str], list[str]], list[str]]) -> AlertsState:
     from rlark_tui.local.config import state_dir
 
     snapshot = index.snapshot
@@ -292,7 +338,8 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
     stalls = [(name, stall) for name in judged if (stall := scope.cache[name].stall) is not None
               and ((alert := scope.book.alerts.get((name, "progress-stalled", name))) is None
                    or alert.occurrence != rules.stall_occurrence(stall))]
-    for (name, stall), line in zip(stalls, parallel_map(lambda item: _stacks_line(access, jobs[item[0]]), stalls)):
+    for (name, stall), line in zip(stalls, take_stacks(lambda name: _stacks_line(access, jobs[name]),
+                                                       [name for name, _ in stalls])):
         scope.stacks[name] = (stall, line)
         scope.cache[name] = _judged(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
         rejudged = True

@@ -298,3 +298,59 @@ def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
     assert took < 10 and found.groups == [] and [e.pod for e in found.errors] == [POD], (took, found)
     assert found.errors[0].reason.startswith("Ray's /worker/traceback gave no stack: ") and "time" in \
         found.errors[0].reason, found.errors
+
+
+async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
+    """A stalled Job whose Ray head holds every `/worker/traceback` (here until the test ends, each dump bounded
+    by a 60 s TRACEBACK_TIMEOUT): the round that took its stacks waited for them, so a Job that failed meanwhile
+    had its alert only when the dumps ended (two minutes for 64 ranks and the 15 s bound). The round waits
+    STACKS_WAIT_SECONDS (here 0.5 s) for them: the other Job's alert fires while the dumps are still held, and the
+    stall's says why it quotes no stacks."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow import alertpoll
+    from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.reconciler import Reconciler
+
+    release = threading.Event()
+
+    def held(query: dict[str, str]) -> tuple[int, str]:
+        release.wait(60)
+        return recorded_traceback(query)
+
+    ray = RecordedRay(traceback=held)
+    monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 60.0)
+    monkeypatch.setattr(alertpoll, "STACKS_WAIT_SECONDS", 0.5)
+    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
+    access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
+                                        alerts=Thresholds(stall_min_seconds=14, stall_factor=1))
+    reconciler = Reconciler(access)
+    running = asyncio.create_task(reconciler.run(lambda _published: None))
+    failed = job("other-failed")
+    failed["status"] = {"phase": "Failed", "message": "the trainer exited 1"}
+
+    def alerts() -> dict:
+        state = reconciler.snapshot.alerts.get(ALL_KEY)
+        return state.book.alerts if state is not None else {}
+
+    async def until(predicate, what: str) -> None:
+        deadline = time.monotonic() + 20
+        while not predicate():
+            assert time.monotonic() < deadline, (what, sorted(alerts()), ray.asked)
+            await asyncio.sleep(0.05)
+
+    try:
+        await until(lambda: any(p.get("spec", {}).get("podName") == POD for p in reconciler.snapshot.pods.values()),
+                    "the Header Pod CR in the Snapshot")
+        reconciler.subscribe(ALERTS, ALL_KEY)
+        await until(lambda: ray.asked.get("/worker/traceback") == 4, "the dumps asked for")
+        stalled.store.create("jobs", failed)
+        await until(lambda: ("other-failed", "job-failed", "other-failed") in alerts(), "the other Job's alert")
+        assert not release.is_set() and alerts()[JOB, "progress-stalled", JOB].message.endswith(
+            "; stacks: not taken within 0.5 s (the Ray dashboard is slow)")
+    finally:
+        release.set()
+        reconciler.stop()
+        await asyncio.wait_for(running, 10)
+        access.close()
+        ray.close()
+        stalled.store.delete("jobs", "other-failed")
