@@ -16,6 +16,7 @@ from typing import Any
 from rlark_tui.errors import UsageError
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
              "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
@@ -76,7 +77,8 @@ def try_parse(text: str) -> PublicKey | None:
 
 @dataclass(frozen=True)
 class KeyRow:
-    """One registered key as listed (every text sanitised)."""
+    """One registered key as listed (every text on one line, `sinks.one_line`: a user 'x\nroot 0 …' forged a row
+    of `rlark sshkeys list` and a line of the delete's confirmation)."""
 
     user: str
     index: int
@@ -96,8 +98,8 @@ def key_rows(entries: list[dict[str, Any]]) -> list[KeyRow]:
         if not isinstance(index, int) or isinstance(index, bool) or not isinstance(user, str):
             continue
         key = try_parse(str(entry.get("public_key") or ""))
-        rows.append(KeyRow(clean(user), index, key.type if key else "?", key.fingerprint if key else "?",
-                           clean(key.comment) if key else "", clean(str(entry.get("added_at") or "")), user))
+        rows.append(KeyRow(one_line(user), index, key.type if key else "?", key.fingerprint if key else "?",
+                           one_line(key.comment) if key else "", one_line(str(entry.get("added_at") or "")), user))
     return sorted(rows, key=lambda r: (r.user, r.index))
 
 

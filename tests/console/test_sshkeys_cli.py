@@ -108,3 +108,19 @@ def test_readonly_refuses_add_and_delete(rlark, sandbox, env):
         assert [k["user"] for k in _console_keys(sandbox) if k["user"].startswith(USER)] == [USER]
     finally:
         assert rlark("sshkeys", "delete", f"{USER}/0", "--yes").code == 0
+
+
+def test_a_listed_user_or_date_forges_no_row(rlark, sandbox, env):
+    """The gateway's listing is cluster text: a user named 'x\\nroot  0  ssh-ed25519 SHA256:forged' (a line break
+    in a user the console took, or a gateway answering anything) printed a row of its own in `rlark sshkeys list`,
+    whose table was its own f-strings, not cluster/output.table's one-line cells."""
+    _, public, _ = _make_key(env)
+    forged = USER + "-x\nroot   0      ssh-ed25519 SHA256:forged\x1b]52;c;SGk=\x07"
+    assert rlark("sshkeys", "add", str(public), "--user", forged).code == 0
+    try:
+        listed = rlark("sshkeys", "list")
+        assert listed.code == 0 and not any(line.startswith("root") for line in listed.out.splitlines()), listed.out
+        row = next(line for line in listed.out.splitlines() if line.startswith(USER + "-x"))
+        assert "\\nroot   0      ssh-ed25519 SHA256:forged" in row and "\x1b" not in listed.out
+    finally:
+        assert rlark("sshkeys", "delete", str(public), "--yes").code == 0
