@@ -41,7 +41,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import ALL_KEY, DIAGNOSIS, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
-from rlark_tui.model.objects import Job
+from rlark_tui.model.objects import MAX_EVENTS, Job
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.usage import pod_usage
@@ -378,6 +378,8 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, f"{event.get('type', '')} {event.get('reason', '')}{count}",
                              f"{redact_text(str(event.get('message', '')))}  ({event.get('objectKind', '')} "
                              f"{event.get('objectName', '')}, {event.get('lastTime', '')})", 2)
+            if task.event_count > MAX_EVENTS:
+                widget.muted(text, f"  … {task.event_count - MAX_EVENTS:,} more events (the first {MAX_EVENTS} shown)")
         if not any_shown:
             widget.muted(text, "No events. The platform reports Task events and image pull progress only "
                                "while a Task is Pending.")

@@ -182,17 +182,28 @@ async def test_overview_and_yaml_mask_secrets(post_snapshot):
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
+    """And a Task of many events shows the first MAX_EVENTS: 100,000 small events fit a Task's 1.5 MB, and each
+    refresh of the Events tab laid all of them out on the UI thread (1.6 s to build 10 MB of text per refresh)."""
+    from rlark_tui.model.objects import MAX_EVENTS
+
     ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": "Active:\n 2 node_x", "jobs": [],
                         "error": None, "source": "Ray dashboard of demo-ppo"}}
+    snapshot = build_snapshot([job_dict("demo-ppo"), job_dict("demo-zz-events")], ray=ray)
+    task = next(t for t in snapshot.tasks.values() if t["metadata"]["name"].startswith("demo-zz-events-"))
+    task["status"]["events"] = [{"type": "Warning", "reason": f"R{i}"} for i in range(5_000)]
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+        await post_snapshot(pilot, snapshot)
         await pilot.press("enter", "r")
         ray_text = str(app.screen.query_one("#ray-text").render())
         assert "Alive nodes: 2 of 3 expected" in ray_text
         assert "2 node_x" in ray_text
         await pilot.press("e")
         assert "only while a Task is Pending" in str(app.screen.query_one("#events-text").render())
+        await pilot.press("escape", "down", "enter", "e")
+        text = str(app.screen.query_one("#events-text").render())
+        assert f"Warning R{MAX_EVENTS - 1}: " in text and f"R{MAX_EVENTS}:" not in text
+        assert f"… {5_000 - MAX_EVENTS:,} more events (the first {MAX_EVENTS} shown)" in text
 
 
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
