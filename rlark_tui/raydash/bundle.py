@@ -37,7 +37,7 @@ from rlark_tui.cluster.kinds import JOBS, PODS, TASKS
 from rlark_tui.cluster.output import render_objects
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.objects import Job, Pod
+from rlark_tui.model.objects import Job, Pod, dig, restart_count
 from rlark_tui.raydash import diagnose as diagnose_reads
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
@@ -205,12 +205,16 @@ def _known(access: ClusterAccess, raw: dict[str, Any], crs: list[Pod], pods: Seq
 
 
 def _containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
-    """Each container's current log, and its previous one when it restarted."""
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    restarted = {str(s.get("name")): int(s.get("restartCount") or 0) for s in
-                 [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+    """Each container's current log, and its previous one when it restarted. The Pod is cluster text: a list
+    that is not one is empty, a restartCount that is not a number (`²`, a list) is no restart."""
+    def items(*path: str) -> list[Any]:
+        value = dig(pod, *path)
+        return value if isinstance(value, list) else []
+
+    restarted = {str(s.get("name")): restart_count(s) or 0 for s in
+                 [*items("status", "containerStatuses"), *items("status", "initContainerStatuses")]
                  if isinstance(s, dict)}
-    for item in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+    for item in [*items("spec", "initContainers"), *items("spec", "containers")]:
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name:
             if restarted.get(name):

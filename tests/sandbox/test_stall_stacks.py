@@ -354,3 +354,25 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
         access.close()
         ray.close()
         stalled.store.delete("jobs", "other-failed")
+
+
+def test_a_bundle_of_a_pod_whose_restart_count_is_no_number_is_written(stalled, env, capsys, tmp_path):
+    """A data-plane Pod's containerStatuses are cluster text: a restartCount of '²' (str.isdigit, not int), a
+    list or a float past int raised in the bundle's container walk, and `rlark bundle` ended in 'rlark: crashed
+    (ValueError)'. Such a container is taken as not restarted: its log is in the bundle."""
+    plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
+    kept = json.loads(json.dumps(plane["status"]))
+    plane["status"]["containerStatuses"] = [{"name": "main", "restartCount": "²", "state": {"running": {}}},
+                                            {"name": "side", "restartCount": [1]}, 5]
+    stalled.store.update("pods", plane, plane=CLUSTER, keep_status=False)
+    try:
+        out = tmp_path / "b.tar.gz"
+        done = cli_runner(stalled.kubeconfig, capsys)("bundle", JOB, "-o", str(out))
+    finally:
+        plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
+        plane["status"] = kept
+        stalled.store.update("pods", plane, plane=CLUSTER, keep_status=False)
+    assert done.code == 0 and "crashed" not in done.err, done
+    import tarfile
+    with tarfile.open(out) as tar:
+        assert f"logs/{POD}/main.log" in tar.getnames(), tar.getnames()
