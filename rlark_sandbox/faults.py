@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass
@@ -50,7 +51,7 @@ class _Rule:
     verb: str
     resource: str
     plane: str
-    code: int = 0
+    code: Any = 0
     seconds: float = 0.0
     times: int | None = None
     message: str | None = None
@@ -111,9 +112,11 @@ class Faults:
         with self._lock:
             self.watch_close_seconds = float(seconds) if seconds else None
 
-    def expire_watches(self, resource: str = "*", times: int = 1) -> None:
+    def expire_watches(self, resource: str = "*", times: int = 1, code: Any = 410) -> None:
+        """The next `times` watches of `resource` end at once in an ERROR event whose Status has `code` (410: the
+        history is gone; any JSON value: a hostile server's)."""
         with self._lock:
-            self._gone.append(_Rule("watch", resource, "*", code=410, times=times))
+            self._gone.append(_Rule("watch", resource, "*", code=code, times=times))
 
     def outage(self, seconds: float, mode: str = "drop") -> None:
         if mode not in ("drop", "503"):
@@ -185,9 +188,11 @@ class Faults:
         with self._lock:
             return sum(r.seconds for r in self._delay if r.matches(verb, resource, plane))
 
-    def take_gone(self, resource: str) -> bool:
+    def take_gone(self, resource: str) -> Any:
+        """The code of the ERROR event the next watch of `resource` ends in, or None."""
         with self._lock:
-            return self._take(self._gone, "watch", resource, "*") is not None
+            rule = self._take(self._gone, "watch", resource, "*")
+            return None if rule is None else rule.code
 
     def outage_mode(self) -> str | None:
         with self._lock:

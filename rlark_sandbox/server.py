@@ -448,7 +448,8 @@ class SandboxServer:
         response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                            "Cache-Control": "no-cache"})
         gone = None
-        if self.faults.take_gone(rtype.plural):
+        gone_code = self.faults.take_gone(rtype.plural)
+        if gone_code is not None:
             self.store.expire_history()
             gone = f"too old resource version: {since or 0} ({self.store.resource_version})"
         sub = None
@@ -460,7 +461,8 @@ class SandboxServer:
                 gone = exc.message
         await response.prepare(request)
         if sub is None:
-            expired = {"type": "ERROR", "object": status_body(410, "Expired", gone or "")}
+            expired = {"type": "ERROR", "object": status_body(410 if gone_code is None else gone_code, "Expired",
+                                                              gone or "")}
             await response.write(json.dumps(expired).encode() + b"\n")
             return response
         table = _wants_table(request)

@@ -389,7 +389,8 @@ class ClusterAccess:
                         raise ValueError("a watch event without an object")
                     kind_of_event = event.get("type")
                     if kind_of_event == "ERROR":
-                        code = int(obj.get("code") or 0)
+                        code = obj.get("code")  # a hostile server's: `1e400` (inf), '²', a list
+                        code = code if isinstance(code, int) and not isinstance(code, bool) else 0
                         raise status_error(code, json.dumps(obj), Request("watch", kind.plural)) if code != 410 \
                             else Gone("gone (410)", 410, "Expired")
                     new_version = dig(obj, "metadata", "resourceVersion")

@@ -486,3 +486,23 @@ async def test_tui_wizard_submit_409_422_keeps_the_draft(rel, access):
             assert rel.store.get("jobs", name, "", plane=ROOT)
         finally:
             drop_job(rel, name)
+
+
+def test_a_watch_error_whose_code_is_no_number_is_an_error_and_the_watch_goes_on(rel, access):
+    """A watch's ERROR event is the control plane's: its Status code read with int() raised OverflowError for
+    `1e400` (JSON decodes it to inf) and TypeError for a list, past the watch's handling of a broken stream: the
+    list+watch every follower of Jobs reads ended in that exception. Each is one ERROR of the stream, and the
+    watch lists again and goes on."""
+    from rlark_tui.cluster.access import Backoff
+    from rlark_tui.cluster.kinds import JOBS
+
+    for code in (float("inf"), "²", [1]):
+        rel.faults.expire_watches("jobs", code=code)
+    stop = threading.Event()
+    seen: list[str] = []
+    for event in access.list_watch(JOBS, stop, backoff=Backoff(0.01, 0.05)):
+        seen.append(event.type)
+        if seen.count("CONNECTED") == 4:
+            stop.set()
+            break
+    assert seen == ["RELIST", "CONNECTED", "ERROR"] * 3 + ["RELIST", "CONNECTED"], seen
