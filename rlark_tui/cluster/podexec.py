@@ -37,6 +37,8 @@ from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, 
 from rlark_tui.cluster.transport import decode_json
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
+from rlark_tui.model.objects import dig
+from rlark_tui.text.parse import ascii_int
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -71,11 +73,12 @@ def exit_code_of(status: dict[str, Any] | None) -> int | None:
         return None
     if status.get("status") == "Success":
         return 0
-    if status.get("reason") == "NonZeroExitCode":
-        for cause in (status.get("details") or {}).get("causes") or []:
+    if status.get("reason") == "NonZeroExitCode":  # the data plane's: a code of 1e400 (inf), details a list
+        causes = dig(status, "details", "causes")
+        for cause in causes if isinstance(causes, list) else []:
             if isinstance(cause, dict) and cause.get("reason") == "ExitCode":
-                with contextlib.suppress(TypeError, ValueError):
-                    return int(cause.get("message", ""))
+                code = cause.get("message")
+                return ascii_int(code) if isinstance(code, str) else None
     return None
 
 

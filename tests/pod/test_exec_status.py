@@ -53,3 +53,20 @@ def test_a_status_that_is_not_an_object_fails_the_exec_with_its_text():
             session.exit_code()
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("status", [
+    b'{"status": "Failure", "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", "message": 1e400}]}}',
+    b'{"status": "Failure", "reason": "NonZeroExitCode", "details": ["causes"], "message": "odd"}',
+], ids=["exit-code-inf", "details-list"])
+def test_a_status_of_the_wrong_shape_fails_the_exec_in_one_line(status):
+    """The status channel is the data plane's: an exit code of 1e400 (inf once decoded) raised OverflowError past
+    the int() the code is read with, and details that are a list AttributeError: `rlark exec` crashed."""
+    ws = _Channels([(ABNF.OPCODE_BINARY, bytes([STATUS]) + status), (ABNF.OPCODE_CLOSE, b"")])
+    session = ExecSession(ws, "demo-ppo-actor-0")
+    try:
+        assert session.read(timeout=1) == []
+        with pytest.raises(ExecFailed, match=r"^exec in pod demo-ppo-actor-0 failed: "):
+            session.exit_code()
+    finally:
+        session.close()
