@@ -16,6 +16,7 @@ from typing import Protocol
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.fixed_commands import command
+from rlark_tui.text.parse import ascii_int
 
 MAX_FILES = 2000
 HASH_FILES = 20
@@ -132,7 +133,8 @@ def probe_object_storage(get_json: GetJson, read_url: ReadUrl, storage_class: st
         except RlarkError as exc:
             return OutputProbe(location, error=f"cannot list {storage_class}/{cluster}: {exc}", source=source)
         page = page if isinstance(page, dict) else {}
-        for obj in page.get("objects") or []:
+        objects = page.get("objects")
+        for obj in objects if isinstance(objects, list) else []:
             item = _object_file(obj, target)
             if item is not None:
                 files.append(item)
@@ -156,10 +158,14 @@ def probe_object_storage(get_json: GetJson, read_url: ReadUrl, storage_class: st
 def _object_file(obj: object, target: str) -> OutputFile | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
         return None
+    size = obj.get("size")  # the gateway's: 1e400 (inf once decoded), '²', a list
+    size = size if isinstance(size, int) and not isinstance(size, bool) else \
+        ascii_int(size) if isinstance(size, str) else None
     try:
         mtime = datetime.fromisoformat(str(obj.get("last_modified")).replace("Z", "+00:00"))
-        size = int(obj.get("size", ""))
-    except (TypeError, ValueError):
+    except ValueError:
+        return None
+    if size is None:
         return None
     if mtime.tzinfo is None:
         mtime = mtime.replace(tzinfo=UTC)

@@ -107,3 +107,19 @@ def test_read_only_mode_still_runs_the_fixed_in_pod_probes(sandbox, in_pod, caps
     outputs = next(c for c in document["checks"] if c["id"] == 5)
     assert code == 3 and f"outputs read in Pod {NAME}-actor-0 (exec: find, sha256sum)" in outputs["notes"]
     assert any(e["kind"] == "file" and e["ref"] == f"{out}/{RUN}/ckpt/model.pt" for e in outputs["evidence"])
+
+
+@pytest.mark.parametrize("page", [
+    {"objects": [{"key": "out/huge", "size": float("inf"), "last_modified": "2026-12-06T10:00:00Z"},
+                 {"key": "out/ok", "size": 3, "last_modified": "2026-12-06T10:00:00Z"}]},
+    {"objects": 5}, {"objects": {"key": "x"}, "is_truncated": True, "next_marker": ["m"]},
+], ids=["size-inf", "objects-number", "objects-map"])
+def test_a_storage_listing_of_the_wrong_shape_is_probed_without_a_crash(page):
+    """The gateway's storage listing is cluster text: a size of 1e400 (inf once decoded) raised OverflowError past
+    the probe's int() (it caught TypeError and ValueError), and `objects: 5` TypeError: rlark check crashed on
+    its output probe. Such an object is left out, and the others are listed."""
+    from rlark_tui.checks.probe import probe_object_storage
+
+    found = probe_object_storage(lambda path, query: page, lambda url, limit: b"", "s3", "gpu-a", "/data", "/data/out")
+    assert [f.path for f in found.files] == (["/data/out/ok"] if page.get("objects") != 5 and
+                                             isinstance(page["objects"], list) else []), found
