@@ -111,11 +111,12 @@ def test_without_data_plane_contexts_logs_come_from_the_gateway_and_restarts_are
     monkeypatch.setenv("RLARK_CONFIG", str(tmp_path / "no-config.yaml"))
     access = ClusterAccess.open(str(control_only), sandbox.context)
     try:
-        deadline = time.monotonic() + 120  # the agent makes the Pod CRs; a loaded machine takes its time
-        while not access.job_pods(unscheduled) and time.monotonic() < deadline:
+        # the agent makes the Pod CRs, and a loaded machine takes its time: the check is taken until it read some
+        # (the same read the assertions judge; a Pod seen by a read before it may be gone, or not yet made, by then)
+        deadline = time.monotonic() + 120
+        while not (evidence := gather(access, unscheduled, state)).pods:
+            assert time.monotonic() < deadline, "the agent made no Pod CR for the Job"
             time.sleep(0.2)
-        assert access.job_pods(unscheduled), "the agent made no Pod CR for the Job"
-        evidence = gather(access, unscheduled, state)
     finally:
         access.close()
     assert evidence.containers is None
