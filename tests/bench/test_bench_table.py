@@ -53,3 +53,17 @@ def test_lanes_run_each_module_in_a_process_of_its_own_and_gather_their_keys(tmp
         main(["--lanes", "2"])
     assert exit_info.value.code == 2
     assert "only with --quick" in capsys.readouterr().err
+
+
+def test_a_latency_with_no_sample_is_null_and_said_not_a_failed_module(capsys):
+    """A loaded CI run's smoke bench failed its tui module: no filter keystroke's frame came within its timeout,
+    and the percentile of no values raised. Such a measure stays null (n/a in the table), with a line saying why."""
+    from bench.tui import _record
+
+    results: dict[str, float] = {}
+    _record(results, [], "a filter keystroke", filter_keystroke_ms_p95=95)
+    _record(results, [10.0, 30.0], "a key", key_latency_ms_p95=50)
+    assert results == {"key_latency_ms_p95": 20.0}
+    assert "no frame of a filter keystroke came within its timeout; filter_keystroke_ms_p95 left null" \
+        in capsys.readouterr().err
+    assert table(results).splitlines()[[*TARGETS].index("filter_keystroke_ms_p95") + 1].endswith("n/a")
