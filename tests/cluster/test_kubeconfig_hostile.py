@@ -126,17 +126,22 @@ def test_a_server_url_that_does_not_parse_is_one_line(tmp_path, env, capsys, ser
         assert result.err.count("\n") == 1
 
 
+def many_contexts(path, count: int):
+    """A kubeconfig at `path` of `count` contexts c0, c1, ..., each on its own cluster at a port nothing listens on."""
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c0", "users": [{"name": "u", "user": {"token": "t"}}],
+        "clusters": [{"name": f"c{i}", "cluster": {"server": "http://127.0.0.1:1"}} for i in range(count)],
+        "contexts": [{"name": f"c{i}", "context": {"cluster": f"c{i}", "user": "u"}} for i in range(count)]}))
+    return path
+
+
 def test_all_contexts_of_a_kubeconfig_of_thousands_is_one_line(tmp_path, env, capsys):
     """Each context --all-contexts reads is a connection, a thread and a reading of the kubeconfig: 20,000 held
     `rlark get` past its deadline (over 2 minutes, 1.4 GB). Past contexts.MAX_CONTEXTS it is one line."""
     from rlark_tui.cluster.contexts import MAX_CONTEXTS
 
     count = MAX_CONTEXTS + 1
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c0", "users": [{"name": "u", "user": {"token": "t"}}],
-        "clusters": [{"name": f"c{i}", "cluster": {"server": "http://127.0.0.1:1"}} for i in range(count)],
-        "contexts": [{"name": f"c{i}", "context": {"cluster": f"c{i}", "user": "u"}} for i in range(count)]}))
+    path = many_contexts(tmp_path / "kubeconfig", count)
     result = cli_runner(path, capsys)("--all-contexts", "get", "jobs")
     assert (result.code, result.err) == (2, f"error: --all-contexts reads at most {MAX_CONTEXTS} contexts and the "
                                             f"kubeconfig has {count}: name the ones to read with --context A "
@@ -152,11 +157,7 @@ def test_all_contexts_read_the_kubeconfig_once(tmp_path, env, capsys, monkeypatc
     read = []
     monkeypatch.setattr(kc, "_read", lambda path, read_once=kc._read: read.append(path) or read_once(path))
     count = 16
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c0", "users": [{"name": "u", "user": {"token": "t"}}],
-        "clusters": [{"name": f"c{i}", "cluster": {"server": "http://127.0.0.1:1"}} for i in range(count)],
-        "contexts": [{"name": f"c{i}", "context": {"cluster": f"c{i}", "user": "u"}} for i in range(count)]}))
+    path = many_contexts(tmp_path / "kubeconfig", count)
     result = cli_runner(path, capsys)("--all-contexts", "get", "jobs")
     assert result.code == 1 and result.err.splitlines() == [
         f"context c{i}: cannot reach the control plane at http://127.0.0.1:1: connection refused" for i in range(count)]

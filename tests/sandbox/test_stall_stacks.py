@@ -273,17 +273,22 @@ def test_rays_route_without_a_stack_says_why_once_for_the_pod(stalled, env, caps
     assert [e["pod"] for e in found["errors"]] == [POD] and found["errors"][0]["reason"].startswith(reason), found
 
 
-def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
-    """Ray's `/worker/traceback` held open: each dump ends at its time bound (here 1 s) and the Pod says why."""
-    from rlark_tui.cluster import ClusterAccess
-
+def held_ray() -> tuple[RecordedRay, threading.Event]:
+    """A recorded Ray dashboard whose `/worker/traceback` answers only once the event is set (at most 60 s)."""
     release = threading.Event()
 
     def held(query: dict[str, str]) -> tuple[int, str]:
         release.wait(60)
         return recorded_traceback(query)
 
-    ray = RecordedRay(traceback=held)
+    return RecordedRay(traceback=held), release
+
+
+def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
+    """Ray's `/worker/traceback` held open: each dump ends at its time bound (here 1 s) and the Pod says why."""
+    from rlark_tui.cluster import ClusterAccess
+
+    ray, release = held_ray()
     monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 1.0)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
@@ -311,13 +316,7 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
     from rlark_tui.flow.reconciler import Reconciler
 
-    release = threading.Event()
-
-    def held(query: dict[str, str]) -> tuple[int, str]:
-        release.wait(60)
-        return recorded_traceback(query)
-
-    ray = RecordedRay(traceback=held)
+    ray, release = held_ray()
     monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 60.0)
     monkeypatch.setattr(alertpoll, "STACKS_WAIT_SECONDS", 0.5)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
