@@ -65,7 +65,8 @@ def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, pl
     # the watch that saw the run crash kept its first failure then, for diagnose and bundle once the Pods are gone
     kept = state / "diagnosis" / f"{NAMES['crash']}.json"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not kept.exists():
+    while not kept.exists():
+        assert time.monotonic() < deadline, "the watch kept no first failure of the crashed run"
         time.sleep(0.1)
     failure = json.loads(kept.read_text())["diagnosis"]["first_failure"]
     assert (failure["worker"], failure["cause"]) == ("EmbodiedFSDPActor pid 4121", "cuda-oom")
