@@ -160,7 +160,7 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
     a list or an object, or anything the decoders above would repair) is decoded whole instead."""
     if len(data) > max_bytes:
         raise ValueError(f"larger than {size_text(max_bytes)}")
-    if _values(data) > MAX_VALUES:
+    if len(data) >= MAX_VALUES and _values(data) > MAX_VALUES:  # each counted mark is a byte of its own
         raise TooMany()
     if shape is not None:
         shaped = _shaped(data, shape)
