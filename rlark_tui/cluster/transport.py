@@ -149,7 +149,8 @@ class TooDeep(ValueError):
 def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: type | None = None,
                 text: bool = True) -> object:
     """A JSON answer of a cluster, Ray or the gateway, decoded the one way every client decodes it: orjson, else
-    (invalid UTF-8, NaN, huge integers) the standard library on the text with bad bytes replaced.
+    (invalid UTF-8, NaN and numbers past a double, kept as their text, huge integers) the standard library on
+    the text with bad bytes replaced.
 
     An empty answer is {}; one that is not JSON stays text (`text=False`: raises ValueError instead). Larger than
     `max_bytes` raises ValueError naming the bound (bodies read over HTTP are bounded before, by read_bounded);

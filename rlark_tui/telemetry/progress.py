@@ -35,6 +35,7 @@ or `train/replay_buffer/` keys alike, so they keep the log's own name."""
 STALE_FACTOR = 3.0
 
 Line = tuple[float | None, str]
+_TB_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _NON_FINITE = frozenset({"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity"})
 Point = tuple[float, int, float]
 """[wall_time, step, value], TensorBoard's own shape."""
@@ -231,14 +232,17 @@ def latest_progress(lines: Iterable[Line]) -> Progress | None:
 
 def scalar_points(items: object) -> list[Point]:
     """TensorBoard's scalars answer, `[[wall_time, step, value], ...]`, as points: a wall time and step that are
-    finite numbers (the step a whole one) and a value that is a number (nan and inf kept, as the log's are, for
-    `finite` to leave out); anything else is left out. A step of 1e400 or NaN raised in int()."""
+    finite numbers (the step a whole one) and a value that is a number, or NaN or ±inf as TensorBoard spells them
+    in JSON ("NaN", "Infinity", "-Infinity": its json_util.Cleanse; the decoder keeps a bare NaN as that text too),
+    kept as the log's are for `finite` to leave out and the plot to count; anything else is left out."""
     points: list[Point] = []
     for item in items if isinstance(items, list) else ():
-        if not isinstance(item, list) or len(item) != 3 \
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in item):
+        if not isinstance(item, list) or len(item) != 3:
             continue
         wall, step, value = item
+        value = _TB_NON_FINITE.get(value, value) if isinstance(value, str) else value
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (wall, step, value)):
+            continue
         if math.isfinite(wall) and math.isfinite(step) and step == int(step):
             points.append((float(wall), int(step), float(value)))
     return points

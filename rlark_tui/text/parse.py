@@ -111,7 +111,10 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
     library. ValueError for text that is not JSON; JsonBound (a ValueError) for one longer than `max_bytes` or
     nested deeper than `max_depth` (None: as deep as the decoders go, 1,024 levels), never RecursionError.
     An integer past 64 bits (which orjson refuses) is kept as its text when it has more than MAX_DIGITS digits:
-    no reader takes a 5,000-digit step or replica count for a number, and `int` would raise past 4,300 digits."""
+    no reader takes a 5,000-digit step or replica count for a number, and `int` would raise past 4,300 digits.
+    A number past a double (`1e400`) and `NaN`, `Infinity`, `-Infinity` (which orjson refuses too) are kept as
+    their text, never inf or nan: a reader of a number takes them as a value of the wrong type, and JSON written
+    from the value stays JSON (TensorBoard's own answers spell a NaN loss "NaN": telemetry.progress reads it)."""
     if len(text) > max_bytes:
         raise JsonBound(f"is larger than {max_bytes:,} bytes")
     try:
@@ -119,7 +122,7 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
     except orjson.JSONDecodeError:
         decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         try:
-            value = json.loads(decoded, parse_int=_bounded_int)
+            value = json.loads(decoded, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=str)
         except RecursionError:
             raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
     if max_depth is not None and _deeper(value, max_depth):
@@ -129,6 +132,11 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
 
 def _bounded_int(text: str) -> int | str:
     return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else text
+
+
+def _finite_float(text: str) -> float | str:
+    value = float(text)
+    return value if math.isfinite(value) else text
 
 
 def _deeper(value: object, limit: int) -> bool:
