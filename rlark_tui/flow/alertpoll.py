@@ -44,8 +44,6 @@ from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import acks
 from rlark_tui.model.objects import Job, Pod
-from rlark_tui.raydash import stacks as raystacks
-from rlark_tui.telemetry.stacks import summary
 from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
@@ -515,7 +513,10 @@ def _judged(access, index, job, scope, planes, pods_of, thresholds, now) -> Eval
 
 
 def _stacks_line(access: ClusterAccess, job: Job) -> str:
-    """Where a stalled Job's ranks are (its outliers line), or why no stack was taken, in one line."""
+    """Where a stalled Job's ranks are (its outliers line), or why no stack was taken, in one line. The stacks'
+    modules are imported by the first stall: the TUI's start-up does not need them (bench/startup.py)."""
+    from rlark_tui.raydash import stacks as raystacks
+    from rlark_tui.telemetry.stacks import summary
     try:
         return summary(raystacks.take(access, job, max_ranks=STACKS_MAX_RANKS))
     except RlarkError as exc:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rlark_tui.alerting.rules import ALL_KEY as ALERT_SCOPE
 from rlark_tui.alerting.rules import MARKS, Alert, AlertsState
@@ -26,12 +27,14 @@ from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.telemetry.balance import RoleUse, by_role, imbalance
 from rlark_tui.telemetry.curves import MetricsState
-from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import shell_line
+
+if TYPE_CHECKING:
+    from rlark_tui.telemetry.diagnosis import Diagnosis
 
 UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
@@ -289,7 +292,9 @@ class SnapshotIndex:
         return found if isinstance(found, dict) else None
 
     def diagnosis_of(self, job: str) -> Diagnosis | None:
-        """The Job's first failure and timeline as last read (None before a read)."""
+        """The Job's first failure and timeline as last read (None before a read). The diagnosis module is
+        imported by the first read of one: the TUI's start-up does not need it (bench/startup.py)."""
+        from rlark_tui.telemetry.diagnosis import Diagnosis
         found = self.snapshot.diagnosis.get(job)
         return found if isinstance(found, Diagnosis) else None
 
@@ -399,14 +404,17 @@ def row_key(context: str, name: str) -> str:
     return f"{name}@{context}" if context else name
 
 
-def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None = None) -> int:
+def expected_pods(index: SnapshotIndex, job: Job, specs: list[TaskSpec] | None = None,
+                  task_names: list[str] | None = None) -> int:
     """Replicas the platform currently asks for: the Tasks' replicas (0 while stopped), else the Job spec
-    (`specs`: the Job's `tasks`, when the caller has them already)."""
+    (`specs` and their `task_names`: the Job's `tasks` and Task names, when the caller has them already)."""
     if job.stopped:
         return 0
+    specs = job.tasks if specs is None else specs
+    names = [job.task_name(spec) for spec in specs] if task_names is None else task_names
     total = 0
-    for spec in job.tasks if specs is None else specs:
-        task = index.task_for(job, spec)
+    for spec, name in zip(specs, names):
+        task = index.tasks_by_name.get(name)
         total += task.replicas if task is not None else spec.replicas
     return total
 
@@ -465,7 +473,7 @@ def job_row(index: SnapshotIndex, job: Job) -> JobRow:
         phase=phase,
         roles=roles,
         pods_running=sum(1 for p in pods if p.phase == "Running"),
-        pods_expected=expected_pods(index, job, specs),
+        pods_expected=expected_pods(index, job, specs, task_names),
         header_node=header_node,
         created=job.creation_timestamp,
         created_at=parse_time(job.creation_timestamp),

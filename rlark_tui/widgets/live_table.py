@@ -92,7 +92,7 @@ def _cleaned(row: Row) -> Row:
     """The row as the table keeps and draws it: no cell holds an escape sequence, control character, line break or
     bidi control (`sinks.one_line`; a cell's style stays). Cells come from the cluster: this is where the table
     takes them in."""
-    if all(_plain(cell).isprintable() for cell in row.cells):
+    if "".join([cell.plain if isinstance(cell, Text) else cell for cell in row.cells]).isprintable():
         return row
     cells = tuple(Text(one_line(cell.plain), style=cell.style) if isinstance(cell, Text) else one_line(cell)
                   for cell in row.cells)
