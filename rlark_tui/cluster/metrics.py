@@ -23,9 +23,8 @@ from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
 from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series, scalar_points
-from rlark_tui.telemetry.steptime import breakdown
+from rlark_tui.telemetry.steptime import breakdown, step_time_cell
 from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.view.jobs import step_time_cell
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -111,8 +110,8 @@ class WideCells(NamedTuple):
 
 
 def wide_log_cells(access: ClusterAccess, jobs: list[dict[str, Any]]) -> WideCells:
-    """The progress text (`step/total percent ETA`, `(stale)`) and the STEP TIME cell (view.jobs.step_time_cell)
-    of the Running Jobs among `jobs` whose Header log has them: one list of Pod CRs, then one read of the last
+    """The progress text (`step/total percent ETA`, `(stale)`) and the STEP TIME cell
+    (telemetry.steptime.step_time_cell) of the Running Jobs among `jobs` whose Header log has them: one list of Pod CRs, then one read of the last
     PROGRESS_TAIL_LINES log lines per Running Job (the newest progress row and metric table are among them)."""
     running = [Job(j) for j in jobs if Job(j).phase == "Running" and Job(j).head_task is not None]
     if not running:

@@ -3,7 +3,7 @@ Checkpoints.
 
 Everything shown comes from the Snapshot (secrets as `***`); while the screen is open it subscribes to the
 Job's Ray status, its Pods' restart counts and its first failure (the Overview's Diagnosis card; rlark_tui.flow.polls),
-and to its METRICS while that tab is shown. The header's step time (view.jobs.step_time_cell) is the breakdown of
+and to its METRICS while that tab is shown. The header's step time (telemetry.steptime.step_time_cell) is the breakdown of
 the newest METRICS read (that tab's or the compare screen's). Opening the Checkpoints tab (or ctrl+r there) posts
 a LoadCheckpoints read for the app's worker; `u` there asks the app to resume from the selected one (ResumeJob).
 The Workers tab's imbalance note names RLinf's component placement once a checkpoints read brought the resolved
@@ -44,6 +44,7 @@ from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.objects import MAX_EVENTS, Job
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
+from rlark_tui.telemetry.steptime import step_time_cell
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_object, redact_text
 from rlark_tui.text.sanitize import clean
@@ -59,7 +60,6 @@ from rlark_tui.view.index import (
     ssh_fingerprint,
     ssh_jump_command,
 )
-from rlark_tui.view.jobs import step_time_cell
 from rlark_tui.widgets.checkpoints import CheckpointsView
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import RoleGpuUse, WorkersTree

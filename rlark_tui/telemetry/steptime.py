@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rlark_tui.text.sanitize import clean
+
 Point = tuple[float, int, float]
 
 TABLE_TOTAL = "time/step"
@@ -115,6 +117,18 @@ def _slope(values: list[float]) -> float:
 def seconds(value: float) -> str:
     """`342 s`, `4.5 s`; past a billion seconds in exponent form (`1e+308 s`, not 309 digits)."""
     return f"{value:.3g} s" if value >= 1e9 else f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+
+
+def step_time_cell(step_time: StepTime | None) -> str:
+    """The STEP TIME cell of `get jobs -o wide` and the Job detail's header: the last step's total and the
+    bottleneck phase's share of it, `342 s/step, actor_training 54%`; `-` without time metrics. The phase name
+    comes from the run's log: one line, no control characters."""
+    if step_time is None or not step_time.steps:
+        return "-"
+    text = f"{seconds(step_time.steps[-1].total)}/step"
+    if step_time.bottleneck is not None:
+        text += f", {step_time.bottleneck.phase} {step_time.bottleneck.share:.0%}"
+    return clean(text)
 
 
 def bars(step_time: StepTime, width: int, last: int) -> list[str]:

@@ -11,7 +11,6 @@ from typing import Protocol
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job, TaskSpec, shown_status
-from rlark_tui.telemetry.steptime import StepTime, seconds
 from rlark_tui.text.sanitize import clean
 
 
@@ -62,15 +61,3 @@ def context_cell(context: str) -> str:
     """The CONTEXT cell of a Job read from one of several control planes (`rlark get --all-contexts`, the TUI's
     merged list): the kubeconfig context's name, one line."""
     return clean(context).replace("\n", " ") or "-"
-
-
-def step_time_cell(step_time: StepTime | None) -> str:
-    """The STEP TIME cell of `get jobs -o wide` and the Job detail's header: the last step's total and the
-    bottleneck phase's share of it, `342 s/step, actor_training 54%`; `-` without time metrics. The phase name
-    comes from the run's log: one line, no control characters."""
-    if step_time is None or not step_time.steps:
-        return "-"
-    text = f"{seconds(step_time.steps[-1].total)}/step"
-    if step_time.bottleneck is not None:
-        text += f", {step_time.bottleneck.phase} {step_time.bottleneck.share:.0%}"
-    return clean(text)

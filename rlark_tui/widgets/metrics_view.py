@@ -19,10 +19,9 @@ from textual.widgets import Input, SelectionList, Static
 from textual_plotext import PlotextPlot
 
 from rlark_tui.telemetry.curves import MetricsState, default_tags, elapsed, number, stats, xy
-from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters
+from rlark_tui.telemetry.steptime import TREND_STEPS, bars, legend_letters, step_time_cell
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import one_line
-from rlark_tui.view.jobs import step_time_cell
 
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rlark_tui.telemetry.progress import metric_series
-from rlark_tui.telemetry.steptime import bars, breakdown, phase_of
-from rlark_tui.view.jobs import step_time_cell
+from rlark_tui.telemetry.steptime import bars, breakdown, phase_of, step_time_cell
 from tests.rlinf_release import rlinf, tqdm_run  # noqa: F401 (the fixture)
 
 pytest.importorskip("tqdm")
