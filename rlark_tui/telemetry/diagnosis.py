@@ -509,8 +509,8 @@ def _log_lines(inputs: Inputs) -> list[tuple[float | None, str]]:
     lines = []
     for entry in _seq(inputs.header_log):
         if isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[1], str):
-            at = entry[0] if isinstance(entry[0], (int, float)) and not isinstance(entry[0], bool) else None
-            lines.append((_epoch(float(at)) if at is not None else None, clean(entry[1][:MAX_LINE_SCAN])))
+            at = entry[0] if isinstance(entry[0], float) else None
+            lines.append((_epoch(at) if at is not None else None, clean(entry[1][:MAX_LINE_SCAN])))
     return lines
 
 
