@@ -13,7 +13,7 @@ import yaml
 
 from rlark_tui.alerting.thresholds import Thresholds, thresholds_from
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input, read_own, write_private
+from rlark_tui.local.fsutil import read_own, read_settings, write_private
 from rlark_tui.model.views import ViewSettings, parse_views, views_text
 from rlark_tui.text.parse import YamlBound, load_yaml
 
@@ -102,11 +102,15 @@ class RlarkConfig:
 def load_config(path: Path | None = None) -> RlarkConfig:
     """Read the config file; a missing file is an empty config, a broken one a UsageError."""
     path = path or config_path()
-    if not path.exists():
-        return RlarkConfig(path=path)
     try:
-        data = load_yaml(read_input(str(path), "config file", MAX_CONFIG_BYTES).decode("utf-8"), _YAML_LOADER) or {}
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = read_settings(path, "config file", MAX_CONFIG_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return RlarkConfig(path=path)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config file {path}: cannot read it ({_first_line(exc)})") from None
+    try:
+        data = load_yaml(text, _YAML_LOADER) or {}
+    except yaml.YAMLError as exc:
         raise UsageError(f"config file {path}: cannot read it ({_first_line(exc)})") from None
     except YamlBound as exc:
         raise UsageError(f"config file {path}: {exc}") from None

@@ -436,13 +436,35 @@ def _kind(mode: int) -> str:
     return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
-def read_own(path: Path | str, limit: int) -> bytes:
+def read_settings(path: Path | str, what: str, limit: int) -> bytes:
+    """A settings file the user keeps for rlark (the config file: the gateway, rlark-server, Ray addresses and
+    tokens, and alert thresholds rlark acts on), read only when no one else could have written it, as ssh reads its
+    own: read_own's checks (a link on the way only where no one else may write, in a directory of the user's own,
+    a regular file of the user's own, at most `limit` bytes), and no group or other may write the file.
+    FileNotFoundError when it is not there; otherwise UsageError (exit 2) in one line saying why."""
+    try:
+        return read_own(path, limit, closed=True)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        from rlark_tui.text.sinks import one_line
+
+        if not os.path.lexists(path):
+            raise FileNotFoundError(errno.ENOENT, "not there", str(path)) from None  # nothing to believe
+        why = exc.strerror or str(exc)
+        if isinstance(exc, PermissionError):
+            why += " (another user could have written it: keep it yours, mode 600, in a directory of your own)"
+        raise UsageError(f"{what} {one_line(str(path))}: not read: {why}") from None
+
+
+def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
     """A file rlark keeps for itself (its state, caches, records, kept evidence, view settings, the autosaved
     draft), read back as the one writer wrote it: found by the same walk (a link on the way only where no one else
     may write), in a directory of the user's own, a regular file of the user's own, at most `limit` bytes, opened
     without following a link or waiting on a FIFO. FileNotFoundError when it is not there; otherwise an OSError
     whose text says why it was not read (another user's file, directory or link, a FIFO or device, past `limit`),
-    so a file planted in a shared state directory is never believed, never hangs the read and never fills memory."""
+    so a file planted in a shared state directory is never believed, never hangs the read and never fills memory.
+    With `closed`, a file that a group or others may write is refused too (read_settings)."""
     try:
         where = Destination(path, create_dirs=False)
     except UnsafeDestination as exc:
@@ -456,6 +478,9 @@ def read_own(path: Path | str, limit: int) -> bytes:
             os.stat(where.leaf, dir_fd=where.dir_fd, follow_symlinks=False)  # FileNotFoundError when it is not there
             raise PermissionError(errno.EACCES, "not a regular file of your own", str(path))
         handle, info = opened
+        if closed and not _closed_to_others(info):
+            handle.close()
+            raise PermissionError(errno.EACCES, "others may write it", str(path))
         with handle:
             if info.st_size > limit:
                 raise OSError(errno.EFBIG, f"larger than {size_text(limit)}", str(path))

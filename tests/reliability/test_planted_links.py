@@ -27,6 +27,7 @@ from rlark_tui.cluster import objects, podcopy
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.local import acks, draft_files, fsutil
+from rlark_tui.local.config import load_config
 from rlark_tui.model.storage import Entry
 
 OTHER = "65534"
@@ -268,6 +269,44 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
                                  "next change replaces the file)"}
         assert draft == (f"UsageError autosaved draft {shared}/drafts/{draft_files.AUTOSAVE_NAME}: cannot read it "
                          "(it is a special file in a directory others may write)")
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_a_config_file_another_user_could_write_is_refused_in_one_line(tmp_path):
+    """Issue 33, a ninth round, as a second local user: the config file says where the gateway, rlark-server and
+    Ray are, with which headers and tokens, and the alert thresholds, and was read whoever could write it. Another
+    uid's config in a shared directory (RLARK_CONFIG=/tmp/...) sent the operator's uploads and requests to their
+    address and silenced every alert (`stall_minutes: 1e8`); so did the operator's own file left 0666, or one in a
+    directory others may write. Each is now refused as ssh refuses its config, one line; absent is still absent."""
+    forged = "gateway: https://127.0.0.1:1\nalerts:\n  stall_minutes: 100000000\n"
+    shared = Path(tempfile.mkdtemp(prefix="rlark-config-", dir="/tmp"))
+    shared.chmod(0o1777)
+    as_other("sh", "-c", f"printf '{forged}' > {shared}/config.yaml")
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    (own / "loose.yaml").write_text(forged)
+    (own / "loose.yaml").chmod(0o666)
+    (own / "theirs.yaml").write_text(forged)
+    os.chown(own / "theirs.yaml", int(OTHER), int(OTHER))
+    (own / "mine.yaml").write_text("theme: light\n")
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    (open_dir / "mine.yaml").write_text("theme: light\n")
+    try:
+        said = {}
+        for path in (shared / "config.yaml", own / "loose.yaml", own / "theirs.yaml", open_dir / "mine.yaml"):
+            with pytest.raises(UsageError) as refused:
+                load_config(path)
+            said[f"{path.parent.name[:4]}/{path.name}"] = str(refused.value)
+        assert all(text.count("\n") == 0 and text.startswith("config file ") for text in said.values())
+        assert "others may write in the directory" in said["rlar/config.yaml"]
+        assert said["own/loose.yaml"].endswith(": not read: others may write it (another user could have written it: "
+                                               "keep it yours, mode 600, in a directory of your own)")
+        assert ": not read: not a regular file of your own (" in said["own/theirs.yaml"]
+        assert "others may write in the directory" in said["open/mine.yaml"]
+        assert load_config(own / "mine.yaml").theme == "light" and load_config(shared / "absent.yaml").exists is False
     finally:
         shutil.rmtree(shared)
 
