@@ -116,7 +116,7 @@ def _table(step: int) -> str:
 @pytest.fixture(scope="module")
 def stalled(bare_sandbox):
     """A Running Job whose Header log's last progress row (step 2 of 20, 1 s a step) is a minute old: stalled, with
-    the 14 s limit of `access` (longer than the 10 s between two reads of a Header log, so that a new row read
+    the 4 s limit of `access` (longer than the 2 s between two reads of a Header log there, so that a new row read
     resolves the stall)."""
     sb = bare_sandbox
     spec = job(JOB, stopped=False)
@@ -151,12 +151,17 @@ def ray():
 
 
 @pytest.fixture
-def access(stalled, ray):
+def access(stalled, ray, monkeypatch):
+    """The Job's access with a stall limit of 4 s, and the alert rounds read a Header log at most once a second
+    (alertpoll.LOG_SECONDS, 10 s): every 2 s round reads it, so a stall begins, is judged and ends within seconds,
+    not the 14 s limit a 10 s read interval needs."""
     from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow import alertpoll
 
+    monkeypatch.setattr(alertpoll, "LOG_SECONDS", 1.0)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
-                                        alerts=Thresholds(stall_min_seconds=14, stall_factor=1))
+                                        alerts=Thresholds(stall_min_seconds=4, stall_factor=1))
     yield access
     access.close()
 
@@ -207,8 +212,8 @@ async def test_a_stall_fires_quoting_its_stacks_taken_once_and_again_for_the_nex
         await until(lambda: ray.asked["/api/v0/nodes"] - ray_reads >= 3, "three more rounds of the stalled Job")
         assert taken() == 1 and (JOB, "progress-stalled", JOB) in book().alerts
         stalled.logs.append(CLUSTER, NS, POD, "main", _table(3))
-        # deadlines past the 14 s stall with room for alert rounds that a loaded machine spaces out (one may come
-        # after the new row's 14 s: the round resolves the first alert and fires the second at once)
+        # deadlines past the 4 s stall with room for alert rounds that a loaded machine spaces out (one may come
+        # after the new row's 4 s: the round resolves the first alert and fires the second at once)
         await until(lambda: any(e.alert.key == alert.key and e.state == "resolved" and e.alert.fired_at == alert.fired_at
                                 for e in book().events), "the alert resolved", timeout=60)
         await until(lambda: (again := book().alerts.get((JOB, "progress-stalled", JOB))) is not None
