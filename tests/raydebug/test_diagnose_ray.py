@@ -1,4 +1,4 @@
-"""issue 34's second Done-when on real Ray: four `ActorGroup:<r>` ranks, rank 1 killed by SIGSEGV after the first
+"""issue 34's second Done-when on real Ray: two `ActorGroup:<r>` ranks, rank 1 killed by SIGSEGV after the first
 step (the demo workload's `sigsegv:1` fault; the driver prints the crash chain and exits, the Header container
 restarts and Ray starts afresh). `rlark wait --for phase=Succeeded` exits 1 within 60 s of the crash, with the
 alert and the first failure; `rlark diagnose`, read once, names ActorGroup:1 and `signal` and quotes Python's fatal
