@@ -24,6 +24,13 @@ _PROCESS = re.compile(r"^Process (\d+): (.*)$")
 MAX_DUMP_LINES = 5000
 """The lines of one dump parsed (py-spy's dump of a worker is its threads' frames: a few hundred lines); a
 worker's 4 MiB answer of frames was 60,000 Frame objects, for each of thousands of ranks."""
+MAX_FRAMES = 200
+"""The most recent frames of a thread kept (a Python stack at its default recursion limit is 1,000 deep; a
+training step's is a few dozen); the rest are counted (`Thread.more`)."""
+MAX_GROUPS_SHOWN = 32
+MAX_OUTLIERS_SHOWN = 32
+"""What render_lines shows of the groups and the odd ranks (the rest counted in one line each, `-o json` lists
+them): 20 ranks whose dumps each differ in 5,000 frames were 100,000 lines, 12 s of the TUI's UI thread at 80x24."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +54,9 @@ class Thread:
     name: str
     state: str
     frames: tuple[Frame, ...]
-    """Most recent call first, as py-spy prints them, Ray's plumbing left out."""
+    """Most recent call first, as py-spy prints them, Ray's plumbing left out; at most MAX_FRAMES."""
+    more: int = 0
+    """The frames past MAX_FRAMES, left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +89,8 @@ def parse_dump(text: str) -> Dump | None:
 
     def close() -> None:
         if current is not None:
-            threads.append(Thread(current[0], current[2], current[1], tuple(frames)))
+            threads.append(Thread(current[0], current[2], current[1], tuple(frames[:MAX_FRAMES]),
+                                  max(len(frames) - MAX_FRAMES, 0)))
 
     for line in text.splitlines()[:MAX_DUMP_LINES]:
         process = _PROCESS.match(line)
@@ -120,6 +130,8 @@ class Group:
     workers: tuple[Worker, ...]
     threads: tuple[Thread, ...] = ()
     """With all threads: the first worker's other threads."""
+    more: int = 0
+    """The main thread's frames past MAX_FRAMES (Thread.more)."""
 
     @property
     def count(self) -> int:
@@ -179,7 +191,7 @@ def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[Pod
     for (cls, _), members in buckets.items():
         _worker, first, first_main = members[0]
         others = tuple(t for t in first.threads if t is not first_main) if all_threads else ()
-        groups.append(Group(cls, first_main.frames, tuple(member[0] for member in members), others))
+        groups.append(Group(cls, first_main.frames, tuple(member[0] for member in members), others, first_main.more))
     groups.sort(key=lambda g: (-g.count, g.cls, _rank(g.workers[0].name)))
     result = Stacks(job, source, groups, [], sorted(errors, key=lambda e: e.pod))
     largest: dict[str, Group] = {}
@@ -212,7 +224,8 @@ def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
         return Frame(text(found.function), text(found.file), found.line)
 
     def thread(found: Thread) -> Thread:
-        return Thread(text(found.ident), text(found.name), text(found.state), tuple(map(frame, found.frames)))
+        return Thread(text(found.ident), text(found.name), text(found.state), tuple(map(frame, found.frames)),
+                      found.more)
 
     def worker(found: Worker) -> Worker:
         dump = found.dump
@@ -221,7 +234,7 @@ def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
 
     return Stacks(text(stacks.job), text(stacks.source),
                   [Group(text(g.cls), tuple(map(frame, g.frames)), tuple(map(worker, g.workers)),
-                         tuple(map(thread, g.threads))) for g in stacks.groups],
+                         tuple(map(thread, g.threads)), g.more) for g in stacks.groups],
                   [Outlier(text(o.name), text(o.frame), text(o.reference), o.others) for o in stacks.outliers],
                   [PodError(text(e.pod), text(e.reason)) for e in stacks.errors])
 
@@ -297,13 +310,22 @@ def render_lines(stacks: Stacks) -> list[tuple[str, str]]:
     """`rlark stacks`' lines, each with what it is: the title, the outliers, then each group (largest first) with
     its frames and (with all threads) its other threads, then why a Pod gave no stack."""
     lines = [(TITLE, f"stacks of {stacks.job} (from {stacks.source})")]
-    lines += [(OUTLIER, outlier_line(o)) for o in stacks.outliers]
-    for each in stacks.groups:
+    lines += [(OUTLIER, outlier_line(o)) for o in stacks.outliers[:MAX_OUTLIERS_SHOWN]]
+    if len(stacks.outliers) > MAX_OUTLIERS_SHOWN:
+        lines.append((NOTE, f"… {len(stacks.outliers) - MAX_OUTLIERS_SHOWN:,} more ranks elsewhere (-o json lists "
+                            "them)"))
+    for each in stacks.groups[:MAX_GROUPS_SHOWN]:
         lines += [(BLANK, ""), (GROUP, f"{each.count} × {each.cls}: {_names(each.workers)}")]
         lines += [(FRAME, f"    {f}") for f in each.frames] or [(FRAME, "    (no Python frame)")]
+        lines += [(NOTE, f"    … {each.more:,} more frames")] if each.more else []
         for thread in each.threads:
             lines.append((THREAD, f"  thread {thread.name or thread.ident} ({thread.state})"))
             lines += [(FRAME, f"    {f}") for f in thread.frames]
+            lines += [(NOTE, f"    … {thread.more:,} more frames")] if thread.more else []
+    left = stacks.groups[MAX_GROUPS_SHOWN:]
+    if left:
+        lines += [(BLANK, ""), (NOTE, f"… {len(left):,} more groups of {sum(g.count for g in left):,} ranks (-o json "
+                                      "lists them)")]
     if stacks.errors:
         lines.append((BLANK, ""))
         lines += [(ERROR, f"{e.pod}: {e.reason}") for e in stacks.errors]

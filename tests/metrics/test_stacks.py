@@ -122,3 +122,19 @@ def test_a_dump_is_parsed_to_its_first_lines():
     text = dump(7, "inner") + "".join(f"    f{i} (x.py:{i})\n" for i in range(3 * stacks.MAX_DUMP_LINES))
     parsed = stacks.parse_dump(text)
     assert parsed is not None and sum(len(t.frames) for t in parsed.threads) < stacks.MAX_DUMP_LINES
+
+
+def test_ranks_whose_dumps_all_differ_show_in_a_bounded_number_of_lines():
+    """Issue 33, a ninth round, a hostile Pod or Ray head: 20 ranks whose dumps each differ in 5,000 frames were
+    100,000 lines of `rlark stacks` and of the Stacks screen, 12 s of the TUI's UI thread at 80x24 (1,024 ranks: 5
+    million lines). A thread keeps its MAX_FRAMES most recent frames, and the screen and the CLI show the first
+    MAX_GROUPS_SHOWN groups and MAX_OUTLIERS_SHOWN odd ranks; the rest is counted in one line each."""
+    deep = [stacks.Worker(f"ActorGroup:{r}", "EmbodiedFSDPActor", 100 + r, "p", "n", stacks.parse_dump(dump(
+        100 + r, "".join(f"    f{r}_{i} (file{r}.py:{i})\n" for i in range(1000))))) for r in range(100)]
+    found = stacks.masked(stacks.group("job", "py-spy", deep))
+    assert found.groups[0].frames[0].function == "f0_0" and found.groups[0].more == 1001 - stacks.MAX_FRAMES
+    lines = stacks.render(found).splitlines()
+    assert len(lines) < (stacks.MAX_FRAMES + 3) * stacks.MAX_GROUPS_SHOWN + stacks.MAX_OUTLIERS_SHOWN + 10
+    assert "    … 801 more frames" in lines and "… 67 more ranks elsewhere (-o json lists them)" in lines
+    assert lines[-1] == "… 68 more groups of 68 ranks (-o json lists them)"
+    assert len(json.loads(json.dumps(stacks.to_json(found)))["groups"]) == 100
