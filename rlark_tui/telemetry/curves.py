@@ -48,6 +48,18 @@ class Stats:
     points: int
     bad: int
     """NaN or inf values (left out of the plot and of min/max)."""
+    off: int = 0
+    """Finite values the plot cannot scale (plottable), left out of it but not of last/min/max."""
+
+
+PLOT_BOUND = 1e100
+"""The largest magnitude a plotted x or y may have, and its inverse the smallest but 0: plotext scales an axis by
+its range, and 1.7e308 with -1.7e308 make it inf (ValueError), a subnormal such as 5e-324 OverflowError, while
+the Metrics tab was drawn (a crash of the TUI)."""
+
+
+def plottable(value: float) -> bool:
+    return math.isfinite(value) and (value == 0 or 1 / PLOT_BOUND <= abs(value) <= PLOT_BOUND)
 
 
 def _json_number(value: float) -> float | None:
@@ -70,14 +82,21 @@ def ema(values: list[float], weight: float) -> list[float]:
 
 
 def stats(points: list[Point]) -> Stats:
-    good = [p[2] for p in finite(points)]
+    real = finite(points)
+    good = [p[2] for p in real]
     return Stats(good[-1] if good else None, min(good) if good else None, max(good) if good else None,
-                 len(points), len(points) - len(good))
+                 len(points), len(points) - len(good), len(real) - len(_plotted(real)))
+
+
+def _plotted(points: list[Point]) -> list[Point]:
+    """The points whose wall time, step and value the plot can scale (plottable)."""
+    return [p for p in points if plottable(p[2]) and plottable(float(p[1])) and plottable(p[0])]
 
 
 def xy(points: list[Point], by: str, weight: float) -> tuple[list[float], list[float]]:
-    """x (step, or seconds since the first point for `wall`) and smoothed y of the finite points."""
-    good = finite(points)
+    """x (step, or seconds since the first point for `wall`) and smoothed y of the points the plot can scale
+    (_plotted: no NaN, inf, nor a magnitude past PLOT_BOUND or under its inverse)."""
+    good = _plotted(finite(points))
     if not good:
         return [], []
     if by == "wall":

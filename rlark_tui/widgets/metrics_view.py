@@ -186,7 +186,8 @@ class MetricsView(Vertical):
                     plt.plot(xs, ys, label=label, color=color, marker="braille")
                     drawn += 1
                 s = stats(points)
-                bad = f"  ({s.bad} NaN/inf left out)" if s.bad else ""
+                bad = (f"  ({s.bad} NaN/inf left out)" if s.bad else "") + \
+                    (f"  ({s.off} too large or small to plot left out)" if s.off else "")
                 lines.append(f"{label}: last {number(s.last)}  min {number(s.low)}  max {number(s.high)}  "
                              f"{s.points} pts{bad}")
         plt.xlabel("step" if self.by == "step" else "seconds since the first point")

@@ -120,6 +120,30 @@ async def test_bad_inputs_are_states():
         assert "reading…" in text(app, "#metrics-status")
 
 
+async def test_numbers_a_plot_cannot_scale_are_left_out_of_it_not_a_crash():
+    """Issue 33, a ninth round, a hostile Job's TensorBoard or log: values that are finite but past what the plot
+    can scale (1.7e308 and -1.7e308: their range is inf; 5e-324: a subnormal) raised ValueError and OverflowError
+    in plotext while the Metrics tab was drawn, and the TUI ended in a crash report. They are left out of the plot
+    and counted, the rest drawn; last/min/max still say them."""
+    series = {"loss": [(NOW - 50 + s, s, (1.7e308 if s % 2 else -1.7e308) if s < 10 else 5e-324 * s if s < 20
+                        else float(s)) for s in range(1, 31)],
+              "wall": [(-1.7e308, 1, 1.0), (1.7e308, 2, 2.0), (NOW, 3, 3.0)]}
+    app = ViewApp([Run("huge", MetricsState(MetricsResult("huge", "tensorboard", series, fetched_at=NOW)))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(MetricsView)
+        for by, tag in (("step", "loss"), ("wall", "loss"), ("wall", "wall")):
+            view.by, view._chosen = by, {tag}
+            view._draw()
+            await pilot.pause()
+            assert app.return_code is None and app.is_running
+        assert "wall: last 3  min 1  max 3  3 pts  (2 too large or small to plot left out)" in text(app, "#metrics-stats")
+        view.by, view._chosen = "step", {"loss"}
+        view._draw()
+        await pilot.pause()
+        assert "loss: last 30  min -1.7e+308  max 1.7e+308  30 pts  (19 too large or small to plot left out)" in \
+            text(app, "#metrics-stats"), text(app, "#metrics-stats")
+
+
 def compare_runs():
     return [Run("ppo-a", MetricsState(result("ppo-a"))),
             Run("ppo-b", MetricsState(result("ppo-b", scale=0.5, source="log", note="TensorBoard answered 502"))),
