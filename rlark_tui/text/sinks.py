@@ -119,7 +119,14 @@ FILE_CHARS = 100
 
 def file_name(name: object, limit: int = FILE_CHARS) -> str:
     """One path component from a cluster name: `[A-Za-z0-9._-]` only (others `_`), no leading dot (no `..`, no
-    hidden file), at most `limit` characters, never empty."""
-    text = _FILE_CHARS.sub("_", name if isinstance(name, str) else str(name))[:limit]
+    hidden file), at most `limit` characters, never empty. A name longer than `limit` ends in `-` and 8 hex digits
+    of its digest, so two long names that differ past the cut (the Pods of a Job with a 95-character name) name
+    different files."""
+    raw = name if isinstance(name, str) else str(name)
+    text = _FILE_CHARS.sub("_", raw)
+    if len(text) > limit:
+        import hashlib  # here: only a name past the bound needs it
+
+        text = text[:limit - 9] + "-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     text = text.lstrip(".")
     return text or "_"

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from rlark_tui.commands.describe import describe_text
 from rlark_tui.local import hooks
+from rlark_tui.telemetry import bundle
 from rlark_tui.text import redact, sinks
 from rlark_tui.view.index import ssh_jump_command
 
@@ -82,6 +83,19 @@ def test_file_names_from_cluster_names():
     assert sinks.file_name("../../.bashrc") == "_.._.bashrc"
     assert sinks.file_name("..") == "_" and sinks.file_name("") == "_" and sinks.file_name("ppo-1.log") == "ppo-1.log"
     assert len(sinks.file_name("x" * 500)) == sinks.FILE_CHARS and "/" not in sinks.file_name("a/b\n")
+
+
+def test_long_cluster_names_that_differ_past_the_bound_name_different_files():
+    """Issue 33, a ninth round, a Job author's long names: a name was cut at FILE_CHARS, so the Pods of a Job whose
+    name is 95 characters long (a Kubernetes name may have 253) all had one member name in `rlark bundle`
+    (`logs/<first 100 characters>/main.log`), and `rlark --bundle` showed one rank's log as every rank's; so did
+    two such Jobs' kept diagnoses and check records. A cut name ends in a digest of the whole name."""
+    job = "j" * 95
+    pods = [f"{job}-actor-{rank}" for rank in range(3)]
+    members = {bundle.log_member(pod, "main") for pod in pods} | {bundle.pod_member(pod) for pod in pods}
+    assert len(members) == 6 and all(len(part) <= sinks.FILE_CHARS for m in members for part in m.split("/"))
+    assert sinks.file_name(pods[0]).startswith(job[:80]) and sinks.file_name(pods[0]) == sinks.file_name(pods[0])
+    assert sinks.file_name("ppo-1.log") == "ppo-1.log" and sinks.file_name("x" * 100) == "x" * 100
 
 
 def test_a_secret_is_masked_in_every_shape_it_prints_in():
