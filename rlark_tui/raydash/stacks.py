@@ -5,8 +5,8 @@ dumps run in parallel, at most PARALLEL at once, each under its own time bound (
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.raydash.client import RayDashboard
 
-_Item = TypeVar("_Item")
-
 PARALLEL = 8
 TRACEBACK_TIMEOUT = 15.0
+TAKE_SECONDS = 60.0
+"""All dumps of one take: a rank whose dump has not come by then is said to have none (the dumps still under way
+end at their own bound on their threads). Each dump's bound alone allowed ranks / PARALLEL x 15 s: 32 minutes of
+`rlark stacks` or the Stacks screen for 1,024 ranks whose py-spy never exits or whose head holds every dump."""
 MAX_RANKS = 1024
 """The most ranks dumped at once (the Job's ALIVE actors as its head lists them): each dump is a request and up
 to telemetry.stacks.MAX_DUMP_LINES frames kept until all are grouped."""
@@ -87,11 +89,26 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
     return pure.masked(found, secret_values(job.raw))
 
 
-def _parallel(fn: Callable[[_Item], pure.Worker], items: list[_Item]) -> list[pure.Worker]:
+def _parallel(fn: Callable[[tuple[pure.Worker, str]], pure.Worker], items: list[tuple[pure.Worker, str]],
+              reasons: dict[str, str]) -> tuple[list[pure.Worker], dict[str, str]]:
+    """`fn` of each (worker, IP), PARALLEL at once, within TAKE_SECONDS in all: a worker whose dump has not come by
+    then is kept without one, its Pod's reason said. The reasons `fn` gave, as they stood at the end."""
     if not items:
-        return []
-    with ThreadPoolExecutor(max_workers=min(PARALLEL, len(items)), thread_name_prefix="stacks") as pool:
-        return list(pool.map(fn, items))
+        return [], dict(reasons)
+    pool = ThreadPoolExecutor(max_workers=min(PARALLEL, len(items)), thread_name_prefix="stacks")
+    futures = [pool.submit(fn, item) for item in items]
+    done, _ = wait(futures, timeout=TAKE_SECONDS)
+    pool.shutdown(wait=False, cancel_futures=True)
+    said = dict(reasons)  # a copy: a dump under way still adds to `reasons` on its thread
+    found = []
+    for (worker, ip), future in zip(items, futures, strict=True):
+        if future in done:
+            found.append(future.result())
+        else:
+            found.append(worker)
+            said.setdefault(worker.pod or ip or worker.name, f"no stack within {TAKE_SECONDS:g} s (all the dumps of a "
+                                                             "take; the rest not waited for)")
+    return found, said
 
 
 def _ray_traceback(dashboard: RayDashboard, workers: list[tuple[pure.Worker, str]],
@@ -112,8 +129,8 @@ def _ray_traceback(dashboard: RayDashboard, workers: list[tuple[pure.Worker, str
             return worker
         return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, parsed)
 
-    done = _parallel(dump, workers)
-    errors.extend(pure.PodError(pod, reason) for pod, reason in reasons.items())
+    done, said = _parallel(dump, workers, reasons)
+    errors.extend(pure.PodError(pod, reason) for pod, reason in said.items())
     return done
 
 
@@ -144,6 +161,6 @@ def _py_spy(access: ClusterAccess, job: Job, workers: list[tuple[pure.Worker, st
             return worker
         return pure.Worker(worker.name, worker.cls, worker.pid, worker.pod, worker.node, parsed)
 
-    done = _parallel(dump, workers)
-    errors.extend(pure.PodError(pod, reason) for pod, reason in reasons.items())
+    done, said = _parallel(dump, workers, reasons)
+    errors.extend(pure.PodError(pod, reason) for pod, reason in said.items())
     return done
