@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -192,13 +193,22 @@ def _bin_dirs() -> list[str]:
 
 
 def _no_ray_bin(root: Path) -> str:
-    """A bin dir with `python`/`python3` but no `ray`: what an image without the Ray CLI offers."""
+    """A bin dir with `python`/`python3` but no `ray`: what an image without the Ray CLI offers. Each wrapper is
+    written only when missing or different, as a new file renamed over its name: rewritten in place at every
+    container start, a wrapper that another Pod's container was exec'ing at that moment failed it with ETXTBSY
+    ('Text file busy', exit 126), and that Pod started again only after the kubelet's 10 s back-off."""
     directory = root / "bin-noray"
     directory.mkdir(parents=True, exist_ok=True)
+    text = f'#!/bin/sh\nexec "{sys.executable}" "$@"\n'
     for name in ("python", "python3"):
         path = directory / name
-        path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        path.chmod(0o755)
+        if path.is_file() and path.read_text() == text:
+            continue
+        fd, staged = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(staged, 0o755)
+        os.replace(staged, path)
     return str(directory)
 
 

@@ -19,6 +19,7 @@ import pytest
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.model.objects import Pod
 from rlark_tui.telemetry.stacks import PTRACE_REFUSED, PY_SPY_MISSING
+from tests.agent.helpers import wait_for
 from tests.clirun import cli_runner
 from tests.reliability.running_job import edge_task, pod_log_text, running_job
 from tests.sandbox.test_stall_stacks import RecordedRay
@@ -45,7 +46,11 @@ def pods(plain_sandbox, tmp_path_factory):
     with running_job(plain_sandbox, manifest, printed):
         access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
         try:
-            ips = {pod.pod_name: pod.ip for pod in map(Pod, access.job_pods(NAME))}
+            # a Pod printed before the agent wrote Running into its Pod CR, which rlark stacks needs of the Pod
+            # holding a node IP (else that Pod's ranks are 'no Running Pod of … has node IP …')
+            ips = wait_for(lambda: (found := {pod.pod_name: pod.ip for pod in map(Pod, access.job_pods(NAME))
+                                              if pod.phase == "Running" and pod.ip}).keys() == printed.keys() and found,
+                           timeout=60, interval=0.2, what="the three Pod CRs Running with their IPs")
             pids = {pod: int(pod_log_text(access, pod).split("stacks-pid ")[1].split()[0]) for pod in printed}
         finally:
             access.close()
@@ -68,7 +73,8 @@ def test_each_pod_without_a_stack_says_why_and_the_others_are_shown(plain_sandbo
     assert found.code == 0 and text.code == 0 and "Traceback" not in found.err + text.out + text.err, (found, text)
     answer = json.loads(found.out)
     assert answer["source"] == "py-spy" and "/worker/traceback" not in ray.asked
-    assert [(g["count"], [w["pod"] for w in g["workers"]]) for g in answer["groups"]] == [(1, [f"{NAME}-actor-0"])]
+    assert [(g["count"], [w["pod"] for w in g["workers"]]) for g in answer["groups"]] == [(1, [f"{NAME}-actor-0"])], \
+        answer
     assert answer["groups"][0]["frames"] == ["<module> (<string>:1)"]
     assert answer["errors"] == [{"pod": f"{NAME}-env-0", "reason": PY_SPY_MISSING},
                                 {"pod": f"{NAME}-rollout-0", "reason": PTRACE_REFUSED}], answer
