@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
-from rlark_tui.model import keys
+from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import Job, Pod
+from rlark_tui.model.quantity import size_text
 from rlark_tui.telemetry import stacks as pure
 from rlark_tui.text.redact import secret_values
 
@@ -152,6 +153,10 @@ def _py_spy(access: ClusterAccess, job: Job, workers: list[tuple[pure.Worker, st
                                namespace=pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
         except RlarkError as exc:
             reasons.setdefault(pod.pod_name, EXEC_REFUSED.format(why=str(exc)[:200]))
+            return worker
+        if result.truncated:
+            bound = size_text(fixed_commands.command("py-spy-dump").max_output)
+            reasons.setdefault(pod.pod_name, f"py-spy's dump passed {bound}: not read past it")
             return worker
         stdout = result.stdout.decode("utf-8", "replace")
         parsed = pure.parse_dump(stdout) if result.exit_code == 0 else None

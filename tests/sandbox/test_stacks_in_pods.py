@@ -3,8 +3,9 @@ run (the shared sandbox's agent, no Ray), each a Python process that prints its 
 listing one actor per Pod at that Pod's IP, profiling off, so rlark runs the fixed `py-spy-dump` in each Pod through
 the data plane's exec. The actor Pod has py-spy on its PATH and dumps; the env Pod has none (a sandbox Pod without
 Ray has only python); the rollout Pod runs the real py-spy without CAP_SYS_PTRACE (its PATH starts with a py-spy that
-drops it with setpriv, as in a container without SYS_PTRACE), and the kernel refuses the ptrace. Each Pod that gave
-no stack is one line saying why and how to enable it; no traceback."""
+drops it with setpriv, as in a container without SYS_PTRACE), and the kernel refuses the ptrace; the noisy Pod's
+py-spy is the Pod's own and prints 4 MB of frames (a hostile Pod): its dump is read to the fixed command's bound,
+which is said. Each Pod that gave no stack is one line saying why and how to enable it; no traceback."""
 
 from __future__ import annotations
 
@@ -38,11 +39,16 @@ def pods(plain_sandbox, tmp_path_factory):
     (unprivileged / "py-spy").write_text("#!/bin/sh\nexec setpriv --bounding-set -sys_ptrace --inh-caps -sys_ptrace "
                                          f"{shutil.which('py-spy', path=BIN)} \"$@\"\n")
     (unprivileged / "py-spy").chmod(0o755)
+    noisy = tmp_path_factory.mktemp("noisy")
+    (noisy / "py-spy").write_text("#!/bin/sh\nprintf 'Thread 1 (active): \"MainThread\"\\n'\n"
+                                  "yes '    forged_frame (a.py:1)' | head -c 4000000\n")
+    (noisy / "py-spy").chmod(0o755)
     roles = [edge_task("actor", "edge-b1", SCRIPT, [{"name": "PATH", "value": f"{BIN}:/usr/bin:/bin"}], head=True),
              edge_task("rollout", "edge-b2", SCRIPT, [{"name": "PATH", "value": f"{unprivileged}:{BIN}:/usr/bin:/bin"}]),
-             edge_task("env", "edge-b2", SCRIPT, [])]
+             edge_task("env", "edge-b2", SCRIPT, []),
+             edge_task("noisy", "edge-b1", SCRIPT, [{"name": "PATH", "value": f"{noisy}:{BIN}:/usr/bin:/bin"}])]
     manifest = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": NAME}, "spec": {"tasks": roles}}
-    printed = {f"{NAME}-{role}-0": "stacks-pid " for role in ("actor", "rollout", "env")}
+    printed = {f"{NAME}-{role}-0": "stacks-pid " for role in ("actor", "rollout", "env", "noisy")}
     with running_job(plain_sandbox, manifest, printed):
         access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
         try:
@@ -77,6 +83,7 @@ def test_each_pod_without_a_stack_says_why_and_the_others_are_shown(plain_sandbo
         answer
     assert answer["groups"][0]["frames"] == ["<module> (<string>:1)"]
     assert answer["errors"] == [{"pod": f"{NAME}-env-0", "reason": PY_SPY_MISSING},
+                                {"pod": f"{NAME}-noisy-0", "reason": "py-spy's dump passed 256 KiB: not read past it"},
                                 {"pod": f"{NAME}-rollout-0", "reason": PTRACE_REFUSED}], answer
     assert f"{NAME}-env-0: {PY_SPY_MISSING}" in text.out.splitlines()
     assert f"{NAME}-rollout-0: {PTRACE_REFUSED}" in text.out.splitlines()
