@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.model.objects import Job, Pod, main_container_status, restart_count
+from rlark_tui.model.objects import Job, Pod, dig, main_container_status, restart_count
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.redact import secret_values
@@ -269,8 +269,7 @@ def _dead_workers(actors: list[dict[str, Any]], workers: list[dict[str, Any]]) -
     worker that exited with an error."""
     found: dict[int, str] = {}
     for actor in actors:
-        message = str(((actor.get("death_cause") or {}).get("actor_died_error_context") or {}).get("error_message")
-                      or "")
+        message = str(dig(actor, "death_cause", "actor_died_error_context", "error_message") or "")
         if actor.get("state") == "DEAD" and isinstance(actor.get("pid"), int) and actor["pid"] \
                 and not any(mark in message for mark in pure.GONE_MARKS):
             found.setdefault(actor["pid"], str(actor.get("node_id") or ""))

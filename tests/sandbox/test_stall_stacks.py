@@ -258,6 +258,25 @@ def test_profiling_off_and_no_exec_in_the_pod_say_so_once_for_the_pod(stalled, e
     assert "/worker/traceback" not in ray.asked
 
 
+def test_diagnose_reads_dead_actors_whose_death_cause_is_of_the_wrong_shape(stalled, env, capsys):
+    """Issue 33, a ninth round, a hostile Ray head: a dead actor whose death_cause is text or whose error context is
+    a list raised AttributeError in the choice of the dead workers whose stderr is read, and rlark diagnose (and the
+    bundle, the Diagnosis card, watch's keeping of a crash) ended in a crash report. Such an actor is dead of a
+    cause not told: its stderr is read as any other's."""
+    dead = [{"name": "ActorGroup:1", "class_name": "Worker", "state": "DEAD", "pid": 812, "node_id": NODE_ID,
+             "actor_id": "a1", "death_cause": "boom\x1b[2J"},
+            {"name": "ActorGroup:2", "class_name": "Worker", "state": "DEAD", "pid": 813, "node_id": NODE_ID,
+             "actor_id": "a2", "death_cause": {"actor_died_error_context": ["x"]}}]
+    ray = RecordedRay(actors=dead)
+    try:
+        done = _rlark(stalled, env, capsys, ray)("diagnose", JOB)
+    finally:
+        ray.close()
+    assert "crashed" not in done.err and "Traceback" not in done.out + done.err, done
+    assert done.code == 0 and "\x1b" not in done.out, done
+    assert ray.asked.get("/api/v0/logs/file") == 2, ray.asked
+
+
 @pytest.mark.parametrize(("status", "answer", "reason"), [
     (200, "Profiling is disabled by default for security reasons", "Ray's dashboard has profiling off: set "
                                                                     "RAY_DASHBOARD_ENABLE_PROFILING=1"),
