@@ -35,7 +35,7 @@ or `train/replay_buffer/` keys alike, so they keep the log's own name."""
 STALE_FACTOR = 3.0
 
 Line = tuple[float | None, str]
-_TB_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_TB_NON_FINITE = MappingProxyType({"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf})
 _NON_FINITE = frozenset({"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity"})
 Point = tuple[float, int, float]
 """[wall_time, step, value], TensorBoard's own shape."""
