@@ -205,11 +205,11 @@ async def test_a_stall_fires_quoting_its_stacks_taken_once_and_again_for_the_nex
         rows, _ = alert_rows(reconciler.snapshot.alerts[ALL_KEY])                  # :alerts
         assert any(OUTLIERS in row.cells[4] for row in rows if row.cells[3] == "progress-stalled")
 
-        # three more rounds judge the stalled Job (every round: the Ray tab's reads) and take no stacks again; then the
+        # two more rounds judge the stalled Job (every round: the Ray tab's reads) and take no stacks again; then the
         # run moves one step: the next Header read resolves the alert; then it stalls again: a new alert, with the
         # stacks of its own stall
         ray_reads = ray.asked["/api/v0/nodes"]
-        await until(lambda: ray.asked["/api/v0/nodes"] - ray_reads >= 3, "three more rounds of the stalled Job")
+        await until(lambda: ray.asked["/api/v0/nodes"] - ray_reads >= 2, "two more rounds of the stalled Job")
         assert taken() == 1 and (JOB, "progress-stalled", JOB) in book().alerts
         stalled.logs.append(CLUSTER, NS, POD, "main", _table(3))
         # deadlines past the 4 s stall with room for alert rounds that a loaded machine spaces out (one may come
@@ -372,7 +372,7 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
     monkeypatch.setattr(alertpoll, "STACKS_WAIT_SECONDS", 0.5)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
-                                        alerts=Thresholds(stall_min_seconds=14, stall_factor=1))
+                                        alerts=Thresholds(stall_min_seconds=4, stall_factor=1))
     reconciler = Reconciler(access)
     running = asyncio.create_task(reconciler.run(lambda _published: None))
     failed = job("other-failed")
