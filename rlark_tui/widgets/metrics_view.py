@@ -28,6 +28,16 @@ SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 SOURCE_NAMES = MappingProxyType({"tensorboard": "TensorBoard via the gateway", "log": "the Header log"})
 
 
+TAG_CHARS = 120
+"""The most characters of a tag shown (the list, the legend, the stats line): a tag is the Job's text, and 256
+tags of 30,000 characters (TensorBoard's 8 MB answer allows them) laid out 3 s of the UI thread at every poll."""
+
+
+def tag_text(tag: str) -> str:
+    """A tag on its one line, cut at TAG_CHARS."""
+    return one_line(tag if len(tag) <= TAG_CHARS else tag[:TAG_CHARS] + "…")
+
+
 @dataclass(frozen=True)
 class Run:
     """One Job's metrics as the view draws them; `state` None means not read yet."""
@@ -94,7 +104,7 @@ class MetricsView(Vertical):
         tags = self.query_one("#metrics-tags", SelectionList)
         with self.prevent(SelectionList.SelectedChanged):
             tags.clear_options()
-            tags.add_options([(Text(one_line(t)), t, t in chosen) for t in shown])  # a tag is the Job's text: never markup
+            tags.add_options([(Text(tag_text(t)), t, t in chosen) for t in shown])  # a tag is the Job's text: never markup
 
     @on(Input.Changed, "#metrics-filter")
     def _filter_changed(self) -> None:
@@ -176,12 +186,12 @@ class MetricsView(Vertical):
                 points = result.series.get(tag)
                 if points is None:
                     if self.compare:
-                        lines.append(f"{run.job}  {one_line(tag)}: no such tag")
+                        lines.append(f"{run.job}  {tag_text(tag)}: no such tag")
                     continue
                 xs, ys = xy(points, self.by, self.smoothing)
                 color = COLORS[(r_index if self.compare else t_index) % len(COLORS)]
-                label = run.job if self.compare and len(chosen) == 1 else one_line(
-                    f"{run.job} {tag}" if self.compare else tag)
+                label = run.job if self.compare and len(chosen) == 1 else (
+                    f"{one_line(run.job)} {tag_text(tag)}" if self.compare else tag_text(tag))
                 if xs:
                     plt.plot(xs, ys, label=label, color=color, marker="braille")
                     drawn += 1

@@ -11,7 +11,7 @@ from textual.widgets import Input, SelectionList, Static
 
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState, ema
-from rlark_tui.widgets.metrics_view import MetricsView, Run
+from rlark_tui.widgets.metrics_view import TAG_CHARS, MetricsView, Run
 
 NOW = 1_000_000.0
 
@@ -142,6 +142,23 @@ async def test_numbers_a_plot_cannot_scale_are_left_out_of_it_not_a_crash():
         await pilot.pause()
         assert "loss: last 30  min -1.7e+308  max 1.7e+308  30 pts  (19 too large or small to plot left out)" in \
             text(app, "#metrics-stats"), text(app, "#metrics-stats")
+
+
+async def test_a_tag_of_30000_characters_is_shown_cut():
+    """Issue 33, a ninth round: a tag is the Job's text (TensorBoard's tag list, 8 MB, allows 256 tags of 30,000
+    characters), and the list, the legend and the stats line laid out every character of each: 3 s of the UI thread
+    at every poll. A tag shows its first TAG_CHARS characters and `…`."""
+    long = {f"{n}" + "t" * 30_000: [(NOW - 10 + s, s, float(s)) for s in range(1, 5)] for n in range(3)}
+    app = ViewApp([Run("j", MetricsState(MetricsResult("j", "tensorboard", long, fetched_at=NOW)))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(MetricsView)
+        view._chosen = set(long)
+        view._draw()
+        await pilot.pause()
+        stats = text(app, "#metrics-stats").splitlines()
+        assert stats == [f"{n}{'t' * (TAG_CHARS - 1)}…: last 4  min 1  max 4  4 pts" for n in range(3)], stats
+        prompt = str(app.query_one("#metrics-tags", SelectionList).get_option_at_index(0).prompt)
+        assert prompt == f"0{'t' * (TAG_CHARS - 1)}…"
 
 
 def compare_runs():
