@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import yaml
 
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input
+from rlark_tui.local.fsutil import read_input, read_settings
 from rlark_tui.text.parse import load_yaml
 
 if TYPE_CHECKING:
@@ -246,6 +246,7 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
         if kubeconfig.in_cluster:
             load_incluster_config(client_configuration=configuration)
         else:
+            _exec_trusted(kubeconfig, context)
             merger = KubeConfigMerger(_SEPARATOR.join(str(p) for p in kubeconfig.paths))
             if merger.config is None:
                 raise ConfigException("Invalid kube-config file. No configuration found.")
@@ -257,6 +258,20 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
     return configuration, taken
+
+
+def _exec_trusted(kubeconfig: Kubeconfig, context: str) -> None:
+    """UsageError when the context's user runs a command (an exec plugin or an auth provider) and the kubeconfig
+    file that names it is one another user could have written (fsutil.read_settings): that command would run as
+    the operator, and its answer (a cloud token) go to the server that file names."""
+    user_name = _first_of_names(kubeconfig.merged, "contexts", "context").get(context, {}).get("user")
+    if not isinstance(user_name, str):
+        return
+    user = _first_of_names(kubeconfig.merged, "users", "user").get(user_name, {})
+    if any(key in user for key in _LOADER_ONLY):
+        origin = kubeconfig.origins.get(("users", user_name))
+        if origin:
+            read_settings(origin, "kubeconfig", MAX_KUBECONFIG_BYTES, refused="its exec plugin is not run")
 
 
 def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential]:

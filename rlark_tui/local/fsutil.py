@@ -436,12 +436,13 @@ def _kind(mode: int) -> str:
     return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
-def read_settings(path: Path | str, what: str, limit: int) -> bytes:
+def read_settings(path: Path | str, what: str, limit: int, *, refused: str = "not read") -> bytes:
     """A settings file the user keeps for rlark (the config file: the gateway, rlark-server, Ray addresses and
-    tokens, and alert thresholds rlark acts on), read only when no one else could have written it, as ssh reads its
-    own: read_own's checks (a link on the way only where no one else may write, in a directory of the user's own,
-    a regular file of the user's own, at most `limit` bytes), and no group or other may write the file.
-    FileNotFoundError when it is not there; otherwise UsageError (exit 2) in one line saying why."""
+    tokens, and alert thresholds rlark acts on; a kubeconfig whose exec plugin rlark would run), read only when no
+    one else could have written it, as ssh reads its own: read_own's checks (a link on the way only where no one
+    else may write, in a directory of the user's own, a regular file of the user's own, at most `limit` bytes), and
+    no group or other may write the file. FileNotFoundError when it is not there; otherwise UsageError (exit 2) in
+    one line, `<what> <path>: <refused>: <why>`."""
     try:
         return read_own(path, limit, closed=True)
     except FileNotFoundError:
@@ -454,7 +455,7 @@ def read_settings(path: Path | str, what: str, limit: int) -> bytes:
         why = exc.strerror or str(exc)
         if isinstance(exc, PermissionError):
             why += " (another user could have written it: keep it yours, mode 600, in a directory of your own)"
-        raise UsageError(f"{what} {one_line(str(path))}: not read: {why}") from None
+        raise UsageError(f"{what} {one_line(str(path))}: {refused}: {why}") from None
 
 
 def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:

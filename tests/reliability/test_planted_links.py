@@ -311,6 +311,40 @@ def test_a_config_file_another_user_could_write_is_refused_in_one_line(tmp_path)
         shutil.rmtree(shared)
 
 
+def test_an_exec_plugin_of_a_kubeconfig_another_user_could_write_is_not_run(tmp_path, capsys):
+    """Issue 33, a ninth round, as a second local user: a kubeconfig's exec plugin is a command rlark runs as the
+    operator, and its answer (a cloud token) goes to the kubeconfig's server. A kubeconfig another uid wrote in a
+    shared directory (KUBECONFIG=/tmp/...), or the operator's own left 0666, ran that uid's command: code as the
+    operator. Its plugin is not run, one line; a plain context of such a file (no command) is read as before."""
+    from rlark_tui.cli import main
+
+    marker = tmp_path / "ran"
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+              "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+              "users": [{"name": "u", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                        "command": "touch", "args": [str(marker)]}}}],
+              "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+    tmp_path.chmod(0o755)
+    shared = Path(tempfile.mkdtemp(prefix="rlark-kube-", dir="/tmp"))
+    shared.chmod(0o1777)
+    as_other("sh", "-c", f"printf '%s' '{json.dumps(config)}' > {shared}/config")
+    loose = tmp_path / "loose"
+    loose.write_text(json.dumps(config))
+    loose.chmod(0o666)
+    try:
+        for path in (shared / "config", loose):
+            assert main(["--kubeconfig", str(path), "get", "jobs"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith(f"error: kubeconfig {path}: its exec plugin is not run: ")
+            assert "(another user could have written it: keep it yours, mode 600" in err and not marker.exists()
+        config["users"] = [{"name": "u", "user": {"token": "t"}}]
+        loose.write_text(json.dumps(config))
+        assert main(["--kubeconfig", str(loose), "--request-timeout", "2", "get", "jobs"]) == 1
+        assert "127.0.0.1:1" in capsys.readouterr().err
+    finally:
+        shutil.rmtree(shared)
+
+
 def test_a_sandbox_state_dir_of_another_user_is_refused_before_anything_is_read_or_written(tmp_path):
     """`rlark sandbox --state-dir` on a directory another uid made in /tmp (0777), holding that uid's links at the
     names the sandbox keeps (its pid, ports, token, kubeconfig) and a FIFO at the token's: the sandbox wrote its pid
