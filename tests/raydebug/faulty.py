@@ -25,7 +25,7 @@ def faulty_job(name: str, output: Path, ranks: int, fault: str, env: tuple[dict,
 @contextmanager
 def faulty_jobs(sandbox, jobs: Mapping[str, dict]) -> Iterator[None]:
     """The Jobs (name: faulty_job's manifest) made at once; at the end all are deleted at once (each Job's Pods
-    end in parallel in the agent) and waited for until their Tasks are gone."""
+    end in parallel in the agent) and waited for until their Tasks are gone (at most 60 s for all)."""
     api = Api(sandbox)
     made: list[str] = []
     try:
@@ -36,7 +36,7 @@ def faulty_jobs(sandbox, jobs: Mapping[str, dict]) -> Iterator[None]:
     finally:
         for name in made:
             api.delete_job(name)
-        wait_for(lambda: not any(api.tasks(name) for name in made), 30, what=f"tasks of {made} deleted")
+        wait_for(lambda: not any(api.tasks(name) for name in made), 60, what=f"tasks of {made} deleted")
 
 
 SEGV = "diagnose-segv"
