@@ -89,8 +89,8 @@ class Destination:
     True for a FIFO, terminal or device the user named: it is written through, never replaced."""
 
     def __init__(self, path: Path | str, *, named: bool = False, create_dirs: bool = True,
-                 directory_ok: bool = False) -> None:
-        self.shown, self.named, self.directory_ok = str(path), named, directory_ok
+                 directory_ok: bool = False, root_ok: bool = False) -> None:
+        self.shown, self.named, self.directory_ok, self.root_ok = str(path), named, directory_ok, root_ok
         self.through = False
         self.mode: int | None = None  # the mode of a named file being replaced
         self.dir_fd = -1
@@ -183,7 +183,7 @@ class Destination:
                     raise self._refuse("it is a special file in a directory others may write")
                 self.through = True
             else:
-                why = why_not_own(holder)
+                why = None if self.root_ok and _trusted(holder) else why_not_own(holder)
                 if why is not None:
                     raise self._refuse(why + "; choose a directory of your own")
                 if info is not None and self.named and info.st_uid == os.geteuid():
@@ -249,13 +249,14 @@ class Destination:
             os.unlink(name, dir_fd=self.dir_fd)
 
     def open_own(self, name: str, flags: int = os.O_RDONLY) -> tuple[BinaryIO, os.stat_result] | None:
-        """File `name` in the directory when it is a regular file of the user's own (never through a link)."""
+        """File `name` in the directory when it is a regular file of the user's own, or root's with `root_ok`
+        (never through a link)."""
         try:
             fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.dir_fd)
         except OSError:
             return None
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        if not stat.S_ISREG(info.st_mode) or info.st_uid not in ((os.geteuid(), 0) if self.root_ok else (os.geteuid(),)):
             os.close(fd)
             return None
         return os.fdopen(fd, "rb+" if flags & os.O_RDWR else "rb"), info
@@ -440,8 +441,8 @@ def read_settings(path: Path | str, what: str, limit: int, *, refused: str = "no
     """A settings file the user keeps for rlark (the config file: the gateway, rlark-server, Ray addresses and
     tokens, and alert thresholds rlark acts on; a kubeconfig whose exec plugin rlark would run), read only when no
     one else could have written it, as ssh reads its own: read_own's checks (a link on the way only where no one
-    else may write, in a directory of the user's own, a regular file of the user's own, at most `limit` bytes), and
-    no group or other may write the file. FileNotFoundError when it is not there; otherwise UsageError (exit 2) in
+    else may write, a regular file, at most `limit` bytes), the file and its directory the user's own or root's
+    (an administrator's shared kubeconfig, as ssh trusts root's files), and no group or other may write either. FileNotFoundError when it is not there; otherwise UsageError (exit 2) in
     one line, `<what> <path>: <refused>: <why>`."""
     try:
         return read_own(path, limit, closed=True)
@@ -465,9 +466,10 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
     without following a link or waiting on a FIFO. FileNotFoundError when it is not there; otherwise an OSError
     whose text says why it was not read (another user's file, directory or link, a FIFO or device, past `limit`),
     so a file planted in a shared state directory is never believed, never hangs the read and never fills memory.
-    With `closed`, a file that a group or others may write is refused too (read_settings)."""
+    With `closed` (read_settings), a file that a group or others may write is refused too, and the file and its
+    directory may be root's."""
     try:
-        where = Destination(path, create_dirs=False)
+        where = Destination(path, create_dirs=False, root_ok=closed)
     except UnsafeDestination as exc:
         raise PermissionError(errno.EACCES, str(exc).partition(": ")[2].removesuffix("; choose a directory of your own"),
                               str(path)) from None
@@ -477,7 +479,8 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
         opened = where.open_own(where.leaf, os.O_RDONLY | os.O_NONBLOCK)
         if opened is None:
             os.stat(where.leaf, dir_fd=where.dir_fd, follow_symlinks=False)  # FileNotFoundError when it is not there
-            raise PermissionError(errno.EACCES, "not a regular file of your own", str(path))
+            raise PermissionError(errno.EACCES, "not a regular file of your own" + (" or root's" if closed else ""),
+                                  str(path))
         handle, info = opened
         if closed and not _closed_to_others(info):
             handle.close()

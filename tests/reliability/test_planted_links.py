@@ -304,7 +304,7 @@ def test_a_config_file_another_user_could_write_is_refused_in_one_line(tmp_path)
         assert "others may write in the directory" in said["rlar/config.yaml"]
         assert said["own/loose.yaml"].endswith(": not read: others may write it (another user could have written it: "
                                                "keep it yours, mode 600, in a directory of your own)")
-        assert ": not read: not a regular file of your own (" in said["own/theirs.yaml"]
+        assert ": not read: not a regular file of your own or root's (" in said["own/theirs.yaml"]
         assert "others may write in the directory" in said["open/mine.yaml"]
         assert load_config(own / "mine.yaml").theme == "light" and load_config(shared / "absent.yaml").exists is False
     finally:
@@ -341,6 +341,41 @@ def test_an_exec_plugin_of_a_kubeconfig_another_user_could_write_is_not_run(tmp_
         loose.write_text(json.dumps(config))
         assert main(["--kubeconfig", str(loose), "--request-timeout", "2", "get", "jobs"]) == 1
         assert "127.0.0.1:1" in capsys.readouterr().err
+    finally:
+        shutil.rmtree(shared)
+
+
+READ_AS_OTHER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from rlark_tui.local.fsutil import read_own
+for path in sys.argv[2:]:
+    try:
+        print(read_own(path, 1000, closed=True).decode())
+    except PermissionError as exc:
+        print("refused:", exc.strerror)
+"""
+
+
+def test_an_administrators_kubeconfig_is_a_settings_file_its_users_may_run(tmp_path):
+    """A bastion's shared kubeconfig is root's (0644 in a root directory), often with an exec plugin
+    (`aws eks get-token`, kubelogin): ssh trusts root's files, and so does read_settings, for a user who is not root
+    (uid 65534 here, a real second process). Another unprivileged uid's file, or root's that a group may write, is
+    still refused."""
+    root = str(Path(__file__).resolve().parents[2])
+    shared = Path(tempfile.mkdtemp(prefix="rlark-admin-", dir="/tmp"))
+    shared.chmod(0o755)
+    try:
+        for name, owner, mode in (("admin", 0, 0o644), ("daemon", 1, 0o644), ("loose", 0, 0o664)):
+            (shared / name).write_text(f"{name}-config")
+            os.chown(shared / name, owner, owner)
+            (shared / name).chmod(mode)
+        python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+        done = subprocess.run(["setpriv", f"--reuid={OTHER}", f"--regid={OTHER}", "--clear-groups", python, "-I",
+                               "-c", READ_AS_OTHER, root, *(str(shared / n) for n in ("admin", "daemon", "loose"))],
+                              capture_output=True, text=True, timeout=60, cwd="/tmp")
+        assert done.stdout.splitlines() == ["admin-config", "refused: not a regular file of your own or root's",
+                                            "refused: others may write it"], done.stdout + done.stderr
     finally:
         shutil.rmtree(shared)
 
