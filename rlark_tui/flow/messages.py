@@ -16,6 +16,10 @@ from textual.message_pump import MessagePump
 from rlark_tui.model.logtarget import Scope
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from textual.content import Content
+
     from rlark_tui.checks.records import SavedRecord
     from rlark_tui.checks.report import CheckReport, HandOver
     from rlark_tui.flow.actions import SubmitResult
@@ -443,6 +447,26 @@ class RecordTextLoaded(Message):
     path: str
     text: str = ""
     error: str = ""
+
+
+@message
+class RenderYaml(Work):
+    """Make the Job detail's YAML tab of this version of the Job (view/yamltab: dumped and highlighted off the UI
+    thread, as a Job's author sets how long it is)."""
+
+    job: str
+    version: str
+    raw: Mapping
+
+
+@message
+class YamlRendered(Message):
+    job: str
+    version: str
+    text: str
+    """The whole YAML, secrets redacted (what `Y` copies)."""
+    shown: Content
+    """The highlighted first yamltab.YAML_LINES lines, and a line counting the rest."""
 
 
 @message

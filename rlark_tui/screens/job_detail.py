@@ -20,7 +20,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 
 from rlark_tui.flow.messages import (
@@ -34,9 +33,11 @@ from rlark_tui.flow.messages import (
     OpenShell,
     OpenStacks,
     OpenTunnels,
+    RenderYaml,
     RestartJob,
     ResumeJob,
     StopStartJob,
+    YamlRendered,
 )
 from rlark_tui.flow.polls import ALL_KEY, DIAGNOSIS, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
@@ -46,9 +47,9 @@ from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.steptime import step_time_cell
 from rlark_tui.telemetry.usage import pod_usage
-from rlark_tui.text.redact import redact_env, redact_object, redact_text
+from rlark_tui.text.redact import redact_env, redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line, yaml_dumps
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import (
     SnapshotIndex,
     cpu_memory,
@@ -386,14 +387,18 @@ class JobDetailScreen(RlarkScreen):
         widget.update(text)
 
     def _render_yaml(self, job: Job) -> None:
-        if job.resource_version == self._yaml_version and self.yaml_text:
+        """Ask the app for the YAML tab of this version of the Job (made on its worker: view/yamltab)."""
+        if job.resource_version == self._yaml_version:
             return
         self._yaml_version = job.resource_version
-        shown = redact_object(job.raw)
-        if isinstance(shown.get("metadata"), dict):
-            shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
-        self.yaml_text = yaml_dumps(shown, sort_keys=False, allow_unicode=True)
-        self.query_one("#yaml-text", Static).update(highlight(self.yaml_text, language="yaml"))
+        self.post_message(RenderYaml(self, job.name, job.resource_version, job.raw))
+
+    @on(YamlRendered)
+    def _yaml_rendered(self, message: YamlRendered) -> None:
+        if message.job != self.job_name or message.version != self._yaml_version:
+            return
+        self.yaml_text = message.text
+        self.query_one("#yaml-text", Static).update(message.shown)
 
     def _render_ray(self, index: SnapshotIndex, job: Job) -> None:
         widget = self.query_one("#ray-text", Section)

@@ -217,6 +217,28 @@ class AppWork(AppHost):
         if not get_current_worker().is_cancelled:
             message.requester.post_message(reply)
 
+    # ---- the Job detail's YAML tab ------------------------------------------------------------------
+    def on_render_yaml(self, message: messages.RenderYaml) -> None:
+        self._render_yaml(message)
+
+    @work(thread=True, exclusive=True, group="yaml", exit_on_error=False)
+    def _render_yaml(self, message: messages.RenderYaml) -> None:
+        """The Job's YAML (view/yamltab) and its shown part highlighted: a Job's author sets how long it is, so
+        neither is made on the UI thread; a version a newer one replaced answers nothing."""
+        from textual.content import Content
+        from textual.highlight import highlight
+        from textual.worker import get_current_worker
+
+        from rlark_tui.view.yamltab import job_yaml, shown_part
+
+        text = job_yaml(message.raw)
+        head, rest = shown_part(text)
+        shown = highlight(head, language="yaml")
+        if rest:
+            shown = shown + Content("\n" + rest)
+        if not get_current_worker().is_cancelled:
+            message.requester.post_message(messages.YamlRendered(message.job, message.version, text, shown))
+
     # ---- run-check records -------------------------------------------------------------------------
     def on_load_hand_over(self, message: messages.LoadHandOver) -> None:
         self._load_hand_over(message)

@@ -18,7 +18,7 @@ from rlark_tui.screens.nodes import NodeListScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.workers import WorkersTree
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 
 SIZE = (120, 40)
 
@@ -162,11 +162,28 @@ async def test_workers_without_pods_say_waiting_for_task_sync_then_fill_in_place
         assert "gpu-a2" in tree.shown_text()
 
 
-async def test_overview_and_yaml_mask_secrets(post_snapshot):
-    secret_env = ({"name": "WANDB_API_KEY", "value": "abc123supersecret"},)
+async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_responsive(post_snapshot, monkeypatch):
+    """And a Job author's 21,000 small annotation keys (within the 256 KiB limit) were dumped, highlighted and laid
+    out on the UI thread at every change of the Job while its YAML tab was open: 2.5 s in which no key was handled.
+    The app makes the YAML on a worker (held here until a key has been handled), the tab lays out its first
+    YAML_LINES lines and counts the rest, and `Y` still copies the whole YAML."""
+    import threading
+
+    from rlark_tui.view import yamltab
+
+    held, made = threading.Event(), yamltab.job_yaml
+
+    def job_yaml(raw):
+        if raw["metadata"]["resourceVersion"] == "2":
+            assert held.wait(30), "the second version's YAML was made before the key was handled"
+        return made(raw)
+
+    monkeypatch.setattr(yamltab, "job_yaml", job_yaml)
+    job = job_dict("demo-ppo", env_extra=({"name": "WANDB_API_KEY", "value": "abc123supersecret"},))
+    job["metadata"]["annotations"] = {f"k{i}": "v" for i in range(2_000)}
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", env_extra=secret_env)]))
+        await post_snapshot(pilot, build_snapshot([job]))
         await pilot.press("d")
         assert isinstance(app.screen, JobDetailScreen)
         overview = str(app.screen.query_one("#overview-text").render())
@@ -175,10 +192,22 @@ async def test_overview_and_yaml_mask_secrets(post_snapshot):
         assert "Node selector: kubernetes.io/hostname=gpu-a1" in overview
         await pilot.press("y")
         assert app.screen.query_one("#job-tabs").active == "yaml"
+        await wait_for(pilot, lambda: "k1999: v" in app.screen.yaml_text, "the first version's YAML")
         assert "abc123supersecret" not in app.screen.yaml_text
         assert "value: '***'" in app.screen.yaml_text
+        shown = str(app.screen.query_one("#yaml-text").render())
+        assert f"more lines (the first {yamltab.YAML_LINES:,} shown; Y copies the whole YAML)" in shown
+        assert len(shown.splitlines()) == yamltab.YAML_LINES + 1 and "k1999" not in shown
+        job = {**job, "metadata": {**job["metadata"], "resourceVersion": "2", "annotations": {
+            **job["metadata"]["annotations"], "k1999": "changed"}}}
+        await post_snapshot(pilot, build_snapshot([job]))
+        await press(pilot, "w")
+        assert app.screen.query_one("#job-tabs").active == "workers"
+        held.set()
+        await wait_for(pilot, lambda: "k1999: changed" in app.screen.yaml_text, "the second version's YAML")
         await pilot.press("Y")
         assert app.clipboard == app.screen.yaml_text and "kind: Job" in app.clipboard
+        assert "k1999: changed" in app.clipboard
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):

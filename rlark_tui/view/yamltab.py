@@ -1,0 +1,32 @@
+"""The Job detail's YAML tab: the Job's object as YAML, secrets redacted, and the part of it the tab lays out.
+
+A Job's author sets how long its YAML is (21,000 small annotation keys fit the 256 KiB limit: 21,000 lines), and
+dumping, highlighting and laying out all of it took 2.5 s of the UI thread each time the Job changed. So the app
+makes it on a worker (tui/work.py, `RenderYaml`), and the tab shows the first YAML_LINES lines and says how many
+more there are in one line; `Y` copies the whole YAML."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlark_tui.text.redact import redact_object
+from rlark_tui.text.sinks import yaml_dumps
+
+YAML_LINES = 500
+
+
+def job_yaml(raw: Any) -> str:
+    """The Job's YAML as the tab and `Y` give it: secrets redacted, no managedFields."""
+    shown = redact_object(raw)
+    if isinstance(shown, dict) and isinstance(shown.get("metadata"), dict):
+        shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
+    return yaml_dumps(shown, sort_keys=False, allow_unicode=True)
+
+
+def shown_part(text: str) -> tuple[str, str]:
+    """The first YAML_LINES lines of `text`, and the line that counts the rest ("" when there is none)."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= YAML_LINES:
+        return text, ""
+    return "".join(lines[:YAML_LINES]), (f"… {len(lines) - YAML_LINES:,} more lines (the first {YAML_LINES:,} shown; "
+                                         "Y copies the whole YAML)")
