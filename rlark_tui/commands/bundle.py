@@ -11,7 +11,7 @@ import time
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.errors import UsageError
 from rlark_tui.raydash.bundle import default_path, write_bundle
-from rlark_tui.telemetry.bundle import LOG_BUDGET, summary
+from rlark_tui.telemetry.bundle import LOG_BUDGET, TOTAL_BUDGET, summary
 
 
 def register(subparsers, parents) -> None:
@@ -19,7 +19,8 @@ def register(subparsers, parents) -> None:
         "bundle", parents=parents, help="a post-mortem archive of a Job, masked: objects, logs, Ray, diagnosis",
         description="Writes one .tar.gz (0600) with the Job as `get -o yaml` shows it, its Tasks and Pod CRs, each "
                     "member Pod with its events, every container's log, current and previous (each whole up to "
-                    "--log-budget; past it its first and last halves, the manifest says how much was left out), "
+                    "--log-budget, or its equal part of --total-budget when that is smaller; past it its first "
+                    "and last halves, the manifest says how much was left out), "
                     "Ray's actors, workers and nodes and each dead worker's stderr, the diagnosis, the metric "
                     "series and the newest run-check record, and manifest.json with the size and sha256 of every "
                     "member. No member holds a secret value: the Job's env, the Secrets it references and the "
@@ -29,19 +30,22 @@ def register(subparsers, parents) -> None:
                         help="where to write it (default: <job>-bundle-<time>.tar.gz here)")
     parser.add_argument("--log-budget", metavar="MIB", type=int, default=LOG_BUDGET // 2**20,
                         help=f"MiB of each container log kept whole (default {LOG_BUDGET // 2**20})")
+    parser.add_argument("--total-budget", metavar="MIB", type=int, default=TOTAL_BUDGET // 2**20,
+                        help=f"MiB of all the container logs, shared equally (default {TOTAL_BUDGET // 2**20})")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from rlark_tui.local.config import state_dir
 
-    if args.log_budget < 1:
-        raise UsageError("--log-budget must be at least 1 (MiB)")
+    if args.log_budget < 1 or args.total_budget < 1:
+        raise UsageError("--log-budget and --total-budget must be at least 1 (MiB)")
     now = time.time()
     path = args.output or default_path(args.job, now)
     access = ClusterAccess.from_args(args)
     try:
-        manifest = write_bundle(access, args.job, path, state_dir(), args.log_budget * 2**20, now)
+        manifest = write_bundle(access, args.job, path, state_dir(), args.log_budget * 2**20, now,
+                                args.total_budget * 2**20)
     finally:
         access.close()
     print(summary(manifest, path, os.path.getsize(path)))

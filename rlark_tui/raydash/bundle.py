@@ -113,8 +113,10 @@ def default_path(job: str, at: float) -> str:
 
 
 def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: Path,
-                 budget: int = layout.LOG_BUDGET, now: float | None = None) -> layout.Manifest:
-    """Read Job `name` and write its bundle to `path` (replaced whole, or left as it was on an error)."""
+                 budget: int = layout.LOG_BUDGET, now: float | None = None,
+                 total: int = layout.TOTAL_BUDGET) -> layout.Manifest:
+    """Read Job `name` and write its bundle to `path` (replaced whole, or left as it was on an error): each
+    container log whole up to `budget` bytes, or its equal part of `total` when that is smaller."""
     from rlark_tui.local.fsutil import atomic_output
 
     at = time.time() if now is None else now
@@ -123,12 +125,16 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     except NotFound:
         raise RlarkError(f"bundle: Job {name} does not exist") from None
     job = Job(raw)
-    manifest = layout.Manifest(name, datetime.fromtimestamp(at, UTC).isoformat().replace("+00:00", "Z"), budget)
+    manifest = layout.Manifest(name, datetime.fromtimestamp(at, UTC).isoformat().replace("+00:00", "Z"), budget,
+                               total=total)
     notes = manifest.notes
     tasks = _read(notes, "Tasks", lambda: access.job_tasks(name))
     pod_crs = _read(notes, "Pods", lambda: access.job_pods(name, tasks))
     crs = [Pod(item) for item in pod_crs]
     inputs = diagnose_reads.gather(access, job, notes)
+    by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in inputs.pods}
+    manifest.logs = sum(1 for cr in crs if cr.pod_name in by_name for _ in _containers(by_name[cr.pod_name]))
+    manifest.budget = budget = layout.log_budget(budget, total, manifest.logs)
     masker = Masker(_known(access, raw, crs, inputs.pods, notes))
     kept = diagnose_reads.remember(state_dir, job.uid, diagnose_reads.read_kept(state_dir, name, job.uid),
                                    pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes)
@@ -138,7 +144,6 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
         writer.add(layout.JOB, masker.text(render_objects(JOBS, [raw], "yaml", single=True)) + "\n")
         writer.add(layout.TASKS, masker.text(render_objects(TASKS, tasks, "yaml")) + "\n")
         writer.add(layout.POD_CRS, masker.text(render_objects(PODS, pod_crs, "yaml")) + "\n")
-        by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in inputs.pods}
         with _spool_dir() as spools:
             for cr in crs:
                 pod = by_name.get(cr.pod_name)

@@ -29,6 +29,14 @@ WORKERS = "ray/workers.json"
 NODES = "ray/nodes.json"
 LOG_BUDGET = 64 * 1024 * 1024
 """Bytes of one container's log (each of current and previous) kept whole."""
+TOTAL_BUDGET = 1024 * 1024 * 1024
+"""Bytes of all the container logs of a bundle: a Job of many Pods shares it, each log at most its equal part."""
+
+
+def log_budget(budget: int, total: int, logs: int) -> int:
+    """The bytes each of `logs` container logs keeps whole: `budget`, or its equal part of `total` when that is
+    smaller (a Job's author sets how many Pods it has: 1,024 Pods at 64 MiB each were 64 GiB of bundle)."""
+    return max(1, min(budget, total // max(logs, 1)))
 
 
 def pod_member(pod: str) -> str:
@@ -111,11 +119,17 @@ class Manifest:
     job: str
     captured: str
     budget: int = LOG_BUDGET
+    """The bytes each container log kept whole (log_budget: its equal part of `total` when that is smaller)."""
     members: list[Member] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    total: int = TOTAL_BUDGET
+    """The bytes of all the container logs."""
+    logs: int = 0
+    """How many container logs shared `total`."""
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "job": self.job, "captured": self.captured, "log_budget": self.budget,
+                "total_log_budget": self.total, "container_logs": self.logs,
                 "members": [member.to_json() for member in self.members], "notes": list(self.notes)}
 
     @property
@@ -137,17 +151,18 @@ def parse_manifest(data: object) -> Manifest | None:
                                   read if isinstance(read, int) else None,
                                   left_out if isinstance(left_out, int) and left_out > 0 else 0,
                                   kept if isinstance(kept, str) else ""))
-    budget = data.get("log_budget")
+    budget, total, logs = data.get("log_budget"), data.get("total_log_budget"), data.get("container_logs")
     notes = data.get("notes")
     return Manifest(data["job"], str(data.get("captured") or ""), budget if isinstance(budget, int) else LOG_BUDGET,
-                    members, [str(note) for note in notes] if isinstance(notes, list) else [])
+                    members, [str(note) for note in notes] if isinstance(notes, list) else [],
+                    total if isinstance(total, int) else TOTAL_BUDGET, logs if isinstance(logs, int) else 0)
 
 
 def summary(manifest: Manifest, path: str, size: int) -> str:
     """What `rlark bundle` prints once the archive is written."""
     logs = [m for m in manifest.members if m.read is not None]
     lines = [f"bundle {path}: {len(manifest.members)} members, {size_text(size)}; {len(logs)} container logs, "
-             f"each whole up to {size_text(manifest.budget)}"]
+             f"each whole up to {size_text(manifest.budget)}, {size_text(manifest.total)} in all"]
     lines += [f"  {member.path}: {size_text(member.left_out)} of {size_text(member.read or 0)} left out (over the "
               "budget)" for member in manifest.cut_logs]
     lines += [f"note: {note}" for note in manifest.notes]

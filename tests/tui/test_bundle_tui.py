@@ -124,3 +124,30 @@ def test_a_crafted_bundle_opens_and_its_log_of_empty_lines_is_read_as_a_tail(tmp
     assert seen["left_out"] == [0, 0] and seen["shown"] == [1000]
     assert seen["metrics"] == [[0.0, 1, None], [0.0, 2, None], [5.0, 3, 0.5]]  # no value: NaN
     assert seen["grew_mb"] < 60
+
+
+def test_a_job_of_many_pods_shares_one_total_log_budget_the_bundle_reports(tmp_path):
+    """Each container log was whole up to 64 MiB with no bound in all: a Job author's 1,024 Pods were 64 GiB of
+    bundle. The logs share one total budget, each at most its equal part, and the bundle says both (here 200,000
+    bytes for the stand-in's four Pods of 150,000 bytes each: 50,000 each, the rest counted as left out)."""
+    import tarfile
+
+    from rlark_tui.telemetry.bundle import parse_manifest, summary
+    from rlark_tui.text.parse import load_json
+
+    path = tmp_path / "many.tar.gz"
+    manifest = write_bundle(Platform(150_000), JOB, path, tmp_path / "state",  # type: ignore[arg-type]
+                            budget=2**20, total=200_000)
+    logs = [member for member in manifest.members if member.read is not None]
+    assert len(logs) == 4 and manifest.budget == 50_000
+    assert all(member.read >= 150_000 and member.left_out >= 100_000 for member in logs)
+    assert sum(member.size for member in logs) <= 200_000 + 4 * 300
+    assert "4 container logs, each whole up to 50,000 bytes, 200,000 bytes in all" in summary(manifest, str(path), 1)
+    with tarfile.open(path) as tar:
+        handle = tar.extractfile("manifest.json")
+        assert handle is not None
+        written = load_json(handle.read().decode())
+    assert written["log_budget"] == 50_000 and written["total_log_budget"] == 200_000
+    read_back = parse_manifest(written)
+    assert written["container_logs"] == 4 and read_back is not None
+    assert (read_back.budget, read_back.total, read_back.logs) == (50_000, 200_000, 4)
