@@ -70,7 +70,10 @@ def _completer_for(action: argparse.Action) -> Callable | None:
 
 
 def live(read: Callable[[], Iterable[str]]) -> list[str]:
-    """`read()`'s names when it finishes within LIVE_SECONDS; otherwise, or on any error, none."""
+    """`read()`'s names a shell may be offered (sinks.completion_words: they are the cluster's text) when it
+    finishes within LIVE_SECONDS; otherwise, or on any error, none."""
+    from rlark_tui.text.sinks import completion_words
+
     found: list[str] = []
 
     def work() -> None:
@@ -82,7 +85,7 @@ def live(read: Callable[[], Iterable[str]]) -> list[str]:
     thread = threading.Thread(target=work, name="rlark-complete", daemon=True)
     thread.start()
     thread.join(LIVE_SECONDS)
-    return [] if thread.is_alive() else list(found)
+    return [] if thread.is_alive() else completion_words(found)
 
 
 def contexts(prefix: str, parsed_args: argparse.Namespace, **_) -> list[str]:
@@ -104,6 +107,7 @@ def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
     ClusterAccess."""
     from rlark_tui.cluster.kinds import JOBS, PODS
     from rlark_tui.cluster.lean import LeanClient
+    from rlark_tui.model.objects import dig
 
     args = argparse.Namespace(**{**vars(parsed_args), "request_timeout": LIVE_SECONDS})
     job = getattr(parsed_args, "job", None) if what == "pods" else None
@@ -120,7 +124,8 @@ def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
         access = ClusterAccess.from_args(args)
     try:
         if what == "jobs":
-            return sorted(str(item["metadata"]["name"]) for item in access.list(JOBS, timeout=LIVE_SECONDS).items)
+            return sorted(name for item in access.list(JOBS, timeout=LIVE_SECONDS).items
+                          if isinstance(name := dig(item, "metadata", "name"), str))
         return _pod_names(access.list(PODS, timeout=LIVE_SECONDS).items)
     finally:
         access.close()
@@ -129,4 +134,4 @@ def _names(parsed_args: argparse.Namespace, what: str) -> list[str]:
 def _pod_names(items: Iterable[dict]) -> list[str]:
     from rlark_tui.model.objects import Pod
 
-    return sorted({Pod(item).pod_name or Pod(item).name for item in items})
+    return sorted({Pod(item).pod_name or Pod(item).name for item in items if isinstance(item, dict)})

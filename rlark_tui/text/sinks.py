@@ -34,6 +34,19 @@ def one_line(text: object) -> str:
     return _BREAKS.sub(_visible, clean(text))
 
 
+COMPLETION_CHARS = 253
+"""The longest name a completing shell is offered (a Kubernetes name's bound)."""
+
+
+def completion_words(names: Iterable[object]) -> list[str]:
+    """The names a completing shell is offered (`rlark completion`): only printable ones within COMPLETION_CHARS.
+    argcomplete escapes the shell's special characters but not a control: ESC reached the terminal raw when bash
+    listed the candidates, and `\v`, its separator, split one name into candidates of its own. A name that is
+    not printable cannot be typed either; it is left out, not shown escaped (an escaped name names no object)."""
+    return [name for name in names if isinstance(name, str) and 0 < len(name) <= COMPLETION_CHARS
+            and name.isprintable()]
+
+
 TMUX_CHARS = 40
 
 

@@ -96,3 +96,22 @@ def test_config_example_is_a_commented_file_that_loads(env, capsys, tmp_path):
     path.write_text(text)
     config = load_config(path)
     assert config.gateway and config.clusters and config.ray_token and config.ray_urls
+
+
+def test_live_names_a_shell_is_offered_are_printable_whatever_the_cluster_answers(sandbox, faults):
+    """A Job or Pod name is the cluster's text, and argcomplete escapes the shell's special characters but no
+    control: a name holding ESC ']2;…' BEL reached the terminal raw when bash listed the candidates, and one holding
+    '\\v' (argcomplete's separator) was offered as two candidates, the second forged. Such a name is not offered
+    (it names nothing one can type); an item of the wrong shape no longer makes the whole list nothing."""
+    from rlark_tui.cli import build_parser
+    from rlark_tui.commands import completion
+
+    bad = "evil\x1b]2;pwned\x07\x0bforged\n$(touch x)\u202e"
+    faults.extra_items([{"metadata": {"name": bad}, "spec": {}}, {"metadata": 5},
+                        {"metadata": {"name": "cr-x"}, "spec": {"podName": bad}}])
+    args = build_parser("describe").parse_args(["--kubeconfig", str(sandbox.kubeconfig), "describe", "job", "x"])
+    jobs = completion.jobs("", args)
+    for names in (jobs, completion.pods("", args)):
+        assert names and all(name.isprintable() for name in names), names
+        assert not any("forged" in name or "evil" in name for name in names)
+    assert "demo-ppo" in jobs
