@@ -20,8 +20,15 @@ _SUFFIX = MappingProxyType({
 })
 
 
+QUANTITY_BOUND = 2.0**63
+"""The largest amount read (no machine has more of anything): the sum or difference of two doubles may be inf
+(1.7e308 allocatable and -1.7e308 used), and what is derived from amounts (free, reserved, a cluster's GPUs) is
+added and subtracted, then shown with int() or round(), which raise on inf."""
+
+
 def parse_quantity(value: object) -> float | None:
-    """The numeric value of a quantity (int, float or string), or None when it is not one."""
+    """The numeric value of a quantity (int, float or string), or None when it is not one or its size passes
+    QUANTITY_BOUND."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -29,7 +36,7 @@ def parse_quantity(value: object) -> float | None:
             number = float(value)
         except OverflowError:  # an int past a float's range
             return None
-        return number if math.isfinite(number) else None
+        return _bounded(number)
     if not isinstance(value, str):
         return None
     match = _QUANTITY.match(value.strip())
@@ -43,7 +50,11 @@ def parse_quantity(value: object) -> float | None:
             number = float(match.group("num") + suffix)
     except OverflowError:
         return None
-    return number if math.isfinite(number) else None
+    return _bounded(number)
+
+
+def _bounded(number: float) -> float | None:
+    return number if math.isfinite(number) and abs(number) <= QUANTITY_BOUND else None
 
 
 def size_text(count: int) -> str:

@@ -189,3 +189,24 @@ def test_pod_metrics_summing_past_any_number_leave_out_that_pod_only():
     body = {"items": [{"metadata": {"name": "hostile"}, "containers": huge},
                       {"metadata": {"name": "ok"}, "containers": [{"usage": {"cpu": "250m", "memory": "1Mi"}}]}]}
     assert parse_pod_metrics(body) == {"ok": (250.0, 1 << 20)}
+
+
+def test_a_node_whose_amounts_sum_past_a_double_is_described_and_counted():
+    """Each amount is a double, but a sum or difference of two is not: a Node CR reporting 1.7e308 allocatable
+    and -1.7e308 used (its member cluster's agent writes both), or 10,000 GPUs of 1e307 each, made free or reserved
+    inf, and `int(inf)`/`round(inf)` ended `rlark get clusters`, `rlark describe node` and the TUI's :clusters and
+    node detail in a crash report. An amount past any machine's (2**63) is no amount, shown '-'."""
+    from rlark_tui.model.nodeinfo import clusters_table, describe_node_text
+    from rlark_tui.view.nodes import cluster_rows
+
+    node = copy.deepcopy(BASES["node"])
+    huge = {"cpu": "1.7e308", "memory": "1.7e308", "nvidia.com/gpu": "1.7e308"}
+    node["status"] |= {"allocatable": dict(huge), "capacity": dict(huge),
+                       "used": {name: "-" + value for name, value in huge.items()}}
+    index = SnapshotIndex(Snapshot(nodes={"n": node}))
+    detail = node_detail(index, "n")
+    assert detail is not None
+    text = describe_node_text(detail)
+    assert "inf" not in text and "cpu" in text
+    table = clusters_table(cluster_rows(index))
+    assert "inf" not in table and "rlark-gpu-a" in table
