@@ -81,6 +81,9 @@ class AckFile:
             write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
 
 
+LAST_TIME = 253402300800.0
+"""The first second past what a datetime holds (year 10000): a firing time at or past it, in a summary another
+version or a hand edit wrote, is an unknown time (fromtimestamp raised OverflowError: `rlark status --long`)."""
 FIRING_LISTED = 50
 """The summary lists at most this many firing alerts (`rlark status --long`), most severe first."""
 
@@ -115,7 +118,8 @@ def write_summary(state_dir: Path, counts: dict[str, int], firing: Sequence[tupl
 
 def firing_of(summary: dict, now: float, within: float) -> list[Firing] | None:
     """The firing alerts of a summary written within `within` seconds; None when no evaluator reported lately
-    (the file may be hand-edited: an entry not in its shape is left out; the text is cleaned where shown)."""
+    (the file may be hand-edited: an entry not in its shape is left out, a firing time no datetime holds is
+    unknown (0); the text is cleaned where shown)."""
     at = summary.get("time")
     listed = summary.get("firing")
     if not isinstance(at, int | float) or now - at > within or not isinstance(listed, list):
@@ -131,5 +135,6 @@ def firing_of(summary: dict, now: float, within: float) -> list[Firing] | None:
         if isinstance(severity, str) and isinstance(rule, str) and isinstance(job, str) and isinstance(obj, str) \
                 and isinstance(message, str) and isinstance(fired, int | float) and not isinstance(fired, bool) \
                 and isinstance(context, str):
-            found.append(Firing(severity, rule, job, obj, message, float(fired), context))
+            found.append(Firing(severity, rule, job, obj, message, float(fired) if 0 < fired < LAST_TIME else 0.0,
+                                context))
     return found

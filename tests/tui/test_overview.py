@@ -87,7 +87,9 @@ def test_status_long_prints_the_lines_and_the_firing_alerts(trouble, env, capsys
         "time": time.time(), "alerts": 1, "counts": {"critical": 1},
         "firing": [{"severity": "critical", "rule": "run-crashed", "job": "demo-ppo", "object": "demo-ppo",
                     "message": "the run crashed: \x1b]52;c;aGk=\x07Traceback", "fired_at": time.time() - 300},
-                   {"severity": "critical", "rule": 7}]}))
+                   {"severity": "critical", "rule": 7},  # another version's: a time no datetime holds, unknown
+                   {"severity": "warning", "rule": "job-failed", "job": "other", "object": "other", "message": "x",
+                    "fired_at": 1e20}]}))
     def job_line(out: list[str]) -> str:
         return next((line for line in out if line.split()[:2] == ["Job", NAME]), "")
 
@@ -103,6 +105,7 @@ def test_status_long_prints_the_lines_and_the_firing_alerts(trouble, env, capsys
     alert = next(line for line in out if line.startswith("Alert"))
     assert "critical run-crashed" in alert and "the run crashed: Traceback" in alert and "5m" in alert
     assert "\x1b" not in result.out and out.index(alert) == 2  # a critical alert comes first
+    assert any(line.split()[:4] == ["Alert", "other", "warning", "job-failed"] for line in out)
     node = next(line for line in out if NODE in line)
     assert node.split()[:3] == ["Node", NODE, "cordoned"]
     job = job_line(out)
