@@ -41,8 +41,14 @@ class LogLine:
         return " ".join(parts)
 
 
+FIRST_SECOND, LAST_SECOND = -62135596800, 253402300799
+"""The first and last second of the years 1-9999 in UTC, what a datetime holds: `9999-12-31T23:59:59-23:59` is in
+year 10000 once in UTC, and the reconnect of a follow after such a line (since_time) raised ValueError."""
+
+
 def parse_timestamp(stamp: str) -> int | None:
-    """RFC 3339 (nanosecond fraction allowed) -> epoch nanoseconds; None if it is not one."""
+    """RFC 3339 (nanosecond fraction allowed) -> epoch nanoseconds; None if it is not one, or its moment is not in
+    the years 1-9999 in UTC."""
     if len(stamp) == 30 and stamp[19] == "." and stamp[29] == "Z" and ascii_digits(stamp[20:29]):
         seconds = _epoch_seconds(stamp[:19], "+00:00")
         return None if seconds is None else seconds * 1_000_000_000 + int(stamp[20:29])
@@ -63,9 +69,10 @@ def _epoch_seconds(base: str, zone: str) -> int | None:
     if not _BASE.fullmatch(base):
         return None
     try:
-        return int(datetime.fromisoformat(base + zone).timestamp())
+        seconds = int(datetime.fromisoformat(base + zone).timestamp())
     except ValueError:
         return None
+    return seconds if FIRST_SECOND <= seconds <= LAST_SECOND else None
 
 
 def split_raw(raw: str) -> tuple[str, int | None, str]:

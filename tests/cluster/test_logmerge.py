@@ -29,9 +29,14 @@ T2 = "2026-11-29T10:00:01Z"
     ("2026-W48-7T10:00:00.123456789Z", None),
     ("2026-11-29T10:00:00.12345678xZ", None),
     ("2026-11-29T25:00:00.123456789Z", None),
+    ("9999-12-31T23:59:59-23:59", None),  # year 10000 in UTC: since_time of it raised
+    ("0001-01-01T00:00:00+23:59", None),
+    ("9999-12-31T23:59:59.999999999Z", 253402300799 * 10**9 + 999999999),
 ])
 def test_parse_timestamp(stamp, expected):
     assert parse_timestamp(stamp) == expected
+    if expected is not None:
+        assert since_time(expected)
 
 
 def test_split_line_keeps_text_and_stamp():
