@@ -82,17 +82,26 @@ def template_states(workflow: Mapping, jobs: Mapping[str, Mapping]) -> list[Temp
     return sorted(states, key=lambda s: (s.layer, order[s.name]))
 
 
+NAMED_WAITS = 5
+"""The dependencies a template's waiting names; the rest are counted (a Workflow's author sets how many: one
+template depending on 70,000 was a 2.5 MB table cell)."""
+
+
 def _why(rejected: str, phase: str, workflow: str, deps: tuple[str, ...], jobs: Mapping[str, Mapping],
          by_name: Mapping[str, Mapping]) -> str:
     if rejected:
         return f"the controller rejects this Workflow: {rejected}"
     if phase in ("Succeeded", "Failed"):
         return f"the Workflow is {phase}: no more Jobs are created"
-    blocking = []
+    blocking: list[str] = []
+    waiting = 0
     for dep in deps:
         job = jobs.get(f"{workflow}-{dep}")
         dep_phase = str(dig(job, "status", "phase", default="") or "Pending") if job is not None else ""
         if dep_phase == "Succeeded":
+            continue
+        waiting += 1
+        if len(blocking) >= NAMED_WAITS:
             continue
         if not dep_phase:
             blocking.append(f"{dep} (its Job is not created yet)")
@@ -100,7 +109,8 @@ def _why(rejected: str, phase: str, workflow: str, deps: tuple[str, ...], jobs: 
             note = f"; {NEVER_SUCCEEDS}" if _stateful(by_name.get(dep, {})) and dep_phase != "Failed" else ""
             blocking.append(f"{dep} (Job {workflow}-{dep} is {dep_phase}; it must reach Succeeded{note})")
     if blocking:
-        return "waits for " + ", ".join(blocking)
+        more = f" and {waiting - len(blocking):,} more" if waiting > len(blocking) else ""
+        return "waits for " + ", ".join(blocking) + more
     return "due: the controller creates its Job on its next pass"
 
 

@@ -257,3 +257,12 @@ def test_workflow_findings_check_each_template_like_a_job_and_existing_job_names
     assert ("error", "spec.jobTemplates[1].spec.tasks[0].nodeSelector") in fields
     assert ("error", "spec.jobTemplates[0].name") in fields          # wf-prep exists: the controller adopts it
     assert ("warning", "spec.jobTemplates[0].spec") in fields        # train waits on a StatefulSet Job
+
+
+def test_a_template_waiting_for_many_names_five_and_counts_the_rest():
+    """A Workflow's author sets how many dependencies a template has: one depending on 70,000 listed before it
+    was a 2.5 MB cell of the Workflow's table, laid out at every poll."""
+    wf = workflow([*((f"d{i}", []) for i in range(1000)), ("last", [f"d{i}" for i in range(1000)])])
+    waiting = template_states(wf, {"wf-d0": {"status": {"phase": "Succeeded"}}})[-1].waiting
+    assert waiting.startswith("waits for d1 (its Job is not created yet), d2 (")
+    assert waiting.endswith("d5 (its Job is not created yet) and 994 more") and len(waiting) < 300
