@@ -43,20 +43,21 @@ def run(args: argparse.Namespace) -> int:
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.cluster.discovery import served_versions
     from rlark_tui.text.redact import redact_text
+    from rlark_tui.text.sinks import one_line
 
     access = ClusterAccess.from_args(args)
-    try:
-        print(f"Server:   {redact_text(access.server)} (context {access.context})")
+    try:  # each line is one: the server's version and group names are its text (sinks.one_line)
+        print(f"Server:   {one_line(redact_text(access.server))} (context {one_line(access.context)})")
         kubernetes = access.version().get("gitVersion") or "unknown"
         served = served_versions(access.http)
-        print(f"Kubernetes API: {kubernetes}")
+        print(f"Kubernetes API: {one_line(kubernetes)}")
         rlark = served.get(RLARK_GROUP)
-        print(f"RLark API: {RLARK_GROUP}/" + (", ".join(rlark) if rlark else "(not served: is this an RLark "
-                                                                             "control plane?)"))
+        print(f"RLark API: {RLARK_GROUP}/" + (one_line(", ".join(rlark)) if rlark else "(not served: is this an "
+                                                                                       "RLark control plane?)"))
         others = sorted(f"{group}/{v}" if group else v for group, versions in served.items()
                         if group != RLARK_GROUP for v in versions)
-        print(f"Other APIs: {', '.join(others) or '(none)'}")
-        print(f"Gateway:  {_gateway(access, redact_text)}")
+        print(f"Other APIs: {one_line(', '.join(others)) or '(none)'}")
+        print(f"Gateway:  {one_line(_gateway(access, redact_text))}")
     finally:
         access.close()
     return 0

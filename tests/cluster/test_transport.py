@@ -29,8 +29,18 @@ NONFINITE = (b'{"kind": "JobList", "items": [{"apiVersion": "rlinf.io/v1alpha1",
 the fallback)."""
 
 
+DISCOVERY = {
+    "/version": b'{"gitVersion": "v1.30.0\\nRLark API: rlinf.io/v1alpha1 (forged)\\u001b]2;t\\u0007"}',
+    "/api": b'{"versions": ["v1\\nGateway:  forged"]}',
+    "/apis": b'{"groups": [{"name": "a.io", "versions": 5}, {"name": "b.io", "versions": [{"version": "v1"}], '
+             b'"preferredVersion": "v1"}, {"name": "c.io\\nKubernetes API: forged", "versions": [{"version": "v1"}]}]}',
+}
+"""Discovery answers of the wrong shape, with line breaks that would forge a line of `rlark version`."""
+
+
 class _Hostile(BaseHTTPRequestHandler):
-    """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip" | "nonfinite")."""
+    """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip" | "nonfinite" |
+    "discovery")."""
 
     protocol_version = "HTTP/1.1"
 
@@ -59,6 +69,7 @@ class _Hostile(BaseHTTPRequestHandler):
                 self.server.cut.set()  # the client stopped reading and closed the connection
             return
         body = DEEP if answer == "deep" else MANY if answer == "many" else NONFINITE if answer == "nonfinite" \
+            else DISCOVERY.get(self.path, b"{}") if answer == "discovery" \
             else b'{"items": [' + b'"x",' * BOUND + b'"x"]}'
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -151,6 +162,21 @@ def test_a_number_past_a_double_or_nan_is_text_and_json_output_stays_json(hostil
     assert table.code == 0 and "nf" in table.out, table.err
     assert decode_json(b'[1e400, -1e999, NaN, Infinity, 1.5e308, 0.5]') == ["1e400", "-1e999", "NaN", "Infinity",
                                                                               1.5e308, 0.5]
+
+
+def test_version_of_a_hostile_control_plane_prints_its_lines_and_no_forged_one(hostile, capsys):
+    """Issue 33, a tenth round: `rlark version` printed the server's gitVersion and API group names as they came,
+    so a line break in them forged a line ('RLark API: rlinf.io/v1alpha1' of a server that serves no RLark), and
+    a group whose versions were not a list, or whose preferredVersion was text, ended it in a crash report."""
+    server, kubeconfig = hostile
+    server.answer = "discovery"
+    result = cli_runner(kubeconfig, capsys)("version")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["Client", "Server", "Kubernetes API", "RLark API",
+                                                      "Other APIs", "Gateway"], result.out
+    assert "(not served: is this an RLark control plane?)" in lines[3] and "\x1b" not in result.out
+    assert "b.io/v1" in lines[4] and "forged" in lines[4]
 
 
 def test_one_decoder_for_every_answer():
