@@ -102,12 +102,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(name: str, url: str, probe) -> bool:
+    """One line per check: what a probe says quotes the server (its version, Ray's answer), sinks.one_line."""
+    from rlark_tui.text.sinks import one_line
+
     try:
         detail = probe()
     except (ApiError, Unreachable, UsageError) as exc:
-        print(f"  FAIL  {name} ({redact_text(url)}): {exc}")
+        print(f"  FAIL  {one_line(name)} ({one_line(redact_text(url))}): {one_line(exc)}")
         return False
-    print(f"  ok    {name} ({redact_text(url)}): {detail}")
+    print(f"  ok    {one_line(name)} ({one_line(redact_text(url))}): {one_line(detail)}")
     return True
 
 
@@ -130,7 +133,8 @@ def _plane(access: ClusterAccess, cluster: str) -> str:
         raise Unreachable(access.server_problem or f"no way to the data plane of {cluster}", "config")
     body = plane.json("GET", "/api/v1/namespaces/rlark-system/pods", Request("list", "pods", source=plane.source),
                       timeout=10)
-    count = len(body.get("items") or []) if isinstance(body, dict) else 0
+    items = body.get("items") if isinstance(body, dict) else None
+    count = len(items) if isinstance(items, list) else 0
     return f"{count} pod(s) in rlark-system"
 
 

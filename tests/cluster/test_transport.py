@@ -165,7 +165,7 @@ def test_a_number_past_a_double_or_nan_is_text_and_json_output_stays_json(hostil
 
 
 def test_version_of_a_hostile_control_plane_prints_its_lines_and_no_forged_one(hostile, capsys):
-    """Issue 33, a tenth round: `rlark version` printed the server's gitVersion and API group names as they came,
+    """Issue 33, a tenth round: `rlark version` (and `rlark config`'s check of the control plane) printed the server's gitVersion and API group names as they came,
     so a line break in them forged a line ('RLark API: rlinf.io/v1alpha1' of a server that serves no RLark), and
     a group whose versions were not a list, or whose preferredVersion was text, ended it in a crash report."""
     server, kubeconfig = hostile
@@ -177,6 +177,10 @@ def test_version_of_a_hostile_control_plane_prints_its_lines_and_no_forged_one(h
                                                       "Other APIs", "Gateway"], result.out
     assert "(not served: is this an RLark control plane?)" in lines[3] and "\x1b" not in result.out
     assert "b.io/v1" in lines[4] and "forged" in lines[4]
+    checked = cli_runner(kubeconfig, capsys)("config")
+    assert checked.code == 0, checked.err
+    (control,) = [line for line in checked.out.splitlines() if "forged" in line]
+    assert control.startswith("  ok    control plane (http://127.0.0.1:") and "\\nRLark API" in control
 
 
 def test_one_decoder_for_every_answer():
