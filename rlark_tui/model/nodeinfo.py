@@ -72,6 +72,17 @@ class NodeDetail:
     pull_progress: tuple[str, ...]
     events: tuple[str, ...]
     workers: tuple[NodeWorker, ...]
+    left_out: tuple[tuple[str, int], ...] = ()
+    """(section, how many) of the labels, resources and image pulls past MAX_SHOWN each."""
+
+    def more(self, section: str) -> int:
+        return dict(self.left_out).get(section, 0)
+
+
+MAX_SHOWN = 200
+"""Labels, resources and image pulls of one Node shown (each): the Node CR is its member cluster's text, and one of
+60,000 labels, 20,000 resources and 20,000 pulls (1.8 MB) was 100,000 lines, 7.5-10 s of the TUI's UI thread at
+every snapshot while its detail was open."""
 
 
 def fmt_amount(resource: str, value: float | None) -> str:
@@ -131,10 +142,15 @@ def describe_node_text(detail: NodeDetail) -> str:
         field(key.removeprefix("rlark.io/"), value)
     out.append("Conditions:")
     out.extend(f"  {one_line(name) + ':':<14}{one_line(value)}" for name, value in detail.conditions)
+    def more(section: str) -> None:
+        if detail.more(section):
+            out.append(f"  … {detail.more(section):,} more {section} (the first {MAX_SHOWN} shown)")
+
     out.append(f"Resources (reserved = {detail.reserved_source}; scheduler reservations, not measured use):")
     rows = [("RESOURCE", "CAPACITY", "ALLOCATABLE", "RESERVED", "FREE")]
     rows += [(r.resource, r.capacity, r.allocatable, r.reserved, r.free) for r in detail.resources]
     out.extend("  " + line for line in _columns(rows))
+    more("resources")
     out.append(f"Workers ({len(detail.workers)}):")
     if detail.workers:
         workers = [("WORKER", "JOB", "ROLE", "PHASE", "IP", "REQUESTS")]
@@ -146,8 +162,10 @@ def describe_node_text(detail: NodeDetail) -> str:
     if detail.pull_progress:
         out.append("Image pulls:")
         out.extend(f"  {one_line(line)}" for line in detail.pull_progress)
+        more("image pulls")
     out.append("Labels:")
     out.extend(f"  {one_line(k)}={one_line(v)}" for k, v in detail.labels)
+    more("labels")
     if detail.events:
         out.append("Events:")
         out.extend(f"  {one_line(line)}" for line in detail.events)

@@ -11,6 +11,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.nodeinfo import (
     CATEGORY_LABEL,
     CITY_ANNOTATION,
+    MAX_SHOWN,
     METADATA_ANNOTATIONS,
     REGION_LABEL,
     ClusterRow,
@@ -114,7 +115,8 @@ def node_detail(index: SnapshotIndex, key: str) -> NodeDetail | None:
         if isinstance(section, dict):
             names |= {str(k) for k in section}
     rows = []
-    for resource in sorted(names, key=lambda r: (r not in ("cpu", "memory", keys.GPU_RESOURCE), r)):
+    ordered = sorted(names, key=lambda r: (r not in ("cpu", "memory", keys.GPU_RESOURCE), r))
+    for resource in ordered[:MAX_SHOWN]:
         cap = parse_quantity(capacity.get(resource)) if isinstance(capacity, dict) else None
         alloc = parse_quantity(allocatable.get(resource)) if isinstance(allocatable, dict) else None
         reserved = (parse_quantity(used_raw.get(resource)) or 0.0) if reported else requested.get(resource, 0.0)
@@ -134,21 +136,26 @@ def node_detail(index: SnapshotIndex, key: str) -> NodeDetail | None:
     reason = dig(node.raw, "status", "reason")
     if isinstance(reason, str) and reason:
         conditions.append(("Reason", clean(reason)))
-    pulls = []
+    pulls: list[tuple[str, dict]] = []
     progress = dig(node.raw, "status", "pullProgress", default=[])
     for entry in progress if isinstance(progress, list) else []:
         if isinstance(entry, dict):
-            pulls.append(clean(_pull_line(entry)))
+            pulls.append(("", entry))
     for worker in workers:  # a Pending Worker's pulls, as the control plane copies them onto its Task
         task = index.tasks_by_name.get(worker.task)
         for entry in task.pull_progress if task is not None and worker.phase == "Pending" else []:
-            pulls.append(clean(f"{worker.name}: " + _pull_line(entry)))
+            pulls.append((f"{worker.name}: ", entry))
     events = [clean(f"{e.get('type', '')} {e.get('reason', '')}: {e.get('message', '')}") for e in node.events]
+    ordered_labels = sorted(labels.items())
+    left_out = tuple((section, count - MAX_SHOWN) for section, count in (
+        ("resources", len(ordered)), ("image pulls", len(pulls)), ("labels", len(ordered_labels)))
+        if count > MAX_SHOWN)
     return NodeDetail(clean(node.name), clean(node.cluster), clean(node.phase or "Offline"), node.schedulable,
                       clean(node.internal_ip or "-"), tuple(metadata),
-                      tuple((clean(k), clean(v)) for k, v in sorted(labels.items())), tuple(rows),
+                      tuple((clean(k), clean(v)) for k, v in ordered_labels[:MAX_SHOWN]), tuple(rows),
                       "Node CR status.used" if reported else "the Workers' requests (the Node reports no status.used)",
-                      tuple(conditions), tuple(pulls), tuple(events[:20]), tuple(workers))
+                      tuple(conditions), tuple(clean(who + _pull_line(entry)) for who, entry in pulls[:MAX_SHOWN]),
+                      tuple(events[:20]), tuple(workers), left_out)
 
 
 def cluster_rows(index: SnapshotIndex) -> list[ClusterRow]:

@@ -210,3 +210,25 @@ def test_a_node_whose_amounts_sum_past_a_double_is_described_and_counted():
     assert "inf" not in text and "cpu" in text
     table = clusters_table(cluster_rows(index))
     assert "inf" not in table and "rlark-gpu-a" in table
+
+
+def test_a_node_of_many_labels_resources_and_pulls_is_described_in_bounded_lines():
+    """A Node CR is its member cluster's text: one of 60,000 labels, 20,000 resources and 20,000 image pulls
+    (1.8 MB) was 100,000 lines of its detail, 7.5-10 s of the TUI's UI thread at every snapshot while it was open.
+    The detail shows MAX_SHOWN of each and counts the rest in one line."""
+    from rlark_tui.model.nodeinfo import MAX_SHOWN, describe_node_text
+
+    node = copy.deepcopy(BASES["node"])
+    node["metadata"]["labels"] |= {f"l{i:05d}": "v" for i in range(6_000)}
+    node["status"]["capacity"] |= {f"r{i:05d}": "1" for i in range(2_000)}
+    node["status"]["pullProgress"] = [{"image": f"i{i}", "status": "Pulling"} for i in range(2_000)]
+    detail = node_detail(SnapshotIndex(Snapshot(nodes={"n": node})), "n")
+    assert detail is not None
+    text = describe_node_text(detail).splitlines()
+    assert len(text) < 4 * MAX_SHOWN
+    labels = len(node["metadata"]["labels"]) - MAX_SHOWN
+    assert f"  … {labels:,} more labels (the first {MAX_SHOWN} shown)" == text[-1]
+    assert f"  … 1,800 more image pulls (the first {MAX_SHOWN} shown)" in text
+    assert any(line.startswith("  … ") and line.endswith(f"more resources (the first {MAX_SHOWN} shown)")
+               for line in text)
+    assert any(line.split()[:2] == ["nvidia.com/gpu", "8"] for line in text)  # cpu, memory and GPUs come first
