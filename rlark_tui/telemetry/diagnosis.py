@@ -234,8 +234,7 @@ class _Masker:
             values = [value for value in known if isinstance(value, str) and value]
         except TypeError:
             values = []
-        self.values = tuple(values)
-        self.known = KnownSecrets(values)
+        self.known = KnownSecrets(values)  # once: making it builds every shape of every value
 
     def line(self, text: str) -> str:
         """One line for the timeline: secrets masked, no control characters, bounded."""
@@ -248,7 +247,7 @@ class _Masker:
     def lines(self, texts: list[str]) -> tuple[str, ...]:
         """Evidence lines: masked as one read (a key across lines too), cleaned, each bounded, at most
         MAX_EVIDENCE."""
-        masked = redact_lines([_str(t, 8 * MAX_TEXT) for t in texts[:MAX_EVIDENCE]], self.values)
+        masked = redact_lines([_str(t, 8 * MAX_TEXT) for t in texts[:MAX_EVIDENCE]], self.known)
         out = []
         for text in masked:
             line = clean(text).replace("\n", " ").rstrip()

@@ -312,9 +312,9 @@ class LineRedactor:
     a later redact_text (the run check's evidence, redacted as it is shown): private keys and known values only,
     at the cost of two substring tests per ordinary line."""
 
-    def __init__(self, known: Iterable[str] = (), keys_only: bool = False) -> None:
+    def __init__(self, known: Iterable[str] | KnownSecrets = (), keys_only: bool = False) -> None:
         self._in_key: set[str] = set()
-        self.known = KnownSecrets(known)
+        self.known = known if isinstance(known, KnownSecrets) else KnownSecrets(known)
         self._redact = _unchanged if keys_only else redact_text
 
     def __call__(self, line: str, source: str = "") -> str:
@@ -442,9 +442,11 @@ def _unchanged(text: str) -> str:
     return text
 
 
-def redact_lines(lines: Iterable[str], known: Iterable[str] = (), keys_only: bool = False) -> list[str]:
+def redact_lines(lines: Iterable[str], known: Iterable[str] | KnownSecrets = (), keys_only: bool = False
+                 ) -> list[str]:
     """The lines of one source (a Pod's log) redacted as a whole read: keys across lines, known values (and,
-    unless `keys_only`, everything redact_text masks)."""
+    unless `keys_only`, everything redact_text masks). A caller that masks many reads with the same values passes
+    their KnownSecrets, made once: making one builds every shape of every value."""
     return LineRedactor(known, keys_only).source_backlog(list(lines))
 
 
@@ -486,22 +488,6 @@ def _shapes(value: str) -> set[str]:
     return {form for form in forms if len(form) >= _MIN_KNOWN or form == value}
 
 
-_SHAPES_CACHED = 4096
-"""The longest value whose shapes _shapes_of keeps (at most 256 of them: a few MB)."""
-
-
-def _shapes_of(value: str) -> frozenset[str] | set[str]:
-    """_shapes, kept for a value up to _SHAPES_CACHED characters: a Job's masking is built for each event of its
-    diagnosis, each worker's stack and each read of its log (20,000 forwarded workers in a Header log built the same
-    shapes 20,000 times: 1 s of a 3 s diagnose per secret value)."""
-    return _cached_shapes(value) if len(value) <= _SHAPES_CACHED else _shapes(value)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_shapes(value: str) -> frozenset[str]:
-    return frozenset(_shapes(value))
-
-
 _BASE64_WRAPS = (64, 76)
 """Where base64 tools wrap their lines (openssl, PEM: 64; coreutils base64, Python's encodebytes: 76): a long
 value's base64 prints line by line, and its first line alone decodes to its first 48 or 57 bytes. Each line of
@@ -517,7 +503,7 @@ class KnownSecrets:
         self.given = tuple(dict.fromkeys(value for value in values if value))
         forms: set[str] = set()
         for value in self.given:
-            forms.update(_shapes_of(value))
+            forms.update(_shapes(value))
         self.values = tuple(sorted(forms, key=len, reverse=True))
 
     def __bool__(self) -> bool:
