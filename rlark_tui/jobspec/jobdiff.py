@@ -89,6 +89,11 @@ def diff_jobs(a: Mapping, b: Mapping) -> list[Change]:
     return changes
 
 
+DIFF_LINES = 1_000
+"""The longest value compared line by line: difflib's matching is quadratic, and two Jobs' scripts of 40,000 lines
+each, one line in two alike (240 KB), took minutes of `rlark diff`, and of the TUI's UI thread in the diff screen."""
+
+
 def render_unified(changes: list[Change], a: str, b: str) -> str:
     """`--- a` / `+++ b`, then per section `@@ section` and `-`/`+` lines; multi-line values as line diffs."""
     if not changes:
@@ -101,7 +106,12 @@ def render_unified(changes: list[Change], a: str, b: str) -> str:
             out.append(f"@@ {section}")
         if "\n" in change.old or "\n" in change.new:
             out.append(f" {change.field}:")
-            lines = difflib.unified_diff(change.old.splitlines(), change.new.splitlines(), lineterm="", n=1)
+            old, new = change.old.splitlines(), change.new.splitlines()
+            if len(old) > DIFF_LINES or len(new) > DIFF_LINES:
+                out.append(f"   {len(old):,} lines -> {len(new):,} lines: more than {DIFF_LINES:,}, not compared line "
+                           "by line (`rlark get job NAME -o yaml` shows each)")
+                continue
+            lines = difflib.unified_diff(old, new, lineterm="", n=1)
             out.extend(f"   {line}" for line in list(lines)[2:])
         else:
             out.append(f"-{change.field}: {change.old}")

@@ -84,6 +84,21 @@ def test_diff_shows_env_record_and_script_changes_per_role_and_masks_secrets(job
     assert "-bash examples/run_ppo.sh" in text.replace("   ", "") and "+bash run2.sh" in text.replace("   ", "")
 
 
+def test_scripts_too_long_to_compare_line_by_line_are_said_so(job):
+    """A Job author's script is compared line by line only within DIFF_LINES: difflib's matching is quadratic, and
+    scripts of 40,000 lines, one line in two alike, took minutes of the TUI's UI thread in the diff screen."""
+    from rlark_tui.jobspec.jobdiff import DIFF_LINES
+
+    lines = DIFF_LINES + 1
+    long = copy.deepcopy(job)
+    long["spec"]["tasks"][0]["runScript"] = "\n".join(f"l{i}" for i in range(lines))
+    other = copy.deepcopy(job)
+    other["spec"]["tasks"][0]["runScript"] = "\n".join(f"l{i}" if i % 2 else f"m{i}" for i in range(lines))
+    text = render_unified(diff_jobs(long, other), "a", "b")
+    assert f"   {lines:,} lines -> {lines:,} lines: more than {DIFF_LINES:,}, not compared line by line" in text
+    assert "+m0" not in text.replace("   ", "")
+
+
 def test_diff_leaves_out_names_derived_from_the_job_name_and_rlark_noise(job):
     renamed = job_from(DRAFT.replace("name: ppo-7\n", "name: ppo-9\n", 1))
     renamed["status"] = {"phase": "Running"}
