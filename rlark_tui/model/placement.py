@@ -90,9 +90,14 @@ def replicas(task_spec: Any) -> int:
     return TaskSpec(_raw(task_spec)).replicas
 
 
-def rank_start(tasks: Sequence[Any], index: int) -> int:
-    """`RLARK_NODE_RANK_START` of `tasks[index]`: Σ replicas of the tasks listed before it."""
-    return sum(replicas(task) for task in list(tasks)[:max(index, 0)])
+def rank_starts(tasks: Iterable[Any]) -> list[int]:
+    """`RLARK_NODE_RANK_START` of each task: Σ replicas of the tasks listed before it (in one pass: a Job's author
+    sets how many tasks there are, and a sum per task was 8 s of `rlark check` at 3,000 tasks)."""
+    starts, total = [], 0
+    for task in tasks:
+        starts.append(total)
+        total += replicas(task)
+    return starts
 
 
 def total_nodes(tasks: Iterable[Any]) -> int:

@@ -14,7 +14,7 @@ from rlark_tui.model.placement import (
     expected_node_rank,
     matching_nodes,
     node_cluster,
-    rank_start,
+    rank_starts,
     replicas,
     selector_matches,
     task_namespace,
@@ -96,9 +96,9 @@ def test_replicas_nil_is_one(spec, expected):
 
 def test_rank_start_and_expected_rank_follow_list_order():
     tasks = [task(2), task(None), task(3)]
-    assert [rank_start(tasks, i) for i in range(3)] == [0, 2, 3]
+    assert rank_starts(tasks) == [0, 2, 3]
     assert total_nodes(tasks) == 6
-    assert [expected_node_rank(rank_start(tasks, 2), o) for o in range(3)] == [3, 4, 5]
+    assert [expected_node_rank(rank_starts(tasks)[2], o) for o in range(3)] == [3, 4, 5]
 
 
 @pytest.mark.parametrize("role_name, expected", [

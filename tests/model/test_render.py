@@ -10,7 +10,7 @@ from rlark_tui.jobspec.draft import dump_draft, load_draft
 from rlark_tui.jobspec.render import render_job
 from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
 from rlark_tui.model.objects import Job
-from rlark_tui.model.placement import rank_start
+from rlark_tui.model.placement import rank_starts
 
 from .conftest import set_path
 from .jobschema import assert_valid_job
@@ -69,7 +69,7 @@ def test_launch_record_and_plan_are_json_annotations_the_views_read_back(good_ma
     roles = {r["task"]: r for r in plan["roles"]}
     assert roles["actor"]["nodes"] == [{"name": "gpu-a1", "namespace": "rlark-gpu-a"}] and roles["actor"]["head"]
     assert [n["name"] for n in roles["environment"]["nodes"]] == ["robot-1", "robot-2"]
-    assert [r["rankStart"] for r in plan["roles"]] == [rank_start(job.raw["spec"]["tasks"], i) for i in range(3)]
+    assert [r["rankStart"] for r in plan["roles"]] == rank_starts(job.raw["spec"]["tasks"])[:3]
     assert job.display_name == "PPO ManiSkill 7"
 
 
