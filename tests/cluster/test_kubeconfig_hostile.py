@@ -7,6 +7,7 @@ named it (`rlark config`: 'context: ctx' then 'Status: forged' on a line of its 
 from __future__ import annotations
 
 import subprocess
+import uuid
 
 import pytest
 import yaml
@@ -54,14 +55,16 @@ def test_a_context_with_a_control_character_in_a_name_is_one_line_and_not_used(k
     assert every.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("plugin", [["yes"], ["sh", "-c", "sleep 987 & wait"]], ids=["endless", "silent"])
-def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, monkeypatch, plugin):
+@pytest.mark.parametrize("endless", [True, False], ids=["endless", "silent"])
+def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, monkeypatch, endless):
     """The loader read an exec plugin's whole output for as long as it ran: `yes` as the plugin took rlark to 6.6 GB
     in 20 s, and one that never ends held `rlark get` for ever. Past 1 MiB or EXEC_SECONDS the plugin (and what it
     started) is stopped, the loader logs one line (as it does a plugin that fails) and the request goes without
-    its credentials."""
+    its credentials. Each plugin's command line is its own (another test's plugin may run on another worker)."""
     from rlark_tui.cluster import execplugin
     monkeypatch.setattr(execplugin, "EXEC_SECONDS", 0.5)
+    mine = f"987.{uuid.uuid4().int % 10**9:09d}"
+    plugin = ["yes", mine] if endless else ["sh", "-c", f"sleep {mine} & wait"]
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
@@ -72,9 +75,9 @@ def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, mon
     result = cli_runner(path, capsys)("get", "jobs")
     assert result.code == 1 and "cannot reach the control plane" in result.err, result.err
     assert [record.getMessage() for record in caplog.records] == [
-        "exec: the plugin yes wrote more than 1 MiB: not read past it" if plugin == ["yes"]
+        "exec: the plugin yes wrote more than 1 MiB: not read past it" if endless
             else "exec: the plugin sh gave no answer within 0.5 s: stopped"]
-    left = subprocess.run(["pgrep", "-f", "sleep 987"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True)
     assert left.stdout == "", "the plugin's child was left running"
 
 
