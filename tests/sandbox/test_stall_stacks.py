@@ -25,6 +25,7 @@ from rlark_tui.alerting.thresholds import Thresholds
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash import stacks as raystacks
+from rlark_tui.telemetry.stacks import Stacks
 from rlark_tui.view.alerts import alert_rows
 from tests.clirun import cli_runner
 from tests.raydebug.recorded import HANG
@@ -308,22 +309,27 @@ def held_ray() -> tuple[RecordedRay, threading.Event]:
     return RecordedRay(traceback=held), release
 
 
-def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
-    """Ray's `/worker/traceback` held open: each dump ends at its time bound (here 1 s) and the Pod says why."""
+def timed_take(stalled, ray: RecordedRay, release: threading.Event) -> tuple[float, Stacks]:
+    """(seconds, stacks) of one take of the stalled Job's stacks from `ray`; then its held dumps are released."""
     from rlark_tui.cluster import ClusterAccess
 
-    ray, release = held_ray()
-    monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 1.0)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
     try:
         started = time.monotonic()
         found = raystacks.take(access, access.job(JOB))
-        took = time.monotonic() - started
+        return time.monotonic() - started, found
     finally:
         release.set()
         access.close()
         ray.close()
+
+
+def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
+    """Ray's `/worker/traceback` held open: each dump ends at its time bound (here 1 s) and the Pod says why."""
+    ray, release = held_ray()
+    monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 1.0)
+    took, found = timed_take(stalled, ray, release)
     assert took < 10 and found.groups == [] and [e.pod for e in found.errors] == [POD], (took, found)
     assert found.errors[0].reason.startswith("Ray's /worker/traceback gave no stack: ") and "time" in \
         found.errors[0].reason, found.errors
@@ -333,24 +339,13 @@ def test_a_take_of_many_ranks_whose_dumps_never_come_ends_at_its_bound(stalled, 
     """Issue 33, a ninth round: a head that holds every `/worker/traceback` (or a Pod whose py-spy never exits) made
     a take last ranks / PARALLEL dumps' bounds one after another: 40 ranks here (1,024 allowed) were 5 rounds of
     the 15 s bound. A take waits TAKE_SECONDS (here 0.5 s) in all, and the Pod says why it gave no stack."""
-    from rlark_tui.cluster import ClusterAccess
-
     release = threading.Event()
     ray = RecordedRay(actors=[{"name": f"ActorGroup:{rank}", "class_name": "Worker", "state": "ALIVE", "pid": 500 + rank,
                                "node_id": NODE_ID, "actor_id": f"a{rank}"} for rank in range(40)],
                       traceback=lambda _query: (release.wait(60), (200, ""))[1])
     monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 60.0)
     monkeypatch.setattr(raystacks, "TAKE_SECONDS", 0.5)
-    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
-    access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
-    try:
-        started = time.monotonic()
-        found = raystacks.take(access, access.job(JOB))
-        took = time.monotonic() - started
-    finally:
-        release.set()
-        access.close()
-        ray.close()
+    took, found = timed_take(stalled, ray, release)
     assert took < 5 and found.groups == [], (took, found)
     assert [(e.pod, e.reason) for e in found.errors] == [
         (POD, "no stack within 0.5 s (all the dumps of a take; the rest not waited for)")]
