@@ -290,14 +290,18 @@ async def _measure(kubeconfig: Path, context: str, jobs: int, pods: int, samples
             writer = Writer(writer_access, visible[20:40], rate=5, count=10 * samples)
             writer.start()
             key_times = []
-            cursor_names = visible[:6]
             phase = (time.perf_counter(), time.thread_time(), time.process_time(), snapshots.shown, snapshots.alerts)
             for index in range(2 * samples):
-                key = "j" if (index // 5) % 2 == 0 else "k"
-                row = screen.table.cursor_row + (1 if key == "j" else -1)
+                # five rows down, five up; from wherever the cursor is (a loaded machine may not have shown the
+                # last key's move yet, and the table may have moved the cursor's row), staying on the first rows
+                at = screen.table.cursor_row
+                key = "j" if at <= 0 or ((index // 5) % 2 == 0 and at < 5) else "k"
+                row = at + (1 if key == "j" else -1)
                 stamp = time.perf_counter()
                 await pilot.press(key)
-                took = await frames.first(cursor_names[row], stamp, timeout=5)
+                if not 0 <= row < len(visible):
+                    continue
+                took = await frames.first(visible[row], stamp, timeout=5)
                 if took is not None:
                     key_times.append(took * 1000)
                 await asyncio.sleep(0.05)
