@@ -28,6 +28,7 @@ from rlark_tui.cluster.transport import (
     read_bounded,
     read_error_body,
     seg,
+    sent_path,
 )
 from rlark_tui.model.quantity import size_text
 
@@ -175,6 +176,7 @@ class Http:
         import urllib3
         from kubernetes.client.exceptions import ApiException, OpenApiException
 
+        path = sent_path(path, self._req(req, path))
         headers = {"Accept": "application/json", **self._headers, **(extra or {})}
         if fields is not None:
             headers["Content-Type"] = "multipart/form-data"  # urllib3 writes it with the boundary
@@ -235,6 +237,7 @@ class KeptConnection:
     def send(self, target: str, req: Request, timeout: float) -> Callable[[], tuple[int, bytes]]:
         """GET `target` (path and query below the base); the call returned reads the answer: (status, body), the
         body read to transport.MAX_ANSWER_BYTES (an error answer to its first MAX_ERROR_BYTES)."""
+        sent_path(target.partition("?")[0], req)
         conn = self._connection(req)
         try:
             conn.sock.settimeout(timeout)

@@ -34,7 +34,7 @@ from websocket import ABNF, WebSocket, WebSocketBadStatusException
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
-from rlark_tui.cluster.transport import decode_json
+from rlark_tui.cluster.transport import decode_json, seg, sent_path
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import dig
@@ -114,6 +114,7 @@ class ExecSession:
         call briefly swaps the client's transport. A client with a shared TLS context (cluster/tls.py) connects
         with that context instead, as the `kubernetes` client's WebSocket can only read certificate files."""
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
+        sent_path(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/exec", req)
         sslopt = tls.websocket_sslopt(api_client)
         own = k8s.ApiClient(api_client.configuration) if sslopt is None else None
         opened: list[_ExecSocket] = []

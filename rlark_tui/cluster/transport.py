@@ -47,6 +47,18 @@ def seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
+def sent_path(path: str, req: Request) -> str:
+    """`path` (below the base URL, without its query) as a request may send it: one with a `.` or `..` segment is
+    refused (Unreachable, one line), whatever built it. A segment is cluster text (an object key, a Pod's name), and
+    the HTTP client resolves dot segments before sending (as servers' routers do), so deleting the object key
+    `../../../../../rlinf.io/v1alpha1/jobs/<job>` sent DELETE /api/v1/rlinf.io/v1alpha1/jobs/<job> and deleted
+    that Job."""
+    if any(part in (".", "..") for part in path.split("/")):
+        raise Unreachable(f"not sent: {req.verb} {req.target()}: its path has a '.' or '..' segment, which would "
+                          "reach another route", "other")
+    return path
+
+
 def query_string(query: list[tuple[str, str]]) -> str:
     """`k=v&...` with both sides percent-encoded (a selector's `=` and `,` included)."""
     return "&".join(f"{quote(k, safe='')}={quote(str(v), safe='')}" for k, v in query)

@@ -5,6 +5,7 @@ back with a checksum that matches the listing, and is deleted; read-only refuses
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -168,3 +169,32 @@ def test_an_object_key_with_a_line_break_is_one_line_in_what_a_download_says(san
         assert len(lines) == 1 and "\n" not in lines[0], lines
         assert lines[0].startswith(f"{where}/w.pt\\nsha256 {'0' * 64}: 4 bytes, sha256 "), lines
         assert (where / forged).read_bytes() == b"data"
+
+
+def test_an_object_key_with_dot_segments_reaches_no_other_route(sandbox):
+    # issue 33, an eleventh round: an object key is anyone's text (another user's upload, a Job writing to the
+    # bucket; S3 keeps 'a/../b' as it is), and the HTTP client resolves '..' in a path before sending it, so deleting
+    # the key '../../../../../rlinf.io/v1alpha1/jobs/<job>' (`rlark storage rm`, the Storage screen's delete of a
+    # listed object) sent DELETE /api/v1/rlinf.io/v1alpha1/jobs/<job> and deleted that Job
+    from rlark_sandbox.store import NotFound
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.errors import ApiError, Unreachable
+    from tests.tui.tui_factories import job_dict
+
+    victim = job_dict("s33k-victim", stopped=True)
+    sandbox.store.create("jobs", victim)
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    said = []
+    try:
+        for key in ("../../../../../rlinf.io/v1alpha1/jobs/s33k-victim", "a/./../../../../../../rlinf.io/v1alpha1/jobs",
+                    "x/.."):
+            for call in (access.storage_delete, access.storage_object_url):
+                with pytest.raises((ApiError, Unreachable)) as refused:
+                    call("s3-rclone", "gpu-a", key)
+                said.append(str(refused.value))
+        assert sandbox.store.get("jobs", "s33k-victim") is not None
+    finally:
+        access.close()
+        with contextlib.suppress(NotFound):
+            sandbox.store.delete("jobs", "s33k-victim")
+    assert all("'..'" in line and "\n" not in line for line in said), said
