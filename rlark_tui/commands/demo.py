@@ -9,6 +9,7 @@ the child also ends when its stdin closes, so it does not outlive a `rlark demo`
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import os
@@ -26,6 +27,7 @@ from rlark_tui.text.parse import load_json
 RECORD = "demo.json"
 READY_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
+CLOSE_GRACE = 5.0
 
 
 def register(subparsers, parents) -> None:
@@ -138,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"reusing the kept sandbox in {state_dir}", file=sys.stderr, flush=True)
 
     finished: list[bool] = []
+    apps: list = []
 
     def finish() -> None:
         if finished:
@@ -156,28 +159,48 @@ def run(args: argparse.Namespace) -> int:
         try:
             finish()
         finally:
-            raise SystemExit(128 + signum)
+            _end(signum, apps)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _open_tui(args, background.kubeconfig)
+        return _open_tui(args, background.kubeconfig, apps.append)
     finally:
         finish()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _open_tui(args: argparse.Namespace, kubeconfig: Path) -> int:
+def _end(signum: int, apps: list) -> None:
+    """End `rlark demo` on SIGHUP or SIGTERM, its sandbox already stopped (or kept).
+
+    A hang-up leaves no terminal to restore, and Textual's writes to a closed one block once its writer thread died
+    of the first error: the process ends at once, as the TUI without the demo does on SIGHUP. On SIGTERM the TUI
+    closes as its own quit does, restoring the terminal, asked from its event loop: SystemExit raised from here
+    would land in whichever of the app's tasks the signal interrupted, that task would die, and the app's shutdown
+    could wait on it for ever (a loaded run's demo outlived its SIGTERM by 30 s). Should the close still not end
+    the process within CLOSE_GRACE seconds, it ends without it. Before and after the TUI runs, SystemExit ends it."""
+    code = 128 + signum
+    if signum == signal.SIGHUP:
+        os._exit(code)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise SystemExit(code) from None
+    loop.call_soon_threadsafe(apps[0].exit, None, code)
+    last_resort = threading.Timer(CLOSE_GRACE, os._exit, (code,))
+    last_resort.daemon = True
+    last_resort.start()
+
+
+def _open_tui(args: argparse.Namespace, kubeconfig: Path, on_app) -> int:
     from rlark_tui.tui.app import run_tui
     return run_tui(argparse.Namespace(kubeconfig=str(kubeconfig), context="rlark-sandbox",
-                                      readonly=bool(getattr(args, "readonly", False))))
+                                      readonly=bool(getattr(args, "readonly", False))), on_app=on_app)
 
 
 # ----- the child: `python -m rlark_tui.commands.demo serve <state dir> [--exit-with-stdin]` -----
 
 def serve(state_dir: Path, exit_with_stdin: bool) -> int:
-    import asyncio
-
     from rlark_sandbox import Sandbox
 
     sandbox = Sandbox(state_dir, seed="demo")

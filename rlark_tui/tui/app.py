@@ -1038,9 +1038,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.call_from_thread(self.notify, message)
 
 
-def run_tui(args, first_list=None) -> int:
+def run_tui(args, first_list=None, on_app: Callable[[RlarkApp], object] | None = None) -> int:
     """Open the TUI on the context the global flags name (`--kubeconfig`, `--context`, `--readonly`);
-    `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList)."""
+    `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList); `on_app` is given the app before
+    it runs (`rlark demo` ends it on a signal)."""
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.local.terminal import no_color
 
@@ -1063,6 +1064,8 @@ def run_tui(args, first_list=None) -> int:
     theme = getattr(args, "theme", None) or access.config.theme
     app = RlarkApp(access, readonly=bool(getattr(args, "readonly", False)), no_color=plain, theme=theme,
                    contexts=contexts, theme_fixed=bool(getattr(args, "theme", None)))
+    if on_app is not None:
+        on_app(app)
     try:
         app.run(mouse=not getattr(args, "no_mouse", False))
     finally:

@@ -20,6 +20,9 @@ from .helpers import wait_for
 
 pytestmark = pytest.mark.ray
 
+ALT_SCREEN_OFF = b"\x1b[?1049l"
+"""What a TUI that closes writes last to its terminal: the screen the user had comes back."""
+
 
 def processes_under(state_dir) -> list[int]:
     """Live processes started for this state dir: the sandbox child and every pod process (found by the
@@ -134,8 +137,9 @@ def test_demo_hangup_stops_everything_and_keep_leaves_a_reusable_sandbox(tmp_pat
         assert pod_scripts(state_dir)
         began = time.monotonic()
         pane.proc.send_signal(signal.SIGTERM)
-        pane.proc.wait(30)
+        assert pane.proc.wait(30) == 128 + signal.SIGTERM
         wait_for(lambda: not processes_under(state_dir), timeout=20, what="every demo process gone")
+        wait_for(lambda: ALT_SCREEN_OFF in pane.shown, timeout=10, what="the terminal given back")  # the TUI's close
         assert time.monotonic() - began < 20
         assert not (state_dir / "demo.json").exists()
         assert temp_dirs and not any(d.exists() for d in temp_dirs)          # Ray's session files go too
