@@ -69,6 +69,11 @@ def notification(text: object, limit: int = NOTIFICATION_CHARS) -> str:
 
 
 _BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_QUOTED = re.compile(r"[\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What a string is double-quoted for: the bidi controls, and NEL, U+2028 and U+2029, which PyYAML with
+allow_unicode writes raw in a plain or single-quoted scalar (followed by the indentation) and escapes (`\\N`,
+`\\L`, `\\P`) only in a double-quoted one: `str.splitlines`, and so the YAML tab's highlighter, breaks a line at
+each."""
 
 
 @cache
@@ -76,10 +81,10 @@ def _yaml_dumper() -> type:
     import yaml  # loaded only by the commands that print YAML (startup time)
 
     class Dumper(yaml.SafeDumper):
-        """A string holding a bidi control is written double-quoted, where yaml_dumps can escape it."""
+        """A string holding a bidi control or a line separator is written double-quoted, where it is escaped."""
 
     def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        style = '"' if _BIDI.search(value) else None
+        style = '"' if _QUOTED.search(value) else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     Dumper.add_representer(str, text)
@@ -89,7 +94,8 @@ def _yaml_dumper() -> type:
 def yaml_dumps(value: Any, **kwargs: Any) -> str:
     """`yaml.safe_dump` for YAML a person reads (`-o yaml`, the YAML tab): the same document, but no bidi control is
     written raw (U+202E would reorder what follows it on the line). A string holding one is double-quoted, the
-    style where `\\u202e` is an escape; line breaks, U+2028 and C1 controls PyYAML escapes itself."""
+    style where `\\u202e` is an escape; so is one holding NEL, U+2028 or U+2029 (PyYAML escapes them only there:
+    written raw they broke a line of the YAML tab). Line breaks and C1 controls PyYAML escapes itself."""
     import yaml
 
     text = yaml.dump(value, Dumper=_yaml_dumper(), **kwargs)

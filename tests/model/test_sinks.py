@@ -207,3 +207,20 @@ def test_a_secret_is_masked_percent_encoded_and_in_wrapped_base64():
         masked = known.mask(printed)
         assert "w0rd" not in masked and "A7A7" not in masked and masked.count("***") >= 1, (printed, masked)
         assert not any(piece in masked for piece in ("QTdB", "N0E3", "cEBz")), masked
+
+
+def test_a_yaml_document_holds_no_raw_line_or_paragraph_separator():
+    # issue 33, an eleventh round: with allow_unicode (`-o yaml`, the YAML tab and its `Y` copy) PyYAML wrote U+2028,
+    # U+2029 and NEL raw in a single-quoted scalar, then the indentation, and the YAML tab's highlighter splits lines
+    # where str.splitlines does: a display name 'x<U+2028>phase: Succeeded' showed 'phase: Succeeded' as a line of
+    # its own (textual.highlight joins `code.splitlines()` with '\n')
+    import yaml
+
+    from rlark_tui.view.yamltab import job_yaml
+
+    for forged in ("x\u2028  phase: Succeeded", "x\u2029phase: Succeeded", "x\x85phase: Succeeded"):
+        job = {"metadata": {"name": "j", "annotations": {"rlark.io/display-name": forged}}, "status": {"phase": "Failed"}}
+        for document in (job_yaml(job), sinks.yaml_dumps(job, allow_unicode=True)):
+            assert not any(char in document for char in "\x85\u2028\u2029"), document
+            assert document.splitlines() == document.split("\n")[:-1], document
+            assert yaml.safe_load(document)["metadata"]["annotations"]["rlark.io/display-name"] == forged
