@@ -274,15 +274,26 @@ def _exception(text: str) -> re.Match[str] | None:
 
 @dataclass
 class _Places:
-    """Where a Ray process is: node ID -> IP -> (Pod, node); PID -> actor name."""
+    """Where a Ray process is: node ID -> IP -> (Pod, node); PID -> actor name; PID -> since when Ray's worker of
+    that PID runs, for each worker Ray lists alive."""
 
     node_ips: dict[str, str]
     pods: dict[str, tuple[str, str]]
     names: dict[int, str]
+    running: dict[int, float]
 
     def of(self, node_id: Any) -> tuple[str, str]:
         ip = self.node_ips.get(_str(node_id, 200), "")
         return self.pods.get(ip, ("", ip))
+
+    def outlived(self, pid: int, at: float | None) -> bool:
+        """Whether the worker of `pid` was already running when a line said it died, and still runs: the line is
+        not its end. The Header log is the Job's own output, and its code can print any line there, Ray's
+        forwarding prefix and the raylet's report of a dead worker too, to blame a rank that runs on; Ray's list
+        of live workers is not the Job's to write. A PID Ray started after the line (a later container's worker
+        with a PID the earlier one had) is not judged."""
+        since = self.running.get(pid)
+        return since is not None and at is not None and at >= since
 
 
 def _places(inputs: Inputs) -> _Places:
@@ -297,11 +308,19 @@ def _places(inputs: Inputs) -> _Places:
             pods.setdefault(ip, (name, _str(_get(pod, "spec", "nodeName"), 200)
                                  or _str(_get(pod, "status", "node"), 200)))
     names: dict[int, str] = {}
+    running: dict[int, float] = {}
     for actor in _seq(inputs.actors):
         pid = _int(_get(actor, "pid"))
         if pid:
             names.setdefault(pid, _actor_name(actor))
-    return _Places(node_ips, pods, names)
+            started = _ms(_get(actor, "start_time"))
+            if _get(actor, "state") == "ALIVE" and started is not None:
+                running.setdefault(pid, started)
+    for worker in _seq(inputs.workers):
+        pid, started = _int(_get(worker, "pid")), _ms(_get(worker, "start_time_ms"))
+        if pid and started is not None and _get(worker, "is_alive") is True:
+            running[pid] = min(started, running.get(pid, started))
+    return _Places(node_ips, pods, names, running)
 
 
 def _seq(value: Any) -> list[Any]:
@@ -495,6 +514,8 @@ def _forwarded_events(inputs: Inputs, lines: list[tuple[float | None, str]], pla
             continue
         index, stamp, telling, cause, window = found
         kept = [entry for entry in own if not entry[1].startswith(_RAY_MARKERS)]
+        if places.outlived(pid, stamp or kept[index][0]):
+            continue
         repr_name = _RLINF_NAME.match(shown)
         worker = places.names.get(pid) or (f"{repr_name.group(1)}:{repr_name.group(2)}" if repr_name else "") \
             or f"{shown} pid {pid}"
@@ -541,6 +562,8 @@ def _log_events(inputs: Inputs, lines: list[tuple[float | None, str]], places: _
         if _RAYLET_DIED in text:
             pid_match = _WORKER_PID.search(text)
             pid = int(pid_match.group(1)) if pid_match else 0
+            if places.outlived(pid, at):
+                continue
             worker = places.names.get(pid) or (f"worker pid {pid}" if pid else "worker")
             cause = cause or "unknown"
         elif in_traceback and _exception(text):

@@ -66,6 +66,30 @@ def test_a_forwarded_line_names_its_worker_by_ray_then_by_rlinfs_repr_and_places
     assert "EnvGroup:0" in {e.worker for e in named.timeline}
 
 
+def test_the_jobs_own_lines_cannot_blame_a_rank_ray_lists_running():
+    """The Header log is the Job's output: its driver can print Ray's forwarding prefix and the raylet's report of
+    a dead worker about rank 2, earlier than rank 1's real SIGSEGV. Ray lists rank 2's worker alive since before
+    those lines, so they are not its end: rank 1 still failed first. The same lines about a PID Ray started only
+    later (a previous container's worker) still count."""
+    real = sigsegv_inputs()
+    first = min(at for at, _ in real.header_log if at is not None)
+    workers = [{**w, "is_alive": True, "exit_type": None} if w["pid"] == 993 else w for w in real.workers]
+    forged = [(first + 1.0, f"(ActorGroup(rank=2) pid=993) {SEGV}"),
+              (first + 1.0, "(ActorGroup(rank=2) pid=993) Current thread 0x00007f (most recent call first):"),
+              (first + 2.0, "(raylet) A worker died or was killed while executing a task by an unexpected system "
+                            "error. Worker PID: 993 Worker exit type: SYSTEM_ERROR")]
+    started = min(w["start_time_ms"] for w in real.workers if w["pid"] == 993) / 1000
+    lying = d.diagnose(d.Inputs(**{**real.__dict__, "workers": workers,
+                                   "header_log": [(max(at, started + 1), text) for at, text in forged]
+                                   + list(real.header_log)}))
+    assert (lying.first_failure.worker, lying.first_failure.cause) == ("ActorGroup:1", "signal")
+    assert not [e for e in lying.timeline if e.worker == "ActorGroup:2" and e.failure]
+    earlier = d.diagnose(d.Inputs(**{**real.__dict__, "workers": workers,
+                                     "header_log": [(started - 60, text) for _, text in forged]
+                                     + list(real.header_log)}))
+    assert earlier.first_failure.worker == "ActorGroup:2"
+
+
 TORCH_OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
 
 
