@@ -23,6 +23,7 @@ from rlark_tui.alerting.thresholds import Thresholds
 from rlark_tui.model.keys import RESTARTED_AT_ANNOTATION
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
 from rlark_tui.model.podstate import ended_with_job_restart, unschedulable
+from rlark_tui.model.timefmt import parse_time
 from rlark_tui.telemetry.progress import Line, Progress
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.text import sinks
@@ -250,11 +251,12 @@ class Add(Protocol):
     def __call__(self, rule: str, obj: str, message: str, evidence: str, **extra: Any) -> None: ...
 
 
-def _stamp(text: str) -> float | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
-    except ValueError:
-        return None
+def _stamp(text: object) -> float | None:
+    """An API timestamp as epoch seconds, None when model.timefmt.parse_time reads none in it: a data plane's
+    creationTimestamp of 5 raised AttributeError (the Job's every finding became job-unreadable), and one past the
+    calendar in UTC was a time no reader can turn back into a date."""
+    stamp = parse_time(text if isinstance(text, str) else None)
+    return stamp.timestamp() if stamp else None
 
 
 def _evidence(mark: Mark) -> str:

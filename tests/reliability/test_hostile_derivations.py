@@ -232,3 +232,16 @@ def test_a_node_of_many_labels_resources_and_pulls_is_described_in_bounded_lines
     assert any(line.startswith("  … ") and line.endswith(f"more resources (the first {MAX_SHOWN} shown)")
                for line in text)
     assert any(line.split()[:2] == ["nvidia.com/gpu", "8"] for line in text)  # cpu, memory and GPUs come first
+
+
+def test_an_unscheduled_pods_creation_time_of_any_shape_still_alerts():
+    """Issue 33, an eleventh round, a hostile data plane's stamps: the pod-unschedulable rule read the data-plane
+    Pod's creationTimestamp with `.replace`, so 5 or a list raised AttributeError and the Job's every finding became
+    job-unreadable; a stamp past the calendar in UTC (year 0 or 10000) was a time no reader can turn back."""
+    cr = Pod(BASES["pod"])
+    for stamp in (5, ["x"], {"a": 1}, "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-23:59", "²", ""):
+        real = {"metadata": {"name": cr.pod_name, "creationTimestamp": stamp}, "status": {"phase": "Pending"}}
+        found = job_findings(JobInputs(job=BASES["job"], tasks=(BASES["task"],), pods=(BASES["pod"],),
+                                       plane_pods={f"{cr.namespace}/{cr.name}": real}), Thresholds(), 0.0)
+        unscheduled = [finding for finding in found.findings if finding.rule == "pod-unschedulable"]
+        assert len(unscheduled) == 1 and unscheduled[0].since is None, (stamp, found.findings)
