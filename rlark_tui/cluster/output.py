@@ -21,7 +21,7 @@ from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import json_dumps
-from rlark_tui.text.sinks import one_line, yaml_dumps
+from rlark_tui.text.sinks import cell_width, one_line, yaml_dumps
 from rlark_tui.view.jobs import cli_job_row, context_cell
 
 
@@ -48,12 +48,13 @@ class _Ages:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """Columns separated by three spaces, padded to the widest cell, like kubectl (cells shown with str(), on one
-    line, without escape sequences or bidi controls (`sinks.one_line`): the padding counts what the terminal
-    shows)."""
+    line, without escape sequences or bidi controls (`sinks.one_line`): the padding counts the columns the
+    terminal shows, `sinks.cell_width`)."""
     rows = [list(map(str, row)) for row in rows]
-    if not "".join(["".join(row) for row in rows]).isprintable():  # some cell holds a control character
+    text = "".join(["".join(row) for row in rows])
+    if not text.isprintable():  # some cell holds a control character
         rows = [[one_line(cell) for cell in row] for row in rows]
-    if not all(len(row) == len(headers) for row in rows):
+    if not text.isascii() or not all(len(row) == len(headers) for row in rows):
         return _ragged_table(headers, rows)
     widths = [max(len(header), *map(len, column)) for header, column in zip(headers, zip(*rows))] if rows \
         else [len(header) for header in headers]
@@ -62,13 +63,13 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def _ragged_table(headers: list[str], rows: list[list[str]]) -> str:
-    """`table` for rows shorter than the headers."""
-    widths = [len(h) for h in headers]
+    """`table` for rows shorter than the headers, or cells not all ASCII (padded by the columns each shows)."""
+    widths = [cell_width(h) for h in headers]
     for row in rows:
         for index, cell in enumerate(row):
-            widths[index] = max(widths[index], len(cell))
-    return "\n".join("   ".join(cell.ljust(widths[index]) for index, cell in enumerate(row)).rstrip()
-                     for row in [headers, *rows])
+            widths[index] = max(widths[index], cell_width(cell))
+    return "\n".join("   ".join(cell + " " * (widths[index] - cell_width(cell)) for index, cell in enumerate(row))
+                     .rstrip() for row in [headers, *rows])
 
 
 def _gpu(value: float | None) -> str:

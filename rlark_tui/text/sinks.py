@@ -34,6 +34,23 @@ def one_line(text: object) -> str:
     return _BREAKS.sub(_visible, clean(text))
 
 
+def cell_width(text: str) -> int:
+    """The columns `text` (one line, printable) takes on a terminal: East Asian wide and fullwidth characters two,
+    combining marks and format characters (a zero-width joiner) none, others one. Tables pad by it: a cell padded by
+    its length in code points moved the rest of its row under other headers."""
+    if text.isascii():
+        return len(text)
+    from unicodedata import category, east_asian_width  # a table of ASCII cells never needs it
+
+    width = 0
+    for char in text:
+        if char.isascii():
+            width += 1
+        elif category(char) not in ("Mn", "Me", "Cf"):
+            width += 2 if east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
 COMPLETION_CHARS = 253
 """The longest name a completing shell is offered (a Kubernetes name's bound)."""
 

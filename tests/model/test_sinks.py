@@ -224,3 +224,20 @@ def test_a_yaml_document_holds_no_raw_line_or_paragraph_separator():
             assert not any(char in document for char in "\x85\u2028\u2029"), document
             assert document.splitlines() == document.split("\n")[:-1], document
             assert yaml.safe_load(document)["metadata"]["annotations"]["rlark.io/display-name"] == forged
+
+
+def test_a_table_lines_up_wide_and_combining_cells():
+    # issue 33, an eleventh round: the CLI tables padded each cell by its length in code points, so a cell of East
+    # Asian wide characters pushed the rest of its row right, and one character with 10,000 combining marks (one
+    # column on a terminal) pulled the rest of its row 10,000 columns left, under other headers, and padded every
+    # other row with 10,000 spaces
+    from rlark_tui.cluster.output import table
+
+    rows = [["作业作业", "Failed", "3m"], ["e" + "\u0301" * 10_000, "Running", "4m"], ["ok", "Succeeded", "5m"],
+            ["👩\u200d👧x", "Pending", "6m"]]
+    lines = table(["NAME", "STATUS", "AGE"], rows).splitlines()
+    header = lines[0]
+    for line, (_, status, age) in zip(lines[1:], rows, strict=True):
+        for cell, title in ((status, "STATUS"), (age, "AGE")):
+            assert sinks.cell_width(line[:line.index(cell)]) == header.index(title), (line[:40], title)
+    assert max(sinks.cell_width(line) for line in lines) < 40
