@@ -21,7 +21,7 @@ from rlark_tui.model.objects import Node, Pod, Task, dig
 from rlark_tui.telemetry.usage import percent_cell
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import json_dumps
-from rlark_tui.text.sinks import cell_width, one_line, yaml_dumps
+from rlark_tui.text.sinks import cell_width, one_line, pad, yaml_dumps
 from rlark_tui.view.jobs import cli_job_row, context_cell
 
 
@@ -68,8 +68,8 @@ def _ragged_table(headers: list[str], rows: list[list[str]]) -> str:
     for row in rows:
         for index, cell in enumerate(row):
             widths[index] = max(widths[index], cell_width(cell))
-    return "\n".join("   ".join(cell + " " * (widths[index] - cell_width(cell)) for index, cell in enumerate(row))
-                     .rstrip() for row in [headers, *rows])
+    return "\n".join("   ".join(pad(cell, widths[index]) for index, cell in enumerate(row)).rstrip()
+                     for row in [headers, *rows])
 
 
 def _gpu(value: float | None) -> str:

@@ -17,6 +17,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.local.fsutil import read_input
 from rlark_tui.model import sshkey
+from rlark_tui.text.sinks import cell_width, pad
 
 EXIT_CODES = """exit codes:
   0  listed / added / deleted
@@ -61,11 +62,11 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print("No SSH keys registered" + (f" for {args.user}." if args.user else "."))
         return 0
-    width = max(4, *(len(r.user) for r in rows))
+    width = max(4, *(cell_width(r.user) for r in rows))
     print(f"{'USER':<{width}}  INDEX  {'TYPE':<11} {'FINGERPRINT':<50} {'COMMENT':<16} ADDED")
     for r in rows:
-        print(f"{r.user:<{width}}  {r.index:<5}  {r.type:<11} {r.fingerprint:<50} {r.comment or '-':<16} "
-              f"{r.added_at or '-'}")
+        print(f"{pad(r.user, width)}  {r.index:<5}  {pad(r.type, 11)} {pad(r.fingerprint, 50)} "
+              f"{pad(r.comment or '-', 16)} {r.added_at or '-'}")
     return 0
 
 

@@ -20,7 +20,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.model import storage as st
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import one_line, pad
 
 EXIT_CODES = """exit codes:
   0  listed / copied / deleted
@@ -95,8 +95,8 @@ def run_ls(args: argparse.Namespace) -> int:
             if header:
                 print(f"{'NAME':<48} {'SIZE':>10}  {'MODIFIED':<24} ETAG")
                 header = False
-            print(f"{one_line(entry.name):<48} {'-' if entry.folder else st.human_size(entry.size):>10}  "
-                  f"{one_line(entry.modified or '-'):<24} {one_line(entry.etag or '-')}", flush=True)
+            print(f"{pad(one_line(entry.name), 48)} {'-' if entry.folder else st.human_size(entry.size):>10}  "
+                  f"{pad(one_line(entry.modified or '-'), 24)} {one_line(entry.etag or '-')}", flush=True)
             listed += 1
         if listed >= MAX_LISTED:
             print(f"-- stopped after {listed} entries; list a deeper prefix", file=sys.stderr)

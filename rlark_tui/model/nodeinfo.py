@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlark_tui.model import keys
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cell_width, one_line, pad
 
 CITY_ANNOTATION = "rlark.io/city"
 REGION_LABEL = "rlark.io/region"
@@ -174,8 +174,8 @@ def describe_node_text(detail: NodeDetail) -> str:
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
     rows = [tuple(one_line(cell) for cell in row) for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [" ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    widths = [max(cell_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [" ".join(pad(cell, width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 
 
 def clusters_table(rows: list[ClusterRow]) -> str:

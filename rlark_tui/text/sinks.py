@@ -51,6 +51,11 @@ def cell_width(text: str) -> int:
     return width
 
 
+def pad(text: str, width: int) -> str:
+    """`text` followed by the spaces that make it `width` columns on a terminal (`cell_width`); as is when wider."""
+    return text + " " * (width - cell_width(text))
+
+
 COMPLETION_CHARS = 253
 """The longest name a completing shell is offered (a Kubernetes name's bound)."""
 

@@ -198,3 +198,21 @@ def test_an_object_key_with_dot_segments_reaches_no_other_route(sandbox):
         with contextlib.suppress(NotFound):
             sandbox.store.delete("jobs", "s33k-victim")
     assert all("'..'" in line and "\n" not in line for line in said), said
+
+
+def test_ls_lines_up_keys_of_wide_characters_and_combining_marks(sandbox, rlark):
+    # issue 33, an eleventh round: the listing padded a key by its length in code points, so a key of one
+    # character and 100 combining marks (one column) pulled its size and date 100 columns left, under NAME
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "wide-keys"
+    folder.mkdir(parents=True)
+    for name in ("e" + "\u0301" * 100, "作业作业", "plain"):
+        (folder / name).write_bytes(b"data")
+    try:
+        listed = rlark("storage", "ls", "s3-rclone/wide-keys/", "--cluster", "gpu-a")
+    finally:
+        shutil.rmtree(folder)
+    assert listed.code == 0, listed.err
+    lines = listed.out.splitlines()
+    from rlark_tui.text.sinks import cell_width
+    assert len(lines) == 4 and {cell_width(line[:line.index("4 B")]) for line in lines[1:]} == {
+        lines[0].index("SIZE") + len("SIZE") - len("4 B")}, lines

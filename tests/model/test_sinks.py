@@ -241,3 +241,7 @@ def test_a_table_lines_up_wide_and_combining_cells():
         for cell, title in ((status, "STATUS"), (age, "AGE")):
             assert sinks.cell_width(line[:line.index(cell)]) == header.index(title), (line[:40], title)
     assert max(sinks.cell_width(line) for line in lines) < 40
+    from rlark_tui.model.nodeinfo import _columns
+
+    lines = _columns([("NAME", "GPUS"), *((name, "8") for name, _, _ in rows)])
+    assert {sinks.cell_width(line[:line.rindex(" ") + 1]) for line in lines} == {len(lines[0]) - len("GPUS")}
