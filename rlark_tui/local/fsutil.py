@@ -25,6 +25,7 @@ import os
 import pwd
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
@@ -343,20 +344,32 @@ def remove_quietly(path: Path | str) -> None:
 
 READ_IDLE_SECONDS = 60.0
 """A pipe or FIFO that sends nothing for this long ends the read (a terminal is waited for)."""
+READ_TOTAL_SECONDS = 300.0
+"""A pipe or FIFO not read to its end within this long ends the read: one that sends a byte just inside each
+READ_IDLE_SECONDS (another user's FIFO planted at a draft's name in /tmp) would take months to reach a bound."""
+
+
+class _PipeTooSlow(TimeoutError):
+    """A pipe not read to its end within READ_TOTAL_SECONDS."""
 
 
 def _read_bounded(fd: int, limit: int, idle: float | None) -> bytes:
-    """At most `limit + 1` bytes of `fd`; a pipe silent for `idle` seconds raises TimeoutError."""
+    """At most `limit + 1` bytes of `fd`; a pipe silent for `idle` seconds raises TimeoutError, one not read to its
+    end within READ_TOTAL_SECONDS _PipeTooSlow."""
     import select
     chunks: list[bytes] = []
     size = 0
     poller = select.poll() if idle is not None else None
     if poller is not None:
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    idle_ms = idle * 1000 if idle is not None else 0.0
+    deadline = time.monotonic() + READ_TOTAL_SECONDS
     while size <= limit:
-        if poller is not None and not poller.poll(idle_ms):
-            raise TimeoutError
+        if poller is not None and idle is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _PipeTooSlow
+            if not poller.poll(min(idle, left) * 1000):
+                raise _PipeTooSlow if left <= idle else TimeoutError
         chunk = os.read(fd, min(1 << 16, limit + 1 - size))
         if not chunk:
             break
@@ -365,11 +378,12 @@ def _read_bounded(fd: int, limit: int, idle: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def read_input(path: str, what: str, limit: int, *, idle: float = READ_IDLE_SECONDS) -> bytes:
+def read_input(path: str, what: str, limit: int, *, idle: float | None = None) -> bytes:
     """The bytes of a user-named input ('-' = stdin), at most `limit`: a regular file, stdin, a pipe or a FIFO
     (these also ended by `idle` seconds without a byte; a terminal is waited for), or a device read up to the
     bound. UsageError (exit 2) with one line when it cannot be read, or naming the bound it passed."""
     shown = path
+    idle = READ_IDLE_SECONDS if idle is None else idle
     try:
         if path == "-":
             try:
@@ -426,6 +440,8 @@ def _unreadable(exc: OSError, what: str, shown: str, idle: float | None = None) 
         why = "is a directory"
     elif isinstance(exc, PermissionError):
         why = "permission denied"
+    elif isinstance(exc, _PipeTooSlow):
+        why = f"not read to its end within {READ_TOTAL_SECONDS:g} s (the bound of a pipe)"
     elif isinstance(exc, TimeoutError) and idle is not None:
         why = f"nothing came for {idle:g} s (the bound of a pipe)"
     else:

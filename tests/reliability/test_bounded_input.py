@@ -133,3 +133,33 @@ def test_a_credential_file_of_a_kubeconfig_is_read_within_its_bound(env, tmp_pat
                           "users: [{name: u, user: {tokenFile: /dev/zero}}]\n")
     assert main(["--kubeconfig", str(kubeconfig), "get", "jobs"]) == 2
     assert one_line(capsys) == "error: kubeconfig credential /dev/zero: larger than 1 MiB\n"
+
+
+def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys, monkeypatch):
+    """Issue 33, an eleventh round, as a second local user: a FIFO another user planted at a draft's name (a shared
+    /tmp) that sends a byte just inside each idle bound (60 s) was read until its 4 MiB, a byte a minute: months of
+    `rlark draft render`, `submit -f` or the wizard's import. A pipe is now read within fsutil.READ_TOTAL_SECONDS in
+    all, and said so in one line."""
+    from rlark_tui.local import fsutil
+
+    monkeypatch.setattr(fsutil, "READ_IDLE_SECONDS", 1.0)
+    monkeypatch.setattr(fsutil, "READ_TOTAL_SECONDS", 1.5)
+    fifo = tmp_path / "draft.yaml"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def trickle() -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb", buffering=0) as sink:
+            while not done.wait(0.2):
+                sink.write(b"#")
+
+    writer = threading.Thread(target=trickle, daemon=True)
+    writer.start()
+    started = time.monotonic()
+    try:
+        code = main(["draft", "render", str(fifo)])
+    finally:
+        done.set()
+        writer.join(timeout=5)
+    assert code == 2 and time.monotonic() - started < 4
+    assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 1.5 s (the bound of a pipe)\n"
