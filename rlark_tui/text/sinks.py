@@ -148,10 +148,30 @@ def chat(text: object, fmt: str) -> str:
     raise ValueError(f"chat format {fmt!r}: one of {', '.join(FORMATS)}")
 
 
+def _ansi_c(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char) or (
+        f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+
+
+def shell_word(word: object) -> str:
+    """One word of a command line rlark prints or copies: shlex.quote (a newline or `;` stays in its word); a word
+    with a character that is not printable (a control, a line break, a bidi or zero-width mark) in bash's `$'...'`
+    quoting instead, each such character as its escape (`\\x1b`, `\\n`, `\\u202e`): raw in the clipboard, ESC [201~
+    ended a shell's bracketed paste and the characters after it were typed as keys (^U erased the line)."""
+    text = word if isinstance(word, str) else str(word)
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join(_ansi_c(char) for char in text) + "'"
+
+
 def shell_line(argv: Iterable[str]) -> str:
-    """A command line rlark prints or copies: each word quoted with shlex.quote (a newline or `;` stays in its
-    word)."""
-    return " ".join(shlex.quote(str(word)) for word in argv)
+    """A command line rlark prints or copies: each word through shell_word."""
+    return " ".join(shell_word(word) for word in argv)
 
 
 _FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from datetime import UTC, datetime
 
 from rlark_tui.commands.describe import describe_text
@@ -72,11 +71,33 @@ def test_chat_text_holds_no_bare_domain_a_client_would_link():
         assert "www[.]evil[.]example/login" in body and "пример[.]рф" in body and "v1.2.3 10.0.0.1" in body
 
 
+def _bash_words(line: str) -> list[str]:
+    """The words bash makes of `line`."""
+    import subprocess
+
+    done = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, check=True, timeout=10)
+    return done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]
+
+
 def test_shell_lines_are_quoted():
     line = ssh_jump_command({"sshJumpHost": "jump.example\ntouch /tmp/pwned; x", "sshJumpPort": "22"}, "p-0", "me")
-    words = shlex.split(line)
-    assert words == ["ssh", "-J", "me@jump.example\ntouch /tmp/pwned; x:22", "root@p-0"]
+    assert _bash_words(line) == ["ssh", "-J", "me@jump.example\ntouch /tmp/pwned; x:22", "root@p-0"]
     assert sinks.shell_line(["a b", "$(x)"]) == "'a b' '$(x)'"
+
+
+def test_a_shell_line_holds_no_control_a_paste_would_act_on():
+    # issue 33, an eleventh round: the J key's ssh -J line quoted the gateway's jump host and the Pod's name with
+    # shlex.quote, which keeps a control as it is, so a jump host 'x ESC[201~ ^U touch /tmp/pwned' reached the
+    # clipboard raw: pasted into bash, ESC[201~ ended its bracketed paste, ^U erased the line and the rest was typed
+    # as a command (checked in a pty with bash 5.2). A word with a character that is not printable is written in
+    # bash's $'...' quoting, every such character as its escape
+    words = ["ssh", "-J", "me@x\x1b[201~\x15touch /tmp/pwned\n\r\x7f\x9b", "root@p\u202e-0\u2028\u200b", "it's",
+             "a\\b", "$(x) `y`", "é"]
+    line = ssh_jump_command({"sshJumpHost": words[2][3:]}, words[3][5:], "me")
+    for shown in (line, sinks.shell_line(words)):
+        assert shown.isprintable() and "\x1b" not in shown, shown
+    assert _bash_words(sinks.shell_line(words)) == words
+    assert _bash_words(line) == words[:4]
 
 
 def test_file_names_from_cluster_names():
