@@ -51,24 +51,25 @@ from rlark_tui.text.redact import redact_env, redact_text
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import (
+    MAX_PODS_SHOWN,
+    MAX_ROLES_SHOWN,
+    JobRow,
     SnapshotIndex,
     cpu_memory,
-    expected_pods,
     first_pod,
     gpu_by_role,
+    job_row,
     role_rows,
     running_time,
     ssh_fingerprint,
     ssh_jump_command,
+    tasks_with_events,
 )
 from rlark_tui.widgets.checkpoints import CheckpointsView
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import RoleGpuUse, WorkersTree
 
 TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
-MAX_ROLES_SHOWN = 64
-"""Roles the Overview details; the rest are counted. A Job's author sets how many: 3,000 tasks were 100,000 lines,
-4.6-5.9 s of the UI thread at each change of the Job while its detail was open."""
 MAX_SCRIPT_LINES = 200
 """Lines of a script the Overview shows (a 1.5 MB prepareScript is 100,000 lines)."""
 
@@ -144,8 +145,8 @@ class JobDetailScreen(RlarkScreen):
         """The gateway's system config while the Job has an SSH key (None: no ssh -J line for its Pods)."""
         """The console's `ssh -J ...` line for the Header Pod ("" without an SSH key or jump host)."""
         self._yaml_version: str | None = None
-        self._rendered: tuple | None = None
-        """Versions of everything last rendered; an unrelated snapshot change skips the work."""
+        self._rendered: tuple[tuple, tuple] | None = None
+        """What was last rendered (objects, by identity, and values); an unrelated snapshot change skips the work."""
         self._metrics_watched = False
         self._reading_checkpoints = False
         self._placement: object = None
@@ -264,46 +265,52 @@ class JobDetailScreen(RlarkScreen):
             return
         summary.remove_class("-gone")
         self._render_metrics(index)
-        tasks = index.tasks_by_job.get(job.name, [])
-        pods = index.job_pods(job)
-        ray = index.ray_of(job.name) or {}
-        restarts = dict(index.health_of(job.name))
         lookups = index.listed("lookups", GATEWAY_KEY)
         header = first_pod(index, job.head_task_name)
         self._ssh_config = getattr(lookups, "system_config", None) if job.ssh_public_key else None
         self.ssh_line = ssh_jump_command(self._ssh_config, (header.pod_name or header.name) if header else "") \
             if job.ssh_public_key else ""
         progress = index.progress_of(job.name) if job.phase == "Running" else None
-        usage = pod_usage(index.usage_of(ALL_KEY), [f"{p.namespace}/{p.name}" for p in pods])
+        usage = index.usage_of(ALL_KEY)
         diagnosis = index.diagnosis_of(job.name)
         metrics = index.metrics_of(job.name)
         step_time = metrics.step_time if metrics is not None and metrics.step_time is not None \
             and metrics.step_time.steps else None
-        version = (id(step_time), job.resource_version, tuple(t.resource_version for t in tasks),
-                   tuple(p.resource_version for p in pods), ray.get("polled_at"), tuple(restarts.items()),
-                   self.ssh_line, id(progress), tuple(usage.items()), id(diagnosis))
-        if version == self._rendered:
+        row = index.rows.get(job.name) or job_row(index, job)
+        ray = index.ray_of(job.name) or {}
+        restarts = index.health_of(job.name)
+        # The Job's row is derived again whenever the Job, its Tasks or Pods change: the objects are compared by
+        # identity (one Job's thousands of Tasks and Pods are not walked to find that nothing changed).
+        objects = (row, restarts, progress, usage, diagnosis, step_time, self._placement)
+        values = (job.resource_version, ray.get("polled_at"), self.ssh_line)
+        if self._rendered is not None and self._rendered[1] == values \
+                and all(new is old for new, old in zip(objects, self._rendered[0])):
             return
-        self._rendered = version
-        rows = role_rows(index, job)
-        running = sum(row.running for row in rows)
+        self._rendered = (objects, values)
         title = job.name + (f" ({job.display_name})" if job.display_name else "")
         shown_progress = progress.render(time.time()) if progress is not None else ""
-        summary.update(one_line(f"{title} · {job.job_type} · {job.shown_status} · Pods {running} running / "
-                       f"{expected_pods(index, job)} expected · created {job.creation_timestamp or '—'}"
+        summary.update(one_line(f"{title} · {row.job_type} · {row.phase} · Pods {row.pods_running} running / "
+                       f"{row.pods_expected} expected · created {job.creation_timestamp or '—'}"
                        + (f" · step {shown_progress}" if shown_progress else "")
                        + (f" · {step_time_cell(step_time)}" if step_time is not None else "")))
-        self.query_one(WorkersTree).sync(rows, restarts, usage)
-        gpu = gpu_by_role(rows, usage, self._placement)
-        self.query_one(RoleGpuUse).show(gpu)
+        tree = self.query_one(WorkersTree)
+        ref = tree.selected_ref
+        roles = role_rows(index, job, MAX_ROLES_SHOWN, MAX_PODS_SHOWN, ref.task_name if ref is not None else "",
+                          ref.pod_key if ref is not None else "")
+        shown_pods = [pod.key for role in roles.rows for pod in role.pods]
+        tree.sync(roles.rows, restarts, pod_usage(usage, shown_pods),
+                  f"… {roles.more:,} more roles (the first {MAX_ROLES_SHOWN} shown; rlark describe job "
+                  f"{job.name} shows every one)" if roles.more > 0 else "")
+        gpu = gpu_by_role(index, job, self._placement)
+        self.query_one(RoleGpuUse).show(gpu, MAX_ROLES_SHOWN)
         if gpu.note and self._placement is None and not self._placement_asked:
             self._placement_asked = True  # the note names the placement once the resolved config is read
             self._read_checkpoints()
         self._render_diagnosis(job, diagnosis)
-        self._render_overview(index, job)
+        self._render_overview(index, job, row)
         self._render_events(index, job)
         self._render_yaml(job)
-        self._render_ray(index, job)
+        self._render_ray(index, job, row)
 
     def _render_diagnosis(self, job: Job, diagnosis: Diagnosis | None) -> None:
         """The Diagnosis card: the run's first failure in one line (kept evidence included), or that none was
@@ -322,15 +329,17 @@ class JobDetailScreen(RlarkScreen):
             widget.muted(text, f"rlark diagnose {job.name} shows its evidence and the timeline")
         widget.update(text)
 
-    def _render_overview(self, index: SnapshotIndex, job: Job) -> None:
+    def _render_overview(self, index: SnapshotIndex, job: Job, row: JobRow) -> None:
         widget = self.query_one("#overview-text", Section)
         text = Text()
         widget.heading(text, f"Job {job.name}")
         widget.field(text, "Created", job.creation_timestamp)
-        widget.field(text, "Phase", job.shown_status)
-        widget.field(text, "Type", job.job_type)
+        widget.field(text, "Phase", row.phase)
+        widget.field(text, "Type", row.job_type)
         widget.field(text, "Display name", job.display_name)
-        widget.field(text, "Header role", job.head_task.name if job.head_task else "")
+        specs = job.tasks
+        head = next((spec for spec in specs if spec.head), None)
+        widget.field(text, "Header role", head.name if head else "")
         widget.field(text, "Network domain", job.domain)
         widget.field(text, "SSH key", ssh_fingerprint(job.ssh_public_key))
         if job.ssh_public_key:
@@ -340,7 +349,7 @@ class JobDetailScreen(RlarkScreen):
         if job.end_time:
             widget.field(text, "End time", job.end_time)
         widget.field(text, "Running time", running_time(job.start_time, job.end_time, datetime.now(UTC)))
-        for spec in job.tasks[:MAX_ROLES_SHOWN]:
+        for spec in specs[:MAX_ROLES_SHOWN]:
             task = index.task_for(job, spec)
             text.append("\n")
             widget.heading(text, f"Role {spec.role_display_name} — Task {job.task_name(spec)}"
@@ -365,22 +374,16 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, "TensorBoard dir", spec.tensorboard_dir, 2)
                 widget.field(text, "TensorBoard", tensorboard_url(self.state.gateway, job.task_name(spec),
                                                                   task.tensorboard_proxy if task else ""), 2)
-        if len(job.tasks) > MAX_ROLES_SHOWN:
-            widget.muted(text, f"\n… {len(job.tasks) - MAX_ROLES_SHOWN:,} more roles (the first {MAX_ROLES_SHOWN} "
+        if len(specs) > MAX_ROLES_SHOWN:
+            widget.muted(text, f"\n… {len(specs) - MAX_ROLES_SHOWN:,} more roles (the first {MAX_ROLES_SHOWN} "
                                "shown; rlark describe job shows every one)")
         widget.update(text)
 
     def _render_events(self, index: SnapshotIndex, job: Job) -> None:
         widget = self.query_one("#events-text", Section)
         text = Text()
-        any_shown = False
-        for spec in job.tasks:
-            task = index.task_for(job, spec)
-            if task is None:
-                continue
-            if not task.events and not task.pull_progress:
-                continue
-            any_shown = True
+        tasks, left_out = tasks_with_events(index, job, MAX_ROLES_SHOWN)
+        for task in tasks:
             widget.heading(text, f"Task {task.name} ({task.phase or 'no phase yet'})")
             for pull in task.pull_progress:
                 widget.field(text, "Pulling " + str(pull.get("image", "")),
@@ -393,7 +396,10 @@ class JobDetailScreen(RlarkScreen):
                              f"{event.get('objectName', '')}, {event.get('lastTime', '')})", 2)
             if task.event_count > MAX_EVENTS:
                 widget.muted(text, f"  … {task.event_count - MAX_EVENTS:,} more events (the first {MAX_EVENTS} shown)")
-        if not any_shown:
+        if left_out:
+            widget.muted(text, f"… {left_out:,} more Tasks with events or image pulls (the first {MAX_ROLES_SHOWN} "
+                               f"shown; rlark describe job {job.name} shows every one)")
+        if not tasks:
             widget.muted(text, "No events. The platform reports Task events and image pull progress only "
                                "while a Task is Pending.")
         widget.update(text)
@@ -412,11 +418,11 @@ class JobDetailScreen(RlarkScreen):
         self.yaml_text = message.text
         self.query_one("#yaml-text", Static).update(message.shown)
 
-    def _render_ray(self, index: SnapshotIndex, job: Job) -> None:
+    def _render_ray(self, index: SnapshotIndex, job: Job, row: JobRow) -> None:
         widget = self.query_one("#ray-text", Section)
         text = Text()
         status = index.ray_of(job.name)
-        expected = job.total_nodes if not job.stopped else 0
+        expected = row.pods_expected
         widget.heading(text, "Ray cluster")
         if status is None:
             widget.muted(text, "Waiting for the first poll of the Ray dashboard…")
@@ -445,9 +451,10 @@ class JobDetailScreen(RlarkScreen):
         self.focus_body()
 
     def _selected_scope(self) -> Scope:
-        """The Workers tab's selection as a scope: its Pod, its role, else the Header role."""
+        """The Workers tab's selection as a scope: its Pod, its role, else the Header role (on the line counting the
+        roles not shown, too)."""
         ref = self.query_one(WorkersTree).selected_ref
-        if self.query_one(TabbedContent).active != "workers" or ref is None:
+        if self.query_one(TabbedContent).active != "workers" or ref is None or not ref.task_name:
             return Scope.HEADER
         return Scope.pod(ref.pod_key) if ref.kind == "pod" else Scope.role(ref.task_name)
 

@@ -40,6 +40,13 @@ UNSETTLED = ("Running", "Pending", "Failed")
 """Phases whose Pods may exist and be unwell: the job list's REASON reads their health."""
 HISTORY = 32
 """Derivations an index remembers: a screen that skipped up to this many indexes still updates only what changed."""
+MAX_ROLES_SHOWN = 64
+"""Roles the Job detail's Overview details, its Workers tab and GPU use show, and whose Tasks' events its Events tab
+shows; the rest are counted. A Job's author sets how many: 3,000 tasks were 100,000 lines of the Overview, 4.6-5.9 s
+of the UI thread at each change of the Job while its detail was open, then 2.5-2.7 s of the Workers tab's and the
+rest's derivations."""
+MAX_PODS_SHOWN = 64
+"""Pods of a role the Workers tab shows (a role's replicas are its author's); the rest are counted."""
 
 
 TaskEntry = tuple[dict, Task, str, str]
@@ -503,7 +510,7 @@ class PodRow:
 
 @dataclass(frozen=True)
 class RoleRow:
-    """One role (Task) of a Job in the Workers view: expected vs actual Pods and the Pods."""
+    """One role (Task) of a Job in the Workers view: expected vs actual Pods and the first of its Pods."""
 
     task_name: str
     role: str
@@ -513,36 +520,103 @@ class RoleRow:
     message: str
     namespace: str
     pods: tuple[PodRow, ...] = field(default_factory=tuple)
+    """The Pods shown: the first `role_rows`' `pods_shown` by ordinal (and a kept one)."""
+    pod_count: int = 0
+    """All the role's Pods (`pods` may hold fewer)."""
+    running: int = 0
+    """Of all the role's Pods, those in phase Running."""
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The Workers view of a Job: the roles shown (the first ones in `spec.tasks` order, and a kept one) and how
+    many the Job has in all."""
+
+    rows: tuple[RoleRow, ...]
+    total: int
 
     @property
-    def running(self) -> int:
-        return sum(1 for p in self.pods if p.phase == "Running")
+    def more(self) -> int:
+        return self.total - len(self.rows)
 
 
-def role_rows(index: SnapshotIndex, job: Job) -> list[RoleRow]:
-    """One row per role in `spec.tasks` order; Pods from the Pod CRs labelled with the Task name."""
-    status_by_task = {t.get("name"): t for t in job.status_tasks}
+def _pod_row(pod: Pod) -> PodRow:
+    return PodRow(key=pod.namespace + "/" + pod.name, name=pod.pod_name or pod.name, node=pod.node, ip=pod.ip,
+                  phase=pod.phase, message=pod.message)
+
+
+def _status_of(job: Job, specs: Sequence[TaskSpec]) -> dict[str, Mapping]:
+    """Task name -> its `status.tasks` entry, for these roles only (an entry names the Task by its object name
+    or, as the platform's controller writes it, by the role's short name)."""
+    prefix = job.name + "-"
+    wanted = {prefix + spec.name: spec.name for spec in specs}
+    short = {name: task_name for task_name, name in wanted.items()}
+    found: dict[str, Mapping] = {}
+    status = job.raw.get("status")
+    entries = status.get("tasks") if isinstance(status, Mapping) else None
+    for entry in entries if isinstance(entries, list) else ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str):
+            continue
+        task_name = name if name in wanted else short.get(name)
+        if task_name is not None:
+            found[task_name] = entry
+    return found
+
+
+def _text(entry: Mapping | None, key: str) -> str:
+    value = entry.get(key) if entry is not None else None
+    return value if isinstance(value, str) else ""
+
+
+def role_rows(index: SnapshotIndex, job: Job, limit: int = MAX_ROLES_SHOWN, pods_shown: int = MAX_PODS_SHOWN,
+              keep: str = "", keep_pod: str = "") -> Roles:
+    """The first `limit` roles in `spec.tasks` order, and the role of Task name `keep` wherever it is (the one
+    selected), each with its first `pods_shown` Pods by ordinal (and the Pod of key `keep_pod`); Pods from the
+    Pod CRs labelled with the Task name. A Job's author sets how many roles, so only those shown are derived:
+    3,000 tasks were 2.5 s of the UI thread at each change of the Job while its detail was open."""
+    specs = job.tasks
+    prefix = job.name + "-"
+    chosen = [spec for number, spec in enumerate(specs) if number < limit or prefix + spec.name == keep]
+    status = _status_of(job, chosen)
     rows = []
-    for spec in job.tasks:
-        task_name = job.task_name(spec)
-        task = index.task_for(job, spec)
-        status = status_by_task.get(task_name, {})
-        pods = tuple(
-            PodRow(key=pod.namespace + "/" + pod.name, name=pod.pod_name or pod.name, node=pod.node,
-                   ip=pod.ip, phase=pod.phase, message=pod.message)
-            for pod in index.pods_by_task.get(task_name, [])
-        )
+    for spec in chosen:
+        task_name = prefix + spec.name
+        task = index.tasks_by_name.get(task_name)
+        all_pods = index.pods_by_task.get(task_name, [])
+        pods = tuple(_pod_row(pod) for number, pod in enumerate(all_pods)
+                     if number < pods_shown or (keep_pod and pod.namespace + "/" + pod.name == keep_pod))
         rows.append(RoleRow(
             task_name=task_name,
             role=spec.role_display_name,
             head=spec.head,
             expected=0 if job.stopped else (task.replicas if task else spec.replicas),
-            phase=(task.phase if task else "") or str(status.get("phase") or ""),
-            message=(task.message if task else "") or str(status.get("message") or ""),
+            phase=(task.phase if task else "") or _text(status.get(task_name), "phase"),
+            message=(task.message if task else "") or _text(status.get(task_name), "message"),
             namespace=task.namespace if task else "",
             pods=pods,
+            pod_count=len(all_pods),
+            running=sum(1 for pod in all_pods if pod.phase == "Running"),
         ))
-    return rows
+    return Roles(tuple(rows), len(specs))
+
+
+def tasks_with_events(index: SnapshotIndex, job: Job, limit: int) -> tuple[list[Task], int]:
+    """The first `limit` of the Job's Tasks (in `spec.tasks` order) with events or image pull progress, and how
+    many more have some: the Events tab's, whose Tasks a Job's author sets the number of."""
+    prefix = job.name + "-"
+    found: list[Task] = []
+    more = 0
+    for spec in job.tasks:
+        task = index.tasks_by_name.get(prefix + spec.name)
+        status = task.raw.get("status") if task is not None else None
+        if task is None or not isinstance(status, Mapping) or not (status.get("events") or status.get("pullProgress")):
+            continue
+        if len(found) == limit:
+            more += 1
+        elif task.events or task.pull_progress:
+            found.append(task)
+    return found, more
 
 
 @dataclass(frozen=True)
@@ -557,10 +631,22 @@ class GpuByRole:
         return any(row.util is not None for row in self.rows)
 
 
-def gpu_by_role(rows: Sequence[RoleRow], usage: Mapping[str, PodUsage], placement: object = None) -> GpuByRole:
-    """Per role, its Running Pods' samples of the usage topic through telemetry.balance.by_role, as `rlark top job`
-    reads them, and the imbalance note (naming RLinf's component placement when it is known)."""
-    uses = by_role({row.role: [usage.get(pod.key) for pod in row.pods if pod.phase == "Running"] for row in rows})
+def gpu_by_role(index: SnapshotIndex, job: Job, placement: object = None) -> GpuByRole:
+    """Per role, its Running Pods' samples in the usage topic's result through telemetry.balance.by_role, as
+    `rlark top job` reads them, and the imbalance note (naming RLinf's component placement when it is known).
+    Every role counts, shown or not; none is looked at when the Job is not Running or none of its Pods has a sample
+    with GPUs (the index's `gpu_percent` knows, from the same result)."""
+    state = index.usage_of()
+    if state is None or job.name not in index.gpu_percent:
+        return GpuByRole((), None)
+    samples = state.samples
+    prefix = job.name + "-"
+    pods: dict[str, list[PodUsage | None]] = {}
+    for spec in job.tasks:
+        pods[spec.role_display_name] = [samples.get(pod.namespace + "/" + pod.name)
+                                        for pod in index.pods_by_task.get(prefix + spec.name, ())
+                                        if pod.phase == "Running"]
+    uses = by_role(pods)
     return GpuByRole(tuple(uses), imbalance(uses, placement))
 
 

@@ -1,11 +1,13 @@
 """WorkersTree: one row per role (expected vs actual Pods) expanding to its Pod subtable; RoleGpuUse under it: GPU
 use by role and the imbalance note.
 
-Updated in place: role and Pod nodes are kept by key and relabelled only when their text changes.
+Updated in place: role and Pod nodes are kept by key and relabelled only when their text changes. Both show the
+rows they are given (view.index.role_rows bounds them); what is left out is counted in one line, last.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +52,7 @@ def role_label(row: RoleRow) -> str:
     where = f"  in {row.namespace}" if row.namespace else ""
     phase = f"  {row.phase}" if row.phase else ""
     message = f" — {redact_text(row.message)}" if row.message else ""
-    return (f"{row.task_name} ({row.role}){header}  Pods {len(row.pods)}/{row.expected}"
+    return (f"{row.task_name} ({row.role}){header}  Pods {row.pod_count}/{row.expected}"
             f"  running {row.running}{phase}{where}{message}")
 
 
@@ -75,22 +77,26 @@ class WorkersTree(Tree[WorkerRef]):
         self._roles: dict[str, TreeNode[WorkerRef]] = {}
         self._pods: dict[str, dict[str, TreeNode[WorkerRef]]] = {}
         self._placeholders: dict[str, TreeNode[WorkerRef]] = {}
+        self._more: dict[str, TreeNode[WorkerRef]] = {}
+        """The line counting what is not shown: of the roles (key "") or of a role's Pods (its Task name)."""
         self._labels: dict[int, str] = {}
 
-    def sync(self, rows: list[RoleRow], restarts: dict[str, PodHealth],
-             usage: dict[str, PodUsage] | None = None) -> None:
-        """Show exactly `rows`; `restarts` maps a Pod key to its restart count and failure reason when a data plane
-        is known, `usage` to its resource-use sample."""
+    def sync(self, rows: Sequence[RoleRow], restarts: Mapping[str, PodHealth],
+             usage: Mapping[str, PodUsage] | None = None, more: str = "") -> None:
+        """Show exactly `rows`, then `more` (the roles left out, "" for none); `restarts` maps a Pod key to its
+        restart count and failure reason when a data plane is known, `usage` to its resource-use sample."""
         usage = usage or {}
         wanted = {row.task_name for row in rows}
         for task_name in [t for t in self._roles if t not in wanted]:
             self._roles.pop(task_name).remove()
             self._pods.pop(task_name, None)
             self._placeholders.pop(task_name, None)
+            self._more.pop(task_name, None)
         for row in rows:
             node = self._roles.get(row.task_name)
             if node is None:
-                node = self.root.add(_plain(role_label(row)), WorkerRef("role", row.task_name), expand=True)
+                node = self.root.add(_plain(role_label(row)), WorkerRef("role", row.task_name),
+                                     before=self._more.get(""), expand=True)
                 node.add_leaf(Text(_cols(tuple(name for name, _ in POD_COLUMNS)),
                                    style=self.get_component_rich_style("workers-tree--header", partial=True)),
                               WorkerRef("header", row.task_name))
@@ -98,9 +104,24 @@ class WorkersTree(Tree[WorkerRef]):
                 self._pods[row.task_name] = {}
             self._relabel(node, role_label(row))
             self._sync_pods(node, row, restarts, usage)
+        self._sync_more(self.root, "", more)
 
-    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: dict[str, PodHealth],
-                   usage: dict[str, PodUsage]) -> None:
+    def _sync_more(self, node: TreeNode[WorkerRef], key: str, label: str) -> None:
+        """The last line under `node` counting what is left out ("" for none)."""
+        line = self._more.get(key)
+        if not label:
+            if line is not None:
+                self._more.pop(key).remove()
+        elif line is None:
+            self._more[key] = node.add_leaf(
+                Text(clean(label), style=self.get_component_rich_style("workers-tree--empty", partial=True)),
+                WorkerRef("more", key))
+        elif str(line.label) != label:
+            line.set_label(Text(clean(label), style=self.get_component_rich_style("workers-tree--empty",
+                                                                                   partial=True)))
+
+    def _sync_pods(self, node: TreeNode[WorkerRef], row: RoleRow, restarts: Mapping[str, PodHealth],
+                   usage: Mapping[str, PodUsage]) -> None:
         pods = self._pods[row.task_name]
         wanted = {pod.key for pod in row.pods}
         for key in [k for k in pods if k not in wanted]:
@@ -109,10 +130,14 @@ class WorkersTree(Tree[WorkerRef]):
             label = pod_label(pod, restarts.get(pod.key), usage.get(pod.key))
             leaf = pods.get(pod.key)
             if leaf is None:
-                pods[pod.key] = node.add_leaf(_plain(label), WorkerRef("pod", row.task_name, pod.key))
+                pods[pod.key] = node.add_leaf(_plain(label), WorkerRef("pod", row.task_name, pod.key),
+                                              before=self._more.get(row.task_name))
                 self._labels[pods[pod.key].id] = label
             else:
                 self._relabel(leaf, label)
+        left_out = row.pod_count - len(row.pods)
+        self._sync_more(node, row.task_name, f"… {left_out:,} more Pods (the first {len(row.pods):,} shown)"
+                        if left_out > 0 else "")
         placeholder = self._placeholders.get(row.task_name)
         if row.pods and placeholder is not None:
             self._placeholders.pop(row.task_name).remove()
@@ -129,7 +154,7 @@ class WorkersTree(Tree[WorkerRef]):
     def shown_text(self) -> str:
         """Every visible line as plain text (what the user reads), for tests and copy."""
         lines = []
-        for node in self._roles.values():
+        for node in self.root.children:
             lines.append(str(node.label))
             if node.is_expanded:
                 lines.extend(str(child.label) for child in node.children)
@@ -148,14 +173,17 @@ class RoleGpuUse(Static):
     """Under the Workers tree: GPU use by role (min/mean/max over each role's GPUs, as `rlark top job` prints it) and
     the imbalance note; hidden until a role's GPUs were sampled."""
 
-    def show(self, gpu: GpuByRole) -> None:
+    def show(self, gpu: GpuByRole, limit: int) -> None:
+        """The first `limit` roles' use (the rest counted), then the note."""
         self.display = gpu.measured
         if not gpu.measured:
             return
         lines = ["  ".join(label.ljust(width) for label, width in GPU_COLUMNS)]
-        for row in gpu.rows:
+        for row in gpu.rows[:limit]:
             cells = (row.role, str(row.pods), str(row.gpus), util_cell(row), memory_cell(row))
             lines.append("  ".join(cell.ljust(width) for cell, (_, width) in zip(cells, GPU_COLUMNS)))
+        if len(gpu.rows) > limit:
+            lines.append(f"… {len(gpu.rows) - limit:,} more roles (the first {limit:,} shown)")
         if gpu.note:
             lines.append(f"imbalance: {gpu.note}")
         self.update(Text(clean("\n".join(lines))))

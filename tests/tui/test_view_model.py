@@ -65,7 +65,7 @@ def test_stopped_job_expects_zero_pods_and_offers_start():
 
 def test_role_rows_follow_spec_order_and_show_placeholder_without_pods():
     index = SnapshotIndex(build_snapshot([job_dict("j")], with_pods=False))
-    rows = role_rows(index, index.job("j"))
+    rows = role_rows(index, index.job("j")).rows
     assert [r.task_name for r in rows] == ["j-actor", "j-rollout", "j-env"]
     assert [r.head for r in rows] == [True, False, False]
     assert all(r.pods == () and r.expected == 1 for r in rows)
@@ -74,7 +74,7 @@ def test_role_rows_follow_spec_order_and_show_placeholder_without_pods():
 
 def test_role_rows_list_each_pod_with_node_and_ip():
     index = SnapshotIndex(build_snapshot([job_dict("j")]))
-    rows = role_rows(index, index.job("j"))
+    rows = role_rows(index, index.job("j")).rows
     assert [(p.name, p.node, p.ip) for r in rows for p in r.pods] == [
         ("j-actor-0", "gpu-a1", "10.0.0.1"), ("j-rollout-0", "gpu-a2", "10.0.0.2"),
         ("j-env-0", "edge-b1", "10.0.0.3")]
