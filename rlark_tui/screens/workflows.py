@@ -22,7 +22,7 @@ from rlark_tui.jobspec.workflow import NEW_WORKFLOW
 from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import SnapshotIndex
-from rlark_tui.view.workflows import template_rows, workflow_list_rows
+from rlark_tui.view.workflows import MAX_TEMPLATES_SHOWN, template_rows, workflow_list_rows, workflow_version
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
 LIST_COLUMNS = (
@@ -135,7 +135,10 @@ def _say(screen: RlarkScreen, listed: Listed | None) -> None:
 
 
 class WorkflowScreen(_WorkflowsRead):
-    """One Workflow's templates by layer; esc back to the list; enter on a template whose Job exists opens it."""
+    """One Workflow's templates by layer; esc back to the list; enter on a template whose Job exists opens it.
+
+    Its table shows the first MAX_TEMPLATES_SHOWN templates and a line under it counts the rest. A poll that brings
+    the same version of the Workflow, while none of the Jobs' rows changed, is not derived again."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -143,20 +146,41 @@ class WorkflowScreen(_WorkflowsRead):
         super().__init__()
         self.workflow = name
         self.crumb = f"Workflows › {clean(name)}"
+        self._seen: tuple[str, int] = ("", 0)
+        """The Workflow's resourceVersion and the serial of the index last shown."""
+        self._templates = 0
+        """How many templates the Workflow had when last derived."""
 
     def compose_body(self) -> ComposeResult:
         yield LiveTable(COLUMNS, id="workflow-table")
+        yield Static("", id="workflow-more", classes="list-message", markup=False)
         yield Static("", id="workflow-message", markup=False)
 
     def show_snapshot(self, index: SnapshotIndex) -> None:
         self.update_header()
         listed = _listed(index)
-        lines = template_rows(index, self.workflow)
-        self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
-        if listed is not None and not listed.error and not lines:
+        version = workflow_version(index, self.workflow)
+        if not self._unchanged(index, version):
+            templates = template_rows(index, self.workflow, MAX_TEMPLATES_SHOWN)
+            self._templates = templates.total
+            self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in templates.lines])
+            self.say("#workflow-more", f"… {templates.more:,} more templates (the first {MAX_TEMPLATES_SHOWN:,} "
+                                       f"shown; rlark get workflow {self.workflow} -o yaml lists every one)"
+                     if templates.more > 0 else "")
+        self._seen = (version, index.serial)
+        if listed is not None and not listed.error and not self._templates:
             self.say("#workflow-message", f"Workflow {self.workflow} is gone.")
         else:
             _say(self, listed)
+
+    def _unchanged(self, index: SnapshotIndex, version: str) -> bool:
+        """The version of the Workflow last shown, and none of its Jobs changed since (a Job whose name begins with
+        the Workflow's is taken for one of them)."""
+        if not version or version != self._seen[0]:
+            return False
+        changed = index.rows_changed_since(self._seen[1])
+        prefix = self.workflow + "-"
+        return changed is not None and not any(name.startswith(prefix) for name in changed)
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

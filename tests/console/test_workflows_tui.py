@@ -7,19 +7,25 @@ its templates; `ctrl+d` states what goes with it; `rlark delete workflow` remove
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import pytest
 
 from rlark_tui import cli
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import WORKFLOWS
-from rlark_tui.flow.messages import DeleteWorkflow
+from rlark_tui.flow.messages import DeleteWorkflow, SnapshotChanged
+from rlark_tui.flow.polls import ALL_KEY, Listed
 from rlark_tui.jobspec.workflow import NEW_WORKFLOW, delete_consequences
+from rlark_tui.screens import workflows
 from rlark_tui.screens.confirm import ConfirmScreen
+from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.view import workflows as view
 from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
 from tests.pilot import wait_for
+from tests.tui.tui_factories import build_snapshot, job_dict
 
 NAME = "wf-made-in-tui"
 
@@ -110,3 +116,47 @@ def test_delete_consequences_name_the_jobs_that_go_with_it():
     title, body = delete_consequences("wf", ["wf-a", "wf-b"])
     assert title == "Delete Workflow wf?" and "The 2 Job(s) it created (wf-a, wf-b) are owned by it" in body
     assert "created no Job yet" in delete_consequences("wf", [])[1]
+
+
+def _chain(count: int, version: str) -> dict:
+    """A Workflow whose templates each wait for the one before."""
+    return {"apiVersion": "rlinf.io/v1alpha1", "kind": "Workflow",
+            "metadata": {"name": "wf", "resourceVersion": version},
+            "spec": {"jobTemplates": [{"name": f"t{i}", "dependencies": [f"t{i - 1}"] if i else [],
+                                       "spec": {"tasks": [{"name": "a", "head": True, "role": "Actor"}]}}
+                                      for i in range(count)]},
+            "status": {"phase": "Running"}}
+
+
+async def test_a_workflow_of_many_templates_shows_the_first_and_counts_the_rest(monkeypatch):
+    """Issue 33 (a tenth round, a Workflow's author): every template was a row of the table, derived, cleaned and
+    laid out when the screen opened and at every poll: 20,000 templates were 2 s to open and 0.5 s a poll of the
+    UI thread, and a chain of them each indented by its layer 8 s and 2.6 s. The table shows the first
+    MAX_TEMPLATES_SHOWN (5 here) and counts the rest, a name is indented by at most MAX_INDENT layers (2 here), and a
+    poll of the same Workflow version is not derived again, while a change of one of its Jobs still shows."""
+    monkeypatch.setattr(workflows, "MAX_TEMPLATES_SHOWN", 5)
+    monkeypatch.setattr(view, "MAX_INDENT", 2)
+    app = RlarkApp(None)
+    async with app.run_test(size=(150, 40)) as pilot:
+        first = build_snapshot([job_dict("wf-t0")])
+        app.post_message(SnapshotChanged(dataclasses.replace(first, workflows={ALL_KEY: Listed((_chain(12, "7"),))})))
+        await app.push_screen(WorkflowScreen("wf"))
+        table = app.screen.query_one("#workflow-table")
+        await wait_for(pilot, lambda: table.row_count, "the Workflow's templates")
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [row[1] for row in rows] == ["t0", "··t1", "····t2", "····(layer 3) t3", "····(layer 4) t4"]
+        assert rows[0][2:4] == ["wf-t0", "Running"] and rows[1][2:4] == ["-", "not created"]
+        assert str(app.screen.query_one("#workflow-more").render()) == (
+            "… 7 more templates (the first 5 shown; rlark get workflow wf -o yaml lists every one)")
+
+        jobs = [job_dict("wf-t0", phase="Succeeded"), job_dict("wf-t1")]
+        jobs[0]["metadata"]["resourceVersion"] = "2"
+        app.post_message(SnapshotChanged(dataclasses.replace(build_snapshot(jobs), version=1,
+                                                             workflows={ALL_KEY: Listed((_chain(12, "7"),))})))
+        await wait_for(pilot, lambda: [str(cell) for cell in table.get_row_at(1)][2:4] == ["wf-t1", "Running"],
+                       "the next poll's Job of t1")
+        assert [str(cell) for cell in table.get_row_at(0)][3] == "Succeeded"
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        detail = await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen, "t1's Job")
+        assert detail.job_name == "wf-t1"
