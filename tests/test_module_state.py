@@ -497,3 +497,17 @@ def test_tar_archives_are_read_only_by_local_archives():
     assert not found, "read an archive with rlark_tui.local.archives.open_tar:\n" + "\n".join(found)
     assert tar_reads("tarfile.open(fileobj=f, mode='r:gz')\ntarfile.open(fileobj=f, mode='w|gz')\ntarfile.open(p)",
                      "m.py") == ["m.py:1: tarfile.open", "m.py:3: tarfile.open"]
+
+
+def test_rlarks_own_python_children_are_started_by_local_selfrun():
+    """Issue 33, an eleventh round, as a second local user: `python -m` puts the working directory first on the
+    child's sys.path, so the status refresher ran another uid's package `rlark_tui` planted in a shared directory.
+    Every child running rlark's interpreter is started by local.selfrun.python_module (-P)."""
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        relative = str(path.relative_to(ROOT))
+        if relative != "rlark_tui/local/selfrun.py":
+            found += [f"{relative}:{number}" for number, line in enumerate(path.read_text(encoding="utf-8")
+                                                                           .splitlines(), start=1)
+                      if "sys.executable" in line]
+    assert not found, "start rlark's own Python children with local.selfrun.python_module:\n" + "\n".join(found)

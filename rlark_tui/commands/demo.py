@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.local.fsutil import open_append, read_own, write_private
+from rlark_tui.local.selfrun import python_module
 from rlark_tui.text.parse import load_json
 
 RECORD = "demo.json"
@@ -69,7 +70,7 @@ class Background:
     @classmethod
     def start(cls, state_dir: Path, keep: bool) -> Background:
         log = open_append(state_dir / "demo.log")  # makes the state dir (0700) as any write does
-        command = [sys.executable, "-m", "rlark_tui.commands.demo", "serve", str(state_dir)]
+        command = python_module("rlark_tui.commands.demo", "serve", str(state_dir))
         if not keep:
             command.append("--exit-with-stdin")
         try:

@@ -129,6 +129,7 @@ def _spawn_refresh(root: Path, argv: list[str], lock_name: str = LOCK) -> None:
     """Start one detached refresher unless one started within REFRESH_TIMEOUT."""
     from rlark_tui.errors import RlarkError
     from rlark_tui.local.fsutil import write_private
+    from rlark_tui.local.selfrun import python_module
     lock = root / lock_name
     try:
         if time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
@@ -137,7 +138,7 @@ def _spawn_refresh(root: Path, argv: list[str], lock_name: str = LOCK) -> None:
         pass
     try:
         write_private(lock, str(os.getpid()), durable=False)
-        child = subprocess.Popen([sys.executable, "-m", "rlark_tui", *argv, "--refresh"], stdin=subprocess.DEVNULL,
+        child = subprocess.Popen(python_module("rlark_tui", *argv, "--refresh"), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         write_private(lock, str(child.pid), durable=False)
     except (OSError, RlarkError):

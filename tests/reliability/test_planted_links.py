@@ -17,6 +17,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -441,3 +442,38 @@ def test_a_file_name_of_255_bytes_is_written_with_its_temporary_and_part_names_w
         tar.addfile(info, io.BytesIO(b"x\n"))
     podcopy.extract(tarfile.open(fileobj=io.BytesIO(archive.getvalue())), "dest", str(tmp_path / "copied"))
     assert os.listdir(tmp_path / "copied") == [name] and (tmp_path / "copied" / name).read_text() == "x\n"
+
+
+def test_rlarks_own_children_import_no_module_from_the_working_directory(tmp_path):
+    """Issue 33, an eleventh round, as a second local user: `rlark status` (tmux's `#(rlark status --tmux)`) starts
+    its refresher as `python -m rlark_tui`, and `-m` puts the working directory first on the child's sys.path, so
+    a package `rlark_tui` another uid left in a shared directory the command ran in (/tmp, a tmux pane's cwd) ran as
+    the operator. rlark's own Python children are started with -P (local/children.py)."""
+    from rlark_tui.commands.status import LOCK
+
+    shared = Path(tempfile.mkdtemp(prefix="rlark-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    marker = shared / "ran"
+    try:
+        source = shared / "planted.py"
+        source.write_text(f"open({str(marker)!r}, 'a').write('planted')\n")
+        as_other("mkdir", str(shared / "rlark_tui"))
+        for name in ("__init__.py", "__main__.py"):
+            as_other("cp", str(source), str(shared / "rlark_tui" / name))
+        kubeconfig = tmp_path / "config"
+        kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                              "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                              "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n")
+        state = tmp_path / "state"
+        env = {**os.environ, "RLARK_STATE_DIR": str(state), "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+        rlark = str(Path(sys.executable).parent / "rlark")
+        done = subprocess.run([rlark, "--kubeconfig", str(kubeconfig), "status", "--tmux"], cwd=shared, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        deadline = time.monotonic() + 30
+        while (state / LOCK).exists() and not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the refresher removes its lock when it ends
+        assert not marker.exists(), "the planted rlark_tui ran as the operator"
+        assert not (state / LOCK).exists(), "the refresher did not end"
+    finally:
+        shutil.rmtree(shared)
