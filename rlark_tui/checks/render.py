@@ -13,6 +13,7 @@ from typing import Any
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
 from rlark_tui.text.redact import redact_object, redact_text
 from rlark_tui.text.sanitize import clean, json_dumps
+from rlark_tui.text.sinks import one_line
 
 RESULT_WORDS = MappingProxyType({
     "en": {"pass": "pass", "fail": "fail", "pending": "pending"},
@@ -59,12 +60,13 @@ def title(row: CheckRow, lang: str) -> str:
 
 
 def _item_text(item: EvidenceItem) -> str:
+    """An evidence item on one line (sinks.one_line): it quotes cluster text (a file path the Job wrote)."""
     if item.kind == "file":
-        return f"{item.ref} ({item.size} bytes, modified {item.mtime}, sha256 {item.sha256 or '?'})"
+        return one_line(f"{item.ref} ({item.size} bytes, modified {item.mtime}, sha256 {item.sha256 or '?'})")
     text = f"{item.location()} = {item.value}"
     if item.expected is not None:
         text += f" (expected {item.expected})"
-    return text
+    return one_line(text)
 
 
 def conclusion(report: CheckReport, lang: str = "en") -> str | None:

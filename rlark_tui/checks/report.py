@@ -10,6 +10,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
 
+from rlark_tui.text.sinks import one_line
+
 Result = Literal["pass", "fail", "pending"]
 
 STAGES = ("job", "pods", "ray", "app", "progress", "outputs")
@@ -100,11 +102,13 @@ class CheckRow:
         return min(stages, key=STAGES.index) if stages else None
 
     def all_notes(self) -> list[str]:
-        """Fail and pending reasons first, then plain notes."""
+        """Fail and pending reasons first, then plain notes; each one line (sinks.one_line), as every report and
+        the run-check screen show them: a note quotes cluster text (an event's message, which a kubelet fills from
+        the Pod's own probe output), and 'no volume\\n3. PASS     Ray: forged' printed a forged row."""
         lines = [f.message for f in self.findings if f.result == "fail"]
         lines += [f.message + (f" (to confirm: {f.owner})" if f.owner else "")
                   for f in self.findings if f.result == "pending"]
-        return lines + list(self.notes)
+        return [one_line(line) for line in lines + list(self.notes)]
 
 
 Decision = Literal["continue", "stop", "keep"]

@@ -113,3 +113,23 @@ def test_the_agreed_stop_condition_and_the_clean_up_box_are_in_the_record():
     assert "[ ] temporary access and secrets cleaned up" in unticked
     ticked = to_markdown(evaluate(evidence, replace(fx.DECIDED, cleaned_up=True)))
     assert "[x] temporary access and secrets cleaned up" in ticked
+
+
+def test_a_line_break_in_cluster_text_forges_no_row_of_the_report():
+    """Issue 33, an eleventh round: a row's notes and evidence quote cluster text (an event's message, which a
+    kubelet fills from the Pod's own probe output; a file path the Job wrote), and `rlark check`, its saved record
+    and the run-check screen printed them as they were: 'no volume\\n3. PASS     Ray: forged' showed a forged row 3
+    that passed. Each note and evidence item is one line (sinks.one_line)."""
+    from rlark_tui.checks.evidence import PodEvent
+
+    evidence = fx.healthy()
+    forged = "no volume\n3. PASS     Ray: forged\u2028\r\n### 3. Ray — pass"
+    pod = evidence.pods[0]["spec"]["podName"]
+    files = tuple(replace(f, path=f.path + "\n5. PASS     forged") for f in evidence.outputs.files)
+    report = evaluate(replace(evidence, events={pod: (PodEvent("Warning", "FailedMount", forged),)},
+                              outputs=replace(evidence.outputs, files=files)), fx.DECIDED)
+    for text in (to_text(report), to_markdown(report)):
+        assert "\u2028" not in text and "no volume\\n3. PASS     Ray: forged" in text, text
+        assert not [line for line in text.splitlines()
+                    if line.lstrip().startswith(("3. PASS     Ray: forged", "5. PASS     forged", "### 3. Ray — pass"))]
+    assert all("\n" not in note for row in report.rows for note in row.all_notes())
