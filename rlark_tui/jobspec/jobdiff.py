@@ -15,6 +15,7 @@ from typing import Any
 
 from rlark_tui.model.objects import Job, TaskSpec
 from rlark_tui.text.redact import redact_env, redact_text
+from rlark_tui.text.sinks import one_line
 
 ABSENT = "(none)"
 
@@ -103,19 +104,20 @@ def render_unified(changes: list[Change], a: str, b: str) -> str:
     for change in changes:
         if change.section != section:
             section = change.section
-            out.append(f"@@ {section}")
+            out.append(f"@@ {one_line(section)}")
+        field = one_line(change.field)
         if "\n" in change.old or "\n" in change.new:
-            out.append(f" {change.field}:")
+            out.append(f" {field}:")
             old, new = change.old.splitlines(), change.new.splitlines()
             if len(old) > DIFF_LINES or len(new) > DIFF_LINES:
                 out.append(f"   {len(old):,} lines -> {len(new):,} lines: more than {DIFF_LINES:,}, not compared line "
                            "by line (`rlark get job NAME -o yaml` shows each)")
                 continue
             lines = difflib.unified_diff(old, new, lineterm="", n=1)
-            out.extend(f"   {line}" for line in list(lines)[2:])
+            out.extend(f"   {one_line(line)}" for line in list(lines)[2:])
         else:
-            out.append(f"-{change.field}: {change.old}")
-            out.append(f"+{change.field}: {change.new}")
+            out.append(f"-{field}: {one_line(change.old)}")
+            out.append(f"+{field}: {one_line(change.new)}")
     return "\n".join(out) + "\n"
 
 
@@ -127,7 +129,7 @@ def render_side_by_side(changes: list[Change], a: str, b: str, width: int = 120)
     column = max(12, (width - field_width - 6) // 2)
 
     def cut(text: str) -> str:
-        flat = text.replace("\n", "⏎")
+        flat = one_line(text.replace("\n", "⏎"))
         return flat if len(flat) <= column else flat[:column - 1] + "…"
 
     out = [f"{'FIELD':<{field_width}}  {cut(a):<{column}}  {cut(b)}"]
@@ -135,6 +137,7 @@ def render_side_by_side(changes: list[Change], a: str, b: str, width: int = 120)
     for change in changes:
         if change.section != section:
             section = change.section
-            out.append(f"[{section}]")
-        out.append(f"{change.field[:field_width]:<{field_width}}  {cut(change.old):<{column}}  {cut(change.new)}")
+            out.append(f"[{one_line(section)}]")
+        out.append(f"{one_line(change.field)[:field_width]:<{field_width}}  {cut(change.old):<{column}}  "
+                   f"{cut(change.new)}")
     return "\n".join(out) + "\n"

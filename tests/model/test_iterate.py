@@ -84,6 +84,20 @@ def test_diff_shows_env_record_and_script_changes_per_role_and_masks_secrets(job
     assert "-bash examples/run_ppo.sh" in text.replace("   ", "") and "+bash run2.sh" in text.replace("   ", "")
 
 
+def test_a_diff_line_holds_one_field_whatever_the_jobs_text(job):
+    """Issue 33, an eleventh round: a one-line value or a field's name (an env name, a record key) was printed as it
+    was, and the diff screen splits its lines where str.splitlines does, so a display name 'x<U+2028>+stopped: yes'
+    showed a forged green line '+stopped: yes' as a change of its own; side by side kept U+2028 and bidi controls.
+    Each line of both renderings holds one field (sinks.one_line)."""
+    other = copy.deepcopy(job)
+    other["metadata"].setdefault("annotations", {})["rlark.io/display-name"] = "x\u2028+stopped: yes\u202e"
+    other["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"].append(
+        {"name": "A\u2029+env.LR: 9", "value": "1"})
+    for text in (render_unified(diff_jobs(job, other), "a", "b"), render_side_by_side(diff_jobs(job, other), "a", "b")):
+        assert text.splitlines() == text.split("\n")[:-1] and "\u202e" not in text, text
+        assert not [line for line in text.splitlines() if line.startswith(("+stopped", "+env.LR: 9"))], text
+
+
 def test_scripts_too_long_to_compare_line_by_line_are_said_so(job):
     """A Job author's script is compared line by line only within DIFF_LINES: difflib's matching is quadratic, and
     scripts of 40,000 lines, one line in two alike, took minutes of the TUI's UI thread in the diff screen."""
