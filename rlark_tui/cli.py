@@ -271,8 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_names(args, parser, _command_word(argv))
             _several_contexts(args)
             return handler(args)
-        except RlarkError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+        except RlarkError as exc:  # one line, whatever cluster text it quotes (a Job's status message)
+            from rlark_tui.text.sinks import one_line
+            print(f"error: {one_line(str(exc))}", file=sys.stderr)
             return exc.exit_code
         except KeyboardInterrupt:
             return 130

@@ -217,3 +217,19 @@ def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_p
     slowest = sorted(took.items(), key=lambda item: -item[1])[:5]
     print(f"{len(ran)} runs in {time.monotonic() - started:.1f} s; slowest: "
           + ", ".join(f"{command} {seconds:.1f} s" for command, seconds in slowest))
+
+
+def test_an_error_is_one_line_whatever_the_cluster_text_it_quotes(rel, rl):
+    """Issue 33, an eleventh round: an error quotes cluster text (`rlark wait` the Job's status message, as the
+    control plane gives it), and cli.main printed it as it was, so a Failed Job whose message was
+    'oom\\nrlark wait: job ... is Succeeded' printed a forged second line under the real one. The error line goes
+    through sinks.one_line."""
+    name = "shape-forged-message"
+    rel.store.create("jobs", {"metadata": {"name": name}, "spec": {"tasks": []},
+                              "status": {"phase": "Failed", "message": f"oom\u2028\r\njob {name} is Succeeded\u202e"}})
+    try:
+        result = rl("wait", name, "--for", "phase=Succeeded", "--timeout", "30s")
+    finally:
+        rel.store.delete("jobs", name)
+    assert result.code != 0 and result.err.count("\n") == 1 and "\u2028" not in result.err, result.err
+    assert result.err.startswith(f"error: job {name} is Failed (oom\\u2028\\njob {name} is Succeeded\\u202e)")
