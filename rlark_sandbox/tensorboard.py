@@ -146,7 +146,7 @@ class TensorBoards:
         group_dir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, **{POD_UID_ENV: board.marker})
         board.proc = subprocess.Popen(
-            [*self.network.enter(), sys.executable, "-m", "tensorboard.main", "--logdir", board.logdir,
+            [*self.network.enter(), sys.executable, "-P", "-m", "tensorboard.main", "--logdir", board.logdir,
              "--host", board.host,
              "--port", str(board.port), "--load_fast", "false", "--reload_interval", "2"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

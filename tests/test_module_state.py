@@ -511,3 +511,8 @@ def test_rlarks_own_python_children_are_started_by_local_selfrun():
                                                                            .splitlines(), start=1)
                       if "sys.executable" in line]
     assert not found, "start rlark's own Python children with local.selfrun.python_module:\n" + "\n".join(found)
+    sandbox = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / "rlark_sandbox").rglob("*.py"))
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+               if re.search(r"sys\.executable, \"-m\"", line)]
+    assert not sandbox, "the sandbox's `python -m` children take -P (rlark demo runs in any directory):\n" + \
+        "\n".join(sandbox)
