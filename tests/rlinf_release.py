@@ -1,7 +1,8 @@
 """RLinf 0.3.0 as released, for fixture logs: its wheel fetched from the package registry without dependencies
-(`pip download rlinf==0.3.0 --no-deps`, cached under pytest's cache dir), `print_metrics_table` loaded alone
-from `rlinf/utils/metric_utils.py` (the module imports heavy things; the function needs only `os` and `time`),
-and the reasoning runners' tqdm bar driven with RLinf's own arguments.
+(`pip download rlinf==0.3.0 --no-deps`, cached under pytest's cache dir, fetched by one xdist worker while the
+others wait for it), `print_metrics_table` loaded alone from `rlinf/utils/metric_utils.py` (the module imports
+heavy things; the function needs only `os` and `time`), and the reasoning runners' tqdm bar driven with RLinf's
+own arguments.
 
 Tests that use it skip with the reason when the registry cannot be reached.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fcntl
 import io
 import os
 import subprocess
@@ -115,4 +117,6 @@ def rlinf(pytestconfig, tmp_path_factory) -> Release:
     dir when the cache is turned off)."""
     cache_plugin = getattr(pytestconfig, "cache", None)
     cache = Path(cache_plugin.mkdir("rlinf-0.3.0")) if cache_plugin else tmp_path_factory.mktemp("rlinf-0.3.0")
-    return Release(function_source(wheel(cache)))
+    with open(cache / ".lock", "w") as lock:  # one xdist worker downloads it; the others then find it cached
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return Release(function_source(wheel(cache)))
