@@ -42,7 +42,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import ALL_KEY, DIAGNOSIS, GATEWAY_KEY, HEALTH, LOOKUPS, METRICS, PROGRESS, RAY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.model.naming import tensorboard_url
-from rlark_tui.model.objects import MAX_EVENTS, Job
+from rlark_tui.model.objects import Job
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.steptime import step_time_cell
@@ -68,6 +68,12 @@ from rlark_tui.view.index import (
 from rlark_tui.widgets.checkpoints import CheckpointsView
 from rlark_tui.widgets.metrics_view import MetricsView, Run
 from rlark_tui.widgets.workers import RoleGpuUse, WorkersTree
+
+EVENT_LINES = 200
+"""Image pulls and events the Events tab shows in all (500 events of each of 64 Tasks were 32,000 lines laid out at
+each change of the Job while its detail was open, whichever tab was shown); the rest are counted."""
+EVENT_CHARS = 300
+"""Characters of an event's reason or message, or a pull's, the Events tab shows (a message is its writer's)."""
 
 TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
 MAX_SCRIPT_LINES = 200
@@ -380,24 +386,37 @@ class JobDetailScreen(RlarkScreen):
         widget.update(text)
 
     def _render_events(self, index: SnapshotIndex, job: Job) -> None:
+        """The first MAX_ROLES_SHOWN Tasks' image pulls and events, EVENT_LINES of them in all, each message cut at
+        EVENT_CHARS; the rest counted in one line per Task and one for the Tasks."""
         widget = self.query_one("#events-text", Section)
         text = Text()
         tasks, left_out = tasks_with_events(index, job, MAX_ROLES_SHOWN)
-        for task in tasks:
+        budget = EVENT_LINES
+        for number, task in enumerate(tasks):
+            if budget <= 0:
+                left_out += len(tasks) - number
+                tasks = tasks[:number]
+                break
             widget.heading(text, f"Task {task.name} ({task.phase or 'no phase yet'})")
-            for pull in task.pull_progress:
-                widget.field(text, "Pulling " + str(pull.get("image", "")),
-                             redact_text(" ".join(str(pull.get(k)) for k in ("status", "downloaded", "total",
-                                                                             "speed", "message") if pull.get(k))), 2)
-            for event in task.events:
+            pulls = task.pull_progress
+            for pull in pulls[:budget]:
+                widget.field(text, "Pulling " + _cut(str(pull.get("image", ""))),
+                             _cut(redact_text(" ".join(str(pull.get(k)) for k in ("status", "downloaded", "total",
+                                                                                  "speed", "message") if pull.get(k)))), 2)
+            if len(pulls) > budget:
+                widget.muted(text, f"  … {len(pulls) - budget:,} more image pulls (the first {budget} shown)")
+            budget -= min(len(pulls), budget)
+            events = task.events[:budget]
+            for event in events:
                 count = f" ×{event.get('count')}" if event.get("count") else ""
-                widget.field(text, f"{event.get('type', '')} {event.get('reason', '')}{count}",
-                             f"{redact_text(str(event.get('message', '')))}  ({event.get('objectKind', '')} "
-                             f"{event.get('objectName', '')}, {event.get('lastTime', '')})", 2)
-            if task.event_count > MAX_EVENTS:
-                widget.muted(text, f"  … {task.event_count - MAX_EVENTS:,} more events (the first {MAX_EVENTS} shown)")
+                widget.field(text, _cut(f"{event.get('type', '')} {event.get('reason', '')}{count}"),
+                             _cut(f"{redact_text(str(event.get('message', '')))}  ({event.get('objectKind', '')} "
+                                  f"{event.get('objectName', '')}, {event.get('lastTime', '')})"), 2)
+            budget -= len(events)
+            if task.event_count > len(events):
+                widget.muted(text, f"  … {task.event_count - len(events):,} more events (the first {len(events)} shown)")
         if left_out:
-            widget.muted(text, f"… {left_out:,} more Tasks with events or image pulls (the first {MAX_ROLES_SHOWN} "
+            widget.muted(text, f"… {left_out:,} more Tasks with events or image pulls (the first {len(tasks)} "
                                f"shown; rlark describe job {job.name} shows every one)")
         if not tasks:
             widget.muted(text, "No events. The platform reports Task events and image pull progress only "
@@ -531,6 +550,10 @@ class JobDetailScreen(RlarkScreen):
                         timeout=4)
             return
         self.post_message(ResumeJob(self.job_name, chosen, view.read.where.path))
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= EVENT_CHARS else value[:EVENT_CHARS] + "…"
 
 
 def _amount(value: float) -> str:

@@ -167,13 +167,15 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
     detail derived all of them at each change of the Job while it was open: 3,000 tasks were 0.3 s of the UI
     thread's CPU each time, 2.3 s to open, many times that in wall time on a loaded machine. The tree shows the first
     MAX_ROLES_SHOWN roles (3 here) with their first MAX_PODS_SHOWN Pods (2 here), counts the rest in one line each,
-    and keeps the selected role when others come before it; the Events tab shows the first MAX_ROLES_SHOWN Tasks'."""
+    and keeps the selected role when others come before it; the Events tab shows the first MAX_ROLES_SHOWN Tasks',
+    EVENT_LINES (4 here) events in all."""
     import dataclasses
 
     from rlark_tui.screens import job_detail
 
     monkeypatch.setattr(job_detail, "MAX_ROLES_SHOWN", 3)
     monkeypatch.setattr(job_detail, "MAX_PODS_SHOWN", 2)
+    monkeypatch.setattr(job_detail, "EVENT_LINES", 4)
 
     def snapshot(names: list[str], version: str):
         roles = tuple((name, name.upper(), name.upper(), "gpu-a1", "") for name in names)
@@ -183,6 +185,8 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
         for task in built.tasks.values():
             if task["spec"]["name"] in ("t3", "t4", "t5", "t6", "t7"):
                 task["status"]["events"] = [{"type": "Warning", "reason": "FailedScheduling", "message": "0/2 nodes"}]
+            if task["spec"]["name"] == "t4":
+                task["status"]["events"] *= 4
         more = {f"rlark-gpu-a/uid-big-t1-{n}": pod_dict("big", "t1", "rlark-gpu-a", "gpu-a1", f"10.0.1.{n}",
                                                          ordinal=n) for n in (1, 2, 3)}
         return dataclasses.replace(built, pods={**built.pods, **more})
@@ -200,9 +204,9 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
         assert lines[-1] == "… 7 more roles (the first 3 shown; rlark describe job big shows every one)"
         await press(pilot, "e")
         events = str(app.screen.query_one("#events-text").render())
-        assert [line.split()[1] for line in events.splitlines() if line.startswith("Task ")] == [
-            "big-t3", "big-t4", "big-t5"]
-        assert events.rstrip().endswith("… 2 more Tasks with events or image pulls (the first 3 shown; rlark "
+        assert [line.split()[1] for line in events.splitlines() if line.startswith("Task ")] == ["big-t3", "big-t4"]
+        assert "  … 1 more events (the first 3 shown)" in events
+        assert events.rstrip().endswith("… 3 more Tasks with events or image pulls (the first 2 shown; rlark "
                                         "describe job big shows every one)")
         await press(pilot, "w")
         tree.cursor_line = next(n for n, line in enumerate(lines) if line.startswith("big-t2-0 "))
@@ -271,9 +275,9 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
-    """And a Task of many events shows the first MAX_EVENTS: 100,000 small events fit a Task's 1.5 MB, and each
+    """And a Task of many events shows the first EVENT_LINES: 100,000 small events fit a Task's 1.5 MB, and each
     refresh of the Events tab laid all of them out on the UI thread (1.6 s to build 10 MB of text per refresh)."""
-    from rlark_tui.model.objects import MAX_EVENTS
+    from rlark_tui.screens.job_detail import EVENT_LINES
 
     ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": "Active:\n 2 node_x", "jobs": [],
                         "error": None, "source": "Ray dashboard of demo-ppo"}}
@@ -291,8 +295,8 @@ async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
         assert "only while a Task is Pending" in str(app.screen.query_one("#events-text").render())
         await pilot.press("escape", "down", "enter", "e")
         text = str(app.screen.query_one("#events-text").render())
-        assert f"Warning R{MAX_EVENTS - 1}: " in text and f"R{MAX_EVENTS}:" not in text
-        assert f"… {5_000 - MAX_EVENTS:,} more events (the first {MAX_EVENTS} shown)" in text
+        assert f"Warning R{EVENT_LINES - 1}: " in text and f"R{EVENT_LINES}:" not in text
+        assert f"… {5_000 - EVENT_LINES:,} more events (the first {EVENT_LINES} shown)" in text
 
 
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
