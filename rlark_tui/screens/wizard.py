@@ -104,6 +104,13 @@ class WizardScreen(RlarkScreen):
         change took a tenth of the wizard's time)."""
 
     @property
+    def job_step(self) -> JobStep:
+        """Step 1, kept from compose (a query walks the wizard's widgets, one row per role)."""
+        step = self.form_steps[0]
+        assert isinstance(step, JobStep)
+        return step
+
+    @property
     def crumb(self) -> str:  # type: ignore[override]
         title = f"Edit Job {self.locked_name}" if self.locked_name is not None else "New Job"
         return f"{title} · Step {self.step}/4 {wf.STEP_NAMES[self.step - 1]}"
@@ -214,8 +221,9 @@ class WizardScreen(RlarkScreen):
         else:
             value = widget.value
         if key.startswith("role-name-"):
-            self._commit(wf.Change(wf.rename_role(self.draft, int(key.removeprefix("role-name-")), value)))
-            self.query_one(JobStep).show_tasks(self.draft)
+            index = int(key.removeprefix("role-name-"))
+            self._commit(wf.Change(wf.rename_role(self.draft, index, value)))
+            self.job_step.show_tasks(self.draft, only=index)
             return
         field = wf.BY_KEY.get(key)
         if field is None:
@@ -242,7 +250,7 @@ class WizardScreen(RlarkScreen):
                 self._status(f"Job type {label}: roles set to its presets "
                              f"({', '.join(r.name for r in self.draft.roles) or 'none: add roles with Add role'})")
         else:
-            self.query_one(JobStep).show_tasks(self.draft)
+            self.job_step.show_tasks(self.draft)
 
     def _commit(self, change: wf.Change) -> None:
         """Take the new draft (and the parse problem of `change.path`); re-check and autosave on a change."""

@@ -177,16 +177,20 @@ class JobStep(FormStep):
                 await container.remove_children(rows[len(draft.roles):])
             elif len(rows) < len(draft.roles):
                 await container.mount_all([role_row(index) for index in range(len(rows), len(draft.roles))])
-            for index, role in enumerate(draft.roles):
-                set_text(self.query_one(f"#w-role-name-{index}", Input), role.name)
+            for row, role in zip(container.children, draft.roles, strict=False):
+                set_text(row.query_one(Input), role.name)
             self.show_tasks(draft)
 
-    def show_tasks(self, draft: JobDraft) -> None:
-        """Each role's derived task name, in the rows mounted so far (`show_roles` ends with this call, so rows
-        still mounting get theirs then)."""
-        for index, role in enumerate(draft.roles):
-            for label in self.query(f"#task-{index}").results(Static):
-                label.update(wf.task_label(role))
+    def show_tasks(self, draft: JobDraft, only: int | None = None) -> None:
+        """Each role's derived task name (`only`: that role's, the one renamed), in the rows mounted so far
+        (`show_roles` ends with this call, so rows still mounting get theirs then). Each row is found by its place,
+        never by a query of the step: a query per role, at each role's rename, made a draft of 120 roles four
+        minutes of the UI thread to open."""
+        rows = self.query_one("#w-roles", Vertical).children
+        for index, (row, role) in enumerate(zip(rows, draft.roles, strict=False)):
+            if only is None or index == only:
+                for label in row.query(f"#task-{index}").results(Static):
+                    label.update(wf.task_label(role))
 
 
 def role_row(index: int) -> Vertical:

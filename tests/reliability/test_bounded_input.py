@@ -142,15 +142,15 @@ def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys
     all, and said so in one line."""
     from rlark_tui.local import fsutil
 
-    monkeypatch.setattr(fsutil, "READ_IDLE_SECONDS", 1.0)
-    monkeypatch.setattr(fsutil, "READ_TOTAL_SECONDS", 1.5)
+    monkeypatch.setattr(fsutil, "READ_IDLE_SECONDS", 0.4)
+    monkeypatch.setattr(fsutil, "READ_TOTAL_SECONDS", 0.6)
     fifo = tmp_path / "draft.yaml"
     os.mkfifo(fifo)
     done = threading.Event()
 
     def trickle() -> None:
         with contextlib.suppress(BrokenPipeError), open(fifo, "wb", buffering=0) as sink:
-            while not done.wait(0.2):
+            while not done.wait(0.1):
                 sink.write(b"#")
 
     writer = threading.Thread(target=trickle, daemon=True)
@@ -162,4 +162,4 @@ def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys
         done.set()
         writer.join(timeout=5)
     assert code == 2 and time.monotonic() - started < 4
-    assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 1.5 s (the bound of a pipe)\n"
+    assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 0.6 s (the bound of a pipe)\n"
