@@ -274,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RlarkError as exc:  # one line, whatever cluster text it quotes (a Job's status message)
             from rlark_tui.text.sinks import one_line
             print(f"error: {one_line(str(exc))}", file=sys.stderr)
+            for note in getattr(exc, "__notes__", ()):  # a line of its own that the command added, one line each
+                print(one_line(note), file=sys.stderr)
             return exc.exit_code
         except KeyboardInterrupt:
             return 130

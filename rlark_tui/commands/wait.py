@@ -162,12 +162,15 @@ def _failed_early(access, name: str, alert: Alert) -> Impossible:
     from rlark_tui.local.config import state_dir
     from rlark_tui.raydash.diagnose import diagnose
 
-    text = f"job {name}: critical alert {alert.rule} on {alert.object}: {alert.message}"
+    error = Impossible(f"job {name}: critical alert {alert.rule} on {alert.object}: {alert.message}")
     try:
         failure = diagnose(access, name, state_dir()).diagnosis.first_failure
     except (RlarkError, ApiError, Unreachable) as exc:
-        return Impossible(f"{text}\n(no diagnosis: {exc})")
-    return Impossible(text + (f"\nfirst failure: {failure.summary}" if failure else ""))
+        error.add_note(f"(no diagnosis: {exc})")
+        return error
+    if failure:
+        error.add_note(f"first failure: {failure.summary}")  # a line of its own (cli.main)
+    return error
 
 
 def _wait(access, name: str, what: str, target, deadline: float, alerts: CriticalAlerts | None = None) -> str:
