@@ -32,6 +32,10 @@ _RECORD_DATA = MappingProxyType({"componentPlacement": dict, "nodeGroups": list,
 PLACEMENT_MODES = ("collocated", "disaggregated", "hybrid")
 _MAX_DATA_DEPTH = 8
 MAX_DRAFT_BYTES = 4 * 1024 * 1024
+MAX_ROLES = 64
+"""The most roles the wizard takes (an RLinf Job has a few: actor, rollout, env): it lays out a row and a form per
+role, and a draft of 500 roles from someone else (an import, the edit or clone of a Job of 500 tasks) held the UI
+thread a minute while they mounted. Drafts as files (`rlark draft render`, `submit -f`) have no such bound."""
 MAX_COUNT = 2**31 - 1
 """Largest GPU/device count or record number accepted (an int32, as Kubernetes counts replicas)."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -490,6 +494,12 @@ def load_draft(source: str | bytes | Mapping) -> tuple[JobDraft, list[Finding]]:
         raise DraftInputError(f"draft must be a YAML mapping (name:, roles:, ...), not {_type_name(data)}")
     draft, load_findings = draft_from_mapping(data)
     return draft, findings + load_findings
+
+
+def too_many_roles(count: int, what: str = "the draft") -> str:
+    """The one line by which the wizard refuses more than MAX_ROLES roles ("" within the bound)."""
+    return (f"{what} has {count:,} roles, more than the wizard's {MAX_ROLES}: not opened in it" if count > MAX_ROLES
+            else "")
 
 
 def _mount_to_dict(mount: Mount) -> dict:

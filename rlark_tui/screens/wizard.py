@@ -38,7 +38,7 @@ from rlark_tui.flow.polls import GATEWAY_KEY, LOOKUPS, GatewayLookups
 from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec import wizard_view as wv
 from rlark_tui.jobspec.build import DraftResult, build_job
-from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml
+from rlark_tui.jobspec.draft import JobDraft, RoleDraft, dump_yaml, too_many_roles
 from rlark_tui.jobspec.findings import Finding, error, ordered
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.screens.base import CommandBar, RlarkScreen
@@ -493,6 +493,10 @@ class WizardScreen(RlarkScreen):
         path, draft, findings = message.path, message.draft, message.findings
         if message.error or draft is None:
             self.notify(message.error, severity="error", timeout=8)
+            return
+        why = too_many_roles(len(draft.roles), f"draft {path}")
+        if why:
+            self.notify(why, severity="error", timeout=8)
             return
         self.last_path = path
         await self.load(draft)

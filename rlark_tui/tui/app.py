@@ -638,6 +638,8 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         if index is None or job is None:
             return
         recovered = clone_of(job.raw, index.snapshot.jobs, datetime.now(UTC))
+        if self._too_many_roles(name, recovered.draft):
+            return
         self.push_screen(WizardScreen(recovered.draft))
         self._say_notes(f"Clone of {name} as {recovered.draft.name}", recovered.notes)
 
@@ -656,8 +658,21 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             self.notify(why_not, severity="warning", timeout=8)
             return
         recovered = draft_of(job.raw)
+        if self._too_many_roles(name, recovered.draft):
+            return
         self.push_screen(WizardScreen(recovered.draft, lock_name=True))
         self._say_notes(f"Edit of {name}: Submit replaces its spec and restarts it", recovered.notes)
+
+    def _too_many_roles(self, name: str, draft) -> bool:
+        """A Job of more tasks than a draft may have roles (jobspec.draft.MAX_ROLES: its author sets how many) is
+        not opened in the wizard, one line: its rows held the UI thread for minutes."""
+        from rlark_tui.jobspec.draft import too_many_roles
+        from rlark_tui.text.sinks import one_line
+
+        why = too_many_roles(len(draft.roles), f"Job {one_line(name)}")
+        if why:
+            self.notify(why, severity="warning", timeout=8)
+        return bool(why)
 
     def _say_notes(self, what: str, notes: tuple[str, ...]) -> None:
         self.notify(what + ("" if not notes else ". Not recovered: " + "; ".join(notes)),
