@@ -78,6 +78,10 @@ EVENT_CHARS = 300
 TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
 MAX_SCRIPT_LINES = 200
 """Lines of a script the Overview shows (a 1.5 MB prepareScript is 100,000 lines)."""
+MAX_ITEMS = 50
+"""Entries of a role's node selector, devices, mounts and env the Overview shows; the rest are counted (3 roles of
+10,000 env entries each, within an object's 1.5 MB, were 2 s of the UI thread to open the detail and 1 s at each
+change of the Job while it was open, whichever tab was shown)."""
 
 
 class Section(Static):
@@ -362,17 +366,21 @@ class JobDetailScreen(RlarkScreen):
                                  + ("  [Header]" if spec.head else ""))
             widget.field(text, "Platform role", spec.role, 2)
             widget.field(text, "Image", spec.image, 2)
-            widget.field(text, "Node selector", ", ".join(f"{k}={v}" for k, v in spec.node_selector.items()), 2)
+            selector = list(spec.node_selector.items())
+            widget.field(text, "Node selector", _some([f"{k}={v}" for k, v in selector[:MAX_ITEMS]], len(selector)),
+                         2)
             widget.field(text, "Replicas", str(task.replicas if task else spec.replicas), 2)
             widget.field(text, "GPU per worker", _amount(spec.gpu), 2)
             widget.field(text, "CPU / memory", cpu_memory(spec.requests, spec.limits), 2)
-            devices = ", ".join(f"{name}={_amount(amount)}" for name, amount in spec.devices.items())
-            widget.field(text, "Devices per worker", devices, 2)
-            mounts = "; ".join(f"{m['target']} ← {m['type']} {m['source']}".rstrip() for m in spec.mounts)
-            widget.field(text, "Mounts", mounts, 2)
-            env = redact_env(spec.env)
-            widget.field(text, "Env", ", ".join(
-                f"{e.get('name')}={e.get('value', '(from ' + str(e.get('valueFrom')) + ')')}" for e in env), 2)
+            devices = list(spec.devices.items())
+            widget.field(text, "Devices per worker", _some([f"{name}={_amount(amount)}"
+                                                            for name, amount in devices[:MAX_ITEMS]], len(devices)), 2)
+            mounts = spec.mounts
+            widget.field(text, "Mounts", _some([f"{m['target']} ← {m['type']} {m['source']}".rstrip()
+                                                for m in mounts[:MAX_ITEMS]], len(mounts), "; "), 2)
+            env = spec.env
+            widget.field(text, "Env", _some([f"{e.get('name')}={e.get('value', '(from ' + str(e.get('valueFrom')) + ')')}"
+                                             for e in redact_env(env[:MAX_ITEMS])], len(env)), 2)
             widget.script(text, "Prepare script", redact_text(spec.prepare_script), 2)
             if spec.head:
                 widget.script(text, "Run script", redact_text(spec.run_script), 2)
@@ -550,6 +558,12 @@ class JobDetailScreen(RlarkScreen):
                         timeout=4)
             return
         self.post_message(ResumeJob(self.job_name, chosen, view.read.where.path))
+
+
+def _some(parts: list[str], total: int, separator: str = ", ") -> str:
+    """`parts` joined, then how many of `total` are not among them."""
+    more = f"{separator}… {total - len(parts):,} more (Y copies the YAML)" if total > len(parts) else ""
+    return separator.join(parts) + more
 
 
 def _cut(value: str) -> str:

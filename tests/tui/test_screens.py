@@ -168,7 +168,7 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
     thread's CPU each time, 2.3 s to open, many times that in wall time on a loaded machine. The tree shows the first
     MAX_ROLES_SHOWN roles (3 here) with their first MAX_PODS_SHOWN Pods (2 here), counts the rest in one line each,
     and keeps the selected role when others come before it; the Events tab shows the first MAX_ROLES_SHOWN Tasks',
-    EVENT_LINES (4 here) events in all."""
+    EVENT_LINES (4 here) events in all, and the Overview a role's first MAX_ITEMS (1 here) env entries."""
     import dataclasses
 
     from rlark_tui.screens import job_detail
@@ -176,10 +176,11 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
     monkeypatch.setattr(job_detail, "MAX_ROLES_SHOWN", 3)
     monkeypatch.setattr(job_detail, "MAX_PODS_SHOWN", 2)
     monkeypatch.setattr(job_detail, "EVENT_LINES", 4)
+    monkeypatch.setattr(job_detail, "MAX_ITEMS", 1)
 
     def snapshot(names: list[str], version: str):
         roles = tuple((name, name.upper(), name.upper(), "gpu-a1", "") for name in names)
-        job = job_dict("big", roles=roles)
+        job = job_dict("big", roles=roles, env_extra=({"name": "A", "value": "1"}, {"name": "B", "value": "2"}))
         job["metadata"]["resourceVersion"] = version
         built = build_snapshot([job])
         for task in built.tasks.values():
@@ -202,6 +203,8 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
         assert "big-t1 (T1)  Pods 4/1  running 4" in tree.shown_text()
         assert "… 2 more Pods (the first 2 shown)" in lines and "big-t1-2" not in tree.shown_text()
         assert lines[-1] == "… 7 more roles (the first 3 shown; rlark describe job big shows every one)"
+        overview = str(app.screen.query_one("#overview-text").render())
+        assert "  Env: RLARK_TASK_ROLE=T0, … 2 more (Y copies the YAML)" in overview and "B=2" not in overview
         await press(pilot, "e")
         events = str(app.screen.query_one("#events-text").render())
         assert [line.split()[1] for line in events.splitlines() if line.startswith("Task ")] == ["big-t3", "big-t4"]
