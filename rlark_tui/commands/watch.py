@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import dataclasses
-import queue
 import signal
 import sys
 import threading
@@ -33,6 +33,8 @@ from rlark_tui.text.sanitize import json_dumps
 from rlark_tui.text.sinks import one_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rlark_tui.cluster.access import ClusterAccess
 
 EXIT_CODES = """exit codes:
@@ -53,15 +55,31 @@ back-off on their own thread and never hold up the reads; a failing hook is repo
 SUMMARY_SECONDS = 30.0
 
 
-class Keeper:
-    """Reads and keeps the first failure of each Job a critical FAIL_EARLY alert fires on, once per firing, one Job
-    at a time on a daemon thread of its own (the lines never wait for it; Ctrl-C does not either)."""
+KEEP_SECONDS = 60.0
+"""How long one Job's keep holds its place: past it the keep goes on by itself (its reads end on their own timeouts)
+and the next Job's keep begins, so a Job whose data plane or Ray head drips its answers delays no other's."""
+KEEPS = 2
+"""Keeps within their time at once."""
 
-    def __init__(self, access: ClusterAccess, report) -> None:
-        self.access = access
+
+class Keeper:
+    """Reads and keeps the first failure of each Job a critical FAIL_EARLY alert fires on, on daemon threads (the
+    lines never wait for them; Ctrl-C does not either). A Job has at most one keep running and one waiting (a firing
+    while its keep runs is kept once more after it, however often it fires); KEEPS keeps run at once, each holding
+    its place KEEP_SECONDS at most, said in one line."""
+
+    def __init__(self, keep: Callable[[str], None], report, seconds: float = KEEP_SECONDS,
+                 at_once: int = KEEPS) -> None:
         self.report = report
-        self.jobs: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.keep = keep
+        self.seconds = seconds
+        self.at_once = at_once
         self.seen: set[tuple[str, float]] = set()
+        self.lock = threading.Condition()
+        self.waiting: collections.deque[str] = collections.deque()
+        self.running: set[str] = set()
+        self.again: set[str] = set()
+        self.places = 0
         threading.Thread(target=self._run, name="rlark-watch-keep", daemon=True).start()
 
     def fired(self, alert: rules.Alert) -> None:
@@ -70,23 +88,73 @@ class Keeper:
         if alert.rule in FAIL_EARLY and alert.severity == rules.CRITICAL and alert.job \
                 and (alert.job, alert.fired_at) not in self.seen:
             self.seen.add((alert.job, alert.fired_at))
-            self.jobs.put(alert.job)
+            self._queue(alert.job)
+
+    def _queue(self, job: str) -> None:
+        with self.lock:
+            if job in self.running:
+                self.again.add(job)
+            elif job not in self.waiting:
+                self.waiting.append(job)
+                self.lock.notify_all()
 
     def _run(self) -> None:
-        from rlark_tui.cluster.errors import ApiError, Unreachable
-        from rlark_tui.errors import RlarkError
-        from rlark_tui.raydash.diagnose import diagnose
-
         while True:
-            job = self.jobs.get()
-            try:
-                found = diagnose(self.access, job, state_dir())
-            except (RlarkError, ApiError, Unreachable, OSError) as exc:
-                self.report(f"the first failure of {one_line(job)} could not be read: {exc}")
-                continue
-            for note in found.notes:
-                if note.startswith("the evidence could not be kept"):
-                    self.report(f"{one_line(job)}: {note}")
+            with self.lock:
+                while not self.waiting or self.places >= self.at_once:
+                    self.lock.wait()
+                job = self.waiting.popleft()
+                self.running.add(job)
+                self.places += 1
+            threading.Thread(target=self._one, args=(job,), name="rlark-watch-keep-job", daemon=True).start()
+
+    def _one(self, job: str) -> None:
+        held = [True]
+
+        def free() -> bool:
+            with self.lock:
+                if not held[0]:
+                    return False
+                held[0] = False
+                self.places -= 1
+                self.lock.notify_all()
+                return True
+
+        def overdue() -> None:
+            if free():
+                self.report(f"the first failure of {one_line(job)} is not read within {self.seconds:g} s (the bound "
+                            "of a keep): its read goes on, the other Jobs' are read meanwhile")
+
+        timer = threading.Timer(self.seconds, overdue)
+        timer.daemon = True
+        timer.start()
+        try:
+            self.keep(job)
+        finally:
+            timer.cancel()
+            free()
+            with self.lock:
+                self.running.discard(job)
+                again = job in self.again
+                self.again.discard(job)
+            if again:
+                self._queue(job)
+
+
+def keep(access: ClusterAccess, report, job: str) -> None:
+    """Read the Job's first failure as `rlark diagnose` does, which keeps it; a failure to read or keep is one line."""
+    from rlark_tui.cluster.errors import ApiError, Unreachable
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.raydash.diagnose import diagnose
+
+    try:
+        found = diagnose(access, job, state_dir())
+    except (RlarkError, ApiError, Unreachable, OSError) as exc:
+        report(f"the first failure of {one_line(job)} could not be read: {exc}")
+        return
+    for note in found.notes:
+        if note.startswith("the evidence could not be kept"):
+            report(f"{one_line(job)}: {note}")
 
 
 def register(subparsers, parents) -> None:
@@ -255,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
         reconciler.subscribe(alertpoll.ALERTS, key)
         reconciler.subscribe(USAGE, key)
         printer = Printer(key, args.output == "json", hook_list, context=context, totals=totals,
-                          keeper=Keeper(access, report))
+                          keeper=Keeper(partial(keep, access, report), report))
         watched.append((reconciler, printer))
 
     async def every() -> None:

@@ -1,0 +1,52 @@
+"""rlark watch's keeping of first failures: a Job whose reads hang delays no other Job's keep, and fires no second
+keep of its own while its first runs (the keeping code driven directly, its reads stood in for: no cluster)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rlark_tui.alerting import rules
+from rlark_tui.commands.watch import Keeper
+
+
+def crashed(job: str, at: float) -> rules.Alert:
+    finding = rules.Finding("run-crashed", job, f"{job}-header", "Segmentation fault", "")
+    return rules.Alert.fired(finding, at, at)
+
+
+def wait_for(condition, what: str, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        time.sleep(0.01)
+
+
+def test_a_job_whose_reads_hang_delays_no_other_jobs_keep():
+    release = threading.Event()
+    calls: list[str] = []
+    lines: list[str] = []
+
+    def keep(job: str) -> None:
+        calls.append(job)
+        if job == "drips":
+            release.wait(10)
+
+    keeper = Keeper(keep, lines.append, seconds=0.2, at_once=1)
+    try:
+        keeper.fired(crashed("drips", 0.0))
+        wait_for(lambda: "drips" in calls, "the first Job's keep")
+        for at in range(1, 5):  # a crash-looping Job fires again and again while its first keep hangs
+            keeper.fired(crashed("drips", float(at)))
+        keeper.fired(crashed("plain", 0.0))
+        wait_for(lambda: "plain" in calls, "the other Job's keep, past the hanging one's bound")
+        assert calls.count("drips") == 1
+        assert lines == ["the first failure of drips is not read within 0.2 s (the bound of a keep): its read "
+                         "goes on, the other Jobs' are read meanwhile"]
+        release.set()
+        wait_for(lambda: calls.count("drips") == 2, "one more keep of the Job that fired while its keep ran")
+        keeper.fired(crashed("plain", 1.0))
+        wait_for(lambda: calls.count("plain") == 2, "the next firing's keep")
+        assert calls.count("drips") == 2
+    finally:
+        release.set()
