@@ -24,6 +24,9 @@ from rlark_tui.text.sanitize import clean
 from rlark_tui.view.index import GpuByRole, PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
+MESSAGE_CHARS = 200
+"""Characters of a role's (its Task's) message the tree shows: 64 roles of 100 KB messages were 10 s of the UI thread
+to open the Workers tab and 2 s at each change of them."""
 POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8),
                ("GPU%", 5), ("GPU MEM", 11), ("CPU", 7), ("MEM", 7))
 
@@ -47,11 +50,19 @@ def _plain(label: str) -> Text:
     return Text(clean(label))
 
 
+def _short(message: str) -> str:
+    """A role's message to MESSAGE_CHARS characters, redacted: a secret within four times as many is masked whole."""
+    shown = redact_text(message[:MESSAGE_CHARS * 4])
+    if len(shown) <= MESSAGE_CHARS and len(message) <= MESSAGE_CHARS * 4:
+        return shown
+    return shown[:MESSAGE_CHARS] + "…"
+
+
 def role_label(row: RoleRow) -> str:
     header = "  [Header]" if row.head else ""
     where = f"  in {row.namespace}" if row.namespace else ""
     phase = f"  {row.phase}" if row.phase else ""
-    message = f" — {redact_text(row.message)}" if row.message else ""
+    message = f" — {_short(row.message)}" if row.message else ""
     return (f"{row.task_name} ({row.role}){header}  Pods {row.pod_count}/{row.expected}"
             f"  running {row.running}{phase}{where}{message}")
 

@@ -17,7 +17,7 @@ from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import NodeListScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.status_header import StatusHeader
-from rlark_tui.widgets.workers import WorkersTree
+from rlark_tui.widgets.workers import MESSAGE_CHARS, WorkersTree
 from tests.pilot import press, wait_for
 
 SIZE = (120, 40)
@@ -168,7 +168,8 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
     thread's CPU each time, 2.3 s to open, many times that in wall time on a loaded machine. The tree shows the first
     MAX_ROLES_SHOWN roles (3 here) with their first MAX_PODS_SHOWN Pods (2 here), counts the rest in one line each,
     and keeps the selected role when others come before it; the Events tab shows the first MAX_ROLES_SHOWN Tasks',
-    EVENT_LINES (4 here) events in all, and the Overview a role's first MAX_ITEMS (1 here) env entries."""
+    EVENT_LINES (4 here) events in all, and the Overview a role's first MAX_ITEMS (1 here) env entries; a role's
+    message is cut at MESSAGE_CHARS."""
     import dataclasses
 
     from rlark_tui.screens import job_detail
@@ -188,6 +189,8 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
                 task["status"]["events"] = [{"type": "Warning", "reason": "FailedScheduling", "message": "0/2 nodes"}]
             if task["spec"]["name"] == "t4":
                 task["status"]["events"] *= 4
+            if task["spec"]["name"] == "t0":
+                task["status"]["message"] = "x" * 5_000
         more = {f"rlark-gpu-a/uid-big-t1-{n}": pod_dict("big", "t1", "rlark-gpu-a", "gpu-a1", f"10.0.1.{n}",
                                                          ordinal=n) for n in (1, 2, 3)}
         return dataclasses.replace(built, pods={**built.pods, **more})
@@ -200,6 +203,7 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
         tree = app.screen.query_one(WorkersTree)
         lines = tree.shown_text().splitlines()
         assert [line.split()[0] for line in lines if "  Pods " in line] == ["big-t0", "big-t1", "big-t2"]
+        assert lines[0].endswith("Running  in rlark-gpu-a — " + "x" * MESSAGE_CHARS + "…")
         assert "big-t1 (T1)  Pods 4/1  running 4" in tree.shown_text()
         assert "… 2 more Pods (the first 2 shown)" in lines and "big-t1-2" not in tree.shown_text()
         assert lines[-1] == "… 7 more roles (the first 3 shown; rlark describe job big shows every one)"
