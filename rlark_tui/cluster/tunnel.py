@@ -5,7 +5,8 @@
 Only requests whose path starts with the tunnel's random token (`/<token>/...`) pass: other local users of a
 shared machine cannot borrow rlark's certificate through it. One request per connection (`Connection: close`
 upstream): plain requests and streaming answers are relayed as bytes, a WebSocket upgrade stays open both ways.
-With `methods` set (read-only mode: GET and HEAD) other methods get 405. asyncio streams and `ssl` only.
+With `methods` set (read-only mode: GET and HEAD) other methods, a body and an upgrade get 405, and nothing
+the client sends past its one checked head is relayed. asyncio streams and `ssl` only.
 """
 
 from __future__ import annotations
@@ -235,8 +236,9 @@ class Tunnel:
             if not hmac.compare_digest(token.encode(), self.token.encode()):
                 await _answer(writer, 403, "this tunnel needs its token in the path: use the URL rlark printed")
                 return
-            if self.methods is not None and method not in self.methods:
-                await _answer(writer, 405, "read-only mode: this tunnel passes only GET and HEAD")
+            if self.methods is not None and (method not in self.methods or _more_than_a_head(headers)):
+                await _answer(writer, 405, "read-only mode: this tunnel passes only GET and HEAD, without a body or "
+                                           "an upgrade")
                 return
             if self._refresh is not None:
                 settled = await asyncio.get_running_loop().run_in_executor(None, self._refresh)
@@ -265,12 +267,24 @@ class Tunnel:
         try:
             up_writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             await up_writer.drain()
-            outbound = asyncio.ensure_future(_pipe(reader, up_writer, half_close=not up.tls))
+            # read-only: the checked head is all that goes up, so no second request rides behind it
+            outbound = asyncio.ensure_future(_pipe(reader, up_writer, half_close=not up.tls)) \
+                if self.methods is None else None
             await _pipe(up_reader, writer)
-            outbound.cancel()
+            if outbound is not None:
+                outbound.cancel()
         finally:
             with contextlib.suppress(Exception):
                 up_writer.close()
+
+
+def _more_than_a_head(headers: list[tuple[str, str]]) -> bool:
+    """The request says a body or an upgrade follows its head: bytes a read-only tunnel would relay unchecked."""
+    for name, value in headers:
+        key = name.lower()
+        if key in ("upgrade", "transfer-encoding") or key == "content-length" and value != "0":
+            return True
+    return False
 
 
 def _split_token(target: str) -> tuple[str, str]:
