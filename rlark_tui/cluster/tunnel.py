@@ -300,7 +300,10 @@ def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]] | None:
         text = head.decode("latin-1")
     except UnicodeDecodeError:
         return None
-    first, *rest = text.split("\r\n")
+    lines = text.split("\r\n")
+    if any(ch < " " and ch != "\t" or ch == "\x7f" for line in lines for ch in line):
+        return None  # a bare CR or LF (or NUL) that a server upstream may take as a line's end, behind the checks
+    first, *rest = lines
     parts = first.split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         return None

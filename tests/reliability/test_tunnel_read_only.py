@@ -79,3 +79,16 @@ def test_a_read_only_tunnel_relays_a_plain_get_and_nothing_after_it(upstream):
     answer = exchange(tunnel, b"GET /%s/x HTTP/1.1\r\nHost: x\r\n\r\n" % tunnel.token.encode() + SMUGGLED)
     assert answer.startswith(b"HTTP/1.1 200 OK")
     assert b"POST" not in b"".join(seen)
+
+
+@pytest.mark.parametrize("head", [
+    b"GET /%s/ HTTP/1.1\r\nX-A: a\n\nPOST /api/jobs/ HTTP/1.1\nContent-Length: 2\r\n\r\n",
+    b"GET /%s/ HTTP/1.1\r\nX-A: a\nUpgrade: h2c\r\n\r\n",
+    b"GET /%s/ HTTP/1.1\r\nX-A: a\rContent-Length: 60\r\n\r\n",
+    b"GET /%s/ HTTP/1.1\r\nX-A: a\x00\r\n\r\n",
+], ids=["bare-lf-request", "bare-lf-upgrade", "bare-cr", "nul"])
+def test_a_head_with_a_bare_line_break_is_refused_not_relayed(upstream, head):
+    tunnel, seen = upstream
+    answer = exchange(tunnel, head % tunnel.token.encode() + SMUGGLED)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert seen == []
