@@ -18,6 +18,7 @@ from rlark_tui.jobspec.validate import DRAFT_TYPE_TO_JOB_TYPE
 from rlark_tui.model import keys
 from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.model.objects import Job, TaskSpec
+from rlark_tui.text.sinks import one_line
 
 ROLE_ENV = "RLARK_TASK_ROLE"
 DRAFT_TYPE = MappingProxyType({job_type: draft_type for draft_type, job_type in DRAFT_TYPE_TO_JOB_TYPE.items()})
@@ -30,6 +31,11 @@ class Recovered:
 
     draft: JobDraft
     notes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        # a note quotes the Job's text (an env name, a mount, the record's output prefix): each stays one line
+        # wherever it is printed (`rlark clone`'s 'note: …' lines, the TUI's toast)
+        object.__setattr__(self, "notes", tuple(one_line(note) for note in self.notes))
 
 
 def _planned(job: Job) -> dict[str, Mapping]:

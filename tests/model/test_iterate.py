@@ -4,6 +4,7 @@ Workflows (the controller's next step, why a template waits, checks before submi
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -188,6 +189,21 @@ def test_a_job_made_outside_rlark_says_what_it_could_not_recover():
         assert expected in notes
     role = recovered.draft.roles[0]
     assert (role.name, recovered.draft.header, recovered.draft.run_script) == ("Actor", "Actor", "python t.py")
+
+
+def test_each_note_of_a_clone_is_one_line_whatever_the_jobs_text(job):
+    """issue 33, a twelfth round: a note quotes the Job's text (an env name, the record's output prefix), and
+    `rlark clone` printed each as 'note: …' and the TUI's toast joined them, so a line break forged a note."""
+    hostile = copy.deepcopy(job)
+    container = hostile["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+    container["env"].append({"name": "X\nnote: all recovered\u2028\u202egnp", "valueFrom": {"secretKeyRef": {}}})
+    record = json.loads(hostile["metadata"]["annotations"]["rlark.io/launch-record"])
+    record["outputPath"] = "/o/x\r\nnote: forged\x1b[2J"
+    hostile["metadata"]["annotations"]["rlark.io/launch-record"] = json.dumps(record)
+    notes = clone_of(hostile, [], NOW).notes
+    assert any("comes from a reference" in n for n in notes) and any("output prefix" in n for n in notes)
+    for note in notes:
+        assert note.isprintable(), note
 
 
 def test_loaded_clone_draft_round_trips_through_yaml(job):
