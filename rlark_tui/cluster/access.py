@@ -537,7 +537,7 @@ class ClusterAccess:
         return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
                             Request("logs", "pods", pod, namespace, plane.source), query,
                             read_timeout=read_timeout, whole_lines=follow,
-                            last=tail if tail is not None and tail >= 0 and not follow else None)
+                            last=tail if tail is not None and tail >= 0 and not follow else None, ends=not follow)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

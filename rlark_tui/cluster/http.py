@@ -10,6 +10,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -132,14 +133,18 @@ class Http:
         return decode_answer(data, self._req(req, path))
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
-               read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None) -> LineStream:
+               read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,
+               ends: bool = False) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
-        last that many lines are kept (LineStream)."""
+        last that many lines are kept (LineStream). `ends`: an answer that ends by itself (a log read without
+        follow, a TensorBoard answer), whose lines still arriving BODY_TIMEOUTS × `read_timeout` after the read
+        began raise TooSlow, as read_bounded's body does."""
 
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
-        return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last)
+        return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last,
+                          within=transport.BODY_TIMEOUTS if ends and read_timeout else None)
 
     def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
                max_bytes: int | None = None) -> Iterator[bytes]:
@@ -300,12 +305,14 @@ class LineStream:
     """
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
-                 whole_lines: bool = False, last: int | None = None) -> None:
+                 whole_lines: bool = False, last: int | None = None, within: int | None = None) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
         self._whole_lines = whole_lines
         self._last = last
+        self._within = within
+        """An answer that ends by itself is read for at most this many times `timeout` (TooSlow past it)."""
 
     def __iter__(self) -> Iterator[str]:
         for lines in self.batches():
@@ -332,11 +339,15 @@ class LineStream:
         pending: list[bytes] = []
         held = 0  # bytes in pending
         skipping = False  # the rest of a line cut at MAX_LINE_BYTES, dropped up to its newline
+        within, timeout = self._within, self._timeout
+        deadline = time.monotonic() + within * timeout if within and timeout else None
         try:
             while True:
                 chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
                 if not chunk:
                     break
+                if deadline is not None and within and timeout and time.monotonic() > deadline:
+                    raise TooSlow(self._req, within, timeout)
                 if skipping:
                     if b"\n" not in chunk:
                         continue

@@ -149,7 +149,7 @@ def thin(points: list[Point], limit: int = MAX_POINTS) -> list[Point]:
 def _get(gateway: Http, path: str, what: str) -> object:
     """One TensorBoard data request through the gateway, bounded in size; JSON or MetricsUnavailable."""
     try:
-        stream = gateway.stream(path, Request("get", "tensorboard", source="gateway"), read_timeout=30)
+        stream = gateway.stream(path, Request("get", "tensorboard", source="gateway"), read_timeout=30, ends=True)
         chunks, size = [], 0
         for line in stream:
             size += len(line) + 1

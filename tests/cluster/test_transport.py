@@ -139,6 +139,23 @@ def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, capsys, m
     assert "to list jobs was still arriving after 1 s (10 × the 0.1 s request timeout)" in result.err, result.err
 
 
+def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile):
+    """issue 33, a twelfth round, a hostile data plane: a log read without follow (an alert round's Header read,
+    rlark diagnose, the run check, a bundle, rlark watch's keep) and TensorBoard's answers are line streams, which
+    had no bound in time, so a data plane sending a byte inside each read's timeout held the read for ever (an
+    alert round with it: every Job's alerts). They end as a body does, after BODY_TIMEOUTS read timeouts."""
+    from rlark_tui.cluster.errors import Request, TooSlow
+    from rlark_tui.cluster.http import Http
+
+    server, _kubeconfig = hostile
+    server.answer = "drip"
+    http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
+    with pytest.raises(TooSlow, match=r"was still arriving after 0\.5 s \(10 × the 0\.05 s request timeout\)"):
+        list(http.stream("/api/v1/namespaces/w/pods/p/log", Request("logs", "pods", "p"), read_timeout=0.05,
+                         ends=True))
+    assert server.cut.wait(10)
+
+
 def _strict(text: str) -> object:
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} in JSON output")
