@@ -31,10 +31,10 @@ import heapq
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.alerting import rules
 from rlark_tui.alerting.rules import AlertsState, Evaluated, frozen
@@ -86,6 +86,16 @@ each dump bounded by raydash.stacks.TRACEBACK_TIMEOUT, 15 s, 8 at once: two minu
 other Job's alert with it. A take not done by then is quoted as such and goes on to its own bounds by itself."""
 STACKS_TAKES = 4
 """At most this many takes under way at once (each up to raydash.stacks.PARALLEL requests)."""
+READ_WAIT_SECONDS = 3.0
+"""A round waits at most this long, in all, for its reads (data-plane Pod lists, Header and other Pods' logs, a Ray
+status): a data plane or Ray head answering slowly or dripping its answer (each read ends at its own bounds, up to
+transport.BODY_TIMEOUTS read timeouts: minutes) held the round, and every other Job's alert with it. A read not done
+by then goes on by itself; its Job keeps the facts last read and the round says so in one line."""
+READS_PER_SOURCE = 4
+"""At most this many reads under way at once from one member cluster or one Ray head, so that one source's slow
+reads hold no thread another source's read needs."""
+PENDING = object()
+"""What RoundReads gives for a read still under way when the round stops waiting."""
 
 
 def scope_key(jobs: list[str] | tuple[str, ...] = ()) -> str:
@@ -180,8 +190,7 @@ class AlertRounds:
         self._scopes: dict[str, _Scope] = {}
         self._shown_read = shown_read
         """Told each Job on screen whose Header log a round read (the PROGRESS topic then looks again at once)."""
-        self._pool = ThreadPoolExecutor(max_workers=LOG_READS_PER_ROUND, thread_name_prefix="rlark-alerts")
-        """The rounds' reads in flight (at most LOG_READS_PER_ROUND), on threads kept from round to round."""
+        self._reads = RoundReads()
         self._takes = StackTakes()
 
     def __call__(self, access: ClusterAccess, index: SnapshotIndex, key: str) -> AlertsState:
@@ -195,17 +204,54 @@ class AlertRounds:
         if mono - scope.judged_at < COST_FACTOR * scope.cost:
             # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR
             return published or scope.published or AlertsState(scope.book)
-        state = _round(access, index, key, scope, mono, self._map, self._shown_read, self._takes)
+        state = _round(access, index, key, scope, mono, self._reads, self._shown_read, self._takes)
         scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
         if published is not None and state.book is published.book and state.errors == published.errors:
             return published  # a quiet round: no new Snapshot, no repaint
         scope.published = state
         return state
 
-    def _map(self, fn: Callable, items: Iterable) -> list:
-        """`[fn(item) for item in items]`, the items at once on the rounds' threads (one: on this one)."""
-        items = list(items)
-        return [fn(item) for item in items] if len(items) < 2 else list(self._pool.map(fn, items))
+
+class RoundReads:
+    """The reads of the rounds, each on a daemon thread of its own: `reads(fn, items, source)` is `[fn(item) for
+    item in items]` read at once, where a read not done within READ_WAIT_SECONDS (in all) is PENDING and goes on by
+    itself. One read per item at a time (an item whose read is under way is PENDING, or that read's answer once it
+    is done) and READS_PER_SOURCE per source (`source(item)`: its member cluster or Ray head); an item past that
+    bound is PENDING without a read."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flying: dict[object, Future] = {}
+        self._per_source: dict[str, int] = {}
+
+    def __call__(self, fn: Callable, items: Iterable, source: Callable[[Any], str]) -> list:
+        futures: list[Future | None] = []
+        for item in items:
+            where = source(item)
+            with self._lock:
+                future = self._flying.get(item)
+                start = future is None and self._per_source.get(where, 0) < READS_PER_SOURCE
+                if start:
+                    future = self._flying[item] = Future()
+                    self._per_source[where] = self._per_source.get(where, 0) + 1
+            if start and future is not None:
+                threading.Thread(target=self._read, args=(fn, item, where, future), name="rlark-alerts",
+                                 daemon=True).start()
+            futures.append(future)
+        wait([f for f in futures if f is not None], timeout=READ_WAIT_SECONDS)
+        return [f.result() if f is not None and f.done() else PENDING for f in futures]
+
+    def _read(self, fn: Callable, item: object, where: str, future: Future) -> None:
+        try:
+            future.set_result(fn(item))
+        except BaseException as exc:  # noqa: BLE001 - a bug: raised again on the round's thread by result()
+            future.set_exception(exc)
+        finally:
+            with self._lock:
+                self._flying.pop(item, None)
+                self._per_source[where] -= 1
+                if not self._per_source[where]:
+                    del self._per_source[where]
 
 
 class StackTakes:
@@ -244,7 +290,7 @@ class StackTakes:
 
 
 def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float,
-           parallel_map: Callable[[Callable, Iterable], list], shown_read: Callable[[str], None],
+           reads: RoundReads, shown_read: Callable[[str], None],
            take_stacks: Callable[[Callable[[str], str], list[str]], list[str]]) -> AlertsState:
     from rlark_tui.local.config import state_dir
 
@@ -278,10 +324,13 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         {namespace for name in jobs for pod in pods_of(name) if (namespace := pod.namespace)})
     planes = {cluster: scope.planes[cluster] for cluster in clusters if cluster in scope.planes}
     due = [c for c in clusters if mono - planes.get(c, (float("-inf"), None))[0] >= PLANE_SECONDS]
-    answers = parallel_map(lambda c: access.recent_reads.get(plane_read(c), PLANE_SECONDS,
-                                                             lambda: _plane_pods(access, c)), due)
+    answers = reads(lambda c: access.recent_reads.get(plane_read(c), PLANE_SECONDS, lambda: _plane_pods(access, c)),
+                    due, str)
     moved_pods: set[tuple[str, str]] = set()
     for cluster, answer in zip(due, answers):
+        if answer is PENDING:
+            errors.append(f"data plane {cluster}: pods not listed within {READ_WAIT_SECONDS:g} s (the list goes on)")
+            continue
         old = planes.get(cluster, (0.0, None))[1]
         listed = _same_objects(old, answer)
         if listed is not old:
@@ -299,10 +348,10 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         scope.running_of = (snapshot.jobs, frozenset(name for name, job in jobs.items()
                                                      if job.phase == "Running"))
     running = scope.running_of[1]
-    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, parallel_map,
+    _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors, reads,
                   shown_read)
-    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted)
-    _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted)
+    _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, reads, relisted)
+    _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted, reads)
     _note_usage(snapshot, key, scope, jobs, pods_of, changed)
     scope.running = running
 
@@ -360,7 +409,7 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
 
 
 def _read_headers(access, index, key, scope, jobs, running, changed, planes, pods_of, mono, errors,
-                  parallel_map, shown_read) -> None:
+                  reads, shown_read) -> None:
     """This round's Header-log reads (the order is the module's docstring's); the Jobs whose log said something new
     join `changed`."""
     log_reads = access.log_reads
@@ -396,12 +445,16 @@ def _read_headers(access, index, key, scope, jobs, running, changed, planes, pod
             scope.log_read[name] = mono
             scope.final.discard(name)
 
-    def read(name: str):
-        header, _, instance = chosen[name]
-        return log_reads.read(access, header.cluster, header.pod, max_age=LOG_SECONDS, instance=instance)
+    def read(item: tuple[str, str, object]):
+        cluster, pod, instance = item
+        return log_reads.read(access, cluster, pod, max_age=LOG_SECONDS, instance=instance)
 
-    for name, seen in zip(list(chosen), parallel_map(read, list(chosen))):
+    items = [(header.cluster, header.pod, instance) for header, _, instance in chosen.values()]
+    for name, seen in zip(list(chosen), reads(read, items, lambda item: item[0])):
         scope.log_read[name] = mono
+        if seen is PENDING:
+            errors.append(f"{name}: its Header log not read within {READ_WAIT_SECONDS:g} s (the read goes on)")
+            continue
         scope.read_as[name] = tuple(chosen[name][1:])
         if seen.error:
             errors.append(f"{name}: {seen.error}")
@@ -427,7 +480,7 @@ def _header_instance(index, name, pods_of, planes) -> tuple:
     return header, pod_key, rules.header_instance(plane if isinstance(plane, dict) else None, pod_key)
 
 
-def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, parallel_map, relisted) -> None:
+def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, reads, relisted) -> None:
     """The other Running Pods' logs (run-oom in any Pod's log), far less often: a few Jobs per round, the
     longest-unread first, each Job's Running non-Header Pods."""
     for name in [n for n in scope.worker_read if n not in jobs] if relisted else []:
@@ -452,8 +505,8 @@ def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, 
         return access.log_reads.read(access, pod.namespace, pod.pod_name, max_age=WORKER_LOG_SECONDS,
                                      instance=instance)
 
-    for (name, pod), seen in zip(chosen, parallel_map(read, chosen)):
-        if seen.error:
+    for (name, pod), seen in zip(chosen, reads(read, chosen, lambda item: item[1].namespace)):
+        if seen is PENDING or seen.error:
             continue
         kept = scope.worker_logs.get(name, frozen())
         pod_key = f"{pod.namespace}/{pod.name}"
@@ -462,7 +515,7 @@ def _read_workers(access, scope, jobs, running, planes, pods_of, mono, changed, 
             changed.add(name)
 
 
-def _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted) -> None:
+def _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted, reads) -> None:
     """Ray: the Ray tab's result when subscribed, else a read of our own now and then."""
     for name in [n for n in scope.ray if n not in jobs] if relisted else []:
         del scope.ray[name]
@@ -476,8 +529,11 @@ def _read_ray(access, snapshot, scope, jobs, running, mono, changed, relisted) -
         return
     name = wanted[1]
     scope.ray_at = mono
-    status = access.ray_status(jobs[name])
+    status = reads(lambda job: access.ray_status(jobs[job]), [name], lambda job: f"ray {job}")[0]
     old = scope.ray.get(name, (0.0, None))[1]
+    if status is PENDING:  # the read goes on by itself; the Job is asked again at its turn, RAY_SECONDS on
+        scope.ray[name] = (mono, old)
+        return
     scope.ray[name] = (mono, status)
     if status != old:
         changed.add(name)

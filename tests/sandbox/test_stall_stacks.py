@@ -401,6 +401,51 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
         stalled.store.delete("jobs", "other-failed")
 
 
+async def test_a_slow_data_plane_holds_no_other_jobs_alert(stalled, monkeypatch):
+    """issue 33, a twelfth round, a hostile data plane: its Header log read answered only after 20 s (each read
+    bounded by its own 30 s timeout, a dripping one by 300 s), and the round waited for its reads, so a Job that
+    failed meanwhile had its alert only when the read ended; the read held every round after it the same way. The
+    round waits READ_WAIT_SECONDS (here 0.5 s) for its reads: the other Job's alert fires while the read is held,
+    and the round says which read goes on."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow import alertpoll
+    from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.reconciler import Reconciler
+
+    monkeypatch.setattr(alertpoll, "READ_WAIT_SECONDS", 0.5)
+    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
+    reconciler = Reconciler(access)
+    running = asyncio.create_task(reconciler.run(lambda _published: None))
+    failed = job("other-failed")
+    failed["status"] = {"phase": "Failed", "message": "the trainer exited 1"}
+
+    def state():
+        return reconciler.snapshot.alerts.get(ALL_KEY)
+
+    async def until(predicate, what: str) -> None:
+        deadline = time.monotonic() + 10
+        while not predicate():
+            assert time.monotonic() < deadline, (what, state())
+            await asyncio.sleep(0.05)
+
+    with stalled.faults.cleared() as faults:
+        faults.delay(20, resource="pods/log", plane=CLUSTER)
+        try:
+            await until(lambda: any(p.get("spec", {}).get("podName") == POD
+                                    for p in reconciler.snapshot.pods.values()), "the Header Pod CR in the Snapshot")
+            reconciler.subscribe(ALERTS, ALL_KEY)
+            stalled.store.create("jobs", failed)
+            await until(lambda: state() is not None
+                        and ("other-failed", "job-failed", "other-failed") in state().book.alerts,
+                        "the other Job's alert")
+            assert f"{JOB}: its Header log not read within 0.5 s (the read goes on)" in state().errors
+        finally:
+            reconciler.stop()
+            await asyncio.wait_for(running, 10)
+            access.close()
+            stalled.store.delete("jobs", "other-failed")
+
+
 def test_a_bundle_of_a_pod_whose_restart_count_is_no_number_is_written(stalled, env, capsys, tmp_path):
     """A data-plane Pod's containerStatuses are cluster text: a restartCount of '²' (str.isdigit, not int), a
     list or a float past int raised in the bundle's container walk, and `rlark bundle` ended in 'rlark: crashed
