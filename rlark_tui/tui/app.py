@@ -40,7 +40,7 @@ from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import notification
+from rlark_tui.text.sinks import notification, one_line
 from rlark_tui.tui.console import ConsoleViews
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
@@ -86,23 +86,24 @@ class RlarkCommands(Provider):
             ("New job", app.open_wizard, "the create-job wizard"),
         ]
         for name in sorted(app.index.jobs) if app.index is not None else []:
-            commands.append((f"Open {name}", partial(app.open_job, name, "workers"), "job detail"))
-            commands.append((f"Logs of {name}", partial(app.open_logs, name, Scope.HEADER),
+            shown = one_line(name)  # the control plane's text: a line break or bidi control forged an entry
+            commands.append((f"Open {shown}", partial(app.open_job, name, "workers"), "job detail"))
+            commands.append((f"Logs of {shown}", partial(app.open_logs, name, Scope.HEADER),
                              "the Header role; a merges all Pods"))
-            commands.append((f"Run check {name}", partial(app.open_check, name), "run check report"))
-            commands.append((f"Stacks of {name}", partial(app.open_stacks, name),
+            commands.append((f"Run check {shown}", partial(app.open_check, name), "run check report"))
+            commands.append((f"Stacks of {shown}", partial(app.open_stacks, name),
                              "every live Ray worker's stack, the odd ranks named (S)"))
-            commands.append((f"Clone {name}", partial(app.open_clone, name), "the wizard on a copy (C)"))
-            commands.append((f"Tunnels of {name}", partial(app.open_tunnels, name),
+            commands.append((f"Clone {shown}", partial(app.open_clone, name), "the wizard on a copy (C)"))
+            commands.append((f"Tunnels of {shown}", partial(app.open_tunnels, name),
                              "local URLs of the Ray dashboard and TensorBoard (F)"))
             if not app.actions.readonly:
-                commands.append((f"Shell in {name}", partial(app.open_shell, name, Scope.HEADER),
+                commands.append((f"Shell in {shown}", partial(app.open_shell, name, Scope.HEADER),
                                  "a shell in the Header Pod (x)"))
             if not app.actions.readonly:
-                commands.append((f"Stop/Start {name}", partial(app.request_stop_start, name), "asks first"))
-                commands.append((f"Delete {name}", partial(app.request_delete, name), "asks first"))
-                commands.append((f"Edit and restart {name}", partial(app.open_edit, name), "the wizard, name locked (E)"))
-                commands.append((f"Restart {name}", partial(app.request_restart, name), "only un-stops; asks first (R)"))
+                commands.append((f"Stop/Start {shown}", partial(app.request_stop_start, name), "asks first"))
+                commands.append((f"Delete {shown}", partial(app.request_delete, name), "asks first"))
+                commands.append((f"Edit and restart {shown}", partial(app.open_edit, name), "the wizard, name locked (E)"))
+                commands.append((f"Restart {shown}", partial(app.request_restart, name), "only un-stops; asks first (R)"))
         return commands
 
     # An entry names a Job, text from the control plane: shown as plain text (a str display, and the matcher's
@@ -667,7 +668,6 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """A Job of more tasks than a draft may have roles (jobspec.draft.MAX_ROLES: its author sets how many) is
         not opened in the wizard, one line: its rows held the UI thread for minutes."""
         from rlark_tui.jobspec.draft import too_many_roles
-        from rlark_tui.text.sinks import one_line
 
         why = too_many_roles(len(draft.roles), f"Job {one_line(name)}")
         if why:

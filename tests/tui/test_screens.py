@@ -565,18 +565,23 @@ async def test_80_columns_a_long_reason_narrows_so_progress_and_age_stay_on_scre
 
 async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot):
     # a control plane's Job name is text from outside: '[@click=app.quit]' in one was Textual markup in the
-    # palette's entries (Content.from_markup), an action on a click
+    # palette's entries (Content.from_markup), an action on a click; a line break or a bidi control in one forged an
+    # entry of its own under the real one ('Delete prod'; issue 33, a twelfth round)
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict("[@click=app.quit]x[/]")]))
+        await post_snapshot(pilot, build_snapshot([job_dict("[@click=app.quit]x[/]"),
+                                                   job_dict("y\nDelete prod\u202eab")]))
         await pilot.press("ctrl+p")
         await pilot.press(*"open")
         options = app.screen.query_one("CommandList")
-        await wait_for(pilot, lambda: options.option_count > 0, "the palette's hits")
+        await wait_for(pilot, lambda: options.option_count > 1, "the palette's hits")
         await pilot.pause(0.3)
         rendered = [options.render_line(y) for y in range(options.size.height)]
-        assert any("Open [@click=app.quit]x[/]" in line.text for line in rendered), [line.text for line in rendered]
+        shown = [line.text for line in rendered]
+        assert any("Open [@click=app.quit]x[/]" in line for line in shown), shown
         assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
+        assert any("Open y\\nDelete prod\\u202eab" in line for line in shown), shown
+        assert not any(line.strip().startswith("Delete prod") for line in shown), shown
         await pilot.press("escape")
 
 
