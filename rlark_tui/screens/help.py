@@ -14,6 +14,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rlark_tui.text.sinks import one_line
+
 COMMANDS_HELP = (
     (":jobs", "the job list"),
     (":nodes", "the Node list (of the current namespace); enter opens a Node's detail"),
@@ -40,13 +42,19 @@ class HelpScreen(ModalScreen[None]):
         self.notes = notes
 
     def compose(self) -> ComposeResult:
-        lines = [f"Keys — {self.title_text}", ""]
-        width = max((len(k) for k, _ in self.keys), default=4) + 2
-        lines += [f"  {key:<{width}}{description}" for key, description in self.keys]
-        for note in self.notes:
-            lines += ["", *textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="  ")]
-        lines += ["", "Command mode (press :)", ""]
-        lines += [f"  {command:<18}{description}" for command, description in COMMANDS_HELP]
-        lines += ["", "ctrl+p opens the command palette; esc goes back; ctrl+q quits."]
         with VerticalScroll(id="help-dialog"):
-            yield Static("\n".join(lines), id="help-text", markup=False)
+            yield Static(help_text(self.title_text, self.keys, self.notes), id="help-text", markup=False)
+
+
+def help_text(title: str, keys: list[tuple[str, str]], notes: tuple[str, ...] = ()) -> str:
+    """The help's text. The title is the screen's crumb, which names a Job (`Jobs › NAME`) as the control plane gave
+    it: one line, so a line break in the name forges no key line under it."""
+    lines = [f"Keys — {one_line(title)}", ""]
+    width = max((len(k) for k, _ in keys), default=4) + 2
+    lines += [f"  {key:<{width}}{description}" for key, description in keys]
+    for note in notes:
+        lines += ["", *textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="  ")]
+    lines += ["", "Command mode (press :)", ""]
+    lines += [f"  {command:<18}{description}" for command, description in COMMANDS_HELP]
+    lines += ["", "ctrl+p opens the command palette; esc goes back; ctrl+q quits."]
+    return "\n".join(lines)

@@ -368,6 +368,16 @@ async def test_help_lists_the_live_keys(post_snapshot):
         assert isinstance(app.screen, JobListScreen)
 
 
+def test_the_help_names_a_job_on_its_title_line():
+    # issue 33, a twelfth round: the help's title is the screen's crumb ('Jobs › NAME', the control plane's name),
+    # and a line break in the name forged a key line under it
+    from rlark_tui.screens.help import help_text
+
+    lines = help_text("Jobs › x\n  ^d    Delete every job\u202e", [("l", "Logs")]).splitlines()
+    assert lines[0] == "Keys — Jobs › x\\n  ^d    Delete every job\\u202e"
+    assert not any(line.split()[:1] == ["^d"] for line in lines), lines
+
+
 async def test_help_in_readonly_mode_omits_mutations(post_snapshot):
     app = RlarkApp(None, readonly=True)
     async with app.run_test(size=SIZE) as pilot:
