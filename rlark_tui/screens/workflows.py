@@ -109,8 +109,8 @@ class WorkflowsScreen(_WorkflowsRead):
 
     def on_workflow_submitted(self, message: WorkflowSubmitted) -> None:
         if message.problems:
-            self.notify("not sent (the draft is kept: n opens it again):\n" + "\n".join(message.problems[:8]),
-                        severity="error", timeout=15)
+            self.rlark.notify(["not sent (the draft is kept: n opens it again):", *message.problems[:8]],
+                              severity="error", timeout=15)
             return
         self.draft = None
         self.notify(f"workflow {message.name} created: its controller creates each template's Job once its "

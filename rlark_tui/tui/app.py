@@ -191,12 +191,15 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.crash_line = ""
         """What run_tui prints after a crash, once the terminal is back: one line that names the report."""
 
-    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
-               markup: bool = False) -> None:
+    def notify(self, message: str | list[str], *, title: str = "", severity="information",
+               timeout: float | None = None, markup: bool = False) -> None:
         """A toast, never parsed as markup (messages quote Job names, log lines and API errors, where
-        `[@click=...]` would be an action) and without control characters. `markup` is taken and not used: a
-        screen's or widget's `notify` (Textual's Widget.notify) asks for markup by default."""
-        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=False)
+        `[@click=...]` would be an action), without control characters, and one line (a line break in a quoted Job
+        name forged a line of its own: 'x<LF>all green'); a list is a toast of those lines, each one line.
+        `markup` is taken and not used: a screen's or widget's `notify` (Textual's Widget.notify) asks for markup
+        by default."""
+        text = "\n".join(one_line(line) for line in message) if isinstance(message, list) else one_line(message)
+        super().notify(text, title=one_line(title), severity=severity, timeout=timeout, markup=False)
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
                            time_format: str | None = None) -> str | None:
@@ -999,7 +1002,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
                         else (name, False, None, 0))
         plan = bulk_plan(verb, jobs)
         if not any(action for _, action, _ in plan):
-            self.notify("\n".join(f"{name}: {effect}" for name, _, effect in plan), severity="warning", timeout=8)
+            self.notify([f"{name}: {effect}" for name, _, effect in plan], severity="warning", timeout=8)
             return
         title, body = bulk_consequences(verb, plan)
         self.push_screen(ConfirmScreen(title, body, BULK_VERBS[verb], dangerous=verb != "restart"),
@@ -1030,7 +1033,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
             if name in marked:
                 marked.remove(name)
         head = f"{len(done)} done, {len(failed)} failed" if failed else f"all {len(done)} done"
-        self.notify(head + "\n" + "\n".join(lines), severity="error" if failed else "information",
+        self.notify([head, *lines], severity="error" if failed else "information",
                     timeout=15 if failed else 8)
         for screen in self.screen_stack:
             if isinstance(screen, JobListScreen) and screen.ready:

@@ -21,3 +21,17 @@ async def test_a_screens_notify_is_never_markup():
         shown = list(app._notifications)
         assert [(n.message, n.markup) for n in shown] == [(HOSTILE, False), (HOSTILE, False)]
         assert shown[0].title == "[@click=app.quit]t[/]" and app.is_running
+
+
+async def test_a_toast_is_one_line_whatever_the_name_it_quotes():
+    # issue 33, a twelfth round: a toast quotes a Job's name as the control plane gave it ('job X stopped', a bulk
+    # action's result per Job), and a line break in it forged a line of its own under the real one
+    app = RlarkApp(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.screen.notify("job x\nall 3 done\u2028ok\u202e stopped", title="t\nforged")
+        app.notify(["2 done", "x\ny: stopped", "z: stopped"])
+        await pilot.pause()
+        shown = [(n.message, n.title) for n in app._notifications]
+        assert shown == [("job x\\nall 3 done\\u2028ok\\u202e stopped", "t\\nforged"),
+                         ("2 done\nx\\ny: stopped\nz: stopped", "")]
