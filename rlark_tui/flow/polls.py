@@ -126,6 +126,9 @@ class Topic:
     detailed: Fetch | None = None
     detail_interval: float | None = None
     rounds: Callable[[Callable[[str, str], None]], Fetch] | None = None
+    reserved: bool = False
+    """Its reads have places of their own, outside the reconciler's MAX_PARALLEL_POLLS and MAX_POLLS_PER_KEY (the
+    alert rounds: no Job's slow reads keep them waiting)."""
 
     def read(self, detail: bool) -> tuple[Fetch | None, float]:
         """The fetch and interval of a subscription with (or without) detail (fetch None: `rounds` makes it)."""
@@ -355,7 +358,7 @@ TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (
     Topic(METRICS, 5.0, poll_metrics),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None,
-          rounds=lambda poll_soon: alertpoll.AlertRounds(lambda job: poll_soon(PROGRESS, job))),
+          rounds=lambda poll_soon: alertpoll.AlertRounds(lambda job: poll_soon(PROGRESS, job)), reserved=True),
     Topic(USAGE, USAGE_SECONDS, None, rounds=lambda poll_soon: UsageRounds()),
     Topic(STORAGE, 15.0, fetch_storage),
     Topic(SSH_KEYS, 10.0, fetch_ssh_keys),

@@ -33,6 +33,10 @@ NOTHING_YET_SECONDS = 1.0
 MAX_PARALLEL_POLLS = 4
 """At most this many subscription reads at once (the most overdue for their interval first): dozens of Jobs' reads falling due
 together must not crowd the UI thread out of the interpreter."""
+MAX_POLLS_PER_KEY = 2
+"""At most this many reads of one key (one Job's topics) at once: a Job whose Ray head, TensorBoard and data plane
+answer slowly held every place with its detail's reads (Ray, Diagnosis, Health, Metrics), and every other Job's
+reads and the alert round waited behind them."""
 PROBE_SECONDS = 30.0
 PROBE_RETRY_SECONDS = 3.0
 """While a data plane, the gateway or a silent control plane is not connected, probe this often, so the header
@@ -422,8 +426,9 @@ class Reconciler:
 
     async def _poll_loop(self) -> None:
         """Start each subscription's read when its interval has passed (one read per subscription at a time, at
-        most MAX_PARALLEL_POLLS in all, the most overdue for its interval first: the 2 s alert round is not kept
-        waiting behind a burst of 10 s reads of the Jobs on screen falling due together)."""
+        most MAX_PARALLEL_POLLS in all and MAX_POLLS_PER_KEY of one key, the most overdue for its interval first: the
+        2 s alert round is not kept waiting behind a burst of 10 s reads of the Jobs on screen falling due together;
+        a reserved topic's reads, the alert round's, have places of their own)."""
         while not self._stop.is_set():
             now = self._clock()
             due = []
@@ -432,7 +437,16 @@ class Reconciler:
                 waited = now - self._polled_at.get(sub, float("-inf"))
                 if sub not in self._in_flight and waited >= interval:
                     due.append((-waited / interval, sub))
-            for _, (topic, key) in sorted(due)[:max(0, MAX_PARALLEL_POLLS - len(self._in_flight))]:
+            places = MAX_PARALLEL_POLLS - sum(1 for name, _ in self._in_flight if not self.topics[name].reserved)
+            per_key: dict[str, int] = {}
+            for name, key in self._in_flight:
+                per_key[key] = per_key.get(key, 0) + (not self.topics[name].reserved)
+            for _, (topic, key) in sorted(due):
+                if not self.topics[topic].reserved:
+                    if places <= 0 or per_key.get(key, 0) >= MAX_POLLS_PER_KEY:
+                        continue
+                    places -= 1
+                    per_key[key] = per_key.get(key, 0) + 1
                 self._in_flight.add((topic, key))
                 self._polled_at[(topic, key)] = now
                 task = asyncio.create_task(self._poll(self.topics[topic], key, self._subscribed[(topic, key)]))

@@ -258,3 +258,44 @@ async def test_reads_slow_to_a_fifth_while_the_terminal_is_unfocused_and_catch_u
         reconciler.stop()
         await asyncio.wait_for(task, 10)
         access.close()
+
+
+async def test_one_jobs_slow_reads_keep_no_other_jobs_read_or_the_alert_round_waiting(sb, env):
+    """issue 33, a twelfth round: a Job whose Ray head, TensorBoard and data plane answer slowly held every one of
+    the MAX_PARALLEL_POLLS places with its detail's reads (here four topics of 'evil' that hang), and another Job's
+    read and the alert round never ran meanwhile. One key's reads take MAX_POLLS_PER_KEY places at most, and the
+    alert round has places of its own."""
+    import dataclasses
+    import threading
+
+    from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.polls import DIAGNOSIS, EVIDENCE, METRICS, PROGRESS, TOPICS, Topic
+
+    release = threading.Event()
+    reads: list[tuple[str, str]] = []
+
+    def fetch(topic):
+        def read(access, index, key):
+            reads.append((topic, key))
+            if key == "evil":
+                release.wait(30)
+            return {}
+        return read
+
+    slow = {name: Topic(name, 2.0, fetch(name)) for name in (RAY, METRICS, DIAGNOSIS, EVIDENCE, PROGRESS)}
+    alerts = dataclasses.replace(TOPICS[ALERTS], fetch=fetch(ALERTS), rounds=None)
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    reconciler = Reconciler(access, topics={**TOPICS, **slow, ALERTS: alerts})
+    task = asyncio.create_task(reconciler.run(lambda _message: None))
+    try:
+        for name in (RAY, METRICS, DIAGNOSIS, EVIDENCE):
+            reconciler.subscribe(name, "evil")
+        await until(lambda: sum(1 for _, key in reads if key == "evil") >= 2)
+        reconciler.subscribe(PROGRESS, "plain")
+        reconciler.subscribe(ALERTS, ALL_KEY)
+        await until(lambda: (PROGRESS, "plain") in reads and (ALERTS, ALL_KEY) in reads, timeout=10)
+    finally:
+        release.set()
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
+        access.close()
