@@ -405,14 +405,14 @@ async def test_a_slow_data_plane_holds_no_other_jobs_alert(stalled, monkeypatch)
     """issue 33, a twelfth round, a hostile data plane: its Header log read answered only after 20 s (each read
     bounded by its own 30 s timeout, a dripping one by 300 s), and the round waited for its reads, so a Job that
     failed meanwhile had its alert only when the read ended; the read held every round after it the same way. The
-    round waits READ_WAIT_SECONDS (here 0.5 s) for its reads: the other Job's alert fires while the read is held,
+    round waits READ_WAIT_SECONDS (here 0.2 s) for its reads: the other Job's alert fires while the read is held,
     and the round says which read goes on."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.flow import alertpoll
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
     from rlark_tui.flow.reconciler import Reconciler
 
-    monkeypatch.setattr(alertpoll, "READ_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(alertpoll, "READ_WAIT_SECONDS", 0.2)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     reconciler = Reconciler(access)
     running = asyncio.create_task(reconciler.run(lambda _published: None))
@@ -438,7 +438,7 @@ async def test_a_slow_data_plane_holds_no_other_jobs_alert(stalled, monkeypatch)
             await until(lambda: state() is not None
                         and ("other-failed", "job-failed", "other-failed") in state().book.alerts,
                         "the other Job's alert")
-            assert f"{JOB}: its Header log not read within 0.5 s (the read goes on)" in state().errors
+            assert f"{JOB}: its Header log not read within 0.2 s (the read goes on)" in state().errors
         finally:
             reconciler.stop()
             await asyncio.wait_for(running, 10)
