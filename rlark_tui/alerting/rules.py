@@ -12,6 +12,7 @@ until it resolves; firing and resolving are events, numbered so that every consu
 
 from __future__ import annotations
 
+import hashlib
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -583,8 +584,18 @@ class Alert(Finding):
 
     @property
     def ack_key(self) -> str:
-        """What an acknowledgement names: the Job's uid (a new Job of the same name is a new run), rule, object."""
-        return f"{self.job_uid or self.job}/{self.rule}/{self.object}"
+        """What an acknowledgement names: the Job's uid (a new Job of the same name is a new run), rule, object; a
+        key past ACK_KEY_CHARS (cluster text: a Pod CR's podName is free text) is named by its digest, so a few
+        acknowledgements of one Job's long alerts cannot take the acknowledgements file past what is read back
+        (local/acks.MAX_FILE_BYTES), and every other Job's with it."""
+        key = f"{self.job_uid or self.job}/{self.rule}/{self.object}"
+        if len(key) <= ACK_KEY_CHARS:
+            return key
+        return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+ACK_KEY_CHARS = 512
+"""The longest acknowledgement key kept as it is (a longer one is named by its digest: Alert.ack_key)."""
 
 
 @dataclass(frozen=True)

@@ -400,3 +400,23 @@ def test_an_alert_toast_shows_a_jobs_name_on_its_one_line():
         title, text, _ = A.toast(alerts)
         assert "\n" not in title + text and "\u202e" not in text
         assert "evil\\nrun-finished ok: all green\\u202e" in text
+
+
+def test_acknowledging_a_hostile_jobs_long_alerts_keeps_every_other_acknowledgement(tmp_path):
+    """issue 33, a twelfth round: an acknowledgement names the alert's object as the cluster gave it (a Pod CR's
+    podName is free text, an object may hold 1.5 MB), and the acknowledgements file is read back to
+    acks.MAX_FILE_BYTES: three acks of such a Job's alerts made the file too large to read, so every Job's
+    acknowledged alerts fired again. A long object is named in the key by its digest."""
+    from rlark_tui.local import acks
+
+    def alert(job_uid: str, obj: str) -> A.Alert:
+        return A.Alert.fired(A.Finding("pod-backoff", "j", obj, "m", "e", job_uid=job_uid), 0.0, 0.0)
+
+    hostile = [alert("evil", str(n) * 1_400_000) for n in range(3)]
+    keys = [a.ack_key for a in hostile]
+    assert len(set(keys)) == 3 and all(len(key) < 200 for key in keys), [len(k) for k in keys]
+    kept = alert("other", "pod-0").ack_key
+    book = acks.AckFile()
+    book.acknowledge(tmp_path, kept)
+    book.acknowledge(tmp_path, *keys)
+    assert acks.AckFile().load(tmp_path) == {kept, *keys}
