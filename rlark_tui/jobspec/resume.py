@@ -37,6 +37,7 @@ _WORD = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\])*"""
 """One whole shell word (its quoted and escaped parts with it): the existing override is replaced to its end, so a
 second resume leaves nothing of a quoted first one (`'/o/x'"'"'y'` was cut after `'/o/x'`) and never half a quote."""
 _EXISTING = re.compile(r"(?<![\w.])" + re.escape(OVERRIDE) + "=" + _WORD)
+_SPACE_OR_WORD = re.compile(r"\s+|" + _WORD)
 
 
 def consequence(phase: str, same: bool = False) -> str:
@@ -56,22 +57,41 @@ def unchanged(raw: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
 
 
 def with_resume_dir(run_script: str, resume_dir: str) -> str:
-    """`run_script` with `runner.resume_dir` set to `resume_dir` (quoted for the shell)."""
+    """`run_script` with `runner.resume_dir` set to `resume_dir` (quoted for the shell), in a command, never in a
+    comment: an override appended after a line's `# comment` would be part of the comment, and the run would start
+    from scratch."""
     word = f"{OVERRIDE}={shlex.quote(resume_dir)}"
-    if _EXISTING.search(run_script):
-        return _EXISTING.sub(lambda _: word, run_script, count=1)
-    lines = run_script.rstrip("\n").split("\n")
+    lines = run_script.split("\n")
+    parts = [_code_and_comment(line) for line in lines]
+    for index, (code, comment) in enumerate(parts):
+        if _EXISTING.search(code):
+            lines[index] = _EXISTING.sub(lambda _: word, code, count=1) + comment
+            return "\n".join(lines)
     for index in range(len(lines) - 1, -1, -1):
-        text = lines[index].strip()
-        if text and not text.startswith("#"):
-            lines[index] = lines[index].rstrip().removesuffix("\\").rstrip() + " " + word
-            return "\n".join(lines) + ("\n" if run_script.endswith("\n") else "")
+        code, comment = parts[index]
+        if code.strip():
+            lines[index] = code.rstrip().removesuffix("\\").rstrip() + " " + word + (" " + comment if comment else "")
+            return "\n".join(lines)
     raise ValueError("the Header role has no run command to pass runner.resume_dir to")
 
 
+def _code_and_comment(line: str) -> tuple[str, str]:
+    """A script line's command and its comment: from a `#` that begins a word outside quotes, as the shell reads
+    it ('' when there is none)."""
+    at = 0
+    while at < len(line):
+        if line[at] == "#" and (at == 0 or line[at - 1].isspace()):
+            return line[:at], line[at:]
+        match = _SPACE_OR_WORD.match(line, at)
+        at = match.end() if match is not None and match.end() > at else at + 1
+    return line, ""
+
+
 def resume_dir_of(run_script: str) -> str | None:
-    """The `runner.resume_dir` a run command passes (unquoted as the shell would), or None when it passes none."""
-    match = _EXISTING.search(run_script)
+    """The `runner.resume_dir` a run command passes (unquoted as the shell would), or None when it passes none (a
+    comment's is none)."""
+    match = next((found for line in run_script.split("\n")
+                  if (found := _EXISTING.search(_code_and_comment(line)[0])) is not None), None)
     if match is None:
         return None
     try:

@@ -36,6 +36,19 @@ def test_override_appended_to_the_run_command_or_replaced():
         20, 20, None, None]
 
 
+def test_the_override_goes_into_the_command_never_into_a_comment():
+    """A last command line ending in `# comment` took the override inside the comment, and so did a comment that
+    named an earlier resume_dir: the resumed run started from scratch. A `#` inside a word or quotes is no comment."""
+    assert with_resume_dir("python train.py a=1  # the PPO run\n", "/o/global_step_20") == \
+        "python train.py a=1 runner.resume_dir=/o/global_step_20 # the PPO run\n"
+    script = "# was runner.resume_dir=/old/global_step_1\npython t.py 'x # y' b#c"
+    assert resume_dir_of(script) is None
+    resumed = with_resume_dir(script, "/o/global_step_2")
+    assert resumed == "# was runner.resume_dir=/old/global_step_1\npython t.py 'x # y' b#c runner.resume_dir=/o/global_step_2"
+    assert resume_dir_of(resumed) == "/o/global_step_2"
+    assert with_resume_dir(resumed, "/n/global_step_3").endswith("b#c runner.resume_dir=/n/global_step_3")
+
+
 def test_a_second_resume_replaces_the_whole_quoted_word_of_the_first():
     """A location with a quote (from a hostile Header log) is quoted `'/o/x'"'"'y/…'`; the next resume replaced only
     `'/o/x'` and left the rest glued to its own path (runner.resume_dir=/n/global_step_3'y/…). A word with escapes or
