@@ -243,15 +243,21 @@ class RoundReads:
 
     def _read(self, fn: Callable, item: object, where: str, future: Future) -> None:
         try:
-            future.set_result(fn(item))
-        except BaseException as exc:  # noqa: BLE001 - a bug: raised again on the round's thread by result()
-            future.set_exception(exc)
+            _answer(future, fn, item)
         finally:
             with self._lock:
                 self._flying.pop(item, None)
                 self._per_source[where] -= 1
                 if not self._per_source[where]:
                     del self._per_source[where]
+
+
+def _answer(future: Future, fn: Callable, arg: object) -> None:
+    """`fn(arg)`'s result into `future`, or what it raised: a bug, raised again on the round's thread by result()."""
+    try:
+        future.set_result(fn(arg))
+    except BaseException as exc:  # noqa: BLE001 - see the docstring
+        future.set_exception(exc)
 
 
 class StackTakes:
@@ -281,9 +287,7 @@ class StackTakes:
 
     def _take(self, take: Callable[[str], str], name: str, future: Future[str]) -> None:
         try:
-            future.set_result(take(name))
-        except BaseException as exc:  # noqa: BLE001 - a bug: raised again on the round's thread by result()
-            future.set_exception(exc)
+            _answer(future, take, name)
         finally:
             with self._lock:
                 self._running.discard(name)
