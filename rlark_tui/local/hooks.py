@@ -15,6 +15,7 @@ environment variables, never through a shell.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shlex
@@ -106,7 +107,8 @@ class Hook:
         self._stop.set()
         with self._lock:
             self._failed += self._queue.qsize() + self._open
-        self._queue.put((None, "", 0))
+        with contextlib.suppress(queue.Full):  # it wakes a dispatcher waiting on an empty queue; a full one has none
+            self._queue.put_nowait((None, "", 0))
         self._thread.join(max(0.0, deadline - time.monotonic()) + 0.1)
         self._say()
 

@@ -47,6 +47,35 @@ def test_exec_hook_variables_hold_no_control_or_line_break():
     assert all(value.isprintable() for value in env.values())
 
 
+def test_closing_a_hook_whose_queue_is_full_ends():
+    """A receiver that holds every delivery open: the hook's IN_FLIGHT deliveries wait, its dispatcher holds the
+    next event waiting for one of them, its queue fills, and `rlark watch` ends (Ctrl-C) with close(). Close put its
+    stop mark into the full queue, waiting for room that its stopped dispatcher would never make: rlark watch never
+    ended (a clean-clone run's worker hung there, in test_a_failing_hook_is_reported_once_and_never_blocks)."""
+    held, inside = threading.Event(), threading.Semaphore(0)
+
+    def deliver(record, line):
+        inside.release()
+        held.wait(30)
+
+    hook = hooks.Hook("webhook http://127.0.0.1:9", deliver, [].append, stall=0.01)
+    try:
+        for _ in range(hooks.IN_FLIGHT + 1):
+            hook.post(RECORD, "line")
+        assert all(inside.acquire(timeout=10) for _ in range(hooks.IN_FLIGHT))
+        deadline = time.monotonic() + 10
+        while not hook._queue.empty() and time.monotonic() < deadline:  # the dispatcher takes the next one
+            time.sleep(0.01)
+        for _ in range(hooks.QUEUE_SIZE):
+            hook.post(RECORD, "line")
+        closing = threading.Thread(target=hook.close, kwargs={"wait": 0.1}, daemon=True)
+        closing.start()
+        closing.join(10)
+        assert not closing.is_alive()
+    finally:
+        held.set()
+
+
 def test_a_failing_hook_is_reported_once_and_never_blocks():
     reports, started = [], threading.Event()
 
