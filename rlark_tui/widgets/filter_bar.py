@@ -33,7 +33,8 @@ class Matcher:
     error: str = ""
     literal: str | None = None
     """The lowercased text when it is matched as plain text (no regex syntax, or an invalid regex)."""
-    budget: float = ROW_SECONDS
+    budget: float | patterns.Deadline = ROW_SECONDS
+    """Seconds per text, or a Deadline shared by every text of a pass."""
     invert: bool = False
     """Keep what does NOT match (`!pattern`, the log pane's inverse line filter)."""
 

@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from rlark_tui.text.patterns import PatternTooSlow
+from rlark_tui.text.patterns import Deadline, PatternTooSlow
 from rlark_tui.text.sanitize import clean, clean_lines, has_control
 from rlark_tui.widgets.filter_bar import Matcher, make_matcher
 
@@ -37,6 +37,9 @@ ERROR_PATTERN = re.compile(
 PATTERN_SECONDS = 0.1
 """A search or line-filter regex may spend this long on one line; a slower one (catastrophic backtracking, such as
 `(a+)+$` on a long line) is dropped and the pane says it is too slow, instead of freezing the keys."""
+PASS_SECONDS = 0.5
+"""A pass of the search or line filter over many lines (find, rebuild, a drained batch) spends this long in all:
+a pattern a little under PATTERN_SECONDS on each of 20,000 long lines would otherwise hold the keys for minutes."""
 STRIPS_KEPT = 4000
 """Rows whose rendered strip is kept (the least recently drawn go first): a screenful scrolled back and forth is
 drawn once."""
@@ -70,6 +73,11 @@ def _one_line(text: str) -> str:
 def timed(matcher: Matcher) -> Matcher:
     """The matcher with its regex stopped after PATTERN_SECONDS per line."""
     return dataclasses.replace(matcher, budget=PATTERN_SECONDS)
+
+
+def one_pass(matcher: Matcher) -> Matcher:
+    """The matcher for one pass over many lines: PASS_SECONDS shared by all of them."""
+    return dataclasses.replace(matcher, budget=Deadline(PASS_SECONDS))
 
 
 class LogBuffer:
@@ -290,7 +298,7 @@ class LogView(ScrollView, can_focus=True):
         at_end = self.follow
         first = self.buffer.first_seq
         new_rows: list[tuple[LogLine, int]] = []
-        matches = self.line_filter.matches if self.line_filter.pattern is not None else None
+        matches = one_pass(self.line_filter).matches if self.line_filter.pattern is not None else None
         try:
             for line in lines:
                 if line.seq >= first and (line.notice or matches is None or matches(line.text)):
@@ -326,9 +334,10 @@ class LogView(ScrollView, can_focus=True):
         self._wrap_at = self._wrap_width()
         self._cache.clear()
         self._rows = []
+        matches = one_pass(self.line_filter).matches
         try:
             for line in self.buffer:
-                if line.notice or self.line_filter.matches(line.text):
+                if line.notice or matches(line.text):
                     self._rows.extend(self._rows_for(line))
         except PatternTooSlow:
             self._drop_slow("filter")
@@ -397,9 +406,10 @@ class LogView(ScrollView, can_focus=True):
             (i for i, line in enumerate(ordered) if (line.seq > pivot if forward else line.seq < pivot)),
             len(ordered),
         )
+        matches = one_pass(self.search).matches
         try:
             for line in ordered[start:] + ordered[:start]:
-                if not line.notice and self.search.matches(self.line_text(line)):
+                if not line.notice and matches(self.line_text(line)):
                     self._goto(line)
                     return line
         except PatternTooSlow:

@@ -41,3 +41,27 @@ async def test_a_catastrophic_pattern_is_dropped_as_too_slow_and_keys_keep_worki
         assert time.process_time() - started < 5, "the pane spent its time in the pattern"
         assert f"pattern too slow: {SLOW!r}" in status(app)
         assert any(line.text == LINE for line in screen.view.shown_lines), "the filter is off: every line shows"
+
+
+LINES = 400
+SLOWISH = "error.*timeout"
+"""A search a user types: on a line of 8,000 characters of `error ` it spends ~20 ms, under the per-line bound."""
+
+
+@pytest.mark.parametrize("bar", ["#log-search", "#log-filter"])
+async def test_a_pattern_just_under_the_line_bound_on_every_line_holds_the_keys_at_most_a_second(bar):
+    """A Job's log of many long lines each a little slow for an ordinary search: the pass over all of them (the
+    search's find, the filter's rebuild) shares one bound, so the keys do not wait out the per-line bound times
+    the lines (400 x 20 ms here; 20,000 lines held)."""
+    app = RlarkApp(None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = LogScreen("slowish-job")
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: "follow on" in status(app), "the pane")
+        for _ in range(LINES):
+            screen._push("actor/slowish-job-actor-0", "", "error " * 1_333)
+        await wait_for(pilot, lambda: len(screen.buffer) >= LINES, "the lines in the pane")
+        started = time.process_time()
+        app.screen.query_one(bar).value = SLOWISH  # as a paste types it: one change
+        await wait_for(pilot, lambda: "pattern too slow" in status(app), "the too-slow notice", timeout=30)
+        assert time.process_time() - started < 2, "the keys waited out every line's bound"
