@@ -99,6 +99,12 @@ def _files(args: argparse.Namespace) -> tuple[str, str]:
     return f"status-cache-{key}.json", f"status-refresh-{key}.lock"
 
 
+def _written(data: dict, now: float) -> float | None:
+    """When the cache or summary was written (acks.written_at: None when no number, or later than now)."""
+    from rlark_tui.local.acks import written_at
+    return written_at(data.get("time"), now)
+
+
 def _unreachable(cache: dict) -> list[str]:
     names = cache.get("unreachable")
     return [str(name) for name in names] if isinstance(names, list) else []
@@ -108,13 +114,13 @@ def segment(cache: dict, summary: dict, now: float) -> str:
     """`rlark ▶3 ✗1 ⚠2`; `⚠` only when an evaluator reported lately; `○N` when N of several contexts did not
     answer; `?` when the Job counts are old or missing."""
     running, failed = _count(cache, "running"), _count(cache, "failed")
-    at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
+    at = _written(cache, now)
     parts = ["rlark"]
     if running is None or failed is None:
         parts.append("?")
     else:
         parts += [f"▶{running}", f"✗{failed}"]
-    summary_at = summary.get("time") if isinstance(summary.get("time"), (int, float)) else None
+    summary_at = _written(summary, now)
     alerts = _count(summary, "alerts")
     if alerts is not None and summary_at is not None and now - summary_at <= SUMMARY_SECONDS:
         parts.append(f"⚠{alerts}")
@@ -131,8 +137,8 @@ def _spawn_refresh(root: Path, argv: list[str], lock_name: str = LOCK) -> None:
     from rlark_tui.local.fsutil import write_private
     from rlark_tui.local.selfrun import python_module
     lock = root / lock_name
-    try:
-        if time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
+    try:  # a lock dated later than now (the clock set back since) is no refresher under way
+        if 0 <= time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
             return
     except OSError:
         pass
@@ -286,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     cache_name, lock_name = _files(args)
     cache = _read(root / cache_name)
-    at = cache.get("time") if isinstance(cache.get("time"), (int, float)) else None
+    at = _written(cache, now)
     if at is None or now - at > FRESH_SECONDS:
         _spawn_refresh(root, _global_argv(args), lock_name)
     summary = _read(root / SUMMARY)

@@ -29,6 +29,19 @@ MAX_ENTRIES = 5000
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """The acknowledgements file read back (MAX_ENTRIES entries are far less)."""
 
+CLOCK_SKEW = 60.0
+"""A time this far past now is still now (two processes' clocks); later is no time of this machine's."""
+
+
+def written_at(value: object, now: float) -> float | None:
+    """A time a state file says (a write, an acknowledgement): None unless it is a number from 0 to now (give or
+    take CLOCK_SKEW). A later one was written by another version, a hand edit or before the clock was set back,
+    and would read fresh forever: a status never refreshed, an acknowledgement that outranks every new one."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= now + CLOCK_SKEW:
+        return None
+    return float(value)
+
+
 def _path(state_dir: Path) -> Path:
     return Path(state_dir) / FILE_NAME
 
@@ -75,7 +88,8 @@ class AckFile:
         now = time.time() if now is None else now
         path = _path(state_dir)
         with self._lock:
-            entries = {key: at for key, at in _read(path).items() if now - at < KEEP_SECONDS}
+            entries = {key: at for key, at in _read(path).items()
+                       if written_at(at, now) is not None and now - at < KEEP_SECONDS}
             entries.update(dict.fromkeys(keys, now))
             newest = dict(sorted(entries.items(), key=lambda item: item[1])[-MAX_ENTRIES:])
             write_private(path, json.dumps({"acks": newest}, indent=1, sort_keys=True) + "\n")
@@ -120,9 +134,9 @@ def firing_of(summary: dict, now: float, within: float) -> list[Firing] | None:
     """The firing alerts of a summary written within `within` seconds; None when no evaluator reported lately
     (the file may be hand-edited: an entry not in its shape is left out, a firing time no datetime holds is
     unknown (0); the text is cleaned where shown)."""
-    at = summary.get("time")
+    at = written_at(summary.get("time"), now)
     listed = summary.get("firing")
-    if not isinstance(at, int | float) or now - at > within or not isinstance(listed, list):
+    if at is None or now - at > within or not isinstance(listed, list):
         return None
     found = []
     for entry in listed[:FIRING_LISTED]:

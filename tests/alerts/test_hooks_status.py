@@ -256,3 +256,40 @@ current-context: x
                 os.kill(int(lock.read_text()), signal.SIGTERM)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+FUTURE = 1e308
+"""A time no clock reaches: a cache, summary or acknowledgement another version, a hand edit or a clock set back
+since wrote."""
+
+
+def test_a_cache_or_summary_dated_in_the_future_reads_old_and_a_status_of_it_is_one_line(tmp_path):
+    now = time.time()
+    assert segment({"time": FUTURE, "running": 3, "failed": 1}, {"time": FUTURE, "alerts": 2}, now) == "rlark ▶3 ✗1 ?"
+    assert segment({"time": float("nan"), "running": 3, "failed": 1}, {}, now) == "rlark ▶3 ✗1 ?"
+    assert acks.firing_of({"time": FUTURE, "firing": []}, now, 120) is None
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / CACHE).write_text(json.dumps({"time": FUTURE, "running": 2, "failed": 0}))
+    (state / CACHE).chmod(0o600)
+    (state / "status-refresh.lock").write_text("1")  # a refresher's, 'started' in 2099
+    os.utime(state / "status-refresh.lock", (4070908800, 4070908800))
+    env = {**os.environ, "KUBECONFIG": str(tmp_path / "missing"), "RLARK_STATE_DIR": str(state),
+           "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    answer = subprocess.run([sys.executable, "-m", "rlark_tui", "status"], env=env, capture_output=True,
+                            text=True, timeout=30)
+    assert (answer.returncode, answer.stderr) == (0, "")
+    assert answer.stdout.startswith("rlark ▶2 ✗0 ?    (Jobs as of never")
+    deadline = time.monotonic() + 30  # the refresher it started (the cache reads old) finds no kubeconfig, and
+    # takes the lock away
+    while (state / "status-refresh.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (state / "status-refresh.lock").exists()
+
+
+def test_acknowledgements_dated_in_the_future_keep_no_new_one_out(tmp_path):
+    (tmp_path / acks.FILE_NAME).write_text(json.dumps({"acks": {f"uid/rule/{i}": FUTURE
+                                                                 for i in range(acks.MAX_ENTRIES)}}))
+    (tmp_path / acks.FILE_NAME).chmod(0o600)
+    acks.AckFile().acknowledge(tmp_path, "uid-2/progress-stalled/job")
+    assert "uid-2/progress-stalled/job" in acks.AckFile().load(tmp_path)
