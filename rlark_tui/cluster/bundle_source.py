@@ -9,6 +9,7 @@ was written, and is shown through the same cleaning as a live cluster's. No requ
 from __future__ import annotations
 
 import collections
+import heapq
 import tarfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -20,6 +21,7 @@ import yaml
 from rlark_tui.cluster.access import WatchEvent
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
+from rlark_tui.cluster.metrics import MAX_TAGS, thin
 from rlark_tui.errors import RlarkError
 from rlark_tui.local.archives import open_tar, reader
 from rlark_tui.local.fsutil import open_input
@@ -244,11 +246,15 @@ class BundleAccess:
         data = self._json(layout.METRICS)
         if not isinstance(data, dict) or data.get("job") != job or not isinstance(data.get("series"), dict):
             return None
-        series = {str(tag): [(_number(p[0], 0.0), p[1], _number(p[2], float("nan"))) for p in points
-                             if isinstance(p, list) and len(p) == 3 and isinstance(p[1], int)]
-                  for tag, points in data["series"].items() if isinstance(points, list)}
+        listed = {str(tag): points for tag, points in data["series"].items() if isinstance(points, list)}
+        # read as TensorBoard's tags are (cluster/metrics.py): the first MAX_TAGS in name order, each thinned
+        series = {tag: thin([(_number(p[0], 0.0), p[1], _number(p[2], float("nan"))) for p in listed[tag]
+                             if isinstance(p, list) and len(p) == 3 and isinstance(p[1], int)])
+                  for tag in heapq.nsmallest(MAX_TAGS, listed)}
+        left_out = (f"; the bundle has {len(listed):,} tags: the first {MAX_TAGS} read" if len(listed) > MAX_TAGS
+                    else "")
         return MetricsState(MetricsResult(job, str(data.get("source") or "log"), series,
-                                          note=f"captured {self.manifest.captured}"))
+                                          note=f"captured {self.manifest.captured}{left_out}"))
 
     def close(self) -> None:
         self._tar.close()

@@ -151,3 +151,34 @@ def test_a_job_of_many_pods_shares_one_total_log_budget_the_bundle_reports(tmp_p
     read_back = parse_manifest(written)
     assert written["container_logs"] == 4 and read_back is not None
     assert (read_back.budget, read_back.total, read_back.logs) == (50_000, 200_000, 4)
+
+
+def test_a_bundle_of_many_metric_tags_and_points_is_read_as_a_cluster_is(tmp_path):
+    """A bundle's metrics.json is someone else's: 120,000 tags of it (3 MB) were 120,000 series, each a line of the
+    Metrics tab's tag list, and a series of 100,000 points was plotted whole on every draw. It is read as TensorBoard
+    is (cluster/metrics.py): the first MAX_TAGS tags in name order, each thinned to MAX_POINTS, and said."""
+    import io
+    import json
+    import tarfile
+
+    from rlark_tui.cluster.metrics import MAX_POINTS, MAX_TAGS
+    from rlark_tui.telemetry.bundle import FORMAT
+
+    series = {f"tag{index:04}": [[0.0, 1, 1.0]] for index in range(1_000)}
+    series["loss"] = [[float(step), step, 0.5] for step in range(100_000)]
+    path = tmp_path / "tags.tar.gz"
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for name, data in (("manifest.json", {"format": FORMAT, "job": "j", "members": []}),
+                           ("metrics.json", {"job": "j", "series": series})):
+            raw = json.dumps(data).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    access = BundleAccess(path)
+    try:
+        result = access.metrics("j").result
+    finally:
+        access.close()
+    assert sorted(result.series) == sorted(series)[:MAX_TAGS] and "loss" in result.series
+    assert len(result.series["loss"]) == MAX_POINTS and result.series["loss"][-1] == (99_999.0, 99_999, 0.5)
+    assert "the bundle has 1,001 tags: the first 256 read" in result.note
