@@ -55,6 +55,7 @@ class Platform:
 
     def __init__(self, per_pod: int) -> None:
         self.per_pod = per_pod
+        self.context = "bench"
         self.server_problem = "a stand-in: no rlark-server"
         self.config = type("Config", (), {"ray_token": None})()
         self.ray_tokens = None

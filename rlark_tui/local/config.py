@@ -206,11 +206,8 @@ MAX_VIEWS_BYTES = 64 * 1024
 def views_path(context: str) -> Path:
     """A context's view settings: `views/<context>-<hash>.json` beside the config file (the name made safe for a
     file, the hash keeping apart contexts that only differ where it was not)."""
-    import hashlib
-
-    from rlark_tui.text.sinks import file_name
-    digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return config_path().parent / VIEWS_DIR / f"{file_name(context or 'default', 80)}-{digest}.json"
+    from rlark_tui.text.sinks import keyed_name
+    return config_path().parent / VIEWS_DIR / f"{keyed_name(context, 80)}.json"
 
 
 def load_views(context: str) -> tuple[ViewSettings, str]:

@@ -136,8 +136,10 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     manifest.logs = sum(1 for cr in crs if cr.pod_name in by_name for _ in _containers(by_name[cr.pod_name]))
     manifest.budget = budget = layout.log_budget(budget, total, manifest.logs)
     masker = Masker(_known(access, raw, crs, inputs.pods, notes))
-    kept = diagnose_reads.remember(state_dir, job.uid, diagnose_reads.read_kept(state_dir, name, job.uid),
-                                   pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes)
+    kept = diagnose_reads.remember(state_dir, job.uid,
+                                   diagnose_reads.read_kept(state_dir, name, job.uid, context=access.context),
+                                   pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes,
+                                   context=access.context)
     diagnosis = kept.diagnosis
     with atomic_output(path) as out, tarfile.open(fileobj=out, mode="w|gz") as tar:
         writer = Writer(tar, manifest, at)

@@ -28,7 +28,7 @@ from rlark_tui.model.objects import Job, Pod, dig, main_container_status, restar
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.redact import secret_values
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import file_name, keyed_name
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -74,18 +74,21 @@ class Kept:
     stderr: KeptStderr | None = None
 
 
-def kept_path(state_dir: Path, job: str) -> Path:
-    return Path(state_dir) / KEPT_DIR / f"{file_name(job)}.json"
+def kept_path(state_dir: Path, job: str, context: str) -> Path:
+    """Where the first failure of `job` of `context` is kept: a directory per context (sinks.keyed_name), so a Job
+    of the same name in another context (another cluster's, or a hostile control plane's) neither replaces it nor
+    is shown for it."""
+    return Path(state_dir) / KEPT_DIR / keyed_name(context, 80) / f"{file_name(job)}.json"
 
 
-def read_kept(state_dir: Path, job: str, uid: str | None = None) -> Kept | None:
+def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> Kept | None:
     """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
     afresh) and its kept stderr excerpt; None when there is none or it cannot be read (fsutil.read_own: one another
     user planted or linked in a shared state directory, a FIFO or a device, is none)."""
     from rlark_tui.local.fsutil import read_own
 
     try:
-        data = load_json(read_own(kept_path(state_dir, job), MAX_KEPT_BYTES), max_bytes=MAX_KEPT_BYTES)
+        data = load_json(read_own(kept_path(state_dir, job, context), MAX_KEPT_BYTES), max_bytes=MAX_KEPT_BYTES)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):
@@ -94,8 +97,8 @@ def read_kept(state_dir: Path, job: str, uid: str | None = None) -> Kept | None:
     return Kept(found, _stderr_from_json(data.get("stderr"))) if found is not None and found.job == job else None
 
 
-def load_kept(state_dir: Path, job: str, uid: str | None = None) -> pure.Diagnosis | None:
-    kept = read_kept(state_dir, job, uid)
+def load_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> pure.Diagnosis | None:
+    kept = read_kept(state_dir, job, uid, context=context)
     return kept.diagnosis if kept is not None else None
 
 
@@ -123,17 +126,19 @@ def kept_stderr(diagnosis: pure.Diagnosis, previous: KeptStderr | None, now: flo
         else None
 
 
-def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis, stderr: KeptStderr | None = None) -> None:
+def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis, stderr: KeptStderr | None = None, *,
+         context: str) -> None:
     from rlark_tui.local.fsutil import write_private
 
     payload: dict[str, Any] = {"uid": uid, "diagnosis": pure.to_json(diagnosis)}
     if stderr is not None:
         payload["stderr"] = {"pid": stderr.pid, "worker": stderr.worker, "kept_at": pure.iso(stderr.kept_at),
                              "lines": list(stderr.lines)}
-    write_private(kept_path(state_dir, diagnosis.job), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    write_private(kept_path(state_dir, diagnosis.job, context), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
 
 
-def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, notes: list[str]) -> Kept:
+def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, notes: list[str], *,
+             context: str) -> Kept:
     """`now` joined with the kept diagnosis, kept again when it knows a failure and learnt more; what is kept."""
     merged = pure.merge(kept.diagnosis if kept else None, now)
     previous = kept.stderr if kept else None
@@ -141,7 +146,7 @@ def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, 
     if merged.first_failure is not None and (
             pure.to_json(merged) != (pure.to_json(kept.diagnosis) if kept else None) or stderr != previous):
         try:
-            keep(state_dir, uid, merged, stderr)
+            keep(state_dir, uid, merged, stderr, context=context)
         except (OSError, RlarkError) as exc:
             notes.append(f"the evidence could not be kept: {exc}")
     return Kept(merged, stderr)
@@ -153,15 +158,15 @@ def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEAD
     try:
         job = access.job(name)
     except NotFound:
-        gone = load_kept(state_dir, name)
+        gone = load_kept(state_dir, name, context=access.context)
         if gone is None:
             raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept") from None
         return Read(gone, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
     notes: list[str] = []
     inputs = gather(access, job, notes, tail)
     now = pure.diagnose(inputs)
-    kept = read_kept(state_dir, name, job.uid)
-    merged = remember(state_dir, job.uid, kept, now, notes).diagnosis
+    kept = read_kept(state_dir, name, job.uid, context=access.context)
+    merged = remember(state_dir, job.uid, kept, now, notes, context=access.context).diagnosis
     old = kept.diagnosis if kept else None
     used_kept = old is not None and merged.first_failure is not None \
         and _plain(merged.first_failure) == _plain(old.first_failure) != _plain(now.first_failure)

@@ -178,6 +178,16 @@ _FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 FILE_CHARS = 100
 
 
+def keyed_name(name: str, limit: int) -> str:
+    """One path component for state kept per `name` (a kubeconfig context): `file_name` of it and 10 hex digits of
+    its digest, so names that differ only where file_name made them alike (`a/b` and `a_b`, case, Unicode forms)
+    name different files."""
+    import hashlib
+
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{file_name(name or 'default', limit)}-{digest}"
+
+
 def file_name(name: object, limit: int = FILE_CHARS) -> str:
     """One path component from a cluster name: `[A-Za-z0-9._-]` only (others `_`), no leading dot (no `..`, no
     hidden file), at most `limit` characters, never empty. A name longer than `limit` ends in `-` and 8 hex digits

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from rlark_tui.raydash.diagnose import kept_path
 from tests.alerts.conftest import NAMES, OWN, REFERENCED, SECRET
 from tests.clirun import cli_runner
 
@@ -63,7 +64,7 @@ def test_each_fault_is_a_json_line_and_a_webhook_post_without_secrets(faulty, pl
     assert OWN not in everything and REFERENCED not in everything   # the Job's own value, its Secret's value
     assert "wandb *** note ***" in crashed["message"]
     # the watch that saw the run crash kept its first failure then, for diagnose and bundle once the Pods are gone
-    kept = state / "diagnosis" / f"{NAMES['crash']}.json"
+    kept = kept_path(state, NAMES["crash"], plain_sandbox.context)
     deadline = time.monotonic() + 30
     while not kept.exists():
         assert time.monotonic() < deadline, "the watch kept no first failure of the crashed run"

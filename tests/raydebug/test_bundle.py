@@ -130,7 +130,8 @@ def test_a_dead_workers_stderr_ray_no_longer_serves_is_the_excerpt_rlark_kept(jo
     at = time.time() - 3600
     failure = Failure("ActorGroup:1", f"{NAME}-actor-0", "edge-b1", at, "signal",
                       "ActorGroup:1 failed first (signal): Fatal Python error: Segmentation fault", lines, 812)
-    keep(state_dir(), uid, Diagnosis(NAME, failure), KeptStderr(812, "ActorGroup:1", at + 1, lines))
+    keep(state_dir(), uid, Diagnosis(NAME, failure), KeptStderr(812, "ActorGroup:1", at + 1, lines),
+         context=job.context)
     bundle = tmp_path / "kept.tar.gz"
     result = cli_runner(job.kubeconfig, capsys)("--readonly", "bundle", NAME, "-o", str(bundle))
     assert result.code == 0, result.err

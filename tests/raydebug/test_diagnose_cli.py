@@ -13,6 +13,7 @@ import pytest
 from rlark_tui.cluster.errors import NotFound, Unreachable
 from rlark_tui.commands import diagnose as command
 from rlark_tui.model.objects import Job
+from rlark_tui.raydash.diagnose import kept_path
 from tests.raydebug.recorded import CRASHED_PID, DATA, _json
 
 FATAL = "Fatal Python error: Segmentation fault"
@@ -45,6 +46,7 @@ class Platform:
     """ClusterAccess as diagnose uses it: the Job, its Pod CR and data-plane pod, the Header log, Ray."""
 
     def __init__(self) -> None:
+        self.context = "stand-in"
         self.exists, self.pods, self.ray = True, True, True
         self.stderr_asked: list[int] = []
         self.server_problem = ""
@@ -97,7 +99,7 @@ def test_diagnose_prints_the_first_failure_and_keeps_it_private(platform, capsys
         "ActorGroup:1", "signal", "segv-actor-0", "gpu-a3")
     assert FATAL in failure["evidence"]
     assert platform.stderr_asked == [CRASHED_PID]  # only the worker that died of something else than its refs
-    kept = tmp_path / "state" / "diagnosis" / "segv.json"
+    kept = kept_path(tmp_path / "state", "segv", "stand-in")
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     payload = json.loads(kept.read_text())
     assert payload["uid"] == "u-1"
@@ -108,7 +110,7 @@ def test_diagnose_prints_the_first_failure_and_keeps_it_private(platform, capsys
 
 def test_once_ray_started_afresh_and_the_job_is_stopped_or_gone_the_kept_evidence_answers(platform, capsys, tmp_path):
     _run(capsys)
-    kept = tmp_path / "state" / "diagnosis" / "segv.json"
+    kept = kept_path(tmp_path / "state", "segv", "stand-in")
     first = json.loads(kept.read_text())["stderr"]
     platform.ray = False
     code, out, err = _run(capsys)
@@ -152,3 +154,32 @@ def test_the_diagnosis_topic_reads_what_rlark_diagnose_reads(platform):
     assert (found.first_failure.worker, found.first_failure.cause) == ("ActorGroup:1", "signal")
     assert index.diagnosis_of("segv") is None and TOPICS["diagnosis"].interval == 15.0
     assert fetch_diagnosis(platform, SnapshotIndex(Snapshot()), "segv") is None  # not listed yet: asked again soon
+
+
+def test_a_job_of_the_same_name_in_another_context_neither_sees_nor_replaces_the_kept_evidence(platform, capsys,
+                                                                                                tmp_path):
+    """The kept first failures were one file per Job name for every context: with two contexts (`--context`,
+    `rlark watch --all-contexts`, the TUI's switch) another cluster's Job of the same name, or a hostile control
+    plane's, replaced a context's kept evidence, and `rlark diagnose` of a Job gone from the other context answered
+    with this one's. Each context keeps its own, whatever its name (case, `/`, `..`)."""
+    from rlark_tui.errors import RlarkError
+
+    state = tmp_path / "state"
+    platform.context = "site-a"
+    _run(capsys)
+    kept = kept_path(state, "segv", "site-a")
+    before = kept.read_text()
+    platform.context, platform.exists = "site-b", False
+    with pytest.raises(RlarkError, match="^diagnose: Job segv does not exist and no evidence of it was kept$"):
+        _run(capsys)
+    platform.exists = True
+    JOB["metadata"]["uid"] = "u-2"
+    try:
+        for other in ("SITE-A", "site/a", "../site-a"):
+            platform.context = other
+            assert _run(capsys)[0] == 0
+            assert kept_path(state, "segv", other).parent.parent == state / "diagnosis"
+    finally:
+        JOB["metadata"]["uid"] = "u-1"
+    assert kept.read_text() == before
+    assert len(list((state / "diagnosis").glob("*/segv.json"))) == 4

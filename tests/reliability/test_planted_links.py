@@ -221,7 +221,7 @@ from rlark_tui.raydash import bundle, diagnose
 state = Path(sys.argv[1])
 started = time.monotonic()
 print(json.dumps({
-    "kept": [diagnose.load_kept(state, job) is None for job in ("fifo-job", "zero-job", "forged-job")],
+    "kept": [diagnose.load_kept(state, job, context="ctx") is None for job in ("fifo-job", "zero-job", "forged-job")],
     "status": [status._read(state / name) for name in (status.CACHE, "alerts-summary.json")],
     "acks": sorted(acks._read(state / acks.FILE_NAME)),
     "records": [r.job for r in records.list_records(state)],
@@ -248,8 +248,9 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
     shared.chmod(0o1777)
     forged_diagnosis = json.dumps({"uid": "", "diagnosis": {"job": "forged-job"}})
     record = json.dumps({"job": "forged-job", "checkedAt": "2099-01-01", "checks": [{"result": "pass"}]})
-    plant = (f"cd {shared} && mkdir -m 777 diagnosis checks drafts views && mkfifo diagnosis/fifo-job.json "
-             f"&& ln -s /dev/zero diagnosis/zero-job.json && echo '{forged_diagnosis}' > diagnosis/forged-job.json "
+    kept = "diagnosis/ctx-$(printf ctx | sha256sum | cut -c1-10)"  # the context's kept failures (keyed_name)
+    plant = (f"cd {shared} && mkdir -m 777 diagnosis {kept} checks drafts views && mkfifo {kept}/fifo-job.json "
+             f"&& ln -s /dev/zero {kept}/zero-job.json && echo '{forged_diagnosis}' > {kept}/forged-job.json "
              f"&& mkfifo status-cache.json && ln -s /dev/zero alerts-summary.json "
              f"&& echo '{{\"acks\": {{\"job-failed/x\": 4e9}}}}' > {acks.FILE_NAME} "
              f"&& echo '{record}' > checks/forged-job.json && mkfifo checks/forged-job.md "

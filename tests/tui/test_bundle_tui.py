@@ -27,7 +27,7 @@ SIZE = (140, 40)
 @pytest.fixture
 def bundle(tmp_path):
     state = tmp_path / "state"
-    keep(state, "u-bench", d.diagnose(sigsegv_inputs(job=JOB)))
+    keep(state, "u-bench", d.diagnose(sigsegv_inputs(job=JOB)), context="bench")
     path = tmp_path / "post-mortem.tar.gz"
     write_bundle(Platform(200_000), JOB, path, state)  # type: ignore[arg-type]
     return path
