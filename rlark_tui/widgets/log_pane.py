@@ -12,7 +12,8 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from itertools import repeat
+from itertools import islice, repeat
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from rich.segment import Segment
@@ -43,6 +44,11 @@ a pattern a little under PATTERN_SECONDS on each of 20,000 long lines would othe
 STRIPS_KEPT = 4000
 """Rows whose rendered strip is kept (the least recently drawn go first): a screenful scrolled back and forth is
 drawn once."""
+MAX_CHARS = 64 << 20
+"""The pane, and its queue of arriving lines, hold at most this much text each (the oldest lines are dropped and
+counted): a Pod's line is read up to 16 MiB, and 20,000 such lines would be 320 GiB."""
+_TEXT = attrgetter("text")
+_ITEM_TEXT = itemgetter(2)
 SHOWN_CHARS = 16 * 1024
 """A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
 render thousands of rows and freeze the keys."""
@@ -81,11 +87,12 @@ def one_pass(matcher: Matcher) -> Matcher:
 
 
 class LogBuffer:
-    """Keeps the newest `capacity` lines; counts what it had to drop."""
+    """Keeps the newest `capacity` lines, at most MAX_CHARS of text in all; counts what it had to drop."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._lines: deque[LogLine] = deque(maxlen=capacity)
+        self._chars = 0
         self._next_seq = 0
         self.dropped = 0
 
@@ -102,11 +109,9 @@ class LogBuffer:
     def append(self, source: str, timestamp: str, text: str, notice: bool = False) -> LogLine:
         """One line, cleaned as PendingLines.push cleans."""
         source, timestamp, text = clean(source), clean(timestamp), _one_line(text)
-        if len(self._lines) == self.capacity:
-            self.dropped += 1
         line = LogLine(self._next_seq, source, timestamp, text, notice)
         self._next_seq += 1
-        self._lines.append(line)
+        self._add([line])
         return line
 
     def extend(self, items: list[tuple[str, str, str, bool]]) -> list[LogLine]:
@@ -117,28 +122,45 @@ class LogBuffer:
         seq = self._next_seq + skip
         make = tuple.__new__
         lines = [make(LogLine, (seq + i, *item)) for i, item in enumerate(items[skip:] if skip else items)]
-        self.dropped += skip + max(0, len(self._lines) + len(lines) - self.capacity)
+        self.dropped += skip
         self._next_seq += len(items)
-        self._lines.extend(lines)
+        self._add(lines)
         return lines
+
+    def _add(self, lines: list[LogLine]) -> None:
+        """Append at most `capacity` lines: the deque drops the oldest past it, and the oldest past MAX_CHARS go too
+        (the newest line stays); each counted."""
+        held = self._lines
+        over = min(len(held), len(held) + len(lines) - self.capacity)
+        if over > 0:
+            self._chars -= sum(map(len, map(_TEXT, islice(held, over))))
+            self.dropped += over
+        held.extend(lines)
+        self._chars += sum(map(len, map(_TEXT, lines)))
+        while self._chars > MAX_CHARS and len(held) > 1:
+            self._chars -= len(held.popleft().text)
+            self.dropped += 1
 
     def clear(self) -> None:
         self._lines.clear()
+        self._chars = 0
         self.dropped = 0
 
 
 class PendingLines:
     """Lines read by stream threads, waiting for the pane's next drain; thread-safe, bounded.
 
-    Holds at most `capacity` (the pane's buffer size: an older waiting line would be evicted by the newer ones
-    anyway); when the pane falls that far behind, the oldest waiting lines are skipped and counted."""
+    Holds at most `capacity` lines and MAX_CHARS of text (the pane's bounds: an older waiting line would be evicted
+    by the newer ones anyway); when the pane falls that far behind, the oldest waiting lines are skipped and
+    counted."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.skipped = 0
         self._lock = threading.Lock()
         self._items: deque[tuple[str, str, str, bool]] = deque(maxlen=capacity)
-        """Full, it drops its oldest item for each new one (counted in `skipped`)."""
+        """Full, it drops its oldest items for new ones (counted in `skipped`)."""
+        self._chars = 0
 
     def __len__(self) -> int:
         return len(self._items)
@@ -147,9 +169,7 @@ class PendingLines:
         """One line; its source, time and text lose any escape sequence or control character (text.sanitize)."""
         source, timestamp, text = clean(source), clean(timestamp), _one_line(text)
         with self._lock:
-            if len(self._items) == self.capacity:
-                self.skipped += 1
-            self._items.append((source, timestamp, text, notice))
+            self._add([(source, timestamp, text, notice)], len(text))
 
     def push_lines(self, source: str, timestamps: list[str], texts: list[str]) -> None:
         """Many lines of one source (`timestamps[i]` goes with `texts[i]`), under one lock, cleaned as `push` cleans
@@ -157,19 +177,37 @@ class PendingLines:
         source = clean(source)
         timestamps = clean_lines(timestamps, keep_sgr=False)
         texts = [_one_line(text) for text in texts] if has_control("\n".join(texts)) else texts
+        cut = max(0, len(texts) - self.capacity)  # a batch alone past the capacity: its oldest are skipped at once
+        if cut:
+            timestamps, texts = timestamps[cut:], texts[cut:]
         with self._lock:
-            self.skipped += max(0, len(self._items) + len(texts) - self.capacity)
-            self._items.extend(zip(repeat(source), timestamps, texts, repeat(False)))
+            self.skipped += cut
+            self._add(list(zip(repeat(source), timestamps, texts, repeat(False))), sum(map(len, texts)))
+
+    def _add(self, items: list[tuple[str, str, str, bool]], chars: int) -> None:
+        """Append at most `capacity` items (of `chars` characters of text): the deque skips the oldest past it, and
+        the oldest past MAX_CHARS are skipped too (the newest stays); under the lock."""
+        held = self._items
+        over = min(len(held), len(held) + len(items) - self.capacity)
+        if over > 0:
+            self._chars -= sum(map(len, map(_ITEM_TEXT, islice(held, over))))
+            self.skipped += over
+        held.extend(items)
+        self._chars += chars
+        while self._chars > MAX_CHARS and len(held) > 1:
+            self._chars -= len(held.popleft()[2])
+            self.skipped += 1
 
     def take(self) -> list[tuple[str, str, str, bool]]:
         """Everything waiting, oldest first; the queue is empty afterwards."""
         with self._lock:
-            items, self._items = self._items, deque(maxlen=self.capacity)
+            items, self._items, self._chars = self._items, deque(maxlen=self.capacity), 0
         return list(items)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._chars = 0
             self.skipped = 0
 
 

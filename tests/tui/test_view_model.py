@@ -131,6 +131,26 @@ def test_log_buffer_is_bounded_and_counts_drops():
     assert buffer.first_seq == 150
 
 
+def test_the_log_pane_holds_a_bounded_number_of_characters_however_long_a_pods_lines():
+    """A Pod's line is read up to 16 MiB (cluster/http.py), and the pane held 20,000 lines whatever their length: a
+    Job printing 16 MiB lines made it hold 320 GiB. The pane and its queue of arriving lines hold at most MAX_CHARS
+    of text each, the oldest lines dropped and counted as the line bound drops them."""
+    from rlark_tui.widgets.log_pane import MAX_CHARS, PendingLines
+
+    long = "x" * (4 << 20)
+    buffer, pending = LogBuffer(20_000), PendingLines(20_000)
+    for _ in range(40):
+        buffer.append("actor/p-0", "", long)
+        pending.push("actor/p-0", "", long)
+    buffer.extend([("actor/p-0", "", long, False), ("actor/p-0", "", "last", False)])
+    pending.push_lines("actor/p-0", ["", ""], [long, "last"])
+    kept = MAX_CHARS // len(long)
+    assert sum(len(line.text) for line in buffer) == (kept - 1) * len(long) + 4
+    assert buffer.dropped == 42 - kept and [line.text for line in buffer][-1] == "last"
+    assert [len(text) for _, _, text, _ in pending.take()] == [len(long)] * (kept - 1) + [4]
+    assert pending.skipped == 42 - kept
+
+
 def test_header_folds_connected_data_planes_puts_unhealthy_first_unconfigured_last_and_leaves_ray_out():
     from rlark_tui.flow.snapshot import SourceState
     from rlark_tui.widgets.status_header import shown_sources
