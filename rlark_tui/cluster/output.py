@@ -287,7 +287,8 @@ def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bo
     """json / yaml / name output; secrets are masked. A single named object prints bare, else a List."""
     redacted = [redact_object(obj) for obj in sort_items(items)]
     if fmt == "name":
-        return "\n".join(f"{kind.plural[:-1]}.rlinf.io/{dig(o, 'metadata', 'name', default='')}" for o in redacted)
+        return "\n".join(f"{kind.plural[:-1]}.rlinf.io/{one_line(dig(o, 'metadata', 'name', default=''))}"
+                         for o in redacted)
     document = redacted[0] if single and len(redacted) == 1 else {
         "apiVersion": "v1", "kind": "List", "items": redacted, "metadata": {"resourceVersion": ""}}
     if fmt == "json":

@@ -33,6 +33,16 @@ def test_describe_shows_a_forged_display_name_on_its_own_line():
     assert not any(line.lstrip().startswith("Env:") for line in page.splitlines())
 
 
+def test_get_o_name_prints_one_line_per_object_whatever_its_name():
+    """`rlark get jobs -o name` (a script's loop over the lines) printed a hostile control plane's name as it came:
+    `evil\nStatus: Succeeded` was two lines, the second a name no object has."""
+    from rlark_tui.cluster.kinds import JOBS
+    from rlark_tui.cluster.output import render_objects
+
+    shown = render_objects(JOBS, [{"metadata": {"name": FORGED}}, {"metadata": {"name": "good-job"}}], "name")
+    assert shown.splitlines() == ["job.rlinf.io/good-job", "job.rlinf.io/" + sinks.one_line(FORGED)]
+
+
 def test_tmux_doubles_hash_keeps_printable_ascii_and_a_bound():
     shown = sinks.tmux("#(touch /tmp/x)#[fg=red]é\x1b" + "z" * 100)
     assert shown.startswith("##(touch /tmp/x)##[fg=red]??")
