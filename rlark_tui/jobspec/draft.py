@@ -19,6 +19,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.findings import Finding, error, field_path
 from rlark_tui.model.naming import derive_task_name, platform_role
 from rlark_tui.text.parse import YamlBound, load_yaml
+from rlark_tui.text.sinks import yaml_escaped, yaml_quoted
 
 DRAFT_TYPES = ("rl", "data-collection", "evaluation", "custom")
 PLATFORM_ROLES = ("Actor", "Rollout", "Env")
@@ -534,11 +535,13 @@ def draft_to_mapping(draft: JobDraft) -> dict:
 
 
 class _BlockDumper(_DUMPER_BASE):
-    """Multi-line strings (scripts) as `|` blocks, so dumped YAML stays readable."""
+    """Multi-line strings (scripts) as `|` blocks, so dumped YAML stays readable; one holding a bidi control or a
+    line separator double-quoted, where each is an escape (sinks.yaml_quoted: the draft is read before it is sent,
+    and a raw U+202E shows a command reordered)."""
 
 
 def _represent_str(dumper: _BlockDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
+    style = '"' if yaml_quoted(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -547,7 +550,7 @@ _BlockDumper.add_representer(str, _represent_str)
 
 def dump_yaml(data: Any) -> str:
     """YAML text with keys in insertion order and scripts as literal blocks."""
-    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=2**31 - 1)
+    return yaml_escaped(yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=2**31 - 1))
 
 
 def dump_draft(draft: JobDraft) -> str:

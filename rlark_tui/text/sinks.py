@@ -98,6 +98,16 @@ allow_unicode writes raw in a plain or single-quoted scalar (followed by the ind
 each."""
 
 
+def yaml_quoted(value: str) -> bool:
+    """Is `value` written double-quoted in YAML a person reads: does it hold a bidi control or a line separator?"""
+    return _QUOTED.search(value) is not None
+
+
+def yaml_escaped(text: str) -> str:
+    """YAML text with each bidi control as its escape (within the double quotes `yaml_quoted` asked for)."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
 @cache
 def _yaml_dumper() -> type:
     import yaml  # loaded only by the commands that print YAML (startup time)
@@ -106,7 +116,7 @@ def _yaml_dumper() -> type:
         """A string holding a bidi control or a line separator is written double-quoted, where it is escaped."""
 
     def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        style = '"' if _QUOTED.search(value) else None
+        style = '"' if yaml_quoted(value) else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     Dumper.add_representer(str, text)
@@ -120,8 +130,7 @@ def yaml_dumps(value: Any, **kwargs: Any) -> str:
     written raw they broke a line of the YAML tab). Line breaks and C1 controls PyYAML escapes itself."""
     import yaml
 
-    text = yaml.dump(value, Dumper=_yaml_dumper(), **kwargs)
-    return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return yaml_escaped(yaml.dump(value, Dumper=_yaml_dumper(), **kwargs))
 
 
 _SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")

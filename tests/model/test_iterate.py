@@ -213,6 +213,24 @@ def test_loaded_clone_draft_round_trips_through_yaml(job):
     assert findings == [] and again == draft
 
 
+def test_a_clone_draft_shows_a_jobs_bidi_controls_and_line_separators_as_escapes(job):
+    """`rlark clone` prints the draft and `rlark edit` opens it in the user's editor, to read before it is sent: a
+    run script's U+202E (right-to-left override) was written raw, so the terminal or editor showed the command
+    reordered (what is run is not what is read), and a display name's U+2028 broke its line. Each is an escape in a
+    double-quoted string, read back to the same draft."""
+    from rlark_tui.jobspec.draft import dump_draft
+
+    hostile = copy.deepcopy(job)
+    hostile["metadata"]["annotations"]["rlark.io/display-name"] = "PPO\u2028Status: ok\x85"
+    hostile["spec"]["tasks"][0]["runScript"] = "cd /w\nrm -rf ~ # \u202e\u2066 ls \u2069\u2067"
+    draft = clone_of(hostile, [], NOW).draft
+    text = dump_draft(draft)
+    assert not any(c in text for c in "\u202e\u2066\u2067\u2069\u2028\x85"), text
+    assert "\\u202e" in text and "\\L" in text
+    again, findings = load_draft(text)
+    assert findings == [] and again == draft
+
+
 # -- workflows ---------------------------------------------------------------------------------------------------
 
 def spec(kind: str = "StatefulSet") -> dict:
