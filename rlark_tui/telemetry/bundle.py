@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlark_tui.model.quantity import size_text
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import file_name, one_line
 
 FORMAT = "rlark-bundle/1"
 MANIFEST = "manifest.json"
@@ -137,6 +137,10 @@ class Manifest:
         return [member for member in self.members if member.left_out]
 
 
+CAPTURED_CHARS = 64
+"""A manifest's capture time read back is cut here (rlark writes an RFC 3339 time, 20 characters)."""
+
+
 def parse_manifest(data: object) -> Manifest | None:
     """A manifest read back (None when it is not one rlark wrote)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("job"), str):
@@ -153,7 +157,9 @@ def parse_manifest(data: object) -> Manifest | None:
                                   kept if isinstance(kept, str) else ""))
     budget, total, logs = data.get("log_budget"), data.get("total_log_budget"), data.get("container_logs")
     notes = data.get("notes")
-    return Manifest(data["job"], str(data.get("captured") or ""), budget if isinstance(budget, int) else LOG_BUDGET,
+    # the capture time, shown in the header and the Metrics tab's status: one line of at most CAPTURED_CHARS
+    captured = one_line(data.get("captured") or "")[:CAPTURED_CHARS]
+    return Manifest(data["job"], captured, budget if isinstance(budget, int) else LOG_BUDGET,
                     members, [str(note) for note in notes] if isinstance(notes, list) else [],
                     total if isinstance(total, int) else TOTAL_BUDGET, logs if isinstance(logs, int) else 0)
 

@@ -182,3 +182,31 @@ def test_a_bundle_of_many_metric_tags_and_points_is_read_as_a_cluster_is(tmp_pat
     assert sorted(result.series) == sorted(series)[:MAX_TAGS] and "loss" in result.series
     assert len(result.series["loss"]) == MAX_POINTS and result.series["loss"][-1] == (99_999.0, 99_999, 0.5)
     assert "the bundle has 1,001 tags: the first 256 read" in result.note
+
+
+def test_a_bundle_whose_manifest_forges_a_line_is_shown_on_one(tmp_path):
+    """The manifest's capture time is shown in the header and the Metrics tab's status line (`captured …`): a
+    bundle someone else made with `captured: "…\nfrom TensorBoard, 1 s old"` forged a line of the status under the
+    tab, and 1 MB of it was the header's text. It is one bounded line."""
+    import io
+    import json
+    import tarfile
+
+    from rlark_tui.telemetry.bundle import FORMAT
+
+    forged = "2026-12-01T00:00:00Z\nfrom TensorBoard, 1 s old\u202e" + "z" * 1_000_000
+    path = tmp_path / "forged.tar.gz"
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for name, data in (("manifest.json", {"format": FORMAT, "job": "j", "captured": forged, "members": []}),
+                           ("metrics.json", {"job": "j", "series": {"loss": [[0.0, 1, 1.0]]}})):
+            raw = json.dumps(data).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    access = BundleAccess(path)
+    try:
+        note = access.metrics("j").result.note
+    finally:
+        access.close()
+    for shown in (access.context, note):
+        assert shown.isprintable() and "\\n" in shown and len(shown) < 200, shown[:300]
