@@ -67,7 +67,10 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None,
     ]
     header = record_facts(evidence, facts)
     rows.append(summarize(rows, hand_over, header))
-    return CheckReport(evidence.job_name, evidence.now, tuple(rows), header, hand_over)
+    meta = (evidence.job or {}).get("metadata")
+    uid = meta.get("uid") if isinstance(meta, dict) else None
+    return CheckReport(evidence.job_name, evidence.now, tuple(rows), header, hand_over,
+                       uid if isinstance(uid, str) else "")
 
 
 def with_hand_over(report: CheckReport, hand_over: HandOver) -> CheckReport:

@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC
 from pathlib import Path
 
-from rlark_tui.checks.render import to_json_text, to_markdown
+from rlark_tui.checks.render import to_json, to_markdown
 from rlark_tui.checks.report import CheckReport, HandOver
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.text.parse import load_json
+from rlark_tui.text.sanitize import json_dumps
 from rlark_tui.text.sinks import file_name
 
 
@@ -26,7 +27,8 @@ def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
     base = f"{file_stem(report.job)}-{stamp}"
     markdown = root / "checks" / f"{base}.md"
     write_record(markdown, to_markdown(report, lang))
-    write_record(root / "checks" / f"{base}.json", to_json_text(report, lang) + "\n")
+    document = to_json(report, lang) | ({"uid": report.uid} if report.uid else {})
+    write_record(root / "checks" / f"{base}.json", json_dumps(document, ensure_ascii=False, indent=2) + "\n")
     return markdown
 
 

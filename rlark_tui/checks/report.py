@@ -156,6 +156,8 @@ class CheckReport:
     rows: tuple[CheckRow, ...]
     facts: RecordFacts = field(default_factory=RecordFacts)
     hand_over: HandOver = field(default_factory=HandOver)
+    uid: str = ""
+    """The checked Job's uid, kept in the saved record: a bundle takes only a record of its own Job."""
 
     @property
     def settled_at(self) -> datetime:

@@ -170,7 +170,7 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
         metrics = _metrics(access, name, notes)
         if metrics is not None:
             writer.json(layout.METRICS, masker.tree(metrics))
-        record = _last_check(state_dir, name)
+        record = _last_check(state_dir, name, job.uid)
         if record is not None:
             writer.json(layout.CHECK, masker.tree(record))
         writer.json(layout.MANIFEST, manifest.to_json())
@@ -297,17 +297,19 @@ def _metrics(access: ClusterAccess, name: str, notes: list[str]) -> dict[str, An
         return None
 
 
-def _last_check(state_dir: Path, name: str) -> dict[str, Any] | None:
-    """The Job's newest run-check record (`rlark check` and the TUI save them under the state dir)."""
+def _last_check(state_dir: Path, name: str, uid: str) -> dict[str, Any] | None:
+    """The Job's newest run-check record (`rlark check` and the TUI save them under the state dir): one of the Job
+    with `uid`, never of another Job of the same name (made again since, or another context's)."""
     from rlark_tui.checks.records import list_records
     from rlark_tui.local.fsutil import read_own
     from rlark_tui.text.parse import load_json
 
     for record in list_records(Path(state_dir)):
-        if record.job == name:
+        if record.job == name and uid:
             try:
                 data = load_json(read_own(Path(record.path).with_suffix(".json"), RECORD_BYTES))
             except (OSError, ValueError, RlarkError):
-                return None
-            return data if isinstance(data, dict) else None
+                continue
+            if isinstance(data, dict) and data.get("uid") == uid:
+                return data
     return None

@@ -226,7 +226,7 @@ print(json.dumps({
     "acks": sorted(acks._read(state / acks.FILE_NAME)),
     "records": [r.job for r in records.list_records(state)],
     "hand-over": records.load_hand_over(state, "forged-job").recorder,
-    "last-check": bundle._last_check(state, "forged-job"),
+    "last-check": bundle._last_check(state, "forged-job", "u-forged"),
     "views": config.load_views("ctx")[1].split(": ", 1)[-1],
     "seconds": time.monotonic() - started,
 }))
@@ -247,7 +247,8 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
     shared = Path(tempfile.mkdtemp(prefix="rlark-state-", dir="/tmp"))
     shared.chmod(0o1777)
     forged_diagnosis = json.dumps({"uid": "", "diagnosis": {"job": "forged-job"}})
-    record = json.dumps({"job": "forged-job", "checkedAt": "2099-01-01", "checks": [{"result": "pass"}]})
+    record = json.dumps({"job": "forged-job", "uid": "u-forged", "checkedAt": "2099-01-01",
+                         "checks": [{"result": "pass"}]})
     kept = "diagnosis/ctx-$(printf ctx | sha256sum | cut -c1-10)"  # the context's kept failures (keyed_name)
     plant = (f"cd {shared} && mkdir -m 777 diagnosis {kept} checks drafts views && mkfifo {kept}/fifo-job.json "
              f"&& ln -s /dev/zero {kept}/zero-job.json && echo '{forged_diagnosis}' > {kept}/forged-job.json "

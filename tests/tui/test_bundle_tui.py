@@ -210,3 +210,26 @@ def test_a_bundle_whose_manifest_forges_a_line_is_shown_on_one(tmp_path):
         access.close()
     for shown in (access.context, note):
         assert shown.isprintable() and "\\n" in shown and len(shown) < 200, shown[:300]
+
+
+def test_a_bundle_holds_the_check_record_of_its_own_job_not_of_another_of_the_same_name(tmp_path):
+    """The bundle took the newest run-check record saved under the Job's name: a record of another Job of that name
+    (made again since, or another context's, a hostile control plane's included) was this Job's `check.json`, the
+    evidence an issue is judged by. A record is taken only for the Job's uid."""
+    import json
+    from datetime import UTC, datetime
+
+    from rlark_tui.checks.records import save_record
+    from rlark_tui.checks.report import CheckReport
+
+    state = tmp_path / "state"
+    save_record(state, CheckReport(JOB, datetime(2026, 12, 1, tzinfo=UTC), (), uid="u-bench"))
+    save_record(state, CheckReport(JOB, datetime(2026, 12, 2, tzinfo=UTC), (), uid="u-other"))
+    path = tmp_path / "b.tar.gz"
+    write_bundle(Platform(1_000), JOB, path, state)  # type: ignore[arg-type]
+    access = BundleAccess(path)
+    try:
+        record = json.loads(access.read("check.json") or b"null")
+    finally:
+        access.close()
+    assert record["checkedAt"].startswith("2026-12-01") and record["uid"] == "u-bench"
