@@ -65,12 +65,14 @@ class Kubeconfig:
 
     def read_only(self, context: str) -> bool:
         """Whether the context's own RLark extension (`rlark.io/console`) says `readonly: true`: each context keeps
-        its own setting (a production control plane read-only beside a writable one), as it keeps its credentials."""
+        its own setting (a production control plane read-only beside a writable one), as it keeps its credentials.
+        Only `false` (or no setting) is writable: a value that is no boolean (the string "true" of a JSON kubeconfig
+        or another tool) keeps the context read-only, never writable."""
         extensions = (self.contexts.get(context) or {}).get("extensions")
         for entry in extensions if isinstance(extensions, list) else []:
             extension = entry.get("extension") if isinstance(entry, dict) else None
             if isinstance(extension, dict) and "rlark" in str(entry.get("name", "")).lower() \
-                    and extension.get("readonly") is True:
+                    and extension.get("readonly", False) is not False:
                 return True
         return False
 

@@ -186,3 +186,19 @@ def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_li
     assert storage.err == ("error: storage: no gateway configured — see `rlark config`\n" if "\n" in gateway
                            else f"error: cannot reach the gateway at {gateway}: Failed to parse: '[::1' is not a "
                                 "valid host or port\n")
+
+
+@pytest.mark.parametrize("value", ["true", "yes", 1, {"all": True}, "false"])
+def test_a_read_only_setting_that_is_no_boolean_keeps_the_context_read_only(tmp_path, env, capsys, value):
+    """A context's `readonly` in its rlark.io/console extension was taken only when it was the boolean true: written
+    as a string (a JSON kubeconfig's "true", a hand edit, another tool or version) the production context an
+    administrator marked read-only took every mutation. A value that is not true or false is read-only, and says so."""
+    _, user, ctx = context("prod")
+    ctx["context"]["extensions"] = [{"name": "rlark.io/console", "extension": {"readonly": value}}]
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "prod",
+                                    "clusters": [{"name": "prod", "cluster": {"server": "https://127.0.0.1:1"}}],
+                                    "users": [user], "contexts": [ctx]}))
+    refused = cli_runner(path, capsys)("stop", "ppo", "--yes")
+    assert refused.code != 0 and refused.err.startswith("error: read-only mode: refusing to stop job ppo"), \
+        refused.err
