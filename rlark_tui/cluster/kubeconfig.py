@@ -230,6 +230,14 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     return tls.api_client(configuration, tls_context(_loader_tls(configuration, taken)))
 
 
+def _check_skip_verify(cluster: object, context: str) -> None:
+    """A cluster's `insecure-skip-tls-verify` must be true or false: the kubernetes loader takes `not value`, so the
+    string "false" (which kubectl refuses) would turn the server's certificate check off."""
+    if isinstance(cluster, dict) and not isinstance(cluster.get("insecure-skip-tls-verify", False), bool):
+        raise UsageError(f"context {context}: unusable kubeconfig entry (its insecure-skip-tls-verify is not true "
+                         "or false)")
+
+
 def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Configuration, dict[str, Credential]]:
     """The `kubernetes` loader's Configuration: in-cluster, exec plugins, auth providers, irregular entries. The
     CA, client certificate and key of the context's entries are taken out of what the loader reads (it would copy
@@ -249,6 +257,9 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             load_incluster_config(client_configuration=configuration)
         else:
             _exec_trusted(kubeconfig, context)
+            named = _entry(kubeconfig.merged, "clusters", str(kubeconfig.contexts[context].get("cluster")),
+                           required=False)
+            _check_skip_verify(named.get("cluster") if named is not None else None, context)
             merger = KubeConfigMerger(_SEPARATOR.join(str(p) for p in kubeconfig.paths))
             if merger.config is None:
                 raise ConfigException("Invalid kube-config file. No configuration found.")
@@ -436,7 +447,7 @@ def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
         if any(key in values and not isinstance(values[key], str) for key in _STRING_KEYS[section]):
             raise _NotPlain
     if "insecure-skip-tls-verify" in cluster and not isinstance(cluster["insecure-skip-tls-verify"], bool):
-        raise _NotPlain
+        raise _NotPlain  # the loader's path refuses it (_check_skip_verify)
 
     # The loader's order: a token (inline, else its file), else username and password.
     token = None

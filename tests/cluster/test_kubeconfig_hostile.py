@@ -202,3 +202,19 @@ def test_a_read_only_setting_that_is_no_boolean_keeps_the_context_read_only(tmp_
     refused = cli_runner(path, capsys)("stop", "ppo", "--yes")
     assert refused.code != 0 and refused.err.startswith("error: read-only mode: refusing to stop job ppo"), \
         refused.err
+
+
+@pytest.mark.parametrize("value", ["false", "no", 0, None])
+def test_a_tls_setting_that_is_no_boolean_is_refused_not_read_as_skip(tmp_path, env, capsys, value):
+    """A cluster's `insecure-skip-tls-verify` that is no boolean went to the kubernetes loader, which takes
+    `not value`: the string "false" (a JSON kubeconfig, a hand edit; kubectl refuses it) turned the server's
+    certificate check off, and the bearer token went to whoever answered. Such a context is refused in one line."""
+    cluster, user, ctx = context("prod")
+    cluster["cluster"]["insecure-skip-tls-verify"] = value
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "prod",
+                                    "clusters": [cluster], "users": [user], "contexts": [ctx]}))
+    refused = cli_runner(path, capsys)("get", "jobs")
+    assert refused.code != 0 and refused.err == (
+        "error: context prod: unusable kubeconfig entry (its insecure-skip-tls-verify is not true or false)\n"), \
+        refused.err
