@@ -157,23 +157,14 @@ def test_a_bundle_of_many_metric_tags_and_points_is_read_as_a_cluster_is(tmp_pat
     """A bundle's metrics.json is someone else's: 120,000 tags of it (3 MB) were 120,000 series, each a line of the
     Metrics tab's tag list, and a series of 100,000 points was plotted whole on every draw. It is read as TensorBoard
     is (cluster/metrics.py): the first MAX_TAGS tags in name order, each thinned to MAX_POINTS, and said."""
-    import io
-    import json
-    import tarfile
 
     from rlark_tui.cluster.metrics import MAX_POINTS, MAX_TAGS
     from rlark_tui.telemetry.bundle import FORMAT
 
     series = {f"tag{index:04}": [[0.0, 1, 1.0]] for index in range(1_000)}
     series["loss"] = [[float(step), step, 0.5] for step in range(100_000)]
-    path = tmp_path / "tags.tar.gz"
-    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name, data in (("manifest.json", {"format": FORMAT, "job": "j", "members": []}),
-                           ("metrics.json", {"job": "j", "series": series})):
-            raw = json.dumps(data).encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(raw)
-            tar.addfile(info, io.BytesIO(raw))
+    path = crafted_bundle(tmp_path / "tags.tar.gz", {"format": FORMAT, "job": "j", "members": []},
+                          {"job": "j", "series": series})
     access = BundleAccess(path)
     try:
         result = access.metrics("j").result
@@ -188,21 +179,13 @@ def test_a_bundle_whose_manifest_forges_a_line_is_shown_on_one(tmp_path):
     """The manifest's capture time is shown in the header and the Metrics tab's status line (`captured …`): a
     bundle someone else made with `captured: "…\nfrom TensorBoard, 1 s old"` forged a line of the status under the
     tab, and 1 MB of it was the header's text. It is one bounded line."""
-    import io
-    import json
-    import tarfile
 
     from rlark_tui.telemetry.bundle import FORMAT
 
     forged = "2026-12-01T00:00:00Z\nfrom TensorBoard, 1 s old\u202e" + "z" * 1_000_000
-    path = tmp_path / "forged.tar.gz"
-    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name, data in (("manifest.json", {"format": FORMAT, "job": "j", "captured": forged, "members": []}),
-                           ("metrics.json", {"job": "j", "series": {"loss": [[0.0, 1, 1.0]]}})):
-            raw = json.dumps(data).encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(raw)
-            tar.addfile(info, io.BytesIO(raw))
+    path = crafted_bundle(tmp_path / "forged.tar.gz",
+                          {"format": FORMAT, "job": "j", "captured": forged, "members": []},
+                          {"job": "j", "series": {"loss": [[0.0, 1, 1.0]]}})
     access = BundleAccess(path)
     try:
         note = access.metrics("j").result.note
@@ -233,3 +216,18 @@ def test_a_bundle_holds_the_check_record_of_its_own_job_not_of_another_of_the_sa
     finally:
         access.close()
     assert record["checkedAt"].startswith("2026-12-01") and record["uid"] == "u-bench"
+
+
+def crafted_bundle(path, manifest: dict, metrics: dict):
+    """A bundle someone else made: its manifest and metrics as given, nothing else."""
+    import io
+    import json
+    import tarfile
+
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for name, data in (("manifest.json", manifest), ("metrics.json", metrics)):
+            raw = json.dumps(data).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    return path
