@@ -67,7 +67,7 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None,
     ]
     header = record_facts(evidence, facts)
     rows.append(summarize(rows, hand_over, header))
-    meta = (evidence.job or {}).get("metadata")
+    meta = evidence.job.get("metadata") if isinstance(evidence.job, dict) else None
     uid = meta.get("uid") if isinstance(meta, dict) else None
     return CheckReport(evidence.job_name, evidence.now, tuple(rows), header, hand_over,
                        uid if isinstance(uid, str) else "")
