@@ -276,8 +276,6 @@ class LogFollower:
         source, on_lines = target.source, self.on_lines
         dropped = False
         while not self.stop.is_set():
-            if dropped and resume.last is not None and not self.previous:
-                self._previous_instance(target, resume)
             try:
                 stream = self.access.pod_log(
                     target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,
@@ -309,6 +307,15 @@ class LogFollower:
                 self._open[target.key] = stream
             if self.stop.is_set():  # closed while connecting: close() did not see this stream
                 stream.abort()
+            if dropped and resume.last is not None and not self.previous and not self._previous_instance(
+                    target, resume):
+                with self._lock:
+                    self._open.pop(target.key, None)
+                stream.abort()
+                self.on_notice(f"stream interrupted: [{source}] the previous instance could not be read; "
+                               "reconnecting")
+                self.stop.wait(backoff.next())
+                continue
             resume.restart()
             shown = False
             try:
@@ -340,23 +347,30 @@ class LogFollower:
             dropped = True
             self.stop.wait(backoff.next())
 
-    def _previous_instance(self, target: LogTarget, resume: Resume) -> None:
-        """After a dropped stream, before following again: what the container instance before the current one
-        wrote after the resume point. The container may have been restarted meanwhile (the runtime or its node
-        crashed), and a follow of the current instance never shows the end of the old one. Lines already shown
-        are dropped by timestamp and count; no previous instance, or none newer, shows nothing."""
+    def _previous_instance(self, target: LogTarget, resume: Resume) -> bool:
+        """After a dropped stream, once the follow of the current instance is open and before it is read: what
+        the instance before that one wrote after the resume point. The container may have been restarted
+        meanwhile (the runtime or its node crashed), and a follow of the current instance never shows the end of
+        the old one. Asked after the follow is open, as the kubelet picks the instance a request reads when it
+        arrives: a restart between the two requests leaves the old instance as the previous one, never skipped.
+        Lines already shown are dropped by timestamp and count; no previous instance, or none newer, shows
+        nothing. False when the answer could not be had (the server unreachable or failing), so the caller asks
+        again rather than read past the old instance's end."""
         try:
             stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace, previous=True,
                                          since_time=resume.since(), read_timeout=30)
             resume.restart()
             for batch in stream.batches():
                 if self.stop.is_set():
-                    return
+                    return True
                 stamps, texts = _admitted(batch, resume)
                 if texts:
                     self.on_lines(target.source, stamps, texts)
-        except (ApiError, Unreachable):
-            return
+        except ApiError as exc:
+            return exc.status < 500
+        except Unreachable:
+            return False
+        return True
 
     def _still_there(self, target: LogTarget) -> bool:
         """After a stream ends: False only when the data plane says the pod is gone."""
