@@ -36,26 +36,39 @@ def admin_key(plain_sandbox) -> list[bytes]:
     return [line for line in body if len(line) >= 32][:2] + [base64.b64decode(b"".join(body))[:48]]
 
 
-def holders(needles: list[bytes], roots: list[str], since: float, skip: str) -> list[str]:
-    """Files under `roots` changed since `since` (outside `skip`, the sandbox's own state) holding a needle."""
-    found = []
-    for root in roots:
-        for directory, dirs, files in os.walk(root):
-            if directory.startswith(skip):
-                dirs[:] = []
+def holders(needles: list[bytes], own: str, since: float, skip: str) -> list[str]:
+    """Files changed since `since` holding a needle: anywhere under `own` (the test's dir, rlark's state dir in it),
+    and under /tmp in every directory changed since then. A file made in /tmp (by tempfile or a path of its own)
+    changes its directory's time, as a directory made does its parent's, so every file the processes made there or
+    in a directory they made is read; directories of other runs unchanged since are not entered (this machine's
+    /tmp holds 800,000 files of other runs: reading them all took 11.6 s of CPU). `skip`: the sandbox's own state."""
+    found: list[str] = []
+
+    def walk(directory: str, whole: bool) -> None:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
                 continue
-            for name in files:
-                path = os.path.join(directory, name)
-                try:
-                    info = os.lstat(path)
-                    if not os.path.isfile(path) or os.path.islink(path) or info.st_mtime < since \
-                            or info.st_size > 1 << 20:
-                        continue
-                    data = open(path, "rb").read()
-                except OSError:
-                    continue
-                if any(needle in data for needle in needles):
-                    found.append(path)
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.path.startswith(skip) and (whole or (entry.path != own and info.st_mtime >= since)):
+                    walk(entry.path, whole)
+                continue
+            if not entry.is_file(follow_symlinks=False) or info.st_mtime < since or info.st_size > 1 << 20:
+                continue
+            try:
+                data = open(entry.path, "rb").read()
+            except OSError:
+                continue
+            if any(needle in data for needle in needles):
+                found.append(entry.path)
+
+    walk(own, whole=True)
+    walk("/tmp", whole=False)
     return found
 
 
@@ -121,7 +134,7 @@ def test_logs_follow_and_readonly_port_forward_ended_by_signals_leave_no_key(pla
         assert codes == {"port-forward": -signal.SIGKILL, "SIGTERM": -signal.SIGTERM, "SIGHUP": -signal.SIGHUP,
                          "SIGKILL": -signal.SIGKILL, "timeout": 124}
         assert answers["POST"] == 405 and answers["GET"] != 405 and answers["HEAD"] != 405, answers
-        assert holders(admin_key, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
+        assert holders(admin_key, str(env), since, str(plain_sandbox.state_dir)) == []
     finally:  # a process that did not start as expected, or an assertion above, leaves none running
         stop_all(launched)
 
@@ -254,4 +267,4 @@ def test_inline_kubeconfig_keys_with_a_proxy_or_an_exec_plugin_never_reach_the_d
         stop_all(launched)
         proxy.close()
     assert proxy.tunnels >= 1
-    assert holders(needles, ["/tmp", str(env / "state")], since, str(plain_sandbox.state_dir)) == []
+    assert holders(needles, str(env), since, str(plain_sandbox.state_dir)) == []
