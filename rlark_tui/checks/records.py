@@ -1,6 +1,6 @@
 """Saving run-check records: markdown + JSON under `<state dir>/checks/`, private (0600) and atomic; and the
-report screen's hand-over fields as they are typed (`<state dir>/checks/hand-over/<job>.json`), so a crash
-before the record is saved loses none of them.
+report screen's hand-over fields as they are typed (`<state dir>/checks/hand-over/<context>/<Job>.json`, per Job:
+hand_over_path), so a crash before the record is saved loses none of them.
 
 The I/O edge shared by `rlark check` and the TUI report screen; `list_records` / `read_record` serve `:records`.
 """
@@ -13,12 +13,12 @@ from datetime import UTC
 from pathlib import Path
 
 from rlark_tui.checks.render import to_json, to_markdown
-from rlark_tui.checks.report import CheckReport, HandOver
+from rlark_tui.checks.report import CheckReport, HandOver, HandOverKey
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.sanitize import json_dumps
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import file_name, keyed_name
 
 
 def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
@@ -48,28 +48,54 @@ def file_stem(job: str) -> str:
     return file_name(job, 200)
 
 
-def hand_over_path(root: Path, job: str) -> Path:
+def hand_over_path(root: Path, key: HandOverKey) -> Path:
+    """`<root>/checks/hand-over/<context>/<job/uid>.json` (each a sinks.keyed_name, so names that differ only where a
+    file name makes them alike stay apart)."""
+    return root / "checks" / "hand-over" / keyed_name(key.context, 80) / f"{keyed_name(f'{key.job}/{key.uid}', 160)}.json"
+
+
+def _name_only_path(root: Path, job: str) -> Path:
+    """Where rlark kept hand-over fields before they were kept per Job (hand_over_path): under the name alone."""
     return root / "checks" / "hand-over" / f"{file_stem(job)}.json"
 
 
-def save_hand_over(root: Path, job: str, hand_over: HandOver) -> None:
+def save_hand_over(root: Path, key: HandOverKey, hand_over: HandOver) -> None:
     """Keep what was typed into the hand-over fields (atomic, 0600; not fsynced: it is written at every
     keystroke); RlarkError when it cannot be written."""
-    path = hand_over_path(root, job)
+    path = hand_over_path(root, key)
     try:
         fsutil.write_private(path, json.dumps(asdict(hand_over), ensure_ascii=False) + "\n", durable=False)
     except OSError as exc:
         raise RlarkError(f"cannot keep the hand-over fields in {path}: {exc.strerror or exc}") from None
 
 
-def load_hand_over(root: Path, job: str) -> HandOver:
-    """The hand-over fields kept for `job`; empty when there are none or the file cannot be used."""
+def load_hand_over(root: Path, key: HandOverKey) -> tuple[HandOver, bool]:
+    """The hand-over fields kept for the Job `key` (empty when there are none or the file cannot be used), and
+    whether they are ones an earlier rlark kept under the Job's name alone: those are taken once, by the first Job
+    of that name whose fields are loaded (moved to its own file), and the screen says so."""
+    kept = _read_hand_over(hand_over_path(root, key))
+    if kept is not None:
+        return kept, False
+    old = _name_only_path(root, key.job)
+    kept = _read_hand_over(old)
+    if kept is None or kept == HandOver():
+        return HandOver(), False
     try:
-        data = load_json(fsutil.read_own(hand_over_path(root, job), RECORD_BYTES))
+        save_hand_over(root, key, kept)
+    except RlarkError:
+        return kept, True
+    fsutil.remove_quietly(old)
+    return kept, True
+
+
+def _read_hand_over(path: Path) -> HandOver | None:
+    """The hand-over fields of a kept file; None when there is none or it cannot be used."""
+    try:
+        data = load_json(fsutil.read_own(path, RECORD_BYTES))
     except (OSError, ValueError, RlarkError):
-        return HandOver()
+        return None
     if not isinstance(data, dict):
-        return HandOver()
+        return None
 
     def text(key: str) -> str | None:
         value = data.get(key)
@@ -86,8 +112,8 @@ def load_hand_over(root: Path, job: str) -> HandOver:
                     cleaned_up=data.get("cleaned_up") is True)
 
 
-def clear_hand_over(root: Path, job: str) -> None:
-    fsutil.remove_quietly(hand_over_path(root, job))
+def clear_hand_over(root: Path, key: HandOverKey) -> None:
+    fsutil.remove_quietly(hand_over_path(root, key))
 
 
 LISTED_RECORDS = 500

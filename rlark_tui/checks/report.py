@@ -130,6 +130,17 @@ class HandOver:
 
 
 @dataclass(frozen=True)
+class HandOverKey:
+    """Whose kept hand-over fields these are: a Job is its context, name and uid (Jobs are cluster-scoped:
+    cluster.kinds.JOBS), so a Job of the same name in another context, or one deleted and made again, never sees
+    another's fields."""
+
+    context: str
+    job: str
+    uid: str
+
+
+@dataclass(frozen=True)
 class RecordFacts:
     """The record template's header fields (C8), filled from the evidence; '' when unknown."""
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from textual.content import Content
 
     from rlark_tui.checks.records import SavedRecord
-    from rlark_tui.checks.report import CheckReport, HandOver
+    from rlark_tui.checks.report import CheckReport, HandOver, HandOverKey
     from rlark_tui.flow.actions import SubmitResult
     from rlark_tui.flow.snapshot import Snapshot
     from rlark_tui.jobspec.draft import JobDraft
@@ -379,12 +379,15 @@ class LogSaved(Message):
 class LoadHandOver(Work):
     root: str
     """The records folder ("": the state dir); the same for SaveHandOver and SaveRecord."""
-    job: str
+    key: HandOverKey
+    """The Job whose fields these are (its context, name and uid); the same for SaveHandOver."""
 
 
 @message
 class HandOverLoaded(Message):
     hand_over: HandOver
+    name_only: bool = False
+    """They were kept by an earlier rlark under the Job's name alone (records.load_hand_over)."""
 
 
 @message
@@ -392,11 +395,11 @@ class SaveHandOver(Work):
     """Keep a run check's hand-over fields until its record is saved; a newer one waiting supersedes this one."""
 
     root: str
-    job: str
+    key: HandOverKey
     hand_over: HandOver
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SaveHandOver) and (message.root, message.job) == (self.root, self.job)
+        return isinstance(message, SaveHandOver) and (message.root, message.key) == (self.root, self.key)
 
 
 @message
@@ -406,11 +409,12 @@ class HandOverSaveFailed(Message):
 
 @message
 class SaveRecord(Work):
-    """Save a run-check record (and drop the kept hand-over fields)."""
+    """Save a run-check record (and drop the kept hand-over fields of `kept`, if any)."""
 
     root: str
     job: str
     report: CheckReport
+    kept: HandOverKey | None = None
 
 
 @message

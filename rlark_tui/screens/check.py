@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from rlark_tui.checks import CheckReport, EvidenceItem, HandOver, RunEvidence, with_hand_over
 from rlark_tui.checks.render import RESULT_WORDS
-from rlark_tui.checks.report import Decision
+from rlark_tui.checks.report import Decision, HandOverKey
 from rlark_tui.flow.messages import (
     HandOverLoaded,
     HandOverSaveFailed,
@@ -35,7 +35,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import EVIDENCE, Gathered
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.model.logtarget import Scope
-from rlark_tui.model.objects import Pod
+from rlark_tui.model.objects import Job, Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import one_line
@@ -93,6 +93,8 @@ class CheckScreen(RlarkScreen):
         self.gathered: Gathered | None = None
         self.report: CheckReport | None = None
         self.hand_over = HandOver()
+        self.kept_for: HandOverKey | None = None
+        """The Job whose hand-over fields are kept (known from the first evidence that holds the Job)."""
         self.error = ""
         self._keep_failed = False
 
@@ -122,7 +124,6 @@ class CheckScreen(RlarkScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.post_message(LoadHandOver(self, self._records_root(), self.job_name))
         self.table.focus()
         self.intents.subscribe(EVIDENCE, self.job_name)
         if not self.state.connected:
@@ -143,12 +144,24 @@ class CheckScreen(RlarkScreen):
         previous, self.gathered = self.gathered, gathered
         self.error = gathered.error
         self.evidence = gathered.evidence
+        self._keep_for(gathered.evidence)
         if gathered.report is not None and (previous is None or gathered.report is not previous.report):
             report = gathered.report
             recorder = self.hand_over.recorder or report.hand_over.recorder  # the launch record's, unless typed
             self.report = with_hand_over(report, replace(self.hand_over, recorder=recorder))
             self._show_report()
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, self.error))
+
+    def _keep_for(self, evidence: RunEvidence | None) -> None:
+        """The first evidence holding the Job names whose hand-over fields these are (its context, name and uid):
+        those kept for that Job are loaded, or what was typed before is kept for it."""
+        if self.kept_for is not None or evidence is None or evidence.job is None:
+            return
+        self.kept_for = HandOverKey(self.state.context, self.job_name, Job(evidence.job).uid)
+        if self.hand_over == HandOver():
+            self.post_message(LoadHandOver(self, self._records_root(), self.kept_for))
+        else:
+            self.post_message(SaveHandOver(self, self._records_root(), self.kept_for, self.hand_over))
 
     def _records_root(self) -> str:
         """Where records and kept hand-over fields go ("": the state dir, which the app resolves)."""
@@ -246,6 +259,9 @@ class CheckScreen(RlarkScreen):
         if kept.decision:
             self.query_one("#check-decision", Select).value = kept.decision
         self.hand_over = kept
+        if message.name_only:
+            self.notify(f"hand-over fields an earlier rlark kept under the name {self.job_name} alone are shown here: "
+                        "check they are this Job's", severity="warning", timeout=10)
 
     @on(Input.Changed, "#check-recorder, #check-contacts, #check-notes, #check-retention, #check-links")
     @on(Select.Changed, "#check-decision")
@@ -266,7 +282,8 @@ class CheckScreen(RlarkScreen):
         if self.report is not None:
             self.report = with_hand_over(self.report, self.hand_over)
             self._show_report()
-        self.post_message(SaveHandOver(self, self._records_root(), self.job_name, self.hand_over))
+        if self.kept_for is not None:
+            self.post_message(SaveHandOver(self, self._records_root(), self.kept_for, self.hand_over))
 
     def on_hand_over_save_failed(self, message: HandOverSaveFailed) -> None:
         if not self._keep_failed:
@@ -277,7 +294,7 @@ class CheckScreen(RlarkScreen):
         if self.report is None:
             self.notify("nothing to save yet: no evidence gathered", severity="warning")
             return
-        self.post_message(SaveRecord(self, self._records_root(), self.job_name, self.report))
+        self.post_message(SaveRecord(self, self._records_root(), self.job_name, self.report, self.kept_for))
 
     def on_record_saved(self, message: RecordSaved) -> None:
         if message.error:

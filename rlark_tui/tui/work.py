@@ -246,23 +246,26 @@ class AppWork(AppHost):
     @work(thread=True, exclusive=True, group="hand-over-load", exit_on_error=False)
     def _load_hand_over(self, message: messages.LoadHandOver) -> None:
         from rlark_tui.checks.records import load_hand_over
-        message.requester.post_message(messages.HandOverLoaded(load_hand_over(_records(message.root), message.job)))
+        with self._kept_lock:  # a load may move fields kept under the name alone: never over a newer save
+            kept, name_only = load_hand_over(_records(message.root), message.key)
+        message.requester.post_message(messages.HandOverLoaded(kept, name_only))
 
     def on_save_hand_over(self, message: messages.SaveHandOver) -> None:
-        self._asked(("hand-over", message.root, message.job), message)
+        self._asked(("hand-over", message.root, message.key), message)
         self._save_hand_over(message)
 
     @work(thread=True, exclusive=True, group="hand-over", exit_on_error=False)
     def _save_hand_over(self, message: messages.SaveHandOver) -> None:
         from rlark_tui.checks.records import save_hand_over
         try:
-            self._write_newest(("hand-over", message.root, message.job), message,
-                               lambda kept: save_hand_over(_records(kept.root), kept.job, kept.hand_over))
+            self._write_newest(("hand-over", message.root, message.key), message,
+                               lambda kept: save_hand_over(_records(kept.root), kept.key, kept.hand_over))
         except RlarkError as exc:
             message.requester.post_message(messages.HandOverSaveFailed(str(exc)))
 
     def on_save_record(self, message: messages.SaveRecord) -> None:
-        self._asked(("hand-over", message.root, message.job), message)  # no kept-fields write after this
+        if message.kept is not None:
+            self._asked(("hand-over", message.root, message.kept), message)  # no kept-fields write after this
         self._save_record(message)
 
     @work(thread=True, exclusive=True, group="record", exit_on_error=False)
@@ -275,7 +278,8 @@ class AppWork(AppHost):
             except RlarkError as exc:
                 message.requester.post_message(messages.RecordSaved(error=str(exc)))
                 return
-            clear_hand_over(root, message.job)
+            if message.kept is not None:
+                clear_hand_over(root, message.kept)
         from rlark_tui.model.check_summary import summary_of
         try:
             if self.access is None:

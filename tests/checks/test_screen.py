@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import stat
 
+import yaml
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select
 
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.flow.actions import Actions
+from rlark_tui.local.config import state_dir
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
+from tests.pilot import drained, wait_for
 
 from . import fixtures as fx
 from .scenarios import SCENARIOS
@@ -162,3 +165,50 @@ async def test_without_a_cluster_the_report_says_there_is_nothing_to_check(tmp_p
         await pilot.pause()
         summary = str(screen.query_one("#check-summary").render())
         assert "gathering evidence" in summary and "not connected to a cluster: nothing to check" in summary
+
+
+async def _typed_notes(access, job: str, note: str = "") -> str:
+    """Open `job`'s run check as `c` does, once its report is shown and the kept hand-over fields are loaded: what
+    its notes field shows; then type `note` (if any) and wait until rlark has kept it."""
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.index is not None and app.index.job(job) is not None, f"{job} listed")
+        app.open_check(job)
+        check = await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report and app.screen,
+                               "the Job's report")
+        await drained(app)
+        await wait_for(pilot, lambda: not any(w.group == "hand-over-load" and not w.is_finished for w in app.workers),
+                       "the kept fields loaded")
+        await drained(app)
+        shown = check.query_one("#check-notes", Input).value
+        if note:
+            check.query_one("#check-notes", Input).value = note
+            kept = state_dir() / "checks" / "hand-over"
+            await wait_for(pilot, lambda: any(note in path.read_text() for path in kept.rglob("*.json")),
+                           "the note kept")
+    return shown
+
+
+async def test_hand_over_fields_stay_with_their_job(plain_sandbox, env):
+    """Notes typed into a Job's run check come back for that Job only: not for the Job of that name another context
+    shows (here a second context of the same control plane), nor for the Job deleted and made again (a new uid)."""
+    data = yaml.safe_load(plain_sandbox.kubeconfig.read_text())
+    data["contexts"].append({**data["contexts"][0], "name": "team-b"})
+    kubeconfig = env / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(data))
+    kubeconfig.chmod(0o600)
+    here = ClusterAccess.open(str(kubeconfig), plain_sandbox.context)
+    there = ClusterAccess.open(str(kubeconfig), "team-b")
+    job = "hand-over-owner"
+    try:
+        Actions(here, state_dir=env).submit(fx.unschedulable_job(job))
+        assert await _typed_notes(here, job, "night shift: outputs on /data/ppo") == ""
+        assert await _typed_notes(here, job) == "night shift: outputs on /data/ppo"  # the same Job: kept
+        assert await _typed_notes(there, job) == ""  # another context
+        here.delete(JOBS, job)
+        Actions(here, state_dir=env).submit(fx.unschedulable_job(job))
+        assert await _typed_notes(here, job) == ""  # made again: a new uid
+    finally:
+        here.delete(JOBS, job)
+        here.close()
+        there.close()

@@ -269,13 +269,14 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
     from textual.widgets import Input
 
     from rlark_tui.checks.records import hand_over_path
+    from rlark_tui.checks.report import HandOverKey
     from rlark_tui.screens.check import CheckScreen
     from rlark_tui.tui.app import RlarkApp
     from tests.checks.fixtures import post_evidence
     from tests.checks.scenarios import SCENARIOS
 
     evidence = SCENARIOS["healthy"][0]
-    kept = hand_over_path(tmp_path, "demo-ppo")
+    kept = hand_over_path(tmp_path, HandOverKey("", "demo-ppo", ""))  # no context, the fixture's Job has no uid
 
     async def open_report(pilot, app) -> CheckScreen:
         screen = CheckScreen("demo-ppo", records_dir=tmp_path)
@@ -308,6 +309,36 @@ async def test_run_check_hand_over_fields_are_kept_until_the_record_is_saved(tmp
         await pilot.pause()
     (record,) = sorted((tmp_path / "checks").glob("*.md"))
     assert "night shift: outputs on /data/ppo" in record.read_text() and not kept.exists()
+
+
+async def test_hand_over_fields_an_earlier_rlark_kept_by_name_are_shown_once_with_a_notice(tmp_path):
+    """Fields kept under the Job's name alone (before they were kept per Job: context, name and uid) are not lost:
+    the first run check of that name shows them, says in one line that they were kept by name, and keeps them as
+    that Job's; they are no longer offered to any other Job of the name."""
+    from textual.widgets import Input
+
+    from rlark_tui.checks.records import hand_over_path
+    from rlark_tui.checks.report import HandOverKey
+    from rlark_tui.screens.check import CheckScreen
+    from rlark_tui.tui.app import RlarkApp
+    from tests.checks.fixtures import post_evidence
+    from tests.checks.scenarios import SCENARIOS
+    from tests.pilot import wait_for
+
+    by_name = tmp_path / "checks" / "hand-over" / "demo-ppo.json"
+    fsutil.write_private(by_name, '{"notes": "night shift: outputs on /data/ppo"}\n')
+    app = RlarkApp(None)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = CheckScreen("demo-ppo", records_dir=tmp_path)
+        app.push_screen(screen)
+        await pilot.pause()
+        post_evidence(app, "demo-ppo", SCENARIOS["healthy"][0])
+        notes = screen.query_one("#check-notes", Input)
+        await wait_for(pilot, lambda: notes.value == "night shift: outputs on /data/ppo", "the kept notes")
+        (toast,) = [n.message for n in app._notifications]
+    assert toast == ("hand-over fields an earlier rlark kept under the name demo-ppo alone are shown here: check "
+                     "they are this Job's")
+    assert not by_name.exists() and "night shift" in hand_over_path(tmp_path, HandOverKey("", "demo-ppo", "")).read_text()
 
 
 def test_a_symlinked_export_path_updates_its_target_and_keeps_the_link(tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from rlark_tui.checks import records
-from rlark_tui.checks.report import HandOver
+from rlark_tui.checks.report import HandOver, HandOverKey
 from rlark_tui.cluster import objects, podcopy
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import JobDraft
@@ -81,7 +81,8 @@ def writers(where: Path) -> dict:
         "write_private": lambda: fsutil.write_private(where / "out", "data\n"),
         "write_named (check --output, saved logs)": lambda: fsutil.write_named(where / "report.md", "data\n"),
         "check record --output": lambda: records.write_record(where / "record.md", "# record\n", named=True),
-        "hand-over fields": lambda: records.save_hand_over(where / "state", "job", HandOver(notes="n")),
+        "hand-over fields": lambda: records.save_hand_over(where / "state", HandOverKey("ctx", "job", "u"),
+                                                           HandOver(notes="n")),
         "draft export": lambda: draft_files.export_draft(where / "draft.yaml", JobDraft()),
         "wizard autosave": lambda: draft_files.DraftStore(where / "state").save(JobDraft(), 2),
         "alert acks": lambda: acks.AckFile().acknowledge(where, "uid/rule/pod"),
@@ -215,6 +216,7 @@ READERS = r"""
 import json, sys, time
 from pathlib import Path
 from rlark_tui.checks import records
+from rlark_tui.checks.report import HandOverKey
 from rlark_tui.commands import status
 from rlark_tui.local import acks, config, draft_files
 from rlark_tui.raydash import bundle, diagnose
@@ -225,7 +227,7 @@ print(json.dumps({
     "status": [status._read(state / name) for name in (status.CACHE, "alerts-summary.json")],
     "acks": sorted(acks._read(state / acks.FILE_NAME)),
     "records": [r.job for r in records.list_records(state)],
-    "hand-over": records.load_hand_over(state, "forged-job").recorder,
+    "hand-over": records.load_hand_over(state, HandOverKey("ctx", "forged-job", ""))[0].recorder,
     "last-check": bundle._last_check(state, "forged-job", "u-forged"),
     "views": config.load_views("ctx")[1].split(": ", 1)[-1],
     "seconds": time.monotonic() - started,
