@@ -30,7 +30,13 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL, get_websocket_url
-from websocket import ABNF, WebSocket, WebSocketBadStatusException
+from websocket import (
+    ABNF,
+    WebSocket,
+    WebSocketBadStatusException,
+    WebSocketProtocolException,
+    WebSocketTimeoutException,
+)
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
@@ -51,6 +57,18 @@ CHUNK = 32 * 1024
 CONNECT_TIMEOUT = 10.0
 """Seconds for the WebSocket's connection and upgrade (not for the session)."""
 BROKEN_PIPE = 128 + 13
+MAX_FRAME_BYTES = 4 << 20
+"""The longest WebSocket frame read: the data plane's frame claims its own length (up to 2**63), and
+websocket-client reads a frame whole before any of it is taken; a longer one drops the exec, one line."""
+READ_BYTES = 1 << 20
+"""Output one `read` takes before it returns, so a data plane that sends without pause is taken in pieces."""
+FRAME_SECONDS = 0.05
+"""How long one `read` waits, past its own timeout, for the rest of a frame that has begun to arrive; what
+arrived is kept and the frame is finished by a later read, so a frame held half-sent holds no read."""
+SEND_SECONDS = 60.0
+"""How long a write may wait for the data plane to take the bytes."""
+MAX_STATUS_BYTES = 64 << 10
+"""What is kept of the status channel (a metav1.Status of a few hundred bytes); the rest is not kept."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +119,13 @@ class ExecSession:
     def __init__(self, ws: _ExecSocket, pod: str) -> None:
         self._ws = ws
         self.pod = pod
-        self.status: dict[str, Any] | None = None
         self._open = True
         self._status_raw = b""
+        self._status: dict[str, Any] | None = None
+        self._decoded = 0
+        self._channel: int | None = None
+        """The channel of a message whose continuation frames are still arriving."""
+        ws.sock.settimeout(SEND_SECONDS)  # reads set their own (read)
 
     @classmethod
     def open(cls, api_client: k8s.ApiClient, pod: str, argv: list[str], *, namespace: str = keys.WORKLOAD_NAMESPACE,
@@ -206,33 +228,82 @@ class ExecSession:
             from None
 
     def read(self, timeout: float = 0) -> list[tuple[int, bytes]]:
-        """Wait up to `timeout` for frames, then take every frame already there: (channel, bytes) of stdout and
-        stderr in order. The frames are read here, not through WSClient.update, which keeps a copy of all output
-        and joins a burst of frames by repeated concatenation."""
+        """Wait up to `timeout` for frames, then take the frames already there: (channel, bytes) of stdout and
+        stderr in order, about READ_BYTES at most. The data plane's frames are read here one at a time, within
+        MAX_FRAME_BYTES each and a message's continuation frames as they come (WSClient.update and
+        recv_data_frame join a whole message first, by repeated concatenation, however long it is); a frame
+        not complete within FRAME_SECONDS is finished by a later read."""
         if not self.is_open:
             return []
         sock = self._ws.sock
         out: list[tuple[int, bytes]] = []
+        taken = 0
+        end = time.monotonic() + max(timeout, 0) + FRAME_SECONDS
         try:
             readable = self.pending() or bool(select.select([self._socket()], [], [], timeout)[0])
-            while readable and self._open:
-                opcode, frame = sock.recv_data_frame(True)
-                if opcode == ABNF.OPCODE_CLOSE:
-                    self._open = False
-                elif opcode in (ABNF.OPCODE_BINARY, ABNF.OPCODE_TEXT) and frame.data:
-                    data = frame.data if isinstance(frame.data, bytes) else frame.data.encode()
-                    if data[0] in (STDOUT, STDERR) and len(data) > 1:
-                        out.append((data[0], data[1:]))
-                    elif data[0] == STATUS:
-                        self._status_raw += data[1:]
+            while readable and self._open and taken < READ_BYTES:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                sock.settimeout(left)
+                try:
+                    taken += self._take_frame(out)
+                except WebSocketTimeoutException:
+                    break
                 readable = self.pending() or bool(select.select([self._socket()], [], [], 0)[0])
         except Exception as exc:  # websocket-client raises its own classes, OSError and SSL errors on a drop
             self._dropped(exc)
-        if self._status_raw and self.status is None:
+        finally:
+            with contextlib.suppress(Exception):
+                sock.settimeout(SEND_SECONDS)
+        return out
+
+    def _take_frame(self, out: list[tuple[int, bytes]]) -> int:
+        """Read one frame: its stdout or stderr bytes into `out` (how many), the status channel's kept, a close
+        or ping answered."""
+        sock = self._ws.sock
+        frames = sock.frame_buffer
+        if frames.needs_header():
+            frames.recv_header()
+        if frames.needs_length():
+            frames.recv_length()
+        if (frames.length or 0) > MAX_FRAME_BYTES:
+            raise WebSocketProtocolException(f"it sent a frame of {frames.length:,} bytes, past the bound of "
+                                             f"{MAX_FRAME_BYTES >> 20} MiB")
+        frame = frames.recv_frame()
+        if frame.opcode == ABNF.OPCODE_CLOSE:
+            self._open = False
+            with contextlib.suppress(Exception):
+                sock.send_close()
+            return 0
+        if frame.opcode == ABNF.OPCODE_PING:
+            if len(frame.data) < 126:
+                sock.pong(frame.data)
+            return 0
+        data = frame.data if isinstance(frame.data, bytes) else frame.data.encode()
+        channel = self._channel
+        if frame.opcode in (ABNF.OPCODE_BINARY, ABNF.OPCODE_TEXT):
+            channel, data = (data[0], data[1:]) if data else (None, b"")
+        elif frame.opcode != ABNF.OPCODE_CONT:
+            return 0
+        self._channel = None if frame.fin else channel
+        if channel in (STDOUT, STDERR) and data:
+            out.append((channel, data))
+            return len(data)
+        if channel == STATUS:
+            self._status_raw += data[:MAX_STATUS_BYTES - len(self._status_raw)]
+        return 0
+
+    @property
+    def status(self) -> dict[str, Any] | None:
+        """The status channel's metav1.Status (its text as the message when it is not an object), once sent."""
+        if self._status is None and len(self._status_raw) > self._decoded:
+            self._decoded = len(self._status_raw)
             with contextlib.suppress(ValueError):
                 status = decode_json(self._status_raw, text=False)
-                self.status = status if isinstance(status, dict) else {"message": self._status_raw.decode("utf-8", "replace")}
-        return out
+                self._status = status if isinstance(status, dict) else \
+                    {"message": self._status_raw.decode("utf-8", "replace")}
+        return self._status
 
     def exit_code(self) -> int:
         """The command's exit code once the session closed; a missing or error status raises ExecFailed."""
@@ -244,7 +315,15 @@ class ExecSession:
         raise ExecFailed(f"the connection to pod {self.pod} closed before the command reported its exit code")
 
     def close(self) -> None:
+        """Say close and hang up, without reading on: websocket-client's close reads the data plane's frames
+        for up to 3 s, the rest of a frame begun included, past MAX_FRAME_BYTES."""
         self._open = False
+        sock = self._ws.sock
+        with contextlib.suppress(Exception):
+            sock.settimeout(FRAME_SECONDS)
+            sock.send_close()
+        with contextlib.suppress(Exception):
+            sock.shutdown()
         with contextlib.suppress(Exception):
             self._ws.close()
 
@@ -273,7 +352,6 @@ class _Channels:
             header.append(f"authorization: {bearer}")
         sock = WebSocket(sslopt=sslopt, skip_utf8_validation=False)
         sock.connect(url, header=header, timeout=CONNECT_TIMEOUT)
-        sock.settimeout(None)
         return cls(sock)
 
     def write_channel(self, channel: int, data: bytes) -> None:

@@ -1,0 +1,88 @@
+"""A hostile data plane's exec WebSocket frames (issue 33, a fourteenth round): a real 127.0.0.1 server that
+upgrades `pods/<pod>/exec` and then sends frames rlark never asked for, read by the real `kubernetes` client's
+WebSocket through `run_command`, as `rlark check`, `rlark stacks`, Ray's token read and `rlark top` run theirs."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import tracemalloc
+
+import pytest
+
+from rlark_tui.cluster.podexec import STATUS, STDOUT, ExecFailed, ExecSession, run_command
+from tests.pod.hostile_exec import frame as _frame
+from tests.pod.hostile_exec import hostile_data_plane as _hostile_data_plane
+
+
+def _holds_half_a_frame(conn: socket.socket, stop: threading.Event) -> None:
+    conn.sendall(_frame(bytes([STDOUT]) + b"partial", claimed=1 << 20))
+
+
+def _endless_fragments(conn: socket.socket, stop: threading.Event) -> None:
+    piece = b"y" * (64 << 10)
+    conn.sendall(_frame(bytes([STDOUT]) + piece, fin=False))
+    for _ in range(1024):  # 64 MiB of one message that never ends
+        if stop.is_set():
+            return
+        conn.sendall(_frame(piece, opcode=0, fin=False))
+
+
+def _endless_status(conn: socket.socket, stop: threading.Event) -> None:
+    piece = bytes([STATUS]) + b"{" * (64 << 10)
+    for _ in range(1024):
+        if stop.is_set():
+            return
+        conn.sendall(_frame(piece))
+
+
+def _a_frame_of_a_terabyte(conn: socket.socket, stop: threading.Event) -> None:
+    conn.sendall(_frame(bytes([STDOUT]) + b"x" * (1 << 16), claimed=1 << 40))
+    piece = b"x" * (1 << 16)
+    for _ in range(512):  # 32 MiB of it
+        if stop.is_set():
+            return
+        conn.sendall(piece)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imported() -> None:
+    """The `kubernetes` client's WebSocket imports its modules at the first exec (~1 s): done before tracemalloc,
+    which slows them past the connect timeout."""
+    with _hostile_data_plane(_holds_half_a_frame) as access:
+        ExecSession.open(access.data_plane_api_client("c"), "demo-ppo-actor-0", ["true"]).close()
+
+
+def test_a_frame_that_never_completes_ends_at_the_commands_time_bound():
+    """A data plane that sends the start of a frame and holds the rest held the read for ever: the socket had
+    no timeout once upgraded, so `rlark check`, `rlark stacks` and the Ray token's read never ended."""
+    with _hostile_data_plane(_holds_half_a_frame) as access:
+        started = time.monotonic()
+        result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=1)  # type: ignore[arg-type]
+        assert time.monotonic() - started < 4
+        assert result.exit_code is None
+
+
+@pytest.mark.parametrize("send", [_endless_fragments, _endless_status, _a_frame_of_a_terabyte],
+                         ids=["fragments-without-end", "status-without-end", "frame-of-a-terabyte"])
+def test_frames_of_any_size_are_read_within_a_memory_bound(send):
+    """One message of endless continuation frames was joined whole before a byte was taken (64 MiB held, and
+    joined by repeated concatenation), the status channel kept all it was sent, and a frame claiming a
+    terabyte was read until it ended, whatever max_output said."""
+    tracemalloc.start()
+    try:
+        with _hostile_data_plane(send) as access:
+            started = time.monotonic()
+            try:
+                result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=1,  # type: ignore[arg-type]
+                                     max_output=1 << 20)
+            except ExecFailed as exc:
+                assert "\n" not in str(exc)
+            else:
+                assert result.exit_code is None and len(result.stdout) <= 1 << 20
+            assert time.monotonic() - started < 4
+            peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak >> 20} MiB held"
