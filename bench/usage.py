@@ -6,7 +6,7 @@ then the real app headless (`run_test`, 160x50) on the job list for a while: eve
 is counted (`RouteLog.served_count`: the alert rounds' data-plane lists and log reads, the usage topic's
 PodMetrics lists and nvidia-smi execs, the list's PROGRESS reads, the header's data-plane probes). The first 10 s
 (the first round of every read at once) are left out; the figure is the steady rate after them, over 60 s (quick:
-60 Jobs, 12 with a GPU; the first 2 s, then 5 s).
+40 Jobs, 8 with a GPU, on a 160x30 screen; the first 2 s, then 5 s).
 
 alert_latency_offscreen_s_max: meanwhile FAULTS of the Jobs, last in the list and so never on screen, print the time
 and RLinf's crash chain (their phase stays Running) once the bench drops a file for them, one every FAULT_SPACING
@@ -23,8 +23,11 @@ from pathlib import Path
 
 JOBS = 100
 GPU_JOBS = 21
-QUICK_JOBS, QUICK_GPU_JOBS = 60, 12
-"""The quick run's Jobs: still more than the 50-row screen shows, so the faulty last ones stay off it."""
+SIZE, QUICK_SIZE = (160, 50), (160, 30)
+QUICK_JOBS, QUICK_GPU_JOBS = 40, 8
+"""The quick run's Jobs: still more than its 30-row screen shows, so the faulty last ones stay off it. With 40
+Running Jobs each Header log is read every LOG_SECONDS (with 60, every 15 s), so the smoke run waits less for
+its alert."""
 GPU_NODES = ("gpu-a1", "gpu-a2", "gpu-a3")
 """The demo seed's GPU Nodes (8 GPUs each)."""
 WARM_SECONDS = 10.0
@@ -63,7 +66,7 @@ def run(workdir: Path, quick: bool) -> dict:
     from rlark_tui.tui.app import RlarkApp
 
     warm, measure = (2.0, 5.0) if quick else (WARM_SECONDS, 60.0)
-    jobs, gpu_jobs = (QUICK_JOBS, QUICK_GPU_JOBS) if quick else (JOBS, GPU_JOBS)
+    jobs, gpu_jobs, size = (QUICK_JOBS, QUICK_GPU_JOBS, QUICK_SIZE) if quick else (JOBS, GPU_JOBS, SIZE)
     with Sandbox(workdir / "usage-sandbox", seed="demo", agent_settings=AgentSettings(ray=False)) as sandbox:
         access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
         actions = Actions(access, state_dir=workdir / "usage-state")
@@ -94,7 +97,7 @@ def run(workdir: Path, quick: bool) -> dict:
                     alerted.setdefault(alert.job, time.time())
 
         async def drive() -> tuple[int, float]:
-            async with app.run_test(size=(160, 50)) as pilot:
+            async with app.run_test(size=size) as pilot:
                 await asyncio.sleep(warm)
                 start, began = sandbox.routes.served_count, time.monotonic()
                 dropped = 0
