@@ -11,10 +11,10 @@ import dataclasses
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, repeat
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -49,6 +49,7 @@ MAX_CHARS = 64 << 20
 counted): a Pod's line is read up to 16 MiB, and 20,000 such lines would be 320 GiB."""
 _TEXT = attrgetter("text")
 _ITEM_TEXT = itemgetter(2)
+_Item = TypeVar("_Item", bound=tuple[Any, ...])
 SHOWN_CHARS = 16 * 1024
 """A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
 render thousands of rows and freeze the keys."""
@@ -84,6 +85,24 @@ def timed(matcher: Matcher) -> Matcher:
 def one_pass(matcher: Matcher) -> Matcher:
     """The matcher for one pass over many lines: PASS_SECONDS shared by all of them."""
     return dataclasses.replace(matcher, budget=Deadline(PASS_SECONDS))
+
+
+def _append_bounded(held: deque[_Item], capacity: int, items: list[_Item], chars: int, added: int,
+                    text: Callable[[_Item], str]) -> tuple[int, int]:
+    """Append `items` (`added` characters of `text`) to `held` (a deque of `chars` characters, its maxlen `capacity`):
+    the deque drops the oldest past `capacity`, and the oldest past MAX_CHARS go too (the newest stays). Returns the
+    characters now held and how many items went: the one bound of the pane and of its queue of arriving lines."""
+    over = min(len(held), len(held) + len(items) - capacity)
+    gone = 0
+    if over > 0:
+        chars -= sum(map(len, map(text, islice(held, over))))
+        gone = over
+    held.extend(items)
+    chars += added
+    while chars > MAX_CHARS and len(held) > 1:
+        chars -= len(text(held.popleft()))
+        gone += 1
+    return chars, gone
 
 
 class LogBuffer:
@@ -128,18 +147,10 @@ class LogBuffer:
         return lines
 
     def _add(self, lines: list[LogLine]) -> None:
-        """Append at most `capacity` lines: the deque drops the oldest past it, and the oldest past MAX_CHARS go too
-        (the newest line stays); each counted."""
-        held = self._lines
-        over = min(len(held), len(held) + len(lines) - self.capacity)
-        if over > 0:
-            self._chars -= sum(map(len, map(_TEXT, islice(held, over))))
-            self.dropped += over
-        held.extend(lines)
-        self._chars += sum(map(len, map(_TEXT, lines)))
-        while self._chars > MAX_CHARS and len(held) > 1:
-            self._chars -= len(held.popleft().text)
-            self.dropped += 1
+        """Append the lines within the pane's bounds (_append_bounded); each line dropped is counted."""
+        added = sum(map(len, map(_TEXT, lines)))
+        self._chars, dropped = _append_bounded(self._lines, self.capacity, lines, self._chars, added, _TEXT)
+        self.dropped += dropped
 
     def clear(self) -> None:
         self._lines.clear()
@@ -185,18 +196,11 @@ class PendingLines:
             self._add(list(zip(repeat(source), timestamps, texts, repeat(False))), sum(map(len, texts)))
 
     def _add(self, items: list[tuple[str, str, str, bool]], chars: int) -> None:
-        """Append at most `capacity` items (of `chars` characters of text): the deque skips the oldest past it, and
-        the oldest past MAX_CHARS are skipped too (the newest stays); under the lock."""
-        held = self._items
-        over = min(len(held), len(held) + len(items) - self.capacity)
-        if over > 0:
-            self._chars -= sum(map(len, map(_ITEM_TEXT, islice(held, over))))
-            self.skipped += over
-        held.extend(items)
-        self._chars += chars
-        while self._chars > MAX_CHARS and len(held) > 1:
-            self._chars -= len(held.popleft()[2])
-            self.skipped += 1
+        """Append the items (of `chars` characters of text) within the queue's bounds (_append_bounded); each item
+        skipped is counted; under the lock."""
+        self._chars, skipped = _append_bounded(self._items, self.capacity, items, self._chars, chars,
+                                               _ITEM_TEXT)
+        self.skipped += skipped
 
     def take(self) -> list[tuple[str, str, str, bool]]:
         """Everything waiting, oldest first; the queue is empty afterwards."""
