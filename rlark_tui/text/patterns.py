@@ -94,16 +94,24 @@ class SlowPatterns:
 
 
 class Deadline:
-    """One budget shared by many matches: each gets what is left of it; with `known`, a pattern known to be too
+    """One budget shared by many matches: each gets what is left of it, or at most `each` seconds when given (one
+    text that is too slow stops the pass as soon as a bound per text would); with `known`, a pattern known to be too
     slow is refused at once, and one that overruns is noted there."""
 
-    def __init__(self, seconds: float = BUDGET_SECONDS, known: SlowPatterns | None = None) -> None:
+    def __init__(self, seconds: float = BUDGET_SECONDS, known: SlowPatterns | None = None,
+                 each: float | None = None) -> None:
         self.seconds = seconds
         self.known = known
+        self.each = each
         self._end = time.monotonic() + seconds
 
     def left(self) -> float:
-        return self._end - time.monotonic()
+        left = self._end - time.monotonic()
+        return left if self.each is None else min(left, self.each)
+
+    def spent(self) -> float:
+        """The bound a match that ran out of time ran into: `each`, unless the whole budget is gone."""
+        return self.each if self.each is not None and self._end > time.monotonic() else self.seconds
 
 
 def compile_pattern(text: str, ignore_case: bool = False) -> Pattern:
@@ -148,7 +156,7 @@ def _timeout(pattern: Pattern, budget: float | Deadline) -> float:
 
 
 def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
-    seconds = budget.seconds if isinstance(budget, Deadline) else budget
+    seconds = budget.spent() if isinstance(budget, Deadline) else budget
     if isinstance(budget, Deadline) and budget.known is not None:
         budget.known.note(pattern, seconds)
     return PatternTooSlow(pattern.pattern, seconds)

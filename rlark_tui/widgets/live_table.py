@@ -25,11 +25,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from rlark_tui.text.patterns import PatternTooSlow
+from rlark_tui.text.patterns import Deadline, PatternTooSlow
 from rlark_tui.text.sinks import one_line
-from rlark_tui.widgets.filter_bar import Matcher, make_matcher
+from rlark_tui.widgets.filter_bar import ROW_SECONDS, Matcher, make_matcher
 
 GAP = 2
+PASS_SECONDS = 1.0
+"""What a filter regex may spend on one pass over the table (the rows an update changed, or every row when the
+filter is typed or the order moves), all rows together, and on one row at most filter_bar.ROW_SECONDS: with only
+the bound per row, a regex a little under it on each of 10,000 rows held the keys for minutes. Past either the
+filter is matched as plain text, and the table says so and where it stopped."""
 MAX_WIDTH = 48
 NARROW_WIDTH = 10
 """How narrow a column with a priority gets before it is hidden (unless its `min_width` says otherwise)."""
@@ -243,6 +248,8 @@ class LiveTable(ScrollView, can_focus=True):
                 reorder = resort = True
         widened = False
         sort_index = self._sort_index()
+        unsure: list[tuple[str, Row]] = []
+        """Rows in place whose cells changed and whose order did not: the filter may take them in or out."""
         for row in rows:
             old = self._rows.get(row.key)
             if old is row or (old is not None and _same(old, row)):
@@ -256,10 +263,17 @@ class LiveTable(ScrollView, can_focus=True):
             widened |= self._widen(row, old)
             if old is None or (sort_index is not None and old.sort_values[sort_index] != row.sort_values[sort_index]):
                 reorder = resort = True
-            elif (row.key in self._position) != self._matches(row.key):
-                reorder = True
-            elif row.key in self._position:
-                repaint.append((row.key, old))
+            else:
+                unsure.append((row.key, old))
+        if not reorder:  # else every row is filtered again
+            matcher = self._one_pass()
+            for number, (key, old) in enumerate(unsure, 1):
+                if (key in self._position) != self._matches(matcher, key, number):
+                    reorder = True
+                    break
+                if key in self._position:
+                    repaint.append((key, old))
+            reorder = reorder or self._matcher.literal != matcher.literal  # fell back to plain text: all again
         if widened:
             self._strips.clear()
             self._fit_columns()
@@ -418,18 +432,30 @@ class LiveTable(ScrollView, can_focus=True):
         return Strip(segments)
 
     # ---- internals ---------------------------------------------------------------------------------
-    def _matches(self, key: str) -> bool:
+    def _one_pass(self) -> Matcher:
+        """The filter for one pass over the table: a regex shares PASS_SECONDS over all the rows it looks at, at
+        most ROW_SECONDS on one."""
+        matcher = self._matcher
+        if matcher.pattern is None or matcher.literal is not None:
+            return matcher
+        return replace(matcher, budget=Deadline(PASS_SECONDS, each=ROW_SECONDS))
+
+    def _matches(self, matcher: Matcher, key: str, number: int) -> bool:
+        """Does the row match `matcher`, this pass's filter, the row the pass's `number`th?"""
+        if self._matcher.literal is not None:  # plain text, or a regex that fell back to it earlier in this pass
+            matcher = self._matcher
         lowered, fields = self._keys[key]
         try:
-            return self._matcher.matches_row(lowered, fields)
+            return matcher.matches_row(lowered, fields)
         except PatternTooSlow as exc:
-            return self._too_slow(exc) in lowered
+            return self._too_slow(exc, number) in lowered
 
-    def _too_slow(self, exc: PatternTooSlow) -> str:
-        """A filter regex over its budget on a row: match its text as plain text from now on, and say so.
-        Returns that text, lowercased (what a row's lowered fields are searched for)."""
+    def _too_slow(self, exc: PatternTooSlow, number: int) -> str:
+        """A filter regex over its budget for a pass, at the pass's `number`th row: match its text as plain text
+        from now on, and say so. Returns that text, lowercased (what a row's lowered fields are searched for)."""
         self._matcher = self._matcher.as_text(str(exc))
-        self.notify(f"{exc}: matching it as plain text", severity="warning")
+        self.notify(f"{exc}: the filter stopped at row {number:,} of {len(self._rows):,}; matching it as plain text",
+                    severity="warning")
         return self._matcher.text.lower()
 
     def _sort_index(self) -> int | None:
@@ -440,20 +466,24 @@ class LiveTable(ScrollView, can_focus=True):
     def _reshow(self, candidates: list[str] | None = None) -> None:
         """Filter (among `candidates`, already in order, when given) and sort again; keep the cursor on the
         selected key; repaint."""
-        matcher = self._matcher
         if candidates is None:
             candidates = self._sorted()
+        matcher = self._one_pass()
         if matcher.pattern is None:
             shown = list(candidates)
         elif matcher.literal is not None:
             literal, keys = matcher.literal, self._keys
             shown = [key for key in candidates if literal in keys[key][0]]
         else:
-            keys = self._keys
+            keys, shown = self._keys, []
+            checked = 0
             try:
-                shown = [key for key in candidates if matcher.matches_row(*keys[key])]
+                for key in candidates:
+                    checked += 1
+                    if matcher.matches_row(*keys[key]):
+                        shown.append(key)
             except PatternTooSlow as exc:
-                literal = self._too_slow(exc)
+                literal = self._too_slow(exc, checked)
                 shown = [key for key in candidates if literal in keys[key][0]]
         self._shown = shown
         self._positions = None

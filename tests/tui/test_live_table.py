@@ -3,12 +3,15 @@ selection that follows its row key."""
 
 from __future__ import annotations
 
+import re
+import time
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 
 from rlark_tui.widgets.filter_bar import make_matcher
-from rlark_tui.widgets.live_table import Column, LiveTable, Row, fit_widths
+from rlark_tui.widgets.live_table import PASS_SECONDS, Column, LiveTable, Row, fit_widths
 
 COLUMNS = (Column("name", "NAME"), Column("phase", "PHASE"), Column("n", "N"))
 
@@ -159,6 +162,34 @@ async def test_a_row_updated_into_a_too_slow_text_is_matched_as_plain_text():
         await pilot.pause()
         assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["job-x"]
         assert any("matching it as plain text" in n.message for n in app._notifications)
+
+
+async def test_a_filter_regex_slow_on_every_row_stops_once_for_the_whole_table_and_says_where():
+    # issue 33: each row had its own budget, so a regex a little under it on each of 10,000 rows (x*x*x*[!?] takes
+    # some 4 ms on 60 x's) held the keys for that times the rows: when typed, and at each update of the rows
+    slow = "x" * 60
+    app = TableApp([row(f"job-{i:05d}") for i in range(10_000)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        table.set_filter(make_matcher("x*x*x*[!?]"))
+        await pilot.pause()
+        assert table.row_count == 0
+        rows = [row(f"job-{i:05d}", slow) for i in range(10_000)]
+        started = time.monotonic()
+        table.update(rows)
+        updated = time.monotonic() - started
+        await pilot.pause()
+        started = time.monotonic()
+        table.set_filter(make_matcher("x*x*x*[!?]"))
+        typed = time.monotonic() - started
+        await pilot.pause()
+        assert updated < 3 * PASS_SECONDS and typed < 3 * PASS_SECONDS, (updated, typed)
+        said = [n.message for n in app._notifications]
+        assert len(said) == 2 and all("\n" not in line for line in said)
+        assert re.fullmatch(r"pattern 'x\*x\*x\*\[!\?\]' is too slow \(stopped after 1 s\): the filter stopped at row "
+                            r"[0-9,]+ of 10,000; matching it as plain text", said[0]), said[0]
+        assert said[1].endswith(" of 10,000; matching it as plain text"), said[1]
+        assert table.row_count == 0  # no row holds the pattern's text
 
 
 async def test_long_cells_end_in_an_ellipsis_and_wide_characters_keep_columns_aligned():
