@@ -21,6 +21,7 @@ from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 
+from rlark_tui.cluster.kubeconfig import sendable
 from rlark_tui.text.parse import load_json
 
 EXEC_BYTES = 1 << 20
@@ -105,7 +106,12 @@ class BoundedExecProvider(ExecProvider):
             raise ConfigException("exec: malformed response: not an ExecCredential")
         if data["apiVersion"] != self.api_version:
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
-        return data["status"]
+        status = data["status"]
+        if isinstance(status, dict) and "token" in status and not (isinstance(status["token"], str)
+                                                                    and sendable(status["token"])):
+            raise ConfigException(f"exec: the plugin {self.args[0]} answered a token that is not text of printable "
+                                  "ASCII, which no request header carries: not used")
+        return status
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

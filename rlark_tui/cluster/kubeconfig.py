@@ -37,6 +37,20 @@ IN_CLUSTER = "in-cluster"
 _SEPARATOR = ";" if os.name == "nt" else ":"
 SERVER_EXTENSION = "rlark.io/server"
 WRONG_TYPE = "not a kubeconfig (a section or entry has the wrong type)"
+UNSENDABLE_TOKEN = "its token holds a character other than printable ASCII, which no request header carries"
+"""Why a token is not used: a line break or control character in it (a tokenFile written by `echo`, a block
+scalar, another tool's output) ended rlark in a crash report at the first request, and a wide character too."""
+
+
+def sendable(token: str) -> bool:
+    """Whether a header can carry `token` as it is: printable ASCII only."""
+    return token.isascii() and token.isprintable()
+
+
+def _file_token(path: str) -> str:
+    """A tokenFile's token, without the whitespace around it, as kubectl reads one (`echo "$T" > token` ends it
+    in a newline)."""
+    return read_input(path, "kubeconfig credential", MAX_CREDENTIAL_BYTES).decode().strip()
 
 
 @dataclass(frozen=True)
@@ -266,6 +280,8 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             taken = _take_tls_material(merger.config, context)
             KubeConfigLoader(config_dict=merger.config, config_base_path=None,
                              active_context=context).load_and_set(configuration)
+        if not all(sendable(value) for value in configuration.api_key.values() if isinstance(value, str)):
+            raise ConfigException(UNSENDABLE_TOKEN)
     except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"context {context}: unusable kubeconfig entry ({_first_line(exc)})") from None
     except (TypeError, AttributeError, KeyError):
@@ -323,7 +339,7 @@ def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential
     if isinstance(values, dict) and "tokenFile" in values and not values.get("token"):
         user_base = _base_path(user.path) if getattr(user, "path", None) else base  # type: ignore[union-attr]
         path = os.path.normpath(os.path.join(user_base, values.pop("tokenFile")))
-        values["token"] = read_input(path, "kubeconfig credential", MAX_CREDENTIAL_BYTES).decode()
+        values["token"] = _file_token(path)
     return taken
 
 
@@ -452,7 +468,10 @@ def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
     # The loader's order: a token (inline, else its file), else username and password.
     token = None
     if user:
-        token = _FileOrData(user, "tokenFile", "token", _base_path(user_origin)).as_data(base64_file=False)
+        path, token = _FileOrData(user, "tokenFile", "token", _base_path(user_origin)).sources()
+        token = _file_token(path) if not token and path else token
+        if token and not sendable(token):
+            raise UsageError(f"context {context}: unusable kubeconfig entry ({UNSENDABLE_TOKEN})")
         if not token and "username" in user and "password" in user:
             basic = f"{user['username']}:{user['password']}".encode("latin-1")
             token = f"Basic {base64.b64encode(basic).decode()}"
@@ -501,7 +520,7 @@ class _FileOrData:
     data_key: str | None
     base: str
 
-    def _sources(self) -> tuple[str | None, str | None]:
+    def sources(self) -> tuple[str | None, str | None]:
         if not self.values:
             return None, None
         data_key = self.data_key or f"{self.file_key}-data"
@@ -514,16 +533,9 @@ class _FileOrData:
             return os.path.normpath(os.path.join(self.base, self.values[self.file_key])), None
         return None, None
 
-    def as_data(self, base64_file: bool) -> str | None:
-        path, data = self._sources()
-        if not data and path:
-            text = read_input(path, "kubeconfig credential", MAX_CREDENTIAL_BYTES).decode()
-            return base64.standard_b64encode(text.encode()).decode() if base64_file else text
-        return data
-
     def credential(self) -> Credential:
         """The file (it must exist) or the decoded inline data the loader would use."""
-        path, data = self._sources()
+        path, data = self.sources()
         if not path and data:
             return Credential(data=base64.standard_b64decode(data.encode()))
         if path and not os.path.isfile(path):

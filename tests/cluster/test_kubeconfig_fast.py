@@ -84,8 +84,9 @@ CASES = {
                                     {"name": "d", "cluster": {"server": "https://d:2",
                                                               "certificate-authority": "ca.crt"}}]}}, "d"),
 }
-# The files the cases point at, relative to the temp dir.
-SUPPORT = {"pki/ca.crt": CA, "pki/client.crt": CERT, "pki/client.key": KEY, "secret/token": b"from-file\n",
+# The files the cases point at, relative to the temp dir. A token file ends in no newline here: the loader keeps
+# one (a header http.client refuses), the fast path trims it as kubectl does (test_kubeconfig_hostile.py).
+SUPPORT = {"pki/ca.crt": CA, "pki/client.crt": CERT, "pki/client.key": KEY, "secret/token": b"from-file",
            "t": b"file", "one/ca.crt": CA, "two/ca.crt": CA + b"2", "~/token": b"tilde-token", "rel/ca.crt": CA}
 
 
@@ -195,7 +196,12 @@ def test_fast_path_never_disagrees_with_the_loader_on_mutated_kubeconfigs(tmp_pa
             loaded = kc.load(config_file)
         except kc.UsageError:
             return  # not a kubeconfig at all: one line, before any context is loaded
-        fast = kc.plain_configuration(loaded, "c")
+        try:
+            fast = kc.plain_configuration(loaded, "c")
+        except kc.UsageError as exc:  # the loader's would end the first request in a crash
+            assert kc.UNSENDABLE_TOKEN in str(exc)
+            event("a token no header carries: one line")
+            return
         event("fast path" if fast is not None else "loader")
         if fast is None:
             return

@@ -6,7 +6,11 @@ named it (`rlark config`: 'context: ctx' then 'Status: forged' on a line of its 
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import json
 import subprocess
+import threading
 import uuid
 
 import pytest
@@ -218,3 +222,69 @@ def test_a_tls_setting_that_is_no_boolean_is_refused_not_read_as_skip(tmp_path, 
     assert refused.code != 0 and refused.err == (
         "error: context prod: unusable kubeconfig entry (its insecure-skip-tls-verify is not true or false)\n"), \
         refused.err
+
+
+@contextlib.contextmanager
+def _recording_control_plane():
+    """A control plane on 127.0.0.1 that answers every request 401 and keeps each request's Authorization."""
+    seen: list[str | None] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(401)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("how", ["token", "tokenFile", "tokenFile beside a plugin", "plugin"])
+@pytest.mark.parametrize("token", ["s3cret\r\nX-Forged: 1", "s3cret\u4e2d", "s3cret\n"],
+                         ids=["line-break", "wide", "trailing-newline"])
+def test_a_token_no_header_carries_is_one_line_and_a_files_newline_is_trimmed(tmp_path, env, capsys, how, token):
+    """A kubeconfig user's token, or an exec plugin's, that holds a line break or a character outside ASCII ended
+    rlark in a crash report at the first request (http.client refuses it: ValueError, UnicodeEncodeError),
+    and so did the everyday tokenFile written by `echo "$T" > token`, whose newline kubectl trims. A tokenFile
+    is trimmed as kubectl trims it; a token that still holds such a character is refused in one line that
+    does not show it, and a plugin's is not used (the loader logs why), never a header of its own."""
+    with _recording_control_plane() as (server, seen):
+        user: dict = {}
+        answer = tmp_path / "answer.json"
+        answer.write_text(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                                      "status": {"token": token}}))
+        (tmp_path / "token").write_text(token)
+        if how == "token":
+            user["token"] = token
+        if how.startswith("tokenFile"):
+            user["tokenFile"] = str(tmp_path / "token")
+        if how != "token" and how != "tokenFile":
+            user["exec"] = {"apiVersion": "client.authentication.k8s.io/v1", "command": "cat",
+                            "args": [str(answer) if how == "plugin" else "/dev/null"], "interactiveMode": "Never"}
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": server}}], "users": [{"name": "u", "user": user}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        result = cli_runner(path, capsys)("get", "jobs")
+    assert result.err.count("\n") == 1 and "s3cret" not in result.out + result.err, result.err
+    if token == "s3cret\n" and how.startswith("tokenFile"):
+        assert (result.code, seen) == (1, ["Bearer s3cret"]), (result.err, seen)
+    elif how == "plugin":
+        assert (result.code, seen) == (1, [None]), (result.err, seen)
+        assert "unauthorized (401)" in result.err
+    else:
+        assert (result.code, seen) == (2, []), (result.err, seen)
+        assert result.err == ("error: context c: unusable kubeconfig entry (its token holds a character other "
+                              "than printable ASCII, which no request header carries)\n")
