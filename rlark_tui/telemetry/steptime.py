@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 
 Point = tuple[float, int, float]
 
@@ -23,6 +24,8 @@ TREND_STEPS = 20
 INF = float("inf")
 # a share that moves by less than this (2 points) over the trend window is steady
 TREND_THRESHOLD = 0.02
+PHASE_CHARS = 48
+"""A phase's name is cut here: it is the tag's, the Job's code's to name, and heads a column and a legend."""
 
 
 class Step(NamedTuple):
@@ -58,8 +61,9 @@ class StepTime:
 
 
 def phase_of(tag: str) -> str | None:
-    """The phase a `time/*` tag or a tqdm `*_time` postfix names (`actor/training_time` -> actor_training);
-    None for the step's total and for tags that are not times."""
+    """The phase a `time/*` tag or a tqdm `*_time` postfix names (`actor/training_time` -> actor_training), on one
+    line (sinks.one_line: a line break or bidi control as its escape) of at most PHASE_CHARS; None for the step's
+    total and for tags that are not times."""
     if tag in (TABLE_TOTAL, TQDM_TOTAL):
         return None
     if tag.startswith("time/"):
@@ -68,7 +72,8 @@ def phase_of(tag: str) -> str | None:
         name = tag[:-len("_time")]
     else:
         return None
-    return name.replace("/", "_") or None
+    name = one_line(name.replace("/", "_"))
+    return (name if len(name) <= PHASE_CHARS else name[:PHASE_CHARS - 1] + "…") or None
 
 
 def breakdown(series: Mapping[str, Sequence[Point]]) -> StepTime:

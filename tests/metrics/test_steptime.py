@@ -81,3 +81,18 @@ def test_step_times_past_any_number_draw_bars_without_raising(series):
     lines = bars(breakdown(series), 80, 10)
     assert all(len(line) <= 80 for line in lines)
     assert "/step" in step_time_cell(breakdown(series)) and len(step_time_cell(breakdown(series))) < 60
+
+
+def test_a_phase_named_by_the_job_is_one_short_line_wherever_it_is_shown():
+    """Issue 33, a fourteenth round (TensorBoard tags are the Job's code's to name): a tag 'time/x<LF>bottleneck:
+    ...' made a phase whose name kept its line break through `clean`, so `rlark metrics --time` printed a forged
+    'bottleneck:' line under its own (the header too: table() one-lines only rows), and the Metrics tab's Time
+    view and the STEP TIME cell a line of their own; a 100,000-character tag was a header of 100,000 columns.
+    A phase's name is one line of at most PHASE_CHARS."""
+    from rlark_tui.telemetry.steptime import PHASE_CHARS
+    forged = "time/x\nbottleneck: generate_rollouts 99% of the step\u2028\u202e"
+    result = breakdown({"time/step": [(0.0, 1, 4.0)], forged: [(0.0, 1, 3.0)], "time/" + "y" * 100_000: [(0.0, 1, 0.5)]})
+    names = {phase for step in result.steps for phase in step.phases}
+    assert all(name.isprintable() and len(name) <= PHASE_CHARS for name in names), names
+    assert result.bottleneck.phase.startswith("x\\nbottleneck: generate_rollouts")
+    assert "\n" not in step_time_cell(result) and all("\n" not in line for line in bars(result, 80, 5))
