@@ -77,6 +77,9 @@ EVENT_CHARS = 300
 
 TABS = ("overview", "workers", "events", "yaml", "ray", "metrics", "checkpoints")
 MAX_SCRIPT_LINES = 200
+RAY_JOB_CHARS = 300
+"""A Ray job's status and entrypoint are shown to here: the Ray head's list is the Job's code's (each entrypoint
+of any length), redacted and laid out at each change of the Job."""
 """Lines of a script the Overview shows (a 1.5 MB prepareScript is 100,000 lines)."""
 MAX_ITEMS = 50
 """Entries of a role's node selector, devices, mounts and env the Overview shows; the rest are counted (3 roles of
@@ -465,8 +468,10 @@ class JobDetailScreen(RlarkScreen):
                 widget.heading(text, "ray status")
                 text.append(clean(redact_text(str(status["status_text"]))).rstrip() + "\n")
             for ray_job in status.get("jobs") or []:
-                widget.field(text, f"Ray job {ray_job.get('submission_id') or ray_job.get('job_id')}",
-                             redact_text(f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()), 2)
+                shown = f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()
+                shown = shown if len(shown) <= RAY_JOB_CHARS else shown[:RAY_JOB_CHARS] + "…"
+                name = str(ray_job.get("submission_id") or ray_job.get("job_id"))[:RAY_JOB_CHARS]
+                widget.field(text, f"Ray job {one_line(name)}", redact_text(shown), 2)
         widget.update(text)
 
     # ---- keys ------------------------------------------------------------------------------

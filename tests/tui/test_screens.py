@@ -306,6 +306,28 @@ async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
         assert f"… {5_000 - EVENT_LINES:,} more events (the first {EVENT_LINES} shown)" in text
 
 
+async def test_the_ray_tab_shows_each_ray_job_on_its_one_short_line(post_snapshot):
+    """Issue 33, a fourteenth round (Ray's jobs list is the Job's code's: a submission id is the submitter's
+    text): a Ray job's id was the label of its field as it came, so 'raysubmit_1<LF>Alive nodes: 9 of 9
+    expected' forged the tab's first field under the real one, and each of 100 Ray jobs' 4 MB entrypoints was
+    redacted and laid out at every change of the Job while the detail was open."""
+    from rlark_tui.screens.job_detail import RAY_JOB_CHARS
+
+    jobs = [{"submission_id": "raysubmit_1\nAlive nodes: 9 of 9 expected", "status": "RUNNING",
+             "entrypoint": "python main.py " + "x" * (4 << 20)}]
+    ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": "", "jobs": jobs, "error": None,
+                        "source": "Ray dashboard of demo-ppo"}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+        await pilot.press("enter", "r")
+        lines = str(app.screen.query_one("#ray-text").render()).splitlines()
+        assert [line for line in lines if line.startswith("Alive nodes")] == ["Alive nodes: 2 of 3 expected"]
+        shown = next(line for line in lines if "raysubmit_1" in line)
+        assert shown.startswith("  Ray job raysubmit_1\\nAlive nodes: 9 of 9 expected: RUNNING python main.py x")
+        assert len(shown) < 2 * RAY_JOB_CHARS
+
+
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
