@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
@@ -50,3 +53,49 @@ def clean_streams() -> Iterator[None]:
 def no_color(args: object) -> bool:
     """`--no-color`, or NO_COLOR set to anything but the empty string (no-color.org)."""
     return bool(getattr(args, "no_color", False)) or bool(os.environ.get("NO_COLOR"))
+
+
+GONE_POLL_SECONDS = 0.5
+"""How often the watch on the TUI's terminal (ends_with_terminal) looks up to see whether to stop."""
+GONE_EVENTS = select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+
+@contextlib.contextmanager
+def ends_with_terminal() -> Iterator[None]:
+    """While the block runs (the TUI): when the terminal it reads and draws on is gone (the terminal emulator closed
+    its side of the pty), end the process with 128 + SIGHUP, saying so in one line on stderr when that can still be
+    written. The kernel's SIGHUP ends the process then, unless a wrapper ignores or blocks it, or the terminal is
+    not the process's controlling one; and Textual does not end by itself: its input thread reads end-of-file
+    over and over, its writer thread dies of the closed terminal's first error, and the next draws wait for ever
+    for room in its write queue. A thread of rlark's own polls the terminal's descriptors (stdin and stderr, the
+    ones Textual uses, when they are terminals) for the hang-up; nothing of Textual's is touched."""
+    fds = [fd for fd in (0, 2) if os.isatty(fd)]
+    if not fds:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, 0)  # a hang-up, an error or a closed descriptor is reported whatever is asked
+        while not done.is_set():
+            if any(events & GONE_EVENTS for _fd, events in poller.poll(GONE_POLL_SECONDS * 1000)):
+                if not done.is_set():
+                    _end_without_terminal()
+
+    watcher = threading.Thread(target=watch, name="rlark-terminal-gone", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _end_without_terminal() -> None:
+    """End the process at once: there is no terminal left to restore, and the TUI's shutdown would wait on its
+    writes to the one that is gone (as rlark demo does on a hang-up)."""
+    code = 128 + signal.SIGHUP
+    with contextlib.suppress(OSError):  # to the descriptor: Textual holds sys.stderr while it runs
+        os.write(2, f"rlark: the terminal is gone (closed without a hang-up signal); ending with {code}\n".encode())
+    os._exit(code)

@@ -1061,7 +1061,7 @@ def run_tui(args, first_list=None, on_app: Callable[[RlarkApp], object] | None =
     `first_list`: its first Jobs list, read meanwhile (cluster.lean.FirstList); `on_app` is given the app before
     it runs (`rlark demo` ends it on a signal)."""
     from rlark_tui.cluster.access import ClusterAccess
-    from rlark_tui.local.terminal import no_color
+    from rlark_tui.local.terminal import ends_with_terminal, no_color
 
     # Textual sizes itself with shutil.get_terminal_size, which takes COLUMNS and LINES over the terminal's size,
     # also after a resize: exported by a parent (a Python REPL's readline, pytest's xdist workers), they would pin
@@ -1085,7 +1085,8 @@ def run_tui(args, first_list=None, on_app: Callable[[RlarkApp], object] | None =
     if on_app is not None:
         on_app(app)
     try:
-        app.run(mouse=not getattr(args, "no_mouse", False))
+        with ends_with_terminal():
+            app.run(mouse=not getattr(args, "no_mouse", False))
     finally:
         for opened in (contexts or {access.context: access}).values():
             if not isinstance(opened, str):
@@ -1098,12 +1099,14 @@ def run_tui(args, first_list=None, on_app: Callable[[RlarkApp], object] | None =
 def _run_bundle(args, plain: bool) -> int:
     """`rlark --bundle FILE`: the TUI offline on a bundle (cluster/bundle_source.py), read-only."""
     from rlark_tui.cluster.bundle_source import BundleAccess
+    from rlark_tui.local.terminal import ends_with_terminal
 
     access = BundleAccess(args.bundle)
     app = RlarkApp(access, readonly=True, no_color=plain, theme=getattr(args, "theme", None) or access.config.theme,  # type: ignore[arg-type]
                    topics=BUNDLE_TOPICS)
     try:
-        app.run(mouse=not getattr(args, "no_mouse", False))
+        with ends_with_terminal():
+            app.run(mouse=not getattr(args, "no_mouse", False))
     finally:
         access.close()
         if app.crash_line:
