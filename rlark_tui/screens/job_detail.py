@@ -93,7 +93,9 @@ class Section(Static):
     COMPONENT_CLASSES = {"section--heading", "section--label", "section--muted"}
 
     def heading(self, text: Text, title: str) -> None:
-        text.append(title + "\n", self.get_component_rich_style("section--heading"))
+        """A heading on one line (sinks.one_line): it names a role or a Task, the Job author's or the cluster's
+        text, so a break in it cannot forge a field of its own on the next line."""
+        text.append(one_line(title) + "\n", self.get_component_rich_style("section--heading"))
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         """`label: value` on one line: a break or bidi control in the value is shown as its escape (sinks.one_line),

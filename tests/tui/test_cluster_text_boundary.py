@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App
 from textual.strip import Strip
-from tui_factories import build_snapshot, job_dict
+from tui_factories import ROLES, build_snapshot, job_dict
 
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.text.sanitize import has_control
@@ -170,3 +170,26 @@ async def test_a_display_name_with_a_line_break_forges_no_line_in_the_detail(pos
     assert "forged (evil\\nPhase: Succeeded\\nStatus: Succeeded) · RL · Running" in frame
     assert "Display name: evil\\nPhase: Succeeded\\nStatus: Succeeded" in frame
     assert len(forged) == 1 and indent(forged[0]) > indent(phase) + 2, "\n".join(lines)  # the run script's line
+
+
+async def test_a_role_name_with_a_line_break_forges_no_field_in_the_overview(post_snapshot):
+    """Issue 33, a fourteenth round: a role's name is the Job author's (RLARK_TASK_ROLE of its main container), and
+    the Overview's heading of each role ('Role NAME — Task T') was appended as it was, so a role named
+    'Actor<LF>  Image: registry.example/trusted@sha256:beef' showed a forged Image field under the heading, above
+    the real one. Every heading of the detail is one line."""
+    hostile = "Actor\n  Image: registry.example/trusted@sha256:beef"
+    roles = (("actor", "Actor", hostile, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
+    app = RlarkApp(None)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
+        await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
+        app.open_job("forged", "overview")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        await wait_for(pilot, lambda: "Role " in overview(), "the roles")
+        lines = overview().splitlines()
+    assert "Role Actor\\n  Image: registry.example/trusted@sha256:beef — Task forged-actor  [Header]" in lines
+    assert not [line for line in lines if line.strip().startswith("Image: registry.example/trusted")], lines
