@@ -21,6 +21,7 @@ from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import GpuByRole, PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
@@ -45,9 +46,10 @@ def _cols(values: tuple[str, ...]) -> str:
 
 
 def _plain(label: str) -> Text:
-    """A tree label as text: a str label would be Rich markup, and a Task message from the cluster could hold
-    `[@click=...]`."""
-    return Text(clean(label))
+    """A tree label as text on one line (sinks.one_line): a str label would be Rich markup, and a Task message from
+    the cluster could hold `[@click=...]`; the tree shows a label's first line only, so a role name with a line
+    break hid the rest of its row."""
+    return Text(one_line(label))
 
 
 def _short(message: str) -> str:

@@ -193,3 +193,28 @@ async def test_a_role_name_with_a_line_break_forges_no_field_in_the_overview(pos
         lines = overview().splitlines()
     assert "Role Actor\\n  Image: registry.example/trusted@sha256:beef — Task forged-actor  [Header]" in lines
     assert not [line for line in lines if line.strip().startswith("Image: registry.example/trusted")], lines
+
+
+async def test_a_role_name_with_a_line_break_forges_no_row_in_the_workers_tree(post_snapshot):
+    """Issue 33, a fourteenth round: the Workers tab's role rows carried the Job author's role name through
+    `clean`, which keeps a line break, and the tree shows a label's first line only, so a role named
+    'Actor<LF>...' hid its own row's Pods, running count, phase and Task message. Each tree row is one line."""
+    import re
+
+    hostile = "Actor\nforged-actor-9 (Actor)  Pods 8/8  running 8"
+    roles = (("actor", "Actor", hostile, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
+    app = RlarkApp(None)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
+        await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
+        app.open_job("forged", "workers")
+
+        def frame() -> str:
+            return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
+                          .render_segments(app.console))
+
+        await wait_for(pilot, lambda: "forged-rollout" in frame(), "the Workers tree")
+        lines = frame().splitlines()
+    row = next(line for line in lines if "forged-actor (" in line)
+    assert "forged-actor (Actor\\nforged-actor-9 (Actor)  Pods 8/8  running 8)  [Header]  Pods 1/1  running 1" \
+        in row, lines
