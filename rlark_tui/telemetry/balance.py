@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import NONE
+from rlark_tui.text.sinks import one_line
 
 IMBALANCE_POINTS = 70.0
 
@@ -73,9 +74,13 @@ def placement_text(placement: object) -> str:
     return ", ".join(parts)
 
 
+NOTE_CHARS = 300
+"""The imbalance note is cut here: it quotes the roles' names and RLinf's placement, the Job's text."""
+
+
 def imbalance(rows: Sequence[RoleUse], placement: object = None) -> str | None:
     """`rollout GPUs at 4 % while actor at 93 %` when the busiest role's mean is IMBALANCE_POINTS above the
-    idlest's; with the placement RLinf printed, if any."""
+    idlest's; with the placement RLinf printed, if any. One line (sinks.one_line) of at most NOTE_CHARS."""
     measured = [(row.role, row.util.mean) for row in rows if row.util is not None]
     if len(measured) < 2:
         return None
@@ -85,4 +90,5 @@ def imbalance(rows: Sequence[RoleUse], placement: object = None) -> str | None:
         return None
     note = f"{idle} GPUs at {idle_mean:.0f} % while {busy} at {busy_mean:.0f} %"
     where = placement_text(placement)
-    return note + (f" (placement: {where})" if where else "")
+    note = one_line(note + (f" (placement: {where})" if where else ""))
+    return note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS - 1] + "…"

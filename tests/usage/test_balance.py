@@ -27,3 +27,17 @@ def test_rows_and_the_imbalance_note_with_the_placement():
 def test_no_note_under_70_points_or_with_one_measured_role():
     assert imbalance(by_role({"actor": [pod("a", 80)], "rollout": [pod("r", 11)]})) is None
     assert imbalance(by_role({"actor": [pod("a", 99)], "rollout": [None]})) is None
+
+
+def test_the_imbalance_note_is_one_short_line_whatever_the_roles_and_placement_say():
+    """Issue 33, a fourteenth round: the note quotes the roles' names (the Job author's RLARK_TASK_ROLE) and
+    RLinf's placement (the resolved config in the Header log, the Job's output), and `rlark top job` printed it
+    through `clean`, which keeps a line break: a role 'rollout<LF>imbalance: none' forged a line of its own, and a
+    placement of 100,000 components was a line as long. The note is one line of at most NOTE_CHARS."""
+    from rlark_tui.telemetry.balance import NOTE_CHARS
+
+    rows = by_role({"actor": [pod("a0", 93)], "rollout\nimbalance: none\u202e": [pod("r0", 4)]})
+    placement = {f"c{i}\n": "0-3" for i in range(100_000)}
+    note = imbalance(rows, placement)
+    assert note.startswith("rollout\\nimbalance: none\\u202e GPUs at 4 % while actor at 93 % (placement: c0\\n 0-3")
+    assert note.isprintable() and len(note) <= NOTE_CHARS
