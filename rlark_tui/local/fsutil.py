@@ -45,6 +45,14 @@ class UnsafeDestination(RlarkError):
     the way was planted where others write. One line, naming the path and why."""
 
 
+class WriteFailed(RlarkError, OSError):
+    """A file that found no room (a full disk, a quota, a file size limit) or a read-only file system: one line
+    naming it, nothing left half-written (an OSError still, for the callers that take one)."""
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
 def name_head(name: str, limit: int = 150) -> str:
     """The start of file name `name`, at most `limit` bytes (a character cut in two, or a byte that is no UTF-8,
     left out): a name made of it and a few bytes more stays within NAME_MAX (255 bytes) whatever the characters
@@ -299,7 +307,8 @@ def write_named(path: Path | str, data: str | bytes, *, durable: bool = True) ->
 @contextlib.contextmanager
 def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new content into; put in place when the block ends without an exception,
-    removed when it raises. /dev/stdout, a FIFO or a device the user named is written through."""
+    removed when it raises. /dev/stdout, a FIFO or a device the user named is written through. No room for it
+    (ENOSPC, EDQUOT, EFBIG) or a read-only file system is WriteFailed, one line."""
     stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
         out = getattr(sys, stream)
@@ -307,22 +316,27 @@ def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True
         yield out.buffer
         out.buffer.flush()
         return
-    with Destination(path, named=named) as dest:
-        if dest.through:
-            with dest.open_through() as handle:
-                yield handle
-            return
-        name, handle = dest.temp()
-        try:
-            with handle:
-                yield handle
-                handle.flush()
-                if durable:
-                    os.fsync(handle.fileno())
-            dest.commit(name, durable)
-        except BaseException:
-            dest.remove(name)
+    try:
+        with Destination(path, named=named) as dest:
+            if dest.through:
+                with dest.open_through() as handle:
+                    yield handle
+                return
+            name, handle = dest.temp()
+            try:
+                with handle:
+                    yield handle
+                    handle.flush()
+                    if durable:
+                        os.fsync(handle.fileno())
+                dest.commit(name, durable)
+            except BaseException:
+                dest.remove(name)
+                raise
+    except OSError as exc:
+        if exc.errno not in _NO_ROOM or isinstance(exc, RlarkError):
             raise
+        raise WriteFailed(f"cannot write {path}: {exc.strerror}") from None
 
 
 def open_append(path: Path | str) -> BinaryIO:

@@ -156,3 +156,28 @@ def test_edit_of_a_finished_job_is_refused_and_offers_clone(rl, sb):
     sb.store.update("jobs", {**job, "status": {"phase": "Failed"}}, subresource="status")
     result = rl("edit", "ed-done", "--yes")
     assert result.code == 1 and "ed-done is Failed" in result.err and "rlark clone ed-done" in result.err
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(sb, env):
+    """Issue 33, a fourteenth round (a full disk): a write that found no room (ENOSPC, a quota, a file size
+    limit) raised OSError out of the one writer, and `rlark clone --file`, `check --output`, `bundle` and every
+    other command that writes ended in a crash report (which a full disk cannot hold either). A real `rlark clone`
+    under a 256-byte file size limit (the stand-in for a full disk) says it in one line, exit 1, and leaves no
+    file, temporary or not."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256))
+
+    out = env / "drafts"
+    out.mkdir(mode=0o700)
+    done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sb.kubeconfig), "clone",
+                           "demo-ppo", "--file", str(out / "clone.yaml")], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limited, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (
+        1, f"error: cannot write {out / 'clone.yaml'}: File too large"), done.stderr
+    assert list(out.iterdir()) == []
