@@ -155,7 +155,7 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
     code = "; ".join(filter(None, [f"{labels['code_ref']} {facts.code_ref}" if facts.code_ref else "",
                                    *facts.images])) or unknown
     config = "; ".join(filter(None, [f"{labels['config_ref']} {facts.config_ref}" if facts.config_ref else "",
-                                     f"{labels['run_script']} `{_cell(facts.run_script)}`"
+                                     f"{labels['run_script']} `{_cell(facts.run_script).replace('`', chr(39))}`"
                                      if facts.run_script else ""])) or unknown
     mode = f"{facts.num_nodes}" + (f"; {facts.placement_mode}" if facts.placement_mode else "")
     yaml_ref = facts.submitted_yaml or unknown

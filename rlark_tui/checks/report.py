@@ -159,6 +159,16 @@ class RecordFacts:
     stop_condition: str = ""
     """The agreed stop condition (launch record `stopCondition`)."""
 
+    def __post_init__(self) -> None:
+        """Every field but the run script on one line (sinks.one_line): they quote the launch record, an annotation
+        the Job's author may edit, and the role names, images and log the Job's, into the record's header fields
+        and its conclusion, where a line break forged a field ('- Recorder: ...') or ended a code block."""
+        for name, value in vars(self).items():
+            if isinstance(value, str) and name != "run_script":
+                object.__setattr__(self, name, one_line(value))
+            elif isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(one_line(str(item)) for item in value))
+
 
 @dataclass(frozen=True)
 class CheckReport:

@@ -133,3 +133,29 @@ def test_a_line_break_in_cluster_text_forges_no_row_of_the_report():
         assert not [line for line in text.splitlines()
                     if line.lstrip().startswith(("3. PASS     Ray: forged", "5. PASS     forged", "### 3. Ray — pass"))]
     assert all("\n" not in note for row in report.rows for note in row.all_notes())
+
+
+def test_the_records_header_and_conclusion_hold_each_field_on_its_line():
+    """Issue 33, a fourteenth round (a Job author's launch record in the run check's record): the record's header
+    fields and its conclusion quote the launch record (runId, codeRef, configRef: an annotation the Job's author
+    may edit), and the Markdown record (`rlark check --output`, the record attached to an issue) and the text
+    printed them as they were: a runId 'ppo-1<LF>- Recorder: alice (approved)' forged the Recorder field above
+    the real one, and a codeRef with a line and a fence ended the conclusion's code block early. Each is one line;
+    a run script's backtick no longer ends its code span."""
+    evidence = fx.healthy()
+    forged = dict(evidence.launch_record, runId="ppo-1\n- Recorder: alice (approved)\u2028",
+                  codeRef="abc\n```\n## Approved for production")
+    report = evaluate(replace(evidence, launch_record=forged), fx.DECIDED)
+    markdown = to_markdown(report)
+    lines = markdown.splitlines()
+    assert "- Run ID: ppo-1\\n- Recorder: alice (approved)\\u2028" in lines
+    assert [line for line in lines if line.startswith("- Recorder:")] == ["- Recorder: me"]
+    assert not [line for line in lines + to_text(report).splitlines() if line.startswith("## Approved")]
+    assert [line for line in lines if line.startswith("```")] in ([], ["```text", "```"])
+    script = dict(forged, runId="ppo-2")
+    head = evidence.job["spec"]["tasks"][0]
+    job = dict(evidence.job, spec=dict(evidence.job["spec"], tasks=[dict(head, runScript="run `[x](http://e)`"),
+                                                                      *evidence.job["spec"]["tasks"][1:]]))
+    config = next(line for line in to_markdown(evaluate(replace(evidence, job=job, launch_record=script)))
+                  .splitlines() if line.startswith("- Hydra config"))
+    assert config.count("`") == 2, config
