@@ -17,6 +17,7 @@ from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import read_input, read_own, remove_quietly, write_private
+from rlark_tui.text.sinks import one_line
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
 _HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
@@ -32,10 +33,11 @@ class SavedDraft:
     findings: list[Finding]
 
     def summary(self) -> str:
+        """One line (sinks.one_line): the draft may be someone else's (an import, a clone), its names any text."""
         draft = self.draft
         roles = ", ".join(role.name or "?" for role in draft.roles) or "no roles"
-        return (f"{draft.name or '(no name yet)'} · {draft.type} · roles: {roles} · step {self.step} of 4 · "
-                f"saved {self.saved_at}")
+        return one_line(f"{draft.name or '(no name yet)'} · {draft.type} · roles: {roles} · step {self.step} of 4 · "
+                        f"saved {self.saved_at}")
 
 
 class DraftStore:

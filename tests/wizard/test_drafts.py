@@ -283,3 +283,17 @@ def test_a_draft_left_by_a_killed_edit_is_removed_by_the_next(tmp_path, monkeypa
     finally:
         tempfile.tempdir = None
         shutil.rmtree(tmp_path / "rlark-edit-1-theirs", ignore_errors=True)
+
+
+def test_the_resume_offer_names_the_draft_and_its_roles_on_one_line(tmp_path):
+    """Issue 33, a fourteenth round (a draft from someone else, resumed): the resume offer's first line names the
+    autosaved draft and its roles, and an imported draft named 'x<LF>Resume it now: all checks passed' (a role
+    'Actor<LF><LF>...' too) showed lines of its own in the offer, above the real question. The summary is one
+    line."""
+    store = DraftStore(tmp_path)
+    draft = base_draft("wiz-offer")
+    roles = [replace(draft.roles[0], name="Actor\n\nResume it, or start"), *draft.roles[1:]]
+    store.save(replace(draft, name="x\nResume it now: all checks passed", roles=roles), 2)
+    summary = store.load().summary()
+    assert "\n" not in summary and summary.startswith("x\\nResume it now: all checks passed · ")
+    assert "roles: Actor\\n\\nResume it, or start, " in summary
