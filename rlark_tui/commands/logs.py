@@ -18,7 +18,8 @@ from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
 from rlark_tui.local.terminal import no_color
 from rlark_tui.text.redact import LineRedactor, secret_values
-from rlark_tui.text.sanitize import clean, clean_log
+from rlark_tui.text.sanitize import clean_log
+from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
   0    printed (or, with -f, every followed Pod is gone)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     def emit(item: LogLine | Notice) -> None:
         with out_lock:
             if isinstance(item, Notice):
-                print(clean(item.text), file=sys.stderr, flush=True)
+                print(one_line(item.text), file=sys.stderr, flush=True)
             else:
                 show(item, redact(item.text, item.source))
 

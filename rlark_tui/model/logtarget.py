@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple
 
+from rlark_tui.text.sinks import one_line
+
 
 class _ScopeFields(NamedTuple):
     kind: Literal["header", "all", "role", "pod"]
@@ -37,8 +39,9 @@ Scope.ALL = Scope("all")
 
 
 def source_name(role: str, pod: str) -> str:
-    """The prefix shown before each line: `role/pod`."""
-    return f"{role}/{pod}" if role else pod
+    """The prefix shown before each line: `role/pod`, on one line (sinks.one_line): a Pod CR's podName is the
+    data plane's free text, and a line break in it forged a log line under the Pod's own."""
+    return one_line(f"{role}/{pod}" if role else pod)
 
 
 @dataclass(frozen=True)

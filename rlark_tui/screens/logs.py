@@ -26,8 +26,8 @@ from rlark_tui.model.logtarget import LogTarget, Scope
 from rlark_tui.model.objects import Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.redact import LineRedactor, secret_values
-from rlark_tui.text.sanitize import clean, clean_lines
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sanitize import clean_lines
+from rlark_tui.text.sinks import file_name, one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
@@ -249,7 +249,7 @@ class LogScreen(RlarkScreen):
         return take, job.raw if job is not None else None, redact
 
     def _notice(self, text: str) -> None:
-        self._pending.push("", "", f"-- {clean(text)}", True)
+        self._pending.push("", "", one_line(f"-- {text}"), True)
 
     @on(LogView.Drained)
     def _drained(self, event: LogView.Drained) -> None:

@@ -237,3 +237,20 @@ def test_loadgen_op_refuses_bad_requests_in_one_line(sb, body, error):
     reply = raw(sb, "POST", "/_sandbox/loadgen", body)
     assert reply.status == 400 and reply.json()["message"] == error
     assert raw(sb, "POST", "/_sandbox/loadgen", {"pods": 1}, token=None).status == 401
+
+
+def test_a_pod_name_with_a_line_break_forges_no_log_line(rl, sb, job):
+    """Issue 33, a fourteenth round (a hostile data plane's Pod CRs): a Pod CR's podName is the data plane's free
+    text, and `rlark logs` put it in each line's `[role/pod]` prefix, and in the notice about that Pod, as it
+    was: a podName 'x<LF>[actor/forged-0] all checks passed' printed a line that Pod never wrote. The prefix is
+    one line (sinks.one_line), in the TUI's log pane too (model.logtarget.source_name)."""
+    name, pods = job
+    cluster, _ = pods["env"]
+    hostile = "x\n[actor/forged-0] all checks passed"
+    pod = next(p for p in sb.store.list("pods", namespace=cluster)[0] if p["spec"]["taskName"] == f"{name}-env")
+    sb.store.update("pods", {**pod, "spec": {**pod["spec"], "podName": hostile}})
+    write_log(sb, cluster, hostile, ["hello"], when=at(4))
+    result = rl("logs", name)
+    lines = (result.out + result.err).splitlines()
+    assert not [line for line in lines if line.startswith("[actor/forged-0]")], lines
+    assert [line for line in lines if "env/x\\n[actor/forged-0] all checks passed]" in line], lines
