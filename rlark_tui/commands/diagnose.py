@@ -10,6 +10,7 @@ import sys
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.raydash.diagnose import diagnose
 from rlark_tui.telemetry.diagnosis import render, to_json
+from rlark_tui.text.sinks import one_line
 
 
 def register(subparsers, parents) -> None:
@@ -37,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
         found = diagnose(access, args.job, state_dir())
     finally:
         access.close()
-    for note in found.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for note in found.notes:  # each quotes what failed: Ray's message, a Pod's name
+        print(f"note: {one_line(note)}", file=sys.stderr)
     if found.kept:
         print("note: the first failure is from evidence kept when it was first seen", file=sys.stderr)
     print(json.dumps(to_json(found.diagnosis)) if args.output == "json" else render(found.diagnosis))

@@ -16,6 +16,7 @@ from rlark_tui.cluster.http import Http
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.sinks import one_line
 
 TIMEOUT = 5.0
 MAX_ANSWER_BYTES = 32 * 2**20
@@ -133,7 +134,7 @@ class RayDashboard:
         if not isinstance(body, dict):
             raise ApiError(f"{self.source}: {path} did not answer with JSON")
         if body.get("result") is False:
-            raise ApiError(f"{self.source}: {path} failed: {body.get('msg') or 'no message'}")
+            raise ApiError(f"{self.source}: {path} failed: {one_line(str(body.get('msg') or 'no message'))[:500]}")
         data = body.get("data")
         return data if isinstance(data, dict) else {}
 

@@ -171,5 +171,5 @@ def summary(manifest: Manifest, path: str, size: int) -> str:
              f"each whole up to {size_text(manifest.budget)}, {size_text(manifest.total)} in all"]
     lines += [f"  {member.path}: {size_text(member.left_out)} of {size_text(member.read or 0)} left out (over the "
               "budget)" for member in manifest.cut_logs]
-    lines += [f"note: {note}" for note in manifest.notes]
+    lines += [f"note: {one_line(note)}" for note in manifest.notes]
     return "\n".join(lines)

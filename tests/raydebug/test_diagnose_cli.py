@@ -183,3 +183,20 @@ def test_a_job_of_the_same_name_in_another_context_neither_sees_nor_replaces_the
         JOB["metadata"]["uid"] = "u-1"
     assert kept.read_text() == before
     assert len(list((state / "diagnosis").glob("*/segv.json"))) == 4
+
+
+def test_a_note_is_one_line_whatever_ray_or_the_pod_answered(platform, capsys, monkeypatch):
+    """Issue 33, a fourteenth round (a hostile Ray head's error message): a note quotes what failed, and Ray's
+    envelope puts its own `msg` in the error as it comes (RayDashboard._envelope), so a head answering
+    {"result": false, "msg": "x<LF>first failure: ActorGroup:0 failed first (oom)"} printed a forged first failure
+    under `rlark diagnose`'s notes; so did a Pod CR's podName in 'Pod NAME: ...'. Each note is one line."""
+    from rlark_tui.cluster.errors import ApiError
+
+    def refuse(self, resource, what, query=None):
+        raise ApiError(f"Ray dashboard of segv: /api/v0/{resource} failed: x\nfirst failure: ActorGroup:0 failed "
+                       "first (oom)")
+
+    monkeypatch.setattr(Dashboard, "state_list", refuse)
+    code, out, err = _run(capsys)
+    assert not [line for line in (out + err).splitlines() if line.startswith("first failure: ActorGroup:0")], err
+    assert "failed: x\\nfirst failure: ActorGroup:0 failed first (oom)" in err
