@@ -83,19 +83,36 @@ class Writer:
 
     def __init__(self, tar: tarfile.TarFile, manifest: layout.Manifest, mtime: float) -> None:
         self.tar, self.manifest, self.mtime = tar, manifest, mtime
+        self._written: set[str] = set()
 
     def _info(self, path: str, size: int) -> tarfile.TarInfo:
         info = tarfile.TarInfo(path)
         info.size, info.mode, info.mtime = size, 0o600, int(self.mtime)
         return info
 
+    def _taken(self, path: str) -> bool:
+        """Whether a member of this name is already written: members are named from Pod names, the data plane's
+        text (`w/0` and `w_0` are one file name, and a second Pod CR may name another's Pod), and a tar holding
+        two of a name gives the last to a reader: one Pod's log shown as another's. The first stays, and a note
+        says the second is left out."""
+        if path in self._written:
+            self.manifest.notes.append(f"{path}: a second member of this name is left out (two Pods' names make "
+                                       "one file name)")
+            return True
+        self._written.add(path)
+        return False
+
     def add(self, path: str, data: str | bytes, kept: str = "") -> None:
+        if self._taken(path):
+            return
         payload = data.encode("utf-8") if isinstance(data, str) else data
         self.tar.addfile(self._info(path, len(payload)), io.BytesIO(payload))
         self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest(),
                                                    kept=kept))
 
     def add_spool(self, path: str, spool: IO[bytes], size: int, digest: str, read: int, left_out: int) -> None:
+        if self._taken(path):
+            return
         spool.seek(0)
         self.tar.addfile(self._info(path, size), spool)
         self.manifest.members.append(layout.Member(path, size, digest, read, left_out))

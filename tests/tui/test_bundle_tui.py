@@ -231,3 +231,34 @@ def crafted_bundle(path, manifest: dict, metrics: dict):
             info.size = len(raw)
             tar.addfile(info, io.BytesIO(raw))
     return path
+
+
+def test_two_pods_whose_names_make_one_member_name_leave_the_first_and_say_so(tmp_path):
+    """Issue 33, a fourteenth round (a hostile data plane's Pod CRs): a bundle's members are named from the Pods'
+    names (the data plane's text), 'w/0' and 'w_0' are one file name, and a second Pod CR may name another's Pod:
+    both logs went into the archive under one member name, and `rlark --bundle` (tarfile gives the last of a
+    name) showed the second Pod's log as the first's. The first stays, the second is left out, and the manifest
+    says so."""
+    import bench.bundle as made
+
+    class TwoOfAName(Platform):
+        def job_pods(self, name, tasks=None):
+            first, second = made._cr(0), made._cr(1)
+            first["spec"]["podName"], second["spec"]["podName"] = "w_0", "w/0"
+            second["metadata"]["namespace"] = "rlark-edge-b"
+            return [first, second]
+
+        def pod_log(self, cluster, pod, **kwargs):
+            return iter(()) if kwargs.get("previous") else iter([f"2026-12-02T10:00:00Z written by {pod} in {cluster}"])
+
+    state = tmp_path / "state"
+    path = tmp_path / "two.tar.gz"
+    manifest = write_bundle(TwoOfAName(0), JOB, path, state)  # type: ignore[arg-type]
+    access = BundleAccess(path)
+    try:
+        lines = list(access.lines("logs/w_0/main.log") or [])
+    finally:
+        access.close()
+    assert [line for line in lines if "written by" in line] == ["2026-12-02T10:00:00Z written by w_0 in rlark-gpu-a"]
+    assert "logs/w_0/main.log: a second member of this name is left out (two Pods' names make one file name)" \
+        in manifest.notes
