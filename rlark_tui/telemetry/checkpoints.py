@@ -58,8 +58,9 @@ class CheckpointRead:
 
     @property
     def listed_in(self) -> str:
-        """Where the listing was read, as the CLI and the tab say it."""
-        return f"in object storage {self.storage}" if self.storage else f"in Pod {self.pod}"
+        """Where the listing was read, as the CLI and the tab say it: one line (sinks.one_line), since it names a
+        Pod (the data plane's text) or a storage mount (the Job author's)."""
+        return one_line(f"in object storage {self.storage}" if self.storage else f"in Pod {self.pod}")
 
 
 def _get(config: object, path: str) -> object:

@@ -132,3 +132,17 @@ def test_checkpoints_listed_in_the_pod_with_the_incomplete_step_marked(listed, s
     text = rlark("checkpoints", NAME)
     assert text.code == 0 and "complete (latest)" in text.out
     assert "incomplete: missing actor/dcp_checkpoint/.metadata" in text.out
+
+
+def test_where_the_checkpoints_were_listed_is_one_line():
+    """Issue 33, a fourteenth round: the location line of `rlark checkpoints` and the Checkpoints tab ends with where
+    the listing was read, 'in Pod NAME' (a Pod CR's podName, the data plane's text) or 'in object storage
+    CLASS/CLUSTER' (a mount the Job's author wrote), and a line break there forged a line such as '3
+    checkpoint(s), latest complete: global_step_999' under it. It is one line."""
+    from rlark_tui.telemetry.checkpoints import CheckpointRead, Location
+
+    where = Location("/ckpt/run/checkpoints", "embodied", False)
+    forged = "x\n3 checkpoint(s), latest complete: global_step_999"
+    for read in (CheckpointRead("demo", where, forged, ()), CheckpointRead("demo", where, "p", (), storage=forged)):
+        assert "\n" not in read.listed_in and read.listed_in.endswith("x\\n3 checkpoint(s), latest complete: "
+                                                                      "global_step_999")
