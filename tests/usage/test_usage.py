@@ -111,12 +111,12 @@ def test_kubectl_reads_pod_metrics_through_rlark_server(burning, plain_sandbox, 
         if int(usage["cpu"][:-1]) > 10_000_000 or time.monotonic() > deadline:
             break
     assert int(usage["cpu"][:-1]) > 10_000_000, usage   # the burning shell: more than 10m
+    _end_burn(plain_sandbox)  # read: the core is the suite's again (kubectl top below takes any number)
     one = json.loads(kubectl("get", "--raw", f"{route}/{ROLLOUT}"))
     assert one["kind"] == "PodMetrics" and one["containers"][0]["name"] == "main"
     # kubectl's own top finds the metrics API by discovery and prints the sandbox's numbers
     top = kubectl("top", "pod", "-n", "rlark-system", ACTOR, "--no-headers")
     assert top.split()[0] == ACTOR and top.split()[1].endswith("m"), top
-    _end_burn(plain_sandbox)
 
 
 def _row(text: str, pod: str) -> list[str]:
