@@ -55,10 +55,20 @@ def payload(record: dict, line: str, fmt: str) -> dict:
     raise UsageError(f"--webhook-format {fmt!r}: one of {', '.join(FORMATS)}")
 
 
+ENV_CHARS = 4096
+"""Each RLARK_ALERT_* variable is cut here: the kernel refuses to start a program with one environment string past
+128 KiB (E2BIG), and an object's name is the cluster's text (a Pod CR's podName, up to an object's 1.5 MB)."""
+
+
 def environment(record: dict) -> dict[str, str]:
     """RLARK_ALERT_TIME, _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE (and _CONTEXT), each a
-    one-line field (sinks.one_line): names and a phase come from the control plane as they are."""
-    return {f"RLARK_ALERT_{key.upper()}": sinks.one_line(value) for key, value in record.items()}
+    one-line field (sinks.one_line) of at most ENV_CHARS: names and a phase come from the control plane as they
+    are."""
+    return {f"RLARK_ALERT_{key.upper()}": _cut(sinks.one_line(value)) for key, value in record.items()}
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= ENV_CHARS else value[:ENV_CHARS - 1] + "…"
 
 
 class Hook:

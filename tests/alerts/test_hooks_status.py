@@ -47,6 +47,24 @@ def test_exec_hook_variables_hold_no_control_or_line_break():
     assert all(value.isprintable() for value in env.values())
 
 
+def test_an_exec_hook_runs_whatever_the_length_of_the_names_it_is_given(tmp_path):
+    """Issue 33, a fourteenth round: RLARK_ALERT_OBJECT names the alert's object as the cluster gave it (a Pod CR's
+    podName is the data plane's free text, up to an object's 1.5 MB), and the kernel refuses to start a program
+    with one environment string past 128 KiB (E2BIG): the hook never ran for that Job's alerts, each retried and
+    reported as 'Argument list too long'. Each variable is cut at hooks.ENV_CHARS."""
+    out = tmp_path / "env.json"
+    script = tmp_path / "hook.py"
+    script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() "
+                      "if k.startswith('RLARK_ALERT_')}, open(sys.argv[1], 'w'))\n")
+    said: list[str] = []
+    hook = hooks.command(f"{sys.executable} {script} {out}", report=said.append)
+    hook.post({**RECORD, "object": "p" * 300_000}, "line")
+    hook.close()
+    got = json.loads(out.read_text())
+    assert got["RLARK_ALERT_OBJECT"].startswith("ppp") and len(got["RLARK_ALERT_OBJECT"]) <= hooks.ENV_CHARS
+    assert said == []
+
+
 def test_closing_a_hook_whose_queue_is_full_ends():
     """A receiver that holds every delivery open: the hook's IN_FLIGHT deliveries wait, its dispatcher holds the
     next event waiting for one of them, its queue fills, and `rlark watch` ends (Ctrl-C) with close(). Close put its
