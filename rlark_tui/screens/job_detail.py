@@ -80,6 +80,10 @@ MAX_SCRIPT_LINES = 200
 RAY_JOB_CHARS = 300
 """A Ray job's status and entrypoint are shown to here: the Ray head's list is the Job's code's (each entrypoint
 of any length), redacted and laid out at each change of the Job."""
+RAY_STATUS_LINES = 200
+"""Lines of `ray status` the Ray tab shows, each cut at RAY_JOB_CHARS: Ray's text is the head's (a real one is ~50
+lines), redacted and laid out at each Ray poll whichever tab is shown, and 4 MB of it were 2.4 s of the UI thread
+each time."""
 """Lines of a script the Overview shows (a 1.5 MB prepareScript is 100,000 lines)."""
 MAX_ITEMS = 50
 """Entries of a role's node selector, devices, mounts and env the Overview shows; the rest are counted (3 roles of
@@ -468,7 +472,13 @@ class JobDetailScreen(RlarkScreen):
             if status.get("status_text"):
                 text.append("\n")
                 widget.heading(text, "ray status")
-                text.append(clean(redact_text(str(status["status_text"]))).rstrip() + "\n")
+                lines = str(status["status_text"]).splitlines()
+                cut = [line if len(line) <= RAY_JOB_CHARS else line[:RAY_JOB_CHARS] + "…"
+                       for line in lines[:RAY_STATUS_LINES]]
+                text.append(clean(redact_text("\n".join(cut))).rstrip() + "\n")
+                if len(lines) > RAY_STATUS_LINES:
+                    widget.muted(text, f"… {len(lines) - RAY_STATUS_LINES:,} more lines (the first {RAY_STATUS_LINES} "
+                                       "shown)")
             for ray_job in status.get("jobs") or []:
                 shown = f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()
                 shown = shown if len(shown) <= RAY_JOB_CHARS else shown[:RAY_JOB_CHARS] + "…"

@@ -328,6 +328,32 @@ async def test_the_ray_tab_shows_each_ray_job_on_its_one_short_line(post_snapsho
         assert len(shown) < 2 * RAY_JOB_CHARS
 
 
+async def test_a_long_ray_status_costs_the_ui_thread_little_at_each_poll(post_snapshot):
+    """Issue 33, a fourteenth round (a hostile Ray head's `ray status`): the Ray tab laid out the whole text, 2,000
+    lines of any length (4 MB), redacted at each Ray poll while the detail was open, whichever tab was shown: 2.4 s
+    of the UI thread each time. It shows RAY_STATUS_LINES lines of at most RAY_JOB_CHARS and counts the rest."""
+    import time
+
+    from rlark_tui.screens.job_detail import RAY_STATUS_LINES
+
+    text = ("x" * 2000 + "\n") * 2000
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": text, "jobs": [], "error": None,
+                            "source": "Ray dashboard of demo-ppo", "polled_at": 0.0}}
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+        await pilot.press("enter", "r")
+        started = time.thread_time()
+        for polled in (1.0, 2.0, 3.0):
+            ray["demo-ppo"]["polled_at"] = polled
+            await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+            await pilot.pause()
+        spent = (time.thread_time() - started) / 3
+        shown = str(app.screen.query_one("#ray-text").render())
+    assert f"… {2000 - RAY_STATUS_LINES:,} more lines (the first {RAY_STATUS_LINES} shown)" in shown
+    assert spent < 0.6, spent
+
+
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
