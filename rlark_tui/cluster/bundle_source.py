@@ -224,7 +224,8 @@ class BundleAccess:
     # -- what the log follower and the reads of a Job ask -------------------------------------------------
 
     def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict[str, Any]:
-        items = self._items(layout.pod_member(pod))
+        legacy = self.manifest.format == layout.LEGACY_FORMAT
+        items = self._items(layout.legacy_pod_member(pod) if legacy else layout.pod_member(cluster, namespace, pod))
         if not items:
             raise NotFound(f"pod {pod}: not in the bundle", 404, "Not Found")
         return items[0]
@@ -232,7 +233,9 @@ class BundleAccess:
     def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 tail: int | None = None, **_options: Any) -> BundleLog:
-        lines = self.lines(layout.log_member(pod, container, previous))
+        legacy = self.manifest.format == layout.LEGACY_FORMAT
+        lines = self.lines(layout.legacy_log_member(pod, container, previous) if legacy
+                           else layout.log_member(cluster, namespace, pod, container, previous))
         if lines is None:
             raise NotFound(f"the {'previous ' if previous else ''}log of {pod}/{container}: not in the bundle",
                            404, "Not Found")

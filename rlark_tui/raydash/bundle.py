@@ -91,37 +91,38 @@ class Writer:
         return info
 
     def _taken(self, path: str) -> bool:
-        """Whether a member of this name is already written: members are named from Pod names, the data plane's
-        text (`w/0` and `w_0` are one file name, and a second Pod CR may name another's Pod), and a tar holding
-        two of a name gives the last to a reader: one Pod's log shown as another's. The first stays, and a note
-        says the second is left out."""
+        """Whether a member of this name is already written: a Pod's members are named by its cluster, namespace
+        and exact name (layout.pod_folder), so only two Pod CRs naming one Pod (the data plane's text) name one
+        member, and a tar holding two of a name gives the last to a reader. The first stays, and a note says the
+        second is left out."""
         if path in self._written:
-            self.manifest.notes.append(f"{path}: a second member of this name is left out (two Pods' names make "
-                                       "one file name)")
+            self.manifest.notes.append(f"{path}: a second member of this name is left out (two Pod CRs name one "
+                                       "Pod)")
             return True
         self._written.add(path)
         return False
 
-    def add(self, path: str, data: str | bytes, kept: str = "") -> None:
+    def add(self, path: str, data: str | bytes, kept: str = "", of: tuple[tuple[str, str], ...] = ()) -> None:
         if self._taken(path):
             return
         payload = data.encode("utf-8") if isinstance(data, str) else data
         self.tar.addfile(self._info(path, len(payload)), io.BytesIO(payload))
         self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest(),
-                                                   kept=kept))
+                                                   kept=kept, of=of))
 
-    def add_spool(self, path: str, spool: IO[bytes], size: int, digest: str, read: int, left_out: int) -> None:
+    def add_spool(self, path: str, spool: IO[bytes], size: int, digest: str, read: int, left_out: int,
+                  of: tuple[tuple[str, str], ...] = ()) -> None:
         if self._taken(path):
             return
         spool.seek(0)
         self.tar.addfile(self._info(path, size), spool)
-        self.manifest.members.append(layout.Member(path, size, digest, read, left_out))
+        self.manifest.members.append(layout.Member(path, size, digest, read, left_out, of=of))
 
     def json(self, path: str, value: Any) -> None:
         self.add(path, json.dumps(value, ensure_ascii=False, indent=1, default=str) + "\n")
 
-    def yaml(self, path: str, value: Any) -> None:
-        self.add(path, yaml.safe_dump(value, sort_keys=False, allow_unicode=True))
+    def yaml(self, path: str, value: Any, of: tuple[tuple[str, str], ...] = ()) -> None:
+        self.add(path, yaml.safe_dump(value, sort_keys=False, allow_unicode=True), of=of)
 
 
 def default_path(job: str, at: float) -> str:
@@ -168,10 +169,12 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
                 pod = by_name.get(cr.pod_name)
                 if pod is None:
                     continue
-                writer.yaml(layout.pod_member(cr.pod_name), masker.tree(pod))
+                namespace = cr.pod_namespace or keys.WORKLOAD_NAMESPACE
+                of = _of(cr)
+                writer.yaml(layout.pod_member(cr.cluster, namespace, cr.pod_name), masker.tree(pod), of)
                 events = _read(notes, f"events of {cr.pod_name}", partial(
-                    access.data_plane_events, cr.cluster, cr.pod_name, cr.pod_namespace or keys.WORKLOAD_NAMESPACE))
-                writer.yaml(layout.events_member(cr.pod_name), masker.tree(events))
+                    access.data_plane_events, cr.cluster, cr.pod_name, namespace))
+                writer.yaml(layout.events_member(cr.cluster, namespace, cr.pod_name), masker.tree(events), of)
                 for container, previous in _containers(pod):
                     _log(access, writer, masker, cr, container, previous, budget, spools)
         writer.json(layout.ACTORS, masker.tree(inputs.actors))
@@ -192,6 +195,12 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
             writer.json(layout.CHECK, masker.tree(record))
         writer.json(layout.MANIFEST, manifest.to_json())
     return manifest
+
+
+def _of(cr: Pod, container: str = "") -> tuple[tuple[str, str], ...]:
+    """Which Pod (and container) a member is of, for the manifest: the names as the cluster gave them."""
+    of = (("cluster", cr.cluster), ("namespace", cr.pod_namespace or keys.WORKLOAD_NAMESPACE), ("pod", cr.pod_name))
+    return (*of, ("container", container)) if container else of
 
 
 def _kept_stderr(writer: Writer, redactor: LineRedactor, kept: diagnose_reads.KeptStderr) -> None:
@@ -289,8 +298,9 @@ def _log(access: ClusterAccess, writer: Writer, masker: Masker, cr: Pod, contain
             put(layout.left_out_line(kept.left_out, budget))
         while kept.tail:
             put(kept.tail.popleft())
-        writer.add_spool(layout.log_member(cr.pod_name, container, previous), spool, size, digest.hexdigest(),
-                         kept.read, kept.left_out)
+        member = layout.log_member(cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE, cr.pod_name, container,
+                                   previous)
+        writer.add_spool(member, spool, size, digest.hexdigest(), kept.read, kept.left_out, _of(cr, container))
 
 
 @contextlib.contextmanager

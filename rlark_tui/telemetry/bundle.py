@@ -2,21 +2,27 @@
 
 `raydash/bundle.py` reads the facts and writes the archive; `cluster/bundle_source.py` reads one back for
 `rlark --bundle`. Every member's path is made here, from cluster names through sinks.file_name, so a Pod named
-`../x` is one path component. The manifest names each member with its size and sha256, and the log budget: a
+`../x` is one path component, and a Pod's members are in a folder named by a digest of its cluster, namespace and
+exact name (pod_folder), so two Pods never share a member, whatever their names (`w/0` and `w_0`, `W-0` and `w-0`
+on a case-insensitive file system); the manifest says which Pod and container each log is. The manifest names each member with its size and sha256, and the log budget: a
 container's log is whole up to `budget` bytes; past it, its first and last halves are kept, with one line in
 between saying how much was left out, and the manifest gives the bytes read and left out.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlark_tui.model.quantity import size_text
-from rlark_tui.text.sinks import file_name, one_line
+from rlark_tui.text.sinks import FILE_CHARS, file_name, one_line
 
-FORMAT = "rlark-bundle/1"
+FORMAT = "rlark-bundle/2"
+LEGACY_FORMAT = "rlark-bundle/1"
+"""A bundle an earlier rlark wrote: its Pods' members are named by file_name(pod) alone (legacy_*_member)."""
 MANIFEST = "manifest.json"
 JOB = "job.yaml"
 TASKS = "tasks.yaml"
@@ -39,15 +45,50 @@ def log_budget(budget: int, total: int, logs: int) -> int:
     return max(1, min(budget, total // max(logs, 1)))
 
 
-def pod_member(pod: str) -> str:
+DIGEST_CHARS = 16
+"""Hex digits of the digest that names a Pod's folder, or a container's file when its name is no DNS label."""
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+
+
+def pod_folder(cluster: str, namespace: str, pod: str) -> str:
+    """The one path component of a Pod's members: its name through file_name, then a digest of the cluster, the
+    namespace and the exact name, so no two Pods share it (the data plane names Pods: `w/0` and `w_0` are one
+    file_name, a second Pod CR may name another cluster's Pod of the same name)."""
+    return f"{file_name(pod, FILE_CHARS - DIGEST_CHARS - 1)}-{_digest(cluster, namespace, pod)}"
+
+
+def _container_file(container: str) -> str:
+    """A container's name as it is (a DNS label: lower case, digits, `-`), else file_name of it, `_` and a digest
+    (never a DNS label, so never another container's name)."""
+    if _LABEL.fullmatch(container):
+        return container
+    return f"{file_name(container, FILE_CHARS - DIGEST_CHARS - 1)}_{_digest(container)}"
+
+
+def pod_member(cluster: str, namespace: str, pod: str) -> str:
+    return f"pods/{pod_folder(cluster, namespace, pod)}/pod.yaml"
+
+
+def events_member(cluster: str, namespace: str, pod: str) -> str:
+    return f"pods/{pod_folder(cluster, namespace, pod)}/events.yaml"
+
+
+def log_member(cluster: str, namespace: str, pod: str, container: str, previous: bool = False) -> str:
+    return f"logs/{pod_folder(cluster, namespace, pod)}/{_container_file(container)}" \
+           f"{'.previous' if previous else ''}.log"
+
+
+def legacy_pod_member(pod: str) -> str:
+    """A Pod's member in a bundle of LEGACY_FORMAT."""
     return f"pods/{file_name(pod)}/pod.yaml"
 
 
-def events_member(pod: str) -> str:
-    return f"pods/{file_name(pod)}/events.yaml"
-
-
-def log_member(pod: str, container: str, previous: bool = False) -> str:
+def legacy_log_member(pod: str, container: str, previous: bool = False) -> str:
+    """A container log's member in a bundle of LEGACY_FORMAT."""
     return f"logs/{file_name(pod)}/{file_name(container)}{'.previous' if previous else ''}.log"
 
 
@@ -102,6 +143,8 @@ class Member:
     left_out: int = 0
     kept: str = ""
     """For a member rlark wrote from what it kept (a dead worker's stderr Ray no longer serves): when it was kept."""
+    of: tuple[tuple[str, str], ...] = ()
+    """For a Pod's member: the cluster, namespace, Pod (and container) it is of, as the cluster named them."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "size": self.size, "sha256": self.sha256}
@@ -109,6 +152,8 @@ class Member:
             out |= {"read": self.read, "left_out": self.left_out}
         if self.kept:
             out["kept_by_rlark_at"] = self.kept
+        if self.of:
+            out["of"] = dict(self.of)
         return out
 
 
@@ -126,9 +171,11 @@ class Manifest:
     """The bytes of all the container logs."""
     logs: int = 0
     """How many container logs shared `total`."""
+    format: str = FORMAT
+    """The layout its members are named by: FORMAT, or LEGACY_FORMAT for a bundle an earlier rlark wrote."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "job": self.job, "captured": self.captured, "log_budget": self.budget,
+        return {"format": self.format, "job": self.job, "captured": self.captured, "log_budget": self.budget,
                 "total_log_budget": self.total, "container_logs": self.logs,
                 "members": [member.to_json() for member in self.members], "notes": list(self.notes)}
 
@@ -143,7 +190,8 @@ CAPTURED_CHARS = 64
 
 def parse_manifest(data: object) -> Manifest | None:
     """A manifest read back (None when it is not one rlark wrote)."""
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("job"), str):
+    if not isinstance(data, dict) or data.get("format") not in (FORMAT, LEGACY_FORMAT) \
+            or not isinstance(data.get("job"), str):
         return None
     members = []
     listed = data.get("members")
@@ -161,7 +209,8 @@ def parse_manifest(data: object) -> Manifest | None:
     captured = one_line(data.get("captured") or "")[:CAPTURED_CHARS]
     return Manifest(data["job"], captured, budget if isinstance(budget, int) else LOG_BUDGET,
                     members, [str(note) for note in notes] if isinstance(notes, list) else [],
-                    total if isinstance(total, int) else TOTAL_BUDGET, logs if isinstance(logs, int) else 0)
+                    total if isinstance(total, int) else TOTAL_BUDGET, logs if isinstance(logs, int) else 0,
+                    data["format"])
 
 
 def summary(manifest: Manifest, path: str, size: int) -> str:

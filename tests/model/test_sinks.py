@@ -123,7 +123,8 @@ def test_long_cluster_names_that_differ_past_the_bound_name_different_files():
     two such Jobs' kept diagnoses and check records. A cut name ends in a digest of the whole name."""
     job = "j" * 95
     pods = [f"{job}-actor-{rank}" for rank in range(3)]
-    members = {bundle.log_member(pod, "main") for pod in pods} | {bundle.pod_member(pod) for pod in pods}
+    members = {bundle.log_member("c", "n", pod, "main") for pod in pods} | {bundle.pod_member("c", "n", pod)
+                                                                           for pod in pods}
     assert len(members) == 6 and all(len(part) <= sinks.FILE_CHARS for m in members for part in m.split("/"))
     assert sinks.file_name(pods[0]).startswith(job[:80]) and sinks.file_name(pods[0]) == sinks.file_name(pods[0])
     assert sinks.file_name("ppo-1.log") == "ppo-1.log" and sinks.file_name("x" * 100) == "x" * 100

@@ -19,6 +19,8 @@ import pytest
 
 from rlark_tui.cluster.bundle_source import BundleAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.keys import WORKLOAD_NAMESPACE
+from rlark_tui.telemetry.bundle import events_member, log_member
 from tests.clirun import cli_runner
 from tests.reliability.running_job import CLUSTER, edge_task, running_job
 
@@ -96,16 +98,16 @@ def test_bundle_holds_no_secret_and_says_what_it_holds(job, env, capsys, tmp_pat
         assert member["size"] == len(members[name]) and member["sha256"] == hashlib.sha256(members[name]).hexdigest()
     assert {"job.yaml", "tasks.yaml", "pods.yaml", "ray/actors.json", "diagnosis.json"} <= set(members)
     assert f"name: {NAME}".encode() in members["job.yaml"]
-    actor = members[f"logs/{NAME}-actor-0/main.log"].decode()
+    actor = members[log_member(CLUSTER, WORKLOAD_NAMESPACE, f"{NAME}-actor-0", "main")].decode()
     assert "token *** db ***" in actor and "ref *** from ***\n" in actor and " rt ***\n" in actor
     assert "filler line 1\n" in actor and "again *** ***" in actor and DONE in actor
     assert "of this log left out here" in actor and f"filler line {LINES // 2}\n" not in actor
-    cut = listed[f"logs/{NAME}-actor-0/main.log"]
+    cut = listed[log_member(CLUSTER, WORKLOAD_NAMESPACE, f"{NAME}-actor-0", "main")]
     assert cut["left_out"] > 0 and cut["read"] == cut["left_out"] + cut["size"] - len(
         [line for line in actor.splitlines(keepends=True) if "of this log left out here" in line][0].encode())
-    crashed = members[f"logs/{NAME}-env-0/main.previous.log"].decode()
+    crashed = members[log_member(CLUSTER, WORKLOAD_NAMESPACE, f"{NAME}-env-0", "main", previous=True)].decode()
     assert "crash ref *** from ***\n" in crashed
-    assert b"involvedObject" in members[f"pods/{NAME}-env-0/events.yaml"]
+    assert b"involvedObject" in members[events_member(CLUSTER, WORKLOAD_NAMESPACE, f"{NAME}-env-0")]
     offline = BundleAccess(bundle)  # what `rlark --bundle` reads of it (tests/tui/test_bundle_tui.py shows it)
     try:
         listed_jobs = next(offline.list_watch(JOBS, threading.Event())).items

@@ -464,5 +464,7 @@ def test_a_bundle_of_a_pod_whose_restart_count_is_no_number_is_written(stalled, 
         stalled.store.update("pods", plane, plane=CLUSTER, keep_status=False)
     assert done.code == 0 and "crashed" not in done.err, done
     import tarfile
+
+    from rlark_tui.telemetry.bundle import log_member
     with tarfile.open(out) as tar:
-        assert f"logs/{POD}/main.log" in tar.getnames(), tar.getnames()
+        assert log_member(CLUSTER, NS, POD, "main") in tar.getnames(), tar.getnames()

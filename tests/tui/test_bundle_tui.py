@@ -86,6 +86,7 @@ def test_a_bundle_of_endless_members_is_one_line_not_a_scan_without_end(tmp_path
 CRAFTED_LOG = r"""
 import io, json, resource, sys, tarfile
 from rlark_tui.cluster.bundle_source import BundleAccess
+from rlark_tui.model.keys import WORKLOAD_NAMESPACE
 from rlark_tui.telemetry.bundle import FORMAT, log_member
 path = sys.argv[1]
 manifest = {"format": FORMAT, "job": "j", "members": [{"path": "a", "size": 1, "left_out": "lots"},
@@ -93,7 +94,7 @@ manifest = {"format": FORMAT, "job": "j", "members": [{"path": "a", "size": 1, "
 with tarfile.open(path, "w:gz", compresslevel=1) as tar:
     metrics = {"job": "j", "series": {"loss": [["x", 1, "y"], [{}, 2, []], [5.0, 3, 0.5]]}}
     for name, data in (("manifest.json", json.dumps(manifest).encode()), ("metrics.json", json.dumps(metrics).encode()),
-                       (log_member("p", "main"), b"\n" * (16 << 20))):
+                       (log_member("c", WORKLOAD_NAMESPACE, "p", "main"), b"\n" * (16 << 20))):
         info = tarfile.TarInfo(name)
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
@@ -218,47 +219,76 @@ def test_a_bundle_holds_the_check_record_of_its_own_job_not_of_another_of_the_sa
     assert record["checkedAt"].startswith("2026-12-01") and record["uid"] == "u-bench"
 
 
-def crafted_bundle(path, manifest: dict, metrics: dict):
-    """A bundle someone else made: its manifest and metrics as given, nothing else."""
+def crafted_bundle(path, manifest: dict, metrics: dict, members: dict[str, bytes] | None = None):
+    """A bundle someone else made: its manifest and metrics as given, and `members`, nothing else."""
     import io
     import json
     import tarfile
 
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name, data in (("manifest.json", manifest), ("metrics.json", metrics)):
-            raw = json.dumps(data).encode()
+        for name, raw in (("manifest.json", json.dumps(manifest).encode()), ("metrics.json", json.dumps(metrics).encode()),
+                          *(members or {}).items()):
             info = tarfile.TarInfo(name)
             info.size = len(raw)
             tar.addfile(info, io.BytesIO(raw))
     return path
 
 
-def test_two_pods_whose_names_make_one_member_name_leave_the_first_and_say_so(tmp_path):
-    """Issue 33, a fourteenth round (a hostile data plane's Pod CRs): a bundle's members are named from the Pods'
-    names (the data plane's text), 'w/0' and 'w_0' are one file name, and a second Pod CR may name another's Pod:
-    both logs went into the archive under one member name, and `rlark --bundle` (tarfile gives the last of a
-    name) showed the second Pod's log as the first's. The first stays, the second is left out, and the manifest
-    says so."""
+def test_pods_whose_names_make_one_file_name_each_keep_their_own_log_in_the_bundle(tmp_path):
+    """Issue 33, a fourteenth and a fifteenth round (a hostile data plane's Pod CRs): a bundle's members were named
+    from the Pods' names (the data plane's text) through file_name, so 'w/0' and 'w_0' were one member, a second
+    Pod CR could name another cluster's Pod of the same name, and 'W-0' and 'w-0' were one file once extracted on a
+    case-insensitive file system: one Pod's log shown as the other's, or left out, by the order of the list. Each
+    Pod's members are now in a folder named by a digest of its cluster, namespace and exact name, the manifest says
+    which Pod each is, and `rlark --bundle` shows each Pod its own log."""
+    import tarfile
+
     import bench.bundle as made
 
-    class TwoOfAName(Platform):
+    names = [("rlark-gpu-a", "w_0"), ("rlark-gpu-a", "w/0"), ("rlark-edge-b", "w_0"), ("rlark-gpu-a", "W-0"),
+             ("rlark-gpu-a", "w-0")]
+
+    class CollidingNames(Platform):
         def job_pods(self, name, tasks=None):
-            first, second = made._cr(0), made._cr(1)
-            first["spec"]["podName"], second["spec"]["podName"] = "w_0", "w/0"
-            second["metadata"]["namespace"] = "rlark-edge-b"
-            return [first, second]
+            crs = [made._cr(rank) for rank in range(len(names))]
+            for cr, (cluster, pod) in zip(crs, names, strict=True):
+                cr["metadata"]["namespace"], cr["spec"]["podName"] = cluster, pod
+            return crs
 
         def pod_log(self, cluster, pod, **kwargs):
             return iter(()) if kwargs.get("previous") else iter([f"2026-12-02T10:00:00Z written by {pod} in {cluster}"])
 
-    state = tmp_path / "state"
-    path = tmp_path / "two.tar.gz"
-    manifest = write_bundle(TwoOfAName(0), JOB, path, state)  # type: ignore[arg-type]
+    path = tmp_path / "names.tar.gz"
+    manifest = write_bundle(CollidingNames(0), JOB, path, tmp_path / "state")  # type: ignore[arg-type]
     access = BundleAccess(path)
     try:
-        lines = list(access.lines("logs/w_0/main.log") or [])
+        shown = {(cluster, pod): [line for line in access.pod_log(cluster, pod, namespace="rlark-system")
+                                  if "written by" in line] for cluster, pod in names}
     finally:
         access.close()
-    assert [line for line in lines if "written by" in line] == ["2026-12-02T10:00:00Z written by w_0 in rlark-gpu-a"]
-    assert "logs/w_0/main.log: a second member of this name is left out (two Pods' names make one file name)" \
-        in manifest.notes
+    assert shown == {(cluster, pod): [f"2026-12-02T10:00:00Z written by {pod} in {cluster}"] for cluster, pod in names}
+    with tarfile.open(path) as tar:
+        files = [name for name in tar.getnames() if name.startswith(("logs/", "pods/"))]
+    assert len({name.lower() for name in files}) == len(files) == 3 * len(names)
+    logs = {m.path: dict(m.of) for m in manifest.members if m.path.startswith("logs/")}
+    assert sorted((of["cluster"], of["pod"], of["container"]) for of in logs.values()) == sorted(
+        (cluster, pod, "main") for cluster, pod in names)
+    assert not [note for note in manifest.notes if "left out" in note]
+
+
+def test_a_bundle_an_earlier_rlark_wrote_still_shows_its_pods_logs(tmp_path):
+    """Bundles of the earlier layout (rlark-bundle/1: a Pod's members named by its name alone) still open."""
+    import json
+
+    from rlark_tui.telemetry.bundle import LEGACY_FORMAT, legacy_log_member, legacy_pod_member
+
+    pod = {"metadata": {"name": "p-0", "namespace": "rlark-system"}, "spec": {"containers": [{"name": "main"}]}}
+    path = crafted_bundle(tmp_path / "old.tar.gz", {"format": LEGACY_FORMAT, "job": "j", "members": []}, {},
+                          {legacy_log_member("p-0", "main"): b"an old bundle's line\n",
+                           legacy_pod_member("p-0"): json.dumps(pod).encode()})
+    access = BundleAccess(path)
+    try:
+        assert list(access.pod_log("rlark-gpu-a", "p-0")) == ["an old bundle's line"]
+        assert access.data_plane_pod("rlark-gpu-a", "p-0")["metadata"]["name"] == "p-0"
+    finally:
+        access.close()
