@@ -31,7 +31,7 @@ from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, 
 from rlark_tui.model.storage import mount_over
 from rlark_tui.model.submission import submitted_record
 from rlark_tui.text.redact import KnownSecrets
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import object_file_name
 
 LOG_HEAD_BYTES = 64 << 20
 """Per container instance, how much of its log is read from the start."""
@@ -431,5 +431,5 @@ def _saved_yaml(state_dir: Path | None, job: str, sha: str | None) -> str | None
     """The newest submitted YAML rlark saved for this Job and spec sha256 (actions.submit), if on this machine."""
     if state_dir is None or not sha:
         return None
-    found = sorted((state_dir / "submitted").glob(f"{glob.escape(file_name(job))}-*-{glob.escape(sha[:12])}.yaml"))
+    found = sorted((state_dir / "submitted").glob(f"{glob.escape(object_file_name(job))}-*-{glob.escape(sha[:12])}.yaml"))
     return str(found[-1]) if found else None

@@ -18,7 +18,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.sanitize import json_dumps
-from rlark_tui.text.sinks import file_name, keyed_name
+from rlark_tui.text.sinks import file_name, keyed_name, object_file_name
 
 
 def save_record(root: Path, report: CheckReport, lang: str = "en") -> Path:
@@ -45,7 +45,7 @@ def write_record(path: Path, text: str, *, named: bool = False) -> None:
 def file_stem(job: str) -> str:
     """The Job name as typed, made a plain file name: a name like `../x` or `/tmp/x` (which no Job has, but
     `rlark check` accepts) must not put a record outside `<state dir>/checks/`."""
-    return file_name(job, 200)
+    return object_file_name(job, 200)
 
 
 def hand_over_path(root: Path, key: HandOverKey) -> Path:
@@ -56,7 +56,7 @@ def hand_over_path(root: Path, key: HandOverKey) -> Path:
 
 def _name_only_path(root: Path, job: str) -> Path:
     """Where rlark kept hand-over fields before they were kept per Job (hand_over_path): under the name alone."""
-    return root / "checks" / "hand-over" / f"{file_stem(job)}.json"
+    return root / "checks" / "hand-over" / f"{file_name(job, 200)}.json"
 
 
 def save_hand_over(root: Path, key: HandOverKey, hand_over: HandOver) -> None:

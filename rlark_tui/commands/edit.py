@@ -25,7 +25,7 @@ from rlark_tui.local.editor import edit_text, editor_command
 from rlark_tui.local.fsutil import read_input, write_private
 from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.text.redact import redact_text
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import object_file_name
 
 EXIT_CODES = """exit codes:
   0  sent (or nothing changed, so nothing was sent)
@@ -92,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _keep(job: str, text: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = state_dir() / "edits" / f"{file_name(job)}-{stamp}.yaml"
+    path = state_dir() / "edits" / f"{object_file_name(job)}-{stamp}.yaml"
     write_private(path, text)
     return str(path)

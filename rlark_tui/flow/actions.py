@@ -32,7 +32,7 @@ from rlark_tui.model.objects import Job, dig
 from rlark_tui.model.submission import SUBMITTED_SPEC_SHA256_ANNOTATION, with_submission_record
 from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import file_name
+from rlark_tui.text.sinks import object_file_name
 
 
 class ReadOnlyError(RlarkError):
@@ -218,7 +218,7 @@ class Actions:
         """Keep the submitted YAML (secrets masked) under the state dir; a failure here never fails the submit."""
         root = (self.state_dir or default_state_dir()) / "submitted"
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        path = root / f"{file_name(dig(job, 'metadata', 'name', default=''))}-{stamp}-{sha[:12]}.yaml"
+        path = root / f"{object_file_name(str(dig(job, 'metadata', 'name', default='')))}-{stamp}-{sha[:12]}.yaml"
         text = ("# Submitted by rlark; secret-looking values are masked here (the Job holds the real ones).\n"
                 f"# spec sha256: {sha}\n" + yaml.safe_dump(redact_object(job), sort_keys=False))
         try:

@@ -126,8 +126,8 @@ class Writer:
 
 
 def default_path(job: str, at: float) -> str:
-    from rlark_tui.text.sinks import file_name
-    return f"{file_name(job)}-bundle-{datetime.fromtimestamp(at, UTC).strftime('%Y%m%dT%H%M%SZ')}.tar.gz"
+    from rlark_tui.text.sinks import object_file_name
+    return f"{object_file_name(job)}-bundle-{datetime.fromtimestamp(at, UTC).strftime('%Y%m%dT%H%M%SZ')}.tar.gz"
 
 
 def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: Path,

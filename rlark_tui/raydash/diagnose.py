@@ -28,7 +28,7 @@ from rlark_tui.model.objects import Job, Pod, dig, main_container_status, restar
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.redact import secret_values
-from rlark_tui.text.sinks import file_name, keyed_name
+from rlark_tui.text.sinks import keyed_name, object_file_name
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -78,7 +78,7 @@ def kept_path(state_dir: Path, job: str, context: str) -> Path:
     """Where the first failure of `job` of `context` is kept: a directory per context (sinks.keyed_name), so a Job
     of the same name in another context (another cluster's, or a hostile control plane's) neither replaces it nor
     is shown for it."""
-    return Path(state_dir) / KEPT_DIR / keyed_name(context, 80) / f"{file_name(job)}.json"
+    return Path(state_dir) / KEPT_DIR / keyed_name(context, 80) / f"{object_file_name(job)}.json"
 
 
 def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> Kept | None:

@@ -27,7 +27,7 @@ from rlark_tui.model.objects import Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sanitize import clean_lines
-from rlark_tui.text.sinks import file_name, one_line
+from rlark_tui.text.sinks import object_file_name, one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
@@ -372,7 +372,7 @@ class LogScreen(RlarkScreen):
     def action_save(self) -> None:
         """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted."""
         lines = [self.view.line_text(line) for line in self.view.shown_lines if not line.notice]
-        path = Path.cwd() / f"{file_name(self.job_name)}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
+        path = Path.cwd() / f"{object_file_name(self.job_name)}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
         self.post_message(SaveLog(self, str(path), tuple(lines)))
 
     def on_log_saved(self, message: LogSaved) -> None:

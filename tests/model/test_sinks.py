@@ -130,6 +130,24 @@ def test_long_cluster_names_that_differ_past_the_bound_name_different_files():
     assert sinks.file_name("ppo-1.log") == "ppo-1.log" and sinks.file_name("x" * 100) == "x" * 100
 
 
+def test_cluster_object_names_name_files_apart_even_on_a_case_insensitive_file_system():
+    """Issue 33, a fifteenth round (left-over item B): the files rlark names after a Job (kept first failures,
+    check records, submitted and edited specs, saved logs, bundles) took file_name of its name, which keeps case and
+    makes `a/b` and `a_b` alike: on a case-insensitive file system (macOS, Windows) Jobs 'PPO' and 'ppo' (a hostile
+    control plane may answer both) named one file. A Kubernetes name is its own file name, as before; any other is
+    file_name, `_` and a digest, never a Kubernetes name."""
+    from rlark_tui.checks.records import file_stem
+    from rlark_tui.raydash.bundle import default_path
+
+    names = ["ppo", "PPO", "Ppo", "a_b", "a/b", "a.b", ".a.b", "p" * 101, "p" * 100, "ppo_" + "0" * 10]
+    for made in (sinks.object_file_name, file_stem, lambda name: default_path(name, 0)):
+        files = [made(name) for name in names]
+        assert len({name.lower() for name in files}) == len(names), files
+        assert all("/" not in name and not name.startswith(".") and len(name) <= 200 for name in files)
+    assert sinks.object_file_name("ppo-1.b") == "ppo-1.b" and sinks.object_file_name("p" * 100) == "p" * 100
+    assert len(sinks.object_file_name("P" * 500)) == sinks.FILE_CHARS
+
+
 def test_a_secret_is_masked_in_every_shape_it_prints_in():
     value = "first-line-s3cret\nsecond-line-s3cret\n"  # a Secret made from a file; a YAML block scalar
     known = redact.KnownSecrets([value])
@@ -165,7 +183,7 @@ def test_files_named_after_a_job_stay_in_their_folder(tmp_path):
     actions = Actions(None, state_dir=tmp_path)
     sha = "ab" * 32
     kept = actions._save({"metadata": {"name": "../../escaped"}}, sha)
-    assert kept is not None and kept.parent == tmp_path / "submitted" and kept.name.startswith("_.._escaped-")
+    assert kept is not None and kept.parent == tmp_path / "submitted" and kept.name.startswith("_.._escaped_")
     actions._save({"metadata": {"name": "ppo-2"}}, sha)
     assert _saved_yaml(tmp_path, "../../escaped", sha) == str(kept)
     assert _saved_yaml(tmp_path, "ppo-[0-9]", sha) is None

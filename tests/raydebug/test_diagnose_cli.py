@@ -200,3 +200,22 @@ def test_a_note_is_one_line_whatever_ray_or_the_pod_answered(platform, capsys, m
     code, out, err = _run(capsys)
     assert not [line for line in (out + err).splitlines() if line.startswith("first failure: ActorGroup:0")], err
     assert "failed: x\\nfirst failure: ActorGroup:0 failed first (oom)" in err
+
+
+def test_jobs_whose_names_make_one_file_name_each_keep_their_own_first_failure(tmp_path):
+    """Issue 33, a fifteenth round (left-over item B: file names from cluster names on a case-insensitive file
+    system): a context's kept first failures were one file per file_name of the Job's name, which keeps case and
+    makes `a/b` and `a_b` alike, so a hostile control plane's Job 'a/b' replaced Job a_b's kept evidence (and 'PPO'
+    replaced ppo's on a case-insensitive file system): rlark diagnose of a_b once gone answered none. A name that
+    is no Kubernetes name is kept under file_name, `_` and a digest of it (sinks.object_file_name)."""
+    from rlark_tui.raydash.diagnose import keep, read_kept
+    from rlark_tui.telemetry import diagnosis as d
+    from tests.raydebug.recorded import sigsegv_inputs
+
+    state, names = tmp_path / "state", ["ppo", "PPO", "a_b", "a/b", "a.b"]
+    for n, name in enumerate(names):
+        keep(state, f"u-{n}", d.diagnose(sigsegv_inputs(job=name)), context="c")
+    kept = [read_kept(state, name, f"u-{n}", context="c") for n, name in enumerate(names)]
+    assert [found.diagnosis.job if found else None for found in kept] == names
+    files = [path.name for path in (state / "diagnosis").glob("*/*.json")]
+    assert len({name.lower() for name in files}) == len(names) and "ppo.json" in files and "a.b.json" in files
