@@ -643,6 +643,33 @@ async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot)
         await pilot.press("escape")
 
 
+async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_linear_time(post_snapshot):
+    # Textual's fuzzy search listed every way a query's letters fall in an entry: 'open' typed against 'Logs of '
+    # and a Job name of 40 o's, p's, e's and n's each (a DNS name any Job author may give) was 2.5 million ways,
+    # seconds of the UI thread and hundreds of MB per entry, nine entries per Job; 60 of each were minutes and GBs.
+    # A name whose lower case is longer ('İ' is two characters) put the highlight's offsets past the entry's end
+    # (issue 33, a fifteenth round, the palette over hostile Job names)
+    import time
+
+    repeated = "o" * 40 + "p" * 40 + "e" * 40 + "n" * 40
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(repeated), job_dict("İİİİopen")]))
+        await pilot.press("ctrl+p")
+        options = app.screen.query_one("CommandList")
+        spent = time.process_time()
+        await pilot.press(*"open")
+        await wait_for(pilot, lambda: options.option_count >= 18, "the palette's hits", timeout=20)
+        spent = time.process_time() - spent
+        await pilot.pause(0.3)
+        shown = [options.render_line(y).text for y in range(options.size.height)]
+        assert any("Open İİİİopen" in line for line in shown), shown
+        hits = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any(hit.startswith(f"Logs of {repeated}") for hit in hits), hits
+        assert spent < 5, f"{spent:.1f} s of CPU to match 'open'"
+        await pilot.press("escape")
+
+
 async def test_the_namespace_picker_shows_a_namespace_as_plain_text():
     # namespaces come from the control plane's objects: '[@click=app.quit]' in one was markup in the picker
     from rlark_tui.screens.nodes import PickerScreen
