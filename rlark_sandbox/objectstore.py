@@ -45,6 +45,9 @@ class ObjectStore:
         self.cut_after: int | None = None
         """Test switch: the next object read sends this many bytes of the body and then drops the connection
         (a cut download); reset after one use."""
+        self.listed_as: dict[str, str] = {}
+        """Test switch: keys a directory cannot hold (S3 keeps `a//b` beside `a/b`), each listed and served as the
+        file of another key."""
 
     def bucket(self, storage_class: str) -> Path:
         path = self.root / storage_class
@@ -61,7 +64,8 @@ class ObjectStore:
     # ----- list -----
     def list(self, storage_class: str, prefix: str, delimiter: str, marker: str, max_keys: int) -> dict:
         bucket = self.bucket(storage_class)
-        keys = sorted(str(p.relative_to(bucket)).replace(os.sep, "/") for p in bucket.rglob("*") if p.is_file())
+        keys = sorted({str(p.relative_to(bucket)).replace(os.sep, "/") for p in bucket.rglob("*") if p.is_file()}
+                      | self.listed_as.keys())
         after = _decode_token(marker)
         objects: builtins.list[dict] = []
         prefixes: builtins.list[str] = []
@@ -84,7 +88,7 @@ class ObjectStore:
             if entry is not None:
                 prefixes.append(entry)
             else:
-                objects.append(self._info(bucket / key, key))
+                objects.append(self._info(bucket / self.listed_as.get(key, key), key))
             last = key
         return {"objects": objects, "common_prefixes": prefixes or None, "is_truncated": truncated,
                 "next_marker": _encode_token(last) if truncated else "", "max_keys": max_keys}
@@ -132,7 +136,8 @@ class ObjectStore:
         if expires < time.time() or not hmac.compare_digest(signature, self._sign(path, expires)):
             return web.Response(status=403, text="SignatureDoesNotMatch or expired")
         try:
-            target = self._path(request.match_info["storage_class"], request.match_info["key"])
+            key = request.match_info["key"]
+            target = self._path(request.match_info["storage_class"], self.listed_as.get(key, key))
         except ValueError:
             return web.Response(status=403, text="AccessDenied")
         if not target.is_file():

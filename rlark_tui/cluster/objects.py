@@ -27,7 +27,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import Request, Unreachable, transport_error
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import fsutil
-from rlark_tui.model.storage import Entry, Page, download_target, local_target, pages, parse_page
+from rlark_tui.model.storage import Entry, Page, download_target, local_name_key, local_target, pages, parse_page
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.sinks import one_line
 
@@ -254,6 +254,9 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
     if root.exists() and not root.is_dir():
         raise RlarkError(f"{dest} is not a directory")
     lines: list[str] = []
+    written: dict[str, str] = {}
+    """A local name (local_name_key) -> the key written there: a second key of that name is skipped, never written
+    over the first."""
 
     def fetch(marker: str) -> Page:
         return parse_page(access.storage_list(storage_class, cluster, key, delimiter="", marker=marker,
@@ -265,6 +268,11 @@ def download_to(access: ClusterAccess | None, storage_class: str, cluster: str, 
                 target = local_target(root, entry.key, key)
             except RlarkError as exc:
                 lines.append(f"skipped: {exc}")
+                continue
+            first = written.setdefault(local_name_key(target), entry.key)
+            if first != entry.key:
+                lines.append(f"skipped: object key {one_line(entry.key)!r} lands on the local file of "
+                              f"{one_line(first)!r} (one file name on a case-insensitive file system): not written")
                 continue
             try:  # the write makes the key's folders below `dest`, checked as any write
                 lines.append(_downloaded_line(download(access, storage_class, cluster, entry, target,

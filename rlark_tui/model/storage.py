@@ -193,20 +193,30 @@ def human_size(size: int | None) -> str:
 
 def local_target(root: Path, key: str, base: str = "") -> Path:
     """Where object `key` lands under directory `root` when the folder `base` (a prefix of `key`) is downloaded:
-    its path below `base`, part by part. A key that is empty there, absolute, or holds `..`, `.`, a backslash or
-    a NUL is refused (UsageError), so nothing is ever written outside `root`."""
+    its path below `base`, part by part. A key that is empty there, absolute, or holds `..`, `.`, an empty part
+    (`a//b`, which S3 keeps beside `a/b`: one local file), a backslash or a NUL is refused (UsageError), so nothing
+    is ever written outside `root` and no two keys name one path."""
     if base and not key.startswith(base):
         raise UsageError(f"object key {clean(key)!r} is not under {clean(base)!r}")
     relative = key[len(base):]
     parts = PurePosixPath(relative).parts if relative else ()
     if (not parts or relative.startswith("/") or "\\" in relative or "\x00" in relative
-            or any(part in ("..", ".") for part in relative.split("/")) or relative.endswith("/")):
+            or any(part in ("..", ".", "") for part in relative.split("/"))):
         raise UsageError(f"object key {clean(key)!r} cannot be a local file name below {root}")
     target = root.joinpath(*parts)
     resolved_root = root.resolve()
     if resolved_root not in target.resolve().parents:
         raise UsageError(f"object key {clean(key)!r} would be written outside {root}")
     return target
+
+
+def local_name_key(target: Path) -> str:
+    """What names one local file whatever the file system: a case-insensitive one (macOS, Windows) makes `A.pt` and
+    `a.pt` one file, and macOS's makes the composed and decomposed forms of `é` one; a folder download writes one
+    object of each."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", str(target)).casefold()
 
 
 def download_target(dest: str, key: str) -> Path:

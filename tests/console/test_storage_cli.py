@@ -216,3 +216,38 @@ def test_ls_lines_up_keys_of_wide_characters_and_combining_marks(sandbox, rlark)
     from rlark_tui.text.sinks import cell_width
     assert len(lines) == 4 and {cell_width(line[:line.index("4 B")]) for line in lines[1:]} == {
         lines[0].index("SIZE") + len("SIZE") - len("4 B")}, lines
+
+
+def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandbox, tmp_path):
+    """Issue 33, a fifteenth round (object keys as another uploader's text, downloaded to a local folder): S3 keeps
+    `d/a//b` beside `d/a/b`, `d/A.pt` beside `d/a.pt`, and the composed and decomposed `é` apart, but each pair is
+    one local file (the first anywhere, the others on macOS's or Windows's file system): a folder download (the
+    Storage screen's `w`) wrote the second over the first and said both were downloaded, each with its sha256, so
+    a key another user planted replaced the file the user meant to fetch. A key with an empty part is no local
+    name; of two keys of one file name whatever the case or Unicode form, the first listed is written, and the
+    line of the second says onto which key's file it would land."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.objects import download_to
+
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "one-file"
+    (folder / "a").mkdir(parents=True)
+    for name, data in (("a/b", b"the real one"), ("planted", b"planted"), ("A.pt", b"upper"), ("a.pt", b"lower"),
+                       ("e\u0301.pt", b"decomposed"), ("\u00e9.pt", b"composed")):
+        (folder / name).write_bytes(data)
+    sandbox.objects.listed_as["one-file/a//b"] = "one-file/planted"
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        lines = download_to(access, "s3-rclone", "gpu-a", "one-file/", str(tmp_path / "got"))
+    finally:
+        access.close()
+        sandbox.objects.listed_as.clear()
+        shutil.rmtree(folder)
+    got = tmp_path / "got"
+    assert (got / "a" / "b").read_bytes() == b"the real one" and (got / "planted").read_bytes() == b"planted"
+    assert sorted(path.name for path in got.iterdir()) == ["A.pt", "a", "e\u0301.pt", "planted"]
+    assert [line for line in lines if line.startswith("skipped")] == [
+        "skipped: object key 'one-file/a.pt' lands on the local file of 'one-file/A.pt' (one file name on a "
+        "case-insensitive file system): not written",
+        f"skipped: object key 'one-file/a//b' cannot be a local file name below {got}",
+        "skipped: object key 'one-file/\u00e9.pt' lands on the local file of 'one-file/e\u0301.pt' (one file name on a "
+        "case-insensitive file system): not written"], lines
