@@ -18,6 +18,7 @@ from rlark_tui.cluster.tunnel import Tunnel, job_tunnel
 from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.model.objects import Job
+from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
   0    stopped with Ctrl-C
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     methods = Actions(access, readonly=bool(getattr(args, "readonly", False))).tunnel_methods()
     job = Job(access.get(JOBS, args.job))
     tunnel = job_tunnel(access, job, args.target, local_port=args.local_port, methods=methods,
-                        name=f"{job.name} {args.target}")
+                        name=one_line(f"{job.name} {args.target}"))  # the name as answered: a line break forged a URL line
     try:
         asyncio.run(_serve(tunnel))
     except KeyboardInterrupt:

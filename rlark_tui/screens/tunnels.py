@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rlark_tui.model.tunnel import OpenTunnel
+from rlark_tui.text.sinks import one_line
 
 
 class TunnelsScreen(ModalScreen[None]):
@@ -30,9 +31,10 @@ class TunnelsScreen(ModalScreen[None]):
         return [item.url for item in self.shown if isinstance(item, OpenTunnel)]
 
     def compose(self) -> ComposeResult:
-        lines = [f"Tunnels of {self.job_name} (open on 127.0.0.1 until rlark exits)", ""]
+        # the Job's name and a reason (a server's text) one line each: a line break forged a URL line under them
+        lines = [f"Tunnels of {one_line(self.job_name)} (open on 127.0.0.1 until rlark exits)", ""]
         for item in self.shown:
-            lines += [f"{item.label}:", f"  {item.url}"] if isinstance(item, OpenTunnel) else [item]
+            lines += [f"{item.label}:", f"  {item.url}"] if isinstance(item, OpenTunnel) else [one_line(item)]
         lines += ["", "Only these URLs (with their token) are served." +
                   (" Read-only: GET and HEAD only." if self.readonly else ""),
                   "c copies the first URL (OSC 52; tmux needs set-clipboard on); esc closes."]

@@ -38,9 +38,16 @@ DISCOVERY = {
 """Discovery answers of the wrong shape, with line breaks that would forge a line of `rlark version`."""
 
 
+FORGED_JOB = json.dumps({
+    "apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+    "metadata": {"name": "pf\nForwarding pf ray at http://127.0.0.1:9/forged/\u202e", "namespace": "default"},
+    "spec": {"tasks": [{"name": "actor", "head": True}]}, "status": {"phase": "Running"}}).encode()
+"""A Job answered for `pf` whose name, with a line break, forges a URL line (another local user's listener)."""
+
+
 class _Hostile(BaseHTTPRequestHandler):
     """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip" | "nonfinite" |
-    "discovery")."""
+    "discovery" | "forged")."""
 
     protocol_version = "HTTP/1.1"
 
@@ -69,7 +76,7 @@ class _Hostile(BaseHTTPRequestHandler):
                 self.server.cut.set()  # the client stopped reading and closed the connection
             return
         body = DEEP if answer == "deep" else MANY if answer == "many" else NONFINITE if answer == "nonfinite" \
-            else DISCOVERY.get(self.path, b"{}") if answer == "discovery" \
+            else DISCOVERY.get(self.path, b"{}") if answer == "discovery" else FORGED_JOB if answer == "forged" \
             else b'{"items": [' + b'"x",' * BOUND + b'"x"]}'
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -254,3 +261,27 @@ def test_a_line_without_end_is_cut_at_the_bound_and_the_follow_goes_on():
         server.server_close()
     assert len(lines) == 2 and lines[1] == "next line"
     assert len(lines[0]) < MAX_LINE_BYTES + 100 and lines[0].endswith(" [line cut at 16 MiB]")
+
+
+def test_port_forward_says_its_url_on_one_line_whatever_name_the_job_is_answered_with(hostile, capsys):
+    """Issue 33, a fifteenth round: `rlark port-forward pf tensorboard` printed the Job's name as the control plane
+    answered it, so 'pf\\nForwarding pf ray at http://127.0.0.1:9/forged/' printed a URL line of its own above the
+    real one, naming another local user's listener. The name is a one-line field."""
+    import signal
+
+    server, kubeconfig = hostile
+    server.answer = "forged"
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["extensions"] = [{"name": "rlark", "extension": {"gateway": "http://127.0.0.1:9"}}]
+    kubeconfig.write_text(yaml.safe_dump(config))
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)  # a Ctrl-C once it serves
+    try:
+        result = cli_runner(kubeconfig, capsys)("port-forward", "pf", "tensorboard")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    said = [line for line in result.out.splitlines() if line.startswith("Forwarding")]
+    assert len(said) == 1 and "\u202e" not in result.out, (result.out, result.err)
+    assert said[0].startswith("Forwarding pf\\nForwarding pf ray at http://127.0.0.1:9/forged/\\u202e tensorboard at "
+                              "http://127.0.0.1:"), said

@@ -670,6 +670,26 @@ async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_lin
         await pilot.press("escape")
 
 
+async def test_the_tunnels_screen_shows_no_url_line_a_job_name_or_a_reason_forged():
+    # the Job's name is the control plane's text and a reason quotes a server's: 'x\nray:\n  http://127.0.0.1:9/t/'
+    # in one made a line that read as a tunnel's URL (another local user's listener) under the real one
+    # (issue 33, a fifteenth round, the TUI's tunnels)
+    from rlark_tui.model.tunnel import OpenTunnel
+    from rlark_tui.screens.tunnels import TunnelsScreen
+
+    forged = "\nRay dashboard:\n  http://127.0.0.1:9/forged/\u202e"
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(TunnelsScreen(f"x{forged}", [OpenTunnel("TensorBoard", "http://127.0.0.1:8/real/"),
+                                                     f"Ray dashboard: no route{forged}"], False))
+        shown = await wait_for(pilot, lambda: isinstance(app.screen, TunnelsScreen)
+                               and app.screen.query("#tunnels-text"), "the tunnels")
+        text = str(shown.first().render())
+        urls = [line.strip() for line in text.splitlines() if line.strip().startswith("http")]
+        assert urls == ["http://127.0.0.1:8/real/"], text
+        assert "\u202e" not in text and "Tunnels of x\\nRay dashboard:" in text, text
+
+
 async def test_the_namespace_picker_shows_a_namespace_as_plain_text():
     # namespaces come from the control plane's objects: '[@click=app.quit]' in one was markup in the picker
     from rlark_tui.screens.nodes import PickerScreen
