@@ -15,6 +15,7 @@ from rlark_tui.jobspec.findings import Finding, error, ordered, warning
 from rlark_tui.jobspec.manifest import manifest_findings
 from rlark_tui.model.naming import DNS_LABEL_MAX
 from rlark_tui.model.objects import Job, dig
+from rlark_tui.text.sinks import one_line
 
 WORKFLOW_LABEL = "rlinf.io/workflow"
 NEVER_SUCCEEDS = ("by the platform's code a StatefulSet Job never reaches Succeeded (rlark-platform.md §6.2), "
@@ -200,6 +201,7 @@ def delete_consequences(name: str, jobs: list[str]) -> tuple[str, str]:
     """(title, body) before deleting a Workflow. The platform's controller creates each Job with a controller
     owner reference to its Workflow (controllermanager/workflow/sync.go SetControllerReference), so deleting the
     Workflow lets garbage collection delete those Jobs, and with them their Tasks, Pods, head Service and PVCs."""
+    name, jobs = one_line(name), [one_line(job) for job in jobs[:8]] + jobs[8:]  # the control plane's names
     listed = ", ".join(jobs[:8]) + (f" and {len(jobs) - 8} more" if len(jobs) > 8 else "")
     body = ("Deletes the Workflow. " + (
         f"The {len(jobs)} Job(s) it created ({listed}) are owned by it and are deleted with it (garbage "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import MappingProxyType
 
+from rlark_tui.text.sinks import one_line
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
 
@@ -25,6 +27,7 @@ def consequences(action: str, job_name: str, pods: int | None = None) -> tuple[s
     """(title, body) stating what `stop`, `start`, `restart` or `delete` of one Job does: the TUI's confirm dialog
     and `rlark stop|start|restart|delete` (before asking, and in `--help`). `pods`: how many Pods go (None: unknown)."""
     counted = f"{pods} Pod(s)" if pods is not None else "Pods"
+    job_name = one_line(job_name)  # the control plane's name: a line break forged a line of the dialog
     if action == "stop":
         return (f"Stop Job {job_name}?", (
             f"Sets spec.stopped: true. Every Task is scaled to 0 replicas and its {counted} are "
@@ -84,5 +87,5 @@ def bulk_consequences(verb: str, plan: list[tuple[str, str | None, str]]) -> tup
     """(title, body) of the one dialog before a bulk action: one line per Job and what happens to it."""
     acting = sum(1 for _, action, _ in plan if action)
     title = f"{BULK_VERBS[verb]} {acting} marked Job(s)?"
-    lines = [f"- {name}: {effect}" for name, _, effect in plan]
+    lines = [f"- {one_line(name)}: {effect}" for name, _, effect in plan]
     return title, "\n".join(lines + ["Each Job is acted on separately; the result of each is reported."])

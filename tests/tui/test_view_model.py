@@ -121,6 +121,25 @@ def test_confirm_texts_state_consequences():
     assert "cannot be undone" in delete and "PVCs" in delete
 
 
+def test_a_confirm_dialog_holds_one_line_per_job_whatever_the_names():
+    """Issue 33, a fifteenth round: the confirm dialogs (the TUI's stop/start/restart/delete and its bulk dialog,
+    `rlark delete workflow`'s prompt) quoted Job and Workflow names as the control plane gave them, so a name
+    'x\\n- prod: skipped: no longer listed' forged a line of the dialog that asks before a deletion."""
+    from rlark_tui.jobspec.workflow import delete_consequences
+    from rlark_tui.model.lifecycle import bulk_consequences, bulk_plan
+
+    forged = "x\n- prod: skipped: no longer listed\u2028\u202e"
+    for action in ("stop", "start", "restart", "delete"):
+        title, _ = consequences(action, forged, 3)
+        assert "\n" not in title and "\u2028" not in title and "\u202e" not in title, title
+    _, body = bulk_consequences("delete", bulk_plan("delete", [(forged, False, "Running", 2),
+                                                               ("prod", False, "Running", 1)]))
+    assert [line.split(":")[0] for line in body.splitlines()] == [
+        "- x\\n- prod", "- prod", "Each Job is acted on separately; the result of each is reported."], body
+    title, body = delete_consequences(forged, [forged, "prod"])
+    assert len((title + "\n" + body).splitlines()) == 2 and "\u202e" not in body, body
+
+
 def test_log_buffer_is_bounded_and_counts_drops():
     buffer = LogBuffer(capacity=100)
     for n in range(250):
