@@ -203,14 +203,22 @@ def resolve_context(kubeconfig: Kubeconfig, context: str | None) -> str:
     return name
 
 
+RECORD_CHARS = 500
+"""A record the kubernetes client logs is cut here (it quotes the plugin's answer and stderr: up to 1 MiB)."""
+
+
 class _RedactedRecords:
-    """The kubernetes client logs exec-plugin failures, with the plugin's stderr, on the root logger: redact them.
-    (A logging filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
+    """The kubernetes client logs exec-plugin failures, with the plugin's stderr or answer (its apiVersion, its
+    expirationTimestamp), on the root logger, which prints them on stderr: redact them, on one line (sinks.one_line:
+    a line break or a terminal sequence there forged lines of rlark's own) of at most RECORD_CHARS. (A logging
+    filter: an object with `filter(record)`; `logging` loads only with the client, in api_client.)"""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from rlark_tui.text.redact import redact_text
+        from rlark_tui.text.sinks import one_line
 
-        record.msg, record.args = redact_text(record.getMessage()), ()
+        text = one_line(redact_text(record.getMessage()))
+        record.msg, record.args = text if len(text) <= RECORD_CHARS else text[:RECORD_CHARS - 1] + "…", ()
         return True
 
 

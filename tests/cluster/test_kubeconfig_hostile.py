@@ -10,6 +10,7 @@ import contextlib
 import http.server
 import json
 import subprocess
+import sys
 import threading
 import uuid
 
@@ -83,6 +84,37 @@ def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, mon
             else "exec: the plugin sh gave no answer within 0.5 s: stopped"]
     left = subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True)
     assert left.stdout == "", "the plugin's child was left running"
+
+
+@pytest.mark.parametrize("answer", ["api version", "stderr", "expiry"])
+def test_what_an_exec_plugin_answers_is_logged_on_one_short_line(tmp_path, env, capsys, caplog, answer):
+    """Issue 33, a fifteenth round (a kubeconfig's exec plugin's output): the loader logs why it does not use a
+    plugin's answer on the root logger, which prints it on stderr, quoting the answer's apiVersion, its
+    expirationTimestamp or the first line of the plugin's stderr as they came: an apiVersion
+    'v9<LF>rlark: all checks passed' printed a line rlark never wrote, with a terminal sequence and a bidi override,
+    and one of 1 MiB a line as long. Each record is one line (sinks.one_line) of at most RECORD_CHARS."""
+    from rlark_tui.cluster.kubeconfig import RECORD_CHARS
+
+    forged = "x\x1b]0;pwned\x07\u202e\nrlark: all checks passed" + "y" * 5000
+    ok = "client.authentication.k8s.io/v1"
+    script = tmp_path / "plugin.py"
+    script.write_text("import json, sys\n" + {
+        "api version": f"print(json.dumps({{'apiVersion': {forged!r}, 'kind': 'ExecCredential', 'status': {{}}}}))",
+        "stderr": f"sys.stderr.write({forged!r} + '\\n'); sys.exit(3)",
+        "expiry": f"print(json.dumps({{'apiVersion': {ok!r}, 'kind': 'ExecCredential', "
+                  f"'status': {{'token': 'abc', 'expirationTimestamp': {forged!r}}}}}))"}[answer] + "\n")
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"exec": {"apiVersion": ok, "command": sys.executable,
+                                                  "args": [str(script)], "interactiveMode": "Never"}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    assert result.code == 1 and "cannot reach the control plane" in result.err, result.err
+    logged = [record.getMessage() for record in caplog.records]
+    assert logged and all(len(line) <= RECORD_CHARS and line.isprintable() for line in logged), logged
+    assert any("x\\u202e" in line or "\\x07\\u202e" in line for line in logged), logged  # its escape, on the line
 
 
 def test_a_token_file_beside_an_exec_plugin_is_read_within_its_bound(tmp_path, env, capsys):
