@@ -139,14 +139,14 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
     if ray is None:
         out.append("  no Header role: no Ray cluster")
     elif ray.get("error"):
-        out.append(f"  unavailable: {redact_text(str(ray['error']))}")
+        out.append(f"  unavailable: {one_line(redact_text(str(ray['error'])))}")  # a role's name, a Ray head's text
     else:
         out.append(f"  alive nodes {ray.get('alive_nodes')} / expected {ray.get('expected')}"
                    f"  ({ray.get('source')})")
         for row in ray.get("jobs") or []:
             out.append("  ray job " + one_line(f"{row.get('submission_id') or row.get('job_id')}: {row.get('status')}"))
         if ray.get("jobs_error"):
-            out.append(f"  ray jobs unavailable: {redact_text(str(ray['jobs_error']))}")
+            out.append(f"  ray jobs unavailable: {one_line(redact_text(str(ray['jobs_error'])))}")
     return "\n".join(out)
 
 

@@ -33,6 +33,22 @@ def test_describe_shows_a_forged_display_name_on_its_own_line():
     assert not any(line.lstrip().startswith("Env:") for line in page.splitlines())
 
 
+def test_describe_says_why_ray_is_unavailable_on_one_line():
+    """Issue 33, a fifteenth round: `rlark describe job`'s Ray section printed why Ray could not be read as it came,
+    and the reason quotes a Job author's role name (`Task <job>-<role> does not exist yet`) or a Ray head's
+    answer, so a line break in either printed lines of its own ('Status: Succeeded') under the page's."""
+    raw = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job", "metadata": {"name": "ppo"},
+           "spec": {"tasks": [{"name": "actor", "head": True, "replicas": 1}]}, "status": {"phase": "Failed"}}
+    for ray in ({"error": f"ray: Task {FORGED} does not exist yet"},
+                {"error": None, "alive_nodes": 1, "expected": 1, "source": "dashboard", "jobs": [],
+                 "jobs_error": f"HTTP 500: {FORGED}"}):
+        page = describe_text(raw, [], [], {}, ray, now=datetime(2026, 12, 1, tzinfo=UTC))
+        starts = [line for line in page.splitlines() if line.lstrip().startswith("Status")]
+        assert len(starts) == 1 and "Failed" in starts[0] and "\u202e" not in page, page
+        assert page.splitlines()[-1].endswith("ppo\\nStatus:         Succeeded (phase Succeeded)\\u202e"
+                                              + (" does not exist yet" if ray["error"] else "")), page
+
+
 def test_get_o_name_prints_one_line_per_object_whatever_its_name():
     """`rlark get jobs -o name` (a script's loop over the lines) printed a hostile control plane's name as it came:
     `evil\nStatus: Succeeded` was two lines, the second a name no object has."""
