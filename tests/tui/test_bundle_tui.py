@@ -247,11 +247,12 @@ def test_pods_whose_names_make_one_file_name_each_keep_their_own_log_in_the_bund
 
     names = [("rlark-gpu-a", "w_0"), ("rlark-gpu-a", "w/0"), ("rlark-edge-b", "w_0"), ("rlark-gpu-a", "W-0"),
              ("rlark-gpu-a", "w-0")]
+    twice = ("rlark-gpu-a", "w_0")  # a second Pod CR naming the same Pod: its members once, and a note
 
     class CollidingNames(Platform):
         def job_pods(self, name, tasks=None):
-            crs = [made._cr(rank) for rank in range(len(names))]
-            for cr, (cluster, pod) in zip(crs, names, strict=True):
+            crs = [made._cr(rank) for rank in range(len(names) + 1)]
+            for cr, (cluster, pod) in zip(crs, [*names, twice], strict=True):
                 cr["metadata"]["namespace"], cr["spec"]["podName"] = cluster, pod
             return crs
 
@@ -273,7 +274,8 @@ def test_pods_whose_names_make_one_file_name_each_keep_their_own_log_in_the_bund
     logs = {m.path: dict(m.of) for m in manifest.members if m.path.startswith("logs/")}
     assert sorted((of["cluster"], of["pod"], of["container"]) for of in logs.values()) == sorted(
         (cluster, pod, "main") for cluster, pod in names)
-    assert not [note for note in manifest.notes if "left out" in note]
+    assert [note.split(": ", 1)[1] for note in manifest.notes if "left out" in note] == [
+        "a second member of this name is left out (two Pod CRs name one Pod)"] * 3
 
 
 def test_a_bundle_an_earlier_rlark_wrote_still_shows_its_pods_logs(tmp_path):
