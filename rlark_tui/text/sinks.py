@@ -197,13 +197,14 @@ def keyed_name(name: str, limit: int) -> str:
     return f"{file_name(name or 'default', limit)}-{digest}"
 
 
-_PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
+_PLAIN_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
 
 
 def object_file_name(name: str, limit: int = FILE_CHARS) -> str:
     """One path component from a cluster object's name (a Job's), apart from every other name's even on a
     case-insensitive file system: the name itself when it is a Kubernetes name (lower case, digits, `-`, `.`) of at
-    most `limit` characters, as every real Job's is; any other (`PPO` beside `ppo`, `a/b` beside `a_b`, which a
+    most `limit` characters, beginning and ending with a letter or digit (Windows drops a last `.`), as every real
+    Job's is; any other (`PPO` beside `ppo`, `a/b` beside `a_b`, which a
     hostile control plane may answer) is `file_name` of it, `_` and 10 hex digits of its digest: never a Kubernetes
     name, so never another name's plain one."""
     if len(name) <= limit and _PLAIN_NAME.fullmatch(name):

@@ -155,12 +155,13 @@ def test_cluster_object_names_name_files_apart_even_on_a_case_insensitive_file_s
     from rlark_tui.checks.records import file_stem
     from rlark_tui.raydash.bundle import default_path
 
-    names = ["ppo", "PPO", "Ppo", "a_b", "a/b", "a.b", ".a.b", "p" * 101, "p" * 100, "ppo_" + "0" * 10]
+    names = ["ppo", "PPO", "Ppo", "ppo.", "a_b", "a/b", "a.b", ".a.b", "p" * 101, "p" * 100, "ppo_" + "0" * 10]
     for made in (sinks.object_file_name, file_stem, lambda name: default_path(name, 0)):
         files = [made(name) for name in names]
         assert len({name.lower() for name in files}) == len(names), files
         assert all("/" not in name and not name.startswith(".") and len(name) <= 200 for name in files)
     assert sinks.object_file_name("ppo-1.b") == "ppo-1.b" and sinks.object_file_name("p" * 100) == "p" * 100
+    assert sinks.object_file_name("ppo.").startswith("ppo._")  # Windows drops a name's last dot
     assert len(sinks.object_file_name("P" * 500)) == sinks.FILE_CHARS
 
 
