@@ -33,6 +33,7 @@ from typing import BinaryIO
 
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.quantity import size_text
+from rlark_tui.text.sinks import utf8
 
 STANDARD_STREAMS = MappingProxyType({"/dev/stdout": "stdout", "/dev/stderr": "stderr"})
 MAX_LINKS = 40
@@ -285,7 +286,7 @@ def write_file(path: Path | str, data: str | bytes, *, named: bool = False, dura
 
     `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
     state rewritten often and rebuilt anyway. Raises UnsafeDestination or OSError."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = utf8(data) if isinstance(data, str) else data
     stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
         _write_stream(stream, payload)

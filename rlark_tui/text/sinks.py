@@ -187,14 +187,37 @@ _FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 FILE_CHARS = 100
 
 
+def utf8(text: str) -> bytes:
+    """The bytes a file holds of `text`: UTF-8, a byte it was read from undecodable (surrogateescape) as that byte,
+    and a lone surrogate (JSON's `\\ud800`, which a control plane may answer in a Job's name) as its escape,
+    `\\ud800`, which JSON and YAML read back as it was: never UnicodeEncodeError out of a writer."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8", "surrogateescape")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+"""A surrogate that is no undecodable byte read with surrogateescape (those are U+DC80..U+DCFF)."""
+
+
 def keyed_name(name: str, limit: int) -> str:
     """One path component for state kept per `name` (a kubeconfig context): `file_name` of it and 10 hex digits of
     its digest, so names that differ only where file_name made them alike (`a/b` and `a_b`, case, Unicode forms)
     name different files."""
+    return f"{file_name(name or 'default', limit)}-{_digest(name)}"
+
+
+def _digest(name: str) -> str:
+    """10 hex digits of the digest of `name`'s bytes: those it was read from (surrogateescape), else a lone surrogate
+    (JSON's `\\ud800`, which a control plane may answer) as it is, never UnicodeEncodeError."""
     import hashlib
 
-    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return f"{file_name(name or 'default', limit)}-{digest}"
+    try:
+        data = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = name.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:10]
 
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
@@ -209,10 +232,7 @@ def object_file_name(name: str, limit: int = FILE_CHARS) -> str:
     name, so never another name's plain one."""
     if len(name) <= limit and _PLAIN_NAME.fullmatch(name):
         return name
-    import hashlib
-
-    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return f"{file_name(name, limit - 11)}_{digest}"
+    return f"{file_name(name, limit - 11)}_{_digest(name)}"
 
 
 def file_name(name: object, limit: int = FILE_CHARS) -> str:

@@ -162,6 +162,10 @@ def test_cluster_object_names_name_files_apart_even_on_a_case_insensitive_file_s
         assert all("/" not in name and not name.startswith(".") and len(name) <= 200 for name in files)
     assert sinks.object_file_name("ppo-1.b") == "ppo-1.b" and sinks.object_file_name("p" * 100) == "p" * 100
     assert sinks.object_file_name("ppo.").startswith("ppo._")  # Windows drops a name's last dot
+    lone = "x\ud800y"  # JSON's '\ud800': a control plane may answer it; no UTF-8 file holds it
+    assert sinks.object_file_name(lone) != sinks.object_file_name("x\ud801y") and sinks.keyed_name(lone, 80)
+    assert sinks.utf8(lone) == b"x\\ud800y" and sinks.utf8("a\udcffb") == b"a\xffb" and json.loads(
+        sinks.utf8(json.dumps(lone, ensure_ascii=False))) == lone
     assert len(sinks.object_file_name("P" * 500)) == sinks.FILE_CHARS
 
 

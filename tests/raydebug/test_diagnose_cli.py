@@ -219,3 +219,22 @@ def test_jobs_whose_names_make_one_file_name_each_keep_their_own_first_failure(t
     assert [found.diagnosis.job if found else None for found in kept] == names
     files = [path.name for path in (state / "diagnosis").glob("*/*.json")]
     assert len({name.lower() for name in files}) == len(names) and "ppo.json" in files and "a.b.json" in files
+
+
+def test_a_job_whose_name_holds_a_lone_surrogate_is_diagnosed_and_its_evidence_kept(platform, capsys, tmp_path):
+    """Issue 33, a fifteenth round (a hostile control plane's Job name): JSON may escape a lone surrogate
+    ('\\ud800'), which no UTF-8 file holds, and the kept evidence was written by json.dumps(ensure_ascii=False) as
+    UTF-8, so rlark diagnose of such a Job (the TUI's diagnosis read too) ended in a crash report
+    (UnicodeEncodeError), as did the name's digest for its file. The one writer writes a lone surrogate as its
+    escape, which JSON reads back as it was."""
+    name = "x\ud800y"
+    JOB["metadata"]["name"] = name
+    try:
+        code = command.run(argparse.Namespace(job=name, output="text"))
+    finally:
+        JOB["metadata"]["name"] = "segv"
+    assert code == 0 and FATAL in capsys.readouterr().out
+    from rlark_tui.raydash.diagnose import read_kept
+
+    kept = read_kept(tmp_path / "state", name, "u-1", context="stand-in")
+    assert kept is not None and kept.diagnosis.job == name
