@@ -62,9 +62,9 @@ ENV_CHARS = 4096
 
 def environment(record: dict) -> dict[str, str]:
     """RLARK_ALERT_TIME, _SEVERITY, _RULE, _JOB, _NAMESPACE, _OBJECT, _MESSAGE, _STATE (and _CONTEXT), each a
-    one-line field (sinks.one_line) of at most ENV_CHARS: names and a phase come from the control plane as they
-    are."""
-    return {f"RLARK_ALERT_{key.upper()}": _cut(sinks.one_line(value)) for key, value in record.items()}
+    one-line field (sinks.one_line) of at most ENV_CHARS, a lone surrogate as its escape (sinks.encodable: no
+    environment holds one): names and a phase come from the control plane as they are."""
+    return {f"RLARK_ALERT_{key.upper()}": _cut(sinks.encodable(sinks.one_line(value))) for key, value in record.items()}
 
 
 def _cut(value: str) -> str:

@@ -191,14 +191,17 @@ def utf8(text: str) -> bytes:
     """The bytes a file holds of `text`: UTF-8, a byte it was read from undecodable (surrogateescape) as that byte,
     and a lone surrogate (JSON's `\\ud800`, which a control plane may answer in a Job's name) as its escape,
     `\\ud800`, which JSON and YAML read back as it was: never UnicodeEncodeError out of a writer."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8", "surrogateescape")
+    return encodable(text).encode("utf-8", "surrogateescape")
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 """A surrogate that is no undecodable byte read with surrogateescape (those are U+DC80..U+DCFF)."""
+
+
+def encodable(text: str) -> str:
+    """`text` with each lone surrogate that stands for no undecodable byte as its escape (`\\ud800`): what a
+    file, a program's argument or environment (os.fsencode) can hold."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def keyed_name(name: str, limit: int) -> str:

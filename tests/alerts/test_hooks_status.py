@@ -65,6 +65,21 @@ def test_an_exec_hook_runs_whatever_the_length_of_the_names_it_is_given(tmp_path
     assert said == []
 
 
+def test_an_exec_hook_runs_for_a_job_whose_name_holds_a_lone_surrogate(tmp_path):
+    """Issue 33, a fifteenth round (a hostile control plane's Job name): JSON may escape a lone surrogate
+    ('\\ud800'), which no environment holds (os.fsencode), so the hook never ran for that Job's alerts, each
+    retried and reported as "'utf-8' codec can't encode character". It is passed as its escape."""
+    out = tmp_path / "env.json"
+    script = tmp_path / "hook.py"
+    script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() "
+                      "if k.startswith('RLARK_ALERT_')}, open(sys.argv[1], 'w'))\n")
+    said: list[str] = []
+    hook = hooks.command(f"{sys.executable} {script} {out}", report=said.append)
+    hook.post({**RECORD, "job": "x\ud800y"}, "line")
+    hook.close()
+    assert json.loads(out.read_text())["RLARK_ALERT_JOB"] == "x\\ud800y" and said == []
+
+
 def test_closing_a_hook_whose_queue_is_full_ends():
     """A receiver that holds every delivery open: the hook's IN_FLIGHT deliveries wait, its dispatcher holds the
     next event waiting for one of them, its queue fills, and `rlark watch` ends (Ctrl-C) with close(). Close put its
