@@ -27,7 +27,9 @@ def canonical_spec(spec: dict[str, Any]) -> str:
 
 
 def spec_sha256(spec: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_spec(spec).encode("utf-8")).hexdigest()
+    """The sha256 of canonical_spec's UTF-8; a lone surrogate (JSON's `\\ud800`, which a spec read back from a Job's
+    annotation may hold) taken as it is, never UnicodeEncodeError (rlark describe and check ended in a crash)."""
+    return hashlib.sha256(canonical_spec(spec).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def with_submission_record(manifest: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from rlark_tui.raydash import diagnose as diagnose_reads
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.redact import KnownSecrets, LineRedactor, redact_object
+from rlark_tui.text.sinks import utf8
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -105,7 +106,7 @@ class Writer:
     def add(self, path: str, data: str | bytes, kept: str = "", of: tuple[tuple[str, str], ...] = ()) -> None:
         if self._taken(path):
             return
-        payload = data.encode("utf-8") if isinstance(data, str) else data
+        payload = utf8(data) if isinstance(data, str) else data
         self.tar.addfile(self._info(path, len(payload)), io.BytesIO(payload))
         self.manifest.members.append(layout.Member(path, len(payload), hashlib.sha256(payload).hexdigest(),
                                                    kept=kept, of=of))

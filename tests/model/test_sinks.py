@@ -22,6 +22,21 @@ def test_one_line_fields_keep_no_break_and_no_bidi():
     assert shown.startswith("ppo\\nStatus:") and "\\u202e" in shown
 
 
+def test_a_submitted_spec_holding_a_lone_surrogate_is_described_as_not_intact():
+    """Issue 33, a fifteenth round (a Job's annotation as a hostile control plane or the Job's author wrote it):
+    the submitted spec is JSON text, which may escape a lone surrogate ('\\ud800'), and its sha256 encoded it
+    strictly: rlark describe, and rlark check's evidence of the submitted YAML, ended in a crash report
+    (UnicodeEncodeError). It is taken as it is, and such a spec is not the one whose sha256 was recorded."""
+    from rlark_tui.model.submission import SUBMITTED_SPEC_ANNOTATION, SUBMITTED_SPEC_SHA256_ANNOTATION
+
+    raw = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+           "metadata": {"name": "ppo", "annotations": {SUBMITTED_SPEC_ANNOTATION: '{"tasks": [], "x": "\\ud800"}',
+                                                       SUBMITTED_SPEC_SHA256_ANNOTATION: "0" * 64}},
+           "spec": {"tasks": []}, "status": {"phase": "Running"}}
+    page = describe_text(raw, [], [], {}, None, now=datetime(2026, 12, 1, tzinfo=UTC))
+    assert "Submitted spec: sha256 0000000000000000… record damaged (hash mismatch)" in page.splitlines()
+
+
 def test_describe_shows_a_forged_display_name_on_its_own_line():
     raw = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
            "metadata": {"name": "ppo", "annotations": {"rlark.io/display-name": FORGED}},

@@ -294,3 +294,27 @@ def test_a_bundle_an_earlier_rlark_wrote_still_shows_its_pods_logs(tmp_path):
         assert access.data_plane_pod("rlark-gpu-a", "p-0")["metadata"]["name"] == "p-0"
     finally:
         access.close()
+
+
+def test_a_job_whose_name_holds_a_lone_surrogate_is_bundled(tmp_path):
+    """Issue 33, a fifteenth round (a hostile control plane's Job name, a hostile Ray head's JSON): JSON may escape
+    a lone surrogate ('\\ud800'), which no UTF-8 file holds, and the bundle's JSON members (the diagnosis, the
+    manifest, Ray's actors) were encoded strictly: rlark bundle of such a Job ended in a crash report
+    (UnicodeEncodeError). Such a member holds the surrogate as its escape, which JSON reads back as it was."""
+    import bench.bundle as made
+
+    name = "x\ud800y"
+
+    class LoneSurrogate(Platform):
+        def get(self, kind, _name):
+            raw = super().get(kind, made.JOB)
+            raw["metadata"]["name"] = name
+            return raw
+
+    path = tmp_path / "lone.tar.gz"
+    write_bundle(LoneSurrogate(1000), name, path, tmp_path / "state")  # type: ignore[arg-type]
+    access = BundleAccess(path)
+    try:
+        assert access.manifest.job == name
+    finally:
+        access.close()
