@@ -15,11 +15,8 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypedDict
 
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, WORKFLOWS, Kind
-from rlark_tui.jobspec.workflow import templates as workflow_templates
 from rlark_tui.model import keys, timefmt
 from rlark_tui.model.objects import Node, Pod, Task, dig
-from rlark_tui.telemetry.usage import percent_cell
-from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sanitize import json_dumps
 from rlark_tui.text.sinks import cell_width, one_line, pad, yaml_dumps
 from rlark_tui.view.jobs import cli_job_row, context_cell
@@ -120,8 +117,10 @@ def _domain_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
 
 
 def _workflow_row(obj: dict[str, Any], wide: bool, ages: _Ages) -> list[str]:
+    from rlark_tui.jobspec.workflow import templates  # the wizard's tables: only for Workflows (cost of a get)
+
     entries = [e for e in dig(obj, "status", "jobs", default=[]) or [] if isinstance(e, dict)]
-    listed = workflow_templates(obj)
+    listed = templates(obj)
     created = sum(1 for e in entries if e.get("phase"))
     row = [str(dig(obj, "metadata", "name", default="")), str(dig(obj, "status", "phase", default="") or "-"),
            f"{created}/{len(listed)}",
@@ -213,6 +212,8 @@ def table_cells(kind: Kind, items: list[dict[str, Any]], wide: bool = False, all
     show_ns = all_namespaces and kind.namespaced
     if show_ns:
         headers.insert(0, "NAMESPACE")
+    if gpu is not None:
+        from rlark_tui.telemetry.usage import percent_cell  # only for -o wide (cost of a plain get)
     rows = []
     width = len(base) + (len(extra) if wide else 0)
     for obj in sort_items(items):
@@ -285,6 +286,8 @@ def _sort_text(value: object) -> str:
 
 def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bool = False) -> str:
     """json / yaml / name output; secrets are masked. A single named object prints bare, else a List."""
+    from rlark_tui.text.redact import redact_object  # its patterns: only for these outputs (cost of a plain get)
+
     redacted = [redact_object(obj) for obj in sort_items(items)]
     if fmt == "name":
         return "\n".join(f"{kind.plural[:-1]}.rlinf.io/{one_line(dig(o, 'metadata', 'name', default=''))}"
