@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import lean, tls
@@ -611,7 +610,7 @@ class ClusterAccess:
     def storage_object_url(self, storage_class: str, cluster: str, key: str, expire: int = 900) -> str:
         """The presigned download URL the gateway answers for `GET .../object/<key>`."""
         answer = self._gateway("storage").json(
-            "GET", f"{self._storage_path(storage_class, cluster)}/object/{quote(key, safe='/')}",
+            "GET", f"{self._storage_path(storage_class, cluster)}/object/{seg(key, '/')}",
             Request("get", "objects", key, source="gateway"), [("expire", str(expire))], timeout=30)
         url = answer.get("url") if isinstance(answer, dict) else None
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
@@ -627,7 +626,7 @@ class ClusterAccess:
 
     def storage_delete(self, storage_class: str, cluster: str, key: str) -> object:
         return self._gateway("storage").json(
-            "DELETE", f"{self._storage_path(storage_class, cluster)}/object/{quote(key, safe='/')}",
+            "DELETE", f"{self._storage_path(storage_class, cluster)}/object/{seg(key, '/')}",
             Request("delete", "objects", key, source="gateway"), timeout=30)
 
     def ssh_keys(self) -> Objects:

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote
 
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
@@ -198,8 +197,8 @@ def tensorboard_series(access: ClusterAccess, task: str, tags: list[str] | None 
     # the first MAX_TAGS by name, without sorting (or keeping) the rest: the Job's code names its tags, and an
     # 8 MB tag list is 700,000 of them
     wanted = heapq.nsmallest(MAX_TAGS, every())
-    series = {name: thin(scalar_points(_get(gateway, f"{base}/scalars?run={quote(run, safe='')}&tag="
-                                                     f"{quote(tag, safe='')}", tag)))
+    series = {name: thin(scalar_points(_get(gateway, f"{base}/scalars?run={seg(run)}&tag="
+                                                     f"{seg(tag)}", tag)))
               for name, run, tag in wanted}
     return series, (f"TensorBoard has {counted[0]:,} tags: the first {MAX_TAGS} read (name one with --tag)"
                     if counted[0] > MAX_TAGS else "")

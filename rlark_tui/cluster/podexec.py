@@ -24,7 +24,6 @@ import tty as ttymode
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import quote
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
@@ -344,8 +343,8 @@ class _Channels:
         flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
         query = [("command", list(argv)), ("container", CONTAINER)] + \
             [(name, "true" if value else "false") for name, value in flags.items()]
-        url = get_websocket_url(f"{configuration.host}/api/v1/namespaces/{quote(namespace, safe='')}/pods/"
-                                f"{quote(pod, safe='')}/exec", query)
+        url = get_websocket_url(f"{configuration.host}/api/v1/namespaces/{seg(namespace)}/pods/"
+                                f"{seg(pod)}/exec", query)
         header = [f"sec-websocket-protocol: {V5_CHANNEL_PROTOCOL},{V4_CHANNEL_PROTOCOL}"]
         bearer = configuration.get_api_key_with_prefix("BearerToken")
         if bearer:

@@ -42,9 +42,22 @@ string's own count too, so never fewer): each takes up to ~90 bytes decoded, so 
 READ_CHUNK = 1 << 20
 
 
-def seg(value: str) -> str:
-    """One URL path segment, percent-encoded."""
-    return quote(str(value), safe="")
+def seg(value: object, safe: str = "") -> str:
+    """One URL path segment (or, with `safe="/"`, an object key's path), percent-encoded."""
+    return _quoted(value, safe)
+
+
+def _quoted(value: object, safe: str = "") -> str:
+    """`value` percent-encoded, `/` too, from its UTF-8: a byte read undecodable (an argument's surrogateescape) as
+    that byte, and a lone surrogate (JSON's `\\ud800`: a hostile control plane's Job name, asked for its Tasks and
+    Pods) as its own bytes, never UnicodeEncodeError (rlark describe and logs of such a Job ended in a crash
+    report)."""
+    text = str(value)
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogatepass")
+    return quote(data, safe=safe)
 
 
 def sent_path(path: str, req: Request) -> str:
@@ -61,7 +74,7 @@ def sent_path(path: str, req: Request) -> str:
 
 def query_string(query: list[tuple[str, str]]) -> str:
     """`k=v&...` with both sides percent-encoded (a selector's `=` and `,` included)."""
-    return "&".join(f"{quote(k, safe='')}={quote(str(v), safe='')}" for k, v in query)
+    return "&".join(f"{_quoted(k)}={_quoted(v)}" for k, v in query)
 
 
 def display_url(base: str) -> str:

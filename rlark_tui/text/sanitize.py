@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Every character a sequence starts with, every other control but `\\n` and `\\t`, and the bidi controls."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""Every character a sequence starts with, every other control but `\\n` and `\\t`, the bidi controls and the
+lone surrogates."""
 
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 """The bidi marks, embeddings, overrides and isolates: U+202E shows what follows it reversed, so a name or log line
-could show text other than it holds (Trojan Source). Shown as their escapes (`\\u202e`)."""
+could show text other than it holds (Trojan Source); and a lone surrogate (JSON's `\\ud800`, which a hostile
+control plane may answer in a Job's name), which no terminal's UTF-8 holds: printed, it ended `rlark get jobs` in a
+crash report (UnicodeEncodeError). Shown as their escapes (`\\u202e`, `\\ud800`)."""
 
 
 def _bidi_escape(match: re.Match) -> str:
@@ -44,7 +47,7 @@ _SGR_PARAMS = re.compile(r"[0-9;:]*")
 
 def clean(text: str) -> str:
     """`text` without escape sequences or control characters; `\\n` and `\\t` stay, `\\r\\n` becomes `\\n`, and
-    a bidi control is shown as its escape (`\\u202e`)."""
+    a bidi control or a lone surrogate is shown as its escape (`\\u202e`)."""
     if not isinstance(text, str):
         text = str(text)
     if _CONTROL.search(text) is None:

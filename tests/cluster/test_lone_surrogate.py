@@ -1,0 +1,76 @@
+"""Issue 33, a fifteenth round (a hostile control plane's Job name): JSON may escape a lone surrogate ('\\ud800'),
+which no UTF-8 holds. Printed, it ended `rlark get jobs` (every Job's list, for one such Job) in a crash report
+(UnicodeEncodeError), and asked for in a request's query (a Task so named: its Pods by its name), `rlark describe`
+and `rlark logs` of its Job. It is shown as its escape (sanitize.clean) and sent as its own bytes (transport.seg)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import threading
+
+import yaml
+
+from tests.clirun import cli_runner
+
+NAME = "x\ud800y"
+JOB = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+       "metadata": {"name": NAME, "uid": "u1", "creationTimestamp": "2026-12-01T00:00:00Z"},
+       "spec": {"tasks": []}, "status": {"phase": "Running"}}
+TASK = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Task",
+        "metadata": {"name": NAME, "namespace": "rlark-gpu-a", "labels": {"rlinf.io/job": "x"}}, "spec": {}}
+
+
+@contextlib.contextmanager
+def _control_plane():
+    """127.0.0.1: the Job at any path naming one Job, a list of it at the Jobs, of a Task so named at the Tasks, an
+    empty list elsewhere; each request's path kept."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            asked.append(self.path)
+            path = self.path.split("?", 1)[0]
+            if "/jobs/" in path:
+                answer = JOB
+            else:
+                items = [JOB] if path.endswith("/jobs") else [TASK] if path.endswith("/tasks") else []
+                answer = {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
+            body = json.dumps(answer).encode()  # ensure_ascii: the lone surrogate as JSON's escape
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_job_named_with_a_lone_surrogate_is_listed_and_described(tmp_path, env, capsys):
+    with _control_plane() as (server, asked):
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": server}}], "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        rlark = cli_runner(path, capsys)
+        table, named, as_json = rlark("get", "jobs"), rlark("get", "jobs", "-o", "name"), rlark("get", "jobs", "-o", "json")
+        described = rlark("describe", "job", "x")
+        logs = rlark("logs", "x")
+    assert (table.code, named.code, as_json.code, described.code) == (0, 0, 0, 0), (table, named, as_json, described)
+    assert table.out.splitlines()[1].startswith("x\\ud800y ") and named.out == "job.rlinf.io/x\\ud800y\n"
+    assert json.loads(as_json.out)["items"][0]["metadata"]["name"] == NAME  # JSON's escape, read back as it was
+    assert "Name:           x\\ud800y" in described.out.splitlines()
+    assert logs.code == 0 and logs.err.count("\n") == 1, logs
+    assert any("x%ED%A0%80y" in query for query in asked), asked  # its Task's Pods asked for by the name's own bytes
