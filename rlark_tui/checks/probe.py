@@ -122,7 +122,7 @@ def probe_object_storage(get_json: GetJson, read_url: ReadUrl, storage_class: st
     source = f"from object storage {storage_class}/{cluster} (gateway file API)"
     relative = location[len(target):].strip("/")
     prefix = relative + "/" if relative else ""
-    base = f"/api/v1/storage/storageclass/{urllib.parse.quote(storage_class)}/{urllib.parse.quote(cluster)}"
+    base = f"/api/v1/storage/storageclass/{_quoted(storage_class)}/{_quoted(cluster)}"
     files, marker = [], ""
     for _ in range(MAX_PAGES):
         query = [("prefix", prefix), ("delimiter", ""), ("maxKeys", str(PAGE_KEYS))]
@@ -172,10 +172,17 @@ def _object_file(obj: object, target: str) -> OutputFile | None:
     return OutputFile(target.rstrip("/") + "/" + obj["key"], size, mtime)
 
 
+def _quoted(text: str) -> str:
+    """A path's part percent-encoded (`/` kept) from its UTF-8, a lone surrogate (JSON's `\\ud800`: an object key
+    in the gateway's listing, a Job author's storage class) as its own bytes: urllib's quote of the text raised
+    UnicodeEncodeError out of rlark check."""
+    return urllib.parse.quote(text.encode("utf-8", "surrogatepass"))
+
+
 def _read_back(get_json: GetJson, read_url: ReadUrl, base: str, key: str, size: int,
                errors: list[str]) -> str | None:
     try:
-        answer = get_json(f"{base}/object/{urllib.parse.quote(key)}", [])
+        answer = get_json(f"{base}/object/{_quoted(key)}", [])
         url = answer.get("url") if isinstance(answer, dict) else None
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise RlarkError("no presigned URL in the answer")

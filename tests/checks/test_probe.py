@@ -123,3 +123,22 @@ def test_a_storage_listing_of_the_wrong_shape_is_probed_without_a_crash(page):
     found = probe_object_storage(lambda path, query: page, lambda url, limit: b"", "s3", "gpu-a", "/data", "/data/out")
     assert [f.path for f in found.files] == (["/data/out/ok"] if page.get("objects") != 5 and
                                              isinstance(page["objects"], list) else []), found
+
+
+def test_an_object_key_with_a_lone_surrogate_is_read_back_without_a_crash():
+    """Issue 33, a fifteenth round (a hostile gateway's storage listing): JSON may escape a lone surrogate
+    ('\\ud800'), and the read-back's path was made by urllib's quote of the key's text, which raised
+    UnicodeEncodeError out of rlark check's output probe. The key is asked for by its own bytes."""
+    from rlark_tui.checks.probe import probe_object_storage
+
+    page = {"objects": [{"key": "out/x\ud800", "size": 3, "last_modified": "2026-12-06T10:00:00Z"}]}
+    asked: list[str] = []
+
+    def get_json(path, query):
+        asked.append(path)
+        return page if path.endswith("/list") else {"url": "http://127.0.0.1:1/x"}
+
+    found = probe_object_storage(get_json, lambda url, timeout, limit: [b"abc"], "s3", "gpu-a", "/data", "/data/out")
+    assert [(f.path, f.sha256) for f in found.files] == [
+        ("/data/out/x\ud800", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")], found
+    assert asked[-1] == "/api/v1/storage/storageclass/s3/gpu-a/object/out/x%ED%A0%80"
