@@ -93,8 +93,11 @@ def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str
         return None
     if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):
         return None
-    found = pure.from_json(data.get("diagnosis"))
-    return Kept(found, _stderr_from_json(data.get("stderr"))) if found is not None and found.job == job else None
+    kept = data.get("diagnosis")
+    found = pure.from_json(kept)
+    if found is None or not isinstance(kept, dict) or kept.get("job") != job:  # the name as kept, not as shown
+        return None
+    return Kept(found, _stderr_from_json(data.get("stderr")))
 
 
 def load_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> pure.Diagnosis | None:
