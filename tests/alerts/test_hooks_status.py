@@ -47,17 +47,23 @@ def test_exec_hook_variables_hold_no_control_or_line_break():
     assert all(value.isprintable() for value in env.values())
 
 
-def test_an_exec_hook_runs_whatever_the_length_of_the_names_it_is_given(tmp_path):
-    """Issue 33, a fourteenth round: RLARK_ALERT_OBJECT names the alert's object as the cluster gave it (a Pod CR's
-    podName is the data plane's free text, up to an object's 1.5 MB), and the kernel refuses to start a program
-    with one environment string past 128 KiB (E2BIG): the hook never ran for that Job's alerts, each retried and
-    reported as 'Argument list too long'. Each variable is cut at hooks.ENV_CHARS."""
+def _env_recording_hook(tmp_path):
+    """An --exec hook (a real process) that writes the RLARK_ALERT_* variables it was given to the returned file;
+    what rlark reported about it goes to the returned list."""
     out = tmp_path / "env.json"
     script = tmp_path / "hook.py"
     script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() "
                       "if k.startswith('RLARK_ALERT_')}, open(sys.argv[1], 'w'))\n")
     said: list[str] = []
-    hook = hooks.command(f"{sys.executable} {script} {out}", report=said.append)
+    return hooks.command(f"{sys.executable} {script} {out}", report=said.append), out, said
+
+
+def test_an_exec_hook_runs_whatever_the_length_of_the_names_it_is_given(tmp_path):
+    """Issue 33, a fourteenth round: RLARK_ALERT_OBJECT names the alert's object as the cluster gave it (a Pod CR's
+    podName is the data plane's free text, up to an object's 1.5 MB), and the kernel refuses to start a program
+    with one environment string past 128 KiB (E2BIG): the hook never ran for that Job's alerts, each retried and
+    reported as 'Argument list too long'. Each variable is cut at hooks.ENV_CHARS."""
+    hook, out, said = _env_recording_hook(tmp_path)
     hook.post({**RECORD, "object": "p" * 300_000}, "line")
     hook.close()
     got = json.loads(out.read_text())
@@ -69,12 +75,7 @@ def test_an_exec_hook_runs_for_a_job_whose_name_holds_a_lone_surrogate(tmp_path)
     """Issue 33, a fifteenth round (a hostile control plane's Job name): JSON may escape a lone surrogate
     ('\\ud800'), which no environment holds (os.fsencode), so the hook never ran for that Job's alerts, each
     retried and reported as "'utf-8' codec can't encode character". It is passed as its escape."""
-    out = tmp_path / "env.json"
-    script = tmp_path / "hook.py"
-    script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() "
-                      "if k.startswith('RLARK_ALERT_')}, open(sys.argv[1], 'w'))\n")
-    said: list[str] = []
-    hook = hooks.command(f"{sys.executable} {script} {out}", report=said.append)
+    hook, out, said = _env_recording_hook(tmp_path)
     hook.post({**RECORD, "job": "x\ud800y"}, "line")
     hook.close()
     assert json.loads(out.read_text())["RLARK_ALERT_JOB"] == "x\\ud800y" and said == []

@@ -7,16 +7,15 @@ named it (`rlark config`: 'context: ctx' then 'Status: forged' on a line of its 
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import subprocess
 import sys
-import threading
 import uuid
 
 import pytest
 import yaml
 
+from tests import loopback
 from tests.clirun import cli_runner
 
 FORGED = "ctx\x1b]52;c;SGVsbG8=\x07\nStatus: forged"
@@ -261,25 +260,13 @@ def _recording_control_plane():
     """A control plane on 127.0.0.1 that answers every request 401 and keeps each request's Authorization."""
     seen: list[str | None] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(loopback.QuietHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
             seen.append(self.headers.get("Authorization"))
-            self.send_response(401)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
+            self.answer(401, b"{}")
 
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback.serving(Handler) as url:
+        yield url, seen
 
 
 @pytest.mark.parametrize("how", ["token", "tokenFile", "tokenFile beside a plugin", "plugin"])

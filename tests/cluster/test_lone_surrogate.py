@@ -6,12 +6,11 @@ and `rlark logs` of its Job. It is shown as its escape (sanitize.clean) and sent
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
-import threading
 
 import yaml
 
+from tests import loopback
 from tests.clirun import cli_runner
 
 NAME = "x\ud800y"
@@ -28,7 +27,7 @@ def _control_plane():
     empty list elsewhere; each request's path kept."""
     asked: list[str] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(loopback.QuietHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
             asked.append(self.path)
             path = self.path.split("?", 1)[0]
@@ -37,24 +36,10 @@ def _control_plane():
             else:
                 items = [JOB] if path.endswith("/jobs") else [TASK] if path.endswith("/tasks") else []
                 answer = {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
-            body = json.dumps(answer).encode()  # ensure_ascii: the lone surrogate as JSON's escape
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(200, json.dumps(answer).encode())  # ensure_ascii: the lone surrogate as JSON's escape
 
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", asked
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback.serving(Handler) as url:
+        yield url, asked
 
 
 def test_a_job_named_with_a_lone_surrogate_is_listed_and_described(tmp_path, env, capsys):

@@ -238,30 +238,15 @@ def test_a_refusal_quotes_rays_message_on_one_short_line():
     line wherever the error was printed (rlark diagnose's notes, a bundle's). It is one line of at most 500
     characters. A real 127.0.0.1 server answers."""
     import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from rlark_tui.cluster.errors import ApiError
+    from tests import loopback
 
-    class Refusing(BaseHTTPRequestHandler):
+    class Refusing(loopback.QuietHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
-            body = json.dumps({"result": False, "msg": "x\nfirst failure: ActorGroup:0" + "y" * 100_000}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(200, json.dumps({"result": False, "msg": "x\nfirst failure: ActorGroup:0" + "y" * 100_000}).encode())
 
-        def log_message(self, *_args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        with pytest.raises(ApiError) as refused:
-            RayDashboard(Http(f"http://127.0.0.1:{server.server_address[1]}", source="Ray dashboard")).alive_nodes()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback.serving(Refusing) as url, pytest.raises(ApiError) as refused:
+        RayDashboard(Http(url, source="Ray dashboard")).alive_nodes()
     assert "\n" not in str(refused.value) and "failed: x\\nfirst failure: ActorGroup:0y" in str(refused.value)
     assert len(str(refused.value)) < 700

@@ -172,19 +172,25 @@ async def test_a_display_name_with_a_line_break_forges_no_line_in_the_detail(pos
     assert len(forged) == 1 and indent(forged[0]) > indent(phase) + 2, "\n".join(lines)  # the run script's line
 
 
+async def _open_forged(pilot, post_snapshot, role_name: str, tab: str) -> None:
+    """The Job 'forged', whose first role the Job author named `role_name`, opened at `tab` of its detail."""
+    roles = (("actor", "Actor", role_name, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
+    app = pilot.app
+    await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
+    await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
+    app.open_job("forged", tab)
+    await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+
+
 async def test_a_role_name_with_a_line_break_forges_no_field_in_the_overview(post_snapshot):
     """Issue 33, a fourteenth round: a role's name is the Job author's (RLARK_TASK_ROLE of its main container), and
     the Overview's heading of each role ('Role NAME — Task T') was appended as it was, so a role named
     'Actor<LF>  Image: registry.example/trusted@sha256:beef' showed a forged Image field under the heading, above
     the real one. Every heading of the detail is one line."""
     hostile = "Actor\n  Image: registry.example/trusted@sha256:beef"
-    roles = (("actor", "Actor", hostile, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
     app = RlarkApp(None)
     async with app.run_test(size=(200, 60)) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
-        await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
-        app.open_job("forged", "overview")
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        await _open_forged(pilot, post_snapshot, hostile, "overview")
 
         def overview() -> str:
             return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
@@ -202,12 +208,9 @@ async def test_a_role_name_with_a_line_break_forges_no_row_in_the_workers_tree(p
     import re
 
     hostile = "Actor\nforged-actor-9 (Actor)  Pods 8/8  running 8"
-    roles = (("actor", "Actor", hostile, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
     app = RlarkApp(None)
     async with app.run_test(size=(200, 40)) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
-        await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
-        app.open_job("forged", "workers")
+        await _open_forged(pilot, post_snapshot, hostile, "workers")
 
         def frame() -> str:
             return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
