@@ -279,7 +279,7 @@ class JobDetailScreen(RlarkScreen):
         job = index.job(self.job_name)
         summary = self.query_one("#job-summary", Static)
         if job is None:
-            summary.update(f"Job {self.job_name} no longer exists (deleted?). esc goes back to the list.")
+            summary.update(f"Job {one_line(self.job_name)} no longer exists (deleted?). esc goes back to the list.")
             summary.add_class("-gone")
             return
         summary.remove_class("-gone")

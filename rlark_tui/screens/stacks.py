@@ -18,6 +18,7 @@ from textual.widgets import Static
 from rlark_tui.flow.messages import StacksTaken, TakeStacks
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry import stacks as pure
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 
 STYLED = MappingProxyType({pure.TITLE: "stacks--title", pure.OUTLIER: "stacks--outlier", pure.GROUP: "stacks--group",
@@ -66,7 +67,7 @@ class StacksScreen(RlarkScreen):
 
     def action_take(self) -> None:
         self.query_one("#stacks-status", Static).update(
-            f"Taking the stacks of {self.job_name}'s live Ray workers (py-spy or Ray's dashboard)…")
+            f"Taking the stacks of {one_line(self.job_name)}'s live Ray workers (py-spy or Ray's dashboard)…")
         self.post_message(TakeStacks(self, self.job_name))
 
     def on_stacks_taken(self, message: StacksTaken) -> None:

@@ -221,3 +221,20 @@ async def test_a_role_name_with_a_line_break_forges_no_row_in_the_workers_tree(p
     row = next(line for line in lines if "forged-actor (" in line)
     assert "forged-actor (Actor\\nforged-actor-9 (Actor)  Pods 8/8  running 8)  [Header]  Pods 1/1  running 1" \
         in row, lines
+
+
+async def test_a_job_gone_is_said_on_one_line_whatever_its_name(post_snapshot):
+    """Issue 33, a fifteenth round (left open by it): the Job detail says a Job is gone with its name as the control
+    plane gave it, and a name with a line break ('x<LF>Phase: Running') forged a line under the notice."""
+    name = "x\nPhase: Running"
+    app = RlarkApp(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(name)]))
+        await wait_for(pilot, lambda: name in app.screen.table.visible_keys, "the Job in the list")
+        app.open_job(name, "overview")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
+        await post_snapshot(pilot, build_snapshot([]))
+        summary = app.screen.query_one("#job-summary")
+        await wait_for(pilot, lambda: "no longer exists" in str(summary.render()), "the notice")
+        shown = str(summary.render())
+    assert shown.startswith("Job x\\nPhase: Running no longer exists") and "\n" not in shown, shown
