@@ -88,14 +88,17 @@ def _count(data: dict, key: str) -> int | None:
 
 
 def _files(args: argparse.Namespace) -> tuple[str, str]:
-    """The cache and lock of the contexts the flags choose: CACHE and LOCK for one context, else files of their
-    own per choice (the names as given, or every context)."""
+    """The cache and lock of the contexts the flags choose: CACHE and LOCK for the kubeconfig's current context,
+    else files of their own per choice (the kubeconfig file and the context names as given, or every context), so
+    one tmux line per cluster shows that cluster's counts."""
     names = list(dict.fromkeys(getattr(args, "contexts", None) or ()))
-    if not getattr(args, "all_contexts", False) and len(names) < 2:
+    kubeconfig = getattr(args, "kubeconfig", None)
+    if not getattr(args, "all_contexts", False) and not names and kubeconfig is None:
         return CACHE, LOCK
     import hashlib
-    chosen = "\n".join(["--all-contexts"] if getattr(args, "all_contexts", False) else names)
-    key = hashlib.sha256(chosen.encode()).hexdigest()[:12]
+    chosen = "\n".join([f"--kubeconfig={kubeconfig}" if kubeconfig is not None else "",
+                         *(["--all-contexts"] if getattr(args, "all_contexts", False) else names)])
+    key = hashlib.sha256(chosen.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"status-cache-{key}.json", f"status-refresh-{key}.lock"
 
 

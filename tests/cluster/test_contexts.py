@@ -107,6 +107,28 @@ def test_top_and_status_cover_every_context(two_sites, capsys):
     assert re.fullmatch(r"rlark ▶\d+ ✗\d+( ⚠\d+)?", segment), segment
 
 
+def test_status_of_one_context_is_that_contexts_own(two_sites, capsys):
+    """Issue 33, left open by the fifteenth round: `rlark status --context NAME` (a tmux status line per cluster)
+    kept one cache for any single context, so the line of site-b answered with the counts the last refresh of
+    site-a wrote. Each choice of contexts (and of kubeconfig file) has its own."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+
+    site_a, site_b = two_sites
+    ClusterAccess.open(None, "site-b").create(JOBS, job("ctx-status"))
+    site_b.store.mutate("jobs", "ctx-status", lambda obj: {**obj, "status": {"phase": "Failed"}})
+
+    def expected(sandbox) -> str:
+        phases = [(item.get("status") or {}).get("phase") for item in sandbox.store.list("jobs")[0]]
+        return f"rlark ▶{phases.count('Running')} ✗{phases.count('Failed')}"
+
+    assert rlark(capsys, "status", "--context", "site-b", "--refresh").code == 0
+    assert rlark(capsys, "status", "--context", "site-a", "--refresh").code == 0
+    for name, sandbox in (("site-b", site_b), ("site-a", site_a)):
+        shown = rlark(capsys, "status", "--context", name, "--tmux").out.strip()
+        assert re.sub(r" ⚠\d+$", "", shown) == expected(sandbox), (name, shown)
+
+
 def test_watch_follows_every_context(two_sites, capsys):
     """A phase change of site-b's Job is a line of site-b's. Phase changes count from the first list the watch
     printed from, which the test cannot see: the phase moves until a line comes (the first move after it does).
@@ -371,3 +393,16 @@ async def test_the_tui_refuses_on_a_read_only_context_and_asks_on_the_other(read
     finally:
         for access in contexts.values():
             access.close()
+
+
+def test_status_takes_context_names_that_are_not_utf_8():
+    """A context name typed as bytes that are not UTF-8 (Python's argv holds them as lone surrogates) named no
+    cache: `rlark status --context <0xff> --context b` ended in a crash report (UnicodeEncodeError)."""
+    import argparse
+
+    from rlark_tui.commands import status
+
+    def files(*names: str) -> tuple[str, str]:
+        return status._files(argparse.Namespace(contexts=list(names), all_contexts=False, kubeconfig=None))
+
+    assert files("\udcff", "b") != files("\udcfe", "b") != files("b")
