@@ -40,11 +40,12 @@ def _status_line(sandbox, tmp_path, state) -> tuple[str, str]:
     """An inner tmux whose status-right runs `rlark status --tmux`, attached from an outer one (a status line is
     drawn for an attached client only); returns the two sockets."""
     inner, outer = str(tmp_path / "inner.sock"), str(tmp_path / "outer.sock")
-    rlark = f"{sys.executable} -m rlark_tui --kubeconfig {sandbox.kubeconfig} status --tmux"
+    rlark = f"{sys.executable} -m rlark_tui status --tmux"  # the kubeconfig's current context: status.CACHE
     conf = tmp_path / "tmux.conf"
     conf.write_text(f"set -g status-interval 1\nset -g status-right-length 80\nset -g status-right '#({rlark})'\n")
     env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")},
-           "RLARK_CONFIG": str(tmp_path / "config.yaml"), "RLARK_STATE_DIR": str(state), "TERM": "tmux-256color"}
+           "RLARK_CONFIG": str(tmp_path / "config.yaml"), "RLARK_STATE_DIR": str(state), "TERM": "tmux-256color",
+           "KUBECONFIG": str(sandbox.kubeconfig)}
     subprocess.run(["tmux", "-S", inner, "-f", str(conf), "new-session", "-d", "-s", "t", "-x", "100", "-y", "8",
                     f"{sys.executable} -c 'import sys; sys.stdin.read()'"], env=env, check=True, timeout=20)
     subprocess.run(["tmux", "-S", outer, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "10",
