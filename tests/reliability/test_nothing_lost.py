@@ -337,6 +337,7 @@ async def test_hand_over_fields_an_earlier_rlark_kept_by_name_are_shown_once_wit
         post_evidence(app, "demo-ppo", SCENARIOS["healthy"][0])
         notes = screen.query_one("#check-notes", Input)
         await wait_for(pilot, lambda: notes.value == "night shift: outputs on /data/ppo", "the kept notes")
+        await wait_for(pilot, lambda: len(app._notifications) > 0, "the notice")  # app.notify posts a message
         (toast,) = [n.message for n in app._notifications]
     assert toast == ("hand-over fields an earlier rlark kept under the name demo-ppo alone are shown here: check "
                      "they are this Job's")

@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.live_table import PASS_SECONDS, Column, LiveTable, Row, fit_widths
+from tests.pilot import wait_for
 
 COLUMNS = (Column("name", "NAME"), Column("phase", "PHASE"), Column("n", "N"))
 
@@ -184,6 +185,7 @@ async def test_a_filter_regex_slow_on_every_row_stops_once_for_the_whole_table_a
         typed = time.monotonic() - started
         await pilot.pause()
         assert updated < 3 * PASS_SECONDS and typed < 3 * PASS_SECONDS, (updated, typed)
+        await wait_for(pilot, lambda: len(app._notifications) >= 2, "both notices")  # app.notify posts a message
         said = [n.message for n in app._notifications]
         assert len(said) == 2 and all("\n" not in line for line in said)
         assert re.fullmatch(r"pattern 'x\*x\*x\*\[!\?\]' is too slow \(stopped after 1 s\): the filter stopped at row "
