@@ -18,6 +18,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.objects import Job
+from rlark_tui.text.sinks import one_line
 
 EXEC_EXIT = """exit codes:
   N    the command's own exit code (0 when it succeeded)
@@ -151,8 +152,15 @@ def run_cp(args: argparse.Namespace) -> int:
     if src is not None:
         written = podcopy.download(access, target.cluster, target.pod, remote[2], args.dst, target.namespace,
                                    args.max_size or podcopy.MAX_ARCHIVE)
-        print(f"copied {target.pod}:{remote[2]} to {written[0] if written else args.dst} ({len(written)} entries)")
+        print(copied_line(f"{target.pod}:{remote[2]}", written[0] if written else args.dst,
+                          f"{len(written)} entries"))
     else:
         size = podcopy.upload(access, target.cluster, target.pod, args.src, remote[2], target.namespace)
-        print(f"copied {args.src} to {target.pod}:{remote[2]} ({size} bytes of tar)")
+        print(copied_line(args.src, f"{target.pod}:{remote[2]}", f"{size} bytes of tar"))
     return 0
+
+
+def copied_line(source: str, destination: str, amount: str) -> str:
+    """What `rlark cp` says it copied, on one line: a side names the Pod as its Pod CR gave it (the data plane's
+    text), and an entry's path as the Pod's tar named it."""
+    return f"copied {one_line(source)} to {one_line(destination)} ({amount})"

@@ -12,6 +12,7 @@ import pytest
 
 from rlark_tui.cluster.podcopy import CopyRefused, extract
 from rlark_tui.cluster.podexec import run_command
+from rlark_tui.commands.pod import copied_line
 from tests.pod.conftest import HEAD, JOB
 
 
@@ -23,6 +24,15 @@ def test_file_round_trip(run, tmp_path):
     code, _, err = run("cp", f"{JOB}:shell-actor-0:/tmp/rlark-cp-test.bin", str(tmp_path / "back.bin"))
     assert code == 0, err
     assert (tmp_path / "back.bin").read_bytes() == data
+
+
+def test_the_copied_line_names_a_hostile_pod_on_one_line():
+    """A Pod CR's podName is the data plane's text: 'w-0<LF>copied /etc/shadow to ...' forged a second line, and a
+    bidi override reached the terminal raw (the sandbox runs no Pod of such a name, so the line is built here)."""
+    pod = "w-0\ncopied /etc/shadow to /tmp/x (1 entries)\u202e"
+    line = copied_line(f"{pod}:/ckpt", "out/ckpt", "3 entries")
+    assert line.splitlines() == [line]
+    assert line == "copied w-0\\ncopied /etc/shadow to /tmp/x (1 entries)\\u202e:/ckpt to out/ckpt (3 entries)"
 
 
 def test_directory_round_trip_into_directories(run, access, tmp_path):
