@@ -28,6 +28,7 @@ from rlark_tui.cluster.http import Http, seg
 from rlark_tui.errors import UsageError
 from rlark_tui.model.objects import Job
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.sinks import one_line, utf8
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -245,7 +246,9 @@ class Tunnel:
                 if settled is not None:
                     self.upstream, self._refresh = settled, None
             await self._relay(reader, writer, method, self.upstream.prefix + rest, headers)
-        except (ConnectionError, ssl.SSLError, OSError) as exc:
+        except (ConnectionError, ssl.SSLError, OSError, UnicodeError) as exc:
+            # UnicodeError: a host name no socket takes (a lone surrogate, a byte undecodable) raised out of the
+            # resolver, a traceback on the terminal and no answer at all
             with contextlib.suppress(Exception):
                 await _answer(writer, 502, f"upstream {self.upstream.host}:{self.upstream.port}: {exc}")
         except asyncio.CancelledError:
@@ -329,7 +332,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, half
 
 async def _answer(writer: asyncio.StreamWriter, status: int, message: str) -> None:
     reasons = {400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 502: "Bad Gateway"}
-    body = (message + "\n").encode()
+    body = utf8(one_line(message) + "\n")
     writer.write(f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\nContent-Type: text/plain\r\n"
                  f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
     await writer.drain()
