@@ -44,6 +44,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import dig
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.sinks import one_line, utf8
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -56,6 +57,8 @@ CHUNK = 32 * 1024
 CONNECT_TIMEOUT = 10.0
 """Seconds for the WebSocket's connection and upgrade (not for the session)."""
 BROKEN_PIPE = 128 + 13
+MAX_EXIT_STATUS = 255
+"""The largest code a process returns: the kernel keeps an exit status's low 8 bits."""
 MAX_FRAME_BYTES = 4 << 20
 """The longest WebSocket frame read: the data plane's frame claims its own length (up to 2**63), and
 websocket-client reads a frame whole before any of it is taken; a longer one drops the exec, one line."""
@@ -444,7 +447,20 @@ def _terminal_size(fd: int) -> tuple[int, int]:
 
 
 def relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_fd: int, tty: bool) -> int:
-    """Connect an open session to local descriptors until the command ends; its exit code.
+    """Connect an open session to local descriptors until the command ends (`_relay`); its exit code as a process
+    may return it: a code past 255 (the data plane's number: 256 was exit status 0, success, to the caller's
+    shell) is 1, and one line on `stderr_fd`, once the terminal is back, says the code the data plane gave."""
+    code = _relay(session, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd, tty=tty)
+    if 0 <= code <= MAX_EXIT_STATUS:
+        return code
+    with contextlib.suppress(OSError):
+        _write_all(stderr_fd, utf8(f"rlark: the command in {one_line(session.pod)} ended with exit code {code}, "
+                                   f"which no exit status holds (0..{MAX_EXIT_STATUS}): exit code 1\n"))
+    return 1
+
+
+def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr_fd: int, tty: bool) -> int:
+    """Connect an open session to local descriptors until the command ends; the code its status gave.
 
     With `tty` the local terminal (`stdin_fd`) is raw for the session and restored afterwards, and its size is
     sent at the start and on every SIGWINCH (main thread only).

@@ -22,7 +22,8 @@ from rlark_tui.text.sinks import one_line
 
 EXEC_EXIT = """exit codes:
   N    the command's own exit code (0 when it succeeded)
-  1    refused (--readonly), the Job or Pod does not exist or is not running, the connection dropped
+  1    refused (--readonly), the Job or Pod does not exist or is not running, the connection dropped, or the
+       command's exit code is past 255, which no exit status holds (said in one line)
   2    usage error
   130  interrupted (Ctrl-C)"""
 

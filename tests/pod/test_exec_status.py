@@ -1,12 +1,13 @@
 """The exec status channel: what a command's end says when the runtime's answer is not a Status object (a
 hostile data plane on 127.0.0.1, tests/pod/hostile_exec.py)."""
 
+import os
 import socket
 import threading
 
 import pytest
 
-from rlark_tui.cluster.podexec import STATUS, ExecFailed, ExecSession
+from rlark_tui.cluster.podexec import STATUS, ExecFailed, ExecSession, relay
 from tests.pod.hostile_exec import frame, hostile_data_plane
 
 
@@ -43,3 +44,25 @@ def test_a_status_of_the_wrong_shape_fails_the_exec_in_one_line(status):
     session = _read_to_its_end(status)
     with pytest.raises(ExecFailed, match=r"^exec in pod demo-ppo-actor-0 failed: "):
         session.exit_code()
+
+
+@pytest.mark.parametrize("code, returned", [(256, 1), (257, 1), (255, 255)])
+def test_an_exit_code_past_255_is_a_failure_and_said_in_one_line(code, returned):
+    """The exit code is the data plane's number: 256, passed on as rlark exec's own, was exit status 0 (the kernel
+    keeps 8 bits), so `rlark exec JOB -- check && deploy` went on after a failure."""
+    status = b'{"status": "Failure", "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", ' \
+             b'"message": "%d"}]}}' % code
+    with hostile_data_plane(_ends_with(status)) as access:
+        session = ExecSession.open(access.data_plane_api_client("c"), "demo-ppo-actor-0", ["true"])
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        try:
+            assert relay(session, stdin_fd=None, stdout_fd=out_write, stderr_fd=err_write, tty=False) == returned
+        finally:
+            os.close(out_write)
+            os.close(err_write)
+            with os.fdopen(out_read, "rb") as out, os.fdopen(err_read, "rb") as err:
+                said = (out.read(), err.read())
+    assert said == (b"", b"" if code == returned else (
+        b"rlark: the command in demo-ppo-actor-0 ended with exit code %d, which no exit status holds (0..255): "
+        b"exit code 1\n" % code))
