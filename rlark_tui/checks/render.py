@@ -1,7 +1,9 @@
 """Renderers of a CheckReport: terminal text, the seed's markdown record template (en / zh) and JSON.
 
 Pure; every string that leaves here has passed through redaction (C8) and, text and markdown, `clean` (no
-escape sequence from the cluster); JSON escapes them.
+escape sequence from the cluster); JSON escapes them. In the markdown, every field, note and evidence item quoting
+cluster text is an inline code span (`sinks.markdown_code`): the record is pasted into an issue, where a link, image,
+HTML or mention in it would act.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from rlark_tui.checks.report import CheckReport, CheckRow, EvidenceItem
 from rlark_tui.text.redact import redact_object, redact_text
 from rlark_tui.text.sanitize import clean, json_dumps
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import markdown_code, one_line
 
 RESULT_WORDS = MappingProxyType({
     "en": {"pass": "pass", "fail": "fail", "pending": "pending"},
@@ -141,10 +143,6 @@ def to_text(report: CheckReport, lang: str = "en") -> str:
     return clean(redact_text("\n".join(lines) + "\n"))
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").strip()
-
-
 def to_markdown(report: CheckReport, lang: str = "en") -> str:
     """The seed's record template: header fields, the six-row table, evidence, and C9's conclusion if all pass."""
     labels = _LABELS[lang]
@@ -152,23 +150,24 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
     facts = report.facts
     colon = "：" if lang == "zh" else ": "
     unknown = labels["unknown"]
-    code = "; ".join(filter(None, [f"{labels['code_ref']} {facts.code_ref}" if facts.code_ref else "",
-                                   *facts.images])) or unknown
-    config = "; ".join(filter(None, [f"{labels['config_ref']} {facts.config_ref}" if facts.config_ref else "",
-                                     f"{labels['run_script']} `{_cell(facts.run_script).replace('`', chr(39))}`"
+    code = "; ".join(filter(None, [f"{labels['code_ref']} {markdown_code(facts.code_ref)}" if facts.code_ref else "",
+                                   *map(markdown_code, facts.images)])) or unknown
+    config = "; ".join(filter(None, [f"{labels['config_ref']} {markdown_code(facts.config_ref)}"
+                                     if facts.config_ref else "",
+                                     f"{labels['run_script']} {markdown_code(facts.run_script)}"
                                      if facts.run_script else ""])) or unknown
-    mode = f"{facts.num_nodes}" + (f"; {facts.placement_mode}" if facts.placement_mode else "")
-    yaml_ref = facts.submitted_yaml or unknown
+    mode = "; ".join(map(markdown_code, filter(None, [facts.num_nodes, facts.placement_mode])))
+    yaml_ref = markdown_code(facts.submitted_yaml) or unknown
     if facts.submitted_sha256:
-        yaml_ref += f" (sha256 {facts.submitted_sha256})"
+        yaml_ref += f" (sha256 {markdown_code(facts.submitted_sha256)})"
     lines = [
         labels["heading"], "",
-        f"- {labels['run_id']}{colon}{facts.run_id or unknown}",
+        f"- {labels['run_id']}{colon}{markdown_code(facts.run_id) or unknown}",
         f"- {labels['code']}{colon}{code}",
         f"- {labels['config']}{colon}{config}",
         f"- {labels['num_nodes']}{colon}{mode or unknown}",
-        f"- {labels['target']}{colon}{'; '.join(facts.placement) or unknown}",
-        f"- {labels['job']}{colon}{facts.job_name}",
+        f"- {labels['target']}{colon}{'; '.join(map(markdown_code, facts.placement)) or unknown}",
+        f"- {labels['job']}{colon}{markdown_code(facts.job_name)}",
         f"- {labels['yaml']}{colon}{yaml_ref}",
         f"- {labels['recorder']}{colon}{report.hand_over.recorder or unknown}",
         "",
@@ -176,20 +175,20 @@ def to_markdown(report: CheckReport, lang: str = "en") -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for row in report.rows:
-        locations = [item.location() for item in row.evidence[:2]]
+        locations = [markdown_code(item.location(), cell=True) for item in row.evidence[:2]]
         if len(row.evidence) > 2:
             locations.append(f"+{len(row.evidence) - 2} {labels['more']}")
-        notes = row.all_notes()
-        lines.append(f"| {row.id}. {_cell(title(row, lang))} | {words[row.result]} | {_time(row.checked_at)} | "
-                     f"{_cell('; '.join(locations))} | {_cell('; '.join(notes))} |")
+        notes = [markdown_code(note, cell=True) for note in row.all_notes()]
+        lines.append(f"| {row.id}. {title(row, lang)} | {words[row.result]} | {_time(row.checked_at)} | "
+                     f"{'; '.join(locations)} | {'; '.join(notes)} |")
     stage = report.earliest_failing_stage
     if stage:
         lines += ["", f"{labels['stage']}{colon}{stage}"]
     lines += ["", labels["details"]]
     for row in report.rows:
         lines += ["", f"### {row.id}. {title(row, lang)} — {words[row.result]}"]
-        lines += [f"- {note}" for note in row.all_notes()]
-        lines += [f"- `{_cell(_item_text(item)).replace('`', chr(39))}`" for item in row.evidence]
+        lines += [f"- {markdown_code(note)}" for note in row.all_notes()]
+        lines += [f"- {markdown_code(_item_text(item))}" for item in row.evidence]
     text = conclusion(report, lang)
     if text:
         lines += ["", labels["conclusion"], "", "```text", text, "```"]

@@ -16,6 +16,7 @@ from rlark_tui.cluster.metrics import SOURCES, MetricsUnavailable, fetch_metrics
 from rlark_tui.cluster.output import table
 from rlark_tui.telemetry import steptime
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import csv_cell
 
 
 def register(subparsers, parents) -> None:
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["tag", "wall_time", "step", "value"])
         for tag, points in result.series.items():
-            writer.writerows([tag, f"{w:.3f}", s, _value(v)] for w, s, v in points)
+            writer.writerows([csv_cell(tag), f"{w:.3f}", s, _value(v)] for w, s, v in points)
         sys.stdout.write(out.getvalue())
     else:
         rows = []
@@ -95,7 +96,7 @@ def _print_time(args: argparse.Namespace, result) -> int:
     if args.format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["step", "total", *phases])
+        writer.writerow(["step", "total", *map(csv_cell, phases)])
         writer.writerows([s.step, _value(s.total), *(_value(s.phases[p]) if p in s.phases else "" for p in phases)]
                          for s in broken.steps)
         sys.stdout.write(out.getvalue())

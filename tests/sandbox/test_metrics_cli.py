@@ -19,6 +19,8 @@ pytest.importorskip("tensorboardX")
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "tb-run"
 POD = f"{JOB}-main-0"
+FORMULAS = ('=HYPERLINK("http://127.0.0.1:9/?"&A2,"open")', "@SUM(1+1)*cmd|' /C calc'!A0", " +1+2",
+            'time/-HYPERLINK("http://127.0.0.1:9/")')
 
 
 def _table(step: int) -> str:
@@ -28,12 +30,16 @@ def _table(step: int) -> str:
 @pytest.fixture(scope="module")
 def run(bare_sandbox, tmp_path_factory):
     from tensorboardX import SummaryWriter
+    from tensorboardX.proto.summary_pb2 import Summary
     sb = bare_sandbox
     logdir = tmp_path_factory.mktemp("tb-run") / "tensorboard"
     with SummaryWriter(str(logdir)) as writer:
         for step in range(1, 8):
             writer.add_scalar("rollout/rewards", step / 10, step)
             writer.add_scalar("train/actor/policy_loss", float("nan") if step == 3 else 1 / step, step)
+            writer.add_scalar("time/step", 10.0, step)
+            for tag in FORMULAS:  # as the Job's code may write them: tensorboardX's add_scalar would clean the tag
+                writer.file_writer.add_summary(Summary(value=[Summary.Value(tag=tag, simple_value=5.0)]), step)
     spec = job(JOB)
     spec["spec"]["tasks"][0]["tensorBoardDir"] = str(logdir)
     spec["status"] = {"phase": "Running"}
@@ -89,6 +95,25 @@ def test_table_and_csv_and_a_missing_tag(rlark):
     missing = rlark("metrics", JOB, "--tag", "no/such")
     assert missing.code == 1 and missing.err.startswith("error: metrics: no tag no/such")
     assert "\n" not in missing.err.strip() and "Traceback" not in missing.err
+
+
+def test_a_tag_a_spreadsheet_would_run_is_text_in_the_csv(rlark):
+    """Issue 33, a sixteenth round (a CSV export someone opens in a spreadsheet): `rlark metrics -o csv` wrote the
+    TensorBoard tags the Job's code names as they were, so `=HYPERLINK("http://…?"&A2,"open")` leading a cell was a
+    formula that sent the sheet's cells away, and `@`, `+` and `-` lead one too; `--time` heads a column with each
+    phase's name. Each such cell begins with `'` (sinks.csv_cell), which a spreadsheet reads as text."""
+    import csv
+    import io
+
+    for argv in ((), ("--time",)):
+        result = rlark("metrics", JOB, "--format", "csv", *argv)
+        assert result.code == 0, result.err
+        rows = list(csv.reader(io.StringIO(result.out)))
+        text = [row[0] for row in rows[1:]] if not argv else rows[0]
+        assert not [cell for cell in text if cell.lstrip(" ").startswith(("=", "+", "-", "@"))], text
+        shown = {cell[1:] for cell in text if cell.startswith("'")}
+        assert shown == {tag for tag in FORMULAS if not tag.startswith("time/")} if not argv else (
+            [cell[:11] for cell in shown] == ["-HYPERLINK("]), shown
 
 
 def test_half_a_table_is_a_note(run, rlark):
