@@ -1,5 +1,5 @@
-"""Exec in a Pod's `main` container over the data plane's `pods/<pod>/exec` WebSocket (v5, else v4), with the
-`kubernetes` client's WebSocket transport: `run_fixed` for rlark's own read-only commands, `run_command` under it,
+"""Exec in a Pod's `main` container over the data plane's `pods/<pod>/exec` WebSocket (v5, else v4), with
+websocket-client, following no redirect: `run_fixed` for rlark's own read-only commands, `run_command` under it,
 `ExecSession` for interactive use.
 
 `run_fixed` runs only the allow-list of `model/fixed_commands.py` (allowed under `--readonly`); `run_command`
@@ -25,17 +25,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import certifi
 from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
-from kubernetes.stream import stream
-from kubernetes.stream.ws_client import V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL, get_websocket_url
+from kubernetes.stream.ws_client import (
+    V4_CHANNEL_PROTOCOL,
+    V5_CHANNEL_PROTOCOL,
+    get_websocket_url,
+    websocket_proxycare,
+)
 from websocket import (
     ABNF,
     WebSocket,
     WebSocketBadStatusException,
+    WebSocketException,
     WebSocketProtocolException,
     WebSocketTimeoutException,
 )
+from websocket._handshake import SUPPORTED_REDIRECT_STATUSES
 
 from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
@@ -103,7 +109,7 @@ def exit_code_of(status: dict[str, Any] | None) -> int | None:
 
 
 class _ExecSocket(Protocol):
-    """What ExecSession uses of an exec WebSocket: the `kubernetes` client's WSClient, or _Channels."""
+    """What ExecSession uses of an exec WebSocket (_Channels; a test's stand-in)."""
 
     sock: WebSocket
     subprotocol: str | None
@@ -134,43 +140,32 @@ class ExecSession:
              stdin: bool = False, tty: bool = False, source: str = "data plane") -> ExecSession:
         """Connect; a refusal (Pod not Running, unknown container, 403 ...) or no connection raises one line.
 
-        `api_client` is only read: the exec runs on its own copy, since the `kubernetes` client's WebSocket
-        call briefly swaps the client's transport. A client with a shared TLS context (cluster/tls.py) connects
-        with that context instead, as the `kubernetes` client's WebSocket can only read certificate files."""
+        `api_client` is only read: its host, bearer token and TLS (the shared context of cluster/tls.py, else
+        its certificate files and proxy, as the `kubernetes` client's WebSocket takes them). A redirect is not
+        followed (_Channels.connect)."""
         req = Request("exec in", "pod", pod, namespace, source, api_client.configuration.host)
         sent_path(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/exec", req)
+        configuration = api_client.configuration
         sslopt = tls.websocket_sslopt(api_client)
-        own = k8s.ApiClient(api_client.configuration) if sslopt is None else None
+        proxied = sslopt is None  # a client of certificate files connects as the `kubernetes` client's would
         opened: list[_ExecSocket] = []
         failed: list[RlarkError] = []
         abandoned = threading.Event()
 
         def connect() -> None:
-            # The kubernetes client's WebSocket call has no connect timeout: it runs here, and a silent server is
-            # given up on after CONNECT_TIMEOUT (a late connection is then closed).
-            if own is None:
-                try:
-                    opened.append(_Channels.connect(api_client.configuration, sslopt or {}, pod, namespace, argv,
-                                                    stdin=stdin, tty=tty))
-                except WebSocketBadStatusException as exc:
-                    failed.append(status_error(exc.status_code, exc.resp_body or b"", req))
-                except Exception as exc:  # websocket-client's own classes, OSError and SSL errors
-                    failed.append(transport_error(exc, req))
-                if abandoned.is_set() and opened:
-                    opened[0].close()
-                return
+            # websocket-client's connect has no time bound in all: it runs here, and a silent server is given up
+            # on after CONNECT_TIMEOUT (a late connection is then closed).
             try:
-                ws = stream(k8s.CoreV1Api(own).connect_get_namespaced_pod_exec, pod, namespace, command=list(argv),
-                            container=CONTAINER, stdin=stdin, stdout=True, stderr=not tty, tty=tty,
-                            _preload_content=False, binary=True)
-            except ApiException as exc:
-                failed.append(_connect_error(exc, req))
-                return
-            finally:
-                own.close()
-            opened.append(ws)
-            if abandoned.is_set():
-                ws.close()
+                opened.append(_Channels.connect(configuration, sslopt or _file_sslopt(configuration), pod,
+                                                namespace, argv, stdin=stdin, tty=tty, proxied=proxied, req=req))
+            except RlarkError as exc:
+                failed.append(exc)
+            except WebSocketBadStatusException as exc:
+                failed.append(status_error(exc.status_code, exc.resp_body or b"", req))
+            except Exception as exc:  # websocket-client's own classes, OSError and SSL errors
+                failed.append(transport_error(exc, req))
+            if abandoned.is_set() and opened:
+                opened[0].close()
 
         worker = threading.Thread(target=connect, name=f"exec connect {pod}", daemon=True)
         worker.start()
@@ -331,8 +326,8 @@ class ExecSession:
 
 
 class _Channels:
-    """An exec WebSocket opened with a shared TLS context: the channel calls ExecSession makes on the
-    `kubernetes` client's WSClient (`sock`, `subprotocol`, `write_channel`, `close_channel`, `close`)."""
+    """An exec WebSocket: the channel calls ExecSession makes (`sock`, `subprotocol`, `write_channel`,
+    `close_channel`, `close`), as the `kubernetes` client's WSClient has them."""
 
     CLOSE_CHANNEL = 255
 
@@ -341,8 +336,11 @@ class _Channels:
         self.subprotocol = sock.getsubprotocol() or (sock.getheaders() or {}).get("sec-websocket-protocol")
 
     @classmethod
-    def connect(cls, configuration: k8s.Configuration, sslopt: dict[str, Any], pod: str, namespace: str, argv: list[str], *, stdin: bool,
-                tty: bool) -> _Channels:
+    def connect(cls, configuration: k8s.Configuration, sslopt: dict[str, Any], pod: str, namespace: str,
+                argv: list[str], *, stdin: bool, tty: bool, proxied: bool, req: Request) -> _Channels:
+        """The exec's WebSocket, upgraded where it was asked for: a redirect is not followed (one line).
+        websocket-client follows three, each with the same headers and client certificate, so a data plane (or
+        what answers for it) that said 302 to another host or port was sent the bearer token there."""
         flags = {"stdin": stdin, "stdout": True, "stderr": not tty, "tty": tty}
         query = [("command", list(argv)), ("container", CONTAINER)] + \
             [(name, "true" if value else "false") for name, value in flags.items()]
@@ -352,8 +350,16 @@ class _Channels:
         bearer = configuration.get_api_key_with_prefix("BearerToken")
         if bearer:
             header.append(f"authorization: {bearer}")
+        options = websocket_proxycare({}, configuration, url, None) if proxied else {}
         sock = WebSocket(sslopt=sslopt, skip_utf8_validation=False)
-        sock.connect(url, header=header, timeout=CONNECT_TIMEOUT)
+        try:
+            sock.connect(url, header=header, timeout=CONNECT_TIMEOUT, redirect_limit=0, **options)
+        except WebSocketException:
+            answer = sock.handshake_response
+            if answer is not None and answer.status in SUPPORTED_REDIRECT_STATUSES:
+                raise Unreachable(f"the {req.source} at {req.url} answered exec in pod {one_line(pod)} with a "
+                                  f"redirect ({answer.status}): not followed", "other") from None
+            raise
         return cls(sock)
 
     def write_channel(self, channel: int, data: bytes) -> None:
@@ -367,16 +373,23 @@ class _Channels:
         self.sock.close()
 
 
-def _connect_error(exc: ApiException, req: Request) -> RlarkError:
-    """The refusal behind the `kubernetes` client's wrapped WebSocket error (its status and body), else the
-    transport failure."""
-    cause = exc.__context__
-    status = getattr(cause, "status_code", None)
-    if status:
-        return status_error(status, getattr(cause, "resp_body", None) or b"", req)
-    if isinstance(cause, BaseException):
-        return transport_error(cause, req)
-    return Unreachable(f"cannot exec in pod {req.name}: {exc.reason}", "other")
+def _file_sslopt(configuration: k8s.Configuration) -> dict[str, Any]:
+    """websocket-client's `sslopt` for a client of certificate files (no shared TLS context), as the `kubernetes`
+    client's own WebSocket makes it."""
+    if configuration.host.startswith("https") and configuration.verify_ssl:
+        options: dict[str, Any] = {"cert_reqs": ssl.CERT_REQUIRED,
+                                   "ca_certs": configuration.ssl_ca_cert or certifi.where()}
+        if configuration.assert_hostname is not None:
+            options["check_hostname"] = configuration.assert_hostname
+    else:
+        options = {"cert_reqs": ssl.CERT_NONE}
+    if configuration.cert_file:
+        options["certfile"] = configuration.cert_file
+    if configuration.key_file:
+        options["keyfile"] = configuration.key_file
+    if configuration.tls_server_name:
+        options["server_hostname"] = configuration.tls_server_name
+    return options
 
 
 def data_plane_client(access: ClusterAccess, cluster: str) -> k8s.ApiClient:

@@ -10,7 +10,9 @@ import time
 import tracemalloc
 
 import pytest
+from kubernetes import client as k8s
 
+from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.podexec import STATUS, STDOUT, ExecFailed, ExecSession, run_command
 from tests.pod.hostile_exec import frame as _frame
 from tests.pod.hostile_exec import hostile_data_plane as _hostile_data_plane
@@ -86,3 +88,41 @@ def test_frames_of_any_size_are_read_within_a_memory_bound(send):
     finally:
         tracemalloc.stop()
     assert peak < 16 << 20, f"{peak >> 20} MiB held"
+
+
+@pytest.mark.parametrize("status", [302, 307])
+def test_an_exec_redirected_elsewhere_is_not_followed_and_sends_no_token_there(status):
+    """websocket-client followed up to three redirects of the upgrade, each with the same headers: a data plane
+    that answered `302 Location: ws://127.0.0.1:<other port>/` had the bearer token sent to that port (any local
+    user's listener, or any host) in clear. rlark follows none and says so on one line."""
+    elsewhere = socket.create_server(("127.0.0.1", 0))
+    elsewhere.settimeout(0.2)
+    redirecting = socket.create_server(("127.0.0.1", 0))
+    location = f"ws://127.0.0.1:{elsewhere.getsockname()[1]}/api/v1/namespaces/x/pods/p/exec"
+
+    def answer() -> None:
+        conn, _ = redirecting.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(4096)
+            conn.sendall(f"HTTP/1.1 {status} Moved\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n".encode())
+
+    server = threading.Thread(target=answer, daemon=True)
+    server.start()
+    configuration = k8s.Configuration(host=f"http://127.0.0.1:{redirecting.getsockname()[1]}")
+    configuration.api_key = {"BearerToken": "the-operators-token"}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    client = k8s.ApiClient(configuration)
+    try:
+        with pytest.raises(Unreachable) as raised:
+            ExecSession.open(client, "demo-ppo-actor-0", ["true"])
+        with pytest.raises(TimeoutError):
+            elsewhere.accept()[0].close()  # nothing connected there
+    finally:
+        server.join(5)
+        redirecting.close()
+        elsewhere.close()
+        client.close()
+    assert str(raised.value) == (f"the data plane at {configuration.host} answered exec in pod demo-ppo-actor-0 "
+                                 f"with a redirect ({status}): not followed")
