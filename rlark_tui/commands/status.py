@@ -2,9 +2,10 @@
 (`rlark ▶3 ✗1 ⚠2`), answered at once from a cache in the state dir and never hanging. `rlark status --long` lists
 what needs attention instead (view/overview.py, the TUI's `:overview`), reading the cluster at once.
 
-The answer comes from `status-cache.json`; when it is older than FRESH_SECONDS a detached `rlark status --refresh`
-lists the Jobs (and reads the alert counts a running TUI or `rlark watch` leaves in `alerts-summary.json`) for the
-next call, so a slow or unreachable cluster only makes the segment older (`?` after STALE_SECONDS), never slow.
+The answer comes from a cache in the state dir, one per choice of kubeconfig files and contexts (`cache_files`:
+the plain `rlark status` keys it by the files kubectl reads and their current context); when it is older than
+FRESH_SECONDS a detached `rlark status --refresh` lists the Jobs (and reads the alert counts a running TUI or
+`rlark watch` leaves in `alerts-summary.json`) for the next call, so a slow or unreachable cluster only makes the segment older (`?` after STALE_SECONDS), never slow.
 Only the standard library is imported on the answering path.
 
 With several contexts (`--context A --context B`, `--all-contexts`) the refresher lists each in parallel
@@ -17,9 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +34,8 @@ if TYPE_CHECKING:
     from rlark_tui.cluster.lean import LeanClient
     from rlark_tui.view.index import SnapshotIndex
 
-CACHE = "status-cache.json"
 SUMMARY = "alerts-summary.json"
 """Firing alert counts, written by every running alert evaluator (TUI, `rlark watch`): acks.write_summary."""
-LOCK = "status-refresh.lock"
-"""Holds the running refresher's pid; younger than REFRESH_TIMEOUT means one is under way."""
 FRESH_SECONDS = 10.0
 STALE_SECONDS = 120.0
 SUMMARY_SECONDS = 120.0
@@ -88,18 +89,67 @@ def _count(data: dict, key: str) -> int | None:
 
 
 def _files(args: argparse.Namespace) -> tuple[str, str]:
-    """The cache and lock of the contexts the flags choose: CACHE and LOCK for the kubeconfig's current context,
-    else files of their own per choice (the kubeconfig file and the context names as given, or every context), so
-    one tmux line per cluster shows that cluster's counts."""
-    names = list(dict.fromkeys(getattr(args, "contexts", None) or ()))
-    kubeconfig = getattr(args, "kubeconfig", None)
-    if not getattr(args, "all_contexts", False) and not names and kubeconfig is None:
-        return CACHE, LOCK
+    """The cache and lock of the contexts the flags choose (`cache_files`)."""
+    return cache_files(getattr(args, "kubeconfig", None), getattr(args, "contexts", None) or (),
+                       getattr(args, "all_contexts", False))
+
+
+def cache_files(kubeconfig: str | None, contexts: Iterable[str] = (), all_contexts: bool = False,
+                environ: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """The cache and lock of a choice of kubeconfig files and contexts: the files kubectl would read (--kubeconfig,
+    else $KUBECONFIG's list, else ~/.kube/config, each made absolute) and the contexts named, or every context, or
+    else the current context those files set, so one tmux line per cluster shows that cluster's counts, and a
+    pane whose KUBECONFIG, or whose kubeconfig's current context, names another cluster reads a cache of its own
+    (it read the last refreshed cluster's counts as its own)."""
+    names = list(dict.fromkeys(contexts))
+    paths = _kubeconfig_paths(kubeconfig, environ)
+    if all_contexts:
+        names = ["--all-contexts"]
+    elif not names:
+        names = [f"--current-context={_current_context(paths)}"]
     import hashlib
-    chosen = "\n".join([f"--kubeconfig={kubeconfig}" if kubeconfig is not None else "",
-                         *(["--all-contexts"] if getattr(args, "all_contexts", False) else names)])
+    chosen = "\n".join([os.pathsep.join(paths), *names])
     key = hashlib.sha256(chosen.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"status-cache-{key}.json", f"status-refresh-{key}.lock"
+
+
+def _kubeconfig_paths(flag: str | None, environ: Mapping[str, str]) -> list[str]:
+    """The kubeconfig files kubectl reads (cluster.kubeconfig.kubeconfig_paths' order), absolute, whether or not
+    they exist: the answering path imports no more than the standard library."""
+    listed = [flag] if flag else [p for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p] or \
+        [os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".kube", "config")]
+    return [os.path.abspath(os.path.expanduser(path)) for path in listed]
+
+
+MAX_KUBECONFIG_SCAN = 16 * 2**20
+"""The bytes of each kubeconfig file searched for its current-context (cluster.kubeconfig's bound)."""
+_CURRENT = re.compile(r"""^[ \t{]*["']?current-context["']?[ \t]*:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#,}]*))""",
+                      re.MULTILINE)
+
+
+def _current_context(paths: list[str]) -> str:
+    """The current-context of the first file that sets one (kubectl's rule), as the file spells it at the start of
+    a line (YAML's or JSON's); "" when none does. Only a regular file is read, without waiting (a FIFO given as
+    --kubeconfig is the refresher's to read, and a FIFO or device another user planted never holds tmux's status
+    line)."""
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            with os.fdopen(os.dup(fd), "rb") as file:
+                found = _CURRENT.search(file.read(MAX_KUBECONFIG_SCAN).decode("utf-8", "surrogateescape"))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        value = next((group for group in found.groups() if group), "") if found else ""
+        if value:
+            return value
+    return ""
 
 
 def _written(data: dict, now: float) -> float | None:
@@ -134,8 +184,9 @@ def segment(cache: dict, summary: dict, now: float) -> str:
     return " ".join(parts)
 
 
-def _spawn_refresh(root: Path, argv: list[str], lock_name: str = LOCK) -> None:
-    """Start one detached refresher unless one started within REFRESH_TIMEOUT."""
+def _spawn_refresh(root: Path, argv: list[str], lock_name: str) -> None:
+    """Start one detached refresher unless one started within REFRESH_TIMEOUT: the lock (`cache_files`) holds the
+    running refresher's pid."""
     from rlark_tui.errors import RlarkError
     from rlark_tui.local.fsutil import write_private
     from rlark_tui.local.selfrun import python_module

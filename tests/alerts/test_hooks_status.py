@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from rlark_tui.commands.status import CACHE, segment
+from rlark_tui.commands.status import cache_files, segment
 from rlark_tui.local import acks, hooks
 
 RECORD = {"time": "2026-12-01T03:07:19Z", "severity": "critical", "rule": "run-crashed", "job": "ppo",
@@ -250,16 +250,17 @@ def test_status_tmux_answers_from_the_cache_and_refreshes_in_the_background(plai
     state = tmp_path / "state"
     env = {**os.environ, "KUBECONFIG": str(plain_sandbox.kubeconfig), "RLARK_STATE_DIR": str(state),
            "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    cache = cache_files(None, environ=env)[0]
     first = _status(env)
     assert first.returncode == 0 and first.stdout == "rlark ?\n"
     deadline = time.monotonic() + 30
-    while not (state / CACHE).exists() and time.monotonic() < deadline:
+    while not (state / cache).exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     acks.write_summary(state, {"critical": 1, "warning": 1, "info": 3})
     second = _status(env)
     assert second.returncode == 0
     assert second.stdout.startswith("rlark ▶") and second.stdout.strip().endswith("⚠2")
-    assert oct((state / CACHE).stat().st_mode & 0o777) == "0o600"
+    assert oct((state / cache).stat().st_mode & 0o777) == "0o600"
 
 
 def test_status_tmux_does_not_hang_on_a_silent_cluster(tmp_path):
@@ -276,15 +277,16 @@ current-context: x
 """)
     state = tmp_path / "state"
     state.mkdir()
-    (state / CACHE).write_text(json.dumps({"time": time.time() - 30, "running": 2, "failed": 0}))
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "RLARK_STATE_DIR": str(state),
            "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    cache, lock_name = cache_files(None, environ=env)
+    (state / cache).write_text(json.dumps({"time": time.time() - 30, "running": 2, "failed": 0}))
     try:
         answer = _status(env)
         assert answer.returncode == 0 and answer.stdout == "rlark ▶2 ✗0\n"
     finally:
         silent.close()
-        lock = state / "status-refresh.lock"
+        lock = state / lock_name
         if lock.exists():  # the refresher it started would give up by itself; end it now
             try:
                 os.kill(int(lock.read_text()), signal.SIGTERM)
@@ -304,21 +306,22 @@ def test_a_cache_or_summary_dated_in_the_future_reads_old_and_a_status_of_it_is_
     assert acks.firing_of({"time": FUTURE, "firing": []}, now, 120) is None
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
-    (state / CACHE).write_text(json.dumps({"time": FUTURE, "running": 2, "failed": 0}))
-    (state / CACHE).chmod(0o600)
-    (state / "status-refresh.lock").write_text("1")  # a refresher's, 'started' in 2099
-    os.utime(state / "status-refresh.lock", (4070908800, 4070908800))
     env = {**os.environ, "KUBECONFIG": str(tmp_path / "missing"), "RLARK_STATE_DIR": str(state),
            "RLARK_CONFIG": str(tmp_path / "none.yaml")}
+    cache, lock = cache_files(None, environ=env)
+    (state / cache).write_text(json.dumps({"time": FUTURE, "running": 2, "failed": 0}))
+    (state / cache).chmod(0o600)
+    (state / lock).write_text("1")  # a refresher's, 'started' in 2099
+    os.utime(state / lock, (4070908800, 4070908800))
     answer = subprocess.run([sys.executable, "-m", "rlark_tui", "status"], env=env, capture_output=True,
                             text=True, timeout=30)
     assert (answer.returncode, answer.stderr) == (0, "")
     assert answer.stdout.startswith("rlark ▶2 ✗0 ?    (Jobs as of never")
     deadline = time.monotonic() + 30  # the refresher it started (the cache reads old) finds no kubeconfig, and
     # takes the lock away
-    while (state / "status-refresh.lock").exists() and time.monotonic() < deadline:
+    while (state / lock).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not (state / "status-refresh.lock").exists()
+    assert not (state / lock).exists()
 
 
 def test_acknowledgements_dated_in_the_future_keep_no_new_one_out(tmp_path):

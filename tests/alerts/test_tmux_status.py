@@ -40,7 +40,7 @@ def _status_line(sandbox, tmp_path, state) -> tuple[str, str]:
     """An inner tmux whose status-right runs `rlark status --tmux`, attached from an outer one (a status line is
     drawn for an attached client only); returns the two sockets."""
     inner, outer = str(tmp_path / "inner.sock"), str(tmp_path / "outer.sock")
-    rlark = f"{sys.executable} -m rlark_tui status --tmux"  # the kubeconfig's current context: status.CACHE
+    rlark = f"{sys.executable} -m rlark_tui status --tmux"  # the kubeconfig's current context
     conf = tmp_path / "tmux.conf"
     conf.write_text(f"set -g status-interval 1\nset -g status-right-length 80\nset -g status-right '#({rlark})'\n")
     env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")},
@@ -65,7 +65,7 @@ def test_hostile_job_text_never_runs_from_the_tmux_status_line(hostile, tmp_path
         assert re.search(rf"\] 0:\S+\* +rlark ▶\d+ ✗{failed}( ⚠\d+)?$", line), line  # nothing else
 
         # a cache file edited by hand: what is not a count is `?`, nothing of it reaches tmux
-        (state / status.CACHE).write_text(json.dumps({"time": 4e9, "running": f"#(touch {marker})",
+        (state / status.cache_files(str(sandbox.kubeconfig))[0]).write_text(json.dumps({"time": 4e9, "running": f"#(touch {marker})",
                                                       "failed": "#[fg=red]1"}))
         line = _wait_pane(outer, "rlark ?", timeout=30).splitlines()[-1].rstrip()
         assert line.endswith(" rlark ?") and "touch" not in line and "fg=red" not in line, line

@@ -129,6 +129,42 @@ def test_status_of_one_context_is_that_contexts_own(two_sites, capsys):
         assert re.sub(r" ⚠\d+$", "", shown) == expected(sandbox), (name, shown)
 
 
+def test_the_plain_status_is_its_kubeconfigs_current_contexts_own(two_sites, capsys, monkeypatch):
+    """Issue 33, left open by the fifteenth round: the plain `rlark status` (no --kubeconfig, no --context) kept one
+    cache whatever KUBECONFIG and the current context named, so a tmux pane whose kubeconfig names site-a showed
+    the counts a refresh for site-b wrote last. Its cache is keyed by the files kubectl reads and their current
+    context."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.cluster.kinds import JOBS
+
+    site_a, site_b = two_sites
+    if site_b.store.get("jobs", "ctx-plain", "") is None:
+        ClusterAccess.open(None, "site-b").create(JOBS, job("ctx-plain"))
+    site_b.store.mutate("jobs", "ctx-plain", lambda obj: {**obj, "status": {"phase": "Failed"}})
+
+    def expected(sandbox) -> str:
+        phases = [(item.get("status") or {}).get("phase") for item in sandbox.store.list("jobs")[0]]
+        return f"rlark ▶{phases.count('Running')} ✗{phases.count('Failed')}"
+
+    first, second = os.environ["KUBECONFIG"].split(":")[:2]
+
+    def shown() -> str:
+        return re.sub(r" ⚠\d+$", "", rlark(capsys, "status", "--tmux").out.strip())
+
+    assert expected(site_a) != expected(site_b)
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{second}")  # current-context: site-a, the first file's
+    assert rlark(capsys, "status", "--refresh").code == 0
+    with open(first) as file:
+        kept = file.read()
+    with open(first, "w") as file:  # `kubectl config use-context site-b`
+        file.write(kept.replace("current-context: site-a", "current-context: site-b"))
+    assert rlark(capsys, "status", "--refresh").code == 0
+    assert shown() == expected(site_b)
+    with open(first, "w") as file:  # back to site-a: the counts its refresh wrote
+        file.write(kept)
+    assert shown() == expected(site_a)
+
+
 def test_watch_follows_every_context(two_sites, capsys):
     """A phase change of site-b's Job is a line of site-b's. Phase changes count from the first list the watch
     printed from, which the test cannot see: the phase moves until a line comes (the first move after it does).

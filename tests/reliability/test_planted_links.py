@@ -25,6 +25,7 @@ import pytest
 from rlark_tui.checks import records
 from rlark_tui.checks.report import HandOver, HandOverKey
 from rlark_tui.cluster import objects, podcopy
+from rlark_tui.commands import status
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.local import acks, draft_files, fsutil
@@ -224,7 +225,7 @@ state = Path(sys.argv[1])
 started = time.monotonic()
 print(json.dumps({
     "kept": [diagnose.load_kept(state, job, context="ctx") is None for job in ("fifo-job", "zero-job", "forged-job")],
-    "status": [status._read(state / name) for name in (status.CACHE, "alerts-summary.json")],
+    "status": [status._read(state / name) for name in (status.cache_files(None)[0], "alerts-summary.json")],
     "acks": sorted(acks._read(state / acks.FILE_NAME)),
     "records": [r.job for r in records.list_records(state)],
     "hand-over": records.load_hand_over(state, HandOverKey("ctx", "forged-job", ""))[0].recorder,
@@ -252,9 +253,10 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
     record = json.dumps({"job": "forged-job", "uid": "u-forged", "checkedAt": "2099-01-01",
                          "checks": [{"result": "pass"}]})
     kept = "diagnosis/ctx-$(printf ctx | sha256sum | cut -c1-10)"  # the context's kept failures (keyed_name)
+    cache = status.cache_files(None)[0]  # the plain status's, for this KUBECONFIG
     plant = (f"cd {shared} && mkdir -m 777 diagnosis {kept} checks drafts views && mkfifo {kept}/fifo-job.json "
              f"&& ln -s /dev/zero {kept}/zero-job.json && echo '{forged_diagnosis}' > {kept}/forged-job.json "
-             f"&& mkfifo status-cache.json && ln -s /dev/zero alerts-summary.json "
+             f"&& mkfifo {cache} && ln -s /dev/zero alerts-summary.json "
              f"&& echo '{{\"acks\": {{\"job-failed/x\": 4e9}}}}' > {acks.FILE_NAME} "
              f"&& echo '{record}' > checks/forged-job.json && mkfifo checks/forged-job.md "
              f"&& mkdir -m 777 checks/hand-over && echo '{{\"recorder\": \"mallory\"}}' > checks/hand-over/forged-job.json "
@@ -453,8 +455,6 @@ def test_rlarks_own_children_import_no_module_from_the_working_directory(tmp_pat
     its refresher as `python -m rlark_tui`, and `-m` puts the working directory first on the child's sys.path, so
     a package `rlark_tui` another uid left in a shared directory the command ran in (/tmp, a tmux pane's cwd) ran as
     the operator. rlark's own Python children are started with -P (local/children.py)."""
-    from rlark_tui.commands.status import LOCK
-
     shared = Path(tempfile.mkdtemp(prefix="rlark-shared-", dir="/tmp"))
     shared.chmod(0o1777)
     marker = shared / "ran"
@@ -469,15 +469,16 @@ def test_rlarks_own_children_import_no_module_from_the_working_directory(tmp_pat
                               "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
                               "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n")
         state = tmp_path / "state"
+        lock = status.cache_files(str(kubeconfig))[1]
         env = {**os.environ, "RLARK_STATE_DIR": str(state), "RLARK_CONFIG": str(tmp_path / "none.yaml")}
         rlark = str(Path(sys.executable).parent / "rlark")
         done = subprocess.run([rlark, "--kubeconfig", str(kubeconfig), "status", "--tmux"], cwd=shared, env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         deadline = time.monotonic() + 30
-        while (state / LOCK).exists() and not marker.exists() and time.monotonic() < deadline:
+        while (state / lock).exists() and not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # the refresher removes its lock when it ends
         assert not marker.exists(), "the planted rlark_tui ran as the operator"
-        assert not (state / LOCK).exists(), "the refresher did not end"
+        assert not (state / lock).exists(), "the refresher did not end"
     finally:
         shutil.rmtree(shared)
