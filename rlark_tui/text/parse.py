@@ -53,6 +53,23 @@ MAX_YAML_NODES = 2_000_000
 aliases (the "billion laughs") stand for 10**9 nodes, which every reader of the data would walk."""
 
 
+MAX_YAML_INT_DIGITS = 4300
+"""The most digits an integer in YAML may have: Python's int() refuses more decimal ones, and a base-60 integer
+(YAML 1.1's `1:0:0`, one multiplication of a growing number per field) took time quadratic in its length: 400 KB took
+14 s, a kubeconfig's 16 MiB hours."""
+_YAML_INT = "tag:yaml.org,2002:int"
+
+
+def _yaml_int(event: Any, loader: type) -> bool:
+    """Would `loader` build an integer from this scalar event: tagged `!!int`, or plain and resolved as one?"""
+    if event.tag == _YAML_INT:
+        return True
+    if event.tag not in (None, "!") or not event.implicit[0] or not event.value:
+        return False
+    resolvers = getattr(loader, "yaml_implicit_resolvers", {}).get(event.value[0], [])
+    return any(tag == _YAML_INT and regexp.match(event.value) for tag, regexp in resolvers)
+
+
 class YamlBound(ValueError):
     """A YAML text past one of the bounds above; the message (after the text's name) names the bound."""
 
@@ -80,6 +97,9 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
             nodes = 1
             if event.anchor is not None:
                 weights[event.anchor] = 1
+            if len(event.value) > MAX_YAML_INT_DIGITS and _yaml_int(event, loader) and sum(
+                    event.value.count(digit) for digit in "0123456789") > MAX_YAML_INT_DIGITS:
+                raise YamlBound(f"holds a number too large to read (more than {MAX_YAML_INT_DIGITS} digits)")
         elif isinstance(event, yaml.AliasEvent):
             nodes = weights.get(event.anchor, 1) if event.anchor is not None else 1
         else:

@@ -57,6 +57,30 @@ def test_huge_integers_give_one_line(plain_sandbox, env, tmp_path, capsys):
                                 "than 4300 digits)\n")
 
 
+def test_a_base_60_integer_is_refused_in_one_line_before_it_is_built(env, tmp_path, capsys):
+    """Issue 33, a sixteenth round (YAML another user or tool wrote: a kubeconfig, the config file, a draft): YAML
+    1.1 reads `1:0:0` as an integer in base 60, and PyYAML builds it with one multiplication of a growing number
+    per field, in time quadratic in its length: 400 KB took 14 s, a 16 MiB kubeconfig hours. text.parse.load_yaml
+    refuses an integer of more than 4,300 digits, in any base, from its events, before anything is built."""
+    base60 = "1:" * 500_000 + "1"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"apiVersion: v1\nkind: Config\npreferences: {{x: {base60}}}\n")
+    kubeconfig.chmod(0o600)
+    draft = tmp_path / "draft.yaml"
+    draft.write_text(f"name: n\nroles:\n- role: Actor\n  replicas: !!int {base60}\n")
+    (tmp_path / "none.yaml").write_text("[]\n")
+    started = time.monotonic()
+    assert main(["--kubeconfig", str(kubeconfig), "get", "jobs"]) == 2
+    assert "holds a number too large to read (more than 4300 digits)" in one_line(capsys)
+    assert main(["draft", "render", str(draft), "--nodes", str(tmp_path / "none.yaml")]) == 2
+    assert "holds a number too large to read" in one_line(capsys)
+    (env / "config.yaml").write_text(f"gateway_timeout: {base60}\n")
+    assert main(["--kubeconfig", str(kubeconfig), "get", "jobs"]) == 2
+    assert one_line(capsys) == (f"error: config file {env / 'config.yaml'}: holds a number too large to read (more "
+                                "than 4300 digits)\n")
+    assert time.monotonic() - started < 10
+
+
 @pytest.mark.parametrize("argv", [["sandbox", "--port", "99999999"], ["sandbox", "--server-port", "-1"]])
 def test_a_port_out_of_range_is_one_line(env, capsys, argv):
     """A seventh round: `rlark sandbox --port 99999999` ended in a crash report (bind's OverflowError)."""
