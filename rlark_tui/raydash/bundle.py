@@ -156,7 +156,8 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     manifest.budget = budget = layout.log_budget(budget, total, manifest.logs)
     masker = Masker(_known(access, raw, crs, inputs.pods, notes))
     kept = diagnose_reads.remember(state_dir, job.uid,
-                                   diagnose_reads.read_kept(state_dir, name, job.uid, context=access.context),
+                                   diagnose_reads.read_kept(state_dir, name, job.uid, context=access.context,
+                                                            notes=notes),
                                    pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes,
                                    context=access.context)
     diagnosis = kept.diagnosis

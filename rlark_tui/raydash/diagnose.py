@@ -28,7 +28,7 @@ from rlark_tui.model.objects import Job, Pod, dig, main_container_status, restar
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.redact import secret_values
-from rlark_tui.text.sinks import keyed_name, object_file_name
+from rlark_tui.text.sinks import file_name, keyed_name, object_file_name
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -81,27 +81,54 @@ def kept_path(state_dir: Path, job: str, context: str) -> Path:
     return Path(state_dir) / KEPT_DIR / keyed_name(context, 80) / f"{object_file_name(job)}.json"
 
 
-def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> Kept | None:
+def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str,
+              notes: list[str] | None = None) -> Kept | None:
     """The kept diagnosis of `job` (of the Job with `uid`, when given: a Job made again under the same name starts
     afresh) and its kept stderr excerpt; None when there is none or it cannot be read (fsutil.read_own: one another
-    user planted or linked in a shared state directory, a FIFO or a device, is none)."""
+    user planted or linked in a shared state directory, a FIFO or a device, is none).
+
+    A record an earlier rlark kept is read where it kept it: in the context's directory by `file_name` of the name
+    (before 5545ab5; the name inside the record tells Jobs apart), and in `diagnosis/` itself (before beb1198, one
+    record per name for every context) only when it is of the Job with `uid`: any other context's Job of that name
+    could have written it, so without the uid it is not shown for this Job, and a line in `notes` says so."""
+    path = kept_path(state_dir, job, context)
+    found = _read_kept_file(path, job, uid)
+    earlier = path.with_name(f"{file_name(job)}.json")
+    if found is None and earlier != path:
+        found = _read_kept_file(earlier, job, uid)
+    if found is not None:
+        return found
+    shared = Path(state_dir) / KEPT_DIR / f"{file_name(job)}.json"
+    found = _read_kept_file(shared, job, uid, same_uid=True)
+    if found is None and notes is not None and _read_kept_file(shared, job, None) is not None:
+        notes.append(f"a first failure of a Job {job} that an earlier rlark kept for every context ({shared}) is not "
+                     "shown: it names no context" + (" and is another Job's (another uid)" if uid else
+                                                      ", and the Job is gone, so no uid tells whose it is"))
+    return found
+
+
+def _read_kept_file(path: Path, job: str, uid: str | None, same_uid: bool = False) -> Kept | None:
+    """The record at `path` if it is of `job` (the name as kept, not as shown) and of `uid` (when given; with
+    `same_uid`, only a record that names that uid)."""
     from rlark_tui.local.fsutil import read_own
 
     try:
-        data = load_json(read_own(kept_path(state_dir, job, context), MAX_KEPT_BYTES), max_bytes=MAX_KEPT_BYTES)
+        data = load_json(read_own(path, MAX_KEPT_BYTES), max_bytes=MAX_KEPT_BYTES)
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid):
+    if not isinstance(data, dict) or (uid and data.get("uid") and data.get("uid") != uid) or \
+            (same_uid and (not uid or data.get("uid") != uid)):
         return None
     kept = data.get("diagnosis")
     found = pure.from_json(kept)
-    if found is None or not isinstance(kept, dict) or kept.get("job") != job:  # the name as kept, not as shown
+    if found is None or not isinstance(kept, dict) or kept.get("job") != job:
         return None
     return Kept(found, _stderr_from_json(data.get("stderr")))
 
 
-def load_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str) -> pure.Diagnosis | None:
-    kept = read_kept(state_dir, job, uid, context=context)
+def load_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str,
+              notes: list[str] | None = None) -> pure.Diagnosis | None:
+    kept = read_kept(state_dir, job, uid, context=context, notes=notes)
     return kept.diagnosis if kept is not None else None
 
 
@@ -161,14 +188,16 @@ def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEAD
     try:
         job = access.job(name)
     except NotFound:
-        gone = load_kept(state_dir, name, context=access.context)
+        skipped: list[str] = []
+        gone = load_kept(state_dir, name, context=access.context, notes=skipped)
         if gone is None:
-            raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept") from None
+            raise RlarkError(f"diagnose: Job {name} does not exist and no evidence of it was kept"
+                             + "".join(f"; {line}" for line in skipped)) from None
         return Read(gone, [f"Job {name} does not exist: the evidence kept when it was first seen"], kept=True)
     notes: list[str] = []
     inputs = gather(access, job, notes, tail)
     now = pure.diagnose(inputs)
-    kept = read_kept(state_dir, name, job.uid, context=access.context)
+    kept = read_kept(state_dir, name, job.uid, context=access.context, notes=notes)
     merged = remember(state_dir, job.uid, kept, now, notes, context=access.context).diagnosis
     old = kept.diagnosis if kept else None
     used_kept = old is not None and merged.first_failure is not None \

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import stat
 
 import pytest
@@ -183,6 +184,36 @@ def test_a_job_of_the_same_name_in_another_context_neither_sees_nor_replaces_the
         JOB["metadata"]["uid"] = "u-1"
     assert kept.read_text() == before
     assert len(list((state / "diagnosis").glob("*/segv.json"))) == 4
+
+
+def test_a_first_failure_an_earlier_rlark_kept_is_read_for_its_job_or_said_not_shown(platform, capsys, tmp_path):
+    """Issue 33, left open by the fifteenth round: a first failure kept before beb1198 (diagnosis/<job>.json, one for
+    every context) or before 5545ab5 (the context's, named by file_name) was no longer read, and nothing said so:
+    rlark diagnose of a Job gone since answered that no evidence was kept. The context's earlier file is read; the
+    one for every context only for the Job of its uid, and otherwise one line says it is not shown."""
+    from rlark_tui.errors import RlarkError
+    from rlark_tui.raydash.diagnose import keep, read_kept
+    from rlark_tui.telemetry import diagnosis as d
+    from tests.raydebug.recorded import sigsegv_inputs
+
+    state = tmp_path / "state"
+    _run(capsys)
+    shared = state / "diagnosis" / "segv.json"
+    kept_path(state, "segv", "stand-in").rename(shared)  # where an rlark before beb1198 kept it
+    platform.ray = platform.pods = False
+    code, out, err = _run(capsys)
+    assert code == 0 and out.startswith(f"first failure: ActorGroup:1 failed first (signal): {FATAL}")
+    assert "kept when it was first seen" in err
+    platform.exists = False
+    with pytest.raises(RlarkError, match=(
+            r"^diagnose: Job segv does not exist and no evidence of it was kept; a first failure of a Job segv that "
+            rf"an earlier rlark kept for every context \({re.escape(str(shared))}\) is not shown: it names no "
+            r"context, and the Job is gone, so no uid tells whose it is$")):
+        _run(capsys)
+    keep(state, "u-9", d.diagnose(sigsegv_inputs(job="a/b")), context="c")
+    kept_path(state, "a/b", "c").rename(kept_path(state, "a/b", "c").with_name("a_b.json"))  # before 5545ab5
+    found = read_kept(state, "a/b", "u-9", context="c")
+    assert found is not None and found.diagnosis.job == "a/b"
 
 
 def test_a_note_is_one_line_whatever_ray_or_the_pod_answered(platform, capsys, monkeypatch):
