@@ -156,7 +156,11 @@ def run(args: argparse.Namespace) -> int:
 
     def on_signal(signum, _frame) -> None:
         # whatever finish() meets, the signal ends the process: an error raised here instead would, while the TUI
-        # starts, reach asyncio's loop as a callback's error, be logged, and leave the TUI running on a dead pane
+        # starts, reach asyncio's loop as a callback's error, be logged, and leave the TUI running on a dead pane.
+        # A second signal while finish() runs (the terminal's watch hands its hang-up here: local/terminal) leaves
+        # the ending to the first, so the sandbox is stopped before the process ends.
+        if finished:
+            return
         try:
             finish()
         finally:

@@ -58,6 +58,9 @@ def no_color(args: object) -> bool:
 GONE_POLL_SECONDS = 0.5
 """How often the watch on the TUI's terminal (ends_with_terminal) looks up to see whether to stop."""
 GONE_EVENTS = select.POLLHUP | select.POLLERR | select.POLLNVAL
+HAND_OVER_SECONDS = 30.0
+"""How long the process's own SIGHUP handler, given the hang-up, has to end it (rlark demo's stops its sandbox:
+15 s, then a kill) before the watch ends it itself."""
 
 
 @contextlib.contextmanager
@@ -68,7 +71,8 @@ def ends_with_terminal() -> Iterator[None]:
     not the process's controlling one; and Textual does not end by itself: its input thread reads end-of-file
     over and over, its writer thread dies of the closed terminal's first error, and the next draws wait for ever
     for room in its write queue. A thread of rlark's own polls the terminal's descriptors (stdin and stderr, the
-    ones Textual uses, when they are terminals) for the hang-up; nothing of Textual's is touched."""
+    ones Textual uses, when they are terminals) for the hang-up; nothing of Textual's is touched. A process with a
+    SIGHUP handler of its own (rlark demo) is given the hang-up instead (`_hand_over`)."""
     fds = [fd for fd in (0, 2) if os.isatty(fd)]
     if not fds:
         yield
@@ -81,8 +85,9 @@ def ends_with_terminal() -> Iterator[None]:
             poller.register(fd, 0)  # a hang-up, an error or a closed descriptor is reported whatever is asked
         while not done.is_set():
             if any(events & GONE_EVENTS for _fd, events in poller.poll(GONE_POLL_SECONDS * 1000)):
-                if not done.is_set():
+                if not done.is_set() and (not _hand_over() or not done.wait(HAND_OVER_SECONDS)):
                     _end_without_terminal()
+                return
 
     watcher = threading.Thread(target=watch, name="rlark-terminal-gone", daemon=True)
     watcher.start()
@@ -90,6 +95,18 @@ def ends_with_terminal() -> Iterator[None]:
         yield
     finally:
         done.set()
+
+
+def _hand_over() -> bool:
+    """Give the hang-up to the process's own SIGHUP handler, when it has one that can run (rlark demo's: it stops
+    the sandbox, then ends the process), as a SIGHUP to itself, which Python runs on the main thread: the one way the
+    process ends on a hang-up, so the watch never ends it while that handler is still stopping what it started.
+    False when SIGHUP is ignored, left to its default or blocked: then the watch ends the process itself."""
+    if not callable(signal.getsignal(signal.SIGHUP)) or \
+            signal.SIGHUP in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
+        return False
+    os.kill(os.getpid(), signal.SIGHUP)
+    return True
 
 
 def _end_without_terminal() -> None:

@@ -69,3 +69,56 @@ def test_the_tui_ends_when_its_terminal_closes_without_a_hangup_signal(plain_san
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+HANDLED = r"""
+import os, signal, sys, time
+from rlark_tui.local.terminal import ends_with_terminal
+log, finished = sys.argv[1], []
+
+def on_hangup(signum, _frame):  # rlark demo's: finish() (stop the sandbox) once, then end the process
+    if finished:
+        return
+    finished.append(True)
+    with open(log, "a") as out:
+        out.write("stopping\n")
+    time.sleep(1.0)  # stopping the sandbox takes a while: longer than the watch's poll of the terminal
+    with open(log, "a") as out:
+        out.write("stopped\n")
+    os._exit(128 + signum)
+
+signal.signal(signal.SIGHUP, on_hangup)
+with ends_with_terminal():
+    with open(log, "a") as out:
+        out.write("ready\n")
+    while True:
+        time.sleep(0.05)
+"""
+
+
+def _controlling_terminal() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@pytest.mark.parametrize("hangup", ["kernel", "none"])
+def test_a_process_that_handles_its_hangup_is_ended_by_its_handler_alone(tmp_path, hangup):
+    """Issue 33, left open by the fifteenth round: rlark demo stops its sandbox in its SIGHUP handler, and the
+    terminal's watch (ends_with_terminal) ended the process with os._exit as soon as it saw the terminal gone, while
+    that handler was still stopping the sandbox (the kernel's SIGHUP), or without it ever running (no SIGHUP: a
+    session of its own). The watch hands the hang-up to the process's handler, the one way it ends."""
+    master, slave = pty.openpty()
+    log = tmp_path / "log"
+    child = subprocess.Popen([sys.executable, "-c", HANDLED, str(log)], stdin=slave, stdout=slave, stderr=slave,
+                             preexec_fn=_controlling_terminal if hangup == "kernel" else os.setsid)
+    os.close(slave)
+    try:
+        wait_for(lambda: log.exists() and log.read_text() == "ready\n", timeout=30, interval=0.05,
+                 what="the process watching its terminal")
+        os.close(master)
+        assert child.wait(timeout=40) == 128 + signal.SIGHUP
+        assert log.read_text() == "ready\nstopping\nstopped\n"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
