@@ -137,17 +137,15 @@ async def test_read_only_refuses_edit_and_restart_and_the_copy_submit(access, su
     before = submit(draft("it-ro"), stopped=True)
     async with RlarkApp(access, readonly=True).run_test(size=SIZE) as pilot:
         await on_row(pilot, "it-ro")
-        for key in ("E", "R"):
+        for key, refusal in (("E", "refusing to edit and restart job it-ro"), ("R", "refusing to restart job it-ro")):
             await pilot.press(key)
-            await pilot.pause()
+            # each toast is read once posted and before it expires (a loaded run read E's after its 5 s were over)
+            await wait_for(pilot, lambda refusal=refusal: refusal in notes(pilot.app), refusal)
             assert isinstance(pilot.app.screen, JobListScreen)
-        assert "refusing to edit and restart job it-ro" in notes(pilot.app)
-        assert "refusing to restart job it-ro" in notes(pilot.app)
         await pilot.press("C")
         await through_the_wizard(pilot)
         await pilot.press("ctrl+g")
-        await pilot.pause()
-        assert "read-only mode" in notes(pilot.app)
+        await wait_for(pilot, lambda: "read-only mode: Submit refused" in notes(pilot.app), "the submit refused")
     after = access.get(JOBS, "it-ro")
     assert after["spec"] == before["spec"] and after["metadata"]["annotations"] == before["metadata"]["annotations"]
     assert _get(access, "it-ro-copy") is None
