@@ -15,7 +15,7 @@ from typing import Any
 
 from rlark_tui.model.objects import Job, TaskSpec
 from rlark_tui.text.redact import redact_env, redact_text
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cell_width, clip, one_line, pad
 
 ABSENT = "(none)"
 
@@ -125,19 +125,19 @@ def render_side_by_side(changes: list[Change], a: str, b: str, width: int = 120)
     """Three columns, FIELD | a | b, grouped by section; long values are cut to the column."""
     if not changes:
         return ""
-    field_width = min(28, max(len(c.field) for c in changes))
+    field_width = min(28, max(cell_width(one_line(c.field)) for c in changes))
     column = max(12, (width - field_width - 6) // 2)
 
-    def cut(text: str) -> str:
-        flat = one_line(text.replace("\n", "⏎"))
-        return flat if len(flat) <= column else flat[:column - 1] + "…"
+    def cut(text: str, width: int = column) -> str:
+        """One line in `width` terminal columns, padded (sinks.clip, sinks.pad): a Job's value of wide characters
+        cut by its length took twice the columns, and its own text stood in the other Job's column."""
+        return pad(clip(one_line(text.replace("\n", "⏎")), width), width)
 
-    out = [f"{'FIELD':<{field_width}}  {cut(a):<{column}}  {cut(b)}"]
+    out = [f"{cut('FIELD', field_width)}  {cut(a)}  {cut(b)}".rstrip()]
     section = None
     for change in changes:
         if change.section != section:
             section = change.section
             out.append(f"[{one_line(section)}]")
-        out.append(f"{one_line(change.field)[:field_width]:<{field_width}}  {cut(change.old):<{column}}  "
-                   f"{cut(change.new)}")
+        out.append(f"{cut(change.field, field_width)}  {cut(change.old)}  {cut(change.new)}".rstrip())
     return "\n".join(out) + "\n"

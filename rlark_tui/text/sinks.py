@@ -40,20 +40,37 @@ def cell_width(text: str) -> int:
     its length in code points moved the rest of its row under other headers."""
     if text.isascii():
         return len(text)
+    return sum(map(_char_width, text))
+
+
+def _char_width(char: str) -> int:
+    if char.isascii():
+        return 1
     from unicodedata import category, east_asian_width  # a table of ASCII cells never needs it
 
-    width = 0
-    for char in text:
-        if char.isascii():
-            width += 1
-        elif category(char) not in ("Mn", "Me", "Cf"):
-            width += 2 if east_asian_width(char) in ("W", "F") else 1
-    return width
+    if category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if east_asian_width(char) in ("W", "F") else 1
 
 
 def pad(text: str, width: int) -> str:
     """`text` followed by the spaces that make it `width` columns on a terminal (`cell_width`); as is when wider."""
     return text + " " * (width - cell_width(text))
+
+
+def clip(text: str, width: int) -> str:
+    """`text` (one line, printable) in at most `width` columns on a terminal (`cell_width`): as is when it fits,
+    else cut and ended with `…`. A column of wide characters cut by its length in code points took twice the
+    columns, and what followed it stood under the next column's header."""
+    if cell_width(text) <= width:
+        return text
+    shown, used = [], 0
+    for char in text:
+        used += _char_width(char)
+        if used > width - 1:
+            break
+        shown.append(char)
+    return "".join(shown) + "…"
 
 
 COMPLETION_CHARS = 253

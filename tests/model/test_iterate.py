@@ -99,6 +99,32 @@ def test_a_diff_line_holds_one_field_whatever_the_jobs_text(job):
         assert not [line for line in text.splitlines() if line.startswith(("+stopped", "+env.LR: 9"))], text
 
 
+def test_side_by_side_keeps_each_jobs_text_in_its_column_whatever_its_width(job):
+    """Issue 33, a sixteenth round (Unicode that forges a table without a newline): `rlark diff` and the diff screen
+    cut and padded a value by its length in code points, so a Job author's env value of 22 wide characters and
+    '  forged-new' took 20 columns more than its own and showed 'forged-new' under the other Job's header, the
+    real value pushed aside; combining marks took fewer. Each cell is cut and padded by the columns it shows."""
+    from rlark_tui.text.sinks import cell_width
+
+    other = copy.deepcopy(job)
+    env = other["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"]
+    env += [{"name": "WIDE", "value": "中" * 22 + "  forged-new"}, {"name": "MARKS", "value": "x\u0301" * 60},
+            {"name": "ＦＵＬＬ" * 9, "value": "ｖ" * 40}]
+    text = render_side_by_side(diff_jobs(other, job), "other", "ppo-7", width=100)
+    header, *lines = text.splitlines()
+    start = cell_width(header[:header.index("ppo-7")])
+
+    def right(line: str) -> str:  # what a terminal shows from the right column's first cell on
+        shown = next(i for i in range(len(line) + 1) if cell_width(line[:i]) >= start)
+        return line[shown:].lstrip()
+
+    rows = {line.split()[0]: line for line in lines if not line.startswith("[")}
+    assert right(rows["env.WIDE"]) == right(rows["env.MARKS"]) == "(none)", text
+    full = next(line for field, line in rows.items() if field.startswith("env.ＦＵＬＬ"))
+    assert right(full) == "(none)" and cell_width(full[:full.index("ｖ")]) == cell_width(
+        header[:header.index("other")]), text
+
+
 def test_scripts_too_long_to_compare_line_by_line_are_said_so(job):
     """A Job author's script is compared line by line only within DIFF_LINES: difflib's matching is quadratic, and
     scripts of 40,000 lines, one line in two alike, took minutes of the TUI's UI thread in the diff screen."""
