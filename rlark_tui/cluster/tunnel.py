@@ -42,6 +42,10 @@ MAX_WAITING = 64
 """Connections waiting for their request head at once; past it a new one is closed at once, so another local
 user's thousands of silent connections cannot take every file descriptor of the operator's rlark."""
 CHUNK = 64 * 1024
+ANSWER_HEAD_LIMIT = 256 * 1024
+"""The bytes of an upstream's answer head (its status line and headers), read to scope its cookies."""
+MAX_COOKIE_NAMES = 256
+"""Cookie names a tunnel remembers its upstream set; past them a new name is kept by the browser, never sent up."""
 READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
 _DROPPED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"})
 
@@ -145,6 +149,8 @@ class Tunnel:
         """While set, asked again (on a worker thread) before each connection is relayed: the Upstream once the
         route is settled (it then replaces `upstream` and is no longer asked), None while it is not."""
         self.token = secrets.token_urlsafe(18)
+        self.cookie_names: set[str] = set()
+        """The cookies this tunnel's upstream set through it: the only ones of the browser's it sends up."""
         self.methods = methods
         self.name = name
         self.local_port = local_port
@@ -262,23 +268,85 @@ class Tunnel:
         up = self.upstream
         upgrade = any(k.lower() == "upgrade" for k, _ in headers)
         lines = [f"{method} {path} HTTP/1.1", f"Host: {up.host}:{up.port}"]
-        lines += [f"{k}: {v}" for k, v in headers if k.lower() not in _DROPPED]
+        lines += [f"{k}: {v}" for k, v in headers if k.lower() not in _DROPPED and k.lower() != "cookie"]
+        if cookies := own_cookies(headers, self.cookie_names):
+            lines.append(f"Cookie: {cookies}")
         lines += [f"{k}: {v}" for k, v in up.headers.items()]
         lines.append("Connection: Upgrade" if upgrade else "Connection: close")
         up_reader, up_writer = await asyncio.open_connection(up.host, up.port, ssl=up.tls,
-                                                             server_hostname=up.server_hostname if up.tls else None)
+                                                             server_hostname=up.server_hostname if up.tls else None,
+                                                             limit=ANSWER_HEAD_LIMIT)
         try:
             up_writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             await up_writer.drain()
             # read-only: the checked head is all that goes up, so no second request rides behind it
             outbound = asyncio.ensure_future(_pipe(reader, up_writer, half_close=not up.tls)) \
                 if self.methods is None else None
-            await _pipe(up_reader, writer)
+            if await self._answer_heads(up_reader, writer):
+                await _pipe(up_reader, writer)
             if outbound is not None:
                 outbound.cancel()
         finally:
             with contextlib.suppress(Exception):
                 up_writer.close()
+
+
+    async def _answer_heads(self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Relay the upstream's answer heads (a 1xx's, then the answer's), each cookie it sets scoped to this
+        tunnel (`scoped_cookie`); False, with a 502 in its place, when the upstream sends no head within
+        ANSWER_HEAD_LIMIT bytes: a head relayed unread would set cookies for every tunnel."""
+        while True:
+            try:
+                head = await up_reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                await _answer(writer, 502, f"upstream {self.upstream.host}:{self.upstream.port}: no HTTP answer head "
+                                           f"within {ANSWER_HEAD_LIMIT // 1024} KiB")
+                return False
+            # a browser ends a header line at a bare LF too: a Set-Cookie behind one is scoped like any other
+            lines = [line.removesuffix(b"\r") for line in head[:-4].split(b"\n")]
+            kept = [lines[0]]
+            for line in lines[1:]:
+                if b"\r" in line:
+                    continue  # a bare CR: where a browser ends the line is its own to say
+                name, colon, value = line.partition(b":")
+                if colon and name.strip().lower() == b"set-cookie":
+                    line = b"Set-Cookie: " + self.scoped_cookie(value.strip().decode("latin-1")).encode("latin-1")
+                kept.append(line)
+            writer.write(b"\r\n".join(kept) + b"\r\n\r\n")
+            await writer.drain()
+            status = lines[0].split(b" ", 2)
+            if not (len(status) > 1 and status[1].startswith(b"1") and status[1] != b"101"):
+                return True
+
+    def scoped_cookie(self, cookie: str) -> str:
+        """An upstream's Set-Cookie as this tunnel passes it to the browser: its Path under the tunnel's token
+        (`/<token>` and the path below the upstream's prefix), its Domain dropped, so the browser sends it only to
+        this tunnel (cookies ignore the port: every tunnel on 127.0.0.1 shares the browser's jar); its name is
+        remembered, as one this tunnel's upstream set."""
+        pair, *attributes = cookie.split(";")
+        name = pair.partition("=")[0].strip()
+        if name and (name in self.cookie_names or len(self.cookie_names) < MAX_COOKIE_NAMES):
+            self.cookie_names.add(name)
+        path = "/"
+        kept = [pair.strip()]
+        for attribute in attributes:
+            key, _, value = attribute.strip().partition("=")
+            if key.lower() == "path":
+                path = value.strip() if value.strip().startswith("/") else "/"
+            elif key.lower() != "domain" and attribute.strip():
+                kept.append(attribute.strip())
+        prefix = self.upstream.prefix
+        if prefix and (path == prefix or path.startswith(prefix + "/")):
+            path = path[len(prefix):] or "/"
+        return "; ".join([*kept, f"Path=/{self.token}{path}"])
+
+
+def own_cookies(headers: list[tuple[str, str]], names: set[str]) -> str:
+    """The browser's cookies a tunnel sends up: those named as its upstream named cookies it set through it. Any
+    other is another tunnel's (another Job's dashboard's session), or one a page served through another tunnel set
+    for 127.0.0.1 by script to ride along to this upstream."""
+    pairs = [pair.strip() for name, value in headers if name.lower() == "cookie" for pair in value.split(";")]
+    return "; ".join(pair for pair in pairs if pair and pair.partition("=")[0].strip() in names)
 
 
 def _more_than_a_head(headers: list[tuple[str, str]]) -> bool:
