@@ -146,6 +146,11 @@ def merge_by_time(streams: list[list[LogLine]]) -> list[LogLine]:
 def parse_since(value: str) -> int:
     """`--since 90s|5m|1h30m` (Go duration, as kubectl) -> whole seconds (at least 1, at most MAX_SINCE_SECONDS:
     anything longer means every line)."""
+    return max(1, int(parse_duration(value) + 0.999))
+
+
+def parse_duration(value: str) -> float:
+    """A Go duration (`90s`, `5m`, `1h30m`, `0s`) -> seconds, at most MAX_SINCE_SECONDS."""
     text = value.strip()
     pos = 0
     total = 0.0
@@ -157,4 +162,4 @@ def parse_since(value: str) -> int:
     if not text or pos != len(text):
         shown = value if len(value) <= 40 else value[:40] + "…"
         raise UsageError(f"--since {shown!r}: expected a duration like 30s, 5m or 1h30m")
-    return max(1, int(min(total, MAX_SINCE_SECONDS) + 0.999))
+    return min(total, MAX_SINCE_SECONDS)

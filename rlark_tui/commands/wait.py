@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.logmerge import parse_since
+from rlark_tui.cluster.logmerge import parse_duration
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.objects import Job
 from rlark_tui.text.parse import ascii_int
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     what, target = parse_condition(args.condition)
     try:
-        timeout = parse_since(args.timeout) if args.timeout.strip() != "0" else 0
+        timeout = parse_duration(args.timeout) if args.timeout.strip() != "0" else 0
     except UsageError:
         raise UsageError(f"--timeout {args.timeout[:40]!r}: expected a duration like 30s, 5m or 1h30m") from None
     deadline = time.monotonic() + timeout

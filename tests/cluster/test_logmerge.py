@@ -6,6 +6,7 @@ from rlark_tui.cluster.logmerge import (
     LogLine,
     Resume,
     merge_by_time,
+    parse_duration,
     parse_since,
     parse_timestamp,
     since_time,
@@ -103,6 +104,13 @@ def test_merge_by_time_interleaves_pods_and_keeps_ties_in_pod_order():
 @pytest.mark.parametrize("text, seconds", [("30s", 30), ("5m", 300), ("1h30m", 5400), ("1.5s", 2), ("500ms", 1)])
 def test_parse_since(text, seconds):
     assert parse_since(text) == seconds
+
+
+@pytest.mark.parametrize("text, seconds", [("0s", 0), ("0m0s", 0), ("500ms", 0.5), ("1h30m", 5400)])
+def test_a_duration_is_what_it_says_zero_included(text, seconds):
+    """`rlark wait --timeout 0s` checks once, as kubectl wait does: it waited a whole second (parse_since's at
+    least 1, meant for --since)."""
+    assert parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "5", "m5", "5x", "-5s", "5m junk"])
