@@ -114,6 +114,15 @@ class TooSlow(Unreachable):
         self.seconds = times * timeout
 
 
+class HeadTimeout(TimeoutError):
+    """An answer's status line and headers still arriving past the time its reader takes (the transport's
+    HeadBoundResponse): a socket timeout to the HTTP clients, TooSlow to the user (transport_error)."""
+
+    def __init__(self, times: int, timeout: float) -> None:
+        super().__init__(f"the answer's head was still arriving after {times} × {timeout:g} s")
+        self.times, self.timeout = times, timeout
+
+
 def status_error(status: int, body: bytes | str | None, req: Request) -> ApiError:
     """Map an HTTP error answer (Kubernetes Status body or plain text) to one line."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
@@ -161,6 +170,8 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
     from opening the connection (a plain socket's timeout does not say so; urllib3's ConnectTimeoutError does)."""
     where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
     root = _root(exc)
+    if isinstance(root, HeadTimeout):
+        return TooSlow(req, root.times, root.timeout)
     if any(_is_urllib3(e, "ConnectTimeoutError", exactly=True) for e in _chain(exc)) or (
             isinstance(root, (socket.timeout, TimeoutError)) and (connecting or "handshake" in str(root).lower())):
         return Unreachable(f"timed out connecting to {where} ({req.verb} {req.target()})", "timeout")

@@ -6,6 +6,7 @@ Owns request building, the timeouts, line streaming, and turning every failure i
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
 import ssl
@@ -17,8 +18,17 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls, transport
-from rlark_tui.cluster.errors import Request, TooLarge, TooSlow, Unreachable, status_error, transport_error
+from rlark_tui.cluster.errors import (
+    HeadTimeout,
+    Request,
+    TooLarge,
+    TooSlow,
+    Unreachable,
+    status_error,
+    transport_error,
+)
 from rlark_tui.cluster.transport import (
+    BODY_TIMEOUTS,
     CONNECT_TIMEOUT,
     MAX_ERROR_BYTES,
     READ_CHUNK,
@@ -73,9 +83,11 @@ class Http:
                     self._pool_made = tls.pool_manager(self.ssl_context, retries=False)
                 else:
                     import urllib3
-                    self._pool_made = urllib3.PoolManager(
+
+                    from rlark_tui.cluster import pools
+                    self._pool_made = pools.head_bound(urllib3.PoolManager(
                         retries=False, ca_certs=self._ca_certs,
-                        cert_reqs="CERT_REQUIRED" if self.base.startswith("https") else None)
+                        cert_reqs="CERT_REQUIRED" if self.base.startswith("https") else None))
             return self._pool_made
 
     @classmethod
@@ -284,6 +296,7 @@ class KeptConnection:
             raise transport_error(exc, req, CONNECT_TIMEOUT, connecting=True) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = http.client.HTTPConnection(self._host, self._port)
+        conn.response_class = HeadBoundResponse
         conn.sock = sock
         self._conn = conn
         return conn
@@ -400,6 +413,65 @@ class LineStream:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+class HeadBoundResponse(http.client.HTTPResponse):
+    """http.client's answer (urllib3's too: cluster/pools.py) whose status line and headers must arrive
+    within BODY_TIMEOUTS × the read timeout the socket has when it is read, as read_bounded holds a body: a
+    server that sent a header a byte just inside each read's timeout (http.client takes 100 headers of 64 KiB)
+    held `rlark get` for days. Past the bound HeadTimeout, which transport_error says as TooSlow. A read without
+    a timeout (a watch, a follow) is not bounded here."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None,
+                 url: str | None = None) -> None:
+        super().__init__(sock, debuglevel, method, url)
+        timeout = sock.gettimeout()
+        self._clock: _HeadClock | None = None
+        if timeout:
+            raw = sock.makefile("rb", buffering=0)  # before the buffered file is closed: the socket stays open
+            self.fp.close()
+            self._clock = _HeadClock(raw, sock, timeout)
+            self.fp = io.BufferedReader(self._clock)
+
+    def begin(self) -> None:
+        super().begin()
+        if self._clock is not None:
+            self._clock.head_read()
+
+
+class _HeadClock(io.RawIOBase):
+    """The socket reads under a HeadBoundResponse: until its head is read, each waits only for what is left of
+    the head's time (HeadTimeout past it); then as the socket's own read timeout says."""
+
+    def __init__(self, raw: io.RawIOBase, sock: socket.socket, timeout: float) -> None:
+        super().__init__()
+        self._raw, self._sock, self._timeout = raw, sock, timeout
+        self._deadline: float | None = time.monotonic() + BODY_TIMEOUTS * timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int | None:  # type: ignore[override]
+        if self._deadline is None:
+            return self._raw.readinto(buffer)
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise HeadTimeout(BODY_TIMEOUTS, self._timeout)
+        self._sock.settimeout(min(self._timeout, left))
+        try:
+            return self._raw.readinto(buffer)
+        except TimeoutError:
+            if time.monotonic() >= self._deadline:
+                raise HeadTimeout(BODY_TIMEOUTS, self._timeout) from None
+            raise
+
+    def head_read(self) -> None:
+        self._deadline = None
+        self._sock.settimeout(self._timeout)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _error_body(resp: urllib3.BaseHTTPResponse) -> bytes:

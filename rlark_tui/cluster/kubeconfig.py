@@ -230,25 +230,24 @@ def api_client(kubeconfig: Kubeconfig, context: str) -> k8s.ApiClient:
     import logging
 
     import urllib3
-    from kubernetes import client as k8s
 
     if _REDACTED_RECORDS not in logging.getLogger().filters:
         logging.getLogger().addFilter(_REDACTED_RECORDS)
     retries = urllib3.Retry(total=0, connect=0, read=0, redirect=0, status=0, raise_on_status=False)
     # Over https, one TLS context from the credentials' bytes (cluster/tls.py), a `proxy-url` or an exec plugin
     # too: inline client keys never go to disk.
-    from rlark_tui.cluster import tls
+    from rlark_tui.cluster import pools, tls
     from rlark_tui.cluster.lean import tls_context
     plain = plain_context(kubeconfig, context)
     if plain is not None:
         https = (plain.host or "").startswith("https")
         configuration = _configuration(plain)
         configuration.retries = retries
-        return tls.api_client(configuration, tls_context(plain)) if https else k8s.ApiClient(configuration)
+        return tls.api_client(configuration, tls_context(plain)) if https else pools.plain_client(configuration)
     configuration, taken = _loader_configuration(kubeconfig, context)
     configuration.retries = retries
     if not (configuration.host or "").startswith("https"):
-        return k8s.ApiClient(configuration)
+        return pools.plain_client(configuration)
     return tls.api_client(configuration, tls_context(_loader_tls(configuration, taken)))
 
 

@@ -126,13 +126,14 @@ def pool_manager(context: ssl.SSLContext, proxy: str | None = None, proxy_header
             raise UsageError(f"proxy-url {proxy}: a SOCKS proxy needs the PySocks package "
                              "(pip install pysocks)") from None
         return SOCKSProxyManager(proxy, headers=proxy_headers, **pool_args)
+    from rlark_tui.cluster import pools
     if proxy:
         try:
-            return urllib3.ProxyManager(proxy, proxy_headers=proxy_headers, **pool_args)
+            return pools.head_bound(urllib3.ProxyManager(proxy, proxy_headers=proxy_headers, **pool_args))
         except (urllib3.exceptions.ProxySchemeUnknown, urllib3.exceptions.LocationParseError, ValueError):
             raise UsageError(f"proxy-url {proxy}: not a proxy URL rlark can use (http://, https:// or "
                              "socks5://HOST:PORT)") from None
-    return urllib3.PoolManager(**pool_args)
+    return pools.head_bound(urllib3.PoolManager(**pool_args))
 
 
 def api_client(configuration: k8s.Configuration, context: ssl.SSLContext) -> k8s.ApiClient:

@@ -12,8 +12,10 @@ from tests.sources import parsed
 
 PACKAGE = Path(rlark_tui.__file__).parent
 HTTP_CLIENTS = ("http.client", "urllib.request", "urllib.error", "urllib3", "requests", "httpx", "aiohttp")
-TRANSPORT = {"cluster/http.py", "cluster/tls.py", "cluster/objects.py", "cluster/kubeconfig.py", "cluster/server.py"}
-"""cluster/objects.py streams a download to disk with Range and resume over a tls.py pool of its own;
+TRANSPORT = {"cluster/http.py", "cluster/pools.py", "cluster/tls.py", "cluster/objects.py", "cluster/kubeconfig.py",
+             "cluster/server.py"}
+"""cluster/pools.py makes urllib3's pools read an answer's head within its bound (http.HeadBoundResponse);
+cluster/objects.py streams a download to disk with Range and resume over a tls.py pool of its own;
 kubeconfig.py and server.py set the kubernetes ApiClient's urllib3 retries (none) and send nothing themselves."""
 LOCAL_RECORDS = {"cluster/objects.py", "raydash/diagnose.py"}
 """They decode their own small files in the state dir (a download's part record, a kept diagnosis), no answer."""

@@ -46,13 +46,22 @@ FORGED_JOB = json.dumps({
 
 
 class _Hostile(BaseHTTPRequestHandler):
-    """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip" | "nonfinite" |
-    "discovery" | "forged")."""
+    """Answers every GET with the server's `answer`: ("deep" | "long" | "many" | "endless" | "drip" | "drip-head" |
+    "nonfinite" | "discovery" | "forged")."""
 
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         answer = self.server.answer
+        if answer == "drip-head":  # a header that never ends, a byte inside each read's timeout
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Forever: ")
+            try:
+                while not self.server.stopping.wait(0.02):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+            except OSError:
+                self.server.cut.set()
+            return
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         if answer == "drip":  # within the bound and each read's timeout, never done
@@ -144,6 +153,22 @@ def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, capsys, m
     assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, result.err
     assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
     assert "to list jobs was still arriving after 1 s (10 × the 0.1 s request timeout)" in result.err, result.err
+
+
+@pytest.mark.parametrize("path", ["lean", "client"])
+def test_an_answer_whose_headers_drip_for_ever_ends_at_its_time_bound(hostile, capsys, monkeypatch, path):
+    """issue 33, a sixteenth round: the time bound held only the body, so a control plane that sent its status
+    line and then a header a byte every 20 ms (inside each read's timeout; 100 headers of 64 KiB are 6.5 MB of
+    them) held `rlark get` for days. The head is held to the same bound as the body."""
+    server, kubeconfig = hostile
+    if path == "client":
+        monkeypatch.setattr(lean.LeanClient, "open", classmethod(lambda cls, *args, **kwargs: None))
+    server.answer = "drip-head"
+    result = cli_runner(kubeconfig, capsys)("--request-timeout", "0.1", "get", "jobs")
+    assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, result.err
+    assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
+    assert "to list jobs was still arriving after 1 s (10 × the 0.1 s request timeout)" in result.err, result.err
+    assert server.cut.wait(10)
 
 
 def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile):
