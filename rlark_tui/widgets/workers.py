@@ -21,7 +21,7 @@ from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import one_line, pad
 from rlark_tui.view.index import GpuByRole, PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
@@ -41,8 +41,11 @@ class WorkerRef:
     pod_key: str = ""
 
 
-def _cols(values: tuple[str, ...]) -> str:
-    return "  ".join(value.ljust(width) for value, (_, width) in zip(values, POD_COLUMNS))
+def _cols(values: tuple[str, ...], columns: tuple[tuple[str, int], ...] = POD_COLUMNS) -> str:
+    """Cells side by side, each one line (sinks.one_line) padded by the columns it shows (sinks.pad): a cell of
+    wide characters padded by its length stood its row's next cells under the next headers, and a role name with a
+    line break added a row of its own."""
+    return "  ".join(pad(one_line(value), width) for value, (_, width) in zip(values, columns))
 
 
 def _plain(label: str) -> Text:
@@ -191,10 +194,10 @@ class RoleGpuUse(Static):
         self.display = gpu.measured
         if not gpu.measured:
             return
-        lines = ["  ".join(label.ljust(width) for label, width in GPU_COLUMNS)]
+        lines = [_cols(tuple(label for label, _ in GPU_COLUMNS), GPU_COLUMNS)]
         for row in gpu.rows[:limit]:
-            cells = (row.role, str(row.pods), str(row.gpus), util_cell(row), memory_cell(row))
-            lines.append("  ".join(cell.ljust(width) for cell, (_, width) in zip(cells, GPU_COLUMNS)))
+            lines.append(_cols((row.role, str(row.pods), str(row.gpus), util_cell(row), memory_cell(row)),
+                               GPU_COLUMNS))
         if len(gpu.rows) > limit:
             lines.append(f"… {len(gpu.rows) - limit:,} more roles (the first {limit:,} shown)")
         if gpu.note:

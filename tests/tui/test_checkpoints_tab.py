@@ -11,7 +11,7 @@ import json
 from types import MappingProxyType
 
 import pytest
-from tui_factories import build_snapshot, job_dict
+from tui_factories import ROLES, build_snapshot, job_dict
 
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
@@ -192,6 +192,29 @@ def _usage(snapshot, utils: dict[str, float]) -> UsageState:
         if task in utils:
             samples[key] = PodUsage(key, 1.0, (GpuSample(0, "GPU-0", utils[task], 30 * 1024.0, 81559.0),))
     return UsageState(samples=MappingProxyType(samples))
+
+
+async def test_gpu_use_by_role_keeps_each_role_on_its_row_and_its_numbers_under_their_headers(post_snapshot):
+    """Issue 33, a sixteenth round (a Job author's role name, Unicode that forges a table): the Workers tab's GPU
+    use by role padded each cell by its length and kept a line break (`clean`), so a role named with 8 wide
+    characters moved its numbers under the next headers, and one named 'Actor<LF>Rollout  1  8  99/99/99% …'
+    added a forged row. Each cell is one line (sinks.one_line), padded by the columns it shows (sinks.pad)."""
+    from rlark_tui.text.sinks import cell_width
+
+    forged = "Rollout           1     8     99/99/99%          80/80/80Gi"
+    roles = ((*ROLES[0][:2], "作业作业作业作业", *ROLES[0][3:]), (*ROLES[1][:2], f"R\n{forged}", *ROLES[1][3:]))
+    plain = build_snapshot([job_dict("demo-ppo", roles=roles)])
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await post_snapshot(pilot, dataclasses.replace(plain, usage={ALL_KEY: _usage(plain, {"actor": 93,
+                                                                                              "rollout": 4})}))
+        app.post_message(messages.OpenJob("demo-ppo"))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.query_one(
+            RoleGpuUse).display, "the Job's GPU use by role")
+        header, *lines = str(app.screen.query_one(RoleGpuUse).render()).splitlines()
+        assert [line for line in lines if line.startswith("Rollout")] == [], lines
+        wide = next(line for line in lines if line.startswith("作业"))
+        assert cell_width(wide[:wide.index(" 1 ") + 1]) == header.index("PODS"), (header, wide)
 
 
 async def test_workers_tab_shows_gpu_use_by_role_and_the_imbalance(post_snapshot):
