@@ -22,6 +22,7 @@ from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
+from rlark_tui.model.timefmt import parse_time
 
 if TYPE_CHECKING:
     import argparse
@@ -175,11 +176,8 @@ def live_lease_ips(leases: list[dict[str, Any]], now: datetime) -> list[str]:
         holder, duration, renewed = spec.get("holderIdentity"), spec.get("leaseDurationSeconds"), spec.get("renewTime")
         if not isinstance(holder, str) or not isinstance(duration, int) or not isinstance(renewed, str):
             continue
-        try:
-            renew = datetime.fromisoformat(renewed.replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        if (now - renew).total_seconds() > duration:
+        renew = parse_time(renewed)  # the one reader of API times: one without a zone raised TypeError here
+        if renew is None or (now - renew).total_seconds() > duration:
             continue
         ip = holder.partition("/")[0]
         if _is_ip(ip):

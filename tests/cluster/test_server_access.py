@@ -57,6 +57,20 @@ def test_live_leases_give_only_ips_and_skip_expired_foreign_and_malformed_ones()
     assert agent_id("rlark-gpu-a") == "gpu-a" and agent_id("gpu-a") == "gpu-a"
 
 
+def test_a_leases_renew_time_in_any_shape_is_read_or_skipped_never_raised():
+    """issue 33, a sixteenth round, a hostile control plane's Leases: a renewTime without a zone (naive) raised
+    TypeError against the aware now, and any command that found rlark-server by its Lease ended in a crash
+    report. It is read as every API time is (model.timefmt.parse_time: UTC when it says no zone)."""
+    def renewed(text: str, ip: str) -> dict:
+        return {"metadata": {"name": f"rlark-server-peer-{ip}"},
+                "spec": {"holderIdentity": f"{ip}/p/t", "leaseDurationSeconds": 15, "renewTime": text}}
+    stamp = NOW.strftime("%Y-%m-%dT%H:%M:%S")
+    leases = [renewed(stamp, "10.0.0.1"), renewed("9999-12-31T23:59:59-23:59", "10.0.0.2"),
+              renewed("0001-01-01T00:00:00+23:59", "10.0.0.3"), renewed(stamp + "+99:99", "10.0.0.4"),
+              renewed(stamp + ".5+01:00", "10.0.0.5")]
+    assert live_lease_ips(leases, NOW) == ["10.0.0.1"]
+
+
 def test_flags_give_the_server_and_a_missing_ca_is_refused_naming_both_options(tmp_path):
     crt, key = pem_pair(tmp_path, "admin")
     given = dict(server_address="https://rlark.example:8443", client_cert=crt, client_key=key)
