@@ -10,8 +10,10 @@ import re
 from types import MappingProxyType
 
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$", re.ASCII
 )
+"""ASCII digits only (text/parse's rule): a str pattern's `\\d` is any Unicode digit, and float() reads them, so a
+Node's `８` GPUs or `１２Gi` was 8 and 12 GiB to rlark and no quantity to Kubernetes."""
 _SUFFIX = MappingProxyType({
     "": 1.0,
     "n": 1e-9, "u": 1e-6, "m": 1e-3,

@@ -164,6 +164,8 @@ def test_stacks_usage_and_patterns_read_unicode_digits_as_no_number():
     assert patterns.refusal("step a{²}") == "" and patterns.compile_pattern("a{²}").search("a{²}")
     assert patterns.refusal("a{" + "9" * 5000 + "}")
     assert parse_quantity("1Ei") == 2.0 ** 60 and parse_quantity("2E") == 2e18 and parse_quantity("1e3") == 1e3
+    # issue 33, a sixteenth round: `\d` and float() took any Unicode digit (fullwidth, Arabic-Indic, mixed)
+    assert [parse_quantity(text) for text in ("８", "１２Gi", "1٢", "1e٣", "0.５m")] == [None] * 5
 
 
 def test_a_run_check_and_a_stack_dump_with_5000_digit_numbers_raise_nothing():
