@@ -2,9 +2,9 @@
 bytes on as they come, escape sequences and all, so a full-screen program (vim, htop, less) draws, queries the
 terminal (DA, DECRQSS, XTGETTCAP, its colours) and is answered as it would be over kubectl, but for the writes that
 reach past the terminal's screen into the operator's desktop, which no program in a Pod needs and a hostile Pod
-uses: an OSC that sets or reads the clipboard (52: set it, or `?`, read it back into the Pod's input), sets the
-window or icon title (0, 1, 2), raises a desktop notification (9, 777: rlark's own alerts' channel), sets a font
-(50) or hands over a file (iTerm2's 1337, kitty's 5113); and a tmux passthrough (`DCS tmux;`), which would carry
+uses: an OSC that sets or reads the clipboard (52: set it, or `?`, read it back into the Pod's input; kitty's
+5522), sets the window or icon title (0, 1, 2), raises a desktop notification (9, 777: rlark's own alerts' channel;
+kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); and a tmux passthrough (`DCS tmux;`), which would carry
 them past a tmux the operator runs rlark in. Each such sequence is dropped whole, its introducer and terminator
 too. Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-DROPPED_OSC = frozenset({0, 1, 2, 9, 50, 52, 777, 1337, 5113})
+DROPPED_OSC = frozenset({0, 1, 2, 9, 50, 52, 99, 777, 1337, 5113, 5522})
 """The OSC numbers a Pod's output never passes (see the module's doc)."""
 MAX_OSC_DIGITS = 8
 """The digits of an OSC number looked at: a longer number (no terminal's) is dropped as one of the above."""

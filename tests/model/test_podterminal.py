@@ -14,6 +14,7 @@ CASES = [
     (b"a\x1b]0;t\x1b\\b\x1b]1;t\x07\x1b]2;t\x07\x1b];t\x07c", b"abc"),
     (b"\x1b]9;rlark: job failed\x07\x1b]777;notify;x;y\x07\x1b]1337;File=name=eA==:eA==\x07\x1b]50;f\x07z", b"z"),
     (b"\x1b]052;c;x\x07\x1b]000000052;c;x\x07z", b"z"),
+    (b"\x1b]99;;hi\x1b\\\x1b]5522;type=write\x07z", b"z"),  # kitty's notification and clipboard
     (b"x\xc2\x9d52;c;aGk=\xc2\x9cy", b"xy"),  # the C1 forms in UTF-8
     (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
     (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
