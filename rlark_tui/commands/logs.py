@@ -17,6 +17,7 @@ from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
 from rlark_tui.local.terminal import no_color
+from rlark_tui.text.podterminal import line_for_terminal
 from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sanitize import clean_log
 from rlark_tui.text.sinks import one_line
@@ -52,7 +53,8 @@ def register(subparsers, parents) -> None:
                              "then masked only where they look like secrets)")
     parser.add_argument("--raw", action="store_true",
                         help="print lines as the Pod wrote them, escape sequences included (default: only SGR "
-                             "colours, and only on a terminal; secrets are masked either way)")
+                             "colours, and only on a terminal; secrets are masked either way; on a terminal, no "
+                             "clipboard, title or notification write)")
     parser.set_defaults(handler=run, cleans_own_output=True)
 
 
@@ -69,10 +71,15 @@ def run(args: argparse.Namespace) -> int:
     prefix = args.pod is None
     out_lock = threading.Lock()
     redact = LineRedactor(secret_values(job))
-    keep_sgr = sys.stdout.isatty() and not no_color(args)
+    terminal = sys.stdout.isatty()
+    keep_sgr = terminal and not no_color(args)
+
+    def raw(text: str) -> str:
+        # --raw on a terminal: as `rlark exec` passes a Pod's output, no clipboard, title or notification write
+        return line_for_terminal(text) if terminal else text
 
     def show(item: LogLine, text: str) -> None:
-        line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
+        line = dataclasses.replace(item, text=raw(text) if args.raw else clean_log(text, keep_sgr))
         print(line.render(prefix, args.timestamps), flush=True)
 
     def emit(item: LogLine | Notice) -> None:

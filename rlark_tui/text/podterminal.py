@@ -162,3 +162,9 @@ class PodOutput:
             out += terminator
         self._state = _GROUND
         self._passing = True
+
+
+def line_for_terminal(text: str) -> str:
+    """One line a Pod wrote (a log line: `rlark logs --raw` on a terminal) as PodOutput passes it: a sequence
+    begun and not ended on the line is dropped with the line's end (held bytes are not passed)."""
+    return PodOutput().feed(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")

@@ -183,6 +183,20 @@ def test_logs_on_a_terminal_keep_only_sgr(hostile, env):
     assert ESCAPE.search(term.raw) is None and b"\x1b[2J" not in term.raw and b"\x1bP" not in term.raw
 
 
+def test_raw_logs_on_a_terminal_keep_a_pods_drawing_but_no_clipboard_or_title_write(hostile, env):
+    """Issue 33, a sixteenth round (after rlark exec's rule, 6d20b50): `rlark logs --raw` prints lines as the Pod
+    wrote them, and on a terminal a log line's OSC 52 set the operator's clipboard and its OSC 0 the window's
+    title. On a terminal --raw passes what rlark exec passes."""
+    term = Terminal(["--kubeconfig", str(hostile.kubeconfig), "logs", NAME, "--role", "actor", "--raw"],
+                    _pty_env(env))
+    try:
+        term.wait_for(b"env note")
+    finally:
+        term.close()
+    assert MARKER.encode() in term.raw and b"\x1b[2J\x1b[H" in term.raw and b"\x1bP+q544e\x1b\\" in term.raw
+    assert b"]52;" not in term.raw and b"pwned-title" not in term.raw
+
+
 class Tmux:
     """The real app in a tmux pane (its own server, `set-clipboard on` as the README recommends): `screen()` is
     what the pane shows, `raw()` every byte the app wrote (pipe-pane, attached before the app starts)."""
