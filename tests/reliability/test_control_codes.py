@@ -194,7 +194,7 @@ def test_raw_logs_on_a_terminal_keep_a_pods_drawing_but_no_clipboard_or_title_wr
     finally:
         term.close()
     assert MARKER.encode() in term.raw and b"\x1b[2J\x1b[H" in term.raw and b"\x1bP+q544e\x1b\\" in term.raw
-    assert b"]52;" not in term.raw and b"pwned-title" not in term.raw
+    assert b"]52;" not in term.raw and b"pwned-title" not in term.raw and b"c1-title" not in term.raw
 
 
 class Tmux:
