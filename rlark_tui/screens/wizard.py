@@ -180,14 +180,21 @@ class WizardScreen(RlarkScreen):
 
     @work(exclusive=True, group="wizard-resume")
     async def _resume(self, saved: SavedDraft) -> None:
-        await self.load(saved.draft, saved.step)
+        if not await self.load(saved.draft, saved.step, "the autosaved draft"):
+            return
         if saved.findings:
             self.notify(f"the saved draft has {len(saved.findings)} problem(s): {saved.findings[0]}",
                         severity="warning", timeout=8)
 
-    async def load(self, draft: JobDraft, step: int = 1) -> None:
+    async def load(self, draft: JobDraft, step: int = 1, what: str = "the draft") -> bool:
         """Prefill the whole form from `draft` (resume, import, clone, edit) and show `step`; not autosaved
-        until the next change. A locked name stays."""
+        until the next change. A locked name stays. A draft of more than jobspec.draft.MAX_ROLES roles is refused
+        in one line, naming it as `what`, and the form keeps what it held (False): a row and a form per role, and
+        an autosave of 400 roles, which another rlark or a hand edit left, held the UI thread 25 s."""
+        why = too_many_roles(len(draft.roles), what)
+        if why:
+            self.notify(why, severity="error", timeout=8)
+            return False
         if self.locked_name is not None:
             draft = replace(draft, name=self.locked_name)
         self.draft, self.step, self.role_index = draft, step, 0
@@ -199,6 +206,7 @@ class WizardScreen(RlarkScreen):
         self._show_step()
         self._status("")
         self._focus_first()
+        return True
 
     # ---- live data ------------------------------------------------------------------------------------
     def show_snapshot(self, index: SnapshotIndex) -> None:
@@ -494,12 +502,9 @@ class WizardScreen(RlarkScreen):
         if message.error or draft is None:
             self.notify(message.error, severity="error", timeout=8)
             return
-        why = too_many_roles(len(draft.roles), f"draft {path}")
-        if why:
-            self.notify(why, severity="error", timeout=8)
+        if not await self.load(draft, what=f"draft {path}"):
             return
         self.last_path = path
-        await self.load(draft)
         self._recheck()
         problems = f"; {len(findings)} problem(s), first: {findings[0]}" if findings else ""
         self.notify(f"imported {path}{problems}", severity="warning" if findings else "information", timeout=8)

@@ -193,6 +193,24 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
         assert len(screen.draft.roles) == 12
 
 
+async def test_an_autosave_of_more_roles_than_the_wizard_takes_is_refused_in_one_line(state):
+    """Issue 33, a sixteenth round (a draft another rlark or a hand edit left as the autosave): the wizard refused
+    a draft past jobspec.draft.MAX_ROLES on import, clone and edit, but resumed an autosave of any number of roles,
+    and 400 held the UI thread 25 s. Every draft enters the form through WizardScreen.load, which refuses it in
+    one line and keeps the form as it was."""
+    base = data_draft()
+    DraftStore().save(replace(base, name="many", roles=tuple(replace(base.roles[1], name=f"R{i}")
+                                                              for i in range(72))), 2)
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_offline(pilot)
+        await until(pilot, lambda: resume_offered(app), what="the resume offer")
+        await press(pilot, "y")
+        said = "the autosaved draft has 72 roles, more than the wizard's 64: not opened in it"
+        await until(pilot, lambda: any(n.message == said for n in app._notifications), what="the refusal")
+        assert app.screen is screen and screen.draft.name == "" and len(screen.draft.roles) == 3
+
+
 async def answer(pilot, path) -> None:
     """Type the path into the file prompt (paste-like: set the text, then Enter as a user would)."""
     prompt = pilot.app.screen.query_one("#wizard-path-input")
