@@ -33,11 +33,24 @@ class SavedDraft:
     findings: list[Finding]
 
     def summary(self) -> str:
-        """One line (sinks.one_line): the draft may be someone else's (an import, a clone), its names any text."""
+        """One line (sinks.one_line) of at most a few hundred characters: the draft may be someone else's (an
+        import, a clone), its names any text, and a 4 MiB autosave whose name, role names and save time were 3 MB
+        of text took the UI thread 4 s to lay out in the offer. Each is cut to SUMMARY_CHARS, and the roles past
+        SUMMARY_ROLES are counted."""
         draft = self.draft
-        roles = ", ".join(role.name or "?" for role in draft.roles) or "no roles"
-        return one_line(f"{draft.name or '(no name yet)'} · {draft.type} · roles: {roles} · step {self.step} of 4 · "
-                        f"saved {self.saved_at}")
+        roles = ", ".join(_cut(role.name or "?") for role in draft.roles[:SUMMARY_ROLES]) or "no roles"
+        if len(draft.roles) > SUMMARY_ROLES:
+            roles += f" (+{len(draft.roles) - SUMMARY_ROLES:,} more)"
+        return one_line(f"{_cut(draft.name or '(no name yet)')} · {_cut(draft.type)} · roles: {roles} · "
+                        f"step {self.step} of 4 · saved {_cut(self.saved_at)}")
+
+
+SUMMARY_CHARS = 64
+SUMMARY_ROLES = 8
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1] + "…"
 
 
 class DraftStore:

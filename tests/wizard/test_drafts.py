@@ -315,3 +315,16 @@ def test_the_resume_offer_names_the_draft_and_its_roles_on_one_line(tmp_path):
     summary = store.load().summary()
     assert "\n" not in summary and summary.startswith("x\\nResume it now: all checks passed · ")
     assert "roles: Actor\\n\\nResume it, or start, " in summary
+
+
+def test_the_resume_offer_is_a_line_of_bounded_length_whatever_the_autosave(tmp_path):
+    """Issue 33, a sixteenth round (an autosave another rlark or a hand edit left): the offer quoted the draft's
+    name, every role's name and the header's save time whole, and a 4 MiB autosave made them 3 MB of text, which the
+    confirm dialog took the UI thread 4 s to lay out. Each is cut and the roles past the first eight counted."""
+    store = DraftStore(tmp_path)
+    draft = base_draft("n" * 100_000)
+    store.save(replace(draft, roles=tuple(replace(draft.roles[0], name=f"R{i}" + "r" * 5_000) for i in range(20))),
+               2)
+    store.path.write_text(store.path.read_text().replace("saved ", "saved " + "x" * 100_000, 1))
+    summary = store.load().summary()
+    assert len(summary) < 1_000 and "(+12 more)" in summary and summary.startswith("n" * 63 + "… · "), summary
