@@ -1,12 +1,13 @@
-"""What a Pod's output may do to the operator's terminal (`rlark exec`, the TUI's shell): `PodOutput` passes the
-bytes on as they come, escape sequences and all, so a full-screen program (vim, htop, less) draws, queries the
-terminal (DA, DECRQSS, XTGETTCAP, its colours) and is answered as it would be over kubectl, but for the writes that
-reach past the terminal's screen into the operator's desktop, which no program in a Pod needs and a hostile Pod
-uses: an OSC that sets or reads the clipboard (52: set it, or `?`, read it back into the Pod's input; kitty's
-5522), sets the window or icon title (0, 1, 2), raises a desktop notification (9, 777: rlark's own alerts' channel;
-kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); and a tmux passthrough (`DCS tmux;`), which would carry
-them past a tmux the operator runs rlark in. Each such sequence is dropped whole, its introducer and terminator
-too. Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
+"""What a Pod's output may do to the operator's terminal (`rlark exec`, the TUI's shell, `rlark logs --raw`):
+`PodOutput` passes the bytes on as they come, escape sequences and all, so a full-screen program (vim, htop, less)
+draws, queries the terminal (DA, DECRQSS, XTGETTCAP, its colours) and is answered as it would be over kubectl, but
+for the writes that reach past the terminal's screen into the operator's desktop, which no program in a Pod needs
+and a hostile Pod uses: an OSC that sets or reads the clipboard (52: set it, or `?`, read it back into the Pod's
+input; kitty's 5522), sets the window or icon title (0, 1, 2), raises a desktop notification (9, 777: rlark's own
+alerts' channel; kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); kitty's graphics
+(`APC G`), which can have the terminal read the operator's files; and a tmux passthrough (`DCS tmux;`), which would
+carry them past a tmux the operator runs rlark in. Each such sequence is dropped whole, its introducer and
+terminator too. Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ DROPPED_OSC = frozenset({0, 1, 2, 9, 50, 52, 99, 777, 1337, 5113, 5522})
 MAX_OSC_DIGITS = 8
 """The digits of an OSC number looked at: a longer number (no terminal's) is dropped as one of the above."""
 _PASSTHROUGH = b"tmux;"
-_INTRO = re.compile(rb"\x1b[\]P]|\xc2[\x9d\x90]")
-"""An OSC's or a DCS's introducer: ESC ] and ESC P, or the C1 forms in UTF-8."""
+_GRAPHICS = b"G"
+"""kitty's graphics command (`APC G`): `t=f`, `t=t` and `t=s` have the terminal read a file or shared memory of
+the operator's (its answer into the Pod's input says whether `~/.ssh/id_rsa` exists), so none passes."""
+_INTRO = re.compile(rb"\x1b[\]P_]|\xc2[\x9d\x90\x9f]")
+"""An OSC's, a DCS's or an APC's introducer: ESC ], ESC P and ESC _, or the C1 forms in UTF-8."""
 _ENDS = re.compile(rb"[\x07\x18\x1a\x1b\xc2]")
 """What may end a string sequence (OSC, DCS): BEL (an OSC), CAN, SUB, ESC (ESC \\ is ST; any other ESC aborts it)
 and the first byte of C1 ST in UTF-8 (C2 9C)."""
@@ -37,7 +41,9 @@ class PodOutput:
         self._passing = True
         """Within a string sequence: whether its bytes go on."""
         self._osc = True
-        """Within a string sequence: an OSC (BEL ends it too) or a DCS (only ST)."""
+        """Within a string sequence: an OSC (BEL ends it too) or a DCS or APC (only ST)."""
+        self._dropped_head = _PASSTHROUGH
+        """What a DCS's or APC's text begins with when it is dropped."""
 
     def feed(self, data: bytes) -> bytes:
         out = bytearray()
@@ -57,6 +63,7 @@ class PodOutput:
                 at = found.end()
                 self._held = bytearray(found.group())
                 self._state = _OSC_NUMBER if found.group()[-1] in (0x5D, 0x9D) else _DCS_HEAD
+                self._dropped_head = _GRAPHICS if found.group()[-1] in (0x5F, 0x9F) else _PASSTHROUGH
                 continue
             if state in (_STRING, _STRING_ESC, _STRING_C1):
                 at = self._string(data, at, out)
@@ -73,12 +80,13 @@ class PodOutput:
         return bytes(out)
 
     def _introduced(self, byte: int, out: bytearray) -> bool:
-        """After ESC (or C2, UTF-8's first byte of a C1): `byte` makes an OSC (`]`, C1 9D) or a DCS (`P`, C1 90), or
-        else what was held goes on and `byte` is not taken (False)."""
-        osc, dcs = (0x5D, 0x50) if self._state == _ESC else (0x9D, 0x90)
-        if byte in (osc, dcs):
+        """After ESC (or C2, UTF-8's first byte of a C1): `byte` makes an OSC (`]`, C1 9D), a DCS (`P`, C1 90) or an
+        APC (`_`, C1 9F), or else what was held goes on and `byte` is not taken (False)."""
+        osc, dcs, apc = (0x5D, 0x50, 0x5F) if self._state == _ESC else (0x9D, 0x90, 0x9F)
+        if byte in (osc, dcs, apc):
             self._held.append(byte)
             self._state = _OSC_NUMBER if byte == osc else _DCS_HEAD
+            self._dropped_head = _GRAPHICS if byte == apc else _PASSTHROUGH
             return True
         out += self._held
         self._held.clear()
@@ -96,11 +104,12 @@ class PodOutput:
         self._string(bytes([byte]), 0, out)
 
     def _dcs_head(self, byte: int, out: bytearray) -> None:
+        """The start of a DCS (a tmux passthrough is dropped) or an APC (kitty's graphics are)."""
         head = bytes(self._held[2:]) + bytes([byte])
-        if _PASSTHROUGH.startswith(head) and head != _PASSTHROUGH:
+        if self._dropped_head.startswith(head) and head != self._dropped_head:
             self._held.append(byte)
             return
-        if head == _PASSTHROUGH:
+        if head == self._dropped_head:
             self._open_string(False, out, osc=False)
             return
         self._open_string(True, out, osc=False)
@@ -142,9 +151,10 @@ class PodOutput:
         if self._state == _STRING_ESC and byte == 0x1B and not self._passing:
             self._state = _STRING  # a doubled ESC: a tmux passthrough's own text (dropped with it)
             return at + 1
-        if self._state == _STRING_C1 and byte in (0x9D, 0x90):  # a C1 OSC or DCS: as ESC ] or ESC P would
+        if self._state == _STRING_C1 and byte in (0x9D, 0x90, 0x9F):  # a C1 OSC, DCS or APC: as ESC ], P, _ would
             self._held = bytearray((0xC2, byte))
             self._state = _OSC_NUMBER if byte == 0x9D else _DCS_HEAD
+            self._dropped_head = _GRAPHICS if byte == 0x9F else _PASSTHROUGH
             self._passing = True
             return at + 1
         if self._state == _STRING_C1:  # a character of the string

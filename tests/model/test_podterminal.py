@@ -18,6 +18,8 @@ CASES = [
     (b"x\xc2\x9d52;c;aGk=\xc2\x9cy", b"xy"),  # the C1 forms in UTF-8
     (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
     (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
+    (b"a\x1b_Ga=q,t=f;L2hvbWUvdS8uc3NoL2lkX3JzYQ==\x1b\\b\xc2\x9fGt=s;x\xc2\x9cc", b"abc"),  # kitty reads a file
+    (b"\x1b_X\x07y\x1b\\\x1b_\x1b]52;c;x\x07z", b"\x1b_X\x07y\x1b\\\x1b_z"),
     (b"\x1b]8;;http://x\x1b]52;c;x\x07", b"\x1b]8;;http://x"),  # an ESC ends the link's OSC and starts one
     (b"\x1b]8;;\xc2\x9d52;c;x\x07z", b"\x1b]8;;z"),
     (b"\x1b]52;c;xx\x1b[31mred", b"\x1b[31mred"),
