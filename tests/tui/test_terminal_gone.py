@@ -73,7 +73,9 @@ def test_the_tui_ends_when_its_terminal_closes_without_a_hangup_signal(plain_san
 
 HANDLED = r"""
 import os, signal, sys, time
+from rlark_tui.local import terminal
 from rlark_tui.local.terminal import ends_with_terminal
+terminal.GONE_POLL_SECONDS = 0.05  # the watch sees the terminal gone well within the handler's stop
 log, finished = sys.argv[1], []
 
 def on_hangup(signum, _frame):  # rlark demo's: finish() (stop the sandbox) once, then end the process
@@ -82,7 +84,7 @@ def on_hangup(signum, _frame):  # rlark demo's: finish() (stop the sandbox) once
     finished.append(True)
     with open(log, "a") as out:
         out.write("stopping\n")
-    time.sleep(1.0)  # stopping the sandbox takes a while: longer than the watch's poll of the terminal
+    time.sleep(0.3)  # stopping the sandbox takes a while: longer than the watch's poll of the terminal
     with open(log, "a") as out:
         out.write("stopped\n")
     os._exit(128 + signum)
