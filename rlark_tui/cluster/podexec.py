@@ -77,6 +77,9 @@ arrived is kept and the frame is finished by a later read, so a frame held half-
 SEND_SECONDS = 60.0
 """How long a write may wait for the data plane to take the bytes."""
 MAX_STATUS_BYTES = 64 << 10
+UPGRADE_BYTES = 64 << 10
+"""The most read of the data plane's answer to the exec's upgrade (its status line and headers: a few hundred
+bytes); past it the exec is not opened, one line."""
 """What is kept of the status channel (a metav1.Status of a few hundred bytes); the rest is not kept."""
 
 
@@ -149,6 +152,7 @@ class ExecSession:
         configuration = api_client.configuration
         sslopt = tls.websocket_sslopt(api_client)
         proxied = sslopt is None  # a client of certificate files connects as the `kubernetes` client's would
+        ws = _Upgrading(sslopt=sslopt or _file_sslopt(configuration), skip_utf8_validation=False)
         opened: list[_ExecSocket] = []
         failed: list[RlarkError] = []
         abandoned = threading.Event()
@@ -157,8 +161,8 @@ class ExecSession:
             # websocket-client's connect has no time bound in all: it runs here, and a silent server is given up
             # on after CONNECT_TIMEOUT (a late connection is then closed).
             try:
-                opened.append(_Channels.connect(configuration, sslopt or _file_sslopt(configuration), pod,
-                                                namespace, argv, stdin=stdin, tty=tty, proxied=proxied, req=req))
+                opened.append(_Channels.connect(ws, configuration, pod, namespace, argv, stdin=stdin, tty=tty,
+                                                proxied=proxied, req=req))
             except RlarkError as exc:
                 failed.append(exc)
             except WebSocketBadStatusException as exc:
@@ -173,6 +177,7 @@ class ExecSession:
         worker.join(CONNECT_TIMEOUT)
         if worker.is_alive():
             abandoned.set()
+            ws.hang_up()  # else the connect reads on, for ever if the data plane sends without end
             raise Unreachable(f"timed out after {CONNECT_TIMEOUT:g}s connecting to the {source} at {req.url} "
                               f"(exec in pod {pod})", "timeout")
         if failed:
@@ -337,7 +342,7 @@ class _Channels:
         self.subprotocol = sock.getsubprotocol() or (sock.getheaders() or {}).get("sec-websocket-protocol")
 
     @classmethod
-    def connect(cls, configuration: k8s.Configuration, sslopt: dict[str, Any], pod: str, namespace: str,
+    def connect(cls, sock: _Upgrading, configuration: k8s.Configuration, pod: str, namespace: str,
                 argv: list[str], *, stdin: bool, tty: bool, proxied: bool, req: Request) -> _Channels:
         """The exec's WebSocket, upgraded where it was asked for: a redirect is not followed (one line).
         websocket-client follows three, each with the same headers and client certificate, so a data plane (or
@@ -352,15 +357,15 @@ class _Channels:
         if bearer:
             header.append(f"authorization: {bearer}")
         options = websocket_proxycare({}, configuration, url, None) if proxied else {}
-        sock = WebSocket(sslopt=sslopt, skip_utf8_validation=False)
         try:
-            sock.connect(url, header=header, timeout=CONNECT_TIMEOUT, redirect_limit=0, **options)
+            WebSocket.connect(sock, url, header=header, timeout=CONNECT_TIMEOUT, redirect_limit=0, **options)
         except WebSocketException:
             answer = sock.handshake_response
             if answer is not None and answer.status in SUPPORTED_REDIRECT_STATUSES:
                 raise Unreachable(f"the {req.source} at {req.url} answered exec in pod {one_line(pod)} with a "
                                   f"redirect ({answer.status}): not followed", "other") from None
             raise
+        sock.upgraded()
         return cls(sock)
 
     def write_channel(self, channel: int, data: bytes) -> None:
@@ -372,6 +377,68 @@ class _Channels:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class _Upgrading(WebSocket):
+    """websocket-client's WebSocket whose upgrade reads at most UPGRADE_BYTES of the answer and which another
+    thread can hang up on at any stage (`hang_up`). websocket-client reads the answer's head a byte at a time into a
+    list, with no bound on its lines or their length, and went on reading after ExecSession.open gave up: a data
+    plane that answered '101' and then header bytes without end grew rlark by hundreds of MB a minute, for ever
+    (rlark watch, the TUI). Its connect assigns the socket to `sock` before the upgrade; that assignment gives the
+    upgrade a counted socket (_Counted), shut at once when the caller has given up already."""
+
+    def __init__(self, **options: Any) -> None:
+        self._guard = threading.Lock()
+        self._raw: socket.socket | None = None
+        self._given_up = False
+        self._current: Any = None
+        super().__init__(**options)
+
+    @property
+    def sock(self) -> Any:
+        return self._current
+
+    @sock.setter
+    def sock(self, value: socket.socket | None) -> None:
+        with self._guard:
+            self._raw = value
+            self._current = _Counted(value) if value is not None else None
+            if value is not None and self._given_up:
+                _shut(value)
+
+    def upgraded(self) -> None:
+        """The upgrade is read: the session reads the socket itself (ExecSession, within its own bounds)."""
+        with self._guard:
+            self._current = self._raw
+
+    def hang_up(self) -> None:
+        with self._guard:
+            self._given_up = True
+            if self._raw is not None:
+                _shut(self._raw)
+
+
+class _Counted:
+    """A socket (to websocket-client's upgrade) whose reads stop once they pass UPGRADE_BYTES."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._left = UPGRADE_BYTES
+
+    def recv(self, size: int) -> bytes:
+        data = self._sock.recv(size)
+        self._left -= len(data)
+        if self._left < 0:
+            raise WebSocketException(f"its answer to the upgrade is longer than {UPGRADE_BYTES >> 10} KiB")
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _file_sslopt(configuration: k8s.Configuration) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import tracemalloc
 import pytest
 from kubernetes import client as k8s
 
+from rlark_tui.cluster import podexec
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.podexec import STATUS, STDOUT, ExecFailed, ExecSession, run_command
 from tests.pod.hostile_exec import frame as _frame
@@ -126,3 +127,62 @@ def test_an_exec_redirected_elsewhere_is_not_followed_and_sends_no_token_there(s
         client.close()
     assert str(raised.value) == (f"the data plane at {configuration.host} answered exec in pod demo-ppo-actor-0 "
                                  f"with a redirect ({status}): not followed")
+
+
+def _answers_the_upgrade_with(head: bytes, pace: float = 0.0):
+    """A data plane whose answer to the upgrade is a 101 and then `head` again and again (every `pace` s), until the
+    connection is shut; what it saw: `sent` (bytes) and `cut` (set once rlark shut the connection)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen = {"sent": 0, "cut": threading.Event(), "stop": threading.Event()}
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            try:
+                conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\n")
+                while not seen["stop"].wait(pace):
+                    conn.sendall(head)
+                    seen["sent"] += len(head)
+            except OSError:
+                seen["cut"].set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, seen
+
+
+@pytest.mark.parametrize("head", [b"x" * 65536, b"X-Header: v\r\n" * 4096], ids=["one-line", "many-lines"])
+def test_an_upgrade_answer_without_end_is_read_to_a_bound(head):
+    """issue 33, a sixteenth round: websocket-client read the answer to the exec's upgrade a byte at a time into a
+    list, with no bound on its header lines or their length, for the whole connect timeout and on after rlark gave
+    up on it: a data plane that sent header bytes without end took rlark to 381 MB in 10 s and 856 MB 15 s later,
+    growing for ever (rlark watch's stacks and usage reads, the TUI)."""
+    listener, seen = _answers_the_upgrade_with(head)
+    client = k8s.ApiClient(k8s.Configuration(host=f"http://127.0.0.1:{listener.getsockname()[1]}"))
+    try:
+        started = time.monotonic()
+        with pytest.raises(Unreachable) as raised:
+            ExecSession.open(client, "demo-ppo-actor-0", ["true"])
+        assert time.monotonic() - started < 4
+    finally:
+        seen["stop"].set()
+        listener.close()
+        client.close()
+    assert str(raised.value) == (f"cannot reach the data plane at {client.configuration.host}: its answer to the "
+                                 "upgrade is longer than 64 KiB")
+
+
+def test_an_upgrade_given_up_on_is_hung_up_on(monkeypatch):
+    """Past its connect timeout ExecSession.open raised, but the upgrade read on in its thread, for as long as the
+    data plane sent (a byte inside each read's timeout): the connection is now shut when it gives up."""
+    monkeypatch.setattr(podexec, "CONNECT_TIMEOUT", 0.3)
+    listener, seen = _answers_the_upgrade_with(b"x", pace=0.02)
+    client = k8s.ApiClient(k8s.Configuration(host=f"http://127.0.0.1:{listener.getsockname()[1]}"))
+    try:
+        with pytest.raises(Unreachable, match="timed out after 0.3s connecting to the data plane"):
+            ExecSession.open(client, "demo-ppo-actor-0", ["true"])
+        assert seen["cut"].wait(5)
+    finally:
+        seen["stop"].set()
+        listener.close()
+        client.close()
