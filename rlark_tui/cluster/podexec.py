@@ -552,6 +552,10 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
     previous_handler = None
     if tty and stdin_fd is not None and threading.current_thread() is threading.main_thread():
         previous_handler = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
+    # what reaches a terminal passes text.podterminal: no clipboard, title, notification or file write of the Pod's
+    # reaches the operator's desktop, and the modes it set are put back at the end (a pipe or file gets the bytes as
+    # they came)
+    terminals = {fd: PodOutput() for fd in {stdout_fd, stderr_fd} if os.isatty(fd)}
     try:
         if saved is not None and stdin_fd is not None:
             ttymode.setraw(stdin_fd, termios.TCSANOW)
@@ -559,9 +563,6 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
             with contextlib.suppress(OSError):
                 session.resize(*_terminal_size(stdin_fd))
         reading = stdin_fd is not None
-        # what reaches a terminal passes text.podterminal: no clipboard, title, notification or file write of the
-        # Pod's reaches the operator's desktop (a pipe or file gets the bytes as they came)
-        terminals = {fd: PodOutput() for fd in {stdout_fd, stderr_fd} if os.isatty(fd)}
         while session.is_open:
             if resized.is_set() and stdin_fd is not None:
                 resized.clear()
@@ -588,6 +589,9 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
                     return BROKEN_PIPE
         return session.exit_code()
     finally:
+        for fd, output in terminals.items():
+            with contextlib.suppress(OSError):
+                _write_all(fd, output.end())
         if saved is not None and stdin_fd is not None:
             termios.tcsetattr(stdin_fd, termios.TCSADRAIN, saved)
         if previous_handler is not None:

@@ -7,7 +7,7 @@ input; kitty's 5522), sets the window or icon title (0, 1, 2), raises a desktop 
 alerts' channel; kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); kitty's graphics
 (`APC G`), which can have the terminal read the operator's files; and a tmux passthrough (`DCS tmux;`), which would
 carry them past a tmux the operator runs rlark in. Each such sequence is dropped whole, its introducer and
-terminator too. Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
+terminator too; and the modes a Pod set are put back when the session ends (`MODES_RESET`). Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,14 @@ _ENDS = re.compile(rb"[\x07\x18\x1a\x1b\xc2]")
 """What may end a string sequence (OSC, DCS): BEL (an OSC), CAN, SUB, ESC (ESC \\ is ST; any other ESC aborts it)
 and the first byte of C1 ST in UTF-8 (C2 9C)."""
 
+MODES_RESET = (b"\x1b[0m\x1b(B\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>"
+               b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l")
+"""What a session that wrote to the terminal leaves it in at its end (`PodOutput.end`): the Pod's last colours and
+attributes reset (its `CSI 8 m` hid what the operator types next), the ASCII character set (its `ESC ( 0` drew
+the shell in line-drawing glyphs), insert mode off, line wrap on, the cursor shown, cursor keys and the keypad as a
+shell has them, and no mouse report (clicks typed escape sequences into the operator's shell). A full-screen
+program that ended by itself has put all of these back already."""
+
 _GROUND, _ESC, _C1, _OSC_NUMBER, _DCS_HEAD, _STRING, _STRING_ESC, _STRING_C1 = range(8)
 
 
@@ -44,8 +52,14 @@ class PodOutput:
         """Within a string sequence: an OSC (BEL ends it too) or a DCS or APC (only ST)."""
         self._dropped_head = _PASSTHROUGH
         """What a DCS's or APC's text begins with when it is dropped."""
+        self._fed = False
+
+    def end(self) -> bytes:
+        """What to write once the session ends: MODES_RESET after any output (nothing held is passed)."""
+        return MODES_RESET if self._fed else b""
 
     def feed(self, data: bytes) -> bytes:
+        self._fed = self._fed or bool(data)
         out = bytearray()
         at, size = 0, len(data)
         while at < size:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlark_tui.text.podterminal import PodOutput
+from rlark_tui.text.podterminal import MODES_RESET, PodOutput
 
 CASES = [
     (b"a\x1b]52;c;aGk=\x07b", b"ab"),
@@ -43,3 +43,10 @@ def test_a_hostile_stream_is_taken_in_linear_time():
     for stream in (b"\x1b[" * 100_000, b"\x1b]8;;x\x07" * 20_000, b"\x1b]52;" + b"\x1b\x1b" * 40_000):
         PodOutput().feed(stream)
     assert time.process_time() - started < 2
+
+
+def test_the_modes_a_pod_set_are_put_back_once_it_wrote():
+    assert PodOutput().end() == b""
+    output = PodOutput()
+    output.feed(b"\x1b[8m\x1b(0\x1b[?1000h")
+    assert output.end() == MODES_RESET and b"\x1b[0m" in MODES_RESET and b"\x1b[?1000l" in MODES_RESET

@@ -15,6 +15,7 @@ import sys
 import termios
 import time
 
+from rlark_tui.text.podterminal import MODES_RESET
 from tests.pod.conftest import HEAD, JOB
 from tests.streams import resize_applied
 
@@ -174,11 +175,13 @@ def test_silent_server_is_given_up_on(run, monkeypatch):
 def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(shell_job):
     """Issue 33, left open by the fifteenth round: `rlark exec -t` passed the Pod's output raw, as kubectl does, so a
     hostile Pod's OSC 52 set the operator's clipboard (and `?` read it back into the Pod), OSC 2 retitled the
-    window, and a tmux passthrough carried them past the operator's tmux. Drawing and the terminal's queries pass."""
+    window, and a tmux passthrough carried them past the operator's tmux; the modes it set outlived the session
+    (`CSI 8 m`: what the operator typed next was hidden). Drawing and the terminal's queries pass."""
     script = (r"printf '\033]52;c;Y3VybCBldmlsfHNo\007\033]2;forged\033\\\033Ptmux;\033\033]52;c;eA==\007\033\\"
-              r"\033[1mdrawn\033[0m \033]8;;http://x/\007link\033]8;;\007 \033P$qm\033\\ end\n'")
+              r"\033[1mdrawn\033[0m \033]8;;http://x/\007link\033]8;;\007 \033P$qm\033\\ end\n\033[8m\033[?1000h'")
     term = Pty(shell_job, "exec", "-t", JOB, "--", "sh", "-c", script)
-    term.expect(b" end")
+    term.expect(MODES_RESET)  # the session's last bytes, once it ended
     assert term.wait() == 0
     assert b"]52;" not in term.seen and b"]2;" not in term.seen and b"tmux;" not in term.seen
     assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in term.seen
+    assert term.seen.endswith(b"\x1b[8m\x1b[?1000h" + MODES_RESET)
