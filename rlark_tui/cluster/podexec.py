@@ -552,10 +552,7 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
     previous_handler = None
     if tty and stdin_fd is not None and threading.current_thread() is threading.main_thread():
         previous_handler = signal.signal(signal.SIGWINCH, lambda *_: resized.set())
-    # what reaches a terminal passes text.podterminal: no clipboard, title, notification or file write of the Pod's
-    # reaches the operator's desktop, and the modes it set are put back at the end (a pipe or file gets the bytes as
-    # they came)
-    terminals = {fd: PodOutput() for fd in {stdout_fd, stderr_fd} if os.isatty(fd)}
+    terminals = _terminal_outputs(stdout_fd, stderr_fd)
     try:
         if saved is not None and stdin_fd is not None:
             ttymode.setraw(stdin_fd, termios.TCSANOW)
@@ -589,7 +586,7 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
                     return BROKEN_PIPE
         return session.exit_code()
     finally:
-        for fd, output in terminals.items():
+        for fd, output in {id(output): (fd, output) for fd, output in terminals.items()}.values():
             with contextlib.suppress(OSError):
                 _write_all(fd, output.end())
         if saved is not None and stdin_fd is not None:
@@ -597,6 +594,20 @@ def _relay(session: ExecSession, *, stdin_fd: int | None, stdout_fd: int, stderr
         if previous_handler is not None:
             signal.signal(signal.SIGWINCH, previous_handler)
         session.close()
+
+
+def _terminal_outputs(stdout_fd: int, stderr_fd: int) -> dict[int, PodOutput]:
+    """What of the session's output reaches a terminal passes text.podterminal: no clipboard, title, notification
+    or file write of the Pod's reaches the operator's desktop, and the modes it set are put back at the end (a pipe
+    or file gets the bytes as they came). stdout and stderr on one terminal share one filter, which sees the bytes
+    as the terminal does: with one each, an ESC last on stdout and ']52;...' on stderr made an OSC 52 there."""
+    outputs: dict[int, PodOutput] = {}
+    by_terminal: dict[tuple[int, int], PodOutput] = {}
+    for fd in (stdout_fd, stderr_fd):
+        if os.isatty(fd):
+            info = os.fstat(fd)
+            outputs[fd] = by_terminal.setdefault((info.st_dev, info.st_rdev), PodOutput())
+    return outputs
 
 
 def _write_all(fd: int, data: bytes) -> None:

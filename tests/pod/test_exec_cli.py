@@ -185,3 +185,13 @@ def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(
     assert b"]52;" not in term.seen and b"]2;" not in term.seen and b"tmux;" not in term.seen
     assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in term.seen
     assert term.seen.endswith(b"\x1b[8m\x1b[?1000h" + MODES_RESET)
+
+
+def test_stdout_and_stderr_on_one_terminal_make_no_sequence_between_them(shell_job):
+    """Without -t the Pod's stdout and stderr are two streams to one terminal: filtered apart, an ESC last on stdout
+    and ']52;c;...' on stderr made an OSC 52 on the terminal, which sees them as one stream."""
+    term = Pty(shell_job, "exec", JOB, "--", "sh", "-c",
+               r"printf 'x\033\033'; sleep 0.1; printf ']52;c;eA==\007' >&2; printf ' end\n'")  # in that order
+    term.expect(b" end")
+    assert term.wait() == 0
+    assert b"\x1b]52;" not in term.seen
