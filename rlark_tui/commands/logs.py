@@ -6,6 +6,7 @@ Owns the flags and printing; reading, merging and resuming live in cluster.logs 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import threading
@@ -17,7 +18,7 @@ from rlark_tui.cluster.logs import JobLogs, Notice, resolve_targets
 from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
 from rlark_tui.local.terminal import no_color
-from rlark_tui.text.podterminal import line_for_terminal
+from rlark_tui.text.podterminal import PodOutput
 from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sanitize import clean_log
 from rlark_tui.text.sinks import one_line
@@ -73,14 +74,14 @@ def run(args: argparse.Namespace) -> int:
     redact = LineRedactor(secret_values(job))
     terminal = sys.stdout.isatty()
     keep_sgr = terminal and not no_color(args)
-
-    def raw(text: str) -> str:
-        # --raw on a terminal: as `rlark exec` passes a Pod's output, no clipboard, title or notification write
-        return line_for_terminal(text) if terminal else text
+    # --raw on a terminal: what is printed passes one PodOutput, as an exec's output does (no clipboard, title or
+    # notification write of the Pod's; one filter for every line, which the terminal reads as one stream)
+    raw_output = PodOutput() if args.raw and terminal else None
 
     def show(item: LogLine, text: str) -> None:
-        line = dataclasses.replace(item, text=raw(text) if args.raw else clean_log(text, keep_sgr))
-        print(line.render(prefix, args.timestamps), flush=True)
+        line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
+        shown = line.render(prefix, args.timestamps) + "\n"
+        print(raw_output.feed_text(shown) if raw_output is not None else shown, end="", flush=True)
 
     def emit(item: LogLine | Notice) -> None:
         with out_lock:
@@ -99,17 +100,22 @@ def run(args: argparse.Namespace) -> int:
             return 0
     logs = JobLogs(access, args.job, targets, tail=tail, previous=args.previous, since_seconds=since,
                    role=args.role, pod=args.pod, before_read=masking.before_read)
-    lines, notices = logs.backlog()
-    for notice in notices:
-        emit(notice)
-    # the backlog as a whole: a --tail that starts inside a private key masks the key lines before its END
-    for line, text in zip(lines, redact.backlog([(line.source, line.text) for line in lines])):
-        show(line, text)
-    if not args.follow:
-        return 1 if targets and len(notices) == len(targets) and not lines else 0
     try:
-        logs.follow(emit, emit)
-    except KeyboardInterrupt:
-        logs.close()
-        return 130
-    return 0
+        lines, notices = logs.backlog()
+        for notice in notices:
+            emit(notice)
+        # the backlog as a whole: a --tail that starts inside a private key masks the key lines before its END
+        for line, text in zip(lines, redact.backlog([(line.source, line.text) for line in lines])):
+            show(line, text)
+        if not args.follow:
+            return 1 if targets and len(notices) == len(targets) and not lines else 0
+        try:
+            logs.follow(emit, emit)
+        except KeyboardInterrupt:
+            logs.close()
+            return 130
+        return 0
+    finally:
+        if raw_output is not None:  # the modes the Pod's lines set, put back as an exec's end does
+            with contextlib.suppress(OSError):
+                print(raw_output.end().decode(), end="", flush=True)

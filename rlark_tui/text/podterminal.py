@@ -22,11 +22,19 @@ _PASSTHROUGH = b"tmux;"
 _GRAPHICS = b"G"
 """kitty's graphics command (`APC G`): `t=f`, `t=t` and `t=s` have the terminal read a file or shared memory of
 the operator's (its answer into the Pod's input says whether `~/.ssh/id_rsa` exists), so none passes."""
-_INTRO = re.compile(rb"\x1b[\]P_]|\xc2[\x9d\x90\x9f]")
-"""An OSC's, a DCS's or an APC's introducer: ESC ], ESC P and ESC _, or the C1 forms in UTF-8."""
+_EXECUTED = frozenset({*range(0x18), 0x19, *range(0x1C, 0x20), 0x7F})
+"""What a terminal does (or ignores) between an ESC and the byte after it, keeping the ESC pending (the VT500 parser
+xterm and its heirs follow): a C0 control but CAN, SUB and ESC, and DEL. `ESC LF ]` is an OSC."""
+_IGNORED = frozenset({*range(0x07), *range(0x08, 0x18), 0x19, *range(0x1C, 0x20)})
+"""What a terminal ignores within an OSC's number or a DCS's or APC's start (its parser's `osc_string` and
+`dcs_entry` states): a C0 control but BEL, CAN, SUB and ESC. `ESC ] 5 LF 2 ;` is an OSC 52."""
+_STOP = re.compile(rb"\x1b(?![\x20-\x4f\x51-\x5c\x5e\x60-\x7e])|\xc2(?![\x80-\x8f\x91-\x9c\x9e\xa0-\xbf])")
+"""Where the ground state looks closer: an ESC not followed by a printable ASCII byte that makes no OSC, DCS or APC
+(`ESC [` passes at once), and a C2 not followed by a continuation byte that makes none (`C2 A0` passes)."""
 _ENDS = re.compile(rb"[\x07\x18\x1a\x1b\xc2]")
-"""What may end a string sequence (OSC, DCS): BEL (an OSC), CAN, SUB, ESC (ESC \\ is ST; any other ESC aborts it)
-and the first byte of C1 ST in UTF-8 (C2 9C)."""
+"""What may end a string sequence (OSC, DCS, APC): BEL (an OSC), CAN, SUB, ESC (ESC \\ is ST; any other ESC ends it
+too) and the first byte of C1 ST in UTF-8 (C2 9C)."""
+_ST = b"\x1b\\"
 
 MODES_RESET = (b"\x1b[0m\x1b(B\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>"
                b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l")
@@ -40,14 +48,20 @@ _GROUND, _ESC, _C1, _OSC_NUMBER, _DCS_HEAD, _STRING, _STRING_ESC, _STRING_C1 = r
 
 
 class PodOutput:
-    """A filter over one session's output stream (`feed` each chunk, in order)."""
+    """A filter over one session's output stream (`feed` each chunk, in order).
+
+    What it drops never reaches the terminal, so the terminal must be, where a dropped sequence begins, where it
+    would have been had the sequence's first byte ended what came before: an ESC is passed only with the byte that
+    completes it (a lone ESC left pending made the bytes after a dropped sequence an OSC: `ESC ESC ]52;...BEL
+    ]52;...`), a C2 only with its continuation byte (the same with `C2` and `9D`), and a string sequence that passes
+    is closed with ST where an ESC ends it (`ESC ] 5` left open made the bytes after `ESC ]52;...BEL` its number)."""
 
     def __init__(self) -> None:
         self._state = _GROUND
         self._held = bytearray()
-        """The start of a sequence not yet judged (ESC ] and digits, ESC P and a few bytes, a C2)."""
+        """The start of a sequence not yet judged (ESC ] and digits, ESC P and a few bytes, an ESC, a C2)."""
         self._passing = True
-        """Within a string sequence: whether its bytes go on."""
+        """Within a string sequence: whether its bytes go on (then the terminal is within it too)."""
         self._osc = True
         """Within a string sequence: an OSC (BEL ends it too) or a DCS or APC (only ST)."""
         self._dropped_head = _PASSTHROUGH
@@ -55,8 +69,17 @@ class PodOutput:
         self._fed = False
 
     def end(self) -> bytes:
-        """What to write once the session ends: MODES_RESET after any output (nothing held is passed)."""
-        return MODES_RESET if self._fed else b""
+        """What to write once the session ends: after any output, ST for a string sequence left open (the
+        operator's next lines would be its text) and MODES_RESET; nothing held is passed."""
+        if not self._fed:
+            return b""
+        open_string = self._state in (_STRING, _STRING_ESC, _STRING_C1) and self._passing
+        return (_ST if open_string else b"") + MODES_RESET
+
+    def feed_text(self, text: str) -> str:
+        """`feed` of text decoded from a Pod's bytes (a log line: `rlark logs --raw` on a terminal), undecodable
+        bytes as surrogateescape keeps them."""
+        return self.feed(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
     def feed(self, data: bytes) -> bytes:
         self._fed = self._fed or bool(data)
@@ -65,69 +88,82 @@ class PodOutput:
         while at < size:
             state = self._state
             if state == _GROUND:
-                found = _INTRO.search(data, at)
-                if found is None:  # an ESC or C2 last may start one in the next chunk
-                    last = data[-1:] if data[-1:] in (b"\x1b", b"\xc2") else b""
-                    out += data[at:size - len(last)]
-                    if last:
-                        self._held = bytearray(last)
-                        self._state = _ESC if last == b"\x1b" else _C1
+                found = _STOP.search(data, at)
+                if found is None:
+                    out += data[at:]
                     break
                 out += data[at:found.start()]
-                at = found.end()
                 self._held = bytearray(found.group())
-                self._state = _OSC_NUMBER if found.group()[-1] in (0x5D, 0x9D) else _DCS_HEAD
-                self._dropped_head = _GRAPHICS if found.group()[-1] in (0x5F, 0x9F) else _PASSTHROUGH
-                continue
-            if state in (_STRING, _STRING_ESC, _STRING_C1):
+                self._state = _ESC if found.group() == b"\x1b" else _C1
+                at = found.end()
+            elif state in (_STRING, _STRING_ESC, _STRING_C1):
                 at = self._string(data, at, out)
-                continue
-            byte = data[at]
-            at += 1
-            if state in (_ESC, _C1):
-                if not self._introduced(byte, out):
-                    at -= 1  # taken again from the ground state: it may start a sequence itself
-            elif state == _OSC_NUMBER:
-                self._osc_number(byte, out)
             else:
-                self._dcs_head(byte, out)
+                byte = data[at]
+                step = {_ESC: self._after_esc, _C1: self._after_c2, _OSC_NUMBER: self._osc_number}.get(
+                    state, self._dcs_head)
+                at += 1 if step(byte, out) else 0
         return bytes(out)
 
-    def _introduced(self, byte: int, out: bytearray) -> bool:
-        """After ESC (or C2, UTF-8's first byte of a C1): `byte` makes an OSC (`]`, C1 9D), a DCS (`P`, C1 90) or an
-        APC (`_`, C1 9F), or else what was held goes on and `byte` is not taken (False)."""
-        osc, dcs, apc = (0x5D, 0x50, 0x5F) if self._state == _ESC else (0x9D, 0x90, 0x9F)
-        if byte in (osc, dcs, apc):
-            self._held.append(byte)
-            self._state = _OSC_NUMBER if byte == osc else _DCS_HEAD
-            self._dropped_head = _GRAPHICS if byte == apc else _PASSTHROUGH
-            return True
-        out += self._held
-        self._held.clear()
-        self._state = _GROUND
-        return False
+    def _after_esc(self, byte: int, out: bytearray) -> bool:
+        """After an ESC held: whether `byte` was taken (False: it is taken again in the state now)."""
+        if byte in _EXECUTED:
+            out.append(byte)  # done by the terminal, the ESC still pending
+        elif byte == 0x1B:
+            pass  # the held ESC ends here, a no-op: this one is held instead
+        elif byte in (0x18, 0x1A):
+            out.append(byte)  # cancels the ESC
+            self._state = _GROUND
+        elif byte in (0x5D, 0x50, 0x5F):
+            self._introduce(byte)
+        elif byte == 0xC2:
+            self._held = bytearray(b"\xc2")  # a C1 after an ESC is the C1's own
+            self._state = _C1
+        else:
+            out += b"\x1b" + bytes([byte])
+            self._state = _GROUND
+        return True
 
-    def _osc_number(self, byte: int, out: bytearray) -> None:
+    def _after_c2(self, byte: int, out: bytearray) -> bool:
+        if byte in (0x9D, 0x90, 0x9F):
+            self._introduce(byte)
+            return True
+        self._state = _GROUND
+        if 0x80 <= byte <= 0xBF:
+            out += b"\xc2" + bytes([byte])
+            return True
+        return False  # a C2 no character follows: not passed, so no byte after a dropped sequence completes it
+
+    def _introduce(self, byte: int) -> None:
+        """An OSC (`]`, C1 9D), DCS (`P`, C1 90) or APC (`_`, C1 9F) begins: held until judged."""
+        self._held = bytearray((self._held[0], byte))
+        self._state = _OSC_NUMBER if byte in (0x5D, 0x9D) else _DCS_HEAD
+        self._dropped_head = _GRAPHICS if byte in (0x5F, 0x9F) else _PASSTHROUGH
+
+    def _osc_number(self, byte: int, out: bytearray) -> bool:
         digits = self._held[2:]
         if 0x30 <= byte <= 0x39 and len(digits) < MAX_OSC_DIGITS:
             self._held.append(byte)
-            return
+            return True
+        if byte in _IGNORED:
+            return True  # not part of the number, which goes on after it
         number = int(digits) if digits else 0  # no number: xterm's 0, the title
-        dropped = number in DROPPED_OSC or len(digits) >= MAX_OSC_DIGITS
-        self._open_string(not dropped, out, osc=True)
-        self._string(bytes([byte]), 0, out)
+        self._open_string(number not in DROPPED_OSC and len(digits) < MAX_OSC_DIGITS, out, osc=True)
+        return False
 
-    def _dcs_head(self, byte: int, out: bytearray) -> None:
+    def _dcs_head(self, byte: int, out: bytearray) -> bool:
         """The start of a DCS (a tmux passthrough is dropped) or an APC (kitty's graphics are)."""
+        if byte in _IGNORED or byte in (0x07, 0x7F):
+            return True
         head = bytes(self._held[2:]) + bytes([byte])
-        if self._dropped_head.startswith(head) and head != self._dropped_head:
-            self._held.append(byte)
-            return
         if head == self._dropped_head:
             self._open_string(False, out, osc=False)
-            return
+            return True
+        if self._dropped_head.startswith(head):
+            self._held.append(byte)
+            return True
         self._open_string(True, out, osc=False)
-        self._string(bytes([byte]), 0, out)  # the DCS's own byte, or what ends it (ESC \, CAN)
+        return False
 
     def _open_string(self, passing: bool, out: bytearray, *, osc: bool) -> None:
         self._passing, self._osc = passing, osc
@@ -138,57 +174,49 @@ class PodOutput:
 
     def _string(self, data: bytes, at: int, out: bytearray) -> int:
         """Take the string sequence's bytes from `at` to its end (or the chunk's); where the next byte is."""
-        if self._state == _STRING:
+        state, passing = self._state, self._passing
+        if state == _STRING:
             found = _ENDS.search(data, at)
             end = found.start() if found else len(data)
-            if self._passing:
+            if passing:
                 out += data[at:end]
             if found is None:
                 return end
-            at = found.end()
             byte = data[end]
-            if byte == 0x07 and not self._osc:  # a DCS's text
-                if self._passing:
+            if byte == 0x07 and not self._osc:  # a DCS's or APC's text
+                if passing:
                     out.append(byte)
             elif byte in (0x07, 0x18, 0x1A):  # BEL ends an OSC, CAN and SUB abort it
-                self._close(bytes([byte]), out)
+                if passing:
+                    out.append(byte)
+                self._state = _GROUND
             else:
                 self._state = _STRING_ESC if byte == 0x1B else _STRING_C1
-            return at
+            return end + 1
         byte = data[at]
-        if self._state == _STRING_ESC and byte == 0x5C:  # ESC \: ST
-            self._close(b"\x1b\\", out)
-            return at + 1
-        if self._state == _STRING_C1 and byte == 0x9C:  # C1 ST
-            self._close(b"\xc2\x9c", out)
-            return at + 1
-        if self._state == _STRING_ESC and byte == 0x1B and not self._passing:
-            self._state = _STRING  # a doubled ESC: a tmux passthrough's own text (dropped with it)
-            return at + 1
-        if self._state == _STRING_C1 and byte in (0x9D, 0x90, 0x9F):  # a C1 OSC, DCS or APC: as ESC ], P, _ would
-            self._held = bytearray((0xC2, byte))
-            self._state = _OSC_NUMBER if byte == 0x9D else _DCS_HEAD
-            self._dropped_head = _GRAPHICS if byte == 0x9F else _PASSTHROUGH
-            self._passing = True
-            return at + 1
-        if self._state == _STRING_C1:  # a character of the string
-            if self._passing:
-                out += b"\xc2"
-            self._state = _STRING
+        if state == _STRING_ESC:
+            if byte == 0x5C:  # ESC \: ST
+                out += _ST if passing else b""
+                self._state = _GROUND
+                return at + 1
+            if byte == 0x1B and not passing:
+                self._state = _STRING  # a doubled ESC: a tmux passthrough's own text (dropped with it)
+                return at + 1
+            out += _ST if passing else b""  # any other ESC ends the string: closed here, then judged anew
+            self._held = bytearray(b"\x1b")
+            self._state = _ESC
             return at
-        self._held = bytearray(b"\x1b")  # any other ESC aborts the string and starts a sequence of its own
-        self._state = _ESC
-        self._passing = True
-        return at
-
-    def _close(self, terminator: bytes, out: bytearray) -> None:
-        if self._passing:
-            out += terminator
-        self._state = _GROUND
-        self._passing = True
-
-
-def line_for_terminal(text: str) -> str:
-    """One line a Pod wrote (a log line: `rlark logs --raw` on a terminal) as PodOutput passes it: a sequence
-    begun and not ended on the line is dropped with the line's end (held bytes are not passed)."""
-    return PodOutput().feed(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+        if byte == 0x9C:  # C1 ST
+            out += b"\xc2\x9c" if passing else b""
+            self._state = _GROUND
+            return at + 1
+        if byte in (0x9D, 0x90, 0x9F):  # a C1 OSC, DCS or APC ends it and begins
+            out += _ST if passing else b""
+            self._held = bytearray(b"\xc2")
+            self._introduce(byte)
+            return at + 1
+        self._state = _STRING
+        if 0x80 <= byte <= 0xBF:  # a character of the string
+            out += b"\xc2" + bytes([byte]) if passing else b""
+            return at + 1
+        return at  # a C2 no character follows: not passed

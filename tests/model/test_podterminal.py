@@ -19,10 +19,20 @@ CASES = [
     (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
     (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
     (b"a\x1b_Ga=q,t=f;L2hvbWUvdS8uc3NoL2lkX3JzYQ==\x1b\\b\xc2\x9fGt=s;x\xc2\x9cc", b"abc"),  # kitty reads a file
-    (b"\x1b_X\x07y\x1b\\\x1b_\x1b]52;c;x\x07z", b"\x1b_X\x07y\x1b\\\x1b_z"),
-    (b"\x1b]8;;http://x\x1b]52;c;x\x07", b"\x1b]8;;http://x"),  # an ESC ends the link's OSC and starts one
-    (b"\x1b]8;;\xc2\x9d52;c;x\x07z", b"\x1b]8;;z"),
+    (b"\x1b_X\x07y\x1b\\\x1b_\x1b]52;c;x\x07z", b"\x1b_X\x07y\x1b\\\x1b_\x1b\\z"),
+    (b"\x1b]8;;http://x\x1b]52;c;x\x07", b"\x1b]8;;http://x\x1b\\"),  # an ESC ends the link (closed by ST here)
+    (b"\x1b]8;;\xc2\x9d52;c;x\x07z", b"\x1b]8;;\x1b\\z"),
+    # what comes after a dropped sequence finds the terminal where it was before it: no ESC, C2 or OSC number left
+    # pending or open for it to complete
+    (b"x\x1b\x1b]52;c;x\x07]52;c;evil\x07", b"x]52;c;evil\x07"),
+    (b"\x1b]5\x1b]52;c;x\x07" + b"2;c;evil\x07", b"\x1b]5\x1b\\2;c;evil\x07"),
+    (b"a\xc2\x1b]52;c;x\x07\x9d52;c;evil\x07", b"a\x9d52;c;evil\x07"),
+    (b"x\x1b\n\x1b]52;c;x\x07]2;t\x07", b"x\n]2;t\x07"),
     (b"\x1b]52;c;xx\x1b[31mred", b"\x1b[31mred"),
+    (b"x\x1b\n]52;c;x\x07z", b"x\nz"),  # a control between ESC and ] is done by the terminal, the ESC pending
+    (b"x\x1b\x01\x7f]52;c;x\x07z", b"x\x01\x7fz"),
+    (b"\x1b]5\n2;c;x\x07z", b"z"),  # and ignored within an OSC's number: OSC 52
+    (b"\x1bPt\nmux;\x1b\x1b]52;c;x\x07\x1b\\z", b"z"),
     (b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07",
      b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07"),
     ("café ünï \u2500\n".encode(), "café ünï \u2500\n".encode()),
@@ -50,3 +60,11 @@ def test_the_modes_a_pod_set_are_put_back_once_it_wrote():
     output = PodOutput()
     output.feed(b"\x1b[8m\x1b(0\x1b[?1000h")
     assert output.end() == MODES_RESET and b"\x1b[0m" in MODES_RESET and b"\x1b[?1000l" in MODES_RESET
+
+
+def test_log_lines_are_one_stream_to_the_terminal():
+    """`rlark logs --raw --pod P` prints a line, a line break, the next: filtered a line at a time, 'x ESC ESC' ended
+    one line with a lone ESC, which the line break leaves pending, and the next line's ']52;c;...' made an OSC 52."""
+    output = PodOutput()
+    shown = output.feed_text("x\x1b\x1b\n") + output.feed_text("]52;c;eA==\x07 y\n")
+    assert shown == "x\n y\n"
