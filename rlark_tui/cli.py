@@ -243,6 +243,8 @@ def _open_tui(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     enter_kubernetes_lazily()
+    from rlark_tui.local.terminal import escape_unencodable
+    escape_unencodable()
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
         from rlark_tui.commands.completion import complete
         complete(build_parser(_completed_command()))

@@ -9,7 +9,9 @@ Writes of bytes to `.buffer` (a relayed exec session) are not text for a termina
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import io
 import os
 import select
 import signal
@@ -37,6 +39,38 @@ class CleanWriter:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+ESCAPE_ERRORS = "rlark.escape"
+"""The error handler of the process's stdout and stderr (`escape_unencodable`)."""
+
+
+def _escape(error: UnicodeError) -> tuple[str, int]:
+    """Each character the stream's encoding cannot hold as its JSON escape (`\\u00e9`, a character past the BMP
+    as its surrogate pair `\\ud83d\\ude80`), which JSON and YAML's double-quoted strings read back as it was."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    escaped = []
+    for char in error.object[error.start:error.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            escaped.append(f"\\u{code:04x}")
+    return "".join(escaped), error.end
+
+
+codecs.register_error(ESCAPE_ERRORS, _escape)
+
+
+def escape_unencodable() -> None:
+    """stdout and stderr write a character their encoding cannot hold (an ASCII or Latin-1 locale, or
+    PYTHONIOENCODING, and a Job's name, a log line or rlark's own `▶`; a lone surrogate under any) as its escape,
+    never UnicodeEncodeError: every command's output and the TUI's screen, which Textual draws on stderr."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=ESCAPE_ERRORS)
 
 
 @contextlib.contextmanager

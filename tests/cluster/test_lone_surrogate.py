@@ -6,7 +6,9 @@ and `rlark logs` of its Job. It is shown as its escape (sanitize.clean) and sent
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import sys
 
 import yaml
 
@@ -15,7 +17,8 @@ from tests.clirun import cli_runner
 
 NAME = "x\ud800y"
 JOB = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
-       "metadata": {"name": NAME, "uid": "u1", "creationTimestamp": "2026-12-01T00:00:00Z"},
+       "metadata": {"name": NAME, "uid": "u1", "creationTimestamp": "2026-12-01T00:00:00Z",
+                    "annotations": {"rlark.io/display-name": "D\u00e9mo \U0001f680"}},
        "spec": {"tasks": []}, "status": {"phase": "Running"}}
 TASK = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Task",
         "metadata": {"name": NAME, "namespace": "rlark-gpu-a", "labels": {"rlinf.io/job": "x"}}, "spec": {}}
@@ -42,14 +45,17 @@ def _control_plane():
         yield url, asked
 
 
+def _kubeconfig(path, server):
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}], "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    return path
+
+
 def test_a_job_named_with_a_lone_surrogate_is_listed_and_described(tmp_path, env, capsys):
     with _control_plane() as (server, asked):
-        path = tmp_path / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": server}}], "users": [{"name": "u", "user": {"token": "t"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-        rlark = cli_runner(path, capsys)
+        rlark = cli_runner(_kubeconfig(tmp_path / "kubeconfig", server), capsys)
         table, named, as_json = rlark("get", "jobs"), rlark("get", "jobs", "-o", "name"), rlark("get", "jobs", "-o", "json")
         described = rlark("describe", "job", "x")
         logs = rlark("logs", "x")
@@ -59,3 +65,29 @@ def test_a_job_named_with_a_lone_surrogate_is_listed_and_described(tmp_path, env
     assert "Name:           x\\ud800y" in described.out.splitlines()
     assert logs.code == 0 and logs.err.count("\n") == 1, logs
     assert any("x%ED%A0%80y" in query for query in asked), asked  # its Task's Pods asked for by the name's own bytes
+
+
+def test_a_terminal_that_holds_no_unicode_is_shown_escapes(tmp_path, env, monkeypatch):
+    """Issue 33, a seventeenth round (the environments bastion users have): under PYTHONIOENCODING=ascii or
+    latin-1 (or an ASCII locale) a Job's display name with an accent or an emoji ended rlark get -o wide, -o json,
+    describe and rlark status (its own '▶') in a crash report (UnicodeEncodeError). Each character the stream cannot
+    hold is its JSON escape: the table is one line, and the JSON reads back as the control plane gave it."""
+    from rlark_tui.cli import main
+
+    with _control_plane() as (server, _asked):
+        path = _kubeconfig(tmp_path / "kubeconfig", server)
+        for encoding in ("ascii", "latin-1"):
+            results = []
+            for argv in (["get", "jobs", "-o", "wide"], ["get", "jobs", "-o", "json"], ["describe", "job", "x"]):
+                out, err = io.BytesIO(), io.BytesIO()
+                monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding=encoding))
+                monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace"))
+                code = main(["--kubeconfig", str(path), *argv])
+                sys.stdout.flush(), sys.stderr.flush()
+                results.append((code, out.getvalue().decode(encoding), err.getvalue().decode(encoding)))
+            (_, wide, _), (_, as_json, _), (_, described, _) = results
+            assert all(code == 0 and not err for code, _, err in results), results
+            assert "D\\u00e9mo \\ud83d\\ude80" in wide.splitlines()[1] or encoding == "latin-1", wide
+            assert "D\u00e9mo \\ud83d\\ude80" in wide.splitlines()[1] or encoding == "ascii", wide
+            assert json.loads(as_json)["items"][0]["metadata"]["annotations"]["rlark.io/display-name"] == "D\u00e9mo \U0001f680"
+            assert any(line.startswith("Display name:") and "\\ud83d\\ude80" in line for line in described.splitlines())
