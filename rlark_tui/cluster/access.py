@@ -12,6 +12,7 @@ import builtins
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -56,6 +57,11 @@ if TYPE_CHECKING:
 WATCH_SECONDS = 240
 BACKOFF_START = 0.5
 BACKOFF_MAX = 15.0
+SHORT_WATCH_SECONDS = 0.5
+"""A watch that ends (or answers 410 Gone) sooner than this was no watch (client-go's "very short watch"): a
+second in a row waits the backoff and is said, and only a watch that lasted resets the backoff, so a server that
+ends each watch as it opens (after an event or none) is asked at the backoff's pace, not thousands of times a
+second."""
 PARALLEL_REQUESTS = 8
 Objects = list[dict[str, Any]]
 """API objects as decoded (inside ClusterAccess, `list` is its method)."""
@@ -358,12 +364,15 @@ class ClusterAccess:
 
         A dropped connection resumes the watch from the last resourceVersion; an error answer (403 on watch,
         5xx) lists again first, so a watch the server refuses still refreshes, at the backoff's pace (the
-        backoff resets only once a watch is open again).
+        backoff resets only once a watch has lasted SHORT_WATCH_SECONDS; a second watch in a row that did not is
+        an error at the backoff's pace, as is a second 410 Gone in a row).
         `on_stream(stream)` receives each open watch so another thread can close it to stop at once.
         """
         backoff = backoff or Backoff()
         version: str | None = None
+        short = 0  # watches in a row that were no watch (SHORT_WATCH_SECONDS)
         while not stop.is_set():
+            opened: float | None = None  # when this round's watch opened
             try:
                 if version is None:
                     first = self.first_list.take(kind, namespace, label_selector, field_selector,
@@ -375,7 +384,7 @@ class ClusterAccess:
                                            field_selector)
                 if on_stream:
                     on_stream(stream)
-                backoff.reset()
+                opened = time.monotonic()
                 yield WatchEvent("CONNECTED")
                 for line in stream:
                     if stop.is_set():
@@ -397,10 +406,21 @@ class ClusterAccess:
                         version = str(new_version)
                     if kind_of_event in ("ADDED", "MODIFIED", "DELETED") and addressable(obj):
                         obj.setdefault("kind", kind.kind)
-                        backoff.reset()
                         yield WatchEvent(kind_of_event, obj=obj)
+                if stop.is_set() or time.monotonic() - opened >= SHORT_WATCH_SECONDS:
+                    short = 0
+                    backoff.reset()
+                    continue
+                short += 1
+                if short > 1:
+                    raise Unreachable(f"the control plane ends each watch of {kind.plural} as it opens", "dropped")
             except Gone:
                 version = None
+                short = 0 if opened is not None and time.monotonic() - opened >= SHORT_WATCH_SECONDS else short + 1
+                if short > 1 and not stop.is_set():
+                    yield WatchEvent("ERROR", error=Unreachable(
+                        f"the control plane answers each watch of {kind.plural} with 410 Gone", "dropped"))
+                    stop.wait(backoff.next())
             except (ApiError, Unreachable, ValueError) as exc:
                 if stop.is_set():
                     return
@@ -408,6 +428,8 @@ class ClusterAccess:
                     exc = Unreachable(f"control plane sent a broken watch event for {kind.plural}", "dropped")
                 if isinstance(exc, ApiError):
                     version = None
+                if opened is not None and time.monotonic() - opened >= SHORT_WATCH_SECONDS:
+                    backoff.reset()  # a watch that was one, then dropped
                 yield WatchEvent("ERROR", error=exc)
                 stop.wait(backoff.next())
 
