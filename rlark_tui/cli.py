@@ -263,16 +263,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         (parser or build_parser(_command_word(argv))).print_help(sys.stderr)
         return 2
     # Cluster text reaches the terminal cleaned of escapes; the TUI and `logs` (SGR colours, --raw) see to it.
-    if tui or getattr(args, "cleans_own_output", False):
+    if tui:
         streams: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     else:
         from rlark_tui.local.terminal import clean_streams
-        streams = clean_streams()
+        streams = clean_streams(cleaned=not getattr(args, "cleans_own_output", False))
     with streams:
         try:
             _check_names(args, parser, _command_word(argv))
             _several_contexts(args)
-            return handler(args)
+            code = handler(args)
+            sys.stdout.flush()  # output still buffered that cannot be written is the command's one error line
+            return code
         except RlarkError as exc:  # one line, whatever cluster text it quotes (a Job's status message)
             from rlark_tui.text.sinks import one_line
             print(f"error: {one_line(str(exc))}", file=sys.stderr)
@@ -284,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             # The reader went away (`rlark ... | head`): stop quietly like other Unix tools, and keep Python from
             # reporting the same broken pipe again when it flushes stdout at exit.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            from rlark_tui.local.terminal import silence_stdout
+            silence_stdout()
             return 141
         except Exception as exc:  # a bug: one masked line and a 0600 report (local/crash.py), not a traceback
             from rlark_tui.local.crash import write_report

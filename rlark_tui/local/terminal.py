@@ -3,7 +3,8 @@
 Whatever a command prints (a table cell, a describe section, a check report, an error quoting the API server)
 may hold text from the cluster. Rather than trusting every print site, `clean_streams` wraps both streams for the
 length of a command: each write loses its escape sequences and control characters but `\\n` and `\\t`. A command
-that sanitises its own output (`rlark logs`, which keeps SGR colours on a terminal and has `--raw`) opts out.
+that sanitises its own output (`rlark logs`, which keeps SGR colours on a terminal and has `--raw`) opts out
+of the cleaning. Either way a stdout that cannot be written (a full disk, `>&-`) ends the command in one line.
 Writes of bytes to `.buffer` (a relayed exec session) are not text for a terminal to interpret and pass as they are.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import io
 import os
 import select
@@ -20,26 +22,8 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from rlark_tui.errors import RlarkError
 from rlark_tui.text.sanitize import clean
-
-
-class CleanWriter:
-    """A text stream whose writes are `clean`ed; every other attribute is the wrapped stream's."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        self._stream.write(clean(text))
-        return len(text)
-
-    def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
 
 ESCAPE_ERRORS = "rlark.escape"
 """The error handler of the process's stdout and stderr (`escape_unencodable`)."""
@@ -73,15 +57,84 @@ def escape_unencodable() -> None:
             stream.reconfigure(errors=ESCAPE_ERRORS)
 
 
+class OutputLost(RlarkError):
+    """stdout could not be written (a full disk, a closed descriptor, an I/O error): one line, exit 1, as a Unix tool
+    says 'write error'. A reader gone (BrokenPipeError) is not one: the command stops quietly (cli.main)."""
+
+
+class _Closed:
+    """A standard stream the process was started without (`>&-`): each write fails as a closed descriptor does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
+class CleanWriter:
+    """A text stream whose writes are `clean`ed (unless the command cleans its own: `rlark logs`); every other
+    attribute is the wrapped stream's. A write or flush of stdout that fails is `OutputLost`; one of stderr is
+    dropped (there is nowhere left to say it)."""
+
+    def __init__(self, stream: TextIO | None, name: str, cleaned: bool = True) -> None:
+        self._stream: TextIO | _Closed = _Closed() if stream is None else stream
+        self._name = name
+        self._cleaned = cleaned
+
+    def write(self, text: str) -> int:
+        self._guarded(self._stream.write, clean(text) if self._cleaned else text)
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def _guarded(self, call, *args) -> None:
+        try:
+            call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if self._name == "stdout":
+                raise OutputLost(f"cannot write the output to {self._name}: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 @contextlib.contextmanager
-def clean_streams() -> Iterator[None]:
-    """sys.stdout and sys.stderr cleaned until the block ends (then restored, even on an exception)."""
+def clean_streams(cleaned: bool = True) -> Iterator[None]:
+    """sys.stdout and sys.stderr cleaned (or only guarded) until the block ends, then restored, even on an exception.
+    Output still buffered then that cannot be written is dropped with the descriptor, so that the interpreter's own
+    flush at exit adds no 'Exception ignored' of its own to the command's one line."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = CleanWriter(sys.stdout), CleanWriter(sys.stderr)
+    sys.stdout, sys.stderr = CleanWriter(sys.stdout, "stdout", cleaned), CleanWriter(sys.stderr, "stderr", cleaned)
     try:
         yield
     finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, OutputLost):
+            silence_stdout()
         sys.stdout, sys.stderr = saved
+
+
+def silence_stdout() -> None:
+    """stdout's descriptor made /dev/null: what is still buffered for it goes nowhere, without an error."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # closed, or no descriptor of its own (a test's capture)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
 
 
 def no_color(args: object) -> bool:

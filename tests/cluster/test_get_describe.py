@@ -154,3 +154,25 @@ def test_a_reader_that_leaves_early_gets_no_traceback(sb, env):
     rc, _, err = result.stdout.partition("\n")
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert rc == "141"
+
+
+def test_an_output_that_cannot_be_written_is_one_line(sb, env, monkeypatch):
+    """Issue 33, a seventeenth round (pipes and descriptors as a shell leaves them): with stdout on a full disk
+    (`> /dev/full`) or closed (`>&-`), rlark get, describe, status and logs ended in a crash report (OSError, or
+    AttributeError of a None sys.stdout). Each says in one line that its output cannot be written, exit 1, as a Unix
+    tool's 'write error' does."""
+    import io
+    import sys
+
+    from rlark_tui.cli import main
+
+    commands = (["get", "jobs", "-o", "yaml"], ["describe", "job", "demo-ppo"], ["get", "nodes", "-A"])
+    for target, reason in ((lambda: open("/dev/full", "w"), "No space left on device"),  # noqa: SIM115
+                           (lambda: None, "it is closed")):
+        for argv in commands:
+            err = io.StringIO()
+            with monkeypatch.context() as patched:
+                patched.setattr(sys, "stdout", target())
+                patched.setattr(sys, "stderr", err)
+                code = main(["--kubeconfig", str(sb.kubeconfig), *argv])
+            assert (code, err.getvalue()) == (1, f"error: cannot write the output to stdout: {reason}\n"), argv
