@@ -102,9 +102,10 @@ class Section(Static):
         text.append(one_line(title) + "\n", self.get_component_rich_style("section--heading"))
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
-        """`label: value` on one line: a break or bidi control in the value is shown as its escape (sinks.one_line),
-        so a cluster value cannot forge a field of its own on the next line."""
-        text.append(" " * indent + f"{label}: ", self.get_component_rich_style("section--label"))
+        """`label: value` on one line: a break or bidi control in the label or value is shown as its escape
+        (sinks.one_line), so a cluster value, or an event's reason or an image named in a label, cannot forge a
+        field of its own on the next line."""
+        text.append(" " * indent + f"{one_line(label)}: ", self.get_component_rich_style("section--label"))
         text.append((one_line(value) if value else "—") + "\n")
 
     def script(self, text: Text, label: str, value: str, indent: int = 0) -> None:
@@ -121,7 +122,8 @@ class Section(Static):
         return None
 
     def muted(self, text: Text, value: str) -> None:
-        text.append(clean(value) + "\n", self.get_component_rich_style("section--muted"))
+        """A muted line; one line (sinks.one_line) whatever the Job name it quotes."""
+        text.append(one_line(value) + "\n", self.get_component_rich_style("section--muted"))
 
 
 class JobDetailScreen(RlarkScreen):
@@ -398,7 +400,8 @@ class JobDetailScreen(RlarkScreen):
                 widget.field(text, "TensorBoard", tensorboard_url(self.state.gateway, job.task_name(spec),
                                                                   task.tensorboard_proxy if task else ""), 2)
         if len(specs) > MAX_ROLES_SHOWN:
-            widget.muted(text, f"\n… {len(specs) - MAX_ROLES_SHOWN:,} more roles (the first {MAX_ROLES_SHOWN} "
+            text.append("\n")
+            widget.muted(text, f"… {len(specs) - MAX_ROLES_SHOWN:,} more roles (the first {MAX_ROLES_SHOWN} "
                                "shown; rlark describe job shows every one)")
         widget.update(text)
 
@@ -483,7 +486,7 @@ class JobDetailScreen(RlarkScreen):
                 shown = f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()
                 shown = shown if len(shown) <= RAY_JOB_CHARS else shown[:RAY_JOB_CHARS] + "…"
                 name = str(ray_job.get("submission_id") or ray_job.get("job_id"))[:RAY_JOB_CHARS]
-                widget.field(text, f"Ray job {one_line(name)}", redact_text(shown), 2)
+                widget.field(text, f"Ray job {name}", redact_text(shown), 2)
         widget.update(text)
 
     # ---- keys ------------------------------------------------------------------------------

@@ -306,6 +306,24 @@ async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
         assert f"… {5_000 - EVENT_LINES:,} more events (the first {EVENT_LINES} shown)" in text
 
 
+async def test_an_event_or_image_pull_forges_no_line_of_the_events_tab(post_snapshot):
+    """Issue 33, a seventeenth round (a hostile control plane's Task events): each event's type and reason, and
+    each image pull's image, were the label of its field as they came, so a reason 'BackOff<LF>Phase: Succeeded'
+    put a line of its own in the tab. A field's label is one line (sinks.one_line), as its value is."""
+    snapshot = build_snapshot([job_dict("demo-ppo")])
+    task = next(iter(snapshot.tasks.values()))
+    task["status"]["events"] = [{"type": "Warning\u202e", "reason": "BackOff\nPhase: Succeeded", "message": "m"}]
+    task["status"]["pullProgress"] = [{"image": "img\nPhase: Failed", "status": "Pulling"}]
+    app = RlarkApp(None)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await post_snapshot(pilot, snapshot)
+        await pilot.press("enter", "e")
+        lines = str(app.screen.query_one("#events-text").render()).splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("Phase") or "\u202e" in line], lines
+    assert "  Warning\\u202e BackOff\\nPhase: Succeeded: m  ( , )" in lines, lines
+    assert "  Pulling img\\nPhase: Failed: Pulling" in lines, lines
+
+
 async def test_the_ray_tab_shows_each_ray_job_on_its_one_short_line(post_snapshot):
     """Issue 33, a fourteenth round (Ray's jobs list is the Job's code's: a submission id is the submitter's
     text): a Ray job's id was the label of its field as it came, so 'raysubmit_1<LF>Alive nodes: 9 of 9
