@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.local.startup import enter_kubernetes_lazily, pause_collector, resume_collector
+from rlark_tui.local.startup import enter_kubernetes_lazily, import_native, pause_collector, resume_collector
 
 # Each command module and the command names it registers: a command line names one, and only that module is
 # imported (startup time); help, no command or an unknown one imports them all.
@@ -205,7 +205,10 @@ def run() -> None:
     import threading
 
     callbacks = getattr(atexit, "_ncallbacks", lambda: -1)()
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C before the command began (its modules' imports, the parser): as within it
+        sys.exit(130)
     if isinstance(code, ExitAtOnce) and threading.active_count() == 1 \
             and getattr(atexit, "_ncallbacks", lambda: -2)() == callbacks:
         try:
@@ -243,6 +246,7 @@ def _open_tui(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     enter_kubernetes_lazily()
+    import_native()
     from rlark_tui.local.terminal import escape_unencodable
     escape_unencodable()
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)

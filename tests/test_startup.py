@@ -86,3 +86,38 @@ def test_rlark_get_reads_and_prints_with_no_collector_pass_and_leaves_it_on(sand
     assert int(code) == 0 and "demo-ppo" in capsys.readouterr().out
     assert passes == []
     assert gc.isenabled()
+
+
+def test_ctrl_c_while_the_command_is_still_being_imported_ends_quietly_with_130(monkeypatch, capsys):
+    """Issue 33, a seventeenth round (Ctrl-C at any moment): a Ctrl-C in rlark's first tenth of a second, while
+    main built its parser (the command's modules imported: ssl, the lean client), ended in a KeyboardInterrupt
+    traceback of 20 to 50 lines; within the command it was exit 130 and no line. Now it is that, whenever it comes."""
+    import pytest
+
+    from rlark_tui import cli
+
+    def interrupted(command):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    monkeypatch.setattr(sys, "argv", ["rlark", "get", "jobs"])
+    with pytest.raises(SystemExit) as ended:
+        cli.run()
+    assert ended.value.code == 130 and capsys.readouterr() == ("", "")
+
+
+def test_the_entry_point_imports_orjson_with_ctrl_c_held():
+    """Issue 33, a seventeenth round (Ctrl-C at any moment): orjson's module init imports Python modules without
+    checking they came, so a Ctrl-C in those milliseconds of rlark's start (status --tmux, 5 of 6 tries at 85 ms)
+    was a segmentation fault (exit -11, a core dump), not 130. rlark's entry point imports it with SIGINT blocked."""
+    code = ("import signal, sys\n"
+            "held = []\n"
+            "class Watch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'orjson':\n"
+            "            held.append(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))\n"
+            "sys.meta_path.insert(0, Watch())\n"
+            "import contextlib, io\nfrom rlark_tui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['version'])\n"
+            "print(*held, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))")
+    assert _fresh(code).split() == ["True", "False"]

@@ -7,6 +7,9 @@ README's performance section has the A/B figures); tests/test_startup.py holds w
 - **The `kubernetes` package entered without its `__init__`**, which imports `kubernetes.config`, whose kubeconfig
   loader pulls in google-auth, requests-oauthlib and pydantic even for a plain token or client-certificate context.
   Every command that reads over the full client (`rlark logs`, `describe`, the TUI's reconciler) gains that time.
+- **orjson imported with Ctrl-C held** (`import_native`): its module init imports Python modules and does not check
+  that they came, so a Ctrl-C in those milliseconds (a KeyboardInterrupt in place of a module) was a segmentation
+  fault, not exit 130. Not a speed measure: it stays while orjson's init does so.
 - **Long-lived objects frozen** after the TUI (re)lists many Jobs (bench/tui.py): moved out of the collector's
   view, or its full passes over tens of thousands of Pods stall the UI.
 """
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import importlib.util
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -31,6 +36,21 @@ def enter_kubernetes_lazily() -> None:
     if spec is None or spec.submodule_search_locations is None:
         return
     sys.modules["kubernetes"] = importlib.util.module_from_spec(spec)
+
+
+NATIVE = ("orjson",)
+"""Extension modules whose init a KeyboardInterrupt crashes (see the module's docstring)."""
+
+
+def import_native() -> None:
+    """Import NATIVE with SIGINT blocked: a Ctrl-C meanwhile waits, and comes as KeyboardInterrupt once they are in.
+    `rlark`'s entry point (cli.main) calls it first, on its one thread; anything else imports them as usual."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for name in NATIVE:
+            importlib.import_module(name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def pause_collector() -> None:
