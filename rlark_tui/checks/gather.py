@@ -26,6 +26,7 @@ from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.podexec import ExecResult, run_fixed
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
+from rlark_tui.local.fsutil import list_own
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, restart_count
 from rlark_tui.model.storage import mount_over
@@ -431,5 +432,5 @@ def _saved_yaml(state_dir: Path | None, job: str, sha: str | None) -> str | None
     """The newest submitted YAML rlark saved for this Job and spec sha256 (actions.submit), if on this machine."""
     if state_dir is None or not sha:
         return None
-    found = sorted((state_dir / "submitted").glob(f"{glob.escape(object_file_name(job))}-*-{glob.escape(sha[:12])}.yaml"))
+    found = list_own(state_dir / "submitted", f"{glob.escape(object_file_name(job))}-*-{glob.escape(sha[:12])}.yaml")
     return str(found[-1]) if found else None

@@ -133,11 +133,7 @@ class SavedRecord:
 def list_records(root: Path, limit: int = LISTED_RECORDS) -> list[SavedRecord]:
     """The newest `limit` records under `<root>/checks/` (newest first), from their JSON documents; a file that is
     not one rlark wrote is left out (fsutil.read_own: nor one another user planted in a shared state directory)."""
-    folder = root / "checks"
-    try:
-        files = sorted((p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
-    except OSError:
-        return []
+    files = fsutil.list_own(root / "checks", "*.json")[::-1]
     records: list[SavedRecord] = []
     for path in files:
         if len(records) >= limit:

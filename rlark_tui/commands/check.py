@@ -18,7 +18,7 @@ from rlark_tui.checks.records import save_record, write_record
 from rlark_tui.checks.render import RENDERERS
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.errors import UsageError
+from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.local.config import state_dir
 from rlark_tui.model.check_summary import summary_of
@@ -70,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
             actions.guard(f"write the check summary to job {args.job}")
         report = _settle(access, args.job, args.wait, root, hand_over)
         text = RENDERERS[args.format](report, args.lang)
-        saved = save_record(root, report, args.lang)
-        print(f"record saved: {saved}", file=sys.stderr)
+        try:
+            print(f"record saved: {save_record(root, report, args.lang)}", file=sys.stderr)
+            not_saved = None
+        except RlarkError as exc:  # the check's answer is still given; the error line says the record is not kept
+            not_saved = exc
         if args.save:
             print(actions.annotate_check(args.job, summary_of(report)), file=sys.stderr)
     finally:
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if not_saved is not None:
+        raise not_saved
     return report.exit_code
 
 

@@ -490,6 +490,16 @@ def read_settings(path: Path | str, what: str, limit: int, *, refused: str = "no
         raise UsageError(f"{what} {one_line(str(path))}: {refused}: {why}") from None
 
 
+def list_own(folder: Path, pattern: str) -> list[Path]:
+    """The files in `folder` (one rlark keeps) whose names match the glob `pattern`, sorted by name; none when the
+    folder is not there or cannot be read (a state directory of another user's: HOME kept by sudo -u, a shared
+    RLARK_STATE_DIR). Each is then read with read_own, which judges the file itself."""
+    try:
+        return sorted(path for path in folder.glob(pattern) if path.is_file())
+    except OSError:
+        return []
+
+
 def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
     """A file rlark keeps for itself (its state, caches, records, kept evidence, view settings, the autosaved
     draft), read back as the one writer wrote it: found by the same walk (a link on the way only where no one else

@@ -141,3 +141,16 @@ def test_pods_still_pending_after_the_max_wait_fail_at_the_pods_stage(sandbox, c
         assert any(n.endswith("(max wait passed)") for n in pods["notes"])
     finally:
         access.delete(JOBS, "check-timeout")
+
+
+def test_a_state_dir_that_cannot_be_read_or_written_still_gives_the_check(sandbox, capsys, monkeypatch, tmp_path):
+    """Issue 33, a seventeenth round (HOME as bastion users have it: sudo -u keeps another user's, a path the file
+    system refuses): the saved-YAML look-up listed <state>/submitted unguarded, so a state dir that could not be
+    read ended rlark check of a submitted Job in a crash report (PermissionError; here ENAMETOOLONG), and a record
+    that could not be saved lost the check's answer. The answer is printed, then one line says the record is not."""
+    state = tmp_path / ("s" * 300)
+    monkeypatch.setenv("RLARK_STATE_DIR", str(state))
+    code, out, err = _run(sandbox, capsys, "demo-ppo", "--format", "json")
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))  # where the fixtures look for crash reports
+    assert json.loads(out)["job"] == "demo-ppo"
+    assert code == 1 and err.startswith(f"error: cannot write the record to {state}/checks/") and err.count("\n") == 1
