@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import yaml
 
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import read_input, read_settings
+from rlark_tui.local.fsutil import file_problem, read_input, read_settings
 from rlark_tui.text.parse import load_yaml
 
 if TYPE_CHECKING:
@@ -339,8 +339,9 @@ def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential
                 taken[kind] = Credential(data=base64.standard_b64decode(data.encode()))
         elif file_key in values:
             path = os.path.normpath(os.path.join(base, values.pop(file_key)))
-            if not os.path.isfile(path):
-                raise ConfigException(f"File does not exist: {path}")
+            problem = file_problem(path)
+            if problem:
+                raise ConfigException(f"its {file_key} {path}: {problem}")
             taken[kind] = Credential(path=path)
     values = getattr(user, "value", None)
     if isinstance(values, dict) and "tokenFile" in values and not values.get("token"):
@@ -545,8 +546,8 @@ class _FileOrData:
         path, data = self.sources()
         if not path and data:
             return Credential(data=base64.standard_b64decode(data.encode()))
-        if path and not os.path.isfile(path):
-            raise _NotPlain
+        if path and file_problem(path):
+            raise _NotPlain  # the loader's path says why (_take_tls_material)
         return Credential(path=path)
 
 

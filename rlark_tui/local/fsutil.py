@@ -441,14 +441,32 @@ def open_input(path: str, what: str) -> BinaryIO:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise UsageError(f"{what} {path}: " + ("is a directory" if stat.S_ISDIR(info.st_mode) else
-                                               f"not a regular file ({_kind(info.st_mode)})"))
+        raise UsageError(f"{what} {path}: {_not_regular(info.st_mode)}")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
+def file_problem(path: str) -> str:
+    """Why `path` (through links) names no regular file another reader may open as one, in the words
+    open_input refuses it with ('no such file', 'not a regular file (a FIFO)'); '' when it does. Not opened: a
+    FIFO another user planted is judged, never waited on."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return _why_unreadable(exc)
+    return "" if stat.S_ISREG(info.st_mode) else _not_regular(info.st_mode)
+
+
+def _not_regular(mode: int) -> str:
+    return "is a directory" if stat.S_ISDIR(mode) else f"not a regular file ({_kind(mode)})"
+
+
 def _unreadable(exc: OSError, what: str, shown: str, idle: float | None = None) -> UsageError:
     """The one line (exit 2) for a user-named input that could not be opened or read; `idle`: a pipe's bound."""
+    return UsageError(f"{what} {shown}: {_why_unreadable(exc, idle)}")
+
+
+def _why_unreadable(exc: OSError, idle: float | None = None) -> str:
     if isinstance(exc, FileNotFoundError):
         why = "no such file"
     elif isinstance(exc, IsADirectoryError):
@@ -461,7 +479,7 @@ def _unreadable(exc: OSError, what: str, shown: str, idle: float | None = None) 
         why = f"nothing came for {idle:g} s (the bound of a pipe)"
     else:
         why = f"cannot read ({exc.strerror or exc})"
-    return UsageError(f"{what} {shown}: {why}")
+    return why
 
 
 def _kind(mode: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -253,6 +254,27 @@ def test_a_tls_setting_that_is_no_boolean_is_refused_not_read_as_skip(tmp_path, 
     assert refused.code != 0 and refused.err == (
         "error: context prod: unusable kubeconfig entry (its insecure-skip-tls-verify is not true or false)\n"), \
         refused.err
+
+
+@pytest.mark.parametrize("plugin", [False, True])
+def test_a_ca_that_is_no_regular_file_is_refused_with_what_it_is(tmp_path, env, capsys, plugin):
+    """Issue 33, a seventeenth round (left open by the sixteenth): a kubeconfig's certificate-authority of
+    /dev/zero, a FIFO or a directory was refused as 'File does not exist', which sends the operator looking for a
+    missing file; each is said as what it is, without opening it (a FIFO is never waited on), on both the plain
+    and the kubernetes loader's (exec plugin) paths."""
+    fifo = tmp_path / "ca.fifo"
+    os.mkfifo(fifo)
+    path = tmp_path / "kubeconfig"
+    rlark = cli_runner(path, capsys)
+    for ca, why in (("/dev/zero", "not a regular file (a device)"), (str(fifo), "not a regular file (a FIFO)"),
+                    (str(tmp_path), "is a directory"), (str(tmp_path / "absent.crt"), "no such file")):
+        cluster, user, ctx = context("prod", command="get-token" if plugin else "true")
+        cluster["cluster"]["certificate-authority"] = ca
+        path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "prod",
+                                        "clusters": [cluster], "users": [user], "contexts": [ctx]}))
+        refused = rlark("get", "jobs")
+        assert refused.code != 0 and refused.err == (
+            f"error: context prod: unusable kubeconfig entry (its certificate-authority {ca}: {why})\n"), refused.err
 
 
 @contextlib.contextmanager
