@@ -184,16 +184,17 @@ def segment(cache: dict, summary: dict, now: float) -> str:
     return " ".join(parts)
 
 
-def _spawn_refresh(root: Path, argv: list[str], lock_name: str) -> None:
+def _spawn_refresh(root: Path, argv: list[str], lock_name: str) -> str | None:
     """Start one detached refresher unless one started within REFRESH_TIMEOUT: the lock (`cache_files`) holds the
-    running refresher's pid."""
+    running refresher's pid. Why none could start (the state dir refused: its lock, and so its cache, cannot be
+    written), else None."""
     from rlark_tui.errors import RlarkError
     from rlark_tui.local.fsutil import write_private
     from rlark_tui.local.selfrun import python_module
     lock = root / lock_name
     try:  # a lock dated later than now (the clock set back since) is no refresher under way
         if 0 <= time.time() - lock.stat().st_mtime < REFRESH_TIMEOUT:
-            return
+            return None
     except OSError:
         pass
     try:
@@ -201,8 +202,11 @@ def _spawn_refresh(root: Path, argv: list[str], lock_name: str) -> None:
         child = subprocess.Popen(python_module("rlark_tui", *argv, "--refresh"), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         write_private(lock, str(child.pid), durable=False)
-    except (OSError, RlarkError):
-        pass
+    except RlarkError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot start a refresh in {root}: {exc.strerror or exc}"
+    return None
 
 
 def _global_argv(args: argparse.Namespace) -> list[str]:
@@ -348,7 +352,10 @@ def run(args: argparse.Namespace) -> int:
     cache = _read(root / cache_name)
     at = _written(cache, now)
     if at is None or now - at > FRESH_SECONDS:
-        _spawn_refresh(root, _global_argv(args), lock_name)
+        why = _spawn_refresh(root, _global_argv(args), lock_name)
+        if why is not None:  # on stderr: tmux's line shows stdout alone
+            from rlark_tui.text.sinks import one_line
+            print(f"rlark status: the Jobs are not refreshed: {one_line(why)}", file=sys.stderr)
     summary = _read(root / SUMMARY)
     text = segment(cache, summary, now)
     if args.tmux:

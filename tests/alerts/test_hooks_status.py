@@ -330,3 +330,24 @@ def test_acknowledgements_dated_in_the_future_keep_no_new_one_out(tmp_path):
     (tmp_path / acks.FILE_NAME).chmod(0o600)
     acks.AckFile().acknowledge(tmp_path, "uid-2/progress-stalled/job")
     assert "uid-2/progress-stalled/job" in acks.AckFile().load(tmp_path)
+
+
+def test_a_status_whose_state_dir_is_refused_says_why_on_stderr(tmp_path, monkeypatch, capsys):
+    """Issue 33, left open by the sixteenth round: with its state dir refused (others may write in it) rlark status
+    printed 'rlark ?    (Jobs as of never)' for ever without a word of why: no refresher can write its lock or
+    cache there. One line on stderr says so; tmux's line (stdout) stays the segment alone."""
+    from rlark_tui.cli import main
+
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o777)
+    monkeypatch.setenv("RLARK_STATE_DIR", str(state))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    cache, lock = cache_files(None)
+    for argv, line in ((["status"], "rlark ?    (Jobs as of never)\n"), (["status", "--tmux"], "rlark ?\n")):
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        assert out == line
+        assert err == (f"rlark status: the Jobs are not refreshed: refusing to write {state / lock}: others may "
+                       "write in the directory; choose a directory of your own\n")
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))  # where the fixtures look for crash reports
