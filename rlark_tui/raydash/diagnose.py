@@ -100,11 +100,46 @@ def read_kept(state_dir: Path, job: str, uid: str | None = None, *, context: str
         return found
     shared = Path(state_dir) / KEPT_DIR / f"{file_name(job)}.json"
     found = _read_kept_file(shared, job, uid, same_uid=True)
-    if found is None and notes is not None and _read_kept_file(shared, job, None) is not None:
+    if found is None and notes is not None and _read_kept_file(shared, job, None) is not None \
+            and (not uid or _first_notice(state_dir, shared)):  # a Job gone: the note is the answer, every time
         notes.append(f"a first failure of a Job {job} that an earlier rlark kept for every context ({shared}) is not "
                      "shown: it names no context" + (" and is another Job's (another uid)" if uid else
                                                       ", and the Job is gone, so no uid tells whose it is"))
     return found
+
+
+NOTED_FILE = "noted+shared.json"
+"""The records for every context already said not shown (`_first_notice`): a name `file_name` never makes ('+'),
+so no Job's record."""
+MAX_NOTED = 256
+
+
+def _first_notice(state_dir: Path, record: Path) -> bool:
+    """Whether the note that the record for every context at `record` is not shown is said for the first time: a Job
+    made again under that name is diagnosed over and over, and the same line each time said nothing new. Each
+    record said is remembered by its content's sha256 in NOTED_FILE (the newest MAX_NOTED), kept by the one
+    writer; when that cannot be read or written, the note is said again."""
+    import hashlib
+
+    from rlark_tui.local.fsutil import read_own, write_private
+
+    try:
+        digest = hashlib.sha256(read_own(record, MAX_KEPT_BYTES)).hexdigest()
+    except OSError:
+        return True
+    path = Path(state_dir) / KEPT_DIR / NOTED_FILE
+    try:
+        listed = load_json(read_own(path, MAX_NOTED * 80))
+    except (OSError, ValueError):
+        listed = []
+    noted = [key for key in listed if isinstance(key, str)] if isinstance(listed, list) else []
+    if digest in noted:
+        return False
+    try:
+        write_private(path, json.dumps([*noted, digest][-MAX_NOTED:]) + "\n", durable=False)
+    except (OSError, RlarkError):
+        pass
+    return True
 
 
 def _read_kept_file(path: Path, job: str, uid: str | None, same_uid: bool = False) -> Kept | None:

@@ -210,6 +210,13 @@ def test_a_first_failure_an_earlier_rlark_kept_is_read_for_its_job_or_said_not_s
             rf"an earlier rlark kept for every context \({re.escape(str(shared))}\) is not shown: it names no "
             r"context, and the Job is gone, so no uid tells whose it is$")):
         _run(capsys)
+    platform.exists = True  # made again under the same name: another uid; the note is said once for the record
+    JOB["metadata"]["uid"] = "u-2"
+    try:
+        said = [_run(capsys)[2] for _ in range(2)]
+    finally:
+        JOB["metadata"]["uid"] = "u-1"
+    assert [f"({shared}) is not shown: it names no context and is another Job's" in err for err in said] == [True, False]
     keep(state, "u-9", d.diagnose(sigsegv_inputs(job="a/b")), context="c")
     kept_path(state, "a/b", "c").rename(kept_path(state, "a/b", "c").with_name("a_b.json"))  # before 5545ab5
     found = read_kept(state, "a/b", "u-9", context="c")
