@@ -48,6 +48,9 @@ class ObjectStore:
         self.listed_as: dict[str, str] = {}
         """Test switch: keys a directory cannot hold (S3 keeps `a//b` beside `a/b`), each listed and served as the
         file of another key."""
+        self.encodings: dict[str, str] = {}
+        """Test switch: keys served with this Content-Encoding (as S3 serves an object uploaded with one, e.g.
+        `aws s3 cp --content-encoding gzip`): the stored bytes as they are, which the listing's ETag is the MD5 of."""
 
     def bucket(self, storage_class: str) -> Path:
         path = self.root / storage_class
@@ -143,6 +146,8 @@ class ObjectStore:
         if not target.is_file():
             return web.Response(status=404, text="NoSuchKey")
         cut, self.cut_after = self.cut_after, None
+        if key in self.encodings:
+            return web.Response(body=target.read_bytes(), headers={"Content-Encoding": self.encodings[key]})
         if cut is None:
             return web.FileResponse(target)
         data = target.read_bytes()

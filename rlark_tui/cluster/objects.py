@@ -182,9 +182,9 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
     pool = pool or tls.pool_manager(tls.public_context(), retries=False)
     req = Request("download", "objects", entry.key, source="object storage")
     headers = {"Range": f"bytes={have}-"} if have else {}
-    try:
-        resp = pool.request("GET", url, headers=headers, preload_content=False, redirect=False,
-                            timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT))
+    try:  # the bytes as stored, whatever Content-Encoding the object was stored with (what the ETag is the MD5 of)
+        resp = pool.request("GET", url, headers=headers, preload_content=False, decode_content=False,
+                            redirect=False, timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT))
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         raise DownloadError(f"{transport_error(exc, req, READ_TIMEOUT)}; run the same command again") from None
     try:
