@@ -155,18 +155,26 @@ _LINK = re.compile(r"\]\s*\(")
 _HOST = re.compile(r"(?<![\w.-])(?:[\w-]+\.)+[^\W\d_][\w-]{1,62}(?![\w-])")
 """A domain-like word (`evil.com`, `www.evil.com/login`, `train.py`, `пример.рф`): chat clients link it without a
 scheme."""
+_WIDE_DOTS = "\u3002\uff0e\uff61"
+_WIDE_HOST = re.compile(rf"(?<![A-Za-z0-9.{_WIDE_DOTS}-])(?:[A-Za-z0-9-]+[.{_WIDE_DOTS}])+[A-Za-z][A-Za-z0-9-]{{1,62}}"
+                        r"(?![A-Za-z0-9-])")
+"""A domain of ASCII labels whose dots are the ideographic, full-width or half-width ideographic full stop
+(`evil。com`, `evil．com`): IDNA (RFC 3490 3.1, UTS #46) reads each as a dot, so a client that links it opens
+evil.com. Chinese prose, where `。` ends a sentence, has no ASCII labels about it and is left as it is."""
 FORMATS = ("slack", "feishu", "dingtalk")
 
 
 def chat(text: object, fmt: str) -> str:
     """A chat bot's text from alert lines: no mention and no link survives. Every format: `scheme://` becomes
     `scheme[:]//` and a domain-like word's dots `[.]` (`evil[.]com`: Slack, Feishu and DingTalk link a bare domain
-    too), and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
+    too; so are the ideographic and full-width dots IDNA reads as dots, `evil[。]com`), and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
     entities (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their
     full-width forms (`<at user_id="all">`, `@all`, `@138…` are text)."""
     text = one_line(text)
     text = _LINK.sub("] (", _SCHEME.sub("[:]", text))
     text = _HOST.sub(lambda match: match.group(0).replace(".", "[.]"), text)
+    text = _WIDE_HOST.sub(lambda match: re.sub(f"[.{_WIDE_DOTS}]", lambda dot: f"[{dot.group(0)}]", match.group(0)),
+                          text)
     if fmt == "slack":
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if fmt in ("feishu", "dingtalk"):

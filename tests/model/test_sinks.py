@@ -112,6 +112,18 @@ def test_chat_text_holds_no_bare_domain_a_client_would_link():
         assert "www[.]evil[.]example/login" in body and "пример[.]рф" in body and "v1.2.3 10.0.0.1" in body
 
 
+def test_chat_text_holds_no_domain_of_ideographic_or_full_width_dots():
+    """Issue 33, left open by the sixteenth round: IDNA (RFC 3490 3.1, UTS #46: what a browser does to a host) reads
+    the ideographic, full-width and half-width ideographic full stops as dots, so 'evil。com' or 'www．evil｡com' in
+    an alert, linked by a chat client, opens evil.com; they were posted as they were. Chinese prose keeps its '。'."""
+    hostile = "crash: see evil\u3002com, www\uff0eevil\uff61com/login, 失败evil\u3002io。任务失败。请检查 train\uff0epy"
+    for fmt in sinks.FORMATS:
+        body = sinks.chat(hostile, fmt)
+        assert not re.search(r"[A-Za-z0-9][.\u3002\uff0e\uff61][A-Za-z]", body), (fmt, body)
+        assert "evil[\u3002]com" in body and "www[\uff0e]evil[\uff61]com/login" in body and "失败evil[\u3002]io。" in body
+        assert "任务失败。请检查" in body
+
+
 def _bash_words(line: str) -> list[str]:
     """The words bash makes of `line`."""
     import subprocess
