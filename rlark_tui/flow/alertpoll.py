@@ -169,8 +169,10 @@ class _Scope:
     cache: dict[str, Evaluated] = field(default_factory=dict)
     objects: dict[str, tuple] = field(default_factory=dict)
     """Job -> its objects (the Job, Tasks and Pods) when last judged."""
-    dirty: set[str] = field(default_factory=set)
-    """Jobs still to judge again (over a round's budget)."""
+    dirty: dict[str, int] = field(default_factory=dict)
+    """Jobs still to judge again (over a round's budget) -> the round that found them so: the longest waiting are
+    judged first, so Jobs whose objects change at every round never keep another Job's judgement waiting."""
+    rounds: int = 0
     merged: rules.Evaluation | None = None
     sources: rules.Evaluation | None = None
     samples: object = None
@@ -367,16 +369,22 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
         scope.read_as.pop(name, None)
         scope.objects.pop(name, None)
         scope.stacks.pop(name, None)
-    scope.dirty = {name for name in scope.dirty if name in jobs} | changed
+    scope.rounds += 1
+    waiting = {name: since for name, since in scope.dirty.items() if name in jobs}
+    due = list(changed)
     if now >= scope.next_wake:
-        scope.dirty |= {name for name, kept in scope.cache.items() if kept.wake_at <= now}
-    scope.dirty |= {name for name in jobs if name not in scope.cache} if len(scope.cache) < len(jobs) else set()
-    judged = sorted(scope.dirty)[:JUDGED_PER_ROUND]
+        due += [name for name, kept in scope.cache.items() if kept.wake_at <= now]
+    if len(scope.cache) < len(jobs):
+        due += [name for name in jobs if name not in scope.cache]
+    for name in due:
+        waiting.setdefault(name, scope.rounds)
+    scope.dirty = waiting
+    judged = [name for _, name in heapq.nsmallest(JUDGED_PER_ROUND, ((since, name) for name, since in waiting.items()))]
     rejudged = False
     for position, name in enumerate(judged):
         if position % CHUNK_JOBS == CHUNK_JOBS - 1:
             time.sleep(CHUNK_PAUSE_SECONDS)  # let the UI thread have the interpreter between slices of Jobs
-        scope.dirty.discard(name)
+        del scope.dirty[name]
         scope.objects[name] = _objects(index, jobs[name], pods_of)
         evaluated = _judged(access, index, jobs[name], scope, planes, pods_of, thresholds, now)
         kept = scope.cache.get(name)
