@@ -118,7 +118,9 @@ def _kubeconfig_paths(flag: str | None, environ: Mapping[str, str]) -> list[str]
     they exist: the answering path imports no more than the standard library."""
     listed = [flag] if flag else [p for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p] or \
         [os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".kube", "config")]
-    return [os.path.abspath(os.path.expanduser(path)) for path in listed]
+    from rlark_tui.local.fsutil import absolute
+
+    return [absolute(os.path.expanduser(path)) for path in listed]
 
 
 MAX_KUBECONFIG_SCAN = 16 * 2**20

@@ -94,6 +94,22 @@ def why_not_own(info: os.stat_result) -> str | None:
     return None
 
 
+def absolute(path: str | os.PathLike[str]) -> str:
+    """`path` made absolute against the working directory; as given (normalised) when that directory is gone (removed
+    under the shell or tmux pane that started rlark): what is relative to it then names nothing, and the writer
+    (Destination) or reader it goes to says so in one line."""
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        return os.path.normpath(path)
+
+
+def in_working_dir(name: str = "") -> Path:
+    """`name` in the working directory (the default place of a saved log, a screenshot, a download), absolute; left
+    relative when the working directory is gone, for the writer to refuse."""
+    return Path(absolute(name or "."))
+
+
 class Destination:
     """Where one file goes: its directory, held open and checked, and the final name (`leaf`). `through` is
     True for a FIFO, terminal or device the user named: it is written through, never replaced."""
@@ -104,7 +120,10 @@ class Destination:
         self.through = False
         self.mode: int | None = None  # the mode of a named file being replaced
         self.dir_fd = -1
-        leaf = self._resolve(os.path.abspath(os.fspath(path)), create_dirs)
+        where = absolute(os.fspath(path))
+        if not os.path.isabs(where):
+            raise self._refuse("the working directory it is relative to no longer exists")
+        leaf = self._resolve(where, create_dirs)
         self.leaf = leaf
 
     def _refuse(self, why: str) -> UnsafeDestination:

@@ -370,10 +370,11 @@ class LogScreen(RlarkScreen):
         self.post_message(OpenShell(self.job_name, self.scope))
 
     def action_save(self) -> None:
-        """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted."""
+        """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted (the app's worker
+        places it in the working directory)."""
         lines = [self.view.line_text(line) for line in self.view.shown_lines if not line.notice]
-        path = Path.cwd() / f"{object_file_name(self.job_name)}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
-        self.post_message(SaveLog(self, str(path), tuple(lines)))
+        name = f"{object_file_name(self.job_name)}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
+        self.post_message(SaveLog(self, name, tuple(lines)))
 
     def on_log_saved(self, message: LogSaved) -> None:
         """The app wrote the file (secrets redacted there)."""

@@ -249,12 +249,10 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """The command palette's Screenshot, written through the one writer (local/fsutil: only in a directory of
         the user's own, never through a link, 0600) to the working directory, as a saved log is, instead of
         Textual's plain open() in the downloads directory, which follows a link and writes wherever it is."""
-        from pathlib import Path
-
-        from rlark_tui.local.fsutil import write_private
+        from rlark_tui.local.fsutil import in_working_dir, write_private
         from rlark_tui.text.sinks import file_name
         stamp = time.strftime(time_format or "%Y%m%d-%H%M%S")
-        target = Path(path or Path.cwd()) / (filename or f"{file_name(self.title)}-screenshot-{stamp}.svg")
+        target = in_working_dir(path or "") / (filename or f"{file_name(self.title)}-screenshot-{stamp}.svg")
         try:
             write_private(target, self.export_screenshot())
         except (OSError, RlarkError) as exc:

@@ -16,6 +16,7 @@ from textual import work
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
+from rlark_tui.local.fsutil import in_working_dir
 from rlark_tui.model.storage import human_size
 from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.text.sinks import one_line
@@ -89,7 +90,7 @@ class ConsoleViews(AppHost):
                 if folder else shown + (f" ({message.size} bytes)" if message.size is not None else "")
                 + ": a file path, or a directory that gets the file's name")
         self.push_screen(PathScreen(f"Download {message.storage_class}:{shown} to", hint,
-                                    str(Path.cwd() / name) if folder else str(Path.cwd()) + "/", "a local path"),
+                                    str(in_working_dir(name)) if folder else str(in_working_dir()) + "/", "a local path"),
                          partial(self._download_to, message))
 
     def _download_to(self, message: messages.DownloadObject, answer: str | None) -> None:

@@ -179,16 +179,17 @@ class AppWork(AppHost):
     @work(thread=True, exclusive=True, group="log-save", exit_on_error=False)
     def _save_log(self, message: messages.SaveLog) -> None:
         from rlark_tui.errors import RlarkError
-        from rlark_tui.local.fsutil import write_named
+        from rlark_tui.local.fsutil import in_working_dir, write_named
         from rlark_tui.text.redact import redact_text
         lines = message.lines
+        path = in_working_dir(message.path)
         try:
-            write_named(Path(message.path), redact_text("\n".join(lines)) + "\n" if lines else "")
+            write_named(path, redact_text("\n".join(lines)) + "\n" if lines else "")
         except (OSError, RlarkError) as exc:
-            message.requester.post_message(messages.LogSaved(message.path, len(lines),
+            message.requester.post_message(messages.LogSaved(str(path), len(lines),
                                                              f"Cannot save the log: {getattr(exc, 'strerror', None) or exc}"))
             return
-        message.requester.post_message(messages.LogSaved(message.path, len(lines)))
+        message.requester.post_message(messages.LogSaved(str(path), len(lines)))
 
     # ---- stacks ------------------------------------------------------------------------------------
     def on_take_stacks(self, message: messages.TakeStacks) -> None:
