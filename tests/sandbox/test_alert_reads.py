@@ -130,3 +130,69 @@ async def test_one_header_read_serves_the_alert_round_and_progress(run, counted)
     finally:
         reconciler.stop()
         await asyncio.wait_for(task_, 10)
+
+
+def _running_job_with_header_log(sb, name: str, log: str) -> list[tuple]:
+    """A Running Job whose Header Pod's log is `log`; what to delete after (kind, name, namespace, plane)."""
+    task_name, pod = f"{name}-main", f"{name}-main-0"
+    spec = job(name)
+    spec["status"] = {"phase": "Running"}
+    sb.store.create("jobs", spec)
+    sb.store.create("tasks", task(task_name, CLUSTER, {keys.JOB_LABEL: name}))
+    uid = str(uuid.uuid4())
+    sb.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: task_name}},
+        "spec": {"taskName": task_name, "taskNamespace": CLUSTER, "podName": pod}, "status": {"phase": "Running"}})
+    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": pod, "namespace": NS, "labels": {"app": task_name}},
+                             "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                             "status": {"phase": "Running", "containerStatuses": [
+                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
+    sb.logs.start_instance(CLUSTER, NS, pod, "main")
+    sb.logs.append(CLUSTER, NS, pod, "main", log)
+    return [("pods", uid, CLUSTER, None), ("pods", pod, NS, CLUSTER), ("tasks", task_name, CLUSTER, None),
+            ("jobs", name, None, None)]
+
+
+async def test_eight_crashed_jobs_of_one_cluster_are_all_read_and_alerted_in_one_round(bare_sandbox, monkeypatch):
+    """bench alerts: of six crashed Jobs on one member cluster, the fifth and sixth alerted 10 to 80 s late. A round
+    chooses eight Header logs, but reads at most four of one cluster at once (alertpoll.READS_PER_SOURCE), and the
+    others were marked read without a read, so they waited LOG_SECONDS, and again. They are read as the first four
+    end, in the same round (which here waits for its reads as long as they take)."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow import alertpoll
+    from rlark_tui.flow.reconciler import Reconciler
+
+    monkeypatch.setattr(alertpoll, "READ_WAIT_SECONDS", 60.0)
+    names = [f"eight-crashed-{i}" for i in range(alertpoll.LOG_READS_PER_ROUND)]
+    assert len(names) > alertpoll.READS_PER_SOURCE
+    made = [item for name in names for item in _running_job_with_header_log(bare_sandbox, name, _table(1) + CRASH)]
+    access = ClusterAccess.open(str(bare_sandbox.kubeconfig), bare_sandbox.context)
+    firsts: list[set[str]] = []
+
+    def post(published) -> None:
+        state = published.snapshot.alerts.get(alertpoll.ALL_KEY)
+        crashed = {job for job, rule, _ in state.book.alerts if rule == "run-crashed"} if state else set()
+        if crashed & set(names) and not firsts:
+            firsts.append(crashed & set(names))
+
+    reconciler = Reconciler(access)
+    task_ = asyncio.create_task(reconciler.run(post))
+    try:
+        deadline = time.monotonic() + 60
+        while len(reconciler.snapshot.pods) < len(names) or len(reconciler.snapshot.tasks) < len(names):
+            assert time.monotonic() < deadline, "the Jobs' Tasks and Pod CRs in the Snapshot"
+            await asyncio.sleep(0.05)
+        reconciler.subscribe(alertpoll.ALERTS, alertpoll.ALL_KEY)
+        while not firsts:
+            assert time.monotonic() < deadline, "no run-crashed alert"
+            await asyncio.sleep(0.05)
+        assert firsts[0] == set(names), sorted(firsts[0])
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task_, 10)
+        access.close()
+        for kind, name, namespace, plane in made:
+            bare_sandbox.store.delete(kind, name, namespace, plane=plane) if plane else \
+                bare_sandbox.store.delete(kind, name, namespace) if namespace else bare_sandbox.store.delete(kind, name)
