@@ -60,6 +60,9 @@ KEEP_SECONDS = 60.0
 and the next Job's keep begins, so a Job whose data plane or Ray head drips its answers delays no other's."""
 KEEPS = 2
 """Keeps within their time at once."""
+SEEN_FIRINGS = 4096
+"""The newest firings a Keeper remembers (one keep per Job per round: the FAIL_EARLY alerts one round fires for a
+Job share its time), so that Jobs crashing under new names every second for days hold no more than these."""
 
 
 class Keeper:
@@ -74,7 +77,8 @@ class Keeper:
         self.keep = keep
         self.seconds = seconds
         self.at_once = at_once
-        self.seen: set[tuple[str, float]] = set()
+        self.seen: dict[tuple[str, float], None] = {}
+        """The newest SEEN_FIRINGS (Job, fired at), oldest first."""
         self.lock = threading.Condition()
         self.waiting: collections.deque[str] = collections.deque()
         self.running: set[str] = set()
@@ -87,7 +91,9 @@ class Keeper:
 
         if alert.rule in FAIL_EARLY and alert.severity == rules.CRITICAL and alert.job \
                 and (alert.job, alert.fired_at) not in self.seen:
-            self.seen.add((alert.job, alert.fired_at))
+            self.seen[alert.job, alert.fired_at] = None
+            if len(self.seen) > SEEN_FIRINGS:
+                del self.seen[next(iter(self.seen))]
             self._queue(alert.job)
 
     def _queue(self, job: str) -> None:
@@ -250,16 +256,21 @@ class Printer:
         now = {name: Job(raw).phase or "Pending" for name, raw in snapshot.jobs.items()
                if alertpoll.in_scope(self.key, name)}
         if self.phases is not None:
+            namespaces: dict[str, str] | None = None
             for name, phase in now.items():
                 old = self.phases.get(name, "")
                 if phase != old:
-                    self._phase(snapshot, name, old, phase)
+                    if namespaces is None:  # once for all the changes: a relist may change thousands of phases
+                        namespaces = {}
+                        for key in snapshot.tasks:
+                            namespace, _, task = key.partition("/")
+                            namespaces.setdefault(task, namespace)
+                    head = Job(snapshot.jobs[name]).head_task_name
+                    self._phase(name, old, phase, namespaces.get(head, ""))
         self.phases = now
 
-    def _phase(self, snapshot, name: str, old: str, new: str) -> None:
+    def _phase(self, name: str, old: str, new: str, namespace: str) -> None:
         at = time.time()
-        namespace = next((key.partition("/")[0] for key in snapshot.tasks
-                          if key.partition("/")[2] == Job(snapshot.jobs[name]).head_task_name), "")
         record = {"time": rules.iso(at), "severity": "info", "rule": "phase", "job": name, "namespace": namespace,
                   "object": name, "message": f"phase {old or '-'} -> {new}", "state": new}
         self.emit(record, f"{rules.iso(at)} phase {name} {old or '-'} -> {new}")

@@ -50,3 +50,20 @@ def test_a_job_whose_reads_hang_delays_no_other_jobs_keep():
         assert calls.count("drips") == 2
     finally:
         release.set()
+
+
+def test_jobs_crashing_under_new_names_for_days_hold_a_bounded_memory_of_firings(monkeypatch):
+    """Issue 33, a seventeenth round (churn over time): the Keeper remembered every (Job, time) it kept for, so
+    a control plane whose Jobs crash under new names every second grew rlark watch by an entry a second for as
+    long as it ran. It remembers the newest SEEN_FIRINGS; the same round's firing is still kept once."""
+    from rlark_tui.commands import watch
+
+    monkeypatch.setattr(watch, "SEEN_FIRINGS", 8)
+    calls: list[str] = []
+    keeper = Keeper(calls.append, lambda line: None)
+    for number in range(24):
+        keeper.fired(crashed(f"job-{number}", float(number)))
+    keeper.fired(crashed("job-23", 23.0))  # the same round's second alert of the Job
+    assert len(keeper.seen) == 8
+    wait_for(lambda: len(calls) == 24, "every Job's keep")
+    assert calls.count("job-23") == 1
