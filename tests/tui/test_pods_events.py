@@ -78,3 +78,26 @@ async def test_overview_shows_cpu_memory_requests_and_running_time(post_snapshot
         text = str(app.screen.query_one("#overview-text").render())
         assert "requests cpu 4, memory 16Gi" in text and "none set (best effort" in text
         assert "Running time: 2h\n" in text  # startTime to endTime
+
+
+def test_a_jobs_flood_of_events_is_a_bounded_number_of_rows_and_one_that_counts_the_rest():
+    """Issue 33, a seventeenth round (floods): each Task holds up to 500 events, and a Job of 200 such Tasks was
+    100,000 rows of :events, derived (0.8 s) and laid out on the UI thread at each Snapshot while the view was open.
+    A Job has EVENT_ROWS_PER_JOB rows, in its Tasks' order, and one row counting its others; another Job's events
+    are all there."""
+    from datetime import UTC, datetime
+
+    from rlark_tui.view.index import SnapshotIndex
+    from rlark_tui.view.pods import EVENT_ROWS_PER_JOB, event_rows
+
+    roles = tuple((f"t{n}", "Actor", "Actor", "gpu-a1", "rlark-gpu-a") for n in range(40))
+    snapshot = build_snapshot([job_dict("flood", roles=roles), job_dict("quiet")], with_pods=False)
+    for task in snapshot.tasks.values():
+        many = task["metadata"]["name"].startswith("flood-")
+        task["status"]["events"] = [{"type": "Warning", "reason": f"R{n}", "lastTime": "2026-12-06T00:00:00Z"}
+                                    for n in range(500 if many else 2)]
+    rows = event_rows(SnapshotIndex(snapshot), datetime.now(UTC))
+    flood = [row for row in rows if row.key.endswith("\tflood")]
+    assert len(flood) == EVENT_ROWS_PER_JOB + 1 and len(rows) == len(flood) + 3 * 2
+    assert flood[-1].key == "more\tflood" and flood[-1].cells[5] == (
+        f"… {40 * 500 - EVENT_ROWS_PER_JOB:,} more events of this Job (the first {EVENT_ROWS_PER_JOB} shown)")
