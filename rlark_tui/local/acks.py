@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlark_tui.local.fsutil import read_own, write_private
+from rlark_tui.local.fsutil import read_own, updating, write_private
 from rlark_tui.text.parse import load_json
 
 if TYPE_CHECKING:
@@ -84,10 +84,11 @@ class AckFile:
         return keys
 
     def acknowledge(self, state_dir: Path, *keys: str, now: float | None = None) -> None:
-        """Add acknowledgements (atomic write, 0600; one write at a time)."""
+        """Add acknowledgements (atomic write, 0600; one write at a time, in this process and across processes:
+        fsutil.updating)."""
         now = time.time() if now is None else now
         path = _path(state_dir)
-        with self._lock:
+        with self._lock, updating(path):
             entries = {key: at for key, at in _read(path).items()
                        if written_at(at, now) is not None and now - at < KEEP_SECONDS}
             entries.update(dict.fromkeys(keys, now))

@@ -368,6 +368,41 @@ def open_append(path: Path | str) -> BinaryIO:
                                  0o600, dir_fd=dest.dir_fd), "ab")
 
 
+UPDATE_WAIT = 2.0
+"""How long `updating` waits for another process's update of the same file (each takes milliseconds)."""
+
+
+@contextlib.contextmanager
+def updating(path: Path | str) -> Iterator[None]:
+    """Held while a file rlark keeps is read, changed and written back (the acknowledgements): an exclusive flock of
+    `<path>.lock` beside it, made as the one writer makes a file (a directory of the user's own, no link followed,
+    0600). Two rlark on one state dir (two TUIs, a TUI and rlark watch) then each add to what the other wrote, where
+    each wrote back what it had read before the other's write, and one's changes were lost. A lock that cannot be
+    made (the directory refused or read-only) is none: the write that follows says why."""
+    import fcntl
+
+    try:
+        with Destination(f"{os.fspath(path)}.lock") as dest:
+            fd = -1 if dest.through else os.open(dest.leaf, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                                 0o600, dir_fd=dest.dir_fd)
+    except (OSError, RlarkError):
+        fd = -1
+    try:
+        deadline = time.monotonic() + UPDATE_WAIT
+        while fd >= 0:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:  # held by a process stopped mid-update (^Z): go on without it
+                    break
+                time.sleep(0.01)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def remove_quietly(path: Path | str) -> None:
     """Delete `path` if it is there; a missing file or a failed delete is not an error."""
     try:

@@ -420,3 +420,28 @@ def test_acknowledging_a_hostile_jobs_long_alerts_keeps_every_other_acknowledgem
     book.acknowledge(tmp_path, kept)
     book.acknowledge(tmp_path, *keys)
     assert acks.AckFile().load(tmp_path) == {kept, *keys}
+
+
+def test_two_rlark_acknowledging_at_once_lose_no_acknowledgement(tmp_path):
+    """Issue 33, a seventeenth round (two rlark on one state dir: two TUIs, a TUI and rlark watch): each wrote back
+    the acknowledgements it had read before the other's write, so of three processes acknowledging 60 alerts each
+    77 of 180 were kept, and the others fired again at the next start. The read, change and write are held by one
+    lock across processes (fsutil.updating: two AckFiles here, each with its own descriptor, as two processes)."""
+    import threading
+
+    from rlark_tui.local.acks import AckFile
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+
+    def acknowledge(who: str) -> None:
+        own = AckFile()
+        for i in range(25):
+            own.acknowledge(state, f"{who}-{i}")
+
+    threads = [threading.Thread(target=acknowledge, args=(who,)) for who in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(AckFile().load(state)) == 50
