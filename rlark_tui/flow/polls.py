@@ -129,6 +129,9 @@ class Topic:
     reserved: bool = False
     """Its reads have places of their own, outside the reconciler's MAX_PARALLEL_POLLS and MAX_POLLS_PER_KEY (the
     alert rounds: no Job's slow reads keep them waiting)."""
+    per_job: bool = False
+    """Keyed by a Job's name: a result whose Job is no longer listed and that no one subscribes to is dropped, so a
+    session under churn (Jobs made and deleted under new names) holds no result of every Job it ever read."""
 
     def read(self, detail: bool) -> tuple[Fetch | None, float]:
         """The fetch and interval of a subscription with (or without) detail (fetch None: `rounds` makes it)."""
@@ -349,13 +352,13 @@ class UsageRounds:
 
 
 TOPICS: Mapping[str, Topic] = MappingProxyType({topic.name: topic for topic in (
-    Topic(RAY, 2.0, fetch_ray, ray_source),
-    Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0),
-    Topic(EVIDENCE, 5.0, fetch_evidence),
-    Topic(DIAGNOSIS, DIAGNOSIS_SECONDS, fetch_diagnosis),
+    Topic(RAY, 2.0, fetch_ray, ray_source, per_job=True),
+    Topic(HEALTH, 10.0, fetch_health, detailed=fetch_health_detail, detail_interval=3.0, per_job=True),
+    Topic(EVIDENCE, 5.0, fetch_evidence, per_job=True),
+    Topic(DIAGNOSIS, DIAGNOSIS_SECONDS, fetch_diagnosis, per_job=True),
     Topic(LOOKUPS, 60.0, fetch_lookups),
-    Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress),
-    Topic(METRICS, 5.0, poll_metrics),
+    Topic(PROGRESS, PROGRESS_SECONDS, fetch_progress, per_job=True),
+    Topic(METRICS, 5.0, poll_metrics, per_job=True),
     Topic(WORKFLOWS, 2.0, fetch_workflows),
     Topic(alertpoll.ALERTS, alertpoll.ROUND_SECONDS, None,
           rounds=lambda poll_soon: alertpoll.AlertRounds(lambda job: poll_soon(PROGRESS, job)), reserved=True),
@@ -380,6 +383,7 @@ def _nothing(access, index: SnapshotIndex, key: str) -> None:
 OFFLINE: Mapping[str, Fetch] = MappingProxyType({DIAGNOSIS: _from_bundle("diagnosis"),
                                                  METRICS: _from_bundle("metrics")})
 BUNDLE_TOPICS: Mapping[str, Topic] = MappingProxyType({
-    name: Topic(name, topic.interval, OFFLINE.get(name, _nothing)) for name, topic in TOPICS.items()})
+    name: Topic(name, topic.interval, OFFLINE.get(name, _nothing), per_job=topic.per_job)
+    for name, topic in TOPICS.items()})
 """The topics of a bundle session: the diagnosis and the metric series as captured; every other read has nothing
 to read (no request leaves the machine)."""

@@ -148,8 +148,19 @@ class Reconciler:
             self._polled_at.pop((topic, key), None)
 
     def unsubscribe(self, topic: str, key: str) -> None:
-        """Stop reading (a read under way still publishes its result)."""
+        """Stop reading (a read under way still publishes its result); a per-Job topic's result of a Job no longer
+        listed is dropped."""
         self._subscribed.pop((topic, key), None)
+        self._forget(topic, key)
+
+    def _forget(self, topic: str, key: str) -> None:
+        """Drop `topic`'s result for `key` when the topic is per Job (Topic.per_job), no one subscribes to it and no
+        Job of that name is listed: under churn each Job ever read would otherwise be held for the session."""
+        if not self.topics[topic].per_job or (topic, key) in self._subscribed or key in self._objects[JOBS.plural]:
+            return
+        self._polled_at.pop((topic, key), None)
+        if self._results[topic].pop(key, None) is not None:
+            self._changed.add(topic)
 
     def set_pace(self, factor: float) -> None:
         """Every subscription reads at its interval times `factor` (BLURRED_PACE while the terminal has lost focus,
@@ -267,6 +278,7 @@ class Reconciler:
                 return
             self._results[topic][key] = payload
             self._changed.add(topic)
+            self._forget(topic, key)  # read for a Job deleted, and unsubscribed, while its answer was on its way
             source = self.topics[topic].source
             if source is not None:
                 self._set_source(*source(key, payload), post)
@@ -281,10 +293,12 @@ class Reconciler:
         if plural == self.kinds[0].plural:
             self._first_answered = True
         if event.type == "RELIST":
+            gone = objects.keys() - {source_key(obj) for obj in event.items} if plural == JOBS.plural else set()
             self._objects[plural] = {source_key(obj): obj for obj in event.items}
             self._listed.add(plural)
             self._changed.add(plural)
             self._delta[plural] = None
+            self._forget_jobs(gone)
         elif event.type in ("ADDED", "MODIFIED") and event.obj is not None:
             key = source_key(event.obj)
             objects[key] = event.obj
@@ -294,11 +308,18 @@ class Reconciler:
             key = source_key(event.obj)
             objects.pop(key, None)
             self._note(plural, key)
+            if plural == JOBS.plural:
+                self._forget_jobs({key})
         elif event.type == "CONNECTED":
             self._errors.pop(plural, None)
         elif event.type == "ERROR":
             self._errors[plural] = str(event.error)
         self._update_control_plane(post)
+
+    def _forget_jobs(self, names: set[str]) -> None:
+        for name in names:
+            for topic in self._results:
+                self._forget(topic, name)
 
     def _note(self, plural: str, key: str) -> None:
         self._changed.add(plural)
@@ -473,11 +494,14 @@ class Reconciler:
             result = await asyncio.to_thread(read)
         finally:
             self._in_flight.discard((topic.name, key))
+            if (topic.name, key) not in self._subscribed:  # unsubscribed while it read: nothing more to time
+                self._polled_at.pop((topic.name, key), None)
+        if (topic.name, key) not in self._subscribed:
+            return
         if result is None:
             # nothing to read yet (e.g. the Job is not listed): try again after NOTHING_YET_SECONDS, not at every tick,
             # so many such subscriptions do not keep the thread pool busy
             retry = min(interval, NOTHING_YET_SECONDS)
             self._polled_at[(topic.name, key)] = self._clock() - interval + retry
             return
-        if (topic.name, key) in self._subscribed:
-            self._wake(("poll", (topic.name, key), result))
+        self._wake(("poll", (topic.name, key), result))

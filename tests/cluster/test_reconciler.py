@@ -299,3 +299,24 @@ async def test_one_jobs_slow_reads_keep_no_other_jobs_read_or_the_alert_round_wa
         reconciler.stop()
         await asyncio.wait_for(task, 10)
         access.close()
+
+
+async def test_a_deleted_jobs_results_are_dropped_once_no_one_reads_them(running, sb):
+    """Issue 33, a seventeenth round (churn over time): a per-Job topic's result stayed in every Snapshot after its
+    Job was deleted and no screen read it any more, so a session whose control plane makes and deletes Jobs under
+    new names (with :pods open: each Unsettled Job's health is read) held a result of every Job it ever read. The
+    result of a Job still listed stays (a detail opened again shows it at once)."""
+    reconciler, _ = running
+    for name in ("churn-gone-first", "churn-left-first"):
+        sb.store.create("jobs", job_manifest(name, [ROLES[1]]))
+        await until(lambda name=name: name in reconciler.snapshot.jobs)
+        reconciler.subscribe(RAY, name)
+        await until(lambda name=name: name in reconciler.snapshot.ray)
+    sb.store.delete("jobs", "churn-gone-first")  # deleted while its detail is open: its result stays meanwhile
+    await until(lambda: "churn-gone-first" not in reconciler.snapshot.jobs)
+    assert "churn-gone-first" in reconciler.snapshot.ray
+    reconciler.unsubscribe(RAY, "churn-gone-first")
+    reconciler.unsubscribe(RAY, "churn-left-first")  # closed while the Job is listed: kept
+    sb.store.delete("jobs", "churn-left-first")
+    await until(lambda: "churn-left-first" not in reconciler.snapshot.jobs)
+    assert not {"churn-gone-first", "churn-left-first"} & set(reconciler.snapshot.ray), reconciler.snapshot.ray
