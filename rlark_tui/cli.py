@@ -246,7 +246,6 @@ def _open_tui(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     enter_kubernetes_lazily()
-    import_native()
     from rlark_tui.local.terminal import escape_unencodable
     escape_unencodable()
     if "_ARGCOMPLETE" in os.environ:  # a completing shell runs us (see commands/completion.py)
@@ -259,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(_command_word(argv))
         args = parser.parse_args(argv)
         _join_contexts(args)
+    if getattr(args, "native", True):  # `rlark status`'s answer from its cache reads no JSON orjson is for
+        import_native()
     handler = getattr(args, "handler", None)
     tui = handler is None and getattr(args, "command", None) is None
     if tui:

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlark_tui.text.parse import load_json
+from rlark_tui.text.parse import SMALL_JSON_BYTES, load_json
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -56,7 +56,7 @@ def register(subparsers, parents) -> None:
                            "Nodes and disk pressure, Pending or unschedulable Jobs and why, firing alerts (from a "
                            "running TUI or `rlark watch`), failing or stale check summaries (lists at once)")
     parser.add_argument("--refresh", action="store_true", help=argparse.SUPPRESS)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, native=False)
 
 
 def _state_dir() -> Path:
@@ -77,7 +77,11 @@ def _read(path: Path) -> dict:
     from rlark_tui.local.fsutil import read_own
 
     try:
-        data = load_json(read_own(path, MAX_CACHE_BYTES).decode("utf-8"))
+        text = read_own(path, MAX_CACHE_BYTES).decode("utf-8")
+        if len(text) > SMALL_JSON_BYTES:  # read by orjson, imported as the entry point imports it
+            from rlark_tui.local.startup import import_native
+            import_native()
+        data = load_json(text)
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -155,8 +159,8 @@ def _current_context(paths: list[str]) -> str:
 
 
 def _written(data: dict, now: float) -> float | None:
-    """When the cache or summary was written (acks.written_at: None when no number, or later than now)."""
-    from rlark_tui.local.acks import written_at
+    """When the cache or summary was written (timefmt.written_at: None when no number, or later than now)."""
+    from rlark_tui.model.timefmt import written_at
     return written_at(data.get("time"), now)
 
 
@@ -345,6 +349,9 @@ def long_form(args: argparse.Namespace, root: Path) -> int:
 
 def run(args: argparse.Namespace) -> int:
     root = _state_dir()
+    if args.refresh or args.long:
+        from rlark_tui.local.startup import import_native
+        import_native()
     if args.refresh:
         return refresh(args, root)
     if args.long:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlark_tui.local.fsutil import read_own, updating, write_private
+from rlark_tui.model.timefmt import written_at
 from rlark_tui.text.parse import load_json
 
 if TYPE_CHECKING:
@@ -28,19 +29,6 @@ KEEP_SECONDS = 30 * 24 * 3600.0
 MAX_ENTRIES = 5000
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """The acknowledgements file read back (MAX_ENTRIES entries are far less)."""
-
-CLOCK_SKEW = 60.0
-"""A time this far past now is still now (two processes' clocks); later is no time of this machine's."""
-
-
-def written_at(value: object, now: float) -> float | None:
-    """A time a state file says (a write, an acknowledgement): None unless it is a number from 0 to now (give or
-    take CLOCK_SKEW). A later one was written by another version, a hand edit or before the clock was set back,
-    and would read fresh forever: a status never refreshed, an acknowledgement that outranks every new one."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= now + CLOCK_SKEW:
-        return None
-    return float(value)
-
 
 def _path(state_dir: Path) -> Path:
     return Path(state_dir) / FILE_NAME

@@ -32,8 +32,6 @@ from types import MappingProxyType
 from typing import BinaryIO
 
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.model.quantity import size_text
-from rlark_tui.text.sinks import utf8
 
 STANDARD_STREAMS = MappingProxyType({"/dev/stdout": "stdout", "/dev/stderr": "stderr"})
 MAX_LINKS = 40
@@ -52,6 +50,12 @@ class WriteFailed(RlarkError, OSError):
 
 
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def _larger_than(limit: int) -> str:
+    from rlark_tui.model.quantity import size_text
+
+    return f"larger than {size_text(limit)}"
 
 
 def name_head(name: str, limit: int = 150) -> str:
@@ -305,6 +309,8 @@ def write_file(path: Path | str, data: str | bytes, *, named: bool = False, dura
 
     `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
     state rewritten often and rebuilt anyway. Raises UnsafeDestination or OSError."""
+    from rlark_tui.text.sinks import utf8
+
     payload = utf8(data) if isinstance(data, str) else data
     stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
@@ -460,7 +466,7 @@ def read_input(path: str, what: str, limit: int, *, idle: float | None = None) -
             except (AttributeError, OSError, ValueError):  # a stream without a descriptor (replaced in-process)
                 data = sys.stdin.buffer.read(limit + 1)
                 if len(data) > limit:
-                    raise UsageError(f"{what} {shown}: larger than {size_text(limit)}") from None
+                    raise UsageError(f"{what} {shown}: {_larger_than(limit)}") from None
                 return data
         else:
             fd, close = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), True
@@ -469,7 +475,7 @@ def read_input(path: str, what: str, limit: int, *, idle: float | None = None) -
             if stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "is a directory")
             if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-                raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
+                raise UsageError(f"{what} {shown}: {_larger_than(limit)}")
             waits = stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)
             if close:
                 os.set_blocking(fd, True)
@@ -480,7 +486,7 @@ def read_input(path: str, what: str, limit: int, *, idle: float | None = None) -
     except OSError as exc:
         raise _unreadable(exc, what, shown, idle) from None
     if len(data) > limit:
-        raise UsageError(f"{what} {shown}: larger than {size_text(limit)}")
+        raise UsageError(f"{what} {shown}: {_larger_than(limit)}")
     return data
 
 
@@ -600,8 +606,8 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
             raise PermissionError(errno.EACCES, "others may write it", str(path))
         with handle:
             if info.st_size > limit:
-                raise OSError(errno.EFBIG, f"larger than {size_text(limit)}", str(path))
+                raise OSError(errno.EFBIG, f"{_larger_than(limit)}", str(path))
             data = handle.read(limit + 1)
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {size_text(limit)}", str(path))
+        raise OSError(errno.EFBIG, f"{_larger_than(limit)}", str(path))
     return data

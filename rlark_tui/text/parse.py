@@ -14,8 +14,6 @@ import math
 import re
 from typing import Any
 
-import orjson
-
 MAX_DIGITS = 18
 """The longest integer read (a step, a GPU index, a count): past it the text is not a number rlark shows."""
 MAX_NUMBER_CHARS = 40
@@ -121,14 +119,20 @@ MAX_JSON_BYTES = 4 * 2**20
 """The longest JSON text load_json reads by default (all of a Job's annotations are at most 256 KiB)."""
 
 
+SMALL_JSON_BYTES = 64 * 1024
+"""A JSON text up to this long is read by the standard library alone: orjson is faster on long texts, but importing
+it costs a process 14 ms (with dataclasses), and `rlark status --tmux`, which tmux runs every few seconds, reads a
+few KiB."""
+
+
 class JsonBound(ValueError):
     """A JSON text past one of the bounds of load_json; the message names the bound."""
 
 
 def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int | None = MAX_JSON_DEPTH
               ) -> Any:
-    """The value of one JSON text: orjson, else (invalid UTF-8 replaced, NaN, integers past 64 bits) the standard
-    library. ValueError for text that is not JSON; JsonBound (a ValueError) for one longer than `max_bytes` or
+    """The value of one JSON text: the standard library's for a text of at most SMALL_JSON_BYTES, else orjson's,
+    else (invalid UTF-8 replaced, NaN, numbers past a double) the standard library's. ValueError for text that is not JSON; JsonBound (a ValueError) for one longer than `max_bytes` or
     nested deeper than `max_depth` (None: as deep as the decoders go, 1,024 levels), never RecursionError.
     An integer past 64 bits (which orjson refuses) is kept as its text when it has more than MAX_DIGITS digits:
     no reader takes a 5,000-digit step or replica count for a number, and `int` would raise past 4,300 digits.
@@ -137,17 +141,26 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
     from the value stays JSON (TensorBoard's own answers spell a NaN loss "NaN": telemetry.progress reads it)."""
     if len(text) > max_bytes:
         raise JsonBound(f"is larger than {max_bytes:,} bytes")
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if len(text) <= SMALL_JSON_BYTES:
+        value = _standard(text, max_depth)
+    else:
+        import orjson
+
         try:
-            value = json.loads(decoded, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=str)
-        except RecursionError:
-            raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = _standard(text, max_depth)
     if max_depth is not None and _deeper(value, max_depth):
         raise JsonBound(f"is nested deeper than {max_depth} levels")
     return value
+
+
+def _standard(text: str | bytes, max_depth: int | None) -> Any:
+    decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    try:
+        return json.loads(decoded, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=str)
+    except RecursionError:
+        raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
 
 
 def _bounded_int(text: str) -> int | str:
