@@ -568,6 +568,27 @@ def read_settings(path: Path | str, what: str, limit: int, *, refused: str = "no
         raise UsageError(f"{what} {one_line(str(path))}: {refused}: {why}") from None
 
 
+def keep_newest(folder: Path, suffix: str, count: int) -> None:
+    """Delete the oldest (by modification time) of the files rlark keeps in `folder` whose names end with `suffix`,
+    past the newest `count`: regular files of the user's own, found without following a link; a link, another
+    user's file or a folder is left as it is, and a folder that cannot be read is no error (kept evidence of Jobs a
+    control plane makes and deletes under new names would otherwise grow without end)."""
+    uid = os.getuid()
+    try:
+        with os.scandir(folder) as entries:
+            found = []
+            for entry in entries:
+                if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_uid == uid:
+                        found.append((info.st_mtime_ns, entry.name))
+    except OSError:
+        return
+    found.sort()
+    for _, name in found[:max(0, len(found) - count)]:
+        remove_quietly(folder / name)
+
+
 def list_own(folder: Path, pattern: str) -> list[Path]:
     """The files in `folder` (one rlark keeps) whose names match the glob `pattern`, sorted by name; none when the
     folder is not there or cannot be read (a state directory of another user's: HOME kept by sudo -u, a shared

@@ -45,6 +45,9 @@ MAX_TAILS = 32
 PARALLEL = 8
 KEPT_DIR = "diagnosis"
 MAX_KEPT_BYTES = 4 * 1024 * 1024
+KEPT_PER_CONTEXT = 1000
+"""The first failures kept per context, the newest: rlark watch keeps one for each Job a critical alert fires on, and
+a control plane whose Jobs crash under new names every second made a file a second for as long as it ran."""
 
 
 @dataclass
@@ -193,13 +196,15 @@ def kept_stderr(diagnosis: pure.Diagnosis, previous: KeptStderr | None, now: flo
 
 def keep(state_dir: Path, uid: str, diagnosis: pure.Diagnosis, stderr: KeptStderr | None = None, *,
          context: str) -> None:
-    from rlark_tui.local.fsutil import write_private
+    from rlark_tui.local.fsutil import keep_newest, write_private
 
     payload: dict[str, Any] = {"uid": uid, "diagnosis": pure.to_json(diagnosis)}
     if stderr is not None:
         payload["stderr"] = {"pid": stderr.pid, "worker": stderr.worker, "kept_at": pure.iso(stderr.kept_at),
                              "lines": list(stderr.lines)}
-    write_private(kept_path(state_dir, diagnosis.job, context), json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    path = kept_path(state_dir, diagnosis.job, context)
+    write_private(path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    keep_newest(path.parent, ".json", KEPT_PER_CONTEXT)
 
 
 def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, notes: list[str], *,

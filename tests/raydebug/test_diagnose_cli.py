@@ -259,6 +259,35 @@ def test_jobs_whose_names_make_one_file_name_each_keep_their_own_first_failure(t
     assert len({name.lower() for name in files}) == len(names) and "ppo.json" in files and "a.b.json" in files
 
 
+def test_a_context_keeps_the_newest_first_failures_whatever_the_churn_of_job_names(tmp_path, monkeypatch):
+    """Issue 33, a seventeenth round (churn over time): rlark watch keeps a first failure for each Job a critical
+    alert fires on, one file per Job, never removed, so a control plane whose Jobs crash under new names every
+    second made a file a second for as long as it ran. A context keeps its newest KEPT_PER_CONTEXT; a link
+    planted among them is left, not followed."""
+    import os
+
+    from rlark_tui.raydash import diagnose
+    from rlark_tui.raydash.diagnose import keep, read_kept
+    from rlark_tui.telemetry import diagnosis as d
+    from tests.raydebug.recorded import sigsegv_inputs
+
+    monkeypatch.setattr(diagnose, "KEPT_PER_CONTEXT", 3)
+    state, elsewhere = tmp_path / "state", tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    keep(state, "u-0", d.diagnose(sigsegv_inputs(job="crash-0")), context="c")
+    os.utime(kept_path(state, "crash-0", "c"), ns=(0, 0))
+    folder = kept_path(state, "crash-0", "c").parent
+    (folder / "planted.json").symlink_to(elsewhere)
+    for n in range(1, 6):
+        keep(state, f"u-{n}", d.diagnose(sigsegv_inputs(job=f"crash-{n}")), context="c")
+        os.utime(kept_path(state, f"crash-{n}", "c"), ns=(n * 10**9, n * 10**9))  # ages apart on any FS
+    kept = [n for n in range(6) if read_kept(state, f"crash-{n}", f"u-{n}", context="c") is not None]
+    assert kept == [3, 4, 5], kept
+    assert sorted(path.name for path in folder.iterdir()) == ["crash-3.json", "crash-4.json", "crash-5.json",
+                                                                "planted.json"]
+    assert elsewhere.read_text() == "{}"
+
+
 def test_a_job_whose_name_holds_a_lone_surrogate_is_diagnosed_and_its_evidence_kept(platform, capsys, tmp_path):
     """Issue 33, a fifteenth round (a hostile control plane's Job name): JSON may escape a lone surrogate
     ('\\ud800'), which no UTF-8 file holds, and the kept evidence was written by json.dumps(ensure_ascii=False) as
