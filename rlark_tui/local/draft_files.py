@@ -7,6 +7,7 @@ leaves it whole, only a power cut can lose its last seconds. It lives under the 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,10 +17,26 @@ from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, JobDraft, dump_draft, load_draft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.local.config import state_dir
-from rlark_tui.local.fsutil import read_input, read_own, remove_quietly, write_private
+from rlark_tui.local.fsutil import list_own, read_input, read_own, remove_quietly, write_private
+from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import one_line
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
+"""The autosave an rlark before one file a process kept (DraftStore)."""
+AUTOSAVE_PREFIX = "wizard-autosave-"
+
+
+def _running(pid: int | None) -> bool:
+    """Whether process `pid` (the one a draft's name says wrote it) still runs."""
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
 _HEADER = re.compile(r"^# rlark wizard autosave: step (\d) of 4, saved (\S+)")
 
 
@@ -54,10 +71,15 @@ def _cut(text: str) -> str:
 
 
 class DraftStore:
-    """The wizard's autosave file under `<state dir>/drafts/`."""
+    """The wizard's autosave under `<state dir>/drafts/`: one file a process (`wizard-autosave-<pid>.yaml`), so two
+    rlark on one state dir (two TUIs, each with its wizard) neither write over each other's draft at every change
+    nor, at a submit, remove the other's. A draft a process left (it ended, or crashed: its pid is gone), or the one
+    an rlark before this kept for every process (AUTOSAVE_NAME), is offered by `load`, newest first, and taken over
+    as the process's own."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.path = (root or state_dir()) / "drafts" / AUTOSAVE_NAME
+    def __init__(self, root: Path | None = None, pid: int | None = None) -> None:
+        self.folder = (root or state_dir()) / "drafts"
+        self.path = self.folder / f"{AUTOSAVE_PREFIX}{pid or os.getpid()}.yaml"
 
     def save(self, draft: JobDraft, step: int) -> None:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -65,14 +87,38 @@ class DraftStore:
                                  f"# Render it with `rlark draft render {self.path.name} --nodes NODES.yaml`.\n"
                                  + dump_draft(draft), durable=False)
 
-    def load(self) -> SavedDraft | None:
-        """The autosaved draft, or None when there is none. Raises UsageError when it cannot be read."""
+    def _left(self) -> list[Path]:
+        """The drafts no running rlark is writing: of processes gone, and the one for every process, newest first."""
+        left = [path for path in list_own(self.folder, f"{AUTOSAVE_PREFIX}*.yaml")
+                if path != self.path and not _running(ascii_int(path.name[len(AUTOSAVE_PREFIX):-len(".yaml")]))]
+
+        def when(path: Path) -> float:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return 0.0
+        return sorted([*left, self.folder / AUTOSAVE_NAME], key=when, reverse=True)
+
+    def _read(self, path: Path) -> bytes | None:
         try:
-            text = read_own(self.path, MAX_DRAFT_BYTES)
+            return read_own(path, MAX_DRAFT_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise UsageError(f"autosaved draft {self.path}: cannot read it ({exc.strerror or exc})") from None
+            raise UsageError(f"autosaved draft {path}: cannot read it ({exc.strerror or exc})") from None
+
+    def load(self) -> SavedDraft | None:
+        """This process's autosaved draft, else the newest one left by another (then this process's own: written
+        here, removed there), or None when there is none. Raises UsageError when it cannot be read."""
+        text = self._read(self.path)
+        for path in self._left() if text is None else ():
+            text = self._read(path)
+            if text is not None:
+                write_private(self.path, text, durable=False)
+                remove_quietly(path)
+                break
+        if text is None:
+            return None
         draft, findings = load_draft(text)
         header = _HEADER.match(text.decode("utf-8", "replace"))
         step = int(header.group(1)) if header else 1

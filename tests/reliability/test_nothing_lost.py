@@ -239,7 +239,7 @@ def test_wizard_draft_survives_a_sigkilled_tui(rel, env):
     os.close(slave)
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    autosave = DraftStore(state).path
+    autosave = DraftStore(state, pid=child.pid).path  # the TUI's own (one a process)
     try:
         wait_for(lambda: b"demo-ppo" in screen, "the job list")
         os.write(master, b"n")
@@ -252,9 +252,10 @@ def test_wizard_draft_survives_a_sigkilled_tui(rel, env):
         child.wait()
         os.close(master)
         reader.join(timeout=5)
-    saved = DraftStore(state).load()
-    assert saved is not None and saved.draft.name == "wiz-killed"
-    assert mode(autosave) == 0o600 and mode(autosave.parent) == 0o700
+    store = DraftStore(state)
+    saved = store.load()  # the killed TUI's, taken over
+    assert saved is not None and saved.draft.name == "wiz-killed" and not autosave.exists()
+    assert mode(store.path) == 0o600 and mode(store.path.parent) == 0o700
 
 
 def wait_for(predicate, what: str, limit: float = 90.0) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import subprocess
 import sys
 from dataclasses import replace
 
@@ -59,9 +60,9 @@ async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, s
         await press(pilot, *"kubernetes.io/hostname=gpu-a3")
         await settle(pilot)
     # the app is gone without closing the wizard (as after a crash): only the autosave remains
-    saved = state / "drafts" / "wizard-autosave.yaml"
+    saved = DraftStore(state).path
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
-    assert [p.name for p in saved.parent.iterdir()] == ["wizard-autosave.yaml"]
+    assert [p.name for p in saved.parent.iterdir()] == [f"wizard-autosave-{os.getpid()}.yaml"]
 
     app = new_app(access)
     async with app.run_test(size=SIZE) as pilot:
@@ -244,7 +245,7 @@ def test_store_round_trip_atomic_and_private(tmp_path):
     assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
     store.save(replace(draft, name="wiz-store-2"), 1)
     assert store.load().draft.name == "wiz-store-2"
-    assert sorted(os.listdir(store.path.parent)) == ["wizard-autosave.yaml"]
+    assert sorted(os.listdir(store.path.parent)) == [f"wizard-autosave-{os.getpid()}.yaml"]
     store.clear()
     assert store.load() is None
     store.path.write_text("name: [unclosed")
@@ -328,3 +329,23 @@ def test_the_resume_offer_is_a_line_of_bounded_length_whatever_the_autosave(tmp_
     store.path.write_text(store.path.read_text().replace("saved ", "saved " + "x" * 100_000, 1))
     summary = store.load().summary()
     assert len(summary) < 1_000 and "(+12 more)" in summary and summary.startswith("n" * 63 + "… · "), summary
+
+
+def test_two_rlark_autosave_their_own_drafts_and_a_gone_ones_is_offered(tmp_path):
+    """Issue 33, a seventeenth round (two rlark on one state dir, each with its wizard open): both autosaved to one
+    file at every change, so the draft of the one that then crashed was the other's, and a submit in either removed
+    the other's. Each process keeps its own; the draft of a process gone is offered (the newest first) and taken
+    over, and one an rlark before kept for every process too."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    other, mine, left = DraftStore(tmp_path, pid=os.getppid()), DraftStore(tmp_path), DraftStore(tmp_path, pid=int(gone))
+    other.save(base_draft("wiz-other"), 2)  # a running rlark's (this test's parent stands for it)
+    left.save(base_draft("wiz-left"), 3)  # a crashed rlark's
+    mine.save(base_draft("wiz-mine"), 1)
+    mine.clear()  # submitted here
+    assert other.load().draft.name == "wiz-other" and other.path.exists()
+    taken = mine.load()
+    assert (taken.draft.name, taken.step) == ("wiz-left", 3) and not left.path.exists() and mine.path.exists()
+    mine.clear()
+    (tmp_path / "drafts" / "wizard-autosave.yaml").write_bytes(other.path.read_bytes())
+    assert mine.load().draft.name == "wiz-other" and other.load().draft.name == "wiz-other"
