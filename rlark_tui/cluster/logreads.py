@@ -32,6 +32,9 @@ NEXT_TAIL_LINES = 2000
 """A later read takes at most this many of the new lines (a Pod printing faster loses the middle, never the end)."""
 CARRY_LINES = 40
 """Lines from the newest `Global Step` line on are kept for the next read (a table a read cut in two)."""
+CARRY_CHARS = 64 * 1024
+"""...unless they hold more than this many characters (an RLinf table is a few KB): a Pod whose log had a `Global
+Step` line and then three lines of 16 MiB had 48 MiB kept per Pod read, at every read, for as long as it ran."""
 FORGET_SECONDS = 3600.0
 """A Pod's log not read for this long is forgotten (its Pod is gone, or out of every scope)."""
 
@@ -160,4 +163,6 @@ def _fold(seen: Seen, lines: list[Line], instance: str | None) -> Seen:
         progress = latest_progress(window) or progress
         start = max((i for i, (_, text) in enumerate(window) if "Global Step" in text), default=len(window))
         carry = tuple(window[start:][-CARRY_LINES:])
+        if sum(len(text) for _, text in carry) > CARRY_CHARS:
+            carry = ()  # no table: nothing to join to the next read's lines
     return Seen(time.monotonic(), time.time(), facts, progress, carry)

@@ -88,6 +88,23 @@ def test_each_read_asks_only_for_what_came_after_the_last_line(run, counted):
     assert grown.facts.run_started is None and grown.facts.progressed
 
 
+def test_what_a_read_keeps_for_the_next_is_bounded_whatever_the_pods_lines(run, counted):
+    """Issue 33, a seventeenth round (a Pod's own words over time): a read keeps the lines from the newest `Global
+    Step` line on for the next (a table cut in two), and a Pod that printed such a line and then long lines had
+    each of them kept (three lines of 16 MiB: 48 MiB per Pod, for as long as it ran). Past CARRY_CHARS nothing is
+    kept; the next table is read as ever."""
+    from rlark_tui.cluster.logreads import CARRY_CHARS
+
+    access, _ = counted
+    log_reads = access.log_reads
+    log_reads.read(access, CLUSTER, POD, max_age=0)
+    run.logs.append(CLUSTER, NS, POD, "main", "Global Step: 7/20\n" + ("x" * (1 << 20) + "\n") * 3)
+    long = log_reads.read(access, CLUSTER, POD, max_age=0)
+    assert sum(len(text) for _, text in long.carry) <= CARRY_CHARS
+    run.logs.append(CLUSTER, NS, POD, "main", _table(9))
+    assert log_reads.read(access, CLUSTER, POD, max_age=0).progress.step == 9
+
+
 async def test_one_header_read_serves_the_alert_round_and_progress(run, counted):
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
     from rlark_tui.flow.polls import PROGRESS
