@@ -461,6 +461,8 @@ def read_input(path: str, what: str, limit: int, *, idle: float | None = None) -
     idle = READ_IDLE_SECONDS if idle is None else idle
     try:
         if path == "-":
+            if sys.stdin is None:  # started without one (`<&-`)
+                raise OSError(errno.EBADF, "stdin is closed")
             try:
                 fd, close = sys.stdin.fileno(), False
             except (AttributeError, OSError, ValueError):  # a stream without a descriptor (replaced in-process)

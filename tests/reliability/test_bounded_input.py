@@ -187,3 +187,12 @@ def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys
         writer.join(timeout=5)
     assert code == 2 and time.monotonic() - started < 4
     assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 0.6 s (the bound of a pipe)\n"
+
+
+def test_a_closed_stdin_is_one_line(env, capsys, monkeypatch):
+    """Issue 33, a seventeenth round (descriptors as a shell leaves them): with stdin closed (`<&-`: sys.stdin is
+    None) rlark submit -f -, draft render - and sshkeys add - ended in a crash report (AttributeError)."""
+    monkeypatch.setattr(sys, "stdin", None)
+    for argv, what in ((["draft", "render", "-"], "draft"), (["sshkeys", "add", "-"], "public key file")):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"error: {what} -: cannot read (stdin is closed)\n"
