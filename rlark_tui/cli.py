@@ -212,8 +212,9 @@ def run() -> None:
     if isinstance(code, ExitAtOnce) and threading.active_count() == 1 \
             and getattr(atexit, "_ncallbacks", lambda: -2)() == callbacks:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:  # None: the process was started without it (`2>&-`)
+                    stream.flush()
         except (BrokenPipeError, OSError):
             sys.exit(code)
         os._exit(code)

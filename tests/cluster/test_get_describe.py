@@ -176,3 +176,15 @@ def test_an_output_that_cannot_be_written_is_one_line(sb, env, monkeypatch):
                 patched.setattr(sys, "stderr", err)
                 code = main(["--kubeconfig", str(sb.kubeconfig), *argv])
             assert (code, err.getvalue()) == (1, f"error: cannot write the output to stdout: {reason}\n"), argv
+
+
+def test_a_closed_stderr_leaves_the_exit_code_as_it_was(sb, env):
+    """Issue 33, a seventeenth round: `rlark get jobs 2>&-` printed its table and exited 1, the lean exit's flush of a
+    None sys.stderr raising AttributeError after the command was done (no line: there was no stderr to say it)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sb.kubeconfig), "get", "jobs"],
+                          stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), text=True, timeout=60)  # noqa: PLW1509
+    assert done.returncode == 0 and done.stdout.startswith("NAME ")
