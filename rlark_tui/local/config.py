@@ -59,22 +59,36 @@ alerts:                                     # thresholds of the alert rules (als
 """
 
 
+class NoHome(UsageError):
+    """No user directory to keep rlark's files in: HOME unset and the user in no passwd entry (a container's
+    arbitrary uid, `env -i`), where platformdirs raises RuntimeError."""
+
+
+def _user_dir(kind: str, override: str) -> Path:
+    import platformdirs  # here: with the override set it is not needed (start-up time of `rlark get`)
+
+    try:
+        return Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME))
+    except RuntimeError:
+        raise NoHome(f"rlark cannot tell where to keep its {kind} (HOME is not set and this user has no home in the "
+                     f"passwd database): set HOME, XDG_{kind.upper()}_HOME or {override}") from None
+
+
 def config_path() -> Path:
-    """The config file: $RLARK_CONFIG, else the platform's user config dir."""
+    """The config file: $RLARK_CONFIG, else the platform's user config dir (NoHome when there is none)."""
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
-    import platformdirs  # here: with $RLARK_CONFIG set it is not needed (start-up time of `rlark get`)
-    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.yaml"
+    return _user_dir("config", CONFIG_ENV) / "config.yaml"
 
 
 def state_dir() -> Path:
-    """Local state (saved submitted YAML, run-check records): $RLARK_STATE_DIR or the platform state dir."""
+    """Local state (saved submitted YAML, run-check records): $RLARK_STATE_DIR or the platform state dir (NoHome
+    when there is none)."""
     override = os.environ.get(STATE_DIR_ENV)
     if override:
         return Path(override)
-    import platformdirs
-    return Path(platformdirs.user_state_dir(APP_NAME))
+    return _user_dir("state", STATE_DIR_ENV)
 
 
 @dataclass(frozen=True)
@@ -100,8 +114,13 @@ class RlarkConfig:
 
 
 def load_config(path: Path | None = None) -> RlarkConfig:
-    """Read the config file; a missing file is an empty config, a broken one a UsageError."""
-    path = path or config_path()
+    """Read the config file; a missing file is an empty config (no user directory to hold one too: NoHome), a
+    broken one a UsageError."""
+    if path is None:
+        try:
+            path = config_path()
+        except NoHome:
+            return RlarkConfig(path=Path("~", ".config", APP_NAME, "config.yaml"))
     try:
         text = read_settings(path, "config file", MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
@@ -213,7 +232,10 @@ def views_path(context: str) -> Path:
 def load_views(context: str) -> tuple[ViewSettings, str]:
     """The context's view settings and '' (none saved: the defaults), or the defaults and one line saying why the
     file could not be used (not readable, larger than MAX_VIEWS_BYTES, not in the shape rlark writes)."""
-    path = views_path(context)
+    try:
+        path = views_path(context)
+    except NoHome as exc:
+        return ViewSettings(), f"{exc}; the default view is shown"
     if not path.exists():
         return ViewSettings(), ""
     try:

@@ -85,9 +85,9 @@ def known_in(error: BaseException) -> set[str]:
 def write_report(error: BaseException, known: Iterable[str] = ()) -> str:
     """Write the report (0600); return the line to print: `rlark: crashed (<ExcType>); report: <path>`."""
     known = (*known, *known_in(error))
-    path = state_dir() / REPORTS_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.txt"
     what = one_line(clean(type(error).__name__))
     try:
+        path = state_dir() / REPORTS_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.txt"
         write_private(path, "\n".join(report_lines(error, known)) + "\n")
     except Exception as exc:  # the crash is still told, in one line: the report is what failed
         return f"rlark: crashed ({what}); no report: {clean(str(exc))}"

@@ -351,3 +351,29 @@ def test_a_status_whose_state_dir_is_refused_says_why_on_stderr(tmp_path, monkey
         assert err == (f"rlark status: the Jobs are not refreshed: refusing to write {state / lock}: others may "
                        "write in the directory; choose a directory of your own\n")
     monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))  # where the fixtures look for crash reports
+
+
+def test_a_user_without_a_home_gets_one_line(tmp_path, monkeypatch, capsys):
+    """Issue 33, a seventeenth round (the environments bastion users have: a container's uid with no passwd entry,
+    `env -i`): with HOME unset and no home in the passwd database platformdirs raises RuntimeError, so every command
+    that reads the config or state (rlark get, status, check, diagnose, config) ended in a raw traceback: the crash
+    report's own path raised the same. rlark get reads no config file then; the rest say why in one line."""
+    import pwd
+
+    from rlark_tui.cli import main
+
+    def no_entry(uid):
+        raise KeyError(uid)
+
+    for name in ("HOME", "RLARK_STATE_DIR", "RLARK_CONFIG", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    try:
+        status, said = main(["status", "--tmux"]), capsys.readouterr()
+        listed, told = main(["get", "jobs"]), capsys.readouterr()
+    finally:
+        monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))  # where the fixtures look for crash reports
+    assert (status, said) == (2, ("", "error: rlark cannot tell where to keep its state (HOME is not set and this user "
+                                      "has no home in the passwd database): set HOME, XDG_STATE_HOME or RLARK_STATE_DIR\n"))
+    assert (listed, told.err.startswith("error: no kubeconfig found")) == (2, True)  # no config file needed to say so
