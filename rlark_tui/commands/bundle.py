@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.errors import UsageError
+from rlark_tui.local.fsutil import STANDARD_STREAMS
 from rlark_tui.raydash.bundle import default_path, write_bundle
 from rlark_tui.telemetry.bundle import LOG_BUDGET, TOTAL_BUDGET, summary
 
@@ -48,5 +50,6 @@ def run(args: argparse.Namespace) -> int:
                                 args.total_budget * 2**20)
     finally:
         access.close()
-    print(summary(manifest, path, os.path.getsize(path)))
+    # the archive itself on stdout (-o /dev/stdout): its summary on stderr, or it is trailing garbage in the archive
+    print(summary(manifest, path, os.path.getsize(path)), file=sys.stderr if str(path) in STANDARD_STREAMS else sys.stdout)
     return 0

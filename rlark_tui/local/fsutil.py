@@ -336,13 +336,13 @@ def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True
     removed when it raises. /dev/stdout, a FIFO or a device the user named is written through. No room for it
     (ENOSPC, EDQUOT, EFBIG) or a read-only file system is WriteFailed, one line."""
     stream = STANDARD_STREAMS.get(str(path))
-    if stream is not None:
-        out = getattr(sys, stream)
-        out.flush()
-        yield out.buffer
-        out.buffer.flush()
-        return
     try:
+        if stream is not None:
+            out = getattr(sys, stream)
+            out.flush()
+            yield out.buffer
+            out.buffer.flush()
+            return
         with Destination(path, named=named) as dest:
             if dest.through:
                 with dest.open_through() as handle:

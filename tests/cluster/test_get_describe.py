@@ -188,3 +188,33 @@ def test_a_closed_stderr_leaves_the_exit_code_as_it_was(sb, env):
     done = subprocess.run([sys.executable, "-m", "rlark_tui", "--kubeconfig", str(sb.kubeconfig), "get", "jobs"],
                           stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), text=True, timeout=60)  # noqa: PLW1509
     assert done.returncode == 0 and done.stdout.startswith("NAME ")
+
+
+def test_a_bundle_to_stdout_is_the_archive_alone(sb, env, monkeypatch, tmp_path):
+    """Issue 33, a seventeenth round (pipes as a shell makes them): `rlark bundle J -o /dev/stdout > b.tgz` wrote
+    the archive, then its summary line into the same stream, so b.tgz ended in trailing garbage (tar: 'Child
+    returned status 2'). With the archive on stdout the summary goes to stderr."""
+    import gzip
+    import io
+    import sys
+    import tarfile
+
+    from rlark_tui.cli import main
+
+    out, err = io.BytesIO(), io.StringIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8")
+    with monkeypatch.context() as patched:
+        patched.setattr(sys, "stdout", stdout)
+        patched.setattr(sys, "stderr", err)
+        code = main(["--kubeconfig", str(sb.kubeconfig), "bundle", "demo-ppo", "-o", "/dev/stdout"])
+    stdout.flush()
+    assert code == 0 and "bundle /dev/stdout: " in err.getvalue()
+    archive = gzip.decompress(out.getvalue())  # raises on anything after the archive
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        assert "job.yaml" in tar.getnames()
+    full, err = open("/dev/full", "w"), io.StringIO()  # noqa: SIM115 - `> /dev/full`: a crash report (OSError) before
+    with monkeypatch.context() as patched:
+        patched.setattr(sys, "stdout", full)
+        patched.setattr(sys, "stderr", err)
+        code = main(["--kubeconfig", str(sb.kubeconfig), "bundle", "demo-ppo", "-o", "/dev/stdout"])
+    assert (code, err.getvalue().splitlines()[-1]) == (1, "error: cannot write /dev/stdout: No space left on device")
