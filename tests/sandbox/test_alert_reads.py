@@ -213,3 +213,52 @@ async def test_eight_crashed_jobs_of_one_cluster_are_all_read_and_alerted_in_one
         for kind, name, namespace, plane in made:
             bare_sandbox.store.delete(kind, name, namespace, plane=plane) if plane else \
                 bare_sandbox.store.delete(kind, name, namespace) if namespace else bare_sandbox.store.delete(kind, name)
+
+
+async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbox, monkeypatch):
+    """bench tui (5,000 Running Jobs): a round costs 0.1-0.5 s of CPU, so the next came 4 to 20 s later (COST_FACTOR)
+    and read 8 Header logs, and the ~48 rows on screen waited a minute or more for their PROGRESS (the PROGRESS topic
+    reads nothing itself while the rounds read its Jobs). Between costly rounds each call still reads the logs of the
+    Jobs on screen, 8 at a time, and tells the PROGRESS topic, without judging the others."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow import alertpoll
+    from rlark_tui.flow.reconciler import Reconciler
+    from rlark_tui.view.index import SnapshotIndex
+
+    monkeypatch.setattr(alertpoll, "COST_FACTOR", 1e9)  # after the first round, every call is within its cost
+    names = [f"on-screen-{i}" for i in range(alertpoll.LOG_READS_PER_ROUND + 4)]
+    made = [item for name in names for item in _running_job_with_header_log(bare_sandbox, name, _table(3))]
+    access = ClusterAccess.open(str(bare_sandbox.kubeconfig), bare_sandbox.context)
+    read_pods: list[str] = []
+    pod_log = access.pod_log
+
+    def noted(cluster, pod, **kwargs):
+        if not kwargs.get("follow"):
+            read_pods.append(pod)
+        return pod_log(cluster, pod, **kwargs)
+
+    access.pod_log = noted
+    reconciler = Reconciler(access)
+    task_ = asyncio.create_task(reconciler.run(lambda _published: None))
+    try:
+        deadline = time.monotonic() + 60
+        while len(reconciler.snapshot.pods) < len(names) or len(reconciler.snapshot.tasks) < len(names):
+            assert time.monotonic() < deadline, "the Jobs' Tasks and Pod CRs in the Snapshot"
+            await asyncio.sleep(0.05)
+        index = SnapshotIndex(reconciler.snapshot)
+        told: list[str] = []
+        rounds = alertpoll.AlertRounds(told.append)
+        for name in names:
+            access.log_reads.want(name)
+        for _ in range(3):  # a round (8 reads), then two calls within its cost
+            await asyncio.to_thread(rounds, access, index, alertpoll.ALL_KEY)
+        assert sorted(set(read_pods)) == sorted(f"{name}-main-0" for name in names)
+        assert len(read_pods) == len(names)  # each once
+        assert sorted(told) == sorted(names)
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(task_, 10)
+        access.close()
+        for kind, name, namespace, plane in made:
+            bare_sandbox.store.delete(kind, name, namespace, plane=plane) if plane else \
+                bare_sandbox.store.delete(kind, name, namespace) if namespace else bare_sandbox.store.delete(kind, name)
