@@ -11,6 +11,8 @@ Reads, each bounded and shared where another topic reads the same thing:
   screen unread for SHOWN_MAX_SECONDS, other Jobs never read or changed (new, restarted, a new phase: a Job that
   left Running is read once more), then the longest-unread. With N Running Jobs in scope each is read at least
   every max(LOG_SECONDS, N / 4) seconds while N ≤ 120 (the screen's Jobs at least every SHOWN_MAX_SECONDS beyond);
+  while a costly round's COST_FACTOR holds the next one back (thousands of Jobs), each ROUND_SECONDS still reads
+  the Header logs of the Jobs on screen alone, as a round would;
 - the other Running Pods' logs (run-oom), each at most once per WORKER_LOG_SECONDS, WORKER_LOGS_PER_ROUND in all;
 - Ray's alive nodes of each Running Job: the Ray tab's own result when it is subscribed, else at most once per
   RAY_SECONDS per Job and one read per RAY_SPACING_SECONDS in all;
