@@ -8,6 +8,9 @@ import contextlib
 import http.server
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
 
 
 class QuietHandler(http.server.BaseHTTPRequestHandler):
@@ -33,3 +36,13 @@ def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def kubeconfig(path: Path, server: str) -> Path:
+    """A kubeconfig at `path` whose one context `c` names `server` (the loopback peer) with a bearer token."""
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    return path

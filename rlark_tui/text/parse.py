@@ -141,26 +141,31 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
     from the value stays JSON (TensorBoard's own answers spell a NaN loss "NaN": telemetry.progress reads it)."""
     if len(text) > max_bytes:
         raise JsonBound(f"is larger than {max_bytes:,} bytes")
-    if len(text) <= SMALL_JSON_BYTES:
-        value = _standard(text, max_depth)
-    else:
-        import orjson
-
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            value = _standard(text, max_depth)
+    try:
+        # orjson reads 1,024 levels where the standard library's recursion limit ends first
+        value = _standard(text) if len(text) <= SMALL_JSON_BYTES else _native(text, max_depth)
+    except RecursionError:
+        value = _native(text, max_depth)
     if max_depth is not None and _deeper(value, max_depth):
         raise JsonBound(f"is nested deeper than {max_depth} levels")
     return value
 
 
-def _standard(text: str | bytes, max_depth: int | None) -> Any:
+def _standard(text: str | bytes) -> Any:
     decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return json.loads(decoded, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=str)
+
+
+def _native(text: str | bytes, max_depth: int | None) -> Any:
+    import orjson
+
     try:
-        return json.loads(decoded, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=str)
-    except RecursionError:
-        raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            return _standard(text)
+        except RecursionError:
+            raise JsonBound(f"is nested deeper than {max_depth or 1024} levels") from None
 
 
 def _bounded_int(text: str) -> int | str:

@@ -8,24 +8,19 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import yaml
-
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.flow import alertpoll
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.view.index import SnapshotIndex
+from tests import loopback
 from tests.tui.tui_factories import job_dict
 
 
 def test_jobs_that_change_at_every_round_keep_no_other_jobs_alert_waiting(tmp_path, env, monkeypatch):
     monkeypatch.setattr(alertpoll, "JUDGED_PER_ROUND", 4)
     monkeypatch.setattr(alertpoll, "COST_FACTOR", 0.0)  # a round at each call, however soon after the last
-    path = tmp_path / "kubeconfig"  # Pending Jobs without Pods: the rounds read nothing from the cluster
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    # Pending Jobs without Pods: the rounds read nothing from the cluster
+    path = loopback.kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
     access = ClusterAccess.open(str(path))
     rounds = alertpoll.AlertRounds()
     victim = job_dict("z-prod", phase="Failed", roles=())

@@ -151,13 +151,7 @@ def test_a_proxy_url_rlark_cannot_use_is_one_line(tmp_path, env, capsys, proxy):
 def test_a_server_url_that_does_not_parse_is_one_line(tmp_path, env, capsys, server):
     """transport.display_url, which every message naming a server uses, raised urlsplit's ValueError on these:
     a crash report for rlark get, version and the TUI."""
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    run = cli_runner(path, capsys)
+    run = cli_runner(loopback.kubeconfig(tmp_path / "kubeconfig", server), capsys)
     for argv in (["get", "jobs"], ["version"]):
         result = run(*argv)
         assert result.code == 1 and result.err.startswith(f"error: cannot reach the control plane at {server}: "), \

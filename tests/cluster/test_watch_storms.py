@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-import yaml
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
@@ -45,12 +44,7 @@ def _control_plane(watch_answer: bytes):
 @pytest.mark.parametrize("answer", ANSWERS)
 def test_a_server_that_ends_every_watch_at_once_is_asked_at_the_backoffs_pace(tmp_path, env, answer):
     with _control_plane(ANSWERS[answer]) as (server, asked):
-        path = tmp_path / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": server}}],
-            "users": [{"name": "u", "user": {"token": "t"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        path = loopback.kubeconfig(tmp_path / "kubeconfig", server)
         access = ClusterAccess.open(str(path), config=load_config())
         stop = threading.Event()
         errors: list[str] = []

@@ -10,9 +10,12 @@ import json
 import ssl
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass
 
 from kubernetes import client
+
+from rlark_tui.model import keys
 
 GROUP, VERSION = "rlinf.io", "v1alpha1"
 
@@ -206,3 +209,40 @@ def member_kubectl(sandbox, directory, agent: str = "gpu-a"):
         yield run
     finally:
         (directory / "c.key").unlink(missing_ok=True)
+
+
+def running_job_with_header_log(sb, name: str, log: str, cluster: str, ns: str, *, node: str = "gpu-a1",
+                                pod_status: dict | None = None, when=None, **spec) -> list[tuple]:
+    """A Running Job (`spec`: more of its spec) whose Header Pod on `node` logged `log` (written `when`, else now;
+    `pod_status`: more of its Pod CR's status); what delete_made removes after it."""
+    task_name, pod = f"{name}-main", f"{name}-main-0"
+    made = job(name, **spec)
+    made["status"] = {"phase": "Running"}
+    sb.store.create("jobs", made)
+    sb.store.create("tasks", task(task_name, cluster, {keys.JOB_LABEL: name}))
+    uid = str(uuid.uuid4())
+    sb.store.create("pods", {
+        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
+        "metadata": {"name": uid, "namespace": cluster, "labels": {keys.TASK_NAME_LABEL: task_name}},
+        "spec": {"taskName": task_name, "taskNamespace": cluster, "podName": pod},
+        "status": {"phase": "Running", **(pod_status or {})}})
+    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": pod, "namespace": ns, "labels": {"app": task_name}},
+                             "spec": {"nodeName": node, "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                             "status": {"phase": "Running", "containerStatuses": [
+                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=cluster)
+    sb.logs.start_instance(cluster, ns, pod, "main")
+    sb.logs.append(cluster, ns, pod, "main", log, **({"when": when} if when else {}))
+    return [("pods", uid, cluster, None), ("pods", pod, ns, cluster), ("tasks", task_name, cluster, None),
+            ("jobs", name, None, None)]
+
+
+def delete_made(sb, made: list[tuple]) -> None:
+    """Remove what running_job_with_header_log made."""
+    for kind, name, namespace, plane in made:
+        if plane:
+            sb.store.delete(kind, name, namespace, plane=plane)
+        elif namespace:
+            sb.store.delete(kind, name, namespace)
+        else:
+            sb.store.delete(kind, name)

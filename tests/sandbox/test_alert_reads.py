@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 
 import pytest
 
 from rlark_sandbox.demo_workload import metric_table
-from rlark_tui.model import keys
-from tests.sandbox.helpers import job, task
+from tests.sandbox.helpers import delete_made, running_job_with_header_log
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "shared-read"
 TASK, POD = f"{JOB}-main", f"{JOB}-main-0"
@@ -25,28 +23,9 @@ def _table(step: int) -> str:
 
 @pytest.fixture(scope="module")
 def run(bare_sandbox):
-    sb = bare_sandbox
-    spec = job(JOB)
-    spec["status"] = {"phase": "Running"}
-    sb.store.create("jobs", spec)
-    sb.store.create("tasks", task(TASK, CLUSTER, {keys.JOB_LABEL: JOB}))
-    uid = str(uuid.uuid4())
-    sb.store.create("pods", {
-        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
-        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: TASK}},
-        "spec": {"taskName": TASK, "taskNamespace": CLUSTER, "podName": POD}, "status": {"phase": "Running"}})
-    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": POD, "namespace": NS, "labels": {"app": TASK}},
-                             "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
-                             "status": {"phase": "Running", "containerStatuses": [
-                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
-    sb.logs.start_instance(CLUSTER, NS, POD, "main")
-    sb.logs.append(CLUSTER, NS, POD, "main", _table(1) + _table(2))
-    yield sb
-    sb.store.delete("pods", uid, CLUSTER)
-    sb.store.delete("pods", POD, NS, plane=CLUSTER)
-    sb.store.delete("tasks", TASK, CLUSTER)
-    sb.store.delete("jobs", JOB)
+    made = running_job_with_header_log(bare_sandbox, JOB, _table(1) + _table(2), CLUSTER, NS)
+    yield bare_sandbox
+    delete_made(bare_sandbox, made)
 
 
 @pytest.fixture
@@ -149,29 +128,6 @@ async def test_one_header_read_serves_the_alert_round_and_progress(run, counted)
         await asyncio.wait_for(task_, 10)
 
 
-def _running_job_with_header_log(sb, name: str, log: str) -> list[tuple]:
-    """A Running Job whose Header Pod's log is `log`; what to delete after (kind, name, namespace, plane)."""
-    task_name, pod = f"{name}-main", f"{name}-main-0"
-    spec = job(name)
-    spec["status"] = {"phase": "Running"}
-    sb.store.create("jobs", spec)
-    sb.store.create("tasks", task(task_name, CLUSTER, {keys.JOB_LABEL: name}))
-    uid = str(uuid.uuid4())
-    sb.store.create("pods", {
-        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
-        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: task_name}},
-        "spec": {"taskName": task_name, "taskNamespace": CLUSTER, "podName": pod}, "status": {"phase": "Running"}})
-    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": pod, "namespace": NS, "labels": {"app": task_name}},
-                             "spec": {"nodeName": "gpu-a1", "containers": [{"name": "main", "image": "i@sha256:1"}]},
-                             "status": {"phase": "Running", "containerStatuses": [
-                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
-    sb.logs.start_instance(CLUSTER, NS, pod, "main")
-    sb.logs.append(CLUSTER, NS, pod, "main", log)
-    return [("pods", uid, CLUSTER, None), ("pods", pod, NS, CLUSTER), ("tasks", task_name, CLUSTER, None),
-            ("jobs", name, None, None)]
-
-
 async def test_eight_crashed_jobs_of_one_cluster_are_all_read_and_alerted_in_one_round(bare_sandbox, monkeypatch):
     """bench alerts: of six crashed Jobs on one member cluster, the fifth and sixth alerted 10 to 80 s late. A round
     chooses eight Header logs, but reads at most four of one cluster at once (alertpoll.READS_PER_SOURCE), and the
@@ -184,7 +140,7 @@ async def test_eight_crashed_jobs_of_one_cluster_are_all_read_and_alerted_in_one
     monkeypatch.setattr(alertpoll, "READ_WAIT_SECONDS", 60.0)
     names = [f"eight-crashed-{i}" for i in range(alertpoll.LOG_READS_PER_ROUND)]
     assert len(names) > alertpoll.READS_PER_SOURCE
-    made = [item for name in names for item in _running_job_with_header_log(bare_sandbox, name, _table(1) + CRASH)]
+    made = [item for name in names for item in running_job_with_header_log(bare_sandbox, name, _table(1) + CRASH, CLUSTER, NS)]
     access = ClusterAccess.open(str(bare_sandbox.kubeconfig), bare_sandbox.context)
     firsts: list[set[str]] = []
 
@@ -210,9 +166,7 @@ async def test_eight_crashed_jobs_of_one_cluster_are_all_read_and_alerted_in_one
         reconciler.stop()
         await asyncio.wait_for(task_, 10)
         access.close()
-        for kind, name, namespace, plane in made:
-            bare_sandbox.store.delete(kind, name, namespace, plane=plane) if plane else \
-                bare_sandbox.store.delete(kind, name, namespace) if namespace else bare_sandbox.store.delete(kind, name)
+        delete_made(bare_sandbox, made)
 
 
 async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbox, monkeypatch):
@@ -227,7 +181,7 @@ async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbo
 
     monkeypatch.setattr(alertpoll, "COST_FACTOR", 1e9)  # after the first round, every call is within its cost
     names = [f"on-screen-{i}" for i in range(alertpoll.LOG_READS_PER_ROUND + 4)]
-    made = [item for name in names for item in _running_job_with_header_log(bare_sandbox, name, _table(3))]
+    made = [item for name in names for item in running_job_with_header_log(bare_sandbox, name, _table(3), CLUSTER, NS)]
     access = ClusterAccess.open(str(bare_sandbox.kubeconfig), bare_sandbox.context)
     read_pods: list[str] = []
     pod_log = access.pod_log
@@ -259,6 +213,4 @@ async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbo
         reconciler.stop()
         await asyncio.wait_for(task_, 10)
         access.close()
-        for kind, name, namespace, plane in made:
-            bare_sandbox.store.delete(kind, name, namespace, plane=plane) if plane else \
-                bare_sandbox.store.delete(kind, name, namespace) if namespace else bare_sandbox.store.delete(kind, name)
+        delete_made(bare_sandbox, made)

@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 import urllib.parse
-import uuid
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -22,14 +21,13 @@ import pytest
 
 from rlark_sandbox.demo_workload import metric_table
 from rlark_tui.alerting.thresholds import Thresholds
-from rlark_tui.model import keys
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash import stacks as raystacks
 from rlark_tui.telemetry.stacks import Stacks
 from rlark_tui.view.alerts import alert_rows
 from tests.clirun import cli_runner
 from tests.raydebug.recorded import HANG
-from tests.sandbox.helpers import job, task
+from tests.sandbox.helpers import delete_made, job, running_job_with_header_log
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "stall-stacks"
 TASK, POD, IP, NODE_ID = f"{JOB}-main", f"{JOB}-main-0", "10.77.0.7", "node-hang"
@@ -119,29 +117,11 @@ def stalled(bare_sandbox):
     """A Running Job whose Header log's last progress row (step 2 of 20, 1 s a step) is a minute old: stalled, with
     the 4 s limit of `access` (longer than the 2 s between two reads of a Header log there, so that a new row read
     resolves the stall)."""
-    sb = bare_sandbox
-    spec = job(JOB, stopped=False)
-    spec["status"] = {"phase": "Running"}
-    sb.store.create("jobs", spec)
-    sb.store.create("tasks", task(TASK, CLUSTER, {keys.JOB_LABEL: JOB}))
-    uid = str(uuid.uuid4())
-    sb.store.create("pods", {
-        "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
-        "metadata": {"name": uid, "namespace": CLUSTER, "labels": {keys.TASK_NAME_LABEL: TASK}},
-        "spec": {"taskName": TASK, "taskNamespace": CLUSTER, "podName": POD},
-        "status": {"phase": "Running", "ip": IP, "node": "gpu-a3"}})
-    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": POD, "namespace": NS, "labels": {"app": TASK}},
-                             "spec": {"nodeName": "gpu-a3", "containers": [{"name": "main", "image": "i@sha256:1"}]},
-                             "status": {"phase": "Running", "containerStatuses": [
-                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=CLUSTER)
-    sb.logs.start_instance(CLUSTER, NS, POD, "main")
-    sb.logs.append(CLUSTER, NS, POD, "main", _table(1) + _table(2), when=datetime.now(UTC) - timedelta(seconds=60))
-    yield sb
-    sb.store.delete("pods", uid, CLUSTER)
-    sb.store.delete("pods", POD, NS, plane=CLUSTER)
-    sb.store.delete("tasks", TASK, CLUSTER)
-    sb.store.delete("jobs", JOB)
+    made = running_job_with_header_log(bare_sandbox, JOB, _table(1) + _table(2), CLUSTER, NS, node="gpu-a3",
+                                       pod_status={"ip": IP, "node": "gpu-a3"}, stopped=False,
+                                       when=datetime.now(UTC) - timedelta(seconds=60))
+    yield bare_sandbox
+    delete_made(bare_sandbox, made)
 
 
 @pytest.fixture
