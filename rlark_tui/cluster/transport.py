@@ -121,16 +121,16 @@ def read_bounded(resp: Response, req: Request, max_bytes: int | None = None, tim
         raise TooLarge(req, max_bytes, length)
     read = getattr(resp, "read1", None) or resp.read  # read1: what has arrived, so the time bound is looked at
     deadline = time.monotonic() + BODY_TIMEOUTS * timeout if timeout else None
-    parts: list[bytes] = []
+    body = bytearray()  # one block grown in place: a list of the chunks left the heap holding their memory
     total = 0
     while True:
         chunk = read(min(READ_CHUNK, max_bytes + 1 - total))
         if not chunk:
-            return b"".join(parts)
+            return bytes(body)
         total += len(chunk)
         if total > max_bytes:
             raise TooLarge(req, max_bytes)
-        parts.append(chunk)
+        body += chunk
         if deadline is not None and timeout and time.monotonic() > deadline and total != length:
             raise TooSlow(req, BODY_TIMEOUTS, timeout)
 
