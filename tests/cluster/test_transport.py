@@ -51,28 +51,27 @@ class _Hostile(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
 
+    def _drip(self, byte: bytes) -> None:
+        """`byte` every 20 ms until the test ends (`cut` is set when the client hung up)."""
+        try:
+            while not self.server.stopping.wait(0.02):
+                self.wfile.write(byte)
+                self.wfile.flush()
+        except OSError:
+            self.server.cut.set()
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         answer = self.server.answer
         if answer == "drip-head":  # a header that never ends, a byte inside each read's timeout
             self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Forever: ")
-            try:
-                while not self.server.stopping.wait(0.02):
-                    self.wfile.write(b"x")
-                    self.wfile.flush()
-            except OSError:
-                self.server.cut.set()
+            self._drip(b"x")
             return
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         if answer == "drip":  # within the bound and each read's timeout, never done
             self.send_header("Content-Length", str(BOUND))
             self.end_headers()
-            try:
-                while not self.server.stopping.wait(0.02):
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-            except OSError:
-                self.server.cut.set()
+            self._drip(b" ")
             return
         if answer == "endless":
             self.send_header("Transfer-Encoding", "chunked")
