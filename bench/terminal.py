@@ -79,7 +79,11 @@ def _log(workdir: Path, quick: bool) -> dict[str, float]:
         app = PtyApp(["--kubeconfig", str(sandbox.kubeconfig)], workdir, size=(160, 50))
         try:
             app.wait_for(rb"loadgen", 120)
+            mark = len(app.text)
             app.send(b"/")
+            # typed once the bar shows: keys that come in one read with `/` still reach the list's own bindings
+            # (a clean-clone run's loaded smoke lanes opened the wizard with its `n`)
+            app.wait_for(rb"filter Jobs", 60, since=mark)
             app.send(b"^loadgen$\r")
             _quiet(app)
             app.send(b"l")
