@@ -169,7 +169,12 @@ def _native(text: str | bytes, max_depth: int | None) -> Any:
 
 
 def _bounded_int(text: str) -> int | str:
-    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else text
+    digits = len(text.lstrip("-"))
+    if digits <= MAX_DIGITS:
+        return int(text)
+    if digits <= 20 and -2**63 <= (value := int(text)) < 2**64:
+        return value  # as orjson reads it: a text's numbers are the same whichever decoder its length chose
+    return text
 
 
 def _finite_float(text: str) -> float | str:

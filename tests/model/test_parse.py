@@ -8,7 +8,7 @@ import pytest
 from rlark_sandbox.demo_workload import metric_table
 from rlark_tui.telemetry.progress import clock_seconds, latest_progress, metric_series
 from rlark_tui.telemetry.sample import parse_nvidia_smi
-from rlark_tui.text.parse import JsonBound, ascii_float, ascii_int, load_json
+from rlark_tui.text.parse import SMALL_JSON_BYTES, JsonBound, ascii_float, ascii_int, load_json
 
 HUGE = "9" * 5000
 
@@ -72,6 +72,9 @@ def test_json_is_read_within_size_and_depth_and_keeps_a_huge_integer_as_text():
     with pytest.raises(JsonBound, match="larger than 10 bytes"):
         load_json("[" + "1," * 10 + "1]", max_bytes=10)
     assert load_json(f'{{"step": {HUGE}, "n": 7}}') == {"step": HUGE, "n": 7}
+    # a 64-bit integer is a number whichever decoder the text's length chose (SMALL_JSON_BYTES)
+    for padding in ("", " " * SMALL_JSON_BYTES):
+        assert load_json(f'[{2**64 - 1}, {-2**63}, 7]{padding}') == [2**64 - 1, -2**63, 7]
     with pytest.raises(ValueError):
         load_json("{not json")
 
