@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import re
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -131,9 +132,12 @@ NOT_IN_PROCESS = {
     "demo": "starts a sandbox and opens the TUI (interactive)",
 }
 SERVING = ("port-forward", "watch", "-w")
-"""Words of command lines that serve until interrupted: interrupted after SERVE_SECONDS, as a user's Ctrl-C
-does (exit 130); any other run that is still going after HUNG_SECONDS is a hang."""
-SERVE_SECONDS, HUNG_SECONDS = 1.0, 30.0
+"""Words of command lines that serve until interrupted, as a user's Ctrl-C does (exit 130): after SERVE_SECONDS,
+or once they have printed their first answer if they print one (`get -w` its table, `port-forward` its URL: the
+wrong shapes are read by then; `watch` prints only changes). Any other run still going after HUNG_SECONDS is a
+hang."""
+PRINTS_FIRST = ("port-forward", "-w")
+SERVE_SECONDS, FIRST_SECONDS, HUNG_SECONDS = 1.0, 10.0, 30.0
 EVERY_JOB = ("get", "describe", "logs", "check", "diff", "clone", "top")
 """Read by every wrong-shape Job; the other subcommands try the three of this test (each in a new way)."""
 
@@ -159,11 +163,24 @@ def _documented(parser: argparse.ArgumentParser) -> set[int]:
     return {int(code) for code in re.findall(r"(?:^|[,;] )(\d+):? [a-z]", said)}
 
 
+def _printed() -> bool:
+    """Whether the run has printed on stdout (captured by capsys, emptied by each run's readouterr)."""
+    return bool(getattr(sys.stdout, "getvalue", str)())
+
+
 @contextlib.contextmanager
-def _interrupted_after(seconds: float) -> Iterator[None]:
-    """A Ctrl-C (KeyboardInterrupt in the main thread) once `seconds` have passed, unless the block ended."""
-    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+def _interrupted(seconds: float, once: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """A Ctrl-C (KeyboardInterrupt in the main thread) once `once()` holds or `seconds` have passed, unless the
+    block ended."""
+    deadline = time.monotonic() + seconds
+
+    def check(signum, frame) -> None:
+        if once() or time.monotonic() >= deadline:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)
     try:
         yield
     finally:
@@ -206,7 +223,11 @@ def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_p
                     continue
                 ran.add(tuple(argv))
                 one = time.monotonic()
-                with _interrupted_after(SERVE_SECONDS if any(w in SERVING for w in argv) else HUNG_SECONDS):
+                if any(word in PRINTS_FIRST for word in argv):
+                    interrupt = _interrupted(FIRST_SECONDS, _printed)
+                else:
+                    interrupt = _interrupted(SERVE_SECONDS if any(w in SERVING for w in argv) else HUNG_SECONDS)
+                with interrupt:
                     result = rl(*argv)
                 took[command] = took.get(command, 0.0) + time.monotonic() - one
                 fault = _fault(argv, result, documented)
