@@ -278,6 +278,9 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             load_incluster_config(client_configuration=configuration)
         else:
             _exec_trusted(kubeconfig, context)
+            problem = _auth_provider_problem(_user_of(kubeconfig, context))
+            if problem:
+                raise ConfigException(problem)
             named = _entry(kubeconfig.merged, "clusters", str(kubeconfig.contexts[context].get("cluster")),
                            required=False)
             _check_skip_verify(named.get("cluster") if named is not None else None, context)
@@ -296,18 +299,72 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     return configuration, taken
 
 
+def _user_of(kubeconfig: Kubeconfig, context: str) -> tuple[str, dict[str, Any]]:
+    """The name and the user mapping of the context's user (("", {}) when it names none)."""
+    user_name = _first_of_names(kubeconfig.merged, "contexts", "context").get(context, {}).get("user")
+    if not isinstance(user_name, str):
+        return "", {}
+    return user_name, _first_of_names(kubeconfig.merged, "users", "user").get(user_name, {})
+
+
 def _exec_trusted(kubeconfig: Kubeconfig, context: str) -> None:
     """UsageError when the context's user runs a command (an exec plugin or an auth provider) and the kubeconfig
     file that names it is one another user could have written (fsutil.read_settings): that command would run as
     the operator, and its answer (a cloud token) go to the server that file names."""
-    user_name = _first_of_names(kubeconfig.merged, "contexts", "context").get(context, {}).get("user")
-    if not isinstance(user_name, str):
-        return
-    user = _first_of_names(kubeconfig.merged, "users", "user").get(user_name, {})
-    if any(key in user for key in _LOADER_ONLY):
+    user_name, user = _user_of(kubeconfig, context)
+    if user_name and any(key in user for key in _LOADER_ONLY):
         origin = kubeconfig.origins.get(("users", user_name))
         if origin:
             read_settings(origin, "kubeconfig", MAX_KUBECONFIG_BYTES, refused="its exec plugin is not run")
+
+
+REMOVED_PROVIDERS = MappingProxyType({"gcp": "gke-gcloud-auth-plugin", "azure": "kubelogin"})
+"""The auth providers kubectl removed in 1.26, and the exec plugin it names instead of each: the kubernetes loader
+still runs a gcp provider's cmd-path (with no bound on its output or its time) or asks Google's default
+credentials (the metadata server)."""
+OIDC_EXPIRY_SKEW = 300
+"""Seconds before its exp an oidc id-token is taken as expired, as the kubernetes loader takes it."""
+_LAST_TIME = 253402300799
+"""The last second of the year 9999, the last a Python datetime holds."""
+
+
+def _auth_provider_problem(user_entry: tuple[str, dict[str, Any]]) -> str | None:
+    """Why the context's auth provider is not used, else None. A removed one (gcp, azure) is refused as kubectl
+    refuses it; an oidc id-token is read here within bounds (text.parse.load_json), as the loader would judge it,
+    and one it would refresh (expired, or within OIDC_EXPIRY_SKEW of it) is refused: the loader's refresh sends the
+    refresh token and the client secret to the issuer without verifying its certificate when no CA is named, and
+    reads its answers without a bound."""
+    provider = user_entry[1].get("auth-provider")
+    if not isinstance(provider, dict):
+        return None
+    name = provider.get("name")
+    if isinstance(name, str) and name in REMOVED_PROVIDERS:
+        return (f"its {name} auth provider is not run: kubectl removed it in 1.26; use the exec plugin "
+                f"{REMOVED_PROVIDERS[name]}")
+    config = provider.get("config")
+    token = config.get("id-token") if name == "oidc" and isinstance(config, dict) else None
+    if not isinstance(token, str) or any(char in token for char in "=+/") or token.count(".") != 2:
+        return None  # the loader sends no such token and asks for no other
+    payload = token.split(".")[1]
+    if len(payload) % 4 == 1:
+        return None
+    from rlark_tui.text.parse import load_json
+    try:
+        claims = load_json(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)), max_bytes=len(payload))
+    except ValueError as exc:
+        return f"its oidc id-token is not a JWT rlark reads ({_first_line(exc)})"
+    expiry = claims.get("exp") if isinstance(claims, dict) else None
+    if expiry is None:
+        return None
+    if not isinstance(expiry, (int, float)) or not 0 <= expiry <= _LAST_TIME:
+        return "its oidc id-token's exp is not a time"
+    import time
+    if expiry - OIDC_EXPIRY_SKEW > time.time():
+        return None
+    from datetime import UTC, datetime
+    at = datetime.fromtimestamp(int(expiry), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (f"its oidc id-token {'expired' if expiry <= time.time() else 'expires'} at {at}: rlark does not refresh "
+            "it (any kubectl command of this context does)")
 
 
 def _take_tls_material(config: ConfigNode, context: str) -> dict[str, Credential]:

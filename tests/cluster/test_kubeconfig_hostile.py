@@ -323,3 +323,53 @@ def test_a_token_no_header_carries_is_one_line_and_a_files_newline_is_trimmed(tm
         assert (result.code, seen) == (2, []), (result.err, seen)
         assert result.err == ("error: context c: unusable kubeconfig entry (its token holds a character other "
                               "than printable ASCII, which no request header carries)\n")
+
+
+def _jwt(payload: str) -> str:
+    import base64
+    return "e30." + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=") + ".sig"
+
+
+AUTH_PROVIDERS = {
+    "gcp command": ({"name": "gcp", "config": {"cmd-path": "touch {marker}"}},
+                    "its gcp auth provider is not run: kubectl removed it in 1.26; use the exec plugin "
+                    "gke-gcloud-auth-plugin"),
+    "gcp": ({"name": "gcp"}, "its gcp auth provider is not run: kubectl removed it in 1.26; use the exec plugin "
+                             "gke-gcloud-auth-plugin"),
+    "azure": ({"name": "azure", "config": {}}, "its azure auth provider is not run: kubectl removed it in 1.26; "
+                                               "use the exec plugin kubelogin"),
+    "expiry past a double": ({"name": "oidc", "config": {"id-token": _jwt('{"exp": 1e400}')}},
+                             "its oidc id-token's exp is not a time"),
+    "expiry of 21 digits": ({"name": "oidc", "config": {"id-token": _jwt('{"exp": 100000000000000000000}')}},
+                            "its oidc id-token's exp is not a time"),
+    "deep payload": ({"name": "oidc", "config": {"id-token": _jwt("[" * 50_000 + "]" * 50_000)}},
+                     "its oidc id-token is not a JWT rlark reads (is nested deeper than 64 levels)"),
+    "expired": ({"name": "oidc", "config": {"id-token": _jwt('{"exp": 1}'), "idp-issuer-url": "https://127.0.0.1:1",
+                                            "client-id": "x", "client-secret": "S3cretClient",
+                                            "refresh-token": "S3cretRefresh"}},
+                "its oidc id-token expired at 1970-01-01T00:00:01Z: rlark does not refresh it (any kubectl "
+                "command of this context does)"),
+}
+
+
+@pytest.mark.parametrize("case", AUTH_PROVIDERS)
+def test_an_auth_provider_is_refused_in_one_line_before_it_runs_or_sends_anything(tmp_path, env, capsys, case):
+    """Issue 33, an eighteenth round (a kubeconfig from someone else: its auth-provider): the kubernetes loader ran a
+    gcp provider's cmd-path with no bound (`yes` filled memory, `sleep` held rlark for ever), asked Google's
+    default credentials for one without (a crash report, after a request to the metadata server), and an oidc
+    id-token's exp of 1e400, of 21 digits or a 50,000-deep payload ended rlark in a crash report (OverflowError,
+    RecursionError); an expired one was refreshed by a request that sent the refresh token and client secret without
+    verifying the issuer's certificate (none named), a crash report when it failed. kubectl (1.26 on) refuses gcp
+    and azure; an oidc token is read within bounds and an expired one is one line, as the rest are."""
+    provider, why = AUTH_PROVIDERS[case]
+    marker = tmp_path / "ran"
+    provider = json.loads(json.dumps(provider).replace("{marker}", str(marker)))
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"auth-provider": provider}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    assert (result.code, result.err) == (2, f"error: context c: unusable kubeconfig entry ({why})\n")
+    assert not marker.exists()
