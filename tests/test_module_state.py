@@ -32,6 +32,18 @@ CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*$")
 MUTABLE_DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once for every scan of this file."""
+    return ast.parse(source)
+
+
+@functools.cache
+def nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's tree (ast.walk's order), walked once for every scan of this file."""
+    return tuple(ast.walk(parsed(source)))
+
+
 def _called(node: ast.expr) -> str:
     func = node.func if isinstance(node, ast.Call) else None
     if isinstance(func, ast.Name):
@@ -69,11 +81,11 @@ SHARED_CALLS = frozenset({"Lock", "RLock", "Event", "Condition", "Semaphore"})
 """Synchronisation objects: one made in a class body is shared by every instance (every app, every context)."""
 
 
-def _class_state(tree: ast.Module) -> list[tuple[int, str]]:
+def _class_state(source: str) -> list[tuple[int, str]]:
     """(line, Class.name) of each class attribute bound to a mutable container or a lock. Textual's class-level
     tables (BINDINGS, COMPONENT_CLASSES: UPPER_CASE, read and never written) pass."""
     found = []
-    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+    for cls in (node for node in nodes(source) if isinstance(node, ast.ClassDef)):
         for line, bound, value in _bound(cls.body):
             if _called(value) in SHARED_CALLS or (_mutable(value) and not CONSTANT.match(bound)):
                 found.append((line, f"{cls.name}.{bound}"))
@@ -82,11 +94,10 @@ def _class_state(tree: ast.Module) -> list[tuple[int, str]]:
 
 def violations(source: str, name: str, tables: bool = True) -> list[str]:
     """What the scan finds in one module; `tables=False` lets constant tables (UPPER_CASE names) be mutable."""
-    tree = ast.parse(source)
-    found = [f"{name}:{line}: {bound}, a module-level mutable container" for line, bound, value in _bound(tree.body)
+    found = [f"{name}:{line}: {bound}, a module-level mutable container" for line, bound, value in _bound(parsed(source).body)
              if _mutable(value) and (tables or not CONSTANT.match(bound))]
-    found += [f"{name}:{line}: {bound}, state every instance shares" for line, bound in _class_state(tree)]
-    found += [f"{name}:{node.lineno}: global {', '.join(node.names)}" for node in ast.walk(tree)
+    found += [f"{name}:{line}: {bound}, state every instance shares" for line, bound in _class_state(source)]
+    found += [f"{name}:{node.lineno}: global {', '.join(node.names)}" for node in nodes(source)
               if isinstance(node, ast.Global)]
     return found
 
@@ -136,8 +147,10 @@ PARSE_MODULE = "rlark_tui/text/parse.py"
 def raw_parses(source: str, name: str) -> list[str]:
     """Each call of a decoder of PARSERS (`json.loads(...)`, `yaml.safe_load(...)`) and each import of one
     (`from json import loads`) in one module."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
+    found: list[str] = []
+    if not any(module in source for module in PARSERS):
+        return found
+    for node in nodes(source):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.attr in PARSERS.get(node.func.value.id, ()):
             found.append(f"{name}:{node.lineno}: {node.func.value.id}.{node.func.attr}")
@@ -161,7 +174,7 @@ def test_json_and_yaml_are_parsed_only_by_text_parse():
 def digit_tests(source: str, name: str) -> list[str]:
     """Each `.isdigit()` / `.isdecimal()` call in one module: `²` and `١` pass them, and int() of what passes may
     raise (a Unicode digit, or past Python's 4,300 digits)."""
-    return [f"{name}:{node.lineno}: .{node.func.attr}()" for node in ast.walk(ast.parse(source))
+    return [f"{name}:{node.lineno}: .{node.func.attr}()" for node in nodes(source)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("isdigit", "isdecimal")]
 
@@ -197,7 +210,7 @@ def raw_terminal_writes(source: str, name: str) -> list[str]:
     found: list[str] = []
     if not RAW_WRITE_HINT.search(source):
         return found
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes(source):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write" \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "os" and node.args \
                 and isinstance(node.args[0], ast.Constant) and node.args[0].value in (1, 2):
@@ -232,12 +245,6 @@ PLAIN_MAKERS = frozenset({"Text", "Content", "assemble", "styled"})
 """Calls that hand Textual text it does not parse (rich's Text, Textual's Content)."""
 
 
-@functools.cache
-def parsed(source: str) -> ast.Module:
-    """A module's tree, parsed once for both markup scans."""
-    return ast.parse(source)
-
-
 UPDATED_WIDGETS = frozenset({"Static", "Label"})
 """Markup widgets whose text is replaced later (`update`), as parsed as the text they were made with."""
 
@@ -245,7 +252,7 @@ UPDATED_WIDGETS = frozenset({"Static", "Label"})
 def markup_widgets(sources: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     """(MARKUP_WIDGETS, UPDATED_WIDGETS) with the project's subclasses of each, but those whose __init__ gives
     `markup=False` to its base (a subclass of Static is a Static a scan of 'Static(' does not see)."""
-    classes = [node for source in sources if "textual" in source for node in ast.walk(parsed(source))
+    classes = [node for source in sources if "textual" in source for node in nodes(source)
                if isinstance(node, ast.ClassDef)]
     markup, updated = set(MARKUP_WIDGETS), set(UPDATED_WIDGETS)
     while True:
@@ -276,7 +283,7 @@ QUERIES = frozenset({"query", "query_one", "query_exactly_one", "query_children"
 def found_by_type(sources: list[str], updated: frozenset[str]) -> frozenset[str]:
     """The updated widgets a lookup finds by type (`query_one(Static)`, `query('Label')`), with their subclasses
     (Label is a Static; so is a project subclass): such a widget needs no id or name to be updated later."""
-    classes = [node for source in sources if "textual" in source for node in ast.walk(parsed(source))
+    classes = [node for source in sources if "textual" in source for node in nodes(source)
                if isinstance(node, ast.ClassDef)]
     named: set[str] = set()
     for source in sources:  # the text of each lookup's arguments (a walk of every tree again took a second)
@@ -304,11 +311,10 @@ def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozense
     or Label that parses markup and can be found to be `update`d (it has an id or classes, or is kept in a name),
     or a project's subclass of them (`widgets`) that parses markup (its own methods update it): what update()
     gives it later is parsed as markup too; so is one of a type a lookup finds by type (`by_type`)."""
-    tree = parsed(source)
     marked, updated = widgets
-    textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    textual = {alias.asname or alias.name for node in nodes(source) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("textual") for alias in node.names} | marked - MARKUP_WIDGETS
-    kept = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr)}
+    kept = {id(node.value) for node in nodes(source) if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr)}
 
     def plain(node: ast.expr) -> bool:  # an empty literal is a placeholder: what is put there later is not
         if isinstance(node, ast.Constant):
@@ -318,7 +324,7 @@ def markup_reads(source: str, name: str, widgets: tuple[frozenset[str], frozense
             in PLAIN_MAKERS
 
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes(source):
         if not isinstance(node, ast.Call):
             continue
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -398,13 +404,12 @@ def markup_sinks(source: str, name: str) -> list[str]:
     of the module that returns Text or Content."""
     if "textual" not in source:
         return []
-    tree = parsed(source)
-    textual = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    textual = {alias.asname or alias.name for node in nodes(source) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("textual") for alias in node.names}
     if not textual:
         return []
     makers = set(PLAIN_MAKERS) | {"markup_safe", "escape", "Option", "Selection", "highlight"} | {
-        node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        node.name for node in nodes(source) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.returns is not None and ast.unparse(node.returns).split("[")[0] in ("Text", "Content")}
 
     def called(node: ast.expr) -> str:
@@ -435,7 +440,7 @@ def markup_sinks(source: str, name: str) -> list[str]:
         return isinstance(node, ast.Call) and called(node) in makers
 
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes(source):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr in TEXT_ATTRIBUTES and not plain(node.value):
@@ -479,7 +484,7 @@ def tar_reads(source: str, name: str) -> list[str]:
     found: list[str] = []
     if "tarfile" not in source:
         return found
-    for node in ast.walk(parsed(source)):
+    for node in nodes(source):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("open", "TarFile") \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "tarfile":
             mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[1] if len(node.args) > 1 else None)
