@@ -15,8 +15,8 @@ from rlark_tui.cluster.kinds import API_VERSION, JOBS
 from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
 from rlark_tui.jobspec.build import build_job
-from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, parse_yaml
-from rlark_tui.jobspec.findings import has_errors
+from rlark_tui.jobspec.draft import MAX_DRAFT_BYTES, read_yaml
+from rlark_tui.jobspec.findings import Finding, has_errors
 from rlark_tui.jobspec.manifest import manifest_findings
 from rlark_tui.jobspec.workflow import workflow_findings
 from rlark_tui.local.fsutil import read_input
@@ -53,7 +53,7 @@ def live_inputs(access: ClusterAccess) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = parse_yaml(_read(args.filename), what=args.filename)
+    data, twice = read_yaml(_read(args.filename), what=args.filename)
     if not isinstance(data, Mapping):
         raise UsageError(f"{args.filename}: the top level must be a mapping (a Job manifest or a job draft)")
     masked = placeholder_fields(data)
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     access = ClusterAccess.from_args(args)
     if data.get("kind") == "Workflow" and str(data.get("apiVersion", "")) == API_VERSION:
-        return _submit_workflow(dict(data), access, args)
+        return _submit_workflow(dict(data), twice, access, args)
     if data.get("kind") == "Job" and str(data.get("apiVersion", "")) == API_VERSION:
         manifest = dict(data)
         findings = manifest_findings(manifest, access.nodes(), access.list(JOBS).items)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         result = build_job(data, inputs["nodes"], inputs["jobs"], domains=inputs["domains"],
                            storage_classes=inputs["storage_classes"])
         manifest, findings = result.manifest, result.findings
-    if not _sendable(findings):
+    if not _sendable(twice + findings):
         return 1
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     submitted = actions.submit(manifest, dry_run=args.dry_run)
@@ -89,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _submit_workflow(manifest: dict, access: ClusterAccess, args: argparse.Namespace) -> int:
+def _submit_workflow(manifest: dict, twice: list[Finding], access: ClusterAccess, args: argparse.Namespace) -> int:
     """A Workflow: every template checked like a Job (and its dependencies as the controller reads them)
-    before anything is sent."""
-    if not _sendable(workflow_findings(manifest, access.nodes(), access.list(JOBS).items)):
+    before anything is sent; `twice`, the keys its YAML gives twice."""
+    if not _sendable(twice + workflow_findings(manifest, access.nodes(), access.list(JOBS).items)):
         return 1
     actions = Actions(access, readonly=bool(getattr(args, "readonly", False)))
     actions.submit_workflow(manifest, dry_run=args.dry_run)

@@ -479,6 +479,14 @@ def duplicate_keys(text: str) -> list[Finding]:
     return sorted(findings, key=lambda f: f.field)
 
 
+def read_yaml(text: str | bytes, what: str = "draft") -> tuple[Any, list[Finding]]:
+    """A draft's or a manifest's YAML (parse_yaml) and an error for every key given twice in it: YAML keeps the
+    last, so a file someone hands over can show one value where a reader looks and send another (kubectl refuses
+    such a manifest too)."""
+    data = parse_yaml(text, what)
+    return data, duplicate_keys(text.decode("utf-8") if isinstance(text, bytes) else text)
+
+
 def load_draft(source: str | bytes | Mapping) -> tuple[JobDraft, list[Finding]]:
     """A JobDraft from YAML text/bytes or an already parsed mapping, plus loading Findings.
 
@@ -488,9 +496,7 @@ def load_draft(source: str | bytes | Mapping) -> tuple[JobDraft, list[Finding]]:
     if isinstance(source, Mapping):
         data = source
     else:
-        data = parse_yaml(source)
-        text = source.decode("utf-8") if isinstance(source, bytes) else source
-        findings.extend(duplicate_keys(text))
+        data, findings = read_yaml(source)
     if not isinstance(data, Mapping):
         raise DraftInputError(f"draft must be a YAML mapping (name:, roles:, ...), not {_type_name(data)}")
     draft, load_findings = draft_from_mapping(data)

