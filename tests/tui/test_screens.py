@@ -697,7 +697,7 @@ async def test_the_command_palette_offers_its_first_entries_over_thousands_of_jo
 
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n:05d}") for n in range(5_000)]))
+        await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n:05d}") for n in range(2_000)]))
         await pilot.press("ctrl+p")
         options = app.screen.query_one("CommandList")
         spent = time.process_time()
