@@ -111,10 +111,21 @@ def cache_files(kubeconfig: str | None, contexts: Iterable[str] = (), all_contex
         names = ["--all-contexts"]
     elif not names:
         names = [f"--current-context={_current_context(paths)}"]
-    import hashlib
     chosen = "\n".join([os.pathsep.join(paths), *names])
-    key = hashlib.sha256(chosen.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    key = _digest(chosen.encode("utf-8", "surrogateescape"))
     return f"status-cache-{key}.json", f"status-refresh-{key}.lock"
+
+
+def _digest(data: bytes) -> str:
+    """12 hex digits of the interpreter's own BLAKE2b: hashlib's import loads OpenSSL, a good part of each `rlark
+    status --tmux` (bench alerts' status_tmux_s), which tmux runs every few seconds (an interpreter built without
+    it: hashlib's SHA-256)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import sha256
+        return sha256(data).hexdigest()[:12]
+    return blake2b(data, digest_size=6).hexdigest()
 
 
 def _kubeconfig_paths(flag: str | None, environ: Mapping[str, str]) -> list[str]:
@@ -159,8 +170,8 @@ def _current_context(paths: list[str]) -> str:
 
 
 def _written(data: dict, now: float) -> float | None:
-    """When the cache or summary was written (timefmt.written_at: None when no number, or later than now)."""
-    from rlark_tui.model.timefmt import written_at
+    """When the cache or summary was written (clock.written_at: None when no number, or later than now)."""
+    from rlark_tui.model.clock import written_at
     return written_at(data.get("time"), now)
 
 

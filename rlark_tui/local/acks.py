@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlark_tui.local.fsutil import read_own, updating, write_private
-from rlark_tui.model.timefmt import written_at
+from rlark_tui.model.clock import written_at
 from rlark_tui.text.parse import load_json
 
 if TYPE_CHECKING:

@@ -40,16 +40,3 @@ def short_age(start: datetime, now: datetime) -> str:
     if seconds < 2 * 86400:
         return f"{seconds // 3600}h"
     return f"{seconds // 86400}d"
-
-
-CLOCK_SKEW_SECONDS = 60.0
-"""A time this far past now is still now (two processes' clocks); later is no time of this machine's."""
-
-
-def written_at(value: object, now: float) -> float | None:
-    """A time a state file says (a write, an acknowledgement): None unless it is a number from 0 to now (give or
-    take CLOCK_SKEW_SECONDS). A later one was written by another version, a hand edit or before the clock was set
-    back, and would read fresh forever: a status never refreshed, an acknowledgement that outranks every new one."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= now + CLOCK_SKEW_SECONDS:
-        return None
-    return float(value)

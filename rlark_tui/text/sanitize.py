@@ -8,19 +8,22 @@ its way to a terminal; `markup_safe` escapes Rich markup for the TUI, where `[re
 would otherwise be styling or an action.
 
 Pure functions, linear in the length of the text: a string without any control character is returned as is
-after one search.
+after one search. The patterns are compiled when first needed: every headless command's output passes `clean`
+(local/terminal.py), and `rlark status --tmux`, which tmux runs every few seconds, prints one printable line
+(bench alerts' status_tmux_s).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 """Every character a sequence starts with, every other control but `\\n` and `\\t`, the bidi controls and the
 lone surrogates."""
 
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_BIDI = r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 """The bidi marks, embeddings, overrides and isolates: U+202E shows what follows it reversed, so a name or log line
 could show text other than it holds (Trojan Source); and a lone surrogate (JSON's `\\ud800`, which a hostile
 control plane may answer in a Job's name), which no terminal's UTF-8 holds: printed, it ended `rlark get jobs` in a
@@ -31,7 +34,7 @@ def _bidi_escape(match: re.Match) -> str:
     return f"\\u{ord(match.group(0)):04x}"
 
 _STRING_END = r"[^\x07\x1b\x9c\x90\x98\x9d\x9e\x9f\n]*(?:\x07|\x1b\\|\x9c)"
-_SEQUENCE = re.compile(
+_SEQUENCE = (
     r"(?P<csi>(?:\x1b\[|\x9b)(?P<params>[0-?]*)[ -/]*(?P<final>[@-~]))"
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])" + _STRING_END +
     r"|\x1b[ -/]*[0-~]"
@@ -42,7 +45,19 @@ introducer, so its text stays visible: a terminal never sees a sequence start), 
 and any stray control character. String bodies stop at a newline and at any other string introducer, so each
 character is scanned a bounded number of times."""
 
-_SGR_PARAMS = re.compile(r"[0-9;:]*")
+_SGR_PARAMS = r"[0-9;:]*"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """One of this module's patterns, compiled once, when first needed."""
+    return re.compile(pattern)
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` is printable (or print's line end) and so holds nothing `_CONTROL` finds: every character
+    it finds is a control (Cc), a format character (Cf) or a surrogate (Cs), none printable."""
+    return text.isprintable() or text == "\n"
 
 
 def clean(text: str) -> str:
@@ -50,14 +65,14 @@ def clean(text: str) -> str:
     a bidi control or a lone surrogate is shown as its escape (`\\u202e`)."""
     if not isinstance(text, str):
         text = str(text)
-    if _CONTROL.search(text) is None:
+    if _plain(text) or _compiled(_CONTROL).search(text) is None:
         return text
-    return _BIDI.sub(_bidi_escape, _SEQUENCE.sub("", text.replace("\r\n", "\n")))
+    return _compiled(_BIDI).sub(_bidi_escape, _compiled(_SEQUENCE).sub("", text.replace("\r\n", "\n")))
 
 
 def _keep_sgr(match: re.Match) -> str:
     if match.group("csi") and match.group(0)[0] == "\x1b" and match.group("final") == "m" \
-            and _SGR_PARAMS.fullmatch(match.group("params")):
+            and _compiled(_SGR_PARAMS).fullmatch(match.group("params")):
         return match.group(0)
     return ""
 
@@ -66,11 +81,12 @@ def clean_log(line: str, keep_sgr: bool) -> str:
     """A log line for a terminal: `clean` (bidi controls escaped), but with `keep_sgr` SGR colour sequences (`ESC [ 1;31 m`) stay, as
     kubectl prints them to a terminal. Cursor movement, OSC (clipboard, title, hyperlinks), DCS and C1 controls
     are removed either way."""
-    if _CONTROL.search(line) is None:
+    if _compiled(_CONTROL).search(line) is None:
         return line
+    sequences, bidi = _compiled(_SEQUENCE), _compiled(_BIDI)
     if not keep_sgr:
-        return _BIDI.sub(_bidi_escape, _SEQUENCE.sub("", line.replace("\r\n", "\n")))
-    return _BIDI.sub(_bidi_escape, _SEQUENCE.sub(_keep_sgr, line.replace("\r\n", "\n")))
+        return bidi.sub(_bidi_escape, sequences.sub("", line.replace("\r\n", "\n")))
+    return bidi.sub(_bidi_escape, sequences.sub(_keep_sgr, line.replace("\r\n", "\n")))
 
 
 _ASCII_CONTROLS = bytes([*range(0x09), *range(0x0b, 0x20), 0x7f])
@@ -92,10 +108,10 @@ def has_control(text: str) -> bool:
     if text.isascii():
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) != len(data)
-    return _CONTROL.search(text) is not None
+    return _compiled(_CONTROL).search(text) is not None
 
 
-_C1_IN_JSON = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_C1_IN_JSON = r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 """DEL, C1 controls, line and paragraph separators and bidi controls: what `json.dumps(ensure_ascii=False)` leaves
 raw in a string."""
 
@@ -105,7 +121,7 @@ def json_dumps(value, **kwargs) -> str:
     json itself, DEL and C1 controls (`\\x9b` is CSI on some terminals), U+2028/U+2029 and bidi controls (U+202E
     reorders what follows it on the line) are escaped here. The text still parses to the same value."""
     text = json.dumps(value, **kwargs)
-    return _C1_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _compiled(_C1_IN_JSON).sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def markup_safe(text: str) -> str:
