@@ -318,3 +318,47 @@ def test_a_job_whose_name_holds_a_lone_surrogate_is_bundled(tmp_path):
         assert access.manifest.job == name
     finally:
         access.close()
+
+
+def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path, monkeypatch):
+    """Issue 33, an eighteenth round (a bundle someone else made: a gzip bomb within the 4 GiB bound): a gzip member
+    is read forwards only, so each read of a member before the last one read unpacked the archive again from its
+    start. With metrics.json and diagnosis.json apart, each Metrics poll (every 5 s) unpacked it all: a 1 MB bundle
+    of 1 GB of zeros took 4 s of CPU at every poll, holding the bundle's lock (and every log read) while the TUI
+    was open, and 16 s a poll at the bound. What the bundle captured is read once, the members rlark reads at
+    open in their order in the archive; the polls answer from what was read."""
+    import io
+
+    from rlark_tui.cluster import bundle_source
+    from rlark_tui.model.keys import WORKLOAD_NAMESPACE
+    from rlark_tui.telemetry.bundle import FORMAT, pod_member
+
+    pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+    path = crafted_bundle(tmp_path / "bomb.tar.gz", {"format": FORMAT, "job": "j", "members": []},
+                          {"job": "j", "series": {"loss": [[0.0, 1, 1.0]]}},
+                          {"padding": bytes(8 << 20), pod_member("c", WORKLOAD_NAMESPACE, "p"): pod,
+                           "gap": bytes(1 << 20), "diagnosis.json": b"{}",
+                           "job.yaml": b"apiVersion: rlinf.io/v1alpha1\nkind: Job\nmetadata: {name: j}\n"})
+    read = []
+
+    def counted(name: str, what: str) -> io.BufferedReader:
+        class Counted(io.FileIO):
+            def readinto(self, buffer):  # type: ignore[override]
+                size = super().readinto(buffer)
+                read.append(size or 0)
+                return size
+        return io.BufferedReader(Counted(name))
+    monkeypatch.setattr(bundle_source, "open_input", counted)
+    access = BundleAccess(path)
+    try:
+        opened = sum(read)
+        for round_ in range(10):
+            assert access.metrics("j").result.series["loss"] == [(0.0, 1, 1.0)]
+            assert access.diagnosis("j") is None
+            assert access.data_plane_pod("c", "p")["metadata"]["name"] == "p"
+            if round_ == 0:
+                polled = sum(read)
+    finally:
+        access.close()
+    assert opened <= 2.5 * path.stat().st_size, f"opened: {opened / path.stat().st_size:.1f} times the bundle read"
+    assert sum(read) == polled, f"{(sum(read) - polled) / path.stat().st_size:.0f} times the bundle read again"
