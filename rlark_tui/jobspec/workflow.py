@@ -128,6 +128,11 @@ def workflow_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
         return ordered(findings)
     existing = {Job(j).name for j in jobs}
     seen: set[str] = set()
+    # each template's dependencies read once: asking every template of every other made 4,000 templates 13 s
+    needs = [dependencies(t) if isinstance(t, Mapping) else () for t in listed]
+    depended = {dep for deps in needs for dep in deps}
+    last = {t["name"]: index for index, t in enumerate(listed)
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str)}
     for index, template in enumerate(listed):
         path = f"spec.jobTemplates[{index}]"
         if not isinstance(template, Mapping):
@@ -138,11 +143,11 @@ def workflow_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
             findings.append(error(f"{path}.name", "a job template needs a name"))
         elif tname in seen:
             findings.append(error(f"{path}.name", f"two templates are named {tname!r}"))
-        for dep in dependencies(template):
+        for dep in needs[index]:
             if dep == tname:
                 findings.append(error(f"{path}.dependencies", f"{tname!r} depends on itself: it would never start"))
             elif dep not in seen:
-                later = any(isinstance(t, Mapping) and t.get("name") == dep for t in listed[index + 1:])
+                later = last.get(dep, -1) > index
                 findings.append(error(f"{path}.dependencies", (
                     f"depends on {dep!r}, listed after it: the controller rejects the whole Workflow "
                     f"(\"job {tname!r} depends on unknown job {dep!r}\"); list {dep!r} first") if later else (
@@ -158,7 +163,7 @@ def workflow_findings(manifest: Mapping, nodes: list[dict], jobs: list[dict]) ->
         if job_name in existing:
             findings.append(error(f"{path}.name", f"a Job named {job_name} already exists: the controller would "
                                                   "take it as this template's Job instead of creating one"))
-        if _stateful(template) and any(tname in dependencies(t) for t in listed if isinstance(t, Mapping)):
+        if tname in depended and _stateful(template):
             findings.append(warning(f"{path}.spec", f"templates depending on {tname!r} start only when its Job "
                                                     f"is Succeeded; {NEVER_SUCCEEDS}"))
     return ordered(findings)

@@ -355,3 +355,23 @@ def test_a_template_waiting_for_many_names_five_and_counts_the_rest():
     waiting = template_states(wf, {"wf-d0": {"status": {"phase": "Succeeded"}}})[-1].waiting
     assert waiting.startswith("waits for d1 (its Job is not created yet), d2 (")
     assert waiting.endswith("d5 (its Job is not created yet) and 994 more") and len(waiting) < 300
+
+
+def test_workflow_findings_read_each_templates_dependencies_a_bounded_number_of_times(monkeypatch):
+    """Issue 33, an eighteenth round (a Workflow manifest someone hands over, `rlark submit -f`): the findings asked
+    every template whether any other depended on it, and looked for each forward dependency among all the templates
+    after it, so 4,000 templates took 13 s before anything was sent, 800 that each depended on every later one
+    14 s, and a 4 MiB manifest (aliases let it name 60,000) most of an hour. Each template's dependencies are read
+    a bounded number of times, whatever their number; the findings are the same."""
+    from rlark_tui.jobspec import workflow as wf_module
+
+    count = 1500
+    calls = []
+    read = wf_module.dependencies
+    monkeypatch.setattr(wf_module, "dependencies", lambda template: calls.append(1) or read(template))
+    wf = workflow([(f"t{i}", [f"t{j}" for j in range(i + 1, min(i + 4, count))]) for i in range(count)])
+    findings = workflow_findings(wf, NODES, [])
+    assert len(calls) <= 3 * count, f"{len(calls):,} reads of {count:,} templates' dependencies"
+    forward = [f for f in findings if "listed after it" in f.message]
+    assert len(forward) == 3 * count - 6 and forward[0].field == "spec.jobTemplates[0].dependencies"
+    assert sum("start only when its Job is Succeeded" in f.message for f in findings) == count - 1
