@@ -59,6 +59,7 @@ def row_cells(report: CheckReport) -> list[tuple[str, ...]]:
 
 
 def summary_line(job: str, report: CheckReport | None, error: str = "") -> str:
+    job, error = one_line(job), one_line(error)  # the control plane's name and an error quoting cluster text
     if report is None:
         return f"Run check of {job}: gathering evidence…" + (f"  ({error})" if error else "")
     counts = {word: sum(1 for row in report.rows if row.result == word) for word in ("pass", "fail", "pending")}

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from rlark_tui.jobspec.jobdiff import diff_jobs, render_side_by_side, render_unified
 from rlark_tui.screens.base import RlarkScreen
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 
 STYLES = MappingProxyType({"-": "red", "+": "green", "@": "bold", "[": "bold"})
@@ -62,11 +63,11 @@ class DiffScreen(RlarkScreen):
         widget = self.query_one("#diff-text", Static)
         if first is None or second is None:
             missing = self.first if first is None else self.second
-            widget.update(f"Job {missing} is not in the snapshot (deleted, or not listed yet).")
+            widget.update(f"Job {one_line(missing)} is not in the snapshot (deleted, or not listed yet).")
             return
         changes = diff_jobs(first, second)
         if not changes:
-            widget.update(f"{self.first} and {self.second} are the same in everything compared: roles, images, "
+            widget.update(f"{one_line(self.first)} and {one_line(self.second)} are the same in everything compared: roles, images, "
                           "selectors, env, scripts, resources, mounts and the launch record.")
         elif self.side_by_side:
             widget.update(styled(render_side_by_side(changes, self.first, self.second, max(60, self.size.width))))

@@ -43,6 +43,7 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen, restore_table_view, table_view
 from rlark_tui.telemetry.usage import percent_cell
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex, row_key
 from rlark_tui.view.jobs import context_cell
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
@@ -327,11 +328,11 @@ class JobListScreen(RlarkScreen):
         text = ""
         control = state.index.snapshot.sources.get("control plane") if state.index is not None else None
         if state.index is None or (not self.rows and control is not None and control.status == "stale"):
-            text = f"Connecting to {state.context or 'the control plane'}…"
+            text = f"Connecting to {one_line(state.context) or 'the control plane'}…"
         elif control is not None and control.status == "disconnected":
-            text = f"Cannot list Jobs from the control plane: {control.reason or 'no answer'} — retrying."
+            text = f"Cannot list Jobs from the control plane: {one_line(control.reason) or 'no answer'} — retrying."
         elif not self.rows:
-            text = (f"No Jobs in context {state.context}. Submit one with `rlark submit -f FILE`; "
+            text = (f"No Jobs in context {one_line(state.context)}. Submit one with `rlark submit -f FILE`; "
                     "the list updates by itself.")
         elif not self.table.row_count:
             text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."

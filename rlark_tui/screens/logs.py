@@ -264,7 +264,8 @@ class LogScreen(RlarkScreen):
         self._status_at = time.monotonic()
         self._status_stale = False
         view = self.view
-        parts = [f"{self.job_name} › {self.scope_label()}" + (" (previous instance)" if self.previous else "")
+        # the Job's name, a role's (the Job author's text) and a Pod's (the data plane's): one line
+        parts = [one_line(f"{self.job_name} › {self.scope_label()}") + (" (previous instance)" if self.previous else "")
                  + (f" (last {_window_label(self.window)})" if self.window else ""),
                  f"follow {'on' if view.follow else 'off'}", f"wrap {'on' if view.wrap else 'off'}",
                  f"timestamps {'on' if view.show_timestamps else 'off'}",

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from rlark_tui.flow.messages import OpenJob
 from rlark_tui.model import nodeinfo
 from rlark_tui.screens.base import TableScreen
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.nodes import node_detail
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -46,14 +47,14 @@ class NodeDetailScreen(TableScreen):
         detail = node_detail(index, self.node_key)
         text = self.query_one("#node-detail-text", Static)
         if detail is None:
-            text.update(f"Node {self.node_key} is not in the current snapshot (deleted, or another context).")
+            text.update(f"Node {one_line(self.node_key)} is not in the current snapshot (deleted, or another context).")
             self.query_one(LiveTable).sync([])
             return
         self.detail = detail
         self.crumb = f"Node {detail.name}"
         text.update(self._summary(detail))
         self.query_one("#node-detail-workers-title", Static).update(
-            f"Workers on {detail.name} ({len(detail.workers)}; enter opens the Job)")
+            f"Workers on {one_line(detail.name)} ({len(detail.workers)}; enter opens the Job)")
         self.query_one(LiveTable).sync(
             Row(w.key, (w.name, w.job, w.role, w.phase, w.ip, ", ".join(f"{k}={v}" for k, v in w.requests) or "-"),
                 (w.name, w.job, w.role, w.phase, w.ip, "")) for w in detail.workers)

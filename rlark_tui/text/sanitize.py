@@ -89,6 +89,23 @@ def clean_log(line: str, keep_sgr: bool) -> str:
     return bidi.sub(_bidi_escape, sequences.sub(_keep_sgr, line.replace("\r\n", "\n")))
 
 
+_UNDRAWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What `clean` finds, and `\n` and `\t`: within one drawn line each is a control of its own."""
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def drawable(text: str) -> str:
+    """Text of one line a widget drew, for the terminal (`tui/app.TerminalText`, every line of every widget):
+    without any character `clean` finds (escape sequences' introducers, other controls, bidi controls) and without
+    a line break or tab (a widget's line holds none: an Input given a Job's display name with a line break wrote
+    the LF, and the terminal went on a row down); each takes no column, so the line keeps its width. A lone
+    surrogate (one column) is U+FFFD. The last guard: a widget's text should have passed `clean` or
+    `sinks.one_line` where it was taken in, which also shows a bidi control or a break as its escape."""
+    if text.isprintable():
+        return text
+    return _UNDRAWABLE.sub("", _SURROGATE.sub("\ufffd", text))
+
+
 _ASCII_CONTROLS = bytes([*range(0x09), *range(0x0b, 0x20), 0x7f])
 """The characters _CONTROL finds that are ASCII (its C1 range is not)."""
 

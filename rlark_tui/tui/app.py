@@ -20,6 +20,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+from textual.filter import LineFilter
 from textual.fuzzy import FuzzySearch, Matcher
 from textual.markup import escape
 from textual.worker import Worker, WorkerState
@@ -40,13 +41,15 @@ from rlark_tui.model.lifecycle import TERMINAL_PHASES, consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.screens.job_list import JobListScreen
-from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sanitize import clean, drawable
 from rlark_tui.text.sinks import notification, one_line
 from rlark_tui.tui.console import ConsoleViews
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 
 if TYPE_CHECKING:
+    from rich.segment import Segment
+    from textual.color import Color
     from textual.theme import Theme
 
     from rlark_tui.cluster.access import ClusterAccess
@@ -56,6 +59,24 @@ if TYPE_CHECKING:
 
 # The other screens (and the run check they pull in) are imported when first opened: the job list paints
 # without them (startup_first_list_s, bench/startup.py).
+
+class TerminalText(LineFilter):
+    """The TUI's last guard at the terminal (`RlarkApp.get_line_filters`): every line a widget draws, Textual's own
+    widgets and toasts included, leaves without an escape sequence's introducer, another control or a bidi control
+    (`sanitize.drawable`) and without a hyperlink (rlark draws none). A widget's text is cleaned where it is taken
+    in (`clean`, `sinks.one_line`); one that was not (a Static given a Job's name as the control plane answered it)
+    wrote its OSC 52 or OSC 8 to the terminal as it came, and plotext's legend, read back as ANSI, made a Job
+    name's OSC 8 a link. Strips keep the filtered line (Strip.apply_filter), so a line is filtered once."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        if all(control or (text.isprintable() and (style is None or not style.link))
+               for text, style, control in segments):
+            return segments
+        return [segment if segment.control else segment._replace(
+            text=drawable(segment.text),
+            style=segment.style.update_link(None) if segment.style is not None and segment.style.link else
+            segment.style) for segment in segments]
+
 
 FREEZE_AFTER_JOBS = 500
 GC_PAUSE_MAX_SECONDS = 10.0
@@ -233,6 +254,11 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         """The unhandled exception that ends the app (_handle_exception), for its report."""
         self.crash_line = ""
         """What run_tui prints after a crash, once the terminal is back: one line that names the report."""
+        self._terminal_text = TerminalText()
+
+    def get_line_filters(self) -> list[LineFilter]:
+        """Textual's filters (no colour, dimming), then the terminal's guard (TerminalText) on every line drawn."""
+        return [*super().get_line_filters(), self._terminal_text]
 
     def notify(self, message: str | list[str], *, title: str = "", severity="information",
                timeout: float | None = None, markup: bool = False) -> None:

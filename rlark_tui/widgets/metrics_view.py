@@ -138,21 +138,21 @@ class MetricsView(Vertical):
     def _status(self) -> str:
         parts = []
         for run in self.runs:
-            label = f"{run.job}: " if len(self.runs) > 1 else ""
+            label = f"{one_line(run.job)}: " if len(self.runs) > 1 else ""
             state = run.state
             if state is None:
                 parts.append(f"{label}reading…")
                 continue
             result = state.result
             if result is None:
-                parts.append(f"{label}no numbers: {state.error or 'nothing read yet'}")
+                parts.append(f"{label}no numbers: {one_line(state.error) or 'nothing read yet'}")
                 continue
-            text = f"{label}from {SOURCE_NAMES.get(result.source, result.source)}, " \
+            text = f"{label}from {one_line(SOURCE_NAMES.get(result.source, result.source))}, " \
                    f"{elapsed(self.now - result.fetched_at)} old"
             if state.error:
-                text += f" (latest read failed: {state.error})"
+                text += f" (latest read failed: {one_line(state.error)})"
             if result.note:
-                text += f"; {result.note}"
+                text += f"; {one_line(result.note)}"
             parts.append(text)
         if self.time_view:
             parts.append("step time: seconds per step by phase (b: curves)")
@@ -186,11 +186,12 @@ class MetricsView(Vertical):
                 points = result.series.get(tag)
                 if points is None:
                     if self.compare:
-                        lines.append(f"{run.job}  {tag_text(tag)}: no such tag")
+                        lines.append(f"{one_line(run.job)}  {tag_text(tag)}: no such tag")
                     continue
                 xs, ys = xy(points, self.by, self.smoothing)
                 color = COLORS[(r_index if self.compare else t_index) % len(COLORS)]
-                label = run.job if self.compare and len(chosen) == 1 else (
+                # the legend's label too: plotext's drawing is read back as ANSI, where a name's OSC 8 was a link
+                label = one_line(run.job) if self.compare and len(chosen) == 1 else (
                     f"{one_line(run.job)} {tag_text(tag)}" if self.compare else tag_text(tag))
                 if xs:
                     plt.plot(xs, ys, label=label, color=color, marker="braille")
@@ -214,21 +215,21 @@ class MetricsView(Vertical):
         lines, stats_lines = [], []
         for run in self.runs:
             step_time = run.state.step_time if run.state else None
-            label = f"{run.job}: " if len(self.runs) > 1 else ""
+            label = f"{one_line(run.job)}: " if len(self.runs) > 1 else ""
             if step_time is None or not step_time.steps:
                 stats_lines.append(f"{label}no step times yet (RLinf's time/* rows or the tqdm step_time)")
                 continue
             rows = max(1, height // len(self.runs) - 2)
             if len(self.runs) > 1:
-                lines.append(run.job)
+                lines.append(one_line(run.job))
             lines += bars(step_time, width, rows)
             phases = sorted({p for step in step_time.steps for p in step.phases})
             letters = legend_letters(sorted(phases, key=lambda p: (p != (
                 step_time.bottleneck.phase if step_time.bottleneck else None), p)))
-            lines.append("  ".join(f"{letters[p]}={p}" for p in letters))
+            lines.append("  ".join(f"{letters[p]}={one_line(p)}" for p in letters))
             if step_time.bottleneck is not None:
                 b = step_time.bottleneck
-                stats_lines.append(f"{label}{step_time_cell(step_time)} · bottleneck {b.phase} {b.share:.0%}, {b.trend} over "
+                stats_lines.append(f"{label}{step_time_cell(step_time)} · bottleneck {one_line(b.phase)} {b.share:.0%}, {b.trend} over "
                                    f"the last {min(len(step_time.steps), TREND_STEPS)} steps "
                                    f"({b.change * 100:+.0f} points)")
         # phase names come from the run's log: shown as plain text, without control characters

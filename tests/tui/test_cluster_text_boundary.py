@@ -238,3 +238,72 @@ async def test_a_job_gone_is_said_on_one_line_whatever_its_name(post_snapshot):
         await wait_for(pilot, lambda: "no longer exists" in str(summary.render()), "the notice")
         shown = str(summary.render())
     assert shown.startswith("Job x\\nPhase: Running no longer exists") and "\n" not in shown, shown
+
+
+def _frame(app) -> str:
+    return app.screen._compositor.render_full_update().render_segments(app.console)
+
+
+def _terminal_text(frame: str) -> str:
+    """What a frame writes besides Textual's own cursor moves and SGR colours."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame)
+
+
+async def test_no_widget_line_reaches_the_terminal_with_an_escape_a_bidi_control_or_a_link():
+    """Issue 33, an eighteenth round: every widget's text is cleaned where it is taken in, but a Static given a Job's
+    name as the control plane answered it (the Logs screen's status line, the run check's, the node detail's, the
+    Metrics compare's) wrote its OSC 52 or OSC 8 to the terminal as it came, and plotext's legend, read back as
+    ANSI, made a name's OSC 8 a link; the wizard's Input, given a cloned Job's display name, wrote its OSC 52 and
+    its line break (the terminal went on a row down). The app's last filter (tui/app.TerminalText) lets none
+    through, whatever a widget was given; the text around it shows, and the lines keep their width."""
+    from textual.screen import Screen
+    from textual.widgets import Input, Static
+
+    link = "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"
+
+    class Given(Screen):
+        def compose(self):
+            yield Static(f"raw{HOSTILE}text\u202eRTL\ud800|", markup=False)
+            yield Static(Text.from_ansi(f"legend {link} end"))
+            yield Input(f"in{HOSTILE}put\nForged: x", compact=True)
+
+    app = RlarkApp(None)
+    async with app.run_test(size=(60, 4)) as pilot:
+        await app.push_screen(Given())
+        await pilot.pause()
+        frame = _terminal_text(_frame(app))
+    lines = frame.splitlines()
+    assert not has_control(frame.replace("\n", "")) and "evil.example" not in frame, repr(frame)
+    assert lines[0].startswith("raw]52;c;cHduZWQ=") and lines[0].strip().endswith("textRTL\ufffd|"), lines
+    assert lines[1].strip() == "legend click end" and "putForged: x" in lines[2], lines
+    assert [len(line) for line in lines] == [60] * 4  # each line as wide as the screen: nothing it took was cut
+
+
+async def test_a_hostile_job_or_node_name_forges_no_line_in_the_screens_that_quote_it(post_snapshot):
+    """Issue 33, an eighteenth round: the run check's summary, the node detail's notice, the diff's, the Metrics
+    compare's and the Logs screen's status line quoted a Job's or Node's name as the control plane gave it, so
+    'x<LF>Forged: …' showed a line of its own (the check: 'Forged: line: gathering evidence…'; the Logs status,
+    one line high, lost its follow and line counts under it). Each name is one line (sinks.one_line)."""
+    from rlark_tui.flow import messages
+
+    name = "n\u202eR\nForged: line"
+    app = RlarkApp(None)
+    seen = {}
+    async with app.run_test(size=(160, 30)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(name), job_dict("other")]))
+        await wait_for(pilot, lambda: name in app.screen.table.visible_keys, "the Job in the list")
+        for what, message, shows in (
+                ("check", messages.OpenCheck(name), "Run check of"),
+                ("node", messages.OpenNode(name), "is not in the current snapshot"),
+                ("diff", messages.OpenDiff(name, name), "the same in everything compared"),
+                ("compare", messages.OpenCompare([name, "other"]), "other: reading…"),
+                ("logs", messages.OpenLogs(name), "follow on")):
+            app.post_message(message)
+            seen[what] = await wait_for(pilot, lambda shows=shows: (lambda f: shows in f and f)(
+                _terminal_text(_frame(app))), what)
+            app.pop_screen()
+    for what, frame in seen.items():
+        assert "n\\u202eR\\nForged: line" in frame, (what, frame)
+        assert not [line for line in frame.splitlines() if line.lstrip().startswith("Forged")], (what, frame)
