@@ -44,6 +44,7 @@ from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.text.sanitize import clean, drawable
 from rlark_tui.text.sinks import notification, one_line
 from rlark_tui.tui.console import ConsoleViews
+from rlark_tui.tui.keyorder import KeyOrder
 from rlark_tui.tui.work import AppWork
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 
@@ -184,7 +185,7 @@ class RlarkCommands(Provider):
                     return
 
 
-class RlarkApp(AppWork, ConsoleViews, App[int]):
+class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
     """The TUI. `access` is a ClusterAccess (None: render only the snapshots posted to the app). `contexts`:
     several control planes at once, each context's own ClusterAccess (or why it could not be opened), in the
     list's order; `access` is the one focused first. One reconciler per context feeds the merged job list; the
@@ -216,6 +217,7 @@ class RlarkApp(AppWork, ConsoleViews, App[int]):
         self.theme_fixed = theme_fixed
         """`--theme` was given: it wins over the theme saved in the context's view settings."""
         self._init_work()
+        self._init_keys()
         self.access = access
         self.readonly = readonly
         """`--readonly` (every context); a context its kubeconfig makes read-only is so in its own Actions."""

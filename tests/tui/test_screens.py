@@ -16,9 +16,10 @@ from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import NodeListScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.filter_bar import FilterBar
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.workers import MESSAGE_CHARS, WorkersTree
-from tests.pilot import press, wait_for
+from tests.pilot import drained, key_event, press, wait_for
 
 SIZE = (120, 40)
 
@@ -117,6 +118,30 @@ async def test_filter_substring_regex_and_invalid_regex(post_snapshot):
         assert "invalid regex" in message
         await pilot.press("escape")
         assert len(table_rows(app)) == 3
+
+
+async def test_keys_read_in_one_burst_go_where_the_keys_before_them_left_the_focus(post_snapshot):
+    # A paste, a slow tmux link or a loaded machine hands the app every key of a read at once; Textual sent each to
+    # the widget focused as it took it, before `/` had opened the filter bar, so the list's bindings ran the
+    # pattern: `s` asked to stop a Job, `n` opened the create wizard.
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"), job_dict("loadgen")]))
+
+        async def burst(*keys: str) -> None:
+            for key in keys:
+                app.post_message(key_event(key))
+            await drained(app)
+
+        await burst("slash", *"^(loadgen|demo-sac)$")
+        assert isinstance(app.screen, JobListScreen) and isinstance(app.focused, FilterBar)
+        assert app.focused.value == "^(loadgen|demo-sac)$"
+        assert [r[0] for r in table_rows(app)] == ["demo-sac", "loadgen"]
+        await burst("escape", "colon", *"nodes", "enter")
+        assert isinstance(app.screen, NodeListScreen)
+        await burst("escape", "slash", *"ppo", "enter", "question_mark")  # the key after enter is the list's again
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen_stack[-2].query_one(FilterBar).value == "ppo"
 
 
 async def test_empty_and_control_plane_error_states(post_snapshot):
