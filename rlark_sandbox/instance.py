@@ -113,6 +113,8 @@ class Sandbox:
         self._lease: asyncio.Task | None = None
         self._thread: threading.Thread | None = None
         self._stop_event: asyncio.Event | None = None
+        self.stopped_by: signal.Signals | None = None
+        """The signal `serve` stopped on (None: none yet, or `request_stop()`)."""
         self._token = ""
         self._owns_pid = False
 
@@ -237,9 +239,15 @@ class Sandbox:
         """Serve until SIGTERM/SIGINT (or `request_stop()`); `ready` is called once it listens."""
         self._stop_event = asyncio.Event()
         loop = asyncio.get_running_loop()
+        stop = self._stop_event
+
+        def stopped(sig: signal.Signals) -> None:
+            self.stopped_by = sig
+            stop.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             try:
-                loop.add_signal_handler(sig, self._stop_event.set)
+                loop.add_signal_handler(sig, stopped, sig)
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
         try:
@@ -340,4 +348,5 @@ def main_foreground(state_dir: Path | None, port: int, seed: str, agent: bool = 
         asyncio.run(sandbox.serve(ready))
     except OSError as exc:
         raise RlarkError(f"sandbox failed: {exc}") from None
-    return 0
+    # Ctrl-C ends it as a shell says an interrupted command ended; SIGTERM and SIGHUP are how it is stopped
+    return 130 if sandbox.stopped_by == signal.SIGINT else 0

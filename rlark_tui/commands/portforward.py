@@ -21,9 +21,9 @@ from rlark_tui.model.objects import Job
 from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
-  0    stopped with Ctrl-C
   1    no such Job, no route to that port (see `rlark config`), the local port is taken
-  2    usage error"""
+  2    usage error
+  130  stopped with Ctrl-C"""
 
 
 def register(subparsers, parents) -> None:
@@ -49,13 +49,14 @@ def run(args: argparse.Namespace) -> int:
     tunnel = job_tunnel(access, job, args.target, local_port=args.local_port, methods=methods,
                         name=one_line(f"{job.name} {args.target}"))  # the name as answered: a line break forged a URL line
     try:
-        asyncio.run(_serve(tunnel))
+        interrupted = asyncio.run(_serve(tunnel))
     except KeyboardInterrupt:
-        pass
-    return 0
+        interrupted = True
+    return 130 if interrupted else 0  # as a shell says a command Ctrl-C ended
 
 
-async def _serve(tunnel: Tunnel) -> None:
+async def _serve(tunnel: Tunnel) -> bool:
+    """Serve until Ctrl-C (True) or the tunnel ends (False)."""
     try:
         await tunnel.listen()
     except OSError as exc:
@@ -80,6 +81,7 @@ async def _serve(tunnel: Tunnel) -> None:
         serving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await serving
+        return stop.is_set()
     finally:
         if ctrl_c:
             loop.remove_signal_handler(signal.SIGINT)

@@ -1,6 +1,7 @@
 """`rlark sandbox`: serve the embedded RLark sandbox in the foreground until SIGTERM/SIGINT.
 Prints exactly one line `ready kubeconfig=<path> gateway=<url> server=<url>` once it serves (server: the
-mutual-TLS rlark-server port).
+mutual-TLS rlark-server port). Exit 0 when SIGTERM or SIGHUP stopped it, 130 on Ctrl-C (SIGINT), as a shell says
+an interrupted command ended.
 """
 
 from __future__ import annotations

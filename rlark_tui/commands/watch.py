@@ -38,9 +38,10 @@ if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
 
 EXIT_CODES = """exit codes:
-  0    interrupted after watching (Ctrl-C, SIGTERM)
   1    cannot reach the cluster (no kubeconfig, a bad context)
   2    usage error
+  130  interrupted (Ctrl-C)
+  143  ended by SIGTERM (its hooks closed first)
 
 Lines: `<time> <severity> <rule> <job> <firing|resolved>: <message>` and `<time> phase <job> <old> -> <new>`.
 -o json: one object per line, {"time", "severity", "rule", "job", "namespace", "object", "message", "state"}
@@ -340,14 +341,18 @@ def run(args: argparse.Namespace) -> int:
     async def every() -> None:
         await asyncio.gather(*(reconciler.run(partial(_print, printer)) for reconciler, printer in watched))
 
-    def interrupted(_signum, _frame) -> None:
+    ended_by: int = signal.SIGINT
+
+    def interrupted(signum, _frame) -> None:
+        nonlocal ended_by
+        ended_by = signum
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, interrupted)
+    previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         asyncio.run(every())
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt:  # as a shell says a command a signal ended: 130 for Ctrl-C, 143 for SIGTERM
+        return 128 + ended_by
     finally:
         for reconciler, _printer in watched:
             reconciler.stop()
@@ -355,4 +360,5 @@ def run(args: argparse.Namespace) -> int:
             hook.close()
         for access in accesses.values():
             access.close()
+        signal.signal(signal.SIGTERM, previous)
     return 0

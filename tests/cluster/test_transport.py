@@ -296,3 +296,36 @@ def test_port_forward_says_its_url_on_one_line_whatever_name_the_job_is_answered
     assert len(said) == 1 and "\u202e" not in result.out, (result.out, result.err)
     assert said[0].startswith("Forwarding pf\\nForwarding pf ray at http://127.0.0.1:9/forged/\\u202e tensorboard at "
                               "http://127.0.0.1:"), said
+    assert result.code == 130  # as a shell says a command Ctrl-C ended (it said 0)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_watch_ended_by_ctrl_c_or_sigterm_exits_as_a_shell_says(hostile, capsys, sig):
+    """Issue 33: `rlark watch` exited 0 on Ctrl-C and on SIGTERM, where a shell (and every other rlark command)
+    says 130 and 143: a script's `rlark watch ...; next` went on to `next` after the user's Ctrl-C."""
+    import os
+    import signal
+
+    import rlark_tui.commands.watch  # noqa: F401 - its imports done, the signal comes while it watches
+
+    server, kubeconfig = hostile
+    server.answer = "discovery"
+    ignored = lambda *_: None  # noqa: E731 - a SIGTERM after the watch ended ends no test run
+    before = signal.signal(signal.SIGTERM, ignored)
+    alarm = signal.signal(signal.SIGALRM, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt, as SIGINT's
+    watching = threading.Event()
+
+    def send() -> None:  # once the watch has its own SIGTERM handler, it runs
+        while signal.getsignal(signal.SIGTERM) is ignored and not watching.wait(0.02):
+            pass
+        if not watching.wait(0.1):
+            os.kill(os.getpid(), getattr(signal, "SIGALRM" if sig == "SIGINT" else sig))
+
+    threading.Thread(target=send, daemon=True).start()
+    try:
+        result = cli_runner(kubeconfig, capsys)("watch")
+    finally:
+        watching.set()
+        signal.signal(signal.SIGALRM, alarm)
+        signal.signal(signal.SIGTERM, before)
+    assert result.code == 128 + getattr(signal, sig), (result.code, result.err)

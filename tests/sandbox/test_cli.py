@@ -1,5 +1,5 @@
 """`rlark sandbox` in the foreground: the ready line, kubeconfig (mode 0600, contexts, console extension),
-loopback only, SIGTERM, restart on the same state dir keeps every object; seeds."""
+loopback only, SIGTERM (exit 0) and Ctrl-C (130), restart on the same state dir keeps every object; seeds."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def start(state_dir, *extra: str) -> tuple[subprocess.Popen, re.Match]:
     return proc, match
 
 
-def stop(proc: subprocess.Popen) -> tuple[int, str]:
-    proc.send_signal(signal.SIGTERM)
+def stop(proc: subprocess.Popen, how: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
+    proc.send_signal(how)
     try:
         proc.wait(30)
     finally:
@@ -76,7 +76,8 @@ def test_server_port_flag(tmp_path):
     try:
         assert ready.group(4) == f"https://127.0.0.1:{wanted}"
     finally:
-        stop(proc)
+        code, _ = stop(proc, signal.SIGINT)
+    assert code == 130  # Ctrl-C: as a shell says an interrupted command ended (SIGTERM, its way to stop, is 0)
 
 
 def test_bad_seed_is_a_usage_error(tmp_path, capsys):
