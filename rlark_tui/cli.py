@@ -254,9 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         complete(build_parser(_completed_command()))
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = None
-    args = _tui_args(argv)
+    command = _command_word(argv)
+    args = None if command else _tui_args(argv)  # a command named is no TUI: its flags are parsed once, not twice
     if args is None:
-        parser = build_parser(_command_word(argv))
+        parser = build_parser(command)
         args = parser.parse_args(argv)
         _join_contexts(args)
     if getattr(args, "native", True):  # `rlark status`'s answer from its cache reads no JSON orjson is for

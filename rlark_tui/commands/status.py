@@ -215,10 +215,10 @@ def _spawn_refresh(root: Path, argv: list[str], lock_name: str) -> str | None:
     except OSError:
         pass
     try:
-        write_private(lock, str(os.getpid()), durable=False)
+        write_private(lock, b"%d" % os.getpid(), durable=False)  # bytes: no text.sinks to import for a number
         child = subprocess.Popen(python_module("rlark_tui", *argv, "--refresh"), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        write_private(lock, str(child.pid), durable=False)
+        write_private(lock, b"%d" % child.pid, durable=False)
     except RlarkError as exc:
         return str(exc)
     except OSError as exc:

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import grp
 import os
-import pwd
 import stat
 import sys
 import time
@@ -68,6 +66,9 @@ def name_head(name: str, limit: int = 150) -> str:
 def _private_group(gid: int) -> bool:
     """Whether `gid` is the user's own private group (named like the user, no other member): Debian's and
     Fedora's umask 002 makes directories group-writable for it, which lets no one else in."""
+    import grp  # here: `rlark status --tmux` reads its cache through this module (start-up time)
+    import pwd
+
     try:
         group, user = grp.getgrgid(gid), pwd.getpwuid(os.geteuid())
     except KeyError:
@@ -241,11 +242,9 @@ class Destination:
     def temp(self, tag: str = "tmp", *, private: bool = False) -> tuple[str, BinaryIO]:
         """A new file under an unpredictable name beside the target (O_EXCL, O_NOFOLLOW): (its name, open to
         read and write)."""
-        import secrets  # here: `rlark status --tmux` reads its cache through this module (start-up time)
-
         named = self.named and not private
-        while True:
-            name = f".{name_head(self.leaf)}.{secrets.token_hex(8)}.{tag}"
+        while True:  # os.urandom, as secrets.token_hex, whose import loads OpenSSL (hmac) and random
+            name = f".{name_head(self.leaf)}.{os.urandom(8).hex()}.{tag}"
             try:
                 fd = os.open(name, _EXCL & ~os.O_WRONLY | os.O_RDWR, 0o666 if named else 0o600, dir_fd=self.dir_fd)
             except FileExistsError:
@@ -309,9 +308,10 @@ def write_file(path: Path | str, data: str | bytes, *, named: bool = False, dura
 
     `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
     state rewritten often and rebuilt anyway. Raises UnsafeDestination or OSError."""
-    from rlark_tui.text.sinks import utf8
-
-    payload = utf8(data) if isinstance(data, str) else data
+    payload = data
+    if isinstance(payload, str):
+        from rlark_tui.text.sinks import utf8  # here: `rlark status --tmux` writes its lock (start-up time)
+        payload = utf8(payload)
     stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
         _write_stream(stream, payload)
