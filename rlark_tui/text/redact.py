@@ -103,8 +103,10 @@ _FLAG = re.compile(r"(?<![A-Za-z0-9-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:=|[ 
 _FLAG_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
 _YAML_ENV = re.compile(r"name:[ \t]*[\"']?(?P<name>" + _NAME + r")[\"']?[ \t]*\n[ \t]*value:[ \t]*")
 _YAML_ENV_VALUE = re.compile(r"[^\n]+")
-_JSON_ENV = re.compile(r"\\*\"name\\*\"\s*:\s*\\*\"(?P<name>" + _NAME + r")\\*\"\s*,\s*\\*\"value\\*\"\s*:\s*")
-_JSON_ENV_VALUE = re.compile(r"(?P<escaped>\\+)\"[^\"\n]*?(?P=escaped)\"|\"(?:[^\"\\]|\\.)*\"")
+_JSON_ENV = re.compile(r"\\*([\"'])name\\*\1\s*:\s*\\*[\"'](?P<name>" + _NAME + r")\\*[\"']\s*,\s*\\*\1value\\*\1\s*:\s*")
+_JSON_ENV_VALUE = re.compile(r"(?P<escaped>\\+)\"[^\"\n]*?(?P=escaped)\"|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+"""An env entry as JSON prints it, or Python (`{'name': 'DB_PASSWORD', 'value': 'x'}`: a Python dict's repr, as the
+kubernetes loader logs a kubeconfig entry and a Job's code prints a container's env), and its value."""
 _NAMED = ((_YAML_ENV, _YAML_ENV_VALUE), (_JSON_ENV, _JSON_ENV_VALUE), (_ASSIGNMENT, _ASSIGNED_VALUE),
           (_FLAG, _FLAG_VALUE))
 

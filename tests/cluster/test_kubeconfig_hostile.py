@@ -373,3 +373,22 @@ def test_an_auth_provider_is_refused_in_one_line_before_it_runs_or_sends_anythin
     result = cli_runner(path, capsys)("get", "jobs")
     assert (result.code, result.err) == (2, f"error: context c: unusable kubeconfig entry ({why})\n")
     assert not marker.exists()
+
+
+def test_what_the_loader_logs_of_an_exec_plugins_entry_masks_its_env_values(tmp_path, env, capsys, caplog):
+    """Issue 33, an eighteenth round (a kubeconfig's exec plugin): the kubernetes loader logs an entry it cannot use
+    with the user's entry as Python prints it, and the redaction knew an env entry as YAML and JSON print it, not as
+    Python does: an exec plugin whose apiVersion is null printed `'name': 'AWS_SECRET_ACCESS_KEY', 'value': '...'`,
+    the plugin's secret, on stderr (the password beside it was masked)."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"password": "S3cretPassword", "username": "bob", "exec": {
+            "apiVersion": None, "command": "true", "env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "S3cretAccessKey"}]}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    result = cli_runner(path, capsys)("get", "jobs")
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("AWS_SECRET_ACCESS_KEY" in line for line in logged), logged
+    for shown in (result.out, result.err, *logged):
+        assert "S3cret" not in shown, shown
