@@ -99,7 +99,9 @@ _ASSIGNED_VALUE = re.compile(r"(?P<escaped>\\+)[\"'][^\"'\n]*?(?P=escaped)[\"']|
                              r"|\"[^\"\n]*\"|'[^'\n]*'|[\"'][^\n]*|[^\s\"'`,;}]+")
 """An escaped quoted value (`\"pw\"` in a script holding JSON, deeper in JSON of that script), a quoted value, an
 unterminated quote (the rest of the line), or a bare word (a backtick ends it: `key=value` in a message)."""
-_FLAG = re.compile(r"(?<![A-Za-z0-9-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+)")
+_FLAG = re.compile(r"(?<![A-Za-z0-9-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+|(?P<q>[\"']),[ \t]*(?P=q))")
+"""A flag and what gives it its value: `=`, a space, or the next item of an argv list as Python and JSON print
+it (`'--password', 'x'`: a kubeconfig exec plugin's args in the loader's log, a command a Job's code logs)."""
 _FLAG_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
 _YAML_ENV = re.compile(r"name:[ \t]*[\"']?(?P<name>" + _NAME + r")[\"']?[ \t]*\n[ \t]*value:[ \t]*")
 _YAML_ENV_VALUE = re.compile(r"[^\n]+")
