@@ -90,6 +90,15 @@ def _several_contexts(args: argparse.Namespace) -> None:
                          f"({', '.join(sorted(MULTI_CONTEXT))} and the TUI take several, and --all-contexts)")
 
 
+def _bundle_for_the_tui(args: argparse.Namespace) -> None:
+    """Only the TUI opens a bundle: a command given --bundle (a global flag, so every command takes it) went on to
+    the live cluster, and `rlark --bundle post-mortem.tar.gz delete JOB` deleted the live Job."""
+    command = getattr(args, "command", None)
+    if getattr(args, "bundle", None) and command is not None:
+        raise UsageError(f"rlark {command} takes no --bundle: only the TUI opens a bundle (rlark --bundle FILE), "
+                         "offline and read-only")
+
+
 def _global_flags(suppress: bool) -> argparse.ArgumentParser:
     """Flags accepted before or after the command, as kubectl accepts them.
 
@@ -279,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             _check_names(args, parser, _command_word(argv))
             _several_contexts(args)
+            _bundle_for_the_tui(args)
             code = handler(args)
             sys.stdout.flush()  # output still buffered that cannot be written is the command's one error line
             return code

@@ -362,3 +362,24 @@ def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path
         access.close()
     assert opened <= 2.5 * path.stat().st_size, f"opened: {opened / path.stat().st_size:.1f} times the bundle read"
     assert sum(read) == polled, f"{(sum(read) - polled) / path.stat().st_size:.0f} times the bundle read again"
+
+
+@pytest.mark.parametrize("argv", [["--bundle", "{b}", "delete", "demo-ppo", "--yes"],
+                                  ["stop", "demo-ppo", "--bundle", "{b}"], ["--bundle", "{b}", "get", "jobs"]],
+                         ids=["delete", "flag after the command", "get"])
+def test_a_command_given_a_bundle_is_refused_before_it_reaches_a_cluster(tmp_path, env, capsys, argv):
+    """Issue 33, an eighteenth round (a bundle someone else made): --bundle is a global flag, so every command took it
+    and went on to the live cluster without a word: `rlark --bundle post-mortem.tar.gz delete demo-ppo` deleted the
+    live Job (what the TUI on that bundle refuses as read-only), and `get jobs` listed the live Jobs as if they were
+    the bundle's. Only the TUI opens a bundle; a command given one is one line, before any cluster is read."""
+    from rlark_tui.cli import main
+
+    kubeconfig = tmp_path / "kubeconfig"  # one that names a server: reaching it would be another line
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: "
+                          "{server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\n"
+                          "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
+    path = crafted_bundle(tmp_path / "b.tar.gz", {"format": "rlark-bundle/2", "job": "j", "members": []}, {})
+    code = main(["--kubeconfig", str(kubeconfig), *(str(path) if a == "{b}" else a for a in argv)])
+    command = next(a for a in argv if a in ("delete", "stop", "get"))
+    assert (code, capsys.readouterr().err) == (2, f"error: rlark {command} takes no --bundle: only the TUI opens a "
+                                                  "bundle (rlark --bundle FILE), offline and read-only\n")
