@@ -130,7 +130,8 @@ def test_rlark_status_answers_from_its_cache_without_orjson(tmp_path, cached):
     answering path reads it with the standard library, as its docstring says; `--refresh` imports orjson as every
     other command does. Nor does it load OpenSSL (hashlib; secrets, for the lock's temporary name, through hmac)
     to name the cache or start a refresher, import datetime to read two times, or compile the cleaning patterns
-    for a printable line (still 15 ms of CPU over acc6d58 after that)."""
+    for a printable line (still 15 ms of CPU over acc6d58 after that); and the process ends without interpreter
+    teardown once its line is out (cli.ExitAtOnce)."""
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     code = ("import contextlib, io, os, sys, time\n"
@@ -141,8 +142,8 @@ def test_rlark_status_answers_from_its_cache_without_orjson(tmp_path, cached):
             + ("open(cache, 'w').write('{\"time\": %f, \"running\": 3, \"failed\": 1}' % time.time())\n"
                "os.chmod(cache, 0o600)\n" if cached else "") +
             "out = io.StringIO()\n"
-            "with contextlib.redirect_stdout(out):\n    main(['status', '--tmux'])\n"
+            "with contextlib.redirect_stdout(out):\n    code = main(['status', '--tmux'])\n"
             "from rlark_tui.text.sanitize import _compiled\n"
-            "print(out.getvalue().strip(), *(name in sys.modules for name in ('orjson', 'dataclasses', '_hashlib', "
+            "print(out.getvalue().strip(), type(code).__name__, code, *(name in sys.modules for name in ('orjson', 'dataclasses', '_hashlib', "
             "'datetime', 'secrets', 'rlark_tui.text.sinks')), _compiled.cache_info().currsize)")
-    assert _fresh(code) == ("rlark ▶3 ✗1" if cached else "rlark ?") + " False False False False False False 0"
+    assert _fresh(code) == ("rlark ▶3 ✗1" if cached else "rlark ?") + " ExitAtOnce 0" + " False" * 6 + " 0"

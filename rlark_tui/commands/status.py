@@ -378,9 +378,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"rlark status: the Jobs are not refreshed: {one_line(why)}", file=sys.stderr)
     summary = _read(root / SUMMARY)
     text = segment(cache, summary, now)
+    from rlark_tui.cli import ExitAtOnce
+
+    # no thread, and the refresher is a process of its own session: no interpreter teardown after printing (tmux
+    # runs this every few seconds; bench alerts' status_tmux_s)
     if args.tmux:
         print(text)
-        return 0
+        return ExitAtOnce(0)
     when = time.strftime("%H:%M:%S", time.localtime(at)) if at is not None else "never"
     listed = summary.get("counts")
     counts = listed if isinstance(listed, dict) else {}
@@ -388,4 +392,4 @@ def run(args: argparse.Namespace) -> int:
     missing = ", ".join(_unreachable(cache))
     print(f"{text}    (Jobs as of {when}" + (f"; firing alerts: {detail}" if detail else "")
           + (f"; not answering: {missing}" if missing else "") + ")")
-    return 0
+    return ExitAtOnce(0)
