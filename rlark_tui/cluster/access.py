@@ -279,11 +279,13 @@ class ClusterAccess:
         return sorted(cluster for cluster in found if cluster)
 
     def gateway_http(self) -> Http | None:
-        """The gateway, verified against the system CAs (or `gateway_ca`) and sent `gateway_headers`; it shares the
-        control plane's TLS and credentials only at the same origin (the sandbox)."""
+        """The gateway, verified against the system CAs (or `gateway_ca`) and sent `gateway_headers` when it is the
+        config file's own (a gateway a kubeconfig's extension names is anyone's who wrote that kubeconfig: the
+        operator's proxy token went to it); it shares the control plane's TLS and credentials only at the same
+        origin (the sandbox)."""
         if not self.gateway:
             return None
-        headers = self.config.gateway_headers
+        headers = self.config.gateway_headers if self.config.gateway else {}
         if self.config.gateway_ca is None and same_origin(self.gateway, self.http.base):
             return self.http.sibling(self.gateway, "gateway", headers)
         return Http(self.gateway, source="gateway", headers=headers, ca_certs=self.config.gateway_ca)

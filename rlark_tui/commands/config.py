@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
                  else "system CAs")
         print(f"gateway:      {redact_text(access.gateway or '')}  [{where}; verified against {trust}]")
         for name in sorted(config.gateway_headers):
-            print(f"  header {name}: ***")
+            print(f"  header {name}: ***" if config.gateway else
+                  f"  header {name}: not sent (the config file's headers go only to the gateway it names)")
     else:
         print("gateway:      (not configured)")
     print(f"ray token:    {'set (hidden)' if config.ray_token else 'not set'}")

@@ -392,3 +392,33 @@ def test_what_the_loader_logs_of_an_exec_plugins_entry_masks_its_env_values(tmp_
     assert any("AWS_SECRET_ACCESS_KEY" in line for line in logged), logged
     for shown in (result.out, result.err, *logged):
         assert "S3cret" not in shown, shown
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["the kubeconfig's gateway", "the config file's gateway"])
+def test_the_config_files_gateway_headers_go_only_to_its_own_gateway(tmp_path, env, capsys, named):
+    """Issue 33, an eighteenth round (a kubeconfig from someone else, several control planes): the config file's
+    gateway_headers (an authenticating proxy's token) went to whatever gateway the context's rlark extension named
+    when the config file named none, so a kubeconfig another installation (or anyone) handed over received the
+    operator's token with the first storage or sshkeys request, and with several contexts every context's gateway
+    did. They go only to the gateway the config file names."""
+    from tests import loopback
+
+    seen: list[str] = []
+
+    class Gateway(loopback.QuietHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("X-Auth-Token", ""))
+            self.answer(200, b"{}")
+
+    with loopback.serving(Gateway) as url:
+        (tmp_path / "config.yaml").write_text(("gateway: " + url + "\n" if named else "")
+                                              + "gateway_headers: {X-Auth-Token: tok-very-secret-2}\n")
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "extensions": [
+                {"name": "rlark.io/console", "extension": {"gateway": url}}]}}]}))
+        cli_runner(path, capsys)("storage", "ls", "s3")
+    assert seen and set(seen) == {"tok-very-secret-2" if named else ""}, seen
