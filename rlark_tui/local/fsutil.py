@@ -608,8 +608,9 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
     without following a link or waiting on a FIFO. FileNotFoundError when it is not there; otherwise an OSError
     whose text says why it was not read (another user's file, directory or link, a FIFO or device, past `limit`),
     so a file planted in a shared state directory is never believed, never hangs the read and never fills memory.
-    With `closed` (read_settings), a file that a group or others may write is refused too, and the file and its
-    directory may be root's."""
+    A file of the user's own that a group (not the user's private one) or others may write is refused too: rlark
+    writes its files 0600, and another user could rewrite one an older rlark or a umask of 000 left (forged
+    acknowledgements silenced an alert). With `closed` (read_settings), the file and its directory may be root's."""
     try:
         where = Destination(path, create_dirs=False, root_ok=closed)
     except UnsafeDestination as exc:
@@ -624,7 +625,7 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
             raise PermissionError(errno.EACCES, "not a regular file of your own" + (" or root's" if closed else ""),
                                   str(path))
         handle, info = opened
-        if closed and not _closed_to_others(info):
+        if not _closed_to_others(info):  # rlark writes its files 0600: another user rewrote this one in place
             handle.close()
             raise PermissionError(errno.EACCES, "others may write it", str(path))
         with handle:

@@ -483,3 +483,25 @@ def test_rlarks_own_children_import_no_module_from_the_working_directory(tmp_pat
         assert not (state / lock).exists(), "the refresher did not end"
     finally:
         shutil.rmtree(shared)
+
+
+def test_state_files_of_ones_own_that_others_may_write_are_not_read():
+    """Issue 33, an eighteenth round (state an older rlark, a `cp`, or a umask of 000 left): the one reader of
+    rlark's own files refused another user's file and a directory others may write, but read a file of the user's
+    own that others may write, in a state directory others may enter (0755, as platformdirs makes it). Another uid
+    rewrote it in place: acknowledgements that silence a failed Job's alert, `rlark status --tmux`'s counts, a kept
+    first failure naming another rank. rlark writes its files 0600; one others may write is treated as absent, as a
+    planted one is."""
+    shared = Path(tempfile.mkdtemp(prefix="rlark-own-", dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        acked = shared / acks.FILE_NAME
+        cache = shared / "status-cache.json"
+        for path, text in ((acked, '{"acks": {}}'), (cache, '{"running": 0, "failed": 3, "time": 1}')):
+            path.write_text(text)
+            path.chmod(0o666)
+        as_other("sh", "-c", f"echo '{{\"acks\": {{\"job-failed/prod\": 4e9}}}}' > {acked} && "
+                             f"echo '{{\"running\": 9, \"failed\": 0, \"time\": 1}}' > {cache}")
+        assert acks._read(acked) == {} and status._read(cache) == {}
+    finally:
+        shutil.rmtree(shared)
