@@ -49,7 +49,7 @@ from rlark_tui.telemetry.steptime import step_time_cell
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import redact_env, redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 from rlark_tui.view.index import (
     MAX_PODS_SHOWN,
     MAX_ROLES_SHOWN,
@@ -99,14 +99,14 @@ class Section(Static):
     def heading(self, text: Text, title: str) -> None:
         """A heading on one line (sinks.one_line): it names a role or a Task, the Job author's or the cluster's
         text, so a break in it cannot forge a field of its own on the next line."""
-        text.append(one_line(title) + "\n", self.get_component_rich_style("section--heading"))
+        text.append(one_line(cut(title)) + "\n", self.get_component_rich_style("section--heading"))
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         """`label: value` on one line: a break or bidi control in the label or value is shown as its escape
         (sinks.one_line), so a cluster value, or an event's reason or an image named in a label, cannot forge a
         field of its own on the next line."""
-        text.append(" " * indent + f"{one_line(label)}: ", self.get_component_rich_style("section--label"))
-        text.append((one_line(value) if value else "—") + "\n")
+        text.append(" " * indent + f"{one_line(cut(label))}: ", self.get_component_rich_style("section--label"))
+        text.append((one_line(cut(value)) if value else "—") + "\n")
 
     def script(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         """A script's lines, each indented under its label (as `rlark describe` shows them)."""
@@ -115,7 +115,7 @@ class Section(Static):
         text.append(" " * indent + f"{label}:\n", self.get_component_rich_style("section--label"))
         lines = value.rstrip("\n").splitlines()
         for line in lines[:MAX_SCRIPT_LINES]:
-            text.append(" " * (indent + 4) + clean(line) + "\n")
+            text.append(" " * (indent + 4) + clean(cut(line)) + "\n")
         if len(lines) > MAX_SCRIPT_LINES:
             self.muted(text, " " * (indent + 4) + f"… {len(lines) - MAX_SCRIPT_LINES:,} more lines (the first "
                                                    f"{MAX_SCRIPT_LINES} shown; Y copies the YAML)")
@@ -123,7 +123,7 @@ class Section(Static):
 
     def muted(self, text: Text, value: str) -> None:
         """A muted line; one line (sinks.one_line) whatever the Job name it quotes."""
-        text.append(one_line(value) + "\n", self.get_component_rich_style("section--muted"))
+        text.append(one_line(cut(value)) + "\n", self.get_component_rich_style("section--muted"))
 
 
 class JobDetailScreen(RlarkScreen):
@@ -308,7 +308,7 @@ class JobDetailScreen(RlarkScreen):
                 and all(new is old for new, old in zip(objects, self._rendered[0])):
             return
         self._rendered = (objects, values)
-        title = job.name + (f" ({job.display_name})" if job.display_name else "")
+        title = cut(job.name) + (f" ({cut(job.display_name)})" if job.display_name else "")
         shown_progress = progress.render(time.time()) if progress is not None else ""
         summary.update(one_line(f"{title} · {row.job_type} · {row.phase} · Pods {row.pods_running} running / "
                        f"{row.pods_expected} expected · created {job.creation_timestamp or '—'}"

@@ -34,6 +34,21 @@ def one_line(text: object) -> str:
     return _BREAKS.sub(_visible, clean(text))
 
 
+FIELD_CHARS = 1000
+"""The most characters of one field a screen lays out (`cut`): a Job author's display name, role name, image, env
+value or script line of 100 KB was a second of the UI thread each, at every open of the Job's detail and at every
+change of the Job while it was open (a Job of several, 7 s), wrapped over hundreds of rows."""
+
+
+def cut(text: str, limit: int = FIELD_CHARS) -> str:
+    """`text` to `limit` characters, the rest counted (`… (N more characters)`): for a field a screen lays out,
+    before `one_line` (which then works on the part shown). Cut what is already masked: a cut secret is a
+    prefix no masking finds."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
 def cell_width(text: str) -> int:
     """The columns `text` (one line, printable) takes on a terminal: East Asian wide and fullwidth characters two,
     combining marks and format characters (a zero-width joiner) none, others one. Tables pad by it: a cell padded by

@@ -26,7 +26,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rlark_tui.text.patterns import Deadline, PatternTooSlow
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import FIELD_CHARS, cut, one_line
 from rlark_tui.widgets.filter_bar import ROW_SECONDS, Matcher, make_matcher
 
 GAP = 2
@@ -95,11 +95,14 @@ def _plain(cell: str | Text) -> str:
 
 def _cleaned(row: Row) -> Row:
     """The row as the table keeps and draws it: no cell holds an escape sequence, control character, line break or
-    bidi control (`sinks.one_line`; a cell's style stays). Cells come from the cluster: this is where the table
-    takes them in."""
-    if "".join([cell.plain if isinstance(cell, Text) else cell for cell in row.cells]).isprintable():
+    bidi control (`sinks.one_line`; a cell's style stays), nor more than `sinks.FIELD_CHARS` characters (`sinks.cut`:
+    a column is never that wide, and 20 Jobs whose display and role names were 100 KB of wide and combining
+    characters held the UI thread 17 s at the first list, measuring and cutting each cell whole). Cells come from
+    the cluster: this is where the table takes them in."""
+    plain = [cell.plain if isinstance(cell, Text) else cell for cell in row.cells]
+    if max(map(len, plain), default=0) <= FIELD_CHARS and "".join(plain).isprintable():
         return row
-    cells = tuple(Text(one_line(cell.plain), style=cell.style) if isinstance(cell, Text) else one_line(cell)
+    cells = tuple(Text(one_line(cut(cell.plain)), style=cell.style) if isinstance(cell, Text) else one_line(cut(cell))
                   for cell in row.cells)
     return replace(row, cells=cells)
 

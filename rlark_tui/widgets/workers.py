@@ -21,7 +21,7 @@ from rlark_tui.telemetry.sample import PodUsage
 from rlark_tui.telemetry.usage import cpu_cell, gpu_cell, gpu_mem_cell, mem_cell
 from rlark_tui.text.redact import redact_text
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line, pad
+from rlark_tui.text.sinks import cut, one_line, pad
 from rlark_tui.view.index import GpuByRole, PodRow, RoleRow
 
 NO_PODS = "No Pod details yet — waiting for task sync"
@@ -68,7 +68,7 @@ def role_label(row: RoleRow) -> str:
     where = f"  in {row.namespace}" if row.namespace else ""
     phase = f"  {row.phase}" if row.phase else ""
     message = f" — {_short(row.message)}" if row.message else ""
-    return (f"{row.task_name} ({row.role}){header}  Pods {row.pod_count}/{row.expected}"
+    return (f"{cut(row.task_name)} ({cut(row.role)}){header}  Pods {row.pod_count}/{row.expected}"
             f"  running {row.running}{phase}{where}{message}")
 
 

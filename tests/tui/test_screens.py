@@ -397,6 +397,45 @@ async def test_a_long_ray_status_costs_the_ui_thread_little_at_each_poll(post_sn
     assert spent < 0.6, spent
 
 
+async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_the_detail(post_snapshot):
+    """Issue 33, an eighteenth round (a Job author's long fields): 20 Jobs whose display name and role name (an
+    annotation and an env value: any text) were 100 KB of wide and combining characters held the UI thread 17 s at
+    the first list (each cell measured and cut whole), and opening one's detail 7 s (each field wrapped over hundreds
+    of rows), again at each change of the Job. Table cells and the detail's fields are cut at sinks.FIELD_CHARS
+    characters, the rest counted."""
+    import time
+
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    long = ("中\u0301a b" * 25_000)[:100_000]
+
+    def hostile(name: str) -> dict:
+        job = job_dict(name, display=long, env_extra=({"name": "NOTE", "value": long},))
+        for task in job["spec"]["tasks"]:
+            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"][0]["value"] = long
+            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["image"] = long
+        return job
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        started = time.thread_time()
+        await post_snapshot(pilot, build_snapshot([hostile(f"long-{i}") for i in range(20)]))
+        await wait_for(pilot, lambda: len(app.screen.table.visible_keys) == 20, "the Jobs in the list")
+        listed = time.thread_time() - started
+        started = time.thread_time()
+        app.open_job("long-0", "overview")
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
+        opened = time.thread_time() - started
+        shown = overview()
+    display = next(line for line in shown.splitlines() if line.startswith("Display name: "))
+    assert display.endswith(f"… ({100_000 - FIELD_CHARS:,} more characters)"), display
+    assert listed < 1.5 and opened < 1.5, (listed, opened)
+
+
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
