@@ -162,9 +162,10 @@ def load(flag: str | None = None) -> Kubeconfig:
 
 def _unprintable(entries: dict[str, dict[str, dict[str, Any]]], name: str, context: dict[str, Any]) -> str:
     """Which name of a context (its own, its cluster's, user's or namespace, the cluster's server, proxy or TLS
-    name, the user's exec command or arguments) holds a control character or line break; "" when none. Another
-    user's kubeconfig could otherwise forge lines, or send a terminal sequence, wherever rlark names them
-    (`rlark config`, `version`, the CONTEXT column, the TUI's header, every error naming the server)."""
+    name and its rlark-server extension's server, the user's exec command or arguments) holds a control character or
+    line break; "" when none. Another user's kubeconfig could otherwise forge lines, or send a terminal sequence,
+    wherever rlark names them (`rlark config`, `version`, the CONTEXT column, the TUI's header, every error naming
+    the server)."""
     cluster = entries["clusters"].get(str(context.get("cluster")), {})
     user = entries["users"].get(str(context.get("user")), {})
     execs: dict[str, Any] = found if isinstance(found := user.get("exec"), dict) else {}
@@ -173,7 +174,11 @@ def _unprintable(entries: dict[str, dict[str, dict[str, Any]]], name: str, conte
               "its namespace": context.get("namespace"), "its server": cluster.get("server"),
               "its proxy-url": cluster.get("proxy-url"), "its tls-server-name": cluster.get("tls-server-name"),
               "its exec command": execs.get("command")}
-    named = [*fields.items(), *(("its exec arguments", arg) for arg in args)]
+    extensions: list[Any] = given if isinstance(given := cluster.get("extensions"), list) else []
+    servers = [ext.get("extension") for ext in extensions if isinstance(ext, dict) and ext.get("name") == SERVER_EXTENSION]
+    named = [*fields.items(), *(("its exec arguments", arg) for arg in args),
+             *(("its rlark-server extension's server", found.get("server")) for found in servers
+               if isinstance(found, dict))]
     return next((what for what, value in named if isinstance(value, str) and not value.isprintable()), "")
 
 

@@ -422,3 +422,23 @@ def test_the_config_files_gateway_headers_go_only_to_its_own_gateway(tmp_path, e
                 {"name": "rlark.io/console", "extension": {"gateway": url}}]}}]}))
         cli_runner(path, capsys)("storage", "ls", "s3")
     assert seen and set(seen) == {"tok-very-secret-2" if named else ""}, seen
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:2/\nStatus: forged", "https://127.0.0.1:2/\u202ex"])
+def test_a_rlark_server_extension_whose_address_forges_a_line_is_not_used(tmp_path, env, capsys, server):
+    """Issue 33, an eighteenth round (a kubeconfig from someone else): a context whose server, proxy or TLS name
+    held a line break was not used, but its cluster's rlark.io/server extension was read as it came, so `rlark
+    config` printed 'rlark-server: https://127.0.0.1:2/' and then 'Status: forged  [address: ...]' as a line of
+    its own, and a bidi control reordered the line. Such a context is not used, one line, as for its server."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1", "extensions": [
+            {"name": "rlark.io/server", "extension": {"server": server}}]}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    run = cli_runner(path, capsys)
+    for result in (run("config"), run("logs", "demo-ppo")):
+        assert result.code != 0 and "Status: forged" not in result.out and "\u202e" not in result.out + result.err
+        assert ("context 'c' of the kubeconfig is not used: its rlark-server extension's server holds a "
+                "control character or line break\n") in result.out + result.err, result.out + result.err
