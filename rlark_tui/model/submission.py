@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job
 from rlark_tui.text.parse import load_json
 
@@ -33,11 +34,15 @@ def spec_sha256(spec: dict[str, Any]) -> str:
 
 
 def with_submission_record(manifest: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
-    """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan)."""
+    """A copy of the manifest carrying its own spec and sha256 as annotations (beside launch record / plan), and no
+    run check's summary: one is written by the Job's own check (actions.annotate_check), and a manifest someone
+    handed over carried one in rlark's shape ('6/6 continue'), shown as the new Job's before any check ran; an
+    edit or a re-creation kept the old run's."""
     job = copy.deepcopy(manifest)
     spec = job.get("spec") or {}
     annotations = job.setdefault("metadata", {}).setdefault("annotations", {}) or {}
     job["metadata"]["annotations"] = annotations
+    annotations.pop(CHECK_SUMMARY_ANNOTATION, None)
     annotations[SUBMITTED_SPEC_ANNOTATION] = canonical_spec(spec)
     annotations[SUBMITTED_SPEC_SHA256_ANNOTATION] = spec_sha256(spec)
     annotations[SUBMITTED_AT_ANNOTATION] = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")

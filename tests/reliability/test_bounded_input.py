@@ -4,6 +4,7 @@ names and a missing --output directory each give one line and exit 2."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -225,3 +226,28 @@ def test_a_key_given_twice_is_refused_whatever_is_submitted(rl, env):
         result = rl("submit", "--dry-run", "-f", str(path))
         assert result.code == 1 and "runScript: given twice (line " in result.err, (what, result.err)
         assert result.err.endswith("error: not submitted: fix the errors above\n"), (what, result.err)
+
+
+def test_a_check_summary_a_manifest_carries_is_not_submitted(rl, rel, env):
+    """Issue 33, an eighteenth round (a manifest someone hands over): `rlark.io/check-summary` is rlark's hand-over
+    of a run check of the Job's run, and a manifest could carry one in the shape rlark writes ('6/6 continue', by
+    rlark). `rlark submit -f` sent it as it was, so the new Job's CHECK column said its run check passed before any
+    ran (a date a little ahead shows 'future?' only until it is reached); an edit or a resume kept the old run's.
+    A submission, an edit and a re-creation drop it: a Job's summary is written only by its own check."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.cluster.seeding import job_manifest
+
+    name = f"carried-{uuid.uuid4().hex[:6]}"
+    manifest = job_manifest(name, [{"name": "actor", "head": True, "node": "gpu-a1"}])
+    at = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    manifest["metadata"]["annotations"] = {"rlark.io/check-summary": json.dumps(
+        {"at": at, "recorder": "mallory", "results": ["pass"] * 6, "decision": "continue", "by": "rlark"})}
+    path = env / "job.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    try:
+        assert rl("submit", "-f", str(path)).code == 0
+        listed = rl("get", "jobs", name)
+        assert listed.code == 0 and "6/6" not in listed.out and "mallory" not in listed.out, listed.out
+    finally:
+        rel.store.delete("jobs", name)
