@@ -56,6 +56,7 @@ from rlark_tui.screens.wizard_steps import (
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import redact_object
 from rlark_tui.view.index import SnapshotIndex
+from rlark_tui.view.yamltab import shown_part
 from rlark_tui.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
@@ -331,8 +332,9 @@ class WizardScreen(RlarkScreen):
             return
         self._shown["preview"] = state
         self.preview_yaml = state[0]
-        self.query_one(PreviewStep).show(Syntax(self.preview_yaml, "yaml", theme="ansi_dark", word_wrap=True),
-                                         manifest != result.manifest, self.findings)
+        shown, more = shown_part(self.preview_yaml, "`rlark draft render` of the exported draft prints it all")
+        self.query_one(PreviewStep).show(Syntax(shown, "yaml", theme="ansi_dark", word_wrap=True),
+                                         manifest != result.manifest, self.findings, more)
 
     def _status(self, text: str) -> None:
         self.query_one("#wizard-status", Static).update(text)

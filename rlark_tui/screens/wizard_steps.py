@@ -258,13 +258,14 @@ class PreviewStep(Vertical):
                          Button("Submit (ctrl+g)", id="submit", variant="success", compact=True),
                          Static("", id="w-result", markup=False), id="w-actions")
 
-    def show(self, yaml_view, masked: bool, findings: list[Finding]) -> None:
+    def show(self, yaml_view, masked: bool, findings: list[Finding], more: str = "") -> None:
         self.query_one("#w-yaml", Static).update(yaml_view)
         errors = sum(f.level == "error" for f in findings)
         note = " Secret-looking values are masked here." if masked else ""
         self.query_one("#w-yaml-title", Static).update(
             f"The Job YAML to submit (submitted-spec annotations are added at submit).{note} "
-            f"{errors} error(s), {len(findings) - errors} warning(s); Enter on a finding jumps to its field.")
+            f"{errors} error(s), {len(findings) - errors} warning(s); Enter on a finding jumps to its field."
+            + (f" {more}" if more else ""))
         options = self.query_one("#w-findings", OptionList)
         options.clear_options()
         options.add_options([Option(Text(one_line(finding_option(f))), id=str(i)) for i, f in enumerate(findings)]

@@ -349,3 +349,31 @@ def test_two_rlark_autosave_their_own_drafts_and_a_gone_ones_is_offered(tmp_path
     mine.clear()
     (tmp_path / "drafts" / "wizard-autosave.yaml").write_bytes(other.path.read_bytes())
     assert mine.load().draft.name == "wiz-other" and other.load().draft.name == "wiz-other"
+
+
+async def test_the_preview_of_a_draft_of_a_long_script_lays_out_its_first_lines(state, tmp_path):
+    """Issue 33, an eighteenth round (a draft someone hands over, or the clone or edit of a Job whose author wrote
+    a long run script): step 4 highlighted and laid out the whole Job YAML on the UI thread, 20,000 lines in 6 s
+    and a 4 MiB draft's (400,000 short lines) minutes, the TUI frozen. It lays out the first YAML_LINES, as the Job
+    detail's YAML tab does, and says how many more there are."""
+    from textual.widgets import Static
+
+    from rlark_tui.view.yamltab import YAML_LINES
+
+    path = tmp_path / "long.yaml"
+    export_draft(path, replace(data_draft(), run_script="".join(f"echo {i}\n" for i in range(2_000))))
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_offline(pilot)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
+        await answer(pilot, path)
+        await until(pilot, lambda: "echo 1999" in screen.draft.run_script, what="the imported draft")
+        for _ in range(3):
+            await press(pilot, "ctrl+n")
+            await settle(pilot)
+        assert screen.step == 4
+        shown = screen.query_one("#w-yaml", Static).content.code
+        assert shown.count("\n") <= YAML_LINES and "echo 1999" in screen.preview_yaml
+        title = str(screen.query_one("#w-yaml-title").render())
+        assert f"more lines (the first {YAML_LINES:,} shown" in title, title
