@@ -36,7 +36,7 @@ from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.local import acks
 from rlark_tui.local.resources import stylesheet
-from rlark_tui.local.startup import freeze_long_lived, resume_collector
+from rlark_tui.local.startup import freeze_long_lived, give_back_large_blocks, resume_collector
 from rlark_tui.model.lifecycle import TERMINAL_PHASES, consequences
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import RlarkScreen
@@ -369,6 +369,7 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         if message.context == self.state.context:
             self.apply_snapshot(message.snapshot, message.index)
             resume_collector()
+            give_back_large_blocks()
         else:
             self._new_alerts(message.snapshot, message.context)
             self._show_merged()
@@ -436,9 +437,11 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
 
     def first_list_shown(self, version: int) -> None:
         """The Snapshot of `version` is painted: once it holds the first Jobs answer, the reconciler starts its
-        other reads, and the cycle collector `rlark` paused for the start (cli._open_tui) runs again."""
+        other reads, and the cycle collector `rlark` paused for the start (cli._open_tui) runs again. Large blocks
+        are given back from then on (local/startup.py), before the other kinds' lists come."""
         reconciler = self.reconciler
         if reconciler is not None:
+            give_back_large_blocks()
             reconciler.release(version)
             if not reconciler.held:
                 resume_collector()
