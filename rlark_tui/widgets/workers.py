@@ -28,6 +28,9 @@ NO_PODS = "No Pod details yet — waiting for task sync"
 MESSAGE_CHARS = 200
 """Characters of a role's (its Task's) message the tree shows: 64 roles of 100 KB messages were 10 s of the UI thread
 to open the Workers tab and 2 s at each change of them."""
+CELL_CHARS = 256
+"""Characters of a Pod row's cell the tree shows (`sinks.cut`), as many as a Kubernetes name may have: a data plane's
+Pod names, nodes and reasons of 100 KB held the UI thread past 30 s to open the Workers tab."""
 POD_COLUMNS = (("POD", 28), ("NODE", 14), ("IP", 16), ("PHASE", 10), ("REASON", 24), ("RESTARTS", 8),
                ("GPU%", 5), ("GPU MEM", 11), ("CPU", 7), ("MEM", 7))
 
@@ -44,8 +47,8 @@ class WorkerRef:
 def _cols(values: tuple[str, ...], columns: tuple[tuple[str, int], ...] = POD_COLUMNS) -> str:
     """Cells side by side, each one line (sinks.one_line) padded by the columns it shows (sinks.pad): a cell of
     wide characters padded by its length stood its row's next cells under the next headers, and a role name with a
-    line break added a row of its own."""
-    return "  ".join(pad(one_line(value), width) for value, (_, width) in zip(values, columns))
+    line break added a row of its own; each to CELL_CHARS characters."""
+    return "  ".join(pad(one_line(cut(value, CELL_CHARS)), width) for value, (_, width) in zip(values, columns))
 
 
 def _plain(label: str) -> Text:

@@ -436,6 +436,41 @@ async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_t
     assert listed < 1.5 and opened < 1.5, (listed, opened)
 
 
+async def test_pods_of_100_kb_names_cost_the_workers_tab_little(post_snapshot):
+    """Issue 33, an eighteenth round (a hostile data plane's Pod CRs): a Pod's name, node and reason are the data
+    plane's text, and 60 Pods whose three were 100 KB held the UI thread past 30 s to open the Workers tab (30:
+    11 s). Each cell
+    of a Pod's row is cut at workers.CELL_CHARS characters, the rest counted."""
+    import time
+    from dataclasses import replace
+
+    from rlark_tui.widgets.workers import CELL_CHARS
+
+    long = ("中\u0301a b" * 25_000)[:100_000]
+    snapshot = build_snapshot([job_dict("long-pods")])
+    pods = {}
+    for key, pod in snapshot.pods.items():
+        for i in range(10):
+            pods[f"{key}-{i}"] = {**pod, "metadata": {**pod["metadata"], "name": f"{pod['metadata']['name']}-{i}"},
+                                  "spec": {**pod["spec"], "podName": f"{long}{i}"},
+                                  "status": {**pod["status"], "node": long, "reason": long}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, replace(snapshot, pods=pods))
+        started = time.thread_time()
+        app.open_job("long-pods", "workers")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.query(WorkersTree),
+                       "the Workers tab")
+        tree = app.screen.query_one(WorkersTree)
+        await wait_for(pilot, lambda: any("more characters" in str(node.label) for node in tree.root.children[0].children),
+                       "the Pods")
+        opened = time.thread_time() - started
+        label = str(tree.root.children[0].children[1].label)
+    assert label.startswith(long[:CELL_CHARS] + f"… ({100_001 - CELL_CHARS:,} more characters)"), label[:400]
+    assert len(label) < 4 * (CELL_CHARS + 30), len(label)  # the node and the reason cut too
+    assert opened < 2, opened
+
+
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
