@@ -37,6 +37,8 @@ MAX_ROLES = 64
 """The most roles the wizard takes (an RLinf Job has a few: actor, rollout, env): it lays out a row and a form per
 role, and a draft of 500 roles from someone else (an import, the edit or clone of a Job of 500 tasks) held the UI
 thread a minute while they mounted. Drafts as files (`rlark draft render`, `submit -f`) have no such bound."""
+MAX_ROLE_ENTRIES = 512
+"""The most env entries, mounts, selector labels, devices or picked Nodes of a role the wizard opens."""
 MAX_COUNT = 2**31 - 1
 """Largest GPU/device count or record number accepted (an int32, as Kubernetes counts replicas)."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -503,10 +505,21 @@ def load_draft(source: str | bytes | Mapping) -> tuple[JobDraft, list[Finding]]:
     return draft, findings + load_findings
 
 
-def too_many_roles(count: int, what: str = "the draft") -> str:
-    """The one line by which the wizard refuses more than MAX_ROLES roles ("" within the bound)."""
-    return (f"{what} has {count:,} roles, more than the wizard's {MAX_ROLES}: not opened in it" if count > MAX_ROLES
-            else "")
+def too_many_roles(draft: JobDraft, what: str = "the draft") -> str:
+    """The one line by which the wizard refuses a draft of more than MAX_ROLES roles, or a role of more than
+    MAX_ROLE_ENTRIES env entries, mounts, selector labels, devices or picked Nodes ("" within the bounds): the
+    form checks and lays out the whole draft at each keystroke, and one role's 30,000 env entries (a 400 KB draft)
+    were 3 s to open and 0.9 s a keystroke of the UI thread. `rlark edit` and `rlark draft render` take any."""
+    if len(draft.roles) > MAX_ROLES:
+        return f"{what} has {len(draft.roles):,} roles, more than the wizard's {MAX_ROLES}: not opened in it"
+    for role in draft.roles:
+        for entries, count in (("env entries", len(role.env)), ("mounts", len(role.mounts)),
+                               ("selector labels", len(role.selector)), ("devices", len(role.devices)),
+                               ("picked Nodes", len(role.nodes))):
+            if count > MAX_ROLE_ENTRIES:
+                return (f"{what} has a role of {count:,} {entries}, more than the wizard's {MAX_ROLE_ENTRIES}: not "
+                        "opened in it")
+    return ""
 
 
 def _mount_to_dict(mount: Mount) -> dict:

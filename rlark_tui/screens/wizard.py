@@ -192,7 +192,7 @@ class WizardScreen(RlarkScreen):
         until the next change. A locked name stays. A draft of more than jobspec.draft.MAX_ROLES roles is refused
         in one line, naming it as `what`, and the form keeps what it held (False): a row and a form per role, and
         an autosave of 400 roles, which another rlark or a hand edit left, held the UI thread 25 s."""
-        why = too_many_roles(len(draft.roles), what)
+        why = too_many_roles(draft, what)
         if why:
             self.notify(why, severity="error", timeout=8)
             return False

@@ -744,7 +744,7 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         not opened in the wizard, one line: its rows held the UI thread for minutes."""
         from rlark_tui.jobspec.draft import too_many_roles
 
-        why = too_many_roles(len(draft.roles), f"Job {one_line(name)}")
+        why = too_many_roles(draft, f"Job {one_line(name)}")
         if why:
             self.notify(why, severity="warning", timeout=8)
         return bool(why)
