@@ -88,7 +88,9 @@ def clip(text: str, width: int) -> str:
     return "".join(shown) + "…"
 
 
-COMPLETION_CHARS = 253
+NAME_CHARS = 253
+"""The longest Kubernetes name: a name shown in a menu or a header beyond it is cut (`cut(name, NAME_CHARS)`)."""
+COMPLETION_CHARS = NAME_CHARS
 """The longest name a completing shell is offered (a Kubernetes name's bound)."""
 
 

@@ -16,7 +16,7 @@ from textual.widget import Widget
 
 from rlark_tui.alerting.rules import MARKS
 from rlark_tui.flow.snapshot import SourceState
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import FIELD_CHARS, cut, one_line
 from rlark_tui.view.contexts import ContextState
 
 _STATUS_MARK = MappingProxyType({"connected": "●", "stale": "◐", "disconnected": "○", "unconfigured": "·"})
@@ -77,8 +77,9 @@ class StatusHeader(Widget):
 
         def add(part: str, part_style: Any = None) -> None:
             # the context and namespace (a kubeconfig's), source names and reasons (a cluster's): one line, no
-            # escape sequence (a context named with an OSC 52 reached the terminal and set its clipboard)
-            text.append(one_line(part), part_style)
+            # escape sequence (a context named with an OSC 52 reached the terminal and set its clipboard); a crumb
+            # naming a Job of a 100 KB name is cut (the header is one row)
+            text.append(one_line(cut(part, FIELD_CHARS)), part_style)
         add(" rlark ", style("status-header--title"))
         if self.crumb:
             add(f" {self.crumb} ")

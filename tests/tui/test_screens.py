@@ -787,6 +787,32 @@ async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_lin
         await pilot.press("escape")
 
 
+async def test_the_command_palette_opens_at_once_whatever_the_length_of_a_job_name(post_snapshot):
+    """Issue 33, an eighteenth round (the palette and the header over a hostile control plane's Job name): each of
+    a Job's 13 entries held its whole name, and a name of 100 KB took the palette 4.7 s of the UI thread to open
+    and 1.6 s a key typed. An entry names the Job to sinks.NAME_CHARS (253, a Kubernetes name's bound), the rest
+    counted; so does the header's crumb of its screen, to FIELD_CHARS."""
+    import time
+
+    from rlark_tui.text.sinks import NAME_CHARS
+
+    name = ("中\u0301a-b" * 25_000)[:100_000]
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(name), job_dict("other")]))
+        spent = time.thread_time()
+        await pilot.press("ctrl+p")
+        options = await wait_for(pilot, lambda: (lambda found: found and found[0].option_count and found[0])(
+            app.screen.query("CommandList")), "the palette's entries")
+        await pilot.press("o")
+        await wait_for(pilot, lambda: options.option_count >= 2, "the palette's hits")
+        spent = time.thread_time() - spent
+        hits = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+    assert any(hit.startswith(f"Open {name[:NAME_CHARS]}… ({100_000 - NAME_CHARS:,} more characters)\n")
+               for hit in hits), [hit[:80] for hit in hits]
+    assert spent < 1.5, spent
+
+
 async def test_the_command_palette_offers_its_first_entries_over_thousands_of_jobs(post_snapshot):
     # Textual's palette sorts and lays out every hit gathered so far at each refresh: 'open' over 20,000 Jobs (13
     # entries each) showed nothing in 400 s; it offers PALETTE_HITS entries (issue 33, a fifteenth round)
