@@ -72,6 +72,8 @@ class Kubeconfig:
     unusable: dict[str, str] = field(default_factory=dict[str, str])
     """Context name -> which of its names holds a control character or line break (_unprintable): such a
     context is not in `contexts`, and naming it is one line (resolve_context)."""
+    documents: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    """Each file as rlark read it (within bounds): what the `kubernetes` loader is given, never a second read."""
 
     def gateway_of(self, context: str) -> str | None:
         """The gateway of `context`: its own extension's, else the one found anywhere in the files."""
@@ -157,6 +159,7 @@ def load(flag: str | None = None) -> Kubeconfig:
         servers=servers,
         gateways=gateways,
         unusable=unusable,
+        documents=tuple(documents),
     )
 
 
@@ -289,7 +292,7 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             named = _entry(kubeconfig.merged, "clusters", str(kubeconfig.contexts[context].get("cluster")),
                            required=False)
             _check_skip_verify(named.get("cluster") if named is not None else None, context)
-            merger = KubeConfigMerger(_SEPARATOR.join(str(p) for p in kubeconfig.paths))
+            merger = _read_merger(KubeConfigMerger, kubeconfig.documents)
             if merger.config is None:
                 raise ConfigException("Invalid kube-config file. No configuration found.")
             taken = _take_tls_material(merger.config, context)
@@ -302,6 +305,39 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
     return configuration, taken
+
+
+def _read_merger(merger: Any, documents: tuple[tuple[str, Any], ...]) -> Any:
+    """The loader's KubeConfigMerger over the documents rlark read (ConfigNodes naming each file, for the paths
+    relative to it): the merger opened and parsed the files again, without a bound, so a file swapped in after rlark
+    judged it (a context without a command then with an exec plugin) was the one used."""
+    from kubernetes.config import ConfigException
+    from kubernetes.config.kube_config import ConfigNode
+
+    class AsRead(merger):  # type: ignore[misc]
+        config_merged: Any
+        def _load_config_from_file_path(self, string: str) -> None:
+            for path, document in documents:
+                self.paths.append(path)
+                self.load_document(path, copy.deepcopy(document))
+            self.config_saved = copy.deepcopy(self.config_files)
+
+        def load_document(self, path: str, config: Any) -> None:  # KubeConfigMerger.load_config, but its open
+            if config is None:
+                raise ConfigException(f"Invalid kube-config. {path} file is empty")
+            merged: Any = self.config_merged
+            if merged is None:
+                first = copy.deepcopy(config)
+                for item in ("clusters", "contexts", "users"):
+                    first[item] = []
+                merged = self.config_merged = ConfigNode(path, first, path)
+            for item in ("clusters", "contexts", "users"):
+                self._merge(item, config.get(item, []) or [], path)
+            if "current-context" in config:
+                merged.value["current-context"] = config["current-context"]
+            self.config_files[path] = config
+
+    return AsRead("")
 
 
 def _user_of(kubeconfig: Kubeconfig, context: str) -> tuple[str, dict[str, Any]]:

@@ -442,3 +442,31 @@ def test_a_rlark_server_extension_whose_address_forges_a_line_is_not_used(tmp_pa
         assert result.code != 0 and "Status: forged" not in result.out and "\u202e" not in result.out + result.err
         assert ("context 'c' of the kubeconfig is not used: its rlark-server extension's server holds a "
                 "control character or line break\n") in result.out + result.err, result.out + result.err
+
+
+def test_the_loader_uses_the_kubeconfig_as_rlark_read_it_not_a_second_read(tmp_path, env):
+    """Issue 33, an eighteenth round (a kubeconfig someone else may write): rlark read and judged the kubeconfig once
+    (its bounds, and whether a command it names may run), and then the kubernetes loader opened and parsed the files
+    again, without a bound, for a context that needs it. A file swapped in between was the one used: a context
+    judged without a command ran the exec plugin of the file swapped in (and a billion-laughs YAML there had no
+    bound). The loader is given what rlark read."""
+    from rlark_tui.cluster import kubeconfig as kc
+
+    marker = tmp_path / "ran"
+    first = {"auth-provider": {"name": "oidc", "config": {"client-id": "x", "id-token": "e30.e30.sig"}}}
+    swapped = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "touch", "args": [str(marker)],
+                        "interactiveMode": "Never"}}
+    path = tmp_path / "kubeconfig"
+
+    def write(user: dict) -> None:
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
+            "users": [{"name": "u", "user": user}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    write(first)
+    loaded = kc.load(str(path))
+    write(swapped)
+    client = kc.api_client(loaded, "c")
+    assert not marker.exists()
+    assert client.configuration.api_key.get("BearerToken") == "Bearer e30.e30.sig"  # the first file's
