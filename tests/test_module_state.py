@@ -191,7 +191,8 @@ def test_numbers_are_read_only_by_text_parse():
 
 
 RAW_TERMINAL_WRITERS = MappingProxyType({
-    "rlark_tui/local/fsutil.py": "a file the user named /dev/stdout or /dev/stderr: the bytes asked for",
+    "rlark_tui/local/fsutil.py": "a file the user named -, /dev/stdout or /dev/stderr: the bytes asked for (on a "
+                                 "terminal text cleaned, binary refused)",
     "rlark_tui/local/terminal.py": "the one constant line saying the terminal is gone, to fd 2 (Textual holds "
                                    "sys.stderr while the TUI runs)",
     "rlark_tui/local/podshell.py": "the shell's first line, while the app is suspended: its names through "

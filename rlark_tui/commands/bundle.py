@@ -1,4 +1,4 @@
-"""`rlark bundle JOB [-o FILE.tar.gz]`: everything a post-mortem needs of one Job, masked, in one archive
+"""`rlark bundle JOB [-o FILE.tar.gz | -]`: everything a post-mortem needs of one Job, masked, in one archive
 (raydash/bundle.py reads and writes it, telemetry/bundle.py lays it out). Reads only and writes a local file, so
 `--readonly` allows it; `rlark --bundle FILE` opens the TUI on it offline."""
 
@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.errors import UsageError
-from rlark_tui.local.fsutil import STANDARD_STREAMS
+from rlark_tui.local.fsutil import STANDARD_STREAMS, refuse_terminal, said_beside
 from rlark_tui.raydash.bundle import default_path, write_bundle
 from rlark_tui.telemetry.bundle import LOG_BUDGET, TOTAL_BUDGET, summary
 
@@ -29,7 +28,8 @@ def register(subparsers, parents) -> None:
                     "Ray token are masked everywhere. Open it offline with `rlark --bundle FILE`.")
     parser.add_argument("job", metavar="JOB", help="Job name")
     parser.add_argument("-o", "--output", metavar="FILE.tar.gz",
-                        help="where to write it (default: <job>-bundle-<time>.tar.gz here)")
+                        help="where to write it; - is stdout, not a terminal (default: "
+                             "<job>-bundle-<time>.tar.gz here)")
     parser.add_argument("--log-budget", metavar="MIB", type=int, default=LOG_BUDGET // 2**20,
                         help=f"MiB of each container log kept whole (default {LOG_BUDGET // 2**20})")
     parser.add_argument("--total-budget", metavar="MIB", type=int, default=TOTAL_BUDGET // 2**20,
@@ -44,12 +44,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--log-budget and --total-budget must be at least 1 (MiB)")
     now = time.time()
     path = args.output or default_path(args.job, now)
+    refuse_terminal(path)  # `-o -` on a terminal: said before anything is read, as tar says it
     access = ClusterAccess.from_args(args)
     try:
         manifest = write_bundle(access, args.job, path, state_dir(), args.log_budget * 2**20, now,
                                 args.total_budget * 2**20)
     finally:
         access.close()
-    # the archive itself on stdout (-o /dev/stdout): its summary on stderr, or it is trailing garbage in the archive
-    print(summary(manifest, path, os.path.getsize(path)), file=sys.stderr if str(path) in STANDARD_STREAMS else sys.stdout)
+    # the archive itself on stdout (-o -, -o /dev/stdout): its summary on stderr, or it is trailing garbage in the
+    # archive; a stream's size is not known
+    size = None if str(path) in STANDARD_STREAMS else os.path.getsize(path)
+    print(summary(manifest, path, size), file=said_beside(path))
     return 0

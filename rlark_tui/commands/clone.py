@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.errors import UsageError
 from rlark_tui.jobspec.clone import clone_of
 from rlark_tui.jobspec.draft import draft_to_mapping, dump_draft, dump_yaml
-from rlark_tui.local.fsutil import write_private
+from rlark_tui.local.fsutil import on_terminal, write_private
 from rlark_tui.text.redact import PLACEHOLDER, redact_text, with_placeholders
 
 EXIT_CODES = """exit codes:
@@ -40,6 +41,9 @@ def register(subparsers, parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.file and on_terminal(args.file):  # `--file -`: the secret values kept would stay in the scrollback
+        raise UsageError(f"--file {args.file} keeps secret values and is a terminal: leave --file out to print the "
+                         "draft with them masked, or name a file")
     access = ClusterAccess.from_args(args)
     job = access.get(JOBS, args.job)
     taken = [str((j.get("metadata") or {}).get("name", "")) for j in access.list(JOBS).items]

@@ -18,6 +18,7 @@ from rlark_tui.cluster.server import agent_id
 from rlark_tui.commands.lifecycle import confirm
 from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.flow.actions import Actions
+from rlark_tui.local import fsutil
 from rlark_tui.model import storage as st
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import one_line, pad
@@ -125,6 +126,7 @@ def run_cp(args: argparse.Namespace) -> int:
         print(actions.upload_object(remote.storage_class, cluster, key, data))
         return 0
     remote = st.parse_remote(args.source)
+    fsutil.refuse_terminal(args.dest)  # `-` on a terminal: said before anything is read, as tar says it
     cluster = _cluster(access, remote.storage_class, args.cluster)
     entry = objects.find_object(access, remote.storage_class, cluster, remote.key)
     if entry is None:
@@ -134,12 +136,13 @@ def run_cp(args: argparse.Namespace) -> int:
         raise UsageError(f"{target.parent} is not a directory")
     done = objects.download(access, remote.storage_class, cluster, entry, target, max_bytes=args.max_size)
     resumed = f", resumed at byte {done.resumed_from}" if done.resumed_from else ""
-    print(f"{done.path}  {done.size} bytes{resumed}")
-    print(f"sha256 {done.sha256}")
+    said = fsutil.said_beside(target)  # the object alone on stdout (DST - or /dev/stdout), its lines on stderr
+    print(f"{done.path}  {done.size} bytes{resumed}", file=said)
+    print(f"sha256 {done.sha256}", file=said)
     match = done.matches(entry)
     verdict = ("matches the listing's ETag" if match else "DOES NOT match the listing's ETag " + entry.etag
                if match is False else "(the ETag is no MD5: a multipart upload)")
-    print(f"md5    {done.md5}  {verdict}")
+    print(f"md5    {done.md5}  {verdict}", file=said)
     return 1 if match is False else 0
 
 

@@ -13,7 +13,11 @@ Every write goes through `Destination` (`write_private`, `write_named` and `atom
   link of the user's own keeps pointing at the file it names.
 - Files are 0600, unless the user named the path (`named=True`): then the umask's ordinary mode, or the mode of the
   file replaced. A FIFO, terminal or device the user named (in a trusted directory) is written through, and
-  /dev/stdout and /dev/stderr go through our own streams, so a shell redirection is neither replaced nor truncated.
+  /dev/stdout, /dev/stderr and `-` (stdout, as tar's `-f -` takes it) go through our own streams, so a shell
+  redirection is neither replaced nor truncated.
+- A terminal gets text cleaned (text.sanitize.clean, as every line a command prints) and no binary output at all (an
+  archive, an object's bytes): `refuse_terminal` says so in one line, as tar refuses to write an archive there. A
+  stored object's OSC 52 would otherwise set the operator's clipboard.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from rlark_tui.errors import RlarkError, UsageError
 
-STANDARD_STREAMS = MappingProxyType({"/dev/stdout": "stdout", "/dev/stderr": "stderr"})
+STANDARD_STREAMS = MappingProxyType({"-": "stdout", "/dev/stdout": "stdout", "/dev/stderr": "stderr"})
+"""Paths written through rlark's own streams: `-` is stdout, as `tar -cf -` and `aws s3 cp … -` take it."""
 MAX_LINKS = 40
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -264,10 +269,18 @@ class Destination:
             self.remove(temp)
             raise
 
-    def open_through(self) -> BinaryIO:
-        """The FIFO, terminal or device the user named, opened to append (never through a link)."""
-        return os.fdopen(os.open(self.leaf, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 dir_fd=self.dir_fd), "ab")
+    def open_through(self, text: bool = False) -> BinaryIO:
+        """The FIFO, terminal or device the user named, opened to append (never through a link); a terminal only
+        for `text` (refuse_terminal)."""
+        handle = os.fdopen(os.open(self.leaf, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                   dir_fd=self.dir_fd), "ab")
+        if not text:
+            try:
+                refuse_terminal(self.shown, handle)
+            except UsageError:
+                handle.close()
+                raise
+        return handle
 
     def commit(self, name: str, durable: bool = True) -> None:
         """Rename file `name` (made by `temp`) onto the target."""
@@ -294,10 +307,47 @@ class Destination:
         return os.fdopen(fd, "rb+" if flags & os.O_RDWR else "rb"), info
 
 
-def _write_stream(stream: str, payload: bytes) -> None:
+def _is_terminal(handle: object) -> bool:
+    try:
+        return bool(handle.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # closed, or no descriptor (a test's capture)
+        return False
+
+
+def on_terminal(path: Path | str) -> bool:
+    """Whether `path` names a standard stream (`-`, /dev/stdout, /dev/stderr) that is a terminal."""
+    stream = STANDARD_STREAMS.get(str(path))
+    return stream is not None and _is_terminal(getattr(sys, stream))
+
+
+def refuse_terminal(path: Path | str, handle: object = None) -> None:
+    """Binary output (an archive, an object's bytes) is never written to a terminal, as tar refuses to write an
+    archive there: the bytes would reach it raw (a stored object's OSC 52 sets the clipboard, a gzip stream is
+    noise). UsageError, one line, when `path` is a standard stream (`-`, /dev/stdout) on a terminal, or `handle`
+    (the device `path` names, opened) is one."""
+    stream = STANDARD_STREAMS.get(str(path))
+    if handle is None and stream is not None:
+        handle = getattr(sys, stream)
+    if _is_terminal(handle):
+        from rlark_tui.text.sinks import one_line
+
+        where = f"the terminal on {stream}" if stream is not None else f"the terminal {one_line(str(path))}"
+        raise UsageError(f"refusing to write binary output to {where}: redirect it to a file or a pipe, or name a file")
+
+
+def said_beside(path: Path | str) -> TextIO:
+    """Where a command's own lines go when it writes its output to `path`: stderr when that is stdout, so stdout
+    holds the output alone (`rlark bundle J -o - | tar tz`), else stdout."""
+    return sys.stderr if STANDARD_STREAMS.get(str(path)) == "stdout" else sys.stdout
+
+
+def _write_stream(stream: str, data: str | bytes) -> None:
     # Through our own stdout/stderr: the shell may have redirected it to a file, which a second open would
     # replace, truncate or overwrite at the wrong offset.
     out = getattr(sys, stream)
+    if not isinstance(data, str):
+        refuse_terminal(f"/dev/{stream}")
+    payload = _payload(data, _is_terminal(out))
     out.flush()
     out.buffer.write(payload)
     out.flush()
@@ -308,16 +358,23 @@ def write_file(path: Path | str, data: str | bytes, *, named: bool = False, dura
 
     `durable=False` skips the fsyncs (still atomic against a killed process, not against power loss): for
     state rewritten often and rebuilt anyway. Raises UnsafeDestination or OSError."""
-    payload = data
-    if isinstance(payload, str):
-        from rlark_tui.text.sinks import utf8  # here: `rlark status --tmux` writes its lock (start-up time)
-        payload = utf8(payload)
     stream = STANDARD_STREAMS.get(str(path))
     if stream is not None:
-        _write_stream(stream, payload)
+        _write_stream(stream, data)
         return
-    with atomic_output(path, named=named, durable=durable) as out:
-        out.write(payload)
+    with atomic_output(path, named=named, durable=durable, text=isinstance(data, str)) as out:
+        out.write(_payload(data, _is_terminal(out)))
+
+
+def _payload(data: str | bytes, terminal: bool) -> bytes:
+    """The bytes to write of `data`: text as UTF-8, cleaned for a terminal."""
+    if not isinstance(data, str):
+        return data
+    from rlark_tui.text.sinks import utf8  # here: `rlark status --tmux` writes its lock (start-up time)
+    if terminal:
+        from rlark_tui.text.sanitize import clean
+        data = clean(data)
+    return utf8(data)
 
 
 def write_private(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
@@ -331,21 +388,25 @@ def write_named(path: Path | str, data: str | bytes, *, durable: bool = True) ->
 
 
 @contextlib.contextmanager
-def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True) -> Iterator[BinaryIO]:
+def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True,
+                  text: bool = False) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new content into; put in place when the block ends without an exception,
-    removed when it raises. /dev/stdout, a FIFO or a device the user named is written through. No room for it
-    (ENOSPC, EDQUOT, EFBIG) or a read-only file system is WriteFailed, one line."""
+    removed when it raises. /dev/stdout (`-`), a FIFO or a device the user named is written through; a terminal
+    only for `text`, which the caller cleans (refuse_terminal). No room for it (ENOSPC, EDQUOT, EFBIG) or a
+    read-only file system is WriteFailed, one line."""
     stream = STANDARD_STREAMS.get(str(path))
     try:
         if stream is not None:
             out = getattr(sys, stream)
+            if not text:
+                refuse_terminal(path)
             out.flush()
             yield out.buffer
             out.buffer.flush()
             return
         with Destination(path, named=named) as dest:
             if dest.through:
-                with dest.open_through() as handle:
+                with dest.open_through(text) as handle:
                     yield handle
                 return
             name, handle = dest.temp()

@@ -213,10 +213,11 @@ def parse_manifest(data: object) -> Manifest | None:
                     data["format"])
 
 
-def summary(manifest: Manifest, path: str, size: int) -> str:
-    """What `rlark bundle` prints once the archive is written."""
+def summary(manifest: Manifest, path: str, size: int | None) -> str:
+    """What `rlark bundle` prints once the archive is written (`size` None: not known, written to a stream)."""
     logs = [m for m in manifest.members if m.read is not None]
-    lines = [f"bundle {path}: {len(manifest.members)} members, {size_text(size)}; {len(logs)} container logs, "
+    sized = "" if size is None else f", {size_text(size)}"
+    lines = [f"bundle {path}: {len(manifest.members)} members{sized}; {len(logs)} container logs, "
              f"each whole up to {size_text(manifest.budget)}, {size_text(manifest.total)} in all"]
     lines += [f"  {member.path}: {size_text(member.left_out)} of {size_text(member.read or 0)} left out (over the "
               "budget)" for member in manifest.cut_logs]

@@ -279,3 +279,42 @@ def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandb
         f"skipped: object key 'one-file/a//b' cannot be a local file name below {got}",
         "skipped: object key 'one-file/\u00e9.pt' lands on the local file of 'one-file/e\u0301.pt' (one file name on a "
         "case-insensitive file system): not written"], lines
+
+
+def test_an_object_goes_to_stdout_alone_and_never_raw_to_a_terminal(sandbox, rlark, monkeypatch):
+    """Issue 33: `rlark storage cp CLASS:KEY /dev/stdout` on a terminal wrote a stored object's bytes raw (another
+    uploader's OSC 52 set the operator's clipboard, OSC 2 the window's title), and to a pipe its summary lines
+    followed the object into the same stream. `-` is stdout, as for tar and `aws s3 cp`; the object is refused on a
+    terminal (a named one too), in one line, before it is read; to a pipe it is alone on stdout."""
+    import io
+    import pty
+    import sys
+
+    stored = b"hello \x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b]2;forged\x07 \xc2\x9b31m\n"
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "raw-bytes"
+    folder.mkdir(parents=True)
+    (folder / "evil.txt").write_bytes(stored)
+    master, slave = pty.openpty()
+    try:
+        for dest, where in (("-", "the terminal on stdout"), ("/dev/stdout", "the terminal on stdout"),
+                            (os.ttyname(slave), f"the terminal {os.ttyname(slave)}")):
+            with monkeypatch.context() as patched:
+                patched.setattr(sys, "stdout", io.TextIOWrapper(open(slave, "wb", closefd=False)))  # noqa: SIM115
+                refused = rlark("storage", "cp", "s3-rclone:raw-bytes/evil.txt", dest)
+            assert (refused.code, refused.err) == (2, f"error: refusing to write binary output to {where}: redirect "
+                                                      "it to a file or a pipe, or name a file\n"), dest
+        os.set_blocking(master, False)
+        with contextlib.suppress(BlockingIOError):
+            assert b"\x1b" not in os.read(master, 4096)
+        piped = io.BytesIO()
+        with monkeypatch.context() as patched:
+            patched.setattr(sys, "stdout", io.TextIOWrapper(piped))
+            got = rlark("storage", "cp", "s3-rclone:raw-bytes/evil.txt", "-")
+            sys.stdout.flush()
+            written = piped.getvalue()
+        assert got.code == 0 and written == stored, (got.err, written)
+        assert got.err.startswith(f"-  {len(stored)} bytes\nsha256 "), got.err
+    finally:
+        os.close(master)
+        os.close(slave)
+        shutil.rmtree(folder)

@@ -379,6 +379,30 @@ def test_dev_stdout_redirected_to_a_file_adds_to_that_file(tmp_path):
     assert out.read_text() == "before\nRECORD\nafter\n" and out.is_file() and leftovers(tmp_path) == []
 
 
+def test_a_terminal_gets_text_cleaned_and_no_binary_output(monkeypatch):
+    """Issue 33: `-` is stdout, as for tar; written to a terminal, text is cleaned as every line rlark prints (a
+    record's or draft's cluster text with OSC 52 set the clipboard) and binary output is refused in one line."""
+    import io
+    import pty
+    import select
+
+    from rlark_tui.errors import UsageError
+
+    master, slave = pty.openpty()
+    try:
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(open(slave, "wb", closefd=False)))  # noqa: SIM115
+        fsutil.write_named("-", "a\x1b]52;c;ZXZpbA==\x07b \x9b31mc\n")
+        assert select.select([master], [], [], 5)[0] and os.read(master, 4096) == b"ab c\r\n"
+        with pytest.raises(UsageError, match="^refusing to write binary output to the terminal on stdout: "):
+            fsutil.write_named("-", b"\x1b]52;c;ZXZpbA==\x07")
+        with pytest.raises(UsageError, match=f"^refusing to write binary output to the terminal {os.ttyname(slave)}: "):
+            with fsutil.atomic_output(os.ttyname(slave), named=True) as out:
+                out.write(b"\x1b]2;forged\x07")
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def test_new_parent_directories_are_all_private(tmp_path):
     target = tmp_path / "a" / "b" / "notes.md"
     fsutil.write_private(target, "x")
