@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,8 @@ CARRY_CHARS = 64 * 1024
 """...unless they hold more than this many characters (an RLinf table is a few KB): a Pod whose log had a `Global
 Step` line and then three lines of 16 MiB had 48 MiB kept per Pod read, at every read, for as long as it ran."""
 FORGET_SECONDS = 3600.0
-"""A Pod's log not read for this long is forgotten (its Pod is gone, or out of every scope)."""
+"""A Pod's log not read for this long is forgotten (out of every scope); one whose Pod left the Snapshot is forgotten
+at the next alert round (`forget_gone`)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class LogReads:
         self._reading: dict[Hashable, threading.Lock] = {}
         self._wanted: dict[str, float] = {}
         self._scheduled: dict[str, tuple[frozenset[str] | None, float]] = {}
+        self._pods: object = None
+        """The Snapshot's Pod CRs as `forget_gone` last looked at them."""
 
     def seen(self, cluster: str, pod: str) -> Seen | None:
         with self._lock:
@@ -120,10 +123,28 @@ class LogReads:
         return lines, (newest, texts) if newest is not None else None
 
     def _forget_old(self, now: float) -> None:
-        for old in [k for k, seen in self._seen.items() if now - seen.read_at > FORGET_SECONDS]:
-            del self._seen[old]
-            self._last.pop(old, None)
-            self._reading.pop(old, None)
+        self._forget([k for k, seen in self._seen.items() if now - seen.read_at > FORGET_SECONDS])
+
+    def _forget(self, keys: Iterable[Hashable]) -> None:
+        for key in keys:
+            del self._seen[key]
+            self._last.pop(key, None)
+            self._reading.pop(key, None)
+
+    def forget_gone(self, pods: object, present: Callable[[], Collection[Hashable]]) -> None:
+        """Forget what was read of the Pods that left the Snapshot: `pods` is its Pod CRs (looked at again only when
+        it is a new mapping), `present()` their (member cluster, pod) keys. A gone Pod's read (its facts, up to
+        CARRY_CHARS of lines) was kept FORGET_SECONDS, so a control plane whose Pods come and go under new names
+        held an hour of them; now no more than the Pods listed."""
+        with self._lock:
+            if pods is self._pods:
+                return
+            self._pods = pods
+            if not self._seen:
+                return
+        kept = set(present())
+        with self._lock:
+            self._forget([key for key in self._seen if key not in kept])
 
     # -- who reads which Header logs ---------------------------------------------------------------------------
 

@@ -361,6 +361,8 @@ def _round(access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
                    and _objects(index, jobs[name], pods_of) != scope.objects.get(name)}
     scope.thresholds = thresholds
 
+    access.log_reads.forget_gone(snapshot.pods, lambda: {(pod.namespace, pod.pod_name)
+                                                         for pods in index.pods_by_task.values() for pod in pods})
     # data planes: one list per member cluster holding Pods of the Jobs in scope
     if key == ALL_KEY and snapshot.pods is not scope.clusters_of[0]:
         scope.clusters_of = (snapshot.pods, index.pod_namespaces())  # found once per pods mapping

@@ -84,6 +84,28 @@ def test_what_a_read_keeps_for_the_next_is_bounded_whatever_the_pods_lines(run, 
     assert log_reads.read(access, CLUSTER, POD, max_age=0).progress.step == 9
 
 
+def test_a_pods_read_is_forgotten_once_the_pod_leaves_the_snapshot(run, counted):
+    """Issue 33: what was read of a Pod's log (its facts, up to CARRY_CHARS of lines; a failed read its error) was
+    kept an hour after the Pod was gone, so a control plane whose Pods come and go under new names held an hour of
+    them. An alert round forgets the reads of the Pods no longer in the Snapshot: what is kept is bounded by the
+    Pods listed, whatever the churn."""
+    from rlark_tui.flow.alertpoll import ALL_KEY, AlertRounds
+    from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.view.index import SnapshotIndex
+
+    access, _ = counted
+    log_reads = access.log_reads
+    listed = {f"{pod['metadata']['namespace']}/{pod['metadata']['name']}": pod
+              for pod in run.call(lambda: run.store.list("pods")[0]) if pod.get("spec", {}).get("podName") == POD}
+    churned = [f"{JOB}-churned-{n}" for n in range(30)]  # gone before their reads ended: each kept its error
+    for pod in [POD, *churned]:
+        log_reads.read(access, CLUSTER, pod, max_age=0)
+    assert all(log_reads.seen(CLUSTER, pod) is not None for pod in churned)
+    AlertRounds()(access, SnapshotIndex(Snapshot(pods=listed)), ALL_KEY)
+    assert log_reads.seen(CLUSTER, POD) is not None
+    assert [pod for pod in churned if log_reads.seen(CLUSTER, pod) is not None] == []
+
+
 async def test_one_header_read_serves_the_alert_round_and_progress(run, counted):
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
     from rlark_tui.flow.polls import PROGRESS
