@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 
 import pytest
+from textual.widgets import Static
 
 from rlark_tui.commands.draft import write_rendered
 from rlark_tui.errors import RlarkError, UsageError
@@ -22,6 +23,7 @@ from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.wizard import WizardScreen
 from rlark_tui.screens.wizard_dialogs import PathScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.view.yamltab import YAML_LINES
 from tests.pilot import press
 from wizard.helpers import (
     DATA,
@@ -167,7 +169,8 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
     name) made the Job step query its whole tree once per role for the derived task names, so opening a draft of
     40 roles took a minute of the UI thread and one of 120 four minutes (n³), the TUI frozen meanwhile. The rows
     are found by their place: the step is not queried per role (12 roles: 483 queries before). Past
-    jobspec.draft.MAX_ROLES the wizard refuses a draft in one line."""
+    jobspec.draft.MAX_ROLES roles, or MAX_ROLE_ENTRIES entries in a role, the wizard refuses a draft in one line,
+    and its preview lays out the first YAML_LINES of a long one."""
     base = data_draft()
     many = replace(base, roles=(base.roles[0], *(replace(base.roles[1], name=f"Rollout{i}") for i in range(11))))
     path = tmp_path / "many.yaml"
@@ -201,6 +204,22 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
         said = f"draft {path} has a role of 513 env entries, more than the wizard's 512: not opened in it"
         await until(pilot, lambda: any(n.message == said for n in app._notifications), what="the refusal")
         assert len(screen.draft.roles) == 12
+        # issue 33, an eighteenth round: step 4 highlighted and laid out the whole Job YAML on the UI thread (a
+        # 20,000-line run script was 6 s, a 4 MiB draft's minutes); it lays out the first YAML_LINES, as the Job
+        # detail's YAML tab does, and counts the rest
+        export_draft(path, replace(base, run_script="".join(f"echo {i}\n" for i in range(600))))
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
+        await answer(pilot, path)
+        await until(pilot, lambda: "echo 599" in screen.draft.run_script, what="the imported draft")
+        for _ in range(3):
+            await press(pilot, "ctrl+n")
+            await settle(pilot)
+        assert screen.step == 4
+        shown = screen.query_one("#w-yaml", Static).content.code
+        assert shown.count("\n") <= YAML_LINES and "echo 599" in screen.preview_yaml
+        title = str(screen.query_one("#w-yaml-title").render())
+        assert f"more lines (the first {YAML_LINES:,} shown" in title, title
 
 
 async def test_an_autosave_of_more_roles_than_the_wizard_takes_is_refused_in_one_line(state):
@@ -358,31 +377,3 @@ def test_two_rlark_autosave_their_own_drafts_and_a_gone_ones_is_offered(tmp_path
     mine.clear()
     (tmp_path / "drafts" / "wizard-autosave.yaml").write_bytes(other.path.read_bytes())
     assert mine.load().draft.name == "wiz-other" and other.load().draft.name == "wiz-other"
-
-
-async def test_the_preview_of_a_draft_of_a_long_script_lays_out_its_first_lines(state, tmp_path):
-    """Issue 33, an eighteenth round (a draft someone hands over, or the clone or edit of a Job whose author wrote
-    a long run script): step 4 highlighted and laid out the whole Job YAML on the UI thread, 20,000 lines in 6 s
-    and a 4 MiB draft's (400,000 short lines) minutes, the TUI frozen. It lays out the first YAML_LINES, as the Job
-    detail's YAML tab does, and says how many more there are."""
-    from textual.widgets import Static
-
-    from rlark_tui.view.yamltab import YAML_LINES
-
-    path = tmp_path / "long.yaml"
-    export_draft(path, replace(data_draft(), run_script="".join(f"echo {i}\n" for i in range(2_000))))
-    app = RlarkApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_offline(pilot)
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
-        await answer(pilot, path)
-        await until(pilot, lambda: "echo 1999" in screen.draft.run_script, what="the imported draft")
-        for _ in range(3):
-            await press(pilot, "ctrl+n")
-            await settle(pilot)
-        assert screen.step == 4
-        shown = screen.query_one("#w-yaml", Static).content.code
-        assert shown.count("\n") <= YAML_LINES and "echo 1999" in screen.preview_yaml
-        title = str(screen.query_one("#w-yaml-title").render())
-        assert f"more lines (the first {YAML_LINES:,} shown" in title, title
