@@ -210,9 +210,13 @@ class AlertRounds:
         mono, cpu = time.monotonic(), time.thread_time()
         if mono - scope.judged_at < COST_FACTOR * scope.cost:
             # the last round was costly (thousands of Jobs): keep its CPU share at 1/COST_FACTOR, but the Jobs on
-            # screen have their Header logs read meanwhile (their PROGRESS), to be judged at the next round
-            self._read_shown(access, index, key, scope, mono)
-            return published or scope.published or AlertsState(scope.book)
+            # screen have their Header logs read meanwhile (their PROGRESS), to be judged at the next round; what
+            # those reads could not read is said with the round's own (the next round says its own again)
+            errors = self._read_shown(access, index, key, scope, mono)
+            state = published or scope.published or AlertsState(scope.book)
+            if not set(errors) <= set(state.errors):
+                state = scope.published = replace(state, errors=tuple(dict.fromkeys((*state.errors, *errors))))
+            return state
         state = _round(access, index, key, scope, mono, self._reads, self._shown_read, self._takes)
         scope.judged_at, scope.cost, scope.serial = mono, time.thread_time() - cpu, index.serial
         if published is not None and state.book is published.book and state.errors == published.errors:
@@ -220,23 +224,26 @@ class AlertRounds:
         scope.published = state
         return state
 
-    def _read_shown(self, access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope, mono: float) -> None:
+    def _read_shown(self, access: ClusterAccess, index: SnapshotIndex, key: str, scope: _Scope,
+                    mono: float) -> list[str]:
         """Between costly rounds: the Header-log reads of the Jobs on screen only (a few dozen, not the thousands a
         round walks), as a round reads them; a Job whose log said something new waits for the next round's judging.
         With 5,000 Jobs a round costs 0.1-0.5 s of CPU, so rounds came every 4 to 20 s, 8 reads each: the ~48 rows
-        of the list waited a minute or more for their PROGRESS."""
+        of the list waited a minute or more for their PROGRESS. What could not be read, one line each."""
+        errors: list[str] = []
         if not scope.rounds or not scope.running:
-            return
+            return errors
         jobs = index.jobs if key == ALL_KEY else {name: job for name, job in index.jobs.items() if in_scope(key, name)}
         running = frozenset(name for name in scope.running if name in jobs and jobs[name].phase == "Running")
         shown = access.log_reads.wanted(2 * PROGRESS_SECONDS + ROUND_SECONDS) & running
         if not shown:
-            return
+            return errors
         changed: set[str] = set()
         _read_headers(access, index, key, scope, jobs, running, changed, scope.planes,
-                      lambda name: index.job_pods(jobs[name]), mono, [], self._reads, self._shown_read, only=shown)
+                      lambda name: index.job_pods(jobs[name]), mono, errors, self._reads, self._shown_read, only=shown)
         for name in changed:
             scope.dirty.setdefault(name, scope.rounds)
+        return errors
 
 
 class RoundReads:

@@ -16,7 +16,7 @@ from rlark_tui.flow.messages import AcknowledgeAlert, FocusContext, OpenJob, Ope
 from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.base import TableScreen
-from rlark_tui.view.alerts import alert_rows, context_alert_rows
+from rlark_tui.view.alerts import alert_rows, context_alert_rows, not_read
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -84,7 +84,7 @@ class AlertsScreen(TableScreen):
         self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in lines])
         message = ("Evaluating the alert rules…" if state is None else
                    "No alerts: every Job in scope looks healthy." if not lines else "")
-        self.say("#alert-message", message)
+        self.say("#alert-message", "\n".join(filter(None, [message, not_read(state)])))
 
     def _current(self, key: str | None = None) -> Alert | None:
         """The alert under the cursor (or of row `key`); with several contexts its context is focused first."""

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from rlark_tui.alerting.rules import Alert, AlertsState
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import one_line
 from rlark_tui.view.jobs import context_cell
 from rlark_tui.view.pods import Line
 
@@ -46,3 +47,12 @@ def context_alert_rows(states: Mapping[str, AlertsState | None]) -> tuple[list[L
         rows += lines
         by_key.update({key: (context, alert) for key, alert in alerts.items()})
     return rows, by_key
+
+
+def not_read(state: AlertsState | None) -> str:
+    """What the alert rounds could not read (a Header log, a data plane's pods): its first line and how many more;
+    the rules judged what was read."""
+    if state is None or not state.errors:
+        return ""
+    more = f" (and {len(state.errors) - 1} more)" if len(state.errors) > 1 else ""
+    return f"not read: {one_line(state.errors[0])}{more}"

@@ -195,7 +195,8 @@ async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbo
     """bench tui (5,000 Running Jobs): a round costs 0.1-0.5 s of CPU, so the next came 4 to 20 s later (COST_FACTOR)
     and read 8 Header logs, and the ~48 rows on screen waited a minute or more for their PROGRESS (the PROGRESS topic
     reads nothing itself while the rounds read its Jobs). Between costly rounds each call still reads the logs of the
-    Jobs on screen, 8 at a time, and tells the PROGRESS topic, without judging the others."""
+    Jobs on screen, 8 at a time, and tells the PROGRESS topic, without judging the others; what those reads could
+    not read is said with the round's errors (it was dropped)."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.flow import alertpoll
     from rlark_tui.flow.reconciler import Reconciler
@@ -226,11 +227,16 @@ async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbo
         rounds = alertpoll.AlertRounds(told.append)
         for name in names:
             access.log_reads.want(name)
-        for _ in range(3):  # a round (8 reads), then two calls within its cost
-            await asyncio.to_thread(rounds, access, index, alertpoll.ALL_KEY)
+        await asyncio.to_thread(rounds, access, index, alertpoll.ALL_KEY)  # a round (8 reads)
+        with bare_sandbox.faults.cleared() as faults:  # the other 4, read between rounds, fail: said, as a round's
+            faults.fail(503, "get", "pods/log", message="log store down")
+            between = await asyncio.to_thread(rounds, access, index, alertpoll.ALL_KEY)
+        await asyncio.to_thread(rounds, access, index, alertpoll.ALL_KEY)  # and one call more: nothing left to read
         assert sorted(set(read_pods)) == sorted(f"{name}-main-0" for name in names)
         assert len(read_pods) == len(names)  # each once
         assert sorted(told) == sorted(names)
+        failed = sorted(error.partition(":")[0] for error in between.errors if "log store down" in error)
+        assert len(failed) == 4 and set(failed) <= set(names), between.errors
     finally:
         reconciler.stop()
         await asyncio.wait_for(task_, 10)

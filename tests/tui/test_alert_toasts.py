@@ -60,3 +60,24 @@ async def test_one_toast_per_round_and_the_users_message_stays(post_snapshot, tm
 def round_one_findings(book: A.Book) -> list[A.Finding]:
     """The findings that keep the first round's alerts firing."""
     return [A.Finding(a.rule, a.job, a.object, a.message, a.evidence) for a in book.alerts.values()]
+
+
+async def test_the_alerts_view_says_what_the_rounds_could_not_read(post_snapshot, tmp_path, monkeypatch):
+    """Issue 33: what an alert round could not read (a Header log, a data plane's pods) was kept in the published
+    state and shown nowhere, and the reads between costly rounds dropped theirs: a Job whose log could not be read
+    looked healthy. `:alerts` says the first, one line, and how many more."""
+    from rlark_tui.screens.alerts import AlertsScreen
+
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))
+    errors = ("demo-ppo: the log store said 503\nall green", "data plane rlark-gpu-a: pods not listed")
+    snapshot = dataclasses.replace(build_snapshot([job_dict("demo-ppo")]),
+                                   alerts=MappingProxyType({A.ALL_KEY: A.AlertsState(A.Book(), errors=errors)}))
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        app.run_command("alerts")
+        await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and app.screen.query("#alert-message")
+                       and "not read" in str(app.screen.query_one("#alert-message").render()), "what was not read")
+        said = str(app.screen.query_one("#alert-message").render())
+    assert said == ("No alerts: every Job in scope looks healthy.\n"
+                    "not read: demo-ppo: the log store said 503\\nall green (and 1 more)"), said
