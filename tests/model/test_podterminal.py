@@ -16,6 +16,10 @@ CASES = [
     (b"\x1b]052;c;x\x07\x1b]000000052;c;x\x07z", b"z"),
     (b"\x1b]99;;hi\x1b\\\x1b]5522;type=write\x07z", b"z"),  # kitty's notification and clipboard
     (b"x\xc2\x9d52;c;aGk=\xc2\x9cy", b"xy"),  # the C1 forms in UTF-8
+    (b"a\xc2\x90tmux;\x1b\x1b]52;c;x\x07\x1b\\b\xc2\x9d2;t\x07c", b"abc"),  # U+0090 DCS, U+009D OSC characters
+    (b"a\x9d52;c;x\x07\x90tmux;\xe2\x9d\x9d\xc2\x9b1m", b"a\x9d52;c;x\x07\x90tmux;\xe2\x9d\x9d\xc2\x9b1m"),  # stray
+    # bytes of a UTF-8 stream (continuation bytes: U+FFFD on a UTF-8 terminal, no control), a `❝`, and U+009B CSI,
+    # which passes as ESC [ does
     (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
     (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
     (b"a\x1b_Ga=q,t=f;L2hvbWUvdS8uc3NoL2lkX3JzYQ==\x1b\\b\xc2\x9fGt=s;x\xc2\x9cc", b"abc"),  # kitty reads a file
