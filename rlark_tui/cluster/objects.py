@@ -137,6 +137,8 @@ def download(access: ClusterAccess, storage_class: str, cluster: str, entry: Ent
                     return _fetch(access, storage_class, cluster, entry, target, out, 0, max_bytes, on_progress,
                                   pool)
             return _download_part(access, storage_class, cluster, entry, target, dest, max_bytes, on_progress, pool)
+    except fsutil.WriteFailed:  # one line already (no room, a closed stdout)
+        raise
     except OSError as exc:  # the local side: a directory we may not write, a full disk
         raise DownloadError(f"cannot write {one_line(exc.filename or target)}: {exc.strerror or exc}") from None
 

@@ -341,6 +341,15 @@ def said_beside(path: Path | str) -> TextIO:
     return sys.stderr if STANDARD_STREAMS.get(str(path)) == "stdout" else sys.stdout
 
 
+def _standard(stream: str) -> BinaryIO:
+    """The bytes side of our stdout or stderr; one the process was started without (`>&-`) is WriteFailed, one
+    line, as any write of a command's output to it is (it ended `rlark bundle J -o -` in a crash report)."""
+    buffer = getattr(getattr(sys, stream, None), "buffer", None)
+    if buffer is None:
+        raise WriteFailed(f"cannot write the output to {stream}: it is closed")
+    return buffer
+
+
 def _write_stream(stream: str, data: str | bytes) -> None:
     # Through our own stdout/stderr: the shell may have redirected it to a file, which a second open would
     # replace, truncate or overwrite at the wrong offset.
@@ -348,8 +357,9 @@ def _write_stream(stream: str, data: str | bytes) -> None:
     if not isinstance(data, str):
         refuse_terminal(f"/dev/{stream}")
     payload = _payload(data, _is_terminal(out))
+    buffer = _standard(stream)
     out.flush()
-    out.buffer.write(payload)
+    buffer.write(payload)
     out.flush()
 
 
@@ -400,9 +410,10 @@ def atomic_output(path: Path | str, *, named: bool = False, durable: bool = True
             out = getattr(sys, stream)
             if not text:
                 refuse_terminal(path)
+            buffer = _standard(stream)
             out.flush()
-            yield out.buffer
-            out.buffer.flush()
+            yield buffer
+            buffer.flush()
             return
         with Destination(path, named=named) as dest:
             if dest.through:

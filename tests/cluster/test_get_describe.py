@@ -219,3 +219,9 @@ def test_a_bundle_to_stdout_is_the_archive_alone(sb, env, monkeypatch, tmp_path)
         patched.setattr(sys, "stderr", err)
         code = main(["--kubeconfig", str(sb.kubeconfig), "bundle", "demo-ppo", "-o", "/dev/stdout"])
     assert (code, err.getvalue().splitlines()[-1]) == (1, "error: cannot write /dev/stdout: No space left on device")
+    err = io.StringIO()  # `>&-`: a crash report (AttributeError: no buffer) before
+    with monkeypatch.context() as patched:
+        patched.setattr(sys, "stdout", None)
+        patched.setattr(sys, "stderr", err)
+        code = main(["--kubeconfig", str(sb.kubeconfig), "bundle", "demo-ppo", "-o", "-"])
+    assert (code, err.getvalue().splitlines()[-1]) == (1, "error: cannot write the output to stdout: it is closed")

@@ -401,6 +401,9 @@ def test_a_terminal_gets_text_cleaned_and_no_binary_output(monkeypatch):
     finally:
         os.close(master)
         os.close(slave)
+    monkeypatch.setattr(sys, "stdout", None)  # `>&-`: one line, where it was a crash report (AttributeError)
+    with pytest.raises(fsutil.WriteFailed, match="^cannot write the output to stdout: it is closed$"):
+        fsutil.write_named("-", "record\n")
 
 
 def test_new_parent_directories_are_all_private(tmp_path):
