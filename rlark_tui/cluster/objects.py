@@ -189,9 +189,10 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
                             redirect=False, timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT))
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         raise DownloadError(f"{transport_error(exc, req, READ_TIMEOUT)}; run the same command again") from None
+    restart = False
     try:
         if resp.status == 200:
-            have = 0
+            restart, have = bool(have), 0
         elif resp.status != 206 or not have:
             body = resp.read(512).decode("utf-8", "replace")
             raise DownloadError(f"object storage answered {resp.status} for {one_line(entry.key)}: "
@@ -202,8 +203,8 @@ def _fetch(access: ClusterAccess, storage_class: str, cluster: str, entry: Entry
             for chunk in iter(lambda: out.read(CHUNK), b""):
                 digest_sha.update(chunk)
                 digest_md5.update(chunk)
-        elif out.seekable():
-            out.seek(0)
+        elif restart:  # the part this rlark made, answered whole: begun again. Never another file: stdout
+            out.seek(0)  # appended to a log (`>> app.log`) was truncated, the log lost
             out.truncate()
         size = have
         try:

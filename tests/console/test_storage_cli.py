@@ -281,11 +281,12 @@ def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandb
         "case-insensitive file system): not written"], lines
 
 
-def test_an_object_goes_to_stdout_alone_and_never_raw_to_a_terminal(sandbox, rlark, monkeypatch):
+def test_an_object_goes_to_stdout_alone_and_never_raw_to_a_terminal(sandbox, rlark, monkeypatch, tmp_path):
     """Issue 33: `rlark storage cp CLASS:KEY /dev/stdout` on a terminal wrote a stored object's bytes raw (another
     uploader's OSC 52 set the operator's clipboard, OSC 2 the window's title), and to a pipe its summary lines
     followed the object into the same stream. `-` is stdout, as for tar and `aws s3 cp`; the object is refused on a
-    terminal (a named one too), in one line, before it is read; to a pipe it is alone on stdout."""
+    terminal (a named one too), in one line, before it is read; to a pipe it is alone on stdout; and a stdout
+    appended to a file (`>> app.log`) is added to, where the download truncated it (the log lost)."""
     import io
     import pty
     import sys
@@ -314,6 +315,13 @@ def test_an_object_goes_to_stdout_alone_and_never_raw_to_a_terminal(sandbox, rla
             written = piped.getvalue()
         assert got.code == 0 and written == stored, (got.err, written)
         assert got.err.startswith(f"-  {len(stored)} bytes\nsha256 "), got.err
+        log = tmp_path / "app.log"  # `>> app.log`: the object is added to the shell's file, which it truncated
+        log.write_bytes(b"kept\n")
+        with open(log, "ab") as appended, monkeypatch.context() as patched:
+            patched.setattr(sys, "stdout", io.TextIOWrapper(appended))
+            assert rlark("storage", "cp", "s3-rclone:raw-bytes/evil.txt", "/dev/stdout").code == 0
+            sys.stdout.flush()
+        assert log.read_bytes() == b"kept\n" + stored
     finally:
         os.close(master)
         os.close(slave)
