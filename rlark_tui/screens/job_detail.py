@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -47,7 +48,7 @@ from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
 from rlark_tui.telemetry.steptime import step_time_cell
 from rlark_tui.telemetry.usage import pod_usage
-from rlark_tui.text.redact import redact_env, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_env, redact_text, secret_values
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import cut, one_line
 from rlark_tui.view.index import (
@@ -96,24 +97,31 @@ class Section(Static):
 
     COMPONENT_CLASSES = {"section--heading", "section--label", "section--muted"}
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.known = KnownSecrets()
+        """The Job's secret env values (`redact.secret_values`), masked in every text the section shows: a value
+        masked in its env entry showed in the run script that echoes it, and in the YAML tab."""
+
     def heading(self, text: Text, title: str) -> None:
         """A heading on one line (sinks.one_line): it names a role or a Task, the Job author's or the cluster's
         text, so a break in it cannot forge a field of its own on the next line."""
-        text.append(one_line(cut(title)) + "\n", self.get_component_rich_style("section--heading"))
+        text.append(one_line(cut(self.known.mask_lines(title))) + "\n", self.get_component_rich_style("section--heading"))
 
     def field(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         """`label: value` on one line: a break or bidi control in the label or value is shown as its escape
         (sinks.one_line), so a cluster value, or an event's reason or an image named in a label, cannot forge a
         field of its own on the next line."""
-        text.append(" " * indent + f"{one_line(cut(label))}: ", self.get_component_rich_style("section--label"))
-        text.append((one_line(cut(value)) if value else "—") + "\n")
+        text.append(" " * indent + f"{one_line(cut(self.known.mask_lines(label)))}: ",
+                    self.get_component_rich_style("section--label"))
+        text.append((one_line(cut(self.known.mask_lines(value))) if value else "—") + "\n")
 
     def script(self, text: Text, label: str, value: str, indent: int = 0) -> None:
         """A script's lines, each indented under its label (as `rlark describe` shows them)."""
         if not value:
             return self.field(text, label, value, indent)
         text.append(" " * indent + f"{label}:\n", self.get_component_rich_style("section--label"))
-        lines = value.rstrip("\n").splitlines()
+        lines = self.known.mask_lines(value).rstrip("\n").splitlines()
         for line in lines[:MAX_SCRIPT_LINES]:
             text.append(" " * (indent + 4) + clean(cut(line)) + "\n")
         if len(lines) > MAX_SCRIPT_LINES:
@@ -123,7 +131,7 @@ class Section(Static):
 
     def muted(self, text: Text, value: str) -> None:
         """A muted line; one line (sinks.one_line) whatever the Job name it quotes."""
-        text.append(one_line(cut(value)) + "\n", self.get_component_rich_style("section--muted"))
+        text.append(one_line(cut(self.known.mask_lines(value))) + "\n", self.get_component_rich_style("section--muted"))
 
 
 class JobDetailScreen(RlarkScreen):
@@ -327,6 +335,9 @@ class JobDetailScreen(RlarkScreen):
         if gpu.note and self._placement is None and not self._placement_asked:
             self._placement_asked = True  # the note names the placement once the resolved config is read
             self._read_checkpoints()
+        known = KnownSecrets(secret_values(job.raw))
+        for section in self.query(Section):
+            section.known = known
         self._render_diagnosis(job, diagnosis)
         self._render_overview(index, job, row)
         self._render_events(index, job)

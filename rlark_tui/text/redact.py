@@ -519,6 +519,13 @@ class KnownSecrets:
                 text = text.replace(value, MASK)
         return text
 
+    def mask_lines(self, text: str) -> str:
+        """`mask` of each line on its own, the line breaks kept: a form that ends in a newline (a Secret made from a
+        file) would otherwise take the break after the value with it, and join a document's two lines."""
+        if not self.values:
+            return text
+        return "\n".join(map(self.mask, text.split("\n")))
+
 
 _MIN_KNOWN = 4
 """A shorter value of a secret-looking env entry is not masked in free text: `DB_PASSWORD=x` would hide every x."""

@@ -509,6 +509,33 @@ async def test_a_node_of_100_kb_labels_costs_its_detail_little(post_snapshot):
     assert opened < 1.5 and again < 0.8, (opened, again)
 
 
+async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_too(post_snapshot):
+    """Issue 33, an eighteenth round (secrets in another shape, in the Job detail): an env entry of a secret-looking
+    name (API_KEY) was masked in its Env field, but the run script that echoes the same value showed it in the
+    Overview, in the YAML tab and in what `Y` copied as 'YAML (secrets redacted)'. The Job's secret env values
+    (redact.secret_values) are masked in every text the detail shows, each line on its own."""
+    secret = "s3cr3tvalue123456"
+    job = job_dict("leaky", env_extra=({"name": "API_KEY", "value": secret + "\n"},))
+    job["spec"]["tasks"][0]["runScript"] = f"curl -d {secret} http://x\npython train.py"
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job]))
+        app.open_job("leaky", "overview")
+
+        def shown(selector: str) -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query(selector))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Run script" in shown("#overview-text")
+                       and "runScript" in shown("#yaml-text"), "the Overview and the YAML")
+        app.screen.action_copy_yaml()
+        texts = [shown("#overview-text"), shown("#yaml-text"), app.clipboard]
+    assert all(secret not in text for text in texts), [text[text.find(secret) - 40:][:80] for text in texts]
+    import yaml
+
+    assert "curl -d *** http://x" in texts[0]
+    assert yaml.safe_load(texts[2])["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
+
+
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
