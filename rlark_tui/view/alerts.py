@@ -8,7 +8,7 @@ from datetime import datetime
 
 from rlark_tui.alerting.rules import Alert, AlertsState
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 from rlark_tui.view.jobs import context_cell
 from rlark_tui.view.pods import Line
 
@@ -55,4 +55,4 @@ def not_read(state: AlertsState | None) -> str:
     if state is None or not state.errors:
         return ""
     more = f" (and {len(state.errors) - 1} more)" if len(state.errors) > 1 else ""
-    return f"not read: {one_line(state.errors[0])}{more}"
+    return f"not read: {one_line(cut(state.errors[0]))}{more}"

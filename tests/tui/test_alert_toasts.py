@@ -67,9 +67,10 @@ async def test_the_alerts_view_says_what_the_rounds_could_not_read(post_snapshot
     state and shown nowhere, and the reads between costly rounds dropped theirs: a Job whose log could not be read
     looked healthy. `:alerts` says the first, one line, and how many more."""
     from rlark_tui.screens.alerts import AlertsScreen
+    from rlark_tui.view.alerts import not_read
 
     monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))
-    errors = ("demo-ppo: the log store said 503\nall green", "data plane rlark-gpu-a: pods not listed")
+    errors = ("demo-ppo: the log store said 503\nall green", "data plane rlark-gpu-a: pods not listed" + "x" * 2**20)
     snapshot = dataclasses.replace(build_snapshot([job_dict("demo-ppo")]),
                                    alerts=MappingProxyType({A.ALL_KEY: A.AlertsState(A.Book(), errors=errors)}))
     app = RlarkApp(None)
@@ -81,3 +82,4 @@ async def test_the_alerts_view_says_what_the_rounds_could_not_read(post_snapshot
         said = str(app.screen.query_one("#alert-message").render())
     assert said == ("No alerts: every Job in scope looks healthy.\n"
                     "not read: demo-ppo: the log store said 503\\nall green (and 1 more)"), said
+    assert not_read(A.AlertsState(A.Book(), errors=errors[::-1])).endswith(" more characters) (and 1 more)")
