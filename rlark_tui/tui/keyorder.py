@@ -12,7 +12,8 @@ after the key and after the binding the key ran. The next key is sent once the a
 the key reached have handled what that left queued, twice over (SETTLE_ROUNDS): the focus change the binding
 asked for (`/` opens the filter bar), and the one a message it posted asked for (enter submits the bar, which
 gives the focus back to the list), are made by then. A key read while another is on its way waits in order. If
-the key is lost on the way (its widget removed), the next goes after KEY_WAIT seconds.
+the key is lost on the way (its widget removed), the next goes after KEY_WAIT seconds. A paste (bracketed, one
+Paste event) takes its turn among the keys: `/` and a paste read together put the text in the filter bar.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class KeyOrder(AppHost):
     """Methods of RlarkApp (self is the app)."""
 
     def _init_keys(self) -> None:
-        self._keys_waiting: deque[events.Key] = deque()
-        """Keys read while another was on its way, in the order read."""
+        self._keys_waiting: deque[events.Key | events.Paste] = deque()
+        """Keys (and pastes) read while another was on its way, in the order read."""
         self._key_seq = 0
         """The number of the last key sent."""
         self._key_on_way = 0
@@ -58,7 +59,7 @@ class KeyOrder(AppHost):
         """The widget (or screen) the key on its way went to."""
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             if self._key_on_way:
                 self._keys_waiting.append(event)
                 self._watch_key()
@@ -67,7 +68,7 @@ class KeyOrder(AppHost):
             return
         await super().on_event(event)
 
-    async def _send_key(self, event: events.Key) -> None:
+    async def _send_key(self, event: events.Key | events.Paste) -> None:
         try:
             target = self.focused or self.screen
         except ScreenStackError:
