@@ -671,31 +671,36 @@ never recurses without bound and never shows what it did not redact."""
 CUT = f"{MASK} (cut: nested deeper than {MAX_DEPTH})"
 
 
-def redact_object(obj: Any, _depth: int = 0) -> Any:
+def redact_object(obj: Any, _depth: int = 0, _known: KnownSecrets | None = None) -> Any:
     """A redacted deep copy of an API object (or any JSON-like value, e.g. a parsed kubeconfig): every `env`
     list and every string (scripts, annotations, JSON-in-annotations) redacted; string values of secret-looking
-    fields (`token`, `client-key-data`, `password`) and a Secret's `data`/`stringData` values masked. What is
-    nested deeper than MAX_DEPTH (JSON in a string counts from the string's depth) is CUT."""
+    fields (`token`, `client-key-data`, `password`) and a Secret's `data`/`stringData` values masked, and the
+    object's own secret env values (`secret_values`) wherever else they appear, line by line (a run script that
+    echoed an API_KEY's value showed it in `rlark describe`, `-o yaml` and the TUI's YAML tab, beside the masked
+    entry). What is nested deeper than MAX_DEPTH (JSON in a string counts from the string's depth) is CUT."""
+    if _known is None:
+        _known = KnownSecrets(secret_values(obj))
     if _depth > MAX_DEPTH and isinstance(obj, (str, list, Mapping)):
         return CUT
     if isinstance(obj, str):
-        return _redact_string(obj, _depth)
+        return _known.mask_lines(_redact_string(obj, _depth))
     if isinstance(obj, list):
-        return [redact_object(item, _depth + 1) for item in obj]
+        return [redact_object(item, _depth + 1, _known) for item in obj]
     if not isinstance(obj, Mapping):
         return obj
     is_secret_kind = obj.get("kind") == "Secret"
     result = {}
     for key, value in obj.items():
         if key == "env" and isinstance(value, (list, Mapping)):
-            result[key] = redact_env(value, _depth + 1)
+            result[key] = redact_object(redact_env(value, _depth + 1), _depth + 1, _known) if _known else \
+                redact_env(value, _depth + 1)
         elif is_secret_kind and key in ("data", "stringData") and isinstance(value, Mapping):
             result[key] = {k: MASK for k in value}
         elif _is_secret_field(key) and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
                 and _maskable(value):
             result[key] = MASK
         else:
-            result[key] = redact_object(value, _depth + 1)
+            result[key] = redact_object(value, _depth + 1, _known)
     return result
 
 

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlark_tui.text.redact import KnownSecrets, redact_object, secret_values
+from rlark_tui.text.redact import redact_object
 from rlark_tui.text.sinks import yaml_dumps
 
 YAML_LINES = 500
 
 
 def job_yaml(raw: Any) -> str:
-    """The Job's YAML as the tab and `Y` give it: secrets redacted, no managedFields, and the values of its secret
-    env entries masked wherever else they appear (`redact.secret_values`: a run script that echoes one showed it,
-    and `Y` copied it, as 'YAML (secrets redacted)')."""
+    """The Job's YAML as the tab and `Y` give it: secrets redacted (its secret env values wherever they appear: a
+    run script that echoed one showed it, and `Y` copied it, as 'YAML (secrets redacted)'), no managedFields."""
     shown = redact_object(raw)
     if isinstance(shown, dict) and isinstance(shown.get("metadata"), dict):
         shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
-    return KnownSecrets(secret_values(raw)).mask_lines(yaml_dumps(shown, sort_keys=False, allow_unicode=True))
+    return yaml_dumps(shown, sort_keys=False, allow_unicode=True)
 
 
 def shown_part(text: str, whole: str = "Y copies the whole YAML") -> tuple[str, str]:

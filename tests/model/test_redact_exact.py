@@ -126,3 +126,24 @@ def test_new_shapes_stay_linear_on_a_megabyte():
     for text in ('\\"password\\": \\"' + "a" * 1_000_000, KEY[0] + "\n" + "A" * 1_000_000,
                  ("x" * 64 + "\n") * 15_000 + KEY[-1], "key=value` " * 90_000):
         assert isinstance(redact_text(text), str)
+
+
+def test_a_jobs_secret_env_value_is_masked_wherever_else_the_job_holds_it():
+    """Issue 33, an eighteenth round (secrets in another shape): an env entry of a secret-looking name was masked,
+    but a run script, another env entry or an annotation that held the same value showed it, in `rlark describe`,
+    `-o yaml`/`-o json`, the TUI's YAML tab and its `Y` copy. redact_object masks the object's own secret env values
+    (secret_values) in every string, line by line, so the script keeps its lines."""
+    from rlark_tui.commands.describe import describe_text
+    from rlark_tui.text.redact import redact_object
+
+    secret = "s3cr3tvalue123456"
+    task = {"name": "main", "head": True, "role": "Actor", "runScript": f"curl -d {secret} http://x\npython train.py",
+            "kubernetes": {"workload": {"kind": "StatefulSet", "replicas": 1, "template": {"spec": {"containers": [
+                {"name": "main", "image": "img", "env": [{"name": "API_KEY", "value": secret + "\n"},
+                                                         {"name": "COPY", "value": f"x {secret}"}]}]}}}}}
+    job = {"apiVersion": "rlinf.io/v1alpha1", "kind": "Job",
+           "metadata": {"name": "leaky", "annotations": {"note": f"key {secret}"}}, "spec": {"tasks": [task]}}
+    redacted = redact_object(job)
+    assert secret not in yaml.safe_dump(redacted) and secret not in describe_text(job, [], [], {}, None)
+    assert redacted["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
+    assert redacted["metadata"]["annotations"]["note"] == "key ***"
