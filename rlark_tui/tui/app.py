@@ -919,6 +919,9 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         """`F`: tunnels to the Job's Ray dashboard and TensorBoard (kept until the app exits), then their URLs."""
         from rlark_tui.local.podshell import open_tunnels
 
+        if self.access is None:
+            self.call_from_thread(self.notify, "not connected to a cluster: no tunnel to open", severity="warning")
+            return
         try:
             shown = open_tunnels(self.access, self.actions, name, self.tunnels)
         except RlarkError as exc:

@@ -937,3 +937,14 @@ async def test_the_namespace_picker_shows_a_namespace_as_plain_text():
         rendered = [options.render_line(y) for y in range(options.size.height)]
         assert any("  [@click=app.quit]ns[/]\\nx" in line.text for line in rendered), [line.text for line in rendered]
         assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
+
+
+async def test_tunnels_asked_for_without_a_cluster_say_so_in_one_line(post_snapshot):
+    # with no cluster the worker raised AttributeError and Textual's toast read "open_tunnels failed: 'NoneType'
+    # object has no attribute 'get'" (issue 33, an eighteenth round, the TUI's screens)
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("tunnel-me")]))
+        await press(pilot, "F")
+        said = await wait_for(pilot, lambda: [n.message for n in app._notifications], "a notice")
+        assert said == ["not connected to a cluster: no tunnel to open"], said
