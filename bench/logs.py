@@ -154,6 +154,8 @@ def _quit(app: subprocess.Popen) -> None:
 # ---- the app process -------------------------------------------------------------------------------------------
 
 async def _drive(kubeconfig: str, context: str, job: str) -> None:
+    from rlark_tui.local.startup import enter_kubernetes_lazily
+    enter_kubernetes_lazily()  # as `rlark` starts (cli.main): the package without its __init__'s imports
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens.logs import LogScreen
