@@ -41,9 +41,10 @@ PATTERN_SECONDS = 0.1
 PASS_SECONDS = 0.5
 """A pass of the search or line filter over many lines (find, rebuild, a drained batch) spends this long in all:
 a pattern a little under PATTERN_SECONDS on each of 20,000 long lines would otherwise hold the keys for minutes."""
-STRIPS_KEPT = 4000
+STRIPS_KEPT = 1000
 """Rows whose rendered strip is kept (the least recently drawn go first): a screenful scrolled back and forth is
-drawn once."""
+drawn once. Each kept strip holds what Textual derived from it as it was drawn (its crops and offsets, several
+each), so this bounds the pane's RSS too (bench/logs.py's log_rss_mb)."""
 MAX_CHARS = 64 << 20
 """The pane, and its queue of arriving lines, hold at most this much text each (the oldest lines are dropped and
 counted): a Pod's line is read up to 16 MiB, and 20,000 such lines would be 320 GiB."""
