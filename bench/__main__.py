@@ -55,6 +55,7 @@ TARGETS: dict[str, tuple[str, float | None, str | None]] = {
     "status_tmux_s_p95": ("alerts", 0.5, "max"),
     "server_requests_per_s": ("usage", 5, "max"),
     "alert_latency_offscreen_s_max": ("usage", 30, "max"),
+    "offscreen_read_gap_s_max": ("usage", None, None),
     "terminal_idle_bytes_per_min": ("terminal", 2048, "max"),
     "terminal_key_bytes": ("terminal", None, None),
     "terminal_log_frames_per_s": ("terminal", 20, "max"),

@@ -67,3 +67,18 @@ def test_a_latency_with_no_sample_is_null_and_said_not_a_failed_module(capsys):
     assert "no frame of a filter keystroke came within its timeout; filter_keystroke_ms_p95 left null" \
         in capsys.readouterr().err
     assert table(results).splitlines()[[*TARGETS].index("filter_keystroke_ms_p95") + 1].endswith("n/a")
+
+
+def test_the_offscreen_read_gap_is_the_longest_wait_for_a_read_in_the_window():
+    """bench usage's off-screen alert latency samples the read cycle at 5 moments; the read gap is its bound: the
+    longest time between two reads of a faulty Job's Header log that ends in the window, or from its last read to
+    the window's end."""
+    from bench.usage import _read_gap
+
+    log = "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods/{}-actor-0/log"
+    paths = [(5.0, log.format("a")), (30.0, log.format("a")), (52.0, log.format("a")), (12.0, log.format("ab")),
+             (40.0, log.format("b")), (45.0, "/api/proxy/gpu-a/api/kubernetes/api/v1/namespaces/rlark-system/pods")]
+    assert _read_gap(paths, ["a"], 10.0, 60.0) == 25.0  # 5 -> 30 ends in the window
+    assert _read_gap(paths, ["a"], 31.0, 60.0) == 22.0
+    assert _read_gap(paths, ["b"], 10.0, 60.0) == 30.0  # no read before the window: from its start
+    assert _read_gap(paths, ["c"], 10.0, 60.0) == 50.0
