@@ -197,11 +197,9 @@ def test_all_contexts_read_the_kubeconfig_once(tmp_path, env, capsys, monkeypatc
     assert read == [path]
 
 
-@pytest.mark.parametrize("gateway", ["https://127.0.0.1:2/\nStatus: forged", "https://[::1"])
-def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_line(tmp_path, env, capsys, gateway):
-    """A context's rlark extension named a gateway with a line break ('Status: forged' a line of its own in
-    `rlark config` and every error naming it), or one urlsplit refuses (a crash report for storage, sshkeys and
-    config). The first is not taken; the second is one line wherever it is used."""
+def _gateway_kubeconfig(tmp_path, gateway: str):
+    """A kubeconfig of one context whose rlark.io/console extension names `gateway` (its control plane answers
+    nothing)."""
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
@@ -209,7 +207,15 @@ def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_li
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "extensions": [
             {"name": "rlark.io/console", "extension": {"gateway": gateway}}]}}]}))
-    run = cli_runner(path, capsys)
+    return path
+
+
+@pytest.mark.parametrize("gateway", ["https://127.0.0.1:2/\nStatus: forged", "https://[::1"])
+def test_a_gateway_extension_that_forges_or_does_not_parse_is_no_crash_and_no_line(tmp_path, env, capsys, gateway):
+    """A context's rlark extension named a gateway with a line break ('Status: forged' a line of its own in
+    `rlark config` and every error naming it), or one urlsplit refuses (a crash report for storage, sshkeys and
+    config). The first is not taken; the second is one line wherever it is used."""
+    run = cli_runner(_gateway_kubeconfig(tmp_path, gateway), capsys)
     config, storage = run("config"), run("storage", "ls", "s3")
     assert "\nStatus: forged" not in config.out + config.err and "crashed" not in config.err, config.out
     assert storage.code == 1 and storage.err.count("\n") == 1, storage.err
@@ -413,14 +419,7 @@ def test_the_config_files_gateway_headers_go_only_to_its_own_gateway(tmp_path, e
     with loopback.serving(Gateway) as url:
         (tmp_path / "config.yaml").write_text(("gateway: " + url + "\n" if named else "")
                                               + "gateway_headers: {X-Auth-Token: tok-very-secret-2}\n")
-        path = tmp_path / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
-            "users": [{"name": "u", "user": {"token": "t"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "extensions": [
-                {"name": "rlark.io/console", "extension": {"gateway": url}}]}}]}))
-        cli_runner(path, capsys)("storage", "ls", "s3")
+        cli_runner(_gateway_kubeconfig(tmp_path, url), capsys)("storage", "ls", "s3")
     assert seen and set(seen) == {"tok-very-secret-2" if named else ""}, seen
 
 

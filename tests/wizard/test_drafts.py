@@ -189,20 +189,13 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
         assert len(tasks) == 12 and all(tasks) and len(queries) < 12, len(queries)
         # past the wizard's bound (a row and a form per role: 500 roles held the UI thread a minute) one line
         export_draft(path, replace(many, roles=many.roles * 6))
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
-        await answer(pilot, path)
-        said = f"draft {path} has 72 roles, more than the wizard's 64: not opened in it"
-        await until(pilot, lambda: any(n.message == said for n in app._notifications), what="the refusal")
+        await import_refused(pilot, path, f"draft {path} has 72 roles, more than the wizard's 64: not opened in it")
         assert len(screen.draft.roles) == 12
         # issue 33, an eighteenth round: so is a role of more entries than it takes (30,000 env entries, a 400 KB
         # draft, were 3 s to open and 0.9 s of the UI thread at each keystroke)
         export_draft(path, replace(many, roles=(replace(many.roles[0], env={f"E{i}": "v" for i in range(513)}),)))
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
-        await answer(pilot, path)
-        said = f"draft {path} has a role of 513 env entries, more than the wizard's 512: not opened in it"
-        await until(pilot, lambda: any(n.message == said for n in app._notifications), what="the refusal")
+        await import_refused(pilot, path,
+                             f"draft {path} has a role of 513 env entries, more than the wizard's 512: not opened in it")
         assert len(screen.draft.roles) == 12
         # issue 33, an eighteenth round: step 4 highlighted and laid out the whole Job YAML on the UI thread (a
         # 20,000-line run script was 6 s, a 4 MiB draft's minutes); it lays out the first YAML_LINES, as the Job
@@ -238,6 +231,14 @@ async def test_an_autosave_of_more_roles_than_the_wizard_takes_is_refused_in_one
         said = "the autosaved draft has 72 roles, more than the wizard's 64: not opened in it"
         await until(pilot, lambda: any(n.message == said for n in app._notifications), what="the refusal")
         assert app.screen is screen and screen.draft.name == "" and len(screen.draft.roles) == 3
+
+
+async def import_refused(pilot, path, said: str) -> None:
+    """Import the draft at `path` (ctrl+o) and wait for the one line refusing it."""
+    await pilot.press("ctrl+o")
+    await until(pilot, lambda: isinstance(pilot.app.screen, PathScreen), what="the import prompt")
+    await answer(pilot, path)
+    await until(pilot, lambda: any(n.message == said for n in pilot.app._notifications), what="the refusal")
 
 
 async def answer(pilot, path) -> None:
