@@ -275,7 +275,7 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     from kubernetes import client as k8s
     from kubernetes.config import ConfigException
     from kubernetes.config.incluster_config import load_incluster_config
-    from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
+    from kubernetes.config.kube_config import KubeConfigLoader
 
     from rlark_tui.cluster import execplugin
     execplugin.bound()
@@ -292,11 +292,11 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             named = _entry(kubeconfig.merged, "clusters", str(kubeconfig.contexts[context].get("cluster")),
                            required=False)
             _check_skip_verify(named.get("cluster") if named is not None else None, context)
-            merger = _read_merger(KubeConfigMerger, kubeconfig.documents)
-            if merger.config is None:
+            merged = _merged_as_read(kubeconfig.documents)
+            if merged is None:
                 raise ConfigException("Invalid kube-config file. No configuration found.")
-            taken = _take_tls_material(merger.config, context)
-            KubeConfigLoader(config_dict=merger.config, config_base_path=None,
+            taken = _take_tls_material(merged, context)
+            KubeConfigLoader(config_dict=merged, config_base_path=None,
                              active_context=context).load_and_set(configuration)
         if not all(sendable(value) for value in configuration.api_key.values() if isinstance(value, str)):
             raise ConfigException(UNSENDABLE_TOKEN)
@@ -307,37 +307,29 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     return configuration, taken
 
 
-def _read_merger(merger: Any, documents: tuple[tuple[str, Any], ...]) -> Any:
-    """The loader's KubeConfigMerger over the documents rlark read (ConfigNodes naming each file, for the paths
-    relative to it): the merger opened and parsed the files again, without a bound, so a file swapped in after rlark
-    judged it (a context without a command then with an exec plugin) was the one used."""
+def _merged_as_read(documents: tuple[tuple[str, Any], ...]) -> Any:
+    """The kubeconfig the loader is given (KubeConfigLoader's config_dict), merged as its KubeConfigMerger merges
+    files (the first entry of each name wins, the last current-context), over the documents rlark read: ConfigNodes
+    of the loader's public class, naming each entry's file (for paths relative to it). The merger opened and parsed
+    the files again, without a bound, so a file swapped in after rlark judged it (a context without a command then
+    with an exec plugin) was the one used. None when there is no document."""
     from kubernetes.config import ConfigException
     from kubernetes.config.kube_config import ConfigNode
 
-    class AsRead(merger):  # type: ignore[misc]
-        config_merged: Any
-        def _load_config_from_file_path(self, string: str) -> None:
-            for path, document in documents:
-                self.paths.append(path)
-                self.load_document(path, copy.deepcopy(document))
-            self.config_saved = copy.deepcopy(self.config_files)
-
-        def load_document(self, path: str, config: Any) -> None:  # KubeConfigMerger.load_config, but its open
-            if config is None:
-                raise ConfigException(f"Invalid kube-config. {path} file is empty")
-            merged: Any = self.config_merged
-            if merged is None:
-                first = copy.deepcopy(config)
-                for item in ("clusters", "contexts", "users"):
-                    first[item] = []
-                merged = self.config_merged = ConfigNode(path, first, path)
-            for item in ("clusters", "contexts", "users"):
-                self._merge(item, config.get(item, []) or [], path)
-            if "current-context" in config:
-                merged.value["current-context"] = config["current-context"]
-            self.config_files[path] = config
-
-    return AsRead("")
+    merged: Any = None
+    for path, document in documents:
+        if document is None:
+            raise ConfigException(f"Invalid kube-config. {path} file is empty")
+        config = copy.deepcopy(document)
+        if merged is None:
+            merged = ConfigNode(path, {**config, "clusters": [], "contexts": [], "users": []}, path)
+        for item in ("clusters", "contexts", "users"):
+            for entry in config.get(item, []) or []:
+                if not any(exists["name"] == entry["name"] for exists in merged.value[item]):
+                    merged.value[item].append(ConfigNode(f"{path}/{entry}", entry, path))
+        if "current-context" in config:
+            merged.value["current-context"] = config["current-context"]
+    return merged
 
 
 def _user_of(kubeconfig: Kubeconfig, context: str) -> tuple[str, dict[str, Any]]:
