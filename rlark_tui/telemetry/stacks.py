@@ -15,18 +15,26 @@ from dataclasses import dataclass, field
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import LineRedactor
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 
 PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
 _FRAME = re.compile(r"^\s+(\S.*?) \(([^()]*?)(?::(\d+))?\)\s*$")
 _PROCESS = re.compile(r"^Process (\d+): (.*)$")
+MAX_DUMP_CHARS = 256 * 1024
+"""The characters of one dump parsed: the fixed `py-spy-dump`'s own bound in a Pod (model/fixed_commands), which
+Ray's `/worker/traceback` (answered up to raydash.client.MAX_TEXT_BYTES, 4 MiB) passed: every rank's 4 MiB was
+kept, masked and shown."""
 MAX_DUMP_LINES = 5000
 """The lines of one dump parsed (py-spy's dump of a worker is its threads' frames: a few hundred lines); a
 worker's 4 MiB answer of frames was 60,000 Frame objects, for each of thousands of ranks."""
 MAX_FRAMES = 200
 """The most recent frames of a thread kept (a Python stack at its default recursion limit is 1,000 deep; a
 training step's is a few dozen); the rest are counted (`Thread.more`)."""
+NAME_CHARS = 300
+"""What is shown of a frame's function and file, and of every other name (thread, actor, class, Pod, node, a Pod's
+reason), the rest counted (sinks.cut, after masking): a Python qualified name or a path in site-packages is well
+under it, and 32 ranks of four 1 MB function names were 190 MB of the Stacks screen's text."""
 MAX_GROUPS_SHOWN = 32
 MAX_OUTLIERS_SHOWN = 32
 """What render_lines shows of the groups and the odd ranks (the rest counted in one line each, `-o json` lists
@@ -80,8 +88,8 @@ def plumbing(frame: Frame) -> bool:
 
 
 def parse_dump(text: str) -> Dump | None:
-    """A `py-spy dump` text (its threads, frames most recent first; its first MAX_DUMP_LINES lines), or None when
-    it holds no thread."""
+    """A `py-spy dump` text (its threads, frames most recent first; its first MAX_DUMP_LINES lines of its first
+    MAX_DUMP_CHARS characters), or None when it holds no thread."""
     pid, title = None, ""
     threads: list[Thread] = []
     current: tuple[str, str, str] | None = None
@@ -92,7 +100,7 @@ def parse_dump(text: str) -> Dump | None:
             threads.append(Thread(current[0], current[2], current[1], tuple(frames[:MAX_FRAMES]),
                                   max(len(frames) - MAX_FRAMES, 0)))
 
-    for line in text.splitlines()[:MAX_DUMP_LINES]:
+    for line in text[:MAX_DUMP_CHARS].splitlines()[:MAX_DUMP_LINES]:
         process = _PROCESS.match(line)
         if process:
             pid, title = ascii_int(process.group(1)), process.group(2).strip()
@@ -211,13 +219,14 @@ def group(job: str, source: str, workers: Iterable[Worker], errors: Sequence[Pod
 def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
     """`stacks` as it may be shown: every text a cluster gave (frames, thread, actor, class, Pod and node names,
     the reasons a Pod gave no dump) cleaned of escape sequences and control characters, then with the Job's
-    secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked; each on its one
-    line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame line)."""
+    secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked, then cut to
+    NAME_CHARS; each on its one line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame
+    line)."""
     redact = LineRedactor(known)
 
     @functools.cache
     def text(value: str) -> str:
-        return one_line(redact(clean(value)))
+        return one_line(cut(redact(clean(value)), NAME_CHARS))
 
     @functools.cache
     def frame(found: Frame) -> Frame:

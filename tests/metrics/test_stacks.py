@@ -138,3 +138,21 @@ def test_ranks_whose_dumps_all_differ_show_in_a_bounded_number_of_lines():
     assert "    … 101 more frames" in lines and "… 7 more ranks elsewhere (-o json lists them)" in lines
     assert lines[-1] == "… 8 more groups of 8 ranks (-o json lists them)"
     assert len(json.loads(json.dumps(stacks.to_json(found)))["groups"]) == 40
+
+
+def test_frames_of_huge_names_are_shown_cut_and_a_dump_is_read_to_a_bound():
+    """Issue 33, round H33, a hostile Ray head or Pod (a py-spy on its PATH, or a function named by the Job's
+    code): Ray's /worker/traceback answers up to 4 MiB a worker, and every frame, thread and actor name was kept and
+    shown whole: 32 ranks of four 1 MB frame names were 190 MB of text for the Stacks screen, 13 s of CPU to mask,
+    and 6 MB in a stalled Job's alert evidence. A dump is parsed to its first MAX_DUMP_CHARS characters (the Pod
+    route's own bound) and each name shown to NAME_CHARS, the rest counted."""
+    long = "".join(f"    {'f' * 50_000}{i} (data/{'d' * 9_000}.py:{i})\n" for i in range(4))
+    ranks = [stacks.Worker(f"ActorGroup:{r}{'r' * 50_000}", "EmbodiedFSDPActor", 100 + r, "p" * 50_000, "n",
+                           stacks.parse_dump(dump(100 + r, long.replace("f", "gf"[r % 2])))) for r in range(8)]
+    found = stacks.masked(stacks.group("job", "ray-dashboard", ranks))
+    text = stacks.render(found)
+    assert max(map(len, text.splitlines())) < 10 * stacks.NAME_CHARS, max(map(len, text.splitlines()))
+    assert len(text) < 100_000 and len(stacks.summary(found)) < 12 * stacks.NAME_CHARS
+    assert f"    {'f' * stacks.NAME_CHARS}… (49,701 more characters) (data/" in text
+    whole = stacks.parse_dump(dump(7, f"    {'f' * 4 * 2**20} (x.py:1)\n    next_batch (loader.py:88)\n"))
+    assert whole is not None and all(len(str(frame)) < stacks.MAX_DUMP_CHARS for frame in whole.main.frames)
