@@ -2,8 +2,10 @@
 item 5). `BundleAccess` stands where a ClusterAccess stands for the Reconciler and the log follower: the Job, its
 Tasks and Pod CRs as one list each (then nothing changes until the app ends), each member Pod as its data plane
 would answer, and each captured container log as a finished stream. Members are read out of the archive directly
-(never extracted), each at most its manifest size and MAX_MEMBER; what is read is the bundle's text, masked when it
-was written, and is shown through the same cleaning as a live cluster's. No request leaves the machine.
+(never extracted), each at most its manifest size and MAX_MEMBER, at its offset in the archive read as a seekable
+one (local/archives.Unpacked, at most MAX_UNPACKED unpacked): a log opened after one later in the archive unpacked
+the gzip stream again from its start, up to ~16 s a log at the bound. What is read is the bundle's text, masked when
+it was written, and is shown through the same cleaning as a live cluster's. No request leaves the machine.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
 from rlark_tui.cluster.metrics import MAX_TAGS, thin
 from rlark_tui.errors import RlarkError
-from rlark_tui.local.archives import open_tar, reader
+from rlark_tui.local.archives import TooLarge, Unpacked, open_tar, reader
 from rlark_tui.local.fsutil import open_input
 from rlark_tui.model import keys
+from rlark_tui.model.quantity import size_text
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
@@ -151,8 +154,11 @@ class BundleAccess:
         self.path = str(path)
         self._file = open_input(self.path, "--bundle")
         try:
-            self._tar = open_tar(self._file, gzip=True)
+            self._tar = open_tar(Unpacked(self._file, MAX_UNPACKED))
             self._members = self._index()
+        except TooLarge:
+            self._file.close()
+            raise self._too_large() from None
         except (OSError, tarfile.TarError) as exc:
             self._file.close()
             raise RlarkError(f"--bundle {self.path}: not a bundle ({exc})") from None
@@ -174,13 +180,16 @@ class BundleAccess:
         self._objects = {JOBS.plural: self._items(layout.JOB), TASKS.plural: self._items(layout.TASKS),
                          PODS.plural: self._items(layout.POD_CRS)}
 
+    def _too_large(self) -> RlarkError:
+        return RlarkError(f"--bundle {self.path}: more than {MAX_MEMBERS} members or {size_text(MAX_UNPACKED)} "
+                          "unpacked: not a bundle rlark wrote")
+
     def _index(self) -> dict[str, tarfile.TarInfo]:
         """The bundle's files by name, its headers read one by one within MAX_MEMBERS and MAX_UNPACKED."""
         members: dict[str, tarfile.TarInfo] = {}
         for count, member in enumerate(self._tar, 1):
-            if count > MAX_MEMBERS or self._tar.offset > MAX_UNPACKED:
-                raise RlarkError(f"--bundle {self.path}: more than {MAX_MEMBERS} members or "
-                                 f"{MAX_UNPACKED // 2**30} GiB unpacked: not a bundle rlark wrote")
+            if count > MAX_MEMBERS:
+                raise self._too_large()
             if member.isfile():
                 members[member.name] = member
         return members
@@ -232,11 +241,9 @@ class BundleAccess:
         return read()
 
     def _once(self, name: str, parse: Callable[[bytes | None], Any]) -> Any:
-        """`parse` of a member's bytes, read once: a gzip stream is read forwards only, so a read of a member
-        before the last one read unpacks the archive again from its start (a bundle of 1 GB of zeros, 1 MB, took
-        4 s of CPU at each Metrics poll, holding the lock every log read waits for). Kept are the captured objects,
-        the diagnosis and the metrics as read, and the data-plane Pods while their members come to at most
-        KEPT_PODS_BYTES; never a log."""
+        """`parse` of a member's bytes, read and parsed once (an 8 MiB pods.yaml is not parsed again at each poll).
+        Kept are the captured objects, the diagnosis and the metrics as read, and the data-plane Pods while their
+        members come to at most KEPT_PODS_BYTES; never a log."""
         if name in self._read_once:
             return self._read_once[name]
         found = parse(self.read(name, MAX_OBJECTS))

@@ -15,7 +15,7 @@ import pytest
 from rlark_tui.cluster.bundle_source import BundleAccess
 from rlark_tui.cluster.podcopy import CopyRefused, unpack
 from rlark_tui.errors import RlarkError
-from rlark_tui.local.archives import MAX_HEADER_BYTES, open_tar, reader
+from rlark_tui.local.archives import MAX_HEADER_BYTES, Unpacked, open_tar, reader
 from tests.reliability.test_cp_hostile import sparse_archive
 
 
@@ -56,7 +56,7 @@ def test_a_bundle_cut_short_is_one_line(tmp_path):
         info = tarfile.TarInfo("m0")
         info.size = 10240
         tar.addfile(info, io.BytesIO(os.urandom(10240)))
-    with open_tar(io.BytesIO(gzip.compress(noise.getvalue())[:5000]), gzip=True) as tar:  # cut within m0's bytes
+    with open_tar(Unpacked(io.BytesIO(gzip.compress(noise.getvalue())[:5000]), 1 << 20)) as tar:  # cut within m0
         read = reader(tar, tar.next())
         with pytest.raises(tarfile.ReadError, match=r"^the archive is cut short \(Compressed file"):
             read(10240)

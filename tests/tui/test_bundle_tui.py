@@ -364,6 +364,62 @@ def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path
     assert sum(read) == polled, f"{(sum(read) - polled) / path.stat().st_size:.0f} times the bundle read again"
 
 
+def test_a_log_earlier_in_the_bundle_is_read_without_unpacking_the_archive_again(tmp_path, monkeypatch):
+    """Issue 33 (O33a item 1): a gzip stream is read forwards only, so opening a Pod's log that lies earlier in the
+    archive than the last member read unpacked the archive again from its start: up to ~16 s a log at the 4 GiB
+    bound. The archive is read as a seekable one (local/archives.Unpacked, its inflater's state kept every SPAN
+    unpacked bytes, lowered here): opening the logs, in any order and again, reads at most about a SPAN of it."""
+    import io
+    import random
+
+    from rlark_tui.cluster import bundle_source
+    from rlark_tui.local import archives
+    from rlark_tui.model.keys import WORKLOAD_NAMESPACE
+    from rlark_tui.telemetry.bundle import FORMAT, log_member
+
+    first, last = (log_member("c", WORKLOAD_NAMESPACE, pod, "main") for pod in ("p0", "p1"))
+    path = crafted_bundle(tmp_path / "two.tar.gz", {"format": FORMAT, "job": "j", "members": []},
+                          {"job": "j", "series": {}},
+                          {first: b"early\n", "padding": random.Random(0).randbytes(4 << 20), last: b"late\n"})
+    monkeypatch.setattr(archives, "SPAN", 256 << 10)
+    read = []
+
+    def counted(name: str, what: str) -> io.BufferedReader:
+        class Counted(io.FileIO):
+            def readinto(self, buffer):  # type: ignore[override]
+                size = super().readinto(buffer)
+                read.append(size or 0)
+                return size
+        return io.BufferedReader(Counted(name))
+    monkeypatch.setattr(bundle_source, "open_input", counted)
+    access = BundleAccess(path)
+    try:
+        opened = sum(read)
+        for _ in range(3):
+            for pod, line in (("p1", "late"), ("p0", "early")):
+                before = sum(read)
+                assert list(access.pod_log("c", pod)) == [line]
+                assert sum(read) - before < path.stat().st_size / 8, \
+                    f"{(sum(read) - before) / path.stat().st_size:.1f} times the bundle read again for {pod}'s log"
+    finally:
+        access.close()
+    assert opened <= 1.5 * path.stat().st_size
+
+
+def test_a_bundle_that_unpacks_past_the_bound_is_one_line(tmp_path, monkeypatch):
+    """A bundle is read within MAX_UNPACKED unpacked bytes (lowered here), whatever its headers say."""
+    from rlark_tui.cluster import bundle_source
+    from rlark_tui.errors import RlarkError
+
+    path = crafted_bundle(tmp_path / "big.tar.gz", {"format": "x", "job": "j", "members": []}, {},
+                          {"zeros": bytes(3 << 20)})
+    monkeypatch.setattr(bundle_source, "MAX_UNPACKED", 2 << 20)
+    with pytest.raises(RlarkError) as refused:
+        BundleAccess(path)
+    assert str(refused.value) == f"--bundle {path}: more than {bundle_source.MAX_MEMBERS} members or 2 MiB " \
+                                 "unpacked: not a bundle rlark wrote"
+
+
 @pytest.mark.parametrize("argv", [["--bundle", "{b}", "delete", "demo-ppo", "--yes"],
                                   ["stop", "demo-ppo", "--bundle", "{b}"], ["--bundle", "{b}", "get", "jobs"]],
                          ids=["delete", "flag after the command", "get"])
