@@ -24,7 +24,7 @@ import yaml
 from rlark_tui.cluster.access import WatchEvent
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS, PODS, TASKS, Kind
-from rlark_tui.cluster.metrics import MAX_TAGS, thin
+from rlark_tui.cluster.metrics import thin
 from rlark_tui.errors import RlarkError
 from rlark_tui.local.archives import TooLarge, Unpacked, open_tar, reader
 from rlark_tui.local.fsutil import open_input
@@ -33,6 +33,7 @@ from rlark_tui.model.quantity import size_text
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
+from rlark_tui.telemetry.progress import MAX_TAGS
 from rlark_tui.text.parse import load_json, load_yaml
 
 MAX_MEMBER = 256 * 1024 * 1024

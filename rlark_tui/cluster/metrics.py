@@ -23,7 +23,7 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState
-from rlark_tui.telemetry.progress import Point, Progress, latest_progress, metric_series, scalar_points
+from rlark_tui.telemetry.progress import MAX_TAGS, Point, Progress, latest_progress, metric_series, scalar_points
 from rlark_tui.telemetry.steptime import breakdown, step_time_cell
 from rlark_tui.view.index import SnapshotIndex
 
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
 MAX_ANSWER_BYTES = 8 << 20
 """A TensorBoard answer larger than this is refused (a clear state, not a frozen plot)."""
 MAX_POINTS = 2000
-MAX_TAGS = 256
-"""The most TensorBoard series read at once: each is a request, and the Job's code names its tags (100,000 tags
-were 100,000 requests and every series whole in memory, each poll of an opened Job)."""
 """Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
@@ -229,11 +226,13 @@ def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", ta
         lines = read_log(access, header.cluster, header.pod, SERIES_TAIL_LINES)
     except (ApiError, Unreachable) as exc:
         raise MetricsUnavailable(f"metrics: {exc}" + (f" (and {note})" if note else "")) from exc
-    parsed = metric_series(lines)
-    series = {tag: points for tag, points in parsed.points.items() if not tags or tag in tags}
+    parsed = metric_series(lines, tags)
+    if parsed.more_tags:
+        note = "; ".join(filter(None, [note, f"the log names more than {MAX_TAGS} tags: the first {MAX_TAGS} read "
+                                             "(name one with --tag)"]))
     if parsed.partial:
         note = "; ".join(filter(None, [note, "the log ends inside a metric table (left out)"]))
-    return _result(job_name, "log", series, note)
+    return _result(job_name, "log", parsed.points, note)
 
 
 def _result(job: str, source: str, series: dict[str, list[Point]], note: str) -> MetricsResult:

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from rlark_sandbox.demo_workload import metric_table
-from rlark_tui.telemetry.progress import Progress, ProgressState, finite, latest_progress, metric_series
+from rlark_tui.telemetry.progress import MAX_TAGS, Progress, ProgressState, finite, latest_progress, metric_series
 
 METRICS = {"time/step": 1.0, "env/return": 5.0, "rollout/rewards": 0.5, "train/actor/policy_loss": 0.25,
            "train/actor/grad_norm": 0.75, "train/actor/lr": 1e-4, "train/critic/value_loss": 0.125,
@@ -118,3 +118,18 @@ def test_tensorboard_points_of_the_wrong_kind_are_left_out():
     points = scalar_points(answer)
     assert points[:1] == [(1.0, 1, 0.5)] and points[2:] == [(8.0, 6, 2.0)] and points[1][1] == 4
     assert finite(points) == [(1.0, 1, 0.5), (8.0, 6, 2.0)] and scalar_points({"a": 1}) == []
+
+
+def test_a_log_naming_thousands_of_tags_gives_the_first_max_tags_and_a_named_one():
+    """Issue 33, round H33, a Job's Header log (its code names every cell): the log's tables gave a series for every
+    cell, unlike TensorBoard's first MAX_TAGS, so a table of 200,000 cells was 200,000 series at every Metrics poll,
+    5.8 s of the UI thread to open the Metrics tab and 2.9 s for its Time view. The first MAX_TAGS tags the log
+    names are read, it says there were more, and a tag asked for by name (--tag) is read wherever it comes."""
+    many = {f"time/p{i:05d}": 1.0 for i in range(2_000)}
+    lines = [(10.0, line) for line in metric_table(1, 40, 1.0, {"time/step": 9.0, **many}).splitlines()]
+    series = metric_series(lines)
+    assert len(series.points) == MAX_TAGS and series.more_tags
+    assert list(series.points)[:2] == ["time/p00000", "time/p00001"] and series.points["time/p00000"] == [(10.0, 1, 1.0)]
+    named = metric_series(lines, tags=["time/step", "time/p01999"])
+    assert named.points == {"time/p01999": [(10.0, 1, 1.0)], "time/step": [(10.0, 1, 9.0)]} and not named.more_tags
+    assert not metric_series(table_lines(1)).more_tags
