@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,6 +51,8 @@ class Impossible(RlarkError):
 
 
 class TimedOut(RlarkError):
+    """The time given passed first (exit 2)."""
+
     exit_code = 2
 
 
@@ -102,9 +103,6 @@ def run(args: argparse.Namespace) -> int:
         alerts = CriticalAlerts(access, args.job)
     try:
         message = _wait(access, args.job, what, target, deadline, alerts)
-    except TimedOut as exc:
-        print(f"error: timed out waiting for {args.job}: {exc}", file=sys.stderr)
-        return 2
     finally:
         if alerts is not None:
             alerts.stop()
@@ -190,7 +188,7 @@ def _wait(access, name: str, what: str, target, deadline: float, alerts: Critica
             raise _failed_early(access, name, alerts.fired)
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimedOut(last)
+            raise TimedOut(f"timed out waiting for {name}: {last}")  # cli.main's one line: `last` quotes the cluster
         if alerts is not None:
             alerts.changed.wait(min(interval, left))
         else:

@@ -254,3 +254,19 @@ def test_an_error_is_one_line_whatever_the_cluster_text_it_quotes(rel, rl):
         rel.store.delete("jobs", name)
     assert result.code != 0 and result.err.count("\n") == 1 and "\u2028" not in result.err, result.err
     assert result.err.startswith(f"error: job {name} is Failed (oom\\u2028\\njob {name} is Succeeded\\u202e)")
+
+
+def test_a_wait_that_times_out_says_so_on_one_line_whatever_the_phase_it_quotes(rel, rl):
+    """Issue 33, round H33, a hostile control plane's Job phase: `rlark wait` printed its own 'timed out' line, past
+    cli.main's one-line error, with the last thing it saw (`job J is <phase>, not Succeeded`, or an answer's error
+    quoting a Task's name) as it was, so a phase 'Running<LF>job J is Succeeded' forged a line under it."""
+    name = "shape-forged-phase"
+    rel.store.create("jobs", {"metadata": {"name": name}, "spec": {"tasks": []},
+                              "status": {"phase": f"Running\u2028\r\njob {name} is Succeeded\u202e"}})
+    try:
+        result = rl("wait", name, "--for", "phase=Succeeded", "--timeout", "0s", "--keep-waiting")
+    finally:
+        rel.store.delete("jobs", name)
+    assert result.code == 2 and result.err.count("\n") == 1 and "\u2028" not in result.err, result.err
+    assert result.err == (f"error: timed out waiting for {name}: job {name} is Running\\u2028\\njob {name} is "
+                          "Succeeded\\u202e, not Succeeded\n")
