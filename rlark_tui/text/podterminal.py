@@ -4,9 +4,11 @@ draws, queries the terminal (DA, DECRQSS, XTGETTCAP, its colours) and is answere
 for the writes that reach past the terminal's screen into the operator's desktop, which no program in a Pod needs
 and a hostile Pod uses: an OSC that sets or reads the clipboard (52: set it, or `?`, read it back into the Pod's
 input; kitty's 5522), sets the window or icon title (0, 1, 2), raises a desktop notification (9, 777: rlark's own
-alerts' channel; kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); kitty's graphics
-(`APC G`), which can have the terminal read the operator's files; and a tmux passthrough (`DCS tmux;`), which would
-carry them past a tmux the operator runs rlark in. Each such sequence is dropped whole, its introducer and
+alerts' channel; kitty's 99), sets a font (50) or hands over a file (iTerm2's 1337, kitty's 5113); every APC: tmux
+and screen take one as the pane's title, which tmux's default status-right shows, and kitty's graphics (`APC G`) can
+have the terminal read the operator's files; screen's `ESC k`, the window's name in tmux (`allow-rename on`) and
+screen, shown in their status lines; and a tmux passthrough (`DCS tmux;`), which would carry them past a tmux the
+operator runs rlark in. Each such sequence is dropped whole, its introducer and
 terminator too; and the modes a Pod set are put back when the session ends (`MODES_RESET`). Pure: bytes in, bytes out, a state across calls, at most a few bytes held between them.
 """
 
@@ -19,18 +21,22 @@ DROPPED_OSC = frozenset({0, 1, 2, 9, 50, 52, 99, 777, 1337, 5113, 5522})
 MAX_OSC_DIGITS = 8
 """The digits of an OSC number looked at: a longer number (no terminal's) is dropped as one of the above."""
 _PASSTHROUGH = b"tmux;"
-_GRAPHICS = b"G"
-"""kitty's graphics command (`APC G`): `t=f`, `t=t` and `t=s` have the terminal read a file or shared memory of
-the operator's (its answer into the Pod's input says whether `~/.ssh/id_rsa` exists), so none passes."""
+_APC = (0x5F, 0x9F)
+"""An APC (`ESC _`, C1 9F): a pane title to tmux and screen (a Pod's own text on the operator's tmux status line),
+and kitty's graphics (`APC G`: `t=f`, `t=t` and `t=s` have the terminal read a file or shared memory of the
+operator's, its answer into the Pod's input saying whether `~/.ssh/id_rsa` exists). None passes."""
+_NAME = 0x6B
+"""`ESC k`: screen's window name, which tmux takes too (with `allow-rename on`), its text ended as an APC's."""
 _EXECUTED = frozenset({*range(0x18), 0x19, *range(0x1C, 0x20), 0x7F})
 """What a terminal does (or ignores) between an ESC and the byte after it, keeping the ESC pending (the VT500 parser
 xterm and its heirs follow): a C0 control but CAN, SUB and ESC, and DEL. `ESC LF ]` is an OSC."""
 _IGNORED = frozenset({*range(0x07), *range(0x08, 0x18), 0x19, *range(0x1C, 0x20)})
 """What a terminal ignores within an OSC's number or a DCS's or APC's start (its parser's `osc_string` and
 `dcs_entry` states): a C0 control but BEL, CAN, SUB and ESC. `ESC ] 5 LF 2 ;` is an OSC 52."""
-_STOP = re.compile(rb"\x1b(?![\x20-\x4f\x51-\x5c\x5e\x60-\x7e])|\xc2(?![\x80-\x8f\x91-\x9c\x9e\xa0-\xbf])")
-"""Where the ground state looks closer: an ESC not followed by a printable ASCII byte that makes no OSC, DCS or APC
-(`ESC [` passes at once), and a C2 not followed by a continuation byte that makes none (`C2 A0` passes)."""
+_STOP = re.compile(rb"\x1b(?![\x20-\x4f\x51-\x5c\x5e\x60-\x6a\x6c-\x7e])|\xc2(?![\x80-\x8f\x91-\x9c\x9e\xa0-\xbf])")
+"""Where the ground state looks closer: an ESC not followed by a printable ASCII byte that makes no OSC, DCS, APC
+or window name (`ESC [` passes at once), and a C2 not followed by a continuation byte that makes none (`C2 A0`
+passes)."""
 _ENDS = re.compile(rb"[\x07\x18\x1a\x1b\xc2]")
 """What may end a string sequence (OSC, DCS, APC): BEL (an OSC), CAN, SUB, ESC (ESC \\ is ST; any other ESC ends it
 too) and the first byte of C1 ST in UTF-8 (C2 9C)."""
@@ -63,9 +69,7 @@ class PodOutput:
         self._passing = True
         """Within a string sequence: whether its bytes go on (then the terminal is within it too)."""
         self._osc = True
-        """Within a string sequence: an OSC (BEL ends it too) or a DCS or APC (only ST)."""
-        self._dropped_head = _PASSTHROUGH
-        """What a DCS's or APC's text begins with when it is dropped."""
+        """Within a string sequence: an OSC (BEL ends it too) or a DCS, APC or window name (only ST)."""
         self._fed = False
 
     def end(self) -> bytes:
@@ -114,7 +118,7 @@ class PodOutput:
         elif byte in (0x18, 0x1A):
             out.append(byte)  # cancels the ESC
             self._state = _GROUND
-        elif byte in (0x5D, 0x50, 0x5F):
+        elif byte in (0x5D, 0x50, 0x5F, _NAME):
             self._introduce(byte)
         elif byte == 0xC2:
             self._held = bytearray(b"\xc2")  # a C1 after an ESC is the C1's own
@@ -135,10 +139,13 @@ class PodOutput:
         return False  # a C2 no character follows: not passed, so no byte after a dropped sequence completes it
 
     def _introduce(self, byte: int) -> None:
-        """An OSC (`]`, C1 9D), DCS (`P`, C1 90) or APC (`_`, C1 9F) begins: held until judged."""
+        """An OSC (`]`, C1 9D) or DCS (`P`, C1 90) begins: held until judged; an APC (`_`, C1 9F) or a window name
+        (`k`) is dropped."""
         self._held = bytearray((self._held[0], byte))
-        self._state = _OSC_NUMBER if byte in (0x5D, 0x9D) else _DCS_HEAD
-        self._dropped_head = _GRAPHICS if byte in (0x5F, 0x9F) else _PASSTHROUGH
+        if byte in (*_APC, _NAME):
+            self._open_string(False, bytearray(), osc=False)
+        else:
+            self._state = _OSC_NUMBER if byte in (0x5D, 0x9D) else _DCS_HEAD
 
     def _osc_number(self, byte: int, out: bytearray) -> bool:
         digits = self._held[2:]
@@ -152,14 +159,14 @@ class PodOutput:
         return False
 
     def _dcs_head(self, byte: int, out: bytearray) -> bool:
-        """The start of a DCS (a tmux passthrough is dropped) or an APC (kitty's graphics are)."""
+        """The start of a DCS (a tmux passthrough is dropped)."""
         if byte in _IGNORED or byte in (0x07, 0x7F):
             return True
         head = bytes(self._held[2:]) + bytes([byte])
-        if head == self._dropped_head:
+        if head == _PASSTHROUGH:
             self._open_string(False, out, osc=False)
             return True
-        if self._dropped_head.startswith(head):
+        if _PASSTHROUGH.startswith(head):
             self._held.append(byte)
             return True
         self._open_string(True, out, osc=False)

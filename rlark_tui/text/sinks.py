@@ -103,17 +103,6 @@ def completion_words(names: Iterable[object]) -> list[str]:
             and name.isprintable()]
 
 
-TMUX_CHARS = 40
-
-
-def tmux(text: object, limit: int = TMUX_CHARS) -> str:
-    """Cluster text for tmux's status line: printable ASCII only (others become `?`), at most `limit` characters,
-    `#` doubled last (tmux runs `#(...)` and styles `#[...]` in a status-right)."""
-    text = text if isinstance(text, str) else str(text)
-    shown = "".join(char if " " <= char <= "~" else "?" for char in text[:limit])
-    return shown.replace("#", "##")
-
-
 NOTIFICATION_CHARS = 200
 
 

@@ -1,6 +1,7 @@
 """text.podterminal: what of a Pod's output reaches the operator's terminal (`rlark exec -t`, the TUI's shell):
-every escape sequence a full-screen program draws or queries with, but no clipboard, title, notification, font or
-file write and no tmux passthrough, whole, however the stream is cut into chunks."""
+every escape sequence a full-screen program draws or queries with, but no clipboard, title (tmux's pane title and
+window name too), notification, font or file write and no tmux passthrough, whole, however the stream is cut into
+chunks."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ CASES = [
     (b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\after", b"after"),
     (b"\x1bPtmu\x1b\\\x1b]52;c;x\x07z", b"\x1bPtmu\x1b\\z"),
     (b"a\x1b_Ga=q,t=f;L2hvbWUvdS8uc3NoL2lkX3JzYQ==\x1b\\b\xc2\x9fGt=s;x\xc2\x9cc", b"abc"),  # kitty reads a file
-    (b"\x1b_X\x07y\x1b\\\x1b_\x1b]52;c;x\x07z", b"\x1b_X\x07y\x1b\\\x1b_\x1b\\z"),
+    # tmux and screen take any APC as the pane's title and `ESC k` as the window's name, both on tmux's status line
+    (b"a\x1b_#[fg=red]forged\x1b\\b\xc2\x9fforged\xc2\x9cc\x1bk#(touch x)\x1b\\d", b"abcd"),
+    (b"\x1b_X\x07y\x1b\\\x1b_\x1b]52;c;x\x07z\x1bkname\x07\x1bx\x1b\\q", b"z\x1bx\x1b\\q"),
     (b"\x1b]8;;http://x\x1b]52;c;x\x07", b"\x1b]8;;http://x\x1b\\"),  # an ESC ends the link (closed by ST here)
     (b"\x1b]8;;\xc2\x9d52;c;x\x07z", b"\x1b]8;;\x1b\\z"),
     # what comes after a dropped sequence finds the terminal where it was before it: no ESC, C2 or OSC number left

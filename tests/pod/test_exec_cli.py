@@ -9,14 +9,19 @@ import fcntl
 import os
 import pty
 import select
+import shlex
+import shutil
 import struct
 import subprocess
 import sys
 import termios
 import time
 
+import pytest
+
 from rlark_tui.text.podterminal import MODES_RESET
 from tests.pod.conftest import HEAD, JOB
+from tests.pod.test_tui_pod import _tmux, _wait_pane
 from tests.streams import resize_applied
 
 
@@ -185,6 +190,32 @@ def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(
     assert b"]52;" not in term.seen and b"]2;" not in term.seen and b"tmux;" not in term.seen
     assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in term.seen
     assert term.seen.endswith(b"\x1b[8m\x1b[?1000h" + MODES_RESET)
+
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_pods_title_and_window_name_never_reach_tmuxs_status_line(shell_job, tmp_path):
+    """Issue 33 (O33a item 2, the tmux status sink): tmux takes any APC (`ESC _ ... ESC \\`) as the pane's title,
+    which its default status-right shows, and screen's `ESC k ... ESC \\` as the window's name (allow-rename on),
+    which its window list shows; `rlark exec -t` passed both from the Pod, so a hostile Pod wrote the operator's
+    tmux status line (`#[...]` and all). In a real tmux, the title and the name stay the operator's."""
+    socket = str(tmp_path / "tmux.sock")
+    script = r"printf '\033_#[fg=red]forged-title\033\\\033k#[fg=red]forged-name\033\\'; echo done-$((6*7)); sleep 30"
+    argv = " ".join(shlex.quote(word) for word in [sys.executable, "-m", "rlark_tui", "--kubeconfig",
+                                                    str(shell_job.kubeconfig), "exec", "-t", JOB, "--", "sh", "-c",
+                                                    script])
+    conf = tmp_path / "tmux.conf"
+    conf.write_text("set -g allow-rename on\nset -g automatic-rename off\n")
+    env = {**{k: v for k, v in os.environ.items() if k not in ("TMUX", "COLUMNS", "LINES")},
+           "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "tmux-256color"}
+    subprocess.run(["tmux", "-S", socket, "-f", str(conf), "new-session", "-d", "-s", "t", "-n", "operators",
+                    "-x", "100", "-y", "10", argv], env=env, check=True, timeout=20)
+    try:
+        _wait_pane(socket, "done-42")
+        shown = _tmux(socket, "display-message", "-p", "-t", "t", "#{window_name}|#{pane_title}")
+    finally:
+        _tmux(socket, "kill-server")
+    assert "forged" not in shown and shown.startswith("operators|"), shown
 
 
 def test_stdout_and_stderr_on_one_terminal_make_no_sequence_between_them(shell_job):
