@@ -16,7 +16,7 @@ from typing import Protocol
 from rlark_tui.checks.evidence import OutputFile, OutputProbe
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.fixed_commands import command
-from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.parse import ascii_float, ascii_int
 
 MAX_FILES = 2000
 HASH_FILES = 20
@@ -43,14 +43,18 @@ Runner = Callable[..., Ran]
 
 
 def parse_listing(data: bytes) -> list[OutputFile]:
+    """`find -printf '%T@ %s %p\\0'` as the Pod answered it: each file whose time and size are numbers as text.parse
+    reads them (the Job's image answers the listing: a size of 4,000 digits raised OverflowError in the SIZE cell)."""
     files = []
     for entry in data.split(b"\0"):
         parts = entry.decode("utf-8", "replace").split(" ", 2)
         if len(parts) != 3:
             continue
+        at, size = ascii_float(parts[0]), ascii_int(parts[1])
+        if at is None or size is None:
+            continue
         try:
-            mtime = datetime.fromtimestamp(float(parts[0]), tz=UTC)
-            size = int(parts[1])
+            mtime = datetime.fromtimestamp(at, tz=UTC)
         except (ValueError, OverflowError, OSError):
             continue
         files.append(OutputFile(parts[2], size, mtime))

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
+from rlark_tui.checks.probe import parse_listing
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.flow.actions import Actions
-from rlark_tui.model.storage import parse_page
+from rlark_tui.model.storage import human_size, parse_page
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.telemetry.checkpoints import checkpoints, location, table_rows, to_json
 from tests.checks import fixtures as fx
@@ -146,3 +147,21 @@ def test_where_the_checkpoints_were_listed_is_one_line():
     for read in (CheckpointRead("demo", where, forged, ()), CheckpointRead("demo", where, "p", (), storage=forged)):
         assert "\n" not in read.listed_in and read.listed_in.endswith("x\\n3 checkpoint(s), latest complete: "
                                                                       "global_step_999")
+
+
+def test_a_listed_size_or_time_that_is_no_number_leaves_its_file_out():
+    """Issue 33, round H33, a hostile Pod (the Job's image answers the fixed listing's `find`): a size of 4,000
+    digits was read by int() and raised OverflowError in the SIZE cell, so `rlark checkpoints`, rlark resume and the
+    Checkpoints tab ended there; a size of '-5' or '٣' and a time of 'nan' were read as numbers too. A listing's
+    numbers are read as every number from the cluster is (text.parse: ASCII digits, bounded), and a file whose are
+    not is left out."""
+    base = "/o/ppo/checkpoints/global_step_10/actor"
+    data = b"".join(f"{at} {size} {base}/{name}\0".encode() for at, size, name in [
+        ("1700000000.5", "9" * 4000, "dcp_checkpoint/__0_0.distcp"), ("1700000000.5", "-5", "dcp_checkpoint/__1.distcp"),
+        ("1700000000.5", "٣", "dcp_checkpoint/__2.distcp"), ("nan", "5", "x"), ("1e400", "5", "y"), ("٣", "5", "z"),
+        ("1700000001.25", "7", "dcp_checkpoint/.metadata"), ("1700000002", "12", "model_state_dict/full_weights.pt"),
+        ("1700000000.5", "3", "dcp_checkpoint/__3.distcp")])
+    files = [(f.path, f.size, f.mtime.timestamp()) for f in parse_listing(data)]
+    assert [path.rsplit("/", 1)[-1] for path, _, _ in files] == [".metadata", "full_weights.pt", "__3.distcp"]
+    [found] = checkpoints(location(embodied("/o")), files)
+    assert table_rows([found])[0][:3] == ["global_step_10", "10", human_size(22)] and found.complete
