@@ -793,9 +793,11 @@ def _check_reported_nodes(row: _Row, facts: _Facts, log: PodLog, after: int) -> 
     if not found:
         return 0
     row.evidence.append(_log(log, found[0]))
-    reported = int(found[1].group(1))
+    reported = ascii_int(found[1].group(1))  # the Job's code prints the line: '٣' or 5,000 digits is no count
     pods = sum(len(group) for group in facts.pods.values())
-    if reported != pods:
+    if reported is None:
+        row.fail("the application reports a node count that is no number", "app")
+    elif reported != pods:
         row.fail(f"the application reports {reported} nodes, the Job has {pods} Pods", "app")
     return 1
 

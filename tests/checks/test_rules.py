@@ -119,3 +119,17 @@ def test_a_pod_of_thousands_of_events_names_twenty_and_counts_the_rest():
         assert len(row.evidence) < 100 and len(str(row.all_notes())) < 20_000, (row.title, len(row.evidence))
     assert f"… and {5_002 - MAX_NAMED:,} more Warning events" in str([item.value for item in pods.evidence])
     assert len(to_text(report)) < 50_000
+
+
+@pytest.mark.parametrize("count", ["9" * 5_000, "٣"])
+def test_a_node_count_the_application_reports_that_is_no_number_fails_its_row(count):
+    """Issue 33, round H33, a Job's code prints RLinf's start line: 'RLinf is running on a cluster with <5,000
+    digits> nodes' was read with int() and raised ValueError, so `rlark check`, `rlark wait --for check=pass` and the
+    run-check screen gave no answer for that Job, and '٣' (an Arabic-Indic 3) was read as the Job's 3 Pods and
+    passed. The count is read as every number from the cluster is (text.parse.ascii_int); one that is not fails
+    the application's row."""
+    lines = [line.replace("cluster with 3 nodes", f"cluster with {count} nodes") for line in fx.head_lines()]
+    report = evaluate(fx.with_log(fx.healthy(), "demo-ppo-actor-0", lines), fx.DECIDED)
+    app = next(row for row in report.rows if row.id == 4)
+    assert app.result == "fail" and "the application reports a node count that is no number" in str(app.all_notes())
+    assert "4. FAIL" in to_text(report)
