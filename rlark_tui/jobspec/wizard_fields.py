@@ -19,6 +19,7 @@ from rlark_tui.model import keys
 from rlark_tui.model.objects import Node
 from rlark_tui.model.placement import COMPUTE, DEVICE, GPU, Hardware, find_hardware, hardware_choices
 from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.sinks import cut
 
 STEP_NAMES = ("Roles and resources", "Worker config", "Common config", "YAML preview and submit")
 JOB_TYPES = (("RL", "rl"), ("Data collection", "data-collection"), ("Evaluation", "evaluation"),
@@ -594,7 +595,7 @@ def remove_role(draft: JobDraft, index: int) -> JobDraft:
 
 
 def task_label(role: RoleDraft) -> str:
-    return f"task: {role.task_name or '?'} · {role.platform_role}"
+    return f"task: {cut(role.task_name) or '?'} · {role.platform_role}"
 
 
 # ---- where a finding shows ---------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.render import role_matches, role_placement, role_replicas
 from rlark_tui.jobspec.validate import role_clusters
 from rlark_tui.model.keys import PROFILING_ENV, PTRACE_CAPABILITY
+from rlark_tui.text.sinks import cut, cut_lines
 
 MATCH_COLUMNS = ("NODE", "CLUSTER", "STATE", "GPU", "DEVICES")
 Lines = dict[str, list[tuple[str, str]]]
@@ -105,7 +106,7 @@ def field_messages(findings: list[Finding], draft: JobDraft, role_index: int,
         lines = messages.get(key, [])
         text = "\n".join(("✗ " if level == "error" else "! ") + message for level, message in lines)
         levels = {level for level, _ in lines}
-        shown[key] = ("\n".join(part for part in (text, notes.get(key, "")) if part),
+        shown[key] = (cut_lines("\n".join(part for part in (text, notes.get(key, "")) if part)),
                       "error" if "error" in levels else "warning" if levels else "")
     return shown
 
@@ -132,7 +133,7 @@ def title(step: int, draft: JobDraft, role_index: int, loaded: bool) -> str:
     text = f"Step {step}/4 · {wf.STEP_NAMES[step - 1]}"
     role = wf.role_at(draft, role_index)
     if step == 2 and role is not None:
-        text += f" — role {role_index + 1}/{len(draft.roles)}: {role.name}"
+        text += f" — role {role_index + 1}/{len(draft.roles)}: {cut(role.name)}"
     if not loaded:
         text += "   (waiting for the control plane: Nodes and Jobs not loaded yet)"
     return text
@@ -152,4 +153,4 @@ def key_bar(step: int, readonly: bool) -> str:
 
 
 def finding_option(finding: Finding) -> str:
-    return f"{'✗ error' if finding.level == 'error' else '! warning'}  {finding.field}: {finding.message}"
+    return cut(f"{'✗ error' if finding.level == 'error' else '! warning'}  {finding.field}: {finding.message}")

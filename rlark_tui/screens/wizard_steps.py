@@ -21,7 +21,7 @@ from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.jobspec.wizard_view import MATCH_COLUMNS, finding_option, match_view
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 
 
 def field_widget(field: wf.Field) -> Widget:
@@ -138,7 +138,7 @@ def show_message(widget: Static, text: str, level: str) -> None:
 def set_choices(select: Select, options: list, value) -> None:
     """New options for a select, keeping `value` chosen when it is one of them. A label quotes the draft, the
     gateway (an SSH key's comment) or the cluster: plain text on its one line (a str prompt is markup)."""
-    select.set_options([(Text(one_line(label)), choice) for label, choice in options])
+    select.set_options([(Text(one_line(cut(label))), choice) for label, choice in options])
     if value is not None and value in [v for _, v in options]:
         select.value = value
 
@@ -236,7 +236,7 @@ class WorkerStep(FormStep):
         self.query_one("#w-match-summary", Static).update(summary)
         table = self.query_one("#w-matches", DataTable)
         table.clear()
-        table.add_rows([tuple(Text(one_line(cell)) for cell in row) for row in rows])  # names from the cluster
+        table.add_rows([tuple(Text(one_line(cut(cell))) for cell in row) for row in rows])  # names from the cluster
         table.display = bool(rows)
 
 

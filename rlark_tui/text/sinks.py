@@ -49,6 +49,14 @@ def cut(text: str, limit: int = FIELD_CHARS) -> str:
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
+def cut_lines(text: str, limit: int = FIELD_CHARS) -> str:
+    """Each line of `text` cut by `cut`: for text of several lines a screen lays out (a field's messages, the
+    lines of a YAML shown), whose number is bounded where it is made."""
+    if len(text) <= limit:
+        return text
+    return "\n".join(cut(line, limit) for line in text.split("\n"))
+
+
 def cell_width(text: str) -> int:
     """The columns `text` (one line, printable) takes on a terminal: East Asian wide and fullwidth characters two,
     combining marks and format characters (a zero-width joiner) none, others one. Tables pad by it: a cell padded by

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlark_tui.text.redact import redact_object
-from rlark_tui.text.sinks import yaml_dumps
+from rlark_tui.text.sinks import cut_lines, yaml_dumps
 
 YAML_LINES = 500
 
@@ -25,11 +25,12 @@ def job_yaml(raw: Any) -> str:
 
 
 def shown_part(text: str, whole: str = "Y copies the whole YAML") -> tuple[str, str]:
-    """The first YAML_LINES lines of `text`, and the line that counts the rest ("" when there is none), saying
-    where the whole is (`whole`). The wizard's preview is laid out so too: a draft's run script is as long as
-    its author made it (20,000 lines were 6 s of the UI thread)."""
+    """The first YAML_LINES lines of `text`, each cut at sinks.FIELD_CHARS characters, and the line that counts
+    the rest ("" when there is none), saying where the whole is (`whole`). The wizard's preview is laid out so
+    too: a draft's run script is as long as its author made it (20,000 lines were 6 s of the UI thread), and a
+    value of 100 KB without a space is one line (a Job of a dozen: 1.6 MB laid out, 4 s)."""
     lines = text.splitlines(keepends=True)
     if len(lines) <= YAML_LINES:
-        return text, ""
-    return "".join(lines[:YAML_LINES]), (f"… {len(lines) - YAML_LINES:,} more lines (the first {YAML_LINES:,} shown; "
-                                         f"{whole})")
+        return cut_lines(text), ""
+    return cut_lines("".join(lines[:YAML_LINES])), (f"… {len(lines) - YAML_LINES:,} more lines (the first "
+                                                    f"{YAML_LINES:,} shown; {whole})")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC
 
 from textual import events
-from tui_factories import build_snapshot, job_dict, pod_dict
+from tui_factories import ROLES, build_snapshot, job_dict, pod_dict
 
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
@@ -440,6 +440,90 @@ async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_t
     display = next(line for line in shown.splitlines() if line.startswith("Display name: "))
     assert display.endswith(f"… ({100_000 - FIELD_CHARS:,} more characters)"), display
     assert listed < 1.5 and opened < 1.5, (listed, opened)
+
+
+def _job_of_100_kb_fields(name: str, long: str) -> dict:
+    """A Job of one role whose display name, annotations, env values (its role name too) and scripts are `long`."""
+    job = job_dict(name, display=long, env_extra=({"name": "NOTE", "value": long},), roles=ROLES[:1])
+    job["metadata"]["annotations"].update({f"note-{i}": long for i in range(3)})
+    for task in job["spec"]["tasks"]:
+        task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"][0]["value"] = long
+        task["prepareScript"] = long
+        task["runScript"] = long
+    return job
+
+
+def _laid_out(screen) -> list[str]:
+    """The lines of text every Static, Label and option of `screen` lays out (what Textual wraps and measures)."""
+    from textual.widgets import OptionList, Static
+
+    lines = [line for widget in screen.query(Static) for line in str(widget.render()).splitlines()]
+    for options in screen.query(OptionList):
+        lines += [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+    return lines
+
+
+async def test_a_job_of_100_kb_fields_opens_its_yaml_tab_laying_out_each_line_cut(post_snapshot):
+    """Issue 33 (a Job author's 100 KB fields): the YAML tab laid out its first 500 lines whole, and a value of
+    100 KB without a space is one YAML line, so a Job whose annotations, env values and scripts were such values
+    laid out 1.6 MB: 4 s of the UI thread to open the tab. Each line shown is cut at sinks.FIELD_CHARS, the rest
+    counted; what Y copies is the whole YAML."""
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    long = ("中\u0301ab" * 25_000)[:100_000]
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([_job_of_100_kb_fields("long-0", long)]))
+        app.open_job("long-0", "yaml")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.yaml_text, "the YAML")
+        await drained(app)
+        shown = str(app.screen.query_one("#yaml-text").render()).splitlines()
+        copied = app.screen.yaml_text
+    assert max(map(len, shown)) < FIELD_CHARS + 40, max(map(len, shown))
+    assert any(line.endswith(" more characters)") for line in shown)
+    assert copied.count(long) == 4 + 4  # the annotations; the role's NOTE and role env values and scripts
+
+
+async def test_the_wizard_on_a_job_of_100_kb_fields_lays_out_each_field_cut_and_keeps_it_whole(post_snapshot):
+    """Issue 33 (a Job author's 100 KB fields, the clone and edit prefill): the wizard showed each role's derived
+    task name, the messages beside the fields (which quote the values), the Header role's choices and the step
+    title whole, 80-100 KB each, and derived each 100 KB role name's task name hundreds of times at each check:
+    the clone of such a Job took seconds to open and half a second at each step. What the wizard lays out is cut
+    at sinks.FIELD_CHARS, the rest counted, a role name's task name is derived once, and the fields keep the whole
+    value, which is what is submitted."""
+    import time
+
+    from textual.widgets import Input, TextArea
+
+    from rlark_tui.screens.wizard import WizardScreen
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    long = ("中\u0301a b" * 25_000)[:100_000]
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([_job_of_100_kb_fields("long-0", long)]))
+        app.open_clone("long-0")
+        await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen), "the wizard")
+        screen = app.screen
+        await drained(app)
+        laid_out = _laid_out(screen)
+        started = time.thread_time()
+        for field in ("preview", "name"):
+            screen.jump_to(field)
+            await drained(app)
+            laid_out += _laid_out(screen)
+        stepped = time.thread_time() - started
+        started = time.thread_time()
+        await press(pilot, "end", "x", "y", "z")  # into the Job's name: each a check of the whole draft
+        typed = time.thread_time() - started
+        kept = [screen.query_one("#w-displayName", Input).value, screen.query_one("#w-role-name-0", Input).value,
+                screen.query_one("#w-runScript", TextArea).text]
+        draft = screen.draft
+    assert max(map(len, laid_out)) < FIELD_CHARS + 100, max(map(len, laid_out))
+    assert any(line.endswith(" more characters)") for line in laid_out)
+    assert kept == [long, long, long] and draft.display_name == long and draft.roles[0].name == long
+    assert draft.name == "long-0-copyxyz"
+    assert stepped < 5 and typed < 0.4, (stepped, typed)  # 30 s and 0.8 s before
 
 
 async def test_pods_of_100_kb_names_cost_the_workers_tab_little(post_snapshot):
