@@ -42,13 +42,19 @@ _ENDS = re.compile(rb"[\x07\x18\x1a\x1b\xc2]")
 too) and the first byte of C1 ST in UTF-8 (C2 9C)."""
 _ST = b"\x1b\\"
 
-MODES_RESET = (b"\x1b[0m\x1b(B\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>"
-               b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l")
-"""What a session that wrote to the terminal leaves it in at its end (`PodOutput.end`): the Pod's last colours and
-attributes reset (its `CSI 8 m` hid what the operator types next), the ASCII character set (its `ESC ( 0` drew
-the shell in line-drawing glyphs), insert mode off, line wrap on, the cursor shown, cursor keys and the keypad as a
-shell has them, and no mouse report (clicks typed escape sequences into the operator's shell). A full-screen
-program that ended by itself has put all of these back already."""
+MODES_RESET = (b"\x1b[?1047l"
+               b"\x1b[0m\x1b(B\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>"
+               b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l"
+               b"\x1b[?1004l\x1b[?2004l\x1b[>4m\x1b[<99u")
+"""What a session that wrote to the terminal leaves it in at its end (`PodOutput.end`): the operator's own screen,
+not the Pod's alternate one (first: the other modes are the screen's; `?1047l` leaves it without moving the cursor
+and does nothing on the normal screen), the Pod's last colours and attributes reset (its `CSI 8 m` hid what the
+operator types next), the ASCII character set (its `ESC ( 0` drew the shell in line-drawing glyphs), insert mode
+off, line wrap on, the cursor shown, cursor keys and the keypad as a shell has them, no mouse report (clicks typed
+escape sequences into the operator's shell), no focus report (`CSI I` typed at each change of window), no
+bracketed paste (a shell that does not ask for it got the markers), and keys as a shell reads them: xterm's
+modifyOtherKeys reset and every entry of kitty's keyboard protocol popped (Ctrl-C typed `CSI 99;5u`). What
+Textual writes when it stops, and a full-screen program that ended by itself has put all of these back already."""
 
 _GROUND, _ESC, _C1, _OSC_NUMBER, _DCS_HEAD, _STRING, _STRING_ESC, _STRING_C1 = range(8)
 

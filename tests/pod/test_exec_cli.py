@@ -218,6 +218,30 @@ def test_a_pods_title_and_window_name_never_reach_tmuxs_status_line(shell_job, t
     assert "forged" not in shown and shown.startswith("operators|"), shown
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_pod_that_leaves_the_alternate_screen_on_gives_the_operator_their_own_screen_back(shell_job, tmp_path):
+    """Issue 33, round H33, a hostile Pod (or a full-screen program in it killed mid-session): the modes put back
+    when a session ends did not leave the alternate screen, nor turn off focus reports, bracketed paste, xterm's
+    modifyOtherKeys or kitty's keyboard protocol, so after `rlark exec -t` the operator's shell went on in the
+    Pod's alternate screen, without scrollback (and typed `CSI 99;5u` for each Ctrl-C under kitty). In a real tmux,
+    the pane is back on its own screen once the session ends."""
+    socket = str(tmp_path / "tmux.sock")
+    script = r"printf '\033[?1049h\033[?1004h\033[>4;2m\033[>1u in the pods screen'"
+    argv = " ".join(shlex.quote(word) for word in [sys.executable, "-m", "rlark_tui", "--kubeconfig",
+                                                    str(shell_job.kubeconfig), "exec", "-t", JOB, "--", "sh", "-c",
+                                                    script])
+    env = {**{k: v for k, v in os.environ.items() if k not in ("TMUX", "COLUMNS", "LINES")},
+           "RLARK_CONFIG": "/nonexistent/config.yaml", "TERM": "tmux-256color"}
+    subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "10",
+                    f"{argv}; echo back-$((6*7)); sleep 30"], env=env, check=True, timeout=20)
+    try:
+        _wait_pane(socket, "back-42")
+        shown = _tmux(socket, "display-message", "-p", "-t", "t", "#{alternate_on}")
+    finally:
+        _tmux(socket, "kill-server")
+    assert shown.strip() == "0", shown
+
+
 def test_stdout_and_stderr_on_one_terminal_make_no_sequence_between_them(shell_job):
     """Without -t the Pod's stdout and stderr are two streams to one terminal: filtered apart, an ESC last on stdout
     and ']52;c;...' on stderr made an OSC 52 on the terminal, which sees them as one stream."""
