@@ -150,6 +150,33 @@ async def test_keys_read_in_one_burst_go_where_the_keys_before_them_left_the_foc
         assert isinstance(app.focused, FilterBar) and app.focused.value == "|loadgen"  # it took the focus: all selected
 
 
+async def test_a_pasted_100_kb_filter_is_cut_said_in_the_bar_and_keys_after_it_cost_little(post_snapshot):
+    """Issue 33 (the TUI with huge cluster text): a 100,000-character paste into the filter bar (a log line, a
+    Job's 100 KB field copied) held it whole, and Textual's input measures its whole value at each key, so each
+    key after it cost the UI thread 0.3-0.7 s. The bar keeps its first sinks.FIELD_CHARS characters and the list
+    says the rest was left out."""
+    import time
+
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    long = ("中\u0301a b" * 25_000)[:100_000]
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("loadgen")]))
+        await press(pilot, "slash")
+        app.post_message(events.Paste(long))
+        await drained(app)
+        bar = app.screen.query_one(FilterBar)
+        started = time.thread_time()
+        await press(pilot, "x", "y", "z")
+        typed = time.thread_time() - started
+        value = bar.value
+        message = str(app.screen.query_one("#job-list-message").render())
+    assert value == long[:FIELD_CHARS], len(value)
+    assert f"filter: only its first {FIELD_CHARS:,} characters are kept" in message, message[-300:]
+    assert typed < 0.3, typed
+
+
 async def test_empty_and_control_plane_error_states(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
