@@ -152,7 +152,7 @@ def _py_spy(access: ClusterAccess, job: Job, workers: list[tuple[pure.Worker, st
             result = run_fixed(access, pod.namespace, pod.pod_name, "py-spy-dump", str(worker.pid),
                                namespace=pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
         except RlarkError as exc:
-            reasons.setdefault(pod.pod_name, EXEC_REFUSED.format(why=str(exc)[:200]))
+            reasons.setdefault(pod.pod_name, EXEC_REFUSED.format(why=str(exc)))
             return worker
         if result.truncated:
             bound = size_text(fixed_commands.command("py-spy-dump").max_output)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.redact import LineRedactor
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import cut, one_line
+from rlark_tui.text.sinks import FIELD_CHARS, cut, one_line
 
 PLUMBING = ("ray/_private/", "ray/util/tracing/", "ray/_raylet")
 _THREAD = re.compile(r'^Thread (\S+) \(([^)]*)\)(?:: "(.*)")?\s*$')
@@ -32,9 +32,12 @@ MAX_FRAMES = 200
 """The most recent frames of a thread kept (a Python stack at its default recursion limit is 1,000 deep; a
 training step's is a few dozen); the rest are counted (`Thread.more`)."""
 NAME_CHARS = 300
-"""What is shown of a frame's function and file, and of every other name (thread, actor, class, Pod, node, a Pod's
-reason), the rest counted (sinks.cut, after masking): a Python qualified name or a path in site-packages is well
-under it, and 32 ranks of four 1 MB function names were 190 MB of the Stacks screen's text."""
+"""What is shown of a frame's function and file, and of every other name (thread, actor, class, Pod, node), the rest
+counted (sinks.cut, after masking): a Python qualified name or a path in site-packages is well under it, and 32
+ranks of four 1 MB function names were 190 MB of the Stacks screen's text."""
+REASON_CHARS = FIELD_CHARS
+"""What is shown of why a Pod gave no stack (py-spy's last line, Ray's answer, the exec's error, with how to enable
+stacks), masked whole first: cut before masking, a secret across the cut showed its first characters."""
 MAX_GROUPS_SHOWN = 32
 MAX_OUTLIERS_SHOWN = 32
 """What render_lines shows of the groups and the odd ranks (the rest counted in one line each, `-o json` lists
@@ -220,13 +223,13 @@ def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
     """`stacks` as it may be shown: every text a cluster gave (frames, thread, actor, class, Pod and node names,
     the reasons a Pod gave no dump) cleaned of escape sequences and control characters, then with the Job's
     secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked, then cut to
-    NAME_CHARS; each on its one line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame
+    NAME_CHARS (a reason to REASON_CHARS); each on its one line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame
     line)."""
     redact = LineRedactor(known)
 
     @functools.cache
-    def text(value: str) -> str:
-        return one_line(cut(redact(clean(value)), NAME_CHARS))
+    def text(value: str, limit: int = NAME_CHARS) -> str:
+        return one_line(cut(redact(clean(value)), limit))
 
     @functools.cache
     def frame(found: Frame) -> Frame:
@@ -245,7 +248,7 @@ def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
                   [Group(text(g.cls), tuple(map(frame, g.frames)), tuple(map(worker, g.workers)),
                          tuple(map(thread, g.threads)), g.more) for g in stacks.groups],
                   [Outlier(text(o.name), text(o.frame), text(o.reference), o.others) for o in stacks.outliers],
-                  [PodError(text(e.pod), text(e.reason)) for e in stacks.errors])
+                  [PodError(text(e.pod), text(e.reason, REASON_CHARS)) for e in stacks.errors])
 
 
 def differing(frames: Sequence[Frame], reference: Sequence[Frame]) -> tuple[str, str]:
@@ -369,7 +372,7 @@ def traceback_failure(answer: str) -> str:
     if "py-spy is not installed" in text:
         return "Ray's dashboard found no py-spy on the worker's node (it ships with ray[default])"
     last = next((line.strip() for line in reversed(answer.splitlines()) if line.strip()), "")
-    return f"Ray's /worker/traceback gave no stack: {last[:200]}" if last else "Ray's /worker/traceback was empty"
+    return f"Ray's /worker/traceback gave no stack: {last}" if last else "Ray's /worker/traceback was empty"
 
 
 def dump_failure(exit_code: int | None, stdout: str, stderr: str) -> str:
@@ -384,4 +387,4 @@ def dump_failure(exit_code: int | None, stdout: str, stderr: str) -> str:
     if "no such process" in text or "failed to find python" in text:
         return "the process ended before py-spy read it"
     last = next((line.strip() for line in reversed(f"{stdout}\n{stderr}".splitlines()) if line.strip()), "")
-    return f"py-spy failed ({exit_code}): {last[:200]}" if last else f"py-spy failed ({exit_code})"
+    return f"py-spy failed ({exit_code}): {last}" if last else f"py-spy failed ({exit_code})"

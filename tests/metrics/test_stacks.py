@@ -156,3 +156,21 @@ def test_frames_of_huge_names_are_shown_cut_and_a_dump_is_read_to_a_bound():
     assert f"    {'f' * stacks.NAME_CHARS}… (49,701 more characters) (data/" in text
     whole = stacks.parse_dump(dump(7, f"    {'f' * 4 * 2**20} (x.py:1)\n    next_batch (loader.py:88)\n"))
     assert whole is not None and all(len(str(frame)) < stacks.MAX_DUMP_CHARS for frame in whole.main.frames)
+
+
+def test_why_a_pod_gave_no_stack_is_masked_whole_then_cut_and_keeps_its_advice():
+    """Follows the name bound above: a Pod's reason was cut at 200 characters before masking (py-spy's last line, Ray's
+    answer, the exec's error), so a secret across the cut showed its first characters, and then at NAME_CHARS after
+    masking, so an exec refused for a long reason lost how to enable stacks (`rlark config`). A reason is masked
+    whole and cut to REASON_CHARS."""
+    from rlark_tui.raydash.stacks import EXEC_REFUSED
+
+    cut_token = stacks.dump_failure(1, "", "Error: " + "x" * 185 + TOKEN)
+    refused = EXEC_REFUSED.format(why="cannot reach the data plane " + "y" * 200)
+    found = stacks.group("job", "py-spy", [], [stacks.PodError("job-actor-3", cut_token),
+                                               stacks.PodError("job-actor-4", refused)])
+    text = stacks.render(stacks.masked(found, secret_values(JOB)))
+    assert TOKEN[:4] not in text and "***" in text, text
+    assert text.rstrip().endswith("or give rlark a route to the Pods (`rlark config`)"), text
+    huge = stacks.masked(stacks.group("job", "py-spy", [], [stacks.PodError("p", "z" * 100_000)]))
+    assert len(huge.errors[0].reason) < stacks.REASON_CHARS + 40
