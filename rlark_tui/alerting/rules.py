@@ -624,7 +624,8 @@ def toast(alerts: list[Alert]) -> tuple[str, str, bool]:
     alone, else their count by severity and the most severe of them, the Job's name on its one line."""
     first = min(alerts, key=lambda a: SEVERITIES.index(a.severity))
     critical = any(a.severity == CRITICAL for a in alerts)
-    name = sinks.one_line(first.job or first.object)  # as the control plane gave it: a line break forged a line
+    # as the control plane gave it: a line break forged a line, and 100 KB filled the screen
+    name = sinks.one_line(sinks.cut(first.job or first.object, sinks.NAME_CHARS))
     if len(alerts) == 1:
         return f"{first.severity} {first.rule}", f"{name}: {first.message}", critical
     counts = [f"{n} {severity}" for severity in SEVERITIES

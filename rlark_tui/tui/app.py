@@ -292,11 +292,13 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
                timeout: float | None = None, markup: bool = False) -> None:
         """A toast, never parsed as markup (messages quote Job names, log lines and API errors, where
         `[@click=...]` would be an action), without control characters, and one line (a line break in a quoted Job
-        name forged a line of its own: 'x<LF>all green'); a list is a toast of those lines, each one line.
-        `markup` is taken and not used: a screen's or widget's `notify` (Textual's Widget.notify) asks for markup
-        by default."""
-        text = "\n".join(one_line(line) for line in message) if isinstance(message, list) else one_line(message)
-        super().notify(text, title=one_line(title), severity=severity, timeout=timeout, markup=False)
+        name forged a line of its own: 'x<LF>all green'); a list is a toast of those lines, each one line. Each
+        line is cut at sinks.FIELD_CHARS, the rest counted: a Job's 100 KB name made a toast 1,800 rows high over
+        the whole screen. `markup` is taken and not used: a screen's or widget's `notify` (Textual's
+        Widget.notify) asks for markup by default."""
+        lines = message if isinstance(message, list) else [message]
+        text = "\n".join(one_line(cut(str(line))) for line in lines)
+        super().notify(text, title=one_line(cut(title)), severity=severity, timeout=timeout, markup=False)
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
                            time_format: str | None = None) -> str | None:

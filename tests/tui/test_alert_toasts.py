@@ -11,7 +11,7 @@ from tui_factories import build_snapshot, job_dict
 from rlark_tui.alerting import rules as A
 from rlark_tui.tui import app as app_module
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import wait_for
+from tests.pilot import drained, wait_for
 
 SIZE = (120, 40)
 
@@ -83,3 +83,33 @@ async def test_the_alerts_view_says_what_the_rounds_could_not_read(post_snapshot
     assert said == ("No alerts: every Job in scope looks healthy.\n"
                     "not read: demo-ppo: the log store said 503\\nall green (and 1 more)"), said
     assert not_read(A.AlertsState(A.Book(), errors=errors[::-1])).endswith(" more characters) (and 1 more)")
+
+
+async def test_a_toast_of_a_100_kb_job_name_is_cut_plain_and_small(post_snapshot, tmp_path, monkeypatch):
+    """Issue 33 (the TUI with huge cluster text): a toast quotes a Job's name as the control plane gave it, and an
+    alert of a Job named with 100 KB laid out a toast of 100,012 characters, over 1,800 rows high, over the whole
+    screen for its 10 s (0.3 s of the UI thread). An alert's toast names the Job to sinks.NAME_CHARS and says what
+    happened; every toast's lines are cut at sinks.FIELD_CHARS (App.notify, the one way to a toast), the rest
+    counted, with no markup and no control character, as before."""
+    from textual.widgets._toast import Toast
+
+    from rlark_tui.text.sinks import FIELD_CHARS, NAME_CHARS
+
+    monkeypatch.setenv("RLARK_STATE_DIR", str(tmp_path))
+    name = ("[@click=app.quit]x[/]\x1b]52;c;aGk=\x07\n" + "中\u0301a b" * 25_000)[:100_000]
+    snapshot = build_snapshot([job_dict("demo-ppo")])
+    crashed = A.Finding("run-crashed", name, name, "the run crashed: boom", "boom")
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await post_snapshot(pilot, snapshot)
+        await post_snapshot(pilot, with_book(snapshot, A.step(A.Book(), A.merge([A.Evaluation((crashed,))]), 1000.0)))
+        toast = await wait_for(pilot, lambda: next(iter(app.screen.query(Toast)), None), "the alert's toast")
+        rows = toast.size.height
+        app.notify([f"Job {name} is not in the current snapshot", "2 done"])
+        await drained(app)
+        shown = [n.message for n in app._notifications]
+    assert shown[0].startswith("[@click=app.quit]x[/]\\n中") and len(shown[0]) < NAME_CHARS + 60, len(shown[0])
+    assert shown[0].endswith(" more characters): the run crashed: boom"), shown[0][-60:]
+    first, second = shown[1].split("\n")
+    assert len(first) < FIELD_CHARS + 40 and first.endswith(" more characters)") and second == "2 done", shown[1][-60:]
+    assert rows < SIZE[1] // 4, rows
