@@ -232,4 +232,8 @@ class PodOutput:
         if 0x80 <= byte <= 0xBF:  # a character of the string
             out += b"\xc2" + bytes([byte]) if passing else b""
             return at + 1
-        return at  # a C2 no character follows: not passed
+        # a C2 no character follows: the terminal shows it (U+FFFD) and goes on with the byte after it, which passes
+        # too, or the ST this string is closed with; dropped, `ESC ] 5 C2 2 ;` was an OSC 52 and `ESC P C2 tmux;` a
+        # passthrough on the terminal
+        out += b"\xc2" if passing else b""
+        return at

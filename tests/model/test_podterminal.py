@@ -40,6 +40,12 @@ CASES = [
     (b"x\x1b\x01\x7f]52;c;x\x07z", b"x\x01\x7fz"),
     (b"\x1b]5\n2;c;x\x07z", b"z"),  # and ignored within an OSC's number: OSC 52
     (b"\x1bPt\nmux;\x1b\x1b]52;c;x\x07\x1b\\z", b"z"),
+    # a C2 no character follows, within a string that passes, is passed (the terminal shows U+FFFD): dropped, it made
+    # `ESC ] 5 C2 2 ;` an OSC 52 that set the clipboard, and `ESC P C2 tmux;` a passthrough (issue 33, round H33)
+    (b"\x1b]5\xc22;c;Y3VybCBldmlsfHNo\x07z", b"\x1b]5\xc22;c;Y3VybCBldmlsfHNo\x07z"),
+    (b"\xc2\x9d5\xc22;c;eA==\x07z", b"\xc2\x9d5\xc22;c;eA==\x07z"),
+    (b"\x1bP\xc2tmux;X\x1b\\z\x1bPt\xc2mux;Y\x1b\\", b"\x1bP\xc2tmux;X\x1b\\z\x1bPt\xc2mux;Y\x1b\\"),
+    (b"\x1b]8;;u\xc2\x1b]52;c;x\x07\x9d52;c;evil\x07", b"\x1b]8;;u\xc2\x1b\\\x9d52;c;evil\x07"),
     (b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07",
      b"\x1b[?1049h\x1b[1;1H\x1b[c\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1b]11;?\x07\x1b]8;;u\x07l\x1b]8;;\x07"),
     ("café ünï \u2500\n".encode(), "café ünï \u2500\n".encode()),

