@@ -102,9 +102,9 @@ def _plain_control_plane(kubeconfig: kc.Kubeconfig, context: str) -> Http | None
     name) over a urllib3 pool with its one TLS context: no kubernetes ApiClient, whose import is most of the
     TUI's start-up after Textual's. None when the context needs the client (exec plugin, auth provider, ...)."""
     plain = kc.plain_context(kubeconfig, context)
-    host = plain.host if plain is not None else None
-    if plain is None or host is None or not lean.plainly_reachable(plain) or plain.tls_server_name is not None:
+    if plain is None or not lean.plainly_reachable(plain) or plain.tls_server_name is not None:
         return None
+    host = plain.host
     try:
         ssl_context = lean.tls_context(plain) if host.startswith("https://") else None
     except (OSError, ValueError, tls.TLSError):

@@ -16,10 +16,12 @@ import base64
 import contextlib
 import copy
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, overload
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -298,6 +300,9 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
             taken = _take_tls_material(merged, context)
             KubeConfigLoader(config_dict=merged, config_base_path=None,
                              active_context=context).load_and_set(configuration)
+            cluster = named.get("cluster") if named is not None else None
+            configuration.host = _named_server(cluster, bool(taken.get("ca") or taken.get("cert")) or isinstance(
+                cluster, dict) and cluster.get("insecure-skip-tls-verify") is True, context)
         if not all(sendable(value) for value in configuration.api_key.values() if isinstance(value, str)):
             raise ConfigException(UNSENDABLE_TOKEN)
     except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
@@ -305,6 +310,36 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     except (TypeError, AttributeError, KeyError):
         raise UsageError(f"context {context}: unusable kubeconfig entry ({WRONG_TYPE})") from None
     return configuration, taken
+
+
+_WITH_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
+"""A URL with a scheme and a host (`https://h`): what client-go takes as it is."""
+
+
+def server_url(server: str, tls: bool, context: str) -> str:
+    """A cluster's `server` as kubectl reads it (client-go's DefaultServerURL): a URL with a scheme and a host as it
+    is; anything else is a host or host:port, put after `https://` when the context names a CA, a client
+    certificate or insecure-skip-tls-verify (`tls`), else after `http://`. A schemeless server with a path, or
+    none at all, is a UsageError, one line: urllib3 took `example.com` or `0` as it was, warning that a URL
+    without a scheme is deprecated, and looked the name up as it could."""
+    if _WITH_SCHEME.match(server):
+        return server
+    url = f"{'https' if tls else 'http'}://{server}"
+    with contextlib.suppress(ValueError):
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is no number from 0 to 65535: ValueError
+        if server and parts.hostname and parts.path in ("", "/"):
+            return url
+    raise UsageError(f"context {context}: unusable kubeconfig entry (its server {server!r} is not a URL or a "
+                     "host:port pair)")
+
+
+def _named_server(cluster: object, tls: bool, context: str) -> str:
+    """server_url of the cluster entry's server; none is one line, as kubectl says 'no server found for cluster'
+    (the client's default host was '', which urllib3 took as a URL without a scheme)."""
+    if not isinstance(cluster, dict) or "server" not in cluster:
+        raise UsageError(f"context {context}: unusable kubeconfig entry (its cluster names no server)")
+    return server_url(cluster["server"], tls, context)
 
 
 def _merged_as_read(documents: tuple[tuple[str, Any], ...]) -> Any:
@@ -492,9 +527,8 @@ class PlainContext:
     """A context that needs no exec plugin, auth provider or in-cluster config, resolved as the `kubernetes`
     loader resolves it: the server, the Authorization header, and the TLS material (read only for https)."""
 
-    host: str | None
-    """The server URL without a trailing `/`; None when the cluster entry names none (the loader then leaves
-    the client's default, http://localhost)."""
+    host: str
+    """The server URL (server_url) without a trailing `/`."""
     authorization: str | None = None
     ca: Credential = Credential()
     cert: Credential = Credential()
@@ -529,8 +563,7 @@ def _configuration(plain: PlainContext) -> k8s.Configuration:
     configuration = k8s.Configuration()
     if plain.authorization:
         configuration.api_key["BearerToken"] = plain.authorization
-    if plain.host is not None:
-        configuration.host = plain.host
+    configuration.host = plain.host
     configuration.verify_ssl = plain.verify
     if plain.tls_server_name is not None:
         configuration.tls_server_name = plain.tls_server_name
@@ -575,15 +608,17 @@ def _plain_context(kubeconfig: Kubeconfig, context: str) -> PlainContext:
             token = f"Basic {base64.b64encode(basic).decode()}"
         elif token:
             token = f"Bearer {token}"
-    host, ca, cert, key = None, Credential(), Credential(), Credential()
-    if "server" in cluster:
-        host = cluster["server"].rstrip("/")
-        if host.startswith("https"):
-            # The loader resolves the client certificate and key relative to the cluster's file, too.
-            base = _base_path(cluster_origin)
-            ca = _FileOrData(cluster, "certificate-authority", None, base).credential()
-            cert = _FileOrData(user, "client-certificate", None, base).credential()
-            key = _FileOrData(user, "client-key", None, base).credential()
+    ca, cert, key = Credential(), Credential(), Credential()
+    named_tls = any(path or data for path, data in (
+        _FileOrData(values, name, None, "").sources() for values, name in (
+            (cluster, "certificate-authority"), (user, "client-certificate"))))
+    host = _named_server(cluster, named_tls or cluster.get("insecure-skip-tls-verify") is True, context).rstrip("/")
+    if host.startswith("https"):
+        # The loader resolves the client certificate and key relative to the cluster's file, too.
+        base = _base_path(cluster_origin)
+        ca = _FileOrData(cluster, "certificate-authority", None, base).credential()
+        cert = _FileOrData(user, "client-certificate", None, base).credential()
+        key = _FileOrData(user, "client-key", None, base).credential()
     return PlainContext(
         host=host, authorization=token or None, ca=ca, cert=cert, key=key,
         verify=not cluster.get("insecure-skip-tls-verify", False),

@@ -46,8 +46,6 @@ class LeanClient:
     """Reads of one control plane over one kept-alive connection; `list` and `get` as ClusterAccess has them."""
 
     def __init__(self, plain: kc.PlainContext, namespace: str | None, timeout: float | None = None) -> None:
-        if plain.host is None:  # plainly_reachable contexts name one
-            raise ValueError("the context names no server")
         self.base = plain.host
         self.namespace = namespace
         self.request_timeout = timeout or READ_TIMEOUT
@@ -135,8 +133,7 @@ class LeanClient:
 def plainly_reachable(plain: kc.PlainContext | None) -> bool:
     """Whether a context can be reached without the kubernetes client: plain credentials, an http(s) server
     named, no proxy."""
-    return plain is not None and plain.host is not None and plain.proxy is None \
-        and plain.host.startswith(("https://", "http://"))
+    return plain is not None and plain.proxy is None and plain.host.startswith(("https://", "http://"))
 
 
 def auth_headers(plain: kc.PlainContext) -> dict[str, str]:

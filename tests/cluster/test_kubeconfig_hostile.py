@@ -469,3 +469,44 @@ def test_the_loader_uses_the_kubeconfig_as_rlark_read_it_not_a_second_read(tmp_p
     client = kc.api_client(loaded, "c")
     assert not marker.exists()
     assert client.configuration.api_key.get("BearerToken") == "Bearer e30.e30.sig"  # the first file's
+
+
+def _plain_kubeconfig(path, server: str | None, user: dict, **cluster) -> str:
+    if server is not None:
+        cluster["server"] = server
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    return str(path)
+
+
+@pytest.mark.filterwarnings("error:URLs without a scheme")
+@pytest.mark.parametrize("how", ["token", "plugin"])
+def test_a_server_without_a_scheme_is_read_as_kubectl_reads_it(tmp_path, env, capsys, how):
+    """Issue 33 (O33a item 3): a kubeconfig's `server: HOST:PORT` (or a fuzzed `0`, `example.com`) reached urllib3
+    as it was, which warned 'URLs without a scheme are deprecated' and looked the name up as it could. kubectl
+    (client-go's DefaultServerURL) puts `https://` in front when the context names a CA, a client certificate or
+    insecure-skip-tls-verify, else `http://`; rlark does the same, on the lean path and the loader's (an exec
+    plugin), and a schemeless server with a path, or none (the client's default host was ''), which kubectl
+    refuses, is one line."""
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                                  "status": {"token": "t"}}))
+    user = {"token": "t"} if how == "token" else {
+        "exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "cat", "args": [str(answer)],
+                 "interactiveMode": "Never"}}
+    with _recording_control_plane() as (server, seen):
+        bare = server.removeprefix("http://")
+        result = cli_runner(_plain_kubeconfig(tmp_path / "kubeconfig", bare, user), capsys)("get", "jobs")
+    assert (result.code, seen) == (1, ["Bearer t"]), (result.err, seen)
+    result = cli_runner(_plain_kubeconfig(tmp_path / "kubeconfig", "127.0.0.1:1", user,
+                                          **{"insecure-skip-tls-verify": True}), capsys)("get", "jobs")
+    assert result.code == 1 and result.err.startswith("error: cannot reach the control plane at https://127.0.0.1:1"), \
+        result.err
+    result = cli_runner(_plain_kubeconfig(tmp_path / "kubeconfig", "127.0.0.1:1/k8s", user), capsys)("get", "jobs")
+    assert (result.code, result.err) == (2, "error: context c: unusable kubeconfig entry (its server "
+                                            "'127.0.0.1:1/k8s' is not a URL or a host:port pair)\n")
+    result = cli_runner(_plain_kubeconfig(tmp_path / "kubeconfig", None, user), capsys)("get", "jobs")
+    assert (result.code, result.err) == (2, "error: context c: unusable kubeconfig entry (its cluster names no "
+                                            "server)\n")

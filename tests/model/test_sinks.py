@@ -1,4 +1,4 @@
-"""One escaper per sink (issue 33 items 4-6): hostile cluster text reaches no sink as a mention, a link, a
+"""One escaper per sink (issue 33 items 4-6): hostile cluster text reaches no sink as a mention, a link,
 a second line, a second shell command, or an unmasked secret; a 50,000-deep value redacts."""
 
 from __future__ import annotations

@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import ipaddress
 import json
 import os
 import re
+import socket
 import string
 import tempfile
 from pathlib import Path
@@ -339,13 +341,36 @@ KUBECONFIG_PATHS = ["apiVersion", "kind", "clusters", "clusters.0", "clusters.0.
                     "users.0", "users.0.name", "users.0.user", "users.0.user.token", "extensions", "preferences"]
 
 
+@contextlib.contextmanager
+def this_machine_only():
+    """No name lookup and no connection past this machine: a host that is not a loopback (or unspecified) address
+    or `localhost` is refused as a name that does not resolve, never looked up (a fuzzed server, `example.com`)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        with contextlib.suppress(ValueError):
+            address = ipaddress.ip_address(name.strip("[]"))
+            if address.is_loopback or address.is_unspecified:
+                return real(host, *args, **kwargs)
+        if name != "localhost":
+            raise socket.gaierror(socket.EAI_NONAME, f"{name}: not looked up in this test")
+        return real(host, *args, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket, "getaddrinfo", getaddrinfo)
+        yield
+
+
 @fuzz("kubeconfig")
+@pytest.mark.filterwarnings("error:URLs without a scheme")
 @given(st.lists(st.tuples(st.sampled_from(KUBECONFIG_PATHS), values), min_size=1, max_size=3))
 def test_kubeconfig_files(reliability_sandbox, cluster, changes):
+    """A fuzzed `server:` never reaches urllib3 without a scheme (it warned, and looked a fuzzed name up) and no
+    request leaves the machine (this_machine_only)."""
     data = yaml.safe_load(Path(reliability_sandbox.kubeconfig).read_text())
     for path, value in changes:
         data = mutate(data, path, value)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, this_machine_only():
         path = Path(tmp) / "kubeconfig"
         path.write_text(yaml.safe_dump(data, allow_unicode=True))
         code, out, err = run("--kubeconfig", str(path), "--request-timeout=5", "get", "jobs")
