@@ -46,6 +46,7 @@ from rlark_tui.model.naming import tensorboard_url
 from rlark_tui.model.objects import Job
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.telemetry.diagnosis import Diagnosis
+from rlark_tui.telemetry.progress import ProgressState
 from rlark_tui.telemetry.steptime import step_time_cell
 from rlark_tui.telemetry.usage import pod_usage
 from rlark_tui.text.redact import KnownSecrets, redact_env, redact_text, secret_values
@@ -320,7 +321,9 @@ class JobDetailScreen(RlarkScreen):
         shown_progress = progress.render(time.time()) if progress is not None else ""
         summary.update(one_line(f"{title} · {row.job_type} · {row.phase} · Pods {row.pods_running} running / "
                        f"{row.pods_expected} expected · created {job.creation_timestamp or '—'}"
-                       + (f" · step {shown_progress}" if shown_progress else "")
+                       + (f" · step {shown_progress}" if shown_progress and shown_progress != "?" else "")
+                       + (" · progress not read (the Overview says why)" if progress is not None and progress.error
+                          else "")
                        + (f" · {step_time_cell(step_time)}" if step_time is not None else "")))
         tree = self.query_one(WorkersTree)
         ref = tree.selected_ref
@@ -339,7 +342,7 @@ class JobDetailScreen(RlarkScreen):
         for section in self.query(Section):
             section.known = known
         self._render_diagnosis(job, diagnosis)
-        self._render_overview(index, job, row)
+        self._render_overview(index, job, row, progress)
         self._render_events(index, job)
         self._render_yaml(job)
         self._render_ray(index, job, row)
@@ -361,7 +364,7 @@ class JobDetailScreen(RlarkScreen):
             widget.muted(text, f"rlark diagnose {job.name} shows its evidence and the timeline")
         widget.update(text)
 
-    def _render_overview(self, index: SnapshotIndex, job: Job, row: JobRow) -> None:
+    def _render_overview(self, index: SnapshotIndex, job: Job, row: JobRow, progress: ProgressState | None) -> None:
         widget = self.query_one("#overview-text", Section)
         text = Text()
         widget.heading(text, f"Job {job.name}")
@@ -381,6 +384,8 @@ class JobDetailScreen(RlarkScreen):
         if job.end_time:
             widget.field(text, "End time", job.end_time)
         widget.field(text, "Running time", running_time(job.start_time, job.end_time, datetime.now(UTC)))
+        if progress is not None and progress.error:  # the job list's PROGRESS says only `?`
+            widget.field(text, "Progress", f"not read: {progress.error}")
         for spec in specs[:MAX_ROLES_SHOWN]:
             task = index.task_for(job, spec)
             text.append("\n")

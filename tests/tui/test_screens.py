@@ -920,6 +920,39 @@ async def test_80_columns_a_long_reason_narrows_so_progress_and_age_stay_on_scre
         assert any("CreateContainer…" in line for line in lines), lines
 
 
+async def test_a_progress_not_read_says_why_in_the_job_detail(post_snapshot):
+    """Issue 33: PROGRESS showed only `?` when the Header log's read failed, and nothing said why. The Job's detail
+    says it, as k9s's describe would: its summary 'progress not read', and the Overview 'Progress: not read:
+    <reason>', one line, without control characters, masked and cut at sinks.FIELD_CHARS like every field."""
+    import dataclasses
+
+    from rlark_tui.screens.job_list import COLUMNS
+    from rlark_tui.telemetry.progress import ProgressState
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    error = "the log store said 503\n\x1b[2J[@click=app.quit]x[/] " + "y" * 100_000
+    snapshot = dataclasses.replace(build_snapshot([job_dict("demo-ppo")]),
+                                   progress={"demo-ppo": ProgressState(error=error)})
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        (row,) = table_rows(app)
+        app.open_job("demo-ppo", "overview")
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
+        summary = str(app.screen.query_one("#job-summary").render())
+        shown = overview().splitlines()
+    assert row[[column.key for column in COLUMNS].index("progress")] == "?"
+    assert summary.endswith(" · progress not read (the Overview says why)"), summary
+    (said,) = [line for line in shown if line.startswith("Progress: ")]
+    assert said.startswith("Progress: not read: the log store said 503\\n[@click=app.quit]x[/] yyy"), said[:80]
+    assert said.endswith(f"… ({len('not read: ' + error) - FIELD_CHARS:,} more characters)"), said[-80:]
+    assert "\x1b" not in said and "2J" not in said
+
+
 async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot):
     # a control plane's Job name is text from outside: '[@click=app.quit]' in one was Textual markup in the
     # palette's entries (Content.from_markup), an action on a click; a line break or a bidi control in one forged an
