@@ -12,6 +12,7 @@ file extracted before it, devices and FIFOs refuse the whole archive before anyt
 directory is checked and held as for any write (rlark_tui.local.fsutil: the user's own, writable by nobody else);
 extraction then walks it with directory descriptors and O_NOFOLLOW, so a link already on disk, or swapped in
 meanwhile, is never followed, and each regular file is written to an unpredictable temporary name and renamed.
+A download to `-` (stdout) writes the judged archive there, never to a terminal.
 """
 
 from __future__ import annotations
@@ -102,7 +103,25 @@ def download(access: ClusterAccess, cluster: str, pod: str, remote: str, local: 
         if code != 0:
             raise CopyRefused(f"copy from {pod}:{remote} failed: {_last_line(errors, code)}")
         spool.seek(0)
+        if local in fsutil.STANDARD_STREAMS:
+            return stream(spool, name, local, max_bytes, f"{pod}:{remote}")
         return unpack(spool, name, local, max_bytes, f"{pod}:{remote}")
+
+
+def stream(spool: IO[bytes], name: str, local: str, max_bytes: int, source: str) -> list[str]:
+    """Write the archive `spool` holds to `local`, a standard stream (`-`: stdout, as `docker cp CONTAINER:/path -`
+    takes it), once its entries are judged as unpack judges them (against an empty destination); their names.
+    Never to a terminal (fsutil.atomic_output refuses it: the Pod's bytes would reach it raw)."""
+    try:
+        with open_tar(spool) as tar:
+            members = safe_members(tar, name, None, max_bytes)
+    except tarfile.TarError as exc:
+        raise CopyRefused(f"copy from {source}: not an archive rlark takes ({one_line(str(exc))}); nothing was "
+                          "written") from None
+    spool.seek(0)
+    with fsutil.atomic_output(local, named=True) as out:
+        shutil.copyfileobj(spool, out, CHUNK)
+    return [member.name for member, _ in members]
 
 
 def unpack(spool: IO[bytes], name: str, local: str, max_bytes: int, source: str) -> list[str]:
@@ -183,13 +202,14 @@ class _Tree:
     """The destination as it will be once extracted: what the archive made so far (path -> kind, link target)
     over what is on disk already (read without following anything)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str | None) -> None:
         self.root = root
+        """None: a destination with nothing in it (a stream)."""
         self.made: dict[tuple[str, ...], tuple[str, str]] = {}
 
     def kind(self, parts: tuple[str, ...]) -> tuple[str, str] | None:
-        if parts in self.made:
-            return self.made[parts]
+        if parts in self.made or self.root is None:
+            return self.made.get(parts)
         path = os.path.join(self.root, *parts) if parts else self.root
         try:
             info = os.lstat(path)
@@ -223,15 +243,16 @@ class _Tree:
         return tuple(where)
 
 
-def safe_members(tar: tarfile.TarFile, name: str, local: str,
+def safe_members(tar: tarfile.TarFile, name: str, local: str | None,
                  max_bytes: int = MAX_ARCHIVE) -> list[tuple[tarfile.TarInfo, tuple[str, ...]]]:
-    """(entry, its path under `local` as components) for every entry, `name` mapped to `local`; refuses the whole
+    """(entry, its path under `local` (None: an empty destination) as components) for every entry, `name` mapped to
+    `local`; refuses the whole
     archive (CopyRefused naming the entry) when, judged against the tree once every entry has arrived, an entry's
     path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
     anything but a file extracted before it, is not a file, directory or link, has a name longer than NAME_MAX or
     is a link to nothing; or when the files come to more than `max_bytes`, as they are written (a sparse file's
     holes are written as zeros: 10 KB of archive can claim a TiB), or the entries are more than MAX_ENTRIES."""
-    tree = _Tree(os.path.abspath(local))
+    tree = _Tree(os.path.abspath(local) if local is not None else None)
     top = _parts(name) or []
     out = []
     written = 0

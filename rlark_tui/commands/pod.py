@@ -16,6 +16,7 @@ from rlark_tui.cluster.logs import resolve_targets
 from rlark_tui.cluster.podexec import SHELL, ExecSession, data_plane_client, relay
 from rlark_tui.errors import UsageError
 from rlark_tui.flow.actions import Actions
+from rlark_tui.local.fsutil import STANDARD_STREAMS, refuse_terminal, said_beside
 from rlark_tui.model.logtarget import LogTarget
 from rlark_tui.model.objects import Job
 from rlark_tui.text.sinks import one_line
@@ -52,7 +53,8 @@ def _register_cp(subparsers, parents) -> None:
     parser = subparsers.add_parser(
         "cp", parents=parents, help="copy files and directories to or from a Job's Pod",
         description="Copy a file or directory between this machine and the `main` container of a Job's Pod "
-                    "(tar over exec, like kubectl cp). One side is JOB:/path (the Header Pod) or JOB:POD:/path.",
+                    "(tar over exec, like kubectl cp). One side is JOB:/path (the Header Pod) or JOB:POD:/path. "
+                    "A DST of - writes the archive to stdout (as docker cp does; never to a terminal).",
         epilog=CP_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", metavar="SRC")
     parser.add_argument("dst", metavar="DST")
@@ -147,14 +149,17 @@ def run_cp(args: argparse.Namespace) -> int:
         raise UsageError("--max-size must be more than 0")
     if not remote[0] or not remote[2]:
         raise UsageError(f"{args.src if src else args.dst!r}: name a Job and a path, e.g. demo-ppo:/tmp/file")
+    if src is not None:
+        refuse_terminal(args.dst)  # `-` on a terminal: said before anything is read, as tar says it
     access = ClusterAccess.from_args(args)
     Actions(access, readonly=bool(getattr(args, "readonly", False))).guard("copy files to or from a Pod (cp)")
     target = pick_pod(access, remote[0], pod=remote[1])
     if src is not None:
         written = podcopy.download(access, target.cluster, target.pod, remote[2], args.dst, target.namespace,
                                    args.max_size or podcopy.MAX_ARCHIVE)
-        print(copied_line(f"{target.pod}:{remote[2]}", written[0] if written else args.dst,
-                          f"{len(written)} entries"))
+        shown = args.dst if args.dst in STANDARD_STREAMS or not written else written[0]
+        print(copied_line(f"{target.pod}:{remote[2]}", shown, f"{len(written)} entries"),
+              file=said_beside(args.dst))
     else:
         size = podcopy.upload(access, target.cluster, target.pod, args.src, remote[2], target.namespace)
         print(copied_line(args.src, f"{target.pod}:{remote[2]}", f"{size} bytes of tar"))

@@ -299,3 +299,41 @@ def test_a_sparse_file_is_bounded_by_what_it_would_write_not_by_its_archive(tmp_
     assert str(stopped.value) == ("refusing archive entry 'loot': its files come to more than the bound of "
                                   "1 GiB (--max-size); nothing was written")
     assert snapshot(tmp_path) == before
+
+
+def test_a_copy_to_stdout_is_the_checked_archive_on_a_pipe_and_refused_on_a_terminal(plain_sandbox, hostile, env,
+                                                                                     tmp_path):
+    """Issue 33 (O33a item 4): `rlark cp JOB:/path -` extracted the Pod's archive into a directory named `-` in the
+    working directory. `-` is stdout, as `docker cp CONTAINER:/path -` takes it: the archive, judged whole as any
+    copy's is, on a pipe, the command's line on stderr; on a terminal it is refused in one line before anything is
+    read (the Pod's bytes would reach it raw: a file holding an OSC 52 sets the clipboard); a hostile archive
+    writes nothing to stdout."""
+    import pty
+
+    hostile.write_bytes(archive(entry("loot/", tarfile.DIRTYPE), entry("loot/f", data=b"\x1b]52;c;ZXZpbA==\x07\n")))
+    argv = ["timeout", "60", sys.executable, "-m", "rlark_tui", "--kubeconfig", str(plain_sandbox.kubeconfig), "cp",
+            f"{JOB}:/data/loot", "-"]
+    done = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=os.environ.copy())
+    assert (done.returncode, done.stderr.decode()) == (0, f"copied {POD[1]}:/data/loot to - (2 entries)\n")
+    with tarfile.open(fileobj=io.BytesIO(done.stdout), mode="r:") as tar:
+        assert [(m.name, tar.extractfile(m).read() if m.isfile() else None) for m in tar] == [
+            ("loot", None), ("loot/f", b"\x1b]52;c;ZXZpbA==\x07\n")]
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(argv, stdout=slave, stderr=subprocess.PIPE, cwd=tmp_path, env=os.environ.copy())
+        os.set_blocking(master, False)
+        try:
+            shown = os.read(master, 65536)
+        except BlockingIOError:
+            shown = b""
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert (done.returncode, done.stderr.decode(), shown) == (
+        2, "error: refusing to write binary output to the terminal on stdout: redirect it to a file or a pipe, or "
+           "name a file\n", b"")
+    hostile.write_bytes(archive(*CHAIN))
+    done = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=os.environ.copy())
+    assert (done.returncode, done.stdout, done.stderr.decode()) == (
+        1, b"", "error: refusing archive link 'loot/e1' -> 's/..': it escapes the destination\n")
+    assert list(tmp_path.iterdir()) == []
