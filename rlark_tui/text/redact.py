@@ -504,11 +504,9 @@ class KnownSecrets:
     keeps the values as given (add_known adds to them, not to their shapes)."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
-        self.given = tuple(dict.fromkeys(value for value in values if value))
-        forms: set[str] = set()
-        for value in self.given:
-            forms.update(_shapes(value))
-        self.values = tuple(sorted(forms, key=len, reverse=True))
+        self.given = tuple(dict.fromkeys(filter(None, values)))
+        self.values = tuple(sorted({form for value in self.given for form in _shapes(value)}, key=len, reverse=True)) \
+            if self.given else ()
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -542,15 +540,21 @@ def _known_value(name: object, value: object) -> str | None:
 
 def _env_items(node: Any) -> Iterator[tuple[str, Mapping]]:
     """Every env entry in `node` (a Job, Task or Pod, at any depth, the spec JSON of annotations too), each as
-    ("entry", an `env` list's entry), ("map", an `env` mapping) or ("from", an `envFrom` entry). Walked with a
-    stack of its own: an object nested 50,000 deep is read to its end, without recursion."""
-    stack = [node]
+    ("entry", an `env` list's entry), ("map", an `env` mapping) or ("from", an `envFrom` entry), in no set order.
+    Walked with a stack of its own: an object nested 50,000 deep is read to its end, without recursion. Only what
+    may hold an entry is stacked (a list, a mapping, a string of JSON that names env), so a leaf costs one type
+    check: redact_object walks each object it is given for these first."""
+    stack = [node] if _may_hold_env(node) else []
     while stack:
         node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(reversed(node))
-        elif isinstance(node, Mapping):
-            deeper = []
+        if isinstance(node, str):
+            try:
+                stack.append(load_json(node))  # the submitted-spec and launch-record annotations hold it as JSON
+            except ValueError:
+                continue
+        elif isinstance(node, list):
+            stack.extend(item for item in node if _may_hold_env(item))
+        else:
             for key, value in node.items():
                 if key == "env" and isinstance(value, list):
                     yield from (("entry", entry) for entry in value if isinstance(entry, Mapping))
@@ -558,14 +562,16 @@ def _env_items(node: Any) -> Iterator[tuple[str, Mapping]]:
                     yield "map", value
                 elif key == "envFrom" and isinstance(value, list):
                     yield from (("from", entry) for entry in value if isinstance(entry, Mapping))
-                else:
-                    deeper.append(value)
-            stack.extend(reversed(deeper))
-        elif isinstance(node, str) and node[:1] in ("{", "[") and ("env" in node):
-            try:
-                stack.append(load_json(node))  # the submitted-spec and launch-record annotations hold it as JSON
-            except ValueError:
-                continue
+                elif _may_hold_env(value):
+                    stack.append(value)
+
+
+def _may_hold_env(node: object) -> bool:
+    if isinstance(node, (dict, list)):
+        return True
+    if isinstance(node, str):
+        return node[:1] in ("{", "[") and "env" in node
+    return isinstance(node, Mapping)
 
 
 def _secret_ref(kind: str, entry: Mapping) -> tuple[str, str | None] | None:
@@ -678,16 +684,16 @@ def redact_object(obj: Any, _depth: int = 0, _known: KnownSecrets | None = None)
     object's own secret env values (`secret_values`) wherever else they appear, line by line (a run script that
     echoed an API_KEY's value showed it in `rlark describe`, `-o yaml` and the TUI's YAML tab, beside the masked
     entry). What is nested deeper than MAX_DEPTH (JSON in a string counts from the string's depth) is CUT."""
+    if not isinstance(obj, (str, list, Mapping)):
+        return obj  # a number, a bool, None: nothing to mask, and no env entries to look for
     if _known is None:
         _known = KnownSecrets(secret_values(obj))
-    if _depth > MAX_DEPTH and isinstance(obj, (str, list, Mapping)):
+    if _depth > MAX_DEPTH:
         return CUT
     if isinstance(obj, str):
         return _known.mask_lines(_redact_string(obj, _depth))
     if isinstance(obj, list):
         return [redact_object(item, _depth + 1, _known) for item in obj]
-    if not isinstance(obj, Mapping):
-        return obj
     is_secret_kind = obj.get("kind") == "Secret"
     result = {}
     for key, value in obj.items():
