@@ -360,10 +360,13 @@ class LineRedactor:
         `-----`, a line of a key body's length, a known value, a word of the first pass) finds the few lines
         that need __call__; the others, read while no key is open, are returned as they are. Values given to
         add_known while a batch is masked (on another Pod's thread) count from the next batch on."""
-        joined = "\n".join(texts)
+        return self._batch(texts, source, "\n".join(texts))
+
+    def _batch(self, texts: list[str], source: str, joined: str, dashes: bool = True) -> list[str]:
+        """`lines` of `texts` joined by newlines as `joined`; without `dashes` the caller found no `-----` in it."""
         if joined.count("\n") != len(texts) - 1:  # a text holds a newline itself: line by line
             return [self(text, source) for text in texts]
-        flagged = self._flagged(texts, joined)
+        flagged = self._flagged(joined, dashes)
         if not flagged and source not in self._in_key:
             return list(texts)
         out = list(texts)
@@ -377,10 +380,10 @@ class LineRedactor:
                 index = next_flagged + 1
         return out
 
-    def _flagged(self, texts: list[str], joined: str) -> list[int]:
-        """Indexes (ascending) of the lines of `joined` (`texts` joined by newlines) that __call__ must see even
+    def _flagged(self, joined: str, dashes: bool) -> list[int]:
+        """Indexes (ascending) of the lines of `joined` (the texts joined by newlines) that __call__ must see even
         while no key is open: every other line it returns unchanged, without a change of state."""
-        found = set(_lines_with(joined, lambda text, at: text.find("-----", at)))
+        found = set(_lines_with(joined, lambda text, at: text.find("-----", at))) if dashes else set()
         framed = "\n" + joined  # a match of _BODY_AT at index i of `framed` is the line starting at i of `joined`
         found.update(_lines_with(joined, lambda text, at: _start(_BODY_AT.search(framed, at))))
         for value in self.known.values:
@@ -404,8 +407,9 @@ class LineRedactor:
 
     def source_backlog(self, texts: list[str], source: str = "") -> list[str]:
         """`backlog` of one source's lines."""
-        if "-----" not in "\n".join(texts):
-            return self.lines(texts, source)  # no BEGIN or END: no key lines before an END to find
+        joined = "\n".join(texts)
+        if "-----" not in joined:  # no BEGIN or END: no key lines before an END to find, none to flag
+            return self._batch(texts, source, joined, dashes=False)
         orphan: set[int] = set()
         for position, text in enumerate(texts):
             if _KEY_BEGIN.search(text):
