@@ -30,6 +30,7 @@ from rlark_tui.cluster.errors import (
 from rlark_tui.cluster.transport import (
     BODY_TIMEOUTS,
     CONNECT_TIMEOUT,
+    MAX_DEPTH,
     MAX_ERROR_BYTES,
     READ_CHUNK,
     READ_TIMEOUT,
@@ -123,10 +124,11 @@ class Http:
              body: object = None, content_type: str | None = None,
              timeout: float = READ_TIMEOUT, headers: dict[str, str] | None = None,
              fields: list[tuple[str, tuple[str, bytes, str]]] | None = None,
-             max_bytes: int | None = None) -> object:
+             max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> object:
         """One request; returns the decoded JSON body (transport.decode_json: text when not JSON). `fields` sends a
         multipart form instead of a body: `[(name, (filename, data, mime type))]` (the gateway's storage upload).
-        A body larger than `max_bytes` (transport.MAX_ANSWER_BYTES when not given) raises TooLarge, naming it."""
+        A body larger than `max_bytes` (transport.MAX_ANSWER_BYTES when not given) raises TooLarge, naming it; one
+        nested deeper than `max_depth`, Unreachable (transport.decode_answer)."""
         import urllib3
 
         resp = self._send(method, path, req, query, body, content_type, (CONNECT_TIMEOUT, timeout), headers,
@@ -142,7 +144,7 @@ class Http:
             raise transport_error(exc, self._req(req, path), timeout) from None
         finally:
             resp.release_conn()
-        return decode_answer(data, self._req(req, path))
+        return decode_answer(data, self._req(req, path), max_depth=max_depth)
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,

@@ -165,22 +165,23 @@ def _values(data: bytes | str) -> int:
 
 
 class TooDeep(ValueError):
-    """A JSON document nested deeper than MAX_DEPTH."""
+    """A JSON document nested deeper than its bound (MAX_DEPTH, or the one its reader gave)."""
 
-    def __init__(self) -> None:
-        super().__init__(f"nested deeper than {MAX_DEPTH} levels")
+    def __init__(self, depth: int = MAX_DEPTH) -> None:
+        super().__init__(f"nested deeper than {depth} levels")
+        self.depth = depth
 
 
 def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: type | None = None,
-                text: bool = True) -> object:
+                text: bool = True, max_depth: int = MAX_DEPTH) -> object:
     """A JSON answer of a cluster, Ray or the gateway, decoded the one way every client decodes it: orjson, else
     (invalid UTF-8, NaN and numbers past a double, kept as their text, huge integers) the standard library on
     the text with bad bytes replaced.
 
     An empty answer is {}; one that is not JSON stays text (`text=False`: raises ValueError instead). Larger than
     `max_bytes` raises ValueError naming the bound (bodies read over HTTP are bounded before, by read_bounded);
-    nested deeper than MAX_DEPTH raises TooDeep, and more than MAX_VALUES values TooMany (ValueErrors both), never
-    RecursionError or MemoryError.
+    nested deeper than MAX_DEPTH (or `max_depth`, less: a reader whose answers are shallow, such as Ray's) raises
+    TooDeep, and more than MAX_VALUES values TooMany (ValueErrors both), never RecursionError or MemoryError.
     With `shape` (a TypedDict of the only fields a table reads, cluster/output.py) just those are decoded, by
     msgspec (faster on a large list: bench/cli_get.py); an answer the shape does not fit (another type where it has
     a list or an object, or anything the decoders above would repair) is decoded whole instead."""
@@ -193,9 +194,9 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
         if shaped is not None:
             return shaped
     try:
-        return load_json(data, max_bytes=max_bytes, max_depth=None)
+        return load_json(data, max_bytes=max_bytes, max_depth=max_depth if max_depth < MAX_DEPTH else None)
     except JsonBound:
-        raise TooDeep() from None
+        raise TooDeep(min(max_depth, MAX_DEPTH)) from None
     except ValueError:
         decoded = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         if not decoded.strip():
@@ -205,15 +206,15 @@ def decode_json(data: bytes | str, *, max_bytes: int = MAX_ANSWER_BYTES, shape: 
         return decoded
 
 
-def decode_answer(data: bytes, req: Request, shape: type | None = None) -> object:
-    """decode_json of an answer read by read_bounded; one nested deeper than MAX_DEPTH or of more than MAX_VALUES
+def decode_answer(data: bytes, req: Request, shape: type | None = None, max_depth: int = MAX_DEPTH) -> object:
+    """decode_json of an answer read by read_bounded; one nested deeper than `max_depth` or of more than MAX_VALUES
     values raises Unreachable (kind `too-deep`, `too-large`) naming the request and the bound, as every transport
     failure does."""
     try:
-        return decode_json(data, max_bytes=len(data), shape=shape)
+        return decode_json(data, max_bytes=len(data), shape=shape, max_depth=max_depth)
     except (TooDeep, TooMany) as exc:
         where = f"the {req.source}" + (f" at {req.url}" if req.url else "")
-        said = f"nested deeper than {MAX_DEPTH} levels" if isinstance(exc, TooDeep) else f"of {exc}"
+        said = str(exc) if isinstance(exc, TooDeep) else f"of {exc}"
         raise Unreachable(f"the answer of {where} to {req.verb} {req.target()} is {said}: not decoded",
                           "too-deep" if isinstance(exc, TooDeep) else "too-large") from None
 

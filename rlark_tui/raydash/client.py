@@ -15,13 +15,14 @@ from rlark_tui.cluster.errors import ApiError, Forbidden, NotFound, Request, Una
 from rlark_tui.cluster.http import Http
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
-from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.parse import MAX_JSON_DEPTH, ascii_int
 from rlark_tui.text.sinks import one_line
 
 TIMEOUT = 5.0
 MAX_ANSWER_BYTES = 32 * 2**20
 """The largest JSON answer read from Ray (a State API list of 10,000 nodes is a few MB); past it, one line."""
 MAX_TEXT_BYTES = 4 * 2**20
+"""The largest text answer read from Ray (a worker's traceback, a log file's tail); past it, one line."""
 MAX_STATUS_LINES = 2000
 """The lines of `ray status` a poll keeps (a line per node and a few per resource: a 1,000-node cluster fits):
 the 4 MiB a head may answer were 100,000 lines masked and laid out in the TUI's Ray tab after every poll."""
@@ -29,7 +30,11 @@ MAX_STATUS_JOBS = 100
 """The Ray jobs a poll keeps, the last ones (a Job's driver submits one or a few; each is a line of the Ray tab)."""
 MAX_ROWS = 10_000
 """The most rows of a State API list taken without a `limit` in the query (Ray's own default is 100)."""
-"""The largest text answer read from Ray (a worker's traceback, a log file's tail); past it, one line."""
+MAX_DEPTH = MAX_JSON_DEPTH
+"""The deepest nesting of a Ray answer decoded (a State API row's death cause is 7 levels under its envelope). Ray's
+dashboard runs in the Header Pod, the Job author's, and the cluster answers' own bound (transport.MAX_DEPTH, 1,024)
+let a name, class, node ID, error message or Ray job status nest 1,000 levels, where str() and f-strings raise
+RecursionError: rlark stacks, diagnose, bundle and describe ended in a crash report, and the TUI at the Ray tab."""
 ALIVE_QUERY = (("filter_keys", "state"), ("filter_predicates", "="), ("filter_values", "ALIVE"),
                ("limit", "10000"))
 
@@ -66,7 +71,7 @@ class RayDashboard:
         while True:
             try:
                 return self.http.json("GET", path, req, query, timeout=timeout or self.timeout, headers=self._headers(),
-                                      max_bytes=bound)
+                                      max_bytes=bound, max_depth=MAX_DEPTH)
             except (Unauthorized, Forbidden) as exc:
                 refused += 1
                 if refused > 2 or not self._take_pod_token(fresh=isinstance(exc, Forbidden)):
@@ -98,7 +103,8 @@ class RayDashboard:
         predates it (a 404); ApiError / Unreachable when the dashboard cannot be asked."""
         try:
             body = self.http.json("GET", "/api/authentication_mode",
-                                  Request("get", "Ray authentication mode", source=self.source), timeout=self.timeout)
+                                  Request("get", "Ray authentication mode", source=self.source), timeout=self.timeout,
+                                  max_depth=MAX_DEPTH)
         except NotFound:
             return ""
         mode = body.get("authentication_mode") if isinstance(body, dict) else None

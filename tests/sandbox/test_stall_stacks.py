@@ -74,7 +74,7 @@ class RecordedRay:
                 if url.path == "/worker/traceback":
                     self.answer(*traceback(query), "text/plain")
                 else:
-                    self.answer(200, json.dumps(outer.json(url.path)), "application/json")
+                    self.answer(200, outer.body(url.path), "application/json")
 
             def answer(self, status: int, text: str, kind: str) -> None:
                 body = text.encode()
@@ -102,6 +102,9 @@ class RecordedRay:
             "/api/jobs/": [],
         }
         return answers.get(path, {})
+
+    def body(self, path: str) -> str:
+        return json.dumps(self.json(path))
 
     def close(self) -> None:
         self.server.shutdown()
@@ -448,3 +451,38 @@ def test_a_bundle_of_a_pod_whose_restart_count_is_no_number_is_written(stalled, 
     from rlark_tui.telemetry.bundle import log_member
     with tarfile.open(out) as tar:
         assert log_member(CLUSTER, NS, POD, "main") in tar.getnames(), tar.getnames()
+
+
+def test_a_ray_head_answering_deeply_nested_names_ends_no_command_in_a_crash(stalled, env, capsys, tmp_path):
+    """Issue 33, round H33, a hostile Ray head (the dashboard runs in the Header Pod, the Job author's): Ray's answers
+    were decoded to the cluster's bound of 1,024 levels (transport.decode_json), and an actor's name, class or node
+    ID, a dead one's error message or a Ray job's status 1,000 levels deep made str() and f-strings raise
+    RecursionError: rlark stacks, diagnose, bundle and describe ended in 'rlark: crashed (RecursionError)', and so
+    did the TUI at the Job detail's Ray tab. A Ray answer is decoded to raydash.client.MAX_DEPTH levels; one deeper
+    is one line where Ray's answers are said."""
+    class DeepRay(RecordedRay):
+        def json(self, path: str) -> object:
+            return [{"submission_id": "DEEP", "status": "DEEP"}] if path == "/api/jobs/" else super().json(path)
+
+        def body(self, path: str) -> str:  # json.dumps itself recurses: the nesting is written as text
+            return super().body(path).replace('"DEEP"', "[" * 1_000 + "]" * 1_000)
+
+    deep = "DEEP"
+    alive = [{"name": deep, "class_name": deep, "state": "ALIVE", "pid": 812, "node_id": deep, "actor_id": deep},
+             {"name": "ActorGroup:2", "class_name": "Worker", "state": "ALIVE", "pid": 813, "node_id": NODE_ID}]
+    dead = [{"name": deep, "class_name": deep, "state": "DEAD", "pid": 814, "node_id": deep, "actor_id": deep,
+             "death_cause": {"actor_died_error_context": {"error_message": deep}}}]
+    ray = DeepRay(actors=alive + dead)
+    try:
+        rlark = _rlark(stalled, env, capsys, ray)
+        stacks = rlark("stacks", JOB)
+        ran = [rlark("diagnose", JOB), rlark("bundle", JOB, "-o", str(tmp_path / "b.tar.gz")),
+               rlark("describe", "job", JOB)]
+    finally:
+        ray.close()
+    deeper = "nested deeper than 64 levels: not decoded"
+    assert stacks.code == 1 and stacks.err.startswith("error: stacks: the Ray dashboard of") and deeper in stacks.err
+    assert stacks.err.count("\n") == 1, stacks.err
+    for done in ran:
+        assert done.code == 0 and "crashed" not in done.err and "Traceback" not in done.out + done.err, done
+    assert deeper in ran[0].err and deeper in ran[2].out, ran
