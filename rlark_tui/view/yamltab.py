@@ -26,8 +26,8 @@ def job_yaml(raw: Any) -> str:
 
 def shown_part(text: str, whole: str = "Y copies the whole YAML") -> tuple[str, str]:
     """The first YAML_LINES lines of `text`, each cut at sinks.FIELD_CHARS characters, and the line that counts
-    the rest ("" when there is none), saying where the whole is (`whole`). The wizard's preview is laid out so
-    too: a draft's run script is as long as its author made it (20,000 lines were 6 s of the UI thread), and a
+    the rest ("" when there is none), saying where the whole is (`whole`). The wizard's preview and a saved
+    run-check record (`:records`) are laid out so too: a draft's run script is as long as its author made it (20,000 lines were 6 s of the UI thread), and a
     value of 100 KB without a space is one line (a Job of a dozen: 1.6 MB laid out, 4 s)."""
     lines = text.splitlines(keepends=True)
     if len(lines) <= YAML_LINES:
