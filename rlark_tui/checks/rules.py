@@ -216,9 +216,24 @@ def _more(row: _Row, count: int, what: str) -> None:
         row.fail(f"… and {count - MAX_NAMED:,} more {what} (the first {MAX_NAMED} named)", "job")
 
 
+def _named(items: Any, row: _Row, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """(index, item) of each mapping among `items` whose `name` is text; one without a name or with another value (a
+    list, an object: no key to pair it by) fails the row, counted."""
+    found, odd = [], 0
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if isinstance(item, dict):
+            if isinstance(item.get("name"), str):
+                found.append((index, item))
+            else:
+                odd += 1
+    if odd:
+        row.fail(f"{odd} {what} {'has' if odd == 1 else 'have'} a name that is not text (or none)", "job")
+    return found
+
+
 def _compare_spec(row: _Row, ref: str, live: dict[str, Any], submitted: dict[str, Any]) -> None:
-    live_tasks = {t.get("name"): (i, t) for i, t in enumerate(live.get("tasks") or []) if isinstance(t, dict)}
-    sub_tasks = [t for t in submitted.get("tasks") or [] if isinstance(t, dict)]
+    live_tasks = {t["name"]: (i, t) for i, t in _named(live.get("tasks"), row, "tasks of the live Job")}
+    sub_tasks = [t for _, t in _named(submitted.get("tasks"), row, "submitted tasks")]
     submitted_names = {t.get("name") for t in sub_tasks}
     extra = [name for name in live_tasks if name not in submitted_names]
     for name in extra[:MAX_NAMED]:
@@ -240,18 +255,20 @@ def _compare_spec(row: _Row, ref: str, live: dict[str, Any], submitted: dict[str
         index, task = live_tasks[name]
         pairs = [(label, f"spec.tasks[{index}].{path}", dig_path(task, path), dig_path(sub, path))
                  for label, path in _COMPARED_TASK_FIELDS]
-        live_containers = dig_path(task, "kubernetes.workload.template.spec.containers") or []
-        sub_containers = dig_path(sub, "kubernetes.workload.template.spec.containers") or []
-        by_name = {c.get("name"): (j, c) for j, c in enumerate(live_containers) if isinstance(c, dict)}
-        gone = [c.get("name") for c in sub_containers if isinstance(c, dict) and c.get("name") not in by_name]
+        live_containers = _named(dig_path(task, "kubernetes.workload.template.spec.containers"), row,
+                                 f"containers of task {name} in the live Job")
+        sub_containers = [c for _, c in _named(dig_path(sub, "kubernetes.workload.template.spec.containers"), row,
+                                               f"submitted containers of task {name}")]
+        by_name = {c["name"]: (j, c) for j, c in live_containers}
+        gone = [c["name"] for c in sub_containers if c["name"] not in by_name]
         if gone:
             row.evidence.append(_obj(ref, f"spec.tasks[{index}].kubernetes.workload.template.spec.containers",
-                                     [c.get("name") for c in live_containers if isinstance(c, dict)]))
+                                     [c["name"] for _, c in live_containers]))
         for container_name in gone[:MAX_NAMED]:
             row.fail(f"task {name}: container {container_name} is missing", "job")
         _more(row, len(gone), f"containers of task {name} are missing")
         for container in sub_containers:
-            if not isinstance(container, dict) or container.get("name") not in by_name:
+            if container["name"] not in by_name:
                 continue
             j, live_container = by_name[container["name"]]
             base = f"spec.tasks[{index}].kubernetes.workload.template.spec.containers[{j}]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -133,3 +134,22 @@ def test_a_node_count_the_application_reports_that_is_no_number_fails_its_row(co
     app = next(row for row in report.rows if row.id == 4)
     assert app.result == "fail" and "the application reports a node count that is no number" in str(app.all_notes())
     assert "4. FAIL" in to_text(report)
+
+
+@pytest.mark.parametrize("where", ["live task", "submitted task", "live container", "submitted container"])
+def test_a_task_or_container_named_by_no_text_fails_the_spec_row_and_raises_nothing(where):
+    """Issue 33, round H33, a Job author's annotation (the submitted spec rlark compares with is
+    rlark.io/submitted-spec, which whoever may edit the Job writes) or a hostile control plane's Job: a task or
+    container whose name was a list or an object raised TypeError (unhashable) in the spec comparison, so `rlark
+    check`, `rlark wait --for check=pass` and the run-check screen gave no answer for the Job. Such a name fails
+    the row, and the rest is compared."""
+    evidence = fx.healthy()
+    job, submitted = copy.deepcopy(evidence.job), copy.deepcopy(evidence.submitted_spec)
+    spec = job["spec"] if where.startswith("live") else submitted
+    task = spec["tasks"][0]
+    target = task["kubernetes"]["workload"]["template"]["spec"]["containers"][0] if "container" in where else task
+    target["name"] = ["forged", {"x": 1}]
+    report = evaluate(fx.replace(evidence, job=job, submitted_spec=submitted), fx.DECIDED)
+    row = report.rows[0]
+    assert row.result == "fail" and "a name that is not text" in str(row.all_notes()), row.all_notes()
+    assert "1. FAIL" in to_text(report)
