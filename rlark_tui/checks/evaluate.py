@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
 from rlark_tui.checks import logscan, rules
 from rlark_tui.checks.evidence import RunEvidence
@@ -36,13 +37,13 @@ STOP_GUIDANCE = ("Stop only after outputs and checkpoints are persisted, then co
                  "checkpoint.")
 
 
-def without_job_secrets(evidence: RunEvidence) -> RunEvidence:
-    """The evidence with the Job's own secret env values masked in its logs and events (a run script that echoes
-    `$WANDB_API_KEY` prints a value no pattern recognises, but the Job says it is a secret) and private keys
-    masked across lines, however the read cut them (C8). Each line is redacted again as it is shown."""
-    values = secret_values(evidence.job)
-    known = KnownSecrets(values)
-    logs = tuple(replace(log, lines=tuple(redact_lines(log.lines, values, keys_only=True))) for log in evidence.logs)
+def without_job_secrets(evidence: RunEvidence, known: KnownSecrets | None = None) -> RunEvidence:
+    """The evidence with the Job's own secret env values (`known`, by default the Job's secret_values) masked in
+    its logs and events (a run script that echoes `$WANDB_API_KEY` prints a value no pattern recognises, but the
+    Job says it is a secret) and private keys masked across lines, however the read cut them (C8). Each line is
+    redacted again as it is shown."""
+    known = KnownSecrets(secret_values(evidence.job)) if known is None else known
+    logs = tuple(replace(log, lines=tuple(redact_lines(log.lines, known, keys_only=True))) for log in evidence.logs)
     events = {ref: tuple(replace(event, message=known.mask(event.message)) for event in found)
               for ref, found in evidence.events.items()} if known else evidence.events
     return replace(evidence, logs=logs, events=events)
@@ -52,7 +53,8 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None,
              slow: SlowPatterns | None = None) -> CheckReport:
     """The report of `evidence`; the launch record's patterns run under their budget, refused at once when `slow`
     (kept by whoever evaluates again and again) knows they overran it before."""
-    evidence = without_job_secrets(evidence)
+    known = KnownSecrets(secret_values(evidence.job))
+    evidence = without_job_secrets(evidence, known)
     hand_over = hand_over or HandOver()
     recorder = (evidence.launch_record or {}).get("recorder")
     if not hand_over.recorder and isinstance(recorder, str) and recorder:
@@ -66,11 +68,29 @@ def evaluate(evidence: RunEvidence, hand_over: HandOver | None = None,
         rules.check_outputs(evidence, facts, slow),
     ]
     header = record_facts(evidence, facts)
+    if known:
+        rows = [masked_row(row, known) for row in rows]
+        fields: dict[str, Any] = {name: known.mask_lines(value) if isinstance(value, str) else
+                                  tuple(map(known.mask_lines, value)) for name, value in vars(header).items()}
+        header = replace(header, **fields)
     rows.append(summarize(rows, hand_over, header))
     meta = evidence.job.get("metadata") if isinstance(evidence.job, dict) else None
     uid = meta.get("uid") if isinstance(meta, dict) else None
     return CheckReport(evidence.job_name, evidence.now, tuple(rows), header, hand_over,
                        uid if isinstance(uid, str) else "")
+
+
+def masked_row(row: CheckRow, known: KnownSecrets) -> CheckRow:
+    """The row with the Job's own secret values masked in every text it shows, line by line: a run script or an
+    annotation that holds an env entry's value (`wandb login <WANDB_API_KEY's value>`) is quoted by the evidence,
+    the header and the findings, where show masks only what looks like a secret."""
+    def mask(text: str | None) -> str | None:
+        return None if text is None else known.mask_lines(text)
+
+    return replace(row, evidence=tuple(replace(item, value=known.mask_lines(item.value), expected=mask(item.expected))
+                                       for item in row.evidence),
+                   findings=tuple(replace(reason, message=known.mask_lines(reason.message)) for reason in row.findings),
+                   notes=tuple(map(known.mask_lines, row.notes)))
 
 
 def with_hand_over(report: CheckReport, hand_over: HandOver) -> CheckReport:

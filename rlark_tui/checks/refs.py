@@ -12,7 +12,7 @@ from typing import Any
 from rlark_tui.checks.evidence import RunEvidence
 from rlark_tui.checks.report import EvidenceItem
 from rlark_tui.model.objects import dig
-from rlark_tui.text.redact import redact_env, redact_object, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_env, redact_object, redact_text, secret_values
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 _COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -55,7 +55,14 @@ def record_of(evidence: RunEvidence, ref: str) -> dict[str, Any] | None:
 
 
 def resolve(evidence: RunEvidence, item: EvidenceItem) -> str | None:
-    """What the evidence holds where `item` points, shown like `item.value`; None if nothing is there."""
+    """What the evidence holds where `item` points, shown like `item.value` (the Job's own secret values masked);
+    None if nothing is there."""
+    shown = _resolve(evidence, item)
+    known = KnownSecrets(secret_values(evidence.job))
+    return known.mask_lines(shown) if shown is not None and known else shown
+
+
+def _resolve(evidence: RunEvidence, item: EvidenceItem) -> str | None:
     if item.kind == "object":
         obj = object_of(evidence, item.ref)
         if obj is None:

@@ -75,6 +75,27 @@ def test_no_secret_reaches_any_rendering():
             assert "abcd1234secret" not in text, name
 
 
+def test_a_secret_env_value_the_run_script_holds_reaches_no_rendering():
+    """Issue 33 (secrets in another shape), found with issue 34's profile of the run check: the check masked the
+    Job's own secret env values in its logs and events, but its evidence quotes the Job's spec itself (the run
+    script, annotations), shown through redact_text, which masks only what looks like a secret. A run script that
+    logs in with a WANDB_API_KEY's value showed it in the Markdown record (the header's run script and the
+    evidence), in --format json and in the saved record. Every text of the report masks the Job's secret values."""
+    value = "q8ZtX3vLmN0pR7sW"
+    job = copy.deepcopy(fx.job())
+    head = job["spec"]["tasks"][0]
+    head["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"].append(
+        {"name": "WANDB_API_KEY", "value": value})
+    head["runScript"] = f"wandb login {value}\n" + head["runScript"]
+    evidence = fx.healthy(job=job, tasks=fx.tasks(job), submitted_spec=copy.deepcopy(job["spec"]))
+    report = evaluate(evidence, fx.DECIDED)
+    assert [row.result for row in report.rows] == ["pass"] * 6
+    for text in (to_text(report), to_markdown(report), to_markdown(report, "zh"), to_json_text(report)):
+        assert value not in text
+    assert report.facts.run_script.startswith("wandb login ***\npython -m rlark_sandbox.demo_workload")
+    assert all(resolve(evidence, item) == item.value for item in report.rows[0].evidence)
+
+
 def test_evidence_round_trips_through_json_for_offline_judging():
     for name, (evidence, expected, _) in ALL.items():
         again = evidence_from_dict(json.loads(json.dumps(evidence_to_dict(evidence))))
