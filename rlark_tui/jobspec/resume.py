@@ -20,7 +20,7 @@ from typing import Any
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model.lifecycle import TERMINAL_PHASES
-from rlark_tui.text.parse import ascii_int
+from rlark_tui.text.parse import MAX_YAML_DEPTH, ascii_int, nested_deeper
 
 OVERRIDE = "runner.resume_dir"
 CONSEQUENCE = ("Resume is an Edit & Restart: the Job's spec is replaced with the run command below and the Job "
@@ -108,7 +108,12 @@ def resume_step(resume_dir: str) -> int | None:
 
 
 def resumed(raw: Mapping[str, Any], resume_dir: str) -> dict[str, Any]:
-    """The Job with its Header task's run command resuming from `resume_dir`; only that one field changes."""
+    """The Job with its Header task's run command resuming from `resume_dir`; only that one field changes. A Job
+    nested deeper than a manifest rlark sends may be (MAX_YAML_DEPTH, what submit -f reads) is refused: the
+    cluster's answers nest up to 1,024 levels, and a field of 600 made the copies on the way raise RecursionError."""
+    if nested_deeper({"spec": raw.get("spec"), "metadata": raw.get("metadata")}, MAX_YAML_DEPTH):
+        raise RlarkError(f"resume: the Job nests deeper than {MAX_YAML_DEPTH} levels, more than a manifest rlark sends "
+                         f"may (submit -f reads {MAX_YAML_DEPTH}): not resumed")
     spec = copy.deepcopy(raw.get("spec") or {})
     head = next((t for t in spec.get("tasks") or () if isinstance(t, dict) and t.get("head")), None)
     if head is None:

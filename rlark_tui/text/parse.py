@@ -146,7 +146,7 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: 
         value = _standard(text) if len(text) <= SMALL_JSON_BYTES else _native(text, max_depth)
     except RecursionError:
         value = _native(text, max_depth)
-    if max_depth is not None and _deeper(value, max_depth):
+    if max_depth is not None and nested_deeper(value, max_depth):
         raise JsonBound(f"is nested deeper than {max_depth} levels")
     return value
 
@@ -182,7 +182,7 @@ def _finite_float(text: str) -> float | str:
     return value if math.isfinite(value) else text
 
 
-def _deeper(value: object, limit: int) -> bool:
+def nested_deeper(value: object, limit: int) -> bool:
     """Whether `value` nests arrays and objects deeper than `limit` (a walk without recursion)."""
     stack = [(value, 1)]
     while stack:

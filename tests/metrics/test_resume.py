@@ -62,6 +62,23 @@ def test_a_second_resume_replaces_the_whole_quoted_word_of_the_first():
             "python t.py runner.resume_dir=/n/global_step_3 b=2"
 
 
+def test_a_job_nested_deeper_than_a_manifest_may_be_is_not_resumed_in_one_line():
+    """Issue 33, round H33, a Job author's spec (fields the platform keeps as given) or a hostile control plane: a
+    field nested 600 levels (the cluster's answers are decoded to 1,024) made the resume's copy of the Job raise
+    RecursionError, a crash report of `rlark resume` and of the TUI at the Checkpoints tab's u. A Job nested deeper
+    than a manifest rlark sends may be (jobspec.draft's YAML bound, 100 levels) is refused in one line."""
+    deep: list = []
+    for _ in range(600):
+        deep = [deep]
+    job = fx.job()
+    job["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["extra"] = deep
+    with pytest.raises(RlarkError, match=r"^resume: the Job nests deeper than 100 levels, more than a manifest rlark "
+                                         r"sends may \(submit -f reads 100\): not resumed$"):
+        resumed(job, "/o/ppo/checkpoints/global_step_20")
+    job["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["extra"] = [[[["shallow"]]]]
+    assert "runner.resume_dir=" in str(resumed(job, "/o/ppo/checkpoints/global_step_20")["spec"])
+
+
 def test_demo_workload_resumes_at_the_step_after_the_checkpoint(tmp_path, capsys):
     actor = write_checkpoint(tmp_path, 20, [0.5] * 8)
     step, weights = resume(str(actor.parent))
