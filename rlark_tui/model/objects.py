@@ -256,8 +256,10 @@ class TaskSpec:
 
     @property
     def env(self) -> list[dict[str, Any]]:
-        """The `main` container's env entries (dicts with `name` and `value` or `valueFrom`)."""
-        return [dict(e) for e in _list(self.main_container.get("env")) if isinstance(e, _MAPPING)]
+        """The `main` container's env entries (dicts with `name` and `value` or `valueFrom`): those whose name is text
+        (a list or an object named no variable, and as a key in rlark diff raised TypeError)."""
+        return [dict(e) for e in _list(self.main_container.get("env"))
+                if isinstance(e, _MAPPING) and isinstance(e.get("name"), str)]
 
     @property
     def role_display_name(self) -> str:

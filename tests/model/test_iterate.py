@@ -99,6 +99,19 @@ def test_a_diff_line_holds_one_field_whatever_the_jobs_text(job):
         assert not [line for line in text.splitlines() if line.startswith(("+stopped", "+env.LR: 9"))], text
 
 
+def test_an_env_entry_named_by_no_text_is_no_entry_of_the_jobs_role(job):
+    """Issue 33, round H33, a Job author's container env (the platform keeps the pod template as given) or a hostile
+    control plane: an env entry whose name was a list or an object was a dict key in the diff, TypeError
+    (unhashable): `rlark diff`, `rlark resume` (it prints the diff first) and the TUI's resume dialog and diff screen
+    ended in a crash report. The typed view reads an env entry only with a name that is text (model.objects)."""
+    from rlark_tui.model.objects import Job
+
+    other = copy.deepcopy(job)
+    env = other["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"]
+    env += [{"name": ["forged"], "value": "1"}, {"name": {"a": 1}, "value": "2"}, {"value": "3"}]
+    assert diff_jobs(job, other) == [] and Job(other).tasks[0].env == Job(job).tasks[0].env
+
+
 def test_side_by_side_keeps_each_jobs_text_in_its_column_whatever_its_width(job):
     """Issue 33, a sixteenth round (Unicode that forges a table without a newline): `rlark diff` and the diff screen
     cut and padded a value by its length in code points, so a Job author's env value of 22 wide characters and
