@@ -121,6 +121,23 @@ async def test_filter_substring_regex_and_invalid_regex(post_snapshot):
         assert len(table_rows(app)) == 3
 
 
+async def test_a_filter_keystroke_lays_out_nothing(post_snapshot):
+    # Input sets its virtual size to its text's width at every key; as Widget declares it, that laid out the whole
+    # screen again: over 5,000 Jobs a filter key cost the UI thread twice its CPU (bench tui's filter phase).
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"), job_dict("loadgen")]))
+        await press(pilot, "slash")
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        await press(pilot, *"demo-p")
+        assert [r[0] for r in table_rows(app)] == ["demo-ppo"]
+        await press(pilot, "backspace")
+        assert [r[0] for r in table_rows(app)] == ["demo-ppo", "demo-sac"]
+        assert app.screen.query_one(FilterBar).virtual_size.width == len("demo-") + 1  # the bar still scrolls by it
+        assert layouts == []
+
+
 async def test_keys_read_in_one_burst_go_where_the_keys_before_them_left_the_focus(post_snapshot):
     # A paste, a slow tmux link or a loaded machine hands the app every key of a read at once; Textual sent each to
     # the widget focused as it took it, before `/` had opened the filter bar, so the list's bindings ran the
