@@ -101,11 +101,8 @@ def _print_time(args: argparse.Namespace, result) -> int:
                          for s in broken.steps)
         sys.stdout.write(out.getvalue())
         return 0
-    rows = [[str(s.step), f"{s.total:.1f}",
-             *(f"{s.phases[p]:.1f} {s.share(p):4.0%}" if p in s.phases else "-" for p in phases)]
-            for s in broken.steps[-TIME_ROWS:]]
     print(f"source: {result.source}")
-    print(table(["STEP", "TOTAL S", *(clean(p).upper() for p in phases)], rows))
+    print(table(["STEP", "TOTAL", *(clean(p).upper() for p in phases)], steptime.table_cells(broken, phases, TIME_ROWS)))
     bottleneck = broken.bottleneck
     if bottleneck is not None:
         window = min(len(broken.steps), steptime.TREND_STEPS)

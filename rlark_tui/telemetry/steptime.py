@@ -34,7 +34,10 @@ class Step(NamedTuple):
     phases: Mapping[str, float]
 
     def share(self, phase: str) -> float:
-        return self.phases.get(phase, 0.0) / self.total if self.total > 0 else 0.0
+        """The phase's part of the step, at most all of it: a phase past its step (clocks apart, or a Job's log that
+        says 1.5 s of a 1e-300 s step) counts as the whole step, as the bars draw it (a share of 1.5e300 was a
+        300-digit percentage in the STEP TIME cell)."""
+        return min(self.phases.get(phase, 0.0) / self.total, 1.0) if self.total > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +156,18 @@ def bars(step_time: StepTime, width: int, last: int) -> list[str]:
         cells = round(room * (step.total / longest))
         bar = ""
         for phase in order:
-            bar += letters[phase] * round(cells * min(step.share(phase), 1.0))  # a phase past its step is cut
+            bar += letters[phase] * round(cells * step.share(phase))
         bar = bar[:cells].ljust(cells, ".")
         lines.append(f"{step.step:>{len(str(steps[-1].step))}} {seconds(step.total):>8} {bar}")
     return lines
+
+
+def table_cells(step_time: StepTime, phases: Sequence[str], last: int) -> list[list[str]]:
+    """`rlark metrics --time`'s rows under STEP, TOTAL and `phases`: each of the last `last` steps' number, total and
+    each phase's seconds and share, every time as the bars say it (`seconds`: a Job's 1e308 s was a 309-digit cell)."""
+    return [[str(step.step), seconds(step.total),
+             *(f"{seconds(step.phases[p])} {step.share(p):4.0%}" if p in step.phases else "-" for p in phases)]
+            for step in list(step_time.steps)[-last:]]
 
 
 def legend_letters(phases: Sequence[str]) -> dict[str, str]:

@@ -96,3 +96,18 @@ def test_a_phase_named_by_the_job_is_one_short_line_wherever_it_is_shown():
     assert all(name.isprintable() and len(name) <= PHASE_CHARS for name in names), names
     assert result.bottleneck.phase.startswith("x\\nbottleneck: generate_rollouts")
     assert "\n" not in step_time_cell(result) and all("\n" not in line for line in bars(result, 80, 5))
+
+
+def test_a_phase_past_its_step_and_times_past_a_billion_seconds_stay_short_wherever_shown():
+    """Issue 33, round H33, a Job's log (its code prints the time rows): a step of 1e-300 s with a phase of 1.5 s
+    made a share of 1.5e300, a 300-digit percentage in the STEP TIME cell (`get jobs -o wide`, the Job detail's
+    header) and in `rlark metrics --time`'s bottleneck line, and times of 1e308 s were 309-digit cells of its table
+    (the bars and the cell said them in exponent form already). A phase past its step counts as the whole step, as
+    the bars draw it, and the table says every time as they do (steptime.seconds)."""
+    from rlark_tui.telemetry.steptime import table_cells
+    result = breakdown({"time/step": [(0.0, 1, 1e308), (0.0, 2, 1e-300)],
+                        "time/rollout": [(0.0, 1, 1e308), (0.0, 2, 1.5)], "time/actor": [(0.0, 1, 5.0)]})
+    assert step_time_cell(result) == "0.0 s/step, rollout 100%"
+    assert result.bottleneck.share == 1.0 and abs(result.bottleneck.change) <= 1.0
+    assert table_cells(result, ["rollout", "actor"], 20) == [["1", "1e+308 s", "1e+308 s 100%", "5.0 s   0%"],
+                                                             ["2", "0.0 s", "1.5 s 100%", "-"]]
