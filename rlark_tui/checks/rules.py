@@ -704,9 +704,10 @@ def check_app(evidence: RunEvidence, facts: _Facts) -> CheckRow:
             _compare_reported(row, facts, log, after, record, f"runtimeVersions.{name}", f"{name} version",
                               logscan.version_re(name))
     compared += _check_reported_nodes(row, facts, log, after)
-    compared += _check_output_prefix(row, facts, log, after, record)
-    compared += _check_config(row, evidence, facts, log, after, record)
-    _check_env_overrides(row, facts, log, after)
+    block = logscan.resolved_config(log.lines, after)  # read once for the three comparisons that use it
+    compared += _check_output_prefix(row, log, after, record, block)
+    compared += _check_config(row, evidence, facts, log, after, record, block)
+    _check_env_overrides(row, facts, block)
     if record and not compared:
         row.pending("the launch record names nothing the application reports (run ID, code ref, config)",
                     JOB_OWNER)
@@ -819,13 +820,13 @@ def _check_reported_nodes(row: _Row, facts: _Facts, log: PodLog, after: int) -> 
     return 1
 
 
-def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:
+def _check_output_prefix(row: _Row, log: PodLog, after: int, record: dict[str, Any],
+                         block: logscan.ConfigBlock | None) -> int:
     """The output path the application reports (RLinf's runner.logger.log_path, or an `output_dir:` line) must lie
     under the launch record's outputPath."""
     want = record.get("outputPath")
     if not isinstance(want, str) or not want:
         return 0
-    block = logscan.resolved_config(log.lines, after)
     reported = dig_path(block.config, "runner.logger.log_path") if block else None
     hit = None
     if isinstance(reported, str) and block is not None:
@@ -844,10 +845,9 @@ def _check_output_prefix(row: _Row, facts: _Facts, log: PodLog, after: int, reco
     return 1
 
 
-def _check_env_overrides(row: _Row, facts: _Facts, log: PodLog, after: int) -> None:
+def _check_env_overrides(row: _Row, facts: _Facts, block: logscan.ConfigBlock | None) -> None:
     """Env vars whose names spell a key of the printed config (`RUNNER__MAX_STEPS` = runner.max_steps): a
     warning with the env entry as evidence, since the printed config may not be what the record names."""
-    block = logscan.resolved_config(log.lines, after)
     if block is None:
         return
     for index, spec in enumerate(facts.specs):
@@ -874,9 +874,10 @@ def _value_hit(lines: Sequence[str], value: str, start: int) -> logscan.Hit | No
     return None
 
 
-def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, after: int, record: dict[str, Any]) -> int:
-    """Compare RLinf's resolved config block, when printed, with the record and the Job; count comparisons."""
-    block = logscan.resolved_config(log.lines, after)
+def _check_config(row: _Row, evidence: RunEvidence, facts: _Facts, log: PodLog, after: int, record: dict[str, Any],
+                  block: logscan.ConfigBlock | None) -> int:
+    """Compare RLinf's resolved config block (`block`), when printed, with the record and the Job; count
+    comparisons."""
     config_ref = record.get("configRef") if isinstance(record.get("configRef"), str) else ""
     ref_sum = re.fullmatch(r"(?:sha256:)?([0-9a-f]{64})", config_ref.strip()) if config_ref else None
     compared = 0

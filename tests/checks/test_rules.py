@@ -96,6 +96,21 @@ def test_a_secret_env_value_the_run_script_holds_reaches_no_rendering():
     assert all(resolve(evidence, item) == item.value for item in report.rows[0].evidence)
 
 
+def test_the_headers_resolved_config_is_read_once_for_check_4(monkeypatch):
+    """Issue 34 (bench checkeval): check 4 read RLinf's resolved config from the Header's log three times, once for
+    each comparison that uses it (output prefix, config, env overrides), each a scan to the block and a bounded
+    JSON parse of it (load_json, with its depth walk since issue 33); the record's header reads it once more."""
+    from rlark_tui.checks import logscan
+
+    calls = []
+    read = logscan.resolved_config
+    monkeypatch.setattr(logscan, "resolved_config", lambda lines, start=0: calls.append(start) or read(lines, start))
+    report = evaluate(fx.healthy(), fx.DECIDED)
+    assert [row.result for row in report.rows] == ["pass"] * 6
+    assert len(calls) == 2
+    assert any(item.kind == "log" and "{" == item.value for item in report.rows[3].evidence)
+
+
 def test_evidence_round_trips_through_json_for_offline_judging():
     for name, (evidence, expected, _) in ALL.items():
         again = evidence_from_dict(json.loads(json.dumps(evidence_to_dict(evidence))))
