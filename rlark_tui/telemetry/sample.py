@@ -65,16 +65,23 @@ class PodUsage:
         return all(gpu.util_percent < percent for gpu in self.gpus)
 
 
+MAX_GPU_MIB = float(2**30)
+"""A GPU's memory in MiB is under this (a PiB): more, as 100 for a utilisation, is no number nvidia-smi gives (a Pod's
+own nvidia-smi said 1e308, a 309-digit cell in `rlark top job` and 'inf%' in the job list)."""
+
+
 def parse_nvidia_smi(text: str) -> tuple[GpuSample, ...]:
-    """The CSV rows of the query above; a row that does not parse is left out (`[N/A]` utilisation reads 0)."""
+    """The CSV rows of the query above; a row that does not parse, or says a utilisation outside 0-100 or memory
+    outside 0 to MAX_GPU_MIB, is left out (`[N/A]` utilisation reads 0)."""
     found = []
     for line in text.splitlines():
         cells = [cell.strip() for cell in line.split(",")]
         index = ascii_int(cells[0]) if len(cells) == 5 else None
         if index is None:
             continue
-        numbers = [ascii_float(cell) for cell in cells[2:]]
-        if numbers[1] is None or numbers[2] is None:
+        util, used, total = (ascii_float(cell) for cell in cells[2:])
+        if used is None or total is None or not (0 <= used < MAX_GPU_MIB and 0 <= total < MAX_GPU_MIB) \
+                or (util is not None and not 0 <= util <= 100):
             continue
-        found.append(GpuSample(index, cells[1], numbers[0] or 0.0, numbers[1], numbers[2]))
+        found.append(GpuSample(index, cells[1], util or 0.0, used, total))
     return tuple(found)

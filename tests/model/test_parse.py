@@ -27,6 +27,24 @@ def test_a_unicode_gpu_index_leaves_out_that_row_only():
     assert [(gpu.index, gpu.uuid) for gpu in rows] == [(0, "GPU-a")]
 
 
+def test_gpu_numbers_nvidia_smi_cannot_give_leave_that_row_out():
+    """Issue 33, round H33, a hostile Pod (the Job's image answers the fixed `nvidia-smi` query): a utilisation or
+    memory of 1e308 MiB was taken as read, so `rlark top job`'s GPU use by role and the Workers tab printed 309-digit
+    numbers, and the job list's GPU% and the Pod's GPU cell 'inf%' (two such GPUs summed past a double). nvidia-smi
+    says a utilisation from 0 to 100 and MiB under a PiB; a row that says more is left out."""
+    from rlark_tui.telemetry.balance import by_role, memory_cell, util_cell
+    from rlark_tui.telemetry.sample import PodUsage
+    from rlark_tui.telemetry.usage import gpu_cell, gpu_mem_cell, mean_gpu_percent, percent_cell
+
+    rows = parse_nvidia_smi("0, GPU-a, 1e308, 500, 81920\n1, GPU-b, 5, 1e308, 1e308\n2, GPU-c, -5, 500, 81920\n"
+                            "3, GPU-d, 101, 500, 81920\n4, GPU-e, 40, -1, 81920\n5, GPU-f, 40, 500, 81920\n")
+    assert [gpu.uuid for gpu in rows] == ["GPU-f"]
+    sample = PodUsage("ns/p", 1.0, rows)
+    cells = [gpu_cell(sample), gpu_mem_cell(sample), percent_cell(mean_gpu_percent([sample])),
+             *(cell(row) for row in by_role({"actor": [sample]}) for cell in (util_cell, memory_cell))]
+    assert cells == ["40%", "0.5/80Gi", "40%", "40/40/40%", "0/0/0Gi"]
+
+
 def test_a_huge_step_is_no_progress_and_no_raise():
     lines = [(1.0, f"Global Step: {HUGE}/40"), (2.0, f"Global Step:  5%|█ | {HUGE}/100 [00:01<01:30, 1.00s/it]")]
     assert latest_progress(lines) is None
