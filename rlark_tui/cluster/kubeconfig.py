@@ -312,7 +312,7 @@ def _loader_configuration(kubeconfig: Kubeconfig, context: str) -> tuple[k8s.Con
     return configuration, taken
 
 
-_WITH_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
+_WITH_SCHEME = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
 """A URL with a scheme and a host (`https://h`): what client-go takes as it is."""
 
 
