@@ -19,6 +19,7 @@ import tarfile
 import pytest
 
 from rlark_tui.cluster.podcopy import CopyRefused, extract, pack
+from tests.clirun import cli_runner
 from tests.pod.conftest import _role, wait_running
 
 JOB = "hostile-cp"
@@ -114,15 +115,6 @@ ORDERS = {  # each link harmless as it arrives; judged once every entry has arri
 }
 
 
-def test_links_in_a_crafted_order_are_judged_once_all_arrived(plain_sandbox, hostile, env, tmp_path):
-    entries, refused = ORDERS["a-to-p-up-then-p-to-dot"]
-    hostile.write_bytes(archive(*entries))
-    outer, before = _outer(tmp_path)
-    done = rlark_cp(plain_sandbox, f"{JOB}:/data/loot", str(outer / "dest"))
-    assert (done.returncode, done.stderr) == (1, f"error: {refused}\n"), done.stderr
-    assert snapshot(tmp_path) == before
-
-
 @pytest.mark.parametrize("entries, refused", ORDERS.values(), ids=ORDERS.keys())
 def test_every_crafted_order_is_refused_in_process(tmp_path, entries, refused):
     outer, before = _outer(tmp_path)
@@ -132,17 +124,19 @@ def test_every_crafted_order_is_refused_in_process(tmp_path, entries, refused):
     assert str(stopped.value) == refused and snapshot(tmp_path) == before
 
 
-def test_an_archive_that_never_ends_stops_at_the_bound(plain_sandbox, hostile, env, tmp_path):
+def test_an_archive_that_never_ends_stops_at_the_bound(plain_sandbox, hostile, env, tmp_path, capsys):
+    """In-process: the bound is the tar stream's spool, the same in any rlark process."""
     tar = hostile.parent / "tar"
     kept = tar.read_text()
     tar.write_text(f"#!{sys.executable}\nimport sys\nwhile True:\n    sys.stdout.buffer.write(bytes(65536))\n")
     try:
         outer, before = _outer(tmp_path)
-        done = rlark_cp(plain_sandbox, f"{JOB}:/data/loot", str(outer / "dest"), "--max-size", "1000000")
+        done = cli_runner(plain_sandbox.kubeconfig, capsys)("cp", f"{JOB}:/data/loot", str(outer / "dest"),
+                                                            "--max-size", "1000000")
     finally:
         tar.write_text(kept)
-    assert (done.returncode, done.stderr) == (1, f"error: copy from {POD[1]}:/data/loot stopped: the archive passed "
-                                                 "the bound of 1,000,000 bytes (--max-size); nothing was written\n")
+    assert (done.code, done.err) == (1, f"error: copy from {POD[1]}:/data/loot stopped: the archive passed "
+                                        "the bound of 1,000,000 bytes (--max-size); nothing was written\n")
     assert snapshot(tmp_path) == before
 
 
@@ -302,22 +296,32 @@ def test_a_sparse_file_is_bounded_by_what_it_would_write_not_by_its_archive(tmp_
 
 
 def test_a_copy_to_stdout_is_the_checked_archive_on_a_pipe_and_refused_on_a_terminal(plain_sandbox, hostile, env,
-                                                                                     tmp_path):
+                                                                                     tmp_path, capsysbinary,
+                                                                                     monkeypatch):
     """Issue 33 (O33a item 4): `rlark cp JOB:/path -` extracted the Pod's archive into a directory named `-` in the
     working directory. `-` is stdout, as `docker cp CONTAINER:/path -` takes it: the archive, judged whole as any
     copy's is, on a pipe, the command's line on stderr; on a terminal it is refused in one line before anything is
     read (the Pod's bytes would reach it raw: a file holding an OSC 52 sets the clipboard); a hostile archive
-    writes nothing to stdout."""
+    writes nothing to stdout. The pipe's runs are in-process (the capture is no terminal); the terminal's is a real
+    process on a pty."""
     import pty
 
+    from rlark_tui.cli import main
+
+    def to_pipe() -> tuple[int, bytes, str]:
+        code = main(["--kubeconfig", str(plain_sandbox.kubeconfig), "cp", f"{JOB}:/data/loot", "-"])
+        captured = capsysbinary.readouterr()
+        return code, captured.out, captured.err.decode()
+
+    monkeypatch.chdir(tmp_path)
     hostile.write_bytes(archive(entry("loot/", tarfile.DIRTYPE), entry("loot/f", data=b"\x1b]52;c;ZXZpbA==\x07\n")))
-    argv = ["timeout", "60", sys.executable, "-m", "rlark_tui", "--kubeconfig", str(plain_sandbox.kubeconfig), "cp",
-            f"{JOB}:/data/loot", "-"]
-    done = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=os.environ.copy())
-    assert (done.returncode, done.stderr.decode()) == (0, f"copied {POD[1]}:/data/loot to - (2 entries)\n")
-    with tarfile.open(fileobj=io.BytesIO(done.stdout), mode="r:") as tar:
+    code, out, err = to_pipe()
+    assert (code, err) == (0, f"copied {POD[1]}:/data/loot to - (2 entries)\n")
+    with tarfile.open(fileobj=io.BytesIO(out), mode="r:") as tar:
         assert [(m.name, tar.extractfile(m).read() if m.isfile() else None) for m in tar] == [
             ("loot", None), ("loot/f", b"\x1b]52;c;ZXZpbA==\x07\n")]
+    argv = ["timeout", "60", sys.executable, "-m", "rlark_tui", "--kubeconfig", str(plain_sandbox.kubeconfig), "cp",
+            f"{JOB}:/data/loot", "-"]
     master, slave = pty.openpty()
     try:
         done = subprocess.run(argv, stdout=slave, stderr=subprocess.PIPE, cwd=tmp_path, env=os.environ.copy())
@@ -333,7 +337,5 @@ def test_a_copy_to_stdout_is_the_checked_archive_on_a_pipe_and_refused_on_a_term
         2, "error: refusing to write binary output to the terminal on stdout: redirect it to a file or a pipe, or "
            "name a file\n", b"")
     hostile.write_bytes(archive(*CHAIN))
-    done = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=os.environ.copy())
-    assert (done.returncode, done.stdout, done.stderr.decode()) == (
-        1, b"", "error: refusing archive link 'loot/e1' -> 's/..': it escapes the destination\n")
+    assert to_pipe() == (1, b"", "error: refusing archive link 'loot/e1' -> 's/..': it escapes the destination\n")
     assert list(tmp_path.iterdir()) == []
