@@ -33,6 +33,8 @@ SETTLE_ROUNDS = 2
 """How many times over the widgets a key reached handle what they had queued before the next key is sent."""
 KEY_WAIT = 0.5
 """Seconds a key waits for the one before it to be handled before it is sent anyway."""
+SHORTEST_TIMER = 0.001
+"""Seconds: the wait for a key whose KEY_WAIT has already run out."""
 
 
 class KeyHandled(Message):
@@ -122,7 +124,8 @@ class KeyOrder(AppHost):
 
     def _watch_key(self) -> None:
         if self._key_timer is None:
-            wait = max(0.0, self._key_sent_at + KEY_WAIT - time.monotonic())
+            # never 0: a Textual timer that ticks late divides by its interval (the timer dies, and with it the key)
+            wait = max(SHORTEST_TIMER, self._key_sent_at + KEY_WAIT - time.monotonic())
             self._key_timer = self.set_timer(wait, self._key_lost)
 
     async def _key_lost(self) -> None:

@@ -167,6 +167,33 @@ async def test_keys_read_in_one_burst_go_where_the_keys_before_them_left_the_foc
         assert isinstance(app.focused, FilterBar) and app.focused.value == "|loadgen"  # it took the focus: all selected
 
 
+async def test_a_key_read_long_after_a_lost_one_still_goes_on_a_slow_machine(post_snapshot, monkeypatch):
+    # The key ahead of `j` is lost on its way (escape closes the help screen it went to, so the note behind it is
+    # never read), and `j` was read after that key's KEY_WAIT had run out (a loaded machine: each look at the clock
+    # here is a second later). The key order asked Textual for a timer of 0 s, whose first late tick divides by its
+    # interval: the timer died, `j` and every key after it waited for good, and quitting printed a traceback.
+    from types import SimpleNamespace
+
+    from rlark_tui.tui import keyorder
+
+    clock = SimpleNamespace(now=1000.0)
+
+    def monotonic() -> float:
+        clock.now += 1.0
+        return clock.now
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"), job_dict("loadgen")]))
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        monkeypatch.setattr(keyorder, "time", SimpleNamespace(monotonic=monotonic))
+        for key in ("escape", "j"):
+            app.post_message(key_event(key))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen)
+                       and app.screen.table.cursor_row == 1, "j on the list", timeout=5)
+
+
 async def test_a_pasted_100_kb_filter_is_cut_said_in_the_bar_and_keys_after_it_cost_little(post_snapshot):
     """Issue 33 (the TUI with huge cluster text): a 100,000-character paste into the filter bar (a log line, a
     Job's 100 KB field copied) held it whole, and Textual's input measures its whole value at each key, so each
