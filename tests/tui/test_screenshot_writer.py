@@ -1,6 +1,7 @@
 """The command palette's Screenshot goes through the one writer (issue 33 item 1): Textual's own open() follows a
 link and writes in any directory; rlark's refuses a directory others may write in (one toast) and writes 0600 in
-one of the user's own."""
+one of the user's own. The palette is driven once; the other cases call what its Screenshot calls
+(RlarkApp.deliver_screenshot)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ async def test_a_screenshot_is_written_only_in_a_directory_of_the_users_own(tmp_
                        "the refusal")
         assert list(shared.iterdir()) == []
         monkeypatch.chdir(own)
-        await _screenshot(app, pilot)
+        app.deliver_screenshot()
         await wait_for(pilot, lambda: list(own.glob("*.svg")), "the screenshot")
         # issue 33, a seventeenth round: a working directory removed under rlark (the Screenshot, the Logs screen's
         # save and the download's default path asked Path.cwd(), which raised there: the TUI ended in a crash report)
@@ -39,7 +40,7 @@ async def test_a_screenshot_is_written_only_in_a_directory_of_the_users_own(tmp_
         gone.mkdir()
         monkeypatch.chdir(gone)
         gone.rmdir()
-        await _screenshot(app, pilot)
+        app.deliver_screenshot()
         await wait_for(pilot, lambda: any(n.message.endswith("the working directory it is relative to no longer exists")
                                           for n in app._notifications), "the refusal of the removed directory")
         said = [n.message for n in app._notifications if "no longer exists" in n.message][-1]
