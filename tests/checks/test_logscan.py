@@ -33,3 +33,51 @@ def test_error_hits_are_those_of_every_pattern_on_every_line(lines):
 
 def test_each_pattern_has_a_first_pass_of_plain_text():
     assert all(isinstance(quick, tuple) and all(quick) for quick in logscan._ERROR_PREFILTERS)
+
+
+SEARCHED = [logscan.HARD_FAILURES, logscan.SAVING_CHECKPOINT_RE, logscan.RUNNING_ON_RE, logscan.CONFIG_SUM_RE,
+            logscan.RUN_ID_RE, logscan.PROGRESS_STEP_RE]
+LINES = ["Traceback (most recent call last):", "Failed to load checkpoint x", "Failed to", "Saving checkpoint at step 3.",
+         "RLinf is running on a cluster with 4 nodes", "config_sha256: " + "a" * 64, "run_id: x", "Traceback",
+         "│ Global Step: 3/10 │", "step 3 ok", "two\nlines Traceback (most recent call last):", "İ │", ""]
+
+
+def plain_search(lines, pattern, start):
+    for index in range(start, len(lines)):
+        match = pattern.search(lines[index])
+        if match:
+            return logscan.Hit(index + 1, lines[index]), match.span()
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=12), st.sampled_from(SEARCHED), st.integers(0, 13))
+def test_search_finds_the_line_trying_every_line_finds(lines, pattern, start):
+    found = logscan.search(lines, pattern, start)
+    assert (found and (found[0], found[1].span())) == plain_search(lines, pattern, start)
+
+
+class CountedLines(tuple):
+    """A log whose lines count each read of one line."""
+
+    reads: list[int]
+
+    def __getitem__(self, index):
+        if isinstance(index, int):
+            self.reads.append(index)
+        return super().__getitem__(index)
+
+
+def test_a_search_of_our_own_pattern_reads_no_line_that_cannot_match():
+    """Issue 34 (bench checkeval): the outputs check looks for a hard failure (HARD_FAILURES) in the Header's log
+    from the run script's start, each line tried in turn: 0.8 ms of the check's 17 for the bench's healthy
+    1,000 lines. A search of one of our case-sensitive patterns starts at the first line that holds what a match
+    starts with (a substring scan of the joined lines), and reads no line when none does."""
+    lines = CountedLines(f"step {i} loss=0.{i} (RolloutWorker pid=7) generated" for i in range(1000))
+    lines.reads = []
+    assert logscan.search(lines, logscan.HARD_FAILURES, 25) is None
+    assert lines.reads == []
+    late = CountedLines([*lines[:990], "Traceback (most recent call last):", *lines[990:]])
+    late.reads = []
+    assert logscan.search(late, logscan.HARD_FAILURES, 25)[0] == logscan.Hit(991, "Traceback (most recent call last):")
+    assert set(late.reads) == {990}
