@@ -36,10 +36,11 @@ def test_each_pattern_has_a_first_pass_of_plain_text():
 
 
 SEARCHED = [logscan.HARD_FAILURES, logscan.SAVING_CHECKPOINT_RE, logscan.RUNNING_ON_RE, logscan.CONFIG_SUM_RE,
-            logscan.RUN_ID_RE, logscan.PROGRESS_STEP_RE]
+            logscan.RUN_ID_RE, logscan.DATA_VERSION_RE, logscan.PROGRESS_STEP_RE, logscan.version_re("torch")]
 LINES = ["Traceback (most recent call last):", "Failed to load checkpoint x", "Failed to", "Saving checkpoint at step 3.",
          "RLinf is running on a cluster with 4 nodes", "config_sha256: " + "a" * 64, "run_id: x", "Traceback",
-         "│ Global Step: 3/10 │", "step 3 ok", "two\nlines Traceback (most recent call last):", "İ │", ""]
+         "│ Global Step: 3/10 │", "step 3 ok", "two\nlines Traceback (most recent call last):", "İ │", "",
+         "CONFİG_SHA256: " + "b" * 64, "confıg hash=" + "c" * 64, "DATA_VERSION: v2", "Torch version: 2.1", "RUN ıd=7"]
 
 
 def plain_search(lines, pattern, start):
@@ -81,3 +82,6 @@ def test_a_search_of_our_own_pattern_reads_no_line_that_cannot_match():
     late.reads = []
     assert logscan.search(late, logscan.HARD_FAILURES, 25)[0] == logscan.Hit(991, "Traceback (most recent call last):")
     assert set(late.reads) == {990}
+    lines.reads = []
+    assert logscan.search(lines, logscan.CONFIG_SUM_RE, 25) is None  # case-insensitive: as re reads the case
+    assert lines.reads == []
