@@ -5,14 +5,19 @@ The schema is written here by hand in the CRDs' OpenAPI vocabulary (type, proper
 additionalProperties, format, x-kubernetes-list-type / -list-map-keys); tests/sandbox/test_schema.py checks
 it against ../shared/spec/crds. The pod template's `spec` is core Kubernetes: only the parts RLark relies on
 are described (containers, initContainers, volumes, env, volumeMounts, resources) and other fields are kept
-("open": True, i.e. not pruned). `template.metadata` has no properties, so everything in it is pruned, as kcp
-does.
+("open": True, i.e. not pruned), each only as deep as the CRD's schema admits there ("levels": the object's
+nesting, itself one level): a value nested deeper is no field of the real PodSpec, and a real apiserver prunes it
+(a Job's field 400 levels deep under the template was stored and served, one of 600 answered 500 Internal Server
+Error: a real apiserver prunes both, with a warning). `template.metadata` has no
+properties, so everything in it is pruned, as kcp does.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from rlark_tui.text.parse import nested_deeper
 
 STR = {"type": "string"}
 BOOL = {"type": "boolean"}
@@ -54,17 +59,17 @@ PULL_PROGRESS = obj({"downloaded": INT64, "image": STR, "message": STR, "speed":
 CONTAINER = obj({
     "name": STR,
     "image": STR,
-    "env": arr(obj({"name": STR, "value": STR}, required=("name",), open=True), ("name",)),
-    "volumeMounts": arr(obj({"name": STR, "mountPath": STR}, required=("mountPath", "name"), open=True),
-                        ("mountPath",)),
-    "resources": obj({"limits": RESOURCE_LIST, "requests": RESOURCE_LIST}, open=True),
-}, required=("name",), open=True)
+    "env": arr(obj({"name": STR, "value": STR}, required=("name",), open=True, levels=3), ("name",)),
+    "volumeMounts": arr(obj({"name": STR, "mountPath": STR}, required=("mountPath", "name"), open=True,
+                            levels=1), ("mountPath",)),
+    "resources": obj({"limits": RESOURCE_LIST, "requests": RESOURCE_LIST}, open=True, levels=3),
+}, required=("name",), open=True, levels=6)
 
 POD_SPEC = obj({
     "containers": arr(CONTAINER, ("name",)),
     "initContainers": arr(CONTAINER, ("name",)),
-    "volumes": arr(obj({"name": STR}, required=("name",), open=True), ("name",)),
-}, required=("containers",), open=True)
+    "volumes": arr(obj({"name": STR}, required=("name",), open=True, levels=9), ("name",)),
+}, required=("containers",), open=True, levels=11)
 
 TASK_FIELDS = {
     "agentType": STR,
@@ -243,7 +248,7 @@ class _Walker:
                 out[key] = self.walk(item, props[key], sub)
             elif extra is not None:
                 out[key] = self.walk(item, extra, sub)
-            elif schema.get("open"):
+            elif schema.get("open") and not ("levels" in schema and nested_deeper(item, schema["levels"] - 1)):
                 out[key] = item
             else:
                 self.unknown.append(sub)
