@@ -41,10 +41,13 @@ PATTERN_SECONDS = 0.1
 PASS_SECONDS = 0.5
 """A pass of the search or line filter over many lines (find, rebuild, a drained batch) spends this long in all:
 a pattern a little under PATTERN_SECONDS on each of 20,000 long lines would otherwise hold the keys for minutes."""
-STRIPS_KEPT = 1000
+STRIPS_KEPT = 250
 """Rows whose rendered strip is kept (the least recently drawn go first): a screenful scrolled back and forth is
-drawn once. Each kept strip holds what Textual derived from it as it was drawn (its crops and offsets, several
-each), so this bounds the pane's RSS too (bench/logs.py's log_rss_mb)."""
+drawn once (five screenfuls of a 50-row terminal). Each kept strip holds what Textual derived from it as it was
+drawn (its crops and offsets, several each: some 40 objects the cycle collector tracks), so this bounds the pane's
+RSS (bench/logs.py's log_rss_mb) and what each full pass of the collector walks: a log followed at 20,000 lines/s
+draws every row new, and the 1,000 strips kept before held ~40,000 more objects, full passes of 40-190 ms instead
+of 15-40 that held a key's frame (bench tui's `/` on a log pane)."""
 MAX_CHARS = 64 << 20
 """The pane, and its queue of arriving lines, hold at most this much text each (the oldest lines are dropped and
 counted): a Pod's line is read up to 16 MiB, and 20,000 such lines would be 320 GiB."""
