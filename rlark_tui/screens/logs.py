@@ -26,7 +26,6 @@ from rlark_tui.model.logtarget import LogTarget, Scope
 from rlark_tui.model.objects import Pod
 from rlark_tui.screens.base import RlarkScreen
 from rlark_tui.text.redact import LineRedactor, secret_values
-from rlark_tui.text.sanitize import clean_lines
 from rlark_tui.text.sinks import object_file_name, one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
@@ -236,16 +235,17 @@ class LogScreen(RlarkScreen):
     def _line_taker(self):
         """The follower's lines callback (run on its reading threads, not the UI's, with the lines of one read):
         each line has the Job's own secret values and every other secret masked (a private key across lines too)
-        and no escape sequence (a Pod's OSC 52 would write the user's clipboard) before the pane, its search or
-        ctrl+s sees it. Also the Job (raw, or None) and the redactor's add_known, for the follower to add the
-        values of the Secrets the Job's Pods reference (read on its threads before their first lines)."""
+        and no escape sequence (a Pod's OSC 52 would write the user's clipboard; PendingLines.push_lines removes
+        them, once a read) before the pane, its search or ctrl+s sees it. Also the Job (raw, or None) and the
+        redactor's add_known, for the follower to add the values of the Secrets the Job's Pods reference (read on
+        its threads before their first lines)."""
         index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         redact = LineRedactor(secret_values(job.raw) if job is not None else ())
         push = self._pending.push_lines
 
         def take(source: str, stamps: list[str], texts: list[str]) -> None:
-            push(source, stamps, clean_lines(redact.lines(texts, source), keep_sgr=False))
+            push(source, stamps, redact.lines(texts, source))
         return take, job.raw if job is not None else None, redact
 
     def _notice(self, text: str) -> None:

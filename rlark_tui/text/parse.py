@@ -22,13 +22,11 @@ _INT = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
-
-
 def ascii_digits(text: str) -> bool:
     """Whether `text` is ASCII digits only, however many (`²` and `١` are digits to str.isdigit, not to int or
-    to the regex engine)."""
-    return _DIGITS.fullmatch(text) is not None
+    to the regex engine): the ASCII characters str.isdecimal takes are 0-9. Two string methods, no regex: a
+    follow's reading threads ask it of every line's timestamp (logmerge.parse_timestamp, 20,000 lines/s)."""
+    return text.isascii() and text.isdecimal()
 
 
 def ascii_int(text: str) -> int | None:

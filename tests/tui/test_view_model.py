@@ -170,6 +170,37 @@ def test_the_log_pane_holds_a_bounded_number_of_characters_however_long_a_pods_l
     assert pending.skipped == 42 - kept
 
 
+
+def test_a_read_of_pod_lines_is_masked_and_cleaned_scanning_its_texts_once(monkeypatch):
+    """Issue 34 (a log pane following 20,000 lines/s): the log screen's reading threads cleaned each read's texts
+    and the pane's queue cleaned them again, two scans of every line. One scan of the texts and one of the
+    timestamps a read; a Pod's OSC 52 is still removed and a known secret still masked."""
+    from types import SimpleNamespace
+
+    from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.text import sanitize
+    from rlark_tui.widgets import log_pane
+    from rlark_tui.widgets.log_pane import PendingLines
+
+    scans: list[str] = []
+
+    def counted(scan):
+        return lambda text: scans.append(text) or scan(text)
+
+    monkeypatch.setattr(sanitize, "has_control", counted(sanitize.has_control))
+    monkeypatch.setattr(log_pane, "has_control", counted(log_pane.has_control))
+    pending = PendingLines(1000)
+    take, _job, redactor = LogScreen._line_taker(SimpleNamespace(state=SimpleNamespace(index=None),
+                                                                  _pending=pending))
+    redactor.add_known(["hunter2-secret-value"])
+    stamp = "2026-12-07T03:00:00.000000000Z"
+    take("actor/p-0", [stamp] * 200, [f"step {n} loss 0.{n}" for n in range(200)])
+    assert len(scans) == 2
+    take("actor/p-0", [stamp] * 2, ["\x1b]52;c;aGk=\x07copied", "token hunter2-secret-value"])
+    texts = [text for _, _, text, _ in pending.take()]
+    assert texts[199] == "step 199 loss 0.199" and texts[200] == "copied"
+    assert "hunter2" not in texts[201] and texts[201].startswith("token ")
+
 def test_header_folds_connected_data_planes_puts_unhealthy_first_unconfigured_last_and_leaves_ray_out():
     from rlark_tui.flow.snapshot import SourceState
     from rlark_tui.widgets.status_header import shown_sources
