@@ -320,6 +320,24 @@ def test_a_job_whose_name_holds_a_lone_surrogate_is_bundled(tmp_path):
         access.close()
 
 
+def counted_reads(monkeypatch) -> list[int]:
+    """The sizes of every read rlark makes of a bundle file from now on, in order."""
+    import io
+
+    from rlark_tui.cluster import bundle_source
+
+    read: list[int] = []
+
+    class Counted(io.FileIO):
+        def readinto(self, buffer):  # type: ignore[override]
+            size = super().readinto(buffer)
+            read.append(size or 0)
+            return size
+
+    monkeypatch.setattr(bundle_source, "open_input", lambda name, what: io.BufferedReader(Counted(name)))
+    return read
+
+
 def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path, monkeypatch):
     """Issue 33, an eighteenth round (a bundle someone else made: a gzip bomb within the 4 GiB bound): a gzip member
     is read forwards only, so each read of a member before the last one read unpacked the archive again from its
@@ -327,9 +345,6 @@ def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path
     of 1 GB of zeros took 4 s of CPU at every poll, holding the bundle's lock (and every log read) while the TUI
     was open, and 16 s a poll at the bound. What the bundle captured is read once, the members rlark reads at
     open in their order in the archive; the polls answer from what was read."""
-    import io
-
-    from rlark_tui.cluster import bundle_source
     from rlark_tui.model.keys import WORKLOAD_NAMESPACE
     from rlark_tui.telemetry.bundle import FORMAT, pod_member
 
@@ -339,16 +354,7 @@ def test_a_bundle_that_unpacks_large_is_unpacked_once_not_at_every_poll(tmp_path
                           {"padding": bytes(8 << 20), pod_member("c", WORKLOAD_NAMESPACE, "p"): pod,
                            "gap": bytes(1 << 20), "diagnosis.json": b"{}",
                            "job.yaml": b"apiVersion: rlinf.io/v1alpha1\nkind: Job\nmetadata: {name: j}\n"})
-    read = []
-
-    def counted(name: str, what: str) -> io.BufferedReader:
-        class Counted(io.FileIO):
-            def readinto(self, buffer):  # type: ignore[override]
-                size = super().readinto(buffer)
-                read.append(size or 0)
-                return size
-        return io.BufferedReader(Counted(name))
-    monkeypatch.setattr(bundle_source, "open_input", counted)
+    read = counted_reads(monkeypatch)
     access = BundleAccess(path)
     try:
         opened = sum(read)
@@ -369,10 +375,8 @@ def test_a_log_earlier_in_the_bundle_is_read_without_unpacking_the_archive_again
     archive than the last member read unpacked the archive again from its start: up to ~16 s a log at the 4 GiB
     bound. The archive is read as a seekable one (local/archives.Unpacked, its inflater's state kept every SPAN
     unpacked bytes, lowered here): opening the logs, in any order and again, reads at most about a SPAN of it."""
-    import io
     import random
 
-    from rlark_tui.cluster import bundle_source
     from rlark_tui.local import archives
     from rlark_tui.model.keys import WORKLOAD_NAMESPACE
     from rlark_tui.telemetry.bundle import FORMAT, log_member
@@ -382,16 +386,7 @@ def test_a_log_earlier_in_the_bundle_is_read_without_unpacking_the_archive_again
                           {"job": "j", "series": {}},
                           {first: b"early\n", "padding": random.Random(0).randbytes(4 << 20), last: b"late\n"})
     monkeypatch.setattr(archives, "SPAN", 256 << 10)
-    read = []
-
-    def counted(name: str, what: str) -> io.BufferedReader:
-        class Counted(io.FileIO):
-            def readinto(self, buffer):  # type: ignore[override]
-                size = super().readinto(buffer)
-                read.append(size or 0)
-                return size
-        return io.BufferedReader(Counted(name))
-    monkeypatch.setattr(bundle_source, "open_input", counted)
+    read = counted_reads(monkeypatch)
     access = BundleAccess(path)
     try:
         opened = sum(read)
