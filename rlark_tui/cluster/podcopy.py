@@ -246,12 +246,12 @@ class _Tree:
 def safe_members(tar: tarfile.TarFile, name: str, local: str | None,
                  max_bytes: int = MAX_ARCHIVE) -> list[tuple[tarfile.TarInfo, tuple[str, ...]]]:
     """(entry, its path under `local` (None: an empty destination) as components) for every entry, `name` mapped to
-    `local`; refuses the whole
-    archive (CopyRefused naming the entry) when, judged against the tree once every entry has arrived, an entry's
-    path or link leaves `local`, goes through a link or a file, is given twice (but a directory), hard links to
-    anything but a file extracted before it, is not a file, directory or link, has a name longer than NAME_MAX or
-    is a link to nothing; or when the files come to more than `max_bytes`, as they are written (a sparse file's
-    holes are written as zeros: 10 KB of archive can claim a TiB), or the entries are more than MAX_ENTRIES."""
+    `local`; refuses the whole archive (CopyRefused naming the entry) when, judged against the tree once every entry
+    has arrived, an entry's path or link leaves `local`, goes through a link or a file, is given twice (but a
+    directory), hard links to anything but a file extracted before it, is not a file, directory or link, has a name
+    longer than NAME_MAX or is a link to nothing; or when the files come to more than `max_bytes`, as they are
+    written (a sparse file's holes are written as zeros: 10 KB of archive can claim a TiB), or the entries are more
+    than MAX_ENTRIES."""
     tree = _Tree(os.path.abspath(local) if local is not None else None)
     top = _parts(name) or []
     out = []

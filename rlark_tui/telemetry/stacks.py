@@ -223,8 +223,8 @@ def masked(stacks: Stacks, known: Iterable[str] = ()) -> Stacks:
     """`stacks` as it may be shown: every text a cluster gave (frames, thread, actor, class, Pod and node names,
     the reasons a Pod gave no dump) cleaned of escape sequences and control characters, then with the Job's
     secret values (`known`, see text.redact.secret_values) and whatever looks like a secret masked, then cut to
-    NAME_CHARS (a reason to REASON_CHARS); each on its one line (sinks.one_line: a named actor's line break shown as \\n, never a forged frame
-    line)."""
+    NAME_CHARS (a reason to REASON_CHARS); each on its one line (sinks.one_line: a named actor's line break shown
+    as \\n, never a forged frame line)."""
     redact = LineRedactor(known)
 
     @functools.cache
