@@ -19,7 +19,7 @@ from rlark_tui.cluster.secrets import LogSecrets
 from rlark_tui.errors import UsageError
 from rlark_tui.local.terminal import no_color
 from rlark_tui.text.podterminal import PodOutput
-from rlark_tui.text.redact import LineRedactor, secret_values
+from rlark_tui.text.redact import LineRedactor, redact_text, secret_values
 from rlark_tui.text.sanitize import clean_log
 from rlark_tui.text.sinks import one_line
 
@@ -78,9 +78,18 @@ def run(args: argparse.Namespace) -> int:
     # notification write of the Pod's; one filter for every line, which the terminal reads as one stream)
     raw_output = PodOutput() if args.raw and terminal else None
 
-    def show(item: LogLine, text: str) -> None:
-        line = dataclasses.replace(item, text=text if args.raw else clean_log(text, keep_sgr))
-        shown = line.render(prefix, args.timestamps) + "\n"
+    def show(item: LogLine, visible: str, masked: str) -> None:
+        """Print a line whose text without any escape sequence is `visible`, `masked` once redacted: the secrets are
+        looked for in the text as a terminal shows it (a Pod's `hunter2-ESC[0msecret` is `hunter2-secret` there),
+        so a line where one is found prints as `masked`, its sequences gone; any other with what it may keep (SGR
+        colours on a terminal, everything with --raw, whose sequences may hold text the terminal never shows)."""
+        if masked != visible:
+            text = masked
+        elif args.raw:
+            text = redact_text(redact.known.mask(item.text))
+        else:
+            text = clean_log(item.text, keep_sgr) if keep_sgr and visible != item.text else visible
+        shown = dataclasses.replace(item, text=text).render(prefix, args.timestamps) + "\n"
         print(raw_output.feed_text(shown) if raw_output is not None else shown, end="", flush=True)
 
     def emit(item: LogLine | Notice) -> None:
@@ -88,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
             if isinstance(item, Notice):
                 print(one_line(item.text), file=sys.stderr, flush=True)
             else:
-                show(item, redact(item.text, item.source))
+                visible = clean_log(item.text, keep_sgr=False)
+                show(item, visible, redact(visible, item.source))
 
     # the values of the Secrets the Job's Pods reference, read where each runs before any of its lines is shown
     masking = LogSecrets(access, job, redact.add_known,
@@ -105,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
         for notice in notices:
             emit(notice)
         # the backlog as a whole: a --tail that starts inside a private key masks the key lines before its END
-        for line, text in zip(lines, redact.backlog([(line.source, line.text) for line in lines])):
-            show(line, text)
+        visible = [clean_log(line.text, keep_sgr=False) for line in lines]
+        for line, text, masked in zip(lines, visible, redact.backlog(list(zip((line.source for line in lines),
+                                                                                 visible)))):
+            show(line, text, masked)
         if not args.follow:
             return 1 if targets and len(notices) == len(targets) and not lines else 0
         try:

@@ -234,18 +234,19 @@ class LogScreen(RlarkScreen):
 
     def _line_taker(self):
         """The follower's lines callback (run on its reading threads, not the UI's, with the lines of one read):
-        each line has the Job's own secret values and every other secret masked (a private key across lines too)
-        and no escape sequence (a Pod's OSC 52 would write the user's clipboard; PendingLines.push_lines removes
-        them, once a read) before the pane, its search or ctrl+s sees it. Also the Job (raw, or None) and the
+        each line has no escape sequence (a Pod's OSC 52 would write the user's clipboard) and then the Job's own
+        secret values and every other secret masked in what is left (a private key across lines too; a secret split
+        by a sequence is whole again), both by PendingLines.push_lines, once a read, before the pane, its search or
+        ctrl+s sees it. Also the Job (raw, or None) and the
         redactor's add_known, for the follower to add the values of the Secrets the Job's Pods reference (read on
         its threads before their first lines)."""
         index = self.state.index
         job = index.job(self.job_name) if index is not None else None
         redact = LineRedactor(secret_values(job.raw) if job is not None else ())
-        push = self._pending.push_lines
+        push, mask = self._pending.push_lines, redact.lines
 
         def take(source: str, stamps: list[str], texts: list[str]) -> None:
-            push(source, stamps, redact.lines(texts, source))
+            push(source, stamps, texts, mask)
         return take, job.raw if job is not None else None, redact
 
     def _notice(self, text: str) -> None:

@@ -186,12 +186,18 @@ class PendingLines:
         with self._lock:
             self._add([(source, timestamp, text, notice)], len(text))
 
-    def push_lines(self, source: str, timestamps: list[str], texts: list[str]) -> None:
+    def push_lines(self, source: str, timestamps: list[str], texts: list[str],
+                   mask: Callable[[list[str], str], list[str]] | None = None) -> None:
         """Many lines of one source (`timestamps[i]` goes with `texts[i]`), under one lock, cleaned as `push` cleans
-        (on the reading thread: one test of the whole batch, which mostly has no control character)."""
+        (on the reading thread: one test of the whole batch, which mostly has no control character), then given to
+        `mask(texts, source)` (the Job's secrets, LineRedactor.lines): it sees the texts as the pane shows them, so
+        a secret a Pod split with an escape sequence (`hunter2-ESC[0msecret`) is one text it finds."""
+        if has_control("\n".join(texts)):
+            texts = [_one_line(text) for text in texts]
+        if mask is not None:
+            texts = mask(texts, source)
         source = clean(source)
         timestamps = clean_lines(timestamps, keep_sgr=False)
-        texts = [_one_line(text) for text in texts] if has_control("\n".join(texts)) else texts
         cut = max(0, len(texts) - self.capacity)  # a batch alone past the capacity: its oldest are skipped at once
         if cut:
             timestamps, texts = timestamps[cut:], texts[cut:]
