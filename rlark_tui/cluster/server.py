@@ -22,6 +22,7 @@ from rlark_tui.cluster import tls
 from rlark_tui.cluster.errors import ApiError, NotFound, Request, Unreachable
 from rlark_tui.errors import UsageError
 from rlark_tui.local.config import SERVER_KEYS, RlarkConfig
+from rlark_tui.model.objects import dig
 from rlark_tui.model.timefmt import parse_time
 
 if TYPE_CHECKING:
@@ -169,11 +170,10 @@ def live_lease_ips(leases: list[dict[str, Any]], now: datetime) -> list[str]:
     """The IPs of live `rlark-server-peer-*` Leases (holderIdentity `<ip>/<peer>/<token>`; only the IP is kept)."""
     found = []
     for lease in leases:
-        meta = lease.get("metadata") or {}
-        spec = lease.get("spec") or {}
-        if not str(meta.get("name", "")).startswith(LEASE_PREFIX):
+        if not str(dig(lease, "metadata", "name", default="")).startswith(LEASE_PREFIX):
             continue
-        holder, duration, renewed = spec.get("holderIdentity"), spec.get("leaseDurationSeconds"), spec.get("renewTime")
+        holder, duration, renewed = (dig(lease, "spec", field) for field in
+                                     ("holderIdentity", "leaseDurationSeconds", "renewTime"))
         if not isinstance(holder, str) or not isinstance(duration, int) or not isinstance(renewed, str):
             continue
         renew = parse_time(renewed)  # the one reader of API times: one without a zone raised TypeError here
@@ -202,8 +202,9 @@ def _address(options: ServerOptions, extension: dict[str, Any], control: Http | 
     except ApiError as exc:
         raise Unreachable(f"no rlark-server address (cannot list its Leases: {exc}); pass --server-address",
                           "config") from None
-    items = body.get("items") if isinstance(body, dict) else None
-    ips = live_lease_ips([i for i in items or [] if isinstance(i, dict)], datetime.now(UTC))
+    items = dig(body, "items")
+    ips = live_lease_ips([i for i in items if isinstance(i, dict)] if isinstance(items, list) else [],
+                         datetime.now(UTC))
     if not ips:
         raise Unreachable(f"no rlark-server address: no live Lease {LEASE_PREFIX}* in namespace {namespace}; "
                           "pass --server-address", "config")
@@ -227,13 +228,16 @@ def _certificate(options: ServerOptions, control: Http | None, namespace: str) -
     except ApiError as exc:
         raise Unreachable(f"no client certificate for rlark-server ({exc}); pass --client-cert and --client-key",
                           "config") from None
-    data = secret.get("data") if isinstance(secret, dict) else None
+    crt_data, key_data = dig(secret, "data", "client.crt"), dig(secret, "data", "client.key")
+    lacks = Unreachable(f"Secret {namespace}/{ADMIN_CERT_SECRET} lacks client.crt or client.key; pass "
+                        "--client-cert and --client-key", "config")
+    if not isinstance(crt_data, str) or not isinstance(key_data, str):
+        raise lacks
     try:
-        crt = base64.b64decode(str((data or {})["client.crt"]), validate=True)
-        pem = base64.b64decode(str((data or {})["client.key"]), validate=True)
-    except (KeyError, ValueError, binascii.Error):
-        raise Unreachable(f"Secret {namespace}/{ADMIN_CERT_SECRET} lacks client.crt or client.key; pass "
-                          "--client-cert and --client-key", "config") from None
+        crt = base64.b64decode(crt_data, validate=True)
+        pem = base64.b64decode(key_data, validate=True)
+    except (ValueError, binascii.Error):
+        raise lacks from None
     return crt, pem, f"Secret {namespace}/{ADMIN_CERT_SECRET}"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,9 +17,11 @@ from cryptography.x509.oid import NameOID
 
 from rlark_tui.cli import main
 from rlark_tui.cluster.errors import Unreachable
+from rlark_tui.cluster.http import Http
 from rlark_tui.cluster.server import ServerOptions, agent_id, live_lease_ips, resolve
 from rlark_tui.errors import UsageError
 from rlark_tui.local.config import load_config
+from tests import loopback
 
 NOW = datetime.now(UTC)
 
@@ -69,6 +72,32 @@ def test_a_leases_renew_time_in_any_shape_is_read_or_skipped_never_raised():
               renewed("0001-01-01T00:00:00+23:59", "10.0.0.3"), renewed(stamp + "+99:99", "10.0.0.4"),
               renewed(stamp + ".5+01:00", "10.0.0.5")]
     assert live_lease_ips(leases, NOW) == ["10.0.0.1"]
+
+
+@pytest.mark.parametrize("secret, leases", [
+    ({"data": "client.crt"}, {"items": 5}),
+    ({"data": ["client.crt", "client.key"]}, {"items": [{"metadata": 5, "spec": {}}]}),
+    ({"data": 5}, {"items": [{"metadata": {"name": "rlark-server-peer-a"}, "spec": "holderIdentity"}]}),
+])
+def test_an_admin_secret_or_lease_of_the_wrong_shape_is_one_line(secret, leases):
+    """issue 33, a twentieth round (generated answers through a mutating proxy), a hostile control plane: the
+    Secret rlark-admin-cert whose `data` was a string or a list, a Lease list whose `items` was a number, and a
+    Lease whose metadata or spec was not a mapping raised TypeError or AttributeError out of rlark-server's
+    discovery, so `rlark logs`, `top`, `exec` and every data-plane read ended in a crash report, and `rlark
+    watch`'s alert round printed asyncio's traceback and stopped. Each is the one line that says what to pass."""
+    class Plane(loopback.QuietHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.answer(200, json.dumps(secret if "/secrets/" in self.path else leases).encode())
+
+    with loopback.serving(Plane) as url:
+        with pytest.raises(Unreachable) as lease:
+            resolve(options(), {}, Http(url), "default")
+        with pytest.raises(Unreachable) as certificate:
+            resolve(options(), {"server": "https://127.0.0.1:9443"}, Http(url), "default")
+    assert str(lease.value) == ("no rlark-server address: no live Lease rlark-server-peer-* in namespace default; "
+                                "pass --server-address")
+    assert str(certificate.value) == ("Secret default/rlark-admin-cert lacks client.crt or client.key; pass "
+                                      "--client-cert and --client-key")
 
 
 def test_flags_give_the_server_and_a_missing_ca_is_refused_naming_both_options(tmp_path):
