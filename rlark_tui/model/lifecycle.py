@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import MappingProxyType
 
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
@@ -83,9 +83,19 @@ def bulk_plan(verb: str, jobs: Sequence[tuple[str, bool, str | None, int]]) -> l
     return plan
 
 
+BULK_SHOWN = 20
+"""The most marked Jobs the dialog before a bulk action names, one line each; the rest are counted (5,000 marked
+Jobs were a dialog of 5,000 lines, which does not scroll)."""
+
+
 def bulk_consequences(verb: str, plan: list[tuple[str, str | None, str]]) -> tuple[str, str]:
-    """(title, body) of the one dialog before a bulk action: one line per Job and what happens to it."""
+    """(title, body) of the one dialog before a bulk action: one line per Job and what happens to it, for the
+    first BULK_SHOWN Jobs, then how many more are acted on or skipped."""
     acting = sum(1 for _, action, _ in plan if action)
     title = f"{BULK_VERBS[verb]} {acting} marked Job(s)?"
-    lines = [f"- {one_line(name)}: {effect}" for name, _, effect in plan]
+    lines = [f"- {one_line(cut(name))}: {effect}" for name, _, effect in plan[:BULK_SHOWN]]
+    if len(plan) > BULK_SHOWN:
+        rest = sum(1 for _, action, _ in plan[BULK_SHOWN:] if action)
+        lines.append(f"… and {len(plan) - BULK_SHOWN:,} more marked Jobs: {rest:,} to act on, "
+                     f"{len(plan) - BULK_SHOWN - rest:,} skipped")
     return title, "\n".join(lines + ["Each Job is acted on separately; the result of each is reported."])

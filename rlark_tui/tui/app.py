@@ -110,6 +110,8 @@ NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_rig
                            "copy", "command_palette"})
 
 
+TOAST_LINES = 12
+"""The most lines a toast shows (RlarkApp.notify): the first, then how many more."""
 PALETTE_HITS = 200
 """The most entries the command palette offers for one query (the first found, in the list's order)."""
 
@@ -294,9 +296,12 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         `[@click=...]` would be an action), without control characters, and one line (a line break in a quoted Job
         name forged a line of its own: 'x<LF>all green'); a list is a toast of those lines, each one line. Each
         line is cut at sinks.FIELD_CHARS, the rest counted: a Job's 100 KB name made a toast 1,800 rows high over
-        the whole screen. `markup` is taken and not used: a screen's or widget's `notify` (Textual's
-        Widget.notify) asks for markup by default."""
+        the whole screen. A list of more than TOAST_LINES shows its first lines and counts the rest (a bulk stop of
+        5,000 marked Jobs was a toast of 5,001 lines). `markup` is taken and not used: a screen's or widget's
+        `notify` (Textual's Widget.notify) asks for markup by default."""
         lines = message if isinstance(message, list) else [message]
+        if len(lines) > TOAST_LINES:
+            lines = [*lines[:TOAST_LINES - 1], f"… and {len(lines) - TOAST_LINES + 1:,} more lines"]
         text = "\n".join(one_line(cut(str(line))) for line in lines)
         super().notify(text, title=one_line(cut(title)), severity=severity, timeout=timeout, markup=False)
 
@@ -1121,21 +1126,25 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
     def _mutate_bulk(self, steps: list[tuple[str, str]]) -> None:
         """Each marked Job through rlark_tui.flow.actions in turn; one failure does not stop the others, and the
         result says per Job what happened (a Job that succeeded is unmarked, a failed one stays marked)."""
-        lines, failed = [], []
+        results, failed = [], []
         for name, action in steps:
             try:
-                lines.append(getattr(self.actions, action)(name))
+                results.append((name, getattr(self.actions, action)(name)))
             except RlarkError as exc:
                 failed.append(name)
-                lines.append(f"FAILED {action} {name}: {exc}")
-        self.call_from_thread(self._bulk_done, lines, [name for name, _ in steps if name not in failed], failed)
+                results.append((name, f"FAILED {action} {name}: {exc}"))
+        self.call_from_thread(self._bulk_done, results, failed)
 
-    def _bulk_done(self, lines: list[str], done: list[str], failed: list[str]) -> None:
-        marked = self.state.marked
+    def _bulk_done(self, results: list[tuple[str, str]], failed: list[str]) -> None:
+        """`results`: each Job acted on and what came of it, in order; `failed`: the Jobs whose action failed."""
+        marked, failing = self.state.marked, set(failed)
+        done = [name for name, _ in results if name not in failing]
         for name in done:
             if name in marked:
                 marked.remove(name)
         head = f"{len(done)} done, {len(failed)} failed" if failed else f"all {len(done)} done"
+        lines = [line for name, line in results if name in failing]  # first: a long toast shows its first lines
+        lines += [line for name, line in results if name not in failing]
         self.notify([head, *lines], severity="error" if failed else "information",
                     timeout=15 if failed else 8)
         for screen in self.screen_stack:

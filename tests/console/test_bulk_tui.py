@@ -91,3 +91,16 @@ def test_the_plan_says_what_happens_to_each_job():
     restart = bulk_plan("restart", [("a", False, "Running", 1), ("b", True, "Stopped", 0)])
     assert "nothing restarts" in restart[0][2] and "un-stops" in restart[1][2]
     assert bulk_plan("delete", [("c", False, "Failed", 2)])[0][1] == "delete"
+
+
+def test_the_dialog_of_5000_marked_jobs_lists_a_few_and_counts_the_rest():
+    # issue 33: one line per marked Job, 5,000 long names laid out in a dialog that does not scroll
+    from rlark_tui.model.lifecycle import BULK_SHOWN, bulk_consequences
+
+    jobs = [(f"job-{n:04}-{'x' * 240}", False, "Failed" if n % 2 else "Running", 2) for n in range(5000)]
+    title, body = bulk_consequences("stop_start", bulk_plan("stop_start", jobs))
+    lines = body.split("\n")
+    assert title == "Stop/Start 2500 marked Job(s)?"
+    assert len(lines) == BULK_SHOWN + 2 and lines[0].startswith("- job-0000-")
+    assert lines[-2] == f"… and {5000 - BULK_SHOWN:,} more marked Jobs: {2500 - BULK_SHOWN // 2:,} to act on, " \
+                        f"{2500 - BULK_SHOWN // 2:,} skipped"

@@ -35,3 +35,21 @@ async def test_a_toast_is_one_line_whatever_the_name_it_quotes():
         shown = [(n.message, n.title) for n in app._notifications]
         assert shown == [("job x\\nall 3 done\\u2028ok\\u202e stopped", "t\\nforged"),
                          ("2 done\nx\\ny: stopped\nz: stopped", "")]
+
+
+async def test_a_bulk_actions_toast_of_5000_jobs_is_a_few_lines_its_failures_first():
+    # issue 33: a bulk stop of 5,000 marked Jobs of long names said one line per Job, a toast of 5,000 lines laid
+    # out over the whole screen; it shows the first lines, its failures before the rest, and counts the others
+    from rlark_tui.tui.app import TOAST_LINES
+
+    app = RlarkApp(None)
+    names = [f"job-{n:04}-{'x' * 240}" for n in range(5000)]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app._bulk_done([(name, f"FAILED stop {name}: forbidden" if n == 4321 else f"job {name} stopped")
+                        for n, name in enumerate(names)], [names[4321]])
+        await pilot.pause()
+        (toast,) = [n.message.split("\n") for n in app._notifications]
+    assert len(toast) == TOAST_LINES
+    assert toast[0] == "4999 done, 1 failed" and toast[1].startswith("FAILED stop job-4321-")
+    assert toast[-1] == f"… and {5001 - TOAST_LINES + 1:,} more lines"
