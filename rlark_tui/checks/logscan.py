@@ -137,18 +137,33 @@ def rank_line(lines: Sequence[str]) -> tuple[Hit, int] | None:
     return None
 
 
-def _prefilter(pattern: re.Pattern[str]) -> re.Pattern[str] | tuple[str, ...] | None:
-    """A cheap superset of `pattern` for the whole log lower-cased and joined by newlines: case-sensitive (the
-    lower-cased source) and without word boundaries; plain substrings when every alternative is a literal.
-    None when lower-casing or joining could lose a match (upper-case escapes such as \\S, anchors, lookbehinds)."""
+RE_CASE_TWINS = (("\N{LATIN CAPITAL LETTER I WITH DOT ABOVE}", "i"), ("\N{LATIN SMALL LETTER DOTLESS I}", "i"),
+                 ("\N{LATIN SMALL LETTER LONG S}", "s"), ("\N{KELVIN SIGN}", "k"))
+"""Each character that is not ASCII and that `re.IGNORECASE` takes for an ASCII one, with that one (Python's sre
+compares simple lower cases, and adds i/ı and s/ſ; tests/checks/test_logscan.py finds them over every code point)."""
+
+
+def _prefilter(pattern: re.Pattern[str]) -> tuple[bytes, ...] | None:
+    """A cheap superset of `pattern` for the whole log as _folded makes it: the plain start of each alternative,
+    lower-cased, without word boundaries. None when an alternative starts with no plain text, the pattern is not
+    ASCII, or lower-casing or joining could lose a match (upper-case escapes such as \\S, anchors, lookbehinds)."""
     source = pattern.pattern.removeprefix("(?i)")
-    if re.search(r"\\[A-Z]|\^|\$|\(\?<|\(\?[a-z]", source):
+    if re.search(r"\\[A-Z]|\^|\$|\(\?<|\(\?[a-z]", source) or not source.isascii():
         return None
     source = source.lower().replace(r"\b", "")
-    literals = tuple(_literal_start(alternative) for alternative in _alternatives(source))
-    if all(literals):
-        return literals
-    return re.compile(source)
+    literals = tuple(_literal_start(alternative).encode() for alternative in _alternatives(source))
+    return literals if all(literals) else None
+
+
+def _folded(lines: Sequence[str]) -> bytes:
+    """The log joined by newlines, each of RE_CASE_TWINS as the letter `re` takes it for, then its ASCII characters
+    alone, lower-cased. A match of an ASCII pattern is ASCII there, whatever its case: str.lower left `ı` and `ſ` as
+    they are and made `İ` two characters, so a log where `re.IGNORECASE` finds `Connectıon refused` held no
+    `connection refused`. Bytes lower-case in a quarter of the time str.lower takes on a log that is not all ASCII."""
+    joined = "\n".join(lines)
+    for twin, letter in RE_CASE_TWINS:
+        joined = joined.replace(twin, letter)
+    return joined.encode("ascii", "ignore").lower()
 
 
 _SYNTAX = ".^$*+?{}[]\\()|"
@@ -184,12 +199,8 @@ def _literal_start(alternative: str) -> str:
     return alternative[:max(end, 0)]
 
 
-def _may_match(quick: re.Pattern[str] | tuple[str, ...] | None, joined: str) -> bool:
-    if quick is None:
-        return True
-    if isinstance(quick, tuple):
-        return any(literal in joined for literal in quick)
-    return quick.search(joined) is not None
+def _may_match(quick: tuple[bytes, ...] | None, folded: bytes) -> bool:
+    return quick is None or any(literal in folded for literal in quick)
 
 
 _ERROR_PREFILTERS = tuple(_prefilter(pattern) for _what, pattern in ERROR_PATTERNS)
@@ -197,10 +208,10 @@ _ERROR_PREFILTERS = tuple(_prefilter(pattern) for _what, pattern in ERROR_PATTER
 
 def error_hits(lines: Sequence[str]) -> list[tuple[str, Hit]]:
     """Per line, the first ERROR_PATTERNS entry it matches. Case-insensitive regexes are slow in `re`, so each
-    pattern is first tried once on the whole log (lower-cased) and skipped when even its superset finds nothing."""
-    joined = "\n".join(lines).lower()
+    pattern is first tried once on the whole log (_folded) and skipped when even its superset finds nothing."""
+    folded = _folded(lines)
     active = tuple((what, pattern) for (what, pattern), quick in zip(ERROR_PATTERNS, _ERROR_PREFILTERS)
-                   if _may_match(quick, joined))
+                   if _may_match(quick, folded))
     hits: list[tuple[str, Hit]] = []
     if not active:
         return hits
