@@ -473,13 +473,14 @@ class ClusterAccess:
     # -- data plane -----------------------------------------------------------------------------------------
 
     def data_plane_pod(self, cluster: str, pod: str, namespace: str = keys.WORKLOAD_NAMESPACE) -> dict[str, Any] | None:
-        """The real pod (core/v1) behind a Pod CR, for restart counts; None without a data-plane context."""
+        """The real pod (core/v1) behind a Pod CR, for restart counts; None without a data-plane context, or when
+        the answer names no object (kinds.addressable, as a list answer's items are held)."""
         plane = self.data_plane(cluster)
         if plane is None:
             return None
         result = plane.json("GET", f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}",
                             Request("get", "pods", pod, namespace, plane.source), timeout=10)
-        return result if isinstance(result, dict) else None
+        return result if isinstance(result, dict) and addressable(result) else None
 
     def data_plane_pods(self, cluster: str, label_selector: str,
                         namespace: str = keys.WORKLOAD_NAMESPACE) -> Objects | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import re
 import signal
 import sys
@@ -16,11 +17,15 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+import yaml
 
 from rlark_sandbox.store import NotFound
 from rlark_tui.cli import build_parser
+from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.local.config import RlarkConfig
 from rlark_tui.model import keys
 from rlark_tui.model.submission import SUBMITTED_SPEC_ANNOTATION
+from tests import loopback
 from tests.reliability.malformed import sandbox_jobs, sandbox_nodes, sandbox_pod
 
 CLUSTER = "rlark-gpu-a"
@@ -270,3 +275,28 @@ def test_a_wait_that_times_out_says_so_on_one_line_whatever_the_phase_it_quotes(
     assert result.code == 2 and result.err.count("\n") == 1 and "\u2028" not in result.err, result.err
     assert result.err == (f"error: timed out waiting for {name}: job {name} is Running\\u2028\\njob {name} is "
                           "Succeeded\\u202e, not Succeeded\n")
+
+
+@pytest.mark.parametrize("metadata", ["demo-ppo-actor-0", ["demo-ppo-actor-0"], 5, {"name": 5}])
+def test_a_data_plane_pod_answer_that_names_no_object_is_no_pod(tmp_path, metadata):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy), a hostile data plane: a list answer
+    leaves out an item that names no object (kinds.addressable), but the one Pod a GET answers was taken whatever its
+    metadata, and rlark diagnose, rlark bundle and the TUI's diagnosis read looked the Header's pod up by
+    `(pod.get("metadata") or {}).get("name")`: a pod whose metadata was a string or a list raised AttributeError, a
+    crash report of both commands and of the TUI at a Job's detail. The GET answer is held to the list's rule."""
+    class Plane(loopback.QuietHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.answer(200, json.dumps({"kind": "Pod", "metadata": metadata, "status": {"phase": "Running"}}).encode())
+
+    with loopback.serving(Plane) as url:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "member",
+            "clusters": [{"name": "member", "cluster": {"server": url}}], "users": [{"name": "u", "user": {}}],
+            "contexts": [{"name": "member", "context": {"cluster": "member", "user": "u"}}]}))
+        config = RlarkConfig(tmp_path / "config.yaml", clusters={CLUSTER: "member"})
+        access = ClusterAccess.open(str(kubeconfig), config=config)
+        try:
+            assert access.data_plane_pod(CLUSTER, "demo-ppo-actor-0") is None
+        finally:
+            access.close()
