@@ -27,7 +27,9 @@ class SavedRecord(Protocol):
     @property
     def checked_at(self) -> str: ...
     @property
-    def results(self) -> tuple[str, ...]: ...
+    def passed(self) -> int: ...
+    @property
+    def checks(self) -> int: ...
     @property
     def path(self) -> str: ...
 
@@ -38,10 +40,9 @@ def record_rows(records: Sequence[SavedRecord], index: SnapshotIndex | None, now
     below every pass."""
     rows = []
     for record in records:
-        passed = sum(1 for result in record.results if result == "pass")
         rows.append(Line(RECORD + record.path, (clean(record.job), clean(record.checked_at),
-                                                f"{passed}/{len(record.results)}", clean(record.path)),
-                         (record.job, record.checked_at, passed, record.path)))
+                                                f"{record.passed}/{record.checks}", clean(record.path)),
+                         (record.job, record.checked_at, record.passed, record.path)))
     for name, job in (index.jobs.items() if index is not None else ()):
         annotations = job.annotations
         if CHECK_SUMMARY_ANNOTATION not in annotations:

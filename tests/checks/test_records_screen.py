@@ -147,3 +147,33 @@ async def test_a_record_of_a_megabyte_is_laid_out_in_a_bounded_part(env, shape):
         assert shown[YAML_LINES:] == [f"… {200_000 - YAML_LINES:,} more lines (the first {YAML_LINES} shown; {whole}"]
     else:
         assert shown == ["x" * 1000 + "… (999,000 more characters)"]
+
+
+def test_the_listed_records_hold_a_bounded_part_of_each(env):
+    """Issue 33: `:records` kept each listed record's Job name and check results whole, up to the 1 MiB a record is
+    read to: 500 records of 1 MiB names held ~500 MB (and 40,000 checks a record ~2.5 MB more each), where a row
+    shows a cut cell and a count. Each record is held as its name and time cut and its counts."""
+    import tracemalloc
+
+    from rlark_tui.checks.records import list_records
+
+    checks = env / "state" / "checks"
+    checks.mkdir(parents=True, mode=0o700, exist_ok=True)
+    for n in range(8):
+        many = n % 2
+        document = {"job": f"job-{n}" if many else f"{n}" + "J" * 900_000, "checkedAt": "T" * (1 << 16),
+                    "checks": [{"result": "pass" if k % 3 else "fail"} for k in range(40_000 if many else 6)]}
+        path = checks / f"r{n}.json"
+        path.write_text(json.dumps(document))
+        path.chmod(0o600)
+    list_records(env / "state")  # what its first call imports is not what it holds
+    tracemalloc.start()
+    try:
+        records = list_records(env / "state")
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(records) == 8 and held < 1_000_000, held  # 14 MB held whole; ~10 KB now, and the freelists
+    by_job = {record.job[:6]: record for record in records}
+    assert (by_job["job-1"].passed, by_job["job-1"].checks) == (26_666, 40_000)
+    assert by_job["0JJJJJ"].job == "0" + "J" * 252 + f"… ({900_001 - 253:,} more characters)"
