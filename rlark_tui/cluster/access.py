@@ -537,10 +537,12 @@ class ClusterAccess:
     def pod_log(self, cluster: str, pod: str, *, namespace: str = keys.WORKLOAD_NAMESPACE,
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 timestamps: bool = True, tail: int | None = None, since_seconds: int | None = None,
-                since_time: str | None = None, read_timeout: float | None = None) -> LineStream:
+                since_time: str | None = None, read_timeout: float | None = None,
+                tail_bytes: int | None = None) -> LineStream:
         """`pods/log` of a data-plane pod (container `main` by default) as a line stream. A read that ends cleanly
         may end inside a line (the container's output still unterminated, served as the runtime's partial
-        entry): that last piece is a line too; a follow refuses it, as only a cut stream ends there."""
+        entry): that last piece is a line too; a follow refuses it, as only a cut stream ends there. A `tail`
+        read holds at most `tail_bytes` of its lines when given (the newest; LineStream.left_out)."""
         plane = self.data_plane(cluster)
         if plane is None:
             raise Unreachable(f"logs: no data plane for cluster {cluster}: {self.server_problem or 'no rlark-server'}"
@@ -561,7 +563,8 @@ class ClusterAccess:
         return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
                             Request("logs", "pods", pod, namespace, plane.source), query,
                             read_timeout=read_timeout, whole_lines=follow,
-                            last=tail if tail is not None and tail >= 0 and not follow else None, ends=not follow)
+                            last=tail if tail is not None and tail >= 0 and not follow else None, ends=not follow,
+                            last_bytes=tail_bytes)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

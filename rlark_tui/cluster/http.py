@@ -10,6 +10,7 @@ import io
 import json
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections import deque
@@ -148,17 +149,17 @@ class Http:
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,
-               ends: bool = False) -> LineStream:
+               ends: bool = False, last_bytes: int | None = None) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
-        last that many lines are kept (LineStream). `ends`: an answer that ends by itself (a log read without
-        follow, a TensorBoard answer), whose lines still arriving BODY_TIMEOUTS × `read_timeout` after the read
-        began raise TooSlow, as read_bounded's body does."""
+        last that many lines are kept (LineStream), within `last_bytes` when given. `ends`: an answer that ends
+        by itself (a log read without follow, a TensorBoard answer), whose lines still arriving BODY_TIMEOUTS ×
+        `read_timeout` after the read began raise TooSlow, as read_bounded's body does."""
 
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
         return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last,
-                          within=transport.BODY_TIMEOUTS if ends and read_timeout else None)
+                          within=transport.BODY_TIMEOUTS if ends and read_timeout else None, last_bytes=last_bytes)
 
     def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
                max_bytes: int | None = None) -> Iterator[bytes]:
@@ -316,11 +317,14 @@ class LineStream:
     unless it holds a `\r` (a progress bar redrawn in place, e.g. tqdm, never ends its line).
     With `last` (a read that asked for tailLines) only the last that many lines are kept and yielded at the end:
     a server that sends more than it was asked for (the whole log, or millions of empty lines) costs the bytes'
-    time, never memory for more lines than asked.
+    time, never memory for more lines than asked. With `last_bytes` too, only the newest of those lines whose
+    strings take at most that many bytes of memory (sys.getsizeof): a line may be MAX_LINE_BYTES, so 20,000 lines
+    could be 320 GiB; `left_out` then counts the lines it dropped for that bound, for the reader to say.
     """
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
-                 whole_lines: bool = False, last: int | None = None, within: int | None = None) -> None:
+                 whole_lines: bool = False, last: int | None = None, within: int | None = None,
+                 last_bytes: int | None = None) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
@@ -328,6 +332,10 @@ class LineStream:
         self._last = last
         self._within = within
         """An answer that ends by itself is read for at most this many times `timeout` (TooSlow past it)."""
+        self._last_bytes = last_bytes
+        self.left_out = 0
+        """Lines a read with `last_bytes` left out to hold no more than that (those the server sent past `last`
+        aside)."""
 
     def __iter__(self) -> Iterator[str]:
         for lines in self.batches():
@@ -341,8 +349,24 @@ class LineStream:
             yield from self._batches()
             return
         kept: deque[str] = deque(maxlen=max(self._last, 0))
-        for lines in self._batches():
-            kept.extend(lines)
+        if self._last_bytes is None:
+            for lines in self._batches():
+                kept.extend(lines)
+        else:
+            sizes: deque[int] = deque()
+            held = sent = 0
+            for lines in self._batches():
+                sent += len(lines)
+                batch = list(map(sys.getsizeof, lines))
+                kept.extend(lines)
+                sizes.extend(batch)
+                held += sum(batch)
+                while len(sizes) > len(kept):  # those the extend dropped from the front
+                    held -= sizes.popleft()
+                while held > self._last_bytes:
+                    held -= sizes.popleft()
+                    kept.popleft()
+            self.left_out = min(sent, self._last) - len(kept)
         if kept:
             yield list(kept)
 

@@ -38,6 +38,9 @@ RayFacts = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dic
 
 HEADER_TAIL = 20_000
 """Header log lines read per container instance."""
+HEADER_BYTES = 32 * 2**20
+"""The most of those lines held per container instance, the newest (a line may be 16 MiB: 20,000 were 320 GiB);
+past it one note says so."""
 STDERR_LINES = 200
 MAX_TAILS = 32
 """The most dead workers whose stderr tail is read (a request each, up to client.MAX_TEXT_BYTES): a head listing
@@ -287,21 +290,27 @@ def _header_log(access: ClusterAccess, head: Pod, pods: list[dict[str, Any]], no
     lines: LogLines = []
     for previous in ((True, False) if restarts else (False,)):
         try:
-            lines += _read(access, head, previous, tail)
+            lines += _read(access, head, previous, tail, notes)
         except (ApiError, Unreachable) as exc:
             notes.append(f"the Header log{' (previous container)' if previous else ''}: {exc}")
     return lines
 
 
-def _read(access: ClusterAccess, head: Pod, previous: bool, tail: int) -> LogLines:
+def _read(access: ClusterAccess, head: Pod, previous: bool, tail: int, notes: list[str]) -> LogLines:
     from rlark_tui.cluster.logmerge import split_raw
+    from rlark_tui.model.quantity import size_text
 
     stream = access.pod_log(head.cluster, head.pod_name, namespace=head.pod_namespace or keys.WORKLOAD_NAMESPACE,
-                            tail=tail, timestamps=True, previous=previous, read_timeout=30)
+                            tail=tail, timestamps=True, previous=previous, read_timeout=30, tail_bytes=HEADER_BYTES)
     out: LogLines = []
     for raw in stream:
         _stamp, ns, text = split_raw(raw)
         out.append((ns / 1e9 if ns is not None else None, text))
+    left_out = getattr(stream, "left_out", 0)  # a LineStream's; an access that lists lines (a bundle's) held them
+    if left_out:
+        notes.append(f"the Header log{' (previous container)' if previous else ''}: its last {len(out):,} lines "
+                     f"read and {left_out:,} before them left out, to hold at most {size_text(HEADER_BYTES)} "
+                     "(diagnose's bound on a container's log)")
     return out
 
 

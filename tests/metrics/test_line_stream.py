@@ -72,3 +72,25 @@ def test_a_tail_read_keeps_only_the_last_lines_whatever_the_server_sends():
         tracemalloc.stop()
     assert lines == ["next to last", "last"]
     assert peak < 8 << 20
+
+
+def test_a_tail_read_holds_at_most_its_byte_bound_and_counts_the_lines_it_left_out():
+    """Issue 33, open item (rlark diagnose): a tail read held its last `last` lines whatever their size, and a line
+    may be 16 MiB (http.MAX_LINE_BYTES), so the Header log's 20,000 lines could be 320 GiB. With `last_bytes` it
+    holds the newest lines whose strings take that many bytes at most and counts those it left out for it."""
+    import tracemalloc
+
+    big = "x" * (1 << 20)
+    data = ("".join(f"{big}{n}\n" for n in range(24)) + "next to last\nlast\n").encode()
+    tracemalloc.start()
+    try:
+        stream = LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, last=20_000,
+                            last_bytes=3 << 20)
+        lines = list(stream)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == [f"{big}22", f"{big}23", "next to last", "last"] and stream.left_out == 22
+    assert peak < 8 << 20  # one line being read and the bound held; the 24 lines were 24 MiB of strings
+    within = LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, last=3, last_bytes=3 << 20)
+    assert list(within) == [f"{big}23", "next to last", "last"] and within.left_out == 0

@@ -240,6 +240,41 @@ def test_a_note_is_one_line_whatever_ray_or_the_pod_answered(platform, capsys, m
     assert "failed: x\\nfirst failure: ActorGroup:0 failed first (oom)" in err
 
 
+def test_the_header_log_diagnose_holds_is_bounded_in_bytes_and_the_bound_said_in_one_line(platform, capsys,
+                                                                                         monkeypatch):
+    """Issue 33, open item: diagnose read the Header log's last 20,000 lines per container instance whatever their
+    size, and a line may be 16 MiB (http.MAX_LINE_BYTES): 320 GiB a read. It holds the newest lines within
+    HEADER_BYTES (here 1 MiB) and says so in one line; the first failure, at the log's end, is still found."""
+    import io
+
+    from rlark_tui.cluster.errors import Request
+    from rlark_tui.cluster.http import LineStream
+    from rlark_tui.raydash import diagnose as reads
+
+    class Body(io.BytesIO):
+        def release_conn(self) -> None:
+            pass
+
+    recorded = Platform.pod_log(platform, "", "", previous=True)
+    filler = [f"2026-12-01T03:00:00.{n:09d}Z {'x' * (256 << 10)}" for n in range(16)]  # 4 MiB of long lines
+
+    def pod_log(cluster, pod, **kwargs):
+        data = "".join(f"{line}\n" for line in (filler + recorded if kwargs.get("previous") else [])).encode()
+        return LineStream(Body(data), Request("logs", "pods", pod, "ns", "data plane"), 5, last=kwargs["tail"],
+                          last_bytes=kwargs["tail_bytes"])
+
+    monkeypatch.setattr(platform, "pod_log", pod_log)
+    monkeypatch.setattr(reads, "HEADER_BYTES", 1 << 20)
+    notes: list[str] = []
+    held = reads.gather(platform, Job(JOB), notes).header_log
+    assert 0 < sum(len(text.encode()) for _at, text in held) <= 1 << 20
+    code, out, err = _run(capsys)
+    assert code == 0 and out.startswith("first failure: ActorGroup:1 failed first (signal)")
+    said = [line for line in err.splitlines() if "1 MiB" in line]
+    assert len(said) == 1 and said[0].startswith("note: the Header log (previous container): ") and \
+        "its last " in said[0], err
+
+
 def test_jobs_whose_names_make_one_file_name_each_keep_their_own_first_failure(tmp_path):
     """Issue 33, a fifteenth round (left-over item B: file names from cluster names on a case-insensitive file
     system): a context's kept first failures were one file per file_name of the Job's name, which keeps case and
