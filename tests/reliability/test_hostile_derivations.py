@@ -117,11 +117,12 @@ def test_two_thousand_hostile_objects_through_the_derivations_raise_nothing(kind
     _derive_everything(*data.draw(hostile_objects((kind,))))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hostile_objects())
 def test_hostile_objects_through_the_run_checks_rules_raise_nothing(drawn):
-    """The run check's rules cost ~2 ms an example: a smaller budget of its own."""
+    """The run check's rules cost ~5 ms an example: a smaller budget of its own (the 2,000 objects go through the
+    derivations above)."""
     kind, raw = drawn
     objects = {**BASES, kind: raw}
     evaluate(RunEvidence("j", NOW, job=objects["job"], tasks=(objects["task"],), pods=(objects["pod"],),
