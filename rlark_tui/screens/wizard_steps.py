@@ -84,7 +84,8 @@ class FormStep(VerticalScroll):
                 select = self.query_one(f"#w-{field.key}", Select)
                 value = role_index if field.key == "role-pick" else field.read(draft, role)
                 self.show_once(field.key, (wf.choices_of(field, facts, draft, role_index), value),
-                               lambda state, select=select: set_choices(select, *state))
+                               lambda state, select=select, field=field: set_choices(
+                                   select, state[0], state[1], prompt=field.placeholder))
         for widget in self.query(".wizard-msg"):
             key = (widget.id or "").removeprefix("m-")
             self.show_once(widget.id or "", messages.get(key, ("", "")), lambda state, widget=widget: show_message(widget, *state))
@@ -135,11 +136,26 @@ def show_message(widget: Static, text: str, level: str) -> None:
     widget.display = bool(text)
 
 
-def set_choices(select: Select, options: list, value) -> None:
-    """New options for a select, keeping `value` chosen when it is one of them. A label quotes the draft, the
-    gateway (an SSH key's comment) or the cluster: plain text on its one line (a str prompt is markup)."""
-    select.set_options([(Text(one_line(cut(label))), choice) for label, choice in options])
-    if value is not None and value in [v for _, v in options]:
+CHOICES_SHOWN = 200
+"""The most options a select lists (the first ones, and the one chosen): the cluster names the choices (a GPU model
+per Node's annotation, a Node per `Pick a Node`, a label per Node), and 10,000 of them were laid out at each change
+of the role. The select's blank line (`prompt`) then says how many there are."""
+
+
+def set_choices(select: Select, options: list, value, prompt: str = "") -> None:
+    """New options for a select, the first CHOICES_SHOWN and `value`'s, keeping `value` chosen when it is one of
+    them; with more, the blank line says how many (`prompt`, the field's placeholder, then the count). A label
+    quotes the draft, the gateway (an SSH key's comment) or the cluster: plain text on its one line (a str prompt is
+    markup)."""
+    shown = options[:CHOICES_SHOWN]
+    chosen = value is not None and value in [v for _, v in options]
+    if chosen and value not in [v for _, v in shown]:
+        shown.append(next(option for option in options if option[1] == value))
+    select.set_options([(Text(one_line(cut(label))), choice) for label, choice in shown])
+    if prompt:
+        select.prompt = prompt if len(options) <= CHOICES_SHOWN else \
+            f"{prompt} · the first {CHOICES_SHOWN} of {len(options):,} shown"
+    if chosen:
         select.value = value
 
 

@@ -105,3 +105,27 @@ async def test_a_placement_that_cannot_fit_says_why_beside_its_field(access, sta
         await settle(pilot)
         shown = message(screen, "workers")
         assert shown.startswith("✗ 4 workers × 8 GPUs = 32, but NVIDIA H100 80GB HBM3 has only"), shown
+
+
+async def test_a_select_of_10000_choices_lays_out_the_first_few_and_the_chosen_one():
+    """Issue 33: the hardware picker offers one choice per GPU model the cluster's Nodes name (their
+    rlark.io/gpu-model annotation, wizard_fields._hardware_choices), so 10,000 Nodes of 10,000 models made a list of
+    10,000 options laid out at each change of the role (and `Pick a Node` one per Node of a model). Every wizard
+    select (set_choices) lists the first CHOICES_SHOWN and the one chosen, and its blank line says how many."""
+    from textual.app import App
+
+    from rlark_tui.screens.wizard_steps import CHOICES_SHOWN, set_choices
+
+    class One(App):
+        def compose(self):
+            yield Select([], prompt="pick", id="s")
+
+    options = [(f"GPU-{n:05}  8/8 GPUs free", f"GPU-{n:05}") for n in range(10_000)]
+    async with One().run_test() as pilot:
+        select = pilot.app.query_one(Select)
+        set_choices(select, options, "GPU-09999", prompt="pick")
+        await pilot.pause()
+        prompts = overlay_prompts(select)
+        assert select.value == "GPU-09999"
+    assert len(prompts) == CHOICES_SHOWN + 2 and prompts[0] == f"pick · the first {CHOICES_SHOWN} of 10,000 shown"
+    assert prompts[-1] == "GPU-09999  8/8 GPUs free"
