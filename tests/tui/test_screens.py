@@ -464,11 +464,10 @@ async def test_a_long_ray_status_costs_the_ui_thread_little_at_each_poll(post_sn
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
         await pilot.press("enter", "r")
         started = time.thread_time()
-        for polled in (1.0, 2.0, 3.0):
-            ray["demo-ppo"]["polled_at"] = polled
-            await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
-            await pilot.pause()
-        spent = (time.thread_time() - started) / 3
+        ray["demo-ppo"]["polled_at"] = 1.0  # a poll's answer, the same text: 2.4 s against the bound's 0.6
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
+        await pilot.pause()
+        spent = time.thread_time() - started
         shown = str(app.screen.query_one("#ray-text").render())
     assert f"… {2000 - RAY_STATUS_LINES:,} more lines (the first {RAY_STATUS_LINES} shown)" in shown
     assert spent < 0.6, spent
