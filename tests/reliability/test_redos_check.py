@@ -2,8 +2,8 @@
 
 The Job's Header prints `Global Step: ` + 34 a's + `!`. Its record agrees `progressPattern` `^Global Step: (a+)+$`
 (the issue's pattern) and a `startupMarker` `^Global Step: (a|aa)+$`, which backtracks for minutes even in the
-`regex` package. `rlark check` (a real process) ends within a baseline run's time plus the budget, row 3 saying the
-pattern is too slow and row 5 not passing; in the TUI a key is handled while the check runs.
+`regex` package. `rlark check` spends each slow pattern's budget once (counted in-process) and, a real process, ends
+with row 3 saying the pattern is too slow and row 5 not passing; in the TUI a key is handled while the check runs.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ from rlark_tui.flow.actions import Actions
 from rlark_tui.model.keys import LAUNCH_RECORD_ANNOTATION
 from rlark_tui.screens.check import CheckScreen
 from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.text import patterns
 from rlark_tui.text.patterns import BUDGET_SECONDS
 from rlark_tui.tui.app import RlarkApp
 from tests.checks import fixtures as fx
+from tests.clirun import cli_runner
 from tests.pilot import wait_for
 
 NAME = "redos-check"
@@ -79,15 +81,39 @@ def _check(sandbox) -> tuple[float, subprocess.CompletedProcess]:
     return time.monotonic() - started, done
 
 
-def test_rlark_check_ends_within_its_time_plus_the_budget_and_the_rows_do_not_pass(sandbox, redos_job):
-    normal, baseline = _check(sandbox)
-    assert "startup marker" not in baseline.stdout or "too slow" not in baseline.stdout
+def test_rlark_check_spends_each_slow_patterns_budget_once_and_the_rows_do_not_pass(sandbox, redos_job, capsys,
+                                                                                     monkeypatch):
+    """The bound is counted, not timed against a baseline run (a loaded CI took 8.3 s where 8.06 s were allowed):
+    in-process, the regex engine runs out of its time (TimeoutError) once for the slow marker and at most once for
+    any pattern, later searches refused at once (SlowPatterns), and the engine's own CPU time on each pattern is
+    within one budget; a real process then ends with the same verdict."""
     _set_marker(redos_job, SLOW_MARKER)
-    took, done = _check(sandbox)
+    ran_out: list[str] = []
+    cpu: dict[str, float] = {}
+    search, too_slow = patterns.search, patterns._too_slow
+
+    def counted_search(pattern, text, budget=BUDGET_SECONDS, pos=0):
+        started = time.thread_time()
+        try:
+            return search(pattern, text, budget, pos)
+        finally:
+            key = pattern if isinstance(pattern, str) else pattern.pattern
+            cpu[key] = cpu.get(key, 0.0) + time.thread_time() - started
+
+    def counted_too_slow(pattern, budget):
+        if sys.exc_info()[0] is TimeoutError:  # the engine ran to its time, not a pattern refused at once
+            ran_out.append(pattern.pattern)
+        return too_slow(pattern, budget)
+
+    with monkeypatch.context() as spies:
+        spies.setattr(patterns, "search", counted_search)
+        spies.setattr(patterns, "_too_slow", counted_too_slow)
+        counted = cli_runner(sandbox.kubeconfig, capsys)("check", NAME)
+    assert counted.code == 1 and SLOW_MARKER in ran_out, (ran_out, counted.out)
+    assert len(ran_out) == len(set(ran_out)) and set(ran_out) <= {PROGRESS, SLOW_MARKER}, ran_out
+    assert all(seconds <= BUDGET_SECONDS + 0.25 for seconds in cpu.values()), cpu
+    _took, done = _check(sandbox)
     assert done.returncode == 1, done.stdout + done.stderr
-    # within a normal run's time plus the budget of the two patterns, and a normal run's time again for the
-    # machine's load (a run without budgets never ends)
-    assert took < 2 * normal + 2 * BUDGET_SECONDS + 1.0, (took, normal)
     assert f"the launch record's startupMarker: pattern '{SLOW_MARKER}' is too slow (stopped after 1 s)" in done.stdout
     row5 = [line for line in done.stdout.splitlines() if line.lstrip().startswith("5")]
     assert row5 and "pass" not in row5[0].split()[:4], done.stdout
