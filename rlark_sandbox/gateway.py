@@ -26,7 +26,7 @@ import json
 from aiohttp import web
 
 from rlark_sandbox import gateway_console as console
-from rlark_sandbox import objectstore, tensorboard
+from rlark_sandbox import jsonbody, objectstore, tensorboard
 from rlark_sandbox.logs import LogsNotFound, LogStore
 from rlark_sandbox.resources import DATA_NAMESPACE, ROOT
 from rlark_sandbox.routes import RouteLog
@@ -220,6 +220,6 @@ class Gateway:
 async def _json_body(request: web.Request) -> object:
     """The request's JSON body, or None when it is not JSON (handlers answer 400 "invalid request body")."""
     try:
-        return json.loads(await request.read() or b"null")
+        return jsonbody.loads(await request.read())
     except ValueError:
         return None

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 import aiohttp
 from aiohttp import web
 
-from rlark_sandbox import gateway, podexec, podmetrics, schema, selectors, tables
+from rlark_sandbox import gateway, jsonbody, podexec, podmetrics, schema, selectors, tables
 from rlark_sandbox.faults import Faults
 from rlark_sandbox.loadgen import LoadGen
 from rlark_sandbox.loadgen import parse_args as parse_loadgen
@@ -506,7 +506,7 @@ class SandboxServer:
 
     async def _body(self, request: web.Request):
         try:
-            return json.loads(await request.read() or b"null")
+            return jsonbody.loads(await request.read())
         except ValueError as exc:
             raise ApiError(400, "BadRequest", f"the request body is not valid JSON: {exc}") from None
 

@@ -134,6 +134,31 @@ def test_missing_containers_is_invalid(api):
                        "field": "spec.tasks[0].kubernetes.workload.template.spec.containers"}]
 
 
+def _nested(body: dict, levels: int) -> bytes:
+    """`body` as JSON with `spec.tasks[0]...template.spec.deep` an object `levels` deep, written as text (no Python
+    JSON encoder nests that far)."""
+    text = json.dumps(body)
+    at = text.index('"containers"')
+    return (text[:at] + '"deep": ' + '{"x": ' * (levels - 1) + "{}" + "}" * (levels - 1) + ", " + text[at:]).encode()
+
+
+def test_a_body_nested_deeper_than_python_decodes_is_answered_as_the_apiserver_answers_it(sandbox, api):
+    """Issue 33, open item: the sandbox's JSON reader raised RecursionError past ~990 levels, a 500 Internal Server
+    Error, where the apiserver's decoder (Go's encoding/json, kept by sigs.k8s.io/json) takes 10,000 levels: a
+    Job's unknown field 5,000 levels deep is pruned with the unknown-field warning (201), as one of 900 is, and a
+    body past 10,000 levels is a 400 BadRequest naming the depth."""
+    body = job("api-deep")
+    path = "/clusters/root/apis/rlinf.io/v1alpha1/jobs"
+    created = raw(sandbox, "POST", path, _nested(body, 5_000))
+    assert created.status == 201, created.body[:300]
+    assert "spec.tasks[0].kubernetes.workload.template.spec.deep" in created.headers.get("Warning", "")
+    stored = api.get_cluster_custom_object(GROUP, VERSION, "jobs", "api-deep")
+    assert "deep" not in stored["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]
+    refused = raw(sandbox, "POST", path, _nested(job("api-deeper"), 10_001))
+    assert refused.status == 400 and refused.json()["reason"] == "BadRequest", refused.body[:300]
+    assert "exceeded max depth" in refused.json()["message"]
+
+
 def test_unknown_fields_strict_rejects_default_prunes(sandbox, api):
     body = job("api-unknown")
     body["spec"]["colour"] = "blue"
