@@ -537,10 +537,11 @@ async def test_a_job_of_100_kb_fields_opens_its_yaml_tab_laying_out_each_line_cu
     """Issue 33 (a Job author's 100 KB fields): the YAML tab laid out its first 500 lines whole, and a value of
     100 KB without a space is one YAML line, so a Job whose annotations, env values and scripts were such values
     laid out 1.6 MB: 4 s of the UI thread to open the tab. Each line shown is cut at sinks.FIELD_CHARS, the rest
-    counted; what Y copies is the whole YAML."""
+    counted; what Y copies is the whole YAML. Its values here are twice FIELD_CHARS: a line laid out whole is past
+    the bound all the same."""
     from rlark_tui.text.sinks import FIELD_CHARS
 
-    long = ("中\u0301ab" * 25_000)[:100_000]
+    long = ("中\u0301ab" * FIELD_CHARS)[:2 * FIELD_CHARS]
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([_job_of_100_kb_fields("long-0", long)]))
