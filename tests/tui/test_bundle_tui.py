@@ -157,13 +157,15 @@ def test_a_job_of_many_pods_shares_one_total_log_budget_the_bundle_reports(tmp_p
 def test_a_bundle_of_many_metric_tags_and_points_is_read_as_a_cluster_is(tmp_path):
     """A bundle's metrics.json is someone else's: 120,000 tags of it (3 MB) were 120,000 series, each a line of the
     Metrics tab's tag list, and a series of 100,000 points was plotted whole on every draw. It is read as TensorBoard
-    is (cluster/metrics.py): the first MAX_TAGS tags in name order, each thinned to MAX_POINTS, and said."""
+    is (cluster/metrics.py): the first MAX_TAGS tags in name order, each thinned to MAX_POINTS, and said. Here one
+    tag past MAX_TAGS, and a series of twice MAX_POINTS and one."""
 
     from rlark_tui.cluster.metrics import MAX_POINTS, MAX_TAGS
     from rlark_tui.telemetry.bundle import FORMAT
 
-    series = {f"tag{index:04}": [[0.0, 1, 1.0]] for index in range(1_000)}
-    series["loss"] = [[float(step), step, 0.5] for step in range(100_000)]
+    series = {f"tag{index:04}": [[0.0, 1, 1.0]] for index in range(MAX_TAGS)}
+    last = 2 * MAX_POINTS
+    series["loss"] = [[float(step), step, 0.5] for step in range(last + 1)]
     path = crafted_bundle(tmp_path / "tags.tar.gz", {"format": FORMAT, "job": "j", "members": []},
                           {"job": "j", "series": series})
     access = BundleAccess(path)
@@ -172,8 +174,8 @@ def test_a_bundle_of_many_metric_tags_and_points_is_read_as_a_cluster_is(tmp_pat
     finally:
         access.close()
     assert sorted(result.series) == sorted(series)[:MAX_TAGS] and "loss" in result.series
-    assert len(result.series["loss"]) == MAX_POINTS and result.series["loss"][-1] == (99_999.0, 99_999, 0.5)
-    assert "the bundle has 1,001 tags: the first 256 read" in result.note
+    assert len(result.series["loss"]) == MAX_POINTS and result.series["loss"][-1] == (float(last), last, 0.5)
+    assert f"the bundle has {MAX_TAGS + 1:,} tags: the first {MAX_TAGS} read" in result.note
 
 
 def test_a_bundle_whose_manifest_forges_a_line_is_shown_on_one(tmp_path):
