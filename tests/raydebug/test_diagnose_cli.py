@@ -340,4 +340,3 @@ def test_a_job_whose_name_holds_a_lone_surrogate_is_diagnosed_and_its_evidence_k
 
     kept = read_kept(tmp_path / "state", name, "u-1", context="stand-in")
     assert kept is not None and kept.diagnosis.job == "x\\ud800y"  # shown as its escape, as every cleaned text
-
