@@ -579,24 +579,19 @@ class ClusterAccess:
         return [p for p in pods or [] if isinstance(p, dict)]
 
     def storage_classes(self) -> dict[str, builtins.list[str]] | None:
-        """Cluster namespace -> storage class names from the gateway; None when unknown (no gateway or error)."""
-        gateway = self.gateway_http()
-        if gateway is None:
+        """Cluster namespace -> storage class names from the gateway; None when unknown (no gateway or error). Read
+        by storage_class_clusters, the one reader of the gateway's storage classes."""
+        if self.gateway_http() is None:
             return None
         try:
-            body = gateway.json("GET", "/api/v1/storage/storageclass", Request("list", "storageclasses",
-                                                                               source="gateway"), timeout=10)
+            by_class = self.storage_class_clusters()
         except (ApiError, Unreachable):
             return None
-        data = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(data, dict):
-            return None
         result: dict[str, builtins.list[str]] = {}
-        for name, entry in data.items():
-            for cluster in (entry or {}).get("clusters") or [] if isinstance(entry, dict) else []:
-                agent = srv.agent_id(str(cluster))  # the gateway lists agent IDs (gpu-a); Jobs name rlark-gpu-a
+        for name, agents in by_class.items():
+            for agent in agents:  # the gateway lists agent IDs (gpu-a); Jobs name rlark-gpu-a
                 for key in {agent, keys.CLUSTER_NAMESPACE_PREFIX + agent}:
-                    result.setdefault(key, []).append(str(name))
+                    result.setdefault(key, []).append(name)
         return result
 
     def gateway_clusters(self) -> object:

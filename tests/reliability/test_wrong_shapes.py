@@ -279,6 +279,17 @@ def test_a_wait_that_times_out_says_so_on_one_line_whatever_the_phase_it_quotes(
                           "Succeeded\\u202e, not Succeeded\n")
 
 
+
+def _loopback_access(tmp_path, url: str, **config) -> ClusterAccess:
+    """A ClusterAccess whose control plane (context `member`) is the loopback server at `url`, with the config
+    file's `config` (`clusters`, `gateway`)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "member",
+        "clusters": [{"name": "member", "cluster": {"server": url}}], "users": [{"name": "u", "user": {}}],
+        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "u"}}]}))
+    return ClusterAccess.open(str(kubeconfig), config=RlarkConfig(tmp_path / "config.yaml", **config))
+
 @pytest.mark.parametrize("metadata", ["demo-ppo-actor-0", ["demo-ppo-actor-0"], 5, {"name": 5}])
 def test_a_data_plane_pod_answer_that_names_no_object_is_no_pod(tmp_path, metadata):
     """Issue 33, a twentieth round (generated answers through a mutating proxy), a hostile data plane: a list answer
@@ -291,14 +302,29 @@ def test_a_data_plane_pod_answer_that_names_no_object_is_no_pod(tmp_path, metada
             self.answer(200, json.dumps({"kind": "Pod", "metadata": metadata, "status": {"phase": "Running"}}).encode())
 
     with loopback.serving(Plane) as url:
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "member",
-            "clusters": [{"name": "member", "cluster": {"server": url}}], "users": [{"name": "u", "user": {}}],
-            "contexts": [{"name": "member", "context": {"cluster": "member", "user": "u"}}]}))
-        config = RlarkConfig(tmp_path / "config.yaml", clusters={CLUSTER: "member"})
-        access = ClusterAccess.open(str(kubeconfig), config=config)
+        access = _loopback_access(tmp_path, url, clusters={CLUSTER: "member"})
         try:
             assert access.data_plane_pod(CLUSTER, "demo-ppo-actor-0") is None
         finally:
             access.close()
+
+
+@pytest.mark.parametrize("entry", [{"clusters": 1.5}, {"clusters": "gpu-a"}, {"clusters": {"gpu-a": 1}},
+                                   {"clusters": [5, ["gpu-a"], "gpu-a"]}, 5, ["gpu-a"]])
+def test_a_storage_class_answer_of_the_wrong_shape_names_only_the_clusters_it_lists(tmp_path, entry):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy), a hostile gateway: the storage
+    classes were read by two readers, and the TUI's (the wizard's lookups) took a class's `clusters` as it came, so
+    a number raised TypeError, asyncio's traceback on the terminal and the lookups read no more; a string was
+    read a character at a time. It reads the answer as `rlark storage` does (access.storage_class_clusters)."""
+    class Gateway(loopback.QuietHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.answer(200, json.dumps({"data": {"bad": entry, "s3": {"clusters": ["gpu-a"]}}}).encode())
+
+    with loopback.serving(Gateway) as url:
+        access = _loopback_access(tmp_path, url, gateway=url)
+        try:
+            found = access.storage_classes()
+        finally:
+            access.close()
+    named = ["bad", "s3"] if isinstance(entry, dict) and isinstance(entry["clusters"], list) else ["s3"]
+    assert found == {"gpu-a": named, "rlark-gpu-a": named}
