@@ -13,6 +13,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.log_pane import NOTICE, TEXT
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
 
@@ -56,11 +57,11 @@ async def test_tui_flows_use_only_platform_routes(sandbox, env):
                 "the job detail's reads (Ray, diagnosis, Pod health)")
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view")
-                           and any(not line.notice for line in app.screen.view.shown_lines), "a log line")
+                           and any(not line[NOTICE] for line in app.screen.view.shown_lines), "a log line")
             logs = app.screen
             await pilot.press("p")
             await wait_for(pilot, lambda: logs.previous and logs.view.shown_lines, "the previous instance's read",
-                           show=lambda app: "\n".join(line.text for line in logs.view.shown_lines))
+                           show=lambda app: "\n".join(line[TEXT] for line in logs.view.shown_lines))
             await pilot.press("escape", "escape")
             await wait_for(pilot, lambda: isinstance(app.screen, JobListScreen), "the job list again")
     finally:

@@ -29,7 +29,7 @@ from rlark_tui.text.redact import LineRedactor, secret_values
 from rlark_tui.text.sinks import object_file_name, one_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher, make_line_filter
-from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
+from rlark_tui.widgets.log_pane import NOTICE, LogBuffer, LogView, PendingLines
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.logs import LogFollower
@@ -374,7 +374,7 @@ class LogScreen(RlarkScreen):
     def action_save(self) -> None:
         """Write the lines shown (filter applied) to ./<job>-logs-<time>.log with secrets redacted (the app's worker
         places it in the working directory)."""
-        lines = [self.view.line_text(line) for line in self.view.shown_lines if not line.notice]
+        lines = [self.view.line_text(line) for line in self.view.shown_lines if not line[NOTICE]]
         name = f"{object_file_name(self.job_name)}-logs-{datetime.now():%Y%m%d-%H%M%S}.log"
         self.post_message(SaveLog(self, name, tuple(lines)))
 

@@ -13,8 +13,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, repeat
-from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple, TypeVar
+from operator import itemgetter
+from typing import Any, Final, TypeAlias, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -51,7 +51,6 @@ of 15-40 that held a key's frame (bench tui's `/` on a log pane)."""
 MAX_CHARS = 64 << 20
 """The pane, and its queue of arriving lines, hold at most this much text each (the oldest lines are dropped and
 counted): a Pod's line is read up to 16 MiB, and 20,000 such lines would be 320 GiB."""
-_TEXT = attrgetter("text")
 _ITEM_TEXT = itemgetter(2)
 _Item = TypeVar("_Item", bound=tuple[Any, ...])
 SHOWN_CHARS = 16 * 1024
@@ -59,21 +58,27 @@ SHOWN_CHARS = 16 * 1024
 render thousands of rows and freeze the keys."""
 
 
-class LogLine(NamedTuple):
-    """One line in the pane: from a Pod (`source` = `role/pod`) or a notice from rlark itself.
+LogLine: TypeAlias = tuple[int, str, str, str, bool]
+"""One line in the pane, `(seq, source, timestamp, text, notice)` (SEQ … NOTICE name the places): from a Pod
+(`source` = `role/pod`) or a notice from rlark itself (`notice` True).
 
-    A named tuple, not a frozen dataclass: the pane builds one per line (20,000/s and more) and a tuple is built
-    much faster (LogBuffer.extend; bench/logs.py)."""
+A plain tuple, not a named tuple or a dataclass: the pane builds one per line (20,000/s and more), and CPython's
+cycle collector stops tracking a plain tuple of strings and numbers at its first pass, where it tracks a tuple
+subclass for ever. So the 20,000 lines a pane holds, and its rows `(line, start)`, are not among what each full pass
+of the collector walks: as named tuples they were 40,000 of the ~200,000 objects it walked every 1-1.5 s while a log
+flowed (Textual's frames promote enough objects for that pace), passes that held a key's frame (bench tui's `/` on a
+log pane following 20,000 lines/s)."""
+SEQ: Final = 0
+SOURCE: Final = 1
+TIMESTAMP: Final = 2
+TEXT: Final = 3
+NOTICE: Final = 4
+_TEXT = itemgetter(TEXT)
 
-    seq: int
-    source: str
-    timestamp: str
-    text: str
-    notice: bool = False
 
-    @property
-    def is_error(self) -> bool:
-        return not self.notice and ERROR_PATTERN.search(self.text) is not None
+def is_error(line: LogLine) -> bool:
+    """A Pod's line that reads as an error (ERROR_PATTERN); never a notice."""
+    return not line[NOTICE] and ERROR_PATTERN.search(line[TEXT]) is not None
 
 
 def _one_line(text: str) -> str:
@@ -127,12 +132,12 @@ class LogBuffer:
 
     @property
     def first_seq(self) -> int:
-        return self._lines[0].seq if self._lines else self._next_seq
+        return self._lines[0][SEQ] if self._lines else self._next_seq
 
     def append(self, source: str, timestamp: str, text: str, notice: bool = False) -> LogLine:
         """One line, cleaned as PendingLines.push cleans."""
         source, timestamp, text = clean(source), clean(timestamp), _one_line(text)
-        line = LogLine(self._next_seq, source, timestamp, text, notice)
+        line = (self._next_seq, source, timestamp, text, notice)
         self._next_seq += 1
         self._add([line])
         return line
@@ -143,8 +148,7 @@ class LogBuffer:
         built (the rest would be dropped at once)."""
         skip = max(0, len(items) - self.capacity)
         seq = self._next_seq + skip
-        make = tuple.__new__
-        lines = [make(LogLine, (seq + i, *item)) for i, item in enumerate(items[skip:] if skip else items)]
+        lines: list[LogLine] = [(seq + i, *item) for i, item in enumerate(items[skip:] if skip else items)]
         self.dropped += skip
         self._next_seq += len(items)
         self._add(lines)
@@ -319,7 +323,7 @@ class LogView(ScrollView, can_focus=True):
     # ---- content -------------------------------------------------------------------------
     def line_text(self, line: LogLine) -> str:
         """The text of one line as shown: optional timestamp, optional prefix, message (tabs expanded)."""
-        return self._head(line) + line.text.expandtabs(8)
+        return self._head(line) + line[TEXT].expandtabs(8)
 
     def _shown_text(self, line: LogLine) -> str:
         """`line_text` cut at SHOWN_CHARS, saying how much more there is."""
@@ -329,11 +333,12 @@ class LogView(ScrollView, can_focus=True):
         return f"{text[:SHOWN_CHARS]} … [{len(text) - SHOWN_CHARS:,} more characters; ctrl+s saves the whole line]"
 
     def _head(self, line: LogLine) -> str:
+        _, source, timestamp, _, notice = line
         parts = []
-        if self.show_timestamps and line.timestamp:
-            parts.append(line.timestamp)
-        if self.show_prefix and line.source and not line.notice:
-            parts.append(f"[{line.source}]")
+        if self.show_timestamps and timestamp:
+            parts.append(timestamp)
+        if self.show_prefix and source and not notice:
+            parts.append(f"[{source}]")
         return "".join(part + " " for part in parts)
 
     @property
@@ -353,7 +358,7 @@ class LogView(ScrollView, can_focus=True):
         matches = one_pass(self.line_filter).matches if self.line_filter.pattern is not None else None
         try:
             for line in lines:
-                if line.seq >= first and (line.notice or matches is None or matches(line.text)):
+                if line[SEQ] >= first and (line[NOTICE] or matches is None or matches(line[TEXT])):
                     if self.wrap:
                         new_rows.extend(self._rows_for(line))
                     else:
@@ -389,7 +394,7 @@ class LogView(ScrollView, can_focus=True):
         matches = one_pass(self.line_filter).matches
         try:
             for line in self.buffer:
-                if line.notice or matches(line.text):
+                if line[NOTICE] or matches(line[TEXT]):
                     self._rows.extend(self._rows_for(line))
         except PatternTooSlow:
             self._drop_slow("filter")
@@ -455,13 +460,13 @@ class LogView(ScrollView, can_focus=True):
                 pivot += -1 if forward else 1
         ordered = lines if forward else lines[::-1]
         start = next(
-            (i for i, line in enumerate(ordered) if (line.seq > pivot if forward else line.seq < pivot)),
+            (i for i, line in enumerate(ordered) if (line[SEQ] > pivot if forward else line[SEQ] < pivot)),
             len(ordered),
         )
         matches = one_pass(self.search).matches
         try:
             for line in ordered[start:] + ordered[:start]:
-                if not line.notice and matches(self.line_text(line)):
+                if not line[NOTICE] and matches(self.line_text(line)):
                     self._goto(line)
                     return line
         except PatternTooSlow:
@@ -470,16 +475,16 @@ class LogView(ScrollView, can_focus=True):
 
     def first_error(self) -> LogLine | None:
         for line in self.shown_lines:
-            if line.is_error:
+            if is_error(line):
                 self._goto(line)
                 return line
         return None
 
     def _goto(self, line: LogLine) -> None:
         self.set_follow(False)
-        self.current_seq = line.seq
+        self.current_seq = line[SEQ]
         self._cache.clear()
-        self._scroll_to_seq(line.seq, center=True)
+        self._scroll_to_seq(line[SEQ], center=True)
         self.refresh()
 
     def action_scroll_by(self, rows: int) -> None:
@@ -516,7 +521,7 @@ class LogView(ScrollView, can_focus=True):
         if index >= len(self._rows):
             return Strip.blank(width, base)
         line, start = self._rows[index]
-        key = (line.seq, start)
+        key = (line[SEQ], start)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row(line, start, base)
@@ -524,7 +529,7 @@ class LogView(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, index)
 
     def _render_row(self, line: LogLine, start: int, base: Style) -> Strip:
-        if not self.wrap and not line.notice and self.search.pattern is None:
+        if not self.wrap and not line[NOTICE] and self.search.pattern is None:
             plain = self._shown_text(line)
             head = self._head(line)
             if not ERROR_PATTERN.search(plain, len(head)):
@@ -537,32 +542,34 @@ class LogView(ScrollView, can_focus=True):
     def _plain_segments(self, line: LogLine, message: str, base: Style) -> list[Segment]:
         """The segments `_styled` would give a row with no search match and no error, built directly: rich's
         Text.render costs most of a frame when every visible row is new (a log flowing at thousands of lines/s)."""
+        _, source, timestamp, _, _ = line
         segments = []
-        if self.show_timestamps and line.timestamp:
-            segments += [Segment(line.timestamp, base + self.get_component_rich_style("log-view--timestamp")),
+        if self.show_timestamps and timestamp:
+            segments += [Segment(timestamp, base + self.get_component_rich_style("log-view--timestamp")),
                          Segment(" ", base)]
-        if self.show_prefix and line.source:
-            segments += [Segment(f"[{line.source}]", base + self.get_component_rich_style("log-view--prefix")),
+        if self.show_prefix and source:
+            segments += [Segment(f"[{source}]", base + self.get_component_rich_style("log-view--prefix")),
                          Segment(" ", base)]
         segments.append(Segment(message, base))
         return segments
 
     def _styled(self, line: LogLine) -> Text:
+        seq, source, timestamp, _, notice = line
         plain = self._shown_text(line)
         text = Text(plain, no_wrap=True, end="")
-        if line.notice:
+        if notice:
             text.stylize(self.get_component_rich_style("log-view--notice"))
             return text
         offset = 0
-        if self.show_timestamps and line.timestamp:
-            text.stylize(self.get_component_rich_style("log-view--timestamp"), 0, len(line.timestamp))
-            offset = len(line.timestamp) + 1
-        if self.show_prefix and line.source:
-            end = offset + len(line.source) + 2
+        if self.show_timestamps and timestamp:
+            text.stylize(self.get_component_rich_style("log-view--timestamp"), 0, len(timestamp))
+            offset = len(timestamp) + 1
+        if self.show_prefix and source:
+            end = offset + len(source) + 2
             text.stylize(self.get_component_rich_style("log-view--prefix"), offset, end)
         if ERROR_PATTERN.search(plain, len(self._head(line))):
             text.stylize(self.get_component_rich_style("log-view--error"), len(self._head(line)))
-        style_name = "log-view--current" if line.seq == self.current_seq else "log-view--match"
+        style_name = "log-view--current" if seq == self.current_seq else "log-view--match"
         try:
             spans = self.search.spans(plain)
         except PatternTooSlow:
@@ -589,14 +596,14 @@ class LogView(ScrollView, can_focus=True):
 
     def _shown_length(self, line: LogLine) -> int:
         """len(self._shown_text(line)) without building it when the line is short and has no tabs."""
-        text = line.text
+        _, source, timestamp, text, notice = line
         if "\t" in text or len(text) > SHOWN_CHARS:
             return len(self._shown_text(line))
         length = len(text)
-        if self.show_timestamps and line.timestamp:
-            length += len(line.timestamp) + 1
-        if self.show_prefix and line.source and not line.notice:
-            length += len(line.source) + 3
+        if self.show_timestamps and timestamp:
+            length += len(timestamp) + 1
+        if self.show_prefix and source and not notice:
+            length += len(source) + 3
         return length if length <= SHOWN_CHARS else len(self._shown_text(line))
 
     def _rows_for(self, line: LogLine) -> list[tuple[LogLine, int]]:
@@ -610,7 +617,7 @@ class LogView(ScrollView, can_focus=True):
     def _evict(self) -> int:
         first = self.buffer.first_seq
         count = 0
-        while count < len(self._rows) and self._rows[count][0].seq < first:
+        while count < len(self._rows) and self._rows[count][0][SEQ] < first:
             count += 1
         if count:
             del self._rows[:count]
@@ -623,12 +630,12 @@ class LogView(ScrollView, can_focus=True):
     def _top_line_seq(self) -> int | None:
         index = self.scroll_offset.y
         if 0 <= index < len(self._rows):
-            return self._rows[index][0].seq
+            return self._rows[index][0][SEQ]
         return None
 
     def _scroll_to_seq(self, seq: int, center: bool) -> None:
         for index, (line, _) in enumerate(self._rows):
-            if line.seq >= seq:
+            if line[SEQ] >= seq:
                 target = index - (self.size.height // 2 if center else 0)
                 self.scroll_to(y=max(0, target), animate=False, immediate=True, force=True)
                 return

@@ -11,6 +11,7 @@ from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.filter_bar import make_line_filter
+from rlark_tui.widgets.log_pane import NOTICE, TEXT
 from tests.cluster.seeding import seed_running_job, write_log
 from tests.pilot import wait_for
 
@@ -20,7 +21,7 @@ ROLE = {"name": "actor", "role": "Actor", "head": True, "cluster": "rlark-gpu-a"
 def shown(app) -> list[str]:
     if not (isinstance(app.screen, LogScreen) and app.screen.ready):
         return []
-    return [line.text for line in app.screen.view.shown_lines if not line.notice]
+    return [line[TEXT] for line in app.screen.view.shown_lines if not line[NOTICE]]
 
 
 async def test_time_windows_reread_with_since_seconds_and_the_inverse_filter(sb, env):

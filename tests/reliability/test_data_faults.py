@@ -35,6 +35,7 @@ from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.view.index import SnapshotIndex, job_rows, role_rows
 from rlark_tui.view.nodes import node_rows
+from rlark_tui.widgets.log_pane import NOTICE, TEXT
 from tests.cluster.ray_fake import FakeRayDashboard
 from tests.cluster.seeding import at, remove_pod, seed_running_job, write_log
 from tests.pilot import wait_for as pilot_wait_for
@@ -274,13 +275,13 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
         await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view"),
                        what="the log pane")
         view = app.screen.view
-        await wait_for(pilot, lambda: any(line.notice and "was dropped" in line.text for line in view.shown_lines),
+        await wait_for(pilot, lambda: any(line[NOTICE] and "was dropped" in line[TEXT] for line in view.shown_lines),
                        what="the dropped-stream notice")
-        assert any(line.notice and line.text.startswith(f"-- stream interrupted: [actor/{pod}] ")
-                   and line.text.endswith("; reconnecting") for line in view.shown_lines)
-        await wait_for(pilot, lambda: any(line.text == MEGABYTE_LINE for line in view.shown_lines),
+        assert any(line[NOTICE] and line[TEXT].startswith(f"-- stream interrupted: [actor/{pod}] ")
+                   and line[TEXT].endswith("; reconnecting") for line in view.shown_lines)
+        await wait_for(pilot, lambda: any(line[TEXT] == MEGABYTE_LINE for line in view.shown_lines),
                        what="the 1 MB line")
-        texts = [line.text for line in view.shown_lines if not line.notice]
+        texts = [line[TEXT] for line in view.shown_lines if not line[NOTICE]]
         assert texts == ["first", "second", "third", "bad bytes \ufffd\ufffd\ufffd( end", MEGABYTE_LINE]
         await pilot.press("w")  # wrapped, the long line ends in a note instead of 8,700 rows
         assert view.wrap

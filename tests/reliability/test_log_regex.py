@@ -45,7 +45,7 @@ async def test_a_catastrophic_pattern_is_dropped_as_too_slow_and_keys_keep_worki
         await wait_for(pilot, lambda: "wrap on" in status(app), "the wrap key answered")
         assert time.process_time() - started < 5, "the pane spent its time in the pattern"
         assert f"pattern too slow: {SLOW!r}" in status(app)
-        assert any(line.text == LINE for line in screen.view.shown_lines), "the filter is off: every line shows"
+        assert any(line[log_pane.TEXT] == LINE for line in screen.view.shown_lines), "the filter is off: every line shows"
 
 
 LINES = 400

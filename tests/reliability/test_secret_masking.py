@@ -28,6 +28,7 @@ from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.log_pane import NOTICE, TEXT
 from tests.clirun import cli_runner
 from tests.pilot import wait_for
 from tests.reliability.running_job import CLUSTER, edge_task, running_job
@@ -268,9 +269,9 @@ async def test_the_log_pane_says_once_which_secret_it_could_not_read(job, env):
                 app.open_logs(NAME, Scope.ALL)
                 await wait_for(pilot, lambda: isinstance(app.screen, LogScreen), "the log pane")
                 screen = app.screen
-                await wait_for(pilot, lambda: any(DONE in line.text for line in screen.buffer), "the log lines")
-                notices = [line.text for line in screen.buffer if line.notice and "masking:" in line.text]
-                lines = [line.text for line in screen.buffer if not line.notice]
+                await wait_for(pilot, lambda: any(DONE in line[TEXT] for line in screen.buffer), "the log lines")
+                notices = [line[TEXT] for line in screen.buffer if line[NOTICE] and "masking:" in line[TEXT]]
+                lines = [line[TEXT] for line in screen.buffer if not line[NOTICE]]
     finally:
         access.close()
     assert len(notices) == 1 and f"Secret {REF_SECRET} in cluster {CLUSTER} (403" in notices[0]

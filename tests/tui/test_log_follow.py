@@ -15,6 +15,7 @@ from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.model.logtarget import Scope
 from rlark_tui.screens.logs import BUFFER_LINES, LogScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.log_pane import NOTICE, SOURCE, TEXT
 from tests.pilot import wait_for
 from tests.sandbox.helpers import raw
 
@@ -66,10 +67,10 @@ async def test_ten_pods_are_followed_at_once_and_every_line_arrives_once(load_sa
             await wait_for(pilot, lambda: "2000 lines" in status(app), "2000 lines in the status")
             assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), 10) == "free", \
                 "10 streams must leave the default executor (thread workers, reconciler probes) free"
-            lines = [line.text for line in screen.view.shown_lines if not line.notice]
+            lines = [line[TEXT] for line in screen.view.shown_lines if not line[NOTICE]]
             seqs = sorted(int(text.split()[1].removeprefix("seq=")) for text in lines)
             assert seqs == list(range(2000))
-            assert {line.source for line in screen.view.shown_lines} == {f"load/follow-load-{n}" for n in range(PODS)}
+            assert {line[SOURCE] for line in screen.view.shown_lines} == {f"load/follow-load-{n}" for n in range(PODS)}
             bottom = last_row(screen)
             assert bottom.startswith("[load/follow-load-") and " load seq=" in bottom
     finally:
@@ -88,15 +89,15 @@ async def test_a_pane_a_whole_buffer_behind_says_how_many_lines_it_skipped(load_
             # a status drawn before the pane's next drain may show the count with no lines yet: wait for both
             await wait_for(pilot, lambda: "250 skipped (arriving faster than shown)" in status(app)
                            and f"{BUFFER_LINES} lines" in status(app), "the count and a full buffer")
-            assert screen.view.shown_lines[0].text == "burst 250"
+            assert screen.view.shown_lines[0][TEXT] == "burst 250"
             assert last_row(screen).rstrip() == f"[load/behind-load-0] burst {BUFFER_LINES + 249}"
     finally:
         access.close()
 
 
 def load_seqs(screen: LogScreen) -> list[int]:
-    return sorted(int(line.text.split()[1].removeprefix("seq=")) for line in screen.view.shown_lines
-                  if not line.notice)
+    return sorted(int(line[TEXT].split()[1].removeprefix("seq=")) for line in screen.view.shown_lines
+                  if not line[NOTICE])
 
 
 async def test_cut_streams_resume_without_duplicates_or_gaps(load_sandbox):
@@ -111,7 +112,7 @@ async def test_cut_streams_resume_without_duplicates_or_gaps(load_sandbox):
             raw(load_sandbox, "POST", "/_sandbox/loadgen", {"pods": 2, "lines_per_s": 400, "seconds": 1,
                                                             "job": "cut"})
             await wait_for(pilot, lambda: load_seqs(screen) == list(range(400)), "all 400 lines")
-            notices = [line.text for line in screen.view.shown_lines if line.notice]
+            notices = [line[TEXT] for line in screen.view.shown_lines if line[NOTICE]]
             assert sum("dropped" in text and "reconnecting" in text for text in notices) == 2, notices
     finally:
         load_sandbox.faults.clear()

@@ -10,7 +10,7 @@ import gc
 from textual.app import App, ComposeResult
 
 from rlark_tui.widgets.filter_bar import make_matcher
-from rlark_tui.widgets.log_pane import STRIPS_KEPT, LogBuffer, LogView, PendingLines
+from rlark_tui.widgets.log_pane import NOTICE, SEQ, STRIPS_KEPT, TEXT, LogBuffer, LogView, PendingLines
 
 
 class LogApp(App):
@@ -57,7 +57,7 @@ async def test_view_drops_what_the_ring_buffer_evicts():
         app.write(*[f"line {n}" for n in range(120)])
         await pilot.pause()
         view = app.query_one(LogView)
-        shown = [line.text for line in view.shown_lines]
+        shown = [line[TEXT] for line in view.shown_lines]
         assert len(shown) == 50 and shown[0] == "line 70" and app.buffer.dropped == 70
 
 
@@ -89,24 +89,24 @@ async def test_filter_search_and_first_error():
                   *[f"step {n}" for n in range(40)])
         view = app.query_one(LogView)
         await pilot.pause()
-        assert view.first_error().text == "Traceback (most recent call last):"
+        assert view.first_error()[TEXT] == "Traceback (most recent call last):"
         view.set_search(make_matcher("shard"))
-        assert view.find(True).text == "loading shard 2"
-        assert view.find(True).text == "loading shard 1"
-        assert view.find(False).text == "loading shard 2"
+        assert view.find(True)[TEXT] == "loading shard 2"
+        assert view.find(True)[TEXT] == "loading shard 1"
+        assert view.find(False)[TEXT] == "loading shard 2"
         view.set_option(line_filter=make_matcher("^step 1\\d$"))
         await pilot.pause()
-        assert [line.text for line in view.shown_lines] == [f"step {n}" for n in range(10, 20)]
+        assert [line[TEXT] for line in view.shown_lines] == [f"step {n}" for n in range(10, 20)]
 
 
 def test_buffer_extend_keeps_the_newest_lines_and_counts_the_rest():
     buffer = LogBuffer(5)
     buffer.append("a/p", "", "first")
     kept = buffer.extend([("a/p", "", f"x{n}", False) for n in range(7)])
-    assert [line.text for line in kept] == ["x2", "x3", "x4", "x5", "x6"]
-    assert [line.seq for line in buffer] == [3, 4, 5, 6, 7] and buffer.dropped == 3
+    assert [line[TEXT] for line in kept] == ["x2", "x3", "x4", "x5", "x6"]
+    assert [line[SEQ] for line in buffer] == [3, 4, 5, 6, 7] and buffer.dropped == 3
     kept = buffer.extend([("", "", "-- note", True)])
-    assert kept[0].seq == 8 and kept[0].notice and buffer.first_seq == 4 and buffer.dropped == 4
+    assert kept[0][SEQ] == 8 and kept[0][NOTICE] and buffer.first_seq == 4 and buffer.dropped == 4
 
 
 def test_pending_lines_skip_the_oldest_when_the_pane_falls_a_buffer_behind():
@@ -158,3 +158,19 @@ async def test_the_pane_keeps_the_strips_of_a_few_screenfuls_drawn_and_draws_a_s
         view._render_row = lambda *args: drawn.append(args) or render_row(*args)
         view.scroll_to(y=4900, animate=False, immediate=True)
         assert visible(app)[0].startswith("[actor/job-actor-0] line 4900 ") and drawn == []
+
+
+async def test_the_lines_and_rows_a_pane_holds_leave_the_cycle_collectors_view():
+    # A log followed at 20,000 lines/s: were each line and its row tracked by the cycle collector (a named tuple is,
+    # for ever), they reached its oldest generation at that rate, and a full pass of 70-400 ms held a key's frame
+    # every second or so (bench tui's `/` on a log pane).
+    app = LogApp(capacity=5000)
+    async with app.run_test(size=(100, 20)) as pilot:
+        view = app.query_one(LogView)
+        view.add_lines(app.buffer.extend([("actor/p-0", "2026-12-07T10:00:00Z", f"line {n}", False)
+                                          for n in range(5000)]))
+        await pilot.pause()
+        assert visible(app)[-1] == "[actor/p-0] line 4999"
+        gc.collect()
+        assert [gc.is_tracked(line) for line in app.buffer].count(True) == 0
+        assert [gc.is_tracked(row) for row in view._rows].count(True) == 0

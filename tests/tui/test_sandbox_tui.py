@@ -19,6 +19,7 @@ from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import PickerScreen
 from rlark_tui.tui.app import RlarkApp
+from rlark_tui.widgets.log_pane import NOTICE, SEQ, TEXT
 from rlark_tui.widgets.workers import WorkersTree
 from tests.pilot import wait_for
 
@@ -167,23 +168,23 @@ async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make
         await pilot.press("l")
         assert isinstance(app.screen, LogScreen)
         view = app.screen.view
-        await wait_for(pilot, lambda: any("Ray CLI is not found" in l.text for l in view.shown_lines),
+        await wait_for(pilot, lambda: any("Ray CLI is not found" in l[TEXT] for l in view.shown_lines),
                        what="the start script's error line")
-        texts = [line.text for line in view.shown_lines]
+        texts = [line[TEXT] for line in view.shown_lines]
         assert "RLINF_NODE_RANK: 0" in texts and "step two" in texts
         await pilot.press("e")
         assert view.current_seq is not None
-        first_error = next(l for l in view.shown_lines if l.seq == view.current_seq)
-        assert first_error.text == "ERROR: dataset shard missing"
+        first_error = next(l for l in view.shown_lines if l[SEQ] == view.current_seq)
+        assert first_error[TEXT] == "ERROR: dataset shard missing"
         assert view.follow is False
         await pilot.press("slash", *"step", "enter", "n")
-        current = next(l for l in view.shown_lines if l.seq == view.current_seq)
-        assert current.text.startswith("step")
+        current = next(l for l in view.shown_lines if l[SEQ] == view.current_seq)
+        assert current[TEXT].startswith("step")
         await pilot.press("ampersand", *"^step", "enter")
-        assert {l.text for l in view.shown_lines if not l.notice} == {"step one", "step two", "step three"}
+        assert {l[TEXT] for l in view.shown_lines if not l[NOTICE]} == {"step one", "step two", "step three"}
         await pilot.press("ampersand", "ctrl+u", "escape")
         await pilot.press("t")
-        first = next(line for line in view.shown_lines if not line.notice)
+        first = next(line for line in view.shown_lines if not line[NOTICE])
         assert view.line_text(first).startswith("20") and "[actor/h5-logs-actor-0]" in view.line_text(first)
         await pilot.press("ctrl+s")
         # the file is written on a worker (never on the UI thread): the pane names it once it is written
@@ -199,9 +200,9 @@ async def test_detail_events_restarts_and_log_pane_on_a_failing_job(access, make
                        what="a restart count from the data plane")
         await pilot.press("l", "p")
         view = app.screen.view
-        await wait_for(pilot, lambda: any("end of the previous instance" in l.text for l in view.shown_lines),
+        await wait_for(pilot, lambda: any("end of the previous instance" in l[TEXT] for l in view.shown_lines),
                        what="the previous instance")
-        assert any(l.text == "step one" for l in view.shown_lines)
+        assert any(l[TEXT] == "step one" for l in view.shown_lines)
 
 
 @pytest.mark.ray
@@ -229,7 +230,7 @@ async def test_demo_ppo_workers_and_header_log(access):
         assert isinstance(app.screen, LogScreen)
         # Only the Header prints rank 0's start-up line and the driver's metric tables; once the demo has run its 40
         # steps (about 26 lines a table), the start-up line is older than the pane's last 1000 lines (L4).
-        await wait_for(pilot, lambda: any(l.text == "RLINF_NODE_RANK: 0" or "Metric Table" in l.text
+        await wait_for(pilot, lambda: any(l[TEXT] == "RLINF_NODE_RANK: 0" or "Metric Table" in l[TEXT]
                                           for l in app.screen.view.shown_lines),
                        timeout=60, what="rank 0's start-up line or a metric table in the Header log")
 
@@ -265,12 +266,12 @@ async def test_log_pane_says_why_logs_are_unavailable_without_a_data_plane(sandb
             await pilot.press("l")
             view = app.screen.view
             if gateway:
-                await wait_for(pilot, lambda: any("from the gateway" in l.text for l in view.shown_lines),
+                await wait_for(pilot, lambda: any("from the gateway" in l[TEXT] for l in view.shown_lines),
                                what="the gateway notice")
-                assert any(not l.notice for l in view.shown_lines)
+                assert any(not l[NOTICE] for l in view.shown_lines)
             else:
-                await wait_for(pilot, lambda: any("no data plane for cluster rlark-gpu-a (" in l.text
-                                                  and "and no gateway" in l.text
+                await wait_for(pilot, lambda: any("no data plane for cluster rlark-gpu-a (" in l[TEXT]
+                                                  and "and no gateway" in l[TEXT]
                                                   for l in view.shown_lines), what="the missing-source notice")
             await wait_for(pilot, lambda: "data plane rlark-gpu-a disconnected (no CA to verify rlark-server" in
                            app.screen.query_one("#status-header").summary(), what="the header saying why")
@@ -289,11 +290,11 @@ async def test_dropped_log_stream_reconnects_without_duplicates_or_gaps(access, 
         faults.cut_logs(after_lines=3, times=1, follow_only=True)  # the pane's follow, not the alert rounds' reads
         await pilot.press("l")
         view = app.screen.view
-        await wait_for(pilot, lambda: any("dropped" in l.text and "reconnecting" in l.text
+        await wait_for(pilot, lambda: any("dropped" in l[TEXT] and "reconnecting" in l[TEXT]
                                           for l in view.shown_lines), what="the dropped-stream notice")
 
         def ticks_seen() -> list[int]:
-            return [int(l.text.split()[1]) for l in view.shown_lines if l.text.startswith("tick ")]
+            return [int(l[TEXT].split()[1]) for l in view.shown_lines if l[TEXT].startswith("tick ")]
 
         await wait_for(pilot, lambda: len(ticks_seen()) >= 20, what="ticks after the reconnect")
         seen = ticks_seen()
@@ -340,7 +341,7 @@ async def test_small_terminal_80x24_on_the_sandbox(access, make_job):
                                           for line in tree.shown_text().splitlines()), what="the Pod row")
         await pilot.press("l")
         assert isinstance(app.screen, LogScreen)
-        await wait_for(pilot, lambda: any("has not started" in l.text for l in app.screen.view.shown_lines),
+        await wait_for(pilot, lambda: any("has not started" in l[TEXT] for l in app.screen.view.shown_lines),
                        what="the Pod-not-started message")
         await pilot.press("escape", "escape", "question_mark")
         assert isinstance(app.screen, HelpScreen)

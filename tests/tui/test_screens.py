@@ -18,6 +18,7 @@ from rlark_tui.screens.logs import LogScreen
 from rlark_tui.screens.nodes import NodeListScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.filter_bar import FilterBar
+from rlark_tui.widgets.log_pane import TEXT
 from rlark_tui.widgets.status_header import StatusHeader
 from rlark_tui.widgets.workers import MESSAGE_CHARS, WorkersTree
 from tests.pilot import drained, key_event, press, wait_for
@@ -832,9 +833,9 @@ async def test_logs_without_cluster_explain_why_in_the_pane(post_snapshot):
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
         await pilot.press("l")
         assert isinstance(app.screen, LogScreen)
-        await wait_for(pilot, lambda: any("not connected to a cluster" in line.text
+        await wait_for(pilot, lambda: any("not connected to a cluster" in line[TEXT]
                                           for line in app.screen.view.shown_lines), "the pane's reason",
-                       timeout=5, show=lambda app: "\n".join(line.text for line in app.screen.view.shown_lines))
+                       timeout=5, show=lambda app: "\n".join(line[TEXT] for line in app.screen.view.shown_lines))
 
 
 async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):

@@ -19,7 +19,7 @@ from rlark_tui.model.objects import Job
 from rlark_tui.model.timefmt import age
 from rlark_tui.view.index import SnapshotIndex, can_stop_or_start, job_rows, role_rows, ssh_fingerprint
 from rlark_tui.widgets.filter_bar import make_matcher
-from rlark_tui.widgets.log_pane import LogBuffer
+from rlark_tui.widgets.log_pane import TEXT, LogBuffer
 from rlark_tui.widgets.workers import NO_PODS
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -146,7 +146,7 @@ def test_log_buffer_is_bounded_and_counts_drops():
         buffer.append("actor/p-0", "", f"line {n}")
     assert len(buffer) == 100
     assert buffer.dropped == 150
-    assert [line.text for line in buffer][0] == "line 150"
+    assert [line[TEXT] for line in buffer][0] == "line 150"
     assert buffer.first_seq == 150
 
 
@@ -164,8 +164,8 @@ def test_the_log_pane_holds_a_bounded_number_of_characters_however_long_a_pods_l
         pending.push("actor/p-0", "", long)
     buffer.extend([("actor/p-0", "", long, False), ("actor/p-0", "", "last", False)])
     pending.push_lines("actor/p-0", ["", ""], [long, "last"])
-    assert sum(len(line.text) for line in buffer) == (kept - 1) * len(long) + 4
-    assert buffer.dropped == 3 and [line.text for line in buffer][-1] == "last"
+    assert sum(len(line[TEXT]) for line in buffer) == (kept - 1) * len(long) + 4
+    assert buffer.dropped == 3 and [line[TEXT] for line in buffer][-1] == "last"
     assert [len(text) for _, _, text, _ in pending.take()] == [len(long)] * (kept - 1) + [4]
     assert pending.skipped == 3
 
