@@ -201,7 +201,8 @@ def check_job(evidence: RunEvidence) -> CheckRow:
         row.evidence.append(EvidenceItem("record", "submission", evidence.submitted_sha256, path="sha256"))
         if not evidence.submitted_intact:
             row.fail("the submitted spec stored on the Job does not hash to its stored sha256", "job")
-    _compare_spec(row, ref, job.get("spec") or {}, submitted)
+    live = job.get("spec")
+    _compare_spec(row, ref, live if isinstance(live, dict) else {}, submitted)
     return row.build(evidence)
 
 

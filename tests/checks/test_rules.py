@@ -189,3 +189,16 @@ def test_a_task_or_container_named_by_no_text_fails_the_spec_row_and_raises_noth
     row = report.rows[0]
     assert row.result == "fail" and "a name that is not text" in str(row.all_notes()), row.all_notes()
     assert "1. FAIL" in to_text(report)
+
+
+@pytest.mark.parametrize("spec", ["tasks", ["tasks"], 5])
+def test_a_live_spec_that_is_no_mapping_fails_the_spec_row_and_raises_nothing(spec):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy), a hostile control plane's Job: a
+    Job whose spec was a string, a list or a number raised AttributeError in the spec comparison (`live.get`), so
+    `rlark check` and the TUI's run check of that Job gave no answer (the TUI's evidence read printed asyncio's
+    traceback). The live spec is then no task: each submitted one is missing, and the row fails."""
+    evidence = fx.healthy()
+    job = {**copy.deepcopy(evidence.job), "spec": spec}
+    report = evaluate(fx.replace(evidence, job=job), fx.DECIDED)
+    row = report.rows[0]
+    assert row.result == "fail" and "is missing from the live Job" in str(row.all_notes()), row.all_notes()
