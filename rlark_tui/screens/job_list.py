@@ -43,9 +43,10 @@ from rlark_tui.flow.messages import (
 from rlark_tui.flow.polls import HEALTH, PROGRESS
 from rlark_tui.screens.base import RlarkScreen, restore_table_view, table_view
 from rlark_tui.telemetry.usage import percent_cell
+from rlark_tui.text.redact import KnownSecrets, secret_values
 from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import UNSETTLED, JobRow, SnapshotIndex, row_key
-from rlark_tui.view.jobs import context_cell
+from rlark_tui.view.jobs import context_cell, progress_note
 from rlark_tui.widgets.filter_bar import FilterBar, Matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -136,6 +137,10 @@ class JobListScreen(RlarkScreen):
         self._watched: dict[str, set[str]] = {PROGRESS: set(), HEALTH: set()}
         """Jobs this screen subscribed per topic (those on screen)."""
         self._message: str | None = None
+        self._note: tuple[JobRow, str] | None = None
+        """The highlighted row's progress note (`_progress_note`) and the JobRow it was made of."""
+        self._noted = False
+        """Whether the line under the list shows a progress note."""
         self._table: JobTable | None = None
         self._pending: set[str] | None = set()
         """Jobs changed since the table was last updated (None: all of them)."""
@@ -338,10 +343,36 @@ class JobListScreen(RlarkScreen):
             text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."
         if matcher.error:
             text = (text + "\n" if text else "") + f"filter: {matcher.error}"
+        note = self._progress_note()
+        self._noted = bool(note)
+        if note:
+            text = (text + "\n" if text else "") + note
         if self._message != text:
             self._message = text
             message.update(text)
             message.set_class(bool(text), "-shown")
+
+    def _progress_note(self) -> str:
+        """Why the highlighted row's PROGRESS is `?` (view.jobs.progress_note), "" when it is not; made again only
+        for another JobRow (the list's keys and snapshots pass here)."""
+        key = self.table.selected_key
+        row = self.rows.get(key) if key is not None else None
+        progress = row.progress if row is not None else None
+        if row is None or progress is None or progress.row is not None or not progress.error:
+            return ""
+        if self._note is None or self._note[0] is not row:
+            index = self.state.index
+            job = index.job(row.name) if index is not None and row.context in ("", self.state.context) else None
+            known = KnownSecrets(secret_values(job.raw) if job is not None else ())
+            self._note = (row, progress_note(row.name, progress.error, known))
+        return self._note[1]
+
+    @on(LiveTable.Highlighted, "#job-table")
+    def _highlighted(self, _event: LiveTable.Highlighted) -> None:
+        """The line under the list follows the highlighted row when it has a progress note, or had one (a j or k
+        between rows without one asks no more of the UI thread)."""
+        if self._noted or self._progress_note():
+            self._update_message()
 
     # ---- keys ------------------------------------------------------------------------------
     def _key(self, name: str) -> str:

@@ -11,7 +11,9 @@ from typing import Protocol
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job, TaskSpec, shown_status
+from rlark_tui.text.redact import KnownSecrets, redact_text
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import cut, one_line
 
 
 class Ages(Protocol):
@@ -61,3 +63,11 @@ def context_cell(context: str) -> str:
     """The CONTEXT cell of a Job read from one of several control planes (`rlark get --all-contexts`, the TUI's
     merged list): the kubeconfig context's name, one line."""
     return clean(context).replace("\n", " ") or "-"
+
+
+def progress_note(name: str, error: str, known: KnownSecrets) -> str:
+    """Why a Job's PROGRESS cell is `?` (its Header log's read failed), for the line under the job list when its
+    row is highlighted: one line, the Job's own secret values (`known`) and anything that looks like a secret
+    masked, cut at sinks.FIELD_CHARS."""
+    return one_line(cut(redact_text(known.mask_lines(f"{name}: PROGRESS ? · not read: {error}"))))
+

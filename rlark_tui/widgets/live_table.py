@@ -152,6 +152,20 @@ class LiveTable(ScrollView, can_focus=True):
         def control(self) -> LiveTable:
             return self.table
 
+    class Highlighted(Message):
+        """The cursor is on another row (a key or a click moved it; a filter, sort or new rows say WindowChanged)."""
+
+        def __init__(self, table: LiveTable) -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> LiveTable:
+            return self.table
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LiveTable.Highlighted) and message.table is self.table
+
     class WindowChanged(Message):
         """The rows in view may be others now (rows, filter, sort, scroll or size changed): a screen that reads
         per visible row (the job list's subscriptions) looks at `visible_keys` again. A newer one supersedes."""
@@ -332,8 +346,11 @@ class LiveTable(ScrollView, can_focus=True):
         """Put the cursor on shown row `row` (clamped) and remember its key as the selection."""
         if row is None or not self._shown:
             return
+        before = self._shown[self._cursor] if self._cursor < len(self._shown) else None
         self._set_cursor(max(0, min(row, len(self._shown) - 1)), scroll)
         self._wanted = self._shown[self._cursor]
+        if self._wanted != before:
+            self.post_message(self.Highlighted(self))
 
     def select_key(self, key: str) -> bool:
         """Move the cursor to the row `key`; False when no such row is shown."""

@@ -998,6 +998,40 @@ async def test_a_progress_not_read_says_why_in_the_job_detail(post_snapshot):
     assert "\x1b" not in said and "2J" not in said
 
 
+
+async def test_a_progress_not_read_says_why_under_the_list_for_the_highlighted_job(post_snapshot):
+    """Issue 33: the job list's PROGRESS said only `?` when the Header log's read failed; why was in the Job's
+    detail alone. The line under the list says it for the highlighted row, as k9s's status line would: one line,
+    without control characters, the Job's own secret env values masked, cut at sinks.FIELD_CHARS; none for a row
+    whose progress was read."""
+    import dataclasses
+
+    from rlark_tui.telemetry.progress import Progress, ProgressState
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    secret = "zqProgressTok42"
+    error = f"the log store said 503 for token {secret}\n\x1b[2J[@click=app.quit]x[/] " + "y" * 100_000
+    broken = job_dict("demo-ppo", env_extra=[{"name": "HF_TOKEN", "value": secret}])
+    snapshot = dataclasses.replace(build_snapshot([broken, job_dict("eval-sweep")]),
+                                   progress={"demo-ppo": ProgressState(error=error),
+                                             "eval-sweep": ProgressState(Progress(21, 40, 52.0, 28.0, 1.0))})
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        screen = app.screen
+        message = screen.query_one("#job-list-message")
+        said = {}
+        for name in ("demo-ppo", "eval-sweep", "demo-ppo"):
+            assert screen.table.select_key(name)
+            await pilot.pause()
+            said[name] = str(message.render()) if message.display else ""
+    assert said["eval-sweep"] == ""
+    line = said["demo-ppo"]
+    assert line.startswith("demo-ppo: PROGRESS ? · not read: the log store said 503 for token ***\\n[@click=app.quit]"
+                           "x[/] yyy"), line[:120]
+    assert "\n" not in line and "\x1b" not in line and secret not in line and len(line) < FIELD_CHARS + 100
+
+
 async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot):
     # a control plane's Job name is text from outside: '[@click=app.quit]' in one was Textual markup in the
     # palette's entries (Content.from_markup), an action on a click; a line break or a bidi control in one forged an
