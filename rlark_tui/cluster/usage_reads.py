@@ -14,9 +14,8 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.podexec import ExecFailed, run_fixed
@@ -39,14 +38,15 @@ EXECS_IN_FLIGHT = 2
 EXECS_PER_ROUND = 4
 
 
-@dataclass(frozen=True)
-class Target:
-    """One Running Pod to sample: its Pod CR key, cluster namespace, data-plane pod name, GPUs it requests."""
-
-    key: str
-    cluster: str
-    pod: str
-    gpus: float
+Target: TypeAlias = tuple[str, str, str, float]
+"""One Running Pod to sample, `(key, cluster, pod, gpus)` (KEY … GPUS name the places): its Pod CR key, cluster
+namespace, data-plane pod name, the GPUs it requests. A plain tuple, not a dataclass: CPython's cycle collector stops
+tracking a tuple of strings and numbers, and the TUI's usage reads keep one a Running Pod from round to round
+(Targets): as dataclasses, bench/tui.py's 50,000 were a third of what each full pass of the collector walked."""
+KEY: Final = 0
+CLUSTER: Final = 1
+POD: Final = 2
+GPUS: Final = 3
 
 
 def pod_metrics(access: ClusterAccess, cluster: str) -> dict[str, tuple[float, int]] | None:
@@ -93,8 +93,8 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
 
     previous = previous or UsageState()
     now = time.time()
-    wanted = {t.key for t in targets}
-    clusters = sorted({t.cluster for t in targets})
+    wanted = {t[KEY] for t in targets}
+    clusters = sorted({t[CLUSTER] for t in targets})
     metrics_at = {c: at for c, at in previous.metrics_at.items() if c in clusters}
     served = {c: ok for c, ok in previous.metrics_served.items() if c in clusters}
     due = [c for c in clusters if cpu_memory and now - metrics_at.get(c, float("-inf")) >= metrics_seconds]
@@ -111,48 +111,48 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
     def kind(target: Target) -> str | None:
         """The exec a Pod is due for: its GPUs, or its cgroup where the cluster serves no PodMetrics (a GPU Pod
         there alternates between the two, still one exec per interval)."""
-        needs_cgroup = cpu_memory and not served.get(target.cluster, False)
-        if target.gpus > 0 and needs_cgroup:
-            return "cgroup-usage" if exec_at.get(target.key, (0.0, ""))[1] == "gpu-query" else "gpu-query"
-        return "gpu-query" if target.gpus > 0 else "cgroup-usage" if needs_cgroup else None
+        needs_cgroup = cpu_memory and not served.get(target[CLUSTER], False)
+        if target[GPUS] > 0 and needs_cgroup:
+            return "cgroup-usage" if exec_at.get(target[KEY], (0.0, ""))[1] == "gpu-query" else "gpu-query"
+        return "gpu-query" if target[GPUS] > 0 else "cgroup-usage" if needs_cgroup else None
 
-    due_execs = ((exec_at.get(t.key, (float("-inf"), ""))[0], t.key, t) for t in targets
-                 if kind(t) is not None and now - exec_at.get(t.key, (float("-inf"), ""))[0] >= exec_seconds)
+    due_execs = ((exec_at.get(t[KEY], (float("-inf"), ""))[0], t[KEY], t) for t in targets
+                 if kind(t) is not None and now - exec_at.get(t[KEY], (float("-inf"), ""))[0] >= exec_seconds)
     first = (sorted(due_execs, key=lambda item: item[:2]) if execs_per_round is None
              else heapq.nsmallest(execs_per_round, due_execs, key=lambda item: item[:2]))
     chosen = [(t, what) for _, _, t in first if (what := kind(t)) is not None]
 
     def run(item: tuple[Target, str]) -> tuple[GpuSample, ...] | CgroupReading | None:
-        target, what = item
+        (_, cluster, pod, _), what = item
         if what == "gpu-query":
-            return gpu_read(access, target.cluster, target.pod)
-        return cgroup_read(access, target.cluster, target.pod)
+            return gpu_read(access, cluster, pod)
+        return cgroup_read(access, cluster, pod)
 
     gpus_read: dict[str, tuple[GpuSample, ...] | None] = {}
     for (target, what), read in zip(chosen, parallel_map(run, chosen, workers=EXECS_IN_FLIGHT)):
-        exec_at[target.key] = (now, what)
+        exec_at[target[KEY]] = (now, what)
         if what == "gpu-query":
-            gpus_read[target.key] = read if isinstance(read, tuple) else None
+            gpus_read[target[KEY]] = read if isinstance(read, tuple) else None
         elif isinstance(read, CgroupReading):
-            cgroups[target.key] = read
+            cgroups[target[KEY]] = read
 
     samples: dict[str, PodUsage] = {}
-    for target in targets:
-        old = previous.samples.get(target.key)
-        gpus = gpus_read[target.key] if target.key in gpus_read else (old.gpus if old is not None else None)
+    for key, cluster, pod, _ in targets:
+        old = previous.samples.get(key)
+        gpus = gpus_read[key] if key in gpus_read else (old.gpus if old is not None else None)
         cpu: float | None = None
         memory: int | None = None
         sources = ["nvidia-smi"] if gpus else []
-        if target.cluster in listed or (served.get(target.cluster) and old is not None):
-            found: tuple[float, int] | None = listed[target.cluster].get(target.pod) if target.cluster in listed else (
+        if cluster in listed or (served.get(cluster) and old is not None):
+            found: tuple[float, int] | None = listed[cluster].get(pod) if cluster in listed else (
                 (old.cpu_millicores, old.memory_bytes)
                 if old is not None and old.cpu_millicores is not None and old.memory_bytes is not None else None)
             if found is not None:
                 cpu, memory = found[0], int(found[1])
                 sources.append("podmetrics")
-        elif target.key in cgroups:
-            reading = cgroups[target.key]
-            before = previous.cgroups.get(target.key)
+        elif key in cgroups:
+            reading = cgroups[key]
+            before = previous.cgroups.get(key)
             cpu = cgroup_millicores(before, reading) if before is not reading else (
                 old.cpu_millicores if old is not None else None)
             memory = reading.memory_bytes
@@ -160,10 +160,9 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
         source = "+".join(sources) or "none"
         if (old is not None and old.gpus is gpus and old.cpu_millicores == cpu and old.memory_bytes == memory
                 and old.source == source):
-            samples[target.key] = old  # the same numbers: a round that read nothing new equals the last one
+            samples[key] = old  # the same numbers: a round that read nothing new equals the last one
         else:
-            samples[target.key] = PodUsage(target.key, now, gpus=gpus, cpu_millicores=cpu, memory_bytes=memory,
-                                           source=source)
+            samples[key] = PodUsage(key, now, gpus=gpus, cpu_millicores=cpu, memory_bytes=memory, source=source)
     return UsageState(MappingProxyType(samples), MappingProxyType(exec_at), MappingProxyType(cgroups),
                       MappingProxyType(metrics_at), MappingProxyType(served))
 
@@ -179,7 +178,7 @@ def _job_targets(index: SnapshotIndex, job: Job) -> tuple[tuple[tuple[str, objec
         running = [pod for pod in pods or () if pod.phase == "Running" and pod.pod_name]
         if running:
             gpus = spec.gpu
-            found.extend(Target(f"{pod.namespace}/{pod.name}", pod.namespace, pod.pod_name, gpus) for pod in running)
+            found.extend((f"{pod.namespace}/{pod.name}", pod.namespace, pod.pod_name, gpus) for pod in running)
     return tuple(lists), tuple(found)
 
 
@@ -227,7 +226,7 @@ def job_gpu_percent(access: ClusterAccess, jobs: list[dict[str, Any]]) -> dict[s
     index = SnapshotIndex(Snapshot(jobs={source_key(raw): raw for raw in running},
                                    tasks={source_key(raw): raw for raw in access.list(TASKS, None).items},
                                    pods={source_key(raw): raw for raw in access.list(PODS, None).items}))
-    targets = [t for t in targets_of(index, index.jobs) if t.gpus > 0]
+    targets = [t for t in targets_of(index, index.jobs) if t[GPUS] > 0]
     samples = sample(access, targets, exec_seconds=0.0, execs_per_round=None, cpu_memory=False).samples
     found = {}
     for name, job in index.jobs.items():

@@ -103,18 +103,18 @@ def top_cells(access, what: str, namespace: str | None, all_namespaces: bool) ->
     jobs = access.list(JOBS).items
     index = SnapshotIndex(Snapshot(jobs=keyed(jobs), tasks=keyed(access.list(TASKS, None).items),
                                    pods=keyed(access.list(PODS, None).items)))
-    targets = [t for t in usage.targets_of(index, index.jobs) if namespace is None or t.cluster == namespace]
+    targets = [t for t in usage.targets_of(index, index.jobs) if namespace is None or t[usage.CLUSTER] == namespace]
     samples = usage.sample(access, targets, exec_seconds=0.0, execs_per_round=None).samples
     pods = {f"{pod.namespace}/{pod.name}": pod for job in index.jobs.values() for pod in index.job_pods(job)}
-    gpus = {t.key: t.gpus for t in targets}
+    gpus = {key: count for key, _, _, count in targets}
     kind = what.rstrip("s") if what not in ("po", "no") else {"po": "pod", "no": "node"}[what]
     if kind == "pod":
         if not targets:
             raise RlarkError(f"no Running Pods found{f' in {namespace}' if namespace else ''}")
         headers = ["NAME", "CPU(cores)", "MEMORY(bytes)", "GPUS", "GPU%", "GPU-MEM"]
-        rows = sorted(([pods[t.key].namespace] if all_namespaces else []) + [
-            clean(t.pod), cpu_cell(samples.get(t.key)), mem_cell(samples.get(t.key)), _count(t.gpus),
-            gpu_cell(samples.get(t.key)), gpu_mem_cell(samples.get(t.key))] for t in targets)
+        rows = sorted(([pods[key].namespace] if all_namespaces else []) + [
+            clean(pod), cpu_cell(samples.get(key)), mem_cell(samples.get(key)), _count(count),
+            gpu_cell(samples.get(key)), gpu_mem_cell(samples.get(key))] for key, _, pod, count in targets)
         return (["NAMESPACE"] if all_namespaces else []) + headers, rows
     if kind == "job":
         rows = []
@@ -174,7 +174,7 @@ def job_roles_text(access, name: str) -> str:
         raise RlarkError(f"no Job {name}")
     targets = usage.targets_of(index, {name: job})
     samples = usage.sample(access, targets, exec_seconds=0.0, execs_per_round=None).samples
-    running = {t.key for t in targets}
+    running = {key for key, *_ in targets}
     pods = {}
     for spec in job.tasks:
         keys_ = [f"{p.namespace}/{p.name}" for p in index.pods_by_task.get(job.task_name(spec), [])]

@@ -207,8 +207,8 @@ def test_a_round_that_reads_nothing_new_equals_the_last_one(burning):
     index = SnapshotIndex(Snapshot(jobs={NAME: access.get(JOBS, NAME)},
                                    tasks={source_key(raw): raw for raw in access.list(TASKS, None).items},
                                    pods={source_key(raw): raw for raw in access.list(PODS, None).items}))
-    targets = [t for t in targets_of(index, index.jobs) if t.cluster == CLUSTER]
-    assert {t.pod for t in targets} == {ACTOR, ROLLOUT}
+    targets = [(key, cluster, pod, gpus) for key, cluster, pod, gpus in targets_of(index, index.jobs) if cluster == CLUSTER]
+    assert {pod for _, _, pod, _ in targets} == {ACTOR, ROLLOUT}
     first = sample(access, targets)
     actor = first.samples[f"{CLUSTER}/{index.pods_by_task[f'{NAME}-actor'][0].name}"]
     assert actor.gpus and actor.cpu_millicores is not None and actor.source == "nvidia-smi+podmetrics"
