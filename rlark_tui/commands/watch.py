@@ -30,7 +30,7 @@ from rlark_tui.local import acks, hooks
 from rlark_tui.local.config import state_dir
 from rlark_tui.model.objects import Job
 from rlark_tui.text.sanitize import json_dumps
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -202,11 +202,15 @@ class Printer:
 
     def __init__(self, key: str, as_json: bool, hook_list: list[hooks.Hook], out=None, context: str = "",
                  totals: dict[str, tuple[dict[str, int], list[rules.Alert]]] | None = None,
-                 keeper: Keeper | None = None) -> None:
+                 keeper: Keeper | None = None, report: Callable[[str], None] | None = None) -> None:
         """`context`: with several contexts, the one this Printer's Snapshots come from (each line starts with
         `[context]`, each record has "context"); `totals`: every context's Printer's firing alerts and counts,
-        shared, so that `rlark status` reads them all."""
+        shared, so that `rlark status` reads them all; `report`: where a control plane that cannot be read is said
+        (stderr), once per change."""
         self.context = context
+        self.report = report
+        self._unread: tuple[str, str] | None = None
+        self._connected = False
         self.totals = totals
         self.keeper = keeper
         self.key = key
@@ -220,6 +224,7 @@ class Printer:
         self._summary_at = float("-inf")
 
     def snapshot(self, snapshot) -> None:
+        self._control_plane(snapshot.sources.get("control plane"))
         if snapshot.jobs is not self._jobs and "jobs" in _listed(snapshot):
             self._jobs = snapshot.jobs
             self._phases(snapshot)
@@ -231,6 +236,23 @@ class Printer:
                     self.keeper.fired(event.alert)
             self.seq = state.book.seq
             self._summary(state.book.counts(), state.book.firing())
+
+    def _control_plane(self, state) -> None:
+        """Say on stderr that the control plane cannot be read (its Jobs, Tasks, Pods or Nodes: no alert can be
+        judged without them), and that it is read again, once each: the watch said nothing, whatever the cause (an
+        answer refused as too deep or too large, a 500, a lost connection), and printed no alert for good."""
+        if state is not None and state.status == "connected":
+            self._connected = True
+        failing = state is not None and (state.status == "disconnected" or state.status == "stale" and self._connected)
+        unread = (state.status, state.reason) if failing else None  # stale before the first list: connecting
+        if unread == self._unread or self.report is None:
+            return
+        where = f"[{self.context}] " if self.context else ""
+        if unread is not None:
+            self.report(one_line(f"{where}cannot read the control plane, so no alert is judged: {cut(unread[1])}"))
+        elif state is not None and state.status == "connected":
+            self.report(one_line(f"{where}the control plane is read again"))
+        self._unread = unread
 
     def _summary(self, counts: dict[str, int], firing: list[rules.Alert]) -> None:
         """Leave the firing alerts and their counts for `rlark status` when they change, and every
@@ -335,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
         reconciler.subscribe(alertpoll.ALERTS, key)
         reconciler.subscribe(USAGE, key)
         printer = Printer(key, args.output == "json", hook_list, context=context, totals=totals,
-                          keeper=Keeper(partial(keep, access, report), report))
+                          keeper=Keeper(partial(keep, access, report), report), report=report)
         watched.append((reconciler, printer))
 
     async def every() -> None:
