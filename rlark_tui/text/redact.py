@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 from urllib.parse import quote, quote_plus
 
 from rlark_tui.text.parse import load_json
+from rlark_tui.text.sanitize import clean, control_at, has_control
 
 MASK = "***"
 PLACEHOLDER = "***masked***"
@@ -389,6 +390,8 @@ class LineRedactor:
         for value in self.known.values:
             if value in joined:
                 found.update(_lines_with(joined, lambda text, at, value=value: text.find(value, at)))
+        if self.known and has_control(joined):  # a value split by an escape sequence is whole as it shows (mask)
+            found.update(_lines_with(joined, control_at))
         if self._redact is not _unchanged:
             found.update(_lines_with(joined.lower(), _first_pass_at))
         return sorted(found)
@@ -516,6 +519,18 @@ class KnownSecrets:
         return bool(self.values)
 
     def mask(self, text: str) -> str:
+        """`text` with every shape of every value masked; a text holding an escape sequence or another control is
+        also masked as a terminal shows it (sanitize.clean): a value a Pod split with one (`hunter2-ESC[0msecret`)
+        is whole there, so such a text is returned cleaned and masked (its sequences gone), any other as it came."""
+        text = self._replaced(text)
+        if self.values and not text.isprintable() and has_control(text):
+            shown = clean(text)
+            masked = self._replaced(shown)
+            if masked != shown:
+                return masked
+        return text
+
+    def _replaced(self, text: str) -> str:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)

@@ -128,6 +128,12 @@ def has_control(text: str) -> bool:
     return _compiled(_CONTROL).search(text) is not None
 
 
+def control_at(text: str, at: int = 0) -> int:
+    """The index of the first character at or after `at` that `clean` removes or changes, -1 for none."""
+    found = _compiled(_CONTROL).search(text, at)
+    return found.start() if found is not None else -1
+
+
 _C1_IN_JSON = r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 """DEL, C1 controls, line and paragraph separators and bidi controls: what `json.dumps(ensure_ascii=False)` leaves
 raw in a string."""

@@ -12,6 +12,7 @@ from rlark_tui.alerting import rules as A
 from rlark_tui.alerting import thresholds as T
 from rlark_tui.telemetry.progress import latest_progress
 from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
+from rlark_tui.text.sanitize import clean
 
 DATA = Path(__file__).parent / "data"
 T0 = datetime.fromisoformat("2026-12-01T03:00:00+00:00").timestamp()
@@ -346,6 +347,17 @@ def test_secrets_in_log_lines_never_reach_an_alert():
     (finding,) = [f for f in A.job_findings(inputs(log=A.scan_log([(T0, line)])), TH, T0).findings
                   if f.rule == "run-crashed"]
     assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in finding.message + finding.evidence
+
+
+
+def test_a_known_secret_a_log_line_splits_with_an_escape_sequence_never_reaches_an_alert():
+    # issue 33: a Secret's value the Pod references, printed split by an SGR sequence, was not found by the
+    # masking and showed whole once the message was cleaned for the toast, the webhook and `rlark watch`
+    line = "Exception occurred while running X's function f: exception is auth failed for hunter2-\x1b[0msecret-value"
+    (finding,) = [f for f in A.job_findings(inputs(log=A.scan_log([(T0, line)]), known=frozenset({
+        "hunter2-secret-value"})), TH, T0).findings if f.rule == "run-crashed"]
+    assert "secret-value" not in clean(finding.message + finding.evidence)
+    assert finding.message.endswith("auth failed for ***")
 
 
 def test_run_oom_in_a_worker_pods_log():

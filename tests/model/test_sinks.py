@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from rlark_tui.commands.describe import describe_text
 from rlark_tui.local import hooks
 from rlark_tui.telemetry import bundle
-from rlark_tui.text import redact, sinks
+from rlark_tui.text import redact, sanitize, sinks
 from rlark_tui.view.index import ssh_jump_command
 
 FORGED = "ppo\nStatus:         Succeeded (phase Succeeded)\u202e"
@@ -199,6 +199,10 @@ def test_a_secret_is_masked_in_every_shape_it_prints_in():
         assert "s3cret" not in known.mask(f"env {printed} end"), printed
     lines = redact.LineRedactor([value]).lines(["echo: first-line-s3cret", "second-line-s3cret", "ok"])
     assert lines == ["echo: ***", "***", "ok"]
+    # split by an escape sequence, whole once the text is cleaned for a terminal: masked as it shows
+    for split in ("first-\x1b[0mline-s3cret", "first-line-\x1b]0;title\x07s3cret", "first-line\x00-s3cret"):
+        assert "s3cret" not in sanitize.clean(known.mask(f"env {split} end")), split
+    assert known.mask("env \x1b[1mbold\x1b[0m end") == "env \x1b[1mbold\x1b[0m end"
 
 
 def test_a_50000_deep_value_is_redacted_and_cut():
@@ -337,3 +341,10 @@ def test_a_table_lines_up_wide_and_combining_cells():
 
     lines = _columns([("NAME", "GPUS"), *((name, "8") for name, _, _ in rows)])
     assert {sinks.cell_width(line[:line.rindex(" ") + 1]) for line in lines} == {len(lines[0]) - len("GPUS")}
+
+
+def test_a_read_of_log_lines_masks_a_known_value_split_by_an_escape_sequence():
+    # issue 33: a batch of a Pod's lines (LineRedactor.lines: a bundle's logs, py-spy's dumps) found the known
+    # values in the lines as read, so one split by an SGR sequence was left, and was whole once cleaned
+    lines = redact.LineRedactor(["zqAbc-defgh42"]).lines(["step 1", "connect zqAbc-\x1b[0mdefgh42", "ok"])
+    assert lines == ["step 1", "connect ***", "ok"]
