@@ -85,7 +85,14 @@ class Keeper:
         self.running: set[str] = set()
         self.again: set[str] = set()
         self.places = 0
+        self.stopped = False
+        """Set once the watch has ended (stop): a keep still under way may then fail as the process exits."""
         threading.Thread(target=self._run, name="rlark-watch-keep", daemon=True).start()
+
+    def stop(self) -> None:
+        """The watch has ended: a keep that fails from now on (its reads cut short as the interpreter shuts down:
+        'cannot schedule new futures after interpreter shutdown') is dropped, not a thread's traceback."""
+        self.stopped = True
 
     def fired(self, alert: rules.Alert) -> None:
         from rlark_tui.commands.wait import FAIL_EARLY
@@ -137,6 +144,9 @@ class Keeper:
         timer.start()
         try:
             self.keep(job)
+        except Exception:
+            if not self.stopped:
+                raise  # a bug: the watch runs
         finally:
             timer.cancel()
             free()
@@ -376,8 +386,10 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # as a shell says a command a signal ended: 130 for Ctrl-C, 143 for SIGTERM
         return 128 + ended_by
     finally:
-        for reconciler, _printer in watched:
+        for reconciler, printer in watched:
             reconciler.stop()
+            if printer.keeper is not None:
+                printer.keeper.stop()
         for hook in hook_list:
             hook.close()
         for access in accesses.values():

@@ -67,3 +67,28 @@ def test_jobs_crashing_under_new_names_for_days_hold_a_bounded_memory_of_firings
     assert len(keeper.seen) == 8
     wait_for(lambda: len(calls) == 24, "every Job's keep")
     assert calls.count("job-23") == 1
+
+
+def test_a_keep_the_watchs_end_cuts_short_prints_no_traceback(monkeypatch):
+    """Issue 33, a twentieth round (rlark watch ended by Ctrl-C behind a mutating proxy): a keep runs on a daemon
+    thread and the watch does not wait for it, so one still reading when the interpreter shut down raised
+    RuntimeError ('cannot schedule new futures after interpreter shutdown', from its reads' thread pool) and Python
+    printed the thread's traceback under the watch's last line. A keep that fails once the watch has ended is
+    dropped; one that fails while the watch runs is still a bug, raised."""
+    uncaught: list = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    started, release, lines = threading.Event(), threading.Event(), []
+
+    def keep(job: str) -> None:
+        started.set()
+        release.wait(10)
+        raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+    keeper = Keeper(keep, lines.append)
+    keeper.fired(crashed("ends", 0.0))
+    assert started.wait(5)
+    keeper.stop()
+    release.set()
+    wait_for(lambda: not keeper.running, "the keep's end")
+    time.sleep(0.05)  # the thread's exception, if any, is handed to threading.excepthook as the thread ends
+    assert uncaught == [] and lines == []
