@@ -52,12 +52,33 @@ if TYPE_CHECKING:
 # urllib3 (and the kubernetes client's exceptions) are imported by the first request of an Http, not with this
 # module: the lean path (KeptConnection: rlark get, the TUI's first list) never loads it
 __all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "KeptConnection", "LineStream", "outside",
-           "same_origin", "seg"]
+           "same_origin", "seg", "tail_bytes", "tail_left_out"]
 MERGE_PATCH = "application/merge-patch+json"
 MAX_LINE_BYTES = 16 << 20
 """A streamed log line longer than this (a Pod that never writes a newline) is shown cut there, marked, and the
 rest of it dropped up to its newline: a follow holds at most this much of one line (a redrawn progress bar of
 megabytes still fits)."""
+KUBELET_LINE_BYTES = 16 << 10
+"""The longest log entry a kubelet serves: the container runtime writes a longer line as entries of 16 KiB
+(containerd's `max_container_log_line_size`), and `tailLines` counts entries, so a kubelet's answer to a tail read of
+N lines is at most N such entries and their timestamps."""
+TAIL_LINE_HOLD = sys.getsizeof("\U0001f600" * (KUBELET_LINE_BYTES + len("2006-01-02T15:04:05.000000000Z ")))
+"""The most one of those entries takes as a str (each character at most 4 bytes, when one is outside the BMP)."""
+
+
+def tail_bytes(lines: int) -> int:
+    """A tail read's `last_bytes` bound for `lines` lines: the most a real kubelet's answer to it may hold, to the MiB
+    above, so only a data plane that answers otherwise (lines of up to MAX_LINE_BYTES) reaches it."""
+    return -(-lines * TAIL_LINE_HOLD // 2**20) * 2**20
+
+
+def tail_left_out(stream: object) -> str:
+    """What a tail read's `last_bytes` left out, in one line with the bound ('' when nothing was: an access that
+    lists a bundle's captured lines never does)."""
+    if not isinstance(stream, LineStream) or not stream.left_out or stream.last_bytes is None:
+        return ""
+    return (f"its last {stream.kept:,} lines read and {stream.left_out:,} before them left out, to hold at most "
+            f"{size_text(stream.last_bytes)} (the read's bound)")
 
 
 class Http:
@@ -310,6 +331,12 @@ class KeptConnection:
             self._conn = None
 
 
+_STR_MOST_PER_CHAR = 4
+_STR_MOST_HEAD = sys.getsizeof("\U0001f600") - _STR_MOST_PER_CHAR
+"""sys.getsizeof of a str of n characters is at most n × _STR_MOST_PER_CHAR + _STR_MOST_HEAD (one whose characters
+take 4 bytes each); counting the lengths is some 6 times cheaper than asking each line's size."""
+
+
 class LineStream:
     """Lines of a streaming response; a dropped connection or read timeout raises Unreachable.
 
@@ -332,7 +359,9 @@ class LineStream:
         self._last = last
         self._within = within
         """An answer that ends by itself is read for at most this many times `timeout` (TooSlow past it)."""
-        self._last_bytes = last_bytes
+        self.last_bytes = last_bytes
+        self.kept = 0
+        """Lines a read with `last` yielded."""
         self.left_out = 0
         """Lines a read with `last_bytes` left out to hold no more than that (those the server sent past `last`
         aside)."""
@@ -349,24 +378,34 @@ class LineStream:
             yield from self._batches()
             return
         kept: deque[str] = deque(maxlen=max(self._last, 0))
-        if self._last_bytes is None:
+        if self.last_bytes is None:
             for lines in self._batches():
                 kept.extend(lines)
         else:
-            sizes: deque[int] = deque()
+            sizes: deque[int] | None = None
+            """Each kept line's size, counted once the lines may pass the bound or one is dropped for `last`: until
+            then what the lines' lengths say of their sizes is enough (a kubelet's answer never gets further)."""
             held = sent = 0
             for lines in self._batches():
                 sent += len(lines)
-                batch = list(map(sys.getsizeof, lines))
                 kept.extend(lines)
-                sizes.extend(batch)
-                held += sum(batch)
-                while len(sizes) > len(kept):  # those the extend dropped from the front
-                    held -= sizes.popleft()
-                while held > self._last_bytes:
+                if sizes is None:
+                    held += _STR_MOST_PER_CHAR * sum(map(len, lines)) + _STR_MOST_HEAD * len(lines)
+                    if held <= self.last_bytes and len(kept) == sent:
+                        continue
+                    sizes = deque(map(sys.getsizeof, kept))
+                    held = sum(sizes)
+                else:
+                    batch = list(map(sys.getsizeof, lines))
+                    sizes.extend(batch)
+                    held += sum(batch)
+                    while len(sizes) > len(kept):  # those the extend dropped from the front
+                        held -= sizes.popleft()
+                while held > self.last_bytes:
                     held -= sizes.popleft()
                     kept.popleft()
             self.left_out = min(sent, self._last) - len(kept)
+        self.kept = len(kept)
         if kept:
             yield list(kept)
 

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING
 
 from rlark_tui.alerting.rules import LogFacts, scan_log
 from rlark_tui.cluster.errors import ApiError, Unreachable
+from rlark_tui.cluster.http import tail_bytes, tail_left_out
 from rlark_tui.cluster.logmerge import since_time, split_raw
 from rlark_tui.cluster.metrics import PROGRESS_SINCE_SECONDS as FIRST_SINCE_SECONDS
+from rlark_tui.cluster.metrics import PROGRESS_TAIL_BYTES as FIRST_TAIL_BYTES
 from rlark_tui.cluster.metrics import PROGRESS_TAIL_LINES as FIRST_TAIL_LINES
 from rlark_tui.telemetry.progress import Line, Progress, latest_progress
 
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
 
 NEXT_TAIL_LINES = 2000
 """A later read takes at most this many of the new lines (a Pod printing faster loses the middle, never the end)."""
+NEXT_TAIL_BYTES = tail_bytes(NEXT_TAIL_LINES)
+"""...and holds at most this much of them (126 MiB, the newest; `Seen.left_out` says what it left out): a line may be
+16 MiB (http.MAX_LINE_BYTES), and 2,000 of them were 32 GiB held by an alert round, where a kubelet's 2,000 are at
+most 2,000 entries of 16 KiB."""
 CARRY_LINES = 40
 """Lines from the newest `Global Step` line on are kept for the next read (a table a read cut in two)."""
 CARRY_CHARS = 64 * 1024
@@ -54,6 +60,8 @@ class Seen:
     carry: tuple[Line, ...] = ()
     error: str = ""
     """Why the latest read failed ("" when it answered)."""
+    left_out: str = ""
+    """What the latest read left out to hold no more than its bound, in one line ("" when nothing)."""
 
 
 class LogReads:
@@ -87,11 +95,11 @@ class LogReads:
             if time.monotonic() - seen.read_at < max_age:
                 return seen
             try:
-                lines, last = self._new_lines(access, cluster, pod, last)
+                lines, last, left_out = self._new_lines(access, cluster, pod, last)
             except (ApiError, Unreachable) as exc:
-                seen = replace(seen, read_at=time.monotonic(), error=str(exc))
+                seen = replace(seen, read_at=time.monotonic(), error=str(exc), left_out="")
             else:
-                seen = _fold(seen, lines, instance)
+                seen = replace(_fold(seen, lines, instance), left_out=left_out)
             with self._lock:
                 self._seen[key] = seen
                 if last is not None:
@@ -101,14 +109,15 @@ class LogReads:
 
     @staticmethod
     def _new_lines(access: ClusterAccess, cluster: str, pod: str, last: tuple[int, frozenset[str]] | None
-                   ) -> tuple[list[Line], tuple[int, frozenset[str]] | None]:
-        """The lines after the newest ones read (all of the first read), and the newest ones now."""
+                   ) -> tuple[list[Line], tuple[int, frozenset[str]] | None, str]:
+        """The lines after the newest ones read (all of the first read), the newest ones now, and what the read
+        left out to hold no more than its bound ('' or one line)."""
         if last is None:
             stream = access.pod_log(cluster, pod, tail=FIRST_TAIL_LINES, since_seconds=FIRST_SINCE_SECONDS,
-                                    timestamps=True, read_timeout=30)
+                                    timestamps=True, read_timeout=30, tail_bytes=FIRST_TAIL_BYTES)
         else:
             stream = access.pod_log(cluster, pod, tail=NEXT_TAIL_LINES, since_time=since_time(last[0]),
-                                    timestamps=True, read_timeout=30)
+                                    timestamps=True, read_timeout=30, tail_bytes=NEXT_TAIL_BYTES)
         lines = []
         newest, texts = last if last is not None else (None, frozenset())
         for raw in stream:
@@ -120,7 +129,7 @@ class LogReads:
                 newest, texts = ns, frozenset({text})
             elif ns is not None and ns == newest:
                 texts = texts | {text}
-        return lines, (newest, texts) if newest is not None else None
+        return lines, (newest, texts) if newest is not None else None, tail_left_out(stream)
 
     def _forget_old(self, now: float) -> None:
         self._forget([k for k, seen in self._seen.items() if now - seen.read_at > FORGET_SECONDS])

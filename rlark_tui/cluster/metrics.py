@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
-from rlark_tui.cluster.http import seg
+from rlark_tui.cluster.http import seg, tail_bytes
 from rlark_tui.cluster.kinds import PODS
 from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.transport import decode_json
@@ -37,6 +37,9 @@ MAX_POINTS = 2000
 """Points kept per series (evenly thinned, the last one always kept): enough for any terminal width."""
 PROGRESS_TAIL_LINES = 200
 """An embodied metric table is about 20 lines; 200 holds the newest one even with other output between."""
+PROGRESS_TAIL_BYTES = tail_bytes(PROGRESS_TAIL_LINES)
+"""The most such a read holds (13 MiB, the newest lines): what a kubelet's 200 lines may take, where a data plane's
+200 lines of 16 MiB (http.MAX_LINE_BYTES) were 3.2 GiB."""
 PROGRESS_SECONDS = 10.0
 """The reconciler reads a Running Job's progress this often."""
 PROGRESS_SINCE_SECONDS = 600

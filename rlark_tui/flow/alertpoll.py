@@ -522,6 +522,8 @@ def _read_headers(access, index, key, scope, jobs, running, changed, planes, pod
         scope.read_as[name] = tuple(chosen[name][1:])
         if seen.error:
             errors.append(f"{name}: {seen.error}")
+        if seen.left_out:
+            errors.append(f"{name}: its Header log: {seen.left_out}")
         if scope.seen.get(name) is not seen:
             old = scope.seen.get(name)
             scope.seen[name] = seen

@@ -94,3 +94,22 @@ def test_a_tail_read_holds_at_most_its_byte_bound_and_counts_the_lines_it_left_o
     assert peak < 8 << 20  # one line being read and the bound held; the 24 lines were 24 MiB of strings
     within = LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, last=3, last_bytes=3 << 20)
     assert list(within) == [f"{big}23", "next to last", "last"] and within.left_out == 0
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.text(st.sampled_from("ab\u00e9\u4e00\U0001f600"), max_size=300), max_size=40),
+       st.integers(1, 30), st.integers(0, 4000))
+def test_a_tail_read_keeps_the_newest_lines_whose_sizes_fit_its_bound(texts, last, bound):
+    """The bounded tail read counts lines' lengths until the lines may pass the bound (sizes of ASCII, 2- and
+    4-byte characters alike) and their sizes from there: it keeps what counting every line's size keeps."""
+    import sys
+
+    data = "".join(f"{text}\n" for text in texts).encode()
+    stream = LineStream(_Body(data), Request("logs", "pods", "p", "ns", "data plane"), 5, last=last, last_bytes=bound)
+    expected: list[str] = []
+    for text in reversed(texts[-last:]):
+        if sum(map(sys.getsizeof, [text, *expected])) > bound:
+            break
+        expected.insert(0, text)
+    assert list(stream) == expected
+    assert stream.kept == len(expected) and stream.left_out == min(len(texts), last) - len(expected)

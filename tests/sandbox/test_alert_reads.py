@@ -84,6 +84,55 @@ def test_what_a_read_keeps_for_the_next_is_bounded_whatever_the_pods_lines(run, 
     assert log_reads.read(access, CLUSTER, POD, max_age=0).progress.step == 9
 
 
+def test_a_read_holds_at_most_its_byte_bound_and_the_alerts_say_what_it_left_out(run, counted, monkeypatch):
+    """Issue 33, one way to read an input: a later read of a Header log held its newest 2,000 lines whatever their
+    size, and a data plane may answer lines of 16 MiB (http.MAX_LINE_BYTES): 32 GiB held by an alert round (of
+    `rlark watch`, `rlark wait`, the TUI). It holds the newest lines within NEXT_TAIL_BYTES (here 1 MiB: a kubelet's
+    2,000 lines never reach its 126 MiB) and `:alerts` says in one line how many it left out, with the bound."""
+    import sys
+
+    from rlark_tui.cluster import http, logreads
+    from rlark_tui.flow.alertpoll import ALL_KEY, AlertRounds
+    from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.view.alerts import not_read
+    from rlark_tui.view.index import SnapshotIndex
+
+    assert logreads.NEXT_TAIL_BYTES >= logreads.NEXT_TAIL_LINES * http.TAIL_LINE_HOLD
+    monkeypatch.setattr(logreads, "NEXT_TAIL_BYTES", 1 << 20)
+    access, _ = counted
+    held: list[int] = []
+    pod_log = access.pod_log
+
+    def counting(cluster, pod, **kwargs):
+        stream = pod_log(cluster, pod, **kwargs)
+        batches = stream.batches
+
+        def counted_batches():
+            for batch in batches():
+                held.append(sum(map(sys.getsizeof, batch)))
+                yield batch
+        stream.batches = counted_batches
+        return stream
+
+    access.pod_log = counting
+    run.logs.start_instance(CLUSTER, NS, POD, "main")
+    run.logs.append(CLUSTER, NS, POD, "main", _table(1))
+    access.log_reads.read(access, CLUSTER, POD, max_age=0)
+    run.logs.append(CLUSTER, NS, POD, "main", ("y" * (64 << 10) + "\n") * 40 + _table(5))
+    seen = access.log_reads.read(access, CLUSTER, POD, max_age=0)
+    assert 0 < held[-1] <= 1 << 20 and seen.progress.step == 5
+    assert seen.left_out.startswith("its last ") and "before them left out, to hold at most 1 MiB" in seen.left_out
+
+    listed = {kind: {f"{o['metadata']['namespace']}/{o['metadata']['name']}" if kind != "jobs" else
+                     o["metadata"]["name"]: o for o in run.call(lambda kind=kind: run.store.list(kind)[0])
+                     if JOB in o["metadata"]["name"] or o.get("spec", {}).get("podName") == POD}
+              for kind in ("jobs", "tasks", "pods")}
+    state = AlertRounds()(access, SnapshotIndex(Snapshot(**listed)), ALL_KEY)
+    said = not_read(state)
+    assert said.startswith(f"not read: {JOB}: its Header log: its last ") and "\n" not in said, said
+    assert "left out, to hold at most 1 MiB (the read's bound)" in said
+
+
 def test_a_pods_read_is_forgotten_once_the_pod_leaves_the_snapshot(run, counted):
     """Issue 33: what was read of a Pod's log (its facts, up to CARRY_CHARS of lines; a failed read its error) was
     kept an hour after the Pod was gone, so a control plane whose Pods come and go under new names held an hour of
