@@ -64,7 +64,8 @@ class PodHealth:
 def unschedulable(pod: Any) -> str:
     """`Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu…` for a Pod the scheduler cannot
     place (its PodScheduled condition), else ''."""
-    for condition in dig(pod, "status", "conditions", default=None) or []:
+    conditions = dig(pod, "status", "conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
         if (isinstance(condition, dict) and condition.get("type") == "PodScheduled"
                 and condition.get("status") == "False" and condition.get("reason") == "Unschedulable"):
             message = _text(condition.get("message")).removesuffix(".")

@@ -42,3 +42,13 @@ def test_a_pod_the_scheduler_cannot_place_says_why():
     assert failure_reason(pod) == "Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu"
     pod["status"]["conditions"][0]["status"] = "True"
     assert failure_reason(pod) == ""
+
+
+@pytest.mark.parametrize("conditions", [5, 1.5, True, "PodScheduled", {"type": "PodScheduled"}, [5, None, "x"]])
+def test_a_pod_whose_conditions_have_the_wrong_shape_has_no_reason_and_raises_nothing(conditions):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy; found by the TUI's Workers tab), a
+    hostile data plane: a pod's status.conditions that was a number raised TypeError (`dig(...) or []` iterated
+    it), so the Job detail's Pod health read ended in asyncio's traceback and showed no reason for any Pod of the
+    Job. Conditions that are no list are none."""
+    pod = {"status": {"phase": "Pending", "conditions": conditions}}
+    assert failure_reason(pod) == ""

@@ -21,6 +21,7 @@ from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.cluster.output import render_table
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.model.objects import Job, Node, Pod, Task
+from rlark_tui.model.podstate import failure_reason
 from rlark_tui.view.index import SnapshotIndex, role_rows
 from rlark_tui.view.nodes import node_detail
 from rlark_tui.view.pods import event_rows, pod_rows
@@ -49,7 +50,7 @@ HOSTILE = (
 LEAVES = st.integers(0, len(HOSTILE) - 1).map(HOSTILE.__getitem__)
 KEYS = st.sampled_from(["metadata", "spec", "status", "name", "namespace", "labels", "annotations", "tasks",
                         "phase", "containers", "containerStatuses", "restartCount", "node", "taskName",
-                        "replicas", "kubernetes", "workload", "template", "env", "events", "capacity"])
+                        "replicas", "kubernetes", "workload", "template", "env", "events", "capacity", "conditions"])
 SHAPES = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
                       max_leaves=8)
 
@@ -105,6 +106,7 @@ def _derive_everything(kind: str, raw: object) -> None:
                        plane_pods={"rlark-gpu-a/j-actor-0": pod})
     job_findings(inputs, Thresholds(), 0.0)
     restart_findings(inputs, RestartMemory(), 0.0)
+    failure_reason(pod)
 
 
 @pytest.mark.parametrize("kind", sorted(BASES))
