@@ -101,9 +101,10 @@ def _status_times(env: dict, runs: int) -> list[float]:
 
 
 def _printed_at(access, name: str) -> float:
+    from rlark_tui.cluster.http import tail_bytes
     from rlark_tui.cluster.metrics import read_log
 
-    for _, text in read_log(access, "rlark-gpu-a", f"{name}-actor-0", 50):
+    for _, text in read_log(access, "rlark-gpu-a", f"{name}-actor-0", 50, tail_bytes(50)).lines:
         if text.startswith("FAULT_AT "):
             return float(text.split()[1])
     return 0.0

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rlark_tui.cluster.access import parallel_map
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
-from rlark_tui.cluster.http import seg, tail_bytes
+from rlark_tui.cluster.http import seg, tail_bytes, tail_left_out
 from rlark_tui.cluster.kinds import PODS
 from rlark_tui.cluster.logmerge import split_raw
 from rlark_tui.cluster.transport import decode_json
@@ -45,6 +45,10 @@ PROGRESS_SECONDS = 10.0
 PROGRESS_SINCE_SECONDS = 600
 """A poll reads only this recent log (`sinceSeconds`); without a row in it the last one found is kept (stale)."""
 SERIES_TAIL_LINES = 20000
+SERIES_TAIL_BYTES = tail_bytes(SERIES_TAIL_LINES)
+"""The most the series' read holds (1,254 MiB, the newest lines; the note says what it left out): a kubelet's 20,000
+lines may take that much as strings, a data plane's 20,000 lines of 16 MiB (http.MAX_LINE_BYTES) were 320 GiB held at
+every Metrics poll."""
 SOURCES = ("auto", "tensorboard", "log")
 
 
@@ -90,18 +94,31 @@ def find_header(access: ClusterAccess, job_name: str) -> Header:
     return _header(job, pod)
 
 
-def read_log(access: ClusterAccess, cluster: str, pod: str, tail: int, since_seconds: int | None = None) -> list[tuple[float | None, str]]:
-    """The newest `tail` lines of the Pod's `main` log (with `sinceSeconds`), as (epoch seconds, text)."""
-    stream = access.pod_log(cluster, pod, tail=tail, since_seconds=since_seconds, timestamps=True, read_timeout=30)
+class LogRead(NamedTuple):
+    lines: list[tuple[float | None, str]]
+    """(epoch seconds, text), oldest first."""
+    left_out: str
+    """What the read left out to hold at most its bound, in one line ('' when nothing)."""
+
+
+def read_log(access: ClusterAccess, cluster: str, pod: str, tail: int, held: int,
+             since_seconds: int | None = None) -> LogRead:
+    """The newest `tail` lines of the Pod's `main` log (with `sinceSeconds`) whose strings take at most `held`
+    bytes."""
+    stream = access.pod_log(cluster, pod, tail=tail, since_seconds=since_seconds, timestamps=True, read_timeout=30,
+                            tail_bytes=held)
     lines = []
     for raw in stream:
         _stamp, ns, text = split_raw(raw)
         lines.append((ns / 1e9 if ns is not None else None, text))
-    return lines
+    return LogRead(lines, tail_left_out(stream))
 
 
-def read_progress(access: ClusterAccess, cluster: str, pod: str, since_seconds: int | None = None) -> Progress | None:
-    return latest_progress(read_log(access, cluster, pod, PROGRESS_TAIL_LINES, since_seconds))
+def read_progress(access: ClusterAccess, cluster: str, pod: str, since_seconds: int | None = None
+                  ) -> tuple[Progress | None, str]:
+    """The newest progress row of the Header log's last PROGRESS_TAIL_LINES, and what the read left out ('')."""
+    lines, left_out = read_log(access, cluster, pod, PROGRESS_TAIL_LINES, PROGRESS_TAIL_BYTES, since_seconds)
+    return latest_progress(lines), left_out
 
 
 class WideCells(NamedTuple):
@@ -128,7 +145,7 @@ def wide_log_cells(access: ClusterAccess, jobs: list[dict[str, Any]]) -> WideCel
         if pod is None:
             return job.name, "", ""
         try:
-            lines = read_log(access, pod.namespace, pod.pod_name, PROGRESS_TAIL_LINES)
+            lines = read_log(access, pod.namespace, pod.pod_name, PROGRESS_TAIL_LINES, PROGRESS_TAIL_BYTES).lines
         except (ApiError, Unreachable):
             return job.name, "?", "?"
         row = latest_progress(lines)
@@ -226,9 +243,11 @@ def fetch_metrics(access: ClusterAccess, job_name: str, source: str = "auto", ta
                     raise
                 note = str(exc)
     try:
-        lines = read_log(access, header.cluster, header.pod, SERIES_TAIL_LINES)
+        lines, left_out = read_log(access, header.cluster, header.pod, SERIES_TAIL_LINES, SERIES_TAIL_BYTES)
     except (ApiError, Unreachable) as exc:
         raise MetricsUnavailable(f"metrics: {exc}" + (f" (and {note})" if note else "")) from exc
+    if left_out:
+        note = "; ".join(filter(None, [note, f"the Header log: {left_out}"]))
     parsed = metric_series(lines, tags)
     if parsed.more_tags:
         note = "; ".join(filter(None, [note, f"the log names more than {MAX_TAGS} tags: the first {MAX_TAGS} read "

@@ -212,11 +212,11 @@ def _progress(access, name: str, step: int) -> tuple[bool, str]:
     job = _job(access, name)
     try:
         header = find_header(access, name)
-        row = read_progress(access, header.cluster, header.pod)
+        row, left_out = read_progress(access, header.cluster, header.pod)
     except MetricsUnavailable as exc:
         row, why = None, str(exc)
     else:
-        why = "no progress row in the Header log yet"
+        why = f"no progress row in the Header log {f'read ({left_out})' if left_out else 'yet'}"
     if row is not None and row.step >= step:
         return True, f"job {name} reached step {row.step}/{row.total}"
     if row is not None and row.total and row.total < step:

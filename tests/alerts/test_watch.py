@@ -86,6 +86,23 @@ def test_wait_both_ways(faulty, plain_sandbox, capsys):
     assert timed_out.code == 2 and "timed out" in timed_out.err and "step 1/40" in timed_out.err
 
 
+def test_a_wait_for_a_step_says_what_its_read_of_the_header_log_left_out(faulty, plain_sandbox, capsys,
+                                                                          monkeypatch):
+    """Issue 33, one way to read an input: `rlark wait --for progress=N` read the Header log's last 200 lines
+    whatever their size (3.2 GiB of 16 MiB lines from a data plane unlike a kubelet). It holds the newest within
+    metrics.PROGRESS_TAIL_BYTES (here 64 bytes: no line fits), and when no progress row is among them it says what
+    it left out, with the bound, not that the log has no row yet."""
+    from rlark_tui.cluster import metrics
+
+    monkeypatch.setattr(metrics, "PROGRESS_TAIL_BYTES", 64)
+    run = cli_runner(plain_sandbox.kubeconfig, capsys)
+    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "1s")
+    assert timed_out.code == 2 and "timed out" in timed_out.err
+    said = [line for line in timed_out.err.splitlines() if "no progress row" in line]
+    assert len(said) == 1 and "no progress row in the Header log read (its last 0 lines read and " in said[0]
+    assert "before them left out, to hold at most 64 bytes (the read's bound))" in said[0], timed_out.err
+
+
 async def test_the_tui_counts_marks_lists_and_opens_the_evidence(faulty, plain_sandbox, tmp_path, monkeypatch):
     import dataclasses
     import json
