@@ -39,6 +39,9 @@ from rlark_tui.model.quantity import parse_quantity
 from rlark_tui.text import patterns
 from rlark_tui.text.redact import is_secret_name, redact_text
 
+OFFERED_SHOWN = 20
+"""The most models a placement on a model no Node has names (the first, then how many more): a cluster's Nodes name
+their models, and 10,000 were one line of 10,000 names."""
 RESERVED_ENV = ("POD_NAME", "RLINF_NODE_RANK")
 RESERVED_ENV_PREFIX = "RLARK_"
 SHADOWED_PATHS = ("/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc", "/opt", "/root", "/home", "/app", "/code",
@@ -264,7 +267,10 @@ def _check_placement(path: str, role: RoleDraft, placed: RolePlacement, nodes: l
     where = role.cluster or "any cluster"
     hardware, amount = placed.hardware, placed.per_worker
     if role.hardware and hardware is None:
-        offered = ", ".join(choice.model for choice in hardware_choices(nodes, role.cluster)) or "none"
+        models = [choice.model for choice in hardware_choices(nodes, role.cluster)]
+        offered = ", ".join(models[:OFFERED_SHOWN]) or "none"
+        if len(models) > OFFERED_SHOWN:
+            offered += f" and {len(models) - OFFERED_SHOWN:,} more"
         findings.append(error(f"{path}.hardware", f"no Node in {where} has '{_shown(role.hardware)}' "
                                                   f"(offered: {offered})"))
         return findings

@@ -154,3 +154,16 @@ def test_other_roles_of_the_draft_on_the_same_nodes_warn(rollout, field, message
     findings = validate(draft, NODES)
     assert not [f for f in findings if f.level == "error"], findings
     assert [(f.field, f.message) for f in findings if f.field == field] == [(field, message)]
+
+
+def test_a_model_no_node_has_names_the_first_models_offered_and_counts_the_rest():
+    # issue 33: the finding listed every model the cluster's Nodes name, one line of 10,000 models in
+    # `rlark draft render` and `submit -f` (and in the wizard, cut at 1,000 characters)
+    from rlark_tui.jobspec.validate import OFFERED_SHOWN
+
+    many = [node(f"g{n:05}", allocatable={"nvidia.com/gpu": "8"}, annotations={"rlark.io/gpu-model": f"GPU-{n:05}"})
+            for n in range(500)]
+    (message,) = [f.message for f in validate(placed_draft(hardware="NVIDIA B200", workers=1), many)
+                  if f.field == "roles[0].hardware"]
+    shown = ", ".join(f"GPU-{n:05}" for n in range(OFFERED_SHOWN))
+    assert message == f"no Node in rlark-gpu-a has 'NVIDIA B200' (offered: {shown} and {500 - OFFERED_SHOWN:,} more)"
