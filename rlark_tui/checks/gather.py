@@ -20,7 +20,7 @@ from rlark_tui.checks.evidence import MainContainer, OutputProbe, PodEvent, PodL
 from rlark_tui.checks.probe import probe_in_pod, probe_object_storage
 from rlark_tui.cluster import ClusterAccess
 from rlark_tui.cluster.errors import NotFound, Request
-from rlark_tui.cluster.http import outside
+from rlark_tui.cluster.http import outside, tail_bytes, tail_left_out
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import Resume, split_raw
 from rlark_tui.cluster.podexec import ExecResult, run_fixed
@@ -38,6 +38,10 @@ LOG_HEAD_BYTES = 64 << 20
 """Per container instance, how much of its log is read from the start."""
 LOG_TAIL = 1000
 """Lines read from the end when the log is longer than LOG_HEAD_BYTES."""
+LOG_TAIL_BYTES = tail_bytes(LOG_TAIL)
+"""The most those lines hold (63 MiB, the newest; the check row says what was left out): what a kubelet's 1,000
+lines may take, where a data plane's 1,000 lines of 16 MiB (http.MAX_LINE_BYTES) were 16 GiB per container
+instance."""
 LOG_READ_SECONDS = 30
 PARALLEL_READS = 16
 
@@ -342,9 +346,12 @@ def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance
     try:
         last = () if so_far.full else _read_on(access, cluster, pod, namespace, current, so_far)
         tail: tuple[str, ...] = ()
+        left_out = ""
         if so_far.full:
-            tail = tuple(access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
-                                        tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS))
+            stream = access.pod_log(cluster, pod, namespace=namespace, previous=not current, timestamps=False,
+                                    tail=LOG_TAIL, read_timeout=LOG_READ_SECONDS, tail_bytes=LOG_TAIL_BYTES)
+            tail = tuple(stream)
+            left_out = tail_left_out(stream)
     except RlarkError as exc:
         return PodLog(pod, instance=instance, current=current, source="data-plane", error=str(exc))
     finally:
@@ -356,7 +363,7 @@ def _log(access: ClusterAccess, cluster: str, pod: str, namespace: str, instance
                       read=f"the whole log ({len(lines):,} lines)")
     return PodLog(pod, head + tail, instance=instance, current=current, source="data-plane", tail_start=len(head),
                   read=f"its first {LOG_HEAD_BYTES / 2**20:g} MiB ({len(head):,} lines: the read budget) and "
-                       f"its last {len(tail):,} lines")
+                       f"{left_out or f'its last {len(tail):,} lines'}")
 
 
 def _instance_changed(access: ClusterAccess, cluster: str, pod: str, namespace: str, uid: str,

@@ -72,6 +72,29 @@ def test_a_log_over_the_budget_is_read_from_both_ends_and_said_so(long_run, monk
     assert f"demo-ppo-actor-0: read {header.read}" in ray.all_notes()
 
 
+def test_the_end_of_a_log_over_the_budget_is_read_to_its_byte_bound_and_the_check_row_says_so(long_run, monkeypatch):
+    """Issue 33, one way to read an input: past the read budget the check read the log's last 1,000 lines whatever
+    their size, and a data plane may answer lines of 16 MiB (http.MAX_LINE_BYTES): 16 GiB per container instance.
+    It holds the newest within LOG_TAIL_BYTES (here 64 KiB: a kubelet's 1,000 lines never reach its 63 MiB), and
+    the check's row says in one line how many it left out, with the bound."""
+    import sys
+
+    from rlark_tui.cluster.http import TAIL_LINE_HOLD
+
+    assert gathering.LOG_TAIL_BYTES >= gathering.LOG_TAIL * TAIL_LINE_HOLD
+    access, written = long_run
+    monkeypatch.setattr(gathering, "LOG_HEAD_BYTES", 64 << 10)
+    monkeypatch.setattr(gathering, "LOG_TAIL_BYTES", 64 << 10)
+    header = gathering.gather(access, NAME).log_of(f"{NAME}-actor-0")
+    tail = header.lines[header.tail_start:]
+    assert 0 < len(tail) < gathering.LOG_TAIL and tail == tuple(written[-len(tail):])
+    assert sum(map(sys.getsizeof, tail)) <= 64 << 10 < sum(map(sys.getsizeof, written[-len(tail) - 1:]))
+    assert header.read.endswith(f"and its last {len(tail):,} lines read and {gathering.LOG_TAIL - len(tail):,} "
+                                "before them left out, to hold at most 64 KiB (the read's bound)")
+    ray, _app = _judged(header)
+    assert f"demo-ppo-actor-0: read {header.read}" in ray.all_notes()
+
+
 def test_a_repeated_gather_reads_only_what_came_after(long_run, cluster_sandbox):
     """The check's screen gathers every few seconds: the next read starts where the last one ended (sinceTime,
     resumed by timestamp and count), and a last line still being written is taken again, whole."""
