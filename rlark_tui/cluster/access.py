@@ -741,4 +741,3 @@ class ClusterAccess:
             self._client.close()
         for client in list(self._server_clients.values()):
             client.close()
-

@@ -70,4 +70,3 @@ def progress_note(name: str, error: str, known: KnownSecrets) -> str:
     row is highlighted: one line, the Job's own secret values (`known`) and anything that looks like a secret
     masked, cut at sinks.FIELD_CHARS."""
     return one_line(cut(redact_text(known.mask_lines(f"{name}: PROGRESS ? · not read: {error}"))))
-
