@@ -218,7 +218,8 @@ def serve(state_dir: Path, exit_with_stdin: bool) -> int:
         if exit_with_stdin:
             threading.Thread(target=lambda: (sys.stdin.buffer.read(), sandbox.request_stop()), daemon=True).start()
 
-    asyncio.run(sandbox.serve(ready))
+    from rlark_tui.local.crash import run_async
+    run_async(sandbox.serve(ready))
     (state_dir / RECORD).unlink(missing_ok=True)
     return 0
 

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     tunnel = job_tunnel(access, job, args.target, local_port=args.local_port, methods=methods,
                         name=one_line(f"{job.name} {args.target}"))  # the name as answered: a line break forged a URL line
     try:
-        interrupted = asyncio.run(_serve(tunnel))
+        from rlark_tui.local.crash import run_async
+        interrupted = run_async(_serve(tunnel))
     except KeyboardInterrupt:
         interrupted = True
     return 130 if interrupted else 0  # as a shell says a command Ctrl-C ended

@@ -9,7 +9,6 @@ ends the wait with exit 1, the alert and the diagnosis's first failure."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -136,7 +135,8 @@ class CriticalAlerts:
         self._thread.start()
 
     def _run(self) -> None:
-        asyncio.run(self.reconciler.run(self._post))
+        from rlark_tui.local.crash import run_async
+        run_async(self.reconciler.run(self._post))
 
     def _post(self, published) -> None:
         from rlark_tui.alerting.rules import CRITICAL, AlertsState

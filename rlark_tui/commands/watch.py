@@ -382,7 +382,8 @@ def run(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
-        asyncio.run(every())
+        from rlark_tui.local.crash import run_async
+        run_async(every())
     except KeyboardInterrupt:  # as a shell says a command a signal ended: 130 for Ctrl-C, 143 for SIGTERM
         return 128 + ended_by
     finally:

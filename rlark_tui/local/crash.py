@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from typing import Any
 
 from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import write_private
@@ -92,3 +94,30 @@ def write_report(error: BaseException, known: Iterable[str] = ()) -> str:
     except Exception as exc:  # the crash is still told, in one line: the report is what failed
         return f"rlark: crashed ({what}); no report: {clean(str(exc))}"
     return f"rlark: crashed ({what}); report: {clean(str(path))}"
+
+
+def run_async(main: Coroutine[Any, Any, Any]) -> Any:
+    """`asyncio.run(main)` for a command (`rlark watch`, `wait`, `port-forward`): an exception that none of its
+    tasks' owners retrieves (a bug in a poll, which the reconciler runs again at its next interval) is told as a
+    crash is, one line and the masked report, once per type and place; asyncio printed its traceback and the
+    exception's message (which may quote cluster text) on stderr at every interval."""
+    import asyncio
+
+    told: set[tuple[str, object]] = set()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if not isinstance(error, Exception):
+            loop.default_exception_handler(context)
+            return
+        frames = traceback.extract_tb(error.__traceback__)
+        told_as = (type(error).__name__, (frames[-1].filename, frames[-1].lineno) if frames else None)
+        if told_as not in told:
+            told.add(told_as)
+            print(write_report(error), file=sys.stderr, flush=True)
+
+    async def handled() -> Any:
+        asyncio.get_running_loop().set_exception_handler(handler)
+        return await main
+
+    return asyncio.run(handled())

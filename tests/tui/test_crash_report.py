@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,48 @@ def test_the_masking_in_the_crashed_frames_is_found_past_a_local_that_raises_on_
     with pytest.raises(ValueError) as raised:
         broken()
     assert crash.known_in(raised.value) == {"tulip-garden-value"}
+
+
+LOOP_SCRIPT = textwrap.dedent("""\
+    import asyncio
+    import gc
+    import sys
+
+    from rlark_tui.local.crash import run_async
+
+
+    async def poll():
+        raise KeyError(f"HF_TOKEN={sys.argv[1]}")
+
+
+    async def watch():
+        for _ in range(3):  # a poll the reconciler runs again at each interval, raising each time
+            asyncio.ensure_future(poll())
+            await asyncio.sleep(0.01)
+            gc.collect()  # the task nobody awaited is collected: asyncio tells its exception
+        await asyncio.sleep(0.01)
+
+
+    run_async(watch())
+""")
+
+
+@pytest.mark.writes_crash_report
+def test_a_commands_task_whose_exception_nobody_retrieves_says_one_masked_line_once(env, tmp_path):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy): a bug in one of rlark watch's polls
+    (a Secret of the wrong shape raised TypeError in rlark-server's discovery) ended its asyncio task, and asyncio
+    printed 'Task exception was never retrieved' with the traceback and the exception's message on stderr, at every
+    interval the poll ran again. A command's loop (watch, wait, port-forward: local/crash.run_async) tells it as a
+    crash: one line naming the report, once."""
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP_SCRIPT)
+    token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
+    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
+    said = LINE.fullmatch(done.stderr.strip())
+    assert done.returncode == 0 and said is not None, done.stderr
+    assert said["what"] == "KeyError" and token not in done.stderr
+    report = open(said["path"]).read()
+    assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and "in poll" in report
+    commands = Path(__file__).parents[2] / "rlark_tui" / "commands"
+    assert not [p.name for p in commands.glob("*.py") if "asyncio.run(" in p.read_text()]
