@@ -13,6 +13,7 @@ from rlark_tui.jobspec.draft import DraftInputError, JobDraft, load_draft, parse
 from rlark_tui.jobspec.findings import Finding, has_errors, ordered
 from rlark_tui.jobspec.render import render_job
 from rlark_tui.jobspec.validate import validate
+from rlark_tui.model.placement import node_set
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def build_job(source: str | bytes | Mapping | JobDraft, nodes: Iterable[Any],
         draft, load_findings = load_draft(source)
     if edit is not None:
         draft = edit(draft)
-    nodes = list(nodes)
+    nodes = node_set(nodes)
     findings = load_findings + validate(draft, nodes, existing_jobs, storage_classes=storage_classes,
                                         domains=domains)
     return DraftResult(draft=draft, manifest=render_job(draft, nodes), findings=ordered(findings))

@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -237,7 +237,7 @@ def _check_header(draft: JobDraft, matches: list[list[Node]], replicas: list[int
     return []
 
 
-def _check_cluster(path: str, role: RoleDraft, nodes: list[Node], clusters: list[str]) -> list[Finding]:
+def _check_cluster(path: str, role: RoleDraft, nodes: Sequence[Node], clusters: list[str]) -> list[Finding]:
     findings = []
     if not role.cluster:
         findings.append(error(f"{path}.cluster", "required: the cluster namespace the role runs in "
@@ -254,7 +254,7 @@ def _unit(hardware: Hardware | None, amount: float = 2) -> str:
     return word if amount == 1 else word + "s"
 
 
-def _check_placement(path: str, role: RoleDraft, placed: RolePlacement, nodes: list[Node],
+def _check_placement(path: str, role: RoleDraft, placed: RolePlacement, nodes: Sequence[Node],
                      clusters: list[str]) -> list[Finding]:
     """A hardware placement, as the console's picker and its checks, plus the platform's one worker of a role
     per Node: the model exists in the cluster; automatic: workers ≥ 1, workers × per-worker ≤ the model's free
@@ -328,7 +328,7 @@ def _check_automatic(path: str, role: RoleDraft, placed: RolePlacement) -> list[
     return []
 
 
-def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: list[Node],
+def _check_selector(path: str, role: RoleDraft, matched: list[Node], nodes: Sequence[Node],
                     clusters: list[str]) -> list[Finding]:
     findings = _check_cluster(path, role, nodes, clusters)
     if not role.selector:
@@ -589,7 +589,7 @@ def _check_capacity(draft: JobDraft, matches: list[list[Node]]) -> list[Finding]
     return findings
 
 
-def _check_shared(draft: JobDraft, matches: list[list[Node]], nodes: list[Node]) -> list[Finding]:
+def _check_shared(draft: JobDraft, matches: list[list[Node]], nodes: Sequence[Node]) -> list[Finding]:
     """A placed role's GPUs on Nodes this draft's other roles also use (the console counts each role alone):
     warn when fewer listed Nodes keep a worker's GPUs than it has workers (automatic), or at a picked Node that
     does not keep them. Roles placed automatically elsewhere are not counted (their Nodes are not known)."""

@@ -131,7 +131,7 @@ class WizardScreen(RlarkScreen):
         if not isinstance(lookups, GatewayLookups):
             lookups = GatewayLookups(notes=(LOADING,))
         jobs = tuple(name for name in snapshot.jobs if name != self.locked_name)
-        return wf.WizardFacts(tuple(index.nodes), jobs, tuple(snapshot.domains),
+        return wf.WizardFacts(index.nodes, jobs, tuple(snapshot.domains),
                               lookups.storage_classes, tuple(wf.ssh_key_choices(list(lookups.ssh_keys))),
                               "; ".join(lookups.notes))
 
@@ -304,7 +304,7 @@ class WizardScreen(RlarkScreen):
     def _recheck(self, save: bool = True) -> DraftResult:
         """Validate (same rules as `rlark draft render`), show every message, autosave; returns the result."""
         facts = self.facts
-        result = self.result = build_job(self.draft, list(facts.nodes), list(facts.jobs) if facts.jobs is not None else None,
+        result = self.result = build_job(self.draft, facts.nodes, list(facts.jobs) if facts.jobs is not None else None,
                                 storage_classes=facts.storage_classes,
                                 domains=list(facts.domains) if facts.domains is not None else None)
         local = [error(path, message) for path, message in self.local_errors.items()]
