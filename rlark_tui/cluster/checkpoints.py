@@ -8,6 +8,7 @@ telemetry/checkpoints.py. Every failure is a one-line CheckpointsUnavailable (an
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from rlark_tui.checks import logscan
@@ -20,6 +21,7 @@ from rlark_tui.cluster.podexec import run_fixed
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import storage as st
 from rlark_tui.model.objects import Job, Task
+from rlark_tui.model.quantity import size_text
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.telemetry.checkpoints import CheckpointRead, Location, checkpoints, location
 from rlark_tui.text.sanitize import clean
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
 
 CONFIG_LINES = 20_000
 """How far into the Header log the resolved config is looked for (RLinf prints it at start-up)."""
+CONFIG_BYTES = 64 << 20
+"""The most those lines hold (sys.getsizeof of their texts): the read stops before the line that would pass it, and
+the message that no config was found says so. A line may be 16 MiB (http.MAX_LINE_BYTES), so 20,000 were 320 GiB;
+RLinf prints the config before its first step, and the run check looks for it in the log's first 64 MiB too
+(checks.gather.LOG_HEAD_BYTES)."""
 
 
 class CheckpointsUnavailable(RlarkError):
@@ -37,13 +44,19 @@ class CheckpointsUnavailable(RlarkError):
 
 def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
     """The resolved config RLinf printed at the start of the Header Pod's log (read from the start, at most
-    CONFIG_LINES lines, and no further than the config's end)."""
+    CONFIG_LINES lines holding at most CONFIG_BYTES, and no further than the config's end)."""
     lines: list[str] = []
+    held, full = 0, False
     try:
         stream = access.pod_log(header.cluster, header.pod, timestamps=True, read_timeout=30)
         try:
             for raw in stream:
-                lines.append(split_raw(raw)[2])
+                text = split_raw(raw)[2]
+                held += sys.getsizeof(text)
+                if held > CONFIG_BYTES:
+                    full = True
+                    break
+                lines.append(text)
                 if lines[-1].rstrip() == "}" and logscan.resolved_config(lines) is not None:
                     break
                 if len(lines) >= CONFIG_LINES:
@@ -54,8 +67,11 @@ def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
         raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job}: {exc}") from exc
     block = logscan.resolved_config(lines)
     if block is None:
+        stopped = (f", where its read stopped to hold at most {size_text(CONFIG_BYTES)} (the read's bound)" if full
+                   else "")
         raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job} ({header.pod}) has no resolved "
-                                     f"RLinf config in its first {len(lines)} lines, so no checkpoint location")
+                                     f"RLinf config in its first {len(lines):,} lines{stopped}, so no checkpoint "
+                                     "location")
     return block.config
 
 
