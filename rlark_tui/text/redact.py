@@ -734,19 +734,23 @@ _OWN_STARS = "RLARKOWNSTARS"
 become PLACEHOLDER. A secret-looking name assigned `***` is masked as any other value: surely a masked copy."""
 
 
-def with_placeholders(value: Any) -> Any:
+def with_placeholders(value: Any, _known: KnownSecrets | None = None) -> Any:
     """A redacted copy of a job draft (as a mapping) for `rlark clone` on stdout: where redact_object masks a
     whole value or part of a string, the mask is PLACEHOLDER, so that a submit of the copy is refused instead of
-    sending `***` as a password."""
+    sending `***` as a password. The draft's own secret env values (secret_values of the whole draft) are masked
+    wherever it holds them: each role knew only its own, so another role's entry of another name, or the run
+    script, printed the value."""
+    if _known is None:
+        _known = KnownSecrets(secret_values(value))
     if isinstance(value, str):
         guarded = value.replace(MASK, _OWN_STARS)
-        masked = _redact_string(guarded)
+        masked = _known.mask_lines(_redact_string(guarded))
         return value if masked == guarded else masked.replace(MASK, PLACEHOLDER).replace(_OWN_STARS, MASK)
     if isinstance(value, list):
-        return [with_placeholders(item) for item in value]
+        return [with_placeholders(item, _known) for item in value]
     if isinstance(value, Mapping):
-        redacted = redact_object(value)
-        return {key: PLACEHOLDER if redacted[key] == MASK != item else with_placeholders(item)
+        redacted = redact_object(value, 0, _known)
+        return {key: PLACEHOLDER if redacted[key] == MASK != item else with_placeholders(item, _known)
                 for key, item in value.items()}
     return value
 

@@ -149,6 +149,21 @@ def test_a_jobs_secret_env_value_is_masked_wherever_else_the_job_holds_it():
     assert redacted["metadata"]["annotations"]["note"] == "key ***"
 
 
+def test_a_clone_masks_a_drafts_secret_env_value_wherever_else_the_draft_holds_it():
+    """Issue 33, a twentieth round (generated answers through a mutating proxy), secrets in another shape: `rlark
+    clone` on stdout masked an env entry of a secret-looking name (API_KEY) in each role, but each role was masked
+    knowing only its own entries, so a role that held the same value under another name (`LOGIN`, or a name the
+    control plane answered as '0001-01-01T00:00:00+23:59') printed it, as did a run script that echoed it. The whole
+    draft's secret env values are masked wherever it holds them, as redact_object masks a Job's."""
+    secret = "s3cr3tvalue123456"
+    draft = {"name": "leaky-copy", "runScript": f"login {secret}\npython train.py",
+             "roles": [{"name": "actor", "env": {"API_KEY": secret}}, {"name": "env", "env": {"LOGIN": secret}}]}
+    shown = with_placeholders(draft)
+    assert secret not in yaml.safe_dump(shown), shown
+    assert shown["roles"][1]["env"]["LOGIN"] == PLACEHOLDER and shown["runScript"] == f"login {PLACEHOLDER}\npython train.py"
+    assert placeholder_fields(shown) == ["runScript", "roles[0].env.API_KEY", "roles[1].env.LOGIN"]
+
+
 def test_a_number_bool_or_none_is_not_walked_for_secret_values(monkeypatch):
     """Issue 34 (bench checkeval, the run check 0.6 ms slower than acc6d58): since 65c545b redact_object reads a value's
     own secret env values before it redacts the value, and the run check shows about 90 values a run through it (a
