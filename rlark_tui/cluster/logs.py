@@ -14,7 +14,7 @@ from typing import Any
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.http import LineStream
+from rlark_tui.cluster.http import LineStream, tail_bytes, tail_left_out
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, split_line, split_raw
 from rlark_tui.errors import UsageError
@@ -102,7 +102,9 @@ class JobLogs:
                     notices.append(Notice(f"-- [{target.source}] from the gateway: its last {GATEWAY_LINES} lines "
                                           f"({self.access.server_problem or 'no rlark-server'})"))
                 else:
-                    lines = self._read(target)
+                    lines, left_out = self._read(target)
+                    if left_out:
+                        notices.append(Notice(f"-- [{target.source}] {left_out}"))
             except (ApiError, Unreachable) as exc:
                 notices.append(Notice(f"-- [{target.source}] {exc}"))
                 continue
@@ -110,11 +112,12 @@ class JobLogs:
             streams.append([line for line in lines if resume.admit(line)])
         return merge_by_time(streams), notices
 
-    def _read(self, target: LogTarget) -> list[LogLine]:
+    def _read(self, target: LogTarget) -> tuple[list[LogLine], str]:
+        """The target's lines and what a tail read left out to hold at most its bound, in one line ('' if none)."""
         stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace,
                                      previous=self.previous, tail=self.tail, since_seconds=self.since_seconds,
-                                     read_timeout=30)
-        return [split_line(raw, target.source) for raw in stream if raw]
+                                     read_timeout=30, tail_bytes=_tail_bytes(self.tail))
+        return [split_line(raw, target.source) for raw in stream if raw], tail_left_out(stream)
 
     # -- follow ---------------------------------------------------------------------------------------------
 
@@ -179,6 +182,12 @@ class JobLogs:
         self.stop.set()
         if self._follower is not None:
             self._follower.close()
+
+
+def _tail_bytes(tail: int | None) -> int | None:
+    """A tail read's bound on what its lines hold (http.tail_bytes: what a kubelet's answer may take; a data plane
+    may answer lines of 16 MiB, so `tail` lines were up to `tail` × 16 MiB)."""
+    return tail_bytes(tail) if tail is not None and tail >= 0 else None
 
 
 def gateway_lines(access: ClusterAccess, job: str, target: LogTarget, tail: int | None, previous: bool,
@@ -276,12 +285,12 @@ class LogFollower:
         source, on_lines = target.source, self.on_lines
         dropped = False
         while not self.stop.is_set():
+            tail = self.tail if resume.last is None else None
             try:
                 stream = self.access.pod_log(
                     target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,
-                    previous=self.previous, tail=self.tail if resume.last is None else None,
-                    since_seconds=self.since_seconds if resume.last is None else None,
-                    since_time=resume.since(), read_timeout=None)
+                    previous=self.previous, tail=tail, since_seconds=self.since_seconds if resume.last is None else None,
+                    since_time=resume.since(), read_timeout=None, tail_bytes=_tail_bytes(tail))
             except NotFound:
                 self.on_notice(f"[{source}] Pod {target.pod} is gone (stopped or replaced)")
                 return
@@ -335,6 +344,9 @@ class LogFollower:
                         del self._open[target.key]
             if self.stop.is_set():
                 return
+            left_out = tail_left_out(stream)  # a read without follow (the previous instance) holds its tail
+            if left_out:
+                self.on_notice(f"[{source}] {left_out}")
             if self.previous:
                 self.on_notice(f"[{source}] end of the previous instance of {target.pod}")
                 return

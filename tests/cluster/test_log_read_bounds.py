@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from rlark_tui.cluster import checkpoints
+from rlark_tui.cluster import checkpoints, logs
 from tests.cluster.seeding import ROLES, at, seed_running_job, write_log
 
 LONG = "x" * (400 << 10)
@@ -33,3 +33,69 @@ def test_the_resolved_config_is_looked_for_within_a_byte_bound_and_the_checkpoin
     assert result.err == (f"error: checkpoints: the Header log of ckpt-bound ({header[1]}) has no resolved RLinf "
                           "config in its first 2 lines, where its read stopped to hold at most 1 MiB (the read's "
                           "bound), so no checkpoint location\n")
+
+
+
+SHORTER = "x" * (10 << 10)
+"""A line the runtime writes as one entry (a longer one is entries of 16 KiB, and tailLines counts entries)."""
+
+
+def _long_previous_instance(sb, name: str) -> str:
+    """A one-Pod Job whose previous instance wrote five lines of 10 KiB and a short one after them; its Pod."""
+    cluster, pod = seed_running_job(sb, name, [ROLES[0]])["actor"]
+    write_log(sb, cluster, pod, [f"{n}{SHORTER}" for n in range(5)] + ["last"], when=at(1))
+    sb.logs.end_instance(cluster, "rlark-system", pod, "main", 1)
+    sb.logs.start_instance(cluster, "rlark-system", pod, "main")
+    return pod
+
+
+def test_rlark_logs_tail_holds_its_byte_bound_and_says_what_it_left_out(rl, sb, monkeypatch):
+    """`rlark logs --tail N` (and -f's first read) kept the last N lines whatever their size, and a data plane may
+    answer lines of 16 MiB (http.MAX_LINE_BYTES): N × 16 MiB. It holds the newest within http.tail_bytes(N), what a
+    kubelet's N lines may take (so the sandbox's never reach it: here 32 KiB), and says on stderr, in one line, how
+    many it left out, with the bound."""
+    pod = _long_previous_instance(sb, "logs-bound")
+    whole = rl("logs", "logs-bound", "--previous", "--tail", "6")
+    assert whole.code == 0 and len(whole.out.splitlines()) == 6 and whole.err == ""
+    monkeypatch.setattr(logs, "tail_bytes", lambda lines: 32 << 10)
+    result = rl("logs", "logs-bound", "--previous", "--tail", "6")
+    assert result.code == 0
+    assert result.out.splitlines() == [f"[actor/{pod}] {n}{SHORTER}" for n in (2, 3, 4)] + [f"[actor/{pod}] last"]
+    assert result.err == (f"-- [actor/{pod}] its last 4 lines read and 2 before them left out, to hold at most "
+                          "32 KiB (the read's bound)\n")
+
+
+async def test_the_log_panes_read_of_a_previous_instance_holds_its_byte_bound_and_says_so(sb, env, monkeypatch):
+    """The log pane's first read of a previous instance (`p`) kept its last TAIL_LINES lines whatever their size
+    (1,000 × 16 MiB) before the pane's own MAX_CHARS: it holds the newest within http.tail_bytes(TAIL_LINES) (here
+    32 KiB) and the pane says in one notice line how many it left out."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.model.logtarget import Scope
+    from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.tui.app import RlarkApp
+    from rlark_tui.widgets.log_pane import NOTICE, TEXT
+    from tests.pilot import wait_for
+
+    pod = _long_previous_instance(sb, "pane-bound")
+    monkeypatch.setattr(logs, "tail_bytes", lambda lines: 32 << 10)
+    access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
+
+    def shown(app) -> list[tuple[bool, str]]:
+        if not (isinstance(app.screen, LogScreen) and app.screen.ready):
+            return []
+        return [(line[NOTICE], line[TEXT]) for line in app.screen.view.shown_lines]
+    try:
+        app = RlarkApp(access)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job("pane-bound"), "the Job")
+            app.open_logs("pane-bound", Scope.ALL, previous=True)
+            end = (True, f"-- [actor/{pod}] end of the previous instance of {pod}")
+            await wait_for(pilot, lambda: end in shown(app), "the previous instance's end", show=shown)
+            assert [text for notice, text in shown(app) if not notice] == [f"{n}{SHORTER}" for n in (2, 3, 4)] + [
+                "last"]
+            assert [text for notice, text in shown(app) if notice][-2:] == [
+                f"-- [actor/{pod}] its last 4 lines read and 2 before them left out, to hold at most 32 KiB (the "
+                "read's bound)", end[1]]
+    finally:
+        access.close()
+        sb.store.delete("jobs", "pane-bound", "")
