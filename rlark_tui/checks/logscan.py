@@ -286,14 +286,22 @@ def resolved_config(lines: Sequence[str], start: int = 0) -> ConfigBlock | None:
                 text = lines[end].rstrip()
                 depth += text.count("{") - text.count("}")
                 if depth <= 0:
-                    try:
-                        data = load_json("\n".join(lines[index:end + 1]))
-                    except ValueError:
-                        break
-                    if isinstance(data, dict) and isinstance(data.get("cluster"), dict):
-                        return ConfigBlock(index + 1, end + 1, data)
+                    block = config_block(lines, index, end)
+                    if block is not None:
+                        return block
                     break
         index += 1
+    return None
+
+
+def config_block(lines: Sequence[str], first: int, last: int) -> ConfigBlock | None:
+    """`lines[first..last]`, a `{` line to the line that closes it, as RLinf's resolved config (None: it is not)."""
+    try:
+        data = load_json("\n".join(lines[first:last + 1]))
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("cluster"), dict):
+        return ConfigBlock(first + 1, last + 1, data)
     return None
 
 

@@ -46,7 +46,13 @@ def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
     """The resolved config RLinf printed at the start of the Header Pod's log (read from the start, at most
     CONFIG_LINES lines holding at most CONFIG_BYTES, and no further than the config's end)."""
     lines: list[str] = []
-    held, full = 0, False
+    opened: list[tuple[int, int]] = []
+    """Each `{` line whose block is still open, as logscan.resolved_config reads one: its index and the depth of
+    the braces before it. A block is judged once, when it closes (judging every block again at each `}` line was
+    quadratic: 4,000 lines of `{` and `}` took 20 s)."""
+    held = depth = 0
+    full = False
+    block = None
     try:
         stream = access.pod_log(header.cluster, header.pod, timestamps=True, read_timeout=30)
         try:
@@ -57,15 +63,18 @@ def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
                     full = True
                     break
                 lines.append(text)
-                if lines[-1].rstrip() == "}" and logscan.resolved_config(lines) is not None:
-                    break
-                if len(lines) >= CONFIG_LINES:
+                line = text.rstrip()
+                if line == "{":
+                    opened.append((len(lines) - 1, depth))
+                depth += line.count("{") - line.count("}")
+                while block is None and opened and depth <= opened[-1][1]:
+                    block = logscan.config_block(lines, opened.pop()[0], len(lines) - 1)
+                if block is not None or len(lines) >= CONFIG_LINES:
                     break
         finally:
             stream.close()
     except (ApiError, Unreachable) as exc:
         raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job}: {exc}") from exc
-    block = logscan.resolved_config(lines)
     if block is None:
         stopped = (f", where its read stopped to hold at most {size_text(CONFIG_BYTES)} (the read's bound)" if full
                    else "")

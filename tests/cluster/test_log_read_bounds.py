@@ -99,3 +99,21 @@ async def test_the_log_panes_read_of_a_previous_instance_holds_its_byte_bound_an
     finally:
         access.close()
         sb.store.delete("jobs", "pane-bound", "")
+
+
+def test_the_resolved_config_is_looked_for_judging_each_block_of_the_log_once(rl, sb, monkeypatch):
+    """The read judged every `{` block read so far again at each `}` line, a quadratic time in the lines read within
+    its bounds: a Header log of 20,000 lines of `{` and `}` before the config (40 KB) held rlark checkpoints, resume
+    and the Checkpoints tab's worker for minutes (4,000 lines: 20 s). Each block is judged once, when it closes, and
+    the config after them is still found."""
+    from rlark_tui.checks import logscan
+
+    pods = seed_running_job(sb, "ckpt-blocks", ROLES)
+    write_log(sb, *pods["actor"], ["{", "}"] * 200, when=at(1))
+    write_log(sb, *pods["actor"], CONFIG, when=at(2))
+    judged = []
+    read = logscan.load_json
+    monkeypatch.setattr(logscan, "load_json", lambda text, *args, **kw: judged.append(text) or read(text, *args, **kw))
+    result = rl("checkpoints", "ckpt-blocks")
+    assert result.code == 1 and "exec in pod" in result.err and "config" not in result.err  # found, then listed
+    assert len(judged) == 201
