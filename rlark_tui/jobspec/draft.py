@@ -556,10 +556,13 @@ def draft_to_mapping(draft: JobDraft) -> dict:
 class _BlockDumper(_DUMPER_BASE):
     """Multi-line strings (scripts) as `|` blocks, so dumped YAML stays readable; one holding a bidi control or a
     line separator double-quoted, where each is an escape (sinks.yaml_quoted: the draft is read before it is sent,
-    and a raw U+202E shows a command reordered)."""
+    and a raw U+202E shows a command reordered); a lone surrogate as its escape (`rlark clone` of a Job whose
+    display name held JSON's '\\ud800' ended in a crash report)."""
 
 
 def _represent_str(dumper: _BlockDumper, value: str) -> yaml.Node:
+    if not value.isascii():  # libyaml encodes each string as UTF-8: a lone surrogate (JSON's \ud800) as its escape
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     style = '"' if yaml_quoted(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

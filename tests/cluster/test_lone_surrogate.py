@@ -91,3 +91,19 @@ def test_a_terminal_that_holds_no_unicode_is_shown_escapes(tmp_path, env, monkey
             assert "D\u00e9mo \\ud83d\\ude80" in wide.splitlines()[1] or encoding == "ascii", wide
             assert json.loads(as_json)["items"][0]["metadata"]["annotations"]["rlark.io/display-name"] == "D\u00e9mo \U0001f680"
             assert any(line.startswith("Display name:") and "\\ud83d\\ude80" in line for line in described.splitlines())
+
+
+def test_a_job_whose_fields_hold_lone_surrogates_is_cloned(tmp_path, env, capsys):
+    """Issue 33, a twentieth round (generated answers through a mutating proxy): `rlark clone` of a Job whose
+    display name (or an env value, a run script) held a lone surrogate, JSON's '\\ud800' or '\\udc80', ended in a
+    crash report: the draft's YAML is written by libyaml, which encodes each string as UTF-8 (UnicodeEncodeError).
+    Each surrogate is written as its escape, as every YAML rlark prints shows it."""
+    with _control_plane() as (server, _asked):
+        rlark = cli_runner(_kubeconfig(tmp_path / "kubeconfig", server), capsys)
+        JOB["metadata"]["annotations"]["rlark.io/display-name"] = "D\ud800mo \udc80"
+        try:
+            cloned = rlark("clone", "x")
+        finally:
+            JOB["metadata"]["annotations"]["rlark.io/display-name"] = "D\u00e9mo \U0001f680"
+    assert cloned.code == 0, cloned
+    assert "displayName: D\\ud800mo \\udc80" in cloned.out.splitlines()
