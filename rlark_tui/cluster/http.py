@@ -172,9 +172,10 @@ class Http:
                read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,
                ends: bool = False, last_bytes: int | None = None) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
-        last that many lines are kept (LineStream), within `last_bytes` when given. `ends`: an answer that ends
-        by itself (a log read without follow, a TensorBoard answer), whose lines still arriving BODY_TIMEOUTS ×
-        `read_timeout` after the read began raise TooSlow, as read_bounded's body does."""
+        last that many lines are kept (LineStream), within `last_bytes` when given (alone: the newest lines within
+        it). `ends`: an answer that ends by itself (a log read without follow, a TensorBoard answer), whose lines
+        still arriving BODY_TIMEOUTS × `read_timeout` after the read began raise TooSlow, as read_bounded's body
+        does."""
 
         resp = self._send("GET", path, req, query, None, None, (CONNECT_TIMEOUT, read_timeout), None)
         if not 200 <= resp.status < 300:
@@ -344,9 +345,10 @@ class LineStream:
     unless it holds a `\r` (a progress bar redrawn in place, e.g. tqdm, never ends its line).
     With `last` (a read that asked for tailLines) only the last that many lines are kept and yielded at the end:
     a server that sends more than it was asked for (the whole log, or millions of empty lines) costs the bytes'
-    time, never memory for more lines than asked. With `last_bytes` too, only the newest of those lines whose
-    strings take at most that many bytes of memory (sys.getsizeof): a line may be MAX_LINE_BYTES, so 20,000 lines
-    could be 320 GiB; `left_out` then counts the lines it dropped for that bound, for the reader to say.
+    time, never memory for more lines than asked. With `last_bytes` (with `last` or alone: a read of a whole log)
+    only the newest of those lines whose strings take at most that many bytes of memory (sys.getsizeof), yielded
+    at the end: a line may be MAX_LINE_BYTES, so 20,000 lines could be 320 GiB, and a whole log has no end but the
+    server's; `left_out` then counts the lines it dropped for that bound, for the reader to say.
     """
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
@@ -372,12 +374,12 @@ class LineStream:
 
     def batches(self) -> Iterator[list[str]]:
         """The lines a read brings, a list per read: a busy follow reads hundreds at once, and a reader that takes
-        them together pays its per-line costs (masking, cleaning, handing over) once per read. With `last`, one
-        list of the last lines at the end."""
-        if self._last is None:
+        them together pays its per-line costs (masking, cleaning, handing over) once per read. With `last` or
+        `last_bytes`, one list of the last lines at the end."""
+        if self._last is None and self.last_bytes is None:
             yield from self._batches()
             return
-        kept: deque[str] = deque(maxlen=max(self._last, 0))
+        kept: deque[str] = deque(maxlen=None if self._last is None else max(self._last, 0))
         if self.last_bytes is None:
             for lines in self._batches():
                 kept.extend(lines)
@@ -404,7 +406,7 @@ class LineStream:
                 while held > self.last_bytes:
                     held -= sizes.popleft()
                     kept.popleft()
-            self.left_out = min(sent, self._last) - len(kept)
+            self.left_out = (sent if self._last is None else min(sent, self._last)) - len(kept)
         self.kept = len(kept)
         if kept:
             yield list(kept)

@@ -25,6 +25,12 @@ from rlark_tui.text.parse import ascii_int
 
 DISCOVER_SECONDS = 5.0
 GATEWAY_LINES = 1000
+WHOLE_LOG_BYTES = 64 << 20
+"""A read of a Pod's whole log (`rlark logs` without --tail, or with only --since) holds at most this much of its
+newest lines as strings (a data plane may answer lines of 16 MiB without end). A kubelet answers it from the log's
+current file, which the runtime rotates past 10 MiB (the kubelet's default containerLogMaxSize), and an entry takes
+at most 4.7 times its bytes there as a str (one character outside the BMP: 35 bytes on disk, 164 as its line), so a
+real log's 47 MiB are never cut."""
 
 
 @dataclass(frozen=True)
@@ -113,10 +119,12 @@ class JobLogs:
         return merge_by_time(streams), notices
 
     def _read(self, target: LogTarget) -> tuple[list[LogLine], str]:
-        """The target's lines and what a tail read left out to hold at most its bound, in one line ('' if none)."""
+        """The target's lines and what the read left out to hold at most its bound (its tail's, else
+        WHOLE_LOG_BYTES), in one line ('' if none)."""
+        held = WHOLE_LOG_BYTES if self.tail is None else _tail_bytes(self.tail)
         stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace,
                                      previous=self.previous, tail=self.tail, since_seconds=self.since_seconds,
-                                     read_timeout=30, tail_bytes=_tail_bytes(self.tail))
+                                     read_timeout=30, tail_bytes=held)
         return [split_line(raw, target.source) for raw in stream if raw], tail_left_out(stream)
 
     # -- follow ---------------------------------------------------------------------------------------------

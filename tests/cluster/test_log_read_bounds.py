@@ -65,6 +65,28 @@ def test_rlark_logs_tail_holds_its_byte_bound_and_says_what_it_left_out(rl, sb, 
                           "32 KiB (the read's bound)\n")
 
 
+def test_rlark_logs_without_tail_holds_a_byte_bound_per_pod_and_says_what_it_left_out(rl, sb, monkeypatch):
+    """`rlark logs JOB` without --tail (or with only --since) read each Pod's whole log, or the whole window, into
+    memory before merging the Pods' lines by time: a data plane answering lines of 16 MiB, or without end, made
+    rlark hold it all. It holds the newest of each Pod's lines within logs.WHOLE_LOG_BYTES (what a kubelet's current
+    log file of 10 MiB may take, so a real log is never cut: here 32 KiB) and says on stderr, in one line per Pod
+    that reached it, how many it left out, with the bound; a Pod within it is read whole."""
+    pods = seed_running_job(sb, "logs-whole", ROLES)
+    actor, env = pods["actor"][1], pods["env"][1]
+    write_log(sb, *pods["actor"], [f"{n}{SHORTER}" for n in range(5)] + ["last"])
+    write_log(sb, *pods["env"], ["short"])
+    assert logs.WHOLE_LOG_BYTES >= 47 << 20  # a kubelet's current file of 10 MiB, as strings at most
+    whole = rl("logs", "logs-whole")
+    assert whole.code == 0 and len(whole.out.splitlines()) == 7 and whole.err == ""
+    monkeypatch.setattr(logs, "WHOLE_LOG_BYTES", 32 << 10)
+    kept = [f"[actor/{actor}] {n}{SHORTER}" for n in (2, 3, 4)] + [f"[actor/{actor}] last", f"[env/{env}] short"]
+    for window in ((), ("--since", "1h")):
+        result = rl("logs", "logs-whole", *window)
+        assert result.code == 0 and result.out.splitlines() == kept
+        assert result.err == (f"-- [actor/{actor}] its last 4 lines read and 2 before them left out, to hold at "
+                              "most 32 KiB (the read's bound)\n")
+
+
 async def test_the_log_panes_read_of_a_previous_instance_holds_its_byte_bound_and_says_so(sb, env, monkeypatch):
     """The log pane's first read of a previous instance (`p`) kept its last TAIL_LINES lines whatever their size
     (1,000 × 16 MiB) before the pane's own MAX_CHARS: it holds the newest within http.tail_bytes(TAIL_LINES) (here
