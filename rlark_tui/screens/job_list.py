@@ -139,8 +139,8 @@ class JobListScreen(RlarkScreen):
         self._message: str | None = None
         self._note: tuple[JobRow, str] | None = None
         """The highlighted row's progress note (`_progress_note`) and the JobRow it was made of."""
-        self._noted = False
-        """Whether the line under the list shows a progress note."""
+        self._note_shown = ""
+        """What the note line under the list shows."""
         self._table: JobTable | None = None
         self._pending: set[str] | None = set()
         """Jobs changed since the table was last updated (None: all of them)."""
@@ -153,6 +153,7 @@ class JobListScreen(RlarkScreen):
         yield FilterBar("filter Jobs: text or regex (esc clears)", id="job-filter")
         yield JobTable(CONTEXT_COLUMNS if self.state.several else COLUMNS, id="job-table")
         yield Static("", id="job-list-message", markup=False)
+        yield Static("", id="job-list-note", markup=False)
 
     @property
     def table(self) -> JobTable:
@@ -168,6 +169,7 @@ class JobListScreen(RlarkScreen):
         bar = self.query_one(FilterBar)
         bar.on_close = self.focus_body
         bar.on_change = self._filter_changed
+        self.table.on_highlighted = self._update_note
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.restore_view()
         self.table.focus()
@@ -343,14 +345,25 @@ class JobListScreen(RlarkScreen):
             text = f"No Jobs match the filter {matcher.text!r} (esc in the filter clears it)."
         if matcher.error:
             text = (text + "\n" if text else "") + f"filter: {matcher.error}"
-        note = self._progress_note()
-        self._noted = bool(note)
-        if note:
-            text = (text + "\n" if text else "") + note
         if self._message != text:
             self._message = text
             message.update(text)
             message.set_class(bool(text), "-shown")
+        self._update_note()
+
+    def _update_note(self) -> None:
+        """The highlighted row's progress note on the line under the list. Once shown, the line stays (blank for a
+        row without a note), and its text changes without a layout: shown and hidden at each j or k between rows
+        with and without one, it laid out the whole screen again, two frames and seven times the UI thread's
+        work a key over 5,000 Jobs."""
+        note = self._progress_note()
+        if note == self._note_shown:
+            return
+        line = self.query_one("#job-list-note", Static)
+        if note and not line.has_class("-shown"):
+            line.add_class("-shown")
+        line.update(note, layout=False)
+        self._note_shown = note
 
     def _progress_note(self) -> str:
         """Why the highlighted row's PROGRESS is `?` (view.jobs.progress_note), "" when it is not; made again only
@@ -366,13 +379,6 @@ class JobListScreen(RlarkScreen):
             known = KnownSecrets(secret_values(job.raw) if job is not None else ())
             self._note = (row, progress_note(row.name, progress.error, known))
         return self._note[1]
-
-    @on(LiveTable.Highlighted, "#job-table")
-    def _highlighted(self, _event: LiveTable.Highlighted) -> None:
-        """The line under the list follows the highlighted row when it has a progress note, or had one (a j or k
-        between rows without one asks no more of the UI thread)."""
-        if self._noted or self._progress_note():
-            self._update_message()
 
     # ---- keys ------------------------------------------------------------------------------
     def _key(self, name: str) -> str:

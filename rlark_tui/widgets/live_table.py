@@ -9,7 +9,7 @@ low-value columns; priority 0 columns always show.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -152,20 +152,6 @@ class LiveTable(ScrollView, can_focus=True):
         def control(self) -> LiveTable:
             return self.table
 
-    class Highlighted(Message):
-        """The cursor is on another row (a key or a click moved it; a filter, sort or new rows say WindowChanged)."""
-
-        def __init__(self, table: LiveTable) -> None:
-            super().__init__()
-            self.table = table
-
-        @property
-        def control(self) -> LiveTable:
-            return self.table
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, LiveTable.Highlighted) and message.table is self.table
-
     class WindowChanged(Message):
         """The rows in view may be others now (rows, filter, sort, scroll or size changed): a screen that reads
         per visible row (the job list's subscriptions) looks at `visible_keys` again. A newer one supersedes."""
@@ -202,6 +188,10 @@ class LiveTable(ScrollView, can_focus=True):
         self.sort_reverse = False
         self.wide = False
         """Every column at its full width (none narrows or hides; what does not fit scrolls sideways)."""
+        self.on_highlighted: Callable[[], None] | None = None
+        """Called at once when the cursor is on another row (a key or a click moved it; a filter, sort or new rows
+        say WindowChanged): what the screen shows of the row lands in the key's own frame, where a message handled
+        after it drew a second one."""
 
     # ---- what the screens and tests read ---------------------------------------------------------
     @property
@@ -349,8 +339,8 @@ class LiveTable(ScrollView, can_focus=True):
         before = self._shown[self._cursor] if self._cursor < len(self._shown) else None
         self._set_cursor(max(0, min(row, len(self._shown) - 1)), scroll)
         self._wanted = self._shown[self._cursor]
-        if self._wanted != before:
-            self.post_message(self.Highlighted(self))
+        if self._wanted != before and self.on_highlighted is not None:
+            self.on_highlighted()
 
     def select_key(self, key: str) -> bool:
         """Move the cursor to the row `key`; False when no such row is shown."""
