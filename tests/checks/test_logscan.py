@@ -1,12 +1,17 @@
 """C3's error scan: the whole-log first pass (literal starts of each pattern's alternatives) never hides a line a
 pattern matches: error_hits gives what trying every pattern on every line gives."""
 
+import json
 import re
+from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlark_tui.checks import logscan
+
+from . import fixtures
 
 SAMPLES = ["ErrImagePull", "Failed to pull image x", "Error: Ray CLI is not found", "bash: foo: command not found",
            "No module named 'ray'", "No module named ray", "ImportError: cannot import ray", "import ray.x Error",
@@ -114,3 +119,90 @@ def test_a_search_of_our_own_pattern_reads_no_line_that_cannot_match():
     lines.reads = []
     assert logscan.search(lines, logscan.CONFIG_SUM_RE, 25) is None  # case-insensitive: as re reads the case
     assert lines.reads == []
+
+
+def config_trying_every_brace_line(lines, start=0):
+    """The resolved config as the run check looked for it before: from each `{` line on to its matching close."""
+    for index in range(start, len(lines)):
+        if lines[index].rstrip() == "{":
+            depth = 0
+            for end in range(index, len(lines)):
+                depth += lines[end].count("{") - lines[end].count("}")
+                if depth <= 0:
+                    block = logscan.config_block(lines, index, end)
+                    if block is not None:
+                        return block
+                    break
+    return None
+
+
+BLOCK_LINES = ["{", "}", "{ ", "  {", "{}", "} {", "x", '"a":', ",", '"cluster": {}', '"cluster": {"n": 1},',
+               '"\\u0063luster": {"n": 2}', '{"cluster": {"n": 3}}', '"cluster": 1', '"n": [', "]"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(BLOCK_LINES), max_size=16), st.integers(0, 3))
+def test_the_resolved_config_is_the_block_trying_every_brace_line_finds(lines, start):
+    """Up to 16 lines: no block is inside JUDGED_DEPTH blocks that are judged, where the answer could differ."""
+    assert logscan.resolved_config(lines, start) == config_trying_every_brace_line(lines, start)
+
+
+def config_lines(config=fixtures.CONFIG):
+    return json.dumps(config, indent=2).splitlines()
+
+
+@pytest.mark.parametrize("lines", [
+    fixtures.head_lines(),
+    ["{", "not json", *config_lines(), "}"],  # a broken block around the config
+    ["{", '"wrap":', *config_lines(), "}"],  # JSON around the config, naming no cluster of its own
+    ["{", *config_lines(), *config_lines({"cluster": {"num_nodes": 9}})],  # never closed: the first config
+    ["{"] * 300 + ['"cluster": {}'] + ["}"] * 300,  # the innermost of 300 is one
+    ["{", "}"] * 50 + config_lines({"cluster": "none"}) + ["{", "{", "{"] + fixtures.head_lines(),
+], ids=["rlinf", "broken-around", "json-around", "unclosed-around", "nested-300", "closed-and-open-before"])
+def test_the_resolved_config_is_the_one_found_trying_every_brace_line(lines):
+    expected = config_trying_every_brace_line(lines)
+    assert expected is not None and logscan.resolved_config(lines) == expected
+    assert logscan.resolved_config(lines, expected.first_line) == config_trying_every_brace_line(
+        lines, expected.first_line)
+
+
+class ReadLines(Sequence):
+    """A log that counts the lines read from it, one at a time, in a slice or by iterating."""
+
+    def __init__(self, lines):
+        self.lines = lines
+        self.read = 0
+
+    def __len__(self):
+        return len(self.lines)
+
+    def __getitem__(self, index):
+        item = self.lines[index]
+        self.read += len(item) if isinstance(index, slice) else 1
+        return item
+
+
+def test_the_resolved_config_after_thousands_of_braces_that_never_close_reads_each_line_a_few_times():
+    """Each `{` line whose block never closes was scanned to the log's end, so a Pod printing thousands of them
+    held the run check quadratic time (2,000 / 4,000 / 8,000: 0.44 / 1.78 / 7.96 s; 64 MiB of them never ended).
+    One pass reads each line and the config after them is found."""
+    head = fixtures.head_lines()
+    lines = ReadLines(["{"] * 2000 + head)
+    block = logscan.resolved_config(lines)
+    assert (block.first_line, block.config) == (2000 + head.index("{") + 1, fixtures.CONFIG)
+    assert lines.read <= 2 * len(lines)  # 2,185,087 lines read before
+
+
+def test_the_resolved_config_after_thousands_of_nested_blocks_joins_each_line_a_few_times(monkeypatch):
+    """4,000 `{` blocks nested, each JSON's start and naming the cluster inside, were each joined to its close and
+    parsed, quadratic in the log's text (72 MB joined for 4,001 judgements of 41 KB). A block is judged only inside
+    fewer than JUDGED_DEPTH judged ones (288 KB for 9 now), and the config after them is found."""
+    head = fixtures.head_lines()
+    lines = ["{", '"a":'] * 4000 + ['{"cluster": {}}'] + ["}"] * 4000 + head
+    joined = []
+    read = logscan.load_json
+    monkeypatch.setattr(logscan, "load_json", lambda text, *args, **kw: joined.append(len(text)) or read(text, *args,
+                                                                                                          **kw))
+    block = logscan.resolved_config(lines)
+    assert (block.first_line, block.config) == (12001 + head.index("{") + 1, fixtures.CONFIG)
+    assert sum(joined) <= logscan.JUDGED_DEPTH * sum(len(line) + 1 for line in lines)
