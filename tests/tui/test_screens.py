@@ -1029,12 +1029,14 @@ async def test_a_progress_not_read_says_why_under_the_list_for_the_highlighted_j
             return lay_out(*args, **kwargs)
 
         screen._refresh_layout = counted
+        heights = set()
         for name in ("demo-ppo", "eval-sweep", "demo-ppo", "eval-sweep", "demo-ppo"):
             assert screen.table.select_key(name)
             await pilot.pause()
-            screen._on_timer_update()  # the screen's next update, now: a layout the move asked for is made here
             said[name] = str(note.render()) if note.display else ""
+            heights.add(screen.table.size.height)
     assert said["eval-sweep"] == ""
+    assert len(heights) == 1, f"the list jumped as the cursor moved: {sorted(heights)} rows high"
     # the line stays once shown, so a move lays out nothing: shown and hidden at each move, the whole screen was
     # laid out again at each j or k (seven times the UI thread's work a key over 5,000 Jobs)
     assert layouts == 0, layouts
