@@ -122,9 +122,11 @@ def read_progress(access: ClusterAccess, cluster: str, pod: str, since_seconds: 
 
 
 class WideCells(NamedTuple):
-    """`get jobs -o wide`'s log cells, Job name -> text: PROGRESS and STEP TIME."""
+    """`get jobs -o wide`'s log cells, Job name -> text: PROGRESS and STEP TIME, and what each Job's read of its
+    Header log left out to hold at most its bound (tail_left_out's line; only Jobs whose read left some out)."""
     progress: dict[str, str]
     step_time: dict[str, str]
+    left_out: dict[str, str]
 
 
 def wide_log_cells(access: ClusterAccess, jobs: list[dict[str, Any]]) -> WideCells:
@@ -133,27 +135,30 @@ def wide_log_cells(access: ClusterAccess, jobs: list[dict[str, Any]]) -> WideCel
     PROGRESS_TAIL_LINES log lines per Running Job (the newest progress row and metric table are among them)."""
     running = [Job(j) for j in jobs if Job(j).phase == "Running" and Job(j).head_task is not None]
     if not running:
-        return WideCells({}, {})
+        return WideCells({}, {}, {})
     try:
         pods = access.list(PODS).items
     except (ApiError, Unreachable):
-        return WideCells({}, {})
+        return WideCells({}, {}, {})
     index = SnapshotIndex(Snapshot(pods={f"{Pod(p).namespace}/{Pod(p).name}": p for p in pods}))
 
-    def one(job: Job) -> tuple[str, str, str]:
+    def one(job: Job) -> tuple[str, str, str, str]:
         pod = header_pod(index.pods_by_task.get(job.head_task_name, []))
         if pod is None:
-            return job.name, "", ""
+            return job.name, "", "", ""
         try:
-            lines = read_log(access, pod.namespace, pod.pod_name, PROGRESS_TAIL_LINES, PROGRESS_TAIL_BYTES).lines
+            lines, left_out = read_log(access, pod.namespace, pod.pod_name, PROGRESS_TAIL_LINES, PROGRESS_TAIL_BYTES)
         except (ApiError, Unreachable):
-            return job.name, "?", "?"
+            return job.name, "?", "?", ""
         row = latest_progress(lines)
         step_time = breakdown(metric_series(lines).points)
-        return job.name, row.render(time.time()) if row else "", step_time_cell(step_time) if step_time.steps else ""
+        return (job.name, row.render(time.time()) if row else "", step_time_cell(step_time) if step_time.steps else "",
+                left_out)
 
     cells = parallel_map(one, running)
-    return WideCells({name: text for name, text, _ in cells if text}, {name: text for name, _, text in cells if text})
+    return WideCells({name: text for name, text, _, _ in cells if text},
+                     {name: text for name, _, text, _ in cells if text},
+                     {name: said for name, _, _, said in cells if said})
 
 
 def thin(points: list[Point], limit: int = MAX_POINTS) -> list[Point]:

@@ -81,12 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
 @dataclass
 class Listed:
-    """What one context answered: the objects, the namespace read, a line per named object not found, and the
-    wide columns' cells."""
+    """What one context answered: the objects, the namespace read, a line per named object not found, the wide
+    columns' cells, and a line per read of theirs that left lines out to hold at most its bound."""
 
     items: list[dict]
     namespace: str | None
     missing: list[str] = field(default_factory=list)
+    bounded: list[str] = field(default_factory=list)
     progress: dict[str, str] | None = None
     step_time: dict[str, str] | None = None
     gpu: dict[str, float] | None = None
@@ -100,6 +101,8 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
     listed = read(access, kind, args)
     for line in listed.missing:
         print(f"error: {line}", file=sys.stderr)
+    for line in listed.bounded:
+        print(f"-- {line}", file=sys.stderr)
     status = 1 if listed.missing else 0
     if not listed.items:
         if status == 0:
@@ -145,7 +148,9 @@ def read(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
         listed.items = answer().items
     if listed.items and args.output == "wide" and kind is JOBS:
         from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
-        listed.progress, listed.step_time = wide_log_cells(_full(access), listed.items)
+        listed.progress, listed.step_time, left_out = wide_log_cells(_full(access), listed.items)
+        listed.bounded = [f"job {name}: PROGRESS and STEP TIME from its Header log: {said}"
+                          for name, said in sorted(left_out.items())]
         from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
         listed.gpu = job_gpu_percent(_full(access), listed.items)
     if listed.items and args.output == "wide" and kind is PODS:
@@ -183,6 +188,8 @@ def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
         for line in outcome.value.missing if outcome.value is not None else ():
             print(f"context {outcome.context}: {line}", file=sys.stderr)
             status = 1
+        for line in outcome.value.bounded if outcome.value is not None else ():
+            print(f"-- context {outcome.context}: {line}", file=sys.stderr)
     answered = [(o.context, o.value) for o in outcomes if o.value is not None]
     if not any(listed.items for _context, listed in answered):
         if status == 0:

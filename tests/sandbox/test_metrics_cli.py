@@ -148,6 +148,23 @@ def test_get_wide_shows_the_step_time(run, rlark):
     assert _column(header, row, "PROGRESS").startswith("7/20 35%")
 
 
+def test_get_wide_says_what_its_read_of_a_header_log_left_out(run, rlark, monkeypatch):
+    """Issue 33, one way to read an input (a bound that is hit is said in one line, with the bound): `get jobs -o
+    wide` reads each Running Job's Header log to metrics.PROGRESS_TAIL_BYTES (here 1 KiB, under the newest table's
+    lines) and showed what it held as if it were the log, with no word of the lines it left out; rlark wait and
+    rlark metrics say it. It says one line on stderr naming the Job and the bound, and prints the table."""
+    from rlark_tui.cluster import metrics
+
+    monkeypatch.setattr(metrics, "PROGRESS_TAIL_BYTES", 1024)
+    result = rlark("get", "jobs", "-o", "wide")
+    assert result.code == 0, result.err
+    assert any(row.startswith(JOB + " ") for row in result.out.splitlines())
+    said = [line for line in result.err.splitlines() if "left out" in line]
+    assert len(said) == 1 and said[0].startswith(f"-- job {JOB}: PROGRESS and STEP TIME from its Header log: its last "
+                                                 ), result.err
+    assert said[0].endswith("before them left out, to hold at most 1 KiB (the read's bound)"), said
+
+
 def _column(header: str, row: str, name: str) -> str:
     """The cell under `name` in a kubectl-style table (columns padded, three spaces apart)."""
     start = header.index(name)
