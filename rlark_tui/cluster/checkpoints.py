@@ -42,9 +42,12 @@ class CheckpointsUnavailable(RlarkError):
     """The Job's checkpoints cannot be listed: no Header Pod, no config in its log, no location in the config."""
 
 
-def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
+def resolved_config(access: ClusterAccess, header: Header, what: str = "checkpoints",
+                    lacking: str = "no checkpoint location") -> dict[str, Any]:
     """The resolved config RLinf printed at the start of the Header Pod's log (read from the start, at most
-    CONFIG_LINES lines holding at most CONFIG_BYTES, and no further than the config's end)."""
+    CONFIG_LINES lines holding at most CONFIG_BYTES, and no further than the config's end). A read that fails or
+    finds none is CheckpointsUnavailable, one line that `what` (the command asking) starts and says it leaves
+    `lacking`."""
     lines: list[str] = []
     opened: list[tuple[int, int]] = []
     """Each `{` line whose block is still open, as logscan.resolved_config reads one: its index and the depth of
@@ -74,13 +77,12 @@ def resolved_config(access: ClusterAccess, header: Header) -> dict[str, Any]:
         finally:
             stream.close()
     except (ApiError, Unreachable) as exc:
-        raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job}: {exc}") from exc
+        raise CheckpointsUnavailable(f"{what}: the Header log of {header.job}: {exc}, so {lacking}") from exc
     if block is None:
         stopped = (f", where its read stopped to hold at most {size_text(CONFIG_BYTES)} (the read's bound)" if full
                    else "")
-        raise CheckpointsUnavailable(f"checkpoints: the Header log of {header.job} ({header.pod}) has no resolved "
-                                     f"RLinf config in its first {len(lines):,} lines{stopped}, so no checkpoint "
-                                     "location")
+        raise CheckpointsUnavailable(f"{what}: the Header log of {header.job} ({header.pod}) has no resolved "
+                                     f"RLinf config in its first {len(lines):,} lines{stopped}, so {lacking}")
     return block.config
 
 
@@ -142,7 +144,7 @@ def read_checkpoints(access: ClusterAccess, job: str, what: str = "checkpoints")
         header = find_header(access, job)
     except MetricsUnavailable as exc:
         raise CheckpointsUnavailable(f"{what}: {str(exc).removeprefix('metrics: ')}") from None
-    config = resolved_config(access, header)
+    config = resolved_config(access, header, what)
     where = location(config)
     if where is None:
         raise CheckpointsUnavailable(f"{what}: the resolved config of {job} names no checkpoint location "

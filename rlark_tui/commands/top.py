@@ -46,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
         if args.name:
             if args.what not in ("jobs", "job"):
                 raise UsageError(f"rlark top {args.what} takes no name; `rlark top job JOB` shows one Job by role")
-            print(job_roles_text(access, args.name))
+            text, unread = job_roles_text(access, args.name)
+            print(text)
+            if unread:
+                from rlark_tui.text.sinks import one_line
+                print(one_line(unread), file=sys.stderr)
         else:
             print(top_text(access, args.what, None if args.all_namespaces else (
                 args.namespace or access.namespace or "default"), args.all_namespaces))
@@ -159,12 +163,13 @@ def _index(access):
                                   pods=keyed(access.list(PODS, None).items)))
 
 
-def job_roles_text(access, name: str) -> str:
-    """`rlark top job JOB`: per role, its Running Pods' GPU utilisation and memory, and the imbalance note."""
+def job_roles_text(access, name: str) -> tuple[str, str]:
+    """`rlark top job JOB`: per role, its Running Pods' GPU utilisation and memory, and the imbalance note; and why
+    RLinf's placement, which the note names, could not be read, in one line ('' when it was)."""
     from rlark_tui.cluster import usage_reads as usage
     from rlark_tui.cluster.checkpoints import placement as config_placement
     from rlark_tui.cluster.checkpoints import resolved_config
-    from rlark_tui.cluster.metrics import find_header
+    from rlark_tui.cluster.metrics import MetricsUnavailable, find_header
     from rlark_tui.cluster.output import table
     from rlark_tui.telemetry.balance import by_role, imbalance, memory_cell, util_cell
 
@@ -182,16 +187,20 @@ def job_roles_text(access, name: str) -> str:
     rows = by_role(pods)
     if not any(row.pods for row in rows):
         raise RlarkError(f"Job {name} has no Running Pods")
+    lacking = "no placement in the imbalance note"
+    placement, unread = None, ""
     try:
-        placement = config_placement(resolved_config(access, find_header(access, name)))
-    except RlarkError:
-        placement = None
+        placement = config_placement(resolved_config(access, find_header(access, name), "top job", lacking))
+    except MetricsUnavailable as exc:
+        unread = f"top job: {str(exc).removeprefix('metrics: ')}, so {lacking}"
+    except RlarkError as exc:
+        unread = str(exc)
 
     text = table(["ROLE", "PODS", "GPUS", "GPU% MIN/MEAN/MAX", "GPU-MEM MIN/MEAN/MAX"],
                  [[clean(r.role), str(r.pods), str(r.gpus), util_cell(r), memory_cell(r)]
                   for r in rows])
     note = imbalance(rows, placement)
-    return text + (f"\nimbalance: {clean(note)}" if note else "")
+    return text + (f"\nimbalance: {clean(note)}" if note else ""), unread
 
 
 def _count(value: float) -> str:

@@ -36,6 +36,31 @@ def test_the_resolved_config_is_looked_for_within_a_byte_bound_and_the_checkpoin
 
 
 
+def test_top_job_says_in_one_line_why_it_has_no_placement_for_its_imbalance_note(rl, sb, monkeypatch):
+    """Issue 33, one way to read an input: `rlark top job` names RLinf's placement (the resolved config at the start
+    of the Header log) in its imbalance note, and said nothing when that read failed: a log whose config lies past
+    checkpoints.CONFIG_BYTES (here 1 MiB), or a data plane that answers the log read with an error. It prints its
+    table and says why in one line on stderr, with the bound, as rlark checkpoints does."""
+    pods = seed_running_job(sb, "top-bound", ROLES)
+    header = pods["actor"]
+    write_log(sb, *header, [LONG] * 3, when=at(1))
+    write_log(sb, *header, CONFIG, when=at(2))
+    monkeypatch.setattr(checkpoints, "CONFIG_BYTES", 1 << 20)
+    result = rl("top", "job", "top-bound")
+    assert result.code == 0 and [line.split()[0] for line in result.out.splitlines()] == ["ROLE", "actor", "env"]
+    assert result.err == (f"top job: the Header log of top-bound ({header[1]}) has no resolved RLinf config in its "
+                          "first 2 lines, where its read stopped to hold at most 1 MiB (the read's bound), so no "
+                          "placement in the imbalance note\n")
+    monkeypatch.setattr(checkpoints, "CONFIG_BYTES", 2 << 20)
+    assert rl("top", "job", "top-bound").err == ""  # found within the bound
+    with sb.faults.cleared() as faults:
+        faults.fail(500, "get", "pods/log", message="the log\nimbalance: none")
+        failed = rl("top", "job", "top-bound")
+    assert failed.code == 0 and failed.out.startswith("ROLE")
+    assert failed.err.count("\n") == 1 and failed.err.startswith("top job: the Header log of top-bound: "), failed.err
+    assert failed.err.endswith(", so no placement in the imbalance note\n"), failed.err
+
+
 SHORTER = "x" * (10 << 10)
 """A line the runtime writes as one entry (a longer one is entries of 16 KiB, and tailLines counts entries)."""
 
