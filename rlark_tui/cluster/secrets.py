@@ -8,8 +8,8 @@ as a Ray token Secret) in the member cluster and namespace each Pod runs in:
 cluster's API through as it is: server/handle_proxy.go, agent/local_http.go). No other Secret is read. What is read
 only builds the set of values to mask: it is never printed, logged or written, and is held in memory only, by the
 log view that read it (for its life) or, for the run check's repeated gathering, by its ClusterAccess (read again,
-and older reads dropped, after SECRET_TTL). The Ray token rlark read from the Header Pod (raydash/token.py) joins
-the set. A Secret that cannot be read (403, 404, no route) is no error: what can be read is masked, and
+and older reads dropped, after SECRET_TTL). The Ray token rlark read from the Header Pod (raydash/token.py), and the
+one configured (`ray.token`), join the set. A Secret that cannot be read (403, 404, no route) is no error: what can be read is masked, and
 `unreadable` names the others for one quiet notice.
 """
 
@@ -30,7 +30,7 @@ from rlark_tui.cluster.http import seg
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
 from rlark_tui.model.logtarget import LogTarget
-from rlark_tui.model.objects import Job
+from rlark_tui.model.objects import Job, Pod
 from rlark_tui.text.redact import secret_refs, secret_values
 
 if TYPE_CHECKING:
@@ -127,16 +127,17 @@ def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
                 reader: SecretReads | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
-    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any.
+    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any, and the
+    configured one.
     Secrets are read through `reader` (a log view's own), else the one `access` keeps for the run check."""
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
-    reader = reader or access.secret_reads
+    reader = reader or getattr(access, "secret_reads", None)  # a bundle's has none: it was masked when written
     scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
     wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
-              for name in sorted(secret_refs(scope))]
-    reads = dict(zip(wanted, parallel_map(lambda key: reader.read(*key), wanted)))  # read together
+              for name in sorted(secret_refs(scope))] if reader is not None else []
+    reads = dict(zip(wanted, parallel_map(lambda key: reader.read(*key), wanted))) if reader is not None else {}  # read together
     values: set[str] = set(secret_values(job))
     unreadable = [read.problem for read in reads.values() if read.data is None]
     for (cluster, namespace), scope in scopes.items():
@@ -144,9 +145,34 @@ def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
                  if (c, n) == (cluster, namespace) and read.data is not None}
         values |= secret_values(scope, found)
     token = access.ray_tokens.cached(Job(job)) if getattr(access, "ray_tokens", None) is not None else None
-    if token:
-        values.add(token)
+    values.update(t for t in (token, getattr(getattr(access, "config", None), "ray_token", None)) if t)
     return JobSecrets(frozenset(values), tuple(unreadable))
+
+
+def pods_secrets(access: ClusterAccess, job: Mapping[str, Any], crs: Iterable[Pod],
+                 plane_pods: Mapping[str, Mapping[str, Any]] | None = None) -> JobSecrets:
+    """`job_secrets` over the places the Job's Pod CRs `crs` name: what is masked in all that is shown of a Job's
+    Pods and Ray workers besides its logs (`rlark diagnose`, `rlark stacks`, `rlark bundle`; the Diagnosis card, the
+    Stacks screen, an alert quoting them), as `rlark logs` masks the logs. Each place's data-plane Pod is taken from
+    `plane_pods` (by name) when given (read already), else one is read per cluster, namespace and role: the replicas
+    of a role share their template, so their references."""
+    places: dict[tuple[str, str, str], Pod] = {}
+    for cr in crs:
+        places.setdefault((cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE, cr.task_name), cr)
+    chosen = list(places.values())
+
+    def plane_pod(cr: Pod) -> Mapping[str, Any] | None:
+        if plane_pods is not None:
+            return plane_pods.get(cr.pod_name)
+        try:
+            return access.data_plane_pod(cr.cluster, cr.pod_name, cr.pod_namespace or keys.WORKLOAD_NAMESPACE) \
+                if cr.pod_name else None
+        except RlarkError:
+            return None
+
+    pods = parallel_map(plane_pod, chosen) if chosen else []
+    return job_secrets(access, job, [(cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE, pod)
+                                     for cr, pod in zip(chosen, pods)])
 
 
 class LogSecrets:

@@ -16,7 +16,6 @@ local/fsutil.atomic_output (0600, O_EXCL, renamed into place when complete).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import io
 import json
@@ -24,7 +23,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -154,12 +153,11 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in inputs.pods}
     manifest.logs = sum(1 for cr in crs if cr.pod_name in by_name for _ in _containers(by_name[cr.pod_name]))
     manifest.budget = budget = layout.log_budget(budget, total, manifest.logs)
-    masker = Masker(_known(access, raw, crs, inputs.pods, notes))
+    masker = Masker(frozenset(inputs.known))
     kept = diagnose_reads.remember(state_dir, job.uid,
                                    diagnose_reads.read_kept(state_dir, name, job.uid, context=access.context,
                                                             notes=notes),
-                                   pure.diagnose(dataclasses.replace(inputs, known=tuple(masker.known))), notes,
-                                   context=access.context)
+                                   pure.diagnose(inputs), notes, context=access.context)
     diagnosis = kept.diagnosis
     with atomic_output(path) as out, tarfile.open(fileobj=out, mode="w|gz") as tar:
         writer = Writer(tar, manifest, at)
@@ -222,21 +220,6 @@ def _read(notes: list[str], what: str, read: Callable[[], list[dict[str, Any]]])
     except (ApiError, Unreachable) as exc:
         notes.append(f"{what}: {exc}")
         return []
-
-
-def _known(access: ClusterAccess, raw: dict[str, Any], crs: list[Pod], pods: Sequence[Mapping[str, Any]],
-           notes: list[str]) -> frozenset[str]:
-    """The values to mask: as `rlark logs` masks the Job's output (the Job's own, its Pods' referenced Secrets,
-    the Ray token read for it), and the configured Ray token."""
-    from rlark_tui.cluster.secrets import job_secrets
-
-    by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in pods}
-    found = job_secrets(access, raw, [(cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE,
-                                       by_name.get(cr.pod_name)) for cr in crs])
-    if found.unreadable:
-        notes.append(found.notice())
-    token = getattr(access.config, "ray_token", None)
-    return found.values | ({token} if token else set())
 
 
 def _containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:

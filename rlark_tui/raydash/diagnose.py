@@ -27,7 +27,6 @@ from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, dig, main_container_status, restart_count
 from rlark_tui.telemetry import diagnosis as pure
 from rlark_tui.text.parse import load_json
-from rlark_tui.text.redact import secret_values
 from rlark_tui.text.sinks import file_name, keyed_name, object_file_name
 
 if TYPE_CHECKING:
@@ -255,6 +254,7 @@ def _plain(failure: pure.Failure | None) -> pure.Failure | None:
 
 def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER_TAIL) -> pure.Inputs:
     from rlark_tui.cluster.access import parallel_map
+    from rlark_tui.cluster.secrets import pods_secrets
 
     try:
         crs = [Pod(raw) for raw in access.job_pods(job.name)]
@@ -276,9 +276,11 @@ def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER
     head = header_pod([cr for cr in named if cr.task_name == job.head_task_name])
     header = _header_log(access, head, pods, notes, tail) if head is not None else []
     actors, workers, ips, stderr = _ray(access, job, notes)
+    known = pods_secrets(access, job.raw, named, {str(dig(pod, "metadata", "name") or ""): pod for pod in pods})
+    if known.unreadable:
+        notes.append(known.notice())
     return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,
-                       header_log=header, header=head.pod_name if head is not None else "",
-                       known=secret_values(job.raw))
+                       header_log=header, header=head.pod_name if head is not None else "", known=known.values)
 
 
 def _header_log(access: ClusterAccess, head: Pod, pods: list[dict[str, Any]], notes: list[str],

@@ -14,7 +14,6 @@ from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.model.quantity import size_text
 from rlark_tui.telemetry import stacks as pure
-from rlark_tui.text.redact import secret_values
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -46,7 +45,8 @@ def role_of(pod: Pod, job: Job) -> str:
 def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: bool = False,
          max_ranks: int | None = None) -> pure.Stacks:
     """The grouped stacks of the Job's ALIVE actors (those of role `role`'s Pods only, when given), cleaned and
-    with the Job's secret values masked (telemetry.stacks.masked): what the CLI prints and the TUI shows. With
+    with the Job's secret values masked (telemetry.stacks.masked; cluster/secrets.pods_secrets: the Secrets its Pods
+    reference and the Ray token too): what the CLI prints and the TUI shows. With
     `max_ranks`, a Job of more ranks is not dumped (StacksUnavailable)."""
     dashboard = access.ray_dashboard(job)
     if dashboard is None:
@@ -87,7 +87,8 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
     else:
         dumped = _py_spy(access, job, workers, by_ip, errors)
     found = pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
-    return pure.masked(found, secret_values(job.raw))
+    from rlark_tui.cluster.secrets import pods_secrets
+    return pure.masked(found, pods_secrets(access, job.raw, pods).values)
 
 
 def _parallel(fn: Callable[[tuple[pure.Worker, str]], pure.Worker], items: list[tuple[pure.Worker, str]],

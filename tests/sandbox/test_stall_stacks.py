@@ -8,6 +8,7 @@ next_batch) served over HTTP at the Job's configured Ray URL, profiling on, so `
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import sys
@@ -486,3 +487,48 @@ def test_a_ray_head_answering_deeply_nested_names_ends_no_command_in_a_crash(sta
     for done in ran:
         assert done.code == 0 and "crashed" not in done.err and "Traceback" not in done.out + done.err, done
     assert deeper in ran[0].err and deeper in ran[2].out, ran
+
+
+def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks(stalled, env, capsys):
+    """Issue 33, a twenty-first round, a hostile Ray head's answers: a dead worker's stderr (Ray's log API) and
+    Ray's answer of why no stack came quoted the value of WANDB_API_KEY, which the Pod takes from a Secret
+    (`valueFrom.secretKeyRef`). `rlark logs` and `rlark bundle` mask such a value; `rlark diagnose` (text, JSON, the
+    evidence it keeps) and `rlark stacks` masked only the Job's own env values, and printed it whole."""
+    value = "wandb-Pw3kY8-referenced"
+    stalled.store.create("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wandb", "namespace": NS},
+                                     "data": {"key": base64.b64encode(value.encode()).decode()}}, plane=CLUSTER)
+    plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
+    kept = json.loads(json.dumps(plane["spec"]))
+    plane["spec"]["containers"][0]["env"] = [{"name": "WANDB_API_KEY",
+                                              "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "key"}}}]
+    stalled.store.update("pods", plane, plane=CLUSTER)
+
+    class Quoting(RecordedRay):
+        def body(self, path: str) -> str:
+            if path != "/api/v0/logs/file":
+                return super().body(path)
+            return ('Traceback (most recent call last):\n  File "/app/train.py", line 9, in <module>\n'
+                    f"wandb.errors.AuthenticationError: login failed for key {value}\n")
+
+    dead = [{"name": "ActorGroup:1", "class_name": "Worker", "state": "DEAD", "pid": 812, "node_id": NODE_ID,
+             "actor_id": "a1", "death_cause": {"actor_died_error_context": {"error_message": "worker died"}}}]
+    ray = Quoting(actors=dead + [{"name": "ActorGroup:2", "class_name": "Worker", "state": "ALIVE", "pid": 813,
+                                  "node_id": NODE_ID, "actor_id": "a2"}],
+                  traceback=lambda _query: (500, f"Failed to execute py-spy\nError: bad key {value}"))
+    try:
+        rlark = _rlark(stalled, env, capsys, ray)
+        ran = [rlark("diagnose", JOB), rlark("diagnose", JOB, "-o", "json"), rlark("stacks", JOB, "-o", "json")]
+    finally:
+        ray.close()
+        plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
+        plane["spec"] = kept
+        stalled.store.update("pods", plane, plane=CLUSTER)
+        stalled.store.delete("secrets", "wandb", NS, plane=CLUSTER)
+    for done in ran:
+        assert done.code == 0 and value not in done.out + done.err, done
+    assert "AuthenticationError: login failed for key ***" in ran[0].out, ran[0].out
+    assert json.loads(ran[2].out)["errors"] == [{"pod": POD, "reason": "Ray's /worker/traceback gave no stack: Ray "
+                                                 f"dashboard of {JOB} error (500) on get a worker's stack: Failed to "
+                                                 "execute py-spy"}] or "bad key ***" in ran[2].out, ran[2].out
+    kept_files = [path.read_text() for path in (env / "state").rglob("*.json")]
+    assert kept_files and not any(value in text for text in kept_files)
