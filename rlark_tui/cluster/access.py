@@ -538,12 +538,13 @@ class ClusterAccess:
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 timestamps: bool = True, tail: int | None = None, since_seconds: int | None = None,
                 since_time: str | None = None, read_timeout: float | None = None,
-                tail_bytes: int | None = None) -> LineStream:
+                tail_bytes: int | None = None, line_chars: int | None = None) -> LineStream:
         """`pods/log` of a data-plane pod (container `main` by default) as a line stream. A read that ends cleanly
         may end inside a line (the container's output still unterminated, served as the runtime's partial
         entry): that last piece is a line too; a follow refuses it, as only a cut stream ends there. A read
         without follow (of its `tail` or of the whole log) holds at most `tail_bytes` of its lines when given (the
-        newest; LineStream.left_out); a follow's lines are never held by the read."""
+        newest; LineStream.left_out), each cut to `line_chars` when given; a follow's lines are never held by the
+        read."""
         plane = self.data_plane(cluster)
         if plane is None:
             raise Unreachable(f"logs: no data plane for cluster {cluster}: {self.server_problem or 'no rlark-server'}"
@@ -565,7 +566,7 @@ class ClusterAccess:
                             Request("logs", "pods", pod, namespace, plane.source), query,
                             read_timeout=read_timeout, whole_lines=follow,
                             last=tail if tail is not None and tail >= 0 and not follow else None, ends=not follow,
-                            last_bytes=None if follow else tail_bytes)
+                            last_bytes=None if follow else tail_bytes, line_chars=None if follow else line_chars)
 
     # -- gateway ------------------------------------------------------------------------------------------
 

@@ -170,10 +170,10 @@ class Http:
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,
-               ends: bool = False, last_bytes: int | None = None) -> LineStream:
+               ends: bool = False, last_bytes: int | None = None, line_chars: int | None = None) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
         last that many lines are kept (LineStream), within `last_bytes` when given (alone: the newest lines within
-        it). `ends`: an answer that ends by itself (a log read without follow, a TensorBoard answer), whose lines
+        it), each cut to `line_chars` when given. `ends`: an answer that ends by itself (a log read without follow, a TensorBoard answer), whose lines
         still arriving BODY_TIMEOUTS × `read_timeout` after the read began raise TooSlow, as read_bounded's body
         does."""
 
@@ -181,7 +181,8 @@ class Http:
         if not 200 <= resp.status < 300:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
         return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last,
-                          within=transport.BODY_TIMEOUTS if ends and read_timeout else None, last_bytes=last_bytes)
+                          within=transport.BODY_TIMEOUTS if ends and read_timeout else None, last_bytes=last_bytes,
+                          line_chars=line_chars)
 
     def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
                max_bytes: int | None = None) -> Iterator[bytes]:
@@ -348,12 +349,14 @@ class LineStream:
     time, never memory for more lines than asked. With `last_bytes` (with `last` or alone: a read of a whole log)
     only the newest of those lines whose strings take at most that many bytes of memory (sys.getsizeof), yielded
     at the end: a line may be MAX_LINE_BYTES, so 20,000 lines could be 320 GiB, and a whole log has no end but the
-    server's; `left_out` then counts the lines it dropped for that bound, for the reader to say.
+    server's; `left_out` then counts the lines it dropped for that bound, for the reader to say. With `line_chars`
+    each line is held cut to its first that many characters (a reader that judges only a line's start: the bound
+    then holds a real kubelet's tail whole, where its 16 KiB entries made lines the bound left out).
     """
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
                  whole_lines: bool = False, last: int | None = None, within: int | None = None,
-                 last_bytes: int | None = None) -> None:
+                 last_bytes: int | None = None, line_chars: int | None = None) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
@@ -362,6 +365,7 @@ class LineStream:
         self._within = within
         """An answer that ends by itself is read for at most this many times `timeout` (TooSlow past it)."""
         self.last_bytes = last_bytes
+        self._line_chars = line_chars
         self.kept = 0
         """Lines a read with `last` yielded."""
         self.left_out = 0
@@ -377,18 +381,18 @@ class LineStream:
         them together pays its per-line costs (masking, cleaning, handing over) once per read. With `last` or
         `last_bytes`, one list of the last lines at the end."""
         if self._last is None and self.last_bytes is None:
-            yield from self._batches()
+            yield from self._cut_batches()
             return
         kept: deque[str] = deque(maxlen=None if self._last is None else max(self._last, 0))
         if self.last_bytes is None:
-            for lines in self._batches():
+            for lines in self._cut_batches():
                 kept.extend(lines)
         else:
             sizes: deque[int] | None = None
             """Each kept line's size, counted once the lines may pass the bound or one is dropped for `last`: until
             then what the lines' lengths say of their sizes is enough (a kubelet's answer never gets further)."""
             held = sent = 0
-            for lines in self._batches():
+            for lines in self._cut_batches():
                 sent += len(lines)
                 kept.extend(lines)
                 if sizes is None:
@@ -410,6 +414,14 @@ class LineStream:
         self.kept = len(kept)
         if kept:
             yield list(kept)
+
+    def _cut_batches(self) -> Iterator[list[str]]:
+        if self._line_chars is None:
+            yield from self._batches()
+            return
+        most = self._line_chars
+        for lines in self._batches():
+            yield [line[:most] if len(line) > most else line for line in lines]
 
     def _batches(self) -> Iterator[list[str]]:
         # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its

@@ -16,6 +16,7 @@ worker's PID and when it was first kept: a bundle writes it as `ray/stderr/<pid>
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,10 +37,17 @@ LogLines = list[tuple[float | None, str]]
 RayFacts = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], dict[int, str]]
 
 HEADER_TAIL = 20_000
-"""Header log lines read per container instance."""
-HEADER_BYTES = 32 * 2**20
-"""The most of those lines held per container instance, the newest (a line may be 16 MiB: 20,000 were 320 GiB);
-past it one note says so."""
+"""Header log lines judged per container instance: the kubelet is asked for one more (`tailLines`), and a log that
+has it is said to be longer than what was judged, in one note."""
+LINE_CHARS = pure.MAX_LINE_SCAN + len("2006-01-02T15:04:05.000000000Z ")
+"""Each line is held cut to this (its timestamp and what the diagnosis scans of it, MAX_LINE_SCAN)."""
+LINE_HOLD = sys.getsizeof("\U0001f600" * LINE_CHARS)
+"""The most one such line takes as a string."""
+HEADER_BYTES = (HEADER_TAIL + 1) * LINE_HOLD
+"""The most a read holds of its lines, the newest (309 MiB, a smaller tail's lines a smaller part: the TUI's 2,000
+31 MiB): a real kubelet's tail, cut to what is judged, is never cut by it (its 16 KiB entries made lines that the
+32 MiB bound this was left out); a data plane's lines of 16 MiB (http.MAX_LINE_BYTES) were 320 GiB held. Past it one
+note says so."""
 STDERR_LINES = 200
 MAX_TAILS = 32
 """The most dead workers whose stderr tail is read (a request each, up to client.MAX_TEXT_BYTES): a head listing
@@ -224,7 +232,7 @@ def remember(state_dir: Path, uid: str, kept: Kept | None, now: pure.Diagnosis, 
     return Kept(merged, stderr)
 
 
-def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int = HEADER_TAIL) -> Read:
+def diagnose(access: ClusterAccess, name: str, state_dir: Path, tail: int | None = None) -> Read:
     """Read the Job's facts now (the Header log's last `tail` lines per container instance), join them with the
     kept ones, keep the result when it knows a failure."""
     try:
@@ -252,7 +260,7 @@ def _plain(failure: pure.Failure | None) -> pure.Failure | None:
     return replace(failure, pid=0) if failure is not None else None
 
 
-def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER_TAIL) -> pure.Inputs:
+def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int | None = None) -> pure.Inputs:
     from rlark_tui.cluster.access import parallel_map
     from rlark_tui.cluster.secrets import pods_secrets
 
@@ -274,7 +282,7 @@ def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int = HEADER
     from rlark_tui.cluster.metrics import header_pod
 
     head = header_pod([cr for cr in named if cr.task_name == job.head_task_name])
-    header = _header_log(access, head, pods, notes, tail) if head is not None else []
+    header = _header_log(access, head, pods, notes, HEADER_TAIL if tail is None else tail) if head is not None else []
     actors, workers, ips, stderr = _ray(access, job, notes)
     known = pods_secrets(access, job.raw, named, {str(dig(pod, "metadata", "name") or ""): pod for pod in pods})
     if known.unreadable:
@@ -302,17 +310,25 @@ def _read(access: ClusterAccess, head: Pod, previous: bool, tail: int, notes: li
     from rlark_tui.cluster.logmerge import split_raw
     from rlark_tui.model.quantity import size_text
 
+    which = f"the Header log{' (previous container)' if previous else ''}"
+    bound = min(HEADER_BYTES, (tail + 1) * LINE_HOLD)
     stream = access.pod_log(head.cluster, head.pod_name, namespace=head.pod_namespace or keys.WORKLOAD_NAMESPACE,
-                            tail=tail, timestamps=True, previous=previous, read_timeout=30, tail_bytes=HEADER_BYTES)
+                            tail=tail + 1, timestamps=True, previous=previous, read_timeout=30, tail_bytes=bound,
+                            line_chars=LINE_CHARS)
     out: LogLines = []
     for raw in stream:
         _stamp, ns, text = split_raw(raw)
         out.append((ns / 1e9 if ns is not None else None, text))
+    longer = len(out) > tail
+    if longer:
+        del out[:len(out) - tail]
     left_out = getattr(stream, "left_out", 0)  # a LineStream's; an access that lists lines (a bundle's) held them
     if left_out:
-        notes.append(f"the Header log{' (previous container)' if previous else ''}: its last {len(out):,} lines "
-                     f"read and {left_out:,} before them left out, to hold at most {size_text(HEADER_BYTES)} "
-                     "(diagnose's bound on a container's log)")
+        notes.append(f"{which}: its last {len(out):,} lines read and {left_out:,} before them left out, to hold at "
+                     f"most {size_text(bound)} (diagnose's bound on a container's log)")
+    elif longer:
+        notes.append(f"{which}: longer than its last {tail:,} lines, which are what was read and judged "
+                     "(diagnose's tail): a failure before them is not")
     return out
 
 

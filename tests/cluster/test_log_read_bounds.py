@@ -61,6 +61,36 @@ def test_top_job_says_in_one_line_why_it_has_no_placement_for_its_imbalance_note
     assert failed.err.endswith(", so no placement in the imbalance note\n"), failed.err
 
 
+CRASH = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]
+
+
+def test_diagnose_holds_a_real_logs_tail_cut_to_what_it_judges_and_says_when_the_log_is_longer(rl, sb, monkeypatch):
+    """Issue 33, one way to read an input: rlark diagnose held the Header log's last 20,000 lines per container
+    instance within 32 MiB whatever it judged of them, below what a kubelet's tail of 16 KiB entries can be, so a
+    genuine log of long lines was judged on its newest part; and a log longer than the lines it asks for was judged
+    on them without a word. Each line is held cut to what the diagnosis scans (diagnose.LINE_CHARS), the bound
+    (here 1 MiB) holds that tail (40 lines of 64 KiB before the previous container's crash: 2.5 MiB as sent), and the
+    kubelet is asked one line more than is judged: a log that has it is said longer in one note."""
+    from rlark_tui.raydash import diagnose as reads
+
+    cluster, pod = seed_running_job(sb, "diag-long", ROLES)["actor"]
+    write_log(sb, cluster, pod, [f"{n} {'x' * (64 << 10)}" for n in range(40)], when=at(1))
+    write_log(sb, cluster, pod, CRASH, when=at(2))
+    sb.logs.end_instance(cluster, "rlark-system", pod, "main", 1)
+    sb.logs.start_instance(cluster, "rlark-system", pod, "main")
+    write_log(sb, cluster, pod, [f"step {n}" for n in range(30)], when=at(3))
+    monkeypatch.setattr(reads, "HEADER_BYTES", 1 << 20)
+    whole = rl("diagnose", "diag-long")
+    assert whole.code == 0 and whole.out.startswith("first failure: driver failed first (cuda-oom)"), whole.out
+    assert "Header log" not in whole.err, whole.err
+    monkeypatch.setattr(reads, "HEADER_TAIL", 20)
+    part = rl("diagnose", "diag-long")
+    said = [line for line in part.err.splitlines() if "Header log" in line]
+    assert said == ["note: the Header log: longer than its last 20 lines, which are what was read and judged "
+                    "(diagnose's tail): a failure before them is not"], part.err
+
+
 SHORTER = "x" * (10 << 10)
 """A line the runtime writes as one entry (a longer one is entries of 16 KiB, and tailLines counts entries)."""
 

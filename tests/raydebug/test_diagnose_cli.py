@@ -256,12 +256,12 @@ def test_the_header_log_diagnose_holds_is_bounded_in_bytes_and_the_bound_said_in
             pass
 
     recorded = Platform.pod_log(platform, "", "", previous=True)
-    filler = [f"2026-12-01T03:00:00.{n:09d}Z {'x' * (256 << 10)}" for n in range(16)]  # 4 MiB of long lines
+    filler = [f"2026-12-01T03:00:00.{n:09d}Z {'x' * (16 << 10)}" for n in range(400)]  # 1.6 MiB held cut
 
     def pod_log(cluster, pod, **kwargs):
         data = "".join(f"{line}\n" for line in (filler + recorded if kwargs.get("previous") else [])).encode()
         return LineStream(Body(data), Request("logs", "pods", pod, "ns", "data plane"), 5, last=kwargs["tail"],
-                          last_bytes=kwargs["tail_bytes"])
+                          last_bytes=kwargs["tail_bytes"], line_chars=kwargs["line_chars"])
 
     monkeypatch.setattr(platform, "pod_log", pod_log)
     monkeypatch.setattr(reads, "HEADER_BYTES", 1 << 20)
