@@ -235,6 +235,7 @@ class _Masker:
         except TypeError:
             values = []
         self.known = KnownSecrets(values)  # once: making it builds every shape of every value
+        self._names: dict[str, str] = {}
 
     def line(self, text: str) -> str:
         """One line for the timeline: secrets masked, no control characters, bounded."""
@@ -243,6 +244,19 @@ class _Masker:
             text = self.known.mask(text)
         flat = " ".join(clean(redact_text(text)).split())
         return flat if len(flat) <= MAX_TEXT else flat[:MAX_TEXT - 1] + "…"
+
+    def names(self, event: Event) -> Event:
+        """`event` with the worker, Pod and node it names masked (each on its line as it came: one_line shows a break
+        where it is printed); an actor's name is whatever the Job's code passed Ray."""
+        if not self.known:
+            return event
+        return replace(event, worker=self._name(event.worker), pod=self._name(event.pod), node=self._name(event.node))
+
+    def _name(self, text: str) -> str:
+        masked = self._names.get(text)
+        if masked is None:
+            masked = self._names[text] = self.known.mask_lines(text) if text else text
+        return masked
 
     def lines(self, texts: list[str]) -> tuple[str, ...]:
         """Evidence lines: masked as one read (a key across lines too), cleaned, each bounded, at most
@@ -651,6 +665,7 @@ def diagnose(inputs: Inputs) -> Diagnosis:
     events = (_pod_events(inputs, mask) + _actor_events(inputs, places, ends, mask)
               + _worker_events(inputs, places, mask) + _stderr_events(inputs, places, ends, mask)
               + _forwarded_events(inputs, lines, places, mask) + _log_events(inputs, lines, places, mask))
+    events = [mask.names(event) for event in events]
     timeline = tuple(sorted(events, key=_order)[:MAX_TIMELINE])
     return Diagnosis(job, first_failure(events), timeline)
 

@@ -309,3 +309,18 @@ def test_an_actor_named_with_a_line_break_stays_on_its_lines():
         "segfault"], text
     assert "\x1b" not in json.dumps(d.to_json(found)) and "\\u001b" not in json.dumps(d.to_json(found))
     assert all(line.startswith(("first failure:", "evidence:", "timeline:", "  ")) for line in text.splitlines()), text
+
+
+def test_a_known_secret_in_an_actors_name_or_a_pods_is_masked_wherever_the_diagnosis_names_them():
+    # issue 33, a twenty-first round, a hostile Ray head: the evidence and each event's text were masked, but the worker
+    # a failure and each timeline row name (an actor's name is whatever the Job's code passed Ray), its Pod and node
+    # were not, so `rlark diagnose` printed a Job's secret env value in its first line, its JSON and its kept record
+    secret = "hunter2-very-secret"
+    actors = [{"name": f"ActorGroup:2 {secret}", "pid": 9, "node_id": "n1", "state": "DEAD",
+               "death_cause": {"actor_died_error_context": {"error_message": "segfault"}}}]
+    pods = [{"metadata": {"name": f"pod-{secret}"}, "spec": {"nodeName": f"node-{secret}"},
+             "status": {"podIP": "10.0.0.9"}}]
+    found = d.diagnose(d.Inputs("j", actors=actors, pods=pods, node_ips={"n1": "10.0.0.9"}, known=[secret]))
+    shown = d.render(found) + json.dumps(d.to_json(found))
+    assert found.first_failure is not None and found.first_failure.worker == "ActorGroup:2 ***", shown
+    assert secret not in shown, shown
