@@ -6,17 +6,19 @@ Owns gathering (Job, Tasks, Pod CRs, data-plane restarts, Ray status) and the te
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.kinds import JOBS, NODES, kind_named
 from rlark_tui.cluster.output import kubectl_age, table
 from rlark_tui.cluster.podhealth import pod_states
+from rlark_tui.cluster.secrets import pods_secrets
 from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.text.redact import redact_object, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_object, redact_text
 from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
@@ -51,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
     job = Job(raw)
     head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
     ray = access.ray_status(job, head) if job.head_task else None
-    print(describe_text(raw, tasks, pods, restarts, ray))
+    found = pods_secrets(access, raw, [Pod(pod) for pod in pods])  # the Ray rows and Pods' texts are cluster text too
+    print(KnownSecrets(found.values).mask_lines(describe_text(raw, tasks, pods, restarts, ray)))
+    if found.unreadable:
+        print(found.notice(), file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import json
 import sys
@@ -489,12 +490,12 @@ def test_a_ray_head_answering_deeply_nested_names_ends_no_command_in_a_crash(sta
     assert deeper in ran[0].err and deeper in ran[2].out, ran
 
 
-def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks(stalled, env, capsys):
-    """Issue 33, a twenty-first round, a hostile Ray head's answers: a dead worker's stderr (Ray's log API) and
-    Ray's answer of why no stack came quoted the value of WANDB_API_KEY, which the Pod takes from a Secret
-    (`valueFrom.secretKeyRef`). `rlark logs` and `rlark bundle` mask such a value; `rlark diagnose` (text, JSON, the
-    evidence it keeps) and `rlark stacks` masked only the Job's own env values, and printed it whole."""
-    value = "wandb-Pw3kY8-referenced"
+REFERENCED = "wandb-Pw3kY8-referenced"
+
+
+@contextlib.contextmanager
+def _referencing(stalled, value: str):
+    """The Job's Pod takes WANDB_API_KEY from a Secret of the data plane (`valueFrom.secretKeyRef`) holding `value`."""
     stalled.store.create("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wandb", "namespace": NS},
                                      "data": {"key": base64.b64encode(value.encode()).decode()}}, plane=CLUSTER)
     plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
@@ -502,6 +503,21 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks
     plane["spec"]["containers"][0]["env"] = [{"name": "WANDB_API_KEY",
                                               "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "key"}}}]
     stalled.store.update("pods", plane, plane=CLUSTER)
+    try:
+        yield
+    finally:
+        plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
+        plane["spec"] = kept
+        stalled.store.update("pods", plane, plane=CLUSTER)
+        stalled.store.delete("secrets", "wandb", NS, plane=CLUSTER)
+
+
+def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks(stalled, env, capsys):
+    """Issue 33, a twenty-first round, a hostile Ray head's answers: a dead worker's stderr (Ray's log API) and
+    Ray's answer of why no stack came quoted the value of WANDB_API_KEY, which the Pod takes from a Secret
+    (`valueFrom.secretKeyRef`). `rlark logs` and `rlark bundle` mask such a value; `rlark diagnose` (text, JSON, the
+    evidence it keeps) and `rlark stacks` masked only the Job's own env values, and printed it whole."""
+    value = REFERENCED
 
     class Quoting(RecordedRay):
         def body(self, path: str) -> str:
@@ -516,14 +532,11 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks
                                   "node_id": NODE_ID, "actor_id": "a2"}],
                   traceback=lambda _query: (500, f"Failed to execute py-spy\nError: bad key {value}"))
     try:
-        rlark = _rlark(stalled, env, capsys, ray)
-        ran = [rlark("diagnose", JOB), rlark("diagnose", JOB, "-o", "json"), rlark("stacks", JOB, "-o", "json")]
+        with _referencing(stalled, value):
+            rlark = _rlark(stalled, env, capsys, ray)
+            ran = [rlark("diagnose", JOB), rlark("diagnose", JOB, "-o", "json"), rlark("stacks", JOB, "-o", "json")]
     finally:
         ray.close()
-        plane = stalled.store.get("pods", POD, NS, plane=CLUSTER)
-        plane["spec"] = kept
-        stalled.store.update("pods", plane, plane=CLUSTER)
-        stalled.store.delete("secrets", "wandb", NS, plane=CLUSTER)
     for done in ran:
         assert done.code == 0 and value not in done.out + done.err, done
     assert "AuthenticationError: login failed for key ***" in ran[0].out, ran[0].out
@@ -532,3 +545,22 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_diagnose_and_stacks
                                                  "execute py-spy"}] or "bad key ***" in ran[2].out, ran[2].out
     kept_files = [path.read_text() for path in (env / "state").rglob("*.json")]
     assert kept_files and not any(value in text for text in kept_files)
+
+
+def test_a_value_of_a_secret_the_pod_references_is_masked_in_describes_ray_rows(stalled, env, capsys):
+    """Issue 33, a twenty-first round, a hostile Ray head's answers with a secret planted in every string: `rlark
+    describe job` printed each Ray job's id and status as the head gave them, a Secret's value the Pod references
+    among them, where every other text of the page is masked."""
+    class Planted(RecordedRay):
+        def json(self, path: str) -> object:
+            return [{"submission_id": f"raysubmit {REFERENCED}", "status": f"RUNNING {REFERENCED}"}] \
+                if path == "/api/jobs/" else super().json(path)
+
+    ray = Planted()
+    try:
+        with _referencing(stalled, REFERENCED):
+            done = _rlark(stalled, env, capsys, ray)("describe", "job", JOB)
+    finally:
+        ray.close()
+    assert done.code == 0 and REFERENCED not in done.out + done.err, done
+    assert "  ray job raysubmit ***: RUNNING ***" in done.out.splitlines(), done.out
