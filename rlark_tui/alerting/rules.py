@@ -354,7 +354,7 @@ def _log_rules(job: Job, inputs: JobInputs, facts: LogFacts, thresholds: Thresho
     pod = inputs.header_pod
     pods = [(f"{cr.namespace}/{cr.name}", cr) for cr in map(Pod, inputs.pods)]
     where = next((cr.pod_name for key, cr in pods if key == pod and cr.pod_name), "") or "the Header Pod"
-    masked = KnownSecrets(secret_values(inputs.job) | inputs.known).mask
+    masked = KnownSecrets(secret_values([inputs.job, list(inputs.tasks)]) | inputs.known).mask
     failure = _masked(facts.first_failure, masked) if facts.first_failure is not None else None
     if failure is not None:
         add("run-crashed", job.name, f"the run crashed: {failure[1].strip()}", _evidence(failure), pod=pod)

@@ -284,11 +284,19 @@ def _sort_text(value: object) -> str:
     return str(value) if isinstance(value, int | float) and abs(value) < 10 ** 100 else ""
 
 
-def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bool = False) -> str:
-    """json / yaml / name output; secrets are masked. A single named object prints bare, else a List."""
-    from rlark_tui.text.redact import redact_object  # its patterns: only for these outputs (cost of a plain get)
+def render_objects(kind: Kind, items: list[dict[str, Any]], fmt: str, single: bool = False,
+                   related: Mapping[str, list[dict[str, Any]]] | None = None) -> str:
+    """json / yaml / name output; secrets are masked, each object's knowing also those of the objects `related`
+    names for it by its name (a Job's Tasks: text.redact.redact_related). A single named object prints bare, else
+    a List."""
+    from rlark_tui.text.redact import redact_object, redact_related  # only for these outputs (cost of a plain get)
 
-    redacted = [redact_object(obj) for obj in sort_items(items)]
+    def redacted_one(obj: dict[str, Any]) -> Any:
+        name = dig(obj, "metadata", "name", default="")
+        others = related.get(name) if related is not None and isinstance(name, str) else None
+        return redact_related(obj, others) if others else redact_object(obj)
+
+    redacted = [redacted_one(obj) for obj in sort_items(items)]
     if fmt == "name":
         return "\n".join(f"{kind.plural[:-1]}.rlinf.io/{one_line(dig(o, 'metadata', 'name', default=''))}"
                          for o in redacted)

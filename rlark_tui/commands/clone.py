@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         write_private(args.file, dump_draft(recovered.draft))
         print(f"draft of {recovered.draft.name} written to {args.file}", file=sys.stderr)
     else:
-        shown = dump_yaml(with_placeholders(draft_to_mapping(recovered.draft)))
+        shown = dump_yaml(with_placeholders(draft_to_mapping(recovered.draft), related=access.job_tasks(args.job)))
         sys.stdout.write(shown)
         if PLACEHOLDER in shown:
             print(f"note: secret values are shown as {PLACEHOLDER!r}; put the real ones in before submitting, "

@@ -18,7 +18,7 @@ from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task
 from rlark_tui.model.submission import submitted_record
-from rlark_tui.text.redact import KnownSecrets, redact_object, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_related, redact_text
 from rlark_tui.text.sinks import one_line
 
 EXIT_CODES = """exit codes:
@@ -65,7 +65,8 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
     """The page, from already-fetched objects (pure)."""
     now = now or datetime.now(UTC)
     record = submitted_record(raw)
-    job = Job(redact_object(raw))
+    related = [tasks, pods]  # each answer masked knowing the others' secret env values, whatever one renamed
+    job = Job(redact_related(raw, related))
     out: list[str] = []
 
     def field(label: str, value: object) -> None:
@@ -93,7 +94,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         field("Submitted spec", "not recorded (not submitted through rlark)")
     field("Launch record", "present" if job.launch_record else "-")
 
-    by_task = {Task(t).name: Task(t) for t in map(redact_object, tasks)}
+    by_task = {Task(t).name: Task(t) for t in (redact_related(task, [raw, related]) for task in tasks)}
     out.append("Roles:")
     for spec in job.tasks:
         task = by_task.get(job.task_name(spec))

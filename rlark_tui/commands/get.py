@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from rlark_tui.cluster.errors import NotFound
-from rlark_tui.cluster.kinds import JOBS, NODES, PODS, Kind, kind_named
+from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
+from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS, Kind, kind_named
 from rlark_tui.cluster.lean import LeanClient
 from rlark_tui.errors import UsageError
 from rlark_tui.local.startup import collector_paused
@@ -82,12 +82,14 @@ def run(args: argparse.Namespace) -> int:
 @dataclass
 class Listed:
     """What one context answered: the objects, the namespace read, a line per named object not found, the wide
-    columns' cells, and a line per read of theirs that left lines out to hold at most its bound."""
+    columns' cells, and a notice line per read of theirs that left lines out to hold at most its bound or failed."""
 
     items: list[dict]
     namespace: str | None
     missing: list[str] = field(default_factory=list)
-    bounded: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    related: dict[str, list[dict]] | None = None
+    """-o json or yaml of Jobs: each Job's Tasks by its name, whose secret env values its masking knows."""
     progress: dict[str, str] | None = None
     step_time: dict[str, str] | None = None
     gpu: dict[str, float] | None = None
@@ -101,7 +103,7 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
     listed = read(access, kind, args)
     for line in listed.missing:
         print(f"error: {line}", file=sys.stderr)
-    for line in listed.bounded:
+    for line in listed.notices:
         print(f"-- {line}", file=sys.stderr)
     status = 1 if listed.missing else 0
     if not listed.items:
@@ -115,7 +117,7 @@ def show(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
                            progress=listed.progress, health=listed.health, gpu=listed.gpu,
                            step_time=listed.step_time))
     else:
-        print(render_objects(kind, listed.items, args.output, single=len(args.names) == 1))
+        print(render_objects(kind, listed.items, args.output, single=len(args.names) == 1, related=listed.related))
     return status
 
 
@@ -146,11 +148,17 @@ def read(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
         listed.items = answer(TABLES[kind.plural].reads if args.output == "table" else None).items
     elif answer is not None:
         listed.items = answer().items
+    if listed.items and args.output in ("json", "yaml") and kind is JOBS:
+        try:
+            listed.related = job_tasks(access)
+        except (ApiError, Unreachable) as exc:
+            listed.notices.append(f"Tasks not read, so each Job is masked knowing only its own secret env values: "
+                                  f"{exc}")
     if listed.items and args.output == "wide" and kind is JOBS:
         from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
         listed.progress, listed.step_time, left_out = wide_log_cells(_full(access), listed.items)
-        listed.bounded = [f"job {name}: PROGRESS and STEP TIME from its Header log: {said}"
-                          for name, said in sorted(left_out.items())]
+        listed.notices += [f"job {name}: PROGRESS and STEP TIME from its Header log: {said}"
+                           for name, said in sorted(left_out.items())]
         from rlark_tui.cluster.usage_reads import job_gpu_percent  # nvidia-smi in the Running GPU Pods
         listed.gpu = job_gpu_percent(_full(access), listed.items)
     if listed.items and args.output == "wide" and kind is PODS:
@@ -188,7 +196,7 @@ def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
         for line in outcome.value.missing if outcome.value is not None else ():
             print(f"context {outcome.context}: {line}", file=sys.stderr)
             status = 1
-        for line in outcome.value.bounded if outcome.value is not None else ():
+        for line in outcome.value.notices if outcome.value is not None else ():
             print(f"-- context {outcome.context}: {line}", file=sys.stderr)
     answered = [(o.context, o.value) for o in outcomes if o.value is not None]
     if not any(listed.items for _context, listed in answered):
@@ -202,8 +210,28 @@ def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
             progress=listed.progress, health=listed.health, gpu=listed.gpu, step_time=listed.step_time))
             for context, listed in answered if listed.items]))
     else:
-        print(render_objects(kind, [item for _context, listed in answered for item in listed.items], args.output))
+        related: dict[str, list[dict]] = {}
+        for _context, listed in answered:
+            for name, tasks in (listed.related or {}).items():
+                related.setdefault(name, []).extend(tasks)
+        print(render_objects(kind, [item for _context, listed in answered for item in listed.items], args.output,
+                             related=related))
     return status
+
+
+def job_tasks(access: LeanClient | ClusterAccess) -> dict[str, list[dict]]:
+    """Every Task by the name of its Job (label rlinf.io/job): what the Jobs' masking also knows (a control plane
+    that renamed a Job's secret env entry, `0` for WANDB_API_KEY, printed its value in -o yaml where the Task the
+    Pods run from names it)."""
+    from rlark_tui.model import keys
+    from rlark_tui.model.objects import dig
+
+    by_job: dict[str, list[dict]] = {}
+    for task in access.list(TASKS, None).items:
+        job = dig(task, "metadata", "labels", keys.JOB_LABEL)
+        if isinstance(job, str):
+            by_job.setdefault(job, []).append(task)
+    return by_job
 
 
 def _full(access: LeanClient | ClusterAccess) -> ClusterAccess:

@@ -734,14 +734,21 @@ _OWN_STARS = "RLARKOWNSTARS"
 become PLACEHOLDER. A secret-looking name assigned `***` is masked as any other value: surely a masked copy."""
 
 
-def with_placeholders(value: Any, _known: KnownSecrets | None = None) -> Any:
+def redact_related(obj: Any, related: Any) -> Any:
+    """redact_object of `obj` knowing also the secret env values of `related` (a Job's Tasks and Pods: the other
+    answers that say what it runs with), so a value that one answer shows under a name that says nothing (an entry a
+    hostile control plane renamed `0`, its value as it was) is masked wherever another answer names it a secret."""
+    return redact_object(obj, 0, KnownSecrets(secret_values([obj, related])))
+
+
+def with_placeholders(value: Any, _known: KnownSecrets | None = None, *, related: Any = None) -> Any:
     """A redacted copy of a job draft (as a mapping) for `rlark clone` on stdout: where redact_object masks a
     whole value or part of a string, the mask is PLACEHOLDER, so that a submit of the copy is refused instead of
     sending `***` as a password. The draft's own secret env values (secret_values of the whole draft) are masked
     wherever it holds them: each role knew only its own, so another role's entry of another name, or the run
-    script, printed the value."""
+    script, printed the value; and so are those of `related` (the Job's Tasks, as redact_related knows them)."""
     if _known is None:
-        _known = KnownSecrets(secret_values(value))
+        _known = KnownSecrets(secret_values(value if related is None else [value, related]))
     if isinstance(value, str):
         guarded = value.replace(MASK, _OWN_STARS)
         masked = _known.mask_lines(_redact_string(guarded))

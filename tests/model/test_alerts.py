@@ -360,6 +360,21 @@ def test_a_known_secret_a_log_line_splits_with_an_escape_sequence_never_reaches_
     assert finding.message.endswith("auth failed for ***")
 
 
+def test_a_secret_env_value_the_job_shows_under_another_name_never_reaches_an_alert():
+    """Issue 33, a secret renamed by a hostile control plane: the run-crashed alert masked what the Job's own env
+    names a secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` had its value quoted from the
+    crash line in the toast, `rlark watch` and the webhook; the Task the Pods run from still names it."""
+    value = "zqRenamedKey8842x"
+    renamed = job()
+    renamed["spec"]["tasks"][0]["env"] = [{"name": "0", "value": value}]
+    named = {**task("ppo-actor", "Running"), "spec": {"env": [{"name": "WANDB_API_KEY", "value": value}]}}
+    line = f"Exception occurred while running X's function f: exception is wandb login {value} failed"
+    (finding,) = [f for f in A.job_findings(inputs(job=renamed, tasks=(named, task("ppo-rollout", "Running")),
+                                                   log=A.scan_log([(T0, line)])), TH, T0).findings
+                  if f.rule == "run-crashed"]
+    assert value not in finding.message + finding.evidence and finding.message.endswith("wandb login *** failed")
+
+
 def test_run_oom_in_a_worker_pods_log():
     worker = A.scan_log([(T0, "(raylet) 2 worker(s) were killed due to the node running low on memory.")])
     found = A.job_findings(inputs(log=A.LogFacts(), worker_logs={"rlark-gpu-a/uid-roll": worker}), TH, T0)

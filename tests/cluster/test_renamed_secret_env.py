@@ -1,0 +1,37 @@
+"""Issue 33, a secret renamed by a hostile control plane: the masking of a Job's output knew the secret env values
+of the answer it masked, found by the entries' names, so a control plane that answered a Job whose WANDB_API_KEY
+entry it had renamed `0` (its value as it was) had that value printed by `rlark describe`, `get -o yaml|json` and
+`clone`, where the Task the Pods run from, and the Pods, still name it. Each answer about the Job is masked knowing
+the secret env values of the others (text.redact.redact_related)."""
+
+from __future__ import annotations
+
+from tests.cluster.seeding import ROLES, at, seed_running_job, write_log
+
+VALUE = "zqRenamedKey8842x"
+
+
+def _container(obj: dict) -> dict:
+    return obj["kubernetes"]["workload"]["template"]["spec"]["containers"][0]
+
+
+def test_a_secret_env_value_the_control_plane_shows_under_another_name_is_masked_everywhere(rl, sb):
+    cluster, pod = seed_running_job(sb, "ren-sec", ROLES)["actor"]
+    real = sb.store.get("pods", pod, "rlark-system", cluster)
+    real["spec"]["containers"][0]["env"] = [{"name": "WANDB_API_KEY", "value": VALUE}]
+    sb.store.update("pods", real, plane=cluster)
+    task = sb.store.get("tasks", "ren-sec-actor", cluster)
+    _container(task["spec"])["env"].append({"name": "WANDB_API_KEY", "value": VALUE})
+    sb.store.update("tasks", task)
+    job = sb.store.get("jobs", "ren-sec", "")
+    _container(job["spec"]["tasks"][0])["env"].append({"name": "0", "value": VALUE})  # the renamed entry
+    sb.store.update("jobs", job)
+    write_log(sb, cluster, pod, [f"wandb login {VALUE}"], when=at(1))
+    for argv in (("logs", "ren-sec"), ("describe", "job", "ren-sec"), ("get", "jobs", "ren-sec", "-o", "yaml"),
+                 ("get", "jobs", "-o", "json"), ("get", "tasks", "-A", "-o", "yaml"), ("clone", "ren-sec")):
+        result = rl(*argv)
+        assert result.code == 0, (argv, result.err)
+        assert VALUE not in result.out + result.err, argv
+        assert "ren-sec" in result.out, argv
+    described = rl("describe", "job", "ren-sec").out
+    assert "    Env:            0=***" in described.splitlines(), described
