@@ -145,15 +145,17 @@ class RayDashboard:
         return data if isinstance(data, dict) else {}
 
     def alive_nodes(self) -> int:
-        """ALIVE nodes: `num_filtered` of the state filter (dead nodes stay listed, so never total/len)."""
+        """ALIVE nodes: `num_filtered` of the state filter (dead nodes stay listed, so never total/len), else the
+        ALIVE rows it lists; an answer with neither (a count that is no number of nodes: `true`, -3, 4,000 digits;
+        rows that are no list) is an ApiError, one line."""
         result = self._envelope("/api/v0/nodes", "Ray nodes", list(ALIVE_QUERY)).get("result")
-        if isinstance(result, dict):
-            filtered = result.get("num_filtered")
-            if isinstance(filtered, int):
-                return filtered
-            rows = result.get("result") or []
+        filtered = result.get("num_filtered") if isinstance(result, dict) else None
+        if type(filtered) is int and 0 <= filtered <= MAX_ROWS:
+            return filtered
+        rows = result.get("result") if isinstance(result, dict) and filtered is None else None
+        if isinstance(rows, list):
             return sum(1 for row in rows if isinstance(row, dict) and row.get("state") == "ALIVE")
-        raise ApiError(f"{self.source}: /api/v0/nodes answered without a result")
+        raise ApiError(f"{self.source}: /api/v0/nodes answered without a count of alive nodes")
 
     def cluster_status_text(self) -> str:
         """`ray status` as the dashboard renders it (`/api/cluster_status?format=1`), verbatim."""

@@ -250,3 +250,27 @@ def test_a_refusal_quotes_rays_message_on_one_short_line():
         RayDashboard(Http(url, source="Ray dashboard")).alive_nodes()
     assert "\n" not in str(refused.value) and "failed: x\\nfirst failure: ActorGroup:0y" in str(refused.value)
     assert len(str(refused.value)) < 700
+
+
+@pytest.mark.parametrize("result", [{"result": 5}, {"result": 1.5}, {"result": True}, {"num_filtered": True},
+                                    {"num_filtered": -3, "result": []}, {"num_filtered": int("9" * 4000)}],
+                         ids=["rows-a-number", "rows-a-float", "rows-true", "count-true", "count-negative",
+                              "count-of-4000-digits"])
+def test_a_node_count_of_the_wrong_shape_is_an_error_entry_not_a_count_or_a_traceback(result):
+    """Issue 33, a twenty-first round, a hostile Ray head's answers of the wrong type at each JSON path: the ALIVE
+    filter's answer without a num_filtered and a `result` that was a number raised TypeError out of the poll, in
+    `rlark describe`, the Ray tab and, on its reading thread, the alert round of every Job, where no other Job's
+    alert was judged; a count of `true`, -3 or 4,000 digits was shown as the alive nodes."""
+    import json
+
+    from tests import loopback
+
+    class Answering(loopback.QuietHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = {"clusterStatus": "1 node"} if self.path.startswith("/api/cluster_status") else {"result": result}
+            self.answer(200, json.dumps({"result": True, "msg": "", "data": body}).encode())
+
+    with loopback.serving(Answering) as url:
+        status = RayDashboard(Http(url, source="Ray dashboard")).status(expected=2)
+    assert status["alive_nodes"] is None and status["error"] == "Ray dashboard: /api/v0/nodes answered without a " \
+                                                                "count of alive nodes", status
