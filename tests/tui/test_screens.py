@@ -1123,14 +1123,15 @@ async def test_the_command_palette_opens_at_once_whatever_the_length_of_a_job_na
 
 async def test_the_command_palette_offers_its_first_entries_over_thousands_of_jobs(post_snapshot):
     # Textual's palette sorts and lays out every hit gathered so far at each refresh: 'open' over 20,000 Jobs (13
-    # entries each) showed nothing in 400 s; it offers PALETTE_HITS entries (issue 33, a fifteenth round)
+    # entries each) showed nothing in 400 s; it offers PALETTE_HITS entries (issue 33, a fifteenth round): twice as
+    # many Jobs as that are twice as many hits of 'open'
     import time
 
     from rlark_tui.tui.app import PALETTE_HITS
 
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n:05d}") for n in range(2_000)]))
+        await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n:05d}") for n in range(2 * PALETTE_HITS)]))
         await pilot.press("ctrl+p")
         options = app.screen.query_one("CommandList")
         spent = time.process_time()
