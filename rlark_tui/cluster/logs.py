@@ -238,7 +238,8 @@ class LogFollower:
         self.on_lines = on_lines
         self.on_notice = on_notice
         self.before_read = before_read
-        """Called on a Pod's reading thread before its first read (cluster/secrets.py learns what to mask)."""
+        """Called on a Pod's reading thread before its first read, and before each read again after a dropped stream
+        (cluster/secrets.py learns what to mask)."""
         self.tail = tail
         self.since_seconds = since_seconds
         self.previous = previous
@@ -294,6 +295,8 @@ class LogFollower:
         dropped = False
         while not self.stop.is_set():
             tail = self.tail if resume.last is None else None
+            if dropped and self.before_read is not None:  # the container may run anew, with other Secrets
+                self.before_read(target)
             try:
                 stream = self.access.pod_log(
                     target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,

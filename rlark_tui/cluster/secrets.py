@@ -180,8 +180,10 @@ class LogSecrets:
     role (the replicas of a role share their template) one data-plane Pod and the Secrets it and the Job reference
     are read, and new values handed to `add_known` (LineRedactor.add_known). `prepare(targets)` reads the places
     of a backlog together; `before_read(target)` (the log follower's hook, on a reading thread before a Pod's first
-    read) a new one, while other Pods' first reads wait. A Ray token read for the Job later (raydash/token.py) is
-    added as it is read. Unreadable Secrets are told once through `on_notice`."""
+    read) a new one, while other Pods' first reads wait, and before a Pod's read again (the follow reconnecting:
+    the container may run anew with other references, as after an Edit & Restart that names another Secret) that
+    Pod's own. A Ray token read for the Job later (raydash/token.py) is added as it is read. Unreadable Secrets are
+    told once through `on_notice`."""
 
     def __init__(self, access: ClusterAccess, job: Mapping[str, Any], add_known: Callable[[Iterable[str]], None],
                  on_notice: Callable[[str], None] | None = None) -> None:
@@ -192,6 +194,8 @@ class LogSecrets:
         self._reader = SecretReads(access)
         """This view's own: what it read goes with it."""
         self._done: set[tuple[str, str, str]] = set()
+        self._followed: set[tuple[str, str, str]] = set()
+        """The Pods (LogTarget.key) before_read was called for: one called again is read again."""
         self._told: set[str] = set()
         self._lock = threading.Lock()
         if getattr(access, "ray_tokens", None) is not None:
@@ -203,27 +207,42 @@ class LogSecrets:
             self._add_known([token])
 
     def before_read(self, target: LogTarget) -> None:
-        self.prepare([target])
+        with self._lock:
+            again = target.key in self._followed
+            self._followed.add(target.key)
+            told = self._learn([target]) if again else self._prepare([target])
+        self._tell(told)
 
     def prepare(self, targets: Iterable[LogTarget]) -> None:
         with self._lock:
-            new_places: dict[tuple[str, str, str], LogTarget] = {}
-            for target in targets:
-                place = (target.cluster, target.namespace, target.role)
-                if place not in self._done:
-                    new_places.setdefault(place, target)
-            if not new_places:
-                return
-            self._done.update(new_places)
-            chosen = list(new_places.values())
-            pods = parallel_map(lambda target: _data_plane_pod(self._access, target), chosen)
-            found = job_secrets(self._access, self._job,
-                                [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader)
-            self._add_known(found.values)
-            new = [problem for problem in found.unreadable if problem not in self._told]
-            self._told.update(new)
-        if new and self._on_notice is not None:
-            self._on_notice(JobSecrets(unreadable=tuple(new)).notice())
+            told = self._prepare(targets)
+        self._tell(told)
+
+    def _prepare(self, targets: Iterable[LogTarget]) -> list[str]:
+        new_places: dict[tuple[str, str, str], LogTarget] = {}
+        for target in targets:
+            place = (target.cluster, target.namespace, target.role)
+            if place not in self._done:
+                new_places.setdefault(place, target)
+        if not new_places:
+            return []
+        self._done.update(new_places)
+        return self._learn(list(new_places.values()))
+
+    def _learn(self, chosen: list[LogTarget]) -> list[str]:
+        """Read (the lock held: other Pods' reads wait) the data-plane Pods of `chosen` and the Secrets they and the
+        Job reference, and mask their values; the unreadable ones not told yet."""
+        pods = parallel_map(lambda target: _data_plane_pod(self._access, target), chosen)
+        found = job_secrets(self._access, self._job,
+                            [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader)
+        self._add_known(found.values)
+        new = [problem for problem in found.unreadable if problem not in self._told]
+        self._told.update(new)
+        return new
+
+    def _tell(self, unreadable: list[str]) -> None:
+        if unreadable and self._on_notice is not None:
+            self._on_notice(JobSecrets(unreadable=tuple(unreadable)).notice())
 
 
 def _data_plane_pod(access: ClusterAccess, target: LogTarget) -> Mapping[str, Any] | None:

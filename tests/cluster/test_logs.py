@@ -254,3 +254,41 @@ def test_a_pod_name_with_a_line_break_forges_no_log_line(rl, sb, job):
     lines = (result.out + result.err).splitlines()
     assert not [line for line in lines if line.startswith("[actor/forged-0]")], lines
     assert [line for line in lines if "env/x\\n[actor/forged-0] all checks passed]" in line], lines
+
+
+def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env, capsys, job):
+    """Issue 33, a Job whose env's secretKeyRef names change between reads: `rlark logs -f` (and the log pane) read
+    the Secrets a Pod's place referenced once, before its first read, so a container that ran anew referencing
+    another Secret (an Edit & Restart that names a rotated one) printed its value in clear. A follow that reconnects
+    reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on."""
+    import base64
+
+    name, pods = job
+    cluster, pod = pods["actor"]
+    values = {"note-v1": "zqFollowNoteOld1234", "note-v2": "zqFollowNoteNew5678"}
+    for secret, value in values.items():
+        sb.store.create("secrets", {"apiVersion": "v1", "kind": "Secret",
+                                    "metadata": {"name": f"{name}-{secret}", "namespace": "rlark-system"},
+                                    "data": {"note": base64.b64encode(value.encode()).decode()}}, plane=cluster)
+
+    def references(secret: str) -> None:
+        real = sb.store.get("pods", pod, "rlark-system", cluster)
+        real["spec"]["containers"][0]["env"] = [
+            {"name": "RUN_NOTE", "valueFrom": {"secretKeyRef": {"name": f"{name}-{secret}", "key": "note"}}}]
+        sb.store.update("pods", real, plane=cluster)
+
+    references("note-v1")
+    write_log(sb, cluster, pod, [f"note {values['note-v1']}"], when=at(4))
+    with follow_opens(sb, pod):
+        follow = Follow(sb.kubeconfig, "logs", name, "--role", "actor", "-f")
+    with follow_opens(sb, pod):
+        references("note-v2")
+        sb.logs.end_instance(cluster, "rlark-system", pod, "main", 1)
+        sb.logs.start_instance(cluster, "rlark-system", pod, "main")
+        write_log(sb, cluster, pod, [f"note {values['note-v2']}"], when=at(5))
+    sent_all(sb, pod)
+    remove_pod(sb, name, cluster, pod)
+    follow.join()
+    out = capsys.readouterr().out
+    assert follow.code == 0 and out.splitlines()[-2:] == [f"[actor/{pod}] note ***"] * 2, out
+    assert not [value for value in values.values() if value in out], out
