@@ -10,7 +10,7 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
 from rlark_tui.errors import RlarkError, UsageError
@@ -284,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from rlark_tui.local.terminal import clean_streams
         streams = clean_streams(cleaned=not getattr(args, "cleans_own_output", False))
+        streams = _thread_bugs_told(streams)
     with streams:
         try:
             _check_names(args, parser, _command_word(argv))
@@ -310,6 +311,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rlark_tui.local.crash import write_report
             print(write_report(exc), file=sys.stderr)
             return 1
+
+
+@contextlib.contextmanager
+def _thread_bugs_told(streams: contextlib.AbstractContextManager[None]) -> Iterator[None]:
+    """`streams`, and meanwhile a command's thread ended by a bug (threading.excepthook) told as a crash is, by
+    local/crash.py's Teller: one masked line on stderr naming the report, once per type and place (Python printed
+    'Exception in thread', its traceback and the exception's message). crash.py is imported when a bug is told."""
+    import threading
+
+    tellers: list = []
+
+    def hook(hooked: threading.ExceptHookArgs) -> None:
+        from rlark_tui.local.crash import Teller, to_stderr
+
+        if not tellers:
+            tellers.append(Teller(to_stderr))
+        tellers[0].thread_hook(hooked)
+
+    before, threading.excepthook = threading.excepthook, hook
+    try:
+        with streams:
+            yield
+    finally:
+        if threading.excepthook is hook:
+            threading.excepthook = before
 
 
 NAME_ARGUMENTS = ("job", "name", "names", "jobs")

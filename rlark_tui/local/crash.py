@@ -11,22 +11,32 @@ report cannot be written, the line says why instead.
 
 from __future__ import annotations
 
+import itertools
 import os
 import platform
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Coroutine, Iterable
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import write_private
 from rlark_tui.text.redact import KnownSecrets, redact_lines
 from rlark_tui.text.sanitize import clean
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
+
+if TYPE_CHECKING:
+    import asyncio
 
 REPORTS_DIR = "crashes"
-"""Under the state dir: one file per crash, `<UTC time>-<pid>.txt`."""
+"""Under the state dir: one file per crash, `<UTC time>-<pid>.txt` (`-1`, `-2`… before `.txt` for this process's
+later reports: a Teller may tell several within a second)."""
+_REPORTS = itertools.count()
+REPORT_LINE_CHARS = 10_000
+"""Each line of a report is cut there once masked, the rest counted: an exception's message may quote a megabyte of
+cluster text, and a Teller may write a report for each bug it tells."""
 FRAME_ATTRIBUTES = 200
 """known_in looks at most this many attributes of each local (a `self` that holds the masking)."""
 
@@ -46,7 +56,7 @@ def report_lines(error: BaseException, known: Iterable[str] = ()) -> list[str]:
               f"Python {platform.python_version()} on {platform.system()}",
               "Locals are not recorded; secrets are masked.", ""]
     lines = "".join(traceback.format_exception(error)).splitlines()
-    return header + [one_line(line) for line in redact_lines(lines, known)]
+    return header + [one_line(cut(line, REPORT_LINE_CHARS)) for line in redact_lines(lines, known)]
 
 
 def known_in(error: BaseException) -> set[str]:
@@ -84,40 +94,78 @@ def known_in(error: BaseException) -> set[str]:
     return {value for value in found if isinstance(value, str)}
 
 
-def write_report(error: BaseException, known: Iterable[str] = ()) -> str:
-    """Write the report (0600); return the line to print: `rlark: crashed (<ExcType>); report: <path>`."""
+def write_report(error: BaseException, known: Iterable[str] = (), said: str = "crashed") -> str:
+    """Write the report (0600); return the line to print: `rlark: crashed (<ExcType>); report: <path>` (`said`
+    for a part that failed while rlark goes on)."""
     known = (*known, *known_in(error))
     what = one_line(clean(type(error).__name__))
     try:
-        path = state_dir() / REPORTS_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.txt"
+        path = state_dir() / REPORTS_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}" \
+            f"{f'-{told}' if (told := next(_REPORTS)) else ''}.txt"
         write_private(path, "\n".join(report_lines(error, known)) + "\n")
     except Exception as exc:  # the crash is still told, in one line: the report is what failed
-        return f"rlark: crashed ({what}); no report: {clean(str(exc))}"
-    return f"rlark: crashed ({what}); report: {clean(str(path))}"
+        return f"rlark: {said} ({what}); no report: {clean(str(exc))}"
+    return f"rlark: {said} ({what}); report: {clean(str(path))}"
 
 
-def run_async(main: Coroutine[Any, Any, Any]) -> Any:
-    """`asyncio.run(main)` for a command (`rlark watch`, `wait`, `port-forward`): an exception that none of its
-    tasks' owners retrieves (a bug in a poll, which the reconciler runs again at its next interval) is told as a
-    crash is, one line and the masked report, once per type and place; asyncio printed its traceback and the
-    exception's message (which may quote cluster text) on stderr at every interval."""
-    import asyncio
+BACKGROUND = "a background task failed"
+"""What the line of a bug off the main path says (Teller): rlark goes on."""
 
-    told: set[tuple[str, object]] = set()
 
-    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+class Teller:
+    """A bug off the main path, where nothing else would catch it, told as a crash is: one masked line to `say`
+    naming the report (write_report), once per type and place (a poll the reconciler runs again at each interval
+    raises each time). Its hooks: an asyncio task whose exception nobody retrieves (`loop_handler`: asyncio printed
+    'Task exception was never retrieved', the traceback and the message, at every interval), a thread's
+    (`thread_hook`, threading.excepthook: Python printed 'Exception in thread', the traceback and the message) and a
+    Textual worker's (the app's `on_worker_state_changed`: its toast quoted the exception's message, unmasked).
+    `known()` gives the secret values the report masks besides those the crashed frames held."""
+
+    def __init__(self, say: Callable[[str], object], known: Callable[[], Iterable[str]] = tuple) -> None:
+        self.say = say
+        self.known = known
+        self._told: set[tuple[str, object]] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, error: BaseException) -> None:
+        frames = traceback.extract_tb(error.__traceback__)
+        told_as = (type(error).__name__, (frames[-1].filename, frames[-1].lineno) if frames else None)
+        with self._lock:
+            if told_as in self._told:
+                return
+            self._told.add(told_as)
+        self.say(write_report(error, self.known(), said=BACKGROUND))
+
+    def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An asyncio loop's exception handler (`loop.set_exception_handler`)."""
         error = context.get("exception")
         if not isinstance(error, Exception):
             loop.default_exception_handler(context)
             return
-        frames = traceback.extract_tb(error.__traceback__)
-        told_as = (type(error).__name__, (frames[-1].filename, frames[-1].lineno) if frames else None)
-        if told_as not in told:
-            told.add(told_as)
-            print(write_report(error), file=sys.stderr, flush=True)
+        self(error)
+
+    def thread_hook(self, hooked: threading.ExceptHookArgs) -> None:
+        """threading.excepthook: a thread ended by an exception (SystemExit ends it quietly, as Python's own)."""
+        if hooked.exc_value is None or isinstance(hooked.exc_value, SystemExit):
+            return
+        self(hooked.exc_value)
+
+
+def to_stderr(line: str) -> None:
+    """A command's way to say a Teller's line."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_async(main: Coroutine[Any, Any, Any]) -> Any:
+    """`asyncio.run(main)` for a command (`rlark watch`, `wait`, `port-forward`): an exception that none of its
+    tasks' owners retrieves (a bug in a poll, which the reconciler runs again at its next interval) is told by a
+    Teller on stderr."""
+    import asyncio
+
+    teller = Teller(to_stderr)
 
     async def handled() -> Any:
-        asyncio.get_running_loop().set_exception_handler(handler)
+        asyncio.get_running_loop().set_exception_handler(teller.loop_handler)
         return await main
 
     return asyncio.run(handled())

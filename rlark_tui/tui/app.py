@@ -7,8 +7,11 @@ command palette, and the one path from a key to a mutation: confirm dialog → r
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC
@@ -35,6 +38,7 @@ from rlark_tui.flow.reconciler import BLURRED_PACE, Reconciler
 from rlark_tui.flow.services import AppState, Intents
 from rlark_tui.flow.snapshot import Snapshot
 from rlark_tui.local import acks
+from rlark_tui.local.crash import Teller
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.local.startup import freeze_long_lived, give_back_large_blocks, resume_collector
 from rlark_tui.model.lifecycle import TERMINAL_PHASES, consequences
@@ -279,6 +283,10 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         self.crash_line = ""
         """What run_tui prints after a crash, once the terminal is back: one line that names the report."""
         self._terminal_text = TerminalText()
+        self._teller = Teller(self._say_background, self._known_secrets)
+        """Tells a bug off the app's own path: a poll's task, a thread, a worker (on_mount hooks it)."""
+        self._thread_hook = threading.excepthook
+        """Python's hook for a thread's exception, put back when the app ends."""
 
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters (truecolor, no colour, dimming), then the terminal's guard (TerminalText) on every line
@@ -337,17 +345,12 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         from textual.worker import WorkerFailed
 
         from rlark_tui.local.crash import write_report
-        from rlark_tui.text.redact import secret_values
 
         error = self._crashed
         if isinstance(error, WorkerFailed):
             error = error.error
-        index = self.index
-        known: set[str] = set()
-        for job in index.jobs.values() if index is not None else ():
-            known |= secret_values(job.raw)
         self.bell()
-        line = write_report(error, known) if error is not None else "rlark: crashed"
+        line = write_report(error, self._known_secrets()) if error is not None else "rlark: crashed"
         self.crash_line = line
         self._close_messages_no_wait()
 
@@ -356,6 +359,9 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         return self.state.index
 
     def on_mount(self) -> None:
+        # a bug off the app's own path (a poll's task, a thread, a worker) is one toast naming a masked report
+        asyncio.get_running_loop().set_exception_handler(self._teller.loop_handler)
+        self._thread_hook, threading.excepthook = threading.excepthook, self._teller.thread_hook
         self.set_timer(GC_PAUSE_MAX_SECONDS, resume_collector)
         self.push_screen(JobListScreen())
         self.theme_changed_signal.subscribe(self, self._keep_theme)
@@ -647,11 +653,25 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         self.notify("Listing everything again from the control plane…", timeout=2)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A background job that failed unexpectedly becomes one line on screen, never a traceback."""
-        if event.state == WorkerState.ERROR:
-            error = event.worker.error
-            self.notify(f"{event.worker.name or event.worker.group} failed: {error}", severity="error",
-                        timeout=10)
+        """A background job that failed unexpectedly becomes one line on screen naming its masked report, never a
+        traceback nor the exception's message (it may quote cluster text or a secret)."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self._teller(event.worker.error)
+
+    def _say_background(self, line: str) -> None:
+        """The Teller's line, as a toast, from any thread (call_later posts a message: thread-safe); said nowhere once
+        the app has closed."""
+        with contextlib.suppress(RuntimeError):
+            self.call_later(self.notify, line, severity="error", timeout=10)
+
+    def _known_secrets(self) -> set[str]:
+        """The Jobs' secret env values, which a report masks wherever they show."""
+        from rlark_tui.text.redact import secret_values
+
+        known: set[str] = set()
+        for job in self.index.jobs.values() if self.index is not None else ():
+            known |= secret_values(job.raw)
+        return known
 
     # ---- navigation ------------------------------------------------------------------------------
     def on_open_job(self, message: messages.OpenJob) -> None:
@@ -966,6 +986,8 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         self.push_screen(TunnelsScreen(name, shown, self.actions.readonly))
 
     def on_unmount(self) -> None:
+        if threading.excepthook == self._teller.thread_hook:
+            threading.excepthook = self._thread_hook
         for tunnel in self.tunnels.values():
             tunnel.stop()
         self.tunnels.clear()

@@ -4,6 +4,8 @@ included) nor the report holds the secret, and the report has the traceback with
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import re
 import shutil
@@ -11,6 +13,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 from pathlib import Path
 
@@ -24,6 +27,8 @@ NAME = "crash-holds-secret"
 SECRET = f"crash-{uuid.uuid4().hex}"
 ENDED = "app ended with status "
 LINE = re.compile(r"^rlark: crashed \((?P<what>.*)\); report: (?P<path>\S+)$", re.M)
+BACKGROUND = re.compile(r"^rlark: a background task failed \((?P<what>.*)\); report: (?P<path>\S+)$")
+"""The line of a bug off the main path (crash.Teller): a thread's, a worker's, a task's nobody awaits."""
 
 # The test's own app: RlarkApp with one more key, whose action reads the Job's secret env value into a local
 # and raises with it in the message (the product has no such key).
@@ -221,10 +226,104 @@ def test_a_commands_task_whose_exception_nobody_retrieves_says_one_masked_line_o
     token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
     done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
-    said = LINE.fullmatch(done.stderr.strip())
+    said = BACKGROUND.fullmatch(done.stderr.strip())
     assert done.returncode == 0 and said is not None, done.stderr
     assert said["what"] == "KeyError" and token not in done.stderr
     report = open(said["path"]).read()
     assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and "in poll" in report
     commands = Path(__file__).parents[2] / "rlark_tui" / "commands"
     assert not [p.name for p in commands.glob("*.py") if "asyncio.run(" in p.read_text()]
+
+
+@pytest.mark.writes_crash_report
+async def test_a_bug_in_a_thread_a_worker_or_a_task_is_one_toast_naming_a_masked_report(env):
+    """Issue 33, a twenty-second round (background threads and workers): a bug in the TUI's Textual worker toasted
+    'render failed: <the exception's message>', unmasked (a message may quote a Secret's value or any cluster text,
+    1 MB of it), a thread's (threading.excepthook) and a task's nobody awaited (a poll of the reconciler, at every
+    interval) went to the captured stderr: nothing said, no report. Each is now one toast naming a 0600 report
+    masked as a crash's, once per type and place, and the app goes on."""
+    from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.tui.app import RlarkApp
+    from tests.pilot import wait_for
+    from tests.tui.tui_factories import build_snapshot, job_dict
+
+    said = f"the answer {SECRET} \x1b]52;c;cHduZWQ=\x07 " + "x" * 1_000_000
+
+    def in_a_worker():
+        raise ValueError(said)
+
+    def in_a_thread():
+        raise KeyError(said)
+
+    async def in_a_task():
+        raise TypeError(said)
+
+    app = RlarkApp()
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.post_message(SnapshotChanged(build_snapshot([job_dict("bg", env_extra=[
+            {"name": "WANDB_API_KEY", "value": SECRET}])])))
+        await wait_for(pilot, lambda: app.index is not None and "bg" in app.index.jobs, "the Job listed")
+        for _ in range(2):  # the same bug again is not told again
+            app.run_worker(in_a_worker, thread=True, exit_on_error=False)
+            thread = threading.Thread(target=in_a_thread)
+            thread.start()
+            thread.join()
+            asyncio.ensure_future(in_a_task())
+            await pilot.pause(0.05)
+            gc.collect()  # the task nobody awaited is collected: asyncio tells its exception
+        toasts = await wait_for(pilot, lambda: len(app._notifications) >= 3 and [
+            n.message for n in app._notifications], "three toasts")
+        await pilot.pause(0.2)
+        toasts = [n.message for n in app._notifications]
+        app.post_message(SnapshotChanged(build_snapshot([job_dict("after")])))
+        await wait_for(pilot, lambda: app.index is not None and "after" in app.index.jobs, "the app going on")
+    lines = [BACKGROUND.fullmatch(toast) for toast in toasts]
+    assert all(lines) and sorted(line["what"] for line in lines) == ["KeyError", "TypeError", "ValueError"], toasts
+    for line in lines:
+        report = Path(line["path"]).read_text()
+        assert stat.S_IMODE(os.stat(line["path"]).st_mode) == 0o600
+        assert SECRET not in report and "\x1b" not in report and len(report) < 200_000, report[:2000]
+        assert "Locals are not recorded" in report and "in in_a_" in report
+
+
+THREAD_SCRIPT = textwrap.dedent("""\
+    import sys
+    import threading
+
+    from rlark_tui import cli
+
+    checked = cli._check_names
+
+
+    def boom():
+        raise ValueError(f"a thread of the command read WANDB_API_KEY={sys.argv[1]} \\x1b]52;c;cHduZWQ=\\x07")
+
+
+    def check_names(*args):  # the command, as it runs: one of its threads hits a bug, twice
+        for _ in range(2):
+            thread = threading.Thread(target=boom)
+            thread.start()
+            thread.join()
+        return checked(*args)
+
+
+    cli._check_names = check_names
+    sys.exit(cli.main(["draft", "new"]))
+""")
+
+
+@pytest.mark.writes_crash_report
+def test_a_commands_thread_ended_by_a_bug_says_one_masked_line_once(env, tmp_path):
+    """Issue 33, a twenty-second round (background threads): a command's thread that a bug ended (rlark watch's keeps,
+    rlark wait's alert rounds, a webhook's delivery) had Python print 'Exception in thread', the traceback and the
+    exception's message on stderr. It is told as a crash is: one line naming the report, once; the command goes on."""
+    script = tmp_path / "thread.py"
+    script.write_text(THREAD_SCRIPT)
+    token = f"{uuid.uuid4().hex}"
+    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
+    said = BACKGROUND.fullmatch(done.stderr.strip())
+    assert done.returncode == 0 and "rlark job draft" in done.stdout and said is not None, done.stderr
+    assert said["what"] == "ValueError" and token not in done.stderr
+    report = open(said["path"]).read()
+    assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and "in boom" in report

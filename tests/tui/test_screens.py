@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
+import pytest
 from textual import events
 from tui_factories import ROLES, build_snapshot, job_dict, pod_dict
 
@@ -848,6 +849,7 @@ async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):
         assert "job-9-env-0" in app.screen.query_one(WorkersTree).shown_text()
 
 
+@pytest.mark.writes_crash_report
 async def test_a_failing_background_job_is_one_line_on_screen():
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -855,9 +857,10 @@ async def test_a_failing_background_job_is_one_line_on_screen():
             raise ValueError("connection reset by peer")
 
         app.run_worker(fails, thread=True, name="log stream", exit_on_error=False)
-        await wait_for(pilot, lambda: "log stream failed: connection reset by peer" in notifications(app),
-                       "the failure's line", timeout=5, show=notifications)
-        assert isinstance(app.screen, JobListScreen)
+        await wait_for(pilot, lambda: any(line.startswith("rlark: a background task failed (ValueError); report: ")
+                                          for line in notifications(app)), "the failure's line", timeout=5,
+                       show=notifications)
+        assert isinstance(app.screen, JobListScreen) and "connection reset" not in str(notifications(app))
 
 
 async def test_n_opens_the_create_job_wizard(post_snapshot, env):
