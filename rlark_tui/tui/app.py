@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import re
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC
 from functools import partial
@@ -93,12 +96,66 @@ class TerminalText(LineFilter):
                 break
             texts.append(text)
         else:
-            if "".join(texts).isprintable():
+            line = "".join(texts)
+            if line.isprintable() and (line.isascii() or _unsteady()[0].search(line) is None):
                 return segments
         return [segment if segment.control else segment._replace(
-            text=drawable(segment.text),
+            text=steady_width(drawable(segment.text)),
             style=segment.style.update_link(None) if segment.style is not None and segment.style.link else
             segment.style) for segment in segments]
+
+
+@functools.cache
+def _unsteady() -> tuple[re.Pattern[str], frozenset[str]]:
+    """The code points whose width a terminal may not give as Rich did when it laid the line out (steady_width):
+    the zero-width joiner and VS16, and every code point Rich's table gives no width that is no nonspacing mark
+    (Hangul fillers, a lone skin tone, spacing marks, unassigned ones). The set holds them; the pattern finds those
+    in the BMP and any code point past it (a class of ranges there is searched slowly: 114 µs a screen line, 2 µs
+    as it is). Built when first needed."""
+    from rich.cells import load_cell_table
+
+    found = {"\u200d", "\ufe0f"}
+    for start, end, width in load_cell_table("auto").widths:
+        if not width:
+            found.update(point for point in map(chr, range(max(start, 0x20), end + 1))
+                         if unicodedata.category(point) not in ("Mn", "Me"))
+    bmp = "".join(re.escape(point) for point in sorted(found) if point <= "\uffff")
+    return re.compile(f"[{bmp}\U00010000-\U0010ffff]"), frozenset(found)
+
+
+def steady_width(text: str) -> str:
+    """`text` (one segment of a line Rich laid out) as a terminal draws it in the columns Rich gave it, whatever its
+    own width tables (issue 33, wide and zero-width characters that break columns: measured in tmux 3.3). Rich
+    gives no width to a Hangul filler (U+3164, tmux 2 columns), a lone skin tone (2), a spacing mark (Devanagari's
+    vowel signs, 1) or the code point after a zero-width joiner (`a ZWJ b`: tmux 2), and 2 to a narrow symbol before
+    VS16 (`☺ VS16`: tmux 1), so a Job's display name of 10 fillers then `Succeeded` pushed its row 20 columns
+    right, `Succeeded` under the job list's PHASE and the real phase to its right. Those Rich gives no width are
+    left out (with the code point a ZWJ joins), and a VS16 that widened its symbol is a space; the text keeps
+    Rich's width, and what is left is each code point at its own width, as every terminal takes it."""
+    if text.isascii() or _unsteady()[0].search(text) is None:
+        return text
+    from rich.cells import get_character_cell_size, load_cell_table
+
+    narrow_to_wide = load_cell_table("auto").narrow_to_wide
+    unsteady = _unsteady()[1]
+    kept: list[str] = []
+    measured = ""  # the last code point Rich gave a width, which a VS16 may widen
+    at, end = 0, len(text)
+    while at < end:
+        point = text[at]
+        if point == "\u200d":
+            at += 2
+            continue
+        at += 1
+        if point == "\ufe0f":
+            if measured in narrow_to_wide:
+                kept.append(" ")
+            measured = ""
+        elif point not in unsteady:
+            kept.append(point)
+            if get_character_cell_size(point):
+                measured = point
+    return "".join(kept)
 
 
 FREEZE_AFTER_JOBS = 500

@@ -7,6 +7,10 @@ whole screen as it would reach a terminal, hold none, while the text around them
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 from rich.text import Text
 from textual.app import App
 from textual.strip import Strip
@@ -307,3 +311,50 @@ async def test_a_hostile_job_or_node_name_forges_no_line_in_the_screens_that_quo
     for what, frame in seen.items():
         assert "n\\u202eR\\nForged: line" in frame, (what, frame)
         assert not [line for line in frame.splitlines() if line.lstrip().startswith("Forged")], (what, frame)
+
+
+UNSTEADY = {
+    "Hangul fillers": "\u3164" * 20 + "Succeeded",
+    "halfwidth fillers": "\uffa0" * 8 + "x",
+    "lone skin tones": "\U0001f3fb" * 4 + "y",
+    "joined letters": "a\u200db" * 4 + "\u754c\u200d\u754c",
+    "a family": "\U0001f468\u200d\U0001f469\u200d\U0001f467" * 3,
+    "VS16": "\u263a\ufe0f" * 4 + "\u754c\ufe0f",
+    "spacing marks": "\u0915\u093f\u0915\u093e" * 2 + "a\u0301",
+    "wide": "\u754c" * 4 + "\U0001f1fa\U0001f1f8",
+}
+
+
+def test_a_line_holds_rich_columns_in_a_real_terminal_whatever_wide_or_zero_width_text_it_draws(tmp_path):
+    """Issue 33, a twenty-second round (what the TUI draws, judged in a real terminal): Rich lays a line out with
+    widths a terminal does not share: no column for a Hangul filler (tmux 3.3: 2), a lone skin tone (2), a spacing
+    mark (1) or the code point a zero-width joiner joins (2), two for a narrow symbol before VS16 (1). A Job's
+    display name of 20 fillers then 'Succeeded' pushed its row 40 columns right (10 put 'Succeeded' under PHASE,
+    the real phase to its right). The app's last filter (tui/app.TerminalText) draws each such text in the columns
+    Rich gave it: in tmux, the `#` drawn at Rich's column after it covers the `|` drawn right after the text."""
+    from rich.cells import cell_len
+    from rich.segment import Segment
+    from textual.color import Color
+
+    from rlark_tui.tui.app import TerminalText
+
+    rows = []
+    for row, text in enumerate(UNSTEADY.values(), start=1):
+        (drawn,) = TerminalText().apply([Segment(text)], Color(0, 0, 0))
+        assert cell_len(drawn.text) == cell_len(text)
+        rows.append(f"\x1b[{row};1H{drawn.text}|\x1b[{row};{cell_len(text) + 1}H#")
+    script = tmp_path / "draw.py"
+    script.write_text(f"import sys, time\nsys.stdout.write({''.join(rows)!r})\nsys.stdout.flush()\ntime.sleep(30)\n")
+    socket = str(tmp_path / "tmux.sock")
+    subprocess.run(["tmux", "-u", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "12",
+                    "-s", "t", f"{sys.executable} {script}"], check=True, timeout=20)
+    try:
+        deadline = time.monotonic() + 10
+        while (shown := subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "t"], capture_output=True,
+                                       text=True, timeout=20).stdout).count("#") < len(UNSTEADY):
+            assert time.monotonic() < deadline, shown
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "-S", socket, "kill-server"], timeout=20)
+    lines = shown.splitlines()
+    assert {name: line for name, line in zip(UNSTEADY, lines, strict=False) if "|" in line} == {}, shown
