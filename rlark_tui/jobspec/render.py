@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from rlark_tui.jobspec.draft import JobDraft, RoleDraft
@@ -19,10 +20,10 @@ from rlark_tui.model.placement import (
     GPU,
     Hardware,
     as_nodes,
-    find_hardware,
-    hardware_choices,
+    hardware_named,
     hostname_selector,
     matching_nodes,
+    once_per_node_set,
 )
 
 PLAN_VERSION = 1
@@ -59,18 +60,25 @@ def role_placement(role: RoleDraft, nodes: Iterable[Any]) -> RolePlacement:
     """Where the placement of a `placed` role puts it over the current Nodes (in its cluster, every cluster when
     it names none)."""
     nodes = as_nodes(nodes)
-    hardware = find_hardware(hardware_choices(nodes, role.cluster), role.hardware) if role.hardware else None
+    hardware = hardware_named(nodes, role.cluster, role.hardware) if role.hardware else None
     amount = per_worker(role, hardware)
     if not role.nodes:
         eligible = tuple(slot.node for slot in hardware.eligible(amount)) if hardware is not None else ()
         return RolePlacement(hardware, amount, eligible, (), role.workers)
-    by_name: dict[str, Node] = {}
-    for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
-        if not role.cluster or node.cluster == role.cluster:
-            by_name.setdefault(node.name, node)
+    by_name = _by_name(nodes, role.cluster)
     found = tuple(by_name[name] for name in dict.fromkeys(role.nodes) if name in by_name)
     missing = tuple(name for name in dict.fromkeys(role.nodes) if name not in by_name)
     return RolePlacement(hardware, amount, found, missing, len(role.nodes))
+
+
+@once_per_node_set
+def _by_name(nodes: Iterable[Node], cluster: str) -> Mapping[str, Node]:
+    """The Nodes of `cluster` (every cluster when empty) by name, the first in (cluster, name) order."""
+    by_name: dict[str, Node] = {}
+    for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
+        if not cluster or node.cluster == cluster:
+            by_name.setdefault(node.name, node)
+    return MappingProxyType(by_name)
 
 
 def role_matches(role: RoleDraft, nodes: Iterable[Any]) -> list[Node]:

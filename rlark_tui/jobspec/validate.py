@@ -33,6 +33,7 @@ from rlark_tui.model.placement import (
     as_nodes,
     gpu_resource,
     hardware_choices,
+    node_clusters,
     node_slots,
 )
 from rlark_tui.model.quantity import parse_quantity
@@ -108,7 +109,7 @@ def validate(draft: JobDraft, nodes: Iterable[Any], existing_jobs: Iterable[Any]
     findings += _check_type(draft)
     findings += _check_roles(draft)
     findings += _check_header(draft, matches, replicas)
-    clusters = sorted({n.cluster for n in nodes if n.cluster})
+    clusters = list(node_clusters(nodes))
     for index, role in enumerate(draft.roles):
         path = f"roles[{index}]"
         if role.placed:

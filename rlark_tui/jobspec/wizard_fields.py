@@ -17,7 +17,16 @@ from rlark_tui.jobspec.draft import PLATFORM_ROLES, JobDraft, Mount, RoleDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Node
-from rlark_tui.model.placement import COMPUTE, DEVICE, GPU, Hardware, find_hardware, hardware_choices
+from rlark_tui.model.placement import (
+    COMPUTE,
+    DEVICE,
+    GPU,
+    Hardware,
+    hardware_choices,
+    hardware_named,
+    node_clusters,
+    once_per_node_set,
+)
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import cut
 
@@ -179,11 +188,8 @@ class WizardFacts:
     gateway_note: str = ""
 
 
-def clusters_of(nodes: Iterable[Node]) -> list[str]:
-    return sorted({node.cluster for node in nodes if node.cluster})
-
-
-def label_choices(nodes: Iterable[Node], cluster: str) -> list[tuple[str, str, int]]:
+@once_per_node_set
+def label_choices(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str, int], ...]:
     """(key, value, Nodes of `cluster` with it) for every label of the cluster's Nodes, except the Node-CR-only
     `rlark.io/cluster-id` (never schedulable), hostnames first."""
     counts: dict[tuple[str, str], int] = {}
@@ -194,8 +200,8 @@ def label_choices(nodes: Iterable[Node], cluster: str) -> list[tuple[str, str, i
             if key == keys.CLUSTER_ID_LABEL or not isinstance(value, str):
                 continue
             counts[(key, value)] = counts.get((key, value), 0) + 1
-    return sorted(((k, v, n) for (k, v), n in counts.items()),
-                  key=lambda item: (item[0] != keys.HOSTNAME_LABEL, item[0], item[1]))
+    return tuple(sorted(((k, v, n) for (k, v), n in counts.items()),
+                        key=lambda item: (item[0] != keys.HOSTNAME_LABEL, item[0], item[1])))
 
 
 def gpu_maximum(matched: Iterable[Node]) -> int | None:
@@ -206,6 +212,7 @@ def gpu_maximum(matched: Iterable[Node]) -> int | None:
     return min(known) if known else None
 
 
+@once_per_node_set
 def device_summary(nodes: Iterable[Node], cluster: str) -> str:
     """`rlinf.io/franka (edge-b1: 1)` for every rlinf.io/* resource the cluster's Nodes report."""
     found: dict[str, list[str]] = {}
@@ -248,7 +255,7 @@ def hardware_label(hardware: Hardware) -> str:
 def role_hardware(facts: WizardFacts, role: RoleDraft | None) -> Hardware | None:
     if role is None or not role.hardware:
         return None
-    return find_hardware(hardware_choices(facts.nodes, role.cluster), role.hardware)
+    return hardware_named(facts.nodes, role.cluster, role.hardware)
 
 
 def ssh_key_choices(gateway_data: object) -> list[tuple[str, str]]:
@@ -353,7 +360,7 @@ def _set_header(draft: JobDraft, index: int, value: int) -> JobDraft:
 
 
 def _cluster_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
-    clusters = clusters_of(facts.nodes)
+    clusters = node_clusters(facts.nodes)
     wanted: Choices = [(c, c) for c in clusters]
     if role is not None and role.cluster and role.cluster not in clusters:
         wanted.append((f"{role.cluster} (no Nodes)", role.cluster))
@@ -361,8 +368,12 @@ def _cluster_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None
 
 
 def _label_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
-    choices = label_choices(facts.nodes, role.cluster) if role is not None else []
-    return [(f"{k}={v}  ({n} Node{'s' if n != 1 else ''})", f"{k}={v}") for k, v, n in choices]
+    return list(_label_options(facts.nodes, role.cluster)) if role is not None else []
+
+
+@once_per_node_set
+def _label_options(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{k}={v}  ({n} Node{'s' if n != 1 else ''})", f"{k}={v}") for k, v, n in label_choices(nodes, cluster))
 
 
 def _add_label(draft: JobDraft, index: int, value: str) -> str:
@@ -373,11 +384,15 @@ def _add_label(draft: JobDraft, index: int, value: str) -> str:
 def _hardware_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
     if role is None:
         return []
-    choices = hardware_choices(facts.nodes, role.cluster)
-    wanted: Choices = [(hardware_label(choice), choice.model) for choice in choices]
-    if role.hardware and find_hardware(choices, role.hardware) is None:
+    wanted: Choices = list(_hardware_options(facts.nodes, role.cluster))
+    if role.hardware and hardware_named(facts.nodes, role.cluster, role.hardware) is None:
         wanted.append((f"{role.hardware} (no such Nodes)", role.hardware))
     return wanted
+
+
+@once_per_node_set
+def _hardware_options(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str], ...]:
+    return tuple((hardware_label(choice), choice.model) for choice in hardware_choices(nodes, cluster))
 
 
 def _set_hardware(draft: JobDraft, index: int, value: str | None) -> JobDraft:
@@ -418,11 +433,20 @@ def _set_nodes(draft: JobDraft, index: int, value: str) -> JobDraft:
 
 def _node_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -> Choices:
     """The schedulable Nodes of the role's hardware not picked yet, with their free slots."""
-    hardware = role_hardware(facts, role)
-    if hardware is None or role is None:
+    if role is None or role_hardware(facts, role) is None:
         return []
-    return [(f"{m.node.name}  {_amount(m.free)}/{_amount(m.total)} {slot_word(hardware)} free", m.node.name)
-            for m in hardware.members if m.schedulable and m.node.name not in role.nodes]
+    picked = set(role.nodes)
+    return [option for option in _node_options(facts.nodes, role.cluster, role.hardware) if option[1] not in picked]
+
+
+@once_per_node_set
+def _node_options(nodes: Iterable[Node], cluster: str, model: str) -> tuple[tuple[str, str], ...]:
+    """(label, name) of each schedulable Node of the hardware `model` of `cluster`, with its free slots."""
+    hardware = hardware_named(nodes, cluster, model)
+    if hardware is None:
+        return ()
+    return tuple((f"{m.node.name}  {_amount(m.free)}/{_amount(m.total)} {slot_word(hardware)} free", m.node.name)
+                 for m in hardware.members if m.schedulable)
 
 
 def _pick_node(draft: JobDraft, index: int, value: str) -> str:

@@ -7,17 +7,20 @@ wizard's step 2 (§4).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Node, TaskSpec, cluster_of, dig
 from rlark_tui.model.quantity import parse_quantity
 
 N = TypeVar("N")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _raw(obj: Any) -> Mapping[str, Any]:
@@ -61,8 +64,36 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> 
 
 def matching_nodes(selector: Mapping[str, Any], nodes: Iterable[N]) -> list[N]:
     """The items of `nodes` (dicts or Node views) whose labels the selector matches, across all clusters,
-    in the order given."""
+    in the order given. Of a NodeSet, found through its labels' index (`_label_index`), not a pass over every
+    Node."""
+    if isinstance(nodes, NodeSet):
+        return cast("list[N]", [nodes[place] for place in _indexed_matches(selector, nodes)])
     return [node for node in nodes if selector_matches(selector, _labels(node))]
+
+
+def _indexed_matches(selector: Mapping[str, Any], nodes: NodeSet) -> list[int]:
+    """The places in `nodes` of the Nodes `selector` matches, as selector_matches judges each: every single value
+    held, and one comma key's value among its alternatives when there are comma keys."""
+    if not isinstance(selector, Mapping):
+        return []
+    index = _label_index(nodes)
+    held: list[frozenset[int]] = []
+    any_of: set[int] | None = None
+    for key, value in selector.items():
+        if not isinstance(value, str):
+            return []
+        if "," in value:
+            any_of = set() if any_of is None else any_of
+            for alternative in selector_alternatives(value):
+                any_of.update(index.get((key, alternative), ()))
+        else:
+            held.append(index.get((key, value), frozenset()))
+    if any_of is not None:
+        held.append(frozenset(any_of))
+    if not held:
+        return list(range(len(nodes)))
+    held.sort(key=len)
+    return sorted(held[0].intersection(*held[1:]))
 
 
 def node_cluster(node: Any) -> str:
@@ -245,39 +276,68 @@ class Hardware:
 
 
 class NodeSet(tuple[Node, ...]):
-    """The Nodes of one Snapshot (SnapshotIndex.nodes, and what build_job checks a draft against), with each
-    cluster's hardware choices derived once: the wizard's checks and hints asked for them 13 times a change, each
-    a pass over every Node's slots (0.2 s over 10,000 Nodes), so a keystroke held the UI thread for seconds."""
+    """The Nodes of one Snapshot (SnapshotIndex.nodes, and what build_job checks a draft against), and what is
+    derived of them (`derived`, through `once_per_node_set`), each once: the wizard's checks, hints and choices
+    derived each cluster's hardware choices, labels, devices and clusters, and matched each selector, again at
+    every change, each a pass over every Node, so over 10,000 Nodes a keystroke held the UI thread for seconds."""
 
     def __new__(cls, items: Iterable[Any] = ()) -> NodeSet:
         made = super().__new__(cls, as_nodes(items))
-        made._hardware = {}
+        made._derived = {}
         return made
 
-    _hardware: dict[str, tuple[Hardware, ...]]
+    _derived: dict[tuple[Callable[..., Any], tuple[Any, ...]], Any]
 
-    def hardware(self, cluster: str) -> tuple[Hardware, ...]:
-        """hardware_choices of these Nodes in `cluster`, derived at its first use."""
-        found = self._hardware.get(cluster)
-        if found is None:
-            found = self._hardware[cluster] = tuple(_hardware_choices(self, cluster))
+    def derived(self, derive: Callable[..., R], *args: Any) -> R:
+        """`derive(self, *args)`, derived at its first use and kept with these Nodes (which never change)."""
+        key = (derive, args)
+        if key not in self._derived:
+            self._derived[key] = derive(self, *args)
+        found: R = self._derived[key]
         return found
 
 
+def once_per_node_set(derive: Callable[P, R]) -> Callable[P, R]:
+    """`derive(nodes, *args)`, a pure derivation of Nodes, derived once per NodeSet and arguments (the arguments
+    name a cluster or a model: few per Snapshot); over other Nodes, each call derives it. What it returns is shared
+    by every caller: a tuple or another value no one changes."""
+
+    @functools.wraps(derive)
+    def derived(*args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs or not args or not isinstance(args[0], NodeSet):
+            return derive(*args, **kwargs)
+        return args[0].derived(derive, *args[1:])
+
+    return derived
+
+
 def node_set(items: Iterable[Any]) -> NodeSet:
-    """`items` as a NodeSet (one already is passes through, its choices kept)."""
+    """`items` as a NodeSet (one already is passes through, what was derived of it kept)."""
     return items if isinstance(items, NodeSet) else NodeSet(items)
 
 
-def hardware_choices(nodes: Iterable[Node], cluster: str = "") -> list[Hardware]:
+@once_per_node_set
+def _label_index(nodes: NodeSet) -> Mapping[tuple[Any, str], frozenset[int]]:
+    """(label key, value) → the places in `nodes` of the Nodes with it (values that are strings only, as
+    selector_matches matches them)."""
+    index: dict[tuple[Any, str], set[int]] = {}
+    for place, node in enumerate(nodes):
+        for key, value in _labels(node).items():
+            if isinstance(value, str):
+                index.setdefault((key, value), set()).add(place)
+    return MappingProxyType({label: frozenset(places) for label, places in index.items()})
+
+
+@once_per_node_set
+def node_clusters(nodes: Iterable[Node]) -> tuple[str, ...]:
+    """The clusters the Nodes are in, sorted (none is "")."""
+    return tuple(sorted({node.cluster for node in nodes if node.cluster}))
+
+
+@once_per_node_set
+def hardware_choices(nodes: Iterable[Node], cluster: str = "") -> tuple[Hardware, ...]:
     """The picker's choices over the Nodes of `cluster` (every cluster when empty): GPUs first, then devices,
-    then general compute, each by model; members in (cluster, name) order. Of a NodeSet, derived once."""
-    if isinstance(nodes, NodeSet):
-        return list(nodes.hardware(cluster))
-    return _hardware_choices(nodes, cluster)
-
-
-def _hardware_choices(nodes: Iterable[Node], cluster: str) -> list[Hardware]:
+    then general compute, each by model; members in (cluster, name) order."""
     groups: dict[tuple[str, str], list[NodeSlots]] = {}
     for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
         if cluster and node.cluster != cluster:
@@ -285,13 +345,22 @@ def _hardware_choices(nodes: Iterable[Node], cluster: str) -> list[Hardware]:
         slots = node_slots(node)
         if slots is not None:
             groups.setdefault((slots.kind, slots.model), []).append(slots)
-    return [Hardware(kind, model, tuple(members))
-            for (kind, model), members in sorted(groups.items(), key=lambda g: (_KIND_ORDER[g[0][0]], g[0][1]))]
+    return tuple(Hardware(kind, model, tuple(members))
+                 for (kind, model), members in sorted(groups.items(), key=lambda g: (_KIND_ORDER[g[0][0]], g[0][1])))
 
 
-def find_hardware(choices: Iterable[Hardware], model: str) -> Hardware | None:
-    """The choice named `model` (GPU models before devices of the same name)."""
-    return next((choice for choice in choices if choice.model == model), None)
+@once_per_node_set
+def _hardware_by_model(nodes: Iterable[Node], cluster: str) -> Mapping[str, Hardware]:
+    by_model: dict[str, Hardware] = {}
+    for choice in hardware_choices(nodes, cluster):
+        by_model.setdefault(choice.model, choice)
+    return MappingProxyType(by_model)
+
+
+def hardware_named(nodes: Iterable[Node], cluster: str, model: str) -> Hardware | None:
+    """The choice of `cluster` (every cluster when empty) named `model` (a GPU model before devices of the same
+    name)."""
+    return _hardware_by_model(nodes, cluster).get(model)
 
 
 def hostname_selector(names: Iterable[str]) -> dict[str, str]:

@@ -93,7 +93,7 @@ class SnapshotIndex:
             self._derive(previous)
         self.nodes: NodeSet = (NodeSet(Node(raw) for raw in snapshot.nodes.values())
                                if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
-        """The Nodes, kept from the previous index while they are the same (and so their hardware choices)."""
+        """The Nodes, kept from the previous index while they are the same (and so what was derived of them)."""
         self.changed_results: dict[str, frozenset[str] | None] = {
             name: self._changed_results(name, previous) for name in RESULTS}
         self.alert_marks: dict[str, str] = (

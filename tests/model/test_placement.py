@@ -11,6 +11,7 @@ from rlark_tui.model.naming import (
     volume_name,
 )
 from rlark_tui.model.placement import (
+    NodeSet,
     expected_node_rank,
     matching_nodes,
     node_cluster,
@@ -58,6 +59,20 @@ def test_matching_nodes_spans_every_cluster_in_given_order():
     assert [n["metadata"]["name"] for n in matched] == ["gpu-a1", "gpu-a2", "gpu-b1"]
     assert {node_cluster(n) for n in matched} == {"rlark-gpu-a", "rlark-gpu-b"}
     assert matching_nodes({"kubernetes.io/hostname": "gpu-a2,robot-1"}, NODES) == [NODES[1], NODES[3]]
+
+
+def test_a_node_sets_labels_index_matches_the_nodes_each_selector_matches():
+    """Of a NodeSet (the wizard's Nodes of a snapshot) a selector's Nodes are found through the labels' index, not
+    by judging every Node: the same Nodes in the same order as selector_matches judges each."""
+    labels = [{"a": "1", "b": "2"}, {"a": "2"}, {"a": "1"}, {"a": "3", "b": "y"}, {"a": "9", "b": "y"},
+              {"a": "1", "c": "q"}, {"a": 1}, {}, {"a": "1", "b": "x"}, {"a": "1", "c": "z"}, "junk"]
+    nodes = NodeSet({"metadata": {"name": f"n{i}", "labels": each}} for i, each in enumerate(labels))
+    selectors = [{"a": "1"}, {"a": "2"}, {"a": "1", "b": "2"}, {"a": "1,2"}, {"a": "1, 2"}, {"a": "1,2", "b": "x,y"},
+                 {"a": "1,2", "c": "z"}, {"b": ","}, {"a": "1", "b": "x,y", "c": "q,z"}, {}, {"a": 1}, {"z": "1"},
+                 "junk"]
+    for selector in selectors:
+        assert matching_nodes(selector, nodes) == matching_nodes(selector, list(nodes)), selector
+    assert [node.name for node in matching_nodes({"a": "1,2", "c": "z"}, nodes)] == ["n9"]
 
 
 @pytest.mark.parametrize("selector, expected", [

@@ -10,6 +10,7 @@ from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
 from rlark_tui.jobspec.findings import Finding
 from rlark_tui.model.objects import Node
+from rlark_tui.model.placement import node_clusters
 
 
 @pytest.mark.parametrize("text, selector", [
@@ -104,9 +105,9 @@ NODES = [node("a1", "rlark-a", {"gpu-model": "h100"}, {"nvidia.com/gpu": "8"}),
 
 
 def test_node_facts_for_the_form():
-    assert wf.clusters_of(NODES) == ["rlark-a", "rlark-b"]
-    assert wf.label_choices(NODES, "rlark-a") == [
-        ("kubernetes.io/hostname", "a1", 1), ("kubernetes.io/hostname", "a2", 1), ("gpu-model", "h100", 2)]
+    assert node_clusters(NODES) == ("rlark-a", "rlark-b")
+    assert wf.label_choices(NODES, "rlark-a") == (
+        ("kubernetes.io/hostname", "a1", 1), ("kubernetes.io/hostname", "a2", 1), ("gpu-model", "h100", 2))
     assert wf.gpu_maximum(NODES[:2]) == 4
     assert wf.gpu_maximum(NODES[2:]) is None
     assert wf.device_summary(NODES, "rlark-b") == "rlinf.io/franka (b1: 1)"

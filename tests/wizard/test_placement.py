@@ -12,7 +12,7 @@ from textual.widgets import Input, Select, Static
 from textual.widgets._select import SelectOverlay
 
 from rlark_tui.model.objects import Node
-from rlark_tui.model.placement import find_hardware, hardware_choices
+from rlark_tui.model.placement import hardware_named
 from rlark_tui.tui.app import RlarkApp
 from tests.pilot import press
 from wizard.helpers import base_draft, message, new_app, open_wizard, settle
@@ -53,7 +53,7 @@ async def test_wizard_places_a_role_on_h100_nodes_and_the_job_selects_them(acces
         screen.query_one("#w-role-pick").value = 1  # Rollout, in rlark-gpu-a
         await settle(pilot)
 
-        h100 = find_hardware(hardware_choices([Node(n) for n in access.nodes()], "rlark-gpu-a"), H100)
+        h100 = hardware_named([Node(n) for n in access.nodes()], "rlark-gpu-a", H100)
         assert h100 is not None and len(h100.members) == 3
         free, total = int(h100.free), int(h100.total)
         prompts = await choose(pilot, screen, "hardware", H100)
@@ -158,3 +158,64 @@ async def test_a_change_in_the_wizard_derives_the_hardware_of_a_cluster_once_per
         screen.query_one("#w-workers", Input).value = "2"
         await settle(pilot)
     assert len(counted) == before, len(counted) - before
+
+
+class ReadNode(dict):
+    """A Node CR that notes in `read` each time a derivation reads one of its fields."""
+
+    read: list[int] = []
+
+    def __getitem__(self, key):
+        self.read.append(id(self))
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.append(id(self))
+        return super().get(key, default)
+
+
+async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node():
+    """Issue 33: each change in the wizard (a field typed, a select changed, a step moved) matched every role's
+    selector against every Node, and listed the cluster's clusters, labels, devices and hardware choices again:
+    passes over every Node, so over 10,000 Nodes a change held the UI thread 0.5 s. What the wizard derives of the
+    Nodes alone is derived once per snapshot (model.placement.once_per_node_set), and a selector finds its Nodes
+    through the labels' index: a change reads the few Nodes its roles are placed on."""
+    from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.model.placement import NodeSet
+    from rlark_tui.screens.wizard import WizardScreen
+    from wizard.helpers import data_draft, offline_snapshot
+
+    snapshot = offline_snapshot()
+    template = snapshot.nodes["rlark-gpu-a/gpu-a1"]
+    nodes = {key: ReadNode(raw) for key, raw in snapshot.nodes.items()}
+    for n in range(300):
+        metadata = {**template["metadata"], "name": f"g{n:03}", "annotations": {"rlark.io/gpu-model": f"GPU-{n:03}"},
+                    "labels": {**template["metadata"]["labels"], "kubernetes.io/hostname": f"g{n:03}"}}
+        nodes[f"rlark-gpu-a/g{n:03}"] = ReadNode(template, metadata=metadata)
+    draft = data_draft()
+    placed = tuple(replace(role, hardware="GPU-042", selector={}, workers=1) if role.name == "Rollout" else role
+                   for role in draft.roles)
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SnapshotChanged(replace(snapshot, nodes=nodes)))
+        await pilot.pause()
+        screen = WizardScreen(replace(draft, roles=placed))
+        await app.push_screen(screen)
+        await press(pilot, "ctrl+n")
+        await settle(pilot)
+        screen.query_one("#w-role-pick", Select).value = 1
+        await settle(pilot)
+        assert isinstance(app.index.nodes, NodeSet) and len(app.index.nodes) == len(nodes) == 307
+        walked = {}
+        for change, what in ((lambda: setattr(screen.query_one("#w-workers", Input), "value", "2"), "workers"),
+                             (lambda: setattr(screen.query_one("#w-image", Input), "value", "registry/x:1"), "image"),
+                             (lambda: setattr(screen.query_one("#w-hardware", Select), "value", "GPU-043"), "hardware"),
+                             (lambda: screen.action_back(), "step")):
+            ReadNode.read.clear()
+            change()
+            await settle(pilot)
+            walked[what] = len(set(ReadNode.read))
+        hint = message(screen, "header3")
+    assert screen.draft.roles[1].hardware == "GPU-043" and screen.step == 1
+    assert hint.startswith("actor: selector kubernetes.io/hostname=gpu-a1 matches 1 Node(s)"), hint
+    assert max(walked.values()) <= 6, walked
