@@ -26,7 +26,7 @@ from rlark_tui.model.objects import Job, Pod, Task, dig, main_container_status, 
 from rlark_tui.model.podstate import ended_with_job_restart, unschedulable
 from rlark_tui.model.timefmt import parse_time
 from rlark_tui.telemetry.progress import Line, Progress
-from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.sample import GPU_INDEX, GPU_UTIL, GPUS, SOURCE, PodUsage, all_gpus_below
 from rlark_tui.text import sinks
 from rlark_tui.text.redact import KnownSecrets, redact_text, secret_values
 from rlark_tui.text.sanitize import clean
@@ -476,12 +476,12 @@ def _gpu_rule(inputs: JobInputs, usage: Mapping[str, PodUsage], thresholds: Thre
         cr = Pod(raw)
         key = f"{cr.namespace}/{cr.name}"
         sample = usage.get(key)
-        if cr.phase != "Running" or sample is None or not sample.all_gpus_below(thresholds.gpu_idle_percent):
+        if cr.phase != "Running" or sample is None or not all_gpus_below(sample, thresholds.gpu_idle_percent):
             continue
         shown = cr.pod_name or cr.name
-        utils = ", ".join(f"GPU {gpu.index} {gpu.util_percent:.0f}%" for gpu in sample.gpus or ())
+        utils = ", ".join(f"GPU {gpu[GPU_INDEX]} {gpu[GPU_UTIL]:.0f}%" for gpu in sample[GPUS] or ())
         add("gpu-idle", shown, f"Pod {shown}'s GPUs idle below {thresholds.gpu_idle_percent:g}% for "
-                               f"{thresholds.gpu_idle_seconds:.0f} s", f"{sample.source}: {utils}",
+                               f"{thresholds.gpu_idle_seconds:.0f} s", f"{sample[SOURCE]}: {utils}",
             hold=thresholds.gpu_idle_seconds, pod=key)
 
 

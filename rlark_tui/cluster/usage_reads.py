@@ -21,7 +21,16 @@ from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.podexec import ExecFailed, run_fixed
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
-from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
+from rlark_tui.telemetry.sample import (
+    CPU_MILLICORES,
+    MEMORY_BYTES,
+    SOURCE,
+    GpuSample,
+    PodUsage,
+    parse_nvidia_smi,
+    usage_sample,
+)
+from rlark_tui.telemetry.sample import GPUS as SAMPLE_GPUS
 from rlark_tui.telemetry.usage import CgroupReading, UsageState, cgroup_millicores, parse_cgroup, parse_pod_metrics
 
 if TYPE_CHECKING:
@@ -139,14 +148,14 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
     samples: dict[str, PodUsage] = {}
     for key, cluster, pod, _ in targets:
         old = previous.samples.get(key)
-        gpus = gpus_read[key] if key in gpus_read else (old.gpus if old is not None else None)
+        gpus = gpus_read[key] if key in gpus_read else (old[SAMPLE_GPUS] if old is not None else None)
         cpu: float | None = None
         memory: int | None = None
         sources = ["nvidia-smi"] if gpus else []
         if cluster in listed or (served.get(cluster) and old is not None):
             found: tuple[float, int] | None = listed[cluster].get(pod) if cluster in listed else (
-                (old.cpu_millicores, old.memory_bytes)
-                if old is not None and old.cpu_millicores is not None and old.memory_bytes is not None else None)
+                (old[CPU_MILLICORES], old[MEMORY_BYTES])
+                if old is not None and old[CPU_MILLICORES] is not None and old[MEMORY_BYTES] is not None else None)
             if found is not None:
                 cpu, memory = found[0], int(found[1])
                 sources.append("podmetrics")
@@ -154,15 +163,15 @@ def sample(access: ClusterAccess, targets: list[Target], previous: UsageState | 
             reading = cgroups[key]
             before = previous.cgroups.get(key)
             cpu = cgroup_millicores(before, reading) if before is not reading else (
-                old.cpu_millicores if old is not None else None)
+                old[CPU_MILLICORES] if old is not None else None)
             memory = reading.memory_bytes
             sources.append("cgroup")
         source = "+".join(sources) or "none"
-        if (old is not None and old.gpus is gpus and old.cpu_millicores == cpu and old.memory_bytes == memory
-                and old.source == source):
+        if (old is not None and old[SAMPLE_GPUS] is gpus and old[CPU_MILLICORES] == cpu and old[MEMORY_BYTES] == memory
+                and old[SOURCE] == source):
             samples[key] = old  # the same numbers: a round that read nothing new equals the last one
         else:
-            samples[key] = PodUsage(key, now, gpus=gpus, cpu_millicores=cpu, memory_bytes=memory, source=source)
+            samples[key] = usage_sample(key, now, gpus, cpu, memory, source)
     return UsageState(MappingProxyType(samples), MappingProxyType(exec_at), MappingProxyType(cgroups),
                       MappingProxyType(metrics_at), MappingProxyType(served))
 

@@ -12,7 +12,7 @@ import sys
 
 from rlark_tui.cluster.kinds import JOBS, NODES, PODS, TASKS
 from rlark_tui.errors import RlarkError, UsageError
-from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.sample import CPU_MILLICORES, MEMORY_BYTES, PodUsage, gpu_mem_total_mib, gpu_mem_used_mib
 from rlark_tui.telemetry.usage import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
 from rlark_tui.text.sanitize import clean
 
@@ -139,8 +139,8 @@ def top_cells(access, what: str, namespace: str | None, all_namespaces: bool) ->
         keys_ = [k for k in samples if pods[k].node == node.name and pods[k].namespace == node.namespace]
         found = [samples[k] for k in keys_]
         cores, memory = node.capacity("cpu"), node.capacity("memory")
-        cpu = sum(s.cpu_millicores or 0 for s in found)
-        mem = sum(s.memory_bytes or 0 for s in found)
+        cpu = sum(s[CPU_MILLICORES] or 0 for s in found)
+        mem = sum(s[MEMORY_BYTES] or 0 for s in found)
         rows.append(([clean(node.namespace)] if all_namespaces else []) + [
             clean(node.name), f"{cpu:.0f}m", percent_cell(cpu / 10 / cores if cores else None),
             f"{mem / (1 << 20):.0f}Mi", percent_cell(100 * mem / memory if memory else None),
@@ -208,18 +208,18 @@ def _count(value: float) -> str:
 
 
 def _sum_cpu(samples: list[PodUsage]) -> str:
-    known = [s.cpu_millicores for s in samples if s.cpu_millicores is not None]
+    known = [cpu for s in samples if (cpu := s[CPU_MILLICORES]) is not None]
     return f"{sum(known):.0f}m" if known else NONE
 
 
 def _sum_mem(samples: list[PodUsage]) -> str:
-    known = [s.memory_bytes for s in samples if s.memory_bytes is not None]
+    known = [memory for s in samples if (memory := s[MEMORY_BYTES]) is not None]
     return f"{sum(known) / (1 << 20):.0f}Mi" if known else NONE
 
 
 def _gpu_mem(samples: list[PodUsage]) -> str:
-    used = [mib for s in samples if (mib := s.gpu_mem_used_mib) is not None]
-    total = [mib for s in samples if (mib := s.gpu_mem_total_mib) is not None]
+    used = [mib for s in samples if (mib := gpu_mem_used_mib(s)) is not None]
+    total = [mib for s in samples if (mib := gpu_mem_total_mib(s)) is not None]
     if not used:
         return NONE
     return f"{sum(used) / 1024:.1f}/{sum(total) / 1024:.0f}Gi"

@@ -46,6 +46,7 @@ from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import acks
 from rlark_tui.model.objects import Job, Pod
+from rlark_tui.telemetry.sample import GPUS, SOURCE
 from rlark_tui.view.index import SnapshotIndex
 
 if TYPE_CHECKING:
@@ -713,7 +714,7 @@ def _usage_samples(snapshot, key: str) -> Mapping | None:
 
 def _usage_signature(usage: Mapping | None) -> tuple | None:
     """What gpu-idle reads of a Job's samples (not their times: a new sample of the same numbers changes nothing)."""
-    return None if usage is None else tuple((k, s.gpus, s.source) for k, s in sorted(usage.items()))
+    return None if usage is None else tuple((k, s[GPUS], s[SOURCE]) for k, s in sorted(usage.items()))
 
 
 _UNKNOWN = object()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.sample import GPU_MEM_USED, GPU_UTIL, GPUS, PodUsage
 from rlark_tui.telemetry.usage import NONE
 from rlark_tui.text.sinks import one_line
 
@@ -41,9 +41,9 @@ def by_role(pods: Mapping[str, Sequence[PodUsage | None]]) -> list[RoleUse]:
     """`pods`: role name -> the samples of its Running Pods (None for a Pod not sampled), in role order."""
     rows = []
     for role, samples in pods.items():
-        gpus = [gpu for sample in samples if sample is not None and sample.gpus for gpu in sample.gpus]
-        rows.append(RoleUse(role, len(samples), len(gpus), _spread([g.util_percent for g in gpus]),
-                            _spread([g.mem_used_mib for g in gpus])))
+        gpus = [gpu for sample in samples if sample is not None and sample[GPUS] for gpu in sample[GPUS] or ()]
+        rows.append(RoleUse(role, len(samples), len(gpus), _spread([g[GPU_UTIL] for g in gpus]),
+                            _spread([g[GPU_MEM_USED] for g in gpus])))
     return rows
 
 

@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from rlark_tui.model.quantity import parse_quantity
-from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.sample import (
+    CPU_MILLICORES,
+    GPU_UTIL,
+    GPUS,
+    MEMORY_BYTES,
+    PodUsage,
+    gpu_mem_total_mib,
+    gpu_mem_used_mib,
+    gpu_percent,
+)
 from rlark_tui.text.parse import ascii_int
 
 NONE = "-"
@@ -88,14 +97,14 @@ class UsageState:
 
 
 def gpu_cell(sample: PodUsage | None) -> str:
-    percent = sample.gpu_percent if sample is not None else None
+    percent = gpu_percent(sample) if sample is not None else None
     return NONE if percent is None else f"{percent:.0f}%"
 
 
 def gpu_mem_cell(sample: PodUsage | None) -> str:
     """`12.3/80.0Gi` (nvidia-smi's MiB as GiB), `-` without GPU numbers."""
-    used = sample.gpu_mem_used_mib if sample is not None else None
-    total = sample.gpu_mem_total_mib if sample is not None else None
+    used = gpu_mem_used_mib(sample) if sample is not None else None
+    total = gpu_mem_total_mib(sample) if sample is not None else None
     if used is None or total is None:
         return NONE
     return f"{used / 1024:.1f}/{total / 1024:.0f}Gi"
@@ -103,21 +112,22 @@ def gpu_mem_cell(sample: PodUsage | None) -> str:
 
 def cpu_cell(sample: PodUsage | None) -> str:
     """kubectl top's form: millicores (`250m`)."""
-    if sample is None or sample.cpu_millicores is None:
+    if sample is None or sample[CPU_MILLICORES] is None:
         return NONE
-    return f"{sample.cpu_millicores:.0f}m"
+    return f"{sample[CPU_MILLICORES]:.0f}m"
 
 
 def mem_cell(sample: PodUsage | None) -> str:
     """kubectl top's form: MiB (`123Mi`)."""
-    if sample is None or sample.memory_bytes is None:
+    memory = sample[MEMORY_BYTES] if sample is not None else None
+    if memory is None:
         return NONE
-    return f"{sample.memory_bytes / (1 << 20):.0f}Mi"
+    return f"{memory / (1 << 20):.0f}Mi"
 
 
 def mean_gpu_percent(samples: Iterable[PodUsage | None]) -> float | None:
     """The mean utilisation over every GPU of these Pods (a Job's GPU%); None without any GPU number."""
-    utils = [gpu.util_percent for sample in samples if sample is not None and sample.gpus for gpu in sample.gpus]
+    utils = [gpu[GPU_UTIL] for sample in samples if sample is not None and sample[GPUS] for gpu in sample[GPUS] or ()]
     return sum(utils) / len(utils) if utils else None
 
 

@@ -29,7 +29,7 @@ from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.telemetry.balance import RoleUse, by_role, imbalance
 from rlark_tui.telemetry.curves import MetricsState
 from rlark_tui.telemetry.progress import ProgressState
-from rlark_tui.telemetry.sample import PodUsage
+from rlark_tui.telemetry.sample import GPUS, PodUsage
 from rlark_tui.telemetry.usage import UsageState, mean_gpu_percent, pod_usage
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import shell_line
@@ -446,7 +446,7 @@ def job_gpu_percent(index: SnapshotIndex, state: UsageState | None) -> dict[str,
     UI thread, and walking every Job's Pods for the few sampled by nvidia-smi would hold it (bench/usage.py)."""
     samples = state.samples if state is not None else {}
     candidates = {index._job_by_task.get(entry[2]) for key, sample in samples.items()
-                  if sample.gpus and (entry := index._pod_entries.get(key)) is not None}
+                  if sample[GPUS] and (entry := index._pod_entries.get(key)) is not None}
     found: dict[str, float] = {}
     for name in candidates:
         job = index.jobs.get(name) if name is not None else None

@@ -11,7 +11,7 @@ import pytest
 from rlark_tui.alerting import rules as A
 from rlark_tui.alerting import thresholds as T
 from rlark_tui.telemetry.progress import latest_progress
-from rlark_tui.telemetry.sample import GpuSample, PodUsage, parse_nvidia_smi
+from rlark_tui.telemetry.sample import gpu_mem_total_mib, gpu_percent, parse_nvidia_smi, usage_sample
 from rlark_tui.text.sanitize import clean
 
 DATA = Path(__file__).parent / "data"
@@ -241,13 +241,13 @@ def test_pod_restarted_when_the_count_rises_and_resolves_after_quiet():
 
 
 def test_gpu_idle_needs_every_gpu_below_the_percent_for_the_hold():
-    idle = PodUsage(HEAD_KEY, T0, parse_nvidia_smi("0, GPU-a, 1, 500, 81920\n1, GPU-b, 3, 500, 81920\n"))
-    busy = PodUsage(HEAD_KEY, T0, (GpuSample(0, "GPU-a", 1, 1, 2), GpuSample(1, "GPU-b", 60, 1, 2)))
-    none = PodUsage(HEAD_KEY, T0, None)
+    idle = usage_sample(HEAD_KEY, T0, parse_nvidia_smi("0, GPU-a, 1, 500, 81920\n1, GPU-b, 3, 500, 81920\n"))
+    busy = usage_sample(HEAD_KEY, T0, ((0, "GPU-a", 1, 1, 2), (1, "GPU-b", 60, 1, 2)))
+    none = usage_sample(HEAD_KEY, T0, None)
     assert ("gpu-idle", "ppo-actor-0") in rules(A.job_findings(inputs(usage={HEAD_KEY: idle}), TH, T0))
     assert not A.job_findings(inputs(usage={HEAD_KEY: busy}), TH, T0).findings
     assert not A.job_findings(inputs(usage={HEAD_KEY: none}), TH, T0).findings
-    assert idle.gpu_percent == 2.0 and idle.gpu_mem_total_mib == 163840
+    assert gpu_percent(idle) == 2.0 and gpu_mem_total_mib(idle) == 163840
 
 
 def test_ray_nodes_missing_and_sources():

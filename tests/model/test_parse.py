@@ -24,7 +24,7 @@ def test_numbers_are_ascii_and_bounded():
 
 def test_a_unicode_gpu_index_leaves_out_that_row_only():
     rows = parse_nvidia_smi("², GPU-x, 1, 500, 81920\n0, GPU-a, 1, 500, 81920\n" + HUGE + ", GPU-y, 1, 1, 1\n")
-    assert [(gpu.index, gpu.uuid) for gpu in rows] == [(0, "GPU-a")]
+    assert [gpu[:2] for gpu in rows] == [(0, "GPU-a")]
 
 
 def test_gpu_numbers_nvidia_smi_cannot_give_leave_that_row_out():
@@ -33,13 +33,13 @@ def test_gpu_numbers_nvidia_smi_cannot_give_leave_that_row_out():
     numbers, and the job list's GPU% and the Pod's GPU cell 'inf%' (two such GPUs summed past a double). nvidia-smi
     says a utilisation from 0 to 100 and MiB under a PiB; a row that says more is left out."""
     from rlark_tui.telemetry.balance import by_role, memory_cell, util_cell
-    from rlark_tui.telemetry.sample import PodUsage
+    from rlark_tui.telemetry.sample import GPU_UUID, usage_sample
     from rlark_tui.telemetry.usage import gpu_cell, gpu_mem_cell, mean_gpu_percent, percent_cell
 
     rows = parse_nvidia_smi("0, GPU-a, 1e308, 500, 81920\n1, GPU-b, 5, 1e308, 1e308\n2, GPU-c, -5, 500, 81920\n"
                             "3, GPU-d, 101, 500, 81920\n4, GPU-e, 40, -1, 81920\n5, GPU-f, 40, 500, 81920\n")
-    assert [gpu.uuid for gpu in rows] == ["GPU-f"]
-    sample = PodUsage("ns/p", 1.0, rows)
+    assert [gpu[GPU_UUID] for gpu in rows] == ["GPU-f"]
+    sample = usage_sample("ns/p", 1.0, rows)
     cells = [gpu_cell(sample), gpu_mem_cell(sample), percent_cell(mean_gpu_percent([sample])),
              *(cell(row) for row in by_role({"actor": [sample]}) for cell in (util_cell, memory_cell))]
     assert cells == ["40%", "0.5/80Gi", "40%", "40/40/40%", "0/0/0Gi"]

@@ -21,7 +21,7 @@ from rlark_tui.flow.polls import ALL_KEY
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.telemetry.checkpoints import CheckpointRead, location
-from rlark_tui.telemetry.sample import GpuSample, PodUsage
+from rlark_tui.telemetry.sample import usage_sample
 from rlark_tui.telemetry.usage import UsageState
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.checkpoints import CheckpointsView
@@ -190,7 +190,7 @@ def _usage(snapshot, utils: dict[str, float]) -> UsageState:
     for key, pod in snapshot.pods.items():
         task = pod["metadata"]["labels"]["rlark.io/task-name"].rsplit("-", 1)[1]
         if task in utils:
-            samples[key] = PodUsage(key, 1.0, (GpuSample(0, "GPU-0", utils[task], 30 * 1024.0, 81559.0),))
+            samples[key] = usage_sample(key, 1.0, ((0, "GPU-0", utils[task], 30 * 1024.0, 81559.0),))
     return UsageState(samples=MappingProxyType(samples))
 
 

@@ -250,7 +250,7 @@ def test_a_changed_topic_result_derives_only_that_row_again_with_reason_and_prog
 
 
 def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_round_derives_only_its_rows():
-    from rlark_tui.telemetry.sample import GpuSample, PodUsage
+    from rlark_tui.telemetry.sample import PodUsage, usage_sample
     from rlark_tui.telemetry.usage import UsageState
 
     first = build_snapshot([job_dict("a"), job_dict("b"), job_dict("c", phase="Pending")])
@@ -258,11 +258,11 @@ def test_gpu_percent_is_the_mean_over_a_running_jobs_sampled_gpus_and_a_new_roun
     pods = {key: pod["spec"]["taskName"].partition("-")[0] for key, pod in first.pods.items()}
 
     def sample(key: str, *utils: float) -> PodUsage:
-        return PodUsage(key, 1.0, tuple(GpuSample(n, f"u{n}", util, 1.0, 80.0) for n, util in enumerate(utils)))
+        return usage_sample(key, 1.0, tuple((n, f"u{n}", util, 1.0, 80.0) for n, util in enumerate(utils)))
 
     a_pods = [key for key, job in pods.items() if job == "a"]
     samples = {a_pods[0]: sample(a_pods[0], 10.0, 30.0), a_pods[1]: sample(a_pods[1], 80.0),
-               a_pods[2]: PodUsage(a_pods[2], 1.0, None, 500.0),  # no nvidia-smi: no GPU number
+               a_pods[2]: usage_sample(a_pods[2], 1.0, None, 500.0),  # no nvidia-smi: no GPU number
                **{key: sample(key, 50.0) for key, job in pods.items() if job == "c"},  # not Running
                "gone/pod": sample("gone/pod", 99.0)}  # not (or no longer) listed
     usage = {"all": UsageState(samples=samples)}

@@ -4,17 +4,17 @@ component placement, as RLinf #319 and #712 describe (some GPUs above 90 %, the 
 from __future__ import annotations
 
 from rlark_tui.telemetry.balance import by_role, imbalance, placement_text
-from rlark_tui.telemetry.sample import GpuSample, PodUsage
+from rlark_tui.telemetry.sample import PodUsage, usage_sample
 
 
 def pod(name: str, *utils: float) -> PodUsage:
-    return PodUsage(name, 0.0, tuple(GpuSample(i, f"GPU-{i}", u, 1024.0 * (i + 1), 81559.0)
+    return usage_sample(name, 0.0, tuple((i, f"GPU-{i}", u, 1024.0 * (i + 1), 81559.0)
                                      for i, u in enumerate(utils)))
 
 
 def test_rows_and_the_imbalance_note_with_the_placement():
     rows = by_role({"actor": [pod("a0", 91, 95), pod("a1", 93, 93)], "rollout": [pod("r0", 3, 5)],
-                    "env": [PodUsage("e0", 0.0, ()), None]})
+                    "env": [usage_sample("e0", 0.0, ()), None]})
     actor, rollout, env = rows
     assert (actor.pods, actor.gpus, actor.util.low, actor.util.mean, actor.util.high) == (2, 4, 91, 93, 95)
     assert (actor.memory.low, actor.memory.high) == (1024.0, 2048.0)
