@@ -72,6 +72,9 @@ class RayTokens:
         if result.exit_code != 0 or not token or result.truncated or any(c.isspace() for c in token):
             raise TokenUnavailable(f"Ray wants a token, and Pod {pod.pod_name} has none in $RAY_AUTH_TOKEN, "
                                    "$RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token")
+        if not (token.isascii() and token.isprintable()):  # a header value: Latin-1 had no form for `€`
+            raise TokenUnavailable(f"Ray wants a token, and Pod {pod.pod_name} has one that is not printable ASCII: "
+                                   "not sent")
         return token
 
     def _header_pod(self, job: Job) -> Pod:

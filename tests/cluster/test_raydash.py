@@ -274,3 +274,36 @@ def test_a_node_count_of_the_wrong_shape_is_an_error_entry_not_a_count_or_a_trac
         status = RayDashboard(Http(url, source="Ray dashboard")).status(expected=2)
     assert status["alive_nodes"] is None and status["error"] == "Ray dashboard: /api/v0/nodes answered without a " \
                                                                 "count of alive nodes", status
+
+
+@pytest.mark.parametrize("token", ["tok-€", b"tok-\xff".decode("utf-8", "replace"), "tok-\x1b]52;c;eA==\x07"],
+                         ids=["euro-sign", "invalid-utf-8", "escape"])
+def test_a_header_pods_ray_token_no_header_takes_is_one_line_not_a_traceback(token):
+    """Issue 33, a twenty-first round, a hostile Pod's exec answers: the Ray token rlark reads in the Header Pod (the
+    fixed `ray-token`, $RAY_AUTH_TOKEN of the Job author's Pod) was sent as it came, and one holding a character
+    Latin-1 has no form for (`€`, or an invalid UTF-8 byte read as U+FFFD) raised UnicodeEncodeError out of every
+    Ray read, and a control character went on the wire: `rlark stacks`, `diagnose`, `describe`, the Ray tab and the
+    alert round that read it. A token is printable ASCII; any other is no token, said in one line."""
+    from rlark_tui.cluster.podexec import STATUS, STDOUT
+    from rlark_tui.raydash.token import RayTokens
+    from tests.pod.hostile_exec import frame, hostile_data_plane
+
+    def answers(conn, _stop) -> None:
+        conn.sendall(frame(bytes([STDOUT]) + token.encode()) + frame(bytes([STATUS]) + b'{"status": "Success"}')
+                     + frame(b"\x03\xe8", opcode=8))
+
+    header = {"metadata": {"name": "cr", "namespace": "rlark-gpu-a"}, "spec": {"podName": "j-main-0",
+                                                                            "taskName": "j-main"},
+              "status": {"phase": "Running"}}
+    job = Job({"metadata": {"name": "j"}, "spec": {"tasks": [{"name": "main", "head": True}]}})
+    fake = FakeRayDashboard(token="tok-123").start()
+    try:
+        with hostile_data_plane(answers) as access:
+            access.job_pods = lambda _name: [header]
+            read = RayTokens(access).get
+            status = RayDashboard(Http(fake.url, source="Ray dashboard"), via_proxy=True,
+                                  pod_token=lambda fresh: read(job, fresh)).status()
+    finally:
+        fake.stop()
+    assert status["alive_nodes"] is None and status["error"] == (
+        "Ray dashboard: Ray wants a token, and Pod j-main-0 has one that is not printable ASCII: not sent"), status
