@@ -140,7 +140,7 @@ BLOCK_LINES = ["{", "}", "{ ", "  {", "{}", "} {", "x", '"a":', ",", '"cluster":
                '"\\u0063luster": {"n": 2}', '{"cluster": {"n": 3}}', '"cluster": 1', '"n": [', "]"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(BLOCK_LINES), max_size=16), st.integers(0, 3))
 def test_the_resolved_config_is_the_block_trying_every_brace_line_finds(lines, start):
     """Up to 16 lines: no block is inside JUDGED_DEPTH blocks that are judged, where the answer could differ."""
