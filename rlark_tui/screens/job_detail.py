@@ -492,17 +492,20 @@ class JobDetailScreen(RlarkScreen):
                 text.append("\n")
                 widget.heading(text, "ray status")
                 lines = str(status["status_text"]).splitlines()
-                cut = [line if len(line) <= RAY_JOB_CHARS else line[:RAY_JOB_CHARS] + "…"
-                       for line in lines[:RAY_STATUS_LINES]]
-                text.append(clean(redact_text("\n".join(cut))).rstrip() + "\n")
+                held = "\n".join(line[:4 * RAY_JOB_CHARS] for line in lines[:RAY_STATUS_LINES])  # masked, then cut
+                masked = widget.known.mask_lines(redact_text(held)).split("\n")
+                cut = [line if len(line) <= RAY_JOB_CHARS else line[:RAY_JOB_CHARS] + "…" for line in masked]
+                text.append(clean("\n".join(cut)).rstrip() + "\n")
                 if len(lines) > RAY_STATUS_LINES:
                     widget.muted(text, f"… {len(lines) - RAY_STATUS_LINES:,} more lines (the first {RAY_STATUS_LINES} "
                                        "shown)")
             for ray_job in status.get("jobs") or []:
-                shown = f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()
+                shown = f"{ray_job.get('status')} {ray_job.get('entrypoint') or ''}".strip()[:4 * RAY_JOB_CHARS]
+                shown = widget.known.mask_lines(redact_text(shown))  # masked, then cut
                 shown = shown if len(shown) <= RAY_JOB_CHARS else shown[:RAY_JOB_CHARS] + "…"
-                name = str(ray_job.get("submission_id") or ray_job.get("job_id"))[:RAY_JOB_CHARS]
-                widget.field(text, f"Ray job {name}", redact_text(shown), 2)
+                name = widget.known.mask_lines(str(ray_job.get("submission_id") or ray_job.get("job_id"))[
+                    :4 * RAY_JOB_CHARS])[:RAY_JOB_CHARS]
+                widget.field(text, f"Ray job {name}", shown, 2)
         widget.update(text)
 
     # ---- keys ------------------------------------------------------------------------------

@@ -450,6 +450,22 @@ async def test_the_ray_tab_shows_each_ray_job_on_its_one_short_line(post_snapsho
         assert len(shown) < 2 * RAY_JOB_CHARS
 
 
+async def test_the_ray_tab_masks_the_jobs_secret_env_value_in_rays_status_text(post_snapshot):
+    """Issue 33, a twenty-first round, a hostile Ray head's answers with a secret planted in every string: the Ray
+    tab masked the Job's secret env values in each field, but laid out `ray status` (the head's text) with only what
+    looks like a secret masked, so the value of the Job's API_KEY in it was shown whole."""
+    secret = "hunter2-ray-status-value"
+    job = job_dict("demo-ppo", env_extra=({"name": "API_KEY", "value": secret},))
+    ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": f"Active:\n 1 node_{secret}\n", "jobs": [],
+                        "error": None, "source": "Ray dashboard of demo-ppo"}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job], ray=ray))
+        await pilot.press("enter", "r")
+        shown = str(app.screen.query_one("#ray-text").render())
+    assert secret not in shown and " 1 node_***" in shown.splitlines(), shown
+
+
 async def test_a_long_ray_status_costs_the_ui_thread_little_at_each_poll(post_snapshot):
     """Issue 33, a fourteenth round (a hostile Ray head's `ray status`): the Ray tab laid out the whole text, 2,000
     lines of any length (4 MB), redacted at each Ray poll while the detail was open, whichever tab was shown: 2.4 s
