@@ -456,11 +456,12 @@ class RecordTextLoaded(Message):
 @message
 class RenderYaml(Work):
     """Make the Job detail's YAML tab of this version of the Job (view/yamltab: dumped and highlighted off the UI
-    thread, as a Job's author sets how long it is)."""
+    thread, as a Job's author sets how long it is), masking also `related`, the secret env values its Tasks name."""
 
     job: str
     version: str
     raw: Mapping
+    related: frozenset[str] = frozenset()
 
 
 @message

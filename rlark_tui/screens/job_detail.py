@@ -182,6 +182,9 @@ class JobDetailScreen(RlarkScreen):
         self._placement: object = None
         """RLinf's component placement from the last checkpoints read (the Workers tab's imbalance note)."""
         self._placement_asked = False
+        self._task_values: dict[int, tuple[object, frozenset[str]]] = {}
+        """Each Task's secret env values by the identity of its mapping (kept with it: an unchanged Task is the
+        Snapshot's very mapping, so a change of the Job walks only the Tasks that changed)."""
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="job-summary", markup=False)
@@ -338,13 +341,14 @@ class JobDetailScreen(RlarkScreen):
         if gpu.note and self._placement is None and not self._placement_asked:
             self._placement_asked = True  # the note names the placement once the resolved config is read
             self._read_checkpoints()
-        known = KnownSecrets(secret_values(job.raw))
+        related = self._tasks_values(index, job)
+        known = KnownSecrets(secret_values(job.raw) | related)
         for section in self.query(Section):
             section.known = known
         self._render_diagnosis(job, diagnosis)
         self._render_overview(index, job, row, progress)
         self._render_events(index, job)
-        self._render_yaml(job)
+        self._render_yaml(job, related)
         self._render_ray(index, job, row)
 
     def _render_diagnosis(self, job: Job, diagnosis: Diagnosis | None) -> None:
@@ -459,12 +463,29 @@ class JobDetailScreen(RlarkScreen):
                                "while a Task is Pending.")
         widget.update(text)
 
-    def _render_yaml(self, job: Job) -> None:
-        """Ask the app for the YAML tab of this version of the Job (made on its worker: view/yamltab)."""
-        if job.resource_version == self._yaml_version:
+    def _tasks_values(self, index: SnapshotIndex, job: Job) -> frozenset[str]:
+        """The secret env values of the Job's Tasks, which every text of the detail masks too: a control plane
+        that renamed the Job's WANDB_API_KEY entry `0`, its value as it was, had it shown in the Overview and the
+        YAML tab, where the Task the Pods run from still names it (text.redact.redact_related)."""
+        kept: dict[int, tuple[object, frozenset[str]]] = {}
+        for spec in job.tasks:
+            task = index.task_for(job, spec)
+            if task is None:
+                continue
+            seen = self._task_values.get(id(task.raw))
+            kept[id(task.raw)] = seen if seen is not None and seen[0] is task.raw else (task.raw,
+                                                                                        secret_values(task.raw))
+        self._task_values = kept
+        return frozenset().union(*(values for _raw, values in kept.values()))
+
+    def _render_yaml(self, job: Job, related: frozenset[str]) -> None:
+        """Ask the app for the YAML tab of this version of the Job and of what its Tasks name secret (made on its
+        worker: view/yamltab)."""
+        version = f"{job.resource_version}/{hash(related)}"
+        if version == self._yaml_version:
             return
-        self._yaml_version = job.resource_version
-        self.post_message(RenderYaml(self, job.name, job.resource_version, job.raw))
+        self._yaml_version = version
+        self.post_message(RenderYaml(self, job.name, version, job.raw, related))
 
     @on(YamlRendered)
     def _yaml_rendered(self, message: YamlRendered) -> None:

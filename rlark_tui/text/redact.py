@@ -738,7 +738,12 @@ def redact_related(obj: Any, related: Any) -> Any:
     """redact_object of `obj` knowing also the secret env values of `related` (a Job's Tasks and Pods: the other
     answers that say what it runs with), so a value that one answer shows under a name that says nothing (an entry a
     hostile control plane renamed `0`, its value as it was) is masked wherever another answer names it a secret."""
-    return redact_object(obj, 0, KnownSecrets(secret_values([obj, related])))
+    return redact_with(obj, secret_values(related))
+
+
+def redact_with(obj: Any, values: Iterable[str]) -> Any:
+    """redact_object of `obj` knowing also `values` (the secret env values of answers related to it)."""
+    return redact_object(obj, 0, KnownSecrets(secret_values(obj) | frozenset(values)))
 
 
 def with_placeholders(value: Any, _known: KnownSecrets | None = None, *, related: Any = None) -> Any:

@@ -232,7 +232,7 @@ class AppWork(AppHost):
 
         from rlark_tui.view.yamltab import job_yaml, shown_part
 
-        text = job_yaml(message.raw)
+        text = job_yaml(message.raw, message.related)
         head, rest = shown_part(text)
         shown = highlight(head, language="yaml")
         if rest:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlark_tui.text.redact import redact_object
+from rlark_tui.text.redact import redact_with
 from rlark_tui.text.sinks import cut_lines, yaml_dumps
 
 YAML_LINES = 500
 
 
-def job_yaml(raw: Any) -> str:
+def job_yaml(raw: Any, related: frozenset[str] = frozenset()) -> str:
     """The Job's YAML as the tab and `Y` give it: secrets redacted (its secret env values wherever they appear: a
-    run script that echoed one showed it, and `Y` copied it, as 'YAML (secrets redacted)'), no managedFields."""
-    shown = redact_object(raw)
+    run script that echoed one showed it, and `Y` copied it, as 'YAML (secrets redacted)'; and `related`, those its
+    Tasks name), no managedFields."""
+    shown = redact_with(raw, related)
     if isinstance(shown, dict) and isinstance(shown.get("metadata"), dict):
         shown["metadata"] = {k: v for k, v in shown["metadata"].items() if k != "managedFields"}
     return yaml_dumps(shown, sort_keys=False, allow_unicode=True)

@@ -344,10 +344,10 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
 
     held, made = threading.Event(), yamltab.job_yaml
 
-    def job_yaml(raw):
+    def job_yaml(raw, related=frozenset()):
         if raw["metadata"]["resourceVersion"] == "2":
             assert held.wait(30), "the second version's YAML was made before the key was handled"
-        return made(raw)
+        return made(raw, related)
 
     monkeypatch.setattr(yamltab, "job_yaml", job_yaml)
     monkeypatch.setattr(job_detail, "MAX_ROLES_SHOWN", 2)  # a Job of thousands of tasks, in small
@@ -713,6 +713,31 @@ async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_too(po
 
     assert "curl -d *** http://x" in texts[0]
     assert yaml.safe_load(texts[2])["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
+
+
+async def test_a_secret_env_value_the_job_shows_under_another_name_is_masked_where_its_task_names_it(post_snapshot):
+    """Issue 33, a secret renamed by a hostile control plane: the Job detail masked what the Job's own env names a
+    secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` (its value as it was) showed the value
+    in the Overview's Env field, the YAML tab and what `Y` copied, where the Task the Pods run from names it."""
+    secret = "zqRenamedKey8842x"
+    snapshot = build_snapshot([job_dict("renamed", env_extra=({"name": "0", "value": secret},))])
+    task = next(raw for raw in snapshot.tasks.values() if raw["metadata"]["name"] == "renamed-actor")
+    task["spec"]["kubernetes"]["workload"]["template"] = {"spec": {"containers": [
+        {"name": "main", "env": [{"name": "WANDB_API_KEY", "value": secret}]}]}}
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, snapshot)
+        app.open_job("renamed", "overview")
+
+        def shown(selector: str) -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query(selector))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Env" in shown("#overview-text")
+                       and "runScript" in shown("#yaml-text"), "the Overview and the YAML")
+        app.screen.action_copy_yaml()
+        texts = [shown("#overview-text"), shown("#yaml-text"), app.clipboard]
+    assert all(secret not in text for text in texts), [text[text.find(secret) - 40:][:80] for text in texts]
+    assert "0=***" in texts[0]
 
 
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
