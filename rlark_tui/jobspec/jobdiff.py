@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlark_tui.model.objects import Job, TaskSpec
-from rlark_tui.text.redact import redact_env, redact_text
+from rlark_tui.text.redact import KnownSecrets, redact_env, redact_text, secret_values
 from rlark_tui.text.sinks import cell_width, clip, one_line, pad
 
 ABSENT = "(none)"
@@ -80,13 +80,17 @@ def diff_jobs(a: Mapping, b: Mapping) -> list[Change]:
     """Every field that differs between Job `a` and Job `b`, sections in order (job, record, roles of `a`
     then roles only `b` has), fields in the order they were first seen."""
     left, right = comparable(Job(a)), comparable(Job(b))
+    known = KnownSecrets(secret_values([a, b]))
+    """Both Jobs' secret env values, masked wherever either shows them: a run script that echoes one, or an entry
+    of a name that says nothing (a control plane that renamed WANDB_API_KEY `0`) showed it in the diff."""
     changes = []
     for section in list(left) + [s for s in right if s not in left]:
         old, new = left.get(section, {}), right.get(section, {})
         for field in list(old) + [f for f in new if f not in old]:
             before, after = _text(old.get(field)), _text(new.get(field))
             if before != after:
-                changes.append(Change(section, field, redact_text(before), redact_text(after)))
+                changes.append(Change(section, field, redact_text(known.mask_lines(before)),
+                                      redact_text(known.mask_lines(after))))
     return changes
 
 

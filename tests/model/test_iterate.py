@@ -85,6 +85,22 @@ def test_diff_shows_env_record_and_script_changes_per_role_and_masks_secrets(job
     assert "-bash examples/run_ppo.sh" in text.replace("   ", "") and "+bash run2.sh" in text.replace("   ", "")
 
 
+def test_a_diff_masks_either_jobs_secret_env_values_wherever_either_shows_them(job):
+    """Issue 33, secrets in another shape and a secret renamed by a hostile control plane: `rlark diff` (the diff
+    screen, resume's diff) masked an env entry by its name only, so a run script that logged in with the
+    WANDB_API_KEY's value, and the other Job's entry that a control plane renamed `0`, showed the value."""
+    value = "zqDiffWandb77x1"
+    one, other = copy.deepcopy(job), copy.deepcopy(job)
+    one["spec"]["tasks"][0]["runScript"] = f"wandb login {value}\npython train.py"
+    for side, name in ((one, "WANDB_API_KEY"), (other, "0")):
+        side["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"].append(
+            {"name": name, "value": value})
+    changes = diff_jobs(one, other)
+    for text in (render_unified(changes, "a", "b"), render_side_by_side(changes, "a", "b", 200)):
+        assert value not in text, text
+    assert {(c.field, c.new) for c in changes} >= {("env.0", "***")}
+
+
 def test_a_diff_line_holds_one_field_whatever_the_jobs_text(job):
     """Issue 33, an eleventh round: a one-line value or a field's name (an env name, a record key) was printed as it
     was, and the diff screen splits its lines where str.splitlines does, so a display name 'x<U+2028>+stopped: yes'
