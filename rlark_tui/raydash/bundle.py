@@ -40,7 +40,7 @@ from rlark_tui.model.objects import Job, Pod, dig, restart_count
 from rlark_tui.raydash import diagnose as diagnose_reads
 from rlark_tui.telemetry import bundle as layout
 from rlark_tui.telemetry import diagnosis as pure
-from rlark_tui.text.redact import KnownSecrets, LineRedactor, redact_object
+from rlark_tui.text.redact import KnownSecrets, LineRedactor, redact_object, secret_values
 from rlark_tui.text.sinks import utf8
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def write_bundle(access: ClusterAccess, name: str, path: str | Path, state_dir: 
     by_name = {str((pod.get("metadata") or {}).get("name") or ""): pod for pod in inputs.pods}
     manifest.logs = sum(1 for cr in crs if cr.pod_name in by_name for _ in _containers(by_name[cr.pod_name]))
     manifest.budget = budget = layout.log_budget(budget, total, manifest.logs)
-    masker = Masker(frozenset(inputs.known))
+    masker = Masker(frozenset(inputs.known) | secret_values([raw, tasks]))  # what the Tasks name secret too
     kept = diagnose_reads.remember(state_dir, job.uid,
                                    diagnose_reads.read_kept(state_dir, name, job.uid, context=access.context,
                                                             notes=notes),

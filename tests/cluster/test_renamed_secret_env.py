@@ -35,3 +35,24 @@ def test_a_secret_env_value_the_control_plane_shows_under_another_name_is_masked
         assert "ren-sec" in result.out, argv
     described = rl("describe", "job", "ren-sec").out
     assert "    Env:            0=***" in described.splitlines(), described
+
+
+def test_a_bundle_masks_a_renamed_secret_env_value_its_tasks_name_where_no_pod_says_it(rl, sb, tmp_path):
+    """The same renamed entry in `rlark bundle`: its members are masked with what the Job's Pods and the Secrets
+    they reference say (cluster/secrets.pods_secrets), so where no data-plane Pod names the value the Job's member
+    printed it; the Tasks' secret env values are known to every member too."""
+    import tarfile
+
+    seed_running_job(sb, "ren-bundle", ROLES)
+    task = sb.store.get("tasks", "ren-bundle-actor", ROLES[0]["cluster"])
+    _container(task["spec"])["env"].append({"name": "WANDB_API_KEY", "value": VALUE})
+    sb.store.update("tasks", task)
+    job = sb.store.get("jobs", "ren-bundle", "")
+    _container(job["spec"]["tasks"][0])["env"].append({"name": "0", "value": VALUE})
+    sb.store.update("jobs", job)
+    bundle = tmp_path / "b.tar.gz"
+    result = rl("bundle", "ren-bundle", "-o", str(bundle))
+    assert result.code == 0, result.err
+    with tarfile.open(bundle) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert "job.yaml" in members and not [name for name, data in members.items() if VALUE.encode() in data]
