@@ -254,11 +254,25 @@ def reader(args: argparse.Namespace, kind: Kind) -> LeanClient | ClusterAccess:
 def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Namespace) -> int:
     """kubectl get -w: the list, then one row (or object) per change; dropped watches resume by themselves."""
     from rlark_tui.cluster.output import render_objects, render_table
-    from rlark_tui.text.redact import redact_object
+    from rlark_tui.model.objects import dig
+    from rlark_tui.text.redact import redact_object, redact_related
     from rlark_tui.text.sanitize import json_dumps
 
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")
+    related: dict[str, list[dict]] = {}
+    if kind is JOBS and args.output in ("json", "yaml"):  # the Tasks as the watch starts, as -o json|yaml knows them
+        try:
+            related = job_tasks(access)
+        except (ApiError, Unreachable) as exc:
+            print(f"-- Tasks not read, so each Job is masked knowing only its own secret env values: {exc}",
+                  file=sys.stderr, flush=True)
+
+    def redacted(item: dict) -> object:
+        name = dig(item, "metadata", "name")
+        tasks = related.get(name) if isinstance(name, str) else None
+        return redact_related(item, tasks) if tasks else redact_object(item)
+
     stop = threading.Event()
     streams: list[LineStream] = []
 
@@ -299,10 +313,10 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
                 header = False
             elif args.output == "json":
                 for item in items:
-                    print(json_dumps(redact_object(item), ensure_ascii=False), flush=True)
+                    print(json_dumps(redacted(item), ensure_ascii=False), flush=True)
             else:
-                print(render_objects(kind, items, args.output) + ("\n---" if args.output == "yaml" else ""),
-                      flush=True)
+                print(render_objects(kind, items, args.output, related=related) + (
+                    "\n---" if args.output == "yaml" else ""), flush=True)
     except KeyboardInterrupt:
         return 130
     finally:

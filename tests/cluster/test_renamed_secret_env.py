@@ -28,7 +28,9 @@ def test_a_secret_env_value_the_control_plane_shows_under_another_name_is_masked
     sb.store.update("jobs", job)
     write_log(sb, cluster, pod, [f"wandb login {VALUE}"], when=at(1))
     for argv in (("logs", "ren-sec"), ("describe", "job", "ren-sec"), ("get", "jobs", "ren-sec", "-o", "yaml"),
-                 ("get", "jobs", "-o", "json"), ("get", "tasks", "-A", "-o", "yaml"), ("clone", "ren-sec")):
+                 ("get", "jobs", "-o", "json"), ("get", "tasks", "-A", "-o", "yaml"), ("clone", "ren-sec"),
+                 ("--request-timeout", "1", "get", "jobs", "ren-sec", "-w", "-o", "json"),
+                 ("--request-timeout", "1", "get", "jobs", "-w", "-o", "yaml")):
         result = rl(*argv)
         assert result.code == 0, (argv, result.err)
         assert VALUE not in result.out + result.err, argv
