@@ -141,11 +141,20 @@ class Topic:
 
 
 def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dict | None:
+    """The Ray tab's poll: the Job's Ray status with the values of the Secrets the Job references masked (read
+    through `access.secret_reads`, each kept cluster/secrets.SECRET_TTL: a poll every 2 s reads none again)."""
+    from rlark_tui.cluster.secrets import job_secrets
+    from rlark_tui.model import keys
+    from rlark_tui.raydash.client import masked
+    from rlark_tui.text.redact import KnownSecrets
+
     job = index.job(job_name)
     if job is None:
         return None
     head = index.tasks_by_name.get(job.head_task_name)
-    return access.ray_status(job, head.namespace if head is not None else None)
+    status = access.ray_status(job, head.namespace if head is not None else None)
+    places = {(pod.cluster, pod.pod_namespace or keys.WORKLOAD_NAMESPACE, None) for pod in index.job_pods(job)}
+    return masked(status, KnownSecrets(job_secrets(access, job.raw, list(places)).values))
 
 
 def ray_source(job_name: str, status: object) -> tuple[str, SourceStatus, str]:

@@ -16,6 +16,7 @@ from rlark_tui.cluster.http import Http
 from rlark_tui.model.objects import Job
 from rlark_tui.raydash.token import HEADER, TokenUnavailable
 from rlark_tui.text.parse import MAX_JSON_DEPTH, ascii_int
+from rlark_tui.text.redact import KnownSecrets
 from rlark_tui.text.sinks import one_line
 
 TIMEOUT = 5.0
@@ -228,6 +229,21 @@ class RayDashboard:
             text = "\n".join([*lines[:MAX_STATUS_LINES], f"… {len(lines) - MAX_STATUS_LINES:,} more lines"])
         return {"alive_nodes": alive, "expected": expected, "status_text": text, "jobs": jobs,
                 "jobs_error": jobs_error, "error": None, "source": self.source, "polled_at": polled}
+
+
+def masked(status: dict[str, Any], known: KnownSecrets) -> dict[str, Any]:
+    """A `status` entry with `known` masked in every text the head gave (`ray status`, each Ray job's fields, why it
+    could not be read): the values of the Secrets the Job references, which the Ray tab's masking of the Job's own
+    env values does not know."""
+    if not known:
+        return status
+
+    def text(value: object) -> object:
+        return known.mask_lines(value) if isinstance(value, str) else value
+
+    jobs = [{key: text(value) for key, value in row.items()} for row in status.get("jobs") or []]
+    return {**status, "status_text": text(status.get("status_text")), "error": text(status.get("error")),
+            "jobs_error": text(status.get("jobs_error")), "jobs": jobs}
 
 
 def unavailable(job: Job, reason: str) -> dict[str, Any]:

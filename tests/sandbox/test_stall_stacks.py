@@ -564,3 +564,49 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_describes_ray_rows(
         ray.close()
     assert done.code == 0 and REFERENCED not in done.out + done.err, done
     assert "  ray job raysubmit ***: RUNNING ***" in done.out.splitlines(), done.out
+
+
+async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_answers(stalled):
+    """Issue 33, a twenty-first round, the TUI over a hostile Ray head whose answers hold a Secret's value: the Ray
+    tab masked only the Job's own env values, so `ray status` and a Ray job's entrypoint showed the value of
+    WANDB_API_KEY, which the Job takes from a Secret (`valueFrom.secretKeyRef`), in 3 of 10 generated runs."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.screens.job_detail import JobDetailScreen
+    from rlark_tui.tui.app import RlarkApp
+    from tests.pilot import wait_for
+
+    class Quoting(RecordedRay):
+        def json(self, path: str) -> object:
+            if path == "/api/cluster_status":
+                return {"result": True, "data": {"clusterStatus": f"Active:\n 1 node_{REFERENCED}\n"}}
+            if path == "/api/jobs/":
+                return [{"submission_id": "raysubmit_1", "status": "RUNNING",
+                         "entrypoint": f"python main.py --key {REFERENCED}"}]
+            return super().json(path)
+
+    ray = Quoting()
+    access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
+    access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
+    spec = stalled.store.get("jobs", JOB)
+    kept = json.loads(json.dumps(spec["spec"]))
+    spec["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "key"}}}]
+    stalled.store.update("jobs", spec)
+    try:
+        with _referencing(stalled, REFERENCED):
+            app = RlarkApp(access)
+            async with app.run_test(size=(140, 50)) as pilot:
+                await wait_for(pilot, lambda: app.index.job(JOB) and app.screen.table.select_key(JOB), "the Job")
+                await pilot.press("enter", "r")
+                assert isinstance(app.screen, JobDetailScreen)
+                await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
+                               "the Ray tab")
+                shown = str(app.screen.query_one("#ray-text").render())
+    finally:
+        ray.close()
+        access.close()
+        spec = stalled.store.get("jobs", JOB)
+        spec["spec"] = kept
+        stalled.store.update("jobs", spec)
+    assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
+    assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
