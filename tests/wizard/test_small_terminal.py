@@ -49,3 +49,27 @@ async def test_tabbing_keeps_the_focused_field_and_its_messages_in_view(state):
                                show=lambda _, row=row, step=step: f"row {row.region}, step {step.region}")
                 assert len(seen) < 40, seen
             assert len(seen) >= 10, seen
+
+
+async def test_a_message_that_makes_a_step_scroll_leaves_its_fields_width_alone(state):
+    """Issue 33 (keep the wizard quick on a large cluster): a step whose rows just fit gained its scrollbar when a
+    message appeared beside a field (and lost it when it went), which narrowed every row and its widgets by the
+    scrollbar's width, so Textual laid the step out twice: a worker count typed over 10,000 Nodes was 160 ms of the
+    UI thread, where the image, whose message changed nothing else, was 60-87 ms. The steps keep the scrollbar's
+    gutter whether or not they scroll."""
+    from textual.widgets import Input
+
+    app = RlarkApp(None)
+    async with app.run_test(size=(100, 24)) as pilot:
+        screen = await open_offline(pilot, data_draft())
+        await press(pilot, "ctrl+n")
+        step = screen.query_one("#step-2")
+        await wait_for(pilot, lambda: step.show_vertical_scrollbar, "step 2 to scroll at 24 rows")
+        await pilot.resize_terminal(100, 24 - step.region.height + step.virtual_size.height)
+        await wait_for(pilot, lambda: not step.show_vertical_scrollbar, "step 2 to fit")
+        image = screen.query_one("#w-image", Input)
+        width = image.size.width
+        image.value = "not pinned"
+        await wait_for(pilot, lambda: step.show_vertical_scrollbar, "the message to make step 2 scroll")
+        assert str(screen.query_one("#m-image").render()).startswith("✗ must not contain spaces")
+        assert image.size.width == width
