@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from rlark_tui.cluster import tls as shared_tls
 from rlark_tui.cluster.errors import Unreachable
 from rlark_tui.cluster.http import Http, seg
-from rlark_tui.errors import UsageError
+from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model.objects import Job
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import one_line, utf8
@@ -252,9 +252,10 @@ class Tunnel:
                 if settled is not None:
                     self.upstream, self._refresh = settled, None
             await self._relay(reader, writer, method, self.upstream.prefix + rest, headers)
-        except (ConnectionError, ssl.SSLError, OSError, UnicodeError) as exc:
+        except (ConnectionError, ssl.SSLError, OSError, UnicodeError, RlarkError) as exc:
             # UnicodeError: a host name no socket takes (a lone surrogate, a byte undecodable) raised out of the
-            # resolver, a traceback on the terminal and no answer at all
+            # resolver, a traceback on the terminal and no answer at all; RlarkError: a route settled at this
+            # request (_refresh) that cannot be (Ray wants a token rlark cannot read: TokenUnavailable)
             with contextlib.suppress(Exception):
                 await _answer(writer, 502, f"upstream {self.upstream.host}:{self.upstream.port}: {exc}")
         except asyncio.CancelledError:

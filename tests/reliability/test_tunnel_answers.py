@@ -81,3 +81,25 @@ def test_a_tunnel_keeps_its_upstreams_cookies_to_itself_and_sends_up_no_other():
             for tunnel in tunnels:
                 tunnel.stop()
     assert other_seen == ["", "session=real"]  # the cookies the hostile one set never go up the other tunnel
+
+
+def test_a_route_that_cannot_be_settled_is_answered_502_in_one_line(capfd):
+    """Issue 33, a twenty-second round (tunnels' threads): a tunnel opened before its Ray dashboard said whether it
+    wants a token settles its route at a browser's next request (`Tunnel._refresh`, on a worker thread); a Ray that
+    then wants a token rlark cannot read (TokenUnavailable: the Header Pod refuses the exec, or holds none) raised out
+    of the connection's task: the browser's connection ended with no answer, and asyncio's 'Unhandled exception in
+    client_connected_cb' with the traceback and the message went to the tunnel loop's stderr. It is a 502, one line."""
+    from rlark_tui.raydash.token import TokenUnavailable
+
+    def settled():
+        raise TokenUnavailable("Ray wants a token and the Header Pod holds none \x1b]52;c;cHduZWQ=\x07")
+
+    tunnel = Tunnel(Upstream("127.0.0.1", 9, "", None), refresh=settled).start()
+    try:
+        answer = exchange(tunnel, f"GET /{tunnel.token}/ HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    finally:
+        tunnel.stop()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 502 Bad Gateway\r\n"), answer
+    assert body.decode("utf-8") == "upstream 127.0.0.1:9: Ray wants a token and the Header Pod holds none \n"
+    assert "Traceback" not in capfd.readouterr().err
