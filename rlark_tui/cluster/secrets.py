@@ -124,21 +124,23 @@ def _decoded(secret: object) -> dict[str, str]:
 
 def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
                 places: Iterable[tuple[str, str, Mapping[str, Any] | None]],
-                reader: SecretReads | None = None) -> JobSecrets:
+                reader: SecretReads | None = None, tasks: Iterable[Mapping[str, Any]] = ()) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
-    the data-plane Pod there or None). Per cluster and namespace: the Job's own secret-looking env values and the
-    values of the Secrets the Job's spec and those Pods reference; plus the Ray token read before, if any, and the
-    configured one.
+    the data-plane Pod there or None). Per cluster and namespace: the secret-looking env values of the Job and its
+    `tasks` and the values of the Secrets the Job's spec, those Tasks and those Pods reference (a control plane
+    that renamed the Job's WANDB_API_KEY entry `0` is masked where the Task the Pods run from names it); plus the
+    Ray token read before, if any, and the configured one.
     Secrets are read through `reader` (a log view's own), else the one `access` keeps for the run check."""
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for cluster, namespace, pod in places:
         grouped.setdefault((cluster, namespace or keys.WORKLOAD_NAMESPACE), []).extend([pod] if pod else [])
     reader = reader or getattr(access, "secret_reads", None)  # a bundle's has none: it was masked when written
-    scopes = {place: {"job": job, "pods": pods} for place, pods in grouped.items()}
+    related = list(tasks)
+    scopes = {place: {"job": job, "tasks": related, "pods": pods} for place, pods in grouped.items()}
     wanted = [(cluster, namespace, name) for (cluster, namespace), scope in scopes.items()
               for name in sorted(secret_refs(scope))] if reader is not None else []
     reads = dict(zip(wanted, parallel_map(lambda key: reader.read(*key), wanted))) if reader is not None else {}  # read together
-    values: set[str] = set(secret_values(job))
+    values: set[str] = set(secret_values([job, related]))
     unreadable = [read.problem for read in reads.values() if read.data is None]
     for (cluster, namespace), scope in scopes.items():
         found = {name: read.data for (c, n, name), read in reads.items()
@@ -230,11 +232,15 @@ class LogSecrets:
         return self._learn(list(new_places.values()))
 
     def _learn(self, chosen: list[LogTarget]) -> list[str]:
-        """Read (the lock held: other Pods' reads wait) the data-plane Pods of `chosen` and the Secrets they and the
-        Job reference, and mask their values; the unreadable ones not told yet."""
+        """Read (the lock held: other Pods' reads wait) the data-plane Pods of `chosen`, the Job's Tasks and the
+        Secrets they and the Job reference, and mask their values; the unreadable ones not told yet."""
         pods = parallel_map(lambda target: _data_plane_pod(self._access, target), chosen)
+        try:
+            tasks = self._access.job_tasks(Job(self._job).name)
+        except RlarkError:
+            tasks = []
         found = job_secrets(self._access, self._job,
-                            [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader)
+                            [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader, tasks)
         self._add_known(found.values)
         new = [problem for problem in found.unreadable if problem not in self._told]
         self._told.update(new)

@@ -39,19 +39,23 @@ def test_a_secret_env_value_the_control_plane_shows_under_another_name_is_masked
     assert "    Env:            0=***" in described.splitlines(), described
 
 
-def test_a_bundle_masks_a_renamed_secret_env_value_its_tasks_name_where_no_pod_says_it(rl, sb, tmp_path):
-    """The same renamed entry in `rlark bundle`: its members are masked with what the Job's Pods and the Secrets
-    they reference say (cluster/secrets.pods_secrets), so where no data-plane Pod names the value the Job's member
-    printed it; the Tasks' secret env values are known to every member too."""
+def test_a_bundle_and_logs_mask_a_renamed_secret_env_value_its_tasks_name_where_no_pod_says_it(rl, sb, tmp_path):
+    """The same renamed entry in `rlark bundle` and `rlark logs`: they mask what the Job's Pods and the Secrets they
+    reference say (cluster/secrets.pods_secrets, LogSecrets), so where no data-plane Pod names the value the
+    bundle's Job member and the log lines (a run script that logs in with it) printed it; the Tasks' secret env
+    values are known to them too."""
     import tarfile
 
-    seed_running_job(sb, "ren-bundle", ROLES)
+    cluster, pod = seed_running_job(sb, "ren-bundle", ROLES)["actor"]
+    write_log(sb, cluster, pod, [f"wandb login {VALUE}"], when=at(1))
     task = sb.store.get("tasks", "ren-bundle-actor", ROLES[0]["cluster"])
     _container(task["spec"])["env"].append({"name": "WANDB_API_KEY", "value": VALUE})
     sb.store.update("tasks", task)
     job = sb.store.get("jobs", "ren-bundle", "")
     _container(job["spec"]["tasks"][0])["env"].append({"name": "0", "value": VALUE})
     sb.store.update("jobs", job)
+    logs = rl("logs", "ren-bundle")
+    assert logs.code == 0 and "wandb login ***" in logs.out and VALUE not in logs.out + logs.err, logs
     bundle = tmp_path / "b.tar.gz"
     result = rl("bundle", "ren-bundle", "-o", str(bundle))
     assert result.code == 0, result.err
