@@ -147,6 +147,8 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         raise UsageError(f"config file {path}: `gateway` must be a URL string")
     if token is not None and not isinstance(token, str):
         raise UsageError(f"config file {path}: `ray.token` must be a string")
+    if token and not (token.isascii() and token.isprintable()):  # a header value, as raydash/token.py reads one
+        raise UsageError(f"config file {path}: `ray.token` must be printable ASCII")
     try:
         alerts = thresholds_from(data.get("alerts"))
     except ValueError as exc:

@@ -38,6 +38,10 @@ def test_config_file_reads_clusters_gateway_and_token(tmp_path):
     ("clusters: [a]\n", "`clusters` must be a mapping"),
     ("gateway: {a: 1}\n", "`gateway` must be a URL string"),
     ("a: [\n", "cannot read it"),
+    # issue 33, a twenty-first round: a token no header takes raised UnicodeEncodeError out of every Ray read, and
+    # a control character in one went on the wire
+    ('ray:\n  token: "tok\\u20ac"\n', "`ray.token` must be printable ASCII"),
+    ('ray:\n  token: "tok\\e]52;c;eA==\\a"\n', "`ray.token` must be printable ASCII"),
 ])
 def test_broken_config_file_is_a_usage_error(tmp_path, text, message):
     path = tmp_path / "config.yaml"
