@@ -89,7 +89,8 @@ class Listed:
     missing: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     related: dict[str, list[dict]] | None = None
-    """-o json or yaml of Jobs: each Job's Tasks by its name, whose secret env values its masking knows."""
+    """-o json or yaml of Jobs and Tasks: the answers whose secret env values each object's masking knows, by its
+    name (related_answers)."""
     progress: dict[str, str] | None = None
     step_time: dict[str, str] | None = None
     gpu: dict[str, float] | None = None
@@ -148,12 +149,11 @@ def read(access: LeanClient | ClusterAccess, kind: Kind, args: argparse.Namespac
         listed.items = answer(TABLES[kind.plural].reads if args.output == "table" else None).items
     elif answer is not None:
         listed.items = answer().items
-    if listed.items and args.output in ("json", "yaml") and kind is JOBS:
+    if listed.items and args.output in ("json", "yaml") and kind in (JOBS, TASKS):
         try:
-            listed.related = job_tasks(access)
+            listed.related = related_answers(access, kind)
         except (ApiError, Unreachable) as exc:
-            listed.notices.append(f"Tasks not read, so each Job is masked knowing only its own secret env values: "
-                                  f"{exc}")
+            listed.notices.append(unrelated(kind, exc))
     if listed.items and args.output == "wide" and kind is JOBS:
         from rlark_tui.cluster.metrics import wide_log_cells  # only for -o wide (start-up time of a plain get)
         listed.progress, listed.step_time, left_out = wide_log_cells(_full(access), listed.items)
@@ -219,10 +219,10 @@ def run_contexts(args: argparse.Namespace, contexts: list[str]) -> int:
     return status
 
 
-def job_tasks(access: LeanClient | ClusterAccess) -> dict[str, list[dict]]:
-    """Every Task by the name of its Job (label rlinf.io/job): what the Jobs' masking also knows (a control plane
-    that renamed a Job's secret env entry, `0` for WANDB_API_KEY, printed its value in -o yaml where the Task the
-    Pods run from names it)."""
+def related_answers(access: LeanClient | ClusterAccess, kind: Kind) -> dict[str, list[dict]]:
+    """What the masking of each Job or Task of -o json|yaml also knows, by the object's name: a Job's Tasks (label
+    rlinf.io/job), a Task's Job and that Job's Tasks. A control plane that renamed a secret env entry in one of
+    them (`0` for WANDB_API_KEY) had its value printed where the others name it."""
     from rlark_tui.model import keys
     from rlark_tui.model.objects import dig
 
@@ -231,7 +231,28 @@ def job_tasks(access: LeanClient | ClusterAccess) -> dict[str, list[dict]]:
         job = dig(task, "metadata", "labels", keys.JOB_LABEL)
         if isinstance(job, str):
             by_job.setdefault(job, []).append(task)
-    return by_job
+    if kind is JOBS:
+        return by_job
+    jobs: dict[str, list[dict]] = {}
+    for job in access.list(JOBS, None).items:
+        name = dig(job, "metadata", "name")
+        if isinstance(name, str):
+            jobs.setdefault(name, []).append(job)
+    related: dict[str, list[dict]] = {}
+    for job_name, tasks in by_job.items():
+        answers = [*jobs.get(job_name, ()), *tasks]
+        for task in tasks:
+            name = dig(task, "metadata", "name")
+            if isinstance(name, str):
+                related.setdefault(name, []).extend(answers)
+    return related
+
+
+def unrelated(kind: Kind, exc: Exception) -> str:
+    """The notice line of a related_answers read that failed."""
+    read = "Tasks" if kind is JOBS else "Jobs and Tasks"
+    return f"{read} not read, so each {kind.plural[:-1].capitalize()} is masked knowing only its own secret env " \
+           f"values: {exc}"
 
 
 def _full(access: LeanClient | ClusterAccess) -> ClusterAccess:
@@ -261,12 +282,11 @@ def watch(access: ClusterAccess, kind, namespace: str | None, args: argparse.Nam
     if len(args.names) > 1:
         raise UsageError("--watch takes at most one NAME")
     related: dict[str, list[dict]] = {}
-    if kind is JOBS and args.output in ("json", "yaml"):  # the Tasks as the watch starts, as -o json|yaml knows them
+    if kind in (JOBS, TASKS) and args.output in ("json", "yaml"):  # as the watch starts, as -o json|yaml knows them
         try:
-            related = job_tasks(access)
+            related = related_answers(access, kind)
         except (ApiError, Unreachable) as exc:
-            print(f"-- Tasks not read, so each Job is masked knowing only its own secret env values: {exc}",
-                  file=sys.stderr, flush=True)
+            print(f"-- {unrelated(kind, exc)}", file=sys.stderr, flush=True)
 
     def redacted(item: dict) -> object:
         name = dig(item, "metadata", "name")

@@ -62,3 +62,24 @@ def test_a_bundle_and_logs_mask_a_renamed_secret_env_value_its_tasks_name_where_
     with tarfile.open(bundle) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
     assert "job.yaml" in members and not [name for name, data in members.items() if VALUE.encode() in data]
+
+
+def test_a_tasks_secret_env_value_the_control_plane_shows_under_another_name_is_masked_where_its_job_names_it(rl, sb):
+    """`rlark get tasks -o yaml|json` (and -w): each Task was masked knowing only its own entries, so a Task whose
+    WANDB_API_KEY entry the control plane renamed `0` printed its value, where its Job (and the Job's other Tasks)
+    name it. Each Task is masked knowing the secret env values of its Job and of the Job's Tasks."""
+    seed_running_job(sb, "ren-task", ROLES)
+    job = sb.store.get("jobs", "ren-task", "")
+    _container(job["spec"]["tasks"][0])["env"].append({"name": "WANDB_API_KEY", "value": VALUE})
+    sb.store.update("jobs", job)
+    task = sb.store.get("tasks", "ren-task-actor", ROLES[0]["cluster"])
+    _container(task["spec"])["env"].append({"name": "0", "value": VALUE})  # the renamed entry
+    sb.store.update("tasks", task)
+    for argv in (("get", "tasks", "-A", "-o", "yaml"), ("get", "tasks", "ren-task-actor", "-n", ROLES[0]["cluster"],
+                                                        "-o", "json"),
+                 ("--request-timeout", "0.5", "get", "tasks", "-A", "-w", "-o", "json"),
+                 ("--request-timeout", "0.5", "get", "tasks", "-A", "-w", "-o", "yaml")):
+        result = rl(*argv)
+        assert result.code == 0, (argv, result.err)
+        assert "ren-task-actor" in result.out, argv
+        assert VALUE not in result.out + result.err, argv
