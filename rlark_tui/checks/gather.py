@@ -90,7 +90,7 @@ def gather(access: ClusterAccess, job_name: str, state_dir: Path | None = None,
             events[read.name] = read.events
         logs.extend(read.logs)
     masking = job_secrets(access, job, [(read.cluster, read.namespace, read.plane_pod) for read in reads
-                                        if not read.no_plane])
+                                        if not read.no_plane], tasks)
     if masking.unreadable:
         sources["secrets"] = masking.notice()
     logs, events, ray = _masked(KnownSecrets(masking.values), logs, events, ray)

@@ -123,13 +123,14 @@ def _decoded(secret: object) -> dict[str, str]:
 
 
 def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
-                places: Iterable[tuple[str, str, Mapping[str, Any] | None]],
-                reader: SecretReads | None = None, tasks: Iterable[Mapping[str, Any]] = ()) -> JobSecrets:
+                places: Iterable[tuple[str, str, Mapping[str, Any] | None]], tasks: Iterable[Mapping[str, Any]],
+                reader: SecretReads | None = None) -> JobSecrets:
     """The values to mask in the output of `job` (its raw object) whose Pods run in `places`: (cluster, namespace,
     the data-plane Pod there or None). Per cluster and namespace: the secret-looking env values of the Job and its
     `tasks` and the values of the Secrets the Job's spec, those Tasks and those Pods reference (a control plane
-    that renamed the Job's WANDB_API_KEY entry `0` is masked where the Task the Pods run from names it); plus the
-    Ray token read before, if any, and the configured one.
+    that renamed the Job's WANDB_API_KEY entry `0` is masked where the Task the Pods run from names it, by value or
+    by a Secret it references); plus the Ray token read before, if any, and the configured one. Every caller
+    names the Job's Tasks (those it read or its Snapshot holds): masking without them printed such a value.
     Secrets are read through `reader` (a log view's own), else the one `access` keeps for the run check."""
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for cluster, namespace, pod in places:
@@ -151,7 +152,7 @@ def job_secrets(access: ClusterAccess, job: Mapping[str, Any],
     return JobSecrets(frozenset(values), tuple(unreadable))
 
 
-def pods_secrets(access: ClusterAccess, job: Mapping[str, Any], crs: Iterable[Pod],
+def pods_secrets(access: ClusterAccess, job: Mapping[str, Any], crs: Iterable[Pod], tasks: Iterable[Mapping[str, Any]],
                  plane_pods: Mapping[str, Mapping[str, Any]] | None = None) -> JobSecrets:
     """`job_secrets` over the places the Job's Pod CRs `crs` name: what is masked in all that is shown of a Job's
     Pods and Ray workers besides its logs (`rlark diagnose`, `rlark stacks`, `rlark bundle`; the Diagnosis card, the
@@ -174,7 +175,7 @@ def pods_secrets(access: ClusterAccess, job: Mapping[str, Any], crs: Iterable[Po
 
     pods = parallel_map(plane_pod, chosen) if chosen else []
     return job_secrets(access, job, [(cr.cluster, cr.pod_namespace or keys.WORKLOAD_NAMESPACE, pod)
-                                     for cr, pod in zip(chosen, pods)])
+                                     for cr, pod in zip(chosen, pods)], tasks)
 
 
 class LogSecrets:
@@ -240,7 +241,7 @@ class LogSecrets:
         except RlarkError:
             tasks = []
         found = job_secrets(self._access, self._job,
-                            [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], self._reader, tasks)
+                            [(t.cluster, t.namespace, pod) for t, pod in zip(chosen, pods)], tasks, self._reader)
         self._add_known(found.values)
         new = [problem for problem in found.unreadable if problem not in self._told]
         self._told.update(new)

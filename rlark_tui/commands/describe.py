@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     job = Job(raw)
     head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
     ray = access.ray_status(job, head) if job.head_task else None
-    found = pods_secrets(access, raw, [Pod(pod) for pod in pods])  # the Ray rows and Pods' texts are cluster text too
+    found = pods_secrets(access, raw, [Pod(pod) for pod in pods], tasks)  # the Ray rows and Pods' texts are cluster text too
     print(KnownSecrets(found.values).mask_lines(describe_text(raw, tasks, pods, restarts, ray)))
     if found.unreadable:
         print(found.notice(), file=sys.stderr)

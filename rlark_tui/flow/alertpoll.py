@@ -680,7 +680,7 @@ def _judge(access, index, job, scope, planes, pods_of, thresholds, now) -> Evalu
     if _quotes_log(inputs):
         places = [(pod.namespace, _plane_namespace(real), real if isinstance(real, Mapping) else None)
                   for pod, real in zip(job_pods, plane_sig)]
-        inputs = replace(inputs, known=job_secrets(access, job.raw, places).values)
+        inputs = replace(inputs, known=job_secrets(access, job.raw, places, inputs.tasks).values)
     stall = rules.stall_key(inputs)
     taken = scope.stacks.get(name)
     if stall is not None and taken is not None and taken[0] == stall:

@@ -154,7 +154,8 @@ def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dic
     head = index.tasks_by_name.get(job.head_task_name)
     status = access.ray_status(job, head.namespace if head is not None else None)
     places = {(pod.cluster, pod.pod_namespace or keys.WORKLOAD_NAMESPACE, None) for pod in index.job_pods(job)}
-    return masked(status, KnownSecrets(job_secrets(access, job.raw, list(places)).values))
+    tasks = [task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None]
+    return masked(status, KnownSecrets(job_secrets(access, job.raw, list(places), tasks).values))
 
 
 def ray_source(job_name: str, status: object) -> tuple[str, SourceStatus, str]:

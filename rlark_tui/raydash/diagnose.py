@@ -264,8 +264,10 @@ def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int | None =
     from rlark_tui.cluster.access import parallel_map
     from rlark_tui.cluster.secrets import pods_secrets
 
+    tasks: list[dict[str, Any]] = []
     try:
-        crs = [Pod(raw) for raw in access.job_pods(job.name)]
+        tasks = access.job_tasks(job.name)
+        crs = [Pod(raw) for raw in access.job_pods(job.name, tasks)]
     except (ApiError, Unreachable) as exc:
         crs = []
         notes.append(f"Pods: {exc}")
@@ -284,7 +286,7 @@ def gather(access: ClusterAccess, job: Job, notes: list[str], tail: int | None =
     head = header_pod([cr for cr in named if cr.task_name == job.head_task_name])
     header = _header_log(access, head, pods, notes, HEADER_TAIL if tail is None else tail) if head is not None else []
     actors, workers, ips, stderr = _ray(access, job, notes)
-    known = pods_secrets(access, job.raw, named, {str(dig(pod, "metadata", "name") or ""): pod for pod in pods})
+    known = pods_secrets(access, job.raw, named, tasks, {str(dig(pod, "metadata", "name") or ""): pod for pod in pods})
     if known.unreadable:
         notes.append(known.notice())
     return pure.Inputs(job.name, pods=pods, actors=actors, workers=workers, node_ips=ips, stderr=stderr,

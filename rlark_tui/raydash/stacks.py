@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlark_tui.cluster.errors import ApiError, Unreachable
 from rlark_tui.errors import RlarkError
@@ -58,8 +58,10 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
         profiling = dashboard.profiling_enabled()
     except (ApiError, Unreachable) as exc:
         raise StacksUnavailable(f"stacks: the Ray dashboard of {job.name}: {exc}") from None
+    tasks: list[dict[str, Any]] = []
     try:
-        pods = [Pod(raw) for raw in access.job_pods(job.name)]
+        tasks = access.job_tasks(job.name)
+        pods = [Pod(raw) for raw in access.job_pods(job.name, tasks)]
     except (ApiError, Unreachable):
         pods = []
     by_ip = {pod.ip: pod for pod in pods if pod.ip and pod.phase == "Running"}
@@ -88,7 +90,7 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
         dumped = _py_spy(access, job, workers, by_ip, errors)
     found = pure.group(job.name, "ray-dashboard" if profiling else "py-spy", dumped, errors, all_threads)
     from rlark_tui.cluster.secrets import pods_secrets
-    return pure.masked(found, pods_secrets(access, job.raw, pods).values)
+    return pure.masked(found, pods_secrets(access, job.raw, pods, tasks).values)
 
 
 def _parallel(fn: Callable[[tuple[pure.Worker, str]], pure.Worker], items: list[tuple[pure.Worker, str]],

@@ -224,7 +224,10 @@ def test_a_head_listing_more_ranks_than_rlark_dumps_is_one_line(dashboard):
         def ray_dashboard(self, job):
             return ray
 
-        def job_pods(self, name):
+        def job_tasks(self, name):
+            return []
+
+        def job_pods(self, name, tasks=None):
             return []
 
     with pytest.raises(stacks.StacksUnavailable, match="stacks: 1,025 ranks, more than 1,024: not taken"):

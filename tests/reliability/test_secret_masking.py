@@ -284,7 +284,7 @@ def test_the_ray_token_rlark_read_from_the_header_is_masked_too(job):
     access = ClusterAccess.open(str(job.kubeconfig), job.context)
     try:
         token = access.ray_tokens.get(access.job(NAME))
-        found = job_secrets(access, access.get(JOBS, NAME), [])
+        found = job_secrets(access, access.get(JOBS, NAME), [], [])
     finally:
         access.close()
     assert token == RAY_TOKEN[0] and token in found.values

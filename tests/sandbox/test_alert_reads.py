@@ -5,6 +5,7 @@ seen, and one read of a Job's Header log serves both topics (never two within 10
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -291,3 +292,48 @@ async def test_the_jobs_on_screen_are_all_read_between_costly_rounds(bare_sandbo
         await asyncio.wait_for(task_, 10)
         access.close()
         delete_made(bare_sandbox, made)
+
+
+def test_a_crash_alert_masks_a_secret_value_only_the_jobs_task_references(bare_sandbox):
+    """Issue 33, a secret renamed by a hostile control plane: an alert round masked a quoted log line knowing the
+    Secrets the Job's spec and data-plane Pods reference, not its Tasks', so a Job whose WANDB_API_KEY entry the
+    control plane showed as `0` with the value, where only the Task the Pods run from takes it from a Secret
+    (`valueFrom.secretKeyRef`) and no data-plane Pod says so, had a run-crashed alert quote the value: `rlark
+    watch` and its -o json, the webhook's body, `:alerts`. The round's masking knows the Secrets the Tasks
+    reference too."""
+    import base64
+
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.flow.alertpoll import ALL_KEY, AlertRounds
+    from rlark_tui.flow.snapshot import Snapshot
+    from rlark_tui.view.index import SnapshotIndex
+
+    name, value = "alert-ref-task", "zqTaskOnlyRef5512x"
+    sb = bare_sandbox
+    made = running_job_with_header_log(sb, name, f"Exception occurred while running EmbodiedFSDPActor's function "
+                                                 f"run_training: exception is wandb login {value} failed\n", CLUSTER, NS)
+    sb.store.create("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wandb-ref", "namespace": NS},
+                                "data": {"key": base64.b64encode(value.encode()).decode()}}, plane=CLUSTER)
+    made.append(("secrets", "wandb-ref", NS, CLUSTER))
+    container = {"name": "main", "env": [{"name": "WANDB_API_KEY",
+                                          "valueFrom": {"secretKeyRef": {"name": "wandb-ref", "key": "key"}}}]}
+    sb.store.mutate("tasks", f"{name}-main", lambda obj: {**obj, "spec": {**obj["spec"], "kubernetes": {
+        "workload": {"template": {"spec": {"containers": [container]}}}}}}, namespace=CLUSTER)
+    job = sb.store.get("jobs", name, "")
+    job["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "0", "value": value}]  # the renamed entry
+    sb.store.update("jobs", job)
+    access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
+    try:
+        listed = {kind: {f"{o['metadata']['namespace']}/{o['metadata']['name']}" if kind != "jobs" else
+                         o["metadata"]["name"]: o for o in sb.call(lambda kind=kind: sb.store.list(kind)[0])
+                         if name in o["metadata"]["name"] or o.get("spec", {}).get("podName") == f"{name}-main-0"}
+                  for kind in ("jobs", "tasks", "pods")}
+        state = AlertRounds()(access, SnapshotIndex(Snapshot(**listed)), ALL_KEY)
+    finally:
+        access.close()
+        delete_made(sb, made)
+    alert = state.book.alerts[name, "run-crashed", name]
+    assert alert.message.endswith("exception is wandb login *** failed"), alert.message
+    said = [alert.evidence, *(json.dumps(event.record()) for event in state.book.events)]
+    assert not [text for text in said if value in text], said
