@@ -5,6 +5,7 @@ Pure and total: renders whatever the draft holds (validation says whether it may
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,11 +20,14 @@ from rlark_tui.model.placement import (
     DEVICE,
     GPU,
     Hardware,
+    NodeChanges,
+    NodeSet,
     as_nodes,
+    dict_of,
     hardware_named,
     hostname_selector,
     matching_nodes,
-    once_per_node_set,
+    updated_per_node_set,
 )
 
 PLAN_VERSION = 1
@@ -65,20 +69,40 @@ def role_placement(role: RoleDraft, nodes: Iterable[Any]) -> RolePlacement:
     if not role.nodes:
         eligible = tuple(slot.node for slot in hardware.eligible(amount)) if hardware is not None else ()
         return RolePlacement(hardware, amount, eligible, (), role.workers)
-    by_name = _by_name(nodes, role.cluster)
-    found = tuple(by_name[name] for name in dict.fromkeys(role.nodes) if name in by_name)
-    missing = tuple(name for name in dict.fromkeys(role.nodes) if name not in by_name)
+    named = _named(nodes, role.cluster)
+    found = tuple(named[name][0] for name in dict.fromkeys(role.nodes) if name in named)
+    missing = tuple(name for name in dict.fromkeys(role.nodes) if name not in named)
     return RolePlacement(hardware, amount, found, missing, len(role.nodes))
 
 
-@once_per_node_set
-def _by_name(nodes: Iterable[Node], cluster: str) -> Mapping[str, Node]:
-    """The Nodes of `cluster` (every cluster when empty) by name, the first in (cluster, name) order."""
-    by_name: dict[str, Node] = {}
-    for node in sorted(nodes, key=lambda n: (n.cluster, n.name)):
+Named = Mapping[str, tuple[Node, ...]]
+"""A name → the Nodes of that name, in (cluster, NodeSet order) order: the first is the one a picked name means."""
+
+
+def _update_named(nodes: NodeSet, earlier: Named, changes: NodeChanges, cluster: str) -> Named:
+    gone = {id(node) for node in changes.gone}
+    touched = {node.name for node in changes.gone if not cluster or node.cluster == cluster}
+    new = [node for node in changes.new if not cluster or node.cluster == cluster]
+    named = dict_of(earlier)
+    for name in touched | {node.name for node in new}:
+        same = [node for node in named.get(name, ()) if id(node) not in gone]
+        for node in new:
+            if node.name == name:
+                bisect.insort(same, node, key=lambda each: (each.cluster, nodes.place(each)))
+        if same:
+            named[name] = tuple(same)
+        else:
+            named.pop(name, None)
+    return MappingProxyType(named)
+
+
+@updated_per_node_set(_update_named)
+def _named(nodes: Iterable[Node], cluster: str) -> Named:
+    named: dict[str, list[Node]] = {}
+    for node in sorted(nodes, key=lambda n: n.cluster):
         if not cluster or node.cluster == cluster:
-            by_name.setdefault(node.name, node)
-    return MappingProxyType(by_name)
+            named.setdefault(node.name, []).append(node)
+    return MappingProxyType({name: tuple(same) for name, same in named.items()})
 
 
 def role_matches(role: RoleDraft, nodes: Iterable[Any]) -> list[Node]:

@@ -7,6 +7,7 @@ Pure (no Textual, no I/O). Adding a field is one row in FIELDS; every rule itsel
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -22,10 +23,16 @@ from rlark_tui.model.placement import (
     DEVICE,
     GPU,
     Hardware,
+    NodeChanges,
+    NodeSet,
+    NodeSlots,
+    dict_of,
+    each_item,
     hardware_choices,
     hardware_named,
     node_clusters,
     once_per_node_set,
+    updated_per_node_set,
 )
 from rlark_tui.text.parse import ascii_int
 from rlark_tui.text.sinks import cut
@@ -188,20 +195,56 @@ class WizardFacts:
     gateway_note: str = ""
 
 
-@once_per_node_set
+LabelCounts = tuple[Mapping[tuple[str, str], int], tuple[tuple[str, str, int], ...]]
+"""(key, value) → how many Nodes have the label, and label_choices' tuple of them."""
+
+
+def _label_order(choice: tuple[str, str, int]) -> tuple[bool, str, str]:
+    return choice[0] != keys.HOSTNAME_LABEL, choice[0], choice[1]
+
+
+def _choice_labels(node: Node) -> Iterable[tuple[str, str]]:
+    return ((key, value) for key, value in node.labels.items()
+            if key != keys.CLUSTER_ID_LABEL and isinstance(value, str))
+
+
+def _update_label_counts(nodes: NodeSet, earlier: LabelCounts, changes: NodeChanges, cluster: str) -> LabelCounts:
+    steps: dict[tuple[str, str], int] = {}
+    for step, changed in ((-1, changes.gone), (1, changes.new)):
+        for node in changed:
+            if node.cluster == cluster:
+                for label in _choice_labels(node):
+                    steps[label] = steps.get(label, 0) + step
+    counts, choices = dict_of(earlier[0]), list(earlier[1])
+    for (key, value), step in steps.items():
+        if not step:
+            continue
+        before = counts.get((key, value), 0)
+        where = bisect.bisect_left(choices, _label_order((key, value, 0)), key=_label_order)
+        if before:
+            del choices[where]
+        if before + step:
+            counts[(key, value)] = before + step
+            choices.insert(where, (key, value, before + step))
+        else:
+            del counts[(key, value)]
+    return MappingProxyType(counts), tuple(choices)
+
+
+@updated_per_node_set(_update_label_counts)
+def _label_counts(nodes: Iterable[Node], cluster: str) -> LabelCounts:
+    counts: dict[tuple[str, str], int] = {}
+    for node in nodes:
+        if node.cluster == cluster:
+            for label in _choice_labels(node):
+                counts[label] = counts.get(label, 0) + 1
+    return MappingProxyType(counts), tuple(sorted(((k, v, n) for (k, v), n in counts.items()), key=_label_order))
+
+
 def label_choices(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str, int], ...]:
     """(key, value, Nodes of `cluster` with it) for every label of the cluster's Nodes, except the Node-CR-only
     `rlark.io/cluster-id` (never schedulable), hostnames first."""
-    counts: dict[tuple[str, str], int] = {}
-    for node in nodes:
-        if node.cluster != cluster:
-            continue
-        for key, value in node.labels.items():
-            if key == keys.CLUSTER_ID_LABEL or not isinstance(value, str):
-                continue
-            counts[(key, value)] = counts.get((key, value), 0) + 1
-    return tuple(sorted(((k, v, n) for (k, v), n in counts.items()),
-                        key=lambda item: (item[0] != keys.HOSTNAME_LABEL, item[0], item[1])))
+    return _label_counts(nodes, cluster)[1]
 
 
 def gpu_maximum(matched: Iterable[Node]) -> int | None:
@@ -212,17 +255,51 @@ def gpu_maximum(matched: Iterable[Node]) -> int | None:
     return min(known) if known else None
 
 
+Devices = Mapping[str, tuple[tuple[Node, str], ...]]
+"""Each rlinf.io/* resource → (Node, `name: amount`) of the Nodes that report it, in the NodeSet's order."""
+
+
+def _device_entries(node: Node) -> Iterable[tuple[str, tuple[Node, str]]]:
+    for name in node.device_resources:
+        amount = node.allocatable(name)
+        yield name, (node, f"{node.name}: {amount:g}" if amount is not None else node.name)
+
+
+def _update_devices(nodes: NodeSet, earlier: Devices, changes: NodeChanges, cluster: str) -> Devices:
+    gone = {id(node) for node in changes.gone}
+    touched = {name for node in changes.gone if node.cluster == cluster for name in node.device_resources}
+    new: dict[str, list[tuple[Node, str]]] = {}
+    for node in changes.new:
+        if node.cluster == cluster:
+            for name, entry in _device_entries(node):
+                new.setdefault(name, []).append(entry)
+    devices = dict_of(earlier)
+    for name in touched | new.keys():
+        entries = [entry for entry in devices.get(name, ()) if id(entry[0]) not in gone]
+        for entry in new.get(name, ()):
+            bisect.insort(entries, entry, key=lambda each: nodes.place(each[0]))
+        if entries:
+            devices[name] = tuple(entries)
+        else:
+            devices.pop(name, None)
+    return MappingProxyType(devices)
+
+
+@updated_per_node_set(_update_devices)
+def _devices(nodes: Iterable[Node], cluster: str) -> Devices:
+    found: dict[str, list[tuple[Node, str]]] = {}
+    for node in nodes:
+        if node.cluster == cluster:
+            for name, entry in _device_entries(node):
+                found.setdefault(name, []).append(entry)
+    return MappingProxyType({name: tuple(entries) for name, entries in found.items()})
+
+
 @once_per_node_set
 def device_summary(nodes: Iterable[Node], cluster: str) -> str:
     """`rlinf.io/franka (edge-b1: 1)` for every rlinf.io/* resource the cluster's Nodes report."""
-    found: dict[str, list[str]] = {}
-    for node in nodes:
-        if node.cluster != cluster:
-            continue
-        for name in node.device_resources:
-            amount = node.allocatable(name)
-            found.setdefault(name, []).append(f"{node.name}: {amount:g}" if amount is not None else node.name)
-    return "; ".join(f"{name} ({', '.join(where)})" for name, where in sorted(found.items()))
+    return "; ".join(f"{name} ({', '.join(text for _, text in entries)})"
+                     for name, entries in sorted(_devices(nodes, cluster).items()))
 
 
 def node_devices(node: Node) -> str:
@@ -237,7 +314,7 @@ def _amount(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def slot_word(hardware: Hardware, amount: float = 2) -> str:
+def slot_word(hardware: Hardware | NodeSlots, amount: float = 2) -> str:
     word = {GPU: "GPU", DEVICE: "device", COMPUTE: "slot"}[hardware.kind]
     return word if amount == 1 else word + "s"
 
@@ -371,9 +448,10 @@ def _label_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) 
     return list(_label_options(facts.nodes, role.cluster)) if role is not None else []
 
 
-@once_per_node_set
-def _label_options(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str], ...]:
-    return tuple((f"{k}={v}  ({n} Node{'s' if n != 1 else ''})", f"{k}={v}") for k, v, n in label_choices(nodes, cluster))
+@each_item(label_choices)
+def _label_options(choice: tuple[str, str, int]) -> tuple[str, str]:
+    key, value, count = choice
+    return f"{key}={value}  ({count} Node{'s' if count != 1 else ''})", f"{key}={value}"
 
 
 def _add_label(draft: JobDraft, index: int, value: str) -> str:
@@ -390,9 +468,9 @@ def _hardware_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | Non
     return wanted
 
 
-@once_per_node_set
-def _hardware_options(nodes: Iterable[Node], cluster: str) -> tuple[tuple[str, str], ...]:
-    return tuple((hardware_label(choice), choice.model) for choice in hardware_choices(nodes, cluster))
+@each_item(hardware_choices)
+def _hardware_options(choice: Hardware) -> tuple[str, str]:
+    return hardware_label(choice), choice.model
 
 
 def _set_hardware(draft: JobDraft, index: int, value: str | None) -> JobDraft:
@@ -436,17 +514,22 @@ def _node_choices(facts: WizardFacts, draft: JobDraft, role: RoleDraft | None) -
     if role is None or role_hardware(facts, role) is None:
         return []
     picked = set(role.nodes)
-    return [option for option in _node_options(facts.nodes, role.cluster, role.hardware) if option[1] not in picked]
+    return [option for option in _node_options(facts.nodes, role.cluster, role.hardware)
+            if option is not None and option[1] not in picked]
 
 
-@once_per_node_set
-def _node_options(nodes: Iterable[Node], cluster: str, model: str) -> tuple[tuple[str, str], ...]:
-    """(label, name) of each schedulable Node of the hardware `model` of `cluster`, with its free slots."""
+def _members(nodes: Iterable[Node], cluster: str, model: str) -> tuple[NodeSlots, ...]:
     hardware = hardware_named(nodes, cluster, model)
-    if hardware is None:
-        return ()
-    return tuple((f"{m.node.name}  {_amount(m.free)}/{_amount(m.total)} {slot_word(hardware)} free", m.node.name)
-                 for m in hardware.members if m.schedulable)
+    return hardware.members if hardware is not None else ()
+
+
+@each_item(_members)
+def _node_options(member: NodeSlots) -> tuple[str, str] | None:
+    """(label, name) of a schedulable Node of a hardware choice, with its free slots (None: not schedulable)."""
+    if not member.schedulable:
+        return None
+    return (f"{member.node.name}  {_amount(member.free)}/{_amount(member.total)} {slot_word(member)} free",
+            member.node.name)
 
 
 def _pick_node(draft: JobDraft, index: int, value: str) -> str:

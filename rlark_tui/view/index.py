@@ -22,8 +22,8 @@ from rlark_tui.alerting.rules import MARKS, Alert, AlertsState
 from rlark_tui.flow.snapshot import RESULTS, Snapshot
 from rlark_tui.model.lifecycle import finished_refusal
 from rlark_tui.model.naming import job_type
-from rlark_tui.model.objects import Job, Node, Pod, Task, TaskSpec
-from rlark_tui.model.placement import NodeSet
+from rlark_tui.model.objects import Job, Pod, Task, TaskSpec
+from rlark_tui.model.placement import NodeSet, node_set_after
 from rlark_tui.model.podstate import PodHealth
 from rlark_tui.model.timefmt import parse_time, short_age
 from rlark_tui.telemetry.balance import RoleUse, by_role, imbalance
@@ -91,9 +91,11 @@ class SnapshotIndex:
             self._build()
         else:
             self._derive(previous)
-        self.nodes: NodeSet = (NodeSet(Node(raw) for raw in snapshot.nodes.values())
-                               if previous is None or self._changed_keys("nodes", previous) else previous.nodes)
-        """The Nodes, kept from the previous index while they are the same (and so what was derived of them)."""
+        self.nodes: NodeSet = (NodeSet(snapshot.nodes.values()) if previous is None
+                               else node_set_after(previous.nodes, snapshot.nodes.values())
+                               if self._changed_keys("nodes", previous) else previous.nodes)
+        """The Nodes, kept from the previous index while they are the same (and so what was derived of them), else
+        made after them: what was derived of them is updated by the Nodes that changed."""
         self.changed_results: dict[str, frozenset[str] | None] = {
             name: self._changed_results(name, previous) for name in RESULTS}
         self.alert_marks: dict[str, str] = (

@@ -153,3 +153,82 @@ def test_derived_platform_names():
     assert volume_name("/mnt/ckpt") == "mnt-ckpt"
     assert volume_name("/") == "vol"
     assert volume_name("/Data_Sets/x") == "data-sets-x"
+
+
+def _random_node(rng, serial):
+    """A small Node CR drawn from few values, so Nodes share names, labels, models and devices (and some have
+    a non-string label or no namespace)."""
+    cluster = rng.choice(["rlark-a", "rlark-b"])
+    labels = {key: rng.choice(["1", "2"]) for key in rng.sample(["a", "b", "kubernetes.io/hostname"], rng.randint(0, 3))}
+    if rng.random() < 0.1:
+        labels["a"] = 1
+    metadata = {"name": rng.choice(["n1", "n2", "n3", "n4", "n5"]), "labels": labels, "uid": str(serial)}
+    if rng.random() < 0.8:
+        metadata["namespace"] = cluster
+    else:
+        labels["rlark.io/cluster-id"] = cluster
+    if rng.random() < 0.5:
+        metadata["annotations"] = {"rlark.io/gpu-model": rng.choice(["H100", "A100"])}
+    resource = rng.choice(["nvidia.com/gpu", "rlinf.io/device-franka", "rlinf.io/device", "cpu"])
+    amount = str(rng.randint(0, 3))
+    status = {"capacity": {resource: amount}, "allocatable": {resource: amount},
+              "used": {resource: str(rng.randint(0, 2))}, "phase": rng.choice(["Online", "Offline"])}
+    return {"metadata": metadata, "status": status, "spec": {"unschedulable": rng.random() < 0.2}}
+
+
+def _derivations(nodes):
+    """What the wizard derives of the Nodes, with each Node named by its place (the views of two NodeSets of the
+    same dicts differ)."""
+    from rlark_tui.jobspec import render
+    from rlark_tui.jobspec import wizard_fields as wf
+    from rlark_tui.model.placement import hardware_choices, hardware_named, node_clusters
+
+    def member(slots):
+        return nodes.place(slots.node), slots.kind, slots.model, slots.resource, slots.total, slots.free
+
+    found = {"clusters": node_clusters(nodes)}
+    for selector in ({"a": "1"}, {"a": "1,2", "b": "2"}, {"kubernetes.io/hostname": "2"}, {}):
+        found[f"match {selector}"] = [nodes.place(node) for node in matching_nodes(selector, nodes)]
+    for cluster in ("", "rlark-a", "rlark-b"):
+        found[cluster] = (
+            [(choice.kind, choice.model, [member(m) for m in choice.members])
+             for choice in hardware_choices(nodes, cluster)],
+            {model: member(hardware_named(nodes, cluster, model).members[0])
+             for model in ("H100", "A100", "CPU", "rlinf.io/device") if hardware_named(nodes, cluster, model)},
+            wf.label_choices(nodes, cluster), wf._label_options(nodes, cluster), wf._hardware_options(nodes, cluster),
+            wf.device_summary(nodes, cluster), [wf._node_options(nodes, cluster, m) for m in ("H100", "CPU")],
+            {name: [nodes.place(node) for node in same] for name, same in render._named(nodes, cluster).items()})
+    return found
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_node_set_made_after_another_derives_what_one_made_from_scratch_does(seed):
+    """Issue 33: the platform refreshes each Node CR every 30 s, so over 10,000 Nodes nearly every Snapshot has new
+    Nodes, and the wizard derived its hardware choices, labels, devices and the labels' index again from every Node
+    (half a second of the UI thread a Snapshot). A NodeSet made after the previous one updates each derivation by
+    the Nodes that came and went: over random sequences of Nodes changed, added, removed and reordered, each
+    derivation is the one a NodeSet of the same dicts derives from scratch."""
+    import random
+
+    from rlark_tui.model.placement import node_set_after
+
+    rng = random.Random(seed)
+    raws = {f"k{serial}": _random_node(rng, serial) for serial in range(rng.randint(0, 12))}
+    nodes, serial, updated = NodeSet(raws.values()), 100, 0
+    for step in range(30):
+        for _ in range(rng.randint(1, 4)):
+            serial += 1
+            what = rng.random()
+            if what < 0.5 and raws:
+                raws[rng.choice(list(raws))] = _random_node(rng, serial)
+            elif what < 0.75 or not raws:
+                raws[f"k{serial}"] = _random_node(rng, serial)
+            else:
+                del raws[rng.choice(list(raws))]
+        if rng.random() < 0.1:
+            raws = dict(rng.sample(list(raws.items()), len(raws)))
+        nodes = node_set_after(nodes, raws.values())
+        updated += nodes.changes is not None
+        if rng.random() < 0.8:
+            assert _derivations(nodes) == _derivations(NodeSet(raws.values())), step
+    assert updated >= 20

@@ -179,7 +179,11 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
     selector against every Node, and listed the cluster's clusters, labels, devices and hardware choices again:
     passes over every Node, so over 10,000 Nodes a change held the UI thread 0.5 s. What the wizard derives of the
     Nodes alone is derived once per snapshot (model.placement.once_per_node_set), and a selector finds its Nodes
-    through the labels' index: a change reads the few Nodes its roles are placed on."""
+    through the labels' index: a change reads the few Nodes its roles are placed on.
+
+    A Snapshot with a Node refreshed (the platform refreshes each Node CR every 30 s) derived all of it again from
+    every Node, half a second over 10,000 Nodes: what was derived is updated by the Node that changed
+    (placement.node_set_after), and the hardware select shows its new free GPUs."""
     from rlark_tui.flow.messages import SnapshotChanged
     from rlark_tui.model.placement import NodeSet
     from rlark_tui.screens.wizard import WizardScreen
@@ -216,6 +220,15 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
             await settle(pilot)
             walked[what] = len(set(ReadNode.read))
         hint = message(screen, "header3")
-    assert screen.draft.roles[1].hardware == "GPU-043" and screen.step == 1
+        await press(pilot, "ctrl+n")
+        await settle(pilot)
+        refreshed = ReadNode(nodes["rlark-gpu-a/g043"], status={**template["status"], "used": {"nvidia.com/gpu": "3"}})
+        ReadNode.read.clear()
+        app.post_message(SnapshotChanged(replace(snapshot, nodes={**nodes, "rlark-gpu-a/g043": refreshed})))
+        await settle(pilot)
+        walked["snapshot"] = len(set(ReadNode.read))
+        prompts = overlay_prompts(screen.query_one("#w-hardware", Select))
+    assert screen.draft.roles[1].hardware == "GPU-043" and screen.step == 2
     assert hint.startswith("actor: selector kubernetes.io/hostname=gpu-a1 matches 1 Node(s)"), hint
+    assert "GPU-043  5/8 GPUs free · Nodes 1/1" in prompts, prompts[:3]
     assert max(walked.values()) <= 6, walked
