@@ -18,8 +18,9 @@ from rlark_tui.errors import UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod, Task
 from rlark_tui.model.submission import submitted_record
+from rlark_tui.raydash.client import masked
 from rlark_tui.text.redact import KnownSecrets, redact_related, redact_text
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import cut, one_line
 
 EXIT_CODES = """exit codes:
   0  described (missing optional sources are named in the output)
@@ -54,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     head = next((Task(t).namespace for t in tasks if Task(t).name == job.head_task_name), None) or None
     ray = access.ray_status(job, head) if job.head_task else None
     found = pods_secrets(access, raw, [Pod(pod) for pod in pods], tasks)  # the Ray rows and Pods' texts are cluster text too
-    print(KnownSecrets(found.values).mask_lines(describe_text(raw, tasks, pods, restarts, ray)))
+    known = KnownSecrets(found.values)
+    ray = masked(ray, known) if ray is not None else None  # before describe_text cuts its rows
+    print(known.mask_lines(describe_text(raw, tasks, pods, restarts, ray)))
     if found.unreadable:
         print(found.notice(), file=sys.stderr)
     return 0
@@ -150,7 +153,7 @@ def describe_text(raw: dict, tasks: list[dict], pods: list[dict], restarts: dict
         out.append(f"  alive nodes {ray.get('alive_nodes')} / expected {ray.get('expected')}"
                    f"  ({ray.get('source')})")
         for row in ray.get("jobs") or []:
-            out.append("  ray job " + one_line(f"{row.get('submission_id') or row.get('job_id')}: {row.get('status')}"))
+            out.append("  ray job " + one_line(cut(f"{row.get('submission_id') or row.get('job_id')}: {row.get('status')}")))
         if ray.get("jobs_error"):
             out.append(f"  ray jobs unavailable: {one_line(redact_text(str(ray['jobs_error'])))}")
     return "\n".join(out)

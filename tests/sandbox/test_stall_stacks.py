@@ -610,3 +610,27 @@ async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_
         stalled.store.update("jobs", spec)
     assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
     assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
+
+
+def test_describes_ray_row_is_cut_once_masked_whatever_the_length_of_a_ray_jobs_id(stalled, env, capsys):
+    """Issue 33, one-line fields bounded: `rlark describe job` printed a Ray job's id and status as the head gave
+    them, one line of up to Ray's answer bound (32 MiB: here 2 MiB). The row is cut at sinks.FIELD_CHARS, the rest
+    counted, once masked: a Secret's value across the cut is masked whole, no prefix of it shown."""
+    from rlark_tui.text.sinks import FIELD_CHARS
+
+    submission = "raysubmit_" + "a" * (FIELD_CHARS - 20) + REFERENCED + "b" * (2 << 20)
+
+    class Long(RecordedRay):
+        def json(self, path: str) -> object:
+            return [{"submission_id": submission, "status": "RUNNING"}] if path == "/api/jobs/" else super().json(path)
+
+    ray = Long()
+    try:
+        with _referencing(stalled, REFERENCED):
+            done = _rlark(stalled, env, capsys, ray)("describe", "job", JOB)
+    finally:
+        ray.close()
+    (row,) = [line for line in done.out.splitlines() if line.startswith("  ray job ")]
+    assert done.code == 0 and REFERENCED[:6] not in done.out + done.err, row[:2000]
+    assert row == "  ray job " + f"raysubmit_{'a' * (FIELD_CHARS - 20)}***{'b' * 7}… (" \
+        f"{len(submission) - len(REFERENCED) + len('***: RUNNING') - FIELD_CHARS:,} more characters)", row[-200:]
