@@ -18,6 +18,19 @@ from rlark_tui.errors import RlarkError
 _BEARER = re.compile(r"(?i)(bearer\s+|token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/=-]{6,}")
 
 
+MESSAGE_CHARS = 500
+"""The most characters of an answer's own words (its message, reason, causes) an error quotes, the rest counted
+(`quoted`): a refused exec upgrade's body or an error answer's, read to 64 KiB, was one line of that length."""
+
+
+def quoted(text: object) -> str:
+    """An answer's own words as an error quotes them: at most MESSAGE_CHARS characters, the rest counted
+    (`sinks.cut`), on one line (`sinks.one_line`: a break or bidi control shown as its escape)."""
+    from rlark_tui.text.sinks import cut, one_line
+
+    return one_line(cut(text if isinstance(text, str) else str(text), MESSAGE_CHARS))
+
+
 def scrub(text: str) -> str:
     """Remove bearer tokens and any other secret (text.redact) an error text might echo."""
     from rlark_tui.text.redact import redact_text  # with the first error: `rlark get` loads it after its request
@@ -128,10 +141,8 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
     payload = _json(text)
     message = str(payload.get("message") or payload.get("error") or "").strip() if payload else text.strip()
-    from rlark_tui.text.sinks import one_line
-
-    message = one_line(message.splitlines()[0]) if message else ""
-    reason = one_line(payload.get("reason") or "") if payload else ""
+    message = quoted(message.splitlines()[0]) if message else ""
+    reason = quoted(payload.get("reason") or "") if payload else ""
     target = req.target()
     if status == 401 and "rlark-server" in req.source:
         return Unauthorized(f"unauthorized (401): rlark-server refused the client certificate "
@@ -156,7 +167,7 @@ def status_error(status: int, body: bytes | str | None, req: Request) -> ApiErro
         return Gone(f"gone (410): {message or 'resourceVersion too old'}", status, reason)
     if status == 422:
         causes = _causes(payload)
-        listed = one_line("; ".join(f"{field}: {msg}" if field else msg for field, msg in causes))
+        listed = quoted("; ".join(f"{field}: {msg}" if field else msg for field, msg in causes))
         return Invalid(f"invalid (422): {target} rejected: {listed or message or 'no details given'}", causes)
     if not reason and status in (502, 503, 504):  # a proxy's answer (rlark-server, an agent offline) has no reason
         reason = HTTPStatus(status).phrase

@@ -44,7 +44,7 @@ from websocket import (
 from websocket._handshake import SUPPORTED_REDIRECT_STATUSES
 
 from rlark_tui.cluster import tls
-from rlark_tui.cluster.errors import Request, Unreachable, scrub, status_error, transport_error
+from rlark_tui.cluster.errors import Request, Unreachable, quoted, scrub, status_error, transport_error
 from rlark_tui.cluster.transport import decode_json, seg, sent_path
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import fixed_commands, keys
@@ -314,7 +314,7 @@ class ExecSession:
         if code is not None:
             return code
         if self.status:
-            raise ExecFailed(f"exec in pod {self.pod} failed: {scrub(str(self.status.get('message') or self.status))}")
+            raise ExecFailed(f"exec in pod {self.pod} failed: {quoted(scrub(str(self.status.get('message') or self.status)))}")
         raise ExecFailed(f"the connection to pod {self.pod} closed before the command reported its exit code")
 
     def close(self) -> None:

@@ -186,3 +186,38 @@ def test_an_upgrade_given_up_on_is_hung_up_on(monkeypatch):
         seen["stop"].set()
         listener.close()
         client.close()
+
+
+@pytest.mark.parametrize("body", [
+    b'{"kind": "Status", "status": "Failure", "reason": "' + b"R" * 30_000 + b'", "message": "' + b"m" * 30_000
+    + b'"}', b"t" * 60_000], ids=["status", "text"])
+def test_a_refused_upgrade_is_said_in_one_bounded_line(body):
+    """Issue 33, errors in one line bounded: a data plane that refused the exec's upgrade (403) with a body of one
+    line had it quoted whole as the error's message and reason, up to the 64 KiB the upgrade's answer is read to:
+    `rlark exec`, the stacks and Ray token reads, the TUI's notes. An error quotes at most
+    errors.MESSAGE_CHARS of an answer's words, the rest counted."""
+    from rlark_tui.cluster.errors import MESSAGE_CHARS, Forbidden
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def refuse() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+    threading.Thread(target=refuse, daemon=True).start()
+    client = k8s.ApiClient(k8s.Configuration(host=f"http://127.0.0.1:{listener.getsockname()[1]}"))
+    try:
+        with pytest.raises(Forbidden) as raised:
+            ExecSession.open(client, "demo-ppo-actor-0", ["true"])
+    finally:
+        listener.close()
+        client.close()
+    said = str(raised.value)
+    assert said.startswith('forbidden (403): not allowed to exec in pod "demo-ppo-actor-0" in namespace rlark-system '
+                           'on the data plane: ')
+    assert "\n" not in said and len(said) < MESSAGE_CHARS + 200 and said.endswith(" more characters)"), said[-300:]
+    assert len(raised.value.reason) < MESSAGE_CHARS + 50

@@ -66,3 +66,18 @@ def test_an_exit_code_past_255_is_a_failure_and_said_in_one_line(code, returned)
     assert said == (b"", b"" if code == returned else (
         b"rlark: the command in demo-ppo-actor-0 ended with exit code %d, which no exit status holds (0..255): "
         b"exit code 1\n" % code))
+
+
+def test_a_status_message_of_many_long_lines_fails_the_exec_in_one_bounded_line():
+    """Issue 33, errors in one line bounded: the status channel's message was quoted as it came (up to the 64 KiB
+    kept of the channel), its line breaks too, so one failed exec was many lines of `rlark exec`'s error or the
+    stacks' notes. It is one line of at most errors.MESSAGE_CHARS of the message (each break as its escape, `\\n`),
+    the rest counted."""
+    from rlark_tui.cluster.errors import MESSAGE_CHARS
+
+    session = _read_to_its_end(b'{"status": "Failure", "message": "' + b"oops\\n" * 10_000 + b'"}')
+    with pytest.raises(ExecFailed) as raised:
+        session.exit_code()
+    said = str(raised.value)
+    assert said.startswith("exec in pod demo-ppo-actor-0 failed: oops\\noops")
+    assert "\n" not in said and len(said) < 2 * MESSAGE_CHARS + 100 and said.endswith(" more characters)"), said[-300:]
