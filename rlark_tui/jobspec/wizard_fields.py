@@ -701,6 +701,49 @@ def remove_role(draft: JobDraft, index: int) -> JobDraft:
     return replace(draft, roles=draft.roles[:index] + draft.roles[index + 1:], header=header)
 
 
+MAX_LINE_CHARS = 16_384
+"""The most characters a one-line field of the wizard holds (an SSH public key file's bound, as `sshkeys add`
+reads it): Textual's input measures its whole value at each change and each frame, and a Job author's 1 MB
+display name, image, role name, env value or selector made the clone of the Job hold the UI thread 28 s."""
+MAX_BOX_CHARS = 65_536
+"""The most characters a text box of the wizard holds (a script, a role's env): some 1,600 lines of 40."""
+
+
+def held(draft: JobDraft, what: str = "the draft") -> tuple[JobDraft, str]:
+    """`draft` as the form's widgets may hold it, and the one line that says what was left out ("" for none): a
+    field whose text is longer than its widget holds (MAX_LINE_CHARS a line, MAX_BOX_CHARS a text box), a role's
+    name too, is emptied by its own write before any widget shows it; of a role's env and selector, only the
+    entries longer than a line. Every draft the wizard opens (an import, an autosave, the clone or edit of a Job)
+    enters the form through it."""
+    left: list[str] = []
+    for index, role in enumerate(draft.roles):
+        for attr, label in (("env", "env"), ("selector", "node selector")):
+            entries: Mapping[str, str] = getattr(role, attr)
+            long = {key: len(key) + len(value) + 1 for key, value in entries.items()
+                    if len(key) + len(value) >= MAX_LINE_CHARS}
+            left += [f"role {index + 1}'s {label} {_shown(key)} ({chars:,} characters)" for key, chars in long.items()]
+            if long:
+                draft = edit_role(draft, index, **{attr: {k: v for k, v in entries.items() if k not in long}})
+        if len(role.name) > MAX_LINE_CHARS:
+            left.append(f"role {index + 1}'s name ({len(role.name):,} characters)")
+            draft = rename_role(draft, index, "")
+    for field in FIELDS:
+        if field.write is None or field.into or field.kind == "select":
+            continue
+        bound = MAX_BOX_CHARS if field.kind in ("script", "lines") else MAX_LINE_CHARS
+        for index in range(len(draft.roles)) if field.role else (0,):
+            text = field.read(draft, role_at(draft, index))
+            if isinstance(text, str) and len(text) > bound:
+                where = f"role {index + 1}'s " if field.role else ""
+                left.append(f"{where}{field.label.lower()} ({len(text):,} characters)")
+                draft = field.write(draft, index, "")
+    if not left:
+        return draft, ""
+    more = f" and {len(left) - 4:,} more" if len(left) > 4 else ""
+    return draft, (f"{what}: {', '.join(left[:4])}{more} left out, longer than the wizard's fields hold "
+                   f"({MAX_LINE_CHARS:,} characters a line, {MAX_BOX_CHARS:,} a text box): set them again")
+
+
 def task_label(role: RoleDraft) -> str:
     return f"task: {cut(role.task_name) or '?'} · {role.platform_role}"
 

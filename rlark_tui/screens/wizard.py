@@ -191,11 +191,15 @@ class WizardScreen(RlarkScreen):
         """Prefill the whole form from `draft` (resume, import, clone, edit) and show `step`; not autosaved
         until the next change. A locked name stays. A draft of more than jobspec.draft.MAX_ROLES roles is refused
         in one line, naming it as `what`, and the form keeps what it held (False): a row and a form per role, and
-        an autosave of 400 roles, which another rlark or a hand edit left, held the UI thread 25 s."""
+        an autosave of 400 roles, which another rlark or a hand edit left, held the UI thread 25 s. A field longer
+        than its widget holds (wizard_fields.held) is left out, said in one line: a Job's 1 MB fields held it 28 s."""
         why = too_many_roles(draft, what)
         if why:
             self.notify(why, severity="error", timeout=8)
             return False
+        draft, left_out = wf.held(draft, what)
+        if left_out:
+            self.notify(left_out, severity="warning", timeout=12)
         if self.locked_name is not None:
             draft = replace(draft, name=self.locked_name)
         self.draft, self.step, self.role_index = draft, step, 0
