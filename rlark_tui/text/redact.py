@@ -15,6 +15,7 @@ from urllib.parse import quote, quote_plus
 
 from rlark_tui.text.parse import load_json
 from rlark_tui.text.sanitize import clean, control_at, has_control
+from rlark_tui.text.sinks import CUT_MARK
 
 MASK = "***"
 PLACEHOLDER = "***masked***"
@@ -534,7 +535,25 @@ class KnownSecrets:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
+        if self.values and "more characters)" in text:
+            text = self._cut_starts(text)
         return text
+
+    def _cut_starts(self, text: str) -> str:
+        """`text` with the start of a value that a cut (sinks.cut) left just before its mark masked: a text cut
+        before it was masked (an error that quotes an answer, cluster/errors.quoted) showed the first characters of
+        a value across the cut, which no whole value matches."""
+        parts: list[str] = []
+        at = 0
+        for mark in CUT_MARK.finditer(text):
+            head = text[at:mark.start()]
+            length = max((size for value in self.values
+                          for size in range(min(len(value) - 1, len(head)), _MIN_KNOWN - 1, -1)
+                          if head.endswith(value[:size])), default=0)
+            parts += [head[:len(head) - length], MASK if length else "", mark.group()]
+            at = mark.end()
+        parts.append(text[at:])
+        return "".join(parts)
 
     def mask_lines(self, text: str) -> str:
         """`mask` of each line on its own, the line breaks kept: a form that ends in a newline (a Secret made from a

@@ -40,10 +40,15 @@ value or script line of 100 KB was a second of the UI thread each, at every open
 change of the Job while it was open (a Job of several, 7 s), wrapped over hundreds of rows."""
 
 
+CUT_MARK = re.compile(r"… \([0-9,]+ more characters\)")
+"""What `cut` puts where it cut (redact.KnownSecrets masks a value's start left before it)."""
+
+
 def cut(text: str, limit: int = FIELD_CHARS) -> str:
     """`text` to `limit` characters, the rest counted (`… (N more characters)`): for a field a screen lays out,
-    before `one_line` (which then works on the part shown). Cut what is already masked: a cut secret is a
-    prefix no masking finds."""
+    before `one_line` (which then works on the part shown). Cut what is already masked where the values are known
+    there; a text cut where they are not (an error quoting an answer, cluster/errors.quoted) is masked after, and
+    KnownSecrets masks the start of a value that the cut left just before its mark."""
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

@@ -180,3 +180,18 @@ def test_a_number_bool_or_none_is_not_walked_for_secret_values(monkeypatch):
     task = {"runScript": "curl -d s3cr3tvalue123456", "env": [{"name": "API_KEY", "value": "s3cr3tvalue123456"}]}
     assert redact_object(task) == {"runScript": "curl -d ***", "env": [{"name": "API_KEY", "value": "***"}]}
     assert walked == [task]
+
+
+def test_a_value_an_error_cut_across_shows_none_of_its_start():
+    """An error quotes an answer cut at MESSAGE_CHARS before the Job's values are known (cluster/errors.quoted, a
+    data plane's refused exec upgrade): a value across the cut left its first characters before the cut's mark,
+    which no whole value matches. KnownSecrets masks that start, at every offset of the value across the cut."""
+    from rlark_tui.cluster.errors import MESSAGE_CHARS, quoted
+
+    secret = "zqSecretValue12345xyz"
+    known = KnownSecrets([secret])
+    for inside in range(4, len(secret) + 4):
+        shown = known.mask(quoted("x" * (MESSAGE_CHARS - inside) + secret + " tail"))
+        assert not any(secret[:size] in shown for size in range(4, len(secret) + 1)), (inside, shown)
+        assert shown.startswith("x" * (MESSAGE_CHARS - inside)) and "*** " * (inside > len(secret)) in shown
+    assert known.mask(quoted("y" * 600)) == quoted("y" * 600)
