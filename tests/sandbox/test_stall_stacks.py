@@ -596,7 +596,7 @@ async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_
         with _referencing(stalled, REFERENCED):
             app = RlarkApp(access)
             async with app.run_test(size=(140, 50)) as pilot:
-                await wait_for(pilot, lambda: app.index.job(JOB) and app.screen.table.select_key(JOB), "the Job")
+                await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB) and app.screen.table.select_key(JOB), "the Job")
                 await pilot.press("enter", "r")
                 assert isinstance(app.screen, JobDetailScreen)
                 await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
