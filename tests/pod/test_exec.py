@@ -55,10 +55,10 @@ def test_output_cap_and_timeout(access):
     assert slow.exit_code is None and time.monotonic() - started < 5
 
 
-def test_v4_protocol_stdin_eof(sandbox):
+def test_v4_protocol_stdin_eof(shell_job):
     """A client offering only v4 gets v4; an empty stdin frame is its end of input. The `kubernetes` client's
     own WebSocket (certificate files, as a kubeconfig context gives them), not rlark's shared TLS context."""
-    client = data_plane_api(sandbox, HEAD[0])
+    client = data_plane_api(shell_job, HEAD[0])
     api = k8s.CoreV1Api(client)
     ws = stream(api.connect_get_namespaced_pod_exec, HEAD[1], "rlark-system", command=["cat"], container="main",
                 stdin=True, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
