@@ -75,22 +75,23 @@ def is_count(text: str) -> bool:
 def parse_selector(text: str) -> dict[str, str]:
     """`key=value key2=value2` (spaces or commas between pairs) → selector. A word without `=` after a pair is
     another value of that key, and a key given twice collects both values, so `host=a,b` becomes the multi-value
-    `a,b` that the validator refuses (W5) instead of silently dropping one."""
-    selector: dict[str, str] = {}
-    last = None
+    `a,b` that the validator refuses (W5) instead of silently dropping one. Each key's values are joined once, at
+    the end: joined at each word, a 1 MB selector pasted into the field was 12 s of the UI thread."""
+    values: dict[str, list[str]] = {}
+    last: list[str] | None = None
     for word in _tokens(text):
         if "=" in word:
             key, _, value = word.partition("=")
             key, value = key.strip(), value.strip()
             if not key:
                 raise FormError(f"'{_shown(word)}' has no label key before =")
-            selector[key] = f"{selector[key]},{value}" if key in selector else value
-            last = key
+            last = values.setdefault(key, [])
+            last.append(value)
         elif last is not None:
-            selector[last] = f"{selector[last]},{word}"
+            last.append(word)
         else:
             raise FormError(f"'{_shown(word)}' is not key=value")
-    return selector
+    return {key: ",".join(parts) for key, parts in values.items()}
 
 
 def format_selector(selector: Mapping[str, str]) -> str:

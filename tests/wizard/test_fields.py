@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlark_tui.jobspec import wizard_fields as wf
 from rlark_tui.jobspec.draft import JobDraft, Mount, RoleDraft
@@ -30,6 +35,53 @@ def test_selector_text(text, selector):
 def test_selector_word_without_key_is_a_form_error():
     with pytest.raises(wf.FormError, match="'gpu' is not key=value"):
         wf.parse_selector("gpu")
+
+
+def selector_of_runs(text):
+    """The selector a text means, or the FormError's words: the text's words (commas are spaces), in runs that each
+    begin with a `key=value` word; a key's values are those of its runs, in order, joined by commas."""
+    runs = []
+    for word in text.replace(",", " ").split():
+        if "=" in word:
+            key, _, value = word.partition("=")
+            if not key.strip():
+                return f"'{word if len(word) <= 40 else word[:40] + '…'}' has no label key before ="
+            runs.append((key.strip(), [value.strip()]))
+        elif runs:
+            runs[-1][1].append(word)
+        else:
+            return f"'{word if len(word) <= 40 else word[:40] + '…'}' is not key=value"
+    keys = list(dict.fromkeys(key for key, _ in runs))
+    return {key: ",".join(value for each, values in runs if each == key for value in values) for key in keys}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "host", "=", "==", " ", ",", "\t", "\u3000", "\x1c", "x" * 45]),
+                max_size=12).map("".join))
+def test_a_selector_is_parsed_as_its_runs_of_words_mean(text):
+    """Each key's values are joined once, at the end (issue 33: joined at each word, a 1 MB selector took 8-12 s):
+    the same selectors and refusals as the text's runs of words mean."""
+    try:
+        parsed = wf.parse_selector(text)
+    except wf.FormError as exc:
+        parsed = str(exc)
+    assert parsed == selector_of_runs(text)
+
+
+def test_a_1_mb_selector_is_parsed_within_two_seconds_of_cpu():
+    """Issue 33, H33d, a Job author's selector of 1 MB (500,000 words of one key): each word was added to its key's
+    value by copying the value, quadratic, 8.4 s of the UI thread. Parsed under a CPU limit of 2 s more than the
+    process had used (0.11 s of parse now): the kernel ends a quadratic parse (SIGXCPU)."""
+    child = textwrap.dedent("""
+        import resource
+        from rlark_tui.jobspec.wizard_fields import parse_selector
+        text = "kubernetes.io/hostname=gpu-a1 " + "a " * 500_000
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        resource.setrlimit(resource.RLIMIT_CPU, (int(used.ru_utime + used.ru_stime) + 2, resource.RLIM_INFINITY))
+        print(len(parse_selector(text)["kubernetes.io/hostname"]))
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, f"{len('gpu-a1') + 2 * 500_000}\n"), done
 
 
 @pytest.mark.parametrize("text, devices, problem", [
