@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from rlark_tui.cluster.access import ClusterAccess, WatchEvent
+from rlark_tui.cluster.access import Backoff, ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
 from rlark_tui.cluster.http import LineStream
 from rlark_tui.cluster.kinds import DOMAINS, JOBS, NODES, PODS, TASKS, Kind
@@ -46,6 +46,9 @@ PROBE_TIMEOUT = 5.0
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
+WATCH_RESTART_RESET_SECONDS = 60.0
+"""A kind's watch that a bug ended after running this long is started again after the back-off's first delay
+(0.5 s); one that ends sooner waits twice as long as before, up to 15 s (cluster.access.Backoff)."""
 BLURRED_PACE = 5.0
 """While the terminal says it lost focus (Textual's AppBlur), the subscriptions' reads come at a fifth of their rate
 (k9s #3645, btop #1664): a window in another tmux pane or behind the browser needs no 2 s alert round."""
@@ -121,6 +124,8 @@ class Reconciler:
         self._answered_in: int | None = None
         """Version of the first Snapshot published with the first kind's answer (listed or failed)."""
         self._helpers: list[asyncio.Task] = []
+        self._restarts: dict[str, Backoff] = {}
+        """Each kind's back-off between starts of its watch after a bug ended it (`_watch_ended`)."""
         self._queue: asyncio.Queue | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -257,16 +262,44 @@ class Reconciler:
                              daemon=True).start()
 
     def _watch_thread(self, kind: Kind) -> None:
+        """One kind's list+watch. A bug that ends it (an exception list_watch's guards do not expect, such as one
+        a hostile object raises in a derivation) is told by threading.excepthook (crash.Teller: one line naming a
+        masked report), and said on the loop, which starts the watch again after a back-off (`_watch_ended`)."""
         def keep(stream: LineStream) -> None:
             self._streams[kind.plural] = stream
 
-        for event in self.access.list_watch(kind, self._stop, on_stream=keep):
-            if self._stop.is_set():
-                return
-            self._heard = time.monotonic()
-            self._wake(("watch", kind.plural, event))
-            if event.type == "RELIST" and kind is self.kinds[0]:
-                self._shown.wait()
+        started = time.monotonic()
+        try:
+            for event in self.access.list_watch(kind, self._stop, on_stream=keep):
+                if self._stop.is_set():
+                    return
+                self._heard = time.monotonic()
+                self._wake(("watch", kind.plural, event))
+                if event.type == "RELIST" and kind is self.kinds[0]:
+                    self._shown.wait()
+        except Exception as exc:
+            stream = self._streams.pop(kind.plural, None)
+            if stream is not None:
+                stream.abort()
+            self._wake(("ended", kind, (exc, time.monotonic() - started)))
+            raise
+
+    def _watch_ended(self, kind: Kind, error: Exception, lasted: float) -> None:
+        """A kind's watch a bug ended: the control plane reads as for a dropped watch of that kind (stale, or
+        disconnected before its first list: the header, :alerts' source-unreachable) until the watch, started
+        again after its back-off (reset once a watch lasted WATCH_RESTART_RESET_SECONDS), answers."""
+        if kind is self.kinds[0]:
+            self._first_answered = True  # an answer, as a failed list is: a held reconciler goes on
+        backoff = self._restarts.setdefault(kind.plural, Backoff())
+        if lasted >= WATCH_RESTART_RESET_SECONDS:
+            backoff.reset()
+        self._errors[kind.plural] = f"the watch of {kind.plural} failed ({type(error).__name__})"
+        if self._loop is not None and not self._stop.is_set():
+            self._loop.call_later(backoff.next(), self._restart_watch, kind)
+
+    def _restart_watch(self, kind: Kind) -> None:
+        if not self._stop.is_set():
+            self._start_watches((kind,))
 
     def _apply(self, item, post) -> None:
         what, name, payload = item
@@ -286,6 +319,9 @@ class Reconciler:
             self._set_source(name, payload[0], payload[1], post)
         elif what == "silent":
             self._silent = payload
+            self._update_control_plane(post)
+        elif what == "ended":
+            self._watch_ended(name, *payload)
             self._update_control_plane(post)
 
     def _apply_watch(self, plural: str, event: WatchEvent, post) -> None:

@@ -12,6 +12,7 @@ import pytest
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import NotFound
 from rlark_tui.cluster.kinds import JOBS
+from rlark_tui.model.objects import dig
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.help import HelpScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
@@ -328,6 +329,44 @@ async def test_unreachable_control_plane_is_an_error_state_not_a_crash(sandbox, 
             assert isinstance(app.screen, HelpScreen)
     finally:
         access.close()
+
+
+@pytest.mark.writes_crash_report
+async def test_a_watch_a_bug_ended_is_said_and_restarted_and_the_list_keeps_updating(access, make_job, monkeypatch):
+    """Issue 33 item 5 (a bug off the main path; one hostile Job never stops another's alert): an exception that
+    none of list_watch's guards expects, raised by one Job's watch event, ended the reconciler's Jobs watch thread;
+    the thread's hook told it in one toast, and the list went stale with no other sign: the next Job never arrived.
+    The reconciler says the Jobs watch failed in the header (the control plane stale, as for a dropped connection),
+    starts it again after its back-off, and the list follows the cluster again."""
+    from rlark_tui.cluster import access as access_module
+    from rlark_tui.widgets.status_header import StatusHeader
+
+    hostile, after = "h5-hostile-event", "h5-after-the-bug"
+    addressable, raised = access_module.addressable, []
+
+    def reaches_a_bug(item):  # the one injection: a derivation the watch makes raises for one hostile event, once
+        if isinstance(item, dict) and dig(item, "metadata", "name") == hostile and not raised:
+            raised.append(item)
+            raise TypeError("a derivation of a watch event no guard expects to raise")
+        return addressable(item)
+
+    app = RlarkApp(access)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.reconciler and app.reconciler.snapshot.sources["control plane"].status
+                       == "connected", what="every kind watched")
+        monkeypatch.setattr(access_module, "addressable", reaches_a_bug)
+        make_job(manifest(hostile, "registry.example.com/rlinf:invalid", "edge-b1"))
+        header = app.screen.query_one(StatusHeader)
+        await wait_for(pilot, lambda: "control plane stale (the watch of jobs failed (TypeError)" in header.summary(),
+                       what="the Jobs watch said failing", timeout=10, show=lambda _app: header.summary())
+        await wait_for(pilot, lambda: row_of(app, hostile), what="the hostile Job, by the watch started again",
+                       timeout=10)
+        make_job(manifest(after, "registry.example.com/rlinf:invalid", "edge-b1"))
+        await wait_for(pilot, lambda: row_of(app, after), what="the next Job", timeout=10)
+        await wait_for(pilot, lambda: "control plane connected" in header.summary(), what="connected again",
+                       timeout=10, show=lambda _app: header.summary())
+        told = [n for n in notes(app) if n.startswith("rlark: a background task failed (TypeError); report: ")]
+        assert raised and len(told) == 1, notes(app)
 
 
 async def test_small_terminal_80x24_on_the_sandbox(access, make_job):
