@@ -528,3 +528,38 @@ def test_rlarks_own_python_children_are_started_by_local_selfrun():
                if re.search(r"sys\.executable, \"-m\"", line)]
     assert not sandbox, "the sandbox's `python -m` children take -P (rlark demo runs in any directory):\n" + \
         "\n".join(sandbox)
+
+
+SHELL_QUOTERS = frozenset({"shell_line", "shell_word"})
+_COMMAND_BEFORE = re.compile(r"(?:^|[\s`(;])rlark ([a-z][a-z-]*)(?: [a-z][a-z-]*)* $")
+
+
+def unquoted_command_words(source: str, name: str, commands: frozenset[str]) -> list[str]:
+    """Each word an f-string puts after `rlark COMMAND ...` (a command line rlark prints, a hint) other than a call of
+    text.sinks.shell_line or shell_word."""
+    found = []
+    for node in nodes(source):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        for before, value in zip(node.values, node.values[1:], strict=False):
+            match = isinstance(before, ast.Constant) and isinstance(value, ast.FormattedValue) \
+                and _COMMAND_BEFORE.search(str(before.value))
+            if match and match.group(1) in commands and not (
+                    isinstance(value.value, ast.Call) and _called(value.value) in SHELL_QUOTERS):
+                found.append(f"{name}:{value.lineno}: rlark {match.group(1)} {{{ast.unparse(value.value)}}}")
+    return found
+
+
+def test_a_command_line_rlark_prints_quotes_every_word_it_names():
+    """Issue 33 item 4, a twenty-third round (shell lines rlark prints): a hint named a Job as the control plane
+    answered it, `rlark clone x$(touch /tmp/p)`, run as typed when pasted; every word goes through sinks.shell_line."""
+    from rlark_tui.cli import build_parser
+
+    subparsers = next(action for action in build_parser()._actions if action.dest == "command")
+    commands = frozenset(subparsers.choices)
+    found = []
+    for path in sorted((ROOT / "rlark_tui").rglob("*.py")):
+        found += unquoted_command_words(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), commands)
+    assert not found, "quote the words of a command line with text.sinks.shell_line:\n" + "\n".join(found)
+    assert unquoted_command_words('f"see `rlark clone {name}`, rlark cannot {x}"\nf"rlark get jobs {shell_line([n])}"',
+                                  "m.py", commands) == ["m.py:1: rlark clone {name}"]

@@ -25,7 +25,7 @@ from rlark_tui.local.editor import edit_text, editor_command
 from rlark_tui.local.fsutil import read_input, write_private
 from rlark_tui.model.lifecycle import START_NOTE
 from rlark_tui.text.redact import redact_text
-from rlark_tui.text.sinks import object_file_name
+from rlark_tui.text.sinks import object_file_name, shell_line
 
 EXIT_CODES = """exit codes:
   0  sent (or nothing changed, so nothing was sent)
@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         raise RlarkError(f"not sent: {exc}; your draft is kept in {_keep(args.job, edited)}") from None
     findings = list(result.findings)
     if result.draft.name != args.job:
-        findings.insert(0, error("name", f"the name is locked to {args.job} when editing; use `rlark clone "
-                                         f"{args.job} --name {result.draft.name}` for a new Job"))
+        findings.insert(0, error("name", f"the name is locked to {args.job} when editing; use "
+                                         f"`{shell_line(['rlark', 'clone', args.job, '--name', result.draft.name])}` "
+                                         "for a new Job"))
     for finding in findings:
         print(redact_text(str(finding)), file=sys.stderr)
     if has_errors(findings):

@@ -21,6 +21,7 @@ from rlark_tui.jobspec.manifest import manifest_findings
 from rlark_tui.jobspec.workflow import workflow_findings
 from rlark_tui.local.fsutil import read_input
 from rlark_tui.text.redact import PLACEHOLDER, placeholder_fields, redact_text
+from rlark_tui.text.sinks import shell_line
 
 EXIT_CODES = """exit codes:
   0  submitted (or, with --dry-run, accepted by local validation and by the server's dry run)
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"job.rlinf.io/{name} created (spec sha256 {submitted.sha256[:16]}…)")
     if submitted.saved:
         print(f"submitted YAML saved to {submitted.saved}")
-    print(f"Running only means scheduled: check it with `rlark check {name}` once Pods run.")
+    print(f"Running only means scheduled: check it with `{shell_line(['rlark', 'check', name])}` once Pods run.")
     return 0
 
 
@@ -101,7 +102,8 @@ def _submit_workflow(manifest: dict, twice: list[Finding], access: ClusterAccess
         print(f"workflow.rlinf.io/{name} valid (dry run: local checks and the server accepted it; nothing created)")
         return 0
     print(f"workflow.rlinf.io/{name} created: its controller creates each template's Job once its dependencies "
-          f"succeeded (see `rlark get workflows {name}` and `rlark get jobs -l rlinf.io/workflow={name}`)")
+          f"succeeded (see `{shell_line(['rlark', 'get', 'workflows', name])}` and "
+          f"`{shell_line(['rlark', 'get', 'jobs', '-l', f'rlinf.io/workflow={name}'])}`)")
     return 0
 
 

@@ -15,6 +15,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.telemetry.sample import CPU_MILLICORES, MEMORY_BYTES, PodUsage, gpu_mem_total_mib, gpu_mem_used_mib
 from rlark_tui.telemetry.usage import NONE, cpu_cell, gpu_cell, gpu_mem_cell, mean_gpu_percent, mem_cell, percent_cell
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import shell_line
 
 WHAT = ("pods", "pod", "po", "jobs", "job", "nodes", "node", "no")
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.name:
             if args.what not in ("jobs", "job"):
-                raise UsageError(f"rlark top {args.what} takes no name; `rlark top job JOB` shows one Job by role")
+                raise UsageError(f"{shell_line(['rlark', 'top', args.what])} takes no name; `rlark top job JOB` shows one Job by role")
             text, unread = job_roles_text(access, args.name)
             print(text)
             if unread:

@@ -19,7 +19,7 @@ from rlark_tui.jobspec.findings import Finding
 from rlark_tui.local.config import state_dir
 from rlark_tui.local.fsutil import list_own, read_input, read_own, remove_quietly, write_private
 from rlark_tui.text.parse import ascii_int
-from rlark_tui.text.sinks import one_line
+from rlark_tui.text.sinks import one_line, shell_line
 
 AUTOSAVE_NAME = "wizard-autosave.yaml"
 """The autosave an rlark before one file a process kept (DraftStore)."""
@@ -84,7 +84,7 @@ class DraftStore:
     def save(self, draft: JobDraft, step: int) -> None:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_private(self.path, f"# rlark wizard autosave: step {step} of 4, saved {stamp}\n"
-                                 f"# Render it with `rlark draft render {self.path.name} --nodes NODES.yaml`.\n"
+                                 f"# Render it with `{shell_line(['rlark', 'draft', 'render', self.path.name])} --nodes NODES.yaml`.\n"
                                  + dump_draft(draft), durable=False)
 
     def _left(self) -> list[Path]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import MappingProxyType
 
-from rlark_tui.text.sinks import cut, one_line
+from rlark_tui.text.sinks import cut, one_line, shell_line
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 START_NOTE = "Start re-creates the processes from the beginning; it does not resume from a checkpoint."
@@ -20,7 +20,7 @@ def finished_refusal(name: str, phase: str, verb: str = "stop or start") -> str:
     if phase not in TERMINAL_PHASES:
         return ""
     return (f"job {name} is {phase}: the platform treats it as finished, so {verb} would do nothing — delete and "
-            f"re-create it, or start a copy with `rlark clone {name}`")
+            f"re-create it, or start a copy with `{shell_line(['rlark', 'clone', name])}`")
 
 
 def consequences(action: str, job_name: str, pods: int | None = None) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from rlark_tui.model import fixed_commands, keys
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.model.quantity import size_text
 from rlark_tui.telemetry import stacks as pure
+from rlark_tui.text.sinks import shell_line
 
 if TYPE_CHECKING:
     from rlark_tui.cluster.access import ClusterAccess
@@ -81,7 +82,7 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
         raise StacksUnavailable(f"stacks: {len(workers):,} ranks, more than {MAX_RANKS:,}: not taken (--role takes "
                                 "one role's)")
     if max_ranks is not None and len(workers) > max_ranks:
-        raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `rlark stacks {job.name}` "
+        raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `{shell_line(['rlark', 'stacks', job.name])}` "
                                 "takes them")
     errors: list[pure.PodError] = []
     if profiling:

@@ -21,6 +21,7 @@ from rlark_tui.flow.polls import ALL_KEY, WORKFLOWS, Listed
 from rlark_tui.jobspec.workflow import NEW_WORKFLOW
 from rlark_tui.screens.base import RlarkScreen, read_message
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import shell_line
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.view.workflows import MAX_TEMPLATES_SHOWN, template_rows, workflow_list_rows, workflow_version
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
@@ -164,8 +165,9 @@ class WorkflowScreen(_WorkflowsRead):
             templates = template_rows(index, self.workflow, MAX_TEMPLATES_SHOWN)
             self._templates = templates.total
             self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in templates.lines])
+            every = shell_line(["rlark", "get", "workflow", self.workflow, "-o", "yaml"])
             self.say("#workflow-more", f"… {templates.more:,} more templates (the first {MAX_TEMPLATES_SHOWN:,} "
-                                       f"shown; rlark get workflow {self.workflow} -o yaml lists every one)"
+                                       f"shown; {every} lists every one)"
                      if templates.more > 0 else "")
         self._seen = (version, index.serial)
         if listed is not None and not listed.error and not self._templates:

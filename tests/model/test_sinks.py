@@ -147,6 +147,18 @@ def test_a_shell_line_holds_no_control_a_paste_would_act_on():
     assert _bash_words(line) == words[:4]
 
 
+
+def test_a_hint_naming_a_job_gives_back_its_name_when_pasted():
+    """Issue 33, a twenty-third round (shell lines rlark prints, by generated names): a Finished Job's refusal said
+    `rlark clone NAME` with the name as the control plane answered it, so `x$(touch /tmp/pwned)` ran when pasted."""
+    from rlark_tui.model.lifecycle import finished_refusal
+
+    for name in ("x$(touch /tmp/pwned)", "a b; rm -rf ~", "it's `id`", "n\n2\x1b[201~", "-rf", "ok-1"):
+        said = finished_refusal(name, "Failed")
+        hint = said.partition("start a copy with `")[2].removesuffix("`")
+        assert _bash_words(hint) == ["rlark", "clone", name], said
+
+
 def test_file_names_from_cluster_names():
     assert sinks.file_name("../../.bashrc") == "_.._.bashrc"
     assert sinks.file_name("..") == "_" and sinks.file_name("") == "_" and sinks.file_name("ppo-1.log") == "ppo-1.log"
