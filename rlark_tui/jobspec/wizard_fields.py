@@ -637,13 +637,15 @@ def role_at(draft: JobDraft, index: int) -> RoleDraft | None:
 @dataclass(frozen=True)
 class Change:
     """What one widget change does: the new draft and the parse problem of `path` ("" when it parsed), or,
-    for a picker, the text to put into the widget of field `fill`."""
+    for a picker, the text to put into the widget of field `fill`, or the one line that says why it put none
+    (`left_out`: the text is longer than that widget holds)."""
 
     draft: JobDraft
     path: str = ""
     problem: str = ""
     fill: str = ""
     text: str = ""
+    left_out: str = ""
 
 
 def apply(field: Field, draft: JobDraft, role_index: int, value: Value, facts: WizardFacts) -> Change:
@@ -657,13 +659,22 @@ def apply(field: Field, draft: JobDraft, role_index: int, value: Value, facts: W
                 field, facts, draft, role_index)]:
             return Change(draft)
     if field.into:
-        return Change(draft, fill=field.into, text=field.write(draft, role_index, value)) if value is not None \
-            else Change(draft)
+        return _fill(field, draft, field.write(draft, role_index, value)) if value is not None else Change(draft)
     path = field.path(role_index)
     try:
         return Change(field.write(draft, role_index, value), path)
     except FormError as exc:
         return Change(draft, path, str(exc))
+
+
+def _fill(field: Field, draft: JobDraft, text: str) -> Change:
+    """A picker's `text` (with its choice: a Node's name, a label, a registered key, cluster or gateway text) put
+    into the field it fills, within what that field's widget holds, as every draft entering the form is (`held`)."""
+    into = BY_KEY[field.into]
+    if len(text) > bound(into):
+        return Change(draft, left_out=f"{field.label}: {into.label.lower()} would be {len(text):,} characters, "
+                                      f"{HOLD}: not picked")
+    return Change(draft, fill=field.into, text=text)
 
 
 def apply_type(draft: JobDraft, draft_type: str | None) -> JobDraft:
@@ -708,6 +719,12 @@ reads it): Textual's input measures its whole value at each change and each fram
 display name, image, role name, env value or selector made the clone of the Job hold the UI thread 28 s."""
 MAX_BOX_CHARS = 65_536
 """The most characters a text box of the wizard holds (a script, a role's env): some 1,600 lines of 40."""
+HOLD = f"longer than the wizard's fields hold ({MAX_LINE_CHARS:,} characters a line, {MAX_BOX_CHARS:,} a text box)"
+
+
+def bound(field: Field) -> int:
+    """The most characters the widget of `field` holds."""
+    return MAX_BOX_CHARS if field.kind in ("script", "lines") else MAX_LINE_CHARS
 
 
 def held(draft: JobDraft, what: str = "the draft") -> tuple[JobDraft, str]:
@@ -715,7 +732,7 @@ def held(draft: JobDraft, what: str = "the draft") -> tuple[JobDraft, str]:
     field whose text is longer than its widget holds (MAX_LINE_CHARS a line, MAX_BOX_CHARS a text box), a role's
     name too, is emptied by its own write before any widget shows it; of a role's env and selector, only the
     entries longer than a line. Every draft the wizard opens (an import, an autosave, the clone or edit of a Job)
-    enters the form through it."""
+    enters the form through it; a picker's fill is held to the same bound (`_fill`)."""
     left: list[str] = []
     for index, role in enumerate(draft.roles):
         for attr, label in (("env", "env"), ("selector", "node selector")):
@@ -731,18 +748,16 @@ def held(draft: JobDraft, what: str = "the draft") -> tuple[JobDraft, str]:
     for field in FIELDS:
         if field.write is None or field.into or field.kind == "select":
             continue
-        bound = MAX_BOX_CHARS if field.kind in ("script", "lines") else MAX_LINE_CHARS
         for index in range(len(draft.roles)) if field.role else (0,):
             text = field.read(draft, role_at(draft, index))
-            if isinstance(text, str) and len(text) > bound:
+            if isinstance(text, str) and len(text) > bound(field):
                 where = f"role {index + 1}'s " if field.role else ""
                 left.append(f"{where}{field.label.lower()} ({len(text):,} characters)")
                 draft = field.write(draft, index, "")
     if not left:
         return draft, ""
     more = f" and {len(left) - 4:,} more" if len(left) > 4 else ""
-    return draft, (f"{what}: {', '.join(left[:4])}{more} left out, longer than the wizard's fields hold "
-                   f"({MAX_LINE_CHARS:,} characters a line, {MAX_BOX_CHARS:,} a text box): set them again")
+    return draft, f"{what}: {', '.join(left[:4])}{more} left out, {HOLD}: set them again"
 
 
 def task_label(role: RoleDraft) -> str:

@@ -249,8 +249,11 @@ class WizardScreen(RlarkScreen):
             return
         roles_before = (self.draft.type, len(self.draft.roles))
         change = wf.apply(field, self.draft, self.role_index, value, self.facts)
-        if change.fill:
-            set_text(self.query_one(f"#w-{change.fill}"), change.text)
+        if change.fill or change.left_out:
+            if change.fill:
+                set_text(self.query_one(f"#w-{change.fill}"), change.text)
+            else:
+                self.notify(change.left_out, severity="warning", timeout=12)
             widget.clear()
             return
         self._commit(change)

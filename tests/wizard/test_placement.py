@@ -232,3 +232,48 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
     assert hint.startswith("actor: selector kubernetes.io/hostname=gpu-a1 matches 1 Node(s)"), hint
     assert "GPU-043  5/8 GPUs free · Nodes 1/1" in prompts, prompts[:3]
     assert max(walked.values()) <= 6, walked
+
+
+async def test_a_node_name_or_label_longer_than_a_field_holds_is_not_picked_and_said_in_one_line():
+    """Issue 33, a hostile member cluster's Node CR (follows eaddd7f, which holds every draft entering the form to
+    what its widgets hold): "Pick a Node" and "Add a label" put a Node's 1 MB name or label value into the Nodes or
+    node selector field whole, which Textual's input measures at each change and frame. A picker's fill longer than
+    its field holds is not put in, said in one line; a short one still is."""
+    from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.model.placement import UNNAMED_GPU
+    from rlark_tui.screens.wizard import WizardScreen
+    from wizard.helpers import data_draft, offline_snapshot
+
+    long = "n" * 1_000_000
+    snapshot = offline_snapshot()
+    template = snapshot.nodes["rlark-gpu-a/gpu-a3"]
+    labels = {**template["metadata"]["labels"], "kubernetes.io/hostname": long, "pool": long}
+    nodes = {**snapshot.nodes, f"rlark-gpu-a/{long}": {**template, "metadata": {**template["metadata"], "name": long,
+                                                                                 "labels": labels}}}
+    draft = data_draft()
+    placed = tuple(replace(role, hardware=UNNAMED_GPU, selector={}, workers=1) if role.name == "Rollout" else role
+                   for role in draft.roles)
+    app = RlarkApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SnapshotChanged(replace(snapshot, nodes=nodes)))
+        await pilot.pause()
+        screen = WizardScreen(replace(draft, roles=placed))
+        await app.push_screen(screen)
+        await press(pilot, "ctrl+n")
+        await settle(pilot)
+        screen.query_one("#w-label-pick", Select).value = f"pool={long}"  # the actor's selector
+        await settle(pilot)
+        selector = screen.query_one("#w-selector", Input).value
+        screen.query_one("#w-role-pick", Select).value = 1
+        await settle(pilot)
+        for name in (long, "gpu-a2"):
+            screen.query_one("#w-node-pick", Select).value = name
+            await settle(pilot)
+        picked = screen.query_one("#w-nodes", Input).value
+        said = [n.message for n in app._notifications]
+        roles = screen.draft.roles
+    assert (selector, roles[0].selector) == ("kubernetes.io/hostname=gpu-a1", {"kubernetes.io/hostname": "gpu-a1"})
+    assert (picked, roles[1].nodes) == ("gpu-a2", ("gpu-a2",))
+    hold = "longer than the wizard's fields hold (16,384 characters a line, 65,536 a text box)"
+    assert said == [f"Add a label: node selector would be 1,000,035 characters, {hold}: not picked",
+                    f"Pick a Node: nodes would be 1,000,000 characters, {hold}: not picked"], said
