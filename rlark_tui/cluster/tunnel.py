@@ -47,6 +47,8 @@ ANSWER_HEAD_LIMIT = 256 * 1024
 MAX_COOKIE_NAMES = 256
 """Cookie names a tunnel remembers its upstream set; past them a new name is kept by the browser, never sent up."""
 READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
+LoopHandler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
+"""An event loop's exception handler (`loop.set_exception_handler`)."""
 _DROPPED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "authorization", "x-ray-authorization"})
 
 
@@ -183,13 +185,17 @@ class Tunnel:
             task.cancel()
         await asyncio.gather(*connections, return_exceptions=True)
 
-    def start(self) -> Tunnel:
-        """Listen now (errors raise here), then serve on a daemon thread."""
+    def start(self, loop_handler: LoopHandler | None = None) -> Tunnel:
+        """Listen now (errors raise here), then serve on a daemon thread, its event loop's own. `loop_handler`: that
+        loop's exception handler (the TUI's crash.Teller: a bug in a connection's task, which asyncio logged with its
+        traceback and message on stderr, is one line naming a masked report)."""
         listened = threading.Event()
         failure: list[BaseException] = []
 
         def main() -> None:
             loop = asyncio.new_event_loop()
+            if loop_handler is not None:
+                loop.set_exception_handler(loop_handler)
             self._loop = loop
             try:
                 loop.run_until_complete(self.listen())

@@ -115,11 +115,12 @@ BACKGROUND = "a background task failed"
 class Teller:
     """A bug off the main path, where nothing else would catch it, told as a crash is: one masked line to `say`
     naming the report (write_report), once per type and place (a poll the reconciler runs again at each interval
-    raises each time). Its hooks: an asyncio task whose exception nobody retrieves (`loop_handler`: asyncio printed
-    'Task exception was never retrieved', the traceback and the message, at every interval), a thread's
-    (`thread_hook`, threading.excepthook: Python printed 'Exception in thread', the traceback and the message) and a
-    Textual worker's (the app's `on_worker_state_changed`: its toast quoted the exception's message, unmasked).
-    `known()` gives the secret values the report masks besides those the crashed frames held."""
+    raises each time). Its hooks: an asyncio task whose exception nobody retrieves (`loop_handler`, of the app's loop
+    and each tunnel's own: asyncio printed 'Task exception was never retrieved', the traceback and the message, at
+    every interval), a thread's (`thread_hook`, threading.excepthook: Python printed 'Exception in thread', the
+    traceback and the message) and a Textual worker's (the app's `on_worker_state_changed`: its toast quoted the
+    exception's message, unmasked). `known()` gives the secret values the report masks besides those the crashed
+    frames held."""
 
     def __init__(self, say: Callable[[str], object], known: Callable[[], Iterable[str]] = tuple) -> None:
         self.say = say

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rlark_tui.errors import RlarkError
 from rlark_tui.model import keys
@@ -16,6 +17,9 @@ from rlark_tui.model.objects import Pod
 from rlark_tui.model.tunnel import OpenTunnel
 from rlark_tui.text.sinks import one_line
 from rlark_tui.view.index import SnapshotIndex, first_pod
+
+if TYPE_CHECKING:
+    from rlark_tui.cluster.tunnel import LoopHandler
 
 TUNNEL_TARGETS = (("Ray dashboard", "ray"), ("TensorBoard", "tensorboard"))
 
@@ -55,9 +59,11 @@ def run_shell(app, pod: Pod) -> str:
     return f"shell in {name} exited with code {code}"
 
 
-def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunnel | str]:
-    """Tunnels to the Job's Ray dashboard and TensorBoard (kept in `tunnels`, one per target, reused); for
-    each target its URL, or why there is none. Blocking (run in a worker thread)."""
+def open_tunnels(access, actions, job_name: str, tunnels: dict,
+                 loop_handler: LoopHandler | None = None) -> list[OpenTunnel | str]:
+    """Tunnels to the Job's Ray dashboard and TensorBoard (kept in `tunnels`, one per target, reused), each loop's
+    exceptions told by `loop_handler` (the app's crash.Teller); for each target its URL, or why there is none.
+    Blocking (run in a worker thread)."""
     from rlark_tui.cluster.kinds import JOBS
     from rlark_tui.cluster.tunnel import job_tunnel
     from rlark_tui.model.objects import Job
@@ -69,7 +75,7 @@ def open_tunnels(access, actions, job_name: str, tunnels: dict) -> list[OpenTunn
         try:
             if key not in tunnels:
                 tunnels[key] = job_tunnel(access, job, target, methods=actions.tunnel_methods(),
-                                          name=f"{job_name} {target}").start()
+                                          name=f"{job_name} {target}").start(loop_handler)
             shown.append(OpenTunnel(label, tunnels[key].url))
         except (RlarkError, OSError) as exc:
             shown.append(f"{label}: {exc}")

@@ -1031,7 +1031,7 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
             self.call_from_thread(self.notify, "not connected to a cluster: no tunnel to open", severity="warning")
             return
         try:
-            shown = open_tunnels(self.access, self.actions, name, self.tunnels)
+            shown = open_tunnels(self.access, self.actions, name, self.tunnels, self._teller.loop_handler)
         except RlarkError as exc:
             self.call_from_thread(self.notify, f"tunnels of {name}: {exc}", severity="error", timeout=8)
             return
