@@ -169,31 +169,34 @@ def yaml_dumps(value: Any, **kwargs: Any) -> str:
     return yaml_escaped(yaml.dump(value, Dumper=_yaml_dumper(), **kwargs))
 
 
-_SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
+_SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)|(?<=[mM][aA][iI][lL][tT][oO]):")
+"""The `:` of `scheme://` and of `mailto:` (a link without `//`)."""
 _LINK = re.compile(r"\]\s*\(")
-_HOST = re.compile(r"(?<![\w.-])(?:[\w-]+\.)+[^\W\d_][\w-]{1,62}(?![\w-])")
-"""A domain-like word (`evil.com`, `www.evil.com/login`, `train.py`, `пример.рф`): chat clients link it without a
-scheme."""
-_WIDE_DOTS = "\u3002\uff0e\uff61"
-_WIDE_HOST = re.compile(rf"(?<![A-Za-z0-9.{_WIDE_DOTS}-])(?:[A-Za-z0-9-]+[.{_WIDE_DOTS}])+[A-Za-z][A-Za-z0-9-]{{1,62}}"
-                        r"(?![A-Za-z0-9-])")
-"""A domain of ASCII labels whose dots are the ideographic, full-width or half-width ideographic full stop
-(`evil。com`, `evil．com`): IDNA (RFC 3490 3.1, UTS #46) reads each as a dot, so a client that links it opens
-evil.com. Chinese prose, where `。` ends a sentence, has no ASCII labels about it and is left as it is."""
+_IGNORED = "\xad\u034f\u180b-\u180f\u200b-\u200d\u2060\ufe00-\ufe0f\ufeff"
+"""What IDNA (UTS #46) maps to nothing in a host (a soft hyphen, the zero-width characters, variation selectors):
+`evil.\xadcom` is `evil.com` to a browser."""
+_DOT = re.compile(rf"\.(?=[{_IGNORED}]*[^\W\d_])")
+"""A dot before a letter: every dot a host's labels are joined by but the dots of a number (`v1.2.3`, `10.0.0.1`,
+whose last label no top-level domain is). Whatever comes before it: a word that starts with a character a client
+still takes into a host (`~.evil.com`, `\u200b.io`, `＜.com`) or a second dot was linked whole."""
+_WIDE_DOT = re.compile(rf"[\u3002\uff0e\uff61](?=[{_IGNORED}]*[A-Za-z\uff21-\uff3a\uff41-\uff5a])")
+"""An ideographic, full-width or half-width ideographic full stop before a Latin letter (`evil。com`, `evil．com`,
+`evil。ｃｏｍ`):
+IDNA (RFC 3490 3.1, UTS #46) reads each as a dot, so a client that links it opens evil.com. Chinese prose, where `。`
+ends a sentence before more Chinese, is left as it is."""
 FORMATS = ("slack", "feishu", "dingtalk")
 
 
 def chat(text: object, fmt: str) -> str:
     """A chat bot's text from alert lines: no mention and no link survives. Every format: `scheme://` becomes
-    `scheme[:]//` and a domain-like word's dots `[.]` (`evil[.]com`: Slack, Feishu and DingTalk link a bare domain
-    too; so are the ideographic and full-width dots IDNA reads as dots, `evil[。]com`), and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as
-    entities (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their
-    full-width forms (`<at user_id="all">`, `@all`, `@138…` are text)."""
+    `scheme[:]//` (`mailto:` `mailto[:]`) and every dot before a letter `[.]` (`evil[.]com`: Slack, Feishu and
+    DingTalk link a bare domain too; so are the ideographic and full-width dots IDNA reads as dots before an ASCII
+    letter, `evil[。]com`), and a markdown link `[x](y)` loses its bracket-paren. Slack: `&`, `<`, `>` as entities
+    (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their full-width forms
+    (`<at user_id="all">`, `@all`, `@138…` are text)."""
     text = one_line(text)
     text = _LINK.sub("] (", _SCHEME.sub("[:]", text))
-    text = _HOST.sub(lambda match: match.group(0).replace(".", "[.]"), text)
-    text = _WIDE_HOST.sub(lambda match: re.sub(f"[.{_WIDE_DOTS}]", lambda dot: f"[{dot.group(0)}]", match.group(0)),
-                          text)
+    text = _WIDE_DOT.sub(lambda dot: f"[{dot.group(0)}]", _DOT.sub("[.]", text))
     if fmt == "slack":
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if fmt in ("feishu", "dingtalk"):

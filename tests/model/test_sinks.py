@@ -118,6 +118,23 @@ def test_chat_text_holds_no_domain_of_ideographic_or_full_width_dots():
         assert "任务失败。请检查" in body
 
 
+def test_chat_text_holds_no_link_whatever_comes_before_or_inside_a_domain():
+    """Issue 33, a twenty-third round (webhook bodies by generated text, linkify-it as a chat client's autolinker): a
+    domain was defanged only when a word character began it, so `~.evil.com`, `\u200b.io`, `xn--p1ai`.io` and, once
+    Feishu's `<` was full-width, `x＜.evil.com` were posted as they were and linked, and so was `mailto:`; a soft
+    hyphen or a full-width label (`evil.\xadcom`, `evil。ｃｏｍ`), which IDNA reads as evil.com, kept its dot."""
+    from linkify_it import LinkifyIt
+
+    linkify = LinkifyIt()
+    linked = ["~.evil.com/login", "see \u200b.io", "{\xad.рф", "xn--p1ai`.io", "mailto:ops@x", "+~.evil.com。/&"]
+    assert all(linkify.match(text) for text in linked)  # as written, each is a link
+    for fmt in sinks.FORMATS:
+        for text in [*linked, "x<.evil.com"]:
+            body = sinks.chat(text, fmt)
+            assert not linkify.match(body), (fmt, text, body)
+        assert sinks.chat("go evil.\xadcom, evil。ｃｏｍ", fmt) == "go evil[.]\xadcom, evil[。]ｃｏｍ"
+
+
 def _bash_words(line: str) -> list[str]:
     """The words bash makes of `line`."""
     import subprocess
