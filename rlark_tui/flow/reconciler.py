@@ -14,9 +14,11 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess, WatchEvent
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
@@ -46,9 +48,9 @@ PROBE_TIMEOUT = 5.0
 CONTROL_PLANE = "control plane"
 GATEWAY = "gateway"
 KINDS: tuple[Kind, ...] = (JOBS, TASKS, PODS, NODES, DOMAINS)
-WATCH_RESTART_RESET_SECONDS = 60.0
-"""A kind's watch that a bug ended after running this long is started again after the back-off's first delay
-(0.5 s); one that ends sooner waits twice as long as before, up to 15 s (cluster.access.Backoff)."""
+RESTART_RESET_SECONDS = 60.0
+"""A kind's watch or a helper loop that a bug ended after running this long is started again after the back-off's
+first delay (0.5 s); one that ends sooner waits twice as long as before, up to 15 s (cluster.access.Backoff)."""
 BLURRED_PACE = 5.0
 """While the terminal says it lost focus (Textual's AppBlur), the subscriptions' reads come at a fifth of their rate
 (k9s #3645, btop #1664): a window in another tmux pane or behind the browser needs no 2 s alert round."""
@@ -123,9 +125,11 @@ class Reconciler:
         self._first_answered = False
         self._answered_in: int | None = None
         """Version of the first Snapshot published with the first kind's answer (listed or failed)."""
-        self._helpers: list[asyncio.Task] = []
+        self._helpers: dict[str, asyncio.Task] = {}
+        """The subscriptions' loop and the probes' loop, by name."""
         self._restarts: dict[str, Backoff] = {}
-        """Each kind's back-off between starts of its watch after a bug ended it (`_watch_ended`)."""
+        """The back-off between starts of each kind's watch or each helper loop after a bug ended it (`_watch_ended`,
+        `_helper_ended`)."""
         self._queue: asyncio.Queue | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -245,7 +249,7 @@ class Reconciler:
                 self._publish(post)
                 published = self._loop.time()
         finally:
-            for task in [*self._helpers, *self._polls]:
+            for task in [*self._helpers.values(), *self._polls]:
                 task.cancel()
             self.stop()
 
@@ -254,7 +258,31 @@ class Reconciler:
         if self._stop.is_set() or self._helpers:
             return
         self._start_watches(self.kinds[1:])
-        self._helpers = [asyncio.create_task(self._poll_loop()), asyncio.create_task(self._probe_loop())]
+        self._start_helper(self._poll_loop)
+        self._start_helper(self._probe_loop)
+
+    def _start_helper(self, body: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        if self._stop.is_set():
+            return
+        task = self._helpers[body.__name__] = asyncio.create_task(body())
+        task.add_done_callback(partial(self._helper_ended, body, time.monotonic()))
+
+    def _helper_ended(self, body: Callable[[], Coroutine[Any, Any, None]], started: float, task: asyncio.Task) -> None:
+        """A helper loop that a bug ended (the task is held here, so asyncio never said its exception): told to the
+        loop's exception handler (crash.Teller: one line naming a masked report), the sources the probes keep read
+        stale meanwhile, and the loop started again after a back-off, as a kind's watch is (`_watch_ended`)."""
+        if task.cancelled() or self._stop.is_set() or self._loop is None or (error := task.exception()) is None:
+            return
+        self._loop.call_exception_handler({"message": f"the reconciler's {body.__name__} failed", "exception": error,
+                                           "task": task})
+        if body == self._probe_loop:
+            for name, state in self._sources.items():
+                if name != CONTROL_PLANE and not name.startswith("ray ") and state.status != "unconfigured":
+                    self._wake(("source", name, ("stale", f"its probe failed ({type(error).__name__}); probing again")))
+        backoff = self._restarts.setdefault(body.__name__, Backoff())
+        if time.monotonic() - started >= RESTART_RESET_SECONDS:
+            backoff.reset()
+        self._loop.call_later(backoff.next(), self._start_helper, body)
 
     def _start_watches(self, kinds: tuple[Kind, ...]) -> None:
         for kind in kinds:
@@ -287,11 +315,11 @@ class Reconciler:
     def _watch_ended(self, kind: Kind, error: Exception, lasted: float) -> None:
         """A kind's watch a bug ended: the control plane reads as for a dropped watch of that kind (stale, or
         disconnected before its first list: the header, :alerts' source-unreachable) until the watch, started
-        again after its back-off (reset once a watch lasted WATCH_RESTART_RESET_SECONDS), answers."""
+        again after its back-off (reset once a watch lasted RESTART_RESET_SECONDS), answers."""
         if kind is self.kinds[0]:
             self._first_answered = True  # an answer, as a failed list is: a held reconciler goes on
         backoff = self._restarts.setdefault(kind.plural, Backoff())
-        if lasted >= WATCH_RESTART_RESET_SECONDS:
+        if lasted >= RESTART_RESET_SECONDS:
             backoff.reset()
         self._errors[kind.plural] = f"the watch of {kind.plural} failed ({type(error).__name__})"
         if self._loop is not None and not self._stop.is_set():

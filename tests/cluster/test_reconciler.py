@@ -11,6 +11,7 @@ from rlark_sandbox.store import NotFound
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.flow.polls import RAY
 from rlark_tui.flow.reconciler import Published, Reconciler
+from rlark_tui.flow.snapshot import SourceState
 from tests.clock import Clock, ticks
 from tests.cluster.seeding import ROLES, job_manifest
 
@@ -123,6 +124,46 @@ async def test_a_control_plane_that_answers_nothing_reads_stale_within_a_probe(s
         with contextlib.suppress(NotFound):  # not made when the test failed before it
             sb.store.delete("jobs", "after-silence")
         access.close()
+
+async def test_a_probe_a_bug_ended_is_said_and_started_again_so_sources_keep_following(sb, env):
+    """Issue 33 item 5 (follows 51d986a): a bug in the reconciler's probe (an exception its guards of ApiError and
+    Unreachable do not expect, from the gateway's, a data plane's or rlark-server's answer) ended the probe loop's
+    task, which the reconciler held, so nobody ever retrieved its exception: nothing said, not even crash.Teller's
+    line, and the gateway and data planes read as at their last probe for the session (a gateway down later still
+    'connected'), a silent control plane never probed. The loop's exception handler is told (crash.Teller, in the
+    TUI and rlark watch), the probed sources read stale meanwhile, and the loop starts again after a back-off."""
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    gateway_clusters, raised, told = access.gateway_clusters, [], []
+
+    def with_a_bug():  # the one injection: the gateway's probe reaches a bug, once
+        if not raised:
+            raised.append(1)
+            raise TypeError("a derivation of the gateway's answer no guard expects to raise")
+        return gateway_clusters()
+
+    loop = asyncio.get_running_loop()
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: told.append(context.get("exception")))
+    reconciler = Reconciler(access, probe_interval=0.5)
+    task = asyncio.create_task(reconciler.run(lambda _published: None))
+    def gateway():
+        return reconciler.snapshot.sources.get("gateway") or SourceState("gateway", "stale", "not run yet")
+
+    try:
+        await until(lambda: gateway().status == "connected", timeout=10)
+        access.gateway_clusters = with_a_bug
+        await until(lambda: gateway().status == "stale", timeout=10)
+        assert gateway().reason == "its probe failed (TypeError); probing again", gateway()
+        await until(lambda: gateway().status == "connected", timeout=10)
+        sb.faults.fail(503, plane="gateway")
+        await until(lambda: gateway().status == "disconnected", timeout=10)
+        assert [type(error) for error in told] == [TypeError], told
+    finally:
+        loop.set_exception_handler(handler)
+        reconciler.stop()
+        await asyncio.wait_for(task, 10)
+        access.close()
+
 
 async def test_watched_job_gets_ray_status_or_a_reason(running):
     reconciler, _ = running
