@@ -29,6 +29,7 @@ a round in which nothing changed merges nothing and returns the published state 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import threading
 import time
@@ -45,6 +46,7 @@ from rlark_tui.cluster.metrics import PROGRESS_SECONDS, snapshot_header
 from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import acks
+from rlark_tui.model import keys
 from rlark_tui.model.objects import Job, Pod
 from rlark_tui.telemetry.sample import GPUS, SOURCE
 from rlark_tui.view.index import SnapshotIndex
@@ -138,6 +140,38 @@ def fresh_planes(access: ClusterAccess, clusters: set[str], max_age: float) -> M
             return None
         found[cluster] = hit[1]
     return found
+
+
+def listed_pods(access: ClusterAccess, crs: Iterable[Pod]) -> dict[str, Mapping[str, Any]]:
+    """The data-plane pod of each of these Pod CRs, by CR name (the pod's uid), from the data-plane pod lists the
+    alert rounds keep: a list of any age while it holds that very pod (its uid), as what a pod's spec says (the
+    Secrets its env references among it) does not change in its life; a cluster whose list lacks one is listed
+    again, under the rounds' key (they take it), unless its list is younger than PLANE_SECONDS. A CR whose pod no
+    list holds (another namespace, not listed yet, its data plane not answering) is left out."""
+    wanted: dict[str, list[Pod]] = {}
+    for cr in crs:
+        if cr.pod_name and (cr.pod_namespace or keys.WORKLOAD_NAMESPACE) == keys.WORKLOAD_NAMESPACE:
+            wanted.setdefault(cr.namespace, []).append(cr)
+    found: dict[str, Mapping[str, Any]] = {}
+    for cluster, of_cluster in wanted.items():
+        hit = access.recent_reads.peek(plane_read(cluster), access.recent_reads.keep)
+        listed = hit[1] if hit is not None and isinstance(hit[1], Mapping) else None
+        if listed is None or any(_uid(listed.get(cr.pod_name)) != cr.name for cr in of_cluster):
+            try:
+                listed = access.recent_reads.get(plane_read(cluster), PLANE_SECONDS,
+                                                 functools.partial(_plane_pods, access, cluster))
+            except RlarkError:
+                listed = None
+        for cr in of_cluster:
+            pod = (listed or {}).get(cr.pod_name)
+            if pod is not None and _uid(pod) == cr.name:
+                found[cr.name] = pod
+    return found
+
+
+def _uid(pod: object) -> object:
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    return meta.get("uid") if isinstance(meta, Mapping) else None
 
 
 @dataclass

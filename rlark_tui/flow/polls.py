@@ -141,8 +141,10 @@ class Topic:
 
 
 def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dict | None:
-    """The Ray tab's poll: the Job's Ray status with the values of the Secrets the Job references masked (read
-    through `access.secret_reads`, each kept cluster/secrets.SECRET_TTL: a poll every 2 s reads none again)."""
+    """The Ray tab's poll: the Job's Ray status with the values of the Secrets the Job, its Tasks and its data-plane
+    Pods reference masked (each Secret read through `access.secret_reads`, kept cluster/secrets.SECRET_TTL; each
+    role's data-plane Pod from the alert rounds' pod lists, alertpoll.listed_pods: a poll every 2 s reads neither
+    again)."""
     from rlark_tui.cluster.secrets import job_secrets
     from rlark_tui.model import keys
     from rlark_tui.raydash.client import masked
@@ -153,9 +155,16 @@ def fetch_ray(access: ClusterAccess, index: SnapshotIndex, job_name: str) -> dic
         return None
     head = index.tasks_by_name.get(job.head_task_name)
     status = access.ray_status(job, head.namespace if head is not None else None)
-    places = {(pod.cluster, pod.pod_namespace or keys.WORKLOAD_NAMESPACE, None) for pod in index.job_pods(job)}
+    pods = index.job_pods(job)
+    listed = alertpoll.listed_pods(access, pods)
+    places: dict[tuple[str, str, str], tuple[str, str, Mapping | None]] = {}
+    for pod in pods:  # one per role: its replicas share their template, so their references
+        place = (pod.cluster, pod.pod_namespace or keys.WORKLOAD_NAMESPACE)
+        real = listed.get(pod.name)
+        if real is not None or (*place, pod.task_name) not in places:
+            places[(*place, pod.task_name)] = (*place, real)
     tasks = [task.raw for spec in job.tasks if (task := index.task_for(job, spec)) is not None]
-    return masked(status, KnownSecrets(job_secrets(access, job.raw, list(places), tasks).values))
+    return masked(status, KnownSecrets(job_secrets(access, job.raw, list(places.values()), tasks).values))
 
 
 def ray_source(job_name: str, status: object) -> tuple[str, SourceStatus, str]:

@@ -10,7 +10,6 @@ import json
 import ssl
 import urllib.error
 import urllib.request
-import uuid
 from dataclasses import dataclass
 
 from kubernetes import client
@@ -220,17 +219,17 @@ def running_job_with_header_log(sb, name: str, log: str, cluster: str, ns: str, 
     made["status"] = {"phase": "Running"}
     sb.store.create("jobs", made)
     sb.store.create("tasks", task(task_name, cluster, {keys.JOB_LABEL: name}))
-    uid = str(uuid.uuid4())
+    real = sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
+                                    "metadata": {"name": pod, "namespace": ns, "labels": {"app": task_name}},
+                                    "spec": {"nodeName": node, "containers": [{"name": "main", "image": "i@sha256:1"}]},
+                                    "status": {"phase": "Running", "containerStatuses": [
+                                        {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=cluster)
+    uid = real["metadata"]["uid"]  # the Pod CR is named by its data-plane pod's uid, as RLark's agent names it
     sb.store.create("pods", {
         "apiVersion": "rlinf.io/v1alpha1", "kind": "Pod",
         "metadata": {"name": uid, "namespace": cluster, "labels": {keys.TASK_NAME_LABEL: task_name}},
         "spec": {"taskName": task_name, "taskNamespace": cluster, "podName": pod},
         "status": {"phase": "Running", **(pod_status or {})}})
-    sb.store.create("pods", {"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": pod, "namespace": ns, "labels": {"app": task_name}},
-                             "spec": {"nodeName": node, "containers": [{"name": "main", "image": "i@sha256:1"}]},
-                             "status": {"phase": "Running", "containerStatuses": [
-                                 {"name": "main", "restartCount": 0, "state": {"running": {}}}]}}, plane=cluster)
     sb.logs.start_instance(cluster, ns, pod, "main")
     sb.logs.append(cluster, ns, pod, "main", log, **({"when": when} if when else {}))
     return [("pods", uid, cluster, None), ("pods", pod, ns, cluster), ("tasks", task_name, cluster, None),

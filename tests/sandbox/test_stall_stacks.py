@@ -566,27 +566,47 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_describes_ray_rows(
     assert "  ray job raysubmit ***: RUNNING ***" in done.out.splitlines(), done.out
 
 
-async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_answers(stalled):
-    """Issue 33, a twenty-first round, the TUI over a hostile Ray head whose answers hold a Secret's value: the Ray
-    tab masked only the Job's own env values, so `ray status` and a Ray job's entrypoint showed the value of
-    WANDB_API_KEY, which the Job takes from a Secret (`valueFrom.secretKeyRef`), in 3 of 10 generated runs."""
+class QuotingRay(RecordedRay):
+    """A Ray head whose `ray status` and Ray job's entrypoint quote the value of the Secret REFERENCED."""
+
+    def json(self, path: str) -> object:
+        if path == "/api/cluster_status":
+            return {"result": True, "data": {"clusterStatus": f"Active:\n 1 node_{REFERENCED}\n"}}
+        if path == "/api/jobs/":
+            return [{"submission_id": "raysubmit_1", "status": "RUNNING",
+                     "entrypoint": f"python main.py --key {REFERENCED}"}]
+        return super().json(path)
+
+
+async def _ray_tab(stalled) -> str:
+    """The Job's Ray tab in the TUI over QuotingRay, once it shows the Ray job."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.job_detail import JobDetailScreen
     from rlark_tui.tui.app import RlarkApp
     from tests.pilot import wait_for
 
-    class Quoting(RecordedRay):
-        def json(self, path: str) -> object:
-            if path == "/api/cluster_status":
-                return {"result": True, "data": {"clusterStatus": f"Active:\n 1 node_{REFERENCED}\n"}}
-            if path == "/api/jobs/":
-                return [{"submission_id": "raysubmit_1", "status": "RUNNING",
-                         "entrypoint": f"python main.py --key {REFERENCED}"}]
-            return super().json(path)
-
-    ray = Quoting()
+    ray = QuotingRay()
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
+    try:
+        app = RlarkApp(access)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB)
+                           and app.screen.table.select_key(JOB), "the Job")
+            await pilot.press("enter", "r")
+            assert isinstance(app.screen, JobDetailScreen)
+            await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
+                           "the Ray tab")
+            return str(app.screen.query_one("#ray-text").render())
+    finally:
+        ray.close()
+        access.close()
+
+
+async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_answers(stalled):
+    """Issue 33, a twenty-first round, the TUI over a hostile Ray head whose answers hold a Secret's value: the Ray
+    tab masked only the Job's own env values, so `ray status` and a Ray job's entrypoint showed the value of
+    WANDB_API_KEY, which the Job takes from a Secret (`valueFrom.secretKeyRef`), in 3 of 10 generated runs."""
     spec = stalled.store.get("jobs", JOB)
     kept = json.loads(json.dumps(spec["spec"]))
     spec["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] = [
@@ -594,20 +614,22 @@ async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_
     stalled.store.update("jobs", spec)
     try:
         with _referencing(stalled, REFERENCED):
-            app = RlarkApp(access)
-            async with app.run_test(size=(140, 50)) as pilot:
-                await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB) and app.screen.table.select_key(JOB), "the Job")
-                await pilot.press("enter", "r")
-                assert isinstance(app.screen, JobDetailScreen)
-                await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
-                               "the Ray tab")
-                shown = str(app.screen.query_one("#ray-text").render())
+            shown = await _ray_tab(stalled)
     finally:
-        ray.close()
-        access.close()
         spec = stalled.store.get("jobs", JOB)
         spec["spec"] = kept
         stalled.store.update("jobs", spec)
+    assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
+    assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
+
+
+async def test_the_ray_tab_masks_a_value_of_a_secret_only_the_data_plane_pod_references(stalled):
+    """Issue 33 (follows 51a953a): the Ray tab masked the Secrets the Job's spec and Tasks reference, not one only
+    its data-plane Pod does (env the platform adds), where `rlark describe job` masks it in the same Ray answers.
+    Its poll, every 2 s, takes each role's data-plane Pod from the pod lists the alert rounds keep (a Pod's
+    references do not change in its life): no read of its own while they hold it."""
+    with _referencing(stalled, REFERENCED):
+        shown = await _ray_tab(stalled)
     assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
     assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
 
