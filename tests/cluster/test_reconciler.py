@@ -165,6 +165,47 @@ async def test_a_probe_a_bug_ended_is_said_and_started_again_so_sources_keep_fol
         access.close()
 
 
+async def test_a_bug_applying_one_answer_is_told_and_the_next_answers_still_arrive(sb, env):
+    """Issue 33 item 5 (follows 51d986a; one hostile Job never stops another Job's alert): an exception raised while
+    the reconciler applied one answer on its loop (here a topic's source over one Job's result) ended the reconciler
+    itself: no Job, Pod or alert round reached the TUI or rlark watch again. The answer is told to the loop's
+    exception handler (crash.Teller) and left out, and the next answers are applied as before."""
+    from rlark_tui.flow.polls import TOPICS, Topic
+
+    access = ClusterAccess.open(str(sb.kubeconfig))
+    raised, told = [], []
+
+    def fetch(_access, _index, key):
+        return {"read": time.monotonic()}  # a new result at each read
+
+    def source(key, _result):  # the one injection: a derivation over one read's result raises, once
+        if not raised:
+            raised.append(key)
+            raise TypeError("a derivation of one answer no guard expects to raise")
+        return f"ray {key}", "connected", ""
+
+    loop = asyncio.get_running_loop()
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: told.append(context.get("exception")))
+    reconciler = Reconciler(access, topics={**TOPICS, RAY: Topic(RAY, 0.1, fetch, source=source)})
+    reconciler.subscribe(RAY, "demo-ppo")
+    task = asyncio.create_task(reconciler.run(lambda _published: None))
+    try:
+        await until(lambda: raised, timeout=10)
+        sb.store.create("jobs", job_manifest("after-the-bug", [ROLES[1]]))
+        await until(lambda: "after-the-bug" in reconciler.snapshot.jobs, timeout=10)
+        await until(lambda: "ray demo-ppo" in reconciler.snapshot.sources, timeout=10)  # the next read's source
+        assert [type(error) for error in told] == [TypeError], told
+    finally:
+        loop.set_exception_handler(handler)
+        reconciler.stop()
+        with contextlib.suppress(TypeError):  # run() raised it, without the change
+            await asyncio.wait_for(task, 10)
+        with contextlib.suppress(NotFound):
+            sb.store.delete("jobs", "after-the-bug")
+        access.close()
+
+
 async def test_watched_job_gets_ray_status_or_a_reason(running):
     reconciler, _ = running
     reconciler.subscribe(RAY, "demo-ppo")
