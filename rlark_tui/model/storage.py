@@ -17,6 +17,7 @@ from rlark_tui.errors import RlarkError, UsageError
 from rlark_tui.model import keys
 from rlark_tui.model.objects import Job
 from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sinks import encodable
 
 CLASS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 """A StorageClass name (a DNS-1123 subdomain)."""
@@ -194,14 +195,15 @@ def human_size(size: int | None) -> str:
 def local_target(root: Path, key: str, base: str = "") -> Path:
     """Where object `key` lands under directory `root` when the folder `base` (a prefix of `key`) is downloaded:
     its path below `base`, part by part. A key that is empty there, absolute, or holds `..`, `.`, an empty part
-    (`a//b`, which S3 keeps beside `a/b`: one local file), a backslash or a NUL is refused (UsageError), so nothing
+    (`a//b`, which S3 keeps beside `a/b`: one local file), a backslash, a NUL or a lone surrogate (JSON's `\\ud800`,
+    which no file name holds: the folder download ended in UnicodeEncodeError) is refused (UsageError), so nothing
     is ever written outside `root` and no two keys name one path."""
     if base and not key.startswith(base):
         raise UsageError(f"object key {clean(key)!r} is not under {clean(base)!r}")
     relative = key[len(base):]
     parts = PurePosixPath(relative).parts if relative else ()
     if (not parts or relative.startswith("/") or "\\" in relative or "\x00" in relative
-            or any(part in ("..", ".", "") for part in relative.split("/"))):
+            or encodable(relative) != relative or any(part in ("..", ".", "") for part in relative.split("/"))):
         raise UsageError(f"object key {clean(key)!r} cannot be a local file name below {root}")
     target = root.joinpath(*parts)
     resolved_root = root.resolve()

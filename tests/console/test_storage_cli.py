@@ -326,3 +326,30 @@ def test_an_object_goes_to_stdout_alone_and_never_raw_to_a_terminal(sandbox, rla
         os.close(master)
         os.close(slave)
         shutil.rmtree(folder)
+
+
+def test_a_key_no_file_name_can_hold_is_skipped_in_one_line_and_the_others_downloaded(sandbox, tmp_path):
+    """Issue 33, a twenty-third round (file names made from cluster names, by generated object keys): a listing may
+    name a key with a lone surrogate (JSON's `\\ud800`, which a hostile gateway may answer), which no file name
+    holds: the folder download ended in a crash report (UnicodeEncodeError) and downloaded nothing after it. A key
+    past the file system's 255 bytes a name is one line too."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.objects import download_to
+
+    folder = sandbox.state_dir / "storage" / "s3-rclone" / "no-name"
+    folder.mkdir(parents=True)
+    (folder / "planted").write_bytes(b"planted")
+    (folder / "z.pt").write_bytes(b"kept")
+    sandbox.objects.listed_as["no-name/a\ud800.pt"] = "no-name/planted"
+    sandbox.objects.listed_as["no-name/" + "l" * 300] = "no-name/planted"
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        lines = download_to(access, "s3-rclone", "gpu-a", "no-name/", str(tmp_path / "got"))
+    finally:
+        access.close()
+        sandbox.objects.listed_as.clear()
+        shutil.rmtree(folder)
+    got = tmp_path / "got"
+    assert sorted(path.name for path in got.iterdir()) == ["planted", "z.pt"], lines
+    assert f"skipped: object key 'no-name/a\\\\ud800.pt' cannot be a local file name below {got}" in lines, lines
+    assert f"failed: cannot write {'l' * 300}: File name too long" in lines, lines  # past NAME_MAX: one line too
