@@ -291,8 +291,9 @@ class BundleAccess:
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 tail: int | None = None, **_options: Any) -> BundleLog:
         legacy = self.manifest.format == layout.LEGACY_FORMAT
-        lines = self.lines(layout.legacy_log_member(pod, container, previous) if legacy
-                           else layout.log_member(cluster, namespace, pod, container, previous))
+        names = (layout.legacy_log_member(pod, container, previous),) if legacy \
+            else layout.log_members(cluster, namespace, pod, container, previous)
+        lines = next((found for found in map(self.lines, names) if found is not None), None)
         if lines is None:
             raise NotFound(f"the {'previous ' if previous else ''}log of {pod}/{container}: not in the bundle",
                            404, "Not Found")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlark_tui.model.quantity import size_text
-from rlark_tui.text.sinks import FILE_CHARS, file_name, one_line
+from rlark_tui.text.sinks import FILE_CHARS, file_name, one_line, windows_device
 
 FORMAT = "rlark-bundle/2"
 LEGACY_FORMAT = "rlark-bundle/1"
@@ -62,9 +62,10 @@ def pod_folder(cluster: str, namespace: str, pod: str) -> str:
 
 
 def _container_file(container: str) -> str:
-    """A container's name as it is (a DNS label: lower case, digits, `-`), else file_name of it, `_` and a digest
+    """A container's name as it is (a DNS label: lower case, digits, `-`) unless Windows takes it for a device
+    (`aux`, `nul`: a bundle is attached to an issue and extracted anywhere), else file_name of it, `_` and a digest
     (never a DNS label, so never another container's name)."""
-    if _LABEL.fullmatch(container):
+    if _LABEL.fullmatch(container) and not windows_device(container):
         return container
     return f"{file_name(container, FILE_CHARS - DIGEST_CHARS - 1)}_{_digest(container)}"
 
@@ -80,6 +81,15 @@ def events_member(cluster: str, namespace: str, pod: str) -> str:
 def log_member(cluster: str, namespace: str, pod: str, container: str, previous: bool = False) -> str:
     return f"logs/{pod_folder(cluster, namespace, pod)}/{_container_file(container)}" \
            f"{'.previous' if previous else ''}.log"
+
+
+def log_members(cluster: str, namespace: str, pod: str, container: str, previous: bool = False) -> tuple[str, ...]:
+    """The names a container log's member may have in a bundle of FORMAT: log_member's, and for a container Windows
+    takes for a device the name an rlark before that rule gave it (`aux.log`)."""
+    member = log_member(cluster, namespace, pod, container, previous)
+    if not windows_device(container) or not _LABEL.fullmatch(container):
+        return (member,)
+    return member, f"logs/{pod_folder(cluster, namespace, pod)}/{container}{'.previous' if previous else ''}.log"
 
 
 def legacy_pod_member(pod: str) -> str:

@@ -264,6 +264,14 @@ def csv_cell(text: object) -> str:
 
 
 _FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+_DEVICE = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?", re.IGNORECASE | re.DOTALL)
+
+
+def windows_device(name: str) -> bool:
+    """Whether Windows takes a file of this name for a device, whatever its extension (CON, PRN, AUX, NUL, COM0-9,
+    LPT0-9: `aux.log` and `nul.tar.gz` are AUX and NUL there): a member of an archive extracted on Windows under
+    such a name is lost, or written into the device."""
+    return _DEVICE.fullmatch(name) is not None
 FILE_CHARS = 100
 
 

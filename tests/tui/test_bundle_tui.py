@@ -293,6 +293,30 @@ def test_a_bundle_an_earlier_rlark_wrote_still_shows_its_pods_logs(tmp_path):
         access.close()
 
 
+
+def test_a_container_named_as_a_windows_device_has_a_member_windows_extracts(tmp_path):
+    """Issue 33, a twenty-third round (file names made from cluster names: reserved names): a container named aux,
+    con, nul, prn, com1 or lpt9 (DNS labels a Job's author may pick) was the member `logs/<pod>/aux.log`, which
+    Windows takes for the device AUX whatever its extension, so the log was lost (or written into the device) where
+    the bundle attached to an issue was extracted. Its member is named as a container's that is no DNS label; a
+    bundle written before still shows that log."""
+    from rlark_tui.telemetry.bundle import FORMAT, log_member, pod_folder
+    from rlark_tui.text.sinks import windows_device
+
+    for container in ("aux", "con", "nul", "prn", "com1", "lpt9"):
+        member = log_member("rlark-gpu-a", "rlark-system", "p-0", container).rsplit("/", 1)[1]
+        assert member.startswith(f"{container}_") and not windows_device(member), member
+    assert windows_device("AUX.log") and windows_device("nul.tar.gz") and not windows_device("auxiliary.log")
+    written_before = f"logs/{pod_folder('rlark-gpu-a', 'rlark-system', 'p-0')}/aux.log"
+    path = crafted_bundle(tmp_path / "before.tar.gz", {"format": FORMAT, "job": "j", "members": []}, {},
+                          {written_before: b"a line of aux\n"})
+    access = BundleAccess(path)
+    try:
+        assert list(access.pod_log("rlark-gpu-a", "p-0", container="aux")) == ["a line of aux"]
+    finally:
+        access.close()
+
+
 def test_a_job_whose_name_holds_a_lone_surrogate_is_bundled(tmp_path):
     """Issue 33, a fifteenth round (a hostile control plane's Job name, a hostile Ray head's JSON): JSON may escape
     a lone surrogate ('\\ud800'), which no UTF-8 file holds, and the bundle's JSON members (the diagnosis, the
