@@ -144,10 +144,29 @@ def test_rlark_status_answers_from_its_cache_without_orjson(tmp_path, cached):
                "os.chmod(cache, 0o600)\n" if cached else "") +
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n    code = main(['status', '--tmux'])\n"
-            "from rlark_tui.text.sanitize import _compiled\n"
+            "from rlark_tui.text.sanitize import compiled\n"
             "print(out.getvalue().strip(), type(code).__name__, code, *(name in sys.modules for name in ('orjson', 'dataclasses', '_hashlib', "
-            "'datetime', 'secrets', 'rlark_tui.text.sinks')), _compiled.cache_info().currsize)")
+            "'datetime', 'secrets', 'rlark_tui.text.sinks')), compiled.cache_info().currsize)")
     assert _fresh(code) == ("rlark ▶3 ✗1" if cached else "rlark ?") + " ExitAtOnce 0" + " False" * 6 + " 0"
+
+
+def test_a_plain_get_compiles_no_pattern_of_the_text_modules_and_loads_no_masker(sandbox, env):
+    """Issue 33/34, "python -m bench is no worse" (rlark_get_jobs_s, 5,000 Jobs: 947 million instructions against
+    899 million before issue 33, valgrind): the sinks' and sanitize's patterns of wide characters were compiled at
+    import (39 million), and the Job view's module loaded the secret masker for the TUI's progress note. A plain
+    get prints printable ASCII lines: of the text modules' patterns (sanitize.compiled, at first need) it compiles
+    only the one `clean` searches its lines with for a control character, and it never loads text.redact."""
+    code = ("import contextlib, io, sys\nfrom rlark_tui.cli import main\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    code = main(['--kubeconfig', {str(sandbox.kubeconfig)!r}, 'get', 'jobs', '-A'])\n"
+            "from rlark_tui.text.sanitize import compiled\n"
+            "print('demo-ppo' in out.getvalue(), code, 'rlark_tui.text.redact' in sys.modules, "
+            "compiled.cache_info().currsize)")
+    assert _fresh(code) == "True 0 False 1"
+    at_import = [f"{path.name}:{node.lineno}" for path in (PACKAGE / "text" / "sinks.py", PACKAGE / "text" / "sanitize.py")
+                 for node in parsed(path).body if isinstance(node, ast.Assign) and "re.compile(" in ast.unparse(node)]
+    assert at_import == []
 
 
 def test_blocks_freed_after_a_large_answer_go_back_to_the_system():

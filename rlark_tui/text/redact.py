@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 from urllib.parse import quote, quote_plus
 
 from rlark_tui.text.parse import load_json
-from rlark_tui.text.sanitize import clean, control_at, has_control
+from rlark_tui.text.sanitize import clean, compiled, control_at, has_control
 from rlark_tui.text.sinks import CUT_MARK
 
 MASK = "***"
@@ -545,7 +545,7 @@ class KnownSecrets:
         a value across the cut, which no whole value matches."""
         parts: list[str] = []
         at = 0
-        for mark in CUT_MARK.finditer(text):
+        for mark in compiled(CUT_MARK).finditer(text):
             head = text[at:mark.start()]
             length = max((size for value in self.values
                           for size in range(min(len(value) - 1, len(head)), _MIN_KNOWN - 1, -1)

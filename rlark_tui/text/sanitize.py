@@ -49,8 +49,10 @@ _SGR_PARAMS = r"[0-9;:]*"
 
 
 @functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    """One of this module's patterns, compiled once, when first needed."""
+def compiled(pattern: str) -> re.Pattern[str]:
+    """A pattern of rlark's own text modules (this one, sinks, redact's cut marks), compiled once, when first
+    needed: a plain `rlark get` or `rlark status --tmux` prints printable lines and compiles none (the sinks'
+    patterns of wide characters took 2 % of a `get jobs` over 5,000 Jobs to compile, bench/cli_get.py)."""
     return re.compile(pattern)
 
 
@@ -65,14 +67,14 @@ def clean(text: str) -> str:
     a bidi control or a lone surrogate is shown as its escape (`\\u202e`)."""
     if not isinstance(text, str):
         text = str(text)
-    if _plain(text) or _compiled(_CONTROL).search(text) is None:
+    if _plain(text) or compiled(_CONTROL).search(text) is None:
         return text
-    return _compiled(_BIDI).sub(_bidi_escape, _compiled(_SEQUENCE).sub("", text.replace("\r\n", "\n")))
+    return compiled(_BIDI).sub(_bidi_escape, compiled(_SEQUENCE).sub("", text.replace("\r\n", "\n")))
 
 
 def _keep_sgr(match: re.Match) -> str:
     if match.group("csi") and match.group(0)[0] == "\x1b" and match.group("final") == "m" \
-            and _compiled(_SGR_PARAMS).fullmatch(match.group("params")):
+            and compiled(_SGR_PARAMS).fullmatch(match.group("params")):
         return match.group(0)
     return ""
 
@@ -81,17 +83,17 @@ def clean_log(line: str, keep_sgr: bool) -> str:
     """A log line for a terminal: `clean` (bidi controls escaped), but with `keep_sgr` SGR colour sequences (`ESC [ 1;31 m`) stay, as
     kubectl prints them to a terminal. Cursor movement, OSC (clipboard, title, hyperlinks), DCS and C1 controls
     are removed either way."""
-    if _compiled(_CONTROL).search(line) is None:
+    if compiled(_CONTROL).search(line) is None:
         return line
-    sequences, bidi = _compiled(_SEQUENCE), _compiled(_BIDI)
+    sequences, bidi = compiled(_SEQUENCE), compiled(_BIDI)
     if not keep_sgr:
         return bidi.sub(_bidi_escape, sequences.sub("", line.replace("\r\n", "\n")))
     return bidi.sub(_bidi_escape, sequences.sub(_keep_sgr, line.replace("\r\n", "\n")))
 
 
-_UNDRAWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNDRAWABLE = r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 """What `clean` finds, and `\n` and `\t`: within one drawn line each is a control of its own."""
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE = r"[\ud800-\udfff]"
 
 
 def drawable(text: str) -> str:
@@ -103,7 +105,7 @@ def drawable(text: str) -> str:
     `sinks.one_line` where it was taken in, which also shows a bidi control or a break as its escape."""
     if text.isprintable():
         return text
-    return _UNDRAWABLE.sub("", _SURROGATE.sub("\ufffd", text))
+    return compiled(_UNDRAWABLE).sub("", compiled(_SURROGATE).sub("\ufffd", text))
 
 
 _ASCII_CONTROLS = bytes([*range(0x09), *range(0x0b, 0x20), 0x7f])
@@ -125,12 +127,12 @@ def has_control(text: str) -> bool:
     if text.isascii():
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) != len(data)
-    return _compiled(_CONTROL).search(text) is not None
+    return compiled(_CONTROL).search(text) is not None
 
 
 def control_at(text: str, at: int = 0) -> int:
     """The index of the first character at or after `at` that `clean` removes or changes, -1 for none."""
-    found = _compiled(_CONTROL).search(text, at)
+    found = compiled(_CONTROL).search(text, at)
     return found.start() if found is not None else -1
 
 
@@ -144,7 +146,7 @@ def json_dumps(value, **kwargs) -> str:
     json itself, DEL and C1 controls (`\\x9b` is CSI on some terminals), U+2028/U+2029 and bidi controls (U+202E
     reorders what follows it on the line) are escaped here. The text still parses to the same value."""
     text = json.dumps(value, **kwargs)
-    return _compiled(_C1_IN_JSON).sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return compiled(_C1_IN_JSON).sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def markup_safe(text: str) -> str:

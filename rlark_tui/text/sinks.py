@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from rlark_tui.text.sanitize import clean
+from rlark_tui.text.sanitize import clean, compiled
 
-_BREAKS = re.compile(r"[\n\r\t\v\f\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAKS = r"[\n\r\t\v\f\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 """What makes one field look like two lines, or reorders what is shown beside it: line and paragraph breaks,
 tabs, and the bidi marks, embeddings, overrides and isolates."""
 
@@ -31,7 +31,7 @@ def one_line(text: object) -> str:
     text = text if isinstance(text, str) else str(text)
     if text.isprintable():
         return text
-    return _BREAKS.sub(_visible, clean(text))
+    return compiled(_BREAKS).sub(_visible, clean(text))
 
 
 FIELD_CHARS = 1000
@@ -40,8 +40,9 @@ value or script line of 100 KB was a second of the UI thread each, at every open
 change of the Job while it was open (a Job of several, 7 s), wrapped over hundreds of rows."""
 
 
-CUT_MARK = re.compile(r"… \([0-9,]+ more characters\)")
-"""What `cut` puts where it cut (redact.KnownSecrets masks a value's start left before it)."""
+CUT_MARK = r"… \([0-9,]+ more characters\)"
+"""What `cut` puts where it cut (redact.KnownSecrets masks a value's start left before it), a pattern for
+sanitize.compiled, as this module's others."""
 
 
 def cut(text: str, limit: int = FIELD_CHARS) -> str:
@@ -126,8 +127,8 @@ def notification(text: object, limit: int = NOTIFICATION_CHARS) -> str:
     return one_line(text).replace(";", ",")[:limit]
 
 
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_QUOTED = re.compile(r"[\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_QUOTED = r"[\x85\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 """What a string is double-quoted for: the bidi controls, and NEL, U+2028 and U+2029, which PyYAML with
 allow_unicode writes raw in a plain or single-quoted scalar (followed by the indentation) and escapes (`\\N`,
 `\\L`, `\\P`) only in a double-quoted one: `str.splitlines`, and so the YAML tab's highlighter, breaks a line at
@@ -136,12 +137,12 @@ each."""
 
 def yaml_quoted(value: str) -> bool:
     """Is `value` written double-quoted in YAML a person reads: does it hold a bidi control or a line separator?"""
-    return _QUOTED.search(value) is not None
+    return compiled(_QUOTED).search(value) is not None
 
 
 def yaml_escaped(text: str) -> str:
     """YAML text with each bidi control as its escape (within the double quotes `yaml_quoted` asked for)."""
-    return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return compiled(_BIDI).sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 @cache
@@ -169,17 +170,17 @@ def yaml_dumps(value: Any, **kwargs: Any) -> str:
     return yaml_escaped(yaml.dump(value, Dumper=_yaml_dumper(), **kwargs))
 
 
-_SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)|(?<=[mM][aA][iI][lL][tT][oO]):")
+_SCHEME = r"(?<=[A-Za-z0-9+.-]):(?=//)|(?<=[mM][aA][iI][lL][tT][oO]):"
 """The `:` of `scheme://` and of `mailto:` (a link without `//`)."""
-_LINK = re.compile(r"\]\s*\(")
+_LINK = r"\]\s*\("
 _IGNORED = "\xad\u034f\u180b-\u180f\u200b-\u200d\u2060\ufe00-\ufe0f\ufeff"
 """What IDNA (UTS #46) maps to nothing in a host (a soft hyphen, the zero-width characters, variation selectors):
 `evil.\xadcom` is `evil.com` to a browser."""
-_DOT = re.compile(rf"\.(?=[{_IGNORED}]*[^\W\d_])")
+_DOT = rf"\.(?=[{_IGNORED}]*[^\W\d_])"
 """A dot before a letter: every dot a host's labels are joined by but the dots of a number (`v1.2.3`, `10.0.0.1`,
 whose last label no top-level domain is). Whatever comes before it: a word that starts with a character a client
 still takes into a host (`~.evil.com`, `\u200b.io`, `＜.com`) or a second dot was linked whole."""
-_WIDE_DOT = re.compile(rf"[\u3002\uff0e\uff61](?=[{_IGNORED}]*[A-Za-z\uff21-\uff3a\uff41-\uff5a])")
+_WIDE_DOT = rf"[\u3002\uff0e\uff61](?=[{_IGNORED}]*[A-Za-z\uff21-\uff3a\uff41-\uff5a])"
 """An ideographic, full-width or half-width ideographic full stop before a Latin letter (`evil。com`, `evil．com`,
 `evil。ｃｏｍ`):
 IDNA (RFC 3490 3.1, UTS #46) reads each as a dot, so a client that links it opens evil.com. Chinese prose, where `。`
@@ -195,8 +196,8 @@ def chat(text: object, fmt: str) -> str:
     (`<!channel>`, `<@U1>`, `<http://x|y>` are inert). Feishu and DingTalk: `<` and `@` become their full-width forms
     (`<at user_id="all">`, `@all`, `@138…` are text)."""
     text = one_line(text)
-    text = _LINK.sub("] (", _SCHEME.sub("[:]", text))
-    text = _WIDE_DOT.sub(lambda dot: f"[{dot.group(0)}]", _DOT.sub("[.]", text))
+    text = compiled(_LINK).sub("] (", compiled(_SCHEME).sub("[:]", text))
+    text = compiled(_WIDE_DOT).sub(lambda dot: f"[{dot.group(0)}]", compiled(_DOT).sub("[.]", text))
     if fmt == "slack":
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if fmt in ("feishu", "dingtalk"):
@@ -230,8 +231,8 @@ def shell_line(argv: Iterable[str]) -> str:
     return " ".join(shell_word(word) for word in argv)
 
 
-_TICKS = re.compile(r"`+")
-_PIPE = re.compile(r"(?<!\\)(\\*)\|")
+_TICKS = r"`+"
+_PIPE = r"(?<!\\)(\\*)\|"
 
 
 def markdown_code(text: object, cell: bool = False) -> str:
@@ -244,10 +245,10 @@ def markdown_code(text: object, cell: bool = False) -> str:
     text = one_line(text)
     if not text:
         return ""
-    fence = "`" * (max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+    fence = "`" * (max((len(run) for run in compiled(_TICKS).findall(text)), default=0) + 1)
     pad = " " if text[0] in "` " or text[-1] in "` " else ""
     if cell:
-        text = _PIPE.sub(lambda match: match.group(1) * 2 + "\\|", text)
+        text = compiled(_PIPE).sub(lambda match: match.group(1) * 2 + "\\|", text)
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
@@ -263,15 +264,15 @@ def csv_cell(text: object) -> str:
     return "'" + text if text.lstrip(" ").startswith(_FORMULA) else text
 
 
-_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
-_DEVICE = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?", re.IGNORECASE | re.DOTALL)
+_FILE_CHARS = r"[^A-Za-z0-9._-]"
+_DEVICE = r"(?is)(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?"
 
 
 def windows_device(name: str) -> bool:
     """Whether Windows takes a file of this name for a device, whatever its extension (CON, PRN, AUX, NUL, COM0-9,
     LPT0-9: `aux.log` and `nul.tar.gz` are AUX and NUL there): a member of an archive extracted on Windows under
     such a name is lost, or written into the device."""
-    return _DEVICE.fullmatch(name) is not None
+    return compiled(_DEVICE).fullmatch(name) is not None
 FILE_CHARS = 100
 
 
@@ -282,14 +283,14 @@ def utf8(text: str) -> bytes:
     return encodable(text).encode("utf-8", "surrogateescape")
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_LONE_SURROGATE = "[\ud800-\udc7f\udd00-\udfff]"
 """A surrogate that is no undecodable byte read with surrogateescape (those are U+DC80..U+DCFF)."""
 
 
 def encodable(text: str) -> str:
     """`text` with each lone surrogate that stands for no undecodable byte as its escape (`\\ud800`): what a
     file, a program's argument or environment (os.fsencode) can hold."""
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return compiled(_LONE_SURROGATE).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def keyed_name(name: str, limit: int) -> str:
@@ -311,7 +312,7 @@ def _digest(name: str) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 
 
-_PLAIN_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
+_PLAIN_NAME = r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?"
 
 
 def object_file_name(name: str, limit: int = FILE_CHARS) -> str:
@@ -321,7 +322,7 @@ def object_file_name(name: str, limit: int = FILE_CHARS) -> str:
     Job's is; any other (`PPO` beside `ppo`, `a/b` beside `a_b`, which a
     hostile control plane may answer) is `file_name` of it, `_` and 10 hex digits of its digest: never a Kubernetes
     name, so never another name's plain one."""
-    if len(name) <= limit and _PLAIN_NAME.fullmatch(name):
+    if len(name) <= limit and compiled(_PLAIN_NAME).fullmatch(name):
         return name
     return f"{file_name(name, limit - 11)}_{_digest(name)}"
 
@@ -332,7 +333,7 @@ def file_name(name: object, limit: int = FILE_CHARS) -> str:
     of its digest, so two long names that differ past the cut (the Pods of a Job with a 95-character name) name
     different files."""
     raw = name if isinstance(name, str) else str(name)
-    text = _FILE_CHARS.sub("_", raw)
+    text = compiled(_FILE_CHARS).sub("_", raw)
     if len(text) > limit:
         import hashlib  # here: only a name past the bound needs it
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rlark_tui.model.check_summary import check_cell
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job, TaskSpec, shown_status
-from rlark_tui.text.redact import KnownSecrets, redact_text
 from rlark_tui.text.sanitize import clean
 from rlark_tui.text.sinks import cut, one_line
+
+if TYPE_CHECKING:
+    from rlark_tui.text.redact import KnownSecrets
 
 
 class Ages(Protocol):
@@ -69,4 +71,6 @@ def progress_note(name: str, error: str, known: KnownSecrets) -> str:
     """Why a Job's PROGRESS cell is `?` (its Header log's read failed), for the line under the job list when its
     row is highlighted: one line, the Job's own secret values (`known`) and anything that looks like a secret
     masked, cut at sinks.FIELD_CHARS."""
+    from rlark_tui.text.redact import redact_text  # only for the TUI (cost of a plain get: bench/cli_get.py)
+
     return one_line(cut(redact_text(known.mask_lines(f"{name}: PROGRESS ? · not read: {error}"))))
