@@ -163,12 +163,14 @@ class WizardScreen(RlarkScreen):
         self.intents.unsubscribe(LOOKUPS, GATEWAY_KEY)
 
     def on_autosave_loaded(self, message: AutosaveLoaded) -> None:
-        """The autosaved draft (the app read it): offer to resume it."""
+        """The autosaved draft (the app read it): offer to resume it, unless the form changed first. Its first
+        change wrote this process's autosave, which a read answered after it is (a user typing at once on a loaded
+        machine was offered their own first keys, and the offer took the keys after them)."""
         if message.error:
             self.notify(f"{message.error}; starting a new draft", severity="warning", timeout=8)
             return
         saved = message.saved
-        if saved is None:
+        if saved is None or not self.offer_saved:
             return
         body = (f"{saved.summary()}\n\nResume it, or start a new draft (the saved one is overwritten at the "
                 "first change; export it with ctrl+s first to keep it).")
@@ -326,6 +328,7 @@ class WizardScreen(RlarkScreen):
         if self.step == 4:
             self._show_preview(result)
         if save:
+            self.offer_saved = False  # the autosave is this draft from now on
             self.post_message(AutosaveDraft(self, self.draft, self.step))
         return result
 

@@ -46,6 +46,30 @@ def resume_offered(app) -> bool:
     return isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-body"))
 
 
+async def test_an_autosave_read_answered_after_the_first_keys_offers_nothing(state):
+    """README line 2's run (flaky under load: the typed name never reached the autosave): the wizard asks the app
+    to read the autosave when it opens, and a user typing at once wrote this process's autosave first; the read,
+    answered after it, found the user's own first keys and offered to resume them, and the dialog took the keys
+    typed after. An answer that comes after the form's first change offers nothing: the keys stay in the form."""
+    from rlark_tui.flow.messages import AutosaveLoaded
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_offline(pilot)
+        assert not resume_offered(app)
+        await press(pilot, *"wiz")
+        store = DraftStore()
+        await until(pilot, lambda: store.path.exists() and b"name: wiz\n" in store.path.read_bytes(),
+                    what="the autosave of the first keys")
+        screen.post_message(AutosaveLoaded(store.load()))  # the app's read, answered late
+        await settle(pilot)
+        await press(pilot, *"-late")
+        await settle(pilot)
+        assert app.screen is screen and not resume_offered(app)
+        assert screen.draft.name == "wiz-late"
+        await until(pilot, lambda: b"name: wiz-late\n" in store.path.read_bytes(), what="the whole name autosaved")
+
+
 async def test_killed_mid_wizard_then_started_again_restores_the_draft(access, state):
     app = new_app(access)
     async with app.run_test(size=SIZE) as pilot:
