@@ -405,15 +405,16 @@ TREE_NAMES = frozenset({"Tree", "TreeNode"})
 
 def markup_sinks(source: str, name: str) -> list[str]:
     """Each call of TEXT_SINKS and each TEXT_ATTRIBUTES assignment, in a module that uses Textual, given text that
-    is not a literal, a constant table, or made by Text, Content, markup_safe, escape (a Matcher's highlight of it) or a function
-    of the module that returns Text or Content."""
+    is not a literal, a constant table, or made by Text, Content, escape (the palette's help, rlark's own words: no
+    escaping makes cluster text plain to Textual's markup, `[ @click=app.quit]` stays an action) or a function of the
+    module that returns Text or Content."""
     if "textual" not in source:
         return []
     textual = {alias.asname or alias.name for node in nodes(source) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("textual") for alias in node.names}
     if not textual:
         return []
-    makers = set(PLAIN_MAKERS) | {"markup_safe", "escape", "Option", "Selection", "highlight"} | {
+    makers = set(PLAIN_MAKERS) | {"escape", "Option", "Selection"} | {
         node.name for node in nodes(source) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.returns is not None and ast.unparse(node.returns).split("[")[0] in ("Text", "Content")}
 

@@ -13,7 +13,6 @@ from rlark_tui.flow.messages import AddSshKey, DeleteSshKey
 from rlark_tui.flow.polls import ALL_KEY, SSH_KEYS, Listed
 from rlark_tui.model.sshkey import KeyRow, key_rows
 from rlark_tui.screens.base import TableScreen, read_message
-from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.view.index import SnapshotIndex
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 
@@ -64,7 +63,7 @@ class SSHKeysScreen(TableScreen):
             return "add an SSH key"
         row = self._selected()
         if action == "delete_key" and row is not None:
-            return f"delete {markup_safe(_label(row))}"  # the refusal is a markup notification
+            return f"delete {_label(row)}"  # the refusal is a toast, never markup (RlarkApp.notify)
         return None
 
     def _selected(self) -> KeyRow | None:

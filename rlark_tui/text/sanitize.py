@@ -4,8 +4,8 @@ A Job's display name, image, env values, scripts, log lines, event messages and 
 whoever runs Pods on the cluster. Printed raw, `ESC ] 52 ; c ; <base64> BEL` writes the user's clipboard (tmux
 `set-clipboard on` forwards it), `ESC ] 0 ;` sets the window title, CSI sequences move the cursor over earlier
 output and DCS strings talk to the terminal itself. Every such string goes through `clean` (or `clean_log`) on
-its way to a terminal; `markup_safe` escapes Rich markup for the TUI, where `[red]` or `[@click=...]` in a name
-would otherwise be styling or an action.
+its way to a terminal. The TUI gives Textual such text as Text or Content, never as markup, where `[red]` or
+`[@click=...]` in a name would otherwise be styling or an action (no escaping makes it plain: see tui/app._highlighted).
 
 Pure functions, linear in the length of the text: a string without any control character is returned as is
 after one search. The patterns are compiled when first needed: every headless command's output passes `clean`
@@ -148,8 +148,3 @@ def json_dumps(value, **kwargs) -> str:
     text = json.dumps(value, **kwargs)
     return compiled(_C1_IN_JSON).sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
-
-def markup_safe(text: str) -> str:
-    """`clean` text with Rich markup escaped, for a Textual widget that parses markup (`[red]`, `[@click=...]`)."""
-    from rich.markup import escape  # the TUI has rich loaded; the headless commands never need it (startup time)
-    return escape(clean(text))

@@ -1,7 +1,7 @@
 """One escaper per sink cluster text is printed to (issue 33 item 4); docs/security.md lists each with its test.
 
 Pure functions. The terminal's escaper is `sanitize.clean` (the headless commands' streams pass through it), Textual's
-is `sanitize.markup_safe`, JSON output's `sanitize.json_dumps`; the others are here.
+is none (Textual is given Text or Content, never markup), JSON output's `sanitize.json_dumps`; the others are here.
 """
 
 from __future__ import annotations

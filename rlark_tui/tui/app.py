@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC
 from functools import partial
 from typing import TYPE_CHECKING
@@ -58,6 +58,7 @@ from rlark_tui.view.index import SnapshotIndex, can_stop_or_start
 if TYPE_CHECKING:
     from rich.segment import Segment
     from textual.color import Color
+    from textual.style import Style
     from textual.theme import Theme
 
     from rlark_tui.cluster.access import ClusterAccess
@@ -204,6 +205,18 @@ def _folded(text: str) -> str:
     return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
 
 
+def _highlighted(text: str, offsets: Sequence[int], style: Style) -> Content:
+    """A palette hit: `text` as plain Content, the letters at `offsets` in `style`. Textual's Matcher.highlight reads
+    the entry as markup, which textual.markup.escape (Rich's rule) does not make plain: a Job named
+    `[ @click=app.quit]` by the control plane was a click action on its hit, `[B]` styled it, and `["x"]` raised
+    MarkupError out of the palette's search."""
+    content = Content(text)
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(style, offset, offset + 1)
+    return content
+
+
 class RlarkCommands(Provider):
     """Command palette entries: views, and per Job open / logs / stop-start / delete (not when read-only)."""
 
@@ -260,9 +273,10 @@ class RlarkCommands(Provider):
         matcher = self.matcher(query)
         offered = 0
         for text, command, help_text in self._commands():
-            score = matcher.match(text)
+            score, offsets = matcher.fuzzy_search.match(matcher.query, text)
             if score > 0:
-                yield Hit(score, matcher.highlight(escape(text)), command, text=text, help=escape(help_text))
+                yield Hit(score, _highlighted(text, offsets, matcher.match_style), command, text=text,
+                          help=escape(help_text))
                 offered += 1
                 if offered >= PALETTE_HITS:
                     return

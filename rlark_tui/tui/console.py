@@ -18,7 +18,6 @@ from rlark_tui.errors import RlarkError
 from rlark_tui.flow import messages
 from rlark_tui.local.fsutil import in_working_dir
 from rlark_tui.model.storage import human_size
-from rlark_tui.text.sanitize import markup_safe
 from rlark_tui.text.sinks import one_line
 from rlark_tui.tui.host import AppHost
 
@@ -175,7 +174,7 @@ class ConsoleViews(AppHost):
 
     # ---- Workflows --------------------------------------------------------------------------------------
     def on_delete_workflow(self, message: messages.DeleteWorkflow) -> None:
-        if self._refuse_readonly(f"delete workflow {markup_safe(message.name)}"):
+        if self._refuse_readonly(f"delete workflow {message.name}"):
             return
         from rlark_tui.jobspec.workflow import WORKFLOW_LABEL, delete_consequences
         from rlark_tui.model.objects import Job

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rlark_tui.text.sanitize import clean, clean_log, has_control, json_dumps, markup_safe
+from rlark_tui.text.sanitize import clean, clean_log, has_control, json_dumps
 
 OSC52 = "\x1b]52;c;aGVsbG8=\x07"
 OSC0_ST = "\x1b]0;pwned\x1b\\"
@@ -54,13 +54,6 @@ def test_json_dumps_escapes_c1_and_round_trips():
     value = {"name": f"x{OSC52}\x9b2J\x85"}
     text = json_dumps(value, ensure_ascii=False)
     assert not has_control(text) and json.loads(text) == value
-
-
-def test_markup_safe_escapes_rich_markup():
-    from rich.text import Text
-    shown = Text.from_markup(markup_safe("[red]x[/red] [@click=app.quit]y[/] \x1b]0;t\x07"))
-    assert shown.plain == "[red]x[/red] [@click=app.quit]y[/] "
-    assert not shown.spans
 
 
 def test_hostile_megabyte_lines_are_cleaned():

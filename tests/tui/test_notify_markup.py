@@ -4,7 +4,9 @@ Job name or a log line is shown, not made an action."""
 
 from __future__ import annotations
 
+from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.screens.job_list import JobListScreen
+from rlark_tui.text.sinks import one_line
 from rlark_tui.tui.app import RlarkApp
 
 HOSTILE = "job [@click=app.quit]evil[/] [b]bold[/b] failed"
@@ -53,3 +55,28 @@ async def test_a_bulk_actions_toast_of_5000_jobs_is_a_few_lines_its_failures_fir
     assert len(toast) == TOAST_LINES
     assert toast[0] == "4999 done, 1 failed" and toast[1].startswith("FAILED stop job-4321-")
     assert toast[-1] == f"… and {5001 - TOAST_LINES + 1:,} more lines"
+
+
+async def test_a_palette_hit_is_the_job_name_as_text_whatever_markup_it_holds():
+    """Issue 33, a twenty-third round (Textual markup, by generated Job names from a hostile control plane): a hit
+    of the command palette was laid out by Textual's Matcher.highlight, which reads the entry as markup, and
+    textual.markup.escape (Rich's rule) leaves Textual's own tags: `[ @click=app.quit]` was a click action on the
+    hit, `[B]` and `[$accent]` styled it, and `["@click=app.quit"]` raised MarkupError out of the palette's search
+    (a crash report). Each hit is the entry as plain text, the letters typed highlighted."""
+    from tui_factories import build_snapshot, job_dict
+
+    from tests.pilot import wait_for
+
+    names = ["m[ @click=app.quit]q[/]", 'm["@click=app.quit"]x', "m[B]b[/B]", "m[$accent]a", "m[\t@click=app.bell]t"]
+    app = RlarkApp(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.post_message(SnapshotChanged(build_snapshot([job_dict(name) for name in names])))
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        options = app.screen.query_one("CommandList")
+        await pilot.press(*"open m")
+        await wait_for(pilot, lambda: options.option_count >= len(names), "the palette's hits", timeout=20)
+        prompts = [options.get_option_at_index(i).prompt for i in range(options.option_count)]
+        assert app.is_running
+    assert sorted(prompt.plain.split("\n")[0] for prompt in prompts) == sorted(f"Open {one_line(name)}" for name in names)
+    assert not [span.style for prompt in prompts for span in prompt.spans if "@" in str(span.style)], prompts
