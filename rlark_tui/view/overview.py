@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Protocol
 
-from rlark_tui.model.check_summary import read_summary
+from rlark_tui.model.check_summary import MALFORMED, read_summary
 from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.model.objects import Job, Node, Task
 from rlark_tui.model.podstate import PodHealth
@@ -198,8 +198,9 @@ def alert_lines(alerts: Iterable[FiringAlert], now: datetime) -> list[Line]:
 
 
 def check_lines(index: SnapshotIndex, now: datetime) -> list[Line]:
-    """Running Jobs whose saved check summary fails (a check failed, or the decision was stop), is not rlark's, or
-    is stale (older than CHECK_STALE, or from before the Job's start)."""
+    """Running Jobs whose saved check summary fails (a check failed, or the decision was stop), is not rlark's, is
+    stale (older than CHECK_STALE, or from before the Job's start), or is no summary rlark reads (malformed: a claim
+    too, as the CHECK column shows it)."""
     lines = []
     for name, raw in index.snapshot.jobs.items():
         annotations = (raw.get("metadata") or {}).get("annotations") if isinstance(raw, dict) else None
@@ -210,6 +211,7 @@ def check_lines(index: SnapshotIndex, now: datetime) -> list[Line]:
             continue
         summary = read_summary(job.annotations)
         if summary is None:
+            lines.append(_line(4, CHECK, name, name, "malformed", MALFORMED, "-", 0.0))
             continue
         flag = summary.flag(now)
         started = parse_time(job.start_time)

@@ -55,3 +55,19 @@ def test_lines_say_why_and_come_in_order():
     assert shown["failing"][2:4] == ("failing", "2/3 continue 60m ago alice; failed C2")
     assert shown["stale"][2:4] == ("stale", "2/2 continue 5h ago alice; recorded before the Job started")
     assert shown["claimed"][2] == "not rlark's" and shown["claimed"][3].startswith("claim? ")
+
+
+def test_a_summary_that_is_no_summary_is_flagged_not_left_out():
+    """Issue 33, a twenty-third round (check summaries shown as claims, by generated annotations): a Running Job
+    whose rlark.io/check-summary rlark cannot read (no JSON, a field of the wrong type, a date with no meaning) was
+    left out of `rlark status --long` and :overview, where a claim not rlark's is listed; it is listed as malformed,
+    as the CHECK column shows it."""
+    jobs = []
+    for name, value in (("garbled", "{6/6 continue"), ("typed", '{"at": 5, "results": ["pass"], "by": "rlark"}'),
+                        ("dated", '{"at": "2026-13-45T99:00:00Z", "results": ["pass"], "by": "rlark"}')):
+        job = job_dict(name)
+        job["metadata"]["annotations"] = {CHECK_SUMMARY_ANNOTATION: value}
+        jobs.append(job)
+    lines = attention_lines(listed_index(jobs=jobs, tasks=[], nodes=[]), NOW, [])
+    assert sorted(line.cells[1:4] for line in lines) == [
+        ("dated", "malformed", "malformed?"), ("garbled", "malformed", "malformed?"), ("typed", "malformed", "malformed?")]
