@@ -1,6 +1,7 @@
 """rlark's own regular expressions run over cluster text without a budget (a log line may be 16 MiB, a Ray
 traceback answer 4 MiB, an alert line is a Job's whole status message): each must take time linear in its input.
-Every compiled pattern at module level in rlark_tui is searched over runs of 20,000 characters of the shapes that
+Every compiled pattern at module level in rlark_tui, and every module-level pattern text a module compiles at
+first need (`compiled(NAME)`, text.sanitize), is searched over runs of 20,000 characters of the shapes that
 make a backtracking engine quadratic (a run that a quantifier, a lazy group and a later start can each claim, with
 no end that matches). A second fresh round found four: py-spy's frame line (`Thread …` then 20,000 spaces and
 `x (`: 5 s, 4 MiB some hours), an RLinf table cell of spaces (`│` + spaces + `x│a=1`), the chat sink's
@@ -9,13 +10,17 @@ check's table of log signatures, `import ray` (a Header log line of 5,000 `Impor
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import rlark_tui
+from rlark_tui.text.sanitize import compiled
+from tests.sources import parsed
 
 N = 20_000
 SHAPES = {"spaces": " " * N + "x (", "spaces-nul": " " * N + "\x00", "tabs": "\t" * N + "x", "newlines": "\n" * N + "x",
@@ -39,19 +44,33 @@ def _patterns(where: str, value: object, depth: int = 0) -> dict[str, re.Pattern
     return found
 
 
+def _compiled_at_first_need(module) -> dict[str, re.Pattern]:
+    """The module-level pattern texts `module` compiles when first needed (`compiled(NAME)`, text.sanitize), compiled
+    here: a plain `rlark get` compiles none of them, so they are no compiled pattern at module level."""
+    found: dict[str, re.Pattern] = {}
+    for node in ast.walk(parsed(Path(module.__file__))):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("compiled") and len(node.args) == 1 \
+                and isinstance(node.args[0], ast.Name) and isinstance(getattr(module, node.args[0].id, None), str):
+            found[f"{module.__name__}.{node.args[0].id}"] = compiled(getattr(module, node.args[0].id))
+    return found
+
+
 def own_patterns() -> dict[str, re.Pattern]:
     found = {}
-    for module in pkgutil.walk_packages(rlark_tui.__path__, "rlark_tui."):
-        if module.name.endswith("__main__"):
+    for info in pkgutil.walk_packages(rlark_tui.__path__, "rlark_tui."):
+        if info.name.endswith("__main__"):
             continue
-        for name, value in vars(importlib.import_module(module.name)).items():
-            found.update(_patterns(f"{module.name}.{name}", value))
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            found.update(_patterns(f"{info.name}.{name}", value))
+        found.update(_compiled_at_first_need(module))
     return found
 
 
 def test_every_own_pattern_is_linear_on_hostile_runs():
     patterns = own_patterns()
     assert len(patterns) > 80 and "rlark_tui.telemetry.stacks._FRAME" in patterns
+    assert {"rlark_tui.text.sinks._DOT", "rlark_tui.text.sanitize._SEQUENCE"} <= patterns.keys()
     slow = []
     for name, pattern in patterns.items():
         for shape, text in SHAPES.items():
