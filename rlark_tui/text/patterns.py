@@ -162,15 +162,20 @@ def _too_slow(pattern: Pattern, budget: float | Deadline) -> PatternTooSlow:
     return PatternTooSlow(pattern.pattern, seconds)
 
 
-_REPEATED_GROUP = re.compile(r"\)(?:[*+]|\{[0-9]*,?[0-9]*\})")
-"""A group's end followed by a repeat: a backtrack entry, and a capture, may be kept each round."""
+_REPEATED_GROUP = re.compile(r"(?:\)|\\X|\\[0-9]+|\\g[<'][^>']*[>'])(?:[*+]|\{[0-9]*,?[0-9]*\})")
+"""A group's end, a grapheme (`\\X`) or a backreference (`\\1`, `\\g<name>`) followed by a repeat: something wider
+than one character, of which a backtrack entry, and a capture, may be kept each round (`(?>\\X*)` and `(a)\\1*$`
+over a 16 MiB line asked for more than 6 GB)."""
+_FULL_CASE = re.compile(r"\(\?[A-Za-z0-9-]*f")
+"""The inline flag `f` (full case folding), under which a letter may match two (`ß` matches `ss`), so any repeat
+may keep an entry a round (`(?fi)ß*$`: 572 MB)."""
 
 
 @lru_cache(maxsize=256)
 def _capture_bound(text: str, groups: int) -> int | None:
-    """How many characters a pattern that may repeat a group matches at once (MAX_REPEAT_TEXT shared by its
-    capturing groups); none when it repeats no group."""
-    if _REPEATED_GROUP.search(text) is None:
+    """How many characters a pattern that may repeat a group, or anything else wider than one character, matches
+    at once (MAX_REPEAT_TEXT shared by its capturing groups); none when it repeats single characters alone."""
+    if _REPEATED_GROUP.search(text) is None and _FULL_CASE.search(text) is None:
         return None
     return max(MAX_REPEAT_TEXT // max(groups, 1), 1)
 

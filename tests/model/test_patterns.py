@@ -152,3 +152,27 @@ def test_a_repeated_group_over_a_long_line_is_matched_within_a_memory_bound():
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True"] * 6
+
+
+def test_a_repeat_of_more_than_one_character_is_matched_within_the_same_memory_bound():
+    """Issue 33, a twenty-fourth round (generated patterns of 7-12 characters): a repeat of something wider than
+    one character that is no group, a grapheme (`\\X*`), a backreference (`(ab)\\1*`, `\\g<1>`) or a letter under
+    full case folding (`(?fi)ß*`, which matches `ss`), keeps a backtrack entry a round as a repeated group does, and
+    saw the whole 16 MiB line: 410-570 MB within the budget, `(?>\\X*)` and `(a)\\1*$` over 6 GB (MemoryError under
+    the cap). Each now sees MAX_REPEAT_TEXT of the line."""
+    child = textwrap.dedent("""\
+        import resource
+        from rlark_tui.text import patterns
+        lines = {"a": "ab" * (1 << 23), "s": "s" * (1 << 24)}
+        patterns.compile_pattern("x")
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (size + 192 * 2**20, resource.RLIM_INFINITY))
+        for line, text in [("a", r"\\X*$"), ("a", r"(?>\\X*)"), ("a", r"(ab)\\1*$"), ("a", r"(ab)\\g<1>*+$"),
+                           ("s", r"(?fi)ß*$"), ("s", r"(?fi:[ßx]*)$")]:
+            found = patterns.search(text, lines[line])
+            print(found is not None and found.end() <= patterns.MAX_REPEAT_TEXT)
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"] * 6
