@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     findings = list(result.findings)
     if result.draft.name != args.job:
         findings.insert(0, error("name", f"the name is locked to {args.job} when editing; use "
-                                         f"`{shell_line(['rlark', 'clone', args.job, '--name', result.draft.name])}` "
+                                         f"`{shell_line(['rlark', 'clone', f'--name={result.draft.name}'], [args.job])}` "
                                          "for a new Job"))
     for finding in findings:
         print(redact_text(str(finding)), file=sys.stderr)

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"job.rlinf.io/{name} created (spec sha256 {submitted.sha256[:16]}…)")
     if submitted.saved:
         print(f"submitted YAML saved to {submitted.saved}")
-    print(f"Running only means scheduled: check it with `{shell_line(['rlark', 'check', name])}` once Pods run.")
+    print(f"Running only means scheduled: check it with `{shell_line(['rlark', 'check'], [name])}` once Pods run.")
     return 0
 
 
@@ -102,7 +102,7 @@ def _submit_workflow(manifest: dict, twice: list[Finding], access: ClusterAccess
         print(f"workflow.rlinf.io/{name} valid (dry run: local checks and the server accepted it; nothing created)")
         return 0
     print(f"workflow.rlinf.io/{name} created: its controller creates each template's Job once its dependencies "
-          f"succeeded (see `{shell_line(['rlark', 'get', 'workflows', name])}` and "
+          f"succeeded (see `{shell_line(['rlark', 'get', 'workflows'], [name])}` and "
           f"`{shell_line(['rlark', 'get', 'jobs', '-l', f'rlinf.io/workflow={name}'])}`)")
     return 0
 

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.name:
             if args.what not in ("jobs", "job"):
-                raise UsageError(f"{shell_line(['rlark', 'top', args.what])} takes no name; `rlark top job JOB` shows one Job by role")
+                raise UsageError(f"{shell_line(['rlark', 'top'], [args.what])} takes no name; `rlark top job JOB` shows one Job by role")
             text, unread = job_roles_text(access, args.name)
             print(text)
             if unread:

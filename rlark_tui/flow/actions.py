@@ -99,7 +99,7 @@ class Actions:
             if dry_run or exc.kind not in ("dropped", "timeout"):
                 raise
             raise Unreachable(f"{exc}; the request may have reached the server: check with "
-                              f"`{shell_line(['rlark', 'get', 'jobs', name])}` before submitting again", exc.kind) from None
+                              f"`{shell_line(['rlark', 'get', 'jobs'], [name])}` before submitting again", exc.kind) from None
         sha = job["metadata"]["annotations"][SUBMITTED_SPEC_SHA256_ANNOTATION]
         saved = None if dry_run else self._save(job, sha)
         return SubmitResult(created or job, dry_run, sha, saved)
@@ -141,7 +141,7 @@ class Actions:
             gone = self.wait_stopped(name, timeout, stop)
             if not gone.done:
                 raise RlarkError(f"job {name} was stopped to start it again from the same checkpoint, but {gone.pods} "
-                                 f"Pod(s) are still there after {gone.seconds:.0f}s: `{shell_line(['rlark', 'start', name])}` once they "
+                                 f"Pod(s) are still there after {gone.seconds:.0f}s: `{shell_line(['rlark', 'start'], [name])}` once they "
                                  "are gone")
         return self.edit_restart(manifest)
 

@@ -84,7 +84,7 @@ class DraftStore:
     def save(self, draft: JobDraft, step: int) -> None:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_private(self.path, f"# rlark wizard autosave: step {step} of 4, saved {stamp}\n"
-                                 f"# Render it with `{shell_line(['rlark', 'draft', 'render', self.path.name])} --nodes NODES.yaml`.\n"
+                                 f"# Render it with `{shell_line(['rlark', 'draft', 'render', '--nodes', 'NODES.yaml'], [self.path.name])}`.\n"
                                  + dump_draft(draft), durable=False)
 
     def _left(self) -> list[Path]:

@@ -20,7 +20,7 @@ def finished_refusal(name: str, phase: str, verb: str = "stop or start") -> str:
     if phase not in TERMINAL_PHASES:
         return ""
     return (f"job {name} is {phase}: the platform treats it as finished, so {verb} would do nothing — delete and "
-            f"re-create it, or start a copy with `{shell_line(['rlark', 'clone', name])}`")
+            f"re-create it, or start a copy with `{shell_line(['rlark', 'clone'], [name])}`")
 
 
 def consequences(action: str, job_name: str, pods: int | None = None) -> tuple[str, str]:

@@ -82,7 +82,7 @@ def take(access: ClusterAccess, job: Job, role: str | None = None, all_threads: 
         raise StacksUnavailable(f"stacks: {len(workers):,} ranks, more than {MAX_RANKS:,}: not taken (--role takes "
                                 "one role's)")
     if max_ranks is not None and len(workers) > max_ranks:
-        raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `{shell_line(['rlark', 'stacks', job.name])}` "
+        raise StacksUnavailable(f"stacks: {len(workers)} ranks, more than {max_ranks}; `{shell_line(['rlark', 'stacks'], [job.name])}` "
                                 "takes them")
     errors: list[pure.PodError] = []
     if profiling:

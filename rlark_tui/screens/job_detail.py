@@ -335,7 +335,7 @@ class JobDetailScreen(RlarkScreen):
         shown_pods = [pod.key for role in roles.rows for pod in role.pods]
         tree.sync(roles.rows, restarts, pod_usage(usage, shown_pods),
                   f"… {roles.more:,} more roles (the first {MAX_ROLES_SHOWN} shown; "
-                  f"{shell_line(['rlark', 'describe', 'job', job.name])} shows every one)" if roles.more > 0 else "")
+                  f"{shell_line(['rlark', 'describe', 'job'], [job.name])} shows every one)" if roles.more > 0 else "")
         gpu = gpu_by_role(index, job, self._placement)
         self.query_one(RoleGpuUse).show(gpu, MAX_ROLES_SHOWN)
         if gpu.note and self._placement is None and not self._placement_asked:
@@ -365,7 +365,7 @@ class JobDetailScreen(RlarkScreen):
             widget.muted(text, "no failure found")
         else:
             widget.field(text, "First failure", failure.summary)
-            widget.muted(text, f"{shell_line(['rlark', 'diagnose', job.name])} shows its evidence and the timeline")
+            widget.muted(text, f"{shell_line(['rlark', 'diagnose'], [job.name])} shows its evidence and the timeline")
         widget.update(text)
 
     def _render_overview(self, index: SnapshotIndex, job: Job, row: JobRow, progress: ProgressState | None) -> None:
@@ -457,7 +457,7 @@ class JobDetailScreen(RlarkScreen):
                 widget.muted(text, f"  … {task.event_count - len(events):,} more events (the first {len(events)} shown)")
         if left_out:
             widget.muted(text, f"… {left_out:,} more Tasks with events or image pulls (the first {len(tasks)} "
-                               f"shown; {shell_line(['rlark', 'describe', 'job', job.name])} shows every one)")
+                               f"shown; {shell_line(['rlark', 'describe', 'job'], [job.name])} shows every one)")
         if not tasks:
             widget.muted(text, "No events. The platform reports Task events and image pull progress only "
                                "while a Task is Pending.")

@@ -165,7 +165,7 @@ class WorkflowScreen(_WorkflowsRead):
             templates = template_rows(index, self.workflow, MAX_TEMPLATES_SHOWN)
             self._templates = templates.total
             self.query_one(LiveTable).sync([Row(line.key, line.cells, line.sort_values) for line in templates.lines])
-            every = shell_line(["rlark", "get", "workflow", self.workflow, "-o", "yaml"])
+            every = shell_line(["rlark", "get", "-o", "yaml", "workflow"], [self.workflow])
             self.say("#workflow-more", f"… {templates.more:,} more templates (the first {MAX_TEMPLATES_SHOWN:,} "
                                        f"shown; {every} lists every one)"
                      if templates.more > 0 else "")

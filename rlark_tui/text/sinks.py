@@ -226,9 +226,14 @@ def shell_word(word: object) -> str:
     return "$'" + "".join(_ansi_c(char) for char in text) + "'"
 
 
-def shell_line(argv: Iterable[str]) -> str:
-    """A command line rlark prints or copies: each word through shell_word."""
-    return " ".join(shell_word(word) for word in argv)
+def shell_line(argv: Iterable[str], names: Iterable[str] = ()) -> str:
+    """A command line rlark prints or copies: each word through shell_word. `argv` is the command and its options
+    (an option's value from outside as one word, `--name=VALUE`: argparse takes a word that starts with `-` for
+    an option, never for a value), `names` the positionals from outside that end it, after `--` when one starts
+    with `-` (a Job called `-rf` from a hostile control plane: `rlark clone -rf` parsed as options)."""
+    names = list(names)
+    dashed = ["--"] if any(name.startswith("-") for name in names) else []
+    return " ".join(shell_word(word) for word in [*argv, *dashed, *names])
 
 
 _TICKS = r"`+"

@@ -147,7 +147,7 @@ async def test_a_workflow_of_many_templates_shows_the_first_and_counts_the_rest(
         assert [row[1] for row in rows] == ["t0", "··t1", "····t2", "····(layer 3) t3", "····(layer 4) t4"]
         assert rows[0][2:4] == ["wf-t0", "Running"] and rows[1][2:4] == ["-", "not created"]
         assert str(app.screen.query_one("#workflow-more").render()) == (
-            "… 7 more templates (the first 5 shown; rlark get workflow wf -o yaml lists every one)")
+            "… 7 more templates (the first 5 shown; rlark get -o yaml workflow wf lists every one)")
 
         jobs = [job_dict("wf-t0", phase="Succeeded"), job_dict("wf-t1")]
         jobs[0]["metadata"]["resourceVersion"] = "2"

@@ -3,10 +3,14 @@ a second line, a second shell command, or an unmasked secret; a 50,000-deep valu
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import shlex
 from datetime import UTC, datetime
+from pathlib import Path
 
+import rlark_tui
 from rlark_tui.commands.describe import describe_text
 from rlark_tui.local import hooks
 from rlark_tui.telemetry import bundle
@@ -173,7 +177,51 @@ def test_a_hint_naming_a_job_gives_back_its_name_when_pasted():
     for name in ("x$(touch /tmp/pwned)", "a b; rm -rf ~", "it's `id`", "n\n2\x1b[201~", "-rf", "ok-1"):
         said = finished_refusal(name, "Failed")
         hint = said.partition("start a copy with `")[2].removesuffix("`")
-        assert _bash_words(hint) == ["rlark", "clone", name], said
+        assert _bash_words(hint) == ["rlark", "clone", *(["--"] if name.startswith("-") else []), name], said
+
+
+def _hint_calls() -> list[tuple[str, ast.Call]]:
+    """Every shell_line call of rlark_tui whose command is a literal list starting with 'rlark'."""
+    found = []
+    for path in sorted(Path(rlark_tui.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "shell_line"
+                    and node.args and isinstance(node.args[0], ast.List) and node.args[0].elts
+                    and isinstance(node.args[0].elts[0], ast.Constant) and node.args[0].elts[0].value == "rlark"):
+                found.append((f"{path.name}:{node.lineno}", node))
+    return found
+
+
+def _with(node: ast.expr, name: str) -> tuple[str, bool]:
+    """A word of a hint with every value from outside made `name`, and whether it holds one."""
+    if isinstance(node, ast.Constant):
+        return node.value, False
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else name for part in node.values), True
+    return name, True
+
+
+def test_every_hint_parses_back_to_the_name_it_gives_whatever_it_starts_with():
+    """Issue 33, a twenty-fourth round (shell lines rlark prints, by Job names from a hostile control plane): a hint
+    naming a Job called `-rf` printed `rlark clone -rf`, which rlark's parser reads as options (`-r`: no such
+    option; `--help` for a Job called --help), and edit's `--name -x` took no value. Each rlark hint's words from
+    outside (every call of shell_line, found in the source) are given hostile names, and shlex.split of the hint
+    and rlark's own parser give back every one."""
+    from rlark_tui.cli import build_parser
+
+    calls = _hint_calls()
+    assert len(calls) >= 13, [where for where, _ in calls]
+    parser = build_parser()
+    for where, call in calls:
+        if where.startswith("top.py:"):
+            continue  # `rlark top WHAT takes no name`: WHAT is one of top's choices, which the parser took
+        for name in ("-rf", "--help", "-", "-o=yaml", "ok-1", "a b"):
+            groups = [[_with(word, name) for word in group.elts] for group in call.args if isinstance(group, ast.List)]
+            hint = sinks.shell_line(*([word for word, _ in group] for group in groups))
+            parsed = vars(parser.parse_args(shlex.split(hint)[1:]))
+            values = [v for value in parsed.values() for v in (value if isinstance(value, list) else [value])]
+            for word in (word for group in groups for word, outside in group if outside):
+                assert word in values or word.partition("=")[2] in values, (where, hint, parsed)
 
 
 def test_file_names_from_cluster_names():
