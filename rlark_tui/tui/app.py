@@ -100,8 +100,9 @@ class TerminalText(LineFilter):
             line = "".join(texts)
             if line.isprintable() and (line.isascii() or _unsteady()[0].search(line) is None):
                 return segments
+        drawn = iter(steady_width([drawable(segment.text) for segment in segments if not segment.control]))
         return [segment if segment.control else segment._replace(
-            text=steady_width(drawable(segment.text)),
+            text=next(drawn),
             style=segment.style.update_link(None) if segment.style is not None and segment.style.link else
             segment.style) for segment in segments]
 
@@ -124,39 +125,73 @@ def _unsteady() -> tuple[re.Pattern[str], frozenset[str]]:
     return re.compile(f"[{bmp}\U00010000-\U0010ffff]"), frozenset(found)
 
 
-def steady_width(text: str) -> str:
-    """`text` (one segment of a line Rich laid out) as a terminal draws it in the columns Rich gave it, whatever its
-    own width tables (issue 33, wide and zero-width characters that break columns: measured in tmux 3.3). Rich
-    gives no width to a Hangul filler (U+3164, tmux 2 columns), a lone skin tone (2), a spacing mark (Devanagari's
-    vowel signs, 1) or the code point after a zero-width joiner (`a ZWJ b`: tmux 2), and 2 to a narrow symbol before
-    VS16 (`☺ VS16`: tmux 1), so a Job's display name of 10 fillers then `Succeeded` pushed its row 20 columns
-    right, `Succeeded` under the job list's PHASE and the real phase to its right. Those Rich gives no width are
-    left out (with the code point a ZWJ joins), and a VS16 that widened its symbol is a space; the text keeps
-    Rich's width, and what is left is each code point at its own width, as every terminal takes it."""
-    if text.isascii() or _unsteady()[0].search(text) is None:
-        return text
+def steady_width(texts: list[str]) -> list[str]:
+    """`texts` (the segments of one line Rich laid out) as a terminal draws them in the columns Rich gave them,
+    whatever its own width tables (issue 33, wide and zero-width characters that break columns: measured in tmux
+    3.3). Rich gives no width to a Hangul filler (U+3164, tmux 2 columns), a lone skin tone (2), a spacing mark
+    (Devanagari's vowel signs, 1) or the code point after a zero-width joiner (`a ZWJ b`: tmux 2), and 2 to a
+    narrow symbol before VS16 (`☺ VS16`: tmux 1), so a Job's display name of 10 fillers then `Succeeded` pushed its
+    row 20 columns right, `Succeeded` under the job list's PHASE and the real phase to its right. A spacing mark
+    takes the column of the first space after it on the line that no mark before took (a table cell's padding:
+    'हिन्दी-job' shows whole and what follows stays in its column); one with no such space, and the others Rich
+    gives no width, are left out (with the code point a ZWJ joins), and a VS16 that widened its symbol is a space.
+    The line keeps Rich's width, and what is left is each code point at its own width, as every terminal takes
+    it."""
+    line = "".join(texts)
+    if line.isascii() or _unsteady()[0].search(line) is None:
+        return texts
     from rich.cells import get_character_cell_size, load_cell_table
 
     narrow_to_wide = load_cell_table("auto").narrow_to_wide
     unsteady = _unsteady()[1]
-    kept: list[str] = []
-    measured = ""  # the last code point Rich gave a width, which a VS16 may widen
-    at, end = 0, len(text)
-    while at < end:
-        point = text[at]
-        if point == "\u200d":
-            at += 2
-            continue
-        at += 1
-        if point == "\ufe0f":
-            if measured in narrow_to_wide:
-                kept.append(" ")
-            measured = ""
-        elif point not in unsteady:
-            kept.append(point)
-            if get_character_cell_size(point):
-                measured = point
-    return "".join(kept)
+    kept: list[list[str]] = []
+    marks: list[tuple[int, int]] = []  # where each spacing mark was kept
+    made: set[tuple[int, int]] = set()  # the spaces a VS16 left, which hold its symbol's second column
+    for text in texts:
+        kept.append([])
+        measured = ""  # the last code point Rich gave a width, which a VS16 may widen
+        at, end = 0, len(text)
+        while at < end:
+            point = text[at]
+            if point == "\u200d":
+                at += 2
+                continue
+            at += 1
+            if point == "\ufe0f":
+                if measured in narrow_to_wide:
+                    made.add((len(kept) - 1, len(kept[-1])))
+                    kept[-1].append(" ")
+                measured = ""
+            elif point not in unsteady:
+                kept[-1].append(point)
+                if get_character_cell_size(point):
+                    measured = point
+            elif unicodedata.category(point) == "Mc":
+                marks.append((len(kept) - 1, len(kept[-1])))
+                kept[-1].append(point)
+    _spaces_for(kept, marks, made)
+    return ["".join(points) for points in kept]
+
+
+def _spaces_for(kept: list[list[str]], marks: list[tuple[int, int]], made: set[tuple[int, int]]) -> None:
+    """Each spacing mark at `marks` given the first space after it that no mark before it took (but those `made`),
+    that space made '' (the mark takes its column); a mark with none left made '' itself."""
+    if not marks:
+        return
+    free: list[tuple[int, int]] = []  # spaces after the mark being paired, nearest last
+    pending = list(marks)
+    for segment in range(len(kept) - 1, -1, -1):
+        points = kept[segment]
+        for index in range(len(points) - 1, -1, -1):
+            if pending and pending[-1] == (segment, index):
+                pending.pop()
+                if free:
+                    space = free.pop()
+                    kept[space[0]][space[1]] = ""
+                else:
+                    points[index] = ""
+            elif points[index] == " " and (segment, index) not in made:
+                free.append((segment, index))
 
 
 FREEZE_AFTER_JOBS = 500

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import unicodedata
 
 from rich.text import Text
 from textual.app import App
@@ -313,6 +314,31 @@ async def test_a_hostile_job_or_node_name_forges_no_line_in_the_screens_that_quo
         assert not [line for line in frame.splitlines() if line.lstrip().startswith("Forged")], (what, frame)
 
 
+async def test_a_name_with_spacing_vowel_signs_shows_whole_and_its_row_keeps_the_columns(post_snapshot):
+    """Issue 33, a twenty-fourth round (left-over of the twenty-second's width fix): Rich gives Devanagari's spacing
+    vowel signs (Mc: U+093F and U+0940 in 'हिन्दी') no column and a terminal one, so the app's last filter left them
+    out, and the job list showed 'हन्द-job'. A spacing mark takes the column of the padding space after it: the
+    name shows whole and every column after it stands where it does in a row of plain names, as a terminal
+    counts columns (a spacing mark one, a nonspacing mark none)."""
+    import re
+
+    from rlark_tui.text.sinks import cell_width
+
+    names = ("हिन्दी-job", "नमस्ते-ाा", "plain-jo")
+    app = RlarkApp(None)
+    async with app.run_test(size=(160, 12)) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict(name) for name in names]))
+        await wait_for(pilot, lambda: set(names) <= set(app.screen.table.visible_keys), "the Jobs in the list")
+        frame = _frame(app)
+    lines = [re.sub(r"\x1b\[[0-9;?]*m", "", line) for line in re.split(r"\x1b\[\d+;\d+H", frame)]
+    rows = {name: next((line for line in lines if line.startswith(f" {name} ")), None) for name in names}
+    assert None not in rows.values(), lines
+    columns = {name: [cell_width(row[:match.start()]) for match in re.finditer(r"  (?=\S)", row)]
+               for name, row in rows.items()}
+    assert len(set(map(tuple, columns.values()))) == 1, columns
+    assert len({cell_width(row.rstrip("\n")) for row in rows.values()}) == 1, rows
+
+
 UNSTEADY = {
     "Hangul fillers": "\u3164" * 20 + "Succeeded",
     "halfwidth fillers": "\uffa0" * 8 + "x",
@@ -321,6 +347,7 @@ UNSTEADY = {
     "a family": "\U0001f468\u200d\U0001f469\u200d\U0001f467" * 3,
     "VS16": "\u263a\ufe0f" * 4 + "\u754c\ufe0f",
     "spacing marks": "\u0915\u093f\u0915\u093e" * 2 + "a\u0301",
+    "spacing marks, padded": "\u0939\u093f\u0928\u094d\u0926\u0940-job  " + "\u0915\u093f " * 2,
     "wide": "\u754c" * 4 + "\U0001f1fa\U0001f1f8",
 }
 
@@ -341,7 +368,7 @@ def test_a_line_holds_rich_columns_in_a_real_terminal_whatever_wide_or_zero_widt
     rows = []
     for row, text in enumerate(UNSTEADY.values(), start=1):
         (drawn,) = TerminalText().apply([Segment(text)], Color(0, 0, 0))
-        assert cell_len(drawn.text) == cell_len(text)
+        assert cell_len(drawn.text) + sum(unicodedata.category(point) == "Mc" for point in drawn.text) == cell_len(text)
         rows.append(f"\x1b[{row};1H{drawn.text}|\x1b[{row};{cell_len(text) + 1}H#")
     script = tmp_path / "draw.py"
     script.write_text(f"import sys, time\nsys.stdout.write({''.join(rows)!r})\nsys.stdout.flush()\ntime.sleep(30)\n")
