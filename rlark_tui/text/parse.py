@@ -66,6 +66,21 @@ def _yaml_int(event: Any, loader: type) -> bool:
     return any(tag == _YAML_INT and regexp.match(event.value) for tag, regexp in resolvers)
 
 
+_HEX_DIGIT_DIGITS = math.log10(16)
+"""The decimal digits a hexadecimal digit stands for: YAML 1.1's densest integer (`0x` and 3,600 `f` are 4,335
+decimal digits, which str() refuses)."""
+_SHORTEST_TOO_LARGE = int(MAX_YAML_INT_DIGITS / _HEX_DIGIT_DIGITS)
+
+
+def _int_digits(text: str) -> float:
+    """At least as many decimal digits as the YAML integer `text` has: its hexadecimal digits times log10(16) after
+    `0x`, else its digits 0-9 (as many as or more than an octal, binary or base-60 integer has)."""
+    sign, marker, hexadecimal = text.lower().partition("0x")
+    if marker and sign.strip("+-") == "":
+        return sum(char in "0123456789abcdef" for char in hexadecimal) * _HEX_DIGIT_DIGITS
+    return sum(text.count(digit) for digit in "0123456789")
+
+
 class YamlBound(ValueError):
     """A YAML text past one of the bounds above; the message (after the text's name) names the bound."""
 
@@ -93,8 +108,8 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
             nodes = 1
             if event.anchor is not None:
                 weights[event.anchor] = 1
-            if len(event.value) > MAX_YAML_INT_DIGITS and _yaml_int(event, loader) and sum(
-                    event.value.count(digit) for digit in "0123456789") > MAX_YAML_INT_DIGITS:
+            if len(event.value) > _SHORTEST_TOO_LARGE and _yaml_int(event, loader) and _int_digits(
+                    event.value) > MAX_YAML_INT_DIGITS:
                 raise YamlBound(f"holds a number too large to read (more than {MAX_YAML_INT_DIGITS} digits)")
         elif isinstance(event, yaml.AliasEvent):
             nodes = weights.get(event.anchor, 1) if event.anchor is not None else 1

@@ -85,6 +85,22 @@ def test_a_base_60_integer_is_refused_in_one_line_before_it_is_built(env, tmp_pa
     assert time.monotonic() - started < 10
 
 
+def test_a_hexadecimal_integer_of_more_than_4300_decimal_digits_is_refused_in_one_line(tmp_path, capsys):
+    """Issue 33, a twenty-fourth round (generated values through every field of a draft, 25 of 840 crashed):
+    `0x` and 3,600 letters `f` is an integer of 4,335 decimal digits, which load_yaml's bound let through (it counted
+    the digits 0-9 of the text: one), so the draft reader's str() of it raised ValueError, a crash report from
+    `rlark draft render`. A hexadecimal integer is held to the bound by the decimal digits it stands for."""
+    (tmp_path / "none.yaml").write_text("[]\n")
+    draft = tmp_path / "draft.yaml"
+    for value in ("0x" + "f" * 3600, "-0x_" + "F" * 3600):
+        draft.write_text(f"name: n\nroles:\n- role: Actor\n  env: {{A: {value}}}\n")
+        assert main(["draft", "render", str(draft), "--nodes", str(tmp_path / "none.yaml")]) == 2
+        assert one_line(capsys) == "error: draft holds a number too large to read (more than 4300 digits): not read\n"
+    draft.write_text(f"name: n\nroles:\n- role: Actor\n  env: {{A: 0x{'f' * 3500}}}\n")
+    assert main(["draft", "render", str(draft), "--nodes", str(tmp_path / "none.yaml")]) == 1
+    assert "number too large" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [["sandbox", "--port", "99999999"], ["sandbox", "--server-port", "-1"]])
 def test_a_port_out_of_range_is_one_line(env, capsys, argv):
     """A seventh round: `rlark sandbox --port 99999999` ended in a crash report (bind's OverflowError)."""
