@@ -133,8 +133,6 @@ def load_config(path: Path | None = None) -> RlarkConfig:
         raise UsageError(f"config file {path}: cannot read it ({_first_line(exc)})") from None
     except YamlBound as exc:
         raise UsageError(f"config file {path}: {exc}") from None
-    except ValueError:
-        raise UsageError(f"config file {path}: holds a number too large to read (more than 4300 digits)") from None
     if not isinstance(data, dict):
         raise UsageError(f"config file {path}: the top level must be a mapping")
     clusters = _string_map(path, data.get("clusters"), "clusters", nested_key="context")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import cache
 from typing import Any
 
 MAX_DIGITS = 18
@@ -122,7 +123,27 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
             total += nodes
         if nodes > max_nodes or (open_ and open_[-1][0] > max_nodes) or total > max_nodes:
             raise YamlBound(f"stands for more than {max_nodes:,} nodes once its aliases are expanded")
-    return yaml.load(text, Loader=loader)
+    return yaml.load(text, Loader=_guarded(loader))
+
+
+@cache
+def _guarded(loader: type) -> type:
+    """`loader` whose building of a value its tag or form cannot hold (`!!bool maybe`, `!!timestamp x`, the date
+    `0000-01-01`) raises yaml's ConstructorError at that value's line and column, as for any other YAML it cannot
+    read: PyYAML's constructors let KeyError, AttributeError and ValueError through, which every reader took for a
+    number past its bound or did not expect at all (a crash report)."""
+    import yaml
+
+    class Guarded(loader):  # type: ignore[valid-type,misc]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, KeyError, AttributeError, TypeError, OverflowError):
+                kind = node.tag.rpartition(":")[2] or "its tag says"
+                raise yaml.constructor.ConstructorError(None, None, f"cannot read the value as {kind}",
+                                                        node.start_mark) from None
+
+    return Guarded
 
 
 MAX_JSON_DEPTH = 64

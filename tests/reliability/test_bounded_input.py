@@ -101,6 +101,24 @@ def test_a_hexadecimal_integer_of_more_than_4300_decimal_digits_is_refused_in_on
     assert "number too large" not in capsys.readouterr().err
 
 
+def test_a_value_its_tag_or_form_cannot_hold_is_one_line_naming_where(env, tmp_path, capsys):
+    """Issue 33, a twenty-fourth round (generated tags and values through every field of a draft, 80 of 1,160
+    crashed): PyYAML lets `!!bool maybe` (KeyError) and `!!timestamp x` (AttributeError) through, so a draft, the
+    config file or a kubeconfig holding one ended in a crash report, and a date it cannot build (`0000-01-01`,
+    ValueError) was said to be 'a number too large to read (more than 4300 digits)'. text.parse.load_yaml says
+    where, as for any YAML it cannot read."""
+    (tmp_path / "none.yaml").write_text("[]\n")
+    draft = tmp_path / "draft.yaml"
+    for value, kind in (("!!bool maybe", "bool"), ("!!timestamp x", "timestamp"), ("0000-01-01", "timestamp")):
+        draft.write_text(f"name: n\nroles:\n- role: Actor\n  env: {{A: {value}}}\n")
+        assert main(["draft", "render", str(draft), "--nodes", str(tmp_path / "none.yaml")]) == 2
+        assert one_line(capsys) == f"error: draft is not valid YAML at line 4, column 12: cannot read the value as {kind}\n"
+        (env / "config.yaml").write_text(f"gateway_timeout: {value}\n")
+        assert main(["--kubeconfig", str(tmp_path / "none.yaml"), "get", "jobs"]) == 2
+        assert one_line(capsys) == (f"error: config file {env / 'config.yaml'}: cannot read it (cannot read the value "
+                                    f"as {kind})\n")
+
+
 @pytest.mark.parametrize("argv", [["sandbox", "--port", "99999999"], ["sandbox", "--server-port", "-1"]])
 def test_a_port_out_of_range_is_one_line(env, capsys, argv):
     """A seventh round: `rlark sandbox --port 99999999` ended in a crash report (bind's OverflowError)."""
