@@ -23,7 +23,7 @@ from rlark_tui.cluster import kubeconfig as kc
 from rlark_tui.cluster import lean, tls
 from rlark_tui.cluster import server as srv
 from rlark_tui.cluster.errors import ApiError, Gone, Request, Unreachable, status_error
-from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, same_origin, seg
+from rlark_tui.cluster.http import MERGE_PATCH, READ_TIMEOUT, Http, LineStream, TailRead, same_origin, seg
 from rlark_tui.cluster.kinds import (
     DOMAINS,
     JOBS,
@@ -538,13 +538,14 @@ class ClusterAccess:
                 container: str = keys.MAIN_CONTAINER, follow: bool = False, previous: bool = False,
                 timestamps: bool = True, tail: int | None = None, since_seconds: int | None = None,
                 since_time: str | None = None, read_timeout: float | None = None,
-                tail_bytes: int | None = None, line_chars: int | None = None) -> LineStream:
+                tail_bytes: int | None = None, line_chars: int | None = None) -> LineStream | TailRead:
         """`pods/log` of a data-plane pod (container `main` by default) as a line stream. A read that ends cleanly
         may end inside a line (the container's output still unterminated, served as the runtime's partial
         entry): that last piece is a line too; a follow refuses it, as only a cut stream ends there. A read
         without follow (of its `tail` or of the whole log) holds at most `tail_bytes` of its lines when given (the
         newest; LineStream.left_out), each cut to `line_chars` when given; a follow's lines are never held by the
-        read."""
+        read. A read of a `tail` without follow is a TailRead: the last `tail` lines, where the kubelet's tailLines
+        counts a line longer than 16 KiB as several, or a line saying why fewer."""
         plane = self.data_plane(cluster)
         if plane is None:
             raise Unreachable(f"logs: no data plane for cluster {cluster}: {self.server_problem or 'no rlark-server'}"
@@ -556,15 +557,19 @@ class ClusterAccess:
             query.append(("previous", "true"))
         if timestamps:
             query.append(("timestamps", "true"))
-        if tail is not None and tail >= 0:
-            query.append(("tailLines", str(tail)))
         if since_time:
             query.append(("sinceTime", since_time))
         elif since_seconds:
             query.append(("sinceSeconds", str(since_seconds)))
-        return plane.stream(f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log",
-                            Request("logs", "pods", pod, namespace, plane.source), query,
-                            read_timeout=read_timeout, whole_lines=follow,
+        path = f"/api/v1/namespaces/{seg(namespace)}/pods/{seg(pod)}/log"
+        req = Request("logs", "pods", pod, namespace, plane.source)
+        if tail is not None and tail > 0 and not follow:
+            return TailRead(lambda lines, keep: plane.stream(
+                path, req, [*query, ("tailLines", str(lines))], read_timeout=read_timeout, last=keep, ends=True,
+                last_bytes=tail_bytes, line_chars=line_chars, stamped=timestamps), tail)
+        if tail is not None and tail >= 0:
+            query.append(("tailLines", str(tail)))
+        return plane.stream(path, req, query, read_timeout=read_timeout, whole_lines=follow,
                             last=tail if tail is not None and tail >= 0 and not follow else None, ends=not follow,
                             last_bytes=None if follow else tail_bytes, line_chars=None if follow else line_chars)
 

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 # urllib3 (and the kubernetes client's exceptions) are imported by the first request of an Http, not with this
 # module: the lean path (KeptConnection: rlark get, the TUI's first list) never loads it
-__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "KeptConnection", "LineStream", "outside",
-           "same_origin", "seg", "tail_bytes", "tail_left_out"]
+__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "MERGE_PATCH", "Http", "KeptConnection", "LineStream", "TailRead",
+           "outside", "same_origin", "seg", "tail_bytes", "tail_left_out"]
 MERGE_PATCH = "application/merge-patch+json"
 MAX_LINE_BYTES = 16 << 20
 """A streamed log line longer than this (a Pod that never writes a newline) is shown cut there, marked, and the
@@ -62,8 +62,13 @@ KUBELET_LINE_BYTES = 16 << 10
 """The longest log entry a kubelet serves: the container runtime writes a longer line as entries of 16 KiB
 (containerd's `max_container_log_line_size`), and `tailLines` counts entries, so a kubelet's answer to a tail read of
 N lines is at most N such entries and their timestamps."""
-TAIL_LINE_HOLD = sys.getsizeof("\U0001f600" * (KUBELET_LINE_BYTES + len("2006-01-02T15:04:05.000000000Z ")))
+STAMP_CHARS = len("2006-01-02T15:04:05.000000000Z ")
+"""The time and space a kubelet puts before each line with `timestamps=true` (RFC3339Nano, all nine digits)."""
+TAIL_LINE_HOLD = sys.getsizeof("\U0001f600" * (KUBELET_LINE_BYTES + STAMP_CHARS))
 """The most one of those entries takes as a str (each character at most 4 bytes, when one is outside the BMP)."""
+TAIL_READS = 4
+"""The most reads of one tail (TailRead): the first, then larger tailLines while lines longer than
+KUBELET_LINE_BYTES made the answer fewer lines than asked."""
 
 
 def tail_bytes(lines: int) -> int:
@@ -73,9 +78,11 @@ def tail_bytes(lines: int) -> int:
 
 
 def tail_left_out(stream: object) -> str:
-    """What a tail read's `last_bytes` left out, in one line with the bound ('' when nothing was: an access that
-    lists a bundle's captured lines never does)."""
-    if not isinstance(stream, LineStream) or not stream.left_out or stream.last_bytes is None:
+    """What a tail read's `last_bytes` left out, in one line with the bound, or why it has fewer lines than asked
+    (TailRead.short) ('' when neither: an access that lists a bundle's captured lines never leaves one out)."""
+    if isinstance(stream, TailRead) and stream.short:
+        return stream.short
+    if not isinstance(stream, LineStream | TailRead) or not stream.left_out or stream.last_bytes is None:
         return ""
     return (f"its last {stream.kept:,} lines read and {stream.left_out:,} before them left out, to hold at most "
             f"{size_text(stream.last_bytes)} (the read's bound)")
@@ -170,7 +177,8 @@ class Http:
 
     def stream(self, path: str, req: Request, query: list[tuple[str, str]] | None = None,
                read_timeout: float | None = None, whole_lines: bool = False, last: int | None = None,
-               ends: bool = False, last_bytes: int | None = None, line_chars: int | None = None) -> LineStream:
+               ends: bool = False, last_bytes: int | None = None, line_chars: int | None = None,
+               stamped: bool = False) -> LineStream:
         """A streaming GET (watch, log follow); errors before the body arrive are raised here. `last`: only the
         last that many lines are kept (LineStream), within `last_bytes` when given (alone: the newest lines within
         it), each cut to `line_chars` when given. `ends`: an answer that ends by itself (a log read without follow, a TensorBoard answer), whose lines
@@ -182,7 +190,7 @@ class Http:
             raise status_error(resp.status, _error_body(resp), self._req(req, path))
         return LineStream(resp, self._req(req, path), read_timeout, whole_lines, last,
                           within=transport.BODY_TIMEOUTS if ends and read_timeout else None, last_bytes=last_bytes,
-                          line_chars=line_chars)
+                          line_chars=line_chars, stamped=stamped)
 
     def chunks(self, path: str, req: Request, read_timeout: float = READ_TIMEOUT,
                max_bytes: int | None = None) -> Iterator[bytes]:
@@ -356,7 +364,7 @@ class LineStream:
 
     def __init__(self, resp: urllib3.BaseHTTPResponse, req: Request, timeout: float | None,
                  whole_lines: bool = False, last: int | None = None, within: int | None = None,
-                 last_bytes: int | None = None, line_chars: int | None = None) -> None:
+                 last_bytes: int | None = None, line_chars: int | None = None, stamped: bool = False) -> None:
         self._resp = resp
         self._req = req
         self._timeout = timeout
@@ -371,6 +379,12 @@ class LineStream:
         self.left_out = 0
         """Lines a read with `last_bytes` left out to hold no more than that (those the server sent past `last`
         aside)."""
+        self._stamped = stamped
+        self.sent = 0
+        """Lines a read with `last` was sent."""
+        self.entries = 0
+        """With `last`: the most log entries those lines were where the kubelet counts tailLines (the runtime's
+        entries of at most KUBELET_LINE_BYTES each; each line's content after its time when `stamped`)."""
 
     def __iter__(self) -> Iterator[str]:
         for lines in self.batches():
@@ -416,12 +430,21 @@ class LineStream:
             yield list(kept)
 
     def _cut_batches(self) -> Iterator[list[str]]:
-        if self._line_chars is None:
-            yield from self._batches()
-            return
         most = self._line_chars
         for lines in self._batches():
-            yield [line[:most] if len(line) > most else line for line in lines]
+            if self._last is not None:
+                self._count(lines)
+            yield lines if most is None else [line[:most] if len(line) > most else line for line in lines]
+
+    def _count(self, lines: list[str]) -> None:
+        """`sent` and `entries` of these lines: a line's content of b bytes was at most b // KUBELET_LINE_BYTES + 1
+        entries (containerd ends a line of exactly that many in an empty one); a line of fewer characters than a
+        quarter of that is one, with no need to encode it."""
+        self.sent += len(lines)
+        short = KUBELET_LINE_BYTES // _STR_MOST_PER_CHAR + (STAMP_CHARS if self._stamped else 0)
+        skip = STAMP_CHARS if self._stamped else 0
+        self.entries += sum(1 if len(line) < short else len(line[skip:].encode()) // KUBELET_LINE_BYTES + 1
+                            for line in lines)
 
     def _batches(self) -> Iterator[list[str]]:
         # the pieces of a line still without its newline: a redrawn progress bar can be megabytes long, so its
@@ -492,6 +515,74 @@ class LineStream:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+class TailRead:
+    """The last `lines` lines of a container's log, as a LineStream yields them, where a kubelet's `tailLines`
+    counts the runtime's entries: containerd writes a line longer than KUBELET_LINE_BYTES as several, so
+    tailLines=100 of 40 KB lines answered 34 lines, the first of them the end of a cut one. It asks `lines` + 1
+    (the answer's first line may be such an end, and is yielded only when the answer began the log or the read's
+    bound left it out); while fewer lines came, the answer was as many entries as asked (not the whole log, nor
+    all that `sinceTime` let through) and the bound (`last_bytes`) left none out, the log is read again with a
+    tailLines the answer's entries a line say is enough (at least twice the last), up to TAIL_READS reads; a read
+    again that fails keeps the last answer. Fewer lines than asked that are not the whole log are said in `short`,
+    one line (tail_left_out). `open_read(tail_lines, keep)` opens one read keeping its last `keep` lines."""
+
+    def __init__(self, open_read: Callable[[int, int], LineStream], lines: int) -> None:
+        self._open = open_read
+        self.lines = lines
+        self._stream = open_read(lines + 1, lines + 1)  # errors before the answer's body are raised here
+        self._stopped = False
+        self.last_bytes = self._stream.last_bytes
+        self.kept = 0
+        self.left_out = 0
+        self.short = ""
+
+    def __iter__(self) -> Iterator[str]:
+        for lines in self.batches():
+            yield from lines
+
+    def batches(self) -> Iterator[list[str]]:
+        """One list of the last lines at the end, as a LineStream with `last`."""
+        from rlark_tui.cluster.errors import ApiError
+
+        asked, stream, reads = self.lines + 1, self._stream, 1
+        got = [line for batch in stream.batches() for line in batch]
+        why = ""
+        while stream.sent <= self.lines and stream.entries >= asked and not stream.left_out and not self._stopped:
+            if reads == TAIL_READS:
+                why = f"{reads} read{'s' * (reads != 1)} (the last of tailLines={asked:,}) held no more"
+                break
+            asked = max(2 * asked, -(-(self.lines + 1) * stream.entries // max(stream.sent, 1)) + 1)
+            kept, got = got, []  # held once: the answer read again holds at most its bound
+            try:
+                self._stream = self._open(asked, self.lines + 1)
+                again = [line for batch in self._stream.batches() for line in batch]
+            except (ApiError, Unreachable) as exc:
+                why, got = f"reading it again with tailLines={asked:,} failed: {exc}", kept
+                break
+            stream, got, reads = self._stream, again, reads + 1
+        whole = stream.entries < asked
+        if not whole and not stream.left_out and len(got) <= self.lines:
+            got = got[1:]  # perhaps the end of a line cut before it
+        got = got[-self.lines:] if self.lines else []
+        if stream.left_out:
+            self.left_out = min(stream.sent, self.lines) - len(got)
+        self.kept = len(got)
+        if not whole and not self.left_out and len(got) < self.lines:
+            self.short = (f"its last {len(got):,} lines, fewer than the {self.lines:,} asked: the kubelet counts a "
+                          f"line longer than {size_text(KUBELET_LINE_BYTES)} as several of its tailLines, and "
+                          f"{why or 'the read was stopped'}")
+        if got:
+            yield got
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def abort(self) -> None:
+        """Stop the read from another thread (LineStream.abort), and read no more."""
+        self._stopped = True
+        self._stream.abort()
 
 
 class HeadBoundResponse(http.client.HTTPResponse):

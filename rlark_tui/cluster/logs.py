@@ -14,7 +14,7 @@ from typing import Any
 
 from rlark_tui.cluster.access import Backoff, ClusterAccess
 from rlark_tui.cluster.errors import ApiError, NotFound, Unreachable
-from rlark_tui.cluster.http import LineStream, tail_bytes, tail_left_out
+from rlark_tui.cluster.http import LineStream, TailRead, tail_bytes, tail_left_out
 from rlark_tui.cluster.kinds import JOBS
 from rlark_tui.cluster.logmerge import LogLine, Resume, merge_by_time, split_line, split_raw
 from rlark_tui.errors import UsageError
@@ -246,7 +246,7 @@ class LogFollower:
         self.resume = resume if resume is not None else {}
         self.stop = threading.Event()
         self._threads: dict[tuple[str, str, str], threading.Thread] = {}
-        self._open: dict[tuple[str, str, str], LineStream] = {}
+        self._open: dict[tuple[str, str, str], LineStream | TailRead] = {}
         self._lock = threading.Lock()
         self._gateway_cache: dict[str, list[dict[str, Any]]] = {}
 

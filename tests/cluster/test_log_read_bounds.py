@@ -71,7 +71,8 @@ def test_diagnose_holds_a_real_logs_tail_cut_to_what_it_judges_and_says_when_the
     genuine log of long lines was judged on its newest part; and a log longer than the lines it asks for was judged
     on them without a word. Each line is held cut to what the diagnosis scans (diagnose.LINE_CHARS), the bound
     (here 1 MiB) holds that tail (40 lines of 64 KiB before the previous container's crash: 2.5 MiB as sent), and the
-    kubelet is asked one line more than is judged: a log that has it is said longer in one note."""
+    kubelet is asked one line more than is judged: a log that has it is said longer in one note, the previous
+    container's too (its 43 lines, of 64 KiB, were 7 in the kubelet's tail of 21 entries, before http.TailRead)."""
     from rlark_tui.raydash import diagnose as reads
 
     cluster, pod = seed_running_job(sb, "diag-long", ROLES)["actor"]
@@ -87,8 +88,8 @@ def test_diagnose_holds_a_real_logs_tail_cut_to_what_it_judges_and_says_when_the
     monkeypatch.setattr(reads, "HEADER_TAIL", 20)
     part = rl("diagnose", "diag-long")
     said = [line for line in part.err.splitlines() if "Header log" in line]
-    assert said == ["note: the Header log: longer than its last 20 lines, which are what was read and judged "
-                    "(diagnose's tail): a failure before them is not"], part.err
+    assert said == [f"note: the Header log{which}: longer than its last 20 lines, which are what was read and judged "
+                    "(diagnose's tail): a failure before them is not" for which in (" (previous container)", "")], part.err
 
 
 SHORTER = "x" * (10 << 10)
@@ -194,3 +195,29 @@ def test_the_resolved_config_is_looked_for_judging_each_block_of_the_log_once(rl
     result = rl("checkpoints", "ckpt-blocks")
     assert result.code == 1 and "exec in pod" in result.err and "config" not in result.err  # found, then listed
     assert len(judged) == 201
+
+
+LONGER = "y" * 40_000
+"""A line the runtime writes as three entries (16 KiB, 16 KiB and the rest), which tailLines counts as three."""
+
+
+def test_rlark_logs_tail_of_long_lines_is_the_lines_asked_for_or_says_why_fewer(rl, sb, monkeypatch):
+    """Issue 33, a twenty-fourth round (one way to read an input, a tail of long lines): the kubelet's tailLines
+    counts the runtime's entries, and containerd writes a line of 40 KB as three, so `rlark logs --tail 100` (and
+    every reader that asks a tail) showed 34 lines, the first of them the end of a cut one, and said nothing. The
+    log is read again with a larger tailLines until the lines asked for came (http.TailRead); where the reads it
+    allows do not get them, it says so in one line."""
+    from rlark_tui.cluster import http
+
+    cluster, pod = seed_running_job(sb, "logs-long-lines", [ROLES[0]])["actor"]
+    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(150)], when=at(1))
+    assert sb.logs.read(cluster, "rlark-system", pod, "main", tail=100)[0].startswith("y")  # a cut line's end
+    result = rl("logs", "logs-long-lines", "--tail", "100")
+    assert result.code == 0 and result.err == ""
+    assert result.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(50, 150)]
+    monkeypatch.setattr(http, "TAIL_READS", 1)
+    short = rl("logs", "logs-long-lines", "--tail", "100")
+    assert short.code == 0 and short.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(117, 150)]
+    assert short.err == (f"-- [actor/{pod}] its last 33 lines, fewer than the 100 asked: the kubelet counts a line "
+                         "longer than 16 KiB as several of its tailLines, and 1 read (the last of tailLines=101) "
+                         "held no more\n")
