@@ -490,14 +490,40 @@ def _shapes(value: str) -> set[str]:
         forms.update({body.replace("\n", "\\n"), body.replace("\n", " ")})
     if "\ufffd" in shown:
         forms.update(piece.strip() for piece in shown.split("\ufffd"))
-    forms.update([json.dumps(form)[1:-1] for form in forms])
+    escaped = [json.dumps(form)[1:-1] for form in forms]
+    forms.update(escaped)
+    forms.update(form.translate(_GO_JSON) for form in escaped)
     trimmed = raw.rstrip(b"\n")
-    forms.update({quote(trimmed, safe=""), quote(trimmed), quote_plus(trimmed, safe="")})
+    percent = {quote(trimmed, safe=""), quote(trimmed), quote_plus(trimmed, safe="")}
+    forms.update(percent)
+    forms.update(compiled(_PERCENT).sub(_lower, form) for form in percent)
     encoded = {base64.b64encode(form).decode("ascii") for form in {raw, raw + b"\n", trimmed, trimmed + b"\n"}}
     forms.update(encoded)
+    forms.update(core for form in {raw, trimmed} for core in _base64_cores(form) if len(core) >= 8)
     forms.update(piece for line in encoded for width in _BASE64_WRAPS if len(line) > width
                  for piece in (line[at:at + width] for at in range(0, len(line), width)) if len(piece) >= 8)
     return {form for form in forms if len(form) >= _MIN_KNOWN or form == value}
+
+
+def _base64_cores(raw: bytes) -> Iterator[str]:
+    """What base64 of `raw` is whatever bytes come before and after it (a Basic header's `user:`, a docker config's
+    auth, a JWT's part): for each of the 3 places it may start in a group of 3 bytes, the characters of the groups
+    that hold its bytes alone, and base64url's spelling of them (no padding in either)."""
+    for offset in (0, 1, 2):
+        core = base64.b64encode(b"\0" * offset + raw).decode("ascii")[4 if offset else 0:(offset + len(raw)) // 3 * 4]
+        yield core
+        yield core.translate(_URL_SAFE)
+
+
+_URL_SAFE = str.maketrans("+/", "-_")
+_GO_JSON = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+"""What Go's encoding/json escapes besides what Python's json does (a Go program's JSON log line)."""
+_PERCENT = r"%[0-9A-F]{2}"
+
+
+def _lower(escape: re.Match) -> str:
+    """A percent escape in lower case, as some encoders write it (`%2f`)."""
+    return escape.group().lower()
 
 
 _BASE64_WRAPS = (64, 76)

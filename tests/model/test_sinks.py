@@ -4,11 +4,13 @@ a second line, a second shell command, or an unmasked secret; a 50,000-deep valu
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 import shlex
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import rlark_tui
 from rlark_tui.commands.describe import describe_text
@@ -280,6 +282,27 @@ def test_a_secret_is_masked_in_every_shape_it_prints_in():
     for split in ("first-\x1b[0mline-s3cret", "first-line-\x1b]0;title\x07s3cret", "first-line\x00-s3cret"):
         assert "s3cret" not in sanitize.clean(known.mask(f"env {split} end")), split
     assert known.mask("env \x1b[1mbold\x1b[0m end") == "env \x1b[1mbold\x1b[0m end"
+
+
+def test_a_secret_is_masked_in_base64_beside_other_bytes_and_in_gos_json_and_lowercase_percent_escapes():
+    """Issue 33, a twenty-fourth round (generated shapes of generated values, 31 of 85 printed): base64 of the value
+    after other bytes (a Basic header of `alice:<value>`, a docker config's auth), before them or unpadded (a
+    JWT's base64url), JSON as Go writes it (`&`, `<`, `>` as \\u0026, \\u003c, \\u003e) and percent escapes in
+    lower case were printed whole. What encodes the value's bytes alone is masked: no 8 characters of it remain."""
+    for value in ("hunter2-secret-value", "p@ss&w<o>rd-2024!", "tok_ABCdef0123456789xyz", "h\u00e9llo-w\u00f6rld-s\u00e9cret\n"):
+        known = redact.KnownSecrets([value])
+        raw = value.encode()
+        for before, encode, after in ((b"alice:", base64.b64encode, b""), (b"u:", base64.b64encode, b""),
+                                      (b"x", base64.b64encode, b":x"), (b"", base64.urlsafe_b64encode, b""),
+                                      (b"", base64.b64encode, b"\x00")):
+            printed = encode(before + raw + after).decode().rstrip("=")
+            shown = known.mask(f"Authorization: Basic {printed}")
+            alone = printed[-(-len(before) // 3) * 4:(len(before) + len(raw)) // 3 * 4]  # the value's bytes alone
+            assert not any(alone[at:at + 8] in shown for at in range(len(alone) - 7)), (value, before, shown)
+        go_json = json.dumps(value)[1:-1].replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+        lower = re.sub("%[0-9A-F]{2}", lambda hexes: hexes.group().lower(), quote(value.rstrip("\n"), safe=""))
+        for printed in (go_json, lower):
+            assert printed not in known.mask(f'{{"msg": "{printed}"}}'), (value, printed)
 
 
 def test_a_50000_deep_value_is_redacted_and_cut():
