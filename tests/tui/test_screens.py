@@ -75,7 +75,7 @@ async def test_ages_in_view_move_with_the_clock_and_rows_coming_into_view_show_t
         assert table_rows(app)[0][-1] == "30s" and table_rows(app)[-1][-1] == "30s"
         clock["now"] += timedelta(minutes=10)
         await wait_for(pilot, lambda: table_rows(app)[0][-1] == "10m", "the age of the first row moved on")
-        await pilot.press("G")
+        await press(pilot, "G")
         await wait_for(pilot, lambda: "job-199" in table.visible_keys, "the last row in view")
         await wait_for(pilot, lambda: all(table_rows(app)[table.get_row_index(name)][-1] == "10m"
                                           for name in table.visible_keys), "the ages of the rows now in view")
@@ -97,10 +97,10 @@ async def test_selection_stays_on_the_same_job_across_updates_and_sorting(post_s
         assert table.selected_key == "job-20"
         assert table_rows(app)[table.cursor_row][3] == "Pending"
         assert table.scroll_y == scroll_before
-        await pilot.press("S")
+        await press(pilot, "S")
         assert table.selected_key == "job-20"
-        await pilot.press("N")
-        await pilot.press("N")
+        await press(pilot, "N")
+        await press(pilot, "N")
         assert table_rows(app)[0][0] == "job-29"
         assert table.selected_key == "job-20"
 
@@ -110,16 +110,16 @@ async def test_filter_substring_regex_and_invalid_regex(post_snapshot):
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"),
                                                    job_dict("eval-x", phase="Pending")]))
-        await pilot.press("slash", *"pending")
+        await press(pilot, "slash", *"pending")
         assert [r[0] for r in table_rows(app)] == ["eval-x"]
-        await pilot.press("ctrl+u", *"^demo-(ppo|sac)$")
+        await press(pilot, "ctrl+u", *"^demo-(ppo|sac)$")
         assert [r[0] for r in table_rows(app)] == ["demo-ppo", "demo-sac"]
-        await pilot.press("ctrl+u", *"demo-[")
+        await press(pilot, "ctrl+u", *"demo-[")
         await pilot.pause()
         assert table_rows(app) == []
         message = str(app.screen.query_one("#job-list-message").render())
         assert "invalid regex" in message
-        await pilot.press("escape")
+        await press(pilot, "escape")
         assert len(table_rows(app)) == 3
 
 
@@ -238,7 +238,7 @@ async def test_enter_opens_workers_with_pods_and_esc_goes_back(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("enter")
+        await press(pilot, "enter")
         assert isinstance(app.screen, JobDetailScreen)
         text = app.screen.query_one(WorkersTree).shown_text()
         for pod, node, ip in (("demo-ppo-actor-0", "gpu-a1", "10.0.0.1"), ("demo-ppo-rollout-0", "gpu-a2", "10.0.0.2"),
@@ -247,10 +247,10 @@ async def test_enter_opens_workers_with_pods_and_esc_goes_back(post_snapshot):
         assert "demo-ppo-actor (Actor)  [Header]  Pods 1/1" in text
         tree = app.screen.query_one(WorkersTree)
         tree.cursor_line = 2
-        await pilot.press("enter")
+        await press(pilot, "enter")
         assert isinstance(app.screen, LogScreen)
         assert app.screen.scope == ("pod", "rlark-gpu-a/uid-demo-ppo-actor-0")
-        await pilot.press("escape", "escape")
+        await press(pilot, "escape", "escape")
         assert isinstance(app.screen, JobListScreen)
 
 
@@ -258,7 +258,7 @@ async def test_workers_without_pods_say_waiting_for_task_sync_then_fill_in_place
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", phase="Pending")], with_pods=False))
-        await pilot.press("enter")
+        await press(pilot, "enter")
         tree = app.screen.query_one(WorkersTree)
         assert tree.shown_text().count("No Pod details yet — waiting for task sync") == 3
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
@@ -303,7 +303,7 @@ async def test_the_workers_of_many_roles_show_the_first_and_keep_the_selected_on
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, snapshot(first, "1"))
-        await pilot.press("enter")
+        await press(pilot, "enter")
         tree = app.screen.query_one(WorkersTree)
         lines = tree.shown_text().splitlines()
         assert [line.split()[0] for line in lines if "  Pods " in line] == ["big-t0", "big-t1", "big-t2"]
@@ -357,7 +357,7 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job]))
-        await pilot.press("d")
+        await press(pilot, "d")
         assert isinstance(app.screen, JobDetailScreen)
         overview = str(app.screen.query_one("#overview-text").render())
         assert "WANDB_API_KEY=***" in overview and "abc123supersecret" not in overview
@@ -365,7 +365,7 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
         assert "Node selector: kubernetes.io/hostname=gpu-a1" in overview
         assert "… 800 more lines (the first 200 shown; Y copies the YAML)" in overview and "echo 200" not in overview
         assert overview.rstrip().endswith("… 1 more roles (the first 2 shown; rlark describe job shows every one)")
-        await pilot.press("y")
+        await press(pilot, "y")
         assert app.screen.query_one("#job-tabs").active == "yaml"
         await wait_for(pilot, lambda: "k1999: v" in app.screen.yaml_text, "the first version's YAML")
         assert "abc123supersecret" not in app.screen.yaml_text
@@ -380,7 +380,7 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
         assert app.screen.query_one("#job-tabs").active == "workers"
         held.set()
         await wait_for(pilot, lambda: "k1999: changed" in app.screen.yaml_text, "the second version's YAML")
-        await pilot.press("Y")
+        await press(pilot, "Y")
         assert app.clipboard == app.screen.yaml_text and "kind: Job" in app.clipboard
         assert "k1999: changed" in app.clipboard
 
@@ -398,13 +398,13 @@ async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, snapshot)
-        await pilot.press("enter", "r")
+        await press(pilot, "enter", "r")
         ray_text = str(app.screen.query_one("#ray-text").render())
         assert "Alive nodes: 2 of 3 expected" in ray_text
         assert "2 node_x" in ray_text
-        await pilot.press("e")
+        await press(pilot, "e")
         assert "only while a Task is Pending" in str(app.screen.query_one("#events-text").render())
-        await pilot.press("escape", "down", "enter", "e")
+        await press(pilot, "escape", "down", "enter", "e")
         text = str(app.screen.query_one("#events-text").render())
         assert f"Warning R{EVENT_LINES - 1}: " in text and f"R{EVENT_LINES}:" not in text
         assert f"… {5_000 - EVENT_LINES:,} more events (the first {EVENT_LINES} shown)" in text
@@ -421,7 +421,7 @@ async def test_an_event_or_image_pull_forges_no_line_of_the_events_tab(post_snap
     app = RlarkApp(None)
     async with app.run_test(size=(200, 30)) as pilot:
         await post_snapshot(pilot, snapshot)
-        await pilot.press("enter", "e")
+        await press(pilot, "enter", "e")
         lines = str(app.screen.query_one("#events-text").render()).splitlines()
     assert not [line for line in lines if line.lstrip().startswith("Phase") or "\u202e" in line], lines
     assert "  Warning\\u202e BackOff\\nPhase: Succeeded: m  ( , )" in lines, lines
@@ -442,7 +442,7 @@ async def test_the_ray_tab_shows_each_ray_job_on_its_one_short_line(post_snapsho
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
-        await pilot.press("enter", "r")
+        await press(pilot, "enter", "r")
         lines = str(app.screen.query_one("#ray-text").render()).splitlines()
         assert [line for line in lines if line.startswith("Alive nodes")] == ["Alive nodes: 2 of 3 expected"]
         shown = next(line for line in lines if "raysubmit_1" in line)
@@ -461,7 +461,7 @@ async def test_the_ray_tab_masks_the_jobs_secret_env_value_in_rays_status_text(p
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job], ray=ray))
-        await pilot.press("enter", "r")
+        await press(pilot, "enter", "r")
         shown = str(app.screen.query_one("#ray-text").render())
     assert secret not in shown and " 1 node_***" in shown.splitlines(), shown
 
@@ -480,7 +480,7 @@ async def test_a_long_ray_status_costs_the_ui_thread_little_at_each_poll(post_sn
         ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": text, "jobs": [], "error": None,
                             "source": "Ray dashboard of demo-ppo", "polled_at": 0.0}}
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
-        await pilot.press("enter", "r")
+        await press(pilot, "enter", "r")
         started = time.thread_time()
         ray["demo-ppo"]["polled_at"] = 1.0  # a poll's answer, the same text: 2.4 s against the bound's 0.6
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")], ray=ray))
@@ -789,17 +789,17 @@ async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snaps
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("s")
+        await press(pilot, "s")
         assert isinstance(app.screen, ConfirmScreen)
         body = str(app.screen.query_one("#confirm-body").render())
         assert "3 Pod(s)" in body and "does NOT resume from a checkpoint" in body
-        await pilot.press("n")
+        await press(pilot, "n")
         assert isinstance(app.screen, JobListScreen)
         assert "stop of demo-ppo cancelled" in notifications(app)
-        await pilot.press("ctrl+d")
+        await press(pilot, "ctrl+d")
         assert isinstance(app.screen, ConfirmScreen)
         assert "cannot be undone" in str(app.screen.query_one("#confirm-body").render())
-        await pilot.press("escape")
+        await press(pilot, "escape")
 
 
 async def test_stopped_job_offers_start_and_finished_job_refuses(post_snapshot):
@@ -807,10 +807,10 @@ async def test_stopped_job_offers_start_and_finished_job_refuses(post_snapshot):
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("a-stopped", phase="Stopped", stopped=True),
                                                    job_dict("b-done", phase="Succeeded")]))
-        await pilot.press("s")
+        await press(pilot, "s")
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.title_text == "Start Job a-stopped?"
-        await pilot.press("escape", "down", "s")
+        await press(pilot, "escape", "down", "s")
         assert not isinstance(app.screen, ConfirmScreen)
         assert any("treats it as finished, so stop or start would do nothing" in n for n in notifications(app))
 
@@ -822,7 +822,7 @@ async def test_readonly_hides_and_refuses_mutations(post_snapshot):
         keys = footer_keys(app)
         assert "logs" in keys and "stop_start" not in keys and "delete" not in keys
         assert "READ-ONLY" in app.screen.query_one(StatusHeader).summary()
-        await pilot.press("s", "ctrl+d")
+        await press(pilot, "s", "ctrl+d")
         assert isinstance(app.screen, JobListScreen)
         assert not isinstance(app.screen, ConfirmScreen)
         # reached without a key (the keys are hidden), the mutation is refused by rlark_tui.flow.actions, before
@@ -837,13 +837,13 @@ async def test_help_lists_the_live_keys(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("question_mark")
+        await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
         for key, what in (("l", "Logs"), ("s", "Stop/Start"), ("^d", "Delete"), ("c", "Run check"), ("/", "Filter")):
             assert any(line.split()[:1] == [key] and what in line for line in text.splitlines()), (key, text)
         assert ":nodes" in text
-        await pilot.press("escape")
+        await press(pilot, "escape")
         assert isinstance(app.screen, JobListScreen)
 
 
@@ -861,7 +861,7 @@ async def test_help_in_readonly_mode_omits_mutations(post_snapshot):
     app = RlarkApp(None, readonly=True)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("question_mark")
+        await press(pilot, "question_mark")
         text = str(app.screen.query_one("#help-text").render())
         assert "Stop/Start" not in text and "Delete" not in text and "Logs" in text
 
@@ -877,18 +877,18 @@ async def test_command_mode_switches_views_and_rejects_unknown(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, snapshot)
-        await pilot.press("colon", *"nodes", "enter")
+        await press(pilot, "colon", *"nodes", "enter")
         assert isinstance(app.screen, NodeListScreen)
         table = app.screen.query_one("#node-table")
         assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["rlark-gpu-a/gpu-a1",
                                                                           "rlark-gpu-a/gpu-a2"]
         assert table.get_row_at(0)[4] == "8/8"
-        await pilot.press("colon", *"ns rlark-edge-b", "enter")
+        await press(pilot, "colon", *"ns rlark-edge-b", "enter")
         assert table.row_count == 0
         assert "ns rlark-edge-b" in app.screen.query_one(StatusHeader).summary()
-        await pilot.press("colon", *"jobs", "enter")
+        await press(pilot, "colon", *"jobs", "enter")
         assert isinstance(app.screen, JobListScreen)
-        await pilot.press("colon", *"secrets", "enter")
+        await press(pilot, "colon", *"secrets", "enter")
         assert any("unknown command :secrets" in n for n in notifications(app))
 
 
@@ -898,7 +898,7 @@ async def test_run_check_key_opens_the_run_check_screen(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("c")
+        await press(pilot, "c")
         assert isinstance(app.screen, CheckScreen) and app.screen.job_name == "demo-ppo"
 
 
@@ -906,10 +906,10 @@ async def test_command_palette_offers_job_commands(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("ctrl+p")
-        await pilot.press(*"open demo")
+        await press(pilot, "ctrl+p")
+        await press(pilot, *"open demo")
         await pilot.pause(0.3)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "demo-ppo"
 
@@ -918,7 +918,7 @@ async def test_logs_without_cluster_explain_why_in_the_pane(post_snapshot):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("l")
+        await press(pilot, "l")
         assert isinstance(app.screen, LogScreen)
         await wait_for(pilot, lambda: any("not connected to a cluster" in line[TEXT]
                                           for line in app.screen.view.shown_lines), "the pane's reason",
@@ -930,7 +930,7 @@ async def test_small_terminal_80x24_keeps_list_and_detail_usable(post_snapshot):
     async with app.run_test(size=(80, 24)) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n}") for n in range(40)]))
         assert app.screen.table.row_count == 40
-        await pilot.press("G", "enter")
+        await press(pilot, "G", "enter")
         assert isinstance(app.screen, JobDetailScreen) and app.screen.job_name == "job-9"
         assert "job-9-env-0" in app.screen.query_one(WorkersTree).shown_text()
 
@@ -955,7 +955,7 @@ async def test_n_opens_the_create_job_wizard(post_snapshot, env):
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert isinstance(app.screen, WizardScreen)
 
@@ -964,10 +964,10 @@ async def test_the_list_catches_up_with_changes_made_while_a_detail_screen_cover
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac")]))
-        await pilot.press("enter")
+        await press(pilot, "enter")
         assert isinstance(app.screen, JobDetailScreen)
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo", phase="Pending"), job_dict("new-run")]))
-        await pilot.press("escape")
+        await press(pilot, "escape")
         assert [(row[0], row[3]) for row in table_rows(app)] == [("demo-ppo", "Pending"), ("new-run", "Running")]
 
 
@@ -994,9 +994,9 @@ async def test_a_confirmed_stop_without_a_cluster_says_it_is_not_connected(post_
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo")]))
-        await pilot.press("s")
+        await press(pilot, "s")
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
+        await press(pilot, "y")
         await wait_for(pilot, lambda: any("demo-ppo" in n and "not connected" in n for n in notifications(app)),
                        "the refusal")
         assert not any("NoneType" in n for n in notifications(app))
@@ -1016,13 +1016,13 @@ async def test_a_long_confirm_detail_scrolls_with_the_keys_at_80x24():
         scroll = app.screen.query_one("#confirm-scroll")
         await wait_for(pilot, lambda: scroll.max_scroll_y > 0, "a diff longer than the dialog")
         assert scroll.scroll_y == 0 and app.screen.focused.id == "confirm-no"
-        await pilot.press("down")
+        await press(pilot, "down")
         assert scroll.scroll_y == 1
-        await pilot.press("end")
+        await press(pilot, "end")
         assert scroll.scroll_y == scroll.max_scroll_y, "the added line is in view"
-        await pilot.press("home")
+        await press(pilot, "home")
         assert scroll.scroll_y == 0 and app.screen.focused.id == "confirm-no"
-        await pilot.press("enter")
+        await press(pilot, "enter")
         assert not isinstance(app.screen, ConfirmScreen)
 
 
@@ -1143,8 +1143,8 @@ async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict("[@click=app.quit]x[/]"),
                                                    job_dict("y\nDelete prod\u202eab")]))
-        await pilot.press("ctrl+p")
-        await pilot.press(*"open")
+        await press(pilot, "ctrl+p")
+        await press(pilot, *"open")
         options = app.screen.query_one("CommandList")
         await wait_for(pilot, lambda: options.option_count > 1, "the palette's hits")
         await pilot.pause(0.3)
@@ -1154,7 +1154,7 @@ async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot)
         assert not [s.style.meta for line in rendered for s in line if s.style and "@click" in s.style.meta]
         assert any("Open y\\nDelete prod\\u202eab" in line for line in shown), shown
         assert not any(line.strip().startswith("Delete prod") for line in shown), shown
-        await pilot.press("escape")
+        await press(pilot, "escape")
 
 
 async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_linear_time(post_snapshot):
@@ -1169,10 +1169,10 @@ async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_lin
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict(repeated), job_dict("İİİİopen")]))
-        await pilot.press("ctrl+p")
+        await press(pilot, "ctrl+p")
         options = app.screen.query_one("CommandList")
         spent = time.process_time()
-        await pilot.press(*"open")
+        await press(pilot, *"open")
         await wait_for(pilot, lambda: options.option_count >= 18, "the palette's hits", timeout=20)
         spent = time.process_time() - spent
         await pilot.pause(0.3)
@@ -1181,7 +1181,7 @@ async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_lin
         hits = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert any(hit.startswith(f"Logs of {repeated}") for hit in hits), hits
         assert spent < 5, f"{spent:.1f} s of CPU to match 'open'"
-        await pilot.press("escape")
+        await press(pilot, "escape")
 
 
 async def test_the_command_palette_opens_at_once_whatever_the_length_of_a_job_name(post_snapshot):
@@ -1198,10 +1198,10 @@ async def test_the_command_palette_opens_at_once_whatever_the_length_of_a_job_na
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict(name), job_dict("other")]))
         spent = time.thread_time()
-        await pilot.press("ctrl+p")
+        await press(pilot, "ctrl+p")
         options = await wait_for(pilot, lambda: (lambda found: found and found[0].option_count and found[0])(
             app.screen.query("CommandList")), "the palette's entries")
-        await pilot.press("o")
+        await press(pilot, "o")
         await wait_for(pilot, lambda: options.option_count >= 2, "the palette's hits")
         spent = time.thread_time() - spent
         hits = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
@@ -1221,14 +1221,14 @@ async def test_the_command_palette_offers_its_first_entries_over_thousands_of_jo
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job_dict(f"job-{n:05d}") for n in range(2 * PALETTE_HITS)]))
-        await pilot.press("ctrl+p")
+        await press(pilot, "ctrl+p")
         options = app.screen.query_one("CommandList")
         spent = time.process_time()
-        await pilot.press(*"open")
+        await press(pilot, *"open")
         await wait_for(pilot, lambda: options.option_count >= PALETTE_HITS, "the palette's hits", timeout=30)
         spent = time.process_time() - spent
         assert options.option_count == PALETTE_HITS and spent < 10, (options.option_count, spent)
-        await pilot.press("escape")
+        await press(pilot, "escape")
 
 
 async def test_the_tunnels_screen_shows_no_url_line_a_job_name_or_a_reason_forged():
