@@ -537,6 +537,8 @@ class TailRead:
         self.kept = 0
         self.left_out = 0
         self.short = ""
+        self.whole = False
+        """Once read: the lines yielded began the log (or all that `sinceTime` let through)."""
 
     def __iter__(self) -> Iterator[str]:
         for lines in self.batches():
@@ -562,7 +564,7 @@ class TailRead:
                 why, got = f"reading it again with tailLines={asked:,} failed: {exc}", kept
                 break
             stream, got, reads = self._stream, again, reads + 1
-        whole = stream.entries < asked
+        whole = self.whole = stream.entries < asked
         if not whole and not stream.left_out and len(got) <= self.lines:
             got = got[1:]  # perhaps the end of a line cut before it
         got = got[-self.lines:] if self.lines else []

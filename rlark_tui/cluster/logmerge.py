@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -134,6 +135,11 @@ class Resume:
 
     def since(self) -> str | None:
         return since_time(self.last) if self.last is not None else None
+
+    def all_seen_at_last(self) -> None:
+        """Every line at the newest timestamp counts as shown: a tail read that began among them (its lines all of
+        that one time) does not know how many came before it, which a replay from that second shows again."""
+        self.count_at_last = sys.maxsize
 
 
 def merge_by_time(streams: list[list[LogLine]]) -> list[LogLine]:

@@ -293,14 +293,21 @@ class LogFollower:
         last_refusal = ""
         source, on_lines = target.source, self.on_lines
         dropped = False
+        tail_read = False
         while not self.stop.is_set():
-            tail = self.tail if resume.last is None else None
+            tail = self.tail if resume.last is None and not tail_read else None
+            if tail and not self.previous and not dropped:
+                tail_read = self._tail_first(target, resume)
+                tail = None if tail_read else tail
+            if self.stop.is_set():
+                return
             if dropped and self.before_read is not None:  # the container may run anew, with other Secrets
                 self.before_read(target)
             try:
                 stream = self.access.pod_log(
                     target.cluster, target.pod, namespace=target.namespace, follow=not self.previous,
-                    previous=self.previous, tail=tail, since_seconds=self.since_seconds if resume.last is None else None,
+                    previous=self.previous, tail=tail,
+                    since_seconds=self.since_seconds if resume.last is None else None,
                     since_time=resume.since(), read_timeout=None, tail_bytes=_tail_bytes(tail))
             except NotFound:
                 self.on_notice(f"[{source}] Pod {target.pod} is gone (stopped or replaced)")
@@ -369,6 +376,42 @@ class LogFollower:
             self.on_notice(f"stream interrupted: [{source}] {why}; reconnecting")
             dropped = True
             self.stop.wait(backoff.next())
+
+    def _tail_first(self, target: LogTarget, resume: Resume) -> bool:
+        """A follow's first `tail` lines, read as a tail (access.pod_log's TailRead: the kubelet's tailLines counts
+        a line longer than 16 KiB as several, so the log pane's first 1,000 of 40 KB lines were 334) and shown, with
+        what the read left out or why it has fewer; the follow then goes on from them by sinceTime, lines shown
+        dropped by Resume. False when the read failed, and the follow asks its tailLines as before."""
+        try:
+            stream = self.access.pod_log(target.cluster, target.pod, namespace=target.namespace, tail=self.tail,
+                                         since_seconds=self.since_seconds, read_timeout=30,
+                                         tail_bytes=_tail_bytes(self.tail))
+        except (ApiError, Unreachable):
+            return False
+        with self._lock:
+            self._open[target.key] = stream
+        if self.stop.is_set():  # closed while connecting: close() did not see this read
+            stream.abort()
+        try:
+            resume.restart()
+            for batch in stream.batches():
+                stamps, texts = _admitted(batch, resume)
+                if texts and not self.stop.is_set():
+                    self.on_lines(target.source, stamps, texts)
+                if texts and isinstance(stream, TailRead) and not stream.whole and resume.count_at_last == len(texts):
+                    resume.all_seen_at_last()
+        except Unreachable as exc:
+            if not self.stop.is_set():
+                self.on_notice(f"stream interrupted: [{target.source}] {exc}; reconnecting")
+            return False
+        finally:
+            with self._lock:
+                if self._open.get(target.key) is stream:
+                    del self._open[target.key]
+        left_out = tail_left_out(stream)
+        if left_out and not self.stop.is_set():
+            self.on_notice(f"[{target.source}] {left_out}")
+        return True
 
     def _previous_instance(self, target: LogTarget, resume: Resume) -> bool:
         """After a dropped stream, once the follow of the current instance is open and before it is read: what

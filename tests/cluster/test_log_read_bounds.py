@@ -221,3 +221,39 @@ def test_rlark_logs_tail_of_long_lines_is_the_lines_asked_for_or_says_why_fewer(
     assert short.err == (f"-- [actor/{pod}] its last 33 lines, fewer than the 100 asked: the kubelet counts a line "
                          "longer than 16 KiB as several of its tailLines, and 1 read (the last of tailLines=101) "
                          "held no more\n")
+
+
+async def test_the_log_panes_first_lines_of_long_lines_are_the_lines_it_asks_for(sb, env, monkeypatch):
+    """The log pane's first fill followed the log with tailLines=TAIL_LINES, which the kubelet counts in the
+    runtime's 16 KiB entries: 100 asked of 40 KB lines showed 34, the first the end of a cut line. The follow's first
+    lines are read as a tail (http.TailRead, LogFollower._tail_first) and the follow goes on from them: the 100
+    lines asked, then a line written after."""
+    from rlark_tui.cluster.access import ClusterAccess
+    from rlark_tui.model.logtarget import Scope
+    from rlark_tui.screens import logs as log_screen
+    from rlark_tui.screens.logs import LogScreen
+    from rlark_tui.tui.app import RlarkApp
+    from rlark_tui.widgets.log_pane import NOTICE, TEXT
+    from tests.pilot import wait_for
+
+    cluster, pod = seed_running_job(sb, "pane-long-lines", [ROLES[0]])["actor"]
+    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(150)], when=at(1))
+    monkeypatch.setattr(log_screen, "TAIL_LINES", 100)
+    access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
+
+    def texts(app) -> list[str]:
+        if not (isinstance(app.screen, LogScreen) and app.screen.ready):
+            return []
+        return [line[TEXT][:3] for line in app.screen.view.shown_lines if not line[NOTICE]]
+    try:
+        app = RlarkApp(access)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: app.index is not None and app.index.job("pane-long-lines"), "the Job")
+            app.open_logs("pane-long-lines", Scope.ALL)
+            await wait_for(pilot, lambda: "149" in texts(app), "the newest line", show=texts)
+            write_log(sb, cluster, pod, ["150 after"], when=at(2))
+            await wait_for(pilot, lambda: "150" in texts(app), "the line written after", show=texts)
+            assert texts(app) == [f"{n:03}" for n in range(50, 151)]
+    finally:
+        access.close()
+        sb.store.delete("jobs", "pane-long-lines", "")

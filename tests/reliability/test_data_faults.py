@@ -267,7 +267,10 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
     write_log(rel, cluster, pod, ["first", "second", "third"], when=at(1))
     write_raw(rel, cluster, pod, b"bad bytes \xff\xfe\xc3( end", 2)
     write_raw(rel, cluster, pod, MEGABYTE_LINE.encode(), 3)
-    rel.faults.cut_logs(after_lines=2, times=1, follow_only=True)  # the pane's stream, not an alert round's read
+    # the pane's follow stream, not an alert round's read nor the pane's first lines (a tail read, http.TailRead):
+    # it replays the newest second, the 1 MB line, and is cut in the middle of the second line written after it
+    rel.faults.cut_logs(after_lines=2, times=1, follow_only=True)
+    after = ["fourth", "fifth is long enough to be cut in half", "sixth"]
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: name in screen_text(app), what="the Job row")
@@ -275,14 +278,17 @@ async def test_tui_log_pane_cut_stream_odd_bytes_and_a_megabyte_line(rel, access
         await wait_for(pilot, lambda: isinstance(app.screen, LogScreen) and app.screen.query("#log-view"),
                        what="the log pane")
         view = app.screen.view
+        await wait_for(pilot, lambda: any(line[TEXT] == MEGABYTE_LINE for line in view.shown_lines),
+                       what="the 1 MB line")
+        write_log(rel, cluster, pod, after, when=at(4))
         await wait_for(pilot, lambda: any(line[NOTICE] and "was dropped" in line[TEXT] for line in view.shown_lines),
                        what="the dropped-stream notice")
         assert any(line[NOTICE] and line[TEXT].startswith(f"-- stream interrupted: [actor/{pod}] ")
                    and line[TEXT].endswith("; reconnecting") for line in view.shown_lines)
-        await wait_for(pilot, lambda: any(line[TEXT] == MEGABYTE_LINE for line in view.shown_lines),
-                       what="the 1 MB line")
+        await wait_for(pilot, lambda: any(line[TEXT] == after[-1] for line in view.shown_lines),
+                       what="the lines after the cut")
         texts = [line[TEXT] for line in view.shown_lines if not line[NOTICE]]
-        assert texts == ["first", "second", "third", "bad bytes \ufffd\ufffd\ufffd( end", MEGABYTE_LINE]
+        assert texts == ["first", "second", "third", "bad bytes \ufffd\ufffd\ufffd( end", MEGABYTE_LINE, *after]
         await pilot.press("w")  # wrapped, the long line ends in a note instead of 8,700 rows
         assert view.wrap
         await wait_for(pilot, lambda: "more characters; ctrl+s saves" in screen_text(app),
