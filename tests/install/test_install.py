@@ -42,11 +42,15 @@ def source_files() -> list[Path]:
 
 @pytest.fixture(scope="session")
 def wheel(request, tmp_path_factory) -> Path:
-    """The wheel of the current sources, built once per change of them (cached in pytest's cache dir)."""
+    """The wheel of the current sources, built once per change of them (cached in pytest's cache dir; built in the
+    session's temporary directory when pytest runs with -p no:cacheprovider)."""
     digest = hashlib.sha256()
     for path in source_files():
         digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
-    cache = Path(request.config.cache.mkdir("rlark-wheel")) / digest.hexdigest()[:16]
+    cache_provider = getattr(request.config, "cache", None)
+    wheels = (Path(cache_provider.mkdir("rlark-wheel")) if cache_provider is not None
+              else tmp_path_factory.mktemp("rlark-wheel"))
+    cache = wheels / digest.hexdigest()[:16]
     built = sorted(cache.glob("rlark_tui-*.whl"))
     if not built:
         tree = tmp_path_factory.mktemp("wheel-src")
@@ -54,7 +58,9 @@ def wheel(request, tmp_path_factory) -> Path:
             copy = shutil.copy2 if (REPO / name).is_file() else shutil.copytree
             copy(REPO / name, tree / name, **({} if (REPO / name).is_file()
                                                else {"ignore": shutil.ignore_patterns("__pycache__")}))
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(cache), str(tree)],
+        # uv's isolated build (the build-system's setuptools, from its cache): pip wheel made a virtualenv and
+        # installed setuptools into it first, 3.8 s of CPU (18.7 s of a CI worker's wall) to uv's 1.3 s
+        subprocess.run([sys.executable, "-m", "uv", "build", "-q", "--wheel", "-o", str(cache), str(tree)],
                        check=True, capture_output=True, timeout=300)
         built = sorted(cache.glob("rlark_tui-*.whl"))
     return built[-1]
