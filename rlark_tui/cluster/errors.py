@@ -201,6 +201,9 @@ def transport_error(exc: BaseException, req: Request, timeout: float | None = No
     if isinstance(root, ConnectionResetError) or _is_urllib3(root, "ProtocolError") or "reset" in str(root).lower() \
             or "aborted" in str(root).lower():
         return Unreachable(f"connection to {where} was dropped: {_short(root)}", "dropped")
+    if isinstance(root, UnicodeError) or (_is_urllib3(root, "LocationParseError") and "label" in str(root)):
+        return Unreachable(f"cannot resolve the host of {where}: not a host name (a label is empty or longer than 63 "
+                           "characters)", "dns")
     if isinstance(root, socket.gaierror) or "resolve" in str(root).lower():
         return Unreachable(f"cannot resolve the host of {where}: {_short(root)}", "dns")
     return Unreachable(f"cannot reach {where}: {_short(root)}", "other")

@@ -326,7 +326,7 @@ class KeptConnection:
                 except BaseException:
                     sock.close()
                     raise
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a host name IDNA cannot encode (`a..b`)
             raise transport_error(exc, req, CONNECT_TIMEOUT, connecting=True) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = http.client.HTTPConnection(self._host, self._port)

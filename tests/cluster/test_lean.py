@@ -119,6 +119,26 @@ def test_lean_path_errors_are_the_client_paths_one_line(sb, rl, env, client_path
     assert "unauthorized (401)" in leaned["bad token"].err
 
 
+@pytest.mark.parametrize("host", ["a..b", ".rlark", "x" * 64, "\u00fc" + "x" * 70])
+def test_a_server_name_no_resolver_takes_is_one_line_on_both_paths(env, tmp_path, capsys, host):
+    """Issue 33, a twenty-fourth round (generated kubeconfigs, 1 of 300 crashed; a typo does it): a server host with
+    an empty label or one of more than 63 characters raised UnicodeError out of the resolver's IDNA encoding, and
+    `rlark get jobs` (the lean path) ended in a crash report, where the client path said one line."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": f"https://{host}:6443"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}, allow_unicode=True))
+    kubeconfig.chmod(0o600)
+    run = cli_runner(kubeconfig, capsys)
+    said = {argv: run(*argv) for argv in (("get", "jobs"), ("describe", "job", "x"))}
+    for got in said.values():
+        assert got.code == 1 and got.out == "" and got.err == (
+            f"error: cannot resolve the host of the control plane at https://{host}:6443: not a host name (a label "
+            "is empty or longer than 63 characters)\n"), got.err
+
+
 def _capsys(rl):
     """The capsys the `rl` runner reads (its closure), for more runners on other kubeconfigs."""
     return next(cell.cell_contents for cell in rl.__closure__ if hasattr(cell.cell_contents, "readouterr"))
