@@ -355,7 +355,7 @@ def _walk(start_fd: int, parts: tuple[str, ...], member: tarfile.TarInfo, name: 
             raise CopyRefused(f"cannot write {member.name!r}: {exc.strerror}") from None
         os.close(fd)
         fd = nxt
-        why = fsutil.why_not_own(os.fstat(fd))
+        why = fsutil.why_not_own(fd)
         if why is not None:
             os.close(fd)
             raise _refuse(member, f"{part!r} on the way is not yours to write in ({why})")

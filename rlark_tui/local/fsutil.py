@@ -81,9 +81,30 @@ def _private_group(gid: int) -> bool:
     return gid == user.pw_gid and group.gr_name == user.pw_name and not [m for m in group.gr_mem if m != user.pw_name]
 
 
-def _closed_to_others(info: os.stat_result) -> bool:
+def _closed_to_others(info: os.stat_result, fd: int) -> bool:
+    """No one but the user may write the file or directory open at `fd` (`info` its stat): not others, and the group
+    only when it is the user's private group and no POSIX ACL names another user or group that may write (with an
+    ACL the group bits are its mask: `setfacl -m u:bob:rwx` on a 0770 directory showed it as the private group's)."""
     mode = info.st_mode
-    return not mode & stat.S_IWOTH and (not mode & stat.S_IWGRP or _private_group(info.st_gid))
+    if mode & stat.S_IWOTH:
+        return False
+    return not mode & stat.S_IWGRP or (_private_group(info.st_gid) and not _acl_writers(fd))
+
+
+_ACL_NAMED = (0x02, 0x08)
+"""The tags of a POSIX ACL's entries for a named user (ACL_USER) and a named group (ACL_GROUP)."""
+
+
+def _acl_writers(fd: int) -> bool:
+    """Does the access ACL of the file at `fd` let a named user or group write (the kernel's xattr layout: a
+    version word, then entries of tag, permissions and id, little-endian)?"""
+    import struct
+
+    try:
+        acl = os.getxattr(fd, "system.posix_acl_access")
+    except OSError:  # no ACL (ENODATA), or a file system without them
+        return False
+    return any(tag in _ACL_NAMED and perm & 2 for tag, perm, _id in struct.iter_unpack("<HHI", acl[4:]))
 
 
 def private_spool_dir() -> str:
@@ -92,14 +113,16 @@ def private_spool_dir() -> str:
     return tempfile.mkdtemp(prefix="rlark-spool-")
 
 
-def _trusted(info: os.stat_result) -> bool:
-    return info.st_uid in (os.geteuid(), 0) and _closed_to_others(info)
+def _trusted(info: os.stat_result, fd: int) -> bool:
+    return info.st_uid in (os.geteuid(), 0) and _closed_to_others(info, fd)
 
 
-def why_not_own(info: os.stat_result) -> str | None:
+def why_not_own(fd: int) -> str | None:
+    """Why the directory open at `fd` is not the user's own and closed to others (None when it is)."""
+    info = os.fstat(fd)
     if info.st_uid != os.geteuid():
         return f"the directory belongs to uid {info.st_uid}, not to you"
-    if not _closed_to_others(info):
+    if not _closed_to_others(info, fd):
         return "others may write in the directory"
     return None
 
@@ -154,7 +177,7 @@ class Destination:
                 if not create:
                     os.close(fd)
                     raise
-                why = why_not_own(os.fstat(fd))
+                why = why_not_own(fd)
                 if why is not None:
                     os.close(fd)
                     raise self._refuse(f"cannot make {part!r} there: {why}") from None
@@ -182,7 +205,7 @@ class Destination:
         if not stat.S_ISLNK(info.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", self.shown)
         holder = os.fstat(fd)
-        if not (_trusted(holder) or (holder.st_mode & stat.S_ISVTX and info.st_uid == os.geteuid())):
+        if not (_trusted(holder, fd) or (holder.st_mode & stat.S_ISVTX and info.st_uid == os.geteuid())):
             raise self._refuse(f"{part!r} on the way is a link in a directory others may write")
         budget[0] -= 1
         if budget[0] < 0:
@@ -218,11 +241,11 @@ class Destination:
             if info is not None and stat.S_ISDIR(info.st_mode) and not self.directory_ok:
                 raise IsADirectoryError(errno.EISDIR, "is a directory", self.shown)
             if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-                if not _trusted(holder):
+                if not _trusted(holder, fd):
                     raise self._refuse("it is a special file in a directory others may write")
                 self.through = True
             else:
-                why = None if self.root_ok and _trusted(holder) else why_not_own(holder)
+                why = None if self.root_ok and _trusted(holder, fd) else why_not_own(fd)
                 if why is not None:
                     raise self._refuse(why + "; choose a directory of your own")
                 if info is not None and self.named and info.st_uid == os.geteuid():
@@ -697,7 +720,7 @@ def read_own(path: Path | str, limit: int, *, closed: bool = False) -> bytes:
             raise PermissionError(errno.EACCES, "not a regular file of your own" + (" or root's" if closed else ""),
                                   str(path))
         handle, info = opened
-        if not _closed_to_others(info):  # rlark writes its files 0600: another user rewrote this one in place
+        if not _closed_to_others(info, handle.fileno()):  # rlark writes 0600: another user rewrote this one in place
             handle.close()
             raise PermissionError(errno.EACCES, "others may write it", str(path))
         with handle:

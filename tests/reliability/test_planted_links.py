@@ -106,6 +106,39 @@ def test_no_writer_writes_through_another_users_link(planted):
         assert "\n" not in message and ("others may write" in message or "link" in message), (what, message)
 
 
+def test_no_writer_writes_through_a_link_an_acl_let_another_user_plant(tmp_path):
+    """Issue 33, a twenty-fourth round (generated directories by mode, owner and ACL, as a real second uid): a
+    directory of the user's own, 0770 with the user's private group, whose POSIX ACL lets another uid write
+    (`setfacl -m u:65534:rwx`, shown as the group bits, its mask), was trusted as closed to others; a link that uid
+    planted was written through (the victim overwritten) and a state file it wrote was believed. Now refused."""
+    import struct
+
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    shared = Path(tempfile.mkdtemp(prefix="rlark-acl-", dir="/tmp"))
+    shared.chmod(0o770)  # root's, its group root: the private group of the root running the suite
+    try:
+        acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in (
+            (0x01, 7, 0xFFFFFFFF), (0x02, 7, int(OTHER)), (0x04, 0, 0xFFFFFFFF), (0x10, 7, 0xFFFFFFFF),
+            (0x20, 0, 0xFFFFFFFF)))
+        try:
+            os.setxattr(shared, "system.posix_acl_access", acl)
+        except OSError:
+            pytest.skip("the file system keeps no POSIX ACL")
+        for name in NAMES:
+            as_other("ln", "-s", str(victim), str(shared / name))
+        as_other("sh", "-c", f"echo '{{}}' > {shared / 'kept.json'}")
+        for what, write in writers(shared).items():
+            with pytest.raises(RlarkError) as refused:
+                write()
+            assert "others may write" in str(refused.value) or "link" in str(refused.value), (what, refused.value)
+        with pytest.raises(PermissionError, match="others may write"):
+            fsutil.read_own(shared / "kept.json", 100)
+        assert victim.read_text() == "mine\n" and sorted(os.listdir(shared)) == sorted([*NAMES, "kept.json"])
+    finally:
+        shutil.rmtree(shared)
+
+
 def test_storage_cp_from_the_gateway_into_another_users_links_writes_nothing(planted, rl, tmp_path):
     """A real download (the sandbox gateway's object, its ETag and part name) to a file and to a folder in a shared
     /tmp holding the other uid's links: one line each, nothing written there or through a link."""
