@@ -113,6 +113,8 @@ def load_yaml(text: str, loader: type, *, max_depth: int = MAX_YAML_DEPTH, max_n
                     event.value) > MAX_YAML_INT_DIGITS:
                 raise YamlBound(f"holds a number too large to read (more than {MAX_YAML_INT_DIGITS} digits)")
         elif isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for _nodes, anchor in open_):
+                raise YamlBound("refers to itself (an alias inside the collection its anchor names)")
             nodes = weights.get(event.anchor, 1) if event.anchor is not None else 1
         else:
             continue

@@ -119,6 +119,24 @@ def test_a_value_its_tag_or_form_cannot_hold_is_one_line_naming_where(env, tmp_p
                                     f"as {kind})\n")
 
 
+def test_a_collection_that_holds_itself_is_refused_in_one_line(env, tmp_path, capsys):
+    """Issue 33, a twenty-fourth round (generated manifests, 3 of 300 crashed): an alias inside the collection its
+    anchor names (`spec: &s {tasks: [*s]}`) is a value that holds itself, of no depth bound: load_yaml counted the
+    alias as one node, and `rlark submit -f` ended in a crash report (RecursionError walking it for masked
+    secrets); an iterative walker would not end. It is refused, as a YAML past a bound."""
+    (tmp_path / "none.yaml").write_text("[]\n")
+    manifest = tmp_path / "job.yaml"
+    for spec in ("&s {tasks: [*s]}", "{tasks: [&t {name: a, x: {y: [*t]}}]}"):
+        manifest.write_text(f"apiVersion: rlinf.io/v1alpha1\nkind: Job\nmetadata: {{name: n}}\nspec: {spec}\n")
+        assert main(["--kubeconfig", str(tmp_path / "none.yaml"), "submit", "--dry-run", "-f", str(manifest)]) == 2
+        assert one_line(capsys) == (f"error: {manifest} refers to itself (an alias inside the collection its anchor "
+                                    "names): not read\n")
+        (env / "config.yaml").write_text(f"alerts: {spec}\n")
+        assert main(["--kubeconfig", str(tmp_path / "none.yaml"), "get", "jobs"]) == 2
+        assert one_line(capsys) == (f"error: config file {env / 'config.yaml'}: refers to itself (an alias inside the "
+                                    "collection its anchor names)\n")
+
+
 @pytest.mark.parametrize("argv", [["sandbox", "--port", "99999999"], ["sandbox", "--server-port", "-1"]])
 def test_a_port_out_of_range_is_one_line(env, capsys, argv):
     """A seventh round: `rlark sandbox --port 99999999` ended in a crash report (bind's OverflowError)."""
