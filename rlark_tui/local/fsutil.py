@@ -100,8 +100,11 @@ def _acl_writers(fd: int) -> bool:
     version word, then entries of tag, permissions and id, little-endian)?"""
     import struct
 
+    getxattr = getattr(os, "getxattr", None)  # Linux only: macOS has none (its ACLs are not read here)
+    if getxattr is None:
+        return False
     try:
-        acl = os.getxattr(fd, "system.posix_acl_access")
+        acl = getxattr(fd, "system.posix_acl_access")
     except OSError:  # no ACL (ENODATA), or a file system without them
         return False
     return any(tag in _ACL_NAMED and perm & 2 for tag, perm, _id in struct.iter_unpack("<HHI", acl[4:]))

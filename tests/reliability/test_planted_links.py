@@ -139,6 +139,17 @@ def test_no_writer_writes_through_a_link_an_acl_let_another_user_plant(tmp_path)
         shutil.rmtree(shared)
 
 
+def test_a_group_writable_directory_of_ones_own_is_written_where_no_xattr_call_exists(tmp_path, monkeypatch):
+    """The ACL read is Linux's (os.getxattr); on macOS, which has no such call, a 0770 directory of the user's
+    private group is written as before, not an AttributeError out of every writer."""
+    own = tmp_path / "own"
+    own.mkdir()
+    own.chmod(0o770)  # root's, its group root: the private group of the root running the suite
+    monkeypatch.delattr(os, "getxattr")
+    fsutil.write_private(own / "out", "data\n")
+    assert (own / "out").read_text() == "data\n"
+
+
 def test_storage_cp_from_the_gateway_into_another_users_links_writes_nothing(planted, rl, tmp_path):
     """A real download (the sandbox gateway's object, its ETag and part name) to a file and to a folder in a shared
     /tmp holding the other uid's links: one line each, nothing written there or through a link."""
