@@ -246,6 +246,21 @@ def test_ls_lines_up_keys_of_wide_characters_and_combining_marks(sandbox, rlark)
         lines[0].index("SIZE") + len("SIZE") - len("4 B")}, lines
 
 
+def _download_listed(sandbox, prefix: str, destination, folder) -> list[str]:
+    """What downloading the sandbox's objects under `prefix` (as its listing answers them, `listed_as`) to
+    `destination` says; then the listing is the store's again and the objects' `folder` goes."""
+    from rlark_tui.cluster import ClusterAccess
+    from rlark_tui.cluster.objects import download_to
+
+    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
+    try:
+        return download_to(access, "s3-rclone", "gpu-a", prefix, str(destination))
+    finally:
+        access.close()
+        sandbox.objects.listed_as.clear()
+        shutil.rmtree(folder)
+
+
 def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandbox, tmp_path):
     """Issue 33, a fifteenth round (object keys as another uploader's text, downloaded to a local folder): S3 keeps
     `d/a//b` beside `d/a/b`, `d/A.pt` beside `d/a.pt`, and the composed and decomposed `é` apart, but each pair is
@@ -254,8 +269,6 @@ def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandb
     a key another user planted replaced the file the user meant to fetch. A key with an empty part is no local
     name; of two keys of one file name whatever the case or Unicode form, the first listed is written, and the
     line of the second says onto which key's file it would land."""
-    from rlark_tui.cluster import ClusterAccess
-    from rlark_tui.cluster.objects import download_to
 
     folder = sandbox.state_dir / "storage" / "s3-rclone" / "one-file"
     (folder / "a").mkdir(parents=True)
@@ -263,13 +276,7 @@ def test_two_keys_that_make_one_local_file_are_not_written_over_each_other(sandb
                        ("e\u0301.pt", b"decomposed"), ("\u00e9.pt", b"composed")):
         (folder / name).write_bytes(data)
     sandbox.objects.listed_as["one-file/a//b"] = "one-file/planted"
-    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
-    try:
-        lines = download_to(access, "s3-rclone", "gpu-a", "one-file/", str(tmp_path / "got"))
-    finally:
-        access.close()
-        sandbox.objects.listed_as.clear()
-        shutil.rmtree(folder)
+    lines = _download_listed(sandbox, "one-file/", tmp_path / "got", folder)
     got = tmp_path / "got"
     assert (got / "a" / "b").read_bytes() == b"the real one" and (got / "planted").read_bytes() == b"planted"
     assert sorted(path.name for path in got.iterdir()) == ["A.pt", "a", "e\u0301.pt", "planted"]
@@ -333,8 +340,6 @@ def test_a_key_no_file_name_can_hold_is_skipped_in_one_line_and_the_others_downl
     name a key with a lone surrogate (JSON's `\\ud800`, which a hostile gateway may answer), which no file name
     holds: the folder download ended in a crash report (UnicodeEncodeError) and downloaded nothing after it. A key
     past the file system's 255 bytes a name is one line too."""
-    from rlark_tui.cluster import ClusterAccess
-    from rlark_tui.cluster.objects import download_to
 
     folder = sandbox.state_dir / "storage" / "s3-rclone" / "no-name"
     folder.mkdir(parents=True)
@@ -342,13 +347,7 @@ def test_a_key_no_file_name_can_hold_is_skipped_in_one_line_and_the_others_downl
     (folder / "z.pt").write_bytes(b"kept")
     sandbox.objects.listed_as["no-name/a\ud800.pt"] = "no-name/planted"
     sandbox.objects.listed_as["no-name/" + "l" * 300] = "no-name/planted"
-    access = ClusterAccess.open(str(sandbox.kubeconfig), sandbox.context)
-    try:
-        lines = download_to(access, "s3-rclone", "gpu-a", "no-name/", str(tmp_path / "got"))
-    finally:
-        access.close()
-        sandbox.objects.listed_as.clear()
-        shutil.rmtree(folder)
+    lines = _download_listed(sandbox, "no-name/", tmp_path / "got", folder)
     got = tmp_path / "got"
     assert sorted(path.name for path in got.iterdir()) == ["planted", "z.pt"], lines
     assert f"skipped: object key 'no-name/a\\\\ud800.pt' cannot be a local file name below {got}" in lines, lines

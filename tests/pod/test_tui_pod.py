@@ -33,14 +33,20 @@ def _notes(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+async def _open_tunnels(pilot) -> None:
+    """The shell Job's detail, then its tunnels (F)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
+    app.open_job(JOB)
+    await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
+    await pilot.press("F")
+    await wait_for(pilot, lambda: isinstance(app.screen, TunnelsScreen), what="the tunnels")
+
+
 async def test_tunnels_key_shows_urls_and_copies(access):
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
-        app.open_job(JOB)
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
-        await pilot.press("F")
-        await wait_for(pilot, lambda: isinstance(app.screen, TunnelsScreen), what="the tunnels")
+        await _open_tunnels(pilot)
         screen = app.screen
         text = str(screen.query_one("#tunnels-text").render())
         assert len(screen.urls) == 2 and all(url in text for url in screen.urls)
@@ -90,11 +96,7 @@ async def test_a_bug_in_a_tunnels_loop_is_one_toast_naming_a_masked_report(acces
 
     app = RlarkApp(access)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB), what="the shell Job")
-        app.open_job(JOB)
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.ready, what="detail")
-        await pilot.press("F")
-        await wait_for(pilot, lambda: isinstance(app.screen, TunnelsScreen), what="the tunnels")
+        await _open_tunnels(pilot)
         url = app.screen.urls[1]
         for _ in range(2):  # the same bug again is not told again
             assert await asyncio.to_thread(get, url, {"X-Bug": "1"}) is None

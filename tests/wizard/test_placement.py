@@ -174,6 +174,25 @@ class ReadNode(dict):
         return super().get(key, default)
 
 
+async def _rollout_on(pilot, snapshot, hardware: str):
+    """The wizard of the test data's draft, its Rollout role placed on `hardware` (no selector, one worker), over
+    `snapshot`, showing step 2 (that role's workers)."""
+    from rlark_tui.flow.messages import SnapshotChanged
+    from rlark_tui.screens.wizard import WizardScreen
+    from wizard.helpers import data_draft
+
+    pilot.app.post_message(SnapshotChanged(snapshot))
+    await pilot.pause()
+    draft = data_draft()
+    placed = tuple(replace(role, hardware=hardware, selector={}, workers=1) if role.name == "Rollout" else role
+                   for role in draft.roles)
+    screen = WizardScreen(replace(draft, roles=placed))
+    await pilot.app.push_screen(screen)
+    await press(pilot, "ctrl+n")
+    await settle(pilot)
+    return screen
+
+
 async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node():
     """Issue 33: each change in the wizard (a field typed, a select changed, a step moved) matched every role's
     selector against every Node, and listed the cluster's clusters, labels, devices and hardware choices again:
@@ -186,8 +205,7 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
     (placement.node_set_after), and the hardware select shows its new free GPUs."""
     from rlark_tui.flow.messages import SnapshotChanged
     from rlark_tui.model.placement import NodeSet
-    from rlark_tui.screens.wizard import WizardScreen
-    from wizard.helpers import data_draft, offline_snapshot
+    from wizard.helpers import offline_snapshot
 
     snapshot = offline_snapshot()
     template = snapshot.nodes["rlark-gpu-a/gpu-a1"]
@@ -196,17 +214,9 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
         metadata = {**template["metadata"], "name": f"g{n:03}", "annotations": {"rlark.io/gpu-model": f"GPU-{n:03}"},
                     "labels": {**template["metadata"]["labels"], "kubernetes.io/hostname": f"g{n:03}"}}
         nodes[f"rlark-gpu-a/g{n:03}"] = ReadNode(template, metadata=metadata)
-    draft = data_draft()
-    placed = tuple(replace(role, hardware="GPU-042", selector={}, workers=1) if role.name == "Rollout" else role
-                   for role in draft.roles)
     app = RlarkApp(None)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(SnapshotChanged(replace(snapshot, nodes=nodes)))
-        await pilot.pause()
-        screen = WizardScreen(replace(draft, roles=placed))
-        await app.push_screen(screen)
-        await press(pilot, "ctrl+n")
-        await settle(pilot)
+        screen = await _rollout_on(pilot, replace(snapshot, nodes=nodes), "GPU-042")
         screen.query_one("#w-role-pick", Select).value = 1
         await settle(pilot)
         assert isinstance(app.index.nodes, NodeSet) and len(app.index.nodes) == len(nodes) == 307
@@ -239,10 +249,8 @@ async def test_a_node_name_or_label_longer_than_a_field_holds_is_not_picked_and_
     what its widgets hold): "Pick a Node" and "Add a label" put a Node's 1 MB name or label value into the Nodes or
     node selector field whole, which Textual's input measures at each change and frame. A picker's fill longer than
     its field holds is not put in, said in one line; a short one still is."""
-    from rlark_tui.flow.messages import SnapshotChanged
     from rlark_tui.model.placement import UNNAMED_GPU
-    from rlark_tui.screens.wizard import WizardScreen
-    from wizard.helpers import data_draft, offline_snapshot
+    from wizard.helpers import offline_snapshot
 
     long = "n" * 1_000_000
     snapshot = offline_snapshot()
@@ -250,17 +258,9 @@ async def test_a_node_name_or_label_longer_than_a_field_holds_is_not_picked_and_
     labels = {**template["metadata"]["labels"], "kubernetes.io/hostname": long, "pool": long}
     nodes = {**snapshot.nodes, f"rlark-gpu-a/{long}": {**template, "metadata": {**template["metadata"], "name": long,
                                                                                  "labels": labels}}}
-    draft = data_draft()
-    placed = tuple(replace(role, hardware=UNNAMED_GPU, selector={}, workers=1) if role.name == "Rollout" else role
-                   for role in draft.roles)
     app = RlarkApp(None)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(SnapshotChanged(replace(snapshot, nodes=nodes)))
-        await pilot.pause()
-        screen = WizardScreen(replace(draft, roles=placed))
-        await app.push_screen(screen)
-        await press(pilot, "ctrl+n")
-        await settle(pilot)
+        screen = await _rollout_on(pilot, replace(snapshot, nodes=nodes), UNNAMED_GPU)
         screen.query_one("#w-label-pick", Select).value = f"pool={long}"  # the actor's selector
         await settle(pilot)
         selector = screen.query_one("#w-selector", Input).value
