@@ -6,6 +6,7 @@ Owns the report; the sources themselves are reached through ClusterAccess. Secre
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rlark_tui.cluster.access import ClusterAccess
 from rlark_tui.cluster.errors import ApiError, Request, Unreachable
@@ -48,11 +49,11 @@ def run(args: argparse.Namespace) -> int:
         options = ServerOptions.from_sources(args, config)
         access = ClusterAccess.open(getattr(args, "kubeconfig", None), getattr(args, "context", None), config,
                                     server_options=options)
-    except UsageError as exc:
-        print(f"kubeconfig:   {exc}")
+    except UsageError as exc:  # why it exits 2 goes to stderr, as every usage error's line does
+        print(f"kubeconfig:   {exc}", file=sys.stderr)
         return 2
     except Unreachable as exc:
-        print(f"rlark-server: {exc}")
+        print(f"rlark-server: {exc}", file=sys.stderr)
         return 2
     if access.kubeconfig is None:
         print("kubeconfig:   none (server-only mode: the control plane through rlark-server)")

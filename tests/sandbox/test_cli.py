@@ -156,3 +156,12 @@ def test_one_sandbox_per_state_dir(tmp_path):
     assert running_pid(tmp_path) is None
     with Sandbox(tmp_path, seed="none", agent=False) as again:
         assert again.port
+
+
+def test_config_says_on_stderr_why_a_context_cannot_be_used(sandbox, capsys, env):
+    """The fuzz run of every command line (tests/reliability/test_fuzz.py, one of this session's runs): `rlark
+    config --no-check --context jobs` exited 2, a usage error, with nothing on stderr, its reason among the report's
+    lines on stdout."""
+    code = main(["--kubeconfig", str(sandbox.kubeconfig), "config", "--no-check", "--context", "jobs"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("kubeconfig:   context 'jobs' is not in the kubeconfig"), err
