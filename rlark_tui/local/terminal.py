@@ -201,5 +201,7 @@ def _end_without_terminal() -> None:
     writes to the one that is gone (as rlark demo does on a hang-up)."""
     code = 128 + signal.SIGHUP
     with contextlib.suppress(OSError):  # to the descriptor: Textual holds sys.stderr while it runs
-        os.write(2, f"rlark: the terminal is gone (closed without a hang-up signal); ending with {code}\n".encode())
+        said = os.dup(2)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the TUI's writer, still drawing, writes no frame after it
+        os.write(said, f"rlark: the terminal is gone (closed without a hang-up signal); ending with {code}\n".encode())
     os._exit(code)
