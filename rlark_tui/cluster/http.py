@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from rlark_tui.cluster import tls, transport
 from rlark_tui.cluster.errors import (
+    ApiError,
     HeadTimeout,
     Request,
     TooLarge,
@@ -546,8 +547,6 @@ class TailRead:
 
     def batches(self) -> Iterator[list[str]]:
         """One list of the last lines at the end, as a LineStream with `last`."""
-        from rlark_tui.cluster.errors import ApiError
-
         asked, stream, reads = self.lines + 1, self._stream, 1
         got = [line for batch in stream.batches() for line in batch]
         why = ""

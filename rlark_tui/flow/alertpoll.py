@@ -47,7 +47,7 @@ from rlark_tui.cluster.secrets import job_secrets
 from rlark_tui.errors import RlarkError
 from rlark_tui.local import acks
 from rlark_tui.model import keys
-from rlark_tui.model.objects import Job, Pod
+from rlark_tui.model.objects import Job, Pod, dig
 from rlark_tui.telemetry.sample import GPUS, SOURCE
 from rlark_tui.view.index import SnapshotIndex
 
@@ -156,7 +156,7 @@ def listed_pods(access: ClusterAccess, crs: Iterable[Pod]) -> dict[str, Mapping[
     for cluster, of_cluster in wanted.items():
         hit = access.recent_reads.peek(plane_read(cluster), access.recent_reads.keep)
         listed = hit[1] if hit is not None and isinstance(hit[1], Mapping) else None
-        if listed is None or any(_uid(listed.get(cr.pod_name)) != cr.name for cr in of_cluster):
+        if listed is None or any(dig(listed.get(cr.pod_name), "metadata", "uid") != cr.name for cr in of_cluster):
             try:
                 listed = access.recent_reads.get(plane_read(cluster), PLANE_SECONDS,
                                                  functools.partial(_plane_pods, access, cluster))
@@ -164,14 +164,9 @@ def listed_pods(access: ClusterAccess, crs: Iterable[Pod]) -> dict[str, Mapping[
                 listed = None
         for cr in of_cluster:
             pod = (listed or {}).get(cr.pod_name)
-            if pod is not None and _uid(pod) == cr.name:
+            if pod is not None and dig(pod, "metadata", "uid") == cr.name:
                 found[cr.name] = pod
     return found
-
-
-def _uid(pod: object) -> object:
-    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
-    return meta.get("uid") if isinstance(meta, Mapping) else None
 
 
 @dataclass
