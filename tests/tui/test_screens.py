@@ -169,6 +169,27 @@ async def test_keys_read_in_one_burst_go_where_the_keys_before_them_left_the_foc
         assert isinstance(app.focused, FilterBar) and app.focused.value == "|loadgen"  # it took the focus: all selected
 
 
+async def test_a_key_read_alone_goes_where_the_key_before_it_left_the_focus_though_that_is_not_done(post_snapshot):
+    # Keys read one at a time settle only when they need to: a key read once the one before it reached its binding,
+    # while what that binding set off is still queued (enter submits the filter bar, whose Submitted gives the focus
+    # back to the list), settles first as a waiting key would. `?` goes to the list (help), not into the bar.
+    import asyncio
+
+    app = RlarkApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await post_snapshot(pilot, build_snapshot([job_dict("demo-ppo"), job_dict("demo-sac"), job_dict("loadgen")]))
+        await press(pilot, "slash", *"ppo")
+        assert isinstance(app.focused, FilterBar)
+        app.post_message(key_event("enter"))
+        while app.message_queue_size or not app._key_unsettled:
+            await asyncio.sleep(0)
+        assert isinstance(app.focused, FilterBar)  # the key was handled; the focus change it asked for is not made
+        app.post_message(key_event("question_mark"))
+        await drained(app)
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen_stack[-2].query_one(FilterBar).value == "ppo"
+
+
 async def test_a_key_read_long_after_a_lost_one_still_goes_on_a_slow_machine(post_snapshot, monkeypatch):
     # The key ahead of `j` is lost on its way (escape closes the help screen it went to, so the note behind it is
     # never read), and `j` was read after that key's KEY_WAIT had run out (a loaded machine: each look at the clock
