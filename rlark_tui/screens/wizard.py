@@ -9,6 +9,7 @@ the list.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -65,6 +66,10 @@ if TYPE_CHECKING:
 RUNNING_HINT = ("`Running` only means the Pods were scheduled, not that training works: press `c` on it for the "
                 "run check.")
 FIRST_FIELD = MappingProxyType({1: "#w-name", 2: "#w-cluster", 3: "#w-header3", 4: "#w-findings"})
+LATER_STEPS = MappingProxyType({2: WorkerStep, 3: CommonStep, 4: PreviewStep})
+"""The steps mounted the first time they are shown: 231 of the wizard's 293 widgets, which every open (`n`, clone,
+edit) composed, styled and styled again when the screen became active, 0.7 s of CPU, most of it for steps a user
+may never open. The draft holds what they show until then."""
 LOADING = "gateway: loading…"
 
 
@@ -100,14 +105,20 @@ class WizardScreen(RlarkScreen):
         self.preview_yaml = ""
         self.last_path = "job-draft.yaml"
         self._shown: dict[str, object] = {}
-        self.form_steps: tuple[FormStep, ...] = ()
-        """Steps 1-3, kept from compose: every check shows its messages in each (a query of the ~400 widgets per
-        change took a tenth of the wizard's time)."""
+        self.steps: dict[int, FormStep | PreviewStep] = {}
+        """The steps mounted so far, by number (step 1 from compose, the others when first shown: LATER_STEPS); kept,
+        as a query of the wizard's widgets per change took a tenth of its time."""
+        self._mounting = asyncio.Lock()
+
+    @property
+    def form_steps(self) -> tuple[FormStep, ...]:
+        """The form steps mounted so far: every check shows its messages in each."""
+        return tuple(step for step in self.steps.values() if isinstance(step, FormStep))
 
     @property
     def job_step(self) -> JobStep:
         """Step 1, kept from compose (a query walks the wizard's widgets, one row per role)."""
-        step = self.form_steps[0]
+        step = self.steps[1]
         assert isinstance(step, JobStep)
         return step
 
@@ -141,10 +152,9 @@ class WizardScreen(RlarkScreen):
         too slow for a form of ~200 widgets)."""
         yield StatusHeader(id="status-header")
         yield Static("", id="wizard-title", markup=False)
-        self.form_steps = (JobStep(id="step-1"), WorkerStep(id="step-2"), CommonStep(id="step-3"))
+        self.steps = {1: JobStep(id="step-1")}
         with ContentSwitcher(initial="step-1", id="wizard-steps"):
-            yield from self.form_steps
-            yield PreviewStep(id="step-4")
+            yield self.steps[1]
         yield Static("", id="wizard-status", markup=False)
         yield CommandBar(placeholder=":jobs  :nodes  :ns NAME  :ctx NAME  :q", id="command-bar")
         yield Static("", id="wizard-keys", markup=False)
@@ -206,11 +216,12 @@ class WizardScreen(RlarkScreen):
             draft = replace(draft, name=self.locked_name)
         self.draft, self.step, self.role_index = draft, step, 0
         self.local_errors.clear()
-        for step_widget in (self.query_one(JobStep), self.query_one(CommonStep)):
-            step_widget.fill(draft, 0, role_fields=False)
-        await self.query_one(JobStep).show_roles(draft)
+        for step_widget in self.form_steps:
+            if not isinstance(step_widget, WorkerStep):
+                step_widget.fill(draft, 0, role_fields=False)
+        await self.job_step.show_roles(draft)
         self._show_role()
-        self._show_step()
+        await self._show_step()
         self._status("")
         self._focus_first()
         return True
@@ -259,8 +270,8 @@ class WizardScreen(RlarkScreen):
             widget.clear()
             return
         self._commit(change)
-        if key in wf.REFILLS:
-            self.query_one(WorkerStep).refill(self.draft, self.role_index, wf.REFILLS[key])
+        if key in wf.REFILLS and isinstance(worker_step := self.steps.get(2), WorkerStep):
+            worker_step.refill(self.draft, self.role_index, wf.REFILLS[key])
         if (self.draft.type, len(self.draft.roles)) != roles_before:
             await self._roles_changed()
             if key == "type":
@@ -283,7 +294,7 @@ class WizardScreen(RlarkScreen):
             self._recheck()
 
     async def _roles_changed(self) -> None:
-        await self.query_one(JobStep).show_roles(self.draft)
+        await self.job_step.show_roles(self.draft)
         self.role_index = min(self.role_index, max(len(self.draft.roles) - 1, 0))
         self._show_role()
         self._recheck(save=False)
@@ -304,10 +315,11 @@ class WizardScreen(RlarkScreen):
             self.action_submit()
 
     def _show_role(self) -> None:
-        """Step 2's widgets from the role it shows."""
+        """Step 2's widgets from the role it shows (once mounted: _mounted fills them then)."""
         prefix = f"roles[{self.role_index}]."
         self.local_errors = {k: v for k, v in self.local_errors.items() if not k.startswith(prefix)}
-        self.query_one(WorkerStep).fill(self.draft, self.role_index, role_fields=True)
+        if isinstance(worker_step := self.steps.get(2), WorkerStep):
+            worker_step.fill(self.draft, self.role_index, role_fields=True)
 
     # ---- checking and showing -------------------------------------------------------------------------
     def _recheck(self, save: bool = True) -> DraftResult:
@@ -343,21 +355,41 @@ class WizardScreen(RlarkScreen):
         self._shown["preview"] = state
         self.preview_yaml = state[0]
         shown, more = shown_part(self.preview_yaml, "`rlark draft render` of the exported draft prints it all")
-        self.query_one(PreviewStep).show(Syntax(shown, "yaml", theme="ansi_dark", word_wrap=True),
-                                         manifest != result.manifest, self.findings, more)
+        self.preview_step.show(Syntax(shown, "yaml", theme="ansi_dark", word_wrap=True),
+                               manifest != result.manifest, self.findings, more)
 
     def _status(self, text: str) -> None:
         self.query_one("#wizard-status", Static).update(text)
 
+    @property
+    def preview_step(self) -> PreviewStep:
+        """Step 4, mounted before anything shows or sends its manifest (only step 4's keys and buttons do)."""
+        step = self.steps[4]
+        assert isinstance(step, PreviewStep)
+        return step
+
     # ---- navigation -----------------------------------------------------------------------------------
-    def _show_step(self) -> None:
+    async def _mounted(self, step: int) -> None:
+        """Mount step `step` unless it is, showing the draft in it. One at a time: a load (a worker) and a key may
+        both ask for the same step."""
+        async with self._mounting:
+            if step in self.steps:
+                return
+            widget = LATER_STEPS[step](id=f"step-{step}")
+            await self.query_one("#wizard-steps", ContentSwitcher).add_content(widget)
+            self.steps[step] = widget
+            if isinstance(widget, FormStep):
+                widget.fill(self.draft, self.role_index, role_fields=isinstance(widget, WorkerStep))
+
+    async def _show_step(self) -> None:
+        await self._mounted(self.step)
         self.query_one("#wizard-steps", ContentSwitcher).current = f"step-{self.step}"
         self.query_one("#wizard-keys", Static).update(wv.key_bar(self.step, self.state.readonly))
         self.update_header()
         self.refresh_bindings()
         self._recheck(save=False)
         if self.step == 4:
-            self.query_one(PreviewStep).show_submit(self.state.readonly)
+            self.preview_step.show_submit(self.state.readonly)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next":
@@ -371,25 +403,25 @@ class WizardScreen(RlarkScreen):
     def blocking(self, up_to_step: int) -> list[Finding]:
         return [f for f in self.findings if f.level == "error" and wf.place_of(f.field).step <= up_to_step]
 
-    def action_next(self) -> None:
+    async def action_next(self) -> None:
         if self.step >= 4:
             return
         blocking = self.blocking(self.step)
         if blocking:
             first = blocking[0]
             self._status(f"Next is blocked by {len(blocking)} error(s); first: {first.field}: {first.message}")
-            self.jump_to(first.field)
+            await self.jump_to(first.field)
             return
-        self._go(self.step + 1)
+        await self._go(self.step + 1)
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         if self.step > 1:
-            self._go(self.step - 1)
+            await self._go(self.step - 1)
 
-    def _go(self, step: int) -> None:
+    async def _go(self, step: int) -> None:
         self.step = step
         self._status("")
-        self._show_step()
+        await self._show_step()
         self._recheck()
         self._focus_first()
 
@@ -399,12 +431,12 @@ class WizardScreen(RlarkScreen):
     def focus_body(self) -> None:
         self._focus_first()
 
-    def jump_to(self, field: str) -> None:
+    async def jump_to(self, field: str) -> None:
         """Show the step and role of a finding's field and focus its widget."""
         place = wf.place_of(field)
         if place.step != self.step:
             self.step = place.step
-            self._show_step()
+            await self._show_step()
         if place.step == 2 and place.role is not None and place.role != self.role_index \
                 and place.role < len(self.draft.roles):
             self.role_index = place.role
@@ -416,11 +448,11 @@ class WizardScreen(RlarkScreen):
             targets.first().focus()
 
     @on(OptionList.OptionSelected, "#w-findings")
-    def _finding_chosen(self, event: OptionList.OptionSelected) -> None:
+    async def _finding_chosen(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""
         chosen = ascii_int(option_id)
         if chosen is not None and chosen < len(self.findings):
-            self.jump_to(self.findings[chosen].field)
+            await self.jump_to(self.findings[chosen].field)
 
     def action_close(self) -> None:
         self.notify("Wizard closed; the draft is autosaved and offered when you press n again.", timeout=4)
@@ -443,7 +475,7 @@ class WizardScreen(RlarkScreen):
         return result.manifest
 
     def _result(self, text: str, error: bool = False) -> None:
-        self.query_one(PreviewStep).show_result(text, error)
+        self.preview_step.show_result(text, error)
         self._status(text)
 
     def action_dry_run(self) -> None:

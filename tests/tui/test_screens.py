@@ -619,8 +619,8 @@ async def test_the_wizard_on_a_job_of_long_fields_lays_out_each_field_cut_and_ke
         await drained(app)
         laid_out = _laid_out(screen)
         started = time.thread_time()
-        for field in ("preview", "name"):
-            screen.jump_to(field)
+        for field in ("roles[0].image", "runScript", "preview", "name"):  # each step, mounted when first shown
+            await screen.jump_to(field)
             await drained(app)
             laid_out += _laid_out(screen)
         stepped = time.thread_time() - started
@@ -663,6 +663,9 @@ async def test_the_clone_of_a_job_of_1_mb_fields_opens_with_each_field_left_out_
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen), "the wizard")
         screen = app.screen
         await drained(app)
+        for field in ("roles[0].image", "runScript"):  # steps 2 and 3, mounted when first shown
+            await screen.jump_to(field)
+            await drained(app)
         held = {widget.id: widget.value for widget in screen.query(Input)}
         held.update((box.id, box.text) for box in screen.query(TextArea))
         said = [n.message for n in app._notifications if "left out" in n.message]

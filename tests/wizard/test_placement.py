@@ -14,7 +14,7 @@ from textual.widgets._select import SelectOverlay
 from rlark_tui.model.objects import Node
 from rlark_tui.model.placement import hardware_named
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import press
+from tests.pilot import key_event, press
 from wizard.helpers import base_draft, message, new_app, open_wizard, settle
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -224,13 +224,14 @@ async def test_a_change_in_the_wizard_reads_the_nodes_it_concerns_not_every_node
         for change, what in ((lambda: setattr(screen.query_one("#w-workers", Input), "value", "2"), "workers"),
                              (lambda: setattr(screen.query_one("#w-image", Input), "value", "registry/x:1"), "image"),
                              (lambda: setattr(screen.query_one("#w-hardware", Select), "value", "GPU-043"), "hardware"),
-                             (lambda: screen.action_back(), "step")):
+                             (lambda: app.post_message(key_event("ctrl+b")), "step")):
             ReadNode.read.clear()
             change()
             await settle(pilot)
             walked[what] = len(set(ReadNode.read))
+        await screen.jump_to("header3")
         hint = message(screen, "header3")
-        await press(pilot, "ctrl+n")
+        await press(pilot, "ctrl+b")
         await settle(pilot)
         refreshed = ReadNode(nodes["rlark-gpu-a/g043"], status={**template["status"], "used": {"nvidia.com/gpu": "3"}})
         ReadNode.read.clear()

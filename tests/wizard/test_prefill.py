@@ -26,7 +26,6 @@ async def test_clone_is_one_call_and_the_taken_name_is_refused(state):
     draft = data_draft()
     async with RlarkApp(None).run_test(size=(80, 24)) as pilot:
         screen = await open_with_job(pilot, WizardScreen(draft))
-        assert screen.query_one("#w-record-runId").value == "ppo-7"
         assert f"a Job named '{draft.name}' already exists" in message(screen, "name")
         screen.query_one("#w-name").value = f"{draft.name}-copy"
         await pilot.pause()
@@ -34,6 +33,9 @@ async def test_clone_is_one_call_and_the_taken_name_is_refused(state):
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert screen.step == 2 and screen.query_one("#w-selector").value == "kubernetes.io/hostname=gpu-a1"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert screen.step == 3 and screen.query_one("#w-record-runId").value == "ppo-7"
 
 
 async def test_edit_locks_the_name(state):
