@@ -79,6 +79,10 @@ class WizardScreen(RlarkScreen):
     name is not counted as taken."""
 
     CSS_PATH = stylesheet("wizard.tcss")
+    AUTO_FOCUS = ""
+    """Nothing focused once composed: load focuses the step's first field. Textual's auto focus gave step 1 the focus
+    first (its first focusable widget), which the field then took, each change of focus restyling step 1's widgets:
+    40 ms of each open."""
     help_notes = (wf.DEBUGGABLE_HELP,)
     """What `?` explains besides the keys."""
     BINDINGS = [
@@ -163,7 +167,8 @@ class WizardScreen(RlarkScreen):
         super().on_mount()
         if self.locked_name is not None:
             self.query_one("#w-name", Input).disabled = True
-        await self.load(self.draft)
+        if not await self.load(self.draft) or self.locked_name is not None:
+            self.job_step.focus()  # no field took the focus: step 1 has it, as Textual's auto focus gave it
         self.intents.subscribe(LOOKUPS, GATEWAY_KEY)
         if self.offer_saved:
             self.post_message(LoadAutosave(self))
