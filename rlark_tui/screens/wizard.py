@@ -152,8 +152,8 @@ class WizardScreen(RlarkScreen):
 
     # ---- layout ---------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        """The shared shell, with a key bar per step instead of the Footer (which re-renders on every focus move,
-        too slow for a form of ~200 widgets)."""
+        """The shared shell and step 1 (the others are mounted when first shown: _mounted), with a key bar per step
+        instead of the Footer (which re-renders on every focus move, too slow for a form of ~200 widgets)."""
         yield StatusHeader(id="status-header")
         yield Static("", id="wizard-title", markup=False)
         self.steps = {1: JobStep(id="step-1")}
