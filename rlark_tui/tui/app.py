@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from textual.color import Color
     from textual.style import Style
     from textual.theme import Theme
+    from textual.timer import Timer
 
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.objects import Job
@@ -203,6 +204,10 @@ ALERT_TOAST_SECONDS = 8.0
 """How long the one alert toast stays; alerts that come meanwhile wait for the next one (alert_toasts)."""
 SUMMARY_SECONDS = 30.0
 """The alert counts for `rlark status` are written when they change, and at least this often."""
+VIEWS_WRITE_SECONDS = 1.0
+"""A view's change (sort, wide columns, filter, theme) is written once the view has not changed for this long, and
+when the app ends: a filter typed key by key started a thread and wrote the file at each key, and that thread's
+share of the two cores slowed the keys after it (bench tui's filter keystroke)."""
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
 
@@ -387,7 +392,12 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         self._crashed: BaseException | None = None
         """The unhandled exception that ends the app (_handle_exception), for its report."""
         self.crash_line = ""
-        """What run_tui prints after a crash, once the terminal is back: one line that names the report."""
+        """What run_tui prints once the terminal is back: one line that names a crash's report, or says the view
+        settings could not be kept at the end."""
+        self._views_unwritten: dict[str, ViewSettings] = {}
+        """View settings changed but not written yet, by context (_keep_views)."""
+        self._views_due = 0.0
+        self._views_timer: Timer | None = None
         self._terminal_text = TerminalText()
         self._teller = Teller(self._say_background, self._known_secrets)
         """Tells a bug off the app's own path: a poll's task, a thread, a worker (on_mount hooks it)."""
@@ -720,22 +730,42 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
             self._keep_views(self.state.views.with_theme(theme.name))
 
     def _keep_views(self, settings: ViewSettings) -> None:
-        """Keep `settings` as the context's view; written on a worker, the newest only."""
+        """Keep `settings` as the context's view; written on a worker, the newest only, VIEWS_WRITE_SECONDS after
+        the last change."""
         if settings == self.state.views:
             return
         self.state.views = settings
         key = self.views_key()
         self._asked(("views", key), settings)
-        self._write_views(key, settings)
+        self._views_unwritten[key] = settings
+        self._views_due = time.monotonic() + VIEWS_WRITE_SECONDS
+        if self._views_timer is None:
+            self._views_timer = self.set_timer(VIEWS_WRITE_SECONDS, self._views_settled)
+
+    def _views_settled(self) -> None:
+        left = self._views_due - time.monotonic()
+        if left > 0:
+            self._views_timer = self.set_timer(left, self._views_settled)
+            return
+        self._views_timer = None
+        unwritten, self._views_unwritten = self._views_unwritten, {}
+        self._write_views(unwritten)
 
     @work(thread=True, exclusive=True, group="views-write", exit_on_error=False)
-    def _write_views(self, key: str, settings: ViewSettings) -> None:
+    def _write_views(self, unwritten: dict[str, ViewSettings]) -> None:
+        failed = self._written_views(unwritten)
+        if failed:
+            self.call_from_thread(self.notify, failed, severity="warning", markup=False)
+
+    def _written_views(self, unwritten: dict[str, ViewSettings]) -> str:
+        """Write each context's view (the newest asked for only); why one could not be, "" when all were."""
         from rlark_tui.local.config import save_views
-        try:
-            self._write_newest(("views", key), settings, lambda kept: save_views(key, kept))
-        except (OSError, RlarkError) as exc:
-            self.call_from_thread(self.notify, f"view settings not kept: {clean(str(exc))}", severity="warning",
-                                  markup=False)
+        for key, settings in unwritten.items():
+            try:
+                self._write_newest(("views", key), settings, functools.partial(save_views, key))
+            except (OSError, RlarkError) as exc:
+                return f"view settings not kept: {clean(str(exc))}"
+        return ""
 
     def on_alerts_acknowledged(self, message: messages.AlertsAcknowledged) -> None:
         if message.error:
@@ -1094,6 +1124,10 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
     def on_unmount(self) -> None:
         if threading.excepthook == self._teller.thread_hook:
             threading.excepthook = self._thread_hook
+        failed = self._written_views(self._views_unwritten)
+        self._views_unwritten = {}
+        if failed and not self.crash_line:
+            self.crash_line = failed
         for tunnel in self.tunnels.values():
             tunnel.stop()
         self.tunnels.clear()

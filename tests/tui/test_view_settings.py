@@ -129,3 +129,34 @@ async def test_a_corrupt_view_file_is_one_line_and_the_default_view(plain_sandbo
             assert app.theme == "textual-light"
     finally:
         access.close()
+
+
+async def test_a_filter_typed_key_by_key_is_written_once_and_kept_when_the_app_ends_at_once(plain_sandbox, kubeconfig,
+                                                                                            monkeypatch):
+    """Each key of a filter wrote the view file on a thread of its own (issue 34, bench tui's filter keystroke:
+    those threads slowed the keys after them); the view is written once it stops changing, and when the app ends
+    before that, as it ends."""
+    from rlark_tui.local import config
+    from rlark_tui.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "VIEWS_WRITE_SECONDS", 60.0)  # the view keeps changing for the whole test
+    written = []
+    save_views = config.save_views
+
+    def counted(context: str, settings) -> None:
+        written.append(settings.table("jobs").filter)
+        save_views(context, settings)
+
+    monkeypatch.setattr(config, "save_views", counted)
+    context = plain_sandbox.context
+    access = ClusterAccess.open(kubeconfig, context)
+    app = RlarkApp(access)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await listed(pilot, app)
+            await pilot.press("slash", *"demo")
+            assert shown(app)["filter"] == "demo" and written == []
+    finally:
+        access.close()
+    assert written == ["demo"]
+    assert json.loads(views_path(context).read_text())["tables"]["jobs"]["filter"] == "demo"
