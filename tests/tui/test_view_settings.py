@@ -4,6 +4,7 @@ context (a second name for the same control plane); a corrupt file is one line a
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -53,62 +54,57 @@ async def listed(pilot, app) -> None:
                    and app.state.views is not None, "the Jobs and the view settings")
 
 
-async def test_the_view_comes_back_on_the_same_context_and_another_has_its_own(plain_sandbox, kubeconfig):
-    context = plain_sandbox.context
+@contextlib.asynccontextmanager
+async def listed_app(kubeconfig: str, context: str, **options):
+    """An app on `context` with its Jobs and view settings shown; its access closed after it ends."""
     access = ClusterAccess.open(kubeconfig, context)
-    app = RlarkApp(access)
+    app = RlarkApp(access, **options)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await listed(pilot, app)
-            default = shown(app)
-            assert default["sort"] == (None, False) and not default["wide"] and default["filter"] == ""
-            await pilot.press("A", "A", "w", "slash", *"demo", "enter")
-            app.theme = "textual-light"
-            await pilot.pause()
-            changed = shown(app)
-            assert changed["names"] and all("demo" in name for name in changed["names"])
-            app.run_command("nodes")
-            await wait_for(pilot, lambda: len(node_rows(app)) == 5, ":nodes")
-            await pilot.press("slash", *"edge", "enter", "N", "N")
-            nodes = node_rows(app)
-            assert nodes == ["rlark-edge-b/edge-b2", "rlark-edge-b/edge-b1"]
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: views_path(context).exists() and json.loads(
-                views_path(context).read_text())["theme"] == "textual-light", "the view settings written")
+            yield app, pilot
     finally:
         access.close()
+
+
+async def test_the_view_comes_back_on_the_same_context_and_another_has_its_own(plain_sandbox, kubeconfig):
+    context = plain_sandbox.context
+    async with listed_app(kubeconfig, context) as (app, pilot):
+        default = shown(app)
+        assert default["sort"] == (None, False) and not default["wide"] and default["filter"] == ""
+        await pilot.press("A", "A", "w", "slash", *"demo", "enter")
+        app.theme = "textual-light"
+        await pilot.pause()
+        changed = shown(app)
+        assert changed["names"] and all("demo" in name for name in changed["names"])
+        app.run_command("nodes")
+        await wait_for(pilot, lambda: len(node_rows(app)) == 5, ":nodes")
+        await pilot.press("slash", *"edge", "enter", "N", "N")
+        nodes = node_rows(app)
+        assert nodes == ["rlark-edge-b/edge-b2", "rlark-edge-b/edge-b1"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: views_path(context).exists() and json.loads(
+            views_path(context).read_text())["theme"] == "textual-light", "the view settings written")
     saved = json.loads(views_path(context).read_text())
     assert saved["tables"]["jobs"] == {"sort": "age", "reverse": True, "wide": True, "filter": "demo"}
     assert saved["tables"]["nodes"] == {"sort": "name", "reverse": True, "wide": False, "filter": "edge"}
     assert oct(views_path(context).stat().st_mode & 0o777) == "0o600"
 
-    access = ClusterAccess.open(kubeconfig, context)
-    app = RlarkApp(access)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await listed(pilot, app)
-            await wait_for(pilot, lambda: shown(app)["names"] == changed["names"], "the same rows",
-                           show=lambda app: str(shown(app)))
-            again = shown(app)
-            assert again == {**changed, "theme": "textual-light"}
-            assert again["sort"] == ("age", True) and again["wide"] and again["filter"] == "demo"
-            app.run_command("nodes")
-            await wait_for(pilot, lambda: node_rows(app) == nodes, ":nodes filtered and sorted as before")
-    finally:
-        access.close()
+    async with listed_app(kubeconfig, context) as (app, pilot):
+        await wait_for(pilot, lambda: shown(app)["names"] == changed["names"], "the same rows",
+                       show=lambda app: str(shown(app)))
+        again = shown(app)
+        assert again == {**changed, "theme": "textual-light"}
+        assert again["sort"] == ("age", True) and again["wide"] and again["filter"] == "demo"
+        app.run_command("nodes")
+        await wait_for(pilot, lambda: node_rows(app) == nodes, ":nodes filtered and sorted as before")
 
-    access = ClusterAccess.open(kubeconfig, OTHER)
-    app = RlarkApp(access)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await listed(pilot, app)
-            other = shown(app)
-            assert other["sort"] == (None, False) and not other["wide"] and other["filter"] == ""
-            assert other["theme"] == default["theme"] == "textual-dark"
-            await pilot.press("N")
-            await wait_for(pilot, lambda: views_path(OTHER).exists(), "site-b's own file")
-    finally:
-        access.close()
+    async with listed_app(kubeconfig, OTHER) as (app, pilot):
+        other = shown(app)
+        assert other["sort"] == (None, False) and not other["wide"] and other["filter"] == ""
+        assert other["theme"] == default["theme"] == "textual-dark"
+        await pilot.press("N")
+        await wait_for(pilot, lambda: views_path(OTHER).exists(), "site-b's own file")
     assert json.loads(views_path(OTHER).read_text())["tables"]["jobs"]["sort"] == "name"
     assert json.loads(views_path(context).read_text())["tables"]["jobs"]["filter"] == "demo"
 
@@ -117,18 +113,12 @@ async def test_a_corrupt_view_file_is_one_line_and_the_default_view(plain_sandbo
     path = views_path(OTHER)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"version": 1, "tables": {"jobs": {"filter": "\\u001b]52;c;x\\u0007"}}}')
-    access = ClusterAccess.open(kubeconfig, OTHER)
-    app = RlarkApp(access, theme="light", theme_fixed=True)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await listed(pilot, app)
-            notes = [n.message for n in app._notifications]
-            warning = next(n for n in notes if "view settings" in n)
-            assert "\n" not in warning and "the default view is shown" in warning and "\x1b" not in warning
-            assert shown(app)["filter"] == "" and shown(app)["sort"] == (None, False)
-            assert app.theme == "textual-light"
-    finally:
-        access.close()
+    async with listed_app(kubeconfig, OTHER, theme="light", theme_fixed=True) as (app, _pilot):
+        notes = [n.message for n in app._notifications]
+        warning = next(n for n in notes if "view settings" in n)
+        assert "\n" not in warning and "the default view is shown" in warning and "\x1b" not in warning
+        assert shown(app)["filter"] == "" and shown(app)["sort"] == (None, False)
+        assert app.theme == "textual-light"
 
 
 async def test_a_filter_typed_key_by_key_is_written_once_and_kept_when_the_app_ends_at_once(plain_sandbox, kubeconfig,
@@ -149,14 +139,8 @@ async def test_a_filter_typed_key_by_key_is_written_once_and_kept_when_the_app_e
 
     monkeypatch.setattr(config, "save_views", counted)
     context = plain_sandbox.context
-    access = ClusterAccess.open(kubeconfig, context)
-    app = RlarkApp(access)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await listed(pilot, app)
-            await pilot.press("slash", *"demo")
-            assert shown(app)["filter"] == "demo" and written == []
-    finally:
-        access.close()
+    async with listed_app(kubeconfig, context) as (app, pilot):
+        await pilot.press("slash", *"demo")
+        assert shown(app)["filter"] == "demo" and written == []
     assert written == ["demo"]
     assert json.loads(views_path(context).read_text())["tables"]["jobs"]["filter"] == "demo"
