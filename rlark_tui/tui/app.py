@@ -206,8 +206,7 @@ SUMMARY_SECONDS = 30.0
 """The alert counts for `rlark status` are written when they change, and at least this often."""
 VIEWS_WRITE_SECONDS = 1.0
 """A view's change (sort, wide columns, filter, theme) is written once the view has not changed for this long, and
-when the app ends: a filter typed key by key started a thread and wrote the file at each key, and that thread's
-share of the two cores slowed the keys after it (bench tui's filter keystroke)."""
+when the app ends: a filter typed key by key started a thread and wrote the file at each key."""
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
 
