@@ -205,8 +205,8 @@ ALERT_TOAST_SECONDS = 8.0
 SUMMARY_SECONDS = 30.0
 """The alert counts for `rlark status` are written when they change, and at least this often."""
 VIEWS_WRITE_SECONDS = 1.0
-"""A view's change (sort, wide columns, filter, theme) is written once the view has not changed for this long, and
-when the app ends: a filter typed key by key started a thread and wrote the file at each key."""
+"""A view's change (sort, wide columns, filter, theme) is written once the view has not changed for this long (up to
+twice it), and when the app ends: a filter typed key by key started a thread and wrote the file at each key."""
 NOISE_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right", "screen.copy_text",
                            "copy", "command_palette"})
 
@@ -395,7 +395,6 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         settings could not be kept at the end."""
         self._views_unwritten: dict[str, ViewSettings] = {}
         """View settings changed but not written yet, by context (_keep_views)."""
-        self._views_due = 0.0
         self._views_timer: Timer | None = None
         self._terminal_text = TerminalText()
         self._teller = Teller(self._say_background, self._known_secrets)
@@ -737,15 +736,12 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
         key = self.views_key()
         self._asked(("views", key), settings)
         self._views_unwritten[key] = settings
-        self._views_due = time.monotonic() + VIEWS_WRITE_SECONDS
         if self._views_timer is None:
             self._views_timer = self.set_timer(VIEWS_WRITE_SECONDS, self._views_settled)
+        else:
+            self._views_timer.reset()  # counts from the end of the wait it is in: 1-2 s after the last change
 
     def _views_settled(self) -> None:
-        left = self._views_due - time.monotonic()
-        if left > 0:
-            self._views_timer = self.set_timer(left, self._views_settled)
-            return
         self._views_timer = None
         unwritten, self._views_unwritten = self._views_unwritten, {}
         self._write_views(unwritten)
