@@ -433,12 +433,20 @@ class LiveTable(ScrollView, can_focus=True):
         return cells
 
     def _line(self, cells: list[tuple[str, Style | None]], style: Style) -> Strip:
-        segments = [Segment(" ", style)]
+        """One segment per run of cells drawn in the same style (most cells are in the row's): each segment costs
+        every step after this one, Textual's styling and line filters and the terminal's output, the same."""
+        segments: list[Segment] = []
+        run = [" "]
         for (text, cell_style), width in zip(cells, self._drawn):
             if width is None:
                 continue
-            segments.append(Segment(_fit(text, width), style + cell_style if cell_style else style))
-            segments.append(Segment(" " * GAP, style))
+            if cell_style:
+                segments.append(Segment("".join(run), style))
+                segments.append(Segment(_fit(text, width), style + cell_style))
+                run = [" " * GAP]
+            else:
+                run += (_fit(text, width), " " * GAP)
+        segments.append(Segment("".join(run), style))
         return Strip(segments)
 
     # ---- internals ---------------------------------------------------------------------------------

@@ -62,6 +62,29 @@ async def test_header_rows_and_a_row_update_repaint_only_that_text():
         assert [line.split()[0] for line in painted(table)[1:]] == ["a-much-longer-job-name-than-before", "b-job"]
 
 
+async def test_a_styled_cell_is_drawn_in_its_style_on_its_own_columns_and_the_rest_of_the_line_in_the_rows():
+    """The cells in the row's style are drawn as one run (Textual's styling and the line filters cost a line by its
+    runs); a cell with a style of its own keeps it on exactly its columns, and the cursor's style spans the line."""
+    app = TableApp([row("b-job"), row("a-job", "Pending", 12)])
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(LiveTable)
+        await pilot.pause()
+        header = painted(table)[0]
+        phase_left, n_left = header.index("PHASE"), header.rindex(" N") + 1
+
+        def colours(y: int) -> list[str | None]:
+            return [segment.style.color.name if segment.style and segment.style.color else None
+                    for segment in table.render_line(y) for _ in range(cell_len(segment.text))]
+
+        cursor, other = colours(1), colours(2)
+        assert painted(table)[2].split() == ["b-job", "Running", "0"]
+        assert set(other[phase_left:phase_left + len("Running")]) == {"green"}
+        assert "green" not in other[:phase_left] + other[phase_left + len("Running"):]
+        assert set(cursor[phase_left:phase_left + len("Pending")]) == {"green"}
+        assert len(set(cursor[:phase_left] + cursor[n_left:])) == 1
+        assert len(table.render_line(2).text) == len(table.render_line(1).text) == table.size.width
+
+
 async def test_a_cell_that_moves_repaints_its_own_cell_not_the_line():
     """An AGE or PROGRESS cell that changes asks for its own region only (what a slow link has to carry); a row
     whose two cells change asks for both."""
