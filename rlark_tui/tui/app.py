@@ -753,14 +753,16 @@ class RlarkApp(KeyOrder, AppWork, ConsoleViews, App[int]):
             self.call_from_thread(self.notify, failed, severity="warning", markup=False)
 
     def _written_views(self, unwritten: dict[str, ViewSettings]) -> str:
-        """Write each context's view (the newest asked for only); why one could not be, "" when all were."""
+        """Write each context's view (the newest asked for only), every one even when another could not be; why
+        the first that could not be was not, "" when all were."""
         from rlark_tui.local.config import save_views
+        failed = ""
         for key, settings in unwritten.items():
             try:
                 self._write_newest(("views", key), settings, functools.partial(save_views, key))
             except (OSError, RlarkError) as exc:
-                return f"view settings not kept: {clean(str(exc))}"
-        return ""
+                failed = failed or f"view settings not kept: {clean(str(exc))}"
+        return failed
 
     def on_alerts_acknowledged(self, message: messages.AlertsAcknowledged) -> None:
         if message.error:

@@ -123,9 +123,8 @@ async def test_a_corrupt_view_file_is_one_line_and_the_default_view(plain_sandbo
 
 async def test_a_filter_typed_key_by_key_is_written_once_and_kept_when_the_app_ends_at_once(plain_sandbox, kubeconfig,
                                                                                             monkeypatch):
-    """Each key of a filter wrote the view file on a thread of its own (issue 34, bench tui's filter keystroke:
-    those threads slowed the keys after them); the view is written once it stops changing, and when the app ends
-    before that, as it ends."""
+    """Each key of a filter wrote the view file on a thread of its own; the view is written once it stops changing,
+    and when the app ends before that, as it ends."""
     from rlark_tui.local import config
     from rlark_tui.tui import app as app_module
 
