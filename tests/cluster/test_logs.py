@@ -256,12 +256,17 @@ def test_a_pod_name_with_a_line_break_forges_no_log_line(rl, sb, job):
     assert [line for line in lines if "env/x\\n[actor/forged-0] all checks passed]" in line], lines
 
 
-def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env, capsys, job):
+def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env, capsys, job, monkeypatch):
     """Issue 33, a Job whose env's secretKeyRef names change between reads: `rlark logs -f` (and the log pane) read
     the Secrets a Pod's place referenced once, before its first read, so a container that ran anew referencing
     another Secret (an Edit & Restart that names a rotated one) printed its value in clear. A follow that reconnects
-    reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on."""
+    reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on. The follow lists the
+    Job's Pods again every tenth of a second, not every logs.DISCOVER_SECONDS (5 s), so it ends soon after the Pod
+    is gone."""
     import base64
+
+    from rlark_tui.cluster import logs
+    monkeypatch.setattr(logs, "DISCOVER_SECONDS", 0.1)
 
     name, pods = job
     cluster, pod = pods["actor"]
