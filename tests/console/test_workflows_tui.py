@@ -17,6 +17,7 @@ from rlark_tui.cluster.kinds import WORKFLOWS
 from rlark_tui.flow.messages import DeleteWorkflow, SnapshotChanged
 from rlark_tui.flow.polls import ALL_KEY, Listed
 from rlark_tui.jobspec.workflow import NEW_WORKFLOW, delete_consequences
+from rlark_tui.model.objects import dig
 from rlark_tui.screens import workflows
 from rlark_tui.screens.confirm import ConfirmScreen
 from rlark_tui.screens.job_detail import JobDetailScreen
@@ -54,6 +55,17 @@ def _rlark(sandbox, capfd, *args):
     return code, out, err
 
 
+def _listing(app) -> str:
+    """What the app last read of the Workflows, what the screen says of it, and what the reconciler reads now (a
+    whole-suite run once waited 30 s for a Workflow the CLI listed; this says where it was lost)."""
+    listed = app.index.listed("workflows", ALL_KEY) if app.index is not None else None
+    names = [dig(item, "metadata", "name") for item in listed.items] if isinstance(listed, Listed) else None
+    error = listed.error if isinstance(listed, Listed) else ""
+    said = app.screen.query_one("#workflow-message").render()
+    return (f"snapshot {app.index.snapshot.version if app.index else None}: listed {names} {error!r}; "
+            f"the screen says {str(said)!r}; subscribed {sorted(app.reconciler.subscriptions)}")
+
+
 async def test_create_in_the_tui_then_delete_with_the_cli(sandbox, access, edited, cleanup, capfd):
     app = RlarkApp(access)
     app.suspend = contextlib.nullcontext
@@ -79,7 +91,7 @@ async def test_create_in_the_tui_then_delete_with_the_cli(sandbox, access, edite
         assert code == 0 and any(line.split()[0] == NAME for line in out.splitlines()[1:]), out
 
         table = screen.query_one("#workflows-table")
-        await wait_for(pilot, lambda: table.select_key(NAME), "the new Workflow listed")
+        await wait_for(pilot, lambda: table.select_key(NAME), "the new Workflow listed", show=_listing)
         await pilot.press("enter")
         detail = await wait_for(pilot, lambda: isinstance(app.screen, WorkflowScreen) and app.screen, "its templates")
         rows = detail.query_one("#workflow-table")
