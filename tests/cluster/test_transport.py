@@ -140,9 +140,19 @@ def test_an_answer_past_a_bound_is_one_line_naming_the_bound(hostile, capsys, mo
     assert server.cut.wait(10)
 
 
+@pytest.fixture
+def body_timeouts(monkeypatch):
+    """An answer's head and body held to 3 request timeouts, not transport.BODY_TIMEOUTS (10): the drips below
+    cross it all the same (a byte every 20 ms, 15 of them inside it), in 0.3 s of a test's time, not 1 s."""
+    from rlark_tui.cluster import http
+    for module in (transport, http):
+        monkeypatch.setattr(module, "BODY_TIMEOUTS", 3)
+
+
 @pytest.mark.parametrize("path", ["lean", "client"])
 @pytest.mark.parametrize("answer", ["drip", "drip-head"])
-def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, capsys, monkeypatch, path, answer):
+def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, body_timeouts, capsys, monkeypatch, path,
+                                                              answer):
     """A byte every 20 ms keeps each read inside its timeout: the body's own bound (BODY_TIMEOUTS request timeouts)
     ends `rlark get` in one line, where it waited for ever. issue 33, a sixteenth round (drip-head): the bound held
     only the body, so a control plane that sent its status line and then a header a byte every 20 ms (100 headers
@@ -154,10 +164,10 @@ def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, capsys, m
     result = cli_runner(kubeconfig, capsys)("--request-timeout", "0.1", "get", "jobs")
     assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, result.err
     assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
-    assert "to list jobs was still arriving after 1 s (10 × the 0.1 s request timeout)" in result.err, result.err
+    assert "to list jobs was still arriving after 0.3 s (3 × the 0.1 s request timeout)" in result.err, result.err
 
 
-def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile):
+def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile, body_timeouts):
     """issue 33, a twelfth round, a hostile data plane: a log read without follow (an alert round's Header read,
     rlark diagnose, the run check, a bundle, rlark watch's keep) and TensorBoard's answers are line streams, which
     had no bound in time, so a data plane sending a byte inside each read's timeout held the read for ever (an
@@ -170,7 +180,7 @@ def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile):
     http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
     # each read's timeout is 5 × the server's 20 ms between bytes, as in the test above: a timeout of 20 ms, the
     # drip's own pace, failed a clean-clone run's first pass and its rerun when one byte came a little late
-    with pytest.raises(TooSlow, match=r"was still arriving after 1 s \(10 × the 0\.1 s request timeout\)"):
+    with pytest.raises(TooSlow, match=r"was still arriving after 0\.3 s \(3 × the 0\.1 s request timeout\)"):
         list(http.stream("/api/v1/namespaces/w/pods/p/log", Request("logs", "pods", "p"), read_timeout=0.1,
                          ends=True))
     assert server.cut.wait(10)
@@ -278,19 +288,31 @@ def test_port_forward_says_its_url_on_one_line_whatever_name_the_job_is_answered
     """Issue 33, a fifteenth round: `rlark port-forward pf tensorboard` printed the Job's name as the control plane
     answered it, so 'pf\\nForwarding pf ray at http://127.0.0.1:9/forged/' printed a URL line of its own above the
     real one, naming another local user's listener. The name is a one-line field."""
+    import os
     import signal
+    import sys
 
     server, kubeconfig = hostile
     server.answer = "forged"
     config = yaml.safe_load(kubeconfig.read_text())
     config["extensions"] = [{"name": "rlark", "extension": {"gateway": "http://127.0.0.1:9"}}]
     kubeconfig.write_text(yaml.safe_dump(config))
-    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
-    signal.setitimer(signal.ITIMER_REAL, 1.0)  # a Ctrl-C once it serves
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt, as SIGINT's
+    done = threading.Event()
+
+    def ctrl_c() -> None:  # once it serves: it said so, last, on stdout (capsys's, read without taking it)
+        while "Ctrl-C to stop." not in sys.stdout.getvalue() and not done.wait(0.01):
+            pass
+        if not done.is_set():
+            os.kill(os.getpid(), signal.SIGALRM)
+
+    sender = threading.Thread(target=ctrl_c, daemon=True)
+    sender.start()
     try:
         result = cli_runner(kubeconfig, capsys)("port-forward", "pf", "tensorboard")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        done.set()
+        sender.join()
         signal.signal(signal.SIGALRM, previous)
     said = [line for line in result.out.splitlines() if line.startswith("Forwarding")]
     assert len(said) == 1 and "\u202e" not in result.out, (result.out, result.err)
