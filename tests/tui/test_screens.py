@@ -517,12 +517,11 @@ async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_t
     annotation and an env value: any text) were 100 KB of wide and combining characters held the UI thread 17 s at
     the first list (each cell measured and cut whole), and opening one's detail 7 s (each field wrapped over hundreds
     of rows), again at each change of the Job. Table cells and the detail's fields are cut at sinks.FIELD_CHARS
-    characters, the rest counted."""
-    import time
-
+    characters, the rest counted. What is laid out is asserted, not a time: its values here are twice FIELD_CHARS,
+    and a cell or field laid out whole is past the bound all the same."""
     from rlark_tui.text.sinks import FIELD_CHARS
 
-    long = ("中\u0301a b" * 25_000)[:100_000]
+    long = ("中\u0301a b" * FIELD_CHARS)[:2 * FIELD_CHARS]
 
     def hostile(name: str) -> dict:
         job = job_dict(name, display=long, env_extra=({"name": "NOTE", "value": long},))
@@ -533,22 +532,20 @@ async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_t
 
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        started = time.thread_time()
         await post_snapshot(pilot, build_snapshot([hostile(f"long-{i}") for i in range(20)]))
         await wait_for(pilot, lambda: len(app.screen.table.visible_keys) == 20, "the Jobs in the list")
-        listed = time.thread_time() - started
-        started = time.thread_time()
+        listed = [cell for row in table_rows(app) for cell in row]
         app.open_job("long-0", "overview")
 
         def overview() -> str:
             return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
 
         await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
-        opened = time.thread_time() - started
-        shown = overview()
-    display = next(line for line in shown.splitlines() if line.startswith("Display name: "))
-    assert display.endswith(f"… ({100_000 - FIELD_CHARS:,} more characters)"), display
-    assert listed < 1.5 and opened < 1.5, (listed, opened)
+        shown = overview().splitlines()
+    display = next(line for line in shown if line.startswith("Display name: "))
+    assert display.endswith(f"… ({FIELD_CHARS:,} more characters)"), display
+    assert max(map(len, listed)) < FIELD_CHARS + 40, max(map(len, listed))
+    assert max(map(len, shown)) < FIELD_CHARS + 100, max(map(len, shown))
 
 
 def _job_of_100_kb_fields(name: str, long: str) -> dict:
