@@ -1168,7 +1168,9 @@ async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot)
         await press(pilot, *"open")
         options = app.screen.query_one("CommandList")
         await wait_for(pilot, lambda: options.option_count > 1, "the palette's hits")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: sum("Open " in options.render_line(y).text for y in range(options.size.height))
+                       == 2, "both hits laid out", timeout=5,
+                       show=lambda app: "\n".join(options.render_line(y).text for y in range(options.size.height)))
         rendered = [options.render_line(y) for y in range(options.size.height)]
         shown = [line.text for line in rendered]
         assert any("Open [@click=app.quit]x[/]" in line for line in shown), shown
@@ -1196,7 +1198,9 @@ async def test_the_command_palette_matches_a_job_name_of_repeated_letters_in_lin
         await press(pilot, *"open")
         await wait_for(pilot, lambda: options.option_count >= 18, "the palette's hits", timeout=20)
         spent = time.process_time() - spent
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: any("Open İİİİopen" in options.render_line(y).text
+                                          for y in range(options.size.height)), "the hits laid out", timeout=5,
+                       show=lambda app: "\n".join(options.render_line(y).text for y in range(options.size.height)))
         shown = [options.render_line(y).text for y in range(options.size.height)]
         assert any("Open İİİİopen" in line for line in shown), shown
         hits = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
