@@ -65,17 +65,20 @@ async def test_a_palette_hit_is_the_job_name_as_text_whatever_markup_it_holds():
     (a crash report). Each hit is the entry as plain text, the letters typed highlighted."""
     from tui_factories import build_snapshot, job_dict
 
-    from tests.pilot import wait_for
+    from tests.pilot import press, wait_for
 
     names = ["m[ @click=app.quit]q[/]", 'm["@click=app.quit"]x', "m[B]b[/B]", "m[$accent]a", "m[\t@click=app.bell]t"]
     app = RlarkApp(None)
     async with app.run_test(size=(120, 40)) as pilot:
         app.post_message(SnapshotChanged(build_snapshot([job_dict(name) for name in names])))
         await pilot.pause()
-        await pilot.press("ctrl+p")
+        await press(pilot, "ctrl+p")
         options = app.screen.query_one("CommandList")
-        await pilot.press(*"open m")
-        await wait_for(pilot, lambda: options.option_count >= len(names), "the palette's hits", timeout=20)
+        await press(pilot, *"open m")
+        palette = app.screen
+        await wait_for(pilot, lambda: options.option_count >= len(names) and not [
+            worker for worker in app.workers if worker.node is palette and not worker.is_finished],
+            "the palette's hits of 'open m'", timeout=20)
         prompts = [options.get_option_at_index(i).prompt for i in range(options.option_count)]
         assert app.is_running
     assert sorted(prompt.plain.split("\n")[0] for prompt in prompts) == sorted(f"Open {one_line(name)}" for name in names)
