@@ -16,6 +16,9 @@ from tests.clock import Clock, ticks
 from tests.sandbox.helpers import forget_pod, job, task, tensorboard_pod
 
 pytest.importorskip("tensorboardX")
+pytestmark = pytest.mark.xdist_group("tensorboard-run")
+"""One worker runs this file: the module's Job has a real TensorBoard, started at the first read of it (1 s of CPU,
+3 s of wall), which each xdist worker running one of these tests started again, and charged to that test."""
 
 CLUSTER, NS, JOB = "rlark-gpu-a", "rlark-system", "tb-run"
 POD = f"{JOB}-main-0"
