@@ -128,42 +128,31 @@ def test_an_unwritable_state_dir_still_says_one_line(env, tmp_path, monkeypatch)
     assert line.startswith("rlark: crashed (ValueError); no report: ") and "\n" not in line
 
 
-COMMAND_SCRIPT = textwrap.dedent("""\
-    import sys
-
-    from rlark_tui import cli
-    from rlark_tui.commands import version
-    from rlark_tui.text.redact import LineRedactor
-
-
-    def broken():
-        token, password = sys.argv[1], sys.argv[2]
-        redact = LineRedactor([password])  # as rlark logs holds the values of the Secrets it read
-        raise KeyError(f"HF_TOKEN={token} cannot parse {redact(password)!r} in {password!r}")
-
-
-    version.client_version = broken
-    sys.exit(cli.main(["version"]))
-""")
-
-
 @pytest.mark.writes_crash_report
-def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, tmp_path):
+def test_a_command_that_crashes_says_one_masked_line_and_writes_the_report(env, capsys, monkeypatch):
     """A bug in a headless command (outside Textual's handler) ends as the TUI's does: one line, exit 1, and the
     masked 0600 report, not a Python traceback with the token in its message. The line names the exception's type
     only (issue 33 item 5, a sixth round): its message quoted a Secret's value that does not look like one (the
     command's masking knew it; the line's did not); the report masks it, known from the crashed frame's masking."""
-    script = tmp_path / "broken.py"
-    script.write_text(COMMAND_SCRIPT)
+    from rlark_tui import cli
+    from rlark_tui.commands import version
+    from rlark_tui.text.redact import LineRedactor
+
     token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
     password = f"tulip-{uuid.uuid4().hex[:6]}-garden"
-    done = subprocess.run([sys.executable, str(script), token, password], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
-    assert done.returncode == 1
-    said = LINE.fullmatch(done.stderr.strip())
-    assert said is not None, done.stderr
-    assert said["what"] == "KeyError" and token not in done.stderr + done.stdout
-    assert password not in done.stderr + done.stdout
+
+    def broken():
+        redact = LineRedactor([password])  # as rlark logs holds the values of the Secrets it read
+        raise KeyError(f"HF_TOKEN={token} cannot parse {redact(password)!r} in {password!r}")
+
+    monkeypatch.setattr(version, "client_version", broken)
+    code = cli.main(["version"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    said = LINE.fullmatch(err.strip())
+    assert said is not None, err
+    assert said["what"] == "KeyError" and token not in err + out
+    assert password not in err + out
     report = open(said["path"]).read()
     assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and password not in report
     assert "KeyError: " in report
@@ -190,45 +179,29 @@ def test_the_masking_in_the_crashed_frames_is_found_past_a_local_that_raises_on_
     assert crash.known_in(raised.value) == {"tulip-garden-value"}
 
 
-LOOP_SCRIPT = textwrap.dedent("""\
-    import asyncio
-    import gc
-    import sys
-
-    from rlark_tui.local.crash import run_async
-
-
-    async def poll():
-        raise KeyError(f"HF_TOKEN={sys.argv[1]}")
-
-
-    async def watch():
-        for _ in range(3):  # a poll the reconciler runs again at each interval, raising each time
-            asyncio.ensure_future(poll())
-            await asyncio.sleep(0.01)
-            gc.collect()  # the task nobody awaited is collected: asyncio tells its exception
-        await asyncio.sleep(0.01)
-
-
-    run_async(watch())
-""")
-
-
 @pytest.mark.writes_crash_report
-def test_a_commands_task_whose_exception_nobody_retrieves_says_one_masked_line_once(env, tmp_path):
+def test_a_commands_task_whose_exception_nobody_retrieves_says_one_masked_line_once(env, capsys):
     """Issue 33, a twentieth round (generated answers through a mutating proxy): a bug in one of rlark watch's polls
     (a Secret of the wrong shape raised TypeError in rlark-server's discovery) ended its asyncio task, and asyncio
     printed 'Task exception was never retrieved' with the traceback and the exception's message on stderr, at every
     interval the poll ran again. A command's loop (watch, wait, port-forward: local/crash.run_async) tells it as a
     crash: one line naming the report, once."""
-    script = tmp_path / "loop.py"
-    script.write_text(LOOP_SCRIPT)
     token = f"hf_{uuid.uuid4().hex}{uuid.uuid4().hex[:2]}"
-    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
-    said = BACKGROUND.fullmatch(done.stderr.strip())
-    assert done.returncode == 0 and said is not None, done.stderr
-    assert said["what"] == "KeyError" and token not in done.stderr
+
+    async def poll():
+        raise KeyError(f"HF_TOKEN={token}")
+
+    async def watch():
+        for _ in range(3):  # a poll the reconciler runs again at each interval, raising each time
+            asyncio.ensure_future(poll())
+            await asyncio.sleep(0.01)  # the task nobody awaited ends and is freed: asyncio tells its exception
+        await asyncio.sleep(0.01)
+
+    crash.run_async(watch())
+    err = capsys.readouterr().err
+    said = BACKGROUND.fullmatch(err.strip())
+    assert said is not None, err
+    assert said["what"] == "KeyError" and token not in err
     report = open(said["path"]).read()
     assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and "in poll" in report
     commands = Path(__file__).parents[2] / "rlark_tui" / "commands"
@@ -287,18 +260,18 @@ async def test_a_bug_in_a_thread_a_worker_or_a_task_is_one_toast_naming_a_masked
         assert "Locals are not recorded" in report and "in in_a_" in report
 
 
-THREAD_SCRIPT = textwrap.dedent("""\
-    import sys
-    import threading
-
+@pytest.mark.writes_crash_report
+def test_a_commands_thread_ended_by_a_bug_says_one_masked_line_once(env, capsys, monkeypatch):
+    """Issue 33, a twenty-second round (background threads): a command's thread that a bug ended (rlark watch's keeps,
+    rlark wait's alert rounds, a webhook's delivery) had Python print 'Exception in thread', the traceback and the
+    exception's message on stderr. It is told as a crash is: one line naming the report, once; the command goes on."""
     from rlark_tui import cli
 
+    token = f"{uuid.uuid4().hex}"
     checked = cli._check_names
 
-
     def boom():
-        raise ValueError(f"a thread of the command read WANDB_API_KEY={sys.argv[1]} \\x1b]52;c;cHduZWQ=\\x07")
-
+        raise ValueError(f"a thread of the command read WANDB_API_KEY={token} \x1b]52;c;cHduZWQ=\x07")
 
     def check_names(*args):  # the command, as it runs: one of its threads hits a bug, twice
         for _ in range(2):
@@ -307,24 +280,11 @@ THREAD_SCRIPT = textwrap.dedent("""\
             thread.join()
         return checked(*args)
 
-
-    cli._check_names = check_names
-    sys.exit(cli.main(["draft", "new"]))
-""")
-
-
-@pytest.mark.writes_crash_report
-def test_a_commands_thread_ended_by_a_bug_says_one_masked_line_once(env, tmp_path):
-    """Issue 33, a twenty-second round (background threads): a command's thread that a bug ended (rlark watch's keeps,
-    rlark wait's alert rounds, a webhook's delivery) had Python print 'Exception in thread', the traceback and the
-    exception's message on stderr. It is told as a crash is: one line naming the report, once; the command goes on."""
-    script = tmp_path / "thread.py"
-    script.write_text(THREAD_SCRIPT)
-    token = f"{uuid.uuid4().hex}"
-    done = subprocess.run([sys.executable, str(script), token], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "RLARK_STATE_DIR": str(tmp_path / "state")})
-    said = BACKGROUND.fullmatch(done.stderr.strip())
-    assert done.returncode == 0 and "rlark job draft" in done.stdout and said is not None, done.stderr
-    assert said["what"] == "ValueError" and token not in done.stderr
+    monkeypatch.setattr(cli, "_check_names", check_names)
+    code = cli.main(["draft", "new"])
+    out, err = capsys.readouterr()
+    said = BACKGROUND.fullmatch(err.strip())
+    assert code == 0 and "rlark job draft" in out and said is not None, err
+    assert said["what"] == "ValueError" and token not in err
     report = open(said["path"]).read()
     assert stat.S_IMODE(os.stat(said["path"]).st_mode) == 0o600 and token not in report and "in boom" in report
