@@ -204,30 +204,30 @@ LONGER = "y" * 40_000
 def test_rlark_logs_tail_of_long_lines_is_the_lines_asked_for_or_says_why_fewer(rl, sb, monkeypatch):
     """Issue 33, a twenty-fourth round (one way to read an input, a tail of long lines): the kubelet's tailLines
     counts the runtime's entries, and containerd writes a line of 40 KB as three, so `rlark logs --tail 100` (and
-    every reader that asks a tail) showed 34 lines, the first of them the end of a cut one, and said nothing. The
-    log is read again with a larger tailLines until the lines asked for came (http.TailRead); where the reads it
-    allows do not get them, it says so in one line."""
+    every reader that asks a tail) showed 34 lines, the first of them the end of a cut one, and said nothing (here
+    --tail 20 of 30 such lines). The log is read again with a larger tailLines until the lines asked for came
+    (http.TailRead); where the reads it allows do not get them, it says so in one line."""
     from rlark_tui.cluster import http
 
     cluster, pod = seed_running_job(sb, "logs-long-lines", [ROLES[0]])["actor"]
-    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(150)], when=at(1))
-    assert sb.logs.read(cluster, "rlark-system", pod, "main", tail=100)[0].startswith("y")  # a cut line's end
-    result = rl("logs", "logs-long-lines", "--tail", "100")
+    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(30)], when=at(1))
+    assert sb.logs.read(cluster, "rlark-system", pod, "main", tail=20)[0].startswith("y")  # a cut line's end
+    result = rl("logs", "logs-long-lines", "--tail", "20")
     assert result.code == 0 and result.err == ""
-    assert result.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(50, 150)]
+    assert result.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(10, 30)]
     monkeypatch.setattr(http, "TAIL_READS", 1)
-    short = rl("logs", "logs-long-lines", "--tail", "100")
-    assert short.code == 0 and short.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(117, 150)]
-    assert short.err == (f"-- [actor/{pod}] its last 33 lines, fewer than the 100 asked: the kubelet counts a line "
-                         "longer than 16 KiB as several of its tailLines, and 1 read (the last of tailLines=101) "
+    short = rl("logs", "logs-long-lines", "--tail", "20")
+    assert short.code == 0 and short.out.splitlines() == [f"[actor/{pod}] {n:03} {LONGER}" for n in range(24, 30)]
+    assert short.err == (f"-- [actor/{pod}] its last 6 lines, fewer than the 20 asked: the kubelet counts a line "
+                         "longer than 16 KiB as several of its tailLines, and 1 read (the last of tailLines=21) "
                          "held no more\n")
 
 
 async def test_the_log_panes_first_lines_of_long_lines_are_the_lines_it_asks_for(sb, env, monkeypatch):
     """The log pane's first fill followed the log with tailLines=TAIL_LINES, which the kubelet counts in the
-    runtime's 16 KiB entries: 100 asked of 40 KB lines showed 34, the first the end of a cut line. The follow's first
-    lines are read as a tail (http.TailRead, LogFollower._tail_first) and the follow goes on from them: the 100
-    lines asked, then a line written after."""
+    runtime's 16 KiB entries: 100 asked of 40 KB lines showed 34, the first the end of a cut line (here 20 asked of
+    30 such lines showed 7). The follow's first lines are read as a tail (http.TailRead, LogFollower._tail_first)
+    and the follow goes on from them: the 20 lines asked, then a line written after."""
     from rlark_tui.cluster.access import ClusterAccess
     from rlark_tui.model.logtarget import Scope
     from rlark_tui.screens import logs as log_screen
@@ -237,8 +237,8 @@ async def test_the_log_panes_first_lines_of_long_lines_are_the_lines_it_asks_for
     from tests.pilot import wait_for
 
     cluster, pod = seed_running_job(sb, "pane-long-lines", [ROLES[0]])["actor"]
-    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(150)], when=at(1))
-    monkeypatch.setattr(log_screen, "TAIL_LINES", 100)
+    write_log(sb, cluster, pod, [f"{n:03} {LONGER}" for n in range(30)], when=at(1))
+    monkeypatch.setattr(log_screen, "TAIL_LINES", 20)
     access = ClusterAccess.open(str(sb.kubeconfig), sb.context)
 
     def texts(app) -> list[str]:
@@ -250,10 +250,10 @@ async def test_the_log_panes_first_lines_of_long_lines_are_the_lines_it_asks_for
         async with app.run_test(size=(120, 30)) as pilot:
             await wait_for(pilot, lambda: app.index is not None and app.index.job("pane-long-lines"), "the Job")
             app.open_logs("pane-long-lines", Scope.ALL)
-            await wait_for(pilot, lambda: "149" in texts(app), "the newest line", show=texts)
-            write_log(sb, cluster, pod, ["150 after"], when=at(2))
-            await wait_for(pilot, lambda: "150" in texts(app), "the line written after", show=texts)
-            assert texts(app) == [f"{n:03}" for n in range(50, 151)]
+            await wait_for(pilot, lambda: "029" in texts(app), "the newest line", show=texts)
+            write_log(sb, cluster, pod, ["030 after"], when=at(2))
+            await wait_for(pilot, lambda: "030" in texts(app), "the line written after", show=texts)
+            assert texts(app) == [f"{n:03}" for n in range(10, 31)]
     finally:
         access.close()
         sb.store.delete("jobs", "pane-long-lines", "")
