@@ -8,14 +8,18 @@ from __future__ import annotations
 import os
 import stat
 
+from textual.command import CommandList, CommandPalette
+
 from rlark_tui.tui.app import RlarkApp
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 
 
 async def _screenshot(app, pilot) -> None:
-    await pilot.press("ctrl+p")
-    await pilot.press(*"Screenshot")
-    await pilot.press("enter")
+    """ctrl+p, Screenshot typed and, once the palette's search lists it (a worker of the palette's), enter."""
+    await press(pilot, "ctrl+p", *"Screenshot")
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList)
+                   .option_count == 1, "Screenshot offered")
+    await press(pilot, "enter")
 
 
 async def test_a_screenshot_is_written_only_in_a_directory_of_the_users_own(tmp_path, monkeypatch):
