@@ -187,13 +187,10 @@ def test_the_users_own_link_in_the_users_own_directory_still_names_its_file(tmp_
 
 
 def test_check_output_into_a_shared_tmp_refuses_and_leaves_the_links_target(planted):
-    """A real process: `check --output /tmp/report.md` with another uid's link there."""
+    """`check --output /tmp/report.md` with another uid's link there: the record's writer refuses, in-process."""
     shared, victim, _ = planted
-    code = ("import sys; from rlark_tui.checks.records import write_record; from pathlib import Path\n"
-            "write_record(Path(sys.argv[1]), '# record\\n', named=True)")
-    done = subprocess.run([sys.executable, "-c", code, str(shared / "report.md")], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 1 and f"refusing to write {shared / 'report.md'}" in done.stderr
+    with pytest.raises(RlarkError, match=f"^refusing to write {re.escape(str(shared / 'report.md'))}: "):
+        records.write_record(shared / "report.md", "# record\n", named=True)
     assert victim.read_text() == "mine\n"
 
 
