@@ -167,30 +167,23 @@ async def test_without_a_cluster_the_report_says_there_is_nothing_to_check(tmp_p
         assert "gathering evidence" in summary and "not connected to a cluster: nothing to check" in summary
 
 
-async def _typed_notes(access, job: str, *notes: str) -> list[str]:
-    """Open `job`'s run check as `c` does, once its report is shown and the kept hand-over fields are loaded, once
-    per note in one app: what its notes field shows; then type the note (if any: "" types none), wait until rlark
-    has kept it and go back to the list, so the next check screen reads what was kept."""
-    app = RlarkApp(access)
-    shown = []
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.index is not None and app.index.job(job) is not None, f"{job} listed")
-        for note in notes:
-            app.open_check(job)
-            check = await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report
-                                   and app.screen, "the Job's report")
-            await drained(app)
-            await wait_for(pilot, lambda: not any(w.group == "hand-over-load" and not w.is_finished
-                                                  for w in app.workers), "the kept fields loaded")
-            await drained(app)
-            shown.append(check.query_one("#check-notes", Input).value)
-            if note:
-                check.query_one("#check-notes", Input).value = note
-                kept = state_dir() / "checks" / "hand-over"
-                await wait_for(pilot, lambda note=note, kept=kept: any(note in path.read_text()
-                                                                       for path in kept.rglob("*.json")),
-                               "the note kept")
-            app.pop_screen()
+async def _shown_note(pilot, app, job: str, note: str = "") -> str:
+    """Open `job`'s run check as `c` does, once its report is shown and the kept hand-over fields are loaded: what
+    its notes field shows; then type `note` (if any), wait until rlark has kept it and go back to the list, so the
+    next check screen reads what was kept."""
+    app.open_check(job)
+    check = await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report and app.screen,
+                           "the Job's report")
+    await drained(app)
+    await wait_for(pilot, lambda: not any(w.group == "hand-over-load" and not w.is_finished for w in app.workers),
+                   "the kept fields loaded")
+    await drained(app)
+    shown = check.query_one("#check-notes", Input).value
+    if note:
+        check.query_one("#check-notes", Input).value = note
+        kept = state_dir() / "checks" / "hand-over"
+        await wait_for(pilot, lambda: any(note in path.read_text() for path in kept.rglob("*.json")), "the note kept")
+    await app.pop_screen()  # and no longer subscribed to the Job's evidence
     return shown
 
 
@@ -205,14 +198,29 @@ async def test_hand_over_fields_stay_with_their_job(plain_sandbox, env):
     here = ClusterAccess.open(str(kubeconfig), plain_sandbox.context)
     there = ClusterAccess.open(str(kubeconfig), "team-b")
     job = "hand-over-owner"
+
+    def listed(app, uid: str = ""):
+        return lambda: app.index is not None and (made := app.index.job(job)) is not None and made.uid != uid
+
     try:
         Actions(here, state_dir=env).submit(fx.unschedulable_job(job))
         typed = "night shift: outputs on /data/ppo"
-        assert await _typed_notes(here, job, typed, "") == ["", typed]  # the same Job: kept (read by a new screen)
-        assert await _typed_notes(there, job, "") == [""]  # another context
-        here.delete(JOBS, job)
-        Actions(here, state_dir=env).submit(fx.unschedulable_job(job))
-        assert await _typed_notes(here, job, "") == [""]  # made again: a new uid
+        app = RlarkApp(there)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, listed(app), f"{job} listed")
+            assert await _shown_note(pilot, app, job, "team b: not ours") == ""
+        app = RlarkApp(here)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, listed(app), f"{job} listed")
+            assert await _shown_note(pilot, app, job, typed) == ""  # the same Job, as another context shows it
+            assert await _shown_note(pilot, app, job) == typed  # the same Job: kept (read by a new screen)
+            uid = app.index.job(job).uid
+            here.delete(JOBS, job)
+            await wait_for(pilot, lambda: app.index.job(job) is None and app.index.evidence_of(job) is None,
+                           f"{job} and its evidence gone")
+            Actions(here, state_dir=env).submit(fx.unschedulable_job(job))
+            await wait_for(pilot, listed(app, uid), f"{job} made again")
+            assert await _shown_note(pilot, app, job) == ""  # made again: a new uid
     finally:
         here.delete(JOBS, job)
         here.close()
