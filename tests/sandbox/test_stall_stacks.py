@@ -91,7 +91,8 @@ class RecordedRay:
 
         self.server = QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # shutdown (close) waits for serve_forever to look at its flag, every poll_interval: 0.5 s by default
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def json(self, path: str) -> object:
         answers = {
