@@ -144,7 +144,7 @@ async def test_a_probe_a_bug_ended_is_said_and_started_again_so_sources_keep_fol
     loop = asyncio.get_running_loop()
     handler = loop.get_exception_handler()
     loop.set_exception_handler(lambda _loop, context: told.append(context.get("exception")))
-    reconciler = Reconciler(access, probe_interval=0.5)
+    reconciler = Reconciler(access, probe_interval=0.2)
     task = asyncio.create_task(reconciler.run(lambda _published: None))
     def gateway():
         return reconciler.snapshot.sources.get("gateway") or SourceState("gateway", "stale", "not run yet")
