@@ -62,7 +62,7 @@ def test_a_frame_that_never_completes_ends_at_the_commands_time_bound():
     no timeout once upgraded, so `rlark check`, `rlark stacks` and the Ray token's read never ended."""
     with _hostile_data_plane(_holds_half_a_frame) as access:
         started = time.monotonic()
-        result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=1)  # type: ignore[arg-type]
+        result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=0.3)  # type: ignore[arg-type]
         assert time.monotonic() - started < 4
         assert result.exit_code is None
 
@@ -78,7 +78,7 @@ def test_frames_of_any_size_are_read_within_a_memory_bound(send):
         with _hostile_data_plane(send) as access:
             started = time.monotonic()
             try:
-                result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=1,  # type: ignore[arg-type]
+                result = run_command(access, "c", "demo-ppo-actor-0", ["true"], timeout=0.5,  # type: ignore[arg-type]
                                      max_output=1 << 20)
             except ExecFailed as exc:
                 assert "\n" not in str(exc)
