@@ -372,9 +372,11 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
 
     monkeypatch.setattr(yamltab, "job_yaml", job_yaml)
     monkeypatch.setattr(job_detail, "MAX_ROLES_SHOWN", 2)  # a Job of thousands of tasks, in small
+    monkeypatch.setattr(job_detail, "MAX_SCRIPT_LINES", 20)  # and of long scripts and YAML: a tenth of the app's
+    monkeypatch.setattr(yamltab, "YAML_LINES", yamltab.YAML_LINES // 10)
     job = job_dict("demo-ppo", env_extra=({"name": "WANDB_API_KEY", "value": "abc123supersecret"},))
-    job["metadata"]["annotations"] = {f"k{i}": "v" for i in range(2_000)}
-    job["spec"]["tasks"][1]["prepareScript"] = "\n".join(f"echo {i}" for i in range(1_000))
+    job["metadata"]["annotations"] = {f"k{i}": "v" for i in range(200)}
+    job["spec"]["tasks"][1]["prepareScript"] = "\n".join(f"echo {i}" for i in range(100))
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await post_snapshot(pilot, build_snapshot([job]))
@@ -384,26 +386,26 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
         assert "WANDB_API_KEY=***" in overview and "abc123supersecret" not in overview
         assert "HF_TOKEN=***" in overview
         assert "Node selector: kubernetes.io/hostname=gpu-a1" in overview
-        assert "… 800 more lines (the first 200 shown; Y copies the YAML)" in overview and "echo 200" not in overview
+        assert "… 80 more lines (the first 20 shown; Y copies the YAML)" in overview and "echo 20" not in overview
         assert overview.rstrip().endswith("… 1 more roles (the first 2 shown; rlark describe job shows every one)")
         await press(pilot, "y")
         assert app.screen.query_one("#job-tabs").active == "yaml"
-        await wait_for(pilot, lambda: "k1999: v" in app.screen.yaml_text, "the first version's YAML")
+        await wait_for(pilot, lambda: "k199: v" in app.screen.yaml_text, "the first version's YAML")
         assert "abc123supersecret" not in app.screen.yaml_text
         assert "value: '***'" in app.screen.yaml_text
         shown = str(app.screen.query_one("#yaml-text").render())
         assert f"more lines (the first {yamltab.YAML_LINES:,} shown; Y copies the whole YAML)" in shown
-        assert len(shown.splitlines()) == yamltab.YAML_LINES + 1 and "k1999" not in shown
+        assert len(shown.splitlines()) == yamltab.YAML_LINES + 1 and "k199" not in shown
         job = {**job, "metadata": {**job["metadata"], "resourceVersion": "2", "annotations": {
-            **job["metadata"]["annotations"], "k1999": "changed"}}}
+            **job["metadata"]["annotations"], "k199": "changed"}}}
         await post_snapshot(pilot, build_snapshot([job]))
         await press(pilot, "w")
         assert app.screen.query_one("#job-tabs").active == "workers"
         held.set()
-        await wait_for(pilot, lambda: "k1999: changed" in app.screen.yaml_text, "the second version's YAML")
+        await wait_for(pilot, lambda: "k199: changed" in app.screen.yaml_text, "the second version's YAML")
         await press(pilot, "Y")
         assert app.clipboard == app.screen.yaml_text and "kind: Job" in app.clipboard
-        assert "k1999: changed" in app.clipboard
+        assert "k199: changed" in app.clipboard
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
