@@ -91,11 +91,18 @@ async def test_node_detail_and_clusters(access):
         await wait_for(pilot, lambda: isinstance(app.screen, ClustersScreen), "back on :clusters")
 
 
-async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
+async def test_storage_browse_and_download(access, sandbox, tmp_path, monkeypatch):
+    """Browse to an object and download it, then a folder. Then, in the same view, another uploader's folder and
+    object whose names hold a line break (`forged`): the folder forged a line under the title, and the object's key
+    a line in the 'downloading …' notice (issue 33); each now stays on its line."""
     monkeypatch.setattr("rlark_tui.tui.console.PROGRESS_SECONDS", 0.0)  # say the progress at every chunk
     data = b"checkpoint-bytes" * 1000
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt", data)
     Actions(access).upload_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin", b"opt")
+    forged = "a\nDownloaded: every object"
+    forged_dir = sandbox.state_dir / "storage" / "s3-rclone" / "tui-forge" / forged
+    forged_dir.mkdir(parents=True)
+    (forged_dir / "x\ny.bin").write_bytes(b"x")
     app = RlarkApp(access)
     try:
         async with app.run_test(size=(150, 45)) as pilot:
@@ -136,38 +143,27 @@ async def test_storage_browse_and_download(access, tmp_path, monkeypatch):
             assert "Up a folder" in help_text and ":storage" in help_text and ":sshkeys" in help_text
             assert ":clusters" in help_text
             await pilot.press("escape")
-    finally:
-        Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt")
-        Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin")
 
-
-async def test_a_folder_and_object_with_line_breaks_stay_on_their_lines(access, sandbox, tmp_path):
-    # another uploader's folder 'a\nDownloaded: every object' opened in :storage forged a line under the title, and
-    # its object's key a line in the 'downloading …' notice
-    forged = "a\nDownloaded: every object"
-    folder = sandbox.state_dir / "storage" / "s3-rclone" / "tui-forge" / forged
-    folder.mkdir(parents=True)
-    (folder / "x\ny.bin").write_bytes(b"x")
-    app = RlarkApp(access)
-    try:
-        async with app.run_test(size=(150, 45)) as pilot:
-            await _open_storage_class(pilot, app)
+            await pilot.press("backspace")  # up to the bucket's root: another uploader's folder
             for key in ("tui-forge/", f"tui-forge/{forged}/", f"tui-forge/{forged}/x\ny.bin"):
                 table = app.screen.query_one("#storage-folder-table")
                 await wait_for(pilot, lambda key=key, table=table: key in table.visible_keys, key, show=screen_text)
                 table.select_key(key)
                 await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the download path dialog")
+            await wait_for(pilot, lambda: isinstance(app.screen, PathScreen), "the forged object's download dialog")
             app.screen.query_one("Input").value = str(tmp_path) + "/"
             await pilot.press("enter")
-            await wait_for(pilot, lambda: "md5 matches the ETag" in notes(app), "the download", show=notes)
+            await wait_for(pilot, lambda: any("y.bin" in n.message and "md5 matches the ETag" in n.message
+                                              for n in app._notifications), "the forged object's download", show=notes)
             title = str(app.screen.query_one("#storage-title").render())
             assert title.startswith("s3-rclone on gpu-a: /tui-forge/a\\nDownloaded: every object/   (enter"), title
             assert not [line for line in screen_text(app).splitlines() if line.lstrip().startswith("Downloaded:")]
             assert not [n.message for n in app._notifications if "\n" in n.message], notes(app)
             assert (tmp_path / "x\ny.bin").read_bytes() == b"x"
     finally:
-        shutil.rmtree(folder.parent)
+        Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/model.pt")
+        Actions(access).delete_object("s3-rclone", "gpu-a", "tui-browse/ckpt/actor/opt.bin")
+        shutil.rmtree(forged_dir.parent)
 
 
 def _pub(tmp_path) -> str:
