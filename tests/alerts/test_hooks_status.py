@@ -160,7 +160,8 @@ class Receiver:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # shutdown (close) waits for serve_forever to look at its flag, every poll_interval: 0.5 s by default
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def got(self, count: int) -> threading.Event:
         return self._counts.setdefault(count, threading.Event())
