@@ -342,10 +342,12 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
     by a 60 s TRACEBACK_TIMEOUT): the round that took its stacks waited for them, so a Job that failed meanwhile
     had its alert only when the dumps ended (two minutes for 64 ranks and the 15 s bound). The round waits
     STACKS_WAIT_SECONDS (here 0.5 s) for them: the other Job's alert fires while the dumps are still held, and the
-    stall's says why it quotes no stacks."""
+    stall's says why it quotes no stacks. The alert rounds come every half second here, not every ROUND_SECONDS
+    (2 s): the other Job fails during the first round, and its alert is the next round's."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.flow import alertpoll
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
+    from rlark_tui.flow.polls import TOPICS
     from rlark_tui.flow.reconciler import Reconciler
 
     ray, release = held_ray()
@@ -354,7 +356,7 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
                                         alerts=Thresholds(stall_min_seconds=4, stall_factor=1))
-    reconciler = Reconciler(access)
+    reconciler = Reconciler(access, topics={**TOPICS, ALERTS: dataclasses.replace(TOPICS[ALERTS], interval=0.5)})
     running = asyncio.create_task(reconciler.run(lambda _published: None))
     failed = job("other-failed")
     failed["status"] = {"phase": "Failed", "message": "the trainer exited 1"}
