@@ -125,13 +125,19 @@ async def test_a_control_plane_that_answers_nothing_reads_stale_within_a_probe(s
             sb.store.delete("jobs", "after-silence")
         access.close()
 
-async def test_a_probe_a_bug_ended_is_said_and_started_again_so_sources_keep_following(sb, env):
+async def test_a_probe_a_bug_ended_is_said_and_started_again_so_sources_keep_following(sb, env, monkeypatch):
     """Issue 33 item 5 (follows 51d986a): a bug in the reconciler's probe (an exception its guards of ApiError and
     Unreachable do not expect, from the gateway's, a data plane's or rlark-server's answer) ended the probe loop's
     task, which the reconciler held, so nobody ever retrieved its exception: nothing said, not even crash.Teller's
     line, and the gateway and data planes read as at their last probe for the session (a gateway down later still
     'connected'), a silent control plane never probed. The loop's exception handler is told (crash.Teller, in the
-    TUI and rlark watch), the probed sources read stale meanwhile, and the loop starts again after a back-off."""
+    TUI and rlark watch), the probed sources read stale meanwhile, and the loop starts again after a back-off (here
+    of 0.1 s, not Backoff's 0.5 s: the test's probes are 0.2 s apart)."""
+    import functools
+
+    from rlark_tui.cluster.access import Backoff
+    from rlark_tui.flow import reconciler as reconciler_module
+    monkeypatch.setattr(reconciler_module, "Backoff", functools.partial(Backoff, 0.1))
     access = ClusterAccess.open(str(sb.kubeconfig))
     gateway_clusters, raised, told = access.gateway_clusters, [], []
 
