@@ -248,7 +248,8 @@ def test_one_decoder_for_every_answer():
 
 
 class _EndlessLine(BaseHTTPRequestHandler):
-    """A log follow whose Pod writes 40 MiB without a newline, then `next line`."""
+    """A log follow whose Pod writes 17 MiB without a newline (1 MiB past http.MAX_LINE_BYTES, read past and
+    dropped), then `next line`."""
 
     protocol_version = "HTTP/1.1"
 
@@ -258,7 +259,7 @@ class _EndlessLine(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         chunk = b"x" * 65536
-        for _ in range(640):
+        for _ in range(17 * 16):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         for piece in (b"y\nnext line\n", b""):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
@@ -273,7 +274,7 @@ def test_a_line_without_end_is_cut_at_the_bound_and_the_follow_goes_on():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessLine)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()  # shutdown within 50 ms
     try:
         http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
         lines = list(http.stream("/log", Request("logs", "pods"), whole_lines=True))
