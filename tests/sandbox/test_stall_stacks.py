@@ -324,17 +324,17 @@ def test_a_route_that_never_answers_ends_within_its_bound(stalled, monkeypatch):
 def test_a_take_of_many_ranks_whose_dumps_never_come_ends_at_its_bound(stalled, monkeypatch):
     """Issue 33, a ninth round: a head that holds every `/worker/traceback` (or a Pod whose py-spy never exits) made
     a take last ranks / PARALLEL dumps' bounds one after another: 40 ranks here (1,024 allowed) were 5 rounds of
-    the 15 s bound. A take waits TAKE_SECONDS (here 0.5 s) in all, and the Pod says why it gave no stack."""
+    the 15 s bound. A take waits TAKE_SECONDS (here 0.2 s) in all, and the Pod says why it gave no stack."""
     release = threading.Event()
     ray = RecordedRay(actors=[{"name": f"ActorGroup:{rank}", "class_name": "Worker", "state": "ALIVE", "pid": 500 + rank,
                                "node_id": NODE_ID, "actor_id": f"a{rank}"} for rank in range(40)],
                       traceback=lambda _query: (release.wait(60), (200, ""))[1])
     monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 60.0)
-    monkeypatch.setattr(raystacks, "TAKE_SECONDS", 0.5)
+    monkeypatch.setattr(raystacks, "TAKE_SECONDS", 0.2)
     took, found = timed_take(stalled, ray, release)
     assert took < 5 and found.groups == [], (took, found)
     assert [(e.pod, e.reason) for e in found.errors] == [
-        (POD, "no stack within 0.5 s (all the dumps of a take; the rest not waited for)")]
+        (POD, "no stack within 0.2 s (all the dumps of a take; the rest not waited for)")]
 
 
 async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
