@@ -262,11 +262,14 @@ def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env
     another Secret (an Edit & Restart that names a rotated one) printed its value in clear. A follow that reconnects
     reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on. The follow lists the
     Job's Pods again every tenth of a second, not every logs.DISCOVER_SECONDS (5 s), so it ends soon after the Pod
-    is gone."""
+    is gone, and reconnects 0.1 s after the container's stream ended, not after Backoff's first 0.5 s."""
     import base64
+    import functools
 
     from rlark_tui.cluster import logs
+    from rlark_tui.cluster.access import Backoff
     monkeypatch.setattr(logs, "DISCOVER_SECONDS", 0.1)
+    monkeypatch.setattr(logs, "Backoff", functools.partial(Backoff, 0.1))
 
     name, pods = job
     cluster, pod = pods["actor"]
