@@ -142,11 +142,11 @@ def test_an_answer_past_a_bound_is_one_line_naming_the_bound(hostile, capsys, mo
 
 @pytest.fixture
 def body_timeouts(monkeypatch):
-    """An answer's head and body held to 3 request timeouts, not transport.BODY_TIMEOUTS (10): the drips below
-    cross it all the same (a byte every 20 ms, 15 of them inside it), in 0.3 s of a test's time, not 1 s."""
+    """An answer's head and body held to 2 request timeouts, not transport.BODY_TIMEOUTS (10): the drips below
+    cross it all the same (a byte every 20 ms, 10 of them inside it), in 0.2 s of a test's time, not 1 s."""
     from rlark_tui.cluster import http
     for module in (transport, http):
-        monkeypatch.setattr(module, "BODY_TIMEOUTS", 3)
+        monkeypatch.setattr(module, "BODY_TIMEOUTS", 2)
 
 
 @pytest.mark.parametrize("path", ["lean", "client"])
@@ -164,7 +164,7 @@ def test_an_answer_that_drips_for_ever_ends_at_its_time_bound(hostile, body_time
     result = cli_runner(kubeconfig, capsys)("--request-timeout", "0.1", "get", "jobs")
     assert result.code == 1 and result.out == "" and result.err.count("\n") == 1, result.err
     assert result.err.startswith("error: the answer of the control plane at http://127.0.0.1:"), result.err
-    assert "to list jobs was still arriving after 0.3 s (3 × the 0.1 s request timeout)" in result.err, result.err
+    assert "to list jobs was still arriving after 0.2 s (2 × the 0.1 s request timeout)" in result.err, result.err
 
 
 def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile, body_timeouts):
@@ -180,7 +180,7 @@ def test_a_log_read_that_drips_for_ever_ends_at_its_time_bound(hostile, body_tim
     http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
     # each read's timeout is 5 × the server's 20 ms between bytes, as in the test above: a timeout of 20 ms, the
     # drip's own pace, failed a clean-clone run's first pass and its rerun when one byte came a little late
-    with pytest.raises(TooSlow, match=r"was still arriving after 0\.3 s \(3 × the 0\.1 s request timeout\)"):
+    with pytest.raises(TooSlow, match=r"was still arriving after 0\.2 s \(2 × the 0\.1 s request timeout\)"):
         list(http.stream("/api/v1/namespaces/w/pods/p/log", Request("logs", "pods", "p"), read_timeout=0.1,
                          ends=True))
     assert server.cut.wait(10)
