@@ -94,6 +94,14 @@ def test_logs_fall_back_to_the_gateway_without_a_data_plane(sb, env, capsys, job
     assert "the gateway has no previous-instance logs" in capsys.readouterr().err
 
 
+@pytest.fixture
+def discover_often(monkeypatch):
+    """A follow lists the Job's Pods again every tenth of a second, not every logs.DISCOVER_SECONDS (5 s), so it ends
+    soon after its last Pod is gone, not up to 5 s later."""
+    from rlark_tui.cluster import logs
+    monkeypatch.setattr(logs, "DISCOVER_SECONDS", 0.1)
+
+
 class Follow:
     """`rlark logs -f` running in a thread; its stdout/stderr are read from capsys at the end."""
 
@@ -110,7 +118,7 @@ class Follow:
         assert not self.thread.is_alive(), "rlark logs -f did not end"
 
 
-def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, job):
+def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, job, discover_often):
     name, pods = job
     cluster, pod = pods["actor"]
     sb.faults.cut_logs(after_lines=2, times=2)  # the backlog read, then the first follow stream
@@ -132,7 +140,7 @@ def test_follow_resumes_after_a_cut_stream_without_duplicates(sb, env, capsys, j
     assert f"-- stream interrupted: [actor/{pod}] {dropped} in the middle of a response; reconnecting" in captured.err
 
 
-def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, env, capsys):
+def test_follow_survives_a_sandbox_restart_without_duplicates(tmp_path_factory, env, capsys, discover_often):
     from rlark_sandbox import Sandbox
     state = tmp_path_factory.mktemp("restart-sandbox")
     first = Sandbox(state, seed="demo", agent=False).start()
@@ -256,19 +264,18 @@ def test_a_pod_name_with_a_line_break_forges_no_log_line(rl, sb, job):
     assert [line for line in lines if "env/x\\n[actor/forged-0] all checks passed]" in line], lines
 
 
-def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env, capsys, job, monkeypatch):
+def test_a_follow_masks_the_secret_a_restarted_container_references_anew(sb, env, capsys, job, discover_often,
+                                                                           monkeypatch):
     """Issue 33, a Job whose env's secretKeyRef names change between reads: `rlark logs -f` (and the log pane) read
     the Secrets a Pod's place referenced once, before its first read, so a container that ran anew referencing
     another Secret (an Edit & Restart that names a rotated one) printed its value in clear. A follow that reconnects
-    reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on. The follow lists the
-    Job's Pods again every tenth of a second, not every logs.DISCOVER_SECONDS (5 s), so it ends soon after the Pod
-    is gone, and reconnects 0.1 s after the container's stream ended, not after Backoff's first 0.5 s."""
+    reads that Pod's references again (secrets.LogSecrets.before_read) before it reads on. The follow reconnects
+    0.1 s after the container's stream ended, not after Backoff's first 0.5 s."""
     import base64
     import functools
 
     from rlark_tui.cluster import logs
     from rlark_tui.cluster.access import Backoff
-    monkeypatch.setattr(logs, "DISCOVER_SECONDS", 0.1)
     monkeypatch.setattr(logs, "Backoff", functools.partial(Backoff, 0.1))
 
     name, pods = job
