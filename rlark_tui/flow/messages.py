@@ -385,6 +385,8 @@ class LoadHandOver(Work):
 
 @message
 class HandOverLoaded(Message):
+    key: HandOverKey
+    """The Job they were asked for (LoadHandOver's)."""
     hand_over: HandOver
     name_only: bool = False
     """They were kept by an earlier rlark under the Job's name alone (records.load_hand_over)."""

@@ -154,11 +154,20 @@ class CheckScreen(RlarkScreen):
         self.query_one("#check-summary", Static).update(summary_line(self.job_name, self.report, self.error))
 
     def _keep_for(self, evidence: RunEvidence | None) -> None:
-        """The first evidence holding the Job names whose hand-over fields these are (its context, name and uid):
-        those kept for that Job are loaded, or what was typed before is kept for it."""
-        if self.kept_for is not None or evidence is None or evidence.job is None:
+        """The evidence's Job names whose hand-over fields these are (its context, name and uid): at the first,
+        those kept for that Job are loaded, or what was typed before is kept for it. A Job deleted and made again
+        under this name while the screen is open is another Job: what was typed stays kept for the one before, and
+        the new one's fields are shown."""
+        if evidence is None or evidence.job is None:
             return
-        self.kept_for = HandOverKey(self.state.context, self.job_name, Job(evidence.job).uid)
+        key = HandOverKey(self.state.context, self.job_name, Job(evidence.job).uid)
+        if key == self.kept_for:
+            return
+        if self.kept_for is not None:
+            self._clear_hand_over()
+            self.notify(f"{self.job_name} was deleted and made again: the hand-over fields are the new Job's",
+                        severity="warning", timeout=10)
+        self.kept_for = key
         if self.hand_over == HandOver():
             self.post_message(LoadHandOver(self, self._records_root(), self.kept_for))
         else:
@@ -245,11 +254,20 @@ class CheckScreen(RlarkScreen):
         return Scope.HEADER
 
     # ---- hand-over fields -------------------------------------------------------------------------
+    def _clear_hand_over(self) -> None:
+        """Empty fields, without keeping them (they are no Job's typing)."""
+        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
+            for name in ("recorder", "contacts", "notes", "retention", "links"):
+                self.query_one(f"#check-{name}", Input).value = ""
+            self.query_one("#check-cleaned-up", Checkbox).value = False
+            self.query_one("#check-decision", Select).clear()
+        self.hand_over = HandOver()
+
     def on_hand_over_loaded(self, message: HandOverLoaded) -> None:
         """What was typed last time for this Job (kept at every keystroke until a record is saved); not over what
-        was typed since the screen opened."""
+        was typed since the screen opened, nor for a Job made again since it was asked for."""
         kept = message.hand_over
-        if self.hand_over != HandOver() or kept == HandOver():
+        if message.key != self.kept_for or self.hand_over != HandOver() or kept == HandOver():
             return
         self.query_one("#check-recorder", Input).value = kept.recorder or ""
         self.query_one("#check-contacts", Input).value = ", ".join(kept.contacts)

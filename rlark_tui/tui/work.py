@@ -249,7 +249,7 @@ class AppWork(AppHost):
         from rlark_tui.checks.records import load_hand_over
         with self._kept_lock:  # a load may move fields kept under the name alone: never over a newer save
             kept, name_only = load_hand_over(_records(message.root), message.key)
-        message.requester.post_message(messages.HandOverLoaded(kept, name_only))
+        message.requester.post_message(messages.HandOverLoaded(message.key, kept, name_only))
 
     def on_save_hand_over(self, message: messages.SaveHandOver) -> None:
         self._asked(("hand-over", message.root, message.key), message)
