@@ -67,7 +67,9 @@ def test_an_exec_plugin_is_read_within_bounds(tmp_path, env, capsys, caplog, mon
     started) is stopped, the loader logs one line (as it does a plugin that fails) and the request goes without
     its credentials. Each plugin's command line is its own (another test's plugin may run on another worker)."""
     from rlark_tui.cluster import execplugin
-    monkeypatch.setattr(execplugin, "EXEC_SECONDS", 0.5)
+    # `yes` passes 1 MiB in milliseconds, but on a loaded machine once not within 0.5 s: it has 10 s (it never
+    # waits them out); the silent one waits out 0.5 s
+    monkeypatch.setattr(execplugin, "EXEC_SECONDS", 10.0 if endless else 0.5)
     mine = f"987.{uuid.uuid4().int % 10**9:09d}"
     plugin = ["yes", mine] if endless else ["sh", "-c", f"sleep {mine} & wait"]
     path = tmp_path / "kubeconfig"
