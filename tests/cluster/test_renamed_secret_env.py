@@ -6,11 +6,7 @@ the secret env values of the others (text.redact.redact_related)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-import threading
-
+from tests.clirun import ctrl_c_once_printed
 from tests.cluster.seeding import ROLES, at, seed_running_job, write_log
 
 VALUE = "zqRenamedKey8842x"
@@ -21,23 +17,8 @@ def _run(rl, argv: tuple[str, ...], shown: str):
     printed whole at once), not by waiting out its --request-timeout (10 s: if `shown` never comes)."""
     if "-w" not in argv:
         return rl(*argv)
-    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt, as SIGINT's
-    done = threading.Event()
-
-    def ctrl_c() -> None:  # capsys's stdout, read without taking it
-        while shown not in sys.stdout.getvalue() and not done.wait(0.01):
-            pass
-        if not done.is_set():
-            os.kill(os.getpid(), signal.SIGALRM)
-
-    sender = threading.Thread(target=ctrl_c, daemon=True)
-    sender.start()
-    try:
+    with ctrl_c_once_printed(shown):
         return rl("--request-timeout", "10", *argv)
-    finally:
-        done.set()
-        sender.join()
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _container(obj: dict) -> dict:

@@ -14,7 +14,7 @@ import yaml
 from rlark_tui.cluster import lean, transport
 from rlark_tui.cluster.output import JobTableList
 from rlark_tui.cluster.transport import MAX_DEPTH, TooDeep, decode_json
-from tests.clirun import cli_runner
+from tests.clirun import cli_runner, ctrl_c_once_printed
 
 DEEP = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
 BOUND = 64 * 1024
@@ -289,32 +289,13 @@ def test_port_forward_says_its_url_on_one_line_whatever_name_the_job_is_answered
     """Issue 33, a fifteenth round: `rlark port-forward pf tensorboard` printed the Job's name as the control plane
     answered it, so 'pf\\nForwarding pf ray at http://127.0.0.1:9/forged/' printed a URL line of its own above the
     real one, naming another local user's listener. The name is a one-line field."""
-    import os
-    import signal
-    import sys
-
     server, kubeconfig = hostile
     server.answer = "forged"
     config = yaml.safe_load(kubeconfig.read_text())
     config["extensions"] = [{"name": "rlark", "extension": {"gateway": "http://127.0.0.1:9"}}]
     kubeconfig.write_text(yaml.safe_dump(config))
-    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt, as SIGINT's
-    done = threading.Event()
-
-    def ctrl_c() -> None:  # once it serves: it said so, last, on stdout (capsys's, read without taking it)
-        while "Ctrl-C to stop." not in sys.stdout.getvalue() and not done.wait(0.01):
-            pass
-        if not done.is_set():
-            os.kill(os.getpid(), signal.SIGALRM)
-
-    sender = threading.Thread(target=ctrl_c, daemon=True)
-    sender.start()
-    try:
+    with ctrl_c_once_printed("Ctrl-C to stop."):  # once it serves: it says so, last
         result = cli_runner(kubeconfig, capsys)("port-forward", "pf", "tensorboard")
-    finally:
-        done.set()
-        sender.join()
-        signal.signal(signal.SIGALRM, previous)
     said = [line for line in result.out.splitlines() if line.startswith("Forwarding")]
     assert len(said) == 1 and "\u202e" not in result.out, (result.out, result.err)
     assert said[0].startswith("Forwarding pf\\nForwarding pf ray at http://127.0.0.1:9/forged/\\u202e tensorboard at "

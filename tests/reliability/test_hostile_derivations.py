@@ -113,12 +113,9 @@ def _views(kind: str, raw: object) -> None:
     repr(view), hash(view)
 
 
-def _derive_everything(kind: str, raw: object) -> None:
-    objects = {**{k: copy.copy(v) for k, v in BASES.items()}, kind: raw}
-    job, task, pod, node = objects["job"], objects["task"], objects["pod"], objects["node"]
-    _views(kind, raw)
-    bad = Snapshot(jobs={"j": job, "k": BASES["job"]}, tasks={"t": task}, pods={"p": pod}, nodes={"n": node},
-                   version=1)
+def _derive_index(bad: Snapshot) -> None:
+    """The SnapshotIndex of `bad`, from nothing and from GOOD's, and the rows, roles, Pods, events and Node details
+    derived from it."""
     for index in (SnapshotIndex(bad), SnapshotIndex(bad, GOOD)):
         list(index.rows.values())
         for one in index.jobs.values():
@@ -127,6 +124,15 @@ def _derive_everything(kind: str, raw: object) -> None:
         event_rows(index, NOW)
         for key in index.snapshot.nodes:
             node_detail(index, key)
+
+
+def _derive_everything(kind: str, raw: object) -> None:
+    objects = {**{k: copy.copy(v) for k, v in BASES.items()}, kind: raw}
+    job, task, pod, node = objects["job"], objects["task"], objects["pod"], objects["node"]
+    _views(kind, raw)
+    bad = Snapshot(jobs={"j": job, "k": BASES["job"]}, tasks={"t": task}, pods={"p": pod}, nodes={"n": node},
+                   version=1)
+    _derive_index(bad)
     for plural, items in ((JOBS, [job]), (TASKS, [task]), (PODS, [pod]), (NODES, [node])):
         render_table(plural, items, wide=True, all_namespaces=True)
     inputs = JobInputs(job=job if isinstance(job, dict) else {}, tasks=(task,), pods=(pod,),
@@ -151,14 +157,7 @@ def _derive_together(kind: str, raws: list) -> None:
     keyed[kind] = {f"{kind[0]}{number}": raw for number, raw in enumerate(raws)}
     bad = Snapshot(jobs={**keyed["job"], "k": BASES["job"]}, tasks=keyed["task"], pods=keyed["pod"],
                    nodes=keyed["node"], version=1)
-    for index in (SnapshotIndex(bad), SnapshotIndex(bad, GOOD)):
-        list(index.rows.values())
-        for one in index.jobs.values():
-            role_rows(index, one)
-        pod_rows(index)
-        event_rows(index, NOW)
-        for key in index.snapshot.nodes:
-            node_detail(index, key)
+    _derive_index(bad)
     for plural, items in ((JOBS, bad.jobs), (TASKS, bad.tasks), (PODS, bad.pods), (NODES, bad.nodes)):
         render_table(plural, list(items.values()), wide=True, all_namespaces=True)
     for home, raw in zip(homes, raws):
