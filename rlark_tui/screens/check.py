@@ -156,8 +156,8 @@ class CheckScreen(RlarkScreen):
     def _keep_for(self, evidence: RunEvidence | None) -> None:
         """The evidence's Job names whose hand-over fields these are (its context, name and uid): at the first,
         those kept for that Job are loaded, or what was typed before is kept for it. A Job deleted and made again
-        under this name while the screen is open is another Job: what was typed stays kept for the one before, and
-        the new one's fields are shown."""
+        under this name while the screen is open, or the Job of this name another context focused since, is another
+        Job: what was typed stays kept for the one before, and the new one's fields are shown."""
         if evidence is None or evidence.job is None:
             return
         key = HandOverKey(self.state.context, self.job_name, Job(evidence.job).uid)
@@ -165,8 +165,8 @@ class CheckScreen(RlarkScreen):
             return
         if self.kept_for is not None:
             self._clear_hand_over()
-            self.notify(f"{self.job_name} was deleted and made again: the hand-over fields are the new Job's",
-                        severity="warning", timeout=10)
+            self.notify(f"{self.job_name} is another Job now (made again, or another context's): the hand-over "
+                        "fields shown are its own", severity="warning", timeout=10)
         self.kept_for = key
         if self.hand_over == HandOver():
             self.post_message(LoadHandOver(self, self._records_root(), self.kept_for))

@@ -16,6 +16,7 @@ from rlark_tui.screens.job_detail import JobDetailScreen
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.screens.logs import LogScreen
 from rlark_tui.tui.app import RlarkApp
+from tests.console.test_console_tui import notes
 from tests.pilot import drained, wait_for
 
 from . import fixtures as fx
@@ -167,10 +168,6 @@ async def test_without_a_cluster_the_report_says_there_is_nothing_to_check(tmp_p
         assert "gathering evidence" in summary and "not connected to a cluster: nothing to check" in summary
 
 
-def notes_of(app) -> str:
-    return " | ".join(str(note.message) for note in app._notifications)
-
-
 async def _shown_note(pilot, app, job: str, note: str = "") -> str:
     """Open `job`'s run check as `c` does, once its report is shown and the kept hand-over fields are loaded: what
     its notes field shows; then type `note` (if any), wait until rlark has kept it and go back to the list, so the
@@ -193,7 +190,7 @@ async def _shown_note(pilot, app, job: str, note: str = "") -> str:
 
 async def test_a_job_made_again_while_its_check_is_open_gets_fields_of_its_own(plain_sandbox, env):
     """A Job deleted and made again under its name while its run check stays open is another Job (a new uid): the
-    note typed for the one before stays kept for it, the screen says the Job was made again and shows the new
+    note typed for the one before stays kept for it, the screen says it is another Job now and shows the new
     one's fields, and what is typed next is kept for the new one. The screen kept the first Job's key for as long
     as it was open, so the new Job showed and kept the deleted one's note."""
     access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
@@ -206,19 +203,19 @@ async def test_a_job_made_again_while_its_check_is_open_gets_fields_of_its_own(p
             app.open_check(job)
             check = await wait_for(pilot, lambda: isinstance(app.screen, CheckScreen) and app.screen.report
                                    and app.screen, "the Job's report")
-            notes = check.query_one("#check-notes", Input)
+            field = check.query_one("#check-notes", Input)
             kept = state_dir() / "checks" / "hand-over"
-            notes.value = "the first one's note"
+            field.value = "the first one's note"
             await wait_for(pilot, lambda: any("the first one's note" in path.read_text()
                                               for path in kept.rglob("*.json")), "the note kept")
             first = app.index.job(job).uid
             access.delete(JOBS, job)
             await wait_for(pilot, lambda: app.index.job(job) is None, f"{job} gone")
             Actions(access, state_dir=env).submit(fx.unschedulable_job(job))
-            await wait_for(pilot, lambda: "was deleted and made again" in notes_of(app), "the made-again note",
-                           show=lambda _app: f"{notes_of(app)!r}; notes field {notes.value!r}")
-            assert notes.value == "" and app.index.job(job).uid != first
-            notes.value = "the second one's note"
+            await wait_for(pilot, lambda: "is another Job now (made again" in notes(app), "the made-again note",
+                           show=lambda _app: f"{notes(app)!r}; notes field {field.value!r}")
+            assert field.value == "" and app.index.job(job).uid != first
+            field.value = "the second one's note"
             await wait_for(pilot, lambda: any("the second one's note" in path.read_text()
                                               for path in kept.rglob("*.json")), "the new note kept")
             texts = [path.read_text() for path in kept.rglob("*.json")]
