@@ -341,9 +341,9 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
     """A stalled Job whose Ray head holds every `/worker/traceback` (here until the test ends, each dump bounded
     by a 60 s TRACEBACK_TIMEOUT): the round that took its stacks waited for them, so a Job that failed meanwhile
     had its alert only when the dumps ended (two minutes for 64 ranks and the 15 s bound). The round waits
-    STACKS_WAIT_SECONDS (here 0.5 s) for them: the other Job's alert fires while the dumps are still held, and the
-    stall's says why it quotes no stacks. The alert rounds come every half second here, not every ROUND_SECONDS
-    (2 s): the other Job fails during the first round, and its alert is the next round's."""
+    STACKS_WAIT_SECONDS (here 0.2 s) for them: the other Job's alert fires while the dumps are still held, and the
+    stall's says why it quotes no stacks. The alert rounds come every 0.2 s here, not every ROUND_SECONDS (2 s):
+    the other Job fails during the first round, and its alert is the next round's."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.flow import alertpoll
     from rlark_tui.flow.alertpoll import ALERTS, ALL_KEY
@@ -352,11 +352,11 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
 
     ray, release = held_ray()
     monkeypatch.setattr(raystacks, "TRACEBACK_TIMEOUT", 60.0)
-    monkeypatch.setattr(alertpoll, "STACKS_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(alertpoll, "STACKS_WAIT_SECONDS", 0.2)
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url},
                                         alerts=Thresholds(stall_min_seconds=4, stall_factor=1))
-    reconciler = Reconciler(access, topics={**TOPICS, ALERTS: dataclasses.replace(TOPICS[ALERTS], interval=0.5)})
+    reconciler = Reconciler(access, topics={**TOPICS, ALERTS: dataclasses.replace(TOPICS[ALERTS], interval=0.2)})
     running = asyncio.create_task(reconciler.run(lambda _published: None))
     failed = job("other-failed")
     failed["status"] = {"phase": "Failed", "message": "the trainer exited 1"}
@@ -379,7 +379,7 @@ async def test_a_slow_ray_head_holds_no_other_jobs_alert(stalled, monkeypatch):
         stalled.store.create("jobs", failed)
         await until(lambda: ("other-failed", "job-failed", "other-failed") in alerts(), "the other Job's alert")
         assert not release.is_set() and alerts()[JOB, "progress-stalled", JOB].message.endswith(
-            "; stacks: not taken within 0.5 s (the Ray dashboard is slow)")
+            "; stacks: not taken within 0.2 s (the Ray dashboard is slow)")
     finally:
         release.set()
         reconciler.stop()
