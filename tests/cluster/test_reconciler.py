@@ -395,11 +395,13 @@ async def test_a_deleted_jobs_results_are_dropped_once_no_one_reads_them(running
     new names (with :pods open: each Unsettled Job's health is read) held a result of every Job it ever read. The
     result of a Job still listed stays (a detail opened again shows it at once)."""
     reconciler, _ = running
-    for name in ("churn-gone-first", "churn-left-first"):
+    names = ("churn-gone-first", "churn-left-first")
+    for name in names:
         sb.store.create("jobs", job_manifest(name, [ROLES[1]]))
-        await until(lambda name=name: name in reconciler.snapshot.jobs)
+    await until(lambda: set(names) <= set(reconciler.snapshot.jobs))
+    for name in names:  # both read at once
         reconciler.subscribe(RAY, name)
-        await until(lambda name=name: name in reconciler.snapshot.ray)
+    await until(lambda: set(names) <= set(reconciler.snapshot.ray))
     sb.store.delete("jobs", "churn-gone-first")  # deleted while its detail is open: its result stays meanwhile
     await until(lambda: "churn-gone-first" not in reconciler.snapshot.jobs)
     assert "churn-gone-first" in reconciler.snapshot.ray
