@@ -96,7 +96,7 @@ def test_a_wait_for_a_step_says_what_its_read_of_the_header_log_left_out(faulty,
 
     monkeypatch.setattr(metrics, "PROGRESS_TAIL_BYTES", 64)
     run = cli_runner(plain_sandbox.kubeconfig, capsys)
-    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "1s")
+    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "0s")
     assert timed_out.code == 2 and "timed out" in timed_out.err
     said = [line for line in timed_out.err.splitlines() if "no progress row" in line]
     assert len(said) == 1 and "no progress row in the Header log read (its last 0 lines read and " in said[0]
