@@ -6,7 +6,9 @@ the run check's rules: each yields a row or finding, never an exception. A fixed
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,13 +48,29 @@ HOSTILE = (
     5, -1, 0, True, None, 10 ** 400, 2 ** 64, float("nan"), float("inf"), 1e308, "", "x", "²", "١٢", "٣.٥", "1e9",
     "-0", "9" * 5000, "\x00\x1b[31mred\x1b]8;;http://x\x07", "\u202eevil\u2066", "a\nStatus: Succeeded", MEGABYTE,
     DEEP, [], {}, [None], {"": None}, {"name": 5}, ["main"], {"main": 1})
-"""Hostile leaves (drawn by index: hypothesis would print the 50,000-deep list)."""
-LEAVES = st.integers(0, len(HOSTILE) - 1).map(HOSTILE.__getitem__)
-KEYS = st.sampled_from(["metadata", "spec", "status", "name", "namespace", "labels", "annotations", "tasks",
-                        "phase", "containers", "containerStatuses", "restartCount", "node", "taskName",
-                        "replicas", "kubernetes", "workload", "template", "env", "events", "capacity", "conditions"])
-SHAPES = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
-                      max_leaves=8)
+"""Hostile leaves (picked by index: hypothesis would print the 50,000-deep list)."""
+KEYS = ("metadata", "spec", "status", "name", "namespace", "labels", "annotations", "tasks", "phase", "containers",
+        "containerStatuses", "restartCount", "node", "taskName", "replicas", "kubernetes", "workload", "template",
+        "env", "events", "capacity", "conditions")
+MAX_LEAVES, MAX_DEPTH, SPOILING_BYTES = 8, 5, 64
+
+
+def _shape(choices: Iterator[int], leaves: list[int], depth: int = 0) -> object:
+    """A hostile shape read off `choices`, bytes hypothesis drew (0 once they run out): one of HOSTILE, or a list of
+    up to 3 shapes or a map of up to 4 of KEYS to shapes (while `depth` is under MAX_DEPTH), of at most `leaves[0]`
+    leaves in all. The shapes st.recursive drew of the same leaves, lists and maps with max_leaves=8, where its nested
+    strategies cost hypothesis about a millisecond a shape, more than the derivations of it."""
+    form, pick = next(choices, 0) % 3 if depth < MAX_DEPTH else 0, next(choices, 0)
+    if form == 0:
+        leaves[0] -= 1
+        return HOSTILE[pick % len(HOSTILE)]
+    items = []
+    for _ in range(pick % (4 if form == 1 else 5)):
+        if not leaves[0]:
+            break
+        key = KEYS[next(choices, 0) % len(KEYS)] if form == 2 else None
+        items.append((key, _shape(choices, leaves, depth + 1)))
+    return [item for _, item in items] if form == 1 else dict(items)
 
 
 def _bases(job: str = "j") -> dict[str, dict]:
@@ -64,8 +82,9 @@ BASES = _bases()
 PER_EXAMPLE, EXAMPLES = 10, 64
 """The hostile objects are drawn ten distinct ones to an example and derived in one Snapshot: drawn one to an
 example, hypothesis spent more CPU on each example than the derivations did, and each object's Snapshot derived its
-well-formed neighbours again. 640 of each kind, 2,560 in all, of which 1,844 differ, more than of the 2,000 drawn
-one to an example (1,778): hypothesis makes each example new, not each object in one, so more are drawn."""
+well-formed neighbours again. 640 of each kind, 2,560 in all, of which 1,899 differ in kind, path or shape, more
+than of the 2,000 drawn one to an example: hypothesis makes each example new, not each object in one, so more are
+drawn."""
 WORLDS = [_bases(f"j{number}") for number in range(PER_EXAMPLE)]
 """A Job, Task and Pod for each of an example's hostile Tasks or Pods to stand beside: a Job's role finds one Task
 and the first Pod of each name by the Job's name, so ten Tasks or Pods of one Job would be derived as one."""
@@ -75,12 +94,18 @@ GOOD = SnapshotIndex(Snapshot(jobs={"j": BASES["job"], "k": BASES["job"]}, tasks
 PATHS = {kind: [path for path in _paths(raw) if path != ("metadata", "name")] for kind, raw in BASES.items()}
 
 
-@st.composite
-def spoilings(draw, kind: str) -> tuple[tuple, object]:
-    """(path, shape): a well-formed object of `kind` with the field at `path` made `shape`, or () for `shape` in its
-    place."""
-    path = () if draw(st.booleans()) else draw(st.sampled_from(PATHS[kind]))
-    return path, draw(SHAPES)
+def _spoiling(kind: str, choices: bytes) -> tuple[tuple, object]:
+    """(path, shape) read off `choices`: a well-formed object of `kind` with the field at `path` made `shape`, or ()
+    for `shape` in its place."""
+    read = iter(choices)
+    path = () if next(read) % 2 else PATHS[kind][next(read) % len(PATHS[kind])]
+    return path, _shape(read, [MAX_LEAVES])
+
+
+def spoilings(kind: str) -> st.SearchStrategy[tuple[tuple, object]]:
+    """A spoiling read off one drawn string of bytes (all zeros, what hypothesis shrinks towards, is HOSTILE[0] at
+    the first of PATHS[kind])."""
+    return st.binary(min_size=SPOILING_BYTES, max_size=SPOILING_BYTES).map(partial(_spoiling, kind))
 
 
 def _spoiled(base: dict, path: tuple, shape: object) -> object:
