@@ -569,72 +569,70 @@ def test_a_value_of_a_secret_the_pod_references_is_masked_in_describes_ray_rows(
     assert "  ray job raysubmit ***: RUNNING ***" in done.out.splitlines(), done.out
 
 
+JOB_REFERENCED = "wandb-Qx7mZ2-job-referenced"
+
+
 class QuotingRay(RecordedRay):
-    """A Ray head whose `ray status` and Ray job's entrypoint quote the value of the Secret REFERENCED."""
+    """A Ray head whose `ray status` and Ray job's entrypoint quote the values of the Secrets REFERENCED (which only
+    the data-plane Pod references) and JOB_REFERENCED (which only the Job's spec does)."""
 
     def json(self, path: str) -> object:
         if path == "/api/cluster_status":
-            return {"result": True, "data": {"clusterStatus": f"Active:\n 1 node_{REFERENCED}\n"}}
+            return {"result": True, "data": {"clusterStatus": f"Active:\n 1 node_{REFERENCED}\n 1 node_{JOB_REFERENCED}\n"}}
         if path == "/api/jobs/":
             return [{"submission_id": "raysubmit_1", "status": "RUNNING",
-                     "entrypoint": f"python main.py --key {REFERENCED}"}]
+                     "entrypoint": f"python main.py --key {REFERENCED} --job-key {JOB_REFERENCED}"}]
         return super().json(path)
 
 
-async def _ray_tab(stalled) -> str:
-    """The Job's Ray tab in the TUI over QuotingRay, once it shows the Ray job."""
+async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_or_only_its_data_plane_pod_references(stalled):
+    """Issue 33, a twenty-first round, the TUI over a hostile Ray head whose answers hold a Secret's value: the Ray
+    tab masked only the Job's own env values, so `ray status` and a Ray job's entrypoint showed the value of
+    WANDB_API_KEY, which the Job takes from a Secret (`valueFrom.secretKeyRef`), in 3 of 10 generated runs. Then
+    (follows 51a953a) it masked the Secrets the Job's spec and Tasks reference, not one only its data-plane Pod does
+    (env the platform adds), where `rlark describe job` masks it in the same Ray answers. Its poll, every 2 s, takes
+    each role's data-plane Pod from the pod lists the alert rounds keep (a Pod's references do not change in its
+    life): no read of its own while they hold it. One Ray tab shows both: JOB_REFERENCED is the value of a Secret
+    only the Job's spec references, REFERENCED of one only the data-plane Pod does."""
     from rlark_tui.cluster import ClusterAccess
     from rlark_tui.screens.job_detail import JobDetailScreen
     from rlark_tui.tui.app import RlarkApp
     from tests.pilot import wait_for
 
+    spec = stalled.store.get("jobs", JOB)
+    kept = json.loads(json.dumps(spec["spec"]))
+    spec["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb-job", "key": "key"}}}]
+    stalled.store.update("jobs", spec)
+    stalled.store.create("secrets", {"apiVersion": "v1", "kind": "Secret",
+                                     "metadata": {"name": "wandb-job", "namespace": NS},
+                                     "data": {"key": base64.b64encode(JOB_REFERENCED.encode()).decode()}},
+                         plane=CLUSTER)
     ray = QuotingRay()
     access = ClusterAccess.open(str(stalled.kubeconfig), stalled.context)
     access.config = dataclasses.replace(access.config, ray_urls={JOB: ray.url})
     try:
-        app = RlarkApp(access)
-        async with app.run_test(size=(140, 50)) as pilot:
-            await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB)
-                           and app.screen.table.select_key(JOB), "the Job")
-            await pilot.press("enter", "r")
-            assert isinstance(app.screen, JobDetailScreen)
-            await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
-                           "the Ray tab")
-            return str(app.screen.query_one("#ray-text").render())
+        with _referencing(stalled, REFERENCED):
+            app = RlarkApp(access)
+            async with app.run_test(size=(140, 50)) as pilot:
+                await wait_for(pilot, lambda: app.index is not None and app.index.job(JOB)
+                               and app.screen.table.select_key(JOB), "the Job")
+                await pilot.press("enter", "r")
+                assert isinstance(app.screen, JobDetailScreen)
+                await wait_for(pilot, lambda: "raysubmit_1" in str(app.screen.query_one("#ray-text").render()),
+                               "the Ray tab")
+                shown = str(app.screen.query_one("#ray-text").render())
     finally:
         ray.close()
         access.close()
-
-
-async def test_the_ray_tab_masks_a_value_of_a_secret_the_job_references_in_rays_answers(stalled):
-    """Issue 33, a twenty-first round, the TUI over a hostile Ray head whose answers hold a Secret's value: the Ray
-    tab masked only the Job's own env values, so `ray status` and a Ray job's entrypoint showed the value of
-    WANDB_API_KEY, which the Job takes from a Secret (`valueFrom.secretKeyRef`), in 3 of 10 generated runs."""
-    spec = stalled.store.get("jobs", JOB)
-    kept = json.loads(json.dumps(spec["spec"]))
-    spec["spec"]["tasks"][0]["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"] = [
-        {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "key"}}}]
-    stalled.store.update("jobs", spec)
-    try:
-        with _referencing(stalled, REFERENCED):
-            shown = await _ray_tab(stalled)
-    finally:
+        stalled.store.delete("secrets", "wandb-job", NS, plane=CLUSTER)
         spec = stalled.store.get("jobs", JOB)
         spec["spec"] = kept
         stalled.store.update("jobs", spec)
-    assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
-    assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
-
-
-async def test_the_ray_tab_masks_a_value_of_a_secret_only_the_data_plane_pod_references(stalled):
-    """Issue 33 (follows 51a953a): the Ray tab masked the Secrets the Job's spec and Tasks reference, not one only
-    its data-plane Pod does (env the platform adds), where `rlark describe job` masks it in the same Ray answers.
-    Its poll, every 2 s, takes each role's data-plane Pod from the pod lists the alert rounds keep (a Pod's
-    references do not change in its life): no read of its own while they hold it."""
-    with _referencing(stalled, REFERENCED):
-        shown = await _ray_tab(stalled)
-    assert REFERENCED not in shown and " 1 node_***" in shown.splitlines(), shown
-    assert "  Ray job raysubmit_1: RUNNING python main.py --key ***" in shown.splitlines(), shown
+    assert JOB_REFERENCED not in shown, f"the value of a Secret the Job's spec references is shown:\n{shown}"
+    assert REFERENCED not in shown, f"the value of a Secret only the data-plane Pod references is shown:\n{shown}"
+    assert shown.splitlines().count(" 1 node_***") == 2, shown
+    assert "  Ray job raysubmit_1: RUNNING python main.py --key *** --job-key ***" in shown.splitlines(), shown
 
 
 def test_describes_ray_row_is_cut_once_masked_whatever_the_length_of_a_ray_jobs_id(stalled, env, capsys):
