@@ -178,13 +178,13 @@ def test_a_receiver_that_never_answers_is_said_at_once_and_the_next_alert_still_
     said = threading.Event()
     port = receiver.port
     hook = hooks.webhook(f"http://127.0.0.1:{port}/h", "slack",
-                         lambda text: (reports.append(text), "not delivered" in text and said.set()), timeout=0.5)
+                         lambda text: (reports.append(text), "not delivered" in text and said.set()), timeout=0.2)
     try:
         hook.post(RECORD, "first alert")
         hook.post(RECORD, "next alert")
         assert said.wait(10), reports
         failed = [report for report in reports if "not delivered" in report]
-        assert f"not delivered (timed out after 0.5s waiting for the receiver at http://127.0.0.1:{port} " \
+        assert f"not delivered (timed out after 0.2s waiting for the receiver at http://127.0.0.1:{port} " \
             in failed[0] and "tried again" in failed[0]
         assert receiver.got(1).wait(10), receiver.answered
         assert receiver.answered[0] == "next alert"  # not held back behind the first one's retries
