@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import uuid
 
 import pytest
@@ -99,18 +98,21 @@ def test_what_an_exec_plugin_answers_is_logged_on_one_short_line(tmp_path, env, 
 
     forged = "x\x1b]0;pwned\x07\u202e\nrlark: all checks passed" + "y" * 5000
     ok = "client.authentication.k8s.io/v1"
-    script = tmp_path / "plugin.py"
-    script.write_text("import json, sys\n" + {
-        "api version": f"print(json.dumps({{'apiVersion': {forged!r}, 'kind': 'ExecCredential', 'status': {{}}}}))",
-        "stderr": f"sys.stderr.write({forged!r} + '\\n'); sys.exit(3)",
-        "expiry": f"print(json.dumps({{'apiVersion': {ok!r}, 'kind': 'ExecCredential', "
-                  f"'status': {{'token': 'abc', 'expirationTimestamp': {forged!r}}}}}))"}[answer] + "\n")
+    # the plugin is sh writing a file prepared here to stdout (or to stderr, exit 3), not a Python (its start
+    # was half of each case)
+    said = tmp_path / "said"
+    said.write_text({
+        "api version": json.dumps({"apiVersion": forged, "kind": "ExecCredential", "status": {}}),
+        "stderr": forged,
+        "expiry": json.dumps({"apiVersion": ok, "kind": "ExecCredential",
+                              "status": {"token": "abc", "expirationTimestamp": forged}})}[answer] + "\n")
+    plugin = 'cat "$0" >&2; exit 3' if answer == "stderr" else 'cat "$0"'
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
         "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"exec": {"apiVersion": ok, "command": sys.executable,
-                                                  "args": [str(script)], "interactiveMode": "Never"}}}],
+        "users": [{"name": "u", "user": {"exec": {"apiVersion": ok, "command": "sh",
+                                                  "args": ["-c", plugin, str(said)], "interactiveMode": "Never"}}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
     result = cli_runner(path, capsys)("get", "jobs")
     assert result.code == 1 and "cannot reach the control plane" in result.err, result.err
