@@ -22,6 +22,7 @@ import yaml
 from rlark_sandbox.store import NotFound
 from rlark_tui.cli import build_parser
 from rlark_tui.cluster.access import ClusterAccess
+from rlark_tui.commands import watch
 from rlark_tui.local.config import RlarkConfig
 from rlark_tui.model import keys
 from rlark_tui.model.submission import SUBMITTED_SPEC_ANNOTATION
@@ -139,12 +140,12 @@ NOT_IN_PROCESS = {
     "demo": "starts a sandbox and opens the TUI (interactive)",
 }
 SERVING = ("port-forward", "watch", "-w")
-"""Words of command lines that serve until interrupted, as a user's Ctrl-C does (exit 130): after SERVE_SECONDS,
-or once they have printed their first answer if they print one (`get -w` its table, `port-forward` its URL: the
-wrong shapes are read by then; `watch` prints only changes). Any other run still going after HUNG_SECONDS is a
-hang."""
+"""Words of command lines that serve until interrupted, as a user's Ctrl-C does (exit 130): once they have printed
+their first answer (`get -w` its table, `port-forward` its URL) or, `watch`, which prints only changes, once it has
+been given a Snapshot of every topic and source it follows (_Watched): the wrong shapes are read by then. Any other
+run still going after HUNG_SECONDS is a hang."""
 PRINTS_FIRST = ("port-forward", "-w")
-SERVE_SECONDS, FIRST_SECONDS, HUNG_SECONDS = 1.0, 10.0, 30.0
+FIRST_SECONDS, HUNG_SECONDS = 10.0, 30.0
 EVERY_JOB = ("get", "describe", "logs", "check", "diff", "clone", "top")
 """Read by every wrong-shape Job; the other subcommands try the three of this test (each in a new way)."""
 
@@ -195,6 +196,28 @@ def _interrupted(seconds: float, once: Callable[[], bool] = lambda: False) -> It
         signal.signal(signal.SIGALRM, previous)
 
 
+class _Watched:
+    """Whether the `rlark watch` running has printed a Snapshot holding its alert round's and the usage topic's
+    results and every source's first read (the data planes' among them), none still stale: watch's Printer is given
+    every Snapshot the reconciler publishes (commands.watch._print, which this wraps)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.read = False
+        printed = watch._print
+
+        def observed(printer, published) -> None:
+            printed(printer, published)
+            snapshot = published.snapshot
+            self.read = self.read or bool(snapshot.alerts and snapshot.usage) and any(
+                name.startswith("data plane") for name in snapshot.sources) and all(
+                state.status != "stale" for state in snapshot.sources.values())
+
+        monkeypatch.setattr(watch, "_print", observed)
+
+    def __call__(self) -> bool:
+        return self.read
+
+
 def _fault(argv: list[str], result, documented: set[int]) -> str | None:
     """What is wrong with one run, or None."""
     said = result.out + result.err
@@ -212,7 +235,7 @@ def _fault(argv: list[str], result, documented: set[int]) -> str | None:
     return f"exit {result.code} without an error line: {result.err.strip()[-300:]!r}"
 
 
-def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_path):
+def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_path, monkeypatch):
     leaves = _leaves(build_parser())
     assert set(leaves) == set(SWEEP) | set(NOT_IN_PROCESS), "a new subcommand: add it to SWEEP"
     drafted = rl("draft", "new", "--name", "shape-draft")
@@ -221,6 +244,7 @@ def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_p
     (tmp_path / "draft.yaml").write_text(drafted.out)
     (tmp_path / "k.pub").write_text("ssh-ed25519 " + "A" * 68 + " shapes@test\n")
     mine = [name for name in shapes if name.startswith("shape-")]
+    watched = _Watched(monkeypatch)
     failures, ran, took, started = [], set(), {}, time.monotonic()
     for command, argvs in SWEEP.items():
         documented = _documented(leaves[command])
@@ -232,8 +256,11 @@ def test_every_subcommand_answers_wrong_shapes_without_a_crash(rl, shapes, tmp_p
                 one = time.monotonic()
                 if any(word in PRINTS_FIRST for word in argv):
                     interrupt = _interrupted(FIRST_SECONDS, _printed)
+                elif argv[0] == "watch":
+                    watched.read = False
+                    interrupt = _interrupted(FIRST_SECONDS, watched)
                 else:
-                    interrupt = _interrupted(SERVE_SECONDS if any(w in SERVING for w in argv) else HUNG_SECONDS)
+                    interrupt = _interrupted(HUNG_SECONDS)
                 with interrupt:
                     result = rl(*argv)
                 took[command] = took.get(command, 0.0) + time.monotonic() - one
