@@ -30,7 +30,8 @@ class QuietHandler(http.server.BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    # shutdown waits for serve_forever to look at its flag, every poll_interval: at most 10 ms when the block ends
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
