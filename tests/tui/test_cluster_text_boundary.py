@@ -23,7 +23,7 @@ from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;title\x1b\\\x1b[2J\x1bP+q\x1b\\\x9b2J\x9d0;t\x9c\x07\x08\r"
 
@@ -147,10 +147,22 @@ async def test_a_display_name_with_a_line_break_forges_no_line_in_the_detail(pos
     """A Job author's display name `evil\\nPhase: Succeeded` (an annotation: any text): the detail's summary line and
     its Overview's `Display name:` field kept the break (clean keeps `\\n`), so a Running Job showed a line
     `Status: Succeeded) · …` under its title and a `Phase: Succeeded` field. Each is one line, the break shown as
-    `\\n`; a run script keeps its lines, indented under its label."""
+    `\\n`; a run script keeps its lines, indented under its label.
+
+    Its role names are the Job author's too (RLARK_TASK_ROLE of each main container; issue 33, a fourteenth round),
+    and the same detail shows them: the Overview's heading of each role ('Role NAME — Task T') was appended as it
+    was, so a role named 'Rollout<LF>  Image: registry.example/trusted@sha256:beef' showed a forged Image field
+    under the heading, above the real one; and the Workers tab's role rows carried the name through `clean`,
+    which keeps a line break, and the tree shows a label's first line only, so a role named 'Actor<LF>...' hid its
+    own row's Pods, running count, phase and Task message. Every heading of the detail and each tree row is one
+    line."""
     import re
 
-    job = job_dict("forged", display="evil\nPhase: Succeeded\nStatus: Succeeded")
+    in_overview = "Rollout\n  Image: registry.example/trusted@sha256:beef"
+    in_workers = "Actor\nforged-actor-9 (Actor)  Pods 8/8  running 8"
+    roles = (("actor", "Actor", in_workers, "gpu-a1", "rlark-gpu-a"),
+             ("rollout", "Rollout", in_overview, "gpu-a2", "rlark-gpu-a"), *ROLES[2:])
+    job = job_dict("forged", display="evil\nPhase: Succeeded\nStatus: Succeeded", roles=roles)
     job["spec"]["tasks"][0]["runScript"] = "echo one\nPhase: Succeeded\n"
     app = RlarkApp(None)
     async with app.run_test(size=(200, 60)) as pilot:
@@ -158,74 +170,36 @@ async def test_a_display_name_with_a_line_break_forges_no_line_in_the_detail(pos
         await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
         app.open_job("forged", "overview")
         await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
-        frame = ""
-        for _ in range(50):
-            await pilot.pause()
-            frame = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
-                           .render_segments(app.console))
-            if "Display name:" in frame:
-                break
-    lines = frame.splitlines()
+
+        def frame() -> str:
+            return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
+                          .render_segments(app.console))
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        overview_frame = await wait_for(pilot, lambda: (lambda shown: "Display name:" in shown and shown)(frame()),
+                                        "the Overview's fields")
+        await wait_for(pilot, lambda: "Role " in overview(), "the roles")
+        headings = overview().splitlines()
+        await press(pilot, "w")
+        await wait_for(pilot, lambda: "forged-rollout (" in frame(), "the Workers tree")
+        workers_frame = frame().splitlines()
+    lines = overview_frame.splitlines()
 
     def indent(line: str) -> int:
         return len(line) - len(line.lstrip())
 
     phase = next(line for line in lines if line.strip().startswith("Phase: Running"))
     forged = [line for line in lines if line.strip().startswith(("Phase: Succeeded", "Status: Succeeded"))]
-    assert "forged (evil\\nPhase: Succeeded\\nStatus: Succeeded) · RL · Running" in frame
-    assert "Display name: evil\\nPhase: Succeeded\\nStatus: Succeeded" in frame
+    assert "forged (evil\\nPhase: Succeeded\\nStatus: Succeeded) · RL · Running" in overview_frame
+    assert "Display name: evil\\nPhase: Succeeded\\nStatus: Succeeded" in overview_frame
     assert len(forged) == 1 and indent(forged[0]) > indent(phase) + 2, "\n".join(lines)  # the run script's line
-
-
-async def _open_forged(pilot, post_snapshot, role_name: str, tab: str) -> None:
-    """The Job 'forged', whose first role the Job author named `role_name`, opened at `tab` of its detail."""
-    roles = (("actor", "Actor", role_name, "gpu-a1", "rlark-gpu-a"), *ROLES[1:])
-    app = pilot.app
-    await post_snapshot(pilot, build_snapshot([job_dict("forged", roles=roles)]))
-    await wait_for(pilot, lambda: "forged" in app.screen.table.visible_keys, "the Job in the list")
-    app.open_job("forged", tab)
-    await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen), "the detail")
-
-
-async def test_a_role_name_with_a_line_break_forges_no_field_in_the_overview(post_snapshot):
-    """Issue 33, a fourteenth round: a role's name is the Job author's (RLARK_TASK_ROLE of its main container), and
-    the Overview's heading of each role ('Role NAME — Task T') was appended as it was, so a role named
-    'Actor<LF>  Image: registry.example/trusted@sha256:beef' showed a forged Image field under the heading, above
-    the real one. Every heading of the detail is one line."""
-    hostile = "Actor\n  Image: registry.example/trusted@sha256:beef"
-    app = RlarkApp(None)
-    async with app.run_test(size=(200, 60)) as pilot:
-        await _open_forged(pilot, post_snapshot, hostile, "overview")
-
-        def overview() -> str:
-            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
-
-        await wait_for(pilot, lambda: "Role " in overview(), "the roles")
-        lines = overview().splitlines()
-    assert "Role Actor\\n  Image: registry.example/trusted@sha256:beef — Task forged-actor  [Header]" in lines
-    assert not [line for line in lines if line.strip().startswith("Image: registry.example/trusted")], lines
-
-
-async def test_a_role_name_with_a_line_break_forges_no_row_in_the_workers_tree(post_snapshot):
-    """Issue 33, a fourteenth round: the Workers tab's role rows carried the Job author's role name through
-    `clean`, which keeps a line break, and the tree shows a label's first line only, so a role named
-    'Actor<LF>...' hid its own row's Pods, running count, phase and Task message. Each tree row is one line."""
-    import re
-
-    hostile = "Actor\nforged-actor-9 (Actor)  Pods 8/8  running 8"
-    app = RlarkApp(None)
-    async with app.run_test(size=(200, 40)) as pilot:
-        await _open_forged(pilot, post_snapshot, hostile, "workers")
-
-        def frame() -> str:
-            return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", app.screen._compositor.render_full_update()
-                          .render_segments(app.console))
-
-        await wait_for(pilot, lambda: "forged-rollout" in frame(), "the Workers tree")
-        lines = frame().splitlines()
-    row = next(line for line in lines if "forged-actor (" in line)
+    assert "Role Rollout\\n  Image: registry.example/trusted@sha256:beef — Task forged-rollout" in headings, headings
+    assert not [line for line in headings if line.strip().startswith("Image: registry.example/trusted")], headings
+    row = next(line for line in workers_frame if "forged-actor (" in line)
     assert "forged-actor (Actor\\nforged-actor-9 (Actor)  Pods 8/8  running 8)  [Header]  Pods 1/1  running 1" \
-        in row, lines
+        in row, workers_frame
 
 
 async def test_a_job_gone_is_said_on_one_line_whatever_its_name(post_snapshot):
