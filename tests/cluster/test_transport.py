@@ -106,7 +106,7 @@ def hostile(tmp_path, monkeypatch):
     server.daemon_threads = True
     server.handle_error = lambda request, address: None  # a client that stops reading resets its connection
     server.stopping, server.cut = threading.Event(), threading.Event()
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()  # shutdown within 50 ms
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # shutdown within 10 ms
     url = f"http://127.0.0.1:{server.server_address[1]}"
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump({
@@ -274,7 +274,7 @@ def test_a_line_without_end_is_cut_at_the_bound_and_the_follow_goes_on():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessLine)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()  # shutdown within 50 ms
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # shutdown within 10 ms
     try:
         http = Http(f"http://127.0.0.1:{server.server_address[1]}", source="data plane")
         lines = list(http.stream("/log", Request("logs", "pods"), whole_lines=True))
