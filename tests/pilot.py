@@ -60,6 +60,20 @@ async def press(pilot, *keys: str) -> None:
     app = pilot.app
     for key in keys:
         app.post_message(key_event(key))
-        await drained(app)
-        await app.animator.wait_until_complete()
+        await _handled(app)
     app.screen._on_timer_update()
+
+
+async def drawn(pilot) -> None:
+    """What `Pilot.pause()` gives a test, without its wait for an idle process: what was posted to the app is
+    handled (`drained`), its animations are done and the screen is drawn. Pilot.pause() waits, besides, until the
+    process spends under 1 ms of CPU in 20 ms, which a running app's timers and the sandbox's threads put off (up
+    to a second), and queues a callback on each of the screen's widgets. Workers are not waited for: wait on what
+    they show."""
+    await _handled(pilot.app)
+    pilot.app.screen._on_timer_update()
+
+
+async def _handled(app) -> None:
+    await drained(app)
+    await app.animator.wait_until_complete()

@@ -8,6 +8,7 @@ from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.screens.job_list import JobListScreen
 from rlark_tui.text.sinks import one_line
 from rlark_tui.tui.app import RlarkApp
+from tests.pilot import drawn, press, wait_for
 
 HOSTILE = "job [@click=app.quit]evil[/] [b]bold[/b] failed"
 
@@ -15,11 +16,11 @@ HOSTILE = "job [@click=app.quit]evil[/] [b]bold[/b] failed"
 async def test_a_screens_notify_is_never_markup():
     app = RlarkApp(None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await drawn(pilot)
         assert isinstance(app.screen, JobListScreen)
         app.screen.notify(HOSTILE, title="[@click=app.quit]t[/]")
         app.notify(HOSTILE, markup=True)
-        await pilot.pause()
+        await drawn(pilot)
         shown = list(app._notifications)
         assert [(n.message, n.markup) for n in shown] == [(HOSTILE, False), (HOSTILE, False)]
         assert shown[0].title == "[@click=app.quit]t[/]" and app.is_running
@@ -30,10 +31,10 @@ async def test_a_toast_is_one_line_whatever_the_name_it_quotes():
     # action's result per Job), and a line break in it forged a line of its own under the real one
     app = RlarkApp(None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await drawn(pilot)
         app.screen.notify("job x\nall 3 done\u2028ok\u202e stopped", title="t\nforged")
         app.notify(["2 done", "x\ny: stopped", "z: stopped"])
-        await pilot.pause()
+        await drawn(pilot)
         shown = [(n.message, n.title) for n in app._notifications]
         assert shown == [("job x\\nall 3 done\\u2028ok\\u202e stopped", "t\\nforged"),
                          ("2 done\nx\\ny: stopped\nz: stopped", "")]
@@ -47,10 +48,10 @@ async def test_a_bulk_actions_toast_of_5000_jobs_is_a_few_lines_its_failures_fir
     app = RlarkApp(None)
     names = [f"job-{n:04}-{'x' * 240}" for n in range(5000)]
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await drawn(pilot)
         app._bulk_done([(name, f"FAILED stop {name}: forbidden" if n == 4321 else f"job {name} stopped")
                         for n, name in enumerate(names)], [names[4321]])
-        await pilot.pause()
+        await drawn(pilot)
         (toast,) = [n.message.split("\n") for n in app._notifications]
     assert len(toast) == TOAST_LINES
     assert toast[0] == "4999 done, 1 failed" and toast[1].startswith("FAILED stop job-4321-")
@@ -65,13 +66,11 @@ async def test_a_palette_hit_is_the_job_name_as_text_whatever_markup_it_holds():
     (a crash report). Each hit is the entry as plain text, the letters typed highlighted."""
     from tui_factories import build_snapshot, job_dict
 
-    from tests.pilot import press, wait_for
-
     names = ["m[ @click=app.quit]q[/]", 'm["@click=app.quit"]x', "m[B]b[/B]", "m[$accent]a", "m[\t@click=app.bell]t"]
     app = RlarkApp(None)
     async with app.run_test(size=(120, 40)) as pilot:
         app.post_message(SnapshotChanged(build_snapshot([job_dict(name) for name in names])))
-        await pilot.pause()
+        await drawn(pilot)
         await press(pilot, "ctrl+p")
         options = app.screen.query_one("CommandList")
         await press(pilot, *"open m")
