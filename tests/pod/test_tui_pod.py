@@ -188,7 +188,7 @@ def _wait_pane(socket: str, needle: str, timeout: float = 30, absent: str | None
         if needle in shown and (absent is None or absent not in shown):
             return shown
         assert time.monotonic() < deadline, f"{needle!r} not on the pane:\n{shown}"
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def _wait_fills(socket: str, rows: int, timeout: float = 10) -> str:
@@ -201,7 +201,7 @@ def _wait_fills(socket: str, rows: int, timeout: float = 10) -> str:
         if len(lines) == rows and "? Help" in lines[-1]:
             return shown
         assert time.monotonic() < deadline, f"the app does not fill the {rows}-row pane:\n{shown}"
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
