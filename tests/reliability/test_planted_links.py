@@ -194,14 +194,11 @@ def test_check_output_into_a_shared_tmp_refuses_and_leaves_the_links_target(plan
     assert victim.read_text() == "mine\n"
 
 
-def rlark(*argv: str, stdin=None) -> subprocess.CompletedProcess:
-    return subprocess.run(["timeout", "30", sys.executable, "-m", "rlark_tui", "--kubeconfig", "/nonexistent", *argv],
-                          stdin=stdin, capture_output=True, text=True)
+def test_sshkeys_add_dev_zero_ends_at_once_naming_the_bound(env, capsys):
+    from rlark_tui.cli import main
 
-
-def test_sshkeys_add_dev_zero_ends_at_once_naming_the_bound():
-    done = rlark("sshkeys", "add", "/dev/zero")
-    assert (done.returncode, done.stderr) == (2, "error: public key file /dev/zero: larger than 16 KiB\n")
+    assert main(["--kubeconfig", "/nonexistent", "sshkeys", "add", "/dev/zero"]) == 2
+    assert capsys.readouterr().err == "error: public key file /dev/zero: larger than 16 KiB\n"
 
 
 def test_a_fifo_that_never_ends_stops_at_the_bound(tmp_path):
