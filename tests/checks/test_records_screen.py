@@ -15,7 +15,7 @@ from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.screens.records import RecordsScreen, RecordViewScreen
 from rlark_tui.tui.app import RlarkApp
 from tests.console.test_console_tui import notes
-from tests.pilot import wait_for
+from tests.pilot import drawn, wait_for
 
 from .scenarios import SCENARIOS
 from .test_screen import SIZE, _open
@@ -102,7 +102,7 @@ async def test_a_malformed_or_future_summary_is_a_flagged_claim_in_records(claim
     try:
         async with app.run_test(size=SIZE) as pilot:
             app.run_command("records")
-            await pilot.pause()
+            await drawn(pilot)
             assert isinstance(app.screen, RecordsScreen)
             table = app.screen.query_one("#records-table")
             await wait_for(pilot, lambda: all(f"job:{name}" in table.visible_keys for name in CLAIMS),

@@ -12,6 +12,7 @@ from textual.widgets import Input, SelectionList, Static
 from rlark_tui.local.resources import stylesheet
 from rlark_tui.telemetry.curves import MetricsResult, MetricsState, ema
 from rlark_tui.widgets.metrics_view import TAG_CHARS, MetricsView, Run
+from tests.pilot import drawn
 
 NOW = 1_000_000.0
 
@@ -87,10 +88,10 @@ async def test_a_tag_from_the_cluster_is_shown_as_plain_text_on_its_line():
     app = ViewApp([Run("demo-ppo", MetricsState(MetricsResult("demo-ppo", "tensorboard", series,
                                                                fetched_at=NOW)))])
     async with app.run_test(size=(120, 24)) as pilot:
-        await pilot.pause()
+        await drawn(pilot)
         tags = app.query_one("#metrics-tags", SelectionList)
         tags.select(hostile)
-        await pilot.pause()
+        await drawn(pilot)
         rendered = [tags.render_line(y) for y in range(tags.option_count)]
         assert rendered[0].text.startswith("▐X▌ [b]x[/b] [@click="), [r.text for r in rendered]
         assert str(tags.get_option_at_index(0).prompt).startswith("[b]x[/b] [@click=app.quit]quit[/]\\nrollout")
@@ -134,12 +135,12 @@ async def test_numbers_a_plot_cannot_scale_are_left_out_of_it_not_a_crash():
         for by, tag in (("step", "loss"), ("wall", "loss"), ("wall", "wall")):
             view.by, view._chosen = by, {tag}
             view._draw()
-            await pilot.pause()
+            await drawn(pilot)
             assert app.return_code is None and app.is_running
         assert "wall: last 3  min 1  max 3  3 pts  (2 too large or small to plot left out)" in text(app, "#metrics-stats")
         view.by, view._chosen = "step", {"loss"}
         view._draw()
-        await pilot.pause()
+        await drawn(pilot)
         assert "loss: last 30  min -1.7e+308  max 1.7e+308  30 pts  (19 too large or small to plot left out)" in \
             text(app, "#metrics-stats"), text(app, "#metrics-stats")
 
@@ -154,7 +155,7 @@ async def test_a_tag_of_30000_characters_is_shown_cut():
         view = app.query_one(MetricsView)
         view._chosen = set(long)
         view._draw()
-        await pilot.pause()
+        await drawn(pilot)
         stats = text(app, "#metrics-stats").splitlines()
         assert stats == [f"{n}{'t' * (TAG_CHARS - 1)}…: last 4  min 1  max 4  4 pts" for n in range(3)], stats
         prompt = str(app.query_one("#metrics-tags", SelectionList).get_option_at_index(0).prompt)

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from tui_factories import build_snapshot, job_dict
 
 from rlark_tui.alerting import rules as A
+from rlark_tui.flow.messages import SnapshotChanged
 from rlark_tui.tui import app as app_module
 from rlark_tui.tui.app import RlarkApp
 from tests.pilot import drained, wait_for
@@ -85,7 +86,7 @@ async def test_the_alerts_view_says_what_the_rounds_could_not_read(post_snapshot
     assert not_read(A.AlertsState(A.Book(), errors=errors[::-1])).endswith(" more characters) (and 1 more)")
 
 
-async def test_a_toast_of_a_100_kb_job_name_is_cut_plain_and_small(post_snapshot, tmp_path, monkeypatch):
+async def test_a_toast_of_a_100_kb_job_name_is_cut_plain_and_small(tmp_path, monkeypatch):
     """Issue 33 (the TUI with huge cluster text): a toast quotes a Job's name as the control plane gave it, and an
     alert of a Job named with 100 KB laid out a toast of 100,012 characters, over 1,800 rows high, over the whole
     screen for its 10 s (0.3 s of the UI thread). An alert's toast names the Job to sinks.NAME_CHARS and says what
@@ -101,8 +102,9 @@ async def test_a_toast_of_a_100_kb_job_name_is_cut_plain_and_small(post_snapshot
     crashed = A.Finding("run-crashed", name, name, "the run crashed: boom", "boom")
     app = RlarkApp(None)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await post_snapshot(pilot, snapshot)
-        await post_snapshot(pilot, with_book(snapshot, A.step(A.Book(), A.merge([A.Evaluation((crashed,))]), 1000.0)))
+        app.post_message(SnapshotChanged(snapshot))
+        book = A.step(A.Book(), A.merge([A.Evaluation((crashed,))]), 1000.0)
+        app.post_message(SnapshotChanged(with_book(snapshot, book)))
         toast = await wait_for(pilot, lambda: next(iter(app.screen.query(Toast)), None), "the alert's toast")
         rows = toast.size.height
         app.notify([f"Job {name} is not in the current snapshot", "2 done"])

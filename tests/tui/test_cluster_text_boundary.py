@@ -23,7 +23,7 @@ from rlark_tui.tui.app import RlarkApp
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.live_table import Column, LiveTable, Row
 from rlark_tui.widgets.log_pane import LogBuffer, LogView, PendingLines
-from tests.pilot import press, wait_for
+from tests.pilot import drawn, press, wait_for
 
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;title\x1b\\\x1b[2J\x1bP+q\x1b\\\x9b2J\x9d0;t\x9c\x07\x08\r"
 
@@ -105,7 +105,7 @@ async def test_a_live_table_cell_holds_no_line_break_or_bidi_control():
     table = LiveTable([Column("name", "NAME"), Column("reason", "REASON")])
     async with One(table).run_test(size=(120, 10)) as pilot:
         table.update([Row("a", ("ppo", "evil\u202eRTL\u2066x\u2069\u2028\nStatus: Succeeded"), ("a", ""))])
-        await pilot.pause()
+        await drawn(pilot)
         lines = [shown(table.render_line(y)) for y in range(3)]
         assert not any(char in "".join(lines) for char in "\u202e\u2066\u2069\u2028\n"), lines
         assert any("evil\\u202eRTL" in line for line in lines), lines
@@ -118,7 +118,7 @@ async def test_a_log_line_shows_a_bidi_control_as_its_escape():
     async with One(view).run_test(size=(160, 10)) as pilot:
         pending.push("actor/p-0", "", "user \u202edetnarg ssecca\u202c \u2066x\u2069 done")
         view.drain()
-        await pilot.pause()
+        await drawn(pilot)
         lines = [shown(view.render_line(y)) for y in range(2)]
     assert not any(char in "".join(lines) for char in "\u202e\u202c\u2066\u2069"), lines
     assert any("user \\u202edetnarg ssecca\\u202c \\u2066x\\u2069 done" in line for line in lines), lines
@@ -137,7 +137,7 @@ async def test_the_header_shows_a_hostile_context_namespace_and_source_on_one_li
                             sources={f"data plane c{HOSTILE}": SourceState("disconnected", f"down{HOSTILE}\nx")},
                             readonly=False, waiting=False, crumb="", alerts={},
                             contexts=(ContextState(f"site-b{HOSTILE}\n", "failed", f"why{HOSTILE}"),))
-        await pilot.pause()
+        await drawn(pilot)
         lines = [shown(strip) for strip in header.render_lines(header.region.reset_offset)]
         assert_clean(lines, "site-a", "\\n[@click=app.quit]b", "ns", "site-b", "data plane c")
         assert "\n" not in lines[0]
@@ -251,7 +251,7 @@ async def test_no_widget_line_reaches_the_terminal_with_an_escape_a_bidi_control
     app = RlarkApp(None)
     async with app.run_test(size=(60, 4)) as pilot:
         await app.push_screen(Given())
-        await pilot.pause()
+        await drawn(pilot)
         frame = _terminal_text(_frame(app))
     lines = frame.splitlines()
     assert not has_control(frame.replace("\n", "")) and "evil.example" not in frame, repr(frame)

@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from rlark_tui.widgets import live_table
 from rlark_tui.widgets.filter_bar import make_matcher
 from rlark_tui.widgets.live_table import PASS_SECONDS, Column, LiveTable, Row, fit_widths
-from tests.pilot import wait_for
+from tests.pilot import drawn, wait_for
 
 COLUMNS = (Column("name", "NAME"), Column("phase", "PHASE"), Column("n", "N"))
 
@@ -200,17 +200,17 @@ async def test_a_filter_regex_slow_on_every_row_stops_once_for_the_whole_table_a
     async with app.run_test(size=(60, 10)) as pilot:
         table = app.query_one(LiveTable)
         table.set_filter(make_matcher("x*x*x*[!?]"))
-        await pilot.pause()
+        await drawn(pilot)
         assert table.row_count == 0
         rows = [row(f"job-{i:05d}", slow) for i in range(5_000)]
         started = time.monotonic()
         table.update(rows)
         updated = time.monotonic() - started
-        await pilot.pause()
+        await drawn(pilot)
         started = time.monotonic()
         table.set_filter(make_matcher("x*x*x*[!?]"))
         typed = time.monotonic() - started
-        await pilot.pause()
+        await drawn(pilot)
         assert updated < 3 * PASS_SECONDS and typed < 3 * PASS_SECONDS, (updated, typed)
         await wait_for(pilot, lambda: len(app._notifications) >= 2, "both notices")  # app.notify posts a message
         said = [n.message for n in app._notifications]
