@@ -222,15 +222,15 @@ def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys
     all, and said so in one line."""
     from rlark_tui.local import fsutil
 
-    monkeypatch.setattr(fsutil, "READ_IDLE_SECONDS", 0.4)
-    monkeypatch.setattr(fsutil, "READ_TOTAL_SECONDS", 0.6)
+    monkeypatch.setattr(fsutil, "READ_IDLE_SECONDS", 0.25)
+    monkeypatch.setattr(fsutil, "READ_TOTAL_SECONDS", 0.35)
     fifo = tmp_path / "draft.yaml"
     os.mkfifo(fifo)
     done = threading.Event()
 
     def trickle() -> None:
         with contextlib.suppress(BrokenPipeError), open(fifo, "wb", buffering=0) as sink:
-            while not done.wait(0.1):
+            while not done.wait(0.05):
                 sink.write(b"#")
 
     writer = threading.Thread(target=trickle, daemon=True)
@@ -242,7 +242,7 @@ def test_a_fifo_that_trickles_is_read_within_a_total_bound(env, tmp_path, capsys
         done.set()
         writer.join(timeout=5)
     assert code == 2 and time.monotonic() - started < 4
-    assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 0.6 s (the bound of a pipe)\n"
+    assert one_line(capsys) == f"error: draft {fifo}: not read to its end within 0.35 s (the bound of a pipe)\n"
 
 
 def test_a_closed_stdin_is_one_line(env, capsys, monkeypatch):
