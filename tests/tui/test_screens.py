@@ -746,17 +746,28 @@ async def test_a_node_of_100_kb_labels_costs_its_detail_little(post_snapshot):
     assert opened < 1.5 and again < 0.8, (opened, again)
 
 
-async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_too(post_snapshot):
+async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_and_where_a_task_names_it(post_snapshot):
     """Issue 33, an eighteenth round (secrets in another shape, in the Job detail): an env entry of a secret-looking
     name (API_KEY) was masked in its Env field, but the run script that echoes the same value showed it in the
     Overview, in the YAML tab and in what `Y` copied as 'YAML (secrets redacted)'. The Job's secret env values
-    (redact.secret_values) are masked in every text the detail shows, each line on its own."""
-    secret = "s3cr3tvalue123456"
-    job = job_dict("leaky", env_extra=({"name": "API_KEY", "value": secret + "\n"},))
+    (redact.secret_values) are masked in every text the detail shows, each line on its own.
+
+    Issue 33, a secret renamed by a hostile control plane: the Job detail masked what the Job's own env names a
+    secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` (its value as it was) showed the value
+    in the Overview's Env field, the YAML tab and what `Y` copied, where the Task the Pods run from names it. Both
+    are tried in one Job's detail: each value is masked by its own mechanism."""
+    import yaml
+
+    secret, renamed = "s3cr3tvalue123456", "zqRenamedKey8842x"
+    job = job_dict("leaky", env_extra=({"name": "API_KEY", "value": secret + "\n"}, {"name": "0", "value": renamed}))
     job["spec"]["tasks"][0]["runScript"] = f"curl -d {secret} http://x\npython train.py"
+    snapshot = build_snapshot([job])
+    task = next(raw for raw in snapshot.tasks.values() if raw["metadata"]["name"] == "leaky-actor")
+    task["spec"]["kubernetes"]["workload"]["template"] = {"spec": {"containers": [
+        {"name": "main", "env": [{"name": "WANDB_API_KEY", "value": renamed}]}]}}
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job]))
+        await post_snapshot(pilot, snapshot)
         app.open_job("leaky", "overview")
 
         def shown(selector: str) -> str:
@@ -766,36 +777,10 @@ async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_too(po
                        and "runScript" in shown("#yaml-text"), "the Overview and the YAML")
         app.screen.action_copy_yaml()
         texts = [shown("#overview-text"), shown("#yaml-text"), app.clipboard]
-    assert all(secret not in text for text in texts), [text[text.find(secret) - 40:][:80] for text in texts]
-    import yaml
-
-    assert "curl -d *** http://x" in texts[0]
+    for value in (secret, renamed):
+        assert all(value not in text for text in texts), [text[text.find(value) - 40:][:80] for text in texts]
+    assert "curl -d *** http://x" in texts[0] and "0=***" in texts[0], texts[0]
     assert yaml.safe_load(texts[2])["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
-
-
-async def test_a_secret_env_value_the_job_shows_under_another_name_is_masked_where_its_task_names_it(post_snapshot):
-    """Issue 33, a secret renamed by a hostile control plane: the Job detail masked what the Job's own env names a
-    secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` (its value as it was) showed the value
-    in the Overview's Env field, the YAML tab and what `Y` copied, where the Task the Pods run from names it."""
-    secret = "zqRenamedKey8842x"
-    snapshot = build_snapshot([job_dict("renamed", env_extra=({"name": "0", "value": secret},))])
-    task = next(raw for raw in snapshot.tasks.values() if raw["metadata"]["name"] == "renamed-actor")
-    task["spec"]["kubernetes"]["workload"]["template"] = {"spec": {"containers": [
-        {"name": "main", "env": [{"name": "WANDB_API_KEY", "value": secret}]}]}}
-    app = RlarkApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, snapshot)
-        app.open_job("renamed", "overview")
-
-        def shown(selector: str) -> str:
-            return "".join(str(widget.render()) for widget in app.screen.query(selector))
-
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Env" in shown("#overview-text")
-                       and "runScript" in shown("#yaml-text"), "the Overview and the YAML")
-        app.screen.action_copy_yaml()
-        texts = [shown("#overview-text"), shown("#yaml-text"), app.clipboard]
-    assert all(secret not in text for text in texts), [text[text.find(secret) - 40:][:80] for text in texts]
-    assert "0=***" in texts[0]
 
 
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
