@@ -15,7 +15,7 @@ from rlark_tui.model.keys import CHECK_SUMMARY_ANNOTATION
 from rlark_tui.screens.records import RecordsScreen, RecordViewScreen
 from rlark_tui.tui.app import RlarkApp
 from tests.console.test_console_tui import notes
-from tests.pilot import drawn, wait_for
+from tests.pilot import drawn, press, wait_for
 
 from .scenarios import SCENARIOS
 from .test_screen import SIZE, _open
@@ -137,7 +137,7 @@ async def test_a_record_of_a_megabyte_is_laid_out_in_a_bounded_part(env, shape):
             "#records-table") and app.screen.query_one("#records-table"), "the records table")
         await wait_for(pilot, lambda: table.visible_keys, "the record's row")
         assert len(table.get_row_at(0)[0]) < 1100
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordViewScreen) and app.screen.query("#record-text")
                        and "Reading" not in str(app.screen.query_one("#record-text").render()), "the record")
         shown = str(app.screen.query_one("#record-text").render()).splitlines()

@@ -25,7 +25,7 @@ from rlark_tui.screens.workflows import WorkflowScreen, WorkflowsScreen
 from rlark_tui.tui.app import RlarkApp
 from rlark_tui.view import workflows as view
 from tests.console.test_console_tui import access, notes  # noqa: F401 (the fixture)
-from tests.pilot import wait_for
+from tests.pilot import press, wait_for
 from tests.tui.tui_factories import build_snapshot, job_dict
 
 NAME = "wf-made-in-tui"
@@ -169,6 +169,6 @@ async def test_a_workflow_of_many_templates_shows_the_first_and_counts_the_rest(
                        "the next poll's Job of t1")
         assert [str(cell) for cell in table.get_row_at(0)][3] == "Succeeded"
         table.move_cursor(row=1)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         detail = await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen, "t1's Job")
         assert detail.job_name == "wf-t1"
