@@ -337,9 +337,15 @@ async def test_a_watch_a_bug_ended_is_said_and_restarted_and_the_list_keeps_upda
     none of list_watch's guards expects, raised by one Job's watch event, ended the reconciler's Jobs watch thread;
     the thread's hook told it in one toast, and the list went stale with no other sign: the next Job never arrived.
     The reconciler says the Jobs watch failed in the header (the control plane stale, as for a dropped connection),
-    starts it again after its back-off, and the list follows the cluster again."""
+    starts it again after its back-off (here of 0.1 s, not Backoff's 0.5 s), and the list follows the cluster
+    again."""
+    import functools
+
     from rlark_tui.cluster import access as access_module
+    from rlark_tui.flow import reconciler as reconciler_module
     from rlark_tui.widgets.status_header import StatusHeader
+
+    monkeypatch.setattr(reconciler_module, "Backoff", functools.partial(access_module.Backoff, 0.1))
 
     hostile, after = "h5-hostile-event", "h5-after-the-bug"
     addressable, raised = access_module.addressable, []
