@@ -394,7 +394,7 @@ def test_workflow_findings_read_each_templates_dependencies_a_bounded_number_of_
     a bounded number of times, whatever their number; the findings are the same."""
     from rlark_tui.jobspec import workflow as wf_module
 
-    count = 1500
+    count = 100
     calls = []
     read = wf_module.dependencies
     monkeypatch.setattr(wf_module, "dependencies", lambda template: calls.append(1) or read(template))
