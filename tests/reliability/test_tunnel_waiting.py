@@ -22,7 +22,7 @@ def _closed(sock: socket.socket, within: float) -> bool:
 
 
 def test_a_connection_that_sends_no_request_is_closed_after_the_head_timeout():
-    tunnel = Tunnel(NOWHERE, head_seconds=0.2).start()
+    tunnel = Tunnel(NOWHERE, head_seconds=0.05).start()
     try:
         with socket.create_connection(("127.0.0.1", tunnel.local_port)) as silent:
             assert _closed(silent, 10)
