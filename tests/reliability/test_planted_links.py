@@ -225,8 +225,8 @@ def test_a_fifo_that_never_sends_ends_at_the_idle_bound(tmp_path):
     holder = threading.Thread(target=hold)
     holder.start()
     try:
-        with pytest.raises(UsageError, match=r"^draft .*silent: nothing came for 0.2 s \(the bound of a pipe\)$"):
-            fsutil.read_input(str(fifo), "draft", 1 << 20, idle=0.2)
+        with pytest.raises(UsageError, match=r"^draft .*silent: nothing came for 0.05 s \(the bound of a pipe\)$"):
+            fsutil.read_input(str(fifo), "draft", 1 << 20, idle=0.05)
     finally:
         held.set()
         holder.join()
