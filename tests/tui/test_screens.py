@@ -503,42 +503,6 @@ async def test_the_ray_tab_masks_ray_status_keeps_each_ray_job_on_its_line_and_c
     assert spent < 0.6, spent
 
 
-async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_and_the_detail(post_snapshot):
-    """Issue 33, an eighteenth round (a Job author's long fields): 20 Jobs whose display name and role name (an
-    annotation and an env value: any text) were 100 KB of wide and combining characters held the UI thread 17 s at
-    the first list (each cell measured and cut whole), and opening one's detail 7 s (each field wrapped over hundreds
-    of rows), again at each change of the Job. Table cells and the detail's fields are cut at sinks.FIELD_CHARS
-    characters, the rest counted. What is laid out is asserted, not a time: its values here are twice FIELD_CHARS,
-    and a cell or field laid out whole is past the bound all the same."""
-    from rlark_tui.text.sinks import FIELD_CHARS
-
-    long = ("中\u0301a b" * FIELD_CHARS)[:2 * FIELD_CHARS]
-
-    def hostile(name: str) -> dict:
-        job = job_dict(name, display=long, env_extra=({"name": "NOTE", "value": long},))
-        for task in job["spec"]["tasks"]:
-            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"][0]["value"] = long
-            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["image"] = long
-        return job
-
-    app = RlarkApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([hostile(f"long-{i}") for i in range(20)]))
-        await wait_for(pilot, lambda: len(app.screen.table.visible_keys) == 20, "the Jobs in the list")
-        listed = [cell for row in table_rows(app) for cell in row]
-        app.open_job("long-0", "overview")
-
-        def overview() -> str:
-            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
-
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
-        shown = overview().splitlines()
-    display = next(line for line in shown if line.startswith("Display name: "))
-    assert display.endswith(f"… ({FIELD_CHARS:,} more characters)"), display
-    assert max(map(len, listed)) < FIELD_CHARS + 40, max(map(len, listed))
-    assert max(map(len, shown)) < FIELD_CHARS + 100, max(map(len, shown))
-
-
 def _job_of_100_kb_fields(name: str, long: str) -> dict:
     """A Job of one role whose display name, annotations, env values (its role name too) and scripts are `long`."""
     job = job_dict(name, display=long, env_extra=({"name": "NOTE", "value": long},), roles=ROLES[:1])
@@ -560,26 +524,57 @@ def _laid_out(screen) -> list[str]:
     return lines
 
 
-async def test_a_job_of_100_kb_fields_opens_its_yaml_tab_laying_out_each_line_cut(post_snapshot):
-    """Issue 33 (a Job author's 100 KB fields): the YAML tab laid out its first 500 lines whole, and a value of
-    100 KB without a space is one YAML line, so a Job whose annotations, env values and scripts were such values
-    laid out 1.6 MB: 4 s of the UI thread to open the tab. Each line shown is cut at sinks.FIELD_CHARS, the rest
-    counted; what Y copies is the whole YAML. Its values here are twice FIELD_CHARS: a line laid out whole is past
-    the bound all the same."""
+async def test_jobs_of_100_kb_fields_cost_the_ui_thread_little_in_the_list_the_detail_and_its_yaml_tab(post_snapshot):
+    """Issue 33, an eighteenth round (a Job author's long fields): 20 Jobs whose display name and role name (an
+    annotation and an env value: any text) were 100 KB of wide and combining characters held the UI thread 17 s at
+    the first list (each cell measured and cut whole), and opening one's detail 7 s (each field wrapped over hundreds
+    of rows), again at each change of the Job. Table cells and the detail's fields are cut at sinks.FIELD_CHARS
+    characters, the rest counted.
+
+    Issue 33 (a Job author's 100 KB fields): the YAML tab laid out its first 500 lines whole, and a value of 100 KB
+    without a space is one YAML line, so a Job whose annotations, env values and scripts were such values laid out
+    1.6 MB: 4 s of the UI thread to open the tab. Each line shown is cut at sinks.FIELD_CHARS, the rest counted;
+    what Y copies is the whole YAML.
+
+    What is laid out is asserted, not a time: the values here are twice FIELD_CHARS, without a space, and a cell,
+    field or YAML line laid out whole is past the bound all the same. The detail and YAML tab are the first Job's."""
     from rlark_tui.text.sinks import FIELD_CHARS
 
     long = ("中\u0301ab" * FIELD_CHARS)[:2 * FIELD_CHARS]
+
+    def hostile(job: dict) -> dict:
+        for task in job["spec"]["tasks"]:
+            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["env"][0]["value"] = long
+            task["kubernetes"]["workload"]["template"]["spec"]["containers"][0]["image"] = long
+        return job
+
+    jobs = [hostile(_job_of_100_kb_fields("long-0", long))]
+    jobs += [hostile(job_dict(f"long-{i}", display=long, env_extra=({"name": "NOTE", "value": long},)))
+             for i in range(1, 20)]
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([_job_of_100_kb_fields("long-0", long)]))
-        app.open_job("long-0", "yaml")
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.yaml_text, "the YAML")
+        await post_snapshot(pilot, build_snapshot(jobs))
+        await wait_for(pilot, lambda: len(app.screen.table.visible_keys) == 20, "the Jobs in the list")
+        listed = [cell for row in table_rows(app) for cell in row]
+        app.open_job("long-0", "overview")
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
+        shown = overview().splitlines()
+        await press(pilot, "y")
+        await wait_for(pilot, lambda: app.screen.yaml_text, "the YAML")
         await drained(app)
-        shown = str(app.screen.query_one("#yaml-text").render()).splitlines()
+        yaml_shown = str(app.screen.query_one("#yaml-text").render()).splitlines()
         copied = app.screen.yaml_text
-    assert max(map(len, shown)) < FIELD_CHARS + 40, max(map(len, shown))
-    assert any(line.endswith(" more characters)") for line in shown)
-    assert copied.count(long) == 4 + 4  # the annotations; the role's NOTE and role env values and scripts
+    display = next(line for line in shown if line.startswith("Display name: "))
+    assert display.endswith(f"… ({FIELD_CHARS:,} more characters)"), display
+    assert max(map(len, listed)) < FIELD_CHARS + 40, max(map(len, listed))
+    assert max(map(len, shown)) < FIELD_CHARS + 100, max(map(len, shown))
+    assert max(map(len, yaml_shown)) < FIELD_CHARS + 40, max(map(len, yaml_shown))
+    assert any(line.endswith(" more characters)") for line in yaml_shown)
+    assert copied.count(long) == 4 + 5  # the annotations; the role's NOTE and role env values, scripts and image
 
 
 async def test_the_wizard_on_a_job_of_long_fields_lays_out_each_field_cut_and_keeps_it_whole(post_snapshot):
