@@ -23,6 +23,9 @@ POINTS = [[1.0 + step, step, 0.5] for step in range(metrics.MAX_POINTS + 50)]
 
 class _TensorBoard(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """The headers and the body are two writes on a connection kept open: with Nagle's algorithm the body waited for
+    the client's delayed ACK of the headers, some 40 ms an answer."""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.path.endswith("/tags"):
