@@ -1047,46 +1047,19 @@ async def test_80_columns_a_long_reason_narrows_so_progress_and_age_stay_on_scre
         assert any("CreateContainer…" in line for line in lines), lines
 
 
-async def test_a_progress_not_read_says_why_in_the_job_detail(post_snapshot):
-    """Issue 33: PROGRESS showed only `?` when the Header log's read failed, and nothing said why. The Job's detail
-    says it, as k9s's describe would: its summary 'progress not read', and the Overview 'Progress: not read:
-    <reason>', one line, without control characters, masked and cut at sinks.FIELD_CHARS like every field."""
-    import dataclasses
-
-    from rlark_tui.screens.job_list import COLUMNS
-    from rlark_tui.telemetry.progress import ProgressState
-    from rlark_tui.text.sinks import FIELD_CHARS
-
-    error = "the log store said 503\n\x1b[2J[@click=app.quit]x[/] " + "y" * 100_000
-    snapshot = dataclasses.replace(build_snapshot([job_dict("demo-ppo")]),
-                                   progress={"demo-ppo": ProgressState(error=error)})
-    app = RlarkApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, snapshot)
-        (row,) = table_rows(app)
-        app.open_job("demo-ppo", "overview")
-
-        def overview() -> str:
-            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
-
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
-        summary = str(app.screen.query_one("#job-summary").render())
-        shown = overview().splitlines()
-    assert row[[column.key for column in COLUMNS].index("progress")] == "?"
-    assert summary.endswith(" · progress not read (the Overview says why)"), summary
-    (said,) = [line for line in shown if line.startswith("Progress: ")]
-    assert said.startswith("Progress: not read: the log store said 503\\n[@click=app.quit]x[/] yyy"), said[:80]
-    assert said.endswith(f"… ({len('not read: ' + error) - FIELD_CHARS:,} more characters)"), said[-80:]
-    assert "\x1b" not in said and "2J" not in said
-
-
-async def test_a_progress_not_read_says_why_under_the_list_for_the_highlighted_job(post_snapshot):
+async def test_a_progress_not_read_says_why_under_the_list_for_the_highlighted_job_and_in_its_detail(post_snapshot):
     """Issue 33: the job list's PROGRESS said only `?` when the Header log's read failed; why was in the Job's
     detail alone. The line under the list says it for the highlighted row, as k9s's status line would: one line,
     without control characters, the Job's own secret env values masked, cut at sinks.FIELD_CHARS; none for a row
-    whose progress was read."""
+    whose progress was read.
+
+    Issue 33: PROGRESS showed only `?` when the Header log's read failed, and nothing said why. The Job's detail
+    says it, as k9s's describe would: its summary 'progress not read', and the Overview 'Progress: not read:
+    <reason>', one line, without control characters, masked and cut at sinks.FIELD_CHARS like every field (the
+    same Job's detail, opened from the list)."""
     import dataclasses
 
+    from rlark_tui.screens.job_list import COLUMNS
     from rlark_tui.telemetry.progress import Progress, ProgressState
     from rlark_tui.text.sinks import FIELD_CHARS
 
@@ -1117,15 +1090,33 @@ async def test_a_progress_not_read_says_why_under_the_list_for_the_highlighted_j
             await pilot.pause()
             said[name] = str(note.render()) if note.display else ""
             heights.add(screen.table.size.height)
+        moves_laid_out = layouts
+        row = next(row for row in table_rows(app) if row[0] == "demo-ppo")
+        app.open_job("demo-ppo", "overview")
+
+        def overview() -> str:
+            return "".join(str(widget.render()) for widget in app.screen.query("#overview-text"))
+
+        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Role " in overview(), "the roles")
+        summary = str(app.screen.query_one("#job-summary").render())
+        shown = overview().splitlines()
     assert said["eval-sweep"] == ""
     assert len(heights) == 1, f"the list jumped as the cursor moved: {sorted(heights)} rows high"
     # the line stays once shown, so a move lays out nothing: shown and hidden at each move, the whole screen was
     # laid out again at each j or k (seven times the UI thread's work a key over 5,000 Jobs)
-    assert layouts == 0, layouts
+    assert moves_laid_out == 0, moves_laid_out
     line = said["demo-ppo"]
     assert line.startswith("demo-ppo: PROGRESS ? · not read: the log store said 503 for token ***\\n[@click=app.quit]"
                            "x[/] yyy"), line[:120]
     assert "\n" not in line and "\x1b" not in line and secret not in line and len(line) < FIELD_CHARS + 100
+    assert row[[column.key for column in COLUMNS].index("progress")] == "?"
+    assert summary.endswith(" · progress not read (the Overview says why)"), summary
+    (detail,) = [line for line in shown if line.startswith("Progress: ")]
+    assert detail.startswith("Progress: not read: the log store said 503 for token ***\\n[@click=app.quit]x[/] yyy"), \
+        detail[:80]
+    masked = "not read: " + error.replace(secret, "***")
+    assert detail.endswith(f"… ({len(masked) - FIELD_CHARS:,} more characters)"), detail[-80:]
+    assert "\x1b" not in detail and "2J" not in detail
 
 
 async def test_the_command_palette_shows_a_job_name_as_plain_text(post_snapshot):
