@@ -151,14 +151,17 @@ def test_log_buffer_is_bounded_and_counts_drops():
     assert buffer.first_seq == 150
 
 
-def test_the_log_pane_holds_a_bounded_number_of_characters_however_long_a_pods_lines():
+def test_the_log_pane_holds_a_bounded_number_of_characters_however_long_a_pods_lines(monkeypatch):
     """A Pod's line is read up to 16 MiB (cluster/http.py), and the pane held 20,000 lines whatever their length: a
     Job printing 16 MiB lines made it hold 320 GiB. The pane and its queue of arriving lines hold at most MAX_CHARS
-    of text each, the oldest lines dropped and counted as the line bound drops them."""
-    from rlark_tui.widgets.log_pane import MAX_CHARS, PendingLines
+    of text each, the oldest lines dropped and counted as the line bound drops them. Here MAX_CHARS is 4 MiB and
+    the lines 256 KiB, a sixteenth of the pane's 64 MiB and of 4 MiB lines: the same 16 lines are held."""
+    from rlark_tui.widgets import log_pane
+    from rlark_tui.widgets.log_pane import PendingLines
 
-    long = "x" * (4 << 20)
-    kept = MAX_CHARS // len(long)
+    monkeypatch.setattr(log_pane, "MAX_CHARS", 4 << 20)
+    long = "x" * (256 << 10)
+    kept = log_pane.MAX_CHARS // len(long)
     buffer, pending = LogBuffer(20_000), PendingLines(20_000)
     for _ in range(kept + 1):  # a line past MAX_CHARS, so both are at their bound when the last two arrive
         buffer.append("actor/p-0", "", long)
