@@ -46,7 +46,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def server():
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # shutdown waits for serve_forever to look at its flag, every poll_interval: 0.5 s by default
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     yield Http(f"http://127.0.0.1:{httpd.server_address[1]}", source="gateway")
     httpd.shutdown()
 
