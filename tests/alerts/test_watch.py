@@ -92,11 +92,22 @@ def test_a_wait_for_a_step_says_what_its_read_of_the_header_log_left_out(faulty,
     whatever their size (3.2 GiB of 16 MiB lines from a data plane unlike a kubelet). It holds the newest within
     metrics.PROGRESS_TAIL_BYTES (here 64 bytes: no line fits), and when no progress row is among them it says what
     it left out, with the bound, not that the log has no row yet."""
-    from rlark_tui.cluster import metrics
+    from rlark_tui.cluster import ClusterAccess, metrics
+    from tests.agent.helpers import wait_for
 
     monkeypatch.setattr(metrics, "PROGRESS_TAIL_BYTES", 64)
+    access = ClusterAccess.open(str(plain_sandbox.kubeconfig), plain_sandbox.context)
+
+    def read_with_lines_left_out() -> str:  # the Header Pod is there and has logged (run alone, it may not have yet)
+        header = metrics.find_header(access, NAMES["stall"])
+        return metrics.read_progress(access, header.cluster, header.pod)[1]
+
+    try:
+        wait_for(read_with_lines_left_out, timeout=60, interval=0.05, what="the stalled Job's Header log")
+    finally:
+        access.close()
     run = cli_runner(plain_sandbox.kubeconfig, capsys)
-    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "0s")
+    timed_out = run("wait", NAMES["stall"], "--for", "progress=40", "--timeout", "0s")  # one read, then its deadline
     assert timed_out.code == 2 and "timed out" in timed_out.err
     said = [line for line in timed_out.err.splitlines() if "no progress row" in line]
     assert len(said) == 1 and "no progress row in the Header log read (its last 0 lines read and " in said[0]
