@@ -61,16 +61,22 @@ def memory_cell(row: RoleUse) -> str:
     return spread_cell(row.memory, "Gi", 1024)
 
 
-def placement_text(placement: object) -> str:
+def placement_text(placement: object, chars: int | None = None) -> str:
     """RLinf's `cluster.component_placement` in one line: `actor 0-3, rollout 4-7` (a mapping of component to a
-    rank expression, or to `{placement: …}` in the node-group form)."""
+    rank expression, or to `{placement: …}` in the node-group form). With `chars`, the components past the first
+    that take it over `chars` characters are left out: the caller cuts the line there, and a placement is the
+    Job's text (100,000 components were a line of 1.1 MB, laid out and scanned for one note)."""
     if not isinstance(placement, Mapping):
         return ""
-    parts = []
+    parts: list[str] = []
+    length = -2
     for component, where in placement.items():
+        if chars is not None and length > chars:
+            break
         value = where.get("placement") if isinstance(where, Mapping) else where
         if isinstance(value, (str, int)) and not isinstance(value, bool):
             parts.append(f"{component} {value}")
+            length += len(parts[-1]) + 2
     return ", ".join(parts)
 
 
@@ -89,6 +95,6 @@ def imbalance(rows: Sequence[RoleUse], placement: object = None) -> str | None:
     if busy_mean - idle_mean < IMBALANCE_POINTS:
         return None
     note = f"{idle} GPUs at {idle_mean:.0f} % while {busy} at {busy_mean:.0f} %"
-    where = placement_text(placement)
+    where = placement_text(placement, NOTE_CHARS)  # what the cut below leaves shown, and one more component
     note = one_line(note + (f" (placement: {where})" if where else ""))
     return note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS - 1] + "…"
