@@ -47,7 +47,7 @@ def test_the_imbalance_note_reads_only_the_components_of_the_placement_it_shows(
     """The note shows NOTE_CHARS of the placement, and it joined and scanned every component first: RLinf's
     placement is the Job's text, and one of 100,000 components was a line of 1.1 MB built for 300 characters
     (0.2 s of the UI thread at each draw of the Workers tab). It reads the components that fill the note, and one
-    more, and is the same note."""
+    more, and is the same note (here of 1,000 components, 11 KB)."""
     from rlark_tui.telemetry.balance import NOTE_CHARS
     from rlark_tui.text.sinks import one_line
 
@@ -60,7 +60,7 @@ def test_the_imbalance_note_reads_only_the_components_of_the_placement_it_shows(
                 yield item
 
     rows = by_role({"actor": [pod("a0", 93)], "rollout": [pod("r0", 4)]})
-    placement = Placement({f"c{i}\n": {"placement": "0-3"} for i in range(100_000)})
+    placement = Placement({f"c{i}\n": {"placement": "0-3"} for i in range(1000)})
     note = imbalance(rows, placement)
     whole = one_line(f"rollout GPUs at 4 % while actor at 93 % (placement: {placement_text(dict(placement))})")
     assert note == whole[:NOTE_CHARS - 1] + "…"
