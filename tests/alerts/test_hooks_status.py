@@ -227,11 +227,13 @@ def test_webhook_formats_and_a_refused_url_says_only_the_host():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     reports = []
-    hook = hooks.webhook(f"http://127.0.0.1:{port}/hook?access_token=SECRETTOKEN", "dingtalk", reports.append)
+    # the first delivery of a test worker imports the HTTP client (about 1 s of CPU): on a loaded machine past the
+    # 2 s after which a hook says it has no answer yet, a line before the one this test reads, so the stall is 30 s;
+    # and past 3 s, so close waits for every attempt to end, or the event is counted as not delivered untried
+    hook = hooks.webhook(f"http://127.0.0.1:{port}/hook?access_token=SECRETTOKEN", "dingtalk", reports.append,
+                         stall=30)
     hook._backoff = (0.0,)
     hook.post(RECORD, line)
-    # close returns once every attempt has ended; the first delivery of a test worker imports the HTTP client (about
-    # 1 s of CPU), past 3 s on a loaded CI, when the event was counted as not delivered before it was tried
     hook.close(wait=30)
     assert reports and all("SECRETTOKEN" not in r for r in reports)
     assert reports[0].startswith(f"webhook http://127.0.0.1:{port}: not delivered (cannot reach the receiver at "
