@@ -1,6 +1,7 @@
-"""`rlark exec` as a user runs it (a child process): exit codes, pipes, the Header Pod by default, --role,
---readonly, and an interactive shell in a pseudo-terminal (prompt, `stty size`, resize, `exit 3`); faults: the
-connection dropped mid-session and the Pod deleted mid-session.
+"""`rlark exec` as a user runs it (a child process; what a session writes to a terminal, in this process on a
+pseudo-terminal): exit codes, pipes, the Header Pod by default, --role, --readonly, and an interactive shell in a
+pseudo-terminal (prompt, `stty size`, resize, `exit 3`); faults: the connection dropped mid-session and the Pod
+deleted mid-session.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 
 import pytest
 
+from rlark_tui.cli import main
 from rlark_tui.text.podterminal import MODES_RESET
 from tests.pod.conftest import HEAD, JOB
 from tests.pod.test_tui_pod import _tmux, _wait_pane
@@ -113,6 +115,34 @@ class Pty:
         return code
 
 
+def exec_on_a_terminal(sandbox, monkeypatch, *argv: str, last: bytes) -> tuple[int, bytes]:
+    """`rlark exec` in this process (`main`, as `run` calls it) with stdin, stdout and stderr on one pseudo-terminal,
+    as a shell starts it: its exit code and the bytes the terminal got, read until `last` ends them. For what a
+    session writes to a terminal (the filter of text.podterminal, which the terminal's device picks); the process's
+    own terminal (its mode, its size, being killed) is Pty's."""
+    master, slave = pty.openpty()
+    streams = [open(os.dup(slave), mode) for mode in ("r", "w", "w")]  # three descriptors, as a shell gives
+    os.close(slave)
+    try:
+        monkeypatch.setenv("RLARK_CONFIG", "/nonexistent/config.yaml")
+        for name, stream in zip(("stdin", "stdout", "stderr"), streams, strict=True):
+            monkeypatch.setattr(sys, name, stream)
+        code = main(["--kubeconfig", str(sandbox.kubeconfig), *argv])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        seen = b""
+        deadline = time.monotonic() + 15
+        while not seen.endswith(last):
+            assert time.monotonic() < deadline, f"{last!r} not seen last; got {seen[-500:]!r}"
+            if select.select([master], [], [], 0.2)[0]:
+                seen += os.read(master, 65536)
+        return code, seen
+    finally:
+        for stream in streams:
+            stream.close()
+        os.close(master)
+
+
 def test_interactive_shell_size_resize_and_exit_code(shell_job):
     term = Pty(shell_job, "exec", JOB, rows=33, cols=101)
     term.send(b"echo ready-$((6*7))\n")
@@ -177,7 +207,7 @@ def test_silent_server_is_given_up_on(run, monkeypatch):
     assert time.monotonic() - started < 5
 
 
-def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(shell_job):
+def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(shell_job, monkeypatch):
     """Issue 33, left open by the fifteenth round: `rlark exec -t` passed the Pod's output raw, as kubectl does, so a
     hostile Pod's OSC 52 set the operator's clipboard (and `?` read it back into the Pod), OSC 2 retitled the
     window, and a tmux passthrough carried them past the operator's tmux; the modes it set outlived the session
@@ -185,12 +215,12 @@ def test_a_pods_clipboard_title_and_passthrough_writes_never_reach_the_terminal(
     dropped inside an OSC made `ESC ] 5 C2 2 ;` an OSC 52."""
     script = (r"printf '\033]5\3022;c;eA==\007\033]52;c;Y3VybCBldmlsfHNo\007\033]2;forged\033\\\033Ptmux;\033\033]52;c;eA==\007\033\\"
               r"\033[1mdrawn\033[0m \033]8;;http://x/\007link\033]8;;\007 \033P$qm\033\\ end\n\033[8m\033[?1000h'")
-    term = Pty(shell_job, "exec", "-t", JOB, "--", "sh", "-c", script)
-    term.expect(MODES_RESET)  # the session's last bytes, once it ended
-    assert term.wait() == 0
-    assert b"]52;" not in term.seen and b"]2;" not in term.seen and b"tmux;" not in term.seen
-    assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in term.seen
-    assert term.seen.endswith(b"\x1b[8m\x1b[?1000h" + MODES_RESET)
+    code, seen = exec_on_a_terminal(shell_job, monkeypatch, "exec", "-t", JOB, "--", "sh", "-c", script,
+                                    last=MODES_RESET)  # the session's last bytes, once it ended
+    assert code == 0
+    assert b"]52;" not in seen and b"]2;" not in seen and b"tmux;" not in seen
+    assert b"\x1b[1mdrawn\x1b[0m \x1b]8;;http://x/\x07link\x1b]8;;\x07 \x1bP$qm\x1b\\ end" in seen
+    assert seen.endswith(b"\x1b[8m\x1b[?1000h" + MODES_RESET)
 
 
 
@@ -232,11 +262,12 @@ def test_a_pods_title_window_name_and_alternate_screen_stay_the_operators_in_tmu
     assert alternate == "0", "the pane was left on the Pod's alternate screen"
 
 
-def test_stdout_and_stderr_on_one_terminal_make_no_sequence_between_them(shell_job):
+def test_stdout_and_stderr_on_one_terminal_make_no_sequence_between_them(shell_job, monkeypatch):
     """Without -t the Pod's stdout and stderr are two streams to one terminal: filtered apart, an ESC last on stdout
     and ']52;c;...' on stderr made an OSC 52 on the terminal, which sees them as one stream."""
-    term = Pty(shell_job, "exec", JOB, "--", "sh", "-c",
-               r"printf 'x\033\033'; sleep 0.1; printf ']52;c;eA==\007' >&2; printf ' end\n'")  # in that order
-    term.expect(b" end")
-    assert term.wait() == 0
-    assert b"\x1b]52;" not in term.seen
+    code, seen = exec_on_a_terminal(
+        shell_job, monkeypatch, "exec", JOB, "--", "sh", "-c",
+        r"printf 'x\033\033'; sleep 0.1; printf ']52;c;eA==\007' >&2; printf ' end\n'",  # in that order
+        last=MODES_RESET)
+    assert code == 0 and b" end" in seen
+    assert b"\x1b]52;" not in seen, seen
