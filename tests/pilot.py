@@ -13,14 +13,17 @@ from textual.keys import _character_to_key, key_to_character
 
 async def wait_for(pilot, predicate: Callable[[], object], what: str = "condition", timeout: float = 30.0,
                    show: Callable[[object], str] | None = None):
-    """`predicate()`'s first truthy value, checked every 50 ms while the app runs. After `timeout` seconds an
-    AssertionError names `what`, followed by `show(app)` (e.g. the screen's text) when given."""
+    """`predicate()`'s first truthy value, checked every 50 ms while the app runs, each time once what was posted
+    to the app is handled and the screen drawn (`drawn`). After `timeout` seconds an AssertionError names `what`,
+    followed by `show(app)` (e.g. the screen's text) when given. Not `Pilot.pause(0.05)`: it queues a callback on
+    every widget of the screen at each poll, CPU that slows the other tests of a loaded run."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = predicate()
         if result:
             return result
-        await pilot.pause(0.05)
+        await asyncio.sleep(0.05)
+        await drawn(pilot)
     detail = f"\n{show(pilot.app)}" if show is not None else ""
     raise AssertionError(f"timed out after {timeout}s waiting for {what}{detail}")
 
