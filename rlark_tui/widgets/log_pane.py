@@ -56,6 +56,8 @@ _Item = TypeVar("_Item", bound=tuple[Any, ...])
 SHOWN_CHARS = 16 * 1024
 """A longer line is cut there on screen (search and save still see all of it): wrapping a 1 MB line would
 render thousands of rows and freeze the keys."""
+CUT_NOTE = " … ["
+"""What begins the note after a line cut at SHOWN_CHARS (`… [N more characters; …]`)."""
 
 
 LogLine: TypeAlias = tuple[int, str, str, str, bool]
@@ -330,7 +332,7 @@ class LogView(ScrollView, can_focus=True):
         text = self.line_text(line)
         if len(text) <= SHOWN_CHARS:
             return text
-        return f"{text[:SHOWN_CHARS]} … [{len(text) - SHOWN_CHARS:,} more characters; ctrl+s saves the whole line]"
+        return f"{text[:SHOWN_CHARS]}{CUT_NOTE}{len(text) - SHOWN_CHARS:,} more characters; ctrl+s saves the whole line]"
 
     def _head(self, line: LogLine) -> str:
         _, source, timestamp, _, notice = line
@@ -550,7 +552,10 @@ class LogView(ScrollView, can_focus=True):
         if self.show_prefix and source:
             segments += [Segment(f"[{source}]", base + self.get_component_rich_style("log-view--prefix")),
                          Segment(" ", base)]
-        segments.append(Segment(message, base))
+        cut = message.rfind(CUT_NOTE)
+        # rich measures a segment a character at a time in Python once one character is outside its single-cell
+        # set, as the cut note's `…` is: the note is a segment of its own, so a cut line's 16 KiB is measured at once
+        segments += [Segment(message[:cut], base), Segment(message[cut:], base)] if cut > 0 else [Segment(message, base)]
         return segments
 
     def _styled(self, line: LogLine) -> Text:
