@@ -252,40 +252,39 @@ def test_a_resume_continues_only_the_part_file_this_rlark_made(tmp_path):
     assert oct((tmp_path / record).stat().st_mode & 0o777) == oct(0o600)
 
 
-READERS = r"""
-import json, sys, time
-from pathlib import Path
-from rlark_tui.checks import records
-from rlark_tui.checks.report import HandOverKey
-from rlark_tui.commands import status
-from rlark_tui.local import acks, config, draft_files
-from rlark_tui.raydash import bundle, diagnose
-state = Path(sys.argv[1])
-started = time.monotonic()
-print(json.dumps({
-    "kept": [diagnose.load_kept(state, job, context="ctx") is None for job in ("fifo-job", "zero-job", "forged-job")],
-    "status": [status._read(state / name) for name in (status.cache_files(None)[0], "alerts-summary.json")],
-    "acks": sorted(acks._read(state / acks.FILE_NAME)),
-    "records": [r.job for r in records.list_records(state)],
-    "hand-over": records.load_hand_over(state, HandOverKey("ctx", "forged-job", ""))[0].recorder,
-    "last-check": bundle._last_check(state, "forged-job", "u-forged"),
-    "views": config.load_views("ctx")[1].split(": ", 1)[-1],
-    "seconds": time.monotonic() - started,
-}))
-try:
-    draft_files.DraftStore(state).load()
-except Exception as exc:
-    print(type(exc).__name__, exc)
-"""
+def _read_planted(state: Path) -> dict:
+    """What each reader of rlark's state and config files makes of the files planted in `state`, and how long all
+    of them took; `draft` the line the autosaved draft's load raised."""
+    from rlark_tui.local import config
+    from rlark_tui.raydash import bundle, diagnose
+
+    started = time.monotonic()
+    seen = {
+        "kept": [diagnose.load_kept(state, job, context="ctx") is None for job in ("fifo-job", "zero-job", "forged-job")],
+        "status": [status._read(state / name) for name in (status.cache_files(None)[0], "alerts-summary.json")],
+        "acks": sorted(acks._read(state / acks.FILE_NAME)),
+        "records": [r.job for r in records.list_records(state)],
+        "hand-over": records.load_hand_over(state, HandOverKey("ctx", "forged-job", ""))[0].recorder,
+        "last-check": bundle._last_check(state, "forged-job", "u-forged"),
+        "views": config.load_views("ctx")[1].split(": ", 1)[-1],
+        "seconds": time.monotonic() - started,
+        "draft": None,
+    }
+    try:
+        draft_files.DraftStore(state).load()
+    except Exception as exc:
+        seen["draft"] = f"{type(exc).__name__} {exc}"
+    return seen
 
 
-def test_state_files_another_user_planted_are_not_read(tmp_path):
+def test_state_files_another_user_planted_are_not_read(tmp_path, monkeypatch):
     """A state and config directory others may write (RLARK_STATE_DIR, RLARK_CONFIG under a shared /tmp), where
     another uid made the subdirectories and planted, at the names rlark keeps its own files: a FIFO (read_bytes and
     open waited for ever: `rlark diagnose` and tmux's `rlark status --tmux` hung), a link to /dev/zero (read_bytes
     filled memory) and forged documents (a kept diagnosis with a made-up first failure, a check record, hand-over
-    fields, acknowledgements that silence alerts, view settings). Every reader, in a real process, treats each as
-    absent, at once."""
+    fields, acknowledgements that silence alerts, view settings). Every reader treats each as absent, at once. The
+    readers run in a thread of the test, as a second process once ran them: one that waits for a FIFO's writer or
+    reads /dev/zero fails the test after 10 s (its thread is left waiting, a daemon)."""
     shared = Path(tempfile.mkdtemp(prefix="rlark-state-", dir="/tmp"))
     shared.chmod(0o1777)
     forged_diagnosis = json.dumps({"uid": "", "diagnosis": {"job": "forged-job"}})
@@ -301,13 +300,24 @@ def test_state_files_another_user_planted_are_not_read(tmp_path):
              f"&& mkdir -m 777 checks/hand-over && echo '{{\"recorder\": \"mallory\"}}' > checks/hand-over/forged-job.json "
              f"&& mkfifo drafts/{draft_files.AUTOSAVE_NAME} && mkfifo views/ctx-$(printf ctx | sha256sum | cut -c1-10).json")
     as_other("sh", "-c", plant)
+    monkeypatch.setenv("RLARK_STATE_DIR", str(shared))
+    monkeypatch.setenv("RLARK_CONFIG", str(shared / "config.yaml"))
     try:
-        env = {**os.environ, "RLARK_STATE_DIR": str(shared), "RLARK_CONFIG": str(shared / "config.yaml")}
-        done = subprocess.run(["timeout", "30", sys.executable, "-c", READERS, str(shared)], capture_output=True,
-                              text=True, env=env)
-        assert done.returncode == 0, done.stderr[-2000:]
-        found, draft = done.stdout.splitlines()
-        seen = json.loads(found)
+        read: list[object] = []
+
+        def reading() -> None:
+            try:
+                read.append(_read_planted(shared))
+            except Exception as exc:
+                read.append(exc)
+
+        reader = threading.Thread(target=reading, daemon=True)
+        reader.start()
+        reader.join(timeout=10)
+        assert not reader.is_alive(), "the readers still wait for a planted FIFO or read a planted link to the end"
+        (seen,) = read
+        assert isinstance(seen, dict), repr(seen)
+        draft = str(seen.pop("draft"))
         assert seen.pop("seconds") < 5
         assert seen == {"kept": [True, True, True], "status": [{}, {}], "acks": [], "records": [],
                         "hand-over": None, "last-check": None,
