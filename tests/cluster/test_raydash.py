@@ -104,12 +104,12 @@ def test_a_ray_answer_past_its_bound_is_one_line_naming_it(dashboard, monkeypatc
 def test_a_head_listing_thousands_of_dead_actors_is_read_to_the_bounds(dashboard):
     """A seventh round, Ray answers from a hostile head: the State API's `limit` was not held to, and each dead
     worker's stderr tail was a request read to 4 MiB and kept whole, so 20,000 dead actors were 20,000 requests
-    (and up to 80 GB of tails) for one rlark diagnose. Rows past the asked limit are left out, the stderr of at most
-    MAX_TAILS dead workers is read, each to the lines asked."""
+    (and up to 80 GB of tails) for one rlark diagnose. Rows past the asked limit (here the one past it) are left
+    out, the stderr of at most MAX_TAILS dead workers is read, each to the lines asked (here 1,000 sent, 200 asked)."""
     from rlark_tui.raydash import diagnose
 
-    dashboard.actors = [{"state": "DEAD", "pid": 1000 + i, "node_id": "n0", "actor_id": f"a{i}"} for i in range(20_000)]
-    dashboard.stderr = "Traceback line\n" * 10_000
+    dashboard.actors = [{"state": "DEAD", "pid": 1000 + i, "node_id": "n0", "actor_id": f"a{i}"} for i in range(10_001)]
+    dashboard.stderr = "Traceback line\n" * 1_000
     ray = RayDashboard(Http(dashboard.url, source="Ray dashboard"))
 
     class Access:  # what diagnose asks of a ClusterAccess: the Job's dashboard
