@@ -72,13 +72,13 @@ def test_what_a_read_keeps_for_the_next_is_bounded_whatever_the_pods_lines(run, 
     """Issue 33, a seventeenth round (a Pod's own words over time): a read keeps the lines from the newest `Global
     Step` line on for the next (a table cut in two), and a Pod that printed such a line and then long lines had
     each of them kept (three lines of 16 MiB: 48 MiB per Pod, for as long as it ran). Past CARRY_CHARS nothing is
-    kept; the next table is read as ever."""
+    kept (here three lines of 30,000 characters: 90 KB, past its 64 KiB); the next table is read as ever."""
     from rlark_tui.cluster.logreads import CARRY_CHARS
 
     access, _ = counted
     log_reads = access.log_reads
     log_reads.read(access, CLUSTER, POD, max_age=0)
-    run.logs.append(CLUSTER, NS, POD, "main", "Global Step: 7/20\n" + ("x" * (1 << 20) + "\n") * 3)
+    run.logs.append(CLUSTER, NS, POD, "main", "Global Step: 7/20\n" + ("x" * 30_000 + "\n") * 3)
     long = log_reads.read(access, CLUSTER, POD, max_age=0)
     assert sum(len(text) for _, text in long.carry) <= CARRY_CHARS
     run.logs.append(CLUSTER, NS, POD, "main", _table(9))
