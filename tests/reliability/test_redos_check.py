@@ -78,10 +78,10 @@ def test_rlark_check_spends_each_slow_patterns_budget_once_and_the_rows_do_not_p
     in-process, the regex engine runs out of its time (TimeoutError) once for the slow marker and at most once for
     any pattern, later searches refused at once (SlowPatterns), and the engine's own CPU time on each pattern is
     within one budget; the check ends with row 3 saying the pattern is too slow and row 5 not passing. The budget is
-    a quarter of patterns.BUDGET_SECONDS here, the check's Deadlines' default (the slow marker backtracks for
-    minutes, so it crosses a quarter of a second as it crosses a second)."""
+    an eighth of patterns.BUDGET_SECONDS here, the check's Deadlines' default (the slow marker backtracks for
+    minutes, so it crosses an eighth of a second as it crosses a second)."""
     _set_marker(redos_job, SLOW_MARKER)
-    budget = BUDGET_SECONDS / 4
+    budget = BUDGET_SECONDS / 8
     ran_out: list[str] = []
     cpu: dict[str, float] = {}
     search, too_slow, deadline = patterns.search, patterns._too_slow, patterns.Deadline.__init__
