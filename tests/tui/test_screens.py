@@ -357,8 +357,21 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
     The app makes the YAML on a worker (held here until a key has been handled), the tab lays out its first
     YAML_LINES lines and counts the rest, and `Y` still copies the whole YAML. So does the Overview: a Job of 3,000
     tasks was 100,000 lines of it, 4.6-5.9 s at each change; it details MAX_ROLES_SHOWN roles and a script's first
-    MAX_SCRIPT_LINES lines."""
+    MAX_SCRIPT_LINES lines.
+
+    Issue 33, an eighteenth round (secrets in another shape, in the Job detail): an env entry of a secret-looking
+    name (API_KEY) was masked in its Env field, but the run script that echoes the same value showed it in the
+    Overview, in the YAML tab and in what `Y` copied as 'YAML (secrets redacted)'. The Job's secret env values
+    (redact.secret_values) are masked in every text the detail shows, each line on its own.
+
+    Issue 33, a secret renamed by a hostile control plane: the Job detail masked what the Job's own env names a
+    secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` (its value as it was) showed the value
+    in the Overview's Env field, the YAML tab and what `Y` copied, where the Task the Pods run from names it. Both
+    are tried in this Job's detail (its API_KEY echoed by the run script, its entry `0` named by the actor's Task):
+    each value is masked by its own mechanism."""
     import threading
+
+    import yaml
 
     from rlark_tui.screens import job_detail
     from rlark_tui.view import yamltab
@@ -374,16 +387,32 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
     monkeypatch.setattr(job_detail, "MAX_ROLES_SHOWN", 2)  # a Job of thousands of tasks, in small
     monkeypatch.setattr(job_detail, "MAX_SCRIPT_LINES", 20)  # and of long scripts and YAML: a tenth of the app's
     monkeypatch.setattr(yamltab, "YAML_LINES", yamltab.YAML_LINES // 10)
-    job = job_dict("demo-ppo", env_extra=({"name": "WANDB_API_KEY", "value": "abc123supersecret"},))
+    secret, renamed = "s3cr3tvalue123456", "zqRenamedKey8842x"
+    job = job_dict("demo-ppo", env_extra=({"name": "WANDB_API_KEY", "value": "abc123supersecret"},
+                                          {"name": "API_KEY", "value": secret + "\n"}, {"name": "0", "value": renamed}))
     job["metadata"]["annotations"] = {f"k{i}": "v" for i in range(200)}
+    job["spec"]["tasks"][0]["runScript"] = f"curl -d {secret} http://x\npython train.py"
     job["spec"]["tasks"][1]["prepareScript"] = "\n".join(f"echo {i}" for i in range(100))
+
+    def snapshot_of(job: dict):
+        snapshot = build_snapshot([job])
+        task = next(raw for raw in snapshot.tasks.values() if raw["metadata"]["name"] == "demo-ppo-actor")
+        task["spec"]["kubernetes"]["workload"]["template"] = {"spec": {"containers": [
+            {"name": "main", "env": [{"name": "WANDB_API_KEY", "value": renamed}]}]}}
+        return snapshot
+
+    def leaked(*texts: str) -> list[str]:
+        return [text[text.find(value) - 40:][:80] for text in texts for value in (secret, renamed) if value in text]
+
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job]))
+        await post_snapshot(pilot, snapshot_of(job))
         await press(pilot, "d")
         assert isinstance(app.screen, JobDetailScreen)
         overview = str(app.screen.query_one("#overview-text").render())
         assert "WANDB_API_KEY=***" in overview and "abc123supersecret" not in overview
+        assert not leaked(overview), leaked(overview)
+        assert "curl -d *** http://x" in overview and "0=***" in overview, overview
         assert "HF_TOKEN=***" in overview
         assert "Node selector: kubernetes.io/hostname=gpu-a1" in overview
         assert "… 80 more lines (the first 20 shown; Y copies the YAML)" in overview and "echo 20" not in overview
@@ -396,16 +425,19 @@ async def test_overview_and_yaml_mask_secrets_and_a_long_yaml_keeps_the_tab_resp
         shown = str(app.screen.query_one("#yaml-text").render())
         assert f"more lines (the first {yamltab.YAML_LINES:,} shown; Y copies the whole YAML)" in shown
         assert len(shown.splitlines()) == yamltab.YAML_LINES + 1 and "k199" not in shown
+        assert not leaked(shown, app.screen.yaml_text), leaked(shown, app.screen.yaml_text)
+        assert "curl -d *** http://x" in app.screen.yaml_text
         job = {**job, "metadata": {**job["metadata"], "resourceVersion": "2", "annotations": {
             **job["metadata"]["annotations"], "k199": "changed"}}}
-        await post_snapshot(pilot, build_snapshot([job]))
+        await post_snapshot(pilot, snapshot_of(job))
         await press(pilot, "w")
         assert app.screen.query_one("#job-tabs").active == "workers"
         held.set()
         await wait_for(pilot, lambda: "k199: changed" in app.screen.yaml_text, "the second version's YAML")
         await press(pilot, "Y")
         assert app.clipboard == app.screen.yaml_text and "kind: Job" in app.clipboard
-        assert "k199: changed" in app.clipboard
+        assert "k199: changed" in app.clipboard and not leaked(app.clipboard), leaked(app.clipboard)
+        assert yaml.safe_load(app.clipboard)["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
 
 
 async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
@@ -727,43 +759,6 @@ async def test_a_node_of_100_kb_labels_costs_its_detail_little(post_snapshot):
         lines = summary().splitlines()
     assert max(map(len, lines)) < 1100 and any(line.endswith(" more characters)") for line in lines), lines[:5]
     assert opened < 1.5 and again < 0.8, (opened, again)
-
-
-async def test_a_secret_env_value_is_masked_where_the_run_script_holds_it_and_where_a_task_names_it(post_snapshot):
-    """Issue 33, an eighteenth round (secrets in another shape, in the Job detail): an env entry of a secret-looking
-    name (API_KEY) was masked in its Env field, but the run script that echoes the same value showed it in the
-    Overview, in the YAML tab and in what `Y` copied as 'YAML (secrets redacted)'. The Job's secret env values
-    (redact.secret_values) are masked in every text the detail shows, each line on its own.
-
-    Issue 33, a secret renamed by a hostile control plane: the Job detail masked what the Job's own env names a
-    secret, so a Job whose WANDB_API_KEY entry the control plane renamed `0` (its value as it was) showed the value
-    in the Overview's Env field, the YAML tab and what `Y` copied, where the Task the Pods run from names it. Both
-    are tried in one Job's detail: each value is masked by its own mechanism."""
-    import yaml
-
-    secret, renamed = "s3cr3tvalue123456", "zqRenamedKey8842x"
-    job = job_dict("leaky", env_extra=({"name": "API_KEY", "value": secret + "\n"}, {"name": "0", "value": renamed}))
-    job["spec"]["tasks"][0]["runScript"] = f"curl -d {secret} http://x\npython train.py"
-    snapshot = build_snapshot([job])
-    task = next(raw for raw in snapshot.tasks.values() if raw["metadata"]["name"] == "leaky-actor")
-    task["spec"]["kubernetes"]["workload"]["template"] = {"spec": {"containers": [
-        {"name": "main", "env": [{"name": "WANDB_API_KEY", "value": renamed}]}]}}
-    app = RlarkApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, snapshot)
-        app.open_job("leaky", "overview")
-
-        def shown(selector: str) -> str:
-            return "".join(str(widget.render()) for widget in app.screen.query(selector))
-
-        await wait_for(pilot, lambda: isinstance(app.screen, JobDetailScreen) and "Run script" in shown("#overview-text")
-                       and "runScript" in shown("#yaml-text"), "the Overview and the YAML")
-        app.screen.action_copy_yaml()
-        texts = [shown("#overview-text"), shown("#yaml-text"), app.clipboard]
-    for value in (secret, renamed):
-        assert all(value not in text for text in texts), [text[text.find(value) - 40:][:80] for text in texts]
-    assert "curl -d *** http://x" in texts[0] and "0=***" in texts[0], texts[0]
-    assert yaml.safe_load(texts[2])["spec"]["tasks"][0]["runScript"] == "curl -d *** http://x\npython train.py"
 
 
 async def test_stop_asks_with_consequences_and_cancel_changes_nothing(post_snapshot):
