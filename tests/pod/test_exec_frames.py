@@ -34,7 +34,7 @@ def _endless_fragments(conn: socket.socket, stop: threading.Event) -> None:
 
 def _endless_status(conn: socket.socket, stop: threading.Event) -> None:
     piece = bytes([STATUS]) + b"{" * (64 << 10)
-    for _ in range(1024):
+    for _ in range(384):
         if stop.is_set():
             return
         conn.sendall(_frame(piece))
