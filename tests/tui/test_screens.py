@@ -465,27 +465,10 @@ async def test_events_and_ray_tabs_show_only_reported_values(post_snapshot):
         assert f"… {5_000 - EVENT_LINES:,} more events (the first {EVENT_LINES} shown)" in text
 
 
-async def test_an_event_or_image_pull_forges_no_line_of_the_events_tab(post_snapshot):
-    """Issue 33, a seventeenth round (a hostile control plane's Task events): each event's type and reason, and
-    each image pull's image, were the label of its field as they came, so a reason 'BackOff<LF>Phase: Succeeded'
-    put a line of its own in the tab. A field's label is one line (sinks.one_line), as its value is."""
-    snapshot = build_snapshot([job_dict("demo-ppo")])
-    task = next(iter(snapshot.tasks.values()))
-    task["status"]["events"] = [{"type": "Warning\u202e", "reason": "BackOff\nPhase: Succeeded", "message": "m"}]
-    task["status"]["pullProgress"] = [{"image": "img\nPhase: Failed", "status": "Pulling"}]
-    app = RlarkApp(None)
-    async with app.run_test(size=(200, 30)) as pilot:
-        await post_snapshot(pilot, snapshot)
-        await press(pilot, "enter", "e")
-        lines = str(app.screen.query_one("#events-text").render()).splitlines()
-    assert not [line for line in lines if line.lstrip().startswith("Phase") or "\u202e" in line], lines
-    assert "  Warning\\u202e BackOff\\nPhase: Succeeded: m  ( , )" in lines, lines
-    assert "  Pulling img\\nPhase: Failed: Pulling" in lines, lines
-
-
-async def test_the_ray_tab_masks_ray_status_keeps_each_ray_job_on_its_line_and_costs_little_at_each_poll(post_snapshot,
-                                                                                                     monkeypatch):
-    """Issue 33, a hostile Ray head's answer, three holes of the Ray tab tried in one answer (a tab opened once):
+async def test_the_ray_and_events_tabs_keep_each_line_their_own_mask_ray_status_and_cost_little_at_each_poll(
+        post_snapshot, monkeypatch):
+    """Issue 33, a hostile Ray head's answer, three holes of the Ray tab tried in one answer (a tab opened once),
+    and a hostile control plane's Task events in the same Job's Events tab:
 
     A twenty-first round, a secret planted in every string: the Ray tab masked the Job's secret env values in each
     field, but laid out `ray status` (the head's text) with only what looks like a secret masked, so the value of
@@ -499,7 +482,11 @@ async def test_the_ray_tab_masks_ray_status_keeps_each_ray_job_on_its_line_and_c
     A fourteenth round (`ray status`): the Ray tab laid out the whole text, 2,000 lines of any length (4 MB),
     redacted at each Ray poll while the detail was open, whichever tab was shown: 2.4 s of the UI thread each time.
     It shows RAY_STATUS_LINES lines of at most RAY_JOB_CHARS and counts the rest; a tenth of the app's lines here
-    (20), as the cut, not the lines it keeps, is what the 4 MB cross."""
+    (20), as the cut, not the lines it keeps, is what the 4 MB cross.
+
+    Issue 33, a seventeenth round (a hostile control plane's Task events): each event's type and reason, and
+    each image pull's image, were the label of its field as they came, so a reason 'BackOff<LF>Phase: Succeeded'
+    put a line of its own in the tab. A field's label is one line (sinks.one_line), as its value is."""
     import time
 
     from rlark_tui.screens import job_detail
@@ -514,17 +501,30 @@ async def test_the_ray_tab_masks_ray_status_keeps_each_ray_job_on_its_line_and_c
     text = f"Active:\n 1 node_{secret}\n" + ("x" * 2000 + "\n") * 1998
     ray = {"demo-ppo": {"alive_nodes": 2, "expected": 3, "status_text": text, "jobs": jobs, "error": None,
                         "source": "Ray dashboard of demo-ppo", "polled_at": 0.0}}
+
+    def snapshot():
+        built = build_snapshot([job], ray=ray)
+        task = next(iter(built.tasks.values()))
+        task["status"]["events"] = [{"type": "Warning\u202e", "reason": "BackOff\nPhase: Succeeded", "message": "m"}]
+        task["status"]["pullProgress"] = [{"image": "img\nPhase: Failed", "status": "Pulling"}]
+        return built
+
     app = RlarkApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        await post_snapshot(pilot, build_snapshot([job], ray=ray))
+        await post_snapshot(pilot, snapshot())
         await press(pilot, "enter", "r")
         opened = str(app.screen.query_one("#ray-text").render())
         started = time.thread_time()
         ray["demo-ppo"]["polled_at"] = 1.0  # a poll's answer, the same text: 2.4 s against the bound's 0.6
-        await post_snapshot(pilot, build_snapshot([job], ray=ray))
+        await post_snapshot(pilot, snapshot())
         await pilot.pause()
         spent = time.thread_time() - started
         shown = str(app.screen.query_one("#ray-text").render())
+        await press(pilot, "e")
+        events = str(app.screen.query_one("#events-text").render()).splitlines()
+    assert not [line for line in events if line.lstrip().startswith("Phase") or "\u202e" in line], events
+    assert "  Warning\\u202e BackOff\\nPhase: Succeeded: m  ( , )" in events, events
+    assert "  Pulling img\\nPhase: Failed: Pulling" in events, events
     lines = opened.splitlines()
     assert secret not in opened and " 1 node_***" in lines, [line for line in lines if "node_" in line]
     assert [line for line in lines if line.startswith("Alive nodes")] == ["Alive nodes: 2 of 3 expected"], lines
