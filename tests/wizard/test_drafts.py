@@ -215,7 +215,7 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
         assert app.screen is screen and screen.draft.name == "" and len(screen.draft.roles) == 3
         step, queries = screen.job_step, []
         step.query = lambda *a, _query=step.query, **k: queries.append(a) or _query(*a, **k)  # type: ignore[method-assign]
-        await pilot.press("ctrl+o")
+        await press(pilot, "ctrl+o")
         await until(pilot, lambda: isinstance(app.screen, PathScreen), what="the import prompt")
         await answer(pilot, path)
         await until(pilot, lambda: len(screen.draft.roles) == 6, what="the imported draft")
@@ -248,7 +248,7 @@ async def test_importing_a_draft_of_many_roles_takes_linear_time(state, tmp_path
 
 async def import_refused(pilot, path, said: str) -> None:
     """Import the draft at `path` (ctrl+o) and wait for the one line refusing it."""
-    await pilot.press("ctrl+o")
+    await press(pilot, "ctrl+o")
     await until(pilot, lambda: isinstance(pilot.app.screen, PathScreen), what="the import prompt")
     await answer(pilot, path)
     await until(pilot, lambda: any(n.message == said for n in pilot.app._notifications), what="the refusal")
@@ -258,7 +258,7 @@ async def answer(pilot, path) -> None:
     """Type the path into the file prompt (paste-like: set the text, then Enter as a user would)."""
     prompt = pilot.app.screen.query_one("#wizard-path-input")
     prompt.value = str(path)
-    await pilot.press("enter")
+    await press(pilot, "enter")
 
 
 def test_script_editor_returns_what_the_editor_saved(tmp_path):
