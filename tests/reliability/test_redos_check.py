@@ -99,13 +99,13 @@ def test_rlark_check_spends_each_slow_patterns_budget_once_and_the_rows_do_not_p
             ran_out.append(pattern.pattern)
         return too_slow(pattern, budget)
 
-    def quarter_deadline(self, seconds=budget, *args, **kwargs) -> None:  # the check's Deadlines give no seconds
+    def budget_deadline(self, seconds=budget, *args, **kwargs) -> None:  # the check's Deadlines give no seconds
         deadline(self, seconds, *args, **kwargs)
 
     with monkeypatch.context() as spies:
         spies.setattr(patterns, "search", counted_search)
         spies.setattr(patterns, "_too_slow", counted_too_slow)
-        spies.setattr(patterns.Deadline, "__init__", quarter_deadline)
+        spies.setattr(patterns.Deadline, "__init__", budget_deadline)
         counted = cli_runner(sandbox.kubeconfig, capsys)("check", NAME)
     assert counted.code == 1 and SLOW_MARKER in ran_out, (ran_out, counted.out)
     assert len(ran_out) == len(set(ran_out)) and set(ran_out) <= {PROGRESS, SLOW_MARKER}, ran_out
